@@ -1,0 +1,123 @@
+// Package codex runs the OpenAI Codex CLI (`codex exec --json`) as a zwarm
+// worker: its command lines for a first turn and a native resume, its
+// codex.toml overrides, and the parser of its JSONL events.
+package codex
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Name is the adapter's name.
+const Name = "codex"
+
+// BinaryEnv overrides the codex binary.
+const BinaryEnv = "ZWARM_CODEX_BIN"
+
+// Sandbox modes codex knows. DangerFullAccess is run with the bypass flag.
+const (
+	SandboxReadOnly       = "read-only"
+	SandboxWorkspaceWrite = "workspace-write"
+	DangerFullAccess      = "danger-full-access"
+)
+
+// Adapter is the codex adapter.
+type Adapter struct{}
+
+// New returns the codex adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name implements sessions.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// DefaultModel implements sessions.Adapter.
+func (*Adapter) DefaultModel() string { return "gpt-5.1-codex-mini" }
+
+// NewParser implements sessions.Adapter.
+func (*Adapter) NewParser() sessions.Parser { return NewParser() }
+
+// Command implements sessions.Adapter:
+//
+//	codex [-c k=v ...] exec --json --skip-git-repo-check --disable unbounded_connection_retries
+//	      SANDBOX -m MODEL -C DIR -- PROMPT
+//	codex [-c k=v ...] exec resume --json --skip-git-repo-check --disable unbounded_connection_retries
+//	      SANDBOX -m MODEL -- THREAD_ID PROMPT        (run in DIR)
+//
+// Without `--disable unbounded_connection_retries` codex waits for an
+// unreachable model forever; with it, the turn fails and says why.
+func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	bin, err := binary(req.Config.Binary)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	ov, err := LoadOverrides(req.StateDir)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	sandbox := req.Sandbox
+	if sandbox == "" && ov.FullDanger {
+		sandbox = DangerFullAccess
+	}
+	if sandbox == "" {
+		sandbox = SandboxWorkspaceWrite
+	}
+	var args []string
+	for _, f := range ov.Flags {
+		args = append(args, "-c", f)
+	}
+	resume := req.ThreadID != ""
+	args = append(args, "exec")
+	if resume {
+		args = append(args, "resume")
+	}
+	args = append(args, "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries")
+	switch sandbox {
+	case DangerFullAccess:
+		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+	case SandboxReadOnly, SandboxWorkspaceWrite:
+		if resume {
+			// resume has no -s; the config key does the same.
+			args = append(args, "-c", fmt.Sprintf("sandbox_mode=%q", sandbox))
+		} else {
+			args = append(args, "-s", sandbox)
+		}
+	default:
+		return sessions.Command{}, fmt.Errorf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
+	}
+	model := req.Model
+	if model == "" {
+		model = ov.Model
+	}
+	if model != "" {
+		args = append(args, "-m", model)
+	}
+	if resume {
+		args = append(args, "--", req.ThreadID, req.Prompt)
+	} else {
+		args = append(args, "-C", req.WorkingDir, "--", req.Prompt)
+	}
+	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+}
+
+// binary finds the codex executable: ZWARM_CODEX_BIN, then config.toml's
+// [adapters.codex] binary, then `codex` on PATH.
+func binary(configured string) (string, error) {
+	name, from := "codex", "PATH"
+	if v := os.Getenv(BinaryEnv); v != "" {
+		name, from = v, BinaryEnv
+	} else if configured != "" {
+		name, from = configured, "config.toml [adapters.codex] binary"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("codex binary %q (from %s) not found: install it with `npm install -g @openai/codex`, or point %s at it", name, from, BinaryEnv)
+		}
+		return "", fmt.Errorf("codex binary %q (from %s): %w", name, from, err)
+	}
+	return path, nil
+}

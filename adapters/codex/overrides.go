@@ -1,0 +1,156 @@
+package codex
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ConfigFile holds codex settings passed through as `-c key=value`.
+const ConfigFile = "codex.toml"
+
+// Overrides is codex.toml: the keys zwarm handles itself, and everything
+// else as codex `-c` overrides.
+type Overrides struct {
+	// Model and FullDanger are zwarm's own keys (as in the Python zwarm).
+	Model      string
+	FullDanger bool
+	// Flags are key=value pairs, nested tables flattened to dotted keys and
+	// values written as TOML literals, in key order.
+	Flags []string
+}
+
+// LoadOverrides reads codex.toml from the state dir; a missing file is empty.
+func LoadOverrides(stateDir string) (Overrides, error) {
+	path := filepath.Join(stateDir, ConfigFile)
+	var doc map[string]any
+	_, err := toml.DecodeFile(path, &doc)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Overrides{}, nil
+	}
+	if err != nil {
+		return Overrides{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	var o Overrides
+	if v, ok := doc["model"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return Overrides{}, fmt.Errorf("%s: model must be a string", path)
+		}
+		o.Model = s
+		delete(doc, "model")
+	}
+	if v, ok := doc["full_danger"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return Overrides{}, fmt.Errorf("%s: full_danger must be true or false", path)
+		}
+		o.FullDanger = b
+		delete(doc, "full_danger")
+	}
+	flat := map[string]any{}
+	flatten("", doc, flat)
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		lit, err := literal(flat[k])
+		if err != nil {
+			return Overrides{}, fmt.Errorf("%s: %s: %w", path, k, err)
+		}
+		o.Flags = append(o.Flags, k+"="+lit)
+	}
+	return o, nil
+}
+
+// flatten turns nested tables, at any depth, into dotted keys.
+func flatten(prefix string, m map[string]any, out map[string]any) {
+	for k, v := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok {
+			flatten(key, sub, out)
+			continue
+		}
+		out[key] = v
+	}
+}
+
+// literal writes a value the way codex parses `-c` values: as TOML.
+func literal(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		// A JSON string is a valid TOML basic string.
+		b, err := json.Marshal(x)
+		return string(b), err
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		switch {
+		case math.IsInf(x, 1):
+			return "inf", nil
+		case math.IsInf(x, -1):
+			return "-inf", nil
+		case math.IsNaN(x):
+			return "nan", nil
+		}
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return s, nil
+	case time.Time:
+		return x.Format(time.RFC3339Nano), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			s, err := literal(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
+		}
+		return "[" + strings.Join(parts, ", ") + "]", nil
+	case []map[string]any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			s, err := literal(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
+		}
+		return "[" + strings.Join(parts, ", ") + "]", nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			s, err := literal(x[k])
+			if err != nil {
+				return "", err
+			}
+			parts[i] = k + " = " + s
+		}
+		return "{" + strings.Join(parts, ", ") + "}", nil
+	}
+	return "", fmt.Errorf("unsupported value %T", v)
+}

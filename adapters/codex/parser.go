@@ -1,0 +1,194 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Parser reads `codex exec --json` output. It is stateless: every line
+// stands alone, so a reader may start at any line boundary.
+type Parser struct{}
+
+// NewParser returns a parser for one turn file.
+func NewParser() *Parser { return &Parser{} }
+
+type line struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"`
+	Item     *item           `json:"item"`
+	Usage    *usage          `json:"usage"`
+	Error    *errObj         `json:"error"`
+	Message  json.RawMessage `json:"message"`
+}
+
+type errObj struct {
+	Message string `json:"message"`
+}
+
+type usage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+	TotalTokens           int64 `json:"total_tokens"`
+}
+
+type item struct {
+	ID               string          `json:"id"`
+	Type             string          `json:"type"`
+	Text             string          `json:"text"`
+	Command          string          `json:"command"`
+	AggregatedOutput string          `json:"aggregated_output"`
+	ExitCode         *int            `json:"exit_code"`
+	Status           string          `json:"status"`
+	Changes          []change        `json:"changes"`
+	Items            []todo          `json:"items"`
+	Server           string          `json:"server"`
+	Tool             string          `json:"tool"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Result           json.RawMessage `json:"result"`
+	Error            *errObj         `json:"error"`
+	Query            string          `json:"query"`
+	Message          string          `json:"message"`
+}
+
+type change struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+type todo struct {
+	Text      string `json:"text"`
+	Completed bool   `json:"completed"`
+}
+
+// ParseLine implements sessions.Parser.
+func (*Parser) ParseLine(raw []byte) []sessions.Event {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return nil
+	}
+	if b[0] != '{' {
+		return []sessions.Event{rawEvent(b)}
+	}
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		return []sessions.Event{rawEvent(b)}
+	}
+	switch l.Type {
+	case "thread.started":
+		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.ThreadID}}
+	case "turn.started":
+		return []sessions.Event{{Type: sessions.EventTurnStarted}}
+	case "turn.completed":
+		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
+		if l.Usage != nil {
+			u := sessions.Usage(*l.Usage)
+			ev.Usage = &u
+		}
+		return []sessions.Event{ev}
+	case "turn.failed":
+		msg := ""
+		if l.Error != nil {
+			msg = l.Error.Message
+		}
+		return []sessions.Event{{Type: sessions.EventTurnFailed, Text: msg}}
+	case "error":
+		msg := messageText(l.Message)
+		if strings.HasPrefix(msg, "Reconnecting") {
+			return []sessions.Event{{Type: sessions.EventRetry, Text: msg}}
+		}
+		return []sessions.Event{{Type: sessions.EventError, Text: msg}}
+	case "item.started", "item.updated", "item.completed":
+		if l.Item == nil {
+			return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+		}
+		return []sessions.Event{itemEvent(sessions.Phase(strings.TrimPrefix(l.Type, "item.")), l.Item)}
+	}
+	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+}
+
+func itemEvent(ph sessions.Phase, it *item) sessions.Event {
+	ev := sessions.Event{Phase: ph, ItemID: it.ID, Status: it.Status}
+	switch it.Type {
+	case "agent_message":
+		ev.Type, ev.Text = sessions.EventMessage, it.Text
+	case "reasoning":
+		ev.Type, ev.Text = sessions.EventReasoning, it.Text
+	case "command_execution":
+		ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, it.Command, it.AggregatedOutput, it.ExitCode
+	case "file_change":
+		ev.Type = sessions.EventFileChange
+		for _, c := range it.Changes {
+			ev.Changes = append(ev.Changes, sessions.FileChange(c))
+		}
+	case "todo_list":
+		ev.Type = sessions.EventTodoList
+		for _, t := range it.Items {
+			ev.Todos = append(ev.Todos, sessions.Todo(t))
+		}
+	case "mcp_tool_call":
+		ev.Type, ev.Tool = sessions.EventToolCall, it.Server+"."+it.Tool
+		ev.Input = compact(it.Arguments)
+		ev.Output = compact(it.Result)
+		if it.Error != nil {
+			ev.Text = it.Error.Message
+		}
+	case "web_search":
+		// The line names "id" twice; item ids of web searches are unreliable.
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", it.Query
+	case "error":
+		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(it.Message, it.Text)
+	default:
+		ev.Type, ev.Text = sessions.EventUnknown, "item:"+it.Type
+	}
+	return ev
+}
+
+// messageText reads a top-level error message, which is a string.
+func messageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return compact(raw)
+}
+
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// rawEvent keeps a line that is not an event (stderr mixed into old turn
+// files, a truncated write), valid UTF-8 and bounded.
+func rawEvent(b []byte) sessions.Event {
+	const max = 4096
+	if len(b) > max {
+		b = b[:max]
+	}
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return sessions.Event{Type: sessions.EventRaw, Text: s}
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

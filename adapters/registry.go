@@ -1,0 +1,51 @@
+// Package adapters is the explicit registry of the agent CLIs zwarm can
+// supervise. Adding an agent means adding one package and one line here.
+package adapters
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/zwarm/zwarm/adapters/codex"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Registry maps adapter names to adapters. It implements sessions.Adapters.
+type Registry struct {
+	byName map[string]sessions.Adapter
+}
+
+// New returns a registry of the given adapters.
+func New(list ...sessions.Adapter) *Registry {
+	r := &Registry{byName: map[string]sessions.Adapter{}}
+	for _, a := range list {
+		r.byName[a.Name()] = a
+	}
+	return r
+}
+
+// Builtin is every adapter zwarm ships.
+func Builtin() *Registry {
+	return New(
+		codex.New(),
+	)
+}
+
+// Lookup implements sessions.Adapters.
+func (r *Registry) Lookup(name string) (sessions.Adapter, error) {
+	if a, ok := r.byName[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("unknown adapter %q (known: %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// Names implements sessions.Adapters.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+type showOptions struct {
+	f    *factory
+	id   string
+	json bool
+}
+
+func newShowCmd(f *factory) *cobra.Command {
+	o := &showOptions{f: f}
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a session: its messages and step-by-step trajectory",
+		Args:  exactArgs(1, "one session id (a unique prefix is enough)"),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.id = args[0]
+			return runShow(c, o)
+		},
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print the session with its turns and messages as JSON")
+	return c
+}
+
+// showJSON is a session with its conversation and follow-ups.
+type showJSON struct {
+	*sessions.Session
+	Messages []sessions.Message    `json:"messages"`
+	Inbox    []sessions.InboxEntry `json:"inbox"`
+}
+
+func runShow(c *cobra.Command, o *showOptions) error {
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	s, turns, err := m.Transcript(c.Context(), o.id)
+	if err != nil {
+		return err
+	}
+	inbox, err := m.Inbox(s.ID)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(o.f.io.out, showJSON{Session: s, Messages: sessions.Messages(s, turns), Inbox: inbox})
+	}
+	writeShow(o.f.io.out, s, turns, inbox, time.Now())
+	return nil
+}
+
+func writeShow(w io.Writer, s *sessions.Session, turns []sessions.TurnLog, inbox []sessions.InboxEntry, now time.Time) {
+	fmt.Fprintf(w, "session  %s\n", s.ID)
+	fmt.Fprintf(w, "status   %s", s.Status)
+	if s.ExitCode != nil {
+		fmt.Fprintf(w, " (exit %d)", *s.ExitCode)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "agent    %s %s", s.Adapter, s.Model)
+	if s.ThreadID != "" {
+		fmt.Fprintf(w, "  thread %s", s.ThreadID)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "dir      %s\n", s.WorkingDir)
+	fmt.Fprintf(w, "started  %s by %s, ran %s\n", s.CreatedAt.Local().Format("2006-01-02 15:04:05"), s.Source, s.Runtime(now).Round(time.Second))
+	fmt.Fprintf(w, "usage    %d turns, %s tokens (%s in, %s cached, %s out), %s\n", s.Turn, tokens(s.Usage.TotalTokens),
+		tokens(s.Usage.InputTokens), tokens(s.Usage.CachedInputTokens), tokens(s.Usage.OutputTokens), cost(s.CostUSD))
+	if s.Error != "" {
+		fmt.Fprintf(w, "error    %s\n", s.Error)
+	}
+	if s.Legacy {
+		fmt.Fprintln(w, "note     written by the Python zwarm: read-only")
+		for _, msg := range sessions.Messages(s, nil) {
+			fmt.Fprintf(w, "\n[%s]\n%s\n", msg.Role, msg.Text)
+		}
+	}
+	for _, tl := range turns {
+		fmt.Fprintln(w)
+		writeTurnHeader(w, tl.Turn)
+		if tl.Turn.Prompt != "" {
+			fmt.Fprintln(w, indent(tl.Turn.Prompt, "  > "))
+		}
+		for _, ev := range sessions.Steps(tl.Events) {
+			writeStep(w, ev)
+		}
+		if tl.Turn.EndedAt != nil {
+			fmt.Fprintf(w, "  ── %s", tl.Turn.Status)
+			if tl.Turn.ExitCode != nil {
+				fmt.Fprintf(w, ", exit %d", *tl.Turn.ExitCode)
+			}
+			fmt.Fprintf(w, ", %s tokens, %s", tokens(tl.Turn.Usage.TotalTokens), cost(tl.Turn.CostUSD))
+			if tl.Turn.Error != "" {
+				fmt.Fprintf(w, ": %s", tl.Turn.Error)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	var waiting []sessions.InboxEntry
+	for _, e := range inbox {
+		if e.State != sessions.InboxDelivered {
+			waiting = append(waiting, e)
+		}
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintln(w, "\nfollow-ups not delivered as turns:")
+		for _, e := range waiting {
+			fmt.Fprintf(w, "  [%s] %s", e.State, clip(e.Text, 80))
+			if e.Reason != "" {
+				fmt.Fprintf(w, " (%s)", e.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}

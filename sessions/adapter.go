@@ -1,0 +1,45 @@
+package sessions
+
+// Adapter is one agent CLI: how to start and resume it, and how to read what
+// it prints. Implementations live under adapters/.
+type Adapter interface {
+	// Name is the adapter's name in records and on the command line.
+	Name() string
+	// DefaultModel is used when neither the user nor config.toml names one.
+	DefaultModel() string
+	// Command returns the process to run for one turn. It fails with a
+	// message a user can act on when the agent's binary cannot be found or
+	// the request is invalid (an unknown sandbox mode, say).
+	Command(req TurnRequest) (Command, error)
+	// NewParser returns a parser for one turn file.
+	NewParser() Parser
+}
+
+// TurnRequest is what an adapter needs to build one turn's command.
+type TurnRequest struct {
+	StateDir   string
+	SessionID  string
+	Prompt     string
+	Model      string
+	WorkingDir string
+	Sandbox    string
+	// ThreadID, when set, continues that thread with the agent's native resume.
+	ThreadID string
+	Config   AdapterConfig
+}
+
+// Command is a process to start. The supervisor runs it with stdin from
+// /dev/null, stdout and stderr to the turn's files, and the environment of
+// the command that spawned the session plus Env.
+type Command struct {
+	Path string
+	Args []string
+	Dir  string
+	Env  []string
+}
+
+// Adapters is the set of adapters a Manager can use.
+type Adapters interface {
+	Lookup(name string) (Adapter, error)
+	Names() []string
+}

@@ -1,0 +1,49 @@
+package sessions
+
+// fold applies one event to the session's current turn. It is the single
+// place where events become summary: the supervisor uses it while a turn
+// runs and readers use it on the unread tail of a running turn.
+func (s *Session) fold(ev Event) {
+	t := s.current()
+	if t == nil {
+		return
+	}
+	switch ev.Type {
+	case EventThreadStarted:
+		if ev.ThreadID != "" {
+			s.ThreadID = ev.ThreadID
+		}
+	case EventMessage:
+		if ev.Phase == PhaseCompleted || ev.Phase == "" {
+			t.LastMessage = ev.Text
+		}
+	case EventTurnCompleted:
+		if ev.Usage != nil {
+			u := ev.Usage.withTotal()
+			if ev.Cumulative {
+				t.Usage = u.Sub(s.threadBase())
+				t.ThreadUsage = &u
+			} else {
+				t.Usage = t.Usage.Add(u)
+			}
+		}
+		if ev.CostUSD != nil {
+			c := *ev.CostUSD
+			if t.CostReported && t.CostUSD != nil {
+				c += *t.CostUSD
+			}
+			t.CostUSD, t.CostReported = &c, true
+		}
+	case EventTurnFailed:
+		t.AgentFailed = true
+		if ev.Text != "" {
+			t.Error = ev.Text
+		}
+	case EventError:
+		// A top-level error right before turn.failed carries the reason; keep
+		// the latest one in case the agent dies before saying turn.failed.
+		if ev.Text != "" && !t.AgentFailed {
+			t.AgentError = ev.Text
+		}
+	}
+}

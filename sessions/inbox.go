@@ -1,0 +1,100 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// InboxState is what happened to a follow-up message.
+type InboxState string
+
+const (
+	InboxQueued      InboxState = "queued"
+	InboxDelivered   InboxState = "delivered"
+	InboxUndelivered InboxState = "undelivered"
+)
+
+// InboxEntry is one follow-up a user or orchestrator sent to a session.
+type InboxEntry struct {
+	ID          string     `json:"id"`
+	Seq         int        `json:"seq"`
+	Text        string     `json:"text"`
+	CreatedAt   time.Time  `json:"created_at"`
+	State       InboxState `json:"state"`
+	Turn        int        `json:"turn,omitempty"`
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+}
+
+func (st *Store) inboxPath(id string, e *InboxEntry) string {
+	return filepath.Join(st.inboxDir(id), fmt.Sprintf("%08d-%s.json", e.Seq, e.ID))
+}
+
+// writeInbox stores an entry. Callers hold the session lock.
+func (st *Store) writeInbox(id string, e *InboxEntry) error {
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(st.inboxDir(id), dirPerm); err != nil {
+		return fmt.Errorf("inbox of %s: %w", id, err)
+	}
+	if err := writeFileAtomic(st.inboxPath(id, e), append(data, '\n')); err != nil {
+		return fmt.Errorf("inbox of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Inbox lists a session's follow-ups in the order they were sent.
+func (st *Store) inbox(id string) ([]InboxEntry, error) {
+	ents, err := os.ReadDir(st.inboxDir(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inbox of %s: %w", id, err)
+	}
+	var out []InboxEntry
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(st.inboxDir(id), e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("inbox of %s: %w", id, err)
+		}
+		var ie InboxEntry
+		if err := json.Unmarshal(data, &ie); err != nil {
+			return nil, fmt.Errorf("inbox of %s: %s: %w", id, e.Name(), err)
+		}
+		out = append(out, ie)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// dropQueued marks every queued entry undelivered. Callers hold the lock.
+func (st *Store) dropQueued(s *Session, reason string) error {
+	entries, err := st.inbox(s.ID)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		if entries[i].State != InboxQueued {
+			continue
+		}
+		entries[i].State, entries[i].Reason = InboxUndelivered, reason
+		if err := st.writeInbox(s.ID, &entries[i]); err != nil {
+			return err
+		}
+	}
+	s.PendingInjects = 0
+	return nil
+}

@@ -1,0 +1,126 @@
+package sessions
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decodeSession reads meta.json, in this package's schema or in the one the
+// Python zwarm wrote (no "version" key).
+func decodeSession(id string, data []byte) (*Session, error) {
+	var probe struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("session %s: meta.json is not valid JSON: %w", id, err)
+	}
+	if probe.Version == 0 {
+		return decodeLegacy(id, data)
+	}
+	if probe.Version > SchemaVersion {
+		return nil, fmt.Errorf("session %s: meta.json has schema version %d, newer than this zwarm understands (%d); upgrade zwarm", id, probe.Version, SchemaVersion)
+	}
+	var s Session
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("session %s: bad meta.json: %w", id, err)
+	}
+	if s.ID != id {
+		return nil, fmt.Errorf("session %s: meta.json names id %q", id, s.ID)
+	}
+	return &s, nil
+}
+
+type legacyRecord struct {
+	ID         string          `json:"id"`
+	Task       string          `json:"task"`
+	Status     string          `json:"status"`
+	WorkingDir string          `json:"working_dir"`
+	CreatedAt  json.RawMessage `json:"created_at"`
+	UpdatedAt  json.RawMessage `json:"updated_at"`
+	PID        int             `json:"pid"`
+	ExitCode   *int            `json:"exit_code"`
+	Model      string          `json:"model"`
+	Turn       int             `json:"turn"`
+	Messages   []struct {
+		Role      string          `json:"role"`
+		Content   string          `json:"content"`
+		Timestamp json.RawMessage `json:"timestamp"`
+	} `json:"messages"`
+	TokenUsage map[string]any `json:"token_usage"`
+	Error      string         `json:"error"`
+	Source     string         `json:"source"`
+	Adapter    string         `json:"adapter"`
+}
+
+func decodeLegacy(id string, data []byte) (*Session, error) {
+	var r legacyRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("session %s: unreadable Python zwarm meta.json: %w", id, err)
+	}
+	st, err := ParseStatus(r.Status)
+	if err != nil {
+		st = StatusFailed
+	}
+	s := &Session{
+		ID: id, Task: r.Task, Status: st, Adapter: r.Adapter, Model: r.Model,
+		WorkingDir: r.WorkingDir, Source: r.Source, PID: r.PID, ExitCode: r.ExitCode,
+		Turn: r.Turn, Error: r.Error, Legacy: true,
+		CreatedAt: legacyTime(r.CreatedAt), UpdatedAt: legacyTime(r.UpdatedAt),
+	}
+	if s.Adapter == "" {
+		s.Adapter = "codex"
+	}
+	if s.Source == "" {
+		s.Source = "user"
+	}
+	// The Python zwarm never recorded an exit, so a "running" legacy record
+	// is not something this zwarm supervises: say so instead of guessing.
+	if !st.Finished() {
+		s.Status = StatusFailed
+		s.Error = "written by the Python zwarm while it was " + string(st) + "; its outcome was never recorded"
+	}
+	s.Usage = Usage{
+		InputTokens:  legacyInt(r.TokenUsage["input_tokens"]),
+		OutputTokens: legacyInt(r.TokenUsage["output_tokens"]),
+		TotalTokens:  legacyInt(r.TokenUsage["total_tokens"]),
+	}.withTotal()
+	for _, m := range r.Messages {
+		s.LegacyMessages = append(s.LegacyMessages, LegacyMessage{Role: m.Role, Content: m.Content, Timestamp: strings.Trim(string(m.Timestamp), `"`)})
+		if m.Role == "assistant" {
+			s.LastMessage = m.Content
+		}
+	}
+	return s, nil
+}
+
+// legacyTime accepts the Python forms: ISO 8601 with or without a zone, or
+// seconds since the epoch.
+func legacyTime(raw json.RawMessage) time.Time {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999", "2006-01-02 15:04:05.999999", "2006-01-02T15:04:05"} {
+			if t, err := time.Parse(layout, str); err == nil {
+				return t.UTC()
+			}
+		}
+		if f, err := strconv.ParseFloat(str, 64); err == nil {
+			return time.Unix(0, int64(f*1e9)).UTC()
+		}
+		return time.Time{}
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) == nil {
+		return time.Unix(0, int64(f*1e9)).UTC()
+	}
+	return time.Time{}
+}
+
+func legacyInt(v any) int64 {
+	if f, ok := v.(float64); ok {
+		return int64(f)
+	}
+	return 0
+}

@@ -1,0 +1,89 @@
+package sessions
+
+import "strings"
+
+// Price is what a model costs in US dollars per million tokens. Cached input
+// tokens are billed at CachedInput instead of Input.
+type Price struct {
+	Input       float64 `toml:"input" json:"input"`
+	CachedInput float64 `toml:"cached_input" json:"cached_input"`
+	Output      float64 `toml:"output" json:"output"`
+}
+
+// Prices maps model names to prices.
+type Prices map[string]Price
+
+// DefaultPrices are the list prices of the common models. config.toml's
+// [prices."model"] tables override or extend them.
+func DefaultPrices() Prices {
+	return Prices{
+		"gpt-5":              {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5-mini":         {Input: 0.25, CachedInput: 0.025, Output: 2},
+		"gpt-5-nano":         {Input: 0.05, CachedInput: 0.005, Output: 0.4},
+		"gpt-5-codex":        {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5.1":            {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5.1-codex":      {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5.1-codex-mini": {Input: 0.25, CachedInput: 0.025, Output: 2},
+		"gpt-5.1-codex-max":  {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"claude-sonnet-4-5":  {Input: 3, CachedInput: 0.3, Output: 15},
+		"claude-opus-4-1":    {Input: 15, CachedInput: 1.5, Output: 75},
+		"claude-haiku-4-5":   {Input: 1, CachedInput: 0.1, Output: 5},
+		"sonnet":             {Input: 3, CachedInput: 0.3, Output: 15},
+		"opus":               {Input: 15, CachedInput: 1.5, Output: 75},
+		"haiku":              {Input: 1, CachedInput: 0.1, Output: 5},
+	}
+}
+
+// Merge returns p with every entry of over added or replaced.
+func (p Prices) Merge(over map[string]Price) Prices {
+	out := make(Prices, len(p)+len(over))
+	for k, v := range p {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
+
+// Lookup finds the price of a model, ignoring case and a date suffix
+// ("claude-sonnet-4-5-20250929" is priced as "claude-sonnet-4-5").
+func (p Prices) Lookup(model string) (Price, bool) {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if pr, ok := p[m]; ok {
+		return pr, true
+	}
+	if i := strings.LastIndexByte(m, '-'); i > 0 && isDigits(m[i+1:]) && len(m)-i-1 == 8 {
+		pr, ok := p[m[:i]]
+		return pr, ok
+	}
+	return Price{}, false
+}
+
+// Cost prices one usage, or returns nil when the model's price is unknown.
+func (p Prices) Cost(model string, u Usage) *float64 {
+	pr, ok := p.Lookup(model)
+	if !ok {
+		return nil
+	}
+	cached := u.CachedInputTokens
+	if cached > u.InputTokens {
+		cached = u.InputTokens
+	}
+	c := (float64(u.InputTokens-cached)*pr.Input +
+		float64(cached)*pr.CachedInput +
+		float64(u.OutputTokens)*pr.Output) / 1e6
+	return &c
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

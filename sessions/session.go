@@ -1,0 +1,186 @@
+package sessions
+
+import "time"
+
+// SchemaVersion is the version of meta.json this package writes. Records
+// without a version were written by the Python zwarm and are read-only.
+const SchemaVersion = 1
+
+// Session is the record kept in sessions/<id>/meta.json. The fields above
+// Turns are a summary the supervisor keeps current so that listings never
+// parse the turn files of finished sessions.
+type Session struct {
+	Version    int        `json:"version"`
+	ID         string     `json:"id"`
+	Task       string     `json:"task"`
+	Status     Status     `json:"status"`
+	Adapter    string     `json:"adapter"`
+	Model      string     `json:"model"`
+	Sandbox    string     `json:"sandbox,omitempty"`
+	WorkingDir string     `json:"working_dir"`
+	Source     string     `json:"source"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+	// PID is the agent process of the current or last turn.
+	PID      int    `json:"pid"`
+	ExitCode *int   `json:"exit_code"`
+	Turn     int    `json:"turn"`
+	ThreadID string `json:"thread_id"`
+	// Usage and CostUSD are summed over all turns. CostUSD is nil when the
+	// price of a turn's model is unknown.
+	Usage          Usage    `json:"usage"`
+	CostUSD        *float64 `json:"cost_usd"`
+	LastMessage    string   `json:"last_message"`
+	Error          string   `json:"error"`
+	PendingInjects int      `json:"pending_injects"`
+
+	// Owner is the process responsible for the session right now: the
+	// command that is spawning it, then its supervisor. Nil when nobody is.
+	Owner *ProcRef `json:"owner,omitempty"`
+	// Agent is the agent process of the running turn.
+	Agent *ProcRef `json:"agent,omitempty"`
+	// NextInboxSeq numbers queued follow-ups so they are delivered in order.
+	NextInboxSeq int    `json:"next_inbox_seq"`
+	Turns        []Turn `json:"turns"`
+
+	// Legacy marks a record written by the Python zwarm: shown, never changed.
+	Legacy         bool            `json:"-"`
+	LegacyMessages []LegacyMessage `json:"-"`
+}
+
+// Turn is one run of the agent: the task, or one follow-up.
+type Turn struct {
+	N         int        `json:"n"`
+	Prompt    string     `json:"prompt"`
+	InboxID   string     `json:"inbox_id,omitempty"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	ExitCode  *int       `json:"exit_code"`
+	Status    Status     `json:"status"`
+	Usage     Usage      `json:"usage"`
+	CostUSD   *float64   `json:"cost_usd"`
+	// CostReported says the agent reported CostUSD itself (claude); otherwise
+	// it is computed from Usage and the price table.
+	CostReported bool `json:"cost_reported,omitempty"`
+	// Resumed says the turn continued the agent's thread natively.
+	Resumed     bool   `json:"resumed,omitempty"`
+	LastMessage string `json:"last_message,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// Offset is how many bytes of the turn file are folded into this record;
+	// readers parse only what comes after it.
+	Offset int64 `json:"offset"`
+	// ThreadUsage is the agent's own running total for the thread at the end
+	// of this turn, for agents that report cumulative usage: the next turn's
+	// usage is the difference.
+	ThreadUsage *Usage `json:"thread_usage,omitempty"`
+	// AgentError is the last error the agent printed, kept as the reason in
+	// case it exits without a final failure event.
+	AgentError string `json:"agent_error,omitempty"`
+	// AgentFailed says the agent itself reported failure (codex turn.failed,
+	// claude is_error), whatever its exit code.
+	AgentFailed bool `json:"agent_failed,omitempty"`
+}
+
+// ProcRef names a process by pid and start time, so that a reused pid is
+// never taken for the original process.
+type ProcRef struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	// Role is "supervisor" for a session's supervisor and "spawn" for the
+	// command that is starting one.
+	Role string `json:"role,omitempty"`
+}
+
+const (
+	roleSpawn      = "spawn"
+	roleSupervisor = "supervisor"
+)
+
+// LegacyMessage is a message stored in a Python zwarm meta.json.
+type LegacyMessage struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Timestamp string `json:"timestamp"`
+}
+
+// Runtime is how long the session has run: until EndedAt once finished, so
+// it never keeps growing after the end.
+func (s *Session) Runtime(now time.Time) time.Duration {
+	end := now
+	if s.EndedAt != nil && s.Status.Finished() {
+		end = *s.EndedAt
+	}
+	if end.Before(s.CreatedAt) {
+		return 0
+	}
+	return end.Sub(s.CreatedAt)
+}
+
+// threadBase is the cumulative thread usage before the current turn.
+func (s *Session) threadBase() Usage {
+	for i := len(s.Turns) - 2; i >= 0; i-- {
+		if u := s.Turns[i].ThreadUsage; u != nil {
+			return *u
+		}
+	}
+	return Usage{}
+}
+
+// current returns the running or last turn, or nil before the first.
+func (s *Session) current() *Turn {
+	if len(s.Turns) == 0 {
+		return nil
+	}
+	return &s.Turns[len(s.Turns)-1]
+}
+
+// refresh recomputes the summary fields from the turns.
+func (s *Session) refresh(prices Prices) {
+	var u Usage
+	var cost float64
+	known := true
+	for i := range s.Turns {
+		t := &s.Turns[i]
+		if !t.CostReported {
+			t.CostUSD = prices.Cost(s.Model, t.Usage)
+		}
+		u = u.Add(t.Usage)
+		if t.CostUSD == nil {
+			known = false
+		} else {
+			cost += *t.CostUSD
+		}
+		if t.LastMessage != "" {
+			s.LastMessage = t.LastMessage
+		}
+	}
+	s.Usage = u
+	s.CostUSD = nil
+	if known && len(s.Turns) > 0 {
+		s.CostUSD = &cost
+	}
+	s.Turn = len(s.Turns)
+}
+
+// Clone returns a deep copy, so a caller may change it freely.
+func (s *Session) Clone() *Session {
+	c := *s
+	c.Turns = append([]Turn(nil), s.Turns...)
+	c.LegacyMessages = append([]LegacyMessage(nil), s.LegacyMessages...)
+	if s.Owner != nil {
+		o := *s.Owner
+		c.Owner = &o
+	}
+	if s.Agent != nil {
+		a := *s.Agent
+		c.Agent = &a
+	}
+	for i := range c.Turns {
+		if u := c.Turns[i].ThreadUsage; u != nil {
+			v := *u
+			c.Turns[i].ThreadUsage = &v
+		}
+	}
+	return &c
+}

@@ -1,0 +1,180 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Store is the state directory on disk. doc.go describes its layout.
+type Store struct {
+	dir string
+}
+
+// NewStore returns the store rooted at dir. Nothing is created until the
+// first write, so read-only commands work on a read-only tree.
+func NewStore(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	return &Store{dir: abs}, nil
+}
+
+// Dir is the absolute state directory.
+func (st *Store) Dir() string { return st.dir }
+
+func (st *Store) sessionsDir() string         { return filepath.Join(st.dir, "sessions") }
+func (st *Store) sessionDir(id string) string { return filepath.Join(st.sessionsDir(), id) }
+func (st *Store) metaPath(id string) string   { return filepath.Join(st.sessionDir(id), "meta.json") }
+func (st *Store) lockPath(id string) string   { return filepath.Join(st.sessionDir(id), ".lock") }
+func (st *Store) inboxDir(id string) string   { return filepath.Join(st.sessionDir(id), "inbox") }
+func (st *Store) logPath(id string) string    { return filepath.Join(st.sessionDir(id), "supervisor.log") }
+func (st *Store) turnsDir(id string) string   { return filepath.Join(st.sessionDir(id), "turns") }
+
+// TurnPath is the raw stdout of turn n (1-based).
+func (st *Store) TurnPath(id string, n int) string {
+	return filepath.Join(st.turnsDir(id), "turn_"+strconv.Itoa(n)+".jsonl")
+}
+
+// StderrPath is the raw stderr of turn n.
+func (st *Store) StderrPath(id string, n int) string {
+	return filepath.Join(st.turnsDir(id), "turn_"+strconv.Itoa(n)+".stderr")
+}
+
+// SupervisorLog is the supervisor's own diagnostics for a session.
+func (st *Store) SupervisorLog(id string) string { return st.logPath(id) }
+
+// ensureWritable creates the sessions directory and proves it can be
+// written, so that a read-only state dir fails before anything starts.
+func (st *Store) ensureWritable() error {
+	if err := os.MkdirAll(st.sessionsDir(), dirPerm); err != nil {
+		return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(st.sessionsDir(), ".probe*")
+	if err != nil {
+		return fmt.Errorf("state dir %s is not writable: %w (fix its permissions or choose another with --state-dir)", st.dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// create makes a new session's directories and writes its first record.
+func (st *Store) create(s *Session) error {
+	if err := st.ensureWritable(); err != nil {
+		return err
+	}
+	if err := os.Mkdir(st.sessionDir(s.ID), dirPerm); err != nil {
+		return fmt.Errorf("create session %s: %w", s.ID, err)
+	}
+	for _, d := range []string{st.turnsDir(s.ID), st.inboxDir(s.ID)} {
+		if err := os.Mkdir(d, dirPerm); err != nil {
+			return fmt.Errorf("create session %s: %w", s.ID, err)
+		}
+	}
+	return st.save(s)
+}
+
+// save replaces meta.json atomically.
+func (st *Store) save(s *Session) error {
+	if s.Legacy {
+		return fmt.Errorf("session %s was written by the Python zwarm and is read-only", s.ID)
+	}
+	s.Version = SchemaVersion
+	s.UpdatedAt = time.Now().UTC()
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", s.ID, err)
+	}
+	if err := writeFileAtomic(st.metaPath(s.ID), append(data, '\n')); err != nil {
+		return fmt.Errorf("save session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// load reads a session record as it is on disk.
+func (st *Store) load(id string) (*Session, error) {
+	data, err := os.ReadFile(st.metaPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return decodeSession(id, data)
+}
+
+// update changes a session under its lock: the change sees the latest record
+// and no other writer (supervisor, inject, kill) interleaves with it.
+func (st *Store) update(id string, fn func(*Session) error) (*Session, error) {
+	l, err := lockFile(st.lockPath(id))
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	defer l.Unlock()
+	s, err := st.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(s); err != nil {
+		return nil, err
+	}
+	if err := st.save(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ids lists the ids of every session directory.
+func (st *Store) ids() ([]string, error) {
+	ents, err := os.ReadDir(st.sessionsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if e.IsDir() && validID(e.Name()) == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// resolve turns a user's id or prefix into a full session id.
+func (st *Store) resolve(prefix string) (string, error) {
+	if err := validID(prefix); err != nil {
+		return "", err
+	}
+	all, err := st.ids()
+	if err != nil {
+		return "", err
+	}
+	return resolveID(prefix, all)
+}
+
+// remove deletes a session's directory. It is first renamed out of the
+// sessions dir, so readers see the session either whole or gone.
+func (st *Store) remove(id string) error {
+	l, err := lockFile(st.lockPath(id))
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	defer l.Unlock()
+	trash := filepath.Join(st.sessionsDir(), ".removing-"+id)
+	if err := os.Rename(st.sessionDir(id), trash); err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+)
+
+// TurnLog is one turn with the events its agent printed.
+type TurnLog struct {
+	Turn   Turn    `json:"turn"`
+	Events []Event `json:"events"`
+}
+
+// Message is one message of the conversation: a prompt or an agent reply.
+type Message struct {
+	Turn int    `json:"turn"`
+	Role string `json:"role"` // "user" or "assistant"
+	Text string `json:"text"`
+}
+
+// Transcript parses every turn of a session.
+func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, []TurnLog, error) {
+	s, err := m.Get(ctx, idOrPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	ad, err := m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return s, nil, err
+	}
+	turns := s.Turns
+	if s.Legacy {
+		turns = legacyTurns(m.st.turnsDir(s.ID))
+	}
+	out := make([]TurnLog, 0, len(turns))
+	for _, t := range turns {
+		if err := ctx.Err(); err != nil {
+			return s, nil, err
+		}
+		tl := TurnLog{Turn: t}
+		if err := ReadTurnFile(m.st.TurnPath(s.ID, t.N), ad.NewParser(), func(ev Event) {
+			tl.Events = append(tl.Events, ev)
+		}); err != nil {
+			return s, nil, err
+		}
+		out = append(out, tl)
+	}
+	return s, out, nil
+}
+
+var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
+
+// legacyTurns finds the turn files of a Python zwarm session, which kept no
+// turn records.
+func legacyTurns(dir string) []Turn {
+	ents, _ := os.ReadDir(dir)
+	var out []Turn
+	for _, e := range ents {
+		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, Turn{N: n, Status: StatusCompleted})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	return out
+}
+
+// Messages is the conversation: each turn's prompt and the agent's replies.
+func Messages(s *Session, turns []TurnLog) []Message {
+	if s.Legacy && len(s.LegacyMessages) > 0 {
+		out := make([]Message, 0, len(s.LegacyMessages))
+		for _, lm := range s.LegacyMessages {
+			out = append(out, Message{Role: lm.Role, Text: lm.Content})
+		}
+		return out
+	}
+	var out []Message
+	for _, tl := range turns {
+		if tl.Turn.Prompt != "" {
+			out = append(out, Message{Turn: tl.Turn.N, Role: "user", Text: tl.Turn.Prompt})
+		}
+		for _, ev := range tl.Events {
+			if ev.Type == EventMessage && ev.Phase != PhaseStarted && ev.Phase != PhaseUpdated {
+				out = append(out, Message{Turn: tl.Turn.N, Role: "assistant", Text: ev.Text})
+			}
+		}
+	}
+	return out
+}
+
+// RawTurn returns the path of turn n's raw output, checking it exists.
+func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string, error) {
+	s, err := m.Get(ctx, idOrPrefix)
+	if err != nil {
+		return "", err
+	}
+	p := m.st.TurnPath(s.ID, n)
+	if _, err := os.Stat(p); err != nil {
+		last := s.Turn
+		if s.Legacy {
+			last = len(legacyTurns(filepath.Dir(p)))
+		}
+		return "", fmt.Errorf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
+	}
+	return p, nil
+}

@@ -1,0 +1,91 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+const readChunk = 256 << 10
+
+// TurnReader parses a turn file incrementally: each Read parses only the
+// bytes written since the previous one. A running agent may be in the middle
+// of a line; that line is held back until its newline arrives.
+type TurnReader struct {
+	path   string
+	parser Parser
+	pos    int64 // next byte to read from the file
+	split  lineSplitter
+	buf    []byte
+	f      *os.File
+}
+
+// NewTurnReader starts reading path at offset, which must be a line
+// boundary (a Turn.Offset or 0).
+func NewTurnReader(path string, p Parser, offset int64) *TurnReader {
+	return &TurnReader{path: path, parser: p, pos: offset}
+}
+
+// Offset is how many bytes are fully parsed: where a later reader resumes.
+func (r *TurnReader) Offset() int64 { return r.pos - r.split.pending() }
+
+// Read parses what was appended since the last call and passes the events
+// to fn. With final set the file is complete, and an unterminated last line
+// is parsed too. A missing file is not an error: the agent has not written
+// yet.
+func (r *TurnReader) Read(final bool, fn func(Event)) error {
+	if r.f == nil {
+		f, err := os.Open(r.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read turn: %w", err)
+		}
+		r.f = f
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, readChunk)
+	}
+	emit := func(line []byte) {
+		for _, ev := range r.parser.ParseLine(line) {
+			fn(ev)
+		}
+	}
+	for {
+		n, err := r.f.ReadAt(r.buf, r.pos)
+		if n > 0 {
+			r.pos += int64(n)
+			r.split.write(r.buf[:n], emit)
+		}
+		if err == io.EOF || n == 0 {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read turn %s: %w", r.path, err)
+		}
+	}
+	if final {
+		r.split.flush(emit)
+	}
+	return nil
+}
+
+// Close releases the file.
+func (r *TurnReader) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
+
+// ReadTurnFile parses a whole turn file.
+func ReadTurnFile(path string, p Parser, fn func(Event)) error {
+	r := NewTurnReader(path, p, 0)
+	defer r.Close()
+	return r.Read(true, fn)
+}
