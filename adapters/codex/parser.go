@@ -89,6 +89,9 @@ func (*Parser) ParseLine(raw []byte) []sessions.Event {
 		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
 		if l.Usage != nil {
 			u := sessions.Usage(*l.Usage)
+			if u.TotalTokens == 0 {
+				u.TotalTokens = u.InputTokens + u.OutputTokens
+			}
 			ev.Usage = &u
 		}
 		return []sessions.Event{ev}

@@ -12,7 +12,9 @@
 // grandchild; {"pidfile": PATH} with spawn records its pid; {"wait_file":
 // PATH} waits until PATH exists; {"exit": N} exits.
 //
-// Every run appends its argv as one JSON line to FAKEAGENT_ARGS_LOG, if set.
+// Steps also: {"ignore_sigterm": true}.
+//
+// Every run appends {"argv": [...], "cwd": DIR} as one JSON line to FAKEAGENT_ARGS_LOG, if set.
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +39,8 @@ type step struct {
 	PIDFile  string  `json:"pidfile"`
 	WaitFile string  `json:"wait_file"`
 	Exit     *int    `json:"exit"`
+	// IgnoreTerm makes the agent ignore SIGTERM, so only SIGKILL stops it.
+	IgnoreTerm bool `json:"ignore_sigterm"`
 }
 
 type script struct {
@@ -47,7 +52,8 @@ func main() {
 	args := os.Args[1:]
 	if p := os.Getenv("FAKEAGENT_ARGS_LOG"); p != "" {
 		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
-			b, _ := json.Marshal(args)
+			cwd, _ := os.Getwd()
+			b, _ := json.Marshal(map[string]any{"argv": args, "cwd": cwd})
 			f.Write(append(b, '\n'))
 			f.Close()
 		}
@@ -105,6 +111,8 @@ func main() {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
+		case s.IgnoreTerm:
+			signal.Ignore(syscall.SIGTERM)
 		case s.Exit != nil:
 			os.Exit(*s.Exit)
 		}

@@ -1,0 +1,129 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func writeCodexTOML(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestOverridesFlattenAtAnyDepth(t *testing.T) {
+	dir := writeCodexTOML(t, `
+model = "gpt-5.1-codex"
+full_danger = true
+model_reasoning_effort = "high"
+quoted = "say \"hi\"\n"
+n = 3
+ratio = 0.5
+whole = 2.0
+on = false
+list = ["a", 1]
+servers = [{name = "x", port = 1}]
+
+[features]
+web_search_request = true
+
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:1/v1"
+
+[a.b.c.d]
+deep = "yes"
+`)
+	o, err := LoadOverrides(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Model != "gpt-5.1-codex" || !o.FullDanger {
+		t.Errorf("model %q full_danger %v", o.Model, o.FullDanger)
+	}
+	want := []string{
+		`a.b.c.d.deep="yes"`,
+		`features.web_search_request=true`,
+		`list=["a", 1]`,
+		`model_providers.mock.base_url="http://127.0.0.1:1/v1"`,
+		`model_providers.mock.name="mock"`,
+		`model_reasoning_effort="high"`,
+		`n=3`,
+		`on=false`,
+		`quoted="say \"hi\"\n"`,
+		`ratio=0.5`,
+		`servers=[{name = "x", port = 1}]`,
+		`whole=2.0`,
+	}
+	if !reflect.DeepEqual(o.Flags, want) {
+		t.Errorf("flags:\n got %q\nwant %q", o.Flags, want)
+	}
+}
+
+func TestOverridesErrors(t *testing.T) {
+	for _, body := range []string{"model = 3", "full_danger = \"yes\"", "x = "} {
+		if _, err := LoadOverrides(writeCodexTOML(t, body)); err == nil || !strings.Contains(err.Error(), ConfigFile) {
+			t.Errorf("%q: want an error naming %s, got %v", body, ConfigFile, err)
+		}
+	}
+	if o, err := LoadOverrides(t.TempDir()); err != nil || len(o.Flags) != 0 {
+		t.Errorf("missing codex.toml: %v %v", o, err)
+	}
+}
+
+func TestCommandLines(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	state := writeCodexTOML(t, "[features]\nx = true\n")
+	req := sessions.TurnRequest{StateDir: state, Prompt: "-v is broken", Model: "gpt-5.5", WorkingDir: "/w"}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-c", "features.x=true", "exec", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
+		"-s", "workspace-write", "-m", "gpt-5.5", "-C", "/w", "--", "-v is broken"}
+	if cmd.Path != "/bin/true" || cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) {
+		t.Errorf("start:\n got %s %q in %s\nwant %q", cmd.Path, cmd.Args, cmd.Dir, want)
+	}
+
+	req.ThreadID, req.Sandbox = "0199a213-81c0", DangerFullAccess
+	cmd, err = New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"-c", "features.x=true", "exec", "resume", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
+		"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5", "--", "0199a213-81c0", "-v is broken"}
+	if cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) {
+		t.Errorf("resume:\n got %q in %s\nwant %q", cmd.Args, cmd.Dir, want)
+	}
+
+	req.Sandbox = "read-only"
+	cmd, _ = New().Command(req)
+	if !strings.Contains(strings.Join(cmd.Args, " "), `-c sandbox_mode="read-only"`) {
+		t.Errorf("resume read-only: %q", cmd.Args)
+	}
+	req.Sandbox = "yolo"
+	if _, err := New().Command(req); err == nil || !strings.Contains(err.Error(), "yolo") {
+		t.Errorf("unknown sandbox: %v", err)
+	}
+}
+
+func TestMissingBinarySaysHowToInstall(t *testing.T) {
+	t.Setenv(BinaryEnv, "")
+	t.Setenv("PATH", t.TempDir())
+	_, err := New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", WorkingDir: "/"})
+	if err == nil || !strings.Contains(err.Error(), "npm install -g @openai/codex") || !strings.Contains(err.Error(), `"codex"`) {
+		t.Fatalf("got %v", err)
+	}
+	_, err = New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: sessions.AdapterConfig{Binary: "/nope/codex"}})
+	if err == nil || !strings.Contains(err.Error(), "/nope/codex") || !strings.Contains(err.Error(), "config.toml") {
+		t.Fatalf("configured binary: got %v", err)
+	}
+}

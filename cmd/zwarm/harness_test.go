@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// bins holds the zwarm binary and the fake agent, built once per test run:
+// supervision is tested through real processes, as users run them.
+var bins struct{ zwarm, fake string }
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zwarm-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins.zwarm, bins.fake = filepath.Join(dir, "zwarm"), filepath.Join(dir, "codex")
+	for out, pkg := range map[string]string{bins.zwarm: ".", bins.fake: "../../sessions/internal/fakeagent"} {
+		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is one test's state dir, working dir and fake agent script.
+type world struct {
+	t        *testing.T
+	state    string
+	work     string
+	script   string
+	argsLog  string
+	extraEnv []string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	root := t.TempDir()
+	w := &world{t: t, state: filepath.Join(root, "state"), work: filepath.Join(root, "work"),
+		script: filepath.Join(root, "script.json"), argsLog: filepath.Join(root, "args.log")}
+	if err := os.MkdirAll(w.work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.setScript(completes("done", 700))
+	t.Cleanup(w.cleanup)
+	return w
+}
+
+// cleanup stops whatever a test left running and fails it if any process
+// of its sessions survives.
+func (w *world) cleanup() {
+	w.zwarm("kill", "--all")
+	for _, id := range w.ids() {
+		if pids := markedProcs(id); len(pids) > 0 {
+			w.t.Errorf("session %s left processes alive: %v", id, pids)
+			for _, p := range pids {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+func (w *world) ids() []string {
+	ents, _ := os.ReadDir(filepath.Join(w.state, "sessions"))
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// script is what the fake agent does, by prompt.
+type script struct {
+	Default  []step            `json:"default"`
+	ByPrompt map[string][]step `json:"by_prompt,omitempty"`
+}
+
+type step map[string]any
+
+func out(line string) step { return step{"out": line} }
+
+// completes is a turn that reports a thread, a message and cumulative usage.
+func completes(msg string, cumulativeInput int) []step {
+	return []step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"turn.started"}`),
+		out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"` + msg + `"}}`),
+		out(fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`, cumulativeInput)),
+	}
+}
+
+func (w *world) setScript(def []step, byPrompt ...any) {
+	sc := script{Default: def, ByPrompt: map[string][]step{}}
+	for i := 0; i+1 < len(byPrompt); i += 2 {
+		sc.ByPrompt[byPrompt[i].(string)] = byPrompt[i+1].([]step)
+	}
+	b, _ := json.Marshal(sc)
+	if err := os.WriteFile(w.script, b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) env() []string {
+	env := append(os.Environ(), "ZWARM_STATE_DIR="+w.state, "ZWARM_CODEX_BIN="+bins.fake,
+		"FAKEAGENT_SCRIPT="+w.script, "FAKEAGENT_ARGS_LOG="+w.argsLog)
+	return append(env, w.extraEnv...)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// zwarm runs the binary in the working dir and returns what it printed.
+func (w *world) zwarm(args ...string) result {
+	w.t.Helper()
+	cmd := exec.Command(bins.zwarm, args...)
+	cmd.Dir, cmd.Env = w.work, w.env()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("run zwarm %v: %v", args, err)
+	}
+	return result{o.String(), e.String(), code}
+}
+
+// ok runs zwarm and fails the test unless it exits 0.
+func (w *world) ok(args ...string) string {
+	w.t.Helper()
+	r := w.zwarm(args...)
+	if r.code != 0 {
+		w.t.Fatalf("zwarm %v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (w *world) spawn(task string, flags ...string) string {
+	w.t.Helper()
+	return strings.TrimSpace(w.ok(append(append([]string{"spawn"}, flags...), "--", task)...))
+}
+
+// session is a session object as the JSON output gives it.
+type session struct {
+	sessions.Session
+	Messages []sessions.Message    `json:"messages"`
+	Inbox    []sessions.InboxEntry `json:"inbox"`
+}
+
+func (w *world) show(id string) session {
+	w.t.Helper()
+	var s session
+	if err := json.Unmarshal([]byte(w.ok("show", "--json", id)), &s); err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+func (w *world) ls(args ...string) []session {
+	w.t.Helper()
+	var list []session
+	if err := json.Unmarshal([]byte(w.ok(append([]string{"ls", "--json"}, args...)...)), &list); err != nil {
+		w.t.Fatal(err)
+	}
+	return list
+}
+
+// eventually polls cond; supervision happens in other processes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, "pid file "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) == 0 {
+			return false
+		}
+		pid, err = strconv.Atoi(string(b))
+		return err == nil
+	})
+	return pid
+}
+
+// markedProcs lists live processes whose environment names the session.
+func markedProcs(id string) []int {
+	want := []byte(sessions.MarkerEnv + "=" + id + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(append(b, 0), want) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// argsLog is every fake agent invocation: its argv and working dir.
+type invocation struct {
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+}
+
+func (w *world) invocations() []invocation {
+	w.t.Helper()
+	data, _ := os.ReadFile(w.argsLog)
+	var out []invocation
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		var inv invocation
+		if err := json.Unmarshal(l, &inv); err != nil {
+			w.t.Fatal(err)
+		}
+		out = append(out, inv)
+	}
+	return out
+}
+
+var jsonUnmarshal = json.Unmarshal

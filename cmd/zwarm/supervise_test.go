@@ -1,0 +1,266 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestSpawnWaitCompletes(t *testing.T) {
+	w := newWorld(t)
+	var s session
+	out := w.ok("spawn", "--wait", "--json", "-m", "gpt-5.1-codex", "add a flag")
+	mustJSON(t, out, &s)
+	if s.Status != sessions.StatusCompleted || s.ExitCode == nil || *s.ExitCode != 0 {
+		t.Fatalf("status %s exit %v error %q", s.Status, s.ExitCode, s.Error)
+	}
+	if s.LastMessage != "done" || s.ThreadID == "" || s.Turn != 1 || s.Usage.InputTokens != 700 || s.Usage.TotalTokens != 710 {
+		t.Fatalf("summary wrong: %+v", s.Session)
+	}
+	if s.CostUSD == nil || *s.CostUSD <= 0 || s.EndedAt == nil || s.Model != "gpt-5.1-codex" || s.WorkingDir != w.work {
+		t.Fatalf("cost %v ended %v model %s dir %s", s.CostUSD, s.EndedAt, s.Model, s.WorkingDir)
+	}
+	inv := w.invocations()
+	if len(inv) != 1 || inv[0].Argv[len(inv[0].Argv)-1] != "add a flag" || inv[0].Cwd != w.work {
+		t.Fatalf("invocations %+v", inv)
+	}
+	shown := w.show(s.ID[:6])
+	if len(shown.Turns) != 1 || shown.Turns[0].Usage.InputTokens != 700 || len(shown.Messages) != 2 ||
+		shown.Messages[0].Role != "user" || shown.Messages[1].Text != "done" {
+		t.Fatalf("show: turns %+v messages %+v", shown.Turns, shown.Messages)
+	}
+	// The raw turn is kept byte for byte.
+	raw := w.ok("logs", "--raw", "--turn", "1", s.ID)
+	if !strings.Contains(raw, `"thread_id":"`+s.ThreadID+`"`) {
+		t.Fatalf("raw log: %s", raw)
+	}
+}
+
+func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(append([]step{{"wait_file": gate}}, completes("late", 10)...))
+	id := w.spawn("slow task")
+	if s := w.show(id); s.Status != sessions.StatusPending && s.Status != sessions.StatusRunning {
+		t.Fatalf("just spawned: %s", s.Status)
+	}
+	eventually(t, "the session to run", func() bool {
+		list := w.ls("--status", "running")
+		return len(list) == 1 && list[0].ID == id
+	})
+	if got := w.ls("--status", "completed"); len(got) != 0 {
+		t.Fatalf("completed too early: %+v", got)
+	}
+	touch(t, gate)
+	w.ok("wait", "--timeout", "20s", id)
+	if s := w.show(id); s.Status != sessions.StatusCompleted || s.LastMessage != "late" {
+		t.Fatalf("%s %q", s.Status, s.LastMessage)
+	}
+}
+
+func TestAgentFailures(t *testing.T) {
+	w := newWorld(t)
+	w.setScript(nil,
+		"reports failure", []step{
+			out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+			out(`{"type":"error","message":"unexpected status 500: boom"}`),
+			out(`{"type":"turn.failed","error":{"message":"unexpected status 500: boom"}}`),
+			{"exit": 1}},
+		"crashes", []step{{"err": "panic: out of cheese"}, {"exit": 3}},
+		"failed but exit 0", []step{out(`{"type":"turn.failed","error":{"message":"quota"}}`)},
+	)
+	for task, want := range map[string]string{
+		"reports failure": "unexpected status 500: boom", "crashes": "out of cheese", "failed but exit 0": "quota",
+	} {
+		r := w.zwarm("spawn", "--wait", "--json", task)
+		if r.code != 1 {
+			t.Errorf("%s: exit %d, want 1", task, r.code)
+		}
+		var s session
+		mustJSON(t, r.stdout, &s)
+		if s.Status != sessions.StatusFailed || !strings.Contains(s.Error, want) {
+			t.Errorf("%s: status %s error %q, want failed with %q", task, s.Status, s.Error, want)
+		}
+	}
+	if r := w.zwarm("wait", w.ids()[0]); r.code != 1 {
+		t.Errorf("wait on a failed session: exit %d", r.code)
+	}
+}
+
+func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("ok", 100),
+		"first", append([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}}, completes("one", 700)...),
+		"second", completes("two", 900),
+		"third", completes("three", 1100))
+	id := w.spawn("first")
+	eventually(t, "turn 1 running", func() bool { return len(w.invocations()) == 1 })
+	for _, msg := range []string{"second", "third"} {
+		if out := w.ok("inject", id, msg); !strings.Contains(out, "queued") {
+			t.Fatalf("inject into a running session: %q", out)
+		}
+	}
+	if s := w.show(id); s.PendingInjects != 2 || s.Status != sessions.StatusRunning {
+		t.Fatalf("pending %d status %s", s.PendingInjects, s.Status)
+	}
+	touch(t, gate)
+	w.ok("wait", id)
+	s := w.show(id)
+	var prompts []string
+	for _, tr := range s.Turns {
+		prompts = append(prompts, tr.Prompt)
+		if tr.Status != sessions.StatusCompleted {
+			t.Errorf("turn %d %s", tr.N, tr.Status)
+		}
+	}
+	if !reflect.DeepEqual(prompts, []string{"first", "second", "third"}) || s.PendingInjects != 0 {
+		t.Fatalf("turn prompts %q pending %d", prompts, s.PendingInjects)
+	}
+	for i, e := range s.Inbox {
+		if e.State != sessions.InboxDelivered || e.Turn != i+2 {
+			t.Errorf("inbox %d: %+v", i, e)
+		}
+	}
+	// Per-turn usage from codex's cumulative totals: 700, then +200, +200.
+	for i, want := range []int64{700, 200, 200} {
+		if got := s.Turns[i].Usage.InputTokens; got != want {
+			t.Errorf("turn %d input tokens %d, want %d", i+1, got, want)
+		}
+	}
+	if s.Usage.InputTokens != 1100 {
+		t.Errorf("total input %d", s.Usage.InputTokens)
+	}
+	// Follow-ups resume the same thread natively, in the working dir.
+	inv := w.invocations()
+	for _, i := range []int{1, 2} {
+		a := inv[i].Argv
+		if a[0] != "exec" || a[1] != "resume" || a[len(a)-2] != s.ThreadID || inv[i].Cwd != w.work {
+			t.Errorf("turn %d ran %q in %s", i+1, a, inv[i].Cwd)
+		}
+	}
+}
+
+func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
+	w := newWorld(t)
+	w.setScript(completes("first answer", 700), "again", completes("second answer", 900))
+	id := strings.Fields(w.ok("spawn", "--wait", "task one"))[0]
+	out := w.ok("inject", "--wait", id, "again")
+	if !strings.Contains(out, "turn 2 completed") || !strings.Contains(out, "second answer") {
+		t.Fatalf("inject --wait printed %q", out)
+	}
+	s := w.show(id)
+	if s.Turn != 2 || s.Status != sessions.StatusCompleted || s.Turns[1].Usage.InputTokens != 200 {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+	var texts []string
+	for _, m := range s.Messages {
+		texts = append(texts, m.Role+":"+m.Text)
+	}
+	want := []string{"user:task one", "assistant:first answer", "user:again", "assistant:second answer"}
+	if !reflect.DeepEqual(texts, want) {
+		t.Fatalf("messages %q", texts)
+	}
+	if human := w.ok("show", id); !strings.Contains(human, "first answer") || !strings.Contains(human, "── turn 2") {
+		t.Fatalf("show lost turn 1:\n%s", human)
+	}
+}
+
+// grandchildren is an agent that starts a child in its group and one that
+// escapes with setsid, runs a command, and never finishes on its own.
+func grandchildren(dir string, ignoreTerm bool) []step {
+	s := []step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		{"spawn": "exec sleep 1000", "pidfile": filepath.Join(dir, "child.pid")},
+		{"spawn": "exec sleep 1001", "setsid": true, "pidfile": filepath.Join(dir, "escaped.pid")},
+		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 1000","status":"in_progress"}}`),
+	}
+	if ignoreTerm {
+		s = append(s, step{"ignore_sigterm": true})
+	}
+	return append(s, step{"wait_file": filepath.Join(dir, "never")})
+}
+
+func TestKillLeavesNoProcessAlive(t *testing.T) {
+	for _, stubborn := range []bool{false, true} {
+		name := map[bool]string{false: "agent obeys SIGTERM", true: "agent ignores SIGTERM"}[stubborn]
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			os.MkdirAll(w.state, 0o700)
+			os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("kill_grace = \"300ms\"\n"), 0o600)
+			dir := t.TempDir()
+			w.setScript(grandchildren(dir, stubborn))
+			id := w.spawn("run forever")
+			child, escaped := readPID(t, filepath.Join(dir, "child.pid")), readPID(t, filepath.Join(dir, "escaped.pid"))
+			eventually(t, "the command to show", func() bool { return strings.Contains(w.ok("logs", id), "sleep 1000") })
+			if out := w.ok("kill", id[:8]); !strings.Contains(out, "killed") {
+				t.Fatalf("kill printed %q", out)
+			}
+			// Checked at once: when kill returns, everything is gone.
+			for _, pid := range []int{child, escaped} {
+				if alive(pid) {
+					t.Errorf("pid %d survived the kill", pid)
+				}
+			}
+			if left := markedProcs(id); len(left) > 0 {
+				t.Errorf("processes of the session alive after kill: %v", left)
+			}
+			s := w.show(id)
+			if s.Status != sessions.StatusKilled || s.Turns[0].Status != sessions.StatusKilled || s.EndedAt == nil {
+				t.Fatalf("status %s turn %s", s.Status, s.Turns[0].Status)
+			}
+			wantExit := 143
+			if stubborn {
+				wantExit = 137
+			}
+			if s.ExitCode == nil || *s.ExitCode != wantExit {
+				t.Errorf("exit code %v, want %d", s.ExitCode, wantExit)
+			}
+			r := w.zwarm("kill", id)
+			if r.code != 1 || !strings.Contains(r.stderr, "not running") {
+				t.Errorf("second kill: exit %d %q", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	w.setScript(grandchildren(dir, false))
+	id := w.spawn("run forever")
+	escaped := readPID(t, filepath.Join(dir, "escaped.pid"))
+	var owner *sessions.ProcRef
+	eventually(t, "the supervisor to own the session", func() bool {
+		s := w.show(id)
+		owner = s.Owner
+		return owner != nil && owner.Role == "supervisor" && s.Agent != nil
+	})
+	if err := syscall.Kill(owner.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the supervisor to die", func() bool { return !alive(owner.PID) })
+	list := w.ls()
+	if len(list) != 1 || list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
+		t.Fatalf("after SIGKILL of the supervisor: %+v", list)
+	}
+	if !alive(escaped) {
+		t.Fatal("test premise: the escaped grandchild should still run")
+	}
+	w.ok("kill", id)
+	if alive(escaped) || len(markedProcs(id)) > 0 {
+		t.Fatalf("kill without a supervisor left processes: %v", markedProcs(id))
+	}
+}
+
+func mustJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := jsonUnmarshal([]byte(s), v); err != nil {
+		t.Fatalf("%v in %q", err, s)
+	}
+}

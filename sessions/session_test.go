@@ -1,0 +1,76 @@
+package sessions
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestResolveID(t *testing.T) {
+	all := []string{"3f2a0000-0000-4000-8000-000000000001", "3f2b0000-0000-4000-8000-000000000002", "9c1d0000-0000-4000-8000-000000000003"}
+	if id, err := resolveID("9c", all); err != nil || id != all[2] {
+		t.Fatalf("%q %v", id, err)
+	}
+	if id, err := resolveID("3F2A", all); err != nil || id != all[0] {
+		t.Fatalf("uppercase: %q %v", id, err)
+	}
+	var amb *AmbiguousError
+	if _, err := resolveID("3f", all); !errors.As(err, &amb) || len(amb.Candidates) != 2 {
+		t.Fatalf("ambiguous: %v", err)
+	}
+	if _, err := resolveID("ff", all); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+	for _, bad := range []string{"", "..", "a/b", "../3f2a", "3f2a/meta.json", "x y", "zz"} {
+		if _, err := resolveID(bad, all); err == nil || errors.Is(err, ErrNotFound) {
+			t.Errorf("%q: want a validation error, got %v", bad, err)
+		}
+	}
+}
+
+func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
+	s := &Session{Model: "gpt-5.1-codex"}
+	for i, total := range []int64{700, 900, 1100} {
+		s.Turns = append(s.Turns, Turn{N: i + 1})
+		s.fold(Event{Type: EventTurnCompleted, Cumulative: true, Usage: &Usage{InputTokens: total, CachedInputTokens: total / 2, OutputTokens: 10 * int64(i+1)}})
+	}
+	s.refresh(DefaultPrices())
+	wantIn := []int64{700, 200, 200}
+	for i, w := range wantIn {
+		if s.Turns[i].Usage.InputTokens != w {
+			t.Errorf("turn %d input %d, want %d", i+1, s.Turns[i].Usage.InputTokens, w)
+		}
+	}
+	if s.Usage.InputTokens != 1100 || s.Usage.OutputTokens != 30 {
+		t.Errorf("session usage %+v", s.Usage)
+	}
+	// 1100 input of which 550 cached, 30 output, at 1.25/0.125/10 per 1M.
+	want := (550*1.25 + 550*0.125 + 30*10) / 1e6
+	if s.CostUSD == nil || math.Abs(*s.CostUSD-want) > 1e-12 {
+		t.Errorf("cost %v want %v", s.CostUSD, want)
+	}
+}
+
+func TestUnknownModelHasNoCost(t *testing.T) {
+	s := &Session{Model: "some-local-model", Turns: []Turn{{N: 1}}}
+	s.fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 5}})
+	s.refresh(DefaultPrices())
+	if s.CostUSD != nil {
+		t.Fatalf("cost %v for an unknown model", *s.CostUSD)
+	}
+	if p, ok := DefaultPrices().Lookup("claude-sonnet-4-5-20250929"); !ok || p.Output != 15 {
+		t.Fatalf("dated model name not priced: %v %v", p, ok)
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	s := &Session{Turns: []Turn{{N: 1}}}
+	s.fold(Event{Type: EventError, Text: "stream cut"})
+	if s.Turns[0].AgentError != "stream cut" || s.Turns[0].AgentFailed {
+		t.Fatalf("%+v", s.Turns[0])
+	}
+	s.fold(Event{Type: EventTurnFailed, Text: "boom"})
+	if !s.Turns[0].AgentFailed || s.Turns[0].Error != "boom" {
+		t.Fatalf("%+v", s.Turns[0])
+	}
+}
