@@ -1,5 +1,12 @@
 package sessions
 
+import "errors"
+
+// ErrInvalidRequest marks an adapter error caused by what was asked (an
+// unknown sandbox mode), as opposed to the machine (a missing binary): such
+// a spawn is refused without recording a session.
+var ErrInvalidRequest = errors.New("invalid request")
+
 // Adapter is one agent CLI: how to start and resume it, and how to read what
 // it prints. Implementations live under adapters/.
 type Adapter interface {

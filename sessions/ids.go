@@ -12,6 +12,10 @@ import (
 // ErrNotFound is returned (wrapped) when no session matches an id.
 var ErrNotFound = errors.New("no such session")
 
+// ErrInvalidID is returned (wrapped) for something that cannot be a session
+// id or a prefix of one.
+var ErrInvalidID = errors.New("invalid session id")
+
 // AmbiguousError says an id prefix matches several sessions.
 type AmbiguousError struct {
 	Prefix     string
@@ -28,14 +32,14 @@ func newID() string { return uuid.NewString() }
 // so that nothing a user types ("..", "a/b") ever reaches a file path.
 func validID(s string) error {
 	if s == "" {
-		return errors.New("empty session id")
+		return fmt.Errorf("%w: empty", ErrInvalidID)
 	}
 	if len(s) > 36 {
-		return fmt.Errorf("invalid session id %q: longer than a uuid", s)
+		return fmt.Errorf("%w %q: longer than a uuid", ErrInvalidID, s)
 	}
 	for _, r := range s {
 		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {
-			return fmt.Errorf("invalid session id %q: ids are lowercase hex and dashes (see zwarm ls)", s)
+			return fmt.Errorf("%w %q: ids are hex digits and dashes (see zwarm ls)", ErrInvalidID, s)
 		}
 	}
 	return nil
@@ -43,7 +47,6 @@ func validID(s string) error {
 
 // resolveID turns a full id or a unique prefix into a full id.
 func resolveID(prefix string, all []string) (string, error) {
-	prefix = strings.ToLower(strings.TrimSpace(prefix))
 	if err := validID(prefix); err != nil {
 		return "", err
 	}

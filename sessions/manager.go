@@ -51,6 +51,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if task == "" {
 		return nil, errors.New("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
+	if err := m.st.ensureWritable(); err != nil {
+		return nil, err
+	}
 	cfg, err := LoadConfig(m.st.Dir())
 	if err != nil {
 		return nil, err
@@ -87,6 +90,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	// reported to the person who typed the command, not only in a record.
 	_, cmdErr := ad.Command(TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
 		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg})
+	if errors.Is(cmdErr, ErrInvalidRequest) {
+		return nil, cmdErr
+	}
 	if cmdErr != nil {
 		s.Status, s.Error, s.Owner, s.EndedAt = StatusFailed, cmdErr.Error(), nil, &now
 	}
@@ -151,8 +157,10 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	}
 	// The supervisor may already have claimed the session; if not, record
 	// it now so that nobody ever sees an owner-less pending session.
+	// If the supervisor already finished (a fast turn), it has cleared the
+	// owner: only a record still naming this process is handed over.
 	_, err = m.st.update(id, func(s *Session) error {
-		if s.Owner == nil || s.Owner.Role != roleSupervisor {
+		if s.Owner != nil && s.Owner.Role == roleSpawn && s.Owner.PID == os.Getpid() {
 			s.Owner = &ref
 		}
 		return nil

@@ -11,9 +11,6 @@ func TestResolveID(t *testing.T) {
 	if id, err := resolveID("9c", all); err != nil || id != all[2] {
 		t.Fatalf("%q %v", id, err)
 	}
-	if id, err := resolveID("3F2A", all); err != nil || id != all[0] {
-		t.Fatalf("uppercase: %q %v", id, err)
-	}
 	var amb *AmbiguousError
 	if _, err := resolveID("3f", all); !errors.As(err, &amb) || len(amb.Candidates) != 2 {
 		t.Fatalf("ambiguous: %v", err)
@@ -22,7 +19,7 @@ func TestResolveID(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	for _, bad := range []string{"", "..", "a/b", "../3f2a", "3f2a/meta.json", "x y", "zz"} {
-		if _, err := resolveID(bad, all); err == nil || errors.Is(err, ErrNotFound) {
+		if _, err := resolveID(bad, all); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("%q: want a validation error, got %v", bad, err)
 		}
 	}

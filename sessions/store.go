@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -151,6 +152,7 @@ func (st *Store) ids() ([]string, error) {
 
 // resolve turns a user's id or prefix into a full session id.
 func (st *Store) resolve(prefix string) (string, error) {
+	prefix = strings.ToLower(strings.TrimSpace(prefix))
 	if err := validID(prefix); err != nil {
 		return "", err
 	}

@@ -86,7 +86,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 			args = append(args, "-s", sandbox)
 		}
 	default:
-		return sessions.Command{}, fmt.Errorf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
+		return sessions.Command{}, fmt.Errorf("%w: unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sessions.ErrInvalidRequest, sandbox)
 	}
 	model := req.Model
 	if model == "" {

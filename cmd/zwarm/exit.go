@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // Exit codes.
@@ -39,7 +41,7 @@ func exitCode(err error, io *streams) int {
 	}
 	fmt.Fprintln(io.errOut, "zwarm:", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, sessions.ErrInvalidID) || errors.Is(err, sessions.ErrInvalidRequest) {
 		return exitUsage
 	}
 	return exitFailure

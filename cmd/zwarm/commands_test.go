@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestBadInputGetsClearErrors(t *testing.T) {
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "ok task"))[0]
+	file := filepath.Join(t.TempDir(), "file")
+	touch(t, file)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown id", []string{"show", "abcdef"}, 1, "no such session"},
+		{"slash in id", []string{"show", "../x"}, 2, "invalid session id"},
+		{"dots", []string{"logs", ".."}, 2, "invalid session id"},
+		{"not hex", []string{"kill", "zzzz"}, 2, "invalid session id"},
+		{"empty task", []string{"spawn", "  "}, 2, "empty task"},
+		{"task starting with -", []string{"spawn", "-v is broken"}, 2, "goes after --"},
+		{"no task", []string{"spawn"}, 2, "needs a task"},
+		{"missing working dir", []string{"spawn", "-C", "/no/such/dir", "x"}, 1, "does not exist"},
+		{"unknown adapter", []string{"spawn", "--adapter", "nope", "x"}, 1, "unknown adapter"},
+		{"bad sandbox", []string{"spawn", "--sandbox", "yolo", "x"}, 2, "sandbox"},
+		{"state dir not writable", []string{"--state-dir", filepath.Join(file, "state"), "spawn", "x"}, 1, "state dir"},
+		{"kill finished", []string{"kill", id}, 1, "not running"},
+		{"kill nothing", []string{"kill"}, 2, "--all"},
+		{"bad status", []string{"ls", "--status", "done"}, 2, "unknown status"},
+		{"bad age", []string{"clean", "--older-than", "soon"}, 2, "not an age"},
+		{"empty inject", []string{"inject", id, ""}, 2, "empty message"},
+		{"missing turn", []string{"logs", "--raw", "--turn", "9", id}, 1, "no turn 9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := w.zwarm(c.args...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("zwarm %q: exit %d stderr %q; want exit %d mentioning %q", c.args, r.code, r.stderr, c.code, c.want)
+			}
+		})
+	}
+	// Nothing above created a session or harmed the one there is.
+	if list := w.ls(); len(list) != 1 || list[0].Status != sessions.StatusCompleted {
+		t.Fatalf("sessions after bad input: %+v", list)
+	}
+}
+
+func TestTaskStartingWithDashAfterDoubleDash(t *testing.T) {
+	w := newWorld(t)
+	w.ok("spawn", "--wait", "--", "-v is broken")
+	inv := w.invocations()
+	a := inv[0].Argv
+	if a[len(a)-2] != "--" || a[len(a)-1] != "-v is broken" {
+		t.Fatalf("agent argv %q", a)
+	}
+}
+
+func TestMissingCodexBinaryIsRecordedAsFailed(t *testing.T) {
+	w := newWorld(t)
+	w.extraEnv = []string{"ZWARM_CODEX_BIN=/no/such/codex"}
+	r := w.zwarm("spawn", "do it")
+	if r.code != 1 || !strings.Contains(r.stderr, "/no/such/codex") || !strings.Contains(r.stderr, "npm install -g @openai/codex") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	list := w.ls()
+	if len(list) != 1 || list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "npm install") {
+		t.Fatalf("recorded: %+v", list)
+	}
+}
+
+func TestAmbiguousPrefixListsCandidates(t *testing.T) {
+	w := newWorld(t)
+	for _, id := range []string{"3f2a0000-0000-4000-8000-000000000001", "3f2a0000-0000-4000-8000-000000000002"} {
+		writeLegacy(t, w.state, id)
+	}
+	r := w.zwarm("show", "3f2a")
+	if r.code != 1 || !strings.Contains(r.stderr, "ambiguous") || !strings.Contains(r.stderr, "3f2a0000-0000-4000-8000-000000000002") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestParallelSpawnsAreAllRecorded(t *testing.T) {
+	w := newWorld(t)
+	const n = 20
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = strings.TrimSpace(w.zwarm("spawn", "parallel task").stdout)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if len(id) != 36 || seen[id] {
+			t.Fatalf("bad or duplicate id %q in %q", id, ids)
+		}
+		seen[id] = true
+	}
+	var done []session
+	mustJSON(t, w.ok(append([]string{"wait", "--json", "--timeout", "60s"}, ids...)...), &done)
+	var total int64
+	for _, s := range w.ls() {
+		if s.Status != sessions.StatusCompleted || s.Usage.InputTokens != 700 {
+			t.Errorf("%s: %s %+v %s", s.ID, s.Status, s.Usage, s.Error)
+		}
+		total += s.Usage.TotalTokens
+	}
+	if len(done) != n || total != n*710 {
+		t.Fatalf("%d done, total tokens %d", len(done), total)
+	}
+}
+
+func TestWaitAnyAndTimeout(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("fast", 1), "slow", append([]step{{"wait_file": gate}}, completes("slow", 1)...))
+	slow := w.spawn("slow")
+	fast := w.spawn("fast")
+	var got []session
+	mustJSON(t, w.ok("wait", "--any", "--json", slow, fast), &got)
+	if len(got) != 2 || got[1].Status != sessions.StatusCompleted {
+		t.Fatalf("wait --any: %+v", got)
+	}
+	r := w.zwarm("wait", "--timeout", "200ms", slow)
+	if r.code != 1 || !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, slow[:8]) {
+		t.Fatalf("timeout: exit %d %q", r.code, r.stderr)
+	}
+	touch(t, gate)
+	w.ok("wait", slow)
+}
+
+func TestRmAndClean(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("x", 1), "hang", []step{{"wait_file": gate}})
+	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
+	running := w.spawn("hang")
+	r := w.zwarm("rm", running)
+	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("rm running: exit %d %q", r.code, r.stderr)
+	}
+	w.ok("rm", "--force", running)
+	if _, err := os.Stat(filepath.Join(w.state, "sessions", running)); !os.IsNotExist(err) {
+		t.Fatalf("rm --force left the session: %v", err)
+	}
+	if out := w.ok("clean"); !strings.Contains(out, "nothing") {
+		t.Fatalf("clean removed a fresh session: %q", out)
+	}
+	if out := w.ok("clean", "--older-than", "0s"); !strings.Contains(out, done) {
+		t.Fatalf("clean --older-than 0s: %q", out)
+	}
+	if list := w.ls(); len(list) != 0 {
+		t.Fatalf("left: %+v", list)
+	}
+}
+
+func TestLogsFollowStreamsUntilTheEnd(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(append([]step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make test","status":"in_progress"}}`),
+		{"partial": `{"type":"item.completed","item":{"id":"item_0","type":"command_execution",`},
+		{"wait_file": gate},
+		out(`"command":"make test","aggregated_output":"ok\n","exit_code":0,"status":"completed"}}`),
+	}, completes("all green", 5)...))
+	id := w.spawn("test it")
+	cmd := exec.Command(bins.zwarm, "logs", "-f", id)
+	cmd.Dir, cmd.Env = w.work, w.env()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(want string) {
+		t.Helper()
+		timeout := time.After(15 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("logs -f ended before %q", want)
+				}
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q from logs -f", want)
+			}
+		}
+	}
+	expect("$ make test  (running)")
+	touch(t, gate)
+	expect("$ make test  (exit 0)")
+	expect("all green")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("logs -f did not end cleanly with the session: %v", err)
+	}
+}
+
+// writeLegacy writes a session the way the Python zwarm did: messages in
+// meta.json, naive timestamps, stderr mixed into the turn file.
+func writeLegacy(t *testing.T, state, id string) {
+	t.Helper()
+	dir := filepath.Join(state, "sessions", id, "turns")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{"id": id, "task": "legacy task", "status": "completed", "working_dir": "/w",
+		"created_at": "2025-03-01T10:00:00.123456", "updated_at": "2025-03-01T10:05:00", "pid": 4242, "exit_code": nil,
+		"model": "gpt-5.1-codex-mini", "turn": 1, "source": "user", "adapter": "codex", "error": nil,
+		"token_usage": map[string]any{"input_tokens": 100, "output_tokens": 20},
+		"messages": []map[string]any{{"role": "user", "content": "legacy task", "timestamp": "2025-03-01T10:00:00"},
+			{"role": "assistant", "content": "legacy answer", "timestamp": "2025-03-01T10:05:00", "metadata": map[string]any{}}}}
+	b, _ := json.Marshal(meta)
+	os.WriteFile(filepath.Join(state, "sessions", id, "meta.json"), b, 0o600)
+	turn := `{"type":"thread.started","thread_id":"t1"}
+Reading additional input from stdin...
+{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"legacy answer"}}
+2025-03-01T10:05:00 WARN codex_core: something on stderr
+{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}
+`
+	os.WriteFile(filepath.Join(dir, "turn_1.jsonl"), []byte(turn), 0o600)
+}
+
+func TestPythonStateDirIsReadOnly(t *testing.T) {
+	w := newWorld(t)
+	id := "9c1d0000-0000-4000-8000-000000000001"
+	writeLegacy(t, w.state, id)
+	list := w.ls()
+	if len(list) != 1 || list[0].Task != "legacy task" || list[0].Status != sessions.StatusCompleted || list[0].Usage.TotalTokens != 120 {
+		t.Fatalf("ls: %+v", list)
+	}
+	if table := w.ok("ls"); !strings.Contains(table, "9c1d0000") || !strings.Contains(table, "legacy task") {
+		t.Fatalf("ls table:\n%s", table)
+	}
+	human := w.ok("show", "9c1d")
+	if !strings.Contains(human, "legacy answer") || !strings.Contains(human, "read-only") {
+		t.Fatalf("show:\n%s", human)
+	}
+	if logs := w.ok("logs", "9c1d"); !strings.Contains(logs, "legacy answer") || !strings.Contains(logs, "WARN codex_core") {
+		t.Fatalf("logs:\n%s", logs)
+	}
+	for _, args := range [][]string{{"inject", "9c1d", "more"}, {"rm", "9c1d"}, {"kill", "9c1d"}} {
+		if r := w.zwarm(args...); r.code != 1 || !strings.Contains(r.stderr, "Python") {
+			t.Errorf("%q: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	w.ok("ls")
+	after, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	if string(before) != string(after) {
+		t.Fatal("reading a legacy session changed it")
+	}
+}
