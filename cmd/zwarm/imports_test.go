@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/zwarm/zwarm"
+
+// The package map of the design: which zwarm packages each may import.
+// Domain packages never import the terminal UI or command-line libraries.
+var allowed = map[string][]string{
+	"sessions":     {},
+	"adapters/":    {"sessions"},
+	"adapters":     {"adapters/", "sessions"},
+	"watchers":     {"sessions"},
+	"orchestrator": {"sessions", "watchers"},
+	"tui":          {"sessions", "watchers"},
+}
+
+var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
+
+func rule(pkg string) (string, bool) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	if strings.HasPrefix(rel, "adapters/") {
+		return "adapters/", true
+	}
+	first := strings.SplitN(rel, "/", 2)[0]
+	_, ok := allowed[first]
+	return first, ok
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := f[0]
+		if !strings.HasPrefix(pkg, module+"/") || strings.Contains(pkg, "/internal/") {
+			continue
+		}
+		r, ok := rule(pkg)
+		if !ok {
+			continue
+		}
+		checked++
+		for _, imp := range f[1:] {
+			if r != "tui" {
+				for _, ui := range uiLibs {
+					if strings.HasPrefix(imp, ui) {
+						t.Errorf("%s imports %s: domain packages stay free of UI and CLI libraries", pkg, imp)
+					}
+				}
+			}
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			ir, _ := rule(imp)
+			if ir == r && r != "adapters/" {
+				continue // within one package tree
+			}
+			ok := false
+			for _, a := range allowed[r] {
+				if a == ir || r == "adapters/" && ir == "adapters/" && imp == pkg {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s imports %s, which the package map does not allow", pkg, imp)
+			}
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}

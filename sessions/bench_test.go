@@ -1,0 +1,125 @@
+package sessions_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/adapters/codex"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// turnLines is realistic codex output: commands with output, messages,
+// reasoning, usage.
+func turnLines(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}` + "\n")
+	b.WriteString(`{"type":"turn.started"}` + "\n")
+	out := strings.Repeat("ok  \tgithub.com/x/y\t0.01s\\n", 40)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, `{"type":"item.completed","item":{"id":"item_%d","type":"reasoning","text":"**Thinking** about step %d of the change"}}`+"\n", i, i)
+		fmt.Fprintf(&b, `{"type":"item.started","item":{"id":"item_%d","type":"command_execution","command":"/bin/bash -lc 'go test ./...'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`+"\n", i)
+		fmt.Fprintf(&b, `{"type":"item.completed","item":{"id":"item_%d","type":"command_execution","command":"/bin/bash -lc 'go test ./...'","aggregated_output":"%s","exit_code":0,"status":"completed"}}`+"\n", i, out)
+		fmt.Fprintf(&b, `{"type":"item.completed","item":{"id":"item_%d","type":"agent_message","text":"Step %d done; the tests pass."}}`+"\n", i, i)
+	}
+	b.WriteString(`{"type":"turn.completed","usage":{"input_tokens":24763,"cached_input_tokens":24448,"output_tokens":122,"reasoning_output_tokens":64}}` + "\n")
+	return []byte(b.String())
+}
+
+var fixture struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// finishedStateDir builds 1,000 finished sessions, each with two 1 MB turn
+// files, once per benchmark run.
+func finishedStateDir(b *testing.B) string {
+	fixture.once.Do(func() {
+		dir, err := os.MkdirTemp("", "zwarm-bench")
+		if err != nil {
+			fixture.err = err
+			return
+		}
+		fixture.dir = dir
+		turn := turnLines(1 << 20)
+		now := time.Now().UTC()
+		for i := range 1000 {
+			id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)
+			sdir := filepath.Join(dir, "sessions", id)
+			os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
+			code := 0
+			s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "task", Status: sessions.StatusCompleted,
+				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: "user", CreatedAt: now, UpdatedAt: now,
+				EndedAt: &now, ExitCode: &code, Turn: 2}
+			for n := 1; n <= 2; n++ {
+				s.Turns = append(s.Turns, sessions.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
+					Status: sessions.StatusCompleted, Offset: int64(len(turn))})
+				if err := os.WriteFile(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", n)), turn, 0o600); err != nil {
+					fixture.err = err
+					return
+				}
+			}
+			data, _ := json.Marshal(s)
+			if err := os.WriteFile(filepath.Join(sdir, "meta.json"), data, 0o600); err != nil {
+				fixture.err = err
+				return
+			}
+		}
+	})
+	if fixture.err != nil {
+		b.Fatal(fixture.err)
+	}
+	return fixture.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixture.dir != "" {
+		os.RemoveAll(fixture.dir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkList1000Finished is `zwarm ls` over 1,000 finished sessions with
+// two 1 MB turn files each: it must read meta.json only.
+func BenchmarkList1000Finished(b *testing.B) {
+	st, err := sessions.NewStore(finishedStateDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := sessions.NewManager(st, adapters.Builtin(), nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		list, err := m.List(context.Background(), sessions.ListOptions{})
+		if err != nil || len(list) != 1000 {
+			b.Fatalf("%d sessions, %v", len(list), err)
+		}
+	}
+}
+
+// BenchmarkParse100MB parses a 100 MB codex turn file.
+func BenchmarkParse100MB(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "turn_1.jsonl")
+	data := turnLines(100 << 20)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		if err := sessions.ReadTurnFile(path, codex.NewParser(), func(sessions.Event) { n++ }); err != nil || n == 0 {
+			b.Fatalf("%d events, %v", n, err)
+		}
+	}
+}
