@@ -264,3 +264,38 @@ func mustJSON(t *testing.T, s string, v any) {
 		t.Fatalf("%v in %q", err, s)
 	}
 }
+
+func TestKilledSessionCanBeContinued(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	w.setScript(completes("resumed fine", 900), "run forever", grandchildren(dir, false))
+	id := w.spawn("run forever")
+	readPID(t, filepath.Join(dir, "escaped.pid"))
+	eventually(t, "a thread id", func() bool { return w.show(id).ThreadID != "" })
+	w.ok("kill", id)
+	out := w.ok("inject", "--wait", id, "pick up where you left off")
+	if !strings.Contains(out, "turn 2 completed") {
+		t.Fatalf("inject after kill: %q", out)
+	}
+	s := w.show(id)
+	inv := w.invocations()
+	last := inv[len(inv)-1].Argv
+	if s.Status != sessions.StatusCompleted || s.Turns[0].Status != sessions.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
+		t.Fatalf("status %s, turn 1 %s, argv %q", s.Status, s.Turns[0].Status, last)
+	}
+}
+
+func TestLsTable(t *testing.T) {
+	w := newWorld(t)
+	if out := w.ok("ls"); !strings.Contains(out, "no sessions") {
+		t.Fatalf("empty ls: %q", out)
+	}
+	id := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex", "write the docs"))[0]
+	out := w.ok("ls")
+	for _, want := range []string{"1 completed", "710 tokens", "ID", "STATUS", "ADAPTER", "MODEL", "TURN", "TOKENS", "COST", "AGE", "TASK",
+		id[:8], "completed*", "codex", "gpt-5.1-codex", "write the docs", "$0.0010"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ls output lacks %q:\n%s", want, out)
+		}
+	}
+}
