@@ -43,6 +43,12 @@ type Command struct {
 	Args []string
 	Dir  string
 	Env  []string
+	// Input, if set, makes this a live process: instead of /dev/null its
+	// stdin is a pipe the supervisor holds. It writes Input(prompt) for the
+	// turn's prompt, and after each turn.completed the next queued
+	// follow-up, so one process serves several turns. With nothing queued it
+	// closes stdin and the agent exits.
+	Input func(prompt string) []byte
 }
 
 // Adapters is the set of adapters a Manager can use.

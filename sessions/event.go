@@ -56,9 +56,13 @@ type Event struct {
 	Input string `json:"input,omitempty"`
 	// Usage is set on EventTurnCompleted. Cumulative says it is the running
 	// total of the whole thread (codex) rather than this turn's own (claude).
-	Usage      *Usage   `json:"usage,omitempty"`
-	Cumulative bool     `json:"cumulative,omitempty"`
-	CostUSD    *float64 `json:"cost_usd,omitempty"`
+	Usage      *Usage `json:"usage,omitempty"`
+	Cumulative bool   `json:"cumulative,omitempty"`
+	// CostUSD is a price the agent computed itself; ProcessCost says it is
+	// the running total of the agent process (claude's total_cost_usd over
+	// the turns of one live process) rather than this turn's own.
+	CostUSD     *float64 `json:"cost_usd,omitempty"`
+	ProcessCost bool     `json:"process_cost,omitempty"`
 }
 
 // FileChange is one file an agent added, updated or deleted.

@@ -29,7 +29,13 @@ func (s *Session) fold(ev Event) {
 		}
 		if ev.CostUSD != nil {
 			c := *ev.CostUSD
-			if t.CostReported && t.CostUSD != nil {
+			if ev.ProcessCost {
+				total := c
+				if base := s.processCostBase(); c >= base {
+					c -= base
+				}
+				t.ProcessCost = &total
+			} else if t.CostReported && t.CostUSD != nil {
 				c += *t.CostUSD
 			}
 			t.CostUSD, t.CostReported = &c, true
@@ -46,4 +52,15 @@ func (s *Session) fold(ev Event) {
 			t.AgentError = ev.Text
 		}
 	}
+}
+
+// processCostBase is the running cost total the agent process reported
+// before the current turn: the previous turn's, if the current one was
+// delivered live to the same process.
+func (s *Session) processCostBase() float64 {
+	n := len(s.Turns)
+	if n < 2 || !s.Turns[n-1].Live || s.Turns[n-2].ProcessCost == nil {
+		return 0
+	}
+	return *s.Turns[n-2].ProcessCost
 }

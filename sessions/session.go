@@ -63,8 +63,15 @@ type Turn struct {
 	// CostReported says the agent reported CostUSD itself (claude); otherwise
 	// it is computed from Usage and the price table.
 	CostReported bool `json:"cost_reported,omitempty"`
-	// Resumed says the turn continued the agent's thread natively.
-	Resumed     bool   `json:"resumed,omitempty"`
+	// Resumed says the turn continued the agent's thread natively; Live
+	// says it was delivered to an agent process that was already running
+	// the previous turn.
+	Resumed bool `json:"resumed,omitempty"`
+	Live    bool `json:"live,omitempty"`
+	// ProcessCost is the agent process's own running cost total at the end
+	// of this turn, for agents that report one (the next live turn's cost
+	// is the difference).
+	ProcessCost *float64 `json:"process_cost,omitempty"`
 	LastMessage string `json:"last_message,omitempty"`
 	Error       string `json:"error,omitempty"`
 	// Offset is how many bytes of the turn file are folded into this record;
@@ -177,10 +184,20 @@ func (s *Session) Clone() *Session {
 		c.Agent = &a
 	}
 	for i := range c.Turns {
-		if u := c.Turns[i].ThreadUsage; u != nil {
+		t := &c.Turns[i]
+		if u := t.ThreadUsage; u != nil {
 			v := *u
-			c.Turns[i].ThreadUsage = &v
+			t.ThreadUsage = &v
 		}
+		t.EndedAt, t.ExitCode, t.CostUSD, t.ProcessCost = clonePtr(t.EndedAt), clonePtr(t.ExitCode), clonePtr(t.CostUSD), clonePtr(t.ProcessCost)
 	}
 	return &c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

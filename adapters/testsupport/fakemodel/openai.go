@@ -1,0 +1,89 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// responses serves POST /v1/responses (codex) as a Responses API stream.
+func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rep, n := s.next(r, body, openaiUserText(body))
+	if !stall(r, rep) {
+		return
+	}
+	if rep.Status != 0 {
+		http.Error(w, firstNonEmpty(rep.Body, `{"error":{"message":"fake model error","type":"server_error"}}`), rep.Status)
+		return
+	}
+	id := fmt.Sprintf("resp_%d", n)
+	startSSE(w)
+	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	idx := 0
+	item := func(it map[string]any) {
+		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": it})
+		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": it})
+		idx++
+	}
+	if rep.Reasoning != "" {
+		item(map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n),
+			"summary": []any{map[string]any{"type": "summary_text", "text": rep.Reasoning}}})
+	}
+	if rep.Text != "" {
+		item(map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n), "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}}})
+	}
+	if rep.Tool != "" {
+		item(map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
+			"name": rep.Tool, "arguments": rep.Args, "status": "completed"})
+	}
+	in, out := orDefault(rep.InputTokens, 100), orDefault(rep.OutputTokens, 10)
+	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": id,
+		"usage": map[string]any{
+			"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens},
+			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": rep.ReasoningTokens},
+			"total_tokens": in + out,
+		}}})
+}
+
+// openaiUserText joins the text of the user messages of a Responses request.
+func openaiUserText(body []byte) string {
+	var req struct {
+		Input []struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"input"`
+	}
+	json.Unmarshal(body, &req)
+	var b strings.Builder
+	for _, it := range req.Input {
+		if it.Role != "user" {
+			continue
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(it.Content, &parts) == nil {
+			for _, p := range parts {
+				b.WriteString(p.Text + "\n")
+			}
+		} else {
+			var s string
+			json.Unmarshal(it.Content, &s)
+			b.WriteString(s + "\n")
+		}
+	}
+	return b.String()
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
