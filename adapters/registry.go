@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -29,6 +30,7 @@ func New(list ...sessions.Adapter) *Registry {
 func Builtin() *Registry {
 	return New(
 		codex.New(),
+		claude.New(),
 	)
 }
 

@@ -12,8 +12,9 @@ var ErrInvalidRequest = errors.New("invalid request")
 type Adapter interface {
 	// Name is the adapter's name in records and on the command line.
 	Name() string
-	// DefaultModel is used when neither the user nor config.toml names one.
-	DefaultModel() string
+	// DefaultModel is used when neither the user nor config.toml names one;
+	// the adapter may read its own settings file in the state dir.
+	DefaultModel(stateDir string) string
 	// Command returns the process to run for one turn. It fails with a
 	// message a user can act on when the agent's binary cannot be found or
 	// the request is invalid (an unknown sandbox mode, say).

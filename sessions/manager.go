@@ -74,7 +74,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	now := time.Now().UTC()
 	s := &Session{
 		ID: newID(), Task: req.Task, Status: StatusPending, Adapter: name,
-		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel()),
+		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: firstNonEmpty(req.Source, "user"),
 		CreatedAt: now, Turns: []Turn{},

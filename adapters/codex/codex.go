@@ -34,8 +34,14 @@ func New() *Adapter { return &Adapter{} }
 // Name implements sessions.Adapter.
 func (*Adapter) Name() string { return Name }
 
-// DefaultModel implements sessions.Adapter.
-func (*Adapter) DefaultModel() string { return "gpt-5.1-codex-mini" }
+// DefaultModel implements sessions.Adapter: codex.toml's model, else
+// gpt-5.1-codex-mini.
+func (*Adapter) DefaultModel(stateDir string) string {
+	if o, err := LoadOverrides(stateDir); err == nil && o.Model != "" {
+		return o.Model
+	}
+	return "gpt-5.1-codex-mini"
+}
 
 // NewParser implements sessions.Adapter.
 func (*Adapter) NewParser() sessions.Parser { return NewParser() }
@@ -88,12 +94,8 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	default:
 		return sessions.Command{}, fmt.Errorf("%w: unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sessions.ErrInvalidRequest, sandbox)
 	}
-	model := req.Model
-	if model == "" {
-		model = ov.Model
-	}
-	if model != "" {
-		args = append(args, "-m", model)
+	if req.Model != "" {
+		args = append(args, "-m", req.Model)
 	}
 	if resume {
 		args = append(args, "--", req.ThreadID, req.Prompt)

@@ -1,0 +1,145 @@
+// Package claude runs Claude Code (`claude -p --output-format stream-json`)
+// as a zwarm worker: its command lines, its claude.toml settings, and the
+// parser of its stream-json events.
+//
+// Workers start with `--input-format stream-json`: the prompt and every
+// follow-up delivered while the process runs are written to its stdin as
+// user messages, each processed as the next turn of the same process. A
+// follow-up to a finished session resumes it with `--resume SESSION_ID`.
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Name is the adapter's name.
+const Name = "claude"
+
+// BinaryEnv overrides the claude binary.
+const BinaryEnv = "ZWARM_CLAUDE_BIN"
+
+// DangerFullAccess is the sandbox name that skips every permission check.
+const DangerFullAccess = "danger-full-access"
+
+// permissionModes are the values of claude's --permission-mode.
+var permissionModes = map[string]bool{"default": true, "acceptEdits": true, "plan": true, "bypassPermissions": true, "dontAsk": true}
+
+// Adapter is the claude adapter.
+type Adapter struct{}
+
+// New returns the claude adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name implements sessions.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// DefaultModel implements sessions.Adapter: claude.toml's model, else sonnet.
+func (*Adapter) DefaultModel(stateDir string) string {
+	if s, err := LoadSettings(stateDir); err == nil && s.Model != "" {
+		return s.Model
+	}
+	return "sonnet"
+}
+
+// NewParser implements sessions.Adapter.
+func (*Adapter) NewParser() sessions.Parser { return NewParser() }
+
+// Command implements sessions.Adapter:
+//
+//	claude -p --output-format stream-json --verbose --input-format stream-json
+//	       [--resume SESSION_ID] [--model M] PERMISSIONS [ARGS...]       (run in DIR)
+//
+// With live_input = false in claude.toml the prompt is an argument instead
+// (`-- PROMPT`) and stdin is /dev/null.
+func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	set, err := LoadSettings(req.StateDir)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	perm, err := permissionArgs(req.Sandbox, set)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	bin, err := binary(req.Config.Binary)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	live := set.LiveInput == nil || *set.LiveInput
+	if live {
+		args = append(args, "--input-format", "stream-json")
+	}
+	if req.ThreadID != "" {
+		args = append(args, "--resume", req.ThreadID)
+	}
+	if req.Model != "" {
+		args = append(args, "--model", req.Model)
+	}
+	args = append(args, perm...)
+	args = append(args, set.Args...)
+	cmd := sessions.Command{Path: bin, Dir: req.WorkingDir}
+	if live {
+		cmd.Input = UserMessage
+	} else {
+		args = append(args, "--", req.Prompt)
+	}
+	cmd.Args = args
+	return cmd, nil
+}
+
+// UserMessage is one stream-json input line carrying a user message.
+func UserMessage(text string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"type":    "user",
+		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}},
+	})
+	return append(b, '\n')
+}
+
+// permissionArgs maps --sandbox / claude.toml to claude's flags. The
+// default is acceptEdits: the agent may edit files in its working dir.
+func permissionArgs(sandbox string, set Settings) ([]string, error) {
+	mode := sandbox
+	if mode == "" && set.FullDanger {
+		mode = DangerFullAccess
+	}
+	if mode == "" {
+		mode = set.PermissionMode
+	}
+	if mode == "" {
+		mode = "acceptEdits"
+	}
+	if mode == DangerFullAccess {
+		// As root, claude also wants IS_SANDBOX=1 in the environment.
+		return []string{"--dangerously-skip-permissions"}, nil
+	}
+	if !permissionModes[mode] {
+		return nil, fmt.Errorf("%w: unknown claude permission mode %q (want danger-full-access, acceptEdits, bypassPermissions, default, dontAsk or plan)", sessions.ErrInvalidRequest, mode)
+	}
+	return []string{"--permission-mode", mode}, nil
+}
+
+// binary finds the claude executable: ZWARM_CLAUDE_BIN, then config.toml's
+// [adapters.claude] binary, then `claude` on PATH.
+func binary(configured string) (string, error) {
+	name, from := "claude", "PATH"
+	if v := os.Getenv(BinaryEnv); v != "" {
+		name, from = v, BinaryEnv
+	} else if configured != "" {
+		name, from = configured, "config.toml [adapters.claude] binary"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("claude binary %q (from %s) not found: install it with `npm install -g @anthropic-ai/claude-code`, or point %s at it", name, from, BinaryEnv)
+		}
+		return "", fmt.Errorf("claude binary %q (from %s): %w", name, from, err)
+	}
+	return path, nil
+}

@@ -1,0 +1,109 @@
+// Package sessionstest helps test adapters' parsers the way test2json is
+// tested: golden files of raw agent output fed whole, line by line and in
+// odd-sized chunks, all of which must give the same events.
+package sessionstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Feed writes data to a turn file the way an agent does, in pieces of
+// sizes(i) bytes, and reads it back with a TurnReader after every write, as
+// a live reader does. It returns every event parsed.
+func Feed(t testing.TB, p sessions.Parser, data []byte, sizes func(i int) int) []sessions.Event {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sessions.NewTurnReader(path, p, 0)
+	defer rd.Close()
+	var got []sessions.Event
+	collect := func(ev sessions.Event) { got = append(got, ev) }
+	for i := 0; len(data) > 0; i++ {
+		n := max(1, min(sizes(i), len(data)))
+		if _, err := f.Write(data[:n]); err != nil {
+			t.Fatal(err)
+		}
+		data = data[n:]
+		if err := rd.Read(false, collect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rd.Read(true, collect); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Encode writes events one JSON object a line, the golden format.
+func Encode(t testing.TB, evs []sessions.Event) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// Goldens checks every testdata/*.jsonl against its .golden file, parsing
+// it whole, line by line and in odd chunks with a fresh parser from
+// newParser each time. With update set it rewrites the goldens first.
+func Goldens(t *testing.T, newParser func() sessions.Parser, update bool) {
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no testdata/*.jsonl")
+	}
+	for _, in := range files {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := strings.TrimSuffix(in, ".jsonl") + ".golden"
+			if update {
+				whole := Encode(t, Feed(t, newParser(), data, func(int) int { return len(data) }))
+				if err := os.WriteFile(golden, whole, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			modes := []struct {
+				name  string
+				sizes func(int) int
+			}{
+				{"whole", func(int) int { return len(data) }},
+				{"lines", func(i int) int {
+					if i < len(lines) {
+						return len(lines[i])
+					}
+					return 1
+				}},
+				{"chunks", func(i int) int { return []int{1, 3, 7, 13, 64, 2, 511}[i%7] }},
+			}
+			for _, m := range modes {
+				if got := Encode(t, Feed(t, newParser(), data, m.sizes)); !bytes.Equal(got, want) {
+					t.Errorf("%s: events differ from %s\n got:\n%s\nwant:\n%s", m.name, golden, got, want)
+				}
+			}
+		})
+	}
+}
