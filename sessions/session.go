@@ -72,8 +72,8 @@ type Turn struct {
 	// of this turn, for agents that report one (the next live turn's cost
 	// is the difference).
 	ProcessCost *float64 `json:"process_cost,omitempty"`
-	LastMessage string `json:"last_message,omitempty"`
-	Error       string `json:"error,omitempty"`
+	LastMessage string   `json:"last_message,omitempty"`
+	Error       string   `json:"error,omitempty"`
 	// Offset is how many bytes of the turn file are folded into this record;
 	// readers parse only what comes after it.
 	Offset int64 `json:"offset"`
