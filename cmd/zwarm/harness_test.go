@@ -165,6 +165,7 @@ func (w *world) spawn(task string, flags ...string) string {
 type session struct {
 	sessions.Session
 	Messages []sessions.Message    `json:"messages"`
+	Steps    []step                `json:"steps"`
 	Inbox    []sessions.InboxEntry `json:"inbox"`
 }
 

@@ -30,11 +30,28 @@ func newShowCmd(f *factory) *cobra.Command {
 	return c
 }
 
-// showJSON is a session with its conversation and follow-ups.
+// showJSON is a session with its conversation, trajectory and follow-ups.
 type showJSON struct {
 	*sessions.Session
 	Messages []sessions.Message    `json:"messages"`
+	Steps    []stepJSON            `json:"steps"`
 	Inbox    []sessions.InboxEntry `json:"inbox"`
+}
+
+// stepJSON is one step of the trajectory with the turn it belongs to.
+type stepJSON struct {
+	Turn int `json:"turn"`
+	sessions.Event
+}
+
+func trajectory(turns []sessions.TurnLog) []stepJSON {
+	out := []stepJSON{}
+	for _, tl := range turns {
+		for _, ev := range sessions.Steps(tl.Events) {
+			out = append(out, stepJSON{Turn: tl.Turn.N, Event: ev})
+		}
+	}
+	return out
 }
 
 func runShow(c *cobra.Command, o *showOptions) error {
@@ -51,7 +68,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 		return err
 	}
 	if o.json {
-		return writeJSON(o.f.io.out, showJSON{Session: s, Messages: sessions.Messages(s, turns), Inbox: inbox})
+		return writeJSON(o.f.io.out, showJSON{Session: s, Messages: sessions.Messages(s, turns), Steps: trajectory(turns), Inbox: inbox})
 	}
 	writeShow(o.f.io.out, s, turns, inbox, time.Now())
 	return nil
