@@ -71,3 +71,25 @@ func TestFailureReason(t *testing.T) {
 		t.Fatalf("%+v", s.Turns[0])
 	}
 }
+
+// A live claude process reports total_cost_usd as a running total over the
+// turns it served; a resumed process starts again from zero.
+func TestProcessCostBecomesPerTurn(t *testing.T) {
+	s := &Session{}
+	cost := func(c float64) *float64 { return &c }
+	for i, tc := range []struct {
+		live  bool
+		total float64
+		want  float64
+	}{{false, 0.5, 0.5}, {true, 0.75, 0.25}, {true, 1.0, 0.25}, {false, 0.125, 0.125}} {
+		s.Turns = append(s.Turns, Turn{N: i + 1, Live: tc.live})
+		s.fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 1}, CostUSD: cost(tc.total), ProcessCost: true})
+		if got := s.Turns[i].CostUSD; got == nil || *got != tc.want {
+			t.Fatalf("turn %d cost %v, want %v", i+1, got, tc.want)
+		}
+	}
+	s.refresh(DefaultPrices())
+	if *s.CostUSD != 1.125 {
+		t.Fatalf("session cost %v", *s.CostUSD)
+	}
+}

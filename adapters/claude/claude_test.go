@@ -95,3 +95,10 @@ func TestMissingBinarySaysHowToInstall(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func TestExampleSettingsLoad(t *testing.T) {
+	s, err := LoadSettings("../../.zwarm-example")
+	if err != nil || s.Model == "" {
+		t.Fatalf("%+v %v", s, err)
+	}
+}

@@ -127,3 +127,10 @@ func TestMissingBinarySaysHowToInstall(t *testing.T) {
 		t.Fatalf("configured binary: got %v", err)
 	}
 }
+
+func TestExampleOverridesLoad(t *testing.T) {
+	o, err := LoadOverrides("../../.zwarm-example")
+	if err != nil || len(o.Flags) == 0 {
+		t.Fatalf("%+v %v", o, err)
+	}
+}

@@ -120,20 +120,17 @@ func writeShow(w io.Writer, s *sessions.Session, turns []sessions.TurnLog, inbox
 			fmt.Fprintln(w)
 		}
 	}
-	var waiting []sessions.InboxEntry
-	for _, e := range inbox {
-		if e.State != sessions.InboxDelivered {
-			waiting = append(waiting, e)
-		}
-	}
-	if len(waiting) > 0 {
-		fmt.Fprintln(w, "\nfollow-ups not delivered as turns:")
-		for _, e := range waiting {
-			fmt.Fprintf(w, "  [%s] %s", e.State, clip(e.Text, 80))
-			if e.Reason != "" {
-				fmt.Fprintf(w, " (%s)", e.Reason)
+	if len(inbox) > 0 {
+		fmt.Fprintln(w, "\nfollow-ups:")
+		for _, e := range inbox {
+			state := string(e.State)
+			switch {
+			case e.State == sessions.InboxDelivered:
+				state = fmt.Sprintf("delivered as turn %d", e.Turn)
+			case e.Reason != "":
+				state += ": " + e.Reason
 			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", e.CreatedAt.Local().Format("15:04:05"), clip(e.Text, 60), state)
 		}
 	}
 }
