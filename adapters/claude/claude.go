@@ -10,10 +10,7 @@ package claude
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -128,18 +125,5 @@ func permissionArgs(sandbox string, set Settings) ([]string, error) {
 // binary finds the claude executable: ZWARM_CLAUDE_BIN, then config.toml's
 // [adapters.claude] binary, then `claude` on PATH.
 func binary(configured string) (string, error) {
-	name, from := "claude", "PATH"
-	if v := os.Getenv(BinaryEnv); v != "" {
-		name, from = v, BinaryEnv
-	} else if configured != "" {
-		name, from = configured, "config.toml [adapters.claude] binary"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("claude binary %q (from %s) not found: install it with `npm install -g @anthropic-ai/claude-code`, or point %s at it", name, from, BinaryEnv)
-		}
-		return "", fmt.Errorf("claude binary %q (from %s): %w", name, from, err)
-	}
-	return path, nil
+	return sessions.FindBinary(Name, BinaryEnv, configured, "npm install -g @anthropic-ai/claude-code")
 }

@@ -77,7 +77,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	}
 	var l line
 	if b[0] != '{' || json.Unmarshal(b, &l) != nil {
-		return []sessions.Event{rawEvent(b)}
+		return []sessions.Event{sessions.RawEvent(b)}
 	}
 	switch l.Type {
 	case "system":
@@ -158,7 +158,7 @@ func (p *Parser) toolUse(bl block) sessions.Event {
 			ev.Todos = append(ev.Todos, sessions.Todo{Text: content, Completed: status == "completed"})
 		}
 	default:
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, bl.Name, compact(bl.Input)
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, bl.Name, sessions.CompactJSON(bl.Input)
 	}
 	return ev
 }
@@ -276,26 +276,7 @@ func text(raw json.RawMessage) string {
 		}
 		return strings.Join(parts, "\n")
 	}
-	return compact(raw)
-}
-
-func compact(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return string(raw)
-	}
-	return buf.String()
-}
-
-func rawEvent(b []byte) sessions.Event {
-	const max = 4096
-	if len(b) > max {
-		b = b[:max]
-	}
-	return sessions.Event{Type: sessions.EventRaw, Text: strings.ToValidUTF8(string(b), "\uFFFD")}
+	return sessions.CompactJSON(raw)
 }
 
 func firstNonEmpty(ss ...string) string {

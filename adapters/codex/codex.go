@@ -4,10 +4,7 @@
 package codex
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -108,18 +105,5 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 // binary finds the codex executable: ZWARM_CODEX_BIN, then config.toml's
 // [adapters.codex] binary, then `codex` on PATH.
 func binary(configured string) (string, error) {
-	name, from := "codex", "PATH"
-	if v := os.Getenv(BinaryEnv); v != "" {
-		name, from = v, BinaryEnv
-	} else if configured != "" {
-		name, from = configured, "config.toml [adapters.codex] binary"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("codex binary %q (from %s) not found: install it with `npm install -g @openai/codex`, or point %s at it", name, from, BinaryEnv)
-		}
-		return "", fmt.Errorf("codex binary %q (from %s): %w", name, from, err)
-	}
-	return path, nil
+	return sessions.FindBinary(Name, BinaryEnv, configured, "npm install -g @openai/codex")
 }

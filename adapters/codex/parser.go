@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -74,11 +73,11 @@ func (*Parser) ParseLine(raw []byte) []sessions.Event {
 		return nil
 	}
 	if b[0] != '{' {
-		return []sessions.Event{rawEvent(b)}
+		return []sessions.Event{sessions.RawEvent(b)}
 	}
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
-		return []sessions.Event{rawEvent(b)}
+		return []sessions.Event{sessions.RawEvent(b)}
 	}
 	switch l.Type {
 	case "thread.started":
@@ -137,8 +136,8 @@ func itemEvent(ph sessions.Phase, it *item) sessions.Event {
 		}
 	case "mcp_tool_call":
 		ev.Type, ev.Tool = sessions.EventToolCall, it.Server+"."+it.Tool
-		ev.Input = compact(it.Arguments)
-		ev.Output = compact(it.Result)
+		ev.Input = sessions.CompactJSON(it.Arguments)
+		ev.Output = sessions.CompactJSON(it.Result)
 		if it.Error != nil {
 			ev.Text = it.Error.Message
 		}
@@ -159,32 +158,7 @@ func messageText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	return compact(raw)
-}
-
-func compact(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return string(raw)
-	}
-	return buf.String()
-}
-
-// rawEvent keeps a line that is not an event (stderr mixed into old turn
-// files, a truncated write), valid UTF-8 and bounded.
-func rawEvent(b []byte) sessions.Event {
-	const max = 4096
-	if len(b) > max {
-		b = b[:max]
-	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return sessions.Event{Type: sessions.EventRaw, Text: s}
+	return sessions.CompactJSON(raw)
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -1,0 +1,56 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// FindBinary locates an agent's executable for adapters: the environment
+// variable env if set, then the configured path, then name on PATH. A
+// missing binary is an error that says where the name came from and how to
+// install it.
+func FindBinary(name, env, configured, install string) (string, error) {
+	bin, from := name, "PATH"
+	if v := os.Getenv(env); v != "" {
+		bin, from = v, env
+	} else if configured != "" {
+		bin, from = configured, "config.toml [adapters."+name+"] binary"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s binary %q (from %s) not found: install it with `%s`, or point %s at it", name, bin, from, install, env)
+		}
+		return "", fmt.Errorf("%s binary %q (from %s): %w", name, bin, from, err)
+	}
+	return path, nil
+}
+
+// maxRawText bounds the text of a raw event.
+const maxRawText = 4096
+
+// RawEvent keeps a line that is not an event (stderr mixed in, a line cut
+// short by a kill), as valid UTF-8 and bounded in size.
+func RawEvent(line []byte) Event {
+	if len(line) > maxRawText {
+		line = line[:maxRawText]
+	}
+	return Event{Type: EventRaw, Text: strings.ToValidUTF8(string(line), "\uFFFD")}
+}
+
+// CompactJSON renders a JSON value on one line, "" for null or nothing.
+func CompactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
