@@ -16,7 +16,7 @@ type FollowOptions struct {
 }
 
 // Follow calls onTurn when a turn begins and onEvent for each of its events,
-// as the agent writes them. Live, it is driven by file events (appends reach
+// as the agent writes them. Live, it wakes on file events (appends reach
 // onEvent without polling) and follows follow-up turns too.
 func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptions, onTurn func(Turn), onEvent func(Turn, Event)) error {
 	id, err := m.st.resolve(idOrPrefix)
@@ -35,46 +35,23 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 		defer t.Stop()
 		wake, tick = w.C(), t.C
 	}
-	n := max(opt.From, opt.Only, 1)
-	var rd *TurnReader
-	defer func() {
-		if rd != nil {
-			rd.Close()
-		}
-	}()
+	tr := m.NewTrajectory(id, TrajectoryOptions{From: opt.From, Only: opt.Only})
+	defer tr.Close()
 	for {
-		s, err := m.st.load(id)
+		s, batches, err := tr.Read(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("follow %s: %w", ShortID(id), err)
 		}
-		s = m.current(s)
-		turns := s.Turns
-		if s.Legacy {
-			turns = legacyTurns(m.st.turnsDir(id))
+		for _, b := range batches {
+			if b.First {
+				onTurn(b.Turn)
+			}
+			for _, ev := range b.Events {
+				onEvent(b.Turn, ev)
+			}
 		}
-		for n <= len(turns) && (opt.Only == 0 || n == opt.Only) {
-			t := turns[n-1]
-			if rd == nil {
-				ad, err := m.adapters.Lookup(s.Adapter)
-				if err != nil {
-					return err
-				}
-				rd = NewTurnReader(m.st.TurnPath(id, t.N), ad.NewParser(), 0)
-				onTurn(t)
-			}
-			ended := t.EndedAt != nil || s.Legacy
-			if err := rd.Read(ended, func(ev Event) { onEvent(t, ev) }); err != nil {
-				return fmt.Errorf("follow %s: %w", ShortID(id), err)
-			}
-			if !ended {
-				break
-			}
-			rd.Close()
-			rd = nil
-			n++
-		}
-		finished := s.Status.Finished() && s.Owner == nil
-		if !opt.Live || finished && rd == nil || opt.Only != 0 && n > opt.Only {
+		// A finished session's turns have all been read to their end.
+		if !opt.Live || s.Status.Finished() && s.Owner == nil || opt.Only != 0 && opt.Only <= len(s.Turns) && s.Turns[opt.Only-1].EndedAt != nil {
 			return nil
 		}
 		select {

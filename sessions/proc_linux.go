@@ -224,3 +224,6 @@ func sweep(ctx context.Context, id string, root int) error {
 func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
+
+// ProcessRef names a running process by pid and start time.
+func ProcessRef(pid int) (*ProcRef, error) { return refOf(pid) }

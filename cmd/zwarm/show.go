@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/steps"
 )
 
 type showOptions struct {
@@ -102,22 +103,12 @@ func writeShow(w io.Writer, s *sessions.Session, turns []sessions.TurnLog, inbox
 	for _, tl := range turns {
 		fmt.Fprintln(w)
 		writeTurnHeader(w, tl.Turn)
-		if tl.Turn.Prompt != "" {
-			fmt.Fprintln(w, indent(tl.Turn.Prompt, "  > "))
-		}
+		printLines(w, steps.Prompt(tl.Turn)...)
 		for _, ev := range sessions.Steps(tl.Events) {
 			writeStep(w, ev)
 		}
 		if tl.Turn.EndedAt != nil {
-			fmt.Fprintf(w, "  ── %s", tl.Turn.Status)
-			if tl.Turn.ExitCode != nil {
-				fmt.Fprintf(w, ", exit %d", *tl.Turn.ExitCode)
-			}
-			fmt.Fprintf(w, ", %s tokens, %s", tokens(tl.Turn.Usage.TotalTokens), cost(tl.Turn.CostUSD))
-			if tl.Turn.Error != "" {
-				fmt.Fprintf(w, ": %s", tl.Turn.Error)
-			}
-			fmt.Fprintln(w)
+			printLines(w, steps.TurnEnd(tl.Turn, cost(tl.Turn.CostUSD)))
 		}
 	}
 	if len(inbox) > 0 {

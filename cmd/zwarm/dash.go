@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/tui"
+)
+
+type dashOptions struct {
+	f *factory
+}
+
+func newDashCmd(f *factory) *cobra.Command {
+	o := &dashOptions{f: f}
+	return &cobra.Command{
+		Use:   "dash",
+		Short: "Live dashboard of every session (q quits, ? shows the keys)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE:  func(c *cobra.Command, _ []string) error { return runDash(c, o) },
+	}
+}
+
+func runDash(c *cobra.Command, o *dashOptions) error {
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	log, closeLog, err := fileLogger(m.Store().Dir())
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	colorProfile()
+	return tui.Run(c.Context(), m, m.Store().Dir(), log)
+}
+
+// colorProfile honours NO_COLOR explicitly: the dashboard then draws with
+// icons and text only.
+func colorProfile() {
+	if os.Getenv("NO_COLOR") != "" {
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+}
+
+// fileLogger logs to logs/zwarm.log in the state dir: never to the
+// terminal the dashboard draws on.
+func fileLogger(stateDir string) (*slog.Logger, func(), error) {
+	dir := filepath.Join(stateDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("log dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "zwarm.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, nil)), func() { f.Close() }, nil
+}

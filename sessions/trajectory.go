@@ -1,0 +1,127 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"os"
+)
+
+// TurnEvents is what a Trajectory read of one turn found.
+type TurnEvents struct {
+	Turn Turn
+	// First is set the first time the turn is reported.
+	First bool
+	// Skipped is how many bytes at the start of the turn file were not read
+	// because the file is larger than the window.
+	Skipped int64
+	Events  []Event
+}
+
+// Trajectory follows one session's events incrementally: each Read returns
+// only what the agent wrote since the previous one, for every turn. It is
+// what live views (the dashboard, logs -f) build on. Turn files larger than
+// the window are read from their last window bytes only, so selecting a
+// session with a 100 MB turn costs the same as a small one.
+type Trajectory struct {
+	m       *Manager
+	id      string
+	opt     TrajectoryOptions
+	readers map[int]*TurnReader
+	done    map[int]bool
+}
+
+// TrajectoryOptions chooses what a Trajectory reads.
+type TrajectoryOptions struct {
+	// Window bounds how much of each turn file is read (its last Window
+	// bytes, from a line boundary); 0 reads turn files whole.
+	Window int64
+	// From is the first turn to read; Only, if set, the only one.
+	From, Only int
+}
+
+// NewTrajectory follows session id (a full id).
+func (m *Manager) NewTrajectory(id string, opt TrajectoryOptions) *Trajectory {
+	return &Trajectory{m: m, id: id, opt: opt, readers: map[int]*TurnReader{}, done: map[int]bool{}}
+}
+
+// Read returns the session's current record and, per turn, the events
+// appended since the last Read. A turn that has ended is read to its end,
+// unterminated last line included, and then never again.
+func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
+	s, err := t.m.Get(ctx, t.id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ad, err := t.m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return s, nil, err
+	}
+	turns := s.Turns
+	if s.Legacy {
+		turns = legacyTurns(t.m.st.turnsDir(s.ID))
+	}
+	var out []TurnEvents
+	for _, turn := range turns {
+		if t.done[turn.N] || turn.N < t.opt.From || t.opt.Only != 0 && turn.N != t.opt.Only {
+			continue
+		}
+		te := TurnEvents{Turn: turn}
+		rd, ok := t.readers[turn.N]
+		if !ok {
+			path := t.m.st.TurnPath(s.ID, turn.N)
+			te.First, te.Skipped = true, tailStart(path, t.opt.Window)
+			rd = NewTurnReader(path, ad.NewParser(), te.Skipped)
+			t.readers[turn.N] = rd
+		}
+		ended := turn.EndedAt != nil || s.Legacy
+		if err := rd.Read(ended, func(ev Event) { te.Events = append(te.Events, ev) }); err != nil {
+			return s, out, err
+		}
+		if ended {
+			rd.Close()
+			delete(t.readers, turn.N)
+			t.done[turn.N] = true
+		}
+		if te.First || len(te.Events) > 0 {
+			out = append(out, te)
+		}
+	}
+	return s, out, nil
+}
+
+// Close releases the open turn files.
+func (t *Trajectory) Close() {
+	for n, rd := range t.readers {
+		rd.Close()
+		delete(t.readers, n)
+	}
+}
+
+// tailStart is where to start reading a file so that at most window bytes
+// are read: the first line boundary after size-window, or 0.
+func tailStart(path string, window int64) int64 {
+	if window <= 0 {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= window {
+		return 0
+	}
+	start := fi.Size() - window
+	buf := make([]byte, 64<<10)
+	for off := start; off < fi.Size(); off += int64(len(buf)) {
+		n, _ := f.ReadAt(buf, off)
+		if n <= 0 {
+			break
+		}
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i) + 1
+		}
+	}
+	return fi.Size()
+}

@@ -1,0 +1,286 @@
+// Package detail is the dashboard's trajectory pane: the selected session's
+// steps as they happen, turn by turn. It keeps a bounded window of the
+// latest steps, never the whole transcript, and sticks to the bottom while
+// new steps arrive unless the user has scrolled up.
+package detail
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/steps"
+	"github.com/zwarm/zwarm/tui/styles"
+)
+
+// MaxSteps bounds the steps kept in memory and on screen.
+const MaxSteps = 1000
+
+type step struct {
+	key   string // turn and item id, for items reported more than once
+	lines []steps.Line
+}
+
+// Model is the detail pane.
+type Model struct {
+	st            styles.Styles
+	km            keys.KeyMap
+	vp            viewport.Model
+	id            string
+	session       *sessions.Session
+	steps         []step
+	byKey         map[string]int
+	seen, ended   map[int]bool
+	dropped       int
+	follow        bool
+	focused       bool
+	width, height int
+}
+
+// New returns an empty pane.
+func New(st styles.Styles, km keys.KeyMap) Model {
+	vp := viewport.New(0, 0)
+	vp.KeyMap = viewport.KeyMap{} // keys are handled below, with follow mode
+	return Model{st: st, km: km, vp: vp, byKey: map[string]int{}, seen: map[int]bool{}, ended: map[int]bool{}, follow: true}
+}
+
+// ID is the session shown.
+func (m Model) ID() string { return m.id }
+
+// Following reports whether the pane sticks to the newest step.
+func (m Model) Following() bool { return m.follow }
+
+// SetSize sets the pane's size; the first line is its title.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.vp.Width, m.vp.Height = w, max(1, h-1)
+	m.render()
+}
+
+// SetFocused says whether keys go to this pane.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// Reset shows another session, from nothing.
+func (m *Model) Reset(id string) {
+	m.id, m.session, m.steps, m.dropped = id, nil, nil, 0
+	m.byKey, m.seen, m.ended, m.follow = map[string]int{}, map[int]bool{}, map[int]bool{}, true
+	m.render()
+}
+
+// SetSession updates the session's record (the title, turn ends).
+func (m *Model) SetSession(s *sessions.Session) {
+	if s == nil || s.ID != m.id {
+		return
+	}
+	m.session = s
+	m.endTurns()
+	m.render()
+}
+
+// Append adds what a trajectory read found.
+func (m *Model) Append(s *sessions.Session, batches []sessions.TurnEvents) {
+	if s != nil && s.ID == m.id {
+		m.session = s
+	}
+	for _, b := range batches {
+		n := b.Turn.N
+		if b.First {
+			m.seen[n] = true
+			m.add(step{lines: []steps.Line{steps.TurnHeader(b.Turn)}})
+			m.add(step{lines: steps.Prompt(b.Turn)})
+			if b.Skipped > 0 {
+				m.add(step{lines: []steps.Line{{Kind: steps.Raw, Indent: 1,
+					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(b.Skipped), sessions.ShortID(m.id), n)}}})
+			}
+		}
+		for _, ev := range b.Events {
+			if ev.Type == sessions.EventTurnCompleted {
+				continue // the turn's end line says it, with the exit code
+			}
+			lines := steps.Of(ev)
+			if len(lines) == 0 {
+				continue
+			}
+			k := ""
+			if ev.ItemID != "" && ev.Phase != "" {
+				k = fmt.Sprintf("%d/%s/%s", n, ev.ItemID, ev.Type)
+			}
+			if i, ok := m.byKey[k]; ok && k != "" {
+				m.steps[i].lines = lines
+				continue
+			}
+			m.add(step{key: k, lines: lines})
+		}
+	}
+	m.endTurns()
+	m.render()
+}
+
+// endTurns adds the closing line of every turn that has ended.
+func (m *Model) endTurns() {
+	if m.session == nil {
+		return
+	}
+	for _, t := range m.session.Turns {
+		if t.EndedAt != nil && !m.ended[t.N] && m.seen[t.N] {
+			m.ended[t.N] = true
+			m.add(step{lines: []steps.Line{steps.TurnEnd(t, cost(t.CostUSD))}})
+		}
+	}
+}
+
+func (m *Model) add(s step) {
+	if s.key != "" {
+		m.byKey[s.key] = len(m.steps)
+	}
+	m.steps = append(m.steps, s)
+	if over := len(m.steps) - MaxSteps; over > 0 {
+		m.steps = append([]step(nil), m.steps[over:]...)
+		m.dropped += over
+		m.byKey = map[string]int{}
+		for i, s := range m.steps {
+			if s.key != "" {
+				m.byKey[s.key] = i
+			}
+		}
+	}
+}
+
+func (m *Model) render() {
+	var b strings.Builder
+	if m.dropped > 0 {
+		b.WriteString(m.st.Dim.Render(fmt.Sprintf("… %d earlier steps not shown", m.dropped)) + "\n")
+	}
+	for _, s := range m.steps {
+		for _, l := range s.lines {
+			b.WriteString(m.style(l).Render(clipLine(strings.Repeat("  ", l.Indent)+l.Text, m.width)) + "\n")
+		}
+	}
+	// A session that failed before its first turn has only its error.
+	if s := m.session; s != nil && len(s.Turns) == 0 && s.Error != "" {
+		b.WriteString(m.st.Error.Render(clipLine("✗ "+s.Error, m.width)) + "\n")
+	}
+	m.vp.SetContent(strings.TrimRight(b.String(), "\n"))
+	if m.follow {
+		m.vp.GotoBottom()
+	}
+}
+
+func clipLine(s string, w int) string {
+	if w <= 0 {
+		return s
+	}
+	return lipgloss.NewStyle().MaxWidth(w).Render(s)
+}
+
+func (m Model) style(l steps.Line) lipgloss.Style {
+	switch l.Kind {
+	case steps.Turn:
+		return m.st.Turn
+	case steps.User:
+		return m.st.User
+	case steps.Reasoning, steps.Raw:
+		return m.st.Reasoning
+	case steps.Command:
+		return m.st.Command
+	case steps.Output:
+		return m.st.Output
+	case steps.File:
+		return m.st.File
+	case steps.Todo:
+		return m.st.Todo
+	case steps.Tool:
+		return m.st.Tool
+	case steps.Error:
+		return m.st.Error
+	case steps.Done:
+		return m.st.Dim
+	}
+	return m.st.Message
+}
+
+// Update scrolls when the pane has focus. Scrolling up leaves follow mode;
+// reaching the bottom (or End) returns to it.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		if !m.focused {
+			return m, nil
+		}
+		switch {
+		case key.Matches(msg, m.km.Up):
+			m.vp.LineUp(1)
+		case key.Matches(msg, m.km.Down):
+			m.vp.LineDown(1)
+		case key.Matches(msg, m.km.PageUp):
+			m.vp.HalfViewUp()
+		case key.Matches(msg, m.km.PageDown):
+			m.vp.HalfViewDown()
+		case key.Matches(msg, m.km.Top):
+			m.vp.GotoTop()
+		case key.Matches(msg, m.km.Bottom):
+			m.vp.GotoBottom()
+		default:
+			return m, nil
+		}
+		m.follow = m.vp.AtBottom()
+	case tea.MouseMsg:
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		m.follow = m.vp.AtBottom()
+		return m, cmd
+	}
+	return m, nil
+}
+
+// View renders the title line and the steps.
+func (m Model) View() string {
+	title := "no session selected"
+	if s := m.session; s != nil {
+		title = fmt.Sprintf("%s %s %s · %s · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, s.Task)
+	} else if m.id != "" {
+		title = sessions.ShortID(m.id)
+	}
+	mode := "follow"
+	if !m.follow {
+		mode = fmt.Sprintf("%d%%", int(m.vp.ScrollPercent()*100))
+	}
+	style := m.st.Dim
+	if m.focused {
+		style = m.st.Bold
+	}
+	right := " [" + mode + "]"
+	avail := max(0, m.width-lipgloss.Width(right)-3)
+	line := style.Render("── " + clipText(title, avail) + right)
+	return line + "\n" + m.vp.View()
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if lipgloss.Width(s) <= n {
+		return s
+	}
+	return steps.Clip(s, max(1, n))
+}
+
+func cost(c *float64) string {
+	if c == nil {
+		return "cost unknown"
+	}
+	return fmt.Sprintf("$%.4f", *c)
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,207 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+// clock is the fixed "now" of every test.
+var clock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fixture is a state dir with sessions written directly, as a supervisor
+// would have left them.
+type fixture struct {
+	t   *testing.T
+	dir string
+	m   *sessions.Manager
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	st, err := sessions.NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, dir: dir, m: sessions.NewManager(st, adapters.Builtin(), nil)}
+}
+
+type sessOpt func(*sessions.Session)
+
+// add writes a session with n ended turns (the last one running if the
+// status is running) and returns its id.
+func (f *fixture) add(n int, status sessions.Status, task string, age time.Duration, opts ...sessOpt) string {
+	f.t.Helper()
+	id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+n, n)
+	created := clock.Add(-age)
+	code := 0
+	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: task, Status: status, Adapter: "codex",
+		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: "user", CreatedAt: created, UpdatedAt: created,
+		Turn: 1, ThreadID: "thread-1", Usage: sessions.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}
+	cost := 0.0045
+	s.CostUSD = &cost
+	turn := sessions.Turn{N: 1, Prompt: task, StartedAt: created, Status: status, Usage: s.Usage, CostUSD: &cost}
+	if status.Finished() {
+		end := created.Add(age / 2)
+		s.EndedAt, s.ExitCode, turn.EndedAt, turn.ExitCode = &end, &code, &end, &code
+		if status == sessions.StatusFailed {
+			s.Error, turn.Error = "unexpected status 500", "unexpected status 500"
+			one := 1
+			s.ExitCode, turn.ExitCode = &one, &one
+		}
+	} else {
+		self, err := sessions.ProcessRef(os.Getpid())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		self.Role = "supervisor"
+		s.Owner = self
+	}
+	s.Turns = []sessions.Turn{turn}
+	for _, o := range opts {
+		o(&s)
+	}
+	sdir := filepath.Join(f.dir, "sessions", id)
+	os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
+	os.MkdirAll(filepath.Join(sdir, "inbox"), 0o700)
+	data, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(sdir, "meta.json"), data, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	f.writeTurn(id, 1, sampleTurn(status))
+	return id
+}
+
+func (f *fixture) writeTurn(id string, n int, body string) {
+	path := filepath.Join(f.dir, "sessions", id, "turns", fmt.Sprintf("turn_%d.jsonl", n))
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) appendTurn(id string, n int, line string) {
+	path := filepath.Join(f.dir, "sessions", id, "turns", fmt.Sprintf("turn_%d.jsonl", n))
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer fh.Close()
+	fh.WriteString(line + "\n")
+}
+
+func sampleTurn(st sessions.Status) string {
+	body := `{"type":"thread.started","thread_id":"thread-1"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Reading the CLI** before changing flags"}}
+{"type":"item.started","item":{"id":"item_1","type":"todo_list","items":[{"text":"add the flag","completed":true},{"text":"update docs","completed":false}]}}
+{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc 'go test ./...'","aggregated_output":"ok  \texample/cli\t0.01s\n","exit_code":0,"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_3","type":"file_change","changes":[{"path":"/w/cmd/root.go","kind":"update"}],"status":"completed"}}
+`
+	switch st {
+	case sessions.StatusRunning:
+		return body + `{"type":"item.started","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc 'go vet ./...'","aggregated_output":"","exit_code":null,"status":"in_progress"}}` + "\n"
+	case sessions.StatusFailed:
+		return body + `{"type":"turn.failed","error":{"message":"unexpected status 500"}}` + "\n"
+	}
+	return body + `{"type":"item.completed","item":{"id":"item_5","type":"agent_message","text":"Added --verbose; tests pass."}}
+{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":0,"output_tokens":300,"reasoning_output_tokens":0}}
+`
+}
+
+// standard is the fixture of the golden views: one session of each kind.
+func standard(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.add(1, sessions.StatusCompleted, "add a --verbose flag to the CLI", 2*time.Hour)
+	f.add(2, sessions.StatusFailed, "fix the failing integration test in the payment service", 90*time.Minute)
+	f.add(3, sessions.StatusKilled, "rewrite the docs", time.Hour)
+	f.add(4, sessions.StatusCompleted, "bump dependencies", 50*time.Second, func(s *sessions.Session) {
+		s.Source = "orchestrator:9c1d2e3f-0000-4000-8000-000000000000"
+	})
+	f.add(5, sessions.StatusRunning, "add --verbose to every subcommand and document it", 3*time.Minute, func(s *sessions.Session) {
+		s.PendingInjects = 1
+	})
+	return f
+}
+
+// newModel builds a dashboard on the fixture, sized, with everything its
+// Init asked for done.
+func (f *fixture) newModel(w, h int) Model {
+	m := New(context.Background(), Options{Sessions: f.m, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
+	return drive(f.t, m, m.Init())
+}
+
+// send delivers one message.
+func send(m Model, msg tea.Msg) Model {
+	next, _ := m.Update(msg)
+	return next.(Model)
+}
+
+// drive runs a command and everything it leads to, the way the Bubble Tea
+// runtime would, synchronously.
+func drive(t *testing.T, m Model, cmd tea.Cmd) Model {
+	t.Helper()
+	queue := []tea.Cmd{cmd}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 1000 {
+			t.Fatal("commands never settle")
+		}
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		msg := c()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			queue = append(queue, batch...)
+			continue
+		}
+		if msg == nil {
+			continue
+		}
+		next, more := m.Update(msg)
+		m = next.(Model)
+		queue = append(queue, more)
+	}
+	return m
+}
+
+// press types keys.
+func press(t *testing.T, m Model, keys ...string) Model {
+	t.Helper()
+	for _, k := range keys {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "backspace":
+			msg = tea.KeyMsg{Type: tea.KeyBackspace}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		next, cmd := m.Update(msg)
+		m = drive(t, next.(Model), cmd)
+	}
+	return m
+}
+
+func sizeMsg(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

@@ -1,0 +1,144 @@
+// Package prompt is the dashboard's input line: typing a follow-up or a
+// filter, and yes/no confirmations for kill and delete. It reports what the
+// user decided as a message; the root model acts on it.
+package prompt
+
+import (
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/styles"
+)
+
+// Mode is what the prompt is asking for.
+type Mode int
+
+const (
+	Closed Mode = iota
+	Inject
+	Filter
+	Confirm
+)
+
+// SubmitMsg is the user's answer: the text typed (Inject, Filter) or a
+// yes (Confirm), about Target.
+type SubmitMsg struct {
+	Mode   Mode
+	Action string
+	Target string
+	Value  string
+}
+
+// CancelMsg says the user backed out.
+type CancelMsg struct{ Mode Mode }
+
+// Model is the prompt pane.
+type Model struct {
+	st       styles.Styles
+	km       keys.KeyMap
+	mode     Mode
+	input    textinput.Model
+	question string
+	action   string
+	target   string
+	width    int
+}
+
+// New returns a closed prompt.
+func New(st styles.Styles, km keys.KeyMap) Model {
+	in := textinput.New()
+	in.Prompt = ""
+	in.CharLimit = 0
+	// A blinking cursor is a timer firing twice a second; the dashboard
+	// stays idle unless something happens.
+	in.Cursor.SetMode(cursor.CursorStatic)
+	return Model{st: st, km: km, input: in}
+}
+
+// Active reports whether the prompt takes the keys.
+func (m Model) Active() bool { return m.mode != Closed }
+
+// Mode is what the prompt asks for now.
+func (m Model) Mode() Mode { return m.mode }
+
+// SetSize sets the width.
+func (m *Model) SetSize(w, _ int) { m.width = w }
+
+const hint = "  (enter to send, esc to cancel)"
+
+// OpenInject asks for a follow-up to target.
+func (m *Model) OpenInject(target, label string) tea.Cmd {
+	m.mode, m.target, m.question = Inject, target, "follow-up to "+label+": "
+	m.input.SetValue("")
+	return m.input.Focus()
+}
+
+// OpenFilter asks for a filter, starting from the current one.
+func (m *Model) OpenFilter(current string) tea.Cmd {
+	m.mode, m.question = Filter, "filter: "
+	m.input.SetValue(current)
+	m.input.CursorEnd()
+	return m.input.Focus()
+}
+
+// OpenConfirm asks a yes/no question about an action on target.
+func (m *Model) OpenConfirm(action, target, question string) {
+	m.mode, m.action, m.target, m.question = Confirm, action, target, question+" [y/N] "
+	m.input.Blur()
+}
+
+func (m *Model) close() {
+	m.mode = Closed
+	m.input.Blur()
+}
+
+// Update handles keys while the prompt is open.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.mode == Closed {
+		return m, nil
+	}
+	k, isKey := msg.(tea.KeyMsg)
+	if m.mode == Confirm {
+		if !isKey {
+			return m, nil
+		}
+		mode, action, target := m.mode, m.action, m.target
+		m.close()
+		if k.String() == "y" || k.String() == "Y" {
+			return m, answer(SubmitMsg{Mode: mode, Action: action, Target: target})
+		}
+		return m, answer(CancelMsg{Mode: mode})
+	}
+	if isKey {
+		switch k.Type {
+		case tea.KeyEnter:
+			mode, target, value := m.mode, m.target, m.input.Value()
+			m.close()
+			return m, answer(SubmitMsg{Mode: mode, Target: target, Value: value})
+		case tea.KeyEsc, tea.KeyCtrlC:
+			mode := m.mode
+			m.close()
+			return m, answer(CancelMsg{Mode: mode})
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+func answer(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// View renders the prompt line, or nothing when closed.
+func (m Model) View() string {
+	switch m.mode {
+	case Closed:
+		return ""
+	case Confirm:
+		return m.st.Prompt.Render(m.question)
+	}
+	in := m.input
+	in.Width = max(10, m.width-lipgloss.Width(m.question)-lipgloss.Width(hint)-1)
+	return m.st.Prompt.Render(m.question) + in.View() + m.st.Dim.Render(hint)
+}

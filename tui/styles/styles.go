@@ -1,0 +1,78 @@
+// Package styles holds the dashboard's colours and status icons. Colours
+// degrade by the terminal's profile: with NO_COLOR or the ASCII profile
+// only the icons and text remain.
+package styles
+
+import (
+	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Styles is every style the panes use.
+type Styles struct {
+	Title, Header, Dim, Bold lipgloss.Style
+	Selected, Attention      lipgloss.Style
+	Border, FocusedBorder    lipgloss.Style
+	Status, StatusError      lipgloss.Style
+	Prompt                   lipgloss.Style
+
+	// Steps of a trajectory.
+	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
+
+	statusColors map[sessions.Status]lipgloss.Style
+}
+
+// New returns the default styles.
+func New() Styles {
+	c := func(s string) lipgloss.Style { return lipgloss.NewStyle().Foreground(lipgloss.Color(s)) }
+	return Styles{
+		Title:         lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13")),
+		Header:        lipgloss.NewStyle().Bold(true),
+		Dim:           c("8"),
+		Bold:          lipgloss.NewStyle().Bold(true),
+		Selected:      lipgloss.NewStyle().Reverse(true),
+		Attention:     lipgloss.NewStyle().Bold(true),
+		Border:        lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(lipgloss.Color("8")),
+		FocusedBorder: lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(lipgloss.Color("12")),
+		Status:        c("8"),
+		StatusError:   c("9").Bold(true),
+		Prompt:        c("12").Bold(true),
+		Turn:          c("13").Bold(true),
+		User:          c("14"),
+		Reasoning:     c("8").Italic(true),
+		Command:       c("11"),
+		Output:        c("8"),
+		File:          c("10"),
+		Todo:          c("12"),
+		Tool:          c("12"),
+		Message:       lipgloss.NewStyle(),
+		Error:         c("9"),
+		statusColors: map[sessions.Status]lipgloss.Style{
+			sessions.StatusPending:   c("8"),
+			sessions.StatusRunning:   c("12"),
+			sessions.StatusCompleted: c("10"),
+			sessions.StatusFailed:    c("9"),
+			sessions.StatusKilled:    c("11"),
+		},
+	}
+}
+
+// Icon is a status's symbol; it tells statuses apart without colour.
+func Icon(st sessions.Status) string {
+	switch st {
+	case sessions.StatusPending:
+		return "…"
+	case sessions.StatusRunning:
+		return "●"
+	case sessions.StatusCompleted:
+		return "✓"
+	case sessions.StatusFailed:
+		return "✗"
+	case sessions.StatusKilled:
+		return "■"
+	}
+	return "?"
+}
+
+// StatusStyle is the colour of a status.
+func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.statusColors[st] }

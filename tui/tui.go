@@ -1,0 +1,154 @@
+// Package tui is zwarm's live dashboard: a Bubble Tea program that shows
+// every session of a state directory and the selected one's trajectory as
+// it happens, and lets the user send follow-ups, kill and delete.
+//
+// The root model owns the panes (header, sessionlist, detail, prompt) and
+// routes messages to them. Everything from outside (file changes, session
+// records, trajectory reads, the results of actions) arrives as messages
+// produced by commands; Update itself never blocks or touches the disk.
+package tui
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/detail"
+	"github.com/zwarm/zwarm/tui/header"
+	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/sessionlist"
+	"github.com/zwarm/zwarm/tui/styles"
+)
+
+// Sessions is what the dashboard needs of zwarm's sessions; *sessions.Manager
+// satisfies it.
+type Sessions interface {
+	List(context.Context, sessions.ListOptions) ([]*sessions.Session, error)
+	Get(context.Context, string) (*sessions.Session, error)
+	Inject(context.Context, string, string) (*sessions.InboxEntry, error)
+	Kill(context.Context, string) (*sessions.Session, error)
+	Remove(context.Context, string, bool) (string, error)
+	NewTrajectory(string, sessions.TrajectoryOptions) *sessions.Trajectory
+}
+
+// Options configure a dashboard.
+type Options struct {
+	Sessions Sessions
+	StateDir string
+	// Changes are the state dir's file changes (a sessions.Watcher's).
+	Changes <-chan []sessions.Change
+	// Now is the clock; tests fix it.
+	Now func() time.Time
+	// Window bounds how much of each turn file the detail pane reads.
+	Window int64
+	// Tick is how often runtimes refresh and dead supervisors are looked
+	// for; 0 means once a second, negative never (tests).
+	Tick time.Duration
+	Log  *slog.Logger
+}
+
+type focus int
+
+const (
+	focusList focus = iota
+	focusDetail
+)
+
+// Model is the dashboard's root model.
+type Model struct {
+	ctx    context.Context
+	opt    Options
+	st     styles.Styles
+	km     keys.KeyMap
+	header header.Model
+	list   sessionlist.Model
+	detail detail.Model
+	prompt prompt.Model
+	help   help.Model
+	spin   spinner.Model
+
+	focus         focus
+	showHelp      bool
+	status        string
+	statusErr     bool
+	width, height int
+	loaded        bool
+
+	traj      *sessions.Trajectory
+	trajBusy  bool
+	trajDirty bool
+}
+
+// New returns the dashboard's model. ctx bounds the actions it runs.
+func New(ctx context.Context, opt Options) Model {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Window == 0 {
+		opt.Window = 8 << 20
+	}
+	if opt.Tick == 0 {
+		opt.Tick = time.Second
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	st, km := styles.New(), keys.Default()
+	sp := spinner.New(spinner.WithSpinner(spinner.Spinner{Frames: []string{"◐", "◓", "◑", "◒"}, FPS: opt.Tick}))
+	m := Model{
+		ctx: ctx, opt: opt, st: st, km: km,
+		header: header.New(st, opt.StateDir),
+		list:   sessionlist.New(st, km),
+		detail: detail.New(st, km),
+		prompt: prompt.New(st, km),
+		help:   help.New(),
+		spin:   sp,
+	}
+	m.list.SetNow(opt.Now())
+	m.list.SetFocused(true)
+	return m
+}
+
+// Init loads the sessions and starts listening for changes and the clock.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.loadAll(), m.waitChanges()}
+	if m.opt.Tick > 0 {
+		cmds = append(cmds, m.spin.Tick)
+	}
+	return tea.Batch(cmds...)
+}
+
+// Run runs the dashboard on the terminal until the user quits or ctx ends.
+// It watches the state dir itself.
+func Run(ctx context.Context, mgr *sessions.Manager, stateDir string, log *slog.Logger, progOpts ...tea.ProgramOption) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := mgr.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	m := New(ctx, Options{Sessions: mgr, StateDir: stateDir, Changes: w.Changes(), Log: log})
+	opts := append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}, progOpts...)
+	final, err := tea.NewProgram(m, opts...).Run()
+	if fm, ok := final.(Model); ok {
+		fm.Close()
+	}
+	if err == tea.ErrProgramKilled && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Close releases the open trajectory.
+func (m Model) Close() {
+	if m.traj != nil {
+		m.traj.Close()
+	}
+}

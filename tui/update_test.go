@@ -1,0 +1,221 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// recorder is the real manager with its actions observed, and kill made to
+// fail on demand.
+type recorder struct {
+	*sessions.Manager
+	mu       sync.Mutex
+	injected []string
+	killed   []string
+	killErr  error
+}
+
+func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InboxEntry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.injected = append(r.injected, id+":"+text)
+	return &sessions.InboxEntry{Seq: len(r.injected) - 1, Text: text}, nil
+}
+
+func (r *recorder) Kill(_ context.Context, id string) (*sessions.Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.killed = append(r.killed, id)
+	if r.killErr != nil {
+		return nil, r.killErr
+	}
+	return &sessions.Session{ID: id, Status: sessions.StatusKilled}, nil
+}
+
+func (f *fixture) recorded(w, h int) (Model, *recorder) {
+	rec := &recorder{Manager: f.m}
+	m := New(context.Background(), Options{Sessions: rec, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	m = send(m, struct{}{})
+	m = drive(f.t, send(m, sizeMsg(w, h)), m.Init())
+	return m, rec
+}
+
+func selected(m Model) string {
+	if s := m.list.Selected(); s != nil {
+		return sessions.ShortID(s.ID)
+	}
+	return ""
+}
+
+func TestSelectionMovesAndTheDetailFollows(t *testing.T) {
+	m := standard(t).newModel(120, 40)
+	if selected(m) != "3f2a0004" || !strings.Contains(m.View(), "bump dependencies [follow]") {
+		t.Fatalf("first row %s", selected(m))
+	}
+	m = press(t, m, "j")
+	if selected(m) != "3f2a0005" || sessions.ShortID(m.detail.ID()) != "3f2a0005" {
+		t.Fatalf("after j: %s, detail %s", selected(m), m.detail.ID())
+	}
+	if v := m.View(); !strings.Contains(v, "$ /bin/bash -lc 'go vet ./...'  (running)") {
+		t.Fatalf("running command not shown:\n%s", v)
+	}
+	m = press(t, m, "j", "j", "k")
+	if selected(m) != "3f2a0003" {
+		t.Fatalf("after j j k: %s", selected(m))
+	}
+	m = press(t, m, "G")
+	if selected(m) != "3f2a0001" {
+		t.Fatalf("after G: %s", selected(m))
+	}
+}
+
+func TestFilterSortAndHideFinished(t *testing.T) {
+	m := standard(t).newModel(120, 40)
+	m = press(t, m, "/", "d", "o", "c", "s", "enter")
+	if v := m.View(); !strings.Contains(v, "rewrite the docs") || strings.Contains(v, "bump dependencies") || !strings.Contains(v, "filter: docs") {
+		t.Fatalf("filter docs:\n%s", v)
+	}
+	m = press(t, m, "/", "esc")
+	if m.list.Filter() != "docs" {
+		t.Fatal("esc changed the filter")
+	}
+	m = press(t, m, "/", "backspace", "backspace", "backspace", "backspace", "enter")
+	if len(m.list.All()) != 5 || !strings.Contains(m.View(), "bump dependencies") {
+		t.Fatalf("clearing the filter:\n%s", m.View())
+	}
+	m = press(t, m, "a")
+	if v := m.View(); !strings.Contains(v, "hiding finished") || strings.Contains(v, "rewrite the docs") || selected(m) != "3f2a0005" {
+		t.Fatalf("hide finished:\n%s", v)
+	}
+	m = press(t, m, "a", "s")
+	if !strings.Contains(m.View(), "sorted by status") || selected(m) != "3f2a0005" {
+		t.Fatalf("sort by status keeps the selection: %s\n%s", selected(m), m.View())
+	}
+	m = press(t, m, "g")
+	if selected(m) != "3f2a0002" { // failed first
+		t.Fatalf("status order starts with %s", selected(m))
+	}
+}
+
+func TestInjectThroughThePrompt(t *testing.T) {
+	f := standard(t)
+	m, rec := f.recorded(120, 40)
+	m = press(t, m, "j", "i")
+	if !strings.Contains(m.View(), "follow-up to 3f2a0005:") {
+		t.Fatalf("no prompt:\n%s", m.View())
+	}
+	m = press(t, m, "a", "l", "s", "o", " ", "d", "o", "c", "s", "enter")
+	if len(rec.injected) != 1 || !strings.HasSuffix(rec.injected[0], ":also docs") || !strings.HasPrefix(rec.injected[0], "3f2a0005") {
+		t.Fatalf("injected %q", rec.injected)
+	}
+	if !strings.Contains(m.View(), "follow-up 1 sent to 3f2a0005") {
+		t.Fatalf("status:\n%s", m.View())
+	}
+	m = press(t, m, "i", "x", "esc")
+	if len(rec.injected) != 1 {
+		t.Fatal("esc sent the follow-up")
+	}
+}
+
+func TestKillAndDeleteConfirmAndReportErrors(t *testing.T) {
+	f := standard(t)
+	m, rec := f.recorded(120, 40)
+	// x on a finished session: refused in the status line.
+	m = press(t, m, "x")
+	if !strings.Contains(m.View(), "is not running (completed)") || len(rec.killed) != 0 {
+		t.Fatalf("kill of a finished session:\n%s", m.View())
+	}
+	m = press(t, m, "j", "x")
+	if !strings.Contains(m.View(), "kill 3f2a0005 and every process it started? [y/N]") {
+		t.Fatalf("no confirmation:\n%s", m.View())
+	}
+	m = press(t, m, "n")
+	if len(rec.killed) != 0 || !strings.Contains(m.View(), "cancelled") {
+		t.Fatal("n killed")
+	}
+	rec.killErr = errors.New("kill 3f2a0005: processes still alive: 4242")
+	m = press(t, m, "x", "y")
+	if len(rec.killed) != 1 || !strings.Contains(m.View(), "processes still alive: 4242") {
+		t.Fatalf("kill error not shown:\n%s", m.View())
+	}
+	// d on a running session: refused; on a finished one: deleted for real.
+	m = press(t, m, "d")
+	if !strings.Contains(m.View(), "only finished sessions can be deleted") {
+		t.Fatalf("delete running:\n%s", m.View())
+	}
+	m = press(t, m, "k", "d", "y")
+	if !strings.Contains(m.View(), "deleted 3f2a0004") {
+		t.Fatalf("delete:\n%s", m.View())
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "sessions", "3f2a0004-0000-4000-8000-000000000004")); !os.IsNotExist(err) {
+		t.Fatalf("session dir still there: %v", err)
+	}
+}
+
+func TestAppendedStepAppearsOnChange(t *testing.T) {
+	f := standard(t)
+	m := press(t, f.newModel(120, 40), "j") // the running session
+	id := m.detail.ID()
+	f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc 'go vet ./...'","aggregated_output":"","exit_code":0,"status":"completed"}}`)
+	f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"vet is clean"}}`)
+	m = drive(t, m, m.onChanges([]sessions.Change{{ID: id, Turns: true}}))
+	v := m.View()
+	if !strings.Contains(v, "go vet ./...'  (exit 0)") || strings.Contains(v, "(running)") || !strings.Contains(v, "» vet is clean") {
+		t.Fatalf("appended steps not shown:\n%s", v)
+	}
+}
+
+func TestScrollingLeavesAndReturnsToFollow(t *testing.T) {
+	f := newFixture(t)
+	id := f.add(1, sessions.StatusRunning, "long", time.Minute)
+	for i := range 100 {
+		f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"m`+string(rune('a'+i%26))+string(rune('a'+i/26))+`","type":"agent_message","text":"line"}}`)
+	}
+	m := f.newModel(80, 24)
+	m = press(t, m, "tab", "k", "k")
+	if m.detail.Following() {
+		t.Fatal("scrolling up kept follow mode")
+	}
+	m = press(t, m, "G")
+	if !m.detail.Following() || !strings.Contains(m.View(), "[follow]") {
+		t.Fatal("G did not return to follow mode")
+	}
+}
+
+func TestResizeKeepsTheScreenInBounds(t *testing.T) {
+	m := standard(t).newModel(120, 40)
+	for _, size := range [][2]int{{80, 24}, {60, 15}, {200, 50}, {40, 10}} {
+		m = send(m, sizeMsg(size[0], size[1]))
+		v := m.View()
+		lines := strings.Split(v, "\n")
+		if len(lines) != size[1] {
+			t.Errorf("%v: %d lines", size, len(lines))
+		}
+		for i, l := range lines {
+			if w := lipgloss.Width(l); w > size[0] {
+				t.Errorf("%v: line %d is %d wide: %q", size, i, w, l)
+			}
+		}
+	}
+}
+
+func TestDeadSupervisorIsNoticedOnTheTick(t *testing.T) {
+	f := newFixture(t)
+	f.add(1, sessions.StatusRunning, "orphaned", time.Minute, func(s *sessions.Session) {
+		s.Owner = &sessions.ProcRef{PID: 1 << 22, Start: 1, Role: "supervisor"} // no such process
+	})
+	m := f.newModel(80, 24)
+	m = drive(t, m, m.onTick())
+	if v := m.View(); !strings.Contains(v, "✗ failed") {
+		t.Fatalf("dead supervisor not shown as failed:\n%s", v)
+	}
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// layout sizes the panes: the list gets up to two fifths of the height
+// (less when there are few sessions), the detail pane the rest.
+func (m *Model) layout() {
+	if m.width == 0 || m.height == 0 {
+		return
+	}
+	avail := max(2, m.height-3) // header, status line, help line
+	rows := len(m.list.All()) + 1
+	listH := min(max(4, rows), max(4, avail*2/5))
+	if listH > avail-2 {
+		listH = max(1, avail/2)
+	}
+	m.header.SetSize(m.width, 1)
+	m.list.SetSize(m.width, listH)
+	m.detail.SetSize(m.width, avail-listH)
+	m.prompt.SetSize(m.width, 1)
+	m.help.Width = m.width
+}
+
+// View draws the screen.
+func (m Model) View() string {
+	if m.width == 0 {
+		return "loading…"
+	}
+	var b strings.Builder
+	b.WriteString(m.header.View() + "\n")
+	b.WriteString(m.list.View() + "\n")
+	if m.showHelp {
+		b.WriteString(m.helpView())
+	} else {
+		b.WriteString(m.detail.View())
+	}
+	b.WriteString("\n" + m.statusLine() + "\n")
+	b.WriteString(m.help.ShortHelpView(m.km.ShortHelp()))
+	return fitHeight(b.String(), m.height)
+}
+
+func (m Model) helpView() string {
+	h := m.help
+	h.ShowAll = true
+	avail := max(2, m.height-3)
+	listH := lipgloss.Height(m.list.View())
+	return lipgloss.NewStyle().Height(max(1, avail-listH)).MaxHeight(max(1, avail-listH)).Render(
+		m.st.Header.Render("keys") + "  (any key closes)\n\n" + h.View(m.km))
+}
+
+func (m Model) statusLine() string {
+	if m.prompt.Active() {
+		return m.prompt.View()
+	}
+	if !m.loaded && m.status == "" {
+		return m.st.Status.Render("loading sessions…")
+	}
+	line := m.status
+	if m.hasRunning() {
+		line = m.spin.View() + " " + line
+	}
+	style := m.st.Status
+	if m.statusErr {
+		style = m.st.StatusError
+	}
+	return lipgloss.NewStyle().MaxWidth(m.width).Render(style.Render(line))
+}
+
+func (m Model) hasRunning() bool {
+	for _, s := range m.list.All() {
+		if !s.Status.Finished() {
+			return true
+		}
+	}
+	return false
+}
+
+// fitHeight pads or cuts the screen to exactly h lines, so nothing scrolls.
+func fitHeight(s string, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
