@@ -27,12 +27,12 @@ var clock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // fixture is a state dir with sessions written directly, as a supervisor
 // would have left them.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	m   *sessions.Manager
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	dir := t.TempDir()
 	st, err := sessions.NewStore(dir)
 	if err != nil {
@@ -154,7 +154,7 @@ func send(m Model, msg tea.Msg) Model {
 
 // drive runs a command and everything it leads to, the way the Bubble Tea
 // runtime would, synchronously.
-func drive(t *testing.T, m Model, cmd tea.Cmd) Model {
+func drive(t testing.TB, m Model, cmd tea.Cmd) Model {
 	t.Helper()
 	queue := []tea.Cmd{cmd}
 	for steps := 0; len(queue) > 0; steps++ {
