@@ -4,11 +4,13 @@ package adapters
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
+	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -26,11 +28,20 @@ func New(list ...sessions.Adapter) *Registry {
 	return r
 }
 
-// Builtin is every adapter zwarm ships.
+// ReplayCommand is the hidden zwarm command that plays a recording.
+const ReplayCommand = "__replay"
+
+// Builtin is every adapter zwarm ships. The replay adapter plays its
+// recordings (in codex's format) with this zwarm binary's __replay command.
 func Builtin() *Registry {
+	var player []string
+	if exe, err := os.Executable(); err == nil {
+		player = []string{exe, ReplayCommand}
+	}
 	return New(
 		codex.New(),
 		claude.New(),
+		replay.New(func() sessions.Parser { return codex.NewParser() }, player),
 	)
 }
 

@@ -76,3 +76,6 @@ func printLines(w io.Writer, lines ...steps.Line) {
 func writeStep(w io.Writer, ev sessions.Event) { printLines(w, steps.Of(ev)...) }
 
 func writeTurnHeader(w io.Writer, t sessions.Turn) { printLines(w, steps.TurnHeader(t)) }
+
+// timeNow is the clock of the human-readable output.
+var timeNow = time.Now

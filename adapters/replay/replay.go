@@ -1,0 +1,172 @@
+// Package replay is an agent that plays back recorded transcripts with
+// their original pacing. It powers `zwarm demo`: real supervised workers,
+// real turn files, real follow-ups and kills, without a model or an API key.
+//
+// A recording is a JSONL file. Its first line is a header,
+//
+//	{"replay": 1, "task": "add a --verbose flag", "model": "gpt-5.1-codex-mini"}
+//
+// and every further line is an output line of the recorded agent and when it
+// was printed, or how the agent exited:
+//
+//	{"at_ms": 1200, "line": {"type": "turn.started"}}
+//	{"at_ms": 9000, "exit": 0}
+//
+// In a line, "$THREAD" becomes the session's thread id and "$PROMPT" the
+// prompt. Recordings live in the state dir's replays/ folder; the first turn
+// plays the recording whose task is the prompt, follow-ups play
+// "followup.jsonl".
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Name is the adapter's name.
+const Name = "replay"
+
+// Dir is the folder of recordings in the state dir.
+const Dir = "replays"
+
+// SpeedEnv scales the recorded pacing (2 plays twice as fast).
+const SpeedEnv = "ZWARM_REPLAY_SPEED"
+
+// Header is the first line of a recording.
+type Header struct {
+	Replay int    `json:"replay"`
+	Task   string `json:"task"`
+	Model  string `json:"model"`
+}
+
+// Adapter is the replay adapter. The recorded agent's output format is
+// read by the parser it is given.
+type Adapter struct {
+	newParser func() sessions.Parser
+	player    []string
+}
+
+// New returns a replay adapter whose recordings are parsed by newParser and
+// played by the command player (argv; the recording path, the speed, thread
+// id and prompt are appended).
+func New(newParser func() sessions.Parser, player []string) *Adapter {
+	return &Adapter{newParser: newParser, player: player}
+}
+
+// Name implements sessions.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// DefaultModel implements sessions.Adapter.
+func (*Adapter) DefaultModel(string) string { return "recorded" }
+
+// NewParser implements sessions.Adapter.
+func (a *Adapter) NewParser() sessions.Parser { return a.newParser() }
+
+// Command implements sessions.Adapter.
+func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	if len(a.player) == 0 {
+		return sessions.Command{}, errors.New("replay: no player command")
+	}
+	dir := filepath.Join(req.StateDir, Dir)
+	var path string
+	if req.ThreadID != "" {
+		path = filepath.Join(dir, "followup.jsonl")
+	} else {
+		recs, err := List(dir)
+		if err != nil {
+			return sessions.Command{}, err
+		}
+		for p, h := range recs {
+			if h.Task == req.Prompt {
+				path = p
+			}
+		}
+		if path == "" {
+			return sessions.Command{}, fmt.Errorf("%w: no recording in %s has the task %q", sessions.ErrInvalidRequest, dir, req.Prompt)
+		}
+	}
+	speed := os.Getenv(SpeedEnv)
+	if speed == "" {
+		speed = "1"
+	}
+	thread := req.ThreadID
+	if thread == "" {
+		thread = "replay-" + req.SessionID
+	}
+	args := append(append([]string{}, a.player[1:]...), "--speed", speed, "--", path, thread, req.Prompt)
+	return sessions.Command{Path: a.player[0], Args: args, Dir: req.WorkingDir}, nil
+}
+
+// List reads the headers of the recordings in dir, by path.
+func List(dir string) (map[string]Header, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Header{}
+	for _, p := range paths {
+		h, err := readHeader(p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = h
+	}
+	return out, nil
+}
+
+func readHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var h Header
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &h) != nil || h.Replay != 1 {
+		return Header{}, fmt.Errorf("%s is not a zwarm recording (its first line must be {\"replay\": 1, ...})", path)
+	}
+	h.Task = strings.TrimSpace(h.Task)
+	return h, nil
+}
+
+// Stage copies the recordings of src into stateDir's replays folder and
+// returns their headers, sorted by task.
+func Stage(stateDir, src string) ([]Header, error) {
+	recs, err := List(src)
+	if err != nil {
+		return nil, err
+	}
+	var tasks []Header
+	for _, h := range recs {
+		if h.Task != "" {
+			tasks = append(tasks, h)
+		}
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("no recordings in %s: run zwarm demo from a zwarm checkout (they are in .zwarm-example/replays) or pass --replays DIR", src)
+	}
+	dst := filepath.Join(stateDir, Dir)
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return nil, err
+	}
+	for p := range recs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(p)), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Task < tasks[j].Task })
+	return tasks, nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/adapters/replay"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui"
+)
+
+type demoOptions struct {
+	f       *factory
+	replays string
+	speed   float64
+	noTUI   bool
+	keep    bool
+}
+
+func newDemoCmd(f *factory) *cobra.Command {
+	o := &demoOptions{f: f}
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Watch zwarm supervise a handful of workers, no API key needed",
+		Long: `demo starts real supervised workers that play back recorded agent transcripts
+(from .zwarm-example/replays) with their original pacing, in a temporary state
+dir, and opens the dashboard on them. Try the keys: i sends a follow-up, x kills.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error { return runDemo(c, o) },
+	}
+	c.Flags().StringVar(&o.replays, "replays", filepath.Join(".zwarm-example", "replays"), "folder of recordings")
+	c.Flags().Float64Var(&o.speed, "speed", 1, "play the recordings this many times faster")
+	c.Flags().BoolVar(&o.noTUI, "no-tui", false, "print the live session list instead of the dashboard")
+	c.Flags().BoolVar(&o.keep, "keep", false, "keep the demo's state dir afterwards")
+	return c
+}
+
+func runDemo(c *cobra.Command, o *demoOptions) error {
+	if o.speed <= 0 {
+		return usagef("--speed must be positive")
+	}
+	dir, err := os.MkdirTemp("", "zwarm-demo-")
+	if err != nil {
+		return err
+	}
+	recs, err := replay.Stage(dir, o.replays)
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	o.f.stateDir = dir
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	// The workers inherit this: their pacing.
+	os.Setenv(replay.SpeedEnv, strconv.FormatFloat(o.speed, 'f', -1, 64))
+	ctx := c.Context()
+	defer func() {
+		// Nothing of the demo outlives it, unless asked to.
+		stopAll(context.WithoutCancel(ctx), m)
+		if o.keep {
+			fmt.Fprintf(o.f.io.errOut, "demo state kept: zwarm --state-dir %s ls\n", dir)
+		} else {
+			os.RemoveAll(dir)
+		}
+	}()
+	work, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if _, err := m.Spawn(ctx, sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work, Source: "demo"}); err != nil {
+			return err
+		}
+	}
+	if o.noTUI {
+		return liveList(ctx, o.f, m)
+	}
+	log, closeLog, err := fileLogger(dir)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	colorProfile()
+	return tui.Run(ctx, m, dir, log)
+}
+
+// stopAll kills every session still running.
+func stopAll(ctx context.Context, m *sessions.Manager) {
+	list, _ := m.List(ctx, sessions.ListOptions{})
+	for _, s := range list {
+		if !s.Status.Finished() || s.Owner != nil {
+			m.Kill(ctx, s.ID)
+		}
+	}
+}
+
+// liveList prints the session table whenever a status changes, until every
+// session has finished.
+func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
+	w, err := m.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	last := ""
+	for {
+		list, err := m.List(ctx, sessions.ListOptions{})
+		if err != nil {
+			return err
+		}
+		key, done := "", true
+		for _, s := range list {
+			key += s.ID + string(s.Status) + strconv.Itoa(s.Turn) + ";"
+			done = done && s.Status.Finished() && s.Owner == nil
+		}
+		if key != last {
+			last = key
+			writeTable(f.io.out, list, timeNow())
+			fmt.Fprintln(f.io.out)
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-w.Changes():
+			if !ok {
+				return nil
+			}
+		}
+	}
+}
