@@ -123,3 +123,22 @@ func BenchmarkParse100MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSelectHugeTurn is what the dashboard does when a session whose
+// turn file is 100 MB is selected: read the last 8 MiB window of it.
+func BenchmarkSelectHugeTurn(b *testing.B) {
+	dir := b.TempDir()
+	id := "3f2a0000-0000-4000-8000-00000000000b"
+	writeSession(b, dir, id, string(turnLines(100<<20)))
+	m := manager(b, dir)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tr := m.NewTrajectory(id, sessions.TrajectoryOptions{Window: 8 << 20})
+		_, batches, err := tr.Read(context.Background())
+		if err != nil || len(batches) != 1 || batches[0].Skipped == 0 {
+			b.Fatalf("%v %d", err, len(batches))
+		}
+		tr.Close()
+	}
+}

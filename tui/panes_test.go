@@ -1,0 +1,58 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/detail"
+	"github.com/zwarm/zwarm/tui/header"
+	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/sessionlist"
+	"github.com/zwarm/zwarm/tui/styles"
+)
+
+// Each pane alone, at the widths of the two screen sizes.
+func TestPaneGoldens(t *testing.T) {
+	f := standard(t)
+	list, err := f.m.List(context.Background(), sessions.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, km := styles.New(), keys.Default()
+	for _, w := range []int{80, 120} {
+		t.Run(fmt.Sprintf("header_%d", w), func(t *testing.T) {
+			h := header.New(st, "/state")
+			h.SetSize(w, 1)
+			h.SetSessions(list)
+			golden.RequireEqual(t, []byte(h.View()))
+		})
+		t.Run(fmt.Sprintf("sessionlist_%dx6", w), func(t *testing.T) {
+			l := sessionlist.New(st, km)
+			l.SetNow(clock)
+			l.SetSize(w, 6)
+			l.SetFocused(true)
+			l.Replace(list)
+			golden.RequireEqual(t, []byte(l.View()))
+		})
+		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
+			var running *sessions.Session
+			for _, s := range list {
+				if s.Status == sessions.StatusRunning {
+					running = s
+				}
+			}
+			d := detail.New(st, km)
+			d.SetSize(w, 12)
+			d.Reset(running.ID)
+			_, batches, err := f.m.NewTrajectory(running.ID, sessions.TrajectoryOptions{}).Read(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Append(running, batches)
+			golden.RequireEqual(t, []byte(d.View()))
+		})
+	}
+}
