@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -109,8 +108,3 @@ func (c Config) CheckAdapters(stateDir string, known []string) error {
 	return nil
 }
 
-// fileExists is a small helper for optional files.
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}

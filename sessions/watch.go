@@ -61,8 +61,6 @@ func (d *dirWatch) poke() {
 // C delivers a value after any change.
 func (d *dirWatch) C() <-chan struct{} { return d.c }
 
-// add watches one more directory.
-func (d *dirWatch) add(dir string) error { return d.w.Add(dir) }
 
 // Close stops the watch and waits for its goroutine.
 func (d *dirWatch) Close() {

@@ -121,8 +121,8 @@ func TestInjectThroughThePrompt(t *testing.T) {
 		t.Fatalf("status:\n%s", m.View())
 	}
 	m = press(t, m, "i", "x", "esc")
-	if len(rec.injected) != 1 {
-		t.Fatal("esc sent the follow-up")
+	if len(rec.injected) != 1 || m.prompt.Active() {
+		t.Fatal("esc sent the follow-up or left the prompt open")
 	}
 }
 

@@ -214,13 +214,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		switch {
 		case key.Matches(msg, m.km.Up):
-			m.vp.LineUp(1)
+			m.vp.ScrollUp(1)
 		case key.Matches(msg, m.km.Down):
-			m.vp.LineDown(1)
+			m.vp.ScrollDown(1)
 		case key.Matches(msg, m.km.PageUp):
-			m.vp.HalfViewUp()
+			m.vp.HalfPageUp()
 		case key.Matches(msg, m.km.PageDown):
-			m.vp.HalfViewDown()
+			m.vp.HalfPageDown()
 		case key.Matches(msg, m.km.Top):
 			m.vp.GotoTop()
 		case key.Matches(msg, m.km.Bottom):
