@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -38,21 +39,13 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	ids := o.ids
-	if o.all {
-		list, err := m.List(ctx, sessions.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, s := range list {
-			if !s.Status.Finished() {
-				ids = append(ids, s.ID)
-			}
-		}
-		if len(ids) == 0 {
-			fmt.Fprintln(o.f.io.out, "no running sessions")
-			return nil
-		}
+	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool { return !s.Status.Finished() })
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(o.f.io.out, "no running sessions")
+		return nil
 	}
 	// Kills run side by side: each may wait out a grace period.
 	errs := make([]error, len(ids))
@@ -72,4 +65,23 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// targets is the sessions a command acts on: the ids given, or with all,
+// every session for which pick is true.
+func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, pick func(*sessions.Session) bool) ([]string, error) {
+	if !all {
+		return ids, nil
+	}
+	list, err := m.List(ctx, sessions.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range list {
+		if pick(s) {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/format"
 	"github.com/zwarm/zwarm/tui/steps"
 )
 
@@ -28,27 +29,9 @@ func printOutcome(w io.Writer, s *sessions.Session) {
 	}
 }
 
-func tokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 10_000:
-		return fmt.Sprintf("%dk", n/1000)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprint(n)
-}
+func tokens(n int64) string { return format.Tokens(n) }
 
-func cost(c *float64) string {
-	if c == nil {
-		return "?"
-	}
-	if *c < 0.01 && *c > 0 {
-		return fmt.Sprintf("$%.4f", *c)
-	}
-	return fmt.Sprintf("$%.2f", *c)
-}
+func cost(c *float64) string { return format.Cost(c) }
 
 func age(d time.Duration) string {
 	switch {

@@ -39,17 +39,11 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	ids := o.ids
-	if o.all {
-		list, err := m.List(ctx, sessions.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, s := range list {
-			if (s.Status.Finished() || o.force) && !s.Legacy {
-				ids = append(ids, s.ID)
-			}
-		}
+	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool {
+		return (s.Status.Finished() || o.force) && !s.Legacy
+	})
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, id := range ids {

@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/format"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/steps"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -129,7 +130,7 @@ func (m *Model) endTurns() {
 	for _, t := range m.session.Turns {
 		if t.EndedAt != nil && !m.ended[t.N] && m.seen[t.N] {
 			m.ended[t.N] = true
-			m.add(step{lines: []steps.Line{steps.TurnEnd(t, cost(t.CostUSD))}})
+			m.add(step{lines: []steps.Line{steps.TurnEnd(t, format.Cost(t.CostUSD))}})
 		}
 	}
 }
@@ -266,13 +267,6 @@ func clipText(s string, n int) string {
 		return s
 	}
 	return steps.Clip(s, max(1, n))
-}
-
-func cost(c *float64) string {
-	if c == nil {
-		return "cost unknown"
-	}
-	return fmt.Sprintf("$%.4f", *c)
 }
 
 func size(n int64) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/format"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
@@ -59,20 +60,7 @@ func (m Model) View() string {
 	if m.unpriced > 0 {
 		money += "+?"
 	}
-	parts = append(parts, fmt.Sprintf("%s tokens %s", Tokens(m.tokens), money), m.st.Dim.Render(m.stateDir))
+	parts = append(parts, fmt.Sprintf("%s tokens %s", format.Tokens(m.tokens), money), m.st.Dim.Render(m.stateDir))
 	line := strings.Join(parts, "  ")
 	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
-}
-
-// Tokens abbreviates a token count.
-func Tokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 10_000:
-		return fmt.Sprintf("%dk", n/1000)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprint(n)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/header"
+	"github.com/zwarm/zwarm/tui/format"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -252,9 +252,9 @@ func (m Model) columns() []column {
 		{"ADAPTER", 7, func(s *sessions.Session) string { return s.Adapter }},
 		{"MODEL", 14, func(s *sessions.Session) string { return s.Model }},
 		{"TURN", 4, func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }},
-		{"TOKENS", 6, func(s *sessions.Session) string { return header.Tokens(s.Usage.TotalTokens) }},
-		{"COST", 7, func(s *sessions.Session) string { return costText(s.CostUSD) }},
-		{"RUNTIME", 7, func(s *sessions.Session) string { return runtime(s.Runtime(m.now)) }},
+		{"TOKENS", 6, func(s *sessions.Session) string { return format.Tokens(s.Usage.TotalTokens) }},
+		{"COST", 7, func(s *sessions.Session) string { return format.Cost(s.CostUSD) }},
+		{"RUNTIME", 7, func(s *sessions.Session) string { return format.Runtime(s.Runtime(m.now)) }},
 		{"SOURCE", 8, func(s *sessions.Session) string { return source(s.Source) }},
 		{"TASK", 0, func(s *sessions.Session) string { return s.Task }},
 	}
@@ -353,27 +353,6 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 		b.WriteString(cell + " ")
 	}
 	return strings.TrimRight(b.String(), " ")
-}
-
-func costText(c *float64) string {
-	if c == nil {
-		return "?"
-	}
-	if *c > 0 && *c < 0.01 {
-		return fmt.Sprintf("$%.4f", *c)
-	}
-	return fmt.Sprintf("$%.2f", *c)
-}
-
-func runtime(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // source says who started a session: you, or an orchestrator run.
