@@ -31,7 +31,7 @@ var realAgentKinds = []agent{
 // model through the same configuration files a user would write.
 func realWorld(t *testing.T, defaultAdapter string) (*world, *fakemodel.Server) {
 	t.Helper()
-	codexBin, claudeBin := realAgents(t)
+	codexBin, _ := realAgents(t)
 	w := newWorld(t)
 	srv, err := fakemodel.Start()
 	if err != nil {
@@ -39,8 +39,10 @@ func realWorld(t *testing.T, defaultAdapter string) (*world, *fakemodel.Server) 
 	}
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
+	// The installed CLIs are found on PATH, as a user's would be.
 	w.extraEnv = []string{
-		"ZWARM_CODEX_BIN=" + codexBin, "ZWARM_CLAUDE_BIN=" + claudeBin,
+		"PATH=" + filepath.Dir(codexBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"ZWARM_CODEX_BIN=", "ZWARM_CLAUDE_BIN=",
 		"CODEX_HOME=" + filepath.Join(home, "codex"), "MOCK_KEY=dummy",
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
 		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-test",
