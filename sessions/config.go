@@ -107,4 +107,3 @@ func (c Config) CheckAdapters(stateDir string, known []string) error {
 	}
 	return nil
 }
-

@@ -61,7 +61,6 @@ func (d *dirWatch) poke() {
 // C delivers a value after any change.
 func (d *dirWatch) C() <-chan struct{} { return d.c }
 
-
 // Close stops the watch and waits for its goroutine.
 func (d *dirWatch) Close() {
 	d.w.Close()
