@@ -37,6 +37,7 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 		return nil, err
 	}
 	out := make([]*Session, 0, len(ids))
+	prices := &priceTable{m: m}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -47,7 +48,7 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 			// spawn: it has no record to show.
 			continue
 		}
-		s = m.current(s)
+		s = m.currentWith(s, prices)
 		if opt.Status != "" && s.Status != opt.Status {
 			continue
 		}
@@ -64,7 +65,26 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 
 // current brings a loaded record up to date: a dead owner is detected and
 // recorded, and a running turn's unrecorded progress is folded in.
-func (m *Manager) current(s *Session) *Session {
+func (m *Manager) current(s *Session) *Session { return m.currentWith(s, nil) }
+
+// priceTable loads the configured prices once per caller: a listing with
+// many running sessions reads config.toml once, not once per session.
+type priceTable struct {
+	m      *Manager
+	prices Prices
+}
+
+func (p *priceTable) get() Prices {
+	if p.prices == nil {
+		p.prices = DefaultPrices()
+		if cfg, err := LoadConfig(p.m.st.Dir()); err == nil {
+			p.prices = cfg.PriceTable()
+		}
+	}
+	return p.prices
+}
+
+func (m *Manager) currentWith(s *Session, pt *priceTable) *Session {
 	if s.Legacy || (s.Status.Finished() && s.Owner == nil) {
 		return s
 	}
@@ -83,11 +103,10 @@ func (m *Manager) current(s *Session) *Session {
 	defer rd.Close()
 	rd.Read(false, s.fold)
 	t.Offset = rd.Offset()
-	prices := DefaultPrices()
-	if cfg, err := LoadConfig(m.st.Dir()); err == nil {
-		prices = cfg.PriceTable()
+	if pt == nil {
+		pt = &priceTable{m: m}
 	}
-	s.refresh(prices)
+	s.refresh(pt.get())
 	return s
 }
 

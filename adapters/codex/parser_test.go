@@ -36,7 +36,11 @@ func TestParseLineNeverPanics(t *testing.T) {
 	p := NewParser()
 	for _, in := range []string{"", "{", "{}", "null", `{"type":"item.completed"}`, `{"type":"item.completed","item":null}`,
 		`{"type":"turn.completed","usage":null}`, `{"type":"error","message":{"x":1}}`, `{"type":"turn.failed"}`, "\xff\xfe", `[1,2]`} {
-		p.ParseLine([]byte(in))
+		for _, ev := range p.ParseLine([]byte(in)) {
+			if ev.Type == "" {
+				t.Errorf("%q: event without a type", in)
+			}
+		}
 	}
 }
 
