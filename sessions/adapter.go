@@ -1,11 +1,26 @@
 package sessions
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrInvalidRequest marks an adapter error caused by what was asked (an
 // unknown sandbox mode), as opposed to the machine (a missing binary): such
 // a spawn is refused without recording a session.
 var ErrInvalidRequest = errors.New("invalid request")
+
+// Invalidf makes an error that is ErrInvalidRequest (errors.Is says so) and
+// reads as its message alone.
+func Invalidf(format string, a ...any) error {
+	return &invalidError{err: fmt.Errorf(format, a...)}
+}
+
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string        { return e.err.Error() }
+func (e *invalidError) Unwrap() error        { return e.err }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalidRequest }
 
 // Adapter is one agent CLI: how to start and resume it, and how to read what
 // it prints. Implementations live under adapters/.
@@ -36,19 +51,23 @@ type TurnRequest struct {
 	Config   AdapterConfig
 }
 
-// Command is a process to start. The supervisor runs it with stdin from
-// /dev/null, stdout and stderr to the turn's files, and the environment of
-// the command that spawned the session plus Env.
+// Command is a process to start. The supervisor runs it with stdout and
+// stderr to the turn's files, the environment of the command that spawned
+// the session plus Env, and stdin as Stdin and Input say.
 type Command struct {
 	Path string
 	Args []string
 	Dir  string
 	Env  []string
-	// Input, if set, makes this a live process: instead of /dev/null its
-	// stdin is a pipe the supervisor holds. It writes Input(prompt) for the
-	// turn's prompt, and after each turn.completed the next queued
-	// follow-up, so one process serves several turns. With nothing queued it
-	// closes stdin and the agent exits.
+	// Stdin, if set, is written to the agent's stdin, which is then closed:
+	// prompts of any length reach agents that read them from stdin (the
+	// argument list has a limit; stdin has none). Without Stdin or Input,
+	// stdin is /dev/null.
+	Stdin []byte
+	// Input, if set, makes this a live process: its stdin is a pipe the
+	// supervisor holds. It writes Input(prompt) for the turn's prompt, and
+	// after each turn's end the next queued follow-up, so one process serves
+	// several turns. With nothing queued it closes stdin and the agent exits.
 	Input func(prompt string) []byte
 }
 

@@ -57,7 +57,7 @@ func finishedStateDir(b *testing.B) string {
 			os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
 			code := 0
 			s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "task", Status: sessions.StatusCompleted,
-				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: "user", CreatedAt: now, UpdatedAt: now,
+				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: sessions.UserSource, CreatedAt: now, UpdatedAt: now,
 				EndedAt: &now, ExitCode: &code, Turn: 2}
 			for n := 1; n <= 2; n++ {
 				s.Turns = append(s.Turns, sessions.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
@@ -95,7 +95,7 @@ func BenchmarkList1000Finished(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := sessions.NewManager(st, adapters.Builtin(), nil)
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

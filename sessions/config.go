@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,12 +19,27 @@ const ConfigFile = "config.toml"
 const DefaultKillGrace = 5 * time.Second
 
 // Config is .zwarm/config.toml. Every key is optional; unknown keys are an
-// error so that a typo never silently does nothing.
+// error so that a typo never silently does nothing. Tables other packages
+// own ([orchestrator], [watchers], [mcp]) are declared as ConfigSections and
+// decoded, just as strictly, into their own types.
 type Config struct {
 	DefaultAdapter string                   `toml:"default_adapter"`
 	KillGrace      Duration                 `toml:"kill_grace"`
 	Adapters       map[string]AdapterConfig `toml:"adapters"`
 	Prices         map[string]Price         `toml:"prices"`
+
+	sections map[string]any
+}
+
+// ConfigSection is a top-level table of config.toml that another package
+// owns. New returns a pointer to the value the table decodes into, with
+// that package's defaults filled in; a key the value has no field for is an
+// error naming the key and the file, as for zwarm's own keys.
+type ConfigSection struct {
+	Name string
+	New  func() any
+	// Keys describes the table's keys for the error about an unknown one.
+	Keys string
 }
 
 // AdapterConfig is one [adapters.NAME] table.
@@ -49,45 +65,111 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// LoadConfig reads config.toml from the state directory. A missing file is
-// an empty config.
-func LoadConfig(stateDir string) (Config, error) {
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+const coreKeys = "default_adapter, kill_grace, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output"
+
+// LoadConfig reads config.toml from the state directory, with the tables
+// of the given sections. A missing file is an empty config (sections at
+// their defaults).
+func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	path := filepath.Join(stateDir, ConfigFile)
-	var c Config
-	md, err := toml.DecodeFile(path, &c)
+	c := &Config{sections: map[string]any{}}
+	for _, sec := range sections {
+		c.sections[sec.Name] = sec.New()
+	}
+	var raw map[string]toml.Primitive
+	md, err := toml.DecodeFile(path, &raw)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Config{}, nil
+		return c, nil
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("read %s: %w", path, err)
+		return nil, &ConfigError{Path: path, Err: err}
+	}
+	known := map[string]string{}
+	for _, sec := range sections {
+		known[sec.Name] = sec.Keys
+	}
+	for key, prim := range raw {
+		var into any
+		switch key {
+		case "default_adapter":
+			into = &c.DefaultAdapter
+		case "kill_grace":
+			into = &c.KillGrace
+		case "adapters":
+			into = &c.Adapters
+		case "prices":
+			into = &c.Prices
+		default:
+			into = c.sections[key]
+		}
+		if into == nil {
+			continue // reported below as undecoded
+		}
+		if err := md.PrimitiveDecode(prim, into); err != nil {
+			return nil, &ConfigError{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
+		}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return Config{}, fmt.Errorf("%s: unknown key %s (known: default_adapter, kill_grace, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output)",
-			path, strings.Join(keys, ", "))
+		sort.Strings(keys)
+		hint := coreKeys
+		if top := und[0][0]; known[top] != "" && len(und[0]) > 1 {
+			hint = "[" + top + "] " + known[top]
+		} else if len(known) > 0 {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, "["+n+"]")
+			}
+			sort.Strings(names)
+			hint += ", " + strings.Join(names, ", ")
+		}
+		return nil, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
 	}
 	return c, nil
 }
 
+// ConfigError is a config file that cannot be used as written.
+type ConfigError struct {
+	Path string
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Path) {
+		return msg
+	}
+	return e.Path + ": " + msg
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Section is the decoded value of a section's table: what its New returned,
+// filled from the file.
+func (c *Config) Section(name string) any { return c.sections[name] }
+
 // Adapter returns the settings of one adapter.
-func (c Config) Adapter(name string) AdapterConfig { return c.Adapters[name] }
+func (c *Config) Adapter(name string) AdapterConfig { return c.Adapters[name] }
 
 // Grace is the kill grace period, defaulted.
-func (c Config) Grace() time.Duration {
-	if c.KillGrace.Duration > 0 {
+func (c *Config) Grace() time.Duration {
+	if c != nil && c.KillGrace.Duration > 0 {
 		return c.KillGrace.Duration
 	}
 	return DefaultKillGrace
 }
 
 // PriceTable is the default prices with the configured ones on top.
-func (c Config) PriceTable() Prices { return DefaultPrices().Merge(c.Prices) }
+func (c *Config) PriceTable() Prices { return DefaultPrices().Merge(c.Prices) }
 
 // CheckAdapters reports configured adapter names that do not exist.
-func (c Config) CheckAdapters(stateDir string, known []string) error {
+func (c *Config) CheckAdapters(stateDir string, known []string) error {
 	ok := func(n string) bool {
 		for _, k := range known {
 			if k == n {
@@ -98,11 +180,11 @@ func (c Config) CheckAdapters(stateDir string, known []string) error {
 	}
 	path := filepath.Join(stateDir, ConfigFile)
 	if c.DefaultAdapter != "" && !ok(c.DefaultAdapter) {
-		return fmt.Errorf("%s: default_adapter %q is not an adapter (known: %s)", path, c.DefaultAdapter, strings.Join(known, ", "))
+		return &ConfigError{Path: path, Err: fmt.Errorf("default_adapter %q is not an adapter (known: %s)", c.DefaultAdapter, strings.Join(known, ", "))}
 	}
 	for n := range c.Adapters {
 		if !ok(n) {
-			return fmt.Errorf("%s: unknown adapter table [adapters.%s] (known: %s)", path, n, strings.Join(known, ", "))
+			return &ConfigError{Path: path, Err: fmt.Errorf("unknown adapter table [adapters.%s] (known: %s)", n, strings.Join(known, ", "))}
 		}
 	}
 	return nil

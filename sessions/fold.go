@@ -18,39 +18,47 @@ func (s *Session) fold(ev Event) {
 			t.LastMessage = ev.Text
 		}
 	case EventTurnCompleted:
-		if ev.Usage != nil {
-			u := ev.Usage.withTotal()
-			if ev.Cumulative {
-				t.Usage = u.Sub(s.threadBase())
-				t.ThreadUsage = &u
-			} else {
-				t.Usage = t.Usage.Add(u)
-			}
-		}
-		if ev.CostUSD != nil {
-			c := *ev.CostUSD
-			if ev.ProcessCost {
-				total := c
-				if base := s.processCostBase(); c >= base {
-					c -= base
-				}
-				t.ProcessCost = &total
-			} else if t.CostReported && t.CostUSD != nil {
-				c += *t.CostUSD
-			}
-			t.CostUSD, t.CostReported = &c, true
-		}
+		s.foldUsage(t, ev)
 	case EventTurnFailed:
 		t.AgentFailed = true
 		if ev.Text != "" {
 			t.Error = ev.Text
 		}
+		// An agent may price a failed turn too (claude's result with
+		// is_error carries its usage and cost).
+		s.foldUsage(t, ev)
 	case EventError:
 		// A top-level error right before turn.failed carries the reason; keep
 		// the latest one in case the agent dies before saying turn.failed.
 		if ev.Text != "" && !t.AgentFailed {
 			t.AgentError = ev.Text
 		}
+	}
+}
+
+// foldUsage accounts the usage and cost an event reports for turn t.
+func (s *Session) foldUsage(t *Turn, ev Event) {
+	if ev.Usage != nil {
+		u := ev.Usage.withTotal()
+		if ev.Cumulative {
+			t.Usage = u.Sub(s.threadBase())
+			t.ThreadUsage = &u
+		} else {
+			t.Usage = t.Usage.Add(u)
+		}
+	}
+	if ev.CostUSD != nil {
+		c := *ev.CostUSD
+		if ev.ProcessCost {
+			total := c
+			if base := s.processCostBase(); c >= base {
+				c -= base
+			}
+			t.ProcessCost = &total
+		} else if t.CostReported && t.CostUSD != nil {
+			c += *t.CostUSD
+		}
+		t.CostUSD, t.CostReported = &c, true
 	}
 }
 

@@ -3,62 +3,148 @@ package sessions
 import (
 	"context"
 	"fmt"
-	"time"
+	"sort"
 )
+
+// Step is one item of a session's story in the order it happened: a turn
+// starting, one event of it, or the turn ending (with how it ended).
+type Step struct {
+	Kind  StepKind
+	Turn  Turn
+	Event Event // for StepEvent
+	// Skipped, for StepTurnStarted, is how many bytes at the start of the
+	// turn file were not read (a window smaller than the file).
+	Skipped int64
+}
+
+// StepKind says what a Step is.
+type StepKind int
+
+const (
+	StepTurnStarted StepKind = iota
+	StepEvent
+	StepTurnEnded
+)
+
+// Timeline orders what an update reports turn by turn: each turn's start,
+// its events, then its end, so a turn's end is never shown under the next
+// turn, however they were batched.
+func (u Update) Timeline() []Step {
+	type turnItems struct {
+		batch *TurnEvents
+		ended *Turn
+	}
+	by := map[int]*turnItems{}
+	get := func(n int) *turnItems {
+		if by[n] == nil {
+			by[n] = &turnItems{}
+		}
+		return by[n]
+	}
+	for i := range u.Events {
+		get(u.Events[i].Turn.N).batch = &u.Events[i]
+	}
+	for i := range u.Ended {
+		get(u.Ended[i].N).ended = &u.Ended[i]
+	}
+	ns := make([]int, 0, len(by))
+	for n := range by {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	var out []Step
+	for _, n := range ns {
+		it := by[n]
+		if b := it.batch; b != nil {
+			if b.First {
+				out = append(out, Step{Kind: StepTurnStarted, Turn: b.Turn, Skipped: b.Skipped})
+			}
+			for _, ev := range b.Events {
+				out = append(out, Step{Kind: StepEvent, Turn: b.Turn, Event: ev})
+			}
+		}
+		if it.ended != nil {
+			out = append(out, Step{Kind: StepTurnEnded, Turn: *it.ended})
+		}
+	}
+	return out
+}
 
 // FollowOptions chooses what Follow reads.
 type FollowOptions struct {
 	// From is the first turn to read (1 if zero); Only, if set, the only one.
 	From, Only int
 	// Live keeps following new output and new turns until the session has
-	// finished; otherwise Follow returns once it has read what exists.
+	// settled; otherwise Follow returns once it has read what exists.
 	Live bool
+	// Window bounds how much of each turn file is read (its last Window
+	// bytes); 0 reads them whole.
+	Window int64
+	// OnUpdate, if set, sees each update before its steps (for progress).
+	OnUpdate func(Update)
 }
 
-// Follow calls onTurn when a turn begins and onEvent for each of its events,
-// as the agent writes them. Live, it wakes on file events (appends reach
-// onEvent without polling) and follows follow-up turns too.
-func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptions, onTurn func(Turn), onEvent func(Turn, Event)) error {
+// Follow calls fn with the session's steps in order, as the agent writes
+// them. Live, it is driven by the subscription (appends reach fn without
+// polling) and follows follow-up turns too, until the session settles. A
+// turn that does not exist is an error that says which turns do.
+func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptions, fn func(Step)) error {
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return err
 	}
-	var wake <-chan struct{}
-	var tick <-chan time.Time
-	if opt.Live {
-		w, err := watchDirs(m.st.sessionDir(id), m.st.turnsDir(id))
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		t := time.NewTicker(livenessCheck)
-		defer t.Stop()
-		wake, tick = w.C(), t.C
+	s, err := m.Get(ctx, id)
+	if err != nil {
+		return err
 	}
-	tr := m.NewTrajectory(id, TrajectoryOptions{From: opt.From, Only: opt.Only})
-	defer tr.Close()
+	if opt.Only > 0 && opt.Only > m.turnCount(s) && (!opt.Live || s.Settled()) {
+		return Invalidf("session %s has no turn %d (it has %d)", ShortID(id), opt.Only, m.turnCount(s))
+	}
+	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}, Events: true, Window: opt.Window,
+		FromTurn: opt.From, OnlyTurn: opt.Only})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
 	for {
-		s, batches, err := tr.Read(ctx)
-		if err != nil {
-			return fmt.Errorf("follow %s: %w", ShortID(id), err)
-		}
-		for _, b := range batches {
-			if b.First {
-				onTurn(b.Turn)
-			}
-			for _, ev := range b.Events {
-				onEvent(b.Turn, ev)
-			}
-		}
-		// A finished session's turns have all been read to their end.
-		if !opt.Live || s.Status.Finished() && s.Owner == nil || opt.Only != 0 && opt.Only <= len(s.Turns) && s.Turns[opt.Only-1].EndedAt != nil {
-			return nil
-		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-wake:
-		case <-tick:
+		case u, ok := <-sub.C():
+			if !ok {
+				if err := sub.Err(); err != nil {
+					return err
+				}
+				return ctx.Err()
+			}
+			if u.Removed {
+				return fmt.Errorf("follow %s: %w (it was removed)", ShortID(id), ErrNotFound)
+			}
+			if u.Err != nil {
+				return fmt.Errorf("follow %s: %w", ShortID(id), u.Err)
+			}
+			if u.Session == nil {
+				continue
+			}
+			if opt.OnUpdate != nil {
+				opt.OnUpdate(u)
+			}
+			for _, st := range u.Timeline() {
+				if st.Turn.N >= opt.From && (opt.Only == 0 || st.Turn.N == opt.Only) {
+					fn(st)
+				}
+			}
+			if !opt.Live || u.Session.Settled() || opt.Only > 0 && opt.Only <= len(u.Session.Turns) && u.Session.Turns[opt.Only-1].EndedAt != nil {
+				return nil
+			}
 		}
 	}
+}
+
+// turnCount is how many turns a session has, the Python zwarm's included.
+func (m *Manager) turnCount(s *Session) int {
+	if s.Legacy {
+		return len(legacyTurns(m.st.turnsDir(s.ID), s))
+	}
+	return len(s.Turns)
 }

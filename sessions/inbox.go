@@ -98,3 +98,25 @@ func (st *Store) dropQueued(s *Session, reason string) error {
 	s.PendingInjects = 0
 	return nil
 }
+
+// deliverNext marks the oldest queued follow-up delivered as turn n and
+// returns it, or nil when none is queued. Callers hold the lock.
+func (st *Store) deliverNext(s *Session, n int, now time.Time) (*InboxEntry, error) {
+	entries, err := st.inbox(s.ID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.State != InboxQueued {
+			continue
+		}
+		e.State, e.Turn, e.DeliveredAt = InboxDelivered, n, &now
+		if err := st.writeInbox(s.ID, e); err != nil {
+			return nil, err
+		}
+		s.PendingInjects = max(0, s.PendingInjects-1)
+		return e, nil
+	}
+	return nil, nil
+}

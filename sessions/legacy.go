@@ -3,6 +3,8 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -66,21 +68,12 @@ func decodeLegacy(id string, data []byte) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Task: r.Task, Status: st, Adapter: r.Adapter, Model: r.Model,
-		WorkingDir: r.WorkingDir, Source: r.Source, PID: r.PID, ExitCode: r.ExitCode,
-		Turn: r.Turn, Error: r.Error, Legacy: true,
+		WorkingDir: r.WorkingDir, Source: legacySource(r.Source), PID: r.PID, ExitCode: r.ExitCode,
+		Turn: r.Turn, Error: r.Error, Legacy: true, legacyStatus: st,
 		CreatedAt: legacyTime(r.CreatedAt), UpdatedAt: legacyTime(r.UpdatedAt),
 	}
 	if s.Adapter == "" {
 		s.Adapter = "codex"
-	}
-	if s.Source == "" {
-		s.Source = "user"
-	}
-	// The Python zwarm never recorded an exit, so a "running" legacy record
-	// is not something this zwarm supervises: say so instead of guessing.
-	if !st.Finished() {
-		s.Status = StatusFailed
-		s.Error = "written by the Python zwarm while it was " + string(st) + "; its outcome was never recorded"
 	}
 	s.Usage = Usage{
 		InputTokens:  legacyInt(r.TokenUsage["input_tokens"]),
@@ -123,4 +116,85 @@ func legacyInt(v any) int64 {
 		return int64(f)
 	}
 	return 0
+}
+
+func legacySource(text string) Source {
+	src, err := ParseSource(text)
+	if err != nil {
+		return UserSource
+	}
+	return src
+}
+
+// legacyCurrent completes a Python zwarm record for display. The Python
+// zwarm never recorded an exit: a record it left "running" is shown running
+// only while its worker is demonstrably alive (the pid runs an agent that
+// started after the session was created), else failed, saying why.
+func (m *Manager) legacyCurrent(s *Session, rc *readCtx) *Session {
+	if s.CostUSD == nil && !s.Usage.IsZero() {
+		s.CostUSD = rc.priceTable().Cost(s.Model, s.Usage)
+	}
+	if s.legacyStatus.Finished() || s.legacyStatus == "" {
+		return s
+	}
+	if legacyWorkerAlive(s) {
+		s.Status = StatusRunning
+		s.Error = ""
+		return s
+	}
+	s.Status = StatusFailed
+	s.Error = "written by the Python zwarm while it was " + string(s.legacyStatus) + "; its worker is gone and its outcome was never recorded"
+	return s
+}
+
+// legacyWorkerAlive checks a Python record's pid without a start time:
+// the process must run codex or claude and have started no earlier than the
+// session, so a reused pid is not taken for the worker.
+func legacyWorkerAlive(s *Session) bool {
+	if s.PID <= 0 {
+		return false
+	}
+	started, err := procStartTime(s.PID)
+	if err != nil || started.Before(s.CreatedAt.Add(-5*time.Second)) {
+		return false
+	}
+	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	c := string(cmd)
+	return strings.Contains(c, "codex") || strings.Contains(c, "claude")
+}
+
+// legacyTurns lists the turns of a Python zwarm session, which kept no turn
+// records: one per turn file, with the user's messages, in order, as their
+// prompts.
+func legacyTurns(dir string, s *Session) []Turn {
+	ents, _ := os.ReadDir(dir)
+	var out []Turn
+	for _, e := range ents {
+		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, Turn{N: n, Status: StatusCompleted})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	var prompts []string
+	for _, lm := range s.LegacyMessages {
+		if lm.Role == "user" {
+			prompts = append(prompts, lm.Content)
+		}
+	}
+	if len(prompts) == 0 && s.Task != "" {
+		prompts = []string{s.Task}
+	}
+	for i := range out {
+		if i < len(prompts) {
+			out[i].Prompt = prompts[i]
+		}
+	}
+	if n := len(out); n > 0 && s.Status == StatusRunning {
+		out[n-1].Status = StatusRunning
+	}
+	return out
 }

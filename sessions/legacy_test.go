@@ -1,17 +1,26 @@
 package sessions
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const pythonRecord = `{"id":"3f2a","task":"fix it","status":"running","working_dir":"/w","created_at":"2025-03-01T10:00:00.123456",
+"updated_at":1740823200.5,"pid":%d,"exit_code":null,"model":"gpt-5.1-codex-mini","turn":2,
+"messages":[{"role":"user","content":"fix it","timestamp":"2025-03-01T10:00:00"},{"role":"assistant","content":"fixed","timestamp":"x","metadata":{}},
+{"role":"user","content":"and the docs","timestamp":"2025-03-01T10:05:00"}],
+"token_usage":{"input_tokens":100,"output_tokens":20},"error":null,"source":"orchestrator:9c1d","adapter":"codex"}`
 
 func TestDecodeLegacy(t *testing.T) {
-	data := []byte(`{"id":"3f2a","task":"fix it","status":"running","working_dir":"/w","created_at":"2025-03-01T10:00:00.123456",
-"updated_at":1740823200.5,"pid":4242,"exit_code":null,"model":"gpt-5.1-codex-mini","turn":2,
-"messages":[{"role":"user","content":"fix it","timestamp":"2025-03-01T10:00:00"},{"role":"assistant","content":"fixed","timestamp":"x","metadata":{}}],
-"token_usage":{"input_tokens":100,"output_tokens":20},"error":null,"source":"user","adapter":"codex"}`)
-	s, err := decodeSession("3f2a", data)
+	s, err := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Legacy || s.Status != StatusFailed || s.Error == "" || s.LastMessage != "fixed" || s.Usage.TotalTokens != 120 {
+	if !s.Legacy || s.LastMessage != "fixed" || s.Usage.TotalTokens != 120 || s.Source != RunSource("9c1d") {
 		t.Fatalf("%+v", s)
 	}
 	if s.CreatedAt.IsZero() || s.UpdatedAt.IsZero() {
@@ -24,3 +33,53 @@ func TestDecodeLegacy(t *testing.T) {
 		t.Fatal("future schema accepted")
 	}
 }
+
+// A Python record left "running" whose worker is gone is shown failed, with
+// a runtime that stops at its last update, a cost from the price table and
+// its turns' prompts from its messages.
+func TestLegacyRecordWithADeadWorker(t *testing.T) {
+	m := &Manager{st: &Store{dir: t.TempDir()}}
+	s, _ := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
+	s = m.current(s, nil)
+	if s.Status != StatusFailed || s.Error == "" || !s.Settled() {
+		t.Fatalf("status %s, error %q", s.Status, s.Error)
+	}
+	if r1, r2 := s.Runtime(time.Now()), s.Runtime(time.Now().Add(1000*time.Hour)); r1 != r2 || r1 > time.Hour {
+		t.Fatalf("runtime keeps growing or is wrong: %v then %v", r1, r2)
+	}
+	if s.CostUSD == nil || *s.CostUSD <= 0 {
+		t.Fatalf("a priced model shows no cost: %v", s.CostUSD)
+	}
+	dir := filepath.Join(t.TempDir(), "turns")
+	os.MkdirAll(dir, 0o700)
+	for _, n := range []string{"turn_1.jsonl", "turn_2.jsonl"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
+	}
+	turns := legacyTurns(dir, s)
+	if len(turns) != 2 || turns[0].Prompt != "fix it" || turns[1].Prompt != "and the docs" {
+		t.Fatalf("turn prompts: %+v", turns)
+	}
+}
+
+// A Python record whose worker is alive is shown running, not failed.
+func TestLegacyRecordWithALiveWorker(t *testing.T) {
+	// A process whose command line names codex, started after the record.
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "codex")
+	if err := os.Symlink("/bin/sleep", bin); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	m := &Manager{st: &Store{dir: t.TempDir()}}
+	s, _ := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
+	s = m.current(s, nil)
+	if s.Status != StatusRunning || s.Settled() {
+		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)
+	}
+}
+
+func fmtRecord(format string, pid int) string { return fmt.Sprintf(format, pid) }

@@ -156,34 +156,48 @@ func hasMarker(pid int, want []byte) bool {
 	return false
 }
 
-// sessionProcs lists the live processes of a session: those carrying its
-// marker and the descendants of root (when root > 0). The caller itself is
-// never listed.
-func sessionProcs(id string, root int) []procStat {
-	want := []byte(MarkerEnv + "=" + id)
+// containment finds and stops the processes of one session: those in its
+// cgroup, those carrying its marker, and the descendants of root (the
+// supervisor, when it sweeps its own). The caller itself is never listed.
+type containment struct {
+	id     string
+	root   int    // 0: no descendant walk
+	cgroup string // "" when the session has none
+}
+
+// procs lists the live processes of the session.
+func (c containment) procs() []procStat {
+	want := []byte(MarkerEnv + "=" + c.id)
 	all := listProcs()
+	byPID := make(map[int]procStat, len(all))
 	children := map[int][]procStat{}
 	for _, p := range all {
+		byPID[p.pid] = p
 		children[p.ppid] = append(children[p.ppid], p)
 	}
 	self := os.Getpid()
 	seen := map[int]bool{}
 	var out []procStat
 	add := func(p procStat) {
-		if p.pid == self || p.pid == root || seen[p.pid] || p.state == 'Z' || p.state == 'X' {
+		if p.pid == self || p.pid == c.root || seen[p.pid] || p.state == 'Z' || p.state == 'X' {
 			return
 		}
 		seen[p.pid] = true
 		out = append(out, p)
 	}
-	if root > 0 {
-		stack := []int{root}
+	for _, pid := range cgroupPIDs(c.cgroup) {
+		if p, ok := byPID[pid]; ok {
+			add(p)
+		}
+	}
+	if c.root > 0 {
+		stack := []int{c.root}
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			for _, c := range children[n] {
-				add(c)
-				stack = append(stack, c.pid)
+			for _, ch := range children[n] {
+				add(ch)
+				stack = append(stack, ch.pid)
 			}
 		}
 	}
@@ -195,11 +209,15 @@ func sessionProcs(id string, root int) []procStat {
 	return out
 }
 
-// sweep SIGKILLs every process of the session until none is left. It is the
-// last step of every stop: whatever escaped the process group dies here.
-func sweep(ctx context.Context, id string, root int) error {
+// sweep kills every process of the session until none is left: the cgroup
+// at once with cgroup.kill, then whatever the marker and the process tree
+// still find. It is the last step of every stop.
+func (c containment) sweep(ctx context.Context) error {
+	if err := killCgroup(ctx, c.cgroup); err != nil {
+		return err
+	}
 	for {
-		procs := sessionProcs(id, root)
+		procs := c.procs()
 		if len(procs) == 0 {
 			return nil
 		}
@@ -213,7 +231,7 @@ func sweep(ctx context.Context, id string, root int) error {
 			for i, p := range procs {
 				pids[i] = strconv.Itoa(p.pid)
 			}
-			return fmt.Errorf("processes of session %s still alive: %s", id, strings.Join(pids, " "))
+			return fmt.Errorf("processes of session %s still alive: %s", c.id, strings.Join(pids, " "))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -227,3 +245,28 @@ func becomeSubreaper() error {
 
 // ProcessRef names a running process by pid and start time.
 func ProcessRef(pid int) (*ProcRef, error) { return refOf(pid) }
+
+// procStartTime is when a process started, by the wall clock.
+func procStartTime(pid int) (time.Time, error) {
+	st, err := readStat(pid)
+	if err != nil {
+		return time.Time{}, err
+	}
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "btime "); ok {
+			boot, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				return time.Time{}, err
+			}
+			// Start times are in clock ticks since boot; Linux reports them
+			// at USER_HZ, which is 100 on every architecture Go supports.
+			const hz = 100
+			return time.Unix(boot, 0).Add(time.Duration(st.start) * time.Second / hz), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("no btime in /proc/stat")
+}

@@ -18,7 +18,7 @@ type Session struct {
 	Model      string     `json:"model"`
 	Sandbox    string     `json:"sandbox,omitempty"`
 	WorkingDir string     `json:"working_dir"`
-	Source     string     `json:"source"`
+	Source     Source     `json:"source"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	EndedAt    *time.Time `json:"ended_at"`
@@ -34,12 +34,23 @@ type Session struct {
 	LastMessage    string   `json:"last_message"`
 	Error          string   `json:"error"`
 	PendingInjects int      `json:"pending_injects"`
+	// LastEventAt is when the agent last printed an event: a worker whose
+	// model went silent shows how long ago that was.
+	LastEventAt *time.Time `json:"last_event_at,omitempty"`
 
 	// Owner is the process responsible for the session right now: the
 	// command that is spawning it, then its supervisor. Nil when nobody is.
 	Owner *ProcRef `json:"owner,omitempty"`
-	// Agent is the agent process of the running turn.
-	Agent *ProcRef `json:"agent,omitempty"`
+	// Agent is the agent process of the running turn. AgentLive says it
+	// reads follow-ups on its stdin, so a queued one becomes its next turn.
+	Agent     *ProcRef `json:"agent,omitempty"`
+	AgentLive bool     `json:"agent_live,omitempty"`
+	// Stop is set while a kill is in progress: no turn may start and no
+	// follow-up may be handed over until the kill is recorded.
+	Stop *StopRequest `json:"stop,omitempty"`
+	// Cgroup is the cgroup v2 directory the session's agents run in, when
+	// the machine lets zwarm make one; "" means marker-only containment.
+	Cgroup string `json:"cgroup,omitempty"`
 	// NextInboxSeq numbers queued follow-ups so they are delivered in order.
 	NextInboxSeq int    `json:"next_inbox_seq"`
 	Turns        []Turn `json:"turns"`
@@ -47,6 +58,7 @@ type Session struct {
 	// Legacy marks a record written by the Python zwarm: shown, never changed.
 	Legacy         bool            `json:"-"`
 	LegacyMessages []LegacyMessage `json:"-"`
+	legacyStatus   Status
 }
 
 // Turn is one run of the agent: the task, or one follow-up.
@@ -104,6 +116,13 @@ const (
 	roleSupervisor = "supervisor"
 )
 
+// StopRequest records that `zwarm kill` (or an orchestrator, or a watcher)
+// is stopping the session.
+type StopRequest struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+}
+
 // LegacyMessage is a message stored in a Python zwarm meta.json.
 type LegacyMessage struct {
 	Role      string `json:"role"`
@@ -115,8 +134,13 @@ type LegacyMessage struct {
 // it never keeps growing after the end.
 func (s *Session) Runtime(now time.Time) time.Duration {
 	end := now
-	if s.EndedAt != nil && s.Status.Finished() {
+	switch {
+	case s.EndedAt != nil && s.Settled():
 		end = *s.EndedAt
+	case s.Legacy && s.Settled():
+		// The Python zwarm kept no end time; its last update is the best
+		// bound there is, and it never moves.
+		end = s.UpdatedAt
 	}
 	if end.Before(s.CreatedAt) {
 		return 0
@@ -179,10 +203,7 @@ func (s *Session) Clone() *Session {
 		o := *s.Owner
 		c.Owner = &o
 	}
-	if s.Agent != nil {
-		a := *s.Agent
-		c.Agent = &a
-	}
+	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = clonePtr(s.Agent), clonePtr(s.Stop), clonePtr(s.EndedAt), clonePtr(s.ExitCode), clonePtr(s.CostUSD), clonePtr(s.LastEventAt)
 	for i := range c.Turns {
 		t := &c.Turns[i]
 		if u := t.ThreadUsage; u != nil {

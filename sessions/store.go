@@ -37,6 +37,10 @@ func (st *Store) lockPath(id string) string   { return filepath.Join(st.sessionD
 func (st *Store) inboxDir(id string) string   { return filepath.Join(st.sessionDir(id), "inbox") }
 func (st *Store) logPath(id string) string    { return filepath.Join(st.sessionDir(id), "supervisor.log") }
 func (st *Store) turnsDir(id string) string   { return filepath.Join(st.sessionDir(id), "turns") }
+func (st *Store) cgroupFile(id string) string { return filepath.Join(st.sessionDir(id), "cgroup") }
+func (st *Store) reservePath(id string) string {
+	return filepath.Join(st.sessionDir(id), ".reserve")
+}
 
 // TurnPath is the raw stdout of turn n (1-based).
 func (st *Store) TurnPath(id string, n int) string {
@@ -67,36 +71,77 @@ func (st *Store) ensureWritable() error {
 }
 
 // create makes a new session's directories and writes its first record.
+// Everything is made under a temporary name and renamed into place, so a
+// spawn that fails (a full disk) leaves no half-made session behind.
 func (st *Store) create(s *Session) error {
 	if err := st.ensureWritable(); err != nil {
 		return err
 	}
-	if err := os.Mkdir(st.sessionDir(s.ID), dirPerm); err != nil {
-		return fmt.Errorf("create session %s: %w", s.ID, err)
-	}
-	for _, d := range []string{st.turnsDir(s.ID), st.inboxDir(s.ID)} {
-		if err := os.Mkdir(d, dirPerm); err != nil {
-			return fmt.Errorf("create session %s: %w", s.ID, err)
+	tmp := filepath.Join(st.sessionsDir(), ".new-"+s.ID)
+	err := func() error {
+		for _, d := range []string{tmp, filepath.Join(tmp, "turns"), filepath.Join(tmp, "inbox")} {
+			if err := os.Mkdir(d, dirPerm); err != nil {
+				return err
+			}
 		}
+		if err := writeReserve(filepath.Join(tmp, ".reserve")); err != nil {
+			return err
+		}
+		data, err := st.encode(s)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
+			return err
+		}
+		return os.Rename(tmp, st.sessionDir(s.ID))
+	}()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("create session %s in %s: %w%s", ShortID(s.ID), st.dir, err, noSpaceHint(err))
 	}
-	return st.save(s)
+	return nil
+}
+
+// reserveSize is the disk space each session keeps in reserve: on a full
+// disk it is given back so that the outcome can still be recorded.
+const reserveSize = 256 << 10
+
+func writeReserve(path string) error {
+	return os.WriteFile(path, make([]byte, reserveSize), filePerm)
+}
+
+// noSpaceHint says what to do about a full disk.
+func noSpaceHint(err error) string {
+	if isNoSpace(err) {
+		return " (free some space on that disk, or choose another state dir with --state-dir)"
+	}
+	return ""
 }
 
 // save replaces meta.json atomically.
 func (st *Store) save(s *Session) error {
+	data, err := st.encode(s)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(st.metaPath(s.ID), data); err != nil {
+		return fmt.Errorf("save session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+func (st *Store) encode(s *Session) ([]byte, error) {
 	if s.Legacy {
-		return fmt.Errorf("session %s was written by the Python zwarm and is read-only", s.ID)
+		return nil, fmt.Errorf("session %s was written by the Python zwarm and is read-only", s.ID)
 	}
 	s.Version = SchemaVersion
 	s.UpdatedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode session %s: %w", s.ID, err)
+		return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
 	}
-	if err := writeFileAtomic(st.metaPath(s.ID), append(data, '\n')); err != nil {
-		return fmt.Errorf("save session %s: %w", s.ID, err)
-	}
-	return nil
+	return append(data, '\n'), nil
 }
 
 // load reads a session record as it is on disk.
@@ -114,9 +159,20 @@ func (st *Store) load(id string) (*Session, error) {
 // update changes a session under its lock: the change sees the latest record
 // and no other writer (supervisor, inject, kill) interleaves with it.
 func (st *Store) update(id string, fn func(*Session) error) (*Session, error) {
-	l, err := lockFile(st.lockPath(id))
+	return st.change(id, fn, false)
+}
+
+// record is update for an outcome (a turn's end, a kill, a dead owner): on
+// a full disk it gives back the session's reserve and tries once more, so
+// the outcome and its reason reach the record.
+func (st *Store) record(id string, fn func(*Session) error) (*Session, error) {
+	return st.change(id, fn, true)
+}
+
+func (st *Store) change(id string, fn func(*Session) error, outcome bool) (*Session, error) {
+	l, err := st.lock(id)
 	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
+		return nil, err
 	}
 	defer l.Unlock()
 	s, err := st.load(id)
@@ -126,10 +182,30 @@ func (st *Store) update(id string, fn func(*Session) error) (*Session, error) {
 	if err := fn(s); err != nil {
 		return nil, err
 	}
-	if err := st.save(s); err != nil {
+	err = st.save(s)
+	if err != nil && outcome && isNoSpace(err) && os.Remove(st.reservePath(id)) == nil {
+		err = st.save(s)
+	}
+	if err != nil {
 		return nil, err
 	}
+	if s.Settled() {
+		// A settled session needs no reserve until a follow-up reopens it.
+		os.Remove(st.reservePath(id))
+	}
 	return s, nil
+}
+
+// lock takes the session's lock. A session that is gone is ErrNotFound.
+func (st *Store) lock(id string) (*fileLock, error) {
+	l, err := lockFile(st.lockPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return l, nil
 }
 
 // ids lists the ids of every session directory.
@@ -166,9 +242,9 @@ func (st *Store) resolve(prefix string) (string, error) {
 // remove deletes a session's directory. It is first renamed out of the
 // sessions dir, so readers see the session either whole or gone.
 func (st *Store) remove(id string) error {
-	l, err := lockFile(st.lockPath(id))
+	l, err := st.lock(id)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
+		return fmt.Errorf("remove %s: %w", ShortID(id), err)
 	}
 	defer l.Unlock()
 	trash := filepath.Join(st.sessionsDir(), ".removing-"+id)
@@ -180,3 +256,19 @@ func (st *Store) remove(id string) error {
 	}
 	return nil
 }
+
+// sessionCgroup is the cgroup the session's supervisor made, or "".
+func (st *Store) sessionCgroup(id string) string {
+	data, err := os.ReadFile(st.cgroupFile(id))
+	if err != nil {
+		return ""
+	}
+	dir := strings.TrimSpace(string(data))
+	if !filepath.IsAbs(dir) || !strings.Contains(filepath.Base(dir), id) {
+		return "" // not something this zwarm wrote
+	}
+	return dir
+}
+
+// forgetCgroup removes the record of a removed cgroup.
+func (st *Store) forgetCgroup(id string) { os.Remove(st.cgroupFile(id)) }

@@ -2,16 +2,31 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
+
+// The files named supervisor*.go run inside `zwarm __supervise ID`, the
+// detached process that owns one session while it has work; everything
+// else in this package runs in the command (CLI, dashboard, orchestrator)
+// that reads and changes sessions.
+//
+// A supervisor is a child subreaper that waits for every child it has
+// (wait4(-1)): no other code may start processes in a supervisor process,
+// or the supervisor would take their exit statuses. InSupervisor lets such
+// code refuse.
+
+var inSupervisor atomic.Bool
+
+// InSupervisor reports whether this process is a session supervisor, in
+// which nothing but the supervisor may start child processes.
+func InSupervisor() bool { return inSupervisor.Load() }
 
 // flushEvery bounds how often a running turn's progress is written to
 // meta.json: often enough for listings to be current, rarely enough that a
@@ -23,20 +38,33 @@ const flushEvery = 250 * time.Millisecond
 type supervisor struct {
 	st       *Store
 	adapters Adapters
+	sections []ConfigSection
 	id       string
 	self     ProcRef
 	log      *slog.Logger
 	prices   Prices
+	cg       *cgroup // nil: marker-only containment
+}
+
+// SuperviseOptions configure a supervisor.
+type SuperviseOptions struct {
+	Store    *Store
+	Adapters Adapters
+	// ConfigSections are the config.toml tables other packages own, so the
+	// supervisor reads the same config as the command that spawned it.
+	ConfigSections []ConfigSection
 }
 
 // Supervise is the body of `zwarm __supervise ID`: it owns the session until
 // its last turn ends. SIGTERM or SIGINT stop it the way `zwarm kill` asks:
 // the agent gets SIGTERM, a grace period, then SIGKILL, and every process of
 // the session is gone before the kill is recorded.
-func Supervise(ctx context.Context, st *Store, adapters Adapters, id string) error {
+func Supervise(ctx context.Context, opt SuperviseOptions, id string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
+	st := opt.Store
+	inSupervisor.Store(true)
 	logf, err := os.OpenFile(st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
 	if err != nil {
 		return fmt.Errorf("supervise %s: %w", id, err)
@@ -56,12 +84,14 @@ func Supervise(ctx context.Context, st *Store, adapters Adapters, id string) err
 		return fmt.Errorf("supervise %s: %w", id, err)
 	}
 	self.Role = roleSupervisor
-	sv := &supervisor{st: st, adapters: adapters, id: id, self: *self, log: log, prices: DefaultPrices()}
-	if cfg, err := LoadConfig(st.Dir()); err == nil {
+	sv := &supervisor{st: st, adapters: opt.Adapters, sections: opt.ConfigSections, id: id, self: *self, log: log, prices: DefaultPrices()}
+	if cfg, err := LoadConfig(st.Dir(), sv.sections...); err == nil {
 		sv.prices = cfg.PriceTable()
 	}
-	log.Info("supervisor started", "pid", self.PID)
+	sv.cg = sv.openCgroup()
+	log.Info("supervisor started", "pid", self.PID, "containment", sv.containment())
 	err = sv.run(ctx)
+	sv.closeCgroup()
 	if err != nil {
 		log.Error("supervisor failed", "err", err)
 	} else {
@@ -70,124 +100,133 @@ func Supervise(ctx context.Context, st *Store, adapters Adapters, id string) err
 	return err
 }
 
+// run claims the session and runs turns until none is left. Each step from
+// one turn to the next (or to the end) is a single update of the record, so
+// nobody ever sees the session settled while a follow-up is about to start.
 func (sv *supervisor) run(ctx context.Context) error {
-	if _, err := sv.st.update(sv.id, func(s *Session) error {
-		s.Owner = &sv.self
-		return nil
-	}); err != nil {
-		return err
+	s, next, err := sv.begin(ctx)
+	for err == nil && next != nil {
+		end := sv.runTurn(ctx, s, next)
+		s, next, err = sv.afterTurn(ctx, end)
 	}
-	for {
-		if ctx.Err() != nil {
-			return sv.finish(StatusKilled, "killed before the next turn started")
-		}
-		s, turn, err := sv.nextTurn()
-		if err != nil {
-			return err
-		}
-		if turn == nil {
-			return nil // finished; nextTurn recorded the final status
-		}
-		if err := sv.runTurn(ctx, s, turn); err != nil {
-			if errors.Is(err, errKilled) {
-				return nil
-			}
-			return err
-		}
+	if err != nil {
+		return fmt.Errorf("supervise %s: %w", sv.id, err)
 	}
+	return nil
 }
 
-// nextTurn claims the next piece of work under the session lock: the task
-// first, then queued follow-ups in order. With nothing left it records the
-// final status and gives up ownership in the same step, so an inject racing
-// with the end either lands before (and is delivered) or after (and starts a
-// new supervisor); never in between.
-func (sv *supervisor) nextTurn() (*Session, *Turn, error) {
+// begin claims the session and starts its first turn of this supervisor:
+// the task, or the follow-up that reopened it.
+func (sv *supervisor) begin(ctx context.Context) (*Session, *Turn, error) {
 	var turn *Turn
 	s, err := sv.st.update(sv.id, func(s *Session) error {
-		now := time.Now().UTC()
-		prompt, inboxID := "", ""
-		if len(s.Turns) == 0 {
-			prompt = s.Task
-		} else {
-			entries, err := sv.st.inbox(s.ID)
-			if err != nil {
-				return err
-			}
-			for i := range entries {
-				if entries[i].State != InboxQueued {
-					continue
-				}
-				e := &entries[i]
-				e.State, e.Turn, e.DeliveredAt = InboxDelivered, len(s.Turns)+1, &now
-				if err := sv.st.writeInbox(s.ID, e); err != nil {
-					return err
-				}
-				prompt, inboxID = e.Text, e.ID
-				break
-			}
-			if inboxID == "" {
-				last := s.current()
-				s.Status, s.Owner, s.Agent, s.PendingInjects = last.Status, nil, nil, 0
-				if s.EndedAt == nil {
-					s.EndedAt = last.EndedAt
-				}
-				return nil
-			}
-			s.PendingInjects = max(0, s.PendingInjects-1)
+		if err := s.claim(sv.self); err != nil {
+			return err
 		}
-		s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: prompt, InboxID: inboxID, StartedAt: now, Status: StatusRunning})
-		s.Status, s.EndedAt, s.ExitCode, s.Error, s.Owner = StatusRunning, nil, nil, "", &sv.self
+		var err error
+		turn, err = sv.next(ctx, s)
+		return err
+	})
+	return s, turn, err
+}
+
+// afterTurn records how a turn ended and, in the same update, starts the
+// next queued follow-up or settles the session.
+func (sv *supervisor) afterTurn(ctx context.Context, end turnEnd) (*Session, *Turn, error) {
+	var turn *Turn
+	s, err := sv.st.update(sv.id, func(s *Session) error {
+		if err := s.endTurn(end, time.Now().UTC()); err != nil {
+			return err
+		}
 		s.refresh(sv.prices)
-		turn = s.current()
-		return nil
+		var err error
+		turn, err = sv.next(ctx, s)
+		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("supervise %s: %w", sv.id, err)
+		return nil, nil, fmt.Errorf("record turn %d: %w", end.N, err)
 	}
-	if turn == nil {
-		return s, nil, nil
+	code := "none"
+	if end.ExitCode != nil {
+		code = fmt.Sprint(*end.ExitCode)
 	}
-	t := *turn
-	return s, &t, nil
+	sv.log.Info("turn ended", "turn", end.N, "exit", code, "killed", end.Killed, "reason", end.Reason)
+	return s, turn, nil
 }
 
-// finish records a final status when the supervisor stops between turns.
-func (sv *supervisor) finish(status Status, msg string) error {
-	_, err := sv.st.update(sv.id, func(s *Session) error {
-		now := time.Now().UTC()
-		s.Status, s.Owner, s.Agent, s.EndedAt = status, nil, nil, &now
-		if msg != "" {
-			s.Error = msg
-		}
-		return sv.st.dropQueued(s, "the session was "+string(status)+" before it was delivered")
-	})
-	return err
-}
-
-// exitCode turns a wait status into a shell-style exit code (128+signal).
-func exitCode(ws unix.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+// next starts the next piece of work on s (held under the lock): the task
+// first, then queued follow-ups in order. With nothing left, or a kill in
+// progress, it settles the session and gives up ownership.
+func (sv *supervisor) next(ctx context.Context, s *Session) (*Turn, error) {
+	now := time.Now().UTC()
+	if ctx.Err() != nil {
+		s.requestStop("stopped by a signal to its supervisor", now)
 	}
-	return ws.ExitStatus()
-}
-
-// reap waits for every child of the supervisor: the agent, and as child
-// subreaper also every orphaned descendant. It reports the agent's status
-// and returns when no child is left, which the turn guarantees by sweeping.
-func reap(agent int, exited chan<- unix.WaitStatus) {
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
+	if s.Stop == nil {
+		ts, ok, err := sv.st.takeNext(s, now)
 		if err != nil {
-			return // ECHILD: nothing left to wait for
+			return nil, err
 		}
-		if pid == agent {
-			exited <- ws
+		if ok {
+			if err := s.startTurn(ts, now); err != nil {
+				return nil, err
+			}
+			s.refresh(sv.prices)
+			t := *s.current()
+			return &t, nil
 		}
 	}
+	if s.Stop != nil {
+		if err := sv.st.dropQueued(s, "the session was killed before it was delivered"); err != nil {
+			return nil, err
+		}
+	}
+	return nil, s.settle(now)
+}
+
+// takeNext finds what the next turn is: the task if no turn ran, else the
+// oldest queued follow-up, which it marks delivered. Callers hold the lock.
+func (st *Store) takeNext(s *Session, now time.Time) (turnStart, bool, error) {
+	if len(s.Turns) == 0 {
+		return turnStart{Prompt: s.Task}, true, nil
+	}
+	e, err := st.deliverNext(s, len(s.Turns)+1, now)
+	if err != nil || e == nil {
+		return turnStart{}, false, err
+	}
+	return turnStart{Prompt: e.Text, InboxID: e.ID, Resumed: s.ThreadID != ""}, true, nil
+}
+
+// Detach is the intermediate step of startSupervisor: it starts argv (the
+// supervisor without --detach) in a new session with stdio detached from
+// any terminal, stderr appended to the session's supervisor.log, writes the
+// supervisor's ProcRef as JSON to out and returns.
+func Detach(st *Store, id string, argv []string, out io.Writer) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	logf, err := os.OpenFile(st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", id, err)
+	}
+	defer logf.Close()
+	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Files: []*os.File{devnull, devnull, logf},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", id, err)
+	}
+	ref, err := refOf(p.Pid)
+	if err != nil {
+		return fmt.Errorf("detach %s: supervisor exited at once: %w", id, err)
+	}
+	ref.Role = roleSupervisor
+	p.Release()
+	return writeJSONLine(out, ref)
 }

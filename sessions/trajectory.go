@@ -52,13 +52,19 @@ func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	out, err := t.read(ctx, s)
+	return s, out, err
+}
+
+// read reads the new events of s, a record of the session just loaded.
+func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error) {
 	ad, err := t.m.adapters.Lookup(s.Adapter)
 	if err != nil {
-		return s, nil, err
+		return nil, err
 	}
 	turns := s.Turns
 	if s.Legacy {
-		turns = legacyTurns(t.m.st.turnsDir(s.ID))
+		turns = legacyTurns(t.m.st.turnsDir(s.ID), s)
 	}
 	var out []TurnEvents
 	for _, turn := range turns {
@@ -74,8 +80,11 @@ func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
 			t.readers[turn.N] = rd
 		}
 		ended := turn.EndedAt != nil || s.Legacy
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		if err := rd.Read(ended, func(ev Event) { te.Events = append(te.Events, ev) }); err != nil {
-			return s, out, err
+			return out, err
 		}
 		if ended {
 			rd.Close()
@@ -86,7 +95,7 @@ func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
 			out = append(out, te)
 		}
 	}
-	return s, out, nil
+	return out, nil
 }
 
 // Close releases the open turn files.

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 )
 
 // TurnLog is one turn with the events its agent printed.
@@ -35,7 +33,7 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, 
 	}
 	turns := s.Turns
 	if s.Legacy {
-		turns = legacyTurns(m.st.turnsDir(s.ID))
+		turns = legacyTurns(m.st.turnsDir(s.ID), s)
 	}
 	out := make([]TurnLog, 0, len(turns))
 	for _, t := range turns {
@@ -54,21 +52,6 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, 
 }
 
 var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
-
-// legacyTurns finds the turn files of a Python zwarm session, which kept no
-// turn records.
-func legacyTurns(dir string) []Turn {
-	ents, _ := os.ReadDir(dir)
-	var out []Turn
-	for _, e := range ents {
-		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			out = append(out, Turn{N: n, Status: StatusCompleted})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
-	return out
-}
 
 // Messages is the conversation: each turn's prompt and the agent's replies.
 func Messages(s *Session, turns []TurnLog) []Message {
@@ -103,7 +86,7 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 	if _, err := os.Stat(p); err != nil {
 		last := s.Turn
 		if s.Legacy {
-			last = len(legacyTurns(filepath.Dir(p)))
+			last = len(legacyTurns(filepath.Dir(p), s))
 		}
 		return "", fmt.Errorf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
 	}

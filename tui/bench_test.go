@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,24 +15,12 @@ import (
 func BenchmarkAppendToModel(b *testing.B) {
 	f := newFixture(b)
 	id := f.add(1, sessions.StatusRunning, "live", time.Minute)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w, err := f.m.Watch(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	m := New(ctx, Options{Sessions: f.m, StateDir: "/state", Changes: w.Changes(), Tick: -1})
-	m = send(m, sizeMsg(120, 40))
-	m = drive(b, m, m.loadAll())
+	m := f.newModel(120, 40)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		text := fmt.Sprintf("step %d appended", i)
 		f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"x`+fmt.Sprint(i)+`","type":"agent_message","text":"`+text+`"}}`)
-		for !strings.Contains(m.detail.View(), text) {
-			batch := <-w.Changes()
-			m = drive(b, m, m.onChanges(batch))
-		}
+		m = settle(b, m, func(m Model) bool { return strings.Contains(m.detail.View(), text) })
 	}
 }
 
@@ -49,7 +36,10 @@ func BenchmarkUpdate1000Sessions(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		m = drive(b, m, m.onChanges([]sessions.Change{{ID: ids[i%len(ids)], Meta: true}}))
+		id := ids[i%len(ids)]
+		touch := time.Now().Add(time.Duration(i) * time.Millisecond)
+		f.touch(id, touch)
+		m = settle(b, m, func(m Model) bool { return m.list.Get(id).UpdatedAt.Equal(touch.UTC()) })
 		_ = m.View()
 	}
 }

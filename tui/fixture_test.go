@@ -38,7 +38,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, dir: dir, m: sessions.NewManager(st, adapters.Builtin(), nil)}
+	return &fixture{t: t, dir: dir, m: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})}
 }
 
 type sessOpt func(*sessions.Session)
@@ -51,7 +51,7 @@ func (f *fixture) add(n int, status sessions.Status, task string, age time.Durat
 	created := clock.Add(-age)
 	code := 0
 	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: task, Status: status, Adapter: "codex",
-		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: "user", CreatedAt: created, UpdatedAt: created,
+		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: sessions.UserSource, CreatedAt: created, UpdatedAt: created,
 		Turn: 1, ThreadID: "thread-1", Usage: sessions.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}
 	cost := 0.0045
 	s.CostUSD = &cost
@@ -85,6 +85,29 @@ func (f *fixture) add(n int, status sessions.Status, task string, age time.Durat
 	}
 	f.writeTurn(id, 1, sampleTurn(status))
 	return id
+}
+
+// touch rewrites a session's record with a new update time, as a
+// supervisor's progress write would.
+func (f *fixture) touch(id string, at time.Time) {
+	path := filepath.Join(f.dir, "sessions", id, "meta.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var s sessions.Session
+	if err := json.Unmarshal(data, &s); err != nil {
+		f.t.Fatal(err)
+	}
+	s.UpdatedAt = at.UTC()
+	data, _ = json.Marshal(s)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *fixture) writeTurn(id string, n int, body string) {
@@ -130,7 +153,7 @@ func standard(t *testing.T) *fixture {
 	f.add(2, sessions.StatusFailed, "fix the failing integration test in the payment service", 90*time.Minute)
 	f.add(3, sessions.StatusKilled, "rewrite the docs", time.Hour)
 	f.add(4, sessions.StatusCompleted, "bump dependencies", 50*time.Second, func(s *sessions.Session) {
-		s.Source = "orchestrator:9c1d2e3f-0000-4000-8000-000000000000"
+		s.Source = sessions.RunSource("9c1d2e3f-0000-4000-8000-000000000000")
 	})
 	f.add(5, sessions.StatusRunning, "add --verbose to every subcommand and document it", 3*time.Minute, func(s *sessions.Session) {
 		s.PendingInjects = 1
@@ -139,12 +162,23 @@ func standard(t *testing.T) *fixture {
 }
 
 // newModel builds a dashboard on the fixture, sized, with everything its
-// Init asked for done.
+// Init asked for done and the selected session's trajectory shown.
 func (f *fixture) newModel(w, h int) Model {
-	m := New(context.Background(), Options{Sessions: f.m, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
-	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
-	return drive(f.t, m, m.Init())
+	return f.start(f.m, w, h)
 }
+
+func (f *fixture) start(src Sessions, w, h int) Model {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(cancel)
+	m := New(ctx, Options{Sessions: src, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
+	harness = make(chan tea.Msg, 1024)
+	m = drive(f.t, m, m.Init())
+	return settle(f.t, m, func(m Model) bool { return !m.loaded || m.detail.ID() == "" || m.trajSub != nil && m.detailReady() })
+}
+
+// detailReady reports whether the detail pane shows its session's steps.
+func (m Model) detailReady() bool { return m.detail.Loaded() }
 
 // send delivers one message.
 func send(m Model, msg tea.Msg) Model {
@@ -152,31 +186,63 @@ func send(m Model, msg tea.Msg) Model {
 	return next.(Model)
 }
 
-// drive runs a command and everything it leads to, the way the Bubble Tea
-// runtime would, synchronously.
+// harness receives the messages of the commands a test's model started:
+// each command runs on a goroutine of its own, as the Bubble Tea runtime
+// runs them, so a command waiting on a subscription waits for real.
+var harness chan tea.Msg
+
+// quiet is how long drive waits for more messages before it returns.
+const quiet = 60 * time.Millisecond
+
+func start(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	ch := harness
+	go func() { ch <- cmd() }()
+}
+
+// drive runs a command and everything it leads to, until no message has
+// arrived for a moment.
 func drive(t testing.TB, m Model, cmd tea.Cmd) Model {
 	t.Helper()
-	queue := []tea.Cmd{cmd}
-	for steps := 0; len(queue) > 0; steps++ {
-		if steps > 1000 {
-			t.Fatal("commands never settle")
+	start(cmd)
+	for {
+		select {
+		case msg := <-harness:
+			m = deliver(m, msg)
+		case <-time.After(quiet):
+			return m
 		}
-		c := queue[0]
-		queue = queue[1:]
-		if c == nil {
-			continue
+	}
+}
+
+// settle drives the model until cond holds, or fails the test.
+func settle(t testing.TB, m Model, cond func(Model) bool) Model {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !cond(m) {
+		select {
+		case msg := <-harness:
+			m = deliver(m, msg)
+		case <-deadline:
+			t.Fatalf("the dashboard never got there; it shows:\n%s", m.View())
 		}
-		msg := c()
-		if batch, ok := msg.(tea.BatchMsg); ok {
-			queue = append(queue, batch...)
-			continue
+	}
+	return m
+}
+
+func deliver(m Model, msg tea.Msg) Model {
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			start(c)
 		}
-		if msg == nil {
-			continue
-		}
-		next, more := m.Update(msg)
+	default:
+		next, cmd := m.Update(msg)
 		m = next.(Model)
-		queue = append(queue, more)
+		start(cmd)
 	}
 	return m
 }

@@ -1,31 +1,36 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 )
 
+// feed names a subscription of the dashboard: the list of every session,
+// or the trajectory of the selected one.
+type feed int
+
+const (
+	listFeed feed = iota
+	trajFeed
+)
+
 // Messages from the outside world, produced by the commands below.
 type (
-	listMsg struct {
-		list []*sessions.Session
+	// subscribedMsg carries a new subscription.
+	subscribedMsg struct {
+		feed feed
+		id   string // the selected session, for trajFeed
+		sub  *sessions.Subscription
 		err  error
 	}
-	updatedMsg struct {
-		list    []*sessions.Session
-		removed []string
-	}
-	changesMsg   []sessions.Change
-	watchDoneMsg struct{}
-	trajMsg      struct {
-		traj    *sessions.Trajectory
-		id      string
-		session *sessions.Session
-		batches []sessions.TurnEvents
-		err     error
+	// updatesMsg carries the updates a subscription had ready.
+	updatesMsg struct {
+		feed    feed
+		sub     *sessions.Subscription
+		updates []sessions.Update
+		closed  bool
 	}
 	actionMsg struct {
 		text string
@@ -33,71 +38,83 @@ type (
 	}
 )
 
-func (m Model) loadAll() tea.Cmd {
+// maxBatch bounds how many updates one message carries: the first load of
+// thousands of sessions arrives in a few messages, not thousands.
+const maxBatch = 512
+
+// subscribe starts a subscription off the UI goroutine.
+func (m Model) subscribe(f feed, id string, opt sessions.SubscribeOptions) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
-		list, err := src.List(ctx, sessions.ListOptions{})
-		return listMsg{list: list, err: err}
+		sub, err := src.Subscribe(ctx, opt)
+		return subscribedMsg{feed: f, id: id, sub: sub, err: err}
 	}
 }
 
-// refresh re-reads the records of some sessions.
-func (m Model) refresh(ids []string) tea.Cmd {
-	src, ctx := m.opt.Sessions, m.ctx
+// next waits for a subscription's next updates and takes whatever else is
+// ready with them.
+func next(f feed, sub *sessions.Subscription) tea.Cmd {
 	return func() tea.Msg {
-		var up updatedMsg
-		for _, id := range ids {
-			s, err := src.Get(ctx, id)
-			switch {
-			case errors.Is(err, sessions.ErrNotFound):
-				up.removed = append(up.removed, id)
-			case err == nil:
-				up.list = append(up.list, s)
-			}
-		}
-		return up
-	}
-}
-
-// waitChanges waits for the next batch of file changes.
-func (m Model) waitChanges() tea.Cmd {
-	ch := m.opt.Changes
-	if ch == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		c, ok := <-ch
+		u, ok := <-sub.C()
 		if !ok {
-			return watchDoneMsg{}
+			return updatesMsg{feed: f, sub: sub, closed: true}
 		}
-		return changesMsg(c)
+		batch := []sessions.Update{u}
+		for len(batch) < maxBatch {
+			select {
+			case u, ok := <-sub.C():
+				if !ok {
+					return updatesMsg{feed: f, sub: sub, updates: batch}
+				}
+				batch = append(batch, u)
+				continue
+			default:
+			}
+			break
+		}
+		return updatesMsg{feed: f, sub: sub, updates: batch}
 	}
 }
 
-// readTrajectory reads what the selected session's agent wrote since the
-// last read. Only one read is in flight at a time.
-func (m *Model) readTrajectory() tea.Cmd {
-	if m.traj == nil || m.trajBusy {
-		m.trajDirty = m.traj != nil
+// closeSub ends a subscription the dashboard no longer reads, off the UI
+// goroutine.
+func closeSub(sub *sessions.Subscription) tea.Cmd {
+	if sub == nil {
 		return nil
 	}
-	m.trajBusy, m.trajDirty = true, false
-	tr, id, ctx := m.traj, m.detail.ID(), m.ctx
 	return func() tea.Msg {
-		s, batches, err := tr.Read(ctx)
-		return trajMsg{traj: tr, id: id, session: s, batches: batches, err: err}
+		sub.Close()
+		return nil
 	}
 }
 
 func (m Model) inject(id, text string) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
-		e, err := src.Inject(ctx, id, text)
+		res, err := src.Inject(ctx, id, text)
 		if err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: fmt.Sprintf("follow-up %d sent to %s", e.Seq+1, sessions.ShortID(id))}
+		return actionMsg{text: injectText(res)}
 	}
+}
+
+// injectText says what became of a follow-up, as Inject decided it.
+func injectText(r *sessions.InjectResult) string {
+	id := sessions.ShortID(r.Entry.ID)
+	if r.Session != nil {
+		id = sessions.ShortID(r.Session.ID)
+	}
+	switch r.Outcome {
+	case sessions.InjectQueued:
+		if r.Live {
+			return fmt.Sprintf("follow-up queued for %s: the running agent takes it when turn %d ends", id, r.Turn)
+		}
+		return fmt.Sprintf("follow-up queued for %s: it resumes the thread when turn %d ends", id, r.Turn)
+	case sessions.InjectRestarted:
+		return fmt.Sprintf("%s had no thread to resume: turn %d starts a new run", id, r.Turn)
+	}
+	return fmt.Sprintf("%s is resuming its thread as turn %d", id, r.Turn)
 }
 
 func (m Model) kill(id string) tea.Cmd {

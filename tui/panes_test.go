@@ -51,7 +51,7 @@ func TestPaneGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Append(running, batches)
+			d.Apply(sessions.Update{ID: running.ID, Session: running, Initial: true, Events: batches})
 			golden.RequireEqual(t, []byte(d.View()))
 		})
 	}

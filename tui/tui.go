@@ -27,28 +27,24 @@ import (
 )
 
 // Sessions is what the dashboard needs of zwarm's sessions; *sessions.Manager
-// satisfies it.
+// satisfies it. Everything it shows arrives through subscriptions.
 type Sessions interface {
-	List(context.Context, sessions.ListOptions) ([]*sessions.Session, error)
-	Get(context.Context, string) (*sessions.Session, error)
-	Inject(context.Context, string, string) (*sessions.InboxEntry, error)
+	Subscribe(context.Context, sessions.SubscribeOptions) (*sessions.Subscription, error)
+	Inject(context.Context, string, string) (*sessions.InjectResult, error)
 	Kill(context.Context, string) (*sessions.Session, error)
 	Remove(context.Context, string, bool) (string, error)
-	NewTrajectory(string, sessions.TrajectoryOptions) *sessions.Trajectory
 }
 
 // Options configure a dashboard.
 type Options struct {
 	Sessions Sessions
 	StateDir string
-	// Changes are the state dir's file changes (a sessions.Watcher's).
-	Changes <-chan []sessions.Change
 	// Now is the clock; tests fix it.
 	Now func() time.Time
 	// Window bounds how much of each turn file the detail pane reads.
 	Window int64
-	// Tick is how often runtimes refresh and dead supervisors are looked
-	// for; 0 means once a second, negative never (tests).
+	// Tick is how often runtimes refresh; 0 means once a second, negative
+	// never (tests).
 	Tick time.Duration
 	Log  *slog.Logger
 }
@@ -80,9 +76,9 @@ type Model struct {
 	width, height int
 	loaded        bool
 
-	traj      *sessions.Trajectory
-	trajBusy  bool
-	trajDirty bool
+	// listSub follows every session; trajSub the selected one's events.
+	listSub, trajSub *sessions.Subscription
+	trajID           string
 }
 
 // New returns the dashboard's model. ctx bounds the actions it runs.
@@ -117,7 +113,7 @@ func New(ctx context.Context, opt Options) Model {
 
 // Init loads the sessions and starts listening for changes and the clock.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.loadAll(), m.waitChanges()}
+	cmds := []tea.Cmd{m.subscribe(listFeed, "", sessions.SubscribeOptions{})}
 	if m.opt.Tick > 0 {
 		cmds = append(cmds, m.spin.Tick)
 	}
@@ -125,16 +121,10 @@ func (m Model) Init() tea.Cmd {
 }
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends.
-// It watches the state dir itself.
-func Run(ctx context.Context, mgr *sessions.Manager, stateDir string, log *slog.Logger, progOpts ...tea.ProgramOption) error {
+func Run(ctx context.Context, mgr Sessions, stateDir string, log *slog.Logger, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := mgr.Watch(ctx)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	m := New(ctx, Options{Sessions: mgr, StateDir: stateDir, Changes: w.Changes(), Log: log})
+	m := New(ctx, Options{Sessions: mgr, StateDir: stateDir, Log: log})
 	opts := append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}, progOpts...)
 	final, err := tea.NewProgram(m, opts...).Run()
 	if fm, ok := final.(Model); ok {
@@ -146,9 +136,11 @@ func Run(ctx context.Context, mgr *sessions.Manager, stateDir string, log *slog.
 	return err
 }
 
-// Close releases the open trajectory.
+// Close ends the dashboard's subscriptions.
 func (m Model) Close() {
-	if m.traj != nil {
-		m.traj.Close()
+	for _, sub := range []*sessions.Subscription{m.listSub, m.trajSub} {
+		if sub != nil {
+			sub.Close()
+		}
 	}
 }

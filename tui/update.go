@@ -20,30 +20,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
-	case listMsg:
-		if msg.err != nil {
-			m.setError(msg.err)
-			break
-		}
-		m.loaded = true
-		m.list.Replace(msg.list)
-		m.header.SetSessions(m.list.All())
-		cmds = append(cmds, m.followSelection())
-		m.layout()
-	case updatedMsg:
-		m.list.Upsert(msg.list, msg.removed)
-		m.header.SetSessions(m.list.All())
-		for _, s := range msg.list {
-			m.detail.SetSession(s)
-		}
-		cmds = append(cmds, m.followSelection())
-		m.layout()
-	case changesMsg:
-		cmds = append(cmds, m.onChanges(msg), m.waitChanges())
-	case watchDoneMsg:
-		m.setError(errors.New("stopped watching the state dir; press r to reload"))
-	case trajMsg:
-		cmds = append(cmds, m.onTrajectory(msg))
+	case subscribedMsg:
+		cmds = append(cmds, m.onSubscribed(msg))
+	case updatesMsg:
+		cmds = append(cmds, m.onUpdates(msg))
 	case actionMsg:
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -84,68 +64,79 @@ func (m *Model) setError(err error) {
 	m.opt.Log.Warn("dashboard", "err", err)
 }
 
-// onChanges reloads the records that changed and reads the selected
-// session's new output.
-func (m *Model) onChanges(changes []sessions.Change) tea.Cmd {
-	var ids []string
-	seen := map[string]bool{}
-	selected := false
-	for _, c := range changes {
-		if (c.Meta || c.Removed) && !seen[c.ID] {
-			seen[c.ID] = true
-			ids = append(ids, c.ID)
-		}
-		if c.ID == m.detail.ID() {
-			selected = true
-		}
-	}
-	var cmds []tea.Cmd
-	if len(ids) > 0 {
-		cmds = append(cmds, m.refresh(ids))
-	}
-	if selected {
-		cmds = append(cmds, m.readTrajectory())
-	}
-	return tea.Batch(cmds...)
-}
-
-func (m *Model) onTrajectory(msg trajMsg) tea.Cmd {
-	m.trajBusy = false
-	if msg.traj != m.traj {
-		msg.traj.Close() // the selection moved on meanwhile
-		return m.readTrajectory()
-	}
-	if msg.err != nil && !errors.Is(msg.err, sessions.ErrNotFound) {
+func (m *Model) onSubscribed(msg subscribedMsg) tea.Cmd {
+	if msg.err != nil {
 		m.setError(msg.err)
+		return nil
 	}
-	if msg.session != nil {
-		m.list.Upsert([]*sessions.Session{msg.session}, nil)
-		m.header.SetSessions(m.list.All())
+	switch {
+	case msg.feed == listFeed && m.listSub == nil:
+		m.listSub = msg.sub
+	case msg.feed == trajFeed && msg.id == m.trajID && m.trajSub == nil:
+		m.trajSub = msg.sub
+	default:
+		return closeSub(msg.sub) // the selection moved on meanwhile
 	}
-	m.detail.Append(msg.session, msg.batches)
-	if m.trajDirty {
-		return m.readTrajectory()
-	}
-	return nil
+	return next(msg.feed, msg.sub)
 }
 
-// onTick refreshes runtimes and looks for sessions whose supervisor died
-// without a file event (a SIGKILL writes nothing).
+func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
+	current := m.listSub
+	if msg.feed == trajFeed {
+		current = m.trajSub
+	}
+	if msg.sub != current {
+		return nil // a subscription the dashboard has let go of
+	}
+	if msg.closed {
+		if err := msg.sub.Err(); err != nil {
+			m.setError(fmt.Errorf("stopped following the state dir: %w; press r to reload", err))
+		}
+		return nil
+	}
+	if msg.feed == listFeed {
+		var list []*sessions.Session
+		var removed []string
+		for _, u := range msg.updates {
+			switch {
+			case u.Removed:
+				removed = append(removed, u.ID)
+			case u.Session != nil:
+				list = append(list, u.Session)
+			case u.Err != nil:
+				m.setError(u.Err)
+			}
+		}
+		m.list.Upsert(list, removed)
+		if msg.updates[len(msg.updates)-1].Synced && !m.loaded {
+			m.loaded = true
+			m.list.SelectFirst()
+		}
+		m.header.SetSessions(m.list.All())
+		for _, s := range list {
+			m.detail.SetSession(s)
+		}
+		m.layout()
+		return tea.Batch(m.followSelection(), next(msg.feed, msg.sub))
+	}
+	for _, u := range msg.updates {
+		if u.Err != nil && !errors.Is(u.Err, sessions.ErrNotFound) {
+			m.setError(u.Err)
+		}
+		m.detail.Apply(u)
+	}
+	return next(msg.feed, msg.sub)
+}
+
+// onTick advances runtimes. Liveness needs no tick: the subscription hears
+// a dead supervisor through its pidfd.
 func (m *Model) onTick() tea.Cmd {
 	m.list.SetNow(m.opt.Now())
-	var stale []string
-	for _, s := range m.list.All() {
-		if !s.Status.Finished() && !s.Legacy && !s.Owner.Alive() {
-			stale = append(stale, s.ID)
-		}
-	}
-	if len(stale) > 0 {
-		return m.refresh(stale)
-	}
 	return nil
 }
 
-// followSelection points the detail pane at the selected session.
+// followSelection points the detail pane at the selected session, with a
+// subscription to its events.
 func (m *Model) followSelection() tea.Cmd {
 	sel := m.list.Selected()
 	id := ""
@@ -155,17 +146,14 @@ func (m *Model) followSelection() tea.Cmd {
 	if id == m.detail.ID() {
 		return nil
 	}
-	if m.traj != nil && !m.trajBusy {
-		m.traj.Close()
-	}
-	m.traj, m.trajDirty = nil, false
+	old := m.trajSub
+	m.trajSub, m.trajID = nil, id
 	m.detail.Reset(id)
 	if sel == nil {
-		return nil
+		return closeSub(old)
 	}
 	m.detail.SetSession(sel)
-	m.traj = m.opt.Sessions.NewTrajectory(id, sessions.TrajectoryOptions{Window: m.opt.Window})
-	return m.readTrajectory()
+	return tea.Batch(closeSub(old), m.subscribe(trajFeed, id, sessions.SubscribeOptions{IDs: []string{id}, Events: true, Window: m.opt.Window}))
 }
 
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
@@ -211,7 +199,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		if sel == nil {
 			return nil
 		}
-		if sel.Status.Finished() && sel.Owner == nil {
+		if sel.Settled() {
 			m.setError(fmt.Errorf("%s is not running (%s)", sessions.ShortID(sel.ID), sel.Status))
 			return nil
 		}
@@ -222,7 +210,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		if sel == nil {
 			return nil
 		}
-		if !sel.Status.Finished() || sel.Owner != nil {
+		if !sel.Settled() {
 			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", sessions.ShortID(sel.ID), sel.Status))
 			return nil
 		}
@@ -246,7 +234,11 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return m.followSelection()
 	case key.Matches(k, m.km.Reload):
 		m.setStatus("reloaded")
-		return m.loadAll()
+		old, oldTraj := m.listSub, m.trajSub
+		m.listSub, m.trajSub = nil, nil
+		m.list.Replace(nil)
+		m.detail.Reset("")
+		return tea.Batch(closeSub(old), closeSub(oldTraj), m.subscribe(listFeed, "", sessions.SubscribeOptions{}))
 	}
 	var cmd tea.Cmd
 	if m.focus == focusList {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,11 +25,12 @@ type recorder struct {
 	killErr  error
 }
 
-func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InboxEntry, error) {
+func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.injected = append(r.injected, id+":"+text)
-	return &sessions.InboxEntry{Seq: len(r.injected) - 1, Text: text}, nil
+	return &sessions.InjectResult{Entry: sessions.InboxEntry{Seq: len(r.injected) - 1, Text: text},
+		Outcome: sessions.InjectQueued, Turn: 1, Session: &sessions.Session{ID: id}}, nil
 }
 
 func (r *recorder) Kill(_ context.Context, id string) (*sessions.Session, error) {
@@ -43,10 +45,7 @@ func (r *recorder) Kill(_ context.Context, id string) (*sessions.Session, error)
 
 func (f *fixture) recorded(w, h int) (Model, *recorder) {
 	rec := &recorder{Manager: f.m}
-	m := New(context.Background(), Options{Sessions: rec, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
-	m = send(m, struct{}{})
-	m = drive(f.t, send(m, sizeMsg(w, h)), m.Init())
-	return m, rec
+	return f.start(rec, w, h), rec
 }
 
 func selected(m Model) string {
@@ -117,7 +116,7 @@ func TestInjectThroughThePrompt(t *testing.T) {
 	if len(rec.injected) != 1 || !strings.HasSuffix(rec.injected[0], ":also docs") || !strings.HasPrefix(rec.injected[0], "3f2a0005") {
 		t.Fatalf("injected %q", rec.injected)
 	}
-	if !strings.Contains(m.View(), "follow-up 1 sent to 3f2a0005") {
+	if !strings.Contains(m.View(), "follow-up queued for 3f2a0005") {
 		t.Fatalf("status:\n%s", m.View())
 	}
 	m = press(t, m, "i", "x", "esc")
@@ -167,9 +166,9 @@ func TestAppendedStepAppearsOnChange(t *testing.T) {
 	id := m.detail.ID()
 	f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc 'go vet ./...'","aggregated_output":"","exit_code":0,"status":"completed"}}`)
 	f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"vet is clean"}}`)
-	m = drive(t, m, m.onChanges([]sessions.Change{{ID: id, Turns: true}}))
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "» vet is clean") })
 	v := m.View()
-	if !strings.Contains(v, "go vet ./...'  (exit 0)") || strings.Contains(v, "(running)") || !strings.Contains(v, "» vet is clean") {
+	if !strings.Contains(v, "go vet ./...'  (exit 0)") || strings.Contains(v, "(running)") {
 		t.Fatalf("appended steps not shown:\n%s", v)
 	}
 }
@@ -208,14 +207,25 @@ func TestResizeKeepsTheScreenInBounds(t *testing.T) {
 	}
 }
 
-func TestDeadSupervisorIsNoticedOnTheTick(t *testing.T) {
+// A supervisor that dies without a word is noticed through its pidfd, with
+// no tick: the dashboard shows the session failed.
+func TestDeadSupervisorIsNoticedWithoutATick(t *testing.T) {
 	f := newFixture(t)
-	f.add(1, sessions.StatusRunning, "orphaned", time.Minute, func(s *sessions.Session) {
-		s.Owner = &sessions.ProcRef{PID: 1 << 22, Start: 1, Role: "supervisor"} // no such process
-	})
-	m := f.newModel(80, 24)
-	m = drive(t, m, m.onTick())
-	if v := m.View(); !strings.Contains(v, "✗ failed") {
-		t.Fatalf("dead supervisor not shown as failed:\n%s", v)
+	sup := exec.Command("sleep", "60")
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
 	}
+	defer sup.Wait()
+	ref, err := sessions.ProcessRef(sup.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Role = "supervisor"
+	f.add(1, sessions.StatusRunning, "orphaned", time.Minute, func(s *sessions.Session) { s.Owner = ref })
+	m := f.newModel(80, 24)
+	if v := m.View(); !strings.Contains(v, "running") {
+		t.Fatalf("not running at first:\n%s", v)
+	}
+	sup.Process.Kill()
+	settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "✗ failed") })
 }

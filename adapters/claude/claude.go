@@ -10,7 +10,6 @@ package claude
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -52,8 +51,9 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 //	claude -p --output-format stream-json --verbose --input-format stream-json
 //	       [--resume SESSION_ID] [--model M] PERMISSIONS [ARGS...]       (run in DIR)
 //
-// With live_input = false in claude.toml the prompt is an argument instead
-// (`-- PROMPT`) and stdin is /dev/null.
+// With live_input = false in claude.toml the prompt is written to stdin,
+// which is then closed: `claude -p` reads its prompt there when it has no
+// argument, and stdin has no size limit.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	set, err := LoadSettings(req.StateDir)
 	if err != nil {
@@ -84,7 +84,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	if live {
 		cmd.Input = UserMessage
 	} else {
-		args = append(args, "--", req.Prompt)
+		cmd.Stdin = []byte(req.Prompt)
 	}
 	cmd.Args = args
 	return cmd, nil
@@ -117,7 +117,7 @@ func permissionArgs(sandbox string, set Settings) ([]string, error) {
 		return []string{"--dangerously-skip-permissions"}, nil
 	}
 	if !permissionModes[mode] {
-		return nil, fmt.Errorf("%w: unknown claude permission mode %q (want danger-full-access, acceptEdits, bypassPermissions, default, dontAsk or plan)", sessions.ErrInvalidRequest, mode)
+		return nil, sessions.Invalidf("unknown claude permission mode %q (want danger-full-access, acceptEdits, bypassPermissions, default, dontAsk or plan)", mode)
 	}
 	return []string{"--permission-mode", mode}, nil
 }

@@ -75,9 +75,9 @@ func TestSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "opus",
-		"--dangerously-skip-permissions", "--max-turns", "30", "--", "-x"}
-	if !reflect.DeepEqual(cmd.Args, want) || cmd.Input != nil {
-		t.Fatalf("%q live=%v", cmd.Args, cmd.Input != nil)
+		"--dangerously-skip-permissions", "--max-turns", "30"}
+	if !reflect.DeepEqual(cmd.Args, want) || cmd.Input != nil || string(cmd.Stdin) != "-x" {
+		t.Fatalf("%q live=%v stdin %q", cmd.Args, cmd.Input != nil, cmd.Stdin)
 	}
 	_, err = New().Command(sessions.TurnRequest{StateDir: stateWith(t, "modle = 1\n")})
 	if err == nil || !strings.Contains(err.Error(), "modle") || !strings.Contains(err.Error(), ConfigFile) {

@@ -46,12 +46,14 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 // Command implements sessions.Adapter:
 //
 //	codex [-c k=v ...] exec --json --skip-git-repo-check --disable unbounded_connection_retries
-//	      SANDBOX -m MODEL -C DIR -- PROMPT
+//	      SANDBOX -m MODEL -C DIR -- -                 < PROMPT
 //	codex [-c k=v ...] exec resume --json --skip-git-repo-check --disable unbounded_connection_retries
-//	      SANDBOX -m MODEL -- THREAD_ID PROMPT        (run in DIR)
+//	      SANDBOX -m MODEL -- THREAD_ID -             < PROMPT   (run in DIR)
 //
-// Without `--disable unbounded_connection_retries` codex waits for an
-// unreachable model forever; with it, the turn fails and says why.
+// The prompt goes through stdin (`-`), so a task of any size works: as an
+// argument it would meet the system's limit on argument lists. Without
+// `--disable unbounded_connection_retries` codex waits for an unreachable
+// model forever; with it, the turn fails and says why.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	bin, err := binary(req.Config.Binary)
 	if err != nil {
@@ -89,17 +91,17 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 			args = append(args, "-s", sandbox)
 		}
 	default:
-		return sessions.Command{}, fmt.Errorf("%w: unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sessions.ErrInvalidRequest, sandbox)
+		return sessions.Command{}, sessions.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
 	}
 	if req.Model != "" {
 		args = append(args, "-m", req.Model)
 	}
 	if resume {
-		args = append(args, "--", req.ThreadID, req.Prompt)
+		args = append(args, "--", req.ThreadID, "-")
 	} else {
-		args = append(args, "-C", req.WorkingDir, "--", req.Prompt)
+		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
-	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
 }
 
 // binary finds the codex executable: ZWARM_CODEX_BIN, then config.toml's

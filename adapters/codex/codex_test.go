@@ -88,9 +88,9 @@ func TestCommandLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"-c", "features.x=true", "exec", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
-		"-s", "workspace-write", "-m", "gpt-5.5", "-C", "/w", "--", "-v is broken"}
-	if cmd.Path != "/bin/true" || cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) {
-		t.Errorf("start:\n got %s %q in %s\nwant %q", cmd.Path, cmd.Args, cmd.Dir, want)
+		"-s", "workspace-write", "-m", "gpt-5.5", "-C", "/w", "--", "-"}
+	if cmd.Path != "/bin/true" || cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) || string(cmd.Stdin) != "-v is broken" {
+		t.Errorf("start:\n got %s %q in %s, stdin %q\nwant %q", cmd.Path, cmd.Args, cmd.Dir, cmd.Stdin, want)
 	}
 
 	req.ThreadID, req.Sandbox = "0199a213-81c0", DangerFullAccess
@@ -99,8 +99,8 @@ func TestCommandLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []string{"-c", "features.x=true", "exec", "resume", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
-		"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5", "--", "0199a213-81c0", "-v is broken"}
-	if cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) {
+		"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5", "--", "0199a213-81c0", "-"}
+	if cmd.Dir != "/w" || !reflect.DeepEqual(cmd.Args, want) || string(cmd.Stdin) != "-v is broken" {
 		t.Errorf("resume:\n got %q in %s\nwant %q", cmd.Args, cmd.Dir, want)
 	}
 

@@ -90,7 +90,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 			}
 		}
 		if path == "" {
-			return sessions.Command{}, fmt.Errorf("%w: no recording in %s has the task %q", sessions.ErrInvalidRequest, dir, req.Prompt)
+			return sessions.Command{}, sessions.Invalidf("no recording in %s has the task %q", dir, req.Prompt)
 		}
 	}
 	speed := os.Getenv(SpeedEnv)

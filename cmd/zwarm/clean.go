@@ -35,7 +35,7 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 	if err != nil {
 		return err
 	}
-	removed, err := m.Clean(c.Context(), d)
+	removed, err := m.Clean(c.Context(), d, false)
 	for _, id := range removed {
 		fmt.Fprintf(o.f.io.out, "removed %s\n", id)
 	}

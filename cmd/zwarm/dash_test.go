@@ -33,15 +33,10 @@ func TestDashboardWholeProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr := sessions.NewManager(st, adapters.Builtin(), []string{bins.zwarm, supervisorCmd})
+	mgr := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{bins.zwarm, supervisorCmd}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watcher, err := mgr.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
-	tm := teatest.NewTestModel(t, tui.New(ctx, tui.Options{Sessions: mgr, StateDir: w.state, Changes: watcher.Changes()}),
+	tm := teatest.NewTestModel(t, tui.New(ctx, tui.Options{Sessions: mgr, StateDir: w.state}),
 		teatest.WithInitialTermSize(120, 40))
 	waitFor := func(what string) {
 		t.Helper()
@@ -63,7 +58,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	waitFor("follow-up to " + id[:8])
 	tm.Type("ship it too")
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	waitFor("follow-up 1 sent to " + id[:8])
+	waitFor("follow-up queued for " + id[:8])
 	inbox, err := mgr.Inbox(id)
 	if err != nil || len(inbox) != 1 || inbox[0].Text != "ship it too" || inbox[0].State != sessions.InboxQueued {
 		t.Fatalf("inbox %+v %v", inbox, err)

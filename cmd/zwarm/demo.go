@@ -74,7 +74,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 		return err
 	}
 	for _, r := range recs {
-		if _, err := m.Spawn(ctx, sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work, Source: "demo"}); err != nil {
+		if _, err := m.Spawn(ctx, sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work, Source: sessions.UserSource}); err != nil {
 			return err
 		}
 	}
@@ -94,22 +94,38 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 func stopAll(ctx context.Context, m *sessions.Manager) {
 	list, _ := m.List(ctx, sessions.ListOptions{})
 	for _, s := range list {
-		if !s.Status.Finished() || s.Owner != nil {
+		if !s.Settled() {
 			m.Kill(ctx, s.ID)
 		}
 	}
 }
 
-// liveList prints the session table whenever a status changes, until every
-// session has finished.
+// liveList prints the session table whenever a session's status or turn
+// changes, until every session has settled.
 func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
-	w, err := m.Watch(ctx)
+	sub, err := m.Subscribe(ctx, sessions.SubscribeOptions{})
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer sub.Close()
 	last := ""
 	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-sub.C():
+			if !ok {
+				return sub.Err()
+			}
+		}
+		// Let the updates that arrived together print once.
+		for drained := false; !drained; {
+			select {
+			case <-sub.C():
+			default:
+				drained = true
+			}
+		}
 		list, err := m.List(ctx, sessions.ListOptions{})
 		if err != nil {
 			return err
@@ -117,7 +133,7 @@ func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
 		key, done := "", true
 		for _, s := range list {
 			key += s.ID + string(s.Status) + strconv.Itoa(s.Turn) + ";"
-			done = done && s.Status.Finished() && s.Owner == nil
+			done = done && s.Settled()
 		}
 		if key != last {
 			last = key
@@ -126,14 +142,6 @@ func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
 		}
 		if done {
 			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.Changes():
-			if !ok {
-				return nil
-			}
 		}
 	}
 }

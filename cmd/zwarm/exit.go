@@ -41,7 +41,10 @@ func exitCode(err error, io *streams) int {
 	}
 	fmt.Fprintln(io.errOut, "zwarm:", err)
 	var ue *usageError
-	if errors.As(err, &ue) || errors.Is(err, sessions.ErrInvalidID) || errors.Is(err, sessions.ErrInvalidRequest) {
+	var ce *sessions.ConfigError
+	var ae *sessions.AmbiguousError
+	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &ae) || errors.Is(err, sessions.ErrInvalidID) ||
+		errors.Is(err, sessions.ErrNotFound) || errors.Is(err, sessions.ErrInvalidRequest) {
 		return exitUsage
 	}
 	return exitFailure

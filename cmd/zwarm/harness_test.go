@@ -250,8 +250,9 @@ func markedProcs(id string) []int {
 
 // argsLog is every fake agent invocation: its argv and working dir.
 type invocation struct {
-	Argv []string `json:"argv"`
-	Cwd  string   `json:"cwd"`
+	Argv   []string `json:"argv"`
+	Cwd    string   `json:"cwd"`
+	Prompt string   `json:"prompt"`
 }
 
 func (w *world) invocations() []invocation {

@@ -45,26 +45,18 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	e, err := m.Inject(ctx, o.id, o.message)
+	res, err := m.Inject(ctx, o.id, o.message)
 	if err != nil {
 		return err
 	}
 	if !o.wait {
-		s, err := m.Get(ctx, o.id)
-		if err != nil {
-			return err
-		}
 		if o.json {
-			return writeJSON(o.f.io.out, s)
+			return writeJSON(o.f.io.out, res.Session)
 		}
-		state := "queued: it becomes the next turn when the running one ends"
-		if s.Owner != nil && s.Status == sessions.StatusPending || s.PendingInjects == 0 {
-			state = "delivered: the agent is resuming its thread"
-		}
-		fmt.Fprintf(o.f.io.out, "%s %s\n", s.ID, state)
+		fmt.Fprintf(o.f.io.out, "%s %s\n", res.Session.ID, injectOutcome(res))
 		return nil
 	}
-	e, s, err := m.WaitInbox(ctx, o.id, e.ID)
+	e, s, err := m.WaitInbox(ctx, res.Session.ID, res.Entry.ID)
 	if err != nil {
 		return err
 	}
@@ -93,4 +85,22 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return &silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// injectOutcome says what became of a follow-up, as Inject decided it.
+func injectOutcome(r *sessions.InjectResult) string {
+	ahead := ""
+	if r.Ahead > 0 {
+		ahead = fmt.Sprintf(", after %d earlier follow-up(s)", r.Ahead)
+	}
+	switch r.Outcome {
+	case sessions.InjectQueued:
+		if r.Live {
+			return fmt.Sprintf("queued: the running agent takes it as its next turn when turn %d ends%s", r.Turn, ahead)
+		}
+		return fmt.Sprintf("queued: it resumes the agent's thread when turn %d ends%s", r.Turn, ahead)
+	case sessions.InjectRestarted:
+		return fmt.Sprintf("started turn %d: the agent never reported a thread to resume, so it starts anew with the message", r.Turn)
+	}
+	return fmt.Sprintf("resuming: the agent continues its thread as turn %d", r.Turn)
 }

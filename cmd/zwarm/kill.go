@@ -39,7 +39,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool { return !s.Status.Finished() })
+	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool { return !s.Settled() })
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type logsOptions struct {
@@ -71,16 +72,22 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		_, err = io.Copy(out, f)
 		return err
 	}
-	err = m.Follow(ctx, o.id, sessions.FollowOptions{Only: o.turn, Live: o.follow},
-		func(t sessions.Turn) { writeTurnHeader(out, t) },
-		func(t sessions.Turn, ev sessions.Event) {
+	err = m.Follow(ctx, o.id, sessions.FollowOptions{Only: o.turn, Live: o.follow}, func(st sessions.Step) {
+		switch st.Kind {
+		case sessions.StepTurnStarted:
+			writeTurnHeader(out, st.Turn)
+		case sessions.StepTurnEnded:
+			printLines(out, render.TurnEnd(st.Turn, cost(st.Turn.CostUSD)))
+		case sessions.StepEvent:
+			ev := st.Event
 			// Item updates are noise in a log; of the starts, only commands
 			// matter (they show what is running now).
 			if ev.Phase == sessions.PhaseUpdated || ev.Phase == sessions.PhaseStarted && ev.Type != sessions.EventCommand {
 				return
 			}
 			writeStep(out, ev)
-		})
+		}
+	})
 	if errors.Is(err, context.Canceled) {
 		return nil // Ctrl-C ends a follow; that is not a failure
 	}

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/format"
-	"github.com/zwarm/zwarm/tui/steps"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -29,9 +28,9 @@ func printOutcome(w io.Writer, s *sessions.Session) {
 	}
 }
 
-func tokens(n int64) string { return format.Tokens(n) }
+func tokens(n int64) string { return render.Tokens(n) }
 
-func cost(c *float64) string { return format.Cost(c) }
+func cost(c *float64) string { return render.Cost(c) }
 
 func age(d time.Duration) string {
 	switch {
@@ -46,19 +45,19 @@ func age(d time.Duration) string {
 }
 
 // clip shortens s to n runes on one line.
-func clip(s string, n int) string { return steps.Clip(s, n) }
+func clip(s string, n int) string { return render.Clip(s, n) }
 
 // printLines writes rendered step lines, indented.
-func printLines(w io.Writer, lines ...steps.Line) {
+func printLines(w io.Writer, lines ...render.Line) {
 	for _, l := range lines {
 		fmt.Fprintln(w, strings.Repeat("  ", l.Indent)+l.Text)
 	}
 }
 
 // writeStep prints one event of a trajectory in a human form.
-func writeStep(w io.Writer, ev sessions.Event) { printLines(w, steps.Of(ev)...) }
+func writeStep(w io.Writer, ev sessions.Event) { printLines(w, render.Of(ev)...) }
 
-func writeTurnHeader(w io.Writer, t sessions.Turn) { printLines(w, steps.TurnHeader(t)) }
+func writeTurnHeader(w io.Writer, t sessions.Turn) { printLines(w, render.TurnHeader(t)) }
 
 // timeNow is the clock of the human-readable output.
 var timeNow = time.Now

@@ -40,7 +40,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 	}
 	ctx := c.Context()
 	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool {
-		return (s.Status.Finished() || o.force) && !s.Legacy
+		return (s.Settled() || o.force) && !s.Legacy
 	})
 	if err != nil {
 		return err

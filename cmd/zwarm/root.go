@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -42,7 +43,10 @@ func (f *factory) manager() (*sessions.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sessions.NewManager(st, adapters.Builtin(), []string{exe, supervisorCmd}), nil
+	return sessions.NewManager(sessions.ManagerOptions{
+		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
+		Warn: func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
+	}), nil
 }
 
 func newRootCmd(io *streams) *cobra.Command {

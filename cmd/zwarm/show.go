@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/steps"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type showOptions struct {
@@ -103,12 +103,12 @@ func writeShow(w io.Writer, s *sessions.Session, turns []sessions.TurnLog, inbox
 	for _, tl := range turns {
 		fmt.Fprintln(w)
 		writeTurnHeader(w, tl.Turn)
-		printLines(w, steps.Prompt(tl.Turn)...)
+		printLines(w, render.Prompt(tl.Turn)...)
 		for _, ev := range sessions.Steps(tl.Events) {
 			writeStep(w, ev)
 		}
 		if tl.Turn.EndedAt != nil {
-			printLines(w, steps.TurnEnd(tl.Turn, cost(tl.Turn.CostUSD)))
+			printLines(w, render.TurnEnd(tl.Turn, cost(tl.Turn.CostUSD)))
 		}
 	}
 	if len(inbox) > 0 {

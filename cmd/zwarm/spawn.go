@@ -55,14 +55,18 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return err
 	}
 	ctx := c.Context()
+	src, err := sessions.ParseSource(o.source)
+	if err != nil {
+		return usagef("--source: %v", err)
+	}
 	s, err := m.Spawn(ctx, sessions.SpawnRequest{
-		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: o.source,
+		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
 	})
 	if err != nil {
 		return err
 	}
 	if o.wait {
-		done, err := m.Wait(ctx, []string{s.ID}, false)
+		done, err := m.Wait(ctx, []string{s.ID}, sessions.WaitOptions{})
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		if err != nil {
 			return err
 		}
-		return sessions.Detach(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id})
+		return sessions.Detach(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.out)
 	}
-	return sessions.Supervise(c.Context(), st, adapters.Builtin(), o.id)
+	return sessions.Supervise(c.Context(), sessions.SuperviseOptions{Store: st, Adapters: adapters.Builtin()}, o.id)
 }

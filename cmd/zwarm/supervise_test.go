@@ -26,7 +26,7 @@ func TestSpawnWaitCompletes(t *testing.T) {
 		t.Fatalf("cost %v ended %v model %s dir %s", s.CostUSD, s.EndedAt, s.Model, s.WorkingDir)
 	}
 	inv := w.invocations()
-	if len(inv) != 1 || inv[0].Argv[len(inv[0].Argv)-1] != "add a flag" || inv[0].Cwd != w.work {
+	if len(inv) != 1 || inv[0].Argv[len(inv[0].Argv)-1] != "-" || inv[0].Prompt != "add a flag" || inv[0].Cwd != w.work {
 		t.Fatalf("invocations %+v", inv)
 	}
 	shown := w.show(s.ID[:6])
@@ -245,16 +245,18 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the supervisor to die", func() bool { return !alive(owner.PID) })
+	// The first reader to look finds the supervisor dead, records it, and
+	// stops what it left running: the agent's escaped grandchild.
 	list := w.ls()
-	if len(list) != 1 || list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
+	if len(list) != 1 || list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") ||
+		!strings.Contains(list[0].Error, "zwarm stopped what it left running") {
 		t.Fatalf("after SIGKILL of the supervisor: %+v", list)
 	}
-	if !alive(escaped) {
-		t.Fatal("test premise: the escaped grandchild should still run")
-	}
-	w.ok("kill", id)
 	if alive(escaped) || len(markedProcs(id)) > 0 {
-		t.Fatalf("kill without a supervisor left processes: %v", markedProcs(id))
+		t.Fatalf("the reader left processes of a dead supervisor running: %v", markedProcs(id))
+	}
+	if r := w.zwarm("kill", id); r.code != 1 || !strings.Contains(r.stderr, "not running") {
+		t.Fatalf("kill after the reader stopped it: exit %d %q", r.code, r.stderr)
 	}
 }
 

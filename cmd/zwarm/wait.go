@@ -50,11 +50,11 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	list, err := m.Wait(ctx, o.ids, o.any)
+	list, err := m.Wait(ctx, o.ids, sessions.WaitOptions{Any: o.any})
 	if errors.Is(err, context.DeadlineExceeded) {
 		var running []string
 		for _, s := range list {
-			if !s.Status.Finished() {
+			if s != nil && !s.Settled() {
 				running = append(running, sessions.ShortID(s.ID))
 			}
 		}
@@ -65,7 +65,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	}
 	var done []*sessions.Session
 	for _, s := range list {
-		if s.Status.Finished() {
+		if s.Settled() {
 			done = append(done, s)
 		}
 	}

@@ -13,9 +13,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/format"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/keys"
-	"github.com/zwarm/zwarm/tui/steps"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
@@ -24,7 +23,7 @@ const MaxSteps = 1000
 
 type step struct {
 	key   string // turn and item id, for items reported more than once
-	lines []steps.Line
+	lines []render.Line
 }
 
 // Model is the detail pane.
@@ -36,7 +35,7 @@ type Model struct {
 	session       *sessions.Session
 	steps         []step
 	byKey         map[string]int
-	seen, ended   map[int]bool
+	loaded        bool // an update of the session has been applied
 	dropped       int
 	follow        bool
 	focused       bool
@@ -47,11 +46,14 @@ type Model struct {
 func New(st styles.Styles, km keys.KeyMap) Model {
 	vp := viewport.New(0, 0)
 	vp.KeyMap = viewport.KeyMap{} // keys are handled below, with follow mode
-	return Model{st: st, km: km, vp: vp, byKey: map[string]int{}, seen: map[int]bool{}, ended: map[int]bool{}, follow: true}
+	return Model{st: st, km: km, vp: vp, byKey: map[string]int{}, follow: true}
 }
 
 // ID is the session shown.
 func (m Model) ID() string { return m.id }
+
+// Loaded reports whether the pane has shown an update of its session.
+func (m Model) Loaded() bool { return m.loaded }
 
 // Following reports whether the pane sticks to the newest step.
 func (m Model) Following() bool { return m.follow }
@@ -69,41 +71,47 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 // Reset shows another session, from nothing.
 func (m *Model) Reset(id string) {
 	m.id, m.session, m.steps, m.dropped = id, nil, nil, 0
-	m.byKey, m.seen, m.ended, m.follow = map[string]int{}, map[int]bool{}, map[int]bool{}, true
+	m.byKey, m.follow, m.loaded = map[string]int{}, true, false
 	m.render()
 }
 
-// SetSession updates the session's record (the title, turn ends).
+// SetSession updates the session's record (the title).
 func (m *Model) SetSession(s *sessions.Session) {
 	if s == nil || s.ID != m.id {
 		return
 	}
 	m.session = s
-	m.endTurns()
 	m.render()
 }
 
-// Append adds what a trajectory read found.
-func (m *Model) Append(s *sessions.Session, batches []sessions.TurnEvents) {
-	if s != nil && s.ID == m.id {
-		m.session = s
+// Apply adds what an update of the shown session reports, in the order it
+// happened: each turn's header, its steps, and its end line under it.
+func (m *Model) Apply(u sessions.Update) {
+	if u.ID != m.id {
+		return
 	}
-	for _, b := range batches {
-		n := b.Turn.N
-		if b.First {
-			m.seen[n] = true
-			m.add(step{lines: []steps.Line{steps.TurnHeader(b.Turn)}})
-			m.add(step{lines: steps.Prompt(b.Turn)})
-			if b.Skipped > 0 {
-				m.add(step{lines: []steps.Line{{Kind: steps.Raw, Indent: 1,
-					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(b.Skipped), sessions.ShortID(m.id), n)}}})
+	if u.Session != nil {
+		m.session = u.Session
+	}
+	m.loaded = true
+	for _, st := range u.Timeline() {
+		n := st.Turn.N
+		switch st.Kind {
+		case sessions.StepTurnStarted:
+			m.add(step{lines: []render.Line{render.TurnHeader(st.Turn)}})
+			m.add(step{lines: render.Prompt(st.Turn)})
+			if st.Skipped > 0 {
+				m.add(step{lines: []render.Line{{Kind: render.Raw, Indent: 1,
+					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
 			}
-		}
-		for _, ev := range b.Events {
+		case sessions.StepTurnEnded:
+			m.add(step{lines: []render.Line{render.TurnEnd(st.Turn, render.Cost(st.Turn.CostUSD))}})
+		case sessions.StepEvent:
+			ev := st.Event
 			if ev.Type == sessions.EventTurnCompleted {
 				continue // the turn's end line says it, with the exit code
 			}
-			lines := steps.Of(ev)
+			lines := render.Of(ev)
 			if len(lines) == 0 {
 				continue
 			}
@@ -118,21 +126,7 @@ func (m *Model) Append(s *sessions.Session, batches []sessions.TurnEvents) {
 			m.add(step{key: k, lines: lines})
 		}
 	}
-	m.endTurns()
 	m.render()
-}
-
-// endTurns adds the closing line of every turn that has ended.
-func (m *Model) endTurns() {
-	if m.session == nil {
-		return
-	}
-	for _, t := range m.session.Turns {
-		if t.EndedAt != nil && !m.ended[t.N] && m.seen[t.N] {
-			m.ended[t.N] = true
-			m.add(step{lines: []steps.Line{steps.TurnEnd(t, format.Cost(t.CostUSD))}})
-		}
-	}
 }
 
 func (m *Model) add(s step) {
@@ -179,27 +173,27 @@ func clipLine(s string, w int) string {
 	return lipgloss.NewStyle().MaxWidth(w).Render(s)
 }
 
-func (m Model) style(l steps.Line) lipgloss.Style {
+func (m Model) style(l render.Line) lipgloss.Style {
 	switch l.Kind {
-	case steps.Turn:
+	case render.Turn:
 		return m.st.Turn
-	case steps.User:
+	case render.User:
 		return m.st.User
-	case steps.Reasoning, steps.Raw:
+	case render.Reasoning, render.Raw:
 		return m.st.Reasoning
-	case steps.Command:
+	case render.Command:
 		return m.st.Command
-	case steps.Output:
+	case render.Output:
 		return m.st.Output
-	case steps.File:
+	case render.File:
 		return m.st.File
-	case steps.Todo:
+	case render.Todo:
 		return m.st.Todo
-	case steps.Tool:
+	case render.Tool:
 		return m.st.Tool
-	case steps.Error:
+	case render.Error:
 		return m.st.Error
-	case steps.Done:
+	case render.Done:
 		return m.st.Dim
 	}
 	return m.st.Message
@@ -239,7 +233,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// View renders the title line and the steps.
+// View renders the title line and the render.
 func (m Model) View() string {
 	title := "no session selected"
 	if s := m.session; s != nil {
@@ -266,7 +260,7 @@ func clipText(s string, n int) string {
 	if lipgloss.Width(s) <= n {
 		return s
 	}
-	return steps.Clip(s, max(1, n))
+	return render.Clip(s, max(1, n))
 }
 
 func size(n int64) string {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/format"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
@@ -60,7 +60,7 @@ func (m Model) View() string {
 	if m.unpriced > 0 {
 		money += "+?"
 	}
-	parts = append(parts, fmt.Sprintf("%s tokens %s", format.Tokens(m.tokens), money), m.st.Dim.Render(m.stateDir))
+	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens), money), m.st.Dim.Render(m.stateDir))
 	line := strings.Join(parts, "  ")
 	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/format"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -93,6 +93,15 @@ func (m *Model) Upsert(list []*sessions.Session, removed []string) {
 	}
 	m.rebuild()
 }
+
+// SelectFirst moves the selection to the first row.
+func (m *Model) SelectFirst() {
+	m.cursor, m.offset, m.selected = 0, 0, ""
+	m.rebuild()
+}
+
+// Get returns the session with id, or nil.
+func (m Model) Get(id string) *sessions.Session { return m.all[id] }
 
 // All returns every session, hidden or not.
 func (m Model) All() []*sessions.Session {
@@ -252,9 +261,9 @@ func (m Model) columns() []column {
 		{"ADAPTER", 7, func(s *sessions.Session) string { return s.Adapter }},
 		{"MODEL", 14, func(s *sessions.Session) string { return s.Model }},
 		{"TURN", 4, func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }},
-		{"TOKENS", 6, func(s *sessions.Session) string { return format.Tokens(s.Usage.TotalTokens) }},
-		{"COST", 7, func(s *sessions.Session) string { return format.Cost(s.CostUSD) }},
-		{"RUNTIME", 7, func(s *sessions.Session) string { return format.Runtime(s.Runtime(m.now)) }},
+		{"TOKENS", 6, func(s *sessions.Session) string { return render.Tokens(s.Usage.TotalTokens) }},
+		{"COST", 7, func(s *sessions.Session) string { return render.Cost(s.CostUSD) }},
+		{"RUNTIME", 7, func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) }},
 		{"SOURCE", 8, func(s *sessions.Session) string { return source(s.Source) }},
 		{"TASK", 0, func(s *sessions.Session) string { return s.Task }},
 	}
@@ -356,12 +365,12 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 }
 
 // source says who started a session: you, or an orchestrator run.
-func source(s string) string {
-	if s == "" || s == "user" {
+func source(s sessions.Source) string {
+	switch s.Kind {
+	case sessions.SourceUser, "":
 		return "you"
+	case sessions.SourceRun:
+		return "orch " + sessions.ShortID(s.Run)
 	}
-	if run, ok := strings.CutPrefix(s, "orchestrator:"); ok {
-		return "orch " + sessions.ShortID(run)
-	}
-	return s
+	return s.String()
 }

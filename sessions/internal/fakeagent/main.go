@@ -14,12 +14,15 @@
 //
 // Steps also: {"ignore_sigterm": true}.
 //
-// Every run appends {"argv": [...], "cwd": DIR} as one JSON line to FAKEAGENT_ARGS_LOG, if set.
+// A prompt of "-" is read from stdin, as codex does. Every run appends
+// {"argv": [...], "cwd": DIR, "prompt": PROMPT} as one JSON line to
+// FAKEAGENT_ARGS_LOG, if set.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -50,14 +53,6 @@ type script struct {
 
 func main() {
 	args := os.Args[1:]
-	if p := os.Getenv("FAKEAGENT_ARGS_LOG"); p != "" {
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
-			cwd, _ := os.Getwd()
-			b, _ := json.Marshal(map[string]any{"argv": args, "cwd": cwd})
-			f.Write(append(b, '\n'))
-			f.Close()
-		}
-	}
 	thread, prompt := "0199a213-81c0-7800-8aa1-bbab2a035a53", ""
 	for i, a := range args {
 		if a == "--" {
@@ -67,6 +62,23 @@ func main() {
 			} else if len(rest) == 1 {
 				prompt = rest[0]
 			}
+		}
+	}
+	if prompt == "-" {
+		// The prompt comes on stdin, as codex reads it given "-".
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent: read stdin:", err)
+			os.Exit(95)
+		}
+		prompt = string(b)
+	}
+	if p := os.Getenv("FAKEAGENT_ARGS_LOG"); p != "" {
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+			cwd, _ := os.Getwd()
+			b, _ := json.Marshal(map[string]any{"argv": args, "cwd": cwd, "prompt": prompt})
+			f.Write(append(b, '\n'))
+			f.Close()
 		}
 	}
 	data, err := os.ReadFile(os.Getenv("FAKEAGENT_SCRIPT"))

@@ -24,11 +24,15 @@ func writeSession(t testing.TB, dir, id string, turn string) {
 		Turns: []sessions.Turn{{N: 1, Prompt: "t", StartedAt: now, EndedAt: &now, Status: sessions.StatusCompleted}}}
 	sdir := filepath.Join(dir, "sessions", id)
 	os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
-	data, _ := json.Marshal(s)
-	if err := os.WriteFile(filepath.Join(sdir, "meta.json"), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(sdir, "turns", "turn_1.jsonl"), []byte(turn), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sdir, "turns", "turn_1.jsonl"), []byte(turn), 0o600); err != nil {
+	// Written as the store writes it: whole, by rename.
+	data, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(sdir, ".meta.json.tmp"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(sdir, ".meta.json.tmp"), filepath.Join(sdir, "meta.json")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -38,46 +42,53 @@ func manager(t testing.TB, dir string) *sessions.Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sessions.NewManager(st, adapters.Builtin(), nil)
+	return sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
 }
 
-func next(t *testing.T, w *sessions.Watcher, want func(sessions.Change) bool) {
+// nextUpdate waits for an update that want accepts.
+func nextUpdate(t *testing.T, sub *sessions.Subscription, want func(sessions.Update) bool) sessions.Update {
 	t.Helper()
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
-		case batch, ok := <-w.Changes():
+		case u, ok := <-sub.C():
 			if !ok {
-				t.Fatal("watcher closed")
+				t.Fatalf("subscription closed: %v", sub.Err())
 			}
-			for _, c := range batch {
-				if want(c) {
-					return
-				}
+			if want(u) {
+				return u
 			}
 		case <-timeout:
-			t.Fatal("no matching change")
+			t.Fatal("no matching update")
 		}
 	}
 }
 
-func TestWatcherReportsNewSessionsAppendsAndRemovals(t *testing.T) {
+func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	dir := t.TempDir()
 	m := manager(t, dir)
-	w, err := m.Watch(context.Background())
+	sub, err := m.Subscribe(context.Background(), sessions.SubscribeOptions{Events: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer sub.Close()
 	id := "3f2a0000-0000-4000-8000-000000000001"
 	writeSession(t, dir, id, "")
-	next(t, w, func(c sessions.Change) bool { return c.ID == id && c.Meta })
+	u := nextUpdate(t, sub, func(u sessions.Update) bool { return u.ID == id })
+	if !u.Initial || u.Session == nil || u.Session.Status != sessions.StatusCompleted || len(u.Ended) != 1 {
+		t.Fatalf("first update of a new session: %+v", u)
+	}
 	f, _ := os.OpenFile(filepath.Join(dir, "sessions", id, "turns", "turn_1.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"type":"turn.started"}` + "\n")
+	f.WriteString(`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"late"}}` + "\n")
 	f.Close()
-	next(t, w, func(c sessions.Change) bool { return c.ID == id && c.Turns })
+	// The turn has ended, so its file was read to the end already; touching
+	// the record makes the subscription look again.
+	os.Chtimes(filepath.Join(dir, "sessions", id, "meta.json"), time.Now(), time.Now())
 	os.RemoveAll(filepath.Join(dir, "sessions", id))
-	next(t, w, func(c sessions.Change) bool { return c.ID == id && c.Removed })
+	u = nextUpdate(t, sub, func(u sessions.Update) bool { return u.ID == id && u.Removed })
+	if u.Session != nil || u.Prev != sessions.StatusCompleted {
+		t.Fatalf("removal: %+v", u)
+	}
 }
 
 func TestTrajectoryReadsIncrementallyAndBoundsHugeTurns(t *testing.T) {

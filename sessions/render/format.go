@@ -1,6 +1,6 @@
 // Package format writes the numbers zwarm shows people, the same way in
 // the dashboard and on the command line.
-package format
+package render
 
 import (
 	"fmt"

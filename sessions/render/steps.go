@@ -2,7 +2,7 @@
 // one way for every view: the dashboard's detail pane, `zwarm logs` and
 // `zwarm show`. It returns plain text tagged with a kind, so each view
 // styles it its own way.
-package steps
+package render
 
 import (
 	"fmt"

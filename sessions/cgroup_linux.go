@@ -1,0 +1,255 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A session's agents run in a cgroup v2 of their own when the machine allows
+// it (root, or a user slice delegated by systemd): no descendant can leave
+// it, even one that starts a new session and drops ZWARM_SESSION_ID from its
+// environment, and cgroup.kill stops them all at once. The cgroup is made
+// beside the supervisor, as a child of the cgroup zwarm runs in, and its
+// path is written to sessions/<id>/cgroup so a kill finds it without the
+// record. Where no cgroup can be made, sessions fall back to the marker
+// variable and the supervisor's descendants.
+
+// cgroup is an open session cgroup.
+type cgroup struct {
+	dir string
+	fd  int
+}
+
+// ownCgroupDir is the cgroup v2 directory this process runs in.
+func ownCgroupDir() (string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("cgroup: %w", err)
+	}
+	var path string
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "0::"); ok {
+			path = rest
+		}
+	}
+	if path == "" {
+		return "", errors.New("cgroup: no cgroup v2 hierarchy in /proc/self/cgroup")
+	}
+	mount, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	rel, ok := strings.CutPrefix(path, root)
+	if !ok {
+		return "", fmt.Errorf("cgroup: %s is outside the mounted hierarchy %s", path, root)
+	}
+	return filepath.Join(mount, rel), nil
+}
+
+// cgroup2Mount finds where the cgroup v2 hierarchy is mounted and which of
+// its directories the mount shows (its root).
+func cgroup2Mount() (mount, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", fmt.Errorf("cgroup: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superopts
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		f := strings.Fields(pre)
+		if len(f) < 5 {
+			continue
+		}
+		return unescapeMount(f[4]), unescapeMount(f[3]), nil
+	}
+	return "", "", errors.New("cgroup: cgroup v2 is not mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// makeCgroup creates (or reuses) the cgroup of session id and opens it.
+func makeCgroup(id string) (*cgroup, error) {
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(parent, "cgroup.kill")); err != nil {
+		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", parent)
+	}
+	dir := filepath.Join(parent, "zwarm-"+id)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	return &cgroup{dir: dir, fd: fd}, nil
+}
+
+// Containment says how this machine contains sessions' processes, for
+// `zwarm doctor`: in a cgroup of their own, or by marker variable only, and
+// why.
+func Containment() (string, error) {
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return "marker", err
+	}
+	probe := filepath.Join(parent, fmt.Sprintf("zwarm-probe-%d", os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return "marker", fmt.Errorf("cannot create cgroups under %s: %w", parent, err)
+	}
+	os.Remove(probe)
+	if _, err := os.Stat(filepath.Join(parent, "cgroup.kill")); err != nil {
+		return "marker", fmt.Errorf("%s has no cgroup.kill (Linux 5.14 or later is needed)", parent)
+	}
+	return "cgroup " + parent, nil
+}
+
+// killCgroup kills every process in a cgroup and waits until it is empty.
+// A missing cgroup is already empty.
+func killCgroup(ctx context.Context, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	for populated(dir) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cgroup %s: processes still alive after cgroup.kill", dir)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// removeCgroup removes an empty cgroup; a missing one is fine.
+func removeCgroup(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// populated reports whether a cgroup still holds a process.
+func populated(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(data, []byte("populated 1"))
+}
+
+// cgroupPIDs lists the processes in a cgroup.
+func cgroupPIDs(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// openCgroup gives the supervisor's session a cgroup, or nil when the
+// machine does not allow it (the log says why).
+func (sv *supervisor) openCgroup() *cgroup {
+	cg, err := makeCgroup(sv.id)
+	if err != nil {
+		sv.log.Info("no cgroup for the session; containing it by marker", "why", err)
+		return nil
+	}
+	if err := writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
+		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
+		unix.Close(cg.fd)
+		os.Remove(cg.dir)
+		return nil
+	}
+	return cg
+}
+
+// closeCgroup removes the session's cgroup once nothing runs in it.
+func (sv *supervisor) closeCgroup() {
+	if sv.cg == nil {
+		return
+	}
+	unix.Close(sv.cg.fd)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := killCgroup(ctx, sv.cg.dir)
+	if err == nil {
+		err = removeCgroup(sv.cg.dir)
+	}
+	if err != nil {
+		sv.log.Error("remove the session's cgroup", "err", err)
+	} else {
+		os.Remove(sv.st.cgroupFile(sv.id))
+	}
+	sv.cg = nil
+}
+
+func (sv *supervisor) containment() string {
+	if sv.cg != nil {
+		return "cgroup " + sv.cg.dir
+	}
+	return "marker"
+}
+
+// contain is the supervisor's view of its session's processes.
+func (sv *supervisor) contain() containment {
+	c := containment{id: sv.id, root: os.Getpid()}
+	if sv.cg != nil {
+		c.cgroup = sv.cg.dir
+	}
+	return c
+}

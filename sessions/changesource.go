@@ -1,0 +1,241 @@
+package sessions
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// changeSource turns file events and process exits into a set of sessions
+// to look at again. It watches directories (the sessions dir, each session
+// dir, and the turns and inbox dirs of sessions that are not settled), so
+// it sees files that do not exist yet; a settled session's files only
+// change after its meta.json does, which its dir's watch sees. Exits of
+// owners come from pidfds. The set coalesces: a session changed a hundred
+// times while the consumer was busy is one entry.
+type changeSource struct {
+	st    *Store
+	fw    *fsnotify.Watcher
+	exits *exitWatch
+	only  map[string]bool // nil: every session
+
+	mu      sync.Mutex
+	order   []string
+	dirty   map[string]bool
+	inbox   map[string]bool
+	deep    map[string]bool // sessions whose turns and inbox dirs are watched
+	missing bool            // the sessions dir does not exist yet
+	resync  bool            // events may have been missed: look at everything
+	c       chan struct{}
+	done    chan struct{}
+}
+
+func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	exits, err := newExitWatch()
+	if err != nil {
+		fw.Close()
+		return nil, err
+	}
+	cs := &changeSource{st: st, fw: fw, exits: exits, only: only, dirty: map[string]bool{},
+		inbox: map[string]bool{}, deep: map[string]bool{}, c: make(chan struct{}, 1), done: make(chan struct{})}
+	if err := cs.watchRoot(); err != nil {
+		fw.Close()
+		exits.Close()
+		return nil, err
+	}
+	go cs.loop()
+	return cs, nil
+}
+
+// watchRoot watches the sessions dir, or while it does not exist, the
+// nearest existing directory above it, to see it being created. Nothing is
+// created: read-only commands leave a missing state dir missing.
+func (cs *changeSource) watchRoot() error {
+	if err := cs.fw.Add(cs.st.sessionsDir()); err == nil {
+		cs.missing = false
+		ids, _ := cs.st.ids()
+		for _, id := range ids {
+			cs.addSession(id)
+		}
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	cs.missing = true
+	for dir := cs.st.Dir(); ; dir = filepath.Dir(dir) {
+		if err := cs.fw.Add(dir); err == nil {
+			return nil
+		} else if !errors.Is(err, fs.ErrNotExist) || dir == filepath.Dir(dir) {
+			return err
+		}
+	}
+}
+
+func (cs *changeSource) wanted(id string) bool { return cs.only == nil || cs.only[id] }
+
+// addSession watches a session dir. A failure (the system's watch limit)
+// only costs that session its live updates.
+func (cs *changeSource) addSession(id string) {
+	if cs.wanted(id) {
+		cs.fw.Add(cs.st.sessionDir(id))
+	}
+}
+
+// settled adds or drops the watches on a session's turns and inbox dirs.
+func (cs *changeSource) settled(id string, settled bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.deep[id] == !settled {
+		return
+	}
+	for _, d := range []string{cs.st.turnsDir(id), cs.st.inboxDir(id)} {
+		if settled {
+			cs.fw.Remove(d)
+		} else {
+			cs.fw.Add(d)
+		}
+	}
+	cs.deep[id] = !settled
+	if !settled {
+		// Whatever was written before the watches existed is read now.
+		cs.markLocked(id, true)
+	}
+}
+
+func (cs *changeSource) forget(id string) {
+	cs.exits.Remove(id)
+	cs.mu.Lock()
+	delete(cs.deep, id)
+	cs.mu.Unlock()
+}
+
+func (cs *changeSource) mark(id string, inbox bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.markLocked(id, inbox)
+}
+
+func (cs *changeSource) markLocked(id string, inbox bool) {
+	if !cs.dirty[id] {
+		cs.dirty[id] = true
+		cs.order = append(cs.order, id)
+	}
+	cs.inbox[id] = cs.inbox[id] || inbox
+	select {
+	case cs.c <- struct{}{}:
+	default:
+	}
+}
+
+// markAll asks the consumer to look at every session it knows and every
+// session there is: events may have been missed.
+func (cs *changeSource) markAll() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.resync = true
+	select {
+	case cs.c <- struct{}{}:
+	default:
+	}
+}
+
+// takeResync reports, once, whether everything must be looked at again.
+func (cs *changeSource) takeResync() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	r := cs.resync
+	cs.resync = false
+	return r
+}
+
+// wake delivers a value when something is dirty.
+func (cs *changeSource) wake() <-chan struct{} { return cs.c }
+
+// take returns the dirty sessions in the order they changed.
+func (cs *changeSource) take() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := cs.order
+	cs.order = nil
+	clear(cs.dirty)
+	return out
+}
+
+// inboxChanged reports, once, whether a session's inbox changed.
+func (cs *changeSource) inboxChanged(id string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	ch := cs.inbox[id]
+	delete(cs.inbox, id)
+	return ch
+}
+
+func (cs *changeSource) loop() {
+	defer close(cs.done)
+	for {
+		select {
+		case ev, ok := <-cs.fw.Events:
+			if !ok {
+				return
+			}
+			cs.onEvent(ev)
+		case _, ok := <-cs.fw.Errors:
+			if !ok {
+				return
+			}
+			// Events were lost (queue overflow): everything may have changed.
+			cs.markAll()
+		case <-cs.exits.C():
+			for _, id := range cs.exits.Drain() {
+				cs.mark(id, false)
+			}
+		}
+	}
+}
+
+func (cs *changeSource) onEvent(ev fsnotify.Event) {
+	if cs.missing {
+		// Something above the sessions dir changed: it may exist now. What
+		// happened in it before its watch existed is unknown.
+		if cs.watchRoot() == nil && !cs.missing {
+			cs.markAll()
+		}
+		return
+	}
+	rel, err := filepath.Rel(cs.st.sessionsDir(), ev.Name)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	id := parts[0]
+	if validID(id) != nil || len(id) != 36 || !cs.wanted(id) {
+		return // temp and trash entries (".new-…", ".removing-…")
+	}
+	switch {
+	case len(parts) == 1:
+		if ev.Has(fsnotify.Create) {
+			cs.addSession(id)
+		}
+		cs.mark(id, true)
+	case len(parts) == 2 && parts[1] == "meta.json":
+		cs.mark(id, false)
+	case len(parts) >= 2 && parts[1] == "inbox":
+		cs.mark(id, true)
+	case len(parts) == 3 && parts[1] == "turns" && strings.HasPrefix(parts[2], "turn_"):
+		cs.mark(id, false)
+	}
+}
+
+func (cs *changeSource) close() {
+	cs.fw.Close()
+	<-cs.done
+	cs.exits.Close()
+}

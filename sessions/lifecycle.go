@@ -1,0 +1,273 @@
+package sessions
+
+import (
+	"fmt"
+	"time"
+)
+
+// This file is the session lifecycle: the only place a session's status,
+// owner and turns change state. Every writer (spawn, the supervisor,
+// inject, kill, a reader that finds a dead owner) applies one of these
+// transitions to the record it holds under the session's lock, so a reader
+// only ever sees the states in the table, never a step in between:
+//
+//	transition  from                                to
+//	create      -                                   pending, owner = the spawning command
+//	claim       pending                             pending, owner = its supervisor
+//	startTurn   pending, or running between turns   running, a new turn running
+//	handOver    running, its turn running           running, that turn ended, the next running (live agents)
+//	endTurn     running, its turn running           running, between turns (always followed by
+//	                                                startTurn or settle in the same update)
+//	settle      pending or running, no turn running completed | failed | killed (the last turn's), no owner
+//	reopen      settled                             pending, owner = the command sending a follow-up
+//	requestStop not settled                         the same, with Stop set: nothing new may start
+//	stopped     not settled                         killed, settled
+//	abandon     not settled                         failed, settled (its owner died without a word)
+//	failStart   pending                             failed, settled (the agent could not be started)
+//
+// Settled is the one answer to "is it done?": wait, ls, the dashboard,
+// inject and kill all ask it.
+
+// Settled reports whether the session is at rest: no turn runs and none is
+// about to start. Only then is its status final (until a follow-up).
+func (s *Session) Settled() bool {
+	if s.Legacy {
+		return s.Status.Finished()
+	}
+	return s.Status.Finished() && s.Owner == nil
+}
+
+// Stopping reports whether a kill is in progress.
+func (s *Session) Stopping() bool { return s.Stop != nil && !s.Settled() }
+
+// TurnRunning reports whether the current turn has started and not ended.
+func (s *Session) TurnRunning() bool {
+	t := s.current()
+	return t != nil && t.EndedAt == nil
+}
+
+// TransitionError is a lifecycle step asked of a session in a state that
+// does not allow it: a bug in the caller, or a record changed by hand.
+type TransitionError struct {
+	ID, Transition string
+	From           Status
+	Why            string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("session %s: cannot %s a %s session: %s", ShortID(e.ID), e.Transition, e.From, e.Why)
+}
+
+func (s *Session) refuse(transition, why string) error {
+	return &TransitionError{ID: s.ID, Transition: transition, From: s.Status, Why: why}
+}
+
+// claim makes the supervisor the owner of a pending session.
+func (s *Session) claim(sv ProcRef) error {
+	if s.Status != StatusPending {
+		return s.refuse("claim", "only a pending session waits for its supervisor")
+	}
+	s.Owner = &sv
+	return nil
+}
+
+// turnStart is what starts a turn.
+type turnStart struct {
+	Prompt  string
+	InboxID string
+	Resumed bool // continues the agent's thread natively
+	Live    bool // delivered to the agent process of the previous turn
+}
+
+// startTurn begins the next turn: the task, or a follow-up.
+func (s *Session) startTurn(ts turnStart, now time.Time) error {
+	switch {
+	case s.Stop != nil:
+		return s.refuse("start a turn of", "a kill is in progress")
+	case s.TurnRunning():
+		return s.refuse("start a turn of", fmt.Sprintf("turn %d is still running", s.Turn))
+	case s.Status != StatusPending && s.Status != StatusRunning:
+		return s.refuse("start a turn of", "reopen it first")
+	}
+	s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Status: StatusRunning, Resumed: ts.Resumed, Live: ts.Live})
+	s.Status, s.EndedAt, s.ExitCode, s.Error = StatusRunning, nil, nil, ""
+	s.Turn = len(s.Turns)
+	return nil
+}
+
+// turnEnd is how an agent process ended a turn.
+type turnEnd struct {
+	N        int    // the last turn the agent process served
+	ExitCode *int   // nil when no agent ran
+	Killed   bool   // zwarm stopped it
+	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	// StderrTail is the end of the agent's stderr, the reason of last resort.
+	StderrTail string
+	Adapter    string
+}
+
+// endTurn records how the running turn ended. The session stays running,
+// between turns: the same update either starts the next turn or settles.
+func (s *Session) endTurn(e turnEnd, now time.Time) error {
+	if !s.TurnRunning() {
+		return s.refuse("end a turn of", "no turn is running")
+	}
+	t := s.current()
+	t.EndedAt, t.ExitCode = &now, e.ExitCode
+	switch {
+	case e.Killed:
+		t.Status, t.Error = StatusKilled, firstNonEmpty(s.stopReason(), "killed by zwarm kill")
+	case e.Reason != "":
+		t.Status, t.Error = StatusFailed, e.Reason
+	case t.AgentFailed || e.ExitCode == nil || *e.ExitCode != 0:
+		t.Status = StatusFailed
+		if t.Error == "" {
+			code := "no exit code"
+			if e.ExitCode != nil {
+				code = fmt.Sprintf("exited with code %d", *e.ExitCode)
+			}
+			t.Error = firstNonEmpty(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
+		}
+	default:
+		t.Status = StatusCompleted
+	}
+	s.ExitCode, s.Agent, s.AgentLive = e.ExitCode, nil, false
+	return nil
+}
+
+// handOver ends the running turn of a live agent, which just completed it,
+// and starts the follow-up it is about to be given as the next turn.
+func (s *Session) handOver(ts turnStart, now time.Time) error {
+	if !s.TurnRunning() {
+		return s.refuse("hand over", "no turn is running")
+	}
+	if s.Stop != nil {
+		return s.refuse("hand over", "a kill is in progress")
+	}
+	t := s.current()
+	t.EndedAt, t.Status = &now, StatusCompleted
+	if t.AgentFailed {
+		t.Status = StatusFailed
+		t.Error = firstNonEmpty(t.Error, t.AgentError, "the agent reported failure")
+	}
+	s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Status: StatusRunning, Resumed: true, Live: true})
+	s.Turn = len(s.Turns)
+	return nil
+}
+
+// settle ends the session's activity: its status becomes its last turn's,
+// and nobody owns it any more.
+func (s *Session) settle(now time.Time) error {
+	if s.TurnRunning() {
+		return s.refuse("settle", fmt.Sprintf("turn %d is still running", s.Turn))
+	}
+	if s.Settled() {
+		return s.refuse("settle", "it is already settled")
+	}
+	switch last := s.current(); {
+	case s.Stop != nil:
+		s.Status = StatusKilled
+		if last == nil || last.Status != StatusKilled {
+			s.Error = s.stopReason()
+		} else {
+			s.Error = last.Error
+		}
+	case last == nil:
+		s.Status = StatusFailed
+		s.Error = firstNonEmpty(s.Error, "no turn ran")
+	default:
+		s.Status, s.Error = last.Status, last.Error
+	}
+	s.Owner, s.Agent, s.AgentLive, s.Stop, s.PendingInjects = nil, nil, false, nil, 0
+	s.EndedAt = &now
+	return nil
+}
+
+// reopen makes a settled session pending again for a follow-up; owner is
+// the command that will start its new supervisor.
+func (s *Session) reopen(owner ProcRef) error {
+	if !s.Settled() {
+		return s.refuse("reopen", "it is not settled")
+	}
+	s.Status, s.Owner, s.EndedAt, s.Error = StatusPending, &owner, nil, ""
+	return nil
+}
+
+// requestStop marks a kill in progress: from now on no turn starts and no
+// follow-up is handed over, whoever owns the session.
+func (s *Session) requestStop(reason string, now time.Time) error {
+	if s.Settled() {
+		return s.refuse("stop", "it is not running")
+	}
+	if s.Stop == nil {
+		s.Stop = &StopRequest{At: now, Reason: reason}
+	}
+	return nil
+}
+
+func (s *Session) stopReason() string {
+	if s.Stop != nil && s.Stop.Reason != "" {
+		return s.Stop.Reason
+	}
+	return "killed by zwarm kill"
+}
+
+// stopped records a kill that nobody else recorded: the owner was gone or
+// could not be reached. note says so.
+func (s *Session) stopped(note string, now time.Time) error {
+	if s.Settled() {
+		return s.refuse("record the kill of", "it is not running")
+	}
+	if s.Stop == nil {
+		s.Stop = &StopRequest{At: now, Reason: "killed by zwarm kill"}
+	}
+	reason := s.stopReason()
+	if note != "" {
+		reason += " (" + note + ")"
+	}
+	if t := s.current(); t != nil && t.EndedAt == nil {
+		t.Status, t.EndedAt, t.Error = StatusKilled, &now, reason
+	}
+	s.Stop.Reason = reason
+	return s.settle(now)
+}
+
+// abandon records that the session's owner died without recording the
+// outcome: it failed, and msg says why.
+func (s *Session) abandon(msg string, now time.Time) error {
+	if s.Settled() {
+		return s.refuse("abandon", "it is settled")
+	}
+	if t := s.current(); t != nil && t.EndedAt == nil {
+		t.Status, t.EndedAt, t.Error = StatusFailed, &now, msg
+	}
+	stop := s.Stop
+	s.Stop = nil
+	if err := s.settle(now); err != nil {
+		return err
+	}
+	s.Status, s.Error = StatusFailed, msg
+	if stop != nil {
+		// A kill was in progress: it is what the user asked for.
+		s.Status = StatusKilled
+	}
+	return nil
+}
+
+// failStart records that the session's agent could not be started.
+func (s *Session) failStart(reason string, now time.Time) error {
+	if s.Settled() || s.TurnRunning() {
+		return s.refuse("fail the start of", "it is not waiting to start")
+	}
+	stop := s.Stop != nil
+	if err := s.settle(now); err != nil {
+		return err
+	}
+	s.Status, s.Error = StatusFailed, reason
+	if stop {
+		s.Status = StatusKilled
+	}
+	return nil
+}

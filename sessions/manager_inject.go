@@ -1,0 +1,143 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// InjectOutcome is what became of a follow-up the moment it was sent.
+type InjectOutcome string
+
+const (
+	// InjectQueued: a turn is running; the follow-up waits in the inbox and
+	// becomes a later turn, in order. Live says the running agent takes it
+	// on its stdin as its next turn; otherwise its thread is resumed.
+	InjectQueued InjectOutcome = "queued"
+	// InjectResumed: the session was settled; a new supervisor is resuming
+	// the agent's thread with the follow-up as the next turn.
+	InjectResumed InjectOutcome = "resumed"
+	// InjectRestarted: the session was settled but its agent never reported
+	// a thread to resume; the follow-up starts a new agent run.
+	InjectRestarted InjectOutcome = "restarted"
+)
+
+// InjectResult says what Inject did, as decided under the session's lock.
+type InjectResult struct {
+	Entry   InboxEntry
+	Outcome InjectOutcome
+	// Turn is the turn the follow-up waits behind (queued) or becomes
+	// (resumed, restarted).
+	Turn int
+	// Ahead is how many follow-ups were queued before this one.
+	Ahead int
+	// Live says a queued follow-up goes to the running agent process.
+	Live    bool
+	Session *Session
+}
+
+// ErrStopping is returned (wrapped) by Inject while the session is being
+// killed: the follow-up is not recorded.
+var ErrStopping = errors.New("session is being killed")
+
+// Inject sends a follow-up to a session. A running session queues it; the
+// supervisor delivers queued follow-ups in order as the next turns. A
+// settled session (completed, failed or killed) continues at once in the
+// same agent thread, by the agent's native resume.
+func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectResult, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, Invalidf("empty message: say what the agent should do next")
+	}
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	// A Python zwarm session is read-only: refuse before taking its lock,
+	// which would create a file in its directory.
+	if s, err := m.st.load(id); err == nil && s.Legacy {
+		return nil, fmt.Errorf("inject %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
+	}
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
+	}
+	self.Role = roleSpawn
+	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued}}
+	s, err := m.st.update(id, func(s *Session) error {
+		if s.Stopping() {
+			return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, s.Stop.At.Local().Format("15:04:05"))
+		}
+		if !s.Settled() && !s.Owner.Alive() {
+			// Its owner died unseen: record that first, then resume it.
+			if err := m.abandonLocked(s); err != nil {
+				return err
+			}
+		}
+		if s.Settled() {
+			if err := writeReserve(m.st.reservePath(id)); err != nil {
+				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+			}
+		}
+		res.Entry.Seq = s.NextInboxSeq
+		s.NextInboxSeq++
+		res.Ahead = s.PendingInjects
+		if err := m.st.writeInbox(id, &res.Entry); err != nil {
+			return err
+		}
+		s.PendingInjects++
+		if !s.Settled() {
+			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
+			return nil
+		}
+		res.Outcome, res.Turn = InjectResumed, s.Turn+1
+		if s.ThreadID == "" {
+			res.Outcome = InjectRestarted
+		}
+		return s.reopen(*self)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
+	}
+	res.Session = s
+	if res.Outcome != InjectQueued {
+		if err := m.startSupervisor(ctx, id); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// WaitInbox blocks until a follow-up has been answered: the turn it became
+// has ended, or it was reported undelivered.
+func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*InboxEntry, *Session, error) {
+	id, err := m.st.resolve(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	var got *InboxEntry
+	s, err := m.waitUntil(ctx, id, func(s *Session) (bool, error) {
+		entries, err := m.st.inbox(id)
+		if err != nil {
+			return false, err
+		}
+		for i := range entries {
+			e := &entries[i]
+			if e.ID != entryID {
+				continue
+			}
+			got = e
+			switch e.State {
+			case InboxUndelivered:
+				return true, nil
+			case InboxDelivered:
+				return e.Turn <= len(s.Turns) && s.Turns[e.Turn-1].EndedAt != nil, nil
+			}
+			return s.Settled(), nil
+		}
+		return false, fmt.Errorf("follow-up %s of session %s not found", entryID, ShortID(id))
+	})
+	return got, s, err
+}

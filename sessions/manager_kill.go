@@ -1,0 +1,276 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotRunning is returned (wrapped) by Kill for a settled session.
+var ErrNotRunning = errors.New("session is not running")
+
+// ErrRunning is returned (wrapped) by Remove for a session that still runs.
+var ErrRunning = errors.New("session is running")
+
+// handoverTimeout bounds how long Kill waits for a command that is starting
+// a supervisor (spawn, inject) to hand the session over.
+const handoverTimeout = 10 * time.Second
+
+// Kill stops a session. It first marks the kill in the record, under the
+// session's lock, so that from then on no turn starts and no follow-up is
+// handed over; then its supervisor gives the agent SIGTERM, the grace
+// period and SIGKILL, kills every remaining process of the session and
+// records "killed". If the supervisor is gone or does not answer, Kill does
+// that itself. When Kill returns without error, no process started for the
+// session is alive and none will be started.
+func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error) {
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if s, err := m.st.load(id); err == nil && s.Legacy {
+		return nil, fmt.Errorf("kill %s: written by the Python zwarm, which this zwarm does not supervise", ShortID(id))
+	} else if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, m.killUnreadable(ctx, id, err)
+	}
+	grace := DefaultKillGrace
+	if cfg, err := m.Config(); err != nil {
+		m.warn(fmt.Errorf("%w; killing with the default grace period of %s", err, grace))
+	} else {
+		grace = cfg.Grace()
+	}
+	var owner *ProcRef
+	s, err := m.st.update(id, func(s *Session) error {
+		if s.Settled() {
+			return nil
+		}
+		if err := s.requestStop("killed by zwarm kill", time.Now().UTC()); err != nil {
+			return err
+		}
+		owner = clonePtr(s.Owner)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	if s.Settled() {
+		// Nothing to stop but strays (a session whose supervisor died before
+		// anyone looked, say).
+		c := m.containment(id)
+		if len(c.procs()) == 0 {
+			return s, fmt.Errorf("kill %s: %w (it is %s)", ShortID(id), ErrNotRunning, s.Status)
+		}
+		return s, m.sweepOut(ctx, id)
+	}
+	note, err := m.stopOwner(ctx, id, owner, grace)
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	if err := m.sweepOut(ctx, id); err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	s, err = m.st.record(id, func(s *Session) error {
+		if s.Settled() {
+			return nil // the supervisor recorded it
+		}
+		if note == "" {
+			note = "the supervisor was gone"
+		}
+		if err := s.stopped(note, time.Now().UTC()); err != nil {
+			return err
+		}
+		return m.st.dropQueued(s, "the session was killed before it was delivered")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	return s, nil
+}
+
+// stopOwner makes the session's owner stop and waits until it has: a
+// supervisor gets SIGTERM (and SIGCONT, should it be stopped) and records
+// the kill itself; a command still starting a supervisor is given time to
+// hand over, and the new supervisor, seeing the kill, settles at once. It
+// returns a note for the record when the owner had to be forced.
+func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, grace time.Duration) (string, error) {
+	if owner == nil || !owner.Alive() {
+		return "", nil
+	}
+	limit := grace + 10*time.Second
+	if owner.Role == roleSupervisor {
+		if err := owner.signal(unix.SIGTERM); err == nil {
+			owner.signal(unix.SIGCONT)
+		}
+	} else {
+		limit = handoverTimeout + grace + 10*time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	_, err := m.waitUntil(wctx, id, func(s *Session) (bool, error) {
+		if s.Settled() {
+			return true, nil
+		}
+		if s.Owner != nil && s.Owner.Role == roleSupervisor && *s.Owner != *owner {
+			// The spawning command handed over: ask the supervisor.
+			o := *s.Owner
+			owner = &o
+			if err := owner.signal(unix.SIGTERM); err == nil {
+				owner.signal(unix.SIGCONT)
+			}
+		}
+		return false, nil
+	})
+	if err == nil {
+		return "", nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	// It did not finish in time: take over.
+	if owner.Role == roleSupervisor && owner.Alive() {
+		owner.signal(unix.SIGKILL)
+		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		owner.waitGone(gctx)
+		cancel()
+		return fmt.Sprintf("its supervisor (pid %d) did not stop within %s and was killed", owner.PID, limit), nil
+	}
+	return fmt.Sprintf("its owner (pid %d) did not hand over within %s", owner.PID, limit), nil
+}
+
+// sweepOut kills every process left of a session and removes its cgroup.
+func (m *Manager) sweepOut(ctx context.Context, id string) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c := m.containment(id)
+	if err := c.sweep(sctx); err != nil {
+		return err
+	}
+	if err := removeCgroup(c.cgroup); err == nil {
+		m.st.forgetCgroup(id)
+	}
+	return nil
+}
+
+// killUnreadable stops a session whose record cannot be read: its
+// supervisor is found by its command line, its other processes by cgroup
+// and marker. The record stays as it is; the error says so.
+func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) error {
+	var stopped []string
+	for _, pid := range supervisorsOf(id) {
+		ref, err := refOf(pid)
+		if err != nil {
+			continue
+		}
+		ref.signal(unix.SIGKILL)
+		stopped = append(stopped, strconv.Itoa(pid))
+	}
+	c := m.containment(id)
+	for _, p := range c.procs() {
+		stopped = append(stopped, strconv.Itoa(p.pid))
+	}
+	if err := m.sweepOut(ctx, id); err != nil {
+		return fmt.Errorf("kill %s: %w (and its record cannot be read: %v)", ShortID(id), err, readErr)
+	}
+	what := "nothing of it was running"
+	if len(stopped) > 0 {
+		what = "stopped its processes (pid " + strings.Join(stopped, " ") + ")"
+	}
+	return &RecordError{ID: id, Err: fmt.Errorf("%v; %s; zwarm rm --force %s removes it", errors.Unwrap(readErr), what, ShortID(id))}
+}
+
+// supervisorsOf finds the supervisor processes of a session by their
+// command line (`zwarm __supervise ... ID`), for when the record that
+// names them cannot be read.
+func supervisorsOf(id string) []int {
+	var out []int
+	for _, p := range listProcs() {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		if len(args) < 2 || args[len(args)-1] != id || p.pid == os.Getpid() {
+			continue
+		}
+		for _, a := range args {
+			if a == "__supervise" {
+				out = append(out, p.pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Remove deletes a settled session and everything it recorded. A running
+// session is refused unless force is set, which kills it first; force also
+// removes a session whose record cannot be read.
+func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (string, error) {
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return "", err
+	}
+	s, err := m.Get(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		if !force {
+			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", ShortID(id), err, ShortID(id))
+		}
+		var re *RecordError
+		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
+			return "", kerr
+		}
+		return id, m.st.remove(id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if s.Legacy {
+		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", ShortID(id), m.st.sessionDir(id))
+	}
+	if !s.Settled() {
+		if !force {
+			return "", fmt.Errorf("rm %s: %w (%s); kill it first or pass --force", ShortID(id), ErrRunning, s.Status)
+		}
+		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
+			return "", err
+		}
+	}
+	return id, m.st.remove(id)
+}
+
+// Clean removes settled sessions that ended before the cutoff. With dryRun
+// it only lists them.
+func (m *Manager) Clean(ctx context.Context, olderThan time.Duration, dryRun bool) ([]string, error) {
+	all, err := m.List(ctx, ListOptions{})
+	var le *ListError
+	if err != nil && !errors.As(err, &le) {
+		return nil, err
+	}
+	cutoff := time.Now().Add(-olderThan)
+	var removed []string
+	for _, s := range all {
+		if s.Legacy || !s.Settled() {
+			continue
+		}
+		end := s.UpdatedAt
+		if s.EndedAt != nil {
+			end = *s.EndedAt
+		}
+		if end.After(cutoff) {
+			continue
+		}
+		if !dryRun {
+			if err := m.st.remove(s.ID); err != nil {
+				return removed, err
+			}
+		}
+		removed = append(removed, s.ID)
+	}
+	return removed, nil
+}

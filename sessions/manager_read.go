@@ -1,0 +1,233 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Get returns the current state of one session, by id or unique prefix.
+func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*Session, error) {
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.st.load(id)
+	if err != nil {
+		return nil, err
+	}
+	return m.current(s, nil), nil
+}
+
+// ListOptions filters a listing. Zero values match everything.
+type ListOptions struct {
+	Status  Status
+	Source  Source
+	Adapter string
+	Model   string
+	// Text matches the id, task, model, adapter or source, ignoring case.
+	Text string
+	// Limit keeps only the newest so many (0: all).
+	Limit int
+}
+
+// Match reports whether s passes the filter.
+func (o ListOptions) Match(s *Session) bool {
+	switch {
+	case o.Status != "" && s.Status != o.Status,
+		!s.Source.Matches(o.Source),
+		o.Adapter != "" && s.Adapter != o.Adapter,
+		o.Model != "" && !strings.EqualFold(s.Model, o.Model):
+		return false
+	}
+	if o.Text == "" {
+		return true
+	}
+	q := strings.ToLower(o.Text)
+	for _, f := range []string{s.ID, s.Task, s.Model, s.Adapter, s.Source.String(), string(s.Status)} {
+		if strings.Contains(strings.ToLower(f), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// RecordError is a session whose record could not be read.
+type RecordError struct {
+	ID  string
+	Err error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("session %s: %v", ShortID(e.ID), e.Err) }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// ListError reports the records a listing could not read; the listing
+// holds every other session.
+type ListError struct{ Records []*RecordError }
+
+func (e *ListError) Error() string {
+	msgs := make([]string, len(e.Records))
+	for i, r := range e.Records {
+		msgs[i] = r.Error()
+	}
+	return fmt.Sprintf("%d session record(s) could not be read: %s", len(e.Records), strings.Join(msgs, "; "))
+}
+
+// List returns every session that matches, newest first. Finished sessions
+// cost one read of meta.json each; running ones also parse what their
+// agent wrote since the supervisor last recorded progress, and nothing
+// more. Records that cannot be read are reported in a *ListError beside
+// the sessions that could.
+func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error) {
+	ids, err := m.st.ids()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Session, 0, len(ids))
+	var bad []*RecordError
+	rc := &readCtx{m: m}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := m.st.load(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			bad = append(bad, &RecordError{ID: id, Err: errors.Unwrap(err)})
+			continue
+		}
+		s = m.current(s, rc)
+		if opt.Match(s) {
+			out = append(out, s)
+		}
+	}
+	SortNewestFirst(out)
+	if opt.Limit > 0 && len(out) > opt.Limit {
+		out = out[:opt.Limit]
+	}
+	if len(bad) > 0 {
+		return out, &ListError{Records: bad}
+	}
+	return out, nil
+}
+
+// SortNewestFirst orders sessions by creation, newest first.
+func SortNewestFirst(list []*Session) {
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].CreatedAt.Equal(list[j].CreatedAt) {
+			return list[i].CreatedAt.After(list[j].CreatedAt)
+		}
+		return list[i].ID < list[j].ID
+	})
+}
+
+// readCtx carries what one read of many sessions shares: the price table
+// is loaded once, not once per running session.
+type readCtx struct {
+	m      *Manager
+	prices Prices
+}
+
+func (rc *readCtx) priceTable() Prices {
+	if rc.prices == nil {
+		rc.prices = DefaultPrices()
+		if cfg, err := rc.m.Config(); err == nil {
+			rc.prices = cfg.PriceTable()
+		}
+	}
+	return rc.prices
+}
+
+// current brings a loaded record up to date: a dead owner is detected and
+// recorded, and a running turn's unrecorded progress is folded in.
+func (m *Manager) current(s *Session, rc *readCtx) *Session {
+	if rc == nil {
+		rc = &readCtx{m: m}
+	}
+	if s.Legacy {
+		return m.legacyCurrent(s, rc)
+	}
+	if s.Settled() {
+		return s
+	}
+	if !s.Owner.Alive() {
+		return m.ownerDied(s)
+	}
+	t := s.current()
+	if t == nil || t.EndedAt != nil {
+		return s
+	}
+	ad, err := m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return s
+	}
+	rd := NewTurnReader(m.st.TurnPath(s.ID, t.N), ad.NewParser(), t.Offset)
+	defer rd.Close()
+	rd.Read(false, s.fold)
+	t.Offset = rd.Offset()
+	s.refresh(rc.priceTable())
+	return s
+}
+
+// ownerDied records, under the lock, that the process responsible for a
+// session is gone without having recorded the outcome, and stops what is
+// left of the session. The status becomes failed with an error that says
+// so: never "running" forever, never a guess.
+func (m *Manager) ownerDied(seen *Session) *Session {
+	s, err := m.st.record(seen.ID, func(s *Session) error {
+		if s.Settled() || s.Owner.Alive() {
+			return nil // someone else settled it meanwhile
+		}
+		return m.abandonLocked(s)
+	})
+	if err != nil {
+		// A read-only state dir: report the truth without recording it.
+		c := seen.Clone()
+		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
+		return c
+	}
+	return s
+}
+
+// abandonLocked settles a session whose owner died, after stopping every
+// process left of it. Callers hold the lock.
+func (m *Manager) abandonLocked(s *Session) error {
+	what, pid := "the supervisor", 0
+	if s.Owner != nil {
+		pid = s.Owner.PID
+		if s.Owner.Role == roleSpawn {
+			what = "the spawning command"
+		}
+	}
+	msg := fmt.Sprintf("%s (pid %d) died without recording the outcome", what, pid)
+	if t := s.current(); t != nil && t.EndedAt == nil {
+		msg = fmt.Sprintf("%s of turn %d; the agent's exit code is unknown", msg, t.N)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := m.containment(s.ID)
+	if left := c.procs(); len(left) > 0 {
+		pids := make([]string, len(left))
+		for i, p := range left {
+			pids[i] = strconv.Itoa(p.pid)
+		}
+		if err := c.sweep(ctx); err != nil {
+			msg += fmt.Sprintf("; its processes %s could not be stopped: %v", strings.Join(pids, " "), err)
+		} else {
+			msg += fmt.Sprintf("; zwarm stopped what it left running (pid %s)", strings.Join(pids, " "))
+		}
+	}
+	if err := removeCgroup(c.cgroup); err == nil {
+		m.st.forgetCgroup(s.ID)
+	}
+	if err := s.abandon(msg, time.Now().UTC()); err != nil {
+		return err
+	}
+	return m.st.dropQueued(s, "the supervisor died before it was delivered")
+}

@@ -1,0 +1,154 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SpawnRequest is a new session.
+type SpawnRequest struct {
+	Task       string
+	Adapter    string // "" means config default_adapter, else "codex"
+	Model      string // "" means config, else the adapter's default
+	WorkingDir string // "" means the current directory
+	Sandbox    string // "" means config, else the adapter's default
+	Source     Source // zero means a person
+}
+
+// Spawn records a session and starts its supervisor, which runs the agent
+// in the background. It returns once the supervisor is running; the agent's
+// work goes on after the caller exits. A request that cannot run (no such
+// adapter, a missing binary, a bad setting) is refused before anything is
+// recorded.
+func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error) {
+	task := strings.TrimSpace(req.Task)
+	if task == "" {
+		return nil, Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
+	}
+	if err := m.st.ensureWritable(); err != nil {
+		return nil, err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckAdapters(m.st.Dir(), m.adapters.Names()); err != nil {
+		return nil, err
+	}
+	name := firstNonEmpty(req.Adapter, cfg.DefaultAdapter, "codex")
+	ad, err := m.adapters.Lookup(name)
+	if err != nil {
+		return nil, Invalidf("%v", err)
+	}
+	acfg := cfg.Adapter(name)
+	dir, err := workingDir(req.WorkingDir)
+	if err != nil {
+		return nil, err
+	}
+	src := req.Source
+	if src.IsZero() {
+		src = UserSource
+	}
+	now := time.Now().UTC()
+	s := &Session{
+		ID: newID(), Task: req.Task, Status: StatusPending, Adapter: name,
+		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
+		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
+		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []Turn{},
+	}
+	// Build the first command now, so a missing binary or a bad option is
+	// reported to whoever asked, and nothing is recorded for a spawn that
+	// could never run.
+	if _, err := ad.Command(TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
+		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg}); err != nil {
+		if errors.Is(err, ErrInvalidRequest) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
+	}
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("spawn: %w", err)
+	}
+	self.Role = roleSpawn
+	s.Owner = self
+	if err := m.st.create(s); err != nil {
+		return nil, err
+	}
+	if err := m.startSupervisor(ctx, s.ID); err != nil {
+		return nil, err
+	}
+	return m.Get(ctx, s.ID)
+}
+
+// ErrCannotRun marks a request this machine cannot carry out as it is set
+// up (an agent's binary is missing): nothing was recorded or started.
+var ErrCannotRun = errors.New("cannot run")
+
+func workingDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("working dir %s: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", Invalidf("working dir %s does not exist: create it or pass an existing one with -C", abs)
+	}
+	if !fi.IsDir() {
+		return "", Invalidf("working dir %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// startSupervisor runs the supervisor through a short-lived intermediate
+// process (`--detach`), which starts the real one in a new session (setsid)
+// and exits. The supervisor is therefore nobody's child here: it outlives
+// the caller and never becomes a zombie of a long-running front end.
+func (m *Manager) startSupervisor(ctx context.Context, id string) error {
+	fail := func(err error) error {
+		err = fmt.Errorf("start supervisor for %s: %w", ShortID(id), err)
+		m.st.record(id, func(s *Session) error {
+			if s.Owner == nil || s.Owner.Role != roleSpawn || s.Owner.PID != os.Getpid() {
+				return nil // a supervisor did start, or someone took over
+			}
+			return s.failStart(err.Error(), time.Now().UTC())
+		})
+		return err
+	}
+	if len(m.supervisorArgv) == 0 {
+		return fail(errors.New("no supervisor command configured"))
+	}
+	args := append(append([]string{}, m.supervisorArgv[1:]...), "--state-dir", m.st.Dir(), "--detach", id)
+	cmd := exec.CommandContext(ctx, m.supervisorArgv[0], args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String())))
+	}
+	var ref ProcRef
+	if err := json.Unmarshal(out, &ref); err != nil {
+		return fail(fmt.Errorf("bad answer from detach: %q", out))
+	}
+	// The supervisor may already have claimed the session; if not, record
+	// it now so that nobody ever sees an owner-less pending session. If it
+	// already finished (a fast turn), it has cleared the owner: only a
+	// record still naming this process is handed over.
+	_, err = m.st.update(id, func(s *Session) error {
+		if s.Owner != nil && s.Owner.Role == roleSpawn && s.Owner.PID == os.Getpid() {
+			s.Owner = &ref
+		}
+		return nil
+	})
+	return err
+}

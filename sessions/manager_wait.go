@@ -1,0 +1,117 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+)
+
+// WaitOptions choose what Wait waits for.
+type WaitOptions struct {
+	// Any returns when the first of the sessions has settled.
+	Any bool
+	// OnUpdate, if set, sees every update while waiting (for progress).
+	OnUpdate func(Update)
+	// Events delivers the agents' events to OnUpdate too.
+	Events bool
+}
+
+// Wait blocks until the sessions have settled (with Any, until one has) and
+// returns their records, in the order asked. A session about to run a
+// queued follow-up is not settled. It is driven by the subscription: file
+// events and owners' exits, never a timer. When ctx ends it returns the
+// records as they are, with ctx's error.
+func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*Session, error) {
+	full := make([]string, len(ids))
+	for i, p := range ids {
+		id, err := m.st.resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		full[i] = id
+	}
+	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: full, Events: opt.Events})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	latest := map[string]*Session{}
+	result := func() []*Session {
+		out := make([]*Session, 0, len(full))
+		for _, id := range full {
+			out = append(out, latest[id])
+		}
+		return out
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return result(), fmt.Errorf("wait: %w", ctx.Err())
+		case u, ok := <-sub.C():
+			if !ok {
+				if err := sub.Err(); err != nil {
+					return nil, err
+				}
+				return result(), fmt.Errorf("wait: %w", ctx.Err())
+			}
+			if opt.OnUpdate != nil {
+				opt.OnUpdate(u)
+			}
+			switch {
+			case u.Removed:
+				return nil, fmt.Errorf("wait: session %s: %w (it was removed)", ShortID(u.ID), ErrNotFound)
+			case u.Err != nil && u.Session == nil:
+				return nil, u.Err
+			case u.Session != nil:
+				latest[u.ID] = u.Session
+			}
+			settled := 0
+			for _, id := range full {
+				if s := latest[id]; s != nil && s.Settled() {
+					settled++
+				}
+			}
+			if len(latest) == len(full) && (settled == len(full) || opt.Any && settled > 0) {
+				return result(), nil
+			}
+		}
+	}
+}
+
+// waitUntil re-evaluates cond on every change of one session until it holds.
+func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*Session) (bool, error)) (*Session, error) {
+	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	// The subscription reports inbox changes only as they happen; cond reads
+	// the inbox itself, so every update is a reason to look again.
+	var last *Session
+	for {
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("wait: %w", ctx.Err())
+		case u, ok := <-sub.C():
+			if !ok {
+				if err := sub.Err(); err != nil {
+					return last, err
+				}
+				return last, fmt.Errorf("wait: %w", ctx.Err())
+			}
+			if u.Removed {
+				return last, fmt.Errorf("session %s: %w (it was removed)", ShortID(id), ErrNotFound)
+			}
+			if u.Session == nil {
+				if u.Err != nil {
+					return last, u.Err
+				}
+				continue
+			}
+			last = u.Session
+			ok, err := cond(last)
+			if err != nil || ok {
+				return last, err
+			}
+		}
+	}
+}

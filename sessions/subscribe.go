@@ -1,0 +1,340 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Debounce is how long a subscription gathers file events into one batch:
+// short enough that an appended event reaches a reader well within 200 ms,
+// long enough that a burst of writes costs one reload.
+const Debounce = 25 * time.Millisecond
+
+// SubscribeOptions choose what a subscription delivers.
+type SubscribeOptions struct {
+	// IDs are the sessions to follow (ids or unique prefixes); none means
+	// every session, including those created later.
+	IDs []string
+	// Filter keeps only sessions that match it (its Limit is ignored). A
+	// session that stops matching is reported once more, then dropped.
+	Filter ListOptions
+	// Events delivers what the agents write, turn by turn, as it is written.
+	Events bool
+	// Window bounds, with Events, how much of each turn file is read when it
+	// is first seen (its last Window bytes); 0 reads turn files whole.
+	Window int64
+	// FromTurn, with Events, skips turns before it; OnlyTurn reads only
+	// that turn.
+	FromTurn, OnlyTurn int
+}
+
+// Update is one change of one session. The first update of each session
+// (Initial) is its state when the subscription started or when the session
+// appeared; later ones say what changed since the one before.
+type Update struct {
+	ID string
+	// Session is the record as it is now; nil when Removed, or when Err
+	// says it cannot be read.
+	Session *Session
+	Initial bool
+	Removed bool
+	// Prev is the status of the previous update ("" for the first).
+	Prev Status
+	// Started and Ended are the turns that started and ended since the
+	// previous update, in order: no turn's end is lost, however quickly the
+	// next one starts.
+	Started, Ended []Turn
+	// Events, with SubscribeOptions.Events, is what the agent wrote since
+	// the previous update, per turn.
+	Events []TurnEvents
+	// Inbox is the follow-ups that were sent or changed state.
+	Inbox []InboxEntry
+	// Err is set when the record cannot be read (a *RecordError).
+	Err error
+	// Synced marks the last update of the initial state: from then on,
+	// updates are changes. With no session to report at first, it comes
+	// alone, in an update with no ID.
+	Synced bool
+}
+
+// StatusChanged reports whether the status differs from the previous update.
+func (u Update) StatusChanged() bool {
+	return u.Initial || u.Prev != "" && u.Session != nil && u.Session.Status != u.Prev
+}
+
+// Subscription delivers Updates in order. Delivery waits for the consumer
+// (backpressure); meanwhile changes coalesce, and nothing is lost: a
+// session's events are read from where the last update left off, and every
+// turn that started or ended is reported.
+type Subscription struct {
+	m      *Manager
+	opt    SubscribeOptions
+	out    chan Update
+	src    *changeSource
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+
+	known map[string]*subState
+	ids   map[string]bool // the sessions asked for; nil: all
+}
+
+// subState is what the subscription last told about one session.
+type subState struct {
+	status Status
+	turns  int
+	ended  int // turns 1..ended have been reported ended
+	stamp  time.Time
+	errMsg string
+	inbox  map[string]InboxState
+	owner  ProcRef
+	traj   *Trajectory
+}
+
+// Subscribe starts delivering updates until ctx ends or Close is called.
+func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscription, error) {
+	sub := &Subscription{m: m, opt: opt, out: make(chan Update), done: make(chan struct{}), known: map[string]*subState{}}
+	if len(opt.IDs) > 0 {
+		sub.ids = map[string]bool{}
+		for _, p := range opt.IDs {
+			id, err := m.st.resolve(p)
+			if err != nil {
+				return nil, err
+			}
+			sub.ids[id] = true
+		}
+	}
+	src, err := newChangeSource(m.st, sub.ids)
+	if err != nil {
+		return nil, err
+	}
+	sub.src = src
+	ctx, sub.cancel = context.WithCancel(ctx)
+	go sub.run(ctx)
+	return sub, nil
+}
+
+// C delivers the updates. It is closed when the subscription ends; Err
+// then says why, if not because it was closed.
+func (s *Subscription) C() <-chan Update { return s.out }
+
+// Err is why the subscription ended early, once C is closed.
+func (s *Subscription) Err() error { return s.err }
+
+// Close ends the subscription and waits for its goroutines.
+func (s *Subscription) Close() {
+	s.cancel()
+	<-s.done
+}
+
+func (s *Subscription) run(ctx context.Context) {
+	defer close(s.done)
+	defer close(s.out)
+	defer s.src.close()
+	defer func() {
+		for _, st := range s.known {
+			if st.traj != nil {
+				st.traj.Close()
+			}
+		}
+	}()
+	ids, err := s.initialIDs()
+	if err != nil {
+		s.err = err
+		return
+	}
+	rc := &readCtx{m: s.m}
+	var held *Update // the last initial update is sent marked Synced
+	for _, id := range ids {
+		u, ok := s.build(ctx, id, rc)
+		if !ok {
+			continue
+		}
+		if held != nil && !s.send(ctx, *held) {
+			return
+		}
+		held = &u
+	}
+	if held == nil {
+		held = &Update{}
+	}
+	held.Synced = true
+	if !s.send(ctx, *held) {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.src.wake():
+		}
+		// Let a burst of writes settle into one batch.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(Debounce):
+		}
+		rc := &readCtx{m: s.m}
+		for _, id := range s.dirty() {
+			if !s.emit(ctx, id, rc) {
+				return
+			}
+		}
+	}
+}
+
+// dirty is the sessions to look at again: those that changed, or after
+// missed events, every session known or present.
+func (s *Subscription) dirty() []string {
+	ids := s.src.take()
+	if !s.src.takeResync() {
+		return ids
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	all, _ := s.initialIDs()
+	for id := range s.known {
+		all = append(all, id)
+	}
+	for _, id := range all {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (s *Subscription) initialIDs() ([]string, error) {
+	if s.ids != nil {
+		out := make([]string, 0, len(s.ids))
+		for id := range s.ids {
+			out = append(out, id)
+		}
+		return out, nil
+	}
+	return s.m.st.ids()
+}
+
+// emit builds the update of one session and delivers it if anything
+// changed. It reports false when the subscription is over.
+func (s *Subscription) emit(ctx context.Context, id string, rc *readCtx) bool {
+	u, ok := s.build(ctx, id, rc)
+	if !ok {
+		return true
+	}
+	return s.send(ctx, u)
+}
+
+func (s *Subscription) send(ctx context.Context, u Update) bool {
+	select {
+	case s.out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Update, bool) {
+	prev, seen := s.known[id]
+	u := Update{ID: id, Initial: !seen}
+	rec, err := s.m.st.load(id)
+	if errors.Is(err, ErrNotFound) {
+		if !seen {
+			return u, false
+		}
+		if prev.traj != nil {
+			prev.traj.Close()
+		}
+		delete(s.known, id)
+		s.src.forget(id)
+		u.Removed, u.Prev = true, prev.status
+		return u, true
+	}
+	if !seen {
+		prev = &subState{inbox: map[string]InboxState{}}
+	}
+	if err != nil {
+		u.Err = &RecordError{ID: id, Err: errors.Unwrap(err)}
+		if seen && prev.errMsg == u.Err.Error() {
+			return u, false
+		}
+		prev.errMsg = u.Err.Error()
+		s.known[id] = prev
+		return u, true
+	}
+	prev.errMsg = ""
+	cur := s.m.current(rec, rc)
+	if !s.opt.Filter.Match(cur) {
+		if !seen {
+			return u, false
+		}
+	}
+	u.Session, u.Prev = cur, prev.status
+	s.known[id] = prev
+	s.diffTurns(&u, prev, cur)
+	if s.src.inboxChanged(id) || !seen {
+		s.diffInbox(&u, prev, id)
+	}
+	if s.opt.Events {
+		if prev.traj == nil {
+			prev.traj = s.m.NewTrajectory(id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
+		}
+		batches, err := prev.traj.read(ctx, cur)
+		if err != nil {
+			u.Err = fmt.Errorf("read the turns of %s: %w", ShortID(id), err)
+		}
+		u.Events = batches
+	}
+	s.watchOwner(id, prev, cur)
+	changed := !seen || cur.Status != prev.status || len(u.Started)+len(u.Ended)+len(u.Events)+len(u.Inbox) > 0 ||
+		!cur.UpdatedAt.Equal(prev.stamp) || u.Err != nil
+	prev.status, prev.turns, prev.stamp = cur.Status, len(cur.Turns), cur.UpdatedAt
+	return u, changed
+}
+
+// diffTurns finds the turns that started and ended since the last update.
+func (s *Subscription) diffTurns(u *Update, prev *subState, cur *Session) {
+	for i := prev.turns; i < len(cur.Turns); i++ {
+		u.Started = append(u.Started, cur.Turns[i])
+	}
+	for i := prev.ended; i < len(cur.Turns) && cur.Turns[i].EndedAt != nil; i++ {
+		u.Ended = append(u.Ended, cur.Turns[i])
+		prev.ended = i + 1
+	}
+}
+
+func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
+	entries, err := s.m.st.inbox(id)
+	if err != nil {
+		u.Err = err
+		return
+	}
+	for _, e := range entries {
+		if prev.inbox[e.ID] != e.State {
+			prev.inbox[e.ID] = e.State
+			u.Inbox = append(u.Inbox, e)
+		}
+	}
+}
+
+// watchOwner follows the liveness of an unsettled session's owner, so a
+// supervisor that dies without a word is noticed at once.
+func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
+	switch {
+	case cur.Settled() || cur.Owner == nil:
+		if prev.owner.PID != 0 {
+			s.src.exits.Remove(id)
+			prev.owner = ProcRef{}
+		}
+		s.src.settled(id, true)
+	case *cur.Owner != prev.owner:
+		prev.owner = *cur.Owner
+		s.src.exits.Add(id, cur.Owner)
+		s.src.settled(id, false)
+	}
+}

@@ -1,0 +1,231 @@
+package sessions
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// agentProc is one running agent process and the goroutines that serve it:
+// one drains stdout into chunks, one copies stderr to the turn's stderr
+// file, one feeds stdin, one reaps. The supervisor owns them all: an
+// agentRun returns only after each has ended.
+type agentProc struct {
+	ref        *ProcRef
+	stdin      *stdinFeeder // nil for stdin /dev/null
+	chunks     chan []byte
+	stderr     *switchWriter
+	stderrDone chan struct{}
+	exited     chan unix.WaitStatus
+	reaped     chan struct{}
+	out        *os.File // the current turn's stdout file
+}
+
+// startAgent starts cmd for turn n in its own process group (and the
+// session's cgroup, when there is one), its stdout and stderr drained into
+// the turn's files and its stdin fed by a goroutine of its own.
+func (sv *supervisor) startAgent(id string, n int, cmd Command) (*agentProc, error) {
+	out, errf, err := sv.st.turnFiles(id, n)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File // closed on failure
+	fail := func(err error) (*agentProc, error) {
+		for _, f := range append(files, out, errf) {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, err
+	}
+	var inR, inW *os.File
+	if cmd.Input != nil || cmd.Stdin != nil {
+		inR, inW, err = os.Pipe()
+	} else {
+		inR, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	files = append(files, inR, inW)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	files = append(files, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	files = append(files, errR, errW)
+	env := append(os.Environ(), cmd.Env...)
+	env = append(env, MarkerEnv+"="+id)
+	attr := &syscall.SysProcAttr{
+		Setpgid: true,
+		// If the supervisor itself is killed, the agent must not run on
+		// unsupervised.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if sv.cg != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, sv.cg.fd
+	}
+	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{inR, outW, errW}, Sys: attr}
+	argv := append([]string{cmd.Path}, cmd.Args...)
+	proc, err := os.StartProcess(cmd.Path, argv, pa)
+	if err != nil && sv.cg != nil {
+		// The cgroup could not take the process (a controller's limit, a
+		// kernel without clone3 into cgroups): run it contained by marker.
+		sv.log.Warn("cannot start the agent in the session's cgroup; using the marker only", "err", err)
+		attr.UseCgroupFD, attr.CgroupFD = false, 0
+		sv.closeCgroup()
+		proc, err = os.StartProcess(cmd.Path, argv, pa)
+	}
+	for _, f := range []*os.File{inR, outW, errW} {
+		if f != nil {
+			f.Close() // the child holds its own copies
+		}
+	}
+	if err != nil {
+		files = []*os.File{inW, outR, errR}
+		return fail(err)
+	}
+	ref, err := refOf(proc.Pid)
+	if err != nil {
+		ref = &ProcRef{PID: proc.Pid}
+	}
+	proc.Release() // reaped by reap, which sees every child
+
+	p := &agentProc{ref: ref, chunks: make(chan []byte), stderr: &switchWriter{f: errf},
+		stderrDone: make(chan struct{}), exited: make(chan unix.WaitStatus, 1), reaped: make(chan struct{}), out: out}
+	if inW != nil {
+		p.stdin = newStdinFeeder(inW)
+		if cmd.Stdin != nil {
+			p.stdin.feed(cmd.Stdin)
+			p.stdin.closeAfterQueued()
+		}
+	}
+	go readChunks(outR, p.chunks)
+	go func() {
+		defer close(p.stderrDone)
+		io.Copy(p.stderr, errR)
+		errR.Close()
+	}()
+	go func() {
+		defer close(p.reaped)
+		reap(ref.PID, p.exited)
+	}()
+	return p, nil
+}
+
+// reap waits for every child of the supervisor: the agent, and as child
+// subreaper also every orphaned descendant. It reports the agent's status
+// and returns when no child is left, which the turn guarantees by sweeping.
+func reap(agent int, exited chan<- unix.WaitStatus) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return // ECHILD: nothing left to wait for
+		}
+		if pid == agent {
+			exited <- ws
+		}
+	}
+}
+
+// exitCode turns a wait status into a shell-style exit code (128+signal).
+func exitCode(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// maxChunk bounds how much of an unfinished line the stdout reader holds
+// before passing it on, so a huge line never sits in memory whole here.
+const maxChunk = 1 << 20
+
+// readChunks drains r (the agent's stdout) until EOF and sends what it
+// reads in pieces that end at a line boundary whenever possible, so the
+// owner can cut turn files exactly between lines. It closes out at EOF.
+func readChunks(r *os.File, out chan<- []byte) {
+	defer close(out)
+	defer r.Close()
+	buf := make([]byte, 0, 64<<10)
+	tmp := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			out <- append([]byte(nil), buf[:i+1]...)
+			buf = append(buf[:0], buf[i+1:]...)
+		} else if len(buf) >= maxChunk {
+			out <- append([]byte(nil), buf...)
+			buf = buf[:0]
+		}
+		if err != nil {
+			if len(buf) > 0 {
+				out <- append([]byte(nil), buf...)
+			}
+			return
+		}
+	}
+}
+
+// switchWriter writes to whichever file is current: the agent's stderr goes
+// to the stderr file of the turn it is serving.
+type switchWriter struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (w *switchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return len(p), nil
+	}
+	return w.f.Write(p)
+}
+
+func (w *switchWriter) set(f *os.File) {
+	w.mu.Lock()
+	old := w.f
+	w.f = f
+	w.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// turnFiles opens turn n's stdout and stderr files for appending.
+func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	out, err = os.OpenFile(st.TurnPath(id, n), flags, filePerm)
+	if err != nil {
+		return nil, nil, err
+	}
+	errf, err = os.OpenFile(st.StderrPath(id, n), flags, filePerm)
+	if err != nil {
+		out.Close()
+		return nil, nil, err
+	}
+	return out, errf, nil
+}
+
+// sigGroup signals the agent's process group. A stopped agent (SIGSTOP)
+// would hold SIGTERM pending forever; SIGCONT lets it act on it.
+func sigGroup(pgid int, sig unix.Signal) {
+	unix.Kill(-pgid, sig)
+	if sig != unix.SIGKILL {
+		unix.Kill(-pgid, unix.SIGCONT)
+	}
+}

@@ -1,0 +1,284 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// phase is where an agent process is in its life, as its supervisor sees
+// it. The process's exit and the end of its output are tracked beside the
+// phase: the run is over when both have happened, whatever the phase.
+//
+//	serving  ─turn.completed, live, follow-up queued─► serving (the next turn)
+//	serving  ─turn.completed, live, nothing queued──► closing (stdin closed)
+//	serving, closing ─stop asked (kill, signal)─────► stopping (SIGTERM to the group)
+//	serving, closing ─output cannot be recorded─────► stopping (the turn fails)
+//	stopping ─grace period over─────────────────────► forcing (SIGKILL to the group)
+//	any      ─agent exited──────────────────────────► sweep every process of the session
+type phase int
+
+const (
+	serving phase = iota
+	closing
+	stopping
+	forcing
+)
+
+var phaseNames = [...]string{"serving", "closing", "stopping", "forcing"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// agentRun drives one agent process from start to exit: it records its
+// output in the turn files, folds the events into the record (at most every
+// flushEvery), hands queued follow-ups to a live agent, and stops it when
+// asked. Its loop never blocks on the agent: stdin is fed by the agent's
+// own goroutine and every channel it waits on is drained by one.
+type agentRun struct {
+	sv     *supervisor
+	id     string
+	n      int // the turn being served
+	parser Parser
+	p      *agentProc
+	cmd    Command
+	grace  time.Duration
+
+	phase phase
+	// signalled says zwarm signalled the agent before it exited: only then
+	// was the turn killed rather than finished.
+	signalled bool
+	exited    bool
+	ws        unix.WaitStatus
+	failure   string // why zwarm fails the turn (its output cannot be recorded)
+
+	split     lineSplitter
+	pending   []Event
+	written   int64 // bytes of the current turn file
+	turnDone  bool  // the current turn's completion event was parsed
+	lastFlush time.Time
+	lastEvent time.Time
+	flush     <-chan time.Time
+	force     <-chan time.Time
+}
+
+func newAgentRun(sv *supervisor, id string, n int, parser Parser, p *agentProc, cmd Command, grace time.Duration) *agentRun {
+	return &agentRun{sv: sv, id: id, n: n, parser: parser, p: p, cmd: cmd, grace: grace}
+}
+
+// run drives the agent until it has exited and all its output is recorded.
+func (a *agentRun) run(ctx context.Context) turnEnd {
+	a.setLive(a.cmd.Input != nil)
+	if a.cmd.Input != nil {
+		a.p.stdin.feed(a.cmd.Input(a.prompt()))
+	}
+	chunks, done := a.p.chunks, ctx.Done()
+	for !a.exited || chunks != nil {
+		select {
+		case c, ok := <-chunks:
+			if !ok {
+				chunks = nil
+				a.split.flush(a.parse)
+				continue
+			}
+			a.onChunk(ctx, c)
+		case <-a.flush:
+			a.flush = nil
+			a.save()
+		case ws := <-a.p.exited:
+			a.onExit(ws)
+		case <-done:
+			done = nil
+			a.stop("stopping agent")
+		case <-a.force:
+			a.force = nil
+			a.phase = forcing
+			a.sv.log.Info("grace period over; SIGKILL")
+			sigGroup(a.p.ref.PID, unix.SIGKILL)
+		}
+	}
+	a.finish()
+	code := exitCode(a.ws)
+	return turnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
+}
+
+// onChunk records a piece of stdout line by line, so a turn file can be cut
+// exactly after the line that completed its turn.
+func (a *agentRun) onChunk(ctx context.Context, c []byte) {
+	for len(c) > 0 {
+		line := c
+		if i := bytes.IndexByte(c, '\n'); i >= 0 {
+			line = c[:i+1]
+		}
+		c = c[len(line):]
+		if a.failure == "" {
+			if _, err := a.p.out.Write(line); err != nil {
+				a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", a.sv.st.TurnPath(a.id, a.n), err))
+			}
+		}
+		a.written += int64(len(line))
+		a.split.write(line, a.parse)
+		if a.turnDone && a.p.stdin != nil && a.cmd.Input != nil && a.phase == serving {
+			a.turnDone = false
+			a.save()
+			a.nextLive(ctx)
+		}
+	}
+	if len(a.pending) > 0 && a.flush == nil {
+		a.flush = time.After(max(0, flushEvery-time.Since(a.lastFlush)))
+	}
+}
+
+func (a *agentRun) parse(line []byte) {
+	evs := a.parser.ParseLine(line)
+	if len(evs) > 0 {
+		a.lastEvent = time.Now().UTC()
+	}
+	for _, ev := range evs {
+		a.pending = append(a.pending, ev)
+		a.turnDone = a.turnDone || ev.Type == EventTurnCompleted || ev.Type == EventTurnFailed
+	}
+}
+
+// onExit sweeps whatever the agent left behind (a server it started, a
+// command that escaped with setsid); that also closes the last copies of
+// its output pipes, so the output ends.
+func (a *agentRun) onExit(ws unix.WaitStatus) {
+	a.exited, a.ws = true, ws
+	if a.p.stdin != nil {
+		a.p.stdin.stop()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.sv.contain().sweep(sctx); err != nil {
+		a.sv.log.Error("sweep", "err", err)
+	}
+}
+
+// stop asks the agent to stop: SIGTERM to its group, SIGKILL after the grace.
+func (a *agentRun) stop(why string) {
+	if a.phase >= stopping || a.exited {
+		return
+	}
+	a.phase, a.signalled = stopping, true
+	a.sv.log.Info(why, "grace", a.grace)
+	sigGroup(a.p.ref.PID, unix.SIGTERM)
+	a.force = time.After(a.grace)
+}
+
+// fail ends the turn as failed for a reason of zwarm's own: the agent is
+// stopped, because what it does can no longer be recorded.
+func (a *agentRun) fail(reason string) {
+	if a.failure != "" {
+		return
+	}
+	a.failure = reason
+	a.sv.log.Error("failing the turn", "reason", reason)
+	a.stop("stopping agent: its turn failed")
+}
+
+// save folds the events parsed since the last save into the record.
+func (a *agentRun) save() {
+	evs, off, last := a.pending, a.written-a.split.pending(), a.lastEvent
+	a.pending, a.lastFlush = nil, time.Now()
+	_, err := a.sv.st.update(a.id, func(s *Session) error {
+		for _, ev := range evs {
+			s.fold(ev)
+		}
+		s.current().Offset = off
+		if !last.IsZero() {
+			s.LastEventAt = &last
+		}
+		s.refresh(a.sv.prices)
+		return nil
+	})
+	if err != nil {
+		a.sv.log.Error("record progress", "err", err)
+		if isNoSpace(err) {
+			a.fail(fmt.Sprintf("cannot record the session: %v", err))
+		}
+	}
+}
+
+// nextLive hands the next queued follow-up to the live agent, which just
+// completed turn n, as turn n+1, in one update of the record. With nothing
+// queued (or a kill in progress) it closes the agent's stdin, so it
+// finishes; the turn's end is recorded once the process has exited.
+func (a *agentRun) nextLive(ctx context.Context) {
+	var next *Turn
+	_, err := a.sv.st.update(a.id, func(s *Session) error {
+		if s.Stop != nil || ctx.Err() != nil || a.failure != "" {
+			return nil
+		}
+		now := time.Now().UTC()
+		e, err := a.sv.st.deliverNext(s, a.n+1, now)
+		if err != nil || e == nil {
+			return err
+		}
+		if err := s.handOver(turnStart{Prompt: e.Text, InboxID: e.ID}, now); err != nil {
+			return err
+		}
+		s.refresh(a.sv.prices)
+		t := *s.current()
+		next = &t
+		return nil
+	})
+	if err != nil {
+		a.sv.log.Error("hand over a follow-up", "err", err)
+	}
+	if next == nil {
+		a.phase = closing
+		a.setLive(false)
+		a.p.stdin.closeAfterQueued()
+		return
+	}
+	out, errf, err := a.sv.st.turnFiles(a.id, next.N)
+	if err != nil {
+		a.n = next.N
+		a.fail(fmt.Sprintf("cannot open the files of turn %d: %v", next.N, err))
+		return
+	}
+	a.p.out.Close()
+	a.p.out, a.n, a.written, a.split = out, next.N, 0, lineSplitter{}
+	a.p.stderr.set(errf)
+	a.p.stdin.feed(a.cmd.Input(next.Prompt))
+	a.sv.log.Info("follow-up delivered live", "turn", next.N)
+}
+
+// prompt is the prompt of the turn being served.
+func (a *agentRun) prompt() string {
+	s, err := a.sv.st.load(a.id)
+	if err != nil || s.current() == nil {
+		a.sv.log.Error("read the prompt", "err", err)
+		return ""
+	}
+	return s.current().Prompt
+}
+
+// setLive records whether the agent takes follow-ups on its stdin, and which
+// process the agent is.
+func (a *agentRun) setLive(live bool) {
+	if _, err := a.sv.st.update(a.id, func(s *Session) error {
+		s.Agent, s.PID, s.AgentLive = a.p.ref, a.p.ref.PID, live
+		return nil
+	}); err != nil {
+		a.sv.log.Error("record the agent", "err", err)
+	}
+}
+
+// finish waits for the agent's goroutines and records the last progress.
+func (a *agentRun) finish() {
+	<-a.p.stderrDone
+	<-a.p.reaped
+	a.p.out.Close()
+	a.p.stderr.set(nil)
+	a.save()
+}
+
+// isNoSpace reports a full disk or quota.
+func isNoSpace(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
+}

@@ -1,0 +1,86 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// runTurn runs one agent process for turn t. A live process (Command.Input)
+// may go on to serve the follow-ups queued meanwhile as further turns. It
+// returns when the process and everything it started are gone, with how
+// the last turn it served ended; the caller records that.
+func (sv *supervisor) runTurn(ctx context.Context, s *Session, t *Turn) turnEnd {
+	fail := func(format string, a ...any) turnEnd {
+		return turnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
+	}
+	cfg, err := LoadConfig(sv.st.Dir(), sv.sections...)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sv.prices = cfg.PriceTable()
+	ad, err := sv.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return fail("%v", err)
+	}
+	req := TurnRequest{
+		StateDir: sv.st.Dir(), SessionID: s.ID, Prompt: t.Prompt, Model: s.Model,
+		WorkingDir: s.WorkingDir, Sandbox: s.Sandbox, Config: cfg.Adapter(s.Adapter),
+	}
+	if t.N > 1 && s.ThreadID != "" {
+		req.ThreadID = s.ThreadID
+	}
+	cmd, err := ad.Command(req)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := sv.startAgent(s.ID, t.N, cmd)
+	if err != nil {
+		return fail("start %s: %v", s.Adapter, err)
+	}
+	sv.log.Info("turn started", "turn", t.N, "pid", p.ref.PID, "cmd", cmd.Path, "resume", req.ThreadID != "", "live", cmd.Input != nil)
+	r := newAgentRun(sv, s.ID, t.N, ad.NewParser(), p, cmd, cfg.Grace())
+	end := r.run(ctx)
+	end.Adapter = s.Adapter
+	if end.ExitCode != nil && *end.ExitCode != 0 && !end.Killed {
+		end.StderrTail = lastLines(sv.st.StderrPath(sv.id, end.N), 3)
+	}
+	return end
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// lastLines returns the last n non-empty lines of a small tail of a file.
+func lastLines(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 4096
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(0, st.Size()-tail)
+	buf := make([]byte, st.Size()-off)
+	n2, _ := f.ReadAt(buf, off)
+	var out []string
+	for _, l := range strings.Split(strings.ToValidUTF8(string(buf[:n2]), "\uFFFD"), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return strings.Join(out, "\n")
+}
