@@ -77,6 +77,9 @@ func New(opt Options) *Manager {
 // runs on until Close.
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (Result, error) {
 	began := time.Now()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // start nothing the caller no longer waits for
+	}
 	if strings.TrimSpace(req.Cmd) == "" {
 		return Result{}, errors.New("cmd is empty: pass the shell command to run")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -94,7 +95,10 @@ func start(s spec) (*process, error) {
 }
 
 func startError(s spec, err error) error {
-	return fmt.Errorf("start %s %s: %w; pass an installed shell such as /bin/bash in shell", s.shell, s.flag, err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("start %s %s: %w; pass an installed shell such as /bin/bash in shell", s.shell, s.flag, err)
+	}
+	return fmt.Errorf("start %s %s: %w", s.shell, s.flag, err)
 }
 
 // pollable returns a non-blocking duplicate of the PTY master, registered
