@@ -80,12 +80,12 @@ func finishedStateDir(b *testing.B) string {
 	return fixture.dir
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if fixture.dir != "" {
-		os.RemoveAll(fixture.dir)
-	}
-	os.Exit(code)
+func init() {
+	sessions.AfterTests = append(sessions.AfterTests, func() {
+		if fixture.dir != "" {
+			os.RemoveAll(fixture.dir)
+		}
+	})
 }
 
 // BenchmarkList1000Finished is `zwarm ls` over 1,000 finished sessions with

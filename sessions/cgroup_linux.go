@@ -106,12 +106,13 @@ func makeCgroup(id string) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(parent, "cgroup.kill")); err != nil {
-		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", parent)
-	}
 	dir := filepath.Join(parent, "zwarm-"+id)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", dir)
 	}
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -133,9 +134,9 @@ func Containment() (string, error) {
 	if err := os.Mkdir(probe, 0o755); err != nil {
 		return "marker", fmt.Errorf("cannot create cgroups under %s: %w", parent, err)
 	}
-	os.Remove(probe)
-	if _, err := os.Stat(filepath.Join(parent, "cgroup.kill")); err != nil {
-		return "marker", fmt.Errorf("%s has no cgroup.kill (Linux 5.14 or later is needed)", parent)
+	defer os.Remove(probe)
+	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
+		return "marker", fmt.Errorf("cgroups under %s have no cgroup.kill (Linux 5.14 or later is needed)", parent)
 	}
 	return "cgroup " + parent, nil
 }

@@ -11,28 +11,37 @@ import (
 )
 
 // decodeSession reads meta.json, in this package's schema or in the one the
-// Python zwarm wrote (no "version" key).
-func decodeSession(id string, data []byte) (*Session, error) {
-	var probe struct {
-		Version int `json:"version"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("session %s: meta.json is not valid JSON: %w", id, err)
-	}
-	if probe.Version == 0 {
-		return decodeLegacy(id, data)
-	}
-	if probe.Version > SchemaVersion {
-		return nil, fmt.Errorf("session %s: meta.json has schema version %d, newer than this zwarm understands (%d); upgrade zwarm", id, probe.Version, SchemaVersion)
+// Python zwarm wrote (no "version" key). A native record is decoded once.
+// Errors name the file and say what is wrong with it.
+func decodeSession(path, id string, data []byte) (*Session, error) {
+	bad := func(format string, a ...any) error {
+		return &RecordError{ID: id, Err: fmt.Errorf("%s: "+format, append([]any{path}, a...)...)}
 	}
 	var s Session
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("session %s: bad meta.json: %w", id, err)
+	err := json.Unmarshal(data, &s)
+	if s.Version > SchemaVersion {
+		return nil, bad("schema version %d is newer than this zwarm understands (%d); upgrade zwarm", s.Version, SchemaVersion)
 	}
-	if s.ID != id {
-		return nil, fmt.Errorf("session %s: meta.json names id %q", id, s.ID)
+	if err == nil && s.Version > 0 {
+		if s.ID != id {
+			return nil, bad("names id %q, not the directory's", s.ID)
+		}
+		return &s, nil
 	}
-	return &s, nil
+	var probe struct {
+		Version *int `json:"version"`
+	}
+	if perr := json.Unmarshal(data, &probe); perr != nil {
+		return nil, bad("not valid JSON (%v); zwarm rm --force %s removes the session", perr, ShortID(id))
+	}
+	if probe.Version != nil {
+		return nil, bad("not a session record: %v", err)
+	}
+	ls, lerr := decodeLegacy(id, data)
+	if lerr != nil {
+		return nil, bad("%v", lerr)
+	}
+	return ls, nil
 }
 
 type legacyRecord struct {
@@ -60,7 +69,7 @@ type legacyRecord struct {
 func decodeLegacy(id string, data []byte) (*Session, error) {
 	var r legacyRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("session %s: unreadable Python zwarm meta.json: %w", id, err)
+		return nil, fmt.Errorf("unreadable Python zwarm record: %w", err)
 	}
 	st, err := ParseStatus(r.Status)
 	if err != nil {

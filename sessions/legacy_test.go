@@ -16,7 +16,7 @@ const pythonRecord = `{"id":"3f2a","task":"fix it","status":"running","working_d
 "token_usage":{"input_tokens":100,"output_tokens":20},"error":null,"source":"orchestrator:9c1d","adapter":"codex"}`
 
 func TestDecodeLegacy(t *testing.T) {
-	s, err := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
+	s, err := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestDecodeLegacy(t *testing.T) {
 	if err := (&Store{dir: t.TempDir()}).save(s); err == nil {
 		t.Fatal("a legacy record was written")
 	}
-	if _, err := decodeSession("x", []byte(`{"version": 99, "id": "x"}`)); err == nil {
+	if _, err := decodeSession("meta.json", "x", []byte(`{"version": 99, "id": "x"}`)); err == nil {
 		t.Fatal("future schema accepted")
 	}
 }
@@ -39,7 +39,7 @@ func TestDecodeLegacy(t *testing.T) {
 // its turns' prompts from its messages.
 func TestLegacyRecordWithADeadWorker(t *testing.T) {
 	m := &Manager{st: &Store{dir: t.TempDir()}}
-	s, _ := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
+	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	s = m.current(s, nil)
 	if s.Status != StatusFailed || s.Error == "" || !s.Settled() {
 		t.Fatalf("status %s, error %q", s.Status, s.Error)
@@ -75,7 +75,7 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	m := &Manager{st: &Store{dir: t.TempDir()}}
-	s, _ := decodeSession("3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
+	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
 	s = m.current(s, nil)
 	if s.Status != StatusRunning || s.Settled() {
 		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)

@@ -181,7 +181,11 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 	if len(stopped) > 0 {
 		what = "stopped its processes (pid " + strings.Join(stopped, " ") + ")"
 	}
-	return &RecordError{ID: id, Err: fmt.Errorf("%v; %s; zwarm rm --force %s removes it", errors.Unwrap(readErr), what, ShortID(id))}
+	var re *RecordError
+	if errors.As(readErr, &re) {
+		readErr = re.Err
+	}
+	return &RecordError{ID: id, Err: fmt.Errorf("%v; %s", readErr, what)}
 }
 
 // supervisorsOf finds the supervisor processes of a session by their

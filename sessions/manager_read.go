@@ -99,7 +99,9 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 			continue // removed meanwhile
 		}
 		if err != nil {
-			bad = append(bad, &RecordError{ID: id, Err: errors.Unwrap(err)})
+			re := &RecordError{ID: id, Err: err}
+			errors.As(err, &re)
+			bad = append(bad, re)
 			continue
 		}
 		s = m.current(s, rc)

@@ -83,7 +83,12 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 		return nil, err
 	}
 	if err := m.startSupervisor(ctx, s.ID); err != nil {
-		return nil, err
+		// Nothing ran: leave nothing behind rather than a record of a
+		// session that never was.
+		if rmErr := m.st.remove(s.ID); rmErr != nil {
+			return nil, fmt.Errorf("%w (and its record could not be removed: %v)", err, rmErr)
+		}
+		return nil, fmt.Errorf("%w%s", err, noSpaceHint(err))
 	}
 	return m.Get(ctx, s.ID)
 }

@@ -151,9 +151,9 @@ func (st *Store) load(id string) (*Session, error) {
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read session %s: %w", id, err)
+		return nil, &RecordError{ID: id, Err: err}
 	}
-	return decodeSession(id, data)
+	return decodeSession(st.metaPath(id), id, data)
 }
 
 // update changes a session under its lock: the change sees the latest record

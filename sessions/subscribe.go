@@ -259,7 +259,9 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 		prev = &subState{inbox: map[string]InboxState{}}
 	}
 	if err != nil {
-		u.Err = &RecordError{ID: id, Err: errors.Unwrap(err)}
+		re := &RecordError{ID: id, Err: err}
+		errors.As(err, &re)
+		u.Err = re
 		if seen && prev.errMsg == u.Err.Error() {
 			return u, false
 		}

@@ -134,7 +134,7 @@ func (sv *supervisor) begin(ctx context.Context) (*Session, *Turn, error) {
 // next queued follow-up or settles the session.
 func (sv *supervisor) afterTurn(ctx context.Context, end turnEnd) (*Session, *Turn, error) {
 	var turn *Turn
-	s, err := sv.st.update(sv.id, func(s *Session) error {
+	s, err := sv.st.record(sv.id, func(s *Session) error {
 		if err := s.endTurn(end, time.Now().UTC()); err != nil {
 			return err
 		}

@@ -4,22 +4,28 @@
 //
 // The script is a JSON file named by FAKEAGENT_SCRIPT:
 //
-//	{"default": [STEP...], "by_prompt": {"PROMPT": [STEP...]}}
+//	{"before": [STEP...], "default": [STEP...], "by_prompt": {"PROMPT": [STEP...]}, "live": BOOL}
+//
+// "before" runs first, before the prompt is read. Then, like codex, the
+// prompt is the argument after "--" ("THREAD PROMPT" for a resume), read
+// from stdin when it is "-". With "live", like claude with stream-json
+// input, every stdin line is a user message ({"type":"user","message":
+// {"content":[{"type":"text","text":...}]}}) run as the next turn, until
+// end of input.
 //
 // Steps: {"out": LINE} prints LINE and a newline ($THREAD and $PROMPT are
-// replaced); {"partial": TEXT} prints without a newline; {"err": TEXT} writes
-// to stderr; {"sleep_ms": N}; {"spawn": SHELL, "setsid": BOOL} starts a
-// grandchild; {"pidfile": PATH} with spawn records its pid; {"wait_file":
-// PATH} waits until PATH exists; {"exit": N} exits.
+// replaced); {"partial": TEXT} prints without a newline; {"out_bytes": N}
+// prints N bytes of raw lines; {"err": TEXT} writes to stderr;
+// {"sleep_ms": N}; {"spawn": SHELL, "setsid": BOOL} starts a grandchild;
+// {"pidfile": PATH} with spawn records its pid; {"wait_file": PATH} waits
+// until PATH exists; {"ignore_sigterm": true}; {"exit": N} exits.
 //
-// Steps also: {"ignore_sigterm": true}.
-//
-// A prompt of "-" is read from stdin, as codex does. Every run appends
-// {"argv": [...], "cwd": DIR, "prompt": PROMPT} as one JSON line to
-// FAKEAGENT_ARGS_LOG, if set.
+// Every prompt appends {"argv": [...], "cwd": DIR, "prompt": PROMPT} as one
+// JSON line to FAKEAGENT_ARGS_LOG, if set.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,6 +41,7 @@ import (
 type step struct {
 	Out      *string `json:"out"`
 	Partial  *string `json:"partial"`
+	OutBytes int     `json:"out_bytes"`
 	Err      *string `json:"err"`
 	SleepMS  int     `json:"sleep_ms"`
 	Spawn    string  `json:"spawn"`
@@ -47,8 +54,10 @@ type step struct {
 }
 
 type script struct {
+	Before   []step            `json:"before"`
 	Default  []step            `json:"default"`
 	ByPrompt map[string][]step `json:"by_prompt"`
+	Live     bool              `json:"live"`
 }
 
 func main() {
@@ -64,44 +73,95 @@ func main() {
 			}
 		}
 	}
-	if prompt == "-" {
-		// The prompt comes on stdin, as codex reads it given "-".
-		b, err := io.ReadAll(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakeagent: read stdin:", err)
-			os.Exit(95)
-		}
-		prompt = string(b)
-	}
-	if p := os.Getenv("FAKEAGENT_ARGS_LOG"); p != "" {
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
-			cwd, _ := os.Getwd()
-			b, _ := json.Marshal(map[string]any{"argv": args, "cwd": cwd, "prompt": prompt})
-			f.Write(append(b, '\n'))
-			f.Close()
-		}
-	}
 	data, err := os.ReadFile(os.Getenv("FAKEAGENT_SCRIPT"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fakeagent: no script:", err)
-		os.Exit(97)
+		fail(97, "no script: %v", err)
 	}
 	var sc script
 	if err := json.Unmarshal(data, &sc); err != nil {
-		fmt.Fprintln(os.Stderr, "fakeagent: bad script:", err)
-		os.Exit(98)
+		fail(98, "bad script: %v", err)
 	}
-	steps, ok := sc.ByPrompt[prompt]
-	if !ok {
-		steps = sc.Default
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	run(out, sc.Before, thread, "")
+	if sc.Live {
+		in := bufio.NewReaderSize(os.Stdin, 1<<20)
+		for {
+			line, err := in.ReadString('\n')
+			if strings.TrimSpace(line) != "" {
+				p := userText(line)
+				logPrompt(args, p)
+				run(out, steps(sc, p), thread, p)
+			}
+			if err != nil {
+				return // end of input: the session has nothing more to say
+			}
+		}
 	}
+	if prompt == "-" {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fail(95, "read stdin: %v", err)
+		}
+		prompt = string(b)
+	}
+	logPrompt(args, prompt)
+	run(out, steps(sc, prompt), thread, prompt)
+}
+
+func steps(sc script, prompt string) []step {
+	if s, ok := sc.ByPrompt[prompt]; ok {
+		return s
+	}
+	return sc.Default
+}
+
+// userText reads the text of a stream-json user message.
+func userText(line string) string {
+	var m struct {
+		Message struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal([]byte(line), &m) != nil || len(m.Message.Content) == 0 {
+		return strings.TrimSpace(line)
+	}
+	return m.Message.Content[0].Text
+}
+
+func logPrompt(args []string, prompt string) {
+	p := os.Getenv("FAKEAGENT_ARGS_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	cwd, _ := os.Getwd()
+	b, _ := json.Marshal(map[string]any{"argv": args, "cwd": cwd, "prompt": prompt})
+	f.Write(append(b, '\n'))
+}
+
+func run(out *bufio.Writer, steps []step, thread, prompt string) {
+	defer out.Flush()
 	subst := strings.NewReplacer("$THREAD", thread, "$PROMPT", strings.ReplaceAll(prompt, `"`, `\"`))
 	for _, s := range steps {
 		switch {
 		case s.Out != nil:
-			os.Stdout.WriteString(subst.Replace(*s.Out) + "\n")
+			out.WriteString(subst.Replace(*s.Out) + "\n")
+			out.Flush()
 		case s.Partial != nil:
-			os.Stdout.WriteString(subst.Replace(*s.Partial))
+			out.WriteString(subst.Replace(*s.Partial))
+			out.Flush()
+		case s.OutBytes > 0:
+			line := `{"type":"noise","text":"` + strings.Repeat("x", 1000) + "\"}\n"
+			for n := 0; n < s.OutBytes; n += len(line) {
+				out.WriteString(line)
+			}
+			out.Flush()
 		case s.Err != nil:
 			os.Stderr.WriteString(*s.Err + "\n")
 		case s.SleepMS > 0:
@@ -110,8 +170,7 @@ func main() {
 			cmd := exec.Command("/bin/sh", "-c", s.Spawn)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: s.Setsid}
 			if err := cmd.Start(); err != nil {
-				fmt.Fprintln(os.Stderr, "fakeagent: spawn:", err)
-				os.Exit(96)
+				fail(96, "spawn: %v", err)
 			}
 			if s.PIDFile != "" {
 				os.WriteFile(s.PIDFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
@@ -126,7 +185,13 @@ func main() {
 		case s.IgnoreTerm:
 			signal.Ignore(syscall.SIGTERM)
 		case s.Exit != nil:
+			out.Flush()
 			os.Exit(*s.Exit)
 		}
 	}
+}
+
+func fail(code int, format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "fakeagent: "+format+"\n", a...)
+	os.Exit(code)
 }

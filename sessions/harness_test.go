@@ -1,0 +1,306 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests of this package run real processes: the fake agent
+// (internal/fakeagent, built once) and, for everything that goes through
+// Spawn, this very test binary as the supervisor (TestMain turns it into
+// one when helperEnv is set).
+
+const helperEnv = "ZWARM_SESSIONS_TEST_SUPERVISOR"
+
+var fakeAgentBin string
+
+// AfterTests run when every test and benchmark of the package is done
+// (tests of package sessions_test add to it: they share this TestMain).
+var AfterTests []func()
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
+		os.Exit(helperSupervisor(os.Args[1:]))
+	}
+	dir, err := os.MkdirTemp("", "zwarm-sessions-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeAgentBin = filepath.Join(dir, "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", fakeAgentBin, "./internal/fakeagent").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the fake agent: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	os.Setenv("ZWARM_SESSIONS_TEST_FAKEAGENT", fakeAgentBin)
+	code := m.Run()
+	for _, f := range AfterTests {
+		f()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// helperSupervisor is `zwarm __supervise [--state-dir DIR] [--detach] ID`,
+// played by the test binary.
+func helperSupervisor(args []string) int {
+	var stateDir, id string
+	detach := false
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--state-dir":
+			i++
+			stateDir = args[i]
+		case "--detach":
+			detach = true
+		default:
+			if !strings.HasPrefix(args[i], "-") {
+				id = args[i]
+			}
+		}
+	}
+	st, err := NewStore(stateDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if detach {
+		err = Detach(st, id, []string{os.Args[0], "--state-dir", stateDir, id}, os.Stdout)
+	} else {
+		err = Supervise(context.Background(), SuperviseOptions{Store: st, Adapters: testAdapters{}}, id)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testAdapters has one adapter, "fake": the fake agent, run like codex
+// (prompt on stdin) or, with a live script, like claude with stream-json
+// input.
+type testAdapters struct{}
+
+func (testAdapters) Lookup(name string) (Adapter, error) {
+	if name != "fake" {
+		return nil, fmt.Errorf("unknown adapter %q (known: fake)", name)
+	}
+	return fakeAdapter{}, nil
+}
+
+func (testAdapters) Names() []string { return []string{"fake"} }
+
+type fakeAdapter struct{}
+
+func (fakeAdapter) Name() string               { return "fake" }
+func (fakeAdapter) DefaultModel(string) string { return "gpt-5.1-codex" }
+func (fakeAdapter) NewParser() Parser          { return &testParser{} }
+func (fakeAdapter) Command(req TurnRequest) (Command, error) {
+	script := filepath.Join(req.StateDir, "script.json")
+	data, err := os.ReadFile(script)
+	if err != nil {
+		return Command{}, fmt.Errorf("fake agent: no script: %w", err)
+	}
+	cmd := Command{Path: fakeAgentBin, Dir: req.WorkingDir, Env: []string{"FAKEAGENT_SCRIPT=" + script,
+		"FAKEAGENT_ARGS_LOG=" + filepath.Join(req.StateDir, "args.log")}}
+	if strings.Contains(string(data), `"live":true`) {
+		cmd.Input = func(p string) []byte {
+			b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": p}}}})
+			return append(b, '\n')
+		}
+		return cmd, nil
+	}
+	if req.ThreadID != "" {
+		cmd.Args = []string{"resume", "--", req.ThreadID, "-"}
+	} else {
+		cmd.Args = []string{"--", "-"}
+	}
+	cmd.Stdin = []byte(req.Prompt)
+	return cmd, nil
+}
+
+// testParser reads the codex-like lines the fake agent prints.
+type testParser struct{ out []Event }
+
+func (p *testParser) ParseLine(line []byte) []Event {
+	var l struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"thread_id"`
+		Item     *struct {
+			ID, Type, Text string
+		} `json:"item"`
+		Usage   *Usage `json:"usage"`
+		Message string `json:"message"`
+		Error   *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	p.out = p.out[:0]
+	if err := json.Unmarshal(line, &l); err != nil {
+		return append(p.out, RawEvent(line))
+	}
+	switch l.Type {
+	case "thread.started":
+		p.out = append(p.out, Event{Type: EventThreadStarted, ThreadID: l.ThreadID})
+	case "item.completed":
+		if l.Item != nil && l.Item.Type == "agent_message" {
+			p.out = append(p.out, Event{Type: EventMessage, ItemID: l.Item.ID, Phase: PhaseCompleted, Text: l.Item.Text})
+		}
+	case "turn.completed":
+		p.out = append(p.out, Event{Type: EventTurnCompleted, Usage: l.Usage, Cumulative: true})
+	case "turn.failed":
+		msg := ""
+		if l.Error != nil {
+			msg = l.Error.Message
+		}
+		p.out = append(p.out, Event{Type: EventTurnFailed, Text: msg})
+	case "error":
+		p.out = append(p.out, Event{Type: EventError, Text: l.Message})
+	case "noise":
+	default:
+		p.out = append(p.out, Event{Type: EventUnknown, Text: l.Type})
+	}
+	return p.out
+}
+
+// world is one test's state dir and working dir, with a manager whose
+// supervisors are this test binary.
+type world struct {
+	t    testing.TB
+	m    *Manager
+	st   *Store
+	work string
+}
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	root := t.TempDir()
+	st, err := NewStore(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(root, "work")
+	os.MkdirAll(work, 0o700)
+	os.MkdirAll(st.Dir(), 0o700)
+	t.Setenv(helperEnv, "1")
+	w := &world{t: t, st: st, work: work,
+		m: NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})}
+	w.script(fakeScript{Default: completes("done", 700)})
+	w.config("kill_grace = \"300ms\"\n")
+	t.Cleanup(w.cleanup)
+	return w
+}
+
+// cleanup stops whatever a test left running and fails it if any process
+// of its sessions survives.
+func (w *world) cleanup() {
+	ids, _ := w.st.ids()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		if s, err := w.m.Get(ctx, id); err == nil && !s.Settled() {
+			w.m.Kill(ctx, id)
+		}
+		if left := w.m.containment(id).procs(); len(left) > 0 {
+			w.t.Errorf("session %s left processes alive: %v", ShortID(id), left)
+			w.m.sweepOut(ctx, id)
+		}
+	}
+}
+
+type fakeScript struct {
+	Before   []map[string]any            `json:"before,omitempty"`
+	Default  []map[string]any            `json:"default"`
+	ByPrompt map[string][]map[string]any `json:"by_prompt,omitempty"`
+	Live     bool                        `json:"live,omitempty"`
+}
+
+func (w *world) script(sc fakeScript) {
+	w.t.Helper()
+	b, _ := json.Marshal(sc)
+	if err := os.WriteFile(filepath.Join(w.st.Dir(), "script.json"), b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) config(body string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.st.Dir(), ConfigFile), []byte(body), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func out(line string) map[string]any { return map[string]any{"out": line} }
+
+// completes is a turn that reports a thread, a message and cumulative usage.
+func completes(msg string, cumulativeInput int) []map[string]any {
+	return []map[string]any{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"turn.started"}`),
+		out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"` + msg + `"}}`),
+		out(fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":10}}`, cumulativeInput)),
+	}
+}
+
+func (w *world) spawn(task string) *Session {
+	w.t.Helper()
+	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: task, Adapter: "fake", WorkingDir: w.work})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+// wait waits for a session to settle, with a deadline.
+func (w *world) wait(id string) *Session {
+	w.t.Helper()
+	return w.waitFor(id, 30*time.Second)
+}
+
+func (w *world) waitFor(id string, limit time.Duration) *Session {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	list, err := w.m.Wait(ctx, []string{id}, WaitOptions{})
+	if err != nil {
+		w.t.Fatalf("wait %s: %v", ShortID(id), err)
+	}
+	return list[0]
+}
+
+// prompts lists the prompts the fake agent was given, in order.
+func (w *world) prompts() []string {
+	data, _ := os.ReadFile(filepath.Join(w.st.Dir(), "args.log"))
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var inv struct{ Prompt string }
+		if json.Unmarshal([]byte(l), &inv) == nil {
+			out = append(out, inv.Prompt)
+		}
+	}
+	return out
+}
+
+// eventually polls cond until it holds, for what happens in other
+// processes with no event to wait on.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func slogTo(f *os.File) *slog.Logger { return slog.New(slog.NewTextHandler(f, nil)) }

@@ -1,0 +1,183 @@
+package sessions
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// state builds a session in one of the lifecycle's states.
+func state(name string) *Session {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sup := &ProcRef{PID: 2, Start: 2, Role: roleSupervisor}
+	spawner := &ProcRef{PID: 1, Start: 1, Role: roleSpawn}
+	code := 0
+	ended := func(st Status) Turn {
+		return Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code, Status: st}
+	}
+	s := &Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "task", Adapter: "codex"}
+	switch name {
+	case "pending":
+		s.Status, s.Owner = StatusPending, spawner
+	case "claimed":
+		s.Status, s.Owner = StatusPending, sup
+	case "running":
+		s.Status, s.Owner = StatusRunning, sup
+		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+	case "between":
+		s.Status, s.Owner = StatusRunning, sup
+		s.Turns = []Turn{ended(StatusCompleted)}
+	case "completed", "failed", "killed":
+		s.Status, s.EndedAt = Status(name), &now
+		s.Turns = []Turn{ended(Status(name))}
+	case "stopping":
+		s.Status, s.Owner, s.Stop = StatusRunning, sup, &StopRequest{At: now, Reason: "killed by zwarm kill"}
+		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+	}
+	s.Turn = len(s.Turns)
+	return s
+}
+
+// describe reduces a session to what the lifecycle table talks about.
+func describe(s *Session) string {
+	d := string(s.Status)
+	switch {
+	case s.Settled():
+		d += "/settled"
+	case s.TurnRunning():
+		d += "/turn"
+	default:
+		d += "/between"
+	}
+	if s.Stop != nil {
+		d += "/stop"
+	}
+	return d
+}
+
+func TestLifecycleTransitions(t *testing.T) {
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	code0, code1, code143 := 0, 1, 143
+	sup := ProcRef{PID: 9, Start: 9, Role: roleSupervisor}
+	tests := []struct {
+		from, transition string
+		apply            func(*Session) error
+		want             string // "" when the transition must be refused
+	}{
+		{"pending", "claim", func(s *Session) error { return s.claim(sup) }, "pending/between"},
+		{"running", "claim", func(s *Session) error { return s.claim(sup) }, ""},
+		{"claimed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "task"}, now) }, "running/turn"},
+		{"between", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"running", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
+		{"completed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
+		{"stopping", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
+		{"running", "endTurn ok", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code0}, now) }, "running/between"},
+		{"running", "endTurn exit 1", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code1}, now) }, "running/between"},
+		{"between", "endTurn", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code0}, now) }, ""},
+		{"running", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"stopping", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, ""},
+		{"between", "settle", func(s *Session) error { return s.settle(now) }, "completed/settled"},
+		{"running", "settle", func(s *Session) error { return s.settle(now) }, ""},
+		{"completed", "settle", func(s *Session) error { return s.settle(now) }, ""},
+		{"completed", "reopen", func(s *Session) error { return s.reopen(sup) }, "pending/between"},
+		{"killed", "reopen", func(s *Session) error { return s.reopen(sup) }, "pending/between"},
+		{"running", "reopen", func(s *Session) error { return s.reopen(sup) }, ""},
+		{"running", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "running/turn/stop"},
+		{"pending", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "pending/between/stop"},
+		{"failed", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, ""},
+		{"stopping", "endTurn killed", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
+		{"running", "stopped", func(s *Session) error { return s.stopped("the supervisor was gone", now) }, "killed/settled"},
+		{"pending", "stopped", func(s *Session) error { return s.stopped("", now) }, "killed/settled"},
+		{"completed", "stopped", func(s *Session) error { return s.stopped("", now) }, ""},
+		{"running", "abandon", func(s *Session) error { return s.abandon("supervisor died", now) }, "failed/settled"},
+		{"stopping", "abandon", func(s *Session) error { return s.abandon("supervisor died", now) }, "killed/settled"},
+		{"completed", "abandon", func(s *Session) error { return s.abandon("x", now) }, ""},
+		{"claimed", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, "failed/settled"},
+		{"running", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.from+"/"+tc.transition, func(t *testing.T) {
+			s := state(tc.from)
+			before := describe(s)
+			err := tc.apply(s)
+			if tc.want == "" {
+				var te *TransitionError
+				if !errors.As(err, &te) {
+					t.Fatalf("%s from %s: want a TransitionError, got %v", tc.transition, tc.from, err)
+				}
+				if got := describe(s); got != before {
+					t.Fatalf("a refused transition changed the session: %s -> %s", before, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s from %s: %v", tc.transition, tc.from, err)
+			}
+			if got := describe(s); got != tc.want {
+				t.Fatalf("%s from %s: got %s, want %s", tc.transition, tc.from, got, tc.want)
+			}
+			// Whatever is settled has nobody owning it and an end time.
+			if s.Settled() && (s.Owner != nil || s.EndedAt == nil || s.Agent != nil || s.Stop != nil) {
+				t.Fatalf("settled but owner %v ended %v agent %v stop %v", s.Owner, s.EndedAt, s.Agent, s.Stop)
+			}
+		})
+	}
+}
+
+// A turn's end never shows the session completed while a follow-up is about
+// to start: the end and the next start happen in one update.
+func TestEndThenStartNeverSettles(t *testing.T) {
+	s := state("running")
+	now := time.Now()
+	code := 0
+	if err := s.endTurn(turnEnd{ExitCode: &code}, now); err != nil {
+		t.Fatal(err)
+	}
+	if s.Settled() || s.Status != StatusRunning {
+		t.Fatalf("between turns the session reads %s (settled %v)", s.Status, s.Settled())
+	}
+	if err := s.startTurn(turnStart{Prompt: "next"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if s.Turns[0].Status != StatusCompleted || s.Turns[1].Status != StatusRunning || s.Turn != 2 {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+}
+
+// How a turn ended decides its status and the reason shown.
+func TestEndTurnOutcomes(t *testing.T) {
+	now := time.Now()
+	code := func(c int) *int { return &c }
+	tests := []struct {
+		name   string
+		prep   func(*Turn)
+		end    turnEnd
+		status Status
+		reason string
+	}{
+		{"clean exit", nil, turnEnd{ExitCode: code(0)}, StatusCompleted, ""},
+		{"agent reported failure", func(t *Turn) { t.AgentFailed, t.Error = true, "model 500" }, turnEnd{ExitCode: code(0)}, StatusFailed, "model 500"},
+		{"exit 1 with an error event", func(t *Turn) { t.AgentError = "stream cut" }, turnEnd{ExitCode: code(1)}, StatusFailed, "stream cut"},
+		{"exit 1 with stderr", nil, turnEnd{ExitCode: code(1), StderrTail: "Error: bad flag", Adapter: "codex"}, StatusFailed, "Error: bad flag"},
+		{"exit 2, nothing said", nil, turnEnd{ExitCode: code(2), Adapter: "codex"}, StatusFailed, "codex exited with code 2"},
+		{"killed", nil, turnEnd{ExitCode: code(143), Killed: true}, StatusKilled, "killed by zwarm kill"},
+		{"disk full", nil, turnEnd{ExitCode: code(143), Reason: "no space left on device"}, StatusFailed, "no space left on device"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := state("running")
+			if tc.prep != nil {
+				tc.prep(&s.Turns[0])
+			}
+			if err := s.endTurn(tc.end, now); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.settle(now); err != nil {
+				t.Fatal(err)
+			}
+			if s.Status != tc.status || s.Turns[0].Status != tc.status || s.Error != tc.reason {
+				t.Fatalf("status %s (turn %s), error %q; want %s, %q", s.Status, s.Turns[0].Status, s.Error, tc.status, tc.reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,302 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run sessions the way zwarm does: Spawn starts a detached
+// supervisor process (this test binary in supervisor mode), and the
+// assertions look at real processes.
+
+func alive(pid int) bool {
+	st, err := readStat(pid)
+	return err == nil && st.state != 'Z' && st.state != 'X'
+}
+
+func readPIDFile(t testing.TB, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, "pid file "+filepath.Base(path), func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) == 0 {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	return pid
+}
+
+// Kill racing a follow-up at the very end of a turn: after Kill returns,
+// nothing of the session runs unless a later follow-up legitimately
+// resumed it, the record says killed, and every follow-up is delivered to
+// a turn that ended or reported undelivered with the reason.
+func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	rounds := 25
+	if testing.Short() {
+		rounds = 5
+	}
+	for i := range rounds {
+		gate := filepath.Join(dir, fmt.Sprintf("gate%d", i))
+		w.script(fakeScript{Default: completes("follow-up ran", 900), ByPrompt: map[string][]map[string]any{
+			"first": append(append([]map[string]any{{"wait_file": gate}}, completes("first", 700)...),
+				map[string]any{"spawn": "sleep 300", "setsid": true}),
+		}})
+		s := w.spawn("first")
+		eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.TurnRunning() })
+		os.WriteFile(gate, nil, 0o600)
+		var wg sync.WaitGroup
+		var res *InjectResult
+		var injErr, killErr error
+		var killed *Session
+		wg.Add(2)
+		go func() { defer wg.Done(); res, injErr = w.m.Inject(context.Background(), s.ID, "then this") }()
+		go func() {
+			defer wg.Done()
+			killed, killErr = w.m.Kill(context.Background(), s.ID)
+			if killErr != nil {
+				return
+			}
+			// Right after Kill returns: nothing runs, unless a follow-up
+			// reopened the session after the kill was recorded.
+			now, err := w.st.load(s.ID)
+			if err == nil && now.Status == StatusKilled && now.Settled() {
+				if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
+				}
+			}
+		}()
+		wg.Wait()
+		if killErr != nil && !errors.Is(killErr, ErrNotRunning) {
+			t.Fatalf("round %d: kill: %v", i, killErr)
+		}
+		if killErr == nil && killed.Status != StatusKilled {
+			t.Fatalf("round %d: kill returned a %s session", i, killed.Status)
+		}
+		if injErr != nil && !errors.Is(injErr, ErrStopping) {
+			t.Fatalf("round %d: inject: %v", i, injErr)
+		}
+		final := w.wait(s.ID)
+		inbox, _ := w.st.inbox(s.ID)
+		for _, e := range inbox {
+			switch e.State {
+			case InboxDelivered:
+				if e.Turn > len(final.Turns) || final.Turns[e.Turn-1].EndedAt == nil {
+					t.Fatalf("round %d: delivered to turn %d, which never ended", i, e.Turn)
+				}
+			case InboxUndelivered:
+				if e.Reason == "" {
+					t.Fatalf("round %d: undelivered without a reason", i)
+				}
+			default:
+				t.Fatalf("round %d: a follow-up is still %s in a settled session", i, e.State)
+			}
+		}
+		if res != nil && res.Outcome == InjectQueued && killErr == nil && final.Status != StatusKilled {
+			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
+		}
+		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+			t.Fatalf("round %d: processes alive after the session settled: %v", i, left)
+		}
+	}
+}
+
+// A supervisor killed with SIGKILL mid-turn: a subscriber sees the session
+// failed, with the reason, within two seconds, and what the supervisor
+// left running (the agent's setsid grandchild) is stopped.
+func TestSupervisorKilledMidTurn(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	never := filepath.Join(dir, "never")
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		{"spawn": "sleep 300", "setsid": true, "pidfile": filepath.Join(dir, "escaped.pid")},
+		{"wait_file": never},
+	}})
+	s := w.spawn("run forever")
+	escaped := readPIDFile(t, filepath.Join(dir, "escaped.pid"))
+	var sup *ProcRef
+	eventually(t, "the supervisor to own the session", func() bool {
+		g, _ := w.m.Get(context.Background(), s.ID)
+		sup = g.Owner
+		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil
+	})
+	sub, err := w.m.Subscribe(context.Background(), SubscribeOptions{IDs: []string{s.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	<-sub.C() // its state before
+	syscall.Kill(sup.PID, syscall.SIGKILL)
+	deadline := time.After(2 * time.Second)
+	for {
+		select {
+		case u := <-sub.C():
+			if u.Session == nil || !u.Session.Settled() {
+				continue
+			}
+			if u.Session.Status != StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
+				t.Fatalf("%s: %q", u.Session.Status, u.Session.Error)
+			}
+			if alive(escaped) || len(w.m.containment(s.ID).procs()) > 0 {
+				t.Fatalf("processes of the session survive its supervisor: %v", w.m.containment(s.ID).procs())
+			}
+			if u.Session.Agent != nil {
+				t.Fatalf("the record keeps the dead agent: %+v", u.Session.Agent)
+			}
+			return
+		case <-deadline:
+			t.Fatal("the dead supervisor was not noticed within 2 s")
+		}
+	}
+}
+
+// A hostile agent: it ignores SIGTERM, starts a nohup child and a
+// double-forked escaper that leaves the session and drops the marker
+// variable. Kill leaves nothing alive, where the machine gives sessions a
+// cgroup; the marker alone cannot find an escaper that drops it.
+func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+	w := newWorld(t)
+	dir := t.TempDir()
+	cycles := 10
+	if testing.Short() {
+		cycles = 3
+	}
+	for i := range cycles {
+		pids := filepath.Join(dir, fmt.Sprintf("escaper%d.pid", i))
+		w.script(fakeScript{Default: []map[string]any{
+			{"ignore_sigterm": true},
+			out(`{"type":"thread.started","thread_id":"t"}`),
+			{"spawn": "nohup sleep 300 >/dev/null 2>&1 &"},
+			{"spawn": "env -u " + MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
+			{"wait_file": filepath.Join(dir, "never")},
+		}})
+		s := w.spawn("misbehave")
+		escaper := readPIDFile(t, pids)
+		if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+			t.Fatal(err)
+		}
+		if alive(escaper) {
+			t.Fatalf("cycle %d: the escaper (pid %d) survived the kill", i, escaper)
+		}
+		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+			t.Fatalf("cycle %d: left %v", i, left)
+		}
+	}
+}
+
+// A supervisor stopped with SIGSTOP still handles the kill: it is
+// continued, stops its agent and records the kill itself.
+func TestKillOfAStoppedSupervisor(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	s := w.spawn("hold")
+	var sup *ProcRef
+	eventually(t, "the agent", func() bool {
+		g, _ := w.m.Get(context.Background(), s.ID)
+		sup = g.Owner
+		return g.ThreadID != "" && sup != nil && sup.Role == roleSupervisor
+	})
+	syscall.Kill(sup.PID, syscall.SIGSTOP)
+	got, err := w.m.Kill(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
+		t.Fatalf("%s: %q", got.Status, got.Error)
+	}
+	log, _ := os.ReadFile(w.st.logPath(s.ID))
+	if !strings.Contains(string(log), "stopping agent") {
+		t.Fatalf("the supervisor did not handle the kill itself:\n%s", log)
+	}
+}
+
+// A running session whose meta.json is corrupt can still be killed (its
+// processes are found without the record) and removed with force.
+func TestCorruptRecordOfARunningSession(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"spawn": "sleep 300", "pidfile": filepath.Join(dir, "child.pid")},
+		{"wait_file": filepath.Join(dir, "never")},
+	}})
+	s := w.spawn("hold")
+	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
+	if err := os.WriteFile(w.st.metaPath(s.ID), []byte(`{"version":1,"id":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.m.Kill(context.Background(), s.ID)
+	var re *RecordError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
+		t.Fatalf("kill of a corrupt record: %v", err)
+	}
+	if alive(child) || len(w.m.containment(s.ID).procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child alive %v, %v", alive(child), w.m.containment(s.ID).procs())
+	}
+	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {
+		t.Fatal("rm without --force removed an unreadable session")
+	}
+	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+		t.Fatalf("rm --force: %v", err)
+	}
+	if _, err := os.Stat(w.st.sessionDir(s.ID)); !os.IsNotExist(err) {
+		t.Fatalf("still there: %v", err)
+	}
+}
+
+// A task far over the argument-list limit reaches the agent whole.
+func TestLongTaskReachesTheAgent(t *testing.T) {
+	w := newWorld(t)
+	task := strings.Repeat("0123456789abcdef", 10<<20/16)
+	s := w.spawn(task)
+	// Each update of the record carries the task: slow under the race
+	// detector, so the deadline is generous.
+	got := w.waitFor(s.ID, 3*time.Minute)
+	if got.Status != StatusCompleted {
+		t.Fatalf("%s: %s", got.Status, got.Error)
+	}
+	if p := w.prompts(); len(p) != 1 || p[0] != task {
+		t.Fatalf("the agent got %d bytes of a %d-byte task", len(p[0]), len(task))
+	}
+}
+
+// A spawn that is refused (a bad request) leaves nothing behind, and so
+// does one that fails for a reason of the machine's.
+func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
+	w := newWorld(t)
+	for _, req := range []SpawnRequest{
+		{Task: "x", Adapter: "nope"},
+		{Task: "  "},
+		{Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
+	} {
+		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%+v: want an invalid request, got %v", req, err)
+		}
+	}
+	os.Remove(filepath.Join(w.st.Dir(), "script.json")) // the fake adapter cannot build a command now
+	if _, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, ErrCannotRun) {
+		t.Errorf("a command that cannot be built: %v", err)
+	}
+	ents, _ := os.ReadDir(w.st.sessionsDir())
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".probe") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

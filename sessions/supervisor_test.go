@@ -1,0 +1,243 @@
+package sessions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests run the supervisor inside the test process (under the race
+// detector with -race), driving it with the fake agent: what `zwarm
+// __supervise` does, minus the process around it.
+
+// inProcess records a session and runs its supervisor on a goroutine of
+// this process. done receives the supervisor's result.
+func (w *world) inProcess(ctx context.Context, task string) (id string, done <-chan error) {
+	w.t.Helper()
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	s := &Session{ID: newID(), Task: task, Status: StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
+		WorkingDir: w.work, Source: UserSource, CreatedAt: time.Now().UTC(), Turns: []Turn{}}
+	spawner := *self
+	spawner.Role = roleSpawn
+	s.Owner = &spawner
+	if err := w.st.create(s); err != nil {
+		w.t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- w.supervisor(s.ID).run(ctx) }()
+	return s.ID, ch
+}
+
+func (w *world) supervisor(id string) *supervisor {
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	self.Role = roleSupervisor
+	logf, err := os.OpenFile(w.st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { logf.Close() })
+	return &supervisor{st: w.st, adapters: testAdapters{}, id: id, self: *self, prices: DefaultPrices(),
+		log: slogTo(logf)}
+}
+
+func await(t testing.TB, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("supervisor: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the supervisor never finished")
+	}
+}
+
+func TestSupervisorRunsATurnInProcess(t *testing.T) {
+	w := newWorld(t)
+	id, done := w.inProcess(context.Background(), "add a flag")
+	await(t, done)
+	s := w.wait(id)
+	if s.Status != StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
+		t.Fatalf("%s settled=%v usage %+v message %q thread %q", s.Status, s.Settled(), s.Usage, s.LastMessage, s.ThreadID)
+	}
+	if p := w.prompts(); len(p) != 1 || p[0] != "add a flag" {
+		t.Fatalf("the agent was given %q", p)
+	}
+	if _, err := os.Stat(w.st.reservePath(id)); !os.IsNotExist(err) {
+		t.Fatalf("a settled session keeps its disk reserve: %v", err)
+	}
+}
+
+// A follow-up queued while a turn runs becomes the next turn, and nobody
+// sees the session settled in between: not a subscriber, not Wait.
+func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.script(fakeScript{Default: completes("second", 900),
+		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 700)...)}})
+	ctx := context.Background()
+	id, done := w.inProcess(ctx, "first")
+	sub, err := w.m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	eventually(t, "turn 1 to run", func() bool { s, _ := w.m.Get(ctx, id); return s.TurnRunning() })
+	res, err := w.m.Inject(ctx, id, "again")
+	if err != nil || res.Outcome != InjectQueued || res.Turn != 1 {
+		t.Fatalf("inject: %+v %v", res, err)
+	}
+	waited := make(chan []*Session, 1)
+	go func() {
+		list, _ := w.m.Wait(ctx, []string{id}, WaitOptions{})
+		waited <- list
+	}()
+	os.WriteFile(gate, nil, 0o600)
+	await(t, done)
+	var ended []int
+	for u := range sub.C() {
+		for _, tr := range u.Ended {
+			ended = append(ended, tr.N)
+		}
+		if u.Session.Settled() {
+			if len(u.Session.Turns) != 2 {
+				t.Fatalf("settled with %d turns: a subscriber saw it done before the follow-up ran", len(u.Session.Turns))
+			}
+			break
+		}
+	}
+	if len(ended) != 2 || ended[0] != 1 || ended[1] != 2 {
+		t.Fatalf("turn ends reported %v, want [1 2]", ended)
+	}
+	list := <-waited
+	s := list[0]
+	if len(s.Turns) != 2 || s.Status != StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
+		t.Fatalf("Wait returned %d turns, %s, resumed %v, usage %+v", len(s.Turns), s.Status, s.Turns[1].Resumed, s.Usage)
+	}
+	if p := w.prompts(); len(p) != 2 || p[1] != "again" {
+		t.Fatalf("prompts %q", p)
+	}
+}
+
+// A live agent takes queued follow-ups on its stdin as its next turns, in
+// one process, in order.
+func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.script(fakeScript{Live: true, Default: completes("more", 0),
+		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 0)...)}})
+	ctx := context.Background()
+	id, done := w.inProcess(ctx, "first")
+	eventually(t, "the live agent", func() bool { s, _ := w.m.Get(ctx, id); return s.AgentLive })
+	for _, msg := range []string{"two", "three"} {
+		res, err := w.m.Inject(ctx, id, msg)
+		if err != nil || res.Outcome != InjectQueued || !res.Live {
+			t.Fatalf("inject %q: %+v %v", msg, res, err)
+		}
+	}
+	os.WriteFile(gate, nil, 0o600)
+	await(t, done)
+	s := w.wait(id)
+	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status != StatusCompleted {
+		t.Fatalf("turns %+v status %s", s.Turns, s.Status)
+	}
+	if p := w.prompts(); strings.Join(p, ",") != "first,two,three" {
+		t.Fatalf("prompts %q", p)
+	}
+	for n := 1; n <= 3; n++ {
+		data, _ := os.ReadFile(w.st.TurnPath(id, n))
+		if strings.Count(string(data), "turn.completed") != 1 {
+			t.Fatalf("turn file %d is not cut at its turn's end:\n%s", n, data)
+		}
+	}
+}
+
+// An agent that prints megabytes before it reads its stdin cannot wedge
+// the supervisor, however long the prompt.
+func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		name := map[bool]string{false: "prompt on stdin", true: "live"}[live]
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakeScript{Live: live, Before: []map[string]any{{"out_bytes": 2 << 20}}, Default: completes("read it", 100)})
+			prompt := strings.Repeat("p", 100<<10)
+			id, done := w.inProcess(context.Background(), prompt)
+			await(t, done)
+			s := w.wait(id)
+			if s.Status != StatusCompleted || s.LastMessage != "read it" {
+				t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
+			}
+			if p := w.prompts(); len(p) != 1 || len(p[0]) != len(prompt) {
+				t.Fatalf("the agent got a prompt of %d bytes", len(p[0]))
+			}
+		})
+	}
+}
+
+// Stopping an agent that never reads its input is prompt too: the supervisor
+// hears the stop while the agent blocks.
+func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
+	w := newWorld(t)
+	never := filepath.Join(t.TempDir(), "never")
+	w.script(fakeScript{Live: true, Before: []map[string]any{{"out_bytes": 2 << 20}, {"wait_file": never}}, Default: completes("x", 1)})
+	ctx, cancel := context.WithCancel(context.Background())
+	id, done := w.inProcess(ctx, strings.Repeat("p", 100<<10))
+	eventually(t, "the agent's output", func() bool {
+		fi, err := os.Stat(w.st.TurnPath(id, 1))
+		return err == nil && fi.Size() >= 2<<20
+	})
+	cancel()
+	await(t, done)
+	s := w.wait(id)
+	if s.Status != StatusKilled || s.Turns[0].Status != StatusKilled {
+		t.Fatalf("%s: %s", s.Status, s.Error)
+	}
+	log, _ := os.ReadFile(w.st.logPath(id))
+	if !strings.Contains(string(log), "stopping agent") {
+		t.Fatalf("supervisor log:\n%s", log)
+	}
+}
+
+// A stubborn agent that ignores SIGTERM is killed after the grace period.
+func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
+	w := newWorld(t)
+	never := filepath.Join(t.TempDir(), "never")
+	w.script(fakeScript{Default: []map[string]any{{"ignore_sigterm": true}, out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": never}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	id, done := w.inProcess(ctx, "hold on")
+	eventually(t, "a thread", func() bool { s, _ := w.m.Get(ctx, id); return s.ThreadID != "" })
+	cancel()
+	await(t, done)
+	s := w.wait(id)
+	if s.Status != StatusKilled || s.ExitCode == nil || *s.ExitCode != 137 {
+		t.Fatalf("%s exit %v", s.Status, s.ExitCode)
+	}
+}
+
+// A kill recorded before the supervisor starts a turn means no turn starts.
+func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
+	w := newWorld(t)
+	self, _ := refOf(os.Getpid())
+	s := &Session{ID: newID(), Task: "never", Status: StatusPending, Adapter: "fake", WorkingDir: w.work,
+		CreatedAt: time.Now().UTC(), Turns: []Turn{}, Owner: self,
+		Stop: &StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
+	if err := w.st.create(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.supervisor(s.ID).run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := w.wait(s.ID)
+	if got.Status != StatusKilled || len(got.Turns) != 0 || len(w.prompts()) != 0 {
+		t.Fatalf("%s, %d turns, prompts %q", got.Status, len(got.Turns), w.prompts())
+	}
+}
