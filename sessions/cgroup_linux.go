@@ -25,10 +25,48 @@ import (
 // record. Where no cgroup can be made, sessions fall back to the marker
 // variable and the supervisor's descendants.
 
-// cgroup is an open session cgroup.
+// cgroup is a session's cgroup. Each agent process runs in a leaf of its
+// own below it (a cgroup that was once killed must not take new processes:
+// the kernel kills those too), and killing the session's cgroup kills the
+// leaves with it.
 type cgroup struct {
-	dir string
-	fd  int
+	dir  string
+	seq  int
+	leaf string // the running agent's leaf
+	fd   int    // open on leaf, for clone3 into it; -1 when none
+}
+
+// newLeaf makes the cgroup the next agent process starts in.
+func (cg *cgroup) newLeaf() error {
+	cg.closeLeaf()
+	cg.seq++
+	leaf := filepath.Join(cg.dir, fmt.Sprintf("agent-%d", cg.seq))
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	fd, err := unix.Open(leaf, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(leaf)
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	cg.leaf, cg.fd = leaf, fd
+	return nil
+}
+
+// closeLeaf kills what is left in the current leaf and removes it.
+func (cg *cgroup) closeLeaf() error {
+	if cg.leaf == "" {
+		return nil
+	}
+	unix.Close(cg.fd)
+	leaf := cg.leaf
+	cg.leaf, cg.fd = "", -1
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := killCgroup(ctx, leaf); err != nil {
+		return err
+	}
+	return removeCgroup(leaf)
 }
 
 // ownCgroupDir is the cgroup v2 directory this process runs in.
@@ -114,12 +152,7 @@ func makeCgroup(id string) (*cgroup, error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", dir)
 	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		os.Remove(dir)
-		return nil, fmt.Errorf("cgroup: %w", err)
-	}
-	return &cgroup{dir: dir, fd: fd}, nil
+	return &cgroup{dir: dir, fd: -1}, nil
 }
 
 // Containment says how this machine contains sessions' processes, for
@@ -164,10 +197,19 @@ func killCgroup(ctx context.Context, dir string) error {
 	return nil
 }
 
-// removeCgroup removes an empty cgroup; a missing one is fine.
+// removeCgroup removes an empty cgroup and its leaves; a missing one is
+// fine.
 func removeCgroup(dir string) error {
 	if dir == "" {
 		return nil
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("cgroup %s: %w", dir, err)
+			}
+		}
 	}
 	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cgroup %s: %w", dir, err)
@@ -212,7 +254,6 @@ func (sv *supervisor) openCgroup() *cgroup {
 	}
 	if err := writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
 		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
-		unix.Close(cg.fd)
 		os.Remove(cg.dir)
 		return nil
 	}
@@ -224,7 +265,7 @@ func (sv *supervisor) closeCgroup() {
 	if sv.cg == nil {
 		return
 	}
-	unix.Close(sv.cg.fd)
+	sv.cg.closeLeaf()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := killCgroup(ctx, sv.cg.dir)

@@ -72,7 +72,12 @@ func (sv *supervisor) startAgent(id string, n int, cmd Command) (*agentProc, err
 		Pdeathsig: syscall.SIGKILL,
 	}
 	if sv.cg != nil {
-		attr.UseCgroupFD, attr.CgroupFD = true, sv.cg.fd
+		if err := sv.cg.newLeaf(); err != nil {
+			sv.log.Warn("cannot make the agent's cgroup; using the marker only", "err", err)
+			sv.closeCgroup()
+		} else {
+			attr.UseCgroupFD, attr.CgroupFD = true, sv.cg.fd
+		}
 	}
 	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{inR, outW, errW}, Sys: attr}
 	argv := append([]string{cmd.Path}, cmd.Args...)
