@@ -1,79 +1,126 @@
 // Package sessions is the core of zwarm: the state directory, the session
-// record, the supervisor that runs agent turns, process control, and the
-// normalized events every agent's output is parsed into. It imports no
-// other zwarm package; adapters implement its Adapter interface.
+// record and its lifecycle, the supervisor that runs agent turns, process
+// control, the subscription every live view builds on, and the normalized
+// events every agent's output is parsed into. It imports no other zwarm
+// package; adapters implement its Adapter interface, and sessions/render
+// turns its events into text for people and models.
+//
+// Two kinds of process run this code. The files named supervisor*.go run
+// inside `zwarm __supervise ID`, one detached process per session with
+// work; everything else runs in the command that reads and changes
+// sessions (the CLI, the dashboard, the orchestrator, `zwarm mcp`).
 //
 // # State directory
 //
-// The default is .zwarm/ under the current directory (--state-dir or
-// ZWARM_STATE_DIR override it). Directories are created 0700 and files 0600:
-// transcripts hold code and secrets.
+// The default is the nearest .zwarm/ (--state-dir or ZWARM_STATE_DIR
+// override it). Directories are created 0700 and files 0600: transcripts
+// hold code and secrets. Nothing is created by reading.
 //
-//	config.toml                      settings (Config); unknown keys are an error
+//	config.toml                      settings (Config, and the tables of ConfigSections); unknown keys are an error
 //	codex.toml, claude.toml          per-agent settings, read by the adapters
 //	sessions/<id>/meta.json          the Session record, replaced atomically
 //	sessions/<id>/.lock              flock(2) held while the record is changed
+//	sessions/<id>/.reserve           disk space kept while the session is not settled, given
+//	                                 back on a full disk so the outcome can still be recorded
+//	sessions/<id>/cgroup             the path of the session's cgroup, while it has one
 //	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
+//	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
+//	sessions/.removing-<id>/         a session being removed
+//	runs/<run-id>/                   orchestrator runs (package orchestrator)
+//	logs/zwarm.log                   zwarm's own log
 //
 // Session ids are uuid4 strings. Commands accept any unique prefix; input
 // that is not hex digits and dashes is rejected before it reaches a path.
 //
 // meta.json is the Session type as JSON with "version": 1. Readers never
-// need more than meta.json for a finished session: the supervisor keeps the
-// summary (status, exit_code, usage, cost_usd, last_message, error) and one
-// record per turn (n, prompt, started_at, ended_at, exit_code, status,
-// usage, cost_usd, offset) current. While a turn runs, offset says how many
-// bytes of turn_N.jsonl the record already reflects; readers parse only the
-// bytes after it. A meta.json without "version" was written by the Python
-// zwarm: it is shown, never changed.
+// need more than meta.json for a settled session: the supervisor keeps the
+// summary (status, exit_code, usage, cost_usd, last_message, error,
+// last_event_at) and one record per turn (n, prompt, started_at, ended_at,
+// exit_code, status, usage, cost_usd, offset) current. While a turn runs,
+// offset says how many bytes of turn_N.jsonl the record already reflects;
+// readers parse only the bytes after it. A meta.json without "version" was
+// written by the Python zwarm: it is shown, never changed, and its
+// directory is never written to.
 //
-// Every writer (spawn, the supervisor, inject, kill, rm) changes meta.json
-// under the session's lock, writing a temporary file and renaming it over
-// the old one, so a reader always sees a whole record and no update is lost
-// to a concurrent one.
+// Every writer (spawn, the supervisor, inject, kill, rm, a reader that
+// finds a dead owner) changes meta.json under the session's lock, writing a
+// temporary file and renaming it over the old one, so a reader always sees
+// a whole record and no update is lost to a concurrent one.
 //
 // # Lifecycle
 //
 //	pending ─► running ─► completed | failed | killed
 //
-// A finished session goes back to pending, then running, when a follow-up
-// starts. "failed" means the agent reported failure or exited non-zero, or
-// zwarm could not start it; "killed" means zwarm stopped it.
+// lifecycle.go is the only place the status, the owner and the turns
+// change state: a closed set of transitions (claim, startTurn, handOver,
+// endTurn, settle, reopen, requestStop, stopped, abandon, failStart), each
+// refusing a state it does not apply to. Settled (no turn running and none
+// about to start) is the one answer to "is it done?"; a turn's end and the
+// start of the next queued follow-up, or the settling, are one update, so
+// nobody sees a session settled that is about to run again. "failed" means
+// the agent reported failure or exited non-zero, or zwarm could not start
+// or record it (a full disk); "killed" means zwarm stopped it.
 //
-// The record names its owner: the process that is spawning the session
-// (role "spawn") and then its supervisor (role "supervisor"), each as a pid
-// with its start time, so a reused pid is never taken for the owner. A
-// reader that finds an unfinished session whose owner is gone records it as
-// failed with an error saying so: a status is never a guess.
+// The record names its owner: the process that is spawning the session or
+// sending it a follow-up (role "spawn"), then its supervisor (role
+// "supervisor"), each as a pid with its start time, so a reused pid is
+// never taken for the owner. A reader that finds an unsettled session
+// whose owner is gone records it as failed with an error saying so, after
+// stopping whatever of the session is still running: a status is never a
+// guess and nothing runs unsupervised.
 //
 // # Supervision
 //
-// Spawn starts `zwarm __supervise --detach ID`, which starts the supervisor
+// Spawn refuses a request that cannot run (no such adapter, a missing
+// binary, a bad setting) before recording anything, records the session,
+// and starts `zwarm __supervise --detach ID`, which starts the supervisor
 // in a new session (setsid) and exits, so the supervisor outlives the
 // command and is nobody's zombie. The supervisor makes itself a child
 // subreaper, then runs one turn after another: the task, then each queued
-// follow-up in order. Each agent runs in its own process group with stdin
-// /dev/null, stdout and stderr to the turn files, SIGKILL as its parent-death
-// signal, and ZWARM_SESSION_ID=<id> in its environment, which every
-// descendant inherits. When the agent exits, everything left of the session
-// is killed: the supervisor's descendants and every process carrying the
-// marker, including those that left the group with setsid. The exit status
-// recorded is the agent's (128+N for a signal).
+// follow-up in order. Each agent runs in its own process group, in a
+// cgroup of its own where the machine allows it (Containment says), with
+// SIGKILL as its parent-death signal and ZWARM_SESSION_ID=<id> in its
+// environment, which every descendant inherits. Its stdout and stderr are
+// drained into the turn files by goroutines; its stdin is fed by one too
+// (the prompt, of any size, for agents that read it there; follow-ups for
+// live agents), so the supervisor never blocks on an agent. When the agent
+// exits, everything left of the session is killed: the cgroup, the
+// supervisor's descendants, every process carrying the marker. The exit
+// status recorded is the agent's (128+N for a signal).
 //
-// A follow-up to a running session is queued in the inbox and delivered
-// when the running turn ends; one to a finished session starts a new
-// supervisor at once. Both use the agent's native resume (the thread id the
-// first turn reported). Every follow-up is delivered exactly once, in
-// order, or marked undelivered with the reason (the session was killed, its
-// supervisor died).
+// The supervisor reaps every child it has, so no other code may start
+// processes in a supervisor process; InSupervisor tells.
 //
-// Kill sends SIGTERM to the supervisor, which gives the agent's group
-// SIGTERM, the grace period (config kill_grace, default 5s), then SIGKILL,
-// sweeps every remaining process of the session, records "killed" and
-// exits. If the supervisor is gone, Kill does the same itself.
+// A follow-up to an unsettled session is queued in the inbox and delivered
+// when the running turn ends (to a live agent on its stdin, else by the
+// agent's native resume); one to a settled session reopens it and starts a
+// new supervisor at once. Every follow-up is delivered exactly once, in
+// order, or marked undelivered with the reason (the session was killed,
+// its supervisor died).
+//
+// Kill first records the kill in the session (Stop), under the lock, so
+// from then on no turn starts and no follow-up is handed over, whoever
+// owns the session; then it sends SIGTERM (and SIGCONT) to the supervisor,
+// which gives the agent's group SIGTERM, the grace period (config
+// kill_grace, default 5s), then SIGKILL, sweeps every remaining process of
+// the session, and records "killed". If the supervisor is gone or does not
+// answer in time, Kill does the same itself. A session whose record cannot
+// be read is still found and stopped, by its cgroup, its marker and its
+// supervisor's command line.
+//
+// # Watching
+//
+// Manager.Subscribe delivers an Update per change of a session: the record
+// as it is now, the turns that started and ended, with Events the agent's
+// new events, and follow-ups that changed state, in order and with
+// backpressure; nothing is lost while the consumer is busy. It is driven
+// by inotify on directories and by pidfds on the owners of unsettled
+// sessions (a supervisor killed with SIGKILL writes nothing, but its exit
+// is heard), never by a timer. Wait, WaitInbox, Follow, the dashboard, the
+// orchestrator and the watchers build on it.
 //
 // # Events
 //
@@ -96,7 +143,8 @@
 //	turn.completed  Usage; Cumulative when it is the thread's running total
 //	                (codex), else this turn's own (claude); CostUSD if the
 //	                agent reported a price
-//	turn.failed     Text: why the agent gave up
+//	turn.failed     Text: why the agent gave up; Usage and CostUSD as for
+//	                turn.completed when the agent priced the failed turn
 //	error           Text: a non-fatal error; kept as the failure reason if
 //	                the agent exits non-zero without a turn.failed
 //	retry           Text: the agent is retrying the model
@@ -105,5 +153,5 @@
 // Lines are complete only with their newline: a reader of a running turn
 // holds back a partial last line until it is finished. Lines up to
 // MaxLineBytes are parsed whole; a longer one becomes a raw event saying it
-// was skipped.
+// was skipped. A parser's returned slice is valid until its next call.
 package sessions

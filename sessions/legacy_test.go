@@ -1,10 +1,12 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,3 +85,31 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 }
 
 func fmtRecord(format string, pid int) string { return fmt.Sprintf(format, pid) }
+
+// Nothing this zwarm does to a Python session changes its directory: not
+// a follow-up, a kill or a removal, refused or not.
+func TestPythonSessionDirIsNeverTouched(t *testing.T) {
+	w := newWorld(t)
+	id := "9c1d0000-0000-4000-8000-000000000001"
+	dir := w.st.sessionDir(id)
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(w.st.metaPath(id), []byte(strings.Replace(fmtRecord(pythonRecord, 1<<22), `"3f2a"`, `"`+id+`"`, 1)), 0o600)
+	before, _ := os.ReadDir(dir)
+	ctx := context.Background()
+	if _, err := w.m.Inject(ctx, id, "more"); err == nil {
+		t.Error("inject into a Python session")
+	}
+	if _, err := w.m.Kill(ctx, id); err == nil {
+		t.Error("kill of a Python session")
+	}
+	if _, err := w.m.Remove(ctx, id, true); err == nil {
+		t.Error("rm --force of a Python session")
+	}
+	if _, err := w.m.List(ctx, ListOptions{}); err != nil {
+		t.Error(err)
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		t.Fatalf("the Python session's directory changed: %v -> %v", before, after)
+	}
+}

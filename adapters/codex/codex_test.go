@@ -68,6 +68,22 @@ deep = "yes"
 	}
 }
 
+// Codex takes each dot-separated piece of a -c key literally: a table name
+// with a space is passed unquoted (checked against codex 0.169.0, where
+// `-c 'model_providers."mock p"=...'` leaves the provider "mock p"
+// undefined and `-c 'model_providers.mock p=...'` defines it), and a name
+// with a dot is refused.
+func TestOverrideKeysAsCodexReadsThem(t *testing.T) {
+	o, err := LoadOverrides(writeCodexTOML(t, "[model_providers.\"mock p\"]\nname = \"m\"\n"))
+	if err != nil || len(o.Flags) != 1 || o.Flags[0] != `model_providers.mock p.name="m"` {
+		t.Fatalf("%q %v", o.Flags, err)
+	}
+	_, err = LoadOverrides(writeCodexTOML(t, "[model_providers.\"a.b\"]\nname = \"m\"\n"))
+	if err == nil || !strings.Contains(err.Error(), `"a.b"`) || !strings.Contains(err.Error(), ConfigFile) {
+		t.Fatalf("a dotted key: %v", err)
+	}
+}
+
 func TestOverridesErrors(t *testing.T) {
 	for _, body := range []string{"model = 3", "full_danger = \"yes\"", "x = "} {
 		if _, err := LoadOverrides(writeCodexTOML(t, body)); err == nil || !strings.Contains(err.Error(), ConfigFile) {

@@ -58,7 +58,9 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 		delete(doc, "full_danger")
 	}
 	flat := map[string]any{}
-	flatten("", doc, flat)
+	if err := flatten("", doc, flat); err != nil {
+		return Overrides{}, fmt.Errorf("%s: %w", path, err)
+	}
 	keys := make([]string, 0, len(flat))
 	for k := range flat {
 		keys = append(keys, k)
@@ -74,19 +76,29 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 	return o, nil
 }
 
-// flatten turns nested tables, at any depth, into dotted keys.
-func flatten(prefix string, m map[string]any, out map[string]any) {
+// flatten turns nested tables, at any depth, into dotted keys. Codex splits
+// a -c key on every dot and takes each piece literally (quotes included),
+// so a key with spaces is passed as it is ("model_providers.my p.name"
+// reaches the table "my p"), and a key with a dot in it cannot be passed at
+// all: that is an error, not a silently different key.
+func flatten(prefix string, m map[string]any, out map[string]any) error {
 	for k, v := range m {
+		if strings.Contains(k, ".") {
+			return fmt.Errorf("key %q has a dot in it, which codex's -c overrides cannot express; put it in codex's own config.toml instead", k)
+		}
 		key := k
 		if prefix != "" {
 			key = prefix + "." + k
 		}
 		if sub, ok := v.(map[string]any); ok {
-			flatten(key, sub, out)
+			if err := flatten(key, sub, out); err != nil {
+				return err
+			}
 			continue
 		}
 		out[key] = v
 	}
+	return nil
 }
 
 // literal writes a value the way codex parses `-c` values: as TOML.
