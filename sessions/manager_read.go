@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -77,37 +76,19 @@ func (e *ListError) Error() string {
 	return fmt.Sprintf("%d session record(s) could not be read: %s", len(e.Records), strings.Join(msgs, "; "))
 }
 
-// List returns every session that matches, newest first. Finished sessions
-// cost one read of meta.json each; running ones also parse what their
-// agent wrote since the supervisor last recorded progress, and nothing
-// more. Records that cannot be read are reported in a *ListError beside
-// the sessions that could.
+// List returns a summary of every session that matches, newest first: the
+// record without its turns (Get has them). Settled sessions cost a stat of
+// their meta.json when the listing cache (index.go) has them, one read
+// otherwise; unsettled ones also parse what their agent wrote since the
+// supervisor last recorded progress, and nothing more. Records that cannot
+// be read are reported in a *ListError beside the sessions that could.
 func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error) {
-	ids, err := m.st.ids()
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]*Session, 0, len(ids))
-	var bad []*RecordError
-	rc := &readCtx{m: m}
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, err := m.st.load(id)
-		if errors.Is(err, ErrNotFound) {
-			continue // removed meanwhile
-		}
-		if err != nil {
-			re := &RecordError{ID: id, Err: err}
-			errors.As(err, &re)
-			bad = append(bad, re)
-			continue
-		}
-		s = m.current(s, rc)
-		if opt.Match(s) {
-			out = append(out, s)
-		}
+	out, bad, err := m.scan(opt.Match)
+	if err != nil {
+		return nil, err
 	}
 	SortNewestFirst(out)
 	if opt.Limit > 0 && len(out) > opt.Limit {

@@ -32,7 +32,10 @@ type SubscribeOptions struct {
 
 // Update is one change of one session. The first update of each session
 // (Initial) is its state when the subscription started or when the session
-// appeared; later ones say what changed since the one before.
+// appeared; later ones say what changed since the one before. A
+// subscription to every session without Events starts from the listing's
+// summaries (records without their turns, as List gives them); its later
+// updates carry whole records.
 type Update struct {
 	ID string
 	// Session is the record as it is now; nil when Removed, or when Err
@@ -140,18 +143,13 @@ func (s *Subscription) run(ctx context.Context) {
 			}
 		}
 	}()
-	ids, err := s.initialIDs()
+	initial, err := s.initial(ctx)
 	if err != nil {
 		s.err = err
 		return
 	}
-	rc := &readCtx{m: s.m}
 	var held *Update // the last initial update is sent marked Synced
-	for _, id := range ids {
-		u, ok := s.build(ctx, id, rc)
-		if !ok {
-			continue
-		}
+	for _, u := range initial {
 		if held != nil && !s.send(ctx, *held) {
 			return
 		}
@@ -183,6 +181,45 @@ func (s *Subscription) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// initial is the first update of every session: for a subscription to
+// every session without events, the listing's summaries (no turns, no
+// inbox: as fast as `zwarm ls`); otherwise each record read whole.
+func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
+	var out []Update
+	if s.ids == nil && !s.opt.Events {
+		list, bad, err := s.m.scan(s.opt.Filter.Match)
+		if err != nil {
+			return nil, err
+		}
+		SortNewestFirst(list)
+		for _, cur := range list {
+			st := &subState{status: cur.Status, turns: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}
+			if cur.Settled() {
+				st.ended = cur.Turn
+			}
+			s.known[cur.ID] = st
+			s.watchOwner(cur.ID, st, cur)
+			out = append(out, Update{ID: cur.ID, Session: cur, Initial: true})
+		}
+		for _, re := range bad {
+			s.known[re.ID] = &subState{errMsg: re.Error(), inbox: map[string]InboxState{}}
+			out = append(out, Update{ID: re.ID, Initial: true, Err: re})
+		}
+		return out, nil
+	}
+	ids, err := s.initialIDs()
+	if err != nil {
+		return nil, err
+	}
+	rc := &readCtx{m: s.m}
+	for _, id := range ids {
+		if u, ok := s.build(ctx, id, rc); ok {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // dirty is the sessions to look at again: those that changed, or after

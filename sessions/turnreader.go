@@ -6,9 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 )
 
 const readChunk = 256 << 10
+
+// chunks are the read buffers of TurnReaders, shared: a reader of a turn
+// that has not grown allocates nothing, and many readers hold none between
+// reads.
+var chunks = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // TurnReader parses a turn file incrementally: each Read parses only the
 // bytes written since the previous one. A running agent may be in the middle
@@ -18,7 +24,6 @@ type TurnReader struct {
 	parser Parser
 	pos    int64 // next byte to read from the file
 	split  lineSplitter
-	buf    []byte
 	f      *os.File
 }
 
@@ -46,19 +51,25 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 		}
 		r.f = f
 	}
-	if r.buf == nil {
-		r.buf = make([]byte, readChunk)
+	fi, err := r.f.Stat()
+	if err != nil {
+		return fmt.Errorf("read turn %s: %w", r.path, err)
 	}
-	emit := func(line []byte) {
-		for _, ev := range r.parser.ParseLine(line) {
-			fn(ev)
+	if fi.Size() <= r.pos {
+		if final {
+			r.split.flush(r.emit(fn))
 		}
+		return nil
 	}
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	buf := *bp
+	emit := r.emit(fn)
 	for {
-		n, err := r.f.ReadAt(r.buf, r.pos)
+		n, err := r.f.ReadAt(buf, r.pos)
 		if n > 0 {
 			r.pos += int64(n)
-			r.split.write(r.buf[:n], emit)
+			r.split.write(buf[:n], emit)
 		}
 		if err == io.EOF || n == 0 {
 			break
@@ -71,6 +82,14 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 		r.split.flush(emit)
 	}
 	return nil
+}
+
+func (r *TurnReader) emit(fn func(Event)) func([]byte) {
+	return func(line []byte) {
+		for _, ev := range r.parser.ParseLine(line) {
+			fn(ev)
+		}
+	}
 }
 
 // Close releases the file.

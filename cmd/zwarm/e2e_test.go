@@ -295,7 +295,7 @@ func TestRealAgentsTwentyAtOnce(t *testing.T) {
 			t.Errorf("%s %s: %s %q %s", s.ID, s.Adapter, s.Status, s.LastMessage, s.Error)
 		}
 		sum += s.Usage.TotalTokens
-		for _, tr := range s.Turns {
+		for _, tr := range w.show(s.ID).Turns { // a listing carries no turns
 			turns += tr.Usage.TotalTokens
 		}
 	}
