@@ -58,17 +58,21 @@ func lockFile(path string) (*fileLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(f, unix.LOCK_EX); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &fileLock{f: f}, nil
+}
+
+// flock takes an advisory lock on f, retrying when a signal interrupts.
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 func (l *fileLock) Unlock() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -142,3 +143,67 @@ func BenchmarkSelectHugeTurn(b *testing.B) {
 		tr.Close()
 	}
 }
+
+// stateDir builds, once per run, a state dir of n settled sessions of two
+// turns each with sessions/internal/mkstate (as the README's whole-process
+// figures do).
+func stateDir(b *testing.B, n int) string {
+	b.Helper()
+	stateDirs.Lock()
+	defer stateDirs.Unlock()
+	if d, ok := stateDirs.m[n]; ok {
+		return d
+	}
+	dir, err := os.MkdirTemp("", "zwarm-bench-state")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("go", "run", "./internal/mkstate", "-dir", dir, "-n", fmt.Sprint(n)).CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		b.Fatalf("mkstate: %v\n%s", err, out)
+	}
+	// As in a state dir in use, the last session was not created within
+	// the last few seconds (see racyWindow in index.go).
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(filepath.Join(dir, "sessions"), old, old)
+	stateDirs.m[n] = dir
+	return dir
+}
+
+var stateDirs = struct {
+	sync.Mutex
+	m map[int]string
+}{m: map[int]string{}}
+
+func init() {
+	sessions.AfterTests = append(sessions.AfterTests, func() {
+		for _, d := range stateDirs.m {
+			os.RemoveAll(d)
+		}
+	})
+}
+
+func benchList(b *testing.B, n int) {
+	st, err := sessions.NewStore(stateDir(b, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
+	list, err := m.List(context.Background(), sessions.ListOptions{}) // builds the listing cache
+	if err != nil || len(list) != n {
+		b.Fatalf("%d sessions, %v", len(list), err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.List(context.Background(), sessions.ListOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList1000 and BenchmarkList10000 are the listing behind `zwarm
+// ls` and the dashboard's first load, with the cache warm: the second must
+// grow slower than the number of sessions.
+func BenchmarkList1000(b *testing.B)  { benchList(b, 1000) }
+func BenchmarkList10000(b *testing.B) { benchList(b, 10000) }

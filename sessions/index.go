@@ -1,31 +1,55 @@
 package sessions
 
 import (
-	"bytes"
-	"encoding/gob"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// The listing cache, sessions/.index, keeps the summary of every settled
-// session (its record without the turns) with the identity of the
-// meta.json it came from: size, modification time and inode. A listing
-// stats each meta.json, reads only those that changed (or are not settled:
-// their record moves while they run), and rewrites the cache when anything
-// changed. It is never the source of truth: a missing, corrupt or foreign
-// cache is rebuilt from the records, and since every record is checked
-// against it, a crash at any instant leaves nothing stale. Writers of
-// records never touch it; what it costs is paid by the next listing.
+// The listing cache, sessions.index beside the sessions dir, keeps the
+// summary of every settled session (its record without the turns) with the
+// identity of the meta.json it came from (size, modification time, inode),
+// the ids of the other sessions, and the sessions dir's modification time
+// when it was last read. It is never the source of truth: a missing,
+// corrupt or foreign cache is rebuilt from the records. Unsettled sessions
+// are never cached: their records move.
+//
+// Sessions are created and removed by renaming their directories in and
+// out of the sessions dir, which changes its modification time: while that
+// time is the recorded one, and old enough that a change within the same
+// clock tick of a coarse file system cannot hide behind it, the set of
+// sessions is the recorded one and the directory is not read.
+//
+// A settled record changes only when a follow-up reopens it (Inject). That
+// writer bumps sessions.gen, under an exclusive lock on it, before it
+// rewrites the record. A listing reads .gen under a shared lock: while the
+// generation is the one the cache was built at, no settled record has
+// changed, and the cache is used without looking at any record (a
+// listing of 10,000 sessions reads one directory and one file); otherwise
+// every cached record is checked against its meta.json's identity, and the
+// cache rebuilt. A crash at any instant leaves the generation bumped or the
+// record unchanged, never a changed record under an old generation.
+// Sessions created or removed are seen in the sessions directory itself.
+// Writers pay one locked counter update per follow-up to a settled session;
+// the cache file is written by listings, and only when it changed.
 
 const (
-	indexFile    = ".index"
-	indexVersion = 1
+	indexFile    = "sessions.index"
+	genFile      = "sessions.gen"
+	indexVersion = 3
+	// racyWindow is how recent a directory's modification time may be and
+	// still be trusted to say nothing changed: file systems with a coarse
+	// clock give two changes within a tick the same time.
+	racyWindow = 2 * time.Second
 )
 
 // metaKey identifies one version of a meta.json: replacing the file (always
@@ -35,52 +59,103 @@ type metaKey struct {
 	Ino           uint64
 }
 
-type indexEntry struct {
-	Key metaKey
-	S   *Session
+// summary is a settled record as the cache keeps it: flat, so decoding
+// thousands costs little.
+type summary struct {
+	Key                                                            metaKey
+	ID, Task, Status, Adapter, Model, Sandbox, WorkingDir, Source  string
+	ThreadID, LastMessage, Error                                   string
+	CreatedAt, UpdatedAt, EndedAt, LastEventAt                     int64
+	PID, Turn, PendingInjects, NextInboxSeq, ExitCode              int
+	HasExit, HasCost                                               bool
+	Cost                                                           float64
+	InputTokens, CachedInputTokens, CacheWriteTokens, OutputTokens int64
+	ReasoningTokens, TotalTokens                                   int64
 }
 
+// sessionIndex is the cache file's content. Settled summaries are kept
+// newest first, the order listings print them in.
 type sessionIndex struct {
-	Version int
-	Entries map[string]indexEntry
+	Gen       uint64
+	DirMtime  int64 // the sessions dir's modification time when it was read
+	Checked   int64 // when that was
+	Settled   []summary
+	Unsettled []string
 }
 
-func (st *Store) indexPath() string { return filepath.Join(st.sessionsDir(), indexFile) }
+func (st *Store) indexPath() string { return filepath.Join(st.dir, indexFile) }
+func (st *Store) genPath() string   { return filepath.Join(st.dir, genFile) }
 
 // loadIndex reads the cache; anything wrong with it is an empty cache.
 func (st *Store) loadIndex() *sessionIndex {
-	ix := &sessionIndex{Version: indexVersion, Entries: map[string]indexEntry{}}
 	data, err := os.ReadFile(st.indexPath())
+	if err == nil {
+		if ix, err := decodeIndex(data); err == nil {
+			return ix
+		}
+	}
+	return &sessionIndex{}
+}
+
+// saveIndex replaces the cache, best effort: a read-only state dir goes
+// without.
+func (st *Store) saveIndex(ix *sessionIndex) { writeFileAtomic(st.indexPath(), ix.encode()) }
+
+// generation reads sessions.gen under a shared lock, which the caller
+// releases when it has finished trusting or rebuilding the cache. ok is
+// false when there is no usable generation (a read-only state dir): the
+// cache is then checked record by record.
+func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
+	f, err := os.OpenFile(st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
-		return ix
+		return 0, func() {}, false
 	}
-	var got sessionIndex
-	if gob.NewDecoder(bytes.NewReader(data)).Decode(&got) != nil || got.Version != indexVersion || got.Entries == nil {
-		return ix
+	if err := flock(f, unix.LOCK_SH); err != nil {
+		f.Close()
+		return 0, func() {}, false
 	}
-	return &got
+	unlock = func() { f.Close() }
+	var buf [32]byte
+	n, _ := f.ReadAt(buf[:], 0)
+	if s := strings.TrimSpace(string(buf[:n])); s != "" {
+		if gen, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return 0, unlock, false
+		}
+	}
+	return gen, unlock, true
 }
 
-// saveIndex replaces the cache, best effort: a read-only state dir just
-// goes without.
-func (st *Store) saveIndex(ix *sessionIndex) {
-	var buf bytes.Buffer
-	if gob.NewEncoder(&buf).Encode(ix) != nil {
-		return
+// bumpGeneration runs change (the rewrite of a settled record) after
+// advancing sessions.gen, under its exclusive lock, so that no listing
+// trusts its cache across the change.
+func (st *Store) bumpGeneration(change func() error) error {
+	f, err := os.OpenFile(st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
+	if err != nil {
+		return change() // no cache can be trusted without it either
 	}
-	writeFileAtomic(st.indexPath(), buf.Bytes())
-}
-
-// summary is a record as listings carry it: without its turns.
-func (s *Session) summary() *Session {
-	c := *s
-	c.Turns, c.LegacyMessages = nil, nil
-	return &c
+	defer f.Close()
+	if err := flock(f, unix.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", st.genPath(), err)
+	}
+	var buf [32]byte
+	n, _ := f.ReadAt(buf[:], 0)
+	gen, _ := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64)
+	next := []byte(strconv.FormatUint(gen+1, 10) + "\n")
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("%s: %w", st.genPath(), err)
+	}
+	if _, err := f.WriteAt(next, 0); err != nil {
+		return fmt.Errorf("%s: %w", st.genPath(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", st.genPath(), err)
+	}
+	return change()
 }
 
 // scan is one pass over every session for a listing: the cached summary of
-// each settled session whose meta.json is unchanged, the current record of
-// every other one. Records that cannot be read are returned beside.
+// each settled session, the current record of every other one, newest
+// first. Records that cannot be read are returned beside.
 func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, error) {
 	dir, err := os.Open(m.st.sessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -90,59 +165,197 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
+	var dst unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
 		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
+	gen, unlock, genOK := m.st.generation()
+	defer unlock()
 	ix := m.st.loadIndex()
-	next := &sessionIndex{Version: indexVersion, Entries: make(map[string]indexEntry, len(ix.Entries))}
-	changed := false
-	rc := &readCtx{m: m}
-	var out []*Session
+	now := time.Now()
+	trusted := genOK && ix.Gen == gen
+	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, Checked: ix.Checked, Settled: make([]summary, 0, len(ix.Settled))}
+	changed := !trusted
+
+	// Which sessions there are: the recorded set while the directory has
+	// not changed since it was read, else what it holds now.
+	var present map[string]bool
+	mtime := dst.Mtim.Nano()
+	if mtime != ix.DirMtime || ix.Checked-mtime < int64(racyWindow) {
+		names, err := dir.Readdirnames(-1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list sessions: %w", err)
+		}
+		present = make(map[string]bool, len(names))
+		for _, id := range names {
+			if !strings.HasPrefix(id, ".") && validID(id) == nil {
+				present[id] = true
+			}
+		}
+		next.DirMtime, next.Checked, changed = mtime, now.UnixNano(), true
+	}
+	out := make([]*Session, 0, len(ix.Settled)+len(ix.Unsettled))
 	var bad []*RecordError
 	fd := int(dir.Fd())
-	for _, id := range names {
-		if strings.HasPrefix(id, ".") || validID(id) != nil {
+	// The common case, nothing changed, must cost next to nothing per
+	// session: the records are made in one allocation.
+	slab := newSlab(len(ix.Settled))
+	var seen map[string]bool
+	if present != nil || !trusted {
+		seen = make(map[string]bool, len(ix.Settled))
+	}
+	for i := range ix.Settled {
+		e := &ix.Settled[i]
+		if present != nil && !present[e.ID] {
+			changed = true // removed
 			continue
 		}
+		if !trusted {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, e.ID+"/meta.json", &st, 0) != nil ||
+				(metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), Ino: st.Ino}) != e.Key {
+				continue // read below, as if new
+			}
+		}
+		if seen != nil {
+			seen[e.ID] = true
+		}
+		next.Settled = append(next.Settled, *e)
+		if s := slab.session(e); keep(s) {
+			out = append(out, s)
+		}
+	}
+	rest := ix.Unsettled
+	if seen != nil {
+		rest = nil
+		if present == nil {
+			present = map[string]bool{}
+			for i := range ix.Settled {
+				present[ix.Settled[i].ID] = true
+			}
+			for _, id := range ix.Unsettled {
+				present[id] = true
+			}
+		}
+		for id := range present {
+			if !seen[id] {
+				rest = append(rest, id)
+			}
+		}
+	}
+	rc := &readCtx{m: m}
+	for _, id := range rest {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, id+"/meta.json", &st, 0); err != nil {
 			if !errors.Is(err, unix.ENOENT) {
 				bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), err)})
 			}
-			continue // a session being created or removed
-		}
-		key := metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), Ino: st.Ino}
-		if e, ok := ix.Entries[id]; ok && e.Key == key && e.S != nil {
-			next.Entries[id] = e
-			if keep(e.S) {
-				out = append(out, e.S.Clone())
-			}
+			// A session being created: it is read once it has a record.
+			next.Unsettled = append(next.Unsettled, id)
 			continue
 		}
 		s, err := m.st.load(id)
 		if errors.Is(err, ErrNotFound) {
+			next.Unsettled = append(next.Unsettled, id)
 			continue
 		}
 		if err != nil {
 			re := &RecordError{ID: id, Err: err}
 			errors.As(err, &re)
 			bad = append(bad, re)
+			next.Unsettled = append(next.Unsettled, id)
 			continue
 		}
 		s = m.current(s, rc)
-		// A record read while a reader recorded a dead owner has changed
-		// since the stat: it is cached on the next listing.
-		if s.Settled() && !s.Legacy || s.Legacy && s.legacyStatus.Finished() {
-			next.Entries[id] = indexEntry{Key: key, S: s.summary()}
+		// Python zwarm records are never cached: that zwarm may change them
+		// without a word. A record that changed since the stat (a dead owner
+		// just recorded) is cached on the next listing.
+		if s.Settled() && !s.Legacy {
+			next.Settled = append(next.Settled, summarize(metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), Ino: st.Ino}, s))
 			changed = true
+		} else {
+			next.Unsettled = append(next.Unsettled, id)
 		}
-		if keep(s) {
-			out = append(out, s.summary())
+		if sum := s.summary(); keep(sum) {
+			out = append(out, sum)
 		}
 	}
-	if changed || len(next.Entries) != len(ix.Entries) {
+	if changed || len(next.Unsettled) != len(ix.Unsettled) {
+		slices.SortFunc(next.Settled, func(a, b summary) int {
+			return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
+		})
 		m.st.saveIndex(next)
 	}
+	SortNewestFirst(out) // the cached ones are in order already: this is cheap
 	return out, bad, nil
+}
+
+// summary is a record as listings carry it: without its turns.
+func (s *Session) summary() *Session {
+	c := *s
+	c.Turns, c.LegacyMessages = nil, nil
+	return &c
+}
+
+func summarize(key metaKey, s *Session) summary {
+	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
+		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
+		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
+		PID: s.PID, Turn: s.Turn, PendingInjects: s.PendingInjects, NextInboxSeq: s.NextInboxSeq,
+		InputTokens: s.Usage.InputTokens, CachedInputTokens: s.Usage.CachedInputTokens, CacheWriteTokens: s.Usage.CacheWriteInputTokens,
+		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens}
+	if s.EndedAt != nil {
+		sum.EndedAt = s.EndedAt.UnixNano()
+	}
+	if s.LastEventAt != nil {
+		sum.LastEventAt = s.LastEventAt.UnixNano()
+	}
+	if s.ExitCode != nil {
+		sum.ExitCode, sum.HasExit = *s.ExitCode, true
+	}
+	if s.CostUSD != nil {
+		sum.Cost, sum.HasCost = *s.CostUSD, true
+	}
+	return sum
+}
+
+// slab makes the records of a listing from the cache in a few
+// allocations instead of several per session.
+type slab struct {
+	sessions []Session
+	times    []time.Time
+	ints     []int
+	floats   []float64
+}
+
+func newSlab(n int) *slab {
+	return &slab{sessions: make([]Session, 0, n), times: make([]time.Time, 0, 2*n), ints: make([]int, 0, n), floats: make([]float64, 0, n)}
+}
+
+func (sl *slab) session(e *summary) *Session {
+	src, _ := ParseSource(e.Source)
+	sl.sessions = append(sl.sessions, Session{Version: SchemaVersion, ID: e.ID, Task: e.Task, Status: Status(e.Status),
+		Adapter: e.Adapter, Model: e.Model, Sandbox: e.Sandbox, WorkingDir: e.WorkingDir, Source: src, ThreadID: e.ThreadID,
+		LastMessage: e.LastMessage, Error: e.Error, CreatedAt: time.Unix(0, e.CreatedAt).UTC(), UpdatedAt: time.Unix(0, e.UpdatedAt).UTC(),
+		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
+		Usage: Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
+			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens}})
+	s := &sl.sessions[len(sl.sessions)-1]
+	if e.EndedAt != 0 {
+		sl.times = append(sl.times, time.Unix(0, e.EndedAt).UTC())
+		s.EndedAt = &sl.times[len(sl.times)-1]
+	}
+	if e.LastEventAt != 0 {
+		sl.times = append(sl.times, time.Unix(0, e.LastEventAt).UTC())
+		s.LastEventAt = &sl.times[len(sl.times)-1]
+	}
+	if e.HasExit {
+		sl.ints = append(sl.ints, e.ExitCode)
+		s.ExitCode = &sl.ints[len(sl.ints)-1]
+	}
+	if e.HasCost {
+		sl.floats = append(sl.floats, e.Cost)
+		s.CostUSD = &sl.floats[len(sl.floats)-1]
+	}
+	return s
 }

@@ -66,37 +66,44 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 	}
 	self.Role = roleSpawn
 	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued}}
-	s, err := m.st.update(id, func(s *Session) error {
-		if s.Stopping() {
-			return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, s.Stop.At.Local().Format("15:04:05"))
-		}
-		if !s.Settled() && !s.Owner.Alive() {
-			// Its owner died unseen: record that first, then resume it.
-			if err := m.abandonLocked(s); err != nil {
+	var s *Session
+	// A follow-up may reopen a settled session: listings must not trust
+	// their cache across that (index.go).
+	err = m.st.bumpGeneration(func() error {
+		var err error
+		s, err = m.st.update(id, func(s *Session) error {
+			if s.Stopping() {
+				return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, s.Stop.At.Local().Format("15:04:05"))
+			}
+			if !s.Settled() && !s.Owner.Alive() {
+				// Its owner died unseen: record that first, then resume it.
+				if err := m.abandonLocked(s); err != nil {
+					return err
+				}
+			}
+			if s.Settled() {
+				if err := writeReserve(m.st.reservePath(id)); err != nil {
+					return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+				}
+			}
+			res.Entry.Seq = s.NextInboxSeq
+			s.NextInboxSeq++
+			res.Ahead = s.PendingInjects
+			if err := m.st.writeInbox(id, &res.Entry); err != nil {
 				return err
 			}
-		}
-		if s.Settled() {
-			if err := writeReserve(m.st.reservePath(id)); err != nil {
-				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+			s.PendingInjects++
+			if !s.Settled() {
+				res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
+				return nil
 			}
-		}
-		res.Entry.Seq = s.NextInboxSeq
-		s.NextInboxSeq++
-		res.Ahead = s.PendingInjects
-		if err := m.st.writeInbox(id, &res.Entry); err != nil {
-			return err
-		}
-		s.PendingInjects++
-		if !s.Settled() {
-			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
-			return nil
-		}
-		res.Outcome, res.Turn = InjectResumed, s.Turn+1
-		if s.ThreadID == "" {
-			res.Outcome = InjectRestarted
-		}
-		return s.reopen(*self)
+			res.Outcome, res.Turn = InjectResumed, s.Turn+1
+			if s.ThreadID == "" {
+				res.Outcome = InjectRestarted
+			}
+			return s.reopen(*self)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)

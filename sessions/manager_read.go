@@ -1,9 +1,10 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,7 +91,6 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 	if err != nil {
 		return nil, err
 	}
-	SortNewestFirst(out)
 	if opt.Limit > 0 && len(out) > opt.Limit {
 		out = out[:opt.Limit]
 	}
@@ -102,11 +102,8 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 
 // SortNewestFirst orders sessions by creation, newest first.
 func SortNewestFirst(list []*Session) {
-	sort.SliceStable(list, func(i, j int) bool {
-		if !list[i].CreatedAt.Equal(list[j].CreatedAt) {
-			return list[i].CreatedAt.After(list[j].CreatedAt)
-		}
-		return list[i].ID < list[j].ID
+	slices.SortFunc(list, func(a, b *Session) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 }
 

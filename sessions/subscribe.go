@@ -193,7 +193,6 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 		if err != nil {
 			return nil, err
 		}
-		SortNewestFirst(list)
 		for _, cur := range list {
 			st := &subState{status: cur.Status, turns: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}
 			if cur.Settled() {

@@ -1,0 +1,138 @@
+package sessions
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"unsafe"
+)
+
+// The cache file's format: a header, then the settled summaries newest
+// first, then the ids of the sessions that were not settled. Integers are
+// little endian, strings a uvarint length and their bytes. Decoding reads
+// the whole file once and points every string into it, so a listing of
+// thousands of sessions allocates no string of its own. A file that does
+// not decode is no cache at all.
+
+const indexMagic = "ZWIX"
+
+var errBadIndex = errors.New("malformed listing cache")
+
+type encoder struct{ b []byte }
+
+func (e *encoder) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *encoder) i64(v int64)  { e.u64(uint64(v)) }
+func (e *encoder) str(s string) {
+	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) u64() uint64 {
+	if d.err != nil || len(d.b) < 8 {
+		d.err = errBadIndex
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *decoder) i64() int64 { return int64(d.u64()) }
+
+// str returns a string that shares the file's bytes.
+func (d *decoder) str() string {
+	n, k := binary.Uvarint(d.b)
+	if d.err != nil || k <= 0 || n > uint64(len(d.b)-k) {
+		d.err = errBadIndex
+		return ""
+	}
+	s := d.b[k : k+int(n)]
+	d.b = d.b[k+int(n):]
+	if len(s) == 0 {
+		return ""
+	}
+	return unsafe.String(&s[0], len(s))
+}
+
+func (ix *sessionIndex) encode() []byte {
+	e := &encoder{b: make([]byte, 0, 64+len(ix.Settled)*400)}
+	e.b = append(e.b, indexMagic...)
+	e.u64(indexVersion)
+	e.u64(ix.Gen)
+	e.i64(ix.DirMtime)
+	e.i64(ix.Checked)
+	e.u64(uint64(len(ix.Settled)))
+	for i := range ix.Settled {
+		s := &ix.Settled[i]
+		e.i64(s.Key.Size)
+		e.i64(s.Key.MtimeNs)
+		e.u64(s.Key.Ino)
+		for _, v := range []string{s.ID, s.Task, s.Status, s.Adapter, s.Model, s.Sandbox, s.WorkingDir, s.Source, s.ThreadID, s.LastMessage, s.Error} {
+			e.str(v)
+		}
+		for _, v := range []int64{s.CreatedAt, s.UpdatedAt, s.EndedAt, s.LastEventAt, int64(s.PID), int64(s.Turn),
+			int64(s.PendingInjects), int64(s.NextInboxSeq), int64(s.ExitCode), b2i(s.HasExit), b2i(s.HasCost),
+			s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens, s.OutputTokens, s.ReasoningTokens, s.TotalTokens} {
+			e.i64(v)
+		}
+		e.u64(math.Float64bits(s.Cost))
+	}
+	e.u64(uint64(len(ix.Unsettled)))
+	for _, id := range ix.Unsettled {
+		e.str(id)
+	}
+	return e.b
+}
+
+func decodeIndex(data []byte) (*sessionIndex, error) {
+	if len(data) < len(indexMagic) || string(data[:len(indexMagic)]) != indexMagic {
+		return nil, errBadIndex
+	}
+	d := &decoder{b: data[len(indexMagic):]}
+	if d.u64() != indexVersion {
+		return nil, errBadIndex
+	}
+	ix := &sessionIndex{Gen: d.u64(), DirMtime: d.i64(), Checked: d.i64()}
+	n := d.u64()
+	if d.err != nil || n > uint64(len(d.b)) {
+		return nil, errBadIndex
+	}
+	ix.Settled = make([]summary, n)
+	for i := range ix.Settled {
+		s := &ix.Settled[i]
+		s.Key = metaKey{Size: d.i64(), MtimeNs: d.i64(), Ino: d.u64()}
+		for _, p := range []*string{&s.ID, &s.Task, &s.Status, &s.Adapter, &s.Model, &s.Sandbox, &s.WorkingDir, &s.Source, &s.ThreadID, &s.LastMessage, &s.Error} {
+			*p = d.str()
+		}
+		s.CreatedAt, s.UpdatedAt, s.EndedAt, s.LastEventAt = d.i64(), d.i64(), d.i64(), d.i64()
+		s.PID, s.Turn, s.PendingInjects, s.NextInboxSeq, s.ExitCode = int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64())
+		s.HasExit, s.HasCost = d.i64() != 0, d.i64() != 0
+		s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens = d.i64(), d.i64(), d.i64()
+		s.OutputTokens, s.ReasoningTokens, s.TotalTokens = d.i64(), d.i64(), d.i64()
+		s.Cost = math.Float64frombits(d.u64())
+	}
+	n = d.u64()
+	if d.err != nil || n > uint64(len(d.b)) {
+		return nil, errBadIndex
+	}
+	ix.Unsettled = make([]string, n)
+	for i := range ix.Unsettled {
+		ix.Unsettled[i] = d.str()
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errBadIndex
+	}
+	return ix, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,126 @@
+// Command mkstate writes a state directory of settled sessions, for the
+// benchmarks that time zwarm as a whole process (README, Performance):
+//
+//	mkstate -dir DIR -n 1000                 1,000 sessions of two turns each
+//	mkstate -dir DIR -n 1 -turn-mb 100       one session whose turn file is 100 MB of valid codex events
+//
+// Records are written as zwarm writes them (the sessions package's own
+// types), with realistic prompts, usage and messages; turn files hold real
+// codex event lines, every one valid JSON.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func main() {
+	dir := flag.String("dir", "", "state dir to create")
+	n := flag.Int("n", 1000, "sessions")
+	turns := flag.Int("turns", 2, "turns per session")
+	turnMB := flag.Int("turn-mb", 0, "size of each turn file in MB (0: a small realistic turn)")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "mkstate: -dir is required")
+		os.Exit(2)
+	}
+	if err := run(*dir, *n, *turns, *turnMB); err != nil {
+		fmt.Fprintln(os.Stderr, "mkstate:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, n, turns, turnMB int) error {
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	small := turnBody(4 << 10)
+	var big []byte
+	if turnMB > 0 {
+		big = turnBody(turnMB << 20)
+	}
+	for i := range n {
+		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", 0x3f2a0000+i, i%0xffff, i)
+		sdir := filepath.Join(dir, "sessions", id)
+		if err := os.MkdirAll(filepath.Join(sdir, "turns"), 0o700); err != nil {
+			return err
+		}
+		created := start.Add(time.Duration(i) * time.Minute)
+		s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Status: sessions.StatusCompleted,
+			Task:    fmt.Sprintf("fix the failing integration test %d in the payment service and add a regression test for it", i),
+			Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/home/dev/project", Source: sessions.UserSource,
+			CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), ThreadID: "0199a213-81c0-7800-8aa1-bbab2a035a53",
+			LastMessage: "Fixed the race in the settlement retry loop; the new test fails before the change and passes after it."}
+		code := 0
+		var total sessions.Usage
+		for t := 1; t <= turns; t++ {
+			end := created.Add(time.Duration(t) * time.Minute)
+			u := sessions.Usage{InputTokens: 24763, CachedInputTokens: 24448, OutputTokens: 1220, ReasoningOutputTokens: 640, TotalTokens: 25983}
+			total = total.Add(u)
+			cost := 0.0033
+			prompt := s.Task
+			if t > 1 {
+				prompt = "also update the changelog and run the whole suite once more"
+			}
+			body := small
+			if big != nil {
+				body = big
+			}
+			s.Turns = append(s.Turns, sessions.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+				ExitCode: &code, Status: sessions.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
+				LastMessage: s.LastMessage, Offset: int64(len(body)), ThreadUsage: &total})
+			if err := os.WriteFile(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", t)), body, 0o600); err != nil {
+				return err
+			}
+		}
+		end := created.Add(time.Duration(turns) * time.Minute)
+		cost := 0.0033 * float64(turns)
+		s.EndedAt, s.ExitCode, s.Turn, s.Usage, s.CostUSD = &end, &code, turns, total, &cost
+		data, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(sdir, "meta.json"), append(data, '\n'), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turnBody is codex output of about size bytes: reasoning, commands with
+// multi-line output (escaped tabs, quotes and unicode), file changes, plans
+// and messages, every line valid JSON, ending with turn.completed.
+func turnBody(size int) []byte {
+	var b strings.Builder
+	w := bufio.NewWriter(&b)
+	line := func(v any) {
+		data, _ := json.Marshal(v)
+		w.Write(data)
+		w.WriteByte('\n')
+	}
+	item := func(phase string, it map[string]any) { line(map[string]any{"type": "item." + phase, "item": it}) }
+	line(map[string]any{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
+	line(map[string]any{"type": "turn.started"})
+	output := strings.Repeat("ok  \tgithub.com/acme/payments/settle\t0.012s\n--- PASS: TestRetry \"quoted\" (0.00s) ✓\n", 20)
+	for i := 0; b.Len()+w.Buffered() < size; i++ {
+		id := func(k int) string { return fmt.Sprintf("item_%d", 5*i+k) }
+		item("completed", map[string]any{"id": id(0), "type": "reasoning", "text": fmt.Sprintf("**Checking step %d** of the retry loop before changing it", i)})
+		cmd := map[string]any{"id": id(1), "type": "command_execution", "command": "/bin/bash -lc 'go test ./...'", "aggregated_output": "", "exit_code": nil, "status": "in_progress"}
+		item("started", cmd)
+		cmd["aggregated_output"], cmd["exit_code"], cmd["status"] = output, 0, "completed"
+		item("completed", cmd)
+		item("completed", map[string]any{"id": id(2), "type": "file_change", "status": "completed",
+			"changes": []map[string]any{{"path": "/home/dev/project/settle/retry.go", "kind": "update"}}})
+		item("updated", map[string]any{"id": id(3), "type": "todo_list", "items": []map[string]any{{"text": "reproduce", "completed": true}, {"text": "fix", "completed": false}}})
+		item("completed", map[string]any{"id": id(4), "type": "agent_message", "text": fmt.Sprintf("Step %d done; the tests pass.", i)})
+	}
+	line(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 1220, "reasoning_output_tokens": 640}})
+	w.Flush()
+	return []byte(b.String())
+}
