@@ -64,8 +64,8 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	return p.out
 }
 
-func (p *Parser) emit(evs ...sessions.Event) []sessions.Event {
-	p.out = append(p.out, evs...)
+func (p *Parser) emit(ev sessions.Event) []sessions.Event {
+	p.out = append(p.out, ev)
 	return p.out
 }
 

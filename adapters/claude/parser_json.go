@@ -33,7 +33,7 @@ const maxNesting = 10000
 // brackets than encoding/json would ever nest goes to encoding/json's own
 // validator, which refuses deep nesting instead of exhausting the stack.
 func validJSON(b []byte) bool {
-	if bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) > maxNesting {
+	if len(b) > maxNesting && bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) > maxNesting {
 		return json.Valid(b)
 	}
 	return gjson.ValidBytes(b)
