@@ -126,12 +126,14 @@ func benchTurn(size int) []byte {
 			text := quote("flag.Bool defines a bool flag.\n\tUsage: flag.Bool(\"v\", false, \"verbose\") — see pflag\n" + out[:min(len(out), 2000)])
 			w.call(i, "mcp__docs__search", `{"q":"flag"}`, fmt.Sprintf(`[{"type":"text","text":%s}]`, text), fmt.Sprintf(`[{"type":"text","text":%s}]`, text))
 		}
-		if i%10 == 0 {
+		// A plan of a task or two per turn: the parser keeps the plan for the
+		// whole file, and each change shows all of it.
+		if i%25 == 1 {
 			task++
 			w.call(i, "TaskCreate", fmt.Sprintf(`{"subject":"Fix step %d","description":"Make the tests of pkg/p%d pass","activeForm":"Fixing step %d"}`, i, i, i),
 				quote(fmt.Sprintf("Task #%d created successfully: Fix step %d", task, i)), fmt.Sprintf(`{"task":{"id":"%d","subject":"Fix step %d"}}`, task, i))
 		}
-		if i%10 == 5 {
+		if i%25 == 13 {
 			w.call(i, "TaskUpdate", fmt.Sprintf(`{"taskId":"%d","status":"completed"}`, task),
 				quote(fmt.Sprintf("Updated task #%d status", task)), fmt.Sprintf(`{"success":true,"taskId":"%d","updatedFields":["status"],"statusChange":{"from":"pending","to":"completed"}}`, task))
 		}
