@@ -21,7 +21,8 @@ import (
 //     U+FFFD for each invalid UTF-8 byte and each lone surrogate;
 //   - a known field of the wrong JSON type makes the line raw (encoding/json
 //     refused it), null leaves a field as it was, and of duplicate keys the
-//     last one wins (an object given twice is merged, an array replaced);
+//     last one wins (an object or array given twice is decoded over the
+//     first, entry by entry);
 //   - keys match exactly: encoding/json's case-insensitive fallback
 //     ("Type" for "type") is not kept, no agent prints such keys.
 
