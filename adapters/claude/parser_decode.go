@@ -83,15 +83,20 @@ func (l *line) decode(v gjson.Result) bool {
 				l.usage.decode(v, &f)
 			}
 		case "errors":
-			l.errors = l.errors[:0]
+			// A repeated array is decoded over the previous one, entry by
+			// entry, as encoding/json does.
+			n := 0
 			if f.array(v) {
 				v.ForEach(func(_, v gjson.Result) bool {
-					var s gjson.Result
-					f.str(&s, v)
-					l.errors = append(l.errors, s)
+					if n == len(l.errors) {
+						l.errors = append(l.errors, gjson.Result{})
+					}
+					f.str(&l.errors[n], v)
+					n++
 					return true
 				})
 			}
+			l.errors = l.errors[:n]
 		case "attempt":
 			f.int64(&l.attempt, v)
 		case "max_retries":

@@ -67,6 +67,7 @@ var trickyLines = []string{
 	`{"type":"result","is_error":"true"}`,
 	`{"type":"result","errors":[1]}`,
 	`{"type":"result","errors":"x"}`,
+	`{"type":"result","is_error":true,"errors":["a","b"],"errors":[null]}`,
 	`{"type":"result","usage":{"input_tokens":1},"usage":{"output_tokens":2}}`,
 	`{"type":"result","usage":{"input_tokens":-1e2}}`,
 	`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":3,"retry_delay_ms":582.5,"error_status":500,"error":"server_error"}`,
