@@ -150,8 +150,8 @@ func (p *Parser) user(l *line) {
 			if bl.isError {
 				ev.Text = res
 			}
-		case known && tu.name == "TodoWrite":
-			continue
+		case known && tu.name == "TodoWrite" && !bl.isError:
+			continue // the plan was shown with the call
 		case known && taskTools[tu.name]:
 			// The line's tool_use_result belongs to its only result.
 			var structured gjson.Result
