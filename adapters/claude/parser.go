@@ -2,213 +2,178 @@ package claude
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/zwarm/zwarm/sessions"
 )
 
 // Parser reads `claude -p --output-format stream-json --verbose` output.
-// It remembers the tool calls of its turn so that a tool's result can be
-// reported as the end of that call (a Bash result completes its command).
+// It keeps state for one turn file: the tool calls whose results have not
+// come yet, so that a result is reported as the end of its call (a Bash
+// result completes its command), and the task list claude keeps with its
+// task tools (see plan).
 type Parser struct {
 	tools map[string]toolUse
+	plan  plan
+
+	l      line
+	blocks []block // the line's content blocks
+	inner  []block // the content blocks of one of those
+	out    []sessions.Event
 }
 
 // NewParser returns a parser for one turn file.
 func NewParser() *Parser { return &Parser{tools: map[string]toolUse{}} }
 
-type line struct {
-	Type      string          `json:"type"`
-	Subtype   string          `json:"subtype"`
-	SessionID string          `json:"session_id"`
-	Message   *message        `json:"message"`
-	IsError   bool            `json:"is_error"`
-	Result    json.RawMessage `json:"result"`
-	APIStatus json.RawMessage `json:"api_error_status"`
-	NumTurns  int             `json:"num_turns"`
-	CostUSD   *float64        `json:"total_cost_usd"`
-	Usage     *usage          `json:"usage"`
-	Errors    []string        `json:"errors"`
-	// system/api_retry
-	Attempt     int             `json:"attempt"`
-	MaxRetries  int             `json:"max_retries"`
-	ErrorStatus json.RawMessage `json:"error_status"`
-	Error       json.RawMessage `json:"error"`
-}
-
-type message struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-}
-
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-type usage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-}
-
+// toolUse is a tool call waiting for its result, with the parts of its
+// input the result's event needs.
 type toolUse struct {
-	name  string
-	input map[string]any
+	name    string
+	command string // Bash
+	path    string // file tools
+	task    taskInput
 }
 
-// ParseLine implements sessions.Parser.
+// ParseLine implements sessions.Parser. The events it returns are valid
+// until the next call.
 func (p *Parser) ParseLine(raw []byte) []sessions.Event {
+	clear(p.out)
+	p.out = p.out[:0]
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
 		return nil
 	}
-	var l line
-	if b[0] != '{' || json.Unmarshal(b, &l) != nil {
-		return []sessions.Event{sessions.RawEvent(b)}
+	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+		return p.emit(sessions.RawEvent(b))
 	}
-	switch l.Type {
+	switch p.l.typ.Str { // a view into the line: compared, never kept (see text)
 	case "system":
-		return p.system(&l)
+		p.system(&p.l)
 	case "assistant":
-		return p.assistant(&l)
+		p.assistant(&p.l)
 	case "user":
-		return p.user(&l)
+		p.user(&p.l)
 	case "result":
-		return result(&l)
+		p.emit(p.result(&p.l))
+	default:
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(p.l.typ)})
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+	return p.out
 }
 
-func (p *Parser) system(l *line) []sessions.Event {
-	switch l.Subtype {
+func (p *Parser) emit(ev sessions.Event) []sessions.Event {
+	p.out = append(p.out, ev)
+	return p.out
+}
+
+func (p *Parser) system(l *line) {
+	switch l.subtype.Str {
 	case "init":
-		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.SessionID}}
+		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.sessionID)})
 	case "api_retry":
-		return []sessions.Event{{Type: sessions.EventRetry, Text: fmt.Sprintf("API retry %d/%d (status %s): %s",
-			l.Attempt, l.MaxRetries, strings.Trim(string(l.ErrorStatus), `"`), text(l.Error))}}
+		p.emit(sessions.Event{Type: sessions.EventRetry, Text: retryText(l)})
+	default:
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + text(l.subtype)})
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: "system/" + l.Subtype}}
 }
 
-func (p *Parser) assistant(l *line) []sessions.Event {
-	if l.Message == nil {
-		return []sessions.Event{{Type: sessions.EventUnknown, Text: "assistant"}}
+func (p *Parser) assistant(l *line) {
+	if !l.hasMsg {
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant"})
+		return
 	}
-	var blocks []block
-	json.Unmarshal(l.Message.Content, &blocks)
-	var out []sessions.Event
-	for _, bl := range blocks {
-		switch bl.Type {
+	// Entries of the wrong shape are read as far as they go, as the
+	// parser before this one did.
+	var f fields
+	p.blocks, _ = blocks(p.blocks, l.msg.content, &f)
+	for i := range p.blocks {
+		bl := &p.blocks[i]
+		switch bl.typ.Str {
 		case "text":
-			if l.Message.Model == "<synthetic>" {
+			if l.msg.model.Str == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				out = append(out, sessions.Event{Type: sessions.EventError, Text: bl.Text})
+				p.emit(sessions.Event{Type: sessions.EventError, Text: text(bl.text)})
 			} else {
-				out = append(out, sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: bl.Text})
+				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: text(bl.text)})
 			}
 		case "thinking":
-			out = append(out, sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: bl.Thinking})
+			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: text(bl.thinking)})
 		case "tool_use":
-			out = append(out, p.toolUse(bl))
+			p.toolUse(bl)
 		default:
-			out = append(out, sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + bl.Type})
+			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + text(bl.typ)})
 		}
 	}
-	return out
 }
 
-// toolUse maps claude's tools onto the normalized steps: Bash is a
-// command, file tools are file changes, TodoWrite is a plan.
-func (p *Parser) toolUse(bl block) sessions.Event {
-	var in map[string]any
-	json.Unmarshal(bl.Input, &in)
-	p.tools[bl.ID] = toolUse{name: bl.Name, input: in}
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	ev := sessions.Event{Phase: sessions.PhaseStarted, ItemID: bl.ID, Status: "in_progress"}
-	switch bl.Name {
-	case "Bash":
-		ev.Type, ev.Command = sessions.EventCommand, str("command")
-	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		kind := "update"
-		if bl.Name == "Write" {
-			kind = "add"
+func (p *Parser) user(l *line) {
+	if !l.hasMsg {
+		return
+	}
+	var f fields
+	var ok bool
+	if p.blocks, ok = blocks(p.blocks, l.msg.content, &f); !ok || f.bad {
+		return // a plain user message: the prompt, which the turn records
+	}
+	results := 0
+	for i := range p.blocks {
+		if p.blocks[i].typ.Str == "tool_result" {
+			results++
 		}
-		path := firstNonEmpty(str("file_path"), str("notebook_path"))
-		ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
-	case "TodoWrite":
-		ev.Type, ev.Phase = sessions.EventTodoList, sessions.PhaseCompleted
-		todos, _ := in["todos"].([]any)
-		for _, t := range todos {
-			m, _ := t.(map[string]any)
-			content, _ := m["content"].(string)
-			status, _ := m["status"].(string)
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: content, Completed: status == "completed"})
-		}
-	default:
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, bl.Name, sessions.CompactJSON(bl.Input)
 	}
-	return ev
-}
-
-func (p *Parser) user(l *line) []sessions.Event {
-	if l.Message == nil {
-		return nil
-	}
-	var blocks []block
-	if json.Unmarshal(l.Message.Content, &blocks) != nil {
-		return nil // a plain user message: the prompt, which the turn records
-	}
-	var out []sessions.Event
-	for _, bl := range blocks {
-		if bl.Type != "tool_result" {
+	for i := range p.blocks {
+		bl := &p.blocks[i]
+		if bl.typ.Str != "tool_result" {
 			continue
 		}
-		res := text(bl.Content)
+		id := text(bl.toolUseID)
+		res := p.contentText(bl.content)
 		status := "completed"
-		if bl.IsError {
+		if bl.isError {
 			status = "failed"
 		}
-		ev := sessions.Event{Phase: sessions.PhaseCompleted, ItemID: bl.ToolUseID, Status: status}
-		tu, known := p.tools[bl.ToolUseID]
+		ev := sessions.Event{Phase: sessions.PhaseCompleted, ItemID: id, Status: status}
+		tu, known := p.tools[id]
+		delete(p.tools, id) // a call has one result: keep only calls in flight
 		switch {
 		case known && tu.name == "Bash":
-			cmd, _ := tu.input["command"].(string)
-			ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, cmd, res, bashExit(res, bl.IsError)
-		case known && (tu.name == "Write" || tu.name == "Edit" || tu.name == "MultiEdit" || tu.name == "NotebookEdit"):
-			kind := map[bool]string{true: "add", false: "update"}[tu.name == "Write"]
-			path, _ := tu.input["file_path"].(string)
-			ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
-			if bl.IsError {
+			ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, tu.command, res, bashExit(res, bl.isError)
+		case known && fileTools[tu.name]:
+			kind := "update"
+			if tu.name == "Write" {
+				kind = "add"
+			}
+			ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: tu.path, Kind: kind}}
+			if bl.isError {
 				ev.Text = res
 			}
-		case known && tu.name == "TodoWrite":
+		case known && tu.name == "TodoWrite" && !bl.isError:
+			continue // the plan was shown with the call
+		case known && taskTools[tu.name]:
+			// The line's tool_use_result belongs to its only result.
+			var structured gjson.Result
+			if results == 1 {
+				structured = l.toolUseResult
+			}
+			p.taskResult(ev, tu, res, bl.isError, structured)
 			continue
 		default:
 			ev.Type, ev.Output = sessions.EventToolResult, res
 			if known {
 				ev.Tool = tu.name
 			}
-			if bl.IsError {
+			if bl.isError {
 				ev.Text = res
 			}
 		}
-		out = append(out, ev)
+		p.emit(ev)
 	}
-	return out
 }
+
+var fileTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
 
 // bashExit recovers a Bash call's exit code: claude reports a failure as
 // an error result that starts "Exit code N", and success as a plain one.
@@ -232,51 +197,44 @@ func bashExit(out string, isErr bool) *int {
 	return &code
 }
 
-// result ends a turn. Failure is is_error, never the subtype: API errors
-// still say "success".
-func result(l *line) []sessions.Event {
-	var out []sessions.Event
-	if l.IsError {
-		msg := firstNonEmpty(text(l.Result), strings.Join(l.Errors, "; "))
-		if msg == "" {
-			msg = "claude reported an error (" + l.Subtype + ")"
-		}
-		if st := strings.Trim(string(l.APIStatus), `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
-			msg += " (API status " + st + ")"
-		}
-		out = append(out, sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
-	}
-	ev := sessions.Event{Type: sessions.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil}
-	if u := l.Usage; u != nil {
-		// Anthropic counts cached input apart from input_tokens; zwarm's
-		// input includes it, as the OpenAI APIs count.
-		in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-		ev.Usage = &sessions.Usage{InputTokens: in, CachedInputTokens: u.CacheReadInputTokens,
-			CacheWriteInputTokens: u.CacheCreationInputTokens, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens}
-	}
-	return append(out, ev)
-}
-
-// text reads a JSON string, or the text blocks of a content array.
-func text(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+// contentText reads a tool result's content: a string, or the text of a
+// content array's entries, or else the content as JSON.
+func (p *Parser) contentText(v gjson.Result) string {
+	switch {
+	case v.Raw == "" || v.Type == gjson.Null:
 		return ""
+	case v.Type == gjson.String:
+		return text(v)
+	case !isArray(v):
+		return compact(v)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+	var f fields
+	p.inner, _ = blocks(p.inner, v, &f)
+	if f.bad {
+		return compact(v)
 	}
-	var blocks []block
-	if json.Unmarshal(raw, &blocks) == nil {
-		var parts []string
-		for _, b := range blocks {
-			if b.Text != "" {
-				parts = append(parts, b.Text)
-			}
+	// The entries with text, one per line.
+	var b strings.Builder
+	var first gjson.Result
+	n := 0
+	for _, bl := range p.inner {
+		if bl.text.Type != gjson.String || bl.text.Raw == `""` {
+			continue
 		}
-		return strings.Join(parts, "\n")
+		switch n++; n {
+		case 1:
+			first = bl.text
+			continue
+		case 2:
+			writeText(&b, first)
+		}
+		b.WriteByte('\n')
+		writeText(&b, bl.text)
 	}
-	return sessions.CompactJSON(raw)
+	if n < 2 {
+		return text(first)
+	}
+	return b.String()
 }
 
 func firstNonEmpty(ss ...string) string {

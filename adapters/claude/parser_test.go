@@ -1,7 +1,11 @@
 package claude
 
 import (
+	"bytes"
 	"flag"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -16,11 +20,17 @@ func TestGoldens(t *testing.T) {
 	sessionstest.Goldens(t, func() sessions.Parser { return NewParser() }, *update)
 }
 
+// TestResultFailureIsIsErrorNotSubtype: a failed turn is one turn.failed
+// carrying the usage and cost a turn.completed would, whatever the subtype.
 func TestResultFailureIsIsErrorNotSubtype(t *testing.T) {
 	p := NewParser()
-	evs := p.ParseLine([]byte(`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 boom","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}`))
-	if len(evs) != 2 || evs[0].Type != sessions.EventTurnFailed || evs[0].Text == "" || evs[1].Type != sessions.EventTurnCompleted {
+	evs := p.ParseLine([]byte(`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 boom","total_cost_usd":0.25,"usage":{"input_tokens":7,"output_tokens":3}}`))
+	if len(evs) != 1 || evs[0].Type != sessions.EventTurnFailed || evs[0].Text != "API Error: 500 boom" {
 		t.Fatalf("%+v", evs)
+	}
+	if u := evs[0].Usage; u == nil || u.InputTokens != 7 || u.OutputTokens != 3 || u.TotalTokens != 10 ||
+		evs[0].CostUSD == nil || *evs[0].CostUSD != 0.25 || !evs[0].ProcessCost {
+		t.Fatalf("usage %+v cost %v", evs[0].Usage, evs[0].CostUSD)
 	}
 	evs = p.ParseLine([]byte(`{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":3,"total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":2,"output_tokens":3}}`))
 	if len(evs) != 1 || evs[0].Type != sessions.EventTurnCompleted {
@@ -42,5 +52,86 @@ func TestParseLineNeverPanics(t *testing.T) {
 				t.Errorf("%q: event without a type", in)
 			}
 		}
+	}
+}
+
+// FuzzParseLine: whatever the lines, in whatever order, the parser neither
+// panics nor makes an event without a type.
+func FuzzParseLine(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	for _, name := range files {
+		data, _ := os.ReadFile(name)
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	for _, l := range trickyLines {
+		f.Add([]byte(l))
+	}
+	p := NewParser()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, ev := range p.ParseLine(b) {
+			if ev.Type == "" {
+				t.Fatalf("event without type from %q", b)
+			}
+		}
+	})
+}
+
+// TestJSONHelpersMatchCodex: both parsers read JSON with the same helpers;
+// the codex package's tests fuzz them against encoding/json.
+func TestJSONHelpersMatchCodex(t *testing.T) {
+	ours, err := os.ReadFile("parser_json.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := os.ReadFile("../codex/parser_json.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := bytes.Replace(theirs, []byte("package codex\n"), []byte("package claude\n"), 1); !bytes.Equal(ours, want) {
+		t.Fatal("parser_json.go differs from ../codex/parser_json.go: keep the copies the same")
+	}
+}
+
+func TestRetryText(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"attempt":1,"max_retries":10,"retry_delay_ms":582.57,"error_status":null,"error":"unknown"}`, "API retry 1/10 in 0.6s: connection error"},
+		{`{"attempt":2,"max_retries":10,"retry_delay_ms":1167.4,"error_status":529,"error":"overloaded"}`, "API retry 2/10 in 1.2s: HTTP 529 overloaded"},
+		{`{"attempt":3,"max_retries":10,"retry_delay_ms":32000,"error_status":500,"error":"server_error"}`, "API retry 3/10 in 32s: HTTP 500 server error"},
+		{`{"attempt":1,"max_retries":2,"retry_delay_ms":40,"error_status":404,"error":"unknown"}`, "API retry 1/2 in 40ms: HTTP 404"},
+		{`{"attempt":1,"error":"rate_limit"}`, "API retry 1: rate limit"},
+		{`{"attempt":4}`, "API retry 4"},
+	} {
+		p := NewParser()
+		line := `{"type":"system","subtype":"api_retry",` + c.line[1:]
+		if evs := p.ParseLine([]byte(line)); len(evs) != 1 || evs[0].Type != sessions.EventRetry || evs[0].Text != c.want {
+			t.Errorf("%s: %+v, want %q", c.line, evs, c.want)
+		}
+	}
+}
+
+// TestTaskPlanOrder: tasks show in the order of their ids, whichever call
+// named them first, and a deleted one goes.
+func TestTaskPlanOrder(t *testing.T) {
+	p := NewParser()
+	var last sessions.Event
+	for _, l := range []string{
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"c","name":"TaskCreate","input":{"subject":"third"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"c","content":"Task #3 created successfully: third"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u","name":"TaskUpdate","input":{"taskId":"10","status":"completed"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"u","content":"Updated task #10 status"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"v","name":"TaskUpdate","input":{"taskId":"1","status":"in_progress","subject":"first"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"v","content":"Updated task #1 subject, status"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"d","name":"TaskUpdate","input":{"taskId":"3","status":"deleted"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"d","content":"Updated task #3 deleted"}]}}`,
+	} {
+		for _, ev := range p.ParseLine([]byte(l)) {
+			last = ev
+		}
+	}
+	want := []sessions.Todo{{Text: "first"}, {Text: "task #10", Completed: true}}
+	if last.Type != sessions.EventTodoList || last.ItemID != "tasks" || last.Phase != sessions.PhaseUpdated || !slices.Equal(last.Todos, want) {
+		t.Fatalf("%+v, want todos %+v", last, want)
 	}
 }

@@ -2,163 +2,149 @@ package codex
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// Parser reads `codex exec --json` output. It is stateless: every line
-// stands alone, so a reader may start at any line boundary.
-type Parser struct{}
+// Parser reads `codex exec --json` output. Every line stands alone, so a
+// reader may start at any line boundary; the parser only reuses its
+// buffers from one line to the next.
+type Parser struct {
+	l   line
+	out []sessions.Event
+}
 
 // NewParser returns a parser for one turn file.
 func NewParser() *Parser { return &Parser{} }
 
-type line struct {
-	Type     string          `json:"type"`
-	ThreadID string          `json:"thread_id"`
-	Item     *item           `json:"item"`
-	Usage    *usage          `json:"usage"`
-	Error    *errObj         `json:"error"`
-	Message  json.RawMessage `json:"message"`
-}
-
-type errObj struct {
-	Message string `json:"message"`
-}
-
-type usage struct {
-	InputTokens           int64 `json:"input_tokens"`
-	CachedInputTokens     int64 `json:"cached_input_tokens"`
-	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
-	OutputTokens          int64 `json:"output_tokens"`
-	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
-	TotalTokens           int64 `json:"total_tokens"`
-}
-
-type item struct {
-	ID               string          `json:"id"`
-	Type             string          `json:"type"`
-	Text             string          `json:"text"`
-	Command          string          `json:"command"`
-	AggregatedOutput string          `json:"aggregated_output"`
-	ExitCode         *int            `json:"exit_code"`
-	Status           string          `json:"status"`
-	Changes          []change        `json:"changes"`
-	Items            []todo          `json:"items"`
-	Server           string          `json:"server"`
-	Tool             string          `json:"tool"`
-	Arguments        json.RawMessage `json:"arguments"`
-	Result           json.RawMessage `json:"result"`
-	Error            *errObj         `json:"error"`
-	Query            string          `json:"query"`
-	Message          string          `json:"message"`
-}
-
-type change struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-}
-
-type todo struct {
-	Text      string `json:"text"`
-	Completed bool   `json:"completed"`
-}
-
-// ParseLine implements sessions.Parser.
-func (*Parser) ParseLine(raw []byte) []sessions.Event {
+// ParseLine implements sessions.Parser. The events it returns are valid
+// until the next call.
+func (p *Parser) ParseLine(raw []byte) []sessions.Event {
+	clear(p.out)
+	p.out = p.out[:0]
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' {
-		return []sessions.Event{sessions.RawEvent(b)}
+	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+		return p.emit(sessions.RawEvent(b))
 	}
-	var l line
-	if err := json.Unmarshal(b, &l); err != nil {
-		return []sessions.Event{sessions.RawEvent(b)}
-	}
-	switch l.Type {
+	l := &p.l
+	typ := l.typ.Str // a view into the line: compared, never kept (see text)
+	switch typ {
 	case "thread.started":
-		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.ThreadID}}
+		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.threadID)})
 	case "turn.started":
-		return []sessions.Event{{Type: sessions.EventTurnStarted}}
+		return p.emit(sessions.Event{Type: sessions.EventTurnStarted})
 	case "turn.completed":
 		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
-		if l.Usage != nil {
-			u := sessions.Usage(*l.Usage)
-			if u.TotalTokens == 0 {
-				u.TotalTokens = u.InputTokens + u.OutputTokens
+		if l.hasUsage {
+			u := l.usage
+			ev.Usage = &sessions.Usage{InputTokens: u.input, CachedInputTokens: u.cached, CacheWriteInputTokens: u.cacheWrite,
+				OutputTokens: u.output, ReasoningOutputTokens: u.reasoning, TotalTokens: u.total}
+			if ev.Usage.TotalTokens == 0 {
+				ev.Usage.TotalTokens = u.input + u.output
 			}
-			ev.Usage = &u
 		}
-		return []sessions.Event{ev}
+		return p.emit(ev)
 	case "turn.failed":
 		msg := ""
-		if l.Error != nil {
-			msg = l.Error.Message
+		if l.hasErr {
+			msg = humanError(text(l.err.message))
 		}
-		return []sessions.Event{{Type: sessions.EventTurnFailed, Text: msg}}
+		return p.emit(sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
 	case "error":
-		msg := messageText(l.Message)
+		msg := messageText(l.message)
 		if strings.HasPrefix(msg, "Reconnecting") {
-			return []sessions.Event{{Type: sessions.EventRetry, Text: msg}}
+			return p.emit(sessions.Event{Type: sessions.EventRetry, Text: msg})
 		}
-		return []sessions.Event{{Type: sessions.EventError, Text: msg}}
+		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(msg)})
 	case "item.started", "item.updated", "item.completed":
-		if l.Item == nil {
-			return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+		if !l.hasItem {
+			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
 		}
-		return []sessions.Event{itemEvent(sessions.Phase(strings.TrimPrefix(l.Type, "item.")), l.Item)}
+		return p.emit(itemEvent(phases[typ], &l.item))
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
+}
+
+var phases = map[string]sessions.Phase{
+	"item.started":   sessions.PhaseStarted,
+	"item.updated":   sessions.PhaseUpdated,
+	"item.completed": sessions.PhaseCompleted,
+}
+
+func (p *Parser) emit(ev sessions.Event) []sessions.Event {
+	p.out = append(p.out, ev)
+	return p.out
 }
 
 func itemEvent(ph sessions.Phase, it *item) sessions.Event {
-	ev := sessions.Event{Phase: ph, ItemID: it.ID, Status: it.Status}
-	switch it.Type {
+	ev := sessions.Event{Phase: ph, ItemID: text(it.id), Status: known(it.status)}
+	switch it.typ.Str {
 	case "agent_message":
-		ev.Type, ev.Text = sessions.EventMessage, it.Text
+		ev.Type, ev.Text = sessions.EventMessage, text(it.text)
 	case "reasoning":
-		ev.Type, ev.Text = sessions.EventReasoning, it.Text
+		ev.Type, ev.Text = sessions.EventReasoning, text(it.text)
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, it.Command, it.AggregatedOutput, it.ExitCode
+		ev.Type, ev.Command, ev.Output = sessions.EventCommand, text(it.command), text(it.output)
+		if it.hasExit {
+			code := int(it.exitCode)
+			ev.ExitCode = &code
+		}
 	case "file_change":
 		ev.Type = sessions.EventFileChange
-		for _, c := range it.Changes {
-			ev.Changes = append(ev.Changes, sessions.FileChange(c))
+		for _, c := range it.changes {
+			ev.Changes = append(ev.Changes, sessions.FileChange{Path: text(c.path), Kind: known(c.kind)})
 		}
 	case "todo_list":
 		ev.Type = sessions.EventTodoList
-		for _, t := range it.Items {
-			ev.Todos = append(ev.Todos, sessions.Todo(t))
+		for _, t := range it.todos {
+			ev.Todos = append(ev.Todos, sessions.Todo{Text: text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
-		ev.Type, ev.Tool = sessions.EventToolCall, it.Server+"."+it.Tool
-		ev.Input = sessions.CompactJSON(it.Arguments)
-		ev.Output = sessions.CompactJSON(it.Result)
-		if it.Error != nil {
-			ev.Text = it.Error.Message
-		}
+		mcpEvent(&ev, it)
 	case "web_search":
-		// The line names "id" twice; item ids of web searches are unreliable.
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", it.Query
+		// The line names "id" twice; the last one is kept, as encoding/json
+		// does. Item ids of web searches are unreliable.
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", text(it.query)
 	case "error":
-		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(it.Message, it.Text)
+		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(text(it.message), text(it.text))
 	default:
-		ev.Type, ev.Text = sessions.EventUnknown, "item:"+it.Type
+		ev.Type, ev.Text = sessions.EventUnknown, "item:"+text(it.typ)
 	}
 	return ev
 }
 
-// messageText reads a top-level error message, which is a string.
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+// known returns the words codex repeats on every line (statuses, kinds
+// of change) without copying them out of the line again.
+func known(v gjson.Result) string {
+	switch v.Raw {
+	case `"completed"`:
+		return "completed"
+	case `"in_progress"`:
+		return "in_progress"
+	case `"failed"`:
+		return "failed"
+	case `"add"`:
+		return "add"
+	case `"update"`:
+		return "update"
+	case `"delete"`:
+		return "delete"
 	}
-	return sessions.CompactJSON(raw)
+	return text(v)
+}
+
+// messageText reads a top-level error message, which is a string.
+func messageText(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return text(v)
+	}
+	return compact(v)
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,13 +45,24 @@ func TestParseLineNeverPanics(t *testing.T) {
 	}
 }
 
+// FuzzParseLine: whatever the line, the parser neither panics nor makes an
+// event without a type.
 func FuzzParseLine(f *testing.F) {
-	data, _ := os.ReadFile("testdata/full_turn.jsonl")
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		f.Add(l)
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	for _, name := range files {
+		data, _ := os.ReadFile(name)
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			f.Add(l)
+		}
 	}
+	for _, l := range trickyLines {
+		if len(l) < 1000 {
+			f.Add([]byte(l))
+		}
+	}
+	p := NewParser()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, ev := range NewParser().ParseLine(b) {
+		for _, ev := range p.ParseLine(b) {
 			if ev.Type == "" {
 				t.Fatalf("event without type from %q", b)
 			}

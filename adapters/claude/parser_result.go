@@ -1,0 +1,104 @@
+package claude
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// result ends a turn: one turn.completed, or one turn.failed when claude
+// gave up. Failure is is_error, never the subtype: API errors still say
+// "success". Both carry the usage and cost claude reports, which a failed
+// turn has too.
+func (p *Parser) result(l *line) sessions.Event {
+	ev := sessions.Event{Type: sessions.EventTurnCompleted}
+	if l.isError {
+		ev.Type, ev.Text = sessions.EventTurnFailed, p.failure(l)
+	}
+	if l.hasCost {
+		cost := l.cost
+		ev.CostUSD, ev.ProcessCost = &cost, true
+	}
+	if l.hasUsage {
+		// Anthropic counts cached input apart from input_tokens; zwarm's
+		// input includes it, as the OpenAI APIs count.
+		u := l.usage
+		in := u.input + u.cacheRead + u.cacheCreation
+		ev.Usage = &sessions.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
+			CacheWriteInputTokens: u.cacheCreation, OutputTokens: u.output, TotalTokens: in + u.output}
+	}
+	return ev
+}
+
+// failure says why a turn failed: claude's result text or its errors, and
+// the HTTP status of the API error if the text does not already say it.
+func (p *Parser) failure(l *line) string {
+	msg := p.contentText(l.result)
+	if msg == "" {
+		errs := make([]string, len(l.errors))
+		for i, e := range l.errors {
+			errs[i] = text(e)
+		}
+		msg = strings.Join(errs, "; ")
+	}
+	if msg == "" {
+		msg = "claude reported an error (" + text(l.subtype) + ")"
+	}
+	if st := strings.Trim(l.apiStatus.Raw, `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
+		msg += " (API status " + st + ")"
+	}
+	return msg
+}
+
+// retryText describes a system/api_retry line from what it says: the
+// attempt, the delay, the HTTP status if there was a response (claude
+// reports null when the connection itself failed) and the kind of error
+// if claude knows it ("unknown" says nothing), e.g.
+// "API retry 2/10 in 1.2s: HTTP 529 overloaded" or
+// "API retry 1/10 in 0.6s: connection error".
+func retryText(l *line) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "API retry %d", l.attempt)
+	if l.maxRetries > 0 {
+		fmt.Fprintf(&b, "/%d", l.maxRetries)
+	}
+	if ms := l.retryDelay; ms.Type == gjson.Number && ms.Num > 0 {
+		b.WriteString(" in " + delay(ms.Num))
+	}
+	var why []string
+	switch st := l.errorStatus; st.Type {
+	case gjson.Number:
+		why = append(why, "HTTP "+st.Raw)
+	case gjson.String:
+		why = append(why, "HTTP "+text(st))
+	}
+	kind := text(l.err)
+	if l.err.Type != gjson.String {
+		kind = compact(l.err)
+	}
+	if kind != "" && kind != "unknown" {
+		why = append(why, strings.ReplaceAll(kind, "_", " "))
+	}
+	if len(why) == 0 && l.errorStatus.Raw == "null" {
+		why = append(why, "connection error")
+	}
+	if len(why) > 0 {
+		b.WriteString(": " + strings.Join(why, " "))
+	}
+	return b.String()
+}
+
+// delay renders a retry delay given in milliseconds.
+func delay(ms float64) string {
+	if ms < 100 {
+		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+	}
+	if ms < 10000 {
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', 0, 64) + "s"
+}

@@ -1,0 +1,241 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// trickyLines are valid and invalid lines that exercise the decoding
+// rules: escapes, surrogates, invalid UTF-8, duplicate keys, null, fields
+// of the wrong type, numbers that do not fit, nesting, whitespace.
+var trickyLines = []string{
+	`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"tab\there \"q\" \\ \/ \b\f\n\r \u00e9 \u2615 \ud83d\ude00 \u0000 end"}}`,
+	`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"lone \ud800 high, lone \udc00 low, swapped \udc00\ud800, high then BMP \ud800\u0041, at end \ud800"}}`,
+	`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"bad \xff\xfe bytes \xed\xa0\x80 surrogate \xc3 cut, real \ufffd and ` + "\xef\xbf\xbd" + `"}}`,
+	`{"type":"item.completed","item":{"id":"i\xff","type":"reasoning","text":"plain"}}`,
+	`{"type":"item.completed","item":{"id":"a","id":"b","type":"web_search","query":"q","query":"last"}}`,
+	`{"type":"item.completed","item":{"id":"a","type":"agent_message"},"item":{"text":"merged"}}`,
+	`{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"x"},"item":null,"item":{"type":"reasoning"}}`,
+	`{"type":"thread.started","type":null,"thread_id":"t"}`,
+	`{"type":"turn.started","type":"thread.started","thread_id":null}`,
+	`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2},"usage":{"input_tokens":5}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":1.5}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":1e2}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":"1"}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":99999999999999999999}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":-0,"total_tokens":-7}}`,
+	`{"type":"turn.completed","usage":null}`,
+	`{"type":"turn.completed","usage":[]}`,
+	`{"type":"turn.failed","error":{"message":5}}`,
+	`{"type":"turn.failed","error":"boom"}`,
+	`{"type":"turn.failed","error":null}`,
+	`{"type":"turn.failed","error":{"message":"first"},"error":{"other":1}}`,
+	`{"type":"error","message":{"nested":[1,2,{"a":"b"}]}}`,
+	`{"type":"error","message":null}`,
+	`{"type":"error","message":12.5}`,
+	`{"type":"error","message":"Reconnecting... 1/5"}`,
+	`{"type":"error","message":"Reconnecting... {\"error\":{\"message\":\"kept\"}}"}`,
+	`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"ls","aggregated_output":"x","exit_code":1.0,"status":"failed"}}`,
+	`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"ls","aggregated_output":"x","exit_code":"1"}}`,
+	`{"type":"item.completed","item":{"id":"c","type":"command_execution","exit_code":3,"exit_code":null}}`,
+	`{"type":"item.completed","item":{"id":"c","type":"command_execution","exit_code":-2147483649}}`,
+	`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":["ls"]}}`,
+	`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":[null,{"path":"p"},{"kind":"add"}]}}`,
+	`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":[1]}}`,
+	`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":{"path":"p"}}}`,
+	`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":null}}`,
+	`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":[{"path":"a"}],"changes":[{"path":"b","kind":"delete"}]}}`,
+	`{"type":"item.completed","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":true},{"text":"b","completed":null},null]}}`,
+	`{"type":"item.completed","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":"yes"}]}}`,
+	`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","arguments":{ "a" : [ 1 , 2 ] },"result":{"content":[{"type":"text","text":"one"},{"type":"image","data":"AA=="},{"type":"text","text":"two"}]},"error":null,"status":"completed"}}`,
+	`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","arguments":"str","result":{"content":[],"structured_content":{"k":1}},"status":"completed"}}`,
+	`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","result":"plain","error":{"message":"bad\n\nStack backtrace:\n   0: <unknown>"},"status":"failed"}}`,
+	`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","result":{"content":[{"type":"text","text":"denied"}]},"error":null,"status":"failed"}}`,
+	`{"type":"item.completed","item":{"id":"e","type":"error","message":"","text":"fallback"}}`,
+	`{"type":"item.completed","item":{"id":"e","type":"error","message":7}}`,
+	`{"type":"item.completed","item":{"type":"\u0061gent_message","text":"escaped type"}}`,
+	`{"typ\u0065":"turn.started"}`,
+	`{"type":"item.completed"}`,
+	`{"type":"item.completed","item":5}`,
+	`{"type":"item.completed","item":"x"}`,
+	`{"type":7}`,
+	`{"type":"some.future.event","data":{"deep":[[[[{}]]]]}}`,
+	`{}`, `{ }`, "\t{\"type\":\"turn.started\"}\r", "\u00a0{\"type\":\"turn.started\"}\u00a0",
+	`{"type":"turn.started"} `, `{"type":"turn.started"} x`, `{"type":"turn.started"}{}`, `{"type":"turn.started",}`,
+	`{"type":"turn.started"`, `{"type":"tu`, `{"type":"turn.started","x":01}`, `{"type":"turn.started","x":1.}`,
+	`{"type":"turn.started","x":-}`, `{"type":"turn.started","x":tru}`, `{"type":"turn.started","x":"\q"}`,
+	`{"type":"turn.started","x":"\u12"}`, "{\"type\":\"turn.started\",\"x\":\"raw\ttab\"}", `{"type":"turn.started","x":NaN}`,
+	`[1,2]`, `null`, `"str"`, `12`, `not json at all`, "\xff\xfe", "", "   ",
+	`{"type":"turn.started","x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"type":"turn.started","x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	`{"type":"turn.started","x":"` + strings.Repeat("[", 20000) + `"}`,
+}
+
+// mutations are each line cut short and with single bytes replaced.
+func mutations(line string) []string {
+	var out []string
+	step := max(1, len(line)/150)
+	for i := 0; i < len(line); i += step {
+		out = append(out, line[:i])
+		for _, c := range []byte{'"', '\\', 'x', '1', '}', ']', ',', 0xff, '\t', 'n'} {
+			b := []byte(line)
+			b[i] = c
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// corpus is every line of the test data, its mutations, and trickyLines.
+func corpus(t *testing.T) []string {
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			out = append(out, l)
+			out = append(out, mutations(l)...)
+		}
+	}
+	for _, l := range trickyLines {
+		out = append(out, l)
+		if len(l) < 4096 { // the long ones test nesting, whole
+			out = append(out, mutations(l)...)
+		}
+	}
+	return out
+}
+
+// TestMatchesEncodingJSON: the parser gives the events the encoding/json
+// parser it replaced gave, on every line of the corpus, but for what it
+// renders differently on purpose: an MCP tool call's result and error,
+// and the message of an API error codex passes on as its raw body.
+func TestMatchesEncodingJSON(t *testing.T) {
+	p, ref := NewParser(), newRefParser()
+	n := 0
+	for _, l := range corpus(t) {
+		got := append([]sessions.Event(nil), p.ParseLine([]byte(l))...)
+		want := ref.ParseLine([]byte(l))
+		for i := range want {
+			onPurpose(&want[i])
+		}
+		if len(got) == 0 && len(want) == 0 {
+			continue
+		}
+		n++
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Errorf("line %q:\n got %s\nwant %s", l, g, w)
+		}
+	}
+	if n < 10000 {
+		t.Fatalf("only %d lines compared", n)
+	}
+}
+
+// onPurpose applies to an event of the old parser what the new one does
+// differently by design.
+func onPurpose(ev *sessions.Event) {
+	switch {
+	case ev.Type == sessions.EventToolCall && ev.Tool != "web_search":
+		// An MCP call: Output was the result as JSON, which still holds
+		// everything the new Output is made of.
+		ev.Output = mcpResult(gjson.Parse(ev.Output))
+		ev.Text = trimBacktrace(ev.Text)
+		if ev.Text == "" && ev.Status == "failed" {
+			ev.Text = ev.Output
+		}
+	case ev.Type == sessions.EventError && ev.ItemID == "", ev.Type == sessions.EventTurnFailed:
+		ev.Text = humanError(ev.Text)
+	}
+}
+
+// TestKeysMatchExactly documents the one rule of encoding/json not kept:
+// its case-insensitive match of keys.
+func TestKeysMatchExactly(t *testing.T) {
+	evs := NewParser().ParseLine([]byte(`{"Type":"turn.started"}`))
+	if len(evs) != 1 || evs[0].Type != sessions.EventUnknown || evs[0].Text != "" {
+		t.Fatalf("%+v", evs)
+	}
+}
+
+// TestEventsAreCopies: no event string shares memory with the line, which
+// the caller reuses.
+func TestEventsAreCopies(t *testing.T) {
+	line := []byte(`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a\nb","exit_code":0,"status":"weird"}}`)
+	evs := append([]sessions.Event(nil), NewParser().ParseLine(line)...)
+	for i := range line {
+		line[i] = 'X'
+	}
+	if ev := evs[0]; ev.ItemID != "item_1" || ev.Command != "ls" || ev.Output != "a\nb" || ev.Status != "weird" {
+		t.Fatalf("%+v", ev)
+	}
+	if !bytes.Contains(line, []byte("XXX")) {
+		t.Fatal("line not overwritten")
+	}
+}
+
+// FuzzMatchesEncodingJSON is TestMatchesEncodingJSON on fuzzed lines. A
+// line with a key other than lower-case ASCII is skipped: such a key may
+// match a field only case-insensitively (TestKeysMatchExactly).
+func FuzzMatchesEncodingJSON(f *testing.F) {
+	for _, l := range trickyLines {
+		if len(l) < 1000 { // big seeds make the fuzzer crawl
+			f.Add([]byte(l))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if foldableKeys(b) {
+			return
+		}
+		got := NewParser().ParseLine(b)
+		want := newRefParser().ParseLine(b)
+		for i := range want {
+			onPurpose(&want[i])
+		}
+		if len(got)+len(want) > 0 && !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %q:\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
+// foldableKeys reports whether b is JSON with an object key that is not
+// lower-case ASCII.
+func foldableKeys(b []byte) bool {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || (r >= 'A' && r <= 'Z') }) >= 0 || walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}

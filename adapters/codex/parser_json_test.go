@@ -1,0 +1,67 @@
+package codex
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+var stringSeeds = []string{
+	``, `plain`, `tab\there`, `\"\\\/\b\f\n\r\t`, `\u0000\u001f\u00e9\u2615\uffff`, `\ud83d\ude00`,
+	`\ud800`, `\udc00`, `\udc00\ud800`, `\ud800\u0041`, `\ud800\ud800\udc00`, `\ud800\\`, "\xff", "a\xc3", "\xed\xa0\x80",
+	"\xef\xbf\xbd", `\ufffd`, "caf\xc3\xa9 \xe2\x98\x95",
+}
+
+// FuzzText: a JSON string decodes to what encoding/json gives, through
+// gjson and through unquote.
+func FuzzText(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lit := `"` + s + `"`
+		var want string
+		if !json.Valid([]byte(lit)) || json.Unmarshal([]byte(lit), &want) != nil {
+			return
+		}
+		if got := text(gjson.Parse(lit)); got != want {
+			t.Fatalf("text(%q) = %q, want %q", lit, got, want)
+		}
+		if got := unquote(s); got != want {
+			t.Fatalf("unquote(%q) = %q, want %q", s, got, want)
+		}
+		var b strings.Builder
+		if writeText(&b, gjson.Parse(lit)); b.String() != want {
+			t.Fatalf("writeText(%q) = %q, want %q", lit, b.String(), want)
+		}
+	})
+}
+
+func TestText(t *testing.T) {
+	for _, s := range stringSeeds {
+		lit := `"` + s + `"`
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		if got := text(gjson.Parse(lit)); got != want {
+			t.Errorf("text(%s) = %q, want %q", lit, got, want)
+		}
+	}
+}
+
+// FuzzValidJSON: a line is valid JSON exactly when encoding/json says so.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range trickyLines {
+		if len(s) < 1000 { // big seeds make the fuzzer crawl
+			f.Add([]byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		}
+	})
+}

@@ -1,0 +1,174 @@
+// This file keeps the encoding/json parser that Parser replaced, unchanged
+// but for its names, as the reference of the differential test.
+
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Parser reads `codex exec --json` output. It is stateless: every line
+// stands alone, so a reader may start at any line boundary.
+type refParser struct{}
+
+// NewParser returns a parser for one turn file.
+func newRefParser() *refParser { return &refParser{} }
+
+type refLine struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"`
+	Item     *refItem        `json:"item"`
+	Usage    *refUsage       `json:"usage"`
+	Error    *refErrObj      `json:"error"`
+	Message  json.RawMessage `json:"message"`
+}
+
+type refErrObj struct {
+	Message string `json:"message"`
+}
+
+type refUsage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+	TotalTokens           int64 `json:"total_tokens"`
+}
+
+type refItem struct {
+	ID               string          `json:"id"`
+	Type             string          `json:"type"`
+	Text             string          `json:"text"`
+	Command          string          `json:"command"`
+	AggregatedOutput string          `json:"aggregated_output"`
+	ExitCode         *int            `json:"exit_code"`
+	Status           string          `json:"status"`
+	Changes          []refChange     `json:"changes"`
+	Items            []refTodo       `json:"items"`
+	Server           string          `json:"server"`
+	Tool             string          `json:"tool"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Result           json.RawMessage `json:"result"`
+	Error            *refErrObj      `json:"error"`
+	Query            string          `json:"query"`
+	Message          string          `json:"message"`
+}
+
+type refChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+type refTodo struct {
+	Text      string `json:"text"`
+	Completed bool   `json:"completed"`
+}
+
+// ParseLine implements sessions.Parser.
+func (*refParser) ParseLine(raw []byte) []sessions.Event {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return nil
+	}
+	if b[0] != '{' {
+		return []sessions.Event{sessions.RawEvent(b)}
+	}
+	var l refLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return []sessions.Event{sessions.RawEvent(b)}
+	}
+	switch l.Type {
+	case "thread.started":
+		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.ThreadID}}
+	case "turn.started":
+		return []sessions.Event{{Type: sessions.EventTurnStarted}}
+	case "turn.completed":
+		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
+		if l.Usage != nil {
+			u := sessions.Usage(*l.Usage)
+			if u.TotalTokens == 0 {
+				u.TotalTokens = u.InputTokens + u.OutputTokens
+			}
+			ev.Usage = &u
+		}
+		return []sessions.Event{ev}
+	case "turn.failed":
+		msg := ""
+		if l.Error != nil {
+			msg = l.Error.Message
+		}
+		return []sessions.Event{{Type: sessions.EventTurnFailed, Text: msg}}
+	case "error":
+		msg := refMessageText(l.Message)
+		if strings.HasPrefix(msg, "Reconnecting") {
+			return []sessions.Event{{Type: sessions.EventRetry, Text: msg}}
+		}
+		return []sessions.Event{{Type: sessions.EventError, Text: msg}}
+	case "item.started", "item.updated", "item.completed":
+		if l.Item == nil {
+			return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+		}
+		return []sessions.Event{refItemEvent(sessions.Phase(strings.TrimPrefix(l.Type, "item.")), l.Item)}
+	}
+	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+}
+
+func refItemEvent(ph sessions.Phase, it *refItem) sessions.Event {
+	ev := sessions.Event{Phase: ph, ItemID: it.ID, Status: it.Status}
+	switch it.Type {
+	case "agent_message":
+		ev.Type, ev.Text = sessions.EventMessage, it.Text
+	case "reasoning":
+		ev.Type, ev.Text = sessions.EventReasoning, it.Text
+	case "command_execution":
+		ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, it.Command, it.AggregatedOutput, it.ExitCode
+	case "file_change":
+		ev.Type = sessions.EventFileChange
+		for _, c := range it.Changes {
+			ev.Changes = append(ev.Changes, sessions.FileChange(c))
+		}
+	case "todo_list":
+		ev.Type = sessions.EventTodoList
+		for _, t := range it.Items {
+			ev.Todos = append(ev.Todos, sessions.Todo(t))
+		}
+	case "mcp_tool_call":
+		ev.Type, ev.Tool = sessions.EventToolCall, it.Server+"."+it.Tool
+		ev.Input = sessions.CompactJSON(it.Arguments)
+		ev.Output = sessions.CompactJSON(it.Result)
+		if it.Error != nil {
+			ev.Text = it.Error.Message
+		}
+	case "web_search":
+		// The line names "id" twice; item ids of web searches are unreliable.
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", it.Query
+	case "error":
+		ev.Type, ev.Text = sessions.EventError, refFirstNonEmpty(it.Message, it.Text)
+	default:
+		ev.Type, ev.Text = sessions.EventUnknown, "item:"+it.Type
+	}
+	return ev
+}
+
+// messageText reads a top-level error message, which is a string.
+func refMessageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return sessions.CompactJSON(raw)
+}
+
+func refFirstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
