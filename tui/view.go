@@ -61,7 +61,7 @@ func (m Model) statusLine() string {
 	}
 	line := m.status
 	if m.hasRunning() {
-		line = m.spin.View() + " " + line
+		line = spinnerFrames[m.frame%len(spinnerFrames)] + " " + line
 	}
 	style := m.st.Status
 	if m.statusErr {
@@ -70,9 +70,11 @@ func (m Model) statusLine() string {
 	return lipgloss.NewStyle().MaxWidth(m.width).Render(style.Render(line))
 }
 
+var spinnerFrames = []string{"◐", "◓", "◑", "◒"}
+
 func (m Model) hasRunning() bool {
 	for _, s := range m.list.All() {
-		if !s.Status.Finished() {
+		if !s.Settled() {
 			return true
 		}
 	}

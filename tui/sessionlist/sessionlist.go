@@ -148,7 +148,7 @@ func (m *Model) ToggleFinished() bool {
 func (m *Model) rebuild() {
 	m.rows = m.rows[:0]
 	for _, s := range m.all {
-		if m.hideFinished && s.Status.Finished() {
+		if m.hideFinished && s.Settled() {
 			continue
 		}
 		if m.filter != "" && !strings.Contains(strings.ToLower(strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status)}, " ")), m.filter) {
@@ -248,43 +248,73 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 type column struct {
 	title string
-	width int
 	cell  func(s *sessions.Session) string
+	// drop orders the columns that give way when the width is short:
+	// lowest first; 0 never (the id, the status, the adapter, the model).
+	drop  int
+	width int
 }
 
-// columns fit the width: the task gets what is left, at least minTask
-// cells; the optional columns give way, least useful first.
+// minTask is the least width of the task column before other columns give
+// way.
+const minTask = 16
+
+func (m Model) allColumns() []column {
+	return []column{
+		{title: "ID", cell: func(s *sessions.Session) string { return sessions.ShortID(s.ID) }},
+		{title: "STATUS", cell: func(s *sessions.Session) string { return m.status(s) }},
+		{title: "ADAPTER", cell: func(s *sessions.Session) string { return render.SafeLine(s.Adapter) }},
+		{title: "MODEL", cell: func(s *sessions.Session) string { return render.SafeLine(s.Model) }},
+		{title: "TURN", drop: 3, cell: func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }},
+		{title: "TOKENS", drop: 5, cell: func(s *sessions.Session) string { return render.SessionTokens(s) }},
+		{title: "COST", drop: 4, cell: func(s *sessions.Session) string { return render.SessionCost(s) }},
+		{title: "RUNTIME", drop: 2, cell: func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) }},
+		{title: "SOURCE", drop: 1, cell: func(s *sessions.Session) string { return render.Source(s.Source) }},
+		{title: "TASK", cell: func(s *sessions.Session) string { return render.SafeLine(s.Task) }},
+	}
+}
+
+// status is the status cell: icon and status, and for an agent that has
+// been silent a while, for how long.
+func (m Model) status(s *sessions.Session) string {
+	text := styles.Icon(s.Status) + " " + string(s.Status)
+	if q := render.Quiet(s, m.now); q != "" {
+		text += " · " + q
+	}
+	return text
+}
+
+// columns size to their content (the rows shown and the titles) within the
+// width: the task takes what is left, at least minTask cells, and the
+// least useful columns give way first when even that does not fit.
 func (m Model) columns() []column {
-	cols := []column{
-		{"ID", 8, func(s *sessions.Session) string { return sessions.ShortID(s.ID) }},
-		{"STATUS", 11, func(s *sessions.Session) string { return styles.Icon(s.Status) + " " + string(s.Status) }},
-		{"ADAPTER", 7, func(s *sessions.Session) string { return s.Adapter }},
-		{"MODEL", 14, func(s *sessions.Session) string { return s.Model }},
-		{"TURN", 4, func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }},
-		{"TOKENS", 6, func(s *sessions.Session) string { return render.Tokens(s.Usage.TotalTokens) }},
-		{"COST", 7, func(s *sessions.Session) string { return render.Cost(s.CostUSD) }},
-		{"RUNTIME", 7, func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) }},
-		{"SOURCE", 8, func(s *sessions.Session) string { return source(s.Source) }},
-		{"TASK", 0, func(s *sessions.Session) string { return s.Task }},
+	cols := m.allColumns()
+	last := min(len(m.rows), m.offset+max(1, m.height-1))
+	for i := range cols[:len(cols)-1] {
+		c := &cols[i]
+		c.width = runewidth.StringWidth(c.title)
+		for _, s := range m.rows[m.offset:last] {
+			c.width = max(c.width, runewidth.StringWidth(c.cell(s)))
+		}
 	}
 	width := func(cs []column) int {
-		w := 2 // the attention mark
-		for _, c := range cs {
+		w := 2 // the cursor and the attention mark
+		for _, c := range cs[:len(cs)-1] {
 			w += c.width + 1
 		}
 		return w
 	}
-	const minTask = 28
-	for _, drop := range []string{"SOURCE", "ADAPTER", "MODEL", "RUNTIME", "COST"} {
-		if width(cols)+minTask <= m.width {
-			break
-		}
+	for width(cols)+minTask > m.width {
+		victim := -1
 		for i, c := range cols {
-			if c.title == drop {
-				cols = append(cols[:i], cols[i+1:]...)
-				break
+			if c.drop > 0 && (victim < 0 || c.drop < cols[victim].drop) {
+				victim = i
 			}
 		}
+		if victim < 0 {
+			break
+		}
+		cols = append(cols[:victim], cols[victim+1:]...)
 	}
 	cols[len(cols)-1].width = max(8, m.width-width(cols))
 	return cols
@@ -304,7 +334,11 @@ func (m Model) View() string {
 func (m Model) view() string {
 	cols := m.columns()
 	var b strings.Builder
+	// The focused pane is marked by ▶, which reads without colour too.
 	head := "  "
+	if m.focused {
+		head = "▶ "
+	}
 	for _, c := range cols {
 		head += fit(c.title, c.width) + " "
 	}
@@ -330,7 +364,7 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 		cursor = ">"
 	}
 	attention := s.Status == sessions.StatusFailed || s.PendingInjects > 0
-	fresh := s.Status.Finished() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
+	fresh := s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
 	switch {
 	case attention:
 		flag = "!"
@@ -362,15 +396,4 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 		b.WriteString(cell + " ")
 	}
 	return strings.TrimRight(b.String(), " ")
-}
-
-// source says who started a session: you, or an orchestrator run.
-func source(s sessions.Source) string {
-	switch s.Kind {
-	case sessions.SourceUser, "":
-		return "you"
-	case sessions.SourceRun:
-		return "orch " + sessions.ShortID(s.Run)
-	}
-	return s.String()
 }
