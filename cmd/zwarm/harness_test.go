@@ -178,6 +178,21 @@ func (w *world) show(id string) session {
 	return s
 }
 
+// record is a session's meta.json as the supervisor wrote it, with the
+// bookkeeping --json leaves out (owner, agent).
+func (w *world) record(id string) sessions.Session {
+	w.t.Helper()
+	var s sessions.Session
+	data, err := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	if err != nil {
+		return s
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return sessions.Session{}
+	}
+	return s
+}
+
 func (w *world) ls(args ...string) []session {
 	w.t.Helper()
 	var list []session
