@@ -59,7 +59,7 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	io := o.f.io
 	var prog *progress
 	if o.follow {
-		prog = startProgress(io, "following "+o.id)
+		prog = startProgress(io, "following "+sessions.ShortID(o.id))
 		defer prog.Stop()
 	}
 	lp := &logPrinter{st: m.Store(), w: io.out, from: 1, only: o.turn, follow: o.follow, prog: prog}

@@ -99,7 +99,7 @@ func writeShow(b *strings.Builder, io *streams, st *sessions.Store, s *sessions.
 		}
 	}
 	field("status", "%s", status)
-	if s.LastEventAt != nil {
+	if s.LastEventAt != nil && !s.Settled() {
 		last := "last event " + render.Ago(now.Sub(*s.LastEventAt))
 		if q := render.Quiet(s, now); q != "" {
 			last = io.paint(sgrYellow, last+": the agent has been quiet")

@@ -70,13 +70,13 @@ func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
 		if err != nil {
 			return "", usagef("-f: %v", err)
 		}
-		return string(b), nil
+		return strings.TrimSpace(string(b)), nil
 	case len(args) == 1 && args[0] == "-":
 		b, err := io.ReadAll(in)
 		if err != nil {
 			return "", fmt.Errorf("read the task from stdin: %w", err)
 		}
-		return string(b), nil
+		return strings.TrimSpace(string(b)), nil
 	case len(args) == 0:
 		return "", usagef("spawn needs a task: as arguments, -f FILE, or - to read it from stdin\nUsage: zwarm spawn [flags] [--] TASK")
 	}

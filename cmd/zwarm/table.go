@@ -101,12 +101,14 @@ func (t *table) writeFitted(w *bufio.Writer) {
 		}
 		return n
 	}
-	// Fit: the flexible column shrinks to minFlex, then optional columns go.
+	// Fit: optional columns give way until the flexible one can have
+	// minFlex cells; then it gets what is left, up to its content.
+	natural := -1
+	if flex >= 0 {
+		natural = widths[flex]
+		widths[flex] = min(natural, minFlex)
+	}
 	for total() > t.io.width {
-		if flex >= 0 && widths[flex] > minFlex {
-			widths[flex] = max(minFlex, widths[flex]-(total()-t.io.width))
-			continue
-		}
 		victim := -1
 		for i, c := range t.cols {
 			if shown[i] && c.drop > 0 && (victim < 0 || c.drop < t.cols[victim].drop) {
@@ -117,6 +119,9 @@ func (t *table) writeFitted(w *bufio.Writer) {
 			break
 		}
 		shown[victim] = false
+	}
+	if flex >= 0 {
+		widths[flex] = max(1, min(natural, widths[flex]+t.io.width-total()))
 	}
 	line := func(cells []cell, header bool) {
 		var b strings.Builder

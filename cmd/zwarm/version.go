@@ -17,6 +17,10 @@ func versionString() string {
 	if !ok {
 		return "(unknown version)"
 	}
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"

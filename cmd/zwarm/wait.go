@@ -51,7 +51,11 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	if err != nil {
 		return err
 	}
-	what := "waiting for " + strings.Join(o.ids, " ")
+	short := make([]string, len(o.ids))
+	for i, id := range o.ids {
+		short[i] = sessions.ShortID(id)
+	}
+	what := "waiting for " + strings.Join(short, " ")
 	if len(o.ids) > 3 {
 		what = fmt.Sprintf("waiting for %d sessions", len(o.ids))
 	}
