@@ -163,7 +163,7 @@ func TestTurnEndShowsThisTurnsUsageOnly(t *testing.T) {
 func TestErrorBodiesShowTheirMessage(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"error": {"message": "Invalid request: model not found", "type": "invalid_request_error"}}`: "Invalid request: model not found",
-		`unexpected status 400 Bad Request: {"error":{"message":"Invalid request: x"}}`:             "unexpected status 400 Bad Request: Invalid request: x",
+		`unexpected status 400 Bad Request: {"error":{"message":"Invalid request: x"}}`:               "unexpected status 400 Bad Request: Invalid request: x",
 		`{"message":"overloaded"}`: "overloaded",
 		`plain words`:              "plain words",
 		`{not json`:                "{not json",
