@@ -55,6 +55,7 @@ type Model struct {
 	sort          Sort
 	hideFinished  bool
 	now           time.Time
+	running       int // sessions not settled, hidden ones too
 }
 
 // New returns an empty list.
@@ -145,9 +146,19 @@ func (m *Model) ToggleFinished() bool {
 	return !m.hideFinished
 }
 
+// Len is how many sessions there are, hidden ones too.
+func (m Model) Len() int { return len(m.all) }
+
+// Running reports whether a session, shown or not, is not settled.
+func (m Model) Running() bool { return m.running > 0 }
+
 func (m *Model) rebuild() {
 	m.rows = m.rows[:0]
+	m.running = 0
 	for _, s := range m.all {
+		if !s.Settled() {
+			m.running++
+		}
 		if m.hideFinished && s.Settled() {
 			continue
 		}
