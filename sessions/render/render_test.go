@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,37 @@ func TestStreamPrintsStartsAndOnlyWhatIsNewAtTheEnd(t *testing.T) {
 	want := []string{"$ make  (running)", "$ make  (exit 0)", "│ ok", `→ WebSearch {"q":"x"}`, "← 3 hits", "» done"}
 	if strings.Join(out, "|") != strings.Join(want, "|") {
 		t.Fatalf("stream:\n%q\nwant\n%q", out, want)
+	}
+}
+
+// Claude's tools other than Bash are a started call and a separate result:
+// both are shown, folded or live.
+func TestClaudeToolCallAndResult(t *testing.T) {
+	call := sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseStarted, ItemID: "toolu_1", Tool: "WebSearch", Input: `{"query":"go 1.26"}`}
+	res := sessions.Event{Type: sessions.EventToolResult, Phase: sessions.PhaseCompleted, ItemID: "toolu_1", Tool: "WebSearch", Output: "5 results"}
+	end := time.Now()
+	turn := sessions.Turn{N: 1, Status: sessions.StatusCompleted, EndedAt: &end}
+	text := Text(TurnLines(turn, []sessions.Event{call, res}, ""))
+	if !strings.Contains(text, `→ WebSearch {"query":"go 1.26"}`) || !strings.Contains(text, "← 5 results") {
+		t.Fatalf("folded:\n%s", text)
+	}
+	var s Stream
+	live := Text(append(s.Event(call), s.Event(res)...))
+	if !strings.Contains(live, "→ WebSearch") || !strings.Contains(live, "← 5 results") {
+		t.Fatalf("live:\n%s", live)
+	}
+}
+
+func TestBoundedKeepsBothEnds(t *testing.T) {
+	var lines []Line
+	for i := range 100 {
+		lines = append(lines, Line{Kind: Message, Indent: 1, Text: fmt.Sprintf("step %02d", i)})
+	}
+	if got := Bounded(lines, 10000); got != Text(lines) {
+		t.Fatal("text that fits was changed")
+	}
+	got := Bounded(lines, 200)
+	if len(got) > 200 || !strings.HasPrefix(got, "  step 00\n") || !strings.HasSuffix(got, "  step 99\n") || !strings.Contains(got, "lines left out") {
+		t.Fatalf("%d bytes:\n%s", len(got), got)
 	}
 }

@@ -136,3 +136,41 @@ func (s *Stream) Event(ev sessions.Event) []Line {
 	}
 	return Of(ev)
 }
+
+// Bounded is lines as plain text of at most max bytes, for a model's
+// context: when they do not fit, the first and the last lines are kept
+// (how the work began and where it stands) and a line says how many were
+// left out between them.
+func Bounded(lines []Line, max int) string {
+	full := Text(lines)
+	if len(full) <= max {
+		return full
+	}
+	var head, tail []string
+	used := 0
+	budget := max - 40 // the marker line
+	for i, j := 0, len(lines)-1; i <= j; {
+		if l := lines[j].String() + "\n"; used+len(l) <= budget && len(tail) <= len(head) {
+			tail = append(tail, l)
+			used += len(l)
+			j--
+			continue
+		}
+		if l := lines[i].String() + "\n"; used+len(l) <= budget {
+			head = append(head, l)
+			used += len(l)
+			i++
+			continue
+		}
+		break
+	}
+	var b strings.Builder
+	for _, l := range head {
+		b.WriteString(l)
+	}
+	fmt.Fprintf(&b, "… %d lines left out …\n", len(lines)-len(head)-len(tail))
+	for k := len(tail) - 1; k >= 0; k-- {
+		b.WriteString(tail[k])
+	}
+	return b.String()
+}
