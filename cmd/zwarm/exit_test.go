@@ -89,6 +89,9 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{[]string{"doctor"}, 0},
 		{[]string{"init", "--state-dir", filepath.Join(t.TempDir(), "new")}, 0},
 	}
+	if r := w.zwarm("sapwn"); !strings.Contains(r.stderr, "did you mean spawn?") {
+		t.Errorf("no suggestion: %q", r.stderr)
+	}
 	for _, c := range cases {
 		r := w.zwarm(c.args...)
 		if r.code != c.code {

@@ -83,6 +83,7 @@ out; 130 interrupted.`,
 			return usagef("%s\nRun 'zwarm --help' for the commands.", msg)
 		},
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("zwarm {{.Version}}\n")
 	root.SetOut(io.out)
 	root.SetErr(io.errOut)
