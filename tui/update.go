@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/prompt"
 )
 
@@ -66,10 +67,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) setStatus(s string) { m.status, m.statusErr = s, false }
+func (m *Model) setStatus(s string) { m.status, m.statusErr = render.SafeLine(s), false }
 
 func (m *Model) setError(err error) {
-	m.status, m.statusErr = err.Error(), true
+	m.status, m.statusErr = render.SafeLine(err.Error()), true
 	m.opt.Log.Warn("dashboard", "err", err)
 }
 
