@@ -130,6 +130,7 @@ func TestMessagesReadRight(t *testing.T) {
 	defer touch(t, gate)
 	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
 	running := w.spawn("hang")
+	eventually(t, "the agent to run", func() bool { return w.record(running).Agent != nil })
 	for _, c := range []struct {
 		args []string
 		want string
