@@ -17,13 +17,23 @@ import (
 // Registry maps adapter names to adapters. It implements sessions.Adapters.
 type Registry struct {
 	byName map[string]sessions.Adapter
+	hidden map[string]bool
 }
 
 // New returns a registry of the given adapters.
 func New(list ...sessions.Adapter) *Registry {
-	r := &Registry{byName: map[string]sessions.Adapter{}}
+	r := &Registry{byName: map[string]sessions.Adapter{}, hidden: map[string]bool{}}
 	for _, a := range list {
 		r.byName[a.Name()] = a
+	}
+	return r
+}
+
+// Hide keeps an adapter out of Names, the choices offered to users, while
+// Lookup still finds it: the demo's replay player is internal.
+func (r *Registry) Hide(names ...string) *Registry {
+	for _, n := range names {
+		r.hidden[n] = true
 	}
 	return r
 }
@@ -42,7 +52,7 @@ func Builtin() *Registry {
 		codex.New(),
 		claude.New(),
 		replay.New(func() sessions.Parser { return codex.NewParser() }, player),
-	)
+	).Hide(replay.Name)
 }
 
 // Lookup implements sessions.Adapters.
@@ -53,11 +63,14 @@ func (r *Registry) Lookup(name string) (sessions.Adapter, error) {
 	return nil, fmt.Errorf("unknown adapter %q (known: %s)", name, strings.Join(r.Names(), ", "))
 }
 
-// Names implements sessions.Adapters.
+// Names implements sessions.Adapters: the adapters a user may choose, in
+// order. Hidden ones are left out.
 func (r *Registry) Names() []string {
 	out := make([]string, 0, len(r.byName))
 	for n := range r.byName {
-		out = append(out, n)
+		if !r.hidden[n] {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/detail"
@@ -43,8 +42,8 @@ type Options struct {
 	Now func() time.Time
 	// Window bounds how much of each turn file the detail pane reads.
 	Window int64
-	// Tick is how often runtimes refresh; 0 means once a second, negative
-	// never (tests).
+	// Tick is how often runtimes refresh while a session runs; 0 means once
+	// a second, negative never (tests). With nothing running, nothing ticks.
 	Tick time.Duration
 	Log  *slog.Logger
 }
@@ -67,7 +66,6 @@ type Model struct {
 	detail detail.Model
 	prompt prompt.Model
 	help   help.Model
-	spin   spinner.Model
 
 	focus         focus
 	showHelp      bool
@@ -75,6 +73,10 @@ type Model struct {
 	statusErr     bool
 	width, height int
 	loaded        bool
+	// ticking says a tick is scheduled; frame animates the status line's
+	// spinner, one step a tick.
+	ticking bool
+	frame   int
 
 	// listSub follows every session; trajSub the selected one's events.
 	listSub, trajSub *sessions.Subscription
@@ -96,7 +98,6 @@ func New(ctx context.Context, opt Options) Model {
 		opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	st, km := styles.New(), keys.Default()
-	sp := spinner.New(spinner.WithSpinner(spinner.Spinner{Frames: []string{"◐", "◓", "◑", "◒"}, FPS: opt.Tick}))
 	m := Model{
 		ctx: ctx, opt: opt, st: st, km: km,
 		header: header.New(st, opt.StateDir),
@@ -104,20 +105,16 @@ func New(ctx context.Context, opt Options) Model {
 		detail: detail.New(st, km),
 		prompt: prompt.New(st, km),
 		help:   help.New(),
-		spin:   sp,
 	}
 	m.list.SetNow(opt.Now())
 	m.list.SetFocused(true)
 	return m
 }
 
-// Init loads the sessions and starts listening for changes and the clock.
+// Init loads the sessions and starts listening for changes. The clock
+// starts once a session is seen running.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.subscribe(listFeed, "", sessions.SubscribeOptions{})}
-	if m.opt.Tick > 0 {
-		cmds = append(cmds, m.spin.Tick)
-	}
-	return tea.Batch(cmds...)
+	return m.subscribe(listFeed, "", sessions.SubscribeOptions{})
 }
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends.
@@ -125,8 +122,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, log *slog.Logger, p
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := New(ctx, Options{Sessions: mgr, StateDir: stateDir, Log: log})
-	opts := append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}, progOpts...)
-	final, err := tea.NewProgram(m, opts...).Run()
+	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()
 	}

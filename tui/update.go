@@ -3,11 +3,12 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/prompt"
 )
 
@@ -30,10 +31,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			m.setStatus(msg.text)
 		}
-	case spinner.TickMsg:
-		var cmd tea.Cmd
-		m.spin, cmd = m.spin.Update(msg)
-		cmds = append(cmds, cmd, m.onTick())
+	case tickMsg:
+		m.ticking = false
+		m.frame++
+		m.list.SetNow(m.opt.Now())
+		cmds = append(cmds, m.tick())
 	case prompt.SubmitMsg:
 		cmds = append(cmds, m.onSubmit(msg))
 	case prompt.CancelMsg:
@@ -42,6 +44,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.layout()
 	case tea.KeyMsg:
+		// Letters typed fast (or sent at once, as tmux send-keys does) can
+		// arrive as one message: outside a text field each is its own key.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && !m.prompt.Active() {
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			}
+			break
+		}
 		cmds = append(cmds, m.onKey(msg))
 	case tea.MouseMsg:
 		var cmd tea.Cmd
@@ -57,10 +67,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) setStatus(s string) { m.status, m.statusErr = s, false }
+func (m *Model) setStatus(s string) { m.status, m.statusErr = render.SafeLine(s), false }
 
 func (m *Model) setError(err error) {
-	m.status, m.statusErr = err.Error(), true
+	m.status, m.statusErr = render.SafeLine(err.Error()), true
 	m.opt.Log.Warn("dashboard", "err", err)
 }
 
@@ -117,7 +127,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			m.detail.SetSession(s)
 		}
 		m.layout()
-		return tea.Batch(m.followSelection(), next(msg.feed, msg.sub))
+		return tea.Batch(m.followSelection(), next(msg.feed, msg.sub), m.tick())
 	}
 	for _, u := range msg.updates {
 		if u.Err != nil && !errors.Is(u.Err, sessions.ErrNotFound) {
@@ -128,11 +138,19 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 	return next(msg.feed, msg.sub)
 }
 
-// onTick advances runtimes. Liveness needs no tick: the subscription hears
-// a dead supervisor through its pidfd.
-func (m *Model) onTick() tea.Cmd {
-	m.list.SetNow(m.opt.Now())
-	return nil
+// tickMsg advances runtimes and the spinner.
+type tickMsg time.Time
+
+// tick schedules the next tick while a session runs: runtimes advance once
+// a second then, and an idle dashboard with nothing running never wakes.
+// Liveness needs no tick: the subscription hears a dead supervisor through
+// its pidfd.
+func (m *Model) tick() tea.Cmd {
+	if m.ticking || m.opt.Tick <= 0 || !m.hasRunning() {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(m.opt.Tick, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // followSelection points the detail pane at the selected session, with a

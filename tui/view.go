@@ -13,7 +13,7 @@ func (m *Model) layout() {
 		return
 	}
 	avail := max(2, m.height-3) // header, status line, help line
-	rows := len(m.list.All()) + 1
+	rows := m.list.Len() + 1
 	listH := min(max(4, rows), max(4, avail*2/5))
 	if listH > avail-2 {
 		listH = max(1, avail/2)
@@ -61,7 +61,7 @@ func (m Model) statusLine() string {
 	}
 	line := m.status
 	if m.hasRunning() {
-		line = m.spin.View() + " " + line
+		line = spinnerFrames[m.frame%len(spinnerFrames)] + " " + line
 	}
 	style := m.st.Status
 	if m.statusErr {
@@ -70,14 +70,9 @@ func (m Model) statusLine() string {
 	return lipgloss.NewStyle().MaxWidth(m.width).Render(style.Render(line))
 }
 
-func (m Model) hasRunning() bool {
-	for _, s := range m.list.All() {
-		if !s.Status.Finished() {
-			return true
-		}
-	}
-	return false
-}
+var spinnerFrames = []string{"◐", "◓", "◑", "◒"}
+
+func (m Model) hasRunning() bool { return m.list.Running() }
 
 // fitHeight pads or cuts the screen to exactly h lines, so nothing scrolls.
 func fitHeight(s string, h int) string {

@@ -13,23 +13,33 @@
 //	{"at_ms": 9000, "exit": 0}
 //
 // In a line, "$THREAD" becomes the session's thread id and "$PROMPT" the
-// prompt. Recordings live in the state dir's replays/ folder; the first turn
-// plays the recording whose task is the prompt, follow-ups play
-// "followup.jsonl".
+// prompt. Recordings are played from the state dir's replays/ folder; the
+// first turn plays the recording whose task is the prompt, follow-ups play
+// "followup.jsonl". The demo's recordings are built into the binary
+// (Recordings), so `zwarm demo` works from any directory.
 package replay
 
 import (
 	"bufio"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
 )
+
+// Recordings are the demo's recordings, in recordings/*.jsonl.
+//
+//go:embed recordings/*.jsonl
+var Recordings embed.FS
 
 // Name is the adapter's name.
 const Name = "replay"
@@ -107,13 +117,31 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 
 // List reads the headers of the recordings in dir, by path.
 func List(dir string) (map[string]Header, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	out, err := listFS(os.DirFS(dir), ".")
+	if err != nil {
+		return nil, err
+	}
+	byPath := make(map[string]Header, len(out))
+	for p, h := range out {
+		byPath[filepath.Join(dir, p)] = h
+	}
+	return byPath, nil
+}
+
+// listFS reads the headers of the recordings in dir of fsys.
+func listFS(fsys fs.FS, dir string) (map[string]Header, error) {
+	paths, err := fs.Glob(fsys, path.Join(dir, "*.jsonl"))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]Header{}
 	for _, p := range paths {
-		h, err := readHeader(p)
+		f, err := fsys.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		h, err := readHeader(f, p)
+		f.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -122,26 +150,26 @@ func List(dir string) (map[string]Header, error) {
 	return out, nil
 }
 
-func readHeader(path string) (Header, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Header{}, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+func readHeader(r io.Reader, name string) (Header, error) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var h Header
 	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &h) != nil || h.Replay != 1 {
-		return Header{}, fmt.Errorf("%s is not a zwarm recording (its first line must be {\"replay\": 1, ...})", path)
+		return Header{}, fmt.Errorf("%s is not a zwarm recording (its first line must be {\"replay\": 1, ...})", name)
 	}
 	h.Task = strings.TrimSpace(h.Task)
 	return h, nil
 }
 
-// Stage copies the recordings of src into stateDir's replays folder and
-// returns their headers, sorted by task.
+// Stage copies recordings into stateDir's replays folder and returns their
+// headers, sorted by task: those of the folder src, or with src "", the
+// ones built in.
 func Stage(stateDir, src string) ([]Header, error) {
-	recs, err := List(src)
+	fsys, dir, where := fs.FS(Recordings), "recordings", "the built-in recordings"
+	if src != "" {
+		fsys, dir, where = os.DirFS(src), ".", src
+	}
+	recs, err := listFS(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -152,18 +180,18 @@ func Stage(stateDir, src string) ([]Header, error) {
 		}
 	}
 	if len(tasks) == 0 {
-		return nil, fmt.Errorf("no recordings in %s: run zwarm demo from a zwarm checkout (they are in .zwarm-example/replays) or pass --replays DIR", src)
+		return nil, fmt.Errorf("no recordings with a task in %s (each is a .jsonl file whose first line is {\"replay\": 1, \"task\": ...})", where)
 	}
 	dst := filepath.Join(stateDir, Dir)
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return nil, err
 	}
 	for p := range recs {
-		data, err := os.ReadFile(p)
+		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dst, filepath.Base(p)), data, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dst, path.Base(p)), data, 0o600); err != nil {
 			return nil, err
 		}
 	}

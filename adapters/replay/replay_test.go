@@ -15,7 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-const bundled = "../../.zwarm-example/replays"
+const bundled = "recordings"
 
 // Every bundled recording must be real codex output: each line parses to
 // known events, each first turn has a thread, and all end with an exit.
@@ -106,7 +106,20 @@ func TestCommandPicksTheRecording(t *testing.T) {
 	if _, err := a.Command(sessions.TurnRequest{StateDir: state, Prompt: "no such task"}); !errors.Is(err, sessions.ErrInvalidRequest) {
 		t.Fatalf("unknown task: %v", err)
 	}
-	if _, err := Stage(t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "--replays") {
+	if _, err := Stage(t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no recordings") {
 		t.Fatalf("empty replays dir: %v", err)
+	}
+}
+
+// The demo works from any directory: its recordings are in the binary.
+func TestBuiltInRecordingsStageFromAnywhere(t *testing.T) {
+	t.Chdir(t.TempDir())
+	state := t.TempDir()
+	recs, err := Stage(state, "")
+	if err != nil || len(recs) < 5 {
+		t.Fatalf("%d recordings, %v", len(recs), err)
+	}
+	if _, err := os.Stat(filepath.Join(state, Dir, "followup.jsonl")); err != nil {
+		t.Fatalf("the follow-up recording was not staged: %v", err)
 	}
 }

@@ -12,17 +12,21 @@ import (
 type cleanOptions struct {
 	f         *factory
 	olderThan string
+	yes       bool
+	dryRun    bool
 }
 
 func newCleanCmd(f *factory) *cobra.Command {
 	o := &cleanOptions{f: f}
 	c := &cobra.Command{
 		Use:   "clean",
-		Short: "Delete finished sessions that ended long ago",
+		Short: "Delete settled sessions that ended long ago (asks first on a terminal)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE:  func(c *cobra.Command, _ []string) error { return runClean(c, o) },
 	}
 	c.Flags().StringVar(&o.olderThan, "older-than", "7d", "age of the end of a session, e.g. 7d, 12h, 30m")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would be deleted, delete nothing")
 	return c
 }
 
@@ -35,12 +39,29 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 	if err != nil {
 		return err
 	}
-	removed, err := m.Clean(c.Context(), d, false)
-	for _, id := range removed {
-		fmt.Fprintf(o.f.io.out, "removed %s\n", id)
+	io := o.f.io
+	ctx := c.Context()
+	// Always look first: the question names how many, and --dry-run stops here.
+	doomed, err := m.Clean(ctx, d, true)
+	if err != nil {
+		return err
 	}
-	if err == nil && len(removed) == 0 {
-		fmt.Fprintf(o.f.io.out, "nothing finished more than %s ago\n", o.olderThan)
+	if len(doomed) == 0 {
+		fmt.Fprintf(io.errOut, "nothing settled more than %s ago\n", o.olderThan)
+		return nil
+	}
+	if o.dryRun {
+		for _, id := range doomed {
+			fmt.Fprintf(io.out, "would remove %s\n", id)
+		}
+		return nil
+	}
+	if err := confirm(io, o.yes, fmt.Sprintf("delete %d sessions that ended more than %s ago?", len(doomed), o.olderThan), "clean"); err != nil {
+		return err
+	}
+	removed, err := m.Clean(ctx, d, false)
+	for _, id := range removed {
+		fmt.Fprintf(io.out, "removed %s\n", id)
 	}
 	return err
 }

@@ -41,7 +41,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"bad status", []string{"ls", "--status", "done"}, 2, "unknown status"},
 		{"bad age", []string{"clean", "--older-than", "soon"}, 2, "not an age"},
 		{"empty inject", []string{"inject", id, ""}, 2, "empty message"},
-		{"missing turn", []string{"logs", "--raw", "--turn", "9", id}, 1, "no turn 9"},
+		{"missing turn", []string{"logs", "--raw", "--turn", "9", id}, 2, "no turn 9"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 		t.Fatalf("wait --any: %+v", got)
 	}
 	r := w.zwarm("wait", "--timeout", "200ms", slow)
-	if r.code != 1 || !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, slow[:8]) {
+	if r.code != 124 || !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, slow[:8]) {
 		t.Fatalf("timeout: exit %d %q", r.code, r.stderr)
 	}
 	touch(t, gate)
@@ -157,10 +157,17 @@ func TestRmAndClean(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.state, "sessions", running)); !os.IsNotExist(err) {
 		t.Fatalf("rm --force left the session: %v", err)
 	}
-	if out := w.ok("clean"); !strings.Contains(out, "nothing") {
-		t.Fatalf("clean removed a fresh session: %q", out)
+	if r := w.zwarm("clean"); r.code != 0 || !strings.Contains(r.stderr, "nothing") {
+		t.Fatalf("clean removed a fresh session: %+v", r)
 	}
-	if out := w.ok("clean", "--older-than", "0s"); !strings.Contains(out, done) {
+	// Piped, a bulk delete needs --yes; --dry-run only lists.
+	if r := w.zwarm("clean", "--older-than", "0s"); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("clean without --yes: %+v", r)
+	}
+	if out := w.ok("clean", "--older-than", "0s", "--dry-run"); !strings.Contains(out, "would remove "+done) {
+		t.Fatalf("clean --dry-run: %q", out)
+	}
+	if out := w.ok("clean", "--older-than", "0s", "--yes"); !strings.Contains(out, done) {
 		t.Fatalf("clean --older-than 0s: %q", out)
 	}
 	if list := w.ls(); len(list) != 0 {

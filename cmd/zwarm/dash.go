@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,8 +52,12 @@ func colorProfile() {
 }
 
 // fileLogger logs to logs/zwarm.log in the state dir: never to the
-// terminal the dashboard draws on.
+// terminal the dashboard draws on. A state dir that does not exist is not
+// made for it (the dashboard only reads): then nothing is logged.
 func fileLogger(stateDir string) (*slog.Logger, func(), error) {
+	if _, err := os.Stat(stateDir); errors.Is(err, fs.ErrNotExist) {
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
+	}
 	dir := filepath.Join(stateDir, "logs")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("log dir: %w", err)

@@ -85,24 +85,18 @@ func TestDashboardWholeProgram(t *testing.T) {
 	}
 }
 
-// TestDemoWithoutTUI runs the newcomer's first command headless: real
-// supervised workers play the bundled recordings to their end.
+// TestDemoWithoutTUI runs the newcomer's first command headless, from a
+// directory that is not a checkout: real supervised workers play the
+// recordings built into the binary to their end.
 func TestDemoWithoutTUI(t *testing.T) {
 	w := newWorld(t)
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmp := t.TempDir()
 	w.extraEnv = []string{"TMPDIR=" + tmp}
-	out := w.ok("demo", "--no-tui", "--speed", "40", "--replays", filepath.Join(root, ".zwarm-example", "replays"))
-	final := ""
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "│") {
-			final = l // the summary line of the last table
-		}
-	}
-	if !strings.Contains(out, "running") || !strings.HasPrefix(final, "4 completed  1 failed") || !strings.Contains(out, "profile zwarm ls") {
+	out := w.ok("demo", "--no-tui", "--speed", "40")
+	tables := strings.Split(strings.TrimSpace(out), "\n\n")
+	final := tables[len(tables)-1]
+	if !strings.Contains(out, "\trunning\t") || strings.Count(final, "\tcompleted\t") != 4 || strings.Count(final, "\tfailed\t") != 1 ||
+		!strings.Contains(out, "profile zwarm ls") {
 		t.Fatalf("demo printed:\n%s", out)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -27,12 +26,13 @@ func newDemoCmd(f *factory) *cobra.Command {
 		Use:   "demo",
 		Short: "Watch zwarm supervise a handful of workers, no API key needed",
 		Long: `demo starts real supervised workers that play back recorded agent transcripts
-(from .zwarm-example/replays) with their original pacing, in a temporary state
-dir, and opens the dashboard on them. Try the keys: i sends a follow-up, x kills.`,
+(built into zwarm, or the folder --replays names) with their original pacing,
+in a temporary state dir, and opens the dashboard on them. Try the keys: i
+sends a follow-up, x kills.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error { return runDemo(c, o) },
 	}
-	c.Flags().StringVar(&o.replays, "replays", filepath.Join(".zwarm-example", "replays"), "folder of recordings")
+	c.Flags().StringVar(&o.replays, "replays", "", "folder of recordings to play instead of the built-in ones")
 	c.Flags().Float64Var(&o.speed, "speed", 1, "play the recordings this many times faster")
 	c.Flags().BoolVar(&o.noTUI, "no-tui", false, "print the live session list instead of the dashboard")
 	c.Flags().BoolVar(&o.keep, "keep", false, "keep the demo's state dir afterwards")
@@ -50,9 +50,12 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	recs, err := replay.Stage(dir, o.replays)
 	if err != nil {
 		os.RemoveAll(dir)
+		if o.replays != "" {
+			return usagef("--replays: %v", err)
+		}
 		return err
 	}
-	o.f.stateDir = dir
+	o.f.useStateDir(dir)
 	m, err := o.f.manager()
 	if err != nil {
 		return err
@@ -137,7 +140,7 @@ func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
 		}
 		if key != last {
 			last = key
-			writeTable(f.io.out, list, timeNow())
+			writeSessions(f.io, list, timeNow(), false)
 			fmt.Fprintln(f.io.out)
 		}
 		if done {

@@ -1,17 +1,29 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// Exit codes.
+// Exit codes, the same for every command (README "Exit codes"):
+//
+//	0    it worked
+//	1    the work failed: a session failed or was killed, a kill or a
+//	     removal did not happen, records could not be read, an agent
+//	     could not be started
+//	2    the command line, a session id or the configuration is wrong:
+//	     nothing ran
+//	124  a wait gave up at its --timeout (as timeout(1) does)
+//	130  interrupted (Ctrl-C)
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitTimeout     = 124
+	exitInterrupted = 130
 )
 
 // usageError is a command line that cannot be run as written.
@@ -24,8 +36,15 @@ func usagef(format string, a ...any) error {
 	return &usageError{fmt.Errorf(format, a...)}
 }
 
+// timeoutError is a wait that gave up at its deadline.
+type timeoutError struct{ err error }
+
+func (e *timeoutError) Error() string { return e.err.Error() }
+func (e *timeoutError) Unwrap() error { return e.err }
+
 // silentError has already been reported (a failed session printed as the
-// command's result); it only sets the exit code.
+// command's result, unreadable records listed under a table); it only sets
+// the exit code.
 type silentError struct{ code int }
 
 func (e *silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
@@ -39,13 +58,29 @@ func exitCode(err error, io *streams) int {
 	if errors.As(err, &se) {
 		return se.code
 	}
+	code := classify(err)
+	if code == exitInterrupted {
+		fmt.Fprintln(io.errOut, "zwarm: interrupted")
+		return code
+	}
 	fmt.Fprintln(io.errOut, "zwarm:", err)
+	return code
+}
+
+// classify maps an error to its exit code.
+func classify(err error) int {
 	var ue *usageError
+	var te *timeoutError
 	var ce *sessions.ConfigError
 	var ae *sessions.AmbiguousError
-	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &ae) || errors.Is(err, sessions.ErrInvalidID) ||
-		errors.Is(err, sessions.ErrNotFound) || errors.Is(err, sessions.ErrInvalidRequest) {
+	switch {
+	case errors.As(err, &te):
+		return exitTimeout
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ae),
+		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, sessions.ErrInvalidRequest):
 		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
 	}
 	return exitFailure
 }

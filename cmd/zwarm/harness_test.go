@@ -146,6 +146,30 @@ func (w *world) zwarm(args ...string) result {
 	return result{o.String(), e.String(), code}
 }
 
+// zwarmIn runs the binary in dir without ZWARM_STATE_DIR, so the state dir
+// is found as a user's would be, with env added.
+func (w *world) zwarmIn(dir string, env []string, args ...string) result {
+	w.t.Helper()
+	cmd := exec.Command(bins.zwarm, args...)
+	cmd.Dir = dir
+	for _, e := range w.env() {
+		if !strings.HasPrefix(e, "ZWARM_STATE_DIR=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("run zwarm %v: %v", args, err)
+	}
+	return result{o.String(), e.String(), code}
+}
+
 // ok runs zwarm and fails the test unless it exits 0.
 func (w *world) ok(args ...string) string {
 	w.t.Helper()
@@ -174,6 +198,21 @@ func (w *world) show(id string) session {
 	var s session
 	if err := json.Unmarshal([]byte(w.ok("show", "--json", id)), &s); err != nil {
 		w.t.Fatal(err)
+	}
+	return s
+}
+
+// record is a session's meta.json as the supervisor wrote it, with the
+// bookkeeping --json leaves out (owner, agent).
+func (w *world) record(id string) sessions.Session {
+	w.t.Helper()
+	var s sessions.Session
+	data, err := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	if err != nil {
+		return s
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return sessions.Session{}
 	}
 	return s
 }

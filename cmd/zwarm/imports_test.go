@@ -78,3 +78,22 @@ func TestImportRules(t *testing.T) {
 		t.Fatalf("checked only %d packages", checked)
 	}
 }
+
+// Every package's init runs at every zwarm start, whatever the command.
+// These do work at init that no command needs: the clipboard package looks
+// for clipboard programs along PATH (some fifty file lookups).
+var heavyInit = []string{"github.com/atotto/clipboard"}
+
+func TestNoDependencyWorksAtStartup(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, h := range heavyInit {
+			if dep == h {
+				t.Errorf("zwarm links %s, whose init runs at every start", h)
+			}
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type injectOptions struct {
@@ -13,7 +17,7 @@ type injectOptions struct {
 	id      string
 	message string
 	wait    bool
-	json    bool
+	out     jsonFlags
 }
 
 func newInjectCmd(f *factory) *cobra.Command {
@@ -22,17 +26,19 @@ func newInjectCmd(f *factory) *cobra.Command {
 		Use:     "inject ID [--] MESSAGE",
 		Aliases: []string{"continue"},
 		Short:   "Send a follow-up: the next turn of the same agent thread",
-		Long: `Send a follow-up to a session. A finished session continues at once with the
+		Long: `Send a follow-up to a session. A settled session continues at once with the
 agent's native resume (same thread, full context). A running session queues
-the message; it is delivered, in order, when the running turn ends.`,
+the message; it is delivered, in order, when the running turn ends. The
+command says which happened.`,
 		Args: minArgs(2, "a session id and a message"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id, o.message = args[0], strings.Join(args[1:], " ")
 			return runInject(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, nil),
 	}
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
-	c.Flags().BoolVar(&o.json, "json", false, "print the session as JSON (with --wait, once the turn ended)")
+	o.out.add(c, "the session (with --wait, once the turn ended)")
 	return c
 }
 
@@ -40,46 +46,60 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	if strings.TrimSpace(o.message) == "" {
 		return usagef("empty message: say what the agent should do next")
 	}
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
 	}
 	ctx := c.Context()
 	res, err := m.Inject(ctx, o.id, o.message)
+	if errors.Is(err, sessions.ErrStopping) {
+		return fmt.Errorf("inject %s: it is being killed, so the follow-up was not sent; once it has stopped, send it again to resume it", o.id)
+	}
 	if err != nil {
 		return err
 	}
+	io := o.f.io
 	if !o.wait {
-		if o.json {
-			return writeJSON(o.f.io.out, res.Session)
+		if o.out.on() {
+			return o.out.write(io.out, toJSON(res.Session))
 		}
-		fmt.Fprintf(o.f.io.out, "%s %s\n", res.Session.ID, injectOutcome(res))
+		fmt.Fprintf(io.out, "%s %s\n", sessions.ShortID(res.Session.ID), injectOutcome(res))
 		return nil
 	}
-	e, s, err := m.WaitInbox(ctx, res.Session.ID, res.Entry.ID)
+	if !o.out.on() {
+		fmt.Fprintf(io.errOut, "%s %s\n", sessions.ShortID(res.Session.ID), injectOutcome(res))
+	}
+	e, s, err := waitInbox(ctx, io, m, res, o.out.on())
 	if err != nil {
 		return err
 	}
-	if o.json {
-		if err := writeJSON(o.f.io.out, s); err != nil {
+	if o.out.on() {
+		if err := o.out.write(io.out, toJSON(s)); err != nil {
 			return err
 		}
 	}
 	if e.State == sessions.InboxUndelivered {
-		if !o.json {
-			fmt.Fprintf(o.f.io.out, "%s: follow-up not delivered: %s\n", s.ID, e.Reason)
+		if !o.out.on() {
+			fmt.Fprintf(io.out, "%s follow-up not delivered: %s\n", sessions.ShortID(s.ID), render.Clip(e.Reason, 300))
 		}
 		return &silentError{code: exitFailure}
 	}
 	t := s.Turns[e.Turn-1]
-	if !o.json {
-		fmt.Fprintf(o.f.io.out, "%s turn %d %s\n", s.ID, t.N, t.Status)
+	if !o.out.on() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s turn %d %s\n", sessions.ShortID(s.ID), t.N, io.paint(statusColor(t.Status), string(t.Status)))
 		if t.Error != "" {
-			fmt.Fprintf(o.f.io.out, "error: %s\n", t.Error)
+			b.WriteString("  error: " + render.Clip(render.ErrorText(t.Error), 1000) + "\n")
 		}
 		if t.LastMessage != "" {
-			fmt.Fprintln(o.f.io.out, t.LastMessage)
+			for _, l := range render.Lines(t.LastMessage) {
+				b.WriteString("  » " + l + "\n")
+			}
 		}
+		io.out.Write([]byte(b.String()))
 	}
 	if t.Status != sessions.StatusCompleted {
 		return &silentError{code: exitFailure}
@@ -87,20 +107,49 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	return nil
 }
 
+// waitInbox waits until the follow-up has become a turn that ended (or was
+// dropped), showing the session's progress on a terminal meanwhile.
+func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*sessions.InboxEntry, *sessions.Session, error) {
+	var prog *progress
+	if !quiet {
+		prog = startProgress(io, "waiting for the follow-up to "+sessions.ShortID(res.Session.ID))
+	}
+	if prog != nil {
+		pctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer func() {
+			cancel()
+			wg.Wait()
+			prog.Stop()
+		}()
+		if sub, err := m.Subscribe(pctx, sessions.SubscribeOptions{IDs: []string{res.Session.ID}, Events: true}); err == nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer sub.Close()
+				for u := range sub.C() {
+					prog.Update(u)
+				}
+			}()
+		}
+	}
+	return m.WaitInbox(ctx, res.Session.ID, res.Entry.ID)
+}
+
 // injectOutcome says what became of a follow-up, as Inject decided it.
 func injectOutcome(r *sessions.InjectResult) string {
 	ahead := ""
 	if r.Ahead > 0 {
-		ahead = fmt.Sprintf(", after %d earlier follow-up(s)", r.Ahead)
+		ahead = fmt.Sprintf(", after %s", render.Plural(r.Ahead, "earlier follow-up"))
 	}
 	switch r.Outcome {
 	case sessions.InjectQueued:
 		if r.Live {
-			return fmt.Sprintf("queued: the running agent takes it as its next turn when turn %d ends%s", r.Turn, ahead)
+			return fmt.Sprintf("queued behind turn %d: the running agent takes it as its next turn%s", r.Turn, ahead)
 		}
-		return fmt.Sprintf("queued: it resumes the agent's thread when turn %d ends%s", r.Turn, ahead)
+		return fmt.Sprintf("queued behind turn %d: the agent's thread resumes with it when that turn ends%s", r.Turn, ahead)
 	case sessions.InjectRestarted:
-		return fmt.Sprintf("started turn %d: the agent never reported a thread to resume, so it starts anew with the message", r.Turn)
+		return fmt.Sprintf("restarted as turn %d: the agent never reported a thread to resume, so a new run starts with the message", r.Turn)
 	}
-	return fmt.Sprintf("resuming: the agent continues its thread as turn %d", r.Turn)
+	return fmt.Sprintf("resumed as turn %d: the agent continues its thread", r.Turn)
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type killOptions struct {
@@ -28,6 +30,7 @@ func newKillCmd(f *factory) *cobra.Command {
 			}
 			return runKill(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "kill every running session")
 	return c
@@ -44,7 +47,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		return err
 	}
 	if len(ids) == 0 {
-		fmt.Fprintln(o.f.io.out, "no running sessions")
+		fmt.Fprintln(o.f.io.errOut, "no running sessions to kill")
 		return nil
 	}
 	// Kills run side by side: each may wait out a grace period.
@@ -60,21 +63,40 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	}
 	wg.Wait()
 	for i := range ids {
-		if errs[i] == nil {
-			fmt.Fprintf(o.f.io.out, "%s %s\n", done[i].ID, done[i].Status)
+		switch {
+		case errs[i] == nil:
+			fmt.Fprintf(o.f.io.out, "%s %s\n", sessions.ShortID(done[i].ID), done[i].Status)
+		case errors.Is(errs[i], sessions.ErrNotRunning) && done[i] != nil:
+			errs[i] = fmt.Errorf("kill %s: not running: it %s", sessions.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// settledPhrase says how and when a settled session ended: "completed 4m
+// ago".
+func settledPhrase(s *sessions.Session, now time.Time) string {
+	what := map[sessions.Status]string{sessions.StatusCompleted: "completed", sessions.StatusFailed: "failed",
+		sessions.StatusKilled: "was killed"}[s.Status]
+	if what == "" {
+		what = "is " + string(s.Status)
+	}
+	if s.EndedAt != nil {
+		what += " " + render.Ago(now.Sub(*s.EndedAt))
+	}
+	return what
+}
+
 // targets is the sessions a command acts on: the ids given, or with all,
-// every session for which pick is true.
+// every session for which pick is true. Records that cannot be read are
+// left out of --all and reported.
 func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, pick func(*sessions.Session) bool) ([]string, error) {
 	if !all {
 		return ids, nil
 	}
 	list, err := m.List(ctx, sessions.ListOptions{})
-	if err != nil {
+	var le *sessions.ListError
+	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}
 	var out []string

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type logsOptions struct {
@@ -24,24 +24,28 @@ func newLogsCmd(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs ID",
 		Short: "Print what a session's agent did, or its raw JSONL",
-		Example: `  zwarm logs 3f2a -f           # follow a running session live
+		Long: `Print what a session's agent did, turn by turn, as zwarm show does; with -f,
+keep printing as it works until the session settles. --raw prints the JSONL
+the agent wrote, byte for byte.`,
+		Example: `  zwarm logs 3f2a -f              # follow a running session live
   zwarm logs 3f2a --raw --turn 2  # the raw JSONL of turn 2`,
 		Args: exactArgs(1, "one session id"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id = args[0]
+			if c.Flags().Changed("turn") && o.turn < 1 {
+				return usagef("--turn must be 1 or more (turns are numbered from 1)")
+			}
 			return runLogs(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, nil),
 	}
-	c.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing as the agent works, until the session ends")
+	c.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing as the agent works, until the session settles")
 	c.Flags().BoolVar(&o.raw, "raw", false, "print the raw JSONL the agent wrote")
 	c.Flags().IntVar(&o.turn, "turn", 0, "only this turn (default: all; with --raw: the last)")
 	return c
 }
 
 func runLogs(c *cobra.Command, o *logsOptions) error {
-	if o.turn < 0 {
-		return usagef("--turn must be 1 or more")
-	}
 	if o.raw && o.follow {
 		return usagef("--raw and --follow do not go together: follow the rendered log, or read a finished turn raw")
 	}
@@ -49,47 +53,57 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Context()
-	out := o.f.io.out
 	if o.raw {
-		s, err := m.Get(ctx, o.id)
-		if err != nil {
-			return err
-		}
-		n := o.turn
-		if n == 0 {
-			n = max(s.Turn, 1)
-		}
-		path, err := m.RawTurn(ctx, s.ID, n)
-		if err != nil {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(out, f)
-		return err
+		return rawLog(c.Context(), o, m)
 	}
-	err = m.Follow(ctx, o.id, sessions.FollowOptions{Only: o.turn, Live: o.follow}, func(st sessions.Step) {
-		switch st.Kind {
-		case sessions.StepTurnStarted:
-			writeTurnHeader(out, st.Turn)
-		case sessions.StepTurnEnded:
-			printLines(out, render.TurnEnd(st.Turn, cost(st.Turn.CostUSD)))
-		case sessions.StepEvent:
-			ev := st.Event
-			// Item updates are noise in a log; of the starts, only commands
-			// matter (they show what is running now).
-			if ev.Phase == sessions.PhaseUpdated || ev.Phase == sessions.PhaseStarted && ev.Type != sessions.EventCommand {
-				return
-			}
-			writeStep(out, ev)
-		}
-	})
-	if errors.Is(err, context.Canceled) {
+	io := o.f.io
+	var prog *progress
+	if o.follow {
+		prog = startProgress(io, "following "+sessions.ShortID(o.id))
+		defer prog.Stop()
+	}
+	lp := &logPrinter{st: m.Store(), w: io.out, from: 1, only: o.turn, follow: o.follow, prog: prog}
+	err = m.Follow(c.Context(), o.id, sessions.FollowOptions{Only: o.turn, Live: o.follow, OnUpdate: lp.update},
+		func(sessions.Step) {})
+	lp.finish()
+	if o.follow && errors.Is(err, context.Canceled) {
 		return nil // Ctrl-C ends a follow; that is not a failure
 	}
 	return err
+}
+
+// rawLog copies a turn's stdout as the agent wrote it.
+func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
+	s, err := m.Get(ctx, o.id)
+	if err != nil {
+		return err
+	}
+	n := o.turn
+	if n == 0 {
+		n = max(s.Turn, 1)
+	}
+	if !s.Legacy && n > len(s.Turns) {
+		return sessions.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), n, len(s.Turns))
+	}
+	path, err := m.RawTurn(ctx, s.ID, n)
+	if err != nil {
+		return sessions.Invalidf("%v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	written, err := io.Copy(o.f.io.out, f)
+	if err != nil {
+		return err
+	}
+	if written == 0 {
+		// Nothing on stdout: say where the rest is, off the byte-exact output.
+		if fi, err := os.Stat(m.Store().StderrPath(s.ID, n)); err == nil && fi.Size() > 0 {
+			fmt.Fprintf(o.f.io.errOut, "zwarm: turn %d printed nothing on stdout; its stderr (%d bytes) is %s\n",
+				n, fi.Size(), m.Store().StderrPath(s.ID, n))
+		}
+	}
+	return nil
 }

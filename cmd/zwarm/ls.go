@@ -1,68 +1,213 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type lsOptions struct {
-	f      *factory
-	status string
-	json   bool
-	now    func() time.Time
+	f       *factory
+	status  string
+	adapter string
+	model   string
+	source  string
+	text    string
+	limit   int
+	out     jsonFlags
+	now     func() time.Time
 }
 
 func newLsCmd(f *factory) *cobra.Command {
 	o := &lsOptions{f: f, now: time.Now}
 	c := &cobra.Command{
-		Use:     "ls",
+		Use:     "ls [TEXT]",
 		Aliases: []string{"list"},
 		Short:   "List sessions, newest first",
-		Args:    exactArgs(0, "no arguments"),
-		RunE:    func(c *cobra.Command, _ []string) error { return runLs(c, o) },
+		Long: `List sessions, newest first. TEXT keeps those whose id, task, model, adapter,
+source or status contain it. On a terminal the table fits the width; piped,
+it is tab-separated and untruncated.`,
+		Args: maxArgs(1, "at most one TEXT to look for"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.text = args[0]
+			}
+			return runLs(c, o)
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	c.Flags().StringVar(&o.status, "status", "", "only sessions with this status (pending, running, completed, failed, killed)")
-	c.Flags().BoolVar(&o.json, "json", false, "print a JSON array of sessions")
+	fl := c.Flags()
+	fl.StringVar(&o.status, "status", "", "only sessions with this status (pending, running, completed, failed, killed)")
+	fl.StringVar(&o.adapter, "adapter", "", "only sessions of this adapter")
+	fl.StringVarP(&o.model, "model", "m", "", "only sessions of this model")
+	fl.StringVar(&o.source, "source", "", "only sessions started by: user, mcp, run:RUN_ID")
+	fl.IntVarP(&o.limit, "limit", "L", 0, "at most this many, the newest (0: all)")
+	o.out.add(c, "a JSON array of sessions")
+	completeFlags(c, f)
 	return c
 }
 
-func runLs(c *cobra.Command, o *lsOptions) error {
-	var filter sessions.Status
+func (o *lsOptions) filter() (sessions.ListOptions, error) {
+	opt := sessions.ListOptions{Adapter: o.adapter, Model: o.model, Text: o.text, Limit: o.limit}
 	if o.status != "" {
 		st, err := sessions.ParseStatus(o.status)
 		if err != nil {
-			return usagef("--status: %v", err)
+			return opt, usagef("--status: %v", err)
 		}
-		filter = st
+		opt.Status = st
+	}
+	if o.source != "" {
+		src, err := sessions.ParseSource(o.source)
+		if err != nil {
+			return opt, usagef("--source: %v", err)
+		}
+		opt.Source = src
+	}
+	if o.limit < 0 {
+		return opt, usagef("--limit must not be negative")
+	}
+	return opt, nil
+}
+
+func runLs(c *cobra.Command, o *lsOptions) error {
+	opt, err := o.filter()
+	if err != nil {
+		return err
+	}
+	if _, err := o.out.check(); err != nil {
+		return err
 	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
 	}
-	list, err := m.List(c.Context(), sessions.ListOptions{Status: filter})
-	if err != nil {
+	io := o.f.io
+	list, err := m.List(c.Context(), opt)
+	var le *sessions.ListError
+	if err != nil && !errors.As(err, &le) {
 		return err
 	}
-	if o.json {
-		return writeJSON(o.f.io.out, list)
+	if o.out.on() {
+		if err := o.out.write(io.out, listJSON(list)); err != nil {
+			return err
+		}
+	} else if len(list) == 0 {
+		fmt.Fprintln(io.errOut, emptyNote(c, m, opt))
+	} else {
+		writeSessions(io, list, o.now(), true)
 	}
-	writeTable(o.f.io.out, list, o.now())
-	return nil
+	return reportUnreadable(io, le)
+}
+
+// reportUnreadable lists the records a listing could not read, each with
+// its reason, under the output; the command then exits 1.
+func reportUnreadable(io *streams, le *sessions.ListError) error {
+	if le == nil {
+		return nil
+	}
+	for _, r := range le.Records {
+		fmt.Fprintf(io.errOut, "zwarm: cannot read session %s: %s\n", r.ID, render.SafeLine(r.Err.Error()))
+	}
+	fmt.Fprintf(io.errOut, "zwarm: %s could not be read (zwarm rm --force ID removes one)\n", render.Plural(len(le.Records), "session record"))
+	return &silentError{code: exitFailure}
+}
+
+// emptyNote says why nothing is listed: nothing there yet, or nothing that
+// matches while other sessions exist.
+func emptyNote(c *cobra.Command, m *sessions.Manager, opt sessions.ListOptions) string {
+	if opt == (sessions.ListOptions{Limit: opt.Limit}) {
+		return fmt.Sprintf("no sessions in %s (start one with: zwarm spawn \"TASK\")", m.Store().Dir())
+	}
+	all, _ := m.List(c.Context(), sessions.ListOptions{})
+	what := "sessions match"
+	if opt == (sessions.ListOptions{Status: opt.Status, Limit: opt.Limit}) {
+		what = string(opt.Status) + " sessions"
+	}
+	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(len(all), "session"))
 }
 
 // recent is how long a finished session stays marked as news.
 const recent = time.Minute
 
-func writeTable(w io.Writer, list []*sessions.Session, now time.Time) {
-	if len(list) == 0 {
-		fmt.Fprintln(w, "no sessions (start one with: zwarm spawn \"TASK\")")
-		return
+// writeSessions prints the session table; with summary, on a terminal, a
+// line of totals comes first.
+func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary bool) error {
+	var b strings.Builder
+	if summary && io.outTTY {
+		b.WriteString(summaryLine(io, list) + "\n\n")
 	}
+	t := &table{io: io, cols: []column{
+		{title: "ID"}, {title: "STATUS"}, {title: "ADAPTER", drop: 5}, {title: "MODEL", drop: 6},
+		{title: "TURN", drop: 2}, {title: "TOKENS", drop: 4}, {title: "COST", drop: 3}, {title: "AGE", drop: 1},
+		{title: "TASK", flex: true},
+	}}
+	for _, s := range list {
+		t.add(sessionRow(io, s, now)...)
+	}
+	if _, err := io.out.Write([]byte(b.String())); err != nil {
+		return err
+	}
+	return t.write(io.out)
+}
+
+func sessionRow(io *streams, s *sessions.Session, now time.Time) []cell {
+	status, sgr := statusCell(s, now)
+	tokens := cell{text: render.SessionTokens(s), raw: strconv.FormatInt(s.Usage.TotalTokens, 10)}
+	cost := cell{text: render.SessionCost(s)}
+	if s.CostUSD != nil {
+		cost.raw = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
+	}
+	return []cell{
+		{text: sessions.ShortID(s.ID), raw: s.ID},
+		{text: status, raw: string(s.Status), sgr: sgr},
+		{text: render.SafeLine(s.Adapter)},
+		{text: render.SafeLine(s.Model)},
+		{text: strconv.Itoa(s.Turn)},
+		tokens, cost,
+		{text: render.Age(now.Sub(s.CreatedAt)), raw: s.CreatedAt.UTC().Format(time.RFC3339)},
+		{text: render.Clip(s.Task, 200), raw: render.SafeLine(s.Task)},
+	}
+}
+
+// statusCell marks what needs a look, readable without colour: * a session
+// that just finished, ! one that failed or has follow-ups waiting, and how
+// long a running agent has been silent.
+func statusCell(s *sessions.Session, now time.Time) (string, string) {
+	text := string(s.Status)
+	if s.Settled() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
+		text += "*"
+	}
+	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 {
+		text += "!"
+	}
+	if q := render.Quiet(s, now); q != "" {
+		return text + ", " + q, sgrYellow
+	}
+	return text, statusColor(s.Status)
+}
+
+func statusColor(st sessions.Status) string {
+	switch st {
+	case sessions.StatusRunning:
+		return sgrCyan
+	case sessions.StatusCompleted:
+		return sgrGreen
+	case sessions.StatusFailed:
+		return sgrRed
+	case sessions.StatusKilled:
+		return sgrYellow
+	}
+	return sgrDim
+}
+
+// summaryLine counts sessions per status and sums their tokens and cost.
+func summaryLine(io *streams, list []*sessions.Session) string {
 	counts := map[sessions.Status]int{}
 	var total int64
 	var spent float64
@@ -76,37 +221,15 @@ func writeTable(w io.Writer, list []*sessions.Session, now time.Time) {
 			unknown++
 		}
 	}
-	head := ""
+	var parts []string
 	for _, st := range sessions.Statuses {
 		if counts[st] > 0 {
-			head += fmt.Sprintf("%d %s  ", counts[st], st)
+			parts = append(parts, io.paint(statusColor(st), fmt.Sprintf("%d %s", counts[st], st)))
 		}
 	}
-	costNote := ""
+	money := render.Money(spent)
 	if unknown > 0 {
-		costNote = fmt.Sprintf(" (+%d sessions of unknown price)", unknown)
+		money += fmt.Sprintf(" (+%s of unknown price)", render.Plural(unknown, "session"))
 	}
-	fmt.Fprintf(w, "%s│ %s tokens │ $%.2f%s\n\n", head, tokens(total), spent, costNote)
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tTASK")
-	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
-			sessions.ShortID(s.ID), statusCell(s, now), s.Adapter, s.Model, s.Turn,
-			tokens(s.Usage.TotalTokens), cost(s.CostUSD), age(now.Sub(s.CreatedAt)), clip(s.Task, 50))
-	}
-	tw.Flush()
-}
-
-// statusCell marks what needs a look: a session that just finished (*), one
-// that failed or has follow-ups waiting (!).
-func statusCell(s *sessions.Session, now time.Time) string {
-	mark := ""
-	if s.Status.Finished() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
-		mark = "*"
-	}
-	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 {
-		mark += "!"
-	}
-	return string(s.Status) + mark
+	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + money
 }

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -11,53 +12,68 @@ import (
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// printLines writes rendered lines, indented. Their text is safe already.
+func printLines(w io.Writer, lines []render.Line) {
+	bw := bufio.NewWriter(w)
+	for _, l := range lines {
+		bw.WriteString(l.String())
+		bw.WriteByte('\n')
+	}
+	bw.Flush()
 }
 
-// printOutcome says how a session's last turn ended, for --wait.
-func printOutcome(w io.Writer, s *sessions.Session) {
-	fmt.Fprintf(w, "%s %s (turn %d, %s tokens, %s)\n", s.ID, s.Status, s.Turn, tokens(s.Usage.TotalTokens), cost(s.CostUSD))
+// printOutcome says how a session's last turn ended, for wait and --wait:
+// its status, usage and cost, the error if any, and its last message.
+func printOutcome(io *streams, s *sessions.Session) {
+	var b strings.Builder
+	status, sgr := string(s.Status), statusColor(s.Status)
+	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", sessions.ShortID(s.ID), io.paint(sgr, status),
+		render.Plural(s.Turn, "turn"), render.SessionTokens(s), render.SessionCost(s))
 	if s.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", s.Error)
+		for i, l := range render.Lines(render.ErrorText(s.Error)) {
+			if i == 0 {
+				l = "error: " + l
+			}
+			b.WriteString("  " + l + "\n")
+		}
 	}
 	if s.LastMessage != "" {
-		fmt.Fprintln(w, s.LastMessage)
+		for _, l := range render.Lines(s.LastMessage) {
+			b.WriteString("  » " + l + "\n")
+		}
 	}
+	io.out.Write([]byte(b.String()))
 }
 
-func tokens(n int64) string { return render.Tokens(n) }
-
-func cost(c *float64) string { return render.Cost(c) }
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
+// stderrTail is the end of what a turn's agent wrote to stderr, for the
+// reason of a turn that failed; "" when there is none.
+func stderrTail(st *sessions.Store, id string, t sessions.Turn) string {
+	if t.EndedAt == nil || t.Status == sessions.StatusCompleted {
+		return ""
 	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// clip shortens s to n runes on one line.
-func clip(s string, n int) string { return render.Clip(s, n) }
-
-// printLines writes rendered step lines, indented.
-func printLines(w io.Writer, lines ...render.Line) {
-	for _, l := range lines {
-		fmt.Fprintln(w, strings.Repeat("  ", l.Indent)+l.Text)
+	f, err := os.Open(st.StderrPath(id, t.N))
+	if err != nil {
+		return ""
 	}
+	defer f.Close()
+	const tail = 4 << 10
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(0, fi.Size()-tail)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && len(buf) == 0 {
+		return ""
+	}
+	s := string(buf)
+	if off > 0 {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:] // start at a whole line
+		}
+	}
+	return s
 }
-
-// writeStep prints one event of a trajectory in a human form.
-func writeStep(w io.Writer, ev sessions.Event) { printLines(w, render.Of(ev)...) }
-
-func writeTurnHeader(w io.Writer, t sessions.Turn) { printLines(w, render.TurnHeader(t)) }
 
 // timeNow is the clock of the human-readable output.
 var timeNow = time.Now

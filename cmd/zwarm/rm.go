@@ -1,25 +1,29 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 )
 
 type rmOptions struct {
-	f     *factory
-	ids   []string
-	all   bool
-	force bool
+	f      *factory
+	ids    []string
+	all    bool
+	force  bool
+	yes    bool
+	dryRun bool
 }
 
 func newRmCmd(f *factory) *cobra.Command {
 	o := &rmOptions{f: f}
 	c := &cobra.Command{
 		Use:   "rm ID... | --all",
-		Short: "Delete finished sessions and everything they recorded",
+		Short: "Delete settled sessions and everything they recorded",
 		RunE: func(c *cobra.Command, args []string) error {
 			o.ids = args
 			if o.all == (len(args) > 0) {
@@ -27,9 +31,12 @@ func newRmCmd(f *factory) *cobra.Command {
 			}
 			return runRm(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return s.Settled() }),
 	}
-	c.Flags().BoolVar(&o.all, "all", false, "delete every finished session")
-	c.Flags().BoolVar(&o.force, "force", false, "kill running sessions first instead of refusing")
+	c.Flags().BoolVar(&o.all, "all", false, "delete every settled session (asks first on a terminal)")
+	c.Flags().BoolVar(&o.force, "force", false, "kill running sessions first instead of refusing; remove unreadable ones")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would be deleted, delete nothing")
 	return c
 }
 
@@ -45,14 +52,55 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 	if err != nil {
 		return err
 	}
+	io := o.f.io
+	if o.all && len(ids) == 0 {
+		fmt.Fprintln(io.errOut, "no settled sessions to delete")
+		return nil
+	}
+	if o.dryRun {
+		for _, id := range ids {
+			fmt.Fprintf(io.out, "would remove %s\n", id)
+		}
+		return nil
+	}
+	if o.all {
+		if err := confirm(o.f.io, o.yes, fmt.Sprintf("delete %d sessions and everything they recorded?", len(ids)), "rm --all"); err != nil {
+			return err
+		}
+	}
 	var errs []error
 	for _, id := range ids {
+		if !o.force {
+			// Say it plainly before the core refuses it.
+			if s, err := m.Get(ctx, id); err == nil && !s.Settled() && !s.Legacy {
+				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", sessions.ShortID(s.ID), s.Status))
+				continue
+			}
+		}
 		full, err := m.Remove(ctx, id, o.force)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(o.f.io.out, "removed %s\n", full)
+		fmt.Fprintf(io.out, "removed %s\n", full)
 	}
 	return errors.Join(errs...)
+}
+
+// confirm asks a yes/no question on a terminal. Without one, and without
+// --yes, it refuses: nothing is deleted in bulk without being asked for.
+func confirm(io *streams, yes bool, question, what string) error {
+	if yes {
+		return nil
+	}
+	if !io.interactive() {
+		return usagef("%s deletes without asking only with --yes (not a terminal, so it cannot ask)", what)
+	}
+	fmt.Fprintf(io.errOut, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(io.in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		fmt.Fprintln(io.errOut, "nothing deleted")
+		return &silentError{code: exitFailure}
+	}
+	return nil
 }

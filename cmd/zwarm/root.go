@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -11,27 +10,30 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// streams are the command's standard streams, replaceable in tests.
-type streams struct {
-	in     io.Reader
-	out    io.Writer
-	errOut io.Writer
-}
-
-func newStreams() *streams { return &streams{in: os.Stdin, out: os.Stdout, errOut: os.Stderr} }
-
 // factory gives commands what they share: streams and the session manager
 // for the state dir chosen by the global flag.
 type factory struct {
 	io       *streams
-	stateDir string
+	stateDir string // the --state-dir flag
+	chosen   *stateDirChoice
 }
 
-// StateDirEnv overrides the default state dir.
-const StateDirEnv = "ZWARM_STATE_DIR"
+// state is the state dir this invocation uses (chooseStateDir).
+func (f *factory) state() stateDirChoice {
+	if f.chosen == nil {
+		c := chooseStateDir(f.stateDir)
+		f.chosen = &c
+	}
+	return *f.chosen
+}
+
+// useStateDir makes the command use dir, whatever the flag said.
+func (f *factory) useStateDir(dir string) {
+	f.chosen = &stateDirChoice{dir, "--state-dir"}
+}
 
 func (f *factory) store() (*sessions.Store, error) {
-	return sessions.NewStore(f.stateDir)
+	return sessions.NewStore(f.state().dir)
 }
 
 func (f *factory) manager() (*sessions.Manager, error) {
@@ -51,41 +53,73 @@ func (f *factory) manager() (*sessions.Manager, error) {
 
 func newRootCmd(io *streams) *cobra.Command {
 	f := &factory{io: io}
-	def := os.Getenv(StateDirEnv)
-	if def == "" {
-		def = ".zwarm"
-	}
 	root := &cobra.Command{
 		Use:           "zwarm",
 		Short:         "Run coding agents as supervised background workers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Long: `zwarm runs coding agents (the Codex CLI) as supervised background workers,
-records everything they print under the state dir, and lets you list, read,
-continue and stop them.`,
+		Version:       versionString(),
+		Long: `zwarm runs coding agents (the Codex CLI, Claude Code) as supervised background
+workers, records everything they print under the state dir, and lets you
+list, read, continue and stop them.
+
+The state dir is --state-dir, else $ZWARM_STATE_DIR, else the nearest .zwarm/
+in the current directory or above it (zwarm init makes one), else ./.zwarm.
+
+Exit codes: 0 ok; 1 the work failed (a session failed or was killed); 2 the
+command line, an id or the config is wrong (nothing ran); 124 a wait timed
+out; 130 interrupted.`,
+		// Anything that is not a command is a wrong command line (exit 2),
+		// with cobra's suggestions.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usagef("%s\nRun 'zwarm --help' for the commands.", msg)
+		},
 	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate("zwarm {{.Version}}\n")
 	root.SetOut(io.out)
 	root.SetErr(io.errOut)
-	root.PersistentFlags().StringVar(&f.stateDir, "state-dir", def, "state directory (env "+StateDirEnv+")")
+	root.PersistentFlags().StringVar(&f.stateDir, "state-dir", "", "state directory (default: $"+StateDirEnv+", else the nearest .zwarm above here)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := err.Error()
-		if strings.Contains(msg, "unknown shorthand flag") || strings.Contains(msg, "unknown flag") {
-			msg += " (a task or message that starts with '-' goes after --, e.g. zwarm spawn -- \"-v is broken\")"
+		if takesText(c) && (strings.Contains(msg, "unknown shorthand flag") || strings.Contains(msg, "unknown flag")) {
+			msg += fmt.Sprintf(" (a %s that starts with '-' goes after --, e.g. zwarm %s -- \"-v is broken\")", textArg(c), c.Name())
 		}
 		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
-		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f), newSuperviseCmd(f), newReplayCmd(f),
+		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
+		newInitCmd(f), newDoctorCmd(f), newVersionCmd(f),
+		newSuperviseCmd(f), newReplayCmd(f),
 	)
 	return root
+}
+
+// takesText says a command's arguments are free text (a task, a message),
+// where a leading '-' may be meant literally.
+func takesText(c *cobra.Command) bool { return c.Name() == "spawn" || c.Name() == "inject" }
+
+func textArg(c *cobra.Command) string {
+	if c.Name() == "spawn" {
+		return "task"
+	}
+	return "message"
 }
 
 // exactArgs is cobra.ExactArgs reported as a usage error.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %s (got %d arguments)\nUsage: %s", c.CommandPath(), what, len(args), c.UseLine())
+			return usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
 		}
 		return nil
 	}
@@ -94,7 +128,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usagef("%s needs %s\nUsage: %s", c.CommandPath(), what, c.UseLine())
+			return usagef("%s needs %s\nUsage: %s", c.Name(), what, c.UseLine())
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
 		}
 		return nil
 	}

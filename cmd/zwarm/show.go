@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,9 +11,9 @@ import (
 )
 
 type showOptions struct {
-	f    *factory
-	id   string
-	json bool
+	f   *factory
+	id  string
+	out jsonFlags
 }
 
 func newShowCmd(f *factory) *cobra.Command {
@@ -26,14 +26,15 @@ func newShowCmd(f *factory) *cobra.Command {
 			o.id = args[0]
 			return runShow(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, nil),
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the session with its turns and messages as JSON")
+	o.out.add(c, "the session with its turns, messages, steps and follow-ups")
 	return c
 }
 
 // showJSON is a session with its conversation, trajectory and follow-ups.
 type showJSON struct {
-	*sessions.Session
+	sessionJSON
 	Messages []sessions.Message    `json:"messages"`
 	Steps    []stepJSON            `json:"steps"`
 	Inbox    []sessions.InboxEntry `json:"inbox"`
@@ -56,6 +57,9 @@ func trajectory(turns []sessions.TurnLog) []stepJSON {
 }
 
 func runShow(c *cobra.Command, o *showOptions) error {
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
@@ -68,60 +72,82 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return writeJSON(o.f.io.out, showJSON{Session: s, Messages: sessions.Messages(s, turns), Steps: trajectory(turns), Inbox: inbox})
+	if o.out.on() {
+		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: sessions.Messages(s, turns),
+			Steps: trajectory(turns), Inbox: inbox})
 	}
-	writeShow(o.f.io.out, s, turns, inbox, time.Now())
-	return nil
+	var b strings.Builder
+	writeShow(&b, o.f.io, m.Store(), s, turns, inbox, timeNow())
+	_, err = o.f.io.out.Write([]byte(b.String()))
+	return err
 }
 
-func writeShow(w io.Writer, s *sessions.Session, turns []sessions.TurnLog, inbox []sessions.InboxEntry, now time.Time) {
-	fmt.Fprintf(w, "session  %s\n", s.ID)
-	fmt.Fprintf(w, "status   %s", s.Status)
-	if s.ExitCode != nil {
-		fmt.Fprintf(w, " (exit %d)", *s.ExitCode)
+func writeShow(b *strings.Builder, io *streams, st *sessions.Store, s *sessions.Session, turns []sessions.TurnLog, inbox []sessions.InboxEntry, now time.Time) {
+	field := func(name, format string, a ...any) {
+		fmt.Fprintf(b, "%-8s %s\n", name, fmt.Sprintf(format, a...))
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "agent    %s %s", s.Adapter, s.Model)
+	field("session", "%s", s.ID)
+	field("task", "%s", render.Clip(s.Task, 500))
+	status := io.paint(statusColor(s.Status), string(s.Status))
+	if s.ExitCode != nil && s.Settled() {
+		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
+	}
+	if !s.Settled() {
+		status += " · turn " + fmt.Sprint(s.Turn)
+		if s.Stopping() {
+			status += " · being killed"
+		}
+	}
+	field("status", "%s", status)
+	if s.LastEventAt != nil && !s.Settled() {
+		last := "last event " + render.Ago(now.Sub(*s.LastEventAt))
+		if q := render.Quiet(s, now); q != "" {
+			last = io.paint(sgrYellow, last+": the agent has been quiet")
+		}
+		field("", "%s", last)
+	}
+	agent := render.SafeLine(s.Adapter + " " + s.Model)
 	if s.ThreadID != "" {
-		fmt.Fprintf(w, "  thread %s", s.ThreadID)
+		agent += " · thread " + render.SafeLine(s.ThreadID)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "dir      %s\n", s.WorkingDir)
-	fmt.Fprintf(w, "started  %s by %s, ran %s\n", s.CreatedAt.Local().Format("2006-01-02 15:04:05"), s.Source, s.Runtime(now).Round(time.Second))
-	fmt.Fprintf(w, "usage    %d turns, %s tokens (%s in, %s cached, %s out), %s\n", s.Turn, tokens(s.Usage.TotalTokens),
-		tokens(s.Usage.InputTokens), tokens(s.Usage.CachedInputTokens), tokens(s.Usage.OutputTokens), cost(s.CostUSD))
+	field("agent", "%s", agent)
+	field("dir", "%s", render.SafeLine(s.WorkingDir))
+	field("source", "%s", render.Source(s.Source))
+	field("started", "%s", render.When(s.CreatedAt, now))
+	if s.EndedAt != nil && s.Settled() {
+		field("ended", "%s, ran %s", render.When(*s.EndedAt, now), render.Runtime(s.Runtime(now)))
+	} else {
+		field("running", "for %s", render.Runtime(s.Runtime(now)))
+	}
+	field("usage", "%s · %s tokens (%s in, %s cached, %s out) · %s", render.Plural(s.Turn, "turn"), render.SessionTokens(s),
+		render.Tokens(s.Usage.InputTokens), render.Tokens(s.Usage.CachedInputTokens), render.Tokens(s.Usage.OutputTokens), render.SessionCost(s))
 	if s.Error != "" {
-		fmt.Fprintf(w, "error    %s\n", s.Error)
+		field("error", "%s", render.Clip(render.ErrorText(s.Error), 1000))
 	}
 	if s.Legacy {
-		fmt.Fprintln(w, "note     written by the Python zwarm: read-only")
+		field("note", "written by the Python zwarm: read-only")
 		for _, msg := range sessions.Messages(s, nil) {
-			fmt.Fprintf(w, "\n[%s]\n%s\n", msg.Role, msg.Text)
+			fmt.Fprintf(b, "\n[%s]\n", render.SafeLine(msg.Role))
+			for _, l := range render.Lines(msg.Text) {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	for _, tl := range turns {
-		fmt.Fprintln(w)
-		writeTurnHeader(w, tl.Turn)
-		printLines(w, render.Prompt(tl.Turn)...)
-		for _, ev := range sessions.Steps(tl.Events) {
-			writeStep(w, ev)
-		}
-		if tl.Turn.EndedAt != nil {
-			printLines(w, render.TurnEnd(tl.Turn, cost(tl.Turn.CostUSD)))
-		}
+		b.WriteString("\n")
+		b.WriteString(render.Text(render.TurnLines(tl.Turn, tl.Events, stderrTail(st, s.ID, tl.Turn))))
 	}
 	if len(inbox) > 0 {
-		fmt.Fprintln(w, "\nfollow-ups:")
+		b.WriteString("\nfollow-ups:\n")
 		for _, e := range inbox {
 			state := string(e.State)
 			switch {
 			case e.State == sessions.InboxDelivered:
 				state = fmt.Sprintf("delivered as turn %d", e.Turn)
 			case e.Reason != "":
-				state += ": " + e.Reason
+				state += ": " + render.Clip(e.Reason, 200)
 			}
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", e.CreatedAt.Local().Format("15:04:05"), clip(e.Text, 60), state)
+			fmt.Fprintf(b, "  %s  %s  (%s)\n", render.Ago(now.Sub(e.CreatedAt)), render.Clip(e.Text, 60), state)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,56 +11,94 @@ import (
 )
 
 type spawnOptions struct {
-	f       *factory
-	task    string
-	adapter string
-	model   string
-	dir     string
-	sandbox string
-	source  string
-	wait    bool
-	json    bool
+	f        *factory
+	task     string
+	taskFile string
+	adapter  string
+	model    string
+	dir      string
+	sandbox  string
+	source   string
+	wait     bool
+	out      jsonFlags
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
 	o := &spawnOptions{f: f}
 	c := &cobra.Command{
-		Use:   "spawn [flags] [--] TASK",
+		Use:   "spawn [flags] [--] TASK | -f FILE | -",
 		Short: "Start an agent on a task in the background",
+		Long: `Start an agent on a task in the background and print the session's id. The
+task is the arguments, the contents of a file (-f FILE), or standard input
+(a lone -).`,
 		Example: `  zwarm spawn "add a --verbose flag to the CLI"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
+  zwarm spawn -f task.md
+  git diff | zwarm spawn -
   zwarm spawn -- "-v prints nothing: fix it"`,
-		Args: minArgs(1, "a task"),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.task = strings.Join(args, " ")
+			task, err := taskText(o, args, f.io.in)
+			if err != nil {
+				return err
+			}
+			o.task = task
 			return runSpawn(c, o)
 		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
 	fl := c.Flags()
-	fl.StringVar(&o.adapter, "adapter", "", "agent to run (default: config default_adapter, else codex)")
+	fl.StringVarP(&o.taskFile, "file", "f", "", "read the task from this file")
+	fl.StringVar(&o.adapter, "adapter", "", "agent to run: "+strings.Join(publicAdapters(), ", ")+" (default: config default_adapter, else codex)")
 	fl.StringVarP(&o.model, "model", "m", "", "model (default: config, else the adapter's default)")
 	fl.StringVarP(&o.dir, "dir", "C", "", "working directory of the agent (default: current)")
-	fl.StringVar(&o.sandbox, "sandbox", "", "sandbox mode: read-only, workspace-write, danger-full-access")
+	fl.StringVar(&o.sandbox, "sandbox", "", "sandbox: read-only, workspace-write, danger-full-access (claude: also a permission mode)")
 	fl.StringVar(&o.source, "source", "", "who started the session (default: user)")
-	fl.BoolVar(&o.wait, "wait", false, "block until the turn ends; exit 1 if it failed")
-	fl.BoolVar(&o.json, "json", false, "print the session as JSON")
+	fl.BoolVar(&o.wait, "wait", false, "block until the session settles; exit 1 if it failed")
+	o.out.add(c, "the session")
 	fl.MarkHidden("source")
+	completeFlags(c, f)
 	return c
+}
+
+// taskText is the task from the arguments, -f FILE, or stdin ("-").
+func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
+	switch {
+	case o.taskFile != "" && len(args) > 0:
+		return "", usagef("give the task as arguments or with -f FILE, not both")
+	case o.taskFile != "":
+		b, err := os.ReadFile(o.taskFile)
+		if err != nil {
+			return "", usagef("-f: %v", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	case len(args) == 1 && args[0] == "-":
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return "", fmt.Errorf("read the task from stdin: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	case len(args) == 0:
+		return "", usagef("spawn needs a task: as arguments, -f FILE, or - to read it from stdin\nUsage: zwarm spawn [flags] [--] TASK")
+	}
+	return strings.Join(args, " "), nil
 }
 
 func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	if strings.TrimSpace(o.task) == "" {
 		return usagef("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
+	src, err := sessions.ParseSource(o.source)
+	if err != nil {
+		return usagef("--source: %v", err)
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
 	}
 	ctx := c.Context()
-	src, err := sessions.ParseSource(o.source)
-	if err != nil {
-		return usagef("--source: %v", err)
-	}
 	s, err := m.Spawn(ctx, sessions.SpawnRequest{
 		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
 	})
@@ -66,30 +106,22 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return err
 	}
 	if o.wait {
-		done, err := m.Wait(ctx, []string{s.ID}, sessions.WaitOptions{})
+		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+sessions.ShortID(s.ID), o.out.on())
 		if err != nil {
 			return err
 		}
 		s = done[0]
 	}
-	if o.json {
-		if err := writeJSON(o.f.io.out, s); err != nil {
+	switch {
+	case o.out.on():
+		if err := o.out.write(o.f.io.out, toJSON(s)); err != nil {
 			return err
 		}
-	} else if o.wait {
-		printOutcome(o.f.io.out, s)
-	} else {
+	case o.wait:
+		fmt.Fprintln(o.f.io.out, s.ID)
+		printOutcome(o.f.io, s)
+	default:
 		fmt.Fprintln(o.f.io.out, s.ID)
 	}
 	return failedExit(s)
-}
-
-// failedExit makes a session that ended badly the command's failure.
-func failedExit(ss ...*sessions.Session) error {
-	for _, s := range ss {
-		if s.Status == sessions.StatusFailed || s.Status == sessions.StatusKilled {
-			return &silentError{code: exitFailure}
-		}
-	}
-	return nil
 }

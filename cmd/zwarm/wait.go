@@ -16,23 +16,27 @@ type waitOptions struct {
 	ids     []string
 	any     bool
 	timeout time.Duration
-	json    bool
+	out     jsonFlags
 }
 
 func newWaitCmd(f *factory) *cobra.Command {
 	o := &waitOptions{f: f}
 	c := &cobra.Command{
 		Use:   "wait ID...",
-		Short: "Block until sessions finish; exit 1 if one failed",
-		Args:  minArgs(1, "at least one session id"),
+		Short: "Block until sessions settle; exit 1 if one failed, 124 on --timeout",
+		Long: `Block until the sessions have settled: no turn running and none queued. Exit 0
+if all completed, 1 if one failed or was killed, 124 if --timeout passed first.
+On a terminal, stderr shows what each session is doing meanwhile.`,
+		Args: minArgs(1, "at least one session id"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.ids = args
 			return runWait(c, o)
 		},
+		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
-	c.Flags().BoolVar(&o.any, "any", false, "return when the first of them finishes")
-	c.Flags().DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 10m); 0 waits forever")
-	c.Flags().BoolVar(&o.json, "json", false, "print a JSON array of the sessions")
+	c.Flags().BoolVar(&o.any, "any", false, "return when the first of them settles")
+	c.Flags().DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 10m) with exit 124; 0 waits forever")
+	o.out.add(c, "a JSON array of the sessions")
 	return c
 }
 
@@ -40,28 +44,33 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	if o.timeout < 0 {
 		return usagef("--timeout must not be negative")
 	}
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
 	}
-	ctx := c.Context()
-	if o.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
+	short := make([]string, len(o.ids))
+	for i, id := range o.ids {
+		short[i] = sessions.ShortID(id)
 	}
-	list, err := m.Wait(ctx, o.ids, sessions.WaitOptions{Any: o.any})
-	if errors.Is(err, context.DeadlineExceeded) {
-		var running []string
-		for _, s := range list {
-			if s != nil && !s.Settled() {
-				running = append(running, sessions.ShortID(s.ID))
-			}
-		}
-		return fmt.Errorf("timed out after %s; still running: %s", o.timeout, strings.Join(running, " "))
+	what := "waiting for " + strings.Join(short, " ")
+	if len(o.ids) > 3 {
+		what = fmt.Sprintf("waiting for %d sessions", len(o.ids))
 	}
+	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.on())
 	if err != nil {
 		return err
+	}
+	if o.out.on() {
+		if err := o.out.write(o.f.io.out, listJSON(list)); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range list {
+			printOutcome(o.f.io, s)
+		}
 	}
 	var done []*sessions.Session
 	for _, s := range list {
@@ -69,14 +78,41 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 			done = append(done, s)
 		}
 	}
-	if o.json {
-		if err := writeJSON(o.f.io.out, list); err != nil {
-			return err
-		}
-	} else {
+	return failedExit(done...)
+}
+
+// waitSessions waits as wait does, with the progress on a terminal unless
+// the output is JSON. A timeout is a *timeoutError naming what still runs.
+func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []string, anyOf bool, timeout time.Duration, what string, quiet bool) ([]*sessions.Session, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var prog *progress
+	if !quiet {
+		prog = startProgress(io, what)
+	}
+	list, err := m.Wait(ctx, ids, sessions.WaitOptions{Any: anyOf, OnUpdate: prog.Update, Events: prog != nil})
+	prog.Stop()
+	if errors.Is(err, context.DeadlineExceeded) {
+		var running []string
 		for _, s := range list {
-			printOutcome(o.f.io.out, s)
+			if s != nil && !s.Settled() {
+				running = append(running, sessions.ShortID(s.ID))
+			}
+		}
+		return list, &timeoutError{fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}
+	}
+	return list, err
+}
+
+// failedExit makes a session that ended badly the command's failure.
+func failedExit(ss ...*sessions.Session) error {
+	for _, s := range ss {
+		if s.Status == sessions.StatusFailed || s.Status == sessions.StatusKilled {
+			return &silentError{code: exitFailure}
 		}
 	}
-	return failedExit(done...)
+	return nil
 }

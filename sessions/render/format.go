@@ -1,11 +1,26 @@
-// Package format writes the numbers zwarm shows people, the same way in
-// the dashboard and on the command line.
+// Package render turns sessions and their events into text for people and
+// for models, one way for every view: the dashboard, `zwarm show`,
+// `zwarm logs`, the wait outcomes, and the orchestrator's tools. It returns
+// plain text (lines tagged with a kind, so each view styles them its own
+// way) and never styles anything itself: it imports no UI library.
+//
+// Every piece of text that came from an agent or a user goes through Safe
+// or SafeLine here, so whatever prints a Line prints nothing a terminal
+// would act on.
 package render
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions"
 )
+
+// Unknown stands for a number that is not known (yet): a codex turn's usage
+// before the turn ends, the cost of a model without a price.
+const Unknown = "–"
 
 // Tokens abbreviates a token count: 950, 1.5k, 24k, 1.2M.
 func Tokens(n int64) string {
@@ -17,19 +32,57 @@ func Tokens(n int64) string {
 	case n >= 1000:
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
-	return fmt.Sprint(n)
+	return strconv.FormatInt(n, 10)
 }
 
-// Cost writes dollars, with more digits for fractions of a cent; "?" when
-// the price is unknown.
+// Money writes dollars by one rule everywhere: cents from a cent up
+// ($0.06, $12.40), two significant digits below a cent ($0.0061,
+// $0.00045), so that a total of many cheap sessions never reads $0.00.
+func Money(v float64) string {
+	switch {
+	case v == 0:
+		return "$0.00"
+	case v < 0:
+		return "-" + Money(-v)
+	case v >= 0.01:
+		return fmt.Sprintf("$%.2f", v)
+	case v < 1e-6:
+		return "<$0.000001"
+	}
+	decimals := 1 - int(math.Floor(math.Log10(v)))
+	return "$" + strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+// Cost writes a price that may be unknown (nil): Unknown then.
 func Cost(c *float64) string {
 	if c == nil {
-		return "?"
+		return Unknown
 	}
-	if *c > 0 && *c < 0.01 {
-		return fmt.Sprintf("$%.4f", *c)
+	return Money(*c)
+}
+
+// usageUnknown says a session has reported no usage yet while it runs:
+// codex reports a turn's usage only when the turn ends, so 0 would be a lie.
+func usageUnknown(s *sessions.Session) bool {
+	return s.Usage.IsZero() && !s.Settled()
+}
+
+// SessionTokens is a session's token total, Unknown while nothing has been
+// reported.
+func SessionTokens(s *sessions.Session) string {
+	if usageUnknown(s) {
+		return Unknown
 	}
-	return fmt.Sprintf("$%.2f", *c)
+	return Tokens(s.Usage.TotalTokens)
+}
+
+// SessionCost is a session's cost, Unknown while nothing has been reported
+// or when a model's price is unknown.
+func SessionCost(s *sessions.Session) string {
+	if usageUnknown(s) {
+		return Unknown
+	}
+	return Cost(s.CostUSD)
 }
 
 // Runtime writes a duration to the second: 42s, 3m05s, 2h10m.
@@ -43,3 +96,63 @@ func Runtime(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
+
+// Age writes how long ago something was, coarsely: 12s, 4m, 3h, 2d.
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(0, int(d.Seconds())))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Ago is Age as a phrase: "12s ago", "just now" under a second.
+func Ago(d time.Duration) string {
+	if d < time.Second {
+		return "just now"
+	}
+	return Age(d) + " ago"
+}
+
+// When writes a moment for people: relative, with the absolute time in UTC
+// after it, "4m ago (2026-03-01 11:56:00 UTC)".
+func When(t, now time.Time) string {
+	return fmt.Sprintf("%s (%s)", Ago(now.Sub(t)), t.UTC().Format("2006-01-02 15:04:05 MST"))
+}
+
+// Plural writes a count with its noun: "1 turn", "3 turns".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// Source names who started a session in one word, the same everywhere (and
+// as in JSON): "user", "mcp", or "run:ID" shortened to the run's short id.
+func Source(s sessions.Source) string {
+	if s.Kind == sessions.SourceRun {
+		return "run:" + SafeLine(sessions.ShortID(s.Run))
+	}
+	return SafeLine(s.String())
+}
+
+// Quiet says how long a running session's agent has been silent, "" when it
+// is not running or spoke recently: a stalled model shows at a glance.
+func Quiet(s *sessions.Session, now time.Time) string {
+	if s.Settled() || s.LastEventAt == nil {
+		return ""
+	}
+	if d := now.Sub(*s.LastEventAt); d >= QuietAfter {
+		return "quiet " + Age(d)
+	}
+	return ""
+}
+
+// QuietAfter is how long an agent may print nothing before its session is
+// flagged as quiet.
+const QuietAfter = time.Minute

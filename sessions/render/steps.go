@@ -1,13 +1,9 @@
-// Package steps renders normalized agent events as human-readable lines,
-// one way for every view: the dashboard's detail pane, `zwarm logs` and
-// `zwarm show`. It returns plain text tagged with a kind, so each view
-// styles it its own way.
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -30,140 +26,184 @@ const (
 	Raw
 )
 
-// Line is one rendered line. Indent is the nesting depth.
+// Line is one rendered line: safe to print, without a newline. Indent is
+// the nesting depth.
 type Line struct {
 	Kind   Kind
 	Indent int
 	Text   string
 }
 
-// TurnHeader is the separator that starts a turn.
-func TurnHeader(t sessions.Turn) Line {
-	what := "task"
-	if t.N > 1 {
-		what = "follow-up"
+// String is the line as plain text, indented by two spaces a level.
+func (l Line) String() string { return strings.Repeat("  ", l.Indent) + l.Text }
+
+// Text joins lines as plain text, one per line.
+func Text(lines []Line) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.String())
+		b.WriteByte('\n')
 	}
-	return Line{Kind: Turn, Text: fmt.Sprintf("── turn %d · %s ──", t.N, what)}
+	return b.String()
 }
 
-// Prompt is the user's message that started a turn.
-func Prompt(t sessions.Turn) []Line {
-	var out []Line
-	for _, l := range strings.Split(strings.TrimRight(t.Prompt, "\n"), "\n") {
-		out = append(out, Line{Kind: User, Indent: 1, Text: "> " + l})
-	}
-	return out
-}
+// Of renders one event as it stands, in a turn that is still running.
+func Of(ev sessions.Event) []Line { return Step(ev, nil) }
 
-// TurnEnd sums up an ended turn.
-func TurnEnd(t sessions.Turn, cost string) Line {
-	text := "── " + string(t.Status)
-	if t.ExitCode != nil {
-		text += fmt.Sprintf(", exit %d", *t.ExitCode)
-	}
-	text += fmt.Sprintf(", %d tokens, %s", t.Usage.TotalTokens, cost)
-	if t.Error != "" {
-		text += ": " + Clip(t.Error, 200)
-	}
-	kind := Done
-	if t.Status != sessions.StatusCompleted {
-		kind = Error
-	}
-	return Line{Kind: kind, Indent: 1, Text: text}
-}
-
-// Of renders one event. Events that are bookkeeping render as nothing.
-func Of(ev sessions.Event) []Line {
+// Step renders one step of a turn. ended is the turn's record once it has
+// ended, nil while it runs: an item that never finished is then shown as
+// cut short (a killed turn's last command reads "killed", not "running").
+// Bookkeeping events (thread and turn starts, the turn's completion, whose
+// usage the turn's end line shows per turn) render as nothing.
+func Step(ev sessions.Event, ended *sessions.Turn) []Line {
 	l := func(k Kind, text string) Line { return Line{Kind: k, Indent: 1, Text: text} }
 	switch ev.Type {
 	case sessions.EventReasoning:
 		return []Line{l(Reasoning, "· "+Clip(ev.Text, 300))}
 	case sessions.EventCommand:
-		var head string
-		switch {
-		case ev.Phase == sessions.PhaseStarted:
-			head = fmt.Sprintf("$ %s  (running)", ev.Command)
-		case ev.ExitCode != nil:
-			head = fmt.Sprintf("$ %s  (exit %d)", ev.Command, *ev.ExitCode)
-		default:
-			head = fmt.Sprintf("$ %s  (%s)", ev.Command, orElse(ev.Status, "no exit code"))
-		}
-		out := []Line{l(Command, head)}
-		if ev.Phase != sessions.PhaseStarted && strings.TrimSpace(ev.Output) != "" {
-			for _, o := range Excerpt(ev.Output, 4, 2) {
-				out = append(out, Line{Kind: Output, Indent: 2, Text: "│ " + o})
-			}
-		}
-		return out
+		return command(ev, ended)
 	case sessions.EventFileChange:
 		var out []Line
 		for _, c := range ev.Changes {
-			out = append(out, l(File, fmt.Sprintf("✎ %s %s", c.Kind, c.Path)))
+			out = append(out, l(File, "✎ "+Clip(c.Kind, 20)+" "+Clip(c.Path, 300)))
+		}
+		if ev.Text != "" {
+			out = append(out, Line{Kind: Error, Indent: 2, Text: "! " + Clip(ev.Text, 300)})
 		}
 		return out
 	case sessions.EventTodoList:
-		var out []Line
-		for _, t := range ev.Todos {
-			box := "☐"
-			if t.Completed {
-				box = "☑"
-			}
-			out = append(out, l(Todo, box+" "+t.Text))
-		}
-		return out
+		return plan(ev.Todos)
 	case sessions.EventToolCall:
-		out := []Line{l(Tool, fmt.Sprintf("→ %s %s", ev.Tool, Clip(ev.Input, 160)))}
-		if ev.Text != "" {
-			out = append(out, Line{Kind: Error, Indent: 2, Text: "! " + Clip(ev.Text, 200)})
-		}
-		return out
+		return toolCall(ev)
 	case sessions.EventToolResult:
 		if ev.Text != "" {
-			return []Line{{Kind: Error, Indent: 2, Text: "← ! " + Clip(ev.Text, 200)}}
+			return []Line{{Kind: Error, Indent: 2, Text: "← ! " + Clip(ev.Text, 300)}}
 		}
-		return []Line{{Kind: Output, Indent: 2, Text: "← " + Clip(ev.Output, 200)}}
+		return output("← ", ev.Output)
 	case sessions.EventMessage:
 		var out []Line
-		for _, m := range strings.Split(strings.TrimRight(ev.Text, "\n"), "\n") {
+		for _, m := range Lines(ev.Text) {
 			out = append(out, l(Message, "» "+m))
 		}
 		return out
 	case sessions.EventError:
-		return []Line{l(Error, "! "+Clip(ev.Text, 300))}
+		return []Line{l(Error, "! "+Clip(ErrorText(ev.Text), 1000))}
 	case sessions.EventRetry:
-		return []Line{l(Reasoning, "↻ "+Clip(ev.Text, 200))}
+		return []Line{l(Reasoning, "↻ "+Clip(ev.Text, 300))}
 	case sessions.EventTurnFailed:
-		return []Line{l(Error, "✗ turn failed: "+Clip(ev.Text, 300))}
-	case sessions.EventTurnCompleted:
-		if ev.Usage != nil {
-			return []Line{l(Done, fmt.Sprintf("✓ turn completed (%d in, %d out)", ev.Usage.InputTokens, ev.Usage.OutputTokens))}
-		}
-		return []Line{l(Done, "✓ turn completed")}
+		return []Line{l(Error, "✗ turn failed: "+Clip(ErrorText(ev.Text), 1000))}
 	case sessions.EventRaw:
-		return []Line{l(Raw, "| "+Clip(ev.Text, 200))}
+		return []Line{l(Raw, "| "+Clip(ev.Text, 300))}
 	}
 	return nil
 }
 
-// Clip shortens s to n runes on one line.
-func Clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
+func command(ev sessions.Event, ended *sessions.Turn) []Line {
+	var state string
+	switch {
+	case ev.ExitCode != nil:
+		state = fmt.Sprintf("exit %d", *ev.ExitCode)
+	case ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated:
+		state = Clip(orElse(ev.Status, "no exit code"), 40)
+	case ended == nil:
+		state = "running"
+	case ended.Status == sessions.StatusKilled:
+		state = "killed"
+	default:
+		state = "did not finish"
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	out := []Line{{Kind: Command, Indent: 1, Text: fmt.Sprintf("$ %s  (%s)", Clip(ev.Command, 300), state)}}
+	if state == "running" || strings.TrimSpace(ev.Output) == "" {
+		return out
+	}
+	for _, o := range Excerpt(ev.Output, 4, 2) {
+		out = append(out, Line{Kind: Output, Indent: 2, Text: "│ " + clipRunes(o, 500)})
+	}
+	return out
 }
 
-// Excerpt keeps the first head and last tail lines of a long output.
-func Excerpt(s string, head, tail int) []string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) <= head+tail {
+// output renders what a tool returned: an excerpt of its text.
+func output(mark, s string) []Line {
+	s = ToolOutput(s)
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []Line
+	for i, o := range Excerpt(s, 3, 1) {
+		prefix := "  "
+		if i == 0 {
+			prefix = mark
+		}
+		out = append(out, Line{Kind: Output, Indent: 2, Text: prefix + clipRunes(o, 300)})
+	}
+	return out
+}
+
+func toolCall(ev sessions.Event) []Line {
+	if lines, ok := taskTool(ev); ok {
 		return lines
 	}
-	out := append([]string{}, lines[:head]...)
-	out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
-	return append(out, lines[len(lines)-tail:]...)
+	out := []Line{{Kind: Tool, Indent: 1, Text: strings.TrimRight("→ "+Clip(ev.Tool, 80)+" "+Clip(ev.Input, 160), " ")}}
+	out = append(out, output("← ", ev.Output)...)
+	if ev.Text != "" {
+		out = append(out, Line{Kind: Error, Indent: 2, Text: "! " + Clip(ErrorText(ev.Text), 300)})
+	}
+	return out
+}
+
+// plan renders a plan as a checklist.
+func plan(todos []sessions.Todo) []Line {
+	var out []Line
+	for _, t := range todos {
+		box := "☐"
+		if t.Completed {
+			box = "☑"
+		}
+		out = append(out, Line{Kind: Todo, Indent: 1, Text: box + " " + Clip(t.Text, 200)})
+	}
+	return out
+}
+
+// taskTool renders Claude Code's plan tools (TaskCreate, TaskUpdate) as
+// plan entries when they arrive as plain tool calls.
+func taskTool(ev sessions.Event) ([]Line, bool) {
+	if ev.Tool != "TaskCreate" && ev.Tool != "TaskUpdate" {
+		return nil, false
+	}
+	var in struct {
+		Subject string `json:"subject"`
+		TaskID  string `json:"taskId"`
+		Status  string `json:"status"`
+	}
+	if json.Unmarshal([]byte(ev.Input), &in) != nil {
+		return nil, false
+	}
+	if ev.Tool == "TaskCreate" {
+		return []Line{{Kind: Todo, Indent: 1, Text: "☐ " + Clip(in.Subject, 200)}}, true
+	}
+	box := "☐"
+	switch in.Status {
+	case "completed":
+		box = "☑"
+	case "in_progress":
+		box = "◐"
+	}
+	what := "task " + Clip(in.TaskID, 20)
+	if in.Subject != "" {
+		what = Clip(in.Subject, 200)
+	}
+	if in.Status != "" {
+		what += " (" + Clip(strings.ReplaceAll(in.Status, "_", " "), 20) + ")"
+	}
+	return []Line{{Kind: Todo, Indent: 1, Text: box + " " + what}}, true
+}
+
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func orElse(s, def string) string {

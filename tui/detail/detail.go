@@ -23,6 +23,8 @@ const MaxSteps = 1000
 
 type step struct {
 	key   string // turn and item id, for items reported more than once
+	turn  int
+	ev    *sessions.Event // nil for a turn's header, prompt and end
 	lines []render.Line
 }
 
@@ -85,7 +87,9 @@ func (m *Model) SetSession(s *sessions.Session) {
 }
 
 // Apply adds what an update of the shown session reports, in the order it
-// happened: each turn's header, its steps, and its end line under it.
+// happened: each turn's header, its steps, and its end line under it. When
+// a turn ends, its steps are drawn again as of its end: a command it never
+// finished reads "killed", not "running".
 func (m *Model) Apply(u sessions.Update) {
 	if u.ID != m.id {
 		return
@@ -98,19 +102,21 @@ func (m *Model) Apply(u sessions.Update) {
 		n := st.Turn.N
 		switch st.Kind {
 		case sessions.StepTurnStarted:
-			m.add(step{lines: []render.Line{render.TurnHeader(st.Turn)}})
-			m.add(step{lines: render.Prompt(st.Turn)})
+			m.add(step{turn: n, lines: append([]render.Line{render.TurnHeader(st.Turn)}, render.Prompt(st.Turn)...)})
 			if st.Skipped > 0 {
-				m.add(step{lines: []render.Line{{Kind: render.Raw, Indent: 1,
+				m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
 					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
 			}
 		case sessions.StepTurnEnded:
-			m.add(step{lines: []render.Line{render.TurnEnd(st.Turn, render.Cost(st.Turn.CostUSD))}})
+			t := st.Turn
+			for i := range m.steps {
+				if s := &m.steps[i]; s.turn == n && s.ev != nil {
+					s.lines = render.Step(*s.ev, &t)
+				}
+			}
+			m.add(step{turn: n, lines: render.TurnEnd(t, "")})
 		case sessions.StepEvent:
 			ev := st.Event
-			if ev.Type == sessions.EventTurnCompleted {
-				continue // the turn's end line says it, with the exit code
-			}
 			lines := render.Of(ev)
 			if len(lines) == 0 {
 				continue
@@ -120,10 +126,10 @@ func (m *Model) Apply(u sessions.Update) {
 				k = fmt.Sprintf("%d/%s/%s", n, ev.ItemID, ev.Type)
 			}
 			if i, ok := m.byKey[k]; ok && k != "" {
-				m.steps[i].lines = lines
+				m.steps[i].lines, m.steps[i].ev = lines, &ev
 				continue
 			}
-			m.add(step{key: k, lines: lines})
+			m.add(step{key: k, turn: n, ev: &ev, lines: lines})
 		}
 	}
 	m.render()
@@ -153,24 +159,22 @@ func (m *Model) render() {
 	}
 	for _, s := range m.steps {
 		for _, l := range s.lines {
-			b.WriteString(m.style(l).Render(clipLine(strings.Repeat("  ", l.Indent)+l.Text, m.width)) + "\n")
+			style := m.style(l)
+			for _, piece := range wrap(l, m.width) {
+				b.WriteString(style.Render(piece) + "\n")
+			}
 		}
 	}
 	// A session that failed before its first turn has only its error.
 	if s := m.session; s != nil && len(s.Turns) == 0 && s.Error != "" {
-		b.WriteString(m.st.Error.Render(clipLine("✗ "+s.Error, m.width)) + "\n")
+		for _, piece := range wrap(render.Line{Kind: render.Error, Text: "✗ " + render.Clip(s.Error, 2000)}, m.width) {
+			b.WriteString(m.st.Error.Render(piece) + "\n")
+		}
 	}
 	m.vp.SetContent(strings.TrimRight(b.String(), "\n"))
 	if m.follow {
 		m.vp.GotoBottom()
 	}
-}
-
-func clipLine(s string, w int) string {
-	if w <= 0 {
-		return s
-	}
-	return lipgloss.NewStyle().MaxWidth(w).Render(s)
 }
 
 func (m Model) style(l render.Line) lipgloss.Style {
@@ -237,7 +241,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 func (m Model) View() string {
 	title := "no session selected"
 	if s := m.session; s != nil {
-		title = fmt.Sprintf("%s %s %s · %s · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, s.Task)
+		title = fmt.Sprintf("%s %s %s · %s · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, render.SafeLine(s.Task))
 	} else if m.id != "" {
 		title = sessions.ShortID(m.id)
 	}
@@ -245,18 +249,19 @@ func (m Model) View() string {
 	if !m.follow {
 		mode = fmt.Sprintf("%d%%", int(m.vp.ScrollPercent()*100))
 	}
-	style := m.st.Dim
+	// The focused pane is marked by ▶, which reads without colour too.
+	style, lead := m.st.Dim, "── "
 	if m.focused {
-		style = m.st.Bold
+		style, lead = m.st.Bold, "▶ "
 	}
 	right := " [" + mode + "]"
 	avail := max(0, m.width-lipgloss.Width(right)-3)
-	line := style.Render("── " + clipText(title, avail) + right)
+	line := style.Render(lead + clipText(title, avail) + right)
 	return line + "\n" + m.vp.View()
 }
 
 func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = render.SafeLine(strings.Join(strings.Fields(s), " "))
 	if lipgloss.Width(s) <= n {
 		return s
 	}

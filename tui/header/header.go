@@ -56,11 +56,11 @@ func (m Model) View() string {
 	if len(parts) == 1 {
 		parts = append(parts, m.st.Dim.Render("no sessions"))
 	}
-	money := fmt.Sprintf("$%.2f", m.cost)
+	money := render.Money(m.cost)
 	if m.unpriced > 0 {
-		money += "+?"
+		money += fmt.Sprintf(" (+%d unpriced)", m.unpriced)
 	}
-	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens), money), m.st.Dim.Render(m.stateDir))
+	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens), money), m.st.Dim.Render(render.SafeLine(m.stateDir)))
 	line := strings.Join(parts, "  ")
 	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
 }

@@ -4,8 +4,6 @@
 package prompt
 
 import (
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/tui/keys"
@@ -39,7 +37,7 @@ type Model struct {
 	st       styles.Styles
 	km       keys.KeyMap
 	mode     Mode
-	input    textinput.Model
+	input    input
 	question string
 	action   string
 	target   string
@@ -48,13 +46,7 @@ type Model struct {
 
 // New returns a closed prompt.
 func New(st styles.Styles, km keys.KeyMap) Model {
-	in := textinput.New()
-	in.Prompt = ""
-	in.CharLimit = 0
-	// A blinking cursor is a timer firing twice a second; the dashboard
-	// stays idle unless something happens.
-	in.Cursor.SetMode(cursor.CursorStatic)
-	return Model{st: st, km: km, input: in}
+	return Model{st: st, km: km}
 }
 
 // Active reports whether the prompt takes the keys.
@@ -72,27 +64,22 @@ const hint = "  (enter to send, esc to cancel)"
 func (m *Model) OpenInject(target, label string) tea.Cmd {
 	m.mode, m.target, m.question = Inject, target, "follow-up to "+label+": "
 	m.input.SetValue("")
-	return m.input.Focus()
+	return nil
 }
 
 // OpenFilter asks for a filter, starting from the current one.
 func (m *Model) OpenFilter(current string) tea.Cmd {
 	m.mode, m.question = Filter, "filter: "
 	m.input.SetValue(current)
-	m.input.CursorEnd()
-	return m.input.Focus()
+	return nil
 }
 
 // OpenConfirm asks a yes/no question about an action on target.
 func (m *Model) OpenConfirm(action, target, question string) {
 	m.mode, m.action, m.target, m.question = Confirm, action, target, question+" [y/N] "
-	m.input.Blur()
 }
 
-func (m *Model) close() {
-	m.mode = Closed
-	m.input.Blur()
-}
+func (m *Model) close() { m.mode = Closed }
 
 // Update handles keys while the prompt is open.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
@@ -123,9 +110,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, answer(CancelMsg{Mode: mode})
 		}
 	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
-	return m, cmd
+	if isKey {
+		m.input.Update(k)
+	}
+	return m, nil
 }
 
 func answer(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
@@ -138,7 +126,6 @@ func (m Model) View() string {
 	case Confirm:
 		return m.st.Prompt.Render(m.question)
 	}
-	in := m.input
-	in.Width = max(10, m.width-lipgloss.Width(m.question)-lipgloss.Width(hint)-1)
-	return m.st.Prompt.Render(m.question) + in.View() + m.st.Dim.Render(hint)
+	width := max(10, m.width-lipgloss.Width(m.question)-lipgloss.Width(hint)-1)
+	return m.st.Prompt.Render(m.question) + m.input.View(width, m.st.Selected) + m.st.Dim.Render(hint)
 }

@@ -7,7 +7,6 @@
 package sessionlist
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -15,9 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -55,6 +52,7 @@ type Model struct {
 	sort          Sort
 	hideFinished  bool
 	now           time.Time
+	running       int // sessions not settled, hidden ones too
 }
 
 // New returns an empty list.
@@ -145,10 +143,20 @@ func (m *Model) ToggleFinished() bool {
 	return !m.hideFinished
 }
 
+// Len is how many sessions there are, hidden ones too.
+func (m Model) Len() int { return len(m.all) }
+
+// Running reports whether a session, shown or not, is not settled.
+func (m Model) Running() bool { return m.running > 0 }
+
 func (m *Model) rebuild() {
 	m.rows = m.rows[:0]
+	m.running = 0
 	for _, s := range m.all {
-		if m.hideFinished && s.Status.Finished() {
+		if !s.Settled() {
+			m.running++
+		}
+		if m.hideFinished && s.Settled() {
 			continue
 		}
 		if m.filter != "" && !strings.Contains(strings.ToLower(strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status)}, " ")), m.filter) {
@@ -246,55 +254,6 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-type column struct {
-	title string
-	width int
-	cell  func(s *sessions.Session) string
-}
-
-// columns fit the width: the task gets what is left, at least minTask
-// cells; the optional columns give way, least useful first.
-func (m Model) columns() []column {
-	cols := []column{
-		{"ID", 8, func(s *sessions.Session) string { return sessions.ShortID(s.ID) }},
-		{"STATUS", 11, func(s *sessions.Session) string { return styles.Icon(s.Status) + " " + string(s.Status) }},
-		{"ADAPTER", 7, func(s *sessions.Session) string { return s.Adapter }},
-		{"MODEL", 14, func(s *sessions.Session) string { return s.Model }},
-		{"TURN", 4, func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }},
-		{"TOKENS", 6, func(s *sessions.Session) string { return render.Tokens(s.Usage.TotalTokens) }},
-		{"COST", 7, func(s *sessions.Session) string { return render.Cost(s.CostUSD) }},
-		{"RUNTIME", 7, func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) }},
-		{"SOURCE", 8, func(s *sessions.Session) string { return source(s.Source) }},
-		{"TASK", 0, func(s *sessions.Session) string { return s.Task }},
-	}
-	width := func(cs []column) int {
-		w := 2 // the attention mark
-		for _, c := range cs {
-			w += c.width + 1
-		}
-		return w
-	}
-	const minTask = 28
-	for _, drop := range []string{"SOURCE", "ADAPTER", "MODEL", "RUNTIME", "COST"} {
-		if width(cols)+minTask <= m.width {
-			break
-		}
-		for i, c := range cols {
-			if c.title == drop {
-				cols = append(cols[:i], cols[i+1:]...)
-				break
-			}
-		}
-	}
-	cols[len(cols)-1].width = max(8, m.width-width(cols))
-	return cols
-}
-
-func fit(s string, w int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return runewidth.FillRight(runewidth.Truncate(s, w, "…"), w)
-}
-
 // View renders the column headers and the visible rows, never wider than
 // the pane.
 func (m Model) View() string {
@@ -304,7 +263,11 @@ func (m Model) View() string {
 func (m Model) view() string {
 	cols := m.columns()
 	var b strings.Builder
+	// The focused pane is marked by ▶, which reads without colour too.
 	head := "  "
+	if m.focused {
+		head = "▶ "
+	}
 	for _, c := range cols {
 		head += fit(c.title, c.width) + " "
 	}
@@ -330,7 +293,7 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 		cursor = ">"
 	}
 	attention := s.Status == sessions.StatusFailed || s.PendingInjects > 0
-	fresh := s.Status.Finished() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
+	fresh := s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
 	switch {
 	case attention:
 		flag = "!"
@@ -362,15 +325,4 @@ func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
 		b.WriteString(cell + " ")
 	}
 	return strings.TrimRight(b.String(), " ")
-}
-
-// source says who started a session: you, or an orchestrator run.
-func source(s sessions.Source) string {
-	switch s.Kind {
-	case sessions.SourceUser, "":
-		return "you"
-	case sessions.SourceRun:
-		return "orch " + sessions.ShortID(s.Run)
-	}
-	return s.String()
 }

@@ -1,0 +1,385 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestSpawnTaskFromFileOrStdin(t *testing.T) {
+	w := newWorld(t)
+	task := filepath.Join(t.TempDir(), "task.md")
+	writeFile(t, task, "# Task\n\nfix the flaky test\n")
+	w.ok("spawn", "--wait", "-f", task)
+	cmd := exec.Command(bins.zwarm, "spawn", "--wait", "-")
+	cmd.Dir, cmd.Env, cmd.Stdin = w.work, w.env(), strings.NewReader("from stdin\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spawn -: %v\n%s", err, out)
+	}
+	inv := w.invocations()
+	if len(inv) != 2 || inv[0].Prompt != "# Task\n\nfix the flaky test" || inv[1].Prompt != "from stdin" {
+		t.Fatalf("prompts: %+v", inv)
+	}
+	if r := w.zwarm("spawn", "-f", task, "also words"); r.code != 2 || !strings.Contains(r.stderr, "not both") {
+		t.Fatalf("-f with words: %+v", r)
+	}
+	if r := w.zwarm("spawn", "-f", "/no/such/file"); r.code != 2 || !strings.Contains(r.stderr, "/no/such/file") {
+		t.Fatalf("-f missing: %+v", r)
+	}
+}
+
+// --json prints the documented fields only; --jq filters them as gh does.
+func TestJSONHasDocumentedFieldsAndJQ(t *testing.T) {
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "task one"))[0]
+	var doc map[string]any
+	mustJSON(t, w.ok("show", "--json", id), &doc)
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "adapter cost_usd created_at ended_at error exit_code id inbox last_event_at last_message messages model pending_injects pid settled source status steps task thread_id turn turns updated_at usage working_dir"
+	if strings.Join(keys, " ") != want {
+		t.Fatalf("show --json fields:\n%s\nwant\n%s", strings.Join(keys, " "), want)
+	}
+	turn := doc["turns"].([]any)[0].(map[string]any)
+	for _, internal := range []string{"offset", "thread_usage", "agent_error", "inbox_id", "process_cost"} {
+		if _, ok := turn[internal]; ok {
+			t.Errorf("turns[].%s is internal", internal)
+		}
+	}
+	if out := w.ok("ls", "--jq", ".[].id"); out != id+"\n" {
+		t.Fatalf("ls --jq: %q", out)
+	}
+	if out := w.ok("show", id, "--jq", "{status, tokens: .usage.total_tokens}"); out != `{"status":"completed","tokens":710}`+"\n" {
+		t.Fatalf("show --jq: %q", out)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "describe the flags"))[0]
+	out := w.ok("__complete", "show", "")
+	if !strings.Contains(out, id[:8]+"\tcompleted: describe the flags") {
+		t.Fatalf("ids: %q", out)
+	}
+	if out := w.ok("__complete", "kill", ""); strings.Contains(out, id[:8]) {
+		t.Fatalf("kill offers a settled session: %q", out)
+	}
+	out = w.ok("__complete", "spawn", "--adapter", "")
+	if !strings.Contains(out, "claude\n") || !strings.Contains(out, "codex\n") || strings.Contains(out, "replay") {
+		t.Fatalf("adapters: %q", out)
+	}
+	if out := w.ok("__complete", "ls", "--status", ""); !strings.Contains(out, "running\n") || !strings.Contains(out, "killed\n") {
+		t.Fatalf("statuses: %q", out)
+	}
+	if out := w.ok("__complete", "spawn", "--sandbox", ""); !strings.Contains(out, "workspace-write\t") {
+		t.Fatalf("sandboxes: %q", out)
+	}
+	if out := w.ok("spawn", "--help"); strings.Contains(out, "replay") {
+		t.Fatalf("spawn --help offers the internal replay adapter:\n%s", out)
+	}
+}
+
+func TestLsFilters(t *testing.T) {
+	w := newWorld(t)
+	a := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex", "alpha task"))[0]
+	b := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex-mini", "beta task"))[0]
+	c := strings.Fields(w.ok("spawn", "--wait", "--source", "run:9c1d2e3f", "gamma task"))[0]
+	ids := func(args ...string) string {
+		var got []string
+		for _, s := range w.ls(args...) {
+			got = append(got, s.ID)
+		}
+		return strings.Join(got, " ")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "gpt-5.1-codex"}, a},
+		{[]string{"--adapter", "codex", "--model", "GPT-5.1-CODEX-MINI"}, c + " " + b},
+		{[]string{"--source", "run:9c1d"}, c},
+		{[]string{"--source", "user"}, b + " " + a},
+		{[]string{"beta"}, b},
+		{[]string{"--limit", "1"}, c},
+		{[]string{"--adapter", "claude"}, ""},
+	} {
+		if got := ids(tc.args...); got != tc.want {
+			t.Errorf("ls %q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if r := w.zwarm("ls", "--adapter", "claude"); !strings.Contains(r.stderr, "no sessions match (3 sessions in all") {
+		t.Errorf("empty filtered ls: %+v", r)
+	}
+}
+
+func TestMessagesReadRight(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("done", 5), "hang", []step{{"wait_file": gate}})
+	defer touch(t, gate)
+	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
+	running := w.spawn("hang")
+	eventually(t, "the agent to run", func() bool { return w.record(running).Agent != nil })
+	for _, c := range []struct {
+		args []string
+		want string
+		not  string
+	}{
+		{[]string{"spawn"}, "zwarm: spawn needs a task", "zwarm zwarm"},
+		{[]string{"rm", running}, "it is running; kill it first, or pass --force", "(running)"},
+		{[]string{"kill", done}, "not running: it completed", "(it is"},
+		{[]string{"show", "abcdef"}, "no such session", ""},
+	} {
+		r := w.zwarm(c.args...)
+		if !strings.Contains(r.stderr, c.want) || c.not != "" && strings.Contains(r.stderr, c.not) {
+			t.Errorf("zwarm %q: %q; want %q", c.args, r.stderr, c.want)
+		}
+	}
+	if out := w.ok("show", done); !strings.Contains(out, "1 turn ·") || !strings.Contains(out, "source   user") ||
+		!strings.Contains(out, "started  just now (") || !strings.Contains(out, " UTC)") {
+		t.Errorf("show:\n%s", out)
+	}
+	w.ok("kill", running)
+	if r := w.zwarm("kill", "--all"); r.code != 0 || !strings.Contains(r.stderr, "no running sessions to kill") {
+		t.Errorf("kill --all with none: %+v", r)
+	}
+}
+
+// A listing shows what it can read and names what it cannot; kill stops an
+// unreadable session's processes anyway, and rm --force removes it.
+func TestUnreadableRecords(t *testing.T) {
+	w := newWorld(t)
+	good := strings.Fields(w.ok("spawn", "--wait", "fine"))[0]
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(nil, "hang", []step{{"wait_file": gate}})
+	broken := w.spawn("hang")
+	eventually(t, "the agent to run", func() bool { return w.record(broken).Agent != nil })
+	agentPID := w.record(broken).Agent.PID
+	writeFile(t, filepath.Join(w.state, "sessions", broken, "meta.json"), "{not json")
+
+	r := w.zwarm("ls")
+	if r.code != 1 || !strings.Contains(r.stdout, good) || !strings.Contains(r.stderr, "cannot read session "+broken) {
+		t.Fatalf("ls: %+v", r)
+	}
+	r = w.zwarm("ls", "--json")
+	var list []session
+	mustJSON(t, r.stdout, &list)
+	if r.code != 1 || len(list) != 1 || list[0].ID != good || !strings.Contains(r.stderr, broken) {
+		t.Fatalf("ls --json: %+v", r)
+	}
+	r = w.zwarm("kill", broken)
+	if r.code != 1 || !strings.Contains(r.stderr, "rm --force") || !strings.Contains(r.stderr, "stopped its processes") {
+		t.Fatalf("kill: %+v", r)
+	}
+	if alive(agentPID) || len(markedProcs(broken)) > 0 {
+		t.Fatalf("the unreadable session's agent still runs: %v", markedProcs(broken))
+	}
+	w.ok("rm", "--force", broken)
+	if r := w.zwarm("ls"); r.code != 0 || strings.Contains(r.stdout+r.stderr, broken) {
+		t.Fatalf("after rm --force: %+v", r)
+	}
+}
+
+// hostile is what a terminal would act on: clear the screen, retitle the
+// window (ended by BEL), a carriage return, a C1 control, a bidi override.
+const hostile = "x\x1b[2J\x1b]0;pwned\x07y\rz\u009b1m\u202egnp.exe"
+
+// inert reports the first character a terminal would act on, if any.
+func inert(s string) (rune, bool) {
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) || r == '\u202e' {
+			return r, false
+		}
+	}
+	return 0, true
+}
+
+func TestAgentTextCannotDriveTheTerminal(t *testing.T) {
+	w := newWorld(t)
+	msg, _ := json.Marshal(hostile)
+	line := `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":` + string(msg) + `}}`
+	w.setScript([]step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":` + string(msg) + `,"aggregated_output":` + string(msg) + `,"exit_code":0,"status":"completed"}}`),
+		out(line),
+		out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
+	})
+	task := "task " + hostile
+	wait := w.ok("spawn", "--wait", "--", task)
+	id := strings.Fields(wait)[0]
+	for name, text := range map[string]string{
+		"spawn --wait": wait, "show": w.ok("show", id), "logs": w.ok("logs", id), "wait": w.ok("wait", id),
+		"inject --wait": w.ok("inject", "--wait", id, "again "+hostile),
+	} {
+		if r, ok := inert(text); !ok || !strings.Contains(text, `\x1b[2J`) {
+			t.Errorf("%s prints %U raw (or drops the text):\n%q", name, r, text)
+		}
+	}
+	for _, cols := range []int{80, 200} {
+		out, _ := w.onTerminal(cols, nil, "", "ls")
+		if r, ok := inert(visible(strings.ReplaceAll(out, "\x1b[0m", ""))); !ok {
+			t.Errorf("ls at %d columns prints %U raw:\n%q", cols, r, out)
+		}
+	}
+	if piped := w.ok("ls"); !strings.Contains(piped, `task x\x1b[2J`) {
+		t.Errorf("piped ls: %q", piped)
+	}
+	// --raw and --json are for programs: byte for byte.
+	if raw := w.ok("logs", "--raw", "--turn", "1", id); !strings.Contains(raw, line+"\n") {
+		t.Errorf("--raw changed the agent's output:\n%q", raw)
+	}
+	s := w.show(id)
+	if s.Task != task || s.Messages[1].Text != hostile {
+		t.Errorf("--json changed the text: %q %q", s.Task, s.Messages[1].Text)
+	}
+}
+
+// logs of a finished session reads exactly as show's turns: the same
+// steps, each once, with the follow-up prompts.
+func TestLogsReadsLikeShow(t *testing.T) {
+	w := newWorld(t)
+	w.setScript([]step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"turn.started"}`),
+		out(`{"type":"item.started","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":false},{"text":"fix","completed":false}]}}`),
+		out(`{"type":"item.started","item":{"id":"c","type":"command_execution","command":"go test ./...","status":"in_progress"}}`),
+		out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"go test ./...","aggregated_output":"FAIL\n","exit_code":1,"status":"failed"}}`),
+		out(`{"type":"item.updated","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":false}]}}`),
+		out(`{"type":"item.started","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"status":"in_progress"}}`),
+		out(`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"result":{"content":[{"type":"text","text":"3 pages about flags"}]},"status":"completed"}}`),
+		out(`{"type":"item.completed","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":true}]}}`),
+		out(`{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"fixed it"}}`),
+		out(`{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":90}}`),
+	})
+	id := strings.Fields(w.ok("spawn", "--wait", "fix the tests"))[0]
+	w.ok("inject", "--wait", id, "now the docs")
+	show, logs := w.ok("show", id), w.ok("logs", id)
+	turns := show[strings.Index(show, "── turn 1"):strings.Index(show, "\nfollow-ups:")]
+	if logs != turns {
+		t.Fatalf("logs:\n%s\nshow's turns:\n%s", logs, turns)
+	}
+	for _, want := range []string{"> now the docs", "$ go test ./...  (exit 1)", "☑ fix", "→ docs.search", "← 3 pages about flags"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lacks %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "(running)") || strings.Count(logs, "$ go test") != 2 || strings.Contains(logs, "turn completed") {
+		t.Errorf("logs repeats steps or shows the cumulative count:\n%s", logs)
+	}
+	if r := w.zwarm("logs", "--turn", "9", id); r.code != 2 || !strings.Contains(r.stderr, "has no turn 9 (it has 2)") {
+		t.Errorf("logs --turn 9: %+v", r)
+	}
+	if r := w.zwarm("logs", "--raw", "--turn", "9", id); r.code != 2 || !strings.Contains(r.stderr, "has no turn 9 (it has 2)") {
+		t.Errorf("logs --raw --turn 9: %+v", r)
+	}
+	if r := w.zwarm("logs", "--turn", "0", id); r.code != 2 || !strings.Contains(r.stderr, "--turn must be 1 or more") {
+		t.Errorf("logs --turn 0: %+v", r)
+	}
+	if one := w.ok("logs", "--turn", "2", id); !strings.HasPrefix(one, "── turn 2 · follow-up ──\n  > now the docs") {
+		t.Errorf("logs --turn 2:\n%s", one)
+	}
+}
+
+// A turn that failed with only stderr says why at its end.
+func TestLogsOfATurnThatFailedOnStderr(t *testing.T) {
+	w := newWorld(t)
+	w.setScript([]step{{"err": "Error: unknown model gpt-9\nsee codex --help"}, {"exit": 1}})
+	id := strings.Fields(w.zwarm("spawn", "--wait", "x").stdout)[0]
+	logs := w.ok("logs", id)
+	if !strings.Contains(logs, "── failed · exit 1") || !strings.Contains(logs, "Error: unknown model gpt-9") {
+		t.Fatalf("logs:\n%s", logs)
+	}
+	r := w.zwarm("logs", "--raw", id)
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "printed nothing on stdout") || !strings.Contains(r.stderr, "turn_1.stderr") {
+		t.Fatalf("logs --raw: %+v", r)
+	}
+}
+
+func TestInjectSaysWhatHappened(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true}, {"wait_file": gate + "-never"}})
+	id := w.spawn("hang")
+	eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
+	if out := w.ok("inject", id, "next"); !strings.Contains(out, "queued behind turn 1") {
+		t.Fatalf("inject while running: %q", out)
+	}
+	touch(t, gate)
+	w.ok("wait", id)
+	if out := w.ok("inject", id, "more"); !strings.Contains(out, "resumed as turn 3") {
+		t.Fatalf("inject after the end: %q", out)
+	}
+	w.ok("wait", id)
+
+	// While a kill is in progress, a follow-up is refused plainly.
+	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"3s\"\n")
+	st := w.spawn("stubborn")
+	eventually(t, "the agent to run", func() bool { return w.record(st).Agent != nil })
+	kill := exec.Command(bins.zwarm, "kill", st)
+	kill.Dir, kill.Env = w.work, w.env()
+	if err := kill.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the kill to be recorded", func() bool { return w.record(st).Stop != nil })
+	r := w.zwarm("inject", st, "too late")
+	if r.code != 1 || !strings.Contains(r.stderr, "being killed") {
+		t.Errorf("inject during a kill: %+v", r)
+	}
+	if err := kill.Wait(); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	w := newWorld(t)
+	out := w.ok("doctor")
+	for _, want := range []string{"state dir", w.state, "config", "containment", "codex", bins.fake} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	w.extraEnv = []string{"ZWARM_CODEX_BIN=/no/such/codex"}
+	if r := w.zwarm("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ codex") {
+		t.Errorf("doctor without the default agent: %+v", r)
+	}
+}
+
+// A worker whose agent went silent shows for how long, at a glance.
+func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}})
+	defer touch(t, gate)
+	id := w.spawn("stall")
+	eventually(t, "the first event", func() bool { return w.record(id).LastEventAt != nil })
+	// Five minutes of silence, as the supervisor would have recorded it.
+	path := filepath.Join(w.state, "sessions", id, "meta.json")
+	s := w.record(id)
+	old := time.Now().Add(-5 * time.Minute).UTC()
+	s.LastEventAt = &old
+	data, _ := json.Marshal(s)
+	writeFile(t, path+".tmp", string(data))
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := w.onTerminal(120, nil, "", "ls"); !strings.Contains(out, "running, quiet 5m") {
+		t.Errorf("ls:\n%s", visible(out))
+	}
+	if out := w.ok("show", id); !strings.Contains(out, "last event 5m ago: the agent has been quiet") {
+		t.Errorf("show:\n%s", out)
+	}
+	if s := w.show(id); s.Status != sessions.StatusRunning {
+		t.Errorf("status %s", s.Status)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+type doctorOptions struct {
+	f *factory
+}
+
+func newDoctorCmd(f *factory) *cobra.Command {
+	o := &doctorOptions{f: f}
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check this machine: state dir, config, agent binaries, process containment",
+		Long: `Check what zwarm needs: which state dir it uses, whether its config is valid,
+which agent binaries it finds (and their versions), and how it contains the
+processes of a session (a cgroup of its own where the machine allows it,
+else a marker variable). Exit 0 when all is well, 1 otherwise.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), o) },
+	}
+}
+
+// check is one line of the report.
+type check struct {
+	name, result string
+	ok           bool
+	note         bool // worth knowing, not a problem
+}
+
+func runDoctor(ctx context.Context, o *doctorOptions) error {
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	var checks []check
+	add := func(c check) { checks = append(checks, c) }
+
+	sd := o.f.state()
+	where := map[string]string{"--state-dir": "from --state-dir", StateDirEnv: "from $" + StateDirEnv,
+		"found": "the nearest above the current directory", "default": "none found: zwarm init makes one here"}[sd.from]
+	dir := m.Store().Dir()
+	if fi, err := os.Stat(dir); err != nil {
+		add(check{name: "state dir", result: fmt.Sprintf("%s (%s; not created yet)", dir, where), ok: true, note: true})
+	} else if !fi.IsDir() {
+		add(check{name: "state dir", result: dir + " is not a directory"})
+	} else if err := writable(dir); err != nil {
+		add(check{name: "state dir", result: fmt.Sprintf("%s (%s) is not writable: %v", dir, where, err)})
+	} else {
+		add(check{name: "state dir", result: fmt.Sprintf("%s (%s)", dir, where), ok: true})
+	}
+
+	cfg, err := m.Config()
+	defaultAdapter := "codex"
+	if err != nil {
+		add(check{name: "config", result: render.SafeLine(err.Error())})
+	} else if err := cfg.CheckAdapters(dir, m.Adapters().Names()); err != nil {
+		add(check{name: "config", result: render.SafeLine(err.Error())})
+	} else {
+		if cfg.DefaultAdapter != "" {
+			defaultAdapter = cfg.DefaultAdapter
+		}
+		add(check{name: "config", result: fmt.Sprintf("valid (default adapter %s, kill grace %s)", defaultAdapter, cfg.Grace()), ok: true})
+	}
+
+	if how, why := sessions.Containment(); why != nil {
+		add(check{name: "containment", result: fmt.Sprintf("%s only: %v", how, why), ok: true, note: true})
+	} else {
+		add(check{name: "containment", result: how, ok: true})
+	}
+
+	wd, _ := os.Getwd()
+	for _, name := range m.Adapters().Names() {
+		ad, err := m.Adapters().Lookup(name)
+		if err != nil {
+			continue
+		}
+		var acfg sessions.AdapterConfig
+		if cfg != nil {
+			acfg = cfg.Adapter(name)
+		}
+		cmd, err := ad.Command(sessions.TurnRequest{StateDir: dir, SessionID: "doctor", Prompt: "doctor", WorkingDir: wd, Config: acfg})
+		switch {
+		case err != nil && name == defaultAdapter:
+			add(check{name: name, result: render.SafeLine(err.Error())})
+		case err != nil:
+			add(check{name: name, result: render.SafeLine(err.Error()), ok: true, note: true})
+		default:
+			add(check{name: name, result: cmd.Path + " (" + agentVersion(ctx, cmd.Path) + ")", ok: true})
+		}
+	}
+
+	io := o.f.io
+	well := true
+	var b strings.Builder
+	for _, c := range checks {
+		mark, sgr := "✓", sgrGreen
+		switch {
+		case !c.ok:
+			mark, sgr, well = "✗", sgrRed, false
+		case c.note:
+			mark, sgr = "!", sgrYellow
+		}
+		fmt.Fprintf(&b, "%s %-12s %s\n", io.paint(sgr, mark), c.name, c.result)
+	}
+	io.out.Write([]byte(b.String()))
+	if !well {
+		return &silentError{code: exitFailure}
+	}
+	return nil
+}
+
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".doctor*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// agentVersion asks an agent binary for its version, briefly.
+func agentVersion(ctx context.Context, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil && out.Len() == 0 {
+		return "version unknown: " + render.Clip(err.Error(), 80)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
+	if first == "" {
+		return "version unknown"
+	}
+	return render.Clip(first, 80)
+}

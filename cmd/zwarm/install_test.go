@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// The installed binary says what it is: its module version, and the
+// revision when the Go toolchain recorded one (a build in a git clone).
+func TestVersionSaysWhatWasBuilt(t *testing.T) {
+	w := newWorld(t)
+	for _, arg := range []string{"version", "--version"} {
+		if out := w.ok(arg); !strings.HasPrefix(out, "zwarm ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("zwarm %s: %q", arg, out)
+		}
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "v0.3.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "288046a1b2c3d4e5f6"}, {Key: "vcs.time", Value: "2026-11-23T00:34:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "v0.3.0, revision 288046a1b2c3 of 2026-11-23 with local changes, go1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH
+	if got := formatVersion(bi); got != want {
+		t.Errorf("formatVersion = %q, want %q", got, want)
+	}
+}
+
+// The state dir is found as git finds .git: the nearest .zwarm above the
+// working directory; ZWARM_STATE_DIR and --state-dir win. zwarm init makes
+// one (and ignores it in git); commands that only read never make one.
+func TestStateDirIsFoundAboveAndMadeOnlyByInit(t *testing.T) {
+	w := newWorld(t)
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	deep := filepath.Join(proj, "sub", "dir")
+	for _, d := range []string{filepath.Join(proj, ".git"), deep} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(proj, ".gitignore"), "/bin")
+	if r := w.zwarmIn(proj, nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "added .zwarm/ to") {
+		t.Fatalf("init: %+v", r)
+	}
+	if r := w.zwarmIn(proj, nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "already has a config.toml") {
+		t.Fatalf("init again: %+v", r)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(proj, ".zwarm", "config.toml")); !bytes.Equal(cfg, exampleConfig) {
+		t.Fatalf("config.toml is not the example:\n%s", cfg)
+	}
+	if ign, _ := os.ReadFile(filepath.Join(proj, ".gitignore")); strings.Count(string(ign), ".zwarm/") != 1 || !strings.HasPrefix(string(ign), "/bin\n") {
+		t.Fatalf(".gitignore:\n%s", ign)
+	}
+
+	id := strings.TrimSpace(w.zwarmIn(deep, nil, "spawn", "from deep down").stdout)
+	if _, err := os.Stat(filepath.Join(proj, ".zwarm", "sessions", id)); err != nil {
+		t.Fatalf("spawn from a subdirectory did not use the project's state dir: %v", err)
+	}
+	if r := w.zwarmIn(deep, nil, "ls"); !strings.Contains(r.stdout, id) {
+		t.Fatalf("ls in a subdirectory: %+v", r)
+	}
+	other := filepath.Join(root, "other")
+	if r := w.zwarmIn(deep, []string{"ZWARM_STATE_DIR=" + other}, "ls"); strings.Contains(r.stdout, id) || !strings.Contains(r.stderr, other) {
+		t.Fatalf("ZWARM_STATE_DIR does not win: %+v", r)
+	}
+	if r := w.zwarmIn(deep, []string{"ZWARM_STATE_DIR=" + other}, "--state-dir", filepath.Join(proj, ".zwarm"), "ls"); !strings.Contains(r.stdout, id) {
+		t.Fatalf("--state-dir does not win: %+v", r)
+	}
+	w.zwarmIn(deep, nil, "wait", id)
+
+	empty := filepath.Join(root, "empty")
+	os.Mkdir(empty, 0o700)
+	for _, args := range [][]string{{"ls"}, {"ls", "--json"}, {"show", "abc"}, {"logs", "abc"}, {"wait", "abc"}, {"kill", "--all"}, {"clean"}, {"doctor"}} {
+		w.zwarmIn(empty, nil, args...)
+	}
+	cmd := exec.Command(bins.zwarm, "dash")
+	cmd.Dir = empty
+	w.dashQuit(cmd)
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Fatalf("read-only commands made %v", ents)
+	}
+}
+
+// dashQuit runs the dashboard on a terminal and quits it.
+func (w *world) dashQuit(cmd *exec.Cmd) {
+	w.t.Helper()
+	for _, e := range w.env() {
+		if !strings.HasPrefix(e, "ZWARM_STATE_DIR=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(cmd.Env, "TERM=tmux-256color")
+	dashOnTerminal(w.t, cmd, "q")
+}
+
+// The example config in the repository is the one zwarm init writes.
+func TestInitWritesTheRepositoryExample(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(root, ".zwarm-example", "config.toml"))
+	if err != nil || !bytes.Equal(want, exampleConfig) {
+		t.Fatalf("cmd/zwarm/config.example.toml differs from .zwarm-example/config.toml (%v): copy it over", err)
+	}
+}
+
+// A compiled zwarm must never be committed again.
+func TestNoBuiltBinaryIsTracked(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "--", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if f == "zwarm" || strings.HasSuffix(f, ".test") {
+			t.Errorf("%s is tracked: build output stays out of git", f)
+		}
+	}
+	if err := exec.Command("git", "check-ignore", "-q", "zwarm").Run(); err != nil {
+		t.Errorf("cmd/zwarm/zwarm is not ignored: %v", err)
+	}
+}

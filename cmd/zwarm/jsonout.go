@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/itchyny/gojq"
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// jsonFlags are --json and --jq EXPR, which filters the JSON as gh does
+// (strings print raw, other values as JSON).
+type jsonFlags struct {
+	json bool
+	jq   string
+}
+
+func (j *jsonFlags) add(c *cobra.Command, what string) {
+	c.Flags().BoolVar(&j.json, "json", false, "print "+what+" as JSON")
+	c.Flags().StringVar(&j.jq, "jq", "", "filter the JSON with a jq expression (implies --json)")
+}
+
+func (j *jsonFlags) on() bool { return j.json || j.jq != "" }
+
+// check compiles --jq before anything runs, so a typo is a usage error.
+func (j *jsonFlags) check() (*gojq.Code, error) {
+	if j.jq == "" {
+		return nil, nil
+	}
+	q, err := gojq.Parse(j.jq)
+	if err != nil {
+		return nil, usagef("--jq %q: %v", j.jq, err)
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, usagef("--jq %q: %v", j.jq, err)
+	}
+	return code, nil
+}
+
+// write prints v as indented JSON, or what --jq makes of it.
+func (j *jsonFlags) write(w io.Writer, v any) error {
+	code, err := j.check()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	if code == nil {
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	// gojq works on plain values: go through JSON once.
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	iter := code.Run(doc)
+	for {
+		out, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := out.(error); ok {
+			if h, ok := err.(*gojq.HaltError); ok && h.Value() == nil {
+				return nil // halt
+			}
+			return fmt.Errorf("--jq %q: %w", j.jq, err)
+		}
+		if s, ok := out.(string); ok {
+			fmt.Fprintln(bw, s)
+			continue
+		}
+		b, err := gojq.Marshal(out)
+		if err != nil {
+			return err
+		}
+		bw.Write(append(b, '\n'))
+	}
+}
+
+// sessionJSON is a session as --json prints it: the documented fields
+// (README "JSON output"), none of the bookkeeping the record also holds
+// (its owner and agent processes, inbox numbering, read offsets).
+type sessionJSON struct {
+	ID             string          `json:"id"`
+	Task           string          `json:"task"`
+	Status         sessions.Status `json:"status"`
+	Settled        bool            `json:"settled"`
+	Adapter        string          `json:"adapter"`
+	Model          string          `json:"model"`
+	Sandbox        string          `json:"sandbox,omitempty"`
+	WorkingDir     string          `json:"working_dir"`
+	Source         sessions.Source `json:"source"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	EndedAt        *time.Time      `json:"ended_at"`
+	LastEventAt    *time.Time      `json:"last_event_at"`
+	PID            int             `json:"pid"`
+	ExitCode       *int            `json:"exit_code"`
+	Turn           int             `json:"turn"`
+	ThreadID       string          `json:"thread_id"`
+	Usage          sessions.Usage  `json:"usage"`
+	CostUSD        *float64        `json:"cost_usd"`
+	LastMessage    string          `json:"last_message"`
+	Error          string          `json:"error"`
+	PendingInjects int             `json:"pending_injects"`
+	Turns          []turnJSON      `json:"turns"`
+}
+
+type turnJSON struct {
+	N           int             `json:"n"`
+	Prompt      string          `json:"prompt"`
+	StartedAt   time.Time       `json:"started_at"`
+	EndedAt     *time.Time      `json:"ended_at"`
+	ExitCode    *int            `json:"exit_code"`
+	Status      sessions.Status `json:"status"`
+	Usage       sessions.Usage  `json:"usage"`
+	CostUSD     *float64        `json:"cost_usd"`
+	Resumed     bool            `json:"resumed"`
+	Live        bool            `json:"live"`
+	LastMessage string          `json:"last_message"`
+	Error       string          `json:"error"`
+}
+
+func toJSON(s *sessions.Session) sessionJSON {
+	out := sessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
+		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
+		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
+		Turns: make([]turnJSON, len(s.Turns))}
+	for i, t := range s.Turns {
+		out.Turns[i] = turnJSON{N: t.N, Prompt: t.Prompt, StartedAt: t.StartedAt, EndedAt: t.EndedAt, ExitCode: t.ExitCode,
+			Status: t.Status, Usage: t.Usage, CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
+			LastMessage: t.LastMessage, Error: t.Error}
+	}
+	return out
+}
+
+func listJSON(list []*sessions.Session) []sessionJSON {
+	out := make([]sessionJSON, len(list))
+	for i, s := range list {
+		out[i] = toJSON(s)
+	}
+	return out
+}

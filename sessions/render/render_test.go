@@ -1,0 +1,257 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestMoneyOneRule(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "$0.00", 0.06: "$0.06", 12.4: "$12.40", 0.0061: "$0.0061", 0.003: "$0.0030",
+		0.00045: "$0.00045", 0.0099: "$0.0099", 0.01: "$0.01", 1e-9: "<$0.000001",
+	} {
+		if got := Money(v); got != want {
+			t.Errorf("Money(%v) = %s, want %s", v, got, want)
+		}
+	}
+	if got := Cost(nil); got != Unknown {
+		t.Errorf("Cost(nil) = %s", got)
+	}
+}
+
+func TestUsageOfARunningTurnIsUnknownNotZero(t *testing.T) {
+	owner := &sessions.ProcRef{PID: 1}
+	running := &sessions.Session{Status: sessions.StatusRunning, Owner: owner}
+	if SessionTokens(running) != Unknown || SessionCost(running) != Unknown {
+		t.Fatalf("running with no usage: %s %s", SessionTokens(running), SessionCost(running))
+	}
+	c := 0.003
+	done := &sessions.Session{Status: sessions.StatusCompleted, Usage: sessions.Usage{TotalTokens: 1500}, CostUSD: &c}
+	if SessionTokens(done) != "1.5k" || SessionCost(done) != "$0.0030" {
+		t.Fatalf("completed: %s %s", SessionTokens(done), SessionCost(done))
+	}
+}
+
+func TestWhenIsRelativeWithAbsoluteUTC(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	loc := time.FixedZone("X", 3*3600)
+	if got := When(now.Add(-4*time.Minute).In(loc), now); got != "4m ago (2026-03-01 11:56:00 UTC)" {
+		t.Fatalf("When = %q", got)
+	}
+	if Plural(1, "turn") != "1 turn" || Plural(3, "turn") != "3 turns" {
+		t.Fatal("Plural")
+	}
+}
+
+// hostile carries what a terminal would act on: clear screen, a title
+// change ended by BEL, a carriage return, a C1 CSI, and a bidi override.
+const hostile = "ok\x1b[2J\x1b]0;pwned\x07 then\rover \u009b31m and \u202egnp.exe"
+
+func assertInert(t *testing.T, lines []Line) {
+	t.Helper()
+	if len(lines) == 0 {
+		t.Fatal("nothing rendered")
+	}
+	for _, l := range lines {
+		for _, r := range l.String() {
+			if unicode.IsControl(r) || r == '\u202e' {
+				t.Fatalf("line %q carries %U", l.Text, r)
+			}
+		}
+	}
+}
+
+func TestAgentTextCannotReachTheTerminal(t *testing.T) {
+	code := 1
+	events := []sessions.Event{
+		{Type: sessions.EventMessage, Text: hostile + "\nsecond " + hostile},
+		{Type: sessions.EventReasoning, Text: hostile},
+		{Type: sessions.EventCommand, Phase: sessions.PhaseCompleted, Command: hostile, Output: hostile + "\n" + hostile, ExitCode: &code},
+		{Type: sessions.EventToolCall, Tool: hostile, Input: hostile, Output: hostile, Text: hostile},
+		{Type: sessions.EventToolResult, Output: hostile},
+		{Type: sessions.EventFileChange, Changes: []sessions.FileChange{{Path: hostile, Kind: hostile}}},
+		{Type: sessions.EventTodoList, Todos: []sessions.Todo{{Text: hostile}}},
+		{Type: sessions.EventError, Text: hostile},
+		{Type: sessions.EventRetry, Text: hostile},
+		{Type: sessions.EventTurnFailed, Text: hostile},
+		{Type: sessions.EventRaw, Text: hostile},
+	}
+	end := time.Now()
+	turn := sessions.Turn{N: 1, Prompt: hostile, Status: sessions.StatusFailed, EndedAt: &end, Error: hostile + " reason"}
+	assertInert(t, TurnLines(turn, events, hostile))
+	for _, ev := range events {
+		assertInert(t, Of(ev))
+	}
+	if got := Clip(hostile, 100); !strings.Contains(got, `\x1b[2J`) || !strings.Contains(got, `\u202e`) {
+		t.Fatalf("escapes should be shown, not dropped: %q", got)
+	}
+}
+
+func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
+	cmd := sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseStarted, ItemID: "i1", Command: "sleep 100"}
+	if got := Of(cmd)[0].Text; got != "$ sleep 100  (running)" {
+		t.Fatalf("running: %q", got)
+	}
+	end := time.Now()
+	killed := sessions.Turn{N: 1, Status: sessions.StatusKilled, EndedAt: &end, Error: "killed by zwarm kill"}
+	text := Text(TurnLines(killed, []sessions.Event{cmd}, ""))
+	if !strings.Contains(text, "$ sleep 100  (killed)") || strings.Contains(text, "(running)") {
+		t.Fatalf("killed turn:\n%s", text)
+	}
+	failed := killed
+	failed.Status = sessions.StatusFailed
+	if text := Text(TurnLines(failed, []sessions.Event{cmd}, "")); !strings.Contains(text, "(did not finish)") {
+		t.Fatalf("failed turn:\n%s", text)
+	}
+}
+
+func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
+	end := time.Now()
+	one := 1
+	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusFailed, EndedAt: &end, ExitCode: &one,
+		Error: "API Error: 400 bad request"}
+	events := []sessions.Event{
+		{Type: sessions.EventTurnFailed, Text: "API Error: 400 bad request"},
+		{Type: sessions.EventTurnCompleted, Usage: &sessions.Usage{}},
+	}
+	text := Text(TurnLines(turn, events, ""))
+	if strings.Contains(text, "turn completed") || strings.Count(text, "400 bad request") != 1 {
+		t.Fatalf("failed turn:\n%s", text)
+	}
+	if !strings.Contains(text, "── failed · exit 1 · no usage reported") {
+		t.Fatalf("end line:\n%s", text)
+	}
+}
+
+func TestStderrOnlyFailureShowsReasonAndStderrTail(t *testing.T) {
+	end := time.Now()
+	one := 1
+	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusFailed, EndedAt: &end, ExitCode: &one,
+		Error: "codex exited with code 1"}
+	tail := "line 1\nError: unknown model\n"
+	text := Text(TurnLines(turn, nil, tail))
+	for _, want := range []string{"codex exited with code 1", "stderr:", "│ Error: unknown model"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("missing %q:\n%s", want, text)
+		}
+	}
+	// When the reason is the stderr tail, it is shown once.
+	turn.Error = "Error: unknown model"
+	if text := Text(TurnLines(turn, nil, "Error: unknown model\n")); strings.Count(text, "unknown model") != 1 {
+		t.Fatalf("stderr repeated:\n%s", text)
+	}
+}
+
+func TestTurnEndShowsThisTurnsUsageOnly(t *testing.T) {
+	end := time.Now()
+	zero := 0
+	c := 0.0012
+	turn := sessions.Turn{N: 2, Status: sessions.StatusCompleted, EndedAt: &end, ExitCode: &zero, CostUSD: &c,
+		Usage: sessions.Usage{InputTokens: 200, OutputTokens: 20, TotalTokens: 220}}
+	// The agent's cumulative count (900 in) is not shown beside the turn's.
+	events := []sessions.Event{{Type: sessions.EventTurnCompleted, Cumulative: true, Usage: &sessions.Usage{InputTokens: 900, OutputTokens: 90}}}
+	text := Text(TurnLines(turn, events, ""))
+	if strings.Contains(text, "900") || !strings.Contains(text, "── completed · exit 0 · 220 tokens (200 in, 20 out) · $0.0012") {
+		t.Fatalf("usage:\n%s", text)
+	}
+}
+
+func TestErrorBodiesShowTheirMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"error": {"message": "Invalid request: model not found", "type": "invalid_request_error"}}`: "Invalid request: model not found",
+		`unexpected status 400 Bad Request: {"error":{"message":"Invalid request: x"}}`:               "unexpected status 400 Bad Request: Invalid request: x",
+		`{"message":"overloaded"}`: "overloaded",
+		`plain words`:              "plain words",
+		`{not json`:                "{not json",
+	} {
+		if got := ErrorText(in); got != want {
+			t.Errorf("ErrorText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	lines := Of(sessions.Event{Type: sessions.EventError, Text: `{"error":{"message":"Invalid request: bad tool"}}`})
+	if lines[0].Text != "! Invalid request: bad tool" {
+		t.Fatalf("error line %q", lines[0].Text)
+	}
+}
+
+func TestMCPToolCallShowsItsResult(t *testing.T) {
+	ev := sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseCompleted, ItemID: "m1", Tool: "docs.search",
+		Input: `{"q":"flags"}`, Output: `{"content":[{"type":"text","text":"found 3 pages\nsecond line"}],"structured_content":null}`}
+	text := Text(Of(ev))
+	if !strings.Contains(text, `→ docs.search {"q":"flags"}`) || !strings.Contains(text, "← found 3 pages") || !strings.Contains(text, "second line") {
+		t.Fatalf("mcp call:\n%s", text)
+	}
+}
+
+func TestClaudeTaskToolsRenderAsAPlan(t *testing.T) {
+	create := sessions.Event{Type: sessions.EventToolCall, Tool: "TaskCreate", Input: `{"subject":"Fix step 1","description":"d"}`}
+	update := sessions.Event{Type: sessions.EventToolCall, Tool: "TaskUpdate", Input: `{"taskId":"1","status":"completed"}`}
+	if got := Of(create)[0]; got.Text != "☐ Fix step 1" || got.Kind != Todo {
+		t.Fatalf("TaskCreate: %+v", got)
+	}
+	if got := Of(update)[0].Text; got != "☑ task 1 (completed)" {
+		t.Fatalf("TaskUpdate: %q", got)
+	}
+	plan := sessions.Event{Type: sessions.EventTodoList, Todos: []sessions.Todo{{Text: "a", Completed: true}, {Text: "b"}}}
+	if got := Text(Of(plan)); got != "  ☑ a\n  ☐ b\n" {
+		t.Fatalf("plan: %q", got)
+	}
+}
+
+func TestStreamPrintsStartsAndOnlyWhatIsNewAtTheEnd(t *testing.T) {
+	var s Stream
+	var out []string
+	emit := func(ev sessions.Event) {
+		for _, l := range s.Event(ev) {
+			out = append(out, l.Text)
+		}
+	}
+	zero := 0
+	emit(sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseStarted, ItemID: "c", Command: "make"})
+	emit(sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseCompleted, ItemID: "c", Command: "make", Output: "ok\n", ExitCode: &zero})
+	emit(sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseStarted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`})
+	emit(sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseCompleted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`, Output: "3 hits"})
+	emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseStarted, ItemID: "m", Text: "par"})
+	emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, ItemID: "m", Text: "done"})
+	want := []string{"$ make  (running)", "$ make  (exit 0)", "│ ok", `→ WebSearch {"q":"x"}`, "← 3 hits", "» done"}
+	if strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("stream:\n%q\nwant\n%q", out, want)
+	}
+}
+
+// Claude's tools other than Bash are a started call and a separate result:
+// both are shown, folded or live.
+func TestClaudeToolCallAndResult(t *testing.T) {
+	call := sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseStarted, ItemID: "toolu_1", Tool: "WebSearch", Input: `{"query":"go 1.26"}`}
+	res := sessions.Event{Type: sessions.EventToolResult, Phase: sessions.PhaseCompleted, ItemID: "toolu_1", Tool: "WebSearch", Output: "5 results"}
+	end := time.Now()
+	turn := sessions.Turn{N: 1, Status: sessions.StatusCompleted, EndedAt: &end}
+	text := Text(TurnLines(turn, []sessions.Event{call, res}, ""))
+	if !strings.Contains(text, `→ WebSearch {"query":"go 1.26"}`) || !strings.Contains(text, "← 5 results") {
+		t.Fatalf("folded:\n%s", text)
+	}
+	var s Stream
+	live := Text(append(s.Event(call), s.Event(res)...))
+	if !strings.Contains(live, "→ WebSearch") || !strings.Contains(live, "← 5 results") {
+		t.Fatalf("live:\n%s", live)
+	}
+}
+
+func TestBoundedKeepsBothEnds(t *testing.T) {
+	var lines []Line
+	for i := range 100 {
+		lines = append(lines, Line{Kind: Message, Indent: 1, Text: fmt.Sprintf("step %02d", i)})
+	}
+	if got := Bounded(lines, 10000); got != Text(lines) {
+		t.Fatal("text that fits was changed")
+	}
+	got := Bounded(lines, 200)
+	if len(got) > 200 || !strings.HasPrefix(got, "  step 00\n") || !strings.HasSuffix(got, "  step 99\n") || !strings.Contains(got, "lines left out") {
+		t.Fatalf("%d bytes:\n%s", len(got), got)
+	}
+}

@@ -1,0 +1,137 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Clip makes s one safe line of at most n runes: whitespace runs (newlines
+// included) become one space, control characters are escaped, and what is
+// cut is marked with "…".
+func Clip(s string, n int) string {
+	s = SafeLine(strings.Join(strings.Fields(s), " "))
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(0, n-1)]) + "…"
+}
+
+// Lines splits text into safe display lines: CRLF ends a line like LF,
+// tabs are expanded, every other control character is escaped, and
+// trailing blank lines are dropped.
+func Lines(s string) []string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	parts := strings.Split(strings.TrimRight(Safe(s), "\n"), "\n")
+	for i, p := range parts {
+		parts[i] = expandTabs(p)
+	}
+	return parts
+}
+
+// expandTabs replaces tabs by spaces up to the next multiple of 8 columns,
+// as a terminal would show them, so a line's width is what it looks like.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		if r == '\t' {
+			n := 8 - col%8
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(r)
+		col++
+	}
+	return b.String()
+}
+
+// Excerpt keeps the first head and last tail lines of a long text, as safe
+// display lines.
+func Excerpt(s string, head, tail int) []string {
+	lines := Lines(s)
+	if len(lines) <= head+tail {
+		return lines
+	}
+	out := append([]string{}, lines[:head]...)
+	out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
+	return append(out, lines[len(lines)-tail:]...)
+}
+
+// ErrorText is an agent's error as a person wants to read it. Agents pass
+// on the model API's response body as it came, so a message may be, or
+// end with, a JSON document such as {"error": {"message": "Invalid
+// request: ..."}}: then its message is what is shown, after whatever text
+// came before the document.
+func ErrorText(s string) string {
+	s = strings.TrimSpace(s)
+	i := strings.IndexByte(s, '{')
+	if i < 0 {
+		return s
+	}
+	var doc map[string]any
+	if json.Unmarshal([]byte(s[i:]), &doc) != nil {
+		return s
+	}
+	msg := jsonMessage(doc)
+	if msg == "" {
+		return s
+	}
+	prefix := strings.TrimRight(strings.TrimSpace(s[:i]), ":")
+	if prefix == "" {
+		return msg
+	}
+	return prefix + ": " + msg
+}
+
+// jsonMessage finds the human message of an API error body: error.message,
+// error (a string), or message.
+func jsonMessage(doc map[string]any) string {
+	switch e := doc["error"].(type) {
+	case string:
+		return e
+	case map[string]any:
+		if m, ok := e["message"].(string); ok && m != "" {
+			return m
+		}
+	}
+	if m, ok := doc["message"].(string); ok {
+		return m
+	}
+	return ""
+}
+
+// ToolOutput is what a tool returned, as text. An MCP result is a JSON
+// document whose content blocks carry the text ({"content": [{"type":
+// "text", "text": "..."}]}): their text is the output.
+func ToolOutput(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "{") {
+		return s
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structured_content"`
+	}
+	if json.Unmarshal([]byte(t), &res) != nil || len(res.Content) == 0 {
+		return s
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		} else {
+			parts = append(parts, "["+c.Type+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,176 @@
+package render
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// TurnHeader is the separator that starts a turn.
+func TurnHeader(t sessions.Turn) Line {
+	what := "task"
+	if t.N > 1 {
+		what = "follow-up"
+	}
+	return Line{Kind: Turn, Text: fmt.Sprintf("── turn %d · %s ──", t.N, what)}
+}
+
+// Prompt is the user's message that started a turn.
+func Prompt(t sessions.Turn) []Line {
+	var out []Line
+	for _, l := range Lines(t.Prompt) {
+		out = append(out, Line{Kind: User, Indent: 1, Text: "> " + l})
+	}
+	return out
+}
+
+// TurnLines renders a whole turn the one way show, logs and the dashboard
+// agree on: its header, the prompt, one step per item in its latest state,
+// and once it has ended, how (TurnEnd).
+func TurnLines(t sessions.Turn, events []sessions.Event, stderrTail string) []Line {
+	out := append([]Line{TurnHeader(t)}, Prompt(t)...)
+	var ended *sessions.Turn
+	if t.EndedAt != nil {
+		ended = &t
+	}
+	shown := map[string]bool{}
+	for _, ev := range sessions.Steps(events) {
+		out = append(out, Step(ev, ended)...)
+		if ev.Type == sessions.EventTurnFailed || ev.Type == sessions.EventError {
+			shown[strings.TrimSpace(ev.Text)] = true
+		}
+	}
+	if ended != nil {
+		out = append(out, turnEnd(t, stderrTail, shown)...)
+	}
+	return out
+}
+
+// TurnEnd sums up an ended turn: status, exit code, this turn's own usage
+// and cost; for a turn that did not complete, the reason and the end of
+// what the agent wrote to stderr (when the reason does not already hold it).
+func TurnEnd(t sessions.Turn, stderrTail string) []Line {
+	return turnEnd(t, stderrTail, nil)
+}
+
+func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
+	parts := []string{string(t.Status)}
+	if t.ExitCode != nil {
+		parts = append(parts, fmt.Sprintf("exit %d", *t.ExitCode))
+	}
+	if t.Usage.IsZero() && t.Status != sessions.StatusCompleted {
+		parts = append(parts, "no usage reported")
+	} else {
+		parts = append(parts, fmt.Sprintf("%s tokens (%s in, %s out)", Tokens(t.Usage.TotalTokens),
+			Tokens(t.Usage.InputTokens), Tokens(t.Usage.OutputTokens)), Cost(t.CostUSD))
+	}
+	kind := Done
+	if t.Status != sessions.StatusCompleted {
+		kind = Error
+	}
+	out := []Line{{Kind: kind, Indent: 1, Text: "── " + strings.Join(parts, " · ")}}
+	if t.Status == sessions.StatusCompleted {
+		return out
+	}
+	reason := strings.TrimSpace(t.Error)
+	if reason != "" && !shown[reason] {
+		for i, l := range Lines(ErrorText(reason)) {
+			if i == 20 {
+				out = append(out, Line{Kind: Error, Indent: 2, Text: "…"})
+				break
+			}
+			out = append(out, Line{Kind: Error, Indent: 2, Text: l})
+		}
+	}
+	tail := strings.TrimSpace(stderrTail)
+	if tail != "" && !strings.Contains(reason, tail) {
+		out = append(out, Line{Kind: Output, Indent: 2, Text: "stderr:"})
+		for _, l := range Excerpt(tail, 0, 10) {
+			out = append(out, Line{Kind: Output, Indent: 2, Text: "│ " + clipRunes(l, 500)})
+		}
+	}
+	return out
+}
+
+// Stream renders the events of a running turn as they arrive, for a
+// followed log. What runs now is printed when it starts (a command, a tool
+// call, a plan); when an item ends, only what is new is printed: the
+// command with its exit code and output, the tool's result. A turn that
+// has ended is rendered by TurnLines instead, like show.
+type Stream struct {
+	seen map[string]sessions.Event
+}
+
+// Event returns the lines to print for ev now, possibly none.
+func (s *Stream) Event(ev sessions.Event) []Line {
+	if s.seen == nil {
+		s.seen = map[string]sessions.Event{}
+	}
+	if ev.ItemID == "" || ev.Phase == "" {
+		return Of(ev)
+	}
+	key := string(ev.Type) + "/" + ev.ItemID
+	prev, printed := s.seen[key]
+	switch ev.Type {
+	case sessions.EventCommand, sessions.EventToolCall:
+		if ev.Phase == sessions.PhaseUpdated || printed && ev.Phase == sessions.PhaseStarted {
+			return nil
+		}
+		s.seen[key] = ev
+		if printed && ev.Type == sessions.EventToolCall {
+			lines := Of(ev)
+			return lines[1:] // the call was printed when it started
+		}
+		return Of(ev)
+	case sessions.EventTodoList:
+		if printed && reflect.DeepEqual(prev.Todos, ev.Todos) {
+			return nil
+		}
+		s.seen[key] = ev
+		return Of(ev)
+	}
+	if ev.Phase != sessions.PhaseCompleted {
+		return nil // messages, reasoning and file changes are shown done
+	}
+	return Of(ev)
+}
+
+// Bounded is lines as plain text of at most max bytes, for a model's
+// context: when they do not fit, the first and the last lines are kept
+// (how the work began and where it stands) and a line says how many were
+// left out between them.
+func Bounded(lines []Line, max int) string {
+	full := Text(lines)
+	if len(full) <= max {
+		return full
+	}
+	var head, tail []string
+	used := 0
+	budget := max - 40 // the marker line
+	for i, j := 0, len(lines)-1; i <= j; {
+		if l := lines[j].String() + "\n"; used+len(l) <= budget && len(tail) <= len(head) {
+			tail = append(tail, l)
+			used += len(l)
+			j--
+			continue
+		}
+		if l := lines[i].String() + "\n"; used+len(l) <= budget {
+			head = append(head, l)
+			used += len(l)
+			i++
+			continue
+		}
+		break
+	}
+	var b strings.Builder
+	for _, l := range head {
+		b.WriteString(l)
+	}
+	fmt.Fprintf(&b, "… %d lines left out …\n", len(lines)-len(head)-len(tail))
+	for k := len(tail) - 1; k >= 0; k-- {
+		b.WriteString(tail[k])
+	}
+	return b.String()
+}
