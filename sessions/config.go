@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -80,6 +81,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 		c.sections[sec.Name] = sec.New()
 	}
 	var raw map[string]toml.Primitive
+	var unknown []string
 	md, err := toml.DecodeFile(path, &raw)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
@@ -106,20 +108,28 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = c.sections[key]
 		}
 		if into == nil {
-			continue // reported below as undecoded
+			unknown = append(unknown, key)
+			continue
 		}
 		if err := md.PrimitiveDecode(prim, into); err != nil {
 			return nil, &ConfigError{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
 		}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	// Keys decoded into nothing are unknown: a top-level one never reaches
+	// Undecoded (it went into the raw map), the keys of a table do.
+	keys := unknown
+	var inTable string
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && !slices.Contains(unknown, k[0]) {
+			keys = append(keys, k.String())
+			inTable = k[0]
 		}
+	}
+	if len(keys) > 0 {
 		sort.Strings(keys)
 		hint := coreKeys
-		if top := und[0][0]; known[top] != "" && len(und[0]) > 1 {
+		if known[inTable] != "" {
+			top := inTable
 			hint = "[" + top + "] " + known[top]
 		} else if len(known) > 0 {
 			names := make([]string, 0, len(known))

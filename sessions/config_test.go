@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,38 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 	if err := c.CheckAdapters("../.zwarm-example", []string{"codex", "claude"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Tables other packages own are decoded into their types, as strictly as
+// zwarm's own keys: a typo anywhere names the key and the file.
+func TestConfigSectionsAndTypos(t *testing.T) {
+	type orch struct {
+		Model    string `toml:"model"`
+		MaxSteps int    `toml:"max_steps"`
+	}
+	sec := ConfigSection{Name: "orchestrator", New: func() any { return &orch{MaxSteps: 50} }, Keys: "model, max_steps"}
+	c, err := LoadConfig(writeConfig(t, "[orchestrator]\nmodel = \"gpt-5.5\"\n"), sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.Section("orchestrator").(*orch); o.Model != "gpt-5.5" || o.MaxSteps != 50 {
+		t.Fatalf("section %+v", o)
+	}
+	if c, _ := LoadConfig(t.TempDir(), sec); c.Section("orchestrator").(*orch).MaxSteps != 50 {
+		t.Fatal("a missing file does not give the section's defaults")
+	}
+	for body, want := range map[string]string{
+		"modle = \"x\"\n":                        "modle",
+		"[orchestrator]\nmax_stpes = 3\n":        "orchestrator.max_stpes",
+		"[orchestrater]\nmodel = \"x\"\n":        "orchestrater",
+		"[adapters.codex]\nmodle = \"x\"\n":      "adapters.codex.modle",
+		"[orchestrator]\nmax_steps = \"many\"\n": "max_steps",
+	} {
+		_, err := LoadConfig(writeConfig(t, body), sec)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ConfigFile) {
+			t.Errorf("%q: want a config error naming %q, got %v", body, want, err)
+		}
 	}
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // ErrNotRunning is returned (wrapped) by Kill for a settled session.
-var ErrNotRunning = errors.New("session is not running")
+var ErrNotRunning = errors.New("not running")
 
 // ErrRunning is returned (wrapped) by Remove for a session that still runs.
-var ErrRunning = errors.New("session is running")
+var ErrRunning = errors.New("still running")
 
 // handoverTimeout bounds how long Kill waits for a command that is starting
 // a supervisor (spawn, inject) to hand the session over.
@@ -64,7 +64,7 @@ func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error)
 		// anyone looked, say).
 		c := m.containment(id)
 		if len(c.procs()) == 0 {
-			return s, fmt.Errorf("kill %s: %w (it is %s)", ShortID(id), ErrNotRunning, s.Status)
+			return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
 		}
 		return s, m.sweepOut(ctx, id)
 	}
@@ -239,7 +239,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	}
 	if !s.Settled() {
 		if !force {
-			return "", fmt.Errorf("rm %s: %w (%s); kill it first or pass --force", ShortID(id), ErrRunning, s.Status)
+			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", ShortID(id), ErrRunning, s.Status)
 		}
 		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
 			return "", err

@@ -25,6 +25,15 @@ func (s Status) Finished() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusKilled
 }
 
+// Ended says how a settled session ended, as the end of a sentence about
+// it: "completed", "failed", "was killed".
+func (s Status) Ended() string {
+	if s == StatusKilled {
+		return "was killed"
+	}
+	return string(s)
+}
+
 // ParseStatus validates a status name given by a user.
 func ParseStatus(s string) (Status, error) {
 	for _, st := range Statuses {

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,7 +87,7 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 		if s.Legacy {
 			last = len(legacyTurns(filepath.Dir(p), s))
 		}
-		return "", fmt.Errorf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
+		return "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
 	}
 	return p, nil
 }
