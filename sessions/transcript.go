@@ -20,34 +20,48 @@ type Message struct {
 	Text string `json:"text"`
 }
 
-// Transcript parses every turn of a session.
+// Transcript parses every turn of a session into memory. For a session of
+// any size, Turns and ReadTurn read it turn by turn, event by event.
 func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, []TurnLog, error) {
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	ad, err := m.adapters.Lookup(s.Adapter)
-	if err != nil {
-		return s, nil, err
-	}
-	turns := s.Turns
-	if s.Legacy {
-		turns = legacyTurns(m.st.turnsDir(s.ID), s)
-	}
+	turns := m.Turns(s)
 	out := make([]TurnLog, 0, len(turns))
 	for _, t := range turns {
-		if err := ctx.Err(); err != nil {
-			return s, nil, err
-		}
 		tl := TurnLog{Turn: t}
-		if err := ReadTurnFile(m.st.TurnPath(s.ID, t.N), ad.NewParser(), func(ev Event) {
-			tl.Events = append(tl.Events, ev)
-		}); err != nil {
+		if err := m.ReadTurn(ctx, s, t.N, func(ev Event) { tl.Events = append(tl.Events, ev) }); err != nil {
 			return s, nil, err
 		}
 		out = append(out, tl)
 	}
 	return s, out, nil
+}
+
+// Turns lists a session's turns, those of a Python zwarm record included.
+func (m *Manager) Turns(s *Session) []Turn {
+	if s.Legacy {
+		return legacyTurns(m.st.turnsDir(s.ID), s)
+	}
+	return s.Turns
+}
+
+// ReadTurn parses turn n of s, a record just read, passing each event to
+// fn as it is read: nothing of the turn is held. A turn that has not ended
+// is read as far as its last complete line.
+func (m *Manager) ReadTurn(ctx context.Context, s *Session, n int, fn func(Event)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ad, err := m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return err
+	}
+	final := s.Legacy || n <= len(s.Turns) && s.Turns[n-1].EndedAt != nil
+	r := NewTurnReader(m.st.TurnPath(s.ID, n), ad.NewParser(), 0)
+	defer r.Close()
+	return r.Read(final, fn)
 }
 
 var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)

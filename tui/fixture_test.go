@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,12 +170,40 @@ func (f *fixture) newModel(w, h int) Model {
 
 func (f *fixture) start(src Sessions, w, h int) Model {
 	ctx, cancel := context.WithCancel(context.Background())
-	f.t.Cleanup(cancel)
-	m := New(ctx, Options{Sessions: src, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	tracked := &tracking{Sessions: src}
+	// Every subscription the model started has ended before the test's
+	// files are removed: none may still be writing a record.
+	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
+	m := New(ctx, Options{Sessions: tracked, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	harness = make(chan tea.Msg, 1024)
 	m = drive(f.t, m, m.Init())
-	return settle(f.t, m, func(m Model) bool { return !m.loaded || m.detail.ID() == "" || m.trajSub != nil && m.detailReady() })
+	return settle(f.t, m, func(m Model) bool { return m.loaded && (m.detail.ID() == "" || m.trajSub != nil && m.detailReady()) })
+}
+
+// tracking remembers the subscriptions a dashboard starts.
+type tracking struct {
+	Sessions
+	mu   sync.Mutex
+	subs []*sessions.Subscription
+}
+
+func (t *tracking) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+	sub, err := t.Sessions.Subscribe(ctx, opt)
+	if err == nil {
+		t.mu.Lock()
+		t.subs = append(t.subs, sub)
+		t.mu.Unlock()
+	}
+	return sub, err
+}
+
+func (t *tracking) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.subs {
+		s.Close()
+	}
 }
 
 // detailReady reports whether the detail pane shows its session's steps.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type logsOptions struct {
@@ -57,13 +59,47 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		return rawLog(c.Context(), o, m)
 	}
 	io := o.f.io
+	ctx := c.Context()
+	s, err := m.Get(ctx, o.id)
+	if err != nil {
+		return err
+	}
+	if o.turn > 0 && o.turn > len(m.Turns(s)) && (!o.follow || s.Settled()) {
+		return sessions.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), o.turn, len(m.Turns(s)))
+	}
+	// Turns that have ended are read from their files as they are printed,
+	// like show: a turn of any size is printed without being held.
+	w := bufio.NewWriterSize(io.out, 64<<10)
+	lp := &logPrinter{st: m.Store(), w: w, from: 1, only: o.turn, follow: o.follow}
+	from := 1
+	for _, t := range m.Turns(s) {
+		if t.EndedAt == nil && !s.Legacy {
+			break
+		}
+		from = t.N + 1
+		if !lp.wanted(t.N) {
+			continue
+		}
+		writeLines(w, lp.gap())
+		tw := render.NewTurnWriter(t, func(lines []render.Line) { writeLines(w, lines) })
+		if err := m.ReadTurn(ctx, s, t.N, tw.Event); err != nil {
+			return err
+		}
+		tw.End(stderrTail(m.Store(), s.ID, t))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if s.Settled() || o.turn > 0 && o.turn < from {
+		return nil
+	}
 	var prog *progress
 	if o.follow {
 		prog = startProgress(io, "following "+sessions.ShortID(o.id))
 		defer prog.Stop()
 	}
-	lp := &logPrinter{st: m.Store(), w: io.out, from: 1, only: o.turn, follow: o.follow, prog: prog}
-	err = m.Follow(c.Context(), o.id, sessions.FollowOptions{Only: o.turn, Live: o.follow, OnUpdate: lp.update},
+	lp.w, lp.prog = io.out, prog
+	err = m.Follow(ctx, s.ID, sessions.FollowOptions{From: from, Only: o.turn, Live: o.follow, OnUpdate: lp.update},
 		func(sessions.Step) {})
 	lp.finish()
 	if o.follow && errors.Is(err, context.Canceled) {

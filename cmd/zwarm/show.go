@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,14 +59,29 @@ func trajectory(turns []sessions.TurnLog) []stepJSON {
 }
 
 func runShow(c *cobra.Command, o *showOptions) error {
-	if _, err := o.out.check(); err != nil {
+	code, err := o.out.check()
+	if err != nil {
 		return err
 	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
 	}
-	s, turns, err := m.Transcript(c.Context(), o.id)
+	ctx := c.Context()
+	if code != nil {
+		// --jq works on the whole document: it is built in memory.
+		s, turns, err := m.Transcript(ctx, o.id)
+		if err != nil {
+			return err
+		}
+		inbox, err := m.Inbox(s.ID)
+		if err != nil {
+			return err
+		}
+		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: sessions.Messages(s, turns),
+			Steps: trajectory(turns), Inbox: inbox})
+	}
+	s, err := m.Get(ctx, o.id)
 	if err != nil {
 		return err
 	}
@@ -72,17 +89,88 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	if err != nil {
 		return err
 	}
+	w := bufio.NewWriterSize(o.f.io.out, 64<<10)
+	defer w.Flush()
 	if o.out.on() {
-		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: sessions.Messages(s, turns),
-			Steps: trajectory(turns), Inbox: inbox})
+		return writeShowJSON(ctx, w, m, s, inbox)
 	}
-	var b strings.Builder
-	writeShow(&b, o.f.io, m.Store(), s, turns, inbox, timeNow())
-	_, err = o.f.io.out.Write([]byte(b.String()))
-	return err
+	return writeShow(ctx, w, o.f.io, m, s, inbox, timeNow())
 }
 
-func writeShow(b *strings.Builder, io *streams, st *sessions.Store, s *sessions.Session, turns []sessions.TurnLog, inbox []sessions.InboxEntry, now time.Time) {
+// writeShowJSON prints show --json, reading the turns one event at a time:
+// the steps are written as they are folded, so a turn of any size is
+// printed without being held.
+func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *sessions.Session, inbox []sessions.InboxEntry) error {
+	head, err := json.MarshalIndent(toJSON(s), "", "  ")
+	if err != nil {
+		return err
+	}
+	w.Write(head[:len(head)-2]) // without its closing "\n}"
+	w.WriteString(",\n  \"steps\": [")
+	first := true
+	var messages []sessions.Message
+	var werr error
+	for _, t := range m.Turns(s) {
+		if t.Prompt != "" {
+			messages = append(messages, sessions.Message{Turn: t.N, Role: "user", Text: t.Prompt})
+		}
+		var fold sessions.StepFolder
+		step := func(ev sessions.Event) {
+			b, err := json.MarshalIndent(stepJSON{Turn: t.N, Event: ev}, "    ", "  ")
+			if err != nil {
+				werr = err
+				return
+			}
+			if !first {
+				w.WriteByte(',')
+			}
+			first = false
+			w.WriteString("\n    ")
+			w.Write(b)
+		}
+		err := m.ReadTurn(ctx, s, t.N, func(ev sessions.Event) {
+			if ev.Type == sessions.EventMessage && ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated {
+				messages = append(messages, sessions.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
+			}
+			fold.Add(ev, step)
+		})
+		fold.Flush(step)
+		if err != nil {
+			return err
+		}
+		if werr != nil {
+			return werr
+		}
+	}
+	if !first {
+		w.WriteString("\n  ")
+	}
+	if s.Legacy {
+		messages = sessions.Messages(s, nil)
+	}
+	if messages == nil {
+		messages = []sessions.Message{}
+	}
+	if inbox == nil {
+		inbox = []sessions.InboxEntry{}
+	}
+	w.WriteString("]")
+	for _, part := range []struct {
+		name string
+		v    any
+	}{{"messages", messages}, {"inbox", inbox}} {
+		b, err := json.MarshalIndent(part.v, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, ",\n  %q: ", part.name)
+		w.Write(b)
+	}
+	w.WriteString("\n}\n")
+	return nil
+}
+
+func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *sessions.Session, inbox []sessions.InboxEntry, now time.Time) error {
 	field := func(name, format string, a ...any) {
 		fmt.Fprintf(b, "%-8s %s\n", name, fmt.Sprintf(format, a...))
 	}
@@ -133,9 +221,13 @@ func writeShow(b *strings.Builder, io *streams, st *sessions.Store, s *sessions.
 			}
 		}
 	}
-	for _, tl := range turns {
+	for _, t := range m.Turns(s) {
 		b.WriteString("\n")
-		b.WriteString(render.Text(render.TurnLines(tl.Turn, tl.Events, stderrTail(st, s.ID, tl.Turn))))
+		tw := render.NewTurnWriter(t, func(lines []render.Line) { writeLines(b, lines) })
+		if err := m.ReadTurn(ctx, s, t.N, tw.Event); err != nil {
+			return err
+		}
+		tw.End(stderrTail(m.Store(), s.ID, t))
 	}
 	if len(inbox) > 0 {
 		b.WriteString("\nfollow-ups:\n")
@@ -149,5 +241,17 @@ func writeShow(b *strings.Builder, io *streams, st *sessions.Store, s *sessions.
 			}
 			fmt.Fprintf(b, "  %s  %s  (%s)\n", render.Ago(now.Sub(e.CreatedAt)), render.Clip(e.Text, 60), state)
 		}
+	}
+	return nil
+}
+
+// writeLines prints rendered lines as plain text.
+func writeLines(w *bufio.Writer, lines []render.Line) {
+	for _, l := range lines {
+		for range l.Indent {
+			w.WriteString("  ")
+		}
+		w.WriteString(l.Text)
+		w.WriteByte('\n')
 	}
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +255,42 @@ func TestBoundedKeepsBothEnds(t *testing.T) {
 	got := Bounded(lines, 200)
 	if len(got) > 200 || !strings.HasPrefix(got, "  step 00\n") || !strings.HasSuffix(got, "  step 99\n") || !strings.Contains(got, "lines left out") {
 		t.Fatalf("%d bytes:\n%s", len(got), got)
+	}
+}
+
+// Excerpt keeps what the whole text's lines would show, however its lines
+// end, without splitting the whole text.
+func TestExcerptMatchesTheWholeText(t *testing.T) {
+	slow := func(s string, head, tail int) []string {
+		lines := Lines(s)
+		if len(lines) <= head+tail {
+			return lines
+		}
+		out := append([]string{}, lines[:head]...)
+		out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
+		return append(out, lines[len(lines)-tail:]...)
+	}
+	pieces := []string{"a", "", "\t b", "c\r", "\x1b[2J", "ü", " "}
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 3000 {
+		var b strings.Builder
+		for range r.IntN(20) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+			b.WriteString([]string{"\n", "\r\n", "\n\n"}[r.IntN(3)])
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		head, tail := r.IntN(5), r.IntN(3)
+		if got, want := Excerpt(s, head, tail), slow(s, head, tail); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d, %q (%d, %d):\n got %q\nwant %q", round, s, head, tail, got, want)
+		}
+	}
+}
+
+func TestSafeEscapesControlsAfterUnicode(t *testing.T) {
+	if got := Safe("ü \x1b[2J"); got != `ü \x1b[2J` {
+		t.Fatalf("%q", got)
 	}
 }

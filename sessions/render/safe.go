@@ -47,16 +47,16 @@ func SafeLine(s string) string {
 }
 
 func isSafe(s string) bool {
+	ascii := true
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			return utf8.ValidString(s) && !hasUnsafeUnicode(s)
-		}
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			ascii = false
+		} else if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}
-	return true
+	return ascii || utf8.ValidString(s) && !hasUnsafeUnicode(s)
 }
 
 func hasUnsafeUnicode(s string) bool {

@@ -23,8 +23,13 @@ func Clip(s string, n int) string {
 // tabs are expanded, every other control character is escaped, and
 // trailing blank lines are dropped.
 func Lines(s string) []string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	parts := strings.Split(strings.TrimRight(Safe(s), "\n"), "\n")
+	return splitSafe(strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n"))
+}
+
+// splitSafe is Lines of text whose CRLFs are already LFs, without the
+// trimming: every line, blank ones at the end included.
+func splitSafe(s string) []string {
+	parts := strings.Split(Safe(s), "\n")
 	for i, p := range parts {
 		parts[i] = expandTabs(p)
 	}
@@ -53,15 +58,43 @@ func expandTabs(s string) string {
 }
 
 // Excerpt keeps the first head and last tail lines of a long text, as safe
-// display lines.
+// display lines. Only the lines kept are made safe: a command's megabytes
+// of output cost a count of its newlines.
 func Excerpt(s string, head, tail int) []string {
-	lines := Lines(s)
-	if len(lines) <= head+tail {
-		return lines
+	body := s // without its trailing line ends, CRLF ones included
+	for strings.HasSuffix(body, "\n") {
+		body = strings.TrimSuffix(strings.TrimSuffix(body, "\n"), "\r")
 	}
-	out := append([]string{}, lines[:head]...)
-	out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
-	return append(out, lines[len(lines)-tail:]...)
+	n := strings.Count(body, "\n") + 1
+	if n <= head+tail+1 {
+		lines := Lines(s)
+		if len(lines) <= head+tail {
+			return lines
+		}
+		out := append([]string{}, lines[:head]...)
+		out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
+		return append(out, lines[len(lines)-tail:]...)
+	}
+	// The first head lines end at the head-th newline; the last tail lines
+	// start after the (n-tail)-th. Splitting there keeps CRLF pairs whole.
+	end := 0
+	for i := 0; i < head; i++ {
+		end += strings.IndexByte(body[end:], '\n') + 1
+	}
+	start := len(body)
+	for i := 0; i < tail; i++ {
+		start = strings.LastIndexByte(body[:start], '\n')
+	}
+	var out []string
+	if head > 0 {
+		h := strings.ReplaceAll(body[:end], "\r\n", "\n")
+		out = append(out, splitSafe(h[:len(h)-1])...)
+	}
+	out = append(out, fmt.Sprintf("… %d more lines …", n-head-tail))
+	if tail > 0 {
+		out = append(out, splitSafe(strings.ReplaceAll(body[start+1:], "\r\n", "\n"))...)
+	}
+	return out
 }
 
 // ErrorText is an agent's error as a person wants to read it. Agents pass

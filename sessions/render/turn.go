@@ -30,22 +30,56 @@ func Prompt(t sessions.Turn) []Line {
 // agree on: its header, the prompt, one step per item in its latest state,
 // and once it has ended, how (TurnEnd).
 func TurnLines(t sessions.Turn, events []sessions.Event, stderrTail string) []Line {
-	out := append([]Line{TurnHeader(t)}, Prompt(t)...)
-	var ended *sessions.Turn
-	if t.EndedAt != nil {
-		ended = &t
+	var out []Line
+	w := NewTurnWriter(t, func(l []Line) { out = append(out, l...) })
+	for _, ev := range events {
+		w.Event(ev)
 	}
-	shown := map[string]bool{}
-	for _, ev := range sessions.Steps(events) {
-		out = append(out, Step(ev, ended)...)
+	w.End(stderrTail)
+	return out
+}
+
+// TurnWriter renders a turn as TurnLines does, from its events as they are
+// read, so a turn of any size is shown without holding it: lines go to
+// emit as soon as the steps they show are complete (sessions.StepFolder).
+type TurnWriter struct {
+	t     sessions.Turn
+	ended *sessions.Turn
+	emit  func([]Line)
+	fold  sessions.StepFolder
+	shown map[string]bool // failure texts already shown as steps
+	step  func(sessions.Event)
+}
+
+// NewTurnWriter starts a turn: its header and prompt go out at once. t is
+// the turn's record as it stands; an ended turn renders its unfinished
+// items as cut short.
+func NewTurnWriter(t sessions.Turn, emit func([]Line)) *TurnWriter {
+	w := &TurnWriter{t: t, emit: emit, shown: map[string]bool{}}
+	if t.EndedAt != nil {
+		w.ended = &w.t
+	}
+	w.step = func(ev sessions.Event) {
+		if lines := Step(ev, w.ended); len(lines) > 0 {
+			w.emit(lines)
+		}
 		if ev.Type == sessions.EventTurnFailed || ev.Type == sessions.EventError {
-			shown[strings.TrimSpace(ev.Text)] = true
+			w.shown[strings.TrimSpace(ev.Text)] = true
 		}
 	}
-	if ended != nil {
-		out = append(out, turnEnd(t, stderrTail, shown)...)
+	emit(append([]Line{TurnHeader(t)}, Prompt(t)...))
+	return w
+}
+
+// Event takes the turn's next event.
+func (w *TurnWriter) Event(ev sessions.Event) { w.fold.Add(ev, w.step) }
+
+// End renders what is still waiting and, if the turn has ended, how.
+func (w *TurnWriter) End(stderrTail string) {
+	w.fold.Flush(w.step)
+	if w.ended != nil {
+		w.emit(turnEnd(w.t, stderrTail, w.shown))
 	}
-	return out
 }
 
 // TurnEnd sums up an ended turn: status, exit code, this turn's own usage

@@ -107,6 +107,16 @@ func turnBody(size int) []byte {
 	item := func(phase string, it map[string]any) { line(map[string]any{"type": "item." + phase, "item": it}) }
 	line(map[string]any{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
 	line(map[string]any{"type": "turn.started"})
+	// Codex's plan is one item, started early, updated as work goes on,
+	// completed (again) at the turn's end.
+	plan := func(phase string, done int) {
+		items := []map[string]any{}
+		for k, text := range []string{"reproduce the failure", "fix the retry loop", "add a regression test"} {
+			items = append(items, map[string]any{"text": text, "completed": k < done})
+		}
+		item(phase, map[string]any{"id": "plan", "type": "todo_list", "items": items})
+	}
+	plan("started", 0)
 	output := strings.Repeat("ok  \tgithub.com/acme/payments/settle\t0.012s\n--- PASS: TestRetry \"quoted\" (0.00s) ✓\n", 20)
 	for i := 0; b.Len()+w.Buffered() < size; i++ {
 		id := func(k int) string { return fmt.Sprintf("item_%d", 5*i+k) }
@@ -117,9 +127,13 @@ func turnBody(size int) []byte {
 		item("completed", cmd)
 		item("completed", map[string]any{"id": id(2), "type": "file_change", "status": "completed",
 			"changes": []map[string]any{{"path": "/home/dev/project/settle/retry.go", "kind": "update"}}})
-		item("updated", map[string]any{"id": id(3), "type": "todo_list", "items": []map[string]any{{"text": "reproduce", "completed": true}, {"text": "fix", "completed": false}}})
+		if i%50 == 0 {
+			plan("updated", min(2, i/50))
+		}
+		item("completed", map[string]any{"id": id(3), "type": "reasoning", "text": "The retry loop needs a bound."})
 		item("completed", map[string]any{"id": id(4), "type": "agent_message", "text": fmt.Sprintf("Step %d done; the tests pass.", i)})
 	}
+	plan("completed", 3)
 	line(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 1220, "reasoning_output_tokens": 640}})
 	w.Flush()
 	return []byte(b.String())

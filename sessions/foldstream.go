@@ -1,0 +1,163 @@
+package sessions
+
+import (
+	"fmt"
+	"hash/fnv"
+)
+
+// StepFolder is Steps for a stream: it takes a turn's events one at a time
+// and emits each step once it is complete (or, for an item that never
+// completes, when the turn ends), in the order the items began, so a turn
+// of any size is rendered without holding it. A step waits only behind an
+// earlier item that is still unfinished; should more than the limit of
+// finished steps pile up behind one (an agent's plan, updated all through
+// a long turn), they go out ahead of it, and it follows when it completes.
+// With no such pile-up, what it emits is exactly what Steps returns.
+type StepFolder struct {
+	// MaxSteps and MaxBytes bound what waits; zero means 1,000 steps and
+	// 16 MiB of text.
+	MaxSteps, MaxBytes int
+
+	buf   []*foldEntry
+	at    map[string]*foldEntry // item → its pending step
+	sent  map[string]uint64     // item → a digest of its finished step, once emitted
+	bytes int
+}
+
+type foldEntry struct {
+	ev   Event
+	key  string
+	done bool
+	out  bool // emitted
+}
+
+func (f *StepFolder) limits() (int, int) {
+	steps, bytes := f.MaxSteps, f.MaxBytes
+	if steps <= 0 {
+		steps = 1000
+	}
+	if bytes <= 0 {
+		bytes = 16 << 20
+	}
+	return steps, bytes
+}
+
+func eventBytes(ev *Event) int {
+	return len(ev.Text) + len(ev.Output) + len(ev.Command) + len(ev.Input)
+}
+
+// Add takes the next event of the turn; emit receives the steps that are
+// ready, in order.
+func (f *StepFolder) Add(ev Event, emit func(Event)) {
+	switch ev.Type {
+	case EventThreadStarted, EventTurnStarted, EventUnknown:
+		return
+	}
+	if f.at == nil {
+		f.at = map[string]*foldEntry{}
+	}
+	done := ev.Phase == "" || ev.Phase == PhaseCompleted
+	if ev.ItemID != "" && ev.Phase != "" {
+		// An agent may report a finished item again (codex repeats its plan
+		// at the turn's end): the same again is nothing new.
+		if d, ok := f.sent[ev.ItemID+"\x00"+string(ev.Type)]; ok && d == digest(&ev) {
+			return
+		}
+		if e, ok := f.at[ev.ItemID]; ok && e.ev.Type == ev.Type {
+			f.bytes += eventBytes(&ev) - eventBytes(&e.ev)
+			e.ev, e.done = ev, done
+			f.drain(emit)
+			return
+		}
+	}
+	e := &foldEntry{ev: ev, done: done}
+	if ev.ItemID != "" && ev.Phase != "" {
+		f.at[ev.ItemID] = e // a new item with an old id ends the old one's updates
+	}
+	f.buf = append(f.buf, e)
+	f.bytes += eventBytes(&ev)
+	f.drain(emit)
+}
+
+// Flush emits everything still waiting, unfinished items in their latest
+// state: the turn has ended.
+func (f *StepFolder) Flush(emit func(Event)) {
+	for _, e := range f.buf {
+		if !e.out {
+			emit(e.ev)
+		}
+	}
+	f.buf, f.at, f.sent, f.bytes = nil, nil, nil, 0
+}
+
+// drain emits the finished steps at the front, then, over the limits, the
+// finished ones behind unfinished ones, then (never, in practice)
+// unfinished ones.
+func (f *StepFolder) drain(emit func(Event)) {
+	i := 0
+	for i < len(f.buf) && (f.buf[i].done || f.buf[i].out) {
+		if !f.buf[i].out {
+			f.send(f.buf[i], emit)
+		}
+		i++
+	}
+	f.buf = f.buf[i:]
+	maxSteps, maxBytes := f.limits()
+	if len(f.buf) <= maxSteps && f.bytes <= maxBytes {
+		return
+	}
+	// Over the limits: everything finished goes out, and unfinished steps
+	// too down to half the limits, so the next pile-up is as far away.
+	for _, e := range f.buf {
+		if e.done && !e.out {
+			f.send(e, emit)
+		}
+	}
+	kept := f.buf[:0]
+	for _, e := range f.buf {
+		if !e.out {
+			kept = append(kept, e)
+		}
+	}
+	f.buf = kept
+	for len(f.buf) > 0 && (len(f.buf) > maxSteps/2 || f.bytes > maxBytes/2) {
+		e := f.buf[0]
+		f.buf = f.buf[1:]
+		f.send(e, emit)
+	}
+}
+
+func (f *StepFolder) send(e *foldEntry, emit func(Event)) {
+	e.out = true
+	f.bytes -= eventBytes(&e.ev)
+	if f.at[e.ev.ItemID] == e {
+		delete(f.at, e.ev.ItemID)
+	}
+	if e.done && e.ev.ItemID != "" && e.ev.Phase != "" {
+		if f.sent == nil {
+			f.sent = map[string]uint64{}
+		}
+		f.sent[e.ev.ItemID+"\x00"+string(e.ev.Type)] = digest(&e.ev)
+	}
+	emit(e.ev)
+}
+
+// digest sums up what a step shows, to recognise the same step reported
+// twice without keeping it.
+func digest(ev *Event) uint64 {
+	h := fnv.New64a()
+	for _, s := range []string{ev.Text, ev.Command, ev.Output, ev.Status, ev.Tool, ev.Input} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	if ev.ExitCode != nil {
+		fmt.Fprint(h, *ev.ExitCode)
+	}
+	for _, c := range ev.Changes {
+		fmt.Fprint(h, c.Path, "\x00", c.Kind, "\x00")
+	}
+	for _, t := range ev.Todos {
+		fmt.Fprint(h, t.Text, "\x00", t.Completed, "\x00")
+	}
+	return h.Sum64()
+}
