@@ -2,7 +2,7 @@ package sessions
 
 import (
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 )
 
 // StepFolder is Steps for a stream: it takes a turn's events one at a time
@@ -142,22 +142,26 @@ func (f *StepFolder) send(e *foldEntry, emit func(Event)) {
 	emit(e.ev)
 }
 
+// digestSeed keys the digests of one process; they are never stored.
+var digestSeed = maphash.MakeSeed()
+
 // digest sums up what a step shows, to recognise the same step reported
 // twice without keeping it.
 func digest(ev *Event) uint64 {
-	h := fnv.New64a()
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
 	for _, s := range []string{ev.Text, ev.Command, ev.Output, ev.Status, ev.Tool, ev.Input} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		h.WriteString(s)
+		h.WriteByte(0)
 	}
 	if ev.ExitCode != nil {
-		fmt.Fprint(h, *ev.ExitCode)
+		fmt.Fprint(&h, *ev.ExitCode)
 	}
 	for _, c := range ev.Changes {
-		fmt.Fprint(h, c.Path, "\x00", c.Kind, "\x00")
+		fmt.Fprint(&h, c.Path, "\x00", c.Kind, "\x00")
 	}
 	for _, t := range ev.Todos {
-		fmt.Fprint(h, t.Text, "\x00", t.Completed, "\x00")
+		fmt.Fprint(&h, t.Text, "\x00", t.Completed, "\x00")
 	}
 	return h.Sum64()
 }

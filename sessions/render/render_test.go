@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -292,5 +293,24 @@ func TestExcerptMatchesTheWholeText(t *testing.T) {
 func TestSafeEscapesControlsAfterUnicode(t *testing.T) {
 	if got := Safe("ü \x1b[2J"); got != `ü \x1b[2J` {
 		t.Fatalf("%q", got)
+	}
+}
+
+// Clip's shortcut returns exactly what the full path would.
+func TestClipShortcut(t *testing.T) {
+	full := func(s string, n int) string {
+		s = SafeLine(strings.Join(strings.Fields(s), " "))
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+		r := []rune(s)
+		return string(r[:max(0, n-1)]) + "…"
+	}
+	for _, s := range []string{"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "ab\x7f", "héllo", "x\x1by", strings.Repeat("z", 40)} {
+		for _, n := range []int{0, 1, 3, 10, 39, 40, 41} {
+			if got, want := Clip(s, n), full(s, n); got != want {
+				t.Errorf("Clip(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
 	}
 }

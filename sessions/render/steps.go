@@ -199,6 +199,9 @@ func taskTool(ev sessions.Event) ([]Line, bool) {
 }
 
 func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s // no more runes than bytes
+	}
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -11,12 +11,29 @@ import (
 // included) become one space, control characters are escaped, and what is
 // cut is marked with "…".
 func Clip(s string, n int) string {
+	if len(s) <= n && plainLine(s) {
+		return s // short, printable, single spaces: nothing to do
+	}
 	s = SafeLine(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	r := []rune(s)
 	return string(r[:max(0, n-1)]) + "…"
+}
+
+// plainLine reports whether s is printable ASCII with no leading, trailing
+// or repeated spaces: what Clip would return unchanged.
+func plainLine(s string) bool {
+	prev := byte(' ')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 && !(c == ' ' && prev != ' ') || c >= 0x7f {
+			return false
+		}
+		prev = c
+	}
+	return prev != ' '
 }
 
 // Lines splits text into safe display lines: CRLF ends a line like LF,
