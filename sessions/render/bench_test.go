@@ -1,0 +1,81 @@
+package render_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+var bigTurn struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// BenchmarkShowTurn100MB is the work of `zwarm show` on a session whose
+// one turn is 100 MB of valid codex events (sessions/internal/mkstate):
+// read, parse, fold and render every step, with memory bounded whatever
+// the turn's size.
+func BenchmarkShowTurn100MB(b *testing.B) {
+	bigTurn.once.Do(func() {
+		bigTurn.dir, bigTurn.err = os.MkdirTemp("", "zwarm-bench-show")
+		if bigTurn.err == nil {
+			out, err := exec.Command("go", "run", "../internal/mkstate", "-dir", bigTurn.dir, "-n", "1", "-turns", "1", "-turn-mb", "100").CombinedOutput()
+			if err != nil {
+				bigTurn.err = fmt.Errorf("mkstate: %v\n%s", err, out)
+			}
+		}
+	})
+	if bigTurn.err != nil {
+		b.Fatal(bigTurn.err)
+	}
+	st, _ := sessions.NewStore(bigTurn.dir)
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
+	ctx := context.Background()
+	s, err := m.Get(ctx, "3f2a0000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fi, err := os.Stat(st.TurnPath(s.ID, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		w := bufio.NewWriter(io.Discard)
+		steps := 0
+		tw := render.NewTurnWriter(s.Turns[0], func(lines []render.Line) {
+			steps++
+			for _, l := range lines {
+				w.WriteString(l.String())
+				w.WriteByte('\n')
+			}
+		})
+		if err := m.ReadTurn(ctx, s, 1, tw.Event); err != nil {
+			b.Fatal(err)
+		}
+		tw.End("")
+		w.Flush()
+		if steps < 100000 {
+			b.Fatalf("only %d steps rendered", steps)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigTurn.dir != "" {
+		os.RemoveAll(bigTurn.dir)
+	}
+	os.Exit(code)
+}
