@@ -11,20 +11,20 @@ import (
 type EventType string
 
 const (
-	EventStarted       EventType = "run_started"   // Task, Model, Dir, Limits
-	EventResumed       EventType = "run_resumed"   // Text: what was repaired
-	EventModelCall     EventType = "model_call"    // Step, InputItems, EstimatedTokens, Observation
+	EventStarted       EventType = "run_started"    // Task, Model, Dir, Limits
+	EventResumed       EventType = "run_resumed"    // Text: what was repaired
+	EventModelCall     EventType = "model_call"     // Step, InputItems, EstimatedTokens, Observation
 	EventModelResponse EventType = "model_response" // Step, DurationMS, Items, Text, Reasoning
-	EventUsage         EventType = "usage"         // Step, Usage and CostUSD of the call, Totals
-	EventRetry         EventType = "retry"         // Attempt, Status, Error: a failed API attempt or a broken stream
-	EventToolCall      EventType = "tool_call"     // Step, CallID, Tool, Args
-	EventToolResult    EventType = "tool_result"   // Step, CallID, Tool, Output (bounded), IsError, DurationMS
-	EventWorker        EventType = "worker"        // Session, Text: a worker finished while a tool ran
-	EventCompaction    EventType = "compaction"    // Compaction
-	EventGuard         EventType = "guard"         // Watcher, Action, Text
-	EventLimit         EventType = "limit"         // Limit, Text
-	EventNotice        EventType = "notice"        // Text: something the run worked around
-	EventStopped       EventType = "run_stopped"   // RunStatus, Reason, Summary, Error
+	EventUsage         EventType = "usage"          // Step, Usage and CostUSD of the call, Totals
+	EventRetry         EventType = "retry"          // Attempt, Status, Error: a failed API attempt or a broken stream
+	EventToolCall      EventType = "tool_call"      // Step, CallID, Tool, Args
+	EventToolResult    EventType = "tool_result"    // Step, CallID, Tool, Output (bounded), IsError, DurationMS
+	EventWorker        EventType = "worker"         // Session, Text: a worker finished while a tool ran
+	EventCompaction    EventType = "compaction"     // Compaction
+	EventGuard         EventType = "guard"          // Watcher, Action, Text
+	EventLimit         EventType = "limit"          // Limit, Text
+	EventNotice        EventType = "notice"         // Text: something the run worked around
+	EventStopped       EventType = "run_stopped"    // RunStatus, Reason, Summary, Error
 )
 
 // Event is one line of events.jsonl. Only the fields of its type are set.

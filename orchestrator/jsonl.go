@@ -124,3 +124,42 @@ func readLines(path string) ([][]byte, error) {
 		}
 	}
 }
+
+// rewriteJournal replaces the journal's whole content with lines,
+// atomically (a crash leaves the old or the new file), and goes on
+// appending to the new file.
+func rewriteJournal(j *journal, lines []json.RawMessage) error {
+	dir := filepath.Dir(j.path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(j.path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", j.path, err)
+	}
+	tmp := f.Name()
+	w := bufio.NewWriterSize(f, 256<<10)
+	for _, l := range lines {
+		w.Write(l)
+		w.WriteByte('\n')
+	}
+	err = w.Flush()
+	if err == nil {
+		err = f.Chmod(filePerm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, j.path)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("rewrite %s: %w", j.path, err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return err
+	}
+	j.f.Close()
+	j.f = f
+	return nil
+}

@@ -121,5 +121,17 @@ func (r *Record) clone() *Record {
 	for k, v := range r.Accounts {
 		c.Accounts[k] = v
 	}
+	c.Seen, c.Reported = cloneTimes(r.Seen), cloneTimes(r.Reported)
 	return &c
+}
+
+func cloneTimes(m map[string]time.Time) map[string]time.Time {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]time.Time, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

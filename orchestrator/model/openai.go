@@ -73,7 +73,8 @@ func NewOpenAI(opt OpenAIOptions) *OpenAI {
 // observe reports failed attempts; the SDK decides about retrying.
 func (c *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
-	if c.onAttempt == nil || err == nil && res.StatusCode < 400 {
+	hook, _ := req.Context().Value(attemptKey{}).(func(Attempt))
+	if c.onAttempt == nil && hook == nil || err == nil && res.StatusCode < 400 {
 		return res, err
 	}
 	n, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
@@ -81,8 +82,21 @@ func (c *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.R
 	if res != nil {
 		a.Status, a.RetryAfter = res.StatusCode, res.Header.Get("Retry-After")
 	}
-	c.onAttempt(a)
+	if c.onAttempt != nil {
+		c.onAttempt(a)
+	}
+	if hook != nil {
+		hook(a)
+	}
 	return res, err
+}
+
+type attemptKey struct{}
+
+// ObserveAttempts returns a context whose calls report each failed HTTP
+// attempt to fn, as well as to OpenAIOptions.OnAttempt.
+func ObserveAttempts(ctx context.Context, fn func(Attempt)) context.Context {
+	return context.WithValue(ctx, attemptKey{}, fn)
 }
 
 // requestBody is the JSON of a call. Input items are embedded verbatim.
