@@ -77,6 +77,7 @@ continue and stop them.`,
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f), newSuperviseCmd(f), newReplayCmd(f),
+		newOrchestrateCmd(f), newRunsCmd(f),
 	)
 	return root
 }
