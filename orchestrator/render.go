@@ -189,14 +189,14 @@ func ShortArgs(args json.RawMessage) string {
 func shortValue(key string, v any) string {
 	switch x := v.(type) {
 	case string:
-		if strings.HasSuffix(key, "session_id") && len(x) == 36 {
+		if strings.HasPrefix(key, "session_id") && len(x) == 36 {
 			return sessions.ShortID(x)
 		}
 		return fmt.Sprintf("%q", render.Clip(x, 60))
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = shortValue(key+"_id", e)
+			parts[i] = shortValue(key, e)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	}
