@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,10 +64,11 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 	for used := int64(0); n < len(us) && (n == 0 || used+sizes[n] <= budget); n++ {
 		used += sizes[n]
 	}
+	ids := workerIDs(infos, head)
 	var out []json.RawMessage
 	var info *Compaction
 	for ; n >= 1; n-- {
-		out, info = dropAllBut(items, infos, head, us[:n], earlier, est)
+		out, info = dropAllBut(items, infos, ids, head, us[:n], earlier)
 		if estimateAll(out, est) <= target || n == 1 {
 			break
 		}
@@ -86,7 +88,7 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 
 // dropAllBut keeps the head and the given units, and puts the marker of
 // what else was dropped right after the head (in place of an earlier one).
-func dropAllBut(items []json.RawMessage, infos []item, head int, kept [][]int, earlier string, est estimator) ([]json.RawMessage, *Compaction) {
+func dropAllBut(items []json.RawMessage, infos []item, ids [][]string, head int, kept [][]int, earlier string) ([]json.RawMessage, *Compaction) {
 	keep := make([]bool, len(items))
 	for _, u := range kept {
 		for _, i := range u {
@@ -96,26 +98,17 @@ func dropAllBut(items []json.RawMessage, infos []item, head int, kept [][]int, e
 	info := &Compaction{}
 	tools := map[string]int{}
 	workers := map[string]bool{}
-	delegates := map[string]bool{} // call ids of delegate, whose outputs name workers
 	for i := head; i < len(items); i++ {
-		if infos[i].isCall() && infos[i].Name == "delegate" {
-			delegates[infos[i].CallID] = true
-		}
 		if keep[i] {
 			continue
 		}
 		info.DroppedItems++
-		switch it := infos[i]; {
-		case it.isCall():
+		if it := infos[i]; it.isCall() {
 			info.DroppedCalls++
 			tools[it.Name]++
-			for _, id := range sessionIDRE.FindAllString(it.Arguments, -1) {
-				workers[id] = true
-			}
-		case it.isOutput() && delegates[it.CallID]:
-			for _, id := range sessionIDRE.FindAllString(it.outputText(), -1) {
-				workers[id] = true
-			}
+		}
+		for _, id := range ids[i] {
+			workers[id] = true
 		}
 	}
 	for name, n := range tools {
@@ -137,10 +130,39 @@ func dropAllBut(items []json.RawMessage, infos []item, head int, kept [][]int, e
 	return out, info
 }
 
+// workerIDs finds, per item, the workers it concerns: those a call names
+// in its arguments, and those delegate's results started.
+func workerIDs(infos []item, head int) [][]string {
+	ids := make([][]string, len(infos))
+	delegates := map[string]bool{}
+	for i := head; i < len(infos); i++ {
+		it := infos[i]
+		var a struct {
+			SessionID  string   `json:"session_id"`
+			SessionIDs []string `json:"session_ids"`
+		}
+		switch {
+		case it.isCall():
+			if it.Name == "delegate" {
+				delegates[it.CallID] = true
+			}
+			if json.Unmarshal([]byte(it.Arguments), &a) == nil {
+				ids[i] = append(a.SessionIDs, a.SessionID)
+			}
+		case it.isOutput() && delegates[it.CallID] && len(it.Output) < 4096: // a result of delegate is small JSON
+			if json.Unmarshal([]byte(it.outputText()), &a) == nil {
+				ids[i] = []string{a.SessionID}
+			}
+		}
+		ids[i] = slices.DeleteFunc(ids[i], func(id string) bool { return !sessionIDRE.MatchString(id) })
+	}
+	return ids
+}
+
 // maxMarkerWorkers bounds the worker ids a marker names.
 const maxMarkerWorkers = 12
 
-var sessionIDRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+var sessionIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 func boolInt(b bool) int {
 	if b {

@@ -176,3 +176,8 @@ func workerOf(t *testing.T, w *testenv.World, id string) *sessions.Session {
 	}
 	return s
 }
+
+// newBenchWorld is a world for a benchmark.
+func newBenchWorld(b *testing.B) *testenv.World {
+	return testenv.New(b, bins, "")
+}
