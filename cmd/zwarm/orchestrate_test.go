@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
@@ -260,5 +261,74 @@ func TestRealCodexOrchestrated(t *testing.T) {
 	if s.Adapter != "codex" || s.Status != sessions.StatusCompleted || s.Source.String() != "run:"+run.ID ||
 		!hasStep(s, "command", "command", "greeting.txt") {
 		t.Fatalf("worker %s %s %s steps %v", s.Adapter, s.Status, s.Source, s.Steps)
+	}
+}
+
+// Ctrl+C stops the run, saves it and prints the command that resumes it.
+func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH CTRL-C: stop me"
+	stall := make(chan struct{})
+	defer close(stall)
+	srv.On(task, replyCalls(fcall("list_sessions", map[string]any{})), fakemodel.Reply{Text: "never", Stall: stall})
+	cmd := exec.Command(bins.zwarm, "--state-dir", w.state, "orchestrate", task)
+	cmd.Dir, cmd.Env = w.work, w.env()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := srv.WaitRequests(ctx, 2); err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	run := w.runs()[0]
+	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, sessions.ShortID(run.ID))
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 steps") {
+		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
+	}
+	if run.Status != orchestrator.StatusInterrupted || run.Steps != 1 || run.Owner != nil {
+		t.Errorf("run %+v", run)
+	}
+}
+
+// The demo's orchestrated task runs with replay workers and prints its
+// steps as zwarm orchestrate does.
+func TestOrchestratedDemo(t *testing.T) {
+	t.Setenv("ZWARM_REPLAY_SPEED", "40")
+	state, work := t.TempDir(), t.TempDir()
+	st, err := sessions.NewStore(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{bins.zwarm, supervisorCmd},
+		ConfigSections: orchestratorSections})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rec, err := runOrchestratedDemo(ctx, m, work, 40, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != orchestrator.StatusCompleted || len(rec.Workers) != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	for _, want := range []string{"task: Add rate limiting to the HTTP API", "step 1/10 · ", "→ delegate task=", "→ wait mode=\"all\"",
+		"→ check_session session_id=", "→ exec_command cmd=", "← exit 0 · ", "→ finish summary="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	list, _ := m.List(ctx, sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
+	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != sessions.StatusCompleted {
+		t.Errorf("workers %+v", list)
 	}
 }
