@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
 )
 
 // The example in .zwarm-example loads, and says the defaults.
