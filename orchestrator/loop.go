@@ -172,6 +172,7 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil
 	r.mu.Unlock()
 	r.emit(Event{Type: EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
+	r.opt.Log.Info("orchestrator: run stopped", "run", r.rec.ID, "status", out.status, "reason", out.reason, "steps", r.rec.Steps)
 	err := r.save()
 	r.convo.close()
 	r.events.close()

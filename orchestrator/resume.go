@@ -63,6 +63,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	}
 	lim := set.Limits
 	r.emit(Event{Type: EventResumed, Step: rec.Steps, Model: set.Model, Limits: &lim, Text: text})
+	opt.Log.Info("orchestrator: run resumed", "run", id, "steps", rec.Steps, "repairs", len(notes))
 	if err := r.save(); err != nil {
 		r.release()
 		return nil, err

@@ -66,6 +66,7 @@ type Run struct {
 	calls    []CallRecord
 	messages []MessageRecord
 	resumed  bool
+	unpriced bool // the model's price is unknown (said once)
 	// overhead is the tokens of a request beyond its items' bytes/4, as the
 	// last call's count showed: tool definitions and formatting.
 	overhead int64
@@ -104,6 +105,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	}
 	lim := set.Limits
 	r.emit(Event{Type: EventStarted, Task: task, Model: set.Model, Dir: set.Dir, Limits: &lim})
+	opt.Log.Info("orchestrator: run started", "run", id, "model", set.Model, "dir", set.Dir)
 	if err := r.save(); err != nil {
 		r.release()
 		return nil, err

@@ -152,3 +152,17 @@ func toBytes(items []json.RawMessage) [][]byte {
 	}
 	return out
 }
+
+func TestUnknownModelPriceIsSaidOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "PRICE: unknown")
+	h.script(calls(call("list_sessions", map[string]any{})), calls(call("finish", map[string]any{"summary": "ok"})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Model = "house-model"; s.Limits.MaxCostUSD = 1 }), 0)
+	if rec.Status != StatusCompleted || rec.CostUSD != nil || rec.Usage.TotalTokens != 220 {
+		t.Fatalf("record %+v", rec)
+	}
+	n := h.eventsOf(EventNotice)
+	if len(n) != 1 || !strings.Contains(n[0].Text, `the price of model house-model is unknown, so its cost is not counted against max_cost; add [prices."house-model"]`) {
+		t.Errorf("notices %+v", n)
+	}
+}

@@ -114,6 +114,14 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		return err
 	}
 	cost := r.addUsage(resp.Usage)
+	if cost == nil && !r.unpriced {
+		r.unpriced = true
+		text := fmt.Sprintf("the price of model %s is unknown, so its cost is not counted", r.set.Model)
+		if r.set.Limits.MaxCostUSD > 0 {
+			text += " against max_cost"
+		}
+		r.emit(Event{Type: EventNotice, Step: step, Text: text + fmt.Sprintf(`; add [prices.%q] to config.toml`, r.set.Model)})
+	}
 	r.mu.Lock()
 	r.rec.Steps = step
 	r.mu.Unlock()
