@@ -238,21 +238,27 @@ func (r *Run) emit(ev Event) {
 	}
 }
 
-// appendItems adds items to the conversation, durably.
+// appendItems adds items to the conversation; save makes them durable at
+// the step's end. A crash before that loses at most the step's tail, which
+// resume repairs (a call whose result was lost gets one saying so).
 func (r *Run) appendItems(items ...json.RawMessage) error {
 	lines := make([][]byte, len(items))
 	for i, it := range items {
 		lines[i] = it
 	}
-	if err := r.convo.append(true, lines...); err != nil {
+	if err := r.convo.append(false, lines...); err != nil {
 		return err
 	}
 	r.items = append(r.items, items...)
 	return nil
 }
 
-// save makes the step durable: the events so far and run.json.
+// save makes the step durable: the conversation, the events, then
+// run.json (a reader of run.json finds the files it summarizes).
 func (r *Run) save() error {
+	if err := r.convo.sync(); err != nil {
+		return err
+	}
 	if err := r.events.sync(); err != nil {
 		return err
 	}
