@@ -314,7 +314,12 @@ func runOrchestratedDemo(ctx context.Context, m *sessions.Manager, workDir strin
 	if err != nil {
 		return nil, err
 	}
-	return run.Execute(ctx)
+	rec, err := run.Execute(ctx)
+	if err == nil && p != nil {
+		p.close()
+		p.outcome(rec, "zwarm orchestrate --resume "+sessions.ShortID(rec.ID))
+	}
+	return rec, err
 }
 
 // stepPrinter prints a run's events as they happen: steps for people, or

@@ -322,7 +322,7 @@ func TestOrchestratedDemo(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 	for _, want := range []string{"task: Add rate limiting to the HTTP API", "step 1/10 · ", "→ delegate task=", "→ wait mode=\"all\"",
-		"→ check_session session_id=", "→ exec_command cmd=", "← exit 0 · ", "→ finish summary="} {
+		"→ check_session session_id=", "→ exec_command cmd=", "← exit 0 · ", "→ finish summary=", "completed after 5 steps · $", "Rate limiting is in"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
