@@ -142,3 +142,13 @@ func repair(items []json.RawMessage) ([]json.RawMessage, []string) {
 	flush()
 	return out, notes
 }
+
+// withoutDangling drops the reasoning items of a response that nothing of
+// the response follows (an incomplete response cut after its reasoning).
+func withoutDangling(items []json.RawMessage) []json.RawMessage {
+	end := len(items)
+	for end > 0 && inspect(items[end-1]).Type == "reasoning" {
+		end--
+	}
+	return items[:end]
+}

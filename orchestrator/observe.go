@@ -15,9 +15,10 @@ import (
 // conversation.
 const observationPrefix = "[zwarm observation]"
 
-// observe writes the observation for the coming step and marks the
-// workers it announces as finished as reported.
-func (r *Run) observe(step int) string {
+// observe writes the observation for the coming step. It returns the
+// workers it announces as finished; announced records them once the model
+// has received it.
+func (r *Run) observe(step int) (string, map[string]time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, lim := r.rec, r.set.Limits
@@ -52,7 +53,8 @@ func (r *Run) observe(step int) string {
 		fmt.Fprintf(&b, " (at most %d running at once)", lim.MaxWorkers)
 	}
 	b.WriteString(".")
-	if news := r.news(); len(news) > 0 {
+	lines, marks := r.news()
+	if news := lines; len(news) > 0 {
 		if r.resumed {
 			b.WriteString("\nThe run was stopped and has been resumed. Finished since your last step (some while it was stopped): ")
 		} else {
@@ -61,16 +63,26 @@ func (r *Run) observe(step int) string {
 		b.WriteString(strings.Join(news, "; "))
 		b.WriteString(". wait, check_session or get_trajectory tell you more.")
 	}
-	r.resumed = false
-	return b.String()
+	return b.String(), marks
 }
 
-// news lists the workers that finished and were not announced yet, and
-// marks them announced. Callers hold r.mu.
-func (r *Run) news() []string {
+// announced records that the model received the news of these workers.
+func (r *Run) announced(marks map[string]time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.rec.Reported == nil {
 		r.rec.Reported = map[string]time.Time{}
 	}
+	for id, at := range marks {
+		r.rec.Reported[id] = at
+	}
+	r.resumed = false
+}
+
+// news lists the workers that finished and were not announced yet, with
+// the ends to record once they are. Callers hold r.mu.
+func (r *Run) news() ([]string, map[string]time.Time) {
+	marks := map[string]time.Time{}
 	var done []*sessions.Session
 	for _, s := range r.workers {
 		if !s.Settled() || s.EndedAt == nil {
@@ -79,7 +91,7 @@ func (r *Run) news() []string {
 		if at, ok := r.rec.Reported[s.ID]; ok && !at.Before(*s.EndedAt) {
 			continue
 		}
-		r.rec.Reported[s.ID] = *s.EndedAt
+		marks[s.ID] = *s.EndedAt
 		if r.seen.Unread(s) { // what a tool already showed is no news
 			done = append(done, s)
 		}
@@ -93,5 +105,5 @@ func (r *Run) news() []string {
 		}
 		out = append(out, line)
 	}
-	return out
+	return out, marks
 }

@@ -39,6 +39,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		rec.Accounts = map[string]Account{}
 	}
 	if err := r.open(); err != nil {
+		r.release()
 		return nil, err
 	}
 	notes, err := r.load()

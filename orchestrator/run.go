@@ -95,20 +95,24 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]Account{},
 		Adapter: set.Adapter, WorkerModel: set.WorkerModel, KillWorkersOnExit: set.KillWorkersOnExit}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
-	if err := r.open(); err != nil {
+	// Until run.json is written, a failure leaves nothing behind.
+	fail := func(err error) (*Run, error) {
+		r.release()
+		os.RemoveAll(dir)
 		return nil, err
+	}
+	if err := r.open(); err != nil {
+		return fail(err)
 	}
 	first := []json.RawMessage{message("developer", systemPrompt(set)), message("user", taskMessage(task))}
 	if err := r.appendItems(first...); err != nil {
-		r.release()
-		return nil, err
+		return fail(err)
 	}
 	lim := set.Limits
 	r.emit(Event{Type: EventStarted, Task: task, Model: set.Model, Dir: set.Dir, Limits: &lim})
 	opt.Log.Info("orchestrator: run started", "run", id, "model", set.Model, "dir", set.Dir)
 	if err := r.save(); err != nil {
-		r.release()
-		return nil, err
+		return fail(err)
 	}
 	return r, nil
 }
@@ -146,10 +150,10 @@ func (r *Run) open() error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", sessions.ShortID(r.rec.ID), err)
 	}
+	// On failure the caller releases what was taken.
 	r.lock = lock
 	self, err := sessions.ProcessRef(os.Getpid())
 	if err != nil {
-		r.release()
 		return fmt.Errorf("run %s: %w", r.rec.ID, err)
 	}
 	r.rec.Owner = self
@@ -157,12 +161,10 @@ func (r *Run) open() error {
 		r.events, err = openJournal(filepath.Join(r.dir, EventsFile))
 	}
 	if err != nil {
-		r.release()
 		return err
 	}
 	cfg, err := r.opt.Sessions.Config()
 	if err != nil {
-		r.release()
 		return err
 	}
 	r.prices = cfg.PriceTable()

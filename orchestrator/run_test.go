@@ -166,3 +166,23 @@ func TestUnknownModelPriceIsSaidOnce(t *testing.T) {
 		t.Errorf("notices %+v", n)
 	}
 }
+
+// A response cut short after its reasoning keeps the conversation valid.
+func TestIncompleteResponse(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "INCOMPLETE: cut short")
+	h.script(fakemodel.Reply{Reasoning: "thinking long", Encrypted: "E", Incomplete: "max_output_tokens"},
+		calls(call("finish", map[string]any{"summary": "ok"})))
+	rec := h.execute(h.settings(nil), 0)
+	if rec.Status != StatusCompleted || rec.Steps != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	_, items, _ := h.onDisk(rec.ID)
+	if err := checkPairs(items); err != nil {
+		t.Fatal(err)
+	}
+	n := h.eventsOf(EventNotice)
+	if len(n) != 1 || n[0].Text != "the response was incomplete (max_output_tokens); dropped 1 reasoning items that nothing followed" {
+		t.Errorf("notices %+v", n)
+	}
+}

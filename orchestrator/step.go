@@ -17,7 +17,8 @@ import (
 // off (at most StreamRetries).
 func (r *Run) call(ctx context.Context) (*model.Response, error) {
 	step := r.rec.Steps + 1
-	obs := message("developer", r.observe(step))
+	text, news := r.observe(step)
+	obs := message("developer", text)
 	if err := r.compactIfNeeded(step, obs); err != nil {
 		return nil, err
 	}
@@ -40,6 +41,7 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 		began := time.Now()
 		resp, err := r.opt.Client.Respond(actx, req)
 		if err == nil {
+			r.announced(news)
 			if resp.Usage.InputTokens > 0 {
 				r.overhead = max(0, resp.Usage.InputTokens-int64(size+3)/4)
 			}
@@ -106,9 +108,12 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 	step := r.rec.Steps + 1
 	out := resp.Output
 	if resp.Incomplete != "" {
-		var notes []string
-		out, notes = repair(out)
-		r.emit(Event{Type: EventNotice, Step: step, Text: fmt.Sprintf("the response was incomplete (%s); %s", resp.Incomplete, strings.Join(notes, "; "))})
+		text := fmt.Sprintf("the response was incomplete (%s)", resp.Incomplete)
+		if kept := withoutDangling(out); len(kept) < len(out) {
+			text += fmt.Sprintf("; dropped %d reasoning items that nothing followed", len(out)-len(kept))
+			out = kept
+		}
+		r.emit(Event{Type: EventNotice, Step: step, Text: text})
 	}
 	if err := r.appendItems(out...); err != nil {
 		return err

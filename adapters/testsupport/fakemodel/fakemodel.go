@@ -50,6 +50,9 @@ type Reply struct {
 	// Cut breaks the connection after the output items were streamed and
 	// before the response completed: a stream broken midway.
 	Cut bool
+	// Incomplete ends the response with response.incomplete and this
+	// reason (e.g. "max_output_tokens") instead of response.completed.
+	Incomplete string
 	// Dynamic, if set, computes the reply when the request arrives, from
 	// its body (to refer to ids a tool returned earlier, say).
 	Dynamic func(body []byte) Reply

@@ -67,8 +67,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	in, out := orDefault(rep.InputTokens, 100), orDefault(rep.OutputTokens, 10)
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
-		"id": id,
+	final, details := "response.completed", any(nil)
+	if rep.Incomplete != "" {
+		final, details = "response.incomplete", map[string]any{"reason": rep.Incomplete}
+	}
+	sse(w, final, map[string]any{"type": final, "response": map[string]any{
+		"id": id, "incomplete_details": details,
 		"usage": map[string]any{
 			"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens},
 			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": rep.ReasoningTokens},
