@@ -210,8 +210,11 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	if err != nil {
 		return orchestrator.Settings{}, usagef("--resume: %v", err)
 	}
-	if rec.Status == orchestrator.StatusCompleted {
+	switch rec.Status {
+	case orchestrator.StatusCompleted:
 		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; start a new run", sessions.ShortID(rec.ID))
+	case orchestrator.StatusRunning:
+		return orchestrator.Settings{}, usagef("run %s is running (process %d): stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(rec.ID), rec.Owner.PID)
 	}
 	set := oc.Settings(rec.Dir)
 	fl := c.Flags()
