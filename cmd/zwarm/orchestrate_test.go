@@ -199,6 +199,13 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	live := w.runs()
+	if len(live) != 1 || live[0].Status != orchestrator.StatusRunning {
+		t.Fatalf("while it runs: %+v", live)
+	}
+	if r := w.zwarm("orchestrate", "--resume", live[0].ID); r.code != 2 || !strings.Contains(r.stderr, "is running (process") {
+		t.Errorf("resume of a live run: %d %q", r.code, r.stderr)
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	runs := w.runs()
