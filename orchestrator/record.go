@@ -25,9 +25,6 @@ const (
 	StatusInterrupted Status = "interrupted"
 )
 
-// Resumable reports whether --resume may continue a run in this status.
-func (s Status) Resumable() bool { return s != StatusRunning }
-
 // RecordVersion is the version of run.json this package writes.
 const RecordVersion = 1
 
