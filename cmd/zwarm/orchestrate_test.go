@@ -244,7 +244,7 @@ func TestRealCodexOrchestrated(t *testing.T) {
 	srv.On(task,
 		replyCalls(fcall("delegate", map[string]any{"task": workerTask, "adapter": "codex"})),
 		replyCalls(fcall("wait", map[string]any{"mode": "all", "timeout_s": 120})),
-		replyCalls(fcall("exec_command", map[string]any{"cmd": "cat greeting.txt", "yield_time_ms": 5000})),
+		replyCalls(fcall("exec_command", map[string]any{"cmd": "cat greeting.txt", "yield_time_ms": 5000, "login": false})),
 		fakemodel.Reply{Dynamic: func(body []byte) fakemodel.Reply {
 			// Finish only if the verification saw the file.
 			outs := fakemodel.Outputs(body, "exec_command")

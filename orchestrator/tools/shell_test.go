@@ -45,7 +45,7 @@ func TestShellTools(t *testing.T) {
 	if !strings.Contains(res.Text, "tokens truncated…") || !strings.Contains(res.Text, "Original token count:") {
 		t.Errorf("not truncated: %s", res.Text)
 	}
-	res = run(t, r, "exec_command", `{"cmd":"echo hi","yield_time_ms":120000}`)
+	res = run(t, r, "exec_command", `{"cmd":"echo hi","yield_time_ms":120000,"login":false}`)
 	if !strings.HasPrefix(res.Text, "Warning: requested timeout 120000ms exceeds maximum of 60000ms; clamping to 60000ms.\nWall time: ") {
 		t.Errorf("clamp: %q", res.Text)
 	}
