@@ -42,6 +42,13 @@ func (j *jsonFlags) check() (*gojq.Code, error) {
 	return code, nil
 }
 
+// writeJSONValue prints v as indented JSON.
+func writeJSONValue(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // write prints v as indented JSON, or what --jq makes of it.
 func (j *jsonFlags) write(w io.Writer, v any) error {
 	code, err := j.check()

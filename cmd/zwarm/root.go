@@ -47,8 +47,16 @@ func (f *factory) manager() (*sessions.Manager, error) {
 	}
 	return sessions.NewManager(sessions.ManagerOptions{
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
-		Warn: func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
+		ConfigSections: configSections(),
+		Warn:           func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
 	}), nil
+}
+
+// configSections are the config.toml tables owned by packages other than
+// sessions: every command reads the same config, and a typo in any table
+// is reported by all of them.
+func configSections() []sessions.ConfigSection {
+	return orchestratorSections
 }
 
 func newRootCmd(io *streams) *cobra.Command {
@@ -98,6 +106,7 @@ out; 130 interrupted.`,
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
+		newOrchestrateCmd(f), newRunsCmd(f),
 		newInitCmd(f), newDoctorCmd(f), newVersionCmd(f),
 		newSuperviseCmd(f), newReplayCmd(f),
 	)

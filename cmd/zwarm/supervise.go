@@ -46,5 +46,5 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		}
 		return sessions.Detach(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.out)
 	}
-	return sessions.Supervise(c.Context(), sessions.SuperviseOptions{Store: st, Adapters: adapters.Builtin()}, o.id)
+	return sessions.Supervise(c.Context(), sessions.SuperviseOptions{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // messages serves POST /v1/messages (claude) as a Messages API stream.
@@ -20,7 +21,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(body, &req)
 	if !req.Stream {
 		s.mu.Lock()
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Body: body})
+		s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": "msg_side", "type": "message", "role": "assistant", "model": req.Model,

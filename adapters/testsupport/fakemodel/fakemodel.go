@@ -1,14 +1,18 @@
-// Package fakemodel is a scripted stand-in for the remote model APIs the
-// agent CLIs call: the OpenAI Responses API (codex) and the Anthropic
-// Messages API (claude), both as Server-Sent Events, on 127.0.0.1. Tests
-// script the replies (text, reasoning, tool calls, HTTP errors, stalls) per
-// conversation and inspect every request the agents made. Only the remote
-// model is fake: the agents, their tools and processes are real.
+// Package fakemodel is a scripted stand-in for the remote model APIs that
+// zwarm's agents call: the OpenAI Responses API (codex, and zwarm's own
+// orchestrator through the official Go SDK) and the Anthropic Messages API
+// (claude), both as Server-Sent Events, on 127.0.0.1. Tests script the
+// replies (text, reasoning with encrypted content, parallel function calls,
+// usage, HTTP errors with headers such as Retry-After, stalls, streams cut
+// midway) per conversation and inspect every request made. Only the remote
+// model is fake: the clients, their tools and processes are real.
 package fakemodel
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,8 +35,35 @@ type Reply struct {
 	// Stall holds the response until the channel is closed or the client
 	// goes away.
 	Stall <-chan struct{}
+
+	// Calls are function calls made together in one response (parallel
+	// tool calls), after Tool if that is set too. Responses API only.
+	Calls []Call
+	// Encrypted is the reasoning item's encrypted_content, as the API
+	// returns it when asked to include reasoning.encrypted_content.
+	Encrypted string
+	// Extra fields are added to every output item, as a newer API would
+	// send fields a client does not know.
+	Extra map[string]any
+	// Header is sent with the reply, e.g. Retry-After with an error.
+	Header map[string]string
+	// Cut breaks the connection after the output items were streamed and
+	// before the response completed: a stream broken midway.
+	Cut bool
+	// Incomplete ends the response with response.incomplete and this
+	// reason (e.g. "max_output_tokens") instead of response.completed.
+	Incomplete string
+	// Dynamic, if set, computes the reply when the request arrives, from
+	// its body (to refer to ids a tool returned earlier, say).
+	Dynamic func(body []byte) Reply
 	// Usage reported with the response; zero values get small defaults.
 	InputTokens, CachedTokens, OutputTokens, ReasoningTokens int64
+}
+
+// Call is one function call of a response.
+type Call struct {
+	Name string
+	Args string // JSON
 }
 
 // Request is one request an agent made.
@@ -56,6 +87,7 @@ type Server struct {
 	keys     []string
 	fallback Reply
 	requests []Request
+	arrived  chan struct{} // closed and replaced when a request arrives
 	seq      int
 }
 
@@ -66,7 +98,7 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{}),
-		scripts: map[string][]Reply{}, fallback: Reply{Text: "done"}}
+		scripts: map[string][]Reply{}, fallback: Reply{Text: "done"}, arrived: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/responses", s.responses)
 	mux.HandleFunc("POST /v1/messages", s.messages)
@@ -112,11 +144,20 @@ func (s *Server) Requests() []Request {
 
 // next records the request and picks its reply: the script of the key that
 // appears last in the user text of the request (the newest user message of
-// a resumed conversation comes after the older ones).
+// a resumed conversation comes after the older ones). A Dynamic reply is
+// computed after the server's lock is released, so it may call the server.
 func (s *Server) next(r *http.Request, body []byte, userText string) (Reply, int) {
+	rep, n := s.pick(r, body, userText)
+	if rep.Dynamic != nil {
+		rep = rep.Dynamic(body)
+	}
+	return rep, n
+}
+
+func (s *Server) pick(r *http.Request, body []byte, userText string) (Reply, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
+	s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
 	s.seq++
 	best, at := "", -1
 	for _, k := range s.keys {
@@ -130,6 +171,40 @@ func (s *Server) next(r *http.Request, body []byte, userText string) (Reply, int
 	rep := s.scripts[best][0]
 	s.scripts[best] = s.scripts[best][1:]
 	return rep, s.seq
+}
+
+// record keeps a request and wakes WaitRequests. Callers hold s.mu.
+func (s *Server) record(r Request) {
+	s.requests = append(s.requests, r)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+}
+
+// WaitRequests blocks until at least n requests have arrived (of any kind)
+// or ctx ends, and returns them.
+func (s *Server) WaitRequests(ctx context.Context, n int) ([]Request, error) {
+	for {
+		s.mu.Lock()
+		if len(s.requests) >= n {
+			out := append([]Request(nil), s.requests...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		wake := s.arrived
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %d model requests: %w", n, ctx.Err())
+		}
+	}
+}
+
+// Pending reports how many scripted replies of key are still queued.
+func (s *Server) Pending(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.scripts[key])
 }
 
 // stall waits for the reply's gate or the client's departure; it reports
@@ -149,7 +224,7 @@ func stall(r *http.Request, rep Reply) bool {
 func (s *Server) other(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
+	s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
 	s.mu.Unlock()
 	http.NotFound(w, r)
 }

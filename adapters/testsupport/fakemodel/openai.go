@@ -8,12 +8,16 @@ import (
 	"strings"
 )
 
-// responses serves POST /v1/responses (codex) as a Responses API stream.
+// responses serves POST /v1/responses (codex, the orchestrator) as a
+// Responses API stream.
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rep, n := s.next(r, body, openaiUserText(body))
 	if !stall(r, rep) {
 		return
+	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
 	}
 	if rep.Status != 0 {
 		http.Error(w, firstNonEmpty(rep.Body, `{"error":{"message":"fake model error","type":"server_error"}}`), rep.Status)
@@ -24,25 +28,51 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 	idx := 0
 	item := func(it map[string]any) {
+		for k, v := range rep.Extra {
+			it[k] = v
+		}
 		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": it})
 		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": it})
 		idx++
 	}
-	if rep.Reasoning != "" {
-		item(map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n),
-			"summary": []any{map[string]any{"type": "summary_text", "text": rep.Reasoning}}})
+	if rep.Reasoning != "" || rep.Encrypted != "" {
+		it := map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": []any{}}
+		if rep.Reasoning != "" {
+			it["summary"] = []any{map[string]any{"type": "summary_text", "text": rep.Reasoning}}
+		}
+		if rep.Encrypted != "" {
+			it["encrypted_content"] = rep.Encrypted
+		}
+		item(it)
 	}
 	if rep.Text != "" {
 		item(map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n), "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}}})
 	}
+	calls := rep.Calls
 	if rep.Tool != "" {
-		item(map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
-			"name": rep.Tool, "arguments": rep.Args, "status": "completed"})
+		calls = append([]Call{{Name: rep.Tool, Args: rep.Args}}, calls...)
+	}
+	for i, c := range calls {
+		suffix := fmt.Sprint(n)
+		if i > 0 {
+			suffix = fmt.Sprintf("%d_%d", n, i)
+		}
+		item(map[string]any{"type": "function_call", "id": "fc_" + suffix, "call_id": "call_" + suffix,
+			"name": c.Name, "arguments": c.Args, "status": "completed"})
+	}
+	if rep.Cut {
+		// Abort the connection: the client sees the stream end with an
+		// error, without response.completed.
+		panic(http.ErrAbortHandler)
 	}
 	in, out := orDefault(rep.InputTokens, 100), orDefault(rep.OutputTokens, 10)
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
-		"id": id,
+	final, details := "response.completed", any(nil)
+	if rep.Incomplete != "" {
+		final, details = "response.incomplete", map[string]any{"reason": rep.Incomplete}
+	}
+	sse(w, final, map[string]any{"type": final, "response": map[string]any{
+		"id": id, "incomplete_details": details,
 		"usage": map[string]any{
 			"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens},
 			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": rep.ReasoningTokens},

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// orchWorld is a world whose orchestrator talks to a fake model server.
+func orchWorld(t *testing.T) (*world, *fakemodel.Server) {
+	t.Helper()
+	w := newWorld(t)
+	srv, err := fakemodel.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test")
+	return w, srv
+}
+
+func fcall(name string, args any) fakemodel.Call {
+	b, _ := json.Marshal(args)
+	return fakemodel.Call{Name: name, Args: string(b)}
+}
+
+func replyCalls(cs ...fakemodel.Call) fakemodel.Reply { return fakemodel.Reply{Calls: cs} }
+
+// runsJSON is zwarm runs --json.
+func (w *world) runs() []orchestrator.Record {
+	w.t.Helper()
+	var list []orchestrator.Record
+	mustJSON(w.t, w.ok("runs", "--json"), &list)
+	return list
+}
+
+func TestOrchestrateUsageErrors(t *testing.T) {
+	t.Parallel()
+	w, _ := orchWorld(t)
+	for _, c := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"orchestrate"}, nil, "no task: say what to do"},
+		{[]string{"orchestrate", "--resume", "7c1e", "a task"}, nil, "give no task with it"},
+		{[]string{"orchestrate", "--resume", "7c1e", "--dir", "."}, nil, "--dir cannot change it"},
+		{[]string{"orchestrate", "--resume", "7c1e"}, nil, `--resume: run "7c1e": no such run`},
+		{[]string{"orchestrate", "--resume", "../x"}, nil, "invalid run id"},
+		{[]string{"orchestrate", "--max-steps", "0", "task"}, nil, "max_steps is 0: it must be at least 1"},
+		{[]string{"orchestrate", "--dir", "/nonexistent", "task"}, nil, "--dir /nonexistent is not a directory"},
+		{[]string{"orchestrate", "--task-file", "/nonexistent", ""}, nil, "--task-file: open /nonexistent"},
+		{[]string{"orchestrate", "task"}, []string{"OPENAI_API_KEY=", "OPENAI_BASE_URL="}, "no API key: set OPENAI_API_KEY"},
+		{[]string{"runs", "show", "abcd"}, nil, `run "abcd": no such run`},
+		{[]string{"runs", "extra"}, nil, "takes no arguments"},
+	} {
+		saved := w.extraEnv
+		w.extraEnv = append(append([]string{}, w.extraEnv...), c.env...)
+		r := w.zwarm(c.args...)
+		w.extraEnv = saved
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("zwarm %v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	if out := w.ok("runs"); !strings.Contains(out, "no runs") {
+		t.Errorf("runs: %q", out)
+	}
+	if out := w.ok("runs", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("runs --json: %q", out)
+	}
+}
+
+func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH CLI: get it done"
+	w.setScript(completes("worker finished the job", 500))
+	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job"})),
+		fakemodel.Reply{Reasoning: "wait for it", Calls: []fakemodel.Call{fcall("wait", map[string]any{})}},
+		replyCalls(fcall("finish", map[string]any{"summary": "the job is done"})))
+	r := w.zwarm("orchestrate", "--max-steps", "7", task)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"task: " + task, "step 1/7 · ", "→ delegate task=\"do the job\"", "← started ", "(codex, gpt-5.1-codex-mini)",
+		"· wait for it", "→ wait", "← finished: ", " completed", "completed after 3 steps", "the job is done"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, "resume with") || strings.Contains(r.stderr, "\r") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	runs := w.runs()
+	if len(runs) != 1 || runs[0].Status != orchestrator.StatusCompleted || runs[0].Steps != 3 || len(runs[0].Workers) != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	id := runs[0].ID
+	// Piped, the table is tab-separated.
+	table := w.ok("runs")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tSTEPS\tWORKERS\tTOKENS\tCOST\tAGE\tTASK" ||
+		!strings.HasPrefix(lines[1], sessions.ShortID(id)+"\tcompleted\t3/7\t1\t") || !strings.HasSuffix(lines[1], "\t"+task) {
+		t.Errorf("runs table:\n%s", table)
+	}
+	show := w.ok("runs", "show", id[:6])
+	for _, want := range []string{"run " + id + " · completed", "summary: the job is done", "→ delegate", "completed after 3 steps: the model called finish",
+		"do the job", "\tcompleted\t"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("runs show lacks %q:\n%s", want, show)
+		}
+	}
+	var shown struct {
+		Run     orchestrator.Record  `json:"run"`
+		Events  []orchestrator.Event `json:"events"`
+		Workers []sessions.Session   `json:"workers"`
+	}
+	mustJSON(t, w.ok("runs", "show", "--json", id), &shown)
+	if shown.Run.ID != id || len(shown.Events) < 10 || len(shown.Workers) != 1 || shown.Workers[0].Source.String() != "run:"+id {
+		t.Errorf("runs show --json: %+v", shown)
+	}
+}
+
+func TestOrchestrateJSONAndLimitExit(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH JSON: never finishes"
+	srv.On(task, replyCalls(fcall("list_sessions", map[string]any{})), replyCalls(fcall("list_sessions", map[string]any{})))
+	r := w.zwarm("orchestrate", "--json", "--max-steps", "2", task)
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev orchestrator.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not JSONL: %q", sc.Text())
+		}
+		types = append(types, string(ev.Type))
+	}
+	if types[0] != "run_started" || types[len(types)-1] != "run_stopped" || !strings.Contains(strings.Join(types, " "), "limit run_stopped") {
+		t.Errorf("events %v", types)
+	}
+	id := w.runs()[0].ID
+	want := fmt.Sprintf("resume with: zwarm orchestrate --resume %s --max-steps 4", sessions.ShortID(id))
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q lacks %q", r.stderr, want)
+	}
+	// Resuming without more steps is refused; with more, the run goes on.
+	if r := w.zwarm("orchestrate", "--resume", id); r.code != 2 || !strings.Contains(r.stderr, "higher --max-steps") {
+		t.Errorf("resume without steps: %d %q", r.code, r.stderr)
+	}
+	srv.On(task, replyCalls(fcall("finish", map[string]any{"summary": "finally"})))
+	if out := w.ok("orchestrate", "--resume", id[:8], "--max-steps", "4"); !strings.Contains(out, "completed after 3 steps") {
+		t.Errorf("resume: %s", out)
+	}
+	if r := w.zwarm("orchestrate", "--resume", id); r.code != 2 || !strings.Contains(r.stderr, "is completed: there is nothing to resume") {
+		t.Errorf("resume of a completed run: %d %q", r.code, r.stderr)
+	}
+}
+
+// The orchestrating process is SIGKILLed mid-run; its worker finishes
+// while nothing runs the run; --resume carries on and is told.
+func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH KILL: survive"
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.setScript(completes("done", 100), "slow job", append([]step{{"wait_file": gate}}, completes("slow job done", 300)...))
+	stall := make(chan struct{})
+	defer close(stall)
+	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "slow job"})), fakemodel.Reply{Text: "never", Stall: stall},
+		replyCalls(fcall("finish", map[string]any{"summary": "survived"})))
+	cmd := exec.Command(bins.zwarm, "orchestrate", task)
+	cmd.Dir, cmd.Env = w.work, w.env()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := srv.WaitRequests(ctx, 2); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	live := w.runs()
+	if len(live) != 1 || live[0].Status != orchestrator.StatusRunning {
+		t.Fatalf("while it runs: %+v", live)
+	}
+	if r := w.zwarm("orchestrate", "--resume", live[0].ID); r.code != 2 || !strings.Contains(r.stderr, "is running (process") {
+		t.Errorf("resume of a live run: %d %q", r.code, r.stderr)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	runs := w.runs()
+	if len(runs) != 1 || runs[0].Status != orchestrator.StatusInterrupted || !strings.Contains(runs[0].StopReason, "ended without saving an outcome") {
+		t.Fatalf("after SIGKILL: %+v", runs)
+	}
+	id, worker := runs[0].ID, runs[0].Workers[0]
+	os.WriteFile(gate, nil, 0o600)
+	w.ok("wait", "--timeout", "60s", worker)
+	res := w.zwarm("orchestrate", "--resume", id)
+	if res.code != 0 || !strings.Contains(res.stdout, "survived") {
+		t.Fatalf("resume: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	reqs := srv.Requests()
+	in := fakemodel.Input(reqs[len(reqs)-1].Body)
+	obs := in[len(in)-1].Text
+	if !strings.Contains(obs, "has been resumed") || !strings.Contains(obs, worker+" completed") {
+		t.Errorf("the first observation after resume: %s", obs)
+	}
+	if r := w.runs()[0]; r.Status != orchestrator.StatusCompleted || r.Steps != 2 || r.WorkerUsage.InputTokens != 300 {
+		t.Errorf("run %+v", r)
+	}
+}
+
+// The orchestrator delegates to the REAL codex CLI (only the model behind
+// both is fake): the worker really writes a file, and the orchestrator
+// verifies it with exec_command before finish.
+func TestRealCodexOrchestrated(t *testing.T) {
+	w, srv := realWorld(t, "codex")
+	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test")
+	task := "ORCH-E2E make the greeting file"
+	workerTask := "write hello from codex into greeting.txt"
+	srv.On(workerTask,
+		fakemodel.Reply{Reasoning: "one command will do", Tool: "exec_command", Args: `{"cmd":"printf 'hello from codex\\n' > greeting.txt"}`},
+		fakemodel.Reply{Text: "greeting.txt written"})
+	srv.On(task,
+		replyCalls(fcall("delegate", map[string]any{"task": workerTask, "adapter": "codex"})),
+		replyCalls(fcall("wait", map[string]any{"mode": "all", "timeout_s": 120})),
+		replyCalls(fcall("exec_command", map[string]any{"cmd": "cat greeting.txt", "yield_time_ms": 5000, "login": false})),
+		fakemodel.Reply{Dynamic: func(body []byte) fakemodel.Reply {
+			// Finish only if the verification saw the file.
+			outs := fakemodel.Outputs(body, "exec_command")
+			if len(outs) == 0 || !strings.Contains(outs[len(outs)-1], "hello from codex") {
+				return replyCalls(fcall("finish", map[string]any{"summary": "VERIFICATION FAILED"}))
+			}
+			return replyCalls(fcall("finish", map[string]any{"summary": "greeting.txt verified"}))
+		}})
+	r := w.zwarm("orchestrate", "--max-steps", "10", "--timeout", "3m", task)
+	if r.code != 0 || !strings.Contains(r.stdout, "greeting.txt verified") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "greeting.txt")); err != nil || string(b) != "hello from codex\n" {
+		t.Fatalf("greeting.txt: %q %v", b, err)
+	}
+	run := w.runs()[0]
+	if run.Status != orchestrator.StatusCompleted || len(run.Workers) != 1 || run.WorkerUsage.TotalTokens == 0 {
+		t.Fatalf("run %+v", run)
+	}
+	s := w.show(run.Workers[0])
+	if s.Adapter != "codex" || s.Status != sessions.StatusCompleted || s.Source.String() != "run:"+run.ID ||
+		!hasStep(s, "command", "command", "greeting.txt") {
+		t.Fatalf("worker %s %s %s steps %v", s.Adapter, s.Status, s.Source, s.Steps)
+	}
+}
+
+// Ctrl+C stops the run, saves it and prints the command that resumes it.
+func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH CTRL-C: stop me"
+	stall := make(chan struct{})
+	defer close(stall)
+	srv.On(task, replyCalls(fcall("list_sessions", map[string]any{})), fakemodel.Reply{Text: "never", Stall: stall})
+	cmd := exec.Command(bins.zwarm, "--state-dir", w.state, "orchestrate", task)
+	cmd.Dir, cmd.Env = w.work, w.env()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := srv.WaitRequests(ctx, 2); err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	run := w.runs()[0]
+	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, sessions.ShortID(run.ID))
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 steps") {
+		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
+	}
+	if run.Status != orchestrator.StatusInterrupted || run.Steps != 1 || run.Owner != nil {
+		t.Errorf("run %+v", run)
+	}
+}
+
+// The demo's orchestrated task runs with replay workers and prints its
+// steps as zwarm orchestrate does.
+func TestOrchestratedDemo(t *testing.T) {
+	t.Setenv("ZWARM_REPLAY_SPEED", "40")
+	state, work := t.TempDir(), t.TempDir()
+	st, err := sessions.NewStore(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{bins.zwarm, supervisorCmd},
+		ConfigSections: orchestratorSections})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rec, err := runOrchestratedDemo(ctx, m, work, 40, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != orchestrator.StatusCompleted || len(rec.Workers) != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	for _, want := range []string{"task: Add rate limiting to the HTTP API", "step 1/10 · ", "→ delegate task=", "→ wait mode=\"all\"",
+		"→ check_session session_id=", "→ exec_command cmd=", "← exit 0 · ", "→ finish summary=", "completed after 5 steps · $", "Rate limiting is in"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	list, _ := m.List(ctx, sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
+	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != sessions.StatusCompleted {
+		t.Errorf("workers %+v", list)
+	}
+}

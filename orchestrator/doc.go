@@ -1,0 +1,52 @@
+// Package orchestrator runs one task with an orchestrating model: the model
+// plans, delegates pieces to workers (zwarm sessions) through tools, waits
+// for them, reads what they did, verifies the result in a shell, and calls
+// finish. A Run is started (Start) or taken up again (Resume), then
+// Executed once.
+//
+// # The loop
+//
+// Each step is one model call. Before it, the run reads its workers (every
+// session whose source is run:ID) and their costs, checks the limits
+// (steps, cost and tokens of the model and its workers together; the wall
+// clock cuts a call or a wait in progress), asks the Guard, compacts the
+// conversation if it nears the context window, and refreshes the
+// observation, which is sent as the last input item and never stored. The
+// tools the model called run in order; each call gets an output, whatever
+// happens, so the conversation stays valid for the API.
+//
+// # State
+//
+// A run lives in <state>/runs/<id>/:
+//
+//	run.json            the Record, replaced atomically at every step
+//	conversation.jsonl  the input items, verbatim (raw JSON), one per line
+//	events.jsonl        one Event per line
+//	.lock               flock(2) held by the process running the run
+//
+// The conversation and the events are append-only and made durable at
+// each step's end, before run.json is replaced. A process killed at any
+// instant leaves a run that Resume continues: a torn last line is dropped,
+// a call whose output was never written gets one saying so, a reasoning
+// item that nothing followed is dropped, and the step count and the
+// model's usage are rebuilt from the events. A Record whose owner process
+// is gone reads as interrupted, never running (Record.Current).
+//
+// Items are kept and sent as raw JSON: a typed struct would drop fields the
+// client does not know, and the API wants each reasoning item back as it
+// came, with the call that followed it. Compaction drops whole units (a
+// model response with its reasoning, calls and their outputs) and leaves a
+// marker saying what went.
+//
+// # Watchers
+//
+// A Guard is asked before every model call with a View of the run (steps,
+// tool calls and their results, the model's messages, usage, limits,
+// workers). It may nudge (a "[watcher:NAME] ..." message joins the
+// conversation), pause (the run ends interrupted, resumable) or abort (the
+// run fails); every verdict but continue is written to events.jsonl.
+//
+// The package imports only the session core (and, in the future, the
+// watchers); the tools live in orchestrator/tools, the model client in
+// orchestrator/model, the shell tools in orchestrator/shell.
+package orchestrator

@@ -1,0 +1,211 @@
+// Package testenv gives the orchestrator's tests a real world to run in: a
+// zwarm binary to supervise workers, a scripted fake agent standing in for
+// codex, and a state dir whose config points at it. Only the agent is fake:
+// supervisors, turn files and process control are zwarm's own.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Bins are the binaries the tests run.
+type Bins struct {
+	Zwarm, FakeAgent string
+	dir              string
+}
+
+// Build compiles zwarm and the fake agent once for a test binary; call it
+// from TestMain and Close the result after m.Run.
+func Build() (*Bins, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "zwarm-orch-bin")
+	if err != nil {
+		return nil, err
+	}
+	b := &Bins{Zwarm: filepath.Join(dir, "zwarm"), FakeAgent: filepath.Join(dir, "fakeagent"), dir: dir}
+	for out, pkg := range map[string]string{b.Zwarm: "./cmd/zwarm", b.FakeAgent: "./sessions/internal/fakeagent"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if o, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("build %s: %v\n%s", pkg, err, o)
+		}
+	}
+	// The codex binary is the one config.toml names, in each world.
+	os.Unsetenv("ZWARM_CODEX_BIN")
+	return b, nil
+}
+
+// Close removes the binaries.
+func (b *Bins) Close() { os.RemoveAll(b.dir) }
+
+// World is one test's state dir, working dir and agent script.
+type World struct {
+	T       testing.TB
+	Bins    *Bins
+	State   string
+	Work    string
+	Manager *sessions.Manager
+	script  string
+	steps   map[string][]Step
+}
+
+// Step is one step of the fake agent (see sessions/internal/fakeagent).
+type Step map[string]any
+
+// Out prints a line.
+func Out(line string) Step { return Step{"out": line} }
+
+// WaitFile blocks the agent until path exists.
+func WaitFile(path string) Step { return Step{"wait_file": path} }
+
+// Completes is a codex turn that says msg and reports usage (codex's
+// cumulative total for the thread).
+func Completes(msg string, cumulativeInput int) []Step {
+	m, _ := json.Marshal(msg)
+	return []Step{
+		Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		Out(`{"type":"turn.started"}`),
+		Out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":` + string(m) + `}}`),
+		Out(fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`, cumulativeInput)),
+	}
+}
+
+// ChangesFile is a codex step reporting a file change.
+func ChangesFile(path string) Step {
+	return Out(`{"type":"item.completed","item":{"id":"item_9","type":"file_change","changes":[{"path":"` + path + `","kind":"add"}],"status":"completed"}}`)
+}
+
+// New makes a world whose codex workers run the fake agent, with config
+// written as extraConfig adds to it.
+func New(t testing.TB, b *Bins, extraConfig string) *World {
+	t.Helper()
+	root := t.TempDir()
+	w := &World{T: t, Bins: b, State: filepath.Join(root, "state"), Work: filepath.Join(root, "work"),
+		script: filepath.Join(root, "script.json"), steps: map[string][]Step{}}
+	for _, d := range []string{w.State, w.Work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapper := filepath.Join(root, "codex")
+	body := fmt.Sprintf("#!/bin/sh\nFAKEAGENT_SCRIPT=%s exec %s \"$@\"\n", shellQuote(w.script), shellQuote(b.FakeAgent))
+	if err := os.WriteFile(wrapper, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("kill_grace = \"1s\"\n%s\n[adapters.codex]\nbinary = %q\nmodel = \"gpt-5.1-codex-mini\"\n", extraConfig, wrapper)
+	if err := os.WriteFile(filepath.Join(w.State, sessions.ConfigFile), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.Script(nil)
+	st, err := sessions.NewStore(w.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Manager = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin(),
+		SupervisorArgv: []string{b.Zwarm, "__supervise"}})
+	t.Cleanup(w.cleanup)
+	return w
+}
+
+// Script sets what the fake agent does for a prompt ("" is the default:
+// complete at once saying "done").
+func (w *World) Script(byPrompt map[string][]Step) {
+	w.T.Helper()
+	for k, v := range byPrompt {
+		w.steps[k] = v
+	}
+	def := w.steps[""]
+	if def == nil {
+		def = Completes("done", 100)
+	}
+	by := map[string][]Step{}
+	for k, v := range w.steps {
+		if k != "" {
+			by[k] = v
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"default": def, "by_prompt": by})
+	if err := os.WriteFile(w.script, b, 0o600); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+// cleanup kills what a test left running and fails it if any process of
+// its sessions survives.
+func (w *World) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, _ := w.Manager.List(ctx, sessions.ListOptions{})
+	for _, s := range list {
+		if !s.Settled() {
+			w.Manager.Kill(ctx, s.ID)
+		}
+	}
+	for _, s := range list {
+		if pids := markedProcs(s.ID); len(pids) > 0 {
+			w.T.Errorf("session %s left processes alive: %v", s.ID, pids)
+			for _, p := range pids {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// markedProcs lists live processes whose environment names the session.
+func markedProcs(id string) []int {
+	want := []byte(sessions.MarkerEnv + "=" + id + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append(b, 0), want) {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above %s", dir)
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,212 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestMaxSteps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT steps: loop forever")
+	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxSteps = 3 }), 0)
+	if rec.Status != StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "used its 3 steps (max_steps)") {
+		t.Fatalf("record %+v", rec)
+	}
+	if n := len(h.requests()); n != 3 {
+		t.Errorf("%d model calls", n)
+	}
+	if lim := h.eventsOf(EventLimit); len(lim) != 1 || lim[0].Limit != "max_steps" {
+		t.Errorf("limit events %+v", lim)
+	}
+}
+
+func TestMaxCostCountsTheModelAndItsWorkers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT cost: spend")
+	// The worker reports 1M input tokens: $0.25 at gpt-5.1-codex-mini
+	// prices; each model call 100k input tokens: $0.125.
+	h.w.Script(map[string][]testenv.Step{"spend": testenv.Completes("spent", 1_000_000)})
+	h.script(calls(call("delegate", map[string]any{"task": "spend"})), calls(call("wait", map[string]any{})))
+	h.srv.Fallback(fakemodel.Reply{Calls: []fakemodel.Call{call("list_sessions", map[string]any{})}, InputTokens: 100_000})
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxCostUSD = 0.3 }), 0)
+	// Step 1 and 2 cost $0.0003 each; after the wait the workers' $0.25
+	// counts; step 3 adds $0.125: over $0.30 before step 4.
+	if rec.Status != StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "the limit is $0.30 (max_cost)") {
+		t.Fatalf("record %+v", rec)
+	}
+	if rec.WorkerCostUSD == nil || *rec.WorkerCostUSD < 0.25 {
+		t.Errorf("worker cost %v", rec.WorkerCostUSD)
+	}
+}
+
+func TestMaxTokens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT tokens: use them")
+	h.w.Script(map[string][]testenv.Step{"use tokens": testenv.Completes("used", 1000)})
+	h.script(calls(call("delegate", map[string]any{"task": "use tokens"})), calls(call("wait", map[string]any{})))
+	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxTokens = 1200 }), 0)
+	// 2 × 110 for the model + 1010 for the worker = 1230.
+	if rec.Status != StatusLimited || rec.Steps != 2 || rec.TotalTokens() != 1230 || !strings.Contains(rec.StopReason, "(max_tokens)") {
+		t.Fatalf("record %+v, %d tokens", rec, rec.TotalTokens())
+	}
+}
+
+func TestMaxWorkersRefusesAndTheRunGoesOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT workers: two at once")
+	g, open := gate(t)
+	h.w.Script(map[string][]testenv.Step{"first": append([]testenv.Step{testenv.WaitFile(g)}, testenv.Completes("first done", 10)...)})
+	h.script(calls(call("delegate", map[string]any{"task": "first"})), calls(call("delegate", map[string]any{"task": "second"})),
+		calls(call("finish", map[string]any{"summary": "one worker only"})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxWorkers = 1 }), 0)
+	open()
+	if rec.Status != StatusCompleted || len(rec.Workers) != 1 {
+		t.Fatalf("record %+v", rec)
+	}
+	res := h.eventsOf(EventToolResult)
+	if len(res) != 3 || !res[1].IsError || !strings.Contains(res[1].Output, "the limit is 1 (max_workers)") {
+		t.Errorf("results %+v", res)
+	}
+}
+
+func TestWallClockLimitStopsAModelCall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT time: think forever")
+	stall := make(chan struct{})
+	defer close(stall)
+	h.script(fakemodel.Reply{Text: "late", Stall: stall})
+	began := time.Now()
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.Timeout = sessions.Duration{Duration: time.Second} }), 0)
+	if rec.Status != StatusLimited || !strings.Contains(rec.StopReason, "wall-clock limit of 1s") || rec.Steps != 0 {
+		t.Fatalf("record %+v", rec)
+	}
+	if d := time.Since(began); d > 20*time.Second {
+		t.Errorf("the limit took %v to stop the run", d)
+	}
+	if lim := h.eventsOf(EventLimit); len(lim) != 1 || lim[0].Limit != "timeout" {
+		t.Errorf("limit events %+v", lim)
+	}
+}
+
+func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "CLEANUP: leave nothing")
+	g, _ := gate(t)
+	h.w.Script(map[string][]testenv.Step{"never ends": {testenv.WaitFile(g)}})
+	h.script(calls(call("delegate", map[string]any{"task": "never ends"}),
+		call("exec_command", map[string]any{"cmd": "echo pid=$$; exec sleep 1000", "yield_time_ms": 500, "login": false})))
+	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxSteps = 2; s.KillWorkersOnExit = true }), 0)
+	if rec.Status != StatusLimited || len(rec.Workers) != 1 {
+		t.Fatalf("record %+v", rec)
+	}
+	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != sessions.StatusKilled || rec.Accounts[s.ID].Status != sessions.StatusKilled {
+		t.Errorf("worker %s, account %+v", s.Status, rec.Accounts[s.ID])
+	}
+	var out string
+	for _, ev := range h.eventsOf(EventToolResult) {
+		if ev.Tool == "exec_command" {
+			out = ev.Output
+		}
+	}
+	i := strings.Index(out, "pid=")
+	if i < 0 || !strings.Contains(out, "Process running with session ID") {
+		t.Fatalf("exec_command: %q", out)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(out[i+4:])[0])
+	if pid <= 0 || syscall.Kill(pid, 0) == nil {
+		t.Errorf("the command's process %d outlived the run", pid)
+	}
+}
+
+func TestAPIFailsThreeTimesThenSucceeds(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "API flaky")
+	fail := fakemodel.Reply{Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}
+	h.script(fail, fail, fail, calls(call("finish", map[string]any{"summary": "made it"})))
+	rec := h.execute(h.settings(nil), 3)
+	if rec.Status != StatusCompleted || rec.Steps != 1 {
+		t.Fatalf("record %+v", rec)
+	}
+	if r := h.eventsOf(EventRetry); len(r) != 3 || r[0].Status != 503 || r[2].Attempt != 3 {
+		t.Errorf("retry events %+v", r)
+	}
+}
+
+func TestAPIAlwaysFails(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "API down")
+	h.srv.Fallback(fakemodel.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error"}}`,
+		Header: map[string]string{"Retry-After-Ms": "1"}})
+	rec := h.execute(h.settings(nil), 2)
+	if rec.Status != StatusFailed || rec.Steps != 0 ||
+		!strings.Contains(rec.StopReason, "the model API failed: model API error 500 (server_error): The server had an error processing your request.") {
+		t.Fatalf("record %+v", rec)
+	}
+	if n := len(h.requests()); n != 3 {
+		t.Errorf("%d requests for 2 retries", n)
+	}
+	// The failure is saved: the run can be resumed once the API is back.
+	if _, items, _ := h.onDisk(rec.ID); len(items) != 2 {
+		t.Errorf("%d items", len(items))
+	}
+}
+
+func TestBrokenStreamIsCalledAgain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "API cut")
+	h.script(fakemodel.Reply{Reasoning: "half", Tool: "finish", Args: `{"summary":"x"}`, Cut: true},
+		calls(call("finish", map[string]any{"summary": "second try"})))
+	rec := h.execute(h.settings(nil), 0)
+	if rec.Status != StatusCompleted || rec.Summary != "second try" || rec.Steps != 1 {
+		t.Fatalf("record %+v", rec)
+	}
+	if r := h.eventsOf(EventRetry); len(r) != 1 || !strings.Contains(r[0].Error, "stream broke off") {
+		t.Errorf("retry events %+v", r)
+	}
+	_, items, _ := h.onDisk(rec.ID)
+	if strings.Contains(string(items[len(items)-2]), "half") {
+		t.Error("the broken response's items were kept")
+	}
+}
+
+func TestInterruptedByContext(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "INTERRUPT: stop me")
+	stall := make(chan struct{})
+	defer close(stall)
+	h.script(calls(call("list_sessions", map[string]any{})), fakemodel.Reply{Text: "never", Stall: stall})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := Start(ctx, h.options(h.settings(nil), 0), h.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer wcancel()
+		h.srv.WaitRequests(wctx, 2)
+		cancel()
+	}()
+	rec, err := r.Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != StatusInterrupted || rec.Steps != 1 || rec.Owner != nil {
+		t.Fatalf("record %+v", rec)
+	}
+	if _, err := os.Stat(RunDir(h.w.State, rec.ID)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,181 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// errWallClock is the cause of a run's context when its timeout passes.
+var errWallClock = errors.New("the run's wall-clock limit was reached")
+
+// outcome is how the loop ended.
+type outcome struct {
+	status  Status
+	reason  string
+	summary string
+	err     string // the failure in the API's or zwarm's own words
+}
+
+// Execute runs the loop until the model calls finish, a limit is reached,
+// the model API fails for good, a guard stops it or ctx ends (then the run
+// is interrupted and --resume continues it). The outcome is in the
+// returned record; an error means the state could not be written.
+func (r *Run) Execute(ctx context.Context) (*Record, error) {
+	if t := r.set.Limits.Timeout.Duration; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t, errWallClock)
+		defer cancel()
+	}
+	out, err := r.loop(ctx)
+	if err != nil {
+		out = outcome{status: StatusFailed, reason: "zwarm could not record the run's state", err: err.Error()}
+	}
+	if serr := r.end(context.WithoutCancel(ctx), out); serr != nil && err == nil {
+		err = serr
+	}
+	return r.Record(), err
+}
+
+func (r *Run) loop(ctx context.Context) (outcome, error) {
+	for {
+		if ctx.Err() != nil {
+			return r.stopped(ctx), nil
+		}
+		r.refresh(ctx)
+		if out, ok := r.limited(); ok {
+			return out, nil
+		}
+		if out, ok := r.guard(ctx); ok {
+			return out, nil
+		}
+		resp, err := r.call(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.stopped(ctx), nil
+			}
+			var apiErr *model.APIError
+			reason := "the model API failed"
+			if !errors.As(err, &apiErr) && !errors.Is(err, model.ErrStreamBroken) {
+				reason = "the model call failed"
+			}
+			r.emit(Event{Type: EventNotice, Step: r.rec.Steps + 1, Error: err.Error(), Text: reason})
+			return outcome{status: StatusFailed, reason: reason, err: err.Error()}, r.save()
+		}
+		if err := r.respond(ctx, resp); err != nil {
+			return outcome{}, err
+		}
+		if err := r.save(); err != nil {
+			return outcome{}, err
+		}
+		if r.summary != nil {
+			return outcome{status: StatusCompleted, reason: "the model called finish", summary: *r.summary}, nil
+		}
+	}
+}
+
+// stopped is the outcome of a run whose context ended.
+func (r *Run) stopped(ctx context.Context) outcome {
+	if errors.Is(context.Cause(ctx), errWallClock) {
+		reason := fmt.Sprintf("the wall-clock limit of %s was reached (timeout)", r.set.Limits.Timeout.Duration)
+		r.emit(Event{Type: EventLimit, Step: r.rec.Steps, Limit: "timeout", Text: reason})
+		return outcome{status: StatusLimited, reason: reason}
+	}
+	return outcome{status: StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it"}
+}
+
+// limited checks the limits before a step.
+func (r *Run) limited() (outcome, bool) {
+	lim := r.set.Limits
+	rec := r.rec
+	var name, reason string
+	cost, _ := rec.TotalCost()
+	switch {
+	case rec.Steps >= lim.MaxSteps:
+		name, reason = "max_steps", fmt.Sprintf("the run used its %d steps (max_steps)", lim.MaxSteps)
+	case lim.MaxCostUSD > 0 && cost >= lim.MaxCostUSD:
+		name, reason = "max_cost", fmt.Sprintf("the run and its workers spent $%.4f, the limit is $%.2f (max_cost)", cost, lim.MaxCostUSD)
+	case lim.MaxTokens > 0 && rec.TotalTokens() >= lim.MaxTokens:
+		name, reason = "max_tokens", fmt.Sprintf("the run and its workers used %d tokens, the limit is %d (max_tokens)", rec.TotalTokens(), lim.MaxTokens)
+	default:
+		return outcome{}, false
+	}
+	r.emit(Event{Type: EventLimit, Step: rec.Steps, Limit: name, Text: reason})
+	return outcome{status: StatusLimited, reason: reason}, true
+}
+
+// guard asks the guard about the coming step: nudges join the
+// conversation, a pause or an abort ends the run.
+func (r *Run) guard(ctx context.Context) (outcome, bool) {
+	verdicts := r.opt.Guard.Check(ctx, r.view())
+	var stop *outcome
+	for _, v := range verdicts {
+		if v.Action == ActionContinue || v.Action == "" {
+			continue
+		}
+		r.emit(Event{Type: EventGuard, Step: r.rec.Steps + 1, Watcher: v.Watcher, Action: v.Action, Text: v.Message})
+		switch v.Action {
+		case ActionNudge:
+			if err := r.appendItems(message("developer", fmt.Sprintf("[watcher:%s] %s", v.Watcher, v.Message))); err != nil {
+				r.opt.Log.Error("add a nudge", "err", err)
+			}
+		case ActionAbort:
+			stop = &outcome{status: StatusFailed, reason: fmt.Sprintf("aborted by watcher %s: %s", v.Watcher, v.Message)}
+		case ActionPause:
+			if stop == nil {
+				stop = &outcome{status: StatusInterrupted, reason: fmt.Sprintf("paused by watcher %s: %s; --resume continues it", v.Watcher, v.Message)}
+			}
+		}
+	}
+	if stop != nil {
+		return *stop, true
+	}
+	return outcome{}, false
+}
+
+// view is the run so far, for a guard.
+func (r *Run) view() *View {
+	rec := r.Record()
+	return &View{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1, Limits: r.set.Limits,
+		Usage: rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
+		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]CallRecord(nil), r.calls...),
+		Messages: append([]MessageRecord(nil), r.messages...), Started: r.started, Elapsed: time.Since(r.started)}
+}
+
+// end records the outcome: the shell's processes are ended, the workers
+// too if asked, and run.json says how the run ended.
+func (r *Run) end(ctx context.Context, out outcome) error {
+	r.sh.Close()
+	if r.set.KillWorkersOnExit {
+		kctx, cancel := context.WithTimeout(ctx, time.Minute)
+		for _, s := range r.workers {
+			if !s.Settled() {
+				if _, err := r.opt.Sessions.Kill(kctx, s.ID); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
+					r.emit(Event{Type: EventNotice, Session: s.ID, Error: err.Error(), Text: "could not stop a worker"})
+				}
+			}
+		}
+		cancel()
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	r.refresh(rctx)
+	cancel()
+	now := time.Now().UTC()
+	if out.err != "" {
+		out.reason += ": " + out.err
+	}
+	r.mu.Lock()
+	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil
+	r.mu.Unlock()
+	r.emit(Event{Type: EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
+	r.opt.Log.Info("orchestrator: run stopped", "run", r.rec.ID, "status", out.status, "reason", out.reason, "steps", r.rec.Steps)
+	err := r.save()
+	r.convo.close()
+	r.events.close()
+	r.lock.unlock()
+	return err
+}

@@ -1,0 +1,204 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+)
+
+func server(t *testing.T) *fakemodel.Server {
+	t.Helper()
+	srv, err := fakemodel.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func client(srv *fakemodel.Server, retries int, onAttempt func(Attempt)) *OpenAI {
+	return NewOpenAI(OpenAIOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test", MaxRetries: retries,
+		MaxRetryDelay: 5 * time.Second, OnAttempt: onAttempt})
+}
+
+func userItem(text string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": text}}})
+	return b
+}
+
+func call(t *testing.T, c Client, input ...json.RawMessage) (*Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.Respond(ctx, &Request{Model: "gpt-test", Input: input,
+		Tools: []Tool{{Name: "finish", Description: "end", Parameters: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string"}},"required":["summary"]}`)}}})
+}
+
+func TestRequestIsStatelessAndCarriesItemsVerbatim(t *testing.T) {
+	srv := server(t)
+	srv.On("task one", fakemodel.Reply{Text: "ok"})
+	// An item with a field no SDK knows and odd spacing must reach the API
+	// with that field.
+	odd := json.RawMessage(`{"type":"reasoning","id":"rs_9","summary":[],"encrypted_content":"gAAA==","x_future":{"a":[1,2]}}`)
+	if _, err := call(t, client(srv, 0, nil), userItem("task one"), odd, userItem("again task one")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"store": "false", "stream": "true", "include": `["reasoning.encrypted_content"]`, "model": `"gpt-test"`} {
+		if got := string(body[key]); got != want {
+			t.Errorf("%s = %s, want %s", key, got, want)
+		}
+	}
+	if _, ok := body["previous_response_id"]; ok {
+		t.Error("previous_response_id was sent")
+	}
+	if !bytes.Contains(reqs[0].Body, odd) {
+		t.Errorf("the reasoning item was not sent verbatim:\n%s", reqs[0].Body)
+	}
+	if !strings.Contains(string(body["tools"]), `"name":"finish"`) || !strings.Contains(string(body["tools"]), `"type":"function"`) {
+		t.Errorf("tools: %s", body["tools"])
+	}
+}
+
+func TestResponseItemsAreVerbatimWithUsage(t *testing.T) {
+	srv := server(t)
+	srv.On("do two things", fakemodel.Reply{Reasoning: "thinking", Encrypted: "enc-123",
+		Calls: []fakemodel.Call{{Name: "a", Args: `{"x":1}`}, {Name: "b", Args: `{}`}},
+		Extra: map[string]any{"x_new": "kept"}, InputTokens: 1000, CachedTokens: 400, OutputTokens: 50, ReasoningTokens: 20})
+	r, err := call(t, client(srv, 0, nil), userItem("do two things"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Output) != 3 {
+		t.Fatalf("%d items: %s", len(r.Output), r.Output)
+	}
+	var types []string
+	for _, it := range r.Output {
+		var v struct {
+			Type, EncryptedContent, XNew string
+		}
+		json.Unmarshal(it, &v)
+		types = append(types, v.Type)
+		if !strings.Contains(string(it), `"x_new":"kept"`) {
+			t.Errorf("unknown field dropped: %s", it)
+		}
+	}
+	if strings.Join(types, ",") != "reasoning,function_call,function_call" {
+		t.Errorf("types %v", types)
+	}
+	if !strings.Contains(string(r.Output[0]), `"encrypted_content":"enc-123"`) {
+		t.Errorf("reasoning: %s", r.Output[0])
+	}
+	u := r.Usage
+	if u.InputTokens != 1000 || u.CachedInputTokens != 400 || u.OutputTokens != 50 || u.ReasoningOutputTokens != 20 || u.TotalTokens != 1050 {
+		t.Errorf("usage %+v", u)
+	}
+}
+
+func TestRetriesThenSucceeds(t *testing.T) {
+	srv := server(t)
+	fail := fakemodel.Reply{Status: 500, Header: map[string]string{"Retry-After-Ms": "1"}}
+	srv.On("flaky", fail, fail, fail, fakemodel.Reply{Text: "finally"})
+	var mu sync.Mutex
+	var attempts []Attempt
+	r, err := call(t, client(srv, 3, func(a Attempt) { mu.Lock(); attempts = append(attempts, a); mu.Unlock() }), userItem("flaky"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Output) != 1 || len(srv.Requests()) != 4 {
+		t.Fatalf("%d items after %d requests", len(r.Output), len(srv.Requests()))
+	}
+	if len(attempts) != 3 || attempts[0].Status != 500 || attempts[2].N != 2 {
+		t.Errorf("attempts %+v", attempts)
+	}
+}
+
+func TestFinalErrorsCarryTheAPIMessage(t *testing.T) {
+	srv := server(t)
+	always := fakemodel.Reply{Status: 503, Body: `{"error":{"message":"overloaded, try later","type":"server_error"}}`, Header: map[string]string{"Retry-After": "0"}}
+	srv.On("always down", always, always, always)
+	srv.On("bad request", fakemodel.Reply{Status: 400, Body: `{"error":{"message":"Item 'fc_1' was provided without its required 'reasoning' item","type":"invalid_request_error"}}`})
+	_, err := call(t, client(srv, 2, nil), userItem("always down"))
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 || apiErr.Message != "overloaded, try later" {
+		t.Fatalf("err %v", err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests for 2 retries", n)
+	}
+	_, err = call(t, client(srv, 2, nil), userItem("bad request"))
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(err.Error(), "without its required 'reasoning' item") {
+		t.Fatalf("err %v", err)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("a 400 was retried: %d requests", n)
+	}
+}
+
+func TestRetryAfterIsHonoured(t *testing.T) {
+	srv := server(t)
+	srv.On("slow down", fakemodel.Reply{Status: 429, Header: map[string]string{"Retry-After": "1"}}, fakemodel.Reply{Text: "ok"})
+	if _, err := call(t, client(srv, 1, nil), userItem("slow down")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if gap := reqs[1].Time.Sub(reqs[0].Time); gap < 900*time.Millisecond {
+		t.Errorf("retried after %v despite Retry-After: 1", gap)
+	}
+}
+
+func TestBrokenStream(t *testing.T) {
+	srv := server(t)
+	srv.On("cut me", fakemodel.Reply{Reasoning: "r", Tool: "finish", Args: `{"summary":"x"}`, Cut: true})
+	_, err := call(t, client(srv, 2, nil), userItem("cut me"))
+	if !errors.Is(err, ErrStreamBroken) {
+		t.Fatalf("err %v", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("the SDK retried a stream that had started: %d requests", n)
+	}
+}
+
+func TestCancelDuringCall(t *testing.T) {
+	srv := server(t)
+	gate := make(chan struct{})
+	defer close(gate)
+	srv.On("stall", fakemodel.Reply{Text: "late", Stall: gate})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := client(srv, 2, nil).Respond(ctx, &Request{Model: "m", Input: []json.RawMessage{userItem("stall")}})
+		done <- err
+	}()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if _, err := srv.WaitRequests(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Respond did not return after cancel")
+	}
+}

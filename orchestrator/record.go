@@ -1,0 +1,134 @@
+package orchestrator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Status is where a run is.
+type Status string
+
+const (
+	// StatusRunning: a process is running the run (its owner).
+	StatusRunning Status = "running"
+	// StatusCompleted: the model called finish.
+	StatusCompleted Status = "completed"
+	// StatusFailed: the model API failed for good, a watcher aborted the
+	// run, or zwarm could not go on (its state could not be written).
+	StatusFailed Status = "failed"
+	// StatusLimited: a limit was reached (steps, cost, tokens, time).
+	StatusLimited Status = "limited"
+	// StatusInterrupted: the run was stopped (Ctrl+C, a watcher paused
+	// it) or its process died; --resume continues it.
+	StatusInterrupted Status = "interrupted"
+)
+
+// RecordVersion is the version of run.json this package writes.
+const RecordVersion = 1
+
+// Record is run.json: the run's summary, replaced atomically at every step.
+type Record struct {
+	Version    int        `json:"version"`
+	ID         string     `json:"id"`
+	Task       string     `json:"task"`
+	Model      string     `json:"model"`
+	Dir        string     `json:"dir"`
+	Status     Status     `json:"status"`
+	StopReason string     `json:"stop_reason,omitempty"`
+	Summary    string     `json:"summary,omitempty"`
+	Steps      int        `json:"steps"`
+	Limits     Limits     `json:"limits"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+
+	// Usage and CostUSD are the orchestrating model's; CostUSD is nil
+	// when its price is unknown.
+	Usage   sessions.Usage `json:"usage"`
+	CostUSD *float64       `json:"cost_usd"`
+	// WorkerUsage and WorkerCostUSD are the workers' (nil: a price is
+	// unknown), as last seen; a deleted worker's stay counted.
+	WorkerUsage   sessions.Usage `json:"worker_usage"`
+	WorkerCostUSD *float64       `json:"worker_cost_usd"`
+	// Workers are the ids of the run's workers, in the order started.
+	Workers []string `json:"workers"`
+	// Accounts is each worker's usage and cost as last seen.
+	Accounts map[string]Account `json:"worker_accounts,omitempty"`
+
+	Adapter           string `json:"adapter,omitempty"`
+	WorkerModel       string `json:"worker_model,omitempty"`
+	KillWorkersOnExit bool   `json:"kill_workers_on_exit,omitempty"`
+	Compactions       int    `json:"compactions,omitempty"`
+
+	// Owner is the process running the run, by pid and start time, so a
+	// run whose process died is never shown running.
+	Owner *sessions.ProcRef `json:"owner,omitempty"`
+	// Seen is, per worker, the end the model has read (wait, check...);
+	// Reported the end an observation has announced.
+	Seen     map[string]time.Time `json:"seen,omitempty"`
+	Reported map[string]time.Time `json:"reported,omitempty"`
+}
+
+// Account is one worker's usage and cost.
+type Account struct {
+	Usage   sessions.Usage  `json:"usage"`
+	CostUSD *float64        `json:"cost_usd"`
+	Status  sessions.Status `json:"status"`
+}
+
+// Current returns the record as it truly is: a run whose owner is gone is
+// interrupted, never running.
+func (r *Record) Current() *Record {
+	if r.Status != StatusRunning || r.Owner.Alive() {
+		return r
+	}
+	c := *r
+	c.Status = StatusInterrupted
+	pid := 0
+	if r.Owner != nil {
+		pid = r.Owner.PID
+	}
+	c.StopReason = fmt.Sprintf("its process (pid %d) ended without saving an outcome; zwarm orchestrate --resume %s continues it", pid, sessions.ShortID(r.ID))
+	return &c
+}
+
+// TotalTokens is the tokens of the model and its workers.
+func (r *Record) TotalTokens() int64 { return r.Usage.TotalTokens + r.WorkerUsage.TotalTokens }
+
+// TotalCost is the cost of the model and its workers, and whether every
+// price was known.
+func (r *Record) TotalCost() (float64, bool) {
+	c, known := 0.0, true
+	for _, p := range []*float64{r.CostUSD, r.WorkerCostUSD} {
+		if p == nil {
+			known = false
+		} else {
+			c += *p
+		}
+	}
+	return c, known
+}
+
+func (r *Record) clone() *Record {
+	c := *r
+	c.Workers = append([]string(nil), r.Workers...)
+	c.Accounts = make(map[string]Account, len(r.Accounts))
+	for k, v := range r.Accounts {
+		c.Accounts[k] = v
+	}
+	c.Seen, c.Reported = cloneTimes(r.Seen), cloneTimes(r.Reported)
+	return &c
+}
+
+func cloneTimes(m map[string]time.Time) map[string]time.Time {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]time.Time, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestRendererTellsTheStoryInOrder(t *testing.T) {
+	cost := func(c float64) *float64 { return &c }
+	id := "3f2a1c9d-0000-4000-8000-000000000001"
+	events := []Event{
+		{Type: EventStarted, Run: "7c1e2a3b-0000-4000-8000-000000000000", Model: "gpt-5.1", Dir: "/w", Task: "add \x1b[2Jrate limiting", Limits: &Limits{MaxSteps: 50}},
+		{Type: EventModelCall, Step: 1},
+		{Type: EventModelResponse, Step: 1, Reasoning: "two pieces", Text: "starting"},
+		{Type: EventUsage, Step: 1, Totals: &Totals{Usage: sessions.Usage{TotalTokens: 1200}, CostUSD: cost(0.002), WorkerCostUSD: cost(0), WorkersRunning: 1}},
+		{Type: EventToolCall, Step: 1, Tool: "delegate", Args: json.RawMessage(`{"working_dir":"sub","task":"write the limiter"}`)},
+		{Type: EventToolResult, Step: 1, Tool: "delegate", Output: `{"session_id":"` + id + `","status":"pending","adapter":"codex","model":"gpt-5.1-codex"}`},
+		{Type: EventToolCall, Step: 1, Tool: "wait", Args: json.RawMessage(`{"session_ids":["` + id + `"]}`)},
+		{Type: EventWorker, Step: 1, Text: "worker 3f2a1c9d completed"},
+		{Type: EventToolResult, Step: 1, Tool: "wait", Output: `{"finished":[{"session_id":"` + id + `","status":"completed"}],"running":[{"session_id":"x"}],"timed_out":true}`},
+		{Type: EventToolCall, Step: 1, Tool: "exec_command", Args: json.RawMessage(`{"cmd":"go test ./..."}`)},
+		{Type: EventToolResult, Step: 1, Tool: "exec_command", Output: "Wall time: 1.0 seconds\nProcess exited with code 1\nOutput:\nFAIL x\nFAIL\n"},
+		{Type: EventToolResult, Step: 1, Tool: "converse", IsError: true, Output: "no worker \"zz\": use an id"},
+		{Type: EventRetry, Step: 2, Status: 429, Attempt: 1, Text: "the model API answered with an error"},
+		{Type: EventCompaction, Step: 2, Compaction: &Compaction{DroppedItems: 12, DroppedCalls: 5, BeforeTokens: 250000, AfterTokens: 160000}},
+		{Type: EventGuard, Step: 2, Watcher: "progress", Action: ActionNudge, Text: "you repeat yourself"},
+		{Type: EventLimit, Step: 2, Text: "the run used its 2 steps (max_steps)"},
+		{Type: EventStopped, Step: 2, RunStatus: StatusLimited, Reason: "the run used its 2 steps (max_steps)"},
+	}
+	var r Renderer
+	var b strings.Builder
+	for _, ev := range events {
+		for _, l := range r.Lines(ev) {
+			b.WriteString(strings.Repeat("  ", l.Indent) + l.Text + "\n")
+		}
+	}
+	want := `run 7c1e2a3b · gpt-5.1 · up to 50 steps · /w
+task: add \x1b[2Jrate limiting
+step 1/50 · $0.0020 (model $0.0020, workers $0.00) · 1.2k tokens · workers 1 running, 0 done
+  · two pieces
+  » starting
+  → delegate task="write the limiter" working_dir="sub"
+    ← started 3f2a1c9d (codex, gpt-5.1-codex)
+  → wait session_ids=[3f2a1c9d]
+    · worker 3f2a1c9d completed
+    ← finished: 3f2a1c9d completed · 1 running · timed out
+  → exec_command cmd="go test ./..."
+    ← exit 1 · FAIL
+    ✗ no worker "zz": use an id
+  ↻ HTTP 429: the model API answered with an error
+  ⇢ compacted the conversation: 12 items dropped (5 tool calls), 250k → 160k tokens
+  ! watcher progress (nudge): you repeat yourself
+  ■ the run used its 2 steps (max_steps)
+limited after 2 steps: the run used its 2 steps (max_steps)
+`
+	if got := b.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,151 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Resume takes up an interrupted, limited or failed run where it stopped:
+// the same conversation (repaired if a crash cut it), the same workers,
+// with opt.Settings (the caller decides what a resumed run keeps; its dir
+// is always the run's). Workers that finished meanwhile are reported in
+// the first observation.
+func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
+	id, err := ResolveRun(opt.StateDir, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	dir := RunDir(opt.StateDir, id)
+	rec, err := readRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status == StatusRunning && rec.Owner.Alive() {
+		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(id), rec.Owner.PID)
+	}
+	opt.Settings.Dir = rec.Dir
+	set, err := checkOptions(&opt)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{opt: opt, set: set, dir: dir, rec: rec, resumed: true}
+	if rec.Accounts == nil {
+		rec.Accounts = map[string]Account{}
+	}
+	if err := r.open(); err != nil {
+		r.release()
+		return nil, err
+	}
+	notes, err := r.load()
+	if err != nil {
+		r.release()
+		return nil, err
+	}
+	prev := rec.Status
+	if rec.Status == StatusRunning {
+		prev = StatusInterrupted // its process died
+	}
+	now := time.Now().UTC()
+	r.mu.Lock()
+	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = StatusRunning, "", "", nil
+	rec.Model, rec.Limits = set.Model, set.Limits
+	rec.Adapter, rec.WorkerModel, rec.KillWorkersOnExit = set.Adapter, set.WorkerModel, set.KillWorkersOnExit
+	rec.UpdatedAt = now
+	r.mu.Unlock()
+	text := fmt.Sprintf("resumed a run that was %s after %d steps", prev, rec.Steps)
+	if len(notes) > 0 {
+		text += "; the conversation was repaired: " + strings.Join(notes, "; ")
+	}
+	lim := set.Limits
+	r.emit(Event{Type: EventResumed, Step: rec.Steps, Model: set.Model, Limits: &lim, Text: text})
+	opt.Log.Info("orchestrator: run resumed", "run", id, "steps", rec.Steps, "repairs", len(notes))
+	if err := r.save(); err != nil {
+		r.release()
+		return nil, err
+	}
+	return r, nil
+}
+
+// load reads the conversation and the events back: the conversation is
+// repaired if a crash left it invalid, and the step count, the model's
+// usage and the call history are rebuilt from the events, which are
+// written before run.json.
+func (r *Run) load() ([]string, error) {
+	lines, err := readLines(filepath.Join(r.dir, ConversationFile))
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	var notes []string
+	for i, l := range lines {
+		if !json.Valid(l) {
+			notes = append(notes, fmt.Sprintf("dropped line %d, which is not JSON", i+1))
+			continue
+		}
+		items = append(items, json.RawMessage(l))
+	}
+	if len(items) < 2 {
+		return nil, fmt.Errorf("run %s has no conversation to resume (%s is missing or empty)", r.rec.ID, ConversationFile)
+	}
+	fixed, more := repair(items)
+	notes = append(notes, more...)
+	if len(notes) > 0 {
+		if err := rewriteJournal(r.convo, fixed); err != nil {
+			return nil, err
+		}
+	}
+	r.items = fixed
+	events, err := ReadEvents(r.opt.StateDir, r.rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.replay(events)
+	return notes, nil
+}
+
+// replay rebuilds the counters and the history a guard reads.
+func (r *Run) replay(events []Event) {
+	steps := 0
+	var usage sessions.Usage
+	cost := new(float64)
+	priced := true
+	calls := map[string]int{}
+	for _, ev := range events {
+		switch ev.Type {
+		case EventUsage:
+			steps = max(steps, ev.Step)
+			if ev.Usage != nil {
+				usage = usage.Add(*ev.Usage)
+			}
+			if ev.CostUSD == nil {
+				priced = false
+			} else {
+				*cost += *ev.CostUSD
+			}
+		case EventToolCall:
+			calls[ev.CallID] = len(r.calls)
+			r.calls = append(r.calls, CallRecord{Step: ev.Step, CallID: ev.CallID, Name: ev.Tool, Args: ev.Args, At: ev.Time})
+		case EventToolResult:
+			if i, ok := calls[ev.CallID]; ok {
+				r.calls[i].Output, r.calls[i].IsError = ev.Output, ev.IsError
+			}
+		case EventModelResponse:
+			if ev.Text != "" {
+				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "message", Text: ev.Text})
+			}
+			if ev.Reasoning != "" {
+				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "reasoning", Text: ev.Reasoning})
+			}
+		}
+	}
+	if !priced {
+		cost = nil
+	}
+	r.rec.Steps, r.rec.Usage, r.rec.CostUSD = steps, usage, cost
+}

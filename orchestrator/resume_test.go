@@ -1,0 +1,144 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "RESUME: carry on")
+	g, open := gate(t)
+	h.w.Script(map[string][]testenv.Step{"slow worker": append([]testenv.Step{testenv.WaitFile(g)}, testenv.Completes("slow worker done", 10)...)})
+	stall := make(chan struct{})
+	defer close(stall)
+	h.script(calls(call("delegate", map[string]any{"task": "slow worker"})), fakemodel.Reply{Text: "never", Stall: stall},
+		calls(call("finish", map[string]any{"summary": "resumed and done"})))
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := Start(ctx, h.options(h.settings(nil), 0), h.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer wcancel()
+		h.srv.WaitRequests(wctx, 2)
+		cancel()
+	}()
+	rec, err := r.Execute(ctx)
+	if err != nil || rec.Status != StatusInterrupted || len(rec.Workers) != 1 {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	worker := rec.Workers[0]
+	// The worker finishes while the run is stopped.
+	open()
+	wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer wcancel()
+	if _, err := h.w.Manager.Wait(wctx, []string{worker}, sessions.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Resume(context.Background(), h.options(h.settings(nil), 0), rec.ID[:6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec2, err := r2.Execute(wctx)
+	if err != nil || rec2.Status != StatusCompleted || rec2.Summary != "resumed and done" || rec2.Steps != 2 {
+		t.Fatalf("%+v %v", rec2, err)
+	}
+	reqs := h.requests()
+	in := fakemodel.Input(reqs[len(reqs)-1].Body)
+	obs := in[len(in)-1].Text
+	mustContain(t, "the first observation after resume", obs, "has been resumed", worker+" completed (turn 1)", "Step 2 of 20")
+	if in[1].Text != h.key || in[2].Name != "delegate" || in[3].Type != "function_call_output" {
+		t.Errorf("the conversation did not carry over: %+v", in[:4])
+	}
+	if rec2.Usage.TotalTokens != 220 || rec2.WorkerUsage.TotalTokens != 20 {
+		t.Errorf("usage %+v workers %+v", rec2.Usage, rec2.WorkerUsage)
+	}
+	if ev := h.eventsOf(EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "was interrupted after 1 steps") {
+		t.Errorf("resumed events %+v", ev)
+	}
+}
+
+// A crash at an awkward instant: the model's calls written, their
+// results not, the last line torn, run.json still saying running.
+func TestResumeRepairsWhatACrashLeft(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "CRASH: repair")
+	r, err := Start(context.Background(), h.options(h.settings(nil), 0), h.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.ID()
+	r.release() // the process "dies": the lock goes, nothing more is written
+	dir := RunDir(h.w.State, id)
+	f, err := os.OpenFile(filepath.Join(dir, ConversationFile), os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"E"}` + "\n" +
+		`{"type":"function_call","id":"fc_1","call_id":"call_lost","name":"delegate","arguments":"{\"task\":\"x\"}"}` + "\n" +
+		`{"type":"function_call_output","call_id":"cal`)
+	f.Close()
+	var raw Record
+	b, _ := os.ReadFile(filepath.Join(dir, RecordFile))
+	json.Unmarshal(b, &raw)
+	raw.Owner = &sessions.ProcRef{PID: os.Getpid(), Start: 1} // a pid of another time
+	writeRecord(dir, &raw)
+
+	shown, err := LoadRecord(h.w.State, id)
+	if err != nil || shown.Status != StatusInterrupted || !strings.Contains(shown.StopReason, "ended without saving an outcome") {
+		t.Fatalf("a dead run shows as %+v %v", shown, err)
+	}
+	h.script(calls(call("finish", map[string]any{"summary": "repaired"})))
+	r2, err := Resume(context.Background(), h.options(h.settings(nil), 0), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r2.Execute(context.Background())
+	if err != nil || rec.Status != StatusCompleted {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	reqs := h.requests()
+	var input []json.RawMessage
+	for _, it := range fakemodel.Input(reqs[0].Body) {
+		input = append(input, it.Raw)
+	}
+	if err := checkPairs(input); err != nil {
+		t.Fatalf("the resumed request is invalid: %v", err)
+	}
+	mustContain(t, "request", string(reqs[0].Body), "the run stopped before this call returned", `"encrypted_content":"E"`)
+	_, items, _ := h.onDisk(id)
+	if err := checkPairs(items); err != nil {
+		t.Fatal(err)
+	}
+	if ev := h.eventsOf(EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "gave delegate call call_lost the result it never got") {
+		t.Errorf("resumed %+v", ev)
+	}
+}
+
+func TestResumeRefusesALiveRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIVE: hands off")
+	r, err := Start(context.Background(), h.options(h.settings(nil), 0), h.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.release()
+	if _, err := Resume(context.Background(), h.options(h.settings(nil), 0), r.ID()); err == nil ||
+		!strings.Contains(err.Error(), "is running in process") {
+		t.Fatalf("resume of a live run: %v", err)
+	}
+	if _, err := Resume(context.Background(), h.options(h.settings(nil), 0), "ffff"); err == nil || !strings.Contains(err.Error(), "no such run") {
+		t.Fatalf("resume of nothing: %v", err)
+	}
+}

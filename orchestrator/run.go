@@ -1,0 +1,289 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/shell"
+	"github.com/zwarm/zwarm/orchestrator/tools"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Sessions is the session core as a run uses it; *sessions.Manager
+// implements it.
+type Sessions = tools.Sessions
+
+// Options configure a run.
+type Options struct {
+	Sessions Sessions
+	// StateDir holds runs/ (the session manager's state dir).
+	StateDir string
+	Client   model.Client
+	Settings Settings
+	// Guard is asked before every model call; nil lets every step run.
+	Guard Guard
+	// OnEvent sees every event as it is written to events.jsonl, on the
+	// run's goroutine: it must not block for long.
+	OnEvent func(Event)
+	// Log receives diagnostics; nil discards them.
+	Log *slog.Logger
+}
+
+// Run is one orchestrated task: its state on disk and the loop that
+// advances it. Start or Resume one, then Execute it once.
+type Run struct {
+	opt  Options
+	set  Settings
+	dir  string
+	lock *runLock
+
+	mu  sync.Mutex // guards rec for Record
+	rec *Record
+
+	items  []json.RawMessage // the conversation
+	convo  *journal
+	events *journal
+
+	sh       *shell.Manager
+	reg      *tools.Registry
+	seen     *tools.Seen
+	prices   sessions.Prices
+	summary  *string // set by finish
+	started  time.Time
+	workers  []*sessions.Session // as of the last refresh
+	counts   Totals
+	calls    []CallRecord
+	messages []MessageRecord
+	resumed  bool
+	unpriced bool // the model's price is unknown (said once)
+	// overhead is the tokens of a request beyond its items' bytes/4, as the
+	// last call's count showed: tool definitions and formatting.
+	overhead int64
+}
+
+// Start creates a run for task and writes its first state.
+func Start(ctx context.Context, opt Options, task string) (*Run, error) {
+	if strings.TrimSpace(task) == "" {
+		return nil, errors.New("the task is empty: say what the run should achieve")
+	}
+	set, err := checkOptions(&opt)
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.NewString()
+	dir := RunDir(opt.StateDir, id)
+	if err := os.MkdirAll(filepath.Dir(dir), dirPerm); err != nil {
+		return nil, fmt.Errorf("state dir %s is not usable: %w", opt.StateDir, err)
+	}
+	if err := os.Mkdir(dir, dirPerm); err != nil {
+		return nil, fmt.Errorf("create run %s: %w", id, err)
+	}
+	now := time.Now().UTC()
+	zero := 0.0
+	rec := &Record{Version: RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: StatusRunning, CostUSD: &zero,
+		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]Account{},
+		Adapter: set.Adapter, WorkerModel: set.WorkerModel, KillWorkersOnExit: set.KillWorkersOnExit}
+	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
+	// Until run.json is written, a failure leaves nothing behind.
+	fail := func(err error) (*Run, error) {
+		r.release()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := r.open(); err != nil {
+		return fail(err)
+	}
+	first := []json.RawMessage{message("developer", systemPrompt(set)), message("user", taskMessage(task))}
+	if err := r.appendItems(first...); err != nil {
+		return fail(err)
+	}
+	lim := set.Limits
+	r.emit(Event{Type: EventStarted, Task: task, Model: set.Model, Dir: set.Dir, Limits: &lim})
+	opt.Log.Info("orchestrator: run started", "run", id, "model", set.Model, "dir", set.Dir)
+	if err := r.save(); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// checkOptions validates what a run needs and fills in defaults.
+func checkOptions(opt *Options) (Settings, error) {
+	set := opt.Settings
+	set.defaults()
+	switch {
+	case opt.Sessions == nil || opt.Client == nil || opt.StateDir == "":
+		return set, errors.New("orchestrator: Sessions, Client and StateDir are required")
+	case set.Dir == "":
+		return set, errors.New("orchestrator: the run's dir is required")
+	}
+	abs, err := filepath.Abs(set.Dir)
+	if err != nil {
+		return set, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return set, fmt.Errorf("the run's dir %s is not a directory", abs)
+	}
+	set.Dir = abs
+	if opt.Guard == nil {
+		opt.Guard = NoGuard{}
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return set, nil
+}
+
+// open takes the run: its lock, its owner record, its journals, its tools.
+func (r *Run) open() error {
+	lock, err := lockRun(r.dir)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", sessions.ShortID(r.rec.ID), err)
+	}
+	// On failure the caller releases what was taken.
+	r.lock = lock
+	self, err := sessions.ProcessRef(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.rec.ID, err)
+	}
+	r.rec.Owner = self
+	if r.convo, err = openJournal(filepath.Join(r.dir, ConversationFile)); err == nil {
+		r.events, err = openJournal(filepath.Join(r.dir, EventsFile))
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := r.opt.Sessions.Config()
+	if err != nil {
+		return err
+	}
+	r.prices = cfg.PriceTable()
+	r.started = time.Now()
+	r.initTools()
+	return nil
+}
+
+func (r *Run) initTools() {
+	r.seen = tools.NewSeen(r.rec.Seen)
+	list := tools.Workers(tools.WorkerOptions{
+		Sessions: r.opt.Sessions, Source: sessions.RunSource(r.rec.ID), Dir: r.set.Dir, AllowedDirs: r.set.AllowedDirs,
+		MaxWorkers: r.set.Limits.MaxWorkers, DefaultAdapter: r.set.Adapter, DefaultModel: r.set.WorkerModel,
+		Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
+	})
+	r.sh = shell.New(shell.Options{Dir: r.set.Dir, Log: r.opt.Log})
+	list = append(list, tools.Shell(r.sh, tools.Dirs{Base: r.set.Dir, Allowed: r.set.AllowedDirs})...)
+	list = append(list, tools.Sleep(), tools.Finish(func(s string) { r.summary = &s }))
+	reg, err := tools.NewRegistry(list...)
+	if err != nil {
+		panic(err) // the tool set is fixed: a clash is a programming error
+	}
+	r.reg = reg
+}
+
+// ID is the run's id.
+func (r *Run) ID() string { return r.rec.ID }
+
+// Dir is the run's state directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Tools are the tools the run offers its model.
+func (r *Run) Tools() *tools.Registry { return r.reg }
+
+// Record returns a copy of run.json as it is now.
+func (r *Run) Record() *Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec.clone()
+}
+
+func (r *Run) progress(p tools.Progress) {
+	ev := Event{Type: EventWorker, Text: p.Text, Step: r.rec.Steps}
+	if p.Session != nil {
+		ev.Session = p.Session.ID
+	}
+	r.emit(ev)
+}
+
+func (r *Run) spawned(s *sessions.Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range r.rec.Workers {
+		if id == s.ID {
+			return
+		}
+	}
+	r.rec.Workers = append(r.rec.Workers, s.ID)
+}
+
+// emit writes an event (made durable at the next sync) and shows it.
+func (r *Run) emit(ev Event) {
+	ev.Time, ev.Run = time.Now().UTC(), r.rec.ID
+	b, err := json.Marshal(ev)
+	if err == nil {
+		err = r.events.append(false, b)
+	}
+	if err != nil {
+		r.opt.Log.Error("write event", "err", err)
+	}
+	if r.opt.OnEvent != nil {
+		r.opt.OnEvent(ev)
+	}
+}
+
+// appendItems adds items to the conversation; save makes them durable at
+// the step's end. A crash before that loses at most the step's tail, which
+// resume repairs (a call whose result was lost gets one saying so).
+func (r *Run) appendItems(items ...json.RawMessage) error {
+	lines := make([][]byte, len(items))
+	for i, it := range items {
+		lines[i] = it
+	}
+	if err := r.convo.append(false, lines...); err != nil {
+		return err
+	}
+	r.items = append(r.items, items...)
+	return nil
+}
+
+// save makes the step durable: the conversation, the events, then
+// run.json (a reader of run.json finds the files it summarizes).
+func (r *Run) save() error {
+	if err := r.convo.sync(); err != nil {
+		return err
+	}
+	if err := r.events.sync(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.rec.UpdatedAt = time.Now().UTC()
+	r.rec.Seen = r.seen.Snapshot()
+	rec := r.rec.clone()
+	r.mu.Unlock()
+	return writeRecord(r.dir, rec)
+}
+
+// release lets go of what open took, without writing an outcome.
+func (r *Run) release() {
+	if r.sh != nil {
+		r.sh.Close()
+	}
+	if r.convo != nil {
+		r.convo.close()
+	}
+	if r.events != nil {
+		r.events.close()
+	}
+	if r.lock != nil {
+		r.lock.unlock()
+	}
+}

@@ -1,0 +1,221 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+// call makes the step's model call: compaction if the conversation nears
+// the context window, the observation, and new calls after a stream broke
+// off (at most StreamRetries).
+func (r *Run) call(ctx context.Context) (*model.Response, error) {
+	step := r.rec.Steps + 1
+	text, news := r.observe(step)
+	obs := message("developer", text)
+	if err := r.compactIfNeeded(step, obs); err != nil {
+		return nil, err
+	}
+	input := make([]json.RawMessage, 0, len(r.items)+1)
+	input = append(append(input, r.items...), obs)
+	req := &model.Request{Model: r.set.Model, Input: input, Tools: r.modelTools(), ReasoningEffort: r.set.ReasoningEffort}
+	size := inputBytes(input)
+	r.emit(Event{Type: EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
+	actx := model.ObserveAttempts(ctx, func(a model.Attempt) {
+		ev := Event{Type: EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: "the model API answered with an error; the client retries it if it can"}
+		if a.Err != nil {
+			ev.Error = a.Err.Error()
+		}
+		if a.RetryAfter != "" {
+			ev.Text += " (Retry-After: " + a.RetryAfter + ")"
+		}
+		r.emit(ev)
+	})
+	for attempt := 1; ; attempt++ {
+		began := time.Now()
+		resp, err := r.opt.Client.Respond(actx, req)
+		if err == nil {
+			r.announced(news)
+			if resp.Usage.InputTokens > 0 {
+				r.overhead = max(0, resp.Usage.InputTokens-int64(size+3)/4)
+			}
+			r.emit(Event{Type: EventModelResponse, Step: step, DurationMS: time.Since(began).Milliseconds(),
+				Items: itemTypes(resp.Output), Text: texts(resp.Output, false), Reasoning: texts(resp.Output, true)})
+			return resp, nil
+		}
+		if !errors.Is(err, model.ErrStreamBroken) || attempt > r.set.StreamRetries || ctx.Err() != nil {
+			return nil, err
+		}
+		r.emit(Event{Type: EventRetry, Step: step, Attempt: attempt, Error: err.Error(), Text: "the response stream broke off; calling the model again"})
+	}
+}
+
+func (r *Run) modelTools() []model.Tool {
+	ts := r.reg.Tools()
+	out := make([]model.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema}
+	}
+	return out
+}
+
+// estimate is the tokens of a request whose items are size bytes: bytes/4
+// for the items, plus what the last call showed the rest of a request
+// (tool definitions, formatting) costs.
+func (r *Run) estimate(size int) int64 { return r.overhead + int64(size+3)/4 }
+
+func inputBytes(items []json.RawMessage) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
+}
+
+// compactIfNeeded compacts the conversation when, with the observation,
+// it passes CompactAt of the context window, down to CompactTo.
+func (r *Run) compactIfNeeded(step int, obs json.RawMessage) error {
+	window := float64(r.set.ContextWindow)
+	size := inputBytes(r.items) + len(obs)
+	if float64(r.estimate(size)) <= r.set.CompactAt*window {
+		return nil
+	}
+	target := int64(r.set.CompactTo*window) - r.overhead - bytesEstimate(obs)
+	out, info := compact(r.items, 2, target, bytesEstimate)
+	if info == nil {
+		r.emit(Event{Type: EventNotice, Step: step, Text: "the conversation is near the context window and nothing more can be dropped"})
+		return nil
+	}
+	if err := rewriteJournal(r.convo, out); err != nil {
+		return err
+	}
+	r.items = out
+	r.mu.Lock()
+	r.rec.Compactions++
+	r.mu.Unlock()
+	r.emit(Event{Type: EventCompaction, Step: step, Compaction: info})
+	return nil
+}
+
+// respond records the model's reply and runs the tools it called.
+func (r *Run) respond(ctx context.Context, resp *model.Response) error {
+	step := r.rec.Steps + 1
+	out := resp.Output
+	if resp.Incomplete != "" {
+		text := fmt.Sprintf("the response was incomplete (%s)", resp.Incomplete)
+		if kept := withoutDangling(out); len(kept) < len(out) {
+			text += fmt.Sprintf("; dropped %d reasoning items that nothing followed", len(out)-len(kept))
+			out = kept
+		}
+		r.emit(Event{Type: EventNotice, Step: step, Text: text})
+	}
+	if err := r.appendItems(out...); err != nil {
+		return err
+	}
+	cost := r.addUsage(resp.Usage)
+	if cost == nil && !r.unpriced {
+		r.unpriced = true
+		text := fmt.Sprintf("the price of model %s is unknown, so its cost is not counted", r.set.Model)
+		if r.set.Limits.MaxCostUSD > 0 {
+			text += " against max_cost"
+		}
+		r.emit(Event{Type: EventNotice, Step: step, Text: text + fmt.Sprintf(`; add [prices.%q] to config.toml`, r.set.Model)})
+	}
+	r.mu.Lock()
+	r.rec.Steps = step
+	r.mu.Unlock()
+	for _, raw := range out {
+		it := inspect(raw)
+		if it.Type == "reasoning" || it.Type == "message" {
+			if t := it.text(); t != "" {
+				r.messages = append(r.messages, MessageRecord{Step: step, Kind: it.Type, Text: t})
+			}
+		}
+	}
+	u := resp.Usage
+	r.emit(Event{Type: EventUsage, Step: step, Usage: &u, CostUSD: cost, Totals: r.totals()})
+	var calls []item
+	for _, raw := range out {
+		if it := inspect(raw); it.isCall() {
+			calls = append(calls, it)
+		}
+	}
+	if len(calls) == 0 {
+		return r.appendItems(message("developer", reminder))
+	}
+	for _, c := range calls {
+		if err := r.runCall(ctx, step, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCall runs one tool call and records its result. Every call gets an
+// output, so the conversation stays valid however the run goes on.
+func (r *Run) runCall(ctx context.Context, step int, c item) error {
+	args := json.RawMessage(c.Arguments)
+	if !json.Valid(args) {
+		args, _ = json.Marshal(c.Arguments)
+	}
+	r.emit(Event{Type: EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: args})
+	began := time.Now()
+	var text string
+	var isErr bool
+	switch {
+	case r.summary != nil:
+		text, isErr = "Not run: an earlier call to finish ended the run.", true
+	case c.Type != "function_call":
+		text, isErr = fmt.Sprintf("Not run: %s items are not supported; call the function tools.", c.Type), true
+	default:
+		res := r.reg.Call(ctx, c.Name, json.RawMessage(c.Arguments))
+		text, isErr = res.Text, res.IsError
+	}
+	if err := r.appendItems(outputFor(c, text)); err != nil {
+		return err
+	}
+	r.calls = append(r.calls, CallRecord{Step: step, CallID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
+	r.emit(Event{Type: EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
+		DurationMS: time.Since(began).Milliseconds()})
+	return nil
+}
+
+// clipOutput bounds a tool result for events.jsonl, keeping its lines.
+func clipOutput(s string) string {
+	if len(s) <= outputBound {
+		return s
+	}
+	return middleCut(s, outputBound)
+}
+
+func itemTypes(items []json.RawMessage) []string {
+	out := make([]string, len(items))
+	for i, raw := range items {
+		it := inspect(raw)
+		out[i] = it.Type
+		if it.isCall() {
+			out[i] += ":" + it.Name
+		}
+	}
+	return out
+}
+
+// texts joins the model's messages, or its reasoning summaries.
+func texts(items []json.RawMessage, reasoning bool) string {
+	var parts []string
+	for _, raw := range items {
+		it := inspect(raw)
+		if (it.Type == "reasoning") == reasoning && (it.Type == "reasoning" || it.Type == "message") {
+			if t := strings.TrimSpace(it.text()); t != "" {
+				parts = append(parts, t)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,215 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The files of a run, in <state>/runs/<id>/.
+const (
+	RunsDir          = "runs"
+	RecordFile       = "run.json"
+	ConversationFile = "conversation.jsonl"
+	EventsFile       = "events.jsonl"
+	lockFile         = ".lock"
+)
+
+const (
+	dirPerm  = 0o700
+	filePerm = 0o600
+)
+
+// ErrNoRun is returned (wrapped) when no run matches an id.
+var ErrNoRun = errors.New("no such run")
+
+// RunDir is the directory of a run.
+func RunDir(stateDir, id string) string { return filepath.Join(stateDir, RunsDir, id) }
+
+// LoadRecord reads run.json of a run given by id or unique prefix, as it
+// truly is (see Record.Current).
+func LoadRecord(stateDir, idOrPrefix string) (*Record, error) {
+	id, err := ResolveRun(stateDir, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	r, err := readRecord(RunDir(stateDir, id))
+	if err != nil {
+		return nil, err
+	}
+	return r.Current(), nil
+}
+
+func readRecord(dir string) (*Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", filepath.Base(dir), err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("run %s: %s is not readable: %w", filepath.Base(dir), RecordFile, err)
+	}
+	return &r, nil
+}
+
+// ListRuns returns every run of the state dir, newest first, as it truly
+// is. Runs that cannot be read are reported in the error beside the rest.
+func ListRuns(stateDir string) ([]*Record, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, RunsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	var bad []string
+	for _, e := range ents {
+		if !e.IsDir() || validRunID(e.Name()) != nil {
+			continue
+		}
+		r, err := readRecord(filepath.Join(stateDir, RunsDir, e.Name()))
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		out = append(out, r.Current())
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if len(bad) > 0 {
+		return out, fmt.Errorf("%d runs could not be read: %s", len(bad), strings.Join(bad, "; "))
+	}
+	return out, nil
+}
+
+// ResolveRun turns a run id or unique prefix into a full id.
+func ResolveRun(stateDir, prefix string) (string, error) {
+	if err := validRunID(prefix); err != nil {
+		return "", err
+	}
+	ents, err := os.ReadDir(filepath.Join(stateDir, RunsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var hits []string
+	for _, e := range ents {
+		if e.Name() == prefix {
+			return prefix, nil
+		}
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			hits = append(hits, e.Name())
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", fmt.Errorf("run %q: %w (zwarm runs lists them)", prefix, ErrNoRun)
+	case 1:
+		return hits[0], nil
+	}
+	sort.Strings(hits)
+	return "", fmt.Errorf("run id prefix %q is ambiguous: it matches %s; give more characters", prefix, strings.Join(hits, ", "))
+}
+
+// validRunID accepts only hex digits and dashes, so nothing typed reaches
+// a path.
+func validRunID(s string) error {
+	if s == "" || len(s) > 36 {
+		return fmt.Errorf("invalid run id %q: run ids are up to 36 hex digits and dashes (see zwarm runs)", s)
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {
+			return fmt.Errorf("invalid run id %q: run ids are hex digits and dashes (see zwarm runs)", s)
+		}
+	}
+	return nil
+}
+
+// writeRecord replaces run.json atomically: a reader sees the old or the
+// new record, never a mix, whenever the writer dies.
+func writeRecord(dir string, r *Record) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, RecordFile)
+	f, err := os.CreateTemp(dir, "."+RecordFile+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// runLock is an exclusive lock on a run, held by the process running it;
+// the kernel releases it if that process dies.
+type runLock struct{ f *os.File }
+
+func lockRun(dir string) (*runLock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, filePerm)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errors.New("another zwarm process is running it")
+		}
+		return nil, err
+	}
+	return &runLock{f: f}, nil
+}
+
+func (l *runLock) unlock() {
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	l.f.Close()
+}
+
+// ReadEvents returns the events of a run, oldest first (a torn last line
+// is left out).
+func ReadEvents(stateDir, id string) ([]Event, error) {
+	lines, err := readLines(filepath.Join(RunDir(stateDir, id), EventsFile))
+	out := make([]Event, 0, len(lines))
+	for _, l := range lines {
+		var ev Event
+		if json.Unmarshal(l, &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out, err
+}
+
+// ReadConversation returns the conversation items of a run, verbatim.
+func ReadConversation(stateDir, id string) ([]json.RawMessage, error) {
+	lines, err := readLines(filepath.Join(RunDir(stateDir, id), ConversationFile))
+	out := make([]json.RawMessage, len(lines))
+	for i, l := range lines {
+		out[i] = l
+	}
+	return out, err
+}

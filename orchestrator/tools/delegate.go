@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func (w *workers) delegateTool() Tool {
+	schema := object(map[string]prop{
+		"task": str("What the worker must do: specific and self-contained (files, constraints, how to check the result). " +
+			"The worker sees nothing of this conversation."),
+		"adapter":     str("The agent to run: codex or claude. Omit for the configured default."),
+		"model":       str("The worker's model. Omit for the adapter's configured default."),
+		"working_dir": str("Directory the worker runs in, absolute or relative to the run's dir. Omit for the run's dir."),
+	}, "task")
+	return Tool{
+		Name: "delegate",
+		Description: "Start a worker: a coding agent (Codex or Claude) that carries out one task in the background. " +
+			"Returns its session id at once; call wait to block until it finishes, then check_session to read what it did.",
+		Schema: schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			var a struct {
+				Task       string `json:"task"`
+				Adapter    string `json:"adapter"`
+				Model      string `json:"model"`
+				WorkingDir string `json:"working_dir"`
+			}
+			if err := decode("delegate", args, &a, schema); err != nil {
+				return Errorf("%v", err)
+			}
+			return w.delegate(ctx, a.Task, a.Adapter, a.Model, a.WorkingDir)
+		},
+	}
+}
+
+func (w *workers) delegate(ctx context.Context, task, adapter, model, dir string) Result {
+	if strings.TrimSpace(task) == "" {
+		return Errorf("task is empty: say what the worker must do")
+	}
+	if max := w.opt.MaxWorkers; max > 0 {
+		n, err := w.running(ctx)
+		if err != nil {
+			return Errorf("cannot count the running workers: %v", err)
+		}
+		if n >= max {
+			return Errorf("refused: %d workers are already running and the limit is %d (max_workers). "+
+				"Wait for one to finish (wait) or stop one (end_session), then delegate again.", n, max)
+		}
+	}
+	wd, err := w.dirs.Resolve(dir)
+	if err != nil {
+		return Errorf("refused: %v", err)
+	}
+	if adapter == "" || adapter == w.opt.DefaultAdapter {
+		model = firstNonEmpty(model, w.opt.DefaultModel)
+	}
+	s, err := w.opt.Sessions.Spawn(ctx, sessions.SpawnRequest{Task: task, Adapter: firstNonEmpty(adapter, w.opt.DefaultAdapter),
+		Model: model, WorkingDir: wd, Source: w.opt.Source})
+	switch {
+	case errors.Is(err, sessions.ErrInvalidRequest):
+		return Errorf("refused: %v", err)
+	case errors.Is(err, sessions.ErrCannotRun):
+		return Errorf("cannot start the worker on this machine: %v", err)
+	case err != nil:
+		return Errorf("the worker could not be started: %v", err)
+	}
+	if w.opt.OnSpawn != nil {
+		w.opt.OnSpawn(s)
+	}
+	return JSON(map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
+		"working_dir": s.WorkingDir, "note": "running in the background; call wait to block until it finishes"})
+}
+
+func (w *workers) converseTool() Tool {
+	schema := object(map[string]prop{
+		"session_id": str("The worker's id (or a unique prefix)."),
+		"message":    str("The follow-up: what the worker should do next, in its own thread."),
+	}, "session_id", "message")
+	return Tool{
+		Name: "converse",
+		Description: "Send a follow-up to a worker. It continues its own thread (with its context). " +
+			"A busy worker queues the message and takes it when its current turn ends. Call wait for the answer.",
+		Schema: schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			var a struct {
+				SessionID string `json:"session_id"`
+				Message   string `json:"message"`
+			}
+			if err := decode("converse", args, &a, schema); err != nil {
+				return Errorf("%v", err)
+			}
+			if strings.TrimSpace(a.Message) == "" {
+				return Errorf("message is empty: say what the worker should do next")
+			}
+			s, err := w.resolve(ctx, a.SessionID)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			res, err := w.opt.Sessions.Inject(ctx, s.ID, a.Message)
+			if errors.Is(err, sessions.ErrStopping) {
+				return Errorf("refused: worker %s is being stopped; delegate a new worker instead", sessions.ShortID(s.ID))
+			}
+			if err != nil && res == nil {
+				return Errorf("the follow-up was not sent: %v", err)
+			}
+			out := map[string]any{"session_id": s.ID, "outcome": res.Outcome, "turn": res.Turn}
+			switch res.Outcome {
+			case sessions.InjectQueued:
+				out["ahead"] = res.Ahead
+				out["note"] = fmt.Sprintf("the worker is busy with turn %d; the message is queued (%d ahead of it) and runs when that turn ends", res.Turn, res.Ahead)
+			case sessions.InjectResumed:
+				out["note"] = fmt.Sprintf("the worker had finished; it resumed its thread with this message as turn %d", res.Turn)
+			case sessions.InjectRestarted:
+				out["note"] = fmt.Sprintf("the worker had no thread to resume; a new agent run started with this message as turn %d, without its earlier context", res.Turn)
+			}
+			if err != nil {
+				out["error"] = err.Error()
+				r := JSON(out)
+				r.IsError = true
+				return r
+			}
+			return JSON(out)
+		},
+	}
+}
+
+func (w *workers) endTool() Tool {
+	schema := object(map[string]prop{
+		"session_id": str("The worker's id (or a unique prefix)."),
+		"reason":     str("Why it is ended, for the record."),
+		"delete":     boolean("Also delete its record and transcript (default false)."),
+	}, "session_id")
+	return Tool{
+		Name:        "end_session",
+		Description: "Stop a running worker (it and every process it started), and with delete=true remove its record.",
+		Schema:      schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			var a struct {
+				SessionID string `json:"session_id"`
+				Reason    string `json:"reason"`
+				Delete    bool   `json:"delete"`
+			}
+			if err := decode("end_session", args, &a, schema); err != nil {
+				return Errorf("%v", err)
+			}
+			s, err := w.resolve(ctx, a.SessionID)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			out := map[string]any{"session_id": s.ID}
+			if a.Reason != "" {
+				out["reason"] = a.Reason
+			}
+			if !s.Settled() {
+				k, err := w.opt.Sessions.Kill(ctx, s.ID)
+				if err != nil && !errors.Is(err, sessions.ErrNotRunning) {
+					return Errorf("could not stop worker %s: %v", sessions.ShortID(s.ID), err)
+				}
+				if k != nil {
+					s = k
+				}
+				out["stopped"] = true
+			} else {
+				out["stopped"] = false
+				out["note"] = fmt.Sprintf("it had already finished (%s)", s.Status)
+			}
+			out["status"] = s.Status
+			if a.Delete {
+				if _, err := w.opt.Sessions.Remove(ctx, s.ID, false); err != nil {
+					out["error"] = fmt.Sprintf("its record was not deleted: %v", err)
+					r := JSON(out)
+					r.IsError = true
+					return r
+				}
+				out["deleted"] = true
+			}
+			w.seen.Mark(s)
+			return JSON(out)
+		},
+	}
+}

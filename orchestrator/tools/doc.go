@@ -1,0 +1,18 @@
+// Package tools defines the tools an orchestrating model uses, each once:
+// its name, description, JSON Schema and handler, in a Registry that knows
+// nothing of any model client. The orchestrator offers them to its model;
+// `zwarm mcp` serves the worker half to other agents.
+//
+// The worker tools (delegate, converse, wait, check_session, peek_session,
+// get_trajectory, list_sessions, end_session) are built by Workers from a
+// Sessions implementation (a *sessions.Manager) and a Source: every worker
+// they start carries it, and they see and touch only the workers that do.
+// Shell adds exec_command and write_stdin on an orchestrator/shell Manager;
+// Sleep and Finish complete the orchestrator's set.
+//
+// A tool never fails the caller: bad arguments, an unknown session, a
+// refusal (too many workers, a working dir outside the allowed ones) come
+// back as a Result whose text says what was wrong and what to do, with
+// IsError set so that an MCP server can flag it. Tool outputs are plain
+// text or compact JSON, bounded in size.
+package tools

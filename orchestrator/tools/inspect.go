@@ -1,0 +1,217 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+// fullMessageBound bounds check_session's last message: the whole message
+// of any sensible worker, but not an unbounded one.
+const fullMessageBound = 20000
+
+func idSchema() json.RawMessage {
+	return object(map[string]prop{"session_id": str("The worker's id (or a unique prefix).")}, "session_id")
+}
+
+func (w *workers) idArg(tool string, args json.RawMessage, schema json.RawMessage) (string, error) {
+	var a struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := decode(tool, args, &a, schema); err != nil {
+		return "", err
+	}
+	return a.SessionID, nil
+}
+
+func (w *workers) checkTool() Tool {
+	schema := idSchema()
+	return Tool{
+		Name: "check_session",
+		Description: "A worker in full: status, turns, token usage and cost, its last message in full, " +
+			"the files it changed and its error. Read this before trusting a worker's work.",
+		Schema: schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			id, err := w.idArg("check_session", args, schema)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			s, err := w.resolve(ctx, id)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			s, turns, err := w.opt.Sessions.Transcript(ctx, s.ID)
+			if err != nil && s == nil {
+				return Errorf("cannot read worker %s: %v", id, err)
+			}
+			w.seen.Mark(s)
+			out := map[string]any{
+				"session_id": s.ID, "status": s.Status, "task": clip(s.Task, 2000), "adapter": s.Adapter, "model": s.Model,
+				"working_dir": s.WorkingDir, "turns": s.Turn, "usage": s.Usage, "cost_usd": roundCost(s.CostUSD),
+				"runtime_s": math.Round(s.Runtime(time.Now()).Seconds()), "last_message": clip(s.LastMessage, fullMessageBound),
+				"files_changed": filesChanged(turns), "pending_follow_ups": s.PendingInjects,
+			}
+			if s.Error != "" {
+				out["error"] = clip(s.Error, 4000)
+			}
+			if err != nil {
+				out["note"] = fmt.Sprintf("its turns could not all be read: %v", err)
+			}
+			return JSON(out)
+		},
+	}
+}
+
+// filesChanged is every file the worker reported changing, once each,
+// with the last kind of change.
+func filesChanged(turns []sessions.TurnLog) []sessions.FileChange {
+	out := []sessions.FileChange{}
+	at := map[string]int{}
+	for _, tl := range turns {
+		for _, ev := range sessions.Steps(tl.Events) {
+			for _, c := range ev.Changes {
+				if i, ok := at[c.Path]; ok {
+					out[i].Kind = c.Kind
+					continue
+				}
+				at[c.Path] = len(out)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func (w *workers) peekTool() Tool {
+	schema := idSchema()
+	return Tool{
+		Name:        "peek_session",
+		Description: "One line about a worker: status, turn, tokens, cost, runtime and the start of its last message. Cheap.",
+		Schema:      schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			id, err := w.idArg("peek_session", args, schema)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			s, err := w.resolve(ctx, id)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			w.seen.Mark(s)
+			return Result{Text: peekLine(s, time.Now())}
+		},
+	}
+}
+
+func peekLine(s *sessions.Session, now time.Time) string {
+	line := fmt.Sprintf("%s · %s · turn %d · %s tokens · %s · %s", s.ID, s.Status, s.Turn,
+		render.Tokens(s.Usage.TotalTokens), render.Cost(s.CostUSD), render.Runtime(s.Runtime(now)))
+	if s.PendingInjects > 0 {
+		line += fmt.Sprintf(" · %d follow-ups queued", s.PendingInjects)
+	}
+	switch {
+	case s.Error != "" && s.Status != sessions.StatusCompleted:
+		line += " · error: " + render.Clip(s.Error, 200)
+	case s.LastMessage != "":
+		line += " · “" + render.Clip(s.LastMessage, 200) + "”"
+	}
+	return line
+}
+
+func (w *workers) listTool() Tool {
+	schema := object(map[string]prop{
+		"status": enum("Only workers with this status.", "pending", "running", "completed", "failed", "killed"),
+	})
+	return Tool{
+		Name: "list_sessions",
+		Description: "Your workers, newest first, with needs_attention set for those that failed, have follow-ups " +
+			"waiting, or finished since you last looked at them.",
+		Schema: schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			var a struct {
+				Status string `json:"status"`
+			}
+			if err := decode("list_sessions", args, &a, schema); err != nil {
+				return Errorf("%v", err)
+			}
+			var st sessions.Status
+			if a.Status != "" {
+				var err error
+				if st, err = sessions.ParseStatus(a.Status); err != nil {
+					return Errorf("%v", err)
+				}
+			}
+			list, err := w.mine(ctx, st)
+			if err != nil {
+				return Errorf("cannot list your workers: %v", err)
+			}
+			now := time.Now()
+			out := make([]map[string]any, 0, len(list))
+			for _, s := range list {
+				e := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
+					"turn": s.Turn, "tokens": s.Usage.TotalTokens, "cost_usd": roundCost(s.CostUSD),
+					"age_s": math.Round(now.Sub(s.CreatedAt).Seconds()), "task": render.Clip(s.Task, 120)}
+				if why := w.attention(s); why != "" {
+					e["needs_attention"], e["attention"] = true, why
+				} else {
+					e["needs_attention"] = false
+				}
+				out = append(out, e)
+			}
+			return JSON(map[string]any{"workers": out})
+		},
+	}
+}
+
+// attention says why a worker needs the model's attention, or "".
+func (w *workers) attention(s *sessions.Session) string {
+	var why []string
+	if s.Status == sessions.StatusFailed {
+		why = append(why, "failed")
+	}
+	if s.PendingInjects > 0 {
+		why = append(why, fmt.Sprintf("%d follow-ups waiting", s.PendingInjects))
+	}
+	if w.seen.Unread(s) {
+		why = append(why, "finished since you last looked")
+	}
+	return strings.Join(why, "; ")
+}
+
+// clip keeps the first n bytes of s (on a rune boundary) and says how much
+// was left out.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	h := prefix(s, n)
+	return h + fmt.Sprintf("… [%d more bytes]", len(s)-len(h))
+}
+
+// prefix is the longest prefix of s of at most n bytes that ends on a
+// rune boundary.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// roundCost keeps a cost readable: nil stays nil (the price is unknown).
+func roundCost(c *float64) *float64 {
+	if c == nil {
+		return nil
+	}
+	v := math.Round(*c*1e6) / 1e6
+	return &v
+}

@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Sessions is what the worker tools need of the session core.
+// *sessions.Manager implements it.
+type Sessions interface {
+	Spawn(ctx context.Context, req sessions.SpawnRequest) (*sessions.Session, error)
+	Inject(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
+	Kill(ctx context.Context, idOrPrefix string) (*sessions.Session, error)
+	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
+	Get(ctx context.Context, idOrPrefix string) (*sessions.Session, error)
+	List(ctx context.Context, opt sessions.ListOptions) ([]*sessions.Session, error)
+	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
+	Transcript(ctx context.Context, idOrPrefix string) (*sessions.Session, []sessions.TurnLog, error)
+	Config() (*sessions.Config, error)
+}
+
+var _ Sessions = (*sessions.Manager)(nil)
+
+// Seen remembers which finished turns of each worker the model has been
+// shown (by wait, check_session, peek_session or get_trajectory): a worker
+// that finished since is news, flagged by list_sessions. It is safe for
+// concurrent use.
+type Seen struct {
+	mu    sync.Mutex
+	ended map[string]time.Time // the EndedAt the model was shown
+}
+
+// NewSeen starts from a snapshot (nil for none).
+func NewSeen(snapshot map[string]time.Time) *Seen {
+	s := &Seen{ended: map[string]time.Time{}}
+	for k, v := range snapshot {
+		s.ended[k] = v
+	}
+	return s
+}
+
+// Mark records that the model has been shown s as it is.
+func (sn *Seen) Mark(s *sessions.Session) {
+	if s == nil || !s.Settled() || s.EndedAt == nil {
+		return
+	}
+	sn.mu.Lock()
+	sn.ended[s.ID] = *s.EndedAt
+	sn.mu.Unlock()
+}
+
+// Unread reports whether s finished and the model has not seen it since.
+func (sn *Seen) Unread(s *sessions.Session) bool {
+	if !s.Settled() || s.EndedAt == nil {
+		return false
+	}
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	at, ok := sn.ended[s.ID]
+	return !ok || at.Before(*s.EndedAt)
+}
+
+// Snapshot returns what has been seen, for saving.
+func (sn *Seen) Snapshot() map[string]time.Time {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	out := make(map[string]time.Time, len(sn.ended))
+	for k, v := range sn.ended {
+		out[k] = v
+	}
+	return out
+}

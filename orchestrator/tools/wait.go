@@ -1,0 +1,210 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// lastMessageBound is how much of a worker's last message wait returns;
+// check_session returns more.
+const lastMessageBound = 4000
+
+func (w *workers) waitTool() Tool {
+	schema := object(map[string]prop{
+		"session_ids": strArray("Workers to wait for (ids or unique prefixes). Omit for all your unfinished workers " +
+			"and those that finished since you last looked."),
+		"timeout_s": num(fmt.Sprintf("Longest wait in seconds (default %d, clamped to %d..%d).", DefaultWaitSeconds, MinWaitSeconds, MaxWaitSeconds)),
+		"mode":      enum(`"any" (default) returns when one has finished, "all" when all have.`, "any", "all"),
+	})
+	return Tool{
+		Name: "wait",
+		Description: "Block until workers finish, without polling: until one of them (mode any) or all of them (mode all) " +
+			"has finished, or the timeout. A worker already finished counts at once. Returns each finished worker's status " +
+			"and last message, which are still running, and timed_out. Prefer this to sleep.",
+		Schema: schema,
+		Handler: func(ctx context.Context, args json.RawMessage) Result {
+			var a struct {
+				SessionIDs []string `json:"session_ids"`
+				TimeoutS   *float64 `json:"timeout_s"`
+				Mode       string   `json:"mode"`
+			}
+			if err := decode("wait", args, &a, schema); err != nil {
+				return Errorf("%v", err)
+			}
+			if a.Mode != "" && a.Mode != "any" && a.Mode != "all" {
+				return Errorf("mode must be \"any\" or \"all\", not %q", a.Mode)
+			}
+			return w.wait(ctx, a.SessionIDs, a.TimeoutS, a.Mode != "all")
+		},
+	}
+}
+
+// waitTimeout applies the default and the clamp; note says what changed.
+func (w *workers) waitTimeout(req *float64) (time.Duration, string) {
+	hi := float64(MaxWaitSeconds)
+	if c := w.opt.WaitCap; c > 0 && c.Seconds() < hi {
+		hi = math.Max(c.Seconds(), MinWaitSeconds)
+	}
+	v := float64(DefaultWaitSeconds)
+	if req != nil {
+		v = *req
+	}
+	note := ""
+	switch {
+	case math.IsNaN(v) || v < MinWaitSeconds:
+		note = fmt.Sprintf("timeout_s %g raised to the minimum, %d", v, MinWaitSeconds)
+		v = MinWaitSeconds
+	case v > hi:
+		note = fmt.Sprintf("timeout_s %g lowered to the maximum, %g", v, hi)
+		v = hi
+	}
+	v = math.Min(v, hi)
+	return time.Duration(v * float64(time.Second)), note
+}
+
+func (w *workers) wait(ctx context.Context, ids []string, timeoutS *float64, anyOne bool) Result {
+	timeout, note := w.waitTimeout(timeoutS)
+	targets, err := w.waitTargets(ctx, ids)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if len(targets) == 0 {
+		return JSON(map[string]any{"finished": []any{}, "running": []any{}, "timed_out": false,
+			"note": "you have no unfinished workers and none finished unread: nothing to wait for"})
+	}
+	began := time.Now()
+	latest, timedOut, err := w.block(ctx, targets, timeout, anyOne)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	finished, running := []map[string]any{}, []map[string]any{}
+	for _, t := range targets {
+		s := latest[t.ID]
+		switch {
+		case s == nil:
+			finished = append(finished, map[string]any{"session_id": t.ID, "status": "removed", "note": "its record was deleted"})
+		case s.Settled():
+			w.seen.Mark(s)
+			e := map[string]any{"session_id": s.ID, "status": s.Status, "turn": s.Turn, "last_message": clip(s.LastMessage, lastMessageBound)}
+			if s.Error != "" {
+				e["error"] = clip(s.Error, 1000)
+			}
+			finished = append(finished, e)
+		default:
+			running = append(running, map[string]any{"session_id": s.ID, "status": s.Status, "turn": s.Turn})
+		}
+	}
+	out := map[string]any{"finished": finished, "running": running, "timed_out": timedOut,
+		"waited_s": math.Round(time.Since(began).Seconds()*10) / 10}
+	if note != "" {
+		out["note"] = note
+	}
+	return JSON(out)
+}
+
+// waitTargets resolves the named workers, or picks the default set: the
+// unfinished ones and those finished but not yet read.
+func (w *workers) waitTargets(ctx context.Context, ids []string) ([]*sessions.Session, error) {
+	var out []*sessions.Session
+	seen := map[string]bool{}
+	if len(ids) == 0 {
+		list, err := w.mine(ctx, "")
+		if err != nil {
+			return nil, fmt.Errorf("cannot list your workers: %v", err)
+		}
+		for _, s := range list {
+			if !s.Settled() || w.seen.Unread(s) {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	for _, id := range ids {
+		s, err := w.resolve(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// block follows the targets' records until the condition holds or the
+// timeout passes. It is driven by the subscription (file events and
+// supervisors' exits), never by polling. A removed session is nil in the
+// result.
+func (w *workers) block(ctx context.Context, targets []*sessions.Session, timeout time.Duration, anyOne bool) (map[string]*sessions.Session, bool, error) {
+	latest := map[string]*sessions.Session{}
+	ids := make([]string, len(targets))
+	for i, t := range targets {
+		ids[i], latest[t.ID] = t.ID, t
+	}
+	done := func() bool {
+		settled := 0
+		for _, id := range ids {
+			if s := latest[id]; s == nil || s.Settled() {
+				settled++
+			}
+		}
+		return settled == len(ids) || anyOne && settled > 0
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sub, err := w.opt.Sessions.Subscribe(wctx, sessions.SubscribeOptions{IDs: ids})
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot follow the workers: %v", err)
+	}
+	defer sub.Close()
+	for synced := false; !synced || !done(); {
+		select {
+		case u, ok := <-sub.C():
+			if !ok {
+				if err := sub.Err(); err != nil && wctx.Err() == nil {
+					return nil, false, fmt.Errorf("following the workers failed: %v", err)
+				}
+				return w.expired(ctx, latest)
+			}
+			w.apply(latest, u)
+			synced = synced || u.Synced
+		case <-wctx.Done():
+			return w.expired(ctx, latest)
+		}
+	}
+	return latest, false, nil
+}
+
+// expired is the end of a wait whose context ended: the run's own end is
+// an error, the wait's timeout is a result.
+func (w *workers) expired(ctx context.Context, latest map[string]*sessions.Session) (map[string]*sessions.Session, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, fmt.Errorf("the wait was interrupted: %v", context.Cause(ctx))
+	}
+	return latest, true, nil
+}
+
+func (w *workers) apply(latest map[string]*sessions.Session, u sessions.Update) {
+	if u.ID == "" {
+		return
+	}
+	if u.Removed {
+		latest[u.ID] = nil
+		return
+	}
+	if u.Session == nil {
+		return
+	}
+	prev := latest[u.ID]
+	latest[u.ID] = u.Session
+	if w.opt.Progress != nil && u.Session.Settled() && (prev == nil || !prev.Settled()) {
+		w.opt.Progress(Progress{Tool: "wait", Session: u.Session,
+			Text: fmt.Sprintf("worker %s %s", sessions.ShortID(u.ID), u.Session.Status)})
+	}
+}

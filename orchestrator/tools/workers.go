@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Wait's timeout, in seconds: the default and the clamp.
+const (
+	DefaultWaitSeconds = 300
+	MinWaitSeconds     = 10
+	MaxWaitSeconds     = 3600
+)
+
+// WorkerOptions configure the worker tools.
+type WorkerOptions struct {
+	Sessions Sessions
+	// Source is stamped on every worker delegate starts; the tools see and
+	// touch only sessions with this source (e.g. sessions.RunSource(id)).
+	Source sessions.Source
+	// Dir is the base of relative working dirs and the root of the
+	// directories workers may run in; AllowedDirs are further roots.
+	Dir         string
+	AllowedDirs []string
+	// MaxWorkers bounds the workers running at once; 0 means no bound.
+	MaxWorkers int
+	// DefaultAdapter and DefaultModel apply when delegate names none ("":
+	// config.toml's defaults). DefaultModel is used only with the default
+	// adapter.
+	DefaultAdapter, DefaultModel string
+	// WaitCap lowers wait's largest timeout (default MaxWaitSeconds).
+	WaitCap time.Duration
+	// Seen records what the model has read; nil starts empty.
+	Seen *Seen
+	// Progress, if set, hears of workers finishing while wait blocks.
+	Progress func(Progress)
+	// OnSpawn, if set, is told of every worker started, at once.
+	OnSpawn func(*sessions.Session)
+}
+
+// Progress is news from a tool that is still running.
+type Progress struct {
+	Tool    string
+	Session *sessions.Session
+	Text    string
+}
+
+// workers holds what the worker tools share.
+type workers struct {
+	opt  WorkerOptions
+	dirs Dirs
+	seen *Seen
+}
+
+// Workers returns the worker tools: delegate, converse, wait,
+// check_session, peek_session, get_trajectory, list_sessions, end_session.
+func Workers(opt WorkerOptions) []Tool {
+	w := &workers{opt: opt, dirs: Dirs{Base: opt.Dir, Allowed: opt.AllowedDirs}, seen: opt.Seen}
+	if w.seen == nil {
+		w.seen = NewSeen(nil)
+	}
+	return []Tool{
+		w.delegateTool(), w.converseTool(), w.waitTool(), w.checkTool(),
+		w.peekTool(), w.trajectoryTool(), w.listTool(), w.endTool(),
+	}
+}
+
+// resolve finds one of this source's workers by id or prefix, or says in
+// words why it cannot.
+func (w *workers) resolve(ctx context.Context, id string) (*sessions.Session, error) {
+	if id == "" {
+		return nil, errors.New("session_id is required: pass a worker id from delegate or list_sessions")
+	}
+	s, err := w.opt.Sessions.Get(ctx, id)
+	var amb *sessions.AmbiguousError
+	switch {
+	case errors.Is(err, sessions.ErrNotFound), errors.Is(err, sessions.ErrInvalidID):
+		return nil, fmt.Errorf("no worker %q: use an id that delegate or list_sessions returned", id)
+	case errors.As(err, &amb):
+		return nil, fmt.Errorf("%v", err)
+	case err != nil:
+		return nil, fmt.Errorf("cannot read worker %s: %v", id, err)
+	case s.Source != w.opt.Source:
+		return nil, fmt.Errorf("session %s is not one of your workers (it was started by %s); list_sessions shows yours", sessions.ShortID(s.ID), s.Source)
+	}
+	return s, nil
+}
+
+// mine lists this source's workers, newest first.
+func (w *workers) mine(ctx context.Context, status sessions.Status) ([]*sessions.Session, error) {
+	list, err := w.opt.Sessions.List(ctx, sessions.ListOptions{Source: w.opt.Source, Status: status})
+	var le *sessions.ListError
+	if errors.As(err, &le) {
+		err = nil // the readable ones are what there is to show
+	}
+	out := list[:0]
+	for _, s := range list {
+		if s.Source == w.opt.Source {
+			out = append(out, s)
+		}
+	}
+	return out, err
+}
+
+func (w *workers) running(ctx context.Context) (int, error) {
+	list, err := w.mine(ctx, "")
+	n := 0
+	for _, s := range list {
+		if !s.Settled() {
+			n++
+		}
+	}
+	return n, err
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,285 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// fixture is a registry of worker tools over a real state dir whose codex
+// workers are the scripted fake agent.
+type fixture struct {
+	t       *testing.T
+	w       *testenv.World
+	reg     *Registry
+	src     sessions.Source
+	mu      sync.Mutex
+	spawned []string
+	news    []string
+}
+
+func newFixture(t *testing.T, maxWorkers int) *fixture {
+	t.Helper()
+	f := &fixture{t: t, w: testenv.New(t, bins, ""), src: sessions.RunSource("run-test")}
+	reg, err := NewRegistry(Workers(WorkerOptions{Sessions: f.w.Manager, Source: f.src, Dir: f.w.Work, MaxWorkers: maxWorkers,
+		OnSpawn:  func(s *sessions.Session) { f.mu.Lock(); f.spawned = append(f.spawned, s.ID); f.mu.Unlock() },
+		Progress: func(p Progress) { f.mu.Lock(); f.news = append(f.news, p.Text); f.mu.Unlock() },
+	})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reg = reg
+	return f
+}
+
+// call runs a tool with a deadline and decodes a JSON result into out.
+func (f *fixture) call(name string, args any, out any) Result {
+	f.t.Helper()
+	b, _ := json.Marshal(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := f.reg.Call(ctx, name, b)
+	if out != nil && !res.IsError {
+		if err := json.Unmarshal([]byte(res.Text), out); err != nil {
+			f.t.Fatalf("%s: %v in %s", name, err, res.Text)
+		}
+	}
+	return res
+}
+
+func (f *fixture) mustOK(name string, args any, out any) Result {
+	f.t.Helper()
+	res := f.call(name, args, out)
+	if res.IsError {
+		f.t.Fatalf("%s(%v): %s", name, args, res.Text)
+	}
+	return res
+}
+
+func (f *fixture) delegate(task string) string {
+	f.t.Helper()
+	var d struct {
+		SessionID string `json:"session_id"`
+		Status    string `json:"status"`
+	}
+	f.mustOK("delegate", map[string]any{"task": task}, &d)
+	if d.SessionID == "" {
+		f.t.Fatal("delegate returned no id")
+	}
+	return d.SessionID
+}
+
+type waitResult struct {
+	Finished []struct {
+		SessionID   string `json:"session_id"`
+		Status      string `json:"status"`
+		LastMessage string `json:"last_message"`
+		Error       string `json:"error"`
+	} `json:"finished"`
+	Running []struct {
+		SessionID string `json:"session_id"`
+	} `json:"running"`
+	TimedOut bool   `json:"timed_out"`
+	Note     string `json:"note"`
+}
+
+func TestDelegateWaitCheck(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	gate := filepath.Join(t.TempDir(), "gate")
+	f.w.Script(map[string][]testenv.Step{
+		"write the parser": append([]testenv.Step{testenv.ChangesFile("parser.go")}, testenv.Completes("parser written, tests pass", 1200)...),
+		"slow one":         append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("slow done", 50)...),
+	})
+	a := f.delegate("write the parser")
+	b := f.delegate("slow one")
+	s, err := f.w.Manager.Get(context.Background(), a)
+	if err != nil || s.Source != f.src || s.WorkingDir != f.w.Work {
+		t.Fatalf("worker %+v %v", s, err)
+	}
+	if len(f.spawned) != 2 {
+		t.Errorf("OnSpawn saw %v", f.spawned)
+	}
+
+	// any: returns with the fast one while the slow one runs.
+	var wr waitResult
+	f.mustOK("wait", map[string]any{}, &wr)
+	if len(wr.Finished) != 1 || wr.Finished[0].SessionID != a || wr.Finished[0].LastMessage != "parser written, tests pass" ||
+		len(wr.Running) != 1 || wr.Running[0].SessionID != b || wr.TimedOut {
+		t.Fatalf("wait any: %+v", wr)
+	}
+	// Already read: the default set is now the slow one alone.
+	var list struct {
+		Workers []struct {
+			SessionID      string `json:"session_id"`
+			NeedsAttention bool   `json:"needs_attention"`
+		} `json:"workers"`
+	}
+	f.mustOK("list_sessions", map[string]any{}, &list)
+	if len(list.Workers) != 2 || list.Workers[0].NeedsAttention || list.Workers[1].NeedsAttention {
+		t.Errorf("list %+v", list)
+	}
+
+	var check struct {
+		Status       string                `json:"status"`
+		LastMessage  string                `json:"last_message"`
+		FilesChanged []sessions.FileChange `json:"files_changed"`
+		Usage        sessions.Usage        `json:"usage"`
+		CostUSD      *float64              `json:"cost_usd"`
+	}
+	f.mustOK("check_session", map[string]any{"session_id": a[:8]}, &check)
+	if check.Status != "completed" || len(check.FilesChanged) != 1 || check.FilesChanged[0].Path != "parser.go" ||
+		check.Usage.InputTokens != 1200 || check.CostUSD == nil {
+		t.Errorf("check %+v", check)
+	}
+
+	os.WriteFile(gate, nil, 0o600)
+	f.mustOK("wait", map[string]any{"session_ids": []string{a, b}, "mode": "all"}, &wr)
+	if len(wr.Finished) != 2 || len(wr.Running) != 0 || wr.Finished[1].LastMessage != "slow done" {
+		t.Fatalf("wait all: %+v", wr)
+	}
+	f.mu.Lock()
+	news := strings.Join(f.news, ";")
+	f.mu.Unlock()
+	if !strings.Contains(news, sessions.ShortID(b)+" completed") {
+		t.Errorf("progress %q", news)
+	}
+	// Everything is read: nothing to wait for.
+	f.mustOK("wait", map[string]any{}, &wr)
+	if len(wr.Finished)+len(wr.Running) != 0 || !strings.Contains(wr.Note, "nothing to wait for") {
+		t.Errorf("idle wait %+v", wr)
+	}
+	peek := f.mustOK("peek_session", map[string]any{"session_id": b}, nil)
+	if !strings.Contains(peek.Text, "completed · turn 1") || !strings.Contains(peek.Text, "“slow done”") || strings.Contains(peek.Text, "\n") {
+		t.Errorf("peek %q", peek.Text)
+	}
+	traj := f.mustOK("get_trajectory", map[string]any{"session_id": a}, nil)
+	if !strings.Contains(traj.Text, "✎ add parser.go") || !strings.Contains(traj.Text, "» parser written") || !strings.Contains(traj.Text, "── turn 1 (task, completed)") {
+		t.Errorf("trajectory %s", traj.Text)
+	}
+}
+
+func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	gate := filepath.Join(t.TempDir(), "gate")
+	f.w.Script(map[string][]testenv.Step{"forever": {testenv.WaitFile(gate)}})
+	id := f.delegate("forever")
+	began := time.Now()
+	var wr waitResult
+	f.mustOK("wait", map[string]any{"timeout_s": 1}, &wr)
+	if !wr.TimedOut || len(wr.Running) != 1 || !strings.Contains(wr.Note, "raised to the minimum, 10") || time.Since(began) < 10*time.Second {
+		t.Errorf("wait %+v after %v", wr, time.Since(began))
+	}
+	stranger, err := f.w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "someone else's", WorkingDir: f.w.Work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"wait", "check_session", "converse", "end_session"} {
+		args := map[string]any{"session_id": stranger.ID, "message": "hi"}
+		if tool == "wait" {
+			args = map[string]any{"session_ids": []string{stranger.ID}}
+		}
+		if tool == "check_session" || tool == "end_session" {
+			delete(args, "message")
+		}
+		res := f.call(tool, args, nil)
+		if !res.IsError || !strings.Contains(res.Text, "is not one of your workers (it was started by user)") {
+			t.Errorf("%s on a stranger: %+v", tool, res)
+		}
+	}
+	res := f.call("check_session", map[string]any{"session_id": "0123abcd"}, nil)
+	if !res.IsError || !strings.Contains(res.Text, `no worker "0123abcd"`) {
+		t.Errorf("unknown id: %+v", res)
+	}
+	var end struct {
+		Stopped bool   `json:"stopped"`
+		Status  string `json:"status"`
+		Deleted bool   `json:"deleted"`
+	}
+	f.mustOK("end_session", map[string]any{"session_id": id, "reason": "stuck", "delete": true}, &end)
+	if !end.Stopped || end.Status != "killed" || !end.Deleted {
+		t.Errorf("end %+v", end)
+	}
+	if _, err := f.w.Manager.Get(context.Background(), id); err == nil {
+		t.Error("the deleted worker is still there")
+	}
+}
+
+func TestMaxWorkersAndConfinement(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	gate := filepath.Join(t.TempDir(), "gate")
+	f.w.Script(map[string][]testenv.Step{"first": append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("first done", 10)...)})
+	first := f.delegate("first")
+	res := f.call("delegate", map[string]any{"task": "second"}, nil)
+	if !res.IsError || !strings.Contains(res.Text, "1 workers are already running and the limit is 1 (max_workers)") {
+		t.Fatalf("second delegate: %+v", res)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	var wr waitResult
+	f.mustOK("wait", map[string]any{"session_ids": []string{first}}, &wr)
+	res = f.call("delegate", map[string]any{"task": "third", "working_dir": "/"}, nil)
+	if !res.IsError || !strings.Contains(res.Text, "outside the allowed directories") {
+		t.Errorf("outside: %+v", res)
+	}
+	res = f.call("delegate", map[string]any{"task": "  "}, nil)
+	if !res.IsError || !strings.Contains(res.Text, "task is empty") {
+		t.Errorf("empty: %+v", res)
+	}
+	res = f.call("delegate", map[string]any{"task": "x", "adapter": "nosuch"}, nil)
+	if !res.IsError || !strings.Contains(res.Text, `unknown adapter "nosuch"`) {
+		t.Errorf("bad adapter: %+v", res)
+	}
+	list, _ := f.w.Manager.List(context.Background(), sessions.ListOptions{})
+	if len(list) != 1 {
+		t.Errorf("refused delegates recorded sessions: %d", len(list))
+	}
+	// The slot is free again.
+	f.delegate("fourth")
+}
+
+func TestConverse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	gate := filepath.Join(t.TempDir(), "gate")
+	f.w.Script(map[string][]testenv.Step{
+		"start":       testenv.Completes("started", 10),
+		"and then":    append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("then done", 20)...),
+		"and finally": testenv.Completes("finally done", 30),
+	})
+	id := f.delegate("start")
+	var wr waitResult
+	f.mustOK("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	var c struct {
+		Outcome string `json:"outcome"`
+		Turn    int    `json:"turn"`
+		Note    string `json:"note"`
+	}
+	f.mustOK("converse", map[string]any{"session_id": id, "message": "and then"}, &c)
+	if c.Outcome != "resumed" || c.Turn != 2 {
+		t.Fatalf("converse to a finished worker: %+v", c)
+	}
+	f.mustOK("converse", map[string]any{"session_id": id, "message": "and finally"}, &c)
+	if c.Outcome != "queued" || !strings.Contains(c.Note, "queued") {
+		t.Fatalf("converse to a busy worker: %+v", c)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	// A queued follow-up keeps the worker unsettled: one wait covers both turns.
+	f.mustOK("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	if len(wr.Finished) != 1 || wr.Finished[0].LastMessage != "finally done" {
+		t.Fatalf("after the follow-ups: %+v", wr)
+	}
+	res := f.call("converse", map[string]any{"session_id": id, "message": " "}, nil)
+	if !res.IsError || !strings.Contains(res.Text, "message is empty") {
+		t.Errorf("empty message: %+v", res)
+	}
+}
