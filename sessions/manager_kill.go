@@ -30,6 +30,16 @@ const handoverTimeout = 10 * time.Second
 // that itself. When Kill returns without error, no process started for the
 // session is alive and none will be started.
 func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error) {
+	return m.KillBecause(ctx, idOrPrefix, "")
+}
+
+// KillBecause is Kill with the reason recorded as the session's error
+// ("killed by zwarm kill" when empty): an orchestrator ending a worker, a
+// watcher stopping one past its budget.
+func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*Session, error) {
+	if reason == "" {
+		reason = "killed by zwarm kill"
+	}
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return nil, err
@@ -50,7 +60,7 @@ func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error)
 		if s.Settled() {
 			return nil
 		}
-		if err := s.requestStop("killed by zwarm kill", time.Now().UTC()); err != nil {
+		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		owner = clonePtr(s.Owner)

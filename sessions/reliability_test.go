@@ -300,3 +300,18 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 		}
 	}
 }
+
+// The reason given to KillBecause is what the record says.
+func TestKillBecauseRecordsTheReason(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	s := w.spawn("hold")
+	eventually(t, "a thread", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	got, err := w.m.KillBecause(context.Background(), s.ID, "stopped by watcher cost_guard: past its $1.00 cap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
+		t.Fatalf("%s %q %q", got.Status, got.Error, got.Turns[0].Error)
+	}
+}
