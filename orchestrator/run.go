@@ -122,6 +122,10 @@ func checkOptions(opt *Options) (Settings, error) {
 	set := opt.Settings
 	set.defaults()
 	switch {
+	case sessions.InSupervisor():
+		// A supervisor reaps every child it has: the run's shell processes
+		// would lose their exit statuses to it (sessions/doc.go).
+		return set, errors.New("orchestrator: a run cannot be started inside a session supervisor")
 	case opt.Sessions == nil || opt.Client == nil || opt.StateDir == "":
 		return set, errors.New("orchestrator: Sessions, Client and StateDir are required")
 	case set.Dir == "":

@@ -29,6 +29,8 @@
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
 //	sessions/.removing-<id>/         a session being removed
+//	sessions.index                   the listing cache (index.go): never the source of truth
+//	sessions.gen                     bumped, under its lock, before a settled record changes
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
 //
