@@ -1,0 +1,76 @@
+package sessions
+
+import "time"
+
+// How a settled record is kept in the listing cache and made into a
+// Session again.
+
+// summary is a record as listings carry it: without its turns.
+func (s *Session) summary() *Session {
+	c := *s
+	c.Turns, c.LegacyMessages = nil, nil
+	return &c
+}
+
+func summarize(key metaKey, s *Session) summary {
+	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
+		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
+		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
+		PID: s.PID, Turn: s.Turn, PendingInjects: s.PendingInjects, NextInboxSeq: s.NextInboxSeq,
+		InputTokens: s.Usage.InputTokens, CachedInputTokens: s.Usage.CachedInputTokens, CacheWriteTokens: s.Usage.CacheWriteInputTokens,
+		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens}
+	if s.EndedAt != nil {
+		sum.EndedAt = s.EndedAt.UnixNano()
+	}
+	if s.LastEventAt != nil {
+		sum.LastEventAt = s.LastEventAt.UnixNano()
+	}
+	if s.ExitCode != nil {
+		sum.ExitCode, sum.HasExit = *s.ExitCode, true
+	}
+	if s.CostUSD != nil {
+		sum.Cost, sum.HasCost = *s.CostUSD, true
+	}
+	return sum
+}
+
+// slab makes the records of a listing from the cache in a few
+// allocations instead of several per session.
+type slab struct {
+	sessions []Session
+	times    []time.Time
+	ints     []int
+	floats   []float64
+}
+
+func newSlab(n int) *slab {
+	return &slab{sessions: make([]Session, 0, n), times: make([]time.Time, 0, 2*n), ints: make([]int, 0, n), floats: make([]float64, 0, n)}
+}
+
+func (sl *slab) session(e *summary) *Session {
+	src, _ := ParseSource(e.Source)
+	sl.sessions = append(sl.sessions, Session{Version: SchemaVersion, ID: e.ID, Task: e.Task, Status: Status(e.Status),
+		Adapter: e.Adapter, Model: e.Model, Sandbox: e.Sandbox, WorkingDir: e.WorkingDir, Source: src, ThreadID: e.ThreadID,
+		LastMessage: e.LastMessage, Error: e.Error, CreatedAt: time.Unix(0, e.CreatedAt).UTC(), UpdatedAt: time.Unix(0, e.UpdatedAt).UTC(),
+		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
+		Usage: Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
+			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens}})
+	s := &sl.sessions[len(sl.sessions)-1]
+	if e.EndedAt != 0 {
+		sl.times = append(sl.times, time.Unix(0, e.EndedAt).UTC())
+		s.EndedAt = &sl.times[len(sl.times)-1]
+	}
+	if e.LastEventAt != 0 {
+		sl.times = append(sl.times, time.Unix(0, e.LastEventAt).UTC())
+		s.LastEventAt = &sl.times[len(sl.times)-1]
+	}
+	if e.HasExit {
+		sl.ints = append(sl.ints, e.ExitCode)
+		s.ExitCode = &sl.ints[len(sl.ints)-1]
+	}
+	if e.HasCost {
+		sl.floats = append(sl.floats, e.Cost)
+		s.CostUSD = &sl.floats[len(sl.floats)-1]
+	}
+	return s
+}
