@@ -1,9 +1,12 @@
 package sessions
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,15 +57,45 @@ func writeFileAtomic(path string, data []byte) error {
 type fileLock struct{ f *os.File }
 
 func lockFile(path string) (*fileLock, error) {
+	return lockFileCtx(context.Background(), path)
+}
+
+// lockFileCtx takes the lock, or gives up when ctx ends: a holder that
+// never lets go (a stopped process) must not hang whoever needs the
+// session, such as a kill. An uncontended lock is taken at once; a
+// contended one is tried again with a growing pause (flock has nothing to
+// wait on but itself).
+func lockFileCtx(ctx context.Context, path string) (*fileLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	if err := flock(f, unix.LOCK_EX); err != nil {
+	if ctx.Done() == nil {
+		err = flock(f, unix.LOCK_EX)
+	} else {
+		err = flockCtx(ctx, f)
+	}
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &fileLock{f: f}, nil
+}
+
+func flockCtx(ctx context.Context, f *os.File) error {
+	pause := time.Millisecond
+	for {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // flock takes an advisory lock on f, retrying when a signal interrupts.

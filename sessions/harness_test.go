@@ -18,7 +18,10 @@ import (
 // Spawn, this very test binary as the supervisor (TestMain turns it into
 // one when helperEnv is set).
 
-const helperEnv = "ZWARM_SESSIONS_TEST_SUPERVISOR"
+const (
+	helperEnv     = "ZWARM_SESSIONS_TEST_SUPERVISOR"
+	lockHolderEnv = "ZWARM_SESSIONS_TEST_HOLD_LOCK"
+)
 
 var fakeAgentBin string
 
@@ -27,6 +30,17 @@ var fakeAgentBin string
 var AfterTests []func()
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(lockHolderEnv); path != "" {
+		// Holds a session's lock until killed (see
+		// TestKillTakesALockThatIsNeverReleased).
+		l, err := lockFile(path)
+		if err != nil {
+			os.Exit(1)
+		}
+		defer l.Unlock()
+		time.Sleep(time.Hour)
+		return
+	}
 	if os.Getenv(helperEnv) != "" {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(helperSupervisor(os.Args[1:]))

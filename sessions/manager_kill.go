@@ -56,7 +56,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		grace = cfg.Grace()
 	}
 	var owner *ProcRef
-	s, err := m.st.update(id, func(s *Session) error {
+	s, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
 			return nil
 		}
@@ -101,6 +101,40 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	return s, nil
+}
+
+// lockWait bounds how long a kill waits for the session's lock before it
+// takes it from its holder by force.
+var lockWait = 10 * time.Second
+
+// lockedForKill updates the record for a kill. A supervisor stopped
+// (SIGSTOP) while it held the session's lock would hold it forever, so it
+// is continued first; one that still does not let go in lockWait (hung in
+// the kernel, say) is killed: its session is being killed anyway, and the
+// kill goes on without it.
+func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor {
+		s.Owner.signal(unix.SIGCONT)
+	}
+	for _, pid := range supervisorsOf(id) {
+		unix.Kill(pid, unix.SIGCONT)
+	}
+	lctx, cancel := context.WithTimeout(ctx, lockWait)
+	s, err := m.st.updateCtx(lctx, id, fn)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return s, err
+	}
+	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), lockWait))
+	for _, pid := range supervisorsOf(id) {
+		if ref, err := refOf(pid); err == nil {
+			ref.signal(unix.SIGKILL)
+			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			ref.waitGone(gctx)
+			cancel()
+		}
+	}
+	return m.st.updateCtx(ctx, id, fn)
 }
 
 // stopOwner makes the session's owner stop and waits until it has: a

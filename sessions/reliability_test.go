@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			t.Fatalf("round %d: kill: %v", i, killErr)
 		}
 		if killErr == nil && killed.Status != StatusKilled {
-			t.Fatalf("round %d: kill returned a %s session", i, killed.Status)
+			t.Fatalf("round %d: kill returned a %s session: %q (inject: %+v, %v)", i, killed.Status, killed.Error, res, injErr)
 		}
 		if injErr != nil && !errors.Is(injErr, ErrStopping) {
 			t.Fatalf("round %d: inject: %v", i, injErr)
@@ -314,4 +315,54 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 	if got.Status != StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
 		t.Fatalf("%s %q %q", got.Status, got.Error, got.Turns[0].Error)
 	}
+}
+
+// A process of the session that holds its lock and does not let go (here
+// one stopped with SIGSTOP, which SIGCONT does not make let go) does not
+// hang a kill: after lockWait the kill takes the lock by force and still
+// stops everything.
+func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	s := w.spawn("hold")
+	eventually(t, "the agent", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	// A holder that looks like the session's supervisor to the kill.
+	holder := exec.Command(os.Args[0], "__supervise", s.ID)
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID))
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	eventually(t, "the lock to be held", func() bool {
+		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+		if err == nil {
+			l.Unlock()
+		}
+		return err != nil
+	})
+	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+	defer func(d time.Duration) { lockWait = d }(lockWait)
+	lockWait = 500 * time.Millisecond
+	done := make(chan error, 1)
+	go func() { _, err := w.m.Kill(context.Background(), s.ID); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("kill hung on the session's lock")
+	}
+	if got := w.wait(s.ID); got.Status != StatusKilled {
+		t.Fatalf("%s: %s", got.Status, got.Error)
+	}
+	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		t.Fatalf("left running: %v", left)
+	}
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

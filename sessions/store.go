@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,7 +171,16 @@ func (st *Store) record(id string, fn func(*Session) error) (*Session, error) {
 }
 
 func (st *Store) change(id string, fn func(*Session) error, outcome bool) (*Session, error) {
-	l, err := st.lock(id)
+	return st.changeCtx(context.Background(), id, fn, outcome)
+}
+
+// updateCtx is update that gives up waiting for the lock when ctx ends.
+func (st *Store) updateCtx(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+	return st.changeCtx(ctx, id, fn, false)
+}
+
+func (st *Store) changeCtx(ctx context.Context, id string, fn func(*Session) error, outcome bool) (*Session, error) {
+	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +207,10 @@ func (st *Store) change(id string, fn func(*Session) error, outcome bool) (*Sess
 }
 
 // lock takes the session's lock. A session that is gone is ErrNotFound.
-func (st *Store) lock(id string) (*fileLock, error) {
-	l, err := lockFile(st.lockPath(id))
+func (st *Store) lock(id string) (*fileLock, error) { return st.lockCtx(context.Background(), id) }
+
+func (st *Store) lockCtx(ctx context.Context, id string) (*fileLock, error) {
+	l, err := lockFileCtx(ctx, st.lockPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
