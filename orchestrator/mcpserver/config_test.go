@@ -25,7 +25,7 @@ func loadConfig(t *testing.T, body string) (*Config, error) {
 }
 
 // The example in .zwarm-example loads, and says the defaults.
-func TestExampleConfigLoads(t *testing.T) {
+func TestMCPExampleConfigLoads(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", ".zwarm-example", "mcp.example.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 }
 
-func TestConfig(t *testing.T) {
+func TestMCPConfig(t *testing.T) {
 	c, err := loadConfig(t, "[mcp]\nmax_workers = 2\nallowed_dirs = [\"/srv/repos\"]\nadapter = \"claude\"\nmodel = \"claude-sonnet-4-5\"\nwait_cap = \"40s\"\n")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-func TestAdapt(t *testing.T) {
+func TestMCPAdapt(t *testing.T) {
 	for in, want := range map[string]string{
 		"call wait, then check_session":                                     "call wait, then show",
 		"use an id that delegate or list_sessions returned":                 "use an id that spawn or list returned",

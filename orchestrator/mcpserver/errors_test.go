@@ -13,7 +13,7 @@ import (
 
 // Every refusal is a tool result flagged isError, in words that name the
 // served tools and say what to do.
-func TestToolErrorsAreResultsAModelCanActOn(t *testing.T) {
+func TestMCPToolErrorsAreResultsAModelCanActOn(t *testing.T) {
 	t.Parallel()
 	c := connect(t, &Config{MaxWorkers: 1, WaitCap: sessions.Duration{Duration: DefaultWaitCap}}, 0)
 	gate := t.TempDir() + "/gate"

@@ -17,7 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-func TestListToolsServesTheWorkerToolsRenamed(t *testing.T) {
+func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -96,7 +96,7 @@ func sorted(s []string) []string {
 	return s
 }
 
-func TestSpawnWaitShowList(t *testing.T) {
+func TestMCPSpawnWaitShowList(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
 	c.w.Script(map[string][]testenv.Step{
@@ -159,7 +159,7 @@ func TestSpawnWaitShowList(t *testing.T) {
 // A wait that outlasts its timeout returns within it, says timed_out and
 // what still runs, and sends progress while it blocks: a heartbeat, and
 // each worker that finishes.
-func TestWaitTimesOutWithProgress(t *testing.T) {
+func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	t.Parallel()
 	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: 10 * time.Second}}, 500*time.Millisecond)
 	gates := t.TempDir()
@@ -244,7 +244,7 @@ func touch(t *testing.T, path string) {
 	}
 }
 
-func TestInjectResumesAndKillStops(t *testing.T) {
+func TestMCPInjectResumesAndKillStops(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
