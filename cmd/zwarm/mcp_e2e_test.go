@@ -208,7 +208,7 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 // A worker that outlasts the client's tool timeout: wait returns before
 // it (wait_cap) with timed_out and what still runs, the model waits again,
 // and the second wait brings the result. No call fails.
-func TestRealAgentWaitsAgainAfterATimedOutWait(t *testing.T) {
+func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
 	for _, kind := range []string{"claude", "codex"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
