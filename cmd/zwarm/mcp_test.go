@@ -215,7 +215,7 @@ func TestMCPServesWorkersOverStdio(t *testing.T) {
 func TestMCPRefusesABadConfig(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
-		"[mcp]\nwait_cap = \"5s\"\n": "wait_cap is 5s: it must be at least 10s",
+		"[mcp]\nwait_cap = \"5s\"\n": "wait_cap is 5s: it must be from 10s",
 		"[mcp]\nmax_worker = 3\n":    "max_worker",
 	} {
 		w := newWorld(t)

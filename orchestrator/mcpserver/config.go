@@ -63,8 +63,8 @@ func (c *Config) Validate() error {
 	if c.MaxWorkers < 0 {
 		bad = append(bad, fmt.Sprintf("max_workers is %d: it cannot be negative (0 means no limit)", c.MaxWorkers))
 	}
-	if min := tools.MinWaitSeconds * time.Second; c.WaitCap.Duration < min {
-		bad = append(bad, fmt.Sprintf("wait_cap is %s: it must be at least %s, the shortest wait", c.WaitCap.Duration, min))
+	if min, max := tools.MinWaitSeconds*time.Second, tools.MaxWaitSeconds*time.Second; c.WaitCap.Duration < min || c.WaitCap.Duration > max {
+		bad = append(bad, fmt.Sprintf("wait_cap is %s: it must be from %s (the shortest wait) to %s", c.WaitCap.Duration, min, max))
 	}
 	for _, d := range c.AllowedDirs {
 		if !filepath.IsAbs(d) {

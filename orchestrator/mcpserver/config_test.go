@@ -64,7 +64,8 @@ func TestMCPConfig(t *testing.T) {
 	}
 	for body, want := range map[string]string{
 		"[mcp]\nmax_workers = -1\n":         "max_workers is -1",
-		"[mcp]\nwait_cap = \"5s\"\n":        "wait_cap is 5s: it must be at least 10s",
+		"[mcp]\nwait_cap = \"5s\"\n":        "wait_cap is 5s: it must be from 10s",
+		"[mcp]\nwait_cap = \"2h\"\n":        "wait_cap is 2h0m0s: it must be from 10s (the shortest wait) to 1h0m0s",
 		"[mcp]\nallowed_dirs = [\"rel\"]\n": `allowed_dirs entry "rel" is not an absolute path`,
 	} {
 		c, err := loadConfig(t, body)

@@ -9,12 +9,9 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/tools"
 )
 
-// Name pairs a worker tool of the orchestrator with the name it is served
-// under.
-type Name struct{ Orchestrator, MCP string }
-
-// Names are the tools served, in the order they are listed.
-var Names = []Name{
+// names pairs each worker tool of the orchestrator that is served with the
+// name it is served under.
+var names = []struct{ orchestrator, mcp string }{
 	{"delegate", "spawn"},
 	{"wait", "wait"},
 	{"check_session", "show"},
@@ -43,9 +40,9 @@ func adapt(text string) string {
 		if name == "peek_session" {
 			return "show"
 		}
-		for _, n := range Names {
-			if n.Orchestrator == name {
-				return n.MCP
+		for _, n := range names {
+			if n.orchestrator == name {
+				return n.mcp
 			}
 		}
 		return name

@@ -105,20 +105,20 @@ func (s *Server) registry() (*tools.Registry, error) {
 		byName[t.Name] = t
 	}
 	reg, _ := tools.NewRegistry()
-	for _, n := range Names {
-		t, ok := byName[n.Orchestrator]
+	for _, n := range names {
+		t, ok := byName[n.orchestrator]
 		if !ok {
-			return nil, fmt.Errorf("mcp server: the orchestrator has no worker tool %q to serve as %s", n.Orchestrator, n.MCP)
+			return nil, fmt.Errorf("mcp server: the orchestrator has no worker tool %q to serve as %s", n.orchestrator, n.mcp)
 		}
 		var override map[string]string
-		if n.Orchestrator == "wait" {
+		if n.orchestrator == "wait" {
 			t.Description += fmt.Sprintf(" Each call returns within %s (MCP clients give up on longer calls): "+
 				"while timed_out is true, call wait again.", s.cfg.WaitCap.Duration)
 			override = map[string]string{"timeout_s": fmt.Sprintf("Longest wait in seconds, from %d to %g (the default).",
 				tools.MinWaitSeconds, s.cfg.WaitCap.Seconds())}
 			t.Handler = s.wait
 		}
-		st, err := served(t, n.MCP, override)
+		st, err := served(t, n.mcp, override)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server: %w", err)
 		}
