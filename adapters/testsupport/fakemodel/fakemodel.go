@@ -39,6 +39,10 @@ type Reply struct {
 	// Calls are function calls made together in one response (parallel
 	// tool calls), after Tool if that is set too. Responses API only.
 	Calls []Call
+	// ToolSearch, if set, is the query of a client-executed tool_search
+	// call, made first: how a Responses model loads deferred tools (codex
+	// defers every MCP server's tools behind it). Responses API only.
+	ToolSearch string
 	// Encrypted is the reasoning item's encrypted_content, as the API
 	// returns it when asked to include reasoning.encrypted_content.
 	Encrypted string
@@ -64,6 +68,10 @@ type Reply struct {
 type Call struct {
 	Name string
 	Args string // JSON
+	// Namespace is the namespace of the function, for tools served in
+	// one: codex serves an MCP server's tools as functions of the
+	// namespace mcp__SERVER.
+	Namespace string
 }
 
 // Request is one request an agent made.

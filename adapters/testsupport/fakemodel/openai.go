@@ -49,6 +49,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		item(map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n), "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}}})
 	}
+	if rep.ToolSearch != "" {
+		item(map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("ts_%d", n), "call_id": fmt.Sprintf("call_ts_%d", n),
+			"execution": "client", "status": "completed", "arguments": map[string]any{"query": rep.ToolSearch}})
+	}
 	calls := rep.Calls
 	if rep.Tool != "" {
 		calls = append([]Call{{Name: rep.Tool, Args: rep.Args}}, calls...)
@@ -58,8 +62,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			suffix = fmt.Sprintf("%d_%d", n, i)
 		}
-		item(map[string]any{"type": "function_call", "id": "fc_" + suffix, "call_id": "call_" + suffix,
-			"name": c.Name, "arguments": c.Args, "status": "completed"})
+		fc := map[string]any{"type": "function_call", "id": "fc_" + suffix, "call_id": "call_" + suffix,
+			"name": c.Name, "arguments": c.Args, "status": "completed"}
+		if c.Namespace != "" {
+			fc["namespace"] = c.Namespace
+		}
+		item(fc)
 	}
 	if rep.Cut {
 		// Abort the connection: the client sees the stream end with an

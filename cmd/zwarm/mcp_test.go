@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mcpConn is a raw JSON-RPC conversation with `zwarm mcp` over its stdin
+// and stdout. Every line the server prints must be a protocol message.
+type mcpConn struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan []byte // stdout, line by line; closed at its end
+	stderr bytes.Buffer
+	id     int
+	notes  []map[string]any // notifications received
+}
+
+func startMCP(t *testing.T, w *world, args ...string) *mcpConn {
+	t.Helper()
+	c := &mcpConn{t: t, lines: make(chan []byte, 64)}
+	c.cmd = exec.Command(bins.zwarm, append(args, "mcp")...)
+	c.cmd.Dir, c.cmd.Env, c.cmd.Stderr = w.work, w.env(), &c.stderr
+	var err error
+	if c.in, err = c.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			c.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+	}()
+	t.Cleanup(func() {
+		c.in.Close()
+		if c.cmd.ProcessState == nil {
+			c.exit(30 * time.Second)
+		}
+	})
+	return c
+}
+
+// exit closes stdin, as a client that quits does, and returns the exit
+// code; the server must end by itself within d.
+func (c *mcpConn) exit(d time.Duration) int {
+	c.t.Helper()
+	c.in.Close()
+	for range c.lines {
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		c.cmd.Process.Kill()
+		<-done
+		c.t.Fatalf("zwarm mcp did not exit within %s of its stdin closing", d)
+		return -1
+	}
+}
+
+func (c *mcpConn) send(msg map[string]any) {
+	c.t.Helper()
+	msg["jsonrpc"] = "2.0"
+	b, _ := json.Marshal(msg)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// call sends a request and reads until its response, keeping the
+// notifications that come before it.
+func (c *mcpConn) call(ctx context.Context, method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.id++
+	c.send(map[string]any{"id": c.id, "method": method, "params": params})
+	for {
+		var line []byte
+		var ok bool
+		select {
+		case line, ok = <-c.lines:
+		case <-ctx.Done():
+			c.t.Fatalf("%s: no answer (stderr: %s)", method, c.stderr.String())
+		}
+		if !ok {
+			c.t.Fatalf("%s: the server closed stdout (stderr: %s)", method, c.stderr.String())
+		}
+		var m struct {
+			JSONRPC string           `json:"jsonrpc"`
+			ID      *int             `json:"id"`
+			Method  string           `json:"method"`
+			Result  json.RawMessage  `json:"result"`
+			Error   *json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" {
+			c.t.Fatalf("stdout carries something else than the protocol: %q", line)
+		}
+		switch {
+		case m.ID == nil && m.Method != "":
+			var n map[string]any
+			json.Unmarshal(line, &n)
+			c.notes = append(c.notes, n)
+		case m.ID != nil && *m.ID == c.id && m.Error != nil:
+			c.t.Fatalf("%s: protocol error %s", method, *m.Error)
+		case m.ID != nil && *m.ID == c.id:
+			return m.Result
+		}
+	}
+}
+
+// tool calls a tool and returns its text and isError.
+func (c *mcpConn) tool(ctx context.Context, name string, args any, meta map[string]any) (string, bool) {
+	c.t.Helper()
+	params := map[string]any{"name": name, "arguments": args}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	var res struct {
+		Content []struct {
+			Type, Text string
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(c.call(ctx, "tools/call", params), &res); err != nil || len(res.Content) != 1 {
+		c.t.Fatalf("%s: result %+v %v", name, res, err)
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+func (c *mcpConn) initialize(ctx context.Context) {
+	c.t.Helper()
+	c.call(ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}})
+	c.send(map[string]any{"method": "notifications/initialized"})
+}
+
+func TestMCPServesWorkersOverStdio(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := startMCP(t, w)
+	c.initialize(ctx)
+	var tools struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	json.Unmarshal(c.call(ctx, "tools/list", map[string]any{}), &tools)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, " ") != "get_trajectory inject kill list show spawn wait" { // the SDK lists them sorted
+		t.Fatalf("tools %v", names)
+	}
+
+	out, isErr := c.tool(ctx, "spawn", map[string]any{"task": "stdio task"}, nil)
+	var sp struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(out), &sp); isErr || sp.SessionID == "" {
+		t.Fatalf("spawn: %s", out)
+	}
+	out, isErr = c.tool(ctx, "wait", map[string]any{"session_ids": []string{sp.SessionID}}, map[string]any{"progressToken": "p1"})
+	if isErr || !strings.Contains(out, `"last_message":"done"`) || !strings.Contains(out, `"timed_out":false`) {
+		t.Fatalf("wait: %s", out)
+	}
+	out, isErr = c.tool(ctx, "show", map[string]any{"session_id": "no-such"}, nil)
+	if !isErr || !strings.Contains(out, "spawn or list") {
+		t.Fatalf("show of an unknown id: %v %s", isErr, out)
+	}
+	if code := c.exit(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, c.stderr.String())
+	}
+	if c.stderr.Len() > 0 {
+		t.Errorf("stderr: %s", c.stderr.String())
+	}
+	// The worker is an ordinary session, marked as started over MCP; the
+	// server logged to the state dir.
+	list := w.ls()
+	if len(list) != 1 || list[0].ID != sp.SessionID || list[0].Source.String() != "mcp" || list[0].WorkingDir != w.work {
+		t.Fatalf("ls: %+v", list)
+	}
+	log, err := os.ReadFile(filepath.Join(w.state, "logs", "zwarm.log"))
+	if err != nil || !bytes.Contains(log, []byte("mcp server starting")) || !bytes.Contains(log, []byte("tool=spawn")) {
+		t.Fatalf("log: %v\n%s", err, log)
+	}
+}
+
+func TestMCPRefusesABadConfig(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"[mcp]\nwait_cap = \"5s\"\n": "wait_cap is 5s: it must be from 10s",
+		"[mcp]\nmax_worker = 3\n":    "max_worker",
+	} {
+		w := newWorld(t)
+		os.MkdirAll(w.state, 0o700)
+		writeFile(t, filepath.Join(w.state, "config.toml"), body)
+		c := startMCP(t, w)
+		if code := c.exit(30 * time.Second); code != exitUsage || !strings.Contains(c.stderr.String(), want) ||
+			!strings.Contains(c.stderr.String(), "config.toml") {
+			t.Errorf("%q: exit %d, stderr %q", body, code, c.stderr.String())
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zwarm/zwarm/orchestrator/tools"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Source is the source of every worker started over MCP.
+var Source = sessions.Source{Kind: sessions.SourceMCP}
+
+// DefaultHeartbeat is how often a blocking wait reports progress.
+const DefaultHeartbeat = 5 * time.Second
+
+// Options configure a Server.
+type Options struct {
+	Sessions tools.Sessions
+	// Dir is the directory the server was started in: relative working
+	// dirs start there, and workers may run in it and below (and in the
+	// config's allowed_dirs).
+	Dir string
+	// Config is the [mcp] table (nil: the defaults).
+	Config *Config
+	// Log receives the server's log (nil: none). It must not write to
+	// stdout, which carries the protocol.
+	Log     *slog.Logger
+	Version string
+	// Heartbeat is how often a blocking wait tells a client that asked for
+	// progress that it still waits (0: DefaultHeartbeat).
+	Heartbeat time.Duration
+}
+
+// Server serves the worker tools over MCP.
+type Server struct {
+	opt  Options
+	cfg  *Config
+	log  *slog.Logger
+	seen *tools.Seen
+	reg  *tools.Registry
+	mcp  *mcp.Server
+}
+
+// New builds a server; Run serves it.
+func New(opt Options) (*Server, error) {
+	if opt.Sessions == nil {
+		return nil, errors.New("mcp server: no session manager")
+	}
+	if !filepath.IsAbs(opt.Dir) {
+		return nil, fmt.Errorf("mcp server: dir %q is not absolute", opt.Dir)
+	}
+	if fi, err := os.Stat(opt.Dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("mcp server: dir %s is not a directory", opt.Dir)
+	}
+	cfg := opt.Config
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Heartbeat <= 0 {
+		opt.Heartbeat = DefaultHeartbeat
+	}
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{opt: opt, cfg: cfg, log: log, seen: tools.NewSeen(nil)}
+	reg, err := s.registry()
+	if err != nil {
+		return nil, err
+	}
+	s.reg = reg
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "zwarm", Title: "zwarm workers", Version: opt.Version},
+		&mcp.ServerOptions{Instructions: s.instructions(), Logger: log})
+	for _, t := range reg.Tools() {
+		s.mcp.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema, Annotations: annotations[t.Name]},
+			s.handler(t.Name))
+	}
+	return s, nil
+}
+
+// Run serves one client over t until it disconnects or ctx ends. Workers
+// keep running after it returns.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.log.Info("mcp server starting", "dir", s.opt.Dir, "max_workers", s.cfg.MaxWorkers, "wait_cap", s.cfg.WaitCap.Duration)
+	err := s.mcp.Run(ctx, t)
+	s.log.Info("mcp server stopped", "err", err)
+	return err
+}
+
+// registry holds the served tools: the orchestrator's worker tools, renamed.
+func (s *Server) registry() (*tools.Registry, error) {
+	byName := map[string]tools.Tool{}
+	for _, t := range tools.Workers(s.workerOptions(nil)) {
+		byName[t.Name] = t
+	}
+	reg, _ := tools.NewRegistry()
+	for _, n := range names {
+		t, ok := byName[n.orchestrator]
+		if !ok {
+			return nil, fmt.Errorf("mcp server: the orchestrator has no worker tool %q to serve as %s", n.orchestrator, n.mcp)
+		}
+		var override map[string]string
+		if n.orchestrator == "wait" {
+			t.Description += fmt.Sprintf(" Each call returns within %s (MCP clients give up on longer calls): "+
+				"while timed_out is true, call wait again.", s.cfg.WaitCap.Duration)
+			override = map[string]string{"timeout_s": fmt.Sprintf("Longest wait in seconds, from %d to %g (the default).",
+				tools.MinWaitSeconds, s.cfg.WaitCap.Seconds())}
+			t.Handler = s.wait
+		}
+		st, err := served(t, n.mcp, override)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server: %w", err)
+		}
+		if err := reg.Add(st); err != nil {
+			return nil, fmt.Errorf("mcp server: %w", err)
+		}
+	}
+	return reg, nil
+}
+
+// workerOptions are the worker tools' settings, with progress going to
+// the given hook.
+func (s *Server) workerOptions(progress func(tools.Progress)) tools.WorkerOptions {
+	return tools.WorkerOptions{
+		Sessions: s.opt.Sessions, Source: Source, Dir: s.opt.Dir, AllowedDirs: s.cfg.AllowedDirs,
+		MaxWorkers: s.cfg.MaxWorkers, DefaultAdapter: s.cfg.Adapter, DefaultModel: s.cfg.Model,
+		WaitCap: s.cfg.WaitCap.Duration, Seen: s.seen, Progress: progress,
+		OnSpawn: func(w *sessions.Session) {
+			s.log.Info("worker spawned", "id", w.ID, "adapter", w.Adapter, "model", w.Model, "dir", w.WorkingDir)
+		},
+	}
+}
+
+// handler runs one served tool for a client. Whatever the tool answers,
+// the call succeeds at the protocol level: a refusal is a result flagged
+// isError, which the client shows its model.
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		began := time.Now()
+		p := newProgress(req, s.log)
+		res := s.reg.Call(withProgress(ctx, p), name, req.Params.Arguments)
+		if res.IsError {
+			res.Text = adapt(res.Text)
+			s.log.Info("tool call refused", "tool", name, "took", time.Since(began), "progress", p != nil, "answer", clip(res.Text, 500))
+		} else {
+			s.log.Info("tool call", "tool", name, "took", time.Since(began), "progress", p != nil)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}, nil
+	}
+}
+
+func (s *Server) instructions() string {
+	return fmt.Sprintf("zwarm runs coding agents (Codex, Claude Code) as supervised background workers. "+
+		"spawn starts one on a self-contained task and returns its id at once; start several to work in parallel. "+
+		"wait blocks until workers finish, %s at most per call: while timed_out is true, call it again. "+
+		"show reads a worker's final message, files changed, usage and cost; get_trajectory what it did step by step; "+
+		"inject sends a follow-up into its thread; kill stops it; list shows your workers. "+
+		"Workers run in %s and below; they keep running if this conversation ends.", s.cfg.WaitCap.Duration, s.opt.Dir)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+var yes, no = true, false
+
+// annotations tell clients which tools only read.
+var annotations = map[string]*mcp.ToolAnnotations{
+	"spawn":          {Title: "Start a worker", DestructiveHint: &no, OpenWorldHint: &yes},
+	"wait":           {Title: "Wait for workers", ReadOnlyHint: true},
+	"show":           {Title: "Show a worker", ReadOnlyHint: true},
+	"inject":         {Title: "Send a worker a follow-up", DestructiveHint: &no, OpenWorldHint: &yes},
+	"list":           {Title: "List your workers", ReadOnlyHint: true},
+	"kill":           {Title: "Stop a worker", DestructiveHint: &yes},
+	"get_trajectory": {Title: "A worker's steps", ReadOnlyHint: true},
+}

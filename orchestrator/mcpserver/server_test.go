@@ -1,0 +1,301 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
+	t.Parallel()
+	c := connect(t, nil, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		b, _ := json.Marshal(tool.InputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: schema %s: %v", tool.Name, b, err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: schema %s does not resolve: %v", tool.Name, b, err)
+		}
+		if s.Type != "object" {
+			t.Errorf("%s: schema type %q", tool.Name, s.Type)
+		}
+		// An unknown parameter is refused by the schema, as by the tool.
+		if err := rs.Validate(map[string]any{"no_such_parameter": 1}); err == nil {
+			t.Errorf("%s: the schema accepts an unknown parameter", tool.Name)
+		}
+		// Nothing a client shows its model names a tool it cannot call.
+		for _, words := range append([]string{tool.Description}, propDescriptions(b)...) {
+			if m := renamed.FindString(words); m != "" || strings.Contains(words, "[orchestrator]") || strings.Contains(words, "run's dir") {
+				t.Errorf("%s: %q speaks of the orchestrator (%q)", tool.Name, words, m)
+			}
+		}
+	}
+	want := []string{"spawn", "wait", "show", "inject", "list", "kill", "get_trajectory"}
+	if !slices.Equal(names, sorted(want)) { // the SDK lists tools by name
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+	spawn := list.Tools[slices.Index(names, "spawn")]
+	b, _ := json.Marshal(spawn.InputSchema)
+	var s jsonschema.Schema
+	json.Unmarshal(b, &s)
+	rs, _ := s.Resolve(nil)
+	if err := rs.Validate(map[string]any{"task": "fix the test", "working_dir": "sub"}); err != nil {
+		t.Errorf("spawn's schema refuses a good call: %v", err)
+	}
+	if err := rs.Validate(map[string]any{"working_dir": "sub"}); err == nil {
+		t.Error("spawn's schema accepts a call without a task")
+	}
+	wait := list.Tools[slices.Index(names, "wait")]
+	if !strings.Contains(wait.Description, "within 50s") {
+		t.Errorf("wait does not say its cap: %s", wait.Description)
+	}
+	if init := c.cs.InitializeResult(); init.ServerInfo.Name != "zwarm" || !strings.Contains(init.Instructions, "spawn") {
+		t.Errorf("server info %+v, instructions %q", init.ServerInfo, init.Instructions)
+	}
+}
+
+func propDescriptions(schema []byte) []string {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(schema, &s)
+	var out []string
+	for _, p := range s.Properties {
+		out = append(out, p.Description)
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func TestMCPSpawnWaitShowList(t *testing.T) {
+	t.Parallel()
+	c := connect(t, nil, 0)
+	c.w.Script(map[string][]testenv.Step{
+		"write the parser": append([]testenv.Step{testenv.ChangesFile("parser.go")}, testenv.Completes("parser written, tests pass", 1200)...),
+	})
+	id := c.spawn("write the parser")
+	s, err := c.w.Manager.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source != (sessions.Source{Kind: sessions.SourceMCP}) || s.WorkingDir != c.w.Work || s.Task != "write the parser" {
+		t.Fatalf("worker source %v dir %s task %q", s.Source, s.WorkingDir, s.Task)
+	}
+
+	var wr waitResult
+	c.ok("wait", map[string]any{"session_ids": []string{id[:8]}}, &wr)
+	if len(wr.Finished) != 1 || wr.Finished[0].SessionID != id || wr.Finished[0].Status != "completed" ||
+		wr.Finished[0].LastMessage != "parser written, tests pass" || len(wr.Running) != 0 || wr.TimedOut || wr.Note != "" {
+		t.Fatalf("wait: %+v", wr)
+	}
+
+	var shown struct {
+		Status       string `json:"status"`
+		LastMessage  string `json:"last_message"`
+		FilesChanged []struct {
+			Path string `json:"path"`
+		} `json:"files_changed"`
+		Usage struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage"`
+	}
+	c.ok("show", map[string]any{"session_id": id}, &shown)
+	if shown.Status != "completed" || shown.LastMessage != "parser written, tests pass" || len(shown.FilesChanged) != 1 ||
+		shown.FilesChanged[0].Path != "parser.go" || shown.Usage.InputTokens != 1200 {
+		t.Fatalf("show: %+v", shown)
+	}
+
+	var list struct {
+		Workers []struct {
+			SessionID      string `json:"session_id"`
+			NeedsAttention bool   `json:"needs_attention"`
+		} `json:"workers"`
+	}
+	c.ok("list", map[string]any{}, &list)
+	if len(list.Workers) != 1 || list.Workers[0].SessionID != id || list.Workers[0].NeedsAttention {
+		t.Fatalf("list: %+v", list)
+	}
+	traj := c.ok("get_trajectory", map[string]any{"session_id": id}, nil)
+	if !strings.Contains(traj, "parser written, tests pass") || !strings.Contains(traj, "parser.go") {
+		t.Fatalf("trajectory:\n%s", traj)
+	}
+	// Nothing is left to wait for: wait says so at once.
+	wr = waitResult{}
+	c.ok("wait", map[string]any{}, &wr)
+	if len(wr.Finished)+len(wr.Running) != 0 || wr.TimedOut || !strings.Contains(wr.Note, "nothing to wait for") {
+		t.Fatalf("second wait: %+v", wr)
+	}
+}
+
+// A wait that outlasts its timeout returns within it, says timed_out and
+// what still runs, and sends progress while it blocks: a heartbeat, and
+// each worker that finishes.
+func TestMCPWaitTimesOutWithProgress(t *testing.T) {
+	t.Parallel()
+	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: 10 * time.Second}}, 500*time.Millisecond)
+	gates := t.TempDir()
+	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
+	c.w.Script(map[string][]testenv.Step{
+		"task a": append([]testenv.Step{testenv.WaitFile(gateA)}, testenv.Completes("a done", 100)...),
+		"task b": append([]testenv.Step{testenv.WaitFile(gateB)}, testenv.Completes("b done", 100)...),
+	})
+	a, b := c.spawn("task a"), c.spawn("task b")
+
+	type answer struct {
+		res *mcp.CallToolResult
+		at  time.Time
+	}
+	done := make(chan answer, 1)
+	began := time.Now()
+	go func() {
+		// No timeout_s: the cap (10s here) is the default.
+		res, err := c.cs.CallTool(context.Background(), withToken(&mcp.CallToolParams{Name: "wait",
+			Arguments: map[string]any{"session_ids": []string{a, b}, "mode": "all"}}, "wait-1"))
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		done <- answer{res, time.Now()}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// Two heartbeats: the wait is under way. Then one worker finishes.
+	beats := c.awaitProgress(ctx, 2)
+	touch(t, gateA)
+	var ans answer
+	select {
+	case ans = <-done:
+	case <-ctx.Done():
+		t.Fatal("wait did not return")
+	}
+	if ans.res.IsError {
+		t.Fatalf("wait: %s", text(ans.res))
+	}
+	var wr waitResult
+	if err := json.Unmarshal([]byte(text(ans.res)), &wr); err != nil {
+		t.Fatal(err)
+	}
+	if !wr.TimedOut || len(wr.Finished) != 1 || wr.Finished[0].SessionID != a || wr.Finished[0].LastMessage != "a done" ||
+		len(wr.Running) != 1 || wr.Running[0].SessionID != b || wr.Note != "" {
+		t.Fatalf("wait: %s", text(ans.res))
+	}
+	if took := ans.at.Sub(began); took < 10*time.Second {
+		t.Fatalf("the wait returned after %s, before its timeout", took)
+	}
+	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, sessions.ShortID(b)) {
+		t.Errorf("heartbeat %q does not say what runs", beats[0].Message)
+	}
+	all := c.awaitProgress(ctx, 0)
+	finishedNews := false
+	for i, p := range all {
+		if p.ProgressToken != "wait-1" {
+			t.Errorf("notification %d has token %v", i, p.ProgressToken)
+		}
+		if i > 0 && p.Progress <= all[i-1].Progress {
+			t.Errorf("progress does not increase: %v then %v", all[i-1].Progress, p.Progress)
+		}
+		if p.Message == fmt.Sprintf("worker %s completed", sessions.ShortID(a)) {
+			finishedNews = true
+		}
+	}
+	if !finishedNews {
+		t.Errorf("no notification that %s finished among %d", sessions.ShortID(a), len(all))
+	}
+	touch(t, gateB)
+}
+
+func withToken(p *mcp.CallToolParams, token any) *mcp.CallToolParams {
+	p.SetProgressToken(token)
+	return p
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMCPInjectResumesAndKillStops(t *testing.T) {
+	t.Parallel()
+	c := connect(t, nil, 0)
+	gate := filepath.Join(t.TempDir(), "gate")
+	c.w.Script(map[string][]testenv.Step{
+		"first question":  testenv.Completes("first answer", 100),
+		"second question": testenv.Completes("second answer", 300),
+		"long job":        append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("never", 100)...),
+	})
+	id := c.spawn("first question")
+	var wr waitResult
+	c.ok("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	var inj struct {
+		Outcome string `json:"outcome"`
+		Turn    int    `json:"turn"`
+	}
+	c.ok("inject", map[string]any{"session_id": id, "message": "second question"}, &inj)
+	if inj.Outcome != string(sessions.InjectResumed) || inj.Turn != 2 {
+		t.Fatalf("inject into a finished worker: %+v", inj)
+	}
+	wr = waitResult{}
+	c.ok("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	if len(wr.Finished) != 1 || wr.Finished[0].Turn != 2 || wr.Finished[0].LastMessage != "second answer" {
+		t.Fatalf("wait for the follow-up: %+v", wr)
+	}
+
+	long := c.spawn("long job")
+	c.ok("inject", map[string]any{"session_id": long, "message": "and then this"}, &inj)
+	if inj.Outcome != string(sessions.InjectQueued) {
+		t.Fatalf("inject into a busy worker: %+v", inj)
+	}
+	var k struct {
+		Stopped bool   `json:"stopped"`
+		Status  string `json:"status"`
+	}
+	c.ok("kill", map[string]any{"session_id": long, "reason": "not needed"}, &k)
+	if !k.Stopped || k.Status != "killed" {
+		t.Fatalf("kill: %+v", k)
+	}
+	var shown struct {
+		Status string `json:"status"`
+	}
+	c.ok("show", map[string]any{"session_id": long}, &shown)
+	if shown.Status != "killed" {
+		t.Fatalf("show after kill: %+v", shown)
+	}
+	k = struct {
+		Stopped bool   `json:"stopped"`
+		Status  string `json:"status"`
+	}{}
+	c.ok("kill", map[string]any{"session_id": long}, &k)
+	if k.Stopped || k.Status != "killed" {
+		t.Fatalf("second kill: %+v", k)
+	}
+}
