@@ -106,7 +106,8 @@ type QualityConfig struct {
 	MaxFiles int `toml:"max_files"`
 	// RequireTests nudges when a finished worker changed code and no test.
 	RequireTests bool `toml:"require_tests"`
-	// Extensions are code; TestPatterns are substrings of a test's path.
+	// Extensions are code; TestPatterns are globs that, matching a file's
+	// base name or one of its directories, make it a test.
 	Extensions   []string `toml:"extensions"`
 	TestPatterns []string `toml:"test_patterns"`
 }
@@ -195,8 +196,9 @@ const (
 var SourceExtensions = []string{".go", ".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".rs", ".java", ".kt", ".scala",
 	".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".m", ".sh", ".sql", ".vue", ".svelte", ".ex", ".exs", ".lua", ".zig"}
 
-// TestPatterns mark a path as a test.
-var TestPatterns = []string{"_test.", "test_", ".test.", ".spec.", "/test/", "/tests/", "/spec/", "__tests__", "tests.", "Test."}
+// TestPatterns mark a path as a test: globs (path.Match) matched against
+// its base name and each of its directories.
+var TestPatterns = []string{"*_test.*", "test_*", "*.test.*", "*.spec.*", "*Test.*", "*Tests.*", "test", "tests", "spec", "__tests__"}
 
 func on(priority int) Common { return Common{Enabled: true, Priority: priority} }
 

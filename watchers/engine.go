@@ -226,22 +226,10 @@ func (e *Engine) ask(ctx context.Context, en *entry, v *RunView) outcome {
 	go func() {
 		defer e.wg.Done()
 		defer cancel()
-		defer e.release(en)
-		defer func() {
-			if p := recover(); p != nil {
-				e.mu.Lock()
-				en.broken = fmt.Sprint(p)
-				e.mu.Unlock()
-				e.log.Error("watchers: a watcher panicked", "watcher", name, "panic", p, "stack", string(debug.Stack()))
-				done <- outcome{problem: &Problem{Watcher: name, Kind: "panic", Text: fmt.Sprintf("panicked (%v) and is off for the rest of the run", p)}}
-			}
-		}()
-		verdict := en.w.Check(cctx, v)
-		verdict.Watcher, verdict.Priority = name, en.priority
-		if verdict.Action == "" {
-			verdict.Action = Continue
-		}
-		done <- outcome{v: verdict}
+		o := e.run(cctx, en, v)
+		// Idle again before the answer is taken, so the next step asks it.
+		e.release(en)
+		done <- o
 	}()
 	t := time.NewTimer(en.timeout)
 	defer t.Stop()
@@ -251,6 +239,26 @@ func (e *Engine) ask(ctx context.Context, en *entry, v *RunView) outcome {
 	case <-t.C:
 		return outcome{problem: &Problem{Watcher: name, Kind: "timeout", Text: fmt.Sprintf("did not answer within %s", en.timeout)}}
 	}
+}
+
+// run calls the watcher, turning a panic into a problem.
+func (e *Engine) run(ctx context.Context, en *entry, v *RunView) (o outcome) {
+	name := en.w.Name()
+	defer func() {
+		if p := recover(); p != nil {
+			e.mu.Lock()
+			en.broken = fmt.Sprint(p)
+			e.mu.Unlock()
+			e.log.Error("watchers: a watcher panicked", "watcher", name, "panic", p, "stack", string(debug.Stack()))
+			o = outcome{problem: &Problem{Watcher: name, Kind: "panic", Text: fmt.Sprintf("panicked (%v) and is off for the rest of the run", p)}}
+		}
+	}()
+	verdict := en.w.Check(ctx, v)
+	verdict.Watcher, verdict.Priority = name, en.priority
+	if verdict.Action == "" {
+		verdict.Action = Continue
+	}
+	return outcome{v: verdict}
 }
 
 func (e *Engine) release(en *entry) {

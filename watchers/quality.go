@@ -14,9 +14,33 @@ type quality struct {
 	// files is the count of changed files last reported; code the count
 	// of code files when the missing tests were reported.
 	files, code int
+	// kinds remembers what each path is: matching globs is the cost.
+	kinds map[string]fileKind
 }
 
-func newQuality(cfg QualityConfig) *quality { return &quality{cfg: cfg} }
+type fileKind int
+
+const (
+	otherFile fileKind = iota
+	codeFile
+	testFile
+)
+
+func newQuality(cfg QualityConfig) *quality { return &quality{cfg: cfg, kinds: map[string]fileKind{}} }
+
+func (q *quality) kind(p string) fileKind {
+	k, ok := q.kinds[p]
+	if !ok {
+		switch {
+		case isTest(p, q.cfg.TestPatterns):
+			k = testFile
+		case isSource(p, q.cfg.Extensions):
+			k = codeFile
+		}
+		q.kinds[p] = k
+	}
+	return k
+}
 
 func (q *quality) Name() string { return "quality" }
 
@@ -30,10 +54,10 @@ func (q *quality) Check(_ context.Context, v *RunView) Verdict {
 				continue
 			}
 			files[c.Path] = true
-			switch {
-			case isTest(c.Path, q.cfg.TestPatterns):
+			switch q.kind(c.Path) {
+			case testFile:
 				tests++
-			case isSource(c.Path, q.cfg.Extensions):
+			case codeFile:
 				code = append(code, c.Path)
 			}
 		}
