@@ -31,8 +31,10 @@ type turnSeen struct{ message, changed bool }
 func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) []Alert {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// The update marked Synced is the last of the initial state: the
+	// sessions after it are news.
 	if u.Synced {
-		w.synced = true
+		defer func() { w.synced = true }()
 	}
 	if u.Removed {
 		delete(w.workers, u.ID)

@@ -205,10 +205,13 @@ func TestFailureQuiet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Failure.Killed = false
 	w := NewWorkers(cfg, WorkerOptions{})
-	// Failed before the watchers started: history.
+	// Failed before the watchers started: history, the last of the
+	// initial state (marked Synced) too.
 	old := newRec("old").startTurn(t0).settle(t0, sessions.StatusFailed, "", "boom")
 	want(t, feed(t, w, t0, old.update(true)))
-	want(t, feed(t, w, t0, synced()))
+	last := newRec("last").startTurn(t0).settle(t0, sessions.StatusFailed, "", "boom").update(true)
+	last.Synced = true
+	want(t, feed(t, w, t0, last))
 	r := newRec("a").startTurn(t0)
 	want(t, feed(t, w, t0, r.update(false)))
 	want(t, feed(t, w, t0, r.settle(t0, sessions.StatusCompleted, "all done", "").update(false)))
