@@ -66,15 +66,12 @@ type BudgetConfig struct {
 type ScopeConfig struct {
 	Common
 	Keywords []string `toml:"keywords"`
-	// Window is how many recent steps' messages are read.
-	Window int `toml:"window"`
 }
 
 // PatternConfig: regexes over recent messages and tool output.
 type PatternConfig struct {
 	Common
-	Window int           `toml:"window"`
-	Rules  []PatternRule `toml:"rules"`
+	Rules []PatternRule `toml:"rules"`
 }
 
 // PatternRule is one [[watchers.pattern.rules]] entry.
@@ -181,7 +178,6 @@ const (
 	DefaultIdleSteps    = 5
 	DefaultEmptyWaits   = 3
 	DefaultWarnAt       = 0.8
-	DefaultWindow       = 3
 	DefaultReminder     = 10
 	DefaultMaxFiles     = 10
 	DefaultEvery        = 5
@@ -210,8 +206,8 @@ func DefaultConfig() *Config {
 		Timeout:  sessions.Duration{Duration: DefaultTimeout},
 		Progress: ProgressConfig{Common: on(80), Repeats: DefaultRepeats, AbortRepeats: DefaultAbortRepeats, IdleSteps: DefaultIdleSteps, EmptyWaits: DefaultEmptyWaits},
 		Budget:   BudgetConfig{Common: on(90), WarnAt: DefaultWarnAt},
-		Scope:    ScopeConfig{Common: on(20), Keywords: []string{}, Window: DefaultWindow},
-		Pattern:  PatternConfig{Common: on(70), Window: DefaultWindow},
+		Scope:    ScopeConfig{Common: on(20), Keywords: []string{}},
+		Pattern:  PatternConfig{Common: on(70)},
 		Delegation: DelegationConfig{Common: on(30),
 			Extensions: append([]string(nil), SourceExtensions...)},
 		DelegationReminder: ReminderConfig{Common: on(10), Steps: DefaultReminder},
@@ -228,7 +224,7 @@ func DefaultConfig() *Config {
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
 const ConfigKeys = "timeout; [watchers.NAME] enabled, priority and: progress repeats/abort_repeats/idle_steps/empty_waits, " +
-	"budget warn_at/max_workers, scope keywords/window, pattern window/[[rules]] regex/action/message/in, " +
+	"budget warn_at/max_workers, scope keywords, pattern [[rules]] regex/action/message/in, " +
 	"delegation extensions, delegation_reminder steps, quality max_files/require_tests/extensions/test_patterns, " +
 	"llm every/model/timeout/steps/on_concern/on_problem, stall after/first_event, failure killed, hollow, cost_guard max_tokens/max_cost"
 
@@ -268,8 +264,6 @@ func (c *Config) Validate() error {
 		bad = append(bad, fmt.Sprintf("budget.warn_at is %g: it must be a share above 0 and at most 1", c.Budget.WarnAt))
 	}
 	atLeast("budget.max_workers", c.Budget.MaxWorkers, 0)
-	atLeast("scope.window", c.Scope.Window, 1)
-	atLeast("pattern.window", c.Pattern.Window, 1)
 	for i, r := range c.Pattern.Rules {
 		switch {
 		case r.Regex.Regexp == nil:

@@ -13,8 +13,8 @@ import (
 // exec_command: a heredoc, echo or printf redirected into a source file,
 // or sed -i (perl -pi) on one.
 type delegation struct {
-	cfg  DelegationConfig
-	seen int // calls already read
+	cfg   DelegationConfig
+	calls cursor
 }
 
 func newDelegation(cfg DelegationConfig) *delegation { return &delegation{cfg: cfg} }
@@ -49,9 +49,7 @@ func writesCode(cmd string, exts []string) (string, bool) {
 }
 
 func (d *delegation) Check(_ context.Context, v *RunView) Verdict {
-	from := max(v.callsFrom(v.Step-DefaultWindow), d.seen)
-	d.seen = len(v.Calls)
-	for _, c := range v.Calls[from:] {
+	for _, c := range v.Calls[d.calls.since(len(v.Calls)):] {
 		if c.Name != "exec_command" {
 			continue
 		}

@@ -18,6 +18,7 @@ func TestDelegationCatchesCodeWrittenByHand(t *testing.T) {
 	} {
 		w := newDelegation(DefaultConfig().Delegation)
 		h := newHistory("build it")
+		ask(t, w, h, Continue)
 		h.step("", call("exec_command", map[string]any{"cmd": cmd}))
 		v := ask(t, w, h, Nudge)
 		if !strings.Contains(v.Message, "Delegate implementation to a worker") {

@@ -43,6 +43,7 @@ type llm struct {
 	model  Model
 	prices sessions.Prices
 	last   int // the step last reviewed
+	looked bool
 }
 
 func newLLM(cfg LLMConfig, m Model, prices sessions.Prices) *llm {
@@ -53,6 +54,10 @@ func (l *llm) Name() string { return "llm" }
 
 func (l *llm) Check(ctx context.Context, v *RunView) Verdict {
 	done := v.Step - 1
+	if !l.looked {
+		// A resumed run's last step was reviewed before it stopped.
+		l.looked, l.last = true, done
+	}
 	if done < l.cfg.Every || done%l.cfg.Every != 0 || done == l.last {
 		return Verdict{}
 	}

@@ -81,6 +81,7 @@ func TestLLMOkOrFailureIsQuiet(t *testing.T) {
 	} {
 		w := newLLM(llmCfg(), m, nil)
 		h := newHistory("add a parser")
+		ask(t, w, h, Continue)
 		for i := 0; i < 3; i++ {
 			h.step("", call("wait", map[string]any{"i": i}))
 		}

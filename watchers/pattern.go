@@ -7,11 +7,12 @@ import (
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
-// pattern applies configured rules: a regex over the model's recent
-// messages and tool outputs, with the action and message of the rule.
+// pattern applies configured rules: a regex over the model's messages and
+// the tool outputs since the last step, with the action and message of
+// the rule.
 type pattern struct {
-	cfg              PatternConfig
-	seenMsg, seenOut int
+	cfg        PatternConfig
+	msgs, outs cursor
 }
 
 func newPattern(cfg PatternConfig) *pattern { return &pattern{cfg: cfg} }
@@ -19,10 +20,8 @@ func newPattern(cfg PatternConfig) *pattern { return &pattern{cfg: cfg} }
 func (p *pattern) Name() string { return "pattern" }
 
 func (p *pattern) Check(_ context.Context, v *RunView) Verdict {
-	start := v.Step - p.cfg.Window
-	msgs := v.Messages[max(v.messagesFrom(start), p.seenMsg):]
-	outs := v.Calls[max(v.callsFrom(start), p.seenOut):]
-	p.seenMsg, p.seenOut = len(v.Messages), len(v.Calls)
+	msgs := v.Messages[p.msgs.since(len(v.Messages)):]
+	outs := v.Calls[p.outs.since(len(v.Calls)):]
 	var out Verdict
 	for _, r := range p.cfg.Rules {
 		if r.Action.Severity() <= out.Action.Severity() {

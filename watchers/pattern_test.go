@@ -35,6 +35,7 @@ message = "a password showed up"
 func TestPatternRulesFireWithTheirAction(t *testing.T) {
 	w := newPattern(patternCfg(t, patternRules))
 	h := newHistory("ship it")
+	ask(t, w, h, Continue)
 	h.step("Leaving a todo for later.")
 	v := ask(t, w, h, Nudge)
 	if !strings.Contains(v.Message, `matched "todo"`) {
@@ -54,6 +55,7 @@ func TestPatternRulesFireWithTheirAction(t *testing.T) {
 func TestPatternQuiet(t *testing.T) {
 	w := newPattern(patternCfg(t, patternRules))
 	h := newHistory("ship it")
+	ask(t, w, h, Continue)
 	// A rule looks only where it is told to.
 	h.step("I will not git push --force.", callOut("exec_command", map[string]any{"cmd": "grep -r TODO"}, "TODO: later"))
 	ask(t, w, h, Continue)

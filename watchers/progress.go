@@ -21,6 +21,7 @@ type progress struct {
 	// last fired, and the worker whose idleness was reported.
 	sameAt, outputAt, waitAt int
 	idleSince                time.Time
+	looked                   bool
 }
 
 func newProgress(cfg ProgressConfig) *progress { return &progress{cfg: cfg} }
@@ -29,6 +30,11 @@ func (p *progress) Name() string { return "progress" }
 
 func (p *progress) Check(_ context.Context, v *RunView) Verdict {
 	n := len(v.Calls)
+	if !p.looked {
+		// A resumed run's history was judged before it stopped.
+		p.looked = true
+		p.sameAt, p.outputAt, p.waitAt = n, n, n
+	}
 	var out Verdict
 	better := func(c Verdict) {
 		if c.Action.Severity() > out.Action.Severity() {

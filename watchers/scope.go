@@ -10,11 +10,11 @@ import (
 )
 
 // scope notices the model talking about what the task should avoid: a
-// configured keyword in its recent messages or reasoning.
+// configured keyword in its messages or reasoning since the last step.
 type scope struct {
 	cfg   ScopeConfig
 	words []*regexp.Regexp
-	seen  int // messages already read
+	msgs  cursor
 }
 
 func newScope(cfg ScopeConfig) *scope {
@@ -47,9 +47,7 @@ func isWord(c byte) bool {
 func (s *scope) Name() string { return "scope" }
 
 func (s *scope) Check(_ context.Context, v *RunView) Verdict {
-	from := max(v.messagesFrom(v.Step-s.cfg.Window), s.seen)
-	s.seen = len(v.Messages)
-	for i := from; i < len(v.Messages); i++ {
+	for i := s.msgs.since(len(v.Messages)); i < len(v.Messages); i++ {
 		for _, w := range s.words {
 			if hit := w.FindString(v.Messages[i].Text); hit != "" {
 				return Verdict{Action: Nudge, Message: fmt.Sprintf("You mentioned %q, which this task is to stay away from. "+
