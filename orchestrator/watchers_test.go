@@ -295,3 +295,39 @@ func TestRunViewOfAView(t *testing.T) {
 		t.Errorf("%+v", rv)
 	}
 }
+
+// A pause ends the run as resumable with the watcher's reason; resumed,
+// the run goes on: what paused it is not judged again.
+func TestWatchersPauseThenResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "WATCH pause")
+	h.script(calls(call("exec_command", map[string]any{"cmd": "echo password=hunter2", "login": false})),
+		calls(call("finish", map[string]any{"summary": "done after the pause"})))
+	cfg := watchers.DefaultConfig()
+	var rule watchers.PatternRule
+	if err := rule.Regex.UnmarshalText([]byte(`password=\S+`)); err != nil {
+		t.Fatal(err)
+	}
+	rule.Action, rule.Message, rule.In = watchers.Pause, "a secret showed up in a tool's output", "outputs"
+	cfg.Pattern.Rules = []watchers.PatternRule{rule}
+	rec := h.watched(h.settings(nil), cfg, nil)
+	if rec.Status != StatusInterrupted || rec.Steps != 1 ||
+		rec.StopReason != "paused by watcher pattern: a secret showed up in a tool's output; --resume continues it" {
+		t.Fatalf("record %+v", rec)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Resume(ctx, h.options(h.settings(nil), 0), rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := r.Watch(ctx, cfg)
+	rec, err = r.Execute(ctx)
+	stop()
+	if err != nil || rec.Status != StatusCompleted || rec.Summary != "done after the pause" || rec.Steps != 2 {
+		t.Fatalf("resumed: %+v %v", rec, err)
+	}
+	if got := strings.Join(guardEvents(h), ", "); got != "2 pattern pause" {
+		t.Errorf("guard events: %s", got)
+	}
+}
