@@ -56,7 +56,9 @@ func (f *factory) manager() (*sessions.Manager, error) {
 // sessions: every command reads the same config, and a typo in any table
 // is reported by all of them.
 func configSections() []sessions.ConfigSection {
-	return append(append([]sessions.ConfigSection{}, orchestratorSections...), mcpSections...)
+	sections := []sessions.ConfigSection{watcherSection}
+	sections = append(sections, orchestratorSections...)
+	return append(sections, mcpSections...)
 }
 
 func newRootCmd(io *streams) *cobra.Command {
@@ -107,7 +109,7 @@ out; 130 interrupted.`,
 		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
 		newOrchestrateCmd(f), newRunsCmd(f),
-		newMCPCmd(f),
+		newWatchCmd(f), newMCPCmd(f),
 		newInitCmd(f), newDoctorCmd(f), newVersionCmd(f),
 		newSuperviseCmd(f), newReplayCmd(f),
 	)

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/watchers"
+)
+
+// watcherSection is the [watchers] table; every command must know it to
+// read config.toml.
+var watcherSection = watchers.ConfigSection()
+
+type watchOptions struct {
+	f    *factory
+	ids  []string
+	all  bool
+	json bool
+}
+
+func newWatchCmd(f *factory) *cobra.Command {
+	o := &watchOptions{f: f}
+	c := &cobra.Command{
+		Use:   "watch [ID...]",
+		Short: "Run the worker watchers on your sessions and print their alerts",
+		Long: `watch follows the sessions you spawned (or the ones named, or --all) and runs the
+worker watchers on them until Ctrl+C: stall (a running session that printed
+nothing for [watchers.stall] after, or nothing in its turn within first_event),
+failure (it failed or was killed), hollow (a turn completed with no message and
+no change) and cost_guard (past max_tokens or max_cost it is stopped). Each
+alert is printed as it happens; --json prints one JSON object per line with
+watcher, session_id, action (nudge, or stop when cost_guard stopped it),
+reason, at, status, task and source. Sessions that failed before watch started
+are not reported. Settings come from the [watchers.NAME] tables of config.toml.`,
+		Example: `  zwarm watch                 # the sessions you spawn, until Ctrl+C
+  zwarm watch --json | jq -r 'select(.watcher == "stall") | .session_id'
+  zwarm watch --all           # orchestrator and MCP workers too`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.ids = args
+			return runWatch(c, o)
+		},
+		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
+	}
+	c.Flags().BoolVar(&o.all, "all", false, "every session, not only those you spawned (orchestrator runs' and MCP's too)")
+	c.Flags().BoolVar(&o.json, "json", false, "print one JSON object per alert")
+	return c
+}
+
+func runWatch(c *cobra.Command, o *watchOptions) error {
+	if o.all && len(o.ids) > 0 {
+		return usagef("give session ids or --all, not both")
+	}
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	wc := watchers.FromConfig(cfg)
+	path := filepath.Join(m.Store().Dir(), sessions.ConfigFile)
+	if err := wc.Validate(); err != nil {
+		return &sessions.ConfigError{Path: path, Err: err}
+	}
+	if !wc.Stall.Enabled && !wc.Failure.Enabled && !wc.Hollow.Enabled && !wc.CostGuard.Enabled {
+		return &sessions.ConfigError{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow and cost_guard are all disabled: there is nothing to watch")}
+	}
+	log, closeLog, err := fileLogger(m.Store().Dir())
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	io := o.f.io
+	var filter sessions.ListOptions
+	what := "watching the sessions you spawn"
+	switch {
+	case len(o.ids) > 0:
+		what = "watching " + strings.Join(shortIDs(o.ids), " ")
+	case o.all:
+		what = "watching every session"
+	default:
+		filter.Source = sessions.UserSource
+	}
+	var prog *progress
+	if !o.json {
+		prog = startProgress(io, what+" · Ctrl+C stops")
+	}
+	defer prog.Stop()
+	shown := map[string]bool{}
+	w := watchers.NewWorkers(wc, watchers.WorkerOptions{Killer: m, Log: log, OnUpdate: func(u sessions.Update) {
+		// The progress lists what runs, and how what it listed ended.
+		if u.Session != nil && (!u.Session.Settled() || shown[u.ID]) {
+			shown[u.ID] = true
+			prog.Update(u)
+		}
+	}})
+	errc := make(chan error, 1)
+	ctx := c.Context()
+	go func() { errc <- w.Watch(ctx, m, filter, o.ids...) }()
+	enc := json.NewEncoder(io.out)
+	var werr error
+	for a := range w.Alerts() {
+		if o.json {
+			if werr == nil {
+				werr = enc.Encode(a)
+			}
+			continue
+		}
+		prog.Print(func() { fmt.Fprintln(io.out, alertLine(io, a)) })
+	}
+	if err := <-errc; err != nil {
+		return err
+	}
+	return werr
+}
+
+// alertLine is an alert for people: time, watcher, session, reason, task.
+func alertLine(io *streams, a watchers.Alert) string {
+	colour := sgrYellow
+	if a.Action == watchers.Stop || a.Watcher == "failure" {
+		colour = sgrRed
+	}
+	name := fmt.Sprintf("%-10s", a.Watcher)
+	if a.Action == watchers.Stop {
+		name = fmt.Sprintf("%-10s", a.Watcher+" ■")
+	}
+	line := fmt.Sprintf("%s  %s  %s  %s", a.At.Local().Format("15:04:05"), io.paint(colour, name), sessions.ShortID(a.SessionID), render.SafeLine(a.Reason))
+	if a.Error != "" {
+		line += " (" + render.SafeLine(a.Error) + ")"
+	}
+	return line + "  · " + render.Clip(a.Task, 60)
+}
+
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = sessions.ShortID(id)
+	}
+	return out
+}

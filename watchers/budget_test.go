@@ -1,0 +1,80 @@
+package watchers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+func TestBudgetWarnsWithWhatIsLeftThenAborts(t *testing.T) {
+	w := newBudget(DefaultConfig().Budget)
+	h := newHistory("fix the bug")
+	h.v.Limits = Limits{MaxSteps: 10, MaxCostUSD: 2, MaxTokens: 100_000}
+	for i := 0; i < 7; i++ {
+		h.step("", call("wait", map[string]any{"n": i}))
+		ask(t, w, h, Continue)
+	}
+	h.step("", call("wait", map[string]any{}))
+	v := ask(t, w, h, Nudge)
+	if !strings.Contains(v.Message, "8 of 10 steps used, 2 left") {
+		t.Errorf("message %q", v.Message)
+	}
+	ask(t, w, h, Continue) // once
+	// Tokens and cost count the model and its workers together.
+	h.v.Usage.TotalTokens, h.v.WorkerUsage.TotalTokens = 30_000, 55_000
+	model, workers := 0.5, 1.2
+	h.v.CostUSD, h.v.WorkerCostUSD = &model, &workers
+	v = ask(t, w, h, Nudge)
+	if !strings.Contains(v.Message, "85k of 100k tokens used, 15k left") || !strings.Contains(v.Message, "$1.70 of $2.00 spent, $0.30 left") {
+		t.Errorf("message %q", v.Message)
+	}
+	workers = 1.6
+	v = ask(t, w, h, Abort)
+	if v.Message != "the run spent $2.10, its limit is $2.00" {
+		t.Errorf("message %q", v.Message)
+	}
+}
+
+func TestBudgetQuietUnderItsShare(t *testing.T) {
+	w := newBudget(DefaultConfig().Budget)
+	h := newHistory("fix the bug")
+	h.v.Limits = Limits{MaxSteps: 10, MaxTokens: 100_000, MaxWorkers: 2}
+	h.v.Usage.TotalTokens = 79_000
+	for i := 0; i < 7; i++ {
+		h.step("", call("wait", map[string]any{"n": i}))
+		ask(t, w, h, Continue)
+	}
+	h.worker("w1")
+	h.worker("w2")
+	ask(t, w, h, Continue)
+	// No limits: nothing to warn about, however much is used.
+	w = newBudget(DefaultConfig().Budget)
+	h.v.Limits = Limits{}
+	h.v.Usage.TotalTokens = 1e9
+	ask(t, w, h, Continue)
+}
+
+func TestBudgetTooManyWorkers(t *testing.T) {
+	w := newBudget(DefaultConfig().Budget)
+	h := newHistory("fix the bug")
+	h.v.Limits.MaxWorkers = 2
+	var ws []*sessions.Session
+	for _, id := range []string{"a", "b", "c"} {
+		ws = append(ws, h.worker(id))
+	}
+	v := ask(t, w, h, Nudge)
+	if !strings.Contains(v.Message, "3 workers are running, more than the 2 allowed") {
+		t.Errorf("message %q", v.Message)
+	}
+	ask(t, w, h, Continue)
+	h.worker("d")
+	ask(t, w, h, Nudge) // one more
+	h.end(ws[0], sessions.StatusCompleted)
+	h.end(ws[1], sessions.StatusCompleted)
+	ask(t, w, h, Continue)
+	// [watchers.budget] max_workers overrides the run's.
+	cfg := DefaultConfig().Budget
+	cfg.MaxWorkers = 1
+	ask(t, newBudget(cfg), h, Nudge)
+}

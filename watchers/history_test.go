@@ -1,0 +1,87 @@
+package watchers
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// history scripts a run step by step, as the orchestrator would show it
+// to the watchers.
+type history struct {
+	v    RunView
+	t    time.Time
+	done int // steps done
+}
+
+func newHistory(task string) *history {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return &history{v: RunView{RunID: "run-1", Task: task, Model: "gpt-5.1", Limits: Limits{MaxSteps: 50, MaxWorkers: 4},
+		Changes: map[string][]sessions.FileChange{}, Started: t0}, t: t0}
+}
+
+// step adds a step with these calls (and the model's text, if any).
+func (h *history) step(text string, calls ...Call) *history {
+	h.done++
+	if text != "" {
+		h.v.Messages = append(h.v.Messages, Message{Step: h.done, Kind: "message", Text: text})
+	}
+	for _, c := range calls {
+		h.t = h.t.Add(time.Second)
+		c.Step, c.At = h.done, h.t
+		h.v.Calls = append(h.v.Calls, c)
+	}
+	h.t = h.t.Add(time.Second)
+	return h
+}
+
+// worker adds a worker started now, running until end is called.
+func (h *history) worker(id string) *sessions.Session {
+	owner := sessions.ProcRef{PID: 1, Start: 1}
+	s := &sessions.Session{ID: id, Task: "task of " + id, Status: sessions.StatusRunning, CreatedAt: h.t, Owner: &owner}
+	h.t = h.t.Add(time.Second)
+	h.v.Workers = append(h.v.Workers, s)
+	return s
+}
+
+func (h *history) end(s *sessions.Session, st sessions.Status) {
+	end := h.t
+	s.Status, s.Owner, s.EndedAt = st, nil, &end
+	h.t = h.t.Add(time.Second)
+}
+
+// view is what the watchers see before the next step. It shares the
+// history's slices: watchers only read a view, and the history only
+// appends.
+func (h *history) view() *RunView {
+	v := h.v
+	v.Step = h.done + 1
+	return &v
+}
+
+func call(name string, args any) Call {
+	b, _ := json.Marshal(args)
+	return Call{Name: name, Args: b, Output: "ok " + name}
+}
+
+func callOut(name string, args any, output string) Call {
+	c := call(name, args)
+	c.Output = output
+	return c
+}
+
+// ask asks w about the coming step and checks the answer's action.
+func ask(t *testing.T, w RunWatcher, h *history, want Action) Verdict {
+	t.Helper()
+	v := w.Check(context.Background(), h.view())
+	if v.Action == "" {
+		v.Action = Continue
+	}
+	if v.Action != want {
+		t.Fatalf("%s before step %d: %s %q, want %s", w.Name(), h.done+1, v.Action, v.Message, want)
+	}
+	return v
+}
