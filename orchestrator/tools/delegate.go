@@ -157,7 +157,11 @@ func (w *workers) endTool() Tool {
 				out["reason"] = a.Reason
 			}
 			if !s.Settled() {
-				k, err := w.opt.Sessions.Kill(ctx, s.ID)
+				why := "ended by the orchestrator"
+				if a.Reason != "" {
+					why += ": " + a.Reason
+				}
+				k, err := w.opt.Sessions.KillBecause(ctx, s.ID, why)
 				if err != nil && !errors.Is(err, sessions.ErrNotRunning) {
 					return Errorf("could not stop worker %s: %v", sessions.ShortID(s.ID), err)
 				}

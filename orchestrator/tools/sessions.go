@@ -13,7 +13,7 @@ import (
 type Sessions interface {
 	Spawn(ctx context.Context, req sessions.SpawnRequest) (*sessions.Session, error)
 	Inject(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
-	Kill(ctx context.Context, idOrPrefix string) (*sessions.Session, error)
+	KillBecause(ctx context.Context, idOrPrefix, reason string) (*sessions.Session, error)
 	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
 	Get(ctx context.Context, idOrPrefix string) (*sessions.Session, error)
 	List(ctx context.Context, opt sessions.ListOptions) ([]*sessions.Session, error)

@@ -205,8 +205,15 @@ func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
 		Status  string `json:"status"`
 		Deleted bool   `json:"deleted"`
 	}
-	f.mustOK("end_session", map[string]any{"session_id": id, "reason": "stuck", "delete": true}, &end)
-	if !end.Stopped || end.Status != "killed" || !end.Deleted {
+	f.mustOK("end_session", map[string]any{"session_id": id, "reason": "stuck"}, &end)
+	if !end.Stopped || end.Status != "killed" || end.Deleted {
+		t.Errorf("end %+v", end)
+	}
+	if s, err := f.w.Manager.Get(context.Background(), id); err != nil || s.Error != "ended by the orchestrator: stuck" {
+		t.Errorf("the record does not say why it was ended: %q %v", s.Error, err)
+	}
+	f.mustOK("end_session", map[string]any{"session_id": id, "delete": true}, &end)
+	if end.Stopped || !end.Deleted {
 		t.Errorf("end %+v", end)
 	}
 	if _, err := f.w.Manager.Get(context.Background(), id); err == nil {
