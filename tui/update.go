@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // Update routes a message: outside events update the data, keys go to the
@@ -25,6 +26,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onSubscribed(msg))
 	case updatesMsg:
 		cmds = append(cmds, m.onUpdates(msg))
+	case runSubscribedMsg:
+		cmds = append(cmds, m.onRunSubscribed(msg))
+	case runUpdatesMsg:
+		cmds = append(cmds, m.onRunUpdates(msg))
 	case actionMsg:
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -118,14 +123,15 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			}
 		}
 		m.list.Upsert(list, removed)
-		if msg.updates[len(msg.updates)-1].Synced && !m.loaded {
-			m.loaded = true
-			m.list.SelectFirst()
+		if msg.updates[len(msg.updates)-1].Synced {
+			m.sessionsSynced = true
+			m.checkLoaded()
 		}
 		m.header.SetSessions(m.list.All())
 		for _, s := range list {
 			m.detail.SetSession(s)
 		}
+		m.refreshRunTitle()
 		m.layout()
 		return tea.Batch(m.followSelection(), next(msg.feed, msg.sub), m.tick())
 	}
@@ -136,6 +142,17 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		m.detail.Apply(u)
 	}
 	return next(msg.feed, msg.sub)
+}
+
+// checkLoaded marks the first load complete once the sessions, and the
+// runs if there are any to follow, have arrived: the selection then starts
+// on the first row of everything.
+func (m *Model) checkLoaded() {
+	if m.loaded || !m.sessionsSynced || m.opt.Runs != nil && !m.runsSynced {
+		return
+	}
+	m.loaded = true
+	m.list.SelectFirst()
 }
 
 // tickMsg advances runtimes and the spinner.
@@ -153,25 +170,31 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Tick, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-// followSelection points the detail pane at the selected session, with a
-// subscription to its events.
+// followSelection points the detail pane at the selected row, with a
+// subscription to its events: a session's trajectory, or a run's steps.
 func (m *Model) followSelection() tea.Cmd {
-	sel := m.list.Selected()
-	id := ""
-	if sel != nil {
-		id = sel.ID
+	row, ok := m.list.SelectedRow()
+	key := ""
+	if ok {
+		key = row.Key()
 	}
-	if id == m.detail.ID() {
+	if key == m.detail.ID() {
 		return nil
 	}
-	old := m.trajSub
-	m.trajSub, m.trajID = nil, id
-	m.detail.Reset(id)
-	if sel == nil {
-		return closeSub(old)
+	closing := tea.Batch(closeSub(m.trajSub), closeRunSub(m.runTrajSub))
+	m.trajSub, m.runTrajSub, m.trajID = nil, nil, key
+	switch {
+	case !ok:
+		m.detail.Reset("")
+		return closing
+	case row.Run != nil:
+		m.detail.ResetRun(key, row.Run)
+		m.refreshRunTitle()
+		return tea.Batch(closing, m.subscribeRuns(trajFeed, runfeed.Options{Run: row.Run.ID, Window: m.opt.Window}))
 	}
-	m.detail.SetSession(sel)
-	return tea.Batch(closeSub(old), m.subscribe(trajFeed, id, sessions.SubscribeOptions{IDs: []string{id}, Events: true, Window: m.opt.Window}))
+	m.detail.Reset(key)
+	m.detail.SetSession(row.Session)
+	return tea.Batch(closing, m.subscribe(trajFeed, key, sessions.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
 }
 
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
@@ -189,6 +212,12 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	sel := m.list.Selected()
+	if row, ok := m.list.SelectedRow(); ok && row.Run != nil {
+		if err := runRefusal(k, m.km, row.Run); err != nil {
+			m.setError(err)
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(k, m.km.Quit):
 		return tea.Quit
@@ -252,11 +281,13 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return m.followSelection()
 	case key.Matches(k, m.km.Reload):
 		m.setStatus("reloaded")
-		old, oldTraj := m.listSub, m.trajSub
-		m.listSub, m.trajSub = nil, nil
+		old, oldTraj, oldRuns, oldRunTraj := m.listSub, m.trajSub, m.runListSub, m.runTrajSub
+		m.listSub, m.trajSub, m.runListSub, m.runTrajSub = nil, nil, nil, nil
 		m.list.Replace(nil)
+		m.list.UpsertRuns(nil, runIDs(m.list.Runs()))
 		m.detail.Reset("")
-		return tea.Batch(closeSub(old), closeSub(oldTraj), m.subscribe(listFeed, "", sessions.SubscribeOptions{}))
+		return tea.Batch(closeSub(old), closeSub(oldTraj), closeRunSub(oldRuns), closeRunSub(oldRunTraj),
+			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
 	}
 	var cmd tea.Cmd
 	if m.focus == focusList {
