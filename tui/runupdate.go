@@ -91,14 +91,21 @@ func (m *Model) refreshRunTitle() {
 	}
 }
 
-// runRefusal says why a key that acts on sessions does nothing on a run.
+// runRefusal says why a key that acts on sessions does nothing on a run,
+// and what does what the user meant.
 func runRefusal(k tea.KeyMsg, km keys.KeyMap, r *orchestrator.Record) error {
 	id := sessions.ShortID(r.ID)
+	running := r.Status == orchestrator.StatusRunning
 	switch {
 	case key.Matches(k, km.Inject):
-		return fmt.Errorf("run %s takes no follow-ups: select one of its workers, or continue a stopped run with zwarm orchestrate --resume %s", id, id)
+		if running || r.Status == orchestrator.StatusCompleted {
+			return fmt.Errorf("run %s takes no follow-ups: select one of its workers to send one", id)
+		}
+		return fmt.Errorf("run %s takes no follow-ups: zwarm orchestrate --resume %s continues it; select one of its workers to send one", id, id)
+	case key.Matches(k, km.Kill) && running:
+		return fmt.Errorf("run %s is stopped with Ctrl+C where it runs (zwarm orchestrate); x on one of its workers stops that worker", id)
 	case key.Matches(k, km.Kill):
-		return fmt.Errorf("run %s is stopped with Ctrl+C where it runs (zwarm orchestrate); x stops one of its workers", id)
+		return fmt.Errorf("run %s is %s; x on one of its workers stops that worker", id, r.Status)
 	case key.Matches(k, km.Delete):
 		return errors.New("runs are kept in the state dir; d deletes a finished session")
 	}
