@@ -173,9 +173,18 @@ func sessionRow(io *streams, s *sessions.Session, now time.Time) []cell {
 		{text: strconv.Itoa(s.Turn)},
 		tokens, cost,
 		{text: render.Age(now.Sub(s.CreatedAt)), raw: s.CreatedAt.UTC().Format(time.RFC3339)},
-		{text: render.Source(s.Source), raw: render.SafeLine(s.Source.String())},
+		{text: sourceCell(s.Source), raw: render.SafeLine(s.Source.String())},
 		{text: render.Clip(s.Task, 200), raw: render.SafeLine(s.Task)},
 	}
+}
+
+// sourceCell says who started a session in as few cells as it can: user,
+// mcp, or the run's short id (piped, the full "run:ID").
+func sourceCell(src sessions.Source) string {
+	if src.Kind == sessions.SourceRun {
+		return render.SafeLine(sessions.ShortID(src.Run))
+	}
+	return render.Source(src)
 }
 
 // statusCell marks what needs a look, readable without colour: * a session

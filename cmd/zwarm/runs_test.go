@@ -129,8 +129,10 @@ func TestLsShowsWhoStartedEachWorker(t *testing.T) {
 	if r := w.zwarm("ls", "--source", "run:"+strings.Repeat("0", 8)); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no sessions match") {
 		t.Errorf("ls --source of no run: %+v", r)
 	}
-	out, _ := w.onTerminal(120, nil, "", "ls")
-	if !strings.Contains(visible(out), "SOURCE") || !strings.Contains(visible(out), "run:"+sessions.ShortID(id)) {
+	// On a terminal a worker's source is its run's short id, at 80
+	// columns too.
+	out, _ := w.onTerminal(80, nil, "", "ls")
+	if !strings.Contains(visible(out), "SOURCE") || !strings.Contains(visible(out), "  "+sessions.ShortID(id)+"  ") {
 		t.Errorf("on a terminal:\n%s", visible(out))
 	}
 }
