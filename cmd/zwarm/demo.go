@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -104,7 +105,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	var steps io.Writer // nil: the dashboard shows the steps
 	if o.noTUI {
 		shared := *s
-		shared.out = &lockedWriter{w: s.out}
+		shared.out = newSharedOut(s.out)
 		s, steps = &shared, shared.out
 	}
 	run, err := startOrchestratedDemo(runCtx, s, m, work, o.speed, steps)
@@ -143,16 +144,38 @@ func stopAll(ctx context.Context, m *sessions.Manager) {
 	}
 }
 
-// lockedWriter lets goroutines share a writer, each write whole.
-type lockedWriter struct {
+// sharedOut is stdout shared by the run's steps and the session tables:
+// each write whole, and each table a block set apart by blank lines.
+type sharedOut struct {
 	mu sync.Mutex
 	w  io.Writer
+	// apart says the output so far ends with a blank line (or is empty).
+	apart bool
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+func newSharedOut(w io.Writer) *sharedOut { return &sharedOut{w: w, apart: true} }
+
+func (o *sharedOut) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(b) > 0 {
+		o.apart = bytes.HasSuffix(b, []byte("\n\n"))
+	}
+	return o.w.Write(b)
+}
+
+// block writes b set apart from what comes before and after it.
+func (o *sharedOut) block(b []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var buf bytes.Buffer
+	if !o.apart {
+		buf.WriteByte('\n')
+	}
+	buf.Write(bytes.TrimRight(b, "\n"))
+	buf.WriteString("\n\n")
+	o.w.Write(buf.Bytes())
+	o.apart = true
 }
 
 // liveList prints the session table whenever a session's status or turn
@@ -195,11 +218,26 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 		}
 		if key != last {
 			last = key
-			writeSessions(s, list, timeNow(), false)
-			fmt.Fprintln(s.out)
+			printTable(s, list)
 		}
 		if settled && done == nil {
 			return nil
 		}
 	}
+}
+
+// printTable prints the session table, as a block of its own when stdout
+// is shared with a run's steps.
+func printTable(s *streams, list []*sessions.Session) {
+	shared, ok := s.out.(*sharedOut)
+	if !ok {
+		writeSessions(s, list, timeNow(), false)
+		fmt.Fprintln(s.out)
+		return
+	}
+	var buf bytes.Buffer
+	own := *s
+	own.out = &buf
+	writeSessions(&own, list, timeNow(), false)
+	shared.block(buf.Bytes())
 }
