@@ -59,7 +59,7 @@ limit or was interrupted, 2 for a command line that cannot be run.`,
 	fl.IntVar(&o.maxWorkers, "max-workers", 0, "most workers running at once (config: max_workers, default 4)")
 	fl.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of this invocation, e.g. 1h (config: timeout)")
 	fl.BoolVar(&o.kill, "kill-workers-on-exit", false, "stop the run's workers when it ends (config: kill_workers_on_exit)")
-	o.out.add(c, "the run's events, one JSON object a line,")
+	o.out.add(c, "the run's events (one a line)")
 	return c
 }
 
