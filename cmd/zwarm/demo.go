@@ -123,6 +123,9 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 			return err
 		}
 		<-runDone
+		if ctx.Err() != nil {
+			return ctx.Err() // Ctrl+C: everything is stopped on the way out
+		}
 		return runErr
 	}
 	log, closeLog, err := fileLogger(dir)

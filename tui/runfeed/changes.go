@@ -225,7 +225,8 @@ func (ch *changes) onEvent(ev fsnotify.Event) {
 		ch.mark(id, recordChanged|eventsChanged)
 	case parts[1] == orchestrator.RecordFile:
 		ch.mark(id, recordChanged)
-	case parts[1] == orchestrator.EventsFile:
+	case parts[1] == orchestrator.EventsFile && ch.only != "":
+		// Only a subscription to one run reads its events.
 		ch.mark(id, eventsChanged)
 	}
 }
