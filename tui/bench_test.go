@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -41,5 +42,20 @@ func BenchmarkUpdate1000Sessions(b *testing.B) {
 		f.touch(id, touch)
 		m = settle(b, m, func(m Model) bool { return m.list.Get(id).UpdatedAt.Equal(touch.UTC()) })
 		_ = m.View()
+	}
+}
+
+// BenchmarkRunEventToModel measures how soon a run's step shows: from an
+// event appended to events.jsonl until the dashboard's model shows it
+// (file event, read of the new lines, Update).
+func BenchmarkRunEventToModel(b *testing.B) {
+	f := newFixture(b)
+	f.addRun(runID, orchestrator.StatusRunning, "live", time.Minute, 1, storySoFar("live"))
+	m := f.newModel(120, 40)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		text := fmt.Sprintf("note %d appended", i)
+		f.appendEvents(runID, orchestrator.Event{Type: orchestrator.EventWorker, Step: 3, Text: text})
+		m = settle(b, m, func(m Model) bool { return strings.Contains(m.detail.View(), text) })
 	}
 }

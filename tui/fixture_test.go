@@ -15,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 func TestMain(m *testing.M) {
@@ -174,11 +175,41 @@ func (f *fixture) start(src Sessions, w, h int) Model {
 	// Every subscription the model started has ended before the test's
 	// files are removed: none may still be writing a record.
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	runs := &trackingRuns{Runs: runfeed.Feed{StateDir: f.dir}}
+	f.t.Cleanup(func() { cancel(); runs.closeAll() })
+	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	harness = make(chan tea.Msg, 1024)
 	m = drive(f.t, m, m.Init())
-	return settle(f.t, m, func(m Model) bool { return m.loaded && (m.detail.ID() == "" || m.trajSub != nil && m.detailReady()) })
+	return settle(f.t, m, func(m Model) bool { return m.loaded && (m.detail.ID() == "" || m.following() && m.detailReady()) })
+}
+
+// following reports whether the detail pane has its subscription.
+func (m Model) following() bool { return m.trajSub != nil || m.runTrajSub != nil }
+
+// trackingRuns remembers the run subscriptions a dashboard starts.
+type trackingRuns struct {
+	Runs
+	mu   sync.Mutex
+	subs []*runfeed.Subscription
+}
+
+func (t *trackingRuns) Subscribe(ctx context.Context, opt runfeed.Options) (*runfeed.Subscription, error) {
+	sub, err := t.Runs.Subscribe(ctx, opt)
+	if err == nil {
+		t.mu.Lock()
+		t.subs = append(t.subs, sub)
+		t.mu.Unlock()
+	}
+	return sub, err
+}
+
+func (t *trackingRuns) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.subs {
+		s.Close()
+	}
 }
 
 // tracking remembers the subscriptions a dashboard starts.

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -52,6 +54,50 @@ func TestPaneGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.Apply(sessions.Update{ID: running.ID, Session: running, Initial: true, Events: batches})
+			golden.RequireEqual(t, []byte(d.View()))
+		})
+	}
+}
+
+// The panes that show runs, alone, at the widths of the two screen sizes.
+func TestRunPaneGoldens(t *testing.T) {
+	f := orchestrated(t)
+	list, err := f.m.List(context.Background(), sessions.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := orchestrator.LoadRecord(f.dir, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := orchestrator.ReadEvents(f.dir, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, km := styles.New(), keys.Default()
+	for _, w := range []int{80, 120} {
+		t.Run(fmt.Sprintf("header_%d", w), func(t *testing.T) {
+			h := header.New(st, "/state")
+			h.SetSize(w, 1)
+			h.SetSessions(list)
+			h.SetRuns([]*orchestrator.Record{rec})
+			golden.RequireEqual(t, []byte(h.View()))
+		})
+		t.Run(fmt.Sprintf("sessionlist_%dx8", w), func(t *testing.T) {
+			l := sessionlist.New(st, km)
+			l.SetNow(clock)
+			l.SetSize(w, 8)
+			l.SetFocused(true)
+			l.Replace(list)
+			l.UpsertRuns([]*orchestrator.Record{rec}, nil)
+			golden.RequireEqual(t, []byte(l.View()))
+		})
+		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
+			d := detail.New(st, km)
+			d.SetSize(w, 12)
+			d.ResetRun(sessionlist.RunKey(runID), rec)
+			d.SetRun(rec, 15800, money(0.03))
+			d.ApplyRun(runfeed.Update{ID: runID, Events: events})
 			golden.RequireEqual(t, []byte(d.View()))
 		})
 	}

@@ -2,10 +2,14 @@
 // every session of a state directory and the selected one's trajectory as
 // it happens, and lets the user send follow-ups, kill and delete.
 //
+// Orchestrator runs are rows of their own, their workers under them;
+// selecting a run shows its steps as `zwarm orchestrate` prints them.
+//
 // The root model owns the panes (header, sessionlist, detail, prompt) and
 // routes messages to them. Everything from outside (file changes, session
-// records, trajectory reads, the results of actions) arrives as messages
-// produced by commands; Update itself never blocks or touches the disk.
+// and run records, trajectory and event reads, the results of actions)
+// arrives as messages produced by commands; Update itself never blocks or
+// touches the disk.
 package tui
 
 import (
@@ -21,6 +25,7 @@ import (
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -34,9 +39,18 @@ type Sessions interface {
 	Remove(context.Context, string, bool) (string, error)
 }
 
+// Runs is what the dashboard needs of orchestrator runs; runfeed.Feed (the
+// runs of a state dir) satisfies it.
+type Runs interface {
+	Subscribe(context.Context, runfeed.Options) (*runfeed.Subscription, error)
+}
+
 // Options configure a dashboard.
 type Options struct {
 	Sessions Sessions
+	// Runs, if set, adds the orchestrator runs and their steps.
+	Runs Runs
+	// StateDir is shown in the header.
 	StateDir string
 	// Now is the clock; tests fix it.
 	Now func() time.Time
@@ -72,7 +86,10 @@ type Model struct {
 	status        string
 	statusErr     bool
 	width, height int
-	loaded        bool
+	// loaded says the first load of the sessions (and of the runs) is
+	// complete.
+	loaded                     bool
+	sessionsSynced, runsSynced bool
 	// ticking says a tick is scheduled; frame animates the status line's
 	// spinner, one step a tick.
 	ticking bool
@@ -80,7 +97,10 @@ type Model struct {
 
 	// listSub follows every session; trajSub the selected one's events.
 	listSub, trajSub *sessions.Subscription
-	trajID           string
+	// runListSub follows every run; runTrajSub the selected run's events.
+	runListSub, runTrajSub *runfeed.Subscription
+	// trajID is the key of the selected row (sessionlist.Row.Key).
+	trajID string
 }
 
 // New returns the dashboard's model. ctx bounds the actions it runs.
@@ -111,17 +131,17 @@ func New(ctx context.Context, opt Options) Model {
 	return m
 }
 
-// Init loads the sessions and starts listening for changes. The clock
-// starts once a session is seen running.
+// Init loads the sessions and the runs and starts listening for changes.
+// The clock starts once a session or a run is seen running.
 func (m Model) Init() tea.Cmd {
-	return m.subscribe(listFeed, "", sessions.SubscribeOptions{})
+	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
 }
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends.
 func Run(ctx context.Context, mgr Sessions, stateDir string, log *slog.Logger, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := New(ctx, Options{Sessions: mgr, StateDir: stateDir, Log: log})
+	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log})
 	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()
@@ -135,6 +155,11 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, log *slog.Logger, p
 // Close ends the dashboard's subscriptions.
 func (m Model) Close() {
 	for _, sub := range []*sessions.Subscription{m.listSub, m.trajSub} {
+		if sub != nil {
+			sub.Close()
+		}
+	}
+	for _, sub := range []*runfeed.Subscription{m.runListSub, m.runTrajSub} {
 		if sub != nil {
 			sub.Close()
 		}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // Update routes a message: outside events update the data, keys go to the
@@ -25,6 +25,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onSubscribed(msg))
 	case updatesMsg:
 		cmds = append(cmds, m.onUpdates(msg))
+	case runSubscribedMsg:
+		cmds = append(cmds, m.onRunSubscribed(msg))
+	case runUpdatesMsg:
+		cmds = append(cmds, m.onRunUpdates(msg))
 	case actionMsg:
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -118,14 +122,15 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			}
 		}
 		m.list.Upsert(list, removed)
-		if msg.updates[len(msg.updates)-1].Synced && !m.loaded {
-			m.loaded = true
-			m.list.SelectFirst()
+		if msg.updates[len(msg.updates)-1].Synced {
+			m.sessionsSynced = true
+			m.checkLoaded()
 		}
 		m.header.SetSessions(m.list.All())
 		for _, s := range list {
 			m.detail.SetSession(s)
 		}
+		m.refreshRunTitle()
 		m.layout()
 		return tea.Batch(m.followSelection(), next(msg.feed, msg.sub), m.tick())
 	}
@@ -136,6 +141,17 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		m.detail.Apply(u)
 	}
 	return next(msg.feed, msg.sub)
+}
+
+// checkLoaded marks the first load complete once the sessions, and the
+// runs if there are any to follow, have arrived: the selection then starts
+// on the first row of everything.
+func (m *Model) checkLoaded() {
+	if m.loaded || !m.sessionsSynced || m.opt.Runs != nil && !m.runsSynced {
+		return
+	}
+	m.loaded = true
+	m.list.SelectFirst()
 }
 
 // tickMsg advances runtimes and the spinner.
@@ -153,146 +169,29 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Tick, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-// followSelection points the detail pane at the selected session, with a
-// subscription to its events.
+// followSelection points the detail pane at the selected row, with a
+// subscription to its events: a session's trajectory, or a run's steps.
 func (m *Model) followSelection() tea.Cmd {
-	sel := m.list.Selected()
-	id := ""
-	if sel != nil {
-		id = sel.ID
+	row, ok := m.list.SelectedRow()
+	key := ""
+	if ok {
+		key = row.Key()
 	}
-	if id == m.detail.ID() {
+	if key == m.detail.ID() {
 		return nil
 	}
-	old := m.trajSub
-	m.trajSub, m.trajID = nil, id
-	m.detail.Reset(id)
-	if sel == nil {
-		return closeSub(old)
-	}
-	m.detail.SetSession(sel)
-	return tea.Batch(closeSub(old), m.subscribe(trajFeed, id, sessions.SubscribeOptions{IDs: []string{id}, Events: true, Window: m.opt.Window}))
-}
-
-func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
-	if m.prompt.Active() {
-		var cmd tea.Cmd
-		m.prompt, cmd = m.prompt.Update(k)
-		return cmd
-	}
-	if m.showHelp {
-		if key.Matches(k, m.km.Quit) && k.String() == "ctrl+c" {
-			return tea.Quit
-		}
-		m.showHelp = false
-		m.layout()
-		return nil
-	}
-	sel := m.list.Selected()
+	closing := tea.Batch(closeSub(m.trajSub), closeRunSub(m.runTrajSub))
+	m.trajSub, m.runTrajSub, m.trajID = nil, nil, key
 	switch {
-	case key.Matches(k, m.km.Quit):
-		return tea.Quit
-	case key.Matches(k, m.km.Help):
-		m.showHelp = true
-		m.layout()
-		return nil
-	case key.Matches(k, m.km.Focus):
-		if m.focus == focusList {
-			m.focus = focusDetail
-		} else {
-			m.focus = focusList
-		}
-		m.list.SetFocused(m.focus == focusList)
-		m.detail.SetFocused(m.focus == focusDetail)
-		return nil
-	case key.Matches(k, m.km.Inject):
-		if sel == nil {
-			m.setError(errors.New("no session selected"))
-			return nil
-		}
-		cmd := m.prompt.OpenInject(sel.ID, sessions.ShortID(sel.ID))
-		m.layout()
-		return cmd
-	case key.Matches(k, m.km.Kill):
-		if sel == nil {
-			return nil
-		}
-		if sel.Settled() {
-			m.setError(fmt.Errorf("%s is not running (%s)", sessions.ShortID(sel.ID), sel.Status))
-			return nil
-		}
-		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", sessions.ShortID(sel.ID)))
-		m.layout()
-		return nil
-	case key.Matches(k, m.km.Delete):
-		if sel == nil {
-			return nil
-		}
-		if !sel.Settled() {
-			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", sessions.ShortID(sel.ID), sel.Status))
-			return nil
-		}
-		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", sessions.ShortID(sel.ID)))
-		m.layout()
-		return nil
-	case key.Matches(k, m.km.Filter):
-		cmd := m.prompt.OpenFilter(m.list.Filter())
-		m.layout()
-		return cmd
-	case key.Matches(k, m.km.Sort):
-		m.setStatus("sorted by " + m.list.CycleSort().String())
-		return m.followSelection()
-	case key.Matches(k, m.km.ToggleFinished):
-		if m.list.ToggleFinished() {
-			m.setStatus("showing finished sessions")
-		} else {
-			m.setStatus("hiding finished sessions")
-		}
-		m.layout()
-		return m.followSelection()
-	case key.Matches(k, m.km.Reload):
-		m.setStatus("reloaded")
-		old, oldTraj := m.listSub, m.trajSub
-		m.listSub, m.trajSub = nil, nil
-		m.list.Replace(nil)
+	case !ok:
 		m.detail.Reset("")
-		return tea.Batch(closeSub(old), closeSub(oldTraj), m.subscribe(listFeed, "", sessions.SubscribeOptions{}))
+		return closing
+	case row.Run != nil:
+		m.detail.ResetRun(key, row.Run)
+		m.refreshRunTitle()
+		return tea.Batch(closing, m.subscribeRuns(trajFeed, runfeed.Options{Run: row.Run.ID, Window: m.opt.Window}))
 	}
-	var cmd tea.Cmd
-	if m.focus == focusList {
-		m.list, cmd = m.list.Update(k)
-		return tea.Batch(cmd, m.followSelection())
-	}
-	m.detail, cmd = m.detail.Update(k)
-	return cmd
-}
-
-func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
-	defer m.layout()
-	switch msg.Mode {
-	case prompt.Inject:
-		if msg.Value == "" {
-			m.setError(errors.New("empty follow-up not sent"))
-			return nil
-		}
-		m.setStatus("sending follow-up to " + sessions.ShortID(msg.Target) + "…")
-		return m.inject(msg.Target, msg.Value)
-	case prompt.Filter:
-		m.list.SetFilter(msg.Value)
-		if msg.Value == "" {
-			m.setStatus("filter cleared")
-		} else {
-			m.setStatus("filter: " + msg.Value)
-		}
-		return m.followSelection()
-	case prompt.Confirm:
-		switch msg.Action {
-		case "kill":
-			m.setStatus("killing " + sessions.ShortID(msg.Target) + "…")
-			return m.kill(msg.Target)
-		case "delete":
-			return m.remove(msg.Target)
-		}
-	}
-	return nil
+	m.detail.Reset(key)
+	m.detail.SetSession(row.Session)
+	return tea.Batch(closing, m.subscribe(trajFeed, key, sessions.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
 }

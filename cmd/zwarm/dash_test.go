@@ -84,22 +84,3 @@ func TestDashboardWholeProgram(t *testing.T) {
 		t.Fatal("show does not mention the follow-up")
 	}
 }
-
-// TestDemoWithoutTUI runs the newcomer's first command headless, from a
-// directory that is not a checkout: real supervised workers play the
-// recordings built into the binary to their end.
-func TestDemoWithoutTUI(t *testing.T) {
-	w := newWorld(t)
-	tmp := t.TempDir()
-	w.extraEnv = []string{"TMPDIR=" + tmp}
-	out := w.ok("demo", "--no-tui", "--speed", "40")
-	tables := strings.Split(strings.TrimSpace(out), "\n\n")
-	final := tables[len(tables)-1]
-	if !strings.Contains(out, "\trunning\t") || strings.Count(final, "\tcompleted\t") != 4 || strings.Count(final, "\tfailed\t") != 1 ||
-		!strings.Contains(out, "profile zwarm ls") {
-		t.Fatalf("demo printed:\n%s", out)
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Fatalf("demo left %v in its temp dir", left)
-	}
-}

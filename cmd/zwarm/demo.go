@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters/replay"
@@ -24,17 +27,23 @@ func newDemoCmd(f *factory) *cobra.Command {
 	o := &demoOptions{f: f}
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Watch zwarm supervise a handful of workers, no API key needed",
+		Short: "Watch zwarm supervise workers and orchestrate a task, no API key needed",
 		Long: `demo starts real supervised workers that play back recorded agent transcripts
 (built into zwarm, or the folder --replays names) with their original pacing,
-in a temporary state dir, and opens the dashboard on them. Try the keys: i
-sends a follow-up, x kills.`,
+and an orchestrated task whose model is recorded too: it delegates to two
+replay workers, waits for them, checks one, looks at the workspace and
+finishes. All of it runs in a temporary state dir, on the dashboard: the
+run's row has its workers under it; select it to follow its steps. Try the
+keys: i sends a follow-up, x kills. Everything the demo started ends with it.
+
+--no-tui prints the session list whenever it changes and the run's steps as
+zwarm orchestrate prints them, until everything has finished.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error { return runDemo(c, o) },
 	}
 	c.Flags().StringVar(&o.replays, "replays", "", "folder of recordings to play instead of the built-in ones")
 	c.Flags().Float64Var(&o.speed, "speed", 1, "play the recordings this many times faster")
-	c.Flags().BoolVar(&o.noTUI, "no-tui", false, "print the live session list instead of the dashboard")
+	c.Flags().BoolVar(&o.noTUI, "no-tui", false, "print the session list and the run's steps instead of the dashboard")
 	c.Flags().BoolVar(&o.keep, "keep", false, "keep the demo's state dir afterwards")
 	return c
 }
@@ -58,13 +67,22 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	o.f.useStateDir(dir)
 	m, err := o.f.manager()
 	if err != nil {
+		os.RemoveAll(dir)
 		return err
 	}
 	// The workers inherit this: their pacing.
 	os.Setenv(replay.SpeedEnv, strconv.FormatFloat(o.speed, 'f', -1, 64))
 	ctx := c.Context()
+	runCtx, stopRun := context.WithCancel(ctx)
+	var runDone chan struct{} // closed when the orchestrated run has ended
 	defer func() {
-		// Nothing of the demo outlives it, unless asked to.
+		// Nothing of the demo outlives it, unless asked to: the run ends
+		// first (it stops its commands and its workers), then every
+		// session still running.
+		stopRun()
+		if runDone != nil {
+			<-runDone
+		}
 		stopAll(context.WithoutCancel(ctx), m)
 		if o.keep {
 			fmt.Fprintf(o.f.io.errOut, "demo state kept: zwarm --state-dir %s ls\n", dir)
@@ -81,8 +99,34 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 			return err
 		}
 	}
+	// Headless, the table and the run's steps share stdout: each is
+	// written whole.
+	s := o.f.io
+	var steps io.Writer // nil: the dashboard shows the steps
 	if o.noTUI {
-		return liveList(ctx, o.f, m)
+		shared := *s
+		shared.out = newSharedOut(s.out)
+		s, steps = &shared, shared.out
+	}
+	run, err := startOrchestratedDemo(runCtx, s, m, work, o.speed, steps)
+	if err != nil {
+		return err
+	}
+	runDone = make(chan struct{})
+	var runErr error
+	go func() {
+		defer close(runDone)
+		_, runErr = run.execute(runCtx)
+	}()
+	if o.noTUI {
+		if err := liveList(ctx, s, m, runDone); err != nil {
+			return err
+		}
+		<-runDone
+		if ctx.Err() != nil {
+			return ctx.Err() // Ctrl+C: everything is stopped on the way out
+		}
+		return runErr
 	}
 	log, closeLog, err := fileLogger(dir)
 	if err != nil {
@@ -103,9 +147,44 @@ func stopAll(ctx context.Context, m *sessions.Manager) {
 	}
 }
 
+// sharedOut is stdout shared by the run's steps and the session tables:
+// each write whole, and each table a block set apart by blank lines.
+type sharedOut struct {
+	mu sync.Mutex
+	w  io.Writer
+	// apart says the output so far ends with a blank line (or is empty).
+	apart bool
+}
+
+func newSharedOut(w io.Writer) *sharedOut { return &sharedOut{w: w, apart: true} }
+
+func (o *sharedOut) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(b) > 0 {
+		o.apart = bytes.HasSuffix(b, []byte("\n\n"))
+	}
+	return o.w.Write(b)
+}
+
+// block writes b set apart from what comes before and after it.
+func (o *sharedOut) block(b []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var buf bytes.Buffer
+	if !o.apart {
+		buf.WriteByte('\n')
+	}
+	buf.Write(bytes.TrimRight(b, "\n"))
+	buf.WriteString("\n\n")
+	o.w.Write(buf.Bytes())
+	o.apart = true
+}
+
 // liveList prints the session table whenever a session's status or turn
-// changes, until every session has settled.
-func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
+// changes, until every session has settled and done is closed (nil: not
+// waited for).
+func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan struct{}) error {
 	sub, err := m.Subscribe(ctx, sessions.SubscribeOptions{})
 	if err != nil {
 		return err
@@ -120,6 +199,8 @@ func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
 			if !ok {
 				return sub.Err()
 			}
+		case <-done:
+			done = nil // no longer waited for; a settled list ends it now
 		}
 		// Let the updates that arrived together print once.
 		for drained := false; !drained; {
@@ -133,18 +214,33 @@ func liveList(ctx context.Context, f *factory, m *sessions.Manager) error {
 		if err != nil {
 			return err
 		}
-		key, done := "", true
+		key, settled := "", true
 		for _, s := range list {
 			key += s.ID + string(s.Status) + strconv.Itoa(s.Turn) + ";"
-			done = done && s.Settled()
+			settled = settled && s.Settled()
 		}
 		if key != last {
 			last = key
-			writeSessions(f.io, list, timeNow(), false)
-			fmt.Fprintln(f.io.out)
+			printTable(s, list)
 		}
-		if done {
+		if settled && done == nil {
 			return nil
 		}
 	}
+}
+
+// printTable prints the session table, as a block of its own when stdout
+// is shared with a run's steps.
+func printTable(s *streams, list []*sessions.Session) {
+	shared, ok := s.out.(*sharedOut)
+	if !ok {
+		writeSessions(s, list, timeNow(), false)
+		fmt.Fprintln(s.out)
+		return
+	}
+	var buf bytes.Buffer
+	own := *s
+	own.out = &buf
+	writeSessions(&own, list, timeNow(), false)
+	shared.block(buf.Bytes())
 }

@@ -16,7 +16,7 @@ var allowed = map[string][]string{
 	"adapters":     {"adapters/", "sessions"},
 	"watchers":     {"sessions"},
 	"orchestrator": {"sessions", "watchers"},
-	"tui":          {"sessions", "watchers"},
+	"tui":          {"sessions", "watchers", "orchestrator"},
 }
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}

@@ -142,10 +142,12 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 	if summary && io.outTTY {
 		b.WriteString(summaryLine(io, list) + "\n\n")
 	}
+	// Who started a session outlasts its numbers on a narrow terminal:
+	// a run's workers and a person's sessions read apart at 80 columns.
 	t := &table{io: io, cols: []column{
-		{title: "ID"}, {title: "STATUS"}, {title: "ADAPTER", drop: 5}, {title: "MODEL", drop: 6},
+		{title: "ID"}, {title: "STATUS"}, {title: "ADAPTER", drop: 6}, {title: "MODEL", drop: 7},
 		{title: "TURN", drop: 2}, {title: "TOKENS", drop: 4}, {title: "COST", drop: 3}, {title: "AGE", drop: 1},
-		{title: "TASK", flex: true},
+		{title: "SOURCE", drop: 5}, {title: "TASK", flex: true},
 	}}
 	for _, s := range list {
 		t.add(sessionRow(io, s, now)...)
@@ -171,8 +173,18 @@ func sessionRow(io *streams, s *sessions.Session, now time.Time) []cell {
 		{text: strconv.Itoa(s.Turn)},
 		tokens, cost,
 		{text: render.Age(now.Sub(s.CreatedAt)), raw: s.CreatedAt.UTC().Format(time.RFC3339)},
+		{text: sourceCell(s.Source), raw: render.SafeLine(s.Source.String())},
 		{text: render.Clip(s.Task, 200), raw: render.SafeLine(s.Task)},
 	}
+}
+
+// sourceCell says who started a session in as few cells as it can: user,
+// mcp, or the run's short id (piped, the full "run:ID").
+func sourceCell(src sessions.Source) string {
+	if src.Kind == sessions.SourceRun {
+		return render.SafeLine(sessions.ShortID(src.Run))
+	}
+	return render.Source(src)
 }
 
 // statusCell marks what needs a look, readable without colour: * a session

@@ -40,10 +40,10 @@ func fcall(name string, args any) fakemodel.Call {
 
 func replyCalls(cs ...fakemodel.Call) fakemodel.Reply { return fakemodel.Reply{Calls: cs} }
 
-// runsJSON is zwarm runs --json.
-func (w *world) runs() []orchestrator.Record {
+// runs is zwarm runs --json.
+func (w *world) runs() []runJSON {
 	w.t.Helper()
-	var list []orchestrator.Record
+	var list []runJSON
 	mustJSON(w.t, w.ok("runs", "--json"), &list)
 	return list
 }
@@ -76,8 +76,8 @@ func TestOrchestrateUsageErrors(t *testing.T) {
 			t.Errorf("zwarm %v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
-	if out := w.ok("runs"); !strings.Contains(out, "no runs") {
-		t.Errorf("runs: %q", out)
+	if r := w.zwarm("runs"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no runs") {
+		t.Errorf("runs: %+v", r)
 	}
 	if out := w.ok("runs", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("runs --json: %q", out)
@@ -114,7 +114,7 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 	table := w.ok("runs")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tSTEPS\tWORKERS\tTOKENS\tCOST\tAGE\tTASK" ||
-		!strings.HasPrefix(lines[1], sessions.ShortID(id)+"\tcompleted\t3/7\t1\t") || !strings.HasSuffix(lines[1], "\t"+task) {
+		!strings.HasPrefix(lines[1], id+"\tcompleted\t3/7\t1\t") || !strings.HasSuffix(lines[1], "\t"+task) {
 		t.Errorf("runs table:\n%s", table)
 	}
 	show := w.ok("runs", "show", id[:6])
@@ -125,9 +125,9 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 		}
 	}
 	var shown struct {
-		Run     orchestrator.Record  `json:"run"`
+		Run     runJSON              `json:"run"`
 		Events  []orchestrator.Event `json:"events"`
-		Workers []sessions.Session   `json:"workers"`
+		Workers []sessionJSON        `json:"workers"`
 	}
 	mustJSON(t, w.ok("runs", "show", "--json", id), &shown)
 	if shown.Run.ID != id || len(shown.Events) < 10 || len(shown.Workers) != 1 || shown.Workers[0].Source.String() != "run:"+id {
@@ -299,11 +299,16 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 	}
 	run := w.runs()[0]
 	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, sessions.ShortID(run.ID))
-	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 steps") {
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 step ·") {
 		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
 	}
-	if run.Status != orchestrator.StatusInterrupted || run.Steps != 1 || run.Owner != nil {
+	if run.Status != orchestrator.StatusInterrupted || run.Steps != 1 {
 		t.Errorf("run %+v", run)
+	}
+	if rec, err := orchestrator.LoadRecord(w.state, run.ID); err != nil {
+		t.Error(err)
+	} else if rec.Owner != nil {
+		t.Errorf("run.json after Ctrl+C still has an owner: %+v", rec.Owner)
 	}
 }
 
@@ -321,7 +326,7 @@ func TestOrchestratedDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	rec, err := runOrchestratedDemo(ctx, m, work, 40, &out)
+	rec, err := runOrchestratedDemo(ctx, &streams{out: &out, errOut: &out, width: 80}, m, work, 40, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,9 +12,9 @@ import (
 )
 
 type runsOptions struct {
-	f    *factory
-	json bool
-	now  func() time.Time
+	f   *factory
+	out jsonFlags
+	now func() time.Time
 }
 
 func newRunsCmd(f *factory) *cobra.Command {
@@ -28,120 +25,70 @@ func newRunsCmd(f *factory) *cobra.Command {
 		Long: `runs lists the runs of zwarm orchestrate: id, status (running, completed, failed,
 limited, interrupted), steps, workers, tokens and cost of the model and its
 workers together, age and task. A run whose process died is shown
-interrupted, never running. On a terminal the table is aligned; piped, it is
-tab-separated.`,
+interrupted, never running. On a terminal the table fits the width; piped,
+it is tab-separated and untruncated.`,
 		Args: exactArgs(0, "no arguments (zwarm runs show ID shows one run)"),
 		RunE: func(c *cobra.Command, _ []string) error { return runRuns(o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print a JSON array of runs (their run.json)")
-	c.AddCommand(newRunsShowCmd(o))
+	o.out.add(c, "a JSON array of runs")
+	c.AddCommand(newRunsShowCmd(f))
 	return c
 }
 
 func runRuns(o *runsOptions) error {
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
 	st, err := o.f.store()
 	if err != nil {
 		return err
 	}
+	io := o.f.io
 	list, err := orchestrator.ListRuns(st.Dir())
 	if err != nil && len(list) == 0 {
 		return err
 	}
-	if err != nil {
-		fmt.Fprintln(o.f.io.errOut, "zwarm: warning:", err)
-	}
-	if o.json {
-		if list == nil {
-			list = []*orchestrator.Record{}
+	unreadable := err
+	switch {
+	case o.out.on():
+		if err := o.out.write(io.out, runsJSON(list)); err != nil {
+			return err
 		}
-		return writeJSONValue(o.f.io.out, list)
+	case len(list) == 0:
+		fmt.Fprintln(io.errOut, "no runs (start one with: zwarm orchestrate \"TASK\")")
+	default:
+		if err := writeRuns(io, list, o.now()); err != nil {
+			return err
+		}
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(o.f.io.out, "no runs (start one with: zwarm orchestrate \"TASK\")")
-		return nil
-	}
-	var tw io.Writer = o.f.io.out
-	var flush func() error
-	if isTerminalWriter(o.f.io.out) {
-		t := tabwriter.NewWriter(o.f.io.out, 0, 0, 2, ' ', 0)
-		tw, flush = t, t.Flush
-	}
-	fmt.Fprintln(tw, "ID\tSTATUS\tSTEPS\tWORKERS\tTOKENS\tCOST\tAGE\tTASK")
-	now := o.now()
-	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\t%s\n", sessions.ShortID(r.ID), r.Status, r.Steps, r.Limits.MaxSteps,
-			len(r.Workers), render.Tokens(r.TotalTokens()), totalCost(r), render.Age(now.Sub(r.CreatedAt)), render.SafeLine(render.Clip(r.Task, 60)))
-	}
-	if flush != nil {
-		return flush()
+	if unreadable != nil {
+		fmt.Fprintln(io.errOut, "zwarm:", unreadable)
+		return &silentError{code: exitFailure}
 	}
 	return nil
 }
 
-type runsShowOptions struct {
-	*runsOptions
-	json bool
-}
-
-func newRunsShowCmd(parent *runsOptions) *cobra.Command {
-	o := &runsShowOptions{runsOptions: parent}
-	c := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one run: its steps, its workers and why it stopped",
-		Args:  exactArgs(1, "a run id (or unique prefix)"),
-		RunE:  func(c *cobra.Command, args []string) error { return runRunsShow(c, o, args[0]) },
-	}
-	c.Flags().BoolVar(&o.json, "json", false, "print {run, events, workers} as JSON")
-	return c
-}
-
-func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
-	m, err := o.f.manager()
-	if err != nil {
-		return err
-	}
-	rec, err := orchestrator.LoadRecord(m.Store().Dir(), id)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	events, err := orchestrator.ReadEvents(m.Store().Dir(), rec.ID)
-	if err != nil {
-		return err
-	}
-	workers, err := m.List(c.Context(), sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
-	var le *sessions.ListError
-	if err != nil && !errors.As(err, &le) {
-		return err
-	}
-	if o.json {
-		if workers == nil {
-			workers = []*sessions.Session{}
+// writeRuns prints the runs' table.
+func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
+	t := &table{io: io, cols: []column{
+		{title: "ID"}, {title: "STATUS"}, {title: "STEPS"}, {title: "WORKERS", drop: 2}, {title: "TOKENS", drop: 3},
+		{title: "COST", drop: 4}, {title: "AGE", drop: 1}, {title: "TASK", flex: true},
+	}}
+	for _, r := range list {
+		cost := cell{text: totalCost(r)}
+		if c, known := r.TotalCost(); known {
+			cost.raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}
-		return writeJSONValue(o.f.io.out, map[string]any{"run": rec, "events": events, "workers": workers})
+		t.add(
+			cell{text: sessions.ShortID(r.ID), raw: r.ID},
+			cell{text: string(r.Status), sgr: runStatusColor(r.Status)},
+			cell{text: fmt.Sprintf("%d/%d", r.Steps, r.Limits.MaxSteps)},
+			cell{text: strconv.Itoa(len(r.Workers))},
+			cell{text: render.Tokens(r.TotalTokens()), raw: strconv.FormatInt(r.TotalTokens(), 10)},
+			cost,
+			cell{text: render.Age(now.Sub(r.CreatedAt)), raw: r.CreatedAt.UTC().Format(time.RFC3339)},
+			cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)},
+		)
 	}
-	w := o.f.io.out
-	fmt.Fprintf(w, "run %s · %s · %s\n", rec.ID, rec.Status, rec.Model)
-	fmt.Fprintf(w, "task: %s\n", render.Safe(rec.Task))
-	fmt.Fprintf(w, "dir: %s\n", rec.Dir)
-	fmt.Fprintf(w, "steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s ago\n", rec.Steps, rec.Limits.MaxSteps,
-		totalCost(rec), render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens), render.Age(o.now().Sub(rec.CreatedAt)))
-	if rec.StopReason != "" {
-		fmt.Fprintf(w, "stopped: %s\n", render.Safe(rec.StopReason))
-	}
-	if rec.Summary != "" {
-		fmt.Fprintf(w, "summary: %s\n", render.Safe(rec.Summary))
-	}
-	fmt.Fprintln(w)
-	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
-	for _, ev := range events {
-		for _, l := range rd.Lines(ev) {
-			fmt.Fprintln(w, strings.Repeat("  ", l.Indent)+l.Text)
-		}
-	}
-	fmt.Fprintln(w)
-	if len(workers) == 0 {
-		fmt.Fprintln(w, "no workers")
-		return nil
-	}
-	return writeSessions(o.f.io, workers, o.now(), false)
+	return t.write(io.out)
 }

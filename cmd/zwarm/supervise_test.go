@@ -299,12 +299,12 @@ func TestLsPiped(t *testing.T) {
 	id := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex", long))[0]
 	out := w.ok("ls")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tTASK" {
+	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tSOURCE\tTASK" {
 		t.Fatalf("ls:\n%s", out)
 	}
 	f := strings.Split(lines[1], "\t")
-	if len(f) != 9 || f[0] != id || f[1] != "completed" || f[2] != "codex" || f[3] != "gpt-5.1-codex" || f[4] != "1" ||
-		f[5] != "710" || f[8] != long {
+	if len(f) != 10 || f[0] != id || f[1] != "completed" || f[2] != "codex" || f[3] != "gpt-5.1-codex" || f[4] != "1" ||
+		f[5] != "710" || f[8] != "user" || f[9] != long {
 		t.Fatalf("row %q", f)
 	}
 	if c := w.show(id).CostUSD; c == nil || f[6] != strconv.FormatFloat(*c, 'f', -1, 64) {

@@ -42,6 +42,7 @@ type Model struct {
 	follow        bool
 	focused       bool
 	width, height int
+	run           *runView // nil: the pane shows a session
 }
 
 // New returns an empty pane.
@@ -51,7 +52,7 @@ func New(st styles.Styles, km keys.KeyMap) Model {
 	return Model{st: st, km: km, vp: vp, byKey: map[string]int{}, follow: true}
 }
 
-// ID is the session shown.
+// ID is the row shown: the session's id, or "run:ID" for a run.
 func (m Model) ID() string { return m.id }
 
 // Loaded reports whether the pane has shown an update of its session.
@@ -72,7 +73,7 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 
 // Reset shows another session, from nothing.
 func (m *Model) Reset(id string) {
-	m.id, m.session, m.steps, m.dropped = id, nil, nil, 0
+	m.id, m.session, m.steps, m.dropped, m.run = id, nil, nil, 0, nil
 	m.byKey, m.follow, m.loaded = map[string]int{}, true, false
 	m.render()
 }
@@ -165,6 +166,11 @@ func (m *Model) render() {
 			}
 		}
 	}
+	for _, l := range m.runTail() {
+		for _, piece := range wrap(l, m.width) {
+			b.WriteString(m.style(l).Render(piece) + "\n")
+		}
+	}
 	// A session that failed before its first turn has only its error.
 	if s := m.session; s != nil && len(s.Turns) == 0 && s.Error != "" {
 		for _, piece := range wrap(render.Line{Kind: render.Error, Text: "✗ " + render.Clip(s.Error, 2000)}, m.width) {
@@ -240,7 +246,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // View renders the title line and the render.
 func (m Model) View() string {
 	title := "no session selected"
-	if s := m.session; s != nil {
+	if m.run != nil {
+		title = m.runTitle()
+	} else if s := m.session; s != nil {
 		title = fmt.Sprintf("%s %s %s · %s · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, render.SafeLine(s.Task))
 	} else if m.id != "" {
 		title = sessions.ShortID(m.id)

@@ -1,5 +1,5 @@
-// Package header is the dashboard's top line: how many sessions are in
-// each status, the tokens and money they used, and the state dir.
+// Package header is the dashboard's top line: how many runs and sessions
+// are in each status, the tokens and money they used, and the state dir.
 package header
 
 import (
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -14,18 +15,22 @@ import (
 
 // Model is the header pane.
 type Model struct {
-	st       styles.Styles
-	stateDir string
-	width    int
-	counts   map[sessions.Status]int
-	tokens   int64
-	cost     float64
-	unpriced int
+	st        styles.Styles
+	stateDir  string
+	width     int
+	counts    map[sessions.Status]int
+	runCounts map[orchestrator.Status]int
+	runs      int
+	// Tokens and money of the sessions and of the runs' own models (their
+	// workers are sessions, counted once).
+	tokens, runTokens int64
+	cost, runCost     float64
+	unpriced          int
 }
 
 // New returns a header for the state dir.
 func New(st styles.Styles, stateDir string) Model {
-	return Model{st: st, stateDir: stateDir, counts: map[sessions.Status]int{}}
+	return Model{st: st, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[orchestrator.Status]int{}}
 }
 
 // SetSize sets the width.
@@ -45,22 +50,71 @@ func (m *Model) SetSessions(all []*sessions.Session) {
 	}
 }
 
-// View renders the header on one line.
-func (m Model) View() string {
-	parts := []string{m.st.Title.Render("zwarm")}
-	for _, st := range sessions.Statuses {
-		if n := m.counts[st]; n > 0 {
-			parts = append(parts, m.st.StatusStyle(st).Render(fmt.Sprintf("%s %d %s", styles.Icon(st), n, st)))
+// SetRuns recomputes the runs' counts and their models' usage.
+func (m *Model) SetRuns(all []*orchestrator.Record) {
+	m.runCounts, m.runs, m.runTokens, m.runCost = map[orchestrator.Status]int{}, len(all), 0, 0
+	for _, r := range all {
+		m.runCounts[r.Status]++
+		m.runTokens += r.Usage.TotalTokens
+		if r.CostUSD != nil {
+			m.runCost += *r.CostUSD
 		}
 	}
-	if len(parts) == 1 {
-		parts = append(parts, m.st.Dim.Render("no sessions"))
+}
+
+var runStatuses = []orchestrator.Status{orchestrator.StatusRunning, orchestrator.StatusCompleted, orchestrator.StatusFailed,
+	orchestrator.StatusLimited, orchestrator.StatusInterrupted}
+
+// View renders the header on one line. When the counts in words would
+// push the tokens and money off the line, they are given as icons and
+// numbers.
+func (m Model) View() string {
+	line, used := m.line(false)
+	if used > m.width {
+		line, _ = m.line(true)
 	}
-	money := render.Money(m.cost)
+	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
+}
+
+// line renders the header; used is the width up to the money.
+func (m Model) line(short bool) (string, int) {
+	count := func(icon string, n int, status string) string {
+		if short {
+			return fmt.Sprintf("%s%d", icon, n)
+		}
+		return fmt.Sprintf("%s %d %s", icon, n, status)
+	}
+	parts := []string{m.st.Title.Render("zwarm")}
+	// label goes before the first count that follows it.
+	label := ""
+	add := func(s string) {
+		parts = append(parts, label+s)
+		label = ""
+	}
+	if m.runs > 0 {
+		label = "runs: "
+		for _, st := range runStatuses {
+			if n := m.runCounts[st]; n > 0 {
+				add(m.st.RunStatusStyle(st).Render(count(styles.RunIcon(st), n, string(st))))
+			}
+		}
+		label = "sessions: "
+	}
+	before := len(parts)
+	for _, st := range sessions.Statuses {
+		if n := m.counts[st]; n > 0 {
+			add(m.st.StatusStyle(st).Render(count(styles.Icon(st), n, string(st))))
+		}
+	}
+	if len(parts) == before {
+		add(m.st.Dim.Render("no sessions"))
+	}
+	money := render.Money(m.cost + m.runCost)
 	if m.unpriced > 0 {
 		money += fmt.Sprintf(" (+%d unpriced)", m.unpriced)
 	}
-	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens), money), m.st.Dim.Render(render.SafeLine(m.stateDir)))
-	line := strings.Join(parts, "  ")
-	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
+	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens+m.runTokens), money))
+	used := lipgloss.Width(strings.Join(parts, "  "))
+	parts = append(parts, m.st.Dim.Render(render.SafeLine(m.stateDir)))
+	return strings.Join(parts, "  "), used
 }

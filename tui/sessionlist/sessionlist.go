@@ -1,19 +1,18 @@
-// Package sessionlist is the dashboard's table of sessions: one row each,
-// filtered, sorted, with a cursor that stays on the same session while rows
-// change under it.
+// Package sessionlist is the dashboard's table of runs and sessions: one
+// row each, a run's workers right under it, filtered, sorted, with a cursor
+// that stays on the same row while rows change under it.
 //
 // Rows are laid out here rather than with bubbles/table, whose cells are
 // truncated as raw bytes and so cannot carry a status colour.
 package sessionlist
 
 import (
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -37,27 +36,29 @@ func (s Sort) String() string {
 // recent is how long a finished session stands out.
 const recent = time.Minute
 
-// Model is the session list pane.
+// Model is the list pane.
 type Model struct {
 	st            styles.Styles
 	km            keys.KeyMap
 	all           map[string]*sessions.Session
-	rows          []*sessions.Session
+	runs          map[string]*orchestrator.Record
+	totals        map[string]totals // per run, with its workers
+	rows          []Row
 	cursor        int
 	offset        int
-	selected      string
+	selected      string // the selected row's key
 	width, height int
 	focused       bool
 	filter        string
 	sort          Sort
 	hideFinished  bool
 	now           time.Time
-	running       int // sessions not settled, hidden ones too
+	running       int // sessions not settled and runs running, hidden ones too
 }
 
 // New returns an empty list.
 func New(st styles.Styles, km keys.KeyMap) Model {
-	return Model{st: st, km: km, all: map[string]*sessions.Session{}}
+	return Model{st: st, km: km, all: map[string]*sessions.Session{}, runs: map[string]*orchestrator.Record{}}
 }
 
 // SetSize sets the pane's size; height counts the column header row.
@@ -92,6 +93,17 @@ func (m *Model) Upsert(list []*sessions.Session, removed []string) {
 	m.rebuild()
 }
 
+// UpsertRuns adds or updates runs and drops removed ones.
+func (m *Model) UpsertRuns(list []*orchestrator.Record, removed []string) {
+	for _, r := range list {
+		m.runs[r.ID] = r
+	}
+	for _, id := range removed {
+		delete(m.runs, id)
+	}
+	m.rebuild()
+}
+
 // SelectFirst moves the selection to the first row.
 func (m *Model) SelectFirst() {
 	m.cursor, m.offset, m.selected = 0, 0, ""
@@ -110,16 +122,44 @@ func (m Model) All() []*sessions.Session {
 	return out
 }
 
-// Selected is the session under the cursor, or nil.
-func (m Model) Selected() *sessions.Session {
+// Runs returns every run, hidden or not.
+func (m Model) Runs() []*orchestrator.Record {
+	out := make([]*orchestrator.Record, 0, len(m.runs))
+	for _, r := range m.runs {
+		out = append(out, r)
+	}
+	return out
+}
+
+// Run returns the run with id, or nil.
+func (m Model) Run(id string) *orchestrator.Record { return m.runs[id] }
+
+// RunTotals are run id's tokens and cost with its workers' (cost nil: a
+// price is unknown).
+func (m Model) RunTotals(id string) (int64, *float64) {
+	t := m.totals[id]
+	return t.tokens, t.cost
+}
+
+// SelectedRow is the row under the cursor; ok is false when there is none.
+func (m Model) SelectedRow() (Row, bool) {
 	if m.cursor < len(m.rows) {
-		return m.rows[m.cursor]
+		return m.rows[m.cursor], true
+	}
+	return Row{}, false
+}
+
+// Selected is the session under the cursor, or nil (none, or a run).
+func (m Model) Selected() *sessions.Session {
+	if r, ok := m.SelectedRow(); ok {
+		return r.Session
 	}
 	return nil
 }
 
-// SetFilter shows only sessions whose id, task, model, adapter or status
-// contain f (case-insensitive).
+// SetFilter shows only the rows whose id, task, model, adapter, status or
+// source contain f (case-insensitive); a run that matches shows its
+// workers, one that does not is shown for those that do.
 func (m *Model) SetFilter(f string) {
 	m.filter = strings.ToLower(strings.TrimSpace(f))
 	m.rebuild()
@@ -143,71 +183,12 @@ func (m *Model) ToggleFinished() bool {
 	return !m.hideFinished
 }
 
-// Len is how many sessions there are, hidden ones too.
-func (m Model) Len() int { return len(m.all) }
+// Len is how many sessions and runs there are, hidden ones too.
+func (m Model) Len() int { return len(m.all) + len(m.runs) }
 
-// Running reports whether a session, shown or not, is not settled.
+// Running reports whether a session, shown or not, is not settled, or a
+// run is running.
 func (m Model) Running() bool { return m.running > 0 }
-
-func (m *Model) rebuild() {
-	m.rows = m.rows[:0]
-	m.running = 0
-	for _, s := range m.all {
-		if !s.Settled() {
-			m.running++
-		}
-		if m.hideFinished && s.Settled() {
-			continue
-		}
-		if m.filter != "" && !strings.Contains(strings.ToLower(strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status)}, " ")), m.filter) {
-			continue
-		}
-		m.rows = append(m.rows, s)
-	}
-	less := func(a, b *sessions.Session) bool {
-		switch m.sort {
-		case ByStatus:
-			if ra, rb := rank(a.Status), rank(b.Status); ra != rb {
-				return ra < rb
-			}
-		case ByTokens:
-			if a.Usage.TotalTokens != b.Usage.TotalTokens {
-				return a.Usage.TotalTokens > b.Usage.TotalTokens
-			}
-		case ByCost:
-			if ca, cb := costOf(a), costOf(b); ca != cb {
-				return ca > cb
-			}
-		}
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.After(b.CreatedAt)
-		}
-		return a.ID < b.ID
-	}
-	sort.Slice(m.rows, func(i, j int) bool { return less(m.rows[i], m.rows[j]) })
-	// Keep the cursor on the session it was on.
-	m.cursor = 0
-	for i, s := range m.rows {
-		if s.ID == m.selected {
-			m.cursor = i
-			break
-		}
-	}
-	m.clamp()
-}
-
-// rank orders statuses by how much they want attention.
-func rank(st sessions.Status) int {
-	return map[sessions.Status]int{sessions.StatusFailed: 0, sessions.StatusRunning: 1, sessions.StatusPending: 2,
-		sessions.StatusKilled: 3, sessions.StatusCompleted: 4}[st]
-}
-
-func costOf(s *sessions.Session) float64 {
-	if s.CostUSD == nil {
-		return -1
-	}
-	return *s.CostUSD
-}
 
 func (m *Model) clamp() {
 	if m.cursor >= len(m.rows) {
@@ -221,8 +202,8 @@ func (m *Model) clamp() {
 		m.offset = m.cursor - visible + 1
 	}
 	m.offset = max(0, min(m.offset, len(m.rows)-visible))
-	if s := m.Selected(); s != nil {
-		m.selected = s.ID
+	if r, ok := m.SelectedRow(); ok {
+		m.selected = r.Key()
 	}
 }
 
@@ -252,77 +233,4 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	m.cursor = max(0, m.cursor)
 	m.clamp()
 	return m, nil
-}
-
-// View renders the column headers and the visible rows, never wider than
-// the pane.
-func (m Model) View() string {
-	return lipgloss.NewStyle().MaxWidth(m.width).Render(m.view())
-}
-
-func (m Model) view() string {
-	cols := m.columns()
-	var b strings.Builder
-	// The focused pane is marked by ▶, which reads without colour too.
-	head := "  "
-	if m.focused {
-		head = "▶ "
-	}
-	for _, c := range cols {
-		head += fit(c.title, c.width) + " "
-	}
-	b.WriteString(m.st.Header.Render(strings.TrimRight(head, " ")))
-	visible := max(1, m.height-1)
-	if len(m.rows) == 0 {
-		b.WriteString("\n" + m.st.Dim.Render("  no sessions match"))
-		if m.filter == "" && !m.hideFinished {
-			b.WriteString(m.st.Dim.Render(": start one with zwarm spawn \"TASK\""))
-		}
-	}
-	for i := m.offset; i < len(m.rows) && i < m.offset+visible; i++ {
-		b.WriteString("\n" + m.row(cols, m.rows[i], i == m.cursor))
-	}
-	return b.String()
-}
-
-func (m Model) row(cols []column, s *sessions.Session, selected bool) string {
-	// The first cell marks the cursor and what stands out, readable without
-	// colour: > selected, ! failed or follow-ups waiting, * just finished.
-	cursor, flag := " ", " "
-	if selected {
-		cursor = ">"
-	}
-	attention := s.Status == sessions.StatusFailed || s.PendingInjects > 0
-	fresh := s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
-	switch {
-	case attention:
-		flag = "!"
-	case fresh:
-		flag = "*"
-	}
-	if selected {
-		var plain strings.Builder
-		plain.WriteString(cursor + flag)
-		for _, c := range cols {
-			plain.WriteString(fit(c.cell(s), c.width) + " ")
-		}
-		style := m.st.Selected
-		if !m.focused {
-			style = m.st.Bold
-		}
-		return style.Render(strings.TrimRight(plain.String(), " "))
-	}
-	var b strings.Builder
-	b.WriteString(cursor + m.st.Attention.Render(flag))
-	for _, c := range cols {
-		cell := fit(c.cell(s), c.width)
-		if c.title == "STATUS" {
-			cell = m.st.StatusStyle(s.Status).Render(cell)
-		}
-		if fresh || attention {
-			cell = m.st.Attention.Render(cell)
-		}
-		b.WriteString(cell + " ")
-	}
-	return strings.TrimRight(b.String(), " ")
 }

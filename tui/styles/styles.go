@@ -5,6 +5,7 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -20,6 +21,7 @@ type Styles struct {
 	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
 
 	statusColors map[sessions.Status]lipgloss.Style
+	runColors    map[orchestrator.Status]lipgloss.Style
 }
 
 // New returns the default styles.
@@ -54,6 +56,13 @@ func New() Styles {
 			sessions.StatusFailed:    c("9"),
 			sessions.StatusKilled:    c("11"),
 		},
+		runColors: map[orchestrator.Status]lipgloss.Style{
+			orchestrator.StatusRunning:     c("12"),
+			orchestrator.StatusCompleted:   c("10"),
+			orchestrator.StatusFailed:      c("9"),
+			orchestrator.StatusLimited:     c("11"),
+			orchestrator.StatusInterrupted: c("11"),
+		},
 	}
 }
 
@@ -76,3 +85,24 @@ func Icon(st sessions.Status) string {
 
 // StatusStyle is the colour of a status.
 func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.statusColors[st] }
+
+// RunIcon is a run status's symbol: the statuses a run shares with a
+// session have the same one.
+func RunIcon(st orchestrator.Status) string {
+	switch st {
+	case orchestrator.StatusRunning:
+		return "●"
+	case orchestrator.StatusCompleted:
+		return "✓"
+	case orchestrator.StatusFailed:
+		return "✗"
+	case orchestrator.StatusLimited:
+		return "⊘"
+	case orchestrator.StatusInterrupted:
+		return "‖"
+	}
+	return "?"
+}
+
+// RunStatusStyle is the colour of a run status.
+func (s Styles) RunStatusStyle(st orchestrator.Status) lipgloss.Style { return s.runColors[st] }

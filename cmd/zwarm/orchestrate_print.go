@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+// stepPrinter prints a run's events as they happen: its steps for people
+// (the orchestrator's Renderer), or with --json the events themselves, one
+// a line (--jq filters each). On a terminal, and only there, the shared
+// progress shows on stderr what the run is waiting for: the model, or a
+// tool.
+type stepPrinter struct {
+	io     *streams
+	out    io.Writer
+	json   *jsonFlags // nil or off: steps for people
+	render orchestrator.Renderer
+	spin   bool
+	prog   *progress
+	jqErr  bool // a --jq error was reported
+}
+
+func newStepPrinter(s *streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
+	return &stepPrinter{io: s, out: out, json: j, render: orchestrator.Renderer{MaxSteps: maxSteps}, spin: spin}
+}
+
+func (p *stepPrinter) asJSON() bool { return p.json != nil && p.json.on() }
+
+// event takes one event of the run, on the run's goroutine.
+func (p *stepPrinter) event(ev orchestrator.Event) {
+	if p.asJSON() {
+		p.writeJSON(ev)
+		return
+	}
+	switch ev.Type {
+	case orchestrator.EventModelCall:
+		p.render.Lines(ev) // only learns from it
+		p.await(fmt.Sprintf("step %d/%d · the model is thinking", ev.Step, p.render.MaxSteps))
+		return
+	case orchestrator.EventStopped:
+		p.render.Lines(ev)
+		return // outcome prints the end
+	}
+	lines := p.render.Lines(ev)
+	if len(lines) == 0 {
+		return
+	}
+	p.stopProgress()
+	writeRunLines(p.io, p.out, lines)
+	if ev.Type == orchestrator.EventToolCall {
+		p.await(fmt.Sprintf("step %d/%d · %s", ev.Step, p.render.MaxSteps, ev.Tool))
+	}
+}
+
+// await shows what the run waits for until the next line is printed.
+func (p *stepPrinter) await(what string) {
+	p.stopProgress()
+	if p.spin {
+		p.prog = startProgress(p.io, what)
+	}
+}
+
+func (p *stepPrinter) stopProgress() {
+	p.prog.Stop()
+	p.prog = nil
+}
+
+func (p *stepPrinter) writeJSON(ev orchestrator.Event) {
+	if p.json.jq == "" {
+		b, err := json.Marshal(ev)
+		if err == nil {
+			p.out.Write(append(b, '\n'))
+		}
+		return
+	}
+	if err := p.json.write(p.out, ev); err != nil && !p.jqErr {
+		p.jqErr = true
+		fmt.Fprintln(p.io.errOut, "zwarm:", err)
+	}
+}
+
+func (p *stepPrinter) close() { p.stopProgress() }
+
+// outcome prints how the run ended and, unless it completed, how to
+// continue it (on stderr: it is advice, not output; "" gives none).
+func (p *stepPrinter) outcome(rec *orchestrator.Record, resume string) {
+	if !p.asJSON() {
+		status := p.io.paint(runStatusColor(rec.Status), string(rec.Status))
+		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), totalCost(rec),
+			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
+		text := rec.StopReason
+		if rec.Status == orchestrator.StatusCompleted {
+			text = rec.Summary
+		}
+		var b strings.Builder
+		b.WriteString("\n" + head + "\n")
+		for _, l := range render.Lines(text) {
+			for _, piece := range fitLine(p.io, l, "") {
+				b.WriteString(piece + "\n")
+			}
+		}
+		io.WriteString(p.out, b.String())
+	}
+	if rec.Status != orchestrator.StatusCompleted && resume != "" {
+		fmt.Fprintf(p.io.errOut, "resume with: %s\n", resume)
+	}
+}
+
+// totalCost is the cost of a run and its workers, for people.
+func totalCost(rec *orchestrator.Record) string {
+	c, known := rec.TotalCost()
+	s := render.Cost(&c)
+	if !known {
+		s += " (some prices unknown)"
+	}
+	return s
+}
+
+// writeRunLines prints a run's rendered lines in one write: on a terminal
+// wrapped to its width and coloured by kind, piped as they are.
+func writeRunLines(s *streams, w io.Writer, lines []orchestrator.Line) {
+	var b strings.Builder
+	for _, l := range lines {
+		indent := strings.Repeat("  ", l.Indent)
+		for _, piece := range fitLine(s, l.Text, indent) {
+			text := strings.TrimLeft(piece, " ")
+			b.WriteString(piece[:len(piece)-len(text)] + s.paint(lineColor(l.Kind), text) + "\n")
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+func lineColor(k orchestrator.LineKind) string {
+	switch k {
+	case orchestrator.LineHeader, orchestrator.LineStep, orchestrator.LineDone:
+		return sgrBold
+	case orchestrator.LineReasoning, orchestrator.LineNote:
+		return sgrDim
+	case orchestrator.LineCall:
+		return sgrCyan
+	case orchestrator.LineError:
+		return sgrRed
+	}
+	return ""
+}
+
+func runStatusColor(st orchestrator.Status) string {
+	switch st {
+	case orchestrator.StatusRunning:
+		return sgrCyan
+	case orchestrator.StatusCompleted:
+		return sgrGreen
+	case orchestrator.StatusFailed:
+		return sgrRed
+	}
+	return sgrYellow
+}
+
+// fitLine is text after indent as the lines that show it: piped, one line
+// as it is; on a terminal, pieces that fit its width, broken at spaces
+// where possible, the pieces after the first hanging under the text.
+func fitLine(s *streams, text, indent string) []string {
+	if !s.outTTY || runewidth.StringWidth(indent+text) <= s.width {
+		return []string{indent + text}
+	}
+	hang := indent + "  "
+	if runewidth.StringWidth(hang) > s.width/2 {
+		hang = ""
+	}
+	var out []string
+	prefix := indent
+	for text != "" {
+		avail := max(1, s.width-runewidth.StringWidth(prefix))
+		if runewidth.StringWidth(text) <= avail {
+			out = append(out, prefix+text)
+			break
+		}
+		cut := runewidth.Truncate(text, avail, "")
+		if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+			cut = cut[:i+1]
+		}
+		if cut == "" { // a rune wider than the terminal
+			_, size := utf8.DecodeRuneInString(text)
+			cut = text[:size]
+		}
+		out = append(out, strings.TrimRight(prefix+cut, " "))
+		text = strings.TrimLeft(text[len(cut):], " ")
+		prefix = hang
+	}
+	return out
+}

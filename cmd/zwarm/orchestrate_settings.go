@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// task reads the task from the arguments, a file or stdin; a resumed run
+// takes none.
+func (o *orchestrateOptions) task(args []string) (string, error) {
+	joined := strings.TrimSpace(strings.Join(args, " "))
+	switch {
+	case o.resume != "" && (joined != "" || o.taskFile != ""):
+		return "", usagef("--resume continues a run with its own task: give no task with it")
+	case o.resume != "" && o.dir != "":
+		return "", usagef("--resume continues a run in its own dir: --dir cannot change it")
+	case o.resume != "":
+		return "", nil
+	case o.taskFile != "" && joined != "":
+		return "", usagef("give the task as an argument or with --task-file, not both")
+	case o.taskFile != "":
+		b, err := os.ReadFile(o.taskFile)
+		if err != nil {
+			return "", usagef("--task-file: %v", err)
+		}
+		joined = strings.TrimSpace(string(b))
+	case joined == "-":
+		b, err := io.ReadAll(o.f.io.in)
+		if err != nil {
+			return "", fmt.Errorf("read the task from stdin: %w", err)
+		}
+		joined = strings.TrimSpace(string(b))
+	}
+	if joined == "" {
+		return "", usagef("no task: say what to do, e.g. zwarm orchestrate \"add rate limiting to the API, with tests\" (or --task-file F, or - for stdin)")
+	}
+	return joined, nil
+}
+
+// apply puts the flags that were given over the config.
+func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) error {
+	fl := c.Flags()
+	if fl.Changed("model") {
+		oc.Model = o.model
+	}
+	if fl.Changed("max-steps") {
+		oc.MaxSteps = o.maxSteps
+	}
+	if fl.Changed("max-cost") {
+		oc.MaxCost = o.maxCost
+	}
+	if fl.Changed("max-tokens") {
+		oc.MaxTokens = o.maxTokens
+	}
+	if fl.Changed("max-workers") {
+		oc.MaxWorkers = o.maxWorkers
+	}
+	if fl.Changed("timeout") {
+		if o.timeout < 0 {
+			return usagef("--timeout cannot be negative")
+		}
+		oc.Timeout = sessions.Duration{Duration: o.timeout}
+	}
+	if fl.Changed("kill-workers-on-exit") {
+		oc.KillWorkersOnExit = o.kill
+	}
+	if err := oc.Validate(); err != nil {
+		return usagef("%v (flags count as their config keys)", err)
+	}
+	return nil
+}
+
+// settings are the run's: the config with the flags, and for a resumed run
+// what it recorded, unless a flag says otherwise.
+func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orchestrator.Config) (orchestrator.Settings, error) {
+	if o.resume == "" {
+		dir, err := filepath.Abs(firstNonEmpty(o.dir, "."))
+		if err != nil {
+			return orchestrator.Settings{}, err
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return orchestrator.Settings{}, usagef("--dir %s is not a directory", dir)
+		}
+		return oc.Settings(dir), nil
+	}
+	rec, err := orchestrator.LoadRecord(stateDir, o.resume)
+	if err != nil {
+		return orchestrator.Settings{}, usagef("--resume: %v", err)
+	}
+	switch rec.Status {
+	case orchestrator.StatusCompleted:
+		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; start a new run", sessions.ShortID(rec.ID))
+	case orchestrator.StatusRunning:
+		return orchestrator.Settings{}, usagef("run %s is running (process %d): stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(rec.ID), rec.Owner.PID)
+	}
+	set := oc.Settings(rec.Dir)
+	fl := c.Flags()
+	if !fl.Changed("model") {
+		set.Model = rec.Model
+		set.ContextWindow = oc.Window(rec.Model)
+	}
+	keep := rec.Limits
+	for flag, apply := range map[string]func(){
+		"max-steps": func() { keep.MaxSteps = set.Limits.MaxSteps }, "max-cost": func() { keep.MaxCostUSD = set.Limits.MaxCostUSD },
+		"max-tokens": func() { keep.MaxTokens = set.Limits.MaxTokens }, "max-workers": func() { keep.MaxWorkers = set.Limits.MaxWorkers },
+		"timeout": func() { keep.Timeout = set.Limits.Timeout },
+	} {
+		if fl.Changed(flag) {
+			apply()
+		}
+	}
+	set.Limits = keep
+	set.Adapter, set.WorkerModel = rec.Adapter, rec.WorkerModel
+	if !fl.Changed("kill-workers-on-exit") {
+		set.KillWorkersOnExit = rec.KillWorkersOnExit
+	}
+	if rec.Status == orchestrator.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
+		return set, usagef("run %s has used its %d steps: resume it with a higher --max-steps", sessions.ShortID(rec.ID), rec.Steps)
+	}
+	return set, nil
+}
+
+// openAIClient is the Responses API client of the config: its base URL
+// (else OPENAI_BASE_URL), its key from api_key_env (OPENAI_API_KEY).
+func openAIClient(oc *orchestrator.Config) (*model.OpenAI, error) {
+	env := firstNonEmpty(oc.APIKeyEnv, orchestrator.DefaultAPIKeyEnv)
+	key := os.Getenv(env)
+	if key == "" && oc.BaseURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+		return nil, usagef("no API key: set %s (or name another variable with api_key_env in the [orchestrator] table of config.toml)", env)
+	}
+	return model.NewOpenAI(model.OpenAIOptions{BaseURL: oc.BaseURL, APIKey: key, MaxRetries: oc.Retries,
+		MaxRetryDelay: oc.RetryMaxDelay.Duration, RequestTimeout: oc.RequestTimeout.Duration}), nil
+}
+
+// resumeCommand is the command line that continues rec.
+func resumeCommand(c *cobra.Command, rec *orchestrator.Record) string {
+	cmd := "zwarm"
+	if c.Flags().Changed("state-dir") {
+		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
+	}
+	cmd += " orchestrate --resume " + sessions.ShortID(rec.ID)
+	if rec.Status == orchestrator.StatusLimited && rec.Steps >= rec.Limits.MaxSteps {
+		cmd += fmt.Sprintf(" --max-steps %d", rec.Limits.MaxSteps*2)
+	}
+	return cmd
+}
+
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

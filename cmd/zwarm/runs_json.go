@@ -1,0 +1,65 @@
+package main
+
+import (
+	"time"
+
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// runJSON is a run as --json prints it: the documented fields (README
+// "Orchestrated tasks"), none of the bookkeeping run.json also holds (its
+// owner process, which workers' ends were read and announced, the
+// per-worker accounts).
+type runJSON struct {
+	ID            string              `json:"id"`
+	Task          string              `json:"task"`
+	Model         string              `json:"model"`
+	Dir           string              `json:"dir"`
+	Status        orchestrator.Status `json:"status"`
+	StopReason    string              `json:"stop_reason"`
+	Summary       string              `json:"summary"`
+	Steps         int                 `json:"steps"`
+	Limits        limitsJSON          `json:"limits"`
+	CreatedAt     time.Time           `json:"created_at"`
+	UpdatedAt     time.Time           `json:"updated_at"`
+	EndedAt       *time.Time          `json:"ended_at"`
+	Usage         sessions.Usage      `json:"usage"`
+	CostUSD       *float64            `json:"cost_usd"`
+	WorkerUsage   sessions.Usage      `json:"worker_usage"`
+	WorkerCostUSD *float64            `json:"worker_cost_usd"`
+	TotalTokens   int64               `json:"total_tokens"`
+	TotalCostUSD  *float64            `json:"total_cost_usd"`
+	Workers       []string            `json:"workers"`
+}
+
+type limitsJSON struct {
+	MaxSteps   int     `json:"max_steps"`
+	MaxCostUSD float64 `json:"max_cost_usd"`
+	MaxTokens  int64   `json:"max_tokens"`
+	MaxWorkers int     `json:"max_workers"`
+	Timeout    string  `json:"timeout"`
+}
+
+func toRunJSON(r *orchestrator.Record) runJSON {
+	out := runJSON{ID: r.ID, Task: r.Task, Model: r.Model, Dir: r.Dir, Status: r.Status, StopReason: r.StopReason, Summary: r.Summary,
+		Steps: r.Steps, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Usage: r.Usage, CostUSD: r.CostUSD,
+		WorkerUsage: r.WorkerUsage, WorkerCostUSD: r.WorkerCostUSD, TotalTokens: r.TotalTokens(), Workers: r.Workers,
+		Limits: limitsJSON{MaxSteps: r.Limits.MaxSteps, MaxCostUSD: r.Limits.MaxCostUSD, MaxTokens: r.Limits.MaxTokens,
+			MaxWorkers: r.Limits.MaxWorkers, Timeout: r.Limits.Timeout.String()}}
+	if c, known := r.TotalCost(); known {
+		out.TotalCostUSD = &c
+	}
+	if out.Workers == nil {
+		out.Workers = []string{}
+	}
+	return out
+}
+
+func runsJSON(list []*orchestrator.Record) []runJSON {
+	out := make([]runJSON, len(list))
+	for i, r := range list {
+		out[i] = toRunJSON(r)
+	}
+	return out
+}

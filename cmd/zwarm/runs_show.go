@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+type runsShowOptions struct {
+	f   *factory
+	out jsonFlags
+	now func() time.Time
+}
+
+func newRunsShowCmd(f *factory) *cobra.Command {
+	o := &runsShowOptions{f: f, now: time.Now}
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one run: its steps, its workers and why it stopped",
+		Args:  exactArgs(1, "a run id (or unique prefix)"),
+		RunE:  func(c *cobra.Command, args []string) error { return runRunsShow(c, o, args[0]) },
+	}
+	o.out.add(c, "{run, events, workers}")
+	return c
+}
+
+func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
+	if _, err := o.out.check(); err != nil {
+		return err
+	}
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	rec, err := orchestrator.LoadRecord(m.Store().Dir(), id)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	events, err := orchestrator.ReadEvents(m.Store().Dir(), rec.ID)
+	if err != nil {
+		return err
+	}
+	workers, err := m.List(c.Context(), sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
+	var le *sessions.ListError
+	if err != nil && !errors.As(err, &le) {
+		return err
+	}
+	io := o.f.io
+	if o.out.on() {
+		if events == nil {
+			events = []orchestrator.Event{}
+		}
+		if err := o.out.write(io.out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": listJSON(workers)}); err != nil {
+			return err
+		}
+		return reportUnreadable(io, le)
+	}
+	// The first line stands out; the others are plain.
+	var head []orchestrator.Line
+	add := func(format string, a ...any) {
+		kind := orchestrator.LineMessage
+		if len(head) == 0 {
+			kind = orchestrator.LineHeader
+		}
+		head = append(head, orchestrator.Line{Kind: kind, Text: fmt.Sprintf(format, a...)})
+	}
+	add("run %s · %s · %s", rec.ID, rec.Status, render.SafeLine(rec.Model))
+	add("task: %s", render.SafeLine(rec.Task))
+	add("dir: %s", render.SafeLine(rec.Dir))
+	add("steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s", rec.Steps, rec.Limits.MaxSteps, totalCost(rec),
+		render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens),
+		render.When(rec.CreatedAt, o.now()))
+	if rec.StopReason != "" {
+		add("stopped: %s", render.SafeLine(rec.StopReason))
+	}
+	if rec.Summary != "" {
+		add("summary: %s", render.SafeLine(rec.Summary))
+	}
+	writeRunLines(io, io.out, head)
+	fmt.Fprintln(io.out)
+	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
+	var story []orchestrator.Line
+	for _, ev := range events {
+		story = append(story, rd.Lines(ev)...)
+	}
+	writeRunLines(io, io.out, story)
+	fmt.Fprintln(io.out)
+	if len(workers) == 0 {
+		fmt.Fprintln(io.out, "no workers")
+	} else if err := writeSessions(io, workers, o.now(), false); err != nil {
+		return err
+	}
+	return reportUnreadable(io, le)
+}

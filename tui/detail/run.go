@@ -1,0 +1,120 @@
+package detail
+
+import (
+	"fmt"
+
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/tui/runfeed"
+	"github.com/zwarm/zwarm/tui/styles"
+)
+
+// The run the pane shows, when it shows one: its steps as `zwarm
+// orchestrate` prints them, from its events.
+type runView struct {
+	rec    *orchestrator.Record
+	tokens int64    // with its workers
+	cost   *float64 // with its workers; nil: unknown
+	render orchestrator.Renderer
+	// thinking is the step whose model call has no answer yet, 0 if none.
+	thinking int
+}
+
+// ResetRun shows run rec, from nothing; key is its row's. The record gives
+// the title, and the step limit until the events say it.
+func (m *Model) ResetRun(key string, rec *orchestrator.Record) {
+	m.Reset(key)
+	m.run = &runView{rec: rec, render: orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}}
+	m.render()
+}
+
+// Run is the id of the run shown, "" when the pane shows a session.
+func (m Model) Run() string {
+	if m.run == nil {
+		return ""
+	}
+	return m.run.rec.ID
+}
+
+// SetRun updates the run's record and its totals with its workers (the
+// title).
+func (m *Model) SetRun(rec *orchestrator.Record, tokens int64, cost *float64) {
+	if m.run == nil || rec == nil || rec.ID != m.run.rec.ID {
+		return
+	}
+	m.run.rec, m.run.tokens, m.run.cost = rec, tokens, cost
+	m.render()
+}
+
+// ApplyRun adds the events an update of the shown run carries.
+func (m *Model) ApplyRun(u runfeed.Update) {
+	r := m.run
+	if r == nil || u.ID != r.rec.ID {
+		return
+	}
+	m.loaded = true
+	if u.Reset {
+		m.steps, m.dropped, m.byKey = nil, 0, map[string]int{}
+		r.render = orchestrator.Renderer{MaxSteps: r.rec.Limits.MaxSteps}
+	}
+	if u.Skipped > 0 {
+		m.add(step{lines: []render.Line{{Kind: render.Raw, Text: fmt.Sprintf("… %s of earlier events not shown (zwarm runs show %s has them all)",
+			size(u.Skipped), sessions.ShortID(r.rec.ID))}}})
+	}
+	for _, ev := range u.Events {
+		r.thinking = 0
+		if ev.Type == orchestrator.EventModelCall {
+			r.thinking = ev.Step
+		}
+		var lines []render.Line
+		for _, l := range r.render.Lines(ev) {
+			lines = append(lines, render.Line{Kind: lineKind(l.Kind), Indent: l.Indent, Text: l.Text})
+		}
+		if ev.Type == orchestrator.EventStopped && ev.Summary != "" {
+			lines = append(lines, render.Line{Kind: render.Message, Indent: 1, Text: "» " + render.SafeLine(ev.Summary)})
+		}
+		if len(lines) > 0 {
+			m.add(step{lines: lines})
+		}
+	}
+	m.render()
+}
+
+// lineKind styles a run's line as the trajectory's alike lines are.
+func lineKind(k orchestrator.LineKind) render.Kind {
+	switch k {
+	case orchestrator.LineHeader, orchestrator.LineStep, orchestrator.LineDone:
+		return render.Turn
+	case orchestrator.LineReasoning:
+		return render.Reasoning
+	case orchestrator.LineCall:
+		return render.Tool
+	case orchestrator.LineResult:
+		return render.Output
+	case orchestrator.LineError:
+		return render.Error
+	case orchestrator.LineNote:
+		return render.Raw
+	}
+	return render.Message
+}
+
+// runTail is what the pane adds under a run's steps: that the model is
+// thinking, while it is.
+func (m Model) runTail() []render.Line {
+	r := m.run
+	if r == nil || r.thinking == 0 || r.rec.Status != orchestrator.StatusRunning {
+		return nil
+	}
+	return []render.Line{{Kind: render.Done, Text: fmt.Sprintf("… step %d/%d · the model is thinking", r.thinking, r.render.MaxSteps)}}
+}
+
+// runTitle is the title line of a run: its status and step, cost with its
+// workers, model and task.
+func (m Model) runTitle() string {
+	r := m.run
+	rec := r.rec
+	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(rec.Status), rec.Status,
+		rec.Steps, rec.Limits.MaxSteps, render.Cost(r.cost), render.SafeLine(rec.Model), render.SafeLine(rec.Task))
+}

@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/runfeed"
+)
+
+// onKey handles a key: the prompt's when it is open, else the help's, the
+// global bindings', or the focused pane's.
+func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	if m.prompt.Active() {
+		var cmd tea.Cmd
+		m.prompt, cmd = m.prompt.Update(k)
+		return cmd
+	}
+	if m.showHelp {
+		if key.Matches(k, m.km.Quit) && k.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		m.showHelp = false
+		m.layout()
+		return nil
+	}
+	sel := m.list.Selected()
+	if row, ok := m.list.SelectedRow(); ok && row.Run != nil {
+		if err := runRefusal(k, m.km, row.Run); err != nil {
+			m.setError(err)
+			return nil
+		}
+	}
+	switch {
+	case key.Matches(k, m.km.Quit):
+		return tea.Quit
+	case key.Matches(k, m.km.Help):
+		m.showHelp = true
+		m.layout()
+		return nil
+	case key.Matches(k, m.km.Focus):
+		if m.focus == focusList {
+			m.focus = focusDetail
+		} else {
+			m.focus = focusList
+		}
+		m.list.SetFocused(m.focus == focusList)
+		m.detail.SetFocused(m.focus == focusDetail)
+		return nil
+	case key.Matches(k, m.km.Inject):
+		if sel == nil {
+			m.setError(errors.New("no session selected"))
+			return nil
+		}
+		cmd := m.prompt.OpenInject(sel.ID, sessions.ShortID(sel.ID))
+		m.layout()
+		return cmd
+	case key.Matches(k, m.km.Kill):
+		if sel == nil {
+			return nil
+		}
+		if sel.Settled() {
+			m.setError(fmt.Errorf("%s is not running (%s)", sessions.ShortID(sel.ID), sel.Status))
+			return nil
+		}
+		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", sessions.ShortID(sel.ID)))
+		m.layout()
+		return nil
+	case key.Matches(k, m.km.Delete):
+		if sel == nil {
+			return nil
+		}
+		if !sel.Settled() {
+			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", sessions.ShortID(sel.ID), sel.Status))
+			return nil
+		}
+		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", sessions.ShortID(sel.ID)))
+		m.layout()
+		return nil
+	case key.Matches(k, m.km.Filter):
+		cmd := m.prompt.OpenFilter(m.list.Filter())
+		m.layout()
+		return cmd
+	case key.Matches(k, m.km.Sort):
+		m.setStatus("sorted by " + m.list.CycleSort().String())
+		return m.followSelection()
+	case key.Matches(k, m.km.ToggleFinished):
+		if m.list.ToggleFinished() {
+			m.setStatus("showing finished sessions")
+		} else {
+			m.setStatus("hiding finished sessions")
+		}
+		m.layout()
+		return m.followSelection()
+	case key.Matches(k, m.km.Reload):
+		m.setStatus("reloaded")
+		old, oldTraj, oldRuns, oldRunTraj := m.listSub, m.trajSub, m.runListSub, m.runTrajSub
+		m.listSub, m.trajSub, m.runListSub, m.runTrajSub = nil, nil, nil, nil
+		m.list.Replace(nil)
+		m.list.UpsertRuns(nil, runIDs(m.list.Runs()))
+		m.detail.Reset("")
+		return tea.Batch(closeSub(old), closeSub(oldTraj), closeRunSub(oldRuns), closeRunSub(oldRunTraj),
+			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
+	}
+	var cmd tea.Cmd
+	if m.focus == focusList {
+		m.list, cmd = m.list.Update(k)
+		return tea.Batch(cmd, m.followSelection())
+	}
+	m.detail, cmd = m.detail.Update(k)
+	return cmd
+}
+
+func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
+	defer m.layout()
+	switch msg.Mode {
+	case prompt.Inject:
+		if msg.Value == "" {
+			m.setError(errors.New("empty follow-up not sent"))
+			return nil
+		}
+		m.setStatus("sending follow-up to " + sessions.ShortID(msg.Target) + "…")
+		return m.inject(msg.Target, msg.Value)
+	case prompt.Filter:
+		m.list.SetFilter(msg.Value)
+		if msg.Value == "" {
+			m.setStatus("filter cleared")
+		} else {
+			m.setStatus("filter: " + msg.Value)
+		}
+		return m.followSelection()
+	case prompt.Confirm:
+		switch msg.Action {
+		case "kill":
+			m.setStatus("killing " + sessions.ShortID(msg.Target) + "…")
+			return m.kill(msg.Target)
+		case "delete":
+			return m.remove(msg.Target)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+// Package runfeed follows the orchestrator runs of a state dir for the
+// dashboard: every run's record as it changes and, for one run, its events
+// as they are appended to events.jsonl. It wakes on file events (the runs
+// dir and each run's dir) and on the exit of a run's owner process (a
+// pidfd), never on a timer: an idle dashboard stays asleep.
+//
+// The reading happens on the subscription's goroutine; the dashboard only
+// receives updates, so its Update never touches the disk.
+package runfeed
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sync"
+
+	"github.com/zwarm/zwarm/orchestrator"
+)
+
+// Feed is the runs of a state dir.
+type Feed struct {
+	StateDir string
+}
+
+// Options say what a subscription follows.
+type Options struct {
+	// Run, a run's full id, limits the subscription to that run and
+	// delivers its events too; "" follows the record of every run.
+	Run string
+	// Window bounds how much of events.jsonl is read at first: its newest
+	// part. 0 reads it all.
+	Window int64
+}
+
+// Update is what changed in one run.
+type Update struct {
+	ID string
+	// Record is the run as it truly is (a run whose process died reads
+	// interrupted); nil when only events arrived, or when Removed.
+	Record  *orchestrator.Record
+	Removed bool
+	// Events are those appended since the last update (with Options.Run).
+	Events []orchestrator.Event
+	// Skipped is how many bytes at the start of events.jsonl were left
+	// unread (Options.Window).
+	Skipped int64
+	// Reset says events.jsonl was replaced: Events start over.
+	Reset bool
+	Err   error
+	// Synced marks the last update of the first load: every run there was
+	// has been delivered. With no runs it comes alone, with no ID.
+	Synced bool
+}
+
+// Subscription delivers updates in the order they happened, with
+// backpressure: the feed reads no further while an update waits.
+type Subscription struct {
+	c      chan Update
+	cancel context.CancelFunc
+	done   chan struct{}
+	ch     *changes
+
+	mu  sync.Mutex
+	err error
+}
+
+// Subscribe follows the runs until ctx ends or Close.
+func (f Feed) Subscribe(ctx context.Context, opt Options) (*Subscription, error) {
+	ch, err := newChanges(f.StateDir, opt.Run)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Subscription{c: make(chan Update), cancel: cancel, done: make(chan struct{}), ch: ch}
+	r := &reader{stateDir: f.StateDir, opt: opt, ch: ch, runs: map[string]*runState{}}
+	go func() {
+		defer close(s.done)
+		defer close(s.c)
+		if err := r.run(ctx, s.c); err != nil && ctx.Err() == nil {
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
+		}
+	}()
+	return s, nil
+}
+
+// C delivers the updates; it is closed when the subscription ends.
+func (s *Subscription) C() <-chan Update { return s.c }
+
+// Err is why the subscription ended early, if it did.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the subscription and waits for its goroutines.
+func (s *Subscription) Close() {
+	s.cancel()
+	<-s.done
+	s.ch.close()
+}
+
+// reader reads what changed and delivers it; it runs on the
+// subscription's goroutine.
+type reader struct {
+	stateDir string
+	opt      Options
+	ch       *changes
+	runs     map[string]*runState
+}
+
+type runState struct {
+	tail *tail // the events, when they are delivered
+}
+
+func (r *reader) run(ctx context.Context, out chan<- Update) error {
+	send := func(u Update) bool {
+		select {
+		case out <- u:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// The first load: every run, then the mark that it is complete.
+	var first []Update
+	for _, id := range r.ch.ids() {
+		if u, ok := r.read(id, recordChanged|eventsChanged); ok {
+			first = append(first, u)
+		}
+	}
+	if len(first) == 0 {
+		first = append(first, Update{})
+	}
+	first[len(first)-1].Synced = true
+	for _, u := range first {
+		if !send(u) {
+			return nil
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.ch.wake():
+		}
+		ids, what, resync := r.ch.take()
+		if resync {
+			ids, what = r.everything(ids, what)
+		}
+		for _, id := range ids {
+			if u, ok := r.read(id, what[id]); ok && !send(u) {
+				return nil
+			}
+		}
+	}
+}
+
+// everything adds every run there is and every run known to what changed.
+func (r *reader) everything(ids []string, what map[string]int) ([]string, map[string]int) {
+	add := func(id string) {
+		if what[id] == 0 {
+			ids = append(ids, id)
+		}
+		what[id] = recordChanged | eventsChanged
+	}
+	for _, id := range r.ch.ids() {
+		add(id)
+	}
+	for id := range r.runs {
+		add(id)
+	}
+	return ids, what
+}
+
+// read reads what changed in run id; ok is false when there is nothing
+// to say (a run whose run.json is not written yet).
+func (r *reader) read(id string, what int) (Update, bool) {
+	u := Update{ID: id}
+	st := r.runs[id]
+	if what&recordChanged != 0 {
+		rec, err := orchestrator.LoadRecord(r.stateDir, id)
+		switch {
+		case errors.Is(err, orchestrator.ErrNoRun):
+			// Its dir is gone: the run was removed.
+			r.ch.owners.forget(id)
+			if st == nil {
+				return u, false
+			}
+			delete(r.runs, id)
+			return Update{ID: id, Removed: true}, true
+		case errors.Is(err, fs.ErrNotExist):
+			// Created, run.json not written yet: its creation is the
+			// next event.
+			return u, false
+		case err != nil:
+			u.Err = err
+			return u, true
+		}
+		u.Record = rec
+		if rec.Status == orchestrator.StatusRunning {
+			r.ch.owners.watch(id, rec.Owner)
+		} else {
+			r.ch.owners.forget(id)
+		}
+		if st == nil {
+			st = &runState{}
+			if id == r.opt.Run {
+				st.tail = &tail{path: filepath.Join(orchestrator.RunDir(r.stateDir, id), orchestrator.EventsFile), window: r.opt.Window}
+			}
+			r.runs[id] = st
+			what |= eventsChanged
+		}
+	}
+	if st == nil {
+		return u, false // events of a run whose record is not readable yet
+	}
+	if what&eventsChanged != 0 && st.tail != nil {
+		got, err := st.tail.read()
+		if err != nil {
+			u.Err = err
+		}
+		u.Events, u.Skipped, u.Reset = got.events, got.skipped, got.reset
+	}
+	if u.Record == nil && len(u.Events) == 0 && !u.Reset && u.Err == nil {
+		return u, false
+	}
+	return u, true
+}

@@ -1,0 +1,257 @@
+package runfeed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// stepper is an orchestrating model that answers when the test says so:
+// each reply is a list of tool calls.
+type stepper struct{ replies chan []string }
+
+func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Response, error) {
+	select {
+	case calls := <-s.replies:
+		resp := &model.Response{ID: "resp", Usage: sessions.Usage{InputTokens: 1000, OutputTokens: 50, TotalTokens: 1050}}
+		for i, c := range calls {
+			name, args, _ := strings.Cut(c, " ")
+			if args == "" {
+				args = "{}"
+			}
+			b, _ := json.Marshal(map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", i), "call_id": fmt.Sprintf("call_%s_%d", name, time.Now().UnixNano()),
+				"name": name, "arguments": args, "status": "completed"})
+			resp.Output = append(resp.Output, b)
+		}
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// startRun starts a real run in stateDir, driven by the returned stepper;
+// done delivers its record when it ends.
+func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *orchestrator.Record) {
+	t.Helper()
+	st, err := sessions.NewStore(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
+	step = &stepper{replies: make(chan []string)}
+	ctx, cancel := context.WithCancel(context.Background())
+	run, err := orchestrator.Start(ctx, orchestrator.Options{Sessions: m, StateDir: stateDir, Client: step,
+		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: orchestrator.Limits{MaxSteps: 5}}}, task)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	out := make(chan *orchestrator.Record, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		rec, _ := run.Execute(ctx)
+		out <- rec
+	}()
+	t.Cleanup(func() { cancel(); <-finished })
+	return run.ID(), step, out
+}
+
+func subscribe(t *testing.T, stateDir string, opt Options) *Subscription {
+	t.Helper()
+	sub, err := Feed{StateDir: stateDir}.Subscribe(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	return sub
+}
+
+// await reads updates until one satisfies cond, or fails the test.
+func await(t *testing.T, sub *Subscription, what string, cond func(Update) bool) Update {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case u, ok := <-sub.C():
+			if !ok {
+				t.Fatalf("the subscription ended (%v) before %s", sub.Err(), what)
+			}
+			if cond(u) {
+				return u
+			}
+		case <-deadline:
+			t.Fatalf("no update: %s", what)
+		}
+	}
+}
+
+// quiet fails the test if an update arrives within d.
+func quiet(t *testing.T, sub *Subscription, d time.Duration) {
+	t.Helper()
+	select {
+	case u := <-sub.C():
+		t.Fatalf("unexpected update %+v", u)
+	case <-time.After(d):
+	}
+}
+
+// A state dir that does not exist yet: the first load says so at once,
+// nothing is created, and a run started later is seen.
+func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "later", ".zwarm")
+	sub := subscribe(t, state, Options{})
+	if u := <-sub.C(); !u.Synced || u.ID != "" {
+		t.Fatalf("first update %+v", u)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("the feed made the state dir: %v", err)
+	}
+	id, step, done := startRun(t, state, "the task")
+	u := await(t, sub, "the new run", func(u Update) bool { return u.ID == id && u.Record != nil })
+	if u.Record.Status != orchestrator.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
+		t.Fatalf("update %+v", u)
+	}
+	step.replies <- []string{`finish {"summary":"done"}`}
+	<-done
+	await(t, sub, "the run completed", func(u Update) bool {
+		return u.ID == id && u.Record != nil && u.Record.Status == orchestrator.StatusCompleted
+	})
+}
+
+// Following one run: its events arrive as they are written, in order, each
+// once, and its record as it changes.
+func TestOneRunsEventsArriveLive(t *testing.T) {
+	state := t.TempDir()
+	id, step, done := startRun(t, state, "follow me")
+	sub := subscribe(t, state, Options{Run: id})
+	var types []orchestrator.EventType
+	first := await(t, sub, "the first load", func(u Update) bool { return true })
+	if !first.Synced || first.Record == nil || first.ID != id {
+		t.Fatalf("first %+v", first)
+	}
+	// until reads updates, collecting events, until the last one is typ.
+	until := func(typ orchestrator.EventType, u Update) {
+		t.Helper()
+		for {
+			for _, ev := range u.Events {
+				types = append(types, ev.Type)
+			}
+			if len(types) > 0 && types[len(types)-1] == typ {
+				return
+			}
+			u = await(t, sub, string(typ), func(Update) bool { return true })
+		}
+	}
+	until(orchestrator.EventModelCall, first)
+	step.replies <- []string{"list_sessions"}
+	until(orchestrator.EventModelCall, Update{})
+	step.replies <- []string{`finish {"summary":"all done"}`}
+	<-done
+	until(orchestrator.EventStopped, Update{})
+	want := "[run_started model_call model_response usage tool_call tool_result model_call model_response usage tool_call tool_result run_stopped]"
+	if got := fmt.Sprint(types); got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	evs, _ := orchestrator.ReadEvents(state, id)
+	if len(evs) != len(types) {
+		t.Fatalf("%d events on disk, %d delivered", len(evs), len(types))
+	}
+}
+
+// writeRecord writes a run.json as an orchestrate process leaves it.
+func writeRecord(t *testing.T, state string, rec orchestrator.Record) {
+	t.Helper()
+	dir := orchestrator.RunDir(state, rec.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rec)
+	tmp := filepath.Join(dir, ".run.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, orchestrator.RecordFile)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run whose process is SIGKILLed writes nothing more; the feed hears the
+// death through a pidfd and reads it interrupted.
+func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
+	state := t.TempDir()
+	owner := exec.Command("sleep", "60")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Process.Kill()
+	ref, err := sessions.ProcessRef(owner.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusRunning, Owner: ref,
+		Limits: orchestrator.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
+	sub := subscribe(t, state, Options{})
+	if u := await(t, sub, "the first load", func(Update) bool { return true }); u.Record == nil || u.Record.Status != orchestrator.StatusRunning || !u.Synced {
+		t.Fatalf("first %+v", u)
+	}
+	quiet(t, sub, 100*time.Millisecond)
+	owner.Process.Kill()
+	owner.Wait()
+	u := await(t, sub, "the owner's death", func(u Update) bool { return u.Record != nil })
+	if u.Record.Status != orchestrator.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
+		t.Fatalf("after the kill %+v", u.Record)
+	}
+	// Removing the run's dir removes it.
+	os.RemoveAll(orchestrator.RunDir(state, id))
+	if u := await(t, sub, "the removal", func(Update) bool { return true }); !u.Removed || u.ID != id {
+		t.Fatalf("removal %+v", u)
+	}
+}
+
+// A line is delivered once whole: a torn line waits for its newline; at
+// first only the newest Window bytes are read, from a line's start.
+func TestEventsTornLinesAndWindow(t *testing.T) {
+	state := t.TempDir()
+	id := uuid.NewString()
+	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusCompleted, CreatedAt: time.Now().UTC()})
+	path := filepath.Join(orchestrator.RunDir(state, id), orchestrator.EventsFile)
+	var body strings.Builder
+	for i := 1; i <= 200; i++ {
+		b, _ := json.Marshal(orchestrator.Event{Type: orchestrator.EventNotice, Run: id, Step: i, Text: strings.Repeat("x", 80)})
+		body.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, []byte(body.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := subscribe(t, state, Options{Run: id, Window: 4096})
+	u := await(t, sub, "the first load", func(Update) bool { return true })
+	if u.Skipped == 0 || len(u.Events) == 0 || len(u.Events) > 40 || u.Events[len(u.Events)-1].Step != 200 || u.Events[0].Step < 150 {
+		t.Fatalf("window: skipped %d, %d events, first step %d", u.Skipped, len(u.Events), u.Events[0].Step)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString(`{"type":"notice","step":201,"text":"to`)
+	quiet(t, sub, 150*time.Millisecond)
+	f.WriteString(`rn"}` + "\n")
+	u = await(t, sub, "the whole line", func(Update) bool { return true })
+	if len(u.Events) != 1 || u.Events[0].Step != 201 || u.Events[0].Text != "torn" {
+		t.Fatalf("after the newline %+v", u)
+	}
+}

@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// The screen with a run at both sizes: its row, its workers under it, the
+// person's sessions beside, and its steps in the detail pane.
+func TestRunScreenGoldens(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			m := orchestrated(t).newModel(size[0], size[1])
+			golden.RequireEqual(t, []byte(m.View()))
+		})
+	}
+}
+
+func TestRunRowHasItsWorkersUnderIt(t *testing.T) {
+	m := orchestrated(t).newModel(160, 48)
+	list := m.list.View()
+	order(t, list, "run:7c1e0000 ● running · step 2/10", "gpt-5.1", "$0.03", "add rate limiting",
+		"├ 3f2a0012", "✓ completed", "└ 3f2a0011", "● running", "3f2a0004", "3f2a0005")
+	// The run is newest: the first row, selected, its steps shown.
+	if m.detail.Run() != runID {
+		t.Fatalf("selected %q", m.detail.ID())
+	}
+	// The header counts the run, and its model's cost joins the sessions'.
+	if h := strings.Split(m.View(), "\n")[0]; !strings.Contains(h, "runs: ● 1 running  sessions: ● 2 running") || !strings.Contains(h, "$0.05") {
+		t.Fatalf("header %q", h)
+	}
+	// A session whose run is unknown stays a row of its own.
+	if !strings.Contains(list, "*3f2a0004     ✓ completed") || !strings.Contains(list, "run:9c1d2e3f") {
+		t.Fatalf("list:\n%s", list)
+	}
+}
+
+// Selecting a run shows its steps as zwarm orchestrate prints them, and
+// steps appended to events.jsonl appear as they are written.
+func TestRunStepsAppearLive(t *testing.T) {
+	f := orchestrated(t)
+	m := f.newModel(120, 40)
+	order(t, m.detail.View(), "── run:7c1e0000 ● running · step 2/10", "run 7c1e0000 · gpt-5.1 · up to 10 steps · /w",
+		"task: add rate limiting", "step 1/10 · $0.01 (model $0.01, workers $0.00)", "· Two pieces",
+		`→ delegate task="Add a token-bucket rate limiter" model="gpt-5.1-codex"`, "← started 3f2a0011 (codex, gpt-5.1-codex)",
+		"step 2/10", "» Both are running", `→ wait mode="all" timeout_s=900`, "· worker 3f2a0012 completed",
+		"← finished: 3f2a0012 completed · 1 running · timed out", "… step 3/10 · the model is thinking")
+	f.appendEvents(runID,
+		orchestrator.Event{Type: orchestrator.EventModelResponse, Step: 3, Text: "Checking the limiter."},
+		orchestrator.Event{Type: orchestrator.EventUsage, Step: 3, Totals: &orchestrator.Totals{CostUSD: money(0.03), WorkerCostUSD: money(0.01)}},
+		orchestrator.Event{Type: orchestrator.EventToolCall, Step: 3, Tool: "check_session", Args: args(map[string]string{"session_id": workerOne})})
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "→ check_session session_id=3f2a0011") })
+	v := m.detail.View()
+	order(t, v, "step 3/10 · $0.04", "» Checking the limiter.", "→ check_session")
+	if strings.Contains(v, "the model is thinking") {
+		t.Fatalf("still thinking after the answer:\n%s", v)
+	}
+	// The run ends: its outcome and summary close the story, its row says so.
+	f.appendEvents(runID, orchestrator.Event{Type: orchestrator.EventStopped, Step: 3, RunStatus: orchestrator.StatusCompleted,
+		Reason: "the model called finish", Summary: "Rate limiting is in."})
+	f.rewriteRun(runID, func(r *orchestrator.Record) {
+		end := clock
+		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = orchestrator.StatusCompleted, 3, nil, &end, "Rate limiting is in."
+	})
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "✓ completed · step 3/10") })
+	order(t, m.detail.View(), "completed after 3 steps: the model called finish", "» Rate limiting is in.")
+}
+
+// A run whose process dies without a word reads interrupted, with no tick:
+// its owner's pidfd says so.
+func TestRunWhoseProcessDiedReadsInterrupted(t *testing.T) {
+	f := newFixture(t)
+	owner := exec.Command("sleep", "60")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Wait()
+	ref, err := sessions.ProcessRef(owner.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addRun(runID, orchestrator.StatusRunning, "doomed", time.Minute, 1, nil, func(r *orchestrator.Record) { r.Owner = ref })
+	m := f.newModel(100, 30)
+	if !strings.Contains(m.list.View(), "● running · step 1/10") {
+		t.Fatalf("not running at first:\n%s", m.View())
+	}
+	owner.Process.Kill()
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.list.View(), "‖ interrupted · step 1/10") })
+	if !strings.Contains(m.View(), "!run:7c1e0000") {
+		t.Fatalf("an interrupted run is not marked:\n%s", m.View())
+	}
+}
+
+// Keys that act on sessions say what to do on a run instead.
+func TestSessionKeysOnARunSayWhatToDo(t *testing.T) {
+	m, rec := orchestrated(t).recorded(120, 40)
+	for k, want := range map[string]string{
+		"i": "takes no follow-ups: select one of its workers",
+		"x": "is stopped with Ctrl+C where it runs",
+		"d": "runs are kept in the state dir",
+	} {
+		m = press(t, m, k)
+		if !strings.Contains(m.View(), want) || m.prompt.Active() {
+			t.Errorf("%s on a run:\n%s", k, m.View())
+		}
+	}
+	if len(rec.killed)+len(rec.injected) != 0 {
+		t.Fatalf("acted on a run: %v %v", rec.killed, rec.injected)
+	}
+	// Its workers are sessions like any other.
+	m = press(t, m, "j", "j", "x")
+	if !strings.Contains(m.View(), "kill 3f2a0011 and every process it started?") {
+		t.Fatalf("x on a worker:\n%s", m.View())
+	}
+}
+
+// The filter keeps a run for its matching workers, and a matching run
+// keeps its workers; hiding finished rows keeps a running run.
+func TestFilterAndHideFinishedWithRuns(t *testing.T) {
+	m := orchestrated(t).newModel(160, 48)
+	m = press(t, m, "/", "w", "r", "i", "t", "e", "enter")
+	if v := m.list.View(); !strings.Contains(v, "run:7c1e0000") || !strings.Contains(v, "└ 3f2a0012") || strings.Contains(v, "3f2a0011") ||
+		!strings.Contains(v, "rewrite the docs") {
+		t.Fatalf("filter on a worker's task:\n%s", v)
+	}
+	m = press(t, m, "/", "backspace", "backspace", "backspace", "backspace", "backspace", "r", "a", "t", "e", " ", "l", "i", "m", "enter")
+	if v := m.list.View(); !strings.Contains(v, "├ 3f2a0012") || !strings.Contains(v, "└ 3f2a0011") || strings.Contains(v, "bump dependencies") {
+		t.Fatalf("filter on the run's task:\n%s", v)
+	}
+	m = press(t, m, "/", "esc")
+	m = press(t, m, "/")
+	for range 8 {
+		m = press(t, m, "backspace")
+	}
+	m = press(t, m, "enter", "a")
+	if v := m.list.View(); !strings.Contains(v, "run:7c1e0000") || !strings.Contains(v, "└ 3f2a0011") || strings.Contains(v, "3f2a0012") {
+		t.Fatalf("hiding finished:\n%s", v)
+	}
+}
+
+// A running run keeps the clock going; finished runs leave it asleep.
+func TestClockTicksWhileARunRuns(t *testing.T) {
+	f := newFixture(t)
+	f.addRun(runID, orchestrator.StatusCompleted, "done", time.Hour, 4, nil)
+	if m := f.startTicking(time.Second); m.ticking {
+		t.Fatal("ticking with only a finished run")
+	}
+	f = newFixture(t)
+	f.addRun(runID, orchestrator.StatusRunning, "busy", time.Minute, 1, nil)
+	if m := f.startTicking(time.Second); !m.ticking {
+		t.Fatal("not ticking while a run runs")
+	}
+}

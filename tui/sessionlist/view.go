@@ -1,0 +1,99 @@
+package sessionlist
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// View renders the column headers and the visible rows, never wider than
+// the pane.
+func (m Model) View() string {
+	return lipgloss.NewStyle().MaxWidth(m.width).Render(m.view())
+}
+
+func (m Model) view() string {
+	cols := m.columns()
+	var b strings.Builder
+	// The focused pane is marked by ▶, which reads without colour too.
+	head := "  "
+	if m.focused {
+		head = "▶ "
+	}
+	for _, c := range cols {
+		head += fit(c.title, c.width) + " "
+	}
+	b.WriteString(m.st.Header.Render(strings.TrimRight(head, " ")))
+	visible := max(1, m.height-1)
+	if len(m.rows) == 0 {
+		b.WriteString("\n" + m.st.Dim.Render("  no sessions match"))
+		if m.filter == "" && !m.hideFinished {
+			b.WriteString(m.st.Dim.Render(": start one with zwarm spawn \"TASK\""))
+		}
+	}
+	for i := m.offset; i < len(m.rows) && i < m.offset+visible; i++ {
+		b.WriteString("\n" + m.row(cols, m.rows[i], i == m.cursor))
+	}
+	return b.String()
+}
+
+func (m Model) row(cols []column, r Row, selected bool) string {
+	// The first cell marks the cursor and what stands out, readable without
+	// colour: > selected, ! failed (a run: stopped short) or follow-ups
+	// waiting, * just finished.
+	cursor, flag := " ", " "
+	if selected {
+		cursor = ">"
+	}
+	attention, fresh := m.marks(r)
+	switch {
+	case attention:
+		flag = "!"
+	case fresh:
+		flag = "*"
+	}
+	if selected {
+		var plain strings.Builder
+		plain.WriteString(cursor + flag)
+		for _, c := range cols {
+			plain.WriteString(fit(c.cell(r), c.width) + " ")
+		}
+		style := m.st.Selected
+		if !m.focused {
+			style = m.st.Bold
+		}
+		return style.Render(strings.TrimRight(plain.String(), " "))
+	}
+	var b strings.Builder
+	b.WriteString(cursor + m.st.Attention.Render(flag))
+	for _, c := range cols {
+		cell := fit(c.cell(r), c.width)
+		if c.title == "STATUS" {
+			if r.Run != nil {
+				cell = m.st.RunStatusStyle(r.Run.Status).Render(cell)
+			} else {
+				cell = m.st.StatusStyle(r.Session.Status).Render(cell)
+			}
+		}
+		if fresh || attention {
+			cell = m.st.Attention.Render(cell)
+		}
+		b.WriteString(cell + " ")
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// marks says whether a row wants attention and whether it just finished.
+func (m Model) marks(r Row) (attention, fresh bool) {
+	if run := r.Run; run != nil {
+		switch run.Status {
+		case orchestrator.StatusFailed, orchestrator.StatusLimited, orchestrator.StatusInterrupted:
+			attention = true
+		}
+		return attention, run.EndedAt != nil && m.now.Sub(*run.EndedAt) < recent
+	}
+	s := r.Session
+	return s.Status == sessions.StatusFailed || s.PendingInjects > 0, s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
+}
