@@ -119,7 +119,7 @@ func (ev Event) lines(maxSteps int) []Line {
 		}
 		return []Line{l(LineError, 1, "! %s", render.Clip(text, 300))}
 	case EventStopped:
-		out := []Line{l(LineDone, 0, "%s after %d steps: %s", ev.RunStatus, ev.Step, ev.Reason)}
+		out := []Line{l(LineDone, 0, "%s after %s: %s", ev.RunStatus, render.Plural(ev.Step, "step"), ev.Reason)}
 		if ev.Error != "" && !strings.Contains(ev.Reason, ev.Error) {
 			out = append(out, l(LineError, 0, "error: %s", ev.Error))
 		}

@@ -20,7 +20,7 @@ import (
 type changeSource struct {
 	st    *Store
 	fw    *fsnotify.Watcher
-	exits *exitWatch
+	exits *ExitWatch
 	only  map[string]bool // nil: every session
 
 	mu      sync.Mutex
@@ -39,7 +39,7 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	exits, err := newExitWatch()
+	exits, err := NewExitWatch()
 	if err != nil {
 		fw.Close()
 		return nil, err

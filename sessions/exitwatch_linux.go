@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exitWatch tells when watched processes exit, by pidfd: a SIGKILLed
-// supervisor writes nothing, so file events alone would never show its
-// death. One epoll instance and one goroutine serve any number of
-// processes; exits coalesce into a wake-up and a set the owner drains.
-type exitWatch struct {
+// ExitWatch tells when watched processes exit, by pidfd: a process killed
+// with SIGKILL (a supervisor, an orchestrator run) writes nothing, so file
+// events alone would never show its death. One epoll instance and one
+// goroutine serve any number of processes; exits coalesce into a wake-up
+// (C) and a set the owner drains (Drain).
+type ExitWatch struct {
 	ep, wake int
 	mu       sync.Mutex
 	byFD     map[int]string
@@ -23,7 +24,8 @@ type exitWatch struct {
 	closed   bool
 }
 
-func newExitWatch() (*exitWatch, error) {
+// NewExitWatch starts a watch; Close ends it.
+func NewExitWatch() (*ExitWatch, error) {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("watch processes: %w", err)
@@ -38,7 +40,7 @@ func newExitWatch() (*exitWatch, error) {
 		unix.Close(wake)
 		return nil, fmt.Errorf("watch processes: %w", err)
 	}
-	w := &exitWatch{ep: ep, wake: wake, byFD: map[int]string{}, byKey: map[string]int{},
+	w := &ExitWatch{ep: ep, wake: wake, byFD: map[int]string{}, byKey: map[string]int{},
 		exited: map[string]bool{}, c: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.loop()
 	return w, nil
@@ -47,7 +49,7 @@ func newExitWatch() (*exitWatch, error) {
 // Add watches the process ref names, under key (a session id). A process
 // that is already gone is reported at once. Adding a key again replaces
 // the process watched for it.
-func (w *exitWatch) Add(key string, ref *ProcRef) {
+func (w *ExitWatch) Add(key string, ref *ProcRef) {
 	w.Remove(key)
 	if ref == nil || ref.PID <= 0 {
 		w.report(key)
@@ -77,7 +79,7 @@ func (w *exitWatch) Add(key string, ref *ProcRef) {
 }
 
 // Remove stops watching key.
-func (w *exitWatch) Remove(key string) {
+func (w *ExitWatch) Remove(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if fd, ok := w.byKey[key]; ok {
@@ -85,7 +87,7 @@ func (w *exitWatch) Remove(key string) {
 	}
 }
 
-func (w *exitWatch) dropLocked(fd int) {
+func (w *ExitWatch) dropLocked(fd int) {
 	unix.EpollCtl(w.ep, unix.EPOLL_CTL_DEL, fd, nil)
 	unix.Close(fd)
 	delete(w.byKey, w.byFD[fd])
@@ -93,10 +95,10 @@ func (w *exitWatch) dropLocked(fd int) {
 }
 
 // C delivers a value after a watched process has exited.
-func (w *exitWatch) C() <-chan struct{} { return w.c }
+func (w *ExitWatch) C() <-chan struct{} { return w.c }
 
 // Drain returns the keys whose process exited since the last Drain.
-func (w *exitWatch) Drain() []string {
+func (w *ExitWatch) Drain() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]string, 0, len(w.exited))
@@ -107,7 +109,7 @@ func (w *exitWatch) Drain() []string {
 	return out
 }
 
-func (w *exitWatch) report(key string) {
+func (w *ExitWatch) report(key string) {
 	w.mu.Lock()
 	w.exited[key] = true
 	w.mu.Unlock()
@@ -117,7 +119,7 @@ func (w *exitWatch) report(key string) {
 	}
 }
 
-func (w *exitWatch) loop() {
+func (w *ExitWatch) loop() {
 	defer close(w.done)
 	evs := make([]unix.EpollEvent, 64)
 	for {
@@ -147,7 +149,7 @@ func (w *exitWatch) loop() {
 }
 
 // Close stops the watch and waits for its goroutine.
-func (w *exitWatch) Close() {
+func (w *ExitWatch) Close() {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()

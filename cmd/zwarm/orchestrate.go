@@ -1,11 +1,13 @@
 package main
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
@@ -83,6 +85,10 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err := o.apply(c, oc); err != nil {
 		return err
 	}
+	wc := watchers.FromConfig(cfg)
+	if err := wc.Validate(); err != nil {
+		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+	}
 	set, err := o.settings(c, m.Store().Dir(), oc)
 	if err != nil {
 		return err
@@ -109,7 +115,10 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err != nil {
 		return err
 	}
+	// The watchers judge every step and follow the run's workers.
+	stopWatch := run.Watch(ctx, wc)
 	rec, err := run.Execute(ctx)
+	stopWatch()
 	p.close()
 	if err != nil {
 		return err

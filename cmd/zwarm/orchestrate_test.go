@@ -344,3 +344,33 @@ func TestOrchestratedDemo(t *testing.T) {
 		t.Errorf("workers %+v", list)
 	}
 }
+
+// zwarm orchestrate runs the watchers: a model that calls the same tool with
+// the same arguments over and over is nudged, then aborted, and says so.
+func TestOrchestrateRunsTheWatchers(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ORCH CLI: loop"
+	os.MkdirAll(w.state, 0o700)
+	if err := os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("[watchers.progress]\nrepeats = 2\nabort_repeats = 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loop := make([]fakemodel.Reply, 8)
+	for i := range loop {
+		loop[i] = replyCalls(fcall("list_sessions", map[string]any{}))
+	}
+	srv.On(task, loop...)
+	r := w.zwarm("orchestrate", "--max-steps", "8", task)
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"watcher progress (nudge)", "failed after 3 steps", "aborted by watcher progress"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("[watchers.progres]\nrepeats = 2\n"), 0o600)
+	if r := w.zwarm("orchestrate", task); r.code != 2 || !strings.Contains(r.stderr, "progres") {
+		t.Errorf("a typo in [watchers]: exit %d %q", r.code, r.stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // What changed in a run.
@@ -28,7 +29,7 @@ type changes struct {
 	runsDir string
 	only    string // a run id, or "" for every run
 	fw      *fsnotify.Watcher
-	owners  *exits
+	owners  *sessions.ExitWatch
 
 	mu      sync.Mutex
 	order   []string
@@ -46,13 +47,13 @@ func newChanges(stateDir, only string) (*changes, error) {
 	}
 	ch := &changes{runsDir: filepath.Join(stateDir, orchestrator.RunsDir), only: only, fw: fw,
 		dirty: map[string]int{}, c: make(chan struct{}, 1), done: make(chan struct{})}
-	if ch.owners, err = newExits(func(id string) { ch.mark(id, recordChanged) }); err != nil {
+	if ch.owners, err = sessions.NewExitWatch(); err != nil {
 		fw.Close()
 		return nil, err
 	}
 	if err := ch.watchRoot(); err != nil {
 		fw.Close()
-		ch.owners.close()
+		ch.owners.Close()
 		return nil, err
 	}
 	go ch.loop()
@@ -190,6 +191,10 @@ func (ch *changes) loop() {
 			// Events were lost (the queue overflowed): anything may have
 			// changed.
 			ch.markAll()
+		case <-ch.owners.C():
+			for _, id := range ch.owners.Drain() {
+				ch.mark(id, recordChanged)
+			}
 		}
 	}
 }
@@ -234,5 +239,5 @@ func (ch *changes) onEvent(ev fsnotify.Event) {
 func (ch *changes) close() {
 	ch.fw.Close()
 	<-ch.done
-	ch.owners.close()
+	ch.owners.Close()
 }

@@ -186,7 +186,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 		switch {
 		case errors.Is(err, orchestrator.ErrNoRun):
 			// Its dir is gone: the run was removed.
-			r.ch.owners.forget(id)
+			r.ch.owners.Remove(id)
 			if st == nil {
 				return u, false
 			}
@@ -202,9 +202,9 @@ func (r *reader) read(id string, what int) (Update, bool) {
 		}
 		u.Record = rec
 		if rec.Status == orchestrator.StatusRunning {
-			r.ch.owners.watch(id, rec.Owner)
+			r.ch.owners.Add(id, rec.Owner)
 		} else {
-			r.ch.owners.forget(id)
+			r.ch.owners.Remove(id)
 		}
 		if st == nil {
 			st = &runState{}
