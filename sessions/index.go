@@ -276,8 +276,13 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		} else {
 			next.Unsettled = append(next.Unsettled, id)
 		}
-		if sum := s.summary(); keep(sum) {
-			out = append(out, sum)
+		// Settled sessions are listed without their turns; the few that run
+		// keep them: their current turn is what a listing shows of them.
+		if s.Settled() {
+			s = s.summary()
+		}
+		if keep(s) {
+			out = append(out, s)
 		}
 	}
 	if changed || len(next.Unsettled) != len(ix.Unsettled) {

@@ -42,6 +42,10 @@ func NewManager(opt ManagerOptions) *Manager {
 		sections: opt.ConfigSections, warn: warn}
 }
 
+// Warn reports a problem that does not stop an operation, through the
+// manager's Warn option.
+func (m *Manager) Warn(err error) { m.warn(err) }
+
 // Store returns the manager's state directory.
 func (m *Manager) Store() *Store { return m.st }
 

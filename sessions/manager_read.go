@@ -33,12 +33,15 @@ type ListOptions struct {
 	Text string
 	// Limit keeps only the newest so many (0: all).
 	Limit int
+	// Active keeps only sessions that are not settled.
+	Active bool
 }
 
 // Match reports whether s passes the filter.
 func (o ListOptions) Match(s *Session) bool {
 	switch {
-	case o.Status != "" && s.Status != o.Status,
+	case o.Active && s.Settled(),
+		o.Status != "" && s.Status != o.Status,
 		!s.Source.Matches(o.Source),
 		o.Adapter != "" && s.Adapter != o.Adapter,
 		o.Model != "" && !strings.EqualFold(s.Model, o.Model):
@@ -77,8 +80,9 @@ func (e *ListError) Error() string {
 	return fmt.Sprintf("%d session record(s) could not be read: %s", len(e.Records), strings.Join(msgs, "; "))
 }
 
-// List returns a summary of every session that matches, newest first: the
-// record without its turns (Get has them). Settled sessions cost a stat of
+// List returns every session that matches, newest first: settled ones as
+// a summary, the record without its turns (Get has them); unsettled ones
+// whole. Settled sessions cost a stat of
 // their meta.json when the listing cache (index.go) has them, one read
 // otherwise; unsettled ones also parse what their agent wrote since the
 // supervisor last recorded progress, and nothing more. Records that cannot

@@ -7,13 +7,25 @@ import "context"
 
 // initial is the first update of every session: for a subscription to
 // every session without events, the listing's summaries (no turns, no
-// inbox: as fast as `zwarm ls`); otherwise each record read whole.
+// inbox: as fast as `zwarm ls`); otherwise each record read whole. A
+// subscription to every session with events reads whole only the sessions
+// its filter keeps, chosen from the summaries: watching the running
+// workers of a state dir of thousands costs what they cost.
 func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	var out []Update
-	if s.ids == nil && !s.opt.Events {
+	if s.ids == nil {
 		list, bad, err := s.m.scan(s.opt.Filter.Match)
 		if err != nil {
 			return nil, err
+		}
+		if s.opt.Events {
+			rc := &readCtx{m: s.m}
+			for _, cur := range list {
+				if u, ok := s.build(ctx, cur.ID, rc); ok {
+					out = append(out, u)
+				}
+			}
+			list = nil
 		}
 		for _, cur := range list {
 			st := &subState{status: cur.Status, turns: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/runfeed"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 func TestMain(m *testing.M) {
@@ -170,6 +171,10 @@ func (f *fixture) newModel(w, h int) Model {
 }
 
 func (f *fixture) start(src Sessions, w, h int) Model {
+	return f.startWith(src, nil, w, h)
+}
+
+func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int) Model {
 	ctx, cancel := context.WithCancel(context.Background())
 	tracked := &tracking{Sessions: src}
 	// Every subscription the model started has ended before the test's
@@ -177,7 +182,7 @@ func (f *fixture) start(src Sessions, w, h int) Model {
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
 	runs := &trackingRuns{Runs: runfeed.Feed{StateDir: f.dir}}
 	f.t.Cleanup(func() { cancel(); runs.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1})
+	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	harness = make(chan tea.Msg, 1024)
 	m = drive(f.t, m, m.Init())

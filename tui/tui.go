@@ -28,6 +28,7 @@ import (
 	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/tui/styles"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Sessions is what the dashboard needs of zwarm's sessions; *sessions.Manager
@@ -60,6 +61,8 @@ type Options struct {
 	// a second, negative never (tests). With nothing running, nothing ticks.
 	Tick time.Duration
 	Log  *slog.Logger
+	// Alerts are the worker watchers' (Run starts them); nil for none.
+	Alerts <-chan watchers.Alert
 }
 
 type focus int
@@ -97,6 +100,8 @@ type Model struct {
 
 	// listSub follows every session; trajSub the selected one's events.
 	listSub, trajSub *sessions.Subscription
+	// alerts are the watchers' latest alert per session, while it stands.
+	alerts map[string]watchers.Alert
 	// runListSub follows every run; runTrajSub the selected run's events.
 	runListSub, runTrajSub *runfeed.Subscription
 	// trajID is the key of the selected row (sessionlist.Row.Key).
@@ -134,14 +139,25 @@ func New(ctx context.Context, opt Options) Model {
 // Init loads the sessions and the runs and starts listening for changes.
 // The clock starts once a session or a run is seen running.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
+	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}),
+		nextAlert(m.opt.Alerts))
 }
 
-// Run runs the dashboard on the terminal until the user quits or ctx ends.
-func Run(ctx context.Context, mgr Sessions, stateDir string, log *slog.Logger, progOpts ...tea.ProgramOption) error {
+// Run runs the dashboard on the terminal until the user quits or ctx ends,
+// with the worker watchers of cfg (nil: their defaults) on the active
+// sessions of the state dir.
+func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log})
+	var killer watchers.Killer
+	if k, ok := mgr.(watchers.Killer); ok {
+		killer = k
+	}
+	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log})
+	watched := make(chan error, 1)
+	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
+	defer func() { cancel(); <-watched }()
+	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
 	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()

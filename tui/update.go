@@ -23,6 +23,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case subscribedMsg:
 		cmds = append(cmds, m.onSubscribed(msg))
+	case alertMsg:
+		cmds = append(cmds, m.onAlert(msg))
 	case updatesMsg:
 		cmds = append(cmds, m.onUpdates(msg))
 	case runSubscribedMsg:
@@ -122,6 +124,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			}
 		}
 		m.list.Upsert(list, removed)
+		m.clearAlerts(list)
 		if msg.updates[len(msg.updates)-1].Synced {
 			m.sessionsSynced = true
 			m.checkLoaded()

@@ -12,7 +12,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 type dashOptions struct {
@@ -34,13 +36,21 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	wc := watchers.FromConfig(cfg)
+	if err := wc.Validate(); err != nil {
+		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+	}
 	log, closeLog, err := fileLogger(m.Store().Dir())
 	if err != nil {
 		return err
 	}
 	defer closeLog()
 	colorProfile()
-	return tui.Run(c.Context(), m, m.Store().Dir(), log)
+	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log)
 }
 
 // colorProfile honours NO_COLOR explicitly: the dashboard then draws with

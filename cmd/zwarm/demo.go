@@ -134,7 +134,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	}
 	defer closeLog()
 	colorProfile()
-	return tui.Run(ctx, m, dir, log)
+	return tui.Run(ctx, m, dir, nil, log)
 }
 
 // stopAll kills every session still running.
@@ -234,13 +234,13 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 func printTable(s *streams, list []*sessions.Session) {
 	shared, ok := s.out.(*sharedOut)
 	if !ok {
-		writeSessions(s, list, timeNow(), false)
+		writeSessions(s, list, timeNow(), false, nil)
 		fmt.Fprintln(s.out)
 		return
 	}
 	var buf bytes.Buffer
 	own := *s
 	own.out = &buf
-	writeSessions(&own, list, timeNow(), false)
+	writeSessions(&own, list, timeNow(), false, nil)
 	shared.block(buf.Bytes())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 type lsOptions struct {
@@ -100,9 +101,21 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 	} else if len(list) == 0 {
 		fmt.Fprintln(io.errOut, emptyNote(c, m, opt))
 	} else {
-		writeSessions(io, list, o.now(), true)
+		writeSessions(io, list, o.now(), true, stallConfig(m))
 	}
 	return reportUnreadable(io, le)
+}
+
+// stallConfig is the stall watcher's thresholds from config.toml; a broken
+// config is warned about, and the defaults used: a listing still lists.
+func stallConfig(m *sessions.Manager) *watchers.StallConfig {
+	wc := watchers.DefaultConfig()
+	if cfg, err := m.Config(); err != nil {
+		m.Warn(fmt.Errorf("%w; marking stalls with the default thresholds", err))
+	} else {
+		wc = watchers.FromConfig(cfg)
+	}
+	return &wc.Stall
 }
 
 // reportUnreadable lists the records a listing could not read, each with
@@ -137,7 +150,8 @@ const recent = time.Minute
 
 // writeSessions prints the session table; with summary, on a terminal, a
 // line of totals comes first.
-func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary bool) error {
+// stall, if set, marks the running sessions the stall watcher would report.
+func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary bool, stall *watchers.StallConfig) error {
 	var b strings.Builder
 	if summary && io.outTTY {
 		b.WriteString(summaryLine(io, list) + "\n\n")
@@ -150,7 +164,7 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 		{title: "SOURCE", drop: 5}, {title: "TASK", flex: true},
 	}}
 	for _, s := range list {
-		t.add(sessionRow(io, s, now)...)
+		t.add(sessionRow(io, s, now, stall)...)
 	}
 	if _, err := io.out.Write([]byte(b.String())); err != nil {
 		return err
@@ -158,8 +172,8 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 	return t.write(io.out)
 }
 
-func sessionRow(io *streams, s *sessions.Session, now time.Time) []cell {
-	status, sgr := statusCell(s, now)
+func sessionRow(io *streams, s *sessions.Session, now time.Time, stall *watchers.StallConfig) []cell {
+	status, sgr := statusCell(s, now, stall)
 	tokens := cell{text: render.SessionTokens(s), raw: strconv.FormatInt(s.Usage.TotalTokens, 10)}
 	cost := cell{text: render.SessionCost(s)}
 	if s.CostUSD != nil {
@@ -188,15 +202,25 @@ func sourceCell(src sessions.Source) string {
 }
 
 // statusCell marks what needs a look, readable without colour: * a session
-// that just finished, ! one that failed or has follow-ups waiting, and how
-// long a running agent has been silent.
-func statusCell(s *sessions.Session, now time.Time) (string, string) {
+// that just finished, ! one that failed or has follow-ups waiting, how long
+// a running agent has been silent, and "stalled" past the stall watcher's
+// thresholds.
+func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig) (string, string) {
 	text := string(s.Status)
 	if s.Settled() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
 		text += "*"
 	}
 	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 {
 		text += "!"
+	}
+	if stall != nil {
+		if _, stalled := stall.Stalled(s, now); stalled {
+			silent := "no event yet"
+			if s.LastEventAt != nil {
+				silent = "quiet " + render.Age(now.Sub(*s.LastEventAt))
+			}
+			return text + ", stalled (" + silent + ")", sgrRed
+		}
 	}
 	if q := render.Quiet(s, now); q != "" {
 		return text + ", " + q, sgrYellow

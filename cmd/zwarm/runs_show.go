@@ -92,7 +92,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	fmt.Fprintln(io.out)
 	if len(workers) == 0 {
 		fmt.Fprintln(io.out, "no workers")
-	} else if err := writeSessions(io, workers, o.now(), false); err != nil {
+	} else if err := writeSessions(io, workers, o.now(), false, stallConfig(m)); err != nil {
 		return err
 	}
 	return reportUnreadable(io, le)

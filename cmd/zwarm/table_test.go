@@ -33,7 +33,7 @@ func TestSessionTableIsWrittenInOneGo(t *testing.T) {
 	for _, tty := range []bool{false, true} {
 		w := &countingWriter{}
 		io := &streams{out: w, outTTY: tty, width: 120}
-		if err := writeSessions(io, list, now, true); err != nil {
+		if err := writeSessions(io, list, now, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Count(w.String(), "\n"); lines < 1001 || w.writes > 4 {

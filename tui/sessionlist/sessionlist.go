@@ -38,6 +38,7 @@ const recent = time.Minute
 
 // Model is the list pane.
 type Model struct {
+	alerts        map[string]string // session → the watcher whose alert stands
 	st            styles.Styles
 	km            keys.KeyMap
 	all           map[string]*sessions.Session
@@ -108,6 +109,18 @@ func (m *Model) UpsertRuns(list []*orchestrator.Record, removed []string) {
 func (m *Model) SelectFirst() {
 	m.cursor, m.offset, m.selected = 0, 0, ""
 	m.rebuild()
+}
+
+// SetAlert marks a session's row with a watcher's alert ("" clears it).
+func (m *Model) SetAlert(id, watcher string) {
+	if m.alerts == nil {
+		m.alerts = map[string]string{}
+	}
+	if watcher == "" {
+		delete(m.alerts, id)
+	} else {
+		m.alerts[id] = watcher
+	}
 }
 
 // Get returns the session with id, or nil.

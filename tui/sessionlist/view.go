@@ -41,14 +41,20 @@ func (m Model) view() string {
 
 func (m Model) row(cols []column, r Row, selected bool) string {
 	// The first cell marks the cursor and what stands out, readable without
-	// colour: > selected, ! failed (a run: stopped short) or follow-ups
-	// waiting, * just finished.
+	// colour: > selected, ⚠ a watcher's alert, ! failed (a run: stopped
+	// short) or follow-ups waiting, * just finished.
 	cursor, flag := " ", " "
 	if selected {
 		cursor = ">"
 	}
 	attention, fresh := m.marks(r)
+	alerted := false
+	if r.Session != nil {
+		_, alerted = m.alerts[r.Session.ID]
+	}
 	switch {
+	case alerted:
+		flag, attention = "⚠", true
 	case attention:
 		flag = "!"
 	case fresh:

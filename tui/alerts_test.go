@@ -1,0 +1,40 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
+)
+
+// A watcher's alert is said in the status line and marks the session's
+// row, without colour too; the mark goes once the session shows activity
+// after it.
+func TestWatcherAlertsShowAndClear(t *testing.T) {
+	f := newFixture(t)
+	id := f.add(1, sessions.StatusRunning, "quiet worker", time.Hour)
+	alerts := make(chan watchers.Alert, 1)
+	m := f.startWith(f.m, alerts, 120, 40)
+	at := time.Now().UTC()
+	alerts <- watchers.Alert{Watcher: "stall", SessionID: id, Action: watchers.Nudge,
+		Reason: "no event for 12m", At: at, Status: sessions.StatusRunning}
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "⚠ stall 3f2a0001: no event for 12m") })
+	row := rowOf(m.View(), "quiet worker")
+	if !strings.Contains(row, "⚠") {
+		t.Fatalf("the row is not marked: %q", row)
+	}
+	later := at.Add(time.Second)
+	f.rewrite(id, func(s *sessions.Session) { s.LastEventAt = &later })
+	m = settle(t, m, func(m Model) bool { return !strings.Contains(rowOf(m.View(), "quiet worker"), "⚠") })
+}
+
+func rowOf(view, text string) string {
+	for _, l := range strings.Split(view, "\n") {
+		if strings.Contains(l, text) {
+			return l
+		}
+	}
+	return ""
+}
