@@ -17,7 +17,7 @@ func TestFullRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "FULL RUN: add a parser with tests")
 	h.w.Script(map[string][]testenv.Step{
-		"write the parser": append([]testenv.Step{{"spawn": "echo 'package parser' > parser.go"}, testenv.ChangesFile("parser.go")},
+		"write the parser": append([]testenv.Step{{"run": "echo 'package parser' > parser.go"}, testenv.ChangesFile("parser.go")},
 			testenv.Completes("parser.go written", 1000)...),
 		"write the tests": testenv.Completes("tests written", 2000),
 	})

@@ -16,7 +16,8 @@
 // Steps: {"out": LINE} prints LINE and a newline ($THREAD and $PROMPT are
 // replaced); {"partial": TEXT} prints without a newline; {"out_bytes": N}
 // prints N bytes of raw lines; {"err": TEXT} writes to stderr;
-// {"sleep_ms": N}; {"spawn": SHELL, "setsid": BOOL} starts a grandchild;
+// {"sleep_ms": N}; {"run": SHELL} runs a command to its end (the work an
+// agent does); {"spawn": SHELL, "setsid": BOOL} starts a grandchild;
 // {"pidfile": PATH} with spawn records its pid; {"wait_file": PATH} waits
 // until PATH exists; {"ignore_sigterm": true}; {"exit": N} exits.
 //
@@ -45,6 +46,7 @@ type step struct {
 	Err      *string `json:"err"`
 	SleepMS  int     `json:"sleep_ms"`
 	Spawn    string  `json:"spawn"`
+	Run      string  `json:"run"`
 	Setsid   bool    `json:"setsid"`
 	PIDFile  string  `json:"pidfile"`
 	WaitFile string  `json:"wait_file"`
@@ -166,6 +168,10 @@ func run(out *bufio.Writer, steps []step, thread, prompt string) {
 			os.Stderr.WriteString(*s.Err + "\n")
 		case s.SleepMS > 0:
 			time.Sleep(time.Duration(s.SleepMS) * time.Millisecond)
+		case s.Run != "":
+			if err := exec.Command("/bin/sh", "-c", s.Run).Run(); err != nil {
+				fail(94, "run: %v", err)
+			}
 		case s.Spawn != "":
 			cmd := exec.Command("/bin/sh", "-c", s.Spawn)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: s.Setsid}
