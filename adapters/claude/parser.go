@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -19,10 +17,10 @@ type Parser struct {
 	tools map[string]toolUse
 	plan  plan
 
-	l      line
-	blocks []block // the line's content blocks
-	inner  []block // the content blocks of one of those
-	out    []sessions.Event
+	s, t  scanner // t reads within what s reads
+	l     line
+	inner []block // the content blocks of a tool result
+	out   []sessions.Event
 }
 
 // NewParser returns a parser for one turn file.
@@ -46,10 +44,10 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+	if b[0] != '{' || !p.l.decode(&p.s, b) {
 		return p.emit(sessions.RawEvent(b))
 	}
-	switch p.l.typ.Str { // a view into the line: compared, never kept (see text)
+	switch peek(p.l.typ) { // a view into the line: compared, never kept
 	case "system":
 		p.system(&p.l)
 	case "assistant":
@@ -70,7 +68,7 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 }
 
 func (p *Parser) system(l *line) {
-	switch l.subtype.Str {
+	switch peek(l.subtype) {
 	case "init":
 		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.sessionID)})
 	case "api_retry":
@@ -87,13 +85,11 @@ func (p *Parser) assistant(l *line) {
 	}
 	// Entries of the wrong shape are read as far as they go, as the
 	// parser before this one did.
-	var f fields
-	p.blocks, _ = blocks(p.blocks, l.msg.content, &f)
-	for i := range p.blocks {
-		bl := &p.blocks[i]
-		switch bl.typ.Str {
+	for i := range l.msg.content {
+		bl := &l.msg.content[i]
+		switch peek(bl.typ) {
 		case "text":
-			if l.msg.model.Str == "<synthetic>" {
+			if peek(l.msg.model) == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
 				p.emit(sessions.Event{Type: sessions.EventError, Text: text(bl.text)})
 			} else {
@@ -113,20 +109,18 @@ func (p *Parser) user(l *line) {
 	if !l.hasMsg {
 		return
 	}
-	var f fields
-	var ok bool
-	if p.blocks, ok = blocks(p.blocks, l.msg.content, &f); !ok || f.bad {
+	if !l.msg.isArray || l.msg.mismatch {
 		return // a plain user message: the prompt, which the turn records
 	}
 	results := 0
-	for i := range p.blocks {
-		if p.blocks[i].typ.Str == "tool_result" {
+	for i := range l.msg.content {
+		if peek(l.msg.content[i].typ) == "tool_result" {
 			results++
 		}
 	}
-	for i := range p.blocks {
-		bl := &p.blocks[i]
-		if bl.typ.Str != "tool_result" {
+	for i := range l.msg.content {
+		bl := &l.msg.content[i]
+		if peek(bl.typ) != "tool_result" {
 			continue
 		}
 		id := text(bl.toolUseID)
@@ -154,7 +148,7 @@ func (p *Parser) user(l *line) {
 			continue // the plan was shown with the call
 		case known && taskTools[tu.name]:
 			// The line's tool_use_result belongs to its only result.
-			var structured gjson.Result
+			var structured []byte
 			if results == 1 {
 				structured = l.toolUseResult
 			}
@@ -199,26 +193,26 @@ func bashExit(out string, isErr bool) *int {
 
 // contentText reads a tool result's content: a string, or the text of a
 // content array's entries, or else the content as JSON.
-func (p *Parser) contentText(v gjson.Result) string {
+func (p *Parser) contentText(v []byte) string {
 	switch {
-	case v.Raw == "" || v.Type == gjson.Null:
+	case len(v) == 0 || string(v) == "null":
 		return ""
-	case v.Type == gjson.String:
+	case isString(v):
 		return text(v)
 	case !isArray(v):
 		return compact(v)
 	}
-	var f fields
-	p.inner, _ = blocks(p.inner, v, &f)
-	if f.bad {
+	var mismatch bool
+	p.t.reset(v)
+	if p.inner, _, mismatch = p.t.blocks(p.inner); mismatch {
 		return compact(v)
 	}
 	// The entries with text, one per line.
 	var b strings.Builder
-	var first gjson.Result
+	var first []byte
 	n := 0
 	for _, bl := range p.inner {
-		if bl.text.Type != gjson.String || bl.text.Raw == `""` {
+		if !isString(bl.text) || string(bl.text) == `""` {
 			continue
 		}
 		switch n++; n {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -13,6 +11,7 @@ import (
 // reader may start at any line boundary; the parser only reuses its
 // buffers from one line to the next.
 type Parser struct {
+	s   scanner
 	l   line
 	out []sessions.Event
 }
@@ -29,11 +28,11 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+	if b[0] != '{' || !p.l.decode(&p.s, b) {
 		return p.emit(sessions.RawEvent(b))
 	}
 	l := &p.l
-	typ := l.typ.Str // a view into the line: compared, never kept (see text)
+	typ := peek(l.typ) // a view into the line: compared, never kept
 	switch typ {
 	case "thread.started":
 		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.threadID)})
@@ -53,7 +52,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "turn.failed":
 		msg := ""
 		if l.hasErr {
-			msg = humanError(text(l.err.message))
+			msg = humanError(&p.s, text(l.err.message))
 		}
 		return p.emit(sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
 	case "error":
@@ -61,12 +60,12 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		if strings.HasPrefix(msg, "Reconnecting") {
 			return p.emit(sessions.Event{Type: sessions.EventRetry, Text: msg})
 		}
-		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(msg)})
+		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(&p.s, msg)})
 	case "item.started", "item.updated", "item.completed":
 		if !l.hasItem {
 			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
 		}
-		return p.emit(itemEvent(phases[typ], &l.item))
+		return p.emit(itemEvent(&p.s, phases[typ], &l.item))
 	}
 	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
 }
@@ -82,9 +81,10 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 	return p.out
 }
 
-func itemEvent(ph sessions.Phase, it *item) sessions.Event {
+// itemEvent makes the event of an item; s is free to read its raw JSON.
+func itemEvent(s *scanner, ph sessions.Phase, it *item) sessions.Event {
 	ev := sessions.Event{Phase: ph, ItemID: text(it.id), Status: known(it.status)}
-	switch it.typ.Str {
+	switch peek(it.typ) {
 	case "agent_message":
 		ev.Type, ev.Text = sessions.EventMessage, text(it.text)
 	case "reasoning":
@@ -106,7 +106,7 @@ func itemEvent(ph sessions.Phase, it *item) sessions.Event {
 			ev.Todos = append(ev.Todos, sessions.Todo{Text: text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
-		mcpEvent(&ev, it)
+		mcpEvent(s, &ev, it)
 	case "web_search":
 		// The line names "id" twice; the last one is kept, as encoding/json
 		// does. Item ids of web searches are unreliable.
@@ -121,8 +121,8 @@ func itemEvent(ph sessions.Phase, it *item) sessions.Event {
 
 // known returns the words codex repeats on every line (statuses, kinds
 // of change) without copying them out of the line again.
-func known(v gjson.Result) string {
-	switch v.Raw {
+func known(v []byte) string {
+	switch string(v) {
 	case `"completed"`:
 		return "completed"
 	case `"in_progress"`:
@@ -140,8 +140,8 @@ func known(v gjson.Result) string {
 }
 
 // messageText reads a top-level error message, which is a string.
-func messageText(v gjson.Result) string {
-	if v.Type == gjson.String {
+func messageText(v []byte) string {
+	if isString(v) {
 		return text(v)
 	}
 	return compact(v)

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -149,17 +147,18 @@ func TestMatchesEncodingJSON(t *testing.T) {
 // onPurpose applies to an event of the old parser what the new one does
 // differently by design.
 func onPurpose(ev *sessions.Event) {
+	var s scanner
 	switch {
 	case ev.Type == sessions.EventToolCall && ev.Tool != "web_search":
 		// An MCP call: Output was the result as JSON, which still holds
 		// everything the new Output is made of.
-		ev.Output = mcpResult(gjson.Parse(ev.Output))
+		ev.Output = mcpResult(&s, []byte(ev.Output))
 		ev.Text = trimBacktrace(ev.Text)
 		if ev.Text == "" && ev.Status == "failed" {
 			ev.Text = ev.Output
 		}
 	case ev.Type == sessions.EventError && ev.ItemID == "", ev.Type == sessions.EventTurnFailed:
-		ev.Text = humanError(ev.Text)
+		ev.Text = humanError(&s, ev.Text)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/gjson"
 )
 
 var stringSeeds = []string{
@@ -15,7 +13,7 @@ var stringSeeds = []string{
 }
 
 // FuzzText: a JSON string decodes to what encoding/json gives, through
-// gjson and through unquote.
+// text, writeText and unquote.
 func FuzzText(f *testing.F) {
 	for _, s := range stringSeeds {
 		f.Add(s)
@@ -26,14 +24,14 @@ func FuzzText(f *testing.F) {
 		if !json.Valid([]byte(lit)) || json.Unmarshal([]byte(lit), &want) != nil {
 			return
 		}
-		if got := text(gjson.Parse(lit)); got != want {
+		if got := text([]byte(lit)); got != want {
 			t.Fatalf("text(%q) = %q, want %q", lit, got, want)
 		}
 		if got := unquote(s); got != want {
 			t.Fatalf("unquote(%q) = %q, want %q", s, got, want)
 		}
 		var b strings.Builder
-		if writeText(&b, gjson.Parse(lit)); b.String() != want {
+		if writeText(&b, []byte(lit)); b.String() != want {
 			t.Fatalf("writeText(%q) = %q, want %q", lit, b.String(), want)
 		}
 	})
@@ -46,7 +44,7 @@ func TestText(t *testing.T) {
 		if err := json.Unmarshal([]byte(lit), &want); err != nil {
 			t.Fatalf("%s: %v", lit, err)
 		}
-		if got := text(gjson.Parse(lit)); got != want {
+		if got := text([]byte(lit)); got != want {
 			t.Errorf("text(%s) = %q, want %q", lit, got, want)
 		}
 	}
@@ -60,8 +58,8 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		if got, want := new(scanner).valid(b), json.Valid(b); got != want {
+			t.Fatalf("valid(%q) = %v, encoding/json says %v", b, got, want)
 		}
 	})
 }

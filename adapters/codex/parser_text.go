@@ -1,0 +1,153 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+func isArray(raw []byte) bool  { return len(raw) > 0 && raw[0] == '[' }
+func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// text is the decoded string of the raw JSON value, copied out of the
+// line; "" for anything that is not a string.
+func text(raw []byte) string {
+	if !isString(raw) {
+		return ""
+	}
+	in := raw[1 : len(raw)-1]
+	if plain(in) {
+		return string(in)
+	}
+	return unquote(view(in))
+}
+
+// peek is text without the copy when the string has no escapes: a view
+// into the line, to compare and never keep.
+func peek(raw []byte) string {
+	if !isString(raw) {
+		return ""
+	}
+	in := raw[1 : len(raw)-1]
+	if plain(in) {
+		return view(in)
+	}
+	return unquote(view(in))
+}
+
+// writeText writes the decoded string raw to b.
+func writeText(b *strings.Builder, raw []byte) {
+	if !isString(raw) {
+		return
+	}
+	in := raw[1 : len(raw)-1]
+	if plain(in) {
+		b.Write(in)
+		return
+	}
+	b.WriteString(unquote(view(in)))
+}
+
+// plain reports whether the inside of a string literal decodes to itself:
+// no escapes, valid UTF-8.
+func plain(in []byte) bool { return bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) }
+
+// unquote decodes the inside of a valid JSON string literal exactly as
+// encoding/json does, including its coercion of invalid UTF-8 and of lone
+// surrogates to U+FFFD. Command output is full of escapes (newlines,
+// tabs, quotes, colour codes): the text between two of them is copied
+// whole.
+func unquote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			writeUTF8(&b, s)
+			return b.String()
+		}
+		writeUTF8(&b, s[:i])
+		c := s[i+1]
+		s = s[i+2:]
+		switch c {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r := hex4(s)
+			s = s[4:]
+			if utf16.IsSurrogate(r) {
+				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+					if dec := utf16.DecodeRune(r, hex4(s[2:])); dec != utf8.RuneError {
+						b.WriteRune(dec)
+						s = s[6:]
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+		default: // '"', '\\', '/'
+			b.WriteByte(c)
+		}
+	}
+}
+
+// writeUTF8 writes s with each byte that is not valid UTF-8 as U+FFFD.
+func writeUTF8(b *strings.Builder, s string) {
+	if utf8.ValidString(s) {
+		b.WriteString(s)
+		return
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+}
+
+// hex4 reads the four hex digits of a \u escape, which validation has
+// checked.
+func hex4(s string) rune {
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// compact renders a raw JSON value on one line, "" for null or nothing, as
+// sessions.CompactJSON does.
+func compact(raw []byte) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
