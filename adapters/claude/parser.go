@@ -17,7 +17,7 @@ type Parser struct {
 	tools map[string]toolUse
 	plan  plan
 
-	s, t  scanner // t reads within what s reads
+	s, t  scanner // s reads the line (and decodes its strings), t values within what s reads
 	l     line
 	inner []block // the content blocks of a tool result
 	out   []sessions.Event
@@ -57,7 +57,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "result":
 		p.emit(p.result(&p.l))
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(p.l.typ)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(p.l.typ)})
 	}
 	return p.out
 }
@@ -70,11 +70,11 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 func (p *Parser) system(l *line) {
 	switch peek(l.subtype) {
 	case "init":
-		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.sessionID)})
+		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.text(l.sessionID)})
 	case "api_retry":
 		p.emit(sessions.Event{Type: sessions.EventRetry, Text: retryText(l)})
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + text(l.subtype)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + p.s.text(l.subtype)})
 	}
 }
 
@@ -91,16 +91,16 @@ func (p *Parser) assistant(l *line) {
 		case "text":
 			if peek(l.msg.model) == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				p.emit(sessions.Event{Type: sessions.EventError, Text: text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventError, Text: p.s.text(bl.text)})
 			} else {
-				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.text)})
 			}
 		case "thinking":
-			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: text(bl.thinking)})
+			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.thinking)})
 		case "tool_use":
 			p.toolUse(bl)
 		default:
-			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + text(bl.typ)})
+			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.text(bl.typ)})
 		}
 	}
 }
@@ -123,7 +123,7 @@ func (p *Parser) user(l *line) {
 		if peek(bl.typ) != "tool_result" {
 			continue
 		}
-		id := text(bl.toolUseID)
+		id := p.s.text(bl.toolUseID)
 		res := p.contentText(bl.content)
 		status := "completed"
 		if bl.isError {
@@ -198,7 +198,7 @@ func (p *Parser) contentText(v []byte) string {
 	case len(v) == 0 || string(v) == "null":
 		return ""
 	case isString(v):
-		return text(v)
+		return p.s.text(v)
 	case !isArray(v):
 		return compact(v)
 	}
@@ -220,13 +220,13 @@ func (p *Parser) contentText(v []byte) string {
 			first = bl.text
 			continue
 		case 2:
-			writeText(&b, first)
+			writeText(&b, first, p.s.utf8)
 		}
 		b.WriteByte('\n')
-		writeText(&b, bl.text)
+		writeText(&b, bl.text, p.s.utf8)
 	}
 	if n < 2 {
-		return text(first)
+		return p.s.text(first)
 	}
 	return b.String()
 }

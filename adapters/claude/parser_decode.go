@@ -52,10 +52,20 @@ type block struct {
 // not valid JSON or a known field has a JSON type encoding/json would
 // have refused.
 func (l *line) decode(s *scanner, b []byte) bool {
+	s.start(b, true)
+	if l.read(s) {
+		return true
+	}
+	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
+	// decode either.
+	s.start(b, false)
+	return l.read(s)
+}
+
+func (l *line) read(s *scanner) bool {
 	errs, content := l.errors[:0], l.msg.content[:0]
 	*l = line{errors: errs}
 	l.msg.content = content
-	s.reset(b)
 	s.enter()
 	for s.more() {
 		switch s.member() {

@@ -39,12 +39,12 @@ func (p *Parser) failure(l *line) string {
 	if msg == "" {
 		errs := make([]string, len(l.errors))
 		for i, e := range l.errors {
-			errs[i] = text(e)
+			errs[i] = p.s.text(e)
 		}
 		msg = strings.Join(errs, "; ")
 	}
 	if msg == "" {
-		msg = "claude reported an error (" + text(l.subtype) + ")"
+		msg = "claude reported an error (" + p.s.text(l.subtype) + ")"
 	}
 	if st := strings.Trim(string(l.apiStatus), `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
 		msg += " (API status " + st + ")"

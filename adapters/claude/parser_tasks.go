@@ -58,15 +58,15 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 	case "TaskCreate":
 		created := p.s.last(structured, "task")
 		// Without an id the task cannot be updated, but it is still shown.
-		id := firstNonEmpty(text(p.s.last(created, "id")), createdID(res), ev.ItemID)
+		id := firstNonEmpty(p.s.text(p.s.last(created, "id")), createdID(res), ev.ItemID)
 		t := p.plan.task(id)
-		t.subject = firstNonEmpty(text(p.s.last(created, "subject")), tu.task.subject, t.subject)
+		t.subject = firstNonEmpty(p.s.text(p.s.last(created, "subject")), tu.task.subject, t.subject)
 		if t.status == "" {
 			t.status = "pending"
 		}
 	case "TaskUpdate":
 		if ok := p.s.last(structured, "success"); string(ok) == "false" {
-			fail(firstNonEmpty(text(p.s.last(structured, "error")), res))
+			fail(firstNonEmpty(p.s.text(p.s.last(structured, "error")), res))
 			return
 		}
 		if !isObject(structured) && !strings.HasPrefix(res, "Updated task") {
@@ -83,8 +83,8 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 		}
 		p.plan.tasks = p.plan.tasks[:0]
 		for v := range p.s.each(list) {
-			t := p.plan.task(text(p.t.last(v, "id")))
-			t.subject, t.status = text(p.t.last(v, "subject")), text(p.t.last(v, "status"))
+			t := p.plan.task(p.s.text(p.t.last(v, "id")))
+			t.subject, t.status = p.s.text(p.t.last(v, "subject")), p.s.text(p.t.last(v, "status"))
 		}
 	}
 	p.emit(p.plan.event())

@@ -14,15 +14,20 @@ func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 
 // text is the decoded string of the raw JSON value, copied out of the
 // line; "" for anything that is not a string.
-func text(raw []byte) string {
+func text(raw []byte) string { return decode(raw, false) }
+
+// decode is text. valid says that the string is valid UTF-8 and its \u
+// escapes of surrogates come in pairs, so that only its escapes need
+// decoding.
+func decode(raw []byte, valid bool) string {
 	if !isString(raw) {
 		return ""
 	}
 	in := raw[1 : len(raw)-1]
-	if plain(in) {
+	if plain(in, valid) {
 		return string(in)
 	}
-	return unquote(view(in))
+	return unescape(view(in), valid)
 }
 
 // peek is text without the copy when the string has no escapes: a view
@@ -32,44 +37,49 @@ func peek(raw []byte) string {
 		return ""
 	}
 	in := raw[1 : len(raw)-1]
-	if plain(in) {
+	if plain(in, false) {
 		return view(in)
 	}
 	return unquote(view(in))
 }
 
-// writeText writes the decoded string raw to b.
-func writeText(b *strings.Builder, raw []byte) {
+// writeText writes the decoded string raw to b; valid is decode's.
+func writeText(b *strings.Builder, raw []byte, valid bool) {
 	if !isString(raw) {
 		return
 	}
 	in := raw[1 : len(raw)-1]
-	if plain(in) {
+	if plain(in, valid) {
 		b.Write(in)
 		return
 	}
-	b.WriteString(unquote(view(in)))
+	b.WriteString(unescape(view(in), valid))
 }
 
 // plain reports whether the inside of a string literal decodes to itself:
-// no escapes, valid UTF-8.
-func plain(in []byte) bool { return bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) }
+// no escapes, valid UTF-8; valid is decode's.
+func plain(in []byte, valid bool) bool {
+	return bytes.IndexByte(in, '\\') < 0 && (valid || utf8.Valid(in))
+}
 
 // unquote decodes the inside of a valid JSON string literal exactly as
 // encoding/json does, including its coercion of invalid UTF-8 and of lone
-// surrogates to U+FFFD. Command output is full of escapes (newlines,
-// tabs, quotes, colour codes): the text between two of them is copied
-// whole.
-func unquote(s string) string {
+// surrogates to U+FFFD.
+func unquote(s string) string { return unescape(s, false) }
+
+// unescape is unquote; valid is decode's. Command output is full of
+// escapes (newlines, tabs, quotes, colour codes): the text between two of
+// them is copied whole.
+func unescape(s string, valid bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for {
 		i := strings.IndexByte(s, '\\')
 		if i < 0 {
-			writeUTF8(&b, s)
+			writeUTF8(&b, s, valid)
 			return b.String()
 		}
-		writeUTF8(&b, s[:i])
+		writeUTF8(&b, s[:i], valid)
 		c := s[i+1]
 		s = s[i+2:]
 		switch c {
@@ -103,9 +113,10 @@ func unquote(s string) string {
 	}
 }
 
-// writeUTF8 writes s with each byte that is not valid UTF-8 as U+FFFD.
-func writeUTF8(b *strings.Builder, s string) {
-	if utf8.ValidString(s) {
+// writeUTF8 writes s with each byte that is not valid UTF-8 as U+FFFD;
+// valid says there is none.
+func writeUTF8(b *strings.Builder, s string, valid bool) {
+	if valid || utf8.ValidString(s) {
 		b.WriteString(s)
 		return
 	}

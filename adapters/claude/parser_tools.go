@@ -6,30 +6,30 @@ import "github.com/zwarm/zwarm/sessions"
 // command, file tools are file changes, TodoWrite and the task tools are
 // the plan. It remembers the call until its result comes.
 func (p *Parser) toolUse(bl *block) {
-	id, name := text(bl.id), text(bl.name)
+	id, name := p.s.text(bl.id), p.s.text(bl.name)
 	in := readInput(&p.s, bl.input)
 	tu := toolUse{name: name}
 	ev := sessions.Event{Phase: sessions.PhaseStarted, ItemID: id, Status: "in_progress"}
 	switch {
 	case name == "Bash":
-		tu.command = text(in.command)
+		tu.command = p.s.text(in.command)
 		ev.Type, ev.Command = sessions.EventCommand, tu.command
 	case fileTools[name]:
-		tu.path = text(in.filePath)
+		tu.path = p.s.text(in.filePath)
 		kind := "update"
 		if name == "Write" {
 			kind = "add"
 		}
-		path := firstNonEmpty(tu.path, text(in.notebookPath))
+		path := firstNonEmpty(tu.path, p.s.text(in.notebookPath))
 		ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
 	case name == "TodoWrite":
 		ev.Type, ev.Phase = sessions.EventTodoList, sessions.PhaseCompleted
 		for t := range p.s.each(in.todos) {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: text(p.t.last(t, "content")), Completed: peek(p.t.last(t, "status")) == "completed"})
+			ev.Todos = append(ev.Todos, sessions.Todo{Text: p.s.text(p.t.last(t, "content")), Completed: peek(p.t.last(t, "status")) == "completed"})
 		}
 	case taskTools[name]:
 		// The plan changes when the result says it did: see taskResult.
-		tu.task = taskInput{subject: text(in.subject), taskID: text(in.taskID), status: text(in.status)}
+		tu.task = taskInput{subject: p.s.text(in.subject), taskID: p.s.text(in.taskID), status: p.s.text(in.status)}
 		p.tools[id] = tu
 		return
 	default:

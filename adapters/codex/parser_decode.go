@@ -43,10 +43,20 @@ type todo struct {
 // not valid JSON or a known field has a JSON type encoding/json would
 // have refused.
 func (l *line) decode(s *scanner, b []byte) bool {
+	s.start(b, true)
+	if l.read(s) {
+		return true
+	}
+	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
+	// decode either.
+	s.start(b, false)
+	return l.read(s)
+}
+
+func (l *line) read(s *scanner) bool {
 	changes, todos := l.item.changes[:0], l.item.todos[:0]
 	*l = line{}
 	l.item.changes, l.item.todos = changes, todos
-	s.reset(b)
 	s.enter()
 	for s.more() {
 		switch s.member() {

@@ -23,10 +23,20 @@ import (
 //     first, entry by entry);
 //   - keys match exactly: encoding/json's case-insensitive fallback
 //     ("Type" for "type") is not kept, no agent prints such keys.
+//
+// A line is read first as valid UTF-8 (strictOpts), which agents print,
+// so that its strings need no second look at their bytes when they are
+// copied out; only a line that fails so is read again as encoding/json
+// would read it.
 
 // decodeOpts make jsontext accept what encoding/json accepts: invalid
 // UTF-8 in strings and duplicate keys. Its nesting limit is encoding/json's.
 var decodeOpts = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+
+// strictOpts accept only strings of valid UTF-8 whose \u escapes of
+// surrogates come in pairs: decoding such a string is decoding its
+// escapes (see decode).
+var strictOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
 
 // view is b seen as a string without copying it. It is only used while
 // ParseLine runs: what an event keeps is copied out by text.
@@ -40,18 +50,41 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 type scanner struct {
 	dec      jsontext.Decoder
 	src      bytes.Buffer // the text: jsontext reads a bytes.Buffer in place
-	text     []byte
+	in       []byte
 	name     []byte // the last name read, when it had escapes
 	bad      bool
 	mismatch bool
+	// utf8 says that the line s started last is being read with
+	// strictOpts; reading values within it leaves it as it is.
+	utf8 bool
 }
 
-// reset starts reading b.
-func (s *scanner) reset(b []byte) {
-	s.text, s.bad, s.mismatch = b, false, false
-	s.src = *bytes.NewBuffer(b)
-	s.dec.Reset(&s.src, decodeOpts...)
+// start starts reading a line: with strictOpts if strict, else as
+// encoding/json would. A line that fails strictly must be read again
+// leniently before it is judged.
+func (s *scanner) start(line []byte, strict bool) {
+	s.utf8 = strict
+	if strict {
+		s.open(line, strictOpts)
+	} else {
+		s.open(line, decodeOpts)
+	}
 }
+
+// reset starts reading b, a value within the line s read, or a text of
+// its own.
+func (s *scanner) reset(b []byte) { s.open(b, decodeOpts) }
+
+func (s *scanner) open(b []byte, opts []jsontext.Options) {
+	s.in, s.bad, s.mismatch = b, false, false
+	s.src = *bytes.NewBuffer(b)
+	s.dec.Reset(&s.src, opts...)
+}
+
+// text is the decoded string of the raw JSON value, a value of the line s
+// started last, copied out of the line; "" for anything that is not a
+// string.
+func (s *scanner) text(raw []byte) string { return decode(raw, s.utf8) }
 
 // kind is the kind of the next value: '"', '0' (number), 'n', 't', 'f',
 // '{', '[', or 0 for a syntax error.
@@ -76,7 +109,7 @@ func (s *scanner) value() []byte {
 	// Sliced from the text by offset, the value does not depend on the
 	// decoder's buffer.
 	end := int(s.dec.InputOffset())
-	return s.text[end-len(v) : end : end]
+	return s.in[end-len(v) : end : end]
 }
 
 // skip reads over the next value.

@@ -13,11 +13,11 @@ import (
 // result and no error, only the status "failed": its text is then the
 // error too.
 func mcpEvent(s *scanner, ev *sessions.Event, it *item) {
-	ev.Type, ev.Tool = sessions.EventToolCall, text(it.server)+"."+text(it.tool)
+	ev.Type, ev.Tool = sessions.EventToolCall, s.text(it.server)+"."+s.text(it.tool)
 	ev.Input = compact(it.arguments)
 	ev.Output = mcpResult(s, it.result)
 	if it.hasErr {
-		ev.Text = trimBacktrace(text(it.err.message))
+		ev.Text = trimBacktrace(s.text(it.err.message))
 	}
 	if ev.Text == "" && ev.Status == "failed" {
 		ev.Text = ev.Output
@@ -78,9 +78,9 @@ func mcpResult(s *scanner, res []byte) string {
 			s.skip()
 		}
 		if peek(typ) == "text" {
-			writeText(&b, txt)
+			writeText(&b, txt, s.utf8)
 		} else {
-			b.WriteString("[" + firstNonEmpty(text(typ), "content") + "]")
+			b.WriteString("[" + firstNonEmpty(s.text(typ), "content") + "]")
 		}
 	}
 	if n == 0 && hasStructured {
