@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
@@ -67,68 +68,72 @@ func plain(in []byte, valid bool) bool {
 // surrogates to U+FFFD.
 func unquote(s string) string { return unescape(s, false) }
 
-// unescape is unquote; valid is decode's. Command output is full of
-// escapes (newlines, tabs, quotes, colour codes): the text between two of
-// them is copied whole.
+// unescape is unquote; valid is decode's.
 func unescape(s string, valid bool) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	b := appendUnescaped(make([]byte, 0, len(s)), s, valid)
+	// Nothing else holds b: the string can have its bytes.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// appendUnescaped appends the decoded string s to b. Command output is
+// full of escapes (newlines, tabs, quotes, colour codes): the text between
+// two of them is copied whole.
+func appendUnescaped(b []byte, s string, valid bool) []byte {
 	for {
 		i := strings.IndexByte(s, '\\')
 		if i < 0 {
-			writeUTF8(&b, s, valid)
-			return b.String()
+			return appendUTF8(b, s, valid)
 		}
-		writeUTF8(&b, s[:i], valid)
+		b = appendUTF8(b, s[:i], valid)
 		c := s[i+1]
 		s = s[i+2:]
 		switch c {
 		case 'b':
-			b.WriteByte('\b')
+			b = append(b, '\b')
 		case 'f':
-			b.WriteByte('\f')
+			b = append(b, '\f')
 		case 'n':
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		case 'r':
-			b.WriteByte('\r')
+			b = append(b, '\r')
 		case 't':
-			b.WriteByte('\t')
+			b = append(b, '\t')
 		case 'u':
 			r := hex4(s)
 			s = s[4:]
 			if utf16.IsSurrogate(r) {
 				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
 					if dec := utf16.DecodeRune(r, hex4(s[2:])); dec != utf8.RuneError {
-						b.WriteRune(dec)
+						b = utf8.AppendRune(b, dec)
 						s = s[6:]
 						continue
 					}
 				}
 				r = utf8.RuneError
 			}
-			b.WriteRune(r)
+			b = utf8.AppendRune(b, r)
 		default: // '"', '\\', '/'
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
 }
 
-// writeUTF8 writes s with each byte that is not valid UTF-8 as U+FFFD;
+// appendUTF8 appends s with each byte that is not valid UTF-8 as U+FFFD;
 // valid says there is none.
-func writeUTF8(b *strings.Builder, s string, valid bool) {
+func appendUTF8(b []byte, s string, valid bool) []byte {
 	if valid || utf8.ValidString(s) {
-		b.WriteString(s)
-		return
+		return append(b, s...)
 	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteRune(utf8.RuneError)
+			b = utf8.AppendRune(b, utf8.RuneError)
 		} else {
-			b.WriteString(s[i : i+size])
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 	}
+	return b
 }
 
 // hex4 reads the four hex digits of a \u escape, which validation has
