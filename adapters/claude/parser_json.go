@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"strconv"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -37,10 +36,6 @@ var decodeOpts = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.Al
 // surrogates come in pairs: decoding such a string is decoding its
 // escapes (see decode).
 var strictOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
-
-// view is b seen as a string without copying it. It is only used while
-// ParseLine runs: what an event keeps is copied out by text.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // scanner walks one JSON text. The values it returns are views into the
 // text: raw JSON, strings still quoted. Once the text has a syntax error

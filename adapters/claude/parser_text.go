@@ -9,6 +9,10 @@ import (
 	"unsafe"
 )
 
+// view is b seen as a string without copying it. It is only used while
+// ParseLine runs: what an event keeps is copied out by text.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 func isArray(raw []byte) bool  { return len(raw) > 0 && raw[0] == '[' }
 func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
