@@ -88,7 +88,11 @@ func appendUnescaped(b []byte, s string, valid bool) []byte {
 		if i < 0 {
 			return appendUTF8(b, s, valid)
 		}
-		b = appendUTF8(b, s[:i], valid)
+		if valid {
+			b = append(b, s[:i]...)
+		} else {
+			b = appendUTF8(b, s[:i], false)
+		}
 		c := s[i+1]
 		s = s[i+2:]
 		switch c {
