@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -19,10 +17,10 @@ type Parser struct {
 	tools map[string]toolUse
 	plan  plan
 
-	l      line
-	blocks []block // the line's content blocks
-	inner  []block // the content blocks of one of those
-	out    []sessions.Event
+	s, t  scanner // s reads the line (and decodes its strings), t values within what s reads
+	l     line
+	inner []block // the content blocks of a tool result
+	out   []sessions.Event
 }
 
 // NewParser returns a parser for one turn file.
@@ -46,10 +44,10 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+	if b[0] != '{' || !p.l.decode(&p.s, b) {
 		return p.emit(sessions.RawEvent(b))
 	}
-	switch p.l.typ.Str { // a view into the line: compared, never kept (see text)
+	switch peek(p.l.typ) { // a view into the line: compared, never kept
 	case "system":
 		p.system(&p.l)
 	case "assistant":
@@ -59,7 +57,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "result":
 		p.emit(p.result(&p.l))
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(p.l.typ)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(p.l.typ)})
 	}
 	return p.out
 }
@@ -70,13 +68,13 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 }
 
 func (p *Parser) system(l *line) {
-	switch l.subtype.Str {
+	switch peek(l.subtype) {
 	case "init":
-		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.sessionID)})
+		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.text(l.sessionID)})
 	case "api_retry":
 		p.emit(sessions.Event{Type: sessions.EventRetry, Text: retryText(l)})
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + text(l.subtype)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + p.s.text(l.subtype)})
 	}
 }
 
@@ -87,24 +85,22 @@ func (p *Parser) assistant(l *line) {
 	}
 	// Entries of the wrong shape are read as far as they go, as the
 	// parser before this one did.
-	var f fields
-	p.blocks, _ = blocks(p.blocks, l.msg.content, &f)
-	for i := range p.blocks {
-		bl := &p.blocks[i]
-		switch bl.typ.Str {
+	for i := range l.msg.content {
+		bl := &l.msg.content[i]
+		switch peek(bl.typ) {
 		case "text":
-			if l.msg.model.Str == "<synthetic>" {
+			if peek(l.msg.model) == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				p.emit(sessions.Event{Type: sessions.EventError, Text: text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventError, Text: p.s.text(bl.text)})
 			} else {
-				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.text)})
 			}
 		case "thinking":
-			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: text(bl.thinking)})
+			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.thinking)})
 		case "tool_use":
 			p.toolUse(bl)
 		default:
-			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + text(bl.typ)})
+			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.text(bl.typ)})
 		}
 	}
 }
@@ -113,23 +109,21 @@ func (p *Parser) user(l *line) {
 	if !l.hasMsg {
 		return
 	}
-	var f fields
-	var ok bool
-	if p.blocks, ok = blocks(p.blocks, l.msg.content, &f); !ok || f.bad {
+	if !l.msg.isArray || l.msg.mismatch {
 		return // a plain user message: the prompt, which the turn records
 	}
 	results := 0
-	for i := range p.blocks {
-		if p.blocks[i].typ.Str == "tool_result" {
+	for i := range l.msg.content {
+		if peek(l.msg.content[i].typ) == "tool_result" {
 			results++
 		}
 	}
-	for i := range p.blocks {
-		bl := &p.blocks[i]
-		if bl.typ.Str != "tool_result" {
+	for i := range l.msg.content {
+		bl := &l.msg.content[i]
+		if peek(bl.typ) != "tool_result" {
 			continue
 		}
-		id := text(bl.toolUseID)
+		id := p.s.text(bl.toolUseID)
 		res := p.contentText(bl.content)
 		status := "completed"
 		if bl.isError {
@@ -154,7 +148,7 @@ func (p *Parser) user(l *line) {
 			continue // the plan was shown with the call
 		case known && taskTools[tu.name]:
 			// The line's tool_use_result belongs to its only result.
-			var structured gjson.Result
+			var structured []byte
 			if results == 1 {
 				structured = l.toolUseResult
 			}
@@ -199,26 +193,26 @@ func bashExit(out string, isErr bool) *int {
 
 // contentText reads a tool result's content: a string, or the text of a
 // content array's entries, or else the content as JSON.
-func (p *Parser) contentText(v gjson.Result) string {
+func (p *Parser) contentText(v []byte) string {
 	switch {
-	case v.Raw == "" || v.Type == gjson.Null:
+	case len(v) == 0 || string(v) == "null":
 		return ""
-	case v.Type == gjson.String:
-		return text(v)
+	case isString(v):
+		return p.s.text(v)
 	case !isArray(v):
 		return compact(v)
 	}
-	var f fields
-	p.inner, _ = blocks(p.inner, v, &f)
-	if f.bad {
+	var mismatch bool
+	p.t.reset(v)
+	if p.inner, _, mismatch = p.t.blocks(p.inner); mismatch {
 		return compact(v)
 	}
 	// The entries with text, one per line.
 	var b strings.Builder
-	var first gjson.Result
+	var first []byte
 	n := 0
 	for _, bl := range p.inner {
-		if bl.text.Type != gjson.String || bl.text.Raw == `""` {
+		if !isString(bl.text) || string(bl.text) == `""` {
 			continue
 		}
 		switch n++; n {
@@ -226,13 +220,13 @@ func (p *Parser) contentText(v gjson.Result) string {
 			first = bl.text
 			continue
 		case 2:
-			writeText(&b, first)
+			writeText(&b, first, p.s.utf8)
 		}
 		b.WriteByte('\n')
-		writeText(&b, bl.text)
+		writeText(&b, bl.text, p.s.utf8)
 	}
 	if n < 2 {
-		return text(first)
+		return p.s.text(first)
 	}
 	return b.String()
 }

@@ -1,36 +1,40 @@
 package claude
 
 import (
+	"iter"
 	"strconv"
-
-	"github.com/tidwall/gjson"
 )
 
-// line holds the fields of one output line the events need, as views into
-// the line (see view). The parser reuses one line for every line it reads.
+// line holds the fields of one output line the events need, as raw JSON
+// values in the line (see scanner). The parser reuses one line for every
+// line it reads.
 type line struct {
-	typ, subtype, sessionID gjson.Result
+	typ, subtype, sessionID []byte
 	msg                     message
 	hasMsg                  bool
 	isError                 bool
-	result, apiStatus       gjson.Result // any JSON
+	result, apiStatus       []byte // any JSON
 	numTurns                int64
 	cost                    float64
 	hasCost                 bool
 	usage                   usage
 	hasUsage                bool
-	errors                  []gjson.Result
+	errors                  [][]byte
 	// system/api_retry
 	attempt, maxRetries int64
-	errorStatus, err    gjson.Result // any JSON
+	errorStatus, err    []byte // any JSON
 	// Read leniently, any JSON: the parser before this one ignored them,
 	// so their type never made a line raw.
-	retryDelay, toolUseResult gjson.Result
+	retryDelay, toolUseResult []byte
 }
 
 type message struct {
-	id, model gjson.Result
-	content   gjson.Result // any JSON
+	id, model []byte
+	// content, any JSON, read as an array of blocks while the line is
+	// read: isArray says whether it was one, mismatch whether a block had
+	// a field of the wrong type (which encoding/json skipped).
+	content           []block
+	isArray, mismatch bool
 }
 
 type usage struct {
@@ -39,177 +43,217 @@ type usage struct {
 
 // block is one entry of a message's content.
 type block struct {
-	typ, text, thinking, id, name, toolUseID gjson.Result
-	input, content                           gjson.Result // any JSON
+	typ, text, thinking, id, name, toolUseID []byte
+	input, content                           []byte // any JSON
 	isError                                  bool
 }
 
-// decode reads the line object v into l. It reports false if a known
-// field has a JSON type encoding/json would have refused.
-func (l *line) decode(v gjson.Result) bool {
-	errs := l.errors[:0]
+// decode reads the line b, an object, into l. It reports false if b is
+// not valid JSON or a known field has a JSON type encoding/json would
+// have refused.
+func (l *line) decode(s *scanner, b []byte) bool {
+	s.start(b, true)
+	if l.read(s) {
+		return true
+	}
+	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
+	// decode either.
+	s.start(b, false)
+	return l.read(s)
+}
+
+func (l *line) read(s *scanner) bool {
+	errs, content := l.errors[:0], l.msg.content[:0]
 	*l = line{errors: errs}
-	var f fields
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	l.msg.content = content
+	s.enter()
+	for s.more() {
+		switch s.member() {
 		case "type":
-			f.str(&l.typ, v)
+			s.str(&l.typ)
 		case "subtype":
-			f.str(&l.subtype, v)
+			s.str(&l.subtype)
 		case "session_id":
-			f.str(&l.sessionID, v)
+			s.str(&l.sessionID)
 		case "message":
-			if ok, fresh := f.object(v, &l.hasMsg); ok {
+			if ok, fresh := s.object(&l.hasMsg); ok {
 				if fresh {
-					l.msg = message{}
+					l.msg = message{content: l.msg.content[:0]}
 				}
-				l.msg.decode(v, &f)
+				l.msg.decode(s)
 			}
 		case "is_error":
-			f.boolean(&l.isError, v)
+			s.boolean(&l.isError)
 		case "result":
-			l.result = v
+			l.result = s.value()
 		case "api_error_status":
-			l.apiStatus = v
+			l.apiStatus = s.value()
 		case "num_turns":
-			f.int64(&l.numTurns, v)
+			s.int64(&l.numTurns)
 		case "total_cost_usd":
-			f.optFloat64(&l.cost, &l.hasCost, v)
+			s.optFloat64(&l.cost, &l.hasCost)
 		case "usage":
-			if ok, fresh := f.object(v, &l.hasUsage); ok {
+			if ok, fresh := s.object(&l.hasUsage); ok {
 				if fresh {
 					l.usage = usage{}
 				}
-				l.usage.decode(v, &f)
+				l.usage.decode(s)
 			}
 		case "errors":
 			// A repeated array is decoded over the previous one, entry by
 			// entry, as encoding/json does.
 			n := 0
-			if f.array(v) {
-				v.ForEach(func(_, v gjson.Result) bool {
+			if s.array() {
+				for s.more() {
 					if n == len(l.errors) {
-						l.errors = append(l.errors, gjson.Result{})
+						l.errors = append(l.errors, nil)
 					}
-					f.str(&l.errors[n], v)
+					s.str(&l.errors[n])
 					n++
-					return true
-				})
+				}
 			}
 			l.errors = l.errors[:n]
 		case "attempt":
-			f.int64(&l.attempt, v)
+			s.int64(&l.attempt)
 		case "max_retries":
-			f.int64(&l.maxRetries, v)
+			s.int64(&l.maxRetries)
 		case "error_status":
-			l.errorStatus = v
+			l.errorStatus = s.value()
 		case "error":
-			l.err = v
+			l.err = s.value()
 		case "retry_delay_ms":
-			l.retryDelay = v
+			l.retryDelay = s.value()
 		case "tool_use_result":
-			l.toolUseResult = v
+			l.toolUseResult = s.value()
+		default:
+			s.skip()
 		}
-		return !f.bad
-	})
-	return !f.bad
-}
-
-func (m *message) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			f.str(&m.id, v)
-		case "model":
-			f.str(&m.model, v)
-		case "content":
-			m.content = v
-		}
-		return true
-	})
-}
-
-func (u *usage) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "input_tokens":
-			f.int64(&u.input, v)
-		case "output_tokens":
-			f.int64(&u.output, v)
-		case "cache_read_input_tokens":
-			f.int64(&u.cacheRead, v)
-		case "cache_creation_input_tokens":
-			f.int64(&u.cacheCreation, v)
-		}
-		return true
-	})
-}
-
-// blocks decodes a content array into dst. Like encoding/json it goes on
-// past a field of the wrong type (leaving that field as it was) and
-// reports it in f; an entry that is not an object is an empty block. It
-// reports false if v is not an array.
-func blocks(dst []block, v gjson.Result, f *fields) ([]block, bool) {
-	dst = dst[:0]
-	if !isArray(v) {
-		if v.Type != gjson.Null {
-			f.bad = true
-		}
-		return dst, false
 	}
-	v.ForEach(func(_, v gjson.Result) bool {
-		var b block
-		if isObject(v) {
-			b.decode(v, f)
-		} else if v.Type != gjson.Null {
-			f.bad = true
-		}
-		dst = append(dst, b)
-		return true
-	})
-	return dst, true
+	return s.done() && !s.mismatch
 }
 
-func (b *block) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "type":
-			f.str(&b.typ, v)
-		case "text":
-			f.str(&b.text, v)
-		case "thinking":
-			f.str(&b.thinking, v)
+func (m *message) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
 		case "id":
-			f.str(&b.id, v)
-		case "name":
-			f.str(&b.name, v)
-		case "input":
-			b.input = v
-		case "tool_use_id":
-			f.str(&b.toolUseID, v)
+			s.str(&m.id)
+		case "model":
+			s.str(&m.model)
 		case "content":
-			b.content = v
-		case "is_error":
-			f.boolean(&b.isError, v)
+			m.content, m.isArray, m.mismatch = s.blocks(m.content)
+		default:
+			s.skip()
 		}
-		return true
-	})
+	}
 }
 
-// optFloat64 keeps a number in a pointer field: null unsets it, a number
-// out of float64's range is a type error, as in encoding/json.
-func (f *fields) optFloat64(dst *float64, set *bool, v gjson.Result) {
-	switch v.Type {
-	case gjson.Number:
-		n, err := strconv.ParseFloat(v.Raw, 64)
+func (u *usage) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
+		case "input_tokens":
+			s.int64(&u.input)
+		case "output_tokens":
+			s.int64(&u.output)
+		case "cache_read_input_tokens":
+			s.int64(&u.cacheRead)
+		case "cache_creation_input_tokens":
+			s.int64(&u.cacheCreation)
+		default:
+			s.skip()
+		}
+	}
+}
+
+// blocks reads the next value, a content array, into dst. Like
+// encoding/json it goes on past a field of the wrong type (leaving that
+// field as it was) and reports it as a mismatch; an entry that is not an
+// object is an empty block. isArray is false if the value is not an
+// array, which is a mismatch unless it is null. A mismatch here is not
+// one of the line: the content was decoded apart from it.
+func (s *scanner) blocks(dst []block) (_ []block, isArray, mismatch bool) {
+	dst = dst[:0]
+	outer := s.mismatch
+	s.mismatch = false
+	switch s.kind() {
+	case '[':
+		isArray = true
+		s.enter()
+		for s.more() {
+			var b block
+			if s.entry() {
+				b.decode(s)
+			}
+			dst = append(dst, b)
+		}
+	case 'n':
+		s.skip()
+	default:
+		s.wrongType()
+	}
+	mismatch, s.mismatch = s.mismatch, outer
+	return dst, isArray, mismatch
+}
+
+func (b *block) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
+		case "type":
+			s.str(&b.typ)
+		case "text":
+			s.str(&b.text)
+		case "thinking":
+			s.str(&b.thinking)
+		case "id":
+			s.str(&b.id)
+		case "name":
+			s.str(&b.name)
+		case "input":
+			b.input = s.value()
+		case "tool_use_id":
+			s.str(&b.toolUseID)
+		case "content":
+			b.content = s.value()
+		case "is_error":
+			s.boolean(&b.isError)
+		default:
+			s.skip()
+		}
+	}
+}
+
+// optFloat64 reads a number into a pointer field: null unsets it, a
+// number out of float64's range is a type error, as in encoding/json.
+func (s *scanner) optFloat64(dst *float64, set *bool) {
+	switch s.kind() {
+	case '0':
+		n, err := strconv.ParseFloat(view(s.value()), 64)
 		if err != nil {
-			f.bad = true
+			s.mismatch = true
 			return
 		}
 		*dst, *set = n, true
-	case gjson.Null:
+	case 'n':
+		s.skip()
 		*dst, *set = 0, false
 	default:
-		f.bad = true
+		s.wrongType()
+	}
+}
+
+// each yields the entries of the array raw, a valid value, as raw JSON;
+// nothing if raw is not an array. The loop body must read with another
+// scanner.
+func (s *scanner) each(raw []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if !isArray(raw) {
+			return
+		}
+		s.reset(raw)
+		s.enter()
+		for s.more() {
+			if !yield(s.value()) {
+				return
+			}
+		}
 	}
 }

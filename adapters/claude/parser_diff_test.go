@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"os"
@@ -231,29 +232,33 @@ func FuzzMatchesEncodingJSON(f *testing.F) {
 }
 
 // foldableKeys reports whether b is JSON with an object key that is not
-// lower-case ASCII.
+// lower-case ASCII. It reads every key, the first of duplicates too.
 func foldableKeys(b []byte) bool {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
+	if !json.Valid(b) {
 		return false
 	}
-	var walk func(v any) bool
-	walk = func(v any) bool {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || (r >= 'A' && r <= 'Z') }) >= 0 || walk(e) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range v {
-				if walk(e) {
-					return true
-				}
-			}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	type level struct{ object, key bool } // key: a key comes next
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
 		}
-		return false
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top := len(stack) - 1; top >= 0 && stack[top].object {
+			if k, ok := tok.(string); ok && stack[top].key &&
+				strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || (r >= 'A' && r <= 'Z') }) >= 0 {
+				return true
+			}
+			stack[top].key = !stack[top].key
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, level{object: d == '{', key: true})
+		}
 	}
-	return walk(v)
 }

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -41,14 +39,14 @@ func (p *Parser) failure(l *line) string {
 	if msg == "" {
 		errs := make([]string, len(l.errors))
 		for i, e := range l.errors {
-			errs[i] = text(e)
+			errs[i] = p.s.text(e)
 		}
 		msg = strings.Join(errs, "; ")
 	}
 	if msg == "" {
-		msg = "claude reported an error (" + text(l.subtype) + ")"
+		msg = "claude reported an error (" + p.s.text(l.subtype) + ")"
 	}
-	if st := strings.Trim(l.apiStatus.Raw, `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
+	if st := strings.Trim(string(l.apiStatus), `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
 		msg += " (API status " + st + ")"
 	}
 	return msg
@@ -66,30 +64,44 @@ func retryText(l *line) string {
 	if l.maxRetries > 0 {
 		fmt.Fprintf(&b, "/%d", l.maxRetries)
 	}
-	if ms := l.retryDelay; ms.Type == gjson.Number && ms.Num > 0 {
-		b.WriteString(" in " + delay(ms.Num))
+	if ms := number(l.retryDelay); ms > 0 {
+		b.WriteString(" in " + delay(ms))
 	}
 	var why []string
-	switch st := l.errorStatus; st.Type {
-	case gjson.Number:
-		why = append(why, "HTTP "+st.Raw)
-	case gjson.String:
+	switch st := l.errorStatus; {
+	case isNumber(st):
+		why = append(why, "HTTP "+string(st))
+	case isString(st):
 		why = append(why, "HTTP "+text(st))
 	}
 	kind := text(l.err)
-	if l.err.Type != gjson.String {
+	if !isString(l.err) {
 		kind = compact(l.err)
 	}
 	if kind != "" && kind != "unknown" {
 		why = append(why, strings.ReplaceAll(kind, "_", " "))
 	}
-	if len(why) == 0 && l.errorStatus.Raw == "null" {
+	if len(why) == 0 && string(l.errorStatus) == "null" {
 		why = append(why, "connection error")
 	}
 	if len(why) > 0 {
 		b.WriteString(": " + strings.Join(why, " "))
 	}
 	return b.String()
+}
+
+func isNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// number is the raw JSON value as a float64, out-of-range numbers as
+// infinities; 0 if it is not a number.
+func number(raw []byte) float64 {
+	if !isNumber(raw) {
+		return 0
+	}
+	n, _ := strconv.ParseFloat(view(raw), 64)
+	return n
 }
 
 // delay renders a retry delay given in milliseconds.

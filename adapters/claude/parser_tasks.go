@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -47,7 +45,7 @@ type task struct{ id, subject, status string }
 // event as far as the caller made it; structured is the line's
 // tool_use_result, claude's own account of the call, when it is this
 // result's.
-func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr bool, structured gjson.Result) {
+func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr bool, structured []byte) {
 	fail := func(msg string) {
 		ev.Type, ev.Tool, ev.Output, ev.Text, ev.Status = sessions.EventToolResult, tu.name, res, msg, "failed"
 		p.emit(ev)
@@ -58,17 +56,17 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 	}
 	switch tu.name {
 	case "TaskCreate":
-		created := last(structured, "task")
+		created := p.s.last(structured, "task")
 		// Without an id the task cannot be updated, but it is still shown.
-		id := firstNonEmpty(text(last(created, "id")), createdID(res), ev.ItemID)
+		id := firstNonEmpty(p.s.text(p.s.last(created, "id")), createdID(res), ev.ItemID)
 		t := p.plan.task(id)
-		t.subject = firstNonEmpty(text(last(created, "subject")), tu.task.subject, t.subject)
+		t.subject = firstNonEmpty(p.s.text(p.s.last(created, "subject")), tu.task.subject, t.subject)
 		if t.status == "" {
 			t.status = "pending"
 		}
 	case "TaskUpdate":
-		if ok := last(structured, "success"); ok.Type == gjson.False {
-			fail(firstNonEmpty(text(last(structured, "error")), res))
+		if ok := p.s.last(structured, "success"); string(ok) == "false" {
+			fail(firstNonEmpty(p.s.text(p.s.last(structured, "error")), res))
 			return
 		}
 		if !isObject(structured) && !strings.HasPrefix(res, "Updated task") {
@@ -77,18 +75,17 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 		}
 		p.plan.update(tu.task)
 	case "TaskList":
-		list := last(structured, "tasks")
+		list := p.s.last(structured, "tasks")
 		if !isArray(list) {
 			ev.Type, ev.Tool, ev.Output = sessions.EventToolResult, tu.name, res
 			p.emit(ev)
 			return
 		}
 		p.plan.tasks = p.plan.tasks[:0]
-		list.ForEach(func(_, v gjson.Result) bool {
-			t := p.plan.task(text(last(v, "id")))
-			t.subject, t.status = text(last(v, "subject")), text(last(v, "status"))
-			return true
-		})
+		for v := range p.s.each(list) {
+			t := p.plan.task(p.s.text(p.t.last(v, "id")))
+			t.subject, t.status = p.s.text(p.t.last(v, "subject")), p.s.text(p.t.last(v, "status"))
+		}
 	}
 	p.emit(p.plan.event())
 }

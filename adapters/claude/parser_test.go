@@ -81,16 +81,18 @@ func FuzzParseLine(f *testing.F) {
 // TestJSONHelpersMatchCodex: both parsers read JSON with the same helpers;
 // the codex package's tests fuzz them against encoding/json.
 func TestJSONHelpersMatchCodex(t *testing.T) {
-	ours, err := os.ReadFile("parser_json.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs, err := os.ReadFile("../codex/parser_json.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := bytes.Replace(theirs, []byte("package codex\n"), []byte("package claude\n"), 1); !bytes.Equal(ours, want) {
-		t.Fatal("parser_json.go differs from ../codex/parser_json.go: keep the copies the same")
+	for _, name := range []string{"parser_json.go", "parser_text.go"} {
+		ours, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile("../codex/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := bytes.Replace(theirs, []byte("package codex\n"), []byte("package claude\n"), 1); !bytes.Equal(ours, want) {
+			t.Fatalf("%s differs from ../codex/%s: keep the copies the same", name, name)
+		}
 	}
 }
 

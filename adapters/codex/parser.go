@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -13,6 +11,7 @@ import (
 // reader may start at any line boundary; the parser only reuses its
 // buffers from one line to the next.
 type Parser struct {
+	s   scanner
 	l   line
 	out []sessions.Event
 }
@@ -29,14 +28,14 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' || !validJSON(b) || !p.l.decode(gjson.Parse(view(b))) {
+	if b[0] != '{' || !p.l.decode(&p.s, b) {
 		return p.emit(sessions.RawEvent(b))
 	}
 	l := &p.l
-	typ := l.typ.Str // a view into the line: compared, never kept (see text)
+	typ := peek(l.typ) // a view into the line: compared, never kept
 	switch typ {
 	case "thread.started":
-		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: text(l.threadID)})
+		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.text(l.threadID)})
 	case "turn.started":
 		return p.emit(sessions.Event{Type: sessions.EventTurnStarted})
 	case "turn.completed":
@@ -53,22 +52,22 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "turn.failed":
 		msg := ""
 		if l.hasErr {
-			msg = humanError(text(l.err.message))
+			msg = humanError(&p.s, p.s.text(l.err.message))
 		}
 		return p.emit(sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
 	case "error":
-		msg := messageText(l.message)
+		msg := messageText(&p.s, l.message)
 		if strings.HasPrefix(msg, "Reconnecting") {
 			return p.emit(sessions.Event{Type: sessions.EventRetry, Text: msg})
 		}
-		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(msg)})
+		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(&p.s, msg)})
 	case "item.started", "item.updated", "item.completed":
 		if !l.hasItem {
-			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
+			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(l.typ)})
 		}
-		return p.emit(itemEvent(phases[typ], &l.item))
+		return p.emit(itemEvent(&p.s, phases[typ], &l.item))
 	}
-	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: text(l.typ)})
+	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(l.typ)})
 }
 
 var phases = map[string]sessions.Phase{
@@ -82,15 +81,16 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 	return p.out
 }
 
-func itemEvent(ph sessions.Phase, it *item) sessions.Event {
-	ev := sessions.Event{Phase: ph, ItemID: text(it.id), Status: known(it.status)}
-	switch it.typ.Str {
+// itemEvent makes the event of an item; s is free to read its raw JSON.
+func itemEvent(s *scanner, ph sessions.Phase, it *item) sessions.Event {
+	ev := sessions.Event{Phase: ph, ItemID: s.text(it.id), Status: known(s, it.status)}
+	switch peek(it.typ) {
 	case "agent_message":
-		ev.Type, ev.Text = sessions.EventMessage, text(it.text)
+		ev.Type, ev.Text = sessions.EventMessage, s.text(it.text)
 	case "reasoning":
-		ev.Type, ev.Text = sessions.EventReasoning, text(it.text)
+		ev.Type, ev.Text = sessions.EventReasoning, s.text(it.text)
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output = sessions.EventCommand, text(it.command), text(it.output)
+		ev.Type, ev.Command, ev.Output = sessions.EventCommand, s.text(it.command), s.text(it.output)
 		if it.hasExit {
 			code := int(it.exitCode)
 			ev.ExitCode = &code
@@ -98,31 +98,31 @@ func itemEvent(ph sessions.Phase, it *item) sessions.Event {
 	case "file_change":
 		ev.Type = sessions.EventFileChange
 		for _, c := range it.changes {
-			ev.Changes = append(ev.Changes, sessions.FileChange{Path: text(c.path), Kind: known(c.kind)})
+			ev.Changes = append(ev.Changes, sessions.FileChange{Path: s.text(c.path), Kind: known(s, c.kind)})
 		}
 	case "todo_list":
 		ev.Type = sessions.EventTodoList
 		for _, t := range it.todos {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: text(t.text), Completed: t.completed})
+			ev.Todos = append(ev.Todos, sessions.Todo{Text: s.text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
-		mcpEvent(&ev, it)
+		mcpEvent(s, &ev, it)
 	case "web_search":
 		// The line names "id" twice; the last one is kept, as encoding/json
 		// does. Item ids of web searches are unreliable.
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", text(it.query)
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", s.text(it.query)
 	case "error":
-		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(text(it.message), text(it.text))
+		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(s.text(it.message), s.text(it.text))
 	default:
-		ev.Type, ev.Text = sessions.EventUnknown, "item:"+text(it.typ)
+		ev.Type, ev.Text = sessions.EventUnknown, "item:"+s.text(it.typ)
 	}
 	return ev
 }
 
 // known returns the words codex repeats on every line (statuses, kinds
 // of change) without copying them out of the line again.
-func known(v gjson.Result) string {
-	switch v.Raw {
+func known(s *scanner, v []byte) string {
+	switch string(v) {
 	case `"completed"`:
 		return "completed"
 	case `"in_progress"`:
@@ -136,13 +136,13 @@ func known(v gjson.Result) string {
 	case `"delete"`:
 		return "delete"
 	}
-	return text(v)
+	return s.text(v)
 }
 
 // messageText reads a top-level error message, which is a string.
-func messageText(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return text(v)
+func messageText(s *scanner, v []byte) string {
+	if isString(v) {
+		return s.text(v)
 	}
 	return compact(v)
 }

@@ -1,115 +1,131 @@
 package codex
 
-import "github.com/tidwall/gjson"
-
-// line holds the fields of one output line the events need, as views into
-// the line (see view). The parser reuses one line, and the backing arrays
-// of its slices, for every line it reads.
+// line holds the fields of one output line the events need, as raw JSON
+// values in the line (see scanner). The parser reuses one line, and the
+// backing arrays of its slices, for every line it reads.
 type line struct {
-	typ, threadID gjson.Result
+	typ, threadID []byte
 	item          item
 	hasItem       bool
 	usage         usage
 	hasUsage      bool
 	err           errObj
 	hasErr        bool
-	message       gjson.Result // a string, or any JSON codex may print instead
+	message       []byte // a string, or any JSON codex may print instead
 }
 
-type errObj struct{ message gjson.Result }
+type errObj struct{ message []byte }
 
 type usage struct {
 	input, cached, cacheWrite, output, reasoning, total int64
 }
 
 type item struct {
-	id, typ, text, command, output, status gjson.Result
+	id, typ, text, command, output, status []byte
 	exitCode                               int64
 	hasExit                                bool
 	changes                                []change
 	todos                                  []todo
-	server, tool, query, message           gjson.Result
-	arguments, result                      gjson.Result // any JSON
+	server, tool, query, message           []byte
+	arguments, result                      []byte // any JSON
 	err                                    errObj
 	hasErr                                 bool
 }
 
-type change struct{ path, kind gjson.Result }
+type change struct{ path, kind []byte }
 
 type todo struct {
-	text      gjson.Result
+	text      []byte
 	completed bool
 }
 
-// decode reads the line object v into l. It reports false if a known
-// field has a JSON type encoding/json would have refused.
-func (l *line) decode(v gjson.Result) bool {
+// decode reads the line b, an object, into l. It reports false if b is
+// not valid JSON or a known field has a JSON type encoding/json would
+// have refused.
+func (l *line) decode(s *scanner, b []byte) bool {
+	s.start(b, true)
+	if l.read(s) {
+		return true
+	}
+	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
+	// decode either.
+	s.start(b, false)
+	return l.read(s)
+}
+
+func (l *line) read(s *scanner) bool {
 	changes, todos := l.item.changes[:0], l.item.todos[:0]
 	*l = line{}
 	l.item.changes, l.item.todos = changes, todos
-	var f fields
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	s.enter()
+	for s.more() {
+		switch s.member() {
 		case "type":
-			f.str(&l.typ, v)
+			s.str(&l.typ)
 		case "thread_id":
-			f.str(&l.threadID, v)
+			s.str(&l.threadID)
 		case "item":
-			if ok, fresh := f.object(v, &l.hasItem); ok {
+			if ok, fresh := s.object(&l.hasItem); ok {
 				if fresh {
 					l.item.reset()
 				}
-				l.item.decode(v, &f)
+				l.item.decode(s)
 			}
 		case "usage":
-			if ok, fresh := f.object(v, &l.hasUsage); ok {
+			if ok, fresh := s.object(&l.hasUsage); ok {
 				if fresh {
 					l.usage = usage{}
 				}
-				l.usage.decode(v, &f)
+				l.usage.decode(s)
 			}
 		case "error":
-			if ok, fresh := f.object(v, &l.hasErr); ok {
+			if ok, fresh := s.object(&l.hasErr); ok {
 				if fresh {
 					l.err = errObj{}
 				}
-				l.err.decode(v, &f)
+				l.err.decode(s)
 			}
 		case "message":
-			l.message = v
+			l.message = s.value()
+		default:
+			s.skip()
 		}
-		return !f.bad
-	})
-	return !f.bad
+	}
+	return s.done() && !s.mismatch
 }
 
-func (e *errObj) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "message" {
-			f.str(&e.message, v)
+// Each decode method reads the members of the object the scanner has
+// entered, up to its closing brace.
+
+func (e *errObj) decode(s *scanner) {
+	for s.more() {
+		if s.member() == "message" {
+			s.str(&e.message)
+		} else {
+			s.skip()
 		}
-		return !f.bad
-	})
+	}
 }
 
-func (u *usage) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func (u *usage) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
 		case "input_tokens":
-			f.int64(&u.input, v)
+			s.int64(&u.input)
 		case "cached_input_tokens":
-			f.int64(&u.cached, v)
+			s.int64(&u.cached)
 		case "cache_write_input_tokens":
-			f.int64(&u.cacheWrite, v)
+			s.int64(&u.cacheWrite)
 		case "output_tokens":
-			f.int64(&u.output, v)
+			s.int64(&u.output)
 		case "reasoning_output_tokens":
-			f.int64(&u.reasoning, v)
+			s.int64(&u.reasoning)
 		case "total_tokens":
-			f.int64(&u.total, v)
+			s.int64(&u.total)
+		default:
+			s.skip()
 		}
-		return !f.bad
-	})
+	}
 }
 
 // reset empties the item, keeping its slices' backing arrays.
@@ -118,107 +134,97 @@ func (it *item) reset() {
 	*it = item{changes: changes, todos: todos}
 }
 
-func (it *item) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func (it *item) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
 		case "id":
-			f.str(&it.id, v)
+			s.str(&it.id)
 		case "type":
-			f.str(&it.typ, v)
+			s.str(&it.typ)
 		case "text":
-			f.str(&it.text, v)
+			s.str(&it.text)
 		case "command":
-			f.str(&it.command, v)
+			s.str(&it.command)
 		case "aggregated_output":
-			f.str(&it.output, v)
+			s.str(&it.output)
 		case "exit_code":
-			f.optInt64(&it.exitCode, &it.hasExit, v)
+			s.optInt64(&it.exitCode, &it.hasExit)
 		case "status":
-			f.str(&it.status, v)
+			s.str(&it.status)
 		case "changes":
-			// A repeated array is decoded over the previous one, entry by
-			// entry, as encoding/json does.
-			n := 0
-			if f.array(v) {
-				v.ForEach(func(_, v gjson.Result) bool {
-					if n == len(it.changes) {
-						it.changes = append(it.changes, change{})
-					}
-					decodeEntry(&it.changes[n], v, f)
-					n++
-					return true
-				})
-			}
-			it.changes = it.changes[:n]
+			it.changes = entries(s, it.changes)
 		case "items":
-			n := 0
-			if f.array(v) {
-				v.ForEach(func(_, v gjson.Result) bool {
-					if n == len(it.todos) {
-						it.todos = append(it.todos, todo{})
-					}
-					decodeEntry(&it.todos[n], v, f)
-					n++
-					return true
-				})
-			}
-			it.todos = it.todos[:n]
+			it.todos = entries(s, it.todos)
 		case "server":
-			f.str(&it.server, v)
+			s.str(&it.server)
 		case "tool":
-			f.str(&it.tool, v)
+			s.str(&it.tool)
 		case "arguments":
-			it.arguments = v
+			it.arguments = s.value()
 		case "result":
-			it.result = v
+			it.result = s.value()
 		case "error":
-			if ok, fresh := f.object(v, &it.hasErr); ok {
+			if ok, fresh := s.object(&it.hasErr); ok {
 				if fresh {
 					it.err = errObj{}
 				}
-				it.err.decode(v, f)
+				it.err.decode(s)
 			}
 		case "query":
-			f.str(&it.query, v)
+			s.str(&it.query)
 		case "message":
-			f.str(&it.message, v)
+			s.str(&it.message)
+		default:
+			s.skip()
 		}
-		return !f.bad
-	})
-}
-
-// decodeEntry decodes one array entry: an object into e, null leaving e
-// as it was.
-func decodeEntry[E interface {
-	decode(gjson.Result, *fields)
-}](e E, v gjson.Result, f *fields) {
-	if isObject(v) {
-		e.decode(v, f)
-	} else if v.Type != gjson.Null {
-		f.bad = true
 	}
 }
 
-func (c *change) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "path":
-			f.str(&c.path, v)
-		case "kind":
-			f.str(&c.kind, v)
+// entries decodes an array of objects over dst: a repeated array is
+// decoded over the previous one, entry by entry, and a null entry leaves
+// its entry as it was, as encoding/json does. null decodes to no entries.
+func entries[E any, P interface {
+	*E
+	decode(*scanner)
+}](s *scanner, dst []E) []E {
+	n := 0
+	if s.array() {
+		for s.more() {
+			if n == len(dst) {
+				var zero E
+				dst = append(dst, zero)
+			}
+			if s.entry() {
+				P(&dst[n]).decode(s)
+			}
+			n++
 		}
-		return !f.bad
-	})
+	}
+	return dst[:n]
 }
 
-func (t *todo) decode(v gjson.Result, f *fields) {
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "text":
-			f.str(&t.text, v)
-		case "completed":
-			f.boolean(&t.completed, v)
+func (c *change) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
+		case "path":
+			s.str(&c.path)
+		case "kind":
+			s.str(&c.kind)
+		default:
+			s.skip()
 		}
-		return !f.bad
-	})
+	}
+}
+
+func (t *todo) decode(s *scanner) {
+	for s.more() {
+		switch s.member() {
+		case "text":
+			s.str(&t.text)
+		case "completed":
+			s.boolean(&t.completed)
+		default:
+			s.skip()
+		}
+	}
 }

@@ -2,20 +2,17 @@ package codex
 
 import (
 	"bytes"
-	"encoding/json"
+	"io"
 	"strconv"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
-	"unsafe"
 
-	"github.com/tidwall/gjson"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The parser reads a line with gjson: it validates the line, then walks
-// only the objects its event needs, without building a tree, and copies
-// out only the strings the event keeps. What it reads, it reads as
-// encoding/json would, which was the parser before this one:
+// The parser reads a line with jsontext, the tokenizer of encoding/json/v2,
+// in one pass: it validates the line as it walks it, reads only the
+// members its event needs and skips the others without decoding them,
+// and copies out only the strings the event keeps. What it reads, it
+// reads as encoding/json would, which was the parser before this one:
 //
 //   - strings decode to the same bytes: escapes, surrogate pairs, and
 //     U+FFFD for each invalid UTF-8 byte and each lone surrogate;
@@ -25,243 +22,275 @@ import (
 //     first, entry by entry);
 //   - keys match exactly: encoding/json's case-insensitive fallback
 //     ("Type" for "type") is not kept, no agent prints such keys.
+//
+// A line is read first as valid UTF-8 (strictOpts), which agents print,
+// so that its strings need no second look at their bytes when they are
+// copied out; only a line that fails so is read again as encoding/json
+// would read it.
 
-// maxNesting is encoding/json's limit of nesting depth.
-const maxNesting = 10000
+// decodeOpts make jsontext accept what encoding/json accepts: invalid
+// UTF-8 in strings and duplicate keys. Its nesting limit is encoding/json's.
+var decodeOpts = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
 
-// validJSON reports whether b is one JSON value, as encoding/json judges
-// it. gjson's validator recurses once per level, so a line with more
-// brackets than encoding/json would ever nest goes to encoding/json's own
-// validator, which refuses deep nesting instead of exhausting the stack.
-func validJSON(b []byte) bool {
-	if len(b) > maxNesting && bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) > maxNesting {
-		return json.Valid(b)
-	}
-	return gjson.ValidBytes(b)
+// strictOpts accept only strings of valid UTF-8 whose \u escapes of
+// surrogates come in pairs: decoding such a string is decoding its
+// escapes (see decode).
+var strictOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+
+// scanner walks one JSON text. The values it returns are views into the
+// text: raw JSON, strings still quoted. Once the text has a syntax error
+// it is bad and reads nothing more. A field of a type its Go field could
+// not take is a mismatch: it is skipped, and the walk goes on, as
+// encoding/json goes on to report the first such error at the end.
+type scanner struct {
+	dec      jsontext.Decoder
+	src      bytes.Buffer // the text: jsontext reads a bytes.Buffer in place
+	in       []byte
+	name     []byte // the last name read, when it had escapes
+	bad      bool
+	mismatch bool
+	// utf8 says that the line s started last is being read with
+	// strictOpts; reading values within it leaves it as it is.
+	utf8 bool
 }
 
-// view is b seen as a string without copying it. It, and every gjson
-// result taken from it, is only used while ParseLine runs: what an event
-// keeps is copied out by text.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+// start starts reading a line: with strictOpts if strict, else as
+// encoding/json would. A line that fails strictly must be read again
+// leniently before it is judged.
+func (s *scanner) start(line []byte, strict bool) {
+	s.utf8 = strict
+	if strict {
+		s.open(line, strictOpts)
+	} else {
+		s.open(line, decodeOpts)
+	}
+}
 
-func isObject(v gjson.Result) bool { return v.Type == gjson.JSON && v.Raw[0] == '{' }
-func isArray(v gjson.Result) bool  { return v.Type == gjson.JSON && v.Raw[0] == '[' }
+// reset starts reading b, a value within the line s read, or a text of
+// its own.
+func (s *scanner) reset(b []byte) { s.open(b, decodeOpts) }
 
-// fields assigns decoded values to a line's fields and remembers whether
-// one had a JSON type its Go field could not take.
-type fields struct{ bad bool }
+func (s *scanner) open(b []byte, opts []jsontext.Options) {
+	s.in, s.bad, s.mismatch = b, false, false
+	s.src = *bytes.NewBuffer(b)
+	s.dec.Reset(&s.src, opts...)
+}
 
-// str keeps a string value; null leaves dst as it was.
-func (f *fields) str(dst *gjson.Result, v gjson.Result) {
-	switch v.Type {
-	case gjson.String:
-		*dst = v
-	case gjson.Null:
+// text is the decoded string of the raw JSON value, a value of the line s
+// started last, copied out of the line; "" for anything that is not a
+// string.
+func (s *scanner) text(raw []byte) string { return decode(raw, s.utf8) }
+
+// kind is the kind of the next value: '"', '0' (number), 'n', 't', 'f',
+// '{', '[', or 0 for a syntax error.
+func (s *scanner) kind() jsontext.Kind {
+	if s.bad {
+		return 0
+	}
+	return s.dec.PeekKind()
+}
+
+// value reads the next value whole, validating it, and returns it as it
+// stands in the text.
+func (s *scanner) value() []byte {
+	if s.bad {
+		return nil
+	}
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		s.bad = true
+		return nil
+	}
+	// Sliced from the text by offset, the value does not depend on the
+	// decoder's buffer.
+	end := int(s.dec.InputOffset())
+	return s.in[end-len(v) : end : end]
+}
+
+// skip reads over the next value.
+func (s *scanner) skip() { s.value() }
+
+// enter reads the bracket that opens the next object or array.
+func (s *scanner) enter() {
+	if _, err := s.dec.ReadToken(); err != nil {
+		s.bad = true
+	}
+}
+
+// more reports whether the object or array being read has one more
+// member or entry; if not, it reads the closing bracket.
+func (s *scanner) more() bool {
+	switch s.kind() {
+	case '}', ']':
+		s.enter()
+		return false
+	case 0:
+		s.bad = true
+		return false
+	}
+	return true
+}
+
+// member reads the name of the next member of an object, decoded. The
+// name is valid until the next call.
+func (s *scanner) member() string {
+	raw := s.value()
+	if len(raw) < 2 {
+		return ""
+	}
+	raw = raw[1 : len(raw)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return view(raw)
+	}
+	s.name = append(s.name[:0], unquote(view(raw))...)
+	return view(s.name)
+}
+
+// done reports whether the text was one valid JSON value and nothing
+// more.
+func (s *scanner) done() bool {
+	if s.bad {
+		return false
+	}
+	_, err := s.dec.ReadToken()
+	return err == io.EOF
+}
+
+// wrongType skips a value of the wrong type for its field.
+func (s *scanner) wrongType() {
+	s.mismatch = true
+	s.skip()
+}
+
+// valid reports whether b is one JSON value, as encoding/json judges it.
+func (s *scanner) valid(b []byte) bool {
+	s.reset(b)
+	s.skip()
+	return s.done()
+}
+
+// last is the value of the last member named key of the object raw, a
+// valid value, or nil: of duplicate keys encoding/json keeps the last.
+func (s *scanner) last(raw []byte, key string) []byte {
+	if !isObject(raw) {
+		return nil
+	}
+	var v []byte
+	s.reset(raw)
+	s.enter()
+	for s.more() {
+		if s.member() == key {
+			v = s.value()
+		} else {
+			s.skip()
+		}
+	}
+	return v
+}
+
+// str reads a string field; null leaves dst as it was.
+func (s *scanner) str(dst *[]byte) {
+	switch s.kind() {
+	case '"':
+		*dst = s.value()
+	case 'n':
+		s.skip()
 	default:
-		f.bad = true
+		s.wrongType()
 	}
 }
 
-// int64 keeps an integer; a fraction or an exponent is a type error, as
-// in encoding/json.
-func (f *fields) int64(dst *int64, v gjson.Result) {
-	switch v.Type {
-	case gjson.Number:
-		n, err := strconv.ParseInt(v.Raw, 10, 64)
+// int64 reads an integer field; a fraction or an exponent is a type error,
+// as in encoding/json.
+func (s *scanner) int64(dst *int64) {
+	switch s.kind() {
+	case '0':
+		n, err := strconv.ParseInt(view(s.value()), 10, 64)
 		if err != nil {
-			f.bad = true
+			s.mismatch = true
 			return
 		}
 		*dst = n
-	case gjson.Null:
+	case 'n':
+		s.skip()
 	default:
-		f.bad = true
+		s.wrongType()
 	}
 }
 
 // optInt64 is int64 for a pointer field: null unsets it.
-func (f *fields) optInt64(dst *int64, set *bool, v gjson.Result) {
-	if v.Type == gjson.Null {
+func (s *scanner) optInt64(dst *int64, set *bool) {
+	switch s.kind() {
+	case 'n':
+		s.skip()
 		*dst, *set = 0, false
-		return
-	}
-	if v.Type == gjson.Number {
+	case '0':
 		*set = true
-	}
-	f.int64(dst, v)
-}
-
-func (f *fields) boolean(dst *bool, v gjson.Result) {
-	switch v.Type {
-	case gjson.True, gjson.False:
-		*dst = v.Type == gjson.True
-	case gjson.Null:
+		s.int64(dst)
 	default:
-		f.bad = true
+		s.wrongType()
 	}
 }
 
-// object reports whether v is an object to decode into a pointer field
-// whose presence is *set. null unsets the field; a field that was unset
-// starts from zero, one that was set is merged into (duplicate keys).
-func (f *fields) object(v gjson.Result, set *bool) (decode, fresh bool) {
-	switch {
-	case isObject(v):
+func (s *scanner) boolean(dst *bool) {
+	switch s.kind() {
+	case 't', 'f':
+		*dst = s.kind() == 't'
+		s.skip()
+	case 'n':
+		s.skip()
+	default:
+		s.wrongType()
+	}
+}
+
+// object reports whether the next value is an object to decode into a
+// pointer field whose presence is *set, and if so enters it. null unsets
+// the field; a field that was unset starts from zero, one that was set is
+// merged into (duplicate keys).
+func (s *scanner) object(set *bool) (decode, fresh bool) {
+	switch s.kind() {
+	case '{':
 		fresh = !*set
 		*set = true
+		s.enter()
 		return true, fresh
-	case v.Type == gjson.Null:
+	case 'n':
+		s.skip()
 		*set = false
 	default:
-		f.bad = true
+		s.wrongType()
 	}
 	return false, false
 }
 
-// array reports whether v is an array to decode into a slice field; null
-// and a type error leave nothing to decode.
-func (f *fields) array(v gjson.Result) bool {
-	switch {
-	case isArray(v):
+// array reports whether the next value is an array to decode into a slice
+// field, and if so enters it; null and a type error leave nothing to
+// decode.
+func (s *scanner) array() bool {
+	switch s.kind() {
+	case '[':
+		s.enter()
 		return true
-	case v.Type != gjson.Null:
-		f.bad = true
+	case 'n':
+		s.skip()
+	default:
+		s.wrongType()
 	}
 	return false
 }
 
-// text is the decoded string v, copied out of the line; "" for anything
-// that is not a string.
-func text(v gjson.Result) string {
-	if v.Type != gjson.String {
-		return ""
+// entry reports whether the next array entry is an object to decode, and
+// if so enters it; null is read over and leaves the entry as it was.
+func (s *scanner) entry() bool {
+	switch s.kind() {
+	case '{':
+		s.enter()
+		return true
+	case 'n':
+		s.skip()
+	default:
+		s.wrongType()
 	}
-	raw := v.Raw[1 : len(v.Raw)-1]
-	if !exact(v) {
-		return unquote(raw)
-	}
-	if len(v.Str) == len(raw) {
-		// No escapes: gjson's string is the line itself.
-		return strings.Clone(raw)
-	}
-	return v.Str
-}
-
-// writeText writes the decoded string v to b.
-func writeText(b *strings.Builder, v gjson.Result) {
-	if v.Type != gjson.String {
-		return
-	}
-	if !exact(v) {
-		b.WriteString(unquote(v.Raw[1 : len(v.Raw)-1]))
-		return
-	}
-	b.WriteString(v.Str)
-}
-
-// exact reports whether gjson's decoding of the string v is the one
-// encoding/json gives. It is unless the string holds invalid UTF-8 (which
-// gjson keeps) or \u escapes of lone surrogates (which gjson turns into
-// U+FFFD, as encoding/json does, but may take the next escape with it):
-// either leaves gjson's result invalid UTF-8 or holding U+FFFD.
-func exact(v gjson.Result) bool {
-	return utf8.ValidString(v.Str) && !strings.Contains(v.Str, "\uFFFD")
-}
-
-// last is the value of the last key named key in object v, the one
-// encoding/json keeps.
-func last(v gjson.Result, key string) gjson.Result {
-	var out gjson.Result
-	if isObject(v) {
-		v.ForEach(func(k, v gjson.Result) bool {
-			if k.Str == key {
-				out = v
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// unquote decodes the inside of a valid JSON string literal exactly as
-// encoding/json does, including its coercion of invalid UTF-8 and of lone
-// surrogates to U+FFFD.
-func unquote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			i++
-			switch s[i] {
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'u':
-				r := hex4(s[i+1:])
-				i += 5
-				if utf16.IsSurrogate(r) {
-					if len(s) >= i+6 && s[i] == '\\' && s[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, hex4(s[i+2:])); dec != utf8.RuneError {
-							b.WriteRune(dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				b.WriteRune(r)
-				continue
-			default: // '"', '\\', '/'
-				b.WriteByte(s[i])
-			}
-			i++
-		case c < utf8.RuneSelf:
-			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && s[j] != '\\' {
-				j++
-			}
-			b.WriteString(s[i:j])
-			i = j
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.WriteString(s[i : i+size])
-			}
-			i += size
-		}
-	}
-	return b.String()
-}
-
-// hex4 reads the four hex digits of a \u escape, which validation has
-// checked.
-func hex4(s string) rune {
-	n, _ := strconv.ParseUint(s[:4], 16, 16)
-	return rune(n)
-}
-
-// compact renders a JSON value on one line, "" for null or nothing, as
-// sessions.CompactJSON does.
-func compact(v gjson.Result) string {
-	if v.Raw == "" || v.Type == gjson.Null {
-		return ""
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(v.Raw))
-	if json.Compact(&buf, []byte(v.Raw)) != nil {
-		return strings.Clone(v.Raw)
-	}
-	return buf.String()
+	return false
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/gjson"
 )
 
 var stringSeeds = []string{
@@ -15,7 +13,8 @@ var stringSeeds = []string{
 }
 
 // FuzzText: a JSON string decodes to what encoding/json gives, through
-// gjson and through unquote.
+// text, writeText and unquote, and without their checks of UTF-8 when the
+// string may be in a line read strictly (see scanner.start).
 func FuzzText(f *testing.F) {
 	for _, s := range stringSeeds {
 		f.Add(s)
@@ -26,17 +25,34 @@ func FuzzText(f *testing.F) {
 		if !json.Valid([]byte(lit)) || json.Unmarshal([]byte(lit), &want) != nil {
 			return
 		}
-		if got := text(gjson.Parse(lit)); got != want {
+		if got := text([]byte(lit)); got != want {
 			t.Fatalf("text(%q) = %q, want %q", lit, got, want)
 		}
 		if got := unquote(s); got != want {
 			t.Fatalf("unquote(%q) = %q, want %q", s, got, want)
 		}
-		var b strings.Builder
-		if writeText(&b, gjson.Parse(lit)); b.String() != want {
-			t.Fatalf("writeText(%q) = %q, want %q", lit, b.String(), want)
+		for _, valid := range []bool{false, true} {
+			if valid && !strictlyValid([]byte(lit)) {
+				continue
+			}
+			if got := decode([]byte(lit), valid); got != want {
+				t.Fatalf("decode(%q, %v) = %q, want %q", lit, valid, got, want)
+			}
+			var b strings.Builder
+			if writeText(&b, []byte(lit), valid); b.String() != want {
+				t.Fatalf("writeText(%q, %v) = %q, want %q", lit, valid, b.String(), want)
+			}
 		}
 	})
+}
+
+// strictlyValid reports whether b is one JSON value as a scanner that
+// starts a line strictly reads it.
+func strictlyValid(b []byte) bool {
+	var s scanner
+	s.start(b, true)
+	s.skip()
+	return s.done()
 }
 
 func TestText(t *testing.T) {
@@ -46,13 +62,17 @@ func TestText(t *testing.T) {
 		if err := json.Unmarshal([]byte(lit), &want); err != nil {
 			t.Fatalf("%s: %v", lit, err)
 		}
-		if got := text(gjson.Parse(lit)); got != want {
+		if got := text([]byte(lit)); got != want {
 			t.Errorf("text(%s) = %q, want %q", lit, got, want)
+		}
+		if got := decode([]byte(lit), true); strictlyValid([]byte(lit)) && got != want {
+			t.Errorf("decode(%s, true) = %q, want %q", lit, got, want)
 		}
 	}
 }
 
-// FuzzValidJSON: a line is valid JSON exactly when encoding/json says so.
+// FuzzValidJSON: a line is valid JSON exactly when encoding/json says so,
+// and read strictly only if so.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range trickyLines {
 		if len(s) < 1000 { // big seeds make the fuzzer crawl
@@ -60,8 +80,11 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		if got, want := new(scanner).valid(b), json.Valid(b); got != want {
+			t.Fatalf("valid(%q) = %v, encoding/json says %v", b, got, want)
+		}
+		if strictlyValid(b) && !json.Valid(b) {
+			t.Fatalf("%q is strictly valid, encoding/json says it is not", b)
 		}
 	})
 }

@@ -3,8 +3,6 @@ package codex
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -14,47 +12,78 @@ import (
 // call's error. A tool that reported failure itself (MCP's isError) has a
 // result and no error, only the status "failed": its text is then the
 // error too.
-func mcpEvent(ev *sessions.Event, it *item) {
-	ev.Type, ev.Tool = sessions.EventToolCall, text(it.server)+"."+text(it.tool)
+func mcpEvent(s *scanner, ev *sessions.Event, it *item) {
+	ev.Type, ev.Tool = sessions.EventToolCall, s.text(it.server)+"."+s.text(it.tool)
 	ev.Input = compact(it.arguments)
-	ev.Output = mcpResult(it.result)
+	ev.Output = mcpResult(s, it.result)
 	if it.hasErr {
-		ev.Text = trimBacktrace(text(it.err.message))
+		ev.Text = trimBacktrace(s.text(it.err.message))
 	}
 	if ev.Text == "" && ev.Status == "failed" {
 		ev.Text = ev.Output
 	}
 }
 
-// mcpResult renders an MCP tool result: its text blocks, one after the
-// other, with a placeholder for each block of another kind ("[image]");
-// with no content, its structured content as JSON; anything else as JSON.
-func mcpResult(res gjson.Result) string {
+// mcpResult renders an MCP tool result, raw JSON that has been validated:
+// its text blocks, one after the other, with a placeholder for each block
+// of another kind ("[image]"); with no content, its structured content as
+// JSON; anything else as JSON. Of duplicate keys the last one counts.
+func mcpResult(s *scanner, res []byte) string {
 	if !isObject(res) {
 		return compact(res)
 	}
-	content, structured := last(res, "content"), last(res, "structured_content")
+	var content, structured []byte
+	s.reset(res)
+	s.enter()
+	for s.more() {
+		switch s.member() {
+		case "content":
+			content = s.value()
+		case "structured_content":
+			structured = s.value()
+		default:
+			s.skip()
+		}
+	}
+	hasStructured := len(structured) > 0 && string(structured) != "null"
 	if !isArray(content) {
-		if structured.Exists() && structured.Type != gjson.Null {
+		if hasStructured {
 			return compact(structured)
 		}
 		return compact(res)
 	}
 	var b strings.Builder
 	n := 0
-	content.ForEach(func(_, block gjson.Result) bool {
+	s.reset(content)
+	s.enter()
+	for s.more() {
 		if n > 0 {
 			b.WriteByte('\n')
 		}
 		n++
-		if typ := last(block, "type"); typ.Str == "text" {
-			writeText(&b, last(block, "text"))
+		var typ, txt []byte
+		if s.kind() == '{' {
+			s.enter()
+			for s.more() {
+				switch s.member() {
+				case "type":
+					typ = s.value()
+				case "text":
+					txt = s.value()
+				default:
+					s.skip()
+				}
+			}
 		} else {
-			b.WriteString("[" + firstNonEmpty(text(typ), "content") + "]")
+			s.skip()
 		}
-		return true
-	})
-	if n == 0 && structured.Exists() && structured.Type != gjson.Null {
+		if peek(typ) == "text" {
+			writeText(&b, txt, s.utf8)
+		} else {
+			b.WriteString("[" + firstNonEmpty(s.text(typ), "content") + "]")
+		}
+	}
+	if n == 0 && hasStructured {
 		return compact(structured)
 	}
 	return b.String()
@@ -72,22 +101,21 @@ func trimBacktrace(msg string) string {
 // humanError extracts the message of a model API error that codex passes
 // on as the raw response body, `{"error": {"message": "..."}}`, alone or
 // after a prefix such as "unexpected status 400 Bad Request: ", which is
-// kept. Any other message is returned as it is.
-func humanError(msg string) string {
+// kept. Any other message is returned as it is. s is free to read with.
+func humanError(s *scanner, msg string) string {
 	i := strings.IndexByte(msg, '{')
 	if i < 0 {
 		return msg
 	}
-	body := strings.TrimSpace(msg[i:])
-	if !validJSON([]byte(body)) {
+	body := []byte(strings.TrimSpace(msg[i:]))
+	if !s.valid(body) {
 		return msg
 	}
-	doc := gjson.Parse(body)
-	m := last(last(doc, "error"), "message")
-	if m.Type != gjson.String {
-		m = last(doc, "message")
+	m := s.last(s.last(body, "error"), "message")
+	if !isString(m) {
+		m = s.last(body, "message")
 	}
-	if human := strings.TrimSpace(text(m)); m.Type == gjson.String && human != "" {
+	if human := strings.TrimSpace(text(m)); isString(m) && human != "" {
 		return msg[:i] + human
 	}
 	return msg
