@@ -69,7 +69,10 @@ func TestRunStepsAppearLive(t *testing.T) {
 		end := clock
 		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = orchestrator.StatusCompleted, 3, nil, &end, "Rate limiting is in."
 	})
-	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "✓ completed · step 3/10") })
+	// The record and the events are two files: each arrives on its own.
+	m = settle(t, m, func(m Model) bool {
+		return strings.Contains(m.View(), "✓ completed · step 3/10") && strings.Contains(m.detail.View(), "Rate limiting is in.")
+	})
 	order(t, m.detail.View(), "completed after 3 steps: the model called finish", "» Rate limiting is in.")
 }
 

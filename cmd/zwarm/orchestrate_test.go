@@ -29,7 +29,9 @@ func orchWorld(t *testing.T) (*world, *fakemodel.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test")
+	// HOME of its own: exec_command starts login shells, which must not
+	// run the machine's dotfiles (see orchestrator/shell's tests).
+	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test", "HOME="+t.TempDir())
 	return w, srv
 }
 
@@ -235,7 +237,9 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 // verifies it with exec_command before finish.
 func TestRealCodexOrchestrated(t *testing.T) {
 	w, srv := realWorld(t, "codex")
-	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test")
+	// HOME of its own: exec_command starts login shells, which must not
+	// run the machine's dotfiles (see orchestrator/shell's tests).
+	w.extraEnv = append(w.extraEnv, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test", "HOME="+t.TempDir())
 	task := "ORCH-E2E make the greeting file"
 	workerTask := "write hello from codex into greeting.txt"
 	srv.On(workerTask,

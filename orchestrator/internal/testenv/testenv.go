@@ -50,6 +50,16 @@ func Build() (*Bins, error) {
 	}
 	// The codex binary is the one config.toml names, in each world.
 	os.Unsetenv("ZWARM_CODEX_BIN")
+	// Shells the tests start (exec_command is a login shell by default)
+	// read a home of their own, not the machine's dotfiles: those may run
+	// slow set-up of their own (a version manager's shims) that a shell
+	// killed halfway leaves locked for every later shell on the machine.
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	os.Setenv("HOME", home)
 	return b, nil
 }
 
