@@ -50,6 +50,9 @@ func (t *table) write(w io.Writer) error {
 	return bw.Flush()
 }
 
+// cellSeparators keeps a piped cell on its line and in its column.
+var cellSeparators = strings.NewReplacer("\t", " ", "\n", " ")
+
 func (t *table) writePlain(w *bufio.Writer) {
 	titles := make([]string, len(t.cols))
 	for i, c := range t.cols {
@@ -65,7 +68,10 @@ func (t *table) writePlain(w *bufio.Writer) {
 			if v == "" {
 				v = c.text
 			}
-			w.WriteString(strings.NewReplacer("\t", " ", "\n", " ").Replace(v))
+			if strings.IndexByte(v, '\t') >= 0 || strings.IndexByte(v, '\n') >= 0 {
+				v = cellSeparators.Replace(v)
+			}
+			w.WriteString(v)
 		}
 		w.WriteByte('\n')
 	}

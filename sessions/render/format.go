@@ -26,11 +26,11 @@ const Unknown = "–"
 func Tokens(n int64) string {
 	switch {
 	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
 	case n >= 10_000:
-		return fmt.Sprintf("%dk", n/1000)
+		return strconv.FormatInt(n/1000, 10) + "k"
 	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
 	}
 	return strconv.FormatInt(n, 10)
 }

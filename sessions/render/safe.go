@@ -40,10 +40,10 @@ func Safe(s string) string {
 // escaped too.
 func SafeLine(s string) string {
 	s = Safe(s)
-	if !strings.ContainsAny(s, "\n\t") {
+	if strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\t') < 0 {
 		return s
 	}
-	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+	return lineBreaks.Replace(s)
 }
 
 func isSafe(s string) bool {
@@ -94,3 +94,7 @@ func leftPad(s string, n int) string {
 	}
 	return s
 }
+
+// lineBreaks is built once: a Replacer per call cost more than the rest of
+// a listing row.
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\t", `\t`)
