@@ -174,7 +174,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 	ix := m.st.loadIndex()
 	now := time.Now()
 	trusted := genOK && ix.Gen == gen
-	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, Checked: ix.Checked, Settled: make([]summary, 0, len(ix.Settled))}
+	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, Checked: ix.Checked}
 	changed := !trusted
 
 	// Which sessions there are: the recorded set while the directory has
@@ -203,6 +203,11 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 	var seen map[string]bool
 	if present != nil || !trusted {
 		seen = make(map[string]bool, len(ix.Settled))
+		next.Settled = make([]summary, 0, len(ix.Settled))
+	} else {
+		// Nothing to look for among the rest: ix is this call's own copy,
+		// so the kept summaries are filtered into it in place.
+		next.Settled = ix.Settled[:0]
 	}
 	for i := range ix.Settled {
 		e := &ix.Settled[i]

@@ -89,6 +89,7 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 		return err
 	}
 	io := o.f.io
+	deferGC(io)
 	list, err := m.List(c.Context(), opt)
 	var le *sessions.ListError
 	if err != nil && !errors.As(err, &le) {
@@ -158,42 +159,68 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 	}
 	// Who started a session outlasts its numbers on a narrow terminal:
 	// a run's workers and a person's sessions read apart at 80 columns.
-	t := &table{io: io, cols: []column{
-		{title: "ID"}, {title: "STATUS"}, {title: "ADAPTER", drop: 6}, {title: "MODEL", drop: 7},
-		{title: "TURN", drop: 2}, {title: "TOKENS", drop: 4}, {title: "COST", drop: 3}, {title: "AGE", drop: 1},
-		{title: "SOURCE", drop: 5}, {title: "TASK", flex: true},
-	}}
-	for _, s := range list {
-		t.add(sessionRow(io, s, now, stall)...)
-	}
 	if _, err := io.out.Write([]byte(b.String())); err != nil {
 		return err
 	}
-	return t.write(io.out)
+	t := newTable(io,
+		column{title: "ID"}, column{title: "STATUS"}, column{title: "ADAPTER", drop: 6}, column{title: "MODEL", drop: 7},
+		column{title: "TURN", drop: 2}, column{title: "TOKENS", drop: 4}, column{title: "COST", drop: 3}, column{title: "AGE", drop: 1},
+		column{title: "SOURCE", drop: 5}, column{title: "TASK", flex: true},
+	)
+	var row []cell // piped rows are written as they are made: one will do
+	for _, s := range list {
+		if io.outTTY {
+			t.add(sessionRow(s, now, stall)...)
+		} else {
+			row = plainRow(row[:0], s)
+			t.add(row...)
+		}
+	}
+	return t.flush()
 }
 
-func sessionRow(io *streams, s *sessions.Session, now time.Time, stall *watchers.StallConfig) []cell {
+// sessionRow is one line of ls on a terminal.
+func sessionRow(s *sessions.Session, now time.Time, stall *watchers.StallConfig) []cell {
 	status, sgr := statusCell(s, now, stall)
-	tokens := cell{text: render.SessionTokens(s), raw: strconv.FormatInt(s.Usage.TotalTokens, 10)}
-	cost := cell{text: render.SessionCost(s)}
-	if s.CostUSD != nil {
-		cost.raw = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
-	}
 	return []cell{
-		{text: sessions.ShortID(s.ID), raw: s.ID},
-		{text: status, raw: string(s.Status), sgr: sgr},
+		{text: sessions.ShortID(s.ID)},
+		{text: status, sgr: sgr},
 		{text: render.SafeLine(s.Adapter)},
 		{text: render.SafeLine(s.Model)},
 		{text: strconv.Itoa(s.Turn)},
-		tokens, cost,
-		{text: render.Age(now.Sub(s.CreatedAt)), raw: s.CreatedAt.UTC().Format(time.RFC3339)},
-		{text: sourceCell(s.Source), raw: render.SafeLine(s.Source.String())},
-		{text: render.Clip(s.Task, 200), raw: render.SafeLine(s.Task)},
+		{text: render.SessionTokens(s)},
+		{text: render.SessionCost(s)},
+		{text: render.Age(now.Sub(s.CreatedAt))},
+		{text: sourceCell(s.Source)},
+		{text: render.Clip(s.Task, 200)},
 	}
 }
 
-// sourceCell says who started a session in as few cells as it can: user,
-// mcp, or the run's short id (piped, the full "run:ID").
+// plainRow appends a piped line of ls to row: whole ids, token counts,
+// dollars and RFC 3339 times, so awk and sort need no parsing of "12k" or
+// "4m". Only these exact values are made: formatting what only people see
+// was most of the cost of a long piped listing.
+func plainRow(row []cell, s *sessions.Session) []cell {
+	var cost string
+	if s.CostUSD != nil {
+		cost = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
+	} else {
+		cost = render.SessionCost(s)
+	}
+	return append(row,
+		cell{text: s.ID},
+		cell{text: string(s.Status)},
+		cell{text: render.SafeLine(s.Adapter)},
+		cell{text: render.SafeLine(s.Model)},
+		cell{text: strconv.Itoa(s.Turn)},
+		cell{text: strconv.FormatInt(s.Usage.TotalTokens, 10)},
+		cell{text: cost},
+		cell{text: s.CreatedAt.UTC().Format(time.RFC3339)},
+		cell{text: render.SafeLine(s.Source.String())},
+		cell{text: render.SafeLine(s.Task)},
+	)
+}
+
 func sourceCell(src sessions.Source) string {
 	if src.Kind == sessions.SourceRun {
 		return render.SafeLine(sessions.ShortID(src.Run))

@@ -70,10 +70,10 @@ func runRuns(o *runsOptions) error {
 
 // writeRuns prints the runs' table.
 func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
-	t := &table{io: io, cols: []column{
-		{title: "ID"}, {title: "STATUS"}, {title: "STEPS"}, {title: "WORKERS", drop: 2}, {title: "TOKENS", drop: 3},
-		{title: "COST", drop: 4}, {title: "AGE", drop: 1}, {title: "TASK", flex: true},
-	}}
+	t := newTable(io,
+		column{title: "ID"}, column{title: "STATUS"}, column{title: "STEPS"}, column{title: "WORKERS", drop: 2}, column{title: "TOKENS", drop: 3},
+		column{title: "COST", drop: 4}, column{title: "AGE", drop: 1}, column{title: "TASK", flex: true},
+	)
 	for _, r := range list {
 		cost := cell{text: totalCost(r)}
 		if c, known := r.TotalCost(); known {
@@ -90,5 +90,5 @@ func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
 			cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)},
 		)
 	}
-	return t.write(io.out)
+	return t.flush()
 }

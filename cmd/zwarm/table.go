@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -18,6 +17,26 @@ type table struct {
 	io   *streams
 	cols []column
 	rows [][]cell
+	// plain is set when the table is piped: such a table needs no column
+	// widths, so each row goes straight out and none is held.
+	plain *bufio.Writer
+}
+
+// newTable starts a table written to io.out by flush. A piped one has its
+// header written at once.
+func newTable(io *streams, cols ...column) *table {
+	t := &table{io: io, cols: cols}
+	if !io.outTTY {
+		t.plain = bufio.NewWriterSize(io.out, 64<<10)
+		for i, c := range cols {
+			if i > 0 {
+				t.plain.WriteByte('\t')
+			}
+			t.plain.WriteString(c.title)
+		}
+		t.plain.WriteByte('\n')
+	}
+	return t
 }
 
 type column struct {
@@ -34,47 +53,47 @@ type cell struct {
 	sgr  string // colour on a terminal
 }
 
-func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
+func (t *table) add(cells ...cell) {
+	if t.plain != nil {
+		writePlainRow(t.plain, cells)
+		return
+	}
+	t.rows = append(t.rows, cells)
+}
 
 // minFlex is the least width the flexible column keeps before optional
 // columns are dropped.
 const minFlex = 16
 
-func (t *table) write(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if !t.io.outTTY {
-		t.writePlain(bw)
-	} else {
-		t.writeFitted(bw)
+// flush writes what is left of the table and reports the first error
+// writing it met.
+func (t *table) flush() error {
+	if t.plain != nil {
+		return t.plain.Flush()
 	}
+	bw := bufio.NewWriterSize(t.io.out, 64<<10)
+	t.writeFitted(bw)
 	return bw.Flush()
 }
 
 // cellSeparators keeps a piped cell on its line and in its column.
 var cellSeparators = strings.NewReplacer("\t", " ", "\n", " ")
 
-func (t *table) writePlain(w *bufio.Writer) {
-	titles := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		titles[i] = c.title
-	}
-	w.WriteString(strings.Join(titles, "\t") + "\n")
-	for _, r := range t.rows {
-		for i, c := range r {
-			if i > 0 {
-				w.WriteByte('\t')
-			}
-			v := c.raw
-			if v == "" {
-				v = c.text
-			}
-			if strings.IndexByte(v, '\t') >= 0 || strings.IndexByte(v, '\n') >= 0 {
-				v = cellSeparators.Replace(v)
-			}
-			w.WriteString(v)
+func writePlainRow(w *bufio.Writer, r []cell) {
+	for i, c := range r {
+		if i > 0 {
+			w.WriteByte('\t')
 		}
-		w.WriteByte('\n')
+		v := c.raw
+		if v == "" {
+			v = c.text
+		}
+		if strings.IndexByte(v, '\t') >= 0 || strings.IndexByte(v, '\n') >= 0 {
+			v = cellSeparators.Replace(v)
+		}
+		w.WriteString(v)
 	}
+	w.WriteByte('\n')
 }
 
 func (t *table) writeFitted(w *bufio.Writer) {

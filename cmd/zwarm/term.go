@@ -23,10 +23,13 @@ type streams struct {
 	// color says colour may be used on out: a terminal, NO_COLOR unset,
 	// and not a dumb terminal.
 	color bool
+	// process says the streams are this process's own (not a test's), so
+	// a command may tune the runtime for itself.
+	process bool
 }
 
 func newStreams() *streams {
-	s := &streams{in: os.Stdin, out: os.Stdout, errOut: os.Stderr,
+	s := &streams{in: os.Stdin, out: os.Stdout, errOut: os.Stderr, process: true,
 		inTTY: isTerminal(os.Stdin), outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr)}
 	s.width = termWidth(os.Stdout, os.Stderr)
 	s.color = s.outTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"

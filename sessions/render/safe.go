@@ -39,6 +39,9 @@ func Safe(s string) string {
 // SafeLine is Safe for text shown on one line: newlines and tabs are
 // escaped too.
 func SafeLine(s string) string {
+	if printableASCII(s) {
+		return s // the common case, in one pass
+	}
 	s = Safe(s)
 	if strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\t') < 0 {
 		return s
@@ -98,3 +101,12 @@ func leftPad(s string, n int) string {
 // lineBreaks is built once: a Replacer per call cost more than the rest of
 // a listing row.
 var lineBreaks = strings.NewReplacer("\n", `\n`, "\t", `\t`)
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
