@@ -1,8 +1,8 @@
 package sessions
 
 import (
-	"fmt"
 	"hash/maphash"
+	"strconv"
 )
 
 // StepFolder is Steps for a stream: it takes a turn's events one at a time
@@ -18,11 +18,22 @@ type StepFolder struct {
 	// 16 MiB of text.
 	MaxSteps, MaxBytes int
 
-	buf   []*foldEntry
-	at    map[string]*foldEntry // item → its pending step
-	sent  map[string]uint64     // item → a digest of its finished step, once emitted
-	bytes int
+	buf []*foldEntry
+	at  map[string]*foldEntry // item → its pending step
+	// sent and older hold digests of the finished steps emitted: the last
+	// sentLimit to 2×sentLimit of them, so memory stays bounded in a turn
+	// of any length, and every plan, which an agent restates at the end.
+	sent, older map[sentKey]uint64
+	bytes       int
 }
+
+// sentKey is an item's step: an item id names one step of each type.
+type sentKey struct {
+	item string
+	typ  EventType
+}
+
+const sentLimit = 4096
 
 type foldEntry struct {
 	ev   Event
@@ -60,7 +71,7 @@ func (f *StepFolder) Add(ev Event, emit func(Event)) {
 	if ev.ItemID != "" && ev.Phase != "" {
 		// An agent may report a finished item again (codex repeats its plan
 		// at the turn's end): the same again is nothing new.
-		if d, ok := f.sent[ev.ItemID+"\x00"+string(ev.Type)]; ok && d == digest(&ev) {
+		if d, ok := f.sentDigest(sentKey{ev.ItemID, ev.Type}); ok && d == digest(&ev) {
 			return
 		}
 		if e, ok := f.at[ev.ItemID]; ok && e.ev.Type == ev.Type {
@@ -87,7 +98,7 @@ func (f *StepFolder) Flush(emit func(Event)) {
 			emit(e.ev)
 		}
 	}
-	f.buf, f.at, f.sent, f.bytes = nil, nil, nil, 0
+	f.buf, f.at, f.sent, f.older, f.bytes = nil, nil, nil, nil, 0
 }
 
 // drain emits the finished steps at the front, then, over the limits, the
@@ -134,12 +145,32 @@ func (f *StepFolder) send(e *foldEntry, emit func(Event)) {
 		delete(f.at, e.ev.ItemID)
 	}
 	if e.done && e.ev.ItemID != "" && e.ev.Phase != "" {
-		if f.sent == nil {
-			f.sent = map[string]uint64{}
-		}
-		f.sent[e.ev.ItemID+"\x00"+string(e.ev.Type)] = digest(&e.ev)
+		f.remember(sentKey{e.ev.ItemID, e.ev.Type}, digest(&e.ev))
 	}
 	emit(e.ev)
+}
+
+func (f *StepFolder) sentDigest(k sentKey) (uint64, bool) {
+	if d, ok := f.sent[k]; ok {
+		return d, true
+	}
+	d, ok := f.older[k]
+	return d, ok
+}
+
+func (f *StepFolder) remember(k sentKey, d uint64) {
+	if len(f.sent) >= sentLimit {
+		f.older, f.sent = f.sent, make(map[sentKey]uint64, sentLimit)
+		for k, d := range f.older {
+			if k.typ == EventTodoList {
+				f.sent[k] = d
+			}
+		}
+	}
+	if f.sent == nil {
+		f.sent = make(map[sentKey]uint64)
+	}
+	f.sent[k] = d
 }
 
 // digestSeed keys the digests of one process; they are never stored.
@@ -150,18 +181,24 @@ var digestSeed = maphash.MakeSeed()
 func digest(ev *Event) uint64 {
 	var h maphash.Hash
 	h.SetSeed(digestSeed)
-	for _, s := range []string{ev.Text, ev.Command, ev.Output, ev.Status, ev.Tool, ev.Input} {
+	for _, s := range [...]string{ev.Text, ev.Command, ev.Output, ev.Status, ev.Tool, ev.Input} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
 	if ev.ExitCode != nil {
-		fmt.Fprint(&h, *ev.ExitCode)
+		h.WriteString(strconv.Itoa(*ev.ExitCode))
 	}
 	for _, c := range ev.Changes {
-		fmt.Fprint(&h, c.Path, "\x00", c.Kind, "\x00")
+		h.WriteString(c.Path)
+		h.WriteByte(0)
+		h.WriteString(c.Kind)
+		h.WriteByte(0)
 	}
 	for _, t := range ev.Todos {
-		fmt.Fprint(&h, t.Text, "\x00", t.Completed, "\x00")
+		h.WriteString(t.Text)
+		h.WriteByte(0)
+		h.WriteString(strconv.FormatBool(t.Completed))
+		h.WriteByte(0)
 	}
 	return h.Sum64()
 }

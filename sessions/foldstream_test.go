@@ -79,3 +79,28 @@ func TestStepFolderIsBounded(t *testing.T) {
 		t.Fatalf("emitted %d steps, want 10001", emitted)
 	}
 }
+
+// What the folder remembers of emitted steps, to drop one reported again,
+// is bounded too; a plan restated at the end of a long turn is still
+// recognised.
+func TestStepFolderRemembersBoundedly(t *testing.T) {
+	f := &StepFolder{}
+	var out []Event
+	emit := func(ev Event) { out = append(out, ev) }
+	plan := Event{Type: EventTodoList, ItemID: "plan", Phase: PhaseCompleted, Todos: []Todo{{Text: "a", Completed: true}}}
+	f.Add(plan, emit)
+	const n = 5 * sentLimit
+	for i := range n {
+		ev := Event{Type: EventCommand, ItemID: fmt.Sprint("c", i), Phase: PhaseCompleted, Command: "true"}
+		f.Add(ev, emit)
+		f.Add(ev, emit) // the same again, at once
+		if held := len(f.sent) + len(f.older); held > 2*sentLimit+1 {
+			t.Fatalf("after %d steps the folder remembers %d", i, held)
+		}
+	}
+	f.Add(plan, emit)
+	f.Flush(emit)
+	if len(out) != n+1 {
+		t.Fatalf("emitted %d steps, want %d", len(out), n+1)
+	}
+}

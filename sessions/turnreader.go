@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -61,10 +62,18 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 		}
 		return nil
 	}
+	if fi.Size()-r.pos >= pipelineMin && runtime.GOMAXPROCS(0) > 1 {
+		return r.readPipelined(final, fn)
+	}
+	return r.readRest(final, r.emit(fn))
+}
+
+// readRest reads the file from r.pos to its end and passes every complete
+// line to emit; with final set the unterminated last one too.
+func (r *TurnReader) readRest(final bool, emit func([]byte)) error {
 	bp := chunks.Get().(*[]byte)
 	defer chunks.Put(bp)
 	buf := *bp
-	emit := r.emit(fn)
 	for {
 		n, err := r.f.ReadAt(buf, r.pos)
 		if n > 0 {

@@ -314,3 +314,18 @@ func TestClipShortcut(t *testing.T) {
 		}
 	}
 }
+
+// Tabs stop every 8 columns, counted in runes, as a terminal shows them.
+func TestLinesExpandTabs(t *testing.T) {
+	for in, want := range map[string]string{
+		"\tx":         "        x",
+		"ab\tc":       "ab      c",
+		"abcdefgh\tc": "abcdefgh        c",
+		"ü\t\tz":      "ü               z",
+		"a\tb\tc":     "a       b       c",
+	} {
+		if got := Lines(in); len(got) != 1 || got[0] != want {
+			t.Errorf("Lines(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -56,23 +56,26 @@ func splitSafe(s string) []string {
 // expandTabs replaces tabs by spaces up to the next multiple of 8 columns,
 // as a terminal would show them, so a line's width is what it looks like.
 func expandTabs(s string) string {
-	if !strings.Contains(s, "\t") {
+	i := strings.IndexByte(s, '\t')
+	if i < 0 {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 8)
 	col := 0
-	for _, r := range s {
-		if r == '\t' {
-			n := 8 - col%8
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			continue
-		}
-		b.WriteRune(r)
-		col++
+	for ; i >= 0; i = strings.IndexByte(s, '\t') {
+		b.WriteString(s[:i])
+		col += utf8.RuneCountInString(s[:i])
+		n := 8 - col%8
+		b.WriteString(tabStop[:n])
+		col += n
+		s = s[i+1:]
 	}
+	b.WriteString(s)
 	return b.String()
 }
+
+const tabStop = "        "
 
 // Excerpt keeps the first head and last tail lines of a long text, as safe
 // display lines. Only the lines kept are made safe: a command's megabytes
