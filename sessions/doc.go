@@ -105,8 +105,10 @@
 //
 // Kill first records the kill in the session (Stop), under the lock, so
 // from then on no turn starts and no follow-up is handed over, whoever
-// owns the session; then it sends SIGTERM (and SIGCONT) to the supervisor,
-// which gives the agent's group SIGTERM, the grace period (config
+// owns the session; then it sends SIGTERM (and SIGCONT) to the supervisor
+// (one that has not claimed the session yet is not signalled: it sees the
+// kill as it claims it and settles at once), which gives the agent's group
+// SIGTERM, the grace period (config
 // kill_grace, default 5s), then SIGKILL, sweeps every remaining process of
 // the session, and records "killed". If the supervisor is gone or does not
 // answer in time, Kill does the same itself. A session whose record cannot

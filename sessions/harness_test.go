@@ -21,6 +21,9 @@ import (
 const (
 	helperEnv     = "ZWARM_SESSIONS_TEST_SUPERVISOR"
 	lockHolderEnv = "ZWARM_SESSIONS_TEST_HOLD_LOCK"
+	// slowStartEnv makes the supervisor wait this long before it does
+	// anything, signal handling included: a zwarm binary still starting.
+	slowStartEnv = "ZWARM_SESSIONS_TEST_SLOW_START"
 )
 
 var fakeAgentBin string
@@ -90,6 +93,9 @@ func helperSupervisor(args []string) int {
 	if detach {
 		err = Detach(st, id, []string{os.Args[0], "--state-dir", stateDir, id}, os.Stdout)
 	} else {
+		if d, err := time.ParseDuration(os.Getenv(slowStartEnv)); err == nil {
+			time.Sleep(d)
+		}
 		err = Supervise(context.Background(), SuperviseOptions{Store: st, Adapters: testAdapters{}}, id)
 	}
 	if err != nil {

@@ -71,6 +71,15 @@ func (s *Session) claim(sv ProcRef) error {
 	return nil
 }
 
+// ownerAnswersSignals says the session's owner is a supervisor that has
+// claimed it: it set up its handling of SIGTERM before claiming, so a kill
+// may signal it. A pending session's owner has not claimed it yet (it may
+// be a process a few instructions old, which SIGTERM would simply end): it
+// sees a recorded kill when it claims the session.
+func (s *Session) ownerAnswersSignals() bool {
+	return s.Owner != nil && s.Owner.Role == roleSupervisor && s.Status != StatusPending && !s.Settled()
+}
+
 // turnStart is what starts a turn.
 type turnStart struct {
 	Prompt  string

@@ -56,6 +56,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		grace = cfg.Grace()
 	}
 	var owner *ProcRef
+	answers := false
 	s, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
 			return nil
@@ -63,7 +64,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}
-		owner = clonePtr(s.Owner)
+		owner, answers = clonePtr(s.Owner), s.ownerAnswersSignals()
 		return nil
 	})
 	if err != nil {
@@ -78,7 +79,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		}
 		return s, m.sweepOut(ctx, id)
 	}
-	note, err := m.stopOwner(ctx, id, owner, grace)
+	note, err := m.stopOwner(ctx, id, owner, answers, grace)
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
@@ -137,17 +138,20 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	return m.st.updateCtx(ctx, id, fn)
 }
 
-// stopOwner makes the session's owner stop and waits until it has: a
-// supervisor gets SIGTERM (and SIGCONT, should it be stopped) and records
-// the kill itself; a command still starting a supervisor is given time to
-// hand over, and the new supervisor, seeing the kill, settles at once. It
-// returns a note for the record when the owner had to be forced.
-func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, grace time.Duration) (string, error) {
+// stopOwner makes the session's owner stop and waits until it has. A
+// supervisor that answers signals gets SIGTERM (and SIGCONT, should it be
+// stopped) and records the kill itself. An owner that has not claimed the
+// session yet (a command starting a supervisor, or the supervisor it
+// handed over to, which may not have set up its signal handling: SIGTERM
+// would kill it outright) is given time to: claiming it, the supervisor
+// sees the kill and settles at once. It returns a note for the record when
+// the owner had to be forced.
+func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answers bool, grace time.Duration) (string, error) {
 	if owner == nil || !owner.Alive() {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
-	if owner.Role == roleSupervisor {
+	if answers {
 		if err := owner.signal(unix.SIGTERM); err == nil {
 			owner.signal(unix.SIGCONT)
 		}
@@ -160,13 +164,12 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, grac
 		if s.Settled() {
 			return true, nil
 		}
-		if s.Owner != nil && s.Owner.Role == roleSupervisor && *s.Owner != *owner {
-			// The spawning command handed over: ask the supervisor.
+		if s.Owner != nil && *s.Owner != *owner {
+			// The spawning command handed over; the supervisor, claiming
+			// the session, sees the kill. Should it not, it is the one
+			// forced below.
 			o := *s.Owner
 			owner = &o
-			if err := owner.signal(unix.SIGTERM); err == nil {
-				owner.signal(unix.SIGCONT)
-			}
 		}
 		return false, nil
 	})

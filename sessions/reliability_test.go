@@ -114,6 +114,42 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 	}
 }
 
+// A kill that lands while a new supervisor is still starting (handed the
+// session, but without its signal handling yet, which SIGTERM would end
+// outright) waits for it: the supervisor sees the kill as it claims the
+// session and records it, with the kill's reason, not a supervisor that
+// "died without recording the outcome".
+func TestKillWhileTheSupervisorStarts(t *testing.T) {
+	w := newWorld(t)
+	for _, reopen := range []bool{false, true} {
+		var s *Session
+		if reopen {
+			s = w.wait(w.spawn("first").ID)
+			t.Setenv(slowStartEnv, "700ms")
+			if _, err := w.m.Inject(context.Background(), s.ID, "then this"); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			t.Setenv(slowStartEnv, "700ms")
+			s = w.spawn("first")
+		}
+		t.Setenv(slowStartEnv, "")
+		if got, _ := w.st.load(s.ID); got.Status != StatusPending || got.Owner == nil || got.Owner.Role != roleSupervisor {
+			t.Fatalf("reopen=%v: before the kill the session is %s, owned by %+v; want pending, handed to its supervisor", reopen, got.Status, got.Owner)
+		}
+		killed, err := w.m.Kill(context.Background(), s.ID)
+		if err != nil {
+			t.Fatalf("reopen=%v: kill: %v", reopen, err)
+		}
+		if killed.Status != StatusKilled || killed.Error != "killed by zwarm kill" {
+			t.Fatalf("reopen=%v: kill left the session %s: %q", reopen, killed.Status, killed.Error)
+		}
+		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+			t.Fatalf("reopen=%v: processes alive after kill returned: %v", reopen, left)
+		}
+	}
+}
+
 // A supervisor killed with SIGKILL mid-turn: a subscriber sees the session
 // failed, with the reason, within two seconds, and what the supervisor
 // left running (the agent's setsid grandchild) is stopped.
