@@ -275,10 +275,18 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	}})
 	s := w.spawn("hold")
 	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
-	if err := os.WriteFile(w.st.metaPath(s.ID), []byte(`{"version":1,"id":`), 0o600); err != nil {
+	// Corrupt the record under its lock, so no save of the supervisor's
+	// that read the record before can put a whole one back afterwards.
+	l, err := w.st.lock(s.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.m.Kill(context.Background(), s.ID)
+	err = os.WriteFile(w.st.metaPath(s.ID), []byte(`{"version":1,"id":`), 0o600)
+	l.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.m.Kill(context.Background(), s.ID)
 	var re *RecordError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
