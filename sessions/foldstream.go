@@ -18,8 +18,9 @@ type StepFolder struct {
 	// 16 MiB of text.
 	MaxSteps, MaxBytes int
 
-	buf []*foldEntry
-	at  map[string]*foldEntry // item → its pending step
+	buf  []*foldEntry
+	free []*foldEntry
+	at   map[string]*foldEntry // item → its pending step
 	// sent and older hold digests of the finished steps emitted: the last
 	// sentLimit to 2×sentLimit of them, so memory stays bounded in a turn
 	// of any length, and every plan, which an agent restates at the end.
@@ -64,9 +65,6 @@ func (f *StepFolder) Add(ev Event, emit func(Event)) {
 	case EventThreadStarted, EventTurnStarted, EventUnknown:
 		return
 	}
-	if f.at == nil {
-		f.at = map[string]*foldEntry{}
-	}
 	done := ev.Phase == "" || ev.Phase == PhaseCompleted
 	if ev.ItemID != "" && ev.Phase != "" {
 		// An agent may report a finished item again (codex repeats its plan
@@ -81,8 +79,17 @@ func (f *StepFolder) Add(ev Event, emit func(Event)) {
 			return
 		}
 	}
-	e := &foldEntry{ev: ev, done: done}
+	if done && len(f.buf) == 0 {
+		// Nothing waits ahead of it: out at once, with no entry to make.
+		f.finish(&ev, true, emit)
+		return
+	}
+	e := f.entry()
+	e.ev, e.done = ev, done
 	if ev.ItemID != "" && ev.Phase != "" {
+		if f.at == nil {
+			f.at = map[string]*foldEntry{}
+		}
 		f.at[ev.ItemID] = e // a new item with an old id ends the old one's updates
 	}
 	f.buf = append(f.buf, e)
@@ -98,7 +105,7 @@ func (f *StepFolder) Flush(emit func(Event)) {
 			emit(e.ev)
 		}
 	}
-	f.buf, f.at, f.sent, f.older, f.bytes = nil, nil, nil, nil, 0
+	f.buf, f.at, f.sent, f.older, f.free, f.bytes = nil, nil, nil, nil, nil, 0
 }
 
 // drain emits the finished steps at the front, then, over the limits, the
@@ -110,6 +117,7 @@ func (f *StepFolder) drain(emit func(Event)) {
 		if !f.buf[i].out {
 			f.send(f.buf[i], emit)
 		}
+		f.recycle(f.buf[i])
 		i++
 	}
 	f.buf = f.buf[i:]
@@ -144,10 +152,34 @@ func (f *StepFolder) send(e *foldEntry, emit func(Event)) {
 	if f.at[e.ev.ItemID] == e {
 		delete(f.at, e.ev.ItemID)
 	}
-	if e.done && e.ev.ItemID != "" && e.ev.Phase != "" {
-		f.remember(sentKey{e.ev.ItemID, e.ev.Type}, digest(&e.ev))
+	f.finish(&e.ev, e.done, emit)
+}
+
+// finish emits a step, remembering it if it is a finished item's.
+func (f *StepFolder) finish(ev *Event, done bool, emit func(Event)) {
+	if done && ev.ItemID != "" && ev.Phase != "" {
+		f.remember(sentKey{ev.ItemID, ev.Type}, digest(ev))
 	}
-	emit(e.ev)
+	emit(*ev)
+}
+
+// entry and recycle reuse the entries of emitted steps: one per step of a
+// long turn was most of what folding allocated.
+func (f *StepFolder) entry() *foldEntry {
+	if n := len(f.free); n > 0 {
+		e := f.free[n-1]
+		f.free = f.free[:n-1]
+		return e
+	}
+	return new(foldEntry)
+}
+
+// recycle takes back an entry that is out and no longer in f.at.
+func (f *StepFolder) recycle(e *foldEntry) {
+	if len(f.free) < 64 {
+		*e = foldEntry{}
+		f.free = append(f.free, e)
+	}
 }
 
 func (f *StepFolder) sentDigest(k sentKey) (uint64, bool) {
@@ -160,7 +192,11 @@ func (f *StepFolder) sentDigest(k sentKey) (uint64, bool) {
 
 func (f *StepFolder) remember(k sentKey, d uint64) {
 	if len(f.sent) >= sentLimit {
-		f.older, f.sent = f.sent, make(map[sentKey]uint64, sentLimit)
+		f.older, f.sent = f.sent, f.older // the oldest are forgotten
+		if f.sent == nil {
+			f.sent = make(map[sentKey]uint64, sentLimit)
+		}
+		clear(f.sent)
 		for k, d := range f.older {
 			if k.typ == EventTodoList {
 				f.sent[k] = d

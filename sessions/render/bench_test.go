@@ -56,8 +56,11 @@ func BenchmarkShowTurn100MB(b *testing.B) {
 		steps := 0
 		tw := render.NewTurnWriter(s.Turns[0], func(lines []render.Line) {
 			steps++
-			for _, l := range lines {
-				w.WriteString(l.String())
+			for _, l := range lines { // as zwarm show writes them
+				for range l.Indent {
+					w.WriteString("  ")
+				}
+				w.WriteString(l.Text)
 				w.WriteByte('\n')
 			}
 		})
