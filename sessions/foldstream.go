@@ -136,6 +136,8 @@ func (f *StepFolder) drain(emit func(Event)) {
 	for _, e := range f.buf {
 		if !e.out {
 			kept = append(kept, e)
+		} else {
+			f.recycle(e)
 		}
 	}
 	f.buf = kept
@@ -174,9 +176,12 @@ func (f *StepFolder) entry() *foldEntry {
 	return new(foldEntry)
 }
 
-// recycle takes back an entry that is out and no longer in f.at.
+// recycle takes back an entry that is out and no longer in f.at. The free
+// list holds up to a pile-up's worth: behind an item that stays open all
+// turn (an agent's plan), steps wait in piles of the step limit, again and
+// again.
 func (f *StepFolder) recycle(e *foldEntry) {
-	if len(f.free) < 64 {
+	if maxSteps, _ := f.limits(); len(f.free) < maxSteps {
 		*e = foldEntry{}
 		f.free = append(f.free, e)
 	}

@@ -69,6 +69,9 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	}
 	// Turns that have ended are read from their files as they are printed,
 	// like show: a turn of any size is printed without being held.
+	if !o.follow {
+		deferGC(io) // read, print and exit, as show (a follow lives on)
+	}
 	w := bufio.NewWriterSize(io.out, 64<<10)
 	lp := &logPrinter{st: m.Store(), w: w, from: 1, only: o.turn, follow: o.follow}
 	from := 1

@@ -89,6 +89,9 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	if err != nil {
 		return err
 	}
+	// Streaming a turn makes garbage at the rate it reads and keeps little:
+	// collecting every few megabytes would cost a sixth of a long turn.
+	deferGC(o.f.io)
 	w := bufio.NewWriterSize(o.f.io.out, 64<<10)
 	defer w.Flush()
 	if o.out.on() {

@@ -2,7 +2,7 @@ package render
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -102,7 +102,7 @@ func command(ev sessions.Event, ended *sessions.Turn) []Line {
 	var state string
 	switch {
 	case ev.ExitCode != nil:
-		state = fmt.Sprintf("exit %d", *ev.ExitCode)
+		state = "exit " + strconv.Itoa(*ev.ExitCode)
 	case ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated:
 		state = Clip(orElse(ev.Status, "no exit code"), 40)
 	case ended == nil:
@@ -112,11 +112,14 @@ func command(ev sessions.Event, ended *sessions.Turn) []Line {
 	default:
 		state = "did not finish"
 	}
-	out := []Line{{Kind: Command, Indent: 1, Text: fmt.Sprintf("$ %s  (%s)", Clip(ev.Command, 300), state)}}
+	head := Line{Kind: Command, Indent: 1, Text: "$ " + Clip(ev.Command, 300) + "  (" + state + ")"}
 	if state == "running" || strings.TrimSpace(ev.Output) == "" {
-		return out
+		return []Line{head}
 	}
-	for _, o := range Excerpt(ev.Output, 4, 2) {
+	excerpt := Excerpt(ev.Output, 4, 2)
+	out := make([]Line, 1, 1+len(excerpt))
+	out[0] = head
+	for _, o := range excerpt {
 		out = append(out, Line{Kind: Output, Indent: 2, Text: "│ " + clipRunes(o, 500)})
 	}
 	return out
