@@ -249,45 +249,49 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		}
 	}
 	rc := &readCtx{m: m}
-	for _, id := range rest {
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, id+"/meta.json", &st, 0); err != nil {
-			if !errors.Is(err, unix.ENOENT) {
-				bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), err)})
+	for len(rest) > 0 {
+		batch := rest[:min(loadBatch, len(rest))]
+		rest = rest[len(batch):]
+		for k, l := range m.st.loadAll(fd, batch) {
+			id := batch[k]
+			if l.statErr != nil {
+				if !errors.Is(l.statErr, unix.ENOENT) {
+					bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), l.statErr)})
+				}
+				// A session being created: it is read once it has a record.
+				next.Unsettled = append(next.Unsettled, id)
+				continue
 			}
-			// A session being created: it is read once it has a record.
-			next.Unsettled = append(next.Unsettled, id)
-			continue
-		}
-		s, err := m.st.load(id)
-		if errors.Is(err, ErrNotFound) {
-			next.Unsettled = append(next.Unsettled, id)
-			continue
-		}
-		if err != nil {
-			re := &RecordError{ID: id, Err: err}
-			errors.As(err, &re)
-			bad = append(bad, re)
-			next.Unsettled = append(next.Unsettled, id)
-			continue
-		}
-		s = m.current(s, rc)
-		// Python zwarm records are never cached: that zwarm may change them
-		// without a word. A record that changed since the stat (a dead owner
-		// just recorded) is cached on the next listing.
-		if s.Settled() && !s.Legacy {
-			next.Settled = append(next.Settled, summarize(metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), Ino: st.Ino}, s))
-			changed = true
-		} else {
-			next.Unsettled = append(next.Unsettled, id)
-		}
-		// Settled sessions are listed without their turns; the few that run
-		// keep them: their current turn is what a listing shows of them.
-		if s.Settled() {
-			s = s.summary()
-		}
-		if keep(s) {
-			out = append(out, s)
+			s, err := l.s, l.err
+			if errors.Is(err, ErrNotFound) {
+				next.Unsettled = append(next.Unsettled, id)
+				continue
+			}
+			if err != nil {
+				re := &RecordError{ID: id, Err: err}
+				errors.As(err, &re)
+				bad = append(bad, re)
+				next.Unsettled = append(next.Unsettled, id)
+				continue
+			}
+			s = m.current(s, rc)
+			// Python zwarm records are never cached: that zwarm may change
+			// them without a word. A record that changed since the stat (a
+			// dead owner just recorded) is cached on the next listing.
+			if s.Settled() && !s.Legacy {
+				next.Settled = append(next.Settled, summarize(metaKey{Size: l.st.Size, MtimeNs: l.st.Mtim.Nano(), Ino: l.st.Ino}, s))
+				changed = true
+			} else {
+				next.Unsettled = append(next.Unsettled, id)
+			}
+			// Settled sessions are listed without their turns; the few that
+			// run keep them: their current turn is what a listing shows.
+			if s.Settled() {
+				s = s.summary()
+			}
+			if keep(s) {
+				out = append(out, s)
+			}
 		}
 	}
 	if changed || len(next.Unsettled) != len(ix.Unsettled) {

@@ -1,0 +1,183 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The listing cache is never the source of truth: missing, current, stale
+// after a change, truncated or garbage, a listing says what the records
+// say, and reports the record it cannot read every time.
+func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
+	dir := t.TempDir()
+	st, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(ManagerOptions{Store: st})
+	ctx := context.Background()
+	const n = 2*loadBatch + 17 // several batches, read in parallel
+	for i := range n {
+		writeSettledRecord(t, st, i)
+	}
+	corrupt := "3f2affff-0000-4000-8000-000000000000"
+	os.MkdirAll(st.sessionDir(corrupt), 0o700)
+	os.WriteFile(st.metaPath(corrupt), []byte(`{"version":1,"id":`), 0o600)
+	settle := func() { // as in a state dir in use: no change within the racy window
+		old := time.Now().Add(-time.Minute)
+		os.Chtimes(st.sessionsDir(), old, old)
+	}
+	settle()
+
+	check := func(when string) {
+		t.Helper()
+		list, err := m.List(ctx, ListOptions{})
+		var le *ListError
+		if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != corrupt {
+			t.Fatalf("%s: the corrupt record is not reported alone: %v", when, err)
+		}
+		got := make([]string, len(list))
+		for i, s := range list {
+			got[i] = fingerprint(s)
+		}
+		if want := recordsOnDisk(t, st, corrupt); !slices.Equal(got, want) {
+			t.Fatalf("%s: %d sessions listed, %d recorded; first difference:\n%s", when, len(got), len(want), firstDiff(got, want))
+		}
+	}
+	check("no cache")
+	if _, err := os.Stat(st.indexPath()); err != nil {
+		t.Fatalf("the first listing left no cache: %v", err)
+	}
+	check("cache current")
+
+	// A settled record changed the way a follow-up changes one.
+	changed := sessionID(n / 2)
+	err = st.bumpGeneration(func() error {
+		_, err := st.update(changed, func(s *Session) error {
+			s.LastMessage, s.Task = "changed after the cache was written", "a new task"
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a settled record changed")
+
+	if _, err := m.Remove(ctx, sessionID(3), false); err != nil {
+		t.Fatal(err)
+	}
+	check("a session removed")
+	settle()
+	writeSettledRecord(t, st, n+5)
+	check("a session added")
+	settle()
+	check("cache current again")
+
+	whole, err := os.ReadFile(st.indexPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{
+		"cache truncated":  whole[:len(whole)/2],
+		"cache empty":      nil,
+		"cache is garbage": []byte("ZWIX\x01\x00\x00\x00 not a cache at all"),
+		"cache of another": append([]byte("XXXX"), whole[4:]...),
+	} {
+		if err := os.WriteFile(st.indexPath(), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		check(name)
+		check(name + ", then rebuilt")
+	}
+}
+
+func sessionID(i int) string {
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", 0x3f2a0000+i, i%0xffff, i)
+}
+
+// writeSettledRecord writes the record of a finished session of two turns,
+// created i minutes into the day, as zwarm writes it.
+func writeSettledRecord(t *testing.T, st *Store, i int) {
+	t.Helper()
+	id := sessionID(i)
+	if err := os.MkdirAll(filepath.Join(st.sessionDir(id), "turns"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+	code, cost := 0, 0.0033*float64(i%7)
+	s := &Session{Version: SchemaVersion, ID: id, Status: StatusCompleted, Task: fmt.Sprintf("task %d", i),
+		Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/srv/project", Source: UserSource,
+		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}
+	for n := 1; n <= 2; n++ {
+		end := created.Add(time.Duration(n) * time.Minute)
+		u := Usage{InputTokens: int64(1000 * n), OutputTokens: int64(10 * i), TotalTokens: int64(1000*n + 10*i)}
+		s.Turns = append(s.Turns, Turn{N: n, Prompt: s.Task, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+			ExitCode: &code, Status: StatusCompleted, Usage: u, CostUSD: &cost})
+		s.Usage = s.Usage.Add(u)
+	}
+	end := created.Add(2 * time.Minute)
+	s.EndedAt, s.ExitCode, s.Turn, s.CostUSD = &end, &code, 2, &cost
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fingerprint is what a listing shows of a session.
+func fingerprint(s *Session) string {
+	cost := -1.0
+	if s.CostUSD != nil {
+		cost = *s.CostUSD
+	}
+	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
+		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339))
+}
+
+// recordsOnDisk is the listing made the slow way: every record read and
+// decoded, newest first.
+func recordsOnDisk(t *testing.T, st *Store, skip string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(st.sessionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []*Session
+	for _, e := range ents {
+		if e.Name() == skip || !e.IsDir() {
+			continue
+		}
+		s, err := st.load(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, s)
+	}
+	SortNewestFirst(list)
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = fingerprint(s)
+	}
+	return out
+}
+
+func firstDiff(got, want []string) string {
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return fmt.Sprintf("#%d\n got  %s\n want %s", i, g, w)
+		}
+	}
+	return "none"
+}
