@@ -138,9 +138,16 @@ func agentVersion(ctx context.Context, path string) string {
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil && out.Len() == 0 {
+	// The version is on stdout; stderr is read only when stdout is empty:
+	// codex warns there first in some setups (helper binaries it could
+	// not create under /tmp).
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if strings.TrimSpace(out.String()) == "" {
+		out = errOut
+	}
+	if err != nil && out.Len() == 0 {
 		return "version unknown: " + render.Clip(err.Error(), 80)
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
