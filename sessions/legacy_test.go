@@ -76,6 +76,13 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Start returns while the kernel may still be setting up the new
+	// program: its command line reads empty for that instant. A Python
+	// worker is long past it.
+	eventually(t, "the command line of the worker", func() bool {
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		return len(c) > 0
+	})
 	m := &Manager{st: &Store{dir: t.TempDir()}}
 	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
 	s = m.current(s, nil)
