@@ -2,7 +2,7 @@ package sessions
 
 import (
 	"hash/maphash"
-	"strconv"
+	"math/bits"
 )
 
 // StepFolder is Steps for a stream: it takes a turn's events one at a time
@@ -218,28 +218,36 @@ func (f *StepFolder) remember(k sentKey, d uint64) {
 var digestSeed = maphash.MakeSeed()
 
 // digest sums up what a step shows, to recognise the same step reported
-// twice without keeping it.
+// twice without keeping it. Each field is hashed whole (one call for a
+// command's megabytes of output) and the hashes are mixed in order.
 func digest(ev *Event) uint64 {
-	var h maphash.Hash
-	h.SetSeed(digestSeed)
-	for _, s := range [...]string{ev.Text, ev.Command, ev.Output, ev.Status, ev.Tool, ev.Input} {
-		h.WriteString(s)
-		h.WriteByte(0)
-	}
+	var d uint64
+	mix := func(x uint64) { d = (bits.RotateLeft64(d, 23) ^ x) * 0x9e3779b97f4a7c15 }
+	str := func(s string) { mix(maphash.String(digestSeed, s)) }
+	str(ev.Text)
+	str(ev.Command)
+	str(ev.Output)
+	str(ev.Status)
+	str(ev.Tool)
+	str(ev.Input)
 	if ev.ExitCode != nil {
-		h.WriteString(strconv.Itoa(*ev.ExitCode))
+		mix(1<<32 | uint64(uint32(*ev.ExitCode)))
+	} else {
+		mix(0)
 	}
+	mix(uint64(len(ev.Changes)))
 	for _, c := range ev.Changes {
-		h.WriteString(c.Path)
-		h.WriteByte(0)
-		h.WriteString(c.Kind)
-		h.WriteByte(0)
+		str(c.Path)
+		str(c.Kind)
 	}
+	mix(uint64(len(ev.Todos)))
 	for _, t := range ev.Todos {
-		h.WriteString(t.Text)
-		h.WriteByte(0)
-		h.WriteString(strconv.FormatBool(t.Completed))
-		h.WriteByte(0)
+		str(t.Text)
+		if t.Completed {
+			mix(1)
+		} else {
+			mix(2)
+		}
 	}
-	return h.Sum64()
+	return d
 }

@@ -104,3 +104,42 @@ func TestStepFolderRemembersBoundedly(t *testing.T) {
 		t.Fatalf("emitted %d steps, want %d", len(out), n+1)
 	}
 }
+
+// A finished item reported again is dropped only when it shows exactly
+// the same: a change in any field, or text moved from one field to the
+// next, is a step of its own.
+func TestStepFolderDropsOnlyTheSameAgain(t *testing.T) {
+	zero, one := 0, 1
+	base := Event{Type: EventCommand, ItemID: "x", Phase: PhaseCompleted, Text: "ab", Command: "make",
+		Output: "ok\n", Status: "completed", ExitCode: &zero,
+		Changes: []FileChange{{Path: "a.go", Kind: "update"}}, Todos: []Todo{{Text: "t", Completed: false}}}
+	changes := map[string]func(*Event){
+		"text":            func(e *Event) { e.Text = "ac" },
+		"text into cmd":   func(e *Event) { e.Text, e.Command = "a", "bmake" },
+		"output":          func(e *Event) { e.Output = "ok\nmore\n" },
+		"status":          func(e *Event) { e.Status = "failed" },
+		"tool":            func(e *Event) { e.Tool = "Bash" },
+		"input":           func(e *Event) { e.Input = "{}" },
+		"exit code":       func(e *Event) { e.ExitCode = &one },
+		"no exit code":    func(e *Event) { e.ExitCode = nil },
+		"change path":     func(e *Event) { e.Changes = []FileChange{{Path: "b.go", Kind: "update"}} },
+		"change kind":     func(e *Event) { e.Changes = []FileChange{{Path: "a.go", Kind: "add"}} },
+		"another change":  func(e *Event) { e.Changes = append(e.Changes, FileChange{Path: "c.go", Kind: "add"}) },
+		"todo done":       func(e *Event) { e.Todos = []Todo{{Text: "t", Completed: true}} },
+		"todo text":       func(e *Event) { e.Todos = []Todo{{Text: "u"}} },
+		"todo added":      func(e *Event) { e.Todos = append(e.Todos, Todo{Text: "v"}) },
+		"change for todo": func(e *Event) { e.Changes, e.Todos = nil, []Todo{{Text: "a.go"}, {Text: "t"}} },
+	}
+	for name, change := range changes {
+		again := base
+		again.Changes = append([]FileChange(nil), base.Changes...)
+		again.Todos = append([]Todo(nil), base.Todos...)
+		change(&again)
+		if out := folded(&StepFolder{}, []Event{base, again}); len(out) != 2 {
+			t.Errorf("%s: %d steps emitted, want both", name, len(out))
+		}
+	}
+	if out := folded(&StepFolder{}, []Event{base, base}); len(out) != 1 {
+		t.Errorf("the same again: %d steps emitted, want 1", len(out))
+	}
+}
