@@ -52,6 +52,10 @@ type block struct {
 // not valid JSON or a known field has a JSON type encoding/json would
 // have refused.
 func (l *line) decode(s *scanner, b []byte) bool {
+	s.startFast(b)
+	if l.read(s) {
+		return true
+	}
 	s.start(b, true)
 	if l.read(s) {
 		return true

@@ -50,8 +50,18 @@ type scanner struct {
 	bad      bool
 	mismatch bool
 	// utf8 says that the line s started last is being read with
-	// strictOpts; reading values within it leaves it as it is.
+	// strictOpts or on the fast path; reading values within it leaves it
+	// as it is.
 	utf8 bool
+	fast bool // the line is walked by hand (parser_fast.go), not by dec
+	f    fastState
+}
+
+// startFast starts reading a line on the fast path. A line it cannot read
+// must be read again with start before it is judged.
+func (s *scanner) startFast(line []byte) {
+	s.in, s.bad, s.mismatch, s.utf8, s.fast = line, false, false, true, true
+	s.f = fastState{stack: s.f.stack[:0]}
 }
 
 // start starts reading a line: with strictOpts if strict, else as
@@ -71,7 +81,7 @@ func (s *scanner) start(line []byte, strict bool) {
 func (s *scanner) reset(b []byte) { s.open(b, decodeOpts) }
 
 func (s *scanner) open(b []byte, opts []jsontext.Options) {
-	s.in, s.bad, s.mismatch = b, false, false
+	s.in, s.bad, s.mismatch, s.fast = b, false, false, false
 	s.src = *bytes.NewBuffer(b)
 	s.dec.Reset(&s.src, opts...)
 }
@@ -87,6 +97,9 @@ func (s *scanner) kind() jsontext.Kind {
 	if s.bad {
 		return 0
 	}
+	if s.fast {
+		return s.fkind()
+	}
 	return s.dec.PeekKind()
 }
 
@@ -95,6 +108,9 @@ func (s *scanner) kind() jsontext.Kind {
 func (s *scanner) value() []byte {
 	if s.bad {
 		return nil
+	}
+	if s.fast {
+		return s.fvalue()
 	}
 	v, err := s.dec.ReadValue()
 	if err != nil {
@@ -112,6 +128,10 @@ func (s *scanner) skip() { s.value() }
 
 // enter reads the bracket that opens the next object or array.
 func (s *scanner) enter() {
+	if s.fast {
+		s.fenter()
+		return
+	}
 	if _, err := s.dec.ReadToken(); err != nil {
 		s.bad = true
 	}
@@ -151,6 +171,9 @@ func (s *scanner) member() string {
 func (s *scanner) done() bool {
 	if s.bad {
 		return false
+	}
+	if s.fast {
+		return s.fdone()
 	}
 	_, err := s.dec.ReadToken()
 	return err == io.EOF

@@ -81,7 +81,7 @@ func FuzzParseLine(f *testing.F) {
 // TestJSONHelpersMatchCodex: both parsers read JSON with the same helpers;
 // the codex package's tests fuzz them against encoding/json.
 func TestJSONHelpersMatchCodex(t *testing.T) {
-	for _, name := range []string{"parser_json.go", "parser_text.go"} {
+	for _, name := range []string{"parser_json.go", "parser_fast.go", "parser_text.go"} {
 		ours, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
