@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -17,7 +18,7 @@ type Parser struct {
 	tools map[string]toolUse
 	plan  plan
 
-	s, t  scanner // s reads the line (and decodes its strings), t values within what s reads
+	s, t  jsonscan.Scanner // s reads the line (and decodes its strings), t values within what s reads
 	l     line
 	inner []block // the content blocks of a tool result
 	out   []sessions.Event
@@ -47,7 +48,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	if b[0] != '{' || !p.l.decode(&p.s, b) {
 		return p.emit(sessions.RawEvent(b))
 	}
-	switch peek(p.l.typ) { // a view into the line: compared, never kept
+	switch jsonscan.Peek(p.l.typ) { // a view into the line: compared, never kept
 	case "system":
 		p.system(&p.l)
 	case "assistant":
@@ -57,7 +58,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "result":
 		p.emit(p.result(&p.l))
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(p.l.typ)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(p.l.typ)})
 	}
 	return p.out
 }
@@ -68,13 +69,13 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 }
 
 func (p *Parser) system(l *line) {
-	switch peek(l.subtype) {
+	switch jsonscan.Peek(l.subtype) {
 	case "init":
-		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.text(l.sessionID)})
+		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.Text(l.sessionID)})
 	case "api_retry":
 		p.emit(sessions.Event{Type: sessions.EventRetry, Text: retryText(l)})
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + p.s.text(l.subtype)})
+		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + p.s.Text(l.subtype)})
 	}
 }
 
@@ -87,20 +88,20 @@ func (p *Parser) assistant(l *line) {
 	// parser before this one did.
 	for i := range l.msg.content {
 		bl := &l.msg.content[i]
-		switch peek(bl.typ) {
+		switch jsonscan.Peek(bl.typ) {
 		case "text":
-			if peek(l.msg.model) == "<synthetic>" {
+			if jsonscan.Peek(l.msg.model) == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				p.emit(sessions.Event{Type: sessions.EventError, Text: p.s.text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventError, Text: p.s.Text(bl.text)})
 			} else {
-				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.text)})
+				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: p.s.Text(bl.text)})
 			}
 		case "thinking":
-			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: p.s.text(bl.thinking)})
+			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: p.s.Text(bl.thinking)})
 		case "tool_use":
 			p.toolUse(bl)
 		default:
-			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.text(bl.typ)})
+			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.Text(bl.typ)})
 		}
 	}
 }
@@ -114,16 +115,16 @@ func (p *Parser) user(l *line) {
 	}
 	results := 0
 	for i := range l.msg.content {
-		if peek(l.msg.content[i].typ) == "tool_result" {
+		if jsonscan.Peek(l.msg.content[i].typ) == "tool_result" {
 			results++
 		}
 	}
 	for i := range l.msg.content {
 		bl := &l.msg.content[i]
-		if peek(bl.typ) != "tool_result" {
+		if jsonscan.Peek(bl.typ) != "tool_result" {
 			continue
 		}
-		id := p.s.text(bl.toolUseID)
+		id := p.s.Text(bl.toolUseID)
 		res := p.contentText(bl.content)
 		status := "completed"
 		if bl.isError {
@@ -197,22 +198,22 @@ func (p *Parser) contentText(v []byte) string {
 	switch {
 	case len(v) == 0 || string(v) == "null":
 		return ""
-	case isString(v):
-		return p.s.text(v)
-	case !isArray(v):
-		return compact(v)
+	case jsonscan.IsString(v):
+		return p.s.Text(v)
+	case !jsonscan.IsArray(v):
+		return jsonscan.Compact(v)
 	}
 	var mismatch bool
-	p.t.reset(v)
-	if p.inner, _, mismatch = p.t.blocks(p.inner); mismatch {
-		return compact(v)
+	p.t.Reset(v)
+	if p.inner, _, mismatch = blocks(&p.t, p.inner); mismatch {
+		return jsonscan.Compact(v)
 	}
 	// The entries with text, one per line.
 	var b strings.Builder
 	var first []byte
 	n := 0
 	for _, bl := range p.inner {
-		if !isString(bl.text) || string(bl.text) == `""` {
+		if !jsonscan.IsString(bl.text) || string(bl.text) == `""` {
 			continue
 		}
 		switch n++; n {
@@ -220,13 +221,13 @@ func (p *Parser) contentText(v []byte) string {
 			first = bl.text
 			continue
 		case 2:
-			writeText(&b, first, p.s.utf8)
+			jsonscan.WriteText(&b, first, p.s.ValidUTF8())
 		}
 		b.WriteByte('\n')
-		writeText(&b, bl.text, p.s.utf8)
+		jsonscan.WriteText(&b, bl.text, p.s.ValidUTF8())
 	}
 	if n < 2 {
-		return p.s.text(first)
+		return p.s.Text(first)
 	}
 	return b.String()
 }

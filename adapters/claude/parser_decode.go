@@ -1,13 +1,10 @@
 package claude
 
-import (
-	"iter"
-	"strconv"
-)
+import "github.com/zwarm/zwarm/adapters/internal/jsonscan"
 
 // line holds the fields of one output line the events need, as raw JSON
-// values in the line (see scanner). The parser reuses one line for every
-// line it reads.
+// values in the line (see jsonscan.Scanner). The parser reuses one line
+// for every line it reads.
 type line struct {
 	typ, subtype, sessionID []byte
 	msg                     message
@@ -51,53 +48,40 @@ type block struct {
 // decode reads the line b, an object, into l. It reports false if b is
 // not valid JSON or a known field has a JSON type encoding/json would
 // have refused.
-func (l *line) decode(s *scanner, b []byte) bool {
-	s.startFast(b)
-	if l.read(s) {
-		return true
-	}
-	s.start(b, true)
-	if l.read(s) {
-		return true
-	}
-	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
-	// decode either.
-	s.start(b, false)
-	return l.read(s)
-}
+func (l *line) decode(s *jsonscan.Scanner, b []byte) bool { return s.Line(b, l.read) }
 
-func (l *line) read(s *scanner) bool {
+func (l *line) read(s *jsonscan.Scanner) bool {
 	errs, content := l.errors[:0], l.msg.content[:0]
 	*l = line{errors: errs}
 	l.msg.content = content
-	s.enter()
-	for s.more() {
-		switch s.member() {
+	s.Enter()
+	for s.More() {
+		switch s.Member() {
 		case "type":
-			s.str(&l.typ)
+			s.Str(&l.typ)
 		case "subtype":
-			s.str(&l.subtype)
+			s.Str(&l.subtype)
 		case "session_id":
-			s.str(&l.sessionID)
+			s.Str(&l.sessionID)
 		case "message":
-			if ok, fresh := s.object(&l.hasMsg); ok {
+			if ok, fresh := s.Object(&l.hasMsg); ok {
 				if fresh {
 					l.msg = message{content: l.msg.content[:0]}
 				}
 				l.msg.decode(s)
 			}
 		case "is_error":
-			s.boolean(&l.isError)
+			s.Boolean(&l.isError)
 		case "result":
-			l.result = s.value()
+			l.result = s.Value()
 		case "api_error_status":
-			l.apiStatus = s.value()
+			l.apiStatus = s.Value()
 		case "num_turns":
-			s.int64(&l.numTurns)
+			s.Int64(&l.numTurns)
 		case "total_cost_usd":
-			s.optFloat64(&l.cost, &l.hasCost)
+			s.OptFloat64(&l.cost, &l.hasCost)
 		case "usage":
-			if ok, fresh := s.object(&l.hasUsage); ok {
+			if ok, fresh := s.Object(&l.hasUsage); ok {
 				if fresh {
 					l.usage = usage{}
 				}
@@ -107,63 +91,63 @@ func (l *line) read(s *scanner) bool {
 			// A repeated array is decoded over the previous one, entry by
 			// entry, as encoding/json does.
 			n := 0
-			if s.array() {
-				for s.more() {
+			if s.Array() {
+				for s.More() {
 					if n == len(l.errors) {
 						l.errors = append(l.errors, nil)
 					}
-					s.str(&l.errors[n])
+					s.Str(&l.errors[n])
 					n++
 				}
 			}
 			l.errors = l.errors[:n]
 		case "attempt":
-			s.int64(&l.attempt)
+			s.Int64(&l.attempt)
 		case "max_retries":
-			s.int64(&l.maxRetries)
+			s.Int64(&l.maxRetries)
 		case "error_status":
-			l.errorStatus = s.value()
+			l.errorStatus = s.Value()
 		case "error":
-			l.err = s.value()
+			l.err = s.Value()
 		case "retry_delay_ms":
-			l.retryDelay = s.value()
+			l.retryDelay = s.Value()
 		case "tool_use_result":
-			l.toolUseResult = s.value()
+			l.toolUseResult = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	return s.done() && !s.mismatch
+	return s.Done() && !s.Mismatch
 }
 
-func (m *message) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (m *message) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "id":
-			s.str(&m.id)
+			s.Str(&m.id)
 		case "model":
-			s.str(&m.model)
+			s.Str(&m.model)
 		case "content":
-			m.content, m.isArray, m.mismatch = s.blocks(m.content)
+			m.content, m.isArray, m.mismatch = blocks(s, m.content)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
-func (u *usage) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (u *usage) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "input_tokens":
-			s.int64(&u.input)
+			s.Int64(&u.input)
 		case "output_tokens":
-			s.int64(&u.output)
+			s.Int64(&u.output)
 		case "cache_read_input_tokens":
-			s.int64(&u.cacheRead)
+			s.Int64(&u.cacheRead)
 		case "cache_creation_input_tokens":
-			s.int64(&u.cacheCreation)
+			s.Int64(&u.cacheCreation)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
@@ -174,90 +158,53 @@ func (u *usage) decode(s *scanner) {
 // object is an empty block. isArray is false if the value is not an
 // array, which is a mismatch unless it is null. A mismatch here is not
 // one of the line: the content was decoded apart from it.
-func (s *scanner) blocks(dst []block) (_ []block, isArray, mismatch bool) {
+func blocks(s *jsonscan.Scanner, dst []block) (_ []block, isArray, mismatch bool) {
 	dst = dst[:0]
-	outer := s.mismatch
-	s.mismatch = false
-	switch s.kind() {
+	outer := s.Mismatch
+	s.Mismatch = false
+	switch s.Kind() {
 	case '[':
 		isArray = true
-		s.enter()
-		for s.more() {
+		s.Enter()
+		for s.More() {
 			var b block
-			if s.entry() {
+			if s.Entry() {
 				b.decode(s)
 			}
 			dst = append(dst, b)
 		}
 	case 'n':
-		s.skip()
+		s.Skip()
 	default:
-		s.wrongType()
+		s.WrongType()
 	}
-	mismatch, s.mismatch = s.mismatch, outer
+	mismatch, s.Mismatch = s.Mismatch, outer
 	return dst, isArray, mismatch
 }
 
-func (b *block) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (b *block) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "type":
-			s.str(&b.typ)
+			s.Str(&b.typ)
 		case "text":
-			s.str(&b.text)
+			s.Str(&b.text)
 		case "thinking":
-			s.str(&b.thinking)
+			s.Str(&b.thinking)
 		case "id":
-			s.str(&b.id)
+			s.Str(&b.id)
 		case "name":
-			s.str(&b.name)
+			s.Str(&b.name)
 		case "input":
-			b.input = s.value()
+			b.input = s.Value()
 		case "tool_use_id":
-			s.str(&b.toolUseID)
+			s.Str(&b.toolUseID)
 		case "content":
-			b.content = s.value()
+			b.content = s.Value()
 		case "is_error":
-			s.boolean(&b.isError)
+			s.Boolean(&b.isError)
 		default:
-			s.skip()
-		}
-	}
-}
-
-// optFloat64 reads a number into a pointer field: null unsets it, a
-// number out of float64's range is a type error, as in encoding/json.
-func (s *scanner) optFloat64(dst *float64, set *bool) {
-	switch s.kind() {
-	case '0':
-		n, err := strconv.ParseFloat(view(s.value()), 64)
-		if err != nil {
-			s.mismatch = true
-			return
-		}
-		*dst, *set = n, true
-	case 'n':
-		s.skip()
-		*dst, *set = 0, false
-	default:
-		s.wrongType()
-	}
-}
-
-// each yields the entries of the array raw, a valid value, as raw JSON;
-// nothing if raw is not an array. The loop body must read with another
-// scanner.
-func (s *scanner) each(raw []byte) iter.Seq[[]byte] {
-	return func(yield func([]byte) bool) {
-		if !isArray(raw) {
-			return
-		}
-		s.reset(raw)
-		s.enter()
-		for s.more() {
-			if !yield(s.value()) {
-				return
-			}
+			s.Skip()
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -39,12 +40,12 @@ func (p *Parser) failure(l *line) string {
 	if msg == "" {
 		errs := make([]string, len(l.errors))
 		for i, e := range l.errors {
-			errs[i] = p.s.text(e)
+			errs[i] = p.s.Text(e)
 		}
 		msg = strings.Join(errs, "; ")
 	}
 	if msg == "" {
-		msg = "claude reported an error (" + p.s.text(l.subtype) + ")"
+		msg = "claude reported an error (" + p.s.Text(l.subtype) + ")"
 	}
 	if st := strings.Trim(string(l.apiStatus), `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
 		msg += " (API status " + st + ")"
@@ -71,12 +72,12 @@ func retryText(l *line) string {
 	switch st := l.errorStatus; {
 	case isNumber(st):
 		why = append(why, "HTTP "+string(st))
-	case isString(st):
-		why = append(why, "HTTP "+text(st))
+	case jsonscan.IsString(st):
+		why = append(why, "HTTP "+jsonscan.Text(st))
 	}
-	kind := text(l.err)
-	if !isString(l.err) {
-		kind = compact(l.err)
+	kind := jsonscan.Text(l.err)
+	if !jsonscan.IsString(l.err) {
+		kind = jsonscan.Compact(l.err)
 	}
 	if kind != "" && kind != "unknown" {
 		why = append(why, strings.ReplaceAll(kind, "_", " "))
@@ -100,7 +101,7 @@ func number(raw []byte) float64 {
 	if !isNumber(raw) {
 		return 0
 	}
-	n, _ := strconv.ParseFloat(view(raw), 64)
+	n, _ := strconv.ParseFloat(jsonscan.View(raw), 64)
 	return n
 }
 

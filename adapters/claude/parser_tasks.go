@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -56,35 +57,35 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 	}
 	switch tu.name {
 	case "TaskCreate":
-		created := p.s.last(structured, "task")
+		created := p.s.Last(structured, "task")
 		// Without an id the task cannot be updated, but it is still shown.
-		id := firstNonEmpty(p.s.text(p.s.last(created, "id")), createdID(res), ev.ItemID)
+		id := firstNonEmpty(p.s.Text(p.s.Last(created, "id")), createdID(res), ev.ItemID)
 		t := p.plan.task(id)
-		t.subject = firstNonEmpty(p.s.text(p.s.last(created, "subject")), tu.task.subject, t.subject)
+		t.subject = firstNonEmpty(p.s.Text(p.s.Last(created, "subject")), tu.task.subject, t.subject)
 		if t.status == "" {
 			t.status = "pending"
 		}
 	case "TaskUpdate":
-		if ok := p.s.last(structured, "success"); string(ok) == "false" {
-			fail(firstNonEmpty(p.s.text(p.s.last(structured, "error")), res))
+		if ok := p.s.Last(structured, "success"); string(ok) == "false" {
+			fail(firstNonEmpty(p.s.Text(p.s.Last(structured, "error")), res))
 			return
 		}
-		if !isObject(structured) && !strings.HasPrefix(res, "Updated task") {
+		if !jsonscan.IsObject(structured) && !strings.HasPrefix(res, "Updated task") {
 			fail(res)
 			return
 		}
 		p.plan.update(tu.task)
 	case "TaskList":
-		list := p.s.last(structured, "tasks")
-		if !isArray(list) {
+		list := p.s.Last(structured, "tasks")
+		if !jsonscan.IsArray(list) {
 			ev.Type, ev.Tool, ev.Output = sessions.EventToolResult, tu.name, res
 			p.emit(ev)
 			return
 		}
 		p.plan.tasks = p.plan.tasks[:0]
-		for v := range p.s.each(list) {
-			t := p.plan.task(p.s.text(p.t.last(v, "id")))
-			t.subject, t.status = p.s.text(p.t.last(v, "subject")), p.s.text(p.t.last(v, "status"))
+		for v := range p.s.Each(list) {
+			t := p.plan.task(p.s.Text(p.t.Last(v, "id")))
+			t.subject, t.status = p.s.Text(p.t.Last(v, "subject")), p.s.Text(p.t.Last(v, "status"))
 		}
 	}
 	p.emit(p.plan.event())

@@ -78,24 +78,6 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-// TestJSONHelpersMatchCodex: both parsers read JSON with the same helpers;
-// the codex package's tests fuzz them against encoding/json.
-func TestJSONHelpersMatchCodex(t *testing.T) {
-	for _, name := range []string{"parser_json.go", "parser_fast.go", "parser_text.go"} {
-		ours, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		theirs, err := os.ReadFile("../codex/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := bytes.Replace(theirs, []byte("package codex\n"), []byte("package claude\n"), 1); !bytes.Equal(ours, want) {
-			t.Fatalf("%s differs from ../codex/%s: keep the copies the same", name, name)
-		}
-	}
-}
-
 func TestRetryText(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{`{"attempt":1,"max_retries":10,"retry_delay_ms":582.57,"error_status":null,"error":"unknown"}`, "API retry 1/10 in 0.6s: connection error"},

@@ -1,39 +1,42 @@
 package claude
 
-import "github.com/zwarm/zwarm/sessions"
+import (
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
+	"github.com/zwarm/zwarm/sessions"
+)
 
 // toolUse maps claude's tools onto the normalized steps: Bash is a
 // command, file tools are file changes, TodoWrite and the task tools are
 // the plan. It remembers the call until its result comes.
 func (p *Parser) toolUse(bl *block) {
-	id, name := p.s.text(bl.id), p.s.text(bl.name)
+	id, name := p.s.Text(bl.id), p.s.Text(bl.name)
 	in := readInput(&p.s, bl.input)
 	tu := toolUse{name: name}
 	ev := sessions.Event{Phase: sessions.PhaseStarted, ItemID: id, Status: "in_progress"}
 	switch {
 	case name == "Bash":
-		tu.command = p.s.text(in.command)
+		tu.command = p.s.Text(in.command)
 		ev.Type, ev.Command = sessions.EventCommand, tu.command
 	case fileTools[name]:
-		tu.path = p.s.text(in.filePath)
+		tu.path = p.s.Text(in.filePath)
 		kind := "update"
 		if name == "Write" {
 			kind = "add"
 		}
-		path := firstNonEmpty(tu.path, p.s.text(in.notebookPath))
+		path := firstNonEmpty(tu.path, p.s.Text(in.notebookPath))
 		ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
 	case name == "TodoWrite":
 		ev.Type, ev.Phase = sessions.EventTodoList, sessions.PhaseCompleted
-		for t := range p.s.each(in.todos) {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: p.s.text(p.t.last(t, "content")), Completed: peek(p.t.last(t, "status")) == "completed"})
+		for t := range p.s.Each(in.todos) {
+			ev.Todos = append(ev.Todos, sessions.Todo{Text: p.s.Text(p.t.Last(t, "content")), Completed: jsonscan.Peek(p.t.Last(t, "status")) == "completed"})
 		}
 	case taskTools[name]:
 		// The plan changes when the result says it did: see taskResult.
-		tu.task = taskInput{subject: p.s.text(in.subject), taskID: p.s.text(in.taskID), status: p.s.text(in.status)}
+		tu.task = taskInput{subject: p.s.Text(in.subject), taskID: p.s.Text(in.taskID), status: p.s.Text(in.status)}
 		p.tools[id] = tu
 		return
 	default:
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, name, compact(bl.input)
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, name, jsonscan.Compact(bl.input)
 	}
 	p.tools[id] = tu
 	p.emit(ev)
@@ -49,31 +52,31 @@ type input struct {
 }
 
 // readInput reads a tool's input, raw JSON that is valid.
-func readInput(s *scanner, v []byte) input {
+func readInput(s *jsonscan.Scanner, v []byte) input {
 	var in input
-	if !isObject(v) {
+	if !jsonscan.IsObject(v) {
 		return in
 	}
-	s.reset(v)
-	s.enter()
-	for s.more() {
-		switch s.member() {
+	s.Reset(v)
+	s.Enter()
+	for s.More() {
+		switch s.Member() {
 		case "command":
-			in.command = s.value()
+			in.command = s.Value()
 		case "file_path":
-			in.filePath = s.value()
+			in.filePath = s.Value()
 		case "notebook_path":
-			in.notebookPath = s.value()
+			in.notebookPath = s.Value()
 		case "todos":
-			in.todos = s.value()
+			in.todos = s.Value()
 		case "subject":
-			in.subject = s.value()
+			in.subject = s.Value()
 		case "taskId":
-			in.taskID = s.value()
+			in.taskID = s.Value()
 		case "status":
-			in.status = s.value()
+			in.status = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	return in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -11,7 +12,7 @@ import (
 // reader may start at any line boundary; the parser only reuses its
 // buffers from one line to the next.
 type Parser struct {
-	s   scanner
+	s   jsonscan.Scanner
 	l   line
 	out []sessions.Event
 }
@@ -32,10 +33,10 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		return p.emit(sessions.RawEvent(b))
 	}
 	l := &p.l
-	typ := peek(l.typ) // a view into the line: compared, never kept
+	typ := jsonscan.Peek(l.typ) // a view into the line: compared, never kept
 	switch typ {
 	case "thread.started":
-		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.text(l.threadID)})
+		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.Text(l.threadID)})
 	case "turn.started":
 		return p.emit(sessions.Event{Type: sessions.EventTurnStarted})
 	case "turn.completed":
@@ -52,7 +53,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "turn.failed":
 		msg := ""
 		if l.hasErr {
-			msg = humanError(&p.s, p.s.text(l.err.message))
+			msg = humanError(&p.s, p.s.Text(l.err.message))
 		}
 		return p.emit(sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
 	case "error":
@@ -63,11 +64,11 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(&p.s, msg)})
 	case "item.started", "item.updated", "item.completed":
 		if !l.hasItem {
-			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(l.typ)})
+			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(l.typ)})
 		}
 		return p.emit(itemEvent(&p.s, phases[typ], &l.item))
 	}
-	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.text(l.typ)})
+	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(l.typ)})
 }
 
 var phases = map[string]sessions.Phase{
@@ -82,15 +83,15 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 }
 
 // itemEvent makes the event of an item; s is free to read its raw JSON.
-func itemEvent(s *scanner, ph sessions.Phase, it *item) sessions.Event {
-	ev := sessions.Event{Phase: ph, ItemID: s.text(it.id), Status: known(s, it.status)}
-	switch peek(it.typ) {
+func itemEvent(s *jsonscan.Scanner, ph sessions.Phase, it *item) sessions.Event {
+	ev := sessions.Event{Phase: ph, ItemID: s.Text(it.id), Status: known(s, it.status)}
+	switch jsonscan.Peek(it.typ) {
 	case "agent_message":
-		ev.Type, ev.Text = sessions.EventMessage, s.text(it.text)
+		ev.Type, ev.Text = sessions.EventMessage, s.Text(it.text)
 	case "reasoning":
-		ev.Type, ev.Text = sessions.EventReasoning, s.text(it.text)
+		ev.Type, ev.Text = sessions.EventReasoning, s.Text(it.text)
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output = sessions.EventCommand, s.text(it.command), s.text(it.output)
+		ev.Type, ev.Command, ev.Output = sessions.EventCommand, s.Text(it.command), s.Text(it.output)
 		if it.hasExit {
 			code := int(it.exitCode)
 			ev.ExitCode = &code
@@ -98,30 +99,30 @@ func itemEvent(s *scanner, ph sessions.Phase, it *item) sessions.Event {
 	case "file_change":
 		ev.Type = sessions.EventFileChange
 		for _, c := range it.changes {
-			ev.Changes = append(ev.Changes, sessions.FileChange{Path: s.text(c.path), Kind: known(s, c.kind)})
+			ev.Changes = append(ev.Changes, sessions.FileChange{Path: s.Text(c.path), Kind: known(s, c.kind)})
 		}
 	case "todo_list":
 		ev.Type = sessions.EventTodoList
 		for _, t := range it.todos {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: s.text(t.text), Completed: t.completed})
+			ev.Todos = append(ev.Todos, sessions.Todo{Text: s.Text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
 		mcpEvent(s, &ev, it)
 	case "web_search":
 		// The line names "id" twice; the last one is kept, as encoding/json
 		// does. Item ids of web searches are unreliable.
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", s.text(it.query)
+		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", s.Text(it.query)
 	case "error":
-		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(s.text(it.message), s.text(it.text))
+		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(s.Text(it.message), s.Text(it.text))
 	default:
-		ev.Type, ev.Text = sessions.EventUnknown, "item:"+s.text(it.typ)
+		ev.Type, ev.Text = sessions.EventUnknown, "item:"+s.Text(it.typ)
 	}
 	return ev
 }
 
 // known returns the words codex repeats on every line (statuses, kinds
 // of change) without copying them out of the line again.
-func known(s *scanner, v []byte) string {
+func known(s *jsonscan.Scanner, v []byte) string {
 	switch string(v) {
 	case `"completed"`:
 		return "completed"
@@ -136,15 +137,15 @@ func known(s *scanner, v []byte) string {
 	case `"delete"`:
 		return "delete"
 	}
-	return s.text(v)
+	return s.Text(v)
 }
 
 // messageText reads a top-level error message, which is a string.
-func messageText(s *scanner, v []byte) string {
-	if isString(v) {
-		return s.text(v)
+func messageText(s *jsonscan.Scanner, v []byte) string {
+	if jsonscan.IsString(v) {
+		return s.Text(v)
 	}
-	return compact(v)
+	return jsonscan.Compact(v)
 }
 
 func firstNonEmpty(ss ...string) string {

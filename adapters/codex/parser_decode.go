@@ -1,8 +1,10 @@
 package codex
 
+import "github.com/zwarm/zwarm/adapters/internal/jsonscan"
+
 // line holds the fields of one output line the events need, as raw JSON
-// values in the line (see scanner). The parser reuses one line, and the
-// backing arrays of its slices, for every line it reads.
+// values in the line (see jsonscan.Scanner). The parser reuses one line,
+// and the backing arrays of its slices, for every line it reads.
 type line struct {
 	typ, threadID []byte
 	item          item
@@ -42,92 +44,79 @@ type todo struct {
 // decode reads the line b, an object, into l. It reports false if b is
 // not valid JSON or a known field has a JSON type encoding/json would
 // have refused.
-func (l *line) decode(s *scanner, b []byte) bool {
-	s.startFast(b)
-	if l.read(s) {
-		return true
-	}
-	s.start(b, true)
-	if l.read(s) {
-		return true
-	}
-	// Invalid UTF-8 or a lone surrogate, or a line encoding/json would not
-	// decode either.
-	s.start(b, false)
-	return l.read(s)
-}
+func (l *line) decode(s *jsonscan.Scanner, b []byte) bool { return s.Line(b, l.read) }
 
-func (l *line) read(s *scanner) bool {
+func (l *line) read(s *jsonscan.Scanner) bool {
 	changes, todos := l.item.changes[:0], l.item.todos[:0]
 	*l = line{}
 	l.item.changes, l.item.todos = changes, todos
-	s.enter()
-	for s.more() {
-		switch s.member() {
+	s.Enter()
+	for s.More() {
+		switch s.Member() {
 		case "type":
-			s.str(&l.typ)
+			s.Str(&l.typ)
 		case "thread_id":
-			s.str(&l.threadID)
+			s.Str(&l.threadID)
 		case "item":
-			if ok, fresh := s.object(&l.hasItem); ok {
+			if ok, fresh := s.Object(&l.hasItem); ok {
 				if fresh {
 					l.item.reset()
 				}
 				l.item.decode(s)
 			}
 		case "usage":
-			if ok, fresh := s.object(&l.hasUsage); ok {
+			if ok, fresh := s.Object(&l.hasUsage); ok {
 				if fresh {
 					l.usage = usage{}
 				}
 				l.usage.decode(s)
 			}
 		case "error":
-			if ok, fresh := s.object(&l.hasErr); ok {
+			if ok, fresh := s.Object(&l.hasErr); ok {
 				if fresh {
 					l.err = errObj{}
 				}
 				l.err.decode(s)
 			}
 		case "message":
-			l.message = s.value()
+			l.message = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	return s.done() && !s.mismatch
+	return s.Done() && !s.Mismatch
 }
 
 // Each decode method reads the members of the object the scanner has
 // entered, up to its closing brace.
 
-func (e *errObj) decode(s *scanner) {
-	for s.more() {
-		if s.member() == "message" {
-			s.str(&e.message)
+func (e *errObj) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		if s.Member() == "message" {
+			s.Str(&e.message)
 		} else {
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
-func (u *usage) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (u *usage) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "input_tokens":
-			s.int64(&u.input)
+			s.Int64(&u.input)
 		case "cached_input_tokens":
-			s.int64(&u.cached)
+			s.Int64(&u.cached)
 		case "cache_write_input_tokens":
-			s.int64(&u.cacheWrite)
+			s.Int64(&u.cacheWrite)
 		case "output_tokens":
-			s.int64(&u.output)
+			s.Int64(&u.output)
 		case "reasoning_output_tokens":
-			s.int64(&u.reasoning)
+			s.Int64(&u.reasoning)
 		case "total_tokens":
-			s.int64(&u.total)
+			s.Int64(&u.total)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
@@ -138,48 +127,48 @@ func (it *item) reset() {
 	*it = item{changes: changes, todos: todos}
 }
 
-func (it *item) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (it *item) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "id":
-			s.str(&it.id)
+			s.Str(&it.id)
 		case "type":
-			s.str(&it.typ)
+			s.Str(&it.typ)
 		case "text":
-			s.str(&it.text)
+			s.Str(&it.text)
 		case "command":
-			s.str(&it.command)
+			s.Str(&it.command)
 		case "aggregated_output":
-			s.str(&it.output)
+			s.Str(&it.output)
 		case "exit_code":
-			s.optInt64(&it.exitCode, &it.hasExit)
+			s.OptInt64(&it.exitCode, &it.hasExit)
 		case "status":
-			s.str(&it.status)
+			s.Str(&it.status)
 		case "changes":
 			it.changes = entries(s, it.changes)
 		case "items":
 			it.todos = entries(s, it.todos)
 		case "server":
-			s.str(&it.server)
+			s.Str(&it.server)
 		case "tool":
-			s.str(&it.tool)
+			s.Str(&it.tool)
 		case "arguments":
-			it.arguments = s.value()
+			it.arguments = s.Value()
 		case "result":
-			it.result = s.value()
+			it.result = s.Value()
 		case "error":
-			if ok, fresh := s.object(&it.hasErr); ok {
+			if ok, fresh := s.Object(&it.hasErr); ok {
 				if fresh {
 					it.err = errObj{}
 				}
 				it.err.decode(s)
 			}
 		case "query":
-			s.str(&it.query)
+			s.Str(&it.query)
 		case "message":
-			s.str(&it.message)
+			s.Str(&it.message)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
@@ -189,16 +178,16 @@ func (it *item) decode(s *scanner) {
 // its entry as it was, as encoding/json does. null decodes to no entries.
 func entries[E any, P interface {
 	*E
-	decode(*scanner)
-}](s *scanner, dst []E) []E {
+	decode(*jsonscan.Scanner)
+}](s *jsonscan.Scanner, dst []E) []E {
 	n := 0
-	if s.array() {
-		for s.more() {
+	if s.Array() {
+		for s.More() {
 			if n == len(dst) {
 				var zero E
 				dst = append(dst, zero)
 			}
-			if s.entry() {
+			if s.Entry() {
 				P(&dst[n]).decode(s)
 			}
 			n++
@@ -207,28 +196,28 @@ func entries[E any, P interface {
 	return dst[:n]
 }
 
-func (c *change) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (c *change) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "path":
-			s.str(&c.path)
+			s.Str(&c.path)
 		case "kind":
-			s.str(&c.kind)
+			s.Str(&c.kind)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
-func (t *todo) decode(s *scanner) {
-	for s.more() {
-		switch s.member() {
+func (t *todo) decode(s *jsonscan.Scanner) {
+	for s.More() {
+		switch s.Member() {
 		case "text":
-			s.str(&t.text)
+			s.Str(&t.text)
 		case "completed":
-			s.boolean(&t.completed)
+			s.Boolean(&t.completed)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }

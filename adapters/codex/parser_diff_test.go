@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -147,7 +148,7 @@ func TestMatchesEncodingJSON(t *testing.T) {
 // onPurpose applies to an event of the old parser what the new one does
 // differently by design.
 func onPurpose(ev *sessions.Event) {
-	var s scanner
+	var s jsonscan.Scanner
 	switch {
 	case ev.Type == sessions.EventToolCall && ev.Tool != "web_search":
 		// An MCP call: Output was the result as JSON, which still holds

@@ -3,6 +3,7 @@ package codex
 import (
 	"strings"
 
+	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -12,12 +13,12 @@ import (
 // call's error. A tool that reported failure itself (MCP's isError) has a
 // result and no error, only the status "failed": its text is then the
 // error too.
-func mcpEvent(s *scanner, ev *sessions.Event, it *item) {
-	ev.Type, ev.Tool = sessions.EventToolCall, s.text(it.server)+"."+s.text(it.tool)
-	ev.Input = compact(it.arguments)
+func mcpEvent(s *jsonscan.Scanner, ev *sessions.Event, it *item) {
+	ev.Type, ev.Tool = sessions.EventToolCall, s.Text(it.server)+"."+s.Text(it.tool)
+	ev.Input = jsonscan.Compact(it.arguments)
 	ev.Output = mcpResult(s, it.result)
 	if it.hasErr {
-		ev.Text = trimBacktrace(s.text(it.err.message))
+		ev.Text = trimBacktrace(s.Text(it.err.message))
 	}
 	if ev.Text == "" && ev.Status == "failed" {
 		ev.Text = ev.Output
@@ -28,63 +29,63 @@ func mcpEvent(s *scanner, ev *sessions.Event, it *item) {
 // its text blocks, one after the other, with a placeholder for each block
 // of another kind ("[image]"); with no content, its structured content as
 // JSON; anything else as JSON. Of duplicate keys the last one counts.
-func mcpResult(s *scanner, res []byte) string {
-	if !isObject(res) {
-		return compact(res)
+func mcpResult(s *jsonscan.Scanner, res []byte) string {
+	if !jsonscan.IsObject(res) {
+		return jsonscan.Compact(res)
 	}
 	var content, structured []byte
-	s.reset(res)
-	s.enter()
-	for s.more() {
-		switch s.member() {
+	s.Reset(res)
+	s.Enter()
+	for s.More() {
+		switch s.Member() {
 		case "content":
-			content = s.value()
+			content = s.Value()
 		case "structured_content":
-			structured = s.value()
+			structured = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	hasStructured := len(structured) > 0 && string(structured) != "null"
-	if !isArray(content) {
+	if !jsonscan.IsArray(content) {
 		if hasStructured {
-			return compact(structured)
+			return jsonscan.Compact(structured)
 		}
-		return compact(res)
+		return jsonscan.Compact(res)
 	}
 	var b strings.Builder
 	n := 0
-	s.reset(content)
-	s.enter()
-	for s.more() {
+	s.Reset(content)
+	s.Enter()
+	for s.More() {
 		if n > 0 {
 			b.WriteByte('\n')
 		}
 		n++
 		var typ, txt []byte
-		if s.kind() == '{' {
-			s.enter()
-			for s.more() {
-				switch s.member() {
+		if s.Kind() == '{' {
+			s.Enter()
+			for s.More() {
+				switch s.Member() {
 				case "type":
-					typ = s.value()
+					typ = s.Value()
 				case "text":
-					txt = s.value()
+					txt = s.Value()
 				default:
-					s.skip()
+					s.Skip()
 				}
 			}
 		} else {
-			s.skip()
+			s.Skip()
 		}
-		if peek(typ) == "text" {
-			writeText(&b, txt, s.utf8)
+		if jsonscan.Peek(typ) == "text" {
+			jsonscan.WriteText(&b, txt, s.ValidUTF8())
 		} else {
-			b.WriteString("[" + firstNonEmpty(s.text(typ), "content") + "]")
+			b.WriteString("[" + firstNonEmpty(s.Text(typ), "content") + "]")
 		}
 	}
 	if n == 0 && hasStructured {
-		return compact(structured)
+		return jsonscan.Compact(structured)
 	}
 	return b.String()
 }
@@ -102,20 +103,20 @@ func trimBacktrace(msg string) string {
 // on as the raw response body, `{"error": {"message": "..."}}`, alone or
 // after a prefix such as "unexpected status 400 Bad Request: ", which is
 // kept. Any other message is returned as it is. s is free to read with.
-func humanError(s *scanner, msg string) string {
+func humanError(s *jsonscan.Scanner, msg string) string {
 	i := strings.IndexByte(msg, '{')
 	if i < 0 {
 		return msg
 	}
 	body := []byte(strings.TrimSpace(msg[i:]))
-	if !s.valid(body) {
+	if !s.Valid(body) {
 		return msg
 	}
-	m := s.last(s.last(body, "error"), "message")
-	if !isString(m) {
-		m = s.last(body, "message")
+	m := s.Last(s.Last(body, "error"), "message")
+	if !jsonscan.IsString(m) {
+		m = s.Last(body, "message")
 	}
-	if human := strings.TrimSpace(text(m)); isString(m) && human != "" {
+	if human := strings.TrimSpace(jsonscan.Text(m)); jsonscan.IsString(m) && human != "" {
 		return msg[:i] + human
 	}
 	return msg

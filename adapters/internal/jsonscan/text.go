@@ -1,4 +1,4 @@
-package claude
+package jsonscan
 
 import (
 	"bytes"
@@ -9,48 +9,48 @@ import (
 	"unsafe"
 )
 
-// view is b seen as a string without copying it. It is only used while
+// View is b seen as a string without copying it. It is only used while
 // ParseLine runs: what an event keeps is copied out by text.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+func View(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
-func isArray(raw []byte) bool  { return len(raw) > 0 && raw[0] == '[' }
-func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
+func IsObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+func IsArray(raw []byte) bool  { return len(raw) > 0 && raw[0] == '[' }
+func IsString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// text is the decoded string of the raw JSON value, copied out of the
+// Text is the decoded string of the raw JSON value, copied out of the
 // line; "" for anything that is not a string.
-func text(raw []byte) string { return decode(raw, false) }
+func Text(raw []byte) string { return Decode(raw, false) }
 
-// decode is text. valid says that the string is valid UTF-8 and its \u
+// Decode is text. valid says that the string is valid UTF-8 and its \u
 // escapes of surrogates come in pairs, so that only its escapes need
 // decoding.
-func decode(raw []byte, valid bool) string {
-	if !isString(raw) {
+func Decode(raw []byte, valid bool) string {
+	if !IsString(raw) {
 		return ""
 	}
 	in := raw[1 : len(raw)-1]
 	if plain(in, valid) {
 		return string(in)
 	}
-	return unescape(view(in), valid)
+	return unescape(View(in), valid)
 }
 
-// peek is text without the copy when the string has no escapes: a view
+// Peek is text without the copy when the string has no escapes: a view
 // into the line, to compare and never keep.
-func peek(raw []byte) string {
-	if !isString(raw) {
+func Peek(raw []byte) string {
+	if !IsString(raw) {
 		return ""
 	}
 	in := raw[1 : len(raw)-1]
 	if plain(in, false) {
-		return view(in)
+		return View(in)
 	}
-	return unquote(view(in))
+	return Unquote(View(in))
 }
 
-// writeText writes the decoded string raw to b; valid is decode's.
-func writeText(b *strings.Builder, raw []byte, valid bool) {
-	if !isString(raw) {
+// WriteText writes the decoded string raw to b; valid is decode's.
+func WriteText(b *strings.Builder, raw []byte, valid bool) {
+	if !IsString(raw) {
 		return
 	}
 	in := raw[1 : len(raw)-1]
@@ -58,7 +58,7 @@ func writeText(b *strings.Builder, raw []byte, valid bool) {
 		b.Write(in)
 		return
 	}
-	b.WriteString(unescape(view(in), valid))
+	b.WriteString(unescape(View(in), valid))
 }
 
 // plain reports whether the inside of a string literal decodes to itself:
@@ -67,10 +67,10 @@ func plain(in []byte, valid bool) bool {
 	return bytes.IndexByte(in, '\\') < 0 && (valid || utf8.Valid(in))
 }
 
-// unquote decodes the inside of a valid JSON string literal exactly as
+// Unquote decodes the inside of a valid JSON string literal exactly as
 // encoding/json does, including its coercion of invalid UTF-8 and of lone
 // surrogates to U+FFFD.
-func unquote(s string) string { return unescape(s, false) }
+func Unquote(s string) string { return unescape(s, false) }
 
 // unescape is unquote; valid is decode's.
 func unescape(s string, valid bool) string {
@@ -127,7 +127,7 @@ func appendUnescaped(b []byte, s string, valid bool) []byte {
 }
 
 // appendUTF8 appends s with each byte that is not valid UTF-8 as U+FFFD;
-// valid says there is none.
+// Valid says there is none.
 func appendUTF8(b []byte, s string, valid bool) []byte {
 	if valid || utf8.ValidString(s) {
 		return append(b, s...)
@@ -162,9 +162,9 @@ func hex4(s string) rune {
 	return r
 }
 
-// compact renders a raw JSON value on one line, "" for null or nothing, as
+// Compact renders a raw JSON value on one line, "" for null or nothing, as
 // sessions.CompactJSON does.
-func compact(raw []byte) string {
+func Compact(raw []byte) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}

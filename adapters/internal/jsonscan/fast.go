@@ -1,4 +1,4 @@
-package codex
+package jsonscan
 
 import (
 	"unicode/utf8"
@@ -12,11 +12,10 @@ import (
 // which is most of the parser's time saved. Anything else (a byte that is
 // not valid UTF-8, a surrogate escape, deep nesting, a syntax error) makes
 // the fast walk give up, and the line is read again by jsontext as before
-// (see line.decode): the fast path only ever accepts lines that jsontext
-// reads the same way with strictOpts. The codex package's FuzzFastPath
-// holds it to that, and each adapter's FuzzMatchesEncodingJSON holds the
-// whole parser to encoding/json. parser_fast.go is the same file in both
-// adapters.
+// (see Scanner.Line): the fast path only ever accepts lines that jsontext
+// reads the same way with strictOpts. FuzzFastPath holds it to that, and
+// each adapter's FuzzMatchesEncodingJSON holds the whole parser to
+// encoding/json.
 
 const fastMaxDepth = 64 // deeper lines take the jsontext path
 
@@ -33,7 +32,7 @@ type fastState struct {
 }
 
 // ws skips JSON whitespace.
-func (s *scanner) ws() {
+func (s *Scanner) ws() {
 	for s.f.pos < len(s.in) {
 		switch s.in[s.f.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -46,7 +45,7 @@ func (s *scanner) ws() {
 
 // fpeek reads over the separator the grammar expects next and returns the
 // first byte of the next token, or 0 (the line is then bad).
-func (s *scanner) fpeek() byte {
+func (s *Scanner) fpeek() byte {
 	if s.bad {
 		return 0
 	}
@@ -80,13 +79,13 @@ func (s *scanner) fpeek() byte {
 	return s.in[f.pos]
 }
 
-func (s *scanner) fail() byte {
+func (s *Scanner) fail() byte {
 	s.bad = true
 	return 0
 }
 
 // fkind is kind on the fast path.
-func (s *scanner) fkind() jsontext.Kind {
+func (s *Scanner) fkind() jsontext.Kind {
 	switch c := s.fpeek(); c {
 	case '"', 'n', 't', 'f', '{', '[', '}', ']':
 		return jsontext.Kind(c)
@@ -99,7 +98,7 @@ func (s *scanner) fkind() jsontext.Kind {
 
 // fvalue is value on the fast path: the next value, validated, as it
 // stands in the text.
-func (s *scanner) fvalue() []byte {
+func (s *Scanner) fvalue() []byte {
 	c := s.fpeek()
 	if c == 0 || c == '}' || c == ']' || s.f.name && c != '"' {
 		s.fail()
@@ -115,7 +114,7 @@ func (s *scanner) fvalue() []byte {
 }
 
 // afterValue sets what must follow a value just read.
-func (s *scanner) afterValue() {
+func (s *Scanner) afterValue() {
 	f := &s.f
 	f.value = false
 	switch {
@@ -129,7 +128,7 @@ func (s *scanner) afterValue() {
 }
 
 // fenter is enter on the fast path: an opening or closing bracket.
-func (s *scanner) fenter() {
+func (s *Scanner) fenter() {
 	c := s.fpeek()
 	f := &s.f
 	switch c {
@@ -157,14 +156,14 @@ func (s *scanner) fenter() {
 }
 
 // fdone is done on the fast path.
-func (s *scanner) fdone() bool {
+func (s *Scanner) fdone() bool {
 	s.ws()
 	return !s.bad && s.f.ended && s.f.pos == len(s.in)
 }
 
 // skipValue reads over one value at s.f.pos, nested depth deep, and
 // reports whether it was valid.
-func (s *scanner) skipValue(depth int) bool {
+func (s *Scanner) skipValue(depth int) bool {
 	in, i := s.in, s.f.pos
 	if i >= len(in) {
 		return false
@@ -233,7 +232,7 @@ func (s *scanner) skipValue(depth int) bool {
 	}
 }
 
-func (s *scanner) literal(lit string) bool {
+func (s *Scanner) literal(lit string) bool {
 	if len(s.in)-s.f.pos < len(lit) || string(s.in[s.f.pos:s.f.pos+len(lit)]) != lit {
 		return false
 	}
@@ -290,7 +289,7 @@ var plainByte = func() (t [256]bool) {
 // skipString reads over the string whose opening quote is at in[i],
 // returning the index after its closing quote. It accepts only what
 // jsontext accepts with strictOpts and decode then turns into the same
-// text: valid UTF-8, valid escapes, and no \u escape of a surrogate (those
+// Text: valid UTF-8, valid escapes, and no \u escape of a surrogate (those
 // take the jsontext path).
 func skipString(in []byte, i int) (int, bool) {
 	i++

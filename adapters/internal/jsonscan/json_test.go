@@ -1,4 +1,4 @@
-package codex
+package jsonscan
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ var stringSeeds = []string{
 
 // FuzzText: a JSON string decodes to what encoding/json gives, through
 // text, writeText and unquote, and without their checks of UTF-8 when the
-// string may be in a line read strictly (see scanner.start).
+// string may be in a line read strictly (see Scanner.start).
 func FuzzText(f *testing.F) {
 	for _, s := range stringSeeds {
 		f.Add(s)
@@ -25,34 +25,34 @@ func FuzzText(f *testing.F) {
 		if !json.Valid([]byte(lit)) || json.Unmarshal([]byte(lit), &want) != nil {
 			return
 		}
-		if got := text([]byte(lit)); got != want {
-			t.Fatalf("text(%q) = %q, want %q", lit, got, want)
+		if got := Text([]byte(lit)); got != want {
+			t.Fatalf("Text(%q) = %q, want %q", lit, got, want)
 		}
-		if got := unquote(s); got != want {
-			t.Fatalf("unquote(%q) = %q, want %q", s, got, want)
+		if got := Unquote(s); got != want {
+			t.Fatalf("Unquote(%q) = %q, want %q", s, got, want)
 		}
 		for _, valid := range []bool{false, true} {
 			if valid && !strictlyValid([]byte(lit)) {
 				continue
 			}
-			if got := decode([]byte(lit), valid); got != want {
-				t.Fatalf("decode(%q, %v) = %q, want %q", lit, valid, got, want)
+			if got := Decode([]byte(lit), valid); got != want {
+				t.Fatalf("Decode(%q, %v) = %q, want %q", lit, valid, got, want)
 			}
 			var b strings.Builder
-			if writeText(&b, []byte(lit), valid); b.String() != want {
-				t.Fatalf("writeText(%q, %v) = %q, want %q", lit, valid, b.String(), want)
+			if WriteText(&b, []byte(lit), valid); b.String() != want {
+				t.Fatalf("WriteText(%q, %v) = %q, want %q", lit, valid, b.String(), want)
 			}
 		}
 	})
 }
 
-// strictlyValid reports whether b is one JSON value as a scanner that
+// strictlyValid reports whether b is one JSON value as a Scanner that
 // starts a line strictly reads it.
 func strictlyValid(b []byte) bool {
-	var s scanner
-	s.start(b, true)
-	s.skip()
-	return s.done()
+	var s Scanner
+	s.Start(b, true)
+	s.Skip()
+	return s.Done()
 }
 
 func TestText(t *testing.T) {
@@ -62,25 +62,29 @@ func TestText(t *testing.T) {
 		if err := json.Unmarshal([]byte(lit), &want); err != nil {
 			t.Fatalf("%s: %v", lit, err)
 		}
-		if got := text([]byte(lit)); got != want {
-			t.Errorf("text(%s) = %q, want %q", lit, got, want)
+		if got := Text([]byte(lit)); got != want {
+			t.Errorf("Text(%s) = %q, want %q", lit, got, want)
 		}
-		if got := decode([]byte(lit), true); strictlyValid([]byte(lit)) && got != want {
-			t.Errorf("decode(%s, true) = %q, want %q", lit, got, want)
+		if got := Decode([]byte(lit), true); strictlyValid([]byte(lit)) && got != want {
+			t.Errorf("Decode(%s, true) = %q, want %q", lit, got, want)
 		}
 	}
+}
+
+var validitySeeds = []string{
+	`{"type":"item.completed","item":{"id":"i","text":"tab\there \u00e9 \ud83d\ude00"}}`,
+	`{"a":[1,-0.5e+3,true,false,null,{"b":{}}],"a":"dup"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
+	`{"a":1,}`, `[1 2]`, `{"a":01}`, ` {"a" : "b" } `, `"just a string"`, `{}x`,
 }
 
 // FuzzValidJSON: a line is valid JSON exactly when encoding/json says so,
 // and read strictly only if so.
 func FuzzValidJSON(f *testing.F) {
-	for _, s := range trickyLines {
-		if len(s) < 1000 { // big seeds make the fuzzer crawl
-			f.Add([]byte(s))
-		}
+	for _, s := range validitySeeds {
+		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := new(scanner).valid(b), json.Valid(b); got != want {
+		if got, want := new(Scanner).Valid(b), json.Valid(b); got != want {
 			t.Fatalf("valid(%q) = %v, encoding/json says %v", b, got, want)
 		}
 		if strictlyValid(b) && !json.Valid(b) {
