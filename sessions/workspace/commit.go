@@ -1,0 +1,261 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Stat is the size of a change: files touched, lines added and deleted
+// (binary files count as touched, with no lines).
+type Stat struct {
+	Files   int `json:"files"`
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
+}
+
+// Empty reports whether the change touches nothing.
+func (s Stat) Empty() bool { return s.Files == 0 }
+
+// String is "+120 -8 in 5 files".
+func (s Stat) String() string {
+	files := "files"
+	if s.Files == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("+%d -%d in %d %s", s.Added, s.Deleted, s.Files, files)
+}
+
+// pathspec is "everything but what was brought along", from the top.
+// Brought paths that .gitignore already keeps out are not named: git
+// add refuses a pathspec, even an excluding one, that names an ignored
+// file.
+func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
+	spec := []string{"--", ":/"}
+	if len(w.Exclude) == 0 {
+		return spec, nil
+	}
+	g := git{dir: w.Path, stdin: strings.NewReader(strings.Join(w.Exclude, "\x00") + "\x00")}
+	out, err := g.run(ctx, "check-ignore", "--stdin", "-z")
+	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
+		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range splitZ(out) {
+		ignored[p] = true
+	}
+	for _, e := range w.Exclude {
+		if !ignored[e] {
+			spec = append(spec, ":(top,exclude,literal)"+e)
+		}
+	}
+	return spec, nil
+}
+
+// add stages everything but what was brought along, with git g.
+func (w *Worktree) add(ctx context.Context, g git) error {
+	spec, err := w.pathspec(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = g.run(ctx, append([]string{"add", "-A"}, spec...)...)
+	return err
+}
+
+// Commit records everything the worker left uncommitted in the worktree
+// as one commit on its branch, by zwarm, with the user's hooks off; what
+// was brought along is left out. It returns the worktree's HEAD after it
+// and whether it made a commit: nothing uncommitted, nothing made. A
+// worker's own commits stay as they are. In the middle of a merge (zwarm
+// update), the commit concludes it.
+func (w *Worktree) Commit(ctx context.Context, message string) (head string, made bool, err error) {
+	g := git{dir: w.Path, writes: true, zwarm: true}
+	if err := w.add(ctx, g); err != nil {
+		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
+	}
+	_, derr := g.run(ctx, "diff", "--cached", "--quiet")
+	merging := w.merging()
+	switch code := exitCodeOf(derr); {
+	case derr == nil && !merging:
+		head, err = w.Head(ctx)
+		return head, false, err
+	case derr != nil && code != 1:
+		return "", false, fmt.Errorf("look for the worker's changes: %w", derr)
+	}
+	if _, err := g.run(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
+		return "", false, fmt.Errorf("commit the worker's changes: %w", err)
+	}
+	head, err = w.Head(ctx)
+	return head, true, err
+}
+
+// merging reports whether a merge waits to be concluded in the worktree.
+func (w *Worktree) merging() bool {
+	gd := w.gitDir()
+	if gd == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(gd, "MERGE_HEAD"))
+	return err == nil
+}
+
+// gitDir is the worktree's own git dir, read from its .git file.
+func (w *Worktree) gitDir() string {
+	data, err := os.ReadFile(filepath.Join(w.Path, ".git"))
+	if err != nil {
+		return ""
+	}
+	d, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	d = strings.TrimSpace(d)
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(w.Path, d)
+	}
+	return filepath.Clean(d)
+}
+
+// WritableGitDirs are the parts of the repository's git dir a worker's
+// own git must write to commit on its branch: the objects, the refs and
+// their logs, and the worktree's own git dir (its index and HEAD). Hooks
+// and config are not among them. An agent that sandboxes its commands
+// (codex's workspace-write) is given these as writable roots.
+func (w *Worktree) WritableGitDirs() []string {
+	var out []string
+	if gd := w.gitDir(); gd != "" {
+		out = append(out, gd)
+	}
+	for _, d := range []string{"objects", "refs", "logs"} {
+		p := filepath.Join(w.CommonDir, d)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Head is the commit the worktree has checked out.
+func (w *Worktree) Head(ctx context.Context) (string, error) {
+	return w.tree().line(ctx, "rev-parse", "--verify", "HEAD")
+}
+
+// FileStat is one file's share of a change.
+type FileStat struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+	Binary  bool   `json:"binary,omitempty"`
+}
+
+// Changes returns what changed between two commits, file by file, and
+// the sum.
+func (w *Worktree) Changes(ctx context.Context, from, to string) ([]FileStat, Stat, error) {
+	out, err := w.repo().run(ctx, "diff", "--no-ext-diff", "--no-renames", "--numstat", "-z", from, to, "--")
+	if err != nil {
+		return nil, Stat{}, err
+	}
+	return parseNumstat(out)
+}
+
+// parseNumstat reads `git diff --numstat -z --no-renames`: for each file
+// "ADDED\tDELETED\tPATH\0", with "-" for the counts of a binary file.
+func parseNumstat(out string) ([]FileStat, Stat, error) {
+	var files []FileStat
+	var sum Stat
+	for _, rec := range splitZ(out) {
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			return nil, Stat{}, fmt.Errorf("unexpected git diff --numstat output %q", rec)
+		}
+		f := FileStat{Path: parts[2]}
+		if parts[0] == "-" {
+			f.Binary = true
+		} else {
+			f.Added, _ = strconv.Atoi(parts[0])
+			f.Deleted, _ = strconv.Atoi(parts[1])
+		}
+		files = append(files, f)
+		sum.Files++
+		sum.Added += f.Added
+		sum.Deleted += f.Deleted
+	}
+	return files, sum, nil
+}
+
+// Unmerged lists the files with unresolved conflicts in the worktree's
+// index.
+func (w *Worktree) Unmerged(ctx context.Context) ([]string, error) {
+	out, err := w.tree().run(ctx, "diff", "--name-only", "--diff-filter=U", "-z")
+	if err != nil {
+		return nil, err
+	}
+	return splitZ(out), nil
+}
+
+// WithMarkers returns those of files (relative to the worktree's top)
+// that still hold conflict markers: a conflict the worker has not
+// resolved, even if it was committed.
+func (w *Worktree) WithMarkers(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if hasMarkers(filepath.Join(w.Path, f)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func hasMarkers(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	open := false
+	for sc.Scan() {
+		l := sc.Bytes()
+		switch {
+		case len(l) >= 8 && string(l[:8]) == "<<<<<<< ":
+			open = true
+		case open && len(l) >= 8 && string(l[:8]) == ">>>>>>> ":
+			return true
+		}
+	}
+	return false
+}
+
+// Count is how many commits are in to but not in from.
+func (w *Worktree) Count(ctx context.Context, from, to string) (int, error) {
+	out, err := w.repo().line(ctx, "rev-list", "--count", to, "^"+from, "--")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
+}
+
+// Dirty lists what is uncommitted in the worktree, brought-along paths
+// aside (git status --porcelain paths).
+func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
+	spec, err := w.pathspec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"}, spec...)...)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range splitZ(out) {
+		if len(rec) > 3 {
+			paths = append(paths, rec[3:])
+		}
+	}
+	return paths, nil
+}

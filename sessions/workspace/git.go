@@ -1,0 +1,161 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// zwarm's identity on the commits it makes itself.
+const (
+	zwarmName  = "zwarm"
+	zwarmEmail = "zwarm@localhost"
+)
+
+// ErrNoGit is returned (wrapped) when the git binary cannot be found.
+var ErrNoGit = errors.New("git not found")
+
+// GitError is a git command that failed: Stderr is what git said.
+type GitError struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *GitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.Code)
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+// ExitCode is git's exit status, for commands whose status is an answer
+// (merge-tree exits 1 on a conflict, diff --quiet 1 on a difference).
+func exitCodeOf(err error) int {
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return -1
+}
+
+// git is one git invocation: where it runs, what it reads and writes,
+// and whether it may change the repository.
+type git struct {
+	dir    string
+	env    []string // added to the cleaned environment
+	stdin  io.Reader
+	stdout io.Writer // nil: collected and returned
+	// writes marks commands that change the repository: the user's hooks
+	// and automatic maintenance are switched off for them.
+	writes bool
+	// zwarm makes the commit: zwarm's identity, never signed.
+	zwarm bool
+}
+
+// redirecting are the variables with which a caller's environment (a git
+// hook that runs zwarm, say) would point git at another repository,
+// work tree or index than the one zwarm names.
+var redirecting = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX",
+	"GIT_QUARANTINE_PATH", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS"}
+
+func cleanEnv(extra []string) []string {
+	env := make([]string, 0, len(os.Environ())+len(extra)+4)
+outer:
+	for _, kv := range os.Environ() {
+		for _, k := range redirecting {
+			if strings.HasPrefix(kv, k+"=") {
+				continue outer
+			}
+		}
+		env = append(env, kv)
+	}
+	// Never wait for a person: no editor, no credential prompt.
+	env = append(env, "GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
+	return append(env, extra...)
+}
+
+// zwarmIdentity is the author and committer of zwarm's own commits.
+var zwarmIdentity = []string{"GIT_AUTHOR_NAME=" + zwarmName, "GIT_AUTHOR_EMAIL=" + zwarmEmail,
+	"GIT_COMMITTER_NAME=" + zwarmName, "GIT_COMMITTER_EMAIL=" + zwarmEmail}
+
+// writeConfig switches off what a write would otherwise run on the
+// user's behalf: hooks, automatic gc and maintenance (which may fork into
+// the background), and for zwarm's commits, signing.
+var writeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+
+// run runs git and returns its stdout (unless g.stdout takes it).
+func (g git) run(ctx context.Context, args ...string) (string, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("%w: install git (zwarm runs workers in git worktrees) or spawn with --in-place", ErrNoGit)
+	}
+	full := make([]string, 0, len(args)+10)
+	if g.writes {
+		full = append(full, writeConfig...)
+	}
+	if g.zwarm {
+		full = append(full, "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false")
+	}
+	full = append(full, args...)
+	cmd := exec.CommandContext(ctx, path, full...)
+	cmd.Dir = g.dir
+	env := g.env
+	if g.zwarm {
+		env = append(append([]string(nil), env...), zwarmIdentity...)
+	}
+	cmd.Env = cleanEnv(env)
+	cmd.Stdin = g.stdin
+	var out, stderr bytes.Buffer
+	cmd.Stdout = &out
+	if g.stdout != nil {
+		cmd.Stdout = g.stdout
+	}
+	cmd.Stderr = &stderr
+	// A cancelled command gets SIGTERM first: git removes its lock files
+	// on SIGTERM, not on SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), ctx.Err())
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), &GitError{Args: args, Code: ee.ExitCode(), Stderr: stderr.String()}
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return out.String(), nil
+}
+
+// line runs git and returns the first line of its output.
+func (g git) line(ctx context.Context, args ...string) (string, error) {
+	out, err := g.run(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	l, _, _ := strings.Cut(out, "\n")
+	return strings.TrimSpace(l), nil
+}
+
+// splitZ splits NUL-separated output, dropping the empty tail.
+func splitZ(s string) []string {
+	s = strings.TrimSuffix(s, "\x00")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x00")
+}

@@ -1,0 +1,249 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Strategy is how a worker's branch lands.
+type Strategy string
+
+const (
+	// Squash makes one commit of the whole change on top of the target.
+	Squash Strategy = "squash"
+	// Merge makes a merge commit of the target and the worker's branch.
+	Merge Strategy = "merge"
+	// Rebase replays the worker's commits on top of the target.
+	Rebase Strategy = "rebase"
+)
+
+// ParseStrategy checks a strategy's name; "" is Squash.
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case "", Squash:
+		return Squash, nil
+	case Merge, Rebase:
+		return Strategy(s), nil
+	}
+	return "", fmt.Errorf("unknown landing strategy %q (want squash, merge or rebase)", s)
+}
+
+// ConflictError says a merge cannot be made without a person (or the
+// worker) choosing: Files conflict.
+type ConflictError struct {
+	Files []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict in %s", strings.Join(e.Files, ", "))
+}
+
+// Target is the branch a landing goes into.
+type Target struct {
+	Branch string
+	// Commit is the branch's tip when it was looked at: the landing
+	// builds on it, and moves the branch only if it is still there.
+	Commit string
+	// Checkout is the worktree that has the branch checked out ("" if
+	// none does): a landing updates its files too.
+	Checkout string
+}
+
+// CurrentBranch is the branch checked out at the checkout's top; a
+// detached HEAD is an error saying what to do.
+func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	b, err := git{dir: r.Top}.line(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil || b == "" {
+		return "", fmt.Errorf("HEAD is detached in %s: check out the branch to land into, or name it with --into", r.Top)
+	}
+	return b, nil
+}
+
+// FindTarget looks a branch up: its tip, and where it is checked out.
+func FindTarget(ctx context.Context, commonDir, branch string) (Target, error) {
+	g := git{dir: commonDir}
+	commit, err := g.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	if err != nil || commit == "" {
+		return Target{}, fmt.Errorf("no branch %q in %s", branch, commonDir)
+	}
+	t := Target{Branch: branch, Commit: commit}
+	wts, err := listWorktrees(ctx, commonDir)
+	if err != nil {
+		return Target{}, err
+	}
+	for _, wt := range wts {
+		if wt.Branch == "refs/heads/"+branch && !wt.Bare {
+			t.Checkout = wt.Path
+			break
+		}
+	}
+	return t, nil
+}
+
+// MergeTree merges head into target in memory (git merge-tree) and
+// returns the tree of the result, or a *ConflictError naming the files
+// that conflict. Nothing on disk changes.
+func MergeTree(ctx context.Context, commonDir, target, head string) (string, error) {
+	out, err := git{dir: commonDir}.run(ctx, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", target, head)
+	fields := splitZ(out)
+	if err != nil {
+		if exitCodeOf(err) == 1 && len(fields) > 1 {
+			var files []string
+			for _, f := range fields[1:] {
+				if f != "" && !slices.Contains(files, f) {
+					files = append(files, f)
+				}
+			}
+			return "", &ConflictError{Files: files}
+		}
+		return "", fmt.Errorf("merge %s into %s: %w", short(head), short(target), err)
+	}
+	if len(fields) == 0 {
+		return "", fmt.Errorf("merge %s into %s: git merge-tree printed no tree", short(head), short(target))
+	}
+	return fields[0], nil
+}
+
+// CommitTree makes a commit of tree with the given parents, as the user
+// (their git identity), without moving any ref.
+func CommitTree(ctx context.Context, commonDir, tree, message string, parents ...string) (string, error) {
+	args := []string{"commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	g := git{dir: commonDir, stdin: strings.NewReader(message), writes: true}
+	return g.line(ctx, args...)
+}
+
+// Rebase replays the worktree's commits since upstream onto onto (git
+// rebase --onto), as the user. On a conflict the rebase is undone and a
+// *ConflictError names the files. It returns the new HEAD.
+func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, error) {
+	g := git{dir: w.Path, writes: true}
+	if _, err := g.run(ctx, "rebase", "--quiet", "--onto", onto, upstream); err != nil {
+		files, _ := w.Unmerged(ctx)
+		g.run(context.WithoutCancel(ctx), "rebase", "--abort")
+		if len(files) > 0 {
+			return "", &ConflictError{Files: files}
+		}
+		return "", err
+	}
+	return w.Head(ctx)
+}
+
+// Checkout checks rev out in the worktree, detached (to verify a landing
+// in it), or the worktree's branch again when rev is "".
+func (w *Worktree) Checkout(ctx context.Context, rev string) error {
+	g := git{dir: w.Path, writes: true}
+	var err error
+	if rev == "" {
+		_, err = g.run(ctx, "checkout", "--quiet", w.Branch, "--")
+	} else {
+		_, err = g.run(ctx, "checkout", "--quiet", "--detach", rev, "--")
+	}
+	return err
+}
+
+// Overlap lists the files a checkout has uncommitted changes to (or
+// untracked files at) that moving it from one commit to another would
+// change: what a landing into it would otherwise overwrite.
+func Overlap(ctx context.Context, checkout, from, to string) ([]string, error) {
+	g := git{dir: checkout}
+	out, err := g.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	dirty := map[string]bool{}
+	for _, rec := range splitZ(out) {
+		if len(rec) > 3 {
+			dirty[rec[3:]] = true
+		}
+	}
+	if len(dirty) == 0 {
+		return nil, nil
+	}
+	changed, err := g.run(ctx, "diff", "--name-only", "--no-renames", "-z", from, to, "--")
+	if err != nil {
+		return nil, err
+	}
+	var hit []string
+	for _, f := range splitZ(changed) {
+		if dirty[f] {
+			hit = append(hit, f)
+		}
+	}
+	return hit, nil
+}
+
+// ErrMoved says the target branch moved while the landing was being
+// made: nothing was changed, and landing again builds on its new tip.
+var ErrMoved = errors.New("the branch moved while landing; nothing was changed: land again")
+
+// Advance moves the target branch from t.Commit to commit, which must
+// descend from it. A branch checked out in a worktree is fast-forwarded
+// there, so its files follow; git refuses, and nothing changes, if that
+// would overwrite uncommitted changes. Otherwise only the ref moves, and
+// only if it still points at t.Commit.
+func Advance(ctx context.Context, commonDir string, t Target, commit, reason string) error {
+	if t.Checkout == "" {
+		_, err := git{dir: commonDir, writes: true}.run(ctx, "update-ref", "-m", reason, "refs/heads/"+t.Branch, commit, t.Commit)
+		if err != nil {
+			now, _ := git{dir: commonDir}.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch)
+			if now != t.Commit {
+				return ErrMoved
+			}
+			return err
+		}
+		return nil
+	}
+	g := git{dir: t.Checkout, writes: true}
+	head, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return err
+	}
+	if head != t.Commit {
+		return ErrMoved
+	}
+	if _, err := g.run(ctx, "merge", "--quiet", "--ff-only", "--no-stat", commit); err != nil {
+		return fmt.Errorf("update %s in %s: %w", t.Branch, t.Checkout, err)
+	}
+	return nil
+}
+
+// MergeFrom merges rev into the worktree's branch (zwarm update), as
+// zwarm. A conflict leaves the merge in progress in the worktree, with
+// the conflict markers in the files, for the worker to resolve, and
+// returns a *ConflictError naming them; the commit at the worker's next
+// turn's end concludes it.
+func (w *Worktree) MergeFrom(ctx context.Context, rev, message string) (string, error) {
+	g := git{dir: w.Path, writes: true, zwarm: true}
+	if _, err := g.run(ctx, "merge", "--quiet", "--no-edit", "-m", message, rev); err != nil {
+		if files, _ := w.Unmerged(ctx); len(files) > 0 {
+			return "", &ConflictError{Files: files}
+		}
+		return "", err
+	}
+	return w.Head(ctx)
+}
+
+// IsAncestor reports whether a is an ancestor of (or equal to) b.
+func IsAncestor(ctx context.Context, commonDir, a, b string) bool {
+	_, err := git{dir: commonDir}.run(ctx, "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// CommitExists reports whether the repository still has a commit.
+func CommitExists(ctx context.Context, commonDir, commit string) bool {
+	_, err := git{dir: commonDir}.run(ctx, "cat-file", "-e", commit+"^{commit}")
+	return err == nil
+}
+
+func short(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}

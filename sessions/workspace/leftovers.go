@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// worktreeEntry is one entry of git worktree list --porcelain.
+type worktreeEntry struct {
+	Path, Head, Branch string
+	Bare               bool
+}
+
+func listWorktrees(ctx context.Context, commonDir string) ([]worktreeEntry, error) {
+	out, err := git{dir: commonDir}.run(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var list []worktreeEntry
+	var cur *worktreeEntry
+	for _, f := range strings.Split(out, "\x00") {
+		k, v, _ := strings.Cut(f, " ")
+		switch k {
+		case "worktree":
+			list = append(list, worktreeEntry{Path: v})
+			cur = &list[len(list)-1]
+		case "HEAD":
+			if cur != nil {
+				cur.Head = v
+			}
+		case "branch":
+			if cur != nil {
+				cur.Branch = v
+			}
+		case "bare":
+			if cur != nil {
+				cur.Bare = true
+			}
+		}
+	}
+	return list, nil
+}
+
+// Leftover is a worktree of zwarm's whose session is gone.
+type Leftover struct {
+	// ID is the session the worktree was made for.
+	ID   string
+	Path string
+	// Branch is its branch, "" if git no longer has it.
+	Branch string
+	// Registered says git knows it as a worktree; otherwise it is a
+	// directory git forgot about.
+	Registered bool
+	// Bytes is its disk use (symlinks not followed).
+	Bytes int64
+}
+
+// Leftovers finds the worktrees of a repository that zwarm made (on a
+// zwarm/<id> branch, or a directory under the repository's worktrees
+// root named after a session) whose session known does not report.
+func Leftovers(ctx context.Context, commonDir, root string, known func(id string) bool) ([]Leftover, error) {
+	wts, err := listWorktrees(ctx, commonDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Leftover
+	seen := map[string]bool{}
+	for _, wt := range wts {
+		id, ok := strings.CutPrefix(wt.Branch, "refs/heads/zwarm/")
+		if !ok {
+			continue
+		}
+		seen[filepath.Clean(wt.Path)] = true
+		if known(id) {
+			continue
+		}
+		out = append(out, Leftover{ID: id, Path: wt.Path, Branch: strings.TrimPrefix(wt.Branch, "refs/heads/"), Registered: true, Bytes: DiskUsage(wt.Path)})
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return out, nil // no worktrees were ever made here
+	}
+	for _, e := range ents {
+		p := filepath.Join(root, e.Name())
+		if !e.IsDir() || seen[p] || known(e.Name()) || !looksLikeID(e.Name()) {
+			continue
+		}
+		l := Leftover{ID: e.Name(), Path: p, Bytes: DiskUsage(p)}
+		if _, err := (git{dir: commonDir}).run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+BranchFor(e.Name())); err == nil {
+			l.Branch = BranchFor(e.Name())
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func looksLikeID(s string) bool {
+	if len(s) < 8 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// DiskUsage is the space a tree takes on disk, not following symlinks.
+func DiskUsage(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n += st.Blocks * 512
+		} else {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}

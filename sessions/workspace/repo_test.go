@@ -1,0 +1,131 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFindTheCheckoutFromASubdirectoryAndALinkedWorktree(t *testing.T) {
+	repo := newRepo(t, map[string]string{"pkg/limit/limit.go": "package limit\n"})
+	ctx := context.Background()
+	r, err := Find(ctx, filepath.Join(repo, "pkg", "limit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Top != repo || r.Prefix != "pkg/limit" || r.CommonDir != filepath.Join(repo, ".git") || r.Linked() || r.Main() != repo || r.Name() != "api" {
+		t.Fatalf("%+v", r)
+	}
+	linked := filepath.Join(t.TempDir(), "linked")
+	sh(t, repo, "git worktree add -q -b side "+linked)
+	os.MkdirAll(filepath.Join(linked, "pkg", "limit"), 0o755)
+	lr, err := Find(ctx, filepath.Join(linked, "pkg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.Top != linked || lr.Prefix != "pkg" || lr.CommonDir != r.CommonDir || !lr.Linked() || lr.Main() != repo {
+		t.Fatalf("%+v", lr)
+	}
+	if got := MainCheckout(linked); got != repo {
+		t.Fatalf("MainCheckout(%s) = %q, want %s", linked, got, repo)
+	}
+	if got := MainCheckout(repo); got != "" {
+		t.Fatalf("MainCheckout of the main checkout = %q", got)
+	}
+	if lr.WorktreesRoot("/x") != r.WorktreesRoot("/x") || !strings.HasPrefix(filepath.Base(r.WorktreesRoot("/x")), "api-") {
+		t.Fatalf("worktrees roots %s %s", lr.WorktreesRoot("/x"), r.WorktreesRoot("/x"))
+	}
+}
+
+func TestFindOutsideARepository(t *testing.T) {
+	isolateGit(t)
+	if _, err := Find(context.Background(), t.TempDir()); !errors.Is(err, ErrNotRepo) {
+		t.Fatalf("err %v, want ErrNotRepo", err)
+	}
+}
+
+func TestResolveBase(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a": "1\n"})
+	ctx := context.Background()
+	sh(t, repo, "git checkout -q -b feature-x && echo 2 > a && git commit -qam two && git tag v1")
+	head := sh(t, repo, "git rev-parse HEAD")
+	mainTip := sh(t, repo, "git rev-parse main")
+	r := find(t, repo)
+	cases := []struct {
+		rev    string
+		want   Base
+		errHas string
+	}{
+		{"", Base{Name: "feature-x", Branch: true, Commit: head}, ""},
+		{"main", Base{Name: "main", Branch: true, Commit: mainTip}, ""},
+		{"v1", Base{Name: "v1", Commit: head}, ""},
+		{mainTip[:10], Base{Name: mainTip[:10], Commit: mainTip}, ""},
+		{"no-such-branch", Base{}, `base "no-such-branch" is not a commit`},
+		{"--output=x", Base{}, "not a commit"},
+	}
+	for _, c := range cases {
+		got, err := r.ResolveBase(ctx, c.rev)
+		if c.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errHas) {
+				t.Errorf("%q: err %v, want %q", c.rev, err, c.errHas)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v %v, want %+v", c.rev, got, err, c.want)
+		}
+	}
+	sh(t, repo, "git checkout -q --detach main")
+	if got, err := r.ResolveBase(ctx, ""); err != nil || got != (Base{Name: mainTip, Commit: mainTip}) {
+		t.Errorf("detached: %+v %v", got, err)
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.MkdirAll(empty, 0o755)
+	sh(t, empty, "git init -q")
+	if _, err := find(t, empty).ResolveBase(ctx, ""); err == nil || !strings.Contains(err.Error(), "has no commits yet") {
+		t.Errorf("empty repository: %v", err)
+	}
+}
+
+func TestSnapshotTakesUncommittedWorkAndLeavesTheCheckoutAlone(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.go": "package a\n", "b.go": "package b\n", ".gitignore": "secret\n"})
+	ctx := context.Background()
+	r := find(t, repo)
+	head := sh(t, repo, "git rev-parse HEAD")
+	if got, err := r.Snapshot(ctx, head); err != nil || got != head {
+		t.Fatalf("clean checkout: %s %v, want HEAD", got, err)
+	}
+	write(t, filepath.Join(repo, "a.go"), "package a // edited\n")
+	write(t, filepath.Join(repo, "new.go"), "package new\n")
+	write(t, filepath.Join(repo, "secret"), "ignored\n")
+	sh(t, repo, "git rm -q b.go")
+	statusBefore := sh(t, repo, "git status --porcelain")
+	indexBefore := read(t, filepath.Join(repo, ".git", "index"))
+
+	snap, err := r.Snapshot(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap == head {
+		t.Fatal("a dirty checkout gave HEAD")
+	}
+	if got := sh(t, repo, "git show "+snap+":a.go"); got != "package a // edited" {
+		t.Errorf("a.go in the snapshot: %q", got)
+	}
+	if got := sh(t, repo, "git ls-tree --name-only "+snap); got != ".gitignore\na.go\nnew.go" {
+		t.Errorf("snapshot's files: %q (b.go deleted, new.go added, secret ignored)", got)
+	}
+	if got := sh(t, repo, "git rev-parse "+snap+"^"); got != head {
+		t.Errorf("snapshot's parent %s, want HEAD", got)
+	}
+	if sh(t, repo, "git status --porcelain") != statusBefore || read(t, filepath.Join(repo, ".git", "index")) != indexBefore {
+		t.Error("the snapshot changed the checkout or its index")
+	}
+	if sh(t, repo, "git rev-parse HEAD") != head || sh(t, repo, "git for-each-ref | wc -l") != "1" {
+		t.Error("the snapshot moved or made a ref")
+	}
+}

@@ -1,0 +1,219 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Worktree is one worker's linked worktree.
+type Worktree struct {
+	// Path is the worktree's top level.
+	Path string
+	// CommonDir is the repository's git dir.
+	CommonDir string
+	// Branch is the worker's branch, e.g. "zwarm/<session id>".
+	Branch string
+	// Exclude are paths (relative to Path) that were brought along from
+	// the caller's checkout: they are never committed.
+	Exclude []string
+}
+
+// BranchFor is the branch of a session's worktree.
+func BranchFor(id string) string { return "zwarm/" + id }
+
+// repo runs git on the repository as a whole, wherever its worktree is.
+func (w *Worktree) repo() git { return git{dir: w.CommonDir} }
+
+// tree runs git in the worktree.
+func (w *Worktree) tree() git { return git{dir: w.Path} }
+
+// Exists reports whether the worktree's directory is there.
+func (w *Worktree) Exists() bool {
+	_, err := os.Lstat(filepath.Join(w.Path, ".git"))
+	return err == nil
+}
+
+// Add makes the worktree on a new branch at commit, or on the branch as
+// it is if it already exists (a worktree made again after it was
+// removed). Its parent directories are made private: a worktree holds
+// the repository's code.
+func (w *Worktree) Add(ctx context.Context, commit string) error {
+	if err := os.MkdirAll(filepath.Dir(w.Path), 0o700); err != nil {
+		return fmt.Errorf("make the worktree's directory: %w", err)
+	}
+	g := git{dir: w.CommonDir, writes: true}
+	args := []string{"worktree", "add", "--quiet", "-f"}
+	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err == nil {
+		args = append(args, w.Path, w.Branch)
+	} else {
+		args = append(args, "-b", w.Branch, w.Path, commit)
+	}
+	if _, err := g.run(ctx, args...); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Remove deletes the worktree and, unless keepBranch, its branch. What
+// is already gone is not an error: a removal cut short can be repeated.
+func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
+	g := git{dir: w.CommonDir, writes: true}
+	if _, err := os.Lstat(w.Path); err == nil {
+		if _, err := g.run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
+			// git no longer knows it as a worktree (its metadata was
+			// pruned): the directory is zwarm's own, and goes.
+			if rerr := os.RemoveAll(w.Path); rerr != nil {
+				return fmt.Errorf("%w (and removing the directory: %v)", err, rerr)
+			}
+		}
+	}
+	g.run(ctx, "worktree", "prune")
+	if keepBranch {
+		return nil
+	}
+	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
+		return nil
+	}
+	if _, err := g.run(ctx, "branch", "-D", "--", w.Branch); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Bring copies and links what a worker needs from the caller's checkout
+// (from) that git does not carry: gitignored files such as .env (copy) or
+// node_modules (symlink). Entries are paths relative to the checkout's
+// top, or patterns (filepath.Match) matching such paths; one that
+// matches nothing is skipped, as is one the worktree already has (git
+// tracks it). It returns what it brought, for Exclude, and a line per
+// entry for the setup log.
+func (w *Worktree) Bring(from string, copies, links []string) (brought []string, log []string, err error) {
+	do := func(entries []string, what string, fn func(src, dst string) error) error {
+		for _, e := range entries {
+			rel, err := cleanRel(e)
+			if err != nil {
+				return fmt.Errorf("[worktrees] %s entry %q: %w", what, e, err)
+			}
+			matches, err := filepath.Glob(filepath.Join(from, rel))
+			if err != nil {
+				return fmt.Errorf("[worktrees] %s entry %q: %w", what, e, err)
+			}
+			if len(matches) == 0 {
+				log = append(log, fmt.Sprintf("%s %s: not in %s, skipped", what, rel, from))
+			}
+			for _, src := range matches {
+				r, _ := filepath.Rel(from, src)
+				dst := filepath.Join(w.Path, r)
+				if _, err := os.Lstat(dst); err == nil {
+					log = append(log, fmt.Sprintf("%s %s: the worktree has it already (git tracks it), left as it is", what, r))
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+					return err
+				}
+				if err := fn(src, dst); err != nil {
+					return fmt.Errorf("%s %s: %w", what, r, err)
+				}
+				brought = append(brought, r)
+				log = append(log, fmt.Sprintf("%s %s", what, r))
+			}
+		}
+		return nil
+	}
+	if err := do(copies, "copy", copyTree); err != nil {
+		return brought, log, err
+	}
+	if err := do(links, "symlink", func(src, dst string) error { return os.Symlink(src, dst) }); err != nil {
+		return brought, log, err
+	}
+	return brought, log, nil
+}
+
+// cleanRel checks that p names something inside a checkout.
+func cleanRel(p string) (string, error) {
+	p = filepath.Clean(strings.TrimSpace(p))
+	switch {
+	case p == "" || p == ".":
+		return "", errors.New("empty path")
+	case filepath.IsAbs(p):
+		return "", errors.New("must be relative to the repository's top")
+	case p == ".." || strings.HasPrefix(p, "../"):
+		return "", errors.New("must stay inside the repository")
+	case p == ".git" || strings.HasPrefix(p, ".git/"):
+		return "", errors.New(".git is never copied")
+	}
+	return p, nil
+}
+
+// ReadIncludeFile reads the patterns of a .worktreeinclude file at the
+// top of a checkout: one path or pattern a line, # comments and blank
+// lines ignored. A missing file has none.
+func ReadIncludeFile(top string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(top, ".worktreeinclude"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/"))
+	}
+	return out, nil
+}
+
+// copyTree copies a file, a symlink or a directory tree, keeping modes;
+// it never follows a symlink and never overwrites.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(to, info.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case d.Type().IsRegular():
+			return copyFile(p, to, info.Mode().Perm())
+		}
+		return nil // sockets, fifos: nothing a worker needs
+	})
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

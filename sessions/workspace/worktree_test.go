@@ -1,0 +1,163 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestAWorkersChangesAreCommittedWithoutWhatWasBroughtAlong(t *testing.T) {
+	repo := newRepo(t, map[string]string{"main.go": "package main\n", "README": "hello\n", ".gitignore": ".env\nnode_modules/\n"})
+	write(t, filepath.Join(repo, ".env"), "TOKEN=secret\n")
+	write(t, filepath.Join(repo, "node_modules", "left-pad", "index.js"), "module.exports = 1\n")
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000001")
+	base := sh(t, w.Path, "git rev-parse HEAD")
+	if got := sh(t, w.Path, "git symbolic-ref --short HEAD"); got != "zwarm/3f2a9c1d-0000-4000-8000-000000000001" {
+		t.Fatalf("worktree on %s", got)
+	}
+	if perm := mode(t, filepath.Dir(w.Path)); perm != 0o700 {
+		t.Errorf("the worktrees dir is %o, want 700", perm)
+	}
+
+	brought, log, err := w.Bring(repo, []string{".env", "missing.txt", "README"}, []string{"node_modules"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(brought, []string{".env", "node_modules"}) {
+		t.Fatalf("brought %v (log %q)", brought, log)
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "missing.txt: not in") || !strings.Contains(strings.Join(log, "\n"), "README: the worktree has it already") {
+		t.Errorf("log %q", log)
+	}
+	if read(t, filepath.Join(w.Path, ".env")) != "TOKEN=secret\n" {
+		t.Error(".env not copied")
+	}
+	if target, err := os.Readlink(filepath.Join(w.Path, "node_modules")); err != nil || target != filepath.Join(repo, "node_modules") {
+		t.Errorf("node_modules link %q %v", target, err)
+	}
+	w.Exclude = brought
+
+	// The worker edits, adds, deletes, and also touches what was brought.
+	write(t, filepath.Join(w.Path, "main.go"), "package main\n\nfunc main() {}\n")
+	write(t, filepath.Join(w.Path, "limit", "limit.go"), "package limit\n")
+	os.Remove(filepath.Join(w.Path, "README"))
+	write(t, filepath.Join(w.Path, ".env"), "TOKEN=changed\n")
+	head, made, err := w.Commit(ctx, "zwarm 3f2a9c1d turn 1: add rate limiting")
+	if err != nil || !made {
+		t.Fatalf("commit: %v made=%v", err, made)
+	}
+	if got := sh(t, w.Path, "git log -1 --format='%an <%ae>|%cn|%s'"); got != "zwarm <zwarm@localhost>|zwarm|zwarm 3f2a9c1d turn 1: add rate limiting" {
+		t.Errorf("commit %q", got)
+	}
+	if got := sh(t, w.Path, "git show --name-status --format= HEAD"); got != "D\tREADME\nA\tlimit/limit.go\nM\tmain.go" {
+		t.Errorf("committed %q: what was brought along must stay out", got)
+	}
+	files, stat, err := w.Changes(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stat != (Stat{Files: 3, Added: 3, Deleted: 1}) || stat.String() != "+3 -1 in 3 files" || len(files) != 3 {
+		t.Errorf("changes %+v %v", stat, files)
+	}
+	if n, err := w.Count(ctx, base, head); err != nil || n != 1 {
+		t.Errorf("count %d %v", n, err)
+	}
+
+	// Nothing new: no commit.
+	if h2, made, err := w.Commit(ctx, "turn 2"); err != nil || made || h2 != head {
+		t.Errorf("second commit: %s %v %v", h2, made, err)
+	}
+	// A worker's own commit stays as it is.
+	sh(t, w.Path, "echo more >> main.go && git -c user.name=Agent -c user.email=a@x commit -qam 'agent commit'")
+	if h3, made, err := w.Commit(ctx, "turn 3"); err != nil || made || h3 == head {
+		t.Errorf("after the worker's own commit: %s %v %v", h3, made, err)
+	}
+
+	if err := w.Remove(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(w.Path); !os.IsNotExist(err) {
+		t.Error("worktree directory still there")
+	}
+	if out := sh(t, repo, "git branch --list 'zwarm/*'"); out != "" {
+		t.Errorf("branch left: %q", out)
+	}
+	if read(t, filepath.Join(repo, ".env")) != "TOKEN=secret\n" || !exists(filepath.Join(repo, "node_modules", "left-pad", "index.js")) {
+		t.Error("removing the worktree touched what was brought from the checkout")
+	}
+	if err := w.Remove(ctx, false); err != nil {
+		t.Errorf("a second removal: %v", err)
+	}
+}
+
+func TestBringRefusesPathsOutsideTheCheckout(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a": "1\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000002")
+	for _, bad := range []string{"/etc/passwd", "../x", ".git/config", ""} {
+		if _, _, err := w.Bring(repo, []string{bad}, nil); err == nil {
+			t.Errorf("copy %q: no error", bad)
+		}
+	}
+}
+
+func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfig(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a": "1\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000003")
+	got := w.WritableGitDirs()
+	gd := filepath.Join(repo, ".git")
+	want := []string{filepath.Join(gd, "worktrees", "3f2a9c1d-0000-4000-8000-000000000003"), filepath.Join(gd, "objects"), filepath.Join(gd, "refs"), filepath.Join(gd, "logs")}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v\nwant %v", got, want)
+	}
+}
+
+func TestWorkingDiffSeesUncommittedWorkAndLeavesTheWorkersIndexAlone(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.go": "package a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000004")
+	base := sh(t, w.Path, "git rev-parse HEAD")
+	write(t, filepath.Join(w.Path, "a.go"), "package a\n\nvar X = 1\n")
+	write(t, filepath.Join(w.Path, "new.go"), "package a\n")
+	index := read(t, w.gitDir()+"/index")
+
+	var out bytes.Buffer
+	if err := w.WorkingDiff(ctx, &out, base, DiffOptions{Format: NamesOnly}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "a.go\nnew.go\n" {
+		t.Errorf("names %q", out.String())
+	}
+	out.Reset()
+	if err := w.WorkingDiff(ctx, &out, base, DiffOptions{}); err != nil || !strings.Contains(out.String(), "+var X = 1") || strings.Contains(out.String(), "\x1b[") {
+		t.Errorf("patch %q %v", out.String(), err)
+	}
+	out.Reset()
+	if err := w.WorkingDiff(ctx, &out, base, DiffOptions{Color: true}); err != nil || !strings.Contains(out.String(), "\x1b[") {
+		t.Errorf("colour asked for, got %q", out.String())
+	}
+	if _, stat, err := w.WorkingChanges(ctx, base); err != nil || stat != (Stat{Files: 2, Added: 3, Deleted: 0}) {
+		t.Errorf("working changes %+v %v", stat, err)
+	}
+	if read(t, w.gitDir()+"/index") != index || sh(t, w.Path, "git status --porcelain") != "M a.go\n?? new.go" && sh(t, w.Path, "git status --porcelain") != " M a.go\n?? new.go" {
+		t.Errorf("the worker's index or status changed: %q", sh(t, w.Path, "git status --porcelain"))
+	}
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
