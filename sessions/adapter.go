@@ -49,6 +49,14 @@ type TurnRequest struct {
 	// ThreadID, when set, continues that thread with the agent's native resume.
 	ThreadID string
 	Config   AdapterConfig
+	// Worktree says the agent works in a git worktree of its own, where
+	// running commands touches nobody else's files: an agent whose default
+	// permissions would refuse them there lets them run.
+	Worktree bool
+	// GitDirs are the parts of the repository's git dir that the agent's
+	// own git writes to commit in its worktree; an agent that sandboxes
+	// its commands lets them be written.
+	GitDirs []string
 }
 
 // Command is a process to start. The supervisor runs it with stdout and

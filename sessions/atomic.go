@@ -14,6 +14,9 @@ import (
 const (
 	dirPerm  = 0o700
 	filePerm = 0o600
+	// noFollow makes opening a planted symlink an error rather than a
+	// write wherever it points.
+	noFollow = unix.O_NOFOLLOW
 )
 
 // writeFileAtomic replaces path with data so that a reader sees either the

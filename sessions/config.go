@@ -28,6 +28,7 @@ type Config struct {
 	KillGrace      Duration                 `toml:"kill_grace"`
 	Adapters       map[string]AdapterConfig `toml:"adapters"`
 	Prices         map[string]Price         `toml:"prices"`
+	Worktrees      WorktreesConfig          `toml:"worktrees"`
 
 	sections map[string]any
 }
@@ -69,7 +70,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output"
+const coreKeys = "default_adapter, kill_grace, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -104,6 +105,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Adapters
 		case "prices":
 			into = &c.Prices
+		case "worktrees":
+			into = &c.Worktrees
 		default:
 			into = c.sections[key]
 		}
@@ -128,7 +131,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	if len(keys) > 0 {
 		sort.Strings(keys)
 		hint := coreKeys
-		if known[inTable] != "" {
+		if inTable == "worktrees" {
+			hint = "[worktrees] " + worktreesKeys
+		} else if known[inTable] != "" {
 			top := inTable
 			hint = "[" + top + "] " + known[top]
 		} else if len(known) > 0 {
@@ -140,6 +145,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			hint += ", " + strings.Join(names, ", ")
 		}
 		return nil, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
+	}
+	if err := c.Worktrees.check(); err != nil {
+		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[worktrees] %w", err)}
 	}
 	return c, nil
 }

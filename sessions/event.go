@@ -63,6 +63,17 @@ type Event struct {
 	// the turns of one live process) rather than this turn's own.
 	CostUSD     *float64 `json:"cost_usd,omitempty"`
 	ProcessCost bool     `json:"process_cost,omitempty"`
+	// Denials are the tool calls the agent's permissions refused during
+	// the turn (claude's permission_denials), on turn.completed and
+	// turn.failed.
+	Denials []Denial `json:"denials,omitempty"`
+}
+
+// Denial is a tool call an agent's permissions refused: the tool, and
+// what it was asked to do (a command, a path), shortened.
+type Denial struct {
+	Tool  string `json:"tool"`
+	Input string `json:"input,omitempty"`
 }
 
 // FileChange is one file an agent added, updated or deleted.

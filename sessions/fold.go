@@ -19,7 +19,9 @@ func (s *Session) fold(ev Event) {
 		}
 	case EventTurnCompleted:
 		s.foldUsage(t, ev)
+		t.foldDenials(ev.Denials)
 	case EventTurnFailed:
+		t.foldDenials(ev.Denials)
 		t.AgentFailed = true
 		if ev.Text != "" {
 			t.Error = ev.Text
@@ -71,4 +73,18 @@ func (s *Session) processCostBase() float64 {
 		return 0
 	}
 	return *s.Turns[n-2].ProcessCost
+}
+
+// maxDenials bounds the denied calls a turn's record lists.
+const maxDenials = 10
+
+// foldDenials counts the tool calls the agent's permissions refused, and
+// keeps the first few to show.
+func (t *Turn) foldDenials(ds []Denial) {
+	t.Denied += len(ds)
+	for _, d := range ds {
+		if len(t.Denials) < maxDenials {
+			t.Denials = append(t.Denials, d)
+		}
+	}
 }

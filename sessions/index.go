@@ -45,7 +45,7 @@ import (
 const (
 	indexFile    = "sessions.index"
 	genFile      = "sessions.gen"
-	indexVersion = 3
+	indexVersion = 4
 	// racyWindow is how recent a directory's modification time may be and
 	// still be trusted to say nothing changed: file systems with a coarse
 	// clock give two changes within a tick the same time.
@@ -71,6 +71,10 @@ type summary struct {
 	Cost                                                           float64
 	InputTokens, CachedInputTokens, CacheWriteTokens, OutputTokens int64
 	ReasoningTokens, TotalTokens                                   int64
+	Denied                                                         int
+	// Workspace is the record's, whole: listings show what became of the
+	// worker's change.
+	Workspace *Workspace
 }
 
 // sessionIndex is the cache file's content. Settled summaries are kept

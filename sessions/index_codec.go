@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"time"
 	"unsafe"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // The cache file's format: a header, then the settled summaries newest
@@ -81,6 +84,8 @@ func (ix *sessionIndex) encode() []byte {
 			e.i64(v)
 		}
 		e.u64(math.Float64bits(s.Cost))
+		e.i64(int64(s.Denied))
+		e.workspace(s.Workspace)
 	}
 	e.u64(uint64(len(ix.Unsettled)))
 	for _, id := range ix.Unsettled {
@@ -115,6 +120,8 @@ func decodeIndex(data []byte) (*sessionIndex, error) {
 		s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens = d.i64(), d.i64(), d.i64()
 		s.OutputTokens, s.ReasoningTokens, s.TotalTokens = d.i64(), d.i64(), d.i64()
 		s.Cost = math.Float64frombits(d.u64())
+		s.Denied = int(d.i64())
+		s.Workspace = d.workspace()
 	}
 	n = d.u64()
 	if d.err != nil || n > uint64(len(d.b)) {
@@ -135,4 +142,85 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// workspace writes a session's workspace: a presence flag, then its
+// fields; lists as a count and their entries.
+func (e *encoder) workspace(w *Workspace) {
+	if w == nil {
+		e.u64(0)
+		return
+	}
+	e.u64(1)
+	for _, v := range []string{w.Repo, w.GitDir, w.Origin, w.Path, w.Subdir, w.Branch, w.Base, w.BaseCommit, string(w.State), w.Head, w.Error} {
+		e.str(v)
+	}
+	e.i64(b2i(w.BaseBranch) | b2i(w.WithChanges)<<1 | b2i(w.Changes != nil)<<2 | b2i(w.Landed != nil)<<3)
+	if w.Changes != nil {
+		e.i64(int64(w.Changes.Files))
+		e.i64(int64(w.Changes.Added))
+		e.i64(int64(w.Changes.Deleted))
+	}
+	if l := w.Landed; l != nil {
+		for _, v := range []string{l.Commit, l.Into, string(l.Strategy), l.Head} {
+			e.str(v)
+		}
+		e.i64(l.At.UnixNano())
+	}
+	e.strs(w.Brought)
+	e.strs(w.Conflict)
+}
+
+func (e *encoder) strs(list []string) {
+	e.u64(uint64(len(list)))
+	for _, v := range list {
+		e.str(v)
+	}
+}
+
+func (d *decoder) workspace() *Workspace {
+	switch d.u64() {
+	case 0:
+		return nil
+	case 1:
+	default:
+		d.err = errBadIndex
+		return nil
+	}
+	w := &Workspace{}
+	var state string
+	for _, p := range []*string{&w.Repo, &w.GitDir, &w.Origin, &w.Path, &w.Subdir, &w.Branch, &w.Base, &w.BaseCommit, &state, &w.Head, &w.Error} {
+		*p = d.str()
+	}
+	w.State = WorkspaceState(state)
+	flags := d.i64()
+	w.BaseBranch, w.WithChanges = flags&1 != 0, flags&2 != 0
+	if flags&4 != 0 {
+		w.Changes = &workspace.Stat{Files: int(d.i64()), Added: int(d.i64()), Deleted: int(d.i64())}
+	}
+	if flags&8 != 0 {
+		l := &Landing{Commit: d.str(), Into: d.str()}
+		l.Strategy = workspace.Strategy(d.str())
+		l.Head = d.str()
+		l.At = time.Unix(0, d.i64()).UTC()
+		w.Landed = l
+	}
+	w.Brought, w.Conflict = d.strs(), d.strs()
+	return w
+}
+
+func (d *decoder) strs() []string {
+	n := d.u64()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errBadIndex
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.str()
+	}
+	return out
 }

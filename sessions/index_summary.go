@@ -18,7 +18,8 @@ func summarize(key metaKey, s *Session) summary {
 		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
 		PID: s.PID, Turn: s.Turn, PendingInjects: s.PendingInjects, NextInboxSeq: s.NextInboxSeq,
 		InputTokens: s.Usage.InputTokens, CachedInputTokens: s.Usage.CachedInputTokens, CacheWriteTokens: s.Usage.CacheWriteInputTokens,
-		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens}
+		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens,
+		Denied: s.Denied, Workspace: s.Workspace}
 	if s.EndedAt != nil {
 		sum.EndedAt = s.EndedAt.UnixNano()
 	}
@@ -54,7 +55,8 @@ func (sl *slab) session(e *summary) *Session {
 		LastMessage: e.LastMessage, Error: e.Error, CreatedAt: time.Unix(0, e.CreatedAt).UTC(), UpdatedAt: time.Unix(0, e.UpdatedAt).UTC(),
 		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
 		Usage: Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
-			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens}})
+			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens},
+		Denied: e.Denied, Workspace: e.Workspace})
 	s := &sl.sessions[len(sl.sessions)-1]
 	if e.EndedAt != 0 {
 		sl.times = append(sl.times, time.Unix(0, e.EndedAt).UTC())

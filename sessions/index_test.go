@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // The listing cache is never the source of truth: missing, current, stale
@@ -124,6 +127,23 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 	}
 	end := created.Add(2 * time.Minute)
 	s.EndedAt, s.ExitCode, s.Turn, s.CostUSD = &end, &code, 2, &cost
+	s.Turns[1].Denied, s.Denied = i%5, i%5
+	if i%3 != 0 { // most in a worktree, in every state a listing shows
+		ws := &Workspace{Repo: "/srv/project", GitDir: "/srv/project/.git", Origin: "/srv/project", Subdir: "api",
+			Path: "/data/zwarm/worktrees/project-1a2b3c4d/" + id, Branch: "zwarm/" + id, Base: "main", BaseBranch: i%2 == 0,
+			BaseCommit: fmt.Sprintf("%040d", i), Head: fmt.Sprintf("%040d", i+1), State: WorkspaceReady,
+			Changes: &workspace.Stat{Files: i % 4, Added: i, Deleted: i / 2}, Brought: []string{".env"}}
+		switch i % 4 {
+		case 1:
+			ws.Landed = &Landing{Commit: fmt.Sprintf("%040d", i+2), Into: "main", Strategy: workspace.Squash, At: end, Head: ws.Head}
+			ws.State = WorkspaceRemoved
+		case 2:
+			ws.Conflict = []string{"a.go", "b/c.go"}
+		case 3:
+			ws.WithChanges, ws.Error, ws.Changes = true, "turn 2's work is not committed", nil
+		}
+		s.Workspace = ws
+	}
 	if err := st.save(s); err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +155,9 @@ func fingerprint(s *Session) string {
 	if s.CostUSD != nil {
 		cost = *s.CostUSD
 	}
-	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
-		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339))
+	ws, _ := json.Marshal(s.Workspace)
+	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
+		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws)
 }
 
 // recordsOnDisk is the listing made the slow way: every record read and

@@ -2,7 +2,10 @@ package sessions
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // This file is the session lifecycle: the only place a session's status,
@@ -13,7 +16,9 @@ import (
 //
 //	transition  from                                to
 //	create      -                                   pending, owner = the spawning command
-//	claim       pending                             pending, owner = its supervisor
+//	claim       pending                             pending, owner = its supervisor (making its
+//	                                                worktree first, if it needs one)
+//	prepared    pending, worktree being made        pending, worktree ready
 //	startTurn   pending, or running between turns   running, a new turn running
 //	handOver    running, its turn running           running, that turn ended, the next running (live agents)
 //	endTurn     running, its turn running           running, between turns (always followed by
@@ -23,7 +28,8 @@ import (
 //	requestStop not settled                         the same, with Stop set: nothing new may start
 //	stopped     not settled                         killed, settled
 //	abandon     not settled                         failed, settled (its owner died without a word)
-//	failStart   pending                             failed, settled (the agent could not be started)
+//	failStart   pending                             failed, settled (the agent could not be started,
+//	                                                or its worktree could not be made)
 //
 // Settled is the one answer to "is it done?": wait, ls, the dashboard,
 // inject and kill all ask it.
@@ -62,13 +68,51 @@ func (s *Session) refuse(transition, why string) error {
 	return &TransitionError{ID: s.ID, Transition: transition, From: s.Status, Why: why}
 }
 
-// claim makes the supervisor the owner of a pending session.
-func (s *Session) claim(sv ProcRef) error {
+// claim makes the supervisor the owner of a pending session. With
+// prepare, it is about to make the session's worktree before the first
+// turn; it handles signals from now on, so a kill may signal it.
+func (s *Session) claim(sv ProcRef, prepare bool) error {
 	if s.Status != StatusPending {
 		return s.refuse("claim", "only a pending session waits for its supervisor")
 	}
+	if prepare && s.Workspace == nil {
+		return s.refuse("claim", "it has no worktree to make")
+	}
 	s.Owner = &sv
+	if prepare {
+		s.Workspace.State, s.Workspace.Error = WorkspacePreparing, ""
+	}
 	return nil
+}
+
+// prepared records the session's worktree as made, at commit head, with
+// what was brought into it. A worktree made again after its work was
+// landed and removed starts a new change from head.
+func (s *Session) prepared(head string, brought []string) error {
+	ws := s.Workspace
+	if ws == nil || ws.State != WorkspacePreparing {
+		return s.refuse("record the worktree of", "it is not making one")
+	}
+	if ws.Landed != nil && ws.Landed.Head != head {
+		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = head, &workspace.Stat{}, nil, nil
+	}
+	ws.State, ws.Head, ws.Error = WorkspaceReady, head, ""
+	for _, b := range brought {
+		if !slices.Contains(ws.Brought, b) {
+			ws.Brought = append(ws.Brought, b)
+		}
+	}
+	return nil
+}
+
+// prepareFailed records that the session's worktree could not be made:
+// the session fails with the reason (or is killed, if a kill stopped it).
+func (s *Session) prepareFailed(reason string, now time.Time) error {
+	if s.Workspace == nil || s.Workspace.State != WorkspacePreparing {
+		return s.refuse("record the failed worktree of", "it is not making one")
+	}
+	s.Workspace.State, s.Workspace.Error = WorkspaceFailed, reason
+	return s.failStart(reason, now)
 }
 
 // ownerAnswersSignals says the session's owner is a supervisor that has
@@ -77,7 +121,8 @@ func (s *Session) claim(sv ProcRef) error {
 // be a process a few instructions old, which SIGTERM would simply end): it
 // sees a recorded kill when it claims the session.
 func (s *Session) ownerAnswersSignals() bool {
-	return s.Owner != nil && s.Owner.Role == roleSupervisor && s.Status != StatusPending && !s.Settled()
+	claimed := s.Status != StatusPending || s.Workspace != nil && s.Workspace.State == WorkspacePreparing
+	return s.Owner != nil && s.Owner.Role == roleSupervisor && claimed && !s.Settled()
 }
 
 // turnStart is what starts a turn.
@@ -114,6 +159,8 @@ type turnEnd struct {
 	// StderrTail is the end of the agent's stderr, the reason of last resort.
 	StderrTail string
 	Adapter    string
+	// work is what the agent changed in its worktree, committed by zwarm.
+	work *turnWork
 }
 
 // endTurn records how the running turn ended. The session stays running,
@@ -201,7 +248,16 @@ func (s *Session) reopen(owner ProcRef) error {
 		return s.refuse("reopen", "it is not settled")
 	}
 	s.Status, s.Owner, s.EndedAt, s.Error = StatusPending, &owner, nil, ""
+	s.unclaimWorkspace()
 	return nil
+}
+
+// unclaimWorkspace forgets that a supervisor was making the worktree:
+// until the next one claims the session, nobody is.
+func (s *Session) unclaimWorkspace() {
+	if ws := s.Workspace; ws != nil && ws.State == WorkspacePreparing {
+		ws.State = WorkspaceNew
+	}
 }
 
 // requestStop marks a kill in progress: from now on no turn starts and no
@@ -254,6 +310,7 @@ func (s *Session) abandon(msg string, now time.Time) error {
 	}
 	stop := s.Stop
 	s.Stop = nil
+	s.unclaimWorkspace()
 	if err := s.settle(now); err != nil {
 		return err
 	}

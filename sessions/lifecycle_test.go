@@ -64,8 +64,8 @@ func TestLifecycleTransitions(t *testing.T) {
 		apply            func(*Session) error
 		want             string // "" when the transition must be refused
 	}{
-		{"pending", "claim", func(s *Session) error { return s.claim(sup) }, "pending/between"},
-		{"running", "claim", func(s *Session) error { return s.claim(sup) }, ""},
+		{"pending", "claim", func(s *Session) error { return s.claim(sup, false) }, "pending/between"},
+		{"running", "claim", func(s *Session) error { return s.claim(sup, false) }, ""},
 		{"claimed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "task"}, now) }, "running/turn"},
 		{"between", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, "running/turn"},
 		{"running", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},

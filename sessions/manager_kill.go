@@ -291,20 +291,46 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
 			return "", err
 		}
+		if s, err = m.Get(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	// The worktree and branch go first: a removal they refuse (work never
+	// landed) or that fails leaves the session to say where they are.
+	if err := m.dropWorkspace(ctx, s, force); err != nil {
+		return "", fmt.Errorf("rm: %w", err)
 	}
 	return id, m.st.remove(id)
 }
 
-// Clean removes settled sessions that ended before the cutoff. With dryRun
-// it only lists them.
-func (m *Manager) Clean(ctx context.Context, olderThan time.Duration, dryRun bool) ([]string, error) {
+// CleanOptions choose what Clean removes.
+type CleanOptions struct {
+	// OlderThan: sessions that settled longer ago than this.
+	OlderThan time.Duration
+	DryRun    bool
+	// Force removes sessions whose worktrees hold work never landed too.
+	Force bool
+}
+
+// CleanResult is what Clean removed (or would), and what it kept.
+type CleanResult struct {
+	Removed []string
+	// Kept are sessions left alone because removing them would drop work
+	// never landed.
+	Kept []*UnlandedError
+}
+
+// Clean removes settled sessions that ended before the cutoff, with their
+// worktrees; one whose worktree holds work never landed is kept (and
+// reported) unless opt.Force. With opt.DryRun it only lists them.
+func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, error) {
 	all, err := m.List(ctx, ListOptions{})
 	var le *ListError
 	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}
-	cutoff := time.Now().Add(-olderThan)
-	var removed []string
+	cutoff := time.Now().Add(-opt.OlderThan)
+	res := &CleanResult{}
 	for _, s := range all {
 		if s.Legacy || !s.Settled() {
 			continue
@@ -316,12 +342,25 @@ func (m *Manager) Clean(ctx context.Context, olderThan time.Duration, dryRun boo
 		if end.After(cutoff) {
 			continue
 		}
-		if !dryRun {
-			if err := m.st.remove(s.ID); err != nil {
-				return removed, err
+		if !opt.Force {
+			u, err := m.unlanded(ctx, s)
+			if err != nil {
+				return res, err
+			}
+			if u != nil {
+				res.Kept = append(res.Kept, u)
+				continue
 			}
 		}
-		removed = append(removed, s.ID)
+		if !opt.DryRun {
+			if err := m.dropWorkspace(ctx, s, true); err != nil {
+				return res, err
+			}
+			if err := m.st.remove(s.ID); err != nil {
+				return res, err
+			}
+		}
+		res.Removed = append(res.Removed, s.ID)
 	}
-	return removed, nil
+	return res, nil
 }

@@ -20,6 +20,15 @@ type SpawnRequest struct {
 	WorkingDir string // "" means the current directory
 	Sandbox    string // "" means config, else the adapter's default
 	Source     Source // zero means a person
+	// Isolation is IsolationWorktree or IsolationNone; "" means config
+	// [worktrees] isolation, else a worktree inside a git repository and
+	// in place outside one.
+	Isolation string
+	// Base is the commit-ish the worktree starts from ("" means the HEAD
+	// of the checkout WorkingDir is in); WithChanges starts it from HEAD
+	// with the checkout's uncommitted changes on top.
+	Base        string
+	WithChanges bool
 }
 
 // Spawn records a session and starts its supervisor, which runs the agent
@@ -62,6 +71,13 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []Turn{},
+	}
+	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		s.Workspace, s.WorkingDir, dir = ws, ws.Dir(), ws.Dir()
 	}
 	// Build the first command now, so a missing binary or a bad option is
 	// reported to whoever asked, and nothing is recorded for a spawn that

@@ -34,6 +34,9 @@ type Session struct {
 	LastMessage    string   `json:"last_message"`
 	Error          string   `json:"error"`
 	PendingInjects int      `json:"pending_injects"`
+	// Denied counts the tool calls the agent's permissions refused, over
+	// all turns: work it was asked to do and could not.
+	Denied int `json:"denied,omitempty"`
 	// LastEventAt is when the agent last printed an event: a worker whose
 	// model went silent shows how long ago that was.
 	LastEventAt *time.Time `json:"last_event_at,omitempty"`
@@ -52,8 +55,12 @@ type Session struct {
 	// the machine lets zwarm make one; "" means marker-only containment.
 	Cgroup string `json:"cgroup,omitempty"`
 	// NextInboxSeq numbers queued follow-ups so they are delivered in order.
-	NextInboxSeq int    `json:"next_inbox_seq"`
-	Turns        []Turn `json:"turns"`
+	NextInboxSeq int `json:"next_inbox_seq"`
+	// Workspace is the git worktree the agent works in; nil when it works
+	// in place (outside a repository, asked to, or recorded before zwarm
+	// made worktrees).
+	Workspace *Workspace `json:"workspace,omitempty"`
+	Turns     []Turn     `json:"turns"`
 
 	// Legacy marks a record written by the Python zwarm: shown, never changed.
 	Legacy         bool            `json:"-"`
@@ -99,7 +106,21 @@ type Turn struct {
 	// AgentFailed says the agent itself reported failure (codex turn.failed,
 	// claude is_error), whatever its exit code.
 	AgentFailed bool `json:"agent_failed,omitempty"`
+	// Commit is the worktree's commit after this turn, when the turn
+	// changed it (zwarm commits what the worker left); Files are the files
+	// the turn changed (at most MaxTurnFiles, FilesOmitted the rest).
+	Commit       string   `json:"commit,omitempty"`
+	Files        []string `json:"files,omitempty"`
+	FilesOmitted int      `json:"files_omitted,omitempty"`
+	// Denied counts the tool calls the agent's permissions refused in this
+	// turn; Denials are the first few.
+	Denied  int      `json:"denied,omitempty"`
+	Denials []Denial `json:"denials,omitempty"`
 }
+
+// MaxTurnFiles bounds the files a turn's record lists: the record is
+// rewritten while a turn runs, and a generator may touch thousands.
+const MaxTurnFiles = 200
 
 // ProcRef names a process by pid and start time, so that a reused pid is
 // never taken for the original process.
@@ -171,8 +192,10 @@ func (s *Session) refresh(prices Prices) {
 	var u Usage
 	var cost float64
 	known := true
+	s.Denied = 0
 	for i := range s.Turns {
 		t := &s.Turns[i]
+		s.Denied += t.Denied
 		if !t.CostReported {
 			t.CostUSD = prices.Cost(s.Model, t.Usage)
 		}
@@ -204,6 +227,7 @@ func (s *Session) Clone() *Session {
 		c.Owner = &o
 	}
 	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = clonePtr(s.Agent), clonePtr(s.Stop), clonePtr(s.EndedAt), clonePtr(s.ExitCode), clonePtr(s.CostUSD), clonePtr(s.LastEventAt)
+	c.Workspace = cloneWorkspace(s.Workspace)
 	for i := range c.Turns {
 		t := &c.Turns[i]
 		if u := t.ThreadUsage; u != nil {
@@ -211,6 +235,8 @@ func (s *Session) Clone() *Session {
 			t.ThreadUsage = &v
 		}
 		t.EndedAt, t.ExitCode, t.CostUSD, t.ProcessCost = clonePtr(t.EndedAt), clonePtr(t.ExitCode), clonePtr(t.CostUSD), clonePtr(t.ProcessCost)
+		t.Files = append([]string(nil), t.Files...)
+		t.Denials = append([]Denial(nil), t.Denials...)
 	}
 	return &c
 }

@@ -53,6 +53,10 @@ func (st *Store) StderrPath(id string, n int) string {
 	return filepath.Join(st.turnsDir(id), "turn_"+strconv.Itoa(n)+".stderr")
 }
 
+// SetupLog is what making the session's worktree did and printed: git,
+// what was brought along, the setup command's output.
+func (st *Store) SetupLog(id string) string { return filepath.Join(st.sessionDir(id), "setup.log") }
+
 // SupervisorLog is the supervisor's own diagnostics for a session.
 func (st *Store) SupervisorLog(id string) string { return st.logPath(id) }
 

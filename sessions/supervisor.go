@@ -107,6 +107,9 @@ func (sv *supervisor) run(ctx context.Context) error {
 	s, next, err := sv.begin(ctx)
 	for err == nil && next != nil {
 		end := sv.runTurn(ctx, s, next)
+		if s.Workspace != nil {
+			end.work = sv.commitTurn(s, end.N)
+		}
 		s, next, err = sv.afterTurn(ctx, end)
 	}
 	if err != nil {
@@ -116,11 +119,37 @@ func (sv *supervisor) run(ctx context.Context) error {
 }
 
 // begin claims the session and starts its first turn of this supervisor:
-// the task, or the follow-up that reopened it.
+// the task, or the follow-up that reopened it. A session whose worktree
+// is not made yet (or was removed) has it made first, between the claim
+// and the turn; meanwhile it is pending, and a kill stops the making.
 func (sv *supervisor) begin(ctx context.Context) (*Session, *Turn, error) {
 	var turn *Turn
+	prepare := false
 	s, err := sv.st.update(sv.id, func(s *Session) error {
-		if err := s.claim(sv.self); err != nil {
+		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
+		if err := s.claim(sv.self, prepare); err != nil {
+			return err
+		}
+		if prepare {
+			return nil
+		}
+		var err error
+		turn, err = sv.next(ctx, s)
+		return err
+	})
+	if err != nil || !prepare {
+		return s, turn, err
+	}
+	made, perr := sv.prepare(ctx, s.Workspace)
+	s, err = sv.st.record(sv.id, func(s *Session) error {
+		now := time.Now().UTC()
+		if perr != nil {
+			if ctx.Err() != nil {
+				s.requestStop("stopped by a signal to its supervisor", now)
+			}
+			return s.prepareFailed(perr.Error(), now)
+		}
+		if err := s.prepared(made.head, made.brought); err != nil {
 			return err
 		}
 		var err error
@@ -138,6 +167,7 @@ func (sv *supervisor) afterTurn(ctx context.Context, end turnEnd) (*Session, *Tu
 		if err := s.endTurn(end, time.Now().UTC()); err != nil {
 			return err
 		}
+		s.recordWork(end.N, end.work)
 		s.refresh(sv.prices)
 		var err error
 		turn, err = sv.next(ctx, s)

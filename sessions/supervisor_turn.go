@@ -31,6 +31,9 @@ func (sv *supervisor) runTurn(ctx context.Context, s *Session, t *Turn) turnEnd 
 	if t.N > 1 && s.ThreadID != "" {
 		req.ThreadID = s.ThreadID
 	}
+	if ws := s.Workspace; ws != nil && ws.State == WorkspaceReady {
+		req.Worktree, req.GitDirs = true, ws.worktree().WritableGitDirs()
+	}
 	cmd, err := ad.Command(req)
 	if err != nil {
 		return fail("%v", err)

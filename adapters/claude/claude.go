@@ -59,7 +59,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	if err != nil {
 		return sessions.Command{}, err
 	}
-	perm, err := permissionArgs(req.Sandbox, set)
+	perm, err := permissionArgs(req.Sandbox, set, req.Worktree)
 	if err != nil {
 		return sessions.Command{}, err
 	}
@@ -100,8 +100,12 @@ func UserMessage(text string) []byte {
 }
 
 // permissionArgs maps --sandbox / claude.toml to claude's flags. The
-// default is acceptEdits: the agent may edit files in its working dir.
-func permissionArgs(sandbox string, set Settings) ([]string, error) {
+// default is acceptEdits: the agent may edit files in its working dir. In
+// a worktree of its own, the default also lets it run commands (Bash), as
+// codex's workspace-write does: in acceptEdits, claude -p refuses every
+// command that is not a plain file edit, and the worker could not even
+// run the tests. A mode the user chose is left as it is.
+func permissionArgs(sandbox string, set Settings, worktree bool) ([]string, error) {
 	mode := sandbox
 	if mode == "" && set.FullDanger {
 		mode = DangerFullAccess
@@ -110,6 +114,9 @@ func permissionArgs(sandbox string, set Settings) ([]string, error) {
 		mode = set.PermissionMode
 	}
 	if mode == "" {
+		if worktree {
+			return []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}, nil
+		}
 		mode = "acceptEdits"
 	}
 	if mode == DangerFullAccess {

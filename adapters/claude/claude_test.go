@@ -102,3 +102,42 @@ func TestExampleSettingsLoad(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 }
+
+// In a worktree of its own, claude's default permissions let it run
+// commands (acceptEdits alone refuses every command but a file edit); a
+// permission mode the user chose is kept as it is.
+func TestWorktreeLetsTheDefaultModeRunCommands(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: true}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cmd.Args, " "); !strings.HasSuffix(got, "--permission-mode acceptEdits --allowedTools Bash") {
+		t.Fatalf("worktree: %s", got)
+	}
+	req.Sandbox = "plan"
+	cmd, _ = New().Command(req)
+	if got := strings.Join(cmd.Args, " "); !strings.HasSuffix(got, "--permission-mode plan") || strings.Contains(got, "allowedTools") {
+		t.Fatalf("chosen mode: %s", got)
+	}
+	req.Sandbox, req.Worktree = "", false
+	cmd, _ = New().Command(req)
+	if got := strings.Join(cmd.Args, " "); strings.Contains(got, "allowedTools") {
+		t.Fatalf("in place: %s", got)
+	}
+}
+
+func TestDenialsReadPermissionDenials(t *testing.T) {
+	got := Denials([]byte(`[{"tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"go test ./..."}},` +
+		`{"tool_name":"Write","tool_input":{"file_path":"/etc/x","content":"y"}},{"tool_name":"WebFetch","tool_input":{"url":"u"}}]`))
+	want := []sessions.Denial{{Tool: "Bash", Input: "go test ./..."}, {Tool: "Write", Input: "/etc/x"}, {Tool: "WebFetch", Input: `{"url":"u"}`}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%+v", got)
+	}
+	for _, bad := range []string{``, `null`, `{}`, `[1,2]`, `"x"`} {
+		if d := Denials([]byte(bad)); len(d) != 0 {
+			t.Errorf("%s: %+v", bad, d)
+		}
+	}
+}

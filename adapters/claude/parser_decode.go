@@ -22,7 +22,7 @@ type line struct {
 	errorStatus, err    []byte // any JSON
 	// Read leniently, any JSON: the parser before this one ignored them,
 	// so their type never made a line raw.
-	retryDelay, toolUseResult []byte
+	retryDelay, toolUseResult, denials []byte
 }
 
 type message struct {
@@ -113,6 +113,8 @@ func (l *line) read(s *jsonscan.Scanner) bool {
 			l.retryDelay = s.Value()
 		case "tool_use_result":
 			l.toolUseResult = s.Value()
+		case "permission_denials":
+			l.denials = s.Value()
 		default:
 			s.Skip()
 		}

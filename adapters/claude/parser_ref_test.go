@@ -35,6 +35,7 @@ type refLine struct {
 	CostUSD   *float64        `json:"total_cost_usd"`
 	Usage     *refUsage       `json:"usage"`
 	Errors    []string        `json:"errors"`
+	Denials   json.RawMessage `json:"permission_denials"`
 	// system/api_retry
 	Attempt     int             `json:"attempt"`
 	MaxRetries  int             `json:"max_retries"`
@@ -249,7 +250,7 @@ func refResult(l *refLine) []sessions.Event {
 		}
 		out = append(out, sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
 	}
-	ev := sessions.Event{Type: sessions.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil}
+	ev := sessions.Event{Type: sessions.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil, Denials: Denials(l.Denials)}
 	if u := l.Usage; u != nil {
 		// Anthropic counts cached input apart from input_tokens; zwarm's
 		// input includes it, as the OpenAI APIs count.

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,7 +31,49 @@ func (p *Parser) result(l *line) sessions.Event {
 		ev.Usage = &sessions.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
 			CacheWriteInputTokens: u.cacheCreation, OutputTokens: u.output, TotalTokens: in + u.output}
 	}
+	ev.Denials = Denials(l.denials)
 	return ev
+}
+
+// maxDenialInput shortens what a denied call was asked to do.
+const maxDenialInput = 200
+
+// Denials reads a result's permission_denials: the tool calls claude's
+// permissions refused in the turn ([{tool_name, tool_use_id, tool_input}]).
+// It is read leniently: anything else is no denial. Bash calls are shown
+// by their command, file tools by their path, others as compact JSON.
+func Denials(raw []byte) []sessions.Denial {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil
+	}
+	var list []struct {
+		Tool  string          `json:"tool_name"`
+		Input json.RawMessage `json:"tool_input"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var out []sessions.Denial
+	for _, d := range list {
+		var in struct {
+			Command  string `json:"command"`
+			FilePath string `json:"file_path"`
+		}
+		text := ""
+		if json.Unmarshal(d.Input, &in) == nil && (in.Command != "" || in.FilePath != "") {
+			text = in.Command
+			if text == "" {
+				text = in.FilePath
+			}
+		} else if len(d.Input) > 0 {
+			text = sessions.CompactJSON(d.Input)
+		}
+		if r := []rune(text); len(r) > maxDenialInput {
+			text = string(r[:maxDenialInput-1]) + "…"
+		}
+		out = append(out, sessions.Denial{Tool: d.Tool, Input: text})
+	}
+	return out
 }
 
 // failure says why a turn failed: claude's result text or its errors, and

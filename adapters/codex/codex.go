@@ -4,6 +4,7 @@
 package codex
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -90,6 +91,13 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 		} else {
 			args = append(args, "-s", sandbox)
 		}
+		// In a worktree, the worker's own git writes to the repository's
+		// git dir, which codex keeps read-only unless it is named a
+		// writable root (it protects the gitdir a worktree's .git file
+		// points to by design): name the parts a commit needs.
+		if roots := append(append([]string(nil), ov.WritableRoots...), req.GitDirs...); sandbox == SandboxWorkspaceWrite && len(roots) > 0 {
+			args = append(args, "-c", writableRootsKey+"="+tomlStrings(roots))
+		}
 	default:
 		return sessions.Command{}, sessions.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
 	}
@@ -102,6 +110,13 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
 	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
+}
+
+// tomlStrings writes a list of strings as a TOML array (JSON strings are
+// valid TOML basic strings).
+func tomlStrings(list []string) string {
+	b, _ := json.Marshal(list)
+	return string(b)
 }
 
 // binary finds the codex executable: ZWARM_CODEX_BIN, then config.toml's

@@ -150,3 +150,26 @@ func TestExampleOverridesLoad(t *testing.T) {
 		t.Fatalf("%+v %v", o, err)
 	}
 }
+
+// In a worktree under workspace-write, the parts of the git dir a commit
+// needs are writable roots, added to any codex.toml names.
+func TestWorktreeGitDirsAreWritableRoots(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	state := writeCodexTOML(t, "[sandbox_workspace_write]\nwritable_roots = [\"/cache\"]\nnetwork_access = true\n")
+	req := sessions.TurnRequest{StateDir: state, Prompt: "p", WorkingDir: "/w", Worktree: true,
+		GitDirs: []string{"/r/.git/worktrees/x", "/r/.git/objects"}}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cmd.Args, " ")
+	if !strings.Contains(got, `-c sandbox_workspace_write.writable_roots=["/cache","/r/.git/worktrees/x","/r/.git/objects"]`) ||
+		strings.Count(got, "writable_roots") != 1 || !strings.Contains(got, "sandbox_workspace_write.network_access=true") {
+		t.Fatalf("args %s", got)
+	}
+	req.Sandbox = DangerFullAccess
+	cmd, _ = New().Command(req)
+	if strings.Contains(strings.Join(cmd.Args, " "), "writable_roots") {
+		t.Fatalf("danger-full-access needs no roots: %q", cmd.Args)
+	}
+}

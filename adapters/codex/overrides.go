@@ -27,7 +27,14 @@ type Overrides struct {
 	// Flags are key=value pairs, nested tables flattened to dotted keys and
 	// values written as TOML literals, in key order.
 	Flags []string
+	// WritableRoots is codex's sandbox_workspace_write.writable_roots, kept
+	// apart so that zwarm can add the dirs a worktree's git needs to it
+	// rather than replace it.
+	WritableRoots []string
 }
+
+// writableRootsKey is codex's list of extra writable dirs.
+const writableRootsKey = "sandbox_workspace_write.writable_roots"
 
 // LoadOverrides reads codex.toml from the state dir; a missing file is empty.
 func LoadOverrides(stateDir string) (Overrides, error) {
@@ -60,6 +67,21 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 	flat := map[string]any{}
 	if err := flatten("", doc, flat); err != nil {
 		return Overrides{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if v, ok := flat[writableRootsKey]; ok {
+		list, ok := v.([]any)
+		for _, e := range list {
+			s, isStr := e.(string)
+			if !isStr {
+				ok = false
+				break
+			}
+			o.WritableRoots = append(o.WritableRoots, s)
+		}
+		if !ok {
+			return Overrides{}, fmt.Errorf("%s: %s must be a list of paths", path, writableRootsKey)
+		}
+		delete(flat, writableRootsKey)
 	}
 	keys := make([]string, 0, len(flat))
 	for k := range flat {

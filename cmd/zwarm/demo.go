@@ -95,7 +95,10 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 		return err
 	}
 	for _, r := range recs {
-		if _, err := m.Spawn(ctx, sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work, Source: sessions.UserSource}); err != nil {
+		// Recordings change no files: they need no worktree.
+		req := sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work,
+			Source: sessions.UserSource, Isolation: sessions.IsolationNone}
+		if _, err := m.Spawn(ctx, req); err != nil {
 			return err
 		}
 	}

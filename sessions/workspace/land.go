@@ -140,7 +140,10 @@ func (w *Worktree) Checkout(ctx context.Context, rev string) error {
 	g := git{dir: w.Path, writes: true}
 	var err error
 	if rev == "" {
-		_, err = g.run(ctx, "checkout", "--quiet", w.Branch, "--")
+		// Back from a verify run: what the verify command changed in the
+		// checked-out files is its own, not the worker's (whose work is
+		// committed), and goes.
+		_, err = g.run(ctx, "checkout", "--quiet", "--force", w.Branch, "--")
 	} else {
 		_, err = g.run(ctx, "checkout", "--quiet", "--detach", rev, "--")
 	}
@@ -246,4 +249,21 @@ func short(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// TreeOf is a commit's tree.
+func TreeOf(ctx context.Context, commonDir, commit string) (string, error) {
+	return git{dir: commonDir}.line(ctx, "rev-parse", "--verify", commit+"^{tree}")
+}
+
+// ResolveCommit is the commit rev names in the repository.
+func ResolveCommit(ctx context.Context, commonDir, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("%q is not a branch or commit", rev)
+	}
+	c, err := git{dir: commonDir}.line(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil || c == "" {
+		return "", fmt.Errorf("%q is not a branch or commit in %s", rev, commonDir)
+	}
+	return c, nil
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -129,4 +130,17 @@ func DiskUsage(path string) int64 {
 		return nil
 	})
 	return n
+}
+
+// Unmerged counts the commits of a branch that no other branch has: work
+// that would be lost with it (zwarm's own branches do not count as
+// keeping it).
+func Unmerged(ctx context.Context, commonDir, branch string) (int, error) {
+	out, err := git{dir: commonDir}.line(ctx, "rev-list", "--count", "refs/heads/"+branch, "--not", "--exclude=refs/heads/zwarm/*", "--branches", "--")
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = fmt.Sscan(out, &n)
+	return n, err
 }

@@ -1,0 +1,103 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// ErrInPlace is returned (wrapped) for a worktree operation on a session
+// that works in place: zwarm has no branch of its own to diff or land.
+var ErrInPlace = errors.New("works in place")
+
+// DiffRequest is what Diff shows.
+type DiffRequest struct {
+	// Turn, if not 0, shows what that turn changed (its commit) instead
+	// of the whole change.
+	Turn    int
+	Options workspace.DiffOptions
+}
+
+// Diff writes what a session's worker changed against its base to out,
+// as git prints it: the worktree as it is now (what the worker has not
+// committed included) while it exists, else the commits it left. It
+// returns the session.
+func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, req DiffRequest) (*Session, error) {
+	s, err := m.Get(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := workspaceOf(s)
+	if err != nil {
+		return s, err
+	}
+	if ws.Preparing() || ws.State == WorkspaceFailed {
+		return s, nil // nothing changed yet
+	}
+	w := ws.worktree()
+	if req.Turn != 0 {
+		from, to, err := turnRange(s, req.Turn)
+		if err != nil || to == "" {
+			return s, err
+		}
+		return s, m.commitDiff(ctx, s, w, out, from, to, req.Options)
+	}
+	if w.Exists() {
+		return s, w.WorkingDiff(ctx, out, ws.DiffBase(), req.Options)
+	}
+	return s, m.commitDiff(ctx, s, w, out, ws.DiffBase(), ws.Head, req.Options)
+}
+
+func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {
+	if !workspace.CommitExists(ctx, w.CommonDir, to) || !workspace.CommitExists(ctx, w.CommonDir, from) {
+		msg := fmt.Sprintf("the commits of %s are gone from %s", ShortID(s.ID), w.CommonDir)
+		if l := s.Workspace.Landed; l != nil {
+			msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", shortCommit(l.Commit), shortCommit(l.Commit))
+		}
+		return errors.New(msg)
+	}
+	return w.Diff(ctx, out, from, to, o)
+}
+
+// turnRange is the commits before and after turn n ("" after: the turn
+// changed nothing).
+func turnRange(s *Session, n int) (from, to string, err error) {
+	if n < 1 || n > len(s.Turns) {
+		return "", "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
+	}
+	to = s.Turns[n-1].Commit
+	from = s.Workspace.BaseCommit
+	for i := n - 2; i >= 0; i-- {
+		if c := s.Turns[i].Commit; c != "" {
+			from = c
+			break
+		}
+	}
+	return from, to, nil
+}
+
+// workspaceOf is the session's workspace, or an error saying it has none.
+func workspaceOf(s *Session) (*Workspace, error) {
+	if s.Legacy {
+		return nil, fmt.Errorf("session %s was written by the Python zwarm, which made no worktrees: %w", ShortID(s.ID), ErrInPlace)
+	}
+	if s.Workspace == nil {
+		return nil, &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
+	}
+	return s.Workspace, nil
+}
+
+// InPlaceError is a worktree operation asked of a session that worked in
+// place.
+type InPlaceError struct{ ID, Dir string }
+
+func (e *InPlaceError) Error() string {
+	return fmt.Sprintf("session %s worked in place, in %s: it has no branch of its own (git diff there shows what changed)", ShortID(e.ID), e.Dir)
+}
+
+func (e *InPlaceError) Is(target error) bool {
+	return target == ErrInPlace || target == ErrInvalidRequest
+}

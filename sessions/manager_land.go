@@ -1,0 +1,372 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// LandOptions say where and how a worker's change lands.
+type LandOptions struct {
+	// Strategy is squash (the default), merge or rebase.
+	Strategy workspace.Strategy
+	// Into is the branch to land into; "" means the branch checked out in
+	// Dir.
+	Into string
+	// Dir is where the landing is asked from (the command's working
+	// directory); "" means the current directory.
+	Dir string
+	// Message replaces the squash or merge commit's message (the task and
+	// the worker's last message).
+	Message string
+	// DryRun checks everything and changes nothing.
+	DryRun bool
+	// Keep keeps the worktree and the branch after landing.
+	Keep bool
+	// Verify is a shell command run in a checkout of exactly what would
+	// land, before anything lands; if it fails, nothing does.
+	Verify string
+	// VerifyOut receives the verify command's output as it runs (nil:
+	// only its end is kept, for the error).
+	VerifyOut io.Writer
+}
+
+// LandResult is what a landing did (or, dry, would do).
+type LandResult struct {
+	Session *Session
+	// Into is the branch; Commit the commit it now points at ("" dry).
+	Into   string
+	Commit string
+	Stat   workspace.Stat
+	Files  []workspace.FileStat
+	// Already: it was landed before, and nothing was added since.
+	Already bool
+	// Nothing: the worker changed nothing (or the branch has it all).
+	Nothing bool
+	// Verified: the verify command passed on exactly what landed.
+	Verified bool
+	// Removed: the worktree and the branch were removed.
+	Removed bool
+	DryRun  bool
+}
+
+// LandConflictError is a landing refused because the worker's change
+// conflicts with the branch: nothing was changed.
+type LandConflictError struct {
+	ID, Into string
+	Files    []string
+}
+
+func (e *LandConflictError) Error() string {
+	return fmt.Sprintf("land %s: it conflicts with %s in %s; nothing was changed. zwarm update %s merges %s into the worker's branch and asks the worker to resolve them; then land it again",
+		ShortID(e.ID), e.Into, strings.Join(e.Files, ", "), ShortID(e.ID), e.Into)
+}
+
+// DirtyError is a landing refused because the checkout it would update
+// has uncommitted changes to files the landing changes: nothing was
+// changed, and they are intact.
+type DirtyError struct {
+	ID, Checkout string
+	Files        []string
+}
+
+func (e *DirtyError) Error() string {
+	return fmt.Sprintf("land %s: %s has uncommitted changes to %s, which landing would overwrite; nothing was changed. Commit or stash them, then land again",
+		ShortID(e.ID), e.Checkout, strings.Join(e.Files, ", "))
+}
+
+// ErrUnresolved is returned (wrapped) when a worker's branch still holds
+// conflict markers from an update.
+var ErrUnresolved = errors.New("unresolved conflict")
+
+// Land lands a settled session's change into a branch: the branch checked
+// out where it is asked from (opt.Dir), or opt.Into. It refuses a session
+// that still runs, checks for conflicts (git merge-tree) and for
+// uncommitted changes the landing would overwrite before it changes
+// anything, runs opt.Verify on exactly the result, then moves the branch
+// (updating its checkout's files, never losing their uncommitted
+// changes), records "landed" and removes the worktree and the branch
+// (unless opt.Keep).
+func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) (*LandResult, error) {
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := m.st.landLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return m.land(ctx, id, opt)
+}
+
+func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandResult, error) {
+	strategy, err := workspace.ParseStrategy(string(opt.Strategy))
+	if err != nil {
+		return nil, Invalidf("%v", err)
+	}
+	s, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := workspaceOf(s)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Settled() {
+		return nil, fmt.Errorf("land %s: %w: wait or kill it first", ShortID(id), ErrRunning)
+	}
+	if ws.Preparing() || ws.State == WorkspaceFailed {
+		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
+	}
+	res := &LandResult{Session: s, DryRun: opt.DryRun}
+	w := ws.worktree()
+	if w.Exists() && !opt.DryRun {
+		// What the worker left uncommitted (its supervisor died before the
+		// turn's commit, or someone edited the worktree) lands too.
+		if s, err = m.commitLeftovers(ctx, s); err != nil {
+			return nil, err
+		}
+		ws = s.Workspace
+		res.Session = s
+	}
+	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
+		return nil, fmt.Errorf("land %s: %w: %s still hold conflict markers from zwarm update; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
+			ShortID(id), ErrUnresolved, strings.Join(files, ", "), ShortID(id), strings.Join(files, ", "))
+	}
+	if ws.LandedNow() {
+		res.Already, res.Into, res.Commit = true, ws.Landed.Into, ws.Landed.Commit
+		return res, nil
+	}
+	target, subdir, err := m.landTarget(ctx, ws, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Into = target.Branch
+	from, head := ws.DiffBase(), ws.Head
+	res.Files, res.Stat, err = w.Changes(ctx, from, head)
+	if err != nil {
+		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+	}
+	if res.Stat.Empty() {
+		res.Nothing = true
+		return res, nil
+	}
+	tree, err := workspace.MergeTree(ctx, ws.GitDir, target.Commit, head)
+	var ce *workspace.ConflictError
+	if errors.As(err, &ce) {
+		if !opt.DryRun {
+			m.setConflict(id, ce.Files)
+		}
+		return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+	}
+	if targetTree, _ := workspace.TreeOf(ctx, ws.GitDir, target.Commit); targetTree == tree {
+		res.Nothing = true // the branch has all of it already
+		return res, nil
+	}
+	// The commit that would land. A rebase rewrites the worker's branch,
+	// so a dry run stops before it.
+	var commit string
+	if strategy == workspace.Rebase {
+		if opt.DryRun {
+			return res, nil
+		}
+		if !w.Exists() {
+			return nil, fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", ShortID(id))
+		}
+		if commit, err = w.Rebase(ctx, target.Commit, from); err != nil {
+			if errors.As(err, &ce) {
+				m.setConflict(id, ce.Files)
+				return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
+			}
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		head = commit
+	} else {
+		parents := []string{target.Commit}
+		msg := opt.Message
+		if strategy == workspace.Merge {
+			parents = append(parents, head)
+			if msg == "" {
+				msg = mergeMessage(s, target.Branch)
+			}
+		} else if msg == "" {
+			msg = squashMessage(s)
+		}
+		if commit, err = workspace.CommitTree(ctx, ws.GitDir, tree, msg, parents...); err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+	}
+	if target.Checkout != "" {
+		hit, err := workspace.Overlap(ctx, target.Checkout, target.Commit, commit)
+		if err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		if len(hit) > 0 {
+			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
+		}
+	}
+	if opt.DryRun {
+		return res, nil
+	}
+	if opt.Verify != "" {
+		if err := m.verifyIn(ctx, w, commit, strategy, subdir, opt); err != nil {
+			return nil, fmt.Errorf("land %s: %w; nothing was landed", ShortID(id), err)
+		}
+		res.Verified = true
+	}
+	if err := workspace.Advance(ctx, ws.GitDir, target, commit, "zwarm land "+id); err != nil {
+		return nil, fmt.Errorf("land %s into %s: %w", ShortID(id), target.Branch, err)
+	}
+	res.Commit = commit
+	landed := &Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+	if s, err = m.recordWorkspace(id, func(ws *Workspace) {
+		if strategy == workspace.Rebase {
+			ws.BaseCommit, ws.Head = target.Commit, head
+		}
+		ws.Landed, ws.Conflict = landed, nil
+	}); err != nil {
+		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), shortCommit(commit), err)
+	}
+	res.Session = s
+	if !opt.Keep {
+		if err := w.Remove(ctx, false); err != nil {
+			m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), shortCommit(commit), err))
+			return res, nil
+		}
+		res.Removed = true
+		if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.State = WorkspaceRemoved }); err == nil {
+			res.Session = s
+		}
+	}
+	return res, nil
+}
+
+// landTarget finds the branch a landing goes into, and the directory
+// (relative to the top of a checkout) that verify runs in.
+func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions) (workspace.Target, string, error) {
+	dir := opt.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	branch, subdir := opt.Into, ws.Subdir
+	repo, err := workspace.Find(ctx, dir)
+	switch {
+	case err == nil && repo.CommonDir != ws.GitDir:
+		if branch == "" {
+			return workspace.Target{}, "", Invalidf("%s is in another repository than the session's (%s): land from a checkout of it, or name the branch with --into", dir, ws.Repo)
+		}
+	case err == nil:
+		subdir = repo.Prefix
+		if branch == "" {
+			if branch, err = repo.CurrentBranch(ctx); err != nil {
+				return workspace.Target{}, "", Invalidf("%v", err)
+			}
+		}
+	case errors.Is(err, workspace.ErrNotRepo):
+		if branch == "" {
+			return workspace.Target{}, "", Invalidf("%s is not in a git repository: land from a checkout of %s, or name the branch with --into", dir, ws.Repo)
+		}
+	default:
+		return workspace.Target{}, "", err
+	}
+	if branch == ws.Branch {
+		return workspace.Target{}, "", Invalidf("%s is the worker's own branch: land it into another (check that one out, or use --into)", branch)
+	}
+	t, err := workspace.FindTarget(ctx, ws.GitDir, branch)
+	if err != nil {
+		return workspace.Target{}, "", Invalidf("%v", err)
+	}
+	return t, subdir, nil
+}
+
+// squashMessage is the task, then the worker's last message.
+func squashMessage(s *Session) string {
+	var b strings.Builder
+	task := strings.TrimSpace(s.Task)
+	title, rest, _ := strings.Cut(task, "\n")
+	b.WriteString(firstLine(title, 72))
+	if r := []rune(strings.TrimSpace(title)); len(r) > 72 {
+		rest = task // the title was cut: keep the whole task below it
+	}
+	if rest = strings.TrimSpace(rest); rest != "" {
+		b.WriteString("\n\n" + rest)
+	}
+	if last := strings.TrimSpace(s.LastMessage); last != "" {
+		b.WriteString("\n\n" + last)
+	}
+	fmt.Fprintf(&b, "\n\nZwarm-Session: %s\n", s.ID)
+	return b.String()
+}
+
+func mergeMessage(s *Session, into string) string {
+	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, firstLine(s.Task, 60), s.ID)
+}
+
+// commitLeftovers commits what a settled session's worktree holds that
+// is not committed yet, and records it.
+func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, error) {
+	ws := s.Workspace
+	w := ws.worktree()
+	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", ShortID(s.ID), s.Turn))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ShortID(s.ID), err)
+	}
+	if !made && head == ws.Head {
+		return s, nil
+	}
+	_, stat, err := w.Changes(ctx, ws.diffBaseFor(head), head)
+	if err != nil {
+		return nil, err
+	}
+	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes = head, &stat })
+}
+
+// recordWorkspace changes a settled session's workspace record. A
+// settled record is cached by listings, so the change first advances the
+// cache's generation (index.go).
+func (m *Manager) recordWorkspace(id string, fn func(*Workspace)) (*Session, error) {
+	var s *Session
+	err := m.st.bumpGeneration(func() error {
+		var err error
+		s, err = m.st.update(id, func(s *Session) error {
+			if s.Workspace == nil {
+				return fmt.Errorf("session %s has no worktree", ShortID(id))
+			}
+			fn(s.Workspace)
+			return nil
+		})
+		return err
+	})
+	return s, err
+}
+
+// setConflict records the files a landing found conflicting, for ls.
+func (m *Manager) setConflict(id string, files []string) {
+	if _, err := m.recordWorkspace(id, func(ws *Workspace) { ws.Conflict = files }); err != nil {
+		m.warn(err)
+	}
+}
+
+// landLock serializes the landings of a state dir: each builds on the
+// branch as the one before left it.
+func (st *Store) landLock(ctx context.Context) (func(), error) {
+	if err := st.ensureWritable(); err != nil {
+		return nil, err
+	}
+	l, err := lockFileCtx(ctx, filepath.Join(st.dir, "land.lock"))
+	if err != nil {
+		return nil, fmt.Errorf("wait for another landing: %w", err)
+	}
+	return func() { l.Unlock() }, nil
+}

@@ -1,0 +1,104 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// UpdateResult is what Update did.
+type UpdateResult struct {
+	Session *Session
+	// From is the branch merged in, at Commit.
+	From, Commit string
+	// UpToDate: the worker's branch had all of it already.
+	UpToDate bool
+	// Conflict lists the files that conflict; FollowUp is the follow-up
+	// that asked the worker to resolve them.
+	Conflict []string
+	FollowUp *InjectResult
+}
+
+// Update merges the new commits of a settled session's base branch (or
+// from, any branch or commit) into its worker's branch, in its worktree,
+// so that its change lands without conflict. If the merge conflicts, the
+// worktree is left mid-merge with the conflict markers, and the worker is
+// sent a follow-up naming the files to resolve; the commit at the end of
+// that turn concludes the merge.
+func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateResult, error) {
+	s, err := m.Get(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	id := s.ID
+	ws, err := workspaceOf(s)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Settled() {
+		return nil, fmt.Errorf("update %s: %w: wait or kill it first", ShortID(id), ErrRunning)
+	}
+	w := ws.worktree()
+	if ws.Preparing() || ws.State == WorkspaceFailed || !w.Exists() {
+		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", ShortID(id), ws.State)
+	}
+	if from == "" {
+		if !ws.BaseBranch {
+			return nil, Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), shortCommit(ws.Base))
+		}
+		from = ws.Base
+	}
+	tip, err := workspace.ResolveCommit(ctx, ws.GitDir, from)
+	if err != nil {
+		return nil, Invalidf("update %s: %v", ShortID(id), err)
+	}
+	if s, err = m.commitLeftovers(ctx, s); err != nil {
+		return nil, err
+	}
+	ws = s.Workspace
+	res := &UpdateResult{Session: s, From: from, Commit: tip}
+	if workspace.IsAncestor(ctx, ws.GitDir, tip, ws.Head) {
+		res.UpToDate = true
+		return res, nil
+	}
+	msg := fmt.Sprintf("zwarm %s: merge %s into %s", ShortID(id), from, ws.Branch)
+	head, err := w.MergeFrom(ctx, tip, msg)
+	var ce *workspace.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		res.Conflict = ce.Files
+		if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.BaseCommit, ws.Conflict = tip, ce.Files }); err != nil {
+			return nil, err
+		}
+		res.Session = s
+		res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(from, tip, ce.Files))
+		if err != nil {
+			return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",
+				ShortID(id), strings.Join(ce.Files, ", "), err)
+		}
+		res.Session = res.FollowUp.Session
+		return res, nil
+	case err != nil:
+		return nil, fmt.Errorf("update %s: %w", ShortID(id), err)
+	}
+	_, stat, err := w.Changes(ctx, tip, head)
+	if err != nil {
+		return nil, err
+	}
+	s, err = m.recordWorkspace(id, func(ws *Workspace) {
+		ws.BaseCommit, ws.Head, ws.Changes, ws.Conflict = tip, head, &stat, nil
+	})
+	res.Session = s
+	return res, err
+}
+
+// conflictFollowUp asks the worker to resolve an update's conflicts.
+func conflictFollowUp(from, tip string, files []string) string {
+	return fmt.Sprintf("zwarm merged %s (now at %s) into your branch, and these files conflict: %s. "+
+		"Resolve the conflict markers in them, keeping what both sides meant, and check that the code still builds and its tests pass. "+
+		"zwarm commits the result (concluding the merge) when you finish.",
+		from, shortCommit(tip), strings.Join(files, ", "))
+}

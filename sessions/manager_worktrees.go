@@ -1,0 +1,176 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// ErrUnlanded is returned (wrapped) by Remove and reported by Clean for a
+// session whose worktree holds work that was never landed.
+var ErrUnlanded = errors.New("work never landed")
+
+// UnlandedError is a removal refused because it would drop a worker's
+// work: commits never landed, or files never committed.
+type UnlandedError struct {
+	ID, Branch string
+	Commits    int
+	Stat       *workspace.Stat
+	// Uncommitted counts files in the worktree that are not committed.
+	Uncommitted int
+}
+
+func (e *UnlandedError) Error() string {
+	what := ""
+	if e.Commits > 0 {
+		what = fmt.Sprintf("%s has %s never landed", e.Branch, plural(e.Commits, "commit"))
+		if e.Stat != nil && !e.Stat.Empty() {
+			what += " (" + e.Stat.String() + ")"
+		}
+	}
+	if e.Uncommitted > 0 {
+		if what != "" {
+			what += ", and "
+		}
+		what += fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file"))
+	}
+	return fmt.Sprintf("session %s: %s; land them with zwarm land %s, see them with zwarm diff %s, or pass --force to drop them",
+		ShortID(e.ID), what, ShortID(e.ID), ShortID(e.ID))
+}
+
+func (e *UnlandedError) Unwrap() error { return ErrUnlanded }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// unlanded reports the work a settled session's worktree holds that was
+// never landed, or nil.
+func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, error) {
+	ws := s.Workspace
+	if ws == nil || ws.Preparing() {
+		return nil, nil
+	}
+	w := ws.worktree()
+	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
+	if w.Exists() {
+		dirty, err := w.Dirty(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("look at %s's worktree: %w", ShortID(s.ID), err)
+		}
+		e.Uncommitted = len(dirty)
+	}
+	if !ws.LandedNow() && ws.Head != "" && workspace.CommitExists(ctx, ws.GitDir, ws.Head) {
+		n, err := w.Count(ctx, ws.DiffBase(), ws.Head)
+		if err != nil {
+			return nil, fmt.Errorf("count %s's commits: %w", ShortID(s.ID), err)
+		}
+		e.Commits = n
+	}
+	if e.Commits == 0 && e.Uncommitted == 0 {
+		return nil, nil
+	}
+	return e, nil
+}
+
+// dropWorkspace removes a settled session's worktree and branch. Unless
+// force, it refuses (an *UnlandedError) when that would drop work never
+// landed.
+func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) error {
+	ws := s.Workspace
+	if ws == nil || s.Legacy {
+		return nil
+	}
+	if !force {
+		u, err := m.unlanded(ctx, s)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			return u
+		}
+	}
+	if err := ws.worktree().Remove(ctx, false); err != nil {
+		return fmt.Errorf("remove %s's worktree: %w", ShortID(s.ID), err)
+	}
+	return nil
+}
+
+// Leftover is a worktree zwarm made whose session is gone.
+type Leftover = workspace.Leftover
+
+// Leftovers lists the worktrees zwarm made for the repository dir is in
+// whose session this state dir no longer has, with their disk use.
+func (m *Manager) Leftovers(ctx context.Context, dir string) ([]Leftover, error) {
+	repo, root, err := m.repoAndRoot(ctx, dir)
+	if err != nil || repo == nil {
+		return nil, err
+	}
+	ids, err := m.st.ids()
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	return workspace.Leftovers(ctx, repo.CommonDir, repo.WorktreesRoot(root), func(id string) bool { return known[id] })
+}
+
+// CleanLeftovers removes the worktrees Leftovers lists. A leftover's
+// branch goes too if every commit on it is on another branch (or force);
+// otherwise it is kept, and reported, so no work is lost with the disk
+// space.
+func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (removed []Leftover, keptBranches []Leftover, err error) {
+	left, err := m.Leftovers(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo, _, err := m.repoAndRoot(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, l := range left {
+		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, Branch: workspace.BranchFor(l.ID)}
+		keep := false
+		if l.Branch != "" && !force {
+			n, err := workspace.Unmerged(ctx, repo.CommonDir, l.Branch)
+			keep = err != nil || n > 0
+		}
+		if err := w.Remove(ctx, keep); err != nil {
+			return removed, keptBranches, fmt.Errorf("remove %s: %w", l.Path, err)
+		}
+		removed = append(removed, l)
+		if keep {
+			keptBranches = append(keptBranches, l)
+		}
+	}
+	return removed, keptBranches, nil
+}
+
+// repoAndRoot is the repository dir is in (nil outside one) and where
+// its worktrees go.
+func (m *Manager) repoAndRoot(ctx context.Context, dir string) (*workspace.Repo, string, error) {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	repo, err := workspace.Find(ctx, dir)
+	if errors.Is(err, workspace.ErrNotRepo) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := cfg.Worktrees.Root()
+	return repo, root, err
+}

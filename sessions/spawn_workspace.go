@@ -1,0 +1,69 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// planWorkspace decides where a new session's agent works. In a git
+// repository the default is a worktree of its own, made from the caller's
+// HEAD (or req.Base) by the supervisor; everything that could make that
+// fail in a way the caller can correct (no repository where one was asked
+// for, a base that is no commit) is checked here, before anything is
+// recorded. Isolation never falls back to working in place: a repository
+// git cannot read is an error, not "no repository".
+func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id string) (*Workspace, error) {
+	iso := firstNonEmpty(req.Isolation, cfg.Worktrees.Isolation, IsolationWorktree)
+	switch iso {
+	case IsolationWorktree, IsolationNone:
+	default:
+		return nil, Invalidf("isolation %q: want %q or %q", iso, IsolationWorktree, IsolationNone)
+	}
+	if iso == IsolationNone {
+		if req.Base != "" || req.WithChanges {
+			return nil, Invalidf("a base and --with-changes need a worktree: they cannot go with working in place")
+		}
+		return nil, nil
+	}
+	repo, err := workspace.Find(ctx, dir)
+	switch {
+	case errors.Is(err, workspace.ErrNotRepo):
+		if req.Isolation == IsolationWorktree || req.Base != "" || req.WithChanges {
+			return nil, Invalidf("%s is %v: a worktree needs one (run it in a repository, or work in place)", dir, errNoRepo)
+		}
+		return nil, nil // outside a repository, a worker works in place
+	case errors.Is(err, workspace.ErrNoGit):
+		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
+	}
+	if req.WithChanges && req.Base != "" {
+		return nil, Invalidf("--with-changes starts from HEAD and the uncommitted changes on it: it cannot go with a base")
+	}
+	base, err := repo.ResolveBase(ctx, req.Base)
+	if err != nil {
+		return nil, Invalidf("%v", err)
+	}
+	root, err := cfg.Worktrees.Root()
+	if err != nil {
+		return nil, &ConfigError{Path: "config.toml", Err: err}
+	}
+	ws := &Workspace{
+		Repo: repo.Main(), GitDir: repo.CommonDir, Origin: repo.Top, Subdir: repo.Prefix,
+		Path: filepath.Join(repo.WorktreesRoot(root), id), Branch: workspace.BranchFor(id),
+		Base: base.Name, BaseBranch: base.Branch, BaseCommit: base.Commit, State: WorkspaceNew,
+	}
+	if req.WithChanges {
+		snap, err := repo.Snapshot(ctx, base.Commit)
+		if err != nil {
+			return nil, err
+		}
+		ws.BaseCommit, ws.WithChanges = snap, true
+	}
+	ws.Head = ws.BaseCommit
+	return ws, nil
+}

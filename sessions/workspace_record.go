@@ -1,0 +1,149 @@
+package sessions
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// WorkspaceState is where a session's worktree is in its life.
+type WorkspaceState string
+
+const (
+	// WorkspaceNew: recorded by spawn; the supervisor makes it.
+	WorkspaceNew WorkspaceState = "new"
+	// WorkspacePreparing: the supervisor is making it (git worktree add,
+	// what is brought along, the setup command).
+	WorkspacePreparing WorkspaceState = "preparing"
+	// WorkspaceReady: the agent works in it.
+	WorkspaceReady WorkspaceState = "ready"
+	// WorkspaceFailed: it could not be made; Error says why.
+	WorkspaceFailed WorkspaceState = "failed"
+	// WorkspaceRemoved: landed and removed (a follow-up makes it again).
+	WorkspaceRemoved WorkspaceState = "removed"
+)
+
+// Workspace is a session's git worktree: where its agent works, on a
+// branch of its own, and what became of that work. A session without one
+// works in place, in the directory it was started from.
+type Workspace struct {
+	// Repo is the repository's main checkout; GitDir its git dir, shared
+	// by every worktree.
+	Repo   string `json:"repo"`
+	GitDir string `json:"git_dir"`
+	// Origin is the checkout the session was spawned from: what copy and
+	// symlink bring things from, and its top-level directory.
+	Origin string `json:"origin"`
+	// Path is the worktree; the agent works in its Subdir, the directory
+	// of the checkout the session was spawned from.
+	Path   string `json:"path"`
+	Subdir string `json:"subdir,omitempty"`
+	Branch string `json:"branch"`
+	// Base is what the worker started from, as it was named (a branch,
+	// or a commit); BaseBranch says it is a branch, which update merges
+	// from. BaseCommit is the commit its changes are measured from (it
+	// moves when update merges the base's new commits in).
+	Base        string `json:"base"`
+	BaseBranch  bool   `json:"base_branch,omitempty"`
+	BaseCommit  string `json:"base_commit"`
+	WithChanges bool   `json:"with_changes,omitempty"`
+
+	State WorkspaceState `json:"state"`
+	// Brought are the paths copied or linked into the worktree; they are
+	// never committed.
+	Brought []string `json:"brought,omitempty"`
+	// Head is the worktree's commit at the last turn's end (zwarm commits
+	// what the worker left), Changes the change from the base to it.
+	Head    string          `json:"head,omitempty"`
+	Changes *workspace.Stat `json:"changes,omitempty"`
+	// Conflict lists files that conflict: with the target of a landing
+	// that was refused, or, after an update, that still hold markers.
+	Conflict []string `json:"conflict,omitempty"`
+	Landed   *Landing `json:"landed,omitempty"`
+	// Error is the last thing zwarm could not do in the worktree (make
+	// it, commit in it), for show.
+	Error string `json:"error,omitempty"`
+}
+
+// Landing is the last time a session's work was landed.
+type Landing struct {
+	// Commit is the commit the landing made (or, for a rebase, the tip it
+	// moved the branch to); Into the branch.
+	Commit   string             `json:"commit"`
+	Into     string             `json:"into"`
+	Strategy workspace.Strategy `json:"strategy"`
+	At       time.Time          `json:"at"`
+	// Head is the worker's commit that was landed.
+	Head string `json:"head"`
+}
+
+// worktree is the workspace as the workspace package drives it.
+func (w *Workspace) worktree() *workspace.Worktree {
+	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, Exclude: w.Brought}
+}
+
+// Dir is where the agent works: the worktree's subdirectory that matches
+// the directory the session was spawned from.
+func (w *Workspace) Dir() string {
+	return filepath.Join(w.Path, w.Subdir)
+}
+
+// LandedNow reports whether what the worker has done is landed: it was
+// landed and nothing was added since.
+func (w *Workspace) LandedNow() bool {
+	return w.Landed != nil && w.Head == w.Landed.Head
+}
+
+// DiffBase is the commit the worker's change is measured from: its base,
+// or, on a branch kept after a landing that has new work since, what was
+// landed (so only the new work shows).
+func (w *Workspace) DiffBase() string { return w.diffBaseFor(w.Head) }
+
+func (w *Workspace) diffBaseFor(head string) string {
+	if w.Landed != nil && w.Landed.Head != "" && head != w.Landed.Head {
+		return w.Landed.Head
+	}
+	return w.BaseCommit
+}
+
+// Preparing reports whether the worktree is not made yet.
+func (w *Workspace) Preparing() bool {
+	return w.State == WorkspaceNew || w.State == WorkspacePreparing
+}
+
+// ChangesText is the CHANGES cell of a listing: "+120 -8 in 5 files",
+// "landed", "conflict", "in place", and so on.
+func (s *Session) ChangesText() string {
+	w := s.Workspace
+	switch {
+	case w == nil:
+		return "in place"
+	case w.Preparing():
+		return "preparing"
+	case w.State == WorkspaceFailed:
+		return "no worktree"
+	case len(w.Conflict) > 0:
+		return "conflict"
+	case w.LandedNow():
+		return "landed"
+	case w.Changes == nil:
+		return "–"
+	case w.Changes.Empty():
+		return "no changes"
+	}
+	return w.Changes.String()
+}
+
+// cloneWorkspace copies a workspace record deeply.
+func cloneWorkspace(w *Workspace) *Workspace {
+	if w == nil {
+		return nil
+	}
+	c := *w
+	c.Brought = append([]string(nil), w.Brought...)
+	c.Conflict = append([]string(nil), w.Conflict...)
+	c.Changes = clonePtr(w.Changes)
+	c.Landed = clonePtr(w.Landed)
+	return &c
+}

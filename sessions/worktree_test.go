@@ -1,0 +1,498 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// These tests run workers in real git repositories: the fake agent runs
+// a shell script of the test's (agent.sh, in the state dir) in its
+// working directory at every turn, as an agent would edit files there.
+
+// repoWorld is a world whose working dir is a git repository (on branch
+// main, with one commit), with git's user config out of the way.
+func repoWorld(t *testing.T, files map[string]string) *world {
+	t.Helper()
+	w := newWorld(t)
+	home := t.TempDir()
+	cfg := filepath.Join(home, "gitconfig")
+	os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600)
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	git(t, w.work, "init", "-q")
+	for name, body := range files {
+		writeFile(t, filepath.Join(w.work, name), body)
+	}
+	git(t, w.work, "add", "-A")
+	git(t, w.work, "commit", "-q", "-m", "init")
+	w.script(fakeScript{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.st.Dir(), "agent.sh")}}, completes("done", 700)...)})
+	w.agent("true")
+	return w
+}
+
+// agent sets what the fake agent does at its next turns.
+func (w *world) agent(script string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.st.Dir(), "agent.sh"), []byte(script+"\n"), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) spawnIn(dir, task string, req SpawnRequest) *Session {
+	w.t.Helper()
+	req.Task, req.Adapter, req.WorkingDir = task, "fake", dir
+	s, err := w.m.Spawn(context.Background(), req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func writeFile(t testing.TB, path, body string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (w *world) diff(id string, req DiffRequest) string {
+	w.t.Helper()
+	var b bytes.Buffer
+	if _, err := w.m.Diff(context.Background(), id, &b, req); err != nil {
+		w.t.Fatalf("diff %s: %v", ShortID(id), err)
+	}
+	return b.String()
+}
+
+func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T) {
+	w := repoWorld(t, map[string]string{"api/server.go": "package api\n", "README": "hi\n"})
+	w.agent(`pwd > ../cwd.txt; printf 'package api\n\nvar Limit = 10\n' > limit.go`)
+	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", SpawnRequest{})
+	ws := s.Workspace
+	if ws == nil || ws.State != WorkspaceNew || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.work {
+		t.Fatalf("workspace %+v", ws)
+	}
+	if !strings.HasPrefix(ws.Path, filepath.Join(os.Getenv("XDG_DATA_HOME"), "zwarm", "worktrees", "work-")) || s.WorkingDir != filepath.Join(ws.Path, "api") {
+		t.Fatalf("worktree at %s, agent in %s", ws.Path, s.WorkingDir)
+	}
+	s = w.wait(s.ID)
+	if s.Status != StatusCompleted || s.Workspace.State != WorkspaceReady {
+		t.Fatalf("status %s (%s), worktree %s", s.Status, s.Error, s.Workspace.State)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(ws.Path, "cwd.txt"))); got != filepath.Join(ws.Path, "api") {
+		t.Errorf("the agent ran in %s, want the same subdirectory of its worktree", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "api", "limit.go")); !os.IsNotExist(err) {
+		t.Error("the worker's file appeared in the main checkout")
+	}
+	if st := git(t, w.work, "status", "--porcelain"); st != "" {
+		t.Errorf("the main checkout is not clean: %q", st)
+	}
+	t1 := s.Turns[0]
+	if t1.Commit == "" || !reflect.DeepEqual(t1.Files, []string{"api/limit.go", "cwd.txt"}) {
+		t.Fatalf("turn 1 commit %q files %v", t1.Commit, t1.Files)
+	}
+	if got := git(t, w.work, "log", "-1", "--format=%an|%cn|%s", t1.Commit); got != "zwarm|zwarm|zwarm "+ShortID(s.ID)+" turn 1: add rate limiting" {
+		t.Errorf("commit %q", got)
+	}
+	if s.Workspace.Head != t1.Commit || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 2, Added: 4}) || s.ChangesText() != "+4 -0 in 2 files" {
+		t.Errorf("changes %+v %q", s.Workspace.Changes, s.ChangesText())
+	}
+
+	// A follow-up's turn is committed on its own, and lists only its files.
+	w.agent(`printf 'package api\n\nvar Limit = 20\n' > limit.go`)
+	if _, err := w.m.Inject(context.Background(), s.ID, "raise the limit"); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	t2 := s.Turns[1]
+	if t2.Commit == "" || t2.Commit == t1.Commit || !reflect.DeepEqual(t2.Files, []string{"api/limit.go"}) {
+		t.Fatalf("turn 2 commit %q files %v", t2.Commit, t2.Files)
+	}
+	if d := w.diff(s.ID, DiffRequest{Turn: 2}); !strings.Contains(d, "-var Limit = 10") || !strings.Contains(d, "+var Limit = 20") || strings.Contains(d, "cwd.txt") {
+		t.Errorf("turn 2's diff:\n%s", d)
+	}
+	if d := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "api/limit.go\ncwd.txt\n" {
+		t.Errorf("the whole change: %q", d)
+	}
+}
+
+func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
+	w := repoWorld(t, map[string]string{"config.go": "package config\n\nconst Port = 80\n"})
+	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat ../port 2>/dev/null || echo 0)" > config.go`)
+	// Each worker reads its port from a file only its worktree has, written
+	// before it starts: the two must never see each other's edits.
+	a := w.spawnIn(w.work, "use port 8080", SpawnRequest{})
+	b := w.spawnIn(w.work, "use port 9090", SpawnRequest{})
+	for _, x := range []struct {
+		s    *Session
+		port string
+	}{{a, "8080"}, {b, "9090"}} {
+		x := x
+		eventually(t, "worktree of "+ShortID(x.s.ID), func() bool { return x.s.Workspace.worktree().Exists() })
+	}
+	w.wait(a.ID)
+	w.wait(b.ID)
+	// Both wrote "0": the port files were not there. Run one more turn each
+	// with a port only its own worktree has.
+	for _, x := range []struct {
+		s    *Session
+		port string
+	}{{a, "8080"}, {b, "9090"}} {
+		writeFile(t, filepath.Join(x.s.Workspace.Path, "..", filepath.Base(x.s.Workspace.Path)+".port"), x.port)
+	}
+	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat "$(pwd).port")" > config.go`)
+	for _, s := range []*Session{a, b} {
+		if _, err := w.m.Inject(context.Background(), s.ID, "now for real"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b = w.wait(a.ID), w.wait(b.ID)
+	da, db := w.diff(a.ID, DiffRequest{}), w.diff(b.ID, DiffRequest{})
+	if !strings.Contains(da, "+const Port = 8080") || strings.Contains(da, "9090") {
+		t.Errorf("a's diff:\n%s", da)
+	}
+	if !strings.Contains(db, "+const Port = 9090") || strings.Contains(db, "8080") {
+		t.Errorf("b's diff:\n%s", db)
+	}
+	if got := readFile(t, filepath.Join(w.work, "config.go")); got != "package config\n\nconst Port = 80\n" {
+		t.Errorf("the main checkout changed before any landing: %q", got)
+	}
+}
+
+func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.go": "package a\n", "notes.txt": "mine\n"})
+	w.agent(`printf 'package a\n\nvar X = 1\n' > a.go`)
+	s := w.wait(w.spawnIn(w.work, "set X", SpawnRequest{}).ID)
+	writeFile(t, filepath.Join(w.work, "notes.txt"), "mine, edited\n")
+	before := git(t, w.work, "rev-parse", "HEAD")
+
+	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Into != "main" || res.Commit == "" || !res.Removed || res.Stat != (workspace.Stat{Files: 1, Added: 2}) {
+		t.Fatalf("%+v", res)
+	}
+	if git(t, w.work, "rev-parse", "HEAD") != res.Commit || git(t, w.work, "rev-parse", "HEAD^") != before {
+		t.Error("main is not one commit further")
+	}
+	if msg := git(t, w.work, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "set X\n\ndone") || !strings.Contains(msg, "Zwarm-Session: "+s.ID) {
+		t.Errorf("message %q: the task, the worker's last message, the session", msg)
+	}
+	if readFile(t, filepath.Join(w.work, "a.go")) != "package a\n\nvar X = 1\n" || readFile(t, filepath.Join(w.work, "notes.txt")) != "mine, edited\n" {
+		t.Error("the landed change is missing, or the uncommitted edit was lost")
+	}
+	s = res.Session
+	if !s.Workspace.LandedNow() || s.ChangesText() != "landed" || s.Workspace.State != WorkspaceRemoved {
+		t.Errorf("after landing: %+v %q", s.Workspace, s.ChangesText())
+	}
+	if s.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+		t.Error("the worktree or the branch is still there")
+	}
+	again, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	if err != nil || !again.Already {
+		t.Errorf("landing again: %+v %v", again, err)
+	}
+	// The listing (through its cache) says so too.
+	list, _ := w.m.List(context.Background(), ListOptions{})
+	if len(list) != 1 || list[0].ChangesText() != "landed" {
+		t.Errorf("listed as %q", list[0].ChangesText())
+	}
+
+	// A follow-up makes the worktree again, from what was landed.
+	w.agent(`printf 'package a\n\nvar X = 2\n' > a.go`)
+	if _, err := w.m.Inject(context.Background(), s.ID, "make it 2"); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	if s.Status != StatusCompleted || s.Workspace.State != WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
+		t.Fatalf("after the follow-up: %s %+v %q", s.Status, s.Workspace, s.ChangesText())
+	}
+}
+
+func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
+	w.agent(`printf 'worker\n' > a.go; sleep 30`)
+	s := w.spawnIn(w.work, "edit a", SpawnRequest{})
+	eventually(t, "the worker to write", func() bool {
+		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
+		return string(b) == "worker\n"
+	})
+	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work}); !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "wait or kill it first") {
+		t.Fatalf("landing a running worker: %v", err)
+	}
+	// A kill leaves the worktree, and what the worker did is committed.
+	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	if s.Status != StatusKilled || !s.Workspace.worktree().Exists() || s.Turns[0].Commit == "" {
+		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.worktree().Exists(), s.Turns[0].Commit)
+	}
+	writeFile(t, filepath.Join(w.work, "a.go"), "person\n")
+	head := git(t, w.work, "rev-parse", "HEAD")
+	_, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	var de *DirtyError
+	if !errors.As(err, &de) || !reflect.DeepEqual(de.Files, []string{"a.go"}) {
+		t.Fatalf("landing over an uncommitted change: %v", err)
+	}
+	if readFile(t, filepath.Join(w.work, "a.go")) != "person\n" || git(t, w.work, "rev-parse", "HEAD") != head {
+		t.Error("the refused landing changed something")
+	}
+}
+
+func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
+	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
+	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
+	if _, err := w.m.Land(context.Background(), first.ID, LandOptions{Dir: w.work}); err != nil {
+		t.Fatal(err)
+	}
+	head, status := git(t, w.work, "rev-parse", "HEAD"), git(t, w.work, "status", "--porcelain")
+	_, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
+	var ce *LandConflictError
+	if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"a.txt"}) || !strings.Contains(err.Error(), "zwarm update "+ShortID(second.ID)) {
+		t.Fatalf("conflicting landing: %v", err)
+	}
+	if git(t, w.work, "rev-parse", "HEAD") != head || git(t, w.work, "status", "--porcelain") != status {
+		t.Fatal("the refused landing changed the checkout")
+	}
+	if s, _ := w.m.Get(context.Background(), second.ID); s.ChangesText() != "conflict" {
+		t.Errorf("listed as %q", s.ChangesText())
+	}
+
+	// The worker resolves the markers it finds.
+	w.agent(`grep -q '<<<<<<<' a.txt && printf '1\nfirst and second\n3\n' > a.txt || true`)
+	up, err := w.m.Update(context.Background(), second.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.From != "main" || up.Commit != head || !reflect.DeepEqual(up.Conflict, []string{"a.txt"}) || up.FollowUp == nil ||
+		!strings.Contains(up.FollowUp.Entry.Text, "a.txt") {
+		t.Fatalf("update %+v", up)
+	}
+	s := w.wait(second.ID)
+	if s.Status != StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
+		t.Fatalf("after the worker's turn: %s %+v %q", s.Status, s.Workspace.Conflict, s.ChangesText())
+	}
+	res, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(w.work, "a.txt")); got != "1\nfirst and second\n3\n" || git(t, w.work, "rev-parse", "HEAD") != res.Commit {
+		t.Errorf("after landing the resolution: %q", got)
+	}
+}
+
+func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	var ids []string
+	for _, f := range []string{"one", "bad", "three"} {
+		w.agent("echo " + f + " > " + f + ".txt")
+		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, SpawnRequest{}).ID).ID)
+		time.Sleep(10 * time.Millisecond) // distinct creation times: the queue's order
+	}
+	head := git(t, w.work, "rev-parse", "HEAD")
+	var out bytes.Buffer
+	q, err := w.m.LandAll(context.Background(), LandOptions{Dir: w.work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
+	var ve *VerifyError
+	if !errors.As(err, &ve) || ve.Code != 1 {
+		t.Fatalf("queue: %v", err)
+	}
+	if len(q.Landed) != 1 || q.Landed[0].Session.ID != ids[0] || !q.Landed[0].Verified || q.Failed.ID != ids[1] || len(q.Left) != 1 || q.Left[0].ID != ids[2] {
+		t.Fatalf("landed %d, failed %v, left %d", len(q.Landed), q.Failed, len(q.Left))
+	}
+	if got := git(t, w.work, "log", "--format=%s", head+"..HEAD"); got != "write one" {
+		t.Errorf("main got %q, want only the first", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "bad.txt")); !os.IsNotExist(err) {
+		t.Error("the change that failed its verify landed")
+	}
+	if !strings.Contains(out.String(), "one.txt") || !strings.Contains(out.String(), "bad.txt") {
+		t.Errorf("verify output %q: each ran on its own candidate", out.String())
+	}
+	// The failed one is back on its branch, untouched.
+	bad, _ := w.m.Get(context.Background(), ids[1])
+	if got := git(t, bad.Workspace.Path, "symbolic-ref", "--short", "HEAD"); got != bad.Workspace.Branch || bad.Workspace.LandedNow() {
+		t.Errorf("the failed worker's worktree is on %q", got)
+	}
+}
+
+func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.agent("echo new > b.txt")
+	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	_, err := w.m.Remove(context.Background(), s.ID, false)
+	var ue *UnlandedError
+	if !errors.As(err, &ue) || ue.Commits != 1 || !strings.Contains(err.Error(), "1 commit never landed (+1 -0 in 1 file)") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("rm: %v", err)
+	}
+	if !s.Workspace.worktree().Exists() {
+		t.Fatal("a refused rm removed the worktree")
+	}
+	res, err := w.m.Clean(context.Background(), CleanOptions{})
+	if err != nil || len(res.Removed) != 0 || len(res.Kept) != 1 {
+		t.Fatalf("clean: %+v %v", res, err)
+	}
+	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if s.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+		t.Error("rm --force left the worktree or the branch")
+	}
+	// A worker that changed nothing goes without --force.
+	w.agent("true")
+	s = w.wait(w.spawnIn(w.work, "nothing", SpawnRequest{}).ID)
+	if _, err := w.m.Remove(context.Background(), s.ID, false); err != nil {
+		t.Fatalf("rm of a worker that changed nothing: %v", err)
+	}
+}
+
+func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing.T) {
+	w := repoWorld(t, map[string]string{".gitignore": ".env\nnode_modules/\n", "a": "a\n"})
+	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
+	writeFile(t, filepath.Join(w.work, "node_modules", "m.js"), "x\n")
+	w.config("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
+	w.agent("cat .env node_modules/m.js > seen.txt")
+	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	if s.Status != StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
+		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	}
+	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "setting up\nTOKEN=1") || !strings.Contains(log, "copy .env") {
+		t.Errorf("setup log %q", log)
+	}
+	if files := git(t, s.Workspace.Path, "show", "--name-only", "--format=", "HEAD"); files != "seen.txt" {
+		t.Errorf("committed %q: what was brought along stays out", files)
+	}
+
+	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
+	s = w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	if s.Status != StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
+		s.Workspace.State != WorkspaceFailed || len(s.Turns) != 0 {
+		t.Fatalf("failing setup: %s %q %s", s.Status, s.Error, s.Workspace.State)
+	}
+}
+
+func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
+	s := w.spawnIn(w.work, "slow setup", SpawnRequest{})
+	eventually(t, "setup to start", func() bool {
+		b, _ := os.ReadFile(w.st.SetupLog(s.ID))
+		return strings.Contains(string(b), "setup: sleep")
+	})
+	if got, _ := w.m.Get(context.Background(), s.ID); got.Status != StatusPending || got.Workspace.State != WorkspacePreparing || got.ChangesText() != "preparing" {
+		t.Fatalf("while preparing: %s %s", got.Status, got.Workspace.State)
+	}
+	start := time.Now()
+	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	if s.Status != StatusKilled || time.Since(start) > 10*time.Second {
+		t.Fatalf("%s after %s", s.Status, time.Since(start))
+	}
+	// cleanup fails the test if a setup process survived
+}
+
+func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	for _, req := range []SpawnRequest{
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "no-such-branch"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "main", WithChanges: true},
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: IsolationNone, Base: "main"},
+		{Task: "x", Adapter: "fake", WorkingDir: t.TempDir(), Isolation: IsolationWorktree},
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: "bubble"},
+	} {
+		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%+v: %v, want an invalid request", req, err)
+		}
+	}
+	if ids, _ := w.st.ids(); len(ids) != 0 {
+		t.Errorf("refused spawns recorded %v", ids)
+	}
+	// Outside a repository, and when asked, a worker works in place.
+	for _, req := range []SpawnRequest{{Isolation: IsolationNone}, {}} {
+		dir := w.work
+		if req.Isolation == "" {
+			dir = t.TempDir()
+		}
+		s := w.spawnIn(dir, "in place", req)
+		if s.Workspace != nil || s.WorkingDir != dir || s.ChangesText() != "in place" {
+			t.Errorf("%+v: workspace %+v in %s", req, s.Workspace, s.WorkingDir)
+		}
+		w.wait(s.ID)
+	}
+}
+
+func TestWithChangesStartsFromTheUncommittedWork(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
+	writeFile(t, filepath.Join(w.work, "a.go"), "package a // wip\n")
+	writeFile(t, filepath.Join(w.work, "new.go"), "package a\n")
+	w.agent(`cat a.go new.go > seen.txt`)
+	s := w.wait(w.spawnIn(w.work, "continue", SpawnRequest{WithChanges: true}).ID)
+	if got := readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")); got != "package a // wip\npackage a\n" {
+		t.Fatalf("the worker saw %q", got)
+	}
+	if d := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "seen.txt\n" {
+		t.Errorf("its diff is against the snapshot: %q", d)
+	}
+	if git(t, w.work, "status", "--porcelain") != "M a.go\n?? new.go" && git(t, w.work, "status", "--porcelain") != " M a.go\n?? new.go" {
+		t.Errorf("the checkout's work in progress changed: %q", git(t, w.work, "status", "--porcelain"))
+	}
+}
+
+func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	linked := filepath.Join(t.TempDir(), "side")
+	git(t, w.work, "worktree", "add", "-q", "-b", "side", linked)
+	git(t, linked, "commit", "-q", "--allow-empty", "-m", "side work")
+	mainHead := git(t, w.work, "rev-parse", "main")
+	w.agent("echo x > x.txt")
+	s := w.wait(w.spawnIn(linked, "on side", SpawnRequest{}).ID)
+	if s.Workspace.Base != "side" || s.Workspace.BaseCommit != git(t, linked, "rev-parse", "HEAD") || s.Workspace.Origin != linked {
+		t.Fatalf("base %s %s, origin %s", s.Workspace.Base, s.Workspace.BaseCommit, s.Workspace.Origin)
+	}
+	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: linked})
+	if err != nil || res.Into != "side" {
+		t.Fatalf("land: %+v %v", res, err)
+	}
+	if git(t, w.work, "rev-parse", "main") != mainHead || readFile(t, filepath.Join(linked, "x.txt")) != "x\n" {
+		t.Error("the main checkout's branch moved, or the linked checkout did not get the change")
+	}
+}
