@@ -60,12 +60,17 @@ func (st *Store) SetupLog(id string) string { return filepath.Join(st.sessionDir
 // SupervisorLog is the supervisor's own diagnostics for a session.
 func (st *Store) SupervisorLog(id string) string { return st.logPath(id) }
 
+// Prepare makes the state dir, ready for sessions (what the first
+// command that writes does; zwarm init does it up front).
+func (st *Store) Prepare() error { return st.ensureWritable() }
+
 // ensureWritable creates the sessions directory and proves it can be
 // written, so that a read-only state dir fails before anything starts.
 func (st *Store) ensureWritable() error {
 	if err := os.MkdirAll(st.sessionsDir(), dirPerm); err != nil {
 		return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
 	}
+	st.ignoreSelf()
 	f, err := os.CreateTemp(st.sessionsDir(), ".probe*")
 	if err != nil {
 		return fmt.Errorf("state dir %s is not writable: %w (fix its permissions or choose another with --state-dir)", st.dir, errors.Unwrap(err))
@@ -73,6 +78,22 @@ func (st *Store) ensureWritable() error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// IgnoreFile is the state dir's own .gitignore: it ignores everything in
+// the state dir, so transcripts are never committed and the repository
+// it is in is never dirtied, without an edit to the repository's files.
+const IgnoreFile = ".gitignore"
+
+// ignoreSelf writes the state dir's .gitignore if it has none (a user's
+// own is left alone).
+func (st *Store) ignoreSelf() {
+	f, err := os.OpenFile(filepath.Join(st.dir, IgnoreFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	if err != nil {
+		return // there already, or nowhere to write it: nothing to do
+	}
+	f.WriteString("# zwarm's state (transcripts of agent sessions) is never committed.\n*\n")
+	f.Close()
 }
 
 // create makes a new session's directories and writes its first record.

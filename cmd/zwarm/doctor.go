@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 type doctorOptions struct {
@@ -27,7 +29,9 @@ func newDoctorCmd(f *factory) *cobra.Command {
 		Long: `Check what zwarm needs: which state dir it uses, whether its config is valid,
 which agent binaries it finds (and their versions), and how it contains the
 processes of a session (a cgroup of its own where the machine allows it,
-else a marker variable). Exit 0 when all is well, 1 otherwise.`,
+else a marker variable), which git it finds, and, in a repository, the
+worktrees whose session is gone and the disk they take (zwarm clean
+--worktrees removes them). Exit 0 when all is well, 1 otherwise.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), o) },
 	}
@@ -82,6 +86,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 
 	wd, _ := os.Getwd()
+	worktreeChecks(ctx, m, wd, add)
 	for _, name := range m.Adapters().Names() {
 		ad, err := m.Adapters().Lookup(name)
 		if err != nil {
@@ -155,4 +160,40 @@ func agentVersion(ctx context.Context, path string) string {
 		return "version unknown"
 	}
 	return render.Clip(first, 80)
+}
+
+// worktreeChecks report git, and the worktrees of the repository here
+// whose session is gone.
+func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add func(check)) {
+	v, err := workspace.GitVersion(ctx)
+	switch {
+	case errors.Is(err, workspace.ErrNoGit):
+		add(check{name: "git", result: "not found: workers work in place (install git for a worktree per worker)", ok: true, note: true})
+		return
+	case err != nil && v == "":
+		add(check{name: "git", result: render.SafeLine(err.Error())})
+		return
+	case err != nil:
+		add(check{name: "git", result: render.SafeLine(err.Error())})
+	default:
+		add(check{name: "git", result: "git " + v, ok: true})
+	}
+	left, err := m.Leftovers(ctx, wd)
+	if err != nil {
+		add(check{name: "worktrees", result: render.SafeLine(err.Error())})
+		return
+	}
+	if len(left) == 0 {
+		add(check{name: "worktrees", result: "none left behind by a session that is gone", ok: true})
+		return
+	}
+	var total int64
+	for _, l := range left {
+		total += l.Bytes
+	}
+	add(check{name: "worktrees", ok: true, note: true, result: fmt.Sprintf("%s whose session is gone take %s (zwarm clean --worktrees removes them):",
+		render.Plural(len(left), "worktree"), humanBytes(total))})
+	for _, l := range left {
+		add(check{name: "", ok: true, note: true, result: fmt.Sprintf("  %s  %s", render.SafeLine(l.Path), humanBytes(l.Bytes))})
+	}
 }

@@ -188,9 +188,16 @@ func (w *world) spawn(task string, flags ...string) string {
 // session is a session object as the JSON output gives it.
 type session struct {
 	sessions.Session
-	Messages []sessions.Message    `json:"messages"`
-	Steps    []step                `json:"steps"`
-	Inbox    []sessions.InboxEntry `json:"inbox"`
+	// The worktree fields --json prints (the record keeps them in
+	// Workspace, which --json does not print).
+	Worktree    string                `json:"worktree"`
+	Branch      string                `json:"branch"`
+	Base        string                `json:"base"`
+	BaseCommit  string                `json:"base_commit"`
+	ChangesText string                `json:"changes_text"`
+	Messages    []sessions.Message    `json:"messages"`
+	Steps       []step                `json:"steps"`
+	Inbox       []sessions.InboxEntry `json:"inbox"`
 }
 
 func (w *world) show(id string) session {
@@ -312,3 +319,28 @@ func (w *world) invocations() []invocation {
 }
 
 var jsonUnmarshal = json.Unmarshal
+
+// gitEnv gives the world's commands (git, zwarm and the workers) a git of
+// their own: no user or system config but an identity, and worktrees made
+// under the test's own data dir.
+func (w *world) gitEnv() {
+	w.t.Helper()
+	home := w.t.TempDir()
+	cfg := filepath.Join(home, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	w.extraEnv = append(w.extraEnv, "GIT_CONFIG_GLOBAL="+cfg, "GIT_CONFIG_NOSYSTEM=1", "XDG_DATA_HOME="+filepath.Join(home, "data"))
+}
+
+// git runs git in dir with the world's environment and returns its output.
+func (w *world) git(dir string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, w.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

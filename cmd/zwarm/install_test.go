@@ -30,19 +30,22 @@ func TestVersionSaysWhatWasBuilt(t *testing.T) {
 
 // The state dir is found as git finds .git: the nearest .zwarm above the
 // working directory; ZWARM_STATE_DIR and --state-dir win. zwarm init makes
-// one (and ignores it in git); commands that only read never make one.
+// one (which ignores itself in git, leaving the repository clean);
+// commands that only read never make one.
 func TestStateDirIsFoundAboveAndMadeOnlyByInit(t *testing.T) {
 	w := newWorld(t)
+	w.gitEnv()
 	root := t.TempDir()
 	proj := filepath.Join(root, "proj")
 	deep := filepath.Join(proj, "sub", "dir")
-	for _, d := range []string{filepath.Join(proj, ".git"), deep} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(proj, ".gitignore"), "/bin")
-	if r := w.zwarmIn(proj, nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "added .zwarm/ to") {
+	w.git(proj, "init", "-q")
+	w.git(proj, "add", "-A")
+	w.git(proj, "commit", "-q", "-m", "init")
+	if r := w.zwarmIn(proj, nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "made "+filepath.Join(proj, ".zwarm")) {
 		t.Fatalf("init: %+v", r)
 	}
 	if r := w.zwarmIn(proj, nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "already has a config.toml") {
@@ -51,11 +54,14 @@ func TestStateDirIsFoundAboveAndMadeOnlyByInit(t *testing.T) {
 	if cfg, _ := os.ReadFile(filepath.Join(proj, ".zwarm", "config.toml")); !bytes.Equal(cfg, exampleConfig) {
 		t.Fatalf("config.toml is not the example:\n%s", cfg)
 	}
-	if ign, _ := os.ReadFile(filepath.Join(proj, ".gitignore")); strings.Count(string(ign), ".zwarm/") != 1 || !strings.HasPrefix(string(ign), "/bin\n") {
-		t.Fatalf(".gitignore:\n%s", ign)
+	if ign, _ := os.ReadFile(filepath.Join(proj, ".gitignore")); string(ign) != "/bin" {
+		t.Fatalf("init edited the repository's .gitignore:\n%s", ign)
+	}
+	if st := w.git(proj, "status", "--porcelain"); st != "" {
+		t.Fatalf("the state dir dirties the repository: %q", st)
 	}
 
-	id := strings.TrimSpace(w.zwarmIn(deep, nil, "spawn", "from deep down").stdout)
+	id := strings.TrimSpace(w.zwarmIn(deep, nil, "spawn", "--in-place", "from deep down").stdout)
 	if _, err := os.Stat(filepath.Join(proj, ".zwarm", "sessions", id)); err != nil {
 		t.Fatalf("spawn from a subdirectory did not use the project's state dir: %v", err)
 	}

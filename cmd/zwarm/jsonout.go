@@ -10,6 +10,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // jsonFlags are --json and --jq EXPR, which filters the JSON as gh does
@@ -121,7 +122,25 @@ type sessionJSON struct {
 	LastMessage    string          `json:"last_message"`
 	Error          string          `json:"error"`
 	PendingInjects int             `json:"pending_injects"`
-	Turns          []turnJSON      `json:"turns"`
+	Denied         int             `json:"denied"`
+	// Where the agent works: a worktree of its own, or in place.
+	Isolation   string          `json:"isolation"`
+	Worktree    string          `json:"worktree"`
+	Branch      string          `json:"branch"`
+	Base        string          `json:"base"`
+	BaseCommit  string          `json:"base_commit"`
+	Changes     *workspace.Stat `json:"changes"`
+	ChangesText string          `json:"changes_text"`
+	Landed      *landedJSON     `json:"landed"`
+	Conflict    []string        `json:"conflict"`
+	Turns       []turnJSON      `json:"turns"`
+}
+
+type landedJSON struct {
+	Commit   string    `json:"commit"`
+	Into     string    `json:"into"`
+	Strategy string    `json:"strategy"`
+	At       time.Time `json:"at"`
 }
 
 type turnJSON struct {
@@ -137,6 +156,9 @@ type turnJSON struct {
 	Live        bool            `json:"live"`
 	LastMessage string          `json:"last_message"`
 	Error       string          `json:"error"`
+	Commit      string          `json:"commit"`
+	Files       []string        `json:"files"`
+	Denied      int             `json:"denied"`
 }
 
 func toJSON(s *sessions.Session) sessionJSON {
@@ -144,11 +166,26 @@ func toJSON(s *sessions.Session) sessionJSON {
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
+		Denied: s.Denied, Isolation: sessions.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
 		Turns: make([]turnJSON, len(s.Turns))}
+	if ws := s.Workspace; ws != nil {
+		out.Isolation, out.Worktree, out.Branch, out.Base, out.BaseCommit = sessions.IsolationWorktree, ws.Path, ws.Branch, ws.Base, ws.BaseCommit
+		out.Changes = ws.Changes
+		if ws.Conflict != nil {
+			out.Conflict = ws.Conflict
+		}
+		if l := ws.Landed; l != nil {
+			out.Landed = &landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At}
+		}
+	}
 	for i, t := range s.Turns {
+		files := t.Files
+		if files == nil {
+			files = []string{}
+		}
 		out.Turns[i] = turnJSON{N: t.N, Prompt: t.Prompt, StartedAt: t.StartedAt, EndedAt: t.EndedAt, ExitCode: t.ExitCode,
 			Status: t.Status, Usage: t.Usage, CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
-			LastMessage: t.LastMessage, Error: t.Error}
+			LastMessage: t.LastMessage, Error: t.Error, Commit: t.Commit, Files: files, Denied: t.Denied}
 	}
 	return out
 }

@@ -73,6 +73,9 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		deferGC(io) // read, print and exit, as show (a follow lives on)
 	}
 	w := bufio.NewWriterSize(io.out, 64<<10)
+	if o.turn <= 1 {
+		writeSetupLog(w, m.Store().SetupLog(s.ID))
+	}
 	lp := &logPrinter{st: m.Store(), w: w, from: 1, only: o.turn, follow: o.follow}
 	from := 1
 	for _, t := range m.Turns(s) {
@@ -145,4 +148,31 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 		}
 	}
 	return nil
+}
+
+// writeSetupLog prints what making the session's worktree did and printed
+// (git, what was brought along, the setup command's output), before the
+// first turn; a session in place has none.
+func writeSetupLog(w *bufio.Writer, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	const limit = 1 << 20 // a setup that printed more is cut: its end is what tells
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return
+	}
+	w.WriteString("── worktree setup\n")
+	off := max(0, st.Size()-limit)
+	if off > 0 {
+		fmt.Fprintf(w, "  … (%d bytes cut: %s has all of it)\n", off, path)
+	}
+	buf := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	for _, l := range render.Lines(string(buf[:n])) {
+		w.WriteString("  " + l + "\n")
+	}
+	w.WriteString("\n")
 }

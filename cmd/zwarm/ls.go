@@ -162,15 +162,25 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 	if _, err := io.out.Write([]byte(b.String())); err != nil {
 		return err
 	}
-	t := newTable(io,
-		column{title: "ID"}, column{title: "STATUS"}, column{title: "ADAPTER", drop: 6}, column{title: "MODEL", drop: 7},
+	// On a terminal, CHANGES is shown when a worker listed has a worktree:
+	// "in place" on every row says nothing. Piped, it is always there, so
+	// scripts see the same columns.
+	changes := !io.outTTY
+	for _, s := range list {
+		changes = changes || s.Workspace != nil
+	}
+	cols := []column{{title: "ID"}, {title: "STATUS"}}
+	if changes {
+		cols = append(cols, column{title: "CHANGES", drop: 8})
+	}
+	cols = append(cols, column{title: "ADAPTER", drop: 6}, column{title: "MODEL", drop: 7},
 		column{title: "TURN", drop: 2}, column{title: "TOKENS", drop: 4}, column{title: "COST", drop: 3}, column{title: "AGE", drop: 1},
-		column{title: "SOURCE", drop: 5}, column{title: "TASK", flex: true},
-	)
+		column{title: "SOURCE", drop: 5}, column{title: "TASK", flex: true})
+	t := newTable(io, cols...)
 	var row []cell // piped rows are written as they are made: one will do
 	for _, s := range list {
 		if io.outTTY {
-			t.add(sessionRow(s, now, stall)...)
+			t.add(sessionRow(s, now, stall, changes)...)
 		} else {
 			row = plainRow(row[:0], s)
 			t.add(row...)
@@ -179,21 +189,24 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 	return t.flush()
 }
 
-// sessionRow is one line of ls on a terminal.
-func sessionRow(s *sessions.Session, now time.Time, stall *watchers.StallConfig) []cell {
+// sessionRow is one line of ls on a terminal; changes says the CHANGES
+// column is shown.
+func sessionRow(s *sessions.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cell {
 	status, sgr := statusCell(s, now, stall)
-	return []cell{
-		{text: sessions.ShortID(s.ID)},
-		{text: status, sgr: sgr},
-		{text: render.SafeLine(s.Adapter)},
-		{text: render.SafeLine(s.Model)},
-		{text: strconv.Itoa(s.Turn)},
-		{text: render.SessionTokens(s)},
-		{text: render.SessionCost(s)},
-		{text: render.Age(now.Sub(s.CreatedAt))},
-		{text: sourceCell(s.Source)},
-		{text: render.Clip(s.Task, 200)},
+	row := []cell{{text: sessions.ShortID(s.ID)}, {text: status, sgr: sgr}}
+	if changes {
+		row = append(row, changesCell(s))
 	}
+	return append(row,
+		cell{text: render.SafeLine(s.Adapter)},
+		cell{text: render.SafeLine(s.Model)},
+		cell{text: strconv.Itoa(s.Turn)},
+		cell{text: render.SessionTokens(s)},
+		cell{text: render.SessionCost(s)},
+		cell{text: render.Age(now.Sub(s.CreatedAt))},
+		cell{text: sourceCell(s.Source)},
+		cell{text: render.Clip(s.Task, 200)},
+	)
 }
 
 // plainRow appends a piped line of ls to row: whole ids, token counts,
@@ -210,6 +223,7 @@ func plainRow(row []cell, s *sessions.Session) []cell {
 	return append(row,
 		cell{text: s.ID},
 		cell{text: string(s.Status)},
+		cell{text: s.ChangesText()},
 		cell{text: render.SafeLine(s.Adapter)},
 		cell{text: render.SafeLine(s.Model)},
 		cell{text: strconv.Itoa(s.Turn)},
@@ -237,7 +251,7 @@ func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig)
 	if s.Settled() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
 		text += "*"
 	}
-	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 {
+	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 || s.Denied > 0 {
 		text += "!"
 	}
 	if stall != nil {
@@ -251,6 +265,11 @@ func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig)
 	}
 	if q := render.Quiet(s, now); q != "" {
 		return text + ", " + q, sgrYellow
+	}
+	if s.Denied > 0 {
+		// Work the agent was asked to do and its permissions refused:
+		// never silent (show says which and how to allow them).
+		return text + ", " + render.Plural(s.Denied, "call") + " denied", sgrYellow
 	}
 	return text, statusColor(s.Status)
 }
@@ -295,4 +314,20 @@ func summaryLine(io *streams, list []*sessions.Session) string {
 		money += fmt.Sprintf(" (+%s of unknown price)", render.Plural(unknown, "session"))
 	}
 	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + money
+}
+
+// changesCell is what became of a worker's change: "+120 -8 in 5 files",
+// "landed", "conflict", "in place".
+func changesCell(s *sessions.Session) cell {
+	text := s.ChangesText()
+	sgr := ""
+	switch text {
+	case "landed":
+		sgr = sgrGreen
+	case "conflict", "no worktree":
+		sgr = sgrRed
+	case "in place", "no changes", "preparing", "–":
+		sgr = sgrDim
+	}
+	return cell{text: text, sgr: sgr}
 }

@@ -108,6 +108,7 @@ out; 130 interrupted.`,
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
+		newDiffCmd(f), newLandCmd(f), newUpdateCmd(f),
 		newOrchestrateCmd(f), newRunsCmd(f),
 		newWatchCmd(f), newMCPCmd(f),
 		newInitCmd(f), newDoctorCmd(f), newVersionCmd(f),

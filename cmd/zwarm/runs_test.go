@@ -111,10 +111,10 @@ func TestLsShowsWhoStartedEachWorker(t *testing.T) {
 		f := strings.Split(l, "\t")
 		rows[f[0]] = f
 	}
-	if got := rows[worker]; len(got) != 10 || got[8] != "run:"+id {
+	if got := rows[worker]; len(got) != 11 || got[9] != "run:"+id {
 		t.Errorf("the worker's row: %q", got)
 	}
-	if got := rows[mine]; len(got) != 10 || got[8] != "user" {
+	if got := rows[mine]; len(got) != 11 || got[9] != "user" {
 		t.Errorf("the person's row: %q", got)
 	}
 	for _, prefix := range []string{id, id[:8], id[:4]} {

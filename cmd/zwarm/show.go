@@ -203,6 +203,11 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	}
 	field("agent", "%s", agent)
 	field("dir", "%s", render.SafeLine(s.WorkingDir))
+	if !s.Legacy {
+		for _, f := range render.WorkspaceFields(s, now) {
+			field(f.Name, "%s", f.Text)
+		}
+	}
 	field("source", "%s", render.Source(s.Source))
 	field("started", "%s", render.When(s.CreatedAt, now))
 	if s.EndedAt != nil && s.Settled() {
@@ -214,6 +219,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 		render.Tokens(s.Usage.InputTokens), render.Tokens(s.Usage.CachedInputTokens), render.Tokens(s.Usage.OutputTokens), render.SessionCost(s))
 	if s.Error != "" {
 		field("error", "%s", render.Clip(render.ErrorText(s.Error), 1000))
+	}
+	if d := render.DenialsText(s); d != "" {
+		field("denied", "%s", io.paint(sgrYellow, d))
 	}
 	if s.Legacy {
 		field("note", "written by the Python zwarm: read-only")

@@ -21,6 +21,11 @@ type spawnOptions struct {
 	source   string
 	wait     bool
 	out      jsonFlags
+	// Where the agent works: a worktree of its own (the default in a git
+	// repository), or in place.
+	inPlace     bool
+	base        string
+	withChanges bool
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
@@ -30,8 +35,17 @@ func newSpawnCmd(f *factory) *cobra.Command {
 		Short: "Start an agent on a task in the background",
 		Long: `Start an agent on a task in the background and print the session's id. The
 task is the arguments, the contents of a file (-f FILE), or standard input
-(a lone -).`,
+(a lone -).
+
+In a git repository the agent works in a git worktree of its own, on branch
+zwarm/<id>, made from HEAD (or --base) outside the repository; its work is
+committed at the end of each turn, and zwarm diff and zwarm land review and
+land it. --in-place (or [worktrees] isolation = "none") works in the
+directory itself, as outside a repository.`,
 		Example: `  zwarm spawn "add a --verbose flag to the CLI"
+  zwarm spawn --base main "port the fix to main"
+  zwarm spawn --with-changes "finish what I started"
+  zwarm spawn --in-place "fix the typo in README"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
   zwarm spawn -f task.md
   git diff | zwarm spawn -
@@ -54,6 +68,9 @@ task is the arguments, the contents of a file (-f FILE), or standard input
 	fl.StringVar(&o.sandbox, "sandbox", "", "sandbox: read-only, workspace-write, danger-full-access (claude: also a permission mode)")
 	fl.StringVar(&o.source, "source", "", "who started the session (default: user)")
 	fl.BoolVar(&o.wait, "wait", false, "block until the session settles; exit 1 if it failed")
+	fl.BoolVar(&o.inPlace, "in-place", false, "work in the directory itself, not in a worktree of its own")
+	fl.StringVar(&o.base, "base", "", "start the worktree from this branch, tag or commit (default: HEAD)")
+	fl.BoolVar(&o.withChanges, "with-changes", false, "start the worktree from HEAD with the checkout's uncommitted changes")
 	o.out.add(c, "the session")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
@@ -90,6 +107,12 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	if _, err := o.out.check(); err != nil {
 		return err
 	}
+	switch {
+	case o.inPlace && (o.base != "" || o.withChanges):
+		return usagef("--in-place works in the directory itself: it takes no --base or --with-changes")
+	case o.base != "" && o.withChanges:
+		return usagef("--with-changes starts from HEAD and the uncommitted changes on it: it takes no --base")
+	}
 	src, err := sessions.ParseSource(o.source)
 	if err != nil {
 		return usagef("--source: %v", err)
@@ -99,9 +122,14 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	s, err := m.Spawn(ctx, sessions.SpawnRequest{
+	req := sessions.SpawnRequest{
 		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
-	})
+		Base: o.base, WithChanges: o.withChanges,
+	}
+	if o.inPlace {
+		req.Isolation = sessions.IsolationNone
+	}
+	s, err := m.Spawn(ctx, req)
 	if err != nil {
 		return err
 	}

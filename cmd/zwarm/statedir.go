@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // StateDirEnv overrides the state dir.
@@ -22,7 +24,8 @@ type stateDirChoice struct {
 
 // chooseStateDir finds the state dir as git finds .git: --state-dir, else
 // ZWARM_STATE_DIR, else the nearest .zwarm/ in the working directory or
-// one of its parents, else ./.zwarm. Nothing is created here: read-only
+// one of its parents (from inside a linked worktree, the one of its
+// repository's main checkout), else ./.zwarm. Nothing is created here: read-only
 // commands leave a missing state dir missing.
 func chooseStateDir(flag string) stateDirChoice {
 	if flag != "" {
@@ -36,13 +39,22 @@ func chooseStateDir(flag string) stateDirChoice {
 		return stateDirChoice{stateDirName, "default"}
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		cand := filepath.Join(dir, stateDirName)
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return stateDirChoice{cand, "found"}
+		if isDir(filepath.Join(dir, stateDirName)) {
+			return stateDirChoice{filepath.Join(dir, stateDirName), "found"}
+		}
+		// The top of a linked worktree (a worker's, say): its repository's
+		// state dir is beside the main checkout, found through git's files.
+		if main := workspace.MainCheckout(dir); main != "" && isDir(filepath.Join(main, stateDirName)) {
+			return stateDirChoice{filepath.Join(main, stateDirName), "found"}
 		}
 		if filepath.Dir(dir) == dir {
 			break
 		}
 	}
 	return stateDirChoice{filepath.Join(wd, stateDirName), "default"}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -299,16 +299,16 @@ func TestLsPiped(t *testing.T) {
 	id := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex", long))[0]
 	out := w.ok("ls")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tSOURCE\tTASK" {
+	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tCHANGES\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tSOURCE\tTASK" {
 		t.Fatalf("ls:\n%s", out)
 	}
 	f := strings.Split(lines[1], "\t")
-	if len(f) != 10 || f[0] != id || f[1] != "completed" || f[2] != "codex" || f[3] != "gpt-5.1-codex" || f[4] != "1" ||
-		f[5] != "710" || f[8] != "user" || f[9] != long {
+	if len(f) != 11 || f[0] != id || f[1] != "completed" || f[2] != "in place" || f[3] != "codex" || f[4] != "gpt-5.1-codex" || f[5] != "1" ||
+		f[6] != "710" || f[9] != "user" || f[10] != long {
 		t.Fatalf("row %q", f)
 	}
-	if c := w.show(id).CostUSD; c == nil || f[6] != strconv.FormatFloat(*c, 'f', -1, 64) {
-		t.Fatalf("cost %q, want %v", f[6], c)
+	if c := w.show(id).CostUSD; c == nil || f[7] != strconv.FormatFloat(*c, 'f', -1, 64) {
+		t.Fatalf("cost %q, want %v", f[7], c)
 	}
 	if r := w.zwarm("ls", "--status", "running"); r.stdout != "" || !strings.Contains(r.stderr, "no running sessions (1 session in all") {
 		t.Fatalf("ls --status running: %+v", r)

@@ -105,6 +105,7 @@ func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
 		kind = Error
 	}
 	out := []Line{{Kind: kind, Indent: 1, Text: "── " + strings.Join(parts, " · ")}}
+	out = append(out, turnWork(t)...)
 	if t.Status == sessions.StatusCompleted {
 		return out
 	}

@@ -159,3 +159,28 @@ func splitZ(s string) []string {
 	}
 	return strings.Split(s, "\x00")
 }
+
+// MinGitVersion is the oldest git zwarm lands with: git merge-tree
+// --write-tree (the conflict check that changes nothing) came in 2.38.
+const MinGitVersion = "2.38"
+
+// GitVersion returns git's version ("2.39.5"), and an error if git is
+// missing or older than MinGitVersion.
+func GitVersion(ctx context.Context) (string, error) {
+	out, err := git{}.line(ctx, "version")
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimPrefix(out, "git version ")
+	if f := strings.Fields(v); len(f) > 0 {
+		v = f[0]
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
+		return v, fmt.Errorf("git version %q: cannot tell if it is %s or newer", v, MinGitVersion)
+	}
+	if major < 2 || major == 2 && minor < 38 {
+		return v, fmt.Errorf("git %s is older than %s, which zwarm needs to land workers' changes (git merge-tree --write-tree)", v, MinGitVersion)
+	}
+	return v, nil
+}

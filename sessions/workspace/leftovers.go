@@ -136,7 +136,7 @@ func DiskUsage(path string) int64 {
 // that would be lost with it (zwarm's own branches do not count as
 // keeping it).
 func Unmerged(ctx context.Context, commonDir, branch string) (int, error) {
-	out, err := git{dir: commonDir}.line(ctx, "rev-list", "--count", "refs/heads/"+branch, "--not", "--exclude=refs/heads/zwarm/*", "--branches", "--")
+	out, err := git{dir: commonDir}.line(ctx, "rev-list", "--count", "refs/heads/"+branch, "--not", "--exclude=zwarm/*", "--branches", "--")
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// These tests drive the binary as a user would in a git repository:
+// workers in worktrees of their own, reviewed with diff and landed.
+
+// repoWorld is a world whose working dir is a git repository on main,
+// and whose fake agent runs a shell command (per prompt) in its working
+// dir before it answers.
+func repoWorld(t *testing.T, files map[string]string) *world {
+	t.Helper()
+	w := newWorld(t)
+	w.gitEnv()
+	w.git(w.work, "init", "-q")
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(w.work, name)), 0o755)
+		writeFile(t, filepath.Join(w.work, name), body)
+	}
+	w.git(w.work, "add", "-A")
+	w.git(w.work, "commit", "-q", "-m", "init")
+	return w
+}
+
+// agentDoes makes the fake agent run cmd for a prompt, then complete.
+func agentDoes(cmd string) []step {
+	return append([]step{{"run": cmd}}, completes("did it", 700)...)
+}
+
+func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
+	w := repoWorld(t, map[string]string{"api/server.go": "package api\n"})
+	w.setScript(completes("done", 700),
+		"add a", agentDoes(`printf 'package api\n\nvar A = 1\n' > a.go`),
+		"add b", agentDoes(`printf 'package api\n\nvar B = 2\n' > b.go`))
+	api := filepath.Join(w.work, "api")
+	a := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "spawn", "add a").stdout)
+	b := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "spawn", "add b").stdout)
+	w.ok("wait", a, b)
+
+	// The main checkout is untouched until a landing.
+	if st := w.git(w.work, "status", "--porcelain"); st != "" {
+		t.Fatalf("main checkout changed: %q", st)
+	}
+	// ls, piped: a CHANGES column, tab-separated.
+	out := lines(w.ok("ls"))
+	if head := strings.Split(out[0], "\t"); len(head) < 3 || head[2] != "CHANGES" {
+		t.Fatalf("header %q", out[0])
+	}
+	for _, l := range out[1:] {
+		if f := strings.Split(l, "\t"); f[2] != "+3 -0 in 1 file" {
+			t.Errorf("row %q: CHANGES %q", l, f[2])
+		}
+	}
+	// diff shows exactly each worker's change, paths from the repository's top.
+	if d := w.ok("diff", a); !strings.Contains(d, "+++ b/api/a.go") || !strings.Contains(d, "+var A = 1") || strings.Contains(d, "b.go") {
+		t.Fatalf("diff of a:\n%s", d)
+	}
+	if d := w.ok("diff", b, "--name-only"); d != "api/b.go\n" {
+		t.Fatalf("diff --name-only of b: %q", d)
+	}
+	if d := w.ok("diff", a, "--stat"); !strings.Contains(d, "api/a.go | 3 +++") || !strings.Contains(d, "1 file changed, 3 insertions(+)") {
+		t.Fatalf("diff --stat of a:\n%s", d)
+	}
+	var s session
+	mustJSON(t, w.ok("show", "--json", a), &s)
+	if s.Branch != "zwarm/"+a || s.Base != "main" || len(s.BaseCommit) != 40 || s.ChangesText != "+3 -0 in 1 file" ||
+		!strings.HasPrefix(s.Worktree, os.Getenv("HOME")) && strings.HasPrefix(s.Worktree, w.work) ||
+		s.Turns[0].Commit == "" || strings.Join(s.Turns[0].Files, ",") != "api/a.go" {
+		t.Fatalf("show --json: %q %q %q %q %q, turn %+v", s.Worktree, s.Branch, s.Base, s.BaseCommit, s.ChangesText, s.Turns[0])
+	}
+
+	// Land both, from a subdirectory of the checkout.
+	for _, id := range []string{a, b} {
+		r := w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "land", id)
+		if r.code != 0 || !strings.Contains(r.stdout, "landed "+sessions.ShortID(id)+" into main as ") {
+			t.Fatalf("land %s: %+v", id, r)
+		}
+	}
+	if got := w.git(w.work, "log", "--format=%s", "-3"); got != "add b\nadd a\ninit" {
+		t.Errorf("main's log:\n%s", got)
+	}
+	for _, f := range []string{"a.go", "b.go"} {
+		if _, err := os.Stat(filepath.Join(api, f)); err != nil {
+			t.Errorf("%s did not land: %v", f, err)
+		}
+	}
+	for _, l := range lines(w.ok("ls"))[1:] {
+		if f := strings.Split(l, "\t"); f[2] != "landed" {
+			t.Errorf("after landing: %q", l)
+		}
+	}
+	if br := w.git(w.work, "branch", "--list", "zwarm/*"); br != "" {
+		t.Errorf("branches left after landing: %q", br)
+	}
+	if r := w.zwarm("land", a); r.code != 0 || !strings.Contains(r.stdout, "is landed already") {
+		t.Errorf("landing again: %+v", r)
+	}
+}
+
+func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	w.setScript(completes("done", 700),
+		"slow", append([]step{{"run": "echo wip > wip.txt"}, {"sleep_ms": 30000}}, completes("x", 1)...),
+		"first", agentDoes(`printf '1\nfirst\n3\n' > a.txt`),
+		"second", agentDoes(`printf '1\nsecond\n3\n' > a.txt`))
+	slow := w.spawn("slow")
+	eventually(t, "the slow worker to start", func() bool { return len(w.invocations()) > 0 })
+	if r := w.zwarm("land", slow); r.code != 1 || !strings.Contains(r.stderr, "still running: wait or kill it first") {
+		t.Fatalf("landing a running worker: %+v", r)
+	}
+	w.ok("kill", slow)
+	inPlace := w.spawn("first", "--in-place")
+	w.ok("wait", inPlace)
+	w.git(w.work, "checkout", "-q", "--", "a.txt") // what the in-place worker did
+	if r := w.zwarm("land", inPlace); r.code != 2 || !strings.Contains(r.stderr, "worked in place") {
+		t.Fatalf("landing an in-place worker: %+v", r)
+	}
+	if r := w.zwarm("land", "ffffffff"); r.code != 2 {
+		t.Fatalf("landing an unknown id: %+v", r)
+	}
+	if r := w.zwarm("land", "--squash", "--merge", slow); r.code != 2 {
+		t.Fatalf("two strategies: %+v", r)
+	}
+
+	first, second := w.spawn("first"), w.spawn("second")
+	w.ok("wait", first, second)
+	w.ok("land", first)
+	head := w.git(w.work, "rev-parse", "HEAD")
+	r := w.zwarm("land", second)
+	if r.code != 1 || !strings.Contains(r.stderr, "conflicts with main in a.txt") || !strings.Contains(r.stderr, "zwarm update "+sessions.ShortID(second)) {
+		t.Fatalf("a conflicting landing: %+v", r)
+	}
+	if w.git(w.work, "rev-parse", "HEAD") != head || w.git(w.work, "status", "--porcelain") != "" {
+		t.Fatal("the refused landing changed the checkout")
+	}
+	if f := strings.Split(lines(w.ok("ls", second))[1], "\t"); f[2] != "conflict" {
+		t.Errorf("ls says %q", f[2])
+	}
+
+	// update merges main in and asks the worker to resolve the conflict.
+	w.setScript(agentDoes(`grep -q '<<<<<<<' a.txt && printf '1\nfirst and second\n3\n' > a.txt; true`))
+	r = w.zwarm("update", second, "--wait")
+	if r.code != 0 || !strings.Contains(r.stdout, "conflicts in a.txt: the worker was asked to resolve them") {
+		t.Fatalf("update: %+v", r)
+	}
+	if out := w.ok("land", second); !strings.Contains(out, "landed ") {
+		t.Fatalf("land after update: %s", out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.work, "a.txt")); string(got) != "1\nfirst and second\n3\n" {
+		t.Errorf("a.txt after both landed: %q", got)
+	}
+}
+
+func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(completes("done", 700),
+		"one", agentDoes("echo one > one.txt"), "bad", agentDoes("echo bad > bad.txt"), "three", agentDoes("echo three > three.txt"))
+	var ids []string
+	for _, task := range []string{"one", "bad", "three"} {
+		id := w.spawn(task)
+		w.ok("wait", id)
+		ids = append(ids, id)
+	}
+	r := w.zwarm("land", "--all", "--verify", "test ! -f bad.txt")
+	if r.code != 1 || !strings.Contains(r.stdout, "landed "+sessions.ShortID(ids[0])) ||
+		!strings.Contains(r.stderr, "the queue stopped at "+sessions.ShortID(ids[1])) || !strings.Contains(r.stderr, "not tried: "+sessions.ShortID(ids[2])) {
+		t.Fatalf("queue: %+v", r)
+	}
+	if got := w.git(w.work, "log", "--format=%s", "-2"); got != "one\ninit" {
+		t.Errorf("main's log: %q", got)
+	}
+}
+
+func TestRmAndCleanKeepWorkThatWasNeverLanded(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := w.spawn("add b")
+	w.ok("wait", id)
+	r := w.zwarm("rm", id)
+	if r.code != 1 || !strings.Contains(r.stderr, "1 commit never landed") || !strings.Contains(r.stderr, "zwarm land "+sessions.ShortID(id)) {
+		t.Fatalf("rm: %+v", r)
+	}
+	r = w.zwarm("clean", "--older-than", "0s", "--yes")
+	if r.code != 1 || !strings.Contains(r.stderr, "kept session "+sessions.ShortID(id)) {
+		t.Fatalf("clean: %+v", r)
+	}
+	if len(w.ls()) != 1 {
+		t.Fatal("the session was removed")
+	}
+	w.ok("rm", "--force", id)
+	if br := w.git(w.work, "branch", "--list", "zwarm/*"); br != "" || len(w.ls()) != 0 {
+		t.Fatalf("rm --force left branch %q", br)
+	}
+}
+
+func TestWorktreeCommandsFromInsideAWorkersWorktree(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	state := filepath.Join(w.work, ".zwarm")
+	if r := w.zwarmIn(w.work, nil, "init"); r.code != 0 {
+		t.Fatalf("init: %+v", r)
+	}
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := strings.TrimSpace(w.zwarmIn(w.work, nil, "spawn", "add b").stdout)
+	w.zwarmIn(w.work, nil, "wait", id)
+	var s session
+	mustJSON(t, w.zwarmIn(w.work, nil, "show", "--json", id).stdout, &s)
+	wt := s.Worktree
+	if strings.HasPrefix(wt, w.work) {
+		t.Fatalf("the worktree %s is inside the repository", wt)
+	}
+	// From inside the worktree, the repository's state dir is found.
+	if r := w.zwarmIn(filepath.Join(wt), nil, "ls"); r.code != 0 || !strings.Contains(r.stdout, id) {
+		t.Fatalf("ls from the worktree: %+v", r)
+	}
+	if r := w.zwarmIn(wt, nil, "diff", id, "--name-only"); r.stdout != "b.txt\n" {
+		t.Fatalf("diff from the worktree: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(state, ".gitignore")); err != nil || w.git(w.work, "status", "--porcelain") != "" {
+		t.Fatalf("the state dir dirties the repository: %v %q", err, w.git(w.work, "status", "--porcelain"))
+	}
+}
+
+func TestDoctorFindsWorktreesWhoseSessionIsGoneAndCleanRemovesThem(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := w.spawn("add b")
+	w.ok("wait", id)
+	var s session
+	mustJSON(t, w.ok("show", "--json", id), &s)
+	// The record goes, the worktree stays: what a crash or a hand-made
+	// removal leaves.
+	os.RemoveAll(filepath.Join(w.state, "sessions", id))
+	r := w.zwarm("doctor")
+	if !strings.Contains(r.stdout, "1 worktree whose session is gone") || !strings.Contains(r.stdout, s.Worktree) {
+		t.Fatalf("doctor: %+v", r)
+	}
+	r = w.zwarm("clean", "--worktrees", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+s.Worktree) || !strings.Contains(r.stderr, "kept branch zwarm/"+id) {
+		t.Fatalf("clean --worktrees: %+v", r)
+	}
+	if _, err := os.Stat(s.Worktree); !os.IsNotExist(err) {
+		t.Fatal("the worktree is still there")
+	}
+	if br := w.git(w.work, "branch", "--list", "zwarm/*"); !strings.Contains(br, id) {
+		t.Fatalf("the branch with unlanded work went: %q", br)
+	}
+	if r := w.zwarm("doctor"); strings.Contains(r.stdout, "whose session is gone take") {
+		t.Fatalf("doctor after clean: %s", r.stdout)
+	}
+}
+
+func TestSpawnRefusesABadBaseAndContradictoryFlags(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	for _, args := range [][]string{
+		{"spawn", "--base", "no-such-branch", "x"},
+		{"spawn", "--in-place", "--base", "main", "x"},
+		{"spawn", "--base", "main", "--with-changes", "x"},
+	} {
+		if r := w.zwarm(args...); r.code != 2 || r.stderr == "" {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if len(w.ls()) != 0 {
+		t.Fatal("a refused spawn recorded a session")
+	}
+	if r := w.zwarm("spawn", "--base", "no-such-branch", "x"); !strings.Contains(r.stderr, `base "no-such-branch" is not a commit`) {
+		t.Errorf("message: %q", r.stderr)
+	}
+}
+
+// On a terminal the CHANGES column shows once a worker has a worktree,
+// and keeps its place at 80 columns.
+func TestLsShowsChangesOnATerminal(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := w.spawn("add b")
+	w.ok("wait", id)
+	inPlace := w.spawn("elsewhere", "--in-place")
+	w.ok("wait", inPlace)
+	for _, cols := range []int{80, 160} {
+		out, code := w.onTerminal(cols, nil, "", "ls")
+		out = visible(out)
+		if code != 0 || !strings.Contains(out, "CHANGES") || !strings.Contains(out, "+1 -0 in 1 file") || !strings.Contains(out, "in place") {
+			t.Fatalf("%d columns:\n%s", cols, out)
+		}
+	}
+}

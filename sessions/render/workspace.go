@@ -1,0 +1,125 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// The text of a session's worktree and of what its turns changed, one way
+// for show, logs, the dashboard and the orchestrator.
+
+// Field is one labelled line of a session's description.
+type Field struct{ Name, Text string }
+
+// WorkspaceFields describe where a session's agent works and what became
+// of its change: the worktree, its branch and base, and the change
+// (landed, conflicting, or how big and how to review and land it).
+func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
+	ws := s.Workspace
+	if ws == nil {
+		return []Field{{"worktree", "none: it works in place, in " + SafeLine(s.WorkingDir)}}
+	}
+	id := sessions.ShortID(s.ID)
+	base := SafeLine(ws.Base)
+	if ws.BaseCommit != "" && !strings.HasPrefix(ws.BaseCommit, ws.Base) {
+		base += " at " + shortCommit(ws.BaseCommit)
+	}
+	if ws.WithChanges {
+		base += " with the uncommitted changes of " + SafeLine(ws.Origin)
+	}
+	out := []Field{{"worktree", SafeLine(ws.Path)}, {"branch", SafeLine(ws.Branch) + ", from " + base}}
+	var change string
+	switch {
+	case ws.Preparing():
+		change = "none yet: the worktree is being made"
+	case ws.State == sessions.WorkspaceFailed:
+		change = "none: the worktree could not be made"
+	case len(ws.Conflict) > 0:
+		change = fmt.Sprintf("conflict in %s: zwarm update %s merges the base in and has the worker resolve it",
+			SafeLine(strings.Join(ws.Conflict, ", ")), id)
+	case ws.LandedNow():
+		l := ws.Landed
+		change = fmt.Sprintf("landed into %s as %s (%s, %s)", SafeLine(l.Into), shortCommit(l.Commit), l.Strategy, Ago(now.Sub(l.At)))
+	case ws.Changes == nil:
+		change = "not measured yet (the first turn has not ended)"
+	case ws.Changes.Empty():
+		change = "none: the worker changed no file"
+	default:
+		change = ws.Changes.String() + fmt.Sprintf(", not landed: zwarm diff %s shows it, zwarm land %s lands it", id, id)
+	}
+	out = append(out, Field{"changes", change})
+	if ws.State == sessions.WorkspaceRemoved {
+		out[0].Text += " (removed after landing; a follow-up makes it again)"
+	}
+	if ws.Error != "" {
+		out = append(out, Field{"", ErrorText(ws.Error)})
+	}
+	return out
+}
+
+// DenialsText says how many tool calls a session's agent was refused and
+// how to allow them, "" when none was.
+func DenialsText(s *sessions.Session) string {
+	if s.Denied == 0 {
+		return ""
+	}
+	var first []string
+	for _, t := range s.Turns {
+		for _, d := range t.Denials {
+			if len(first) < 3 {
+				first = append(first, denial(d))
+			}
+		}
+	}
+	msg := fmt.Sprintf("%s refused by the agent's permissions", Plural(s.Denied, "tool call"))
+	if len(first) > 0 {
+		msg += ": " + strings.Join(first, "; ")
+	}
+	how := "allow them with --sandbox danger-full-access, or name the tools in claude.toml (args = [\"--allowedTools\", \"Bash(go test *)\"])"
+	if s.Adapter != "claude" {
+		how = "allow them with a wider --sandbox"
+	}
+	return msg + ". The agent could not do that work; " + how
+}
+
+func denial(d sessions.Denial) string {
+	if d.Input == "" {
+		return SafeLine(d.Tool)
+	}
+	return SafeLine(d.Tool) + " " + clipRunes(SafeLine(d.Input), 80)
+}
+
+// turnWork is what a turn changed (its commit and files) and what its
+// agent was refused, under its end line.
+func turnWork(t sessions.Turn) []Line {
+	var out []Line
+	if t.Commit != "" {
+		files := strings.Join(t.Files, ", ")
+		if t.FilesOmitted > 0 {
+			files += fmt.Sprintf(" and %d more", t.FilesOmitted)
+		}
+		out = append(out, Line{Kind: Done, Indent: 1, Text: "── committed " + shortCommit(t.Commit) + ": " + clipRunes(SafeLine(files), 300)})
+	}
+	if t.Denied > 0 {
+		var what []string
+		for _, d := range t.Denials {
+			what = append(what, denial(d))
+		}
+		text := fmt.Sprintf("── %s denied by the agent's permissions", Plural(t.Denied, "tool call"))
+		if len(what) > 0 {
+			text += ": " + clipRunes(strings.Join(what, "; "), 300)
+		}
+		out = append(out, Line{Kind: Error, Indent: 1, Text: text})
+	}
+	return out
+}
+
+func shortCommit(c string) string {
+	if len(c) > 8 {
+		return c[:8]
+	}
+	return c
+}
