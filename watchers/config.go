@@ -30,6 +30,7 @@ type Config struct {
 	Failure   FailureConfig   `toml:"failure"`
 	Hollow    HollowConfig    `toml:"hollow"`
 	CostGuard CostGuardConfig `toml:"cost_guard"`
+	Overlap   OverlapConfig   `toml:"overlap"`
 }
 
 // Common are the keys of every watcher's table.
@@ -148,6 +149,10 @@ type CostGuardConfig struct {
 	MaxCost   float64 `toml:"max_cost"`
 }
 
+// OverlapConfig: two live workers of one repository changing the same
+// file, which the second to land may conflict on.
+type OverlapConfig struct{ Common }
+
 // Regexp is a regular expression written as a TOML string; a bad one is
 // an error when config.toml is read.
 type Regexp struct{ *regexp.Regexp }
@@ -219,6 +224,7 @@ func DefaultConfig() *Config {
 		Failure:   FailureConfig{Common: on(50), Killed: true},
 		Hollow:    HollowConfig{Common: on(40)},
 		CostGuard: CostGuardConfig{Common: on(55)},
+		Overlap:   OverlapConfig{Common: on(42)},
 	}
 }
 
@@ -226,7 +232,7 @@ func DefaultConfig() *Config {
 const ConfigKeys = "timeout; [watchers.NAME] enabled, priority and: progress repeats/abort_repeats/idle_steps/empty_waits, " +
 	"budget warn_at/max_workers, scope keywords, pattern [[rules]] regex/action/message/in, " +
 	"delegation extensions, delegation_reminder steps, quality max_files/require_tests/extensions/test_patterns, " +
-	"llm every/model/timeout/steps/on_concern/on_problem, stall after/first_event, failure killed, hollow, cost_guard max_tokens/max_cost"
+	"llm every/model/timeout/steps/on_concern/on_problem, stall after/first_event, failure killed, hollow, cost_guard max_tokens/max_cost, overlap"
 
 // ConfigSection declares the [watchers] table to the session core's
 // config loader.

@@ -23,6 +23,9 @@ type worker struct {
 	index   map[string]int // path -> position in changes
 	judged  int            // the turn count when the session last settled
 	stopped bool           // cost_guard stopped it (or tried)
+	// filesTurns is how many of its turns the overlap watcher has taken
+	// the files of (or passed over, as settled history).
+	filesTurns int
 }
 
 type turnSeen struct{ message, changed bool }
@@ -37,6 +40,7 @@ func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) 
 		defer func() { w.synced = true }()
 	}
 	if u.Removed {
+		w.forgetChanges(u.ID)
 		delete(w.workers, u.ID)
 		delete(w.standing, u.ID)
 		return nil
@@ -64,7 +68,7 @@ func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) 
 	if st.activity.After(st.stalled) || s.Settled() {
 		w.clear(s.ID, "stall")
 	}
-	var out []Alert
+	out := w.overlap(st, u, now)
 	if !s.Settled() {
 		if wasSettled || fresh {
 			w.clear(s.ID, "failure", "hollow")
@@ -78,7 +82,7 @@ func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) 
 	// that settles, or appears settled after the start, is news.
 	news := (!fresh && !wasSettled) || (fresh && w.synced)
 	if !news || st.judged == len(s.Turns) {
-		return nil
+		return out
 	}
 	st.judged = len(s.Turns)
 	for _, a := range []func(*worker, time.Time) (Alert, bool){w.failure, w.hollow} {

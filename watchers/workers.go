@@ -38,8 +38,8 @@ type WorkerOptions struct {
 // a long one.
 const eventWindow = 1 << 20
 
-// Workers runs the worker watchers (stall, failure, hollow, cost_guard)
-// on a subscription's updates and emits Alerts. Run it once.
+// Workers runs the worker watchers (stall, failure, hollow, cost_guard,
+// overlap) on a subscription's updates and emits Alerts. Run it once.
 type Workers struct {
 	cfg  *Config
 	opt  WorkerOptions
@@ -47,10 +47,13 @@ type Workers struct {
 	once sync.Once
 	wg   sync.WaitGroup // stops in flight
 
-	mu       sync.Mutex
-	workers  map[string]*worker
-	synced   bool // the subscription's initial state is over
+	mu      sync.Mutex
+	workers map[string]*worker
+	synced  bool // the subscription's initial state is over
+	// standing holds, by session id, the alerts that still hold, by
+	// watcher (overlap: by watcher, other worker and file).
 	standing map[string]map[string]Alert
+	ov       overlaps
 }
 
 // NewWorkers returns an engine for the worker watchers of cfg (nil: the
@@ -62,7 +65,8 @@ func NewWorkers(cfg *Config, opt WorkerOptions) *Workers {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Workers{cfg: cfg, opt: opt, out: make(chan Alert, 64), workers: map[string]*worker{}, standing: map[string]map[string]Alert{}}
+	return &Workers{cfg: cfg, opt: opt, out: make(chan Alert, 64), workers: map[string]*worker{}, standing: map[string]map[string]Alert{},
+		ov: newOverlaps()}
 }
 
 // Alerts delivers the alerts in the order they were made. It is closed
@@ -159,8 +163,8 @@ func (w *Workers) Changes() map[string][]sessions.FileChange {
 
 // Standing returns, by session id, the alerts that still hold: a stall
 // until the worker prints again or settles, a failure or a hollow
-// completion until a new turn starts, a stop for good. A front end marks
-// these sessions.
+// completion until a new turn starts, an overlap until one of its two
+// workers settles, a stop for good. A front end marks these sessions.
 func (w *Workers) Standing() map[string][]Alert {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -173,18 +177,23 @@ func (w *Workers) Standing() map[string][]Alert {
 	return out
 }
 
-func (w *Workers) stand(a Alert) {
+func (w *Workers) stand(a Alert) { w.standAs(a.Watcher, a) }
+
+// standAs keeps a standing alert under key: its watcher's name, unless
+// the watcher may have several standing for one session.
+func (w *Workers) standAs(key string, a Alert) {
 	by := w.standing[a.SessionID]
 	if by == nil {
 		by = map[string]Alert{}
 		w.standing[a.SessionID] = by
 	}
-	by[a.Watcher] = a
+	by[key] = a
 }
 
-func (w *Workers) clear(id string, watchers ...string) {
-	for _, name := range watchers {
-		delete(w.standing[id], name)
+// clear drops the standing alerts of id under keys.
+func (w *Workers) clear(id string, keys ...string) {
+	for _, key := range keys {
+		delete(w.standing[id], key)
 	}
 	if len(w.standing[id]) == 0 {
 		delete(w.standing, id)

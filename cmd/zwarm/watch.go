@@ -32,7 +32,8 @@ func newWatchCmd(f *factory) *cobra.Command {
 worker watchers on them until Ctrl+C: stall (a running session that printed
 nothing for [watchers.stall] after, or nothing in its turn within first_event),
 failure (it failed or was killed), hollow (a turn completed with no message and
-no change) and cost_guard (past max_tokens or max_cost it is stopped). Each
+no change), cost_guard (past max_tokens or max_cost it is stopped) and overlap
+(two live workers of one repository change the same file). Each
 alert is printed as it happens; --json prints one JSON object per line with
 watcher, session_id, action (nudge, or stop when cost_guard stopped it),
 reason, at, status, task and source. Sessions that failed before watch started
@@ -68,8 +69,8 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	if err := wc.Validate(); err != nil {
 		return &sessions.ConfigError{Path: path, Err: err}
 	}
-	if !wc.Stall.Enabled && !wc.Failure.Enabled && !wc.Hollow.Enabled && !wc.CostGuard.Enabled {
-		return &sessions.ConfigError{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow and cost_guard are all disabled: there is nothing to watch")}
+	if !wc.Stall.Enabled && !wc.Failure.Enabled && !wc.Hollow.Enabled && !wc.CostGuard.Enabled && !wc.Overlap.Enabled {
+		return &sessions.ConfigError{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow, cost_guard and overlap are all disabled: there is nothing to watch")}
 	}
 	log, closeLog, err := fileLogger(m.Store().Dir())
 	if err != nil {

@@ -195,7 +195,7 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 	}{
 		{"[watchers.stall]\nafterr = \"1m\"\n", nil, "unknown key watchers.stall.afterr"},
 		{"[watchers.progress]\nrepeats = 1\n", nil, "progress.repeats is 1"},
-		{"[watchers.stall]\nenabled = false\n[watchers.failure]\nenabled = false\n[watchers.hollow]\nenabled = false\n[watchers.cost_guard]\nenabled = false\n", nil, "nothing to watch"},
+		{"[watchers.stall]\nenabled = false\n[watchers.failure]\nenabled = false\n[watchers.hollow]\nenabled = false\n[watchers.cost_guard]\nenabled = false\n[watchers.overlap]\nenabled = false\n", nil, "nothing to watch"},
 		{"", []string{"--all", hang}, "give session ids or --all, not both"},
 		{"", []string{"abcdef"}, "abcdef"},
 	} {
@@ -207,5 +207,47 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 		if c.config != "" && !strings.Contains(r.stderr, filepath.Join(w.state, "config.toml")) {
 			t.Errorf("the error does not name the file: %q", r.stderr)
 		}
+	}
+}
+
+// Two live workers changing the same file: zwarm watch prints one overlap
+// alert naming both and the file, with only overlap enabled. (The test's
+// working dir is no git repository, so both work in place; worktrees and
+// their paths are the watchers package's tests.)
+func TestWatchOverlap(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.state, "config.toml"),
+		"[watchers.stall]\nenabled = false\n[watchers.failure]\nenabled = false\n[watchers.hollow]\nenabled = false\n[watchers.cost_guard]\nenabled = false\n")
+	never := filepath.Join(t.TempDir(), "never")
+	// Reported relative to the agent's working dir; the other file differs.
+	edits := func(path string) []step {
+		return []step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
+			out(`{"type":"item.completed","item":{"id":"f1","type":"file_change","changes":[{"path":"api/server.go","kind":"update"},{"path":"` + path + `","kind":"add"}],"status":"completed"}}`),
+			{"wait_file": never}}
+	}
+	w.setScript(completes("done", 700), "edit a", edits("a.go"), "edit b", edits("b.go"))
+	wa := w.startWatch()
+	a := w.spawn("edit a")
+	b := w.spawn("edit b")
+	line := wa.waitLine("overlap", "both change api/server.go, both in place")
+	if !strings.Contains(line, a[:8]) || !strings.Contains(line, b[:8]) {
+		t.Errorf("the alert does not name both workers (%s, %s): %q", a[:8], b[:8], line)
+	}
+	code, lines := wa.interrupt()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, wa.stderr.String())
+	}
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, "overlap") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d overlap alerts, want 1:\n%s", n, strings.Join(lines, "\n"))
 	}
 }
