@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// The real agent CLIs in worktrees of their own: only the model is fake.
+
+// realRepoWorld is a realWorld whose working dir is a git repository.
+func realRepoWorld(t *testing.T, adapter string) (*world, *fakemodel.Server) {
+	t.Helper()
+	w, srv := realWorld(t, adapter)
+	w.gitEnv()
+	writeFile(t, filepath.Join(w.work, "README.md"), "# api\n")
+	w.git(w.work, "init", "-q")
+	w.git(w.work, "add", "-A")
+	w.git(w.work, "commit", "-q", "-m", "init")
+	return w, srv
+}
+
+// Codex under workspace-write may write its worktree and, through the
+// git dirs zwarm names as writable roots, commit there with its own git;
+// nothing else of the repository is writable to it (/tmp, where the test
+// lives, is taken out of its sandbox). Its commit lands.
+func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
+	w, srv := realRepoWorld(t, "codex")
+	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
+	writeFile(t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+`)
+	outside := filepath.Join(w.work, "outside.txt")
+	script := fmt.Sprintf(`echo hello > made.txt && git add made.txt && git commit -q -m "made by codex" && echo committed; `+
+		`echo sneaky > %s 2>/dev/null || echo "main checkout is read-only"`, outside)
+	srv.On("make and commit",
+		fakemodel.Reply{Tool: "exec_command", Args: fmt.Sprintf(`{"cmd":%q}`, script)},
+		fakemodel.Reply{Text: "committed made.txt"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "make and commit"), &s)
+	if s.Status != sessions.StatusCompleted || s.Worktree == "" {
+		t.Fatalf("status %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
+	}
+	out := w.commandOutput(srv)
+	if !strings.Contains(out, "committed") || !strings.Contains(out, "main checkout is read-only") {
+		t.Fatalf("the command's output, as codex returned it to the model:\n%s", out)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Fatal("the worker wrote into the main checkout")
+	}
+	if got := w.git(s.Worktree, "log", "--format=%an|%s", "-2"); !strings.HasPrefix(got, "Test User|made by codex") {
+		t.Fatalf("the worktree's log: %q (the worker's own commit first)", got)
+	}
+	if d := w.ok("diff", s.ID, "--name-only"); d != "made.txt\n" {
+		t.Fatalf("diff: %q", d)
+	}
+	if r := w.zwarm("land", s.ID); r.code != 0 || !strings.Contains(r.stdout, "landed ") {
+		t.Fatalf("land: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("made.txt in the main checkout after landing: %q %v", b, err)
+	}
+}
+
+// commandOutput is what codex sent back to the model as its command's
+// output (the function_call_output of its last request).
+func (w *world) commandOutput(srv *fakemodel.Server) string {
+	reqs := srv.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		body := string(reqs[i].Body)
+		if j := strings.Index(body, `"function_call_output"`); j >= 0 {
+			return body[j:min(len(body), j+2000)]
+		}
+	}
+	return ""
+}
+
+// Claude in a worktree runs commands by default (acceptEdits alone
+// refuses them), and a call its permissions refuse, in a mode the user
+// chose, is shown, never silent.
+func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
+	w, srv := realRepoWorld(t, "claude")
+	w.gitEnv()
+	// The test's config runs claude with every permission; these take the
+	// worktree's defaults.
+	writeFile(t, filepath.Join(w.state, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n")
+	srv.On("count files",
+		fakemodel.Reply{Tool: "Bash", Args: `{"command":"python3 -c 'print(40+2)' > answer.txt; cat answer.txt"}`},
+		fakemodel.Reply{Text: "wrote the answer"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "count files"), &s)
+	if s.Status != sessions.StatusCompleted || s.Denied != 0 {
+		t.Fatalf("status %s, denied %d", s.Status, s.Denied)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Worktree, "answer.txt")); err != nil || string(b) != "42\n" {
+		t.Fatalf("the command did not run in the worktree: %q %v", b, err)
+	}
+	if d := w.ok("diff", s.ID, "--name-only"); d != "answer.txt\n" {
+		t.Fatalf("diff: %q", d)
+	}
+
+	srv.On("in the default mode",
+		fakemodel.Reply{Tool: "Bash", Args: `{"command":"python3 -c 'print(1)'"}`},
+		fakemodel.Reply{Text: "could not run it"})
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "default", "in the default mode"), &s)
+	if s.Denied != 1 || s.Turns[0].Denied != 1 {
+		t.Fatalf("denied %d (turn %d): a refused call must be counted", s.Denied, s.Turns[0].Denied)
+	}
+	if out, _ := w.onTerminal(120, nil, "", "ls"); !strings.Contains(visible(out), sessions.ShortID(s.ID)+"  completed*!, 1 call denied") {
+		t.Errorf("ls on a terminal:\n%s", visible(out))
+	}
+	if out := w.ok("show", s.ID); !strings.Contains(out, "1 tool call refused by the agent's permissions: Bash python3") || !strings.Contains(out, "--allowedTools") {
+		t.Errorf("show:\n%s", out)
+	}
+}
