@@ -33,6 +33,8 @@ type fixture struct {
 	t   testing.TB
 	dir string
 	m   *sessions.Manager
+	// checkout is where the dashboard is started (Options.Dir).
+	checkout string
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -182,7 +184,7 @@ func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
 	runs := &trackingRuns{Runs: runfeed.Feed{StateDir: f.dir}}
 	f.t.Cleanup(func() { cancel(); runs.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
+	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	harness = make(chan tea.Msg, 1024)
 	m = drive(f.t, m, m.Init())
@@ -316,23 +318,33 @@ func deliver(m Model, msg tea.Msg) Model {
 func press(t *testing.T, m Model, keys ...string) Model {
 	t.Helper()
 	for _, k := range keys {
-		var msg tea.KeyMsg
-		switch k {
-		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
-		case "esc":
-			msg = tea.KeyMsg{Type: tea.KeyEsc}
-		case "tab":
-			msg = tea.KeyMsg{Type: tea.KeyTab}
-		case "backspace":
-			msg = tea.KeyMsg{Type: tea.KeyBackspace}
-		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-		}
-		next, cmd := m.Update(msg)
+		next, cmd := m.Update(keyMsg(k))
 		m = drive(t, next.(Model), cmd)
 	}
 	return m
+}
+
+// keyMsg is the message of a key, by name.
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+d":
+		return tea.KeyMsg{Type: tea.KeyCtrlD}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
 func sizeMsg(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

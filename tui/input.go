@@ -27,6 +27,9 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.layout()
 		return nil
 	}
+	if m.diff.Active() {
+		return m.onDiffKey(k)
+	}
 	sel := m.list.Selected()
 	if row, ok := m.list.SelectedRow(); ok && row.Run != nil {
 		if err := runRefusal(k, m.km, row.Run); err != nil {
@@ -80,6 +83,18 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", sessions.ShortID(sel.ID)))
 		m.layout()
 		return nil
+	case key.Matches(k, m.km.Diff):
+		if sel == nil {
+			m.setError(errors.New("no session selected"))
+			return nil
+		}
+		return m.openDiff(sel)
+	case key.Matches(k, m.km.Land):
+		if sel == nil {
+			m.setError(errors.New("no session selected"))
+			return nil
+		}
+		return m.planLand(sel.ID)
 	case key.Matches(k, m.km.Filter):
 		cmd := m.prompt.OpenFilter(m.list.Filter())
 		m.layout()
@@ -114,6 +129,28 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// onDiffKey handles a key while the diff view is open: it scrolls the
+// diff, closes it (q too: quitting stays one Ctrl+C away), shows the help,
+// or lands the session shown.
+func (m *Model) onDiffKey(k tea.KeyMsg) tea.Cmd {
+	switch {
+	case k.String() == "ctrl+c":
+		return tea.Quit
+	case key.Matches(k, m.km.Close):
+		m.diff.Close()
+		m.layout()
+		return nil
+	case key.Matches(k, m.km.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(k, m.km.Land):
+		return m.planLand(m.diff.ID())
+	}
+	var cmd tea.Cmd
+	m.diff, cmd = m.diff.Update(k)
+	return cmd
+}
+
 func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 	defer m.layout()
 	switch msg.Mode {
@@ -139,6 +176,8 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 			return m.kill(msg.Target)
 		case "delete":
 			return m.remove(msg.Target)
+		case "land":
+			return m.land(msg.Target)
 		}
 	}
 	return nil

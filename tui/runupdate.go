@@ -108,6 +108,10 @@ func runRefusal(k tea.KeyMsg, km keys.KeyMap, r *orchestrator.Record) error {
 		return fmt.Errorf("run %s is %s; x on one of its workers stops that worker", id, r.Status)
 	case key.Matches(k, km.Delete):
 		return errors.New("runs are kept in the state dir; d deletes a finished session")
+	case key.Matches(k, km.Diff):
+		return fmt.Errorf("run %s changes nothing itself: v on one of its workers shows what that worker changed", id)
+	case key.Matches(k, km.Land):
+		return fmt.Errorf("run %s changes nothing itself: L on one of its workers lands what that worker changed", id)
 	}
 	return nil
 }

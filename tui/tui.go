@@ -1,15 +1,17 @@
 // Package tui is zwarm's live dashboard: a Bubble Tea program that shows
 // every session of a state directory and the selected one's trajectory as
-// it happens, and lets the user send follow-ups, kill and delete.
+// it happens, and lets the user send follow-ups, kill, delete, review a
+// worker's diff and land it.
 //
 // Orchestrator runs are rows of their own, their workers under them;
 // selecting a run shows its steps as `zwarm orchestrate` prints them.
 //
-// The root model owns the panes (header, sessionlist, detail, prompt) and
-// routes messages to them. Everything from outside (file changes, session
-// and run records, trajectory and event reads, the results of actions)
-// arrives as messages produced by commands; Update itself never blocks or
-// touches the disk.
+// The root model owns the panes (header, sessionlist, detail, prompt, and
+// diffview, which takes the place of the list and the detail while it is
+// open) and routes messages to them. Everything from outside (file
+// changes, session and run records, trajectory and event reads, diffs,
+// the results of actions) arrives as messages produced by commands;
+// Update itself never blocks or touches the disk.
 package tui
 
 import (
@@ -22,6 +24,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/detail"
+	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/prompt"
@@ -32,12 +35,15 @@ import (
 )
 
 // Sessions is what the dashboard needs of zwarm's sessions; *sessions.Manager
-// satisfies it. Everything it shows arrives through subscriptions.
+// satisfies it. Everything it shows arrives through subscriptions, but a
+// worker's diff, read when the user asks for it.
 type Sessions interface {
 	Subscribe(context.Context, sessions.SubscribeOptions) (*sessions.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
 	Kill(context.Context, string) (*sessions.Session, error)
 	Remove(context.Context, string, bool) (string, error)
+	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*sessions.Session, error)
+	Land(context.Context, string, sessions.LandOptions) (*sessions.LandResult, error)
 }
 
 // Runs is what the dashboard needs of orchestrator runs; runfeed.Feed (the
@@ -53,6 +59,10 @@ type Options struct {
 	Runs Runs
 	// StateDir is shown in the header.
 	StateDir string
+	// Dir is where a landing is asked from, as `zwarm land` run there: the
+	// branch checked out there is the one it lands into. "" is the current
+	// directory.
+	Dir string
 	// Now is the clock; tests fix it.
 	Now func() time.Time
 	// Window bounds how much of each turn file the detail pane reads.
@@ -82,6 +92,7 @@ type Model struct {
 	list   sessionlist.Model
 	detail detail.Model
 	prompt prompt.Model
+	diff   diffview.Model
 	help   help.Model
 
 	focus         focus
@@ -106,6 +117,8 @@ type Model struct {
 	runListSub, runTrajSub *runfeed.Subscription
 	// trajID is the key of the selected row (sessionlist.Row.Key).
 	trajID string
+	// landing is what the open land confirmation asks about.
+	landing landPlan
 }
 
 // New returns the dashboard's model. ctx bounds the actions it runs.
@@ -129,6 +142,7 @@ func New(ctx context.Context, opt Options) Model {
 		list:   sessionlist.New(st, km),
 		detail: detail.New(st, km),
 		prompt: prompt.New(st, km),
+		diff:   diffview.New(st, km),
 		help:   help.New(),
 	}
 	m.list.SetNow(opt.Now())

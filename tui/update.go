@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/prompt"
 	"github.com/zwarm/zwarm/tui/runfeed"
 )
@@ -31,6 +32,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onRunSubscribed(msg))
 	case runUpdatesMsg:
 		cmds = append(cmds, m.onRunUpdates(msg))
+	case diffview.LoadedMsg:
+		m.diff.Apply(msg)
+	case landPlanMsg:
+		m.onLandPlan(msg)
 	case actionMsg:
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -48,6 +53,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Mode == prompt.Confirm {
 			m.setStatus("cancelled")
 		}
+		m.landing = landPlan{}
 		m.layout()
 	case tea.KeyMsg:
 		// Letters typed fast (or sent at once, as tmux send-keys does) can
@@ -61,7 +67,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onKey(msg))
 	case tea.MouseMsg:
 		var cmd tea.Cmd
-		m.detail, cmd = m.detail.Update(msg)
+		if m.diff.Active() {
+			m.diff, cmd = m.diff.Update(msg)
+		} else {
+			m.detail, cmd = m.detail.Update(msg)
+		}
 		cmds = append(cmds, cmd)
 	default:
 		if m.prompt.Active() {
@@ -132,6 +142,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		m.header.SetSessions(m.list.All())
 		for _, s := range list {
 			m.detail.SetSession(s)
+			m.diff.SetSession(s)
 		}
 		m.refreshRunTitle()
 		m.layout()

@@ -7,7 +7,8 @@ import (
 )
 
 // layout sizes the panes: the list gets up to two fifths of the height
-// (less when there are few sessions), the detail pane the rest.
+// (less when there are few sessions), the detail pane the rest; the diff
+// view, while open, all of it.
 func (m *Model) layout() {
 	if m.width == 0 || m.height == 0 {
 		return
@@ -21,6 +22,7 @@ func (m *Model) layout() {
 	m.header.SetSize(m.width, 1)
 	m.list.SetSize(m.width, listH)
 	m.detail.SetSize(m.width, avail-listH)
+	m.diff.SetSize(m.width, avail)
 	m.prompt.SetSize(m.width, 1)
 	m.help.Width = m.width
 }
@@ -32,24 +34,36 @@ func (m Model) View() string {
 	}
 	var b strings.Builder
 	b.WriteString(m.header.View() + "\n")
-	b.WriteString(m.list.View() + "\n")
-	if m.showHelp {
-		b.WriteString(m.helpView())
-	} else {
+	avail := max(2, m.height-3)
+	short := m.km.ShortHelp()
+	switch {
+	case m.diff.Active():
+		short = m.km.DiffHelp()
+		if m.showHelp {
+			b.WriteString(m.helpView(avail))
+		} else {
+			b.WriteString(m.diff.View())
+		}
+	case m.showHelp:
+		list := m.list.View()
+		b.WriteString(list + "\n")
+		b.WriteString(m.helpView(avail - lipgloss.Height(list)))
+	default:
+		b.WriteString(m.list.View() + "\n")
 		b.WriteString(m.detail.View())
 	}
 	b.WriteString("\n" + m.statusLine() + "\n")
-	b.WriteString(m.help.ShortHelpView(m.km.ShortHelp()))
+	b.WriteString(m.help.ShortHelpView(short))
 	return fitHeight(b.String(), m.height)
 }
 
-func (m Model) helpView() string {
-	h := m.help
-	h.ShowAll = true
-	avail := max(2, m.height-3)
-	listH := lipgloss.Height(m.list.View())
-	return lipgloss.NewStyle().Height(max(1, avail-listH)).MaxHeight(max(1, avail-listH)).Render(
-		m.st.Header.Render("keys") + "  (any key closes)\n\n" + h.View(m.km))
+// helpView is the help overlay, h lines high.
+func (m Model) helpView(h int) string {
+	help := m.help
+	help.ShowAll = true
+	h = max(1, h)
+	return lipgloss.NewStyle().Height(h).MaxHeight(h).Render(
+		m.st.Header.Render("keys") + "  (any key closes)\n\n" + help.View(m.km))
 }
 
 func (m Model) statusLine() string {

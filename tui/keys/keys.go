@@ -7,9 +7,13 @@ import "github.com/charmbracelet/bubbles/key"
 // KeyMap is every binding of the dashboard.
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Focus, Inject, Kill, Delete             key.Binding
-	Filter, Sort, ToggleFinished, Reload    key.Binding
-	Help, Quit, Confirm, Cancel             key.Binding
+	// Left and Right scroll the diff view sideways: a diff's long lines
+	// are cut at the edge, not wrapped, so its +/- column stays whole.
+	Left, Right                          key.Binding
+	Focus, Inject, Kill, Delete          key.Binding
+	Diff, Land, Close                    key.Binding
+	Filter, Sort, ToggleFinished, Reload key.Binding
+	Help, Quit, Confirm, Cancel          key.Binding
 }
 
 // Default is the key map.
@@ -27,10 +31,15 @@ func Default() KeyMap {
 		PageDown:       named("pgdn", "page down", "pgdown", "ctrl+d"),
 		Top:            named("g/home", "top", "home", "g"),
 		Bottom:         named("G/end", "bottom, follow", "end", "G"),
+		Left:           named("←/→", "scroll a diff sideways", "left"),
+		Right:          named("→", "scroll right", "right"),
 		Focus:          named("tab", "switch pane", "tab", "enter", "shift+tab"),
 		Inject:         b("send a follow-up", "i"),
 		Kill:           b("kill", "x"),
 		Delete:         b("delete finished", "d"),
+		Diff:           b("view the diff", "v"),
+		Land:           b("land the change", "L"),
+		Close:          named("esc/q", "close the diff", "esc", "q"),
 		Filter:         b("filter", "/"),
 		Sort:           b("cycle sort", "s"),
 		ToggleFinished: b("show/hide finished", "a"),
@@ -47,11 +56,23 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Focus, k.Inject, k.Kill, k.Filter, k.Help, k.Quit}
 }
 
+// DiffHelp is the one-line help while the diff view is open, in words
+// short enough for 80 columns.
+func (k KeyMap) DiffHelp() []key.Binding {
+	scroll, page, side, land, done := k.Up, k.PageDown, k.Left, k.Land, k.Close
+	scroll.SetHelp("↑/↓", "scroll")
+	page.SetHelp("pgup/pgdn", "page")
+	side.SetHelp("←/→", "sideways")
+	land.SetHelp("L", "land")
+	done.SetHelp("esc/q", "close")
+	return []key.Binding{scroll, page, side, land, done, k.Help}
+}
+
 // FullHelp is the help overlay.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Focus, k.Inject, k.Kill, k.Delete},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Left},
+		{k.Focus, k.Inject, k.Kill, k.Delete, k.Diff, k.Land, k.Close},
 		{k.Filter, k.Sort, k.ToggleFinished, k.Reload, k.Help, k.Quit},
 	}
 }

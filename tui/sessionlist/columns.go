@@ -17,8 +17,12 @@ type column struct {
 	cell  func(r Row) string
 	// drop orders the columns that give way when the width is short:
 	// lowest first; 0 never (the id, the status, the adapter, the model).
-	drop  int
-	width int
+	drop int
+	// short, if set, is a narrower cell the column falls back to before
+	// it gives way; shorten orders that step among the drops.
+	short   func(r Row) string
+	shorten int
+	width   int
 }
 
 // minTask is the least width of the task column before other columns give
@@ -41,18 +45,26 @@ func (m Model) allColumns() []column {
 	}
 	return []column{
 		{title: "ID", cell: m.id},
-		{title: "STATUS", cell: session(m.status, m.runStatus)},
+		// A session's refused tool calls, worth a mark, give way before
+		// what it changed does.
+		{title: "STATUS", shorten: 55, cell: session(func(s *sessions.Session) string { return m.status(s, true) }, m.runStatus),
+			short: session(func(s *sessions.Session) string { return m.status(s, false) }, m.runStatus)},
 		{title: "ADAPTER", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Adapter) }, nil)},
 		{title: "MODEL", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Model) },
 			func(r *orchestrator.Record) string { return render.SafeLine(r.Model) })},
-		{title: "TURN", drop: 3, cell: session(func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }, nil)},
-		{title: "TOKENS", drop: 5, cell: session(render.SessionTokens,
+		{title: "TURN", drop: 30, cell: session(func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }, nil)},
+		{title: "TOKENS", drop: 50, cell: session(render.SessionTokens,
 			func(r *orchestrator.Record) string { return render.Tokens(m.totals[r.ID].tokens) })},
-		{title: "COST", drop: 4, cell: session(render.SessionCost,
+		{title: "COST", drop: 40, cell: session(render.SessionCost,
 			func(r *orchestrator.Record) string { return render.Cost(m.totals[r.ID].cost) })},
-		{title: "RUNTIME", drop: 2, cell: session(func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) },
+		{title: "RUNTIME", drop: 20, cell: session(func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) },
 			func(r *orchestrator.Record) string { return render.Runtime(runRuntime(r, m.now)) })},
-		{title: "SOURCE", drop: 1, cell: session(func(s *sessions.Session) string { return render.Source(s.Source) }, nil)},
+		{title: "SOURCE", drop: 10, cell: session(func(s *sessions.Session) string { return render.Source(s.Source) }, nil)},
+		// What the worker changed is what v shows and L lands: of the
+		// columns that give way, it is the last, and it first gives up
+		// the words ("+120 -8 in 5 files" becomes "+120 -8").
+		{title: "CHANGES", drop: 60, shorten: 45, cell: session(func(s *sessions.Session) string { return render.SafeLine(s.ChangesText()) }, nil),
+			short: session(shortChanges, nil)},
 		{title: "TASK", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Task) },
 			func(r *orchestrator.Record) string { return render.SafeLine(r.Task) })},
 	}
@@ -72,14 +84,29 @@ func (m Model) id(r Row) string {
 	return sessions.ShortID(r.Session.ID)
 }
 
-// status is the status cell: icon and status, and for an agent that has
-// been silent a while, for how long.
-func (m Model) status(s *sessions.Session) string {
+// status is the status cell: icon and status, for an agent that has
+// been silent a while, for how long, and, with denied, how many of its
+// tool calls its permissions refused (work it could not do, whatever its
+// status says).
+func (m Model) status(s *sessions.Session, denied bool) string {
 	text := styles.Icon(s.Status) + " " + string(s.Status)
 	if q := render.Quiet(s, m.now); q != "" {
 		text += " · " + q
 	}
+	if denied && s.Denied > 0 {
+		text += fmt.Sprintf(" · %d denied", s.Denied)
+	}
 	return text
+}
+
+// shortChanges is the CHANGES cell in few cells: a change's lines added
+// and deleted, without its files.
+func shortChanges(s *sessions.Session) string {
+	text := s.ChangesText()
+	if w := s.Workspace; w != nil && w.Changes != nil && text == w.Changes.String() {
+		return fmt.Sprintf("+%d -%d", w.Changes.Added, w.Changes.Deleted)
+	}
+	return render.SafeLine(text)
 }
 
 // runStatus is a run's status cell, with its step of the most it may take.
@@ -105,12 +132,14 @@ func runRuntime(r *orchestrator.Record, now time.Time) time.Duration {
 func (m Model) columns() []column {
 	cols := m.allColumns()
 	last := min(len(m.rows), m.offset+max(1, m.height-1))
-	for i := range cols[:len(cols)-1] {
-		c := &cols[i]
+	measure := func(c *column) {
 		c.width = runewidth.StringWidth(c.title)
 		for _, r := range m.rows[m.offset:last] {
 			c.width = max(c.width, runewidth.StringWidth(c.cell(r)))
 		}
+	}
+	for i := range cols[:len(cols)-1] {
+		measure(&cols[i])
 	}
 	width := func(cs []column) int {
 		w := 2 // the cursor and the attention mark
@@ -120,16 +149,28 @@ func (m Model) columns() []column {
 		return w
 	}
 	for width(cols)+minTask > m.width {
-		victim := -1
+		// The next step is the lowest drop or shorten.
+		victim, order, shorten := -1, 0, false
 		for i, c := range cols {
-			if c.drop > 0 && (victim < 0 || c.drop < cols[victim].drop) {
-				victim = i
+			if c.drop > 0 && (victim < 0 || c.drop < order) {
+				victim, order, shorten = i, c.drop, false
+			}
+			if c.short != nil && c.shorten > 0 && (victim < 0 || c.shorten < order) {
+				victim, order, shorten = i, c.shorten, true
 			}
 		}
-		if victim < 0 {
-			break
+		switch {
+		case victim < 0:
+		case shorten:
+			c := &cols[victim]
+			c.cell, c.short = c.short, nil
+			measure(c)
+			continue
+		default:
+			cols = append(cols[:victim], cols[victim+1:]...)
+			continue
 		}
-		cols = append(cols[:victim], cols[victim+1:]...)
+		break
 	}
 	cols[len(cols)-1].width = max(8, m.width-width(cols))
 	return cols

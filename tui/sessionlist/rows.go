@@ -144,7 +144,7 @@ func (m *Model) matches(text string) bool {
 }
 
 func sessionText(s *sessions.Session) string {
-	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status), s.Source.String()}, " ")
+	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status), s.Source.String(), s.ChangesText()}, " ")
 }
 
 func runText(r *orchestrator.Record) string {

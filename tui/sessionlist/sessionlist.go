@@ -170,9 +170,10 @@ func (m Model) Selected() *sessions.Session {
 	return nil
 }
 
-// SetFilter shows only the rows whose id, task, model, adapter, status or
-// source contain f (case-insensitive); a run that matches shows its
-// workers, one that does not is shown for those that do.
+// SetFilter shows only the rows whose id, task, model, adapter, status,
+// source or changes ("landed", "conflict") contain f (case-insensitive); a
+// run that matches shows its workers, one that does not is shown for those
+// that do.
 func (m *Model) SetFilter(f string) {
 	m.filter = strings.ToLower(strings.TrimSpace(f))
 	m.rebuild()

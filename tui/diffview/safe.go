@@ -1,0 +1,110 @@
+package diffview
+
+import (
+	"strings"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/zwarm/zwarm/sessions/render"
+)
+
+// maxCols bounds a line as the view keeps it: a minified file's one-line
+// change would otherwise be measured and cut on every frame.
+const maxCols = 1000
+
+// displayLines turns git's output into lines that are safe on a terminal.
+// A diff shows what a worker wrote, so every control character is escaped
+// (render.Safe), except, when keepSGR, the colour sequences (ESC [ ... m)
+// git adds; tabs are expanded, so a line's width is what it looks like.
+func displayLines(out []byte, keepSGR bool) []string {
+	text := strings.TrimRight(string(out), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = safeLine(l, keepSGR)
+	}
+	return lines
+}
+
+// safeLine is one line of git's output made safe: see displayLines.
+func safeLine(l string, keepSGR bool) string {
+	var w lineWriter
+	for l != "" && !w.full {
+		if keepSGR {
+			if n := sgrLen(l); n > 0 {
+				w.b.WriteString(l[:n])
+				w.coloured = true
+				l = l[n:]
+				continue
+			}
+		}
+		// The text up to the next escape: an escape that is no colour
+		// sequence starts a piece of its own, and is shown escaped.
+		end := len(l)
+		if keepSGR {
+			if i := strings.IndexByte(l[1:], 0x1b); i >= 0 {
+				end = i + 1
+			}
+		}
+		w.text(render.Safe(l[:end]))
+		l = l[end:]
+	}
+	if w.coloured {
+		// Nothing a line leaves open bleeds into the next, or into the
+		// rest of the screen's line as it is erased.
+		w.b.WriteString("\x1b[m")
+	}
+	return w.b.String()
+}
+
+// lineWriter writes a line's text, expanding tabs to the next multiple of
+// 8 columns and ending the line with … at maxCols.
+type lineWriter struct {
+	b        strings.Builder
+	col      int
+	full     bool
+	coloured bool
+}
+
+func (w *lineWriter) text(s string) {
+	for _, r := range s {
+		if w.full {
+			return
+		}
+		n, piece := runewidth.RuneWidth(r), ""
+		if r == '\t' {
+			n = 8 - w.col%8
+			piece = "        "[:n]
+		}
+		if w.col+n > maxCols {
+			w.b.WriteString("…")
+			w.full = true
+			return
+		}
+		if piece == "" {
+			w.b.WriteRune(r)
+		} else {
+			w.b.WriteString(piece)
+		}
+		w.col += n
+	}
+}
+
+// sgrLen is the length of the SGR sequence s starts with (ESC [ digits
+// and separators m), or 0 if it starts with none.
+func sgrLen(s string) int {
+	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
+		return 0
+	}
+	for i := 2; i < len(s) && i < 64; i++ {
+		switch c := s[i]; {
+		case c == 'm':
+			return i + 1
+		case c >= '0' && c <= '9', c == ';', c == ':':
+		default:
+			return 0
+		}
+	}
+	return 0
+}
