@@ -5,9 +5,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // pager is the program a long output is read through on a terminal, as
@@ -61,64 +61,32 @@ func (p *pager) Close() error {
 	return p.cmd.Wait()
 }
 
-// termSafe passes text to a terminal with every control character
-// escaped (\x1b as the four characters \x1b), so a file a worker wrote
-// cannot move the cursor, clear the screen or retitle the terminal; with
-// keepSGR, the colour sequences (ESC [ ... m) git adds are kept. Newlines
-// and tabs pass.
+// termSafe passes a program's output to a terminal a line at a time,
+// made safe: a file a worker wrote cannot move the cursor, clear the
+// screen or retitle the terminal through it. With colored, the colour
+// sequences (ESC [ ... m) git adds are kept (render.SafeColored), else
+// every control character is escaped (render.Safe).
 type termSafe struct {
 	w       io.Writer
-	keepSGR bool
-	pending []byte // an escape sequence or UTF-8 character cut by a write
+	colored bool
+	line    []byte // a line not finished yet
 	buf     bytes.Buffer
 }
 
-func newTermSafe(w io.Writer, keepSGR bool) *termSafe { return &termSafe{w: w, keepSGR: keepSGR} }
+func newTermSafe(w io.Writer, colored bool) *termSafe { return &termSafe{w: w, colored: colored} }
 
 func (t *termSafe) Write(p []byte) (int, error) {
 	n := len(p)
-	data := append(t.pending, p...)
-	t.pending = nil
-	for len(data) > 0 {
-		c := data[0]
-		switch {
-		case c == 0x1b && t.keepSGR:
-			end := sgrEnd(data)
-			if end < 0 { // incomplete: wait for the rest
-				t.pending = append([]byte(nil), data...)
-				data = nil
-				continue
-			}
-			if end > 0 {
-				t.buf.Write(data[:end])
-				data = data[end:]
-				continue
-			}
-			t.buf.WriteString(`\x1b`)
-			data = data[1:]
-		case c == '\n' || c == '\t':
-			t.buf.WriteByte(c)
-			data = data[1:]
-		case c < 0x20 || c == 0x7f:
-			t.buf.WriteString(`\x` + strconv.FormatUint(uint64(c)>>4, 16) + strconv.FormatUint(uint64(c)&15, 16))
-			data = data[1:]
-		case c < utf8.RuneSelf:
-			t.buf.WriteByte(c)
-			data = data[1:]
-		default:
-			if !utf8.FullRune(data) {
-				t.pending = append([]byte(nil), data...)
-				data = nil
-				continue
-			}
-			r, size := utf8.DecodeRune(data)
-			if r >= 0x80 && r < 0xa0 { // C1 controls
-				t.buf.WriteString(`\u00` + strconv.FormatUint(uint64(r), 16))
-			} else {
-				t.buf.Write(data[:size])
-			}
-			data = data[size:]
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.line = append(t.line, p...)
+			break
 		}
+		t.line = append(t.line, p[:i]...)
+		t.emit()
+		t.buf.WriteByte('\n')
+		p = p[i+1:]
 	}
 	if t.buf.Len() >= 32<<10 {
 		return n, t.Flush()
@@ -126,38 +94,21 @@ func (t *termSafe) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Flush writes what is held.
+func (t *termSafe) emit() {
+	if t.colored {
+		t.buf.WriteString(render.SafeColored(string(t.line)))
+	} else {
+		t.buf.WriteString(render.Safe(string(t.line)))
+	}
+	t.line = t.line[:0]
+}
+
+// Flush writes what is held, an unfinished last line included.
 func (t *termSafe) Flush() error {
-	if len(t.pending) > 0 {
-		t.buf.WriteString(strings.ReplaceAll(string(t.pending), "\x1b", `\x1b`))
-		t.pending = nil
+	if len(t.line) > 0 {
+		t.emit()
 	}
 	_, err := t.w.Write(t.buf.Bytes())
 	t.buf.Reset()
 	return err
-}
-
-// sgrEnd is the length of the SGR sequence data starts with (ESC [
-// digits and semicolons m), 0 if it starts with something else, -1 if
-// data ends before it could tell.
-func sgrEnd(data []byte) int {
-	if len(data) < 2 {
-		return -1
-	}
-	if data[1] != '[' {
-		return 0
-	}
-	for i := 2; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == 'm':
-			return i + 1
-		case c >= '0' && c <= '9' || c == ';':
-			if i > 32 {
-				return 0
-			}
-		default:
-			return 0
-		}
-	}
-	return -1
 }

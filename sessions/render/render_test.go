@@ -329,3 +329,17 @@ func TestLinesExpandTabs(t *testing.T) {
 		}
 	}
 }
+
+func TestSafeColoredKeepsOnlyColours(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b[32m+ok\x1b[m":                   "\x1b[32m+ok\x1b[m",
+		"\x1b[1;31mx\x1b[2Jy\x1b]0;title\x07": "\x1b[1;31mx\\x1b[2Jy\\x1b]0;title\\x07",
+		"plain\ttab":                          "plain\ttab",
+		"\x1b[":                               "\\x1b[",
+		"a\rb":                                "a\\x0db",
+	} {
+		if got := SafeColored(in); got != want {
+			t.Errorf("SafeColored(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func safeLine(l string, keepSGR bool) string {
 	var w lineWriter
 	for l != "" && !w.full {
 		if keepSGR {
-			if n := sgrLen(l); n > 0 {
+			if n := render.SGRLen(l); n > 0 {
 				w.b.WriteString(l[:n])
 				w.coloured = true
 				l = l[n:]
@@ -89,22 +89,4 @@ func (w *lineWriter) text(s string) {
 		}
 		w.col += n
 	}
-}
-
-// sgrLen is the length of the SGR sequence s starts with (ESC [ digits
-// and separators m), or 0 if it starts with none.
-func sgrLen(s string) int {
-	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
-		return 0
-	}
-	for i := 2; i < len(s) && i < 64; i++ {
-		switch c := s[i]; {
-		case c == 'm':
-			return i + 1
-		case c >= '0' && c <= '9', c == ';', c == ':':
-		default:
-			return 0
-		}
-	}
-	return 0
 }
