@@ -43,9 +43,11 @@ func (w *Worktree) Exists() bool {
 // removed). Its parent directories are made private: a worktree holds
 // the repository's code.
 func (w *Worktree) Add(ctx context.Context, commit string) error {
-	if err := os.MkdirAll(filepath.Dir(w.Path), 0o700); err != nil {
-		return fmt.Errorf("make the worktree's directory: %w", err)
+	unlock, err := w.lock(ctx)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	g := git{dir: w.CommonDir, writes: true}
 	args := []string{"worktree", "add", "--quiet", "-f"}
 	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err == nil {
@@ -62,6 +64,11 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 // Remove deletes the worktree and, unless keepBranch, its branch. What
 // is already gone is not an error: a removal cut short can be repeated.
 func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
+	unlock, err := w.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g := git{dir: w.CommonDir, writes: true}
 	if _, err := os.Lstat(w.Path); err == nil {
 		if _, err := g.run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {

@@ -161,3 +161,34 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// Worktrees added and removed at once in one repository (workers spawned
+// together) all succeed: zwarm serializes its changes to them.
+func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a": "a\n"})
+	ctx := context.Background()
+	r := find(t, repo)
+	head := sh(t, repo, "git rev-parse HEAD")
+	root := r.WorktreesRoot(filepath.Join(t.TempDir(), "wt"))
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			id := "3f2a9c1d-0000-4000-8000-0000000001" + string(rune('a'+i/10)) + string(rune('0'+i%10))
+			w := &Worktree{Path: filepath.Join(root, id), CommonDir: r.CommonDir, Branch: BranchFor(id)}
+			err := w.Add(ctx, head)
+			if err == nil {
+				err = w.Remove(ctx, false)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if out := sh(t, repo, "git worktree list | wc -l"); out != "1" {
+		t.Errorf("worktrees left: %s", out)
+	}
+}
