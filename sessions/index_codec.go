@@ -156,6 +156,7 @@ func (e *encoder) workspace(w *Workspace) {
 		e.str(v)
 	}
 	e.i64(b2i(w.BaseBranch) | b2i(w.WithChanges)<<1 | b2i(w.Changes != nil)<<2 | b2i(w.Landed != nil)<<3)
+	e.i64(int64(w.Committed))
 	if w.Changes != nil {
 		e.i64(int64(w.Changes.Files))
 		e.i64(int64(w.Changes.Added))
@@ -195,6 +196,7 @@ func (d *decoder) workspace() *Workspace {
 	w.State = WorkspaceState(state)
 	flags := d.i64()
 	w.BaseBranch, w.WithChanges = flags&1 != 0, flags&2 != 0
+	w.Committed = int(d.i64())
 	if flags&4 != 0 {
 		w.Changes = &workspace.Stat{Files: int(d.i64()), Added: int(d.i64()), Deleted: int(d.i64())}
 	}

@@ -132,7 +132,7 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 		ws := &Workspace{Repo: "/srv/project", GitDir: "/srv/project/.git", Origin: "/srv/project", Subdir: "api",
 			Path: "/data/zwarm/worktrees/project-1a2b3c4d/" + id, Branch: "zwarm/" + id, Base: "main", BaseBranch: i%2 == 0,
 			BaseCommit: fmt.Sprintf("%040d", i), Head: fmt.Sprintf("%040d", i+1), State: WorkspaceReady,
-			Changes: &workspace.Stat{Files: i % 4, Added: i, Deleted: i / 2}, Brought: []string{".env"}}
+			Changes: &workspace.Stat{Files: i % 4, Added: i, Deleted: i / 2}, Brought: []string{".env"}, Committed: i % 3}
 		switch i % 4 {
 		case 1:
 			ws.Landed = &Landing{Commit: fmt.Sprintf("%040d", i+2), Into: "main", Strategy: workspace.Squash, At: end, Head: ws.Head}

@@ -45,7 +45,11 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 		}
 		return s, m.commitDiff(ctx, s, w, out, from, to, req.Options)
 	}
-	if w.Exists() {
+	// A worker that may have left work uncommitted (it runs, or its
+	// supervisor died before the turn's commit) is diffed as its worktree
+	// is; otherwise its commits say it all, and reading them is cheap in a
+	// large repository (no file of the worktree is looked at).
+	if !s.AllCommitted() && w.Exists() {
 		return s, w.WorkingDiff(ctx, out, ws.DiffBase(), req.Options)
 	}
 	return s, m.commitDiff(ctx, s, w, out, ws.DiffBase(), ws.Head, req.Options)

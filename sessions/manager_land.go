@@ -128,9 +128,9 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
 	w := ws.worktree()
-	if w.Exists() && !opt.DryRun {
+	if w.Exists() && !s.AllCommitted() && !opt.DryRun {
 		// What the worker left uncommitted (its supervisor died before the
-		// turn's commit, or someone edited the worktree) lands too.
+		// turn's commit) lands too.
 		if s, err = m.commitLeftovers(ctx, s); err != nil {
 			return nil, err
 		}
@@ -240,6 +240,15 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	res.Session = s
 	if !opt.Keep {
+		// Changes someone made in the worktree by hand after the worker
+		// settled are not the worker's, and did not land: they keep it.
+		if dirty, err := w.Dirty(ctx); err != nil || len(dirty) > 0 {
+			if err == nil {
+				err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
+			}
+			m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), shortCommit(commit), w.Path, err))
+			return res, nil
+		}
 		if err := w.Remove(ctx, false); err != nil {
 			m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), shortCommit(commit), err))
 			return res, nil
@@ -322,14 +331,15 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ShortID(s.ID), err)
 	}
+	turn := len(s.Turns)
 	if !made && head == ws.Head {
-		return s, nil
+		return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Committed = turn })
 	}
 	_, stat, err := w.Changes(ctx, ws.diffBaseFor(head), head)
 	if err != nil {
 		return nil, err
 	}
-	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes = head, &stat })
+	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes, ws.Committed = head, &stat, turn })
 }
 
 // recordWorkspace changes a settled session's workspace record. A

@@ -55,8 +55,10 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	if err != nil {
 		return nil, Invalidf("update %s: %v", ShortID(id), err)
 	}
-	if s, err = m.commitLeftovers(ctx, s); err != nil {
-		return nil, err
+	if !s.AllCommitted() {
+		if s, err = m.commitLeftovers(ctx, s); err != nil {
+			return nil, err
+		}
 	}
 	ws = s.Workspace
 	res := &UpdateResult{Session: s, From: from, Commit: tip}

@@ -178,7 +178,7 @@ func (s *Session) recordWork(n int, w *turnWork) {
 		ws.Error = w.err
 		return
 	}
-	ws.Error = ""
+	ws.Error, ws.Committed = "", n
 	ws.Head, ws.Conflict = w.head, w.conflict
 	if w.changes != nil {
 		ws.Changes = w.changes

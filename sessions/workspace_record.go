@@ -57,6 +57,10 @@ type Workspace struct {
 	// what the worker left), Changes the change from the base to it.
 	Head    string          `json:"head,omitempty"`
 	Changes *workspace.Stat `json:"changes,omitempty"`
+	// Committed is the last turn whose work zwarm committed when it ended.
+	// A settled session whose every turn is committed has nothing in its
+	// worktree that Head lacks: nothing runs there any more.
+	Committed int `json:"committed,omitempty"`
 	// Conflict lists files that conflict: with the target of a landing
 	// that was refused, or, after an update, that still hold markers.
 	Conflict []string `json:"conflict,omitempty"`
@@ -105,6 +109,14 @@ func (w *Workspace) diffBaseFor(head string) string {
 		return w.Landed.Head
 	}
 	return w.BaseCommit
+}
+
+// AllCommitted reports whether everything s's worker did is in the
+// commits: it is settled, and zwarm committed at the end of its last
+// turn. Otherwise its worktree may hold work Head lacks (a turn running,
+// or a supervisor that died before committing).
+func (s *Session) AllCommitted() bool {
+	return s.Workspace != nil && s.Settled() && s.Workspace.Committed == len(s.Turns) && s.Workspace.Error == ""
 }
 
 // Preparing reports whether the worktree is not made yet.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -494,5 +495,55 @@ func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
 	}
 	if git(t, w.work, "rev-parse", "main") != mainHead || readFile(t, filepath.Join(linked, "x.txt")) != "x\n" {
 		t.Error("the main checkout's branch moved, or the linked checkout did not get the change")
+	}
+}
+
+// A supervisor killed before it could commit the turn's work: the session
+// is failed, and its worker's uncommitted work is still shown by diff and
+// landed (committed first), never lost with the worktree.
+func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
+	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
+	s := w.spawnIn(w.work, "half", SpawnRequest{})
+	var sup *ProcRef
+	eventually(t, "the worker to write", func() bool {
+		g, _ := w.m.Get(context.Background(), s.ID)
+		sup = g.Owner
+		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
+		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil && string(b) == "package a // half done\n"
+	})
+	syscall.Kill(sup.PID, syscall.SIGKILL)
+	s = w.wait(s.ID)
+	if s.Status != StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
+		t.Fatalf("after the supervisor died: %s, all committed %v", s.Status, s.AllCommitted())
+	}
+	if d := w.diff(s.ID, DiffRequest{}); !strings.Contains(d, "+package a // half done") {
+		t.Fatalf("diff misses the uncommitted work:\n%s", d)
+	}
+	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readFile(t, filepath.Join(w.work, "a.go")) != "package a // half done\n" || !res.Removed {
+		t.Fatalf("landed %+v", res)
+	}
+}
+
+// Someone's own edits in a settled worker's worktree are not the worker's:
+// a landing leaves them, and the worktree, where they are.
+func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
+	w.agent(`echo 'package a // worker' > a.go`)
+	s := w.wait(w.spawnIn(w.work, "edit", SpawnRequest{}).ID)
+	writeFile(t, filepath.Join(s.Workspace.Path, "mine.txt"), "by hand\n")
+	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed || readFile(t, filepath.Join(s.Workspace.Path, "mine.txt")) != "by hand\n" {
+		t.Fatal("the hand-made change went with the worktree")
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "mine.txt")); !os.IsNotExist(err) {
+		t.Fatal("a change that is not the worker's landed")
 	}
 }
