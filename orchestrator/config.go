@@ -47,6 +47,11 @@ type Config struct {
 	// [adapters] defaults).
 	Adapter     string `toml:"adapter"`
 	WorkerModel string `toml:"worker_model"`
+	// Isolation is delegate's default: "worktree" (each worker in a git
+	// worktree of its own; a run outside a repository cannot delegate),
+	// "none" (in place), or "" (the [worktrees] table's isolation, else a
+	// worktree inside a git repository and in place outside one).
+	Isolation string `toml:"isolation"`
 	// KillWorkersOnExit stops the run's workers when it ends.
 	KillWorkersOnExit bool `toml:"kill_workers_on_exit"`
 
@@ -70,7 +75,7 @@ type Config struct {
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
 const ConfigKeys = "model, base_url, api_key_env, reasoning_effort, max_steps, max_cost, max_tokens, max_workers, timeout, " +
-	"allowed_dirs, adapter, worker_model, kill_workers_on_exit, context_window, context_windows, compact_at, compact_to, " +
+	"allowed_dirs, adapter, worker_model, isolation, kill_workers_on_exit, context_window, context_windows, compact_at, compact_to, " +
 	"retries, retry_max_delay, stream_retries, request_timeout"
 
 // DefaultConfig is the table's defaults.
@@ -122,6 +127,11 @@ func (c *Config) Validate() error {
 		if !filepath.IsAbs(d) {
 			bad = append(bad, fmt.Sprintf("allowed_dirs entry %q is not an absolute path", d))
 		}
+	}
+	switch c.Isolation {
+	case "", sessions.IsolationWorktree, sessions.IsolationNone:
+	default:
+		bad = append(bad, fmt.Sprintf("isolation %q is not %q or %q (or unset: the [worktrees] table decides)", c.Isolation, sessions.IsolationWorktree, sessions.IsolationNone))
 	}
 	switch c.ReasoningEffort {
 	case "", "minimal", "low", "medium", "high":

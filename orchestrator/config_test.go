@@ -35,6 +35,7 @@ timeout = "90m"
 allowed_dirs = ["/srv/other"]
 adapter = "claude"
 worker_model = "sonnet"
+isolation = "none"
 kill_workers_on_exit = true
 context_window = 200000
 compact_at = 0.9
@@ -61,7 +62,7 @@ base_url = "http://127.0.0.1:9/v1"
 		KillWorkersOnExit: true, ReasoningEffort: "high", ContextWindow: 200000, CompactAt: 0.9, CompactTo: 0.5, StreamRetries: 1}
 	if s.Model != want.Model || s.Limits != want.Limits || s.AllowedDirs[0] != "/srv/other" || s.Adapter != want.Adapter ||
 		s.WorkerModel != want.WorkerModel || !s.KillWorkersOnExit || s.ReasoningEffort != "high" || s.ContextWindow != 200000 ||
-		s.CompactAt != 0.9 || s.CompactTo != 0.5 || s.StreamRetries != 1 {
+		s.CompactAt != 0.9 || s.CompactTo != 0.5 || s.StreamRetries != 1 || s.Isolation != sessions.IsolationNone {
 		t.Errorf("settings %+v", s)
 	}
 	if c.Window("gpt-5.1") != 400000 || c.Retries != 5 || c.RetryMaxDelay.Duration != 30*time.Second || c.APIKeyEnv != "MY_KEY" {
@@ -81,9 +82,10 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	if _, err := loadConfig(t, "[orchestrator]\ntimeout = \"soon\"\n"); err == nil || !strings.Contains(err.Error(), "duration") {
 		t.Errorf("bad duration: %v", err)
 	}
-	c, _ = loadConfig(t, "[orchestrator]\nmax_steps = 0\ncompact_at = 0.5\ncompact_to = 0.7\nallowed_dirs = [\"rel\"]\nreasoning_effort = \"max\"\n")
+	c, _ = loadConfig(t, "[orchestrator]\nmax_steps = 0\ncompact_at = 0.5\ncompact_to = 0.7\nallowed_dirs = [\"rel\"]\nreasoning_effort = \"max\"\nisolation = \"container\"\n")
 	err = c.Validate()
-	for _, want := range []string{"max_steps is 0", "0 < compact_to < compact_at <= 1", `"rel" is not an absolute path`, `reasoning_effort "max"`} {
+	for _, want := range []string{"max_steps is 0", "0 < compact_to < compact_at <= 1", `"rel" is not an absolute path`, `reasoning_effort "max"`,
+		`isolation "container" is not "worktree" or "none"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v lacks %q", err, want)
 		}

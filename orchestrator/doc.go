@@ -15,6 +15,16 @@
 // tools the model called run in order; each call gets an output, whatever
 // happens, so the conversation stays valid for the API.
 //
+// # Workers' changes
+//
+// In a git repository each worker works in a git worktree of its own
+// (Settings.Isolation, delegate's isolation), and its change reaches the
+// run's dir only through land_session. The system prompt then tells the
+// model to review each change (diff_session), land what is good and verify
+// in the run's dir after landing; the observation lists each worktree's
+// change (its files until it is landed); the run's summary ends with what
+// was landed and what was left on a worker's branch (Record.Changes).
+//
 // # State
 //
 // A run lives in <state>/runs/<id>/:

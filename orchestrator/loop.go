@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
@@ -47,6 +48,7 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 			return r.stopped(ctx), nil
 		}
 		r.refresh(ctx)
+		r.readChangedFiles(ctx)
 		if out, ok := r.limited(); ok {
 			return out, nil
 		}
@@ -169,7 +171,14 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 		out.reason += ": " + out.err
 	}
 	r.mu.Lock()
+	// The summary ends with what was landed and what was not, whatever
+	// the model said: the user learns where the work is.
+	changes := workerChanges(r.workers, r.rec.Workers)
+	if text := changesText(changes); text != "" {
+		out.summary = strings.TrimSpace(strings.TrimSpace(out.summary) + "\n\n" + text)
+	}
 	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil
+	r.rec.Changes = changes
 	r.mu.Unlock()
 	r.emit(Event{Type: EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
 	r.opt.Log.Info("orchestrator: run stopped", "run", r.rec.ID, "status", out.status, "reason", out.reason, "steps", r.rec.Steps)

@@ -53,6 +53,9 @@ func (r *Run) observe(step int) (string, map[string]time.Time) {
 		fmt.Fprintf(&b, " (at most %d running at once)", lim.MaxWorkers)
 	}
 	b.WriteString(".")
+	if line := changesLine(r.workers, r.files); line != "" {
+		b.WriteString("\n" + line)
+	}
 	lines, marks := r.news()
 	if news := lines; len(news) > 0 {
 		if r.resumed {

@@ -1,12 +1,14 @@
 package orchestrator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // A worker's end is news until an observation announcing it reached the
@@ -36,5 +38,47 @@ func TestObservationNewsUntilAnnounced(t *testing.T) {
 	w.EndedAt = &later
 	if fourth, _ := r.observe(5); !strings.Contains(fourth, w.ID) {
 		t.Errorf("a new end was not news: %q", fourth)
+	}
+}
+
+// The observation names each worktree's change: its files until it is
+// landed, a bounded number of workers.
+func TestObservationListsWorktreeChanges(t *testing.T) {
+	end := time.Now().UTC()
+	id := func(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", n) }
+	ws := func(head string, stat workspace.Stat) *sessions.Workspace {
+		return &sessions.Workspace{Branch: "zwarm/x", BaseCommit: "base", Head: head, State: sessions.WorkspaceReady, Changes: &stat}
+	}
+	landed := ws("h2", workspace.Stat{Files: 1, Added: 1})
+	landed.Landed = &sessions.Landing{Into: "main", Head: "h2", Commit: "c2"}
+	workers := []*sessions.Session{
+		{ID: id(1), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: ws("h1", workspace.Stat{Files: 7, Added: 70})},
+		{ID: id(2), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: landed},
+		{ID: id(3), Status: sessions.StatusRunning, Workspace: ws("base", workspace.Stat{})},
+		{ID: id(4), Status: sessions.StatusCompleted, EndedAt: &end}, // in place: not listed
+	}
+	for n := 5; n < 20; n++ {
+		workers = append(workers, &sessions.Session{ID: id(n), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: ws("h", workspace.Stat{})})
+	}
+	files := map[string]changedFiles{id(1): {key: "base..h1", names: []string{"a", "b", "c", "d", "e", "f", "g"}}}
+	line := changesLine(workers, files)
+	for _, want := range []string{
+		"00000001 +70 -0 in 7 files: a, b, c, d, e and 2 more, not landed; 00000002 landed into main; 00000003 no changes (running); ",
+		"00000005 no changes; ", "; and 6 more (list_sessions).",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line lacks %q:\n%s", want, line)
+		}
+	}
+	if strings.Contains(line, "00000004") {
+		t.Errorf("a worker in place is listed: %s", line)
+	}
+	// Files read for another state of the change are not shown.
+	files[id(1)] = changedFiles{key: "base..old", names: []string{"stale"}}
+	if line := changesLine(workers, files); strings.Contains(line, "stale") || !strings.Contains(line, "00000001 +70 -0 in 7 files, not landed") {
+		t.Errorf("stale files: %s", line)
+	}
+	if changesLine(workers[3:4], nil) != "" {
+		t.Error("a line for workers in place")
 	}
 }

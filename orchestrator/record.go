@@ -59,8 +59,14 @@ type Record struct {
 
 	Adapter           string `json:"adapter,omitempty"`
 	WorkerModel       string `json:"worker_model,omitempty"`
+	Isolation         string `json:"isolation,omitempty"`
 	KillWorkersOnExit bool   `json:"kill_workers_on_exit,omitempty"`
 	Compactions       int    `json:"compactions,omitempty"`
+
+	// Changes is what became of the workers' changes when the run ended:
+	// landed, left on the worker's branch, or made in place. The summary
+	// ends with the same, in words.
+	Changes []WorkerChange `json:"changes,omitempty"`
 
 	// Owner is the process running the run, by pid and start time, so a
 	// run whose process died is never shown running.
@@ -114,6 +120,7 @@ func (r *Record) TotalCost() (float64, bool) {
 func (r *Record) clone() *Record {
 	c := *r
 	c.Workers = append([]string(nil), r.Workers...)
+	c.Changes = append([]WorkerChange(nil), r.Changes...)
 	c.Accounts = make(map[string]Account, len(r.Accounts))
 	for k, v := range r.Accounts {
 		c.Accounts[k] = v

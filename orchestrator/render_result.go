@@ -45,6 +45,20 @@ func ShortResult(tool, output string) string {
 			return render.Clip(n, 140)
 		}
 		return fmt.Sprintf("%s %v", sessions.ShortID(str("session_id")), m["status"])
+	case tool == "land_session" && isJSON:
+		if m["landed"] == true {
+			return fmt.Sprintf("landed %s into %s as %s (%s)", sessions.ShortID(str("session_id")), str("into"), shortCommit(str("commit")), str("changes"))
+		}
+		return render.Clip(str("note"), 140)
+	case tool == "update_session" && isJSON:
+		return render.Clip(str("note"), 140)
+	case tool == "diff_session":
+		// Its first line says whose change it is, how big, and if landed.
+		head, _, _ := strings.Cut(output, "\n")
+		if f := strings.Fields(head); len(f) > 1 && f[0] == "worker" {
+			head = strings.Replace(head, "worker "+f[1], sessions.ShortID(f[1]), 1)
+		}
+		return render.Clip(head, 160)
 	case tool == "exec_command" || tool == "write_stdin":
 		return shellGist(output)
 	}

@@ -60,3 +60,38 @@ limited after 2 steps: the run used its 2 steps (max_steps)
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestShortResultOfTheWorktreeTools(t *testing.T) {
+	id := "3f2a1c9d-0000-4000-8000-000000000001"
+	for _, c := range []struct{ tool, output, want string }{
+		{"land_session", `{"session_id":"` + id + `","landed":true,"into":"main","commit":"0123456789abcdef0123","changes":"+3 -1 in 2 files"}`,
+			"landed 3f2a1c9d into main as 0123456789ab (+3 -1 in 2 files)"},
+		{"land_session", `{"session_id":"` + id + `","landed":false,"nothing":true,"note":"nothing to land: the worker changed nothing"}`,
+			"nothing to land: the worker changed nothing"},
+		{"update_session", `{"session_id":"` + id + `","note":"its branch has all of main already"}`, "its branch has all of main already"},
+		{"diff_session", "worker " + id + " · completed · branch zwarm/x from main (abc) · +1 -0 in 1 file · not landed\ndiff --git a/a b/a\n",
+			"3f2a1c9d · completed · branch zwarm/x from main (abc) · +1 -0 in 1 file · not landed"},
+	} {
+		if got := ShortResult(c.tool, c.output); got != c.want {
+			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
+		}
+	}
+}
+
+func TestChangesText(t *testing.T) {
+	a, b, p := "3f2a1c9d-0000-4000-8000-000000000001", "9b1e2f3a-0000-4000-8000-000000000002", "77aa0000-0000-4000-8000-000000000003"
+	got := changesText([]WorkerChange{
+		{Session: a, Outcome: ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
+		{Session: b, Outcome: ChangeUnlanded, Branch: "zwarm/" + b, Changes: "+12 -0 in 1 file", Running: true, Task: "add the tests"},
+		{Session: p, Outcome: ChangeInPlace, Task: "fix the docs"},
+	})
+	want := "Landed:\n- 3f2a1c9d into main as 0123456789ab (+3 -1 in 2 files): add the parser\n" +
+		"Not landed (the change is still on the worker's branch):\n- 9b1e2f3a +12 -0 in 1 file on branch zwarm/" + b + " (still running): add the tests\n" +
+		"Worked in place (what they changed is in their directories already):\n- 77aa0000: fix the docs"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if changesText(nil) != "" {
+		t.Error("no changes, yet a text")
+	}
+}

@@ -56,6 +56,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = StatusRunning, "", "", nil
 	rec.Model, rec.Limits = set.Model, set.Limits
 	rec.Adapter, rec.WorkerModel, rec.KillWorkersOnExit = set.Adapter, set.WorkerModel, set.KillWorkersOnExit
+	rec.Isolation, rec.Changes = set.Isolation, nil
 	rec.UpdatedAt = now
 	r.mu.Unlock()
 	text := fmt.Sprintf("resumed a run that was %s after %d steps", prev, rec.Steps)

@@ -61,7 +61,8 @@ type Run struct {
 	prices   sessions.Prices
 	summary  *string // set by finish
 	started  time.Time
-	workers  []*sessions.Session // as of the last refresh
+	workers  []*sessions.Session     // as of the last refresh
+	files    map[string]changedFiles // the files of each worker's change, for the observation
 	counts   Totals
 	calls    []CallRecord
 	messages []MessageRecord
@@ -93,7 +94,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	zero := 0.0
 	rec := &Record{Version: RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: StatusRunning, CostUSD: &zero,
 		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]Account{},
-		Adapter: set.Adapter, WorkerModel: set.WorkerModel, KillWorkersOnExit: set.KillWorkersOnExit}
+		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, KillWorkersOnExit: set.KillWorkersOnExit}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
 	// Until run.json is written, a failure leaves nothing behind.
 	fail := func(err error) (*Run, error) {
@@ -104,7 +105,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	if err := r.open(); err != nil {
 		return fail(err)
 	}
-	first := []json.RawMessage{message("developer", systemPrompt(set)), message("user", taskMessage(task))}
+	first := []json.RawMessage{message("developer", systemPrompt(set, r.worktrees(ctx))), message("user", taskMessage(task))}
 	if err := r.appendItems(first...); err != nil {
 		return fail(err)
 	}
@@ -182,7 +183,7 @@ func (r *Run) initTools() {
 	list := tools.Workers(tools.WorkerOptions{
 		Sessions: r.opt.Sessions, Source: sessions.RunSource(r.rec.ID), Dir: r.set.Dir, AllowedDirs: r.set.AllowedDirs,
 		MaxWorkers: r.set.Limits.MaxWorkers, DefaultAdapter: r.set.Adapter, DefaultModel: r.set.WorkerModel,
-		Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
+		Isolation: r.set.Isolation, Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
 	})
 	r.sh = shell.New(shell.Options{Dir: r.set.Dir, Log: r.opt.Log})
 	list = append(list, tools.Shell(r.sh, tools.Dirs{Base: r.set.Dir, Allowed: r.set.AllowedDirs})...)

@@ -6,11 +6,13 @@ type Settings struct {
 	Model string
 	// Dir is the run's working dir: the default for workers and commands,
 	// and the root of where they may run (with AllowedDirs).
-	Dir               string
-	Limits            Limits
-	AllowedDirs       []string
-	Adapter           string
-	WorkerModel       string
+	Dir         string
+	Limits      Limits
+	AllowedDirs []string
+	Adapter     string
+	WorkerModel string
+	// Isolation is delegate's default (Config.Isolation).
+	Isolation         string
 	KillWorkersOnExit bool
 	ReasoningEffort   string
 	// ContextWindow of the model, in tokens; compaction starts past
@@ -24,7 +26,7 @@ type Settings struct {
 // Settings returns the config's settings for a run in dir.
 func (c *Config) Settings(dir string) Settings {
 	return Settings{Model: c.Model, Dir: dir, Limits: c.Limits(), AllowedDirs: c.AllowedDirs, Adapter: c.Adapter,
-		WorkerModel: c.WorkerModel, KillWorkersOnExit: c.KillWorkersOnExit, ReasoningEffort: c.ReasoningEffort,
+		WorkerModel: c.WorkerModel, Isolation: c.Isolation, KillWorkersOnExit: c.KillWorkersOnExit, ReasoningEffort: c.ReasoningEffort,
 		ContextWindow: c.Window(c.Model), CompactAt: c.CompactAt, CompactTo: c.CompactTo, StreamRetries: c.StreamRetries}
 }
 

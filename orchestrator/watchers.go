@@ -105,7 +105,7 @@ func (g *watcherGuard) workerVerdicts(v *View) []watchers.Verdict {
 	for _, a := range alerts {
 		s := now[a.SessionID]
 		switch {
-		case a.Watcher == "stall" && s != nil && s.Settled():
+		case (a.Watcher == "stall" || a.Watcher == "overlap") && s != nil && s.Settled():
 			continue // it ended meanwhile
 		case a.Watcher == "failure" && a.Status == sessions.StatusKilled && endedByModel(v, a.SessionID):
 			continue // the model ended it itself
@@ -125,6 +125,8 @@ func (g *watcherGuard) priority(watcher string) int {
 		return g.cfg.Hollow.Priority
 	case "cost_guard":
 		return g.cfg.CostGuard.Priority
+	case "overlap":
+		return g.cfg.Overlap.Priority
 	}
 	return 0
 }
@@ -140,6 +142,8 @@ func advice(a watchers.Alert) string {
 		msg += " Read why (check_session), then retry it (converse) or delegate the task again."
 	case a.Watcher == "hollow":
 		msg += " It did nothing: check it (check_session) and tell it what to do (converse), or delegate again."
+	case a.Watcher == "overlap":
+		msg += " Tell one of them to leave that file alone (converse), or let one finish and land before the other goes on."
 	case a.Action == watchers.Stop:
 		msg += " It has been stopped; if the work is still needed, delegate a smaller piece of it."
 	}

@@ -331,3 +331,22 @@ func TestWatchersPauseThenResume(t *testing.T) {
 		t.Errorf("guard events: %s", got)
 	}
 }
+
+// An overlap alert reaches the model with its priority and what to do,
+// unless the worker it was made for has settled meanwhile.
+func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
+	cfg := watchers.DefaultConfig()
+	g := &watcherGuard{cfg: cfg}
+	running := &sessions.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: sessions.StatusRunning, Owner: &sessions.ProcRef{PID: 1}}
+	done := &sessions.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000", Status: sessions.StatusCompleted}
+	reason := "3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict"
+	g.alerts = []watchers.Alert{
+		{Watcher: "overlap", SessionID: running.ID, Task: "add limits", Reason: reason},
+		{Watcher: "overlap", SessionID: done.ID, Task: "add metrics", Reason: reason},
+	}
+	out := g.workerVerdicts(&View{Workers: []*sessions.Session{running, done}})
+	if len(out) != 1 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
+		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") {
+		t.Fatalf("verdicts %+v", out)
+	}
+}

@@ -67,9 +67,11 @@ func (d *delegation) Check(_ context.Context, v *RunView) Verdict {
 	return Verdict{}
 }
 
-// delegating are the calls that hand work to workers or look after them.
+// delegating are the calls that hand work to workers or look after them,
+// reviewing and landing what they did included.
 var delegating = map[string]bool{"delegate": true, "converse": true, "wait": true, "check_session": true,
-	"peek_session": true, "get_trajectory": true, "list_sessions": true, "end_session": true}
+	"peek_session": true, "get_trajectory": true, "list_sessions": true, "end_session": true,
+	"diff_session": true, "land_session": true, "update_session": true}
 
 // reminder notices many steps without delegating; waiting on and checking
 // workers count as delegating.

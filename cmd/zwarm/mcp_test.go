@@ -175,7 +175,7 @@ func TestMCPServesWorkersOverStdio(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, " ") != "get_trajectory inject kill list show spawn wait" { // the SDK lists them sorted
+	if strings.Join(names, " ") != "diff get_trajectory inject kill land list show spawn update wait" { // the SDK lists them sorted
 		t.Fatalf("tools %v", names)
 	}
 

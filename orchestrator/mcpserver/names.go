@@ -19,17 +19,21 @@ var names = []struct{ orchestrator, mcp string }{
 	{"list_sessions", "list"},
 	{"end_session", "kill"},
 	{"get_trajectory", "get_trajectory"},
+	{"diff_session", "diff"},
+	{"land_session", "land"},
+	{"update_session", "update"},
 }
 
 // renamed matches the orchestrator's tool names in the tools' texts, which
 // refer to one another ("call wait, then check_session"). peek_session is
 // not served: show says all it says.
-var renamed = regexp.MustCompile(`\b(delegate|converse|check_session|list_sessions|end_session|peek_session)\b`)
+var renamed = regexp.MustCompile(`\b(delegate|converse|check_session|list_sessions|end_session|peek_session|diff_session|land_session|update_session)\b`)
 
 // phrases are the hints that fit only the orchestrator's own loop.
 var phrases = strings.NewReplacer(
 	"in the [orchestrator] table of config.toml", "in the [mcp] table of config.toml",
 	"the run's dir", "the directory zwarm mcp was started in",
+	"say so in your summary", "say so",
 	" Prefer this to sleep.", "",
 )
 

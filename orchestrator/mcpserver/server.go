@@ -166,7 +166,10 @@ func (s *Server) instructions() string {
 		"wait blocks until workers finish, %s at most per call: while timed_out is true, call it again. "+
 		"show reads a worker's final message, files changed, usage and cost; get_trajectory what it did step by step; "+
 		"inject sends a follow-up into its thread; kill stops it; list shows your workers. "+
-		"Workers run in %s and below; they keep running if this conversation ends.", s.cfg.WaitCap.Duration, s.opt.Dir)
+		"Inside a git repository each worker works in a git worktree of its own, on branch zwarm/<id>: "+
+		"diff shows its change, land commits it onto the branch checked out in %s (refusing a running worker or a conflict), "+
+		"update merges that branch into the worker's when they conflict. "+
+		"Workers run in %s and below; they keep running if this conversation ends.", s.cfg.WaitCap.Duration, s.opt.Dir, s.opt.Dir)
 }
 
 func clip(s string, n int) string {
@@ -187,4 +190,9 @@ var annotations = map[string]*mcp.ToolAnnotations{
 	"list":           {Title: "List your workers", ReadOnlyHint: true},
 	"kill":           {Title: "Stop a worker", DestructiveHint: &yes},
 	"get_trajectory": {Title: "A worker's steps", ReadOnlyHint: true},
+	"diff":           {Title: "A worker's change", ReadOnlyHint: true},
+	// Landing commits onto the user's branch and updates its files, never
+	// losing a change; landing again says it is landed already.
+	"land":   {Title: "Land a worker's change", DestructiveHint: &no, IdempotentHint: true},
+	"update": {Title: "Merge into a worker's branch", DestructiveHint: &no, OpenWorldHint: &yes},
 }

@@ -52,7 +52,7 @@ func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"spawn", "wait", "show", "inject", "list", "kill", "get_trajectory"}
+	want := []string{"spawn", "wait", "show", "inject", "list", "kill", "get_trajectory", "diff", "land", "update"}
 	if !slices.Equal(names, sorted(want)) { // the SDK lists tools by name
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -71,7 +71,8 @@ func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
 	if !strings.Contains(wait.Description, "within 50s") {
 		t.Errorf("wait does not say its cap: %s", wait.Description)
 	}
-	if init := c.cs.InitializeResult(); init.ServerInfo.Name != "zwarm" || !strings.Contains(init.Instructions, "spawn") {
+	if init := c.cs.InitializeResult(); init.ServerInfo.Name != "zwarm" || !strings.Contains(init.Instructions, "spawn") ||
+		!strings.Contains(init.Instructions, "land commits it onto the branch checked out in "+c.w.Work) {
 		t.Errorf("server info %+v, instructions %q", init.ServerInfo, init.Instructions)
 	}
 }

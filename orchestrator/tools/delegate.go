@@ -17,6 +17,11 @@ func (w *workers) delegateTool() Tool {
 		"adapter":     str("The agent to run: codex or claude. Omit for the configured default."),
 		"model":       str("The worker's model. Omit for the adapter's configured default."),
 		"working_dir": str("Directory the worker runs in, absolute or relative to the run's dir. Omit for the run's dir."),
+		"isolation": enum("worktree: the worker works in a git worktree of its own (a separate checkout on branch zwarm/<id>), "+
+			"so parallel workers never see each other's edits and nothing reaches the working dir until you land it; "+
+			"needs a git repository. none: it works in place, in the working dir itself. "+
+			"Omit for the default: a worktree inside a git repository, in place outside one.",
+			sessions.IsolationWorktree, sessions.IsolationNone),
 	}, "task")
 	return Tool{
 		Name: "delegate",
@@ -29,16 +34,23 @@ func (w *workers) delegateTool() Tool {
 				Adapter    string `json:"adapter"`
 				Model      string `json:"model"`
 				WorkingDir string `json:"working_dir"`
+				Isolation  string `json:"isolation"`
 			}
 			if err := decode("delegate", args, &a, schema); err != nil {
 				return Errorf("%v", err)
 			}
-			return w.delegate(ctx, a.Task, a.Adapter, a.Model, a.WorkingDir)
+			return w.delegate(ctx, delegation{task: a.Task, adapter: a.Adapter, model: a.Model, dir: a.WorkingDir, isolation: a.Isolation})
 		},
 	}
 }
 
-func (w *workers) delegate(ctx context.Context, task, adapter, model, dir string) Result {
+// delegation is what delegate was asked to start.
+type delegation struct {
+	task, adapter, model, dir, isolation string
+}
+
+func (w *workers) delegate(ctx context.Context, d delegation) Result {
+	task, adapter, model := d.task, d.adapter, d.model
 	if strings.TrimSpace(task) == "" {
 		return Errorf("task is empty: say what the worker must do")
 	}
@@ -52,7 +64,7 @@ func (w *workers) delegate(ctx context.Context, task, adapter, model, dir string
 				"Wait for one to finish (wait) or stop one (end_session), then delegate again.", n, max)
 		}
 	}
-	wd, err := w.dirs.Resolve(dir)
+	wd, err := w.dirs.Resolve(d.dir)
 	if err != nil {
 		return Errorf("refused: %v", err)
 	}
@@ -60,7 +72,7 @@ func (w *workers) delegate(ctx context.Context, task, adapter, model, dir string
 		model = firstNonEmpty(model, w.opt.DefaultModel)
 	}
 	s, err := w.opt.Sessions.Spawn(ctx, sessions.SpawnRequest{Task: task, Adapter: firstNonEmpty(adapter, w.opt.DefaultAdapter),
-		Model: model, WorkingDir: wd, Source: w.opt.Source})
+		Model: model, WorkingDir: wd, Source: w.opt.Source, Isolation: firstNonEmpty(d.isolation, w.opt.Isolation)})
 	switch {
 	case errors.Is(err, sessions.ErrInvalidRequest):
 		return Errorf("refused: %v", err)
@@ -72,8 +84,15 @@ func (w *workers) delegate(ctx context.Context, task, adapter, model, dir string
 	if w.opt.OnSpawn != nil {
 		w.opt.OnSpawn(s)
 	}
-	return JSON(map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
-		"working_dir": s.WorkingDir, "note": "running in the background; call wait to block until it finishes"})
+	out := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
+		"working_dir": s.WorkingDir, "isolation": sessions.IsolationNone,
+		"note": "running in the background; call wait to block until it finishes"}
+	if ws := s.Workspace; ws != nil {
+		out["isolation"], out["branch"], out["worktree"] = sessions.IsolationWorktree, ws.Branch, ws.State
+		out["note"] = fmt.Sprintf("running in the background, in a git worktree of its own on branch %s (from %s): "+
+			"its changes reach %s only when they are landed; call wait to block until it finishes", ws.Branch, ws.Base, wd)
+	}
+	return JSON(out)
 }
 
 func (w *workers) converseTool() Tool {

@@ -36,7 +36,8 @@ func (w *workers) checkTool() Tool {
 	return Tool{
 		Name: "check_session",
 		Description: "A worker in full: status, turns, token usage and cost, its last message in full, " +
-			"the files it changed and its error. Read this before trusting a worker's work.",
+			"the files it reported changing, the size of its change (and whether it is landed) and its error. " +
+			"Read this before trusting a worker's work.",
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			id, err := w.idArg("check_session", args, schema)
@@ -56,7 +57,13 @@ func (w *workers) checkTool() Tool {
 				"session_id": s.ID, "status": s.Status, "task": clip(s.Task, 2000), "adapter": s.Adapter, "model": s.Model,
 				"working_dir": s.WorkingDir, "turns": s.Turn, "usage": s.Usage, "cost_usd": roundCost(s.CostUSD),
 				"runtime_s": math.Round(s.Runtime(time.Now()).Seconds()), "last_message": clip(s.LastMessage, fullMessageBound),
-				"files_changed": filesChanged(turns), "pending_follow_ups": s.PendingInjects,
+				"files_changed": filesChanged(turns), "pending_follow_ups": s.PendingInjects, "changes": s.ChangesText(),
+			}
+			if ws := s.Workspace; ws != nil {
+				out["branch"] = ws.Branch
+				if ws.LandedNow() {
+					out["landed_into"] = ws.Landed.Into
+				}
 			}
 			if s.Error != "" {
 				out["error"] = clip(s.Error, 4000)
@@ -157,7 +164,7 @@ func (w *workers) listTool() Tool {
 			for _, s := range list {
 				e := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
 					"turn": s.Turn, "tokens": s.Usage.TotalTokens, "cost_usd": roundCost(s.CostUSD),
-					"age_s": math.Round(now.Sub(s.CreatedAt).Seconds()), "task": render.Clip(s.Task, 120)}
+					"age_s": math.Round(now.Sub(s.CreatedAt).Seconds()), "task": render.Clip(s.Task, 120), "changes": s.ChangesText()}
 				if why := w.attention(s); why != "" {
 					e["needs_attention"], e["attention"] = true, why
 				} else {

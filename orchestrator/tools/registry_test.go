@@ -68,7 +68,8 @@ func TestSchemasAreObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "check_session converse delegate end_session exec_command finish get_trajectory list_sessions peek_session sleep wait write_stdin"
+	want := "check_session converse delegate diff_session end_session exec_command finish get_trajectory land_session list_sessions " +
+		"peek_session sleep update_session wait write_stdin"
 	if got := strings.Join(r.Names(), " "); got != want {
 		t.Errorf("tools %s", got)
 	}

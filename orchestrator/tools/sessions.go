@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"io"
 	"sync"
 	"time"
 
@@ -20,6 +21,12 @@ type Sessions interface {
 	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
 	Transcript(ctx context.Context, idOrPrefix string) (*sessions.Session, []sessions.TurnLog, error)
 	Config() (*sessions.Config, error)
+	// Diff, Land and Update are a worker's git worktree: what it changed,
+	// bringing that into the run's checkout, and merging the checkout's
+	// branch into the worker's when the two conflict.
+	Diff(ctx context.Context, idOrPrefix string, out io.Writer, req sessions.DiffRequest) (*sessions.Session, error)
+	Land(ctx context.Context, idOrPrefix string, opt sessions.LandOptions) (*sessions.LandResult, error)
+	Update(ctx context.Context, idOrPrefix, from string) (*sessions.UpdateResult, error)
 }
 
 var _ Sessions = (*sessions.Manager)(nil)

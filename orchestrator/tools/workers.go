@@ -32,6 +32,10 @@ type WorkerOptions struct {
 	// config.toml's defaults). DefaultModel is used only with the default
 	// adapter.
 	DefaultAdapter, DefaultModel string
+	// Isolation is delegate's default isolation: sessions.IsolationWorktree
+	// or sessions.IsolationNone ("": the [worktrees] table's, else a
+	// worktree inside a git repository and in place outside one).
+	Isolation string
 	// WaitCap lowers wait's largest timeout (default MaxWaitSeconds).
 	WaitCap time.Duration
 	// Seen records what the model has read; nil starts empty.
@@ -57,7 +61,10 @@ type workers struct {
 }
 
 // Workers returns the worker tools: delegate, converse, wait,
-// check_session, peek_session, get_trajectory, list_sessions, end_session.
+// check_session, peek_session, get_trajectory, list_sessions, end_session,
+// and for workers in git worktrees diff_session, land_session and
+// update_session. Landing and updating go by the branch checked out in
+// opt.Dir.
 func Workers(opt WorkerOptions) []Tool {
 	w := &workers{opt: opt, dirs: Dirs{Base: opt.Dir, Allowed: opt.AllowedDirs}, seen: opt.Seen}
 	if w.seen == nil {
@@ -66,6 +73,7 @@ func Workers(opt WorkerOptions) []Tool {
 	return []Tool{
 		w.delegateTool(), w.converseTool(), w.waitTool(), w.checkTool(),
 		w.peekTool(), w.trajectoryTool(), w.listTool(), w.endTool(),
+		w.diffTool(), w.landTool(), w.updateTool(),
 	}
 }
 

@@ -98,6 +98,10 @@ func Completes(msg string, cumulativeInput int) []Step {
 	}
 }
 
+// Run is a step that runs a shell command in the agent's working dir to
+// its end: the work an agent does (in a worktree, its edits there).
+func Run(shell string) Step { return Step{"run": shell} }
+
 // ChangesFile is a codex step reporting a file change.
 func ChangesFile(path string) Step {
 	return Out(`{"type":"item.completed","item":{"id":"item_9","type":"file_change","changes":[{"path":"` + path + `","kind":"add"}],"status":"completed"}}`)
@@ -133,6 +137,49 @@ func New(t testing.TB, b *Bins, extraConfig string) *World {
 		SupervisorArgv: []string{b.Zwarm, "__supervise"}})
 	t.Cleanup(w.cleanup)
 	return w
+}
+
+// Repo makes the world's working dir a git repository on branch main with
+// one commit of files, and keeps the user's git config out: a global
+// config of the test's own (with a user, for the test's commits), no
+// system config, and an XDG_DATA_HOME of the test's, where worktrees are
+// made. The environment is set with Setenv (the supervisors and the
+// landings read it), so a test that calls Repo cannot run in parallel.
+func (w *World) Repo(files map[string]string) {
+	w.T.Helper()
+	home := w.T.TempDir()
+	cfg := filepath.Join(home, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
+		w.T.Fatal(err)
+	}
+	w.T.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	w.T.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	w.T.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	w.Git("init", "-q", "-b", "main")
+	for name, body := range files {
+		path := filepath.Join(w.Work, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			w.T.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			w.T.Fatal(err)
+		}
+	}
+	w.Git("add", "-A")
+	w.Git("commit", "-q", "-m", "init")
+}
+
+// Git runs git in the working dir and returns its output, trimmed; a
+// failure fails the test.
+func (w *World) Git(args ...string) string {
+	w.T.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = w.Work
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.T.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // Script sets what the fake agent does for a prompt ("" is the default:

@@ -1,0 +1,106 @@
+package mcpserver
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// diff, land and update over MCP, in a real git repository: the same
+// tools and rules as the orchestrator's, in the words of the served
+// names. The repository sets the environment, so this test is not
+// parallel.
+func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
+	c := connect(t, nil, 0)
+	c.w.Repo(map[string]string{"conf.txt": "port = 80\n"})
+	gate := filepath.Join(t.TempDir(), "gate")
+	c.w.Script(map[string][]testenv.Step{
+		"add alpha": append([]testenv.Step{testenv.Run(`printf 'alpha\n' > alpha.txt`)}, testenv.Completes("alpha added", 100)...),
+		"use 8080":  append([]testenv.Step{testenv.WaitFile(gate), testenv.Run(`printf 'port = 8080\n' > conf.txt`)}, testenv.Completes("8080", 100)...),
+		"use 9090":  append([]testenv.Step{testenv.Run(`printf 'port = 9090\n' > conf.txt`)}, testenv.Completes("9090", 100)...),
+		"here":      append([]testenv.Step{testenv.Run(`printf 'here\n' > here.txt`)}, testenv.Completes("here", 100)...),
+	})
+	refused := func(tool string, args any, wants ...string) {
+		t.Helper()
+		res := c.call(tool, args, nil)
+		got := text(res)
+		if !res.IsError {
+			t.Fatalf("%s(%v) is not an error: %s", tool, args, got)
+		}
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s(%v): %q lacks %q", tool, args, got, w)
+			}
+		}
+		if m := renamed.FindString(got); m != "" || strings.Contains(got, "run's dir") {
+			t.Errorf("%s(%v): %q speaks of the orchestrator (%q)", tool, args, got, m)
+		}
+	}
+	alpha, slow, other := c.spawn("add alpha"), c.spawn("use 8080"), c.spawn("use 9090")
+	var wr waitResult
+	c.ok("wait", map[string]any{"session_ids": []string{alpha, other}, "mode": "all"}, &wr)
+	if len(wr.Finished) != 2 {
+		t.Fatalf("wait: %+v", wr)
+	}
+
+	diff := c.ok("diff", map[string]any{"session_id": alpha}, nil)
+	for _, want := range []string{"worker " + alpha + " · completed · branch zwarm/" + alpha + " from main", "not landed", "+++ b/alpha.txt", "+alpha"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	refused("land", map[string]any{"session_id": slow}, "refused: worker "+sessions.ShortID(slow)+" is still running",
+		"wait for it (wait) or stop it (kill), then call land again")
+
+	var l struct {
+		Landed bool   `json:"landed"`
+		Into   string `json:"into"`
+		Note   string `json:"note"`
+	}
+	c.ok("land", map[string]any{"session_id": alpha}, &l)
+	if !l.Landed || l.Into != "main" || !strings.Contains(l.Note, "checked out in "+c.w.Work) {
+		t.Fatalf("land: %+v", l)
+	}
+	if got, err := os.ReadFile(filepath.Join(c.w.Work, "alpha.txt")); err != nil || string(got) != "alpha\n" {
+		t.Fatalf("alpha.txt in the server's checkout: %q %v", got, err)
+	}
+	c.ok("land", map[string]any{"session_id": other}, &l)
+
+	// The slow worker started from the first commit too: its change now
+	// conflicts with what landed.
+	os.WriteFile(gate, nil, 0o600)
+	c.ok("wait", map[string]any{"session_ids": []string{slow}}, &wr)
+	before := c.w.Git("rev-parse", "HEAD")
+	refused("land", map[string]any{"session_id": slow}, "conflicts with main in conf.txt; nothing was changed",
+		"update merges main into the worker's branch", "review diff, then call land again")
+	if c.w.Git("rev-parse", "HEAD") != before {
+		t.Error("a refused landing moved main")
+	}
+	var u struct {
+		Conflict []string `json:"conflict"`
+		Note     string   `json:"note"`
+	}
+	c.ok("update", map[string]any{"session_id": slow}, &u)
+	if len(u.Conflict) != 1 || u.Conflict[0] != "conf.txt" || !strings.Contains(u.Note, "asked to resolve them") {
+		t.Errorf("update: %+v", u)
+	}
+	c.ok("wait", map[string]any{"session_ids": []string{slow}}, &wr)
+
+	// spawn takes isolation: in place, there is nothing to diff.
+	var sp struct {
+		SessionID  string `json:"session_id"`
+		Isolation  string `json:"isolation"`
+		WorkingDir string `json:"working_dir"`
+	}
+	c.ok("spawn", map[string]any{"task": "here", "isolation": "none"}, &sp)
+	if sp.Isolation != "none" || sp.WorkingDir != c.w.Work {
+		t.Fatalf("spawn in place: %+v", sp)
+	}
+	c.ok("wait", map[string]any{"session_ids": []string{sp.SessionID}}, &wr)
+	refused("diff", map[string]any{"session_id": sp.SessionID}, "works in place, in "+c.w.Work)
+	refused("land", map[string]any{"session_id": sp.SessionID}, "worked in place", "nothing to land")
+}
