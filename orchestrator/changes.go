@@ -102,9 +102,9 @@ func workerChanges(workers []*sessions.Session, order []string) []WorkerChange {
 	return out
 }
 
-// changesText is the closing account of the workers' changes, for the
-// run's summary ("" when there is none to give).
-func changesText(changes []WorkerChange) string {
+// ChangesText is the closing account of the workers' changes, for the
+// run's summary and its outcome ("" when there is none to give).
+func ChangesText(changes []WorkerChange) string {
 	if len(changes) == 0 {
 		return ""
 	}

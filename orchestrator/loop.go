@@ -174,7 +174,7 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 	// The summary ends with what was landed and what was not, whatever
 	// the model said: the user learns where the work is.
 	changes := workerChanges(r.workers, r.rec.Workers)
-	if text := changesText(changes); text != "" {
+	if text := ChangesText(changes); text != "" {
 		out.summary = strings.TrimSpace(strings.TrimSpace(out.summary) + "\n\n" + text)
 	}
 	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil

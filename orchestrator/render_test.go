@@ -80,7 +80,7 @@ func TestShortResultOfTheWorktreeTools(t *testing.T) {
 
 func TestChangesText(t *testing.T) {
 	a, b, p := "3f2a1c9d-0000-4000-8000-000000000001", "9b1e2f3a-0000-4000-8000-000000000002", "77aa0000-0000-4000-8000-000000000003"
-	got := changesText([]WorkerChange{
+	got := ChangesText([]WorkerChange{
 		{Session: a, Outcome: ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
 		{Session: b, Outcome: ChangeUnlanded, Branch: "zwarm/" + b, Changes: "+12 -0 in 1 file", Running: true, Task: "add the tests"},
 		{Session: p, Outcome: ChangeInPlace, Task: "fix the docs"},
@@ -91,7 +91,7 @@ func TestChangesText(t *testing.T) {
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	if changesText(nil) != "" {
+	if ChangesText(nil) != "" {
 		t.Error("no changes, yet a text")
 	}
 }

@@ -97,7 +97,9 @@ func (p *stepPrinter) outcome(rec *orchestrator.Record, resume string) {
 			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
 		text := rec.StopReason
 		if rec.Status == orchestrator.StatusCompleted {
-			text = rec.Summary
+			text = rec.Summary // it ends with the account of the changes
+		} else if changes := orchestrator.ChangesText(rec.Changes); changes != "" {
+			text += "\n\n" + changes
 		}
 		var b strings.Builder
 		b.WriteString("\n" + head + "\n")

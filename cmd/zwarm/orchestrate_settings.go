@@ -119,6 +119,11 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	}
 	set.Limits = keep
 	set.Adapter, set.WorkerModel = rec.Adapter, rec.WorkerModel
+	if rec.Isolation != "" {
+		// Its workers keep working as they began: a run that lands from
+		// worktrees does not switch to editing in place halfway.
+		set.Isolation = rec.Isolation
+	}
 	if !fl.Changed("kill-workers-on-exit") {
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}

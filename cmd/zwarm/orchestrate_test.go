@@ -378,3 +378,22 @@ func TestOrchestrateRunsTheWatchers(t *testing.T) {
 		t.Errorf("a typo in [watchers]: exit %d %q", r.code, r.stderr)
 	}
 }
+
+// A run that stops before it finishes still says what became of its
+// workers' changes: what was landed, and what is left on their branches.
+func TestOutcomeOfAStoppedRunListsItsWorkersChanges(t *testing.T) {
+	var out, errOut bytes.Buffer
+	p := newStepPrinter(&streams{out: &out, errOut: &errOut, width: 100}, &out, nil, 10, false)
+	rec := &orchestrator.Record{ID: "aed2344a-5eb7-4020-ab4b-627075cc1918", Status: orchestrator.StatusLimited, StopReason: "the run used its 10 steps",
+		Steps: 10, Changes: []orchestrator.WorkerChange{
+			{Session: "3f2a9c1d-0000-4000-8000-000000000000", Outcome: orchestrator.ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
+			{Session: "9c1d4e2f-0000-4000-8000-000000000000", Outcome: orchestrator.ChangeUnlanded, Branch: "zwarm/9c1d4e2f", Changes: "+1 -0 in 1 file", Task: "add tests"},
+		}}
+	p.outcome(rec, "zwarm orchestrate --resume aed2344a")
+	got := out.String()
+	for _, want := range []string{"the run used its 10 steps", "Landed:\n- 3f2a9c1d into main as 0123456789ab", "Not landed", "9c1d4e2f +1 -0 in 1 file on branch zwarm/9c1d4e2f"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("outcome lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -31,6 +31,10 @@ type runJSON struct {
 	TotalTokens   int64               `json:"total_tokens"`
 	TotalCostUSD  *float64            `json:"total_cost_usd"`
 	Workers       []string            `json:"workers"`
+	// Isolation is where its workers worked by default; Changes what
+	// became of each worker's change when the run ended.
+	Isolation string                      `json:"isolation"`
+	Changes   []orchestrator.WorkerChange `json:"changes"`
 }
 
 type limitsJSON struct {
@@ -52,6 +56,10 @@ func toRunJSON(r *orchestrator.Record) runJSON {
 	}
 	if out.Workers == nil {
 		out.Workers = []string{}
+	}
+	out.Isolation, out.Changes = r.Isolation, r.Changes
+	if out.Changes == nil {
+		out.Changes = []orchestrator.WorkerChange{}
 	}
 	return out
 }
