@@ -38,3 +38,24 @@ func rowOf(view, text string) string {
 	}
 	return ""
 }
+
+// An overlap mark stays while the worker goes on working (its events do
+// not mend the overlap), and goes when it settles.
+func TestOverlapMarkStaysUntilTheWorkerSettles(t *testing.T) {
+	f := newFixture(t)
+	id := f.add(1, sessions.StatusRunning, "busy worker", 0)
+	alerts := make(chan watchers.Alert, 1)
+	m := f.startWith(f.m, alerts, 120, 40)
+	at := time.Now().UTC()
+	alerts <- watchers.Alert{Watcher: "overlap", SessionID: id, Action: watchers.Nudge,
+		Reason: "3f2a0001 and 9c1d4e2f both change api/server.go", At: at, Status: sessions.StatusRunning}
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "⚠ overlap 3f2a0001") })
+	later := at.Add(time.Second)
+	f.rewrite(id, func(s *sessions.Session) { s.LastEventAt, s.Task = &later, "busy worker, later" })
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "busy worker, later") })
+	if row := rowOf(m.View(), "busy worker, later"); !strings.Contains(row, "⚠") {
+		t.Fatalf("an event cleared the overlap mark: %q", row)
+	}
+	f.rewrite(id, func(s *sessions.Session) { s.Status, s.Owner = sessions.StatusCompleted, nil })
+	settle(t, m, func(m Model) bool { return !strings.Contains(rowOf(m.View(), "busy worker, later"), "⚠") })
+}
