@@ -55,6 +55,12 @@ type agentRun struct {
 	ws        unix.WaitStatus
 	failure   string // why zwarm fails the turn (its output cannot be recorded)
 
+	// oneTurn makes a live agent serve one turn only: in a worktree, each
+	// turn's work is committed when its process has exited (no git runs
+	// beside an agent: the reaper would take its exit status), so queued
+	// follow-ups go to a resumed process of their own.
+	oneTurn bool
+
 	split     lineSplitter
 	pending   []Event
 	written   int64 // bytes of the current turn file
@@ -71,7 +77,7 @@ func newAgentRun(sv *supervisor, id string, n int, parser Parser, p *agentProc, 
 
 // run drives the agent until it has exited and all its output is recorded.
 func (a *agentRun) run(ctx context.Context) turnEnd {
-	a.setLive(a.cmd.Input != nil)
+	a.setLive(a.cmd.Input != nil && !a.oneTurn)
 	if a.cmd.Input != nil {
 		a.p.stdin.feed(a.cmd.Input(a.prompt()))
 	}
@@ -124,7 +130,11 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 		if a.turnDone && a.p.stdin != nil && a.cmd.Input != nil && a.phase == serving {
 			a.turnDone = false
 			a.save()
-			a.nextLive(ctx)
+			if a.oneTurn {
+				a.closeInput()
+			} else {
+				a.nextLive(ctx)
+			}
 		}
 	}
 	if len(a.pending) > 0 && a.flush == nil {
@@ -230,9 +240,7 @@ func (a *agentRun) nextLive(ctx context.Context) {
 		a.sv.log.Error("hand over a follow-up", "err", err)
 	}
 	if next == nil {
-		a.phase = closing
-		a.setLive(false)
-		a.p.stdin.closeAfterQueued()
+		a.closeInput()
 		return
 	}
 	out, errf, err := a.sv.st.turnFiles(a.id, next.N)
@@ -246,6 +254,14 @@ func (a *agentRun) nextLive(ctx context.Context) {
 	a.p.stderr.set(errf)
 	a.p.stdin.feed(a.cmd.Input(next.Prompt))
 	a.sv.log.Info("follow-up delivered live", "turn", next.N)
+}
+
+// closeInput ends a live agent's input after the turn it served: it
+// finishes, and the end of its turn is recorded once it has exited.
+func (a *agentRun) closeInput() {
+	a.phase = closing
+	a.setLive(false)
+	a.p.stdin.closeAfterQueued()
 }
 
 // prompt is the prompt of the turn being served.

@@ -44,6 +44,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *Session, t *Turn) turnEnd 
 	}
 	sv.log.Info("turn started", "turn", t.N, "pid", p.ref.PID, "cmd", cmd.Path, "resume", req.ThreadID != "", "live", cmd.Input != nil)
 	r := newAgentRun(sv, s.ID, t.N, ad.NewParser(), p, cmd, cfg.Grace())
+	r.oneTurn = req.Worktree
 	end := r.run(ctx)
 	end.Adapter = s.Adapter
 	if end.ExitCode != nil && *end.ExitCode != 0 && !end.Killed {

@@ -547,3 +547,38 @@ func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
 		t.Fatal("a change that is not the worker's landed")
 	}
 }
+
+// A live agent (claude's stream-json input) in a worktree serves one turn
+// per process: a follow-up queued while it works goes to a resumed
+// process after the turn, so each turn's work is committed on its own.
+func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	gate := filepath.Join(t.TempDir(), "go")
+	w.script(fakeScript{Live: true,
+		ByPrompt: map[string][]map[string]any{
+			"first":  append([]map[string]any{{"run": "echo 1 > one.txt"}, {"wait_file": gate}}, completes("one", 100)...),
+			"second": append([]map[string]any{{"run": "echo 2 > two.txt"}}, completes("two", 200)...),
+		},
+		Default: completes("?", 1)})
+	s := w.spawnIn(w.work, "first", SpawnRequest{})
+	eventually(t, "the first turn to run", func() bool {
+		_, err := os.Stat(filepath.Join(s.Workspace.Path, "one.txt"))
+		return err == nil
+	})
+	res, err := w.m.Inject(context.Background(), s.ID, "second")
+	if err != nil || res.Outcome != InjectQueued || res.Live {
+		t.Fatalf("inject: %+v %v (in a worktree, a follow-up waits for the next process)", res, err)
+	}
+	writeFile(t, gate, "")
+	s = w.wait(s.ID)
+	if len(s.Turns) != 2 || s.Status != StatusCompleted {
+		t.Fatalf("%s with %d turns", s.Status, len(s.Turns))
+	}
+	t1, t2 := s.Turns[0], s.Turns[1]
+	if t2.Live || !t2.Resumed {
+		t.Errorf("turn 2 live %v resumed %v", t2.Live, t2.Resumed)
+	}
+	if t1.Commit == "" || t2.Commit == "" || strings.Join(t1.Files, ",") != "one.txt" || strings.Join(t2.Files, ",") != "two.txt" {
+		t.Errorf("turn 1 %q %v, turn 2 %q %v: each turn its own commit", t1.Commit, t1.Files, t2.Commit, t2.Files)
+	}
+}
