@@ -108,3 +108,24 @@ func TestConfigSectionsAndTypos(t *testing.T) {
 		}
 	}
 }
+
+func TestWorktreesConfig(t *testing.T) {
+	c, err := LoadConfig(writeConfig(t, "[worktrees]\nisolation = \"none\"\ndir = \"~/wt\"\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"npm ci\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	if root, err := c.Worktrees.Root(); err != nil || root != filepath.Join(home, "wt") || c.Worktrees.Isolation != IsolationNone ||
+		c.Worktrees.Setup != "npm ci" || c.Worktrees.Copy[0] != ".env" || c.Worktrees.Symlink[0] != "node_modules" {
+		t.Fatalf("%+v %q %v", c.Worktrees, root, err)
+	}
+	for body, want := range map[string]string{
+		"[worktrees]\nisolation = \"bubble\"\n": `isolation = "bubble"`,
+		"[worktrees]\ndir = \"rel/dir\"\n":      "want an absolute path",
+		"[worktrees]\ncopie = [\"x\"]\n":        "worktrees.copie",
+	} {
+		if _, err := LoadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -85,14 +85,14 @@ func BenchmarkSpawnInRepo20000Files(b *testing.B) {
 // it did not commit included, read through a copy of its index).
 func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 	w := benchWorld(b)
-	w.agent(`for i in 1 2 3 4 5; do echo "// changed" >> pkg00$i/sub0/file00$((i*50)).go; done`)
+	w.agent(`for i in 1 2 3 4 5; do echo "// changed" >> $(printf 'pkg%03d/sub0/file%05d.go' $i $((i*50))); done`)
 	ctx := context.Background()
 	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "change five files", Adapter: "fake", WorkingDir: w.work})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s = w.waitFor(s.ID, 5*60e9)
-	if s.Status != StatusCompleted || s.Workspace.Changes == nil || s.Workspace.Changes.Files != 5 {
+	if s.Status != StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
 		b.Fatalf("worker: %s %s %+v", s.Status, s.Error, s.Workspace.Changes)
 	}
 	opt := DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}

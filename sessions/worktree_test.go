@@ -582,3 +582,90 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 		t.Errorf("turn 1 %q %v, turn 2 %q %v: each turn its own commit", t1.Commit, t1.Files, t2.Commit, t2.Files)
 	}
 }
+
+// The three ways to land, into the checked-out branch or another one.
+func TestLandStrategiesAndTargets(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	git(t, w.work, "branch", "release")
+	ctx := context.Background()
+	spawnWith := func(task, script string) *Session {
+		w.agent(script)
+		return w.wait(w.spawnIn(w.work, task, SpawnRequest{}).ID)
+	}
+	sq := spawnWith("squash me", `echo s > s.txt; git add s.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent's own"; echo s2 > s2.txt`)
+	if n := git(t, w.work, "rev-list", "--count", sq.Workspace.BaseCommit+".."+sq.Workspace.Head); n != "2" {
+		t.Fatalf("the worker's branch has %s commits, want its own and zwarm's", n)
+	}
+	// Into a branch no worktree has checked out: only the ref moves; with
+	// --keep the worktree and the branch stay.
+	res, err := w.m.Land(ctx, sq.ID, LandOptions{Dir: w.work, Into: "release", Message: "Squashed\n\nby hand", Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if git(t, w.work, "rev-parse", "release") != res.Commit || git(t, w.work, "log", "-1", "--format=%B", "release") != "Squashed\n\nby hand" ||
+		git(t, w.work, "rev-parse", "release^") != sq.Workspace.BaseCommit {
+		t.Errorf("release after a squash landing: %s", git(t, w.work, "log", "--format=%s", "release"))
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "s.txt")); !os.IsNotExist(err) {
+		t.Error("a landing into another branch touched the checkout")
+	}
+	if res.Removed || !sq.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", sq.Workspace.Branch) == "" {
+		t.Error("--keep did not keep the worktree and the branch")
+	}
+
+	mg := spawnWith("merge me", "echo m > m.txt")
+	res, err = w.m.Land(ctx, mg.ID, LandOptions{Dir: w.work, Strategy: "merge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parents := strings.Fields(git(t, w.work, "log", "-1", "--format=%P", "main")); len(parents) != 2 || parents[1] != mg.Workspace.Head {
+		t.Errorf("a merge landing's parents: %v", parents)
+	}
+
+	rb := spawnWith("rebase me", `echo r > r.txt; git add r.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent: r"; echo r2 > r2.txt`)
+	before := git(t, w.work, "rev-parse", "main")
+	res, err = w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "rebase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, w.work, "log", "--format=%s", before+"..main"); got != "zwarm "+ShortID(rb.ID)+" turn 1: rebase me\nagent: r" {
+		t.Errorf("a rebase landing puts the worker's commits on main: %q", got)
+	}
+	for _, f := range []string{"m.txt", "r.txt", "r2.txt"} {
+		if _, err := os.Stat(filepath.Join(w.work, f)); err != nil {
+			t.Errorf("%s did not land: %v", f, err)
+		}
+	}
+	if _, err := w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("an unknown strategy: %v", err)
+	}
+}
+
+// zwarm's own git work runs none of the user's hooks: a pre-commit hook
+// that refuses everything does not stop a turn's commit, and post-commit
+// and post-checkout hooks never run.
+func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	hooks := filepath.Join(w.work, ".git", "hooks")
+	ran := filepath.Join(t.TempDir(), "ran")
+	for name, body := range map[string]string{
+		"pre-commit":    "#!/bin/sh\nexit 1\n",
+		"post-commit":   "#!/bin/sh\necho post-commit >> " + ran + "\n",
+		"post-checkout": "#!/bin/sh\necho post-checkout >> " + ran + "\n",
+		"post-merge":    "#!/bin/sh\necho post-merge >> " + ran + "\n",
+	} {
+		writeFile(t, filepath.Join(hooks, name), body)
+		os.Chmod(filepath.Join(hooks, name), 0o755)
+	}
+	w.agent("echo x > x.txt")
+	s := w.wait(w.spawnIn(w.work, "with hooks", SpawnRequest{}).ID)
+	if s.Turns[0].Commit == "" || s.Workspace.Error != "" {
+		t.Fatalf("the turn was not committed: %q", s.Workspace.Error)
+	}
+	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Fatalf("hooks ran: %s", b)
+	}
+}

@@ -294,3 +294,25 @@ func TestLsShowsChangesOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// logs shows how the worktree was made, the setup command's output among
+// it, before the first turn; a failing setup fails the session with it.
+func TestLogsShowTheWorktreeSetup(t *testing.T) {
+	w := repoWorld(t, map[string]string{".gitignore": ".env\n", "a": "a\n"})
+	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
+	os.MkdirAll(w.state, 0o700)
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\ncopy = [\".env\"]\nsetup = \"echo installing deps\"\n")
+	w.setScript(agentDoes("cat .env"))
+	id := w.spawn("look")
+	w.ok("wait", id)
+	out := w.ok("logs", id)
+	setup := strings.Index(out, "── worktree setup")
+	if setup < 0 || !strings.Contains(out, "copy .env") || !strings.Contains(out, "installing deps") || strings.Index(out, "turn 1") < setup {
+		t.Fatalf("logs:\n%s", out)
+	}
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\nsetup = \"echo npm ci failed; exit 7\"\n")
+	r := w.zwarm("spawn", "--wait", "look again")
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "exit code 7") || !strings.Contains(r.stdout+r.stderr, "npm ci failed") {
+		t.Fatalf("a failing setup: %+v", r)
+	}
+}
