@@ -16,6 +16,7 @@
 // override it). Directories are created 0700 and files 0600: transcripts
 // hold code and secrets. Nothing is created by reading.
 //
+//	.gitignore                       "*": the state dir ignores itself, so transcripts are never committed
 //	config.toml                      settings (Config, and the tables of ConfigSections); unknown keys are an error
 //	codex.toml, claude.toml          per-agent settings, read by the adapters
 //	sessions/<id>/meta.json          the Session record, replaced atomically
@@ -27,10 +28,13 @@
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
+//	sessions/<id>/setup.log          what making the session's worktree did and printed (git, what
+//	                                 was brought along, the [worktrees] setup command's output)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
 //	sessions/.removing-<id>/         a session being removed
 //	sessions.index                   the listing cache (index.go): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
+//	land.lock                        flock(2) held by a landing, so each builds on the one before
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
 //
@@ -73,6 +77,42 @@
 // whose owner is gone records it as failed with an error saying so, after
 // stopping whatever of the session is still running: a status is never a
 // guess and nothing runs unsupervised.
+//
+// # Worktrees
+//
+// In a git repository a session's agent works in a linked worktree of its
+// own (Session.Workspace; package sessions/workspace drives git), outside
+// the repository under [worktrees] dir (default
+// $XDG_DATA_HOME/zwarm/worktrees/<repo>-<hash of its git dir>/<id>), on
+// branch zwarm/<id>, made from the caller's HEAD or a base it names, or
+// from a snapshot of HEAD and the caller's uncommitted changes. Outside a
+// repository, or with isolation "none", it works in place and
+// Session.Workspace is nil. Spawn checks the repository and the base
+// before it records anything, and never falls back to working in place.
+//
+// The worktree is made by the supervisor, after it claims the session and
+// before the first turn, while the session is pending (Workspace.State
+// new, then preparing, then ready; failed, with the reason, fails the
+// session): git worktree add, the [worktrees] copy and symlink entries and
+// .worktreeinclude from the caller's checkout, then the setup command,
+// contained as an agent is. A kill stops the making. At the end of every
+// turn, whatever ended it, the supervisor commits what the agent left
+// (author and committer zwarm, the user's hooks off, what was brought
+// along left out) and records the turn's commit and files, and the
+// change's size against its base (Workspace.Changes, Head, Committed).
+// No git runs beside an agent (the supervisor's reaper waits for any
+// child), so a live agent serves one turn per process in a worktree.
+//
+// The Manager diffs a worker's change (its commits, or for a worker that
+// may have left work uncommitted, its files, through a copy of its index),
+// lands it into a branch (squash, merge or rebase; a conflict found with
+// git merge-tree, or uncommitted changes of the target checkout the
+// landing would overwrite, refuse it before anything changes; verify runs
+// on exactly the result), queues landings (LandAll), merges a base's new
+// commits in (Update; a conflict is handed to the worker as a follow-up),
+// and removes a worktree and its branch with its session, refusing to drop
+// work never landed unless forced. Landing and updating change a settled
+// record, so they advance sessions.gen as a follow-up does.
 //
 // # Supervision
 //
