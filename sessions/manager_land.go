@@ -138,7 +138,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		res.Session = s
 	}
 	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
-		return nil, fmt.Errorf("land %s: %w: %s still hold conflict markers from zwarm update; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
+		return nil, fmt.Errorf("land %s: %w: conflict markers from zwarm update are still in %s; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
 			ShortID(id), ErrUnresolved, strings.Join(files, ", "), ShortID(id), strings.Join(files, ", "))
 	}
 	if ws.LandedNow() {

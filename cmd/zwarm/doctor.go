@@ -191,8 +191,12 @@ func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add fun
 	for _, l := range left {
 		total += l.Bytes
 	}
-	add(check{name: "worktrees", ok: true, note: true, result: fmt.Sprintf("%s whose session is gone take %s (zwarm clean --worktrees removes them):",
-		render.Plural(len(left), "worktree"), humanBytes(total))})
+	verb := "take"
+	if len(left) == 1 {
+		verb = "takes"
+	}
+	add(check{name: "worktrees", ok: true, note: true, result: fmt.Sprintf("%s whose session is gone %s %s (zwarm clean --worktrees removes them):",
+		render.Plural(len(left), "worktree"), verb, humanBytes(total))})
 	for _, l := range left {
 		add(check{name: "", ok: true, note: true, result: fmt.Sprintf("  %s  %s", render.SafeLine(l.Path), humanBytes(l.Bytes))})
 	}

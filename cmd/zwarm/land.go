@@ -34,7 +34,8 @@ a conflict with the branch is found first (git merge-tree) and refused,
 naming the files (zwarm update ID has the worker resolve it); uncommitted
 changes of the checkout to files the landing touches are refused and kept.
 --verify runs a command on exactly what would land (in the worker's
-worktree) and lands only if it passes. After landing, the worktree and the
+worktree, in the subdirectory that matches the one you run land in) and
+lands only if it passes. After landing, the worktree and the
 branch are removed (--keep keeps them).
 
 --all is a merge queue: every completed worker of this repository whose
@@ -65,7 +66,7 @@ verified, stopping at the first that fails.`,
 	fl.BoolVar(&o.rebase, "rebase", false, "the worker's commits, replayed on top of the branch")
 	fl.StringVarP(&o.message, "message", "m", "", "the commit message (squash, merge)")
 	fl.StringVar(&o.into, "into", "", "the branch to land into (default: the one checked out here)")
-	fl.StringVar(&o.verify, "verify", "", "a shell command run on exactly what would land; land only if it passes")
+	fl.StringVar(&o.verify, "verify", "", "a shell command run on exactly what would land (in the worker's worktree, in this directory's counterpart); land only if it passes")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "check everything, change nothing")
 	fl.BoolVar(&o.keep, "keep", false, "keep the worktree and the branch after landing")
 	o.out.add(c, "what was landed")
