@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -217,20 +216,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		if !m.focused {
 			return m, nil
 		}
-		switch {
-		case key.Matches(msg, m.km.Up):
-			m.vp.ScrollUp(1)
-		case key.Matches(msg, m.km.Down):
-			m.vp.ScrollDown(1)
-		case key.Matches(msg, m.km.PageUp):
-			m.vp.HalfPageUp()
-		case key.Matches(msg, m.km.PageDown):
-			m.vp.HalfPageDown()
-		case key.Matches(msg, m.km.Top):
-			m.vp.GotoTop()
-		case key.Matches(msg, m.km.Bottom):
-			m.vp.GotoBottom()
-		default:
+		if !m.km.Scroll(msg, &m.vp) {
 			return m, nil
 		}
 		m.follow = m.vp.AtBottom()

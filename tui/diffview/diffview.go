@@ -148,18 +148,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		switch {
-		case key.Matches(msg, m.km.Up):
-			m.vp.ScrollUp(1)
-		case key.Matches(msg, m.km.Down):
-			m.vp.ScrollDown(1)
-		case key.Matches(msg, m.km.PageUp):
-			m.vp.HalfPageUp()
-		case key.Matches(msg, m.km.PageDown):
-			m.vp.HalfPageDown()
-		case key.Matches(msg, m.km.Top):
-			m.vp.GotoTop()
-		case key.Matches(msg, m.km.Bottom):
-			m.vp.GotoBottom()
+		case m.km.Scroll(msg, &m.vp):
 		case key.Matches(msg, m.km.Left):
 			m.vp.ScrollLeft(sideways)
 		case key.Matches(msg, m.km.Right):

@@ -2,7 +2,11 @@
 // help overlay.
 package keys
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // KeyMap is every binding of the dashboard.
 type KeyMap struct {
@@ -75,4 +79,27 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Focus, k.Inject, k.Kill, k.Delete, k.Diff, k.Land, k.Close},
 		{k.Filter, k.Sort, k.ToggleFinished, k.Reload, k.Help, k.Quit},
 	}
+}
+
+// Scroll moves a viewport by the scrolling keys (up, down, page, top,
+// bottom), for the panes that show long text; it reports whether msg was
+// one of them.
+func (k KeyMap) Scroll(msg tea.KeyMsg, vp *viewport.Model) bool {
+	switch {
+	case key.Matches(msg, k.Up):
+		vp.ScrollUp(1)
+	case key.Matches(msg, k.Down):
+		vp.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		vp.HalfPageUp()
+	case key.Matches(msg, k.PageDown):
+		vp.HalfPageDown()
+	case key.Matches(msg, k.Top):
+		vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		vp.GotoBottom()
+	default:
+		return false
+	}
+	return true
 }
