@@ -33,6 +33,11 @@ func (e *encoder) str(s string) {
 type decoder struct {
 	b   []byte
 	err error
+	// The workspaces of a listing are made in slabs, a few allocations
+	// for thousands, as the summaries are.
+	workspaces []Workspace
+	stats      []workspace.Stat
+	landings   []Landing
 }
 
 func (d *decoder) u64() uint64 {
@@ -188,7 +193,11 @@ func (d *decoder) workspace() *Workspace {
 		d.err = errBadIndex
 		return nil
 	}
-	w := &Workspace{}
+	if len(d.workspaces) == cap(d.workspaces) {
+		d.workspaces = make([]Workspace, 0, 256)
+	}
+	d.workspaces = append(d.workspaces, Workspace{})
+	w := &d.workspaces[len(d.workspaces)-1]
 	var state string
 	for _, p := range []*string{&w.Repo, &w.GitDir, &w.Origin, &w.Path, &w.Subdir, &w.Branch, &w.Base, &w.BaseCommit, &state, &w.Head, &w.Error} {
 		*p = d.str()
@@ -198,10 +207,18 @@ func (d *decoder) workspace() *Workspace {
 	w.BaseBranch, w.WithChanges = flags&1 != 0, flags&2 != 0
 	w.Committed = int(d.i64())
 	if flags&4 != 0 {
-		w.Changes = &workspace.Stat{Files: int(d.i64()), Added: int(d.i64()), Deleted: int(d.i64())}
+		if len(d.stats) == cap(d.stats) {
+			d.stats = make([]workspace.Stat, 0, 256)
+		}
+		d.stats = append(d.stats, workspace.Stat{Files: int(d.i64()), Added: int(d.i64()), Deleted: int(d.i64())})
+		w.Changes = &d.stats[len(d.stats)-1]
 	}
 	if flags&8 != 0 {
-		l := &Landing{Commit: d.str(), Into: d.str()}
+		if len(d.landings) == cap(d.landings) {
+			d.landings = make([]Landing, 0, 256)
+		}
+		d.landings = append(d.landings, Landing{Commit: d.str(), Into: d.str()})
+		l := &d.landings[len(d.landings)-1]
 		l.Strategy = workspace.Strategy(d.str())
 		l.Head = d.str()
 		l.At = time.Unix(0, d.i64()).UTC()
