@@ -174,6 +174,17 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		res.Nothing = true // the branch has all of it already
 		return res, nil
 	}
+	// The checkout the landing updates must not lose a thing: what it
+	// changes is what the merged tree changes, whatever the strategy.
+	if target.Checkout != "" {
+		hit, err := workspace.Overlap(ctx, target.Checkout, target.Commit, tree)
+		if err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		if len(hit) > 0 {
+			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
+		}
+	}
 	// The commit that would land. A rebase rewrites the worker's branch,
 	// so a dry run stops before it.
 	var commit string
@@ -189,6 +200,17 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 				m.setConflict(id, ce.Files)
 				return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
 			}
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		// The branch is rebased whether or not what follows lands it:
+		// the record says so at once.
+		_, stat, err := w.Changes(ctx, target.Commit, commit)
+		if err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		if _, err := m.recordWorkspace(id, func(ws *Workspace) {
+			ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
+		}); err != nil {
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
 		head = commit
@@ -207,15 +229,6 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
 	}
-	if target.Checkout != "" {
-		hit, err := workspace.Overlap(ctx, target.Checkout, target.Commit, commit)
-		if err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		if len(hit) > 0 {
-			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
-		}
-	}
 	if opt.DryRun {
 		return res, nil
 	}
@@ -230,12 +243,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	res.Commit = commit
 	landed := &Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
-	if s, err = m.recordWorkspace(id, func(ws *Workspace) {
-		if strategy == workspace.Rebase {
-			ws.BaseCommit, ws.Head = target.Commit, head
-		}
-		ws.Landed, ws.Conflict = landed, nil
-	}); err != nil {
+	if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.Landed, ws.Conflict = landed, nil }); err != nil {
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), shortCommit(commit), err)
 	}
 	res.Session = s

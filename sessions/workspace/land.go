@@ -151,7 +151,7 @@ func (w *Worktree) Checkout(ctx context.Context, rev string) error {
 }
 
 // Overlap lists the files a checkout has uncommitted changes to (or
-// untracked files at) that moving it from one commit to another would
+// untracked files at) that moving it from one commit (or tree) to another would
 // change: what a landing into it would otherwise overwrite.
 func Overlap(ctx context.Context, checkout, from, to string) ([]string, error) {
 	g := git{dir: checkout}
