@@ -75,6 +75,9 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 			if s.Stopping() {
 				return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, s.Stop.At.Local().Format("15:04:05"))
 			}
+			if err := s.busy(); err != nil {
+				return err // a landing works in the worktree: a turn must not run there
+			}
 			if !s.Settled() && !s.Owner.Alive() {
 				// Its owner died unseen: record that first, then resume it.
 				if err := m.abandonLocked(s); err != nil {

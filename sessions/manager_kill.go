@@ -295,6 +295,9 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 			return "", err
 		}
 	}
+	if err := s.busy(); err != nil {
+		return "", fmt.Errorf("rm %s: %w", ShortID(id), err)
+	}
 	// The worktree and branch go first: a removal they refuse (work never
 	// landed) or that fails leaves the session to say where they are.
 	if err := m.dropWorkspace(ctx, s, force); err != nil {

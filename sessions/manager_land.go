@@ -120,12 +120,14 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if err != nil {
 		return nil, err
 	}
-	if !s.Settled() {
-		return nil, fmt.Errorf("land %s: %w: wait or kill it first", ShortID(id), ErrRunning)
-	}
 	if ws.Preparing() || ws.State == WorkspaceFailed {
 		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
 	}
+	release, err := m.claimWorktree(id, "land")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
 	w := ws.worktree()
 	if w.Exists() && !s.AllCommitted() && !opt.DryRun {
@@ -374,6 +376,39 @@ func (m *Manager) setConflict(id string, files []string) {
 	if _, err := m.recordWorkspace(id, func(ws *Workspace) { ws.Conflict = files }); err != nil {
 		m.warn(err)
 	}
+}
+
+// claimWorktree makes this process the session's lander: the session
+// must be settled, and stays so (a follow-up is refused) until release,
+// so nothing runs in the worktree while it is landed or updated.
+func (m *Manager) claimWorktree(id, what string) (release func(), err error) {
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+	}
+	_, err = m.st.update(id, func(s *Session) error {
+		switch {
+		case s.Workspace == nil:
+			return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
+		case !s.Settled():
+			return fmt.Errorf("%w: wait or kill it first", ErrRunning)
+		case s.busy() != nil:
+			return s.busy()
+		}
+		s.Workspace.Lander = self
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+	}
+	return func() {
+		m.st.update(id, func(s *Session) error {
+			if ws := s.Workspace; ws != nil && ws.Lander != nil && *ws.Lander == *self {
+				ws.Lander = nil
+			}
+			return nil
+		})
+	}, nil
 }
 
 // landLock serializes the landings of a state dir: each builds on the

@@ -38,9 +38,20 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	if err != nil {
 		return nil, err
 	}
-	if !s.Settled() {
-		return nil, fmt.Errorf("update %s: %w: wait or kill it first", ShortID(id), ErrRunning)
+	claimed, err := m.claimWorktree(id, "update")
+	if err != nil {
+		return nil, err
 	}
+	// The claim ends with the update, or before the follow-up that hands
+	// the worker a conflict (which starts the worker in the worktree).
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			claimed()
+		}
+	}
+	defer release()
 	w := ws.worktree()
 	if ws.Preparing() || ws.State == WorkspaceFailed || !w.Exists() {
 		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", ShortID(id), ws.State)
@@ -76,6 +87,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 			return nil, err
 		}
 		res.Session = s
+		release()
 		res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(from, tip, ce.Files))
 		if err != nil {
 			return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",

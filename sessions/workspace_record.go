@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -68,6 +70,23 @@ type Workspace struct {
 	// Error is the last thing zwarm could not do in the worktree (make
 	// it, commit in it), for show.
 	Error string `json:"error,omitempty"`
+	// Lander is the process landing or updating the worker's change:
+	// while it lives, nothing else may change the worktree (a follow-up,
+	// another landing or update, a removal).
+	Lander *ProcRef `json:"lander,omitempty"`
+}
+
+// ErrBusy is returned (wrapped) for a change asked of a worktree that a
+// landing or an update is changing: nothing was done.
+var ErrBusy = errors.New("its change is being landed or updated")
+
+// busy says who is landing or updating the session's change (an
+// ErrBusy), nil if nobody alive is.
+func (s *Session) busy() error {
+	if ws := s.Workspace; ws != nil && ws.Lander.Alive() {
+		return fmt.Errorf("%w (pid %d); try again once it is done", ErrBusy, ws.Lander.PID)
+	}
+	return nil
 }
 
 // Landing is the last time a session's work was landed.
@@ -157,5 +176,6 @@ func cloneWorkspace(w *Workspace) *Workspace {
 	c.Conflict = append([]string(nil), w.Conflict...)
 	c.Changes = clonePtr(w.Changes)
 	c.Landed = clonePtr(w.Landed)
+	c.Lander = clonePtr(w.Lander)
 	return &c
 }

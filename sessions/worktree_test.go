@@ -669,3 +669,38 @@ func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
 		t.Fatalf("hooks ran: %s", b)
 	}
 }
+
+// While a landing works in a worker's worktree (here, its verify runs
+// there), nothing else may: a follow-up, another landing, a removal are
+// refused, and all go once it is done.
+func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.agent("echo b > b.txt")
+	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	dir := t.TempDir()
+	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work,
+			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
+		done <- err
+	}()
+	eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
+	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, ErrBusy) {
+		t.Errorf("a follow-up during the landing: %v", err)
+	}
+	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, ErrBusy) {
+		t.Errorf("an update during the landing: %v", err)
+	}
+	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, ErrBusy) {
+		t.Errorf("rm --force during the landing: %v", err)
+	}
+	writeFile(t, gate, "")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(context.Background(), s.ID, "more"); err != nil {
+		t.Errorf("a follow-up after the landing: %v", err)
+	}
+	w.wait(s.ID)
+}
