@@ -56,9 +56,17 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		grace = cfg.Grace()
 	}
 	var owner *ProcRef
-	answers := false
+	answers, strays := false, false
+	var sweepErr error
 	s, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
+			// Nothing to stop but strays (a supervisor that died before it
+			// swept, say): they are swept here, under the lock, so that no
+			// follow-up can start a new turn, whose processes the sweep
+			// would take for strays, until it is done.
+			if c := m.containment(id); len(c.procs()) > 0 {
+				strays, sweepErr = true, m.sweepOut(ctx, id)
+			}
 			return nil
 		}
 		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
@@ -71,13 +79,10 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	if s.Settled() {
-		// Nothing to stop but strays (a session whose supervisor died before
-		// anyone looked, say).
-		c := m.containment(id)
-		if len(c.procs()) == 0 {
+		if !strays {
 			return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
 		}
-		return s, m.sweepOut(ctx, id)
+		return s, sweepErr
 	}
 	note, err := m.stopOwner(ctx, id, owner, answers, grace)
 	if err != nil {

@@ -102,7 +102,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	w.agent(`pwd > ../cwd.txt; printf 'package api\n\nvar Limit = 10\n' > limit.go`)
 	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", SpawnRequest{})
 	ws := s.Workspace
-	if ws == nil || ws.State != WorkspaceNew || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.work {
+	if ws == nil || !ws.Preparing() || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.work {
 		t.Fatalf("workspace %+v", ws)
 	}
 	if !strings.HasPrefix(ws.Path, filepath.Join(os.Getenv("XDG_DATA_HOME"), "zwarm", "worktrees", "work-")) || s.WorkingDir != filepath.Join(ws.Path, "api") {

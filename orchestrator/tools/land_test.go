@@ -83,7 +83,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 		Note      string `json:"note"`
 	}
 	f.mustOK("delegate", map[string]any{"task": "add alpha"}, &d)
-	if d.Isolation != "worktree" || d.Branch != "zwarm/"+d.SessionID || d.Worktree != "new" ||
+	if d.Isolation != "worktree" || d.Branch != "zwarm/"+d.SessionID || d.Worktree != "new" && d.Worktree != "preparing" ||
 		!strings.Contains(d.Note, "reach "+f.w.Work+" only when they are landed") {
 		t.Fatalf("delegate in a repository: %+v", d)
 	}
@@ -266,7 +266,7 @@ func TestDelegatesInARowEachGetAWorktree(t *testing.T) {
 			Worktree  string `json:"worktree"`
 		}
 		f.mustOK("delegate", map[string]any{"task": fmt.Sprintf("task %d", i)}, &d)
-		if d.Worktree != "new" {
+		if d.Worktree != "new" && d.Worktree != "preparing" {
 			t.Errorf("delegate returned with the worktree %q: it is made in the background", d.Worktree)
 		}
 		ids = append(ids, d.SessionID)
