@@ -90,6 +90,9 @@ func (p *progress) Update(u sessions.Update) {
 		if q := render.Quiet(s, time.Now()); q != "" {
 			state += " · " + q
 		}
+		if ws := s.Workspace; ws != nil && ws.Preparing() {
+			step = "preparing worktree"
+		}
 		if step == "" {
 			step = p.stepOf(p.latest[s.ID])
 		}

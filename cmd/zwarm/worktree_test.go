@@ -316,3 +316,14 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 		t.Fatalf("a failing setup: %+v", r)
 	}
 }
+
+// While its worktree is made, a waiting spawn shows it on a terminal.
+func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	os.MkdirAll(w.state, 0o700)
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\nsetup = \"sleep 1\"\n")
+	out, code := w.onTerminal(100, nil, "", "spawn", "--wait", "slow to prepare")
+	if code != 0 || !strings.Contains(visible(out), "preparing worktree") {
+		t.Fatalf("exit %d:\n%s", code, visible(out))
+	}
+}
