@@ -41,9 +41,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if task == "" {
 		return nil, Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
-	if err := m.st.ensureWritable(); err != nil {
-		return nil, err
-	}
+	// Everything that can refuse the request is checked before the state
+	// dir is touched: a refused spawn makes nothing (create proves the
+	// state dir writable, before anything starts).
 	cfg, err := m.Config()
 	if err != nil {
 		return nil, err

@@ -704,3 +704,19 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 	}
 	w.wait(s.ID)
 }
+
+// A spawn that is refused makes nothing, not even the state dir.
+func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
+	w := newWorld(t)
+	st, _ := NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
+	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	for _, req := range []SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: IsolationWorktree}} {
+		if _, err := m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(st.Dir())); !os.IsNotExist(err) {
+		t.Fatalf("a refused spawn made %s: %v", filepath.Dir(st.Dir()), err)
+	}
+}

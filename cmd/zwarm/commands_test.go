@@ -281,3 +281,18 @@ func TestPythonStateDirIsReadOnly(t *testing.T) {
 		t.Fatal("reading a legacy session changed it")
 	}
 }
+
+// rm --dry-run answers for its ids as rm would take them.
+func TestRmDryRunChecksItsIDs(t *testing.T) {
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "task"))[0]
+	if r := w.zwarm("rm", "--dry-run", "ffff"); r.code != 2 || r.stdout != "" {
+		t.Fatalf("an unknown id: %+v", r)
+	}
+	if out := w.ok("rm", "--dry-run", id[:6]); out != "would remove "+id+"\n" {
+		t.Fatalf("a prefix: %q", out)
+	}
+	if len(w.ls()) != 1 {
+		t.Fatal("a dry run removed the session")
+	}
+}

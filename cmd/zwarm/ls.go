@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -135,6 +137,11 @@ func reportUnreadable(io *streams, le *sessions.ListError) error {
 // emptyNote says why nothing is listed: nothing there yet, or nothing that
 // matches while other sessions exist.
 func emptyNote(c *cobra.Command, m *sessions.Manager, opt sessions.ListOptions) string {
+	if _, err := os.Stat(m.Store().Dir()); errors.Is(err, fs.ErrNotExist) {
+		// Not an empty list: there is nothing there at all (a mistyped
+		// --state-dir, say).
+		return fmt.Sprintf("no state dir at %s (zwarm init makes one; so does the first spawn)", m.Store().Dir())
+	}
 	if opt == (sessions.ListOptions{Limit: opt.Limit}) {
 		return fmt.Sprintf("no sessions in %s (start one with: zwarm spawn \"TASK\")", m.Store().Dir())
 	}

@@ -58,10 +58,21 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 		return nil
 	}
 	if o.dryRun {
+		// A dry run answers for the ids as rm would take them: an unknown
+		// or ambiguous one is an error, a running one is refused.
+		var errs []error
 		for _, id := range ids {
-			fmt.Fprintf(io.out, "would remove %s\n", id)
+			s, err := m.Get(ctx, id)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case !o.force && !s.Settled() && !s.Legacy:
+				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", sessions.ShortID(s.ID), s.Status))
+			default:
+				fmt.Fprintf(io.out, "would remove %s\n", s.ID)
+			}
 		}
-		return nil
+		return errors.Join(errs...)
 	}
 	if o.all {
 		if err := confirm(o.f.io, o.yes, fmt.Sprintf("delete %d sessions and everything they recorded?", len(ids)), "rm --all"); err != nil {

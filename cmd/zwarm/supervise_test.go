@@ -292,7 +292,11 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 // summary and no decoration; a note about an empty listing goes to stderr.
 func TestLsPiped(t *testing.T) {
 	w := newWorld(t)
-	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no sessions") {
+	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no state dir at "+w.state) {
+		t.Fatalf("ls of a state dir that is not there: %+v", r)
+	}
+	os.MkdirAll(w.state, 0o700)
+	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no sessions in "+w.state) {
 		t.Fatalf("empty ls: %+v", r)
 	}
 	long := "write the docs " + strings.Repeat("and more ", 30)
