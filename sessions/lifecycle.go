@@ -88,30 +88,41 @@ func (s *Session) claim(sv ProcRef, prepare bool) error {
 // prepared records the session's worktree as made, at commit head, with
 // what was brought into it. A worktree made again after its work was
 // landed and removed starts a new change from head.
-func (s *Session) prepared(head string, brought []string) error {
+func (s *Session) prepared(m made) error {
 	ws := s.Workspace
 	if ws == nil || ws.State != WorkspacePreparing {
 		return s.refuse("record the worktree of", "it is not making one")
 	}
-	if ws.Landed != nil && ws.Landed.Head != head {
-		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = head, &workspace.Stat{}, nil, nil
+	if ws.Landed != nil && ws.Landed.Head != m.head {
+		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.head, &workspace.Stat{}, nil, nil
 	}
-	ws.State, ws.Head, ws.Error = WorkspaceReady, head, ""
-	for _, b := range brought {
+	ws.State, ws.Head, ws.Error = WorkspaceReady, m.head, ""
+	ws.noteMade(m)
+	return nil
+}
+
+// noteMade records what making the worktree made, whether or not it went
+// on to succeed: its git dir, and what was brought along (never to be
+// committed, even if the making fails after bringing it).
+func (ws *Workspace) noteMade(m made) {
+	if m.admin != "" {
+		ws.AdminDir = m.admin
+	}
+	for _, b := range m.brought {
 		if !slices.Contains(ws.Brought, b) {
 			ws.Brought = append(ws.Brought, b)
 		}
 	}
-	return nil
 }
 
 // prepareFailed records that the session's worktree could not be made:
 // the session fails with the reason (or is killed, if a kill stopped it).
-func (s *Session) prepareFailed(reason string, now time.Time) error {
+func (s *Session) prepareFailed(m made, reason string, now time.Time) error {
 	if s.Workspace == nil || s.Workspace.State != WorkspacePreparing {
 		return s.refuse("record the failed worktree of", "it is not making one")
 	}
 	s.Workspace.State, s.Workspace.Error = WorkspaceFailed, reason
+	s.Workspace.noteMade(m)
 	return s.failStart(reason, now)
 }
 

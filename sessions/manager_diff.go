@@ -56,12 +56,18 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 }
 
 func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {
-	if !workspace.CommitExists(ctx, w.CommonDir, to) || !workspace.CommitExists(ctx, w.CommonDir, from) {
-		msg := fmt.Sprintf("the commits of %s are gone from %s", ShortID(s.ID), w.CommonDir)
-		if l := s.Workspace.Landed; l != nil {
-			msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", shortCommit(l.Commit), shortCommit(l.Commit))
+	for _, c := range []string{from, to} {
+		gone, err := workspace.CommitGone(ctx, w.CommonDir, c)
+		if err != nil {
+			return fmt.Errorf("diff %s: %w", ShortID(s.ID), err) // git cannot read the repository: it says why
 		}
-		return errors.New(msg)
+		if gone {
+			msg := fmt.Sprintf("the commits of %s are gone from %s", ShortID(s.ID), w.CommonDir)
+			if l := s.Workspace.Landed; l != nil {
+				msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", shortCommit(l.Commit), shortCommit(l.Commit))
+			}
+			return errors.New(msg)
+		}
 	}
 	return w.Diff(ctx, out, from, to, o)
 }
@@ -72,8 +78,11 @@ func turnRange(s *Session, n int) (from, to string, err error) {
 	if n < 1 || n > len(s.Turns) {
 		return "", "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
 	}
-	to = s.Turns[n-1].Commit
-	from = s.Workspace.BaseCommit
+	t := s.Turns[n-1]
+	if t.From != "" {
+		return t.From, t.Commit, nil
+	}
+	to, from = t.Commit, s.Workspace.BaseCommit
 	for i := n - 2; i >= 0; i-- {
 		if c := s.Turns[i].Commit; c != "" {
 			from = c

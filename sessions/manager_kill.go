@@ -347,8 +347,8 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 		if s.EndedAt != nil {
 			end = *s.EndedAt
 		}
-		if end.After(cutoff) {
-			continue
+		if end.After(cutoff) || s.busy() != nil {
+			continue // a landing or an update works in it now
 		}
 		if !opt.Force {
 			u, err := m.unlanded(ctx, s)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -55,6 +56,9 @@ type LandResult struct {
 	// Removed: the worktree and the branch were removed.
 	Removed bool
 	DryRun  bool
+	// Uncommitted: a dry run's figures include work the worker left
+	// uncommitted, which a landing commits first.
+	Uncommitted bool
 }
 
 // LandConflictError is a landing refused because the worker's change
@@ -85,6 +89,11 @@ func (e *DirtyError) Error() string {
 // ErrUnresolved is returned (wrapped) when a worker's branch still holds
 // conflict markers from an update.
 var ErrUnresolved = errors.New("unresolved conflict")
+
+func unresolvedError(id string, files []string) error {
+	return fmt.Errorf("land %s: %w: conflict markers from zwarm update are still in %s; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
+		ShortID(id), ErrUnresolved, strings.Join(files, ", "), ShortID(id), strings.Join(files, ", "))
+}
 
 // Land lands a settled session's change into a branch: the branch checked
 // out where it is asked from (opt.Dir), or opt.Into. It refuses a session
@@ -130,20 +139,24 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	defer release()
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
 	w := ws.worktree()
-	if w.Exists() && !s.AllCommitted() && !opt.DryRun {
-		// What the worker left uncommitted (its supervisor died before the
-		// turn's commit) lands too.
+	// A worker that may have left work uncommitted (its supervisor died
+	// before the turn's commit): that work lands too, committed first.
+	pending := w.Exists() && !s.AllCommitted()
+	if pending && !opt.DryRun {
 		if s, err = m.commitLeftovers(ctx, s); err != nil {
-			return nil, err
+			var ue *workspace.UnfinishedError
+			if errors.As(err, &ue) && len(ue.Files) > 0 {
+				return nil, unresolvedError(id, ue.Files)
+			}
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
-		ws = s.Workspace
+		ws, pending = s.Workspace, false
 		res.Session = s
 	}
 	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
-		return nil, fmt.Errorf("land %s: %w: conflict markers from zwarm update are still in %s; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
-			ShortID(id), ErrUnresolved, strings.Join(files, ", "), ShortID(id), strings.Join(files, ", "))
+		return nil, unresolvedError(id, files)
 	}
-	if ws.LandedNow() {
+	if ws.LandedNow() && (opt.Into == "" || opt.Into == ws.Landed.Into) {
 		res.Already, res.Into, res.Commit = true, ws.Landed.Into, ws.Landed.Commit
 		return res, nil
 	}
@@ -153,7 +166,13 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	res.Into = target.Branch
 	from, head := ws.DiffBase(), ws.Head
-	res.Files, res.Stat, err = w.Changes(ctx, from, head)
+	if pending {
+		// A dry run commits nothing: it says what the worktree holds.
+		res.Files, res.Stat, err = w.WorkingChanges(ctx, from)
+		res.Uncommitted = true
+	} else {
+		res.Files, res.Stat, err = w.Changes(ctx, from, head)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 	}
@@ -161,7 +180,32 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		res.Nothing = true
 		return res, nil
 	}
-	tree, err := workspace.MergeTree(ctx, ws.GitDir, target.Commit, head)
+	for _, f := range res.Files {
+		if f.Path == workspace.StateDirName || strings.HasPrefix(f.Path, workspace.StateDirName+"/") {
+			return nil, fmt.Errorf("land %s: its change writes %s, zwarm's own state, which is never landed (it could name programs zwarm runs); look at it with zwarm diff %s", ShortID(id), f.Path, ShortID(id))
+		}
+	}
+	// A change that starts from a commit the branch has merges three way
+	// (git merge-tree); one that starts from a commit it lacks (the
+	// uncommitted work spawn --with-changes started from, or a part landed
+	// before as a squash) lands as that change alone, applied three way.
+	fromBranch := workspace.IsAncestor(ctx, ws.GitDir, from, target.Commit)
+	switch {
+	case strategy == workspace.Merge && !fromBranch:
+		return nil, fmt.Errorf("land %s: its change starts from %s, which %s does not have (the uncommitted work it was spawned --with-changes from, or a part landed before): a merge would land that too; land it with --squash", ShortID(id), shortCommit(from), target.Branch)
+	case strategy == workspace.Rebase:
+		if n, err := workspace.Merges(ctx, ws.GitDir, from, head); err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		} else if n > 0 {
+			return nil, fmt.Errorf("land %s: its branch has a merge (zwarm update makes one), which a rebase would drop: land it with --squash or --merge", ShortID(id))
+		}
+	}
+	var tree string
+	if fromBranch {
+		tree, err = workspace.MergeTree(ctx, ws.GitDir, target.Commit, head)
+	} else {
+		tree, err = workspace.ApplyTree(ctx, ws.GitDir, target.Commit, from, head)
+	}
 	var ce *workspace.ConflictError
 	if errors.As(err, &ce) {
 		if !opt.DryRun {
@@ -173,7 +217,15 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 	}
 	if targetTree, _ := workspace.TreeOf(ctx, ws.GitDir, target.Commit); targetTree == tree {
-		res.Nothing = true // the branch has all of it already
+		// The branch has all of it already (landed by hand, or by another
+		// worker's same change): it counts as landed, so it can go.
+		res.Nothing = true
+		if !opt.DryRun {
+			landed := &Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+			if s, err := m.recordWorkspace(id, func(ws *Workspace) { ws.Landed, ws.Conflict = landed, nil }); err == nil {
+				res.Session = s
+			}
+		}
 		return res, nil
 	}
 	// The checkout the landing updates must not lose a thing: what it
@@ -187,13 +239,12 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
 		}
 	}
-	// The commit that would land. A rebase rewrites the worker's branch,
-	// so a dry run stops before it.
+	if opt.DryRun {
+		return res, nil // everything checked, nothing made
+	}
+	// The commit that would land.
 	var commit string
 	if strategy == workspace.Rebase {
-		if opt.DryRun {
-			return res, nil
-		}
 		if !w.Exists() {
 			return nil, fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", ShortID(id))
 		}
@@ -231,9 +282,6 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
 	}
-	if opt.DryRun {
-		return res, nil
-	}
 	if opt.Verify != "" {
 		if err := m.verifyIn(ctx, w, commit, strategy, subdir, opt); err != nil {
 			return nil, fmt.Errorf("land %s: %w; nothing was landed", ShortID(id), err)
@@ -249,7 +297,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), shortCommit(commit), err)
 	}
 	res.Session = s
-	if !opt.Keep {
+	if !opt.Keep && w.Exists() {
 		// Changes someone made in the worktree by hand after the worker
 		// settled are not the worker's, and did not land: they keep it.
 		if dirty, err := w.Dirty(ctx); err != nil || len(dirty) > 0 {
@@ -299,8 +347,10 @@ func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions
 	default:
 		return workspace.Target{}, "", err
 	}
-	if branch == ws.Branch {
-		return workspace.Target{}, "", Invalidf("%s is the worker's own branch: land it into another (check that one out, or use --into)", branch)
+	if branch == ws.Branch || strings.HasPrefix(branch, "zwarm/") {
+		// A worker's branch is no place to land: its own, or another
+		// worker's, whose landing would then drop this change.
+		return workspace.Target{}, "", Invalidf("%s is a worker's branch (you are in a worker's worktree?): land into your own branch, from your checkout or with --into", branch)
 	}
 	t, err := workspace.FindTarget(ctx, ws.GitDir, branch)
 	if err != nil {
@@ -309,10 +359,11 @@ func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions
 	return t, subdir, nil
 }
 
-// squashMessage is the task, then the worker's last message.
+// squashMessage is the task, then the worker's last message (what they
+// hold that would act on a terminal, control characters, goes).
 func squashMessage(s *Session) string {
 	var b strings.Builder
-	task := strings.TrimSpace(s.Task)
+	task := strings.TrimSpace(plainText(s.Task))
 	title, rest, _ := strings.Cut(task, "\n")
 	b.WriteString(firstLine(title, 72))
 	if r := []rune(strings.TrimSpace(title)); len(r) > 72 {
@@ -321,7 +372,7 @@ func squashMessage(s *Session) string {
 	if rest = strings.TrimSpace(rest); rest != "" {
 		b.WriteString("\n\n" + rest)
 	}
-	if last := strings.TrimSpace(s.LastMessage); last != "" {
+	if last := strings.TrimSpace(plainText(s.LastMessage)); last != "" {
 		b.WriteString("\n\n" + last)
 	}
 	fmt.Fprintf(&b, "\n\nZwarm-Session: %s\n", s.ID)
@@ -329,7 +380,22 @@ func squashMessage(s *Session) string {
 }
 
 func mergeMessage(s *Session, into string) string {
-	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, firstLine(s.Task, 60), s.ID)
+	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, firstLine(plainText(s.Task), 60), s.ID)
+}
+
+// plainText drops the control characters of text an agent or a user
+// wrote (newlines and tabs stay): a commit message is printed by git log
+// as it is.
+func plainText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // commitLeftovers commits what a settled session's worktree holds that

@@ -112,7 +112,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 // conflictFollowUp asks the worker to resolve an update's conflicts.
 func conflictFollowUp(from, tip string, files []string) string {
 	return fmt.Sprintf("zwarm merged %s (now at %s) into your branch, and these files conflict: %s. "+
-		"Resolve the conflict markers in them, keeping what both sides meant, and check that the code still builds and its tests pass. "+
-		"zwarm commits the result (concluding the merge) when you finish.",
+		"Resolve the conflicts in them, keeping what both sides meant, and mark each file resolved (git add, or git rm for a deletion); "+
+		"check that the code still builds and its tests pass. zwarm commits the result, concluding the merge, when you finish.",
 		from, shortCommit(tip), strings.Join(files, ", "))
 }

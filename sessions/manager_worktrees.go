@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -54,8 +55,8 @@ func plural(n int, noun string) string {
 // never landed, or nil.
 func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, error) {
 	ws := s.Workspace
-	if ws == nil || ws.Preparing() {
-		return nil, nil
+	if ws == nil || ws.Preparing() || s.Turn == 0 {
+		return nil, nil // no turn ran: nothing in it is a worker's
 	}
 	w := ws.worktree()
 	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
@@ -120,7 +121,18 @@ func (m *Manager) Leftovers(ctx context.Context, dir string) ([]Leftover, error)
 	for _, id := range ids {
 		known[id] = true
 	}
-	return workspace.Leftovers(ctx, repo.CommonDir, repo.WorktreesRoot(root), func(id string) bool { return known[id] })
+	return workspace.Leftovers(ctx, repo.CommonDir, repo.WorktreesRoot(root), func(id, owner string) bool {
+		if known[id] {
+			return true
+		}
+		// A worktree of another state dir's session (made from a
+		// subdirectory's .zwarm, or with --state-dir) is that one's.
+		if owner != "" && owner != m.st.Dir() {
+			_, err := os.Stat(filepath.Join(owner, "sessions", id))
+			return err == nil
+		}
+		return false
+	})
 }
 
 // CleanLeftovers removes the worktrees Leftovers lists. A leftover's
@@ -138,6 +150,14 @@ func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (r
 	}
 	for _, l := range left {
 		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, Branch: workspace.BranchFor(l.ID)}
+		if l.Registered && !force && w.Exists() {
+			// What is uncommitted in it goes onto its branch first: the
+			// disk is freed, the work is not lost.
+			if _, _, err := w.Commit(ctx, "zwarm: uncommitted work of a worktree whose session is gone"); err != nil {
+				return removed, keptBranches, fmt.Errorf("keep the uncommitted work of %s: %w (clean --worktrees --force drops it)", l.Path, err)
+			}
+			l.Branch = w.Branch
+		}
 		keep := false
 		if l.Branch != "" && !force {
 			n, err := workspace.Unmerged(ctx, repo.CommonDir, l.Branch)

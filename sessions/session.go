@@ -110,6 +110,7 @@ type Turn struct {
 	// changed it (zwarm commits what the worker left); Files are the files
 	// the turn changed (at most MaxTurnFiles, FilesOmitted the rest).
 	Commit       string   `json:"commit,omitempty"`
+	From         string   `json:"from,omitempty"` // the worktree's commit before the turn
 	Files        []string `json:"files,omitempty"`
 	FilesOmitted int      `json:"files_omitted,omitempty"`
 	// Denied counts the tool calls the agent's permissions refused in this

@@ -64,6 +64,25 @@ func (st *Store) SupervisorLog(id string) string { return st.logPath(id) }
 // command that writes does; zwarm init does it up front).
 func (st *Store) Prepare() error { return st.ensureWritable() }
 
+// checkUsable refuses, creating nothing, a state dir that can never be
+// made: a file in the way of it or of one of its parents.
+func (st *Store) checkUsable() error {
+	for d := st.dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return fmt.Errorf("state dir %s is not usable: %s is not a directory (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, d)
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
 // ensureWritable creates the sessions directory and proves it can be
 // written, so that a read-only state dir fails before anything starts.
 func (st *Store) ensureWritable() error {

@@ -141,15 +141,24 @@ func (sv *supervisor) begin(ctx context.Context) (*Session, *Turn, error) {
 		return s, turn, err
 	}
 	made, perr := sv.prepare(ctx, s.Workspace)
+	if perr != nil {
+		// What the making started and left (a git or a setup command
+		// cut short) is stopped before the failure is recorded.
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := sv.contain().sweep(sctx); err != nil {
+			sv.log.Error("sweep after making the worktree", "err", err)
+		}
+		cancel()
+	}
 	s, err = sv.st.record(sv.id, func(s *Session) error {
 		now := time.Now().UTC()
 		if perr != nil {
 			if ctx.Err() != nil {
 				s.requestStop("stopped by a signal to its supervisor", now)
 			}
-			return s.prepareFailed(perr.Error(), now)
+			return s.prepareFailed(made, perr.Error(), now)
 		}
-		if err := s.prepared(made.head, made.brought); err != nil {
+		if err := s.prepared(made); err != nil {
 			return err
 		}
 		var err error

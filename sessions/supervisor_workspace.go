@@ -2,8 +2,10 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,10 +25,11 @@ func needsMaking(ws *Workspace) bool {
 	return ws.State != WorkspaceReady || !ws.worktree().Exists()
 }
 
-// made is a worktree the supervisor made.
+// made is what the supervisor made of a worktree: its git dir, what it
+// brought along, and its commit once made.
 type made struct {
-	head    string
-	brought []string
+	head, admin string
+	brought     []string
 }
 
 // gitTimeout bounds zwarm's own git work at a turn's end, which must not
@@ -38,9 +41,10 @@ const gitTimeout = 30 * time.Second
 // symlink and .worktreeinclude bring along, then the setup command.
 // Everything it does and prints goes to the session's setup.log.
 func (sv *supervisor) prepare(ctx context.Context, ws *Workspace) (made, error) {
+	var m made
 	logf, err := openAppend(sv.st.SetupLog(sv.id))
 	if err != nil {
-		return made{}, fmt.Errorf("open the setup log: %w", err)
+		return m, fmt.Errorf("open the setup log: %w", err)
 	}
 	defer logf.Close()
 	logLine := func(format string, a ...any) {
@@ -54,27 +58,33 @@ func (sv *supervisor) prepare(ctx context.Context, ws *Workspace) (made, error) 
 		} else if ws.Head != "" {
 			from = ws.Head
 		}
+		if err := sv.claimWorktreeDir(w.Path); err != nil {
+			logLine("%v", err)
+			return m, err
+		}
 		logLine("git worktree add %s on branch %s at %s", w.Path, w.Branch, shortCommit(from))
 		if err := w.Add(ctx, from); err != nil {
 			logLine("%v", err)
-			return made{}, fmt.Errorf("make the worktree: %w", err)
+			return m, fmt.Errorf("make the worktree: %w", err)
 		}
 	}
+	m.admin = w.AdminDir
 	cfg, err := LoadConfig(sv.st.Dir(), sv.sections...)
 	if err != nil {
-		return made{}, err
+		return m, err
 	}
 	include, err := workspace.ReadIncludeFile(ws.Origin)
 	if err != nil {
-		return made{}, fmt.Errorf("read .worktreeinclude: %w", err)
+		return m, fmt.Errorf("read .worktreeinclude: %w", err)
 	}
-	brought, lines, err := w.Bring(ws.Origin, append(append([]string(nil), cfg.Worktrees.Copy...), include...), cfg.Worktrees.Symlink)
+	brought, lines, err := w.Bring(ctx, ws.Origin, append(append([]string(nil), cfg.Worktrees.Copy...), include...), cfg.Worktrees.Symlink)
+	m.brought = brought
 	for _, l := range lines {
 		logLine("%s", l)
 	}
 	if err != nil {
 		logLine("%v", err)
-		return made{}, err
+		return m, err
 	}
 	if setup := strings.TrimSpace(cfg.Worktrees.Setup); setup != "" {
 		logLine("setup: %s", setup)
@@ -83,23 +93,36 @@ func (sv *supervisor) prepare(ctx context.Context, ws *Workspace) (made, error) 
 		switch {
 		case err != nil:
 			logLine("setup could not run: %v", err)
-			return made{}, fmt.Errorf("setup %q could not run: %w", setup, err)
+			return m, fmt.Errorf("setup %q could not run: %w", setup, err)
 		case ctx.Err() != nil:
 			logLine("setup stopped")
-			return made{}, fmt.Errorf("setup %q was stopped: %w", setup, ctx.Err())
+			return m, fmt.Errorf("setup %q was stopped: %w", setup, ctx.Err())
 		case code != 0:
 			logLine("setup failed with exit code %d after %s", code, time.Since(start).Round(time.Millisecond))
 			logf.Sync()
 			tail := lastLines(sv.st.SetupLog(sv.id), 6)
-			return made{}, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
+			return m, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
 		}
 		logLine("setup done in %s", time.Since(start).Round(time.Millisecond))
 	}
-	head, err := w.Head(ctx)
-	if err != nil {
-		return made{}, err
+	if m.head, err = w.Head(ctx); err != nil {
+		return m, err
 	}
-	return made{head: head, brought: brought}, nil
+	return m, nil
+}
+
+// claimWorktreeDir writes, beside where the worktree goes, the state dir
+// whose session it is: commands run inside the worktree find the state
+// dir through it, and another state dir never takes the worktree for a
+// leftover of a session it does not have.
+func (sv *supervisor) claimWorktreeDir(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		return fmt.Errorf("make the worktree's directory: %w", err)
+	}
+	if err := writeFileAtomic(workspace.OwnerFile(path), []byte(sv.st.Dir()+"\n")); err != nil {
+		return fmt.Errorf("record the worktree's state dir: %w", err)
+	}
+	return nil
 }
 
 func openAppend(path string) (*os.File, error) {
@@ -110,6 +133,7 @@ func openAppend(path string) (*os.File, error) {
 // turns it served, as zwarm committed it at the end.
 type turnWork struct {
 	commit  string // "" when nothing was committed during the turn
+	from    string // the worktree's commit before the turn
 	files   []string
 	head    string
 	changes *workspace.Stat
@@ -136,16 +160,24 @@ func (sv *supervisor) commitTurn(s *Session, n int) *turnWork {
 		prompt = s.Turns[n-1].Prompt
 	}
 	msg := fmt.Sprintf("zwarm %s turn %d: %s", ShortID(s.ID), n, firstLine(prompt, 72))
-	head, madeOne, err := w.Commit(ctx, msg)
+	head, madeOne, err := commitRetrying(ctx, w, msg)
+	var ue *workspace.UnfinishedError
+	if errors.As(err, &ue) {
+		// The worker left a merge or a rebase halfway: its work stays in
+		// the worktree, uncommitted, until it finishes (land refuses it
+		// meanwhile).
+		sv.log.Warn("turn's work left uncommitted", "turn", n, "why", err)
+		return &turnWork{err: fmt.Sprintf("turn %d's work is not committed: %v", n, err), conflict: ue.Files}
+	}
 	if err != nil {
 		sv.log.Error("commit the turn's work", "turn", n, "err", err)
 		return &turnWork{err: fmt.Sprintf("turn %d's work is not committed: %v", n, err)}
 	}
-	work := &turnWork{head: head}
 	before := ws.Head
 	if before == "" {
 		before = ws.BaseCommit
 	}
+	work := &turnWork{head: head, from: before}
 	if head != before {
 		work.commit = head
 		files, _, err := w.Changes(ctx, before, head)
@@ -168,6 +200,23 @@ func (sv *supervisor) commitTurn(s *Session, n int) *turnWork {
 	return work
 }
 
+// commitRetrying commits the turn's work, trying again for a little
+// while when git's index is locked: a person running git in the worktree
+// as the turn ends holds it for a moment.
+func commitRetrying(ctx context.Context, w *workspace.Worktree, msg string) (string, bool, error) {
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		head, made, err := w.Commit(ctx, msg)
+		if err == nil || !strings.Contains(err.Error(), "index.lock") || wait > 2*time.Second {
+			return head, made, err
+		}
+		select {
+		case <-ctx.Done():
+			return head, made, err
+		case <-time.After(wait):
+		}
+	}
+}
+
 // recordWork puts what turn n changed in the record.
 func (s *Session) recordWork(n int, w *turnWork) {
 	ws := s.Workspace
@@ -176,6 +225,9 @@ func (s *Session) recordWork(n int, w *turnWork) {
 	}
 	if w.err != "" {
 		ws.Error = w.err
+		if len(w.conflict) > 0 {
+			ws.Conflict = w.conflict
+		}
 		return
 	}
 	ws.Error, ws.Committed = "", n
@@ -187,7 +239,10 @@ func (s *Session) recordWork(n int, w *turnWork) {
 		return
 	}
 	t := &s.Turns[n-1]
-	t.Commit = w.commit
+	t.Commit, t.From = w.commit, ""
+	if w.commit != "" {
+		t.From = w.from
+	}
 	t.Files, t.FilesOmitted = w.files, 0
 	if len(t.Files) > MaxTurnFiles {
 		t.Files, t.FilesOmitted = t.Files[:MaxTurnFiles], len(t.Files)-MaxTurnFiles

@@ -48,12 +48,22 @@ func (m *Manager) verifyIn(ctx context.Context, w *workspace.Worktree, commit st
 		if err := w.Checkout(ctx, commit); err != nil {
 			return fmt.Errorf("check out what would land: %w", err)
 		}
-		defer func() {
-			if err := w.Checkout(context.WithoutCancel(ctx), ""); err != nil {
+	}
+	defer func() {
+		// What verify made (build output, test files) is its own, not the
+		// worker's: the worktree goes back to the worker's commit, and the
+		// untracked files verify left go (ignored ones stay, as does what
+		// was brought along).
+		ctx := context.WithoutCancel(ctx)
+		if strategy != workspace.Rebase {
+			if err := w.Checkout(ctx, ""); err != nil {
 				m.warn(fmt.Errorf("put %s back on its branch: %w", w.Path, err))
 			}
-		}()
-	}
+		}
+		if err := w.CleanUntracked(ctx); err != nil {
+			m.warn(fmt.Errorf("remove what verify left in %s: %w", w.Path, err))
+		}
+	}()
 	dir := filepath.Join(w.Path, subdir)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = w.Path

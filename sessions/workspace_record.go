@@ -41,7 +41,10 @@ type Workspace struct {
 	// of the checkout the session was spawned from.
 	Path   string `json:"path"`
 	Subdir string `json:"subdir,omitempty"`
-	Branch string `json:"branch"`
+	// AdminDir is the worktree's own git dir, as git made it: zwarm's git
+	// runs there pinned to it, never to what the worktree's .git says.
+	AdminDir string `json:"admin_dir,omitempty"`
+	Branch   string `json:"branch"`
 	// Base is what the worker started from, as it was named (a branch,
 	// or a commit); BaseBranch says it is a branch, which update merges
 	// from. BaseCommit is the commit its changes are measured from (it
@@ -103,7 +106,7 @@ type Landing struct {
 
 // worktree is the workspace as the workspace package drives it.
 func (w *Workspace) worktree() *workspace.Worktree {
-	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, Exclude: w.Brought}
+	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought}
 }
 
 // Dir is where the agent works: the worktree's subdirectory that matches

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -30,16 +31,20 @@ func (s Stat) String() string {
 	return fmt.Sprintf("+%d -%d in %d %s", s.Added, s.Deleted, s.Files, files)
 }
 
-// pathspec is "everything but what was brought along", from the top.
-// Brought paths that .gitignore already keeps out are not named: git
-// add refuses a pathspec, even an excluding one, that names an ignored
-// file.
+// StateDirName is zwarm's state dir in a checkout. A worker's change to
+// it is never committed: landed, it would put settings zwarm runs (a
+// setup command) into the repository.
+const StateDirName = ".zwarm"
+
+// pathspec is "everything but what was brought along, and zwarm's state
+// dir", from the top. Brought paths that .gitignore already keeps out are
+// not named: git add refuses a pathspec, even an excluding one, that
+// names an ignored file.
 func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	spec := []string{"--", ":/"}
-	if len(w.Exclude) == 0 {
-		return spec, nil
-	}
-	g := git{dir: w.Path, stdin: strings.NewReader(strings.Join(w.Exclude, "\x00") + "\x00")}
+	candidates := append([]string{StateDirName}, w.Exclude...)
+	g := w.tree()
+	g.stdin = strings.NewReader(strings.Join(candidates, "\x00") + "\x00")
 	out, err := g.run(ctx, "check-ignore", "--stdin", "-z")
 	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
 		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
@@ -48,7 +53,7 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	for _, p := range splitZ(out) {
 		ignored[p] = true
 	}
-	for _, e := range w.Exclude {
+	for _, e := range candidates {
 		if !ignored[e] {
 			spec = append(spec, ":(top,exclude,literal)"+e)
 		}
@@ -66,14 +71,61 @@ func (w *Worktree) add(ctx context.Context, g git) error {
 	return err
 }
 
+// UnfinishedError says the worktree holds an operation only the worker
+// (or a person) can finish: a rebase stopped halfway, or a merge with
+// files still in conflict. Nothing was committed.
+type UnfinishedError struct {
+	What  string   // "rebase", "merge"
+	Files []string // the files still in conflict
+}
+
+func (e *UnfinishedError) Error() string {
+	if len(e.Files) == 0 {
+		return fmt.Sprintf("a %s is in progress in the worktree: the worker has to finish or abort it", e.What)
+	}
+	return fmt.Sprintf("a %s is in progress in the worktree with %s still in conflict: the worker has to resolve them (and git add them)",
+		e.What, strings.Join(e.Files, ", "))
+}
+
 // Commit records everything the worker left uncommitted in the worktree
 // as one commit on its branch, by zwarm, with the user's hooks off; what
-// was brought along is left out. It returns the worktree's HEAD after it
-// and whether it made a commit: nothing uncommitted, nothing made. A
-// worker's own commits stay as they are. In the middle of a merge (zwarm
-// update), the commit concludes it.
+// was brought along, and zwarm's state dir, are left out. It returns the
+// worktree's HEAD after it and whether it made a commit: nothing
+// uncommitted, nothing made. A worker's own commits stay as they are.
+//
+// The commit goes on the worker's branch whatever the worker checked out
+// (another branch, a detached HEAD), and no other branch moves: the work
+// is what the worktree holds. In the middle of a merge (zwarm update, or
+// the worker's own), the commit concludes it once every file in conflict
+// is resolved: added by the worker, or a text file without conflict
+// markers left; otherwise, and in the middle of a rebase, nothing is
+// committed and an *UnfinishedError says why.
 func (w *Worktree) Commit(ctx context.Context, message string) (head string, made bool, err error) {
-	g := git{dir: w.Path, writes: true, zwarm: true}
+	w.repairPointer()
+	admin := w.admin()
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(admin, d)); err == nil {
+			return "", false, &UnfinishedError{What: "rebase"}
+		}
+	}
+	unmerged, err := w.Unmerged(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	var unresolved []string
+	for _, f := range unmerged {
+		if !resolvedByContent(filepath.Join(w.Path, f)) {
+			unresolved = append(unresolved, f)
+		}
+	}
+	if len(unresolved) > 0 {
+		return "", false, &UnfinishedError{What: "merge", Files: unresolved}
+	}
+	g := w.tree()
+	g.writes, g.zwarm = true, true
+	if err := w.ontoBranch(ctx, g); err != nil {
+		return "", false, err
+	}
 	if err := w.add(ctx, g); err != nil {
 		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
 	}
@@ -93,44 +145,61 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	return head, true, err
 }
 
-// merging reports whether a merge waits to be concluded in the worktree.
-func (w *Worktree) merging() bool {
-	gd := w.gitDir()
-	if gd == "" {
+// ontoBranch makes sure the commit to come goes on the worker's branch.
+// A worker that checked out another branch, or detached HEAD, had its
+// work there: the worker's branch is moved to that commit (no other
+// branch moves), and HEAD put back on it, the worktree and index as they
+// are.
+func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
+	ref, _ := g.line(ctx, "symbolic-ref", "--quiet", "HEAD")
+	if ref == "refs/heads/"+w.Branch {
+		return nil
+	}
+	cur, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "update-ref", "-m", "zwarm: the worker's work, from "+firstNonEmpty(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
+		return err
+	}
+	_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)
+	return err
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// resolvedByContent reports whether a file in conflict reads as resolved:
+// a text file without conflict markers. A binary file, or one deleted on
+// one side, says nothing by its content: the worker marks it resolved
+// (git add, git rm).
+func resolvedByContent(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || bytes.IndexByte(b, 0) >= 0 {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(gd, "MERGE_HEAD"))
+	return !hasMarkers(path)
+}
+
+// merging reports whether a merge waits to be concluded in the worktree.
+func (w *Worktree) merging() bool {
+	_, err := os.Stat(filepath.Join(w.admin(), "MERGE_HEAD"))
 	return err == nil
 }
 
-// gitDir is the worktree's own git dir, read from its .git file.
-func (w *Worktree) gitDir() string {
-	data, err := os.ReadFile(filepath.Join(w.Path, ".git"))
-	if err != nil {
-		return ""
-	}
-	d, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	d = strings.TrimSpace(d)
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(w.Path, d)
-	}
-	return filepath.Clean(d)
-}
-
 // WritableGitDirs are the parts of the repository's git dir a worker's
-// own git must write to commit on its branch: the objects, the refs and
-// their logs, and the worktree's own git dir (its index and HEAD). Hooks
-// and config are not among them. An agent that sandboxes its commands
-// (codex's workspace-write) is given these as writable roots.
+// own git must write to commit on its branch: the objects, the zwarm
+// branches and their logs, and the worktree's own git dir (its index and
+// HEAD). Other branches, tags, hooks and config are not among them. An
+// agent that sandboxes its commands (codex's workspace-write) is given
+// these as writable roots.
 func (w *Worktree) WritableGitDirs() []string {
-	var out []string
-	if gd := w.gitDir(); gd != "" {
-		out = append(out, gd)
-	}
-	for _, d := range []string{"objects", "refs", "logs"} {
+	out := []string{w.admin()}
+	for _, d := range []string{"objects", "refs/heads/zwarm", "logs/refs/heads/zwarm"} {
 		p := filepath.Join(w.CommonDir, d)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			out = append(out, p)

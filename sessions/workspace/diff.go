@@ -68,12 +68,13 @@ func (w *Worktree) WorkingDiff(ctx context.Context, out io.Writer, from string, 
 	if !w.Exists() {
 		return fmt.Errorf("worktree %s is gone", w.Path)
 	}
-	idx, cleanup, err := tempIndex(w.gitDir())
+	idx, cleanup, err := tempIndex(w.admin())
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	g := git{dir: w.Path, env: []string{"GIT_INDEX_FILE=" + idx}}
+	g := w.tree()
+	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
 	if err := w.add(ctx, g); err != nil {
 		return fmt.Errorf("read the worktree: %w", err)
 	}
@@ -88,12 +89,13 @@ func (w *Worktree) WorkingChanges(ctx context.Context, from string) ([]FileStat,
 	if !w.Exists() {
 		return nil, Stat{}, fmt.Errorf("worktree %s is gone", w.Path)
 	}
-	idx, cleanup, err := tempIndex(w.gitDir())
+	idx, cleanup, err := tempIndex(w.admin())
 	if err != nil {
 		return nil, Stat{}, err
 	}
 	defer cleanup()
-	g := git{dir: w.Path, env: []string{"GIT_INDEX_FILE=" + idx}}
+	g := w.tree()
+	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
 	if err := w.add(ctx, g); err != nil {
 		return nil, Stat{}, fmt.Errorf("read the worktree: %w", err)
 	}

@@ -94,13 +94,25 @@ var zwarmIdentity = []string{"GIT_AUTHOR_NAME=" + zwarmName, "GIT_AUTHOR_EMAIL="
 // the background), and for zwarm's commits, signing.
 var writeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
 
+// alwaysConfig applies to every command: an fsmonitor is a program git
+// runs, named by config a worker may be able to write.
+var alwaysConfig = []string{"-c", "core.fsmonitor=false"}
+
 // run runs git and returns its stdout (unless g.stdout takes it).
 func (g git) run(ctx context.Context, args ...string) (string, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
 		return "", fmt.Errorf("%w: install git (zwarm runs workers in git worktrees) or spawn with --in-place", ErrNoGit)
 	}
-	full := make([]string, 0, len(args)+10)
+	if g.dir != "" {
+		// A missing directory would read as a missing git ("fork/exec
+		// /usr/bin/git: no such file or directory").
+		if _, err := os.Stat(g.dir); err != nil {
+			return "", fmt.Errorf("git %s: %s is gone: %w", strings.Join(args, " "), g.dir, errors.Unwrap(err))
+		}
+	}
+	full := make([]string, 0, len(args)+12)
+	full = append(full, alwaysConfig...)
 	if g.writes {
 		full = append(full, writeConfig...)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -77,7 +79,23 @@ func FindTarget(ctx context.Context, commonDir, branch string) (Target, error) {
 	for _, wt := range wts {
 		if wt.Branch == "refs/heads/"+branch && !wt.Bare {
 			t.Checkout = wt.Path
-			break
+			return t, nil
+		}
+	}
+	// A branch being rebased is checked out nowhere (HEAD is detached
+	// meanwhile): the rebase names it, in the git dir of the main checkout
+	// or of a linked worktree. Moving it would break the rebase.
+	admins := []string{commonDir}
+	if ents, err := os.ReadDir(filepath.Join(commonDir, "worktrees")); err == nil {
+		for _, e := range ents {
+			admins = append(admins, filepath.Join(commonDir, "worktrees", e.Name()))
+		}
+	}
+	for _, admin := range admins {
+		for _, d := range []string{"rebase-merge", "rebase-apply"} {
+			if b, err := os.ReadFile(filepath.Join(admin, d, "head-name")); err == nil && strings.TrimSpace(string(b)) == "refs/heads/"+branch {
+				return Target{}, fmt.Errorf("%s is being rebased (in %s): finish or abort that rebase first", branch, admin)
+			}
 		}
 	}
 	return t, nil
@@ -111,6 +129,11 @@ func MergeTree(ctx context.Context, commonDir, target, head string) (string, err
 // (their git identity), without moving any ref.
 func CommitTree(ctx context.Context, commonDir, tree, message string, parents ...string) (string, error) {
 	args := []string{"commit-tree", tree}
+	// commit-tree does not read commit.gpgSign: a user who signs their
+	// commits gets a signed landing, as git commit would make it.
+	if sign, _ := (git{dir: commonDir}).line(ctx, "config", "--bool", "commit.gpgSign"); sign == "true" {
+		args = append(args, "-S")
+	}
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
@@ -122,7 +145,8 @@ func CommitTree(ctx context.Context, commonDir, tree, message string, parents ..
 // rebase --onto), as the user. On a conflict the rebase is undone and a
 // *ConflictError names the files. It returns the new HEAD.
 func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, error) {
-	g := git{dir: w.Path, writes: true}
+	g := w.tree()
+	g.writes = true
 	if _, err := g.run(ctx, "rebase", "--quiet", "--onto", onto, upstream); err != nil {
 		files, _ := w.Unmerged(ctx)
 		g.run(context.WithoutCancel(ctx), "rebase", "--abort")
@@ -137,7 +161,8 @@ func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, e
 // Checkout checks rev out in the worktree, detached (to verify a landing
 // in it), or the worktree's branch again when rev is "".
 func (w *Worktree) Checkout(ctx context.Context, rev string) error {
-	g := git{dir: w.Path, writes: true}
+	g := w.tree()
+	g.writes = true
 	var err error
 	if rev == "" {
 		// Back from a verify run: what the verify command changed in the
@@ -165,20 +190,29 @@ func Overlap(ctx context.Context, checkout, from, to string) ([]string, error) {
 			dirty[rec[3:]] = true
 		}
 	}
-	if len(dirty) == 0 {
-		return nil, nil
-	}
-	changed, err := g.run(ctx, "diff", "--name-only", "--no-renames", "-z", from, to, "--")
+	changed, err := g.run(ctx, "diff", "--name-status", "--no-renames", "-z", from, to, "--")
 	if err != nil {
 		return nil, err
 	}
 	var hit []string
-	for _, f := range splitZ(changed) {
-		if dirty[f] {
+	fields := splitZ(changed)
+	for i := 0; i+1 < len(fields); i += 2 {
+		status, f := fields[i], fields[i+1]
+		switch {
+		case dirty[f]:
+			hit = append(hit, f)
+		case status == "A" && present(filepath.Join(checkout, f)):
+			// A file the branch does not track, ignored by git (.env,
+			// say): a fast-forward would overwrite it without a word.
 			hit = append(hit, f)
 		}
 	}
 	return hit, nil
+}
+
+func present(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // ErrMoved says the target branch moved while the landing was being
@@ -203,6 +237,9 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 		return nil
 	}
 	g := git{dir: t.Checkout, writes: true}
+	if ref, _ := g.line(ctx, "symbolic-ref", "--quiet", "HEAD"); ref != "refs/heads/"+t.Branch {
+		return fmt.Errorf("%s no longer has %s checked out (now %s); nothing was changed: land again", t.Checkout, t.Branch, firstNonEmpty(strings.TrimPrefix(ref, "refs/heads/"), "a detached HEAD"))
+	}
 	head, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
 	if err != nil {
 		return err
@@ -222,7 +259,8 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 // returns a *ConflictError naming them; the commit at the worker's next
 // turn's end concludes it.
 func (w *Worktree) MergeFrom(ctx context.Context, rev, message string) (string, error) {
-	g := git{dir: w.Path, writes: true, zwarm: true}
+	g := w.tree()
+	g.writes, g.zwarm = true, true
 	if _, err := g.run(ctx, "merge", "--quiet", "--no-edit", "-m", message, rev); err != nil {
 		if files, _ := w.Unmerged(ctx); len(files) > 0 {
 			return "", &ConflictError{Files: files}
@@ -266,4 +304,86 @@ func ResolveCommit(ctx context.Context, commonDir, rev string) (string, error) {
 		return "", fmt.Errorf("%q is not a branch or commit in %s", rev, commonDir)
 	}
 	return c, nil
+}
+
+// ApplyTree is the tree of applying the change from..to to target, three
+// way (git apply --3way, in an index of its own): only that change, for a
+// worker whose change starts from a commit target does not have (a
+// snapshot of uncommitted work, or what was landed before by a squash).
+// A conflict is a *ConflictError naming the files. Nothing on disk
+// changes but objects.
+func ApplyTree(ctx context.Context, commonDir, target, from, to string) (string, error) {
+	idx, err := os.CreateTemp("", "zwarm-land-index-*")
+	if err != nil {
+		return "", err
+	}
+	idx.Close()
+	os.Remove(idx.Name()) // git makes it
+	defer os.Remove(idx.Name())
+	defer os.Remove(idx.Name() + ".lock")
+	g := git{dir: commonDir, env: []string{"GIT_INDEX_FILE=" + idx.Name()}, writes: true}
+	if _, err := g.run(ctx, "read-tree", target); err != nil {
+		return "", err
+	}
+	patch, err := git{dir: commonDir}.run(ctx, "diff", "--binary", "--full-index", "--no-ext-diff", "--no-textconv", from, to, "--")
+	if err != nil {
+		return "", err
+	}
+	if patch == "" {
+		return TreeOf(ctx, commonDir, target)
+	}
+	g.stdin = strings.NewReader(patch)
+	if _, err := g.run(ctx, "apply", "--cached", "--3way", "--whitespace=nowarn"); err != nil {
+		g.stdin = nil
+		out, _ := g.run(ctx, "ls-files", "--unmerged", "-z")
+		var files []string
+		for _, rec := range splitZ(out) {
+			if _, f, ok := strings.Cut(rec, "\t"); ok && !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		if len(files) > 0 {
+			return "", &ConflictError{Files: files}
+		}
+		return "", fmt.Errorf("apply the change to %s: %w", short(target), err)
+	}
+	g.stdin = nil
+	return g.line(ctx, "write-tree")
+}
+
+// Merges counts the merge commits in to but not in from.
+func Merges(ctx context.Context, commonDir, from, to string) (int, error) {
+	out, err := git{dir: commonDir}.line(ctx, "rev-list", "--count", "--merges", to, "^"+from, "--")
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = fmt.Sscan(out, &n)
+	return n, err
+}
+
+// CleanUntracked removes the untracked files git does not ignore from
+// the worktree, what was brought along and zwarm's state dir aside: what
+// a verify run left.
+func (w *Worktree) CleanUntracked(ctx context.Context) error {
+	g := w.tree()
+	g.writes = true
+	args := []string{"clean", "-f", "-d", "-q", "-e", StateDirName}
+	for _, b := range w.Exclude {
+		args = append(args, "-e", "/"+b)
+	}
+	_, err := g.run(ctx, args...)
+	return err
+}
+
+// CommitGone reports whether the repository lacks a commit (git gc took
+// it); an error is git failing to read the repository at all.
+func CommitGone(ctx context.Context, commonDir, commit string) (bool, error) {
+	// cat-file -e of a full object id exits 1, quietly, for a missing
+	// object, and 128 when git cannot read the repository.
+	_, err := git{dir: commonDir}.run(ctx, "cat-file", "-e", commit)
+	if err != nil && exitCodeOf(err) == 1 {
+		return true, nil
+	}
+	return false, err
 }

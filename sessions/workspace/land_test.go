@@ -207,7 +207,7 @@ func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
 	// Something else in the root that is not zwarm's.
 	os.MkdirAll(filepath.Join(filepath.Dir(live.Path), "notes"), 0o700)
 
-	known := func(id string) bool { return id == "3f2a9c1d-0000-4000-8000-000000000020" }
+	known := func(id, _ string) bool { return id == "3f2a9c1d-0000-4000-8000-000000000020" }
 	left, err := Leftovers(ctx, live.CommonDir, filepath.Dir(live.Path), known)
 	if err != nil {
 		t.Fatal(err)

@@ -62,8 +62,10 @@ type Leftover struct {
 
 // Leftovers finds the worktrees of a repository that zwarm made (on a
 // zwarm/<id> branch, or a directory under the repository's worktrees
-// root named after a session) whose session known does not report.
-func Leftovers(ctx context.Context, commonDir, root string, known func(id string) bool) ([]Leftover, error) {
+// root named after a session) whose session known does not report;
+// known is given the state dir the worktree's owner file names ("" if
+// none).
+func Leftovers(ctx context.Context, commonDir, root string, known func(id, owner string) bool) ([]Leftover, error) {
 	wts, err := listWorktrees(ctx, commonDir)
 	if err != nil {
 		return nil, err
@@ -76,7 +78,7 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id string
 			continue
 		}
 		seen[filepath.Clean(wt.Path)] = true
-		if known(id) {
+		if known(id, Owner(wt.Path)) {
 			continue
 		}
 		out = append(out, Leftover{ID: id, Path: wt.Path, Branch: strings.TrimPrefix(wt.Branch, "refs/heads/"), Registered: true, Bytes: DiskUsage(wt.Path)})
@@ -87,7 +89,7 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id string
 	}
 	for _, e := range ents {
 		p := filepath.Join(root, e.Name())
-		if !e.IsDir() || seen[p] || known(e.Name()) || !looksLikeID(e.Name()) {
+		if !e.IsDir() || seen[p] || !looksLikeID(e.Name()) || known(e.Name(), Owner(p)) {
 			continue
 		}
 		l := Leftover{ID: e.Name(), Path: p, Bytes: DiskUsage(p)}
@@ -143,4 +145,13 @@ func Unmerged(ctx context.Context, commonDir, branch string) (int, error) {
 	var n int
 	_, err = fmt.Sscan(out, &n)
 	return n, err
+}
+
+// Owner is the state dir a worktree's owner file names, "" if none.
+func Owner(path string) string {
+	b, err := os.ReadFile(OwnerFile(path))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -18,6 +18,9 @@ type Worktree struct {
 	CommonDir string
 	// Branch is the worker's branch, e.g. "zwarm/<session id>".
 	Branch string
+	// AdminDir is the worktree's own git dir (its HEAD and index), under
+	// CommonDir/worktrees; "" means the one git names after Path.
+	AdminDir string
 	// Exclude are paths (relative to Path) that were brought along from
 	// the caller's checkout: they are never committed.
 	Exclude []string
@@ -26,16 +29,55 @@ type Worktree struct {
 // BranchFor is the branch of a session's worktree.
 func BranchFor(id string) string { return "zwarm/" + id }
 
+// OwnerFile is the file beside a worktree that names the state dir whose
+// session it is (state-dir discovery from inside the worktree, and
+// leftovers, read it).
+func OwnerFile(path string) string { return path + ".state" }
+
 // repo runs git on the repository as a whole, wherever its worktree is.
 func (w *Worktree) repo() git { return git{dir: w.CommonDir} }
 
-// tree runs git in the worktree.
-func (w *Worktree) tree() git { return git{dir: w.Path} }
+// admin is the worktree's own git dir.
+func (w *Worktree) admin() string {
+	if w.AdminDir != "" {
+		return w.AdminDir
+	}
+	return filepath.Join(w.CommonDir, "worktrees", filepath.Base(w.Path))
+}
 
-// Exists reports whether the worktree's directory is there.
+// tree runs git in the worktree, pinned to its own git dir and the
+// repository's: the worktree's .git file, which its worker may rewrite
+// (to point zwarm's git at a repository of its making) or delete (so that
+// git would find a repository above the worktree), is never read.
+func (w *Worktree) tree() git {
+	return git{dir: w.Path, env: []string{"GIT_DIR=" + w.admin(), "GIT_COMMON_DIR=" + w.CommonDir, "GIT_WORK_TREE=" + w.Path}}
+}
+
+// Exists reports whether the worktree is there: its directory, and its
+// git dir in the repository.
 func (w *Worktree) Exists() bool {
-	_, err := os.Lstat(filepath.Join(w.Path, ".git"))
+	if fi, err := os.Stat(w.Path); err != nil || !fi.IsDir() {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(w.admin(), "HEAD"))
 	return err == nil
+}
+
+// repairPointer writes the worktree's .git file again if it no longer
+// names the worktree's git dir (its worker rewrote or deleted it), so
+// that git run there by a person finds its repository. It reports
+// whether it had to.
+func (w *Worktree) repairPointer() bool {
+	path, want := filepath.Join(w.Path, ".git"), "gitdir: "+w.admin()+"\n"
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == strings.TrimSpace(want) {
+		return false
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return false // a repository of the worker's own making: left alone
+	}
+	os.Remove(path)
+	os.WriteFile(path, []byte(want), 0o644)
+	return true
 }
 
 // Add makes the worktree on a new branch at commit, or on the branch as
@@ -58,6 +100,21 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 	if _, err := g.run(ctx, args...); err != nil {
 		return err
 	}
+	// The worktree's git dir, as git just wrote it: the one trusted
+	// moment to read the .git file.
+	b, err := os.ReadFile(filepath.Join(w.Path, ".git"))
+	if err != nil {
+		return fmt.Errorf("read the new worktree's .git: %w", err)
+	}
+	admin := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "gitdir:"))
+	if !filepath.IsAbs(admin) {
+		admin = filepath.Join(w.Path, admin)
+	}
+	admin = filepath.Clean(admin)
+	if filepath.Dir(admin) != filepath.Join(w.CommonDir, "worktrees") {
+		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(w.CommonDir, "worktrees"))
+	}
+	w.AdminDir = admin
 	return nil
 }
 
@@ -80,6 +137,7 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 		}
 	}
 	g.run(ctx, "worktree", "prune")
+	os.Remove(OwnerFile(w.Path))
 	if keepBranch {
 		return nil
 	}
@@ -99,7 +157,7 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 // matches nothing is skipped, as is one the worktree already has (git
 // tracks it). It returns what it brought, for Exclude, and a line per
 // entry for the setup log.
-func (w *Worktree) Bring(from string, copies, links []string) (brought []string, log []string, err error) {
+func (w *Worktree) Bring(ctx context.Context, from string, copies, links []string) (brought []string, log []string, err error) {
 	do := func(entries []string, what string, fn func(src, dst string) error) error {
 		for _, e := range entries {
 			rel, err := cleanRel(e)
@@ -117,7 +175,13 @@ func (w *Worktree) Bring(from string, copies, links []string) (brought []string,
 				r, _ := filepath.Rel(from, src)
 				dst := filepath.Join(w.Path, r)
 				if _, err := os.Lstat(dst); err == nil {
-					log = append(log, fmt.Sprintf("%s %s: the worktree has it already (git tracks it), left as it is", what, r))
+					if w.tracked(ctx, r) {
+						log = append(log, fmt.Sprintf("%s %s: the worktree has it already (git tracks it), left as it is", what, r))
+					} else {
+						// Brought by an earlier try at making the worktree.
+						brought = append(brought, r)
+						log = append(log, fmt.Sprintf("%s %s: there already", what, r))
+					}
 					continue
 				}
 				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -139,6 +203,13 @@ func (w *Worktree) Bring(from string, copies, links []string) (brought []string,
 		return brought, log, err
 	}
 	return brought, log, nil
+}
+
+// tracked reports whether git tracks path (relative to the top) in the
+// worktree.
+func (w *Worktree) tracked(ctx context.Context, path string) bool {
+	out, err := w.tree().run(ctx, "ls-files", "-z", "--", ":(top,literal)"+path)
+	return err == nil && out != ""
 }
 
 // cleanRel checks that p names something inside a checkout.

@@ -24,7 +24,7 @@ func TestAWorkersChangesAreCommittedWithoutWhatWasBroughtAlong(t *testing.T) {
 		t.Errorf("the worktrees dir is %o, want 700", perm)
 	}
 
-	brought, log, err := w.Bring(repo, []string{".env", "missing.txt", "README"}, []string{"node_modules"})
+	brought, log, err := w.Bring(context.Background(), repo, []string{".env", "missing.txt", "README"}, []string{"node_modules"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,18 +99,19 @@ func TestBringRefusesPathsOutsideTheCheckout(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000002")
 	for _, bad := range []string{"/etc/passwd", "../x", ".git/config", ""} {
-		if _, _, err := w.Bring(repo, []string{bad}, nil); err == nil {
+		if _, _, err := w.Bring(context.Background(), repo, []string{bad}, nil); err == nil {
 			t.Errorf("copy %q: no error", bad)
 		}
 	}
 }
 
-func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfig(t *testing.T) {
+func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000003")
 	got := w.WritableGitDirs()
 	gd := filepath.Join(repo, ".git")
-	want := []string{filepath.Join(gd, "worktrees", "3f2a9c1d-0000-4000-8000-000000000003"), filepath.Join(gd, "objects"), filepath.Join(gd, "refs"), filepath.Join(gd, "logs")}
+	want := []string{filepath.Join(gd, "worktrees", "3f2a9c1d-0000-4000-8000-000000000003"), filepath.Join(gd, "objects"),
+		filepath.Join(gd, "refs", "heads", "zwarm"), filepath.Join(gd, "logs", "refs", "heads", "zwarm")}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v\nwant %v", got, want)
 	}
@@ -123,7 +124,7 @@ func TestWorkingDiffSeesUncommittedWorkAndLeavesTheWorkersIndexAlone(t *testing.
 	base := sh(t, w.Path, "git rev-parse HEAD")
 	write(t, filepath.Join(w.Path, "a.go"), "package a\n\nvar X = 1\n")
 	write(t, filepath.Join(w.Path, "new.go"), "package a\n")
-	index := read(t, w.gitDir()+"/index")
+	index := read(t, w.admin()+"/index")
 
 	var out bytes.Buffer
 	if err := w.WorkingDiff(ctx, &out, base, DiffOptions{Format: NamesOnly}); err != nil {
@@ -143,7 +144,7 @@ func TestWorkingDiffSeesUncommittedWorkAndLeavesTheWorkersIndexAlone(t *testing.
 	if _, stat, err := w.WorkingChanges(ctx, base); err != nil || stat != (Stat{Files: 2, Added: 3, Deleted: 0}) {
 		t.Errorf("working changes %+v %v", stat, err)
 	}
-	if read(t, w.gitDir()+"/index") != index || sh(t, w.Path, "git status --porcelain") != "M a.go\n?? new.go" && sh(t, w.Path, "git status --porcelain") != " M a.go\n?? new.go" {
+	if read(t, w.admin()+"/index") != index || sh(t, w.Path, "git status --porcelain") != "M a.go\n?? new.go" && sh(t, w.Path, "git status --porcelain") != " M a.go\n?? new.go" {
 		t.Errorf("the worker's index or status changed: %q", sh(t, w.Path, "git status --porcelain"))
 	}
 }

