@@ -182,7 +182,7 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		fmt.Fprintln(ios.errOut, "nothing to land: no completed worker of this repository has a change that is not landed")
 	}
 	if o.dryRun && len(q.Left) > 0 && !o.out.on() {
-		fmt.Fprintf(ios.errOut, "and %s after it, each checked once the one before has landed\n", render.Plural(len(q.Left), "more"))
+		fmt.Fprintf(ios.errOut, "and %d more after it, each checked once the one before has landed\n", len(q.Left))
 	}
 	return nil
 }
@@ -195,7 +195,11 @@ func printLanding(ios *streams, r *sessions.LandResult, strategy workspace.Strat
 	case r.Nothing:
 		fmt.Fprintf(ios.out, "%s has nothing to land: %s\n", id, nothingWhy(r))
 	case r.DryRun:
-		fmt.Fprintf(ios.out, "would land %s into %s: %s (%s); no conflict\n", id, render.SafeLine(r.Into), r.Stat, strategy)
+		uncommitted := ""
+		if r.Uncommitted {
+			uncommitted = ", work the worker left uncommitted included (committed when it lands)"
+		}
+		fmt.Fprintf(ios.out, "would land %s into %s: %s (%s%s); no conflict\n", id, render.SafeLine(r.Into), r.Stat, strategy, uncommitted)
 		for _, f := range r.Files {
 			fmt.Fprintf(ios.out, "  %s\t+%d -%d\n", render.SafeLine(f.Path), f.Added, f.Deleted)
 		}

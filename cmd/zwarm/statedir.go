@@ -42,8 +42,13 @@ func chooseStateDir(flag string) stateDirChoice {
 		if isDir(filepath.Join(dir, stateDirName)) {
 			return stateDirChoice{filepath.Join(dir, stateDirName), "found"}
 		}
-		// The top of a linked worktree (a worker's, say): its repository's
-		// state dir is beside the main checkout, found through git's files.
+		// A worker's worktree names the state dir of its session (which
+		// may be a subdirectory's, or another checkout's) beside it.
+		if owner := workspace.Owner(dir); owner != "" && isDir(owner) {
+			return stateDirChoice{owner, "found"}
+		}
+		// The top of another linked worktree: its repository's state dir
+		// is beside the main checkout, found through git's files.
 		if main := workspace.MainCheckout(dir); main != "" && isDir(filepath.Join(main, stateDirName)) {
 			return stateDirChoice{filepath.Join(main, stateDirName), "found"}
 		}

@@ -327,3 +327,34 @@ func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, visible(out))
 	}
 }
+
+// A session spawned from a subdirectory's state dir (the first spawn
+// made .zwarm there): from inside its worktree, zwarm finds that state
+// dir, and the repository's top state dir never takes the worktree for a
+// leftover.
+func TestAWorktreeNamesItsStateDir(t *testing.T) {
+	w := repoWorld(t, map[string]string{"sub/a": "a\n"})
+	w.setScript(append([]step{{"run": "echo w > w.txt"}, {"sleep_ms": 1500}}, completes("done", 1)...))
+	sub := filepath.Join(w.work, "sub")
+	id := strings.TrimSpace(w.zwarmIn(sub, nil, "spawn", "slow").stdout)
+	if _, err := os.Stat(filepath.Join(sub, ".zwarm", "sessions", id)); err != nil {
+		t.Fatalf("spawn in sub did not make its state dir there: %v", err)
+	}
+	var s session
+	mustJSON(t, w.zwarmIn(sub, nil, "show", "--json", id).stdout, &s)
+	// The worker starts in the worktree's sub, as it was spawned from sub.
+	eventually(t, "the worktree", func() bool { _, err := os.Stat(filepath.Join(s.Worktree, "sub", "w.txt")); return err == nil })
+	if r := w.zwarmIn(s.Worktree, nil, "ls"); !strings.Contains(r.stdout, id) {
+		t.Fatalf("ls from the worktree: %+v", r)
+	}
+	// The repository's top has a state dir of its own, without the session.
+	w.zwarmIn(w.work, nil, "init")
+	if r := w.zwarmIn(w.work, nil, "doctor"); strings.Contains(r.stdout, "whose session is gone") {
+		t.Fatalf("another state dir's running worker taken for a leftover:\n%s", r.stdout)
+	}
+	w.zwarmIn(w.work, nil, "clean", "--worktrees", "--yes")
+	if _, err := os.Stat(s.Worktree); err != nil {
+		t.Fatal("clean --worktrees removed another state dir's worktree")
+	}
+	w.zwarmIn(sub, nil, "wait", id)
+}
