@@ -103,6 +103,16 @@
 // No git runs beside an agent (the supervisor's reaper waits for any
 // child), so a live agent serves one turn per process in a worktree.
 //
+// The agent in a worktree is not trusted with git: zwarm's git runs
+// pinned to the worktree's own git dir, recorded when it was made
+// (Workspace.AdminDir), never to what the worktree's .git file says; the
+// turn's commit goes on zwarm/<id> whatever the agent checked out, leaves
+// a .zwarm there out, and is not made while a merge has files in conflict
+// or a rebase is stopped (the turn stays uncommitted and Workspace.Conflict
+// names the files). Beside each worktree, <worktree>.state names the
+// state dir that made it, so a state dir judges as leftovers only the
+// worktrees it made, and commands run inside a worktree find its state dir.
+//
 // The Manager diffs a worker's change (its commits, or for a worker that
 // may have left work uncommitted, its files, through a copy of its index),
 // lands it into a branch (squash, merge or rebase; a conflict found with
