@@ -50,6 +50,7 @@ func (r *Run) refresh(ctx context.Context) {
 	r.rec.WorkerUsage = u
 	r.rec.WorkerCostUSD = nil
 	if known2 {
+		total = sessions.RoundCost(total)
 		r.rec.WorkerCostUSD = &total
 	}
 	r.counts = Totals{}
@@ -84,7 +85,7 @@ func (r *Run) addUsage(u sessions.Usage) *float64 {
 	case cost == nil:
 		r.rec.CostUSD = nil // one call of unknown price: the total is unknown
 	case r.rec.CostUSD != nil:
-		c := *r.rec.CostUSD + *cost
+		c := sessions.RoundCost(*r.rec.CostUSD + *cost)
 		r.rec.CostUSD = &c
 	}
 	return cost

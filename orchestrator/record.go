@@ -114,7 +114,7 @@ func (r *Record) TotalCost() (float64, bool) {
 			c += *p
 		}
 	}
-	return c, known
+	return sessions.RoundCost(c), known
 }
 
 func (r *Record) clone() *Record {

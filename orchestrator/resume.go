@@ -127,7 +127,7 @@ func (r *Run) replay(events []Event) {
 			if ev.CostUSD == nil {
 				priced = false
 			} else {
-				*cost += *ev.CostUSD
+				*cost = sessions.RoundCost(*cost + *ev.CostUSD)
 			}
 		case EventToolCall:
 			calls[ev.CallID] = len(r.calls)

@@ -98,7 +98,7 @@ func (g *watcherGuard) watched(step int, rep watchers.Report) {
 		if c.CostUSD == nil {
 			a.CostUSD = nil
 		} else if a.CostUSD != nil {
-			sum := *a.CostUSD + *c.CostUSD
+			sum := sessions.RoundCost(*a.CostUSD + *c.CostUSD)
 			a.CostUSD = &sum
 		}
 		r.rec.Accounts[key] = a

@@ -1,6 +1,9 @@
 package sessions
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Price is what a model costs in US dollars per million tokens. Cached input
 // tokens are billed at CachedInput instead of Input.
@@ -73,7 +76,20 @@ func (p Prices) Cost(model string, u Usage) *float64 {
 	c := (float64(u.InputTokens-cached)*pr.Input +
 		float64(cached)*pr.CachedInput +
 		float64(u.OutputTokens)*pr.Output) / 1e6
+	c = RoundCost(c)
 	return &c
+}
+
+// RoundCost keeps a cost's first 12 significant digits, dropping the
+// binary noise of float arithmetic, so a cost prints as 0.0009, not
+// 0.0009000000000000001, in piped listings and JSON alike. Rounding again
+// changes nothing.
+func RoundCost(c float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(c, 'g', 12, 64), 64)
+	if err != nil {
+		return c
+	}
+	return r
 }
 
 func isDigits(s string) bool {

@@ -199,6 +199,9 @@ func (s *Session) refresh(prices Prices) {
 		s.Denied += t.Denied
 		if !t.CostReported {
 			t.CostUSD = prices.Cost(s.Model, t.Usage)
+		} else if t.CostUSD != nil {
+			c := RoundCost(*t.CostUSD)
+			t.CostUSD = &c
 		}
 		u = u.Add(t.Usage)
 		if t.CostUSD == nil {
@@ -213,6 +216,7 @@ func (s *Session) refresh(prices Prices) {
 	s.Usage = u
 	s.CostUSD = nil
 	if known && len(s.Turns) > 0 {
+		cost = RoundCost(cost)
 		s.CostUSD = &cost
 	}
 	s.Turn = len(s.Turns)
