@@ -300,8 +300,15 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 			return "", err
 		}
 	}
-	if err := s.busy(); err != nil {
-		return "", fmt.Errorf("rm %s: %w", ShortID(id), err)
+	if s.Workspace != nil {
+		// Claimed, so that no landing, update or follow-up starts in the
+		// worktree while it goes (the claim goes with the record).
+		claimed, release, err := m.claimWorktree(id, "rm")
+		if err != nil {
+			return "", err
+		}
+		defer release()
+		s = claimed
 	}
 	// The worktree and branch go first: a removal they refuse (work never
 	// landed) or that fails leaves the session to say where they are.
@@ -309,6 +316,26 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		return "", fmt.Errorf("rm: %w", err)
 	}
 	return id, m.st.remove(id)
+}
+
+// cleanClaim reads a session with a worktree afresh for Clean and, unless
+// it is a dry run, claims it; it fails for a session that runs again or
+// that a landing or an update works in.
+func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*Session, func(), error) {
+	if !dryRun {
+		return m.claimWorktree(id, "clean")
+	}
+	s, err := m.Get(ctx, id)
+	if err == nil && !s.Settled() {
+		err = ErrRunning
+	}
+	if err == nil {
+		err = s.busy()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() {}, nil
 }
 
 // CleanOptions choose what Clean removes.
@@ -347,28 +374,51 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 		if s.EndedAt != nil {
 			end = *s.EndedAt
 		}
-		if end.After(cutoff) || s.busy() != nil {
-			continue // a landing or an update works in it now
+		if end.After(cutoff) {
+			continue
 		}
-		if !opt.Force {
-			u, err := m.unlanded(ctx, s)
-			if err != nil {
-				return res, err
-			}
-			if u != nil {
-				res.Kept = append(res.Kept, u)
-				continue
-			}
+		removed, kept, err := m.cleanOne(ctx, s, opt)
+		if err != nil {
+			return res, err
 		}
-		if !opt.DryRun {
-			if err := m.dropWorkspace(ctx, s, true); err != nil {
-				return res, err
-			}
-			if err := m.st.remove(s.ID); err != nil {
-				return res, err
-			}
+		if kept != nil {
+			res.Kept = append(res.Kept, kept)
 		}
-		res.Removed = append(res.Removed, s.ID)
+		if removed {
+			res.Removed = append(res.Removed, s.ID)
+		}
 	}
 	return res, nil
+}
+
+// cleanOne removes (or, in a dry run, would remove) one settled session
+// that Clean chose, unless its worktree holds work never landed.
+func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (removed bool, kept *UnlandedError, err error) {
+	if s.Workspace != nil {
+		// The listing's records may come from its cache, which keeps no
+		// lander (and a claim does not invalidate it): whether a landing
+		// or an update works in the worktree now is read from the record
+		// itself, and a removal claims it, so none starts while it goes.
+		fresh, release, err := m.cleanClaim(ctx, s.ID, opt.DryRun)
+		if err != nil {
+			return false, nil, nil // removed, reopened, busy or unreadable meanwhile: not clean's to judge
+		}
+		defer release()
+		s = fresh
+	}
+	if !opt.Force {
+		u, err := m.unlanded(ctx, s)
+		if err != nil || u != nil {
+			return false, u, err
+		}
+	}
+	if !opt.DryRun {
+		if err := m.dropWorkspace(ctx, s, true); err != nil {
+			return false, nil, err
+		}
+		if err := m.st.remove(s.ID); err != nil {
+			return false, nil, err
+		}
+	}
+	return true, nil, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -132,11 +133,12 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if ws.Preparing() || ws.State == WorkspaceFailed {
 		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
 	}
-	release, err := m.claimWorktree(id, "land")
+	s, release, err := m.claimWorktree(id, "land")
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	ws = s.Workspace
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
 	w := ws.worktree()
 	// A worker that may have left work uncommitted (its supervisor died
@@ -156,11 +158,22 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
 		return nil, unresolvedError(id, files)
 	}
-	if ws.LandedNow() && (opt.Into == "" || opt.Into == ws.Landed.Into) {
-		res.Already, res.Into, res.Commit = true, ws.Landed.Into, ws.Landed.Commit
-		return res, nil
-	}
+	// Landed already means landed into the branch this landing targets:
+	// with no --into, that is the branch checked out where it is asked
+	// from, which need not be the one it went to before (land --into
+	// release, then land from the checkout of main). Only when that
+	// branch cannot be told is the earlier landing taken for this one.
 	target, subdir, err := m.landTarget(ctx, ws, opt)
+	if ws.LandedNow() {
+		into := opt.Into
+		if err == nil {
+			into = target.Branch
+		}
+		if into == "" || into == ws.Landed.Into {
+			res.Already, res.Into, res.Commit = true, ws.Landed.Into, ws.Landed.Commit
+			return res, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +194,10 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return res, nil
 	}
 	for _, f := range res.Files {
-		if f.Path == workspace.StateDirName || strings.HasPrefix(f.Path, workspace.StateDirName+"/") {
+		// At any depth: zwarm takes the nearest .zwarm above where it runs
+		// for its state dir, so a subdirectory's is one too (the per-turn
+		// commit leaves out only the top's).
+		if slices.Contains(strings.Split(f.Path, "/"), workspace.StateDirName) {
 			return nil, fmt.Errorf("land %s: its change writes %s, zwarm's own state, which is never landed (it could name programs zwarm runs); look at it with zwarm diff %s", ShortID(id), f.Path, ShortID(id))
 		}
 	}
@@ -237,6 +253,22 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		}
 		if len(hit) > 0 {
 			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
+		}
+	}
+	// Verify runs in the worktree and, after it, puts the worktree back
+	// as the worker's commits have it: what someone changed there by hand
+	// after the worker settled (not the worker's, so it does not land)
+	// would be lost, and verified as if it were landing. (A dry run of a
+	// worker with uncommitted work cannot tell the two apart: the landing
+	// commits that work first.)
+	if opt.Verify != "" && !pending && w.Exists() {
+		dirty, err := w.Dirty(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		if len(dirty) > 0 {
+			return nil, fmt.Errorf("land %s: its worktree %s has uncommitted changes to %s, made after the worker settled, which --verify (run in that worktree) would lose; nothing was changed. Commit or remove them there, or land without --verify",
+				ShortID(id), w.Path, strings.Join(dirty, ", "))
 		}
 	}
 	if opt.DryRun {
@@ -446,13 +478,14 @@ func (m *Manager) setConflict(id string, files []string) {
 
 // claimWorktree makes this process the session's lander: the session
 // must be settled, and stays so (a follow-up is refused) until release,
-// so nothing runs in the worktree while it is landed or updated.
-func (m *Manager) claimWorktree(id, what string) (release func(), err error) {
+// so nothing runs in the worktree while it is landed, updated or removed.
+// It returns the record as claimed: what was read before may be stale.
+func (m *Manager) claimWorktree(id, what string) (claimed *Session, release func(), err error) {
 	self, err := refOf(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
-	_, err = m.st.update(id, func(s *Session) error {
+	claimed, err = m.st.update(id, func(s *Session) error {
 		switch {
 		case s.Workspace == nil:
 			return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
@@ -465,9 +498,9 @@ func (m *Manager) claimWorktree(id, what string) (release func(), err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
-	return func() {
+	return claimed, func() {
 		m.st.update(id, func(s *Session) error {
 			if ws := s.Workspace; ws != nil && ws.Lander != nil && *ws.Lander == *self {
 				ws.Lander = nil

@@ -34,14 +34,14 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 		return nil, err
 	}
 	id := s.ID
-	ws, err := workspaceOf(s)
+	if _, err := workspaceOf(s); err != nil {
+		return nil, err
+	}
+	s, claimed, err := m.claimWorktree(id, "update")
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := m.claimWorktree(id, "update")
-	if err != nil {
-		return nil, err
-	}
+	ws := s.Workspace
 	// The claim ends with the update, or before the follow-up that hands
 	// the worker a conflict (which starts the worker in the worktree).
 	released := false

@@ -97,7 +97,20 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) err
 			return u
 		}
 	}
-	if err := ws.worktree().Remove(ctx, false); err != nil {
+	w := ws.worktree()
+	if _, err := os.Lstat(w.Path); err != nil {
+		if _, err := workspace.ResolveCommit(ctx, ws.GitDir, "refs/heads/"+ws.Branch); err != nil {
+			// Neither the worktree nor its branch is there (its making
+			// failed before git made them, or they are gone): nothing is
+			// left to remove. Removing would still lock the worktrees
+			// directory, making it first, and a directory that cannot be
+			// made (the [worktrees] dir that failed the session) would
+			// refuse the removal for good.
+			os.Remove(workspace.OwnerFile(w.Path))
+			return nil
+		}
+	}
+	if err := w.Remove(ctx, false); err != nil {
 		return fmt.Errorf("remove %s's worktree: %w", ShortID(s.ID), err)
 	}
 	return nil
@@ -148,9 +161,21 @@ func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (r
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	include, err := workspace.ReadIncludeFile(repo.Top)
+	if err != nil {
+		return nil, nil, err
+	}
+	bring := append(append(append([]string(nil), cfg.Worktrees.Copy...), cfg.Worktrees.Symlink...), include...)
 	for _, l := range left {
 		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, Branch: workspace.BranchFor(l.ID)}
 		if l.Registered && !force && w.Exists() {
+			// Its session's record of what was brought along is gone:
+			// what the settings would bring is left out instead.
+			w.Exclude = w.Untracked(ctx, bring)
 			// What is uncommitted in it goes onto its branch first: the
 			// disk is freed, the work is not lost.
 			if _, _, err := w.Commit(ctx, "zwarm: uncommitted work of a worktree whose session is gone"); err != nil {

@@ -55,10 +55,12 @@ func (m *Manager) verifyIn(ctx context.Context, w *workspace.Worktree, commit st
 		// untracked files verify left go (ignored ones stay, as does what
 		// was brought along).
 		ctx := context.WithoutCancel(ctx)
-		if strategy != workspace.Rebase {
-			if err := w.Checkout(ctx, ""); err != nil {
-				m.warn(fmt.Errorf("put %s back on its branch: %w", w.Path, err))
-			}
+		// A rebase has the branch checked out already, but what verify
+		// changed in its tracked files must go all the same: left, it
+		// kept the worktree after the landing, and the worker's next
+		// turn would have committed it as the worker's.
+		if err := w.Checkout(ctx, ""); err != nil {
+			m.warn(fmt.Errorf("put %s back on its branch: %w", w.Path, err))
 		}
 		if err := w.CleanUntracked(ctx); err != nil {
 			m.warn(fmt.Errorf("remove what verify left in %s: %w", w.Path, err))

@@ -37,11 +37,13 @@ func (s Stat) String() string {
 const StateDirName = ".zwarm"
 
 // pathspec is "everything but what was brought along, and zwarm's state
-// dir", from the top. Brought paths that .gitignore already keeps out are
-// not named: git add refuses a pathspec, even an excluding one, that
-// names an ignored file.
+// dirs", from the top. A .zwarm at any depth is left out: zwarm takes the
+// nearest one above where it runs for its state dir, so a subdirectory's
+// is one too. Brought paths that .gitignore already keeps out are not
+// named: git add refuses a literal pathspec, even an excluding one, that
+// names an ignored file (a glob is not refused).
 func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
-	spec := []string{"--", ":/"}
+	spec := []string{"--", ":/", ":(top,exclude,glob)**/" + StateDirName, ":(top,exclude,glob)**/" + StateDirName + "/**"}
 	candidates := append([]string{StateDirName}, w.Exclude...)
 	g := w.tree()
 	g.stdin = strings.NewReader(strings.Join(candidates, "\x00") + "\x00")

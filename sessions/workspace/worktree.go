@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -203,6 +204,28 @@ func (w *Worktree) Bring(ctx context.Context, from string, copies, links []strin
 		return brought, log, err
 	}
 	return brought, log, nil
+}
+
+// Untracked returns what Bring's entries match in the worktree that git
+// does not track: what Bring would have brought. A worktree whose record
+// of what was brought is gone (a leftover of a deleted session) leaves
+// these out of its commits instead.
+func (w *Worktree) Untracked(ctx context.Context, entries []string) []string {
+	var out []string
+	for _, e := range entries {
+		rel, err := cleanRel(e)
+		if err != nil {
+			continue
+		}
+		matches, _ := filepath.Glob(filepath.Join(w.Path, rel))
+		for _, m := range matches {
+			r, _ := filepath.Rel(w.Path, m)
+			if !w.tracked(ctx, r) && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // tracked reports whether git tracks path (relative to the top) in the
