@@ -198,11 +198,16 @@ func (w *Worktree) merging() bool {
 // branches and their logs, and the worktree's own git dir (its index and
 // HEAD). Other branches, tags, hooks and config are not among them. An
 // agent that sandboxes its commands (codex's workspace-write) is given
-// these as writable roots.
+// these as writable roots. The zwarm branches' dirs are made if missing:
+// git pack-refs (run by gc) removes a dir whose refs it packed, and a
+// sandboxed git could not make it again.
 func (w *Worktree) WritableGitDirs() []string {
 	out := []string{w.admin()}
 	for _, d := range []string{"objects", "refs/heads/zwarm", "logs/refs/heads/zwarm"} {
 		p := filepath.Join(w.CommonDir, d)
+		if d != "objects" {
+			os.MkdirAll(p, 0o755) // best effort: a root that is missing is left out below
+		}
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			out = append(out, p)
 		}

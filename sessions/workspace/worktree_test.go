@@ -115,6 +115,15 @@ func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v\nwant %v", got, want)
 	}
+	// gc packs the branch's ref and removes its dir; the next turn's
+	// roots have it again, so the worker can still commit.
+	sh(t, repo, "git pack-refs --all")
+	if _, err := os.Stat(filepath.Join(gd, "refs", "heads", "zwarm")); err == nil {
+		t.Fatal("pack-refs left refs/heads/zwarm: the test shows nothing")
+	}
+	if got := w.WritableGitDirs(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after pack-refs: %v\nwant %v", got, want)
+	}
 }
 
 func TestWorkingDiffSeesUncommittedWorkAndLeavesTheWorkersIndexAlone(t *testing.T) {
