@@ -143,6 +143,34 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 	w.ok("wait", slow)
 }
 
+func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
+	w := newWorld(t)
+	if r := w.zwarm("wait", "--all"); r.code != 0 || !strings.Contains(r.stderr, "no session is running") {
+		t.Fatalf("wait --all with nothing running: exit %d %q", r.code, r.stderr)
+	}
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(completes("fast", 1), "slow", append([]step{{"wait_file": gate}}, completes("slow", 1)...))
+	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
+	slow := w.spawn("slow")
+	fast := w.spawn("fast")
+	if r := w.zwarm("wait", "--all", slow); r.code != 2 {
+		t.Fatalf("wait --all with an id: exit %d %q", r.code, r.stderr)
+	}
+	if r := w.zwarm("wait", "--all", "--timeout", "300ms"); r.code != 124 || !strings.Contains(r.stderr, slow[:8]) {
+		t.Fatalf("wait --all while one is held: exit %d %q", r.code, r.stderr)
+	}
+	touch(t, gate)
+	var got []session
+	mustJSON(t, w.ok("wait", "--all", "--json"), &got)
+	// What settled before is not waited for; what ran is, to the end.
+	for _, s := range got {
+		if s.ID == done || s.Status != sessions.StatusCompleted {
+			t.Fatalf("wait --all returned %+v", got)
+		}
+	}
+	w.ok("wait", slow, fast)
+}
+
 func TestRmAndClean(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")

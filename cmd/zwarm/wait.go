@@ -14,6 +14,7 @@ import (
 type waitOptions struct {
 	f       *factory
 	ids     []string
+	all     bool
 	any     bool
 	timeout time.Duration
 	out     jsonFlags
@@ -22,18 +23,22 @@ type waitOptions struct {
 func newWaitCmd(f *factory) *cobra.Command {
 	o := &waitOptions{f: f}
 	c := &cobra.Command{
-		Use:   "wait ID...",
+		Use:   "wait ID... | --all",
 		Short: "Block until sessions settle; exit 1 if one failed, 124 on --timeout",
 		Long: `Block until the sessions have settled: no turn running and none queued. Exit 0
 if all completed, 1 if one failed or was killed, 124 if --timeout passed first.
-On a terminal, stderr shows what each session is doing meanwhile.`,
-		Args: minArgs(1, "at least one session id"),
+--all waits for every session not settled when it starts. On a terminal,
+stderr shows what each session is doing meanwhile.`,
 		RunE: func(c *cobra.Command, args []string) error {
+			if o.all == (len(args) > 0) {
+				return usagef("give session ids or --all, not both and not neither")
+			}
 			o.ids = args
 			return runWait(c, o)
 		},
 		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
+	c.Flags().BoolVar(&o.all, "all", false, "wait for every session not settled now")
 	c.Flags().BoolVar(&o.any, "any", false, "return when the first of them settles")
 	c.Flags().DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 10m) with exit 124; 0 waits forever")
 	o.out.add(c, "a JSON array of the sessions")
@@ -50,6 +55,18 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	m, err := o.f.manager()
 	if err != nil {
 		return err
+	}
+	if o.all {
+		if o.ids, err = targets(c.Context(), m, nil, true, func(s *sessions.Session) bool { return !s.Settled() }); err != nil {
+			return err
+		}
+		if len(o.ids) == 0 {
+			if o.out.on() {
+				return o.out.write(o.f.io.out, listJSON(nil))
+			}
+			fmt.Fprintln(o.f.io.errOut, "no session is running")
+			return nil
+		}
 	}
 	short := make([]string, len(o.ids))
 	for i, id := range o.ids {
