@@ -39,7 +39,10 @@ exclude_tmpdir_env_var = true
 `)
 	outside := filepath.Join(w.work, "outside.txt")
 	script := fmt.Sprintf(`echo hello > made.txt && git add made.txt && git commit -q -m "made by codex" && echo committed; `+
-		`echo sneaky > %s 2>/dev/null || echo "main checkout is read-only"`, outside)
+		`echo sneaky > %s 2>/dev/null || echo "main checkout is read-only"; `+
+		`git update-ref refs/heads/sneaky HEAD 2>/dev/null || echo "other branches are read-only"; `+
+		`git tag sneaky 2>/dev/null || echo "tags are read-only"; `+
+		`git config core.hooksPath /nowhere 2>/dev/null || echo "config is read-only"`, outside)
 	srv.On("make and commit",
 		fakemodel.Reply{Tool: "exec_command", Args: fmt.Sprintf(`{"cmd":%q}`, script)},
 		fakemodel.Reply{Text: "committed made.txt"})
@@ -49,8 +52,13 @@ exclude_tmpdir_env_var = true
 		t.Fatalf("status %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
 	}
 	out := w.commandOutput(srv)
-	if !strings.Contains(out, "committed") || !strings.Contains(out, "main checkout is read-only") {
-		t.Fatalf("the command's output, as codex returned it to the model:\n%s", out)
+	for _, want := range []string{"committed", "main checkout is read-only", "other branches are read-only", "tags are read-only", "config is read-only"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the command's output, as codex returned it to the model, lacks %q:\n%s", want, out)
+		}
+	}
+	if refs := w.git(w.work, "for-each-ref", "--format=%(refname)", "refs/tags", "refs/heads/sneaky"); refs != "" {
+		t.Fatalf("the worker made %q", refs)
 	}
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {
 		t.Fatal("the worker wrote into the main checkout")
