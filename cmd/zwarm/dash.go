@@ -32,6 +32,9 @@ func newDashCmd(f *factory) *cobra.Command {
 }
 
 func runDash(c *cobra.Command, o *dashOptions) error {
+	if err := needTerminal(o.f.io, "dash", "; zwarm ls, zwarm logs -f and zwarm watch print without one"); err != nil {
+		return err
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
@@ -51,6 +54,16 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	defer closeLog()
 	colorProfile()
 	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log)
+}
+
+// needTerminal refuses to start a full-screen program where there is no
+// terminal to draw on, saying what to use instead (Bubble Tea's own
+// error names /dev/tty and nothing else).
+func needTerminal(io *streams, what, instead string) error {
+	if io.inTTY && io.outTTY {
+		return nil
+	}
+	return usagef("%s draws on a terminal, and stdin or stdout is not one: run it in one%s", what, instead)
 }
 
 // colorProfile honours NO_COLOR explicitly: the dashboard then draws with

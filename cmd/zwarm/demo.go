@@ -64,6 +64,12 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 		}
 		return err
 	}
+	if !o.noTUI {
+		if err := needTerminal(o.f.io, "demo", ", or use zwarm demo --no-tui"); err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	}
 	o.f.useStateDir(dir)
 	m, err := o.f.manager()
 	if err != nil {

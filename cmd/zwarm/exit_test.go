@@ -84,6 +84,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{[]string{"clean", "--older-than", "soon"}, 2},
 
 		{[]string{"dash", "extra"}, 2},
+		{[]string{"dash"}, 2}, // not a terminal
 		{[]string{"demo", "--speed", "0"}, 2},
 		{[]string{"demo", "--replays", t.TempDir()}, 2},
 		{[]string{"doctor"}, 0},
@@ -122,5 +123,26 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bad.state, "sessions", id)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Without a terminal, the full-screen commands say what to do instead of
+// naming /dev/tty, and start nothing.
+func TestFullScreenCommandsWithoutATerminal(t *testing.T) {
+	w := newWorld(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dash"}, "zwarm ls, zwarm logs -f and zwarm watch"},
+		{[]string{"demo"}, "zwarm demo --no-tui"},
+	} {
+		r := w.zwarm(c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "draws on a terminal") || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "/dev/tty") {
+			t.Errorf("%v: exit %d %q", c.args, r.code, r.stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(w.state, "sessions")); len(ents) != 0 {
+		t.Errorf("made %d sessions", len(ents))
 	}
 }
