@@ -94,6 +94,30 @@ func (f *fixture) add(n int, status sessions.Status, task string, age time.Durat
 
 // touch rewrites a session's record with a new update time, as a
 // supervisor's progress write would.
+// nextTurn records that a session's next turn started, as its supervisor
+// would: in one rename.
+func (f *fixture) nextTurn(id string) {
+	path := filepath.Join(f.dir, "sessions", id, "meta.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var s sessions.Session
+	if err := json.Unmarshal(data, &s); err != nil {
+		f.t.Fatal(err)
+	}
+	n := len(s.Turns) + 1
+	s.Turns = append(s.Turns, sessions.Turn{N: n, Prompt: "also docs", StartedAt: clock, Status: sessions.StatusRunning})
+	s.Turn, s.Status, s.UpdatedAt = n, sessions.StatusRunning, clock.Add(time.Second)
+	data, _ = json.Marshal(s)
+	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *fixture) touch(id string, at time.Time) {
 	path := filepath.Join(f.dir, "sessions", id, "meta.json")
 	data, err := os.ReadFile(path)

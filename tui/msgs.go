@@ -35,6 +35,9 @@ type (
 	actionMsg struct {
 		text string
 		err  error
+		// queued, set for a follow-up queued behind a running turn, keeps
+		// the status line true once the follow-up starts.
+		queued *queuedNote
 	}
 )
 
@@ -95,8 +98,19 @@ func (m Model) inject(id, text string) tea.Cmd {
 		if err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: injectText(res)}
+		msg := actionMsg{text: injectText(res)}
+		if res.Outcome == sessions.InjectQueued && res.Session != nil {
+			msg.queued = &queuedNote{id: res.Session.ID, behind: res.Turn}
+		}
+		return msg
 	}
+}
+
+// queuedNote is a follow-up the status line says is queued: for session
+// id, behind its turn behind.
+type queuedNote struct {
+	id     string
+	behind int
 }
 
 // injectText says what became of a follow-up, as Inject decided it.

@@ -99,6 +99,7 @@ type Model struct {
 	showHelp      bool
 	status        string
 	statusErr     bool
+	queued        *queuedNote // what the status line says is queued
 	width, height int
 	// loaded says the first load of the sessions (and of the runs) is
 	// complete.

@@ -41,6 +41,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setError(msg.err)
 		} else {
 			m.setStatus(msg.text)
+			m.queued = msg.queued
 		}
 	case tickMsg:
 		m.ticking = false
@@ -83,11 +84,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) setStatus(s string) { m.status, m.statusErr = render.SafeLine(s), false }
+func (m *Model) setStatus(s string) {
+	m.status, m.statusErr, m.queued = render.SafeLine(s), false, nil
+}
 
 func (m *Model) setError(err error) {
-	m.status, m.statusErr = render.SafeLine(err.Error()), true
+	m.status, m.statusErr, m.queued = render.SafeLine(err.Error()), true, nil
 	m.opt.Log.Warn("dashboard", "err", err)
+}
+
+// noteTurn replaces a "follow-up queued" status once the session's next
+// turn has started: the follow-up is no longer queued.
+func (m *Model) noteTurn(s *sessions.Session) {
+	if q := m.queued; q != nil && s.ID == q.id && s.Turn > q.behind {
+		m.setStatus(fmt.Sprintf("%s started the follow-up as turn %d", sessions.ShortID(s.ID), s.Turn))
+	}
 }
 
 func (m *Model) onSubscribed(msg subscribedMsg) tea.Cmd {
@@ -129,6 +140,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 				removed = append(removed, u.ID)
 			case u.Session != nil:
 				list = append(list, u.Session)
+				m.noteTurn(u.Session)
 			case u.Err != nil:
 				m.setError(u.Err)
 			}

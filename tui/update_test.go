@@ -119,6 +119,13 @@ func TestInjectThroughThePrompt(t *testing.T) {
 	if !strings.Contains(m.View(), "follow-up queued for 3f2a0005") {
 		t.Fatalf("status:\n%s", m.View())
 	}
+	// Once the follow-up's turn starts, the status line no longer says
+	// it is queued.
+	f.nextTurn(rec.injected[0][:strings.Index(rec.injected[0], ":")])
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "3f2a0005 started the follow-up as turn 2") })
+	if strings.Contains(m.View(), "follow-up queued") {
+		t.Fatalf("still queued:\n%s", m.View())
+	}
 	m = press(t, m, "i", "x", "esc")
 	if len(rec.injected) != 1 || m.prompt.Active() {
 		t.Fatal("esc sent the follow-up or left the prompt open")
