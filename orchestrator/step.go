@@ -28,7 +28,11 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 	size := inputBytes(input)
 	r.emit(Event{Type: EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
 	actx := model.ObserveAttempts(ctx, func(a model.Attempt) {
-		ev := Event{Type: EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: "the model API answered with an error; the client retries it if it can"}
+		text := "the model API answered with an error, which is not retried"
+		if a.Retried {
+			text = "the model API answered with an error; trying again"
+		}
+		ev := Event{Type: EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: text}
 		if a.Err != nil {
 			ev.Error = a.Err.Error()
 		}

@@ -98,4 +98,9 @@ type Attempt struct {
 	Status     int    // 0 for a connection error
 	RetryAfter string // the server's Retry-After, if any
 	Err        error  // a connection error
+	// Retried says the client tries the call again: the failure is one
+	// it retries (a connection error, 408, 409, 429, 5xx) and retries are
+	// left. A Retry-After longer than the client's longest wait still
+	// ends the retries.
+	Retried bool
 }

@@ -39,8 +39,10 @@ type OpenAIOptions struct {
 
 // OpenAI calls a Responses API through the official Go SDK.
 type OpenAI struct {
-	svc       responses.ResponseService
-	onAttempt func(Attempt)
+	svc        responses.ResponseService
+	onAttempt  func(Attempt)
+	maxRetries int
+	maxDelay   time.Duration // the longest Retry-After the SDK waits for
 }
 
 // NewOpenAI returns a client. The SDK also reads the usual environment
@@ -63,7 +65,10 @@ func NewOpenAI(opt OpenAIOptions) *OpenAI {
 	if opt.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(opt.HTTPClient))
 	}
-	c := &OpenAI{onAttempt: opt.OnAttempt}
+	c := &OpenAI{onAttempt: opt.OnAttempt, maxRetries: max(opt.MaxRetries, 0), maxDelay: opt.MaxRetryDelay}
+	if c.maxDelay <= 0 {
+		c.maxDelay = sdkMaxRetryAfter
+	}
 	opts = append(opts, option.WithMiddleware(c.observe))
 	client := openai.NewClient(opts...)
 	c.svc = client.Responses
@@ -82,6 +87,7 @@ func (c *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.R
 	if res != nil {
 		a.Status, a.RetryAfter = res.StatusCode, res.Header.Get("Retry-After")
 	}
+	a.Retried = n < c.maxRetries && retryable(res) && !retryAfterTooLong(res, c.maxDelay) && req.Context().Err() == nil
 	if c.onAttempt != nil {
 		c.onAttempt(a)
 	}
@@ -89,6 +95,51 @@ func (c *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.R
 		hook(a)
 	}
 	return res, err
+}
+
+// retryable is the SDK's rule for what it tries again: a connection
+// error, 408, 409, 429 and 5xx, unless the server says otherwise
+// (x-should-retry).
+func retryable(res *http.Response) bool {
+	if res == nil {
+		return true
+	}
+	switch res.Header.Get("x-should-retry") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	s := res.StatusCode
+	return s == http.StatusRequestTimeout || s == http.StatusConflict || s == http.StatusTooManyRequests || s >= 500
+}
+
+// sdkMaxRetryAfter is the SDK's longest wait for a Retry-After when no
+// MaxRetryDelay is set (requestconfig's defaultMaxRetryAfterDelay).
+const sdkMaxRetryAfter = 2 * time.Minute
+
+// retryAfterTooLong reports a Retry-After (or Retry-After-Ms) the SDK
+// will not wait for: it gives up on the call instead.
+func retryAfterTooLong(res *http.Response, maxDelay time.Duration) bool {
+	if res == nil {
+		return false
+	}
+	if v := res.Header.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			return ms > float64(maxDelay)/float64(time.Millisecond)
+		}
+	}
+	v := res.Header.Get("Retry-After")
+	if v == "" {
+		return false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return s > maxDelay.Seconds()
+	}
+	if t, err := time.Parse(time.RFC1123, v); err == nil {
+		return time.Until(t) > maxDelay
+	}
+	return false
 }
 
 type attemptKey struct{}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,4 +202,46 @@ func TestCancelDuringCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Respond did not return after cancel")
 	}
+}
+
+// Each failed attempt says whether the SDK tries again, and what it says
+// is what the server then sees: one more request, or none.
+func TestAnAttemptSaysWhetherItIsRetried(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		replies []fakemodel.Reply
+		retries int
+		want    []bool // Retried of each failed attempt
+	}{
+		{"401", []fakemodel.Reply{{Status: 401, Body: `{"error":{"message":"bad key"}}`}}, 2, []bool{false}},
+		{"500 then ok", []fakemodel.Reply{{Status: 500, Header: map[string]string{"Retry-After-Ms": "1"}}, {Text: "ok"}}, 2, []bool{true}},
+		{"no retries left", []fakemodel.Reply{{Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}, {Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}}, 1, []bool{true, false}},
+		{"Retry-After beyond the longest wait", []fakemodel.Reply{{Status: 429, Header: map[string]string{"Retry-After": "60"}}}, 2, []bool{false}},
+		{"x-should-retry false", []fakemodel.Reply{{Status: 500, Header: map[string]string{"x-should-retry": "false"}}}, 2, []bool{false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := server(t)
+			srv.On("go", c.replies...)
+			var mu sync.Mutex
+			var got []bool
+			call(t, client(srv, c.retries, func(a Attempt) { mu.Lock(); got = append(got, a.Retried); mu.Unlock() }), userItem("go"))
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(got, c.want) {
+				t.Errorf("retried %v, want %v", got, c.want)
+			}
+			// Every failed attempt was a request; one said to be retried
+			// last was followed by the request that succeeded.
+			if n := len(srv.Requests()); n != len(got)+boolInt(len(got) > 0 && got[len(got)-1]) {
+				t.Errorf("%d requests after attempts %v", n, got)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
