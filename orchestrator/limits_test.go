@@ -210,3 +210,29 @@ func TestInterruptedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A tool call the wall-clock limit cuts short says so to the record,
+// not the bare "context deadline exceeded".
+func TestWallClockLimitSaysItEndedACall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT time: wait forever")
+	g, _ := gate(t)
+	h.w.Script(map[string][]testenv.Step{"never ends": {testenv.WaitFile(g)}})
+	h.script(calls(call("delegate", map[string]any{"task": "never ends"})), calls(call("exec_command", map[string]any{"cmd": "sleep 100", "yield_time_ms": 30000, "login": false})))
+	rec := h.execute(h.settings(func(s *Settings) {
+		s.Limits.Timeout = sessions.Duration{Duration: 2 * time.Second}
+		s.KillWorkersOnExit = true
+	}), 0)
+	if rec.Status != StatusLimited {
+		t.Fatalf("record %+v", rec)
+	}
+	var out string
+	for _, ev := range h.eventsOf(EventToolResult) {
+		if ev.Tool == "exec_command" {
+			out = ev.Output
+		}
+	}
+	if !strings.Contains(out, "the run's 2s timeout ended this call") {
+		t.Fatalf("the cut call's result: %q", out)
+	}
+}

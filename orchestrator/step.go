@@ -180,6 +180,9 @@ func (r *Run) runCall(ctx context.Context, step int, c item) error {
 	default:
 		res := r.reg.Call(ctx, c.Name, json.RawMessage(c.Arguments))
 		text, isErr = res.Text, res.IsError
+		if isErr && ctx.Err() != nil && (strings.Contains(text, context.DeadlineExceeded.Error()) || strings.Contains(text, context.Canceled.Error())) {
+			text = r.cutShort(ctx, text)
+		}
 	}
 	if err := r.appendItems(outputFor(c, text)); err != nil {
 		return err
@@ -188,6 +191,16 @@ func (r *Run) runCall(ctx context.Context, step int, c item) error {
 	r.emit(Event{Type: EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
 		DurationMS: time.Since(began).Milliseconds()})
 	return nil
+}
+
+// cutShort says what stopped a call that failed as the run's context
+// ended: the bare "context deadline exceeded" names no cause.
+func (r *Run) cutShort(ctx context.Context, text string) string {
+	what := "the run was interrupted (Ctrl+C or a signal) during this call; --resume continues the run"
+	if errors.Is(context.Cause(ctx), errWallClock) {
+		what = fmt.Sprintf("the run's %s timeout ended this call", r.set.Limits.Timeout.Duration)
+	}
+	return fmt.Sprintf("Stopped: %s. (%s)", what, strings.TrimSpace(text))
 }
 
 // clipOutput bounds a tool result for events.jsonl, keeping its lines.
