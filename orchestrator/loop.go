@@ -90,19 +90,46 @@ func (r *Run) stopped(ctx context.Context) outcome {
 	return outcome{status: StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it"}
 }
 
+// LimitReached names the limit that stopped a run, as limited judges it
+// ("max_steps", "max_cost", "max_tokens"), "timeout" for the wall clock,
+// or "" for a run no limit stopped.
+func (rec *Record) LimitReached() string {
+	if rec.Status != StatusLimited {
+		return ""
+	}
+	if name := rec.spent(rec.Limits); name != "" {
+		return name
+	}
+	return "timeout"
+}
+
+// spent names the first of the limits the record has used up, "" if none.
+func (rec *Record) spent(lim Limits) string {
+	cost, _ := rec.TotalCost()
+	switch {
+	case rec.Steps >= lim.MaxSteps:
+		return "max_steps"
+	case lim.MaxCostUSD > 0 && cost >= lim.MaxCostUSD:
+		return "max_cost"
+	case lim.MaxTokens > 0 && rec.TotalTokens() >= lim.MaxTokens:
+		return "max_tokens"
+	}
+	return ""
+}
+
 // limited checks the limits before a step.
 func (r *Run) limited() (outcome, bool) {
 	lim := r.set.Limits
 	rec := r.rec
-	var name, reason string
 	cost, _ := rec.TotalCost()
-	switch {
-	case rec.Steps >= lim.MaxSteps:
-		name, reason = "max_steps", fmt.Sprintf("the run used its %d steps (max_steps)", lim.MaxSteps)
-	case lim.MaxCostUSD > 0 && cost >= lim.MaxCostUSD:
-		name, reason = "max_cost", fmt.Sprintf("the run and its workers spent $%.4f, the limit is $%.2f (max_cost)", cost, lim.MaxCostUSD)
-	case lim.MaxTokens > 0 && rec.TotalTokens() >= lim.MaxTokens:
-		name, reason = "max_tokens", fmt.Sprintf("the run and its workers used %d tokens, the limit is %d (max_tokens)", rec.TotalTokens(), lim.MaxTokens)
+	name, reason := rec.spent(lim), ""
+	switch name {
+	case "max_steps":
+		reason = fmt.Sprintf("the run used its %d steps (max_steps)", lim.MaxSteps)
+	case "max_cost":
+		reason = fmt.Sprintf("the run and its workers spent $%.4f, the limit is $%.2f (max_cost)", cost, lim.MaxCostUSD)
+	case "max_tokens":
+		reason = fmt.Sprintf("the run and its workers used %d tokens, the limit is %d (max_tokens)", rec.TotalTokens(), lim.MaxTokens)
 	default:
 		return outcome{}, false
 	}

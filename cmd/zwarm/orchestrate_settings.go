@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -152,8 +153,15 @@ func resumeCommand(c *cobra.Command, rec *orchestrator.Record) string {
 		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
 	}
 	cmd += " orchestrate --resume " + sessions.ShortID(rec.ID)
-	if rec.Status == orchestrator.StatusLimited && rec.Steps >= rec.Limits.MaxSteps {
+	// The limit that stopped it, raised: resumed as it was, the run would
+	// stop again at once.
+	switch rec.LimitReached() {
+	case "max_steps":
 		cmd += fmt.Sprintf(" --max-steps %d", rec.Limits.MaxSteps*2)
+	case "max_cost":
+		cmd += " --max-cost " + strconv.FormatFloat(sessions.RoundCost(rec.Limits.MaxCostUSD*2), 'f', -1, 64)
+	case "max_tokens":
+		cmd += fmt.Sprintf(" --max-tokens %d", rec.Limits.MaxTokens*2)
 	}
 	return cmd
 }
