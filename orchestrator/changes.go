@@ -113,7 +113,7 @@ func ChangesText(changes []WorkerChange) string {
 		id := sessions.ShortID(c.Session)
 		switch c.Outcome {
 		case ChangeLanded:
-			line := fmt.Sprintf("%s into %s as %s", id, c.Into, shortCommit(c.Commit))
+			line := fmt.Sprintf("%s into %s as %s", id, c.Into, workspace.Abbrev(c.Commit))
 			if c.Changes != "" {
 				line += " (" + c.Changes + ")"
 			}
@@ -124,7 +124,7 @@ func ChangesText(changes []WorkerChange) string {
 				line += " (still running)"
 			}
 			if c.Into != "" {
-				line += fmt.Sprintf(" (an earlier part landed into %s as %s)", c.Into, shortCommit(c.Commit))
+				line += fmt.Sprintf(" (an earlier part landed into %s as %s)", c.Into, workspace.Abbrev(c.Commit))
 			}
 			unlanded = append(unlanded, line+": "+c.Task)
 		case ChangeInPlace:
@@ -148,13 +148,6 @@ func ChangesText(changes []WorkerChange) string {
 	list("Not landed (the change is still on the worker's branch):", unlanded)
 	list("Worked in place (what they changed is in their directories already):", inPlace)
 	return strings.TrimPrefix(b.String(), "\n")
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }
 
 // Bounds of the observation's line on changes.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // ShortResult is the gist of a tool's result on one line ("" when there is
@@ -47,7 +48,7 @@ func ShortResult(tool, output string) string {
 		return fmt.Sprintf("%s %v", sessions.ShortID(str("session_id")), m["status"])
 	case tool == "land_session" && isJSON:
 		if m["landed"] == true {
-			return fmt.Sprintf("landed %s into %s as %s (%s)", sessions.ShortID(str("session_id")), str("into"), shortCommit(str("commit")), str("changes"))
+			return fmt.Sprintf("landed %s into %s as %s (%s)", sessions.ShortID(str("session_id")), str("into"), workspace.Abbrev(str("commit")), str("changes"))
 		}
 		return render.Clip(str("note"), 140)
 	case tool == "update_session" && isJSON:

@@ -64,7 +64,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Workt
 		if gone {
 			msg := fmt.Sprintf("the commits of %s are gone from %s", ShortID(s.ID), w.CommonDir)
 			if l := s.Workspace.Landed; l != nil {
-				msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", shortCommit(l.Commit), shortCommit(l.Commit))
+				msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", workspace.Abbrev(l.Commit), workspace.Abbrev(l.Commit))
 			}
 			return errors.New(msg)
 		}

@@ -208,7 +208,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	fromBranch := workspace.IsAncestor(ctx, ws.GitDir, from, target.Commit)
 	switch {
 	case strategy == workspace.Merge && !fromBranch:
-		return nil, fmt.Errorf("land %s: its change starts from %s, which %s does not have (the uncommitted work it was spawned --with-changes from, or a part landed before): a merge would land that too; land it with --squash", ShortID(id), shortCommit(from), target.Branch)
+		return nil, fmt.Errorf("land %s: its change starts from %s, which %s does not have (the uncommitted work it was spawned --with-changes from, or a part landed before): a merge would land that too; land it with --squash", ShortID(id), workspace.Abbrev(from), target.Branch)
 	case strategy == workspace.Rebase:
 		if n, err := workspace.Merges(ctx, ws.GitDir, from, head); err != nil {
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
@@ -326,7 +326,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	res.Commit = commit
 	landed := &Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
 	if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.Landed, ws.Conflict = landed, nil }); err != nil {
-		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), shortCommit(commit), err)
+		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), workspace.Abbrev(commit), err)
 	}
 	res.Session = s
 	if !opt.Keep && w.Exists() {
@@ -336,11 +336,11 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			if err == nil {
 				err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
 			}
-			m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), shortCommit(commit), w.Path, err))
+			m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), workspace.Abbrev(commit), w.Path, err))
 			return res, nil
 		}
 		if err := w.Remove(ctx, false); err != nil {
-			m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), shortCommit(commit), err))
+			m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), workspace.Abbrev(commit), err))
 			return res, nil
 		}
 		res.Removed = true

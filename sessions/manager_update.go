@@ -58,7 +58,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	}
 	if from == "" {
 		if !ws.BaseBranch {
-			return nil, Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), shortCommit(ws.Base))
+			return nil, Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), workspace.Abbrev(ws.Base))
 		}
 		from = ws.Base
 	}
@@ -114,5 +114,5 @@ func conflictFollowUp(from, tip string, files []string) string {
 	return fmt.Sprintf("zwarm merged %s (now at %s) into your branch, and these files conflict: %s. "+
 		"Resolve the conflicts in them, keeping what both sides meant, and mark each file resolved (git add, or git rm for a deletion); "+
 		"check that the code still builds and its tests pass. zwarm commits the result, concluding the merge, when you finish.",
-		from, shortCommit(tip), strings.Join(files, ", "))
+		from, workspace.Abbrev(tip), strings.Join(files, ", "))
 }

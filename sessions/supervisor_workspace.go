@@ -62,7 +62,7 @@ func (sv *supervisor) prepare(ctx context.Context, ws *Workspace) (made, error) 
 			logLine("%v", err)
 			return m, err
 		}
-		logLine("git worktree add %s on branch %s at %s", w.Path, w.Branch, shortCommit(from))
+		logLine("git worktree add %s on branch %s at %s", w.Path, w.Branch, workspace.Abbrev(from))
 		if err := w.Add(ctx, from); err != nil {
 			logLine("%v", err)
 			return m, fmt.Errorf("make the worktree: %w", err)
@@ -258,11 +258,4 @@ func firstLine(s string, max int) string {
 		s = string(r[:max-1]) + "…"
 	}
 	return s
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }

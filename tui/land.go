@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // Landing a worker's change (L) asks first, with what would land: a dry
@@ -42,7 +43,7 @@ func (m *Model) onLandPlan(msg landPlanMsg) {
 	id, res := sessions.ShortID(msg.id), msg.res
 	switch {
 	case res.Already:
-		m.setStatus(fmt.Sprintf("%s is landed already: in %s as %s", id, res.Into, shortCommit(res.Commit)))
+		m.setStatus(fmt.Sprintf("%s is landed already: in %s as %s", id, res.Into, workspace.Short(res.Commit)))
 	case res.Nothing && res.Stat.Empty():
 		m.setStatus(fmt.Sprintf("%s has nothing to land: the worker changed no file", id))
 	case res.Nothing:
@@ -84,17 +85,9 @@ func landedText(r *sessions.LandResult) string {
 	id := sessions.ShortID(r.Session.ID)
 	switch {
 	case r.Already:
-		return fmt.Sprintf("%s was landed already: in %s as %s", id, r.Into, shortCommit(r.Commit))
+		return fmt.Sprintf("%s was landed already: in %s as %s", id, r.Into, workspace.Short(r.Commit))
 	case r.Nothing:
 		return fmt.Sprintf("%s had nothing to land into %s", id, r.Into)
 	}
-	return fmt.Sprintf("landed %s into %s as %s: %s", id, r.Into, shortCommit(r.Commit), r.Stat)
-}
-
-// shortCommit is a commit as git's short form shows it, at zwarm's length.
-func shortCommit(c string) string {
-	if len(c) > 8 {
-		return c[:8]
-	}
-	return c
+	return fmt.Sprintf("landed %s into %s as %s: %s", id, r.Into, workspace.Short(r.Commit), r.Stat)
 }

@@ -191,7 +191,7 @@ func printLanding(ios *streams, r *sessions.LandResult, strategy workspace.Strat
 	id := sessions.ShortID(r.Session.ID)
 	switch {
 	case r.Already:
-		fmt.Fprintf(ios.out, "%s is landed already: %s has it as %s\n", id, render.SafeLine(r.Into), short(r.Commit))
+		fmt.Fprintf(ios.out, "%s is landed already: %s has it as %s\n", id, render.SafeLine(r.Into), workspace.Short(r.Commit))
 	case r.Nothing:
 		fmt.Fprintf(ios.out, "%s has nothing to land: %s\n", id, nothingWhy(r))
 	case r.DryRun:
@@ -208,7 +208,7 @@ func printLanding(ios *streams, r *sessions.LandResult, strategy workspace.Strat
 		if r.Verified {
 			verified = ", verified"
 		}
-		fmt.Fprintf(ios.out, "landed %s into %s as %s: %s (%s%s)\n", id, render.SafeLine(r.Into), ios.paint(sgrGreen, short(r.Commit)), r.Stat, strategy, verified)
+		fmt.Fprintf(ios.out, "landed %s into %s as %s: %s (%s%s)\n", id, render.SafeLine(r.Into), ios.paint(sgrGreen, workspace.Short(r.Commit)), r.Stat, strategy, verified)
 		if !r.Removed {
 			fmt.Fprintf(ios.out, "  its worktree stays at %s\n", render.SafeLine(r.Session.Workspace.Path))
 		}
@@ -230,13 +230,6 @@ func toLandJSON(r *sessions.LandResult, strategy workspace.Strategy) landJSON {
 		out.Files = append(out.Files, f.Path)
 	}
 	return out
-}
-
-func short(commit string) string {
-	if len(commit) > 8 {
-		return commit[:8]
-	}
-	return commit
 }
 
 // exitCodeFor is the exit code an error maps to, for one reported already.

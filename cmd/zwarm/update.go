@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 type updateOptions struct {
@@ -54,15 +55,15 @@ func runUpdate(c *cobra.Command, o *updateOptions) error {
 	from := render.SafeLine(res.From)
 	switch {
 	case res.UpToDate:
-		fmt.Fprintf(ios.out, "%s has every commit of %s already (%s)\n", id, from, short(res.Commit))
+		fmt.Fprintf(ios.out, "%s has every commit of %s already (%s)\n", id, from, workspace.Short(res.Commit))
 		return nil
 	case len(res.Conflict) == 0:
-		fmt.Fprintf(ios.out, "merged %s (%s) into %s: %s; zwarm land %s lands it\n", from, short(res.Commit),
+		fmt.Fprintf(ios.out, "merged %s (%s) into %s: %s; zwarm land %s lands it\n", from, workspace.Short(res.Commit),
 			render.SafeLine(res.Session.Workspace.Branch), res.Session.ChangesText(), id)
 		return nil
 	}
 	fmt.Fprintf(ios.out, "merging %s (%s) into %s conflicts in %s: the worker was asked to resolve them (turn %d)\n",
-		from, short(res.Commit), id, render.SafeLine(strings.Join(res.Conflict, ", ")), res.FollowUp.Turn)
+		from, workspace.Short(res.Commit), id, render.SafeLine(strings.Join(res.Conflict, ", ")), res.FollowUp.Turn)
 	if !o.wait {
 		fmt.Fprintf(ios.errOut, "then: zwarm wait %s && zwarm land %s\n", id, id)
 		return nil

@@ -80,14 +80,14 @@ func diffError(s *sessions.Session, id string, err error) Result {
 // what, how big, and whether it is landed.
 func diffHeader(s *sessions.Session) string {
 	ws := s.Workspace
-	h := fmt.Sprintf("worker %s · %s · branch %s from %s (%s) · %s", s.ID, s.Status, ws.Branch, ws.Base, short(ws.BaseCommit), s.ChangesText())
+	h := fmt.Sprintf("worker %s · %s · branch %s from %s (%s) · %s", s.ID, s.Status, ws.Branch, ws.Base, workspace.Abbrev(ws.BaseCommit), s.ChangesText())
 	switch {
 	case !s.Settled():
 		h += " · still running: this is its work so far"
 	case ws.LandedNow():
-		h += fmt.Sprintf(" · landed into %s as %s", ws.Landed.Into, short(ws.Landed.Commit))
+		h += fmt.Sprintf(" · landed into %s as %s", ws.Landed.Into, workspace.Abbrev(ws.Landed.Commit))
 	case ws.Landed != nil:
-		h += fmt.Sprintf(" · landed into %s as %s before; shown is what it did since", ws.Landed.Into, short(ws.Landed.Commit))
+		h += fmt.Sprintf(" · landed into %s as %s before; shown is what it did since", ws.Landed.Into, workspace.Abbrev(ws.Landed.Commit))
 	default:
 		h += " · not landed"
 	}
@@ -111,9 +111,9 @@ func emptyDiff(s *sessions.Session) string {
 func readHint(s *sessions.Session) string {
 	ws := s.Workspace
 	if ws.State == sessions.WorkspaceReady {
-		return fmt.Sprintf("git -C %s diff %s -- PATH", ws.Path, short(ws.DiffBase()))
+		return fmt.Sprintf("git -C %s diff %s -- PATH", ws.Path, workspace.Abbrev(ws.DiffBase()))
 	}
-	return fmt.Sprintf("git -C %s diff %s %s -- PATH", ws.Repo, short(ws.DiffBase()), short(ws.Head))
+	return fmt.Sprintf("git -C %s diff %s %s -- PATH", ws.Repo, workspace.Abbrev(ws.DiffBase()), workspace.Abbrev(ws.Head))
 }
 
 // boundPatch keeps the files of a patch that fit in bound bytes, in
@@ -238,13 +238,6 @@ func lineStart(s string, n int) int {
 		return i + 1
 	}
 	return n
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
 }
 
 // capped keeps the first limit bytes written to it and counts the rest.

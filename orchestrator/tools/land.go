@@ -66,7 +66,7 @@ func landResult(res *sessions.LandResult, strategy workspace.Strategy, dir strin
 	switch {
 	case res.Already:
 		out["already"], out["into"], out["commit"] = true, res.Into, res.Commit
-		out["note"] = fmt.Sprintf("it was landed into %s as %s before, and has changed nothing since: there is nothing new to land", res.Into, short(res.Commit))
+		out["note"] = fmt.Sprintf("it was landed into %s as %s before, and has changed nothing since: there is nothing new to land", res.Into, workspace.Abbrev(res.Commit))
 	case res.Nothing:
 		out["nothing"], out["into"] = true, res.Into
 		out["note"] = fmt.Sprintf("nothing to land: the worker changed nothing, or %s has all of its change already", res.Into)
@@ -83,7 +83,7 @@ func landResult(res *sessions.LandResult, strategy workspace.Strategy, dir strin
 		}
 		out["files"] = files
 		out["note"] = fmt.Sprintf("%s, checked out in %s, now has the change as commit %s: verify it there (build, run the tests)",
-			res.Into, dir, short(res.Commit))
+			res.Into, dir, workspace.Abbrev(res.Commit))
 	}
 	return JSON(out)
 }

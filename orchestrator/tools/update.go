@@ -55,7 +55,7 @@ func (w *workers) updateTool() Tool {
 				out["note"] = fmt.Sprintf("its branch has all of %s already", res.From)
 			default:
 				out["changes"] = res.Session.ChangesText()
-				out["note"] = fmt.Sprintf("merged %s (%s) into its branch without conflict; it can be landed now", res.From, short(res.Commit))
+				out["note"] = fmt.Sprintf("merged %s (%s) into its branch without conflict; it can be landed now", res.From, workspace.Abbrev(res.Commit))
 			}
 			if err != nil {
 				out["error"] = cliFree(err)

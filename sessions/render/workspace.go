@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // The text of a session's worktree and of what its turns changed, one way
@@ -25,7 +26,7 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 	id := sessions.ShortID(s.ID)
 	base := SafeLine(ws.Base)
 	if ws.BaseCommit != "" && !strings.HasPrefix(ws.BaseCommit, ws.Base) {
-		base += " at " + shortCommit(ws.BaseCommit)
+		base += " at " + workspace.Short(ws.BaseCommit)
 	}
 	if ws.WithChanges {
 		base += " with the uncommitted changes of " + SafeLine(ws.Origin)
@@ -42,7 +43,7 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 			SafeLine(strings.Join(ws.Conflict, ", ")), id)
 	case ws.LandedNow():
 		l := ws.Landed
-		change = fmt.Sprintf("landed into %s as %s (%s, %s)", SafeLine(l.Into), shortCommit(l.Commit), l.Strategy, Ago(now.Sub(l.At)))
+		change = fmt.Sprintf("landed into %s as %s (%s, %s)", SafeLine(l.Into), workspace.Short(l.Commit), l.Strategy, Ago(now.Sub(l.At)))
 	case ws.Changes == nil:
 		change = "not measured yet (the first turn has not ended)"
 	case ws.Changes.Empty():
@@ -101,7 +102,7 @@ func turnWork(t sessions.Turn) []Line {
 		if t.FilesOmitted > 0 {
 			files += fmt.Sprintf(" and %d more", t.FilesOmitted)
 		}
-		out = append(out, Line{Kind: Done, Indent: 1, Text: "── committed " + shortCommit(t.Commit) + ": " + clipRunes(SafeLine(files), 300)})
+		out = append(out, Line{Kind: Done, Indent: 1, Text: "── committed " + workspace.Short(t.Commit) + ": " + clipRunes(SafeLine(files), 300)})
 	}
 	if t.Denied > 0 {
 		var what []string
@@ -115,11 +116,4 @@ func turnWork(t sessions.Turn) []Line {
 		out = append(out, Line{Kind: Error, Indent: 1, Text: text})
 	}
 	return out
-}
-
-func shortCommit(c string) string {
-	if len(c) > 8 {
-		return c[:8]
-	}
-	return c
 }

@@ -196,3 +196,18 @@ func GitVersion(ctx context.Context) (string, error) {
 	}
 	return v, nil
 }
+
+// Short is a commit as zwarm shows it to people: 8 hex digits, as long as
+// a session's short id.
+func Short(commit string) string { return prefix(commit, 8) }
+
+// Abbrev is a commit as a model or a log reads it, to name it back: 12
+// hex digits, which stay unique in a large repository.
+func Abbrev(commit string) string { return prefix(commit, 12) }
+
+func prefix(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -117,10 +117,10 @@ func MergeTree(ctx context.Context, commonDir, target, head string) (string, err
 			}
 			return "", &ConflictError{Files: files}
 		}
-		return "", fmt.Errorf("merge %s into %s: %w", short(head), short(target), err)
+		return "", fmt.Errorf("merge %s into %s: %w", Abbrev(head), Abbrev(target), err)
 	}
 	if len(fields) == 0 {
-		return "", fmt.Errorf("merge %s into %s: git merge-tree printed no tree", short(head), short(target))
+		return "", fmt.Errorf("merge %s into %s: git merge-tree printed no tree", Abbrev(head), Abbrev(target))
 	}
 	return fields[0], nil
 }
@@ -282,13 +282,6 @@ func CommitExists(ctx context.Context, commonDir, commit string) bool {
 	return err == nil
 }
 
-func short(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
 // TreeOf is a commit's tree.
 func TreeOf(ctx context.Context, commonDir, commit string) (string, error) {
 	return git{dir: commonDir}.line(ctx, "rev-parse", "--verify", commit+"^{tree}")
@@ -345,7 +338,7 @@ func ApplyTree(ctx context.Context, commonDir, target, from, to string) (string,
 		if len(files) > 0 {
 			return "", &ConflictError{Files: files}
 		}
-		return "", fmt.Errorf("apply the change to %s: %w", short(target), err)
+		return "", fmt.Errorf("apply the change to %s: %w", Abbrev(target), err)
 	}
 	g.stdin = nil
 	return g.line(ctx, "write-tree")

@@ -29,25 +29,25 @@ func displayLines(out []byte, keepSGR bool) []string {
 
 // safeLine is one line of git's output made safe: see displayLines.
 func safeLine(l string, keepSGR bool) string {
+	if keepSGR {
+		l = render.SafeColored(l)
+	} else {
+		l = render.Safe(l)
+	}
+	// What is left of ESC starts a colour sequence, which takes no width.
 	var w lineWriter
 	for l != "" && !w.full {
-		if keepSGR {
-			if n := render.SGRLen(l); n > 0 {
-				w.b.WriteString(l[:n])
-				w.coloured = true
-				l = l[n:]
-				continue
-			}
+		if n := render.SGRLen(l); n > 0 {
+			w.b.WriteString(l[:n])
+			w.coloured = true
+			l = l[n:]
+			continue
 		}
-		// The text up to the next escape: an escape that is no colour
-		// sequence starts a piece of its own, and is shown escaped.
 		end := len(l)
-		if keepSGR {
-			if i := strings.IndexByte(l[1:], 0x1b); i >= 0 {
-				end = i + 1
-			}
+		if i := strings.IndexByte(l[1:], 0x1b); i >= 0 {
+			end = i + 1
 		}
-		w.text(render.Safe(l[:end]))
+		w.text(l[:end])
 		l = l[end:]
 	}
 	if w.coloured {
