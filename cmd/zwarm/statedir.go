@@ -44,7 +44,7 @@ func chooseStateDir(flag string) stateDirChoice {
 		}
 		// A worker's worktree names the state dir of its session (which
 		// may be a subdirectory's, or another checkout's) beside it.
-		if owner := workspace.Owner(dir); owner != "" && isDir(owner) {
+		if owner := workspace.TrustedOwner(dir); owner != "" && isDir(owner) {
 			return stateDirChoice{owner, "found"}
 		}
 		// The top of another linked worktree: its repository's state dir

@@ -242,3 +242,31 @@ func TestZwarmsGitNeverFollowsAGitDirOfTheWorkersMaking(t *testing.T) {
 		t.Fatal("the worker's fsmonitor ran")
 	}
 }
+
+// An owner file decides the state dir, and so the programs zwarm runs:
+// one beside a directory that is no linked worktree, or one others may
+// write, names nothing.
+func TestOnlyATrustedOwnerFileNamesAStateDir(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000061")
+	state := t.TempDir()
+	write(t, OwnerFile(w.Path), state+"\n")
+	os.Chmod(OwnerFile(w.Path), 0o600)
+	if got := TrustedOwner(w.Path); got != state {
+		t.Fatalf("the worktree's own owner file: %q", got)
+	}
+	os.Chmod(OwnerFile(w.Path), 0o666)
+	if got := TrustedOwner(w.Path); got != "" {
+		t.Errorf("an owner file anyone may write named %q", got)
+	}
+	plain := filepath.Join(t.TempDir(), "project")
+	os.Mkdir(plain, 0o755)
+	write(t, OwnerFile(plain), state+"\n")
+	os.Chmod(OwnerFile(plain), 0o600)
+	if got := TrustedOwner(plain); got != "" {
+		t.Errorf("an owner file beside a plain directory named %q", got)
+	}
+	if got := Owner(plain); got != state {
+		t.Errorf("Owner, which judges leftovers, reads it: %q", got)
+	}
+}

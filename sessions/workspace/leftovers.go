@@ -155,3 +155,22 @@ func Owner(path string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// TrustedOwner is Owner for finding the state dir from inside a worktree,
+// which decides the programs zwarm runs: it reads an owner file only
+// beside a linked worktree (its .git a file), and only one this user
+// owns that no one else may write. A file planted beside a directory in a
+// shared place such as /tmp names nothing.
+func TrustedOwner(path string) string {
+	if fi, err := os.Lstat(filepath.Join(path, ".git")); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	fi, err := os.Lstat(OwnerFile(path))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+		return ""
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return ""
+	}
+	return Owner(path)
+}
