@@ -326,11 +326,8 @@ func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*Sess
 		return m.claimWorktree(id, "clean")
 	}
 	s, err := m.Get(ctx, id)
-	if err == nil && !s.Settled() {
-		err = ErrRunning
-	}
 	if err == nil {
-		err = s.busy()
+		err = s.claimable()
 	}
 	if err != nil {
 		return nil, nil, err

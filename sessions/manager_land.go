@@ -476,6 +476,18 @@ func (m *Manager) setConflict(id string, files []string) {
 	}
 }
 
+// claimable says why the session's worktree cannot be claimed, nil if it
+// can: it must have one, be settled, and nobody alive may hold it.
+func (s *Session) claimable() error {
+	switch {
+	case s.Workspace == nil:
+		return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
+	case !s.Settled():
+		return fmt.Errorf("%w: wait or kill it first", ErrRunning)
+	}
+	return s.busy()
+}
+
 // claimWorktree makes this process the session's lander: the session
 // must be settled, and stays so (a follow-up is refused) until release,
 // so nothing runs in the worktree while it is landed, updated or removed.
@@ -486,13 +498,8 @@ func (m *Manager) claimWorktree(id, what string) (claimed *Session, release func
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
 	claimed, err = m.st.update(id, func(s *Session) error {
-		switch {
-		case s.Workspace == nil:
-			return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
-		case !s.Settled():
-			return fmt.Errorf("%w: wait or kill it first", ErrRunning)
-		case s.busy() != nil:
-			return s.busy()
+		if err := s.claimable(); err != nil {
+			return err
 		}
 		s.Workspace.Lander = self
 		return nil
