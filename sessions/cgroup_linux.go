@@ -197,8 +197,8 @@ func killCgroup(ctx context.Context, dir string) error {
 	return nil
 }
 
-// removeCgroup removes an empty cgroup and its leaves; a missing one is
-// fine.
+// removeCgroup removes an empty cgroup and every cgroup below it (an agent
+// may have made some, and moved into them); a missing one is fine.
 func removeCgroup(dir string) error {
 	if dir == "" {
 		return nil
@@ -206,8 +206,8 @@ func removeCgroup(dir string) error {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("cgroup %s: %w", dir, err)
+			if err := removeCgroup(filepath.Join(dir, e.Name())); err != nil {
+				return err
 			}
 		}
 	}
@@ -226,7 +226,9 @@ func populated(dir string) bool {
 	return bytes.Contains(data, []byte("populated 1"))
 }
 
-// cgroupPIDs lists the processes in a cgroup.
+// cgroupPIDs lists the processes in a cgroup and in every cgroup below it:
+// a process of the session may make a cgroup under its own and move into
+// it, where the cgroup's own cgroup.procs no longer shows it.
 func cgroupPIDs(dir string) []int {
 	if dir == "" {
 		return nil
@@ -239,6 +241,12 @@ func cgroupPIDs(dir string) []int {
 	for _, f := range strings.Fields(string(data)) {
 		if pid, err := strconv.Atoi(f); err == nil {
 			out = append(out, pid)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, cgroupPIDs(filepath.Join(dir, e.Name()))...)
 		}
 	}
 	return out

@@ -146,6 +146,14 @@
 // supervisor's descendants, every process carrying the marker. The exit
 // status recorded is the agent's (128+N for a signal).
 //
+// Every sweep (the supervisor's, Kill's, a reader's that finds the
+// supervisor dead) covers the session's cgroup and every cgroup below it:
+// an agent that makes a cgroup under its leaf and moves into it, or moves
+// into the session's cgroup, is still found and killed. A process running
+// as root that moves itself to a cgroup outside zwarm's (and drops the
+// marker, and leaves the supervisor's tree) cannot be contained: the
+// kernel lets root do that, and zwarm does not pretend otherwise.
+//
 // The supervisor reaps every child it has, so no other code may start
 // processes in a supervisor process; InSupervisor tells.
 //

@@ -64,7 +64,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			// swept, say): they are swept here, under the lock, so that no
 			// follow-up can start a new turn, whose processes the sweep
 			// would take for strays, until it is done.
-			if c := m.containment(id); len(c.procs()) > 0 {
+			if c := m.containment(id); len(c.procs()) > 0 || populated(c.cgroup) {
 				strays, sweepErr = true, m.sweepOut(ctx, id)
 			}
 			return nil

@@ -196,7 +196,9 @@ func (m *Manager) abandonLocked(s *Session) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := m.containment(s.ID)
-	if left := c.procs(); len(left) > 0 {
+	// populated sees a process the listing missed while it moved between
+	// cgroups of the session.
+	if left := c.procs(); len(left) > 0 || populated(c.cgroup) {
 		pids := make([]string, len(left))
 		for i, p := range left {
 			pids[i] = strconv.Itoa(p.pid)
