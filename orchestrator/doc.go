@@ -33,6 +33,8 @@
 //	conversation.jsonl  the input items, verbatim (raw JSON), one per line
 //	events.jsonl        one Event per line
 //	.lock               flock(2) held by the process running the run
+//	cgroup              the path of the cgroup its shell commands run in, while it has one
+//	                    (contain.go: swept by a resume, KillRun, SweepDeadRuns if the process died)
 //
 // The conversation and the events are append-only and made durable at
 // each step's end, before run.json is replaced. A process killed at any

@@ -179,6 +179,7 @@ func (r *Run) view() *View {
 // too if asked, and run.json says how the run ended.
 func (r *Run) end(ctx context.Context, out outcome) error {
 	r.sh.Close()
+	r.closeGroup() // what left the commands' sessions (setsid) is in it
 	if r.set.KillWorkersOnExit {
 		kctx, cancel := context.WithTimeout(ctx, time.Minute)
 		for _, s := range r.workers {

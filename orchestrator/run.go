@@ -56,6 +56,7 @@ type Run struct {
 	events *journal
 
 	sh       *shell.Manager
+	group    *sessions.Group // the cgroup of the shell's commands, or nil
 	reg      *tools.Registry
 	seen     *tools.Seen
 	prices   sessions.Prices
@@ -174,6 +175,9 @@ func (r *Run) open() error {
 	}
 	r.prices = cfg.PriceTable()
 	r.started = time.Now()
+	gctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	r.group = r.openGroup(gctx)
+	cancel()
 	r.initTools()
 	return nil
 }
@@ -185,7 +189,11 @@ func (r *Run) initTools() {
 		MaxWorkers: r.set.Limits.MaxWorkers, DefaultAdapter: r.set.Adapter, DefaultModel: r.set.WorkerModel,
 		Isolation: r.set.Isolation, Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
 	})
-	r.sh = shell.New(shell.Options{Dir: r.set.Dir, Log: r.opt.Log})
+	sopt := shell.Options{Dir: r.set.Dir, Log: r.opt.Log}
+	if r.group != nil {
+		sopt.Cgroup = r.group.File()
+	}
+	r.sh = shell.New(sopt)
 	list = append(list, tools.Shell(r.sh, tools.Dirs{Base: r.set.Dir, Allowed: r.set.AllowedDirs})...)
 	list = append(list, tools.Sleep(), tools.Finish(func(s string) { r.summary = &s }))
 	reg, err := tools.NewRegistry(list...)
@@ -282,6 +290,7 @@ func (r *Run) release() {
 	if r.sh != nil {
 		r.sh.Close()
 	}
+	r.closeGroup()
 	if r.convo != nil {
 		r.convo.close()
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -84,6 +85,8 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	} else {
 		add(check{name: "containment", result: how, ok: true})
 	}
+
+	deadRunChecks(ctx, dir, add)
 
 	wd, _ := os.Getwd()
 	worktreeChecks(ctx, m, wd, add)
@@ -199,5 +202,17 @@ func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add fun
 		render.Plural(len(left), "worktree"), verb, humanBytes(total))})
 	for _, l := range left {
 		add(check{name: "", ok: true, note: true, result: fmt.Sprintf("  %s  %s", render.SafeLine(l.Path), humanBytes(l.Bytes))})
+	}
+}
+
+// deadRunChecks stops what the shell commands of runs whose process died
+// left running (nothing else can still want it) and says so.
+func deadRunChecks(ctx context.Context, dir string, add func(check)) {
+	swept, err := orchestrator.SweepDeadRuns(ctx, dir)
+	for _, s := range swept {
+		add(check{name: "dead run", result: fmt.Sprintf("run %s died and left processes running; stopped them (pid %s)", sessions.ShortID(s.ID), joinPIDs(s.PIDs)), ok: true, note: true})
+	}
+	if err != nil {
+		add(check{name: "dead run", result: render.SafeLine(err.Error())})
 	}
 }

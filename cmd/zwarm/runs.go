@@ -32,6 +32,7 @@ it is tab-separated and untruncated.`,
 	}
 	o.out.add(c, "a JSON array of runs")
 	c.AddCommand(newRunsShowCmd(f))
+	c.AddCommand(newRunsKillCmd(f))
 	return c
 }
 

@@ -136,3 +136,16 @@ func TestLsShowsWhoStartedEachWorker(t *testing.T) {
 		t.Errorf("on a terminal:\n%s", visible(out))
 	}
 }
+
+// runs kill says what it stopped, and refuses an id that names no run.
+func TestRunsKillSaysWhatItDid(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	id, _ := orchestrated(t, w, srv, "RUNS KILL: a finished run")
+	if out := w.ok("runs", "kill", id[:8]); !strings.Contains(out, "nothing of it was running") {
+		t.Errorf("runs kill of a finished run: %q", out)
+	}
+	if r := w.zwarm("runs", "kill", "ffffffff"); r.code != 2 || !strings.Contains(r.stderr, "ffffffff") {
+		t.Errorf("runs kill of no run: %+v", r)
+	}
+}

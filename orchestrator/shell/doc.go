@@ -27,7 +27,9 @@
 //
 // Close ends the run: it signals every process session the manager started
 // (SIGHUP and SIGTERM, then SIGKILL after a grace period), including the
-// grandchildren of commands that already exited, and waits for them.
+// grandchildren of commands that already exited, and waits for them. A
+// process that left its session (setsid) is beyond Close: with
+// Options.Cgroup every command starts in a cgroup the owner kills.
 //
 // The package imports no other zwarm package: the orchestrator and
 // `zwarm mcp` both build on it.

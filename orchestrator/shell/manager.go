@@ -28,16 +28,23 @@ type Options struct {
 	Shell string       // default shell; default $SHELL, else /bin/bash
 	Env   []string     // KEY=VALUE entries added after the inherited environment and the defaults
 	Log   *slog.Logger // diagnostics; default discarded
+	// Cgroup, when set, is open on a cgroup v2 directory every command
+	// starts in (clone3), so that none of its processes can leave it by
+	// starting a session of its own: the owner kills the cgroup when the
+	// run ends, or whoever finds the owner dead does. A command the cgroup
+	// does not take starts without it.
+	Cgroup *os.File
 }
 
 // Manager runs the commands of one orchestrator run. It is safe for
 // concurrent use; calls on one session are served one at a time.
 type Manager struct {
-	dir   string
-	shell string
-	env   []string
-	log   *slog.Logger
-	grace time.Duration // between SIGTERM and SIGKILL at Close
+	dir    string
+	shell  string
+	env    []string
+	log    *slog.Logger
+	grace  time.Duration // between SIGTERM and SIGKILL at Close
+	cgroup *os.File
 
 	mu        sync.Mutex
 	closed    bool
@@ -51,7 +58,7 @@ type Manager struct {
 // New returns a Manager for opt.
 func New(opt Options) *Manager {
 	m := &Manager{dir: opt.Dir, shell: opt.Shell, log: opt.Log, grace: termGrace, next: firstSessionID,
-		procs: map[int]*process{}, finished: map[int]int{}}
+		procs: map[int]*process{}, finished: map[int]int{}, cgroup: opt.Cgroup}
 	if m.dir == "" {
 		m.dir, _ = os.Getwd()
 	}
@@ -179,7 +186,13 @@ func (m *Manager) spawn(s spec) (*process, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
+	s.cgroup = m.cgroup
 	p, err := start(s)
+	if err != nil && s.cgroup != nil {
+		m.log.Warn("shell: cannot start the command in the run's cgroup; starting it without", "err", err)
+		s.cgroup = nil
+		p, err = start(s)
+	}
 	if err != nil {
 		return nil, err
 	}

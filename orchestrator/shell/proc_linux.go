@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // sessionMembers lists, per session id in sids, the live processes of that
@@ -59,4 +60,11 @@ func readStatFields(pid int) ([]string, error) {
 		return nil, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	return f, nil
+}
+
+// join makes the process start in the spec's cgroup, if it has one.
+func (s spec) join(attrs *syscall.SysProcAttr) {
+	if s.cgroup != nil {
+		attrs.UseCgroupFD, attrs.CgroupFD = true, int(s.cgroup.Fd())
+	}
 }

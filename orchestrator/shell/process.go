@@ -27,6 +27,7 @@ type spec struct {
 	shell, flag, cmd, dir string
 	env                   []string
 	tty                   bool
+	cgroup                *os.File // the cgroup to start in, or nil
 }
 
 // process is one running command and the owner of its goroutines.
@@ -57,6 +58,7 @@ func start(s spec) (*process, error) {
 	p.busy <- struct{}{}
 	if s.tty {
 		attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		s.join(attrs)
 		master, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: 24, Cols: 80}, attrs)
 		if err != nil {
 			return nil, startError(s, err)
@@ -80,6 +82,7 @@ func start(s spec) (*process, error) {
 		}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		s.join(cmd.SysProcAttr)
 		err = cmd.Start()
 		outW.Close() // the child holds its own copies
 		inR.Close()

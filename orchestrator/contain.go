@@ -1,0 +1,190 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// A run's shell commands (exec_command) start in a cgroup of the run,
+// zwarm-run-<id>, where the machine gives zwarm cgroups: however a command
+// escapes its session and process group (setsid, nohup), it stays in the
+// cgroup. The run records the cgroup's path in runs/<id>/cgroup while it
+// has one and kills it when it ends; if the run's process dies instead
+// (SIGKILL), whoever next takes the run (a resume, `zwarm runs kill`,
+// `zwarm doctor`) sweeps it first. Where no cgroup can be made, commands
+// are ended by their sessions only, when the run ends.
+
+// CgroupFile names the file in a run's directory that records its cgroup.
+const CgroupFile = "cgroup"
+
+// openGroup sweeps what a dead previous owner of the run left and makes the
+// run's cgroup; nil when the machine gives none (logged). The caller holds
+// the run's lock.
+func (r *Run) openGroup(ctx context.Context) *sessions.Group {
+	if _, err := sweepRecorded(ctx, r.dir); err != nil {
+		r.opt.Log.Warn("orchestrator: sweep what the run's last process left", "run", r.rec.ID, "err", err)
+	}
+	g, err := sessions.MakeGroup("run-" + r.rec.ID)
+	if err != nil {
+		r.opt.Log.Info("orchestrator: no cgroup for the run's commands", "run", r.rec.ID, "why", err)
+		return nil
+	}
+	if err := writeFileNew(filepath.Join(r.dir, CgroupFile), []byte(g.Dir()+"\n")); err != nil {
+		r.opt.Log.Warn("orchestrator: cannot record the run's cgroup; running commands without it", "err", err)
+		g.Close(ctx)
+		return nil
+	}
+	return g
+}
+
+// closeGroup kills whatever is left in the run's cgroup and forgets it.
+func (r *Run) closeGroup() {
+	if r.group == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.group.Close(ctx); err != nil {
+		r.opt.Log.Error("orchestrator: sweep the run's cgroup", "run", r.rec.ID, "err", err)
+	} else {
+		os.Remove(filepath.Join(r.dir, CgroupFile))
+	}
+	r.group = nil
+}
+
+// writeFileNew replaces path with data, never following a symlink.
+func writeFileNew(path string, data []byte) error {
+	os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, filePerm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sweepRecorded kills what is left in the cgroup recorded in a run's
+// directory and removes it and the record; it returns the pids it found.
+// The caller holds the run's lock: no process of the run is alive.
+func sweepRecorded(ctx context.Context, dir string) ([]int, error) {
+	path := filepath.Join(dir, CgroupFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cg := strings.TrimSpace(string(data))
+	pids := sessions.GroupPIDs(cg)
+	if err := sessions.SweepGroup(ctx, cg); err != nil {
+		return pids, fmt.Errorf("run %s: %w", sessions.ShortID(filepath.Base(dir)), err)
+	}
+	os.Remove(path)
+	return pids, nil
+}
+
+// KillResult is what KillRun did.
+type KillResult struct {
+	ID string
+	// Owner is the run's process when KillRun had to stop it.
+	Owner *sessions.ProcRef
+	// Swept are the processes its commands left, which KillRun killed.
+	Swept []int
+}
+
+// KillRun stops a run: its process, if it still runs (SIGTERM, which
+// interrupts it as Ctrl+C does, then SIGKILL if it has not ended within
+// grace), and then every process its shell commands left behind. Its
+// workers are sessions of their own (zwarm kill stops them).
+func KillRun(ctx context.Context, stateDir, idOrPrefix string, grace time.Duration) (*KillResult, error) {
+	id, err := ResolveRun(stateDir, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	dir := RunDir(stateDir, id)
+	rec, err := readRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := &KillResult{ID: id}
+	if o := rec.Owner; o != nil && o.Alive() {
+		res.Owner = o
+		if o.Signal(unix.SIGTERM) == nil {
+			o.Signal(unix.SIGCONT)
+		}
+		wctx, cancel := context.WithTimeout(ctx, grace)
+		err := o.WaitGone(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			o.Signal(unix.SIGKILL)
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			o.WaitGone(wctx)
+			cancel()
+		}
+	}
+	lock, err := lockRun(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", sessions.ShortID(id), err)
+	}
+	defer lock.unlock()
+	res.Swept, err = sweepRecorded(ctx, dir)
+	return res, err
+}
+
+// Swept is what SweepDeadRuns stopped of one run.
+type Swept struct {
+	ID   string
+	PIDs []int
+}
+
+// SweepDeadRuns kills what the shell commands of runs whose process died
+// left running, for `zwarm doctor`. Live runs are left alone.
+func SweepDeadRuns(ctx context.Context, stateDir string) ([]Swept, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, RunsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Swept
+	var errs []error
+	for _, e := range ents {
+		if validRunID(e.Name()) != nil {
+			continue
+		}
+		dir := filepath.Join(stateDir, RunsDir, e.Name())
+		if _, err := os.Lstat(filepath.Join(dir, CgroupFile)); err != nil {
+			continue
+		}
+		lock, err := lockRun(dir)
+		if err != nil {
+			continue // running, or being taken up
+		}
+		pids, err := sweepRecorded(ctx, dir)
+		lock.unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(pids) > 0 {
+			out = append(out, Swept{ID: e.Name(), PIDs: pids})
+		}
+	}
+	return out, errors.Join(errs...)
+}
