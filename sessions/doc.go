@@ -47,7 +47,9 @@
 // last_event_at) and one record per turn (n, prompt, started_at, ended_at,
 // exit_code, status, usage, cost_usd, offset) current. While a turn runs,
 // offset says how many bytes of turn_N.jsonl the record already reflects;
-// readers parse only the bytes after it. A meta.json without "version" was
+// readers parse only the bytes after it. A turn file removed while its
+// turn runs is made again at the same path, with the rest of the output
+// (the removed part is lost), and the turn's "notes" say so. A meta.json without "version" was
 // written by the Python zwarm: it is shown, never changed, and its
 // directory is never written to.
 //

@@ -93,6 +93,9 @@ type Turn struct {
 	ProcessCost *float64 `json:"process_cost,omitempty"`
 	LastMessage string   `json:"last_message,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// Notes are what the supervisor had to do to keep recording the turn
+	// (its turn file was removed while it ran, say), one line each.
+	Notes []string `json:"notes,omitempty"`
 	// Offset is how many bytes of the turn file are folded into this record;
 	// readers parse only what comes after it.
 	Offset int64 `json:"offset"`

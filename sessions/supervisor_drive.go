@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -123,6 +126,8 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 		if a.failure == "" {
 			if _, err := a.p.out.Write(line); err != nil {
 				a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", a.sv.st.TurnPath(a.id, a.n), err))
+			} else if a.outRemoved() {
+				a.reopenTurnFile(line)
 			}
 		}
 		a.written += int64(len(line))
@@ -192,7 +197,7 @@ func (a *agentRun) fail(reason string) {
 
 // save folds the events parsed since the last save into the record.
 func (a *agentRun) save() {
-	evs, off, last := a.pending, a.written-a.split.pending(), a.lastEvent
+	evs, off, last := a.pending, max(0, a.written-a.split.pending()), a.lastEvent
 	a.pending, a.lastFlush = nil, time.Now()
 	_, err := a.sv.st.update(a.id, func(s *Session) error {
 		for _, ev := range evs {
@@ -297,4 +302,65 @@ func (a *agentRun) finish() {
 // isNoSpace reports a full disk or quota.
 func isNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
+}
+
+// outRemoved reports whether the current turn file was removed (or
+// renamed away) while the agent writes it: what is written to it then is
+// lost to every reader.
+func (a *agentRun) outRemoved() bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(a.p.out.Fd()), &st); err != nil {
+		return false
+	}
+	return st.Nlink == 0
+}
+
+// reopenTurnFile carries on recording a turn whose file was removed: a new
+// file at the same path gets the rest of the output, from line (the line
+// just written to the removed one) on, and the turn's record says so. The
+// file is created, never opened through what someone may have put there.
+func (a *agentRun) reopenTurnFile(line []byte) {
+	path := a.sv.st.TurnPath(a.id, a.n)
+	f, err := openNewTurnFile(path)
+	if err != nil {
+		a.fail(fmt.Sprintf("the turn file %s was removed while the turn ran and cannot be made again: %v", path, err))
+		return
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", path, err))
+		return
+	}
+	a.p.out.Close()
+	a.p.out = f
+	// Offsets count from the new file's start; a partial line held back
+	// by the splitter began in the removed file.
+	a.written = int64(len(line))
+	note := fmt.Sprintf("turn file removed while the turn ran; the output from %s on is in a new %s", time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
+	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)
+	n := a.n
+	if _, err := a.sv.st.update(a.id, func(s *Session) error {
+		for i := range s.Turns {
+			if s.Turns[i].N == n {
+				s.Turns[i].Notes = append(s.Turns[i].Notes, note)
+				s.Turns[i].Offset = 0
+			}
+		}
+		return nil
+	}); err != nil {
+		a.sv.log.Error("record the turn file's removal", "err", err)
+	}
+}
+
+// openNewTurnFile creates a turn file that must not exist, making its
+// directory again if that went too; it follows no symlink.
+func openNewTurnFile(path string) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND | unix.O_NOFOLLOW
+	f, err := os.OpenFile(path, flags, filePerm)
+	if errors.Is(err, fs.ErrNotExist) {
+		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
+			f, err = os.OpenFile(path, flags, filePerm)
+		}
+	}
+	return f, err
 }

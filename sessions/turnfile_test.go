@@ -1,0 +1,47 @@
+package sessions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A turn file removed while its turn runs: the supervisor records the rest
+// of the output in a new file at the same path and notes it in the turn.
+func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	goOn := filepath.Join(dir, "go-on")
+	w.script(fakeScript{Default: append([]map[string]any{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		out(`{"type":"turn.started"}`),
+		{"wait_file": goOn},
+	}, completes("after the removal", 700)[2:]...)})
+	s := w.spawn("write on")
+	path := w.st.TurnPath(s.ID, 1)
+	eventually(t, "the first lines", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "turn.started")
+	})
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(goOn, nil, 0o600)
+	got := w.wait(s.ID)
+	if got.Status != StatusCompleted || got.LastMessage != "after the removal" {
+		t.Fatalf("%s %q %q", got.Status, got.LastMessage, got.Error)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "after the removal") || !strings.Contains(string(b), "turn.completed") {
+		t.Fatalf("the rest of the turn is not in %s: %q (%v)", path, b, err)
+	}
+	if len(got.Turns) != 1 || len(got.Turns[0].Notes) != 1 || !strings.Contains(got.Turns[0].Notes[0], "removed") {
+		t.Fatalf("the turn's notes: %q", got.Turns[0].Notes)
+	}
+	shown, err := w.m.Get(context.Background(), s.ID)
+	if err != nil || shown.LastMessage != "after the removal" {
+		t.Fatalf("read back: %v %+v", err, shown)
+	}
+}
