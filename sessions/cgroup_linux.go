@@ -138,6 +138,11 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
+// stateXattr, on a session's cgroup, names the state dir the session is
+// recorded in: a cgroup whose session is gone from it is an orphan (see
+// Orphans).
+const stateXattr = "user.zwarm.state"
+
 // makeCgroup creates (or reuses) the cgroup of session id and opens it.
 func makeCgroup(id string) (*cgroup, error) {
 	parent, err := ownCgroupDir()
@@ -259,6 +264,9 @@ func (sv *supervisor) openCgroup() *cgroup {
 	if err != nil {
 		sv.log.Info("no cgroup for the session; containing it by marker", "why", err)
 		return nil
+	}
+	if err := unix.Setxattr(cg.dir, stateXattr, []byte(sv.st.Dir()), 0); err != nil {
+		sv.log.Warn("cannot tag the session's cgroup with its state dir; kill --orphans will not know it", "err", err)
 	}
 	if err := writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
 		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)

@@ -156,6 +156,14 @@
 // marker, and leaves the supervisor's tree) cannot be contained: the
 // kernel lets root do that, and zwarm does not pretend otherwise.
 //
+// A session's directory deleted while it runs: the supervisor checks it
+// several times a second and, once it is gone (or replaced), stops the
+// agent as a kill does and exits; nothing can be recorded. The session's
+// cgroup is tagged (xattr user.zwarm.state) with its state dir, so that
+// Orphans (zwarm doctor) finds the cgroups of this state dir whose session
+// is gone and KillOrphans (zwarm kill --orphans) stops what runs in them,
+// should the supervisor have died too.
+//
 // The supervisor reaps every child it has, so no other code may start
 // processes in a supervisor process; InSupervisor tells.
 //

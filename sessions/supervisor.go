@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"log/slog"
 	"os"
@@ -90,7 +92,15 @@ func Supervise(ctx context.Context, opt SuperviseOptions, id string) error {
 	}
 	sv.cg = sv.openCgroup()
 	log.Info("supervisor started", "pid", self.PID, "containment", sv.containment())
+	ctx, gone := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		sv.watchDir(ctx, gone)
+	}()
 	err = sv.run(ctx)
+	gone()
+	<-watched
 	sv.closeCgroup()
 	if err != nil {
 		log.Error("supervisor failed", "err", err)
@@ -268,4 +278,39 @@ func Detach(st *Store, id string, argv []string, out io.Writer) error {
 	ref.Role = roleSupervisor
 	p.Release()
 	return writeJSONLine(out, ref)
+}
+
+// dirCheckEvery is how often the supervisor checks that its session is
+// still recorded: well within a second of its directory's removal, the
+// agent is stopped.
+const dirCheckEvery = 200 * time.Millisecond
+
+// watchDir stops the session (through stop, as SIGTERM does) once its
+// directory is gone or replaced: nothing could record what the agent does
+// any more, and no kill could find it. It returns when ctx ends.
+func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
+	dir := sv.st.sessionDir(sv.id)
+	first, err := os.Lstat(dir)
+	if err != nil {
+		sv.log.Warn("cannot watch the session's directory", "err", err)
+		return
+	}
+	t := time.NewTicker(dirCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := os.Lstat(dir)
+		if err == nil && os.SameFile(first, now) {
+			continue
+		}
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			sv.log.Error("the session's directory was removed while it ran; stopping its agent", "dir", dir)
+			stop()
+			return
+		}
+	}
 }

@@ -87,6 +87,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 
 	deadRunChecks(ctx, dir, add)
+	orphanChecks(m, add)
 
 	wd, _ := os.Getwd()
 	worktreeChecks(ctx, m, wd, add)
@@ -214,5 +215,21 @@ func deadRunChecks(ctx context.Context, dir string, add func(check)) {
 	}
 	if err != nil {
 		add(check{name: "dead run", result: render.SafeLine(err.Error())})
+	}
+}
+
+// orphanChecks lists the processes of sessions whose directory is gone:
+// nothing but kill --orphans reaches them.
+func orphanChecks(m *sessions.Manager, add func(check)) {
+	list, err := m.Orphans()
+	if err != nil {
+		add(check{name: "orphans", result: render.SafeLine(err.Error())})
+	}
+	for _, o := range list {
+		if len(o.PIDs) == 0 {
+			add(check{name: "orphans", result: fmt.Sprintf("session %s is gone and left an empty cgroup (zwarm kill --orphans removes it)", sessions.ShortID(o.ID)), ok: true, note: true})
+			continue
+		}
+		add(check{name: "orphans", result: fmt.Sprintf("session %s is gone but its processes run on (pid %s); zwarm kill --orphans stops them", sessions.ShortID(o.ID), joinPIDs(o.PIDs))})
 	}
 }

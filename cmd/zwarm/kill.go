@@ -13,18 +13,25 @@ import (
 )
 
 type killOptions struct {
-	f   *factory
-	ids []string
-	all bool
+	f       *factory
+	ids     []string
+	all     bool
+	orphans bool
 }
 
 func newKillCmd(f *factory) *cobra.Command {
 	o := &killOptions{f: f}
 	c := &cobra.Command{
-		Use:   "kill ID... | --all",
+		Use:   "kill ID... | --all | --orphans",
 		Short: "Stop sessions and every process they started",
 		RunE: func(c *cobra.Command, args []string) error {
 			o.ids = args
+			if o.orphans {
+				if o.all || len(args) > 0 {
+					return usagef("--orphans takes no session ids and no --all")
+				}
+				return runKillOrphans(c.Context(), o)
+			}
 			if o.all == (len(args) > 0) {
 				return usagef("give session ids or --all, not both and not neither")
 			}
@@ -33,7 +40,27 @@ func newKillCmd(f *factory) *cobra.Command {
 		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "kill every running session")
+	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory is gone (zwarm doctor lists them)")
 	return c
+}
+
+func runKillOrphans(ctx context.Context, o *killOptions) error {
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	list, err := m.KillOrphans(ctx)
+	for _, orphan := range list {
+		what := "removed its empty cgroup"
+		if len(orphan.PIDs) > 0 {
+			what = "killed pid " + joinPIDs(orphan.PIDs)
+		}
+		fmt.Fprintf(o.f.io.out, "orphaned session %s: %s\n", sessions.ShortID(orphan.ID), what)
+	}
+	if len(list) == 0 && err == nil {
+		fmt.Fprintln(o.f.io.errOut, "no orphaned processes")
+	}
+	return err
 }
 
 func runKill(c *cobra.Command, o *killOptions) error {

@@ -1,0 +1,84 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// An Orphan is a session's cgroup whose session is gone from the state
+// dir (its directory was deleted while it ran): nothing records its
+// processes any more, so no kill of the session can reach them.
+type Orphan struct {
+	ID     string // the session's id
+	Cgroup string
+	PIDs   []int // the processes still in it (none: an empty cgroup left over)
+}
+
+// Orphans lists the cgroups of this state dir's sessions (zwarm-<id> under
+// the cgroup zwarm runs in, tagged with the state dir) whose session is
+// gone. Cgroups of other state dirs, and those made where the tag could
+// not be written, are not this state dir's to judge and are left out. A
+// machine that gives zwarm no cgroups has none.
+func (m *Manager) Orphans() ([]Orphan, error) {
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return nil, nil
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("orphans: %w", err)
+	}
+	var out []Orphan
+	for _, e := range ents {
+		id, ok := strings.CutPrefix(e.Name(), "zwarm-")
+		if !ok || !e.IsDir() || validID(id) != nil {
+			continue // not a session's: a run's (zwarm-run-...), a probe
+		}
+		dir := filepath.Join(parent, e.Name())
+		if !m.ownsCgroup(dir) {
+			continue
+		}
+		if _, err := os.Lstat(m.st.sessionDir(id)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: cgroupPIDs(dir)})
+	}
+	return out, nil
+}
+
+// ownsCgroup reports whether a session cgroup is tagged with this state dir.
+func (m *Manager) ownsCgroup(dir string) bool {
+	buf := make([]byte, 4096)
+	n, err := unix.Getxattr(dir, stateXattr, buf)
+	return err == nil && string(buf[:n]) == m.st.Dir()
+}
+
+// KillOrphans kills every process in the orphaned cgroups of this state
+// dir and removes them; it returns what it found.
+func (m *Manager) KillOrphans(ctx context.Context) ([]Orphan, error) {
+	list, err := m.Orphans()
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, o := range list {
+		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := killCgroup(kctx, o.Cgroup)
+		cancel()
+		if err == nil {
+			err = removeCgroup(o.Cgroup)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("orphaned session %s: %w", ShortID(o.ID), err))
+		}
+	}
+	return list, errors.Join(errs...)
+}

@@ -1,0 +1,113 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// runningEscaper spawns a session whose agent ignores SIGTERM and starts
+// an escaper that leaves its session and drops the marker, and returns
+// the session, its supervisor and the escaper's pid.
+func runningEscaper(t *testing.T, w *world, dir string) (*Session, *ProcRef, int) {
+	t.Helper()
+	pids := filepath.Join(dir, "escaper.pid")
+	w.script(fakeScript{Default: []map[string]any{
+		{"ignore_sigterm": true},
+		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"spawn": "env -u " + MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
+		{"wait_file": filepath.Join(dir, "never")},
+	}})
+	s := w.spawn("outlive your record")
+	escaper := readPIDFile(t, pids)
+	var sup *ProcRef
+	eventually(t, "the supervisor to run the agent", func() bool {
+		g, _ := w.m.Get(context.Background(), s.ID)
+		sup = g.Owner
+		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil
+	})
+	return s, sup, escaper
+}
+
+// The session's directory deleted while it runs: its supervisor notices,
+// stops the agent and everything it started, and exits.
+func TestSessionDirRemovedWhileItRuns(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+	w := newWorld(t)
+	s, sup, escaper := runningEscaper(t, w, t.TempDir())
+	cg := w.st.sessionCgroup(s.ID)
+	if err := os.RemoveAll(w.st.sessionDir(s.ID)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
+	if alive(escaper) {
+		syscall.Kill(escaper, syscall.SIGKILL)
+		t.Fatalf("the escaper (pid %d) outlived its supervisor", escaper)
+	}
+	if _, err := os.Stat(cg); cg != "" && !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the session's cgroup %s is left (%v)", cg, err)
+	}
+}
+
+// A session whose supervisor died and whose directory was then deleted:
+// Orphans lists what is left in its cgroup, KillOrphans stops it.
+func TestKillOrphans(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+	w := newWorld(t)
+	s, sup, escaper := runningEscaper(t, w, t.TempDir())
+	defer syscall.Kill(escaper, syscall.SIGKILL)
+	cg := w.st.sessionCgroup(s.ID)
+	// The orphan of another state dir is not this one's to kill.
+	other := newWorld(t)
+	o, otherSup, otherEscaper := runningEscaper(t, other, t.TempDir())
+	defer syscall.Kill(otherEscaper, syscall.SIGKILL)
+
+	for _, x := range []struct {
+		w   *world
+		id  string
+		sup *ProcRef
+	}{{w, s.ID, sup}, {other, o.ID, otherSup}} {
+		x.sup.signal(syscall.SIGKILL)
+		eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
+		if err := os.RemoveAll(x.w.st.sessionDir(x.id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := w.m.Orphans()
+	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
+		t.Fatalf("orphans %+v, %v; want session %s", list, err, ShortID(s.ID))
+	}
+	found := false
+	for _, pid := range list[0].PIDs {
+		found = found || pid == escaper
+	}
+	if !found {
+		t.Fatalf("the orphan's pids %v lack the escaper %d", list[0].PIDs, escaper)
+	}
+	if _, err := w.m.KillOrphans(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if alive(escaper) {
+		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaper)
+	}
+	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the orphan's cgroup %s is left (%v)", cg, err)
+	}
+	if list, _ := w.m.Orphans(); len(list) != 0 {
+		t.Fatalf("orphans after the kill: %+v", list)
+	}
+	if !alive(otherEscaper) {
+		t.Fatalf("kill --orphans stopped a session of another state dir (%s)", ShortID(o.ID))
+	}
+	if list, err := other.m.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || alive(otherEscaper) {
+		t.Fatalf("kill --orphans in the other state dir: %+v, %v (escaper alive: %v)", list, err, alive(otherEscaper))
+	}
+}
