@@ -45,3 +45,30 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 		t.Fatalf("read back: %v %+v", err, shown)
 	}
 }
+
+// A reader following a turn whose file was removed and made again reads
+// on in the new file.
+func TestTurnReaderFollowsAMadeAgainTurnFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
+	msg := func(text string) string {
+		return `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"` + text + `"}}` + "\n"
+	}
+	os.WriteFile(path, []byte(msg("before")), 0o600)
+	rd := NewTurnReader(path, &testParser{}, 0)
+	var got []string
+	read := func() {
+		if err := rd.Read(false, func(ev Event) { got = append(got, ev.Text) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	os.Remove(path)
+	os.WriteFile(path, []byte(msg("after")), 0o600)
+	read()
+	if strings.Join(got, ",") != "before,after" {
+		t.Fatalf("read %q", got)
+	}
+	if rd.Offset() != int64(len(msg("after"))) {
+		t.Fatalf("offset %d, want the new file's", rd.Offset())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 )
 
 const readChunk = 256 << 10
@@ -55,6 +56,9 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 	fi, err := r.f.Stat()
 	if err != nil {
 		return fmt.Errorf("read turn %s: %w", r.path, err)
+	}
+	if fi.Size() <= r.pos && r.reopened(fi) {
+		return r.Read(final, fn)
 	}
 	if fi.Size() <= r.pos {
 		if final {
@@ -116,4 +120,25 @@ func ReadTurnFile(path string, p Parser, fn func(Event)) error {
 	r := NewTurnReader(path, p, 0)
 	defer r.Close()
 	return r.Read(true, fn)
+}
+
+// reopened moves on to a new file at the reader's path once the one it
+// read to its end was removed: the supervisor records the rest of a turn
+// whose file was removed in a new one (a line cut short at the switch is
+// dropped; the new file starts with that line whole).
+func (r *TurnReader) reopened(fi os.FileInfo) bool {
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 0 {
+		return false
+	}
+	f, err := os.Open(r.path)
+	if err != nil {
+		return false
+	}
+	if nfi, err := f.Stat(); err != nil || os.SameFile(fi, nfi) {
+		f.Close()
+		return false
+	}
+	r.f.Close()
+	r.f, r.pos, r.split = f, 0, lineSplitter{}
+	return true
 }
