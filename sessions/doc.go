@@ -49,9 +49,9 @@
 // offset says how many bytes of turn_N.jsonl the record already reflects;
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
-// (the removed part is lost), and the turn's "notes" say so. A meta.json without "version" was
-// written by the Python zwarm: it is shown, never changed, and its
-// directory is never written to.
+// (the removed part is lost), and the turn's "notes" say so. A meta.json
+// without "version" was written by the Python zwarm: it is shown, never
+// changed, and its directory is never written to.
 //
 // Every writer (spawn, the supervisor, inject, kill, rm, a reader that
 // finds a dead owner) changes meta.json under the session's lock, writing a
