@@ -35,6 +35,7 @@
 //	sessions.index                   the listing cache (index.go): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
 //	land.lock                        flock(2) held by a landing, so each builds on the one before
+//	spawn.lock                       flock(2) held by a spawn with a limit while it counts and records
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
 //
