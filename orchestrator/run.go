@@ -65,6 +65,7 @@ type Run struct {
 	files    map[string]changedFiles // the files of each worker's change, for the observation
 	counts   Totals
 	calls    []CallRecord
+	callIDs  map[string]bool // every call_id of the conversation (nil: not yet gathered)
 	messages []MessageRecord
 	resumed  bool
 	unpriced bool // the model's price is unknown (said once)
