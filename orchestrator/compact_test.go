@@ -268,3 +268,57 @@ func TestRepair(t *testing.T) {
 		t.Errorf("repair is not idempotent: %q", notes)
 	}
 }
+
+// A crash between the outputs of one response's calls: the outputs that
+// were written and the ones made up for the rest follow the calls in the
+// order of the calls, and so do outputs written out of order. A call_id
+// used twice pairs each call with its own output.
+func TestRepairKeepsTheOrderOfTheCalls(t *testing.T) {
+	h := newHistory()
+	call := func(id string) json.RawMessage {
+		return h.raw(map[string]any{"type": "function_call", "call_id": id, "name": "wait", "arguments": "{}"})
+	}
+	base := len(h.items)
+	h.items = append(h.items, call("call_a"), call("call_b"), call("call_c"), output("call_a", "a done"))
+	out, notes := repair(h.items)
+	if err := checkPairs(out); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := outputOrder(out[base:]); got != "call_a call_b call_c" {
+		t.Fatalf("outputs in the order %s; notes %q", got, notes)
+	}
+	if !strings.Contains(string(out[base+3]), "a done") {
+		t.Errorf("the output written was not kept: %s", out[base+3])
+	}
+
+	h.items = append(h.items[:base], call("call_a"), call("call_b"), call("call_c"),
+		output("call_c", "c done"), message("developer", "[watcher:stall] in between"), output("call_a", "a done"),
+		call("call_d"), output("call_d", "d"), call("call_d"), output("call_d", "d again"))
+	out, notes = repair(h.items)
+	if err := checkPairs(out[:base+7]); err != nil { // checkPairs refuses the call_id used twice
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := outputOrder(out[base:]); got != "call_a call_b call_c call_d call_d" {
+		t.Fatalf("outputs in the order %s; notes %q", got, notes)
+	}
+	if !strings.Contains(strings.Join(notes, "; "), "back in the order of the calls") {
+		t.Errorf("notes %q", notes)
+	}
+	if inspect(out[base+6]).Role != "developer" || !strings.Contains(string(out[len(out)-1]), "d again") {
+		t.Errorf("history after repair:\n%s", out[base:])
+	}
+	if again, notes := repair(out); len(notes) != 0 || len(again) != len(out) {
+		t.Errorf("repair is not idempotent: %q", notes)
+	}
+}
+
+// outputOrder lists the call ids of the outputs among items, in order.
+func outputOrder(items []json.RawMessage) string {
+	var ids []string
+	for _, raw := range items {
+		if it := inspect(raw); it.isOutput() {
+			ids = append(ids, it.CallID)
+		}
+	}
+	return strings.Join(ids, " ")
+}

@@ -63,6 +63,9 @@ type View struct {
 	// text and reasoning summaries.
 	Calls    []CallRecord
 	Messages []MessageRecord
+	// Nudges are the nudges the run was given, oldest first, those before
+	// a resume included.
+	Nudges []NudgeRecord
 	// Started is when this process took the run up; Elapsed counts from it.
 	Started time.Time
 	Elapsed time.Duration
@@ -77,6 +80,13 @@ type CallRecord struct {
 	Output  string // bounded
 	IsError bool
 	At      time.Time
+}
+
+// NudgeRecord is a nudge the run was given before a step.
+type NudgeRecord struct {
+	Step    int
+	Watcher string
+	Message string
 }
 
 // MessageRecord is text the model produced.

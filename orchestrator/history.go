@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -72,23 +73,33 @@ func units(items []json.RawMessage, infos []item, head int) [][]int {
 	return out
 }
 
-// repair makes a history the API accepts, whatever a crash left: an output
-// whose call is missing is dropped, a call without an output gets one
-// saying the run stopped before it returned, and reasoning with nothing
-// after it in its response is dropped. It returns what it did, in words.
+// repair makes a history the API accepts, whatever a crash left: the
+// outputs of a response's calls follow it in the order of the calls (a
+// call without an output gets one saying the run stopped before it
+// returned), an output whose call is missing, or a second output for one
+// call, is dropped, and reasoning with nothing after it in its response is
+// dropped. A call_id the model used twice pairs each call with the outputs
+// in the order they were written. It returns what it did, in words.
 func repair(items []json.RawMessage) ([]json.RawMessage, []string) {
 	infos := make([]item, len(items))
 	for i, raw := range items {
 		infos[i] = inspect(raw)
 	}
-	answered := map[string]bool{}
-	called := map[string]bool{}
-	for _, it := range infos {
-		if it.isOutput() && it.CallID != "" && called[it.CallID] {
-			answered[it.CallID] = true
-		}
-		if it.isCall() {
-			called[it.CallID] = true
+	var notes []string
+	// The outputs of each call id, by index, in the order written: only
+	// as many as there were calls with that id before them.
+	calls := map[string]int{}
+	outs := map[string][]int{}
+	for i, it := range infos {
+		switch {
+		case it.isCall():
+			calls[it.CallID]++
+		case it.isOutput() && (it.CallID == "" || calls[it.CallID] == 0):
+			notes = append(notes, fmt.Sprintf("dropped a result for call %q, which is not in the conversation", it.CallID))
+		case it.isOutput() && len(outs[it.CallID]) >= calls[it.CallID]:
+			notes = append(notes, fmt.Sprintf("dropped a second result for call %q", it.CallID))
+		case it.isOutput():
+			outs[it.CallID] = append(outs[it.CallID], i)
 		}
 	}
 	// Reasoning at the end of a response, with nothing of the response
@@ -105,41 +116,53 @@ func repair(items []json.RawMessage) ([]json.RawMessage, []string) {
 		dangling[i] = next == len(items) || !infos[next].isModel() || infos[next].Type == "reasoning" && dangling[next]
 	}
 	var out []json.RawMessage
-	var notes []string
-	var pending []item // calls of the current response still without output
+	var pending []item // the calls of the current response, in order
+	last, moved := -1, false
 	flush := func() {
 		for _, c := range pending {
+			if q := outs[c.CallID]; len(q) > 0 {
+				out = append(out, items[q[0]])
+				outs[c.CallID] = q[1:]
+				moved = moved || q[0] < last
+				last = q[0]
+				continue
+			}
 			out = append(out, outputFor(c, "No result: the run stopped before this call returned (its process ended). "+
 				"Its effect is unknown: check before repeating it (list_sessions shows every worker the run started)."))
 			notes = append(notes, fmt.Sprintf("gave %s call %s the result it never got", c.Name, c.CallID))
 		}
 		pending = nil
 	}
-	seen := map[string]bool{}
+	inResponse := false
 	for i, raw := range items {
 		it := infos[i]
 		switch {
 		case it.isOutput():
-			if it.CallID == "" || !seen[it.CallID] {
-				notes = append(notes, fmt.Sprintf("dropped a result for call %q, which is not in the conversation", it.CallID))
-				continue
-			}
+			// Written after its call's response, whatever came between.
+			inResponse = false
+			continue
 		case dangling[i]:
 			notes = append(notes, "dropped a reasoning item that nothing followed")
 			continue
 		}
-		if !it.isModel() {
-			flush()
+		if !it.isModel() || !inResponse {
+			flush() // the response before is over
 		}
+		inResponse = it.isModel()
 		out = append(out, raw)
 		if it.isCall() {
-			seen[it.CallID] = true
-			if !answered[it.CallID] {
-				pending = append(pending, it)
-			}
+			pending = append(pending, it)
 		}
 	}
 	flush()
+	if !moved && len(out) == len(items) {
+		for i := range out {
+			moved = moved || !bytes.Equal(out[i], items[i])
+		}
+	}
+	if moved {
+		notes = append(notes, "put the results of the calls back in the order of the calls")
+	}
 	return out, notes
 }
 

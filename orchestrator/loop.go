@@ -146,6 +146,15 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 		if v.Action == ActionContinue || v.Action == "" {
 			continue
 		}
+		if v.Action == ActionNudge {
+			// A nudge is given once: one given before the run stopped is
+			// not repeated by a watcher that forgot it across the resume.
+			if k := nudgeKey(v.Watcher, v.Message); r.toldBefore[k] > 0 {
+				r.toldBefore[k]--
+				continue
+			}
+			r.nudges = append(r.nudges, NudgeRecord{Step: r.rec.Steps + 1, Watcher: v.Watcher, Message: v.Message})
+		}
 		r.emit(Event{Type: EventGuard, Step: r.rec.Steps + 1, Watcher: v.Watcher, Action: v.Action, Text: v.Message})
 		switch v.Action {
 		case ActionNudge:
@@ -166,13 +175,15 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 	return outcome{}, false
 }
 
+func nudgeKey(watcher, message string) string { return watcher + "\x00" + message }
+
 // view is the run so far, for a guard.
 func (r *Run) view() *View {
 	rec := r.Record()
 	return &View{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1, Limits: r.set.Limits,
 		Usage: rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
 		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]CallRecord(nil), r.calls...),
-		Messages: append([]MessageRecord(nil), r.messages...), Started: r.started, Elapsed: time.Since(r.started)}
+		Messages: append([]MessageRecord(nil), r.messages...), Nudges: append([]NudgeRecord(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
 }
 
 // end records the outcome: the shell's processes are ended, the workers

@@ -136,6 +136,14 @@ func (r *Run) replay(events []Event) {
 			if i, ok := calls[ev.CallID]; ok {
 				r.calls[i].Output, r.calls[i].IsError = ev.Output, ev.IsError
 			}
+		case EventGuard:
+			if ev.Action == ActionNudge {
+				r.nudges = append(r.nudges, NudgeRecord{Step: ev.Step, Watcher: ev.Watcher, Message: ev.Text})
+				if r.toldBefore == nil {
+					r.toldBefore = map[string]int{}
+				}
+				r.toldBefore[nudgeKey(ev.Watcher, ev.Text)]++
+			}
 		case EventModelResponse:
 			if ev.Text != "" {
 				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "message", Text: ev.Text})

@@ -142,3 +142,36 @@ func TestResumeRefusesALiveRun(t *testing.T) {
 		t.Fatalf("resume of nothing: %v", err)
 	}
 }
+
+// A call_id the model already used (in an earlier response or twice in
+// one) is not run: the call gets an error output saying why, and the run
+// goes on.
+func TestARepeatedCallIDIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "CALLID: twice")
+	marker := filepath.Join(h.w.Work, "ran")
+	run := func(id string) fakemodel.Call {
+		c := call("exec_command", map[string]any{"cmd": "echo x >> " + marker, "yield_time_ms": 5000, "login": false})
+		c.CallID = id
+		return c
+	}
+	h.script(calls(run("call_same")), calls(run("call_same"), run("call_other"), run("call_other")),
+		calls(call("finish", map[string]any{"summary": "done"})))
+	rec := h.execute(h.settings(nil), 0)
+	if rec.Status != StatusCompleted {
+		t.Fatalf("%+v", rec)
+	}
+	if b, _ := os.ReadFile(marker); strings.Count(string(b), "x") != 2 {
+		t.Fatalf("the command ran %d times, want 2 (once per call_id)", strings.Count(string(b), "x"))
+	}
+	_, items, _ := h.onDisk(rec.ID)
+	var refused []string
+	for _, raw := range items {
+		if it := inspect(raw); it.isOutput() && strings.Contains(it.outputText(), "was already used by an earlier call") {
+			refused = append(refused, it.CallID)
+		}
+	}
+	if strings.Join(refused, " ") != "call_same call_other" {
+		t.Fatalf("refused calls: %v", refused)
+	}
+}

@@ -66,9 +66,15 @@ type Run struct {
 	files    map[string]changedFiles // the files of each worker's change, for the observation
 	counts   Totals
 	calls    []CallRecord
+	callIDs  map[string]bool // every call_id of the conversation (nil: not yet gathered)
 	messages []MessageRecord
-	resumed  bool
-	unpriced bool // the model's price is unknown (said once)
+	nudges   []NudgeRecord
+	// toldBefore counts the nudges (by watcher and message) given before
+	// the run was resumed: watchers that do not remember them may say
+	// them again, and each is not repeated.
+	toldBefore map[string]int
+	resumed    bool
+	unpriced   bool // the model's price is unknown (said once)
 	// overhead is the tokens of a request beyond its items' bytes/4, as the
 	// last call's count showed: tool definitions and formatting.
 	overhead int64

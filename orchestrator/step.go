@@ -119,6 +119,14 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		}
 		r.emit(Event{Type: EventNotice, Step: step, Text: text})
 	}
+	if r.callIDs == nil {
+		r.callIDs = map[string]bool{}
+		for _, raw := range r.items {
+			if it := inspect(raw); it.isCall() {
+				r.callIDs[it.CallID] = true
+			}
+		}
+	}
 	if err := r.appendItems(out...); err != nil {
 		return err
 	}
@@ -154,7 +162,11 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		return r.appendItems(message("developer", reminder))
 	}
 	for _, c := range calls {
-		if err := r.runCall(ctx, step, c); err != nil {
+		// A call_id the conversation already has cannot be answered on its
+		// own: the model is told so instead of the call being run.
+		again := r.callIDs[c.CallID]
+		r.callIDs[c.CallID] = true
+		if err := r.runCall(ctx, step, c, again); err != nil {
 			return err
 		}
 	}
@@ -163,7 +175,7 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 
 // runCall runs one tool call and records its result. Every call gets an
 // output, so the conversation stays valid however the run goes on.
-func (r *Run) runCall(ctx context.Context, step int, c item) error {
+func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 	args := json.RawMessage(c.Arguments)
 	if !json.Valid(args) {
 		args, _ = json.Marshal(c.Arguments)
@@ -173,6 +185,9 @@ func (r *Run) runCall(ctx context.Context, step int, c item) error {
 	var text string
 	var isErr bool
 	switch {
+	case again:
+		text, isErr = fmt.Sprintf("Not run: call_id %q was already used by an earlier call in this conversation; "+
+			"every call needs a call_id of its own. Call the tool again if it is still needed.", c.CallID), true
 	case r.summary != nil:
 		text, isErr = "Not run: an earlier call to finish ended the run.", true
 	case c.Type != "function_call":

@@ -179,6 +179,9 @@ func runView(v *View) *watchers.RunView {
 	for i, m := range v.Messages {
 		rv.Messages[i] = watchers.Message{Step: m.Step, Kind: m.Kind, Text: m.Text}
 	}
+	for _, n := range v.Nudges {
+		rv.Nudges = append(rv.Nudges, watchers.Nudged{Step: n.Step, Watcher: n.Watcher, Message: n.Message})
+	}
 	return rv
 }
 

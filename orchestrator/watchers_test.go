@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -349,4 +350,91 @@ func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") {
 		t.Fatalf("verdicts %+v", out)
 	}
+}
+
+// A nudge is delivered once: a run paused right after its watchers
+// nudged it, then resumed with the same limits, is not told the same again
+// by watchers that do not remember having said it. A later, different
+// nudge still comes.
+func TestNudgesAreNotRepeatedOnResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "WATCH nudge once")
+	echo := func(s string) fakemodel.Reply {
+		return calls(call("exec_command", map[string]any{"cmd": "echo " + s, "login": false}))
+	}
+	h.script(echo("one"), echo("two"), echo("password=hunter2"), echo("three"), echo("four"),
+		calls(call("finish", map[string]any{"summary": "done"})))
+	cfg := watchers.DefaultConfig()
+	cfg.Budget.WarnAt = 0.3
+	var rule watchers.PatternRule
+	if err := rule.Regex.UnmarshalText([]byte(`password=\S+`)); err != nil {
+		t.Fatal(err)
+	}
+	rule.Action, rule.Message, rule.In = watchers.Pause, "a secret showed up in a tool's output", "outputs"
+	cfg.Pattern.Rules = []watchers.PatternRule{rule}
+	set := h.settings(func(s *Settings) { s.Limits.MaxSteps = 8 })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var runID string
+	for _, resume := range []bool{false, true} {
+		opt := h.options(set, 0)
+		opt.Guard = &stubborn{said: map[string]bool{}}
+		var r *Run
+		var err error
+		if resume {
+			r, err = Resume(ctx, opt, runID)
+		} else {
+			r, err = Start(ctx, opt, h.key)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := r.Watch(ctx, cfg)
+		rec, err := r.Execute(ctx)
+		stop()
+		if want := map[bool]Status{false: StatusInterrupted, true: StatusCompleted}[resume]; err != nil || rec.Status != want {
+			t.Fatalf("resumed %v: %+v %v", resume, rec, err)
+		}
+		runID = rec.ID
+	}
+	var got []string
+	for _, ev := range h.eventsOf(EventGuard) {
+		if ev.Action == ActionNudge {
+			got = append(got, fmt.Sprintf("%d %s: %.30s", ev.Step, ev.Watcher, ev.Text))
+		}
+	}
+	want := []string{"3 stubborn: keep going", "4 budget: Budget: 3 of 8 steps used, 5 l", "6 stubborn: almost there"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("nudges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	_, items, _ := h.onDisk(runID)
+	n := 0
+	for _, raw := range items {
+		if strings.HasPrefix(inspect(raw).text(), "[watcher:") {
+			n++
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d nudges in the conversation, want %d", n, len(want))
+	}
+}
+
+// stubborn nudges "keep going" from the third step and "almost there" from
+// the sixth, each once in a process: a guard with no memory of what it
+// said before the run stopped.
+type stubborn struct{ said map[string]bool }
+
+func (g *stubborn) Check(_ context.Context, v *View) []Verdict {
+	msg := ""
+	switch {
+	case v.Step >= 6:
+		msg = "almost there"
+	case v.Step >= 3:
+		msg = "keep going"
+	}
+	if msg == "" || g.said[msg] {
+		return nil
+	}
+	g.said[msg] = true
+	return []Verdict{{Watcher: "stubborn", Action: ActionNudge, Message: msg}}
 }

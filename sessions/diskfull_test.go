@@ -73,3 +73,48 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("list: %d sessions, %v", len(list), err)
 	}
 }
+
+// The disk fills up while a turn runs (the agent's own work fills it), and
+// then the agent says its last words: the turn fails as "disk full", yet
+// its final message and usage, which reached the supervisor but not the
+// turn file, are in the record, and what the turn file holds stays.
+func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
+	w := newWorld(t)
+	disk := smallDisk(t, "2m")
+	st, err := NewStore(filepath.Join(disk, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(st.Dir(), 0o700)
+	w.st = st
+	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	// The supervisor stops the agent once it cannot record it: this one
+	// holds out for the grace period, long enough to say its last words.
+	w.config("kill_grace = \"10s\"\n")
+	last := completes("the last words", 1234)
+	w.script(fakeScript{Before: []map[string]any{{"ignore_sigterm": true}}, Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"run": "cat /dev/zero > " + filepath.Join(disk, "filler") + " 2>/dev/null; true"},
+		// One write, so the agent has said all of it before it is stopped.
+		out(last[2]["out"].(string) + "\n" + last[3]["out"].(string)),
+		{"sleep_ms": 2000},
+	}})
+
+	s := w.spawn("fill the disk, then finish")
+	got := w.wait(s.ID)
+	if got.Status != StatusFailed || !strings.Contains(got.Error, "disk full") {
+		t.Fatalf("%s: %q", got.Status, got.Error)
+	}
+	onDisk, err := st.load(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk.LastMessage != "the last words" || onDisk.Usage.InputTokens != 1234 || len(onDisk.Turns) != 1 ||
+		onDisk.Turns[0].Usage.InputTokens != 1234 || !strings.Contains(onDisk.Turns[0].Error+onDisk.Error, "disk full") {
+		t.Fatalf("the record lost the turn's end: last message %q, usage %+v, error %q", onDisk.LastMessage, onDisk.Usage, onDisk.Error)
+	}
+	turn, err := os.ReadFile(st.TurnPath(s.ID, 1))
+	if err != nil || !strings.HasPrefix(string(turn), `{"type":"thread.started","thread_id":"t"}`+"\n") {
+		t.Fatalf("the turn file lost what was written: %q %v", turn, err)
+	}
+}

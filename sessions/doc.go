@@ -22,7 +22,8 @@
 //	sessions/<id>/meta.json          the Session record, replaced atomically
 //	sessions/<id>/.lock              flock(2) held while the record is changed
 //	sessions/<id>/.reserve           disk space kept while the session is not settled, given
-//	                                 back on a full disk so the outcome can still be recorded
+//	                                 back on a full disk so the outcome ("disk full"), with the
+//	                                 turn's last message and usage, can still be recorded
 //	sessions/<id>/cgroup             the path of the session's cgroup, while it has one
 //	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
@@ -35,6 +36,7 @@
 //	sessions.index                   the listing cache (index.go): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
 //	land.lock                        flock(2) held by a landing, so each builds on the one before
+//	spawn.lock                       flock(2) held by a spawn with a limit while it counts and records
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
 //

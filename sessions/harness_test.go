@@ -44,6 +44,12 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Hour)
 		return
 	}
+	if dir := os.Getenv(spawnerEnv); dir != "" {
+		// Spawns with a limit from another process (see
+		// TestSpawnLimitHoldsAcrossCallsAndProcesses).
+		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
+		os.Exit(spawnerProcess(dir))
+	}
 	if os.Getenv(helperEnv) != "" {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(helperSupervisor(os.Args[1:]))

@@ -17,7 +17,8 @@ import (
 
 // The listing cache, sessions.index beside the sessions dir, keeps the
 // summary of every settled session (its record without the turns) with the
-// identity of the meta.json it came from (size, modification time, inode),
+// identity of the meta.json it came from (size, modification and change
+// time, inode),
 // the ids of the other sessions, and the sessions dir's modification time
 // when it was last read. It is never the source of truth: a missing,
 // corrupt or foreign cache is rebuilt from the records. Unsettled sessions
@@ -33,11 +34,13 @@ import (
 // writer bumps sessions.gen, under an exclusive lock on it, before it
 // rewrites the record. A listing reads .gen under a shared lock: while the
 // generation is the one the cache was built at, no settled record has
-// changed, and the cache is used without looking at any record (a
-// listing of 10,000 sessions reads one directory and one file); otherwise
-// every cached record is checked against its meta.json's identity, and the
-// cache rebuilt. A crash at any instant leaves the generation bumped or the
-// record unchanged, never a changed record under an old generation.
+// changed through zwarm; otherwise the cache is rebuilt. A crash at any
+// instant leaves the generation bumped or the record unchanged, never a
+// changed record under an old generation. Either way every cached record
+// is checked against its meta.json's identity, one stat each (a listing of
+// 10,000 sessions reads one directory, one file and stats 10,000): a
+// record changed behind zwarm's back (edited, restored, corrupted) is read
+// again, and listed as broken if it is, as it is without the cache.
 // Sessions created or removed are seen in the sessions directory itself.
 // Writers pay one locked counter update per follow-up to a settled session;
 // the cache file is written by listings, and only when it changed.
@@ -45,7 +48,7 @@ import (
 const (
 	indexFile    = "sessions.index"
 	genFile      = "sessions.gen"
-	indexVersion = 4
+	indexVersion = 5
 	// racyWindow is how recent a directory's modification time may be and
 	// still be trusted to say nothing changed: file systems with a coarse
 	// clock give two changes within a tick the same time.
@@ -55,8 +58,8 @@ const (
 // metaKey identifies one version of a meta.json: replacing the file (always
 // by rename) changes its inode and time.
 type metaKey struct {
-	Size, MtimeNs int64
-	Ino           uint64
+	Size, MtimeNs, CtimeNs int64
+	Ino                    uint64
 }
 
 // summary is a settled record as the cache keeps it: flat, so decoding
@@ -213,18 +216,20 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		// so the kept summaries are filtered into it in place.
 		next.Settled = ix.Settled[:0]
 	}
+	same := sameFiles(fd, ix.Settled)
+	var stale []string
 	for i := range ix.Settled {
 		e := &ix.Settled[i]
 		if present != nil && !present[e.ID] {
 			changed = true // removed
 			continue
 		}
-		if !trusted {
-			var st unix.Stat_t
-			if unix.Fstatat(fd, e.ID+"/meta.json", &st, 0) != nil ||
-				(metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), Ino: st.Ino}) != e.Key {
-				continue // read below, as if new
-			}
+		if !same[i] {
+			// Changed or gone since it was cached: read below, as if new,
+			// so a record broken behind zwarm's back is reported as broken.
+			stale = append(stale, e.ID)
+			changed = true
+			continue
 		}
 		if seen != nil {
 			seen[e.ID] = true
@@ -235,6 +240,9 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		}
 	}
 	rest := ix.Unsettled
+	if len(stale) > 0 && seen == nil {
+		rest = append(slices.Clip(ix.Unsettled), stale...)
+	}
 	if seen != nil {
 		rest = nil
 		if present == nil {
@@ -283,7 +291,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			// them without a word. A record that changed since the stat (a
 			// dead owner just recorded) is cached on the next listing.
 			if s.Settled() && !s.Legacy {
-				next.Settled = append(next.Settled, summarize(metaKey{Size: l.st.Size, MtimeNs: l.st.Mtim.Nano(), Ino: l.st.Ino}, s))
+				next.Settled = append(next.Settled, summarize(keyOf(&l.st), s))
 				changed = true
 			} else {
 				next.Unsettled = append(next.Unsettled, id)

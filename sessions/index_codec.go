@@ -79,6 +79,7 @@ func (ix *sessionIndex) encode() []byte {
 		s := &ix.Settled[i]
 		e.i64(s.Key.Size)
 		e.i64(s.Key.MtimeNs)
+		e.i64(s.Key.CtimeNs)
 		e.u64(s.Key.Ino)
 		for _, v := range []string{s.ID, s.Task, s.Status, s.Adapter, s.Model, s.Sandbox, s.WorkingDir, s.Source, s.ThreadID, s.LastMessage, s.Error} {
 			e.str(v)
@@ -115,7 +116,7 @@ func decodeIndex(data []byte) (*sessionIndex, error) {
 	ix.Settled = make([]summary, n)
 	for i := range ix.Settled {
 		s := &ix.Settled[i]
-		s.Key = metaKey{Size: d.i64(), MtimeNs: d.i64(), Ino: d.u64()}
+		s.Key = metaKey{Size: d.i64(), MtimeNs: d.i64(), CtimeNs: d.i64(), Ino: d.u64()}
 		for _, p := range []*string{&s.ID, &s.Task, &s.Status, &s.Adapter, &s.Model, &s.Sandbox, &s.WorkingDir, &s.Source, &s.ThreadID, &s.LastMessage, &s.Error} {
 			*p = d.str()
 		}

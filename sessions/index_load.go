@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,4 +53,51 @@ func (st *Store) loadAll(fd int, ids []string) []loaded {
 	}
 	wg.Wait()
 	return out
+}
+
+// sameFiles says, for each cached summary, whether its meta.json is still
+// the file it was made from (size, modification and change time, inode).
+// A stat each is what a listing of a settled state dir costs: it is what
+// catches a record changed behind zwarm's back (an editor, a restored
+// backup, a disk that corrupted it), which no generation counter sees. The
+// stats share the processors when there are enough of them.
+func sameFiles(fd int, cached []summary) []bool {
+	out := make([]bool, len(cached))
+	one := func(lo, hi int) {
+		var st unix.Stat_t
+		// One path buffer for all, rather than a string made per stat.
+		var path [128]byte
+		for i := lo; i < hi; i++ {
+			id := cached[i].ID
+			if len(id)+len("/meta.json") > len(path) {
+				continue // not an id: read below, where it is refused
+			}
+			n := copy(path[:], id)
+			n += copy(path[n:], "/meta.json")
+			err := unix.Fstatat(fd, unsafe.String(&path[0], n), &st, unix.AT_SYMLINK_NOFOLLOW)
+			out[i] = err == nil && keyOf(&st) == cached[i].Key
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(cached)/statShare)
+	if workers < 2 {
+		one(0, len(cached))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(cached) + workers - 1) / workers
+	for lo := 0; lo < len(cached); lo += per {
+		wg.Go(func() { one(lo, min(lo+per, len(cached))) })
+	}
+	wg.Wait()
+	return out
+}
+
+// statShare is how many stats make it worth another goroutine.
+const statShare = 256
+
+// keyOf is the identity of the file st describes. The change time is in
+// it because nothing but the kernel sets it: a rewrite that puts back the
+// old modification time still changes it.
+func keyOf(st *unix.Stat_t) metaKey {
+	return metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino}
 }

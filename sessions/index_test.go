@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -201,4 +205,116 @@ func firstDiff(got, want []string) string {
 		}
 	}
 	return "none"
+}
+
+// A meta.json changed behind zwarm's back (rewritten in place, even with
+// its size and modification time put back) is read again, not taken from
+// the listing cache: a broken one is reported as broken on every listing,
+// as it is without the cache, and clean leaves it alone.
+func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(path string, before os.FileInfo) error
+	}{
+		{"cut short in place", func(path string, _ os.FileInfo) error {
+			return os.WriteFile(path, []byte(`{"version":1,"id":`), 0o600)
+		}},
+		{"overwritten, size and modification time put back", func(path string, before os.FileInfo) error {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := f.WriteAt([]byte(strings.Repeat("x", int(before.Size()))), 0); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			return os.Chtimes(path, before.ModTime(), before.ModTime())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := NewStore(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewManager(ManagerOptions{Store: st})
+			ctx := context.Background()
+			for _, i := range []int{0, 3, 6} { // no worktrees: clean removes them outright
+				writeSettledRecord(t, st, i)
+			}
+			old := time.Now().Add(-time.Minute)
+			os.Chtimes(st.sessionsDir(), old, old) // a state dir in use: its directory is trusted
+			for range 2 {
+				if list, err := m.List(ctx, ListOptions{}); err != nil || len(list) != 3 {
+					t.Fatalf("before: %d sessions, %v", len(list), err)
+				}
+			}
+			broken := sessionID(3)
+			meta := st.metaPath(broken)
+			before, err := os.Stat(meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nextClockTick(t, meta)
+			if err := tc.corrupt(meta, before); err != nil {
+				t.Fatal(err)
+			}
+			for _, when := range []string{"first listing", "second listing"} {
+				list, err := m.List(ctx, ListOptions{})
+				var le *ListError
+				if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != broken {
+					t.Fatalf("%s: the broken record is not reported: %v", when, err)
+				}
+				for _, s := range list {
+					if s.ID == broken {
+						t.Fatalf("%s: the broken record is listed as %s", when, s.Status)
+					}
+				}
+				if len(list) != 2 {
+					t.Fatalf("%s: %d sessions listed, want the 2 whole ones", when, len(list))
+				}
+			}
+			res, err := m.Clean(ctx, CleanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(res.Removed, broken) {
+				t.Fatalf("clean removed the broken record: %v", res.Removed)
+			}
+			if _, err := os.Stat(meta); err != nil {
+				t.Fatalf("clean deleted the broken record: %v", err)
+			}
+			if len(res.Removed) != 2 {
+				t.Fatalf("clean removed %v, want the 2 whole sessions", res.Removed)
+			}
+		})
+	}
+}
+
+// nextClockTick waits until the file system's clock has moved past the
+// change time of path, so that a change made now gets a different one
+// (the kernel stamps files from a clock that advances in ticks).
+func nextClockTick(t *testing.T, path string) {
+	t.Helper()
+	var was unix.Stat_t
+	if err := unix.Stat(path, &was); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(filepath.Dir(path), ".tick")
+	defer os.Remove(probe)
+	for {
+		if err := os.WriteFile(probe, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var now unix.Stat_t
+		if err := unix.Stat(probe, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.Ctim.Nano() > was.Ctim.Nano() {
+			return
+		}
+		runtime.Gosched()
+	}
 }

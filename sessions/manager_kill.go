@@ -402,6 +402,10 @@ func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (r
 		}
 		defer release()
 		s = fresh
+	} else if _, err := m.st.load(s.ID); err != nil {
+		// The listing saw a whole record; one broken, removed or unreadable
+		// since is not clean's to judge: its directory is what is left of it.
+		return false, nil, nil
 	}
 	if !opt.Force {
 		u, err := m.unlanded(ctx, s)

@@ -29,6 +29,10 @@ type SpawnRequest struct {
 	// with the checkout's uncommitted changes on top.
 	Base        string
 	WithChanges bool
+	// Limit, above zero, is how many sessions of Source may run at once:
+	// a spawn that would be one more is refused with a *LimitError. The
+	// check holds across processes sharing the state dir.
+	Limit int
 }
 
 // Spawn records a session and starts its supervisor, which runs the agent
@@ -98,7 +102,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	}
 	self.Role = roleSpawn
 	s.Owner = self
-	if err := m.st.create(s); err != nil {
+	if err := m.createWithin(ctx, s, req.Limit); err != nil {
 		return nil, err
 	}
 	if err := m.startSupervisor(ctx, s.ID); err != nil {

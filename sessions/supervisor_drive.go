@@ -125,7 +125,7 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 		c = c[len(line):]
 		if a.failure == "" {
 			if _, err := a.p.out.Write(line); err != nil {
-				a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", a.sv.st.TurnPath(a.id, a.n), err))
+				a.fail(fmt.Sprintf("%scannot record the agent's output in %s: %v", diskFull(err), a.sv.st.TurnPath(a.id, a.n), err))
 			} else if a.outRemoved() {
 				a.reopenTurnFile(line)
 			}
@@ -196,10 +196,16 @@ func (a *agentRun) fail(reason string) {
 }
 
 // save folds the events parsed since the last save into the record.
-func (a *agentRun) save() {
+func (a *agentRun) save() { a.saveAs(false) }
+
+// saveAs is save; as an outcome (the last save of a turn) it may use the
+// session's disk reserve, so that a turn's last words (its final message,
+// its usage) reach the record even on a full disk. Events that could not
+// be saved are kept for the next save.
+func (a *agentRun) saveAs(outcome bool) {
 	evs, off, last := a.pending, max(0, a.written-a.split.pending()), a.lastEvent
 	a.pending, a.lastFlush = nil, time.Now()
-	_, err := a.sv.st.update(a.id, func(s *Session) error {
+	_, err := a.sv.st.change(a.id, func(s *Session) error {
 		for _, ev := range evs {
 			s.fold(ev)
 		}
@@ -209,11 +215,12 @@ func (a *agentRun) save() {
 		}
 		s.refresh(a.sv.prices)
 		return nil
-	})
+	}, outcome)
 	if err != nil {
+		a.pending = append(evs, a.pending...)
 		a.sv.log.Error("record progress", "err", err)
 		if isNoSpace(err) {
-			a.fail(fmt.Sprintf("cannot record the session: %v", err))
+			a.fail(fmt.Sprintf("%scannot record the session: %v", diskFull(err), err))
 		}
 	}
 }
@@ -296,7 +303,16 @@ func (a *agentRun) finish() {
 	<-a.p.reaped
 	a.p.out.Close()
 	a.p.stderr.set(nil)
-	a.save()
+	a.saveAs(true)
+}
+
+// diskFull is how a reason begins when err is a full disk: the words a
+// person looks for.
+func diskFull(err error) string {
+	if isNoSpace(err) {
+		return "disk full: "
+	}
+	return ""
 }
 
 // isNoSpace reports a full disk or quota.

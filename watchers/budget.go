@@ -14,7 +14,8 @@ import (
 type budget struct {
 	cfg     BudgetConfig
 	warned  map[string]bool
-	crowded int // the number of running workers last reported
+	crowded int  // the number of running workers last reported
+	looked  bool // the first check is over
 }
 
 func newBudget(cfg BudgetConfig) *budget { return &budget{cfg: cfg, warned: map[string]bool{}} }
@@ -23,6 +24,10 @@ func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Check(_ context.Context, v *RunView) Verdict {
 	lim := v.Limits
+	if !b.looked {
+		b.looked = true
+		b.recall(v)
+	}
 	used := v.Step - 1
 	tokens := v.Tokens()
 	cost, _ := v.Cost()
@@ -67,4 +72,26 @@ func (b *budget) Check(_ context.Context, v *RunView) Verdict {
 			"wait for some to finish or end those you no longer need (end_session) before delegating more.", running, allowed)}
 	}
 	return Verdict{}
+}
+
+// recall takes as given the warnings this watcher gave a resumed run
+// before it stopped, about the limits it has now: a run is told once what
+// is left of a limit, whichever process tells it.
+func (b *budget) recall(v *RunView) {
+	lim := v.Limits
+	about := map[string]string{
+		"steps":  fmt.Sprintf(" of %d steps used", lim.MaxSteps),
+		"tokens": fmt.Sprintf(" of %s tokens used", render.Tokens(lim.MaxTokens)),
+		"cost":   fmt.Sprintf(" of %s spent", render.Money(lim.MaxCostUSD)),
+	}
+	for _, n := range v.Nudges {
+		if n.Watcher != b.Name() {
+			continue
+		}
+		for kind, words := range about {
+			if strings.Contains(n.Message, words) {
+				b.warned[kind] = true
+			}
+		}
+	}
 }

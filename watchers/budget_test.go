@@ -78,3 +78,23 @@ func TestBudgetTooManyWorkers(t *testing.T) {
 	cfg.MaxWorkers = 1
 	ask(t, newBudget(cfg), h, Nudge)
 }
+
+// A budget watcher new to a resumed run does not warn again about a limit
+// it warned about before the run stopped, however far the run got since;
+// a limit raised on resume is a new one.
+func TestBudgetRemembersItsWarningsAcrossAResume(t *testing.T) {
+	h := newHistory("fix the bug")
+	h.v.Limits = Limits{MaxSteps: 10}
+	for i := 0; i < 8; i++ {
+		h.step("", call("wait", map[string]any{"n": i}))
+	}
+	said := ask(t, newBudget(DefaultConfig().Budget), h, Nudge)
+	h.step("", call("wait", map[string]any{}))
+	h.v.Nudges = []Nudged{{Step: 9, Watcher: "budget", Message: said.Message}}
+	ask(t, newBudget(DefaultConfig().Budget), h, Continue)
+
+	h.v.Limits.MaxSteps = 11 // raised: 9 of 11 is past its share too
+	if v := ask(t, newBudget(DefaultConfig().Budget), h, Nudge); !strings.Contains(v.Message, "9 of 11 steps used") {
+		t.Errorf("message %q", v.Message)
+	}
+}

@@ -27,6 +27,10 @@ type RunView struct {
 	// reasoning, oldest first, each with the step that made it.
 	Calls    []Call
 	Messages []Message
+	// Nudges are the nudges the run was given, oldest first, those before
+	// a resume included: a watcher new to a resumed run learns from them
+	// what it already said.
+	Nudges []Nudged
 	// Changes are the files each worker changed (by session id), from
 	// their file_change events, in the order first changed.
 	Changes map[string][]sessions.FileChange
@@ -51,6 +55,13 @@ type Call struct {
 	Output  string
 	IsError bool
 	At      time.Time
+}
+
+// Nudged is a nudge the run was given before a step.
+type Nudged struct {
+	Step    int
+	Watcher string
+	Message string
 }
 
 // Message is text the model produced: Kind is "message" or "reasoning".

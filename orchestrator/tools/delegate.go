@@ -54,16 +54,6 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	if strings.TrimSpace(task) == "" {
 		return Errorf("task is empty: say what the worker must do")
 	}
-	if max := w.opt.MaxWorkers; max > 0 {
-		n, err := w.running(ctx)
-		if err != nil {
-			return Errorf("cannot count the running workers: %v", err)
-		}
-		if n >= max {
-			return Errorf("refused: %d workers are already running and the limit is %d (max_workers). "+
-				"Wait for one to finish (wait) or stop one (end_session), then delegate again.", n, max)
-		}
-	}
 	wd, err := w.dirs.Resolve(d.dir)
 	if err != nil {
 		return Errorf("refused: %v", err)
@@ -72,8 +62,16 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 		model = firstNonEmpty(model, w.opt.DefaultModel)
 	}
 	s, err := w.opt.Sessions.Spawn(ctx, sessions.SpawnRequest{Task: task, Adapter: firstNonEmpty(adapter, w.opt.DefaultAdapter),
-		Model: model, WorkingDir: wd, Source: w.opt.Source, Isolation: firstNonEmpty(d.isolation, w.opt.Isolation)})
+		Model: model, WorkingDir: wd, Source: w.opt.Source, Isolation: firstNonEmpty(d.isolation, w.opt.Isolation),
+		// Counting the running workers and starting this one are one step
+		// in Spawn, so parallel delegate calls (and other processes on the
+		// state dir) cannot together pass the limit.
+		Limit: w.opt.MaxWorkers})
+	var limit *sessions.LimitError
 	switch {
+	case errors.As(err, &limit):
+		return Errorf("refused: %d workers are already running and the limit is %d (max_workers). "+
+			"Wait for one to finish (wait) or stop one (end_session), then delegate again.", limit.Running, limit.Limit)
 	case errors.Is(err, sessions.ErrInvalidRequest):
 		return Errorf("refused: %v", err)
 	case errors.Is(err, sessions.ErrCannotRun):

@@ -114,17 +114,6 @@ func (w *workers) mine(ctx context.Context, status sessions.Status) ([]*sessions
 	return out, err
 }
 
-func (w *workers) running(ctx context.Context) (int, error) {
-	list, err := w.mine(ctx, "")
-	n := 0
-	for _, s := range list {
-		if !s.Settled() {
-			n++
-		}
-	}
-	return n, err
-}
-
 func firstNonEmpty(vals ...string) string {
 	for _, v := range vals {
 		if v != "" {

@@ -290,3 +290,36 @@ func TestConverse(t *testing.T) {
 		t.Errorf("empty message: %+v", res)
 	}
 }
+
+// Delegate calls made at once (the model's parallel tool calls, or
+// several clients) never pass max_workers together: with a limit of 4, 4
+// of 6 start and 2 are refused saying why.
+func TestParallelDelegatesKeepMaxWorkers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4)
+	gate := filepath.Join(t.TempDir(), "gate")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) })
+	steps := append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("done", 10)...)
+	f.w.Script(map[string][]testenv.Step{"": steps})
+	var wg sync.WaitGroup
+	results := make([]Result, 6)
+	for i := range results {
+		wg.Go(func() { results[i] = f.call("delegate", map[string]any{"task": "job " + string(rune('a'+i))}, nil) })
+	}
+	wg.Wait()
+	started, refused := 0, 0
+	for _, res := range results {
+		switch {
+		case !res.IsError:
+			started++
+		case strings.Contains(res.Text, "4 workers are already running and the limit is 4 (max_workers)"):
+			refused++
+		default:
+			t.Errorf("delegate: %s", res.Text)
+		}
+	}
+	list, _ := f.w.Manager.List(context.Background(), sessions.ListOptions{Active: true})
+	if started != 4 || refused != 2 || len(list) != 4 {
+		t.Fatalf("%d started, %d refused, %d running; want 4, 2, 4", started, refused, len(list))
+	}
+}

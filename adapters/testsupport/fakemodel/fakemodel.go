@@ -72,6 +72,9 @@ type Call struct {
 	// one: codex serves an MCP server's tools as functions of the
 	// namespace mcp__SERVER.
 	Namespace string
+	// CallID, if set, is the call's call_id instead of a fresh one: a
+	// model that repeats one.
+	CallID string
 }
 
 // Request is one request an agent made.

@@ -67,6 +67,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		if c.Namespace != "" {
 			fc["namespace"] = c.Namespace
 		}
+		if c.CallID != "" {
+			fc["call_id"] = c.CallID
+		}
 		item(fc)
 	}
 	if rep.Cut {
