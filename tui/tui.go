@@ -173,7 +173,10 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()
 	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
-	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...))
+	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
+	// Bubble Tea's own handler would answer the same signal too and block
+	// forever sending its quit to a program ctx already ended.
+	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()
 	}
