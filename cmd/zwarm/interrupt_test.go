@@ -94,6 +94,14 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 		{name: "inject --wait", args: func(_ *world, id string) []string { return []string{"inject", "--wait", id, "and then"} }, ready: following},
 		{name: "watch", args: func(_ *world, id string) []string { return []string{"watch", id} }, ready: following},
 		{name: "watch --json", args: func(_ *world, id string) []string { return []string{"watch", "--json", "--all"} }, ready: following},
+		// A follow-up to a finished session starts its next turn, which
+		// blocks: the interruption may come while the turn's supervisor
+		// starts or while it is waited for.
+		{name: "inject --wait (next turn)", args: func(w *world, _ string) []string {
+			done := w.spawn("quick")
+			w.ok("wait", done)
+			return []string{"inject", "--wait", done, "and then"}
+		}, ready: following},
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		for _, c := range cases {
@@ -162,6 +170,62 @@ func blockedWorld(t *testing.T) (*world, string) {
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
-	})
+	}, "quick", completes("quick", 10))
 	return w, w.spawn("block")
+}
+
+// childWith returns a child of pid whose command line has arg, or 0.
+func childWith(pid int, arg string) int {
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			cmdline, _ := os.ReadFile("/proc/" + c + "/cmdline")
+			if strings.Contains(string(cmdline), "\x00"+arg+"\x00") {
+				n, _ := strconv.Atoi(c)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// Ctrl+C while a follow-up starts the next turn, when the supervisor
+// being started is killed with the command, is an interruption (130), not
+// a failure of the work ("signal: killed", 1).
+func TestInterruptWhileStartingATurn(t *testing.T) {
+	w, _ := blockedWorld(t)
+	caught, last := 0, ""
+	for try := 0; try < 20 && caught < 3; try++ {
+		done := w.spawn("quick")
+		w.ok("wait", done)
+		cmd := exec.Command(bins.zwarm, "inject", done, "and then")
+		cmd.Dir, cmd.Env = w.work, w.env()
+		var out lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		starting := 0
+		for i := 0; i < 5000 && starting == 0 && cmd.ProcessState == nil; i++ {
+			starting = childWith(cmd.Process.Pid, "--detach")
+			if starting == 0 {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+		if starting == 0 {
+			cmd.Wait() // the turn started before it was seen starting
+			continue
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		caught++
+		if code := exitOf(t, cmd, &out); code != exitInterrupted {
+			t.Fatalf("SIGINT while the next turn's supervisor started: exit %d, want %d\n%s", code, exitInterrupted, out.String())
+		}
+		last = out.String()
+	}
+	if caught == 0 {
+		t.Fatal("never caught inject while it started the next turn")
+	}
+	t.Logf("interrupted %d follow-ups while their turn started; the last said %q", caught, last)
 }
