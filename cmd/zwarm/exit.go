@@ -17,7 +17,8 @@ import (
 //	2    the command line, a session id or the configuration is wrong:
 //	     nothing ran
 //	124  a wait gave up at its --timeout (as timeout(1) does)
-//	130  interrupted (Ctrl-C)
+//	130  interrupted: SIGINT (Ctrl-C) or SIGTERM, whatever the command
+//	     was doing (run)
 const (
 	exitOK          = 0
 	exitFailure     = 1
