@@ -95,10 +95,13 @@ type Model struct {
 	diff   diffview.Model
 	help   help.Model
 
-	focus         focus
-	showHelp      bool
-	status        string
-	statusErr     bool
+	focus     focus
+	showHelp  bool
+	status    string
+	statusErr bool
+	// priceNote names the models whose cost reads "?", and how to price
+	// them: the status line says it when it has nothing else to say.
+	priceNote     string
 	queued        *queuedNote // what the status line says is queued
 	width, height int
 	// loaded says the first load of the sessions (and of the runs) is
