@@ -17,9 +17,18 @@ type Price struct {
 type Prices map[string]Price
 
 // DefaultPrices are the list prices of the common models. config.toml's
-// [prices."model"] tables override or extend them.
+// [prices."model"] tables override or extend them; a model in neither has
+// no cost (nil), shown as "?" with a note saying how to add it.
+//
+// Sources: OpenAI's API pricing page (platform.openai.com/docs/pricing)
+// and Anthropic's (claude.com/pricing), standard tier, as of December
+// 2025; Anthropic's cached input is the cache-read price (a tenth of the
+// input price). Claude Code reports its own cost, which wins over these.
+// The aliases Claude Code accepts (sonnet, opus, haiku) are priced as the
+// model they named then.
 func DefaultPrices() Prices {
 	return Prices{
+		// OpenAI: the GPT-5 family and the models codex offers.
 		"gpt-5":              {Input: 1.25, CachedInput: 0.125, Output: 10},
 		"gpt-5-mini":         {Input: 0.25, CachedInput: 0.025, Output: 2},
 		"gpt-5-nano":         {Input: 0.05, CachedInput: 0.005, Output: 0.4},
@@ -28,12 +37,23 @@ func DefaultPrices() Prices {
 		"gpt-5.1-codex":      {Input: 1.25, CachedInput: 0.125, Output: 10},
 		"gpt-5.1-codex-mini": {Input: 0.25, CachedInput: 0.025, Output: 2},
 		"gpt-5.1-codex-max":  {Input: 1.25, CachedInput: 0.125, Output: 10},
-		"claude-sonnet-4-5":  {Input: 3, CachedInput: 0.3, Output: 15},
-		"claude-opus-4-1":    {Input: 15, CachedInput: 1.5, Output: 75},
-		"claude-haiku-4-5":   {Input: 1, CachedInput: 0.1, Output: 5},
-		"sonnet":             {Input: 3, CachedInput: 0.3, Output: 15},
-		"opus":               {Input: 15, CachedInput: 1.5, Output: 75},
-		"haiku":              {Input: 1, CachedInput: 0.1, Output: 5},
+		"gpt-5.2":            {Input: 1.75, CachedInput: 0.175, Output: 14},
+		"codex-mini-latest":  {Input: 1.5, CachedInput: 0.375, Output: 6},
+		"gpt-4.1":            {Input: 2, CachedInput: 0.5, Output: 8},
+		"gpt-4.1-mini":       {Input: 0.4, CachedInput: 0.1, Output: 1.6},
+		"o3":                 {Input: 2, CachedInput: 0.5, Output: 8},
+		"o4-mini":            {Input: 1.1, CachedInput: 0.275, Output: 4.4},
+		// Anthropic: the Claude 4 family, by id and by Claude Code's aliases.
+		"claude-opus-4-5":   {Input: 5, CachedInput: 0.5, Output: 25},
+		"claude-opus-4-1":   {Input: 15, CachedInput: 1.5, Output: 75},
+		"claude-opus-4":     {Input: 15, CachedInput: 1.5, Output: 75},
+		"claude-sonnet-4-5": {Input: 3, CachedInput: 0.3, Output: 15},
+		"claude-sonnet-4":   {Input: 3, CachedInput: 0.3, Output: 15},
+		"claude-haiku-4-5":  {Input: 1, CachedInput: 0.1, Output: 5},
+		"claude-3-5-haiku":  {Input: 0.8, CachedInput: 0.08, Output: 4},
+		"sonnet":            {Input: 3, CachedInput: 0.3, Output: 15},
+		"opus":              {Input: 5, CachedInput: 0.5, Output: 25},
+		"haiku":             {Input: 1, CachedInput: 0.1, Output: 5},
 	}
 }
 

@@ -60,6 +60,33 @@ func TestUnknownModelHasNoCost(t *testing.T) {
 	}
 }
 
+// The built-in table prices the models the adapters choose by default and
+// the ones people name: codex's GPT-5 family and Claude Code's aliases and
+// ids, dated or not; the prices are the vendors' list prices.
+func TestDefaultPricesCoverTheCurrentModels(t *testing.T) {
+	for model, want := range map[string]Price{
+		"gpt-5.1-codex-mini":         {Input: 0.25, CachedInput: 0.025, Output: 2},
+		"gpt-5.1-codex":              {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5.1-codex-max":          {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5-codex":                {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5.2":                    {Input: 1.75, CachedInput: 0.175, Output: 14},
+		"codex-mini-latest":          {Input: 1.5, CachedInput: 0.375, Output: 6},
+		"sonnet":                     {Input: 3, CachedInput: 0.3, Output: 15},
+		"opus":                       {Input: 5, CachedInput: 0.5, Output: 25},
+		"haiku":                      {Input: 1, CachedInput: 0.1, Output: 5},
+		"claude-opus-4-5-20251101":   {Input: 5, CachedInput: 0.5, Output: 25},
+		"claude-opus-4-1-20250805":   {Input: 15, CachedInput: 1.5, Output: 75},
+		"claude-sonnet-4-20250514":   {Input: 3, CachedInput: 0.3, Output: 15},
+		"Claude-Haiku-4-5":           {Input: 1, CachedInput: 0.1, Output: 5},
+		"claude-3-5-haiku-20241022":  {Input: 0.8, CachedInput: 0.08, Output: 4},
+		"claude-sonnet-4-5-20250929": {Input: 3, CachedInput: 0.3, Output: 15},
+	} {
+		if got, ok := DefaultPrices().Lookup(model); !ok || got != want {
+			t.Errorf("%s: %+v (known %v), want %+v", model, got, ok, want)
+		}
+	}
+}
+
 func TestFailureReason(t *testing.T) {
 	s := &Session{Turns: []Turn{{N: 1}}}
 	s.fold(Event{Type: EventError, Text: "stream cut"})

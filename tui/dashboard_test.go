@@ -269,3 +269,30 @@ func TestHeaderCostBelowACent(t *testing.T) {
 		t.Fatalf("header %q", v)
 	}
 }
+
+// A model without a price costs "?" in its row, the header's total is a
+// part ("+?"), and the status line, when it has nothing else to say,
+// names the model and how to price it.
+func TestUnpricedModelIsNamedOnce(t *testing.T) {
+	f := newFixture(t)
+	unpriced := func(s *sessions.Session) {
+		s.Model, s.CostUSD, s.Turns[0].CostUSD = "mystery-model", nil, nil
+	}
+	f.add(1, sessions.StatusCompleted, "priced", time.Hour)
+	f.add(2, sessions.StatusCompleted, "unpriced", time.Hour, unpriced)
+	f.add(3, sessions.StatusFailed, "unpriced too", time.Hour, unpriced)
+	v := f.newModel(160, 24).View()
+	note := `? no price known for model mystery-model: add [prices."mystery-model"]`
+	if strings.Count(v, note) != 1 || !strings.Contains(v, "$0.0045+?") {
+		t.Errorf("want the header's total as a part and the note %q once:\n%s", note, v)
+	}
+	var row string
+	for _, l := range strings.Split(v, "\n") {
+		if strings.Contains(l, "unpriced too") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, " ? ") {
+		t.Errorf("the unpriced row has no ? cost: %q", row)
+	}
+}

@@ -95,10 +95,13 @@ type Model struct {
 	diff   diffview.Model
 	help   help.Model
 
-	focus         focus
-	showHelp      bool
-	status        string
-	statusErr     bool
+	focus     focus
+	showHelp  bool
+	status    string
+	statusErr bool
+	// priceNote names the models whose cost reads "?", and how to price
+	// them: the status line says it when it has nothing else to say.
+	priceNote     string
 	queued        *queuedNote // what the status line says is queued
 	width, height int
 	// loaded says the first load of the sessions (and of the runs) is
@@ -173,7 +176,10 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()
 	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
-	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...))
+	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
+	// Bubble Tea's own handler would answer the same signal too and block
+	// forever sending its quit to a program ctx already ended.
+	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()
 	}

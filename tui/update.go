@@ -152,6 +152,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			m.checkLoaded()
 		}
 		m.header.SetSessions(m.list.All())
+		m.priceNote = render.PriceFootnote(render.UnpricedModels(m.list.All()))
 		for _, s := range list {
 			m.detail.SetSession(s)
 			m.diff.SetSession(s)

@@ -74,6 +74,9 @@ func (m Model) statusLine() string {
 		return m.st.Status.Render("loading sessions…")
 	}
 	line := m.status
+	if line == "" && m.priceNote != "" {
+		line = m.priceNote
+	}
 	if m.hasRunning() {
 		line = spinnerFrames[m.frame%len(spinnerFrames)] + " " + line
 	}

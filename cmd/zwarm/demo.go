@@ -8,10 +8,12 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui"
 )
 
@@ -36,8 +38,9 @@ finishes. All of it runs in a temporary state dir, on the dashboard: the
 run's row has its workers under it; select it to follow its steps. Try the
 keys: i sends a follow-up, x kills. Everything the demo started ends with it.
 
---no-tui prints the session list whenever it changes and the run's steps as
-zwarm orchestrate prints them, until everything has finished.`,
+--no-tui prints the session list and the run's steps as zwarm orchestrate
+prints them, until everything has finished: on a terminal the list again
+whenever it changes; piped, the list once and then a line per change.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error { return runDemo(c, o) },
 	}
@@ -190,9 +193,11 @@ func (o *sharedOut) block(b []byte) {
 	o.apart = true
 }
 
-// liveList prints the session table whenever a session's status or turn
-// changes, until every session has settled and done is closed (nil: not
-// waited for).
+// liveList follows the sessions until every one has settled and done is
+// closed (nil: not waited for). On a terminal it prints the session table
+// again whenever a session's status or turn changes; piped, it prints the
+// table once and then a line per change (changeLine), so the output grows
+// with what happens, not with the size of the table.
 func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan struct{}) error {
 	sub, err := m.Subscribe(ctx, sessions.SubscribeOptions{})
 	if err != nil {
@@ -200,6 +205,7 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 	}
 	defer sub.Close()
 	last := ""
+	var seen map[string]string // piped: each session's status and turn as last printed
 	for {
 		select {
 		case <-ctx.Done():
@@ -228,10 +234,25 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 			key += s.ID + string(s.Status) + strconv.Itoa(s.Turn) + ";"
 			settled = settled && s.Settled()
 		}
-		if key != last {
-			last = key
+		switch {
+		case key == last:
+		case s.outTTY || seen == nil:
 			printTable(s, list)
+			seen = map[string]string{}
+			for _, x := range list {
+				seen[x.ID] = string(x.Status) + strconv.Itoa(x.Turn)
+			}
+		default:
+			// Oldest first, as the changes happened.
+			for i := len(list) - 1; i >= 0; i-- {
+				x := list[i]
+				if k := string(x.Status) + strconv.Itoa(x.Turn); seen[x.ID] != k {
+					seen[x.ID] = k
+					fmt.Fprint(s.out, changeLine(x, timeNow()))
+				}
+			}
 		}
+		last = key
 		if settled && done == nil {
 			return nil
 		}
@@ -252,4 +273,12 @@ func printTable(s *streams, list []*sessions.Session) {
 	own.out = &buf
 	writeSessions(&own, list, timeNow(), false, nil)
 	shared.block(buf.Bytes())
+}
+
+// changeLine is one session's change, piped: when it was seen, the whole
+// id, the status, the turn, whose session it is and its task, tab
+// separated as zwarm ls prints when piped.
+func changeLine(x *sessions.Session, now time.Time) string {
+	return fmt.Sprintf("%s\t%s\t%s\tturn %d\t%s\t%s\n", now.UTC().Format(time.RFC3339), x.ID, x.Status, x.Turn,
+		render.SafeLine(x.Source.String()), render.SafeLine(x.Task))
 }

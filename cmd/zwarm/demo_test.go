@@ -111,13 +111,37 @@ func TestDemoWithoutTUI(t *testing.T) {
 			t.Errorf("the demo printed no %q:\n%s", want, out)
 		}
 	}
-	// The last table lists every session: the person's five and the run's
-	// two, which say whose they are.
-	final := out[strings.LastIndex(out, "ID\tSTATUS\t"):]
-	final, _, _ = strings.Cut(final, "\n\n")
-	if strings.Count(final, "\tcompleted\t") != 6 || strings.Count(final, "\tfailed\t") != 1 ||
-		strings.Count(final, "\tuser\t") != 5 || strings.Count(final, "\trun:") != 2 {
-		t.Errorf("the last table:\n%s", final)
+	// Piped, the table is printed once, then a line per change: the last
+	// word on each session is the person's five and the run's two, which
+	// say whose they are.
+	if n := strings.Count(out, "ID\tSTATUS\t"); n != 1 {
+		t.Errorf("the table was printed %d times, want once:\n%s", n, out)
+	}
+	status, source := map[string]string{}, map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Split(l, "\t")
+		switch {
+		case len(f) == 11 && f[0] != "ID": // a table row: id status ... source task
+			status[f[0]], source[f[0]] = f[1], f[9]
+		case len(f) == 6 && strings.HasPrefix(f[3], "turn "): // a change: time id status turn source task
+			if _, err := time.Parse(time.RFC3339, f[0]); err != nil {
+				t.Errorf("change line %q: %v", l, err)
+			}
+			status[f[1]], source[f[1]] = f[2], f[4]
+		}
+	}
+	count := func(m map[string]string, pred func(string) bool) (n int) {
+		for _, v := range m {
+			if pred(v) {
+				n++
+			}
+		}
+		return n
+	}
+	is := func(want string) func(string) bool { return func(v string) bool { return v == want } }
+	if count(status, is("completed")) != 6 || count(status, is("failed")) != 1 || count(source, is("user")) != 5 ||
+		count(source, func(v string) bool { return strings.HasPrefix(v, "run:") }) != 2 {
+		t.Errorf("the last word on each session: status %v, source %v\n%s", status, source, out)
 	}
 	if strings.Contains(r.stderr, "resume with") {
 		t.Errorf("stderr %q", r.stderr)

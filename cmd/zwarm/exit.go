@@ -17,7 +17,8 @@ import (
 //	2    the command line, a session id or the configuration is wrong:
 //	     nothing ran
 //	124  a wait gave up at its --timeout (as timeout(1) does)
-//	130  interrupted (Ctrl-C)
+//	130  interrupted: SIGINT (Ctrl-C) or SIGTERM, whatever the command
+//	     was doing (run)
 const (
 	exitOK          = 0
 	exitFailure     = 1
@@ -65,6 +66,24 @@ func exitCode(err error, io *streams) int {
 	}
 	fmt.Fprintln(io.errOut, "zwarm:", err)
 	return code
+}
+
+// interrupted is the exit of a command a signal (SIGINT, SIGTERM) ended:
+// 130 whatever the command made of it, so no command can turn Ctrl-C into
+// success (a follow that returns nil, a dashboard that quits) or into a
+// failure (a child process killed with it). What the command said beyond
+// the interruption is still printed.
+func interrupted(err error, io *streams) int {
+	var se *silentError
+	switch {
+	case errors.As(err, &se):
+		// already reported
+	case err == nil, errors.Is(err, context.Canceled):
+		fmt.Fprintln(io.errOut, "zwarm: interrupted")
+	default:
+		fmt.Fprintln(io.errOut, "zwarm: interrupted:", err)
+	}
+	return exitInterrupted
 }
 
 // classify maps an error to its exit code.

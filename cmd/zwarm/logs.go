@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,9 +107,6 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	err = m.Follow(ctx, s.ID, sessions.FollowOptions{From: from, Only: o.turn, Live: o.follow, OnUpdate: lp.update},
 		func(sessions.Step) {})
 	lp.finish()
-	if o.follow && errors.Is(err, context.Canceled) {
-		return nil // Ctrl-C ends a follow; that is not a failure
-	}
 	return err
 }
 

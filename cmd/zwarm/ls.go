@@ -193,7 +193,21 @@ func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary
 			t.add(row...)
 		}
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return writePriceFootnote(io, render.UnpricedModels(list))
+}
+
+// writePriceFootnote explains, on a terminal, the "?" a listing shows for a
+// model without a price: one line under it. Piped output has no footnotes.
+func writePriceFootnote(io *streams, models []string) error {
+	note := render.PriceFootnote(models)
+	if note == "" || !io.outTTY {
+		return nil
+	}
+	_, err := fmt.Fprintln(io.out, io.paint(sgrDim, note))
+	return err
 }
 
 // sessionRow is one line of ls on a terminal; changes says the CHANGES
@@ -300,14 +314,14 @@ func summaryLine(io *streams, list []*sessions.Session) string {
 	counts := map[sessions.Status]int{}
 	var total int64
 	var spent float64
-	unknown := 0
+	priced := true
 	for _, s := range list {
 		counts[s.Status]++
 		total += s.Usage.TotalTokens
 		if s.CostUSD != nil {
 			spent += *s.CostUSD
-		} else if !s.Usage.IsZero() {
-			unknown++
+		} else if render.SessionUnpriced(s) {
+			priced = false
 		}
 	}
 	var parts []string
@@ -316,11 +330,7 @@ func summaryLine(io *streams, list []*sessions.Session) string {
 			parts = append(parts, io.paint(statusColor(st), fmt.Sprintf("%d %s", counts[st], st)))
 		}
 	}
-	money := render.Money(spent)
-	if unknown > 0 {
-		money += fmt.Sprintf(" (+%s of unknown price)", render.Plural(unknown, "session"))
-	}
-	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + money
+	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + render.PartialCost(sessions.RoundCost(spent), priced)
 }
 
 // changesCell is what became of a worker's change: "+120 -8 in 5 files",

@@ -20,5 +20,8 @@ func run(ctx context.Context, args []string, io *streams) int {
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		return interrupted(err, io)
+	}
 	return exitCode(err, io)
 }

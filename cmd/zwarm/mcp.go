@@ -79,7 +79,8 @@ func runMCP(ctx context.Context, f *factory) error {
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.io.in), Writer: out})
 	switch {
 	case err == nil, errors.Is(err, io.EOF), ctx.Err() != nil:
-		// The client hung up or stopped the server: its normal end.
+		// The client hung up: its normal end. A signal that stopped the
+		// server makes the exit 130 (run), as for every command.
 		return nil
 	}
 	return fmt.Errorf("mcp: %w", err)

@@ -43,7 +43,8 @@ Settings come from [orchestrator] in config.toml; flags win. The API key is
 read from OPENAI_API_KEY (or api_key_env).
 
 Exit status: 0 when the model finished the task, 1 when the run failed, hit a
-limit or was interrupted, 2 for a command line that cannot be run.`,
+limit or a watcher paused it, 2 for a command line that cannot be run, 130
+when Ctrl+C (or SIGTERM) stopped it.`,
 		Example: `  zwarm orchestrate "add rate limiting to the API, with tests"
   zwarm orchestrate --task-file task.md --max-cost 5 --timeout 1h
   echo "fix the flaky test" | zwarm orchestrate -

@@ -117,12 +117,7 @@ func (p *stepPrinter) outcome(rec *orchestrator.Record, resume string) {
 
 // totalCost is the cost of a run and its workers, for people.
 func totalCost(rec *orchestrator.Record) string {
-	c, known := rec.TotalCost()
-	s := render.Cost(&c)
-	if !known {
-		s += " (some prices unknown)"
-	}
-	return s
+	return render.PartialCost(rec.TotalCost())
 }
 
 // writeRunLines prints a run's rendered lines in one write: on a terminal

@@ -298,7 +298,7 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	run := w.runs()[0]

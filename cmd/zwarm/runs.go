@@ -76,7 +76,9 @@ func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
 		column{title: "COST", drop: 4}, column{title: "AGE", drop: 1}, column{title: "TASK", flex: true},
 	)
 	for _, r := range list {
-		cost := cell{text: totalCost(r)}
+		// Piped, a plain number, or "?" when a price is missing: never a
+		// part of the sum passed off as the whole.
+		cost := cell{text: totalCost(r), raw: render.Unpriced}
 		if c, known := r.TotalCost(); known {
 			cost.raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}
@@ -91,5 +93,27 @@ func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
 			cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)},
 		)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	models, workers := unpricedRunModels(list)
+	if len(models) == 0 && workers && io.outTTY {
+		_, err := fmt.Fprintln(io.out, io.paint(sgrDim, render.Unpriced+` no price known for a worker's model (zwarm ls --all shows which): add [prices."MODEL"] to config.toml`))
+		return err
+	}
+	return writePriceFootnote(io, models)
+}
+
+// unpricedRunModels lists, once each, the orchestrating models without a
+// price, and says whether some worker's model has none.
+func unpricedRunModels(list []*orchestrator.Record) (models []string, workers bool) {
+	seen := map[string]bool{}
+	for _, r := range list {
+		if r.CostUSD == nil && !seen[r.Model] {
+			seen[r.Model] = true
+			models = append(models, r.Model)
+		}
+		workers = workers || (r.WorkerCostUSD == nil && len(r.Workers) > 0)
+	}
+	return models, workers
 }

@@ -217,6 +217,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	}
 	field("usage", "%s · %s tokens (%s in, %s cached, %s out) · %s", render.Plural(s.Turn, "turn"), render.SessionTokens(s),
 		render.Tokens(s.Usage.InputTokens), render.Tokens(s.Usage.CachedInputTokens), render.Tokens(s.Usage.OutputTokens), render.SessionCost(s))
+	if render.SessionUnpriced(s) {
+		field("price", "%s", io.paint(sgrDim, render.PriceFootnote([]string{s.Model})))
+	}
 	if s.Error != "" {
 		field("error", "%s", render.Clip(render.ErrorText(s.Error), 1000))
 	}

@@ -128,7 +128,7 @@ func TestWatchJSONAlerts(t *testing.T) {
 	burn := w.spawn("burn")
 	wa.waitLine(`"watcher":"cost_guard"`, burn)
 	code, lines := wa.interrupt()
-	if code != 0 {
+	if code != exitInterrupted {
 		t.Fatalf("exit %d\n%s", code, wa.stderr.String())
 	}
 	byWatcher := map[string]alertJSON{}
@@ -156,8 +156,8 @@ func TestWatchJSONAlerts(t *testing.T) {
 	if s := w.show(burn); s.Status != "killed" || !strings.Contains(s.Error, "stopped by watcher cost_guard") {
 		t.Errorf("burn: %s %q", s.Status, s.Error)
 	}
-	if wa.stderr.Len() != 0 {
-		t.Errorf("stderr when piped: %q", wa.stderr.String())
+	if wa.stderr.String() != "zwarm: interrupted\n" {
+		t.Errorf("stderr when piped: %q, want only the interruption", wa.stderr.String())
 	}
 }
 
@@ -180,7 +180,7 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 		t.Errorf("colour when piped: %q", line)
 	}
 	code, lines := wa.interrupt()
-	if code != 0 {
+	if code != exitInterrupted {
 		t.Fatalf("exit %d: %s", code, wa.stderr.String())
 	}
 	for _, l := range lines {
@@ -238,7 +238,7 @@ func TestWatchOverlap(t *testing.T) {
 		t.Errorf("the alert does not name both workers (%s, %s): %q", a[:8], b[:8], line)
 	}
 	code, lines := wa.interrupt()
-	if code != 0 {
+	if code != exitInterrupted {
 		t.Fatalf("exit %d: %s", code, wa.stderr.String())
 	}
 	n := 0

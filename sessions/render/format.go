@@ -18,9 +18,14 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// Unknown stands for a number that is not known (yet): a codex turn's usage
-// before the turn ends, the cost of a model without a price.
+// Unknown stands for a number that is not known yet: a codex turn's usage
+// before the turn ends.
 const Unknown = "–"
+
+// Unpriced stands for a cost that cannot be known: the price of the model
+// is not in the price table (config.toml's [prices] adds it). It is not
+// Unknown, which waits for the agent: this waits for the person.
+const Unpriced = "?"
 
 // Tokens abbreviates a token count: 950, 1.5k, 24k, 1.2M.
 func Tokens(n int64) string {
@@ -53,12 +58,67 @@ func Money(v float64) string {
 	return "$" + strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
-// Cost writes a price that may be unknown (nil): Unknown then.
+// Cost writes a cost that may be unpriced (nil): Unpriced then.
 func Cost(c *float64) string {
 	if c == nil {
-		return Unknown
+		return Unpriced
 	}
 	return Money(*c)
+}
+
+// PartialCost writes a sum of costs of which some may be unpriced (known
+// false): the priced part, "+?" for the rest ($0.0081+?), or Unpriced when
+// nothing was priced.
+func PartialCost(c float64, known bool) string {
+	switch {
+	case known:
+		return Money(c)
+	case c == 0:
+		return Unpriced
+	}
+	return Money(c) + "+" + Unpriced
+}
+
+// PriceFootnote is the line under a listing where some cost reads
+// Unpriced: the models without a price and how to give them one; "" when
+// models is empty.
+func PriceFootnote(models []string) string {
+	if len(models) == 0 {
+		return ""
+	}
+	list := ""
+	for i, m := range models {
+		if i > 0 {
+			list += ", "
+		}
+		list += SafeLine(m)
+	}
+	what := "model"
+	if len(models) > 1 {
+		what = "models"
+	}
+	return fmt.Sprintf("%s no price known for %s %s: add [prices.%q] (input, cached_input, output in $ per million tokens) to config.toml",
+		Unpriced, what, list, SafeLine(models[0]))
+}
+
+// SessionUnpriced reports whether a session's cost is unpriced: it has reported
+// usage (or finished a turn) and its model has no price.
+func SessionUnpriced(s *sessions.Session) bool {
+	return s.CostUSD == nil && s.Turn > 0 && !usageUnknown(s)
+}
+
+// UnpricedModels lists, once each and in order, the models of the
+// sessions whose cost is unpriced.
+func UnpricedModels(list []*sessions.Session) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if SessionUnpriced(s) && !seen[s.Model] {
+			seen[s.Model] = true
+			out = append(out, s.Model)
+		}
+	}
+	return out
 }
 
 // usageUnknown says a session has reported no usage yet while it runs:
@@ -76,10 +136,10 @@ func SessionTokens(s *sessions.Session) string {
 	return Tokens(s.Usage.TotalTokens)
 }
 
-// SessionCost is a session's cost, Unknown while nothing has been reported
-// or when a model's price is unknown.
+// SessionCost is a session's cost: Unknown while nothing has been
+// reported, Unpriced when its model has no price.
 func SessionCost(s *sessions.Session) string {
-	if usageUnknown(s) {
+	if usageUnknown(s) || (s.CostUSD == nil && s.Turn == 0) {
 		return Unknown
 	}
 	return Cost(s.CostUSD)

@@ -22,8 +22,49 @@ func TestMoneyOneRule(t *testing.T) {
 			t.Errorf("Money(%v) = %s, want %s", v, got, want)
 		}
 	}
-	if got := Cost(nil); got != Unknown {
-		t.Errorf("Cost(nil) = %s", got)
+	if got := Cost(nil); got != Unpriced {
+		t.Errorf("Cost(nil) = %s, want %s", got, Unpriced)
+	}
+	for _, c := range []struct {
+		v     float64
+		known bool
+		want  string
+	}{{0.0081, true, "$0.0081"}, {0.0081, false, "$0.0081+?"}, {0, false, "?"}, {0, true, "$0.00"}} {
+		if got := PartialCost(c.v, c.known); got != c.want {
+			t.Errorf("PartialCost(%v, %v) = %s, want %s", c.v, c.known, got, c.want)
+		}
+	}
+}
+
+// A cost not known yet (the turn has reported nothing) and a cost that
+// cannot be known (the model has no price) read differently, and only the
+// second is named in a footnote, once per model.
+func TestUnpricedIsNotUnknown(t *testing.T) {
+	owner := &sessions.ProcRef{PID: 1}
+	waiting := &sessions.Session{Status: sessions.StatusRunning, Owner: owner, Model: "mystery-1", Turn: 1}
+	unpriced := &sessions.Session{Status: sessions.StatusCompleted, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 10}, Turn: 1}
+	again := &sessions.Session{Status: sessions.StatusFailed, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 5}, Turn: 1}
+	other := &sessions.Session{Status: sessions.StatusCompleted, Model: "mystery-2", Usage: sessions.Usage{TotalTokens: 5}, Turn: 1}
+	never := &sessions.Session{Status: sessions.StatusFailed, Model: "mystery-3"}
+	if got := SessionCost(waiting); got != Unknown {
+		t.Errorf("running, nothing reported: %s, want %s", got, Unknown)
+	}
+	if got := SessionCost(never); got != Unknown {
+		t.Errorf("no turn ever ran: %s, want %s", got, Unknown)
+	}
+	if got := SessionCost(unpriced); got != Unpriced {
+		t.Errorf("usage without a price: %s, want %s", got, Unpriced)
+	}
+	models := UnpricedModels([]*sessions.Session{waiting, unpriced, never, again, other})
+	if !reflect.DeepEqual(models, []string{"mystery-1", "mystery-2"}) {
+		t.Errorf("unpriced models %v", models)
+	}
+	note := PriceFootnote(models)
+	if !strings.HasPrefix(note, "? ") || !strings.Contains(note, "mystery-1, mystery-2") || !strings.Contains(note, `[prices."mystery-1"]`) {
+		t.Errorf("footnote %q", note)
+	}
+	if PriceFootnote(nil) != "" {
+		t.Error("a footnote with no unpriced model")
 	}
 }
 

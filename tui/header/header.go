@@ -25,7 +25,9 @@ type Model struct {
 	// workers are sessions, counted once).
 	tokens, runTokens int64
 	cost, runCost     float64
-	unpriced          int
+	// unpriced and runUnpriced count the sessions and runs whose model
+	// has no price: the money is then a part, "$0.20+?".
+	unpriced, runUnpriced int
 }
 
 // New returns a header for the state dir.
@@ -44,7 +46,7 @@ func (m *Model) SetSessions(all []*sessions.Session) {
 		m.tokens += s.Usage.TotalTokens
 		if s.CostUSD != nil {
 			m.cost += *s.CostUSD
-		} else if !s.Usage.IsZero() {
+		} else if render.SessionUnpriced(s) {
 			m.unpriced++
 		}
 	}
@@ -52,12 +54,14 @@ func (m *Model) SetSessions(all []*sessions.Session) {
 
 // SetRuns recomputes the runs' counts and their models' usage.
 func (m *Model) SetRuns(all []*orchestrator.Record) {
-	m.runCounts, m.runs, m.runTokens, m.runCost = map[orchestrator.Status]int{}, len(all), 0, 0
+	m.runCounts, m.runs, m.runTokens, m.runCost, m.runUnpriced = map[orchestrator.Status]int{}, len(all), 0, 0, 0
 	for _, r := range all {
 		m.runCounts[r.Status]++
 		m.runTokens += r.Usage.TotalTokens
 		if r.CostUSD != nil {
 			m.runCost += *r.CostUSD
+		} else {
+			m.runUnpriced++
 		}
 	}
 }
@@ -109,10 +113,7 @@ func (m Model) line(short bool) (string, int) {
 	if len(parts) == before {
 		add(m.st.Dim.Render("no sessions"))
 	}
-	money := render.Money(m.cost + m.runCost)
-	if m.unpriced > 0 {
-		money += fmt.Sprintf(" (+%d unpriced)", m.unpriced)
-	}
+	money := render.PartialCost(sessions.RoundCost(m.cost+m.runCost), m.unpriced+m.runUnpriced == 0)
 	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens+m.runTokens), money))
 	used := lipgloss.Width(strings.Join(parts, "  "))
 	parts = append(parts, m.st.Dim.Render(render.SafeLine(m.stateDir)))
