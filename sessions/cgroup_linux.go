@@ -252,7 +252,7 @@ func (sv *supervisor) openCgroup() *cgroup {
 		sv.log.Info("no cgroup for the session; containing it by marker", "why", err)
 		return nil
 	}
-	if err := writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
+	if err := sv.st.writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
 		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
 		os.Remove(cg.dir)
 		return nil

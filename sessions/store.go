@@ -136,7 +136,7 @@ func (st *Store) create(s *Session) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
+		if err := st.writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
 			return err
 		}
 		return os.Rename(tmp, st.sessionDir(s.ID))
@@ -153,7 +153,7 @@ func (st *Store) create(s *Session) error {
 const reserveSize = 256 << 10
 
 func writeReserve(path string) error {
-	return os.WriteFile(path, make([]byte, reserveSize), filePerm)
+	return writeFileNoFollow(path, make([]byte, reserveSize))
 }
 
 // noSpaceHint says what to do about a full disk.
@@ -170,7 +170,7 @@ func (st *Store) save(s *Session) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(st.metaPath(s.ID), data); err != nil {
+	if err := st.writeFileAtomic(st.metaPath(s.ID), data); err != nil {
 		return fmt.Errorf("save session %s: %w", s.ID, err)
 	}
 	return nil
