@@ -89,6 +89,9 @@ func (st *Store) ensureWritable() error {
 	if err := os.MkdirAll(st.sessionsDir(), dirPerm); err != nil {
 		return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
 	}
+	if err := CheckNoSymlinks(st.dir, st.sessionsDir()); err != nil {
+		return err // new sessions would be made wherever it points
+	}
 	st.ignoreSelf()
 	f, err := os.CreateTemp(st.sessionsDir(), ".probe*")
 	if err != nil {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -170,5 +171,19 @@ func TestAStateDirReachedThroughASymlinkIsUsed(t *testing.T) {
 	f.Close()
 	if _, err := os.Stat(filepath.Join(real, "logs", "zwarm.log")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sessions/ swapped for a symlink: a spawn makes nothing where it points.
+func TestSpawnRefusesASymlinkedSessionsDir(t *testing.T) {
+	w := newWorld(t)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, w.st.sessionsDir()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	refused(t, "spawn", err, w.st.sessionsDir())
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("spawn made %s where sessions/ points", ents[0].Name())
 	}
 }

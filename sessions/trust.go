@@ -62,7 +62,7 @@ func LoadUserConfig() (*UserConfig, string, error) {
 		return nil, path, &ConfigError{Path: path, Err: err}
 	}
 	if why := untrustedBy(fi, true); why != "" {
-		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: make it yours with chmod go-w %s", why, path)}
+		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: it must be yours, and writable by you alone", why)}
 	}
 	md, err := toml.DecodeFile(path, c)
 	if err != nil {
@@ -116,8 +116,12 @@ type UntrustedError struct {
 }
 
 func (e *UntrustedError) Error() string {
+	fix := ""
+	if strings.HasPrefix(e.Why, "can be written") {
+		fix = fmt.Sprintf("make it writable by you alone (chmod go-w %s), or ", e.Path)
+	}
 	return fmt.Sprintf("%s %s: zwarm reads no settings from a state dir it does not trust, since they name the programs it runs; "+
-		"if you trust it, add it to your own config %s:\n  [trust]\n  dirs = [%q]", e.Path, e.Why, e.UserConfig, e.Dir)
+		"%sif you trust it, add it to your own config %s:\n  [trust]\n  dirs = [%q]", e.Path, e.Why, fix, e.UserConfig, e.Dir)
 }
 
 // CheckTrusted refuses a state dir whose settings this user must not run:
