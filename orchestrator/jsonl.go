@@ -23,7 +23,7 @@ type journal struct {
 // openJournal opens path for appending, creating it, and drops a torn last
 // line left by a crash.
 func openJournal(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := openRunFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}

@@ -94,6 +94,9 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), dirPerm); err != nil {
 		return nil, fmt.Errorf("state dir %s is not usable: %w", opt.StateDir, err)
 	}
+	if err := sessions.CheckNoSymlinks(opt.StateDir, filepath.Dir(dir)); err != nil {
+		return nil, err // the run would be made wherever runs/ points
+	}
 	if err := os.Mkdir(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("create run %s: %w", id, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwarm/zwarm/sessions"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,6 +27,15 @@ const (
 	dirPerm  = 0o700
 	filePerm = 0o600
 )
+
+// stateDirOf is the state dir of a file of a run, <state>/runs/<id>/FILE.
+func stateDirOf(path string) string { return filepath.Dir(filepath.Dir(filepath.Dir(path))) }
+
+// openRunFile opens a file of a run, never through a symlink, at it, at
+// its run's directory or at runs/ (sessions.OpenFile).
+func openRunFile(path string, flag int) (*os.File, error) {
+	return sessions.OpenFile(stateDirOf(path), path, flag, filePerm)
+}
 
 // ErrNoRun is returned (wrapped) when no run matches an id.
 var ErrNoRun = errors.New("no such run")
@@ -144,6 +154,9 @@ func writeRecord(dir string, r *Record) error {
 		return err
 	}
 	path := filepath.Join(dir, RecordFile)
+	if err := sessions.CheckNoSymlinks(stateDirOf(path), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	f, err := os.CreateTemp(dir, "."+RecordFile+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -171,7 +184,7 @@ func writeRecord(dir string, r *Record) error {
 type runLock struct{ f *os.File }
 
 func lockRun(dir string) (*runLock, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := openRunFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}

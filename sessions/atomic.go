@@ -22,6 +22,11 @@ const (
 // writeFileAtomic replaces path with data so that a reader sees either the
 // old or the new content, never a mix, even if the writer is killed.
 func writeFileAtomic(path string, data []byte) error {
+	// The rename would replace a symlink, not write through it; but one
+	// where zwarm's file should be was planted, and is reported.
+	if err := refuseSymlink(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -69,7 +74,7 @@ func lockFile(path string) (*fileLock, error) {
 // contended one is tried again with a growing pause (flock has nothing to
 // wait on but itself).
 func lockFileCtx(ctx context.Context, path string) (*fileLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := OpenFile("", path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}

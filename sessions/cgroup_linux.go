@@ -268,7 +268,7 @@ func (sv *supervisor) openCgroup() *cgroup {
 	if err := unix.Setxattr(cg.dir, stateXattr, []byte(sv.st.Dir()), 0); err != nil {
 		sv.log.Warn("cannot tag the session's cgroup with its state dir; kill --orphans will not know it", "err", err)
 	}
-	if err := writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
+	if err := sv.st.writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
 		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
 		os.Remove(cg.dir)
 		return nil

@@ -74,8 +74,12 @@ const coreKeys = "default_adapter, kill_grace, [adapters.NAME] model/binary/sand
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
-// their defaults).
+// their defaults). A state dir this user must not trust is an
+// *UntrustedError, before anything is read (CheckTrusted).
 func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
+	if err := CheckTrusted(stateDir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(stateDir, ConfigFile)
 	c := &Config{sections: map[string]any{}}
 	for _, sec := range sections {

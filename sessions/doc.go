@@ -40,6 +40,12 @@
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
 //
+// Settings are read only from a state dir this user owns that no one else
+// may write (trust.go), as git reads only a repository its user owns: they
+// name the programs zwarm runs. Nothing zwarm writes in a state dir goes
+// through a symlink (safefile.go); one where zwarm's file or directory
+// should be is an error naming it.
+//
 // Session ids are uuid4 strings. Commands accept any unique prefix; input
 // that is not hex digits and dashes is rejected before it reaches a path.
 //

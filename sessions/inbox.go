@@ -46,7 +46,7 @@ func (st *Store) writeInbox(id string, e *InboxEntry) error {
 	if err := os.MkdirAll(st.inboxDir(id), dirPerm); err != nil {
 		return fmt.Errorf("inbox of %s: %w", id, err)
 	}
-	if err := writeFileAtomic(st.inboxPath(id, e), append(data, '\n')); err != nil {
+	if err := st.writeFileAtomic(st.inboxPath(id, e), append(data, '\n')); err != nil {
 		return fmt.Errorf("inbox of %s: %w", id, err)
 	}
 	return nil

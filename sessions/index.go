@@ -106,14 +106,14 @@ func (st *Store) loadIndex() *sessionIndex {
 
 // saveIndex replaces the cache, best effort: a read-only state dir goes
 // without.
-func (st *Store) saveIndex(ix *sessionIndex) { writeFileAtomic(st.indexPath(), ix.encode()) }
+func (st *Store) saveIndex(ix *sessionIndex) { st.writeFileAtomic(st.indexPath(), ix.encode()) }
 
 // generation reads sessions.gen under a shared lock, which the caller
 // releases when it has finished trusting or rebuilding the cache. ok is
 // false when there is no usable generation (a read-only state dir): the
 // cache is then checked record by record.
 func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
-	f, err := os.OpenFile(st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return 0, func() {}, false
 	}
@@ -136,7 +136,7 @@ func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
 // advancing sessions.gen, under its exclusive lock, so that no listing
 // trusts its cache across the change.
 func (st *Store) bumpGeneration(change func() error) error {
-	f, err := os.OpenFile(st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return change() // no cache can be trusted without it either
 	}

@@ -26,6 +26,9 @@ type DiffRequest struct {
 // committed included) while it exists, else the commits it left. It
 // returns the session.
 func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, req DiffRequest) (*Session, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return nil, err
+	}
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err

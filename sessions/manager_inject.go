@@ -51,6 +51,9 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 	if strings.TrimSpace(text) == "" {
 		return nil, Invalidf("empty message: say what the agent should do next")
 	}
+	if err := m.trusted(); err != nil {
+		return nil, err
+	}
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return nil, err

@@ -268,6 +268,9 @@ func supervisorsOf(id string) []int {
 // session is refused unless force is set, which kills it first; force also
 // removes a session whose record cannot be read.
 func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (string, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return "", err
+	}
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return "", err
@@ -356,6 +359,9 @@ type CleanResult struct {
 // worktrees; one whose worktree holds work never landed is kept (and
 // reported) unless opt.Force. With opt.DryRun it only lists them.
 func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return nil, err
+	}
 	all, err := m.List(ctx, ListOptions{})
 	var le *ListError
 	if err != nil && !errors.As(err, &le) {

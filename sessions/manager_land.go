@@ -105,6 +105,9 @@ func unresolvedError(id string, files []string) error {
 // changes), records "landed" and removes the worktree and the branch
 // (unless opt.Keep).
 func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) (*LandResult, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return nil, err
+	}
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return nil, err

@@ -33,6 +33,9 @@ type QueueResult struct {
 // that fails to land. Sessions that failed or were killed are skipped: a
 // queue does not land work its worker did not finish.
 func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return nil, err
+	}
 	dir := opt.Dir
 	if dir == "" {
 		dir, _ = os.Getwd()

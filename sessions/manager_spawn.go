@@ -48,6 +48,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	// Everything that can refuse the request is checked before the state
 	// dir is touched: a refused spawn makes nothing (create proves the
 	// state dir writable, before anything starts).
+	if err := m.trusted(); err != nil {
+		return nil, err
+	}
 	if err := m.st.checkUsable(); err != nil {
 		return nil, err
 	}

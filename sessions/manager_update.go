@@ -29,6 +29,9 @@ type UpdateResult struct {
 // sent a follow-up naming the files to resolve; the commit at the end of
 // that turn concludes the merge.
 func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateResult, error) {
+	if err := m.trusted(); err != nil { // it runs git, with the settings
+		return nil, err
+	}
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err

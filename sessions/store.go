@@ -89,6 +89,9 @@ func (st *Store) ensureWritable() error {
 	if err := os.MkdirAll(st.sessionsDir(), dirPerm); err != nil {
 		return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
 	}
+	if err := CheckNoSymlinks(st.dir, st.sessionsDir()); err != nil {
+		return err // new sessions would be made wherever it points
+	}
 	st.ignoreSelf()
 	f, err := os.CreateTemp(st.sessionsDir(), ".probe*")
 	if err != nil {
@@ -136,7 +139,7 @@ func (st *Store) create(s *Session) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
+		if err := st.writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
 			return err
 		}
 		return os.Rename(tmp, st.sessionDir(s.ID))
@@ -153,7 +156,7 @@ func (st *Store) create(s *Session) error {
 const reserveSize = 256 << 10
 
 func writeReserve(path string) error {
-	return os.WriteFile(path, make([]byte, reserveSize), filePerm)
+	return writeFileNoFollow(path, make([]byte, reserveSize))
 }
 
 // noSpaceHint says what to do about a full disk.
@@ -170,7 +173,7 @@ func (st *Store) save(s *Session) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(st.metaPath(s.ID), data); err != nil {
+	if err := st.writeFileAtomic(st.metaPath(s.ID), data); err != nil {
 		return fmt.Errorf("save session %s: %w", s.ID, err)
 	}
 	return nil

@@ -67,7 +67,7 @@ func Supervise(ctx context.Context, opt SuperviseOptions, id string) error {
 	}
 	st := opt.Store
 	inSupervisor.Store(true)
-	logf, err := os.OpenFile(st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	logf, err := OpenAppend(st.dir, st.logPath(id))
 	if err != nil {
 		return fmt.Errorf("supervise %s: %w", id, err)
 	}
@@ -259,7 +259,7 @@ func Detach(st *Store, id string, argv []string, out io.Writer) error {
 		return err
 	}
 	defer devnull.Close()
-	logf, err := os.OpenFile(st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	logf, err := OpenAppend(st.dir, st.logPath(id))
 	if err != nil {
 		return fmt.Errorf("detach %s: %w", id, err)
 	}

@@ -214,11 +214,11 @@ func (w *switchWriter) set(f *os.File) {
 // turnFiles opens turn n's stdout and stderr files for appending.
 func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	out, err = os.OpenFile(st.TurnPath(id, n), flags, filePerm)
+	out, err = st.openFile(st.TurnPath(id, n), flags)
 	if err != nil {
 		return nil, nil, err
 	}
-	errf, err = os.OpenFile(st.StderrPath(id, n), flags, filePerm)
+	errf, err = st.openFile(st.StderrPath(id, n), flags)
 	if err != nil {
 		out.Close()
 		return nil, nil, err

@@ -337,7 +337,7 @@ func (a *agentRun) outRemoved() bool {
 // file is created, never opened through what someone may have put there.
 func (a *agentRun) reopenTurnFile(line []byte) {
 	path := a.sv.st.TurnPath(a.id, a.n)
-	f, err := openNewTurnFile(path)
+	f, err := openNewTurnFile(a.sv.st, path)
 	if err != nil {
 		a.fail(fmt.Sprintf("the turn file %s was removed while the turn ran and cannot be made again: %v", path, err))
 		return
@@ -369,13 +369,14 @@ func (a *agentRun) reopenTurnFile(line []byte) {
 }
 
 // openNewTurnFile creates a turn file that must not exist, making its
-// directory again if that went too; it follows no symlink.
-func openNewTurnFile(path string) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND | unix.O_NOFOLLOW
-	f, err := os.OpenFile(path, flags, filePerm)
+// directory again if that went too; no part of its path below the state
+// dir may be a symlink.
+func openNewTurnFile(st *Store, path string) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
+	f, err := st.openFile(path, flags)
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
-			f, err = os.OpenFile(path, flags, filePerm)
+			f, err = st.openFile(path, flags)
 		}
 	}
 	return f, err

@@ -42,7 +42,7 @@ const gitTimeout = 30 * time.Second
 // Everything it does and prints goes to the session's setup.log.
 func (sv *supervisor) prepare(ctx context.Context, ws *Workspace) (made, error) {
 	var m made
-	logf, err := openAppend(sv.st.SetupLog(sv.id))
+	logf, err := OpenAppend(sv.st.Dir(), sv.st.SetupLog(sv.id))
 	if err != nil {
 		return m, fmt.Errorf("open the setup log: %w", err)
 	}
@@ -123,10 +123,6 @@ func (sv *supervisor) claimWorktreeDir(path string) error {
 		return fmt.Errorf("record the worktree's state dir: %w", err)
 	}
 	return nil
-}
-
-func openAppend(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|noFollow, filePerm)
 }
 
 // turnWork is what an agent process changed in its worktree over the

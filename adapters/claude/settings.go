@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // ConfigFile holds claude settings.
@@ -30,6 +31,9 @@ type Settings struct {
 
 // LoadSettings reads claude.toml from the state dir; a missing file is empty.
 func LoadSettings(stateDir string) (Settings, error) {
+	if err := sessions.CheckTrusted(stateDir); err != nil {
+		return Settings{}, err // its args would be run
+	}
 	path := filepath.Join(stateDir, ConfigFile)
 	var s Settings
 	md, err := toml.DecodeFile(path, &s)

@@ -85,7 +85,7 @@ func fileLogger(stateDir string) (*slog.Logger, func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("log dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "zwarm.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := sessions.OpenAppend(stateDir, filepath.Join(dir, "zwarm.log"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("log file: %w", err)
 	}

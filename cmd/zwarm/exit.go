@@ -92,10 +92,11 @@ func classify(err error) int {
 	var te *timeoutError
 	var ce *sessions.ConfigError
 	var ae *sessions.AmbiguousError
+	var ut *sessions.UntrustedError
 	switch {
 	case errors.As(err, &te):
 		return exitTimeout
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ae),
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ae), errors.As(err, &ut),
 		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, sessions.ErrInvalidRequest):
 		return exitUsage
 	case errors.Is(err, context.Canceled):

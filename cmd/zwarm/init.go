@@ -65,7 +65,7 @@ func runInit(o *initOptions) error {
 	case err == nil:
 		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.WriteFile(cfg, exampleConfig, 0o600); err != nil {
+		if err := writeNewFile(abs, cfg, exampleConfig); err != nil {
 			return fmt.Errorf("init: %w", err)
 		}
 		fmt.Fprintf(io.out, "made %s with a commented %s (it ignores itself in git)\n", abs, sessions.ConfigFile)
@@ -73,4 +73,19 @@ func runInit(o *initOptions) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	return nil
+}
+
+// writeNewFile makes path, a file of the state dir root, with data; a
+// file or symlink already there is an error, so nothing is written
+// through a planted symlink.
+func writeNewFile(root, path string, data []byte) error {
+	f, err := sessions.OpenFile(root, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1,0 +1,215 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/BurntSushi/toml"
+)
+
+// A state dir's settings name the programs zwarm runs ([adapters.NAME]
+// binary, the [worktrees] setup command, an agent's args, the variable
+// holding an API key), so they are read only from a state dir this user
+// owns, as git reads only a repository its user owns (safe.directory):
+// run as root in another user's checkout, zwarm would otherwise run what
+// that user put in its config.toml as root. Reading sessions to list
+// them is still allowed.
+
+// UserConfigPath is the user's own zwarm settings, outside any state dir:
+// $XDG_CONFIG_HOME/zwarm/config.toml, else ~/.config/zwarm/config.toml.
+func UserConfigPath() (string, error) {
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "zwarm", ConfigFile), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("where your zwarm settings are: %w (set XDG_CONFIG_HOME or HOME)", err)
+	}
+	return filepath.Join(home, ".config", "zwarm", ConfigFile), nil
+}
+
+// UserConfig is the user's own config file. Only [trust] is read from it.
+type UserConfig struct {
+	Trust struct {
+		// Dirs are state dirs, or directories above them, whose settings
+		// are used although another user owns them or others may write
+		// them; "*" is every one.
+		Dirs []string `toml:"dirs"`
+	} `toml:"trust"`
+}
+
+// LoadUserConfig reads the user's own config; a missing file is empty.
+// It must be this user's (or root's) and writable by no one else, or it
+// could trust anything.
+func LoadUserConfig() (*UserConfig, string, error) {
+	path, err := UserConfigPath()
+	if err != nil {
+		return nil, "", err
+	}
+	c := &UserConfig{}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, path, nil
+	}
+	if err != nil {
+		return nil, path, &ConfigError{Path: path, Err: err}
+	}
+	if why := untrustedBy(fi, true); why != "" {
+		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: it must be yours, and writable by you alone", why)}
+	}
+	md, err := toml.DecodeFile(path, c)
+	if err != nil {
+		return nil, path, &ConfigError{Path: path, Err: err}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: [trust] dirs)", strings.Join(keys, ", "))}
+	}
+	return c, path, nil
+}
+
+// trusts says dir (absolute) is, or is under, one of the trusted dirs.
+func (c *UserConfig) trusts(dir string) bool {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	home, _ := os.UserHomeDir()
+	for _, t := range c.Trust.Dirs {
+		if t == "*" {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(t, "~/"); ok && home != "" {
+			t = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(t) {
+			continue
+		}
+		t = filepath.Clean(t)
+		for _, d := range []string{dir, real} {
+			if d == t || strings.HasPrefix(d, t+string(filepath.Separator)) || t == "/" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UntrustedError is a state dir whose settings are not read: it, one of
+// its settings files, or a directory it is in belongs to another user or
+// can be written by others.
+type UntrustedError struct {
+	Dir        string // the state dir
+	Path       string // what is not trusted
+	Why        string // whose it is, or who may write it
+	UserConfig string // where the user trusts it
+}
+
+func (e *UntrustedError) Error() string {
+	fix := ""
+	if strings.HasPrefix(e.Why, "can be written") {
+		fix = fmt.Sprintf("make it writable by you alone (chmod go-w %s), or ", e.Path)
+	}
+	return fmt.Sprintf("%s %s: zwarm reads no settings from a state dir it does not trust, since they name the programs it runs; "+
+		"%sif you trust it, add it to your own config %s:\n  [trust]\n  dirs = [%q]", e.Path, e.Why, fix, e.UserConfig, e.Dir)
+}
+
+// CheckTrusted refuses a state dir whose settings this user must not run:
+// the state dir and its *.toml files must be this user's and writable by
+// no one else, and each directory above it this user's or root's and
+// writable by no one else (unless sticky, as /tmp), unless the user's own
+// config trusts it ([trust] dirs).
+func CheckTrusted(stateDir string) error {
+	dir, err := filepath.Abs(stateDir)
+	if err != nil {
+		return err
+	}
+	var bad *UntrustedError
+	fail := func(path, why string) {
+		if bad == nil {
+			bad = &UntrustedError{Dir: dir, Path: path, Why: why}
+		}
+	}
+	// A state dir not made yet has no settings, but the one made there
+	// would be another user's to replace: its directories are checked.
+	if fi, err := os.Stat(dir); err == nil {
+		if why := untrustedBy(fi, false); why != "" {
+			fail(dir, why)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".toml") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if fi, err := os.Stat(p); err == nil {
+				if why := untrustedBy(fi, false); why != "" {
+					fail(p, why)
+				}
+			}
+		}
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			if why := untrustedBy(fi, true); why != "" {
+				fail(d, why)
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if bad == nil {
+		return nil
+	}
+	uc, path, err := LoadUserConfig()
+	if err != nil {
+		return err
+	}
+	if uc.trusts(dir) {
+		return nil
+	}
+	bad.UserConfig = path
+	return bad
+}
+
+// untrustedBy says why a file or directory is not this user's to trust
+// ("" if it is): another user owns it (root too, unless rootOK), or
+// others may write it (a sticky directory excepted: there only the owner
+// of an entry may replace it).
+func untrustedBy(fi fs.FileInfo, rootOK bool) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	me := os.Geteuid()
+	if uid := int(st.Uid); uid != me && !(rootOK && uid == 0) {
+		return fmt.Sprintf("is owned by %s, not by you, %s", userName(uid), userName(me))
+	}
+	if fi.Mode().Perm()&0o022 != 0 && !(fi.IsDir() && fi.Mode()&fs.ModeSticky != 0) {
+		return fmt.Sprintf("can be written by others (mode %04o)", fi.Mode().Perm())
+	}
+	return ""
+}
+
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
+// trusted refuses, before anything runs, to act on a state dir whose
+// settings cannot be trusted (CheckTrusted).
+func (m *Manager) trusted() error { return CheckTrusted(m.st.Dir()) }

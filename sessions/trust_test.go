@@ -1,0 +1,160 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// untrusted says err is the refusal naming path and why.
+func untrusted(t *testing.T, what string, err error, path, why string) {
+	t.Helper()
+	var ue *UntrustedError
+	if !errors.As(err, &ue) || ue.Path != path || !strings.Contains(ue.Why, why) {
+		t.Errorf("%s: want %s refused (%s), got %v", what, path, why, err)
+		return
+	}
+	if msg := err.Error(); !strings.Contains(msg, "[trust]") || !strings.Contains(msg, ue.UserConfig) || ue.UserConfig == "" {
+		t.Errorf("%s: %q does not say how to trust it", what, msg)
+	}
+}
+
+func userConfig(t *testing.T, body string) string {
+	t.Helper()
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	path := filepath.Join(xdg, "zwarm", ConfigFile)
+	if body != "" {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// The settings of a state dir name the programs zwarm runs: they are read
+// only from one that is this user's and that no one else may write, or one
+// the user's own config trusts.
+func TestSettingsAreReadOnlyFromATrustedStateDir(t *testing.T) {
+	userConfig(t, "")
+	dir := filepath.Join(t.TempDir(), "state")
+	os.Mkdir(dir, 0o700)
+	cfg := filepath.Join(dir, ConfigFile)
+	os.WriteFile(cfg, []byte("[adapters.codex]\nbinary = \"./evil.sh\"\n"), 0o600)
+	codex := filepath.Join(dir, "codex.toml")
+	os.WriteFile(codex, []byte("model = \"x\"\n"), 0o600)
+	if _, err := LoadConfig(dir); err != nil {
+		t.Fatalf("the user's own state dir: %v", err)
+	}
+
+	os.Chmod(cfg, 0o620)
+	_, err := LoadConfig(dir)
+	untrusted(t, "a group-writable config.toml", err, cfg, "can be written by others")
+	os.Chmod(cfg, 0o600)
+
+	os.Chmod(codex, 0o606)
+	untrusted(t, "a world-writable codex.toml", CheckTrusted(dir), codex, "can be written by others")
+	os.Chmod(codex, 0o600)
+
+	os.Chmod(dir, 0o770)
+	untrusted(t, "a group-writable state dir", CheckTrusted(dir), dir, "can be written by others")
+	os.Chmod(dir, 0o700)
+
+	// A directory above it that others may write: they could put another
+	// state dir in its place. A sticky one (/tmp) is fine.
+	parent := filepath.Dir(dir)
+	os.Chmod(parent, 0o777)
+	untrusted(t, "a world-writable parent", CheckTrusted(dir), parent, "can be written by others")
+	os.Chmod(parent, 0o777|os.ModeSticky)
+	if err := CheckTrusted(dir); err != nil {
+		t.Errorf("a sticky parent: %v", err)
+	}
+	os.Chmod(parent, 0o700)
+
+	if os.Geteuid() == 0 {
+		for _, p := range []string{dir, cfg} {
+			os.Chown(p, 65534, 65534)
+		}
+		_, err := LoadConfig(dir)
+		untrusted(t, "another user's state dir", err, dir, "is owned by")
+		if err == nil || !strings.Contains(err.Error(), "uid 65534") {
+			t.Errorf("the owner is not named: %v", err)
+		}
+		os.Chown(dir, 0, 0)
+		untrusted(t, "another user's config.toml", CheckTrusted(dir), cfg, "is owned by")
+		os.Chown(dir, 65534, 65534)
+		defer os.Chown(dir, 0, 0)
+		defer os.Chown(cfg, 0, 0)
+	} else {
+		os.Chmod(cfg, 0o666)
+	}
+	if CheckTrusted(dir) == nil {
+		t.Fatal("the state dir is trusted before the user trusts it")
+	}
+
+	for _, body := range []string{
+		"[trust]\ndirs = [\"" + dir + "\"]\n",
+		"[trust]\ndirs = [\"" + filepath.Dir(dir) + "\"]\n",
+		"[trust]\ndirs = [\"*\"]\n",
+	} {
+		userConfig(t, body)
+		if _, err := LoadConfig(dir); err != nil {
+			t.Errorf("trusted by %q: %v", body, err)
+		}
+	}
+	for _, body := range []string{
+		"[trust]\ndirs = [\"" + dir + "-other\"]\n",
+		"[trust]\ndirs = [\"state\"]\n",
+	} {
+		userConfig(t, body)
+		if CheckTrusted(dir) == nil {
+			t.Errorf("%q trusts it", body)
+		}
+	}
+	// A user config others may write trusts nothing, and says so.
+	path := userConfig(t, "[trust]\ndirs = [\"*\"]\n")
+	os.Chmod(path, 0o666)
+	var ce *ConfigError
+	if err := CheckTrusted(dir); !errors.As(err, &ce) || ce.Path != path {
+		t.Errorf("a world-writable user config: %v", err)
+	}
+	path = userConfig(t, "[trust]\ndir = [\"*\"]\n")
+	if err := CheckTrusted(dir); !errors.As(err, &ce) || !strings.Contains(err.Error(), "unknown key trust.dir") {
+		t.Errorf("a typo in the user config: %v", err)
+	}
+}
+
+// Nothing runs from a state dir that is not trusted: spawn and inject
+// refuse before they record anything; reading sessions is still allowed.
+func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
+	userConfig(t, "")
+	w := newWorld(t)
+	s := w.spawn("fine")
+	w.wait(s.ID)
+	ctx := context.Background()
+	os.Chmod(w.st.Dir(), 0o777)
+	defer os.Chmod(w.st.Dir(), 0o700)
+	before, _ := os.ReadDir(w.st.sessionsDir())
+	_, err := w.m.Spawn(ctx, SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	untrusted(t, "spawn", err, w.st.Dir(), "can be written by others")
+	_, err = w.m.Inject(ctx, s.ID, "more")
+	untrusted(t, "inject", err, w.st.Dir(), "can be written by others")
+	_, err = w.m.Remove(ctx, s.ID, true)
+	untrusted(t, "rm", err, w.st.Dir(), "can be written by others")
+	if after, _ := os.ReadDir(w.st.sessionsDir()); len(after) != len(before) {
+		t.Errorf("a refused spawn recorded something: %d entries, was %d", len(after), len(before))
+	}
+	if in, _ := w.m.Inbox(s.ID); len(in) != 0 {
+		t.Errorf("a refused inject queued %d", len(in))
+	}
+	if list, err := w.m.List(ctx, ListOptions{}); err != nil || len(list) != 1 {
+		t.Errorf("listing: %d, %v", len(list), err)
+	}
+	if got, err := w.m.Get(ctx, s.ID); err != nil || got.Status != StatusCompleted {
+		t.Errorf("get: %v", err)
+	}
+}
