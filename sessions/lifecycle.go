@@ -258,7 +258,7 @@ func (s *Session) reopen(owner ProcRef) error {
 	if !s.Settled() {
 		return s.refuse("reopen", "it is not settled")
 	}
-	s.Status, s.Owner, s.EndedAt, s.Error = StatusPending, &owner, nil, ""
+	s.Status, s.Owner, s.EndedAt, s.Error, s.Killer = StatusPending, &owner, nil, "", nil
 	s.unclaimWorkspace()
 	return nil
 }

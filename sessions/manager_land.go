@@ -454,19 +454,13 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 // settled record is cached by listings, so the change first advances the
 // cache's generation (index.go).
 func (m *Manager) recordWorkspace(id string, fn func(*Workspace)) (*Session, error) {
-	var s *Session
-	err := m.st.bumpGeneration(func() error {
-		var err error
-		s, err = m.st.update(id, func(s *Session) error {
-			if s.Workspace == nil {
-				return fmt.Errorf("session %s has no worktree", ShortID(id))
-			}
-			fn(s.Workspace)
-			return nil
-		})
-		return err
+	return m.st.updateSettled(context.Background(), id, func(s *Session) error {
+		if s.Workspace == nil {
+			return fmt.Errorf("session %s has no worktree", ShortID(id))
+		}
+		fn(s.Workspace)
+		return nil
 	})
-	return s, err
 }
 
 // setConflict records the files a landing found conflicting, for ls.
