@@ -401,7 +401,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if s.Workspace != nil {
 		// Claimed, so that no landing, update or follow-up starts in the
 		// worktree while it goes (the claim goes with the record).
-		claimed, release, err := m.claimWorktree(id, "rm")
+		claimed, release, err := m.claimWorktree(ctx, id, "rm")
 		if err != nil {
 			return "", err
 		}
@@ -421,7 +421,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 // that a landing or an update works in.
 func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*Session, func(), error) {
 	if !dryRun {
-		return m.claimWorktree(id, "clean")
+		return m.claimWorktree(ctx, id, "clean")
 	}
 	s, err := m.Get(ctx, id)
 	if err == nil {

@@ -441,7 +441,7 @@ func TestCleanSkipsASessionWhoseWorktreeIsClaimed(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	s := w.wait(w.spawnIn(w.work, "nothing", SpawnRequest{}).ID)
-	_, release, err := w.m.claimWorktree(s.ID, "land")
+	_, release, err := w.m.claimWorktree(context.Background(), s.ID, "land")
 	if err != nil {
 		t.Fatal(err)
 	}
