@@ -89,7 +89,13 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil
 	})
 	if err != nil && isReadOnly(err) {
-		return m.killUnrecorded(ctx, id, grace, err)
+		if strays == nil {
+			return m.killUnrecorded(ctx, id, grace, err)
+		}
+		// A settled session's leftovers were swept: it had nothing to record.
+		if s, err = m.st.load(id); err != nil {
+			return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
