@@ -315,4 +315,19 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 2 {
 		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
 	}
+	// Nor does a live one's stamp long after the session settled (a
+	// long-lived process whose kill could not clear it).
+	if _, err := w.st.update(s.ID, func(s *Session) error {
+		ended := time.Now().Add(-2 * time.Minute)
+		s.Killer, s.EndedAt = killer, &ended
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(context.Background(), s.ID, "and this"); err != nil {
+		t.Fatalf("inject past a stale kill stamp: %v", err)
+	}
+	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 3 {
+		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	}
 }

@@ -72,7 +72,7 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 	// (starting the supervisor that delivers it) is done whatever ctx says,
 	// so an interrupted follow-up is never left half sent.
 	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *Session) error {
-		if s.Stopping() || s.Killer.Alive() {
+		if s.Stopping() || s.killFinishing(time.Now()) {
 			at := time.Now()
 			if s.Stop != nil {
 				at = s.Stop.At
