@@ -2,11 +2,9 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,7 +60,10 @@ func writeFileAtomic(path string, data []byte) error {
 // fileLock is an exclusive advisory lock on a file (flock). It is released
 // by the kernel if the holder dies, so a killed process never leaves a
 // session locked.
-type fileLock struct{ f *os.File }
+type fileLock struct {
+	f     *os.File
+	noted bool // the holder's note is in the file (lockwait.go)
+}
 
 func lockFile(path string) (*fileLock, error) {
 	return lockFileCtx(context.Background(), path)
@@ -70,40 +71,28 @@ func lockFile(path string) (*fileLock, error) {
 
 // lockFileCtx takes the lock, or gives up when ctx ends: a holder that
 // never lets go (a stopped process) must not hang whoever needs the
-// session, such as a kill. An uncontended lock is taken at once; a
-// contended one is tried again with a growing pause (flock has nothing to
-// wait on but itself).
+// session, such as a kill. lockwait.go says how it waits.
 func lockFileCtx(ctx context.Context, path string) (*fileLock, error) {
+	return lockFileAs(ctx, path, filepath.Base(path))
+}
+
+func lockFileAs(ctx context.Context, path, what string) (*fileLock, error) {
 	f, err := OpenFile("", path, os.O_RDWR|os.O_CREATE, filePerm)
+	if err != nil && isReadOnly(err) {
+		// A read-only state dir: the lock is still taken, so what is read
+		// under it is whole; nothing will be written anyway.
+		if rf, rerr := OpenFile("", path, os.O_RDONLY, 0); rerr == nil {
+			f, err = rf, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	if ctx.Done() == nil {
-		err = flock(f, unix.LOCK_EX)
-	} else {
-		err = flockCtx(ctx, f)
-	}
-	if err != nil {
+	if err := waitLock(ctx, f, what); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return &fileLock{f: f}, nil
-}
-
-func flockCtx(ctx context.Context, f *os.File) error {
-	pause := time.Millisecond
-	for {
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 50*time.Millisecond)
-	}
+	return &fileLock{f: f, noted: noteHolder(f)}, nil
 }
 
 // flock takes an advisory lock on f, retrying when a signal interrupts.
@@ -117,6 +106,9 @@ func flock(f *os.File, how int) error {
 }
 
 func (l *fileLock) Unlock() {
+	if l.noted {
+		l.f.Truncate(0)
+	}
 	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	l.f.Close()
 }

@@ -24,11 +24,13 @@ const DefaultKillGrace = 5 * time.Second
 // own ([orchestrator], [watchers], [mcp]) are declared as ConfigSections and
 // decoded, just as strictly, into their own types.
 type Config struct {
-	DefaultAdapter string                   `toml:"default_adapter"`
-	KillGrace      Duration                 `toml:"kill_grace"`
-	Adapters       map[string]AdapterConfig `toml:"adapters"`
-	Prices         map[string]Price         `toml:"prices"`
-	Worktrees      WorktreesConfig          `toml:"worktrees"`
+	DefaultAdapter string   `toml:"default_adapter"`
+	KillGrace      Duration `toml:"kill_grace"`
+	// LockLimit is lock_timeout: how long a command waits for a lock.
+	LockLimit Duration                 `toml:"lock_timeout"`
+	Adapters  map[string]AdapterConfig `toml:"adapters"`
+	Prices    map[string]Price         `toml:"prices"`
+	Worktrees WorktreesConfig          `toml:"worktrees"`
 
 	sections map[string]any
 }
@@ -70,7 +72,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -105,6 +107,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.DefaultAdapter
 		case "kill_grace":
 			into = &c.KillGrace
+		case "lock_timeout":
+			into = &c.LockLimit
 		case "adapters":
 			into = &c.Adapters
 		case "prices":

@@ -20,7 +20,8 @@
 //	config.toml                      settings (Config, and the tables of ConfigSections); unknown keys are an error
 //	codex.toml, claude.toml          per-agent settings, read by the adapters
 //	sessions/<id>/meta.json          the Session record, replaced atomically
-//	sessions/<id>/.lock              flock(2) held while the record is changed
+//	sessions/<id>/.lock              flock(2) held while the record is changed; while held,
+//	                                 the holder's pid and command, so a waiter can say who
 //	sessions/<id>/.reserve           disk space kept while the session is not settled, given
 //	                                 back on a full disk so the outcome ("disk full"), with the
 //	                                 turn's last message and usage, can still be recorded
@@ -64,7 +65,15 @@
 // Every writer (spawn, the supervisor, inject, kill, rm, a reader that
 // finds a dead owner) changes meta.json under the session's lock, writing a
 // temporary file and renaming it over the old one, so a reader always sees
-// a whole record and no update is lost to a concurrent one.
+// a whole record and no update is lost to a concurrent one. Readers never
+// wait for a lock: a listing whose sessions.gen is locked checks every
+// record, and a reader that finds a dead owner records it only if the
+// session's lock is free. A command (inject, kill, rm) waits for a lock at
+// most lock_timeout (default 10s), tells ManagerOptions.LockWaiting after a
+// second what it waits for, and stops waiting at once when its context
+// ends, having changed nothing (lockwait.go). A follow-up is sent whole or
+// not at all: once its record is changed, its supervisor is started
+// whatever the context says.
 //
 // # Lifecycle
 //
@@ -192,7 +201,14 @@
 // the session, and records "killed". If the supervisor is gone or does not
 // answer in time, Kill does the same itself. A session whose record cannot
 // be read is still found and stopped, by its cgroup, its marker and its
-// supervisor's command line.
+// supervisor's command line. The record names the kill's command
+// (Killer) until the kill is done, and a follow-up is refused meanwhile,
+// so what the kill sweeps is never a follow-up's and the kill sees the
+// session it stopped settle. A settled session whose processes still run
+// (its cgroup is populated, or they carry its marker) has them stopped by
+// Kill, and Remove refuses to forget it unless forced. In a read-only
+// state dir Kill still signals and sweeps, then reports that the record
+// could not be updated.
 //
 // # Watching
 //

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -110,14 +111,15 @@ func (st *Store) saveIndex(ix *sessionIndex) { st.writeFileAtomic(st.indexPath()
 
 // generation reads sessions.gen under a shared lock, which the caller
 // releases when it has finished trusting or rebuilding the cache. ok is
-// false when there is no usable generation (a read-only state dir): the
-// cache is then checked record by record.
+// false when there is no usable generation (a read-only state dir, or a
+// writer holding it: a listing never waits for one): the cache is then
+// checked record by record, and not saved.
 func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
 	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return 0, func() {}, false
 	}
-	if err := flock(f, unix.LOCK_SH); err != nil {
+	if err := flock(f, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		f.Close()
 		return 0, func() {}, false
 	}
@@ -135,13 +137,13 @@ func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
 // bumpGeneration runs change (the rewrite of a settled record) after
 // advancing sessions.gen, under its exclusive lock, so that no listing
 // trusts its cache across the change.
-func (st *Store) bumpGeneration(change func() error) error {
+func (st *Store) bumpGeneration(ctx context.Context, change func() error) error {
 	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return change() // no cache can be trusted without it either
 	}
 	defer f.Close()
-	if err := flock(f, unix.LOCK_EX); err != nil {
+	if err := waitLock(ctx, f, "the session list"); err != nil {
 		return fmt.Errorf("lock %s: %w", st.genPath(), err)
 	}
 	var buf [32]byte
@@ -306,7 +308,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			}
 		}
 	}
-	if changed || len(next.Unsettled) != len(ix.Unsettled) {
+	if genOK && (changed || len(next.Unsettled) != len(ix.Unsettled)) {
 		slices.SortFunc(next.Settled, func(a, b summary) int {
 			return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 		})

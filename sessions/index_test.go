@@ -65,12 +65,9 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 
 	// A settled record changed the way a follow-up changes one.
 	changed := sessionID(n / 2)
-	err = st.bumpGeneration(func() error {
-		_, err := st.update(changed, func(s *Session) error {
-			s.LastMessage, s.Task = "changed after the cache was written", "a new task"
-			return nil
-		})
-		return err
+	_, err = st.updateSettled(context.Background(), changed, func(s *Session) error {
+		s.LastMessage, s.Task = "changed after the cache was written", "a new task"
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,18 @@ func (s *Session) Settled() bool {
 // Stopping reports whether a kill is in progress.
 func (s *Session) Stopping() bool { return s.Stop != nil && !s.Settled() }
 
+// killFinishing reports whether the command that killed the session is
+// still finishing the kill (Killer). A kill has nothing left to do but
+// sweep and record once the session settled, so a stamp older than a
+// minute past the end is stale (a long-lived process whose kill could not
+// clear it) and holds nothing up.
+func (s *Session) killFinishing(now time.Time) bool {
+	if !s.Killer.Alive() {
+		return false
+	}
+	return s.Stop != nil || s.EndedAt == nil || now.Sub(*s.EndedAt) < time.Minute
+}
+
 // TurnRunning reports whether the current turn has started and not ended.
 func (s *Session) TurnRunning() bool {
 	t := s.current()
@@ -258,7 +270,7 @@ func (s *Session) reopen(owner ProcRef) error {
 	if !s.Settled() {
 		return s.refuse("reopen", "it is not settled")
 	}
-	s.Status, s.Owner, s.EndedAt, s.Error = StatusPending, &owner, nil, ""
+	s.Status, s.Owner, s.EndedAt, s.Error, s.Killer = StatusPending, &owner, nil, "", nil
 	s.unclaimWorkspace()
 	return nil
 }

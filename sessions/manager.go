@@ -16,6 +16,7 @@ type Manager struct {
 	supervisorArgv []string
 	sections       []ConfigSection
 	warn           func(error)
+	lockWaiting    func(LockWait)
 }
 
 // ManagerOptions configure a Manager.
@@ -30,6 +31,9 @@ type ManagerOptions struct {
 	// Warn receives problems that do not stop an operation, such as a broken
 	// config.toml while killing a session (the kill goes on with defaults).
 	Warn func(error)
+	// LockWaiting hears of a lock a command has waited for a second (the
+	// CLI says so on stderr); nil says nothing.
+	LockWaiting func(LockWait)
 }
 
 // NewManager returns a manager for a state directory.
@@ -39,7 +43,7 @@ func NewManager(opt ManagerOptions) *Manager {
 		warn = func(error) {}
 	}
 	return &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
-		sections: opt.ConfigSections, warn: warn}
+		sections: opt.ConfigSections, warn: warn, lockWaiting: opt.LockWaiting}
 }
 
 // Warn reports a problem that does not stop an operation, through the

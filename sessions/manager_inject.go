@@ -69,54 +69,56 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 	}
 	self.Role = roleSpawn
 	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued}}
-	var s *Session
-	// A follow-up may reopen a settled session: listings must not trust
-	// their cache across that (index.go).
-	err = m.st.bumpGeneration(func() error {
-		var err error
-		s, err = m.st.update(id, func(s *Session) error {
-			if s.Stopping() {
-				return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, s.Stop.At.Local().Format("15:04:05"))
+	// The follow-up is sent whole or not at all. Until the record is
+	// changed, under the session's lock, an interrupt (ctx) or a lock held
+	// past lock_timeout ends it with nothing changed; once it is, the rest
+	// (starting the supervisor that delivers it) is done whatever ctx says,
+	// so an interrupted follow-up is never left half sent.
+	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *Session) error {
+		if s.Stopping() || s.killFinishing(time.Now()) {
+			at := time.Now()
+			if s.Stop != nil {
+				at = s.Stop.At
 			}
-			if err := s.busy(); err != nil {
-				return err // a landing works in the worktree: a turn must not run there
-			}
-			if !s.Settled() && !s.Owner.Alive() {
-				// Its owner died unseen: record that first, then resume it.
-				if err := m.abandonLocked(s); err != nil {
-					return err
-				}
-			}
-			if s.Settled() {
-				if err := writeReserve(m.st.reservePath(id)); err != nil {
-					return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
-				}
-			}
-			res.Entry.Seq = s.NextInboxSeq
-			s.NextInboxSeq++
-			res.Ahead = s.PendingInjects
-			if err := m.st.writeInbox(id, &res.Entry); err != nil {
+			return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, at.Local().Format("15:04:05"))
+		}
+		if err := s.busy(); err != nil {
+			return err // a landing works in the worktree: a turn must not run there
+		}
+		if !s.Settled() && !s.Owner.Alive() {
+			// Its owner died unseen: record that first, then resume it.
+			if err := m.abandonLocked(s); err != nil {
 				return err
 			}
-			s.PendingInjects++
-			if !s.Settled() {
-				res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
-				return nil
+		}
+		if s.Settled() {
+			if err := writeReserve(m.st.reservePath(id)); err != nil {
+				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
 			}
-			res.Outcome, res.Turn = InjectResumed, s.Turn+1
-			if s.ThreadID == "" {
-				res.Outcome = InjectRestarted
-			}
-			return s.reopen(*self)
-		})
-		return err
+		}
+		res.Entry.Seq = s.NextInboxSeq
+		s.NextInboxSeq++
+		res.Ahead = s.PendingInjects
+		if err := m.st.writeInbox(id, &res.Entry); err != nil {
+			return err
+		}
+		s.PendingInjects++
+		if !s.Settled() {
+			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
+			return nil
+		}
+		res.Outcome, res.Turn = InjectResumed, s.Turn+1
+		if s.ThreadID == "" {
+			res.Outcome = InjectRestarted
+		}
+		return s.reopen(*self)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}
 	res.Session = s
 	if res.Outcome != InjectQueued {
-		if err := m.startSupervisor(ctx, id); err != nil {
+		if err := m.startSupervisor(context.WithoutCancel(ctx), id); err != nil {
 			return res, err
 		}
 	}

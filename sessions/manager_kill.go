@@ -24,11 +24,14 @@ const handoverTimeout = 10 * time.Second
 
 // Kill stops a session. It first marks the kill in the record, under the
 // session's lock, so that from then on no turn starts and no follow-up is
-// handed over; then its supervisor gives the agent SIGTERM, the grace
-// period and SIGKILL, kills every remaining process of the session and
-// records "killed". If the supervisor is gone or does not answer, Kill does
-// that itself. When Kill returns without error, no process started for the
-// session is alive and none will be started.
+// handed over (or sent, until the kill is done); then its supervisor gives
+// the agent SIGTERM, the grace period and SIGKILL, kills every remaining
+// process of the session and records "killed". If the supervisor is gone
+// or does not answer, Kill does that itself. When Kill returns without
+// error, no process started for the session is alive and none will be
+// started. A settled session is not running, but processes it started may
+// be (left by a supervisor that could not stop them): they are stopped
+// too, and only a settled session with nothing alive is ErrNotRunning.
 func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error) {
 	return m.KillBecause(ctx, idOrPrefix, "")
 }
@@ -55,8 +58,14 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	} else {
 		grace = cfg.Grace()
 	}
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	ctx = m.writing(ctx)
 	var owner *ProcRef
-	answers, strays := false, false
+	answers := false
+	var strays []procStat
 	var sweepErr error
 	s, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
@@ -64,26 +73,57 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			// swept, say): they are swept here, under the lock, so that no
 			// follow-up can start a new turn, whose processes the sweep
 			// would take for strays, until it is done.
-			if c := m.containment(id); len(c.procs()) > 0 || populated(c.cgroup) {
-				strays, sweepErr = true, m.sweepOut(ctx, id)
+			if c := m.containment(id); c.alive() {
+				strays, sweepErr = c.procs(), m.sweepOut(ctx, id)
+				if strays == nil {
+					strays = []procStat{}
+				}
 			}
 			return nil
 		}
 		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}
+		s.Killer = self
 		owner, answers = clonePtr(s.Owner), s.ownerAnswersSignals()
 		return nil
 	})
+	if err != nil && isReadOnly(err) {
+		if strays == nil {
+			return m.killUnrecorded(ctx, id, grace, err)
+		}
+		// A settled session's leftovers were swept: it had nothing to record.
+		if s, err = m.st.load(id); err != nil {
+			return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	if s.Settled() {
-		if !strays {
+		if strays == nil {
 			return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
 		}
-		return s, sweepErr
+		if sweepErr != nil {
+			return s, fmt.Errorf("kill %s: %w", ShortID(id), sweepErr)
+		}
+		m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
+			ShortID(id), s.Status, pidList(strays)))
+		return s, nil
 	}
+	recorded := false
+	defer func() {
+		if !recorded {
+			// Interrupted or failed: follow-ups need not wait for this
+			// command any longer.
+			m.st.updateCtx(withLockPolicy(context.WithoutCancel(ctx), lockPolicy{timeout: lockPolicyOf(ctx).timeout}), id, func(s *Session) error {
+				if s.Killer != nil && *s.Killer == *self {
+					s.Killer = nil
+				}
+				return nil
+			})
+		}
+	}()
 	note, err := m.stopOwner(ctx, id, owner, answers, grace)
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
@@ -91,7 +131,10 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if err := m.sweepOut(ctx, id); err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
-	s, err = m.st.record(id, func(s *Session) error {
+	s, err = m.st.changeCtx(ctx, id, func(s *Session) error {
+		if s.Killer != nil && *s.Killer == *self {
+			s.Killer = nil
+		}
 		if s.Settled() {
 			return nil // the supervisor recorded it
 		}
@@ -102,22 +145,78 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			return err
 		}
 		return m.st.dropQueued(s, "the session was killed before it was delivered")
-	})
+	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
+	recorded = true
 	return s, nil
 }
 
-// lockWait bounds how long a kill waits for the session's lock before it
-// takes it from its holder by force.
-var lockWait = 10 * time.Second
+// alive reports whether anything of the session runs: a process in its
+// cgroup (at any depth: cgroup.events counts the leaves) or one procs finds.
+func (c containment) alive() bool {
+	return populated(c.cgroup) || len(c.procs()) > 0
+}
+
+func pidList(ps []procStat) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	pids := make([]string, len(ps))
+	for i, p := range ps {
+		pids[i] = strconv.Itoa(p.pid)
+	}
+	return " (pid " + strings.Join(pids, " ") + ")"
+}
+
+// killUnrecorded stops a session whose record cannot be written (a
+// read-only state dir): signals need no writes. Its supervisor gets
+// SIGTERM, so it stops its agent with the grace period, and SIGKILL if it
+// has not exited after that; then everything left is swept. The error says
+// what was stopped and that the record could not be updated.
+func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Duration, werr error) (*Session, error) {
+	s, err := m.st.load(id)
+	c := m.containment(id)
+	sups := supervisorsOf(id)
+	if err == nil && s.Settled() && len(sups) == 0 && !c.alive() {
+		return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
+	}
+	var refs []*ProcRef
+	for _, pid := range sups {
+		if ref, err := refOf(pid); err == nil {
+			refs = append(refs, ref)
+			ref.signal(unix.SIGTERM)
+			ref.signal(unix.SIGCONT)
+		}
+	}
+	stopped := c.procs()
+	for _, ref := range refs {
+		wctx, cancel := context.WithTimeout(ctx, grace+2*time.Second)
+		if ref.waitGone(wctx) != nil && ctx.Err() == nil {
+			ref.signal(unix.SIGKILL)
+		}
+		cancel()
+		stopped = append(stopped, procStat{pid: ref.PID})
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), ctx.Err())
+	}
+	if err := m.sweepOut(ctx, id); err != nil {
+		return nil, fmt.Errorf("kill %s: %w (and its record cannot be updated: %v)", ShortID(id), err, werr)
+	}
+	what := "nothing of it was running"
+	if len(stopped) > 0 {
+		what = "stopped its processes" + pidList(stopped)
+	}
+	return nil, fmt.Errorf("kill %s: %s, but its record could not be updated: %w", ShortID(id), what, werr)
+}
 
 // lockedForKill updates the record for a kill. A supervisor stopped
 // (SIGSTOP) while it held the session's lock would hold it forever, so it
-// is continued first; one that still does not let go in lockWait (hung in
-// the kernel, say) is killed: its session is being killed anyway, and the
-// kill goes on without it.
+// is continued first; one that still does not let go within lock_timeout
+// (hung in the kernel, say) is killed: its session is being killed
+// anyway, and the kill goes on without it.
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
 	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor {
 		s.Owner.signal(unix.SIGCONT)
@@ -125,13 +224,11 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	for _, pid := range supervisorsOf(id) {
 		unix.Kill(pid, unix.SIGCONT)
 	}
-	lctx, cancel := context.WithTimeout(ctx, lockWait)
-	s, err := m.st.updateCtx(lctx, id, fn)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+	s, err := m.st.updateCtx(ctx, id, fn)
+	if !errors.Is(err, ErrLockTimeout) || ctx.Err() != nil {
 		return s, err
 	}
-	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), lockWait))
+	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), lockPolicyOf(ctx).timeout))
 	for _, pid := range supervisorsOf(id) {
 		if ref, err := refOf(pid); err == nil {
 			ref.signal(unix.SIGKILL)
@@ -284,7 +381,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
 			return "", kerr
 		}
-		return id, m.st.remove(id)
+		return id, m.st.remove(m.writing(ctx), id)
 	}
 	if err != nil {
 		return "", err
@@ -292,7 +389,14 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if s.Legacy {
 		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", ShortID(id), m.st.sessionDir(id))
 	}
-	if !s.Settled() {
+	// A settled session whose processes still run is not forgotten: its
+	// record is what finds them.
+	c := m.containment(id)
+	if s.Settled() && !force && c.alive() {
+		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
+			ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.procs()), ShortID(id))
+	}
+	if !s.Settled() || force && c.alive() {
 		if !force {
 			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", ShortID(id), ErrRunning, s.Status)
 		}
@@ -306,7 +410,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if s.Workspace != nil {
 		// Claimed, so that no landing, update or follow-up starts in the
 		// worktree while it goes (the claim goes with the record).
-		claimed, release, err := m.claimWorktree(id, "rm")
+		claimed, release, err := m.claimWorktree(ctx, id, "rm")
 		if err != nil {
 			return "", err
 		}
@@ -318,7 +422,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err := m.dropWorkspace(ctx, s, force); err != nil {
 		return "", fmt.Errorf("rm: %w", err)
 	}
-	return id, m.st.remove(id)
+	return id, m.st.remove(m.writing(ctx), id)
 }
 
 // cleanClaim reads a session with a worktree afresh for Clean and, unless
@@ -326,7 +430,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 // that a landing or an update works in.
 func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*Session, func(), error) {
 	if !dryRun {
-		return m.claimWorktree(id, "clean")
+		return m.claimWorktree(ctx, id, "clean")
 	}
 	s, err := m.Get(ctx, id)
 	if err == nil {
@@ -397,6 +501,9 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 // cleanOne removes (or, in a dry run, would remove) one settled session
 // that Clean chose, unless its worktree holds work never landed.
 func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (removed bool, kept *UnlandedError, err error) {
+	if m.containment(s.ID).alive() {
+		return false, nil, nil // processes it started still run: its record is what finds them
+	}
 	if s.Workspace != nil {
 		// The listing's records may come from its cache, which keeps no
 		// lander (and a claim does not invalidate it): whether a landing
@@ -423,7 +530,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (r
 		if err := m.dropWorkspace(ctx, s, true); err != nil {
 			return false, nil, err
 		}
-		if err := m.st.remove(s.ID); err != nil {
+		if err := m.st.remove(m.writing(ctx), s.ID); err != nil {
 			return false, nil, err
 		}
 	}

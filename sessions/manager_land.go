@@ -136,7 +136,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if ws.Preparing() || ws.State == WorkspaceFailed {
 		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
 	}
-	s, release, err := m.claimWorktree(id, "land")
+	s, release, err := m.claimWorktree(ctx, id, "land")
 	if err != nil {
 		return nil, err
 	}
@@ -457,19 +457,13 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 // settled record is cached by listings, so the change first advances the
 // cache's generation (index.go).
 func (m *Manager) recordWorkspace(id string, fn func(*Workspace)) (*Session, error) {
-	var s *Session
-	err := m.st.bumpGeneration(func() error {
-		var err error
-		s, err = m.st.update(id, func(s *Session) error {
-			if s.Workspace == nil {
-				return fmt.Errorf("session %s has no worktree", ShortID(id))
-			}
-			fn(s.Workspace)
-			return nil
-		})
-		return err
+	return m.st.updateSettled(context.Background(), id, func(s *Session) error {
+		if s.Workspace == nil {
+			return fmt.Errorf("session %s has no worktree", ShortID(id))
+		}
+		fn(s.Workspace)
+		return nil
 	})
-	return s, err
 }
 
 // setConflict records the files a landing found conflicting, for ls.
@@ -495,12 +489,12 @@ func (s *Session) claimable() error {
 // must be settled, and stays so (a follow-up is refused) until release,
 // so nothing runs in the worktree while it is landed, updated or removed.
 // It returns the record as claimed: what was read before may be stale.
-func (m *Manager) claimWorktree(id, what string) (claimed *Session, release func(), err error) {
+func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *Session, release func(), err error) {
 	self, err := refOf(os.Getpid())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
-	claimed, err = m.st.update(id, func(s *Session) error {
+	claimed, err = m.st.updateCtx(m.writing(ctx), id, func(s *Session) error {
 		if err := s.claimable(); err != nil {
 			return err
 		}

@@ -164,14 +164,16 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 // left of the session. The status becomes failed with an error that says
 // so: never "running" forever, never a guess.
 func (m *Manager) ownerDied(seen *Session) *Session {
-	s, err := m.st.record(seen.ID, func(s *Session) error {
+	s, _, err := m.st.tryRecord(seen.ID, func(s *Session) error {
 		if s.Settled() || s.Owner.Alive() {
 			return nil // someone else settled it meanwhile
 		}
 		return m.abandonLocked(s)
 	})
-	if err != nil {
-		// A read-only state dir: report the truth without recording it.
+	if err != nil || s == nil {
+		// A read-only state dir, or someone holds the lock (a reader never
+		// waits for it; the next look records it): report the truth
+		// without recording it.
 		c := seen.Clone()
 		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
 		return c

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -111,7 +112,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if err := m.startSupervisor(ctx, s.ID); err != nil {
 		// Nothing ran: leave nothing behind rather than a record of a
 		// session that never was.
-		if rmErr := m.st.remove(s.ID); rmErr != nil {
+		if rmErr := m.st.remove(context.WithoutCancel(ctx), s.ID); rmErr != nil {
 			return nil, fmt.Errorf("%w (and its record could not be removed: %v)", err, rmErr)
 		}
 		return nil, fmt.Errorf("%w%s", err, noSpaceHint(err))
@@ -161,6 +162,9 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	}
 	args := append(append([]string{}, m.supervisorArgv[1:]...), "--state-dir", m.st.Dir(), "--detach", id)
 	cmd := exec.CommandContext(ctx, m.supervisorArgv[0], args...)
+	// A group of its own: Ctrl+C at the terminal interrupts the command,
+	// not the supervisor it is starting (Inject finishes what it began).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -40,7 +40,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	if _, err := workspaceOf(s); err != nil {
 		return nil, err
 	}
-	s, claimed, err := m.claimWorktree(id, "update")
+	s, claimed, err := m.claimWorktree(ctx, id, "update")
 	if err != nil {
 		return nil, err
 	}

@@ -363,7 +363,7 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 
 // A process of the session that holds its lock and does not let go (here
 // one stopped with SIGSTOP, which SIGCONT does not make let go) does not
-// hang a kill: after lockWait the kill takes the lock by force and still
+// hang a kill: after lock_timeout the kill takes the lock by force and still
 // stops everything.
 func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	w := newWorld(t)
@@ -385,8 +385,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 		return err != nil
 	})
 	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
-	defer func(d time.Duration) { lockWait = d }(lockWait)
-	lockWait = 500 * time.Millisecond
+	w.config("kill_grace = \"300ms\"\nlock_timeout = \"500ms\"\n")
 	done := make(chan error, 1)
 	go func() { _, err := w.m.Kill(context.Background(), s.ID); done <- err }()
 	select {

@@ -51,6 +51,11 @@ type Session struct {
 	// Stop is set while a kill is in progress: no turn may start and no
 	// follow-up may be handed over until the kill is recorded.
 	Stop *StopRequest `json:"stop,omitempty"`
+	// Killer is the command that recorded the kill, while it finishes (it
+	// waits for the supervisor, then sweeps): a follow-up is refused until
+	// it is done, so nothing a follow-up starts is swept as a leftover of
+	// the kill, and the kill sees the session settle.
+	Killer *ProcRef `json:"killer,omitempty"`
 	// Cgroup is the cgroup v2 directory the session's agents run in, when
 	// the machine lets zwarm make one; "" means marker-only containment.
 	Cgroup string `json:"cgroup,omitempty"`
@@ -234,6 +239,7 @@ func (s *Session) Clone() *Session {
 		o := *s.Owner
 		c.Owner = &o
 	}
+	c.Killer = clonePtr(s.Killer)
 	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = clonePtr(s.Agent), clonePtr(s.Stop), clonePtr(s.EndedAt), clonePtr(s.ExitCode), clonePtr(s.CostUSD), clonePtr(s.LastEventAt)
 	c.Workspace = cloneWorkspace(s.Workspace)
 	for i := range c.Turns {

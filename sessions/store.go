@@ -232,6 +232,49 @@ func (st *Store) changeCtx(ctx context.Context, id string, fn func(*Session) err
 		return nil, err
 	}
 	defer l.Unlock()
+	return st.changeLocked(id, fn, outcome)
+}
+
+// updateSettled is update for a change that may rewrite a settled record
+// (a follow-up reopening it, a landing): under the session's lock, it
+// advances sessions.gen first, so no listing trusts its cache across the
+// change (index.go). The session's lock comes first: a command waiting
+// for it holds up nobody else's.
+func (st *Store) updateSettled(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+	l, err := st.lockCtx(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	var s *Session
+	err = st.bumpGeneration(ctx, func() error {
+		var err error
+		s, err = st.changeLocked(id, fn, false)
+		return err
+	})
+	return s, err
+}
+
+// tryRecord is record for a reader that finds something to record (a dead
+// owner): it takes the lock only if it is free, since a reader never waits
+// for a writer. ok is false when it was not.
+func (st *Store) tryRecord(id string, fn func(*Session) error) (s *Session, ok bool, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // one try, no waiting
+	l, err := st.lockCtx(ctx, id)
+	if errors.Is(err, context.Canceled) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	defer l.Unlock()
+	s, err = st.changeLocked(id, fn, true)
+	return s, true, err
+}
+
+// changeLocked loads, changes and saves a record; the caller holds its lock.
+func (st *Store) changeLocked(id string, fn func(*Session) error, outcome bool) (*Session, error) {
 	s, err := st.load(id)
 	if err != nil {
 		return nil, err
@@ -257,7 +300,7 @@ func (st *Store) changeCtx(ctx context.Context, id string, fn func(*Session) err
 func (st *Store) lock(id string) (*fileLock, error) { return st.lockCtx(context.Background(), id) }
 
 func (st *Store) lockCtx(ctx context.Context, id string) (*fileLock, error) {
-	l, err := lockFileCtx(ctx, st.lockPath(id))
+	l, err := lockFileAs(ctx, st.lockPath(id), "session "+ShortID(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
@@ -300,8 +343,8 @@ func (st *Store) resolve(prefix string) (string, error) {
 
 // remove deletes a session's directory. It is first renamed out of the
 // sessions dir, so readers see the session either whole or gone.
-func (st *Store) remove(id string) error {
-	l, err := st.lock(id)
+func (st *Store) remove(ctx context.Context, id string) error {
+	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", ShortID(id), err)
 	}

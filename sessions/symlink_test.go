@@ -114,7 +114,7 @@ func TestNoWriteFollowsASymlinkInTheStateDir(t *testing.T) {
 	target.plant(gen)
 	_, err = w.st.openFile(gen, os.O_RDWR|os.O_CREATE)
 	refused(t, "sessions.gen", err, gen)
-	w.st.bumpGeneration(func() error { return nil })
+	w.st.bumpGeneration(context.Background(), func() error { return nil })
 	target.untouched("sessions.gen")
 }
 

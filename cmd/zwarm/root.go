@@ -49,6 +49,7 @@ func (f *factory) manager() (*sessions.Manager, error) {
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
 		ConfigSections: configSections(),
 		Warn:           func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
+		LockWaiting:    func(w sessions.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
 	}), nil
 }
 

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// holdSessionLock takes a session's lock in this process, noting itself as
+// its holder the way zwarm does, until the test ends.
+func holdSessionLock(t *testing.T, w *world, id string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(w.state, "sessions", id, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d zwarm kill\n", os.Getpid())
+	t.Cleanup(func() { f.Truncate(0); f.Close() })
+}
+
+// Ctrl+C on inject while it waits for the session's lock (held by a
+// stopped kill, say): it says what it waits for, then ends at once with
+// 130, and the session is as it was: completed, nothing queued.
+func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
+	w := newWorld(t)
+	id := w.spawn("first")
+	w.ok("wait", id)
+	holdSessionLock(t, w, id)
+	before, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+
+	cmd := exec.Command(bins.zwarm, "inject", id, "then this")
+	cmd.Dir, cmd.Env = w.work, w.env()
+	// A job of its own, as a shell runs it: Ctrl+C signals the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "waiting for") {
+				said <- sc.Text()
+			}
+		}
+		close(said)
+	}()
+	var line string
+	select {
+	case line = <-said:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("inject never said it was waiting for the lock")
+	}
+	want := fmt.Sprintf("zwarm: waiting for session %s: locked by pid %d, zwarm kill", sessions.ShortID(id), os.Getpid())
+	if line != want {
+		t.Fatalf("said %q, want %q", line, want)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("inject went on waiting after Ctrl+C")
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json")); string(after) != string(before) {
+		t.Fatalf("the record changed:\n%s\n%s", before, after)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(w.state, "sessions", id, "inbox")); len(ents) != 0 {
+		t.Fatalf("inbox: %v", ents)
+	}
+}
+
+// A command waits for a held lock at most lock_timeout, then fails with
+// exit 1 saying who holds it and which setting to raise.
+func TestInjectGivesUpAfterLockTimeout(t *testing.T) {
+	w := newWorld(t)
+	id := w.spawn("first")
+	w.ok("wait", id)
+	if err := os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("lock_timeout = \"1500ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holdSessionLock(t, w, id)
+	r := w.zwarm("inject", id, "then this")
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("locked by pid %d, zwarm kill after 1.5s", os.Getpid())) ||
+		!strings.Contains(r.stderr, "lock_timeout") || !strings.Contains(r.stderr, "waiting for session") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if s := w.record(id); s.Status != sessions.StatusCompleted || s.PendingInjects != 0 {
+		t.Fatalf("%s, %d pending", s.Status, s.PendingInjects)
+	}
+}

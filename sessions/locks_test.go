@@ -1,0 +1,333 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// holdLock starts a process that takes the lock at path and holds it
+// until the test ends (TestMain's lock holder), and returns its pid.
+func holdLock(t *testing.T, path string) int {
+	t.Helper()
+	holder := exec.Command(os.Args[0], "hold-lock")
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+path, helperEnv+"=")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	eventually(t, "the lock to be held", func() bool {
+		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), path)
+		if err == nil {
+			l.Unlock()
+		}
+		return err != nil
+	})
+	return holder.Process.Pid
+}
+
+// within fails the test if f has not returned in a generous time: for
+// calls that used to block forever.
+func within[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s hung", what)
+		panic("unreachable")
+	}
+}
+
+// startStray starts a process of session id that outlived it: with the
+// session's marker, or, with cg, in a leaf of a cgroup the session's
+// record names, without the marker.
+func startStray(t *testing.T, w *world, id string, cg bool) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), MarkerEnv+"="+id)
+	var leaf string
+	if cg {
+		parent, err := ownCgroupDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(parent, "zwarm-"+id)
+		leaf = filepath.Join(dir, "agent-9")
+		if err := os.MkdirAll(leaf, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(leaf); os.Remove(dir) })
+		if err := os.WriteFile(w.st.cgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = os.Environ()
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		for i := 0; i < 1000 && alive(pid); i++ {
+			time.Sleep(5 * time.Millisecond) // gone before its cgroup is removed
+		}
+	})
+	go cmd.Wait() // reaped here once killed, so it is not a zombie for alive()
+	if cg {
+		if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pid
+}
+
+func needCgroup(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+}
+
+// A session that completed, but whose process still runs in a leaf of its
+// cgroup without the marker (its supervisor could not stop it): kill stops
+// it, and says the session had completed; the status stays.
+func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
+	needCgroup(t)
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	pid := startStray(t, w, s.ID, true)
+	var warned []string
+	w.m.warn = func(err error) { warned = append(warned, err.Error()) }
+	got, err := w.m.Kill(context.Background(), s.ID)
+	if err != nil {
+		t.Fatalf("kill of a completed session with a live process: %v", err)
+	}
+	eventually(t, "the stray to die", func() bool { return !alive(pid) })
+	if got.Status != StatusCompleted {
+		t.Fatalf("the kill changed the status to %s", got.Status)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "still running") {
+		t.Fatalf("warnings: %q", warned)
+	}
+	// Nothing alive now: today's answer.
+	if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "it completed") {
+		t.Fatalf("second kill: %v", err)
+	}
+}
+
+// rm does not forget a settled session whose processes still run (found
+// by its marker here, by its cgroup in the second round), unless forced,
+// which stops them first.
+func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
+	w := newWorld(t)
+	for _, cg := range []bool{false, true} {
+		if cg {
+			if how, _ := Containment(); !strings.HasPrefix(how, "cgroup") {
+				continue
+			}
+		}
+		s := w.wait(w.spawn("first").ID)
+		pid := startStray(t, w, s.ID, cg)
+		_, err := w.m.Remove(context.Background(), s.ID, false)
+		if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "--force") {
+			t.Fatalf("cgroup=%v: rm without --force: %v", cg, err)
+		}
+		if _, err := os.Stat(w.st.metaPath(s.ID)); err != nil || !alive(pid) {
+			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, alive(pid))
+		}
+		if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+			t.Fatalf("cgroup=%v: rm --force: %v", cg, err)
+		}
+		eventually(t, "the stray to die", func() bool { return !alive(pid) })
+		if _, err := os.Stat(w.st.sessionDir(s.ID)); !os.IsNotExist(err) {
+			t.Fatalf("cgroup=%v: still there: %v", cg, err)
+		}
+	}
+}
+
+// Readers never wait for a writer's lock: with a session's lock and the
+// session list's lock held, a listing and a look at a session whose owner
+// died (which would record that) return.
+func TestReadersDoNotWaitForLocks(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	// A pending session whose spawning command died.
+	dead := exec.Command("true")
+	dead.Run()
+	orphan, err := w.st.update(s.ID, func(s *Session) error {
+		s.Status, s.EndedAt, s.Owner = StatusPending, nil, &ProcRef{PID: dead.Process.Pid, Start: 1, Role: roleSpawn}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, w.st.lockPath(orphan.ID))
+	gen, err := os.OpenFile(w.st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	if err := flock(gen, unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	got := within(t, "show", func() *Session { g, _ := w.m.Get(context.Background(), s.ID); return g })
+	if got == nil || got.Status != StatusFailed {
+		t.Fatalf("show of a session whose owner died: %+v", got)
+	}
+	list := within(t, "ls", func() []*Session { l, _ := w.m.List(context.Background(), ListOptions{}); return l })
+	if len(list) != 1 || list[0].Status != StatusFailed {
+		t.Fatalf("ls: %v", list)
+	}
+}
+
+// A command waits for a session's lock at most lock_timeout, says after a
+// second what it waits for and who holds it, and then gives up, having
+// changed nothing.
+func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	w.config("kill_grace = \"300ms\"\nlock_timeout = \"1500ms\"\n")
+	holder := holdLock(t, w.st.lockPath(s.ID))
+	var mu sync.Mutex
+	var heard []LockWait
+	w.m.lockWaiting = func(lw LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() }
+	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+	err := within(t, "inject", func() error { _, err := w.m.Inject(context.Background(), s.ID, "then this"); return err })
+	var lte *LockTimeoutError
+	if !errors.As(err, &lte) || lte.Holder.PID != holder || !strings.Contains(err.Error(), "lock_timeout") {
+		t.Fatalf("inject under a held lock: %v", err)
+	}
+	mu.Lock()
+	if len(heard) != 1 || heard[0].Holder.PID != holder || heard[0].What != "session "+ShortID(s.ID) {
+		t.Fatalf("heard %+v", heard)
+	}
+	want := fmt.Sprintf("waiting for session %s: locked by pid %d, ", ShortID(s.ID), holder)
+	if !strings.HasPrefix(heard[0].String(), want) {
+		t.Fatalf("%q, want it to start with %q", heard[0], want)
+	}
+	mu.Unlock()
+	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) {
+		t.Fatalf("the record changed:\n%s\n%s", before, after)
+	}
+	if inbox, _ := w.st.inbox(s.ID); len(inbox) != 0 {
+		t.Fatalf("inbox: %+v", inbox)
+	}
+}
+
+// Inject interrupted while it waits for the lock (Ctrl+C) returns at once
+// with an error wrapping context.Canceled and changes nothing: the
+// session stays completed, no follow-up is left queued.
+func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	holdLock(t, w.st.lockPath(s.ID))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.m.lockWaiting = func(LockWait) { cancel() } // interrupted once it says it waits
+	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+	err := within(t, "inject", func() error { _, err := w.m.Inject(ctx, s.ID, "then this"); return err })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted inject: %v", err)
+	}
+	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) {
+		t.Fatalf("the record changed:\n%s\n%s", before, after)
+	}
+	if inbox, _ := w.st.inbox(s.ID); len(inbox) != 0 {
+		t.Fatalf("inbox: %+v", inbox)
+	}
+	if g, _ := w.m.Get(context.Background(), s.ID); g.Status != StatusCompleted || !g.Settled() {
+		t.Fatalf("the session is %s: %s", g.Status, g.Error)
+	}
+}
+
+// A read-only state dir: kill still stops the session's processes (signals
+// need no writes), then says the record could not be updated.
+func TestKillInAReadOnlyStateDir(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"spawn": "sleep 300", "pidfile": filepath.Join(dir, "child.pid")},
+		{"wait_file": filepath.Join(dir, "never")},
+	}})
+	s := w.spawn("hold")
+	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o700)
+	if err := unix.Mount(w.st.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount a read-only view here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
+	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	rst, _ := NewStore(ro)
+	m := NewManager(ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	_, err := m.Kill(context.Background(), s.ID)
+	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
+		t.Fatalf("kill in a read-only state dir: %v", err)
+	}
+	if alive(child) || len(w.m.containment(s.ID).procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).procs(), supervisorsOf(s.ID))
+	}
+}
+
+// While a kill finishes (its command still alive, the session already
+// settled by its supervisor), a follow-up is refused: what the kill
+// sweeps next must not be the follow-up's, and the kill must see the
+// session it stopped settle, not a new turn.
+func TestInjectWaitsForAKillToFinish(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	killer, err := refOf(os.Getppid()) // alive for the whole test
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = killer; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, ErrStopping) {
+		t.Fatalf("inject while a kill finishes: %v", err)
+	}
+	if g, _ := w.st.load(s.ID); g.Status != StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
+		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
+	}
+	// A killer that is gone holds nothing up.
+	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = &ProcRef{PID: killer.PID, Start: killer.Start + 1}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.m.Inject(context.Background(), s.ID, "then this")
+	if err != nil || res.Session.Killer != nil {
+		t.Fatalf("inject once the kill is done: %v, %+v", err, res)
+	}
+	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 2 {
+		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	}
+	// Nor does a live one's stamp long after the session settled (a
+	// long-lived process whose kill could not clear it).
+	if _, err := w.st.update(s.ID, func(s *Session) error {
+		ended := time.Now().Add(-2 * time.Minute)
+		s.Killer, s.EndedAt = killer, &ended
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(context.Background(), s.ID, "and this"); err != nil {
+		t.Fatalf("inject past a stale kill stamp: %v", err)
+	}
+	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 3 {
+		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	}
+}
