@@ -30,6 +30,9 @@
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
+//	sessions/<id>/supervisor.lock    flock(2) held by a supervisor for its whole life, so a
+//	                                 follow-up's new one starts its agent only after the previous
+//	                                 one has torn down the session's cgroup
 //	sessions/<id>/setup.log          what making the session's worktree did and printed (git, what
 //	                                 was brought along, the [worktrees] setup command's output)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed

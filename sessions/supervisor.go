@@ -90,6 +90,8 @@ func Supervise(ctx context.Context, opt SuperviseOptions, id string) error {
 	if cfg, err := LoadConfig(st.Dir(), sv.sections...); err == nil {
 		sv.prices = cfg.PriceTable()
 	}
+	release := holdSession(ctx, st, id, log)
+	defer release()
 	sv.cg = sv.openCgroup()
 	log.Info("supervisor started", "pid", self.PID, "containment", sv.containment())
 	ctx, gone := context.WithCancel(ctx)

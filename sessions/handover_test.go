@@ -1,0 +1,39 @@
+package sessions
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// A follow-up that reopens a settled session starts its agent only once
+// the supervisor that settled it has exited: that one's teardown kills the
+// session's cgroup, and with it anything a new agent started there.
+func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+
+	// The test holds the lock as a previous supervisor still tearing down
+	// would.
+	l, err := lockFile(w.st.supervisorLockPath(s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); err != nil {
+		l.Unlock()
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if p := w.prompts(); len(p) != 1 {
+		l.Unlock()
+		t.Fatalf("the follow-up's agent started while the previous supervisor held the session: prompts %q", p)
+	}
+	l.Unlock()
+	got := w.wait(s.ID)
+	if got.Status != StatusCompleted || len(got.Turns) != 2 {
+		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	}
+	if p := w.prompts(); len(p) != 2 || p[1] != "then this" {
+		t.Fatalf("prompts %q", p)
+	}
+}
