@@ -257,6 +257,11 @@ func (m Model) View() string {
 	return line + "\n" + m.vp.View()
 }
 
+// wrap is line l as the pieces that show it in width cells.
+func wrap(l render.Line, width int) []string {
+	return render.Wrap(l.Text, strings.Repeat("  ", l.Indent), width)
+}
+
 func clipText(s string, n int) string {
 	s = render.SafeLine(strings.Join(strings.Fields(s), " "))
 	if lipgloss.Width(s) <= n {
