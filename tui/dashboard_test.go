@@ -14,9 +14,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/runfeed"
-	"github.com/zwarm/zwarm/tui/styles"
 )
 
 // rewrite changes a session's record on disk as a supervisor would.
@@ -262,7 +262,7 @@ func TestHeaderCostBelowACent(t *testing.T) {
 		c := 0.0003
 		list = append(list, &sessions.Session{Status: sessions.StatusCompleted, CostUSD: &c, Usage: sessions.Usage{TotalTokens: 10}})
 	}
-	h := header.New(styles.New(), "/s")
+	h := header.New(common.New(), "/s")
 	h.SetSize(120, 1)
 	h.SetSessions(list)
 	if v := h.View(); !strings.Contains(v, "110 tokens $0.0033") {

@@ -15,12 +15,10 @@ import (
 // global bindings', or the focused pane's.
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.prompt.Active() {
-		var cmd tea.Cmd
-		m.prompt, cmd = m.prompt.Update(k)
-		return cmd
+		return update(&m.prompt, k)
 	}
 	if m.showHelp {
-		if key.Matches(k, m.km.Quit) && k.String() == "ctrl+c" {
+		if key.Matches(k, m.KeyMap.Quit) && k.String() == "ctrl+c" {
 			return tea.Quit
 		}
 		m.showHelp = false
@@ -32,19 +30,19 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	sel := m.list.Selected()
 	if row, ok := m.list.SelectedRow(); ok && row.Run != nil {
-		if err := runRefusal(k, m.km, row.Run); err != nil {
+		if err := runRefusal(k, m.KeyMap, row.Run); err != nil {
 			m.setError(err)
 			return nil
 		}
 	}
 	switch {
-	case key.Matches(k, m.km.Quit):
+	case key.Matches(k, m.KeyMap.Quit):
 		return tea.Quit
-	case key.Matches(k, m.km.Help):
+	case key.Matches(k, m.KeyMap.Help):
 		m.showHelp = true
 		m.layout()
 		return nil
-	case key.Matches(k, m.km.Focus):
+	case key.Matches(k, m.KeyMap.Focus):
 		if m.focus == focusList {
 			m.focus = focusDetail
 		} else {
@@ -53,7 +51,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.list.SetFocused(m.focus == focusList)
 		m.detail.SetFocused(m.focus == focusDetail)
 		return nil
-	case key.Matches(k, m.km.Inject):
+	case key.Matches(k, m.KeyMap.Inject):
 		if sel == nil {
 			m.setError(errors.New("no session selected"))
 			return nil
@@ -61,7 +59,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		cmd := m.prompt.OpenInject(sel.ID, sessions.ShortID(sel.ID))
 		m.layout()
 		return cmd
-	case key.Matches(k, m.km.Kill):
+	case key.Matches(k, m.KeyMap.Kill):
 		if sel == nil {
 			return nil
 		}
@@ -72,7 +70,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", sessions.ShortID(sel.ID)))
 		m.layout()
 		return nil
-	case key.Matches(k, m.km.Delete):
+	case key.Matches(k, m.KeyMap.Delete):
 		if sel == nil {
 			return nil
 		}
@@ -83,26 +81,26 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", sessions.ShortID(sel.ID)))
 		m.layout()
 		return nil
-	case key.Matches(k, m.km.Diff):
+	case key.Matches(k, m.KeyMap.Diff):
 		if sel == nil {
 			m.setError(errors.New("no session selected"))
 			return nil
 		}
 		return m.openDiff(sel)
-	case key.Matches(k, m.km.Land):
+	case key.Matches(k, m.KeyMap.Land):
 		if sel == nil {
 			m.setError(errors.New("no session selected"))
 			return nil
 		}
 		return m.planLand(sel.ID)
-	case key.Matches(k, m.km.Filter):
+	case key.Matches(k, m.KeyMap.Filter):
 		cmd := m.prompt.OpenFilter(m.list.Filter())
 		m.layout()
 		return cmd
-	case key.Matches(k, m.km.Sort):
+	case key.Matches(k, m.KeyMap.Sort):
 		m.setStatus("sorted by " + m.list.CycleSort().String())
 		return m.followSelection()
-	case key.Matches(k, m.km.ToggleFinished):
+	case key.Matches(k, m.KeyMap.ToggleFinished):
 		if m.list.ToggleFinished() {
 			m.setStatus("showing finished sessions")
 		} else {
@@ -110,7 +108,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.layout()
 		return m.followSelection()
-	case key.Matches(k, m.km.Reload):
+	case key.Matches(k, m.KeyMap.Reload):
 		m.setStatus("reloaded")
 		old, oldTraj, oldRuns, oldRunTraj := m.listSub, m.trajSub, m.runListSub, m.runTrajSub
 		m.listSub, m.trajSub, m.runListSub, m.runTrajSub = nil, nil, nil, nil
@@ -120,13 +118,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return tea.Batch(closeSub(old), closeSub(oldTraj), closeRunSub(oldRuns), closeRunSub(oldRunTraj),
 			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
 	}
-	var cmd tea.Cmd
 	if m.focus == focusList {
-		m.list, cmd = m.list.Update(k)
-		return tea.Batch(cmd, m.followSelection())
+		return tea.Batch(update(&m.list, k), m.followSelection())
 	}
-	m.detail, cmd = m.detail.Update(k)
-	return cmd
+	return update(&m.detail, k)
 }
 
 // onDiffKey handles a key while the diff view is open: it scrolls the
@@ -136,19 +131,17 @@ func (m *Model) onDiffKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case k.String() == "ctrl+c":
 		return tea.Quit
-	case key.Matches(k, m.km.Close):
+	case key.Matches(k, m.KeyMap.Close):
 		m.diff.Close()
 		m.layout()
 		return nil
-	case key.Matches(k, m.km.Help):
+	case key.Matches(k, m.KeyMap.Help):
 		m.showHelp = true
 		return nil
-	case key.Matches(k, m.km.Land):
+	case key.Matches(k, m.KeyMap.Land):
 		return m.planLand(m.diff.ID())
 	}
-	var cmd tea.Cmd
-	m.diff, cmd = m.diff.Update(k)
-	return cmd
+	return update(&m.diff, k)
 }
 
 func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {

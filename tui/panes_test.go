@@ -8,12 +8,11 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
-	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
-	"github.com/zwarm/zwarm/tui/styles"
 )
 
 // Each pane alone, at the widths of the two screen sizes.
@@ -23,16 +22,16 @@ func TestPaneGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, km := styles.New(), keys.Default()
+	c := common.New()
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprintf("header_%d", w), func(t *testing.T) {
-			h := header.New(st, "/state")
+			h := header.New(c, "/state")
 			h.SetSize(w, 1)
 			h.SetSessions(list)
 			golden.RequireEqual(t, []byte(h.View()))
 		})
 		t.Run(fmt.Sprintf("sessionlist_%dx6", w), func(t *testing.T) {
-			l := sessionlist.New(st, km)
+			l := sessionlist.New(c)
 			l.SetNow(clock)
 			l.SetSize(w, 6)
 			l.SetFocused(true)
@@ -46,7 +45,7 @@ func TestPaneGoldens(t *testing.T) {
 					running = s
 				}
 			}
-			d := detail.New(st, km)
+			d := detail.New(c)
 			d.SetSize(w, 12)
 			d.Reset(running.ID)
 			_, batches, err := f.m.NewTrajectory(running.ID, sessions.TrajectoryOptions{}).Read(context.Background())
@@ -74,17 +73,17 @@ func TestRunPaneGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, km := styles.New(), keys.Default()
+	c := common.New()
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprintf("header_%d", w), func(t *testing.T) {
-			h := header.New(st, "/state")
+			h := header.New(c, "/state")
 			h.SetSize(w, 1)
 			h.SetSessions(list)
 			h.SetRuns([]*orchestrator.Record{rec})
 			golden.RequireEqual(t, []byte(h.View()))
 		})
 		t.Run(fmt.Sprintf("sessionlist_%dx8", w), func(t *testing.T) {
-			l := sessionlist.New(st, km)
+			l := sessionlist.New(c)
 			l.SetNow(clock)
 			l.SetSize(w, 8)
 			l.SetFocused(true)
@@ -93,7 +92,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			golden.RequireEqual(t, []byte(l.View()))
 		})
 		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
-			d := detail.New(st, km)
+			d := detail.New(c)
 			d.SetSize(w, 12)
 			d.ResetRun(sessionlist.RunKey(runID), rec)
 			d.SetRun(rec, 15800, money(0.03))

@@ -93,7 +93,7 @@ func (m *Model) refreshRunTitle() {
 
 // runRefusal says why a key that acts on sessions does nothing on a run,
 // and what does what the user meant.
-func runRefusal(k tea.KeyMsg, km keys.KeyMap, r *orchestrator.Record) error {
+func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *orchestrator.Record) error {
 	id := sessions.ShortID(r.ID)
 	running := r.Status == orchestrator.StatusRunning
 	switch {

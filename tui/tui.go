@@ -8,10 +8,12 @@
 //
 // The root model owns the panes (header, sessionlist, detail, prompt, and
 // diffview, which takes the place of the list and the detail while it is
-// open) and routes messages to them. Everything from outside (file
-// changes, session and run records, trajectory and event reads, diffs,
-// the results of actions) arrives as messages produced by commands;
-// Update itself never blocks or touches the disk.
+// open), each a common.Component embedding the styles and keys they share,
+// and routes sizes, messages and key help to them through that contract.
+// Everything from outside (file changes, session and run records,
+// trajectory and event reads, diffs, the results of actions) arrives as
+// messages produced by commands; Update itself never blocks or touches the
+// disk.
 package tui
 
 import (
@@ -23,14 +25,13 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/header"
-	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/prompt"
 	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
-	"github.com/zwarm/zwarm/tui/styles"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -82,12 +83,11 @@ const (
 	focusDetail
 )
 
-// Model is the dashboard's root model.
+// Model is the dashboard's root model. Its Common has the screen's size.
 type Model struct {
+	common.Common
 	ctx    context.Context
 	opt    Options
-	st     styles.Styles
-	km     keys.KeyMap
 	header header.Model
 	list   sessionlist.Model
 	detail detail.Model
@@ -101,9 +101,8 @@ type Model struct {
 	statusErr bool
 	// priceNote names the models whose cost reads "?", and how to price
 	// them: the status line says it when it has nothing else to say.
-	priceNote     string
-	queued        *queuedNote // what the status line says is queued
-	width, height int
+	priceNote string
+	queued    *queuedNote // what the status line says is queued
 	// loaded says the first load of the sessions (and of the runs) is
 	// complete.
 	loaded                     bool
@@ -139,14 +138,14 @@ func New(ctx context.Context, opt Options) Model {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	st, km := styles.New(), keys.Default()
+	c := common.New()
 	m := Model{
-		ctx: ctx, opt: opt, st: st, km: km,
-		header: header.New(st, opt.StateDir),
-		list:   sessionlist.New(st, km),
-		detail: detail.New(st, km),
-		prompt: prompt.New(st, km),
-		diff:   diffview.New(st, km),
+		Common: c, ctx: ctx, opt: opt,
+		header: header.New(c, opt.StateDir),
+		list:   sessionlist.New(c),
+		detail: detail.New(c),
+		prompt: prompt.New(c),
+		diff:   diffview.New(c),
 		help:   help.New(),
 	}
 	m.list.SetNow(opt.Now())

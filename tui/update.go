@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/prompt"
 	"github.com/zwarm/zwarm/tui/runfeed"
@@ -20,8 +21,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
-		m.layout()
+		m.SetSize(msg.Width, msg.Height)
 	case subscribedMsg:
 		cmds = append(cmds, m.onSubscribed(msg))
 	case alertMsg:
@@ -67,21 +67,23 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.onKey(msg))
 	case tea.MouseMsg:
-		var cmd tea.Cmd
 		if m.diff.Active() {
-			m.diff, cmd = m.diff.Update(msg)
+			cmds = append(cmds, update(&m.diff, msg))
 		} else {
-			m.detail, cmd = m.detail.Update(msg)
+			cmds = append(cmds, update(&m.detail, msg))
 		}
-		cmds = append(cmds, cmd)
 	default:
 		if m.prompt.Active() {
-			var cmd tea.Cmd
-			m.prompt, cmd = m.prompt.Update(msg)
-			cmds = append(cmds, cmd)
+			cmds = append(cmds, update(&m.prompt, msg))
 		}
 	}
 	return m, tea.Batch(cmds...)
+}
+
+// update hands msg to pane p, which changes in place.
+func update(p common.Component, msg tea.Msg) tea.Cmd {
+	_, cmd := p.Update(msg)
+	return cmd
 }
 
 func (m *Model) setStatus(s string) {

@@ -3,42 +3,47 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 )
+
+// SetSize sizes the screen and lays the panes out on it.
+func (m *Model) SetSize(width, height int) {
+	m.Common.SetSize(width, height)
+	m.layout()
+}
 
 // layout sizes the panes: the list gets up to two fifths of the height
 // (less when there are few sessions), the detail pane the rest; the diff
 // view, while open, all of it.
 func (m *Model) layout() {
-	if m.width == 0 || m.height == 0 {
+	if m.Width == 0 || m.Height == 0 {
 		return
 	}
-	avail := max(2, m.height-3) // header, status line, help line
+	avail := max(2, m.Height-3) // header, status line, help line
 	rows := m.list.Len() + 1
 	listH := min(max(4, rows), max(4, avail*2/5))
 	if listH > avail-2 {
 		listH = max(1, avail/2)
 	}
-	m.header.SetSize(m.width, 1)
-	m.list.SetSize(m.width, listH)
-	m.detail.SetSize(m.width, avail-listH)
-	m.diff.SetSize(m.width, avail)
-	m.prompt.SetSize(m.width, 1)
-	m.help.Width = m.width
+	m.header.SetSize(m.Width, 1)
+	m.list.SetSize(m.Width, listH)
+	m.detail.SetSize(m.Width, avail-listH)
+	m.diff.SetSize(m.Width, avail)
+	m.prompt.SetSize(m.Width, 1)
+	m.help.Width = m.Width
 }
 
 // View draws the screen.
 func (m Model) View() string {
-	if m.width == 0 {
+	if m.Width == 0 {
 		return "loading…"
 	}
 	var b strings.Builder
 	b.WriteString(m.header.View() + "\n")
-	avail := max(2, m.height-3)
-	short := m.km.ShortHelp()
+	avail := max(2, m.Height-3)
 	switch {
 	case m.diff.Active():
-		short = m.km.DiffHelp()
 		if m.showHelp {
 			b.WriteString(m.helpView(avail))
 		} else {
@@ -53,8 +58,8 @@ func (m Model) View() string {
 		b.WriteString(m.detail.View())
 	}
 	b.WriteString("\n" + m.statusLine() + "\n")
-	b.WriteString(m.help.ShortHelpView(short))
-	return fitHeight(b.String(), m.height)
+	b.WriteString(m.help.ShortHelpView(m.ShortHelp()))
+	return fitHeight(b.String(), m.Height)
 }
 
 // helpView is the help overlay, h lines high.
@@ -63,15 +68,28 @@ func (m Model) helpView(h int) string {
 	help.ShowAll = true
 	h = max(1, h)
 	return lipgloss.NewStyle().Height(h).MaxHeight(h).Render(
-		m.st.Header.Render("keys") + "  (any key closes)\n\n" + help.View(m.km))
+		m.Styles.Header.Render("keys") + "  (any key closes)\n\n" + help.View(m))
 }
+
+// ShortHelp is the help line: the diff view's keys while it is open, else
+// the dashboard's.
+func (m Model) ShortHelp() []key.Binding {
+	if m.diff.Active() {
+		return m.diff.ShortHelp()
+	}
+	return m.KeyMap.ShortHelp()
+}
+
+// FullHelp is the help overlay: every key of the dashboard, the panes'
+// among them.
+func (m Model) FullHelp() [][]key.Binding { return m.KeyMap.FullHelp() }
 
 func (m Model) statusLine() string {
 	if m.prompt.Active() {
 		return m.prompt.View()
 	}
 	if !m.loaded && m.status == "" {
-		return m.st.Status.Render("loading sessions…")
+		return m.Styles.Status.Render("loading sessions…")
 	}
 	line := m.status
 	if line == "" && m.priceNote != "" {
@@ -80,11 +98,11 @@ func (m Model) statusLine() string {
 	if m.hasRunning() {
 		line = spinnerFrames[m.frame%len(spinnerFrames)] + " " + line
 	}
-	style := m.st.Status
+	style := m.Styles.Status
 	if m.statusErr {
-		style = m.st.StatusError
+		style = m.Styles.StatusError
 	}
-	return lipgloss.NewStyle().MaxWidth(m.width).Render(style.Render(line))
+	return lipgloss.NewStyle().MaxWidth(m.Width).Render(style.Render(line))
 }
 
 var spinnerFrames = []string{"◐", "◓", "◑", "◒"}

@@ -9,9 +9,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/workspace"
-	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/sessionlist"
-	"github.com/zwarm/zwarm/tui/styles"
 )
 
 // changeStates are sessions in each state the CHANGES column tells apart.
@@ -64,7 +63,7 @@ func TestChangesColumnGoldens(t *testing.T) {
 		{60, nil, []string{"CHANGES", "+120", "landed"}},
 	} {
 		t.Run(fmt.Sprintf("sessionlist_%dx9", c.width), func(t *testing.T) {
-			l := sessionlist.New(styles.New(), keys.Default())
+			l := sessionlist.New(common.New())
 			l.SetNow(clock)
 			l.SetSize(c.width, 9)
 			l.SetFocused(true)
@@ -87,7 +86,7 @@ func TestChangesColumnGoldens(t *testing.T) {
 
 // A filter finds sessions by what became of their change.
 func TestFilterByChanges(t *testing.T) {
-	l := sessionlist.New(styles.New(), keys.Default())
+	l := sessionlist.New(common.New())
 	l.SetNow(clock)
 	l.SetSize(120, 12)
 	l.Replace(changeStates())

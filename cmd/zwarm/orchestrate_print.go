@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -161,35 +159,10 @@ func runStatusColor(st orchestrator.Status) string {
 }
 
 // fitLine is text after indent as the lines that show it: piped, one line
-// as it is; on a terminal, pieces that fit its width, broken at spaces
-// where possible, the pieces after the first hanging under the text.
+// as it is; on a terminal, pieces that fit its width (render.Wrap).
 func fitLine(s *streams, text, indent string) []string {
-	if !s.outTTY || runewidth.StringWidth(indent+text) <= s.width {
+	if !s.outTTY {
 		return []string{indent + text}
 	}
-	hang := indent + "  "
-	if runewidth.StringWidth(hang) > s.width/2 {
-		hang = ""
-	}
-	var out []string
-	prefix := indent
-	for text != "" {
-		avail := max(1, s.width-runewidth.StringWidth(prefix))
-		if runewidth.StringWidth(text) <= avail {
-			out = append(out, prefix+text)
-			break
-		}
-		cut := runewidth.Truncate(text, avail, "")
-		if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
-			cut = cut[:i+1]
-		}
-		if cut == "" { // a rune wider than the terminal
-			_, size := utf8.DecodeRuneInString(text)
-			cut = text[:size]
-		}
-		out = append(out, strings.TrimRight(prefix+cut, " "))
-		text = strings.TrimLeft(text[len(cut):], " ")
-		prefix = hang
-	}
-	return out
+	return render.Wrap(text, indent, s.width)
 }

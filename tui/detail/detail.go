@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
-	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
@@ -29,27 +30,30 @@ type step struct {
 
 // Model is the detail pane.
 type Model struct {
-	st            styles.Styles
-	km            keys.KeyMap
-	vp            viewport.Model
-	id            string
-	session       *sessions.Session
-	steps         []step
-	byKey         map[string]int
-	loaded        bool // an update of the session has been applied
-	dropped       int
-	follow        bool
-	focused       bool
-	width, height int
-	run           *runView // nil: the pane shows a session
+	common.Common
+	vp      viewport.Model
+	id      string
+	session *sessions.Session
+	steps   []step
+	byKey   map[string]int
+	loaded  bool // an update of the session has been applied
+	dropped int
+	follow  bool
+	focused bool
+	run     *runView // nil: the pane shows a session
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns an empty pane.
-func New(st styles.Styles, km keys.KeyMap) Model {
+func New(c common.Common) Model {
 	vp := viewport.New(0, 0)
 	vp.KeyMap = viewport.KeyMap{} // keys are handled below, with follow mode
-	return Model{st: st, km: km, vp: vp, byKey: map[string]int{}, follow: true}
+	return Model{Common: c, vp: vp, byKey: map[string]int{}, follow: true}
 }
+
+// Init does nothing: the pane is told what to show.
+func (m *Model) Init() tea.Cmd { return nil }
 
 // ID is the row shown: the session's id, or "run:ID" for a run.
 func (m Model) ID() string { return m.id }
@@ -62,7 +66,7 @@ func (m Model) Following() bool { return m.follow }
 
 // SetSize sets the pane's size; the first line is its title.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = w, h
+	m.Common.SetSize(w, h)
 	m.vp.Width, m.vp.Height = w, max(1, h-1)
 	m.render()
 }
@@ -155,25 +159,25 @@ func (m *Model) add(s step) {
 func (m *Model) render() {
 	var b strings.Builder
 	if m.dropped > 0 {
-		b.WriteString(m.st.Dim.Render(fmt.Sprintf("… %d earlier steps not shown", m.dropped)) + "\n")
+		b.WriteString(m.Styles.Dim.Render(fmt.Sprintf("… %d earlier steps not shown", m.dropped)) + "\n")
 	}
 	for _, s := range m.steps {
 		for _, l := range s.lines {
 			style := m.style(l)
-			for _, piece := range wrap(l, m.width) {
+			for _, piece := range wrap(l, m.Width) {
 				b.WriteString(style.Render(piece) + "\n")
 			}
 		}
 	}
 	for _, l := range m.runTail() {
-		for _, piece := range wrap(l, m.width) {
+		for _, piece := range wrap(l, m.Width) {
 			b.WriteString(m.style(l).Render(piece) + "\n")
 		}
 	}
 	// A session that failed before its first turn has only its error.
 	if s := m.session; s != nil && len(s.Turns) == 0 && s.Error != "" {
-		for _, piece := range wrap(render.Line{Kind: render.Error, Text: "✗ " + render.Clip(s.Error, 2000)}, m.width) {
-			b.WriteString(m.st.Error.Render(piece) + "\n")
+		for _, piece := range wrap(render.Line{Kind: render.Error, Text: "✗ " + render.Clip(s.Error, 2000)}, m.Width) {
+			b.WriteString(m.Styles.Error.Render(piece) + "\n")
 		}
 	}
 	m.vp.SetContent(strings.TrimRight(b.String(), "\n"))
@@ -185,38 +189,38 @@ func (m *Model) render() {
 func (m Model) style(l render.Line) lipgloss.Style {
 	switch l.Kind {
 	case render.Turn:
-		return m.st.Turn
+		return m.Styles.Turn
 	case render.User:
-		return m.st.User
+		return m.Styles.User
 	case render.Reasoning, render.Raw:
-		return m.st.Reasoning
+		return m.Styles.Reasoning
 	case render.Command:
-		return m.st.Command
+		return m.Styles.Command
 	case render.Output:
-		return m.st.Output
+		return m.Styles.Output
 	case render.File:
-		return m.st.File
+		return m.Styles.File
 	case render.Todo:
-		return m.st.Todo
+		return m.Styles.Todo
 	case render.Tool:
-		return m.st.Tool
+		return m.Styles.Tool
 	case render.Error:
-		return m.st.Error
+		return m.Styles.Error
 	case render.Done:
-		return m.st.Dim
+		return m.Styles.Dim
 	}
-	return m.st.Message
+	return m.Styles.Message
 }
 
 // Update scrolls when the pane has focus. Scrolling up leaves follow mode;
 // reaching the bottom (or End) returns to it.
-func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		if !m.focused {
 			return m, nil
 		}
-		if !m.km.Scroll(msg, &m.vp) {
+		if !m.KeyMap.Scroll(msg, &m.vp) {
 			return m, nil
 		}
 		m.follow = m.vp.AtBottom()
@@ -227,6 +231,14 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+// ShortHelp is the keys that scroll.
+func (m *Model) ShortHelp() []key.Binding { return []key.Binding{m.KeyMap.Up, m.KeyMap.Down} }
+
+// FullHelp is every key that scrolls.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{m.KeyMap.Moves()}
 }
 
 // View renders the title line and the render.
@@ -247,14 +259,19 @@ func (m Model) View() string {
 		mode = fmt.Sprintf("%d%%", int(m.vp.ScrollPercent()*100))
 	}
 	// The focused pane is marked by ▶, which reads without colour too.
-	style, lead := m.st.Dim, "── "
+	style, lead := m.Styles.Dim, "── "
 	if m.focused {
-		style, lead = m.st.Bold, "▶ "
+		style, lead = m.Styles.Bold, "▶ "
 	}
 	right := " [" + mode + "]"
-	avail := max(0, m.width-lipgloss.Width(right)-3)
+	avail := max(0, m.Width-lipgloss.Width(right)-3)
 	line := style.Render(lead + clipText(title, avail) + right)
 	return line + "\n" + m.vp.View()
+}
+
+// wrap is line l as the pieces that show it in width cells.
+func wrap(l render.Line, width int) []string {
+	return render.Wrap(l.Text, strings.Repeat("  ", l.Indent), width)
 }
 
 func clipText(s string, n int) string {

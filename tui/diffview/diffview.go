@@ -16,8 +16,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
-	"github.com/zwarm/zwarm/tui/keys"
-	"github.com/zwarm/zwarm/tui/styles"
+	"github.com/zwarm/zwarm/tui/common"
 )
 
 // sideways is how many columns ←/→ scroll.
@@ -25,8 +24,7 @@ const sideways = 8
 
 // Model is the diff view.
 type Model struct {
-	st      styles.Styles
-	km      keys.KeyMap
+	common.Common
 	vp      viewport.Model
 	open    bool
 	seq     int
@@ -36,16 +34,19 @@ type Model struct {
 	lines   []string
 	cut     string
 	err     error
-	width   int
-	height  int
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns a closed view.
-func New(st styles.Styles, km keys.KeyMap) Model {
+func New(c common.Common) Model {
 	vp := viewport.New(0, 0)
 	vp.KeyMap = viewport.KeyMap{} // keys are handled below, with the dashboard's map
-	return Model{st: st, km: km, vp: vp}
+	return Model{Common: c, vp: vp}
 }
+
+// Init does nothing: the view is opened and given its diff.
+func (m *Model) Init() tea.Cmd { return nil }
 
 // Open shows session s's diff, loading; the caller loads it with Load and
 // the number Open returns, so a load that an earlier opening asked for is
@@ -82,7 +83,7 @@ func (m Model) Loaded() bool { return m.loaded }
 
 // SetSize sets the view's size; the first line is its title.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = w, h
+	m.Common.SetSize(w, h)
 	m.vp.Width, m.vp.Height = w, max(1, h-1)
 	m.render()
 }
@@ -115,17 +116,17 @@ func (m *Model) render() {
 	var body string
 	switch {
 	case !m.loaded:
-		body = m.st.Dim.Render(m.note("loading the diff of " + id + "…"))
+		body = m.Styles.Dim.Render(m.note("loading the diff of " + id + "…"))
 	case errors.Is(m.err, sessions.ErrInPlace):
 		body = m.note(m.err.Error())
 	case m.err != nil:
-		body = m.st.Error.Render(m.note("✗ " + m.err.Error()))
+		body = m.Styles.Error.Render(m.note("✗ " + m.err.Error()))
 	case len(m.lines) == 0:
-		body = m.st.Dim.Render(m.note("no changes: the worker has changed no file (yet)"))
+		body = m.Styles.Dim.Render(m.note("no changes: the worker has changed no file (yet)"))
 	default:
 		body = strings.Join(m.lines, "\n")
 		if m.cut != "" {
-			body += "\n\n" + m.st.Dim.Render(m.note(fmt.Sprintf("✂ cut here: the view keeps %s of the diff; zwarm diff %s shows all of it", m.cut, id)))
+			body += "\n\n" + m.Styles.Dim.Render(m.note(fmt.Sprintf("✂ cut here: the view keeps %s of the diff; zwarm diff %s shows all of it", m.cut, id)))
 		}
 	}
 	m.vp.SetContent(body)
@@ -134,24 +135,24 @@ func (m *Model) render() {
 // note is a message in place of the diff, wrapped to the view's width.
 func (m Model) note(s string) string {
 	s = render.Safe(s)
-	if m.width <= 0 {
+	if m.Width <= 0 {
 		return s
 	}
-	return lipgloss.NewStyle().Width(m.width).Render(s)
+	return lipgloss.NewStyle().Width(m.Width).Render(s)
 }
 
 // Update scrolls.
-func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if !m.open {
 		return m, nil
 	}
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		switch {
-		case m.km.Scroll(msg, &m.vp):
-		case key.Matches(msg, m.km.Left):
+		case m.KeyMap.Scroll(msg, &m.vp):
+		case key.Matches(msg, m.KeyMap.Left):
 			m.vp.ScrollLeft(sideways)
-		case key.Matches(msg, m.km.Right):
+		case key.Matches(msg, m.KeyMap.Right):
 			m.vp.ScrollRight(sideways)
 		}
 	case tea.MouseMsg:
@@ -160,6 +161,15 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+// ShortHelp is the help line while the view is open.
+func (m *Model) ShortHelp() []key.Binding { return m.KeyMap.DiffHelp() }
+
+// FullHelp is every key of the view: the root model handles landing and
+// closing while it is open.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{append(m.KeyMap.Moves(), m.KeyMap.Left), {m.KeyMap.Land, m.KeyMap.Close}}
 }
 
 // View renders the title line and the diff.
@@ -179,8 +189,8 @@ func (m Model) View() string {
 	}
 	right := " [" + where + "]"
 	title := strings.Join(parts, " · ")
-	avail := max(1, m.width-lipgloss.Width(right)-2)
+	avail := max(1, m.Width-lipgloss.Width(right)-2)
 	title = runewidth.Truncate(title, avail, "…")
 	// The view has the keys: it is marked as the focused pane is.
-	return m.st.Bold.Render("▶ "+title+right) + "\n" + m.vp.View()
+	return m.Styles.Bold.Render("▶ "+title+right) + "\n" + m.vp.View()
 }

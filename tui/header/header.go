@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
-// Model is the header pane.
+// Model is the header pane. Its height is always one line.
 type Model struct {
-	st        styles.Styles
+	common.Common
 	stateDir  string
-	width     int
 	counts    map[sessions.Status]int
 	runCounts map[orchestrator.Status]int
 	runs      int
@@ -30,13 +32,24 @@ type Model struct {
 	unpriced, runUnpriced int
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns a header for the state dir.
-func New(st styles.Styles, stateDir string) Model {
-	return Model{st: st, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[orchestrator.Status]int{}}
+func New(c common.Common, stateDir string) Model {
+	return Model{Common: c, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[orchestrator.Status]int{}}
 }
 
-// SetSize sets the width.
-func (m *Model) SetSize(w, _ int) { m.width = w }
+// Init does nothing: the header is told what to show.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update does nothing: the header takes no keys.
+func (m *Model) Update(tea.Msg) (tea.Model, tea.Cmd) { return m, nil }
+
+// ShortHelp is empty: the header takes no keys.
+func (m *Model) ShortHelp() []key.Binding { return nil }
+
+// FullHelp is empty: the header takes no keys.
+func (m *Model) FullHelp() [][]key.Binding { return nil }
 
 // SetSessions recomputes the totals from every session (hidden ones too).
 func (m *Model) SetSessions(all []*sessions.Session) {
@@ -74,10 +87,10 @@ var runStatuses = []orchestrator.Status{orchestrator.StatusRunning, orchestrator
 // numbers.
 func (m Model) View() string {
 	line, used := m.line(false)
-	if used > m.width {
+	if used > m.Width {
 		line, _ = m.line(true)
 	}
-	return lipgloss.NewStyle().MaxWidth(m.width).Render(line)
+	return lipgloss.NewStyle().MaxWidth(m.Width).Render(line)
 }
 
 // line renders the header; used is the width up to the money.
@@ -88,7 +101,7 @@ func (m Model) line(short bool) (string, int) {
 		}
 		return fmt.Sprintf("%s %d %s", icon, n, status)
 	}
-	parts := []string{m.st.Title.Render("zwarm")}
+	parts := []string{m.Styles.Title.Render("zwarm")}
 	// label goes before the first count that follows it.
 	label := ""
 	add := func(s string) {
@@ -99,7 +112,7 @@ func (m Model) line(short bool) (string, int) {
 		label = "runs: "
 		for _, st := range runStatuses {
 			if n := m.runCounts[st]; n > 0 {
-				add(m.st.RunStatusStyle(st).Render(count(styles.RunIcon(st), n, string(st))))
+				add(m.Styles.RunStatusStyle(st).Render(count(styles.RunIcon(st), n, string(st))))
 			}
 		}
 		label = "sessions: "
@@ -107,15 +120,15 @@ func (m Model) line(short bool) (string, int) {
 	before := len(parts)
 	for _, st := range sessions.Statuses {
 		if n := m.counts[st]; n > 0 {
-			add(m.st.StatusStyle(st).Render(count(styles.Icon(st), n, string(st))))
+			add(m.Styles.StatusStyle(st).Render(count(styles.Icon(st), n, string(st))))
 		}
 	}
 	if len(parts) == before {
-		add(m.st.Dim.Render("no sessions"))
+		add(m.Styles.Dim.Render("no sessions"))
 	}
 	money := render.PartialCost(sessions.RoundCost(m.cost+m.runCost), m.unpriced+m.runUnpriced == 0)
 	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens+m.runTokens), money))
 	used := lipgloss.Width(strings.Join(parts, "  "))
-	parts = append(parts, m.st.Dim.Render(render.SafeLine(m.stateDir)))
+	parts = append(parts, m.Styles.Dim.Render(render.SafeLine(m.stateDir)))
 	return strings.Join(parts, "  "), used
 }

@@ -75,10 +75,16 @@ func (k KeyMap) DiffHelp() []key.Binding {
 // FullHelp is the help overlay.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Left},
+		append(k.Moves(), k.Left),
 		{k.Focus, k.Inject, k.Kill, k.Delete, k.Diff, k.Land, k.Close},
 		{k.Filter, k.Sort, k.ToggleFinished, k.Reload, k.Help, k.Quit},
 	}
+}
+
+// Moves are the keys that move through a pane's rows or lines: up, down,
+// page, top, bottom.
+func (k KeyMap) Moves() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
 }
 
 // Scroll moves a viewport by the scrolling keys (up, down, page, top,

@@ -4,10 +4,10 @@
 package prompt
 
 import (
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/tui/keys"
-	"github.com/zwarm/zwarm/tui/styles"
+	"github.com/zwarm/zwarm/tui/common"
 )
 
 // Mode is what the prompt is asking for.
@@ -34,29 +34,29 @@ type CancelMsg struct{ Mode Mode }
 
 // Model is the prompt pane.
 type Model struct {
-	st       styles.Styles
-	km       keys.KeyMap
+	common.Common
 	mode     Mode
 	input    input
 	question string
 	action   string
 	target   string
-	width    int
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns a closed prompt.
-func New(st styles.Styles, km keys.KeyMap) Model {
-	return Model{st: st, km: km}
+func New(c common.Common) Model {
+	return Model{Common: c}
 }
+
+// Init does nothing: the prompt is opened.
+func (m *Model) Init() tea.Cmd { return nil }
 
 // Active reports whether the prompt takes the keys.
 func (m Model) Active() bool { return m.mode != Closed }
 
 // Mode is what the prompt asks for now.
 func (m Model) Mode() Mode { return m.mode }
-
-// SetSize sets the width.
-func (m *Model) SetSize(w, _ int) { m.width = w }
 
 const hint = "  (enter to send, esc to cancel)"
 
@@ -82,7 +82,7 @@ func (m *Model) OpenConfirm(action, target, question string) {
 func (m *Model) close() { m.mode = Closed }
 
 // Update handles keys while the prompt is open.
-func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.mode == Closed {
 		return m, nil
 	}
@@ -118,14 +118,41 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 func answer(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
+// The prompt's keys, as its line states them: a text is sent or cancelled;
+// a question is answered y, any other key is a no.
+var (
+	send   = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send"))
+	cancel = key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel"))
+	yes    = key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes, any other key no"))
+)
+
+// ShortHelp is the keys of what the prompt asks now; none while closed.
+func (m *Model) ShortHelp() []key.Binding {
+	switch m.mode {
+	case Closed:
+		return nil
+	case Confirm:
+		return []key.Binding{yes}
+	}
+	return []key.Binding{send, cancel}
+}
+
+// FullHelp is ShortHelp.
+func (m *Model) FullHelp() [][]key.Binding {
+	if h := m.ShortHelp(); h != nil {
+		return [][]key.Binding{h}
+	}
+	return nil
+}
+
 // View renders the prompt line, or nothing when closed.
 func (m Model) View() string {
 	switch m.mode {
 	case Closed:
 		return ""
 	case Confirm:
-		return m.st.Prompt.Render(m.question)
+		return m.Styles.Prompt.Render(m.question)
 	}
-	width := max(10, m.width-lipgloss.Width(m.question)-lipgloss.Width(hint)-1)
-	return m.st.Prompt.Render(m.question) + m.input.View(width, m.st.Selected) + m.st.Dim.Render(hint)
+	width := max(10, m.Width-lipgloss.Width(m.question)-lipgloss.Width(hint)-1)
+	return m.Styles.Prompt.Render(m.question) + m.input.View(width, m.Styles.Selected) + m.Styles.Dim.Render(hint)
 }

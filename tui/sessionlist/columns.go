@@ -131,7 +131,7 @@ func runRuntime(r *orchestrator.Record, now time.Time) time.Duration {
 // least useful columns give way first when even that does not fit.
 func (m Model) columns() []column {
 	cols := m.allColumns()
-	last := min(len(m.rows), m.offset+max(1, m.height-1))
+	last := min(len(m.rows), m.offset+max(1, m.Height-1))
 	measure := func(c *column) {
 		c.width = runewidth.StringWidth(c.title)
 		for _, r := range m.rows[m.offset:last] {
@@ -148,7 +148,7 @@ func (m Model) columns() []column {
 		}
 		return w
 	}
-	for width(cols)+minTask > m.width {
+	for width(cols)+minTask > m.Width {
 		// The next step is the lowest drop or shorten.
 		victim, order, shorten := -1, 0, false
 		for i, c := range cols {
@@ -172,7 +172,7 @@ func (m Model) columns() []column {
 		}
 		break
 	}
-	cols[len(cols)-1].width = max(8, m.width-width(cols))
+	cols[len(cols)-1].width = max(8, m.Width-width(cols))
 	return cols
 }
 

@@ -14,8 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/keys"
-	"github.com/zwarm/zwarm/tui/styles"
+	"github.com/zwarm/zwarm/tui/common"
 )
 
 // Sort orders.
@@ -38,33 +37,36 @@ const recent = time.Minute
 
 // Model is the list pane.
 type Model struct {
-	alerts        map[string]string // session → the watcher whose alert stands
-	st            styles.Styles
-	km            keys.KeyMap
-	all           map[string]*sessions.Session
-	runs          map[string]*orchestrator.Record
-	totals        map[string]totals // per run, with its workers
-	rows          []Row
-	cursor        int
-	offset        int
-	selected      string // the selected row's key
-	width, height int
-	focused       bool
-	filter        string
-	sort          Sort
-	hideFinished  bool
-	now           time.Time
-	running       int // sessions not settled and runs running, hidden ones too
+	common.Common
+	alerts       map[string]string // session → the watcher whose alert stands
+	all          map[string]*sessions.Session
+	runs         map[string]*orchestrator.Record
+	totals       map[string]totals // per run, with its workers
+	rows         []Row
+	cursor       int
+	offset       int
+	selected     string // the selected row's key
+	focused      bool
+	filter       string
+	sort         Sort
+	hideFinished bool
+	now          time.Time
+	running      int // sessions not settled and runs running, hidden ones too
 }
 
+var _ common.Component = (*Model)(nil)
+
 // New returns an empty list.
-func New(st styles.Styles, km keys.KeyMap) Model {
-	return Model{st: st, km: km, all: map[string]*sessions.Session{}, runs: map[string]*orchestrator.Record{}}
+func New(c common.Common) Model {
+	return Model{Common: c, all: map[string]*sessions.Session{}, runs: map[string]*orchestrator.Record{}}
 }
+
+// Init does nothing: the list is told its rows.
+func (m *Model) Init() tea.Cmd { return nil }
 
 // SetSize sets the pane's size; height counts the column header row.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = w, h
+	m.Common.SetSize(w, h)
 	m.clamp()
 }
 
@@ -208,7 +210,7 @@ func (m *Model) clamp() {
 	if m.cursor >= len(m.rows) {
 		m.cursor = max(0, len(m.rows)-1)
 	}
-	visible := max(1, m.height-1)
+	visible := max(1, m.Height-1)
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
@@ -222,24 +224,24 @@ func (m *Model) clamp() {
 }
 
 // Update moves the cursor when the pane has focus.
-func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || !m.focused {
 		return m, nil
 	}
-	page := max(1, m.height-2)
+	page := max(1, m.Height-2)
 	switch {
-	case key.Matches(k, m.km.Up):
+	case key.Matches(k, m.KeyMap.Up):
 		m.cursor--
-	case key.Matches(k, m.km.Down):
+	case key.Matches(k, m.KeyMap.Down):
 		m.cursor++
-	case key.Matches(k, m.km.PageUp):
+	case key.Matches(k, m.KeyMap.PageUp):
 		m.cursor -= page
-	case key.Matches(k, m.km.PageDown):
+	case key.Matches(k, m.KeyMap.PageDown):
 		m.cursor += page
-	case key.Matches(k, m.km.Top):
+	case key.Matches(k, m.KeyMap.Top):
 		m.cursor = 0
-	case key.Matches(k, m.km.Bottom):
+	case key.Matches(k, m.KeyMap.Bottom):
 		m.cursor = len(m.rows) - 1
 	default:
 		return m, nil
@@ -247,4 +249,12 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	m.cursor = max(0, m.cursor)
 	m.clamp()
 	return m, nil
+}
+
+// ShortHelp is the keys that move the cursor.
+func (m *Model) ShortHelp() []key.Binding { return []key.Binding{m.KeyMap.Up, m.KeyMap.Down} }
+
+// FullHelp is every key that moves the cursor.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{m.KeyMap.Moves()}
 }

@@ -11,7 +11,7 @@ import (
 // View renders the column headers and the visible rows, never wider than
 // the pane.
 func (m Model) View() string {
-	return lipgloss.NewStyle().MaxWidth(m.width).Render(m.view())
+	return lipgloss.NewStyle().MaxWidth(m.Width).Render(m.view())
 }
 
 func (m Model) view() string {
@@ -25,12 +25,12 @@ func (m Model) view() string {
 	for _, c := range cols {
 		head += fit(c.title, c.width) + " "
 	}
-	b.WriteString(m.st.Header.Render(strings.TrimRight(head, " ")))
-	visible := max(1, m.height-1)
+	b.WriteString(m.Styles.Header.Render(strings.TrimRight(head, " ")))
+	visible := max(1, m.Height-1)
 	if len(m.rows) == 0 {
-		b.WriteString("\n" + m.st.Dim.Render("  no sessions match"))
+		b.WriteString("\n" + m.Styles.Dim.Render("  no sessions match"))
 		if m.filter == "" && !m.hideFinished {
-			b.WriteString(m.st.Dim.Render(": start one with zwarm spawn \"TASK\""))
+			b.WriteString(m.Styles.Dim.Render(": start one with zwarm spawn \"TASK\""))
 		}
 	}
 	for i := m.offset; i < len(m.rows) && i < m.offset+visible; i++ {
@@ -66,25 +66,25 @@ func (m Model) row(cols []column, r Row, selected bool) string {
 		for _, c := range cols {
 			plain.WriteString(fit(c.cell(r), c.width) + " ")
 		}
-		style := m.st.Selected
+		style := m.Styles.Selected
 		if !m.focused {
-			style = m.st.Bold
+			style = m.Styles.Bold
 		}
 		return style.Render(strings.TrimRight(plain.String(), " "))
 	}
 	var b strings.Builder
-	b.WriteString(cursor + m.st.Attention.Render(flag))
+	b.WriteString(cursor + m.Styles.Attention.Render(flag))
 	for _, c := range cols {
 		cell := fit(c.cell(r), c.width)
 		if c.title == "STATUS" {
 			if r.Run != nil {
-				cell = m.st.RunStatusStyle(r.Run.Status).Render(cell)
+				cell = m.Styles.RunStatusStyle(r.Run.Status).Render(cell)
 			} else {
-				cell = m.st.StatusStyle(r.Session.Status).Render(cell)
+				cell = m.Styles.StatusStyle(r.Session.Status).Render(cell)
 			}
 		}
 		if fresh || attention {
-			cell = m.st.Attention.Render(cell)
+			cell = m.Styles.Attention.Render(cell)
 		}
 		b.WriteString(cell + " ")
 	}

@@ -1,0 +1,43 @@
+package render
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// Wrap breaks text after indent into pieces at most width cells wide, at
+// spaces where it can; the pieces after the first hang under the text, so
+// a long error message keeps its end (an install hint, say) on screen. A
+// width of 0 or less does not wrap: the one piece is indent and text.
+func Wrap(text, indent string, width int) []string {
+	if width <= 0 || runewidth.StringWidth(indent+text) <= width {
+		return []string{indent + text}
+	}
+	hang := indent + "  "
+	if runewidth.StringWidth(hang) > width/2 {
+		hang = ""
+	}
+	var out []string
+	prefix := indent
+	for text != "" {
+		avail := max(1, width-runewidth.StringWidth(prefix))
+		if runewidth.StringWidth(text) <= avail {
+			out = append(out, prefix+text)
+			break
+		}
+		cut := runewidth.Truncate(text, avail, "")
+		if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+			cut = cut[:i+1]
+		}
+		if cut == "" { // a rune wider than the width
+			_, size := utf8.DecodeRuneInString(text)
+			cut = text[:size]
+		}
+		out = append(out, strings.TrimRight(prefix+cut, " "))
+		text = strings.TrimLeft(text[len(cut):], " ")
+		prefix = hang
+	}
+	return out
+}
