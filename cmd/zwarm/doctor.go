@@ -69,7 +69,10 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	cfg, err := m.Config()
 	defaultAdapter := "codex"
-	if err != nil {
+	var untrusted *sessions.UntrustedError
+	if errors.As(err, &untrusted) {
+		add(check{name: "config", result: safeLines(err.Error())})
+	} else if err != nil {
 		add(check{name: "config", result: render.SafeLine(err.Error())})
 	} else if err := cfg.CheckAdapters(dir, m.Adapters().Names()); err != nil {
 		add(check{name: "config", result: render.SafeLine(err.Error())})
@@ -89,6 +92,12 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	deadRunChecks(ctx, dir, add)
 	orphanChecks(m, add)
 
+	if untrusted != nil {
+		// What reads the settings (worktrees, agents) cannot be checked:
+		// the config line says why, once.
+		add(check{name: "agents", result: "not checked: the state dir's settings are not read until it is trusted", ok: true, note: true})
+		return o.report(checks)
+	}
 	wd, _ := os.Getwd()
 	worktreeChecks(ctx, m, wd, add)
 	for _, name := range m.Adapters().Names() {
@@ -111,6 +120,11 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		}
 	}
 
+	return o.report(checks)
+}
+
+// report prints the checks, one a line, and fails if any is not ok.
+func (o *doctorOptions) report(checks []check) error {
 	io := o.f.io
 	well := true
 	var b strings.Builder
@@ -129,6 +143,16 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		return &silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// safeLines makes a message of several lines safe for the terminal, its
+// lines after the first indented under the first's text.
+func safeLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		lines[i] = render.SafeLine(l)
+	}
+	return strings.Join(lines, "\n"+strings.Repeat(" ", 15))
 }
 
 func writable(dir string) error {

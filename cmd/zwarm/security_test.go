@@ -47,6 +47,12 @@ func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
 
 	os.Chmod(cfg, 0o666)
 	refused("a config anyone may write", cfg, "can be written by others", "spawn", "x")
+	// doctor fails on it, says why once, and runs none of the agents the
+	// config names (not even for their version).
+	if r := w.zwarm("doctor"); r.code != exitFailure || strings.Count(r.stdout, "can be written by others") != 1 ||
+		!strings.Contains(r.stdout, "not checked") || len(w.invocations()) != ran {
+		t.Errorf("doctor on an untrusted config: exit %d, stdout %q", r.code, r.stdout)
+	}
 	refused("a config anyone may write", cfg, "can be written by others", "inject", done, "more")
 	lists("a config anyone may write")
 	os.Chmod(cfg, 0o600)
