@@ -25,7 +25,10 @@ func newInjectCmd(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "inject ID [--] MESSAGE",
 		Aliases: []string{"continue"},
-		Short:   "Send a follow-up: the next turn of the same agent thread",
+		// Ctrl+C either stops it with nothing sent, or the follow-up is
+		// delivered whole and it says so (exit 0).
+		Annotations: map[string]string{finishesAnnotation: "true"},
+		Short:       "Send a follow-up: the next turn of the same agent thread",
 		Long: `Send a follow-up to a session. A settled session continues at once with the
 agent's native resume (same thread, full context). A running session queues
 the message; it is delivered, in order, when the running turn ends. The
