@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // initLine is a system/init line as claude 2.1.197 prints it, with one MCP
@@ -110,5 +109,5 @@ func benchTurn(size int) []byte {
 // as readers of a session do. Every line is valid claude output, so a raw
 // or unknown event means the parser failed.
 func BenchmarkParse100MB(b *testing.B) {
-	parsertest.BenchParse(b, benchTurn(100<<20), func() sessions.Parser { return NewParser() })
+	parsertest.BenchParse(b, benchTurn(100<<20), NewParser)
 }

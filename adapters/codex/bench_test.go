@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // benchTurn is a realistic `codex exec --json` turn file of at least size
@@ -57,5 +56,5 @@ func benchTurn(size int) []byte {
 // readers of a session do. Every line is valid codex output, so a raw or
 // unknown event means the parser failed.
 func BenchmarkParse100MB(b *testing.B) {
-	parsertest.BenchParse(b, benchTurn(100<<20), func() sessions.Parser { return NewParser() })
+	parsertest.BenchParse(b, benchTurn(100<<20), NewParser)
 }

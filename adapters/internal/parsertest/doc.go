@@ -2,6 +2,8 @@
 // so that each adapter's tests declare only what is their own: their test
 // data, their parser and reference constructors, their edge cases.
 //
-// It builds on sessionstest, which feeds goldens the way test2json is
-// tested, and adds the benchmark over a large turn file.
+// Goldens feeds the package's testdata the way test2json is tested
+// (sessionstest does the feeding); Typed and FuzzParseLine check that no
+// line, however broken, makes an event without a type; BenchParse times a
+// large turn file.
 package parsertest
