@@ -53,6 +53,7 @@ func CommandOutput(i, n int) string {
 // readers of a session do. A raw or unknown event means the parser failed.
 // Besides the usual metrics it reports MB/cpu-s.
 func BenchParse[P sessions.Parser](b *testing.B, data []byte, newParser func() P) {
+	b.Helper()
 	path := filepath.Join(b.TempDir(), "turn_1.jsonl")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		b.Fatal(err)

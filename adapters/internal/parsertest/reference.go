@@ -52,6 +52,7 @@ const maxMutated = 4096
 // tricky lines and their mutations (after the setup lines). It fails if
 // fewer than 10,000 lines gave events to compare.
 func MatchesReference(t *testing.T, r Reference) {
+	t.Helper()
 	n := 0
 	check := func(p Pair, line string) {
 		t.Helper()
