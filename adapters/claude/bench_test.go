@@ -2,54 +2,16 @@ package claude
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/adapters/internal/parsertest"
 )
-
-// quote renders s as a JSON string the way claude (JSON.stringify) does:
-// only quotes, backslashes and control characters are escaped.
-func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		panic(err)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 // initLine is a system/init line as claude 2.1.197 prints it, with one MCP
 // server connected.
 const initLine = `{"type":"system","subtype":"init","cwd":"/home/dev/project/work","session_id":"df1112b1-54ee-466b-9fdb-fa09c5eee464","tools":["Task","Bash","CronCreate","CronDelete","CronList","Edit","EnterWorktree","ExitWorktree","NotebookEdit","Read","ReportFindings","ScheduleWakeup","SendMessage","Skill","TaskCreate","TaskGet","TaskList","TaskOutput","TaskStop","TaskUpdate","WebFetch","WebSearch","Workflow","Write","mcp__docs__search","mcp__docs__fetch","mcp__docs__list"],"mcp_servers":[{"name":"docs","status":"connected"}],"model":"claude-sonnet-5","permissionMode":"bypassPermissions","slash_commands":["deep-research","update-config","verify","debug","code-review","simplify","batch","fewer-permission-prompts","loop","claude-api","run","run-skill-generator","clear","compact","config","context","heapdump","init","reload-skills","review","security-review","usage","insights","goal","team-onboarding","mcp__docs__search_prompt"],"apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.197","output_style":"default","agents":["claude","Explore","general-purpose","Plan","statusline-setup"],"skills":["deep-research","update-config","verify","debug","code-review","simplify","batch","fewer-permission-prompts","loop","claude-api","run","run-skill-generator"],"plugins":[],"analytics_disabled":true,"product_feedback_disabled":true,"uuid":"d0777510-5dd4-436b-ab65-928f07666c42","memory_paths":{"auto":"/home/dev/project/.claude/projects/-home-dev-project-work/memory/"},"fast_mode_state":"off"}`
-
-// commandOutput is what a test run prints: tabs, quotes, colour codes,
-// non-ASCII text, n lines of it.
-func commandOutput(i, n int) string {
-	var b strings.Builder
-	for l := range n {
-		switch l % 5 {
-		case 0:
-			fmt.Fprintf(&b, "=== RUN   TestParse/case_%d_%d\n", i, l)
-		case 1:
-			fmt.Fprintf(&b, "    parse_test.go:%d: got \"a\\tb\" want \"café ☕\" (line %d)\n", 40+l, l)
-		case 2:
-			fmt.Fprintf(&b, "--- PASS: TestParse/case_%d_%d (0.00s)\n", i, l)
-		case 3:
-			fmt.Fprintf(&b, "ok  \tgithub.com/example/project/pkg/p%d\t0.%02ds\n", l, l%100)
-		case 4:
-			b.WriteString("\x1b[32mPASS\x1b[0m — 12 tests, 0 failures; résumé → naïve 日本語\n")
-		}
-	}
-	return b.String()
-}
 
 // sourceFile is n lines of Go source, as Write and Edit carry it.
 func sourceFile(i, n int) string {
@@ -104,28 +66,28 @@ func benchTurn(size int) []byte {
 			w.WriteString(initLine + "\n")
 		}
 		w.assistant(i, fmt.Sprintf(`{"signature":"EqMBCkYIBxgCKkDx","thinking":%s,"type":"thinking"}`,
-			quote(fmt.Sprintf("Step %d: the tests for `pkg/p%d` should run first; then I’ll look at \"failures\".", i, i))))
-		w.assistant(i, fmt.Sprintf(`{"text":%s,"type":"text"}`, quote(fmt.Sprintf("Running the tests for step %d ✅", i))))
-		out := commandOutput(i, lines[i%len(lines)])
-		w.call(i, "Bash", fmt.Sprintf(`{"command":%s,"description":"Run the tests"}`, quote(fmt.Sprintf("go test ./pkg/p%d/... -run \"TestParse\"", i))),
-			quote(out), fmt.Sprintf(`{"stdout":%s,"stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false}`, quote(out)))
+			parsertest.Quote(fmt.Sprintf("Step %d: the tests for `pkg/p%d` should run first; then I’ll look at \"failures\".", i, i))))
+		w.assistant(i, fmt.Sprintf(`{"text":%s,"type":"text"}`, parsertest.Quote(fmt.Sprintf("Running the tests for step %d ✅", i))))
+		out := parsertest.CommandOutput(i, lines[i%len(lines)])
+		w.call(i, "Bash", fmt.Sprintf(`{"command":%s,"description":"Run the tests"}`, parsertest.Quote(fmt.Sprintf("go test ./pkg/p%d/... -run \"TestParse\"", i))),
+			parsertest.Quote(out), fmt.Sprintf(`{"stdout":%s,"stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false}`, parsertest.Quote(out)))
 		src := sourceFile(i, lines[(i+1)%len(lines)]/2)
 		path := fmt.Sprintf("/home/dev/project/work/pkg/p%d/parse.go", i)
 		if i%2 == 0 {
-			w.call(i, "Read", fmt.Sprintf(`{"file_path":%q}`, path), quote(numbered(src)),
-				fmt.Sprintf(`{"type":"text","file":{"filePath":%q,"content":%s,"numLines":%d,"startLine":1,"totalLines":%d}}`, path, quote(src), strings.Count(src, "\n"), strings.Count(src, "\n")))
+			w.call(i, "Read", fmt.Sprintf(`{"file_path":%q}`, path), parsertest.Quote(numbered(src)),
+				fmt.Sprintf(`{"type":"text","file":{"filePath":%q,"content":%s,"numLines":%d,"startLine":1,"totalLines":%d}}`, path, parsertest.Quote(src), strings.Count(src, "\n"), strings.Count(src, "\n")))
 		}
 		if i%3 == 0 {
-			w.call(i, "Write", fmt.Sprintf(`{"file_path":%q,"content":%s}`, path, quote(src)),
-				quote("File created successfully at: "+path+" (file state is current in your context — no need to Read it back)"),
-				fmt.Sprintf(`{"type":"create","filePath":%q,"content":%s,"structuredPatch":[],"originalFile":null,"userModified":false}`, path, quote(src)))
+			w.call(i, "Write", fmt.Sprintf(`{"file_path":%q,"content":%s}`, path, parsertest.Quote(src)),
+				parsertest.Quote("File created successfully at: "+path+" (file state is current in your context — no need to Read it back)"),
+				fmt.Sprintf(`{"type":"create","filePath":%q,"content":%s,"structuredPatch":[],"originalFile":null,"userModified":false}`, path, parsertest.Quote(src)))
 		}
 		if i%4 == 0 {
 			w.call(i, "Edit", fmt.Sprintf(`{"file_path":%q,"old_string":"return \"a\"","new_string":"return \"b\" // naïve","replace_all":false}`, path),
-				quote("The file "+path+" has been updated successfully."), fmt.Sprintf(`{"filePath":%q,"oldString":"return \"a\"","newString":"return \"b\" // naïve","userModified":false,"replaceAll":false}`, path))
+				parsertest.Quote("The file "+path+" has been updated successfully."), fmt.Sprintf(`{"filePath":%q,"oldString":"return \"a\"","newString":"return \"b\" // naïve","userModified":false,"replaceAll":false}`, path))
 		}
 		if i%5 == 0 {
-			text := quote("flag.Bool defines a bool flag.\n\tUsage: flag.Bool(\"v\", false, \"verbose\") — see pflag\n" + out[:min(len(out), 2000)])
+			text := parsertest.Quote("flag.Bool defines a bool flag.\n\tUsage: flag.Bool(\"v\", false, \"verbose\") — see pflag\n" + out[:min(len(out), 2000)])
 			w.call(i, "mcp__docs__search", `{"q":"flag"}`, fmt.Sprintf(`[{"type":"text","text":%s}]`, text), fmt.Sprintf(`[{"type":"text","text":%s}]`, text))
 		}
 		// A plan of a task or two per turn: the parser keeps the plan for the
@@ -133,11 +95,11 @@ func benchTurn(size int) []byte {
 		if i%25 == 1 {
 			task++
 			w.call(i, "TaskCreate", fmt.Sprintf(`{"subject":"Fix step %d","description":"Make the tests of pkg/p%d pass","activeForm":"Fixing step %d"}`, i, i, i),
-				quote(fmt.Sprintf("Task #%d created successfully: Fix step %d", task, i)), fmt.Sprintf(`{"task":{"id":"%d","subject":"Fix step %d"}}`, task, i))
+				parsertest.Quote(fmt.Sprintf("Task #%d created successfully: Fix step %d", task, i)), fmt.Sprintf(`{"task":{"id":"%d","subject":"Fix step %d"}}`, task, i))
 		}
 		if i%25 == 13 {
 			w.call(i, "TaskUpdate", fmt.Sprintf(`{"taskId":"%d","status":"completed"}`, task),
-				quote(fmt.Sprintf("Updated task #%d status", task)), fmt.Sprintf(`{"success":true,"taskId":"%d","updatedFields":["status"],"statusChange":{"from":"pending","to":"completed"}}`, task))
+				parsertest.Quote(fmt.Sprintf("Updated task #%d status", task)), fmt.Sprintf(`{"success":true,"taskId":"%d","updatedFields":["status"],"statusChange":{"from":"pending","to":"completed"}}`, task))
 		}
 	}
 	return w.Bytes()
@@ -147,41 +109,5 @@ func benchTurn(size int) []byte {
 // as readers of a session do. Every line is valid claude output, so a raw
 // or unknown event means the parser failed.
 func BenchmarkParse100MB(b *testing.B) {
-	data := benchTurn(100 << 20)
-	path := filepath.Join(b.TempDir(), "turn_1.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	cpu := cpuTime()
-	defer func() {
-		// On a shared machine the wall clock also counts other work; the
-		// CPU time of this process (GC included) does not.
-		b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(cpuTime()-cpu).Seconds(), "MB/cpu-s")
-	}()
-	for b.Loop() {
-		n, bad := 0, []sessions.Event(nil)
-		err := sessions.ReadTurnFile(path, NewParser(), func(ev sessions.Event) {
-			n++
-			if ev.Type == sessions.EventRaw || ev.Type == sessions.EventUnknown {
-				bad = append(bad, ev)
-			}
-		})
-		if err != nil || n == 0 {
-			b.Fatalf("%d events, %v", n, err)
-		}
-		if len(bad) > 0 {
-			b.Fatalf("%d of %d events are raw or unknown, first: %+v", len(bad), n, bad[0])
-		}
-	}
-}
-
-// cpuTime is the CPU time this process has used, in all its threads.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	parsertest.BenchParse(b, benchTurn(100<<20), NewParser)
 }

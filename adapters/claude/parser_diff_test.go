@@ -1,16 +1,11 @@
 package claude
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/adapters/internal/parsertest"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -77,20 +72,37 @@ var trickyLines = []string{
 	`{"type":5}`, `{}`, `[1]`, `null`, `nope`, "\xff\xfe", "", `{"type":"user"`, "{\"type\":\"user\",\"x\":\"raw\ttab\"}",
 }
 
-// mutations are each line cut short and with single bytes replaced.
-func mutations(line string) []string {
-	var out []string
-	step := max(1, len(line)/60)
-	for i := 0; i < len(line); i += step {
-		out = append(out, line[:i])
-		for _, c := range []byte{'"', '\\', 'x', '1', '}', ']', ',', 0xff, '\t', 'n'} {
-			b := []byte(line)
-			b[i] = c
-			out = append(out, string(b))
+// reference is the differential test of the parser, which remembers the
+// calls of its turn: each line is tried on copies of the parsers that read
+// the lines before it.
+var reference = parsertest.Reference{
+	New:    func() parsertest.Pair { return &pair{NewParser(), newRefParser()} },
+	Cuts:   60,
+	Setup:  setupLines,
+	Tricky: trickyLines,
+}
+
+type pair struct {
+	p   *Parser
+	ref *refParser
+}
+
+// Compare parses a line with both parsers and returns their events, made
+// comparable by expected.
+func (c *pair) Compare(line []byte) (got, want []sessions.Event) {
+	got = expected(c.p.ParseLine(line), false)
+	want = expected(c.ref.ParseLine(line), true)
+	// The new parser forgets a call once its result came, on purpose: the
+	// old one remembers, which only matters to a second result.
+	for id := range c.ref.tools {
+		if _, ok := c.p.tools[id]; !ok {
+			delete(c.ref.tools, id)
 		}
 	}
-	return out
+	return got, want
 }
+
+func (c *pair) Clone() parsertest.Pair { return &pair{c.p.clone(), c.ref.clone()} }
 
 // TestMatchesEncodingJSON: the parser gives the events the encoding/json
 // parser it replaced gave, line after line of each test file, on every
@@ -98,62 +110,7 @@ func mutations(line string) []string {
 // but for what it renders differently on purpose: the task tools, a
 // failed turn's result, API retries.
 func TestMatchesEncodingJSON(t *testing.T) {
-	n := 0
-	check := func(p *Parser, ref *refParser, line string) {
-		t.Helper()
-		got, want := compare(p, ref, []byte(line))
-		if len(got)+len(want) == 0 {
-			return
-		}
-		n++
-		if !reflect.DeepEqual(got, want) {
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			t.Errorf("line %q:\n got %s\nwant %s", line, g, w)
-		}
-	}
-	files, _ := filepath.Glob("testdata/*.jsonl")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, ref := NewParser(), newRefParser()
-		for _, l := range strings.Split(string(data), "\n") {
-			for _, m := range mutations(l) {
-				check(p.clone(), ref.clone(), m)
-			}
-			check(p, ref, l)
-		}
-	}
-	p, ref := NewParser(), newRefParser()
-	for _, l := range setupLines {
-		check(p, ref, l)
-	}
-	for _, l := range trickyLines {
-		check(p.clone(), ref.clone(), l)
-		for _, m := range mutations(l) {
-			check(p.clone(), ref.clone(), m)
-		}
-	}
-	if n < 10000 {
-		t.Fatalf("only %d lines compared", n)
-	}
-}
-
-// compare parses a line with both parsers and returns their events, made
-// comparable by expected.
-func compare(p *Parser, ref *refParser, line []byte) (got, want []sessions.Event) {
-	got = expected(p.ParseLine(line), false)
-	want = expected(ref.ParseLine(line), true)
-	// The new parser forgets a call once its result came, on purpose: the
-	// old one remembers, which only matters to a second result.
-	for id := range ref.tools {
-		if _, ok := p.tools[id]; !ok {
-			delete(ref.tools, id)
-		}
-	}
-	return got, want
+	parsertest.MatchesReference(t, reference)
 }
 
 // expected normalizes one line's events for comparison: it drops the task
@@ -214,51 +171,5 @@ func TestEventsAreCopies(t *testing.T) {
 // skipped: such a key may match a field only case-insensitively, which
 // encoding/json did and the parser does not.
 func FuzzMatchesEncodingJSON(f *testing.F) {
-	for _, l := range trickyLines {
-		f.Add([]byte(l))
-	}
-	p0, ref0 := NewParser(), newRefParser()
-	for _, l := range setupLines {
-		compare(p0, ref0, []byte(l))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if foldableKeys(b) {
-			return
-		}
-		if got, want := compare(p0.clone(), ref0.clone(), b); len(got)+len(want) > 0 && !reflect.DeepEqual(got, want) {
-			t.Fatalf("line %q:\n got %+v\nwant %+v", b, got, want)
-		}
-	})
-}
-
-// foldableKeys reports whether b is JSON with an object key that is not
-// lower-case ASCII. It reads every key, the first of duplicates too.
-func foldableKeys(b []byte) bool {
-	if !json.Valid(b) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	type level struct{ object, key bool } // key: a key comes next
-	var stack []level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		if top := len(stack) - 1; top >= 0 && stack[top].object {
-			if k, ok := tok.(string); ok && stack[top].key &&
-				strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || (r >= 'A' && r <= 'Z') }) >= 0 {
-				return true
-			}
-			stack[top].key = !stack[top].key
-		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, level{object: d == '{', key: true})
-		}
-	}
+	parsertest.FuzzMatchesReference(f, reference)
 }

@@ -1,23 +1,17 @@
 package claude
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/zwarm/zwarm/adapters/internal/parsertest"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestGoldens: real claude output (captured against the fake model) fed
 // whole, line by line and in odd-sized chunks gives the golden events.
 func TestGoldens(t *testing.T) {
-	sessionstest.Goldens(t, func() sessions.Parser { return NewParser() }, *update)
+	parsertest.Goldens(t, NewParser)
 }
 
 // TestResultFailureIsIsErrorNotSubtype: a failed turn is one turn.failed
@@ -43,39 +37,15 @@ func TestResultFailureIsIsErrorNotSubtype(t *testing.T) {
 }
 
 func TestParseLineNeverPanics(t *testing.T) {
-	p := NewParser()
-	for _, in := range []string{"", "{", "{}", "null", `{"type":"assistant"}`, `{"type":"assistant","message":{"content":"x"}}`,
+	parsertest.Typed(t, NewParser(), []string{"", "{", "{}", "null", `{"type":"assistant"}`, `{"type":"assistant","message":{"content":"x"}}`,
 		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"nope","content":[{"type":"text","text":"a"}]}]}}`,
-		`{"type":"result"}`, `{"type":"system"}`, "\xff\xfe", `[1]`} {
-		for _, ev := range p.ParseLine([]byte(in)) {
-			if ev.Type == "" {
-				t.Errorf("%q: event without a type", in)
-			}
-		}
-	}
+		`{"type":"result"}`, `{"type":"system"}`, "\xff\xfe", `[1]`})
 }
 
 // FuzzParseLine: whatever the lines, in whatever order, the parser neither
 // panics nor makes an event without a type.
 func FuzzParseLine(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.jsonl")
-	for _, name := range files {
-		data, _ := os.ReadFile(name)
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			f.Add(l)
-		}
-	}
-	for _, l := range trickyLines {
-		f.Add([]byte(l))
-	}
-	p := NewParser()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, ev := range p.ParseLine(b) {
-			if ev.Type == "" {
-				t.Fatalf("event without type from %q", b)
-			}
-		}
-	})
+	parsertest.FuzzParseLine(f, NewParser(), trickyLines)
 }
 
 func TestRetryText(t *testing.T) {

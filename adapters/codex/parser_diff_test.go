@@ -2,14 +2,11 @@ package codex
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
+	"github.com/zwarm/zwarm/adapters/internal/parsertest"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -79,70 +76,37 @@ var trickyLines = []string{
 	`{"type":"turn.started","x":"` + strings.Repeat("[", 20000) + `"}`,
 }
 
-// mutations are each line cut short and with single bytes replaced.
-func mutations(line string) []string {
-	var out []string
-	step := max(1, len(line)/150)
-	for i := 0; i < len(line); i += step {
-		out = append(out, line[:i])
-		for _, c := range []byte{'"', '\\', 'x', '1', '}', ']', ',', 0xff, '\t', 'n'} {
-			b := []byte(line)
-			b[i] = c
-			out = append(out, string(b))
-		}
-	}
-	return out
+// reference is the differential test of the parser: stateless, one pair
+// of parsers serves every line.
+var reference = parsertest.Reference{
+	New:    func() parsertest.Pair { return pair{NewParser(), newRefParser()} },
+	Cuts:   150,
+	Tricky: trickyLines,
 }
 
-// corpus is every line of the test data, its mutations, and trickyLines.
-func corpus(t *testing.T) []string {
-	files, _ := filepath.Glob("testdata/*.jsonl")
-	var out []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			out = append(out, l)
-			out = append(out, mutations(l)...)
-		}
-	}
-	for _, l := range trickyLines {
-		out = append(out, l)
-		if len(l) < 4096 { // the long ones test nesting, whole
-			out = append(out, mutations(l)...)
-		}
-	}
-	return out
+type pair struct {
+	p   *Parser
+	ref *refParser
 }
+
+func (c pair) Compare(line []byte) (got, want []sessions.Event) {
+	got = append([]sessions.Event(nil), c.p.ParseLine(line)...)
+	want = c.ref.ParseLine(line)
+	for i := range want {
+		onPurpose(&want[i])
+	}
+	return got, want
+}
+
+func (c pair) Clone() parsertest.Pair { return c }
 
 // TestMatchesEncodingJSON: the parser gives the events the encoding/json
-// parser it replaced gave, on every line of the corpus, but for what it
-// renders differently on purpose: an MCP tool call's result and error,
-// and the message of an API error codex passes on as its raw body.
+// parser it replaced gave, on every line of the test data, its mutations,
+// and trickyLines, but for what it renders differently on purpose: an MCP
+// tool call's result and error, and the message of an API error codex
+// passes on as its raw body.
 func TestMatchesEncodingJSON(t *testing.T) {
-	p, ref := NewParser(), newRefParser()
-	n := 0
-	for _, l := range corpus(t) {
-		got := append([]sessions.Event(nil), p.ParseLine([]byte(l))...)
-		want := ref.ParseLine([]byte(l))
-		for i := range want {
-			onPurpose(&want[i])
-		}
-		if len(got) == 0 && len(want) == 0 {
-			continue
-		}
-		n++
-		if !reflect.DeepEqual(got, want) {
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			t.Errorf("line %q:\n got %s\nwant %s", l, g, w)
-		}
-	}
-	if n < 10000 {
-		t.Fatalf("only %d lines compared", n)
-	}
+	parsertest.MatchesReference(t, reference)
 }
 
 // onPurpose applies to an event of the old parser what the new one does
@@ -192,54 +156,5 @@ func TestEventsAreCopies(t *testing.T) {
 // line with a key other than lower-case ASCII is skipped: such a key may
 // match a field only case-insensitively (TestKeysMatchExactly).
 func FuzzMatchesEncodingJSON(f *testing.F) {
-	for _, l := range trickyLines {
-		if len(l) < 1000 { // big seeds make the fuzzer crawl
-			f.Add([]byte(l))
-		}
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if foldableKeys(b) {
-			return
-		}
-		got := NewParser().ParseLine(b)
-		want := newRefParser().ParseLine(b)
-		for i := range want {
-			onPurpose(&want[i])
-		}
-		if len(got)+len(want) > 0 && !reflect.DeepEqual(got, want) {
-			t.Fatalf("line %q:\n got %+v\nwant %+v", b, got, want)
-		}
-	})
-}
-
-// foldableKeys reports whether b is JSON with an object key that is not
-// lower-case ASCII. It reads every key, the first of duplicates too.
-func foldableKeys(b []byte) bool {
-	if !json.Valid(b) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	type level struct{ object, key bool } // key: a key comes next
-	var stack []level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		if top := len(stack) - 1; top >= 0 && stack[top].object {
-			if k, ok := tok.(string); ok && stack[top].key &&
-				strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || (r >= 'A' && r <= 'Z') }) >= 0 {
-				return true
-			}
-			stack[top].key = !stack[top].key
-		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, level{object: d == '{', key: true})
-		}
-	}
+	parsertest.FuzzMatchesReference(f, reference)
 }

@@ -1,24 +1,19 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/adapters/internal/parsertest"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
 // TestGoldens parses each testdata/*.jsonl fed whole, line by line and in
 // odd-sized chunks; all three must produce the golden events.
 func TestGoldens(t *testing.T) {
-	sessionstest.Goldens(t, func() sessions.Parser { return NewParser() }, *update)
+	parsertest.Goldens(t, NewParser)
 }
 
 // TestHugeLine: a 3 MiB event (a command's whole output) is parsed whole.
@@ -34,38 +29,12 @@ func TestHugeLine(t *testing.T) {
 }
 
 func TestParseLineNeverPanics(t *testing.T) {
-	p := NewParser()
-	for _, in := range []string{"", "{", "{}", "null", `{"type":"item.completed"}`, `{"type":"item.completed","item":null}`,
-		`{"type":"turn.completed","usage":null}`, `{"type":"error","message":{"x":1}}`, `{"type":"turn.failed"}`, "\xff\xfe", `[1,2]`} {
-		for _, ev := range p.ParseLine([]byte(in)) {
-			if ev.Type == "" {
-				t.Errorf("%q: event without a type", in)
-			}
-		}
-	}
+	parsertest.Typed(t, NewParser(), []string{"", "{", "{}", "null", `{"type":"item.completed"}`, `{"type":"item.completed","item":null}`,
+		`{"type":"turn.completed","usage":null}`, `{"type":"error","message":{"x":1}}`, `{"type":"turn.failed"}`, "\xff\xfe", `[1,2]`})
 }
 
 // FuzzParseLine: whatever the line, the parser neither panics nor makes an
 // event without a type.
 func FuzzParseLine(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.jsonl")
-	for _, name := range files {
-		data, _ := os.ReadFile(name)
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			f.Add(l)
-		}
-	}
-	for _, l := range trickyLines {
-		if len(l) < 1000 {
-			f.Add([]byte(l))
-		}
-	}
-	p := NewParser()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, ev := range p.ParseLine(b) {
-			if ev.Type == "" {
-				t.Fatalf("event without type from %q", b)
-			}
-		}
-	})
+	parsertest.FuzzParseLine(f, NewParser(), trickyLines)
 }
