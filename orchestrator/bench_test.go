@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"math/rand"
 	"sync/atomic"
 	"testing"
@@ -82,7 +83,7 @@ func BenchmarkCompact1000Steps(b *testing.B) {
 	b.ResetTimer()
 	var out []json.RawMessage
 	for b.Loop() {
-		var info *Compaction
+		var info *runs.Compaction
 		out, info = compact(items, 2, target, bytesEstimate)
 		if info == nil || estimateAll(out, bytesEstimate) > target {
 			b.Fatal("not compacted")

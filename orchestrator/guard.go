@@ -3,30 +3,16 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// Action is what a guard asks of the run before a step.
-type Action string
-
-const (
-	// ActionContinue lets the step run.
-	ActionContinue Action = "continue"
-	// ActionNudge adds the verdict's message to the conversation, as
-	// "[watcher:NAME] MESSAGE", before the step's model call.
-	ActionNudge Action = "nudge"
-	// ActionPause ends the run as interrupted: --resume continues it.
-	ActionPause Action = "pause"
-	// ActionAbort ends the run as failed.
-	ActionAbort Action = "abort"
-)
-
 // Verdict is one watcher's answer.
 type Verdict struct {
 	Watcher string
-	Action  Action
+	Action  runs.Action
 	Message string
 }
 
@@ -50,7 +36,7 @@ type View struct {
 	RunID, Task, Model string
 	// Step is the step about to run, from 1.
 	Step   int
-	Limits Limits
+	Limits runs.Limits
 	// Usage and CostUSD are the model's (nil: price unknown); the worker
 	// ones are the workers'.
 	Usage         sessions.Usage

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func TestGuardNudgesAndSees(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "GUARD nudge")
 	g := &scriptedGuard{byStep: map[int][]Verdict{
-		2: {{Watcher: "progress", Action: ActionNudge, Message: "you repeat yourself"}, {Watcher: "quiet", Action: ActionContinue}},
+		2: {{Watcher: "progress", Action: runs.ActionNudge, Message: "you repeat yourself"}, {Watcher: "quiet", Action: runs.ActionContinue}},
 	}}
 	h.script(fakemodel.Reply{Reasoning: "look", Text: "listing", Calls: []fakemodel.Call{call("list_sessions", map[string]any{})}},
 		calls(call("finish", map[string]any{"summary": "done"})))
@@ -38,7 +39,7 @@ func TestGuardNudgesAndSees(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := r.Execute(context.Background())
-	if err != nil || rec.Status != StatusCompleted {
+	if err != nil || rec.Status != runs.StatusCompleted {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	reqs := h.requests()
@@ -51,8 +52,8 @@ func TestGuardNudgesAndSees(t *testing.T) {
 			t.Error("nudge in the first call")
 		}
 	}
-	ge := h.eventsOf(EventGuard)
-	if len(ge) != 1 || ge[0].Watcher != "progress" || ge[0].Action != ActionNudge {
+	ge := h.eventsOf(runs.EventGuard)
+	if len(ge) != 1 || ge[0].Watcher != "progress" || ge[0].Action != runs.ActionNudge {
 		t.Errorf("guard events %+v", ge)
 	}
 	v := g.views[1]
@@ -65,12 +66,12 @@ func TestGuardNudgesAndSees(t *testing.T) {
 func TestGuardPauseAndAbort(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		action Action
-		status Status
+		action runs.Action
+		status runs.Status
 		reason string
 	}{
-		{ActionPause, StatusInterrupted, "paused by watcher budget: 80% used; --resume continues it"},
-		{ActionAbort, StatusFailed, "aborted by watcher budget: 80% used"},
+		{runs.ActionPause, runs.StatusInterrupted, "paused by watcher budget: 80% used; --resume continues it"},
+		{runs.ActionAbort, runs.StatusFailed, "aborted by watcher budget: 80% used"},
 	} {
 		h := newHarness(t, "GUARD "+string(c.action))
 		h.srv.Fallback(calls(call("list_sessions", map[string]any{})))

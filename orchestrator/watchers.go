@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"sort"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ func (g *watcherGuard) Check(ctx context.Context, v *View) []Verdict {
 		g.watched(v.Step, rep)
 		g.mu.Lock()
 		if g.failed != nil {
-			g.run.emit(Event{Type: EventNotice, Step: v.Step, Error: g.failed.Error(), Text: "the worker watchers stopped"})
+			g.run.emit(runs.Event{Type: runs.EventNotice, Step: v.Step, Error: g.failed.Error(), Text: "the worker watchers stopped"})
 			g.failed = nil
 		}
 		g.mu.Unlock()
@@ -77,13 +78,13 @@ func ordered(vs []watchers.Verdict) []Verdict {
 		v := Verdict{Watcher: w.Watcher, Message: w.Message}
 		switch w.Action {
 		case watchers.Abort:
-			v.Action = ActionAbort
+			v.Action = runs.ActionAbort
 			aborts = append([]Verdict{v}, aborts...)
 		case watchers.Pause:
-			v.Action = ActionPause
+			v.Action = runs.ActionPause
 			pauses = append(pauses, v)
 		case watchers.Nudge, watchers.Stop:
-			v.Action = ActionNudge
+			v.Action = runs.ActionNudge
 			nudges = append(nudges, v)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 func BenchmarkWatcherGuard(b *testing.B) {
 	t0 := time.Now().Add(-time.Hour)
 	v := &View{RunID: "run", Task: "refactor the storage layer", Model: "gpt-5.1", Step: 1001,
-		Limits: Limits{MaxSteps: 2000, MaxTokens: 50_000_000, MaxCostUSD: 100, MaxWorkers: 200}}
+		Limits: runs.Limits{MaxSteps: 2000, MaxTokens: 50_000_000, MaxCostUSD: 100, MaxWorkers: 200}}
 	out := strings.Repeat("ok 1.23s github.com/example/pkg\n", 60)
 	for i := 0; i < 1000; i++ {
 		name, args := "check_session", fmt.Sprintf(`{"session_id":"w%03d"}`, i%100)

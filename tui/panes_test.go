@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
@@ -66,11 +66,11 @@ func TestRunPaneGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := orchestrator.LoadRecord(f.dir, runID)
+	rec, err := runs.LoadRecord(f.dir, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := orchestrator.ReadEvents(f.dir, runID)
+	events, err := runs.ReadEvents(f.dir, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			h := header.New(st, "/state")
 			h.SetSize(w, 1)
 			h.SetSessions(list)
-			h.SetRuns([]*orchestrator.Record{rec})
+			h.SetRuns([]*runs.Record{rec})
 			golden.RequireEqual(t, []byte(h.View()))
 		})
 		t.Run(fmt.Sprintf("sessionlist_%dx8", w), func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			l.SetSize(w, 8)
 			l.SetFocused(true)
 			l.Replace(list)
-			l.UpsertRuns([]*orchestrator.Record{rec}, nil)
+			l.UpsertRuns([]*runs.Record{rec}, nil)
 			golden.RequireEqual(t, []byte(l.View()))
 		})
 		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {

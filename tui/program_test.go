@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/runfeed"
 )
@@ -47,11 +48,11 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := orchestrator.Start(ctx, orchestrator.Options{Sessions: f.m, StateDir: f.dir, Client: step,
-		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: orchestrator.Limits{MaxSteps: 5}}}, "ship the rate limiter")
+		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: runs.Limits{MaxSteps: 5}}}, "ship the rate limiter")
 	if err != nil {
 		t.Fatal(err)
 	}
-	executed := make(chan *orchestrator.Record, 1)
+	executed := make(chan *runs.Record, 1)
 	go func() {
 		rec, _ := run.Execute(ctx)
 		executed <- rec
@@ -81,7 +82,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 
 	step.replies <- `finish {"summary":"the limiter ships"}`
 	rec := <-executed
-	if rec.Status != orchestrator.StatusCompleted {
+	if rec.Status != runs.StatusCompleted {
 		t.Fatalf("the run %s", rec.Status)
 	}
 	executed <- rec

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -19,7 +19,7 @@ type Model struct {
 	stateDir  string
 	width     int
 	counts    map[sessions.Status]int
-	runCounts map[orchestrator.Status]int
+	runCounts map[runs.Status]int
 	runs      int
 	// Tokens and money of the sessions and of the runs' own models (their
 	// workers are sessions, counted once).
@@ -32,7 +32,7 @@ type Model struct {
 
 // New returns a header for the state dir.
 func New(st styles.Styles, stateDir string) Model {
-	return Model{st: st, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[orchestrator.Status]int{}}
+	return Model{st: st, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[runs.Status]int{}}
 }
 
 // SetSize sets the width.
@@ -53,8 +53,8 @@ func (m *Model) SetSessions(all []*sessions.Session) {
 }
 
 // SetRuns recomputes the runs' counts and their models' usage.
-func (m *Model) SetRuns(all []*orchestrator.Record) {
-	m.runCounts, m.runs, m.runTokens, m.runCost, m.runUnpriced = map[orchestrator.Status]int{}, len(all), 0, 0, 0
+func (m *Model) SetRuns(all []*runs.Record) {
+	m.runCounts, m.runs, m.runTokens, m.runCost, m.runUnpriced = map[runs.Status]int{}, len(all), 0, 0, 0
 	for _, r := range all {
 		m.runCounts[r.Status]++
 		m.runTokens += r.Usage.TotalTokens
@@ -66,8 +66,8 @@ func (m *Model) SetRuns(all []*orchestrator.Record) {
 	}
 }
 
-var runStatuses = []orchestrator.Status{orchestrator.StatusRunning, orchestrator.StatusCompleted, orchestrator.StatusFailed,
-	orchestrator.StatusLimited, orchestrator.StatusInterrupted}
+var runStatuses = []runs.Status{runs.StatusRunning, runs.StatusCompleted, runs.StatusFailed,
+	runs.StatusLimited, runs.StatusInterrupted}
 
 // View renders the header on one line. When the counts in words would
 // push the tokens and money off the line, they are given as icons and

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // Feed is the runs of a state dir.
@@ -38,10 +38,10 @@ type Update struct {
 	ID string
 	// Record is the run as it truly is (a run whose process died reads
 	// interrupted); nil when only events arrived, or when Removed.
-	Record  *orchestrator.Record
+	Record  *runs.Record
 	Removed bool
 	// Events are those appended since the last update (with Options.Run).
-	Events []orchestrator.Event
+	Events []runs.Event
 	// Skipped is how many bytes at the start of events.jsonl were left
 	// unread (Options.Window).
 	Skipped int64
@@ -182,9 +182,9 @@ func (r *reader) read(id string, what int) (Update, bool) {
 	u := Update{ID: id}
 	st := r.runs[id]
 	if what&recordChanged != 0 {
-		rec, err := orchestrator.LoadRecord(r.stateDir, id)
+		rec, err := runs.LoadRecord(r.stateDir, id)
 		switch {
-		case errors.Is(err, orchestrator.ErrNoRun):
+		case errors.Is(err, runs.ErrNoRun):
 			// Its dir is gone: the run was removed.
 			r.ch.owners.Remove(id)
 			if st == nil {
@@ -201,7 +201,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 			return u, true
 		}
 		u.Record = rec
-		if rec.Status == orchestrator.StatusRunning {
+		if rec.Status == runs.StatusRunning {
 			r.ch.owners.Add(id, rec.Owner)
 		} else {
 			r.ch.owners.Remove(id)
@@ -209,7 +209,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 		if st == nil {
 			st = &runState{}
 			if id == r.opt.Run {
-				st.tail = &tail{path: filepath.Join(orchestrator.RunDir(r.stateDir, id), orchestrator.EventsFile), window: r.opt.Window}
+				st.tail = &tail{path: filepath.Join(runs.RunDir(r.stateDir, id), runs.EventsFile), window: r.opt.Window}
 			}
 			r.runs[id] = st
 			what |= eventsChanged

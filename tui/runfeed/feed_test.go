@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -43,7 +44,7 @@ func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Respons
 
 // startRun starts a real run in stateDir, driven by the returned stepper;
 // done delivers its record when it ends.
-func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *orchestrator.Record) {
+func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *runs.Record) {
 	t.Helper()
 	st, err := sessions.NewStore(stateDir)
 	if err != nil {
@@ -53,12 +54,12 @@ func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, do
 	step = &stepper{replies: make(chan []string)}
 	ctx, cancel := context.WithCancel(context.Background())
 	run, err := orchestrator.Start(ctx, orchestrator.Options{Sessions: m, StateDir: stateDir, Client: step,
-		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: orchestrator.Limits{MaxSteps: 5}}}, task)
+		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: runs.Limits{MaxSteps: 5}}}, task)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	out := make(chan *orchestrator.Record, 1)
+	out := make(chan *runs.Record, 1)
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -121,13 +122,13 @@ func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 	}
 	id, step, done := startRun(t, state, "the task")
 	u := await(t, sub, "the new run", func(u Update) bool { return u.ID == id && u.Record != nil })
-	if u.Record.Status != orchestrator.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
+	if u.Record.Status != runs.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
 		t.Fatalf("update %+v", u)
 	}
 	step.replies <- []string{`finish {"summary":"done"}`}
 	<-done
 	await(t, sub, "the run completed", func(u Update) bool {
-		return u.ID == id && u.Record != nil && u.Record.Status == orchestrator.StatusCompleted
+		return u.ID == id && u.Record != nil && u.Record.Status == runs.StatusCompleted
 	})
 }
 
@@ -137,13 +138,13 @@ func TestOneRunsEventsArriveLive(t *testing.T) {
 	state := t.TempDir()
 	id, step, done := startRun(t, state, "follow me")
 	sub := subscribe(t, state, Options{Run: id})
-	var types []orchestrator.EventType
+	var types []runs.EventType
 	first := await(t, sub, "the first load", func(u Update) bool { return true })
 	if !first.Synced || first.Record == nil || first.ID != id {
 		t.Fatalf("first %+v", first)
 	}
 	// until reads updates, collecting events, until the last one is typ.
-	until := func(typ orchestrator.EventType, u Update) {
+	until := func(typ runs.EventType, u Update) {
 		t.Helper()
 		for {
 			for _, ev := range u.Events {
@@ -155,26 +156,26 @@ func TestOneRunsEventsArriveLive(t *testing.T) {
 			u = await(t, sub, string(typ), func(Update) bool { return true })
 		}
 	}
-	until(orchestrator.EventModelCall, first)
+	until(runs.EventModelCall, first)
 	step.replies <- []string{"list_sessions"}
-	until(orchestrator.EventModelCall, Update{})
+	until(runs.EventModelCall, Update{})
 	step.replies <- []string{`finish {"summary":"all done"}`}
 	<-done
-	until(orchestrator.EventStopped, Update{})
+	until(runs.EventStopped, Update{})
 	want := "[run_started model_call model_response usage tool_call tool_result model_call model_response usage tool_call tool_result run_stopped]"
 	if got := fmt.Sprint(types); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
 	}
-	evs, _ := orchestrator.ReadEvents(state, id)
+	evs, _ := runs.ReadEvents(state, id)
 	if len(evs) != len(types) {
 		t.Fatalf("%d events on disk, %d delivered", len(evs), len(types))
 	}
 }
 
 // writeRecord writes a run.json as an orchestrate process leaves it.
-func writeRecord(t *testing.T, state string, rec orchestrator.Record) {
+func writeRecord(t *testing.T, state string, rec runs.Record) {
 	t.Helper()
-	dir := orchestrator.RunDir(state, rec.ID)
+	dir := runs.RunDir(state, rec.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func writeRecord(t *testing.T, state string, rec orchestrator.Record) {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, orchestrator.RecordFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, runs.RecordFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -202,21 +203,21 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()
-	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusRunning, Owner: ref,
-		Limits: orchestrator.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusRunning, Owner: ref,
+		Limits: runs.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
 	sub := subscribe(t, state, Options{})
-	if u := await(t, sub, "the first load", func(Update) bool { return true }); u.Record == nil || u.Record.Status != orchestrator.StatusRunning || !u.Synced {
+	if u := await(t, sub, "the first load", func(Update) bool { return true }); u.Record == nil || u.Record.Status != runs.StatusRunning || !u.Synced {
 		t.Fatalf("first %+v", u)
 	}
 	quiet(t, sub, 100*time.Millisecond)
 	owner.Process.Kill()
 	owner.Wait()
 	u := await(t, sub, "the owner's death", func(u Update) bool { return u.Record != nil })
-	if u.Record.Status != orchestrator.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
+	if u.Record.Status != runs.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
 		t.Fatalf("after the kill %+v", u.Record)
 	}
 	// Removing the run's dir removes it.
-	os.RemoveAll(orchestrator.RunDir(state, id))
+	os.RemoveAll(runs.RunDir(state, id))
 	if u := await(t, sub, "the removal", func(Update) bool { return true }); !u.Removed || u.ID != id {
 		t.Fatalf("removal %+v", u)
 	}
@@ -227,11 +228,11 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 func TestEventsTornLinesAndWindow(t *testing.T) {
 	state := t.TempDir()
 	id := uuid.NewString()
-	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusCompleted, CreatedAt: time.Now().UTC()})
-	path := filepath.Join(orchestrator.RunDir(state, id), orchestrator.EventsFile)
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusCompleted, CreatedAt: time.Now().UTC()})
+	path := filepath.Join(runs.RunDir(state, id), runs.EventsFile)
 	var body strings.Builder
 	for i := 1; i <= 200; i++ {
-		b, _ := json.Marshal(orchestrator.Event{Type: orchestrator.EventNotice, Run: id, Step: i, Text: strings.Repeat("x", 80)})
+		b, _ := json.Marshal(runs.Event{Type: runs.EventNotice, Run: id, Step: i, Text: strings.Repeat("x", 80)})
 		body.Write(append(b, '\n'))
 	}
 	if err := os.WriteFile(path, []byte(body.String()), 0o600); err != nil {

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // tail reads a run's events.jsonl as it grows: each read returns the whole
@@ -24,7 +24,7 @@ type tail struct {
 }
 
 type tailRead struct {
-	events  []orchestrator.Event
+	events  []runs.Event
 	skipped int64 // bytes left unread at the start (the window)
 	reset   bool  // the file was replaced: events start over
 }
@@ -77,7 +77,7 @@ func (t *tail) read() (tailRead, error) {
 			break // a torn last line: wait for the rest
 		}
 		for _, line := range bytes.Split(buf[:end], []byte{'\n'}) {
-			var ev orchestrator.Event
+			var ev runs.Event
 			if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &ev) == nil {
 				r.events = append(r.events, ev)
 			}

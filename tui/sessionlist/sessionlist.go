@@ -12,7 +12,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -42,7 +42,7 @@ type Model struct {
 	st            styles.Styles
 	km            keys.KeyMap
 	all           map[string]*sessions.Session
-	runs          map[string]*orchestrator.Record
+	runs          map[string]*runs.Record
 	totals        map[string]totals // per run, with its workers
 	rows          []Row
 	cursor        int
@@ -59,7 +59,7 @@ type Model struct {
 
 // New returns an empty list.
 func New(st styles.Styles, km keys.KeyMap) Model {
-	return Model{st: st, km: km, all: map[string]*sessions.Session{}, runs: map[string]*orchestrator.Record{}}
+	return Model{st: st, km: km, all: map[string]*sessions.Session{}, runs: map[string]*runs.Record{}}
 }
 
 // SetSize sets the pane's size; height counts the column header row.
@@ -95,7 +95,7 @@ func (m *Model) Upsert(list []*sessions.Session, removed []string) {
 }
 
 // UpsertRuns adds or updates runs and drops removed ones.
-func (m *Model) UpsertRuns(list []*orchestrator.Record, removed []string) {
+func (m *Model) UpsertRuns(list []*runs.Record, removed []string) {
 	for _, r := range list {
 		m.runs[r.ID] = r
 	}
@@ -136,8 +136,8 @@ func (m Model) All() []*sessions.Session {
 }
 
 // Runs returns every run, hidden or not.
-func (m Model) Runs() []*orchestrator.Record {
-	out := make([]*orchestrator.Record, 0, len(m.runs))
+func (m Model) Runs() []*runs.Record {
+	out := make([]*runs.Record, 0, len(m.runs))
 	for _, r := range m.runs {
 		out = append(out, r)
 	}
@@ -145,7 +145,7 @@ func (m Model) Runs() []*orchestrator.Record {
 }
 
 // Run returns the run with id, or nil.
-func (m Model) Run(id string) *orchestrator.Record { return m.runs[id] }
+func (m Model) Run(id string) *runs.Record { return m.runs[id] }
 
 // RunTotals are run id's tokens and cost with its workers' (cost nil: a
 // price is unknown).

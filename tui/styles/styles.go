@@ -5,7 +5,7 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -21,7 +21,7 @@ type Styles struct {
 	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
 
 	statusColors map[sessions.Status]lipgloss.Style
-	runColors    map[orchestrator.Status]lipgloss.Style
+	runColors    map[runs.Status]lipgloss.Style
 }
 
 // New returns the default styles.
@@ -56,12 +56,12 @@ func New() Styles {
 			sessions.StatusFailed:    c("9"),
 			sessions.StatusKilled:    c("11"),
 		},
-		runColors: map[orchestrator.Status]lipgloss.Style{
-			orchestrator.StatusRunning:     c("12"),
-			orchestrator.StatusCompleted:   c("10"),
-			orchestrator.StatusFailed:      c("9"),
-			orchestrator.StatusLimited:     c("11"),
-			orchestrator.StatusInterrupted: c("11"),
+		runColors: map[runs.Status]lipgloss.Style{
+			runs.StatusRunning:     c("12"),
+			runs.StatusCompleted:   c("10"),
+			runs.StatusFailed:      c("9"),
+			runs.StatusLimited:     c("11"),
+			runs.StatusInterrupted: c("11"),
 		},
 	}
 }
@@ -88,21 +88,21 @@ func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.status
 
 // RunIcon is a run status's symbol: the statuses a run shares with a
 // session have the same one.
-func RunIcon(st orchestrator.Status) string {
+func RunIcon(st runs.Status) string {
 	switch st {
-	case orchestrator.StatusRunning:
+	case runs.StatusRunning:
 		return "●"
-	case orchestrator.StatusCompleted:
+	case runs.StatusCompleted:
 		return "✓"
-	case orchestrator.StatusFailed:
+	case runs.StatusFailed:
 		return "✗"
-	case orchestrator.StatusLimited:
+	case runs.StatusLimited:
 		return "⊘"
-	case orchestrator.StatusInterrupted:
+	case runs.StatusInterrupted:
 		return "‖"
 	}
 	return "?"
 }
 
 // RunStatusStyle is the colour of a run status.
-func (s Styles) RunStatusStyle(st orchestrator.Status) lipgloss.Style { return s.runColors[st] }
+func (s Styles) RunStatusStyle(st runs.Status) lipgloss.Style { return s.runColors[st] }
