@@ -11,7 +11,6 @@ import (
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/keys"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -97,7 +96,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			d.SetSize(w, 12)
 			d.ResetRun(sessionlist.RunKey(runID), rec)
 			d.SetRun(rec, 15800, money(0.03))
-			d.ApplyRun(runfeed.Update{ID: runID, Events: events})
+			d.ApplyRun(runs.Update{ID: runID, Events: events})
 			golden.RequireEqual(t, []byte(d.View()))
 		})
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // stepper is an orchestrating model that answers when the test says so,
@@ -61,7 +60,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 	worker := f.add(2, sessions.StatusRunning, "write the limiter", time.Minute, func(s *sessions.Session) { s.Source = sessions.RunSource(run.ID()) })
 	short := sessions.ShortID(run.ID())
 
-	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: runfeed.Feed{StateDir: f.dir}, StateDir: "/state"}),
+	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state"}),
 		teatest.WithInitialTermSize(120, 40))
 	waitFor := func(what ...string) {
 		t.Helper()

@@ -7,7 +7,6 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
@@ -49,7 +48,7 @@ func (m *Model) SetRun(rec *runs.Record, tokens int64, cost *float64) {
 }
 
 // ApplyRun adds the events an update of the shown run carries.
-func (m *Model) ApplyRun(u runfeed.Update) {
+func (m *Model) ApplyRun(u runs.Update) {
 	r := m.run
 	if r == nil || u.ID != r.rec.ID {
 		return

@@ -1,4 +1,4 @@
-package runfeed
+package runs_test
 
 import (
 	"context"
@@ -70,9 +70,9 @@ func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, do
 	return run.ID(), step, out
 }
 
-func subscribe(t *testing.T, stateDir string, opt Options) *Subscription {
+func subscribe(t *testing.T, stateDir string, opt runs.SubscribeOptions) *runs.Subscription {
 	t.Helper()
-	sub, err := Feed{StateDir: stateDir}.Subscribe(context.Background(), opt)
+	sub, err := runs.Subscribe(context.Background(), stateDir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func subscribe(t *testing.T, stateDir string, opt Options) *Subscription {
 }
 
 // await reads updates until one satisfies cond, or fails the test.
-func await(t *testing.T, sub *Subscription, what string, cond func(Update) bool) Update {
+func await(t *testing.T, sub *runs.Subscription, what string, cond func(runs.Update) bool) runs.Update {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -100,7 +100,7 @@ func await(t *testing.T, sub *Subscription, what string, cond func(Update) bool)
 }
 
 // quiet fails the test if an update arrives within d.
-func quiet(t *testing.T, sub *Subscription, d time.Duration) {
+func quiet(t *testing.T, sub *runs.Subscription, d time.Duration) {
 	t.Helper()
 	select {
 	case u := <-sub.C():
@@ -113,7 +113,7 @@ func quiet(t *testing.T, sub *Subscription, d time.Duration) {
 // nothing is created, and a run started later is seen.
 func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "later", ".zwarm")
-	sub := subscribe(t, state, Options{})
+	sub := subscribe(t, state, runs.SubscribeOptions{})
 	if u := <-sub.C(); !u.Synced || u.ID != "" {
 		t.Fatalf("first update %+v", u)
 	}
@@ -121,13 +121,13 @@ func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 		t.Fatalf("the feed made the state dir: %v", err)
 	}
 	id, step, done := startRun(t, state, "the task")
-	u := await(t, sub, "the new run", func(u Update) bool { return u.ID == id && u.Record != nil })
+	u := await(t, sub, "the new run", func(u runs.Update) bool { return u.ID == id && u.Record != nil })
 	if u.Record.Status != runs.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
 		t.Fatalf("update %+v", u)
 	}
 	step.replies <- []string{`finish {"summary":"done"}`}
 	<-done
-	await(t, sub, "the run completed", func(u Update) bool {
+	await(t, sub, "the run completed", func(u runs.Update) bool {
 		return u.ID == id && u.Record != nil && u.Record.Status == runs.StatusCompleted
 	})
 }
@@ -137,14 +137,14 @@ func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 func TestOneRunsEventsArriveLive(t *testing.T) {
 	state := t.TempDir()
 	id, step, done := startRun(t, state, "follow me")
-	sub := subscribe(t, state, Options{Run: id})
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id})
 	var types []runs.EventType
-	first := await(t, sub, "the first load", func(u Update) bool { return true })
+	first := await(t, sub, "the first load", func(u runs.Update) bool { return true })
 	if !first.Synced || first.Record == nil || first.ID != id {
 		t.Fatalf("first %+v", first)
 	}
 	// until reads updates, collecting events, until the last one is typ.
-	until := func(typ runs.EventType, u Update) {
+	until := func(typ runs.EventType, u runs.Update) {
 		t.Helper()
 		for {
 			for _, ev := range u.Events {
@@ -153,15 +153,15 @@ func TestOneRunsEventsArriveLive(t *testing.T) {
 			if len(types) > 0 && types[len(types)-1] == typ {
 				return
 			}
-			u = await(t, sub, string(typ), func(Update) bool { return true })
+			u = await(t, sub, string(typ), func(runs.Update) bool { return true })
 		}
 	}
 	until(runs.EventModelCall, first)
 	step.replies <- []string{"list_sessions"}
-	until(runs.EventModelCall, Update{})
+	until(runs.EventModelCall, runs.Update{})
 	step.replies <- []string{`finish {"summary":"all done"}`}
 	<-done
-	until(runs.EventStopped, Update{})
+	until(runs.EventStopped, runs.Update{})
 	want := "[run_started model_call model_response usage tool_call tool_result model_call model_response usage tool_call tool_result run_stopped]"
 	if got := fmt.Sprint(types); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
@@ -179,12 +179,7 @@ func writeRecord(t *testing.T, state string, rec runs.Record) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(rec)
-	tmp := filepath.Join(dir, ".run.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, runs.RecordFile)); err != nil {
+	if err := runs.WriteRecord(dir, &rec); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -205,20 +200,20 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 	id := uuid.NewString()
 	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusRunning, Owner: ref,
 		Limits: runs.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
-	sub := subscribe(t, state, Options{})
-	if u := await(t, sub, "the first load", func(Update) bool { return true }); u.Record == nil || u.Record.Status != runs.StatusRunning || !u.Synced {
+	sub := subscribe(t, state, runs.SubscribeOptions{})
+	if u := await(t, sub, "the first load", func(runs.Update) bool { return true }); u.Record == nil || u.Record.Status != runs.StatusRunning || !u.Synced {
 		t.Fatalf("first %+v", u)
 	}
 	quiet(t, sub, 100*time.Millisecond)
 	owner.Process.Kill()
 	owner.Wait()
-	u := await(t, sub, "the owner's death", func(u Update) bool { return u.Record != nil })
+	u := await(t, sub, "the owner's death", func(u runs.Update) bool { return u.Record != nil })
 	if u.Record.Status != runs.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
 		t.Fatalf("after the kill %+v", u.Record)
 	}
 	// Removing the run's dir removes it.
 	os.RemoveAll(runs.RunDir(state, id))
-	if u := await(t, sub, "the removal", func(Update) bool { return true }); !u.Removed || u.ID != id {
+	if u := await(t, sub, "the removal", func(runs.Update) bool { return true }); !u.Removed || u.ID != id {
 		t.Fatalf("removal %+v", u)
 	}
 }
@@ -238,8 +233,8 @@ func TestEventsTornLinesAndWindow(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sub := subscribe(t, state, Options{Run: id, Window: 4096})
-	u := await(t, sub, "the first load", func(Update) bool { return true })
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id, Window: 4096})
+	u := await(t, sub, "the first load", func(runs.Update) bool { return true })
 	if u.Skipped == 0 || len(u.Events) == 0 || len(u.Events) > 40 || u.Events[len(u.Events)-1].Step != 200 || u.Events[0].Step < 150 {
 		t.Fatalf("window: skipped %d, %d events, first step %d", u.Skipped, len(u.Events), u.Events[0].Step)
 	}
@@ -251,7 +246,7 @@ func TestEventsTornLinesAndWindow(t *testing.T) {
 	f.WriteString(`{"type":"notice","step":201,"text":"to`)
 	quiet(t, sub, 150*time.Millisecond)
 	f.WriteString(`rn"}` + "\n")
-	u = await(t, sub, "the whole line", func(Update) bool { return true })
+	u = await(t, sub, "the whole line", func(runs.Update) bool { return true })
 	if len(u.Events) != 1 || u.Events[0].Step != 201 || u.Events[0].Text != "torn" {
 		t.Fatalf("after the newline %+v", u)
 	}
