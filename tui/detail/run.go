@@ -115,6 +115,6 @@ func (m Model) runTail() []render.Line {
 func (m Model) runTitle() string {
 	r := m.run
 	rec := r.rec
-	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(rec.Status), rec.Status,
+	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(string(rec.Status)), rec.Status,
 		rec.Steps, rec.Limits.MaxSteps, render.Cost(r.cost), render.SafeLine(rec.Model), render.SafeLine(rec.Task))
 }

@@ -99,7 +99,7 @@ func (m Model) line(short bool) (string, int) {
 		label = "runs: "
 		for _, st := range runStatuses {
 			if n := m.runCounts[st]; n > 0 {
-				add(m.st.RunStatusStyle(st).Render(count(styles.RunIcon(st), n, string(st))))
+				add(m.st.RunStatusStyle(string(st)).Render(count(styles.RunIcon(string(st)), n, string(st))))
 			}
 		}
 		label = "sessions: "

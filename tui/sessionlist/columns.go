@@ -111,7 +111,7 @@ func shortChanges(s *sessions.Session) string {
 
 // runStatus is a run's status cell, with its step of the most it may take.
 func (m Model) runStatus(r *runs.Record) string {
-	return fmt.Sprintf("%s %s · step %d/%d", styles.RunIcon(r.Status), r.Status, r.Steps, r.Limits.MaxSteps)
+	return fmt.Sprintf("%s %s · step %d/%d", styles.RunIcon(string(r.Status)), r.Status, r.Steps, r.Limits.MaxSteps)
 }
 
 // runRuntime is how long a run ran, or has been running.

@@ -78,7 +78,7 @@ func (m Model) row(cols []column, r Row, selected bool) string {
 		cell := fit(c.cell(r), c.width)
 		if c.title == "STATUS" {
 			if r.Run != nil {
-				cell = m.st.RunStatusStyle(r.Run.Status).Render(cell)
+				cell = m.st.RunStatusStyle(string(r.Run.Status)).Render(cell)
 			} else {
 				cell = m.st.StatusStyle(r.Session.Status).Render(cell)
 			}

@@ -5,7 +5,6 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -21,7 +20,7 @@ type Styles struct {
 	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
 
 	statusColors map[sessions.Status]lipgloss.Style
-	runColors    map[runs.Status]lipgloss.Style
+	runColors    map[string]lipgloss.Style
 }
 
 // New returns the default styles.
@@ -56,12 +55,12 @@ func New() Styles {
 			sessions.StatusFailed:    c("9"),
 			sessions.StatusKilled:    c("11"),
 		},
-		runColors: map[runs.Status]lipgloss.Style{
-			runs.StatusRunning:     c("12"),
-			runs.StatusCompleted:   c("10"),
-			runs.StatusFailed:      c("9"),
-			runs.StatusLimited:     c("11"),
-			runs.StatusInterrupted: c("11"),
+		runColors: map[string]lipgloss.Style{
+			"running":     c("12"),
+			"completed":   c("10"),
+			"failed":      c("9"),
+			"limited":     c("11"),
+			"interrupted": c("11"),
 		},
 	}
 }
@@ -86,23 +85,24 @@ func Icon(st sessions.Status) string {
 // StatusStyle is the colour of a status.
 func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.statusColors[st] }
 
-// RunIcon is a run status's symbol: the statuses a run shares with a
-// session have the same one.
-func RunIcon(st runs.Status) string {
+// RunIcon is the symbol of a run's status (a runs.Status, by its name,
+// so the palette needs nothing of the orchestrator): the statuses a run
+// shares with a session have the same one.
+func RunIcon(st string) string {
 	switch st {
-	case runs.StatusRunning:
+	case "running":
 		return "●"
-	case runs.StatusCompleted:
+	case "completed":
 		return "✓"
-	case runs.StatusFailed:
+	case "failed":
 		return "✗"
-	case runs.StatusLimited:
+	case "limited":
 		return "⊘"
-	case runs.StatusInterrupted:
+	case "interrupted":
 		return "‖"
 	}
 	return "?"
 }
 
-// RunStatusStyle is the colour of a run status.
-func (s Styles) RunStatusStyle(st runs.Status) lipgloss.Style { return s.runColors[st] }
+// RunStatusStyle is the colour of a run's status (a runs.Status).
+func (s Styles) RunStatusStyle(st string) lipgloss.Style { return s.runColors[st] }
