@@ -3,8 +3,8 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"sort"
 	"strings"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"

@@ -3,11 +3,12 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // markerPrefix starts the message compaction leaves in place of what it

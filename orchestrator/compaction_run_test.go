@@ -3,11 +3,11 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // A run whose conversation outgrows a small context window compacts, and

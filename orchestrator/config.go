@@ -2,11 +2,11 @@ package orchestrator
 
 import (
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 

@@ -1,13 +1,13 @@
 package orchestrator
 
 import (
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 

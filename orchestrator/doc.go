@@ -50,9 +50,9 @@
 //
 // # Watchers
 //
-// A Guard is asked before every model call with a View of the run (steps,
-// tool calls and their results, the model's messages, usage, limits,
-// workers). It may nudge (a "[watcher:NAME] ..." message joins the
+// A Guard is asked before every model call with a watchers.RunView of the
+// run (steps, tool calls and their results, the model's messages, usage,
+// limits, workers). It may nudge (a "[watcher:NAME] ..." message joins the
 // conversation), pause (the run ends interrupted, resumable) or abort (the
 // run fails); every verdict but continue is written to events.jsonl.
 //

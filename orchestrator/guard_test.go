@@ -2,22 +2,23 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // scriptedGuard answers by step and keeps what it was shown.
 type scriptedGuard struct {
 	mu     sync.Mutex
 	byStep map[int][]Verdict
-	views  []*View
+	views  []*watchers.RunView
 }
 
-func (g *scriptedGuard) Check(_ context.Context, v *View) []Verdict {
+func (g *scriptedGuard) Check(_ context.Context, v *watchers.RunView) []Verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.views = append(g.views, v)

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // errWallClock is the cause of a run's context when its timeout passes.
@@ -127,7 +128,7 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 				r.toldBefore[k]--
 				continue
 			}
-			r.nudges = append(r.nudges, NudgeRecord{Step: r.rec.Steps + 1, Watcher: v.Watcher, Message: v.Message})
+			r.nudges = append(r.nudges, watchers.Nudged{Step: r.rec.Steps + 1, Watcher: v.Watcher, Message: v.Message})
 		}
 		r.emit(runs.Event{Type: runs.EventGuard, Step: r.rec.Steps + 1, Watcher: v.Watcher, Action: v.Action, Text: v.Message})
 		switch v.Action {
@@ -151,13 +152,15 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 
 func nudgeKey(watcher, message string) string { return watcher + "\x00" + message }
 
-// view is the run so far, for a guard.
-func (r *Run) view() *View {
+// view is the run so far, for a guard: a snapshot it may keep.
+func (r *Run) view() *watchers.RunView {
 	rec := r.Record()
-	return &View{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1, Limits: r.set.Limits,
-		Usage: rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
-		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]CallRecord(nil), r.calls...),
-		Messages: append([]MessageRecord(nil), r.messages...), Nudges: append([]NudgeRecord(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
+	lim := r.set.Limits
+	return &watchers.RunView{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1,
+		Limits: watchers.Limits{MaxSteps: lim.MaxSteps, MaxCostUSD: lim.MaxCostUSD, MaxTokens: lim.MaxTokens, MaxWorkers: lim.MaxWorkers},
+		Usage:  rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
+		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]watchers.Call(nil), r.calls...),
+		Messages: append([]watchers.Message(nil), r.messages...), Nudges: append([]watchers.Nudged(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
 }
 
 // end records the outcome: the shell's processes are ended, the workers

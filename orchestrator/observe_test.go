@@ -2,11 +2,11 @@ package orchestrator
 
 import (
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/workspace"

@@ -2,10 +2,10 @@ package orchestrator
 
 import (
 	"encoding/json"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Resume takes up an interrupted, limited or failed run where it stopped:
@@ -132,14 +133,14 @@ func (r *Run) replay(events []runs.Event) {
 			}
 		case runs.EventToolCall:
 			calls[ev.CallID] = len(r.calls)
-			r.calls = append(r.calls, CallRecord{Step: ev.Step, CallID: ev.CallID, Name: ev.Tool, Args: ev.Args, At: ev.Time})
+			r.calls = append(r.calls, watchers.Call{Step: ev.Step, ID: ev.CallID, Name: ev.Tool, Args: ev.Args, At: ev.Time})
 		case runs.EventToolResult:
 			if i, ok := calls[ev.CallID]; ok {
 				r.calls[i].Output, r.calls[i].IsError = ev.Output, ev.IsError
 			}
 		case runs.EventGuard:
 			if ev.Action == runs.ActionNudge {
-				r.nudges = append(r.nudges, NudgeRecord{Step: ev.Step, Watcher: ev.Watcher, Message: ev.Text})
+				r.nudges = append(r.nudges, watchers.Nudged{Step: ev.Step, Watcher: ev.Watcher, Message: ev.Text})
 				if r.toldBefore == nil {
 					r.toldBefore = map[string]int{}
 				}
@@ -147,10 +148,10 @@ func (r *Run) replay(events []runs.Event) {
 			}
 		case runs.EventModelResponse:
 			if ev.Text != "" {
-				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "message", Text: ev.Text})
+				r.messages = append(r.messages, watchers.Message{Step: ev.Step, Kind: "message", Text: ev.Text})
 			}
 			if ev.Reasoning != "" {
-				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "reasoning", Text: ev.Reasoning})
+				r.messages = append(r.messages, watchers.Message{Step: ev.Step, Kind: "reasoning", Text: ev.Reasoning})
 			}
 		}
 	}

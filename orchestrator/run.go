@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"io"
 	"log/slog"
 	"os"
@@ -16,9 +15,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/shell"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Sessions is the session core as a run uses it; *sessions.Manager
@@ -66,10 +67,10 @@ type Run struct {
 	workers  []*sessions.Session     // as of the last refresh
 	files    map[string]changedFiles // the files of each worker's change, for the observation
 	counts   runs.Totals
-	calls    []CallRecord
+	calls    []watchers.Call
 	callIDs  map[string]bool // every call_id of the conversation (nil: not yet gathered)
-	messages []MessageRecord
-	nudges   []NudgeRecord
+	messages []watchers.Message
+	nudges   []watchers.Nudged
 	// toldBefore counts the nudges (by watcher and message) given before
 	// the run was resumed: watchers that do not remember them may say
 	// them again, and each is not repeated.

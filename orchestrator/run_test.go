@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // A whole run: two workers in parallel, a wait, a check, a verification

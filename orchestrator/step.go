@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // call makes the step's model call: compaction if the conversation nears
@@ -147,7 +148,7 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		it := inspect(raw)
 		if it.Type == "reasoning" || it.Type == "message" {
 			if t := it.text(); t != "" {
-				r.messages = append(r.messages, MessageRecord{Step: step, Kind: it.Type, Text: t})
+				r.messages = append(r.messages, watchers.Message{Step: step, Kind: it.Type, Text: t})
 			}
 		}
 	}
@@ -203,7 +204,7 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 	if err := r.appendItems(outputFor(c, text)); err != nil {
 		return err
 	}
-	r.calls = append(r.calls, CallRecord{Step: step, CallID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
+	r.calls = append(r.calls, watchers.Call{Step: step, ID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
 	r.emit(runs.Event{Type: runs.EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
 		DurationMS: time.Since(began).Milliseconds()})
 	return nil

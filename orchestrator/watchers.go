@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
@@ -38,12 +38,12 @@ type watcherGuard struct {
 }
 
 // Check implements Guard.
-func (g *watcherGuard) Check(ctx context.Context, v *View) []Verdict {
-	rv := runView(v)
+func (g *watcherGuard) Check(ctx context.Context, v *watchers.RunView) []Verdict {
+	rv := *v
 	if g.workers != nil {
 		rv.Changes = g.workers.Changes()
 	}
-	rep := g.engine.Check(ctx, rv)
+	rep := g.engine.Check(ctx, &rv)
 	if g.run != nil {
 		g.watched(v.Step, rep)
 		g.mu.Lock()
@@ -93,7 +93,7 @@ func ordered(vs []watchers.Verdict) []Verdict {
 
 // workerVerdicts turns the worker alerts that came since the last step
 // into nudges naming the worker, dropping those the run made moot.
-func (g *watcherGuard) workerVerdicts(v *View) []watchers.Verdict {
+func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 	g.mu.Lock()
 	alerts := g.alerts
 	g.alerts = nil
@@ -152,7 +152,7 @@ func advice(a watchers.Alert) string {
 }
 
 // endedByModel reports whether the model called end_session on the worker.
-func endedByModel(v *View, id string) bool {
+func endedByModel(v *watchers.RunView, id string) bool {
 	for _, c := range v.Calls {
 		if c.Name != "end_session" {
 			continue
@@ -165,25 +165,6 @@ func endedByModel(v *View, id string) bool {
 		}
 	}
 	return false
-}
-
-// runView is the run as the watchers read it.
-func runView(v *View) *watchers.RunView {
-	rv := &watchers.RunView{RunID: v.RunID, Task: v.Task, Model: v.Model, Step: v.Step,
-		Limits: watchers.Limits{MaxSteps: v.Limits.MaxSteps, MaxCostUSD: v.Limits.MaxCostUSD, MaxTokens: v.Limits.MaxTokens, MaxWorkers: v.Limits.MaxWorkers},
-		Usage:  v.Usage, CostUSD: v.CostUSD, WorkerUsage: v.WorkerUsage, WorkerCostUSD: v.WorkerCostUSD,
-		Workers: v.Workers, Started: v.Started, Elapsed: v.Elapsed,
-		Calls: make([]watchers.Call, len(v.Calls)), Messages: make([]watchers.Message, len(v.Messages))}
-	for i, c := range v.Calls {
-		rv.Calls[i] = watchers.Call{Step: c.Step, ID: c.CallID, Name: c.Name, Args: c.Args, Output: c.Output, IsError: c.IsError, At: c.At}
-	}
-	for i, m := range v.Messages {
-		rv.Messages[i] = watchers.Message{Step: m.Step, Kind: m.Kind, Text: m.Text}
-	}
-	for _, n := range v.Nudges {
-		rv.Nudges = append(rv.Nudges, watchers.Nudged{Step: n.Step, Watcher: n.Watcher, Message: n.Message})
-	}
-	return rv
 }
 
 // reviewModel serves the llm watcher with the run's model client.

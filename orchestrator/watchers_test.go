@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/orchestrator/runs"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -286,15 +286,21 @@ func (o *onStep) Check(_ context.Context, v *watchers.RunView) watchers.Verdict 
 }
 
 // The guard reads the view the run gives it: calls, messages, limits.
-func TestRunViewOfAView(t *testing.T) {
+func TestTheGuardsViewOfTheRun(t *testing.T) {
 	cost := 0.5
-	v := &View{RunID: "r", Task: "t", Model: "m", Step: 3, Limits: runs.Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5},
-		CostUSD: &cost, Calls: []CallRecord{{Step: 1, CallID: "c1", Name: "wait", Args: json.RawMessage(`{}`), Output: "o", IsError: true}},
-		Messages: []MessageRecord{{Step: 2, Kind: "reasoning", Text: "hm"}}}
-	rv := runView(v)
+	r := &Run{rec: &runs.Record{ID: "r", Task: "t", Model: "m", Steps: 2, CostUSD: &cost},
+		set:      Settings{Limits: runs.Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5, Timeout: sessions.Duration{Duration: time.Hour}}},
+		calls:    []watchers.Call{{Step: 1, ID: "c1", Name: "wait", Args: json.RawMessage(`{}`), Output: "o", IsError: true}},
+		messages: []watchers.Message{{Step: 2, Kind: "reasoning", Text: "hm"}}, started: time.Now()}
+	rv := r.view()
 	if rv.RunID != "r" || rv.Step != 3 || rv.Limits != (watchers.Limits{MaxSteps: 9, MaxCostUSD: 1, MaxTokens: 5, MaxWorkers: 2}) || *rv.CostUSD != 0.5 ||
 		rv.Calls[0].ID != "c1" || !rv.Calls[0].IsError || rv.Messages[0].Kind != "reasoning" {
 		t.Errorf("%+v", rv)
+	}
+	// A snapshot: what the run does next does not reach a view kept.
+	r.calls[0].Name = "changed"
+	if rv.Calls[0].Name != "wait" {
+		t.Error("the view shares the run's calls")
 	}
 }
 
@@ -346,7 +352,7 @@ func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 		{Watcher: "overlap", SessionID: running.ID, Task: "add limits", Reason: reason},
 		{Watcher: "overlap", SessionID: done.ID, Task: "add metrics", Reason: reason},
 	}
-	out := g.workerVerdicts(&View{Workers: []*sessions.Session{running, done}})
+	out := g.workerVerdicts(&watchers.RunView{Workers: []*sessions.Session{running, done}})
 	if len(out) != 1 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
 		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") {
 		t.Fatalf("verdicts %+v", out)
@@ -425,7 +431,7 @@ func TestNudgesAreNotRepeatedOnResume(t *testing.T) {
 // said before the run stopped.
 type stubborn struct{ said map[string]bool }
 
-func (g *stubborn) Check(_ context.Context, v *View) []Verdict {
+func (g *stubborn) Check(_ context.Context, v *watchers.RunView) []Verdict {
 	msg := ""
 	switch {
 	case v.Step >= 6:
