@@ -2,9 +2,9 @@
 // makes them: the record (run.json), the events (events.jsonl), the files
 // of a run's dir, the append-only journal both JSONL files are written
 // through, and the subscription that follows them live (Subscribe, the
-// twin of the session core's). Everything that reads runs (the CLI, the
-// dashboard) imports this package, never the orchestrator; it imports
-// only the session core.
+// twin of the session core's). The CLI and the dashboard read runs
+// through this package, without the loop and its model client; it
+// imports only the session core.
 //
 // A run lives in <state>/runs/<id>/:
 //

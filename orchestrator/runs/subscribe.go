@@ -40,7 +40,7 @@ type Update struct {
 }
 
 // Subscription delivers updates in the order they happened, with
-// backpressure: the feed reads no further while an update waits.
+// backpressure: the subscription reads no further while an update waits.
 type Subscription struct {
 	c      chan Update
 	cancel context.CancelFunc

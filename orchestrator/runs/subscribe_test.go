@@ -118,7 +118,7 @@ func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 		t.Fatalf("first update %+v", u)
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Fatalf("the feed made the state dir: %v", err)
+		t.Fatalf("the subscription made the state dir: %v", err)
 	}
 	id, step, done := startRun(t, state, "the task")
 	u := await(t, sub, "the new run", func(u runs.Update) bool { return u.ID == id && u.Record != nil })
@@ -184,8 +184,8 @@ func writeRecord(t *testing.T, state string, rec runs.Record) {
 	}
 }
 
-// A run whose process is SIGKILLed writes nothing more; the feed hears the
-// death through a pidfd and reads it interrupted.
+// A run whose process is SIGKILLed writes nothing more; the subscription
+// hears the death through a pidfd and reads it interrupted.
 func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 	state := t.TempDir()
 	owner := exec.Command("sleep", "60")
