@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -35,7 +36,7 @@ func (r *Run) refresh(ctx context.Context) {
 			zero := 0.0
 			cost = &zero // nothing ran: nothing to price
 		}
-		r.rec.Accounts[s.ID] = Account{Usage: s.Usage, CostUSD: cost, Status: s.Status}
+		r.rec.Accounts[s.ID] = runs.Account{Usage: s.Usage, CostUSD: cost, Status: s.Status}
 	}
 	var u sessions.Usage
 	total, known2 := 0.0, true
@@ -53,7 +54,7 @@ func (r *Run) refresh(ctx context.Context) {
 		total = sessions.RoundCost(total)
 		r.rec.WorkerCostUSD = &total
 	}
-	r.counts = Totals{}
+	r.counts = runs.Totals{}
 	for _, s := range list {
 		switch {
 		case !s.Settled():
@@ -67,7 +68,7 @@ func (r *Run) refresh(ctx context.Context) {
 }
 
 // totals are the running totals for the usage event.
-func (r *Run) totals() *Totals {
+func (r *Run) totals() *runs.Totals {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.counts

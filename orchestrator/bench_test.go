@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // timedClient measures the time spent in the model client.
@@ -82,7 +83,7 @@ func BenchmarkCompact1000Steps(b *testing.B) {
 	b.ResetTimer()
 	var out []json.RawMessage
 	for b.Loop() {
-		var info *Compaction
+		var info *runs.Compaction
 		out, info = compact(items, 2, target, bytesEstimate)
 		if info == nil || estimateAll(out, bytesEstimate) > target {
 			b.Fatal("not compacted")

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -15,29 +16,6 @@ import (
 // What became of the workers' changes, for the model (the observation's
 // line on them) and for the user (the run's closing account of what was
 // landed and what was left on the workers' branches).
-
-// Outcomes of a worker's change when the run ended.
-const (
-	ChangeLanded   = "landed"
-	ChangeUnlanded = "unlanded"
-	ChangeInPlace  = "in_place"
-)
-
-// WorkerChange is what became of one worker's change when the run ended.
-type WorkerChange struct {
-	Session string `json:"session"`
-	Outcome string `json:"outcome"`
-	// Changes is its size ("+12 -3 in 2 files"); Branch holds it.
-	Changes string `json:"changes,omitempty"`
-	Branch  string `json:"branch,omitempty"`
-	// Into and Commit say where it was landed (for an unlanded change,
-	// where an earlier part of it was), as which commit.
-	Into   string `json:"into,omitempty"`
-	Commit string `json:"commit,omitempty"`
-	// Running: the worker had not finished, so its change may grow.
-	Running bool   `json:"running,omitempty"`
-	Task    string `json:"task"`
-}
 
 // worktrees reports whether the run's workers get git worktrees of their
 // own by default: isolation is not "none" and the run's dir is in a git
@@ -60,24 +38,24 @@ func (r *Run) worktrees(ctx context.Context) bool {
 // workers started; workers with a worktree and no change are left out.
 // It is nil when no worker had a worktree: then every change is in
 // place and there is nothing to tell apart.
-func workerChanges(workers []*sessions.Session, order []string) []WorkerChange {
+func workerChanges(workers []*sessions.Session, order []string) []runs.WorkerChange {
 	rank := map[string]int{}
 	for i, id := range order {
 		rank[id] = i
 	}
 	sorted := append([]*sessions.Session(nil), workers...)
 	sort.SliceStable(sorted, func(i, j int) bool { return rank[sorted[i].ID] < rank[sorted[j].ID] })
-	var out []WorkerChange
+	var out []runs.WorkerChange
 	isolated := false
 	for _, s := range sorted {
-		c := WorkerChange{Session: s.ID, Task: render.Clip(s.Task, 120), Running: !s.Settled()}
+		c := runs.WorkerChange{Session: s.ID, Task: render.Clip(s.Task, 120), Running: !s.Settled()}
 		ws := s.Workspace
 		switch {
 		case ws == nil:
-			c.Outcome = ChangeInPlace
+			c.Outcome = runs.ChangeInPlace
 		case ws.LandedNow():
 			isolated = true
-			c.Outcome, c.Into, c.Commit = ChangeLanded, ws.Landed.Into, ws.Landed.Commit
+			c.Outcome, c.Into, c.Commit = runs.ChangeLanded, ws.Landed.Into, ws.Landed.Commit
 			if ws.Changes != nil {
 				c.Changes = ws.Changes.String()
 			}
@@ -86,7 +64,7 @@ func workerChanges(workers []*sessions.Session, order []string) []WorkerChange {
 			if ws.State == sessions.WorkspaceFailed || (!c.Running && (ws.Changes == nil || ws.Changes.Empty()) && len(ws.Conflict) == 0) {
 				continue // nothing to land
 			}
-			c.Outcome, c.Branch, c.Changes = ChangeUnlanded, ws.Branch, s.ChangesText()
+			c.Outcome, c.Branch, c.Changes = runs.ChangeUnlanded, ws.Branch, s.ChangesText()
 			if ws.Changes != nil && !ws.Changes.Empty() {
 				c.Changes = ws.Changes.String()
 			}
@@ -104,7 +82,7 @@ func workerChanges(workers []*sessions.Session, order []string) []WorkerChange {
 
 // ChangesText is the closing account of the workers' changes, for the
 // run's summary and its outcome ("" when there is none to give).
-func ChangesText(changes []WorkerChange) string {
+func ChangesText(changes []runs.WorkerChange) string {
 	if len(changes) == 0 {
 		return ""
 	}
@@ -112,13 +90,13 @@ func ChangesText(changes []WorkerChange) string {
 	for _, c := range changes {
 		id := sessions.ShortID(c.Session)
 		switch c.Outcome {
-		case ChangeLanded:
+		case runs.ChangeLanded:
 			line := fmt.Sprintf("%s into %s as %s", id, c.Into, workspace.Abbrev(c.Commit))
 			if c.Changes != "" {
 				line += " (" + c.Changes + ")"
 			}
 			landed = append(landed, line+": "+c.Task)
-		case ChangeUnlanded:
+		case runs.ChangeUnlanded:
 			line := fmt.Sprintf("%s %s on branch %s", id, c.Changes, c.Branch)
 			if c.Running {
 				line += " (still running)"
@@ -127,7 +105,7 @@ func ChangesText(changes []WorkerChange) string {
 				line += fmt.Sprintf(" (an earlier part landed into %s as %s)", c.Into, workspace.Abbrev(c.Commit))
 			}
 			unlanded = append(unlanded, line+": "+c.Task)
-		case ChangeInPlace:
+		case runs.ChangeInPlace:
 			inPlace = append(inPlace, id+": "+c.Task)
 		}
 	}

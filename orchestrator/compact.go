@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // markerPrefix starts the message compaction leaves in place of what it
@@ -33,7 +35,7 @@ func estimateAll(items []json.RawMessage, est estimator) int64 {
 // head saying what was dropped. If the newest unit alone is too large, the
 // longest call outputs in what is kept are cut in the middle. It returns
 // the items unchanged (and nil) when they already fit.
-func compact(items []json.RawMessage, head int, target int64, est estimator) ([]json.RawMessage, *Compaction) {
+func compact(items []json.RawMessage, head int, target int64, est estimator) ([]json.RawMessage, *runs.Compaction) {
 	before := estimateAll(items, est)
 	if before <= target || len(items) <= head {
 		return items, nil
@@ -66,7 +68,7 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 	}
 	ids := workerIDs(infos, head)
 	var out []json.RawMessage
-	var info *Compaction
+	var info *runs.Compaction
 	for ; n >= 1; n-- {
 		out, info = dropAllBut(items, infos, ids, head, us[:n], earlier)
 		if estimateAll(out, est) <= target || n == 1 {
@@ -88,14 +90,14 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 
 // dropAllBut keeps the head and the given units, and puts the marker of
 // what else was dropped right after the head (in place of an earlier one).
-func dropAllBut(items []json.RawMessage, infos []item, ids [][]string, head int, kept [][]int, earlier string) ([]json.RawMessage, *Compaction) {
+func dropAllBut(items []json.RawMessage, infos []item, ids [][]string, head int, kept [][]int, earlier string) ([]json.RawMessage, *runs.Compaction) {
 	keep := make([]bool, len(items))
 	for _, u := range kept {
 		for _, i := range u {
 			keep[i] = true
 		}
 	}
-	info := &Compaction{}
+	info := &runs.Compaction{}
 	tools := map[string]int{}
 	workers := map[string]bool{}
 	for i := head; i < len(items); i++ {
@@ -171,7 +173,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func markerText(c *Compaction, earlier string) string {
+func markerText(c *runs.Compaction, earlier string) string {
 	var b strings.Builder
 	b.WriteString(markerPrefix)
 	fmt.Fprintf(&b, " To keep this conversation within the model's context window, %d older items were removed", c.DroppedItems)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // A run whose conversation outgrows a small context window compacts, and
@@ -30,7 +31,7 @@ func TestCompactionDuringARun(t *testing.T) {
 		s.ContextWindow, s.CompactAt, s.CompactTo = 12000, 0.8, 0.5
 	})
 	rec := h.execute(set, 0)
-	if rec.Status != StatusLimited || rec.Compactions == 0 {
+	if rec.Status != runs.StatusLimited || rec.Compactions == 0 {
 		t.Fatalf("record %+v", rec)
 	}
 	check := func(from int) {
@@ -49,7 +50,7 @@ func TestCompactionDuringARun(t *testing.T) {
 		}
 	}
 	check(0)
-	evs := h.eventsOf(EventCompaction)
+	evs := h.eventsOf(runs.EventCompaction)
 	if len(evs) == 0 || evs[0].Compaction.DroppedCalls == 0 || evs[0].Compaction.AfterTokens >= evs[0].Compaction.BeforeTokens {
 		t.Fatalf("%d compaction events, the first %+v", len(evs), evs[0].Compaction)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -156,16 +157,7 @@ func (c *Config) Window(model string) int64 {
 	return DefaultContextWindow
 }
 
-// Limits bound a run. Zero values mean no limit, except MaxSteps.
-type Limits struct {
-	MaxSteps   int               `json:"max_steps"`
-	MaxCostUSD float64           `json:"max_cost_usd,omitempty"`
-	MaxTokens  int64             `json:"max_tokens,omitempty"`
-	MaxWorkers int               `json:"max_workers,omitempty"`
-	Timeout    sessions.Duration `json:"timeout,omitempty"`
-}
-
 // Limits returns the table's limits.
-func (c *Config) Limits() Limits {
-	return Limits{MaxSteps: c.MaxSteps, MaxCostUSD: c.MaxCost, MaxTokens: c.MaxTokens, MaxWorkers: c.MaxWorkers, Timeout: c.Timeout}
+func (c *Config) Limits() runs.Limits {
+	return runs.Limits{MaxSteps: c.MaxSteps, MaxCostUSD: c.MaxCost, MaxTokens: c.MaxTokens, MaxWorkers: c.MaxWorkers, Timeout: c.Timeout}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -57,7 +58,7 @@ base_url = "http://127.0.0.1:9/v1"
 		t.Fatal(err)
 	}
 	s := c.Settings("/w")
-	want := Settings{Model: "gpt-5.1-codex", Dir: "/w", Limits: Limits{MaxSteps: 80, MaxCostUSD: 2.5, MaxTokens: 3000000, MaxWorkers: 6,
+	want := Settings{Model: "gpt-5.1-codex", Dir: "/w", Limits: runs.Limits{MaxSteps: 80, MaxCostUSD: 2.5, MaxTokens: 3000000, MaxWorkers: 6,
 		Timeout: sessions.Duration{Duration: 90 * time.Minute}}, AllowedDirs: []string{"/srv/other"}, Adapter: "claude", WorkerModel: "sonnet",
 		KillWorkersOnExit: true, ReasoningEffort: "high", ContextWindow: 200000, CompactAt: 0.9, CompactTo: 0.5, StreamRetries: 1}
 	if s.Model != want.Model || s.Limits != want.Limits || s.AllowedDirs[0] != "/srv/other" || s.Adapter != want.Adapter ||

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -64,7 +65,7 @@ func (r *Run) closeGroup() {
 // writeFileNew replaces path with data, never following a symlink.
 func writeFileNew(path string, data []byte) error {
 	os.Remove(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, filePerm)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, runs.FilePerm)
 	if err != nil {
 		return err
 	}
@@ -110,12 +111,12 @@ type KillResult struct {
 // grace), and then every process its shell commands left behind. Its
 // workers are sessions of their own (zwarm kill stops them).
 func KillRun(ctx context.Context, stateDir, idOrPrefix string, grace time.Duration) (*KillResult, error) {
-	id, err := ResolveRun(stateDir, idOrPrefix)
+	id, err := runs.ResolveRun(stateDir, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	dir := RunDir(stateDir, id)
-	rec, err := readRecord(dir)
+	dir := runs.RunDir(stateDir, id)
+	rec, err := runs.ReadRecord(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +139,11 @@ func KillRun(ctx context.Context, stateDir, idOrPrefix string, grace time.Durati
 			cancel()
 		}
 	}
-	lock, err := lockRun(dir)
+	lock, err := runs.LockRun(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sessions.ShortID(id), err)
 	}
-	defer lock.unlock()
+	defer lock.Unlock()
 	res.Swept, err = sweepRecorded(ctx, dir)
 	return res, err
 }
@@ -156,7 +157,7 @@ type Swept struct {
 // SweepDeadRuns kills what the shell commands of runs whose process died
 // left running, for `zwarm doctor`. Live runs are left alone.
 func SweepDeadRuns(ctx context.Context, stateDir string) ([]Swept, error) {
-	ents, err := os.ReadDir(filepath.Join(stateDir, RunsDir))
+	ents, err := os.ReadDir(filepath.Join(stateDir, runs.RunsDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -166,19 +167,19 @@ func SweepDeadRuns(ctx context.Context, stateDir string) ([]Swept, error) {
 	var out []Swept
 	var errs []error
 	for _, e := range ents {
-		if validRunID(e.Name()) != nil {
+		if runs.ValidID(e.Name()) != nil {
 			continue
 		}
-		dir := filepath.Join(stateDir, RunsDir, e.Name())
+		dir := filepath.Join(stateDir, runs.RunsDir, e.Name())
 		if _, err := os.Lstat(filepath.Join(dir, CgroupFile)); err != nil {
 			continue
 		}
-		lock, err := lockRun(dir)
+		lock, err := runs.LockRun(dir)
 		if err != nil {
 			continue // running, or being taken up
 		}
 		pids, err := sweepRecorded(ctx, dir)
-		lock.unlock()
+		lock.Unlock()
 		if err != nil {
 			errs = append(errs, err)
 		}

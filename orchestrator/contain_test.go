@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -103,7 +104,7 @@ func escapeRunKill(t testing.TB, w *testenv.World, try int, sweep func(id string
 	if serr != nil {
 		return false, serr
 	}
-	if _, err := os.Stat(filepath.Join(RunDir(w.State, id), CgroupFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(runs.RunDir(w.State, id), CgroupFile)); err == nil {
 		return false, fmt.Errorf("run %s still records a cgroup after the sweep", sessions.ShortID(id))
 	}
 	return false, nil

@@ -23,16 +23,14 @@
 // model to review each change (diff_session), land what is good and verify
 // in the run's dir after landing; the observation lists each worktree's
 // change (its files until it is landed); the run's summary ends with what
-// was landed and what was left on a worker's branch (Record.Changes).
+// was landed and what was left on a worker's branch (runs.Record.Changes).
 //
 // # State
 //
-// A run lives in <state>/runs/<id>/:
+// A run lives in <state>/runs/<id>/. Its record (run.json), its events
+// (events.jsonl), its conversation and the lock are package runs', which
+// readers use without the loop; this package adds
 //
-//	run.json            the Record, replaced atomically at every step
-//	conversation.jsonl  the input items, verbatim (raw JSON), one per line
-//	events.jsonl        one Event per line
-//	.lock               flock(2) held by the process running the run
 //	cgroup              the path of the cgroup its shell commands run in, while it has one
 //	                    (contain.go: swept by a resume, KillRun, SweepDeadRuns if the process died)
 //
@@ -41,8 +39,8 @@
 // instant leaves a run that Resume continues: a torn last line is dropped,
 // a call whose output was never written gets one saying so, a reasoning
 // item that nothing followed is dropped, and the step count and the
-// model's usage are rebuilt from the events. A Record whose owner process
-// is gone reads as interrupted, never running (Record.Current).
+// model's usage are rebuilt from the events. A runs.Record whose owner
+// process is gone reads as interrupted, never running (runs.Record.Current).
 //
 // Items are kept and sent as raw JSON: a typed struct would drop fields the
 // client does not know, and the API wants each reasoning item back as it
@@ -52,13 +50,14 @@
 //
 // # Watchers
 //
-// A Guard is asked before every model call with a View of the run (steps,
-// tool calls and their results, the model's messages, usage, limits,
-// workers). It may nudge (a "[watcher:NAME] ..." message joins the
+// A Guard is asked before every model call with a watchers.RunView of the
+// run (steps, tool calls and their results, the model's messages, usage,
+// limits, workers). It may nudge (a "[watcher:NAME] ..." message joins the
 // conversation), pause (the run ends interrupted, resumable) or abort (the
 // run fails); every verdict but continue is written to events.jsonl.
 //
-// The package imports only the session core (and, in the future, the
-// watchers); the tools live in orchestrator/tools, the model client in
-// orchestrator/model, the shell tools in orchestrator/shell.
+// The package imports only the session core, the run records
+// (orchestrator/runs) and the watchers; the tools live in
+// orchestrator/tools, the model client in orchestrator/model, the shell
+// tools in orchestrator/shell.
 package orchestrator

@@ -2,31 +2,15 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/zwarm/zwarm/sessions"
-)
-
-// Action is what a guard asks of the run before a step.
-type Action string
-
-const (
-	// ActionContinue lets the step run.
-	ActionContinue Action = "continue"
-	// ActionNudge adds the verdict's message to the conversation, as
-	// "[watcher:NAME] MESSAGE", before the step's model call.
-	ActionNudge Action = "nudge"
-	// ActionPause ends the run as interrupted: --resume continues it.
-	ActionPause Action = "pause"
-	// ActionAbort ends the run as failed.
-	ActionAbort Action = "abort"
+	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Verdict is one watcher's answer.
 type Verdict struct {
 	Watcher string
-	Action  Action
+	Action  runs.Action
 	Message string
 }
 
@@ -35,63 +19,11 @@ type Verdict struct {
 // continue is written to events.jsonl. Check must not block for long: the
 // run waits for it.
 type Guard interface {
-	Check(ctx context.Context, v *View) []Verdict
+	Check(ctx context.Context, v *watchers.RunView) []Verdict
 }
 
 // NoGuard lets every step run.
 type NoGuard struct{}
 
 // Check implements Guard.
-func (NoGuard) Check(context.Context, *View) []Verdict { return nil }
-
-// View is what a guard reads: the run so far. It is a snapshot; the guard
-// may keep it.
-type View struct {
-	RunID, Task, Model string
-	// Step is the step about to run, from 1.
-	Step   int
-	Limits Limits
-	// Usage and CostUSD are the model's (nil: price unknown); the worker
-	// ones are the workers'.
-	Usage         sessions.Usage
-	CostUSD       *float64
-	WorkerUsage   sessions.Usage
-	WorkerCostUSD *float64
-	// Workers are the run's workers as they are now, newest first.
-	Workers []*sessions.Session
-	// Calls are every tool call so far, oldest first; Messages the model's
-	// text and reasoning summaries.
-	Calls    []CallRecord
-	Messages []MessageRecord
-	// Nudges are the nudges the run was given, oldest first, those before
-	// a resume included.
-	Nudges []NudgeRecord
-	// Started is when this process took the run up; Elapsed counts from it.
-	Started time.Time
-	Elapsed time.Duration
-}
-
-// CallRecord is one tool call and its result.
-type CallRecord struct {
-	Step    int
-	CallID  string
-	Name    string
-	Args    json.RawMessage
-	Output  string // bounded
-	IsError bool
-	At      time.Time
-}
-
-// NudgeRecord is a nudge the run was given before a step.
-type NudgeRecord struct {
-	Step    int
-	Watcher string
-	Message string
-}
-
-// MessageRecord is text the model produced.
-type MessageRecord struct {
-	Step int
-	Kind string // "message" or "reasoning"
-	Text string
-}
+func (NoGuard) Check(context.Context, *watchers.RunView) []Verdict { return nil }

@@ -7,16 +7,18 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // scriptedGuard answers by step and keeps what it was shown.
 type scriptedGuard struct {
 	mu     sync.Mutex
 	byStep map[int][]Verdict
-	views  []*View
+	views  []*watchers.RunView
 }
 
-func (g *scriptedGuard) Check(_ context.Context, v *View) []Verdict {
+func (g *scriptedGuard) Check(_ context.Context, v *watchers.RunView) []Verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.views = append(g.views, v)
@@ -27,7 +29,7 @@ func TestGuardNudgesAndSees(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "GUARD nudge")
 	g := &scriptedGuard{byStep: map[int][]Verdict{
-		2: {{Watcher: "progress", Action: ActionNudge, Message: "you repeat yourself"}, {Watcher: "quiet", Action: ActionContinue}},
+		2: {{Watcher: "progress", Action: runs.ActionNudge, Message: "you repeat yourself"}, {Watcher: "quiet", Action: runs.ActionContinue}},
 	}}
 	h.script(fakemodel.Reply{Reasoning: "look", Text: "listing", Calls: []fakemodel.Call{call("list_sessions", map[string]any{})}},
 		calls(call("finish", map[string]any{"summary": "done"})))
@@ -38,7 +40,7 @@ func TestGuardNudgesAndSees(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := r.Execute(context.Background())
-	if err != nil || rec.Status != StatusCompleted {
+	if err != nil || rec.Status != runs.StatusCompleted {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	reqs := h.requests()
@@ -51,8 +53,8 @@ func TestGuardNudgesAndSees(t *testing.T) {
 			t.Error("nudge in the first call")
 		}
 	}
-	ge := h.eventsOf(EventGuard)
-	if len(ge) != 1 || ge[0].Watcher != "progress" || ge[0].Action != ActionNudge {
+	ge := h.eventsOf(runs.EventGuard)
+	if len(ge) != 1 || ge[0].Watcher != "progress" || ge[0].Action != runs.ActionNudge {
 		t.Errorf("guard events %+v", ge)
 	}
 	v := g.views[1]
@@ -65,12 +67,12 @@ func TestGuardNudgesAndSees(t *testing.T) {
 func TestGuardPauseAndAbort(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		action Action
-		status Status
+		action runs.Action
+		status runs.Status
 		reason string
 	}{
-		{ActionPause, StatusInterrupted, "paused by watcher budget: 80% used; --resume continues it"},
-		{ActionAbort, StatusFailed, "aborted by watcher budget: 80% used"},
+		{runs.ActionPause, runs.StatusInterrupted, "paused by watcher budget: 80% used; --resume continues it"},
+		{runs.ActionAbort, runs.StatusFailed, "aborted by watcher budget: 80% used"},
 	} {
 		h := newHarness(t, "GUARD "+string(c.action))
 		h.srv.Fallback(calls(call("list_sessions", map[string]any{})))

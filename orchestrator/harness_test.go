@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -26,7 +27,7 @@ type harness struct {
 	key string // the task: the fake server's script key
 
 	mu     sync.Mutex
-	events []Event
+	events []runs.Event
 }
 
 func newHarness(t *testing.T, task string) *harness {
@@ -40,7 +41,7 @@ func newHarness(t *testing.T, task string) *harness {
 }
 
 func (h *harness) settings(mod func(*Settings)) Settings {
-	s := Settings{Model: "gpt-5.1", Dir: h.w.Work, Limits: Limits{MaxSteps: 20, MaxWorkers: 4}, StreamRetries: 2}
+	s := Settings{Model: "gpt-5.1", Dir: h.w.Work, Limits: runs.Limits{MaxSteps: 20, MaxWorkers: 4}, StreamRetries: 2}
 	if mod != nil {
 		mod(&s)
 	}
@@ -50,14 +51,14 @@ func (h *harness) settings(mod func(*Settings)) Settings {
 func (h *harness) options(set Settings, retries int) Options {
 	return Options{Sessions: h.w.Manager, StateDir: h.w.State, Settings: set,
 		Client:  model.NewOpenAI(model.OpenAIOptions{BaseURL: h.srv.URL + "/v1", APIKey: "sk-test", MaxRetries: retries, MaxRetryDelay: 5 * time.Second}),
-		OnEvent: func(ev Event) { h.mu.Lock(); h.events = append(h.events, ev); h.mu.Unlock() }}
+		OnEvent: func(ev runs.Event) { h.mu.Lock(); h.events = append(h.events, ev); h.mu.Unlock() }}
 }
 
 // script queues the model's replies for this run's task.
 func (h *harness) script(replies ...fakemodel.Reply) { h.srv.On(h.key, replies...) }
 
 // execute starts a run of the task and runs it to its end, with a deadline.
-func (h *harness) execute(set Settings, retries int) *Record {
+func (h *harness) execute(set Settings, retries int) *runs.Record {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -72,10 +73,10 @@ func (h *harness) execute(set Settings, retries int) *Record {
 	return rec
 }
 
-func (h *harness) eventsOf(typ EventType) []Event {
+func (h *harness) eventsOf(typ runs.EventType) []runs.Event {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []Event
+	var out []runs.Event
 	for _, ev := range h.events {
 		if ev.Type == typ {
 			out = append(out, ev)
@@ -85,17 +86,17 @@ func (h *harness) eventsOf(typ EventType) []Event {
 }
 
 // onDisk reads a run's files back.
-func (h *harness) onDisk(id string) (*Record, []json.RawMessage, []Event) {
+func (h *harness) onDisk(id string) (*runs.Record, []json.RawMessage, []runs.Event) {
 	h.t.Helper()
-	rec, err := LoadRecord(h.w.State, id)
+	rec, err := runs.LoadRecord(h.w.State, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	items, err := ReadConversation(h.w.State, id)
+	items, err := runs.ReadConversation(h.w.State, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	evs, err := ReadEvents(h.w.State, id)
+	evs, err := runs.ReadEvents(h.w.State, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}

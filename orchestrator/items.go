@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // item is what the run reads of a conversation item; the item itself is
@@ -50,32 +52,11 @@ func (it item) text() string {
 		}
 		return strings.Join(parts, "\n")
 	}
-	return contentText(it.Content)
+	return sessions.ContentText(it.Content)
 }
 
 // outputText is an output's text.
-func (it item) outputText() string { return contentText(it.Output) }
-
-func contentText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	out := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Text != "" {
-			out = append(out, p.Text)
-		}
-	}
-	return strings.Join(out, "\n")
-}
+func (it item) outputText() string { return sessions.ContentText(it.Output) }
 
 // message is an input message item.
 func message(role, text string) json.RawMessage {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -62,7 +63,7 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 		calls(call("finish", map[string]any{"summary": "alpha and beta are in; verified in the checkout"})),
 	)
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted || rec.Steps != 6 || len(rec.Workers) != 2 {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 6 || len(rec.Workers) != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	a, b := rec.Workers[0], rec.Workers[1]
@@ -108,7 +109,7 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 	if strings.Contains(rec.Summary, "Not landed") {
 		t.Errorf("the summary says something was not landed:\n%s", rec.Summary)
 	}
-	if len(rec.Changes) != 2 || rec.Changes[0].Session != a || rec.Changes[0].Outcome != ChangeLanded || rec.Changes[1].Outcome != ChangeLanded ||
+	if len(rec.Changes) != 2 || rec.Changes[0].Session != a || rec.Changes[0].Outcome != runs.ChangeLanded || rec.Changes[1].Outcome != runs.ChangeLanded ||
 		rec.Changes[1].Into != "main" || rec.Changes[1].Commit != h.w.Git("rev-parse", "main") {
 		t.Errorf("changes %+v", rec.Changes)
 	}
@@ -141,7 +142,7 @@ func TestRunSummaryListsWhatWasLeftUnlanded(t *testing.T) {
 	id := rec.Workers[0]
 	mustContain(t, "the summary", rec.Summary, "gamma is on its branch, not reviewed\n\nLanded: none.\nNot landed (the change is still on the worker's branch):",
 		fmt.Sprintf("- %s +1 -0 in 1 file on branch zwarm/%s: add gamma", sessions.ShortID(id), id))
-	if len(rec.Changes) != 1 || rec.Changes[0].Outcome != ChangeUnlanded || rec.Changes[0].Branch != "zwarm/"+id {
+	if len(rec.Changes) != 1 || rec.Changes[0].Outcome != runs.ChangeUnlanded || rec.Changes[0].Branch != "zwarm/"+id {
 		t.Errorf("changes %+v", rec.Changes)
 	}
 	if _, err := os.Stat(filepath.Join(h.w.Work, "gamma.txt")); !os.IsNotExist(err) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -19,13 +20,13 @@ func TestMaxSteps(t *testing.T) {
 	h := newHarness(t, "LIMIT steps: loop forever")
 	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxSteps = 3 }), 0)
-	if rec.Status != StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "used its 3 steps (max_steps)") {
+	if rec.Status != runs.StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "used its 3 steps (max_steps)") {
 		t.Fatalf("record %+v", rec)
 	}
 	if n := len(h.requests()); n != 3 {
 		t.Errorf("%d model calls", n)
 	}
-	if lim := h.eventsOf(EventLimit); len(lim) != 1 || lim[0].Limit != "max_steps" {
+	if lim := h.eventsOf(runs.EventLimit); len(lim) != 1 || lim[0].Limit != "max_steps" {
 		t.Errorf("limit events %+v", lim)
 	}
 }
@@ -41,7 +42,7 @@ func TestMaxCostCountsTheModelAndItsWorkers(t *testing.T) {
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxCostUSD = 0.3 }), 0)
 	// Step 1 and 2 cost $0.0003 each; after the wait the workers' $0.25
 	// counts; step 3 adds $0.125: over $0.30 before step 4.
-	if rec.Status != StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "the limit is $0.30 (max_cost)") {
+	if rec.Status != runs.StatusLimited || rec.Steps != 3 || !strings.Contains(rec.StopReason, "the limit is $0.30 (max_cost)") {
 		t.Fatalf("record %+v", rec)
 	}
 	if rec.WorkerCostUSD == nil || *rec.WorkerCostUSD < 0.25 {
@@ -57,7 +58,7 @@ func TestMaxTokens(t *testing.T) {
 	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxTokens = 1200 }), 0)
 	// 2 × 110 for the model + 1010 for the worker = 1230.
-	if rec.Status != StatusLimited || rec.Steps != 2 || rec.TotalTokens() != 1230 || !strings.Contains(rec.StopReason, "(max_tokens)") {
+	if rec.Status != runs.StatusLimited || rec.Steps != 2 || rec.TotalTokens() != 1230 || !strings.Contains(rec.StopReason, "(max_tokens)") {
 		t.Fatalf("record %+v, %d tokens", rec, rec.TotalTokens())
 	}
 }
@@ -71,10 +72,10 @@ func TestMaxWorkersRefusesAndTheRunGoesOn(t *testing.T) {
 		calls(call("finish", map[string]any{"summary": "one worker only"})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxWorkers = 1 }), 0)
 	open()
-	if rec.Status != StatusCompleted || len(rec.Workers) != 1 {
+	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 1 {
 		t.Fatalf("record %+v", rec)
 	}
-	res := h.eventsOf(EventToolResult)
+	res := h.eventsOf(runs.EventToolResult)
 	if len(res) != 3 || !res[1].IsError || !strings.Contains(res[1].Output, "the limit is 1 (max_workers)") {
 		t.Errorf("results %+v", res)
 	}
@@ -88,13 +89,13 @@ func TestWallClockLimitStopsAModelCall(t *testing.T) {
 	h.script(fakemodel.Reply{Text: "late", Stall: stall})
 	began := time.Now()
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.Timeout = sessions.Duration{Duration: time.Second} }), 0)
-	if rec.Status != StatusLimited || !strings.Contains(rec.StopReason, "wall-clock limit of 1s") || rec.Steps != 0 {
+	if rec.Status != runs.StatusLimited || !strings.Contains(rec.StopReason, "wall-clock limit of 1s") || rec.Steps != 0 {
 		t.Fatalf("record %+v", rec)
 	}
 	if d := time.Since(began); d > 20*time.Second {
 		t.Errorf("the limit took %v to stop the run", d)
 	}
-	if lim := h.eventsOf(EventLimit); len(lim) != 1 || lim[0].Limit != "timeout" {
+	if lim := h.eventsOf(runs.EventLimit); len(lim) != 1 || lim[0].Limit != "timeout" {
 		t.Errorf("limit events %+v", lim)
 	}
 }
@@ -108,14 +109,14 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 		call("exec_command", map[string]any{"cmd": "echo pid=$$; exec sleep 1000", "yield_time_ms": 500, "login": false})))
 	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxSteps = 2; s.KillWorkersOnExit = true }), 0)
-	if rec.Status != StatusLimited || len(rec.Workers) != 1 {
+	if rec.Status != runs.StatusLimited || len(rec.Workers) != 1 {
 		t.Fatalf("record %+v", rec)
 	}
 	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != sessions.StatusKilled || rec.Accounts[s.ID].Status != sessions.StatusKilled {
 		t.Errorf("worker %s, account %+v", s.Status, rec.Accounts[s.ID])
 	}
 	var out string
-	for _, ev := range h.eventsOf(EventToolResult) {
+	for _, ev := range h.eventsOf(runs.EventToolResult) {
 		if ev.Tool == "exec_command" {
 			out = ev.Output
 		}
@@ -136,10 +137,10 @@ func TestAPIFailsThreeTimesThenSucceeds(t *testing.T) {
 	fail := fakemodel.Reply{Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}
 	h.script(fail, fail, fail, calls(call("finish", map[string]any{"summary": "made it"})))
 	rec := h.execute(h.settings(nil), 3)
-	if rec.Status != StatusCompleted || rec.Steps != 1 {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 1 {
 		t.Fatalf("record %+v", rec)
 	}
-	if r := h.eventsOf(EventRetry); len(r) != 3 || r[0].Status != 503 || r[2].Attempt != 3 {
+	if r := h.eventsOf(runs.EventRetry); len(r) != 3 || r[0].Status != 503 || r[2].Attempt != 3 {
 		t.Errorf("retry events %+v", r)
 	}
 }
@@ -150,7 +151,7 @@ func TestAPIAlwaysFails(t *testing.T) {
 	h.srv.Fallback(fakemodel.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error"}}`,
 		Header: map[string]string{"Retry-After-Ms": "1"}})
 	rec := h.execute(h.settings(nil), 2)
-	if rec.Status != StatusFailed || rec.Steps != 0 ||
+	if rec.Status != runs.StatusFailed || rec.Steps != 0 ||
 		!strings.Contains(rec.StopReason, "the model API failed: model API error 500 (server_error): The server had an error processing your request.") {
 		t.Fatalf("record %+v", rec)
 	}
@@ -169,10 +170,10 @@ func TestBrokenStreamIsCalledAgain(t *testing.T) {
 	h.script(fakemodel.Reply{Reasoning: "half", Tool: "finish", Args: `{"summary":"x"}`, Cut: true},
 		calls(call("finish", map[string]any{"summary": "second try"})))
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted || rec.Summary != "second try" || rec.Steps != 1 {
+	if rec.Status != runs.StatusCompleted || rec.Summary != "second try" || rec.Steps != 1 {
 		t.Fatalf("record %+v", rec)
 	}
-	if r := h.eventsOf(EventRetry); len(r) != 1 || !strings.Contains(r[0].Error, "stream broke off") {
+	if r := h.eventsOf(runs.EventRetry); len(r) != 1 || !strings.Contains(r[0].Error, "stream broke off") {
 		t.Errorf("retry events %+v", r)
 	}
 	_, items, _ := h.onDisk(rec.ID)
@@ -203,10 +204,10 @@ func TestInterruptedByContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != StatusInterrupted || rec.Steps != 1 || rec.Owner != nil {
+	if rec.Status != runs.StatusInterrupted || rec.Steps != 1 || rec.Owner != nil {
 		t.Fatalf("record %+v", rec)
 	}
-	if _, err := os.Stat(RunDir(h.w.State, rec.ID)); err != nil {
+	if _, err := os.Stat(runs.RunDir(h.w.State, rec.ID)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,11 +224,11 @@ func TestWallClockLimitSaysItEndedACall(t *testing.T) {
 		s.Limits.Timeout = sessions.Duration{Duration: 2 * time.Second}
 		s.KillWorkersOnExit = true
 	}), 0)
-	if rec.Status != StatusLimited {
+	if rec.Status != runs.StatusLimited {
 		t.Fatalf("record %+v", rec)
 	}
 	var out string
-	for _, ev := range h.eventsOf(EventToolResult) {
+	for _, ev := range h.eventsOf(runs.EventToolResult) {
 		if ev.Tool == "exec_command" {
 			out = ev.Output
 		}

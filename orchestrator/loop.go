@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // errWallClock is the cause of a run's context when its timeout passes.
@@ -16,7 +18,7 @@ var errWallClock = errors.New("the run's wall-clock limit was reached")
 
 // outcome is how the loop ended.
 type outcome struct {
-	status  Status
+	status  runs.Status
 	reason  string
 	summary string
 	err     string // the failure in the API's or zwarm's own words
@@ -26,7 +28,7 @@ type outcome struct {
 // the model API fails for good, a guard stops it or ctx ends (then the run
 // is interrupted and --resume continues it). The outcome is in the
 // returned record; an error means the state could not be written.
-func (r *Run) Execute(ctx context.Context) (*Record, error) {
+func (r *Run) Execute(ctx context.Context) (*runs.Record, error) {
 	if t := r.set.Limits.Timeout.Duration; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, errWallClock)
@@ -34,7 +36,7 @@ func (r *Run) Execute(ctx context.Context) (*Record, error) {
 	}
 	out, err := r.loop(ctx)
 	if err != nil {
-		out = outcome{status: StatusFailed, reason: "zwarm could not record the run's state", err: err.Error()}
+		out = outcome{status: runs.StatusFailed, reason: "zwarm could not record the run's state", err: err.Error()}
 	}
 	if serr := r.end(context.WithoutCancel(ctx), out); serr != nil && err == nil {
 		err = serr
@@ -65,8 +67,8 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 			if !errors.As(err, &apiErr) && !errors.Is(err, model.ErrStreamBroken) {
 				reason = "the model call failed"
 			}
-			r.emit(Event{Type: EventNotice, Step: r.rec.Steps + 1, Error: err.Error(), Text: reason})
-			return outcome{status: StatusFailed, reason: reason, err: err.Error()}, r.save()
+			r.emit(runs.Event{Type: runs.EventNotice, Step: r.rec.Steps + 1, Error: err.Error(), Text: reason})
+			return outcome{status: runs.StatusFailed, reason: reason, err: err.Error()}, r.save()
 		}
 		if err := r.respond(ctx, resp); err != nil {
 			return outcome{}, err
@@ -75,7 +77,7 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 			return outcome{}, err
 		}
 		if r.summary != nil {
-			return outcome{status: StatusCompleted, reason: "the model called finish", summary: *r.summary}, nil
+			return outcome{status: runs.StatusCompleted, reason: "the model called finish", summary: *r.summary}, nil
 		}
 	}
 }
@@ -84,37 +86,10 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 func (r *Run) stopped(ctx context.Context) outcome {
 	if errors.Is(context.Cause(ctx), errWallClock) {
 		reason := fmt.Sprintf("the wall-clock limit of %s was reached (timeout)", r.set.Limits.Timeout.Duration)
-		r.emit(Event{Type: EventLimit, Step: r.rec.Steps, Limit: "timeout", Text: reason})
-		return outcome{status: StatusLimited, reason: reason}
+		r.emit(runs.Event{Type: runs.EventLimit, Step: r.rec.Steps, Limit: "timeout", Text: reason})
+		return outcome{status: runs.StatusLimited, reason: reason}
 	}
-	return outcome{status: StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it"}
-}
-
-// LimitReached names the limit that stopped a run, as limited judges it
-// ("max_steps", "max_cost", "max_tokens"), "timeout" for the wall clock,
-// or "" for a run no limit stopped.
-func (rec *Record) LimitReached() string {
-	if rec.Status != StatusLimited {
-		return ""
-	}
-	if name := rec.spent(rec.Limits); name != "" {
-		return name
-	}
-	return "timeout"
-}
-
-// spent names the first of the limits the record has used up, "" if none.
-func (rec *Record) spent(lim Limits) string {
-	cost, _ := rec.TotalCost()
-	switch {
-	case rec.Steps >= lim.MaxSteps:
-		return "max_steps"
-	case lim.MaxCostUSD > 0 && cost >= lim.MaxCostUSD:
-		return "max_cost"
-	case lim.MaxTokens > 0 && rec.TotalTokens() >= lim.MaxTokens:
-		return "max_tokens"
-	}
-	return ""
+	return outcome{status: runs.StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it"}
 }
 
 // limited checks the limits before a step.
@@ -122,7 +97,7 @@ func (r *Run) limited() (outcome, bool) {
 	lim := r.set.Limits
 	rec := r.rec
 	cost, _ := rec.TotalCost()
-	name, reason := rec.spent(lim), ""
+	name, reason := rec.Spent(lim), ""
 	switch name {
 	case "max_steps":
 		reason = fmt.Sprintf("the run used its %d steps (max_steps)", lim.MaxSteps)
@@ -133,8 +108,8 @@ func (r *Run) limited() (outcome, bool) {
 	default:
 		return outcome{}, false
 	}
-	r.emit(Event{Type: EventLimit, Step: rec.Steps, Limit: name, Text: reason})
-	return outcome{status: StatusLimited, reason: reason}, true
+	r.emit(runs.Event{Type: runs.EventLimit, Step: rec.Steps, Limit: name, Text: reason})
+	return outcome{status: runs.StatusLimited, reason: reason}, true
 }
 
 // guard asks the guard about the coming step: nudges join the
@@ -143,29 +118,29 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 	verdicts := r.opt.Guard.Check(ctx, r.view())
 	var stop *outcome
 	for _, v := range verdicts {
-		if v.Action == ActionContinue || v.Action == "" {
+		if v.Action == runs.ActionContinue || v.Action == "" {
 			continue
 		}
-		if v.Action == ActionNudge {
+		if v.Action == runs.ActionNudge {
 			// A nudge is given once: one given before the run stopped is
 			// not repeated by a watcher that forgot it across the resume.
 			if k := nudgeKey(v.Watcher, v.Message); r.toldBefore[k] > 0 {
 				r.toldBefore[k]--
 				continue
 			}
-			r.nudges = append(r.nudges, NudgeRecord{Step: r.rec.Steps + 1, Watcher: v.Watcher, Message: v.Message})
+			r.nudges = append(r.nudges, watchers.Nudged{Step: r.rec.Steps + 1, Watcher: v.Watcher, Message: v.Message})
 		}
-		r.emit(Event{Type: EventGuard, Step: r.rec.Steps + 1, Watcher: v.Watcher, Action: v.Action, Text: v.Message})
+		r.emit(runs.Event{Type: runs.EventGuard, Step: r.rec.Steps + 1, Watcher: v.Watcher, Action: v.Action, Text: v.Message})
 		switch v.Action {
-		case ActionNudge:
+		case runs.ActionNudge:
 			if err := r.appendItems(message("developer", fmt.Sprintf("[watcher:%s] %s", v.Watcher, v.Message))); err != nil {
 				r.opt.Log.Error("add a nudge", "err", err)
 			}
-		case ActionAbort:
-			stop = &outcome{status: StatusFailed, reason: fmt.Sprintf("aborted by watcher %s: %s", v.Watcher, v.Message)}
-		case ActionPause:
+		case runs.ActionAbort:
+			stop = &outcome{status: runs.StatusFailed, reason: fmt.Sprintf("aborted by watcher %s: %s", v.Watcher, v.Message)}
+		case runs.ActionPause:
 			if stop == nil {
-				stop = &outcome{status: StatusInterrupted, reason: fmt.Sprintf("paused by watcher %s: %s; --resume continues it", v.Watcher, v.Message)}
+				stop = &outcome{status: runs.StatusInterrupted, reason: fmt.Sprintf("paused by watcher %s: %s; --resume continues it", v.Watcher, v.Message)}
 			}
 		}
 	}
@@ -177,13 +152,15 @@ func (r *Run) guard(ctx context.Context) (outcome, bool) {
 
 func nudgeKey(watcher, message string) string { return watcher + "\x00" + message }
 
-// view is the run so far, for a guard.
-func (r *Run) view() *View {
+// view is the run so far, for a guard: a snapshot it may keep.
+func (r *Run) view() *watchers.RunView {
 	rec := r.Record()
-	return &View{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1, Limits: r.set.Limits,
-		Usage: rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
-		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]CallRecord(nil), r.calls...),
-		Messages: append([]MessageRecord(nil), r.messages...), Nudges: append([]NudgeRecord(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
+	lim := r.set.Limits
+	return &watchers.RunView{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1,
+		Limits: watchers.Limits{MaxSteps: lim.MaxSteps, MaxCostUSD: lim.MaxCostUSD, MaxTokens: lim.MaxTokens, MaxWorkers: lim.MaxWorkers},
+		Usage:  rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
+		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]watchers.Call(nil), r.calls...),
+		Messages: append([]watchers.Message(nil), r.messages...), Nudges: append([]watchers.Nudged(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
 }
 
 // end records the outcome: the shell's processes are ended, the workers
@@ -196,7 +173,7 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 		for _, s := range r.workers {
 			if !s.Settled() {
 				if _, err := r.opt.Sessions.KillBecause(kctx, s.ID, "the run ended and --kill-workers-on-exit stops its workers"); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
-					r.emit(Event{Type: EventNotice, Session: s.ID, Error: err.Error(), Text: "could not stop a worker"})
+					r.emit(runs.Event{Type: runs.EventNotice, Session: s.ID, Error: err.Error(), Text: "could not stop a worker"})
 				}
 			}
 		}
@@ -219,11 +196,11 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil
 	r.rec.Changes = changes
 	r.mu.Unlock()
-	r.emit(Event{Type: EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
+	r.emit(runs.Event{Type: runs.EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
 	r.opt.Log.Info("orchestrator: run stopped", "run", r.rec.ID, "status", out.status, "reason", out.reason, "steps", r.rec.Steps)
 	err := r.save()
-	r.convo.close()
-	r.events.close()
-	r.lock.unlock()
+	r.convo.Close()
+	r.events.Close()
+	r.lock.Unlock()
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -16,7 +17,7 @@ import (
 func TestObservationNewsUntilAnnounced(t *testing.T) {
 	end := time.Now().UTC()
 	w := &sessions.Session{ID: "3f2a1c9d-0000-4000-8000-000000000001", Status: sessions.StatusFailed, Turn: 1, EndedAt: &end, Error: "tests fail"}
-	r := &Run{rec: &Record{}, set: Settings{Limits: Limits{MaxSteps: 10}}, seen: tools.NewSeen(nil),
+	r := &Run{rec: &runs.Record{}, set: Settings{Limits: runs.Limits{MaxSteps: 10}}, seen: tools.NewSeen(nil),
 		workers: []*sessions.Session{w}, started: time.Now(), resumed: true}
 	first, marks := r.observe(3)
 	again, _ := r.observe(3)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -44,35 +45,35 @@ type Renderer struct {
 }
 
 // Lines renders one event; bookkeeping events render as nothing.
-func (r *Renderer) Lines(ev Event) []Line {
+func (r *Renderer) Lines(ev runs.Event) []Line {
 	if ev.Limits != nil {
 		r.MaxSteps = ev.Limits.MaxSteps
 	}
-	out := ev.lines(r.MaxSteps)
+	out := eventLines(ev, r.MaxSteps)
 	switch ev.Type {
-	case EventModelResponse:
+	case runs.EventModelResponse:
 		r.held = append(r.held, out...)
 		return nil
-	case EventUsage:
+	case runs.EventUsage:
 		out = append(out, r.held...)
 		r.held = nil
 	}
 	return out
 }
 
-func (ev Event) lines(maxSteps int) []Line {
+func eventLines(ev runs.Event, maxSteps int) []Line {
 	l := func(k LineKind, indent int, format string, a ...any) Line {
 		return Line{Kind: k, Indent: indent, Text: render.SafeLine(fmt.Sprintf(format, a...))}
 	}
 	switch ev.Type {
-	case EventStarted:
+	case runs.EventStarted:
 		return []Line{l(LineHeader, 0, "run %s · %s · up to %d steps · %s", sessions.ShortID(ev.Run), ev.Model, stepLimit(ev, maxSteps), ev.Dir),
 			l(LineHeader, 0, "task: %s", render.Clip(ev.Task, 300))}
-	case EventResumed:
+	case runs.EventResumed:
 		return []Line{l(LineHeader, 0, "run %s · %s · %s", sessions.ShortID(ev.Run), ev.Model, ev.Text)}
-	case EventUsage:
+	case runs.EventUsage:
 		return []Line{l(LineStep, 0, "step %d/%d · %s", ev.Step, maxSteps, totalsText(ev.Totals))}
-	case EventModelResponse:
+	case runs.EventModelResponse:
 		var out []Line
 		if ev.Reasoning != "" {
 			out = append(out, l(LineReasoning, 1, "· %s", render.Clip(ev.Reasoning, 200)))
@@ -81,18 +82,18 @@ func (ev Event) lines(maxSteps int) []Line {
 			out = append(out, l(LineMessage, 1, "» %s", render.Clip(ev.Text, 300)))
 		}
 		return out
-	case EventToolCall:
+	case runs.EventToolCall:
 		return []Line{l(LineCall, 1, "%s", strings.TrimSpace("→ "+ev.Tool+" "+ShortArgs(ev.Args)))}
-	case EventToolResult:
+	case runs.EventToolResult:
 		if ev.IsError {
 			return []Line{l(LineError, 2, "✗ %s", render.Clip(ev.Output, 200))}
 		}
 		if s := ShortResult(ev.Tool, ev.Output); s != "" {
 			return []Line{l(LineResult, 2, "← %s", s)}
 		}
-	case EventWorker:
+	case runs.EventWorker:
 		return []Line{l(LineNote, 2, "· %s", ev.Text)}
-	case EventRetry:
+	case runs.EventRetry:
 		text := ev.Text
 		if ev.Status != 0 {
 			text = fmt.Sprintf("HTTP %d: %s", ev.Status, text)
@@ -101,24 +102,24 @@ func (ev Event) lines(maxSteps int) []Line {
 			text += ": " + ev.Error
 		}
 		return []Line{l(LineNote, 1, "↻ %s", render.Clip(text, 200))}
-	case EventCompaction:
+	case runs.EventCompaction:
 		c := ev.Compaction
 		if c == nil {
 			return nil
 		}
 		return []Line{l(LineNote, 1, "⇢ compacted the conversation: %d items dropped (%d tool calls), %s → %s tokens",
 			c.DroppedItems, c.DroppedCalls, render.Tokens(c.BeforeTokens), render.Tokens(c.AfterTokens))}
-	case EventGuard:
+	case runs.EventGuard:
 		return []Line{l(LineNote, 1, "! watcher %s (%s): %s", ev.Watcher, ev.Action, render.Clip(ev.Text, 200))}
-	case EventLimit:
+	case runs.EventLimit:
 		return []Line{l(LineError, 1, "■ %s", ev.Text)}
-	case EventNotice:
+	case runs.EventNotice:
 		text := ev.Text
 		if ev.Error != "" {
 			text += ": " + ev.Error
 		}
 		return []Line{l(LineError, 1, "! %s", render.Clip(text, 300))}
-	case EventStopped:
+	case runs.EventStopped:
 		out := []Line{l(LineDone, 0, "%s after %s: %s", ev.RunStatus, render.Plural(ev.Step, "step"), ev.Reason)}
 		if ev.Error != "" && !strings.Contains(ev.Reason, ev.Error) {
 			out = append(out, l(LineError, 0, "error: %s", ev.Error))
@@ -128,14 +129,14 @@ func (ev Event) lines(maxSteps int) []Line {
 	return nil
 }
 
-func stepLimit(ev Event, maxSteps int) int {
+func stepLimit(ev runs.Event, maxSteps int) int {
 	if ev.Limits != nil {
 		return ev.Limits.MaxSteps
 	}
 	return maxSteps
 }
 
-func totalsText(t *Totals) string {
+func totalsText(t *runs.Totals) string {
 	if t == nil {
 		return ""
 	}

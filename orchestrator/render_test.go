@@ -5,30 +5,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
 func TestRendererTellsTheStoryInOrder(t *testing.T) {
 	cost := func(c float64) *float64 { return &c }
 	id := "3f2a1c9d-0000-4000-8000-000000000001"
-	events := []Event{
-		{Type: EventStarted, Run: "7c1e2a3b-0000-4000-8000-000000000000", Model: "gpt-5.1", Dir: "/w", Task: "add \x1b[2Jrate limiting", Limits: &Limits{MaxSteps: 50}},
-		{Type: EventModelCall, Step: 1},
-		{Type: EventModelResponse, Step: 1, Reasoning: "two pieces", Text: "starting"},
-		{Type: EventUsage, Step: 1, Totals: &Totals{Usage: sessions.Usage{TotalTokens: 1200}, CostUSD: cost(0.002), WorkerCostUSD: cost(0), WorkersRunning: 1}},
-		{Type: EventToolCall, Step: 1, Tool: "delegate", Args: json.RawMessage(`{"working_dir":"sub","task":"write the limiter"}`)},
-		{Type: EventToolResult, Step: 1, Tool: "delegate", Output: `{"session_id":"` + id + `","status":"pending","adapter":"codex","model":"gpt-5.1-codex"}`},
-		{Type: EventToolCall, Step: 1, Tool: "wait", Args: json.RawMessage(`{"session_ids":["` + id + `"]}`)},
-		{Type: EventWorker, Step: 1, Text: "worker 3f2a1c9d completed"},
-		{Type: EventToolResult, Step: 1, Tool: "wait", Output: `{"finished":[{"session_id":"` + id + `","status":"completed"}],"running":[{"session_id":"x"}],"timed_out":true}`},
-		{Type: EventToolCall, Step: 1, Tool: "exec_command", Args: json.RawMessage(`{"cmd":"go test ./..."}`)},
-		{Type: EventToolResult, Step: 1, Tool: "exec_command", Output: "Wall time: 1.0 seconds\nProcess exited with code 1\nOutput:\nFAIL x\nFAIL\n"},
-		{Type: EventToolResult, Step: 1, Tool: "converse", IsError: true, Output: "no worker \"zz\": use an id"},
-		{Type: EventRetry, Step: 2, Status: 429, Attempt: 1, Text: "the model API answered with an error"},
-		{Type: EventCompaction, Step: 2, Compaction: &Compaction{DroppedItems: 12, DroppedCalls: 5, BeforeTokens: 250000, AfterTokens: 160000}},
-		{Type: EventGuard, Step: 2, Watcher: "progress", Action: ActionNudge, Text: "you repeat yourself"},
-		{Type: EventLimit, Step: 2, Text: "the run used its 2 steps (max_steps)"},
-		{Type: EventStopped, Step: 2, RunStatus: StatusLimited, Reason: "the run used its 2 steps (max_steps)"},
+	events := []runs.Event{
+		{Type: runs.EventStarted, Run: "7c1e2a3b-0000-4000-8000-000000000000", Model: "gpt-5.1", Dir: "/w", Task: "add \x1b[2Jrate limiting", Limits: &runs.Limits{MaxSteps: 50}},
+		{Type: runs.EventModelCall, Step: 1},
+		{Type: runs.EventModelResponse, Step: 1, Reasoning: "two pieces", Text: "starting"},
+		{Type: runs.EventUsage, Step: 1, Totals: &runs.Totals{Usage: sessions.Usage{TotalTokens: 1200}, CostUSD: cost(0.002), WorkerCostUSD: cost(0), WorkersRunning: 1}},
+		{Type: runs.EventToolCall, Step: 1, Tool: "delegate", Args: json.RawMessage(`{"working_dir":"sub","task":"write the limiter"}`)},
+		{Type: runs.EventToolResult, Step: 1, Tool: "delegate", Output: `{"session_id":"` + id + `","status":"pending","adapter":"codex","model":"gpt-5.1-codex"}`},
+		{Type: runs.EventToolCall, Step: 1, Tool: "wait", Args: json.RawMessage(`{"session_ids":["` + id + `"]}`)},
+		{Type: runs.EventWorker, Step: 1, Text: "worker 3f2a1c9d completed"},
+		{Type: runs.EventToolResult, Step: 1, Tool: "wait", Output: `{"finished":[{"session_id":"` + id + `","status":"completed"}],"running":[{"session_id":"x"}],"timed_out":true}`},
+		{Type: runs.EventToolCall, Step: 1, Tool: "exec_command", Args: json.RawMessage(`{"cmd":"go test ./..."}`)},
+		{Type: runs.EventToolResult, Step: 1, Tool: "exec_command", Output: "Wall time: 1.0 seconds\nProcess exited with code 1\nOutput:\nFAIL x\nFAIL\n"},
+		{Type: runs.EventToolResult, Step: 1, Tool: "converse", IsError: true, Output: "no worker \"zz\": use an id"},
+		{Type: runs.EventRetry, Step: 2, Status: 429, Attempt: 1, Text: "the model API answered with an error"},
+		{Type: runs.EventCompaction, Step: 2, Compaction: &runs.Compaction{DroppedItems: 12, DroppedCalls: 5, BeforeTokens: 250000, AfterTokens: 160000}},
+		{Type: runs.EventGuard, Step: 2, Watcher: "progress", Action: runs.ActionNudge, Text: "you repeat yourself"},
+		{Type: runs.EventLimit, Step: 2, Text: "the run used its 2 steps (max_steps)"},
+		{Type: runs.EventStopped, Step: 2, RunStatus: runs.StatusLimited, Reason: "the run used its 2 steps (max_steps)"},
 	}
 	var r Renderer
 	var b strings.Builder
@@ -80,10 +81,10 @@ func TestShortResultOfTheWorktreeTools(t *testing.T) {
 
 func TestChangesText(t *testing.T) {
 	a, b, p := "3f2a1c9d-0000-4000-8000-000000000001", "9b1e2f3a-0000-4000-8000-000000000002", "77aa0000-0000-4000-8000-000000000003"
-	got := ChangesText([]WorkerChange{
-		{Session: a, Outcome: ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
-		{Session: b, Outcome: ChangeUnlanded, Branch: "zwarm/" + b, Changes: "+12 -0 in 1 file", Running: true, Task: "add the tests"},
-		{Session: p, Outcome: ChangeInPlace, Task: "fix the docs"},
+	got := ChangesText([]runs.WorkerChange{
+		{Session: a, Outcome: runs.ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
+		{Session: b, Outcome: runs.ChangeUnlanded, Branch: "zwarm/" + b, Changes: "+12 -0 in 1 file", Running: true, Task: "add the tests"},
+		{Session: p, Outcome: runs.ChangeInPlace, Task: "fix the docs"},
 	})
 	want := "Landed:\n- 3f2a1c9d into main as 0123456789ab (+3 -1 in 2 files): add the parser\n" +
 		"Not landed (the change is still on the worker's branch):\n- 9b1e2f3a +12 -0 in 1 file on branch zwarm/" + b + " (still running): add the tests\n" +

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Resume takes up an interrupted, limited or failed run where it stopped:
@@ -17,16 +19,16 @@ import (
 // is always the run's). Workers that finished meanwhile are reported in
 // the first observation.
 func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
-	id, err := ResolveRun(opt.StateDir, idOrPrefix)
+	id, err := runs.ResolveRun(opt.StateDir, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	dir := RunDir(opt.StateDir, id)
-	rec, err := readRecord(dir)
+	dir := runs.RunDir(opt.StateDir, id)
+	rec, err := runs.ReadRecord(dir)
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status == StatusRunning && rec.Owner.Alive() {
+	if rec.Status == runs.StatusRunning && rec.Owner.Alive() {
 		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(id), rec.Owner.PID)
 	}
 	opt.Settings.Dir = rec.Dir
@@ -36,7 +38,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec, resumed: true}
 	if rec.Accounts == nil {
-		rec.Accounts = map[string]Account{}
+		rec.Accounts = map[string]runs.Account{}
 	}
 	if err := r.open(); err != nil {
 		r.release()
@@ -48,12 +50,12 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		return nil, err
 	}
 	prev := rec.Status
-	if rec.Status == StatusRunning {
-		prev = StatusInterrupted // its process died
+	if rec.Status == runs.StatusRunning {
+		prev = runs.StatusInterrupted // its process died
 	}
 	now := time.Now().UTC()
 	r.mu.Lock()
-	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = StatusRunning, "", "", nil
+	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = runs.StatusRunning, "", "", nil
 	rec.Model, rec.Limits = set.Model, set.Limits
 	rec.Adapter, rec.WorkerModel, rec.KillWorkersOnExit = set.Adapter, set.WorkerModel, set.KillWorkersOnExit
 	rec.Isolation, rec.Changes = set.Isolation, nil
@@ -64,7 +66,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		text += "; the conversation was repaired: " + strings.Join(notes, "; ")
 	}
 	lim := set.Limits
-	r.emit(Event{Type: EventResumed, Step: rec.Steps, Model: set.Model, Limits: &lim, Text: text})
+	r.emit(runs.Event{Type: runs.EventResumed, Step: rec.Steps, Model: set.Model, Limits: &lim, Text: text})
 	opt.Log.Info("orchestrator: run resumed", "run", id, "steps", rec.Steps, "repairs", len(notes))
 	if err := r.save(); err != nil {
 		r.release()
@@ -78,7 +80,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 // usage and the call history are rebuilt from the events, which are
 // written before run.json.
 func (r *Run) load() ([]string, error) {
-	lines, err := readLines(filepath.Join(r.dir, ConversationFile))
+	lines, err := runs.ReadLines(filepath.Join(r.dir, runs.ConversationFile))
 	if err != nil {
 		return nil, err
 	}
@@ -92,17 +94,17 @@ func (r *Run) load() ([]string, error) {
 		items = append(items, json.RawMessage(l))
 	}
 	if len(items) < 2 {
-		return nil, fmt.Errorf("run %s has no conversation to resume (%s is missing or empty)", r.rec.ID, ConversationFile)
+		return nil, fmt.Errorf("run %s has no conversation to resume (%s is missing or empty)", r.rec.ID, runs.ConversationFile)
 	}
 	fixed, more := repair(items)
 	notes = append(notes, more...)
 	if len(notes) > 0 {
-		if err := rewriteJournal(r.convo, fixed); err != nil {
+		if err := runs.RewriteJournal(r.convo, fixed); err != nil {
 			return nil, err
 		}
 	}
 	r.items = fixed
-	events, err := ReadEvents(r.opt.StateDir, r.rec.ID)
+	events, err := runs.ReadEvents(r.opt.StateDir, r.rec.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +113,7 @@ func (r *Run) load() ([]string, error) {
 }
 
 // replay rebuilds the counters and the history a guard reads.
-func (r *Run) replay(events []Event) {
+func (r *Run) replay(events []runs.Event) {
 	steps := 0
 	var usage sessions.Usage
 	cost := new(float64)
@@ -119,7 +121,7 @@ func (r *Run) replay(events []Event) {
 	calls := map[string]int{}
 	for _, ev := range events {
 		switch ev.Type {
-		case EventUsage:
+		case runs.EventUsage:
 			steps = max(steps, ev.Step)
 			if ev.Usage != nil {
 				usage = usage.Add(*ev.Usage)
@@ -129,27 +131,27 @@ func (r *Run) replay(events []Event) {
 			} else {
 				*cost = sessions.RoundCost(*cost + *ev.CostUSD)
 			}
-		case EventToolCall:
+		case runs.EventToolCall:
 			calls[ev.CallID] = len(r.calls)
-			r.calls = append(r.calls, CallRecord{Step: ev.Step, CallID: ev.CallID, Name: ev.Tool, Args: ev.Args, At: ev.Time})
-		case EventToolResult:
+			r.calls = append(r.calls, watchers.Call{Step: ev.Step, ID: ev.CallID, Name: ev.Tool, Args: ev.Args, At: ev.Time})
+		case runs.EventToolResult:
 			if i, ok := calls[ev.CallID]; ok {
 				r.calls[i].Output, r.calls[i].IsError = ev.Output, ev.IsError
 			}
-		case EventGuard:
-			if ev.Action == ActionNudge {
-				r.nudges = append(r.nudges, NudgeRecord{Step: ev.Step, Watcher: ev.Watcher, Message: ev.Text})
+		case runs.EventGuard:
+			if ev.Action == runs.ActionNudge {
+				r.nudges = append(r.nudges, watchers.Nudged{Step: ev.Step, Watcher: ev.Watcher, Message: ev.Text})
 				if r.toldBefore == nil {
 					r.toldBefore = map[string]int{}
 				}
 				r.toldBefore[nudgeKey(ev.Watcher, ev.Text)]++
 			}
-		case EventModelResponse:
+		case runs.EventModelResponse:
 			if ev.Text != "" {
-				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "message", Text: ev.Text})
+				r.messages = append(r.messages, watchers.Message{Step: ev.Step, Kind: "message", Text: ev.Text})
 			}
 			if ev.Reasoning != "" {
-				r.messages = append(r.messages, MessageRecord{Step: ev.Step, Kind: "reasoning", Text: ev.Reasoning})
+				r.messages = append(r.messages, watchers.Message{Step: ev.Step, Kind: "reasoning", Text: ev.Reasoning})
 			}
 		}
 	}

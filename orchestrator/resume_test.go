@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -35,7 +36,7 @@ func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
 		cancel()
 	}()
 	rec, err := r.Execute(ctx)
-	if err != nil || rec.Status != StatusInterrupted || len(rec.Workers) != 1 {
+	if err != nil || rec.Status != runs.StatusInterrupted || len(rec.Workers) != 1 {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	worker := rec.Workers[0]
@@ -51,7 +52,7 @@ func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec2, err := r2.Execute(wctx)
-	if err != nil || rec2.Status != StatusCompleted || rec2.Summary != "resumed and done" || rec2.Steps != 2 {
+	if err != nil || rec2.Status != runs.StatusCompleted || rec2.Summary != "resumed and done" || rec2.Steps != 2 {
 		t.Fatalf("%+v %v", rec2, err)
 	}
 	reqs := h.requests()
@@ -64,7 +65,7 @@ func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
 	if rec2.Usage.TotalTokens != 220 || rec2.WorkerUsage.TotalTokens != 20 {
 		t.Errorf("usage %+v workers %+v", rec2.Usage, rec2.WorkerUsage)
 	}
-	if ev := h.eventsOf(EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "was interrupted after 1 steps") {
+	if ev := h.eventsOf(runs.EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "was interrupted after 1 steps") {
 		t.Errorf("resumed events %+v", ev)
 	}
 }
@@ -80,8 +81,8 @@ func TestResumeRepairsWhatACrashLeft(t *testing.T) {
 	}
 	id := r.ID()
 	r.release() // the process "dies": the lock goes, nothing more is written
-	dir := RunDir(h.w.State, id)
-	f, err := os.OpenFile(filepath.Join(dir, ConversationFile), os.O_APPEND|os.O_WRONLY, 0o600)
+	dir := runs.RunDir(h.w.State, id)
+	f, err := os.OpenFile(filepath.Join(dir, runs.ConversationFile), os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +90,14 @@ func TestResumeRepairsWhatACrashLeft(t *testing.T) {
 		`{"type":"function_call","id":"fc_1","call_id":"call_lost","name":"delegate","arguments":"{\"task\":\"x\"}"}` + "\n" +
 		`{"type":"function_call_output","call_id":"cal`)
 	f.Close()
-	var raw Record
-	b, _ := os.ReadFile(filepath.Join(dir, RecordFile))
+	var raw runs.Record
+	b, _ := os.ReadFile(filepath.Join(dir, runs.RecordFile))
 	json.Unmarshal(b, &raw)
 	raw.Owner = &sessions.ProcRef{PID: os.Getpid(), Start: 1} // a pid of another time
-	writeRecord(dir, &raw)
+	runs.WriteRecord(dir, &raw)
 
-	shown, err := LoadRecord(h.w.State, id)
-	if err != nil || shown.Status != StatusInterrupted || !strings.Contains(shown.StopReason, "ended without saving an outcome") {
+	shown, err := runs.LoadRecord(h.w.State, id)
+	if err != nil || shown.Status != runs.StatusInterrupted || !strings.Contains(shown.StopReason, "ended without saving an outcome") {
 		t.Fatalf("a dead run shows as %+v %v", shown, err)
 	}
 	h.script(calls(call("finish", map[string]any{"summary": "repaired"})))
@@ -105,7 +106,7 @@ func TestResumeRepairsWhatACrashLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := r2.Execute(context.Background())
-	if err != nil || rec.Status != StatusCompleted {
+	if err != nil || rec.Status != runs.StatusCompleted {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	reqs := h.requests()
@@ -121,7 +122,7 @@ func TestResumeRepairsWhatACrashLeft(t *testing.T) {
 	if err := checkPairs(items); err != nil {
 		t.Fatal(err)
 	}
-	if ev := h.eventsOf(EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "gave delegate call call_lost the result it never got") {
+	if ev := h.eventsOf(runs.EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "gave delegate call call_lost the result it never got") {
 		t.Errorf("resumed %+v", ev)
 	}
 }
@@ -158,7 +159,7 @@ func TestARepeatedCallIDIsRefused(t *testing.T) {
 	h.script(calls(run("call_same")), calls(run("call_same"), run("call_other"), run("call_other")),
 		calls(call("finish", map[string]any{"summary": "done"})))
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted {
+	if rec.Status != runs.StatusCompleted {
 		t.Fatalf("%+v", rec)
 	}
 	if b, _ := os.ReadFile(marker); strings.Count(string(b), "x") != 2 {

@@ -15,9 +15,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/shell"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // Sessions is the session core as a run uses it; *sessions.Manager
@@ -35,7 +37,7 @@ type Options struct {
 	Guard Guard
 	// OnEvent sees every event as it is written to events.jsonl, on the
 	// run's goroutine: it must not block for long.
-	OnEvent func(Event)
+	OnEvent func(runs.Event)
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
 }
@@ -46,14 +48,14 @@ type Run struct {
 	opt  Options
 	set  Settings
 	dir  string
-	lock *runLock
+	lock *runs.RunLock
 
 	mu  sync.Mutex // guards rec for Record
-	rec *Record
+	rec *runs.Record
 
 	items  []json.RawMessage // the conversation
-	convo  *journal
-	events *journal
+	convo  *runs.Journal
+	events *runs.Journal
 
 	sh       *shell.Manager
 	group    *sessions.Group // the cgroup of the shell's commands, or nil
@@ -64,11 +66,11 @@ type Run struct {
 	started  time.Time
 	workers  []*sessions.Session     // as of the last refresh
 	files    map[string]changedFiles // the files of each worker's change, for the observation
-	counts   Totals
-	calls    []CallRecord
+	counts   runs.Totals
+	calls    []watchers.Call
 	callIDs  map[string]bool // every call_id of the conversation (nil: not yet gathered)
-	messages []MessageRecord
-	nudges   []NudgeRecord
+	messages []watchers.Message
+	nudges   []watchers.Nudged
 	// toldBefore counts the nudges (by watcher and message) given before
 	// the run was resumed: watchers that do not remember them may say
 	// them again, and each is not repeated.
@@ -90,20 +92,20 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		return nil, err
 	}
 	id := uuid.NewString()
-	dir := RunDir(opt.StateDir, id)
-	if err := os.MkdirAll(filepath.Dir(dir), dirPerm); err != nil {
+	dir := runs.RunDir(opt.StateDir, id)
+	if err := os.MkdirAll(filepath.Dir(dir), runs.DirPerm); err != nil {
 		return nil, fmt.Errorf("state dir %s is not usable: %w", opt.StateDir, err)
 	}
 	if err := sessions.CheckNoSymlinks(opt.StateDir, filepath.Dir(dir)); err != nil {
 		return nil, err // the run would be made wherever runs/ points
 	}
-	if err := os.Mkdir(dir, dirPerm); err != nil {
+	if err := os.Mkdir(dir, runs.DirPerm); err != nil {
 		return nil, fmt.Errorf("create run %s: %w", id, err)
 	}
 	now := time.Now().UTC()
 	zero := 0.0
-	rec := &Record{Version: RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: StatusRunning, CostUSD: &zero,
-		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]Account{},
+	rec := &runs.Record{Version: runs.RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: runs.StatusRunning, CostUSD: &zero,
+		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]runs.Account{},
 		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, KillWorkersOnExit: set.KillWorkersOnExit}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
 	// Until run.json is written, a failure leaves nothing behind.
@@ -120,7 +122,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		return fail(err)
 	}
 	lim := set.Limits
-	r.emit(Event{Type: EventStarted, Task: task, Model: set.Model, Dir: set.Dir, Limits: &lim})
+	r.emit(runs.Event{Type: runs.EventStarted, Task: task, Model: set.Model, Dir: set.Dir, Limits: &lim})
 	opt.Log.Info("orchestrator: run started", "run", id, "model", set.Model, "dir", set.Dir)
 	if err := r.save(); err != nil {
 		return fail(err)
@@ -161,7 +163,7 @@ func checkOptions(opt *Options) (Settings, error) {
 
 // open takes the run: its lock, its owner record, its journals, its tools.
 func (r *Run) open() error {
-	lock, err := lockRun(r.dir)
+	lock, err := runs.LockRun(r.dir)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", sessions.ShortID(r.rec.ID), err)
 	}
@@ -172,8 +174,8 @@ func (r *Run) open() error {
 		return fmt.Errorf("run %s: %w", r.rec.ID, err)
 	}
 	r.rec.Owner = self
-	if r.convo, err = openJournal(filepath.Join(r.dir, ConversationFile)); err == nil {
-		r.events, err = openJournal(filepath.Join(r.dir, EventsFile))
+	if r.convo, err = runs.OpenJournal(filepath.Join(r.dir, runs.ConversationFile)); err == nil {
+		r.events, err = runs.OpenJournal(filepath.Join(r.dir, runs.EventsFile))
 	}
 	if err != nil {
 		return err
@@ -222,14 +224,14 @@ func (r *Run) Dir() string { return r.dir }
 func (r *Run) Tools() *tools.Registry { return r.reg }
 
 // Record returns a copy of run.json as it is now.
-func (r *Run) Record() *Record {
+func (r *Run) Record() *runs.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.rec.clone()
+	return r.rec.Clone()
 }
 
 func (r *Run) progress(p tools.Progress) {
-	ev := Event{Type: EventWorker, Text: p.Text, Step: r.rec.Steps}
+	ev := runs.Event{Type: runs.EventWorker, Text: p.Text, Step: r.rec.Steps}
 	if p.Session != nil {
 		ev.Session = p.Session.ID
 	}
@@ -248,11 +250,11 @@ func (r *Run) spawned(s *sessions.Session) {
 }
 
 // emit writes an event (made durable at the next sync) and shows it.
-func (r *Run) emit(ev Event) {
+func (r *Run) emit(ev runs.Event) {
 	ev.Time, ev.Run = time.Now().UTC(), r.rec.ID
 	b, err := json.Marshal(ev)
 	if err == nil {
-		err = r.events.append(false, b)
+		err = r.events.Append(false, b)
 	}
 	if err != nil {
 		r.opt.Log.Error("write event", "err", err)
@@ -270,7 +272,7 @@ func (r *Run) appendItems(items ...json.RawMessage) error {
 	for i, it := range items {
 		lines[i] = it
 	}
-	if err := r.convo.append(false, lines...); err != nil {
+	if err := r.convo.Append(false, lines...); err != nil {
 		return err
 	}
 	r.items = append(r.items, items...)
@@ -280,18 +282,18 @@ func (r *Run) appendItems(items ...json.RawMessage) error {
 // save makes the step durable: the conversation, the events, then
 // run.json (a reader of run.json finds the files it summarizes).
 func (r *Run) save() error {
-	if err := r.convo.sync(); err != nil {
+	if err := r.convo.Sync(); err != nil {
 		return err
 	}
-	if err := r.events.sync(); err != nil {
+	if err := r.events.Sync(); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	r.rec.UpdatedAt = time.Now().UTC()
 	r.rec.Seen = r.seen.Snapshot()
-	rec := r.rec.clone()
+	rec := r.rec.Clone()
 	r.mu.Unlock()
-	return writeRecord(r.dir, rec)
+	return runs.WriteRecord(r.dir, rec)
 }
 
 // release lets go of what open took, without writing an outcome.
@@ -301,12 +303,12 @@ func (r *Run) release() {
 	}
 	r.closeGroup()
 	if r.convo != nil {
-		r.convo.close()
+		r.convo.Close()
 	}
 	if r.events != nil {
-		r.events.close()
+		r.events.Close()
 	}
 	if r.lock != nil {
-		r.lock.unlock()
+		r.lock.Unlock()
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
 // A whole run: two workers in parallel, a wait, a check, a verification
@@ -30,11 +31,11 @@ func TestFullRun(t *testing.T) {
 		fakemodel.Reply{Text: "all good", Calls: []fakemodel.Call{call("finish", map[string]any{"summary": "parser and tests done; verified"})}},
 	)
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted || rec.Summary != "parser and tests done; verified" || rec.Steps != 5 {
+	if rec.Status != runs.StatusCompleted || rec.Summary != "parser and tests done; verified" || rec.Steps != 5 {
 		t.Fatalf("record %+v", rec)
 	}
 	disk, items, evs := h.onDisk(rec.ID)
-	if disk.Status != StatusCompleted || disk.Owner != nil || disk.EndedAt == nil || len(disk.Workers) != 2 {
+	if disk.Status != runs.StatusCompleted || disk.Owner != nil || disk.EndedAt == nil || len(disk.Workers) != 2 {
 		t.Fatalf("run.json %+v", disk)
 	}
 	// 5 calls of the default 100 in / 10 out; gpt-5.1 at $1.25/$10 per M.
@@ -102,21 +103,21 @@ func TestFullRun(t *testing.T) {
 		t.Error("the observation announced workers wait had already shown")
 	}
 
-	kinds := map[EventType]int{}
+	kinds := map[runs.EventType]int{}
 	for _, ev := range evs {
 		kinds[ev.Type]++
 	}
-	for typ, n := range map[EventType]int{EventStarted: 1, EventModelCall: 5, EventModelResponse: 5, EventUsage: 5,
-		EventToolCall: 6, EventToolResult: 6, EventStopped: 1} {
+	for typ, n := range map[runs.EventType]int{runs.EventStarted: 1, runs.EventModelCall: 5, runs.EventModelResponse: 5, runs.EventUsage: 5,
+		runs.EventToolCall: 6, runs.EventToolResult: 6, runs.EventStopped: 1} {
 		if kinds[typ] != n {
 			t.Errorf("%d %s events, want %d (all: %v)", kinds[typ], typ, n, kinds)
 		}
 	}
-	if last := evs[len(evs)-1]; last.Type != EventStopped || last.RunStatus != StatusCompleted {
+	if last := evs[len(evs)-1]; last.Type != runs.EventStopped || last.RunStatus != runs.StatusCompleted {
 		t.Errorf("last event %+v", last)
 	}
-	if len(h.eventsOf(EventToolResult)) != 6 {
-		t.Errorf("OnEvent saw %d results", len(h.eventsOf(EventToolResult)))
+	if len(h.eventsOf(runs.EventToolResult)) != 6 {
+		t.Errorf("OnEvent saw %d results", len(h.eventsOf(runs.EventToolResult)))
 	}
 }
 
@@ -132,14 +133,14 @@ func TestToolErrorsAndTextRepliesDoNotEndTheRun(t *testing.T) {
 		calls(call("finish", map[string]any{"summary": "done"})),
 	)
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted || rec.Steps != 3 {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 3 {
 		t.Fatalf("record %+v", rec)
 	}
 	_, items, _ := h.onDisk(rec.ID)
 	all := string(bytes.Join(toBytes(items), []byte("\n")))
 	mustContain(t, "conversation", all, "Your reply called no tool", `no worker \"nope\"`, `there is no tool \"no_such_tool\"`,
 		"parameter task must be of type string")
-	res := h.eventsOf(EventToolResult)
+	res := h.eventsOf(runs.EventToolResult)
 	if len(res) != 4 || !res[0].IsError || !res[1].IsError || !res[2].IsError || res[3].IsError {
 		t.Errorf("results %+v", res)
 	}
@@ -158,10 +159,10 @@ func TestUnknownModelPriceIsSaidOnce(t *testing.T) {
 	h := newHarness(t, "PRICE: unknown")
 	h.script(calls(call("list_sessions", map[string]any{})), calls(call("finish", map[string]any{"summary": "ok"})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Model = "house-model"; s.Limits.MaxCostUSD = 1 }), 0)
-	if rec.Status != StatusCompleted || rec.CostUSD != nil || rec.Usage.TotalTokens != 220 {
+	if rec.Status != runs.StatusCompleted || rec.CostUSD != nil || rec.Usage.TotalTokens != 220 {
 		t.Fatalf("record %+v", rec)
 	}
-	n := h.eventsOf(EventNotice)
+	n := h.eventsOf(runs.EventNotice)
 	if len(n) != 1 || !strings.Contains(n[0].Text, `the price of model house-model is unknown, so its cost is not counted against max_cost; add [prices."house-model"]`) {
 		t.Errorf("notices %+v", n)
 	}
@@ -174,14 +175,14 @@ func TestIncompleteResponse(t *testing.T) {
 	h.script(fakemodel.Reply{Reasoning: "thinking long", Encrypted: "E", Incomplete: "max_output_tokens"},
 		calls(call("finish", map[string]any{"summary": "ok"})))
 	rec := h.execute(h.settings(nil), 0)
-	if rec.Status != StatusCompleted || rec.Steps != 2 {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	_, items, _ := h.onDisk(rec.ID)
 	if err := checkPairs(items); err != nil {
 		t.Fatal(err)
 	}
-	n := h.eventsOf(EventNotice)
+	n := h.eventsOf(runs.EventNotice)
 	if len(n) != 1 || n[0].Text != "the response was incomplete (max_output_tokens); dropped 1 reasoning items that nothing followed" {
 		t.Errorf("notices %+v", n)
 	}

@@ -1,5 +1,7 @@
 package orchestrator
 
+import "github.com/zwarm/zwarm/orchestrator/runs"
+
 // Settings are what one run uses: the config with the command line's
 // flags applied (and, on resume, what the run recorded).
 type Settings struct {
@@ -7,7 +9,7 @@ type Settings struct {
 	// Dir is the run's working dir: the default for workers and commands,
 	// and the root of where they may run (with AllowedDirs).
 	Dir         string
-	Limits      Limits
+	Limits      runs.Limits
 	AllowedDirs []string
 	Adapter     string
 	WorkerModel string

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/watchers"
 )
 
 // call makes the step's model call: compaction if the conversation nears
@@ -26,13 +28,13 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 	input = append(append(input, r.items...), obs)
 	req := &model.Request{Model: r.set.Model, Input: input, Tools: r.modelTools(), ReasoningEffort: r.set.ReasoningEffort}
 	size := inputBytes(input)
-	r.emit(Event{Type: EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
+	r.emit(runs.Event{Type: runs.EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
 	actx := model.ObserveAttempts(ctx, func(a model.Attempt) {
 		text := "the model API answered with an error, which is not retried"
 		if a.Retried {
 			text = "the model API answered with an error; trying again"
 		}
-		ev := Event{Type: EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: text}
+		ev := runs.Event{Type: runs.EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: text}
 		if a.Err != nil {
 			ev.Error = a.Err.Error()
 		}
@@ -49,14 +51,14 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 			if resp.Usage.InputTokens > 0 {
 				r.overhead = max(0, resp.Usage.InputTokens-int64(size+3)/4)
 			}
-			r.emit(Event{Type: EventModelResponse, Step: step, DurationMS: time.Since(began).Milliseconds(),
+			r.emit(runs.Event{Type: runs.EventModelResponse, Step: step, DurationMS: time.Since(began).Milliseconds(),
 				Items: itemTypes(resp.Output), Text: texts(resp.Output, false), Reasoning: texts(resp.Output, true)})
 			return resp, nil
 		}
 		if !errors.Is(err, model.ErrStreamBroken) || attempt > r.set.StreamRetries || ctx.Err() != nil {
 			return nil, err
 		}
-		r.emit(Event{Type: EventRetry, Step: step, Attempt: attempt, Error: err.Error(), Text: "the response stream broke off; calling the model again"})
+		r.emit(runs.Event{Type: runs.EventRetry, Step: step, Attempt: attempt, Error: err.Error(), Text: "the response stream broke off; calling the model again"})
 	}
 }
 
@@ -93,17 +95,17 @@ func (r *Run) compactIfNeeded(step int, obs json.RawMessage) error {
 	target := int64(r.set.CompactTo*window) - r.overhead - bytesEstimate(obs)
 	out, info := compact(r.items, 2, target, bytesEstimate)
 	if info == nil {
-		r.emit(Event{Type: EventNotice, Step: step, Text: "the conversation is near the context window and nothing more can be dropped"})
+		r.emit(runs.Event{Type: runs.EventNotice, Step: step, Text: "the conversation is near the context window and nothing more can be dropped"})
 		return nil
 	}
-	if err := rewriteJournal(r.convo, out); err != nil {
+	if err := runs.RewriteJournal(r.convo, out); err != nil {
 		return err
 	}
 	r.items = out
 	r.mu.Lock()
 	r.rec.Compactions++
 	r.mu.Unlock()
-	r.emit(Event{Type: EventCompaction, Step: step, Compaction: info})
+	r.emit(runs.Event{Type: runs.EventCompaction, Step: step, Compaction: info})
 	return nil
 }
 
@@ -117,7 +119,7 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 			text += fmt.Sprintf("; dropped %d reasoning items that nothing followed", len(out)-len(kept))
 			out = kept
 		}
-		r.emit(Event{Type: EventNotice, Step: step, Text: text})
+		r.emit(runs.Event{Type: runs.EventNotice, Step: step, Text: text})
 	}
 	if r.callIDs == nil {
 		r.callIDs = map[string]bool{}
@@ -137,7 +139,7 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		if r.set.Limits.MaxCostUSD > 0 {
 			text += " against max_cost"
 		}
-		r.emit(Event{Type: EventNotice, Step: step, Text: text + fmt.Sprintf(`; add [prices.%q] to config.toml`, r.set.Model)})
+		r.emit(runs.Event{Type: runs.EventNotice, Step: step, Text: text + fmt.Sprintf(`; add [prices.%q] to config.toml`, r.set.Model)})
 	}
 	r.mu.Lock()
 	r.rec.Steps = step
@@ -146,12 +148,12 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		it := inspect(raw)
 		if it.Type == "reasoning" || it.Type == "message" {
 			if t := it.text(); t != "" {
-				r.messages = append(r.messages, MessageRecord{Step: step, Kind: it.Type, Text: t})
+				r.messages = append(r.messages, watchers.Message{Step: step, Kind: it.Type, Text: t})
 			}
 		}
 	}
 	u := resp.Usage
-	r.emit(Event{Type: EventUsage, Step: step, Usage: &u, CostUSD: cost, Totals: r.totals()})
+	r.emit(runs.Event{Type: runs.EventUsage, Step: step, Usage: &u, CostUSD: cost, Totals: r.totals()})
 	var calls []item
 	for _, raw := range out {
 		if it := inspect(raw); it.isCall() {
@@ -180,7 +182,7 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 	if !json.Valid(args) {
 		args, _ = json.Marshal(c.Arguments)
 	}
-	r.emit(Event{Type: EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: args})
+	r.emit(runs.Event{Type: runs.EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: args})
 	began := time.Now()
 	var text string
 	var isErr bool
@@ -202,8 +204,8 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 	if err := r.appendItems(outputFor(c, text)); err != nil {
 		return err
 	}
-	r.calls = append(r.calls, CallRecord{Step: step, CallID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
-	r.emit(Event{Type: EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
+	r.calls = append(r.calls, watchers.Call{Step: step, ID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
+	r.emit(runs.Event{Type: runs.EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
 		DurationMS: time.Since(began).Milliseconds()})
 	return nil
 }
@@ -251,3 +253,7 @@ func texts(items []json.RawMessage, reasoning bool) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// outputBound bounds a tool result in events.jsonl; the conversation keeps
+// it whole.
+const outputBound = 2000

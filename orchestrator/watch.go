@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -81,7 +82,7 @@ func (r *Run) Watch(ctx context.Context, cfg *watchers.Config) (stop func()) {
 func (g *watcherGuard) watched(step int, rep watchers.Report) {
 	r := g.run
 	for _, p := range rep.Problems {
-		r.emit(Event{Type: EventNotice, Step: step, Watcher: p.Watcher, Text: p.Error()})
+		r.emit(runs.Event{Type: runs.EventNotice, Step: step, Watcher: p.Watcher, Text: p.Error()})
 	}
 	if len(rep.Costs) == 0 {
 		return
@@ -110,7 +111,7 @@ func (g *watcherGuard) watched(step int, rep watchers.Report) {
 				g.unpriced = map[string]bool{}
 			}
 			g.unpriced[c.Model] = true
-			r.emit(Event{Type: EventNotice, Step: step, Watcher: c.Watcher,
+			r.emit(runs.Event{Type: runs.EventNotice, Step: step, Watcher: c.Watcher,
 				Text: fmt.Sprintf("the price of model %s is unknown, so the %s watcher's calls are not counted in the cost; add [prices.%q] to config.toml", c.Model, c.Watcher, c.Model)})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
@@ -37,17 +38,17 @@ type watcherGuard struct {
 }
 
 // Check implements Guard.
-func (g *watcherGuard) Check(ctx context.Context, v *View) []Verdict {
-	rv := runView(v)
+func (g *watcherGuard) Check(ctx context.Context, v *watchers.RunView) []Verdict {
+	rv := *v
 	if g.workers != nil {
 		rv.Changes = g.workers.Changes()
 	}
-	rep := g.engine.Check(ctx, rv)
+	rep := g.engine.Check(ctx, &rv)
 	if g.run != nil {
 		g.watched(v.Step, rep)
 		g.mu.Lock()
 		if g.failed != nil {
-			g.run.emit(Event{Type: EventNotice, Step: v.Step, Error: g.failed.Error(), Text: "the worker watchers stopped"})
+			g.run.emit(runs.Event{Type: runs.EventNotice, Step: v.Step, Error: g.failed.Error(), Text: "the worker watchers stopped"})
 			g.failed = nil
 		}
 		g.mu.Unlock()
@@ -77,13 +78,13 @@ func ordered(vs []watchers.Verdict) []Verdict {
 		v := Verdict{Watcher: w.Watcher, Message: w.Message}
 		switch w.Action {
 		case watchers.Abort:
-			v.Action = ActionAbort
+			v.Action = runs.ActionAbort
 			aborts = append([]Verdict{v}, aborts...)
 		case watchers.Pause:
-			v.Action = ActionPause
+			v.Action = runs.ActionPause
 			pauses = append(pauses, v)
 		case watchers.Nudge, watchers.Stop:
-			v.Action = ActionNudge
+			v.Action = runs.ActionNudge
 			nudges = append(nudges, v)
 		}
 	}
@@ -92,7 +93,7 @@ func ordered(vs []watchers.Verdict) []Verdict {
 
 // workerVerdicts turns the worker alerts that came since the last step
 // into nudges naming the worker, dropping those the run made moot.
-func (g *watcherGuard) workerVerdicts(v *View) []watchers.Verdict {
+func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 	g.mu.Lock()
 	alerts := g.alerts
 	g.alerts = nil
@@ -151,7 +152,7 @@ func advice(a watchers.Alert) string {
 }
 
 // endedByModel reports whether the model called end_session on the worker.
-func endedByModel(v *View, id string) bool {
+func endedByModel(v *watchers.RunView, id string) bool {
 	for _, c := range v.Calls {
 		if c.Name != "end_session" {
 			continue
@@ -164,25 +165,6 @@ func endedByModel(v *View, id string) bool {
 		}
 	}
 	return false
-}
-
-// runView is the run as the watchers read it.
-func runView(v *View) *watchers.RunView {
-	rv := &watchers.RunView{RunID: v.RunID, Task: v.Task, Model: v.Model, Step: v.Step,
-		Limits: watchers.Limits{MaxSteps: v.Limits.MaxSteps, MaxCostUSD: v.Limits.MaxCostUSD, MaxTokens: v.Limits.MaxTokens, MaxWorkers: v.Limits.MaxWorkers},
-		Usage:  v.Usage, CostUSD: v.CostUSD, WorkerUsage: v.WorkerUsage, WorkerCostUSD: v.WorkerCostUSD,
-		Workers: v.Workers, Started: v.Started, Elapsed: v.Elapsed,
-		Calls: make([]watchers.Call, len(v.Calls)), Messages: make([]watchers.Message, len(v.Messages))}
-	for i, c := range v.Calls {
-		rv.Calls[i] = watchers.Call{Step: c.Step, ID: c.CallID, Name: c.Name, Args: c.Args, Output: c.Output, IsError: c.IsError, At: c.At}
-	}
-	for i, m := range v.Messages {
-		rv.Messages[i] = watchers.Message{Step: m.Step, Kind: m.Kind, Text: m.Text}
-	}
-	for _, n := range v.Nudges {
-		rv.Nudges = append(rv.Nudges, watchers.Nudged{Step: n.Step, Watcher: n.Watcher, Message: n.Message})
-	}
-	return rv
 }
 
 // reviewModel serves the llm watcher with the run's model client.

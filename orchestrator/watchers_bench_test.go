@@ -13,21 +13,20 @@ import (
 )
 
 // BenchmarkWatcherGuard is the guard before one step of a run with 1,000
-// steps of history and 100 workers: the view made into the watchers' view
-// and every run watcher asked (llm aside: it waits for a model), each
+// steps of history and 100 workers: every run watcher asked (llm aside: it waits for a model), each
 // meeting the history for the first time, as after a resume.
 func BenchmarkWatcherGuard(b *testing.B) {
 	t0 := time.Now().Add(-time.Hour)
-	v := &View{RunID: "run", Task: "refactor the storage layer", Model: "gpt-5.1", Step: 1001,
-		Limits: Limits{MaxSteps: 2000, MaxTokens: 50_000_000, MaxCostUSD: 100, MaxWorkers: 200}}
+	v := &watchers.RunView{RunID: "run", Task: "refactor the storage layer", Model: "gpt-5.1", Step: 1001,
+		Limits: watchers.Limits{MaxSteps: 2000, MaxTokens: 50_000_000, MaxCostUSD: 100, MaxWorkers: 200}}
 	out := strings.Repeat("ok 1.23s github.com/example/pkg\n", 60)
 	for i := 0; i < 1000; i++ {
 		name, args := "check_session", fmt.Sprintf(`{"session_id":"w%03d"}`, i%100)
 		if i%3 == 0 {
 			name, args = "exec_command", fmt.Sprintf(`{"cmd":"go test ./pkg/p%d/..."}`, i%100)
 		}
-		v.Calls = append(v.Calls, CallRecord{Step: i + 1, CallID: fmt.Sprint(i), Name: name, Args: json.RawMessage(args), Output: out, At: t0.Add(time.Duration(i) * time.Second)})
-		v.Messages = append(v.Messages, MessageRecord{Step: i + 1, Kind: "message", Text: "checking the workers next"})
+		v.Calls = append(v.Calls, watchers.Call{Step: i + 1, ID: fmt.Sprint(i), Name: name, Args: json.RawMessage(args), Output: out, At: t0.Add(time.Duration(i) * time.Second)})
+		v.Messages = append(v.Messages, watchers.Message{Step: i + 1, Kind: "message", Text: "checking the workers next"})
 	}
 	for i := 0; i < 100; i++ {
 		s := &sessions.Session{ID: fmt.Sprintf("w%03d", i), Status: sessions.StatusCompleted, CreatedAt: t0}

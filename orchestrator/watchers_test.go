@@ -11,13 +11,14 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/watchers"
 )
 
 // watched starts a run of the harness's task with the watchers of cfg,
 // runs it to its end and returns its record.
-func (h *harness) watched(set Settings, cfg *watchers.Config, before func(*Run)) *Record {
+func (h *harness) watched(set Settings, cfg *watchers.Config, before func(*Run)) *runs.Record {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -50,7 +51,7 @@ func nudges(body []byte) []string {
 
 func guardEvents(h *harness) []string {
 	var out []string
-	for _, ev := range h.eventsOf(EventGuard) {
+	for _, ev := range h.eventsOf(runs.EventGuard) {
 		out = append(out, fmt.Sprintf("%d %s %s", ev.Step, ev.Watcher, ev.Action))
 	}
 	return out
@@ -65,7 +66,7 @@ func TestWatchersNudgeThenAbortALoopingModel(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	cfg.Progress.Repeats, cfg.Progress.AbortRepeats = 3, 5
 	rec := h.watched(h.settings(nil), cfg, nil)
-	if rec.Status != StatusFailed || rec.Steps != 5 ||
+	if rec.Status != runs.StatusFailed || rec.Steps != 5 ||
 		!strings.HasPrefix(rec.StopReason, "aborted by watcher progress: the model called list_sessions with the same arguments 5 times in a row") {
 		t.Fatalf("record %+v", rec)
 	}
@@ -87,7 +88,7 @@ func TestWatchersNudgeThenAbortALoopingModel(t *testing.T) {
 	_, _, evs := h.onDisk(rec.ID)
 	found := 0
 	for _, ev := range evs {
-		if ev.Type == EventGuard && ev.Watcher == "progress" && ev.Text != "" {
+		if ev.Type == runs.EventGuard && ev.Watcher == "progress" && ev.Text != "" {
 			found++
 		}
 	}
@@ -135,7 +136,7 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	cfg.Stall.FirstEvent.Duration = time.Second
 	rec := h.watched(h.settings(nil), cfg, nil)
-	if rec.Status != StatusCompleted || len(rec.Workers) != 2 {
+	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	first, second := workerOf(t, h.w, rec.Workers[0]), workerOf(t, h.w, rec.Workers[1])
@@ -144,7 +145,7 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 	}
 	mustContain(t, "the nudge", stalled, "no first event", "after its turn started", "end it (end_session) and delegate its task again")
 	stalls, failures := 0, 0
-	for _, ev := range h.eventsOf(EventGuard) {
+	for _, ev := range h.eventsOf(runs.EventGuard) {
 		switch ev.Watcher {
 		case "stall":
 			stalls++
@@ -181,14 +182,14 @@ func TestWatchersCostGuardStopsARunWorker(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	cfg.CostGuard.MaxTokens = 10_000
 	rec := h.watched(h.settings(nil), cfg, nil)
-	if rec.Status != StatusCompleted || len(rec.Workers) != 1 {
+	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 1 {
 		t.Fatalf("record %+v", rec)
 	}
 	w := workerOf(t, h.w, rec.Workers[0])
 	if w.Status != sessions.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
 		t.Errorf("worker %s: %s", w.Status, w.Error)
 	}
-	ge := h.eventsOf(EventGuard)
+	ge := h.eventsOf(runs.EventGuard)
 	if len(ge) != 1 || ge[0].Watcher != "cost_guard" || !strings.Contains(ge[0].Text, w.ID) || !strings.Contains(ge[0].Text, "It has been stopped") {
 		t.Errorf("guard events %+v", ge)
 	}
@@ -219,7 +220,7 @@ func TestWatchersLLMReviewIsCountedInTheRun(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	cfg.LLM.Enabled, cfg.LLM.Every = true, 2
 	rec := h.watched(h.settings(nil), cfg, nil)
-	if rec.Status != StatusCompleted || rec.Steps != 3 || reviews != 1 {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 3 || reviews != 1 {
 		t.Fatalf("record %+v, %d reviews", rec, reviews)
 	}
 	disk, _, _ := h.onDisk(rec.ID)
@@ -249,14 +250,14 @@ func TestWatchersTieByPriorityAndReportProblems(t *testing.T) {
 		e.Add(&onStep{name: "major", step: 3, action: watchers.Abort}, 100, 0)
 		e.Add(&onStep{name: "pauser", step: 3, action: watchers.Pause}, 1000, 0)
 	})
-	if rec.Status != StatusFailed || rec.StopReason != "aborted by watcher major: major at step 3" || rec.Steps != 2 {
+	if rec.Status != runs.StatusFailed || rec.StopReason != "aborted by watcher major: major at step 3" || rec.Steps != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	if got := strings.Join(guardEvents(h), ", "); got != "3 pauser pause, 3 minor abort, 3 major abort" {
 		t.Errorf("guard events: %s", got)
 	}
 	var notes []string
-	for _, ev := range h.eventsOf(EventNotice) {
+	for _, ev := range h.eventsOf(runs.EventNotice) {
 		if ev.Watcher != "" {
 			notes = append(notes, ev.Watcher+": "+ev.Text)
 		}
@@ -285,15 +286,21 @@ func (o *onStep) Check(_ context.Context, v *watchers.RunView) watchers.Verdict 
 }
 
 // The guard reads the view the run gives it: calls, messages, limits.
-func TestRunViewOfAView(t *testing.T) {
+func TestTheGuardsViewOfTheRun(t *testing.T) {
 	cost := 0.5
-	v := &View{RunID: "r", Task: "t", Model: "m", Step: 3, Limits: Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5},
-		CostUSD: &cost, Calls: []CallRecord{{Step: 1, CallID: "c1", Name: "wait", Args: json.RawMessage(`{}`), Output: "o", IsError: true}},
-		Messages: []MessageRecord{{Step: 2, Kind: "reasoning", Text: "hm"}}}
-	rv := runView(v)
+	r := &Run{rec: &runs.Record{ID: "r", Task: "t", Model: "m", Steps: 2, CostUSD: &cost},
+		set:      Settings{Limits: runs.Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5, Timeout: sessions.Duration{Duration: time.Hour}}},
+		calls:    []watchers.Call{{Step: 1, ID: "c1", Name: "wait", Args: json.RawMessage(`{}`), Output: "o", IsError: true}},
+		messages: []watchers.Message{{Step: 2, Kind: "reasoning", Text: "hm"}}, started: time.Now()}
+	rv := r.view()
 	if rv.RunID != "r" || rv.Step != 3 || rv.Limits != (watchers.Limits{MaxSteps: 9, MaxCostUSD: 1, MaxTokens: 5, MaxWorkers: 2}) || *rv.CostUSD != 0.5 ||
 		rv.Calls[0].ID != "c1" || !rv.Calls[0].IsError || rv.Messages[0].Kind != "reasoning" {
 		t.Errorf("%+v", rv)
+	}
+	// A snapshot: what the run does next does not reach a view kept.
+	r.calls[0].Name = "changed"
+	if rv.Calls[0].Name != "wait" {
+		t.Error("the view shares the run's calls")
 	}
 }
 
@@ -312,7 +319,7 @@ func TestWatchersPauseThenResume(t *testing.T) {
 	rule.Action, rule.Message, rule.In = watchers.Pause, "a secret showed up in a tool's output", "outputs"
 	cfg.Pattern.Rules = []watchers.PatternRule{rule}
 	rec := h.watched(h.settings(nil), cfg, nil)
-	if rec.Status != StatusInterrupted || rec.Steps != 1 ||
+	if rec.Status != runs.StatusInterrupted || rec.Steps != 1 ||
 		rec.StopReason != "paused by watcher pattern: a secret showed up in a tool's output; --resume continues it" {
 		t.Fatalf("record %+v", rec)
 	}
@@ -325,7 +332,7 @@ func TestWatchersPauseThenResume(t *testing.T) {
 	stop := r.Watch(ctx, cfg)
 	rec, err = r.Execute(ctx)
 	stop()
-	if err != nil || rec.Status != StatusCompleted || rec.Summary != "done after the pause" || rec.Steps != 2 {
+	if err != nil || rec.Status != runs.StatusCompleted || rec.Summary != "done after the pause" || rec.Steps != 2 {
 		t.Fatalf("resumed: %+v %v", rec, err)
 	}
 	if got := strings.Join(guardEvents(h), ", "); got != "2 pattern pause" {
@@ -345,7 +352,7 @@ func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 		{Watcher: "overlap", SessionID: running.ID, Task: "add limits", Reason: reason},
 		{Watcher: "overlap", SessionID: done.ID, Task: "add metrics", Reason: reason},
 	}
-	out := g.workerVerdicts(&View{Workers: []*sessions.Session{running, done}})
+	out := g.workerVerdicts(&watchers.RunView{Workers: []*sessions.Session{running, done}})
 	if len(out) != 1 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
 		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") {
 		t.Fatalf("verdicts %+v", out)
@@ -392,14 +399,14 @@ func TestNudgesAreNotRepeatedOnResume(t *testing.T) {
 		stop := r.Watch(ctx, cfg)
 		rec, err := r.Execute(ctx)
 		stop()
-		if want := map[bool]Status{false: StatusInterrupted, true: StatusCompleted}[resume]; err != nil || rec.Status != want {
+		if want := map[bool]runs.Status{false: runs.StatusInterrupted, true: runs.StatusCompleted}[resume]; err != nil || rec.Status != want {
 			t.Fatalf("resumed %v: %+v %v", resume, rec, err)
 		}
 		runID = rec.ID
 	}
 	var got []string
-	for _, ev := range h.eventsOf(EventGuard) {
-		if ev.Action == ActionNudge {
+	for _, ev := range h.eventsOf(runs.EventGuard) {
+		if ev.Action == runs.ActionNudge {
 			got = append(got, fmt.Sprintf("%d %s: %.30s", ev.Step, ev.Watcher, ev.Text))
 		}
 	}
@@ -424,7 +431,7 @@ func TestNudgesAreNotRepeatedOnResume(t *testing.T) {
 // said before the run stopped.
 type stubborn struct{ said map[string]bool }
 
-func (g *stubborn) Check(_ context.Context, v *View) []Verdict {
+func (g *stubborn) Check(_ context.Context, v *watchers.RunView) []Verdict {
 	msg := ""
 	switch {
 	case v.Step >= 6:
@@ -436,5 +443,5 @@ func (g *stubborn) Check(_ context.Context, v *View) []Verdict {
 		return nil
 	}
 	g.said[msg] = true
-	return []Verdict{{Watcher: "stubborn", Action: ActionNudge, Message: msg}}
+	return []Verdict{{Watcher: "stubborn", Action: runs.ActionNudge, Message: msg}}
 }

@@ -54,3 +54,28 @@ func CompactJSON(raw json.RawMessage) string {
 	}
 	return buf.String()
 }
+
+// ContentText reads a content value as the model APIs write it (a
+// message's content, a call's output, a tool result's content): a string,
+// or an array of parts whose texts are joined by newlines, empty ones left
+// out.
+func ContentText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Text != "" {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}

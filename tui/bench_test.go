@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -50,12 +50,12 @@ func BenchmarkUpdate1000Sessions(b *testing.B) {
 // (file event, read of the new lines, Update).
 func BenchmarkRunEventToModel(b *testing.B) {
 	f := newFixture(b)
-	f.addRun(runID, orchestrator.StatusRunning, "live", time.Minute, 1, storySoFar("live"))
+	f.addRun(runID, runs.StatusRunning, "live", time.Minute, 1, storySoFar("live"))
 	m := f.newModel(120, 40)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		text := fmt.Sprintf("note %d appended", i)
-		f.appendEvents(runID, orchestrator.Event{Type: orchestrator.EventWorker, Step: 3, Text: text})
+		f.appendEvents(runID, runs.Event{Type: runs.EventWorker, Step: 3, Text: text})
 		m = settle(b, m, func(m Model) bool { return strings.Contains(m.detail.View(), text) })
 	}
 }

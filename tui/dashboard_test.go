@@ -16,7 +16,6 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/header"
-	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // rewrite changes a session's record on disk as a supervisor would.
@@ -197,8 +196,7 @@ func (f *fixture) ctx() context.Context {
 }
 
 func (f *fixture) startTicking(tick time.Duration) Model {
-	runs := runfeed.Feed{StateDir: f.dir}
-	m := New(f.ctx(), Options{Sessions: f.m, Runs: runs, StateDir: "/state", Now: func() time.Time { return clock }, Tick: tick})
+	m := New(f.ctx(), Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state", Now: func() time.Time { return clock }, Tick: tick})
 	m = send(m, sizeMsg(100, 30))
 	harness = make(chan tea.Msg, 1024)
 	start(m.Init())

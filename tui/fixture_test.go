@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -206,9 +206,9 @@ func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int
 	// Every subscription the model started has ended before the test's
 	// files are removed: none may still be writing a record.
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
-	runs := &trackingRuns{Runs: runfeed.Feed{StateDir: f.dir}}
-	f.t.Cleanup(func() { cancel(); runs.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, Runs: runs, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
+	trackedRuns := &trackingRuns{Runs: RunsOf(f.dir)}
+	f.t.Cleanup(func() { cancel(); trackedRuns.closeAll() })
+	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	harness = make(chan tea.Msg, 1024)
 	m = drive(f.t, m, m.Init())
@@ -222,11 +222,11 @@ func (m Model) following() bool { return m.trajSub != nil || m.runTrajSub != nil
 type trackingRuns struct {
 	Runs
 	mu   sync.Mutex
-	subs []*runfeed.Subscription
+	subs []*runs.Subscription
 }
 
-func (t *trackingRuns) Subscribe(ctx context.Context, opt runfeed.Options) (*runfeed.Subscription, error) {
-	sub, err := t.Runs.Subscribe(ctx, opt)
+func (t *trackingRuns) Subscribe(ctx context.Context, opt runs.SubscribeOptions) (*runs.Subscription, error) {
+	sub, err := t.Runs(ctx, opt)
 	if err == nil {
 		t.mu.Lock()
 		t.subs = append(t.subs, sub)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/prompt"
-	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // onKey handles a key: the prompt's when it is open, else the help's, the
@@ -116,7 +116,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.list.UpsertRuns(nil, runIDs(m.list.Runs()))
 		m.detail.Reset("")
 		return tea.Batch(closeSub(old), closeSub(oldTraj), closeRunSub(oldRuns), closeRunSub(oldRunTraj),
-			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}))
+			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runs.SubscribeOptions{}))
 	}
 	if m.focus == focusList {
 		return tea.Batch(update(&m.list, k), m.followSelection())

@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 )
 
@@ -65,11 +64,11 @@ func TestRunPaneGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := orchestrator.LoadRecord(f.dir, runID)
+	rec, err := runs.LoadRecord(f.dir, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := orchestrator.ReadEvents(f.dir, runID)
+	events, err := runs.ReadEvents(f.dir, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			h := header.New(c, "/state")
 			h.SetSize(w, 1)
 			h.SetSessions(list)
-			h.SetRuns([]*orchestrator.Record{rec})
+			h.SetRuns([]*runs.Record{rec})
 			golden.RequireEqual(t, []byte(h.View()))
 		})
 		t.Run(fmt.Sprintf("sessionlist_%dx8", w), func(t *testing.T) {
@@ -88,7 +87,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			l.SetSize(w, 8)
 			l.SetFocused(true)
 			l.Replace(list)
-			l.UpsertRuns([]*orchestrator.Record{rec}, nil)
+			l.UpsertRuns([]*runs.Record{rec}, nil)
 			golden.RequireEqual(t, []byte(l.View()))
 		})
 		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
@@ -96,7 +95,7 @@ func TestRunPaneGoldens(t *testing.T) {
 			d.SetSize(w, 12)
 			d.ResetRun(sessionlist.RunKey(runID), rec)
 			d.SetRun(rec, 15800, money(0.03))
-			d.ApplyRun(runfeed.Update{ID: runID, Events: events})
+			d.ApplyRun(runs.Update{ID: runID, Events: events})
 			golden.RequireEqual(t, []byte(d.View()))
 		})
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // stepper is an orchestrating model that answers when the test says so,
@@ -47,11 +47,11 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := orchestrator.Start(ctx, orchestrator.Options{Sessions: f.m, StateDir: f.dir, Client: step,
-		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: orchestrator.Limits{MaxSteps: 5}}}, "ship the rate limiter")
+		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: runs.Limits{MaxSteps: 5}}}, "ship the rate limiter")
 	if err != nil {
 		t.Fatal(err)
 	}
-	executed := make(chan *orchestrator.Record, 1)
+	executed := make(chan *runs.Record, 1)
 	go func() {
 		rec, _ := run.Execute(ctx)
 		executed <- rec
@@ -60,7 +60,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 	worker := f.add(2, sessions.StatusRunning, "write the limiter", time.Minute, func(s *sessions.Session) { s.Source = sessions.RunSource(run.ID()) })
 	short := sessions.ShortID(run.ID())
 
-	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: runfeed.Feed{StateDir: f.dir}, StateDir: "/state"}),
+	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state"}),
 		teatest.WithInitialTermSize(120, 40))
 	waitFor := func(what ...string) {
 		t.Helper()
@@ -81,7 +81,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 
 	step.replies <- `finish {"summary":"the limiter ships"}`
 	rec := <-executed
-	if rec.Status != orchestrator.StatusCompleted {
+	if rec.Status != runs.StatusCompleted {
 		t.Fatalf("the run %s", rec.Status)
 	}
 	executed <- rec

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -53,9 +53,9 @@ func TestRunStepsAppearLive(t *testing.T) {
 		"step 2/10", "» Both are running", `→ wait mode="all" timeout_s=900`, "· worker 3f2a0012 completed",
 		"← finished: 3f2a0012 completed · 1 running · timed out", "… step 3/10 · the model is thinking")
 	f.appendEvents(runID,
-		orchestrator.Event{Type: orchestrator.EventModelResponse, Step: 3, Text: "Checking the limiter."},
-		orchestrator.Event{Type: orchestrator.EventUsage, Step: 3, Totals: &orchestrator.Totals{CostUSD: money(0.03), WorkerCostUSD: money(0.01)}},
-		orchestrator.Event{Type: orchestrator.EventToolCall, Step: 3, Tool: "check_session", Args: args(map[string]string{"session_id": workerOne})})
+		runs.Event{Type: runs.EventModelResponse, Step: 3, Text: "Checking the limiter."},
+		runs.Event{Type: runs.EventUsage, Step: 3, Totals: &runs.Totals{CostUSD: money(0.03), WorkerCostUSD: money(0.01)}},
+		runs.Event{Type: runs.EventToolCall, Step: 3, Tool: "check_session", Args: args(map[string]string{"session_id": workerOne})})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "→ check_session session_id=3f2a0011") })
 	v := m.detail.View()
 	order(t, v, "step 3/10 · $0.04", "» Checking the limiter.", "→ check_session")
@@ -63,11 +63,11 @@ func TestRunStepsAppearLive(t *testing.T) {
 		t.Fatalf("still thinking after the answer:\n%s", v)
 	}
 	// The run ends: its outcome and summary close the story, its row says so.
-	f.appendEvents(runID, orchestrator.Event{Type: orchestrator.EventStopped, Step: 3, RunStatus: orchestrator.StatusCompleted,
+	f.appendEvents(runID, runs.Event{Type: runs.EventStopped, Step: 3, RunStatus: runs.StatusCompleted,
 		Reason: "the model called finish", Summary: "Rate limiting is in."})
-	f.rewriteRun(runID, func(r *orchestrator.Record) {
+	f.rewriteRun(runID, func(r *runs.Record) {
 		end := clock
-		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = orchestrator.StatusCompleted, 3, nil, &end, "Rate limiting is in."
+		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = runs.StatusCompleted, 3, nil, &end, "Rate limiting is in."
 	})
 	// The record and the events are two files: each arrives on its own.
 	m = settle(t, m, func(m Model) bool {
@@ -89,7 +89,7 @@ func TestRunWhoseProcessDiedReadsInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.addRun(runID, orchestrator.StatusRunning, "doomed", time.Minute, 1, nil, func(r *orchestrator.Record) { r.Owner = ref })
+	f.addRun(runID, runs.StatusRunning, "doomed", time.Minute, 1, nil, func(r *runs.Record) { r.Owner = ref })
 	m := f.newModel(100, 30)
 	if !strings.Contains(m.list.View(), "● running · step 1/10") {
 		t.Fatalf("not running at first:\n%s", m.View())
@@ -151,12 +151,12 @@ func TestFilterAndHideFinishedWithRuns(t *testing.T) {
 // A running run keeps the clock going; finished runs leave it asleep.
 func TestClockTicksWhileARunRuns(t *testing.T) {
 	f := newFixture(t)
-	f.addRun(runID, orchestrator.StatusCompleted, "done", time.Hour, 4, nil)
+	f.addRun(runID, runs.StatusCompleted, "done", time.Hour, 4, nil)
 	if m := f.startTicking(time.Second); m.ticking {
 		t.Fatal("ticking with only a finished run")
 	}
 	f = newFixture(t)
-	f.addRun(runID, orchestrator.StatusRunning, "busy", time.Minute, 1, nil)
+	f.addRun(runID, runs.StatusRunning, "busy", time.Minute, 1, nil)
 	if m := f.startTicking(time.Second); !m.ticking {
 		t.Fatal("not ticking while a run runs")
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/keys"
 )
@@ -55,7 +55,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 		}
 		return nextRuns(msg.feed, msg.sub)
 	}
-	var list []*orchestrator.Record
+	var list []*runs.Record
 	var removed []string
 	for _, u := range msg.updates {
 		switch {
@@ -93,12 +93,12 @@ func (m *Model) refreshRunTitle() {
 
 // runRefusal says why a key that acts on sessions does nothing on a run,
 // and what does what the user meant.
-func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *orchestrator.Record) error {
+func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *runs.Record) error {
 	id := sessions.ShortID(r.ID)
-	running := r.Status == orchestrator.StatusRunning
+	running := r.Status == runs.StatusRunning
 	switch {
 	case key.Matches(k, km.Inject):
-		if running || r.Status == orchestrator.StatusCompleted {
+		if running || r.Status == runs.StatusCompleted {
 			return fmt.Errorf("run %s takes no follow-ups: select one of its workers to send one", id)
 		}
 		return fmt.Errorf("run %s takes no follow-ups: zwarm orchestrate --resume %s continues it; select one of its workers to send one", id, id)
@@ -116,7 +116,7 @@ func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *orchestrator.Record) error {
 	return nil
 }
 
-func runIDs(list []*orchestrator.Record) []string {
+func runIDs(list []*runs.Record) []string {
 	out := make([]string, len(list))
 	for i, r := range list {
 		out[i] = r.ID

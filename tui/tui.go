@@ -24,13 +24,13 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/header"
 	"github.com/zwarm/zwarm/tui/prompt"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -47,10 +47,15 @@ type Sessions interface {
 	Land(context.Context, string, sessions.LandOptions) (*sessions.LandResult, error)
 }
 
-// Runs is what the dashboard needs of orchestrator runs; runfeed.Feed (the
-// runs of a state dir) satisfies it.
-type Runs interface {
-	Subscribe(context.Context, runfeed.Options) (*runfeed.Subscription, error)
+// Runs subscribes to orchestrator runs, as runs.Subscribe does; RunsOf
+// gives the runs of a state dir.
+type Runs func(context.Context, runs.SubscribeOptions) (*runs.Subscription, error)
+
+// RunsOf is the runs of a state dir.
+func RunsOf(stateDir string) Runs {
+	return func(ctx context.Context, opt runs.SubscribeOptions) (*runs.Subscription, error) {
+		return runs.Subscribe(ctx, stateDir, opt)
+	}
 }
 
 // Options configure a dashboard.
@@ -117,7 +122,7 @@ type Model struct {
 	// alerts are the watchers' latest alert per session, while it stands.
 	alerts map[string]watchers.Alert
 	// runListSub follows every run; runTrajSub the selected run's events.
-	runListSub, runTrajSub *runfeed.Subscription
+	runListSub, runTrajSub *runs.Subscription
 	// trajID is the key of the selected row (sessionlist.Row.Key).
 	trajID string
 	// landing is what the open land confirmation asks about.
@@ -156,7 +161,7 @@ func New(ctx context.Context, opt Options) Model {
 // Init loads the sessions and the runs and starts listening for changes.
 // The clock starts once a session or a run is seen running.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runfeed.Options{}),
+	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runs.SubscribeOptions{}),
 		nextAlert(m.opt.Alerts))
 }
 
@@ -174,7 +179,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	watched := make(chan error, 1)
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()
-	m := New(ctx, Options{Sessions: mgr, Runs: runfeed.Feed{StateDir: stateDir}, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
+	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), StateDir: stateDir, Log: log, Alerts: w.Alerts()})
 	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
 	// Bubble Tea's own handler would answer the same signal too and block
 	// forever sending its quit to a program ctx already ended.
@@ -195,7 +200,7 @@ func (m Model) Close() {
 			sub.Close()
 		}
 	}
-	for _, sub := range []*runfeed.Subscription{m.runListSub, m.runTrajSub} {
+	for _, sub := range []*runs.Subscription{m.runListSub, m.runTrajSub} {
 		if sub != nil {
 			sub.Close()
 		}

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/prompt"
-	"github.com/zwarm/zwarm/tui/runfeed"
 )
 
 // Update routes a message: outside events update the data, keys go to the
@@ -218,7 +218,7 @@ func (m *Model) followSelection() tea.Cmd {
 	case row.Run != nil:
 		m.detail.ResetRun(key, row.Run)
 		m.refreshRunTitle()
-		return tea.Batch(closing, m.subscribeRuns(trajFeed, runfeed.Options{Run: row.Run.ID, Window: m.opt.Window}))
+		return tea.Batch(closing, m.subscribeRuns(trajFeed, runs.SubscribeOptions{Run: row.Run.ID, Window: m.opt.Window}))
 	}
 	m.detail.Reset(key)
 	m.detail.SetSession(row.Session)

@@ -10,14 +10,24 @@ const module = "github.com/zwarm/zwarm"
 
 // The package map of the design: which zwarm packages each may import.
 // Domain packages never import the terminal UI or command-line libraries.
+// The run records (orchestrator/runs) are the session core's twin and
+// import nothing else of zwarm; the dashboard's palette and keys are
+// leaves, so drawing a status links neither the orchestrator nor its
+// model SDK.
 var allowed = map[string][]string{
-	"sessions":     {},
-	"adapters/":    {"sessions"},
-	"adapters":     {"adapters/", "sessions"},
-	"watchers":     {"sessions"},
-	"orchestrator": {"sessions", "watchers"},
-	"tui":          {"sessions", "watchers", "orchestrator"},
+	"sessions":          {},
+	"adapters/":         {"sessions"},
+	"adapters":          {"adapters/", "sessions"},
+	"watchers":          {"sessions"},
+	"orchestrator/runs": {"sessions"},
+	"orchestrator":      {"sessions", "watchers", "orchestrator/runs"},
+	"tui/styles":        {"sessions"},
+	"tui/keys":          {"sessions"},
+	"tui":               {"sessions", "watchers", "orchestrator", "orchestrator/runs", "tui/styles", "tui/keys"},
 }
+
+// subtrees are the packages with a rule of their own inside a tree.
+var subtrees = []string{"orchestrator/runs", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 
@@ -25,6 +35,11 @@ func rule(pkg string) (string, bool) {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	if strings.HasPrefix(rel, "adapters/") {
 		return "adapters/", true
+	}
+	for _, sub := range subtrees {
+		if rel == sub || strings.HasPrefix(rel, sub+"/") {
+			return sub, true
+		}
 	}
 	first := strings.SplitN(rel, "/", 2)[0]
 	_, ok := allowed[first]
@@ -49,7 +64,7 @@ func TestImportRules(t *testing.T) {
 		}
 		checked++
 		for _, imp := range f[1:] {
-			if r != "tui" {
+			if r != "tui" && !strings.HasPrefix(r, "tui/") {
 				for _, ui := range uiLibs {
 					if strings.HasPrefix(imp, ui) {
 						t.Errorf("%s imports %s: domain packages stay free of UI and CLI libraries", pkg, imp)
@@ -78,6 +93,38 @@ func TestImportRules(t *testing.T) {
 	}
 	if checked < 3 {
 		t.Fatalf("checked only %d packages", checked)
+	}
+}
+
+// nonStdDeps lists the packages outside the standard library that pkgs
+// link.
+func nonStdDeps(t *testing.T, pkgs ...string) map[string]bool {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}{{end}}`}, pkgs...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, d := range strings.Fields(string(out)) {
+		deps[d] = true
+	}
+	return deps
+}
+
+// The run records link what the session core links and nothing more; the
+// palette and the keys link no model SDK.
+func TestLeavesLinkLittle(t *testing.T) {
+	core := nonStdDeps(t, module+"/sessions")
+	for d := range nonStdDeps(t, module+"/orchestrator/runs") {
+		if !core[d] && d != module+"/orchestrator/runs" && !strings.HasPrefix(d, module+"/orchestrator/runs/") {
+			t.Errorf("orchestrator/runs links %s, which the session core does not", d)
+		}
+	}
+	for d := range nonStdDeps(t, module+"/tui/styles", module+"/tui/keys") {
+		if strings.HasPrefix(d, module+"/orchestrator") || strings.Contains(d, "openai") {
+			t.Errorf("the dashboard's palette or keys link %s", d)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -125,7 +126,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 		return err
 	}
 	p.outcome(rec, resumeCommand(c, rec))
-	if rec.Status != orchestrator.StatusCompleted {
+	if rec.Status != runs.StatusCompleted {
 		return &silentError{code: exitFailure}
 	}
 	return nil

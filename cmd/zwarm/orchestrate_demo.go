@@ -6,6 +6,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/demo"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -32,7 +33,7 @@ func startOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager,
 		return nil, err
 	}
 	set := orchestrator.Settings{Model: demo.ModelName(), Dir: workDir, Adapter: "replay", KillWorkersOnExit: true,
-		Limits: orchestrator.Limits{MaxSteps: 10, MaxWorkers: 4}}
+		Limits: runs.Limits{MaxSteps: 10, MaxWorkers: 4}}
 	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set}
 	d := &orchestratedDemo{}
 	if out != nil {
@@ -47,7 +48,7 @@ func startOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager,
 
 // execute runs the task to its end (ctx ending interrupts it) and prints
 // how it ended. A demo's run is not resumed: its state dir goes with it.
-func (d *orchestratedDemo) execute(ctx context.Context) (*orchestrator.Record, error) {
+func (d *orchestratedDemo) execute(ctx context.Context) (*runs.Record, error) {
 	rec, err := d.run.Execute(ctx)
 	if err == nil && d.p != nil {
 		d.p.close()
@@ -58,7 +59,7 @@ func (d *orchestratedDemo) execute(ctx context.Context) (*orchestrator.Record, e
 
 // runOrchestratedDemo runs the orchestrated task of zwarm demo from start
 // to end (startOrchestratedDemo says how).
-func runOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*orchestrator.Record, error) {
+func runOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*runs.Record, error) {
 	d, err := startOrchestratedDemo(ctx, s, m, workDir, speed, out)
 	if err != nil {
 		return nil, err

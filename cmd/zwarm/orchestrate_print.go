@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -32,17 +33,17 @@ func newStepPrinter(s *streams, out io.Writer, j *jsonFlags, maxSteps int, spin 
 func (p *stepPrinter) asJSON() bool { return p.json != nil && p.json.on() }
 
 // event takes one event of the run, on the run's goroutine.
-func (p *stepPrinter) event(ev orchestrator.Event) {
+func (p *stepPrinter) event(ev runs.Event) {
 	if p.asJSON() {
 		p.writeJSON(ev)
 		return
 	}
 	switch ev.Type {
-	case orchestrator.EventModelCall:
+	case runs.EventModelCall:
 		p.render.Lines(ev) // only learns from it
 		p.await(fmt.Sprintf("step %d/%d · the model is thinking", ev.Step, p.render.MaxSteps))
 		return
-	case orchestrator.EventStopped:
+	case runs.EventStopped:
 		p.render.Lines(ev)
 		return // outcome prints the end
 	}
@@ -52,7 +53,7 @@ func (p *stepPrinter) event(ev orchestrator.Event) {
 	}
 	p.stopProgress()
 	writeRunLines(p.io, p.out, lines)
-	if ev.Type == orchestrator.EventToolCall {
+	if ev.Type == runs.EventToolCall {
 		p.await(fmt.Sprintf("step %d/%d · %s", ev.Step, p.render.MaxSteps, ev.Tool))
 	}
 }
@@ -70,7 +71,7 @@ func (p *stepPrinter) stopProgress() {
 	p.prog = nil
 }
 
-func (p *stepPrinter) writeJSON(ev orchestrator.Event) {
+func (p *stepPrinter) writeJSON(ev runs.Event) {
 	if p.json.jq == "" {
 		b, err := json.Marshal(ev)
 		if err == nil {
@@ -88,13 +89,13 @@ func (p *stepPrinter) close() { p.stopProgress() }
 
 // outcome prints how the run ended and, unless it completed, how to
 // continue it (on stderr: it is advice, not output; "" gives none).
-func (p *stepPrinter) outcome(rec *orchestrator.Record, resume string) {
+func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if !p.asJSON() {
 		status := p.io.paint(runStatusColor(rec.Status), string(rec.Status))
 		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), totalCost(rec),
 			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
 		text := rec.StopReason
-		if rec.Status == orchestrator.StatusCompleted {
+		if rec.Status == runs.StatusCompleted {
 			text = rec.Summary // it ends with the account of the changes
 		} else if changes := orchestrator.ChangesText(rec.Changes); changes != "" {
 			text += "\n\n" + changes
@@ -108,13 +109,13 @@ func (p *stepPrinter) outcome(rec *orchestrator.Record, resume string) {
 		}
 		io.WriteString(p.out, b.String())
 	}
-	if rec.Status != orchestrator.StatusCompleted && resume != "" {
+	if rec.Status != runs.StatusCompleted && resume != "" {
 		fmt.Fprintf(p.io.errOut, "resume with: %s\n", resume)
 	}
 }
 
 // totalCost is the cost of a run and its workers, for people.
-func totalCost(rec *orchestrator.Record) string {
+func totalCost(rec *runs.Record) string {
 	return render.PartialCost(rec.TotalCost())
 }
 
@@ -146,13 +147,13 @@ func lineColor(k orchestrator.LineKind) string {
 	return ""
 }
 
-func runStatusColor(st orchestrator.Status) string {
+func runStatusColor(st runs.Status) string {
 	switch st {
-	case orchestrator.StatusRunning:
+	case runs.StatusRunning:
 		return sgrCyan
-	case orchestrator.StatusCompleted:
+	case runs.StatusCompleted:
 		return sgrGreen
-	case orchestrator.StatusFailed:
+	case runs.StatusFailed:
 		return sgrRed
 	}
 	return sgrYellow

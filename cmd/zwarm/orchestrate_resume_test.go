@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -12,19 +12,19 @@ import (
 // was: resumed as it was, the run would stop again at once.
 func TestTheResumeHintRaisesTheLimitThatStoppedTheRun(t *testing.T) {
 	cost := func(c float64) *float64 { return &c }
-	limits := orchestrator.Limits{MaxSteps: 10, MaxCostUSD: 0.5, MaxTokens: 5000}
+	limits := runs.Limits{MaxSteps: 10, MaxCostUSD: 0.5, MaxTokens: 5000}
 	for _, c := range []struct {
 		limit string
-		rec   orchestrator.Record
+		rec   runs.Record
 		want  string
 	}{
-		{"max_steps", orchestrator.Record{Steps: 10}, " --max-steps 20"},
-		{"max_cost", orchestrator.Record{Steps: 3, CostUSD: cost(0.3), WorkerCostUSD: cost(0.25)}, " --max-cost 1"},
-		{"max_tokens", orchestrator.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0), Usage: sessions.Usage{TotalTokens: 5000}}, " --max-tokens 10000"},
-		{"timeout", orchestrator.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0)}, ""},
+		{"max_steps", runs.Record{Steps: 10}, " --max-steps 20"},
+		{"max_cost", runs.Record{Steps: 3, CostUSD: cost(0.3), WorkerCostUSD: cost(0.25)}, " --max-cost 1"},
+		{"max_tokens", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0), Usage: sessions.Usage{TotalTokens: 5000}}, " --max-tokens 10000"},
+		{"timeout", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0)}, ""},
 	} {
 		rec := c.rec
-		rec.ID, rec.Status, rec.Limits = "1a2b3c4d-0000-4000-8000-000000000001", orchestrator.StatusLimited, limits
+		rec.ID, rec.Status, rec.Limits = "1a2b3c4d-0000-4000-8000-000000000001", runs.StatusLimited, limits
 		got := resumeCommand(&cobra.Command{}, &rec)
 		if want := "zwarm orchestrate --resume 1a2b3c4d" + c.want; got != want {
 			t.Errorf("%s: %q, want %q", c.limit, got, want)

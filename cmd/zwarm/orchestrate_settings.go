@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -92,14 +93,14 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		}
 		return oc.Settings(dir), nil
 	}
-	rec, err := orchestrator.LoadRecord(stateDir, o.resume)
+	rec, err := runs.LoadRecord(stateDir, o.resume)
 	if err != nil {
 		return orchestrator.Settings{}, usagef("--resume: %v", err)
 	}
 	switch rec.Status {
-	case orchestrator.StatusCompleted:
+	case runs.StatusCompleted:
 		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; start a new run", sessions.ShortID(rec.ID))
-	case orchestrator.StatusRunning:
+	case runs.StatusRunning:
 		return orchestrator.Settings{}, usagef("run %s is running (process %d): stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(rec.ID), rec.Owner.PID)
 	}
 	set := oc.Settings(rec.Dir)
@@ -128,7 +129,7 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	if !fl.Changed("kill-workers-on-exit") {
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}
-	if rec.Status == orchestrator.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
+	if rec.Status == runs.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
 		return set, usagef("run %s has used its %d steps: resume it with a higher --max-steps", sessions.ShortID(rec.ID), rec.Steps)
 	}
 	return set, nil
@@ -147,7 +148,7 @@ func openAIClient(oc *orchestrator.Config) (*model.OpenAI, error) {
 }
 
 // resumeCommand is the command line that continues rec.
-func resumeCommand(c *cobra.Command, rec *orchestrator.Record) string {
+func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 	cmd := "zwarm"
 	if c.Flags().Changed("state-dir") {
 		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())

@@ -16,7 +16,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -107,11 +107,11 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 	if strings.Contains(r.stderr, "resume with") || strings.Contains(r.stderr, "\r") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	runs := w.runs()
-	if len(runs) != 1 || runs[0].Status != orchestrator.StatusCompleted || runs[0].Steps != 3 || len(runs[0].Workers) != 1 {
-		t.Fatalf("runs %+v", runs)
+	list := w.runs()
+	if len(list) != 1 || list[0].Status != runs.StatusCompleted || list[0].Steps != 3 || len(list[0].Workers) != 1 {
+		t.Fatalf("runs %+v", list)
 	}
-	id := runs[0].ID
+	id := list[0].ID
 	// Piped, the table is tab-separated.
 	table := w.ok("runs")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
@@ -127,9 +127,9 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 		}
 	}
 	var shown struct {
-		Run     runJSON              `json:"run"`
-		Events  []orchestrator.Event `json:"events"`
-		Workers []sessionJSON        `json:"workers"`
+		Run     runJSON       `json:"run"`
+		Events  []runs.Event  `json:"events"`
+		Workers []sessionJSON `json:"workers"`
 	}
 	mustJSON(t, w.ok("runs", "show", "--json", id), &shown)
 	if shown.Run.ID != id || len(shown.Events) < 10 || len(shown.Workers) != 1 || shown.Workers[0].Source.String() != "run:"+id {
@@ -149,7 +149,7 @@ func TestOrchestrateJSONAndLimitExit(t *testing.T) {
 	var types []string
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	for sc.Scan() {
-		var ev orchestrator.Event
+		var ev runs.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not JSONL: %q", sc.Text())
 		}
@@ -202,7 +202,7 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	live := w.runs()
-	if len(live) != 1 || live[0].Status != orchestrator.StatusRunning {
+	if len(live) != 1 || live[0].Status != runs.StatusRunning {
 		t.Fatalf("while it runs: %+v", live)
 	}
 	if r := w.zwarm("orchestrate", "--resume", live[0].ID); r.code != 2 || !strings.Contains(r.stderr, "is running (process") {
@@ -210,11 +210,11 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	runs := w.runs()
-	if len(runs) != 1 || runs[0].Status != orchestrator.StatusInterrupted || !strings.Contains(runs[0].StopReason, "ended without saving an outcome") {
-		t.Fatalf("after SIGKILL: %+v", runs)
+	list := w.runs()
+	if len(list) != 1 || list[0].Status != runs.StatusInterrupted || !strings.Contains(list[0].StopReason, "ended without saving an outcome") {
+		t.Fatalf("after SIGKILL: %+v", list)
 	}
-	id, worker := runs[0].ID, runs[0].Workers[0]
+	id, worker := list[0].ID, list[0].Workers[0]
 	os.WriteFile(gate, nil, 0o600)
 	w.ok("wait", "--timeout", "60s", worker)
 	res := w.zwarm("orchestrate", "--resume", id)
@@ -227,7 +227,7 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 	if !strings.Contains(obs, "has been resumed") || !strings.Contains(obs, worker+" completed") {
 		t.Errorf("the first observation after resume: %s", obs)
 	}
-	if r := w.runs()[0]; r.Status != orchestrator.StatusCompleted || r.Steps != 2 || r.WorkerUsage.InputTokens != 300 {
+	if r := w.runs()[0]; r.Status != runs.StatusCompleted || r.Steps != 2 || r.WorkerUsage.InputTokens != 300 {
 		t.Errorf("run %+v", r)
 	}
 }
@@ -265,7 +265,7 @@ func TestRealCodexOrchestrated(t *testing.T) {
 		t.Fatalf("greeting.txt: %q %v", b, err)
 	}
 	run := w.runs()[0]
-	if run.Status != orchestrator.StatusCompleted || len(run.Workers) != 1 || run.WorkerUsage.TotalTokens == 0 {
+	if run.Status != runs.StatusCompleted || len(run.Workers) != 1 || run.WorkerUsage.TotalTokens == 0 {
 		t.Fatalf("run %+v", run)
 	}
 	s := w.show(run.Workers[0])
@@ -306,10 +306,10 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 step ·") {
 		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
 	}
-	if run.Status != orchestrator.StatusInterrupted || run.Steps != 1 {
+	if run.Status != runs.StatusInterrupted || run.Steps != 1 {
 		t.Errorf("run %+v", run)
 	}
-	if rec, err := orchestrator.LoadRecord(w.state, run.ID); err != nil {
+	if rec, err := runs.LoadRecord(w.state, run.ID); err != nil {
 		t.Error(err)
 	} else if rec.Owner != nil {
 		t.Errorf("run.json after Ctrl+C still has an owner: %+v", rec.Owner)
@@ -334,7 +334,7 @@ func TestOrchestratedDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != orchestrator.StatusCompleted || len(rec.Workers) != 2 {
+	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	for _, want := range []string{"task: Add rate limiting to the HTTP API", "step 1/10 · ", "→ delegate task=", "→ wait mode=\"all\"",
@@ -384,10 +384,10 @@ func TestOrchestrateRunsTheWatchers(t *testing.T) {
 func TestOutcomeOfAStoppedRunListsItsWorkersChanges(t *testing.T) {
 	var out, errOut bytes.Buffer
 	p := newStepPrinter(&streams{out: &out, errOut: &errOut, width: 100}, &out, nil, 10, false)
-	rec := &orchestrator.Record{ID: "aed2344a-5eb7-4020-ab4b-627075cc1918", Status: orchestrator.StatusLimited, StopReason: "the run used its 10 steps",
-		Steps: 10, Changes: []orchestrator.WorkerChange{
-			{Session: "3f2a9c1d-0000-4000-8000-000000000000", Outcome: orchestrator.ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
-			{Session: "9c1d4e2f-0000-4000-8000-000000000000", Outcome: orchestrator.ChangeUnlanded, Branch: "zwarm/9c1d4e2f", Changes: "+1 -0 in 1 file", Task: "add tests"},
+	rec := &runs.Record{ID: "aed2344a-5eb7-4020-ab4b-627075cc1918", Status: runs.StatusLimited, StopReason: "the run used its 10 steps",
+		Steps: 10, Changes: []runs.WorkerChange{
+			{Session: "3f2a9c1d-0000-4000-8000-000000000000", Outcome: runs.ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},
+			{Session: "9c1d4e2f-0000-4000-8000-000000000000", Outcome: runs.ChangeUnlanded, Branch: "zwarm/9c1d4e2f", Changes: "+1 -0 in 1 file", Task: "add tests"},
 		}}
 	p.outcome(rec, "zwarm orchestrate --resume aed2344a")
 	got := out.String()

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -45,7 +45,7 @@ func runRuns(o *runsOptions) error {
 		return err
 	}
 	io := o.f.io
-	list, err := orchestrator.ListRuns(st.Dir())
+	list, err := runs.ListRuns(st.Dir())
 	if err != nil && len(list) == 0 {
 		return err
 	}
@@ -70,7 +70,7 @@ func runRuns(o *runsOptions) error {
 }
 
 // writeRuns prints the runs' table.
-func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
+func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
 	t := newTable(io,
 		column{title: "ID"}, column{title: "STATUS"}, column{title: "STEPS"}, column{title: "WORKERS", drop: 2}, column{title: "TOKENS", drop: 3},
 		column{title: "COST", drop: 4}, column{title: "AGE", drop: 1}, column{title: "TASK", flex: true},
@@ -106,7 +106,7 @@ func writeRuns(io *streams, list []*orchestrator.Record, now time.Time) error {
 
 // unpricedRunModels lists, once each, the orchestrating models without a
 // price, and says whether some worker's model has none.
-func unpricedRunModels(list []*orchestrator.Record) (models []string, workers bool) {
+func unpricedRunModels(list []*runs.Record) (models []string, workers bool) {
 	seen := map[string]bool{}
 	for _, r := range list {
 		if r.CostUSD == nil && !seen[r.Model] {

@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -12,29 +12,29 @@ import (
 // owner process, which workers' ends were read and announced, the
 // per-worker accounts).
 type runJSON struct {
-	ID            string              `json:"id"`
-	Task          string              `json:"task"`
-	Model         string              `json:"model"`
-	Dir           string              `json:"dir"`
-	Status        orchestrator.Status `json:"status"`
-	StopReason    string              `json:"stop_reason"`
-	Summary       string              `json:"summary"`
-	Steps         int                 `json:"steps"`
-	Limits        limitsJSON          `json:"limits"`
-	CreatedAt     time.Time           `json:"created_at"`
-	UpdatedAt     time.Time           `json:"updated_at"`
-	EndedAt       *time.Time          `json:"ended_at"`
-	Usage         sessions.Usage      `json:"usage"`
-	CostUSD       *float64            `json:"cost_usd"`
-	WorkerUsage   sessions.Usage      `json:"worker_usage"`
-	WorkerCostUSD *float64            `json:"worker_cost_usd"`
-	TotalTokens   int64               `json:"total_tokens"`
-	TotalCostUSD  *float64            `json:"total_cost_usd"`
-	Workers       []string            `json:"workers"`
+	ID            string         `json:"id"`
+	Task          string         `json:"task"`
+	Model         string         `json:"model"`
+	Dir           string         `json:"dir"`
+	Status        runs.Status    `json:"status"`
+	StopReason    string         `json:"stop_reason"`
+	Summary       string         `json:"summary"`
+	Steps         int            `json:"steps"`
+	Limits        limitsJSON     `json:"limits"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	EndedAt       *time.Time     `json:"ended_at"`
+	Usage         sessions.Usage `json:"usage"`
+	CostUSD       *float64       `json:"cost_usd"`
+	WorkerUsage   sessions.Usage `json:"worker_usage"`
+	WorkerCostUSD *float64       `json:"worker_cost_usd"`
+	TotalTokens   int64          `json:"total_tokens"`
+	TotalCostUSD  *float64       `json:"total_cost_usd"`
+	Workers       []string       `json:"workers"`
 	// Isolation is where its workers worked by default; Changes what
 	// became of each worker's change when the run ended.
-	Isolation string                      `json:"isolation"`
-	Changes   []orchestrator.WorkerChange `json:"changes"`
+	Isolation string              `json:"isolation"`
+	Changes   []runs.WorkerChange `json:"changes"`
 }
 
 type limitsJSON struct {
@@ -45,7 +45,7 @@ type limitsJSON struct {
 	Timeout    string  `json:"timeout"`
 }
 
-func toRunJSON(r *orchestrator.Record) runJSON {
+func toRunJSON(r *runs.Record) runJSON {
 	out := runJSON{ID: r.ID, Task: r.Task, Model: r.Model, Dir: r.Dir, Status: r.Status, StopReason: r.StopReason, Summary: r.Summary,
 		Steps: r.Steps, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Usage: r.Usage, CostUSD: r.CostUSD,
 		WorkerUsage: r.WorkerUsage, WorkerCostUSD: r.WorkerCostUSD, TotalTokens: r.TotalTokens(), Workers: r.Workers,
@@ -59,12 +59,12 @@ func toRunJSON(r *orchestrator.Record) runJSON {
 	}
 	out.Isolation, out.Changes = r.Isolation, r.Changes
 	if out.Changes == nil {
-		out.Changes = []orchestrator.WorkerChange{}
+		out.Changes = []runs.WorkerChange{}
 	}
 	return out
 }
 
-func runsJSON(list []*orchestrator.Record) []runJSON {
+func runsJSON(list []*runs.Record) []runJSON {
 	out := make([]runJSON, len(list))
 	for i, r := range list {
 		out[i] = toRunJSON(r)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -30,7 +31,7 @@ stops them. zwarm orchestrate --resume ID continues the run.`,
 			if err != nil {
 				return err
 			}
-			if _, err := orchestrator.ResolveRun(st.Dir(), args[0]); err != nil {
+			if _, err := runs.ResolveRun(st.Dir(), args[0]); err != nil {
 				return usagef("%v", err)
 			}
 			res, err := orchestrator.KillRun(c.Context(), st.Dir(), args[0], runKillGrace)

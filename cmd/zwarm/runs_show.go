@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -37,11 +38,11 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	rec, err := orchestrator.LoadRecord(m.Store().Dir(), id)
+	rec, err := runs.LoadRecord(m.Store().Dir(), id)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	events, err := orchestrator.ReadEvents(m.Store().Dir(), rec.ID)
+	events, err := runs.ReadEvents(m.Store().Dir(), rec.ID)
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	io := o.f.io
 	if o.out.on() {
 		if events == nil {
-			events = []orchestrator.Event{}
+			events = []runs.Event{}
 		}
 		if err := o.out.write(io.out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": listJSON(workers)}); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/demo"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -40,10 +41,10 @@ func TestRecordedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shown []orchestrator.Event
+	var shown []runs.Event
 	opt := orchestrator.Options{Sessions: w.Manager, StateDir: w.State, Client: m,
-		Settings: orchestrator.Settings{Model: demo.ModelName(), Dir: w.Work, Adapter: "replay", Limits: orchestrator.Limits{MaxSteps: 10}},
-		OnEvent:  func(ev orchestrator.Event) { shown = append(shown, ev) }}
+		Settings: orchestrator.Settings{Model: demo.ModelName(), Dir: w.Work, Adapter: "replay", Limits: runs.Limits{MaxSteps: 10}},
+		OnEvent:  func(ev runs.Event) { shown = append(shown, ev) }}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r, err := orchestrator.Start(ctx, opt, demo.Task())
@@ -54,7 +55,7 @@ func TestRecordedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != orchestrator.StatusCompleted || rec.Steps != 5 || len(rec.Workers) != 2 || !strings.Contains(rec.Summary, "recorded demo") {
+	if rec.Status != runs.StatusCompleted || rec.Steps != 5 || len(rec.Workers) != 2 || !strings.Contains(rec.Summary, "recorded demo") {
 		t.Fatalf("record %+v", rec)
 	}
 	if rec.CostUSD == nil || rec.WorkerCostUSD == nil || *rec.WorkerCostUSD <= 0 {
@@ -68,7 +69,7 @@ func TestRecordedRun(t *testing.T) {
 	}
 	var tools []string
 	for _, ev := range shown {
-		if ev.Type == orchestrator.EventToolResult {
+		if ev.Type == runs.EventToolResult {
 			if ev.IsError {
 				t.Errorf("%s failed: %s", ev.Tool, ev.Output)
 			}

@@ -4,16 +4,16 @@ import (
 	"fmt"
 
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
-	"github.com/zwarm/zwarm/tui/runfeed"
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
 // The run the pane shows, when it shows one: its steps as `zwarm
 // orchestrate` prints them, from its events.
 type runView struct {
-	rec    *orchestrator.Record
+	rec    *runs.Record
 	tokens int64    // with its workers
 	cost   *float64 // with its workers; nil: unknown
 	render orchestrator.Renderer
@@ -23,7 +23,7 @@ type runView struct {
 
 // ResetRun shows run rec, from nothing; key is its row's. The record gives
 // the title, and the step limit until the events say it.
-func (m *Model) ResetRun(key string, rec *orchestrator.Record) {
+func (m *Model) ResetRun(key string, rec *runs.Record) {
 	m.Reset(key)
 	m.run = &runView{rec: rec, render: orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}}
 	m.render()
@@ -39,7 +39,7 @@ func (m Model) Run() string {
 
 // SetRun updates the run's record and its totals with its workers (the
 // title).
-func (m *Model) SetRun(rec *orchestrator.Record, tokens int64, cost *float64) {
+func (m *Model) SetRun(rec *runs.Record, tokens int64, cost *float64) {
 	if m.run == nil || rec == nil || rec.ID != m.run.rec.ID {
 		return
 	}
@@ -48,7 +48,7 @@ func (m *Model) SetRun(rec *orchestrator.Record, tokens int64, cost *float64) {
 }
 
 // ApplyRun adds the events an update of the shown run carries.
-func (m *Model) ApplyRun(u runfeed.Update) {
+func (m *Model) ApplyRun(u runs.Update) {
 	r := m.run
 	if r == nil || u.ID != r.rec.ID {
 		return
@@ -64,14 +64,14 @@ func (m *Model) ApplyRun(u runfeed.Update) {
 	}
 	for _, ev := range u.Events {
 		r.thinking = 0
-		if ev.Type == orchestrator.EventModelCall {
+		if ev.Type == runs.EventModelCall {
 			r.thinking = ev.Step
 		}
 		var lines []render.Line
 		for _, l := range r.render.Lines(ev) {
 			lines = append(lines, render.Line{Kind: lineKind(l.Kind), Indent: l.Indent, Text: l.Text})
 		}
-		if ev.Type == orchestrator.EventStopped && ev.Summary != "" {
+		if ev.Type == runs.EventStopped && ev.Summary != "" {
 			lines = append(lines, render.Line{Kind: render.Message, Indent: 1, Text: "» " + render.SafeLine(ev.Summary)})
 		}
 		if len(lines) > 0 {
@@ -104,7 +104,7 @@ func lineKind(k orchestrator.LineKind) render.Kind {
 // thinking, while it is.
 func (m Model) runTail() []render.Line {
 	r := m.run
-	if r == nil || r.thinking == 0 || r.rec.Status != orchestrator.StatusRunning {
+	if r == nil || r.thinking == 0 || r.rec.Status != runs.StatusRunning {
 		return nil
 	}
 	return []render.Line{{Kind: render.Done, Text: fmt.Sprintf("… step %d/%d · the model is thinking", r.thinking, r.render.MaxSteps)}}
@@ -115,6 +115,6 @@ func (m Model) runTail() []render.Line {
 func (m Model) runTitle() string {
 	r := m.run
 	rec := r.rec
-	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(rec.Status), rec.Status,
+	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(string(rec.Status)), rec.Status,
 		rec.Steps, rec.Limits.MaxSteps, render.Cost(r.cost), render.SafeLine(rec.Model), render.SafeLine(rec.Task))
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
@@ -21,7 +21,7 @@ type Model struct {
 	common.Common
 	stateDir  string
 	counts    map[sessions.Status]int
-	runCounts map[orchestrator.Status]int
+	runCounts map[runs.Status]int
 	runs      int
 	// Tokens and money of the sessions and of the runs' own models (their
 	// workers are sessions, counted once).
@@ -36,7 +36,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns a header for the state dir.
 func New(c common.Common, stateDir string) Model {
-	return Model{Common: c, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[orchestrator.Status]int{}}
+	return Model{Common: c, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[runs.Status]int{}}
 }
 
 // Init does nothing: the header is told what to show.
@@ -66,8 +66,8 @@ func (m *Model) SetSessions(all []*sessions.Session) {
 }
 
 // SetRuns recomputes the runs' counts and their models' usage.
-func (m *Model) SetRuns(all []*orchestrator.Record) {
-	m.runCounts, m.runs, m.runTokens, m.runCost, m.runUnpriced = map[orchestrator.Status]int{}, len(all), 0, 0, 0
+func (m *Model) SetRuns(all []*runs.Record) {
+	m.runCounts, m.runs, m.runTokens, m.runCost, m.runUnpriced = map[runs.Status]int{}, len(all), 0, 0, 0
 	for _, r := range all {
 		m.runCounts[r.Status]++
 		m.runTokens += r.Usage.TotalTokens
@@ -79,8 +79,8 @@ func (m *Model) SetRuns(all []*orchestrator.Record) {
 	}
 }
 
-var runStatuses = []orchestrator.Status{orchestrator.StatusRunning, orchestrator.StatusCompleted, orchestrator.StatusFailed,
-	orchestrator.StatusLimited, orchestrator.StatusInterrupted}
+var runStatuses = []runs.Status{runs.StatusRunning, runs.StatusCompleted, runs.StatusFailed,
+	runs.StatusLimited, runs.StatusInterrupted}
 
 // View renders the header on one line. When the counts in words would
 // push the tokens and money off the line, they are given as icons and
@@ -112,7 +112,7 @@ func (m Model) line(short bool) (string, int) {
 		label = "runs: "
 		for _, st := range runStatuses {
 			if n := m.runCounts[st]; n > 0 {
-				add(m.Styles.RunStatusStyle(st).Render(count(styles.RunIcon(st), n, string(st))))
+				add(m.Styles.RunStatusStyle(string(st)).Render(count(styles.RunIcon(string(st)), n, string(st))))
 			}
 		}
 		label = "sessions: "

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -32,7 +32,7 @@ const minTask = 16
 func (m Model) allColumns() []column {
 	// session builds a cell of sessions; a run's row has its own text, or
 	// none where the column says nothing of runs.
-	session := func(f func(s *sessions.Session) string, run func(r *orchestrator.Record) string) func(Row) string {
+	session := func(f func(s *sessions.Session) string, run func(r *runs.Record) string) func(Row) string {
 		return func(r Row) string {
 			if r.Run != nil {
 				if run == nil {
@@ -51,14 +51,14 @@ func (m Model) allColumns() []column {
 			short: session(func(s *sessions.Session) string { return m.status(s, false) }, m.runStatus)},
 		{title: "ADAPTER", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Adapter) }, nil)},
 		{title: "MODEL", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Model) },
-			func(r *orchestrator.Record) string { return render.SafeLine(r.Model) })},
+			func(r *runs.Record) string { return render.SafeLine(r.Model) })},
 		{title: "TURN", drop: 30, cell: session(func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }, nil)},
 		{title: "TOKENS", drop: 50, cell: session(render.SessionTokens,
-			func(r *orchestrator.Record) string { return render.Tokens(m.totals[r.ID].tokens) })},
+			func(r *runs.Record) string { return render.Tokens(m.totals[r.ID].tokens) })},
 		{title: "COST", drop: 40, cell: session(render.SessionCost,
-			func(r *orchestrator.Record) string { return render.Cost(m.totals[r.ID].cost) })},
+			func(r *runs.Record) string { return render.Cost(m.totals[r.ID].cost) })},
 		{title: "RUNTIME", drop: 20, cell: session(func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) },
-			func(r *orchestrator.Record) string { return render.Runtime(runRuntime(r, m.now)) })},
+			func(r *runs.Record) string { return render.Runtime(runRuntime(r, m.now)) })},
 		{title: "SOURCE", drop: 10, cell: session(func(s *sessions.Session) string { return render.Source(s.Source) }, nil)},
 		// What the worker changed is what v shows and L lands: of the
 		// columns that give way, it is the last, and it first gives up
@@ -66,7 +66,7 @@ func (m Model) allColumns() []column {
 		{title: "CHANGES", drop: 60, shorten: 45, cell: session(func(s *sessions.Session) string { return render.SafeLine(s.ChangesText()) }, nil),
 			short: session(shortChanges, nil)},
 		{title: "TASK", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Task) },
-			func(r *orchestrator.Record) string { return render.SafeLine(r.Task) })},
+			func(r *runs.Record) string { return render.SafeLine(r.Task) })},
 	}
 }
 
@@ -110,17 +110,17 @@ func shortChanges(s *sessions.Session) string {
 }
 
 // runStatus is a run's status cell, with its step of the most it may take.
-func (m Model) runStatus(r *orchestrator.Record) string {
-	return fmt.Sprintf("%s %s · step %d/%d", styles.RunIcon(r.Status), r.Status, r.Steps, r.Limits.MaxSteps)
+func (m Model) runStatus(r *runs.Record) string {
+	return fmt.Sprintf("%s %s · step %d/%d", styles.RunIcon(string(r.Status)), r.Status, r.Steps, r.Limits.MaxSteps)
 }
 
 // runRuntime is how long a run ran, or has been running.
-func runRuntime(r *orchestrator.Record, now time.Time) time.Duration {
+func runRuntime(r *runs.Record, now time.Time) time.Duration {
 	end := now
 	switch {
 	case r.EndedAt != nil:
 		end = *r.EndedAt
-	case r.Status != orchestrator.StatusRunning:
+	case r.Status != runs.StatusRunning:
 		end = r.UpdatedAt
 	}
 	return max(0, end.Sub(r.CreatedAt))

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
 // Row is one line of the list: an orchestrator run, or a session. A run's
 // workers (the sessions whose source is the run) come right under it.
 type Row struct {
-	Run     *orchestrator.Record
+	Run     *runs.Record
 	Session *sessions.Session
 	// Worker says the session is shown under its run; Last that it is the
 	// last one shown there.
@@ -38,7 +38,7 @@ type totals struct {
 	cost   *float64
 }
 
-func runTotals(r *orchestrator.Record, workers []*sessions.Session) totals {
+func runTotals(r *runs.Record, workers []*sessions.Session) totals {
 	t := totals{tokens: r.Usage.TotalTokens}
 	sum, known := 0.0, r.CostUSD != nil
 	if known {
@@ -94,7 +94,7 @@ func (m *Model) rebuild() {
 	shown := map[string][]*sessions.Session{}
 	for id, r := range m.runs {
 		m.totals[id] = runTotals(r, byRun[id])
-		if r.Status == orchestrator.StatusRunning {
+		if r.Status == runs.StatusRunning {
 			m.running++
 		}
 		// A run that matches shows its workers; one that does not is
@@ -105,7 +105,7 @@ func (m *Model) rebuild() {
 				shown[id] = append(shown[id], s)
 			}
 		}
-		finished := r.Status != orchestrator.StatusRunning
+		finished := r.Status != runs.StatusRunning
 		if match && !(m.hideFinished && finished) || len(shown[id]) > 0 {
 			top = append(top, Row{Run: r})
 		}
@@ -147,7 +147,7 @@ func sessionText(s *sessions.Session) string {
 	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status), s.Source.String(), s.ChangesText()}, " ")
 }
 
-func runText(r *orchestrator.Record) string {
+func runText(r *runs.Record) string {
 	return strings.Join([]string{RunKey(r.ID), r.Task, r.Model, string(r.Status)}, " ")
 }
 
@@ -186,8 +186,8 @@ func rowRank(r Row) int {
 	if r.Run == nil {
 		return rank(r.Session.Status)
 	}
-	return map[orchestrator.Status]int{orchestrator.StatusFailed: 0, orchestrator.StatusRunning: 1, orchestrator.StatusLimited: 2,
-		orchestrator.StatusInterrupted: 3, orchestrator.StatusCompleted: 4}[r.Run.Status]
+	return map[runs.Status]int{runs.StatusFailed: 0, runs.StatusRunning: 1, runs.StatusLimited: 2,
+		runs.StatusInterrupted: 3, runs.StatusCompleted: 4}[r.Run.Status]
 }
 
 func (m *Model) tokensOf(r Row) int64 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/common"
 )
@@ -40,7 +40,7 @@ type Model struct {
 	common.Common
 	alerts       map[string]string // session → the watcher whose alert stands
 	all          map[string]*sessions.Session
-	runs         map[string]*orchestrator.Record
+	runs         map[string]*runs.Record
 	totals       map[string]totals // per run, with its workers
 	rows         []Row
 	cursor       int
@@ -58,7 +58,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns an empty list.
 func New(c common.Common) Model {
-	return Model{Common: c, all: map[string]*sessions.Session{}, runs: map[string]*orchestrator.Record{}}
+	return Model{Common: c, all: map[string]*sessions.Session{}, runs: map[string]*runs.Record{}}
 }
 
 // Init does nothing: the list is told its rows.
@@ -97,7 +97,7 @@ func (m *Model) Upsert(list []*sessions.Session, removed []string) {
 }
 
 // UpsertRuns adds or updates runs and drops removed ones.
-func (m *Model) UpsertRuns(list []*orchestrator.Record, removed []string) {
+func (m *Model) UpsertRuns(list []*runs.Record, removed []string) {
 	for _, r := range list {
 		m.runs[r.ID] = r
 	}
@@ -138,8 +138,8 @@ func (m Model) All() []*sessions.Session {
 }
 
 // Runs returns every run, hidden or not.
-func (m Model) Runs() []*orchestrator.Record {
-	out := make([]*orchestrator.Record, 0, len(m.runs))
+func (m Model) Runs() []*runs.Record {
+	out := make([]*runs.Record, 0, len(m.runs))
 	for _, r := range m.runs {
 		out = append(out, r)
 	}
@@ -147,7 +147,7 @@ func (m Model) Runs() []*orchestrator.Record {
 }
 
 // Run returns the run with id, or nil.
-func (m Model) Run(id string) *orchestrator.Record { return m.runs[id] }
+func (m Model) Run(id string) *runs.Record { return m.runs[id] }
 
 // RunTotals are run id's tokens and cost with its workers' (cost nil: a
 // price is unknown).

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -78,7 +78,7 @@ func (m Model) row(cols []column, r Row, selected bool) string {
 		cell := fit(c.cell(r), c.width)
 		if c.title == "STATUS" {
 			if r.Run != nil {
-				cell = m.Styles.RunStatusStyle(r.Run.Status).Render(cell)
+				cell = m.Styles.RunStatusStyle(string(r.Run.Status)).Render(cell)
 			} else {
 				cell = m.Styles.StatusStyle(r.Session.Status).Render(cell)
 			}
@@ -95,7 +95,7 @@ func (m Model) row(cols []column, r Row, selected bool) string {
 func (m Model) marks(r Row) (attention, fresh bool) {
 	if run := r.Run; run != nil {
 		switch run.Status {
-		case orchestrator.StatusFailed, orchestrator.StatusLimited, orchestrator.StatusInterrupted:
+		case runs.StatusFailed, runs.StatusLimited, runs.StatusInterrupted:
 			attention = true
 		}
 		return attention, run.EndedAt != nil && m.now.Sub(*run.EndedAt) < recent

@@ -5,7 +5,6 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -21,7 +20,7 @@ type Styles struct {
 	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
 
 	statusColors map[sessions.Status]lipgloss.Style
-	runColors    map[orchestrator.Status]lipgloss.Style
+	runColors    map[string]lipgloss.Style
 }
 
 // New returns the default styles.
@@ -56,12 +55,12 @@ func New() Styles {
 			sessions.StatusFailed:    c("9"),
 			sessions.StatusKilled:    c("11"),
 		},
-		runColors: map[orchestrator.Status]lipgloss.Style{
-			orchestrator.StatusRunning:     c("12"),
-			orchestrator.StatusCompleted:   c("10"),
-			orchestrator.StatusFailed:      c("9"),
-			orchestrator.StatusLimited:     c("11"),
-			orchestrator.StatusInterrupted: c("11"),
+		runColors: map[string]lipgloss.Style{
+			"running":     c("12"),
+			"completed":   c("10"),
+			"failed":      c("9"),
+			"limited":     c("11"),
+			"interrupted": c("11"),
 		},
 	}
 }
@@ -86,23 +85,24 @@ func Icon(st sessions.Status) string {
 // StatusStyle is the colour of a status.
 func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.statusColors[st] }
 
-// RunIcon is a run status's symbol: the statuses a run shares with a
-// session have the same one.
-func RunIcon(st orchestrator.Status) string {
+// RunIcon is the symbol of a run's status (a runs.Status, by its name,
+// so the palette needs nothing of the orchestrator): the statuses a run
+// shares with a session have the same one.
+func RunIcon(st string) string {
 	switch st {
-	case orchestrator.StatusRunning:
+	case "running":
 		return "●"
-	case orchestrator.StatusCompleted:
+	case "completed":
 		return "✓"
-	case orchestrator.StatusFailed:
+	case "failed":
 		return "✗"
-	case orchestrator.StatusLimited:
+	case "limited":
 		return "⊘"
-	case orchestrator.StatusInterrupted:
+	case "interrupted":
 		return "‖"
 	}
 	return "?"
 }
 
-// RunStatusStyle is the colour of a run status.
-func (s Styles) RunStatusStyle(st orchestrator.Status) lipgloss.Style { return s.runColors[st] }
+// RunStatusStyle is the colour of a run's status (a runs.Status).
+func (s Styles) RunStatusStyle(st string) lipgloss.Style { return s.runColors[st] }

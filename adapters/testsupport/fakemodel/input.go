@@ -2,7 +2,8 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // Item is one input item of a Responses API request, as a test reads it.
@@ -39,8 +40,8 @@ func Input(body []byte) []Item {
 			it.Type = "message"
 		}
 		item := Item{Type: it.Type, Role: it.Role, Name: it.Name, CallID: it.CallID, Arguments: it.Arguments, Raw: raw}
-		item.Text = contentText(it.Content)
-		item.Output = contentText(it.Output)
+		item.Text = sessions.ContentText(it.Content)
+		item.Output = sessions.ContentText(it.Output)
 		out = append(out, item)
 	}
 	return out
@@ -63,24 +64,4 @@ func Outputs(body []byte, name string) []string {
 		}
 	}
 	return out
-}
-
-// contentText reads a string, or the text of an array of content parts.
-func contentText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		texts = append(texts, p.Text)
-	}
-	return strings.Join(texts, "\n")
 }

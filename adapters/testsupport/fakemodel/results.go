@@ -1,6 +1,10 @@
 package fakemodel
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/zwarm/zwarm/sessions"
+)
 
 // ToolResult is a tool call an agent made and the result it sent back to
 // the model, as a later request carries them.
@@ -71,7 +75,7 @@ func anthropicResults(raw json.RawMessage) []ToolResult {
 				uses[b.ID] = ToolResult{Tool: b.Name, Args: string(b.Input)}
 			case "tool_result":
 				if u, ok := uses[b.ToolUseID]; ok {
-					u.Output, u.IsError = contentText(b.Content), b.IsError
+					u.Output, u.IsError = sessions.ContentText(b.Content), b.IsError
 					out = append(out, u)
 				}
 			}

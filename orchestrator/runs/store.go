@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"encoding/json"
@@ -23,9 +23,10 @@ const (
 	lockFile         = ".lock"
 )
 
+// The permissions of what a run writes: its files hold code and secrets.
 const (
-	dirPerm  = 0o700
-	filePerm = 0o600
+	DirPerm  = 0o700
+	FilePerm = 0o600
 )
 
 // stateDirOf is the state dir of a file of a run, <state>/runs/<id>/FILE.
@@ -34,7 +35,7 @@ func stateDirOf(path string) string { return filepath.Dir(filepath.Dir(filepath.
 // openRunFile opens a file of a run, never through a symlink, at it, at
 // its run's directory or at runs/ (sessions.OpenFile).
 func openRunFile(path string, flag int) (*os.File, error) {
-	return sessions.OpenFile(stateDirOf(path), path, flag, filePerm)
+	return sessions.OpenFile(stateDirOf(path), path, flag, FilePerm)
 }
 
 // ErrNoRun is returned (wrapped) when no run matches an id.
@@ -50,14 +51,15 @@ func LoadRecord(stateDir, idOrPrefix string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := readRecord(RunDir(stateDir, id))
+	r, err := ReadRecord(RunDir(stateDir, id))
 	if err != nil {
 		return nil, err
 	}
 	return r.Current(), nil
 }
 
-func readRecord(dir string) (*Record, error) {
+// ReadRecord reads run.json of the run in dir, as it was written.
+func ReadRecord(dir string) (*Record, error) {
 	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", filepath.Base(dir), err)
@@ -82,10 +84,10 @@ func ListRuns(stateDir string) ([]*Record, error) {
 	var out []*Record
 	var bad []string
 	for _, e := range ents {
-		if !e.IsDir() || validRunID(e.Name()) != nil {
+		if !e.IsDir() || ValidID(e.Name()) != nil {
 			continue
 		}
-		r, err := readRecord(filepath.Join(stateDir, RunsDir, e.Name()))
+		r, err := ReadRecord(filepath.Join(stateDir, RunsDir, e.Name()))
 		if err != nil {
 			bad = append(bad, err.Error())
 			continue
@@ -106,7 +108,7 @@ func ListRuns(stateDir string) ([]*Record, error) {
 
 // ResolveRun turns a run id or unique prefix into a full id.
 func ResolveRun(stateDir, prefix string) (string, error) {
-	if err := validRunID(prefix); err != nil {
+	if err := ValidID(prefix); err != nil {
 		return "", err
 	}
 	ents, err := os.ReadDir(filepath.Join(stateDir, RunsDir))
@@ -132,9 +134,9 @@ func ResolveRun(stateDir, prefix string) (string, error) {
 	return "", fmt.Errorf("run id prefix %q is ambiguous: it matches %s; give more characters", prefix, strings.Join(hits, ", "))
 }
 
-// validRunID accepts only hex digits and dashes, so nothing typed reaches
+// ValidID accepts only hex digits and dashes, so nothing typed reaches
 // a path.
-func validRunID(s string) error {
+func ValidID(s string) error {
 	if s == "" || len(s) > 36 {
 		return fmt.Errorf("invalid run id %q: run ids are up to 36 hex digits and dashes (see zwarm runs)", s)
 	}
@@ -146,9 +148,9 @@ func validRunID(s string) error {
 	return nil
 }
 
-// writeRecord replaces run.json atomically: a reader sees the old or the
+// WriteRecord replaces run.json atomically: a reader sees the old or the
 // new record, never a mix, whenever the writer dies.
-func writeRecord(dir string, r *Record) error {
+func WriteRecord(dir string, r *Record) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -179,11 +181,13 @@ func writeRecord(dir string, r *Record) error {
 	return nil
 }
 
-// runLock is an exclusive lock on a run, held by the process running it;
+// RunLock is an exclusive lock on a run, held by the process running it;
 // the kernel releases it if that process dies.
-type runLock struct{ f *os.File }
+type RunLock struct{ f *os.File }
 
-func lockRun(dir string) (*runLock, error) {
+// LockRun takes the lock of the run in dir, or fails at once if another
+// process holds it.
+func LockRun(dir string) (*RunLock, error) {
 	f, err := openRunFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
@@ -195,10 +199,11 @@ func lockRun(dir string) (*runLock, error) {
 		}
 		return nil, err
 	}
-	return &runLock{f: f}, nil
+	return &RunLock{f: f}, nil
 }
 
-func (l *runLock) unlock() {
+// Unlock releases the lock.
+func (l *RunLock) Unlock() {
 	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	l.f.Close()
 }
@@ -206,7 +211,7 @@ func (l *runLock) unlock() {
 // ReadEvents returns the events of a run, oldest first (a torn last line
 // is left out).
 func ReadEvents(stateDir, id string) ([]Event, error) {
-	lines, err := readLines(filepath.Join(RunDir(stateDir, id), EventsFile))
+	lines, err := ReadLines(filepath.Join(RunDir(stateDir, id), EventsFile))
 	out := make([]Event, 0, len(lines))
 	for _, l := range lines {
 		var ev Event
@@ -219,7 +224,7 @@ func ReadEvents(stateDir, id string) ([]Event, error) {
 
 // ReadConversation returns the conversation items of a run, verbatim.
 func ReadConversation(stateDir, id string) ([]json.RawMessage, error) {
-	lines, err := readLines(filepath.Join(RunDir(stateDir, id), ConversationFile))
+	lines, err := ReadLines(filepath.Join(RunDir(stateDir, id), ConversationFile))
 	out := make([]json.RawMessage, len(lines))
 	for i, l := range lines {
 		out[i] = l

@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"fmt"
@@ -117,7 +117,35 @@ func (r *Record) TotalCost() (float64, bool) {
 	return sessions.RoundCost(c), known
 }
 
-func (r *Record) clone() *Record {
+// LimitReached names the limit that stopped a run, as the run judges it before each step
+// ("max_steps", "max_cost", "max_tokens"), "timeout" for the wall clock,
+// or "" for a run no limit stopped.
+func (rec *Record) LimitReached() string {
+	if rec.Status != StatusLimited {
+		return ""
+	}
+	if name := rec.Spent(rec.Limits); name != "" {
+		return name
+	}
+	return "timeout"
+}
+
+// Spent names the first of the limits the record has used up, "" if none.
+func (rec *Record) Spent(lim Limits) string {
+	cost, _ := rec.TotalCost()
+	switch {
+	case rec.Steps >= lim.MaxSteps:
+		return "max_steps"
+	case lim.MaxCostUSD > 0 && cost >= lim.MaxCostUSD:
+		return "max_cost"
+	case lim.MaxTokens > 0 && rec.TotalTokens() >= lim.MaxTokens:
+		return "max_tokens"
+	}
+	return ""
+}
+
+// Clone is a copy of the record that shares nothing changeable with it.
+func (r *Record) Clone() *Record {
 	c := *r
 	c.Workers = append([]string(nil), r.Workers...)
 	c.Changes = append([]WorkerChange(nil), r.Changes...)
@@ -138,4 +166,36 @@ func cloneTimes(m map[string]time.Time) map[string]time.Time {
 		out[k] = v
 	}
 	return out
+}
+
+// Limits bound a run. Zero values mean no limit, except MaxSteps.
+type Limits struct {
+	MaxSteps   int               `json:"max_steps"`
+	MaxCostUSD float64           `json:"max_cost_usd,omitempty"`
+	MaxTokens  int64             `json:"max_tokens,omitempty"`
+	MaxWorkers int               `json:"max_workers,omitempty"`
+	Timeout    sessions.Duration `json:"timeout,omitempty"`
+}
+
+// Outcomes of a worker's change when the run ended.
+const (
+	ChangeLanded   = "landed"
+	ChangeUnlanded = "unlanded"
+	ChangeInPlace  = "in_place"
+)
+
+// WorkerChange is what became of one worker's change when the run ended.
+type WorkerChange struct {
+	Session string `json:"session"`
+	Outcome string `json:"outcome"`
+	// Changes is its size ("+12 -3 in 2 files"); Branch holds it.
+	Changes string `json:"changes,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	// Into and Commit say where it was landed (for an unlanded change,
+	// where an earlier part of it was), as which commit.
+	Into   string `json:"into,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Running: the worker had not finished, so its change may grow.
+	Running bool   `json:"running,omitempty"`
+	Task    string `json:"task"`
 }

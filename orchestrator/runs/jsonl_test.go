@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"os"
@@ -10,29 +10,29 @@ import (
 func TestJournalDropsATornLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	os.WriteFile(path, []byte("{\"a\":1}\n{\"b\":2}\n{\"c\":"), 0o600)
-	lines, err := readLines(path)
+	lines, err := ReadLines(path)
 	if err != nil || len(lines) != 2 || string(lines[1]) != `{"b":2}` {
 		t.Fatalf("%q %v", lines, err)
 	}
-	j, err := openJournal(path)
+	j, err := OpenJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.append(true, []byte(`{"d":4}`), []byte("{\n\"e\": 5}")); err != nil {
+	if err := j.Append(true, []byte(`{"d":4}`), []byte("{\n\"e\": 5}")); err != nil {
 		t.Fatal(err)
 	}
-	j.close()
+	j.Close()
 	b, _ := os.ReadFile(path)
 	if string(b) != "{\"a\":1}\n{\"b\":2}\n{\"d\":4}\n{\"e\":5}\n" {
 		t.Fatalf("%q", b)
 	}
 	// A file that is one torn line is empty.
 	os.WriteFile(path, []byte(strings.Repeat("x", 100<<10)), 0o600)
-	j, err = openJournal(path)
+	j, err = OpenJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.close()
+	j.Close()
 	if fi, _ := os.Stat(path); fi.Size() != 0 {
 		t.Fatalf("size %d", fi.Size())
 	}
@@ -47,7 +47,7 @@ func TestListRunsShowsADeadRunInterrupted(t *testing.T) {
 		if st == StatusRunning {
 			rec.Owner = nil // nobody: its process is gone
 		}
-		if err := writeRecord(RunDir(dir, id), rec); err != nil {
+		if err := WriteRecord(RunDir(dir, id), rec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
 	for _, name := range []string{EventsFile, ConversationFile} {
 		p := filepath.Join(dir, name)
 		os.Symlink(target, p)
-		j, err := openJournal(p)
+		j, err := OpenJournal(p)
 		if err == nil {
 			j.f.Close()
 		}
@@ -42,13 +42,13 @@ func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
 	}
 	lock := filepath.Join(dir, lockFile)
 	os.Symlink(target, lock)
-	_, err := lockRun(dir)
+	_, err := LockRun(dir)
 	named("the run's lock", err, lock)
 	untouched("the run's lock")
 
 	rec := filepath.Join(dir, RecordFile)
 	os.Symlink(target, rec)
-	named("run.json", writeRecord(dir, &Record{ID: "x"}), rec)
+	named("run.json", WriteRecord(dir, &Record{ID: "x"}), rec)
 	untouched("run.json")
 
 	// runs/ itself swapped for a symlink to elsewhere.
@@ -56,7 +56,7 @@ func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
 	os.Rename(filepath.Join(state, RunsDir), filepath.Join(state, "runs.real"))
 	os.Symlink(outside, filepath.Join(state, RunsDir))
 	os.Mkdir(filepath.Join(outside, filepath.Base(dir)), 0o700)
-	_, err = openJournal(filepath.Join(dir, EventsFile))
+	_, err = OpenJournal(filepath.Join(dir, EventsFile))
 	named("a symlinked runs dir", err, filepath.Join(state, RunsDir))
 	if _, err := os.Stat(filepath.Join(outside, filepath.Base(dir), EventsFile)); err == nil {
 		t.Error("the journal was made outside the state dir")

@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"bufio"
@@ -12,17 +12,17 @@ import (
 	"path/filepath"
 )
 
-// journal is an append-only JSONL file. A line is whole only with its
-// newline: a crash mid-write leaves a torn last line, which readLines
-// ignores and openJournal cuts off before anything is appended after it.
-type journal struct {
+// Journal is an append-only JSONL file. A line is whole only with its
+// newline: a crash mid-write leaves a torn last line, which ReadLines
+// ignores and OpenJournal cuts off before anything is appended after it.
+type Journal struct {
 	path string
 	f    *os.File
 }
 
-// openJournal opens path for appending, creating it, and drops a torn last
+// OpenJournal opens path for appending, creating it, and drops a torn last
 // line left by a crash.
-func openJournal(path string) (*journal, error) {
+func OpenJournal(path string) (*Journal, error) {
 	f, err := openRunFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func openJournal(path string) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &journal{path: path, f: f}, nil
+	return &Journal{path: path, f: f}, nil
 }
 
 // wholeLinesEnd is the offset just after the last newline of f.
@@ -65,8 +65,8 @@ func wholeLinesEnd(f *os.File) (int64, error) {
 	return 0, nil
 }
 
-// append writes lines in one write; sync makes them durable.
-func (j *journal) append(sync bool, lines ...[]byte) error {
+// Append writes lines in one write; sync makes them durable.
+func (j *Journal) Append(sync bool, lines ...[]byte) error {
 	var buf bytes.Buffer
 	for _, l := range lines {
 		if bytes.IndexByte(l, '\n') >= 0 {
@@ -83,23 +83,25 @@ func (j *journal) append(sync bool, lines ...[]byte) error {
 		return fmt.Errorf("append to %s: %w", j.path, err)
 	}
 	if sync {
-		return j.sync()
+		return j.Sync()
 	}
 	return nil
 }
 
-func (j *journal) sync() error {
+// Sync makes what was appended durable.
+func (j *Journal) Sync() error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", j.path, err)
 	}
 	return nil
 }
 
-func (j *journal) close() error { return j.f.Close() }
+// Close closes the file.
+func (j *Journal) Close() error { return j.f.Close() }
 
-// readLines returns the whole lines of a JSONL file (a torn last line is
+// ReadLines returns the whole lines of a JSONL file (a torn last line is
 // left out); a missing file has none.
-func readLines(path string) ([][]byte, error) {
+func ReadLines(path string) ([][]byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -125,10 +127,10 @@ func readLines(path string) ([][]byte, error) {
 	}
 }
 
-// rewriteJournal replaces the journal's whole content with lines,
+// RewriteJournal replaces the journal's whole content with lines,
 // atomically (a crash leaves the old or the new file), and goes on
 // appending to the new file.
-func rewriteJournal(j *journal, lines []json.RawMessage) error {
+func RewriteJournal(j *Journal, lines []json.RawMessage) error {
 	dir := filepath.Dir(j.path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(j.path)+".tmp*")
 	if err != nil {
@@ -142,7 +144,7 @@ func rewriteJournal(j *journal, lines []json.RawMessage) error {
 	}
 	err = w.Flush()
 	if err == nil {
-		err = f.Chmod(filePerm)
+		err = f.Chmod(FilePerm)
 	}
 	if err == nil {
 		err = f.Sync()

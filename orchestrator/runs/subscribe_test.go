@@ -1,4 +1,4 @@
-package runfeed
+package runs_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -43,7 +44,7 @@ func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Respons
 
 // startRun starts a real run in stateDir, driven by the returned stepper;
 // done delivers its record when it ends.
-func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *orchestrator.Record) {
+func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *runs.Record) {
 	t.Helper()
 	st, err := sessions.NewStore(stateDir)
 	if err != nil {
@@ -53,12 +54,12 @@ func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, do
 	step = &stepper{replies: make(chan []string)}
 	ctx, cancel := context.WithCancel(context.Background())
 	run, err := orchestrator.Start(ctx, orchestrator.Options{Sessions: m, StateDir: stateDir, Client: step,
-		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: orchestrator.Limits{MaxSteps: 5}}}, task)
+		Settings: orchestrator.Settings{Model: "gpt-5.1", Dir: t.TempDir(), Limits: runs.Limits{MaxSteps: 5}}}, task)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	out := make(chan *orchestrator.Record, 1)
+	out := make(chan *runs.Record, 1)
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -69,9 +70,9 @@ func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, do
 	return run.ID(), step, out
 }
 
-func subscribe(t *testing.T, stateDir string, opt Options) *Subscription {
+func subscribe(t *testing.T, stateDir string, opt runs.SubscribeOptions) *runs.Subscription {
 	t.Helper()
-	sub, err := Feed{StateDir: stateDir}.Subscribe(context.Background(), opt)
+	sub, err := runs.Subscribe(context.Background(), stateDir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func subscribe(t *testing.T, stateDir string, opt Options) *Subscription {
 }
 
 // await reads updates until one satisfies cond, or fails the test.
-func await(t *testing.T, sub *Subscription, what string, cond func(Update) bool) Update {
+func await(t *testing.T, sub *runs.Subscription, what string, cond func(runs.Update) bool) runs.Update {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -99,7 +100,7 @@ func await(t *testing.T, sub *Subscription, what string, cond func(Update) bool)
 }
 
 // quiet fails the test if an update arrives within d.
-func quiet(t *testing.T, sub *Subscription, d time.Duration) {
+func quiet(t *testing.T, sub *runs.Subscription, d time.Duration) {
 	t.Helper()
 	select {
 	case u := <-sub.C():
@@ -112,22 +113,22 @@ func quiet(t *testing.T, sub *Subscription, d time.Duration) {
 // nothing is created, and a run started later is seen.
 func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "later", ".zwarm")
-	sub := subscribe(t, state, Options{})
+	sub := subscribe(t, state, runs.SubscribeOptions{})
 	if u := <-sub.C(); !u.Synced || u.ID != "" {
 		t.Fatalf("first update %+v", u)
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Fatalf("the feed made the state dir: %v", err)
+		t.Fatalf("the subscription made the state dir: %v", err)
 	}
 	id, step, done := startRun(t, state, "the task")
-	u := await(t, sub, "the new run", func(u Update) bool { return u.ID == id && u.Record != nil })
-	if u.Record.Status != orchestrator.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
+	u := await(t, sub, "the new run", func(u runs.Update) bool { return u.ID == id && u.Record != nil })
+	if u.Record.Status != runs.StatusRunning || u.Record.Task != "the task" || len(u.Events) != 0 {
 		t.Fatalf("update %+v", u)
 	}
 	step.replies <- []string{`finish {"summary":"done"}`}
 	<-done
-	await(t, sub, "the run completed", func(u Update) bool {
-		return u.ID == id && u.Record != nil && u.Record.Status == orchestrator.StatusCompleted
+	await(t, sub, "the run completed", func(u runs.Update) bool {
+		return u.ID == id && u.Record != nil && u.Record.Status == runs.StatusCompleted
 	})
 }
 
@@ -136,14 +137,14 @@ func TestRunsAppearInAStateDirMadeLater(t *testing.T) {
 func TestOneRunsEventsArriveLive(t *testing.T) {
 	state := t.TempDir()
 	id, step, done := startRun(t, state, "follow me")
-	sub := subscribe(t, state, Options{Run: id})
-	var types []orchestrator.EventType
-	first := await(t, sub, "the first load", func(u Update) bool { return true })
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id})
+	var types []runs.EventType
+	first := await(t, sub, "the first load", func(u runs.Update) bool { return true })
 	if !first.Synced || first.Record == nil || first.ID != id {
 		t.Fatalf("first %+v", first)
 	}
 	// until reads updates, collecting events, until the last one is typ.
-	until := func(typ orchestrator.EventType, u Update) {
+	until := func(typ runs.EventType, u runs.Update) {
 		t.Helper()
 		for {
 			for _, ev := range u.Events {
@@ -152,44 +153,39 @@ func TestOneRunsEventsArriveLive(t *testing.T) {
 			if len(types) > 0 && types[len(types)-1] == typ {
 				return
 			}
-			u = await(t, sub, string(typ), func(Update) bool { return true })
+			u = await(t, sub, string(typ), func(runs.Update) bool { return true })
 		}
 	}
-	until(orchestrator.EventModelCall, first)
+	until(runs.EventModelCall, first)
 	step.replies <- []string{"list_sessions"}
-	until(orchestrator.EventModelCall, Update{})
+	until(runs.EventModelCall, runs.Update{})
 	step.replies <- []string{`finish {"summary":"all done"}`}
 	<-done
-	until(orchestrator.EventStopped, Update{})
+	until(runs.EventStopped, runs.Update{})
 	want := "[run_started model_call model_response usage tool_call tool_result model_call model_response usage tool_call tool_result run_stopped]"
 	if got := fmt.Sprint(types); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
 	}
-	evs, _ := orchestrator.ReadEvents(state, id)
+	evs, _ := runs.ReadEvents(state, id)
 	if len(evs) != len(types) {
 		t.Fatalf("%d events on disk, %d delivered", len(evs), len(types))
 	}
 }
 
 // writeRecord writes a run.json as an orchestrate process leaves it.
-func writeRecord(t *testing.T, state string, rec orchestrator.Record) {
+func writeRecord(t *testing.T, state string, rec runs.Record) {
 	t.Helper()
-	dir := orchestrator.RunDir(state, rec.ID)
+	dir := runs.RunDir(state, rec.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(rec)
-	tmp := filepath.Join(dir, ".run.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, orchestrator.RecordFile)); err != nil {
+	if err := runs.WriteRecord(dir, &rec); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A run whose process is SIGKILLed writes nothing more; the feed hears the
-// death through a pidfd and reads it interrupted.
+// A run whose process is SIGKILLed writes nothing more; the subscription
+// hears the death through a pidfd and reads it interrupted.
 func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 	state := t.TempDir()
 	owner := exec.Command("sleep", "60")
@@ -202,22 +198,22 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()
-	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusRunning, Owner: ref,
-		Limits: orchestrator.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
-	sub := subscribe(t, state, Options{})
-	if u := await(t, sub, "the first load", func(Update) bool { return true }); u.Record == nil || u.Record.Status != orchestrator.StatusRunning || !u.Synced {
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusRunning, Owner: ref,
+		Limits: runs.Limits{MaxSteps: 9}, CreatedAt: time.Now().UTC()})
+	sub := subscribe(t, state, runs.SubscribeOptions{})
+	if u := await(t, sub, "the first load", func(runs.Update) bool { return true }); u.Record == nil || u.Record.Status != runs.StatusRunning || !u.Synced {
 		t.Fatalf("first %+v", u)
 	}
 	quiet(t, sub, 100*time.Millisecond)
 	owner.Process.Kill()
 	owner.Wait()
-	u := await(t, sub, "the owner's death", func(u Update) bool { return u.Record != nil })
-	if u.Record.Status != orchestrator.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
+	u := await(t, sub, "the owner's death", func(u runs.Update) bool { return u.Record != nil })
+	if u.Record.Status != runs.StatusInterrupted || !strings.Contains(u.Record.StopReason, "ended without saving an outcome") {
 		t.Fatalf("after the kill %+v", u.Record)
 	}
 	// Removing the run's dir removes it.
-	os.RemoveAll(orchestrator.RunDir(state, id))
-	if u := await(t, sub, "the removal", func(Update) bool { return true }); !u.Removed || u.ID != id {
+	os.RemoveAll(runs.RunDir(state, id))
+	if u := await(t, sub, "the removal", func(runs.Update) bool { return true }); !u.Removed || u.ID != id {
 		t.Fatalf("removal %+v", u)
 	}
 }
@@ -227,18 +223,18 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 func TestEventsTornLinesAndWindow(t *testing.T) {
 	state := t.TempDir()
 	id := uuid.NewString()
-	writeRecord(t, state, orchestrator.Record{Version: 1, ID: id, Task: "t", Status: orchestrator.StatusCompleted, CreatedAt: time.Now().UTC()})
-	path := filepath.Join(orchestrator.RunDir(state, id), orchestrator.EventsFile)
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusCompleted, CreatedAt: time.Now().UTC()})
+	path := filepath.Join(runs.RunDir(state, id), runs.EventsFile)
 	var body strings.Builder
 	for i := 1; i <= 200; i++ {
-		b, _ := json.Marshal(orchestrator.Event{Type: orchestrator.EventNotice, Run: id, Step: i, Text: strings.Repeat("x", 80)})
+		b, _ := json.Marshal(runs.Event{Type: runs.EventNotice, Run: id, Step: i, Text: strings.Repeat("x", 80)})
 		body.Write(append(b, '\n'))
 	}
 	if err := os.WriteFile(path, []byte(body.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sub := subscribe(t, state, Options{Run: id, Window: 4096})
-	u := await(t, sub, "the first load", func(Update) bool { return true })
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id, Window: 4096})
+	u := await(t, sub, "the first load", func(runs.Update) bool { return true })
 	if u.Skipped == 0 || len(u.Events) == 0 || len(u.Events) > 40 || u.Events[len(u.Events)-1].Step != 200 || u.Events[0].Step < 150 {
 		t.Fatalf("window: skipped %d, %d events, first step %d", u.Skipped, len(u.Events), u.Events[0].Step)
 	}
@@ -250,7 +246,7 @@ func TestEventsTornLinesAndWindow(t *testing.T) {
 	f.WriteString(`{"type":"notice","step":201,"text":"to`)
 	quiet(t, sub, 150*time.Millisecond)
 	f.WriteString(`rn"}` + "\n")
-	u = await(t, sub, "the whole line", func(Update) bool { return true })
+	u = await(t, sub, "the whole line", func(runs.Update) bool { return true })
 	if len(u.Events) != 1 || u.Events[0].Step != 201 || u.Events[0].Text != "torn" {
 		t.Fatalf("after the newline %+v", u)
 	}

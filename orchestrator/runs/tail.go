@@ -1,4 +1,4 @@
-package runfeed
+package runs
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-
-	"github.com/zwarm/zwarm/orchestrator"
 )
 
 // tail reads a run's events.jsonl as it grows: each read returns the whole
@@ -24,7 +22,7 @@ type tail struct {
 }
 
 type tailRead struct {
-	events  []orchestrator.Event
+	events  []Event
 	skipped int64 // bytes left unread at the start (the window)
 	reset   bool  // the file was replaced: events start over
 }
@@ -77,7 +75,7 @@ func (t *tail) read() (tailRead, error) {
 			break // a torn last line: wait for the rest
 		}
 		for _, line := range bytes.Split(buf[:end], []byte{'\n'}) {
-			var ev orchestrator.Event
+			var ev Event
 			if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &ev) == nil {
 				r.events = append(r.events, ev)
 			}

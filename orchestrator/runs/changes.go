@@ -1,4 +1,4 @@
-package runfeed
+package runs
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -45,7 +44,7 @@ func newChanges(stateDir, only string) (*changes, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := &changes{runsDir: filepath.Join(stateDir, orchestrator.RunsDir), only: only, fw: fw,
+	ch := &changes{runsDir: filepath.Join(stateDir, RunsDir), only: only, fw: fw,
 		dirty: map[string]int{}, c: make(chan struct{}, 1), done: make(chan struct{})}
 	if ch.owners, err = sessions.NewExitWatch(); err != nil {
 		fw.Close()
@@ -228,9 +227,9 @@ func (ch *changes) onEvent(ev fsnotify.Event) {
 			ch.addRun(id)
 		}
 		ch.mark(id, recordChanged|eventsChanged)
-	case parts[1] == orchestrator.RecordFile:
+	case parts[1] == RecordFile:
 		ch.mark(id, recordChanged)
-	case parts[1] == orchestrator.EventsFile && ch.only != "":
+	case parts[1] == EventsFile && ch.only != "":
 		// Only a subscription to one run reads its events.
 		ch.mark(id, eventsChanged)
 	}

@@ -1,12 +1,4 @@
-// Package runfeed follows the orchestrator runs of a state dir for the
-// dashboard: every run's record as it changes and, for one run, its events
-// as they are appended to events.jsonl. It wakes on file events (the runs
-// dir and each run's dir) and on the exit of a run's owner process (a
-// pidfd), never on a timer: an idle dashboard stays asleep.
-//
-// The reading happens on the subscription's goroutine; the dashboard only
-// receives updates, so its Update never touches the disk.
-package runfeed
+package runs
 
 import (
 	"context"
@@ -14,17 +6,10 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
-
-	"github.com/zwarm/zwarm/orchestrator"
 )
 
-// Feed is the runs of a state dir.
-type Feed struct {
-	StateDir string
-}
-
-// Options say what a subscription follows.
-type Options struct {
+// SubscribeOptions say what a subscription follows.
+type SubscribeOptions struct {
 	// Run, a run's full id, limits the subscription to that run and
 	// delivers its events too; "" follows the record of every run.
 	Run string
@@ -38,12 +23,13 @@ type Update struct {
 	ID string
 	// Record is the run as it truly is (a run whose process died reads
 	// interrupted); nil when only events arrived, or when Removed.
-	Record  *orchestrator.Record
+	Record  *Record
 	Removed bool
-	// Events are those appended since the last update (with Options.Run).
-	Events []orchestrator.Event
+	// Events are those appended since the last update (with
+	// SubscribeOptions.Run).
+	Events []Event
 	// Skipped is how many bytes at the start of events.jsonl were left
-	// unread (Options.Window).
+	// unread (SubscribeOptions.Window).
 	Skipped int64
 	// Reset says events.jsonl was replaced: Events start over.
 	Reset bool
@@ -54,7 +40,7 @@ type Update struct {
 }
 
 // Subscription delivers updates in the order they happened, with
-// backpressure: the feed reads no further while an update waits.
+// backpressure: the subscription reads no further while an update waits.
 type Subscription struct {
 	c      chan Update
 	cancel context.CancelFunc
@@ -65,15 +51,20 @@ type Subscription struct {
 	err error
 }
 
-// Subscribe follows the runs until ctx ends or Close.
-func (f Feed) Subscribe(ctx context.Context, opt Options) (*Subscription, error) {
-	ch, err := newChanges(f.StateDir, opt.Run)
+// Subscribe follows the runs of a state dir until ctx ends or Close:
+// every run's record as it changes and, for one run, its events as they
+// are appended to events.jsonl. It wakes on file events (the runs dir and
+// each run's dir) and on the exit of a run's owner process (a pidfd),
+// never on a timer: an idle reader stays asleep. The reading happens on
+// the subscription's goroutine; the reader only receives updates.
+func Subscribe(ctx context.Context, stateDir string, opt SubscribeOptions) (*Subscription, error) {
+	ch, err := newChanges(stateDir, opt.Run)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Subscription{c: make(chan Update), cancel: cancel, done: make(chan struct{}), ch: ch}
-	r := &reader{stateDir: f.StateDir, opt: opt, ch: ch, runs: map[string]*runState{}}
+	r := &reader{stateDir: stateDir, opt: opt, ch: ch, runs: map[string]*runState{}}
 	go func() {
 		defer close(s.done)
 		defer close(s.c)
@@ -107,7 +98,7 @@ func (s *Subscription) Close() {
 // subscription's goroutine.
 type reader struct {
 	stateDir string
-	opt      Options
+	opt      SubscribeOptions
 	ch       *changes
 	runs     map[string]*runState
 }
@@ -182,9 +173,9 @@ func (r *reader) read(id string, what int) (Update, bool) {
 	u := Update{ID: id}
 	st := r.runs[id]
 	if what&recordChanged != 0 {
-		rec, err := orchestrator.LoadRecord(r.stateDir, id)
+		rec, err := LoadRecord(r.stateDir, id)
 		switch {
-		case errors.Is(err, orchestrator.ErrNoRun):
+		case errors.Is(err, ErrNoRun):
 			// Its dir is gone: the run was removed.
 			r.ch.owners.Remove(id)
 			if st == nil {
@@ -201,7 +192,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 			return u, true
 		}
 		u.Record = rec
-		if rec.Status == orchestrator.StatusRunning {
+		if rec.Status == StatusRunning {
 			r.ch.owners.Add(id, rec.Owner)
 		} else {
 			r.ch.owners.Remove(id)
@@ -209,7 +200,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 		if st == nil {
 			st = &runState{}
 			if id == r.opt.Run {
-				st.tail = &tail{path: filepath.Join(orchestrator.RunDir(r.stateDir, id), orchestrator.EventsFile), window: r.opt.Window}
+				st.tail = &tail{path: filepath.Join(RunDir(r.stateDir, id), EventsFile), window: r.opt.Window}
 			}
 			r.runs[id] = st
 			what |= eventsChanged

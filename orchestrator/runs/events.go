@@ -1,4 +1,4 @@
-package orchestrator
+package runs
 
 import (
 	"encoding/json"
@@ -98,6 +98,17 @@ type Compaction struct {
 	ClippedItems int      `json:"clipped_items,omitempty"`
 }
 
-// outputBound bounds a tool result in events.jsonl; the conversation keeps
-// it whole.
-const outputBound = 2000
+// Action is what a guard asks of the run before a step.
+type Action string
+
+const (
+	// ActionContinue lets the step run.
+	ActionContinue Action = "continue"
+	// ActionNudge adds the verdict's message to the conversation, as
+	// "[watcher:NAME] MESSAGE", before the step's model call.
+	ActionNudge Action = "nudge"
+	// ActionPause ends the run as interrupted: --resume continues it.
+	ActionPause Action = "pause"
+	// ActionAbort ends the run as failed.
+	ActionAbort Action = "abort"
+)
