@@ -127,8 +127,8 @@ func BenchmarkSelectHugeTurn(b *testing.B) {
 }
 
 // stateDir builds, once per run, a state dir of n settled sessions of two
-// turns each with sessions/internal/mkstate (as the README's whole-process
-// figures do).
+// turns each with sessions/internal/mkstate (as the whole-process figures
+// of docs/performance.md do).
 func stateDir(b *testing.B, n int) string {
 	b.Helper()
 	stateDirs.Lock()

@@ -97,7 +97,7 @@ func (j *jsonFlags) write(w io.Writer, v any) error {
 }
 
 // sessionJSON is a session as --json prints it: the documented fields
-// (README "JSON output"), none of the bookkeeping the record also holds
+// (docs/output.md, "JSON"), none of the bookkeeping the record also holds
 // (its owner and agent processes, inbox numbering, read offsets).
 type sessionJSON struct {
 	ID             string          `json:"id"`

@@ -7,8 +7,8 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// runJSON is a run as --json prints it: the documented fields (README
-// "Orchestrated tasks"), none of the bookkeeping run.json also holds (its
+// runJSON is a run as --json prints it: the documented fields
+// (docs/orchestrate.md), none of the bookkeeping run.json also holds (its
 // owner process, which workers' ends were read and announced, the
 // per-worker accounts).
 type runJSON struct {

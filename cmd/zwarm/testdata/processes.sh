@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Times zwarm as whole processes beside the yardsticks of the README's
-# Performance section, on state dirs made by sessions/internal/mkstate:
+# Times zwarm as whole processes beside the yardsticks of
+# docs/performance.md, on state dirs made by sessions/internal/mkstate:
 #
 #   cmd/zwarm/testdata/processes.sh [RUNS]
 #
@@ -8,7 +8,7 @@
 # (/usr/bin/time) adds each command's peak memory. Each pair runs A and B in
 # turn, RUNS times after one warm-up, output to /dev/null (as piped); it
 # prints the median wall time of each and the median of the ratios A/B taken
-# run by run, which the README quotes.
+# run by run, which docs/performance.md quotes.
 set -euo pipefail
 runs=${1:-10}
 cd "$(dirname "$0")/../../.."

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times zwarm spawn and zwarm diff --stat as whole processes in a git
 # repository of 20,000 source files (400 directories, about 30 MB), the
-# README's worktree figures:
+# worktree figures of docs/performance.md:
 #
 #   cmd/zwarm/testdata/worktrees.sh [RUNS]
 #

@@ -1,5 +1,5 @@
 // Command mkstate writes a state directory of settled sessions, for the
-// benchmarks that time zwarm as a whole process (README, Performance):
+// benchmarks that time zwarm as a whole process (docs/performance.md):
 //
 //	mkstate -dir DIR -n 1000                 1,000 sessions of two turns each
 //	mkstate -dir DIR -n 1 -turn-mb 100       one session whose turn file is 100 MB of valid codex events
