@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,6 +91,10 @@ func lockFileAs(ctx context.Context, path, what string) (*fileLock, error) {
 	}
 	if err := waitLock(ctx, f, what); err != nil {
 		f.Close()
+		var te *LockTimeoutError
+		if errors.As(err, &te) {
+			return nil, err // it says what is locked, by whom, and what to do
+		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &fileLock{f: f, noted: noteHolder(f)}, nil

@@ -301,10 +301,13 @@ func (st *Store) lock(id string) (*fileLock, error) { return st.lockCtx(context.
 
 func (st *Store) lockCtx(ctx context.Context, id string) (*fileLock, error) {
 	l, err := lockFileAs(ctx, st.lockPath(id), "session "+ShortID(id))
-	if errors.Is(err, fs.ErrNotExist) {
+	var te *LockTimeoutError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
+	case errors.As(err, &te):
+		return nil, err // it names the session already
+	case err != nil:
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	return l, nil
