@@ -219,7 +219,7 @@ func (a *agentRun) saveAs(outcome bool) {
 // finishes; the turn's end is recorded once the process has exited.
 func (a *agentRun) nextLive(ctx context.Context) {
 	var next *sessions.Turn
-	if a.failure == "" {
+	if a.failure == "" { // a failing turn hands nothing over
 		var err error
 		if next, err = a.sv.turns.HandOver(ctx, a.n); err != nil {
 			a.sv.log.Error("hand over a follow-up", "err", err)
