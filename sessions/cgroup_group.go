@@ -2,13 +2,10 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,17 +29,9 @@ func MakeGroup(name string) (*Group, error) {
 	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
 		return nil, fmt.Errorf("cgroup: bad group name %q", name)
 	}
-	parent, err := ownCgroupDir()
+	dir, err := makeCgroup(name)
 	if err != nil {
 		return nil, err
-	}
-	dir := filepath.Join(parent, "zwarm-"+name)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("cgroup: %w", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		os.Remove(dir)
-		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", dir)
 	}
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -98,12 +87,7 @@ func SweepGroup(ctx context.Context, dir string) error {
 	if err := checkGroupDir(dir); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := killCgroup(ctx, dir); err != nil {
-		return err
-	}
-	return removeCgroup(dir)
+	return SweepCgroup(ctx, dir)
 }
 
 // Signal sends sig to the process r names, only if it is still that

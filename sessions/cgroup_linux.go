@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A session's agents run in a cgroup v2 of their own when the machine allows
@@ -24,50 +22,6 @@ import (
 // path is written to sessions/<id>/cgroup so a kill finds it without the
 // record. Where no cgroup can be made, sessions fall back to the marker
 // variable and the supervisor's descendants.
-
-// cgroup is a session's cgroup. Each agent process runs in a leaf of its
-// own below it (a cgroup that was once killed must not take new processes:
-// the kernel kills those too), and killing the session's cgroup kills the
-// leaves with it.
-type cgroup struct {
-	dir  string
-	seq  int
-	leaf string // the running agent's leaf
-	fd   int    // open on leaf, for clone3 into it; -1 when none
-}
-
-// newLeaf makes the cgroup the next agent process starts in.
-func (cg *cgroup) newLeaf() error {
-	cg.closeLeaf()
-	cg.seq++
-	leaf := filepath.Join(cg.dir, fmt.Sprintf("agent-%d", cg.seq))
-	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("cgroup: %w", err)
-	}
-	fd, err := unix.Open(leaf, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		os.Remove(leaf)
-		return fmt.Errorf("cgroup: %w", err)
-	}
-	cg.leaf, cg.fd = leaf, fd
-	return nil
-}
-
-// closeLeaf kills what is left in the current leaf and removes it.
-func (cg *cgroup) closeLeaf() error {
-	if cg.leaf == "" {
-		return nil
-	}
-	unix.Close(cg.fd)
-	leaf := cg.leaf
-	cg.leaf, cg.fd = "", -1
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := killCgroup(ctx, leaf); err != nil {
-		return err
-	}
-	return removeCgroup(leaf)
-}
 
 // ownCgroupDir is the cgroup v2 directory this process runs in.
 func ownCgroupDir() (string, error) {
@@ -143,21 +97,22 @@ func unescapeMount(s string) string {
 // Orphans).
 const stateXattr = "user.zwarm.state"
 
-// makeCgroup creates (or reuses) the cgroup of session id and opens it.
-func makeCgroup(id string) (*cgroup, error) {
+// makeCgroup creates (or reuses) the cgroup zwarm-<name> beside the
+// cgroup this process runs in, and returns its directory.
+func makeCgroup(name string) (string, error) {
 	parent, err := ownCgroupDir()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	dir := filepath.Join(parent, "zwarm-"+id)
+	dir := filepath.Join(parent, "zwarm-"+name)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("cgroup: %w", err)
+		return "", fmt.Errorf("cgroup: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
 		os.Remove(dir)
-		return nil, fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", dir)
+		return "", fmt.Errorf("cgroup: %s has no cgroup.kill (Linux 5.14 or later is needed)", dir)
 	}
-	return &cgroup{dir: dir, fd: -1}, nil
+	return dir, nil
 }
 
 // Containment says how this machine contains sessions' processes, for
@@ -255,59 +210,4 @@ func cgroupPIDs(dir string) []int {
 		}
 	}
 	return out
-}
-
-// openCgroup gives the supervisor's session a cgroup, or nil when the
-// machine does not allow it (the log says why).
-func (sv *supervisor) openCgroup() *cgroup {
-	cg, err := makeCgroup(sv.id)
-	if err != nil {
-		sv.log.Info("no cgroup for the session; containing it by marker", "why", err)
-		return nil
-	}
-	if err := unix.Setxattr(cg.dir, stateXattr, []byte(sv.st.Dir()), 0); err != nil {
-		sv.log.Warn("cannot tag the session's cgroup with its state dir; kill --orphans will not know it", "err", err)
-	}
-	if err := sv.st.writeFileAtomic(sv.st.cgroupFile(sv.id), []byte(cg.dir+"\n")); err != nil {
-		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
-		os.Remove(cg.dir)
-		return nil
-	}
-	return cg
-}
-
-// closeCgroup removes the session's cgroup once nothing runs in it.
-func (sv *supervisor) closeCgroup() {
-	if sv.cg == nil {
-		return
-	}
-	sv.cg.closeLeaf()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := killCgroup(ctx, sv.cg.dir)
-	if err == nil {
-		err = removeCgroup(sv.cg.dir)
-	}
-	if err != nil {
-		sv.log.Error("remove the session's cgroup", "err", err)
-	} else {
-		os.Remove(sv.st.cgroupFile(sv.id))
-	}
-	sv.cg = nil
-}
-
-func (sv *supervisor) containment() string {
-	if sv.cg != nil {
-		return "cgroup " + sv.cg.dir
-	}
-	return "marker"
-}
-
-// contain is the supervisor's view of its session's processes.
-func (sv *supervisor) contain() containment {
-	c := containment{id: sv.id, root: os.Getpid()}
-	if sv.cg != nil {
-		c.cgroup = sv.cg.dir
-	}
-	return c
 }

@@ -1,14 +1,18 @@
 // Package sessions is the core of zwarm: the state directory, the session
-// record and its lifecycle, the supervisor that runs agent turns, process
+// record and its lifecycle, the Manager every front end uses, process
 // control, the subscription every live view builds on, and the normalized
-// events every agent's output is parsed into. It imports no other zwarm
-// package; adapters implement its Adapter interface, and sessions/render
-// turns its events into text for people and models.
+// events every agent's output is parsed into. It imports no zwarm package
+// outside sessions/; adapters implement its Adapter interface, and
+// sessions/render turns its events into text for people and models.
 //
-// Two kinds of process run this code. The files named supervisor*.go run
-// inside `zwarm __supervise ID`, one detached process per session with
-// work; everything else runs in the command that reads and changes
-// sessions (the CLI, the dashboard, the orchestrator, `zwarm mcp`).
+// Two kinds of process run zwarm's sessions. The supervisor (package
+// sessions/supervisor) runs inside `zwarm __supervise ID`, one detached
+// process per session with work; this package runs in the command that
+// reads and changes sessions (the CLI, the dashboard, the orchestrator,
+// `zwarm mcp`), and hands the supervisor the narrow turn API of the
+// lifecycle (Turns, turns.go): the one way a supervisor changes its
+// session, so that lifecycle.go stays the only place a status changes.
+// Only `zwarm __supervise` imports sessions/supervisor.
 //
 // # State directory
 //
@@ -85,7 +89,9 @@
 // lifecycle.go is the only place the status, the owner and the turns
 // change state: a closed set of transitions (claim, startTurn, handOver,
 // endTurn, settle, reopen, requestStop, stopped, abandon, failStart), each
-// refusing a state it does not apply to. Settled (no turn running and none
+// refusing a state it does not apply to. They are unexported: the Manager
+// applies them, and the supervisor reaches them only through Turns
+// (Claim, Prepared, EndTurn, HandOver), each one update of the record. Settled (no turn running and none
 // about to start) is the one answer to "is it done?"; a turn's end and the
 // start of the next queued follow-up, or the settling, are one update, so
 // nobody sees a session settled that is about to run again. "failed" means

@@ -102,7 +102,7 @@ func helperSupervisor(args []string) int {
 		if d, err := time.ParseDuration(os.Getenv(slowStartEnv)); err == nil {
 			time.Sleep(d)
 		}
-		err = Supervise(context.Background(), SuperviseOptions{Store: st, Adapters: testAdapters{}}, id)
+		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -3,6 +3,7 @@ package sessions
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -100,15 +101,15 @@ func (s *Session) claim(sv ProcRef, prepare bool) error {
 // prepared records the session's worktree as made, at commit head, with
 // what was brought into it. A worktree made again after its work was
 // landed and removed starts a new change from head.
-func (s *Session) prepared(m made) error {
+func (s *Session) prepared(m Made) error {
 	ws := s.Workspace
 	if ws == nil || ws.State != WorkspacePreparing {
 		return s.refuse("record the worktree of", "it is not making one")
 	}
-	if ws.Landed != nil && ws.Landed.Head != m.head {
-		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.head, &workspace.Stat{}, nil, nil
+	if ws.Landed != nil && ws.Landed.Head != m.Head {
+		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.Head, &workspace.Stat{}, nil, nil
 	}
-	ws.State, ws.Head, ws.Error = WorkspaceReady, m.head, ""
+	ws.State, ws.Head, ws.Error = WorkspaceReady, m.Head, ""
 	ws.noteMade(m)
 	return nil
 }
@@ -116,11 +117,11 @@ func (s *Session) prepared(m made) error {
 // noteMade records what making the worktree made, whether or not it went
 // on to succeed: its git dir, and what was brought along (never to be
 // committed, even if the making fails after bringing it).
-func (ws *Workspace) noteMade(m made) {
-	if m.admin != "" {
-		ws.AdminDir = m.admin
+func (ws *Workspace) noteMade(m Made) {
+	if m.Admin != "" {
+		ws.AdminDir = m.Admin
 	}
-	for _, b := range m.brought {
+	for _, b := range m.Brought {
 		if !slices.Contains(ws.Brought, b) {
 			ws.Brought = append(ws.Brought, b)
 		}
@@ -129,7 +130,7 @@ func (ws *Workspace) noteMade(m made) {
 
 // prepareFailed records that the session's worktree could not be made:
 // the session fails with the reason (or is killed, if a kill stopped it).
-func (s *Session) prepareFailed(m made, reason string, now time.Time) error {
+func (s *Session) prepareFailed(m Made, reason string, now time.Time) error {
 	if s.Workspace == nil || s.Workspace.State != WorkspacePreparing {
 		return s.refuse("record the failed worktree of", "it is not making one")
 	}
@@ -173,22 +174,9 @@ func (s *Session) startTurn(ts turnStart, now time.Time) error {
 	return nil
 }
 
-// turnEnd is how an agent process ended a turn.
-type turnEnd struct {
-	N        int    // the last turn the agent process served
-	ExitCode *int   // nil when no agent ran
-	Killed   bool   // zwarm stopped it
-	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
-	// StderrTail is the end of the agent's stderr, the reason of last resort.
-	StderrTail string
-	Adapter    string
-	// work is what the agent changed in its worktree, committed by zwarm.
-	work *turnWork
-}
-
 // endTurn records how the running turn ended. The session stays running,
 // between turns: the same update either starts the next turn or settles.
-func (s *Session) endTurn(e turnEnd, now time.Time) error {
+func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 	if !s.TurnRunning() {
 		return s.refuse("end a turn of", "no turn is running")
 	}
@@ -359,4 +347,13 @@ func (s *Session) failStart(reason string, now time.Time) error {
 		s.Status = StatusKilled
 	}
 	return nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
 }

@@ -71,9 +71,9 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"running", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
 		{"completed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
 		{"stopping", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
-		{"running", "endTurn ok", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code0}, now) }, "running/between"},
-		{"running", "endTurn exit 1", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code1}, now) }, "running/between"},
-		{"between", "endTurn", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code0}, now) }, ""},
+		{"running", "endTurn ok", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code0}, now) }, "running/between"},
+		{"running", "endTurn exit 1", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code1}, now) }, "running/between"},
+		{"between", "endTurn", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code0}, now) }, ""},
 		{"running", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, "running/turn"},
 		{"stopping", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, ""},
 		{"between", "settle", func(s *Session) error { return s.settle(now) }, "completed/settled"},
@@ -85,7 +85,7 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"running", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "running/turn/stop"},
 		{"pending", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "pending/between/stop"},
 		{"failed", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, ""},
-		{"stopping", "endTurn killed", func(s *Session) error { return s.endTurn(turnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
+		{"stopping", "endTurn killed", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
 		{"running", "stopped", func(s *Session) error { return s.stopped("the supervisor was gone", now) }, "killed/settled"},
 		{"pending", "stopped", func(s *Session) error { return s.stopped("", now) }, "killed/settled"},
 		{"completed", "stopped", func(s *Session) error { return s.stopped("", now) }, ""},
@@ -130,7 +130,7 @@ func TestEndThenStartNeverSettles(t *testing.T) {
 	s := state("running")
 	now := time.Now()
 	code := 0
-	if err := s.endTurn(turnEnd{ExitCode: &code}, now); err != nil {
+	if err := s.endTurn(TurnEnd{ExitCode: &code}, now); err != nil {
 		t.Fatal(err)
 	}
 	if s.Settled() || s.Status != StatusRunning {
@@ -151,17 +151,17 @@ func TestEndTurnOutcomes(t *testing.T) {
 	tests := []struct {
 		name   string
 		prep   func(*Turn)
-		end    turnEnd
+		end    TurnEnd
 		status Status
 		reason string
 	}{
-		{"clean exit", nil, turnEnd{ExitCode: code(0)}, StatusCompleted, ""},
-		{"agent reported failure", func(t *Turn) { t.AgentFailed, t.Error = true, "model 500" }, turnEnd{ExitCode: code(0)}, StatusFailed, "model 500"},
-		{"exit 1 with an error event", func(t *Turn) { t.AgentError = "stream cut" }, turnEnd{ExitCode: code(1)}, StatusFailed, "stream cut"},
-		{"exit 1 with stderr", nil, turnEnd{ExitCode: code(1), StderrTail: "Error: bad flag", Adapter: "codex"}, StatusFailed, "Error: bad flag"},
-		{"exit 2, nothing said", nil, turnEnd{ExitCode: code(2), Adapter: "codex"}, StatusFailed, "codex exited with code 2"},
-		{"killed", nil, turnEnd{ExitCode: code(143), Killed: true}, StatusKilled, "killed by zwarm kill"},
-		{"disk full", nil, turnEnd{ExitCode: code(143), Reason: "no space left on device"}, StatusFailed, "no space left on device"},
+		{"clean exit", nil, TurnEnd{ExitCode: code(0)}, StatusCompleted, ""},
+		{"agent reported failure", func(t *Turn) { t.AgentFailed, t.Error = true, "model 500" }, TurnEnd{ExitCode: code(0)}, StatusFailed, "model 500"},
+		{"exit 1 with an error event", func(t *Turn) { t.AgentError = "stream cut" }, TurnEnd{ExitCode: code(1)}, StatusFailed, "stream cut"},
+		{"exit 1 with stderr", nil, TurnEnd{ExitCode: code(1), StderrTail: "Error: bad flag", Adapter: "codex"}, StatusFailed, "Error: bad flag"},
+		{"exit 2, nothing said", nil, TurnEnd{ExitCode: code(2), Adapter: "codex"}, StatusFailed, "codex exited with code 2"},
+		{"killed", nil, TurnEnd{ExitCode: code(143), Killed: true}, StatusKilled, "killed by zwarm kill"},
+		{"disk full", nil, TurnEnd{ExitCode: code(143), Reason: "no space left on device"}, StatusFailed, "no space left on device"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

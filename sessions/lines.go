@@ -10,19 +10,19 @@ import (
 // reported as a raw event instead of exhausting memory.
 const MaxLineBytes = 64 << 20
 
-// lineSplitter cuts a byte stream into lines. A line is only complete once
+// LineSplitter cuts a byte stream into lines. A line is only complete once
 // its newline arrives: a writer may still be in the middle of it.
-type lineSplitter struct {
+type LineSplitter struct {
 	buf      []byte
 	max      int
 	skipping bool  // inside a line longer than max
 	skipped  int64 // bytes of that line so far
 }
 
-// write feeds p and calls emit for every complete line, without its newline
+// Write feeds p and calls emit for every complete line, without its newline
 // (a trailing \r is dropped too). The slice passed to emit is only valid
 // during the call.
-func (s *lineSplitter) write(p []byte, emit func([]byte)) {
+func (s *LineSplitter) Write(p []byte, emit func([]byte)) {
 	limit := s.max
 	if limit <= 0 {
 		limit = MaxLineBytes
@@ -64,16 +64,16 @@ func (s *lineSplitter) write(p []byte, emit func([]byte)) {
 	}
 }
 
-// pending is how many bytes of an incomplete line are held back.
-func (s *lineSplitter) pending() int64 {
+// Pending is how many bytes of an incomplete line are held back.
+func (s *LineSplitter) Pending() int64 {
 	if s.skipping {
 		return s.skipped
 	}
 	return int64(len(s.buf))
 }
 
-// flush emits the incomplete last line: use it only once the writer is done.
-func (s *lineSplitter) flush(emit func([]byte)) {
+// Flush emits the incomplete last line: use it only once the writer is done.
+func (s *LineSplitter) Flush(emit func([]byte)) {
 	if s.skipping {
 		emit(oversize(s.skipped))
 	} else if len(s.buf) > 0 {

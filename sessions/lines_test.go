@@ -5,33 +5,33 @@ import (
 	"testing"
 )
 
-func split(s *lineSplitter, chunks ...string) []string {
+func split(s *LineSplitter, chunks ...string) []string {
 	var out []string
 	for _, c := range chunks {
-		s.write([]byte(c), func(b []byte) { out = append(out, string(b)) })
+		s.Write([]byte(c), func(b []byte) { out = append(out, string(b)) })
 	}
 	return out
 }
 
 func TestLineSplitterHoldsPartialLines(t *testing.T) {
-	var s lineSplitter
+	var s LineSplitter
 	got := split(&s, "ab", "c\nde", "f\r\n", "\n", "gh")
 	want := []string{"abc", "def", ""}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q want %q", got, want)
 	}
-	if s.pending() != 2 {
-		t.Fatalf("pending %d", s.pending())
+	if s.Pending() != 2 {
+		t.Fatalf("pending %d", s.Pending())
 	}
 	var last []string
-	s.flush(func(b []byte) { last = append(last, string(b)) })
+	s.Flush(func(b []byte) { last = append(last, string(b)) })
 	if len(last) != 1 || last[0] != "gh" {
 		t.Fatalf("flush %q", last)
 	}
 }
 
 func TestLineSplitterSkipsOversizedLines(t *testing.T) {
-	s := lineSplitter{max: 10}
+	s := LineSplitter{max: 10}
 	got := split(&s, "short\n", strings.Repeat("x", 8), strings.Repeat("y", 8), "z\nnext\n", strings.Repeat("q", 30)+"\n")
 	if len(got) != 4 || got[0] != "short" || got[2] != "next" {
 		t.Fatalf("got %q", got)

@@ -7,11 +7,11 @@ import (
 
 // Manager is the API every front end uses: the CLI, the dashboard, the
 // orchestrator's tools and `zwarm mcp`. It runs in their process; the
-// supervisors it starts run in their own (see supervisor.go).
+// supervisors it starts run in their own (package sessions/supervisor).
 type Manager struct {
 	st       *Store
 	adapters Adapters
-	// supervisorArgv is the command that runs Supervise: the zwarm binary
+	// supervisorArgv is the command that runs the supervisor: the zwarm binary
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
 	sections       []ConfigSection
@@ -23,7 +23,8 @@ type Manager struct {
 type ManagerOptions struct {
 	Store    *Store
 	Adapters Adapters
-	// SupervisorArgv is the command line that reaches Supervise, e.g.
+	// SupervisorArgv is the command line that reaches the supervisor
+	// (supervisor.Supervise), e.g.
 	// {"/usr/bin/zwarm", "__supervise"}.
 	SupervisorArgv []string
 	// ConfigSections are the config.toml tables other packages own.

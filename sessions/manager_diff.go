@@ -40,7 +40,7 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	if ws.Preparing() || ws.State == WorkspaceFailed {
 		return s, nil // nothing changed yet
 	}
-	w := ws.worktree()
+	w := ws.Worktree()
 	if req.Turn != 0 {
 		from, to, err := turnRange(s, req.Turn)
 		if err != nil || to == "" {

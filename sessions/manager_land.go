@@ -143,7 +143,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	defer release()
 	ws = s.Workspace
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
-	w := ws.worktree()
+	w := ws.Worktree()
 	// A worker that may have left work uncommitted (its supervisor died
 	// before the turn's commit): that work lands too, committed first.
 	pending := w.Exists() && !s.AllCommitted()
@@ -437,7 +437,7 @@ func plainText(s string) string {
 // is not committed yet, and records it.
 func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, error) {
 	ws := s.Workspace
-	w := ws.worktree()
+	w := ws.Worktree()
 	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", ShortID(s.ID), s.Turn))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ShortID(s.ID), err)
@@ -446,7 +446,7 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 	if !made && head == ws.Head {
 		return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Committed = turn })
 	}
-	_, stat, err := w.Changes(ctx, ws.diffBaseFor(head), head)
+	_, stat, err := w.Changes(ctx, ws.DiffBaseFor(head), head)
 	if err != nil {
 		return nil, err
 	}

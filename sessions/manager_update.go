@@ -55,7 +55,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 		}
 	}
 	defer release()
-	w := ws.worktree()
+	w := ws.Worktree()
 	if ws.Preparing() || ws.State == WorkspaceFailed || !w.Exists() {
 		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", ShortID(id), ws.State)
 	}

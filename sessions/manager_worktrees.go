@@ -58,7 +58,7 @@ func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, err
 	if ws == nil || ws.Preparing() || s.Turn == 0 {
 		return nil, nil // no turn ran: nothing in it is a worker's
 	}
-	w := ws.worktree()
+	w := ws.Worktree()
 	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
 	if w.Exists() {
 		dirty, err := w.Dirty(ctx)
@@ -97,7 +97,7 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) err
 			return u
 		}
 	}
-	w := ws.worktree()
+	w := ws.Worktree()
 	if _, err := os.Lstat(w.Path); err != nil {
 		if _, err := workspace.ResolveCommit(ctx, ws.GitDir, "refs/heads/"+ws.Branch); err != nil {
 			// Neither the worktree nor its branch is there (its making

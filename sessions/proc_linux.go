@@ -237,12 +237,6 @@ func (c containment) sweep(ctx context.Context) error {
 	}
 }
 
-// becomeSubreaper makes orphaned descendants re-parent to this process, so
-// the supervisor can find and reap them.
-func becomeSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-}
-
 // ProcessRef names a running process by pid and start time.
 func ProcessRef(pid int) (*ProcRef, error) { return refOf(pid) }
 

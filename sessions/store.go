@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Store is the state directory on disk. doc.go describes its layout.
@@ -161,10 +163,15 @@ func writeReserve(path string) error {
 
 // noSpaceHint says what to do about a full disk.
 func noSpaceHint(err error) string {
-	if isNoSpace(err) {
+	if IsNoSpace(err) {
 		return " (free some space on that disk, or choose another state dir with --state-dir)"
 	}
 	return ""
+}
+
+// IsNoSpace reports a full disk or quota.
+func IsNoSpace(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
 
 // save replaces meta.json atomically.
@@ -283,7 +290,7 @@ func (st *Store) changeLocked(id string, fn func(*Session) error, outcome bool) 
 		return nil, err
 	}
 	err = st.save(s)
-	if err != nil && outcome && isNoSpace(err) && os.Remove(st.reservePath(id)) == nil {
+	if err != nil && outcome && IsNoSpace(err) && os.Remove(st.reservePath(id)) == nil {
 		err = st.save(s)
 	}
 	if err != nil {

@@ -30,23 +30,19 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 		w.t.Fatal(err)
 	}
 	ch := make(chan error, 1)
-	go func() { ch <- w.supervisor(s.ID).run(ctx) }()
+	go func() { ch <- w.runSupervisor(ctx, s.ID) }()
 	return s.ID, ch
 }
 
-func (w *world) supervisor(id string) *supervisor {
-	self, err := refOf(os.Getpid())
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	self.Role = roleSupervisor
+// runSupervisor runs the supervisor of session id in this process (see
+// RunHook), logging to its supervisor.log.
+func (w *world) runSupervisor(ctx context.Context, id string) error {
 	logf, err := os.OpenFile(w.st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { logf.Close() })
-	return &supervisor{st: w.st, adapters: testAdapters{}, id: id, self: *self, prices: DefaultPrices(),
-		log: slogTo(logf)}
+	return RunHook(ctx, w.st, testAdapters{}, id, slogTo(logf))
 }
 
 func await(t testing.TB, done <-chan error) {
@@ -233,7 +229,7 @@ func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	if err := w.st.create(s); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.supervisor(s.ID).run(context.Background()); err != nil {
+	if err := w.runSupervisor(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)

@@ -25,7 +25,7 @@ type TurnReader struct {
 	path   string
 	parser Parser
 	pos    int64 // next byte to read from the file
-	split  lineSplitter
+	split  LineSplitter
 	f      *os.File
 }
 
@@ -36,7 +36,7 @@ func NewTurnReader(path string, p Parser, offset int64) *TurnReader {
 }
 
 // Offset is how many bytes are fully parsed: where a later reader resumes.
-func (r *TurnReader) Offset() int64 { return r.pos - r.split.pending() }
+func (r *TurnReader) Offset() int64 { return r.pos - r.split.Pending() }
 
 // Read parses what was appended since the last call and passes the events
 // to fn. With final set the file is complete, and an unterminated last line
@@ -62,7 +62,7 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 	}
 	if fi.Size() <= r.pos {
 		if final {
-			r.split.flush(r.emit(fn))
+			r.split.Flush(r.emit(fn))
 		}
 		return nil
 	}
@@ -82,7 +82,7 @@ func (r *TurnReader) readRest(final bool, emit func([]byte)) error {
 		n, err := r.f.ReadAt(buf, r.pos)
 		if n > 0 {
 			r.pos += int64(n)
-			r.split.write(buf[:n], emit)
+			r.split.Write(buf[:n], emit)
 		}
 		if err == io.EOF || n == 0 {
 			break
@@ -92,7 +92,7 @@ func (r *TurnReader) readRest(final bool, emit func([]byte)) error {
 		}
 	}
 	if final {
-		r.split.flush(emit)
+		r.split.Flush(emit)
 	}
 	return nil
 }
@@ -139,6 +139,6 @@ func (r *TurnReader) reopened(fi os.FileInfo) bool {
 		return false
 	}
 	r.f.Close()
-	r.f, r.pos, r.split = f, 0, lineSplitter{}
+	r.f, r.pos, r.split = f, 0, LineSplitter{}
 	return true
 }

@@ -104,8 +104,8 @@ type Landing struct {
 	Head string `json:"head"`
 }
 
-// worktree is the workspace as the workspace package drives it.
-func (w *Workspace) worktree() *workspace.Worktree {
+// Worktree is the workspace as the workspace package drives it.
+func (w *Workspace) Worktree() *workspace.Worktree {
 	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought}
 }
 
@@ -124,9 +124,10 @@ func (w *Workspace) LandedNow() bool {
 // DiffBase is the commit the worker's change is measured from: its base,
 // or, on a branch kept after a landing that has new work since, what was
 // landed (so only the new work shows).
-func (w *Workspace) DiffBase() string { return w.diffBaseFor(w.Head) }
+func (w *Workspace) DiffBase() string { return w.DiffBaseFor(w.Head) }
 
-func (w *Workspace) diffBaseFor(head string) string {
+// DiffBaseFor is DiffBase for the worktree at commit head.
+func (w *Workspace) DiffBaseFor(head string) string {
 	if w.Landed != nil && w.Landed.Head != "" && head != w.Landed.Head {
 		return w.Landed.Head
 	}

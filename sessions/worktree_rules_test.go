@@ -46,8 +46,8 @@ func (u unchanged) check(what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Workspace.Landed != nil || !s.Workspace.worktree().Exists() {
-		t.Errorf("%s: landed %+v, worktree there %v", what, s.Workspace.Landed, s.Workspace.worktree().Exists())
+	if s.Workspace.Landed != nil || !s.Workspace.Worktree().Exists() {
+		t.Errorf("%s: landed %+v, worktree there %v", what, s.Workspace.Landed, s.Workspace.Worktree().Exists())
 	}
 }
 
@@ -329,7 +329,7 @@ func TestAChangeTheBranchAlreadyHasCountsAsLanded(t *testing.T) {
 	if _, err := w.m.Remove(ctx, s.ID, false); err != nil {
 		t.Fatalf("rm after it counted as landed: %v", err)
 	}
-	if s.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("rm left the worktree or the branch")
 	}
 	if _, err := w.m.Get(ctx, s.ID); !errors.Is(err, ErrNotFound) {
@@ -419,7 +419,7 @@ func TestCleanSkipsASessionWhileItIsLanded(t *testing.T) {
 			t.Errorf("clean %+v during the landing: %+v %v", opt, res, err)
 		}
 	}
-	if s, err := w.m.Get(ctx, busy.ID); err != nil || !s.Workspace.worktree().Exists() {
+	if s, err := w.m.Get(ctx, busy.ID); err != nil || !s.Workspace.Worktree().Exists() {
 		t.Fatalf("the session being landed: %v", err)
 	}
 	writeFile(t, gate, "")
@@ -460,7 +460,7 @@ func TestCleanSkipsASessionWhoseWorktreeIsClaimed(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(res.Removed, []string{s.ID}) {
 		t.Fatalf("clean after the claim was released: %+v %v", res, err)
 	}
-	if s.Workspace.worktree().Exists() {
+	if s.Workspace.Worktree().Exists() {
 		t.Error("clean left the worktree")
 	}
 }
@@ -514,7 +514,7 @@ func TestVerifyLeavesTheWorktreeOnItsBranchWithoutItsArtifacts(t *testing.T) {
 	if err != nil || !res.Verified || !res.Removed || len(warned) != 0 {
 		t.Fatalf("land --verify: %+v %v, warned %v", res, err, warned)
 	}
-	if s.Workspace.worktree().Exists() || git(t, w.work, "status", "--porcelain", "--untracked-files=all") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.work, "status", "--porcelain", "--untracked-files=all") != "" {
 		t.Error("the worktree is still there, or the checkout got verify's artifacts")
 	}
 }

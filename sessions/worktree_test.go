@@ -162,7 +162,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 		port string
 	}{{a, "8080"}, {b, "9090"}} {
 		x := x
-		eventually(t, "worktree of "+ShortID(x.s.ID), func() bool { return x.s.Workspace.worktree().Exists() })
+		eventually(t, "worktree of "+ShortID(x.s.ID), func() bool { return x.s.Workspace.Worktree().Exists() })
 	}
 	w.wait(a.ID)
 	w.wait(b.ID)
@@ -220,7 +220,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 	if !s.Workspace.LandedNow() || s.ChangesText() != "landed" || s.Workspace.State != WorkspaceRemoved {
 		t.Errorf("after landing: %+v %q", s.Workspace, s.ChangesText())
 	}
-	if s.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("the worktree or the branch is still there")
 	}
 	again, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
@@ -260,8 +260,8 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != StatusKilled || !s.Workspace.worktree().Exists() || s.Turns[0].Commit == "" {
-		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.worktree().Exists(), s.Turns[0].Commit)
+	if s.Status != StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
+		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.Worktree().Exists(), s.Turns[0].Commit)
 	}
 	writeFile(t, filepath.Join(w.work, "a.go"), "person\n")
 	head := git(t, w.work, "rev-parse", "HEAD")
@@ -363,7 +363,7 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Commits != 1 || !strings.Contains(err.Error(), "1 commit never landed (+1 -0 in 1 file)") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rm: %v", err)
 	}
-	if !s.Workspace.worktree().Exists() {
+	if !s.Workspace.Worktree().Exists() {
 		t.Fatal("a refused rm removed the worktree")
 	}
 	res, err := w.m.Clean(context.Background(), CleanOptions{})
@@ -373,7 +373,7 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if s.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("rm --force left the worktree or the branch")
 	}
 	// A worker that changed nothing goes without --force.
@@ -609,7 +609,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.work, "s.txt")); !os.IsNotExist(err) {
 		t.Error("a landing into another branch touched the checkout")
 	}
-	if res.Removed || !sq.Workspace.worktree().Exists() || git(t, w.work, "branch", "--list", sq.Workspace.Branch) == "" {
+	if res.Removed || !sq.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", sq.Workspace.Branch) == "" {
 		t.Error("--keep did not keep the worktree and the branch")
 	}
 

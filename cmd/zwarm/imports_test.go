@@ -1,7 +1,11 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,6 +128,44 @@ func TestLeavesLinkLittle(t *testing.T) {
 	for d := range nonStdDeps(t, module+"/tui/styles", module+"/tui/keys") {
 		if strings.HasPrefix(d, module+"/orchestrator") || strings.Contains(d, "openai") {
 			t.Errorf("the dashboard's palette or keys link %s", d)
+		}
+	}
+}
+
+// The supervisor is the body of `zwarm __supervise` alone: no package
+// imports it but this command, and no file of this command but the one
+// that defines `__supervise`.
+func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
+	const supervisor = module + "/sessions/supervisor"
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if imp == supervisor && f[0] != module+"/cmd/zwarm" {
+				t.Errorf("%s imports %s: only `zwarm __supervise` may", f[0], imp)
+			}
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "supervise.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == supervisor {
+				t.Errorf("%s imports %s: only supervise.go, the `__supervise` command, may", name, p)
+			}
 		}
 	}
 }

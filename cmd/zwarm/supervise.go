@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/supervisor"
 )
 
 const supervisorCmd = "__supervise"
@@ -46,5 +47,5 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		}
 		return sessions.Detach(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.out)
 	}
-	return sessions.Supervise(c.Context(), sessions.SuperviseOptions{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
+	return supervisor.Supervise(c.Context(), supervisor.Options{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
 }

@@ -1,4 +1,4 @@
-package sessions
+package supervisor
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ func (sv *supervisor) runSetup(ctx context.Context, dir, command string, out *os
 			sv.log.Warn("no cgroup leaf for setup; containing it by marker", "err", err)
 		}
 	}
-	env := append(os.Environ(), MarkerEnv+"="+sv.id)
+	env := append(os.Environ(), sessions.MarkerEnv+"="+sv.id)
 	pa := &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{devnull, out, out}, Sys: attr}
 	p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", command}, pa)
 	if err != nil && attr.UseCgroupFD {
@@ -67,7 +68,7 @@ func (sv *supervisor) runSetup(ctx context.Context, dir, command string, out *os
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := sv.contain().sweep(sctx); err != nil {
+	if err := sv.sweep(sctx); err != nil {
 		sv.log.Error("sweep after setup", "err", err)
 	}
 	return exitCode(ws), nil

@@ -1,38 +1,40 @@
-package sessions
+package supervisor
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // runTurn runs one agent process for turn t. A live process (Command.Input)
 // may go on to serve the follow-ups queued meanwhile as further turns. It
 // returns when the process and everything it started are gone, with how
 // the last turn it served ended; the caller records that.
-func (sv *supervisor) runTurn(ctx context.Context, s *Session, t *Turn) turnEnd {
-	fail := func(format string, a ...any) turnEnd {
-		return turnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
+func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessions.Turn) sessions.TurnEnd {
+	fail := func(format string, a ...any) sessions.TurnEnd {
+		return sessions.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
 	}
-	cfg, err := LoadConfig(sv.st.Dir(), sv.sections...)
+	cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...)
 	if err != nil {
 		return fail("%v", err)
 	}
-	sv.prices = cfg.PriceTable()
+	sv.turns.UsePrices(cfg.PriceTable())
 	ad, err := sv.adapters.Lookup(s.Adapter)
 	if err != nil {
 		return fail("%v", err)
 	}
-	req := TurnRequest{
+	req := sessions.TurnRequest{
 		StateDir: sv.st.Dir(), SessionID: s.ID, Prompt: t.Prompt, Model: s.Model,
 		WorkingDir: s.WorkingDir, Sandbox: s.Sandbox, Config: cfg.Adapter(s.Adapter),
 	}
 	if t.N > 1 && s.ThreadID != "" {
 		req.ThreadID = s.ThreadID
 	}
-	if ws := s.Workspace; ws != nil && ws.State == WorkspaceReady {
-		req.Worktree, req.GitDirs = true, ws.worktree().WritableGitDirs()
+	if ws := s.Workspace; ws != nil && ws.State == sessions.WorkspaceReady {
+		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
 	}
 	cmd, err := ad.Command(req)
 	if err != nil {
@@ -51,15 +53,6 @@ func (sv *supervisor) runTurn(ctx context.Context, s *Session, t *Turn) turnEnd 
 		end.StderrTail = lastLines(sv.st.StderrPath(sv.id, end.N), 3)
 	}
 	return end
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // lastLines returns the last n non-empty lines of a small tail of a file.

@@ -1,4 +1,4 @@
-package sessions
+package supervisor
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/zwarm/zwarm/sessions"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,7 +17,7 @@ import (
 // file, one feeds stdin, one reaps. The supervisor owns them all: an
 // agentRun returns only after each has ended.
 type agentProc struct {
-	ref        *ProcRef
+	ref        *sessions.ProcRef
 	stdin      *stdinFeeder // nil for stdin /dev/null
 	chunks     chan []byte
 	stderr     *switchWriter
@@ -29,8 +30,8 @@ type agentProc struct {
 // startAgent starts cmd for turn n in its own process group (and the
 // session's cgroup, when there is one), its stdout and stderr drained into
 // the turn's files and its stdin fed by a goroutine of its own.
-func (sv *supervisor) startAgent(id string, n int, cmd Command) (*agentProc, error) {
-	out, errf, err := sv.st.turnFiles(id, n)
+func (sv *supervisor) startAgent(id string, n int, cmd sessions.Command) (*agentProc, error) {
+	out, errf, err := sv.turns.TurnFiles(n)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd Command) (*agentProc, err
 	}
 	files = append(files, errR, errW)
 	env := append(os.Environ(), cmd.Env...)
-	env = append(env, MarkerEnv+"="+id)
+	env = append(env, sessions.MarkerEnv+"="+id)
 	attr := &syscall.SysProcAttr{
 		Setpgid: true,
 		// If the supervisor itself is killed, the agent must not run on
@@ -99,9 +100,9 @@ func (sv *supervisor) startAgent(id string, n int, cmd Command) (*agentProc, err
 		files = []*os.File{inW, outR, errR}
 		return fail(err)
 	}
-	ref, err := refOf(proc.Pid)
+	ref, err := sessions.ProcessRef(proc.Pid)
 	if err != nil {
-		ref = &ProcRef{PID: proc.Pid}
+		ref = &sessions.ProcRef{PID: proc.Pid}
 	}
 	proc.Release() // reaped by reap, which sees every child
 
@@ -209,21 +210,6 @@ func (w *switchWriter) set(f *os.File) {
 	if old != nil {
 		old.Close()
 	}
-}
-
-// turnFiles opens turn n's stdout and stderr files for appending.
-func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	out, err = st.openFile(st.TurnPath(id, n), flags)
-	if err != nil {
-		return nil, nil, err
-	}
-	errf, err = st.openFile(st.StderrPath(id, n), flags)
-	if err != nil {
-		out.Close()
-		return nil, nil, err
-	}
-	return out, errf, nil
 }
 
 // sigGroup signals the agent's process group. A stopped agent (SIGSTOP)

@@ -1,15 +1,13 @@
-package sessions
+package supervisor
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,9 +43,9 @@ type agentRun struct {
 	sv     *supervisor
 	id     string
 	n      int // the turn being served
-	parser Parser
+	parser sessions.Parser
 	p      *agentProc
-	cmd    Command
+	cmd    sessions.Command
 	grace  time.Duration
 
 	phase phase
@@ -64,8 +62,8 @@ type agentRun struct {
 	// follow-ups go to a resumed process of their own.
 	oneTurn bool
 
-	split     lineSplitter
-	pending   []Event
+	split     sessions.LineSplitter
+	pending   []sessions.Event
 	written   int64 // bytes of the current turn file
 	turnDone  bool  // the current turn's completion event was parsed
 	lastFlush time.Time
@@ -74,12 +72,12 @@ type agentRun struct {
 	force     <-chan time.Time
 }
 
-func newAgentRun(sv *supervisor, id string, n int, parser Parser, p *agentProc, cmd Command, grace time.Duration) *agentRun {
+func newAgentRun(sv *supervisor, id string, n int, parser sessions.Parser, p *agentProc, cmd sessions.Command, grace time.Duration) *agentRun {
 	return &agentRun{sv: sv, id: id, n: n, parser: parser, p: p, cmd: cmd, grace: grace}
 }
 
 // run drives the agent until it has exited and all its output is recorded.
-func (a *agentRun) run(ctx context.Context) turnEnd {
+func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 	a.setLive(a.cmd.Input != nil && !a.oneTurn)
 	if a.cmd.Input != nil {
 		a.p.stdin.feed(a.cmd.Input(a.prompt()))
@@ -90,7 +88,7 @@ func (a *agentRun) run(ctx context.Context) turnEnd {
 		case c, ok := <-chunks:
 			if !ok {
 				chunks = nil
-				a.split.flush(a.parse)
+				a.split.Flush(a.parse)
 				continue
 			}
 			a.onChunk(ctx, c)
@@ -111,7 +109,7 @@ func (a *agentRun) run(ctx context.Context) turnEnd {
 	}
 	a.finish()
 	code := exitCode(a.ws)
-	return turnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
+	return sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
 }
 
 // onChunk records a piece of stdout line by line, so a turn file can be cut
@@ -131,7 +129,7 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 			}
 		}
 		a.written += int64(len(line))
-		a.split.write(line, a.parse)
+		a.split.Write(line, a.parse)
 		if a.turnDone && a.p.stdin != nil && a.cmd.Input != nil && a.phase == serving {
 			a.turnDone = false
 			a.save()
@@ -154,7 +152,7 @@ func (a *agentRun) parse(line []byte) {
 	}
 	for _, ev := range evs {
 		a.pending = append(a.pending, ev)
-		a.turnDone = a.turnDone || ev.Type == EventTurnCompleted || ev.Type == EventTurnFailed
+		a.turnDone = a.turnDone || ev.Type == sessions.EventTurnCompleted || ev.Type == sessions.EventTurnFailed
 	}
 }
 
@@ -168,7 +166,7 @@ func (a *agentRun) onExit(ws unix.WaitStatus) {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.sv.contain().sweep(sctx); err != nil {
+	if err := a.sv.sweep(sctx); err != nil {
 		a.sv.log.Error("sweep", "err", err)
 	}
 }
@@ -203,23 +201,13 @@ func (a *agentRun) save() { a.saveAs(false) }
 // its usage) reach the record even on a full disk. Events that could not
 // be saved are kept for the next save.
 func (a *agentRun) saveAs(outcome bool) {
-	evs, off, last := a.pending, max(0, a.written-a.split.pending()), a.lastEvent
+	evs, off, last := a.pending, max(0, a.written-a.split.Pending()), a.lastEvent
 	a.pending, a.lastFlush = nil, time.Now()
-	_, err := a.sv.st.change(a.id, func(s *Session) error {
-		for _, ev := range evs {
-			s.fold(ev)
-		}
-		s.current().Offset = off
-		if !last.IsZero() {
-			s.LastEventAt = &last
-		}
-		s.refresh(a.sv.prices)
-		return nil
-	}, outcome)
+	err := a.sv.turns.RecordProgress(evs, off, last, outcome)
 	if err != nil {
 		a.pending = append(evs, a.pending...)
 		a.sv.log.Error("record progress", "err", err)
-		if isNoSpace(err) {
+		if sessions.IsNoSpace(err) {
 			a.fail(fmt.Sprintf("%scannot record the session: %v", diskFull(err), err))
 		}
 	}
@@ -230,39 +218,25 @@ func (a *agentRun) saveAs(outcome bool) {
 // queued (or a kill in progress) it closes the agent's stdin, so it
 // finishes; the turn's end is recorded once the process has exited.
 func (a *agentRun) nextLive(ctx context.Context) {
-	var next *Turn
-	_, err := a.sv.st.update(a.id, func(s *Session) error {
-		if s.Stop != nil || ctx.Err() != nil || a.failure != "" {
-			return nil
+	var next *sessions.Turn
+	if a.failure == "" { // a failing turn hands nothing over
+		var err error
+		if next, err = a.sv.turns.HandOver(ctx, a.n); err != nil {
+			a.sv.log.Error("hand over a follow-up", "err", err)
 		}
-		now := time.Now().UTC()
-		e, err := a.sv.st.deliverNext(s, a.n+1, now)
-		if err != nil || e == nil {
-			return err
-		}
-		if err := s.handOver(turnStart{Prompt: e.Text, InboxID: e.ID}, now); err != nil {
-			return err
-		}
-		s.refresh(a.sv.prices)
-		t := *s.current()
-		next = &t
-		return nil
-	})
-	if err != nil {
-		a.sv.log.Error("hand over a follow-up", "err", err)
 	}
 	if next == nil {
 		a.closeInput()
 		return
 	}
-	out, errf, err := a.sv.st.turnFiles(a.id, next.N)
+	out, errf, err := a.sv.turns.TurnFiles(next.N)
 	if err != nil {
 		a.n = next.N
 		a.fail(fmt.Sprintf("cannot open the files of turn %d: %v", next.N, err))
 		return
 	}
 	a.p.out.Close()
-	a.p.out, a.n, a.written, a.split = out, next.N, 0, lineSplitter{}
+	a.p.out, a.n, a.written, a.split = out, next.N, 0, sessions.LineSplitter{}
 	a.p.stderr.set(errf)
 	a.p.stdin.feed(a.cmd.Input(next.Prompt))
 	a.sv.log.Info("follow-up delivered live", "turn", next.N)
@@ -278,21 +252,18 @@ func (a *agentRun) closeInput() {
 
 // prompt is the prompt of the turn being served.
 func (a *agentRun) prompt() string {
-	s, err := a.sv.st.load(a.id)
-	if err != nil || s.current() == nil {
+	t, err := a.sv.turns.Current()
+	if err != nil || t == nil {
 		a.sv.log.Error("read the prompt", "err", err)
 		return ""
 	}
-	return s.current().Prompt
+	return t.Prompt
 }
 
 // setLive records whether the agent takes follow-ups on its stdin, and which
 // process the agent is.
 func (a *agentRun) setLive(live bool) {
-	if _, err := a.sv.st.update(a.id, func(s *Session) error {
-		s.Agent, s.PID, s.AgentLive = a.p.ref, a.p.ref.PID, live
-		return nil
-	}); err != nil {
+	if err := a.sv.turns.SetAgent(a.p.ref, live); err != nil {
 		a.sv.log.Error("record the agent", "err", err)
 	}
 }
@@ -309,15 +280,10 @@ func (a *agentRun) finish() {
 // diskFull is how a reason begins when err is a full disk: the words a
 // person looks for.
 func diskFull(err error) string {
-	if isNoSpace(err) {
+	if sessions.IsNoSpace(err) {
 		return "disk full: "
 	}
 	return ""
-}
-
-// isNoSpace reports a full disk or quota.
-func isNoSpace(err error) bool {
-	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
 
 // outRemoved reports whether the current turn file was removed (or
@@ -337,7 +303,7 @@ func (a *agentRun) outRemoved() bool {
 // file is created, never opened through what someone may have put there.
 func (a *agentRun) reopenTurnFile(line []byte) {
 	path := a.sv.st.TurnPath(a.id, a.n)
-	f, err := openNewTurnFile(a.sv.st, path)
+	f, err := a.sv.turns.NewTurnFile(a.n)
 	if err != nil {
 		a.fail(fmt.Sprintf("the turn file %s was removed while the turn ran and cannot be made again: %v", path, err))
 		return
@@ -354,30 +320,7 @@ func (a *agentRun) reopenTurnFile(line []byte) {
 	a.written = int64(len(line))
 	note := fmt.Sprintf("turn file removed while the turn ran; the output from %s on is in a new %s", time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
 	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)
-	n := a.n
-	if _, err := a.sv.st.update(a.id, func(s *Session) error {
-		for i := range s.Turns {
-			if s.Turns[i].N == n {
-				s.Turns[i].Notes = append(s.Turns[i].Notes, note)
-				s.Turns[i].Offset = 0
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := a.sv.turns.NoteNewTurnFile(a.n, note); err != nil {
 		a.sv.log.Error("record the turn file's removal", "err", err)
 	}
-}
-
-// openNewTurnFile creates a turn file that must not exist, making its
-// directory again if that went too; no part of its path below the state
-// dir may be a symlink.
-func openNewTurnFile(st *Store, path string) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
-	f, err := st.openFile(path, flags)
-	if errors.Is(err, fs.ErrNotExist) {
-		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
-			f, err = st.openFile(path, flags)
-		}
-	}
-	return f, err
 }

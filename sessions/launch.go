@@ -1,0 +1,42 @@
+package sessions
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// Detach is the intermediate step of startSupervisor: it starts argv (the
+// supervisor without --detach) in a new session with stdio detached from
+// any terminal, stderr appended to the session's supervisor.log, writes the
+// supervisor's ProcRef as JSON to out and returns.
+func Detach(st *Store, id string, argv []string, out io.Writer) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	logf, err := OpenAppend(st.dir, st.logPath(id))
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", id, err)
+	}
+	defer logf.Close()
+	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Files: []*os.File{devnull, devnull, logf},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", id, err)
+	}
+	ref, err := refOf(p.Pid)
+	if err != nil {
+		return fmt.Errorf("detach %s: supervisor exited at once: %w", id, err)
+	}
+	ref.Role = roleSupervisor
+	p.Release()
+	return writeJSONLine(out, ref)
+}

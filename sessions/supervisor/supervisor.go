@@ -1,0 +1,224 @@
+// Package supervisor is the body of `zwarm __supervise ID`: the detached
+// process that owns one session while it has work. It runs the agent's
+// turns one after another, records their output in the turn files, feeds
+// follow-ups, commits the worker's changes at each turn's end and stops
+// the agent when asked; everything else (CLI, dashboard, orchestrator)
+// reads and changes sessions through package sessions, in other processes.
+//
+// The supervisor changes its session's record only through the narrow
+// turn API of the lifecycle (sessions.Turns): Claim, Prepared, EndTurn,
+// HandOver and the progress of a running turn. It never sets a status.
+//
+// A supervisor is a child subreaper that waits for every child it has
+// (wait4(-1)): no other code may start processes in a supervisor process,
+// or the supervisor would take their exit statuses (see
+// sessions.InSupervisor).
+//
+// Only the `__supervise` command imports this package.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// flushEvery bounds how often a running turn's progress is written to
+// meta.json: often enough for listings to be current, rarely enough that a
+// chatty agent does not turn into a stream of file replacements.
+const flushEvery = 250 * time.Millisecond
+
+// supervisor runs the turns of one session, one after another, until no
+// follow-up is queued. It is the only process that starts agents.
+type supervisor struct {
+	st       *sessions.Store
+	turns    *sessions.Turns
+	adapters sessions.Adapters
+	sections []sessions.ConfigSection
+	id       string
+	log      *slog.Logger
+	cg       *cgroup // nil: marker-only containment
+}
+
+// Options configure a supervisor.
+type Options struct {
+	Store    *sessions.Store
+	Adapters sessions.Adapters
+	// ConfigSections are the config.toml tables other packages own, so the
+	// supervisor reads the same config as the command that spawned it.
+	ConfigSections []sessions.ConfigSection
+}
+
+// Supervise is the body of `zwarm __supervise ID`: it owns the session until
+// its last turn ends. SIGTERM or SIGINT stop it the way `zwarm kill` asks:
+// the agent gets SIGTERM, a grace period, then SIGKILL, and every process of
+// the session is gone before the kill is recorded.
+func Supervise(ctx context.Context, opt Options, id string) error {
+	turns, err := opt.Store.Own(id)
+	if err != nil {
+		return err
+	}
+	sessions.ActAsSupervisor()
+	logf, err := turns.OpenLog()
+	if err != nil {
+		return fmt.Errorf("supervise %s: %w", id, err)
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewTextHandler(logf, nil)).With("session", id)
+
+	if err := becomeSubreaper(); err != nil {
+		log.Warn("cannot become child subreaper; escaped descendants are found by marker only", "err", err)
+	}
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	sv := newSupervisor(opt, turns, log)
+	release := holdSession(ctx, turns, log)
+	defer release()
+	sv.cg = sv.openCgroup()
+	log.Info("supervisor started", "pid", turns.Self().PID, "containment", sv.containment())
+	ctx, gone := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		sv.watchDir(ctx, gone)
+	}()
+	err = sv.run(ctx)
+	gone()
+	<-watched
+	sv.closeCgroup()
+	if err != nil {
+		log.Error("supervisor failed", "err", err)
+	} else {
+		log.Info("supervisor done")
+	}
+	return err
+}
+
+// Run runs the session's turns in this process, logging to log, without
+// what makes a process a supervisor: its log file, its handling of
+// signals, child subreaping, the supervisor lock and the session's cgroup.
+// It is what Supervise does inside all that, for running a session within
+// another process (a test) that has no other children meanwhile.
+func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
+	turns, err := opt.Store.Own(id)
+	if err != nil {
+		return err
+	}
+	return newSupervisor(opt, turns, log).run(ctx)
+}
+
+func newSupervisor(opt Options, turns *sessions.Turns, log *slog.Logger) *supervisor {
+	sv := &supervisor{st: opt.Store, turns: turns, adapters: opt.Adapters, sections: opt.ConfigSections,
+		id: turns.ID(), log: log}
+	if cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...); err == nil {
+		turns.UsePrices(cfg.PriceTable())
+	}
+	return sv
+}
+
+// becomeSubreaper makes orphaned descendants re-parent to this process, so
+// the supervisor can find and reap them.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// run claims the session and runs turns until none is left. Each step from
+// one turn to the next (or to the end) is a single update of the record, so
+// nobody ever sees the session settled while a follow-up is about to start.
+func (sv *supervisor) run(ctx context.Context) error {
+	s, next, err := sv.begin(ctx)
+	for err == nil && next != nil {
+		end := sv.runTurn(ctx, s, next)
+		if s.Workspace != nil {
+			end.Work = sv.commitTurn(s, end.N)
+		}
+		s, next, err = sv.afterTurn(ctx, end)
+	}
+	if err != nil {
+		return fmt.Errorf("supervise %s: %w", sv.id, err)
+	}
+	return nil
+}
+
+// begin claims the session and starts its first turn of this supervisor:
+// the task, or the follow-up that reopened it. A session whose worktree
+// is not made yet (or was removed) has it made first, between the claim
+// and the turn; meanwhile it is pending, and a kill stops the making.
+func (sv *supervisor) begin(ctx context.Context) (*sessions.Session, *sessions.Turn, error) {
+	s, turn, prepare, err := sv.turns.Claim(ctx)
+	if err != nil || !prepare {
+		return s, turn, err
+	}
+	made, perr := sv.prepare(ctx, s.Workspace)
+	if perr != nil {
+		// What the making started and left (a git or a setup command
+		// cut short) is stopped before the failure is recorded.
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := sv.sweep(sctx); err != nil {
+			sv.log.Error("sweep after making the worktree", "err", err)
+		}
+		cancel()
+	}
+	return sv.turns.Prepared(ctx, made, perr)
+}
+
+// afterTurn records how a turn ended and, in the same update, starts the
+// next queued follow-up or settles the session.
+func (sv *supervisor) afterTurn(ctx context.Context, end sessions.TurnEnd) (*sessions.Session, *sessions.Turn, error) {
+	s, turn, err := sv.turns.EndTurn(ctx, end)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record turn %d: %w", end.N, err)
+	}
+	code := "none"
+	if end.ExitCode != nil {
+		code = fmt.Sprint(*end.ExitCode)
+	}
+	sv.log.Info("turn ended", "turn", end.N, "exit", code, "killed", end.Killed, "reason", end.Reason)
+	return s, turn, nil
+}
+
+// dirCheckEvery is how often the supervisor checks that its session is
+// still recorded: well within a second of its directory's removal, the
+// agent is stopped.
+const dirCheckEvery = 200 * time.Millisecond
+
+// watchDir stops the session (through stop, as SIGTERM does) once its
+// directory is gone or replaced: nothing could record what the agent does
+// any more, and no kill could find it. It returns when ctx ends.
+func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
+	dir := sv.turns.Dir()
+	first, err := os.Lstat(dir)
+	if err != nil {
+		sv.log.Warn("cannot watch the session's directory", "err", err)
+		return
+	}
+	t := time.NewTicker(dirCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := os.Lstat(dir)
+		if err == nil && os.SameFile(first, now) {
+			continue
+		}
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			sv.log.Error("the session's directory was removed while it ran; stopping its agent", "dir", dir)
+			stop()
+			return
+		}
+	}
+}

@@ -1,0 +1,480 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor's side of the lifecycle. A session's supervisor (package
+// sessions/supervisor, run as `zwarm __supervise ID`) changes its session
+// only through a Turns, which the store hands out for that one session.
+// Each method that changes the record is one update under the session's
+// lock, made of the transitions of lifecycle.go: a reader never sees a step
+// in between, and no code outside this package can set a status.
+//
+//	Claim        claim, and start the first turn (unless a worktree is to be made first)
+//	Prepared     prepared or prepareFailed, and start the first turn
+//	EndTurn      endTurn, and start the next queued follow-up or settle
+//	HandOver     handOver: a live agent's next turn
+//	RecordProgress, SetAgent, NoteNewTurnFile   what a running turn shows
+
+var inSupervisor atomic.Bool
+
+// InSupervisor reports whether this process is a session supervisor, in
+// which nothing but the supervisor may start child processes.
+func InSupervisor() bool { return inSupervisor.Load() }
+
+// ActAsSupervisor marks this process as a session supervisor. A supervisor
+// is a child subreaper that waits for every child it has (wait4(-1)): no
+// other code may start processes in it, or the supervisor would take their
+// exit statuses; InSupervisor lets such code refuse.
+func ActAsSupervisor() { inSupervisor.Store(true) }
+
+// Turns is a supervisor's hold on the one session it runs.
+type Turns struct {
+	st     *Store
+	id     string
+	self   ProcRef
+	prices Prices
+}
+
+// Own hands session id to its supervisor, this process. It records
+// nothing: Claim does.
+func (st *Store) Own(id string) (*Turns, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	self.Role = roleSupervisor
+	return &Turns{st: st, id: id, self: *self, prices: DefaultPrices()}, nil
+}
+
+// ID is the session's id.
+func (t *Turns) ID() string { return t.id }
+
+// Self is the supervisor's process.
+func (t *Turns) Self() ProcRef { return t.self }
+
+// UsePrices sets the prices the record's costs are computed with, from the
+// config the supervisor read last.
+func (t *Turns) UsePrices(p Prices) { t.prices = p }
+
+// Claim makes the supervisor the session's owner and starts its first turn
+// of this supervisor: the task, or the follow-up that reopened it. When the
+// session's worktree must be made first (it never was, or was removed),
+// prepare is true and no turn starts: the session stays pending, and a
+// kill stops the making, until Prepared. next is nil when the session
+// settled instead (a kill recorded before the start).
+func (t *Turns) Claim(ctx context.Context) (s *Session, next *Turn, prepare bool, err error) {
+	s, err = t.st.update(t.id, func(s *Session) error {
+		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
+		if err := s.claim(t.self, prepare); err != nil {
+			return err
+		}
+		if prepare {
+			return nil
+		}
+		var err error
+		next, err = t.next(ctx, s)
+		return err
+	})
+	return s, next, prepare, err
+}
+
+// needsMaking reports whether a session's worktree must be made before
+// its next turn: it never was, its making failed or was cut short, or it
+// was removed (landed, or deleted by hand).
+func needsMaking(ws *Workspace) bool {
+	return ws.State != WorkspaceReady || !ws.Worktree().Exists()
+}
+
+// Made is what the supervisor made of a worktree: its git dir, what it
+// brought along, and its commit once made.
+type Made struct {
+	Head, Admin string
+	Brought     []string
+}
+
+// Prepared records how making the session's worktree went (perr nil: it is
+// ready) and, if it is ready, starts the first turn. A failed making fails
+// the session, or kills it when ctx (the supervisor's) ended meanwhile.
+func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*Session, *Turn, error) {
+	var turn *Turn
+	s, err := t.st.record(t.id, func(s *Session) error {
+		now := time.Now().UTC()
+		if perr != nil {
+			if ctx.Err() != nil {
+				s.requestStop("stopped by a signal to its supervisor", now)
+			}
+			return s.prepareFailed(m, perr.Error(), now)
+		}
+		if err := s.prepared(m); err != nil {
+			return err
+		}
+		var err error
+		turn, err = t.next(ctx, s)
+		return err
+	})
+	return s, turn, err
+}
+
+// EndTurn records how a turn ended and, in the same update, starts the
+// next queued follow-up or settles the session: nobody ever sees it
+// settled while a follow-up is about to start.
+func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*Session, *Turn, error) {
+	var turn *Turn
+	s, err := t.st.record(t.id, func(s *Session) error {
+		if err := s.endTurn(end, time.Now().UTC()); err != nil {
+			return err
+		}
+		s.recordWork(end.N, end.Work)
+		s.refresh(t.prices)
+		var err error
+		turn, err = t.next(ctx, s)
+		return err
+	})
+	return s, turn, err
+}
+
+// next starts the next piece of work on s (held under the lock): the task
+// first, then queued follow-ups in order. With nothing left, or a kill in
+// progress (ctx ended: a signal to the supervisor), it settles the session
+// and gives up ownership.
+func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
+	now := time.Now().UTC()
+	if ctx.Err() != nil {
+		s.requestStop("stopped by a signal to its supervisor", now)
+	}
+	if s.Stop == nil {
+		ts, ok, err := t.st.takeNext(s, now)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if err := s.startTurn(ts, now); err != nil {
+				return nil, err
+			}
+			s.refresh(t.prices)
+			turn := *s.current()
+			return &turn, nil
+		}
+	}
+	if s.Stop != nil {
+		if err := t.st.dropQueued(s, "the session was killed before it was delivered"); err != nil {
+			return nil, err
+		}
+	}
+	return nil, s.settle(now)
+}
+
+// takeNext finds what the next turn is: the task if no turn ran, else the
+// oldest queued follow-up, which it marks delivered. Callers hold the lock.
+func (st *Store) takeNext(s *Session, now time.Time) (turnStart, bool, error) {
+	if len(s.Turns) == 0 {
+		return turnStart{Prompt: s.Task}, true, nil
+	}
+	e, err := st.deliverNext(s, len(s.Turns)+1, now)
+	if err != nil || e == nil {
+		return turnStart{}, false, err
+	}
+	return turnStart{Prompt: e.Text, InboxID: e.ID, Resumed: s.ThreadID != ""}, true, nil
+}
+
+// HandOver gives the next queued follow-up to the live agent, which just
+// completed turn n, as turn n+1: it ends turn n and starts the next in one
+// update. It returns nil when nothing is queued, a kill is in progress or
+// ctx (the supervisor's) has ended.
+func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
+	var next *Turn
+	_, err := t.st.update(t.id, func(s *Session) error {
+		if s.Stop != nil || ctx.Err() != nil {
+			return nil
+		}
+		now := time.Now().UTC()
+		e, err := t.st.deliverNext(s, n+1, now)
+		if err != nil || e == nil {
+			return err
+		}
+		if err := s.handOver(turnStart{Prompt: e.Text, InboxID: e.ID}, now); err != nil {
+			return err
+		}
+		s.refresh(t.prices)
+		turn := *s.current()
+		next = &turn
+		return nil
+	})
+	return next, err
+}
+
+// RecordProgress folds the events a running turn's agent printed into the
+// record: the current turn's file is parsed up to offset, and last is when
+// the latest event came (zero: none came). As an outcome (the last save of
+// a turn) it may use the session's disk reserve, so that a turn's last
+// words reach the record even on a full disk.
+func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcome bool) error {
+	_, err := t.st.change(t.id, func(s *Session) error {
+		for _, ev := range evs {
+			s.fold(ev)
+		}
+		s.current().Offset = offset
+		if !last.IsZero() {
+			s.LastEventAt = &last
+		}
+		s.refresh(t.prices)
+		return nil
+	}, outcome)
+	return err
+}
+
+// SetAgent records which process the agent is, and whether it takes
+// follow-ups on its stdin.
+func (t *Turns) SetAgent(agent *ProcRef, live bool) error {
+	_, err := t.st.update(t.id, func(s *Session) error {
+		s.Agent, s.PID, s.AgentLive = agent, agent.PID, live
+		return nil
+	})
+	return err
+}
+
+// Current is the session's latest turn (a copy), nil before the first.
+func (t *Turns) Current() (*Turn, error) {
+	s, err := t.st.load(t.id)
+	if err != nil || s.current() == nil {
+		return nil, err
+	}
+	turn := *s.current()
+	return &turn, nil
+}
+
+// NoteNewTurnFile records that turn n's file was removed while it ran and
+// a new one holds the rest: note says so, and the offset starts again.
+func (t *Turns) NoteNewTurnFile(n int, note string) error {
+	_, err := t.st.update(t.id, func(s *Session) error {
+		for i := range s.Turns {
+			if s.Turns[i].N == n {
+				s.Turns[i].Notes = append(s.Turns[i].Notes, note)
+				s.Turns[i].Offset = 0
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+// TurnEnd is how an agent process ended a turn.
+type TurnEnd struct {
+	N        int    // the last turn the agent process served
+	ExitCode *int   // nil when no agent ran
+	Killed   bool   // zwarm stopped it
+	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	// StderrTail is the end of the agent's stderr, the reason of last resort.
+	StderrTail string
+	Adapter    string
+	// Work is what the agent changed in its worktree, committed by zwarm.
+	Work *TurnWork
+}
+
+// TurnWork is what an agent process changed in its worktree over the
+// turns it served, as zwarm committed it at the end.
+type TurnWork struct {
+	Commit  string // "" when nothing was committed during the turn
+	From    string // the worktree's commit before the turn
+	Files   []string
+	Head    string
+	Changes *workspace.Stat
+	// Conflict is what is left of the files an update left conflicting,
+	// checked again now that the worker had its turn.
+	Conflict []string
+	Err      string
+}
+
+// recordWork puts what turn n changed in the record.
+func (s *Session) recordWork(n int, w *TurnWork) {
+	ws := s.Workspace
+	if w == nil || ws == nil {
+		return
+	}
+	if w.Err != "" {
+		ws.Error = w.Err
+		if len(w.Conflict) > 0 {
+			ws.Conflict = w.Conflict
+		}
+		return
+	}
+	ws.Error, ws.Committed = "", n
+	ws.Head, ws.Conflict = w.Head, w.Conflict
+	if w.Changes != nil {
+		ws.Changes = w.Changes
+	}
+	if n < 1 || n > len(s.Turns) {
+		return
+	}
+	tr := &s.Turns[n-1]
+	tr.Commit, tr.From = w.Commit, ""
+	if w.Commit != "" {
+		tr.From = w.From
+	}
+	tr.Files, tr.FilesOmitted = w.Files, 0
+	if len(tr.Files) > MaxTurnFiles {
+		tr.Files, tr.FilesOmitted = tr.Files[:MaxTurnFiles], len(tr.Files)-MaxTurnFiles
+	}
+}
+
+// CommitMessage is the message of the commit that holds what the agent
+// left in the worktree at the end of turn n.
+func (s *Session) CommitMessage(n int) string {
+	prompt := ""
+	if n >= 1 && n <= len(s.Turns) {
+		prompt = s.Turns[n-1].Prompt
+	}
+	return fmt.Sprintf("zwarm %s turn %d: %s", ShortID(s.ID), n, firstLine(prompt, 72))
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// The session's files, as its supervisor writes them.
+
+// Dir is the session's directory: the supervisor stops its session once
+// it is gone or replaced.
+func (t *Turns) Dir() string { return t.st.sessionDir(t.id) }
+
+// OpenLog opens the supervisor's own log, sessions/<id>/supervisor.log,
+// for appending.
+func (t *Turns) OpenLog() (*os.File, error) { return OpenAppend(t.st.dir, t.st.logPath(t.id)) }
+
+// OpenSetupLog opens the log of the worktree's making for appending.
+func (t *Turns) OpenSetupLog() (*os.File, error) {
+	return OpenAppend(t.st.Dir(), t.st.SetupLog(t.id))
+}
+
+// TurnFiles opens turn n's stdout and stderr files for appending.
+func (t *Turns) TurnFiles(n int) (out, errf *os.File, err error) { return t.st.turnFiles(t.id, n) }
+
+// turnFiles opens turn n's stdout and stderr files for appending.
+func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	out, err = st.openFile(st.TurnPath(id, n), flags)
+	if err != nil {
+		return nil, nil, err
+	}
+	errf, err = st.openFile(st.StderrPath(id, n), flags)
+	if err != nil {
+		out.Close()
+		return nil, nil, err
+	}
+	return out, errf, nil
+}
+
+// NewTurnFile creates turn n's file, which must not exist (it was removed
+// while the turn ran), making its directory again if that went too; no
+// part of its path below the state dir may be a symlink.
+func (t *Turns) NewTurnFile(n int) (*os.File, error) {
+	path := t.st.TurnPath(t.id, n)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
+	f, err := t.st.openFile(path, flags)
+	if errors.Is(err, fs.ErrNotExist) {
+		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
+			f, err = t.st.openFile(path, flags)
+		}
+	}
+	return f, err
+}
+
+// MarkWorktree writes, beside where the worktree at path goes, the state
+// dir whose session it is: commands run inside the worktree find the state
+// dir through it, and another state dir never takes the worktree for a
+// leftover of a session it does not have.
+func (t *Turns) MarkWorktree(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		return fmt.Errorf("make the worktree's directory: %w", err)
+	}
+	if err := writeFileAtomic(workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
+		return fmt.Errorf("record the worktree's state dir: %w", err)
+	}
+	return nil
+}
+
+// A settled session can be reopened by a follow-up while the supervisor that
+// settled it is still tearing down: it kills and removes the session's
+// cgroup on its way out, and would kill the agent a new supervisor has just
+// started there. So each supervisor holds sessions/<id>/supervisor.lock for
+// its whole life, and a new one makes its cgroup only once the lock is
+// free: once the previous supervisor has exited, which the kernel makes
+// true even of one that was SIGKILLed.
+
+func (st *Store) supervisorLockPath(id string) string {
+	return filepath.Join(st.sessionDir(id), "supervisor.lock")
+}
+
+// LockSupervisor takes the session's supervisor lock, waiting (until ctx
+// ends) for a previous supervisor to exit. unlock releases it, once the
+// session's cgroup is gone.
+func (t *Turns) LockSupervisor(ctx context.Context) (unlock func(), err error) {
+	l, err := lockFileCtx(ctx, t.st.supervisorLockPath(t.id))
+	if err != nil {
+		return nil, err
+	}
+	return l.Unlock, nil
+}
+
+// The session's processes, as its supervisor contains them.
+
+// MakeCgroup creates (or reuses) the session's cgroup, zwarm-<id> beside
+// the cgroup this process runs in, and returns its directory.
+func (t *Turns) MakeCgroup() (string, error) { return makeCgroup(t.id) }
+
+// TagCgroup names, on the session's cgroup dir, the state dir the session
+// is recorded in: a cgroup whose session is gone from it is an orphan (see
+// Orphans).
+func (t *Turns) TagCgroup(dir string) error {
+	return unix.Setxattr(dir, stateXattr, []byte(t.st.Dir()), 0)
+}
+
+// RecordCgroup writes the session's cgroup dir to sessions/<id>/cgroup,
+// where a kill finds it without the record.
+func (t *Turns) RecordCgroup(dir string) error {
+	return t.st.writeFileAtomic(t.st.cgroupFile(t.id), []byte(dir+"\n"))
+}
+
+// ForgetCgroup removes the record of the session's cgroup, once removed.
+func (t *Turns) ForgetCgroup() { t.st.forgetCgroup(t.id) }
+
+// Sweep kills every process of the session until none is left: those in
+// cgroup (its dir, or ""), those carrying the session's marker and the
+// descendants of this process, the supervisor, which is never listed.
+func (t *Turns) Sweep(ctx context.Context, cgroup string) error {
+	return containment{id: t.id, root: os.Getpid(), cgroup: cgroup}.sweep(ctx)
+}
+
+// SweepCgroup kills every process in a cgroup zwarm made and below it, and
+// removes the cgroups; one already gone is swept.
+func SweepCgroup(ctx context.Context, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := killCgroup(ctx, dir); err != nil {
+		return err
+	}
+	return removeCgroup(dir)
+}
