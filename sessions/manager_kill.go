@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -218,7 +219,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // (hung in the kernel, say) is killed: its session is being killed
 // anyway, and the kill goes on without it.
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
-	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor {
+	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor && isSupervisorOf(s.Owner.PID, id) {
 		s.Owner.signal(unix.SIGCONT)
 	}
 	for _, pid := range supervisorsOf(id) {
@@ -249,7 +250,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 // sees the kill and settles at once. It returns a note for the record when
 // the owner had to be forced.
 func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answers bool, grace time.Duration) (string, error) {
-	if owner == nil || !owner.Alive() {
+	if owner == nil || !owner.Alive() || owner.Role == roleSupervisor && !isSupervisorOf(owner.PID, id) {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
@@ -343,22 +344,30 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 func supervisorsOf(id string) []int {
 	var out []int
 	for _, p := range listProcs() {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
-		if len(args) < 2 || args[len(args)-1] != id || p.pid == os.Getpid() {
-			continue
-		}
-		for _, a := range args {
-			if a == "__supervise" {
-				out = append(out, p.pid)
-				break
-			}
+		if isSupervisorOf(p.pid, id) {
+			out = append(out, p.pid)
 		}
 	}
 	return out
+}
+
+// isSupervisorOf reports whether pid is `zwarm __supervise ... ID`: a
+// record names its supervisor by pid and start time, and a record can be
+// written by anyone who may write the state dir, so a pid from it is
+// signalled only if its command line says it is the session's supervisor.
+func isSupervisorOf(pid int, id string) bool {
+	if pid == os.Getpid() {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	if len(args) < 2 || args[len(args)-1] != id {
+		return false
+	}
+	return slices.Contains(args, "__supervise")
 }
 
 // Remove deletes a settled session and everything it recorded. A running

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // An Orphan is a session's cgroup whose session is gone from the state
@@ -55,11 +53,7 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 }
 
 // ownsCgroup reports whether a session cgroup is tagged with this state dir.
-func (m *Manager) ownsCgroup(dir string) bool {
-	buf := make([]byte, 4096)
-	n, err := unix.Getxattr(dir, stateXattr, buf)
-	return err == nil && string(buf[:n]) == m.st.Dir()
-}
+func (m *Manager) ownsCgroup(dir string) bool { return taggedFor(dir, m.st.Dir()) }
 
 // KillOrphans kills every process in the orphaned cgroups of this state
 // dir and removes them; it returns what it found.

@@ -376,8 +376,11 @@ func (st *Store) sessionCgroup(id string) string {
 		return ""
 	}
 	dir := strings.TrimSpace(string(data))
-	if !filepath.IsAbs(dir) || !strings.Contains(filepath.Base(dir), id) {
-		return "" // not something this zwarm wrote
+	if !isSessionCgroup(dir, id, st.dir) {
+		// Not a cgroup a supervisor of this session made: a record can be
+		// written by anyone who can write the state dir, and what it names
+		// is killed.
+		return ""
 	}
 	return dir
 }
