@@ -65,4 +65,4 @@ require (
 // query the terminal for it (see its package comment).
 require early/termbg v0.0.0
 
-replace early/termbg => ./early/termbg
+replace early/termbg => ./tui/termbg
