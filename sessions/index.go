@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -143,7 +144,7 @@ func (st *Store) bumpGeneration(ctx context.Context, change func() error) error 
 		return change() // no cache can be trusted without it either
 	}
 	defer f.Close()
-	if err := waitLock(ctx, f, "the session list"); err != nil {
+	if err := store.WaitLock(ctx, f, "the session list"); err != nil {
 		return fmt.Errorf("lock %s: %w", st.genPath(), err)
 	}
 	var buf [32]byte

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,7 +113,7 @@ const IgnoreFile = ".gitignore"
 // ignoreSelf writes the state dir's .gitignore if it has none (a user's
 // own is left alone).
 func (st *Store) ignoreSelf() {
-	f, err := os.OpenFile(filepath.Join(st.dir, IgnoreFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	f, err := os.OpenFile(filepath.Join(st.dir, IgnoreFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return // there already, or nowhere to write it: nothing to do
 	}
@@ -158,7 +159,7 @@ func (st *Store) create(s *Session) error {
 const reserveSize = 256 << 10
 
 func writeReserve(path string) error {
-	return writeFileNoFollow(path, make([]byte, reserveSize))
+	return store.WriteFileNoFollow(path, make([]byte, reserveSize))
 }
 
 // noSpaceHint says what to do about a full disk.
@@ -304,10 +305,10 @@ func (st *Store) changeLocked(id string, fn func(*Session) error, outcome bool) 
 }
 
 // lock takes the session's lock. A session that is gone is ErrNotFound.
-func (st *Store) lock(id string) (*fileLock, error) { return st.lockCtx(context.Background(), id) }
+func (st *Store) lock(id string) (*store.Lock, error) { return st.lockCtx(context.Background(), id) }
 
-func (st *Store) lockCtx(ctx context.Context, id string) (*fileLock, error) {
-	l, err := lockFileAs(ctx, st.lockPath(id), "session "+ShortID(id))
+func (st *Store) lockCtx(ctx context.Context, id string) (*store.Lock, error) {
+	l, err := store.LockFile(ctx, st.lockPath(id), "session "+ShortID(id))
 	var te *LockTimeoutError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
