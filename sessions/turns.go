@@ -429,10 +429,6 @@ func (t *Turns) MarkWorktree(path string) error {
 // free: once the previous supervisor has exited, which the kernel makes
 // true even of one that was SIGKILLed.
 
-func (st *Store) supervisorLockPath(id string) string {
-	return filepath.Join(st.sessionDir(id), "supervisor.lock")
-}
-
 // LockSupervisor takes the session's supervisor lock, waiting (until ctx
 // ends) for a previous supervisor to exit. unlock releases it, once the
 // session's cgroup is gone.
