@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"adapters/":         {"sessions"},
 	"adapters":          {"adapters/", "sessions"},
 	"watchers":          {"sessions"},
-	"orchestrator/runs": {"sessions"},
+	"orchestrator/runs": {"sessions", "sessions/store"},
 	"orchestrator":      {"sessions", "watchers", "orchestrator/runs"},
 	"tui/styles":        {"sessions"},
 	"tui/keys":          {"sessions"},
