@@ -51,7 +51,7 @@
 // Settings are read only from a state dir this user owns that no one else
 // may write (trust.go), as git reads only a repository its user owns: they
 // name the programs zwarm runs. Nothing zwarm writes in a state dir goes
-// through a symlink (safefile.go); one where zwarm's file or directory
+// through a symlink (sessions/store); one where zwarm's file or directory
 // should be is an error naming it.
 //
 // Session ids are uuid4 strings. Commands accept any unique prefix; input
@@ -78,7 +78,7 @@
 // session's lock is free. A command (inject, kill, rm) waits for a lock at
 // most lock_timeout (default 10s), tells ManagerOptions.LockWaiting after a
 // second what it waits for, and stops waiting at once when its context
-// ends, having changed nothing (lockwait.go). A follow-up is sent whole or
+// ends, having changed nothing (sessions/store). A follow-up is sent whole or
 // not at all: once its record is changed, its supervisor is started
 // whatever the context says.
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,7 +90,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		owner, answers = clonePtr(s.Owner), s.ownerAnswersSignals()
 		return nil
 	})
-	if err != nil && isReadOnly(err) {
+	if err != nil && store.IsReadOnly(err) {
 		if strays == nil {
 			return m.killUnrecorded(ctx, id, grace, err)
 		}
@@ -117,7 +118,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		if !recorded {
 			// Interrupted or failed: follow-ups need not wait for this
 			// command any longer.
-			m.st.updateCtx(withLockPolicy(context.WithoutCancel(ctx), lockPolicy{timeout: lockPolicyOf(ctx).timeout}), id, func(s *Session) error {
+			m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
 				if s.Killer != nil && *s.Killer == *self {
 					s.Killer = nil
 				}
@@ -229,7 +230,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	if !errors.Is(err, ErrLockTimeout) || ctx.Err() != nil {
 		return s, err
 	}
-	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), lockPolicyOf(ctx).timeout))
+	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), store.LockPolicyOf(ctx).Timeout))
 	for _, pid := range supervisorsOf(id) {
 		if ref, err := refOf(pid); err == nil {
 			ref.signal(unix.SIGKILL)

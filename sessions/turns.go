@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"golang.org/x/sys/unix"
 )
@@ -37,8 +38,12 @@ func InSupervisor() bool { return inSupervisor.Load() }
 // ActAsSupervisor marks this process as a session supervisor. A supervisor
 // is a child subreaper that waits for every child it has (wait4(-1)): no
 // other code may start processes in it, or the supervisor would take their
-// exit statuses; InSupervisor lets such code refuse.
-func ActAsSupervisor() { inSupervisor.Store(true) }
+// exit statuses; InSupervisor lets such code refuse. The notes of the
+// locks it holds name it "its supervisor".
+func ActAsSupervisor() {
+	inSupervisor.Store(true)
+	store.NameHolder("its supervisor")
+}
 
 // Turns is a supervisor's hold on the one session it runs.
 type Turns struct {
@@ -410,7 +415,7 @@ func (t *Turns) MarkWorktree(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return fmt.Errorf("make the worktree's directory: %w", err)
 	}
-	if err := writeFileAtomic(workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
+	if err := store.WriteFileAtomic("", workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
 		return fmt.Errorf("record the worktree's state dir: %w", err)
 	}
 	return nil
@@ -423,10 +428,6 @@ func (t *Turns) MarkWorktree(path string) error {
 // its whole life, and a new one makes its cgroup only once the lock is
 // free: once the previous supervisor has exited, which the kernel makes
 // true even of one that was SIGKILLed.
-
-func (st *Store) supervisorLockPath(id string) string {
-	return filepath.Join(st.sessionDir(id), "supervisor.lock")
-}
 
 // LockSupervisor takes the session's supervisor lock, waiting (until ctx
 // ends) for a previous supervisor to exit. unlock releases it, once the
