@@ -65,7 +65,8 @@
 // offset says how many bytes of turn_N.jsonl the record already reflects;
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
-// (the removed part is lost), and the turn's "notes" say so. A meta.json
+// (the removed part is lost), and the turn's "notes" say so (show, logs
+// and the dashboard print them, escaped like agent text). A meta.json
 // without "version" was written by the Python zwarm: it is shown, never
 // changed, and its directory is never written to.
 //
