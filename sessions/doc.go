@@ -194,7 +194,8 @@
 // too. zwarm never makes a session directory without its record (it is
 // renamed into place whole, and out of place before it is emptied), so one
 // is broken, never being created: listings report it as an unreadable
-// record, Kill stops what runs of it, and Remove with force deletes it.
+// record (a subscription, which watches sessions, leaves it out), Kill
+// stops what runs of it, and Remove with force deletes it.
 //
 // The supervisor reaps every child it has, so no other code may start
 // processes in a supervisor process; InSupervisor tells.
