@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A running session whose record (meta.json) is removed, its directory
@@ -97,6 +98,14 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
 	cg := w.st.sessionCgroup(s.ID)
+	t.Cleanup(func() {
+		// Should the test fail before kill --orphans, nothing else would.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if killCgroup(ctx, cg) == nil {
+			removeCgroup(cg)
+		}
+	})
 	sup.signal(syscall.SIGKILL)
 	eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
 	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
