@@ -65,7 +65,8 @@
 // offset says how many bytes of turn_N.jsonl the record already reflects;
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
-// (the removed part is lost), and the turn's "notes" say so. A meta.json
+// (the removed part is lost), and the turn's "notes" say so (show, logs
+// and the dashboard print them, escaped like agent text). A meta.json
 // without "version" was written by the Python zwarm: it is shown, never
 // changed, and its directory is never written to.
 //
@@ -182,13 +183,19 @@
 // marker, and leaves the supervisor's tree) cannot be contained: the
 // kernel lets root do that, and zwarm does not pretend otherwise.
 //
-// A session's directory deleted while it runs: the supervisor checks it
-// several times a second and, once it is gone (or replaced), stops the
-// agent as a kill does and exits; nothing can be recorded. The session's
-// cgroup is tagged (xattr user.zwarm.state) with its state dir, so that
-// Orphans (zwarm doctor) finds the cgroups of this state dir whose session
-// is gone and KillOrphans (zwarm kill --orphans) stops what runs in them,
-// should the supervisor have died too.
+// A session's directory deleted while it runs, or only its record: the
+// supervisor checks both several times a second and, once either is gone
+// (or the directory replaced), stops the agent as a kill does and exits;
+// nothing can be recorded, and a session no listing shows must not run
+// on. The session's cgroup is tagged (xattr user.zwarm.state) with its
+// state dir, so that Orphans (zwarm doctor) finds the cgroups of this
+// state dir whose session is gone or has no record, and KillOrphans (zwarm
+// kill --orphans) stops what runs in them, should the supervisor have died
+// too. zwarm never makes a session directory without its record (it is
+// renamed into place whole, and out of place before it is emptied), so one
+// is broken, never being created: listings report it as an unreadable
+// record (a subscription, which watches sessions, leaves it out), Kill
+// stops what runs of it, and Remove with force deletes it.
 //
 // The supervisor reaps every child it has, so no other code may start
 // processes in a supervisor process; InSupervisor tells.

@@ -234,8 +234,11 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			if l.statErr != nil {
 				if !errors.Is(l.statErr, unix.ENOENT) {
 					bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), l.statErr)})
+				} else if m.st.recordMissing(id) {
+					bad = append(bad, m.st.noRecordError(id))
 				}
-				// A session being created: it is read once it has a record.
+				// A session being created (or removed): it is read once it
+				// has a record.
 				next.Unsettled = append(next.Unsettled, id)
 				continue
 			}

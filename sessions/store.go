@@ -137,6 +137,9 @@ func (st *Store) encode(s *Session) ([]byte, error) {
 func (st *Store) load(id string) (*Session, error) {
 	data, err := os.ReadFile(st.metaPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
+		if st.recordMissing(id) {
+			return nil, st.noRecordError(id)
+		}
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
