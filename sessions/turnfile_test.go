@@ -72,3 +72,31 @@ func TestTurnReaderFollowsAMadeAgainTurnFile(t *testing.T) {
 		t.Fatalf("offset %d, want the new file's", rd.Offset())
 	}
 }
+
+// A turn file replaced by a symlink while its turn runs: nothing is
+// written through it, and the turn fails saying the symlink is what is in
+// the way (not just "file exists").
+func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	goOn := filepath.Join(dir, "go-on")
+	w.script(fakeScript{Default: append([]map[string]any{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		out(`{"type":"turn.started"}`),
+		{"wait_file": goOn},
+	}, completes("after the swap", 700)[2:]...)})
+	s := w.spawn("write on")
+	path := w.st.TurnPath(s.ID, 1)
+	eventually(t, "the first lines", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "turn.started")
+	})
+	pt := newTarget(t)
+	pt.plant(path)
+	os.WriteFile(goOn, nil, 0o600)
+	got := w.wait(s.ID)
+	pt.untouched("the supervisor")
+	if got.Status != StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
+		t.Fatalf("%s: %q, want the symlink %s named", got.Status, got.Error, path)
+	}
+}

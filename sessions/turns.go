@@ -399,6 +399,13 @@ func (t *Turns) NewTurnFile(n int) (*os.File, error) {
 			f, err = t.st.openFile(path, flags)
 		}
 	}
+	if errors.Is(err, fs.ErrExist) {
+		// What took the removed file's place may be a symlink, which
+		// O_EXCL refuses as "file exists": say what it is.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			err = &SymlinkError{Path: path}
+		}
+	}
 	return f, err
 }
 
