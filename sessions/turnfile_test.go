@@ -40,6 +40,11 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	if len(got.Turns) != 1 || len(got.Turns[0].Notes) != 1 || !strings.Contains(got.Turns[0].Notes[0], "removed") {
 		t.Fatalf("the turn's notes: %q", got.Turns[0].Notes)
 	}
+	// The record's offset counts from the new file's start: a reader
+	// resumes at its end, not past it.
+	if got.Turns[0].Offset != int64(len(b)) {
+		t.Fatalf("offset %d, want the new file's size %d", got.Turns[0].Offset, len(b))
+	}
 	shown, err := w.m.Get(context.Background(), s.ID)
 	if err != nil || shown.LastMessage != "after the removal" {
 		t.Fatalf("read back: %v %+v", err, shown)

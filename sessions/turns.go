@@ -280,6 +280,9 @@ type TurnEnd struct {
 	ExitCode *int   // nil when no agent ran
 	Killed   bool   // zwarm stopped it
 	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	// Notes are added to the turn's notes (output a full disk kept out of
+	// its file), whatever the turn's status.
+	Notes []string
 	// StderrTail is the end of the agent's stderr, the reason of last resort.
 	StderrTail string
 	Adapter    string
