@@ -49,13 +49,15 @@ func TestFullDisk(t *testing.T) {
 	w.st = st
 	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	const printed = 4 << 20
-	steps := []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"out_bytes": printed}}
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	steps := []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": goOn}, {"out_bytes": printed}}
 	for i := 0; i < 20; i++ {
 		steps = append(steps, map[string]any{"err": strings.Repeat("e", 8<<10)})
 	}
 	w.script(fakeScript{Default: append(steps, completes("the final message", 4321)...)})
 
 	s := w.spawn("fill the disk")
+	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
 	if got.Status != StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
 		log, _ := os.ReadFile(st.logPath(s.ID))
@@ -126,14 +128,17 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	os.MkdirAll(st.Dir(), 0o700)
 	w.st = st
 	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	goOn := filepath.Join(t.TempDir(), "go-on")
 	w.script(fakeScript{Default: append([]map[string]any{
 		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"wait_file": goOn},
 		{"run": "cat /dev/zero > " + filepath.Join(disk, "filler") + " 2>/dev/null; true"},
 		// More than what is left of the turn file's last page.
 		{"out_bytes": 64 << 10},
 	}, completes("the last words", 1234)[2:]...)})
 
 	s := w.spawn("fill the disk, then finish")
+	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
 	if got.Status != StatusFailed || !strings.Contains(got.Error, "disk full") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
@@ -149,5 +154,63 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	turn, err := os.ReadFile(st.TurnPath(s.ID, 1))
 	if err != nil || !strings.HasPrefix(string(turn), `{"type":"thread.started","thread_id":"t"}`+"\n") {
 		t.Fatalf("the turn file lost what was written: %q %v", turn, err)
+	}
+}
+
+// The disk fills up while a turn runs, but the agent's last words still
+// fit in its turn file: only the record cannot be saved meanwhile. The
+// agent is not stopped for that, nothing of its output is lost, and the
+// turn's end, its final message and usage, reach the record through the
+// reserve: the turn completes.
+func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
+	w := newWorld(t)
+	disk := smallDisk(t, "2m")
+	st, err := NewStore(filepath.Join(disk, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(st.Dir(), 0o700)
+	w.st = st
+	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	w.script(fakeScript{Default: append([]map[string]any{
+		out(`{"type":"thread.started","thread_id":"t"}`),
+		{"wait_file": goOn},
+		{"run": "cat /dev/zero > " + filepath.Join(disk, "filler") + " 2>/dev/null; true"},
+		// Something to save, and the time for a save to be tried.
+		out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"working"}}`),
+		{"sleep_ms": 600},
+	}, completes("the last words", 1234)[2:]...)})
+
+	s := w.spawn("fill the disk, then finish")
+	fillTheDiskOnceRecording(t, st, s.ID, goOn)
+	got := w.wait(s.ID)
+	onDisk, err := st.load(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != StatusCompleted || onDisk.Status != StatusCompleted || onDisk.LastMessage != "the last words" ||
+		onDisk.Usage.InputTokens != 1234 || len(onDisk.Turns) != 1 || len(onDisk.Turns[0].Notes) != 0 {
+		log, _ := os.ReadFile(st.logPath(s.ID))
+		t.Fatalf("%s (%s on disk): %q, last message %q, usage %+v\nsupervisor log:\n%s",
+			got.Status, onDisk.Status, onDisk.Error, onDisk.LastMessage, onDisk.Usage, log)
+	}
+	turn, err := os.ReadFile(st.TurnPath(s.ID, 1))
+	if err != nil || !strings.Contains(string(turn), "the last words") || !strings.Contains(string(turn), "turn.completed") {
+		t.Fatalf("the turn file lost its end: %q %v", turn, err)
+	}
+}
+
+// fillTheDiskOnceRecording lets the agent fill the disk (it waits for
+// goOn) once the spawn is done and the first line of the turn is in its
+// file.
+func fillTheDiskOnceRecording(t *testing.T, st *Store, id, goOn string) {
+	t.Helper()
+	eventually(t, "the turn's first line", func() bool {
+		b, _ := os.ReadFile(st.TurnPath(id, 1))
+		return strings.HasSuffix(string(b), "\n")
+	})
+	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
