@@ -28,7 +28,8 @@
 //	                                 the holder's pid and command, so a waiter can say who
 //	sessions/<id>/.reserve           disk space kept while the session is not settled, given
 //	                                 back on a full disk so the outcome ("disk full"), with the
-//	                                 turn's last message and usage, can still be recorded
+//	                                 turn's last message and usage, can still be recorded (the
+//	                                 agent runs on; what it prints meanwhile is parsed, not kept)
 //	sessions/<id>/cgroup             the path of the session's cgroup, while it has one
 //	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N

@@ -285,6 +285,9 @@ type TurnEnd struct {
 	ExitCode *int   // nil when no agent ran
 	Killed   bool   // zwarm stopped it
 	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	// Notes are added to the turn's notes (output a full disk kept out of
+	// its file), whatever the turn's status.
+	Notes []string
 	// StderrTail is the end of the agent's stderr, the reason of last resort.
 	StderrTail string
 	Adapter    string
@@ -402,6 +405,13 @@ func (t *Turns) NewTurnFile(n int) (*os.File, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
 			f, err = t.st.openFile(path, flags)
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		// What took the removed file's place may be a symlink, which
+		// O_EXCL refuses as "file exists": say what it is.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			err = &SymlinkError{Path: path}
 		}
 	}
 	return f, err
