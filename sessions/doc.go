@@ -78,7 +78,9 @@
 // session's lock is free. A command (inject, kill, rm) waits for a lock at
 // most lock_timeout (default 10s), tells ManagerOptions.LockWaiting after a
 // second what it waits for, and stops waiting at once when its context
-// ends, having changed nothing (lockwait.go). A follow-up is sent whole or
+// ends, having changed nothing (lockwait.go); past lock_timeout a kill
+// kills the session's live supervisor and records the kill if the lock is
+// then free, or says what it stopped. A follow-up is sent whole or
 // not at all: once its record is changed, its supervisor is started
 // whatever the context says.
 //
