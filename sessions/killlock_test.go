@@ -169,3 +169,21 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 		t.Fatalf("left running: %v", left)
 	}
 }
+
+// rm and clean that cannot take a session's lock say so the way their
+// other errors do: "rm 1a2b: session 1a2b is still locked ...", whether or
+// not the session has a worktree to claim first.
+func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
+	holdLock(t, w.st.lockPath(s.ID))
+	r := within(t, "rm", func() error { _, err := w.m.Remove(context.Background(), s.ID, false); return err })
+	if want := "rm " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
+		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
+	}
+	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), CleanOptions{}); return err })
+	if want := "clean " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
+		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
+	}
+}

@@ -491,7 +491,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
 			return "", kerr
 		}
-		return id, m.st.remove(m.writing(ctx), id)
+		return id, m.removeRecord(ctx, id)
 	}
 	if err != nil {
 		return "", err
@@ -532,7 +532,16 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err := m.dropWorkspace(ctx, s, force); err != nil {
 		return "", fmt.Errorf("rm: %w", err)
 	}
-	return id, m.st.remove(m.writing(ctx), id)
+	return id, m.removeRecord(ctx, id)
+}
+
+// removeRecord deletes a session's directory for rm, its errors said as
+// rm's other ones are ("rm 1a2b: ...").
+func (m *Manager) removeRecord(ctx context.Context, id string) error {
+	if err := m.st.remove(m.writing(ctx), id); err != nil {
+		return fmt.Errorf("rm %s: %w", ShortID(id), err)
+	}
+	return nil
 }
 
 // cleanClaim reads a session with a worktree afresh for Clean and, unless
@@ -641,7 +650,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (r
 			return false, nil, err
 		}
 		if err := m.st.remove(m.writing(ctx), s.ID); err != nil {
-			return false, nil, err
+			return false, nil, fmt.Errorf("clean %s: %w", ShortID(s.ID), err)
 		}
 	}
 	return true, nil, nil

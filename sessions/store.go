@@ -352,21 +352,20 @@ func (st *Store) resolve(prefix string) (string, error) {
 }
 
 // remove deletes a session's directory. It is first renamed out of the
-// sessions dir, so readers see the session either whole or gone.
+// sessions dir, so readers see the session either whole or gone. Its
+// errors name the session and the paths; the caller says what removed it
+// ("rm 1a2b: ...").
 func (st *Store) remove(ctx context.Context, id string) error {
 	l, err := st.lockCtx(ctx, id)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", ShortID(id), err)
+		return err
 	}
 	defer l.Unlock()
 	trash := filepath.Join(st.sessionsDir(), ".removing-"+id)
 	if err := os.Rename(st.sessionDir(id), trash); err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
+		return err
 	}
-	if err := os.RemoveAll(trash); err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
-	}
-	return nil
+	return os.RemoveAll(trash)
 }
 
 // sessionCgroup is the cgroup the session's supervisor made, or "".
