@@ -200,7 +200,7 @@
 // agent's native resume); one to a settled session reopens it and starts a
 // new supervisor at once. Every follow-up is delivered exactly once, in
 // order, or marked undelivered with the reason (the session was killed,
-// its supervisor died).
+// its supervisor died or could not be started).
 //
 // Kill first records the kill in the session (Stop), under the lock, so
 // from then on no turn starts and no follow-up is handed over, whoever
