@@ -46,6 +46,22 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 				}
 				return ""
 			}},
+		// A follow-up to a finished session starts its next turn: the
+		// interruption comes while it is queued for the new supervisor or
+		// after it became turn 2.
+		{name: "inject --wait (next turn)", args: func(w *world, _ string) []string {
+			done := w.spawn("quick")
+			w.ok("wait", done)
+			return []string{"inject", "--wait", done, "and then"}
+		}, check: func(w *world, _, stdout, stderr string) string {
+			if !strings.Contains(stderr, "the follow-up stays queued") && !strings.Contains(stderr, "the follow-up became turn 2, which goes on") {
+				return "stderr does not say what became of the follow-up"
+			}
+			if !strings.Contains(stderr, "zwarm kill ") {
+				return "stderr does not say how to stop it"
+			}
+			return ""
+		}},
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		for _, c := range cases {
