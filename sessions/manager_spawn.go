@@ -160,7 +160,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 			// command sent, if it sent one): it is reported undelivered
 			// rather than delivered by whatever next starts the session,
 			// after a retry of it. The failure is recorded all the same.
-			if derr := m.st.dropQueued(s, "not delivered: "+err.Error()); derr != nil {
+			if derr := m.st.dropQueued(s, err.Error()); derr != nil {
 				m.warn(fmt.Errorf("session %s: %w", ShortID(id), derr))
 			}
 			return nil
