@@ -60,3 +60,9 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+// early/termbg sets the terminal background before Bubble Tea's init can
+// query the terminal for it (see its package comment).
+require early/termbg v0.0.0
+
+replace early/termbg => ./tui/termbg

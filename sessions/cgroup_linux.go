@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A session's agents run in a cgroup v2 of their own when the machine allows
@@ -96,6 +98,38 @@ func unescapeMount(s string) string {
 // recorded in: a cgroup whose session is gone from it is an orphan (see
 // Orphans).
 const stateXattr = "user.zwarm.state"
+
+// taggedFor reports whether the cgroup dir is tagged with stateDir (the
+// same directory, however its path was spelled).
+func taggedFor(dir, stateDir string) bool {
+	buf := make([]byte, 4096)
+	n, err := unix.Getxattr(dir, stateXattr, buf)
+	if err != nil {
+		return false
+	}
+	if tag := string(buf[:n]); tag != stateDir {
+		a, aerr := os.Stat(tag)
+		b, berr := os.Stat(stateDir)
+		return aerr == nil && berr == nil && os.SameFile(a, b)
+	}
+	return true
+}
+
+// isSessionCgroup reports whether dir, as a session's cgroup file names
+// it, is one a supervisor of session id in stateDir made: zwarm-<id>, in
+// the cgroup v2 hierarchy, tagged with the state dir. Anything else (a
+// record written by hand, or by someone who may write the state dir but
+// not the cgroups) is never killed as the session's.
+func isSessionCgroup(dir, id, stateDir string) bool {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || filepath.Base(dir) != "zwarm-"+id {
+		return false
+	}
+	mount, _, err := cgroup2Mount()
+	if err != nil || !strings.HasPrefix(dir, mount+string(filepath.Separator)) {
+		return false
+	}
+	return taggedFor(dir, stateDir)
+}
 
 // makeCgroup creates (or reuses) the cgroup zwarm-<name> beside the
 // cgroup this process runs in, and returns its directory.

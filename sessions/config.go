@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // ConfigFile is the name of zwarm's settings file in the state directory.
-const ConfigFile = "config.toml"
+const ConfigFile = store.ConfigFile
 
 // DefaultKillGrace is how long a killed agent gets between SIGTERM and SIGKILL.
 const DefaultKillGrace = 5 * time.Second

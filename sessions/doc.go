@@ -28,7 +28,8 @@
 //	                                 the holder's pid and command, so a waiter can say who
 //	sessions/<id>/.reserve           disk space kept while the session is not settled, given
 //	                                 back on a full disk so the outcome ("disk full"), with the
-//	                                 turn's last message and usage, can still be recorded
+//	                                 turn's last message and usage, can still be recorded (the
+//	                                 agent runs on; what it prints meanwhile is parsed, not kept)
 //	sessions/<id>/cgroup             the path of the session's cgroup, while it has one
 //	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
@@ -51,7 +52,7 @@
 // Settings are read only from a state dir this user owns that no one else
 // may write (trust.go), as git reads only a repository its user owns: they
 // name the programs zwarm runs. Nothing zwarm writes in a state dir goes
-// through a symlink (safefile.go); one where zwarm's file or directory
+// through a symlink (sessions/store); one where zwarm's file or directory
 // should be is an error naming it.
 //
 // Session ids are uuid4 strings. Commands accept any unique prefix; input
@@ -65,7 +66,8 @@
 // offset says how many bytes of turn_N.jsonl the record already reflects;
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
-// (the removed part is lost), and the turn's "notes" say so. A meta.json
+// (the removed part is lost), and the turn's "notes" say so (show, logs
+// and the dashboard print them, escaped like agent text). A meta.json
 // without "version" was written by the Python zwarm: it is shown, never
 // changed, and its directory is never written to.
 //
@@ -78,7 +80,7 @@
 // session's lock is free. A command (inject, kill, rm) waits for a lock at
 // most lock_timeout (default 10s), tells ManagerOptions.LockWaiting after a
 // second what it waits for, and stops waiting at once when its context
-// ends, having changed nothing (lockwait.go); past lock_timeout a kill
+// ends, having changed nothing (sessions/store); past lock_timeout a kill
 // kills the session's live supervisor and records the kill if the lock is
 // then free, or says what it stopped. A follow-up is sent whole or
 // not at all: once its record is changed, its supervisor is started
@@ -184,13 +186,19 @@
 // marker, and leaves the supervisor's tree) cannot be contained: the
 // kernel lets root do that, and zwarm does not pretend otherwise.
 //
-// A session's directory deleted while it runs: the supervisor checks it
-// several times a second and, once it is gone (or replaced), stops the
-// agent as a kill does and exits; nothing can be recorded. The session's
-// cgroup is tagged (xattr user.zwarm.state) with its state dir, so that
-// Orphans (zwarm doctor) finds the cgroups of this state dir whose session
-// is gone and KillOrphans (zwarm kill --orphans) stops what runs in them,
-// should the supervisor have died too.
+// A session's directory deleted while it runs, or only its record: the
+// supervisor checks both several times a second and, once either is gone
+// (or the directory replaced), stops the agent as a kill does and exits;
+// nothing can be recorded, and a session no listing shows must not run
+// on. The session's cgroup is tagged (xattr user.zwarm.state) with its
+// state dir, so that Orphans (zwarm doctor) finds the cgroups of this
+// state dir whose session is gone or has no record, and KillOrphans (zwarm
+// kill --orphans) stops what runs in them, should the supervisor have died
+// too. zwarm never makes a session directory without its record (it is
+// renamed into place whole, and out of place before it is emptied), so one
+// is broken, never being created: listings report it as an unreadable
+// record (a subscription, which watches sessions, leaves it out), Kill
+// stops what runs of it, and Remove with force deletes it.
 //
 // The supervisor reaps every child it has, so no other code may start
 // processes in a supervisor process; InSupervisor tells.

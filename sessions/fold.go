@@ -88,3 +88,42 @@ func (t *Turn) foldDenials(ds []Denial) {
 		}
 	}
 }
+
+// CompactEvents returns the events of evs whose folding, in order, into a
+// record changes it as folding all of evs would. A supervisor that cannot
+// save its record for a while (a full disk) keeps only these, so what it
+// holds stays small however much the agent prints meanwhile: the events
+// fold does not use go, and of the thread ids and the final messages only
+// the last counts, as of the errors the last before a turn.failed. The
+// turn's ends stay (each adds usage and denials).
+func CompactEvents(evs []Event) []Event {
+	lastThread, lastMsg, lastErr := -1, -1, -1
+	failed := false
+	for i, ev := range evs {
+		switch ev.Type {
+		case EventThreadStarted:
+			if ev.ThreadID != "" {
+				lastThread = i
+			}
+		case EventMessage:
+			if ev.Phase == PhaseCompleted || ev.Phase == "" {
+				lastMsg = i
+			}
+		case EventError:
+			if ev.Text != "" && !failed {
+				lastErr = i
+			}
+		case EventTurnFailed:
+			failed = true
+		}
+	}
+	out := evs[:0]
+	for i, ev := range evs {
+		switch {
+		case ev.Type == EventTurnCompleted, ev.Type == EventTurnFailed, i == lastThread, i == lastMsg, i == lastErr:
+			out = append(out, ev)
+		}
+	}
+	clear(evs[len(out):]) // let go of what was dropped
+	return out
+}

@@ -97,7 +97,9 @@ func helperSupervisor(args []string) int {
 		return 2
 	}
 	if detach {
-		err = Detach(st, id, []string{os.Args[0], "--state-dir", stateDir, id}, os.Stdout)
+		// "__supervise" in its command line, as zwarm's: a kill signals a
+		// recorded supervisor only if its command line says it is one.
+		err = Detach(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
 	} else {
 		if d, err := time.ParseDuration(os.Getenv(slowStartEnv)); err == nil {
 			time.Sleep(d)

@@ -1,78 +1,25 @@
 package sessions
 
-import (
-	"errors"
-	"fmt"
-	"sort"
-	"strings"
+import "github.com/zwarm/zwarm/sessions/store"
 
-	"github.com/google/uuid"
-)
+// Session ids are package store's: it checks them before they reach a
+// path.
 
 // ErrNotFound is returned (wrapped) when no session matches an id.
-var ErrNotFound = errors.New("no such session")
+var ErrNotFound = store.ErrNotFound
 
 // ErrInvalidID is returned (wrapped) for something that cannot be a session
 // id or a prefix of one.
-var ErrInvalidID = errors.New("invalid session id")
+var ErrInvalidID = store.ErrInvalidID
 
 // AmbiguousError says an id prefix matches several sessions.
-type AmbiguousError struct {
-	Prefix     string
-	Candidates []string
-}
-
-func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("id prefix %q is ambiguous: it matches %s; give more characters", e.Prefix, strings.Join(e.Candidates, ", "))
-}
-
-func newID() string { return uuid.NewString() }
-
-// validID accepts only what a session id or a prefix of one can look like,
-// so that nothing a user types ("..", "a/b") ever reaches a file path.
-func validID(s string) error {
-	if s == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidID)
-	}
-	if len(s) > 36 {
-		return fmt.Errorf("%w %q: longer than a uuid", ErrInvalidID, s)
-	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {
-			return fmt.Errorf("%w %q: ids are hex digits and dashes (see zwarm ls)", ErrInvalidID, s)
-		}
-	}
-	return nil
-}
-
-// resolveID turns a full id or a unique prefix into a full id.
-func resolveID(prefix string, all []string) (string, error) {
-	if err := validID(prefix); err != nil {
-		return "", err
-	}
-	var hits []string
-	for _, id := range all {
-		if id == prefix {
-			return id, nil
-		}
-		if strings.HasPrefix(id, prefix) {
-			hits = append(hits, id)
-		}
-	}
-	switch len(hits) {
-	case 0:
-		return "", fmt.Errorf("session %q: %w (zwarm ls lists them)", prefix, ErrNotFound)
-	case 1:
-		return hits[0], nil
-	}
-	sort.Strings(hits)
-	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
-}
+type AmbiguousError = store.AmbiguousError
 
 // ShortID is the form the UI shows.
-func ShortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
+func ShortID(id string) string { return store.ShortID(id) }
+
+func newID() string { return store.NewID() }
+
+func validID(s string) error { return store.ValidID(s) }
+
+func resolveID(prefix string, all []string) (string, error) { return store.ResolveID(prefix, all) }

@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,51 +115,14 @@ func (st *Store) saveIndex(ix *sessionIndex) { st.writeFileAtomic(st.indexPath()
 // writer holding it: a listing never waits for one): the cache is then
 // checked record by record, and not saved.
 func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
-	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return 0, func() {}, false
-	}
-	if err := flock(f, unix.LOCK_SH|unix.LOCK_NB); err != nil {
-		f.Close()
-		return 0, func() {}, false
-	}
-	unlock = func() { f.Close() }
-	var buf [32]byte
-	n, _ := f.ReadAt(buf[:], 0)
-	if s := strings.TrimSpace(string(buf[:n])); s != "" {
-		if gen, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return 0, unlock, false
-		}
-	}
-	return gen, unlock, true
+	return store.Generation(st.dir, st.genPath())
 }
 
 // bumpGeneration runs change (the rewrite of a settled record) after
 // advancing sessions.gen, under its exclusive lock, so that no listing
 // trusts its cache across the change.
 func (st *Store) bumpGeneration(ctx context.Context, change func() error) error {
-	f, err := st.openFile(st.genPath(), os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return change() // no cache can be trusted without it either
-	}
-	defer f.Close()
-	if err := waitLock(ctx, f, "the session list"); err != nil {
-		return fmt.Errorf("lock %s: %w", st.genPath(), err)
-	}
-	var buf [32]byte
-	n, _ := f.ReadAt(buf[:], 0)
-	gen, _ := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64)
-	next := []byte(strconv.FormatUint(gen+1, 10) + "\n")
-	if err := f.Truncate(0); err != nil {
-		return fmt.Errorf("%s: %w", st.genPath(), err)
-	}
-	if _, err := f.WriteAt(next, 0); err != nil {
-		return fmt.Errorf("%s: %w", st.genPath(), err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", st.genPath(), err)
-	}
-	return change()
+	return store.BumpGeneration(ctx, st.dir, st.genPath(), "the session list", change)
 }
 
 // scan is one pass over every session for a listing: the cached summary of
@@ -271,8 +234,11 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			if l.statErr != nil {
 				if !errors.Is(l.statErr, unix.ENOENT) {
 					bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), l.statErr)})
+				} else if m.st.recordMissing(id) {
+					bad = append(bad, m.st.noRecordError(id))
 				}
-				// A session being created: it is read once it has a record.
+				// A session being created (or removed): it is read once it
+				// has a record.
 				next.Unsettled = append(next.Unsettled, id)
 				continue
 			}

@@ -182,6 +182,7 @@ func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 	}
 	t := s.current()
 	t.EndedAt, t.ExitCode = &now, e.ExitCode
+	t.Notes = append(t.Notes, e.Notes...)
 	switch {
 	case e.Killed:
 		t.Status, t.Error = StatusKilled, firstNonEmpty(s.stopReason(), "killed by zwarm kill")

@@ -70,6 +70,11 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.Remove(leaf); os.Remove(dir) })
+		// Tagged with the state dir, as a supervisor tags the cgroups
+		// it makes: no other cgroup is taken for the session's.
+		if err := unix.Setxattr(dir, stateXattr, []byte(w.st.Dir()), 0); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(w.st.cgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,7 +100,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			return nil, m.killForcedUnrecorded(ctx, id, forced)
 		}
 	}
-	if err != nil && isReadOnly(err) {
+	if err != nil && store.IsReadOnly(err) {
 		if strays == nil {
 			return m.killUnrecorded(ctx, id, grace, err)
 		}
@@ -126,7 +128,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		if !recorded {
 			// Interrupted or failed: follow-ups need not wait for this
 			// command any longer.
-			m.st.updateCtx(withLockPolicy(context.WithoutCancel(ctx), lockPolicy{timeout: lockPolicyOf(ctx).timeout}), id, func(s *Session) error {
+			m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
 				if s.Killer != nil && *s.Killer == *self {
 					s.Killer = nil
 				}
@@ -240,7 +242,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // killed; it is nil when nothing was (no live supervisor: the timeout is
 // returned as it is, and nothing was changed).
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, *forcedStop, error) {
-	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor {
+	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor && isSupervisorOf(s.Owner.PID, id) {
 		s.Owner.signal(unix.SIGCONT)
 	}
 	for _, pid := range supervisorsOf(id) {
@@ -280,7 +282,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	// finishes exiting (its other threads may outlive the main one by a
 	// moment), which forcedLockGrace allows for; any other holder is not
 	// waited for again.
-	s, err = m.st.updateCtx(withLockPolicy(context.WithoutCancel(ctx), lockPolicy{timeout: forcedLockGrace}), id, fn)
+	s, err = m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: forcedLockGrace}), id, fn)
 	if errors.Is(err, ErrLockTimeout) {
 		err = te // still held: the wait that counts is the first one
 	}
@@ -359,7 +361,7 @@ func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forced
 // sees the kill and settles at once. It returns a note for the record when
 // the owner had to be forced.
 func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answers bool, grace time.Duration) (string, error) {
-	if owner == nil || !owner.Alive() {
+	if owner == nil || !owner.Alive() || owner.Role == roleSupervisor && !isSupervisorOf(owner.PID, id) {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
@@ -453,22 +455,30 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 func supervisorsOf(id string) []int {
 	var out []int
 	for _, p := range listProcs() {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
-		if len(args) < 2 || args[len(args)-1] != id || p.pid == os.Getpid() {
-			continue
-		}
-		for _, a := range args {
-			if a == "__supervise" {
-				out = append(out, p.pid)
-				break
-			}
+		if isSupervisorOf(p.pid, id) {
+			out = append(out, p.pid)
 		}
 	}
 	return out
+}
+
+// isSupervisorOf reports whether pid is `zwarm __supervise ... ID`: a
+// record names its supervisor by pid and start time, and a record can be
+// written by anyone who may write the state dir, so a pid from it is
+// signalled only if its command line says it is the session's supervisor.
+func isSupervisorOf(pid int, id string) bool {
+	if pid == os.Getpid() {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	if len(args) < 2 || args[len(args)-1] != id {
+		return false
+	}
+	return slices.Contains(args, "__supervise")
 }
 
 // Remove deletes a settled session and everything it recorded. A running

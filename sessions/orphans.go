@@ -9,13 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // An Orphan is a session's cgroup whose session is gone from the state
-// dir (its directory was deleted while it ran): nothing records its
-// processes any more, so no kill of the session can reach them.
+// dir (its directory, or its record, was deleted while it ran): nothing
+// records its processes any more, so no kill of the session can reach them.
 type Orphan struct {
 	ID     string // the session's id
 	Cgroup string
@@ -24,9 +22,9 @@ type Orphan struct {
 
 // Orphans lists the cgroups of this state dir's sessions (zwarm-<id> under
 // the cgroup zwarm runs in, tagged with the state dir) whose session is
-// gone. Cgroups of other state dirs, and those made where the tag could
-// not be written, are not this state dir's to judge and are left out. A
-// machine that gives zwarm no cgroups has none.
+// gone or has no record. Cgroups of other state dirs, and those made where
+// the tag could not be written, are not this state dir's to judge and are
+// left out. A machine that gives zwarm no cgroups has none.
 func (m *Manager) Orphans() ([]Orphan, error) {
 	parent, err := ownCgroupDir()
 	if err != nil {
@@ -46,7 +44,7 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 		if !m.ownsCgroup(dir) {
 			continue
 		}
-		if _, err := os.Lstat(m.st.sessionDir(id)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(m.st.sessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !m.st.recordMissing(id) {
 			continue
 		}
 		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: cgroupPIDs(dir)})
@@ -55,11 +53,7 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 }
 
 // ownsCgroup reports whether a session cgroup is tagged with this state dir.
-func (m *Manager) ownsCgroup(dir string) bool {
-	buf := make([]byte, 4096)
-	n, err := unix.Getxattr(dir, stateXattr, buf)
-	return err == nil && string(buf[:n]) == m.st.Dir()
-}
+func (m *Manager) ownsCgroup(dir string) bool { return taggedFor(dir, m.st.Dir()) }
 
 // KillOrphans kills every process in the orphaned cgroups of this state
 // dir and removes them; it returns what it found.

@@ -8,14 +8,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
-// Store is the state directory on disk. doc.go describes its layout.
+// Store is the state directory on disk. doc.go describes its layout. Where
+// each file is, how it is written and locked, and what an id may be are
+// package store's; a Store reads and writes the session records in it.
 type Store struct {
 	dir string
 }
@@ -33,31 +35,29 @@ func NewStore(dir string) (*Store, error) {
 // Dir is the absolute state directory.
 func (st *Store) Dir() string { return st.dir }
 
-func (st *Store) sessionsDir() string         { return filepath.Join(st.dir, "sessions") }
-func (st *Store) sessionDir(id string) string { return filepath.Join(st.sessionsDir(), id) }
-func (st *Store) metaPath(id string) string   { return filepath.Join(st.sessionDir(id), "meta.json") }
-func (st *Store) lockPath(id string) string   { return filepath.Join(st.sessionDir(id), ".lock") }
-func (st *Store) inboxDir(id string) string   { return filepath.Join(st.sessionDir(id), "inbox") }
-func (st *Store) logPath(id string) string    { return filepath.Join(st.sessionDir(id), "supervisor.log") }
-func (st *Store) turnsDir(id string) string   { return filepath.Join(st.sessionDir(id), "turns") }
-func (st *Store) cgroupFile(id string) string { return filepath.Join(st.sessionDir(id), "cgroup") }
-func (st *Store) reservePath(id string) string {
-	return filepath.Join(st.sessionDir(id), ".reserve")
-}
+// files is where the store keeps each file (package store).
+func (st *Store) files() store.Layout { return store.Layout{Dir: st.dir} }
+
+func (st *Store) sessionsDir() string                 { return st.files().Sessions() }
+func (st *Store) sessionDir(id string) string         { return st.files().Session(id) }
+func (st *Store) metaPath(id string) string           { return st.files().Meta(id) }
+func (st *Store) lockPath(id string) string           { return st.files().Lock(id) }
+func (st *Store) inboxDir(id string) string           { return st.files().Inbox(id) }
+func (st *Store) logPath(id string) string            { return st.files().SupervisorLog(id) }
+func (st *Store) turnsDir(id string) string           { return st.files().Turns(id) }
+func (st *Store) cgroupFile(id string) string         { return st.files().Cgroup(id) }
+func (st *Store) reservePath(id string) string        { return st.files().Reserve(id) }
+func (st *Store) supervisorLockPath(id string) string { return st.files().SupervisorLock(id) }
 
 // TurnPath is the raw stdout of turn n (1-based).
-func (st *Store) TurnPath(id string, n int) string {
-	return filepath.Join(st.turnsDir(id), "turn_"+strconv.Itoa(n)+".jsonl")
-}
+func (st *Store) TurnPath(id string, n int) string { return st.files().Turn(id, n) }
 
 // StderrPath is the raw stderr of turn n.
-func (st *Store) StderrPath(id string, n int) string {
-	return filepath.Join(st.turnsDir(id), "turn_"+strconv.Itoa(n)+".stderr")
-}
+func (st *Store) StderrPath(id string, n int) string { return st.files().Stderr(id, n) }
 
 // SetupLog is what making the session's worktree did and printed: git,
 // what was brought along, the setup command's output.
-func (st *Store) SetupLog(id string) string { return filepath.Join(st.sessionDir(id), "setup.log") }
+func (st *Store) SetupLog(id string) string { return st.files().SetupLog(id) }
 
 // SupervisorLog is the supervisor's own diagnostics for a session.
 func (st *Store) SupervisorLog(id string) string { return st.logPath(id) }
@@ -68,98 +68,32 @@ func (st *Store) Prepare() error { return st.ensureWritable() }
 
 // checkUsable refuses, creating nothing, a state dir that can never be
 // made: a file in the way of it or of one of its parents.
-func (st *Store) checkUsable() error {
-	for d := st.dir; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		switch {
-		case err == nil && fi.IsDir():
-			return nil
-		case err == nil:
-			return fmt.Errorf("state dir %s is not usable: %s is not a directory (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, d)
-		case !errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
-		}
-		if filepath.Dir(d) == d {
-			return nil
-		}
-	}
-}
+func (st *Store) checkUsable() error { return st.files().CheckUsable() }
 
 // ensureWritable creates the sessions directory and proves it can be
 // written, so that a read-only state dir fails before anything starts.
-func (st *Store) ensureWritable() error {
-	if err := os.MkdirAll(st.sessionsDir(), dirPerm); err != nil {
-		return fmt.Errorf("state dir %s is not usable: %w (choose another with --state-dir or ZWARM_STATE_DIR)", st.dir, errors.Unwrap(err))
-	}
-	if err := CheckNoSymlinks(st.dir, st.sessionsDir()); err != nil {
-		return err // new sessions would be made wherever it points
-	}
-	st.ignoreSelf()
-	f, err := os.CreateTemp(st.sessionsDir(), ".probe*")
-	if err != nil {
-		return fmt.Errorf("state dir %s is not writable: %w (fix its permissions or choose another with --state-dir)", st.dir, errors.Unwrap(err))
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
-}
+func (st *Store) ensureWritable() error { return st.files().Prepare() }
 
-// IgnoreFile is the state dir's own .gitignore: it ignores everything in
-// the state dir, so transcripts are never committed and the repository
-// it is in is never dirtied, without an edit to the repository's files.
-const IgnoreFile = ".gitignore"
+// IgnoreFile is the state dir's own .gitignore (store.IgnoreFile).
+const IgnoreFile = store.IgnoreFile
 
-// ignoreSelf writes the state dir's .gitignore if it has none (a user's
-// own is left alone).
-func (st *Store) ignoreSelf() {
-	f, err := os.OpenFile(filepath.Join(st.dir, IgnoreFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
-	if err != nil {
-		return // there already, or nowhere to write it: nothing to do
-	}
-	f.WriteString("# zwarm's state (transcripts of agent sessions) is never committed.\n*\n")
-	f.Close()
-}
-
-// create makes a new session's directories and writes its first record.
-// Everything is made under a temporary name and renamed into place, so a
-// spawn that fails (a full disk) leaves no half-made session behind.
+// create makes a new session's directories and writes its first record,
+// whole or not at all (store.Layout.CreateSession).
 func (st *Store) create(s *Session) error {
 	if err := st.ensureWritable(); err != nil {
 		return err
 	}
-	tmp := filepath.Join(st.sessionsDir(), ".new-"+s.ID)
-	err := func() error {
-		for _, d := range []string{tmp, filepath.Join(tmp, "turns"), filepath.Join(tmp, "inbox")} {
-			if err := os.Mkdir(d, dirPerm); err != nil {
-				return err
-			}
-		}
-		if err := writeReserve(filepath.Join(tmp, ".reserve")); err != nil {
-			return err
-		}
-		data, err := st.encode(s)
-		if err != nil {
-			return err
-		}
-		if err := st.writeFileAtomic(filepath.Join(tmp, "meta.json"), data); err != nil {
-			return err
-		}
-		return os.Rename(tmp, st.sessionDir(s.ID))
-	}()
+	data, err := st.encode(s)
+	if err == nil {
+		err = st.files().CreateSession(s.ID, data)
+	}
 	if err != nil {
-		os.RemoveAll(tmp)
 		return fmt.Errorf("create session %s in %s: %w%s", ShortID(s.ID), st.dir, err, noSpaceHint(err))
 	}
 	return nil
 }
 
-// reserveSize is the disk space each session keeps in reserve: on a full
-// disk it is given back so that the outcome can still be recorded.
-const reserveSize = 256 << 10
-
-func writeReserve(path string) error {
-	return writeFileNoFollow(path, make([]byte, reserveSize))
-}
+func writeReserve(path string) error { return store.WriteReserve(path) }
 
 // noSpaceHint says what to do about a full disk.
 func noSpaceHint(err error) string {
@@ -203,6 +137,9 @@ func (st *Store) encode(s *Session) ([]byte, error) {
 func (st *Store) load(id string) (*Session, error) {
 	data, err := os.ReadFile(st.metaPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
+		if st.recordMissing(id) {
+			return nil, st.noRecordError(id)
+		}
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
@@ -304,68 +241,22 @@ func (st *Store) changeLocked(id string, fn func(*Session) error, outcome bool) 
 }
 
 // lock takes the session's lock. A session that is gone is ErrNotFound.
-func (st *Store) lock(id string) (*fileLock, error) { return st.lockCtx(context.Background(), id) }
+func (st *Store) lock(id string) (*store.Lock, error) { return st.lockCtx(context.Background(), id) }
 
-func (st *Store) lockCtx(ctx context.Context, id string) (*fileLock, error) {
-	l, err := lockFileAs(ctx, st.lockPath(id), "session "+ShortID(id))
-	var te *LockTimeoutError
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
-	case errors.As(err, &te):
-		return nil, err // it names the session already
-	case err != nil:
-		return nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	return l, nil
+func (st *Store) lockCtx(ctx context.Context, id string) (*store.Lock, error) {
+	return st.files().LockSession(ctx, id)
 }
 
 // ids lists the ids of every session directory.
-func (st *Store) ids() ([]string, error) {
-	ents, err := os.ReadDir(st.sessionsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	out := make([]string, 0, len(ents))
-	for _, e := range ents {
-		if e.IsDir() && validID(e.Name()) == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
-}
+func (st *Store) ids() ([]string, error) { return st.files().SessionIDs() }
 
 // resolve turns a user's id or prefix into a full session id.
-func (st *Store) resolve(prefix string) (string, error) {
-	prefix = strings.ToLower(strings.TrimSpace(prefix))
-	if err := validID(prefix); err != nil {
-		return "", err
-	}
-	all, err := st.ids()
-	if err != nil {
-		return "", err
-	}
-	return resolveID(prefix, all)
-}
+func (st *Store) resolve(prefix string) (string, error) { return st.files().ResolveSession(prefix) }
 
-// remove deletes a session's directory. It is first renamed out of the
-// sessions dir, so readers see the session either whole or gone. Its
-// errors name the session and the paths; the caller says what removed it
-// ("rm 1a2b: ...").
+// remove deletes a session's directory: readers see it whole or gone. Its
+// errors name the session; the caller says what removed it ("rm 1a2b: ...").
 func (st *Store) remove(ctx context.Context, id string) error {
-	l, err := st.lockCtx(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer l.Unlock()
-	trash := filepath.Join(st.sessionsDir(), ".removing-"+id)
-	if err := os.Rename(st.sessionDir(id), trash); err != nil {
-		return err
-	}
-	return os.RemoveAll(trash)
+	return st.files().RemoveSession(ctx, id)
 }
 
 // sessionCgroup is the cgroup the session's supervisor made, or "".
@@ -375,8 +266,11 @@ func (st *Store) sessionCgroup(id string) string {
 		return ""
 	}
 	dir := strings.TrimSpace(string(data))
-	if !filepath.IsAbs(dir) || !strings.Contains(filepath.Base(dir), id) {
-		return "" // not something this zwarm wrote
+	if !isSessionCgroup(dir, id, st.dir) {
+		// Not a cgroup a supervisor of this session made: a record can be
+		// written by anyone who can write the state dir, and what it names
+		// is killed.
+		return ""
 	}
 	return dir
 }

@@ -206,7 +206,10 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	prev, seen := s.known[id]
 	u := Update{ID: id, Initial: !seen}
 	rec, err := s.m.st.load(id)
-	if errors.Is(err, ErrNotFound) {
+	// A directory without a record is no session to watch: one being made
+	// by hand, or one whose record was removed, which its supervisor
+	// stops (listings name it as broken).
+	if errors.Is(err, ErrNotFound) || errors.Is(err, errNoRecord) {
 		if !seen {
 			return u, false
 		}

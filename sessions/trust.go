@@ -75,34 +75,62 @@ func LoadUserConfig() (*UserConfig, string, error) {
 		}
 		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: [trust] dirs)", strings.Join(keys, ", "))}
 	}
+	for _, t := range c.Trust.Dirs {
+		if _, ok := trustEntry(t); !ok && t != "*" {
+			return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("[trust] dirs entry %q must be an absolute path or ~/... (or \"*\")", t)}
+		}
+	}
 	return c, path, nil
 }
 
-// trusts says dir (absolute) is, or is under, one of the trusted dirs.
+// trusts says dir (absolute) is, or is under, one of the trusted dirs,
+// compared as named and as real paths, so that an entry naming a symlink
+// trusts what it points to.
 func (c *UserConfig) trusts(dir string) bool {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		real = dir
 	}
-	home, _ := os.UserHomeDir()
 	for _, t := range c.Trust.Dirs {
 		if t == "*" {
 			return true
 		}
-		if rest, ok := strings.CutPrefix(t, "~/"); ok && home != "" {
-			t = filepath.Join(home, rest)
-		}
-		if !filepath.IsAbs(t) {
+		t, ok := trustEntry(t)
+		if !ok {
 			continue
 		}
-		t = filepath.Clean(t)
-		for _, d := range []string{dir, real} {
-			if d == t || strings.HasPrefix(d, t+string(filepath.Separator)) || t == "/" {
-				return true
+		ts := []string{t}
+		if r, err := filepath.EvalSymlinks(t); err == nil && r != t {
+			ts = append(ts, r)
+		}
+		for _, t := range ts {
+			for _, d := range []string{dir, real} {
+				if d == t || strings.HasPrefix(d, t+string(filepath.Separator)) || t == "/" {
+					return true
+				}
 			}
 		}
 	}
 	return false
+}
+
+// trustEntry is a [trust] dirs entry as a clean absolute path, "~/"
+// expanded; false for a relative one, which names no one directory.
+func trustEntry(t string) (string, bool) {
+	if t == "~" {
+		t = "~/"
+	}
+	if rest, ok := strings.CutPrefix(t, "~/"); ok {
+		home, _ := os.UserHomeDir()
+		if home == "" {
+			return "", false
+		}
+		t = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(t) {
+		return "", false
+	}
+	return filepath.Clean(t), true
 }
 
 // UntrustedError is a state dir whose settings are not read: it, one of
@@ -128,7 +156,10 @@ func (e *UntrustedError) Error() string {
 // the state dir and its *.toml files must be this user's and writable by
 // no one else, and each directory above it this user's or root's and
 // writable by no one else (unless sticky, as /tmp), unless the user's own
-// config trusts it ([trust] dirs).
+// config trusts it ([trust] dirs). What is judged is what would be read:
+// a symlinked state dir or settings file by its target, and every
+// directory looked in on the way to it, as ssh judges its files
+// (StrictModes) on their real paths.
 func CheckTrusted(stateDir string) error {
 	dir, err := filepath.Abs(stateDir)
 	if err != nil {
@@ -140,36 +171,43 @@ func CheckTrusted(stateDir string) error {
 			bad = &UntrustedError{Dir: dir, Path: path, Why: why}
 		}
 	}
-	// A state dir not made yet has no settings, but the one made there
-	// would be another user's to replace: its directories are checked.
-	if fi, err := os.Stat(dir); err == nil {
-		if why := untrustedBy(fi, false); why != "" {
-			fail(dir, why)
+	checked := map[string]bool{}
+	checkDirs := func(dirs []string) {
+		for _, d := range dirs {
+			if checked[d] {
+				continue
+			}
+			checked[d] = true
+			if fi, err := os.Stat(d); err == nil {
+				if why := untrustedBy(fi, true); why != "" {
+					fail(d, why)
+				}
+			}
 		}
 	}
-	if ents, err := os.ReadDir(dir); err == nil {
+	// A state dir not made yet has no settings, but the one made there
+	// would be another user's to replace: its directories are checked.
+	real, looked := resolvePath(dir)
+	if fi, err := os.Stat(real); err == nil {
+		if why := untrustedBy(fi, false); why != "" {
+			fail(real, why)
+		}
+	}
+	if ents, err := os.ReadDir(real); err == nil {
 		for _, e := range ents {
 			if !strings.HasSuffix(e.Name(), ".toml") {
 				continue
 			}
-			p := filepath.Join(dir, e.Name())
+			p, via := resolvePath(filepath.Join(real, e.Name()))
 			if fi, err := os.Stat(p); err == nil {
 				if why := untrustedBy(fi, false); why != "" {
 					fail(p, why)
 				}
 			}
+			checkDirs(via)
 		}
 	}
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil {
-			if why := untrustedBy(fi, true); why != "" {
-				fail(d, why)
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
+	checkDirs(looked)
 	if bad == nil {
 		return nil
 	}
@@ -182,6 +220,55 @@ func CheckTrusted(stateDir string) error {
 	}
 	bad.UserConfig = path
 	return bad
+}
+
+// resolvePath follows path (absolute) as the kernel would, component by
+// component and through every symlink, to the real path it names, and
+// says which directories were looked in on the way: whoever may write one
+// of them chooses what path names. Components past one that does not
+// exist are kept as they are; a symlink loop ends the walk where it is.
+func resolvePath(path string) (real string, looked []string) {
+	seen := map[string]bool{}
+	look := func(d string) {
+		if !seen[d] {
+			seen[d] = true
+			looked = append(looked, d)
+		}
+	}
+	rest := strings.Split(filepath.Clean(path), string(filepath.Separator))
+	real = string(filepath.Separator)
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real)
+			continue
+		}
+		look(real)
+		next := filepath.Join(real, c)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 || hops > 255 {
+			real = next
+			if err != nil {
+				return filepath.Join(append([]string{real}, rest...)...), looked
+			}
+			continue
+		}
+		hops++
+		target, err := os.Readlink(next)
+		if err != nil {
+			real = next
+			continue
+		}
+		if filepath.IsAbs(target) {
+			real = string(filepath.Separator)
+		}
+		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	}
+	return real, looked
 }
 
 // untrustedBy says why a file or directory is not this user's to trust

@@ -158,3 +158,108 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 		t.Errorf("get: %v", err)
 	}
 }
+
+// Trust is judged on what is really read: a state dir that is a symlink
+// by its target and the directories above the target, and a settings file
+// that is a symlink by the file it points to and every directory on the
+// way there.
+func TestTrustIsJudgedOnWhatSymlinksPointTo(t *testing.T) {
+	userConfig(t, "")
+	base := t.TempDir()
+	mkdir := func(p string, mode os.FileMode) string {
+		t.Helper()
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := func(target, at string) string {
+		t.Helper()
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	open := mkdir(filepath.Join(base, "open"), 0o777) // anyone may replace what is in it
+	defer os.Chmod(open, 0o700)
+	mkdir(filepath.Join(open, "sd"), 0o700)
+	mkdir(filepath.Join(open, "cfg"), 0o700)
+	os.WriteFile(filepath.Join(open, "config.toml"), []byte("default_adapter = \"codex\"\n"), 0o600)
+	os.WriteFile(filepath.Join(open, "cfg", "codex.toml"), []byte("model = \"x\"\n"), 0o600)
+
+	proj := mkdir(filepath.Join(base, "proj"), 0o700)
+	sd := link(filepath.Join(open, "sd"), filepath.Join(proj, ".zwarm"))
+	untrusted(t, "a state dir linked into a world-writable dir", CheckTrusted(sd), open, "can be written by others")
+	if _, err := LoadConfig(sd); err == nil {
+		t.Error("settings are read from a state dir linked into a world-writable dir")
+	}
+
+	// The same, relatively, and through a symlinked directory on the way.
+	proj2 := mkdir(filepath.Join(base, "proj2"), 0o700)
+	link("../open", filepath.Join(proj2, "via"))
+	sd2 := link("via/sd", filepath.Join(proj2, ".zwarm"))
+	untrusted(t, "a state dir linked through a symlinked dir", CheckTrusted(sd2), open, "can be written by others")
+
+	// Settings files of a state dir of one's own, linked into that dir.
+	own := mkdir(filepath.Join(base, "own", ".zwarm"), 0o700)
+	cfg := link(filepath.Join(open, "config.toml"), filepath.Join(own, ConfigFile))
+	untrusted(t, "config.toml linked into a world-writable dir", CheckTrusted(own), open, "can be written by others")
+	if _, err := LoadConfig(own); err == nil {
+		t.Error("config.toml is read through a symlink into a world-writable dir")
+	}
+	os.Remove(cfg)
+	// codex.toml -> ../cfglink/codex.toml, cfglink -> open/cfg: the link
+	// in a trusted dir does not make what it points to trusted.
+	link(filepath.Join(open, "cfg"), filepath.Join(base, "own", "cfglink"))
+	link("../cfglink/codex.toml", filepath.Join(own, "codex.toml"))
+	untrusted(t, "codex.toml linked through a symlinked dir", CheckTrusted(own), open, "can be written by others")
+
+	// Once nothing on the way may be written by others, the symlinks are
+	// fine: the state dir's own may be a symlink, and so may its settings.
+	os.Chmod(open, 0o700)
+	for _, d := range []string{sd, sd2, own} {
+		if err := CheckTrusted(d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	// The file read is judged, not the symlink naming it.
+	target := filepath.Join(open, "cfg", "codex.toml")
+	os.Chmod(target, 0o620)
+	untrusted(t, "a group-writable file a codex.toml links to", CheckTrusted(own), target, "can be written by others")
+	os.Chmod(target, 0o600)
+}
+
+// [trust] dirs entries name directories: a relative one names none, and is
+// an error naming the file and the entry; one that is a symlink trusts
+// what it points to.
+func TestTrustEntriesAreAbsoluteAndResolved(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "r1", ".zwarm")
+	os.MkdirAll(dir, 0o700)
+	os.Chmod(dir, 0o770)
+	for _, entry := range []string{".zwarm", "r1/.zwarm", "~alex/x"} {
+		path := userConfig(t, "[trust]\ndirs = [\""+entry+"\"]\n")
+		var ce *ConfigError
+		err := CheckTrusted(dir)
+		if !errors.As(err, &ce) || ce.Path != path || !strings.Contains(err.Error(), "\""+entry+"\"") || !strings.Contains(err.Error(), "absolute path") {
+			t.Errorf("relative entry %q: %v", entry, err)
+		}
+	}
+	r1link := filepath.Join(base, "r1link")
+	if err := os.Symlink(filepath.Join(base, "r1"), r1link); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range []string{r1link, r1link + "/.zwarm"} {
+		userConfig(t, "[trust]\ndirs = [\""+entry+"\"]\n")
+		if err := CheckTrusted(dir); err != nil {
+			t.Errorf("trusted through the symlink %q: %v", entry, err)
+		}
+	}
+	userConfig(t, "[trust]\ndirs = [\""+filepath.Join(base, "r1link-not")+"\"]\n")
+	if CheckTrusted(dir) == nil {
+		t.Error("another directory's entry trusts it")
+	}
+}

@@ -40,6 +40,11 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	if len(got.Turns) != 1 || len(got.Turns[0].Notes) != 1 || !strings.Contains(got.Turns[0].Notes[0], "removed") {
 		t.Fatalf("the turn's notes: %q", got.Turns[0].Notes)
 	}
+	// The record's offset counts from the new file's start: a reader
+	// resumes at its end, not past it.
+	if got.Turns[0].Offset != int64(len(b)) {
+		t.Fatalf("offset %d, want the new file's size %d", got.Turns[0].Offset, len(b))
+	}
 	shown, err := w.m.Get(context.Background(), s.ID)
 	if err != nil || shown.LastMessage != "after the removal" {
 		t.Fatalf("read back: %v %+v", err, shown)
@@ -70,5 +75,33 @@ func TestTurnReaderFollowsAMadeAgainTurnFile(t *testing.T) {
 	}
 	if rd.Offset() != int64(len(msg("after"))) {
 		t.Fatalf("offset %d, want the new file's", rd.Offset())
+	}
+}
+
+// A turn file replaced by a symlink while its turn runs: nothing is
+// written through it, and the turn fails saying the symlink is what is in
+// the way (not just "file exists").
+func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	goOn := filepath.Join(dir, "go-on")
+	w.script(fakeScript{Default: append([]map[string]any{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		out(`{"type":"turn.started"}`),
+		{"wait_file": goOn},
+	}, completes("after the swap", 700)[2:]...)})
+	s := w.spawn("write on")
+	path := w.st.TurnPath(s.ID, 1)
+	eventually(t, "the first lines", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "turn.started")
+	})
+	pt := newTarget(t)
+	pt.plant(path)
+	os.WriteFile(goOn, nil, 0o600)
+	got := w.wait(s.ID)
+	pt.untouched("the supervisor")
+	if got.Status != StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
+		t.Fatalf("%s: %q, want the symlink %s named", got.Status, got.Error, path)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"golang.org/x/sys/unix"
 )
@@ -37,8 +38,12 @@ func InSupervisor() bool { return inSupervisor.Load() }
 // ActAsSupervisor marks this process as a session supervisor. A supervisor
 // is a child subreaper that waits for every child it has (wait4(-1)): no
 // other code may start processes in it, or the supervisor would take their
-// exit statuses; InSupervisor lets such code refuse.
-func ActAsSupervisor() { inSupervisor.Store(true) }
+// exit statuses; InSupervisor lets such code refuse. The notes of the
+// locks it holds name it "its supervisor".
+func ActAsSupervisor() {
+	inSupervisor.Store(true)
+	store.NameHolder("its supervisor")
+}
 
 // Turns is a supervisor's hold on the one session it runs.
 type Turns struct {
@@ -280,6 +285,9 @@ type TurnEnd struct {
 	ExitCode *int   // nil when no agent ran
 	Killed   bool   // zwarm stopped it
 	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	// Notes are added to the turn's notes (output a full disk kept out of
+	// its file), whatever the turn's status.
+	Notes []string
 	// StderrTail is the end of the agent's stderr, the reason of last resort.
 	StderrTail string
 	Adapter    string
@@ -399,6 +407,13 @@ func (t *Turns) NewTurnFile(n int) (*os.File, error) {
 			f, err = t.st.openFile(path, flags)
 		}
 	}
+	if errors.Is(err, fs.ErrExist) {
+		// What took the removed file's place may be a symlink, which
+		// O_EXCL refuses as "file exists": say what it is.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			err = &SymlinkError{Path: path}
+		}
+	}
 	return f, err
 }
 
@@ -410,7 +425,7 @@ func (t *Turns) MarkWorktree(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return fmt.Errorf("make the worktree's directory: %w", err)
 	}
-	if err := writeFileAtomic(workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
+	if err := store.WriteFileAtomic("", workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
 		return fmt.Errorf("record the worktree's state dir: %w", err)
 	}
 	return nil
@@ -423,10 +438,6 @@ func (t *Turns) MarkWorktree(path string) error {
 // its whole life, and a new one makes its cgroup only once the lock is
 // free: once the previous supervisor has exited, which the kernel makes
 // true even of one that was SIGKILLed.
-
-func (st *Store) supervisorLockPath(id string) string {
-	return filepath.Join(st.sessionDir(id), "supervisor.lock")
-}
 
 // LockSupervisor takes the session's supervisor lock, waiting (until ctx
 // ends) for a previous supervisor to exit. unlock releases it, once the

@@ -720,3 +720,27 @@ func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
 		t.Fatalf("a refused spawn made %s: %v", filepath.Dir(st.Dir()), err)
 	}
 }
+
+// An entry brought along through a symlinked directory fails the session
+// before its agent runs, saying why in its error and its setup log, and
+// nothing from outside the repository is in the worktree.
+func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
+	w := repoWorld(t, map[string]string{".gitignore": "evil\n", ".worktreeinclude": "evil/secret.txt\n", "a": "a\n"})
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret.txt"), "secret\n")
+	if err := os.Symlink(outside, filepath.Join(w.work, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	w.agent("true")
+	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	const why = "evil in "
+	if s.Status != StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
+		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	}
+	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "copy evil/secret.txt: evil in ") {
+		t.Errorf("setup log %q", log)
+	}
+	if _, err := os.Lstat(filepath.Join(s.Workspace.Path, "evil", "secret.txt")); err == nil {
+		t.Error("the secret was brought into the worktree")
+	}
+}

@@ -22,6 +22,10 @@ import (
 	"log/slog"
 	"time"
 
+	// Sets the terminal background before Bubble Tea's init would ask the
+	// terminal for it, stalling every command where nothing answers.
+	_ "early/termbg"
+
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"

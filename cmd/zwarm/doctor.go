@@ -242,8 +242,8 @@ func deadRunChecks(ctx context.Context, dir string, add func(check)) {
 	}
 }
 
-// orphanChecks lists the processes of sessions whose directory is gone:
-// nothing but kill --orphans reaches them.
+// orphanChecks lists the processes of sessions whose directory or record
+// is gone: nothing but kill --orphans reaches them.
 func orphanChecks(m *sessions.Manager, add func(check)) {
 	list, err := m.Orphans()
 	if err != nil {

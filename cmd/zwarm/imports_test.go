@@ -17,13 +17,15 @@ const module = "github.com/zwarm/zwarm"
 // The run records (orchestrator/runs) are the session core's twin and
 // import nothing else of zwarm; the dashboard's palette and keys are
 // leaves, so drawing a status links neither the orchestrator nor its
-// model SDK.
+// model SDK. The state dir's file primitives (sessions/store) know no
+// record and import no zwarm package.
 var allowed = map[string][]string{
-	"sessions":          {},
+	"sessions/store":    {},
+	"sessions":          {"sessions/store"},
 	"adapters/":         {"sessions"},
 	"adapters":          {"adapters/", "sessions"},
 	"watchers":          {"sessions"},
-	"orchestrator/runs": {"sessions"},
+	"orchestrator/runs": {"sessions", "sessions/store"},
 	"orchestrator":      {"sessions", "watchers", "orchestrator/runs"},
 	"tui/styles":        {"sessions"},
 	"tui/keys":          {"sessions"},
@@ -31,7 +33,7 @@ var allowed = map[string][]string{
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"orchestrator/runs", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "orchestrator/runs", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

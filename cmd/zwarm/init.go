@@ -61,11 +61,21 @@ func runInit(o *initOptions) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	cfg := filepath.Join(abs, sessions.ConfigFile)
-	switch _, err := os.Stat(cfg); {
+	switch fi, err := os.Lstat(cfg); {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		// Settings are read through a symlink (judged by its target), but
+		// init makes no file through one.
+		if _, err := os.Stat(cfg); err != nil {
+			return fmt.Errorf("init: %w", symlinkConfig(cfg))
+		}
+		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
 	case err == nil:
 		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
 	case errors.Is(err, fs.ErrNotExist):
 		if err := writeNewFile(abs, cfg, exampleConfig); err != nil {
+			if fi, lerr := os.Lstat(cfg); errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				err = symlinkConfig(cfg) // planted meanwhile
+			}
 			return fmt.Errorf("init: %w", err)
 		}
 		fmt.Fprintf(io.out, "made %s with a commented %s (it ignores itself in git)\n", abs, sessions.ConfigFile)
@@ -73,6 +83,28 @@ func runInit(o *initOptions) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	return nil
+}
+
+// danglingConfigError is a config.toml that is a symlink to nothing: init
+// does not make the file it points to.
+type danglingConfigError struct {
+	*sessions.SymlinkError
+	target string
+}
+
+func (e *danglingConfigError) Error() string {
+	return fmt.Sprintf("%s is a symlink to %s, which does not exist; zwarm does not write through a symlink: "+
+		"remove the symlink, or make the file it points to", e.Path, e.target)
+}
+
+func (e *danglingConfigError) Unwrap() error { return e.SymlinkError }
+
+func symlinkConfig(path string) error {
+	target, err := os.Readlink(path)
+	if err != nil {
+		return &sessions.SymlinkError{Path: path}
+	}
+	return &danglingConfigError{SymlinkError: &sessions.SymlinkError{Path: path}, target: target}
 }
 
 // writeNewFile makes path, a file of the state dir root, with data; a

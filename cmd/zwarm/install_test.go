@@ -129,3 +129,24 @@ func TestNoBuiltBinaryIsTracked(t *testing.T) {
 		t.Errorf("cmd/zwarm/zwarm is not ignored: %v", err)
 	}
 }
+
+// init makes no config.toml through a symlink: a dangling one is named as
+// a symlink (not "file exists"), and what it points to is not made.
+func TestInitWritesNoConfigThroughASymlink(t *testing.T) {
+	w := newWorld(t)
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere.toml")
+	cfg := filepath.Join(w.state, "config.toml")
+	if err := os.Symlink(target, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r := w.zwarm("init")
+	if r.code != exitFailure || !strings.Contains(r.stderr, cfg+" is a symlink") || strings.Contains(r.stderr, "file exists") {
+		t.Errorf("init with a dangling config.toml symlink: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Errorf("init made %s through the symlink", target)
+	}
+}

@@ -40,7 +40,7 @@ func newKillCmd(f *factory) *cobra.Command {
 		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "kill every running session")
-	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory is gone (zwarm doctor lists them)")
+	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory or record is gone (zwarm doctor lists them)")
 	return c
 }
 

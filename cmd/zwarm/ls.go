@@ -110,11 +110,13 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 }
 
 // stallConfig is the stall watcher's thresholds from config.toml; a broken
-// config is warned about, and the defaults used: a listing still lists.
+// or untrusted config is warned about, and the defaults used: a listing
+// still lists. What is done instead goes on a line of its own, after the
+// error, whose last lines may be TOML to paste.
 func stallConfig(m *sessions.Manager) *watchers.StallConfig {
 	wc := watchers.DefaultConfig()
 	if cfg, err := m.Config(); err != nil {
-		m.Warn(fmt.Errorf("%w; marking stalls with the default thresholds", err))
+		m.Warn(fmt.Errorf("%w\nzwarm: stalls are marked with the default thresholds", err))
 	} else {
 		wc = watchers.FromConfig(cfg)
 	}

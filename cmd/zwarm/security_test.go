@@ -55,6 +55,12 @@ func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
 	}
 	refused("a config anyone may write", cfg, "can be written by others", "inject", done, "more")
 	lists("a config anyone may write")
+	// ls warns with the refusal, its TOML ready to paste, and then says on
+	// a line of its own what it does instead.
+	if r := w.zwarm("ls"); r.code != 0 || !strings.Contains(r.stderr, `dirs = ["`+w.state+`"]`+"\n") ||
+		!strings.Contains(r.stderr, "\nzwarm: stalls are marked with the default thresholds") {
+		t.Errorf("ls on an untrusted config: exit %d, stderr %q", r.code, r.stderr)
+	}
 	os.Chmod(cfg, 0o600)
 
 	os.Chmod(w.state, 0o777)

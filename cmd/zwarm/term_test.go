@@ -19,9 +19,8 @@ import (
 // dropped) and its exit code. input, if any, is typed once the command
 // has asked (or after a moment).
 //
-// TERM names tmux: the terminal library the dashboard links asks the
-// terminal for its background colour at every start unless TERM is a
-// multiplexer, and nothing answers on a test's pseudo-terminal.
+// TERM is fixed (a 256-colour terminal) so that what is drawn does not
+// depend on the environment the tests run in.
 func (w *world) onTerminal(cols int, env []string, input string, args ...string) (string, int) {
 	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)

@@ -4,7 +4,8 @@
 // through, and the subscription that follows them live (Subscribe, the
 // twin of the session core's). The CLI and the dashboard read runs
 // through this package, without the loop and its model client; it
-// imports only the session core.
+// imports only the session core (sessions, and sessions/store to open and
+// replace its files safely).
 //
 // A run lives in <state>/runs/<id>/:
 //

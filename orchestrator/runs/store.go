@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,9 +33,9 @@ const (
 func stateDirOf(path string) string { return filepath.Dir(filepath.Dir(filepath.Dir(path))) }
 
 // openRunFile opens a file of a run, never through a symlink, at it, at
-// its run's directory or at runs/ (sessions.OpenFile).
+// its run's directory or at runs/ (store.OpenFile).
 func openRunFile(path string, flag int) (*os.File, error) {
-	return sessions.OpenFile(stateDirOf(path), path, flag, FilePerm)
+	return store.OpenFile(stateDirOf(path), path, flag, FilePerm)
 }
 
 // ErrNoRun is returned (wrapped) when no run matches an id.
@@ -156,26 +156,7 @@ func WriteRecord(dir string, r *Record) error {
 		return err
 	}
 	path := filepath.Join(dir, RecordFile)
-	if err := sessions.CheckNoSymlinks(stateDirOf(path), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+RecordFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := store.WriteFileAtomic(stateDirOf(path), path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -384,3 +384,32 @@ func TestSafeColoredKeepsOnlyColours(t *testing.T) {
 		}
 	}
 }
+
+// A turn's notes (its turn file was removed while it ran, say) are shown
+// by show and logs (TurnLines, TurnWriter) and the dashboard (TurnEnd),
+// ended or running, escaped like agent text: meta.json is anyone's to
+// write.
+func TestTurnNotesAreShown(t *testing.T) {
+	note := "turn file removed while the turn ran; the output from 2026-11-25T19:30:00Z on is in a new turn_1.jsonl"
+	end := time.Now()
+	zero := 0
+	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusCompleted, EndedAt: &end, ExitCode: &zero,
+		Notes: []string{note, hostile}}
+	msg := sessions.Event{Type: sessions.EventMessage, Text: "done"}
+	ended := TurnLines(turn, []sessions.Event{msg}, "")
+	assertInert(t, ended)
+	text := Text(ended)
+	if !strings.Contains(text, "    note: "+note+"\n") || strings.Count(text, "note: ") != 2 {
+		t.Fatalf("ended turn:\n%s", text)
+	}
+	if !strings.Contains(Text(TurnEnd(turn, "")), "note: "+note) {
+		t.Fatalf("turn end:\n%s", Text(TurnEnd(turn, "")))
+	}
+	running := turn
+	running.EndedAt, running.Status, running.ExitCode = nil, sessions.StatusRunning, nil
+	lines := TurnLines(running, []sessions.Event{msg}, "")
+	assertInert(t, lines)
+	if text := Text(lines); !strings.Contains(text, "  note: "+note+"\n") {
+		t.Fatalf("running turn:\n%s", text)
+	}
+}

@@ -74,17 +74,32 @@ func NewTurnWriter(t sessions.Turn, emit func([]Line)) *TurnWriter {
 // Event takes the turn's next event.
 func (w *TurnWriter) Event(ev sessions.Event) { w.fold.Add(ev, w.step) }
 
-// End renders what is still waiting and, if the turn has ended, how.
+// End renders what is still waiting and, if the turn has ended, how; a
+// turn still running shows its notes so far.
 func (w *TurnWriter) End(stderrTail string) {
 	w.fold.Flush(w.step)
 	if w.ended != nil {
 		w.emit(turnEnd(w.t, stderrTail, w.shown))
+	} else if notes := turnNotes(w.t, 1); len(notes) > 0 {
+		w.emit(notes)
 	}
 }
 
+// turnNotes are what the supervisor had to do to keep recording a turn
+// (its turn file was removed while it ran, say), one line each. They come
+// from meta.json, which anyone may have written: escaped like agent text.
+func turnNotes(t sessions.Turn, indent int) []Line {
+	var out []Line
+	for _, n := range t.Notes {
+		out = append(out, Line{Kind: Raw, Indent: indent, Text: "note: " + clipRunes(SafeLine(n), 500)})
+	}
+	return out
+}
+
 // TurnEnd sums up an ended turn: status, exit code, this turn's own usage
-// and cost; for a turn that did not complete, the reason and the end of
-// what the agent wrote to stderr (when the reason does not already hold it).
+// and cost, the supervisor's notes on it; for a turn that did not
+// complete, the reason and the end of what the agent wrote to stderr (when
+// the reason does not already hold it).
 func TurnEnd(t sessions.Turn, stderrTail string) []Line {
 	return turnEnd(t, stderrTail, nil)
 }
@@ -106,6 +121,7 @@ func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
 	}
 	out := []Line{{Kind: kind, Indent: 1, Text: "── " + strings.Join(parts, " · ")}}
 	out = append(out, turnWork(t)...)
+	out = append(out, turnNotes(t, 2)...)
 	if t.Status == sessions.StatusCompleted {
 		return out
 	}

@@ -187,25 +187,49 @@ func readChunks(r *os.File, out chan<- []byte) {
 }
 
 // switchWriter writes to whichever file is current: the agent's stderr goes
-// to the stderr file of the turn it is serving.
+// to the stderr file of the turn it is serving. It never fails: once a
+// write to a file does, the rest for that file is counted and dropped, so
+// the agent's stderr is drained on (a closed pipe would kill it with
+// SIGPIPE) and its stdout still recorded.
 type switchWriter struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	n    int64          // bytes written to f
+	lost *droppedOutput // what a failed write to f dropped
 }
 
 func (w *switchWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
-		return len(p), nil
+	switch {
+	case w.f == nil:
+	case w.lost != nil:
+		w.lost.bytes += int64(len(p))
+	default:
+		k, err := w.f.Write(p)
+		w.n += int64(k)
+		if err != nil {
+			w.lost = &droppedOutput{from: w.n, bytes: int64(len(p) - k), err: err}
+		}
 	}
-	return w.f.Write(p)
+	return len(p), nil
+}
+
+// dropped is what the current file did not take, nil if it took all.
+func (w *switchWriter) dropped() *droppedOutput {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lost == nil {
+		return nil
+	}
+	d := *w.lost
+	return &d
 }
 
 func (w *switchWriter) set(f *os.File) {
 	w.mu.Lock()
 	old := w.f
-	w.f = f
+	w.f, w.n, w.lost = f, 0, nil
 	w.mu.Unlock()
 	if old != nil {
 		old.Close()

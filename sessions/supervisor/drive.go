@@ -21,6 +21,11 @@ import (
 //	serving, closing ─output cannot be recorded─────► stopping (the turn fails)
 //	stopping ─grace period over─────────────────────► forcing (SIGKILL to the group)
 //	any      ─agent exited──────────────────────────► sweep every process of the session
+//
+// A full disk is the exception to "cannot be recorded": the agent runs on,
+// and what it prints is parsed but no longer kept (dropped), so that its
+// final message and usage still reach the record, through the session's
+// reserve; the turn fails once the agent has ended it.
 type phase int
 
 const (
@@ -55,6 +60,9 @@ type agentRun struct {
 	exited    bool
 	ws        unix.WaitStatus
 	failure   string // why zwarm fails the turn (its output cannot be recorded)
+	// dropped is what a full disk kept out of the current turn file;
+	// stderrLost what did not reach its stderr file.
+	dropped, stderrLost *droppedOutput
 
 	// oneTurn makes a live agent serve one turn only: in a worktree, each
 	// turn's work is committed when its process has exited (no git runs
@@ -64,7 +72,7 @@ type agentRun struct {
 
 	split     sessions.LineSplitter
 	pending   []sessions.Event
-	written   int64 // bytes of the current turn file
+	written   int64 // bytes of the agent's output in the current turn (those dropped included)
 	turnDone  bool  // the current turn's completion event was parsed
 	lastFlush time.Time
 	lastEvent time.Time
@@ -109,7 +117,19 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 	}
 	a.finish()
 	code := exitCode(a.ws)
-	return sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
+	end := sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
+	if d := a.dropped; d != nil {
+		// The note stays whatever ends the turn (a kill, say); the
+		// reason fails it, since part of its output is lost.
+		end.Notes = append(end.Notes, d.note())
+		if end.Reason == "" {
+			end.Reason = fmt.Sprintf("%s: %v", d.note(), d.err)
+		}
+	}
+	if a.stderrLost != nil {
+		end.Notes = append(end.Notes, a.stderrLost.noteStderr())
+	}
+	return end
 }
 
 // onChunk records a piece of stdout line by line, so a turn file can be cut
@@ -121,12 +141,11 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 			line = c[:i+1]
 		}
 		c = c[len(line):]
-		if a.failure == "" {
-			if _, err := a.p.out.Write(line); err != nil {
-				a.fail(fmt.Sprintf("%scannot record the agent's output in %s: %v", diskFull(err), a.sv.st.TurnPath(a.id, a.n), err))
-			} else if a.outRemoved() {
-				a.reopenTurnFile(line)
-			}
+		switch {
+		case a.dropped != nil:
+			a.dropped.bytes += int64(len(line))
+		case a.failure == "":
+			a.record(line)
 		}
 		a.written += int64(len(line))
 		a.split.Write(line, a.parse)
@@ -143,6 +162,56 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 	if len(a.pending) > 0 && a.flush == nil {
 		a.flush = time.After(max(0, flushEvery-time.Since(a.lastFlush)))
 	}
+}
+
+// record appends a line of the agent's output to the turn file.
+func (a *agentRun) record(line []byte) {
+	n, err := a.p.out.Write(line)
+	switch {
+	case err == nil:
+		if a.outRemoved() {
+			a.reopenTurnFile(line)
+		}
+	case sessions.IsNoSpace(err):
+		a.dropOutput(n, int64(len(line)), err)
+	default:
+		a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", a.sv.st.TurnPath(a.id, a.n), err))
+	}
+}
+
+// droppedOutput is the output of the agent that a full disk kept out of
+// its turn file, from byte from of the file on.
+type droppedOutput struct {
+	from, bytes int64
+	err         error
+}
+
+func (d *droppedOutput) note() string {
+	return fmt.Sprintf("disk full: output from byte %d on was not recorded (%d bytes)", d.from, d.bytes)
+}
+
+func (d *droppedOutput) noteStderr() string {
+	return fmt.Sprintf("%sstderr from byte %d on was not recorded (%d bytes): %v", diskFull(d.err), d.from, d.bytes, d.err)
+}
+
+// dropOutput stops recording the agent's output: the disk took n bytes of
+// a line of size bytes, then was full. Those n are taken back, so the turn
+// file ends with a whole line, and from then on the output is parsed (line
+// by line, as always: nothing of it is held) and counted, not kept. The
+// agent is not stopped: a stopped agent could not say its last words, its
+// final message and usage, which reach the record through the session's
+// reserve. The turn fails once the agent has ended it, saying how much of
+// its output was not recorded.
+func (a *agentRun) dropOutput(n int, size int64, err error) {
+	d := &droppedOutput{from: a.written + int64(n), bytes: size - int64(n), err: err}
+	if fi, serr := a.p.out.Stat(); serr == nil {
+		d.from = fi.Size()
+		if n > 0 && a.p.out.Truncate(fi.Size()-int64(n)) == nil {
+			d.from, d.bytes = fi.Size()-int64(n), size
+		}
+	}
+	a.dropped = d
+	a.sv.log.Error("disk full: no longer recording the agent's output; it runs on", "turn", a.n, "from", d.from, "err", err)
 }
 
 func (a *agentRun) parse(line []byte) {
@@ -207,8 +276,13 @@ func (a *agentRun) saveAs(outcome bool) {
 	if err != nil {
 		a.pending = append(evs, a.pending...)
 		a.sv.log.Error("record progress", "err", err)
-		if sessions.IsNoSpace(err) {
+		switch {
+		case sessions.IsNoSpace(err) && outcome:
 			a.fail(fmt.Sprintf("%scannot record the session: %v", diskFull(err), err))
+		case sessions.IsNoSpace(err):
+			// The outcome may use the reserve; until then the events
+			// wait here, only those that change the record.
+			a.pending = sessions.CompactEvents(a.pending)
 		}
 	}
 }
@@ -219,7 +293,7 @@ func (a *agentRun) saveAs(outcome bool) {
 // finishes; the turn's end is recorded once the process has exited.
 func (a *agentRun) nextLive(ctx context.Context) {
 	var next *sessions.Turn
-	if a.failure == "" { // a failing turn hands nothing over
+	if a.failure == "" && a.dropped == nil { // a failing turn hands nothing over
 		var err error
 		if next, err = a.sv.turns.HandOver(ctx, a.n); err != nil {
 			a.sv.log.Error("hand over a follow-up", "err", err)
@@ -234,6 +308,9 @@ func (a *agentRun) nextLive(ctx context.Context) {
 		a.n = next.N
 		a.fail(fmt.Sprintf("cannot open the files of turn %d: %v", next.N, err))
 		return
+	}
+	if d := a.p.stderr.dropped(); d != nil {
+		a.sv.log.Error(d.noteStderr(), "turn", a.n)
 	}
 	a.p.out.Close()
 	a.p.out, a.n, a.written, a.split = out, next.N, 0, sessions.LineSplitter{}
@@ -273,6 +350,7 @@ func (a *agentRun) finish() {
 	<-a.p.stderrDone
 	<-a.p.reaped
 	a.p.out.Close()
+	a.stderrLost = a.p.stderr.dropped()
 	a.p.stderr.set(nil)
 	a.saveAs(true)
 }
@@ -308,16 +386,17 @@ func (a *agentRun) reopenTurnFile(line []byte) {
 		a.fail(fmt.Sprintf("the turn file %s was removed while the turn ran and cannot be made again: %v", path, err))
 		return
 	}
-	if _, err := f.Write(line); err != nil {
-		f.Close()
+	a.p.out.Close()
+	a.p.out = f
+	// Offsets count from the new file's start (onChunk counts line); a
+	// partial line held back by the splitter began in the removed file.
+	a.written = 0
+	if n, err := f.Write(line); sessions.IsNoSpace(err) {
+		a.dropOutput(n, int64(len(line)), err)
+	} else if err != nil {
 		a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", path, err))
 		return
 	}
-	a.p.out.Close()
-	a.p.out = f
-	// Offsets count from the new file's start; a partial line held back
-	// by the splitter began in the removed file.
-	a.written = int64(len(line))
 	note := fmt.Sprintf("turn file removed while the turn ran; the output from %s on is in a new %s", time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
 	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)
 	if err := a.sv.turns.NoteNewTurnFile(a.n, note); err != nil {

@@ -189,13 +189,14 @@ func (sv *supervisor) afterTurn(ctx context.Context, end sessions.TurnEnd) (*ses
 }
 
 // dirCheckEvery is how often the supervisor checks that its session is
-// still recorded: well within a second of its directory's removal, the
-// agent is stopped.
+// still recorded: well within a second of the removal of its directory or
+// its record, the agent is stopped.
 const dirCheckEvery = 200 * time.Millisecond
 
 // watchDir stops the session (through stop, as SIGTERM does) once its
-// directory is gone or replaced: nothing could record what the agent does
-// any more, and no kill could find it. It returns when ctx ends.
+// directory is gone or replaced, or its record is removed from it: nothing
+// could record what the agent does any more, and no listing would show it
+// nor kill find it. It returns when ctx ends.
 func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 	dir := sv.turns.Dir()
 	first, err := os.Lstat(dir)
@@ -213,6 +214,11 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 		}
 		now, err := os.Lstat(dir)
 		if err == nil && os.SameFile(first, now) {
+			if sv.turns.RecordMissing() {
+				sv.log.Error("the session's record (meta.json) was removed while it ran; stopping its agent", "dir", dir)
+				stop()
+				return
+			}
 			continue
 		}
 		if err == nil || errors.Is(err, fs.ErrNotExist) {

@@ -44,7 +44,15 @@ const StateDirName = ".zwarm"
 // names an ignored file (a glob is not refused).
 func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	spec := []string{"--", ":/", ":(top,exclude,glob)**/" + StateDirName, ":(top,exclude,glob)**/" + StateDirName + "/**"}
-	candidates := append([]string{StateDirName}, w.Exclude...)
+	candidates := []string{StateDirName}
+	for _, e := range w.Exclude {
+		// Beyond a symlinked directory (the worker made one where a
+		// brought directory was) git tracks nothing, and refuses a
+		// pathspec naming it: there is nothing to leave out.
+		if link, _ := symlinkOnTheWay(w.Path, e); link == "" {
+			candidates = append(candidates, e)
+		}
+	}
 	g := w.tree()
 	g.stdin = strings.NewReader(strings.Join(candidates, "\x00") + "\x00")
 	out, err := g.run(ctx, "check-ignore", "--stdin", "-z")

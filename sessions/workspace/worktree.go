@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Worktree is one worker's linked worktree.
@@ -175,6 +176,18 @@ func (w *Worktree) Bring(ctx context.Context, from string, copies, links []strin
 			for _, src := range matches {
 				r, _ := filepath.Rel(from, src)
 				dst := filepath.Join(w.Path, r)
+				// A symlinked directory on the way, in the checkout or in
+				// the worktree, could lead anywhere: to a secret outside
+				// the repository brought in, or a file written outside
+				// the worktree. Neither is followed.
+				if link, target := symlinkOnTheWay(from, r); link != "" {
+					return fmt.Errorf("%s %s: %s in %s is a symlink (to %s), and zwarm brings nothing along through a symlinked directory, "+
+						"which could reach outside the repository: name what it points to instead, or remove the entry", what, r, link, from, target)
+				}
+				if link, target := symlinkOnTheWay(w.Path, r); link != "" {
+					return fmt.Errorf("%s %s: %s in the worktree is a symlink (to %s), and zwarm writes nothing through a symlinked directory, "+
+						"which could reach outside the worktree: remove the entry", what, r, link, target)
+				}
 				if _, err := os.Lstat(dst); err == nil {
 					if w.tracked(ctx, r) {
 						log = append(log, fmt.Sprintf("%s %s: the worktree has it already (git tracks it), left as it is", what, r))
@@ -220,6 +233,9 @@ func (w *Worktree) Untracked(ctx context.Context, entries []string) []string {
 		matches, _ := filepath.Glob(filepath.Join(w.Path, rel))
 		for _, m := range matches {
 			r, _ := filepath.Rel(w.Path, m)
+			if link, _ := symlinkOnTheWay(w.Path, r); link != "" {
+				continue // not the worktree's: Bring brings nothing there
+			}
 			if !w.tracked(ctx, r) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
@@ -251,11 +267,34 @@ func cleanRel(p string) (string, error) {
 	return p, nil
 }
 
+// symlinkOnTheWay names the first of rel's parent directories under top
+// that is a symlink (relative to top), and what it points to; "" if
+// none is. rel itself may be one.
+func symlinkOnTheWay(top, rel string) (link, target string) {
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	p := top
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", ""
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			r, _ := filepath.Rel(top, p)
+			return r, target
+		}
+	}
+	return "", ""
+}
+
 // ReadIncludeFile reads the patterns of a .worktreeinclude file at the
 // top of a checkout: one path or pattern a line, # comments and blank
-// lines ignored. A missing file has none.
+// lines ignored. A missing file has none; a line naming something outside
+// the checkout is an error naming the file and the line.
 func ReadIncludeFile(top string) ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(top, ".worktreeinclude"))
+	path := filepath.Join(top, ".worktreeinclude")
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -263,12 +302,16 @@ func ReadIncludeFile(top string) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	for _, l := range strings.Split(string(data), "\n") {
+	for i, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		out = append(out, strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/"))
+		e := strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/")
+		if _, err := cleanRel(e); err != nil {
+			return nil, fmt.Errorf("%s line %d: %q %w", path, i+1, l, err)
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -303,7 +346,7 @@ func copyTree(src, dst string) error {
 }
 
 func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0) // swapped for a symlink meanwhile: refused
 	if err != nil {
 		return err
 	}

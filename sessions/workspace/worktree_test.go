@@ -202,3 +202,78 @@ func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
 		t.Errorf("worktrees left: %s", out)
 	}
 }
+
+// What is brought into a worktree never comes from outside the repository
+// through a symlinked directory, and is never written outside the
+// worktree through one: the entry is refused, naming the symlink.
+func TestBringFollowsNoSymlinkedDirectory(t *testing.T) {
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "secret.txt"), "secret\n")
+	repo := newRepo(t, map[string]string{"a": "1\n", ".gitignore": "evil\ncfg/.env\n"})
+	if err := os.Symlink(outside, filepath.Join(repo, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000010")
+	ctx := context.Background()
+	for _, c := range []struct{ copies, links []string }{
+		{copies: []string{"evil/secret.txt"}},
+		{copies: []string{"*/secret.txt"}},
+		{links: []string{"evil/secret.txt"}},
+	} {
+		brought, _, err := w.Bring(ctx, repo, c.copies, c.links)
+		if err == nil || !strings.Contains(err.Error(), "evil in "+repo+" is a symlink (to "+outside+")") {
+			t.Errorf("bring %v %v: brought %v, err %v", c.copies, c.links, brought, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(w.Path, "evil")); err == nil {
+		t.Error("something was brought through the symlink")
+	}
+	// The entry itself may be a symlink: it is brought as one.
+	if brought, _, err := w.Bring(ctx, repo, []string{"evil"}, nil); err != nil || len(brought) != 1 {
+		t.Errorf("a symlink itself: %v %v", brought, err)
+	}
+
+	// A symlinked directory committed in the worktree, a real one in the
+	// checkout: nothing is written through it.
+	repo2 := newRepo(t, map[string]string{"a": "1\n", ".gitignore": ".env\n"})
+	sh(t, repo2, "ln -s "+outside+" cfg && git add cfg && git commit -q -m link && rm cfg")
+	write(t, filepath.Join(repo2, "cfg", ".env"), "TOKEN=1\n")
+	w2 := newWorktree(t, repo2, "3f2a9c1d-0000-4000-8000-000000000011")
+	_, _, err := w2.Bring(ctx, repo2, []string{"cfg/.env"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cfg in the worktree is a symlink (to "+outside+")") {
+		t.Errorf("bring through the worktree's symlink: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, ".env")); err == nil {
+		t.Error("a file was written outside the worktree")
+	}
+
+	// A record that names something beyond a symlinked directory (the
+	// worker replaced a brought directory by a symlink) leaves nothing
+	// out, and the worktree's work is still committed and diffed.
+	w2.Exclude = []string{"cfg/.env"}
+	write(t, filepath.Join(w2.Path, "b"), "2\n")
+	head, made, err := w2.Commit(ctx, "turn 1")
+	if err != nil || !made {
+		t.Fatalf("commit with an exclusion beyond a symlink: %v", err)
+	}
+	if _, _, err := w2.Changes(ctx, sh(t, repo2, "git rev-parse HEAD"), head); err != nil {
+		t.Errorf("changes: %v", err)
+	}
+	if u := w2.Untracked(ctx, []string{"cfg/.env", "cfg/*"}); len(u) != 0 {
+		t.Errorf("untracked beyond a symlink: %v", u)
+	}
+}
+
+// A .worktreeinclude line naming something outside the checkout is an
+// error naming the file and the line, not a [worktrees] setting.
+func TestAWorktreeIncludeLineOutsideTheCheckoutIsAnError(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a": "1\n", ".worktreeinclude": "# brought along\n.env\n../x\n"})
+	_, err := ReadIncludeFile(repo)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(repo, ".worktreeinclude")+" line 3: \"../x\" must stay inside the repository") {
+		t.Errorf("read: %v", err)
+	}
+	write(t, filepath.Join(repo, ".worktreeinclude"), "/.env\nconfig/\n")
+	if got, err := ReadIncludeFile(repo); err != nil || !reflect.DeepEqual(got, []string{".env", "config"}) {
+		t.Errorf("read %v %v", got, err)
+	}
+}

@@ -1,4 +1,4 @@
-package sessions
+package store
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +18,9 @@ import (
 // records is the outcome of work that already happened. A command (inject,
 // kill, rm) waits at most lock_timeout, says after a second what it waits
 // for, and gives up at once when its context ends (Ctrl+C), having changed
-// nothing (past lock_timeout, a kill forces the session's supervisor:
-// lockedForKill). Readers (ls, show, the dashboard) never wait for a writer's lock.
+// nothing (past lock_timeout, a kill forces the session's supervisor and
+// says what it did: LockTimeoutError.Did). Readers (ls, show, the
+// dashboard) never wait for a writer's lock.
 //
 // Whoever holds a session's lock writes its pid and command into the lock
 // file, so a waiter can say who it waits for; the note is emptied before
@@ -47,8 +49,8 @@ func (h LockHolder) String() string {
 	return fmt.Sprintf("pid %d, %s", h.PID, h.Command)
 }
 
-// LockWait is a lock a command has been waiting for a while:
-// ManagerOptions.LockWaiting hears of it.
+// LockWait is a lock a command has been waiting for a while: the
+// policy's Notify hears of it.
 type LockWait struct {
 	// What is locked: "session 1a2b", "the session list", "landings".
 	What   string
@@ -86,64 +88,47 @@ func (e *LockTimeoutError) Error() string {
 
 func (e *LockTimeoutError) Is(target error) bool { return target == ErrLockTimeout }
 
-// lockPolicy is how a command waits for locks. The zero value waits as
+// LockPolicy is how a command waits for locks. The zero value waits as
 // long as the context allows, silently.
-type lockPolicy struct {
-	timeout time.Duration // 0: no limit
-	notify  func(LockWait)
+type LockPolicy struct {
+	Timeout time.Duration // 0: no limit
+	Notify  func(LockWait)
 }
 
 type lockPolicyKey struct{}
 
-// withLockPolicy makes the locks taken under ctx wait the way p says.
-func withLockPolicy(ctx context.Context, p lockPolicy) context.Context {
+// WithLockPolicy makes the locks taken under ctx wait the way p says.
+func WithLockPolicy(ctx context.Context, p LockPolicy) context.Context {
 	return context.WithValue(ctx, lockPolicyKey{}, p)
 }
 
-func lockPolicyOf(ctx context.Context) lockPolicy {
-	p, _ := ctx.Value(lockPolicyKey{}).(lockPolicy)
+// LockPolicyOf is how the locks taken under ctx wait.
+func LockPolicyOf(ctx context.Context) LockPolicy {
+	p, _ := ctx.Value(lockPolicyKey{}).(LockPolicy)
 	return p
 }
 
-// LockTimeout is how long a command waits for a lock, defaulted.
-func (c *Config) LockTimeout() time.Duration {
-	if c != nil && c.LockLimit.Duration > 0 {
-		return c.LockLimit.Duration
-	}
-	return DefaultLockTimeout
-}
-
-// writing is ctx for a command that changes sessions: its locks wait at
-// most lock_timeout, and after a second it says what it waits for.
-func (m *Manager) writing(ctx context.Context) context.Context {
-	timeout := DefaultLockTimeout
-	if cfg, err := m.Config(); err == nil {
-		timeout = cfg.LockTimeout()
-	}
-	return withLockPolicy(ctx, lockPolicy{timeout: timeout, notify: m.lockWaiting})
-}
-
-// waitLock takes an exclusive flock on f for what. An uncontended lock is
+// WaitLock takes an exclusive flock on f for what. An uncontended lock is
 // taken at once. Otherwise it is tried again, with a short pause (flock has
 // nothing to wait on but itself), until ctx ends, the policy's timeout
 // passes, or it is free; only a caller with no context to end and no
 // policy blocks in the kernel.
-func waitLock(ctx context.Context, f *os.File, what string) error {
-	err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+func WaitLock(ctx context.Context, f *os.File, what string) error {
+	err := Flock(f, unix.LOCK_EX|unix.LOCK_NB)
 	if !errors.Is(err, unix.EWOULDBLOCK) {
 		return err
 	}
-	p := lockPolicyOf(ctx)
-	if ctx.Done() == nil && p.timeout <= 0 && p.notify == nil {
-		return flock(f, unix.LOCK_EX)
+	p := LockPolicyOf(ctx)
+	if ctx.Done() == nil && p.Timeout <= 0 && p.Notify == nil {
+		return Flock(f, unix.LOCK_EX)
 	}
 	var deadline, notice <-chan time.Time
-	if p.timeout > 0 {
-		t := time.NewTimer(p.timeout)
+	if p.Timeout > 0 {
+		t := time.NewTimer(p.Timeout)
 		defer t.Stop()
 		deadline = t.C
 	}
-	if p.notify != nil {
+	if p.Notify != nil {
 		t := time.NewTimer(lockNoticeAfter)
 		defer t.Stop()
 		notice = t.C
@@ -157,15 +142,15 @@ func waitLock(ctx context.Context, f *os.File, what string) error {
 			return ctx.Err()
 		case <-deadline:
 			t.Stop()
-			return &LockTimeoutError{What: what, Holder: lockHolderOf(f), After: p.timeout}
+			return &LockTimeoutError{What: what, Holder: lockHolderOf(f), After: p.Timeout}
 		case <-notice:
 			t.Stop()
 			notice = nil
-			p.notify(LockWait{What: what, Holder: lockHolderOf(f)})
+			p.Notify(LockWait{What: what, Holder: lockHolderOf(f)})
 		case <-t.C:
 			pause = min(2*pause, 20*time.Millisecond)
 		}
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		err := Flock(f, unix.LOCK_EX|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			return err
 		}
@@ -192,17 +177,23 @@ func lockHolderOf(f *os.File) LockHolder {
 	if err != nil || pid <= 0 {
 		return LockHolder{}
 	}
-	if _, err := readStat(pid); err != nil {
+	if _, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err != nil {
 		return LockHolder{}
 	}
 	return LockHolder{PID: pid, Command: cmd}
 }
 
-// holderCommand names this process in lock notes: "its supervisor", or the
-// program and its subcommand ("zwarm kill").
+var holderName atomic.Pointer[string]
+
+// NameHolder makes this process name itself name ("its supervisor") in
+// the notes of the locks it holds, in place of its command line.
+func NameHolder(name string) { holderName.Store(&name) }
+
+// holderCommand names this process in lock notes: the name NameHolder
+// gave it, or the program and its subcommand ("zwarm kill").
 func holderCommand() string {
-	if InSupervisor() {
-		return "its supervisor"
+	if name := holderName.Load(); name != nil {
+		return *name
 	}
 	if len(os.Args) == 0 {
 		return ""
@@ -220,9 +211,4 @@ func holderCommand() string {
 		}
 	}
 	return name
-}
-
-// isReadOnly reports an error of a state dir that cannot be written.
-func isReadOnly(err error) bool {
-	return errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }

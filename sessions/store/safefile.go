@@ -1,4 +1,4 @@
-package sessions
+package store
 
 import (
 	"errors"
@@ -45,7 +45,7 @@ func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
 // OpenAppend opens a log or transcript in a state dir for appending,
 // making it if need be (OpenFile's rules).
 func OpenAppend(root, path string) (*os.File, error) {
-	return OpenFile(root, path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	return OpenFile(root, path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 }
 
 // openBeneath opens rel under root with openat2(2), which refuses a
@@ -127,23 +127,9 @@ func refuseSymlink(path string) error {
 	return nil
 }
 
-// writeFileAtomic is writeFileAtomic for a file of the store: no
-// directory between the state dir and it may be a symlink.
-func (st *Store) writeFileAtomic(path string, data []byte) error {
-	if err := CheckNoSymlinks(st.dir, path); err != nil {
-		return err
-	}
-	return writeFileAtomic(path, data)
-}
-
-// openFile is OpenFile under the store's state dir.
-func (st *Store) openFile(path string, flag int) (*os.File, error) {
-	return OpenFile(st.dir, path, flag, filePerm)
-}
-
-// writeFileNoFollow is os.WriteFile that never writes through a symlink.
-func writeFileNoFollow(path string, data []byte) error {
-	f, err := OpenFile("", path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, filePerm)
+// WriteFileNoFollow is os.WriteFile that never writes through a symlink.
+func WriteFileNoFollow(path string, data []byte) error {
+	f, err := OpenFile("", path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, FilePerm)
 	if err != nil {
 		return err
 	}

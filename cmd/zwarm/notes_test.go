@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A turn file removed while its turn runs: show and logs say so, under
+// the turn, with the note the supervisor recorded.
+func TestShowPrintsATurnsNotes(t *testing.T) {
+	w := newWorld(t)
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	w.setScript(append([]step{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		out(`{"type":"turn.started"}`),
+		{"wait_file": goOn},
+	}, completes("after the removal", 700)[2:]...))
+	id := w.spawn("write on")
+	path := filepath.Join(w.state, "sessions", id, "turns", "turn_1.jsonl")
+	eventually(t, "the first lines", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "turn.started")
+	})
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, goOn)
+	w.ok("wait", id)
+	for _, cmd := range []string{"show", "logs"} {
+		if out := w.ok(cmd, id); !strings.Contains(out, "note: turn file removed while the turn ran") {
+			t.Fatalf("%s prints no note of the removal:\n%s", cmd, out)
+		}
+	}
+}

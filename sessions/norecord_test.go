@@ -1,0 +1,130 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A running session whose record (meta.json) is removed, its directory
+// left: nobody could see or kill it any more, so its supervisor stops the
+// agent and everything it started, as for a removed directory.
+func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+	w := newWorld(t)
+	s, sup, escaper := runningEscaper(t, w, t.TempDir())
+	defer syscall.Kill(escaper, syscall.SIGKILL)
+	cg := w.st.sessionCgroup(s.ID)
+	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
+	if alive(escaper) {
+		t.Fatalf("the escaper (pid %d) outlived its supervisor", escaper)
+	}
+	if _, err := os.Stat(cg); cg != "" && !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the session's cgroup %s is left (%v)", cg, err)
+	}
+	// What is left is named as broken, and rm --force removes it.
+	assertNoRecord(t, w, s.ID)
+}
+
+// A settled session whose record was removed, and an empty session
+// directory: both are listed as broken (not silently left out), kill and
+// rm name them as such rather than "no such session", and rm --force
+// removes them.
+func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
+	w := newWorld(t)
+	s := w.spawn("settle")
+	w.wait(s.ID)
+	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+		t.Fatal(err)
+	}
+	assertNoRecord(t, w, s.ID)
+
+	empty := newID()
+	if err := os.Mkdir(w.st.sessionDir(empty), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	assertNoRecord(t, w, empty)
+}
+
+// assertNoRecord checks what zwarm makes of a session directory without a
+// record, and removes it with rm --force.
+func assertNoRecord(t *testing.T, w *world, id string) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := w.m.List(ctx, ListOptions{})
+	var le *ListError
+	if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != id || !strings.Contains(le.Records[0].Err.Error(), "meta.json") {
+		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, ShortID(id))
+	}
+	var re *RecordError
+	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
+		t.Fatalf("get: %v; want a record error", err)
+	}
+	if _, err := w.m.Kill(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
+		t.Fatalf("kill: %v; want a record error", err)
+	}
+	if _, err := w.m.Remove(ctx, id, false); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("rm: %v; want a refusal that names --force", err)
+	}
+	if _, err := w.m.Remove(ctx, id, true); err != nil {
+		t.Fatalf("rm --force: %v", err)
+	}
+	if _, err := os.Lstat(w.st.sessionDir(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("rm --force left %s (%v)", w.st.sessionDir(id), err)
+	}
+	if _, err := w.m.List(ctx, ListOptions{}); err != nil {
+		t.Fatalf("listing after rm --force: %v", err)
+	}
+}
+
+// A session whose supervisor died and whose record was then removed:
+// nothing can reach its processes through the session, so they are
+// orphans, which doctor lists and kill --orphans stops.
+func TestOrphansOfASessionWithoutRecord(t *testing.T) {
+	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
+	}
+	w := newWorld(t)
+	s, sup, escaper := runningEscaper(t, w, t.TempDir())
+	defer syscall.Kill(escaper, syscall.SIGKILL)
+	cg := w.st.sessionCgroup(s.ID)
+	t.Cleanup(func() {
+		// Should the test fail before kill --orphans, nothing else would.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if killCgroup(ctx, cg) == nil {
+			removeCgroup(cg)
+		}
+	})
+	sup.signal(syscall.SIGKILL)
+	eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
+	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := w.m.Orphans()
+	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
+		t.Fatalf("orphans %+v, %v; want session %s", list, err, ShortID(s.ID))
+	}
+	if _, err := w.m.KillOrphans(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if alive(escaper) {
+		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaper)
+	}
+	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the orphan's cgroup %s is left (%v)", cg, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.st.sessionDir(s.ID), "turns")); err != nil {
+		t.Fatalf("kill --orphans touched the session's directory: %v", err)
+	}
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteFileAtomicNeverThroughASymlink(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "sessions", "a", "meta.json")
+	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(root, path, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != FilePerm {
+		t.Fatalf("written file: %v, %v; want mode %o", fi, err, FilePerm)
+	}
+
+	// A symlink at the file, and one at a directory between root and it.
+	elsewhere := t.TempDir()
+	os.Remove(path)
+	if err := os.Symlink(filepath.Join(elsewhere, "x"), path); err != nil {
+		t.Fatal(err)
+	}
+	var se *SymlinkError
+	if err := WriteFileAtomic(root, path, []byte("two\n")); !errors.As(err, &se) || se.Path != path {
+		t.Fatalf("write over a symlink: %v; want a SymlinkError naming it", err)
+	}
+	linked := filepath.Join(root, "sessions", "b")
+	if err := os.Symlink(elsewhere, linked); err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []func() error{
+		func() error { return WriteFileAtomic(root, filepath.Join(linked, "meta.json"), nil) },
+		func() error {
+			_, err := OpenFile(root, filepath.Join(linked, "meta.json"), os.O_WRONLY|os.O_CREATE, FilePerm)
+			return err
+		},
+	} {
+		if err := try(); !errors.As(err, &se) || se.Path != linked {
+			t.Fatalf("through a symlinked directory: %v; want a SymlinkError naming %s", err, linked)
+		}
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Fatalf("something was written where the symlinks point: %v", ents)
+	}
+}
+
+func TestALockTimesOutNamingItsHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	held, err := LockFile(context.Background(), path, "session 1a2b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heard []LockWait
+	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 30 * time.Millisecond, Notify: func(w LockWait) { heard = append(heard, w) }})
+	_, err = LockFile(ctx, path, "session 1a2b")
+	var te *LockTimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("a held lock: %v; want a LockTimeoutError", err)
+	}
+	if te.Holder.PID != os.Getpid() || te.After != 30*time.Millisecond {
+		t.Fatalf("timeout %+v; want this process (%d) after 30ms", te, os.Getpid())
+	}
+	want := "session 1a2b is still locked by pid " + strconv.Itoa(os.Getpid())
+	if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "raise lock_timeout in config.toml") {
+		t.Fatalf("message %q", err)
+	}
+	if len(heard) != 0 {
+		t.Fatalf("told of a wait shorter than a second: %v", heard)
+	}
+	held.Unlock()
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Fatalf("the holder's note outlived the lock: %q", b)
+	}
+	l, err := LockFile(ctx, path, "session 1a2b")
+	if err != nil {
+		t.Fatalf("a free lock: %v", err)
+	}
+	l.Unlock()
+}
+
+func TestGenerationAdvancesUnderItsLock(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "sessions.gen")
+	gen, unlock, ok := Generation(root, path)
+	if !ok || gen != 0 {
+		t.Fatalf("a new generation: %d, %v", gen, ok)
+	}
+	// A reader holds it: a writer waits, here no longer than its context.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	ran := false
+	if err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("bump under a reader: %v, ran %v", err, ran)
+	}
+	unlock()
+	for i := 0; i < 2; i++ {
+		if err := BumpGeneration(context.Background(), root, path, "the session list", func() error { ran = true; return nil }); err != nil || !ran {
+			t.Fatalf("bump: %v, ran %v", err, ran)
+		}
+	}
+	gen, unlock, ok = Generation(root, path)
+	unlock()
+	if !ok || gen != 2 {
+		t.Fatalf("after two bumps: %d, %v", gen, ok)
+	}
+}
+
+func TestASessionDirectoryIsMadeAndRemovedWhole(t *testing.T) {
+	l := Layout{Dir: t.TempDir()}
+	if ids, err := l.SessionIDs(); err != nil || len(ids) != 0 {
+		t.Fatalf("no sessions dir: %v, %v", ids, err)
+	}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	id := NewID()
+	if err := l.CreateSession(id, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{l.Meta(id), l.Turns(id), l.Inbox(id), l.Reserve(id)} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("a new session lacks %s: %v", p, err)
+		}
+	}
+	if got, err := l.ResolveSession(ShortID(id)); err != nil || got != id {
+		t.Fatalf("resolve %s: %q, %v", ShortID(id), got, err)
+	}
+	if _, err := l.ResolveSession("../x"); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("resolve ../x: %v", err)
+	}
+	if err := l.RemoveSession(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.LockSession(context.Background(), id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("lock a removed session: %v", err)
+	}
+	if ents, _ := os.ReadDir(l.Sessions()); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+}
