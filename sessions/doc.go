@@ -80,7 +80,9 @@
 // session's lock is free. A command (inject, kill, rm) waits for a lock at
 // most lock_timeout (default 10s), tells ManagerOptions.LockWaiting after a
 // second what it waits for, and stops waiting at once when its context
-// ends, having changed nothing (sessions/store). A follow-up is sent whole or
+// ends, having changed nothing (sessions/store); past lock_timeout a kill
+// kills the session's live supervisor and records the kill if the lock is
+// then free, or says what it stopped. A follow-up is sent whole or
 // not at all: once its record is changed, its supervisor is started
 // whatever the context says.
 //
@@ -206,7 +208,7 @@
 // agent's native resume); one to a settled session reopens it and starts a
 // new supervisor at once. Every follow-up is delivered exactly once, in
 // order, or marked undelivered with the reason (the session was killed,
-// its supervisor died).
+// its supervisor died or could not be started).
 //
 // Kill first records the kill in the session (Stop), under the lock, so
 // from then on no turn starts and no follow-up is handed over, whoever

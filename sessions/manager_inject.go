@@ -119,10 +119,32 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 	res.Session = s
 	if res.Outcome != InjectQueued {
 		if err := m.startSupervisor(context.WithoutCancel(ctx), id); err != nil {
-			return res, err
+			return res, fmt.Errorf("inject %s: %w; %s", ShortID(id), err, m.fateOf(id, res.Entry.ID))
 		}
 	}
 	return res, nil
+}
+
+// fateOf says what became of a follow-up whose supervisor could not be
+// started, as its inbox entry says.
+func (m *Manager) fateOf(id, entryID string) string {
+	entries, err := m.st.inbox(id)
+	if err != nil {
+		return fmt.Sprintf("what became of the follow-up is unknown: %v", err)
+	}
+	for _, e := range entries {
+		if e.ID != entryID {
+			continue
+		}
+		switch e.State {
+		case InboxUndelivered:
+			return "the follow-up was not delivered (recorded as undelivered): send it again once that is fixed"
+		case InboxDelivered:
+			return fmt.Sprintf("the follow-up was delivered all the same, as turn %d", e.Turn)
+		}
+		return "the follow-up is still queued: the next supervisor of the session delivers it"
+	}
+	return "the follow-up is not in the session's inbox"
 }
 
 // WaitInbox blocks until a follow-up has been answered: the turn it became

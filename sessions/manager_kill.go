@@ -65,11 +65,12 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	ctx = m.writing(ctx)
+	interrupted := ctx // Ctrl+C: see forced below
 	var owner *ProcRef
 	answers := false
 	var strays []procStat
 	var sweepErr error
-	s, err := m.lockedForKill(ctx, id, func(s *Session) error {
+	s, forced, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
 			// Nothing to stop but strays (a supervisor that died before it
 			// swept, say): they are swept here, under the lock, so that no
@@ -90,6 +91,15 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		owner, answers = clonePtr(s.Owner), s.ownerAnswersSignals()
 		return nil
 	})
+	if forced != nil {
+		// Its supervisor is dead already: the kill goes through with what
+		// is left to do (each step bounded), whatever Ctrl+C says, and
+		// then says what it did.
+		ctx = context.WithoutCancel(ctx)
+		if errors.Is(err, ErrLockTimeout) {
+			return nil, m.killForcedUnrecorded(ctx, id, forced)
+		}
+	}
 	if err != nil && store.IsReadOnly(err) {
 		if strays == nil {
 			return m.killUnrecorded(ctx, id, grace, err)
@@ -130,6 +140,9 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
+	if forced != nil {
+		note = forced.note()
+	}
 	if err := m.sweepOut(ctx, id); err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
@@ -152,6 +165,11 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	recorded = true
+	if forced != nil && interrupted.Err() != nil {
+		// Not context.Canceled: what it did is the message.
+		return s, fmt.Errorf("kill %s: interrupted after %s; the kill went on and is recorded: the session is %s",
+			ShortID(id), forced.did(), s.Status)
+	}
 	return s, nil
 }
 
@@ -214,12 +232,16 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 	return nil, fmt.Errorf("kill %s: %s, but its record could not be updated: %w", ShortID(id), what, werr)
 }
 
-// lockedForKill updates the record for a kill. A supervisor stopped
-// (SIGSTOP) while it held the session's lock would hold it forever, so it
-// is continued first; one that still does not let go within lock_timeout
-// (hung in the kernel, say) is killed: its session is being killed
-// anyway, and the kill goes on without it.
-func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+// lockedForKill updates the record for a kill, waiting for the session's
+// lock at most lock_timeout. A supervisor stopped (SIGSTOP) while it held
+// the lock would hold it forever, so it is continued first. When the lock
+// is still held after lock_timeout (a supervisor hung in the kernel, say,
+// or another process), the session's live supervisors are killed: the
+// session is being killed anyway, and a supervisor's lock goes with it.
+// The lock is then tried once more, briefly. forced says what was
+// killed; it is nil when nothing was (no live supervisor: the timeout is
+// returned as it is, and nothing was changed).
+func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, *forcedStop, error) {
 	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor && isSupervisorOf(s.Owner.PID, id) {
 		s.Owner.signal(unix.SIGCONT)
 	}
@@ -227,19 +249,107 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 		unix.Kill(pid, unix.SIGCONT)
 	}
 	s, err := m.st.updateCtx(ctx, id, fn)
-	if !errors.Is(err, ErrLockTimeout) || ctx.Err() != nil {
-		return s, err
+	var te *LockTimeoutError
+	if !errors.As(err, &te) || ctx.Err() != nil {
+		return s, nil, err
 	}
-	m.warn(fmt.Errorf("session %s: its lock was held for %s; stopping its supervisor by force", ShortID(id), store.LockPolicyOf(ctx).Timeout))
-	for _, pid := range supervisorsOf(id) {
-		if ref, err := refOf(pid); err == nil {
-			ref.signal(unix.SIGKILL)
-			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			ref.waitGone(gctx)
-			cancel()
+	sups := m.liveSupervisors(id)
+	if len(sups) == 0 {
+		return nil, nil, err
+	}
+	pids := make([]procStat, len(sups))
+	for i, ref := range sups {
+		pids[i] = procStat{pid: ref.PID}
+	}
+	m.warn(fmt.Errorf("session %s: its lock was held by %s for %s; stopping its supervisor%s by force",
+		ShortID(id), te.Holder, te.After, pidList(pids)))
+	forced := &forcedStop{lock: te}
+	for _, ref := range sups {
+		if ref.signal(unix.SIGKILL) != nil {
+			continue // gone meanwhile
+		}
+		forced.pids = append(forced.pids, procStat{pid: ref.PID})
+		// However Ctrl+C comes in: what was killed must be gone before
+		// the kill says so.
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		ref.waitGone(gctx)
+		cancel()
+	}
+	if len(forced.pids) == 0 {
+		return nil, nil, err
+	}
+	// No second lock_timeout: a killed holder lets go of the lock as it
+	// finishes exiting (its other threads may outlive the main one by a
+	// moment), which forcedLockGrace allows for; any other holder is not
+	// waited for again.
+	s, err = m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: forcedLockGrace}), id, fn)
+	if errors.Is(err, ErrLockTimeout) {
+		err = te // still held: the wait that counts is the first one
+	}
+	return s, forced, err
+}
+
+// forcedLockGrace is how long a kill that killed the session's
+// supervisors waits for their lock to be let go.
+const forcedLockGrace = time.Second
+
+// liveSupervisors are the session's supervisors that run: the record's
+// owner and any process running `zwarm __supervise ... ID`. A settled
+// session has none to force.
+func (m *Manager) liveSupervisors(id string) []*ProcRef {
+	var out []*ProcRef
+	seen := map[int]bool{}
+	if s, err := m.st.load(id); err == nil {
+		if s.Settled() {
+			return nil
+		}
+		if o := s.Owner; o != nil && o.Role == roleSupervisor && o.Alive() {
+			out = append(out, clonePtr(o))
+			seen[o.PID] = true
 		}
 	}
-	return m.st.updateCtx(ctx, id, fn)
+	for _, pid := range supervisorsOf(id) {
+		if ref, err := refOf(pid); err == nil && !seen[pid] {
+			out = append(out, ref)
+			seen[pid] = true
+		}
+	}
+	return out
+}
+
+// forcedStop is what a kill did by force because the session's lock was
+// still held after lock_timeout.
+type forcedStop struct {
+	lock *LockTimeoutError
+	pids []procStat // the supervisors killed
+}
+
+// did says what was done: "stopping its supervisor (pid 42) by force".
+func (f *forcedStop) did() string {
+	return fmt.Sprintf("stopping its supervisor%s by force", pidList(f.pids))
+}
+
+// note is for the record: why the supervisor was killed.
+func (f *forcedStop) note() string {
+	return fmt.Sprintf("its lock was held by %s for %s, so its supervisor%s was killed", f.lock.Holder, f.lock.After, pidList(f.pids))
+}
+
+// killForcedUnrecorded finishes a kill that stopped the session's
+// supervisor by force but still cannot take its lock: what is left of the
+// session is stopped (signals need no lock), and the error says what was
+// done and that the kill is not recorded.
+func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forcedStop) error {
+	left := m.containment(id).procs()
+	what := "stopped its supervisor" + pidList(f.pids)
+	if len(left) > 0 {
+		what += " and its processes" + pidList(left)
+	}
+	if err := m.sweepOut(ctx, id); err != nil {
+		what += fmt.Sprintf(" (some could not be stopped: %v)", err)
+	}
+	te := *f.lock
+	te.Did = "zwarm " + what + " by force, but could not record the kill: the session will show as failed, its supervisor gone"
+	return fmt.Errorf("kill %s: %w", ShortID(id), &te)
 }
 
 // stopOwner makes the session's owner stop and waits until it has. A
@@ -391,7 +501,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
 			return "", kerr
 		}
-		return id, m.st.remove(m.writing(ctx), id)
+		return id, m.removeRecord(ctx, id)
 	}
 	if err != nil {
 		return "", err
@@ -432,7 +542,16 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err := m.dropWorkspace(ctx, s, force); err != nil {
 		return "", fmt.Errorf("rm: %w", err)
 	}
-	return id, m.st.remove(m.writing(ctx), id)
+	return id, m.removeRecord(ctx, id)
+}
+
+// removeRecord deletes a session's directory for rm, its errors said as
+// rm's other ones are ("rm 1a2b: ...").
+func (m *Manager) removeRecord(ctx context.Context, id string) error {
+	if err := m.st.remove(m.writing(ctx), id); err != nil {
+		return fmt.Errorf("rm %s: %w", ShortID(id), err)
+	}
+	return nil
 }
 
 // cleanClaim reads a session with a worktree afresh for Clean and, unless
@@ -541,7 +660,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (r
 			return false, nil, err
 		}
 		if err := m.st.remove(m.writing(ctx), s.ID); err != nil {
-			return false, nil, err
+			return false, nil, fmt.Errorf("clean %s: %w", ShortID(s.ID), err)
 		}
 	}
 	return true, nil, nil

@@ -153,7 +153,17 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 			if s.Owner == nil || s.Owner.Role != roleSpawn || s.Owner.PID != os.Getpid() {
 				return nil // a supervisor did start, or someone took over
 			}
-			return s.failStart(err.Error(), time.Now().UTC())
+			if err := s.failStart(err.Error(), time.Now().UTC()); err != nil {
+				return err
+			}
+			// Nobody is left to deliver what is queued (the follow-up this
+			// command sent, if it sent one): it is reported undelivered
+			// rather than delivered by whatever next starts the session,
+			// after a retry of it. The failure is recorded all the same.
+			if derr := m.st.dropQueued(s, err.Error()); derr != nil {
+				m.warn(fmt.Errorf("session %s: %w", ShortID(id), derr))
+			}
+			return nil
 		})
 		return err
 	}

@@ -76,6 +76,9 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		fmt.Fprintf(io.errOut, "%s %s\n", sessions.ShortID(res.Session.ID), injectOutcome(res))
 	}
 	e, s, err := waitInbox(ctx, io, m, res, o.out.on())
+	if err != nil && ctx.Err() != nil {
+		return injectInterrupted(m, res)
+	}
 	if err != nil {
 		return err
 	}
@@ -108,6 +111,34 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return &silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// injectInterrupted is the error of an inject --wait that a signal
+// interrupted while it waited (printed after "interrupted", exit 130): the
+// follow-up was sent, so it says what became of it and what runs on.
+func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
+	short := sessions.ShortID(res.Session.ID)
+	entries, err := m.Inbox(res.Session.ID)
+	if err != nil {
+		return fmt.Errorf("inject %s: the follow-up was sent, but what became of it cannot be read: %w", short, err)
+	}
+	for _, e := range entries {
+		if e.ID != res.Entry.ID {
+			continue
+		}
+		switch e.State {
+		case sessions.InboxUndelivered:
+			return fmt.Errorf("inject %s: the follow-up was not delivered: %s", short, render.Clip(e.Reason, 300))
+		case sessions.InboxDelivered:
+			if s, err := m.Get(context.Background(), res.Session.ID); err == nil && e.Turn <= len(s.Turns) && s.Turns[e.Turn-1].EndedAt != nil {
+				return fmt.Errorf("inject %s: the follow-up became turn %d, which has ended: %s", short, e.Turn, s.Turns[e.Turn-1].Status)
+			}
+			return fmt.Errorf("inject %s: the follow-up became turn %d, which goes on in the background: zwarm wait %s waits for it, zwarm kill %s stops it",
+				short, e.Turn, short, short)
+		}
+		return fmt.Errorf("inject %s: the follow-up stays queued: it becomes the session's next turn (zwarm kill %s drops it)", short, short)
+	}
+	return fmt.Errorf("inject %s: the follow-up was sent, but is not in the session's inbox", short)
 }
 
 // waitInbox waits until the follow-up has become a turn that ended (or was

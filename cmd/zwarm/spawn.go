@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -77,6 +78,28 @@ directory itself, as outside a repository.`,
 	return c
 }
 
+// spawnInterrupted ends a spawn --wait that a signal interrupted while it
+// waited: the worker was started and runs on, so its id is printed as
+// without --wait, and the error (printed after "interrupted", exit 130)
+// says how to stop it.
+func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *sessions.Session) error {
+	if now, err := m.Get(context.Background(), s.ID); err == nil {
+		s = now
+	}
+	if o.out.on() {
+		if err := o.out.write(o.f.io.out, toJSON(s)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(o.f.io.out, s.ID)
+	}
+	short := sessions.ShortID(s.ID)
+	if s.Settled() {
+		return fmt.Errorf("session %s is %s", short, s.Status)
+	}
+	return fmt.Errorf("session %s keeps running in the background: zwarm wait %s waits for it, zwarm kill %s stops it", short, short, short)
+}
+
 // taskText is the task from the arguments, -f FILE, or stdin ("-").
 func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
 	switch {
@@ -135,6 +158,9 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	}
 	if o.wait {
 		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+sessions.ShortID(s.ID), o.out.on())
+		if err != nil && ctx.Err() != nil {
+			return spawnInterrupted(o, m, s)
+		}
 		if err != nil {
 			return err
 		}

@@ -197,17 +197,14 @@ func (l Layout) SessionIDs() ([]string, error) {
 func (l Layout) RemoveSession(ctx context.Context, id string) error {
 	lk, err := l.LockSession(ctx, id)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", ShortID(id), err)
+		return err // it names the session; the caller says what removes it
 	}
 	defer lk.Unlock()
 	trash := filepath.Join(l.Sessions(), ".removing-"+id)
 	if err := os.Rename(l.Session(id), trash); err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
+		return err // it names both paths
 	}
-	if err := os.RemoveAll(trash); err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
-	}
-	return nil
+	return os.RemoveAll(trash)
 }
 
 // ResolveSession turns a user's id or prefix into a full session id.

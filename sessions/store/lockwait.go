@@ -18,7 +18,9 @@ import (
 // records is the outcome of work that already happened. A command (inject,
 // kill, rm) waits at most lock_timeout, says after a second what it waits
 // for, and gives up at once when its context ends (Ctrl+C), having changed
-// nothing. Readers (ls, show, the dashboard) never wait for a writer's lock.
+// nothing (past lock_timeout, a kill forces the session's supervisor and
+// says what it did: LockTimeoutError.Did). Readers (ls, show, the
+// dashboard) never wait for a writer's lock.
 //
 // Whoever holds a session's lock writes its pid and command into the lock
 // file, so a waiter can say who it waits for; the note is emptied before
@@ -66,14 +68,20 @@ func (w LockWait) String() string {
 var ErrLockTimeout = errors.New("lock wait timed out")
 
 // LockTimeoutError is a lock still held after the command waited
-// lock_timeout for it. Nothing was changed.
+// lock_timeout for it. Nothing was changed, unless Did says otherwise.
 type LockTimeoutError struct {
 	What   string
 	Holder LockHolder
 	After  time.Duration
+	// Did is what the command did all the same ("" for nothing): a kill
+	// stops a session's processes, which needs no lock.
+	Did string
 }
 
 func (e *LockTimeoutError) Error() string {
+	if e.Did != "" {
+		return fmt.Sprintf("%s is still locked by %s after %s; %s", e.What, e.Holder, e.After, e.Did)
+	}
 	return fmt.Sprintf("%s is still locked by %s after %s; nothing was changed: try again once it is done, or raise lock_timeout in %s",
 		e.What, e.Holder, e.After, ConfigFile)
 }

@@ -1,0 +1,51 @@
+package sessions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A follow-up whose supervisor cannot be started (here its log is a
+// planted symlink) is reported undelivered, with the reason, and the
+// error says so: a retry once it is fixed delivers the new message only,
+// not the failed one too.
+func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	log := w.st.SupervisorLog(s.ID)
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(log)
+	if err := os.Symlink(outside, log); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.m.Inject(context.Background(), s.ID, "one")
+	if err == nil || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), "not delivered") {
+		t.Fatalf("inject with a planted supervisor log: %v", err)
+	}
+	inbox, _ := w.st.inbox(s.ID)
+	if len(inbox) != 1 || inbox[0].State != InboxUndelivered || !strings.Contains(inbox[0].Reason, "symlink") {
+		t.Fatalf("inbox: %+v", inbox)
+	}
+	if g, _ := w.m.Get(context.Background(), s.ID); !g.Settled() || g.PendingInjects != 0 {
+		t.Fatalf("session %s, %d pending", g.Status, g.PendingInjects)
+	}
+
+	os.Remove(log)
+	res, err := w.m.Inject(context.Background(), s.ID, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, got, err := w.m.WaitInbox(ctxTimeout(t, 30e9), s.ID, res.Entry.ID)
+	if err != nil || e.State != InboxDelivered {
+		t.Fatalf("the retry: %+v, %v", e, err)
+	}
+	if p := w.prompts(); len(p) != 2 || p[1] != "two" || len(got.Turns) != 2 {
+		t.Fatalf("prompts %q, %d turns", p, len(got.Turns))
+	}
+}

@@ -1,0 +1,85 @@
+//go:build stress
+
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A kill while the session's lock is held past lock_timeout, alternately
+// by a process that is not zwarm's and by a stopped process that looks
+// like the session's supervisor. Right: nothing of the session is alive
+// after the kill returns; with the supervisor-like holder the kill is
+// recorded (killed, saying why it forced); with the other the error says
+// what was stopped and that the kill is not recorded, never "nothing was
+// changed".
+func TestStressKillUnderAHeldLock(t *testing.T) {
+	n := stressN(t, 40)
+	w := newWorld(t)
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		{"spawn": "sleep 300", "setsid": true},
+		{"wait_file": filepath.Join(t.TempDir(), "never")},
+	}})
+	var wrong []string
+	for i := range n {
+		bad := func(format string, a ...any) {
+			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
+		}
+		w.config("kill_grace = \"300ms\"\n")
+		s := w.spawn("run")
+		eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+		supervisorLike := i%2 == 1
+		args := []string{"hold-lock"}
+		if supervisorLike {
+			args = []string{"__supervise", s.ID}
+		}
+		holder := exec.Command(os.Args[0], args...)
+		holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID), helperEnv+"=")
+		if err := holder.Start(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the lock to be held", func() bool {
+			l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+			if err == nil {
+				l.Unlock()
+			}
+			return err != nil
+		})
+		if supervisorLike {
+			syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+		}
+		w.config("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
+		got, err := w.m.Kill(context.Background(), s.ID)
+		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+			bad("processes alive after the kill returned: %v", left)
+		}
+		switch {
+		case supervisorLike && err != nil:
+			bad("kill: %v", err)
+		case supervisorLike && (got.Status != StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
+			bad("recorded %s: %s", got.Status, got.Error)
+		case !supervisorLike && (!errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), "stopped its supervisor") ||
+			strings.Contains(err.Error(), "nothing was changed")):
+			bad("kill under a foreign lock: %v", err)
+		}
+		holder.Process.Kill()
+		holder.Wait()
+		if final := w.waitFor(s.ID, 30*time.Second); final.TurnRunning() || !final.Settled() {
+			bad("left %s", final.Status)
+		}
+	}
+	t.Logf("%d tries, %d wrong", n, len(wrong))
+	for _, s := range wrong {
+		t.Error(s)
+	}
+}

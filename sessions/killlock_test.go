@@ -1,0 +1,189 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// killUnderLock is a session whose lock another process holds, and a
+// manager that counts what a kill says while it waits and forces.
+type killUnderLock struct {
+	w      *world
+	s      *Session
+	mu     sync.Mutex
+	heard  int      // "waiting for session ...": one per lock wait
+	warned []string // "stopping its supervisor by force" among them
+}
+
+func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
+	k := &killUnderLock{w: newWorld(t)}
+	if running {
+		k.w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+		id := k.w.spawn("hold").ID
+		eventually(t, "the agent", func() bool { g, _ := k.w.m.Get(context.Background(), id); return g.ThreadID != "" })
+		k.s, _ = k.w.m.Get(context.Background(), id)
+	} else {
+		k.s = k.w.wait(k.w.spawn("first").ID)
+	}
+	// A notice comes after a second of waiting: with a lock_timeout of
+	// 1.5 s, each wait gives exactly one.
+	k.w.config("kill_grace = \"300ms\"\nlock_timeout = \"1500ms\"\n")
+	k.w.m.lockWaiting = func(LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() }
+	k.w.m.warn = func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() }
+	return k
+}
+
+type killResult struct {
+	s   *Session
+	err error
+}
+
+func (k *killUnderLock) kill(t *testing.T, ctx context.Context, reason string) killResult {
+	t.Helper()
+	return within(t, "kill", func() killResult {
+		s, err := k.w.m.KillBecause(ctx, k.s.ID, reason)
+		return killResult{s, err}
+	})
+}
+
+// A kill of a running session whose lock another process (not zwarm)
+// holds past lock_timeout waits for it once, then stops the supervisor and
+// every process of the session by force and says so: never "nothing was
+// changed" after it signalled something.
+func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
+	k := newKillUnderLock(t, true)
+	w, s := k.w, k.s
+	if s.Owner == nil || s.Owner.Role != roleSupervisor || !s.Owner.Alive() {
+		t.Fatalf("owner %+v", s.Owner)
+	}
+	sup := *s.Owner
+	agent := w.m.containment(s.ID).procs()
+	if len(agent) == 0 {
+		t.Fatal("no agent running")
+	}
+	holdLock(t, w.st.lockPath(s.ID))
+	r := k.kill(t, context.Background(), "")
+	if !errors.Is(r.err, ErrLockTimeout) {
+		t.Fatalf("kill under a held lock: %v", r.err)
+	}
+	msg := r.err.Error()
+	if strings.Contains(msg, "nothing was changed") || !strings.Contains(msg, "stopped its supervisor") ||
+		!strings.Contains(msg, "could not record the kill") {
+		t.Fatalf("the kill's error does not say what it did: %s", msg)
+	}
+	k.mu.Lock()
+	heard, warned := k.heard, k.warned
+	k.mu.Unlock()
+	if heard != 1 {
+		t.Fatalf("the kill waited for the lock %d times, want once", heard)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "stopping its supervisor (pid") {
+		t.Fatalf("warnings: %q", warned)
+	}
+	if sup.Alive() {
+		t.Fatal("the supervisor still runs")
+	}
+	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		t.Fatalf("left running: %v", left)
+	}
+}
+
+// A settled session has no supervisor to force: a kill that cannot take
+// its lock waits once, says nothing of forcing, and changes nothing.
+func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
+	k := newKillUnderLock(t, false)
+	holdLock(t, k.w.st.lockPath(k.s.ID))
+	before, _ := os.ReadFile(k.w.st.metaPath(k.s.ID))
+	r := k.kill(t, context.Background(), "")
+	if !errors.Is(r.err, ErrLockTimeout) || !strings.Contains(r.err.Error(), "nothing was changed") {
+		t.Fatalf("kill under a held lock: %v", r.err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.heard != 1 || len(k.warned) != 0 {
+		t.Fatalf("waited %d times; warnings %q", k.heard, k.warned)
+	}
+	if after, _ := os.ReadFile(k.w.st.metaPath(k.s.ID)); string(after) != string(before) {
+		t.Fatalf("the record changed:\n%s\n%s", before, after)
+	}
+}
+
+// Ctrl+C while the kill waits for the lock changes nothing; once it has
+// forced the supervisor, the kill goes on, records the kill with its
+// reason and why it forced, and says so instead of a bare "interrupted".
+func TestKillInterruptedAroundForcingALock(t *testing.T) {
+	k := newKillUnderLock(t, true)
+	w, s := k.w, k.s
+	// A holder that looks like the session's supervisor to the kill, and
+	// does not let go (stopped).
+	holder := exec.Command(os.Args[0], "__supervise", s.ID)
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID))
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	eventually(t, "the lock to be held", func() bool {
+		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+		if err == nil {
+			l.Unlock()
+		}
+		return err != nil
+	})
+	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+
+	// Interrupted while it waits.
+	ctx, cancel := context.WithCancel(context.Background())
+	w.m.lockWaiting = func(LockWait) { cancel() }
+	r := k.kill(t, ctx, "")
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("kill interrupted while it waits: %v", r.err)
+	}
+	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) || !s.Owner.Alive() {
+		t.Fatalf("the interrupted kill changed something:\n%s\n%s", before, after)
+	}
+
+	// Interrupted as it starts forcing.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	w.m.lockWaiting = func(LockWait) {}
+	w.m.warn = func(error) { cancel() }
+	r = k.kill(t, ctx, "over budget")
+	if r.err == nil || errors.Is(r.err, context.Canceled) ||
+		!strings.Contains(r.err.Error(), "interrupted after stopping its supervisor") || !strings.Contains(r.err.Error(), "killed") {
+		t.Fatalf("kill interrupted as it forced: %v", r.err)
+	}
+	got := w.wait(s.ID)
+	if got.Status != StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
+		t.Fatalf("%s: %s", got.Status, got.Error)
+	}
+	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		t.Fatalf("left running: %v", left)
+	}
+}
+
+// rm and clean that cannot take a session's lock say so the way their
+// other errors do: "rm 1a2b: session 1a2b is still locked ...", whether or
+// not the session has a worktree to claim first.
+func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
+	w := newWorld(t)
+	s := w.wait(w.spawn("first").ID)
+	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
+	holdLock(t, w.st.lockPath(s.ID))
+	r := within(t, "rm", func() error { _, err := w.m.Remove(context.Background(), s.ID, false); return err })
+	if want := "rm " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
+		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
+	}
+	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), CleanOptions{}); return err })
+	if want := "clean " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
+		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
+	}
+}
