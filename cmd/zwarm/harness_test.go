@@ -14,25 +14,31 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/testbin"
 )
 
-// bins holds the zwarm binary and the fake agent, built once per test run:
-// supervision is tested through real processes, as users run them.
+// bins holds zwarm and the fake agent: supervision is tested through real
+// processes, as users run them. zwarm is this test binary, run through a
+// link named zwarm (testbin); the fake agent is built once per test run.
 var bins struct{ zwarm, fake string }
 
 func TestMain(m *testing.M) {
+	testbin.Serve(map[string]testbin.Program{"zwarm": runMain})
 	dir, err := os.MkdirTemp("", "zwarm-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.zwarm, bins.fake = filepath.Join(dir, "zwarm"), filepath.Join(dir, "codex")
-	for out, pkg := range map[string]string{bins.zwarm: ".", bins.fake: "../../sessions/internal/fakeagent"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	bins.fake = filepath.Join(dir, "codex")
+	if bins.zwarm, err = testbin.Link(dir, "zwarm"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	if b, err := exec.Command("go", "build", "-o", bins.fake, "../../sessions/internal/fakeagent").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the fake agent: %v\n%s", err, b)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
