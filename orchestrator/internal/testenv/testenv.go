@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +21,9 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/testbin"
 )
 
 // Bins are the binaries the tests run.
@@ -28,9 +32,25 @@ type Bins struct {
 	dir              string
 }
 
-// Build compiles zwarm and the fake agent once for a test binary; call it
-// from TestMain and Close the result after m.Run.
-func Build() (*Bins, error) {
+// Main is the TestMain of a package whose tests run workers. The test
+// binary serves the commands of zwarm that the session manager runs
+// (testbin), so nothing builds zwarm; the fake agent is built once. Main
+// sets *bins for the tests, runs them, removes the binaries and exits.
+func Main(m *testing.M, bins **Bins) {
+	testbin.Serve(map[string]testbin.Program{"zwarm": zwarm})
+	b, err := build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bins = b
+	code := m.Run()
+	b.close()
+	os.Exit(code)
+}
+
+// build makes the binaries once for a test binary that serves zwarm.
+func build() (*Bins, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
@@ -39,14 +59,16 @@ func Build() (*Bins, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bins{Zwarm: filepath.Join(dir, "zwarm"), FakeAgent: filepath.Join(dir, "fakeagent"), dir: dir}
-	for out, pkg := range map[string]string{b.Zwarm: "./cmd/zwarm", b.FakeAgent: "./sessions/internal/fakeagent"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
-		if o, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("build %s: %v\n%s", pkg, err, o)
-		}
+	b := &Bins{FakeAgent: filepath.Join(dir, "fakeagent"), dir: dir}
+	if b.Zwarm, err = testbin.Link(dir, "zwarm"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.Command("go", "build", "-o", b.FakeAgent, "./sessions/internal/fakeagent")
+	cmd.Dir = root
+	if o, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("build the fake agent: %v\n%s", err, o)
 	}
 	// The codex binary is the one config.toml names, in each world.
 	os.Unsetenv("ZWARM_CODEX_BIN")
@@ -63,8 +85,81 @@ func Build() (*Bins, error) {
 	return b, nil
 }
 
-// Close removes the binaries.
-func (b *Bins) Close() { os.RemoveAll(b.dir) }
+// zwarm is the zwarm the session manager runs: `zwarm __supervise` and the
+// replay adapter's player, `zwarm __replay`.
+func zwarm(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "__supervise":
+			return supervise(args[1:])
+		case adapters.ReplayCommand:
+			return play(args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "zwarm (a test binary): no command %q here\n", args)
+	return 2
+}
+
+// play is `zwarm __replay [--speed N] -- RECORDING THREAD PROMPT`.
+func play(args []string) int {
+	fs := flag.NewFlagSet(adapters.ReplayCommand, flag.ContinueOnError)
+	speed := fs.Float64("speed", 1, "pacing factor")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 3 {
+		fmt.Fprintf(os.Stderr, "zwarm: %s takes a recording, a thread id and a prompt: %q\n", adapters.ReplayCommand, args)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := replay.Play(ctx, os.Stdout, fs.Arg(0), *speed, fs.Arg(1), fs.Arg(2))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zwarm:", err)
+		return 1
+	}
+	return code
+}
+
+// supervise is `[--state-dir DIR] [--detach] ID` of `zwarm __supervise`,
+// as the zwarm command runs it, with the built-in adapters: with --detach
+// it starts the supervisor in a session of its own and exits.
+func supervise(args []string) int {
+	var stateDir, id string
+	detach := false
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--state-dir" && i+1 < len(args):
+			i++
+			stateDir = args[i]
+		case a == "--detach":
+			detach = true
+		default:
+			id = a
+		}
+	}
+	err := func() error {
+		st, err := sessions.NewStore(stateDir)
+		if err != nil {
+			return err
+		}
+		if detach {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return sessions.Detach(st, id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return sessions.Supervise(ctx, sessions.SuperviseOptions{Store: st, Adapters: adapters.Builtin()}, id)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zwarm:", err)
+		return 1
+	}
+	return 0
+}
+
+// close removes the binaries.
+func (b *Bins) close() { os.RemoveAll(b.dir) }
 
 // World is one test's state dir, working dir and agent script.
 type World struct {
