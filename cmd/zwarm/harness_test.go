@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -135,9 +136,13 @@ type result struct {
 	code           int
 }
 
-// zwarm runs the binary in the working dir and returns what it printed.
+// zwarm runs zwarm in the working dir and returns what it printed: in
+// this process when it can (inProcess), else the binary.
 func (w *world) zwarm(args ...string) result {
 	w.t.Helper()
+	if w.inProcess(args) {
+		return w.inproc(args...)
+	}
 	cmd := exec.Command(bins.zwarm, args...)
 	cmd.Dir, cmd.Env = w.work, w.env()
 	var o, e bytes.Buffer
@@ -149,6 +154,41 @@ func (w *world) zwarm(args ...string) result {
 	} else if err != nil {
 		w.t.Fatalf("run zwarm %v: %v", args, err)
 	}
+	return result{o.String(), e.String(), code}
+}
+
+// inProcess says a command line can run in this process as the binary
+// would run it: a command that reads the state dir, or changes it without
+// starting anything (ls, show, logs without -f, runs but runs kill, rm),
+// for a world whose commands need no environment of their own but the
+// state dir (no git settings); those commands do not read the working
+// dir. Everything that starts, stops or waits for processes, and
+// everything on a terminal, runs the binary.
+func (w *world) inProcess(args []string) bool {
+	if len(args) == 0 || len(w.extraEnv) > 0 {
+		return false
+	}
+	for _, a := range args[1:] {
+		if a == "-f" || a == "--follow" || a == "kill" || a == "--force" {
+			return false
+		}
+	}
+	switch args[0] {
+	case "ls", "list", "show", "logs", "runs", "rm":
+		return true
+	}
+	return false
+}
+
+// inproc runs a command line in this process, on streams as the binary
+// gets them from a test (stdin empty, stdout and stderr piped), over the
+// world's state dir: the flag stands for the world's $ZWARM_STATE_DIR (a
+// --state-dir in args still wins, as it does over the variable).
+func (w *world) inproc(args ...string) result {
+	w.t.Helper()
+	io, _, o, e := newTestStreams()
+	io.width = termWidth() // what a piped zwarm takes: $COLUMNS, else 80
+	code := run(context.Background(), append([]string{"--state-dir", w.state}, args...), io)
 	return result{o.String(), e.String(), code}
 }
 

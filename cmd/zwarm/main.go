@@ -20,7 +20,7 @@ func runMain(args []string) int {
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, io *streams) int {
-	root := newRootCmd(io)
+	root := newRootCmd(&factory{io: io})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if ctx.Err() != nil {
