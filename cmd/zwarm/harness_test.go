@@ -143,8 +143,20 @@ func (w *world) zwarm(args ...string) result {
 	if w.inProcess(args) {
 		return w.inproc(args...)
 	}
+	return w.bin(args...)
+}
+
+// bin runs the binary in the working dir, whatever the command.
+func (w *world) bin(args ...string) result {
+	w.t.Helper()
+	return w.exec(w.work, w.env(), args)
+}
+
+// exec runs the binary in dir with env.
+func (w *world) exec(dir string, env, args []string) result {
+	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = dir, env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -196,24 +208,13 @@ func (w *world) inproc(args ...string) result {
 // is found as a user's would be, with env added.
 func (w *world) zwarmIn(dir string, env []string, args ...string) result {
 	w.t.Helper()
-	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir = dir
+	var all []string
 	for _, e := range w.env() {
 		if !strings.HasPrefix(e, "ZWARM_STATE_DIR=") {
-			cmd.Env = append(cmd.Env, e)
+			all = append(all, e)
 		}
 	}
-	cmd.Env = append(cmd.Env, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("run zwarm %v: %v", args, err)
-	}
-	return result{o.String(), e.String(), code}
+	return w.exec(dir, append(all, env...), args)
 }
 
 // ok runs zwarm and fails the test unless it exits 0.
