@@ -16,28 +16,26 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/testbin"
+	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
 // bins holds zwarm and the fake agent: supervision is tested through real
-// processes, as users run them. zwarm is this test binary, run through a
-// link named zwarm (testbin); the fake agent is built once per test run.
+// processes, as users run them. Both are this test binary (testbin), run
+// through links named zwarm and codex: nothing is built.
 var bins struct{ zwarm, fake string }
 
 func TestMain(m *testing.M) {
-	testbin.Serve(map[string]testbin.Program{"zwarm": runMain})
+	testbin.Serve(map[string]testbin.Program{"zwarm": runMain, "codex": fakeagent.Main})
 	dir, err := os.MkdirTemp("", "zwarm-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.fake = filepath.Join(dir, "codex")
-	if bins.zwarm, err = testbin.Link(dir, "zwarm"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	if bins.zwarm, err = testbin.Link(dir, "zwarm"); err == nil {
+		bins.fake, err = testbin.Link(dir, "codex")
 	}
-	if b, err := exec.Command("go", "build", "-o", bins.fake, "../../sessions/internal/fakeagent").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the fake agent: %v\n%s", err, b)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

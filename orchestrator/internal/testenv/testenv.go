@@ -24,6 +24,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/testbin"
+	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
 // Bins are the binaries the tests run.
@@ -33,12 +34,12 @@ type Bins struct {
 }
 
 // Main is the TestMain of a package whose tests run workers. The test
-// binary serves the commands of zwarm that the session manager runs
-// (testbin), so nothing builds zwarm; the fake agent is built once. Main
-// sets *bins for the tests, runs them, removes the binaries and exits.
+// binary serves the commands of zwarm that the session manager runs, and
+// the fake agent (testbin), so nothing is built. Main sets *bins for the
+// tests, runs them, removes the links and exits.
 func Main(m *testing.M, bins **Bins) {
-	testbin.Serve(map[string]testbin.Program{"zwarm": zwarm})
-	b, err := build()
+	testbin.Serve(map[string]testbin.Program{"zwarm": zwarm, "fakeagent": fakeagent.Main})
+	b, err := links()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -49,26 +50,20 @@ func Main(m *testing.M, bins **Bins) {
 	os.Exit(code)
 }
 
-// build makes the binaries once for a test binary that serves zwarm.
-func build() (*Bins, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
+// links makes the links to the test binary that run zwarm and the fake
+// agent.
+func links() (*Bins, error) {
 	dir, err := os.MkdirTemp("", "zwarm-orch-bin")
 	if err != nil {
 		return nil, err
 	}
-	b := &Bins{FakeAgent: filepath.Join(dir, "fakeagent"), dir: dir}
-	if b.Zwarm, err = testbin.Link(dir, "zwarm"); err != nil {
+	b := &Bins{dir: dir}
+	if b.Zwarm, err = testbin.Link(dir, "zwarm"); err == nil {
+		b.FakeAgent, err = testbin.Link(dir, "fakeagent")
+	}
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
-	}
-	cmd := exec.Command("go", "build", "-o", b.FakeAgent, "./sessions/internal/fakeagent")
-	cmd.Dir = root
-	if o, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("build the fake agent: %v\n%s", err, o)
 	}
 	// The codex binary is the one config.toml names, in each world.
 	os.Unsetenv("ZWARM_CODEX_BIN")
@@ -158,7 +153,7 @@ func supervise(args []string) int {
 	return 0
 }
 
-// close removes the binaries.
+// close removes the links.
 func (b *Bins) close() { os.RemoveAll(b.dir) }
 
 // World is one test's state dir, working dir and agent script.
@@ -344,20 +339,3 @@ func markedProcs(id string) []int {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above %s", dir)
-		}
-		dir = parent
-	}
-}
