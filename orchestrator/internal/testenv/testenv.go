@@ -167,7 +167,7 @@ type World struct {
 	steps   map[string][]Step
 }
 
-// Step is one step of the fake agent (see sessions/internal/fakeagent).
+// Step is one step of the fake agent (see sessions/testbin/fakeagent).
 type Step map[string]any
 
 // Out prints a line.

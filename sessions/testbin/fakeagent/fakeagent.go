@@ -1,7 +1,7 @@
 // Package fakeagent impersonates an agent CLI for supervision tests: a test
-// binary serves Main (see testbin), or internal/fakeagent builds it. It
-// follows a script: print JSONL, write stderr, sleep, start grandchildren
-// (one may escape with setsid), wait for a file, exit with a chosen code.
+// binary serves Main (see testbin). It follows a script: print JSONL,
+// write stderr, sleep, start grandchildren (one may escape with setsid),
+// wait for a file, exit with a chosen code.
 //
 // The script is a JSON file named by FAKEAGENT_SCRIPT:
 //
