@@ -202,6 +202,23 @@ func (w *world) inproc(args ...string) result {
 	return result{o.String(), e.String(), code}
 }
 
+// here runs a command line in this process with the world's environment
+// and working dir, as the binary would run: for a command that reads
+// them (doctor). They are set for the rest of the test (t.Setenv,
+// t.Chdir), which therefore cannot be parallel.
+func (w *world) here(args ...string) result {
+	w.t.Helper()
+	for _, kv := range w.env()[len(os.Environ()):] {
+		k, v, _ := strings.Cut(kv, "=")
+		w.t.Setenv(k, v)
+	}
+	w.t.Chdir(w.work)
+	io, _, o, e := newTestStreams()
+	io.width = termWidth()
+	code := run(context.Background(), args, io)
+	return result{o.String(), e.String(), code}
+}
+
 // zwarmIn runs the binary in dir without ZWARM_STATE_DIR, so the state dir
 // is found as a user's would be, with env added.
 func (w *world) zwarmIn(dir string, env []string, args ...string) result {
