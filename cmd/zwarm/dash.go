@@ -34,11 +34,7 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	if err := needTerminal(o.f.io, "dash", "; zwarm ls, zwarm logs -f and zwarm watch print without one"); err != nil {
 		return err
 	}
-	m, cfg, err := o.f.configured()
-	if err != nil {
-		return err
-	}
-	wc, err := watcherConfig(m, cfg)
+	m, wc, err := o.f.watched()
 	if err != nil {
 		return err
 	}

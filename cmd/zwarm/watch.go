@@ -30,6 +30,17 @@ func (f *factory) configured() (*sessions.Manager, *sessions.Config, error) {
 	return m, cfg, nil
 }
 
+// watched is the manager and its checked [watchers] settings: where dash
+// and watch start.
+func (f *factory) watched() (*sessions.Manager, *watchers.Config, error) {
+	m, cfg, err := f.configured()
+	if err != nil {
+		return nil, nil, err
+	}
+	wc, err := watcherConfig(m, cfg)
+	return m, wc, err
+}
+
 // watcherConfig is the [watchers] settings of cfg, checked.
 func watcherConfig(m *sessions.Manager, cfg *sessions.Config) (*watchers.Config, error) {
 	wc := watchers.FromConfig(cfg)
@@ -79,11 +90,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	if o.all && len(o.ids) > 0 {
 		return usagef("give session ids or --all, not both")
 	}
-	m, cfg, err := o.f.configured()
-	if err != nil {
-		return err
-	}
-	wc, err := watcherConfig(m, cfg)
+	m, wc, err := o.f.watched()
 	if err != nil {
 		return err
 	}
