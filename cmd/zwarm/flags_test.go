@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 )
 
@@ -154,5 +155,34 @@ func TestCommandLineInProcess(t *testing.T) {
 	io, _, out, errOut = newTestStreams()
 	if code := run(context.Background(), []string{"--state-dir", dir, "lss"}, io); code != exitUsage || !strings.Contains(errOut.String(), `did you mean ls`) {
 		t.Fatalf("a misspelt command: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// Over a state dir of fixtures, ls on a terminal is a table that fits its
+// width; piped, it is tab-separated rows with the whole id.
+func TestLsFitsTheStreamsInProcess(t *testing.T) {
+	dir := t.TempDir()
+	id := "9c1d0000-0000-4000-8000-000000000001"
+	writeLegacy(t, dir, id)
+	io, _, out, errOut := newTestStreams()
+	io.setTerminal(60)
+	if code := run(context.Background(), []string{"--state-dir", dir, "ls"}, io); code != 0 {
+		t.Fatalf("ls on a terminal: exit %d %q", code, errOut)
+	}
+	table := out.String()
+	if !strings.Contains(table, id[:8]) || strings.Contains(table, id) || strings.Contains(table, "\t") {
+		t.Errorf("ls on a terminal is not a table of short ids:\n%s", table)
+	}
+	for _, l := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		if w := runewidth.StringWidth(l); w > 60 {
+			t.Errorf("a line %d wide on a terminal 60 wide: %q", w, l)
+		}
+	}
+	io, _, out, errOut = newTestStreams()
+	if code := run(context.Background(), []string{"--state-dir", dir, "ls"}, io); code != 0 {
+		t.Fatalf("piped ls: exit %d %q", code, errOut)
+	}
+	if !strings.Contains(out.String(), id+"\t") {
+		t.Errorf("piped ls has no row for %s:\n%s", id, out)
 	}
 }
