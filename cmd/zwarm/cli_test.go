@@ -308,6 +308,7 @@ func TestLogsOfATurnThatFailedOnStderr(t *testing.T) {
 }
 
 func TestInjectSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true}, {"wait_file": gate + "-never"}})

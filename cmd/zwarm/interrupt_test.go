@@ -194,6 +194,7 @@ func childWith(pid int, arg string) int {
 // being started is killed with the command, is an interruption (130), not
 // a failure of the work ("signal: killed", 1).
 func TestInterruptWhileStartingATurn(t *testing.T) {
+	t.Parallel()
 	w, _ := blockedWorld(t)
 	caught, last := 0, ""
 	for try := 0; try < 20 && caught < 3; try++ {

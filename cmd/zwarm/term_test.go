@@ -118,6 +118,7 @@ func TestLsFitsTheTerminal(t *testing.T) {
 
 // On a terminal, a wait shows what it awaits on stderr; piped, nothing.
 func TestWaitShowsProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.setScript(append([]step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
