@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,9 +40,23 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	waitersInParallel()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// waitersInParallel lets four parallel tests run at once where -parallel
+// does not say otherwise (its default is the number of CPUs): this
+// package's parallel tests mostly wait on the processes they start (a
+// grace period, a tool timeout, an agent's turn), not on a CPU.
+func waitersInParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if n, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); !set && n < 4 {
+		flag.Set("test.parallel", "4")
+	}
 }
 
 // world is one test's state dir, working dir and fake agent script.
