@@ -67,17 +67,40 @@ func links() (*Bins, error) {
 	}
 	// The codex binary is the one config.toml names, in each world.
 	os.Unsetenv("ZWARM_CODEX_BIN")
-	// Shells the tests start (exec_command is a login shell by default)
-	// read a home of their own, not the machine's dotfiles: those may run
-	// slow set-up of their own (a version manager's shims) that a shell
-	// killed halfway leaves locked for every later shell on the machine.
-	home := filepath.Join(dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
+	if err := ownHome(dir); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	os.Setenv("HOME", home)
 	return b, nil
+}
+
+// ownHome gives the shells the tests start (exec_command is a login shell
+// by default) a home of their own under dir, not the machine's dotfiles:
+// those may run slow set-up of their own (a version manager's shims) that
+// a shell killed halfway, as tests do, leaves locked for every later shell
+// on the machine.
+func ownHome(dir string) error {
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return err
+	}
+	return os.Setenv("HOME", home)
+}
+
+// HomeMain is the TestMain of a package whose tests start shells but no
+// workers: they get a home of their own (ownHome).
+func HomeMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zwarm-shell-home")
+	if err == nil {
+		err = ownHome(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // zwarm is the zwarm the session manager runs: `zwarm __supervise` and the
