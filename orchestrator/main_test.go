@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -14,12 +13,5 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(runHelperEnv); dir != "" {
 		os.Exit(runHelper(dir))
 	}
-	var err error
-	if bins, err = testenv.Build(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	bins.Close()
-	os.Exit(code)
+	testenv.Main(m, &bins)
 }

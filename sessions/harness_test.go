@@ -6,17 +6,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/testbin"
+	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
-// The tests of this package run real processes: the fake agent
-// (internal/fakeagent, built once) and, for everything that goes through
-// Spawn, this very test binary as the supervisor (TestMain turns it into
-// one when helperEnv is set).
+// The tests of this package run real processes: the fake agent (this
+// test binary through a link named fakeagent, see testbin) and, for
+// everything that goes through Spawn, this very test binary as the
+// supervisor (TestMain turns it into one when helperEnv is set).
 
 const (
 	helperEnv     = "ZWARM_SESSIONS_TEST_SUPERVISOR"
@@ -33,6 +35,7 @@ var fakeAgentBin string
 var AfterTests []func()
 
 func TestMain(m *testing.M) {
+	testbin.Serve(map[string]testbin.Program{"fakeagent": fakeagent.Main})
 	if path := os.Getenv(lockHolderEnv); path != "" {
 		// Holds a session's lock until killed (see
 		// TestKillTakesALockThatIsNeverReleased).
@@ -59,9 +62,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fakeAgentBin = filepath.Join(dir, "fakeagent")
-	if out, err := exec.Command("go", "build", "-o", fakeAgentBin, "./internal/fakeagent").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the fake agent: %v\n%s", err, out)
+	if fakeAgentBin, err = testbin.Link(dir, "fakeagent"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Setenv("ZWARM_SESSIONS_TEST_FAKEAGENT", fakeAgentBin)

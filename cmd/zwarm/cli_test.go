@@ -308,6 +308,7 @@ func TestLogsOfATurnThatFailedOnStderr(t *testing.T) {
 }
 
 func TestInjectSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true}, {"wait_file": gate + "-never"}})
@@ -344,14 +345,18 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	w := newWorld(t)
-	out := w.ok("doctor")
+	r := w.here("doctor")
+	out := r.stdout
+	if r.code != 0 {
+		t.Fatalf("doctor: %+v", r)
+	}
 	for _, want := range []string{"state dir", w.state, "config", "containment", "codex", bins.fake} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
 	}
 	w.extraEnv = []string{"ZWARM_CODEX_BIN=/no/such/codex"}
-	if r := w.zwarm("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ codex") {
+	if r := w.here("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ codex") {
 		t.Errorf("doctor without the default agent: %+v", r)
 	}
 }

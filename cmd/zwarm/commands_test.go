@@ -91,6 +91,7 @@ func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 }
 
 func TestParallelSpawnsAreAllRecorded(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const n = 20
 	ids := make([]string, n)
@@ -125,6 +126,7 @@ func TestParallelSpawnsAreAllRecorded(t *testing.T) {
 }
 
 func TestWaitAnyAndTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(completes("fast", 1), "slow", append([]step{{"wait_file": gate}}, completes("slow", 1)...))
@@ -144,6 +146,7 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 }
 
 func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	if r := w.zwarm("wait", "--all"); r.code != 0 || !strings.Contains(r.stderr, "no session is running") {
 		t.Fatalf("wait --all with nothing running: exit %d %q", r.code, r.stderr)

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui"
-	"github.com/zwarm/zwarm/watchers"
 )
 
 type dashOptions struct {
@@ -35,17 +34,9 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	if err := needTerminal(o.f.io, "dash", "; zwarm ls, zwarm logs -f and zwarm watch print without one"); err != nil {
 		return err
 	}
-	m, err := o.f.manager()
+	m, wc, err := o.f.watched()
 	if err != nil {
 		return err
-	}
-	cfg, err := m.Config()
-	if err != nil {
-		return err
-	}
-	wc := watchers.FromConfig(cfg)
-	if err := wc.Validate(); err != nil {
-		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
 	}
 	log, closeLog, err := fileLogger(m.Store().Dir())
 	if err != nil {

@@ -92,6 +92,7 @@ func (p *procWatch) check(t *testing.T, atLeast int) {
 // steps printed as zwarm orchestrate prints them. When it is over, nothing
 // it started is running and its temp dir is gone.
 func TestDemoWithoutTUI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	tmp := t.TempDir()
 	w.extraEnv = []string{"TMPDIR=" + tmp}
@@ -154,6 +155,7 @@ func TestDemoWithoutTUI(t *testing.T) {
 // On the dashboard, the run is a row with its workers under it and its
 // steps beside; quitting while it works ends everything the demo started.
 func TestDemoOnTheDashboard(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	tmp := t.TempDir()
 	w.extraEnv = []string{"TMPDIR=" + tmp}

@@ -26,7 +26,7 @@ const (
 
 // writeCLIDocs writes one Markdown page per visible command into dir.
 func writeCLIDocs(dir string) error {
-	root := newRootCmd(&streams{in: strings.NewReader(""), out: io.Discard, errOut: io.Discard})
+	root := newRootCmd(&factory{io: &streams{in: strings.NewReader(""), out: io.Discard, errOut: io.Discard}})
 	// What cobra adds only when a command line runs: the version flag and
 	// the completion command belong in the reference too.
 	root.InitDefaultVersionFlag()

@@ -22,7 +22,9 @@ type doctorOptions struct {
 	f *factory
 }
 
-func newDoctorCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
 	o := &doctorOptions{f: f}
 	return &cobra.Command{
 		Use:   "doctor",
@@ -34,7 +36,12 @@ else a marker variable), which git it finds, and, in a repository, the
 worktrees whose session is gone and the disk they take (zwarm clean
 --worktrees removes them). Exit 0 when all is well, 1 otherwise.`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), o) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runDoctor(c.Context(), o)
+		},
 	}
 }
 

@@ -254,6 +254,7 @@ func TestRealAgentModelError(t *testing.T) {
 }
 
 func TestRealCodexGivesUpOnAnUnreachableModel(t *testing.T) {
+	t.Parallel()
 	w, _ := realWorld(t, "codex")
 	w.codexProvider("http://127.0.0.1:1/v1") // nothing listens on port 1
 	start := time.Now()

@@ -30,6 +30,7 @@ func realRepoWorld(t *testing.T, adapter string) (*world, *fakemodel.Server) {
 // nothing else of the repository is writable to it (/tmp, where the test
 // lives, is taken out of its sandbox). Its commit lands.
 func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
+	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
 	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
 	writeFile(t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
@@ -94,6 +95,7 @@ func (w *world) commandOutput(srv *fakemodel.Server) string {
 // refuses them), and a call its permissions refuse, in a mode the user
 // chose, is shown, never silent.
 func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
+	t.Parallel()
 	w, srv := realRepoWorld(t, "claude")
 	w.gitEnv()
 	// The test's config runs claude with every permission; these take the

@@ -11,6 +11,7 @@ import (
 // 2 the command line, an id or the config is wrong (nothing ran), 124 a
 // wait that timed out.
 func TestExitCodesOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(completes("fine", 5),

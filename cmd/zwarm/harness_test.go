@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,29 +16,47 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/testbin"
+	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
-// bins holds the zwarm binary and the fake agent, built once per test run:
-// supervision is tested through real processes, as users run them.
+// bins holds zwarm and the fake agent: supervision is tested through real
+// processes, as users run them. Both are this test binary (testbin), run
+// through links named zwarm and codex: nothing is built.
 var bins struct{ zwarm, fake string }
 
 func TestMain(m *testing.M) {
+	testbin.Serve(map[string]testbin.Program{"zwarm": runMain, "codex": fakeagent.Main})
 	dir, err := os.MkdirTemp("", "zwarm-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.zwarm, bins.fake = filepath.Join(dir, "zwarm"), filepath.Join(dir, "codex")
-	for out, pkg := range map[string]string{bins.zwarm: ".", bins.fake: "../../sessions/internal/fakeagent"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	if bins.zwarm, err = testbin.Link(dir, "zwarm"); err == nil {
+		bins.fake, err = testbin.Link(dir, "codex")
 	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	waitersInParallel()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// waitersInParallel lets four parallel tests run at once where -parallel
+// does not say otherwise (its default is the number of CPUs): this
+// package's parallel tests mostly wait on the processes they start (a
+// grace period, a tool timeout, an agent's turn), not on a CPU.
+func waitersInParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if n, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); !set && n < 4 {
+		flag.Set("test.parallel", "4")
+	}
 }
 
 // world is one test's state dir, working dir and fake agent script.
@@ -129,11 +149,27 @@ type result struct {
 	code           int
 }
 
-// zwarm runs the binary in the working dir and returns what it printed.
+// zwarm runs zwarm in the working dir and returns what it printed: in
+// this process when it can (inProcess), else the binary.
 func (w *world) zwarm(args ...string) result {
 	w.t.Helper()
+	if w.inProcess(args) {
+		return w.inproc(args...)
+	}
+	return w.bin(args...)
+}
+
+// bin runs the binary in the working dir, whatever the command.
+func (w *world) bin(args ...string) result {
+	w.t.Helper()
+	return w.exec(w.work, w.env(), args)
+}
+
+// exec runs the binary in dir with env.
+func (w *world) exec(dir string, env, args []string) result {
+	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = dir, env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -146,28 +182,69 @@ func (w *world) zwarm(args ...string) result {
 	return result{o.String(), e.String(), code}
 }
 
+// inProcess says a command line can run in this process as the binary
+// would run it: a command that reads the state dir, or changes it without
+// starting anything (ls, show, logs without -f, runs but runs kill, rm),
+// for a world whose commands need no environment of their own but the
+// state dir (no git settings); those commands do not read the working
+// dir. Everything that starts, stops or waits for processes, and
+// everything on a terminal, runs the binary.
+func (w *world) inProcess(args []string) bool {
+	if len(args) == 0 || len(w.extraEnv) > 0 {
+		return false
+	}
+	for _, a := range args[1:] {
+		if a == "-f" || a == "--follow" || a == "kill" || a == "--force" {
+			return false
+		}
+	}
+	switch args[0] {
+	case "ls", "list", "show", "logs", "runs", "rm":
+		return true
+	}
+	return false
+}
+
+// inproc runs a command line in this process, on streams as the binary
+// gets them from a test (stdin empty, stdout and stderr piped), over the
+// world's state dir: the flag stands for the world's $ZWARM_STATE_DIR (a
+// --state-dir in args still wins, as it does over the variable).
+func (w *world) inproc(args ...string) result {
+	w.t.Helper()
+	io, _, o, e := newTestStreams()
+	io.width = termWidth() // what a piped zwarm takes: $COLUMNS, else 80
+	code := run(context.Background(), append([]string{"--state-dir", w.state}, args...), io)
+	return result{o.String(), e.String(), code}
+}
+
+// here runs a command line in this process with the world's environment
+// and working dir, as the binary would run: for a command that reads
+// them (doctor). They are set for the rest of the test (t.Setenv,
+// t.Chdir), which therefore cannot be parallel.
+func (w *world) here(args ...string) result {
+	w.t.Helper()
+	for _, kv := range w.env()[len(os.Environ()):] {
+		k, v, _ := strings.Cut(kv, "=")
+		w.t.Setenv(k, v)
+	}
+	w.t.Chdir(w.work)
+	io, _, o, e := newTestStreams()
+	io.width = termWidth()
+	code := run(context.Background(), args, io)
+	return result{o.String(), e.String(), code}
+}
+
 // zwarmIn runs the binary in dir without ZWARM_STATE_DIR, so the state dir
 // is found as a user's would be, with env added.
 func (w *world) zwarmIn(dir string, env []string, args ...string) result {
 	w.t.Helper()
-	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir = dir
+	var all []string
 	for _, e := range w.env() {
 		if !strings.HasPrefix(e, "ZWARM_STATE_DIR=") {
-			cmd.Env = append(cmd.Env, e)
+			all = append(all, e)
 		}
 	}
-	cmd.Env = append(cmd.Env, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("run zwarm %v: %v", args, err)
-	}
-	return result{o.String(), e.String(), code}
+	return w.exec(dir, append(all, env...), args)
 }
 
 // ok runs zwarm and fails the test unless it exits 0.

@@ -196,6 +196,7 @@ func childWith(pid int, arg string) int {
 // terminal's to kill, so the follow-up is delivered whole and inject says
 // so (0), or, caught before anything changed, it is an interruption (130).
 func TestInterruptWhileStartingATurn(t *testing.T) {
+	t.Parallel()
 	w, _ := blockedWorld(t)
 	caught, last := 0, ""
 	for try := 0; try < 20 && caught < 3; try++ {

@@ -35,6 +35,7 @@ func holdSessionLock(t *testing.T, w *world, id string) {
 // stopped kill, say): it says what it waits for, then ends at once with
 // 130, and the session is as it was: completed, nothing queued.
 func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.spawn("first")
 	w.ok("wait", id)
@@ -98,6 +99,7 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 // A command waits for a held lock at most lock_timeout, then fails with
 // exit 1 saying who holds it and which setting to raise.
 func TestInjectGivesUpAfterLockTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.spawn("first")
 	w.ok("wait", id)

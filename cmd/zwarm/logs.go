@@ -20,7 +20,9 @@ type logsOptions struct {
 	turn   int
 }
 
-func newLogsCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newLogsCmd(f *factory, runF func(*logsOptions) error) *cobra.Command {
 	o := &logsOptions{f: f}
 	c := &cobra.Command{
 		Use:   "logs ID",
@@ -35,6 +37,9 @@ the agent wrote, byte for byte.`,
 			o.id = args[0]
 			if c.Flags().Changed("turn") && o.turn < 1 {
 				return usagef("--turn must be 1 or more (turns are numbered from 1)")
+			}
+			if runF != nil {
+				return runF(o)
 			}
 			return runLogs(c, o)
 		},

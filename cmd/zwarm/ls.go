@@ -27,7 +27,9 @@ type lsOptions struct {
 	now     func() time.Time
 }
 
-func newLsCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newLsCmd(f *factory, runF func(*lsOptions) error) *cobra.Command {
 	o := &lsOptions{f: f, now: time.Now}
 	c := &cobra.Command{
 		Use:     "ls [TEXT]",
@@ -40,6 +42,9 @@ it is tab-separated and untruncated.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.text = args[0]
+			}
+			if runF != nil {
+				return runF(o)
 			}
 			return runLs(c, o)
 		},

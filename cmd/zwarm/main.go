@@ -10,16 +10,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func main() {
+func main() { os.Exit(runMain(os.Args[1:])) }
+
+// runMain is the process: args on the process's own streams, until an
+// interrupt or a SIGTERM cancels it.
+func runMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], newStreams())
-	stop()
-	os.Exit(code)
+	defer stop()
+	return run(ctx, args, newStreams())
 }
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, io *streams) int {
-	root := newRootCmd(io)
+	root := newRootCmd(&factory{io: io})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if ctx.Err() != nil && !(err == nil && finishesWhatItStarts(cmd)) {

@@ -215,6 +215,7 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 // it (wait_cap) with timed_out and what still runs, the model waits again,
 // and the second wait brings the result. No call fails.
 func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"claude", "codex"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/watchers"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
@@ -75,11 +73,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err != nil {
 		return err
 	}
-	m, err := o.f.manager()
-	if err != nil {
-		return err
-	}
-	cfg, err := m.Config()
+	m, cfg, err := o.f.configured()
 	if err != nil {
 		return err
 	}
@@ -87,9 +81,9 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err := o.apply(c, oc); err != nil {
 		return err
 	}
-	wc := watchers.FromConfig(cfg)
-	if err := wc.Validate(); err != nil {
-		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+	wc, err := watcherConfig(m, cfg)
+	if err != nil {
+		return err
 	}
 	set, err := o.settings(c, m.Store().Dir(), oc)
 	if err != nil {

@@ -236,6 +236,7 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 // both is fake): the worker really writes a file, and the orchestrator
 // verifies it with exec_command before finish.
 func TestRealCodexOrchestrated(t *testing.T) {
+	t.Parallel()
 	w, srv := realWorld(t, "codex")
 	// HOME of its own: exec_command starts login shells, which must not
 	// run the machine's dotfiles (see orchestrator/shell's tests).

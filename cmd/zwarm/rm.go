@@ -19,7 +19,9 @@ type rmOptions struct {
 	dryRun bool
 }
 
-func newRmCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newRmCmd(f *factory, runF func(*rmOptions) error) *cobra.Command {
 	o := &rmOptions{f: f}
 	c := &cobra.Command{
 		Use:   "rm ID... | --all",
@@ -28,6 +30,9 @@ func newRmCmd(f *factory) *cobra.Command {
 			o.ids = args
 			if o.all == (len(args) > 0) {
 				return usagef("give session ids or --all, not both and not neither")
+			}
+			if runF != nil {
+				return runF(o)
 			}
 			return runRm(c, o)
 		},

@@ -62,8 +62,8 @@ func configSections() []sessions.ConfigSection {
 	return append(sections, mcpSections...)
 }
 
-func newRootCmd(io *streams) *cobra.Command {
-	f := &factory{io: io}
+func newRootCmd(f *factory) *cobra.Command {
+	io := f.io
 	root := &cobra.Command{
 		Use:           "zwarm",
 		Short:         "Run coding agents as supervised background workers",
@@ -107,12 +107,12 @@ out; 130 interrupted.`,
 		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
 	root.AddCommand(
-		newSpawnCmd(f), newLsCmd(f), newShowCmd(f), newLogsCmd(f), newInjectCmd(f),
-		newWaitCmd(f), newKillCmd(f), newRmCmd(f), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
+		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f),
+		newWaitCmd(f), newKillCmd(f), newRmCmd(f, nil), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
 		newDiffCmd(f), newLandCmd(f), newUpdateCmd(f),
-		newOrchestrateCmd(f), newRunsCmd(f),
+		newOrchestrateCmd(f), newRunsCmd(f, nil),
 		newWatchCmd(f), newMCPCmd(f),
-		newInitCmd(f), newDoctorCmd(f), newVersionCmd(f),
+		newInitCmd(f), newDoctorCmd(f, nil), newVersionCmd(f),
 		newSuperviseCmd(f), newReplayCmd(f),
 	)
 	return root

@@ -17,7 +17,9 @@ type runsOptions struct {
 	now func() time.Time
 }
 
-func newRunsCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
 	o := &runsOptions{f: f, now: time.Now}
 	c := &cobra.Command{
 		Use:   "runs",
@@ -28,7 +30,12 @@ workers together, age and task. A run whose process died is shown
 interrupted, never running. On a terminal the table fits the width; piped,
 it is tab-separated and untruncated.`,
 		Args: exactArgs(0, "no arguments (zwarm runs show ID shows one run)"),
-		RunE: func(c *cobra.Command, _ []string) error { return runRuns(o) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runRuns(o)
+		},
 	}
 	o.out.add(c, "a JSON array of runs")
 	c.AddCommand(newRunsShowCmd(f))

@@ -14,6 +14,7 @@ import (
 // still lists its sessions; and once the user trusts it in their own
 // config, it is used.
 func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	done := w.spawn("first")
 	w.ok("wait", done)

@@ -18,7 +18,9 @@ type showOptions struct {
 	out jsonFlags
 }
 
-func newShowCmd(f *factory) *cobra.Command {
+// runF, if set, runs instead of the command, with the options the command
+// line gave (tests of the flags).
+func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 	o := &showOptions{f: f}
 	c := &cobra.Command{
 		Use:   "show ID",
@@ -26,6 +28,9 @@ func newShowCmd(f *factory) *cobra.Command {
 		Args:  exactArgs(1, "one session id (a unique prefix is enough)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id = args[0]
+			if runF != nil {
+				return runF(o)
+			}
 			return runShow(c, o)
 		},
 		ValidArgsFunction: completeIDs(f, nil),

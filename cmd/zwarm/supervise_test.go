@@ -188,6 +188,7 @@ func grandchildren(dir string, ignoreTerm bool) []step {
 }
 
 func TestKillLeavesNoProcessAlive(t *testing.T) {
+	t.Parallel()
 	for _, stubborn := range []bool{false, true} {
 		name := map[bool]string{false: "agent obeys SIGTERM", true: "agent ignores SIGTERM"}[stubborn]
 		t.Run(name, func(t *testing.T) {

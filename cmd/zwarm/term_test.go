@@ -117,6 +117,7 @@ func TestLsFitsTheTerminal(t *testing.T) {
 
 // On a terminal, a wait shows what it awaits on stderr; piped, nothing.
 func TestWaitShowsProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.setScript(append([]step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
@@ -185,7 +186,8 @@ func dashOnTerminal(t *testing.T, cmd *exec.Cmd, keys string) string {
 	drawn := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return strings.Contains(buf.String(), "q quit")
+		// The help line may be in colour, its keys and words apart.
+		return strings.Contains(visible(buf.String()), "q quit")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !drawn() && time.Now().Before(deadline) {

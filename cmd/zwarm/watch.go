@@ -16,6 +16,40 @@ import (
 // read config.toml.
 var watcherSection = watchers.ConfigSection()
 
+// configured is where dash, orchestrate and watch start: the state dir's
+// manager and its config.
+func (f *factory) configured() (*sessions.Manager, *sessions.Config, error) {
+	m, err := f.manager()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, cfg, nil
+}
+
+// watched is the manager and its checked [watchers] settings: where dash
+// and watch start.
+func (f *factory) watched() (*sessions.Manager, *watchers.Config, error) {
+	m, cfg, err := f.configured()
+	if err != nil {
+		return nil, nil, err
+	}
+	wc, err := watcherConfig(m, cfg)
+	return m, wc, err
+}
+
+// watcherConfig is the [watchers] settings of cfg, checked.
+func watcherConfig(m *sessions.Manager, cfg *sessions.Config) (*watchers.Config, error) {
+	wc := watchers.FromConfig(cfg)
+	if err := wc.Validate(); err != nil {
+		return nil, &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+	}
+	return wc, nil
+}
+
 type watchOptions struct {
 	f    *factory
 	ids  []string
@@ -56,19 +90,11 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	if o.all && len(o.ids) > 0 {
 		return usagef("give session ids or --all, not both")
 	}
-	m, err := o.f.manager()
+	m, wc, err := o.f.watched()
 	if err != nil {
 		return err
 	}
-	cfg, err := m.Config()
-	if err != nil {
-		return err
-	}
-	wc := watchers.FromConfig(cfg)
 	path := filepath.Join(m.Store().Dir(), sessions.ConfigFile)
-	if err := wc.Validate(); err != nil {
-		return &sessions.ConfigError{Path: path, Err: err}
-	}
 	if !wc.Stall.Enabled && !wc.Failure.Enabled && !wc.Hollow.Enabled && !wc.CostGuard.Enabled && !wc.Overlap.Enabled {
 		return &sessions.ConfigError{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow, cost_guard and overlap are all disabled: there is nothing to watch")}
 	}

@@ -37,6 +37,7 @@ func agentDoes(cmd string) []step {
 func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
 
 func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"api/server.go": "package api\n"})
 	w.setScript(completes("done", 700),
 		"add a", agentDoes(`printf 'package api\n\nvar A = 1\n' > a.go`),
@@ -107,6 +108,7 @@ func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 }
 
 func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.setScript(completes("done", 700),
 		"slow", append([]step{{"run": "echo wip > wip.txt"}, {"sleep_ms": 30000}}, completes("x", 1)...),
@@ -161,6 +163,7 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 }
 
 func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.setScript(completes("done", 700),
 		"one", agentDoes("echo one > one.txt"), "bad", agentDoes("echo bad > bad.txt"), "three", agentDoes("echo three > three.txt"))
@@ -181,6 +184,7 @@ func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
 }
 
 func TestRmAndCleanKeepWorkThatWasNeverLanded(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.setScript(agentDoes("echo b > b.txt"))
 	id := w.spawn("add b")
@@ -280,6 +284,7 @@ func TestSpawnRefusesABadBaseAndContradictoryFlags(t *testing.T) {
 // On a terminal the CHANGES column shows once a worker has a worktree,
 // and keeps its place at 80 columns.
 func TestLsShowsChangesOnATerminal(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.setScript(agentDoes("echo b > b.txt"))
 	id := w.spawn("add b")
@@ -298,6 +303,7 @@ func TestLsShowsChangesOnATerminal(t *testing.T) {
 // logs shows how the worktree was made, the setup command's output among
 // it, before the first turn; a failing setup fails the session with it.
 func TestLogsShowTheWorktreeSetup(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{".gitignore": ".env\n", "a": "a\n"})
 	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
 	os.MkdirAll(w.state, 0o700)
@@ -319,6 +325,7 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 
 // While its worktree is made, a waiting spawn shows it on a terminal.
 func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	os.MkdirAll(w.state, 0o700)
 	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\nsetup = \"sleep 1\"\n")
@@ -333,6 +340,7 @@ func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
 // dir, and the repository's top state dir never takes the worktree for a
 // leftover.
 func TestAWorktreeNamesItsStateDir(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"sub/a": "a\n"})
 	w.setScript(append([]step{{"run": "echo w > w.txt"}, {"sleep_ms": 1500}}, completes("done", 1)...))
 	sub := filepath.Join(w.work, "sub")

@@ -2,8 +2,6 @@ package demo_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +15,7 @@ import (
 
 var bins *testenv.Bins
 
-func TestMain(m *testing.M) {
-	var err error
-	if bins, err = testenv.Build(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	bins.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, &bins) }
 
 // The demo's orchestrated task runs to the end: the recorded model
 // delegates to two replay workers, waits, checks one, looks at the

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
@@ -10,13 +8,4 @@ import (
 
 var bins *testenv.Bins
 
-func TestMain(m *testing.M) {
-	var err error
-	if bins, err = testenv.Build(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	bins.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, &bins) }

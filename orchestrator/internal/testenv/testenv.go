@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +21,11 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/supervisor"
+	"github.com/zwarm/zwarm/sessions/testbin"
+	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
 // Bins are the binaries the tests run.
@@ -28,43 +34,151 @@ type Bins struct {
 	dir              string
 }
 
-// Build compiles zwarm and the fake agent once for a test binary; call it
-// from TestMain and Close the result after m.Run.
-func Build() (*Bins, error) {
-	root, err := repoRoot()
+// Main is the TestMain of a package whose tests run workers. The test
+// binary serves the commands of zwarm that the session manager runs, and
+// the fake agent (testbin), so nothing is built. Main sets *bins for the
+// tests, runs them, removes the links and exits.
+func Main(m *testing.M, bins **Bins) {
+	testbin.Serve(map[string]testbin.Program{"zwarm": zwarm, "fakeagent": fakeagent.Main})
+	b, err := links()
 	if err != nil {
-		return nil, err
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	*bins = b
+	code := m.Run()
+	b.close()
+	os.Exit(code)
+}
+
+// links makes the links to the test binary that run zwarm and the fake
+// agent.
+func links() (*Bins, error) {
 	dir, err := os.MkdirTemp("", "zwarm-orch-bin")
 	if err != nil {
 		return nil, err
 	}
-	b := &Bins{Zwarm: filepath.Join(dir, "zwarm"), FakeAgent: filepath.Join(dir, "fakeagent"), dir: dir}
-	for out, pkg := range map[string]string{b.Zwarm: "./cmd/zwarm", b.FakeAgent: "./sessions/internal/fakeagent"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
-		if o, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("build %s: %v\n%s", pkg, err, o)
-		}
+	b := &Bins{dir: dir}
+	if b.Zwarm, err = testbin.Link(dir, "zwarm"); err == nil {
+		b.FakeAgent, err = testbin.Link(dir, "fakeagent")
 	}
-	// The codex binary is the one config.toml names, in each world.
-	os.Unsetenv("ZWARM_CODEX_BIN")
-	// Shells the tests start (exec_command is a login shell by default)
-	// read a home of their own, not the machine's dotfiles: those may run
-	// slow set-up of their own (a version manager's shims) that a shell
-	// killed halfway leaves locked for every later shell on the machine.
-	home := filepath.Join(dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	os.Setenv("HOME", home)
+	// The codex binary is the one config.toml names, in each world.
+	os.Unsetenv("ZWARM_CODEX_BIN")
+	if err := ownHome(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	return b, nil
 }
 
-// Close removes the binaries.
-func (b *Bins) Close() { os.RemoveAll(b.dir) }
+// ownHome gives the shells the tests start (exec_command is a login shell
+// by default) a home of their own under dir, not the machine's dotfiles:
+// those may run slow set-up of their own (a version manager's shims) that
+// a shell killed halfway, as tests do, leaves locked for every later shell
+// on the machine.
+func ownHome(dir string) error {
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return err
+	}
+	return os.Setenv("HOME", home)
+}
+
+// HomeMain is the TestMain of a package whose tests start shells but no
+// workers: they get a home of their own (ownHome).
+func HomeMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zwarm-shell-home")
+	if err == nil {
+		err = ownHome(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// zwarm is the zwarm the session manager runs: `zwarm __supervise` and the
+// replay adapter's player, `zwarm __replay`.
+func zwarm(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "__supervise":
+			return supervise(args[1:])
+		case adapters.ReplayCommand:
+			return play(args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "zwarm (a test binary): no command %q here\n", args)
+	return 2
+}
+
+// play is `zwarm __replay [--speed N] -- RECORDING THREAD PROMPT`.
+func play(args []string) int {
+	fs := flag.NewFlagSet(adapters.ReplayCommand, flag.ContinueOnError)
+	speed := fs.Float64("speed", 1, "pacing factor")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 3 {
+		fmt.Fprintf(os.Stderr, "zwarm: %s takes a recording, a thread id and a prompt: %q\n", adapters.ReplayCommand, args)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := replay.Play(ctx, os.Stdout, fs.Arg(0), *speed, fs.Arg(1), fs.Arg(2))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zwarm:", err)
+		return 1
+	}
+	return code
+}
+
+// supervise is `[--state-dir DIR] [--detach] ID` of `zwarm __supervise`,
+// as the zwarm command runs it, with the built-in adapters: with --detach
+// it starts the supervisor in a session of its own and exits.
+func supervise(args []string) int {
+	var stateDir, id string
+	detach := false
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--state-dir" && i+1 < len(args):
+			i++
+			stateDir = args[i]
+		case a == "--detach":
+			detach = true
+		default:
+			id = a
+		}
+	}
+	err := func() error {
+		st, err := sessions.NewStore(stateDir)
+		if err != nil {
+			return err
+		}
+		if detach {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return sessions.Detach(st, id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return supervisor.Supervise(ctx, supervisor.Options{Store: st, Adapters: adapters.Builtin()}, id)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zwarm:", err)
+		return 1
+	}
+	return 0
+}
+
+// close removes the links.
+func (b *Bins) close() { os.RemoveAll(b.dir) }
 
 // World is one test's state dir, working dir and agent script.
 type World struct {
@@ -77,7 +191,7 @@ type World struct {
 	steps   map[string][]Step
 }
 
-// Step is one step of the fake agent (see sessions/internal/fakeagent).
+// Step is one step of the fake agent (see sessions/testbin/fakeagent).
 type Step map[string]any
 
 // Out prints a line.
@@ -249,20 +363,3 @@ func markedProcs(id string) []int {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above %s", dir)
-		}
-		dir = parent
-	}
-}
