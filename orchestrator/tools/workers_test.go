@@ -141,7 +141,16 @@ func TestDelegateWaitCheck(t *testing.T) {
 		t.Errorf("check %+v", check)
 	}
 
-	os.WriteFile(gate, nil, 0o600)
+	// The slow one is let go once the wait is under way: a worker that
+	// settled before a wait began is in its result but makes no progress
+	// line, which is what this part checks.
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(gate, nil, 0o600)
+	}()
+	defer func() { <-released }()
 	f.mustOK("wait", map[string]any{"session_ids": []string{a, b}, "mode": "all"}, &wr)
 	if len(wr.Finished) != 2 || len(wr.Running) != 0 || wr.Finished[1].LastMessage != "slow done" {
 		t.Fatalf("wait all: %+v", wr)
