@@ -39,6 +39,9 @@ func (r *Run) openGroup(ctx context.Context) *sessions.Group {
 		r.opt.Log.Info("orchestrator: no cgroup for the run's commands", "run", r.rec.ID, "why", err)
 		return nil
 	}
+	if err := g.Tag(r.opt.StateDir); err != nil {
+		r.opt.Log.Warn("orchestrator: cannot tag the run's cgroup with its state dir; kill --orphans will not know it", "err", err)
+	}
 	if err := writeFileNew(filepath.Join(r.dir, CgroupFile), []byte(g.Dir()+"\n")); err != nil {
 		r.opt.Log.Warn("orchestrator: cannot record the run's cgroup; running commands without it", "err", err)
 		g.Close(ctx)

@@ -41,6 +41,13 @@ func MakeGroup(name string) (*Group, error) {
 	return &Group{dir: dir, f: os.NewFile(uintptr(fd), dir)}, nil
 }
 
+// Tag marks the group as stateDir's, as a supervisor tags its session's
+// cgroup: kill --orphans of that state dir stops what is left in it once
+// its owner's record is gone.
+func (g *Group) Tag(stateDir string) error {
+	return unix.Setxattr(g.dir, stateXattr, []byte(stateDir), 0)
+}
+
 // Dir is the group's cgroup directory, for the owner's record.
 func (g *Group) Dir() string { return g.dir }
 

@@ -15,9 +15,18 @@ import (
 // dir (its directory, or its record, was deleted while it ran): nothing
 // records its processes any more, so no kill of the session can reach them.
 type Orphan struct {
-	ID     string // the session's id
+	ID     string // the session's id, or the run's
+	Run    bool   // the cgroup of an orchestrated run (zwarm-run-<id>) whose run dir is gone
 	Cgroup string
 	PIDs   []int // the processes still in it (none: an empty cgroup left over)
+}
+
+// What names the orphan's owner: "session 1a2b3c4d" or "run 1a2b3c4d".
+func (o Orphan) What() string {
+	if o.Run {
+		return "run " + ShortID(o.ID)
+	}
+	return "session " + ShortID(o.ID)
 }
 
 // Orphans lists the cgroups of this state dir's sessions (zwarm-<id> under
@@ -36,6 +45,19 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 	}
 	var out []Orphan
 	for _, e := range ents {
+		if rid, ok := strings.CutPrefix(e.Name(), "zwarm-run-"); ok {
+			// An orchestrated run's: its dir runs/<id> is where a resume,
+			// runs kill or doctor finds it; with that gone, only this.
+			dir := filepath.Join(parent, e.Name())
+			if !e.IsDir() || validID(rid) != nil || !m.ownsCgroup(dir) {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(m.st.Dir(), "runs", rid)); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			out = append(out, Orphan{ID: rid, Run: true, Cgroup: dir, PIDs: cgroupPIDs(dir)})
+			continue
+		}
 		id, ok := strings.CutPrefix(e.Name(), "zwarm-")
 		if !ok || !e.IsDir() || validID(id) != nil {
 			continue // not a session's: a run's (zwarm-run-...), a probe
@@ -71,7 +93,7 @@ func (m *Manager) KillOrphans(ctx context.Context) ([]Orphan, error) {
 			err = removeCgroup(o.Cgroup)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("orphaned session %s: %w", ShortID(o.ID), err))
+			errs = append(errs, fmt.Errorf("orphaned %s: %w", o.What(), err))
 		}
 	}
 	return list, errors.Join(errs...)

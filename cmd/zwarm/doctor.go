@@ -258,9 +258,9 @@ func orphanChecks(m *sessions.Manager, add func(check)) {
 	}
 	for _, o := range list {
 		if len(o.PIDs) == 0 {
-			add(check{name: "orphans", result: fmt.Sprintf("session %s is gone and left an empty cgroup (zwarm kill --orphans removes it)", sessions.ShortID(o.ID)), ok: true, note: true})
+			add(check{name: "orphans", result: fmt.Sprintf("%s is gone and left an empty cgroup (zwarm kill --orphans removes it)", o.What()), ok: true, note: true})
 			continue
 		}
-		add(check{name: "orphans", result: fmt.Sprintf("session %s is gone but its processes run on (pid %s); zwarm kill --orphans stops them", sessions.ShortID(o.ID), joinPIDs(o.PIDs))})
+		add(check{name: "orphans", result: fmt.Sprintf("%s is gone but its processes run on (pid %s); zwarm kill --orphans stops them", o.What(), joinPIDs(o.PIDs))})
 	}
 }

@@ -40,7 +40,7 @@ func newKillCmd(f *factory) *cobra.Command {
 		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "kill every running session")
-	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory or record is gone (zwarm doctor lists them)")
+	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory or record is gone, and of runs whose directory is (zwarm doctor lists them)")
 	return c
 }
 
@@ -55,7 +55,7 @@ func runKillOrphans(ctx context.Context, o *killOptions) error {
 		if len(orphan.PIDs) > 0 {
 			what = "killed pid " + joinPIDs(orphan.PIDs)
 		}
-		fmt.Fprintf(o.f.io.out, "orphaned session %s: %s\n", sessions.ShortID(orphan.ID), what)
+		fmt.Fprintf(o.f.io.out, "orphaned %s: %s\n", orphan.What(), what)
 	}
 	if len(list) == 0 && err == nil {
 		fmt.Fprintln(o.f.io.errOut, "no orphaned processes")
