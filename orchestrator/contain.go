@@ -42,7 +42,10 @@ func (r *Run) openGroup(ctx context.Context) *sessions.Group {
 	if err := g.Tag(r.opt.StateDir); err != nil {
 		r.opt.Log.Warn("orchestrator: cannot tag the run's cgroup with its state dir; kill --orphans will not know it", "err", err)
 	}
-	if err := writeFileNew(filepath.Join(r.dir, CgroupFile), []byte(g.Dir()+"\n")); err != nil {
+	// Made anew (O_EXCL after a remove), never written through a symlink.
+	path := filepath.Join(r.dir, CgroupFile)
+	os.Remove(path)
+	if err := sessions.WriteFile(r.opt.StateDir, path, []byte(g.Dir()+"\n"), os.O_EXCL); err != nil {
 		r.opt.Log.Warn("orchestrator: cannot record the run's cgroup; running commands without it", "err", err)
 		g.Close(ctx)
 		return nil
@@ -63,20 +66,6 @@ func (r *Run) closeGroup() {
 		os.Remove(filepath.Join(r.dir, CgroupFile))
 	}
 	r.group = nil
-}
-
-// writeFileNew replaces path with data, never following a symlink.
-func writeFileNew(path string, data []byte) error {
-	os.Remove(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, runs.FilePerm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // sweepRecorded kills what is left in the cgroup recorded in a run's

@@ -51,6 +51,12 @@ func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
 // making it if need be (store.OpenAppend).
 func OpenAppend(root, path string) (*os.File, error) { return store.OpenAppend(root, path) }
 
+// WriteFile writes a file zwarm keeps in a state dir, never through a
+// symlink (store.WriteFile).
+func WriteFile(root, path string, data []byte, flag int) error {
+	return store.WriteFile(root, path, data, flag)
+}
+
 // CheckNoSymlinks refuses a symlink at path or any directory between root
 // and it, naming it (store.CheckNoSymlinks).
 func CheckNoSymlinks(root, path string) error { return store.CheckNoSymlinks(root, path) }

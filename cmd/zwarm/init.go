@@ -72,7 +72,9 @@ func runInit(o *initOptions) error {
 	case err == nil:
 		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
 	case errors.Is(err, fs.ErrNotExist):
-		if err := writeNewFile(abs, cfg, exampleConfig); err != nil {
+		// O_EXCL: a file or symlink already there is an error, so nothing
+		// is written through a planted symlink.
+		if err := sessions.WriteFile(abs, cfg, exampleConfig, os.O_EXCL); err != nil {
 			if fi, lerr := os.Lstat(cfg); errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 				err = symlinkConfig(cfg) // planted meanwhile
 			}
@@ -105,19 +107,4 @@ func symlinkConfig(path string) error {
 		return &sessions.SymlinkError{Path: path}
 	}
 	return &danglingConfigError{SymlinkError: &sessions.SymlinkError{Path: path}, target: target}
-}
-
-// writeNewFile makes path, a file of the state dir root, with data; a
-// file or symlink already there is an error, so nothing is written
-// through a planted symlink.
-func writeNewFile(root, path string, data []byte) error {
-	f, err := sessions.OpenFile(root, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -129,7 +129,15 @@ func refuseSymlink(path string) error {
 
 // WriteFileNoFollow is os.WriteFile that never writes through a symlink.
 func WriteFileNoFollow(path string, data []byte) error {
-	f, err := OpenFile("", path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, FilePerm)
+	return WriteFile("", path, data, os.O_TRUNC)
+}
+
+// WriteFile writes data to path, a file below root (OpenFile's rules:
+// nothing is written through a symlink), made if need be; flag adds to
+// os.O_WRONLY|os.O_CREATE: os.O_TRUNC to replace it, os.O_EXCL to refuse
+// one already there.
+func WriteFile(root, path string, data []byte, flag int) error {
+	f, err := OpenFile(root, path, os.O_WRONLY|os.O_CREATE|flag, FilePerm)
 	if err != nil {
 		return err
 	}
