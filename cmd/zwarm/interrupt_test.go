@@ -37,6 +37,18 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// readAll collects what a terminal's program writes to f until it is
+// closed; done closes then.
+func readAll(f io.Reader) (buf *lockedBuffer, done <-chan struct{}) {
+	buf = &lockedBuffer{}
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		io.Copy(buf, f)
+	}()
+	return buf, c
+}
+
 // watchesFiles reports whether pid has an inotify descriptor open: the
 // command has started and is following the state dir, so a signal now
 // reaches its handler and not the Go runtime's default.

@@ -31,29 +31,11 @@ func (w *world) onTerminal(cols int, env []string, input string, args ...string)
 		w.t.Fatal(err)
 	}
 	defer f.Close()
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b := make([]byte, 4096)
-		for {
-			n, err := f.Read(b)
-			mu.Lock()
-			buf.Write(b[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	buf, done := readAll(f)
 	if input != "" {
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
-			mu.Lock()
-			asked := strings.Contains(buf.String(), "[y/N]")
-			mu.Unlock()
-			if asked {
+			if strings.Contains(buf.String(), "[y/N]") {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,22 +36,7 @@ func (w *world) onSilentTerminal(ready string, args ...string) string {
 		w.t.Fatal(err)
 	}
 	defer f.Close()
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		b := make([]byte, 4096)
-		for {
-			n, err := f.Read(b)
-			mu.Lock()
-			buf.Write(b[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	buf, read := readAll(f)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	bound := time.After(60 * time.Second)
@@ -61,9 +44,7 @@ func (w *world) onSilentTerminal(ready string, args ...string) string {
 		for typed := false; !typed; {
 			select {
 			case <-time.After(20 * time.Millisecond):
-				mu.Lock()
 				typed = strings.Contains(buf.String(), ready)
-				mu.Unlock()
 			case <-bound:
 				cmd.Process.Kill()
 				<-exited
