@@ -135,6 +135,12 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 // onChunk records a piece of stdout line by line, so a turn file can be cut
 // exactly after the line that completed its turn.
 func (a *agentRun) onChunk(ctx context.Context, c []byte) {
+	// Once a chunk, not once a line: a turn file removed while the agent
+	// was quiet, or during the last chunk, is made again before this one
+	// is written (an fstat a line would cost more than the line's parse).
+	if a.dropped == nil && a.failure == "" && a.outRemoved() {
+		a.reopenTurnFile()
+	}
 	for len(c) > 0 {
 		line := c
 		if i := bytes.IndexByte(c, '\n'); i >= 0 {
@@ -169,9 +175,6 @@ func (a *agentRun) record(line []byte) {
 	n, err := a.p.out.Write(line)
 	switch {
 	case err == nil:
-		if a.outRemoved() {
-			a.reopenTurnFile(line)
-		}
 	case sessions.IsNoSpace(err):
 		a.dropOutput(n, int64(len(line)), err)
 	default:
@@ -376,10 +379,10 @@ func (a *agentRun) outRemoved() bool {
 }
 
 // reopenTurnFile carries on recording a turn whose file was removed: a new
-// file at the same path gets the rest of the output, from line (the line
-// just written to the removed one) on, and the turn's record says so. The
-// file is created, never opened through what someone may have put there.
-func (a *agentRun) reopenTurnFile(line []byte) {
+// file at the same path gets the rest of the output, and the turn's record
+// says so. The file is created, never opened through what someone may have
+// put there.
+func (a *agentRun) reopenTurnFile() {
 	path := a.sv.st.TurnPath(a.id, a.n)
 	f, err := a.sv.turns.NewTurnFile(a.n)
 	if err != nil {
@@ -388,15 +391,9 @@ func (a *agentRun) reopenTurnFile(line []byte) {
 	}
 	a.p.out.Close()
 	a.p.out = f
-	// Offsets count from the new file's start (onChunk counts line); a
-	// partial line held back by the splitter began in the removed file.
+	// Offsets count from the new file's start; a partial line held back
+	// by the splitter began in the removed file.
 	a.written = 0
-	if n, err := f.Write(line); sessions.IsNoSpace(err) {
-		a.dropOutput(n, int64(len(line)), err)
-	} else if err != nil {
-		a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", path, err))
-		return
-	}
 	note := fmt.Sprintf("turn file removed while the turn ran; the output from %s on is in a new %s", time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
 	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)
 	if err := a.sv.turns.NoteNewTurnFile(a.n, note); err != nil {
