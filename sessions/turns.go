@@ -254,6 +254,14 @@ func (t *Turns) SetAgent(agent *ProcRef, live bool) error {
 	return err
 }
 
+// RequestStop records that the session is to stop, with the reason, as a
+// kill does: no turn starts from then on, and the turn it stops is killed
+// with that reason.
+func (t *Turns) RequestStop(reason string) error {
+	_, err := t.st.update(t.id, func(s *Session) error { return s.requestStop(reason, time.Now().UTC()) })
+	return err
+}
+
 // Current is the session's latest turn (a copy), nil before the first.
 func (t *Turns) Current() (*Turn, error) {
 	s, err := t.st.load(t.id)

@@ -7,7 +7,8 @@
 //
 // The supervisor changes its session's record only through the narrow
 // turn API of the lifecycle (sessions.Turns): Claim, Prepared, EndTurn,
-// HandOver and the progress of a running turn. It never sets a status.
+// HandOver, RequestStop (a stop at a job's time limit) and the progress
+// of a running turn. It never sets a status.
 //
 // A supervisor is a child subreaper that waits for every child it has
 // (wait4(-1)): no other code may start processes in a supervisor process,
@@ -79,8 +80,8 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 		log.Warn("cannot become child subreaper; escaped descendants are found by marker only", "err", err)
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	ctx, stopListening := stopOnSignal(ctx, turns, log)
+	defer stopListening()
 
 	sv := newSupervisor(opt, turns, log)
 	release := holdSession(ctx, turns, log)
@@ -227,4 +228,49 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 			return
 		}
 	}
+}
+
+// stopOnSignal stops the session when a signal asks, as a kill does:
+// SIGTERM or SIGINT (zwarm kill sends SIGTERM after recording why; anyone
+// else's, a cluster's scheduler cancelling the job, is recorded as such),
+// or SIGUSR1, which a cluster's scheduler sends shortly before the job's
+// time limit (sbatch --signal=B:USR1@60) and whose default action would
+// end the supervisor without a word. The reason is recorded before the
+// agent is stopped, and a kill's own reason, recorded first, is kept. The
+// returned func stops listening and waits for the listener.
+func stopOnSignal(ctx context.Context, turns *sessions.Turns, log *slog.Logger) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case sig := <-sigs:
+			reason := signalReason(sig.(syscall.Signal), os.Getenv("SLURM_JOB_ID"))
+			if err := turns.RequestStop(reason); err != nil {
+				log.Warn("record the stop", "reason", reason, "err", err)
+			}
+			log.Info("stopping", "signal", sig, "reason", reason)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+		<-done
+	}
+}
+
+// signalReason is why a session stopped on a signal nobody recorded a
+// reason for, in a Slurm job (job) or not.
+func signalReason(sig syscall.Signal, job string) string {
+	switch {
+	case sig == syscall.SIGUSR1 && job != "":
+		return "stopped at the time limit of its slurm job " + job
+	case job != "":
+		return "cancelled by slurm (job " + job + ")"
+	}
+	return "stopped by " + unix.SignalName(sig)
 }
