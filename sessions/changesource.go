@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -30,8 +31,15 @@ type changeSource struct {
 	deep    map[string]bool // sessions whose turns and inbox dirs are watched
 	missing bool            // the sessions dir does not exist yet
 	resync  bool            // events may have been missed: look at everything
-	c       chan struct{}
-	done    chan struct{}
+	// polled are the live sessions whose supervisors run under another
+	// runner: no pidfd tells of their end here, and their writes, made on
+	// another host of a shared file system, may raise no inotify event
+	// here. They are looked at again every JobPoll; repoll tells the loop
+	// the set changed.
+	polled map[string]bool
+	repoll chan struct{}
+	c      chan struct{}
+	done   chan struct{}
 }
 
 func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
@@ -45,7 +53,8 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 		return nil, err
 	}
 	cs := &changeSource{st: st, fw: fw, exits: exits, only: only, dirty: map[string]bool{},
-		inbox: map[string]bool{}, deep: map[string]bool{}, c: make(chan struct{}, 1), done: make(chan struct{})}
+		inbox: map[string]bool{}, deep: map[string]bool{}, polled: map[string]bool{}, repoll: make(chan struct{}, 1),
+		c: make(chan struct{}, 1), done: make(chan struct{})}
 	if err := cs.watchRoot(); err != nil {
 		fw.Close()
 		exits.Close()
@@ -112,9 +121,38 @@ func (cs *changeSource) settled(id string, settled bool) {
 
 func (cs *changeSource) forget(id string) {
 	cs.exits.Remove(id)
+	cs.poll(id, false)
 	cs.mu.Lock()
 	delete(cs.deep, id)
 	cs.mu.Unlock()
+}
+
+// poll adds a session to those looked at every JobPoll, or drops it.
+func (cs *changeSource) poll(id string, on bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.polled[id] == on {
+		return
+	}
+	if on {
+		cs.polled[id] = true
+	} else {
+		delete(cs.polled, id)
+	}
+	select {
+	case cs.repoll <- struct{}{}:
+	default:
+	}
+}
+
+// markPolled marks every polled session; it reports whether any is.
+func (cs *changeSource) markPolled() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for id := range cs.polled {
+		cs.markLocked(id, true)
+	}
+	return len(cs.polled) > 0
 }
 
 func (cs *changeSource) mark(id string, inbox bool) {
@@ -180,8 +218,31 @@ func (cs *changeSource) inboxChanged(id string) bool {
 
 func (cs *changeSource) loop() {
 	defer close(cs.done)
+	// The ticker runs only while a session is polled: an idle dashboard
+	// wakes for nothing.
+	var tick <-chan time.Time
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
 	for {
 		select {
+		case <-cs.repoll:
+			cs.mu.Lock()
+			any := len(cs.polled) > 0
+			cs.mu.Unlock()
+			switch {
+			case any && ticker == nil:
+				ticker = time.NewTicker(JobPoll)
+				tick = ticker.C
+			case !any && ticker != nil:
+				ticker.Stop()
+				ticker, tick = nil, nil
+			}
+		case <-tick:
+			cs.markPolled()
 		case ev, ok := <-cs.fw.Events:
 			if !ok {
 				return

@@ -32,6 +32,8 @@ type Config struct {
 	Adapters  map[string]AdapterConfig `toml:"adapters"`
 	Prices    map[string]Price         `toml:"prices"`
 	Worktrees WorktreesConfig          `toml:"worktrees"`
+	// Runner is [runner]: where new sessions' supervisors run.
+	Runner RunnerConfig `toml:"-"`
 
 	sections map[string]any
 }
@@ -73,7 +75,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind"
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -116,6 +118,11 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Prices
 		case "worktrees":
 			into = &c.Worktrees
+		case "runner":
+			if err := c.decodeRunner(md, prim); err != nil {
+				return nil, &ConfigError{Path: path, Err: err}
+			}
+			continue
 		default:
 			into = c.sections[key]
 		}
@@ -141,13 +148,18 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 		sort.Strings(keys)
 		hint := coreKeys
 		if inTable == "worktrees" {
-			hint = "[worktrees] " + worktreesKeys
+			hint = "[worktrees] " + worktreesKeys + ", [runner] kind"
+		} else if inTable == "runner" {
+			hint = runnerKeys(known)
 		} else if known[inTable] != "" {
 			top := inTable
 			hint = "[" + top + "] " + known[top]
 		} else if len(known) > 0 {
 			names := make([]string, 0, len(known))
 			for n := range known {
+				if strings.HasPrefix(n, "runner.") {
+					continue
+				}
 				names = append(names, "["+n+"]")
 			}
 			sort.Strings(names)

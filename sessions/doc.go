@@ -35,6 +35,7 @@
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
+//	sessions/<id>/slurm-<job>.out    what a Slurm job running the supervisor printed (runner slurm)
 //	sessions/<id>/supervisor.lock    flock(2) held by a supervisor for its whole life, so a
 //	                                 follow-up's new one starts its agent only after the previous
 //	                                 one has torn down the session's cgroup
@@ -109,6 +110,27 @@
 // whose owner is gone records it as failed with an error saying so, after
 // stopping whatever of the session is still running: a status is never a
 // guess and nothing runs unsupervised.
+//
+// # Runners
+//
+// A session's supervisor runs on this host (runner "local", the default:
+// a detached process) or under another Runner, a cluster's scheduler
+// (runner "slurm": one batch job per start of the supervisor, whose main
+// process is `zwarm __supervise`). The record's job names the runner and
+// its job id; the owner's pid then means nothing on this host, and only
+// the runner judges whether the supervisor lives: its engine is asked
+// once per poll interval for every live job together (Runner.Jobs). A job
+// that ended without its supervisor recording the outcome settles the
+// session with the engine's reason when the engine ended it ("cancelled
+// by slurm", "time limit 00:30:00", "node lost": killed), else as failed;
+// an engine that does not answer concludes nothing, and listings show
+// the records as they are, saying the runner is unreachable. The files of
+// such a session are polled (the supervisor's writes, made on another
+// host of a shared file system, may raise no inotify event here). A kill
+// marks the record, cancels a queued job, asks a running supervisor to
+// stop (SIGTERM through the engine), and ends the job by force after the
+// grace period; a follow-up to a settled session submits a new job that
+// resumes the agent's thread.
 //
 // # Worktrees
 //

@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/json"
 	"io"
+	"slices"
 )
 
 // Manager is the API every front end uses: the CLI, the dashboard, the
@@ -15,6 +16,8 @@ type Manager struct {
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
 	sections       []ConfigSection
+	runners        []RunnerKind
+	jobs           jobCache
 	warn           func(error)
 	lockWaiting    func(LockWait)
 }
@@ -29,6 +32,9 @@ type ManagerOptions struct {
 	SupervisorArgv []string
 	// ConfigSections are the config.toml tables other packages own.
 	ConfigSections []ConfigSection
+	// Runners are the runners other than the local one, in the order
+	// they are listed; their settings tables join ConfigSections.
+	Runners []RunnerKind
 	// Warn receives problems that do not stop an operation, such as a broken
 	// config.toml while killing a session (the kill goes on with defaults).
 	Warn func(error)
@@ -43,8 +49,14 @@ func NewManager(opt ManagerOptions) *Manager {
 	if warn == nil {
 		warn = func(error) {}
 	}
+	sections := slices.Clone(opt.ConfigSections)
+	for _, sec := range RunnerSections(opt.Runners) {
+		if !slices.ContainsFunc(sections, func(c ConfigSection) bool { return c.Name == sec.Name }) {
+			sections = append(sections, sec)
+		}
+	}
 	return &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
-		sections: opt.ConfigSections, warn: warn, lockWaiting: opt.LockWaiting}
+		sections: sections, runners: opt.Runners, warn: warn, lockWaiting: opt.LockWaiting}
 }
 
 // Warn reports a problem that does not stop an operation, through the

@@ -85,7 +85,7 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 		if err := s.busy(); err != nil {
 			return err // a landing works in the worktree: a turn must not run there
 		}
-		if !s.Settled() && !s.Owner.Alive() {
+		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
 			// Its owner died unseen: record that first, then resume it.
 			if err := m.abandonLocked(s); err != nil {
 				return err

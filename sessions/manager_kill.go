@@ -49,7 +49,8 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if err != nil {
 		return nil, err
 	}
-	if s, err := m.st.load(id); err == nil && s.Legacy {
+	loaded, err := m.st.load(id)
+	if err == nil && loaded.Legacy {
 		return nil, fmt.Errorf("kill %s: written by the Python zwarm, which this zwarm does not supervise", ShortID(id))
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, m.killUnreadable(ctx, id, err)
@@ -59,6 +60,9 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		m.warn(fmt.Errorf("%w; killing with the default grace period of %s", err, grace))
 	} else {
 		grace = cfg.Grace()
+	}
+	if err == nil && loaded.remote() {
+		return m.killRemote(ctx, id, reason, grace)
 	}
 	self, err := refOf(os.Getpid())
 	if err != nil {

@@ -140,8 +140,11 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 	if s.Settled() {
 		return s
 	}
-	if !s.Owner.Alive() {
+	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)
+	}
+	if s.remote() {
+		s.RunnerState = m.runnerState(context.Background(), s)
 	}
 	t := s.current()
 	if t == nil || t.EndedAt != nil {
@@ -165,8 +168,11 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 // so: never "running" forever, never a guess.
 func (m *Manager) ownerDied(seen *Session) *Session {
 	s, _, err := m.st.tryRecord(seen.ID, func(s *Session) error {
-		if s.Settled() || s.Owner.Alive() {
+		if s.Settled() {
 			return nil // someone else settled it meanwhile
+		}
+		if alive, known := m.ownerAlive(context.Background(), s); alive || !known {
+			return nil
 		}
 		return m.abandonLocked(s)
 	})
@@ -184,6 +190,11 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 // abandonLocked settles a session whose owner died, after stopping every
 // process left of it. Callers hold the lock.
 func (m *Manager) abandonLocked(s *Session) error {
+	if s.remote() && s.Job.ID != "" && (s.Owner == nil || s.Owner.Role != roleSpawn) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return m.abandonRemote(ctx, s)
+	}
 	what, pid := "the supervisor", 0
 	if s.Owner != nil {
 		pid = s.Owner.PID

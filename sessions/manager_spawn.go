@@ -34,6 +34,9 @@ type SpawnRequest struct {
 	// a spawn that would be one more is refused with a *LimitError. The
 	// check holds across processes sharing the state dir.
 	Limit int
+	// Runner is where the supervisor runs: "" means config.toml's
+	// [runner] kind, else this host ("local").
+	Runner string
 }
 
 // Spawn records a session and starts its supervisor, which runs the agent
@@ -62,6 +65,10 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if err := cfg.CheckAdapters(m.st.Dir(), m.adapters.Names()); err != nil {
 		return nil, err
 	}
+	runnerName, err := m.chooseRunner(req.Runner, cfg)
+	if err != nil {
+		return nil, err
+	}
 	name := firstNonEmpty(req.Adapter, cfg.DefaultAdapter, "codex")
 	ad, err := m.adapters.Lookup(name)
 	if err != nil {
@@ -82,6 +89,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []Turn{},
+	}
+	if runnerName != LocalRunner {
+		s.Job = &Job{Runner: runnerName}
 	}
 	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
 	if err != nil {
@@ -169,6 +179,12 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	}
 	if len(m.supervisorArgv) == 0 {
 		return fail(errors.New("no supervisor command configured"))
+	}
+	if s, err := m.st.load(id); err == nil && s.remote() {
+		if err := m.submit(ctx, s); err != nil {
+			return fail(err)
+		}
+		return nil
 	}
 	args := append(append([]string{}, m.supervisorArgv[1:]...), "--state-dir", m.st.Dir(), "--detach", id)
 	cmd := exec.CommandContext(ctx, m.supervisorArgv[0], args...)

@@ -44,6 +44,15 @@ type Session struct {
 	// Owner is the process responsible for the session right now: the
 	// command that is spawning it, then its supervisor. Nil when nobody is.
 	Owner *ProcRef `json:"owner,omitempty"`
+	// Job is where the supervisor runs when a runner other than this
+	// host's runs it (a Slurm job); nil for the local runner. Only that
+	// runner judges whether the session's supervisor lives: Owner's pid
+	// means nothing on this host then.
+	Job *Job `json:"job,omitempty"`
+	// RunnerState is what the runner said of a live session's job when
+	// the record was read ("queued · slurm 1234 (Resources)"); never
+	// written.
+	RunnerState string `json:"-"`
 	// Agent is the agent process of the running turn. AgentLive says it
 	// reads follow-ups on its stdin, so a queued one becomes its next turn.
 	Agent     *ProcRef `json:"agent,omitempty"`

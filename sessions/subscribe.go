@@ -293,6 +293,18 @@ func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
 // watchOwner follows the liveness of an unsettled session's owner, so a
 // supervisor that dies without a word is noticed at once.
 func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
+	if cur.remote() && cur.Job.ID != "" && !cur.Settled() && (cur.Owner == nil || cur.Owner.Role != roleSpawn) {
+		// Its supervisor runs under another runner: no pid of it means
+		// anything here. It is polled, and its runner judges it.
+		if prev.owner.PID != 0 {
+			s.src.exits.Remove(id)
+			prev.owner = ProcRef{}
+		}
+		s.src.settled(id, false)
+		s.src.poll(id, true)
+		return
+	}
+	s.src.poll(id, false)
 	switch {
 	case cur.Settled() || cur.Owner == nil:
 		if prev.owner.PID != 0 {

@@ -1,0 +1,121 @@
+package sessions
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// JobPoll is how long what a runner said of its jobs is taken as true: a
+// reader asks the engine at most once per JobPoll, for every job asked
+// about of late together, however many sessions it looks at.
+var JobPoll = time.Second
+
+// pollOf is how long a runner's answer holds: its own poll interval if
+// it has one, else JobPoll.
+func pollOf(r Runner) time.Duration {
+	if p, ok := r.(interface{ Poll() time.Duration }); ok && p.Poll() > 0 {
+		return p.Poll()
+	}
+	return JobPoll
+}
+
+// jobAskedFor is how long a job stays in the set asked about together
+// after a reader last asked for it.
+const jobAskedFor = 30 * time.Second
+
+// jobCache is what runners said of jobs, by runner.
+type jobCache struct {
+	mu       sync.Mutex
+	byRunner map[string]*runnerJobs
+}
+
+type runnerJobs struct {
+	at      time.Time
+	states  map[string]JobState
+	err     error
+	queried map[string]bool      // the ids the last answer was about
+	asked   map[string]time.Time // ids asked about of late, and when
+}
+
+// state is what the runner says of job id: ok is false when the engine no
+// longer knows it.
+func (c *jobCache) state(ctx context.Context, name string, r Runner, id string, now time.Time) (JobState, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rj := c.of(name)
+	rj.asked[id] = now
+	if now.Sub(rj.at) >= pollOf(r) || !rj.queried[id] {
+		rj.refresh(ctx, r, now)
+	}
+	if rj.err != nil {
+		return JobState{}, false, rj.err
+	}
+	st, ok := rj.states[id]
+	return st, ok, nil
+}
+
+// of is a runner's entry, made on first use. Callers hold mu.
+func (c *jobCache) of(name string) *runnerJobs {
+	if c.byRunner == nil {
+		c.byRunner = map[string]*runnerJobs{}
+	}
+	rj := c.byRunner[name]
+	if rj == nil {
+		rj = &runnerJobs{asked: map[string]time.Time{}}
+		c.byRunner[name] = rj
+	}
+	return rj
+}
+
+// refresh asks the engine once about every job asked about of late.
+func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time) {
+	maps.DeleteFunc(rj.asked, func(_ string, at time.Time) bool { return now.Sub(at) > jobAskedFor })
+	ids := slices.Sorted(maps.Keys(rj.asked))
+	rj.states, rj.err = r.Jobs(ctx, ids)
+	rj.at = now
+	rj.queried = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		rj.queried[id] = true
+	}
+}
+
+// forget drops what a runner said: a job was just submitted or stopped.
+func (c *jobCache) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rj := c.byRunner[name]; rj != nil {
+		rj.at = time.Time{}
+	}
+}
+
+// prefetch asks about the given sessions' jobs together, once per runner,
+// before a listing looks at them one by one.
+func (m *Manager) prefetchJobs(ctx context.Context, list []*Session) {
+	byRunner := map[string][]string{}
+	for _, s := range list {
+		if s.remote() && s.Job.ID != "" && !s.Settled() {
+			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
+		}
+	}
+	now := time.Now()
+	for name, ids := range byRunner {
+		r, err := m.runner(name)
+		if err != nil {
+			continue
+		}
+		m.jobs.mu.Lock()
+		rj := m.jobs.of(name)
+		fresh := now.Sub(rj.at) < pollOf(r)
+		for _, id := range ids {
+			fresh = fresh && rj.queried[id]
+			rj.asked[id] = now
+		}
+		if !fresh {
+			rj.refresh(ctx, r, now)
+		}
+		m.jobs.mu.Unlock()
+	}
+}

@@ -1,0 +1,151 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/store"
+)
+
+// killRemote stops a session whose supervisor runs under another runner.
+// As on this host, the kill is first marked in the record, so no turn
+// starts from then on; a job still queued is cancelled at once; a running
+// one's supervisor is asked to stop (it stops its agent with the grace
+// period and records the kill), and the job is ended by force if it has
+// not within the grace period and ten seconds. Kill returns once the
+// engine no longer runs the job.
+func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*Session, error) {
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	var job Job
+	var claimed bool
+	s, err := m.st.updateCtx(m.writing(ctx), id, func(s *Session) error {
+		if s.Settled() {
+			return nil
+		}
+		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
+			return err
+		}
+		s.Killer = self
+		job, claimed = *s.Job, s.ownerAnswersSignals()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	if s.Settled() {
+		return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
+	}
+	recorded := false
+	defer func() {
+		if !recorded {
+			m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
+				if s.Killer != nil && *s.Killer == *self {
+					s.Killer = nil
+				}
+				return nil
+			})
+		}
+	}()
+	note, err := m.stopJob(ctx, id, job, claimed, grace)
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	s, err = m.st.changeCtx(ctx, id, func(s *Session) error {
+		if s.Killer != nil && *s.Killer == *self {
+			s.Killer = nil
+		}
+		if s.Settled() {
+			return nil // the supervisor recorded it
+		}
+		if err := s.stopped(note, time.Now().UTC()); err != nil {
+			return err
+		}
+		return m.st.dropQueued(s, "the session was killed before it was delivered")
+	}, true)
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+	}
+	recorded = true
+	return s, nil
+}
+
+// stopJob ends a session's job and waits until its engine no longer runs
+// it. It returns a note for the record when zwarm had to end the job
+// itself.
+func (m *Manager) stopJob(ctx context.Context, id string, job Job, claimed bool, grace time.Duration) (string, error) {
+	if job.ID == "" {
+		// Not submitted yet: the command submitting it records the job,
+		// and its supervisor, claiming the session, sees the kill.
+		wctx, cancel := context.WithTimeout(ctx, handoverTimeout+grace+10*time.Second)
+		defer cancel()
+		s, err := m.waitUntil(wctx, id, func(s *Session) (bool, error) { return s.Settled() || s.Job.ID != "", nil })
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "its job was not submitted in time", nil
+		}
+		if s.Settled() {
+			return "", nil
+		}
+		job = *s.Job
+	}
+	r, err := m.runner(job.Runner)
+	if err != nil {
+		return "", err
+	}
+	defer m.jobs.forget(job.Runner)
+	if !claimed {
+		// Queued, or started and not yet listening for signals: nothing
+		// of the agent ran, and the job is ended at once.
+		if err := r.Stop(ctx, job.ID, true); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("its %s job %s was cancelled before it ran the agent", job.Runner, job.ID), m.waitJobGone(ctx, r, job)
+	}
+	if err := r.Stop(ctx, job.ID, false); err != nil {
+		return "", err
+	}
+	wctx, cancel := context.WithTimeout(ctx, grace+10*time.Second)
+	_, werr := m.waitUntil(wctx, id, func(s *Session) (bool, error) { return s.Settled(), nil })
+	cancel()
+	note := ""
+	if werr != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if err := r.Stop(ctx, job.ID, true); err != nil {
+			return "", err
+		}
+		note = fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID)
+	}
+	return note, m.waitJobGone(ctx, r, job)
+}
+
+// waitJobGone waits, at most ten seconds, until the engine no longer runs
+// a job: after a kill, nothing of the session runs on any node.
+func (m *Manager) waitJobGone(ctx context.Context, r Runner, job Job) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		states, err := r.Jobs(ctx, []string{job.ID})
+		if err == nil {
+			if st, ok := states[job.ID]; !ok || st.Phase == JobEnded {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
+			}
+			return fmt.Errorf("%s job %s still runs after it was ended", job.Runner, job.ID)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// submit hands a session's supervisor to the runner it runs under, and
+// records the job. The command that submits it owns the session until the
+// job id is recorded; from then on the runner's word on the job says
+// whether the session has a live owner.
+func (m *Manager) submit(ctx context.Context, s *Session) error {
+	r, err := m.runner(s.Job.Runner)
+	if err != nil {
+		return err
+	}
+	argv := append(append([]string{}, m.supervisorArgv...), "--state-dir", m.st.Dir(), s.ID)
+	jobID, err := r.Start(ctx, RunSpec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
+	if err != nil {
+		return err
+	}
+	m.jobs.forget(s.Job.Runner)
+	_, err = m.st.update(s.ID, func(s *Session) error {
+		if s.Job == nil {
+			return fmt.Errorf("the record lost its job")
+		}
+		s.Job.ID = jobID
+		if s.Owner != nil && s.Owner.Role == roleSpawn && s.Owner.PID == os.Getpid() {
+			// The job owns the session now, wherever it runs.
+			s.Owner = nil
+		}
+		return nil
+	})
+	if err != nil {
+		// The job runs, but nothing records it: stop it rather than leave
+		// a supervisor nobody can find.
+		r.Stop(context.WithoutCancel(ctx), jobID, true)
+		return err
+	}
+	return nil
+}
+
+// ownerAlive says whether the session's owner still runs. On this host,
+// that is its pid with its start time; under another runner, only the
+// runner can tell, and known is false when it did not answer: nothing is
+// concluded then, and the record is shown as it is.
+func (m *Manager) ownerAlive(ctx context.Context, s *Session) (alive, known bool) {
+	if !s.remote() || s.Job.ID == "" || s.Owner != nil && s.Owner.Role == roleSpawn {
+		// Not submitted yet: its owner is the command on this host
+		// that is submitting it.
+		return s.Owner.Alive(), true
+	}
+	st, ok, err := m.jobState(ctx, s)
+	if err != nil {
+		return true, false
+	}
+	return ok && st.Phase != JobEnded, true
+}
+
+// jobEnded is why a session's job is over, for its record: the engine's
+// words when it ended the job itself ("cancelled by slurm", "time limit
+// 00:30:00"), else that its supervisor ended without recording.
+func (m *Manager) jobEnded(ctx context.Context, s *Session) (msg string, byEngine bool) {
+	st, ok, err := m.jobState(ctx, s)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its %s job %s could not be asked about: %v", s.Job.Runner, s.Job.ID, err), false
+	case !ok:
+		return fmt.Sprintf("its %s job %s is gone without recording the outcome", s.Job.Runner, s.Job.ID), false
+	case st.ByEngine:
+		return st.Why, true
+	}
+	return fmt.Sprintf("its %s job %s ended (%s) without recording the outcome", s.Job.Runner, s.Job.ID, st.Why), false
+}
+
+// jobState is what the session's runner says of its job, asked at most
+// once per poll interval for all the jobs asked about of late.
+func (m *Manager) jobState(ctx context.Context, s *Session) (JobState, bool, error) {
+	r, err := m.runner(s.Job.Runner)
+	if err != nil {
+		return JobState{}, false, err
+	}
+	return m.jobs.state(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
+}
+
+// abandonRemote settles a session whose job ended without its supervisor
+// recording the outcome. Callers hold the lock.
+func (m *Manager) abandonRemote(ctx context.Context, s *Session) error {
+	msg, byEngine := m.jobEnded(ctx, s)
+	if r, err := m.runner(s.Job.Runner); err == nil {
+		// Whatever is left of the job goes with it.
+		r.Stop(ctx, s.Job.ID, true)
+	}
+	now := time.Now().UTC()
+	if byEngine {
+		if s.Stop == nil {
+			s.Stop = &StopRequest{At: now, Reason: msg}
+		}
+		if err := s.stopped("", now); err != nil {
+			return err
+		}
+		return m.st.dropQueued(s, fmt.Sprintf("the session was stopped (%s) before it was delivered", msg))
+	}
+	if err := s.abandon(msg, now); err != nil {
+		return err
+	}
+	return m.st.dropQueued(s, "the supervisor's job ended before it was delivered")
+}
+
+// runnerState says where a live session's job is, in its runner's words:
+// "queued · slurm 1234 (Resources)", "slurm 1234 on node1", or that the
+// runner does not answer.
+func (m *Manager) runnerState(ctx context.Context, s *Session) string {
+	switch {
+	case s.Settled():
+		return ""
+	case s.Job.ID == "":
+		return "submitting to " + s.Job.Runner
+	}
+	st, ok, err := m.jobState(ctx, s)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s unreachable: %v", s.Job.Runner, err)
+	case !ok:
+		return fmt.Sprintf("%s job %s gone", s.Job.Runner, s.Job.ID)
+	case st.Phase == JobQueued:
+		return "queued · " + st.Detail
+	}
+	return st.Detail
+}

@@ -1,0 +1,198 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// LocalRunner is the runner that starts a session's supervisor on this
+// host, as a detached process: the default, and what a record without a
+// job ran under.
+const LocalRunner = "local"
+
+// Runner is where a session's supervisor runs when it is not this host: a
+// cluster's scheduler, which runs `zwarm __supervise --state-dir D ID` as a
+// job on one of its nodes. The supervisor there is the same code as on
+// this host and writes the same files, to a state dir the nodes share;
+// what a runner owns is what cannot be done from here with a pid: starting
+// it, telling whether it still runs, and stopping it. Everything else
+// (records, turns, follow-ups, listings) is the same for every runner.
+//
+// The local runner is not a Runner value: it is this package's own code
+// (a detached process named by pid and start time, its cgroup, its exit
+// watched through a pidfd). A second runner is one package implementing
+// this interface and one entry in the registry the front end passes in
+// ManagerOptions.Runners.
+type Runner interface {
+	// Start submits the supervisor's command line for a session and
+	// returns the job's id in the engine. An engine refusing the job
+	// (a bad partition, say) is an error carrying the engine's words;
+	// nothing then runs.
+	Start(ctx context.Context, spec RunSpec) (jobID string, err error)
+	// Jobs reports the state of the given jobs with one call to the
+	// engine, whatever their number. A job the engine no longer knows is
+	// absent from the map. An engine that does not answer is an error
+	// wrapping ErrRunnerUnreachable.
+	Jobs(ctx context.Context, ids []string) (map[string]JobState, error)
+	// Stop stops a job: gracefully (SIGTERM to the supervisor, which
+	// stops its agent and records the kill itself), or by force (the job
+	// and everything it started ends now; a queued job is cancelled).
+	// Stopping a job that is gone is no error.
+	Stop(ctx context.Context, jobID string, force bool) error
+	// Check says what is wrong with the runner's set-up for a state dir,
+	// for doctor: one line each, empty when nothing is. A state dir its
+	// nodes cannot see is one of those.
+	Check(ctx context.Context, stateDir string) []string
+}
+
+// RunSpec is what a runner starts: the supervisor's command line for one
+// session.
+type RunSpec struct {
+	SessionID string
+	// Argv is the supervisor's command line, to be run as it is.
+	Argv []string
+	// Dir is the directory the job starts in (the session's working dir).
+	Dir string
+	// SessionDir is the session's directory in the state dir: an engine's
+	// own output for the job goes there.
+	SessionDir string
+}
+
+// JobPhase is where a job is in its engine.
+type JobPhase int
+
+const (
+	// JobQueued: submitted, waiting for the engine to run it.
+	JobQueued JobPhase = iota
+	// JobRunning: the supervisor runs.
+	JobRunning
+	// JobEnded: the job is over, however it ended.
+	JobEnded
+)
+
+// JobState is what the engine says of a job.
+type JobState struct {
+	Phase JobPhase
+	// Detail is the engine's own words for where the job is, for the
+	// session's step: "slurm 1234 (Resources)".
+	Detail string
+	// Why is, for an ended job, how the engine ended it, as a person
+	// would say it: "cancelled by slurm", "time limit 00:30:00", "node
+	// lost", "completed".
+	Why string
+	// ByEngine says the engine ended the job itself (cancelled, time
+	// limit, node lost) rather than the job's command exiting.
+	ByEngine bool
+}
+
+// ErrRunnerUnreachable is a runner whose engine did not answer: records
+// are shown as they are, and nothing is concluded about the job.
+var ErrRunnerUnreachable = errors.New("runner unreachable")
+
+// Job names where a session's supervisor runs when it is not this host.
+type Job struct {
+	// Runner is the runner's name ("slurm").
+	Runner string `json:"runner"`
+	// ID is the job's id in the engine, for the current or last start.
+	ID string `json:"id"`
+}
+
+// remote reports whether the session's supervisor runs under a runner
+// other than this host's.
+func (s *Session) remote() bool {
+	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != LocalRunner
+}
+
+// RunnerName is the runner the session's supervisor runs under.
+func (s *Session) RunnerName() string {
+	if s.remote() {
+		return s.Job.Runner
+	}
+	return LocalRunner
+}
+
+// RunnerKind is one entry of the registry of runners a front end passes
+// to the Manager: a name, the [runner.NAME] table of config.toml its
+// settings come from, and how to make the runner from them.
+type RunnerKind struct {
+	Name string
+	// Settings declares the [runner.NAME] table; its Name is ignored.
+	Settings ConfigSection
+	// New makes the runner from the decoded table (what Settings.New
+	// returned, filled from the file).
+	New func(settings any) (Runner, error)
+}
+
+// RunnerSections are the config.toml tables of the runners: whatever
+// reads config.toml (the supervisor too) declares them, so that a
+// [runner.NAME] table is not an unknown key.
+func RunnerSections(kinds []RunnerKind) []ConfigSection {
+	out := make([]ConfigSection, 0, len(kinds))
+	for _, k := range kinds {
+		sec := k.Settings
+		sec.Name = runnerSection(k.Name)
+		out = append(out, sec)
+	}
+	return out
+}
+
+// runnerSection is the config section name of a runner's table.
+func runnerSection(name string) string { return "runner." + name }
+
+// runner returns the runner a session runs under, made from the config.
+func (m *Manager) runner(name string) (Runner, error) {
+	i := slices.IndexFunc(m.runners, func(k RunnerKind) bool { return k.Name == name })
+	if i < 0 {
+		return nil, Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.runners[i].New(cfg.Section(runnerSection(name)))
+	if err != nil {
+		return nil, fmt.Errorf("runner %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// CheckRunner says what is wrong with a runner's set-up for this state
+// dir (nothing, for the local runner).
+func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error) {
+	if name == "" || name == LocalRunner {
+		return nil, nil
+	}
+	r, err := m.runner(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.Check(ctx, m.st.Dir()), nil
+}
+
+// RunnerNames are the runners sessions may run under: local first.
+func (m *Manager) RunnerNames() []string {
+	names := []string{LocalRunner}
+	for _, k := range m.runners {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// chooseRunner is the runner a new session runs under: the one asked
+// for, else config.toml's [runner] kind, else local.
+func (m *Manager) chooseRunner(asked string, cfg *Config) (string, error) {
+	name := asked
+	if name == "" && cfg != nil {
+		name = cfg.Runner.Kind
+	}
+	if name == "" || name == LocalRunner {
+		return LocalRunner, nil
+	}
+	if !slices.Contains(m.RunnerNames(), name) {
+		return "", Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+	}
+	return name, nil
+}
