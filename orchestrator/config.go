@@ -53,6 +53,10 @@ type Config struct {
 	// "none" (in place), or "" (the [worktrees] table's isolation, else a
 	// worktree inside a git repository and in place outside one).
 	Isolation string `toml:"isolation"`
+	// Runner is where delegate's workers' supervisors run ("": the
+	// [runner] table's kind, else this host), so a run on a laptop or a
+	// login node can send its workers to a cluster.
+	Runner string `toml:"runner"`
 	// KillWorkersOnExit stops the run's workers when it ends.
 	KillWorkersOnExit bool `toml:"kill_workers_on_exit"`
 
@@ -76,7 +80,7 @@ type Config struct {
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
 const ConfigKeys = "model, base_url, api_key_env, reasoning_effort, max_steps, max_cost, max_tokens, max_workers, timeout, " +
-	"allowed_dirs, adapter, worker_model, isolation, kill_workers_on_exit, context_window, context_windows, compact_at, compact_to, " +
+	"allowed_dirs, adapter, worker_model, isolation, runner, kill_workers_on_exit, context_window, context_windows, compact_at, compact_to, " +
 	"retries, retry_max_delay, stream_retries, request_timeout"
 
 // DefaultConfig is the table's defaults.

@@ -58,7 +58,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = runs.StatusRunning, "", "", nil
 	rec.Model, rec.Limits = set.Model, set.Limits
 	rec.Adapter, rec.WorkerModel, rec.KillWorkersOnExit = set.Adapter, set.WorkerModel, set.KillWorkersOnExit
-	rec.Isolation, rec.Changes = set.Isolation, nil
+	rec.Isolation, rec.Runner, rec.Changes = set.Isolation, set.Runner, nil
 	rec.UpdatedAt = now
 	r.mu.Unlock()
 	text := fmt.Sprintf("resumed a run that was %s after %d steps", prev, rec.Steps)

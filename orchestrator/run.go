@@ -106,7 +106,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	zero := 0.0
 	rec := &runs.Record{Version: runs.RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: runs.StatusRunning, CostUSD: &zero,
 		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]runs.Account{},
-		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, KillWorkersOnExit: set.KillWorkersOnExit}
+		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, Runner: set.Runner, KillWorkersOnExit: set.KillWorkersOnExit}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
 	// Until run.json is written, a failure leaves nothing behind.
 	fail := func(err error) (*Run, error) {
@@ -198,7 +198,7 @@ func (r *Run) initTools() {
 	list := tools.Workers(tools.WorkerOptions{
 		Sessions: r.opt.Sessions, Source: sessions.RunSource(r.rec.ID), Dir: r.set.Dir, AllowedDirs: r.set.AllowedDirs,
 		MaxWorkers: r.set.Limits.MaxWorkers, DefaultAdapter: r.set.Adapter, DefaultModel: r.set.WorkerModel,
-		Isolation: r.set.Isolation, Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
+		Isolation: r.set.Isolation, Runner: r.set.Runner, Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
 	})
 	sopt := shell.Options{Dir: r.set.Dir, Log: r.opt.Log}
 	if r.group != nil {

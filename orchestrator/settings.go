@@ -14,7 +14,9 @@ type Settings struct {
 	Adapter     string
 	WorkerModel string
 	// Isolation is delegate's default (Config.Isolation).
-	Isolation         string
+	Isolation string
+	// Runner is where its workers' supervisors run (Config.Runner).
+	Runner            string
 	KillWorkersOnExit bool
 	ReasoningEffort   string
 	// ContextWindow of the model, in tokens; compaction starts past
@@ -28,7 +30,7 @@ type Settings struct {
 // Settings returns the config's settings for a run in dir.
 func (c *Config) Settings(dir string) Settings {
 	return Settings{Model: c.Model, Dir: dir, Limits: c.Limits(), AllowedDirs: c.AllowedDirs, Adapter: c.Adapter,
-		WorkerModel: c.WorkerModel, Isolation: c.Isolation, KillWorkersOnExit: c.KillWorkersOnExit, ReasoningEffort: c.ReasoningEffort,
+		WorkerModel: c.WorkerModel, Isolation: c.Isolation, Runner: c.Runner, KillWorkersOnExit: c.KillWorkersOnExit, ReasoningEffort: c.ReasoningEffort,
 		ContextWindow: c.Window(c.Model), CompactAt: c.CompactAt, CompactTo: c.CompactTo, StreamRetries: c.StreamRetries}
 }
 

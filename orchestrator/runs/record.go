@@ -60,6 +60,7 @@ type Record struct {
 	Adapter           string `json:"adapter,omitempty"`
 	WorkerModel       string `json:"worker_model,omitempty"`
 	Isolation         string `json:"isolation,omitempty"`
+	Runner            string `json:"runner,omitempty"`
 	KillWorkersOnExit bool   `json:"kill_workers_on_exit,omitempty"`
 	Compactions       int    `json:"compactions,omitempty"`
 

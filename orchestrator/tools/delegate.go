@@ -66,7 +66,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 		// Counting the running workers and starting this one are one step
 		// in Spawn, so parallel delegate calls (and other processes on the
 		// state dir) cannot together pass the limit.
-		Limit: w.opt.MaxWorkers})
+		Limit: w.opt.MaxWorkers, Runner: w.opt.Runner})
 	var limit *sessions.LimitError
 	switch {
 	case errors.As(err, &limit):

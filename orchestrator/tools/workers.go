@@ -36,6 +36,9 @@ type WorkerOptions struct {
 	// or sessions.IsolationNone ("": the [worktrees] table's, else a
 	// worktree inside a git repository and in place outside one).
 	Isolation string
+	// Runner is where its workers' supervisors run ("": config.toml's
+	// [runner] kind, else this host).
+	Runner string
 	// WaitCap lowers wait's largest timeout (default MaxWaitSeconds).
 	WaitCap time.Duration
 	// Seen records what the model has read; nil starts empty.
