@@ -128,8 +128,9 @@ const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUs
 // A job squeue no longer knows (it forgets a finished job after the
 // cluster's MinJobAge) is absent from the map; what that means is the
 // caller's call. squeue fails the whole call with "Invalid job id
-// specified" when none of the ids is known to it; States then makes one
-// more call listing the user's own jobs,
+// specified" when the ids are not known to it (Slurm 22.05 does so when
+// asked for one; others for more); States then makes one more call
+// listing the user's own jobs,
 //
 //	squeue -h --states=all --me -O ...
 //

@@ -51,12 +51,19 @@ func TestStatesMixed(t *testing.T) {
 		t.Errorf("states: %+v", states)
 	}
 
-	states, err = c.States(ctxFor(t), []string{neverID, "99999998"})
-	if err != nil {
-		t.Fatalf("unknown ids alone: %v", err)
+	// squeue refuses one unknown id with "Invalid job id specified".
+	for _, ids := range [][]string{{neverID}, {neverID, "99999998"}} {
+		states, err = c.States(ctxFor(t), ids)
+		if err != nil {
+			t.Fatalf("unknown ids %v alone: %v", ids, err)
+		}
+		if len(states) != 0 {
+			t.Fatalf("unknown ids %v alone: %+v", ids, states)
+		}
 	}
-	if len(states) != 0 {
-		t.Fatalf("unknown ids alone: %+v", states)
+	states, err = c.States(ctxFor(t), []string{done})
+	if err != nil || states[done].State != "COMPLETED" || len(states) != 1 {
+		t.Fatalf("one finished job alone: %+v, %v", states, err)
 	}
 	release(t, liveDir)
 }
