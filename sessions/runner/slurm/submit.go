@@ -13,7 +13,7 @@ import (
 type Job struct {
 	Name   string   // job name (sbatch --job-name); shows in squeue
 	Dir    string   // working directory on the node (sbatch --chdir)
-	Output string   // file for the batch step's stdout and stderr (sbatch --output)
+	Output string   // file for the batch step's stdout and stderr (sbatch --output), taken literally; no backslash
 	Argv   []string // the command; the batch script execs it
 	Env    []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
 }
@@ -45,6 +45,11 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if job.Name == "" || job.Dir == "" || job.Output == "" {
 		return "", fmt.Errorf("submit: the job needs a name, a directory and an output file (got name %q, dir %q, output %q)", job.Name, job.Dir, job.Output)
 	}
+	if strings.Contains(job.Output, `\`) {
+		// sbatch drops every backslash of the name (its "expand nothing"
+		// mark): the file would be written somewhere else.
+		return "", fmt.Errorf("submit %s: output file %q holds a backslash, which sbatch would drop: choose a path without one", job.Name, job.Output)
+	}
 	script, err := batchScript(job)
 	if err != nil {
 		return "", fmt.Errorf("submit %s: %w", job.Name, err)
@@ -54,7 +59,8 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		"--job-name=" + job.Name,
 		"--no-requeue",
 		"--chdir=" + job.Dir,
-		"--output=" + job.Output,
+		// sbatch expands %j, %x... in the file name; %% is a plain %.
+		"--output=" + strings.ReplaceAll(job.Output, "%", "%%"),
 		fmt.Sprintf("--signal=B:%s@%d", WarnSignal, WarnBefore),
 	}
 	o := c.opts

@@ -67,6 +67,28 @@ func TestSubmitFailingJob(t *testing.T) {
 	}
 }
 
+// The output file is the one named, even when its name holds what sbatch
+// would expand (%j is the job id to sbatch).
+func TestSubmitOutputNameKept(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{})
+	dir := filepath.Join(t.TempDir(), "state %j dir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out%x%%.log")
+	id, err := c.Submit(ctxFor(t), slurm.Job{Name: "zwarm-test-out", Dir: dir, Output: out, Argv: []string{"echo", "hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitFor(t, c, id, "ended", time.Minute, terminal); s.State != "COMPLETED" {
+		t.Fatalf("ended %+v", s)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "hello\n" {
+		t.Fatalf("output %q: %q, %v", out, b, err)
+	}
+}
+
 // sbatch's refusal comes back with sbatch's own words.
 func TestSubmitBadPartition(t *testing.T) {
 	t.Parallel()
@@ -99,6 +121,7 @@ func TestSubmitBadJob(t *testing.T) {
 		"bad env name": {Name: "x", Dir: dir, Output: dir + "/out", Argv: []string{"true"}, Env: []string{"A-B=1"}},
 		"env no =":     {Name: "x", Dir: dir, Output: dir + "/out", Argv: []string{"true"}, Env: []string{"AB"}},
 		"NUL in argv":  {Name: "x", Dir: dir, Output: dir + "/out", Argv: []string{"a\x00b"}},
+		"backslash":    {Name: "x", Dir: dir, Output: dir + `/o\ut`, Argv: []string{"true"}},
 	} {
 		if _, err := c.Submit(ctxFor(t), job); err == nil {
 			t.Errorf("%s: submitted", name)
