@@ -1,0 +1,72 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Signal sends sig (a name such as "TERM" or a number) to the batch step's
+// main process, the command Submit exec'd, and to nothing else:
+//
+//	scancel --batch -s SIG ID
+//
+// It is the graceful stop: the command decides what to do with it. A job
+// that is already gone is not an error.
+func (c *Client) Signal(ctx context.Context, id, sig string) error {
+	if !sigRe.MatchString(sig) {
+		return fmt.Errorf("signal job %s: %q is not a signal name or number", id, sig)
+	}
+	return c.scancel(ctx, id, "signal job "+id+" with "+sig, "--batch", "-s", sig)
+}
+
+// Kill sends SIGKILL to every process of the job, the batch step and all
+// it started:
+//
+//	scancel --full -s KILL ID
+//
+// A job that is already gone is not an error.
+func (c *Client) Kill(ctx context.Context, id string) error {
+	return c.scancel(ctx, id, "kill job "+id, "--full", "-s", "KILL")
+}
+
+// Cancel removes the job: a pending one never starts; a running one gets
+// SIGTERM, then SIGKILL after the cluster's KillWait, and ends CANCELLED.
+//
+//	scancel ID
+//
+// A job that is already gone is not an error.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	return c.scancel(ctx, id, "cancel job "+id)
+}
+
+var sigRe = regexp.MustCompile(`^(SIG)?[A-Z0-9+-]+$`)
+
+// gone are scancel's words for a job that has ended or been forgotten.
+var gone = []string{
+	"Invalid job id specified",
+	"Job/step already completing or completed",
+	"already completing or completed",
+	"Job has already finished",
+}
+
+func (c *Client) scancel(ctx context.Context, id, what string, args ...string) error {
+	if !jobIDRe.MatchString(id) {
+		return fmt.Errorf("%s: %q is not a job id", what, id)
+	}
+	_, err := c.run(ctx, "", "scancel", append(args, id)...)
+	var ce *CommandError
+	if err != nil && errors.As(err, &ce) && !errors.Is(err, ErrUnreachable) {
+		for _, g := range gone {
+			if strings.Contains(ce.Stderr, g) {
+				return nil
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

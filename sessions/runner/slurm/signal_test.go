@@ -1,0 +1,93 @@
+package slurm_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/runner/slurm"
+)
+
+// Signal reaches the batch step's main process, which decides what to do.
+func TestSignalTerm(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{})
+	id, dir := shJob(t, c, `trap 'echo got TERM > "$D/term"; exit 0' TERM; echo ready > "$D/ready"; while :; do sleep 0.1; done`)
+	waitFor(t, c, id, "running", time.Minute, running)
+	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
+	if err := c.Signal(ctxFor(t), id, "TERM"); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitFile(t, filepath.Join(dir, "term"), time.Minute); got != "got TERM\n" {
+		t.Fatalf("term file: %q", got)
+	}
+	if s := waitFor(t, c, id, "ended", time.Minute, terminal); s.State != "COMPLETED" {
+		t.Fatalf("ended %+v after handling TERM and exiting 0", s)
+	}
+	// The job is gone: signalling it again is no error.
+	if err := c.Signal(ctxFor(t), id, "TERM"); err != nil {
+		t.Fatalf("signal of an ended job: %v", err)
+	}
+}
+
+// Kill ends a job that ignores TERM, children and all.
+func TestKill(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{})
+	id, dir := shJob(t, c, `trap '' TERM; sleep 300 & echo $! > "$D/child"; echo ready > "$D/ready"; while :; do sleep 0.1; done`)
+	waitFor(t, c, id, "running", time.Minute, running)
+	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
+	child := strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), time.Minute))
+	if err := c.Kill(ctxFor(t), id); err != nil {
+		t.Fatal(err)
+	}
+	s := waitFor(t, c, id, "ended", time.Minute, terminal)
+	if s.State == "COMPLETED" || s.ExitCode != "0:9" {
+		t.Fatalf("killed job ended %+v, want the batch step killed by signal 9", s)
+	}
+	t.Logf("killed: %+v, why %q", s, s.Why())
+	// The child went with it. Its pid is only meaningful where slurmd's
+	// pid namespace is ours; when not, the check proves nothing and is
+	// harmless.
+	if b, err := os.ReadFile("/proc/" + child + "/cmdline"); err == nil && strings.HasPrefix(string(b), "sleep\x00300") {
+		t.Errorf("the job's child %s (sleep 300) outlived Kill", child)
+	}
+	if err := c.Kill(ctxFor(t), id); err != nil {
+		t.Fatalf("kill of an ended job: %v", err)
+	}
+}
+
+// Cancel removes a pending job before it starts, and ends a running one
+// CANCELLED; cancelling what is gone (or never was) is no error.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{ExtraArgs: []string{"--begin=now+1hour"}})
+	pending, _ := shJob(t, c, "echo ran")
+	s := waitFor(t, c, pending, "pending", time.Minute, func(s slurm.State) bool { return s.Pending() })
+	if err := c.Cancel(ctxFor(t), pending); err != nil {
+		t.Fatal(err)
+	}
+	s = waitFor(t, c, pending, "ended", time.Minute, terminal)
+	if s.State != "CANCELLED" || s.Why() != "cancelled by slurm" || s.Nodes != "" {
+		t.Fatalf("cancelled pending job: %+v, why %q", s, s.Why())
+	}
+
+	c2 := client(t, slurm.Options{})
+	live, dir := shJob(t, c2, `echo ready > "$D/ready"; while :; do sleep 0.1; done`)
+	waitFor(t, c2, live, "running", time.Minute, running)
+	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
+	if err := c2.Cancel(ctxFor(t), live); err != nil {
+		t.Fatal(err)
+	}
+	s = waitFor(t, c2, live, "ended", time.Minute, terminal)
+	if s.State != "CANCELLED" || s.Why() != "cancelled by slurm" {
+		t.Fatalf("cancelled running job: %+v, why %q", s, s.Why())
+	}
+	for _, id := range []string{live, neverID} {
+		if err := c2.Cancel(ctxFor(t), id); err != nil {
+			t.Errorf("cancel of gone job %s: %v", id, err)
+		}
+	}
+}

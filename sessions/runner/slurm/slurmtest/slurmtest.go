@@ -1,0 +1,150 @@
+// Package slurmtest finds the one-node Slurm cluster that .ci/slurm/up
+// starts, for tests that need a real one, and drains and resumes its node.
+package slurmtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cluster returns the environment a Slurm client needs to reach the test
+// cluster (SLURM_CONF=...). The cluster is the one SLURM_CONF names, else
+// the one .ci/slurm/up starts by default (.tools/slurm/slurm.conf under
+// the module root). If there is none, or it does not answer, the test is
+// skipped with what to run, or fails when ZWARM_SLURM_REQUIRED=1 (as in
+// CI, which starts the cluster).
+func Cluster(t testing.TB) []string {
+	t.Helper()
+	conf := os.Getenv("SLURM_CONF")
+	if conf == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			unavailable(t, err.Error())
+		}
+		conf = filepath.Join(root, ".tools", "slurm", "slurm.conf")
+	}
+	if _, err := os.Stat(conf); err != nil {
+		unavailable(t, "no Slurm config at "+conf)
+	}
+	env := []string{"SLURM_CONF=" + conf}
+	if _, err := exec.LookPath("sinfo"); err != nil {
+		unavailable(t, "sinfo is not on PATH")
+	}
+	if out, err := command(env, "sinfo", "-h", "-o", "%T"); err != nil {
+		unavailable(t, "the cluster of "+conf+" does not answer: "+out)
+	}
+	return env
+}
+
+// unavailable skips the test, or fails it when the cluster is required.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	msg := "no Slurm test cluster (" + why + "): start one with .ci/slurm/up and export the SLURM_CONF it prints"
+	if os.Getenv("ZWARM_SLURM_REQUIRED") == "1" {
+		t.Fatal(msg + " (ZWARM_SLURM_REQUIRED=1)")
+	}
+	t.Skip(msg)
+}
+
+// moduleRoot is the nearest directory above the working directory with a
+// go.mod: the repository root for every package of the main module.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// command runs a Slurm command with env added, giving it 30 s, and
+// returns its combined output.
+func command(env []string, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// Nodes lists the cluster's nodes.
+func Nodes(t testing.TB, env []string) []string {
+	t.Helper()
+	out, err := command(env, "sinfo", "-h", "-N", "-o", "%N")
+	if err != nil {
+		t.Fatalf("sinfo -N: %v: %s", err, out)
+	}
+	var nodes []string
+	seen := map[string]bool{}
+	for _, n := range strings.Fields(out) {
+		if !seen[n] {
+			seen[n] = true
+			nodes = append(nodes, n)
+		}
+	}
+	if len(nodes) == 0 {
+		t.Fatal("sinfo -N lists no node")
+	}
+	return nodes
+}
+
+// Drain drains every node of the cluster, so new jobs stay pending while
+// running ones go on:
+//
+//	scontrol update nodename=NODE state=drain reason=test
+//
+// The nodes are resumed when the test ends if the test has not resumed
+// them. The cluster is shared by every test that uses it, in every
+// package, so a test keeps its nodes drained as briefly as it can.
+func Drain(t testing.TB, env []string) {
+	t.Helper()
+	for _, n := range Nodes(t, env) {
+		if out, err := command(env, "scontrol", "update", "nodename="+n, "state=drain", "reason=test"); err != nil {
+			t.Fatalf("drain %s: %v: %s", n, err, out)
+		}
+	}
+	t.Cleanup(func() { resume(env) })
+}
+
+// Resume brings every node back after Drain:
+//
+//	scontrol update nodename=NODE state=resume
+func Resume(t testing.TB, env []string) {
+	t.Helper()
+	if err := resume(env); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func resume(env []string) error {
+	out, err := command(env, "sinfo", "-h", "-N", "-o", "%N|%T")
+	if err != nil {
+		return errors.New("sinfo -N: " + err.Error() + ": " + out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		n, state, _ := strings.Cut(strings.TrimSpace(l), "|")
+		// Resuming a node that is not drained is an error to scontrol.
+		if n == "" || !strings.HasPrefix(state, "drain") {
+			continue
+		}
+		if out, err := command(env, "scontrol", "update", "nodename="+n, "state=resume"); err != nil {
+			return errors.New("resume " + n + ": " + err.Error() + ": " + out)
+		}
+	}
+	return nil
+}

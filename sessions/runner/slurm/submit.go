@@ -1,0 +1,141 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Job is one command to run as a batch job.
+type Job struct {
+	Name   string   // job name (sbatch --job-name); shows in squeue
+	Dir    string   // working directory on the node (sbatch --chdir)
+	Output string   // file for the batch step's stdout and stderr (sbatch --output), taken literally; no backslash
+	Argv   []string // the command; the batch script execs it
+	Env    []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
+}
+
+// WarnSignal is what the batch step's main process gets WarnBefore
+// seconds before its time limit (sbatch --signal=B:USR1@60): the command
+// must catch it (it is a warning, not an order), or its default action
+// ends the job early.
+const (
+	WarnSignal = "USR1"
+	WarnBefore = 60
+)
+
+// Submit queues job and returns its id. It runs
+//
+//	sbatch --parsable --job-name=NAME --no-requeue --chdir=DIR --output=OUTPUT
+//	       --signal=B:USR1@60 [--partition=P] [--account=A] [--time=T]
+//	       [--cpus-per-task=N] [--mem=M] [ExtraArgs...]
+//
+// with the batch script on stdin. The script execs Argv, so the command is
+// the batch step's main process: scancel --batch (Signal) reaches it, not a
+// shell in between. --no-requeue: a job whose node fails ends (NODE_FAIL)
+// instead of starting again behind the caller's back. sbatch's refusal (a
+// bad partition or account) is an error carrying sbatch's own message.
+func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
+	if len(job.Argv) == 0 {
+		return "", errors.New("submit: the job has no command (empty Argv)")
+	}
+	if job.Name == "" || job.Dir == "" || job.Output == "" {
+		return "", fmt.Errorf("submit: the job needs a name, a directory and an output file (got name %q, dir %q, output %q)", job.Name, job.Dir, job.Output)
+	}
+	if strings.Contains(job.Output, `\`) {
+		// sbatch drops every backslash of the name (its "expand nothing"
+		// mark): the file would be written somewhere else.
+		return "", fmt.Errorf("submit %s: output file %q holds a backslash, which sbatch would drop: choose a path without one", job.Name, job.Output)
+	}
+	script, err := batchScript(job)
+	if err != nil {
+		return "", fmt.Errorf("submit %s: %w", job.Name, err)
+	}
+	args := []string{
+		"--parsable",
+		"--job-name=" + job.Name,
+		"--no-requeue",
+		"--chdir=" + job.Dir,
+		// sbatch expands %j, %x... in the file name; %% is a plain %.
+		"--output=" + strings.ReplaceAll(job.Output, "%", "%%"),
+		fmt.Sprintf("--signal=B:%s@%d", WarnSignal, WarnBefore),
+	}
+	o := c.opts
+	if o.Partition != "" {
+		args = append(args, "--partition="+o.Partition)
+	}
+	if o.Account != "" {
+		args = append(args, "--account="+o.Account)
+	}
+	if o.Time != "" {
+		args = append(args, "--time="+o.Time)
+	}
+	if o.CPUs > 0 {
+		args = append(args, "--cpus-per-task="+strconv.Itoa(o.CPUs))
+	}
+	if o.Mem != "" {
+		args = append(args, "--mem="+o.Mem)
+	}
+	args = append(args, o.ExtraArgs...)
+	out, err := c.run(ctx, script, "sbatch", args...)
+	if err != nil {
+		return "", fmt.Errorf("submit %s: %w", job.Name, err)
+	}
+	id, err := parseJobID(out)
+	if err != nil {
+		return "", fmt.Errorf("submit %s: %w", job.Name, err)
+	}
+	return id, nil
+}
+
+var jobIDRe = regexp.MustCompile(`^[0-9]+$`)
+
+// parseJobID reads sbatch --parsable's answer: "id" or "id;cluster".
+func parseJobID(out string) (string, error) {
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	id, _, _ := strings.Cut(strings.TrimSpace(line), ";")
+	if !jobIDRe.MatchString(id) {
+		return "", fmt.Errorf("sbatch --parsable printed %q, not a job id", strings.TrimSpace(out))
+	}
+	return id, nil
+}
+
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// batchScript is the job's batch script: job.Env exported, then exec of
+// job.Argv, every word single-quoted so spaces, quotes and $ reach the
+// command as they are.
+func batchScript(job Job) (string, error) {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	for _, kv := range job.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !envNameRe.MatchString(k) {
+			return "", fmt.Errorf("job environment entry %q is not NAME=VALUE with a shell variable name", kv)
+		}
+		if strings.ContainsRune(v, 0) {
+			return "", fmt.Errorf("job environment %s holds a NUL byte", k)
+		}
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
+	}
+	b.WriteString("exec")
+	for _, a := range job.Argv {
+		if strings.ContainsRune(a, 0) {
+			return "", fmt.Errorf("command argument %q holds a NUL byte", a)
+		}
+		b.WriteString(" ")
+		b.WriteString(shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.String(), nil
+}
+
+// shellQuote quotes s for sh: inside single quotes nothing is special but
+// the single quote itself, which closes the quotes, is escaped (\') and
+// reopens them.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
