@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -47,5 +48,8 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		}
 		return sessions.Detach(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.out)
 	}
-	return supervisor.Supervise(c.Context(), supervisor.Options{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
+	// The supervisor handles SIGTERM and SIGINT itself, recording why it
+	// stops before it stops the agent: the command's context, which the
+	// same signals cancel, must not race it to the agent.
+	return supervisor.Supervise(context.WithoutCancel(c.Context()), supervisor.Options{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
 }
