@@ -11,11 +11,14 @@ import (
 
 // Job is one command to run as a batch job.
 type Job struct {
-	Name   string   // job name (sbatch --job-name); shows in squeue
-	Dir    string   // working directory on the node (sbatch --chdir)
-	Output string   // file for the batch step's stdout and stderr (sbatch --output), taken literally; no backslash
-	Argv   []string // the command; the batch script execs it
-	Env    []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
+	Name   string // job name (sbatch --job-name); shows in squeue
+	Dir    string // working directory on the node (sbatch --chdir)
+	Output string // file for the batch step's stdout and stderr (sbatch --output), taken literally; no backslash
+	// OutputPattern is appended to Output as sbatch's own filename
+	// pattern, expanded by sbatch: "-%j.out" names the file after the job.
+	OutputPattern string
+	Argv          []string // the command; the batch script execs it
+	Env           []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
 }
 
 // WarnSignal is what the batch step's main process gets WarnBefore
@@ -60,7 +63,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		"--no-requeue",
 		"--chdir=" + job.Dir,
 		// sbatch expands %j, %x... in the file name; %% is a plain %.
-		"--output=" + strings.ReplaceAll(job.Output, "%", "%%"),
+		"--output=" + strings.ReplaceAll(job.Output, "%", "%%") + job.OutputPattern,
 		fmt.Sprintf("--signal=B:%s@%d", WarnSignal, WarnBefore),
 	}
 	o := c.opts

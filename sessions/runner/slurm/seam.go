@@ -1,0 +1,148 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// Settings is config.toml's [runner.slurm] table.
+type Settings struct {
+	Partition string            `toml:"partition"`
+	Account   string            `toml:"account"`
+	Time      string            `toml:"time"`
+	CPUs      int               `toml:"cpus"`
+	Mem       string            `toml:"mem"`
+	ExtraArgs []string          `toml:"extra_args"`
+	Poll      sessions.Duration `toml:"poll"`
+}
+
+// SettingsKeys describes the table's keys for an error about an unknown one.
+const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll"
+
+// Kind is the Slurm runner's entry in the registry a front end passes to
+// the session manager.
+func Kind() sessions.RunnerKind {
+	return sessions.RunnerKind{
+		Name:     "slurm",
+		Settings: sessions.ConfigSection{New: func() any { return &Settings{} }, Keys: SettingsKeys},
+		New: func(v any) (sessions.Runner, error) {
+			set, _ := v.(*Settings)
+			if set == nil {
+				set = &Settings{}
+			}
+			return NewRunner(*set), nil
+		},
+	}
+}
+
+// NewRunner is the Slurm runner with the given settings.
+func NewRunner(set Settings) sessions.Runner {
+	return &runner{c: New(Options{Partition: set.Partition, Account: set.Account, Time: set.Time,
+		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration}
+}
+
+// runner runs each session's supervisor as one batch job, named
+// zwarm-<session id>, whose main process is the supervisor itself.
+type runner struct {
+	c    *Client
+	poll time.Duration
+}
+
+// Poll is how often a job's state is asked at most.
+func (r *runner) Poll() time.Duration { return r.poll }
+
+func (r *runner) Start(ctx context.Context, spec sessions.RunSpec) (string, error) {
+	id, err := r.c.Submit(ctx, Job{Name: "zwarm-" + spec.SessionID, Dir: spec.Dir,
+		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv})
+	if err != nil {
+		return "", fmt.Errorf("slurm: %w", err)
+	}
+	return id, nil
+}
+
+func (r *runner) Jobs(ctx context.Context, ids []string) (map[string]sessions.JobState, error) {
+	states, err := r.c.States(ctx, ids)
+	if err != nil {
+		if errors.Is(err, ErrUnreachable) {
+			return nil, fmt.Errorf("%w: %v", sessions.ErrRunnerUnreachable, err)
+		}
+		return nil, err
+	}
+	out := make(map[string]sessions.JobState, len(states))
+	for id, st := range states {
+		out[id] = jobState(st)
+	}
+	return out, nil
+}
+
+// jobState is a job's state in the words of the session manager.
+func jobState(st State) sessions.JobState {
+	js := sessions.JobState{Phase: sessions.JobRunning, Detail: "slurm " + st.ID}
+	switch {
+	case st.Pending():
+		js.Phase = sessions.JobQueued
+		if st.Reason != "" && st.Reason != "None" {
+			js.Detail += " (" + st.Reason + ")"
+		}
+	case st.Terminal():
+		js.Phase, js.Why = sessions.JobEnded, st.Why()
+		js.ByEngine = st.State != "COMPLETED" && st.State != "FAILED"
+	default:
+		if st.Nodes != "" {
+			js.Detail += " on " + st.Nodes
+		}
+	}
+	return js
+}
+
+func (r *runner) Stop(ctx context.Context, id string, force bool) error {
+	if !force {
+		return r.c.Signal(ctx, id, "TERM")
+	}
+	if err := r.c.Kill(ctx, id); err != nil {
+		return err
+	}
+	// A queued job has no process to signal: it is cancelled.
+	return r.c.Cancel(ctx, id)
+}
+
+// Check lists what stops the cluster from running this state dir's
+// workers: a missing command, a controller that does not answer, no node
+// that can run a job, or, with more than one node, a state dir local to
+// this machine (the nodes' supervisors must write to it).
+func (r *runner) Check(ctx context.Context, stateDir string) []string {
+	var problems []string
+	nodes := 0
+	for _, line := range r.c.Check(ctx) {
+		if strings.HasPrefix(line, "ok: node ") || strings.HasPrefix(line, "problem: node ") {
+			nodes++
+		}
+		if p, ok := strings.CutPrefix(line, "problem: "); ok {
+			problems = append(problems, p)
+		}
+	}
+	if why := localOnly(stateDir); why != "" && nodes > 1 {
+		problems = append(problems, fmt.Sprintf("the state dir %s is %s: the cluster's %d nodes cannot see it; use a directory on a file system they share", stateDir, why, nodes))
+	}
+	return problems
+}
+
+// localOnly says why a directory is surely local to this machine (under
+// /tmp, or on a tmpfs), or "".
+func localOnly(dir string) string {
+	if dir == "/tmp" || strings.HasPrefix(dir, "/tmp/") {
+		return "under /tmp"
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC {
+		return "on a tmpfs"
+	}
+	return ""
+}
