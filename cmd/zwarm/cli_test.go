@@ -47,10 +47,13 @@ func TestJSONHasDocumentedFieldsAndJQ(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "adapter base base_commit branch changes changes_text conflict cost_usd created_at denied ended_at error exit_code id inbox isolation landed " +
-		"last_event_at last_message messages model pending_injects pid settled source status steps task thread_id turn turns updated_at usage working_dir worktree"
+	want := "adapter base base_commit branch changes changes_text conflict cost_usd created_at denied ended_at error exit_code id inbox isolation job_id landed " +
+		"last_event_at last_message messages model pending_injects pid runner runner_state settled source status steps task thread_id turn turns updated_at usage working_dir worktree"
 	if strings.Join(keys, " ") != want {
 		t.Fatalf("show --json fields:\n%s\nwant\n%s", strings.Join(keys, " "), want)
+	}
+	if doc["runner"] != "local" || doc["job_id"] != "" || doc["runner_state"] != "" {
+		t.Errorf("a local session's runner %v, job_id %v, runner_state %v", doc["runner"], doc["job_id"], doc["runner_state"])
 	}
 	turn := doc["turns"].([]any)[0].(map[string]any)
 	for _, internal := range []string{"offset", "thread_usage", "agent_error", "inbox_id", "process_cost"} {

@@ -98,6 +98,9 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	deadRunChecks(ctx, dir, add)
 	orphanChecks(m, add)
+	if cfg != nil {
+		runnerChecks(ctx, m, cfg.Runner.Kind, add)
+	}
 
 	if untrusted != nil {
 		// What reads the settings (worktrees, agents) cannot be checked:
@@ -128,6 +131,23 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 
 	return o.report(checks)
+}
+
+// runnerChecks checks the runner new sessions run under, unless it is
+// this machine.
+func runnerChecks(ctx context.Context, m *sessions.Manager, kind string, add func(check)) {
+	if kind == "" || kind == sessions.LocalRunner {
+		return
+	}
+	problems, err := m.CheckRunner(ctx, kind)
+	switch {
+	case err != nil:
+		add(check{name: "runner", result: render.SafeLine(err.Error())})
+	case len(problems) > 0:
+		add(check{name: "runner", result: kind + ": " + render.SafeLine(strings.Join(problems, "; "))})
+	default:
+		add(check{name: "runner", result: kind + ": the controller answers", ok: true})
+	}
 }
 
 // report prints the checks, one a line, and fails if any is not ok.

@@ -123,6 +123,10 @@ type sessionJSON struct {
 	Error          string          `json:"error"`
 	PendingInjects int             `json:"pending_injects"`
 	Denied         int             `json:"denied"`
+	// Where the supervisor runs: "local", or a runner and its job id.
+	Runner      string `json:"runner"`
+	JobID       string `json:"job_id"`
+	RunnerState string `json:"runner_state"`
 	// Where the agent works: a worktree of its own, or in place.
 	Isolation   string          `json:"isolation"`
 	Worktree    string          `json:"worktree"`
@@ -167,7 +171,10 @@ func toJSON(s *sessions.Session) sessionJSON {
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
 		Denied: s.Denied, Isolation: sessions.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
-		Turns: make([]turnJSON, len(s.Turns))}
+		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState}
+	if s.Job != nil {
+		out.JobID = s.Job.ID
+	}
 	if ws := s.Workspace; ws != nil {
 		out.Isolation, out.Worktree, out.Branch, out.Base, out.BaseCommit = sessions.IsolationWorktree, ws.Path, ws.Branch, ws.Base, ws.BaseCommit
 		out.Changes = ws.Changes

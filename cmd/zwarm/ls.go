@@ -291,6 +291,10 @@ func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig)
 			return text + ", stalled (" + silent + ")", sgrRed
 		}
 	}
+	if s.RunnerState != "" {
+		// Where its job is: "queued · slurm 1234 (Resources)".
+		text += ", " + render.SafeLine(s.RunnerState)
+	}
 	if q := render.Quiet(s, now); q != "" {
 		return text + ", " + q, sgrYellow
 	}

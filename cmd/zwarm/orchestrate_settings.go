@@ -126,6 +126,9 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		// worktrees does not switch to editing in place halfway.
 		set.Isolation = rec.Isolation
 	}
+	if rec.Runner != "" {
+		set.Runner = rec.Runner
+	}
 	if !fl.Changed("kill-workers-on-exit") {
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/runner/slurm"
 )
 
 // factory gives commands what they share: streams and the session manager
@@ -47,9 +48,9 @@ func (f *factory) manager() (*sessions.Manager, error) {
 	}
 	return sessions.NewManager(sessions.ManagerOptions{
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
-		ConfigSections: configSections(),
-		Warn:           func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
-		LockWaiting:    func(w sessions.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
+		ConfigSections: configSections(), Runners: runnerKinds(),
+		Warn:        func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
+		LockWaiting: func(w sessions.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
 	}), nil
 }
 
@@ -59,7 +60,14 @@ func (f *factory) manager() (*sessions.Manager, error) {
 func configSections() []sessions.ConfigSection {
 	sections := []sessions.ConfigSection{watcherSection}
 	sections = append(sections, orchestratorSections...)
+	sections = append(sections, sessions.RunnerSections(runnerKinds())...)
 	return append(sections, mcpSections...)
+}
+
+// runnerKinds is the registry of the runners a session's supervisor may
+// run under besides this host: a literal list.
+func runnerKinds() []sessions.RunnerKind {
+	return []sessions.RunnerKind{slurm.Kind()}
 }
 
 func newRootCmd(f *factory) *cobra.Command {

@@ -208,6 +208,13 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	}
 	field("agent", "%s", agent)
 	field("dir", "%s", render.SafeLine(s.WorkingDir))
+	if s.Job != nil {
+		where := render.SafeLine(s.Job.Runner + " job " + s.Job.ID)
+		if s.RunnerState != "" {
+			where += " · " + render.SafeLine(s.RunnerState)
+		}
+		field("runner", "%s", where)
+	}
 	if !s.Legacy {
 		for _, f := range render.WorkspaceFields(s, now) {
 			field(f.Name, "%s", f.Text)

@@ -27,6 +27,7 @@ type spawnOptions struct {
 	inPlace     bool
 	base        string
 	withChanges bool
+	runner      string
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
@@ -47,6 +48,7 @@ directory itself, as outside a repository.`,
   zwarm spawn --base main "port the fix to main"
   zwarm spawn --with-changes "finish what I started"
   zwarm spawn --in-place "fix the typo in README"
+  zwarm spawn --runner slurm "run the whole benchmark suite and fix what fails"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
   zwarm spawn -f task.md
   git diff | zwarm spawn -
@@ -72,6 +74,7 @@ directory itself, as outside a repository.`,
 	fl.BoolVar(&o.inPlace, "in-place", false, "work in the directory itself, not in a worktree of its own")
 	fl.StringVar(&o.base, "base", "", "start the worktree from this branch, tag or commit (default: HEAD)")
 	fl.BoolVar(&o.withChanges, "with-changes", false, "start the worktree from HEAD with the checkout's uncommitted changes")
+	fl.StringVar(&o.runner, "runner", "", "where the supervisor runs: local, slurm (default: config [runner] kind, else local)")
 	o.out.add(c, "the session")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
@@ -147,7 +150,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	ctx := c.Context()
 	req := sessions.SpawnRequest{
 		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
-		Base: o.base, WithChanges: o.withChanges,
+		Base: o.base, WithChanges: o.withChanges, Runner: o.runner,
 	}
 	if o.inPlace {
 		req.Isolation = sessions.IsolationNone

@@ -319,3 +319,41 @@ func TestLsPiped(t *testing.T) {
 		t.Fatalf("ls --status running: %+v", r)
 	}
 }
+
+// A SIGTERM to the supervisor that no kill explained (a shutdown, an
+// administrator, a cluster's scheduler) is recorded as what it was; the
+// command's own context, cancelled by the same signal, used to reach the
+// agent first and have it recorded as "killed by zwarm kill".
+func TestSupervisorSIGTERMFromElsewhere(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	for i := 0; i < 3; i++ {
+		id := w.spawn("hold")
+		var sup int
+		eventually(t, "the agent to run", func() bool {
+			r := w.record(id)
+			if r.Owner != nil && r.ThreadID != "" {
+				sup = r.Owner.PID
+			}
+			return sup != 0
+		})
+		syscall.Kill(sup, syscall.SIGTERM)
+		w.zwarm("wait", id)
+		if s := w.show(id); s.Status != sessions.StatusKilled || s.Error != "stopped by SIGTERM" {
+			t.Fatalf("round %d: %s %q", i, s.Status, s.Error)
+		}
+	}
+}
+
+// A runner that does not exist is a usage error, and nothing is recorded.
+func TestSpawnOnAnUnknownRunner(t *testing.T) {
+	w := newWorld(t)
+	r := w.zwarm("spawn", "--runner", "k8s", "task")
+	if r.code != 2 || !strings.Contains(r.stderr, `unknown runner "k8s" (known: local, slurm)`) {
+		t.Fatalf("spawn --runner k8s: %+v", r)
+	}
+	if ids := w.ids(); len(ids) != 0 {
+		t.Fatalf("a refused spawn left sessions: %v", ids)
+	}
+}

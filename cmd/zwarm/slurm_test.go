@@ -1,0 +1,315 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
+)
+
+// The Slurm runner's tests run zwarm's workers as jobs of a real one-node
+// cluster (.ci/slurm/up starts it; slurmtest finds it): the job's main
+// process is the supervisor, the test binary standing in for zwarm as
+// everywhere in this package.
+
+// slurmWorld is a world whose sessions run as jobs of the test cluster.
+func slurmWorld(t *testing.T, settings string) *world {
+	t.Helper()
+	env := slurmtest.Cluster(t)
+	w := newWorld(t)
+	w.extraEnv = append(w.extraEnv, env...)
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"2s\"\n[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n"+settings)
+	return w
+}
+
+// slurm runs a Slurm command against the world's cluster.
+func (w *world) slurm(name string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), w.extraEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("%s %v: %v: %s", name, args, err, out)
+	}
+	return string(out)
+}
+
+// jobState is what squeue says of a job now ("" once it forgot it).
+func (w *world) jobState(id string) string {
+	w.t.Helper()
+	cmd := exec.Command("squeue", "-h", "--states=all", "-j", id, "-o", "%T")
+	cmd.Env = append(os.Environ(), w.extraEnv...)
+	out, _ := cmd.Output()
+	return strings.TrimSpace(string(out))
+}
+
+// jobOf is the session's current job id, once recorded.
+func (w *world) jobOf(id string) string {
+	w.t.Helper()
+	var job string
+	eventually(w.t, "the job id in the record", func() bool {
+		r := w.record(id)
+		if r.Job != nil {
+			job = r.Job.ID
+		}
+		return job != ""
+	})
+	return job
+}
+
+// A worker runs as a Slurm job from spawn to completed: the record names
+// the job, the job's main process is the supervisor (its output file is in
+// the session's dir), and usage is exact.
+func TestSlurmWorkerRunsAsAJob(t *testing.T) {
+	w := slurmWorld(t, "")
+	id := w.spawn("say hello")
+	job := w.jobOf(id)
+	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	s := w.show(id)
+	var extra struct {
+		Runner string `json:"runner"`
+		JobID  string `json:"job_id"`
+	}
+	json.Unmarshal([]byte(w.ok("show", "--json", id)), &extra)
+	if s.Status != sessions.StatusCompleted || s.LastMessage != "done" || s.Usage.InputTokens != 700 || s.Usage.OutputTokens != 10 {
+		t.Fatalf("status %s, message %q, usage %+v", s.Status, s.LastMessage, s.Usage)
+	}
+	if extra.Runner != "slurm" || extra.JobID != job {
+		t.Fatalf("--json says runner %q job %q; the record says slurm %s", extra.Runner, extra.JobID, job)
+	}
+	if _, err := os.Stat(filepath.Join(w.state, "sessions", id, "slurm-"+job+".out")); err != nil {
+		t.Fatalf("the job's output file: %v", err)
+	}
+	if out := w.ok("show", id); !strings.Contains(out, "slurm job "+job) {
+		t.Fatalf("show does not name the job:\n%s", out)
+	}
+	eventually(t, "the job to end", func() bool { st := w.jobState(job); return st == "COMPLETED" || st == "" })
+}
+
+// A job the cluster cannot run yet is the session pending, with the step
+// saying so in the scheduler's words; once the node takes jobs again it
+// runs and completes.
+func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
+	w := slurmWorld(t, "")
+	env := slurmtest.Cluster(t)
+	slurmtest.Drain(t, env)
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			slurmtest.Resume(t, env)
+		}
+	})
+	id := w.spawn("wait your turn")
+	job := w.jobOf(id)
+	var queued session
+	var state string
+	eventually(t, "ls to say the job is queued", func() bool {
+		list := w.lsRaw("--json")
+		for _, s := range list {
+			if s.ID == id {
+				queued, state = s.session, s.RunnerState
+			}
+		}
+		return strings.HasPrefix(state, "queued · slurm "+job+" (")
+	})
+	if queued.Status != sessions.StatusPending {
+		t.Fatalf("a queued job's session is %s, want pending", queued.Status)
+	}
+	if out := w.ok("show", id); !strings.Contains(out, "slurm job "+job+" · queued · slurm "+job) {
+		t.Fatalf("show does not say the job is queued:\n%s", out)
+	}
+	slurmtest.Resume(t, env)
+	resumed = true
+	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
+		t.Fatalf("wait after the node came back: %+v", r)
+	}
+	if s := w.show(id); s.Status != sessions.StatusCompleted {
+		t.Fatalf("after the node came back: %s %q", s.Status, s.Error)
+	}
+}
+
+// lsEntry is ls --json's session with what the runner said.
+type lsEntry struct {
+	session
+	RunnerState string `json:"runner_state"`
+}
+
+func (w *world) lsRaw(args ...string) []lsEntry {
+	w.t.Helper()
+	var list []lsEntry
+	if err := json.Unmarshal([]byte(w.ok(append([]string{"ls"}, args...)...)), &list); err != nil {
+		w.t.Fatal(err)
+	}
+	return list
+}
+
+// Kill cancels a queued job at once, and stops a running one through the
+// scheduler: the session is killed, the job is gone and nothing of it
+// runs.
+func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
+	w := slurmWorld(t, "")
+	env := slurmtest.Cluster(t)
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("late", 1)...))
+
+	slurmtest.Drain(t, env)
+	queued := w.spawn("queued")
+	qjob := w.jobOf(queued)
+	r := w.zwarm("kill", queued)
+	slurmtest.Resume(t, env)
+	if r.code != 0 {
+		t.Fatalf("kill of a queued job: %+v", r)
+	}
+	if s := w.show(queued); s.Status != sessions.StatusKilled {
+		t.Fatalf("a killed queued job's session is %s %q", s.Status, s.Error)
+	}
+	if st := w.jobState(qjob); st == "PENDING" || st == "RUNNING" {
+		t.Fatalf("the killed queued job is still %s", st)
+	}
+
+	running := w.spawn("running")
+	rjob := w.jobOf(running)
+	eventually(t, "the agent to run in the job", func() bool { return w.record(running).ThreadID == "t1" })
+	if r := w.zwarm("kill", running); r.code != 0 {
+		t.Fatalf("kill of a running job: %+v", r)
+	}
+	s := w.show(running)
+	if s.Status != sessions.StatusKilled || s.Error != "killed by zwarm kill" {
+		t.Fatalf("a killed running job's session is %s %q", s.Status, s.Error)
+	}
+	if st := w.jobState(rjob); st == "PENDING" || st == "RUNNING" || st == "COMPLETING" {
+		t.Fatalf("the killed job is still %s", st)
+	}
+	if left := markedProcs(running); len(left) > 0 {
+		t.Fatalf("processes of the killed job still run: %v", left)
+	}
+}
+
+// A follow-up to a settled session is a new job, which resumes the
+// agent's thread.
+func TestSlurmFollowUpIsANewJob(t *testing.T) {
+	w := slurmWorld(t, "")
+	id := w.spawn("first")
+	first := w.jobOf(id)
+	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	if r := w.zwarm("inject", "--wait", id, "and then"); r.code != 0 {
+		t.Fatalf("inject --wait: %+v", r)
+	}
+	rec := w.record(id)
+	if rec.Job == nil || rec.Job.ID == first || rec.Job.ID == "" {
+		t.Fatalf("the follow-up ran as job %+v; the first was %s", rec.Job, first)
+	}
+	if rec.Status != sessions.StatusCompleted || len(rec.Turns) != 2 || !rec.Turns[1].Resumed {
+		t.Fatalf("after the follow-up: %s, %d turns, %+v", rec.Status, len(rec.Turns), rec.Turns)
+	}
+	outs, _ := filepath.Glob(filepath.Join(w.state, "sessions", id, "slurm-*.out"))
+	if len(outs) != 2 {
+		t.Fatalf("want one output file per job, got %v", outs)
+	}
+}
+
+// A job cancelled from outside zwarm is recorded as such, not as a
+// supervisor that died or a zwarm kill.
+func TestSlurmCancelledFromOutside(t *testing.T) {
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	id := w.spawn("hold")
+	job := w.jobOf(id)
+	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	w.slurm("scancel", job)
+	r := w.zwarm("wait", "--timeout", "60s", id)
+	s := w.show(id)
+	if r.code != 1 || s.Status != sessions.StatusKilled || s.Error != "cancelled by slurm (job "+job+")" {
+		log, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "supervisor.log"))
+		t.Logf("supervisor.log:\n%s", log)
+		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
+	}
+	if left := markedProcs(id); len(left) > 0 {
+		t.Fatalf("processes of the cancelled job still run: %v", left)
+	}
+}
+
+// A job sbatch refuses fails the spawn with sbatch's own words, exit 1,
+// and leaves no session behind.
+func TestSlurmRefusedJobLeavesNothing(t *testing.T) {
+	w := slurmWorld(t, "partition = \"no-such-partition\"\n")
+	r := w.zwarm("spawn", "refused")
+	if r.code != 1 || !strings.Contains(r.stderr, "sbatch") || !strings.Contains(strings.ToLower(r.stderr), "partition") {
+		t.Fatalf("spawn on a bad partition: %+v", r)
+	}
+	if ids := w.ids(); len(ids) != 0 {
+		t.Fatalf("a refused spawn left sessions: %v", ids)
+	}
+}
+
+// The real Codex CLI, against the fake model, as a Slurm job: a command it
+// runs makes a file in the worker's dir, usage is exact, and a follow-up
+// is a new job that resumes the same thread.
+func TestSlurmRealCodex(t *testing.T) {
+	env := slurmtest.Cluster(t)
+	w, srv := realWorld(t, "codex")
+	w.extraEnv = append(w.extraEnv, env...)
+	cfg, err := os.ReadFile(filepath.Join(w.state, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+"[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	a := realAgentKinds[0]
+	srv.On("create the file",
+		fakemodel.Reply{Tool: a.tool, Args: a.args("echo hello > made.txt && echo created")},
+		fakemodel.Reply{Text: "made the file", InputTokens: 700, CachedTokens: 100, OutputTokens: 20})
+	srv.On("and then", fakemodel.Reply{Text: "second answer"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "create the file"), &s)
+	if s.Status != sessions.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
+		t.Fatalf("status %s message %q thread %q error %q", s.Status, s.LastMessage, s.ThreadID, s.Error)
+	}
+	first := w.record(s.ID).Job
+	if first == nil || first.Runner != "slurm" || first.ID == "" {
+		t.Fatalf("the session ran under %+v", first)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("made.txt: %q %v", b, err)
+	}
+	if u := s.Usage; u.InputTokens != 800 || u.CachedInputTokens != 100 || u.OutputTokens != 30 {
+		t.Fatalf("usage %+v", u)
+	}
+	if out := w.ok("inject", "--wait", s.ID, "and then"); !strings.Contains(out, "second answer") {
+		t.Fatalf("inject --wait: %q", out)
+	}
+	rec := w.record(s.ID)
+	if rec.ThreadID != s.ThreadID || len(rec.Turns) != 2 || !rec.Turns[1].Resumed || rec.Job.ID == first.ID {
+		t.Fatalf("after the follow-up: thread %q (was %q), turns %+v, job %+v (first %s)", rec.ThreadID, s.ThreadID, rec.Turns, rec.Job, first.ID)
+	}
+}
+
+// doctor checks the configured runner: the controller answers, or it says
+// it does not and fails.
+func TestSlurmDoctor(t *testing.T) {
+	w := slurmWorld(t, "")
+	r := w.bin("doctor")
+	if !strings.Contains(r.stdout, "runner") || !strings.Contains(r.stdout, "slurm: the controller answers") {
+		t.Fatalf("doctor with the cluster up: %+v", r)
+	}
+	bad := filepath.Join(t.TempDir(), "slurm.conf")
+	writeFile(t, bad, "ClusterName=gone\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/munge\n")
+	w.extraEnv = append(w.extraEnv, "SLURM_CONF="+bad)
+	r = w.bin("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "✗ runner") {
+		t.Fatalf("doctor with the controller gone: %+v", r)
+	}
+}
