@@ -225,7 +225,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			}
 		}
 	}
-	rc := &readCtx{m: m}
+	rc := &readCtx{m: m, ids: rest}
 	for len(rest) > 0 {
 		batch := rest[:min(loadBatch, len(rest))]
 		rest = rest[len(batch):]

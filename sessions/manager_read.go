@@ -116,6 +116,27 @@ func SortNewestFirst(list []*Session) {
 type readCtx struct {
 	m      *Manager
 	prices Prices
+	// ids are the sessions this read looks at, when known: the first
+	// one under another runner has the jobs of all of them asked about
+	// together, one call to each engine rather than one a session.
+	ids        []string
+	prefetched bool
+}
+
+// prefetchJobs asks, once, about the jobs of every session the read will
+// look at, before the first of them is judged.
+func (rc *readCtx) prefetchJobs(ctx context.Context) {
+	if rc.prefetched || len(rc.ids) == 0 {
+		return
+	}
+	rc.prefetched = true
+	var list []*Session
+	for _, id := range rc.ids {
+		if s, err := rc.m.st.load(id); err == nil && s.remote() && !s.Settled() {
+			list = append(list, s)
+		}
+	}
+	rc.m.prefetchJobs(ctx, list)
 }
 
 func (rc *readCtx) priceTable() Prices {
@@ -139,6 +160,9 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 	}
 	if s.Settled() {
 		return s
+	}
+	if s.remote() {
+		rc.prefetchJobs(context.Background())
 	}
 	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)

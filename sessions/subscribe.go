@@ -174,8 +174,9 @@ func (s *Subscription) run(ctx context.Context) {
 			return
 		case <-time.After(Debounce):
 		}
-		rc := &readCtx{m: s.m}
-		for _, id := range s.dirty() {
+		dirty := s.dirty()
+		rc := &readCtx{m: s.m, ids: dirty}
+		for _, id := range dirty {
 			if !s.emit(ctx, id, rc) {
 				return
 			}

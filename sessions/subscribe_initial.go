@@ -52,7 +52,7 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &readCtx{m: s.m}
+	rc := &readCtx{m: s.m, ids: ids}
 	for _, id := range ids {
 		if u, ok := s.build(ctx, id, rc); ok {
 			out = append(out, u)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions"
@@ -312,4 +315,102 @@ func TestSlurmDoctor(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "✗ runner") {
 		t.Fatalf("doctor with the controller gone: %+v", r)
 	}
+}
+
+// A job at its time limit: Slurm's warning (SIGUSR1, a minute before the
+// limit; here the limit is one minute, so at once) has the supervisor
+// stop the agent and record why, before the scheduler kills the job.
+// Slurm looks at time limits every 30 s, so this takes up to a minute.
+func TestSlurmTimeLimit(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "time = \"1\"\n")
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	id := w.spawn("take too long")
+	job := w.jobOf(id)
+	r := w.zwarm("wait", "--timeout", "3m", id)
+	s := w.show(id)
+	if r.code != 1 || s.Status != sessions.StatusKilled || s.Error != "stopped at the time limit of its slurm job "+job {
+		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
+	}
+	if left := markedProcs(id); len(left) > 0 {
+		t.Fatalf("processes of the job still run: %v", left)
+	}
+}
+
+// Fifty workers submitted at once are all listed as soon as their spawns
+// return, and settle right; however many run, following them costs at
+// most one squeue call per poll interval (counted by a squeue on PATH
+// that logs each call and runs the real one).
+func TestSlurmFiftyWorkers(t *testing.T) {
+	w := slurmWorld(t, "")
+	real, err := exec.LookPath("squeue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := t.TempDir()
+	calls := filepath.Join(shim, "calls")
+	writeFile(t, filepath.Join(shim, "squeue"), "#!/bin/sh\necho call >> '"+calls+"'\nexec '"+real+"' \"$@\"\n")
+	if err := os.Chmod(filepath.Join(shim, "squeue"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("done", 5)...))
+
+	const n = 50
+	var wg sync.WaitGroup
+	results := make([]result, n)
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = w.exec(w.work, w.env(), []string{"spawn", "--", fmt.Sprintf("worker %d", i)})
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("spawn %d: %+v", i, r)
+		}
+	}
+	listed := w.lsRaw("--json")
+	slurmJobs := 0
+	for _, s := range listed {
+		if r := w.record(s.ID); r.Job != nil && r.Job.Runner == "slurm" {
+			slurmJobs++
+		}
+	}
+	if len(listed) != n || slurmJobs != n {
+		t.Fatalf("right after the spawns ls lists %d sessions, %d of them Slurm jobs; want %d", len(listed), slurmJobs, n)
+	}
+
+	os.Remove(calls)
+	waiting := exec.Command(bins.zwarm, "wait", "--all", "--timeout", "3m")
+	waiting.Dir, waiting.Env = w.work, w.env()
+	began := time.Now()
+	if err := waiting.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // the wait follows fifty running jobs
+	touch(t, gate)
+	err = waiting.Wait()
+	elapsed := time.Since(began)
+	if err != nil {
+		t.Fatalf("wait --all: %v", err)
+	}
+	data, _ := os.ReadFile(calls)
+	made := strings.Count(string(data), "call")
+	if allowed := int(elapsed/(300*time.Millisecond)) + 2; made > allowed || made == 0 {
+		t.Fatalf("wait --all made %d squeue calls in %s with a 300ms poll; at most %d allowed, and some needed", made, elapsed, allowed)
+	}
+	for _, s := range w.lsRaw("--json") {
+		if s.Status != sessions.StatusCompleted {
+			t.Fatalf("session %s settled %s %q", s.ID, s.Status, s.Error)
+		}
+	}
+	t.Logf("%d workers: wait --all made %d squeue calls in %s", n, made, elapsed.Round(time.Millisecond))
 }
