@@ -8,16 +8,34 @@ import (
 	"strings"
 )
 
+// ErrPending is wrapped by Signal's error for a job that has not started:
+// there is no process to signal yet. Cancel ends such a job.
+var ErrPending = errors.New("job is pending")
+
 // Signal sends sig (a name such as "TERM" or a number) to the batch step's
 // main process, the command Submit exec'd, and to nothing else:
 //
+//	squeue ... -j ID ...   (as States)
 //	scancel --batch -s SIG ID
 //
 // It is the graceful stop: the command decides what to do with it. A job
-// that is already gone is not an error.
+// that is already gone is not an error. A pending job is an error wrapping
+// ErrPending, found by the squeue call first: scancel would retry it for a
+// minute and a half ("Job can not be altered now, try again later").
 func (c *Client) Signal(ctx context.Context, id, sig string) error {
 	if !sigRe.MatchString(sig) {
 		return fmt.Errorf("signal job %s: %q is not a signal name or number", id, sig)
+	}
+	states, err := c.States(ctx, []string{id})
+	if err != nil {
+		return fmt.Errorf("signal job %s: %w", id, err)
+	}
+	s, known := states[id]
+	if !known || s.Terminal() {
+		return nil
+	}
+	if s.Pending() {
+		return fmt.Errorf("signal job %s: %w (%s): cancel it instead", id, ErrPending, s.Reason)
 	}
 	return c.scancel(ctx, id, "signal job "+id+" with "+sig, "--batch", "-s", sig)
 }
@@ -27,7 +45,8 @@ func (c *Client) Signal(ctx context.Context, id, sig string) error {
 //
 //	scancel --full -s KILL ID
 //
-// A job that is already gone is not an error.
+// A pending job is cancelled by it. A job that is already gone is not an
+// error.
 func (c *Client) Kill(ctx context.Context, id string) error {
 	return c.scancel(ctx, id, "kill job "+id, "--full", "-s", "KILL")
 }

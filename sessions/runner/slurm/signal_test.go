@@ -1,6 +1,7 @@
 package slurm_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,9 @@ func TestCancel(t *testing.T) {
 	c := client(t, slurm.Options{ExtraArgs: []string{"--begin=now+1hour"}})
 	pending, _ := shJob(t, c, "echo ran")
 	s := waitFor(t, c, pending, "pending", time.Minute, func(s slurm.State) bool { return s.Pending() })
+	if err := c.Signal(ctxFor(t), pending, "TERM"); !errors.Is(err, slurm.ErrPending) {
+		t.Errorf("signal of a pending job: %v, want ErrPending", err)
+	}
 	if err := c.Cancel(ctxFor(t), pending); err != nil {
 		t.Fatal(err)
 	}
