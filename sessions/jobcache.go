@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -21,6 +23,11 @@ func pollOf(r Runner) time.Duration {
 	}
 	return JobPoll
 }
+
+// jobAskLimit bounds one question to an engine: a controller that is
+// down can keep its client retrying for many seconds, and a listing must
+// not wait for that to say it is unreachable.
+const jobAskLimit = 3 * time.Second
 
 // jobAskedFor is how long a job stays in the set asked about together
 // after a reader last asked for it.
@@ -74,7 +81,12 @@ func (c *jobCache) of(name string) *runnerJobs {
 func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time) {
 	maps.DeleteFunc(rj.asked, func(_ string, at time.Time) bool { return now.Sub(at) > jobAskedFor })
 	ids := slices.Sorted(maps.Keys(rj.asked))
+	ctx, cancel := context.WithTimeout(ctx, jobAskLimit)
+	defer cancel()
 	rj.states, rj.err = r.Jobs(ctx, ids)
+	if rj.err != nil && ctx.Err() != nil && !errors.Is(rj.err, ErrRunnerUnreachable) {
+		rj.err = fmt.Errorf("%w: no answer within %s", ErrRunnerUnreachable, jobAskLimit)
+	}
 	rj.at = now
 	rj.queried = make(map[string]bool, len(ids))
 	for _, id := range ids {

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -121,8 +122,10 @@ func (m *Manager) runnerState(ctx context.Context, s *Session) string {
 	}
 	st, ok, err := m.jobState(ctx, s)
 	switch {
+	case errors.Is(err, ErrRunnerUnreachable):
+		return s.Job.Runner + " unreachable"
 	case err != nil:
-		return fmt.Sprintf("%s unreachable: %v", s.Job.Runner, err)
+		return fmt.Sprintf("%s: %v", s.Job.Runner, err)
 	case !ok:
 		return fmt.Sprintf("%s job %s gone", s.Job.Runner, s.Job.ID)
 	case st.Phase == JobQueued:

@@ -414,3 +414,41 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 	}
 	t.Logf("%d workers: wait --all made %d squeue calls in %s", n, made, elapsed.Round(time.Millisecond))
 }
+
+// With the controller out of reach, ls and show still answer from the
+// records, say the runner is unreachable and conclude nothing: a running
+// worker is not reported dead. Once it answers again, the session is
+// followed to its end. (The shared test cluster is not stopped: the
+// commands are pointed at a controller that is not there.)
+func TestSlurmControllerOutOfReach(t *testing.T) {
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("done", 5)...))
+	id := w.spawn("hold")
+	job := w.jobOf(id)
+	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	good := w.extraEnv
+	gone := filepath.Join(t.TempDir(), "slurm.conf")
+	writeFile(t, gone, "ClusterName=gone\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/munge\n")
+	w.extraEnv = append(append([]string{}, good...), "SLURM_CONF="+gone)
+	shown := w.bin("show", id)
+	listed := w.bin("ls", "--json")
+	rec := w.record(id)
+	w.extraEnv = good // from here on the cluster answers, the cleanup's kill too
+	if shown.code != 0 || !strings.Contains(shown.stdout, "running") || !strings.Contains(shown.stdout, "slurm unreachable") {
+		t.Fatalf("show with the controller out of reach: %+v", shown)
+	}
+	if listed.code != 0 || !strings.Contains(listed.stdout, `"runner_state": "slurm unreachable"`) || !strings.Contains(listed.stdout, `"status": "running"`) {
+		t.Fatalf("ls --json with the controller out of reach: %+v", listed)
+	}
+	if rec.Status != sessions.StatusRunning {
+		t.Fatalf("the record of a worker whose controller is out of reach became %s %q", rec.Status, rec.Error)
+	}
+	touch(t, gate)
+	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
+		t.Fatalf("wait once the controller answers: %+v", r)
+	}
+	if s := w.show(id); s.Status != sessions.StatusCompleted || w.record(id).Job.ID != job {
+		t.Fatalf("after the controller came back: %s %q", s.Status, s.Error)
+	}
+}

@@ -104,7 +104,12 @@ func jobState(st State) sessions.JobState {
 
 func (r *runner) Stop(ctx context.Context, id string, force bool) error {
 	if !force {
-		return r.c.Signal(ctx, id, "TERM")
+		err := r.c.Signal(ctx, id, "TERM")
+		if errors.Is(err, ErrPending) {
+			// Nothing of it runs yet: it is cancelled.
+			return r.c.Cancel(ctx, id)
+		}
+		return err
 	}
 	if err := r.c.Kill(ctx, id); err != nil {
 		return err
