@@ -19,7 +19,9 @@ import (
 // The Slurm runner's tests run zwarm's workers as jobs of a real one-node
 // cluster (.ci/slurm/up starts it; slurmtest finds it): the job's main
 // process is the supervisor, the test binary standing in for zwarm as
-// everywhere in this package.
+// everywhere in this package. Tests that drain the node run alone; the
+// others run in parallel (a job queued meanwhile by another package's
+// drain only waits a little).
 
 // slurmWorld is a world whose sessions run as jobs of the test cluster.
 func slurmWorld(t *testing.T, settings string) *world {
@@ -73,6 +75,7 @@ func (w *world) jobOf(id string) string {
 // the job, the job's main process is the supervisor (its output file is in
 // the session's dir), and usage is exact.
 func TestSlurmWorkerRunsAsAJob(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	id := w.spawn("say hello")
 	job := w.jobOf(id)
@@ -202,6 +205,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 // A follow-up to a settled session is a new job, which resumes the
 // agent's thread.
 func TestSlurmFollowUpIsANewJob(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	id := w.spawn("first")
 	first := w.jobOf(id)
@@ -227,6 +231,7 @@ func TestSlurmFollowUpIsANewJob(t *testing.T) {
 // A job cancelled from outside zwarm is recorded as such, not as a
 // supervisor that died or a zwarm kill.
 func TestSlurmCancelledFromOutside(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "never")
 	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
@@ -249,6 +254,7 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 // A job sbatch refuses fails the spawn with sbatch's own words, exit 1,
 // and leaves no session behind.
 func TestSlurmRefusedJobLeavesNothing(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "partition = \"no-such-partition\"\n")
 	r := w.zwarm("spawn", "refused")
 	if r.code != 1 || !strings.Contains(r.stderr, "sbatch") || !strings.Contains(strings.ToLower(r.stderr), "partition") {
@@ -263,6 +269,7 @@ func TestSlurmRefusedJobLeavesNothing(t *testing.T) {
 // runs makes a file in the worker's dir, usage is exact, and a follow-up
 // is a new job that resumes the same thread.
 func TestSlurmRealCodex(t *testing.T) {
+	t.Parallel()
 	env := slurmtest.Cluster(t)
 	w, srv := realWorld(t, "codex")
 	w.extraEnv = append(w.extraEnv, env...)
@@ -303,6 +310,7 @@ func TestSlurmRealCodex(t *testing.T) {
 // doctor checks the configured runner: the controller answers, or it says
 // it does not and fails.
 func TestSlurmDoctor(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	r := w.bin("doctor")
 	if !strings.Contains(r.stdout, "runner") || !strings.Contains(r.stdout, "slurm: the controller answers") {
@@ -343,6 +351,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 // most one squeue call per poll interval (counted by a squeue on PATH
 // that logs each call and runs the real one).
 func TestSlurmFiftyWorkers(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	real, err := exec.LookPath("squeue")
 	if err != nil {
@@ -421,6 +430,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 // followed to its end. (The shared test cluster is not stopped: the
 // commands are pointed at a controller that is not there.)
 func TestSlurmControllerOutOfReach(t *testing.T) {
+	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("done", 5)...))
