@@ -109,7 +109,10 @@
 // never taken for the owner. A reader that finds an unsettled session
 // whose owner is gone records it as failed with an error saying so, after
 // stopping whatever of the session is still running: a status is never a
-// guess and nothing runs unsupervised.
+// guess and nothing runs unsupervised. A supervisor also carries a random
+// token, and every write of its turn API is fenced by it: once the record
+// names another owner (or none), its writes are refused (ErrFenced), and
+// it stops its agent and records nothing more.
 //
 // # Runners
 //

@@ -145,6 +145,10 @@ const MaxTurnFiles = 200
 type ProcRef struct {
 	PID   int    `json:"pid"`
 	Start uint64 `json:"start"`
+	// Token is a supervisor's own, random: the record's owner is the
+	// supervisor whose token it holds, wherever it runs (its pid may be
+	// another host's or another pid namespace's).
+	Token string `json:"token,omitempty"`
 	// Role is "supervisor" for a session's supervisor and "spawn" for the
 	// command that is starting one.
 	Role string `json:"role,omitempty"`

@@ -63,12 +63,27 @@ func (st *Store) Own(id string) (*Turns, error) {
 	if err != nil {
 		return nil, err
 	}
-	self.Role = roleSupervisor
+	self.Role, self.Token = roleSupervisor, newID()
 	return &Turns{st: st, id: id, self: *self, prices: DefaultPrices()}, nil
 }
 
 // ID is the session's id.
 func (t *Turns) ID() string { return t.id }
+
+// ErrFenced is a write by a supervisor that no longer owns its session:
+// the record names another owner (a follow-up's supervisor, started after
+// this one was judged gone: a cluster lost sight of its node, say), or
+// none (it was settled without it). Nothing is written; the supervisor
+// stops its agent and writes nothing more.
+var ErrFenced = errors.New("the session has another owner now")
+
+// owns fences a write of the supervisor's: it must still be the owner.
+func (t *Turns) owns(s *Session) error {
+	if s.Owner == nil || s.Owner.Token != t.self.Token {
+		return fmt.Errorf("session %s: %w", ShortID(t.id), ErrFenced)
+	}
+	return nil
+}
 
 // Self is the supervisor's process.
 func (t *Turns) Self() ProcRef { return t.self }
@@ -119,6 +134,9 @@ type Made struct {
 func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*Session, *Turn, error) {
 	var turn *Turn
 	s, err := t.st.record(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		now := time.Now().UTC()
 		if perr != nil {
 			if ctx.Err() != nil {
@@ -142,6 +160,9 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*Session, *Tu
 func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*Session, *Turn, error) {
 	var turn *Turn
 	s, err := t.st.record(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		if err := s.endTurn(end, time.Now().UTC()); err != nil {
 			return err
 		}
@@ -205,6 +226,9 @@ func (st *Store) takeNext(s *Session, now time.Time) (turnStart, bool, error) {
 func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 	var next *Turn
 	_, err := t.st.update(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		if s.Stop != nil || ctx.Err() != nil {
 			return nil
 		}
@@ -231,6 +255,9 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 // words reach the record even on a full disk.
 func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcome bool) error {
 	_, err := t.st.change(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		for _, ev := range evs {
 			s.fold(ev)
 		}
@@ -248,6 +275,9 @@ func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcom
 // follow-ups on its stdin.
 func (t *Turns) SetAgent(agent *ProcRef, live bool) error {
 	_, err := t.st.update(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		s.Agent, s.PID, s.AgentLive = agent, agent.PID, live
 		return nil
 	})
@@ -258,7 +288,12 @@ func (t *Turns) SetAgent(agent *ProcRef, live bool) error {
 // kill does: no turn starts from then on, and the turn it stops is killed
 // with that reason.
 func (t *Turns) RequestStop(reason string) error {
-	_, err := t.st.update(t.id, func(s *Session) error { return s.requestStop(reason, time.Now().UTC()) })
+	_, err := t.st.update(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
+		return s.requestStop(reason, time.Now().UTC())
+	})
 	return err
 }
 
@@ -276,6 +311,9 @@ func (t *Turns) Current() (*Turn, error) {
 // a new one holds the rest: note says so, and the offset starts again.
 func (t *Turns) NoteNewTurnFile(n int, note string) error {
 	_, err := t.st.update(t.id, func(s *Session) error {
+		if err := t.owns(s); err != nil {
+			return err
+		}
 		for i := range s.Turns {
 			if s.Turns[i].N == n {
 				s.Turns[i].Notes = append(s.Turns[i].Notes, note)

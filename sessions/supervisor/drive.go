@@ -279,6 +279,7 @@ func (a *agentRun) saveAs(outcome bool) {
 	if err != nil {
 		a.pending = append(evs, a.pending...)
 		a.sv.log.Error("record progress", "err", err)
+		a.sv.fenced(err)
 		switch {
 		case sessions.IsNoSpace(err) && outcome:
 			a.fail(fmt.Sprintf("%scannot record the session: %v", diskFull(err), err))
@@ -300,6 +301,7 @@ func (a *agentRun) nextLive(ctx context.Context) {
 		var err error
 		if next, err = a.sv.turns.HandOver(ctx, a.n); err != nil {
 			a.sv.log.Error("hand over a follow-up", "err", err)
+			a.sv.fenced(err)
 		}
 	}
 	if next == nil {
@@ -345,6 +347,7 @@ func (a *agentRun) prompt() string {
 func (a *agentRun) setLive(live bool) {
 	if err := a.sv.turns.SetAgent(a.p.ref, live); err != nil {
 		a.sv.log.Error("record the agent", "err", err)
+		a.sv.fenced(err)
 	}
 }
 
@@ -398,5 +401,6 @@ func (a *agentRun) reopenTurnFile() {
 	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)
 	if err := a.sv.turns.NoteNewTurnFile(a.n, note); err != nil {
 		a.sv.log.Error("record the turn file's removal", "err", err)
+		a.sv.fenced(err)
 	}
 }

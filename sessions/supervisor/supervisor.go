@@ -48,6 +48,18 @@ type supervisor struct {
 	id       string
 	log      *slog.Logger
 	cg       *cgroup // nil: marker-only containment
+	// stop ends the run as a signal does: the agent is stopped.
+	stop context.CancelFunc
+}
+
+// fenced stops the run when a write was refused because the session has
+// another owner now: this supervisor may not go on recording, and its
+// agent must not go on working unrecorded.
+func (sv *supervisor) fenced(err error) {
+	if errors.Is(err, sessions.ErrFenced) && sv.stop != nil {
+		sv.log.Warn("the session has another owner now: stopping the agent, recording nothing more", "err", err)
+		sv.stop()
+	}
 }
 
 // Options configure a supervisor.
@@ -89,6 +101,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	sv.cg = sv.openCgroup()
 	log.Info("supervisor started", "pid", turns.Self().PID, "containment", sv.containment())
 	ctx, gone := context.WithCancel(ctx)
+	sv.stop = gone
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -116,7 +129,11 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return newSupervisor(opt, turns, log).run(ctx)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sv := newSupervisor(opt, turns, log)
+	sv.stop = stop
+	return sv.run(ctx)
 }
 
 func newSupervisor(opt Options, turns *sessions.Turns, log *slog.Logger) *supervisor {

@@ -1,0 +1,56 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A supervisor whose session was taken over (the record names another
+// owner: a follow-up's supervisor started after this one was judged gone,
+// say, on a cluster that lost sight of its node) writes nothing more: its
+// next write is refused, it stops its agent, and the record stays what the
+// new owner made it.
+func TestAStaleSupervisorIsFencedOff(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"t1"}`),
+		{"wait_file": gate},
+		out(`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"written by the stale one"}}`),
+		out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
+	}})
+	id, done := w.inProcess(context.Background(), "hold")
+	eventually(t, "the agent to run", func() bool { g, _ := w.st.load(id); return g.ThreadID == "t1" && g.Agent != nil })
+	other := ProcRef{PID: 1, Start: 1, Role: roleSupervisor, Token: newID()}
+	if _, err := w.st.update(id, func(s *Session) error { s.Owner = &other; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrFenced) {
+			t.Fatalf("the stale supervisor ended with %v, want ErrFenced", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stale supervisor never stopped")
+	}
+	s, err := w.st.load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != StatusRunning {
+		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status, s.LastMessage, s.Turns[0])
+	}
+	if left := w.m.containment(id).procs(); len(left) > 0 {
+		t.Fatalf("the stale supervisor left its agent running: %v", left)
+	}
+	// The record is the new owner's to settle; the test's cleanup must not
+	// wait on a supervisor that is not there.
+	w.st.update(id, func(s *Session) error { s.Owner = nil; return s.abandon("test over", time.Now().UTC()) })
+}
