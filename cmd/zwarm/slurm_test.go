@@ -462,3 +462,38 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 		t.Fatalf("after the controller came back: %s %q", s.Status, s.Error)
 	}
 }
+
+// [orchestrator] runner sends a run's workers to the cluster while a
+// worker spawned by hand stays on this machine.
+func TestSlurmOrchestratedWorkers(t *testing.T) {
+	t.Parallel()
+	env := slurmtest.Cluster(t)
+	w, srv := orchWorld(t)
+	w.extraEnv = append(w.extraEnv, env...)
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	task := "SLURM ORCH: get it done"
+	w.setScript(completes("worker finished the job", 500))
+	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job"})),
+		replyCalls(fcall("wait", map[string]any{})),
+		replyCalls(fcall("finish", map[string]any{"summary": "the job is done"})))
+	if r := w.zwarm("orchestrate", "--max-steps", "7", task); r.code != 0 {
+		t.Fatalf("orchestrate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	local := w.spawn("by hand")
+	var worker string
+	for _, id := range w.ids() {
+		if id != local {
+			worker = id
+		}
+	}
+	rec := w.record(worker)
+	if rec.Job == nil || rec.Job.Runner != "slurm" || rec.Job.ID == "" || rec.Status != sessions.StatusCompleted {
+		t.Fatalf("the run's worker ran under %+v and is %s %q", rec.Job, rec.Status, rec.Error)
+	}
+	if rec := w.record(local); rec.Job != nil {
+		t.Fatalf("a worker spawned by hand ran under %+v, want this machine", rec.Job)
+	}
+}
