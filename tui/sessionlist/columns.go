@@ -90,6 +90,11 @@ func (m Model) id(r Row) string {
 // status says).
 func (m Model) status(s *sessions.Session, denied bool) string {
 	text := styles.Icon(s.Status) + " " + string(s.Status)
+	if s.RunnerState != "" {
+		// Where its job is, in its runner's words: "queued · slurm 1234
+		// (Resources)", "slurm unreachable".
+		text += " · " + render.SafeLine(s.RunnerState)
+	}
 	if q := render.Quiet(s, m.now); q != "" {
 		text += " · " + q
 	}
