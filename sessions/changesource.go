@@ -231,13 +231,13 @@ func (cs *changeSource) loop() {
 		select {
 		case <-cs.repoll:
 			cs.mu.Lock()
-			any := len(cs.polled) > 0
+			some := len(cs.polled) > 0
 			cs.mu.Unlock()
 			switch {
-			case any && ticker == nil:
+			case some && ticker == nil:
 				ticker = time.NewTicker(JobPoll)
 				tick = ticker.C
-			case !any && ticker != nil:
+			case !some && ticker != nil:
 				ticker.Stop()
 				ticker, tick = nil, nil
 			}

@@ -1,0 +1,47 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A session polled (its supervisor runs under another runner, whose
+// writes may raise no inotify event here) is looked at again every
+// JobPoll with no file event at all, and no longer once it is dropped.
+func TestPolledSessionsAreLookedAtWithoutEvents(t *testing.T) {
+	root := t.TempDir()
+	st, err := NewStore(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(st.sessionsDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := newChangeSource(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.close()
+	id := newID()
+	cs.poll(id, true)
+	for round := 0; round < 3; round++ {
+		select {
+		case <-cs.wake():
+		case <-time.After(10 * JobPoll):
+			t.Fatalf("round %d: a polled session was not looked at again", round)
+		}
+		if got := cs.take(); !slices.Contains(got, id) {
+			t.Fatalf("round %d: woken for %v, not the polled session", round, got)
+		}
+	}
+	cs.poll(id, false)
+	cs.mu.Lock()
+	left := len(cs.polled)
+	cs.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d sessions still polled after the last was dropped", left)
+	}
+}
