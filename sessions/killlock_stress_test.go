@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,7 +49,14 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		if err := holder.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the lock to be held", func() bool {
+		eventually(t, "the holder to hold the lock", func() bool {
+			// Held, and by the holder: the session's supervisor holds it
+			// for a moment now and then, and a holder stopped before it
+			// took the lock would take it after the kill's first update.
+			note, _ := os.ReadFile(w.st.lockPath(s.ID))
+			if pid, _, _ := strings.Cut(string(note), " "); pid != strconv.Itoa(holder.Process.Pid) {
+				return false
+			}
 			l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
 			if err == nil {
 				l.Unlock()

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,5 +186,24 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), CleanOptions{}); return err })
 	if want := "clean " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
 		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
+	}
+}
+
+// A kill that stopped everything but found the lock taken meanwhile says
+// what it did, never that nothing was changed; other errors pass as they
+// are.
+func TestAKillStoppedButUnrecordedSaysWhatItDid(t *testing.T) {
+	te := &LockTimeoutError{What: "session 1a2b", Holder: LockHolder{PID: 42, Command: "zwarm inject"}, After: time.Second}
+	err := stoppedUnrecorded(fmt.Errorf("wrapped: %w", te))
+	if !errors.Is(err, ErrLockTimeout) || strings.Contains(err.Error(), "nothing was changed") ||
+		!strings.Contains(err.Error(), "stopped the session and everything it ran, but could not record it") {
+		t.Fatalf("%v", err)
+	}
+	if te.Did != "" {
+		t.Fatal("the original error was changed")
+	}
+	other := errors.New("disk on fire")
+	if stoppedUnrecorded(other) != other {
+		t.Fatal("an error other than a lock timeout was changed")
 	}
 }

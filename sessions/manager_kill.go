@@ -166,7 +166,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return m.st.dropQueued(s, "the session was killed before it was delivered")
 	}, true)
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
 	}
 	recorded = true
 	if forced != nil && interrupted.Err() != nil {
@@ -291,6 +291,20 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 		err = te // still held: the wait that counts is the first one
 	}
 	return s, forced, err
+}
+
+// stoppedUnrecorded is the error of a kill that stopped the session but
+// could not record it: its lock, free when the kill began, was taken and
+// held past lock_timeout meanwhile. The lock's error would say nothing
+// was changed; it says what was done instead.
+func stoppedUnrecorded(err error) error {
+	var te *LockTimeoutError
+	if !errors.As(err, &te) || te.Did != "" {
+		return err
+	}
+	c := *te
+	c.Did = "zwarm stopped the session and everything it ran, but could not record it: the next command that reads the session records it as killed"
+	return &c
 }
 
 // forcedLockGrace is how long a kill that killed the session's

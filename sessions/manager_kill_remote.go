@@ -68,7 +68,7 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		return m.st.dropQueued(s, "the session was killed before it was delivered")
 	}, true)
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
 	}
 	recorded = true
 	return s, nil
