@@ -48,10 +48,16 @@ func (m *Manager) submit(ctx context.Context, s *Session) error {
 // runner can tell, and known is false when it did not answer: nothing is
 // concluded then, and the record is shown as it is.
 func (m *Manager) ownerAlive(ctx context.Context, s *Session) (alive, known bool) {
-	if !s.remote() || s.Job.ID == "" || s.Owner != nil && s.Owner.Role == roleSpawn {
+	if !s.remote() || s.Owner != nil && s.Owner.Role == roleSpawn {
 		// Not submitted yet: its owner is the command on this host
 		// that is submitting it.
 		return s.Owner.Alive(), true
+	}
+	if s.Job.ID == "" {
+		// Its supervisor runs (it claimed the session) but its job is
+		// not recorded yet: its pid is another host's, and nothing can
+		// be concluded until the job is known.
+		return true, false
 	}
 	st, ok, err := m.jobState(ctx, s)
 	if err != nil {

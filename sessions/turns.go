@@ -51,6 +51,7 @@ type Turns struct {
 	id     string
 	self   ProcRef
 	prices Prices
+	job    string // the job this supervisor runs as, under another runner
 }
 
 // Own hands session id to its supervisor, this process. It records
@@ -88,6 +89,12 @@ func (t *Turns) owns(s *Session) error {
 // Self is the supervisor's process.
 func (t *Turns) Self() ProcRef { return t.self }
 
+// RunsAsJob says the supervisor runs as job id of the session's runner:
+// Claim records it if the command that submitted the job has not yet (or
+// never will: it was killed right after submitting), so the session's
+// runner can judge it from the start.
+func (t *Turns) RunsAsJob(id string) { t.job = id }
+
 // UsePrices sets the prices the record's costs are computed with, from the
 // config the supervisor read last.
 func (t *Turns) UsePrices(p Prices) { t.prices = p }
@@ -103,6 +110,9 @@ func (t *Turns) Claim(ctx context.Context) (s *Session, next *Turn, prepare bool
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
 		if err := s.claim(t.self, prepare); err != nil {
 			return err
+		}
+		if s.remote() && s.Job.ID == "" && t.job != "" {
+			s.Job.ID = t.job
 		}
 		if prepare {
 			return nil

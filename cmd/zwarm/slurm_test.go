@@ -497,3 +497,51 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 		t.Fatalf("a worker spawned by hand ran under %+v, want this machine", rec.Job)
 	}
 }
+
+// A job that starts before the command that submitted it has recorded its
+// id (a slow sbatch, or a spawn killed right after submitting): readers
+// meanwhile conclude nothing from the supervisor's pid, which is another
+// host's, and the supervisor records its job itself.
+func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	real, err := exec.LookPath("sbatch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := t.TempDir()
+	writeFile(t, filepath.Join(shim, "sbatch"), "#!/bin/sh\nout=$('"+real+"' \"$@\") || exit $?\nsleep 4\necho \"$out\"\n")
+	if err := os.Chmod(filepath.Join(shim, "sbatch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"sleep_ms": 1500}}, completes("done", 5)...))
+
+	spawning := exec.Command(bins.zwarm, "spawn", "--", "slow sbatch")
+	spawning.Dir, spawning.Env = w.work, w.env()
+	if err := spawning.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	eventually(t, "the job's supervisor to claim the session", func() bool {
+		ids := w.ids()
+		if len(ids) == 1 {
+			id = ids[0]
+			r := w.record(id)
+			return r.Owner != nil && r.Owner.Role == "supervisor"
+		}
+		return false
+	})
+	w.bin("ls") // a reader while the job runs and spawn has not recorded it
+	if r := w.record(id); r.Status != sessions.StatusRunning && r.Status != sessions.StatusPending && r.Status != sessions.StatusCompleted {
+		t.Fatalf("a reader judged the job before its id was recorded: %s %q", r.Status, r.Error)
+	}
+	spawning.Process.Kill() // killed before it records the job
+	spawning.Wait()
+	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
+		t.Fatalf("wait: %+v (%q)", r, w.record(id).Error)
+	}
+	if rec := w.record(id); rec.Status != sessions.StatusCompleted || rec.Job == nil || rec.Job.ID == "" {
+		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
+	}
+}

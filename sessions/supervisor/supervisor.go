@@ -95,6 +95,9 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	ctx, stopListening := stopOnSignal(ctx, turns, log)
 	defer stopListening()
 
+	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
+		turns.RunsAsJob(job)
+	}
 	sv := newSupervisor(opt, turns, log)
 	release := holdSession(ctx, turns, log)
 	defer release()
