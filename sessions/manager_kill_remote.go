@@ -100,32 +100,50 @@ func (m *Manager) stopJob(ctx context.Context, id string, job Job, claimed bool,
 		return "", err
 	}
 	defer m.jobs.forget(job.Runner)
+	// Each request to the engine is bounded: a controller that is down,
+	// or a job it cannot signal (a suspended one), must not hang a kill.
+	stop := func(force bool) error {
+		sctx, cancel := context.WithTimeout(ctx, jobStopLimit)
+		defer cancel()
+		if err := r.Stop(sctx, job.ID, force); err != nil {
+			return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
+		}
+		return nil
+	}
+	force := func(why string) (string, error) {
+		if err := stop(true); err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
+		}
+		return why, m.waitJobGone(ctx, r, job)
+	}
 	if !claimed {
 		// Queued, or started and not yet listening for signals: nothing
 		// of the agent ran, and the job is ended at once.
-		if err := r.Stop(ctx, job.ID, true); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("its %s job %s was cancelled before it ran the agent", job.Runner, job.ID), m.waitJobGone(ctx, r, job)
+		return force(fmt.Sprintf("its %s job %s was cancelled before it ran the agent", job.Runner, job.ID))
 	}
-	if err := r.Stop(ctx, job.ID, false); err != nil {
-		return "", err
+	if err := stop(false); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return force(fmt.Sprintf("its supervisor could not be signalled (%v); its %s job %s was ended by force", err, job.Runner, job.ID))
 	}
 	wctx, cancel := context.WithTimeout(ctx, grace+10*time.Second)
 	_, werr := m.waitUntil(wctx, id, func(s *Session) (bool, error) { return s.Settled(), nil })
 	cancel()
-	note := ""
 	if werr != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		if err := r.Stop(ctx, job.ID, true); err != nil {
-			return "", err
-		}
-		note = fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID)
+		return force(fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
 	}
-	return note, m.waitJobGone(ctx, r, job)
+	return "", m.waitJobGone(ctx, r, job)
 }
+
+// jobStopLimit bounds one request to stop a job.
+const jobStopLimit = 10 * time.Second
 
 // waitJobGone waits, at most ten seconds, until the engine no longer runs
 // a job: after a kill, nothing of the session runs on any node.

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,9 +78,9 @@ func (m *Manager) jobEnded(ctx context.Context, s *Session) (msg string, byEngin
 	case !ok:
 		return fmt.Sprintf("its %s job %s is gone without recording the outcome", s.Job.Runner, s.Job.ID), false
 	case st.ByEngine:
-		return st.Why, true
+		return fmt.Sprintf("%s (job %s)", st.Why, s.Job.ID), true
 	}
-	return fmt.Sprintf("its %s job %s ended (%s) without recording the outcome", s.Job.Runner, s.Job.ID, st.Why), false
+	return fmt.Sprintf("its %s job %s ended (%s) without recording the outcome", s.Job.Runner, s.Job.ID, cmp.Or(st.Why, "its command exited")), false
 }
 
 // jobState is what the session's runner says of its job, asked at most

@@ -545,3 +545,33 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
 	}
 }
+
+// A suspended job shows as such, and a kill of it does not hang on a
+// signal Slurm cannot deliver: the job is ended by force.
+func TestSlurmKillOfASuspendedJob(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	id := w.spawn("hold")
+	job := w.jobOf(id)
+	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	w.slurm("scontrol", "suspend", job)
+	defer func() {
+		if st := w.jobState(job); st == "SUSPENDED" {
+			w.slurm("scontrol", "resume", job)
+		}
+	}()
+	eventually(t, "show to say the job is suspended", func() bool {
+		return strings.Contains(w.ok("show", id), "slurm "+job+" on ") && strings.Contains(w.ok("show", id), "(suspended)")
+	})
+	r := w.zwarm("kill", id)
+	s := w.show(id)
+	if r.code != 0 || s.Status != sessions.StatusKilled {
+		t.Fatalf("kill of a suspended job: %+v; the session is %s %q", r, s.Status, s.Error)
+	}
+	if st := w.jobState(job); st == "SUSPENDED" || st == "RUNNING" {
+		t.Fatalf("the killed job is still %s", st)
+	}
+	eventually(t, "the job's processes to go", func() bool { return len(markedProcs(id)) == 0 })
+}

@@ -98,6 +98,10 @@ func jobState(st State) sessions.JobState {
 		if st.Nodes != "" {
 			js.Detail += " on " + st.Nodes
 		}
+		if st.State != "RUNNING" {
+			// SUSPENDED, STOPPED, COMPLETING...: not quite running.
+			js.Detail += " (" + strings.ToLower(st.State) + ")"
+		}
 	}
 	return js
 }
