@@ -94,8 +94,16 @@ func TestSlurmWorkerRunsAsAJob(t *testing.T) {
 	if extra.Runner != "slurm" || extra.JobID != job {
 		t.Fatalf("--json says runner %q job %q; the record says slurm %s", extra.Runner, extra.JobID, job)
 	}
-	if _, err := os.Stat(filepath.Join(w.state, "sessions", id, "slurm-"+job+".out")); err != nil {
+	outFile := filepath.Join(w.state, "sessions", id, "slurm-"+job+".out")
+	fi, err := os.Stat(outFile)
+	if err != nil {
 		t.Fatalf("the job's output file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the job's output file is %v; every file of a session is its owner's alone", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(outFile); strings.Contains(string(b), "error") {
+		t.Fatalf("the job's output has errors:\n%s", b)
 	}
 	if out := w.ok("show", id); !strings.Contains(out, "slurm job "+job) {
 		t.Fatalf("show does not name the job:\n%s", out)
@@ -248,6 +256,29 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 	}
 	if left := markedProcs(id); len(left) > 0 {
 		t.Fatalf("processes of the cancelled job still run: %v", left)
+	}
+}
+
+// Settings that would make jobs zwarm cannot follow are refused before
+// anything runs (exit 2), naming the setting.
+func TestSlurmSettingsRefused(t *testing.T) {
+	t.Parallel()
+	for settings, want := range map[string]string{
+		"extra_args = [\"--requeue\"]\n":      "extra_args: --requeue is zwarm's to set",
+		"extra_args = [\"--output=/x/%j\"]\n": "extra_args: --output=/x/%j is zwarm's to set",
+		"extra_args = [\"-Jname\"]\n":         "extra_args: -Jname is zwarm's to set",
+		"cpus = -1\n":                         "cpus = -1",
+		"poll = \"1ms\"\n":                    "poll = \"1ms\": at least 250ms",
+	} {
+		w := slurmWorld(t, "")
+		writeFile(t, filepath.Join(w.state, "config.toml"), "[runner]\nkind = \"slurm\"\n[runner.slurm]\n"+settings)
+		r := w.zwarm("spawn", "refused")
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%q: %+v; want exit 2 saying %q", settings, r, want)
+		}
+		if ids := w.ids(); len(ids) != 0 {
+			t.Errorf("%q: a refused spawn left sessions: %v", settings, ids)
+		}
 	}
 }
 

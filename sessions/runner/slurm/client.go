@@ -105,13 +105,18 @@ func unreachable(stderr string) bool {
 // its stdout. A failure is a *CommandError, wrapped with ErrUnreachable
 // when the controller could not be reached.
 func (c *Client) run(ctx context.Context, stdin string, name string, args ...string) (string, error) {
+	return c.runEnv(ctx, nil, stdin, name, args...)
+}
+
+// runEnv is run with env added to the command's environment.
+func (c *Client) runEnv(ctx context.Context, env []string, stdin string, name string, args ...string) (string, error) {
 	path, err := lookPath(name)
 	if err != nil {
 		return "", err
 	}
 	c.calls.Add(1)
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), c.opts.Env...)
+	cmd.Env = append(append(os.Environ(), c.opts.Env...), env...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}

@@ -23,6 +23,36 @@ type Settings struct {
 	Poll      sessions.Duration `toml:"poll"`
 }
 
+// owned are the sbatch options zwarm sets itself: a job without them is
+// not a zwarm worker (its supervisor, its output, its time-limit warning,
+// no requeue behind zwarm's back).
+var owned = []string{"--wrap", "--output", "-o", "--error", "-e", "--job-name", "-J", "--chdir", "-D",
+	"--signal", "--requeue", "--no-requeue", "--parsable", "--array", "-a", "--wait", "-W", "--export"}
+
+// minPoll is the shortest poll interval: every poll is a request to the
+// cluster's controller, which is shared.
+const minPoll = 250 * time.Millisecond
+
+// check refuses settings that would make jobs zwarm cannot follow, or
+// that make no sense.
+func (set *Settings) check() error {
+	for _, a := range set.ExtraArgs {
+		name, _, _ := strings.Cut(a, "=")
+		for _, o := range owned {
+			if name == o || len(o) == 2 && strings.HasPrefix(a, o) {
+				return sessions.Invalidf("[runner.slurm] extra_args: %s is zwarm's to set (its workers need their own job name, output, directory, time-limit warning and no requeue); remove it", a)
+			}
+		}
+	}
+	if set.CPUs < 0 {
+		return sessions.Invalidf("[runner.slurm] cpus = %d: want a number of CPUs above 0, or leave it out for the cluster's default", set.CPUs)
+	}
+	if set.Poll.Duration != 0 && set.Poll.Duration < minPoll {
+		return sessions.Invalidf("[runner.slurm] poll = %q: at least %s (each poll asks the cluster's controller)", set.Poll.Duration, minPoll)
+	}
+	return nil
+}
+
 // SettingsKeys describes the table's keys for an error about an unknown one.
 const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll"
 
@@ -36,6 +66,9 @@ func Kind() sessions.RunnerKind {
 			set, _ := v.(*Settings)
 			if set == nil {
 				set = &Settings{}
+			}
+			if err := set.check(); err != nil {
+				return nil, err
 			}
 			return NewRunner(*set), nil
 		},
@@ -59,7 +92,9 @@ type runner struct {
 func (r *runner) Poll() time.Duration { return r.poll }
 
 func (r *runner) Start(ctx context.Context, spec sessions.RunSpec) (string, error) {
-	id, err := r.c.Submit(ctx, Job{Name: "zwarm-" + spec.SessionID, Dir: spec.Dir,
+	// The job starts in the session's dir, which exists: the worker's
+	// own directory (a worktree) may be made by the supervisor only.
+	id, err := r.c.Submit(ctx, Job{Name: "zwarm-" + spec.SessionID, Dir: spec.SessionDir,
 		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv})
 	if err != nil {
 		return "", fmt.Errorf("slurm: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,7 +84,11 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		args = append(args, "--mem="+o.Mem)
 	}
 	args = append(args, o.ExtraArgs...)
-	out, err := c.run(ctx, script, "sbatch", args...)
+	// The job's output file is made by Slurm with the job's umask, which
+	// sbatch takes from SLURM_UMASK: 077, as every file of a session is
+	// its owner's alone. The script gives the command the submitter's
+	// own umask back.
+	out, err := c.runEnv(ctx, []string{"SLURM_UMASK=0077"}, script, "sbatch", args...)
 	if err != nil {
 		return "", fmt.Errorf("submit %s: %w", job.Name, err)
 	}
@@ -114,6 +119,7 @@ var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func batchScript(job Job) (string, error) {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
+	fmt.Fprintf(&b, "umask %04o\n", currentUmask())
 	for _, kv := range job.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !envNameRe.MatchString(k) {
@@ -141,4 +147,21 @@ func batchScript(job Job) (string, error) {
 // reopens them.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// currentUmask is this process's umask, as /proc/self/status says
+// (reading it with umask(2) would change it for a moment, for every
+// thread); 022 where it cannot be read.
+func currentUmask() int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseInt(strings.TrimSpace(v), 8, 32); err == nil {
+					return int(m)
+				}
+			}
+		}
+	}
+	return 0o022
 }
