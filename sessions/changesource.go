@@ -3,7 +3,9 @@ package sessions
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +72,12 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 func (cs *changeSource) watchRoot() error {
 	if err := cs.fw.Add(cs.st.sessionsDir()); err == nil {
 		cs.missing = false
-		ids, _ := cs.st.ids()
+		// A subscription to some sessions watches those, without reading
+		// a directory of thousands.
+		ids := slices.Collect(maps.Keys(cs.only))
+		if cs.only == nil {
+			ids, _ = cs.st.ids()
+		}
 		for _, id := range ids {
 			cs.addSession(id)
 		}
