@@ -118,6 +118,9 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 			t.Fatalf("%s: the cache answered: %v, want %v", when, ok, fromCache)
 		}
 		ids, _ := st.ids()
+		if c, err := m.Count(context.Background()); err != nil || c != len(ids) {
+			t.Fatalf("%s: %d sessions counted, %v; %d there", when, c, err, len(ids))
+		}
 		for _, id := range ids {
 			for _, p := range []string{id, id[:8], id[:13]} {
 				if got, err := m.Resolve(p); err != nil || got != id {

@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,4 +55,25 @@ func (st *Store) lookupPrefix(prefix string) ([]string, bool) {
 		}
 	}
 	return hits, true
+}
+
+// Count is how many sessions the state dir holds, those whose records
+// cannot be read included: the listing cache's count while the sessions
+// dir is as the cache saw it, else a listing's.
+func (m *Manager) Count(ctx context.Context) (int, error) {
+	var dst unix.Stat_t
+	if unix.Stat(m.st.sessionsDir(), &dst) == nil {
+		if r := m.st.openIndex(); r != nil {
+			defer r.Close()
+			if r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(racyWindow)) {
+				return r.IDs, nil
+			}
+		}
+	}
+	list, err := m.List(ctx, ListOptions{})
+	var le *ListError
+	if errors.As(err, &le) {
+		return len(list) + len(le.Records), nil
+	}
+	return len(list), err
 }

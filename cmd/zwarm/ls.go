@@ -152,12 +152,12 @@ func emptyNote(c *cobra.Command, m *sessions.Manager, opt sessions.ListOptions) 
 	if opt == (sessions.ListOptions{Limit: opt.Limit}) {
 		return fmt.Sprintf("no sessions in %s (start one with: zwarm spawn \"TASK\")", m.Store().Dir())
 	}
-	all, _ := m.List(c.Context(), sessions.ListOptions{})
+	all, _ := m.Count(c.Context())
 	what := "sessions match"
 	if opt == (sessions.ListOptions{Status: opt.Status, Limit: opt.Limit}) {
 		what = string(opt.Status) + " sessions"
 	}
-	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(len(all), "session"))
+	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(all, "session"))
 }
 
 // recent is how long a finished session stays marked as news.
