@@ -103,7 +103,11 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 		return err
 	}
 	if o.out.on() {
-		if err := o.out.write(io.out, listJSON(list)); err != nil {
+		write := func() error { return o.out.write(io.out, listJSON(list)) }
+		if o.out.jq == "" {
+			write = func() error { return writeListJSON(io.out, list) }
+		}
+		if err := write(); err != nil {
 			return err
 		}
 	} else if len(list) == 0 {
