@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,16 +37,22 @@ func writeListJSON(w io.Writer, list []*sessions.Session) error {
 	for i := range done {
 		done[i] = make(chan jsonPart, 1)
 	}
-	tokens := make(chan struct{}, 2*workers)
+	// A worker takes a buffer to fill, and the writer gives it back once
+	// written: at most 2*workers chunks are in flight, in as many buffers,
+	// however long the list.
+	free := make(chan []byte, 2*workers)
+	for range 2 * workers {
+		free <- nil
+	}
 	stop := make(chan struct{})
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var b []byte
 			for {
+				var b []byte
 				select {
-				case tokens <- struct{}{}:
+				case b = <-free:
 				case <-stop:
 					return
 				}
@@ -56,14 +61,13 @@ func writeListJSON(w io.Writer, list []*sessions.Session) error {
 					return
 				}
 				var err error
-				b = b[:0]
 				for k := i * jsonChunk; k < min(len(list), (i+1)*jsonChunk) && err == nil; k++ {
 					if b, err = appendSessionJSON(b, toJSON(list[k])); k < len(list)-1 {
 						b = append(b, ',')
 					}
 					b = append(b, '\n')
 				}
-				done[i] <- jsonPart{slices.Clone(b), err}
+				done[i] <- jsonPart{b, err}
 			}
 		})
 	}
@@ -71,13 +75,13 @@ func writeListJSON(w io.Writer, list []*sessions.Session) error {
 	defer close(stop)
 	for i := range chunks {
 		p := <-done[i]
-		<-tokens
 		if p.err != nil {
 			return p.err
 		}
 		if _, err := bw.Write(p.b); err != nil {
 			return err
 		}
+		free <- p.b[:0]
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
