@@ -141,7 +141,25 @@ func (st *Store) saveIndex(ix *sessionIndex) {
 	if err != nil {
 		return // a name no session has: the next listing reads the records
 	}
+	st.dropStaleIndexTemps()
 	st.writeFileAtomic(st.indexPath(), data)
+}
+
+// staleTemp is how old a temporary cache file must be to be taken for one
+// a killed listing left (as big as the cache: 56 MB for 100,000 sessions).
+// A younger one may be another listing's, being written; were it removed,
+// that listing would only fail to save.
+var staleTemp = time.Minute
+
+// dropStaleIndexTemps removes what listings killed while writing the
+// cache left behind.
+func (st *Store) dropStaleIndexTemps() {
+	tmps, _ := filepath.Glob(filepath.Join(st.dir, "."+indexFile+".tmp*"))
+	for _, p := range tmps {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleTemp {
+			os.Remove(p)
+		}
+	}
 }
 
 // generation reads sessions.gen under a shared lock, which the caller

@@ -44,7 +44,7 @@ const indexWriterEnv = "ZWARM_SESSIONS_TEST_INDEX_WRITER"
 
 // indexWriter lists the state dir at dir again and again, each time after
 // changing the sessions dir's times, so that every listing rewrites the
-// cache.
+// cache, and rewrites the cache in between.
 func indexWriter(dir string) int {
 	st, err := NewStore(dir)
 	if err != nil {
@@ -56,6 +56,10 @@ func indexWriter(dir string) int {
 		os.Chtimes(st.sessionsDir(), old, old)
 		if _, err := m.List(context.Background(), ListOptions{}); err != nil {
 			return 1
+		}
+		// Writing is most of what it does from here: a kill lands in it.
+		for range 5 {
+			st.saveIndex(st.loadIndex())
 		}
 	}
 }
@@ -91,6 +95,21 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		agreesWithRecords(t, m, st, fmt.Sprintf("round %d", round))
+	}
+	// What the killed listings left is removed by the next that writes
+	// the cache (here at once; in use, once it is a minute old).
+	defer func(was time.Duration) { staleTemp = was }(staleTemp)
+	staleTemp = 0
+	before, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*"))
+	t.Logf("%d temporary files left by the kills", len(before))
+	// One such file for certain, cut short.
+	if err := os.WriteFile(filepath.Join(st.Dir(), "."+indexFile+".tmp123"), []byte("ZWIX\x06"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeSettledRecord(t, st, 5000)
+	agreesWithRecords(t, m, st, "after the kills")
+	if left, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
 
