@@ -68,6 +68,17 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 // nearest existing directory above it, to see it being created. Nothing is
 // created: read-only commands leave a missing state dir missing.
 func (cs *changeSource) watchRoot() error {
+	if cs.only != nil {
+		// A subscription to some sessions (which exist: their ids were
+		// resolved) watches their directories alone: a watch on the
+		// sessions dir costs the kernel a walk of every entry of it that
+		// it holds in memory (100,000 in a big state dir), and a session
+		// dir's own watch sees it renamed away or removed.
+		for id := range cs.only {
+			cs.addSession(id)
+		}
+		return nil
+	}
 	if err := cs.fw.Add(cs.st.sessionsDir()); err == nil {
 		cs.missing = false
 		ids, _ := cs.st.ids()

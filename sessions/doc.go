@@ -43,7 +43,7 @@
 //	                                 was brought along, the [worktrees] setup command's output)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
 //	sessions/.removing-<id>/         a session being removed
-//	sessions.index                   the listing cache (index.go): never the source of truth
+//	sessions.index                   the listing cache (index.go; its format sessions/index): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
 //	land.lock                        flock(2) held by a landing, so each builds on the one before
 //	spawn.lock                       flock(2) held by a spawn with a limit while it counts and records

@@ -53,6 +53,11 @@ func TestMain(m *testing.M) {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(spawnerProcess(dir))
 	}
+	if dir := os.Getenv(indexWriterEnv); dir != "" {
+		// Rewrites the listing cache until killed (see
+		// TestListingCacheSurvivesAKillWhileWritten).
+		os.Exit(indexWriter(dir))
+	}
 	if os.Getenv(helperEnv) != "" {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(helperSupervisor(os.Args[1:]))

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,24 +11,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
-// The listing cache, sessions.index beside the sessions dir, keeps the
-// summary of every settled session (its record without the turns) with the
-// identity of the meta.json it came from (size, modification and change
-// time, inode),
-// the ids of the other sessions, and the sessions dir's modification time
-// when it was last read. It is never the source of truth: a missing,
-// corrupt or foreign cache is rebuilt from the records. Unsettled sessions
-// are never cached: their records move.
+// The listing cache, sessions.index beside the sessions dir (its format is
+// package sessions/index's), keeps the summary of every settled session
+// (its record without the turns) with the identity of the meta.json it
+// came from (size, modification and change time, inode), newest first;
+// the ids of the other sessions; a sorted table of every id; and the
+// sessions dir's modification and change times when it was last read. It
+// is never the source of truth: a missing, corrupt or foreign cache is
+// rebuilt from the records. Unsettled sessions are never cached: their
+// records move.
 //
 // Sessions are created and removed by renaming their directories in and
-// out of the sessions dir, which changes its modification time: while that
-// time is the recorded one, and old enough that a change within the same
-// clock tick of a coarse file system cannot hide behind it, the set of
-// sessions is the recorded one and the directory is not read.
+// out of the sessions dir, which changes its times: while they are the
+// recorded ones, and the modification time old enough that a change
+// within the same clock tick of a coarse file system cannot hide behind
+// it, the set of sessions is the recorded one and the directory is not
+// read. A state dir copied elsewhere has other times (and inodes): its
+// cache is rebuilt.
 //
 // A settled record changes only when a follow-up reopens it (Inject). That
 // writer bumps sessions.gen, under an exclusive lock on it, before it
@@ -38,35 +41,31 @@ import (
 // changed through zwarm; otherwise the cache is rebuilt. A crash at any
 // instant leaves the generation bumped or the record unchanged, never a
 // changed record under an old generation. Either way every cached record
-// is checked against its meta.json's identity, one stat each (a listing of
-// 10,000 sessions reads one directory, one file and stats 10,000): a
-// record changed behind zwarm's back (edited, restored, corrupted) is read
-// again, and listed as broken if it is, as it is without the cache.
-// Sessions created or removed are seen in the sessions directory itself.
-// Writers pay one locked counter update per follow-up to a settled session;
-// the cache file is written by listings, and only when it changed.
+// a listing shows is checked against its meta.json's identity, one stat
+// each: a record changed behind zwarm's back (edited, restored,
+// corrupted) is read again, and listed as broken if it is, as it is
+// without the cache. A listing that shows few (a limit, a filter) reads
+// the cache from the front, only as far as it shows, and stats only those
+// (index_front.go); a full listing stats every record (a listing of
+// 100,000 sessions reads one directory's times, one file and stats
+// 100,000). Sessions created or removed are seen in the sessions directory
+// itself. Writers pay one locked counter update per follow-up to a settled
+// session; the cache file is written by full listings, and only when it
+// changed.
 
 const (
-	indexFile    = "sessions.index"
-	genFile      = "sessions.gen"
-	indexVersion = 5
+	indexFile = "sessions.index"
+	genFile   = "sessions.gen"
 	// racyWindow is how recent a directory's modification time may be and
 	// still be trusted to say nothing changed: file systems with a coarse
 	// clock give two changes within a tick the same time.
 	racyWindow = 2 * time.Second
 )
 
-// metaKey identifies one version of a meta.json: replacing the file (always
-// by rename) changes its inode and time.
-type metaKey struct {
-	Size, MtimeNs, CtimeNs int64
-	Ino                    uint64
-}
-
 // summary is a settled record as the cache keeps it: flat, so decoding
 // thousands costs little.
 type summary struct {
-	Key                                                            metaKey
+	Key                                                            index.Key
 	ID, Task, Status, Adapter, Model, Sandbox, WorkingDir, Source  string
 	ThreadID, LastMessage, Error                                   string
 	CreatedAt, UpdatedAt, EndedAt, LastEventAt                     int64
@@ -81,11 +80,13 @@ type summary struct {
 	Workspace *Workspace
 }
 
-// sessionIndex is the cache file's content. Settled summaries are kept
-// newest first, the order listings print them in.
+// sessionIndex is the cache's content as a full listing reads and writes
+// it. Settled summaries are kept newest first, the order listings print
+// them in.
 type sessionIndex struct {
 	Gen       uint64
 	DirMtime  int64 // the sessions dir's modification time when it was read
+	DirCtime  int64 // and its change time
 	Checked   int64 // when that was
 	Settled   []summary
 	Unsettled []string
@@ -94,20 +95,72 @@ type sessionIndex struct {
 func (st *Store) indexPath() string { return filepath.Join(st.dir, indexFile) }
 func (st *Store) genPath() string   { return filepath.Join(st.dir, genFile) }
 
-// loadIndex reads the cache; anything wrong with it is an empty cache.
+// openIndex opens the cache for reading from the front; nil if there is
+// none that can be read.
+func (st *Store) openIndex() *index.Reader {
+	r, err := index.Open(st.indexPath())
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// loadIndex reads the whole cache; anything wrong with it is an empty
+// cache.
 func (st *Store) loadIndex() *sessionIndex {
-	data, err := os.ReadFile(st.indexPath())
-	if err == nil {
-		if ix, err := decodeIndex(data); err == nil {
-			return ix
+	r := st.openIndex()
+	if r == nil {
+		return &sessionIndex{}
+	}
+	defer r.Close()
+	ix := &sessionIndex{Gen: r.Gen, DirMtime: r.DirMtime, DirCtime: r.DirCtime, Checked: r.Checked, Unsettled: r.Unsettled,
+		Settled: make([]summary, 0, r.Count)}
+	d := &decoder{}
+	for e, ok := r.Next(); ok; e, ok = r.Next() {
+		ix.Settled = append(ix.Settled, summary{})
+		if !d.summary(e, &ix.Settled[len(ix.Settled)-1]) {
+			return &sessionIndex{}
 		}
 	}
-	return &sessionIndex{}
+	if r.Err() != nil {
+		return &sessionIndex{}
+	}
+	return ix
 }
 
 // saveIndex replaces the cache, best effort: a read-only state dir goes
 // without.
-func (st *Store) saveIndex(ix *sessionIndex) { st.writeFileAtomic(st.indexPath(), ix.encode()) }
+func (st *Store) saveIndex(ix *sessionIndex) {
+	out := &index.Index{Gen: ix.Gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked, Unsettled: ix.Unsettled,
+		Entries: make([]index.Entry, len(ix.Settled))}
+	e := &encoder{}
+	for i := range ix.Settled {
+		out.Entries[i] = e.entry(&ix.Settled[i])
+	}
+	data, err := out.Encode()
+	if err != nil {
+		return // a name no session has: the next listing reads the records
+	}
+	st.dropStaleIndexTemps()
+	st.writeFileAtomic(st.indexPath(), data)
+}
+
+// staleTemp is how old a temporary cache file must be to be taken for one
+// a killed listing left (as big as the cache: 56 MB for 100,000 sessions).
+// A younger one may be another listing's, being written; were it removed,
+// that listing would only fail to save.
+var staleTemp = time.Minute
+
+// dropStaleIndexTemps removes what listings killed while writing the
+// cache left behind.
+func (st *Store) dropStaleIndexTemps() {
+	tmps, _ := filepath.Glob(filepath.Join(st.dir, "."+indexFile+".tmp*"))
+	for _, p := range tmps {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleTemp {
+			os.Remove(p)
+		}
+	}
+}
 
 // generation reads sessions.gen under a shared lock, which the caller
 // releases when it has finished trusting or rebuilding the cache. ok is
@@ -146,14 +199,14 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 	ix := m.st.loadIndex()
 	now := time.Now()
 	trusted := genOK && ix.Gen == gen
-	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, Checked: ix.Checked}
+	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked}
 	changed := !trusted
 
 	// Which sessions there are: the recorded set while the directory has
 	// not changed since it was read, else what it holds now.
 	var present map[string]bool
-	mtime := dst.Mtim.Nano()
-	if mtime != ix.DirMtime || ix.Checked-mtime < int64(racyWindow) {
+	mtime, ctime := dst.Mtim.Nano(), dst.Ctim.Nano()
+	if mtime != ix.DirMtime || ctime != ix.DirCtime || ix.Checked-mtime < int64(racyWindow) {
 		names, err := dir.Readdirnames(-1)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list sessions: %w", err)
@@ -164,7 +217,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 				present[id] = true
 			}
 		}
-		next.DirMtime, next.Checked, changed = mtime, now.UnixNano(), true
+		next.DirMtime, next.DirCtime, next.Checked, changed = mtime, ctime, now.UnixNano(), true
 	}
 	out := make([]*Session, 0, len(ix.Settled)+len(ix.Unsettled))
 	var bad []*RecordError
@@ -181,7 +234,11 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		// so the kept summaries are filtered into it in place.
 		next.Settled = ix.Settled[:0]
 	}
-	same := sameFiles(fd, ix.Settled)
+	checks := make([]fileCheck, len(ix.Settled))
+	for i := range ix.Settled {
+		checks[i] = fileCheck{ix.Settled[i].ID, ix.Settled[i].Key}
+	}
+	same := sameFiles(fd, checks)
 	var stale []string
 	for i := range ix.Settled {
 		e := &ix.Settled[i]
@@ -259,7 +316,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			// them without a word. A record that changed since the stat (a
 			// dead owner just recorded) is cached on the next listing.
 			if s.Settled() && !s.Legacy {
-				next.Settled = append(next.Settled, summarize(keyOf(&l.st), s))
+				next.Settled = append(next.Settled, summarize(index.KeyOf(&l.st), s))
 				changed = true
 			} else {
 				next.Unsettled = append(next.Unsettled, id)
@@ -275,10 +332,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		}
 	}
 	if genOK && (changed || len(next.Unsettled) != len(ix.Unsettled)) {
-		slices.SortFunc(next.Settled, func(a, b summary) int {
-			return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
-		})
-		m.st.saveIndex(next)
+		m.st.saveIndex(next) // it sorts them
 	}
 	SortNewestFirst(out) // the cached ones are in order already: this is cheap
 	return out, bad, nil

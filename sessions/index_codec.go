@@ -4,20 +4,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
+	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
-// The cache file's format: a header, then the settled summaries newest
-// first, then the ids of the sessions that were not settled. Integers are
-// little endian, strings a uvarint length and their bytes. Decoding reads
-// the whole file once and points every string into it, so a listing of
-// thousands of sessions allocates no string of its own. A file that does
-// not decode is no cache at all.
-
-const indexMagic = "ZWIX"
+// How a settled session's summary is kept in an entry of the listing
+// cache (package sessions/index keeps the file; the entry's id, creation
+// time and file identity are its). Integers are little endian, strings a
+// uvarint length and their bytes. Decoding points every string into the
+// bytes read, so a listing of thousands of sessions allocates no string of
+// its own. An entry that does not decode is no cache at all.
 
 var errBadIndex = errors.New("malformed listing cache")
 
@@ -67,80 +67,40 @@ func (d *decoder) str() string {
 	return unsafe.String(&s[0], len(s))
 }
 
-func (ix *sessionIndex) encode() []byte {
-	e := &encoder{b: make([]byte, 0, 64+len(ix.Settled)*400)}
-	e.b = append(e.b, indexMagic...)
-	e.u64(indexVersion)
-	e.u64(ix.Gen)
-	e.i64(ix.DirMtime)
-	e.i64(ix.Checked)
-	e.u64(uint64(len(ix.Settled)))
-	for i := range ix.Settled {
-		s := &ix.Settled[i]
-		e.i64(s.Key.Size)
-		e.i64(s.Key.MtimeNs)
-		e.i64(s.Key.CtimeNs)
-		e.u64(s.Key.Ino)
-		for _, v := range []string{s.ID, s.Task, s.Status, s.Adapter, s.Model, s.Sandbox, s.WorkingDir, s.Source, s.ThreadID, s.LastMessage, s.Error} {
-			e.str(v)
-		}
-		for _, v := range []int64{s.CreatedAt, s.UpdatedAt, s.EndedAt, s.LastEventAt, int64(s.PID), int64(s.Turn),
-			int64(s.PendingInjects), int64(s.NextInboxSeq), int64(s.ExitCode), b2i(s.HasExit), b2i(s.HasCost),
-			s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens, s.OutputTokens, s.ReasoningTokens, s.TotalTokens} {
-			e.i64(v)
-		}
-		e.u64(math.Float64bits(s.Cost))
-		e.i64(int64(s.Denied))
-		e.workspace(s.Workspace)
+// entry is sum as the cache keeps it. The encoder's buffer is reused:
+// each entry's bytes are copied out of it.
+func (e *encoder) entry(s *summary) index.Entry {
+	e.b = e.b[:0]
+	for _, v := range []string{s.Task, s.Status, s.Adapter, s.Model, s.Sandbox, s.WorkingDir, s.Source, s.ThreadID, s.LastMessage, s.Error} {
+		e.str(v)
 	}
-	e.u64(uint64(len(ix.Unsettled)))
-	for _, id := range ix.Unsettled {
-		e.str(id)
+	for _, v := range []int64{s.UpdatedAt, s.EndedAt, s.LastEventAt, int64(s.PID), int64(s.Turn),
+		int64(s.PendingInjects), int64(s.NextInboxSeq), int64(s.ExitCode), b2i(s.HasExit), b2i(s.HasCost),
+		s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens, s.OutputTokens, s.ReasoningTokens, s.TotalTokens} {
+		e.i64(v)
 	}
-	return e.b
+	e.u64(math.Float64bits(s.Cost))
+	e.i64(int64(s.Denied))
+	e.workspace(s.Workspace)
+	return index.Entry{ID: s.ID, Key: s.Key, Created: s.CreatedAt, Data: slices.Clone(e.b)}
 }
 
-func decodeIndex(data []byte) (*sessionIndex, error) {
-	if len(data) < len(indexMagic) || string(data[:len(indexMagic)]) != indexMagic {
-		return nil, errBadIndex
+// summary decodes en into s; false if it does not decode.
+func (d *decoder) summary(en index.Entry, s *summary) bool {
+	d.b, d.err = en.Data, nil
+	s.Key, s.ID, s.CreatedAt = en.Key, en.ID, en.Created
+	for _, p := range []*string{&s.Task, &s.Status, &s.Adapter, &s.Model, &s.Sandbox, &s.WorkingDir, &s.Source, &s.ThreadID, &s.LastMessage, &s.Error} {
+		*p = d.str()
 	}
-	d := &decoder{b: data[len(indexMagic):]}
-	if d.u64() != indexVersion {
-		return nil, errBadIndex
-	}
-	ix := &sessionIndex{Gen: d.u64(), DirMtime: d.i64(), Checked: d.i64()}
-	n := d.u64()
-	if d.err != nil || n > uint64(len(d.b)) {
-		return nil, errBadIndex
-	}
-	ix.Settled = make([]summary, n)
-	for i := range ix.Settled {
-		s := &ix.Settled[i]
-		s.Key = metaKey{Size: d.i64(), MtimeNs: d.i64(), CtimeNs: d.i64(), Ino: d.u64()}
-		for _, p := range []*string{&s.ID, &s.Task, &s.Status, &s.Adapter, &s.Model, &s.Sandbox, &s.WorkingDir, &s.Source, &s.ThreadID, &s.LastMessage, &s.Error} {
-			*p = d.str()
-		}
-		s.CreatedAt, s.UpdatedAt, s.EndedAt, s.LastEventAt = d.i64(), d.i64(), d.i64(), d.i64()
-		s.PID, s.Turn, s.PendingInjects, s.NextInboxSeq, s.ExitCode = int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64())
-		s.HasExit, s.HasCost = d.i64() != 0, d.i64() != 0
-		s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens = d.i64(), d.i64(), d.i64()
-		s.OutputTokens, s.ReasoningTokens, s.TotalTokens = d.i64(), d.i64(), d.i64()
-		s.Cost = math.Float64frombits(d.u64())
-		s.Denied = int(d.i64())
-		s.Workspace = d.workspace()
-	}
-	n = d.u64()
-	if d.err != nil || n > uint64(len(d.b)) {
-		return nil, errBadIndex
-	}
-	ix.Unsettled = make([]string, n)
-	for i := range ix.Unsettled {
-		ix.Unsettled[i] = d.str()
-	}
-	if d.err != nil || len(d.b) != 0 {
-		return nil, errBadIndex
-	}
-	return ix, nil
+	s.UpdatedAt, s.EndedAt, s.LastEventAt = d.i64(), d.i64(), d.i64()
+	s.PID, s.Turn, s.PendingInjects, s.NextInboxSeq, s.ExitCode = int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64()), int(d.i64())
+	s.HasExit, s.HasCost = d.i64() != 0, d.i64() != 0
+	s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens = d.i64(), d.i64(), d.i64()
+	s.OutputTokens, s.ReasoningTokens, s.TotalTokens = d.i64(), d.i64(), d.i64()
+	s.Cost = math.Float64frombits(d.u64())
+	s.Denied = int(d.i64())
+	s.Workspace = d.workspace()
+	return d.err == nil && len(d.b) == 0
 }
 
 func b2i(b bool) int64 {

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/index"
 )
 
 // loaded is one record read for a listing: the identity of its meta.json
@@ -61,7 +63,7 @@ func (st *Store) loadAll(fd int, ids []string) []loaded {
 // catches a record changed behind zwarm's back (an editor, a restored
 // backup, a disk that corrupted it), which no generation counter sees. The
 // stats share the processors when there are enough of them.
-func sameFiles(fd int, cached []summary) []bool {
+func sameFiles(fd int, cached []fileCheck) []bool {
 	out := make([]bool, len(cached))
 	one := func(lo, hi int) {
 		var st unix.Stat_t
@@ -75,7 +77,7 @@ func sameFiles(fd int, cached []summary) []bool {
 			n := copy(path[:], id)
 			n += copy(path[n:], "/meta.json")
 			err := unix.Fstatat(fd, unsafe.String(&path[0], n), &st, unix.AT_SYMLINK_NOFOLLOW)
-			out[i] = err == nil && keyOf(&st) == cached[i].Key
+			out[i] = err == nil && index.KeyOf(&st) == cached[i].Key
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(cached)/statShare)
@@ -92,12 +94,12 @@ func sameFiles(fd int, cached []summary) []bool {
 	return out
 }
 
+// fileCheck is a cached record to check: its id and the identity of the
+// meta.json it came from.
+type fileCheck struct {
+	ID  string
+	Key index.Key
+}
+
 // statShare is how many stats make it worth another goroutine.
 const statShare = 256
-
-// keyOf is the identity of the file st describes. The change time is in
-// it because nothing but the kernel sets it: a rewrite that puts back the
-// old modification time still changes it.
-func keyOf(st *unix.Stat_t) metaKey {
-	return metaKey{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino}
-}

@@ -1,6 +1,10 @@
 package sessions
 
-import "time"
+import (
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/index"
+)
 
 // How a settled record is kept in the listing cache and made into a
 // Session again.
@@ -12,7 +16,7 @@ func (s *Session) summary() *Session {
 	return &c
 }
 
-func summarize(key metaKey, s *Session) summary {
+func summarize(key index.Key, s *Session) summary {
 	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
 		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
@@ -36,7 +40,8 @@ func summarize(key metaKey, s *Session) summary {
 }
 
 // slab makes the records of a listing from the cache in a few
-// allocations instead of several per session.
+// allocations instead of several per session. It grows by blocks, never
+// by copying, so the records it made stay where they are.
 type slab struct {
 	sessions []Session
 	times    []time.Time
@@ -44,11 +49,32 @@ type slab struct {
 	floats   []float64
 }
 
+// slabBlock is the most records a slab allocates at once once it has to
+// grow: a filtered listing of many sessions may keep few.
+const slabBlock = 1024
+
 func newSlab(n int) *slab {
 	return &slab{sessions: make([]Session, 0, n), times: make([]time.Time, 0, 2*n), ints: make([]int, 0, n), floats: make([]float64, 0, n)}
 }
 
+// grow makes room for one more of each kind, in a new block if need be.
+func (sl *slab) grow() {
+	if len(sl.sessions) == cap(sl.sessions) {
+		sl.sessions = make([]Session, 0, slabBlock)
+	}
+	if len(sl.times)+2 > cap(sl.times) {
+		sl.times = make([]time.Time, 0, 2*slabBlock)
+	}
+	if len(sl.ints) == cap(sl.ints) {
+		sl.ints = make([]int, 0, slabBlock)
+	}
+	if len(sl.floats) == cap(sl.floats) {
+		sl.floats = make([]float64, 0, slabBlock)
+	}
+}
+
 func (sl *slab) session(e *summary) *Session {
+	sl.grow()
 	src, _ := ParseSource(e.Source)
 	sl.sessions = append(sl.sessions, Session{Version: SchemaVersion, ID: e.ID, Task: e.Task, Status: Status(e.Status),
 		Adapter: e.Adapter, Model: e.Model, Sandbox: e.Sandbox, WorkingDir: e.WorkingDir, Source: src, ThreadID: e.ThreadID,
@@ -75,4 +101,28 @@ func (sl *slab) session(e *summary) *Session {
 		s.CostUSD = &sl.floats[len(sl.floats)-1]
 	}
 	return s
+}
+
+// slabMark is how far a slab was filled: a listing that made a record it
+// does not keep takes the space back (undo).
+type slabMark struct{ sessions, times, ints, floats int }
+
+func (sl *slab) mark() slabMark {
+	return slabMark{len(sl.sessions), len(sl.times), len(sl.ints), len(sl.floats)}
+}
+
+func (sl *slab) undo(m slabMark) {
+	// Within the block it was made in; a record that began a block stays.
+	if len(sl.sessions) > m.sessions {
+		sl.sessions = sl.sessions[:m.sessions]
+	}
+	if len(sl.times) > m.times {
+		sl.times = sl.times[:m.times]
+	}
+	if len(sl.ints) > m.ints {
+		sl.ints = sl.ints[:m.ints]
+	}
+	if len(sl.floats) > m.floats {
+		sl.floats = sl.floats[:m.floats]
+	}
 }

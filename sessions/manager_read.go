@@ -82,8 +82,9 @@ func (e *ListError) Error() string {
 
 // List returns every session that matches, newest first: settled ones as
 // a summary, the record without its turns (Get has them); unsettled ones
-// whole. Settled sessions cost a stat of
-// their meta.json when the listing cache (index.go) has them, one read
+// whole. Settled sessions cost a stat of their meta.json when the listing
+// cache (index.go) has them and they are listed (a listing with a limit
+// reads the cache only as far as it shows, index_front.go), one read
 // otherwise; unsettled ones also parse what their agent wrote since the
 // supervisor last recorded progress, and nothing more. Records that cannot
 // be read are reported in a *ListError beside the sessions that could.
@@ -91,9 +92,12 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, bad, err := m.scan(opt.Match)
-	if err != nil {
-		return nil, err
+	out, bad, ok := m.listFront(opt)
+	if !ok {
+		var err error
+		if out, bad, err = m.scan(opt.Match); err != nil {
+			return nil, err
+		}
 	}
 	if opt.Limit > 0 && len(out) > opt.Limit {
 		out = out[:opt.Limit]

@@ -250,9 +250,6 @@ func (st *Store) lockCtx(ctx context.Context, id string) (*store.Lock, error) {
 // ids lists the ids of every session directory.
 func (st *Store) ids() ([]string, error) { return st.files().SessionIDs() }
 
-// resolve turns a user's id or prefix into a full session id.
-func (st *Store) resolve(prefix string) (string, error) { return st.files().ResolveSession(prefix) }
-
 // remove deletes a session's directory: readers see it whole or gone. Its
 // errors name the session; the caller says what removed it ("rm 1a2b: ...").
 func (st *Store) remove(ctx context.Context, id string) error {

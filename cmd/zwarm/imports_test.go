@@ -17,11 +17,13 @@ const module = "github.com/zwarm/zwarm"
 // The run records (orchestrator/runs) are the session core's twin and
 // import nothing else of zwarm; the dashboard's palette and keys are
 // leaves, so drawing a status links neither the orchestrator nor its
-// model SDK. The state dir's file primitives (sessions/store) know no
-// record and import no zwarm package.
+// model SDK. The state dir's file primitives (sessions/store) and the
+// listing cache's file format (sessions/index) know no record and import
+// no zwarm package.
 var allowed = map[string][]string{
 	"sessions/store":    {},
-	"sessions":          {"sessions/store"},
+	"sessions/index":    {},
+	"sessions":          {"sessions/store", "sessions/index"},
 	"adapters/":         {"sessions"},
 	"adapters":          {"adapters/", "sessions"},
 	"watchers":          {"sessions"},
@@ -33,7 +35,7 @@ var allowed = map[string][]string{
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "orchestrator/runs", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "orchestrator/runs", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

@@ -103,7 +103,11 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 		return err
 	}
 	if o.out.on() {
-		if err := o.out.write(io.out, listJSON(list)); err != nil {
+		write := func() error { return o.out.write(io.out, listJSON(list)) }
+		if o.out.jq == "" {
+			write = func() error { return writeListJSON(io.out, list) }
+		}
+		if err := write(); err != nil {
 			return err
 		}
 	} else if len(list) == 0 {
@@ -152,12 +156,12 @@ func emptyNote(c *cobra.Command, m *sessions.Manager, opt sessions.ListOptions) 
 	if opt == (sessions.ListOptions{Limit: opt.Limit}) {
 		return fmt.Sprintf("no sessions in %s (start one with: zwarm spawn \"TASK\")", m.Store().Dir())
 	}
-	all, _ := m.List(c.Context(), sessions.ListOptions{})
+	all, _ := m.Count(c.Context())
 	what := "sessions match"
 	if opt == (sessions.ListOptions{Status: opt.Status, Limit: opt.Limit}) {
 		what = string(opt.Status) + " sessions"
 	}
-	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(len(all), "session"))
+	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(all, "session"))
 }
 
 // recent is how long a finished session stays marked as news.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -207,15 +208,63 @@ func (l Layout) RemoveSession(ctx context.Context, id string) error {
 	return os.RemoveAll(trash)
 }
 
-// ResolveSession turns a user's id or prefix into a full session id.
+// ResolveSession turns a user's id or prefix into a full session id. It
+// costs the same however many sessions there are, near enough: a whole id
+// is one stat; a prefix reads the names in the sessions dir (no stat, no
+// sort) and stats only those that match it.
 func (l Layout) ResolveSession(prefix string) (string, error) {
 	prefix = strings.ToLower(strings.TrimSpace(prefix))
 	if err := ValidID(prefix); err != nil {
 		return "", err
 	}
-	all, err := l.SessionIDs()
+	if len(prefix) == idLen {
+		// Every id is this long: a whole one is nobody's prefix.
+		fi, err := os.Lstat(l.Session(prefix))
+		switch {
+		case err == nil && fi.IsDir():
+			return prefix, nil
+		case err == nil || errors.Is(err, fs.ErrNotExist):
+			return ResolveID(prefix, nil)
+		}
+		return "", fmt.Errorf("session %s: %w", prefix, err)
+	}
+	hits, err := l.sessionsWithPrefix(prefix)
 	if err != nil {
 		return "", err
 	}
-	return ResolveID(prefix, all)
+	return ResolveID(prefix, hits)
+}
+
+// idLen is the length of a session id (a uuid).
+const idLen = 36
+
+// sessionsWithPrefix lists the session directories whose names start with
+// prefix, reading the directory's names in batches.
+func (l Layout) sessionsWithPrefix(prefix string) ([]string, error) {
+	d, err := os.Open(l.Sessions())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer d.Close()
+	var hits []string
+	for {
+		names, err := d.Readdirnames(4096)
+		for _, name := range names {
+			if !strings.HasPrefix(name, prefix) || ValidID(name) != nil {
+				continue
+			}
+			if fi, err := os.Lstat(filepath.Join(l.Sessions(), name)); err == nil && fi.IsDir() {
+				hits = append(hits, name)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return hits, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+	}
 }

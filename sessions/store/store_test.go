@@ -148,3 +148,49 @@ func TestASessionDirectoryIsMadeAndRemovedWhole(t *testing.T) {
 		t.Fatalf("left behind: %v", ents)
 	}
 }
+
+// A whole id is found by its directory alone, a prefix among the names of
+// the sessions dir; what is not a session directory is no session.
+func TestResolveSessionByIDOrPrefix(t *testing.T) {
+	l := Layout{Dir: t.TempDir()}
+	if _, err := l.ResolveSession("3f2a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("no sessions dir: %v", err)
+	}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	a, b := "3f2a0001-0000-4000-8000-000000000001", "3f2a0002-0000-4000-8000-000000000002"
+	for _, id := range []string{a, b} {
+		if err := l.CreateSession(id, []byte("{}\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := "3f2b0003-0000-4000-8000-000000000003" // a file, not a session
+	if err := os.WriteFile(filepath.Join(l.Sessions(), file), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in, want string
+		err      error
+	}{
+		{a, a, nil},
+		{" " + strings.ToUpper(b) + " ", b, nil},
+		{"3f2a0001", a, nil},
+		{"3f2a", "", nil}, // ambiguous
+		{file, "", ErrNotFound},
+		{"3f2b", "", ErrNotFound},
+		{"3f2a0009-0000-4000-8000-000000000001", "", ErrNotFound},
+		{"../x", "", ErrInvalidID},
+	} {
+		got, err := l.ResolveSession(tc.in)
+		var amb *AmbiguousError
+		switch {
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("%q: %q, %v; want %s", tc.in, got, err, tc.want)
+		case tc.want == "" && tc.err == nil && !errors.As(err, &amb):
+			t.Errorf("%q: %q, %v; want ambiguous", tc.in, got, err)
+		case tc.err != nil && !errors.Is(err, tc.err):
+			t.Errorf("%q: %q, %v; want %v", tc.in, got, err, tc.err)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// The hand-written listing JSON is encoding/json's, byte for byte, for
+// every shape a session can take.
+func TestListJSONIsEncodingJSONs(t *testing.T) {
+	at := time.Date(2026, 11, 2, 1, 39, 0, 123456789, time.UTC)
+	later := at.Add(90 * time.Second)
+	code, minus := 0, -9
+	costs := []float64{0, 0.0066, 1e-7, 2.5e21, 123456789.25, 3}
+	var list []*sessions.Session
+	for i, text := range []string{"", "plain", `say "hi" \ there`, "<b>&amp;</b>", "tab\tnew\nline\r\x01\x7f", "ünïcödé ✓", "bad \xff utf8", "sep\u2028\u2029"} {
+		s := &sessions.Session{ID: "3f2a0000-0000-4000-8000-00000000000" + string(rune('0'+i)), Task: text, Status: sessions.StatusCompleted,
+			Adapter: "codex", Model: text, WorkingDir: "/w/" + text, Source: sessions.UserSource, CreatedAt: at, UpdatedAt: later,
+			LastMessage: text, Error: text, ThreadID: text, PID: 1000 + i, Turn: i, PendingInjects: i % 2, Denied: i % 3,
+			Usage: sessions.Usage{InputTokens: int64(i) * 1000, CachedInputTokens: 7, OutputTokens: -1, TotalTokens: math.MaxInt64}}
+		if i%2 == 0 {
+			s.EndedAt, s.ExitCode, s.Sandbox = &later, &code, "workspace-write"
+			s.Usage.CacheWriteInputTokens = 42
+		} else {
+			s.LastEventAt, s.ExitCode, s.Source = &at, &minus, sessions.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
+		}
+		if i < len(costs) {
+			c := costs[i]
+			s.CostUSD = &c
+		}
+		switch i % 4 {
+		case 1:
+			s.Workspace = &sessions.Workspace{Path: "/wt/" + text, Branch: "zwarm/x", Base: "main", BaseCommit: "abc",
+				Changes: &workspace.Stat{Files: 2, Added: 10, Deleted: 3}, State: sessions.WorkspaceReady}
+		case 2:
+			s.Workspace = &sessions.Workspace{Path: "/wt", Conflict: []string{"a.go", text}, State: sessions.WorkspaceReady}
+		case 3:
+			s.Workspace = &sessions.Workspace{Path: "/wt", State: sessions.WorkspaceRemoved,
+				Landed: &sessions.Landing{Commit: "def", Into: "main", Strategy: workspace.Squash, At: later}}
+			s.Turns = []sessions.Turn{{N: 1, Prompt: text, StartedAt: at, EndedAt: &later, ExitCode: &code, Status: sessions.StatusCompleted,
+				Files: []string{"x.go"}}, {N: 2, Prompt: "again", StartedAt: later}}
+		}
+		list = append(list, s)
+	}
+	var many []*sessions.Session // several chunks, encoded apart
+	for len(many) < 3*jsonChunk+5 {
+		many = append(many, list...)
+	}
+	for _, l := range [][]*sessions.Session{nil, list[:1], list, many[:jsonChunk], many} {
+		var want, got bytes.Buffer
+		if err := writeJSONValue(&want, listJSON(l)); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeListJSON(&got, l); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			g, w := got.Bytes(), want.Bytes()
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Fatalf("%d sessions: differs at byte %d:\n got  %q\n want %q", len(l), i, g[max(0, i-80):min(len(g), i+80)], w[max(0, i-80):min(len(w), i+80)])
+		}
+	}
+	nan := math.NaN()
+	list[0].CostUSD = &nan
+	var got bytes.Buffer
+	if err := writeListJSON(&got, list[:1]); err == nil {
+		t.Fatal("a NaN cost was written")
+	}
+}

@@ -1,0 +1,154 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A listing answered from the front of the cache (a limit, a filter) says
+// what the records say, as the full listing does; a record it shows that
+// changed behind zwarm's back is read again.
+func TestListingFromTheFrontOfTheCache(t *testing.T) {
+	st, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(ManagerOptions{Store: st})
+	ctx := context.Background()
+	const n = 300
+	for i := range n {
+		writeSettledRecord(t, st, i)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(st.sessionsDir(), old, old) // a state dir in use: its directory is trusted
+	if _, err := m.List(ctx, ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	all := recordsOnDisk(t, st, "")
+	for _, opt := range []ListOptions{
+		{}, {Limit: 1}, {Limit: 20}, {Limit: n + 5}, {Status: StatusCompleted, Limit: 7}, {Status: StatusRunning},
+		{Active: true}, {Text: "task 29"}, {Text: "task 29", Limit: 3}, {Source: UserSource, Limit: 50},
+		{Source: RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")},
+	} {
+		if _, _, ok := m.listFront(opt); !ok {
+			t.Fatalf("%+v: the current cache did not answer", opt)
+		}
+		list, err := m.List(ctx, opt)
+		if err != nil {
+			t.Fatalf("%+v: %v", opt, err)
+		}
+		var want []string
+		for _, s := range recordSessions(t, st) {
+			if opt.Match(s) && (opt.Limit == 0 || len(want) < opt.Limit) {
+				want = append(want, fingerprint(s))
+			}
+		}
+		got := make([]string, len(list))
+		for i, s := range list {
+			got[i] = fingerprint(s)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%+v: %d listed, want %d; first difference:\n%s", opt, len(got), len(want), firstDiff(got, want))
+		}
+	}
+	if len(all) != n {
+		t.Fatalf("%d records", len(all))
+	}
+
+	// The newest record, broken in place: `ls -L 1` shows it, so it is
+	// checked, reported, and the next one listed in its place.
+	newest := sessionID(n - 1)
+	nextClockTick(t, st.metaPath(newest))
+	if err := os.WriteFile(st.metaPath(newest), []byte(`{"version":1,"id":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"first", "second"} {
+		list, err := m.List(ctx, ListOptions{Limit: 1})
+		var le *ListError
+		if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != newest {
+			t.Fatalf("%s listing: the broken record is not reported: %v", when, err)
+		}
+		if len(list) != 1 || list[0].ID != sessionID(n-2) {
+			t.Fatalf("%s listing: %d listed, want the one before the broken one", when, len(list))
+		}
+	}
+}
+
+// recordSessions is every record read whole, newest first, as summaries.
+func recordSessions(t *testing.T, st *Store) []*Session {
+	t.Helper()
+	ids, err := st.ids()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*Session
+	for _, id := range ids {
+		if s, err := st.load(id); err == nil {
+			out = append(out, s.summary())
+		}
+	}
+	SortNewestFirst(out)
+	return out
+}
+
+// A prefix is looked up in the cache while the sessions dir is as the
+// cache saw it, and in the directory once it changed: either way it finds
+// what the directory holds.
+func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
+	st, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(ManagerOptions{Store: st})
+	for i := range 40 {
+		writeSettledRecord(t, st, i)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(st.sessionsDir(), old, old)
+	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, fromCache bool) {
+		t.Helper()
+		if _, ok := st.lookupPrefix("3f2a"); ok != fromCache {
+			t.Fatalf("%s: the cache answered: %v, want %v", when, ok, fromCache)
+		}
+		ids, _ := st.ids()
+		if c, err := m.Count(context.Background()); err != nil || c != len(ids) {
+			t.Fatalf("%s: %d sessions counted, %v; %d there", when, c, err, len(ids))
+		}
+		for _, id := range ids {
+			for _, p := range []string{id, id[:8], id[:13]} {
+				if got, err := m.Resolve(p); err != nil || got != id {
+					t.Fatalf("%s: %s: %q, %v", when, p, got, err)
+				}
+			}
+		}
+		var amb *AmbiguousError
+		if _, err := m.Resolve("3f2a00"); !errors.As(err, &amb) || len(amb.Candidates) != len(ids) {
+			t.Fatalf("%s: 3f2a00 is not ambiguous among all: %v", when, err)
+		}
+		if _, err := m.Resolve("3f2b"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s: 3f2b: %v", when, err)
+		}
+	}
+	check("cache current", true)
+	writeSettledRecord(t, st, 41)
+	check("a session added since", false)
+	os.Chtimes(st.sessionsDir(), old, old)
+	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("cache current again", true)
+	if _, err := m.Remove(context.Background(), sessionID(5), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Resolve(sessionID(5)[:8]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a removed session resolves: %v", err)
+	}
+	check("a session removed since", false)
+}
