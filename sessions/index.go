@@ -78,6 +78,9 @@ type summary struct {
 	// Workspace is the record's, whole: listings show what became of the
 	// worker's change.
 	Workspace *Workspace
+	// JobRunner and JobID are the record's job, if a runner other than
+	// this host's ran it: listings say where it ran.
+	JobRunner, JobID string
 }
 
 // sessionIndex is the cache's content as a full listing reads and writes

@@ -82,6 +82,8 @@ func (e *encoder) entry(s *summary) index.Entry {
 	e.u64(math.Float64bits(s.Cost))
 	e.i64(int64(s.Denied))
 	e.workspace(s.Workspace)
+	e.str(s.JobRunner)
+	e.str(s.JobID)
 	return index.Entry{ID: s.ID, Key: s.Key, Created: s.CreatedAt, Data: slices.Clone(e.b)}
 }
 
@@ -100,6 +102,7 @@ func (d *decoder) summary(en index.Entry, s *summary) bool {
 	s.Cost = math.Float64frombits(d.u64())
 	s.Denied = int(d.i64())
 	s.Workspace = d.workspace()
+	s.JobRunner, s.JobID = d.str(), d.str()
 	return d.err == nil && len(d.b) == 0
 }
 

@@ -46,7 +46,7 @@ func (m *Manager) listFront(opt ListOptions) (out []*Session, bad []*RecordError
 
 	// The sessions that were not settled: read whole, as a full listing
 	// reads them.
-	rc := &readCtx{m: m}
+	rc := &readCtx{m: m, ids: r.Unsettled}
 	for k, l := range m.st.loadAll(fd, r.Unsettled) {
 		s, re := m.listed(r.Unsettled[k], l, rc)
 		switch {

@@ -24,6 +24,9 @@ func summarize(key index.Key, s *Session) summary {
 		InputTokens: s.Usage.InputTokens, CachedInputTokens: s.Usage.CachedInputTokens, CacheWriteTokens: s.Usage.CacheWriteInputTokens,
 		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens,
 		Denied: s.Denied, Workspace: s.Workspace}
+	if s.Job != nil {
+		sum.JobRunner, sum.JobID = s.Job.Runner, s.Job.ID
+	}
 	if s.EndedAt != nil {
 		sum.EndedAt = s.EndedAt.UnixNano()
 	}
@@ -99,6 +102,9 @@ func (sl *slab) session(e *summary) *Session {
 	if e.HasCost {
 		sl.floats = append(sl.floats, e.Cost)
 		s.CostUSD = &sl.floats[len(sl.floats)-1]
+	}
+	if e.JobRunner != "" {
+		s.Job = &Job{Runner: e.JobRunner, ID: e.JobID}
 	}
 	return s
 }

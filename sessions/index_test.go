@@ -145,6 +145,9 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 		}
 		s.Workspace = ws
 	}
+	if i%4 == 0 { // some ran as cluster jobs
+		s.Job = &Job{Runner: "slurm", ID: fmt.Sprint(1000 + i)}
+	}
 	if err := st.save(s); err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +160,9 @@ func fingerprint(s *Session) string {
 		cost = *s.CostUSD
 	}
 	ws, _ := json.Marshal(s.Workspace)
-	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
-		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws)
+	job, _ := json.Marshal(s.Job)
+	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
+		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws, job)
 }
 
 // recordsOnDisk is the listing made the slow way: every record read and
