@@ -181,6 +181,13 @@ func (m *Manager) RunnerNames() []string {
 	return names
 }
 
+// CheckRunnerName refuses a runner that is not in the registry, as
+// Spawn would (Invalidf): "" and "local" are always known.
+func (m *Manager) CheckRunnerName(name string) error {
+	_, err := m.chooseRunner(name, nil)
+	return err
+}
+
 // chooseRunner is the runner a new session runs under: the one asked
 // for, else config.toml's [runner] kind, else local.
 func (m *Manager) chooseRunner(asked string, cfg *Config) (string, error) {

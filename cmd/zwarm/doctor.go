@@ -100,6 +100,9 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	orphanChecks(m, add)
 	if cfg != nil {
 		runnerChecks(ctx, m, cfg.Runner.Kind, add)
+		if r := orchestrator.FromConfig(cfg).Runner; r != cfg.Runner.Kind {
+			runnerChecks(ctx, m, r, add)
+		}
 	}
 
 	if untrusted != nil {

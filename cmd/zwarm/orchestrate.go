@@ -89,6 +89,10 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err != nil {
 		return err
 	}
+	if err := m.CheckRunnerName(set.Runner); err != nil {
+		// Before the model is paid for: every delegate would be refused.
+		return usagef("[orchestrator] runner: %v", err)
+	}
 	client, err := openAIClient(oc)
 	if err != nil {
 		return err
