@@ -59,6 +59,7 @@ func (k *killUnderLock) kill(t *testing.T, ctx context.Context, reason string) k
 // every process of the session by force and says so: never "nothing was
 // changed" after it signalled something.
 func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, true)
 	w, s := k.w, k.s
 	if s.Owner == nil || s.Owner.Role != roleSupervisor || !s.Owner.Alive() {
@@ -99,6 +100,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 // A settled session has no supervisor to force: a kill that cannot take
 // its lock waits once, says nothing of forcing, and changes nothing.
 func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, false)
 	holdLock(t, k.w.st.lockPath(k.s.ID))
 	before, _ := os.ReadFile(k.w.st.metaPath(k.s.ID))
@@ -120,6 +122,7 @@ func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 // forced the supervisor, the kill goes on, records the kill with its
 // reason and why it forced, and says so instead of a bare "interrupted".
 func TestKillInterruptedAroundForcingALock(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, true)
 	w, s := k.w, k.s
 	// A holder that looks like the session's supervisor to the kill, and
@@ -174,6 +177,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 // other errors do: "rm 1a2b: session 1a2b is still locked ...", whether or
 // not the session has a worktree to claim first.
 func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
