@@ -132,6 +132,7 @@ func lastResult(body []byte, name string) (fakemodel.ToolResult, bool) {
 // The orchestrating agent spawns a worker through zwarm mcp, waits for it,
 // and its next model request carries the worker's result.
 func TestRealAgentDelegatesOverMCP(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"claude", "codex"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
