@@ -69,6 +69,7 @@ type landOut struct {
 }
 
 func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	gate := filepath.Join(t.TempDir(), "gate")
 	f.w.Script(map[string][]testenv.Step{
@@ -151,6 +152,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 // branch in and has the worker resolve it; a branch with markers left is
 // refused too; once resolved, it lands.
 func TestLandConflictUpdateAndResolve(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"conf.txt": "port = 80\n"})
 	f.w.Script(map[string][]testenv.Step{
 		"use 8080":                    edits(`printf 'port = 8080\n' > conf.txt`, "8080"),
@@ -207,6 +209,7 @@ func TestLandConflictUpdateAndResolve(t *testing.T) {
 // Uncommitted changes the landing would overwrite are refused and kept; a
 // worker in place has nothing to diff or land; a worktree needs a repo.
 func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	f.w.Script(map[string][]testenv.Step{
 		"edit the readme": edits(`printf 'hello\n' > README`, "edited"),
@@ -258,6 +261,7 @@ func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
 // made while the others' are (git fails one of two concurrent worktree
 // adds now and then; the session core serializes them).
 func TestDelegatesInARowEachGetAWorktree(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	var ids []string
 	for i := 0; i < 6; i++ {
