@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,15 +245,53 @@ func (t *trackingRuns) closeAll() {
 	}
 }
 
-// tracking remembers the subscriptions a dashboard starts.
+// tracking remembers the subscriptions a dashboard starts, and counts the
+// calls that are under way (see working).
 type tracking struct {
 	Sessions
 	mu   sync.Mutex
 	subs []*sessions.Subscription
 }
 
+// working counts the calls into the sessions that commands have under way:
+// drive waits for them, however long they take, where it would stop
+// waiting for a command that waits on a subscription.
+var working atomic.Int64
+
+func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.InjectResult, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Inject(ctx, id, msg)
+}
+
+func (t *tracking) Kill(ctx context.Context, id string) (*sessions.Session, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Kill(ctx, id)
+}
+
+func (t *tracking) Remove(ctx context.Context, id string, force bool) (string, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Remove(ctx, id, force)
+}
+
+func (t *tracking) Diff(ctx context.Context, id string, w io.Writer, req sessions.DiffRequest) (*sessions.Session, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Diff(ctx, id, w, req)
+}
+
+func (t *tracking) Land(ctx context.Context, id string, opt sessions.LandOptions) (*sessions.LandResult, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Land(ctx, id, opt)
+}
+
 func (t *tracking) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+	working.Add(1)
 	sub, err := t.Sessions.Subscribe(ctx, opt)
+	working.Add(-1)
 	if err == nil {
 		t.mu.Lock()
 		t.subs = append(t.subs, sub)
@@ -297,7 +337,8 @@ func newHarness() { harness = make(chan answer, 1024) }
 var drives, pending int
 
 // quiet is how long drive waits for more messages, while commands it
-// started still run (one may wait on a subscription for good).
+// started still run (one may wait on a subscription for good) but none is
+// in a call into the sessions (working).
 const quiet = 60 * time.Millisecond
 
 func start(cmd tea.Cmd) {
@@ -311,18 +352,22 @@ func start(cmd tea.Cmd) {
 
 // drive runs a command and everything it leads to: until every command
 // it led to has answered, or, while some still run, until no message has
-// arrived for a moment.
+// arrived for a moment and no call into the sessions is under way.
 func drive(t testing.TB, m Model, cmd tea.Cmd) Model {
 	t.Helper()
 	drives++
 	pending = 0
+	began := time.Now()
 	start(cmd)
 	for pending > 0 {
 		select {
 		case a := <-harness:
 			m = deliver(m, a)
 		case <-time.After(quiet):
-			return m
+			// A call never done (30 s) is for the test's checks to find.
+			if working.Load() == 0 || time.Since(began) > 30*time.Second {
+				return m
+			}
 		}
 	}
 	return m
