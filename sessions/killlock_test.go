@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -28,7 +29,14 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 	if running {
 		k.w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 		id := k.w.spawn("hold").ID
-		eventually(t, "the agent", func() bool { g, _ := k.w.m.Get(context.Background(), id); return g.ThreadID != "" })
+		// The record itself, not Get (which folds in what the supervisor
+		// has not recorded yet): the supervisor has nothing more to write
+		// until the kill, so the record a test reads stays as it is.
+		eventually(t, "the agent's first line in the record", func() bool {
+			var rec Session
+			b, _ := os.ReadFile(k.w.st.metaPath(id))
+			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""
+		})
 		k.s, _ = k.w.m.Get(context.Background(), id)
 	} else {
 		k.s = k.w.wait(k.w.spawn("first").ID)
