@@ -110,6 +110,7 @@ func checkPairs(items []json.RawMessage) error {
 }
 
 func TestCompactKeepsPairsWhateverTheShape(t *testing.T) {
+	t.Parallel()
 	for seed := int64(1); seed <= 200; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		h := newHistory()

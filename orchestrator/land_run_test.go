@@ -35,6 +35,7 @@ func withWorkers(build func(ids []string) fakemodel.Reply) fakemodel.Reply {
 // checkout and verified there with exec_command; the summary says what was
 // landed. The repository is real, and so is git.
 func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "LAND RUN: add alpha and beta")
 	h.w.Repo(map[string]string{"README": "hi\n"})
 	h.w.Script(map[string][]testenv.Step{
@@ -128,6 +129,7 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 
 // A run ended with a change left unlanded says so, and where it is.
 func TestRunSummaryListsWhatWasLeftUnlanded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "UNLANDED RUN: add gamma")
 	h.w.Repo(map[string]string{"README": "hi\n"})
 	h.w.Script(map[string][]testenv.Step{
@@ -177,6 +179,7 @@ func TestRunOutsideARepoWorksInPlace(t *testing.T) {
 // isolation = "none" in [orchestrator] keeps a run in a repository in
 // place.
 func TestRunIsolationNoneWorksInPlaceInARepo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "NONE RUN")
 	h.w.Repo(map[string]string{"README": "hi\n"})
 	h.w.Script(map[string][]testenv.Step{"touch it": append([]testenv.Step{testenv.Run(`printf 'x\n' > x.txt`)}, testenv.Completes("done", 10)...)})

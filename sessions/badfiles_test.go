@@ -64,6 +64,7 @@ func TestUnusableStateDir(t *testing.T) {
 // A turn file with a 20 MB line and binary junk: the long line is kept
 // whole, the junk becomes raw events, and nothing around them is lost.
 func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.spawn("fine")
 	w.wait(s.ID)

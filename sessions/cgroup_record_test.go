@@ -19,6 +19,7 @@ import (
 // planted record would have `zwarm kill` (or a listing that finds the
 // supervisor dead) kill whatever runs in any cgroup, a system service's.
 func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
+	t.Parallel()
 	needCgroup(t)
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
@@ -81,6 +82,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 // unless its command line says it is that supervisor: pid and start time
 // can be read off any process.
 func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	cmd := exec.Command("sleep", "300")

@@ -73,6 +73,7 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 // that notices the dead supervisor stops it, and removes every cgroup the
 // session had.
 func TestEscaperInASubCgroupOutlivesNoSupervisor(t *testing.T) {
+	t.Parallel()
 	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}

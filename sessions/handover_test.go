@@ -10,6 +10,7 @@ import (
 // the supervisor that settled it has exited: that one's teardown kills the
 // session's cgroup, and with it anything a new agent started there.
 func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 

@@ -3,10 +3,12 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,12 +74,51 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("ZWARM_SESSIONS_TEST_FAKEAGENT", fakeAgentBin)
+	if err := setEnv(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	waitersInParallel()
 	code := m.Run()
 	for _, f := range AfterTests {
 		f()
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// setEnv sets what every test's processes share, once, so that tests
+// need no t.Setenv and may run in parallel: the supervisors Spawn starts
+// are this binary (helperEnv), git's user config is a file of the tests'
+// (a name for commits, main as the first branch, none of the user's
+// settings), and worktrees go under dir (XDG_DATA_HOME), each under a
+// name of its repository's, and every test has a repository of its own.
+func setEnv(dir string) error {
+	cfg := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{helperEnv: "1", "GIT_CONFIG_GLOBAL": cfg, "GIT_CONFIG_NOSYSTEM": "1",
+		"XDG_DATA_HOME": filepath.Join(dir, "data")} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitersInParallel lets four parallel tests run at once where -parallel
+// does not say otherwise (its default is the number of CPUs): this
+// package's parallel tests mostly wait on the processes they start (a
+// grace period, a lock timeout, a turn), not on a CPU.
+func waitersInParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if n, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); !set && n < 4 {
+		flag.Set("test.parallel", "4")
+	}
 }
 
 // helperSupervisor is `zwarm __supervise [--state-dir DIR] [--detach] ID`,
@@ -226,7 +267,6 @@ func newWorld(t testing.TB) *world {
 	work := filepath.Join(root, "work")
 	os.MkdirAll(work, 0o700)
 	os.MkdirAll(st.Dir(), 0o700)
-	t.Setenv(helperEnv, "1")
 	w := &world{t: t, st: st, work: work,
 		m: NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})}
 	w.script(fakeScript{Default: completes("done", 700)})

@@ -22,6 +22,7 @@ import (
 // after a change, truncated or garbage, a listing says what the records
 // say, and reports the record it cannot read every time.
 func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := NewStore(dir)
 	if err != nil {

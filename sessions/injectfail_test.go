@@ -13,6 +13,7 @@ import (
 // error says so: a retry once it is fixed delivers the new message only,
 // not the failed one too.
 func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	log := w.st.SupervisorLog(s.ID)

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +30,14 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 	if running {
 		k.w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 		id := k.w.spawn("hold").ID
-		eventually(t, "the agent", func() bool { g, _ := k.w.m.Get(context.Background(), id); return g.ThreadID != "" })
+		// The record itself, not Get (which folds in what the supervisor
+		// has not recorded yet): the supervisor has nothing more to write
+		// until the kill, so the record a test reads stays as it is.
+		eventually(t, "the agent's first line in the record", func() bool {
+			var rec Session
+			b, _ := os.ReadFile(k.w.st.metaPath(id))
+			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""
+		})
 		k.s, _ = k.w.m.Get(context.Background(), id)
 	} else {
 		k.s = k.w.wait(k.w.spawn("first").ID)
@@ -60,6 +68,7 @@ func (k *killUnderLock) kill(t *testing.T, ctx context.Context, reason string) k
 // every process of the session by force and says so: never "nothing was
 // changed" after it signalled something.
 func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, true)
 	w, s := k.w, k.s
 	if s.Owner == nil || s.Owner.Role != roleSupervisor || !s.Owner.Alive() {
@@ -100,6 +109,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 // A settled session has no supervisor to force: a kill that cannot take
 // its lock waits once, says nothing of forcing, and changes nothing.
 func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, false)
 	holdLock(t, k.w.st.lockPath(k.s.ID))
 	before, _ := os.ReadFile(k.w.st.metaPath(k.s.ID))
@@ -121,6 +131,7 @@ func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 // forced the supervisor, the kill goes on, records the kill with its
 // reason and why it forced, and says so instead of a bare "interrupted".
 func TestKillInterruptedAroundForcingALock(t *testing.T) {
+	t.Parallel()
 	k := newKillUnderLock(t, true)
 	w, s := k.w, k.s
 	// A holder that looks like the session's supervisor to the kill, and
@@ -175,6 +186,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 // other errors do: "rm 1a2b: session 1a2b is still locked ...", whether or
 // not the session has a worktree to claim first.
 func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")

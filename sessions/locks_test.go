@@ -136,6 +136,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 // by its marker here, by its cgroup in the second round), unless forced,
 // which stops them first.
 func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, cg := range []bool{false, true} {
 		if cg {
@@ -201,6 +202,7 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 // second what it waits for and who holds it, and then gives up, having
 // changed nothing.
 func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"1500ms\"\n")
@@ -235,6 +237,7 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 // with an error wrapping context.Canceled and changes nothing: the
 // session stays completed, no follow-up is left queued.
 func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	holdLock(t, w.st.lockPath(s.ID))
@@ -294,6 +297,7 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 // sweeps next must not be the follow-up's, and the kill must see the
 // session it stopped settle, not a new turn.
 func TestInjectWaitsForAKillToFinish(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	killer, err := refOf(os.Getppid()) // alive for the whole test

@@ -15,6 +15,7 @@ import (
 // left: nobody could see or kill it any more, so its supervisor stops the
 // agent and everything it started, as for a removed directory.
 func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
+	t.Parallel()
 	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}

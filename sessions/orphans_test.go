@@ -36,6 +36,7 @@ func runningEscaper(t *testing.T, w *world, dir string) (*Session, *ProcRef, int
 // The session's directory deleted while it runs: its supervisor notices,
 // stops the agent and everything it started, and exits.
 func TestSessionDirRemovedWhileItRuns(t *testing.T) {
+	t.Parallel()
 	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}

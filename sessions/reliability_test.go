@@ -43,6 +43,7 @@ func readPIDFile(t testing.TB, path string) int {
 // resumed it, the record says killed, and every follow-up is delivered to
 // a turn that ended or reported undelivered with the reason.
 func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := t.TempDir()
 	rounds := 25
@@ -205,6 +206,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 // variable. Kill leaves nothing alive, where the machine gives sessions a
 // cgroup; the marker alone cannot find an escaper that drops it.
 func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
+	t.Parallel()
 	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
@@ -307,6 +309,7 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 
 // A task far over the argument-list limit reaches the agent whole.
 func TestLongTaskReachesTheAgent(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	task := strings.Repeat("0123456789abcdef", 10<<20/16)
 	s := w.spawn(task)
@@ -366,6 +369,7 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 // hang a kill: after lock_timeout the kill takes the lock by force and still
 // stops everything.
 func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")

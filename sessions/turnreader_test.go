@@ -55,6 +55,7 @@ func readAllEvents(t *testing.T, path string, final bool) ([]Event, int64) {
 // is exactly what one goroutine would have given it, in order, down to
 // the offset a later reader resumes at.
 func TestTurnReaderPipelinedIsTheSame(t *testing.T) {
+	t.Parallel()
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Fatal("the pipelined reader needs GOMAXPROCS >= 2; run with -cpu 2 or on two cores")
 	}

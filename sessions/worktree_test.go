@@ -21,16 +21,11 @@ import (
 // working directory at every turn, as an agent would edit files there.
 
 // repoWorld is a world whose working dir is a git repository (on branch
-// main, with one commit), with git's user config out of the way.
+// main, with one commit), with git's user config out of the way (TestMain
+// sets it, see setEnv).
 func repoWorld(t *testing.T, files map[string]string) *world {
 	t.Helper()
 	w := newWorld(t)
-	home := t.TempDir()
-	cfg := filepath.Join(home, "gitconfig")
-	os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600)
-	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	git(t, w.work, "init", "-q")
 	for name, body := range files {
 		writeFile(t, filepath.Join(w.work, name), body)
@@ -98,6 +93,7 @@ func (w *world) diff(id string, req DiffRequest) string {
 }
 
 func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"api/server.go": "package api\n", "README": "hi\n"})
 	w.agent(`pwd > ../cwd.txt; printf 'package api\n\nvar Limit = 10\n' > limit.go`)
 	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", SpawnRequest{})
@@ -151,6 +147,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 }
 
 func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"config.go": "package config\n\nconst Port = 80\n"})
 	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat ../port 2>/dev/null || echo 0)" > config.go`)
 	// Each worker reads its port from a file only its worktree has, written
@@ -194,6 +191,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 }
 
 func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n", "notes.txt": "mine\n"})
 	w.agent(`printf 'package a\n\nvar X = 1\n' > a.go`)
 	s := w.wait(w.spawnIn(w.work, "set X", SpawnRequest{}).ID)
@@ -245,6 +243,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 }
 
 func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`printf 'worker\n' > a.go; sleep 30`)
 	s := w.spawnIn(w.work, "edit a", SpawnRequest{})
@@ -276,6 +275,7 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 }
 
 func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
 	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
@@ -321,6 +321,7 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 }
 
 func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	var ids []string
 	for _, f := range []string{"one", "bad", "three"} {
@@ -355,6 +356,7 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 }
 
 func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo new > b.txt")
 	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
@@ -385,6 +387,7 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 }
 
 func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{".gitignore": ".env\nnode_modules/\n", "a": "a\n"})
 	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
 	writeFile(t, filepath.Join(w.work, "node_modules", "m.js"), "x\n")
@@ -410,6 +413,7 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 }
 
 func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
 	s := w.spawnIn(w.work, "slow setup", SpawnRequest{})
@@ -432,6 +436,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 }
 
 func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	for _, req := range []SpawnRequest{
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "no-such-branch"},
@@ -462,6 +467,7 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 }
 
 func TestWithChangesStartsFromTheUncommittedWork(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	writeFile(t, filepath.Join(w.work, "a.go"), "package a // wip\n")
 	writeFile(t, filepath.Join(w.work, "new.go"), "package a\n")
@@ -479,6 +485,7 @@ func TestWithChangesStartsFromTheUncommittedWork(t *testing.T) {
 }
 
 func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	linked := filepath.Join(t.TempDir(), "side")
 	git(t, w.work, "worktree", "add", "-q", "-b", "side", linked)
@@ -502,6 +509,7 @@ func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
 // is failed, and its worker's uncommitted work is still shown by diff and
 // landed (committed first), never lost with the worktree.
 func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
 	s := w.spawnIn(w.work, "half", SpawnRequest{})
@@ -532,6 +540,7 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 // Someone's own edits in a settled worker's worktree are not the worker's:
 // a landing leaves them, and the worktree, where they are.
 func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // worker' > a.go`)
 	s := w.wait(w.spawnIn(w.work, "edit", SpawnRequest{}).ID)
@@ -552,6 +561,7 @@ func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
 // per process: a follow-up queued while it works goes to a resumed
 // process after the turn, so each turn's work is committed on its own.
 func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	gate := filepath.Join(t.TempDir(), "go")
 	w.script(fakeScript{Live: true,
@@ -585,6 +595,7 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 
 // The three ways to land, into the checked-out branch or another one.
 func TestLandStrategiesAndTargets(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	git(t, w.work, "branch", "release")
 	ctx := context.Background()
@@ -645,6 +656,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 // that refuses everything does not stop a turn's commit, and post-commit
 // and post-checkout hooks never run.
 func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	hooks := filepath.Join(w.work, ".git", "hooks")
 	ran := filepath.Join(t.TempDir(), "ran")
@@ -674,6 +686,7 @@ func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
 // there), nothing else may: a follow-up, another landing, a removal are
 // refused, and all go once it is done.
 func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
+	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo b > b.txt")
 	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)

@@ -198,7 +198,7 @@ func (f *fixture) ctx() context.Context {
 func (f *fixture) startTicking(tick time.Duration) Model {
 	m := New(f.ctx(), Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state", Now: func() time.Time { return clock }, Tick: tick})
 	m = send(m, sizeMsg(100, 30))
-	harness = make(chan tea.Msg, 1024)
+	newHarness()
 	start(m.Init())
 	return settle(f.t, m, func(m Model) bool { return m.loaded })
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,7 +212,7 @@ func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int
 	f.t.Cleanup(func() { cancel(); trackedRuns.closeAll() })
 	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
-	harness = make(chan tea.Msg, 1024)
+	newHarness()
 	m = drive(f.t, m, m.Init())
 	return settle(f.t, m, func(m Model) bool { return m.loaded && (m.detail.ID() == "" || m.following() && m.detailReady()) })
 }
@@ -243,15 +245,53 @@ func (t *trackingRuns) closeAll() {
 	}
 }
 
-// tracking remembers the subscriptions a dashboard starts.
+// tracking remembers the subscriptions a dashboard starts, and counts the
+// calls that are under way (see working).
 type tracking struct {
 	Sessions
 	mu   sync.Mutex
 	subs []*sessions.Subscription
 }
 
+// working counts the calls into the sessions that commands have under way:
+// drive waits for them, however long they take, where it would stop
+// waiting for a command that waits on a subscription.
+var working atomic.Int64
+
+func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.InjectResult, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Inject(ctx, id, msg)
+}
+
+func (t *tracking) Kill(ctx context.Context, id string) (*sessions.Session, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Kill(ctx, id)
+}
+
+func (t *tracking) Remove(ctx context.Context, id string, force bool) (string, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Remove(ctx, id, force)
+}
+
+func (t *tracking) Diff(ctx context.Context, id string, w io.Writer, req sessions.DiffRequest) (*sessions.Session, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Diff(ctx, id, w, req)
+}
+
+func (t *tracking) Land(ctx context.Context, id string, opt sessions.LandOptions) (*sessions.LandResult, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Land(ctx, id, opt)
+}
+
 func (t *tracking) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+	working.Add(1)
 	sub, err := t.Sessions.Subscribe(ctx, opt)
+	working.Add(-1)
 	if err == nil {
 		t.mu.Lock()
 		t.subs = append(t.subs, sub)
@@ -280,32 +320,57 @@ func send(m Model, msg tea.Msg) Model {
 // harness receives the messages of the commands a test's model started:
 // each command runs on a goroutine of its own, as the Bubble Tea runtime
 // runs them, so a command waiting on a subscription waits for real.
-var harness chan tea.Msg
+var harness chan answer
 
-// quiet is how long drive waits for more messages before it returns.
+// answer is a command's message, with the drive it was started in.
+type answer struct {
+	msg   tea.Msg
+	drive int
+}
+
+func newHarness() { harness = make(chan answer, 1024) }
+
+// drives numbers the calls of drive; pending counts the commands started
+// in the current one (by it or by their messages) that have not answered.
+// Only the test's goroutine touches them (the tests of this package share
+// the harness and run one at a time).
+var drives, pending int
+
+// quiet is how long drive waits for more messages, while commands it
+// started still run (one may wait on a subscription for good) but none is
+// in a call into the sessions (working).
 const quiet = 60 * time.Millisecond
 
 func start(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
-	ch := harness
-	go func() { ch <- cmd() }()
+	ch, d := harness, drives
+	pending++
+	go func() { ch <- answer{cmd(), d} }()
 }
 
-// drive runs a command and everything it leads to, until no message has
-// arrived for a moment.
+// drive runs a command and everything it leads to: until every command
+// it led to has answered, or, while some still run, until no message has
+// arrived for a moment and no call into the sessions is under way.
 func drive(t testing.TB, m Model, cmd tea.Cmd) Model {
 	t.Helper()
+	drives++
+	pending = 0
+	began := time.Now()
 	start(cmd)
-	for {
+	for pending > 0 {
 		select {
-		case msg := <-harness:
-			m = deliver(m, msg)
+		case a := <-harness:
+			m = deliver(m, a)
 		case <-time.After(quiet):
-			return m
+			// A call never done (30 s) is for the test's checks to find.
+			if working.Load() == 0 || time.Since(began) > 30*time.Second {
+				return m
+			}
 		}
 	}
+	return m
 }
 
 // settle drives the model until cond holds, or fails the test.
@@ -314,8 +379,8 @@ func settle(t testing.TB, m Model, cond func(Model) bool) Model {
 	deadline := time.After(10 * time.Second)
 	for !cond(m) {
 		select {
-		case msg := <-harness:
-			m = deliver(m, msg)
+		case a := <-harness:
+			m = deliver(m, a)
 		case <-deadline:
 			t.Fatalf("the dashboard never got there; it shows:\n%s", m.View())
 		}
@@ -323,8 +388,11 @@ func settle(t testing.TB, m Model, cond func(Model) bool) Model {
 	return m
 }
 
-func deliver(m Model, msg tea.Msg) Model {
-	switch msg := msg.(type) {
+func deliver(m Model, a answer) Model {
+	if a.drive == drives {
+		pending--
+	}
+	switch msg := a.msg.(type) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {

@@ -90,7 +90,11 @@ func writeFile(t *testing.T, path, body string) {
 	}
 }
 
+// forEachAgent runs fn for each real agent, in parallel with each other
+// and with the package's other parallel tests: each has a world and a
+// model server of its own, and the time goes into waiting for the agent.
 func forEachAgent(t *testing.T, fn func(t *testing.T, a agent)) {
+	t.Parallel()
 	for _, a := range realAgentKinds {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()

@@ -22,11 +22,13 @@ import (
 
 // bins holds zwarm and the fake agent: supervision is tested through real
 // processes, as users run them. Both are this test binary (testbin), run
-// through links named zwarm and codex: nothing is built.
-var bins struct{ zwarm, fake string }
+// through links named zwarm and codex: nothing is built. quickWaits is
+// zwarm whose mcp server lets a wait be as short as a second.
+var bins struct{ zwarm, quickWaits, fake string }
 
 func TestMain(m *testing.M) {
-	testbin.Serve(map[string]testbin.Program{"zwarm": runMain, "codex": fakeagent.Main})
+	testbin.Serve(map[string]testbin.Program{"zwarm": runMain, "codex": fakeagent.Main,
+		"zwarm-quick-waits": func(args []string) int { mcpMinWait = time.Second; return runMain(args) }})
 	dir, err := os.MkdirTemp("", "zwarm-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,6 +36,9 @@ func TestMain(m *testing.M) {
 	}
 	if bins.zwarm, err = testbin.Link(dir, "zwarm"); err == nil {
 		bins.fake, err = testbin.Link(dir, "codex")
+	}
+	if err == nil {
+		bins.quickWaits, err = testbin.Link(dir, "zwarm-quick-waits")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -18,6 +19,10 @@ import (
 
 // mcpSections are the config.toml tables zwarm mcp owns.
 var mcpSections = []sessions.ConfigSection{mcpserver.ConfigSection()}
+
+// mcpMinWait is the shortest wait the server allows (0: the orchestrator's
+// 10 s). Only tests shorten it, to see a wait time out sooner.
+var mcpMinWait time.Duration
 
 func newMCPCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
@@ -53,6 +58,7 @@ func runMCP(ctx context.Context, f *factory) error {
 		return err
 	}
 	mc := mcpserver.FromConfig(cfg)
+	mc.MinWait = mcpMinWait
 	if err := mc.Validate(); err != nil {
 		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
 	}

@@ -61,11 +61,17 @@ func mcpWorld(t *testing.T) (w *world, srv *fakemodel.Server, env []string, code
 // MCP server zwarm: claude with --mcp-config, codex with mcp_servers
 // overrides (what `claude mcp add` and `codex mcp add` write).
 func orchestratorCommand(ctx context.Context, kind, bin string, w *world, srv *fakemodel.Server, prompt string, extra ...string) *exec.Cmd {
+	return orchestratorServedBy(ctx, bins.zwarm, kind, bin, w, srv, prompt, extra...)
+}
+
+// orchestratorServedBy is orchestratorCommand with zwarm as the program
+// that serves it.
+func orchestratorServedBy(ctx context.Context, zwarm, kind, bin string, w *world, srv *fakemodel.Server, prompt string, extra ...string) *exec.Cmd {
 	server := []string{"--state-dir", w.state, "mcp"}
 	var cmd *exec.Cmd
 	switch kind {
 	case "claude":
-		cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"zwarm": map[string]any{"command": bins.zwarm, "args": server}}})
+		cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"zwarm": map[string]any{"command": zwarm, "args": server}}})
 		cmd = exec.CommandContext(ctx, bin, "-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config",
 			"--mcp-config", string(cfg), "--allowedTools", "mcp__zwarm")
 	case "codex":
@@ -73,7 +79,7 @@ func orchestratorCommand(ctx context.Context, kind, bin string, w *world, srv *f
 		cmd = exec.CommandContext(ctx, bin, "-c", `model_provider="mock"`, "-c", `model_providers.mock.name="mock"`,
 			"-c", fmt.Sprintf("model_providers.mock.base_url=%q", srv.URL+"/v1"), "-c", `model_providers.mock.wire_api="responses"`,
 			"-c", `model_providers.mock.env_key="MOCK_KEY"`, "-c", "model_providers.mock.request_max_retries=0",
-			"-c", fmt.Sprintf("mcp_servers.zwarm.command=%q", bins.zwarm), "-c", "mcp_servers.zwarm.args="+string(args),
+			"-c", fmt.Sprintf("mcp_servers.zwarm.command=%q", zwarm), "-c", "mcp_servers.zwarm.args="+string(args),
 			// codex exec asks for no approval: zwarm's tools must be approved.
 			"-c", `mcp_servers.zwarm.default_tools_approval_mode="approve"`,
 			"exec", "--json", "--skip-git-repo-check", "-m", "gpt-5.5")
@@ -126,6 +132,7 @@ func lastResult(body []byte, name string) (fakemodel.ToolResult, bool) {
 // The orchestrating agent spawns a worker through zwarm mcp, waits for it,
 // and its next model request carries the worker's result.
 func TestRealAgentDelegatesOverMCP(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"claude", "codex"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -225,7 +232,9 @@ func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintln(f, "[mcp]\nwait_cap = \"10s\"")
+			// A cap below the shortest one can set (10 s), served by a
+			// zwarm that allows it, so that the test waits less.
+			fmt.Fprintln(f, "[mcp]\nwait_cap = \"4s\"")
 			f.Close()
 			gate := filepath.Join(t.TempDir(), "gate")
 			w.setScript(completes("done", 700), "slow task",
@@ -247,10 +256,10 @@ func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
 			// orchestrator's wait, more than the cap.
 			var cmd *exec.Cmd
 			if kind == "codex" {
-				cmd = orchestratorCommand(ctx, kind, bin, w, srv, "run the slow task", "-c", "mcp_servers.zwarm.tool_timeout_sec=15")
+				cmd = orchestratorServedBy(ctx, bins.quickWaits, kind, bin, w, srv, "run the slow task", "-c", "mcp_servers.zwarm.tool_timeout_sec=15")
 				cmd.Env = env
 			} else {
-				cmd = orchestratorCommand(ctx, kind, bin, w, srv, "run the slow task")
+				cmd = orchestratorServedBy(ctx, bins.quickWaits, kind, bin, w, srv, "run the slow task")
 				cmd.Env = append(env, "MCP_TOOL_TIMEOUT=15000")
 			}
 			out, err := cmd.CombinedOutput()

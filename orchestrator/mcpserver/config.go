@@ -32,6 +32,9 @@ type Config struct {
 	Model   string `toml:"model"`
 	// WaitCap is the longest a wait call blocks.
 	WaitCap sessions.Duration `toml:"wait_cap"`
+	// MinWait is the shortest (0: tools.MinWaitSeconds). It is no
+	// setting: only tests shorten it, to see a wait time out sooner.
+	MinWait time.Duration `toml:"-"`
 }
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
@@ -63,7 +66,7 @@ func (c *Config) Validate() error {
 	if c.MaxWorkers < 0 {
 		bad = append(bad, fmt.Sprintf("max_workers is %d: it cannot be negative (0 means no limit)", c.MaxWorkers))
 	}
-	if min, max := tools.MinWaitSeconds*time.Second, tools.MaxWaitSeconds*time.Second; c.WaitCap.Duration < min || c.WaitCap.Duration > max {
+	if min, max := c.minWait(), tools.MaxWaitSeconds*time.Second; c.WaitCap.Duration < min || c.WaitCap.Duration > max {
 		bad = append(bad, fmt.Sprintf("wait_cap is %s: it must be from %s (the shortest wait) to %s", c.WaitCap.Duration, min, max))
 	}
 	for _, d := range c.AllowedDirs {
@@ -75,4 +78,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("[mcp]: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// minWait is the shortest wait.
+func (c *Config) minWait() time.Duration {
+	if c.MinWait > 0 {
+		return c.MinWait
+	}
+	return tools.MinWaitSeconds * time.Second
 }

@@ -15,6 +15,7 @@ import (
 // names. The repository sets the environment, so this test is not
 // parallel.
 func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
+	t.Parallel()
 	c := connect(t, nil, 0)
 	c.w.Repo(map[string]string{"conf.txt": "port = 80\n"})
 	gate := filepath.Join(t.TempDir(), "gate")

@@ -114,8 +114,8 @@ func (s *Server) registry() (*tools.Registry, error) {
 		if n.orchestrator == "wait" {
 			t.Description += fmt.Sprintf(" Each call returns within %s (MCP clients give up on longer calls): "+
 				"while timed_out is true, call wait again.", s.cfg.WaitCap.Duration)
-			override = map[string]string{"timeout_s": fmt.Sprintf("Longest wait in seconds, from %d to %g (the default).",
-				tools.MinWaitSeconds, s.cfg.WaitCap.Seconds())}
+			override = map[string]string{"timeout_s": fmt.Sprintf("Longest wait in seconds, from %g to %g (the default).",
+				s.cfg.minWait().Seconds(), s.cfg.WaitCap.Seconds())}
 			t.Handler = s.wait
 		}
 		st, err := served(t, n.mcp, override)
@@ -135,7 +135,7 @@ func (s *Server) workerOptions(progress func(tools.Progress)) tools.WorkerOption
 	return tools.WorkerOptions{
 		Sessions: s.opt.Sessions, Source: Source, Dir: s.opt.Dir, AllowedDirs: s.cfg.AllowedDirs,
 		MaxWorkers: s.cfg.MaxWorkers, DefaultAdapter: s.cfg.Adapter, DefaultModel: s.cfg.Model,
-		WaitCap: s.cfg.WaitCap.Duration, Seen: s.seen, Progress: progress,
+		WaitCap: s.cfg.WaitCap.Duration, MinWait: s.cfg.minWait(), Seen: s.seen, Progress: progress,
 		OnSpawn: func(w *sessions.Session) {
 			s.log.Info("worker spawned", "id", w.ID, "adapter", w.Adapter, "model", w.Model, "dir", w.WorkingDir)
 		},

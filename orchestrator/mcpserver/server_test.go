@@ -162,7 +162,9 @@ func TestMCPSpawnWaitShowList(t *testing.T) {
 // each worker that finishes.
 func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	t.Parallel()
-	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: 10 * time.Second}}, 500*time.Millisecond)
+	// A cap of 5 s, below the shortest one can set (10 s), so that the
+	// test waits less: time for two heartbeats and a worker's end.
+	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: 5 * time.Second}, MinWait: time.Second}, 500*time.Millisecond)
 	gates := t.TempDir()
 	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
 	c.w.Script(map[string][]testenv.Step{
@@ -178,7 +180,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	done := make(chan answer, 1)
 	began := time.Now()
 	go func() {
-		// No timeout_s: the cap (10s here) is the default.
+		// No timeout_s: the cap (5s here) is the default.
 		res, err := c.cs.CallTool(context.Background(), withToken(&mcp.CallToolParams{Name: "wait",
 			Arguments: map[string]any{"session_ids": []string{a, b}, "mode": "all"}}, "wait-1"))
 		if err != nil {
@@ -208,7 +210,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 		len(wr.Running) != 1 || wr.Running[0].SessionID != b || wr.Note != "" {
 		t.Fatalf("wait: %s", text(ans.res))
 	}
-	if took := ans.at.Sub(began); took < 10*time.Second {
+	if took := ans.at.Sub(began); took < 5*time.Second {
 		t.Fatalf("the wait returned after %s, before its timeout", took)
 	}
 	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, sessions.ShortID(b)) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
@@ -14,8 +15,7 @@ import (
 
 // These tests run workers in real git repositories (testenv's Repo): each
 // worker edits files in its own worktree with a shell step, and zwarm
-// commits, diffs and lands them with git. They set the environment, so
-// they do not run in parallel.
+// commits, diffs and lands them with git.
 
 func newRepoFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
@@ -37,6 +37,25 @@ func (f *fixture) waitAll(ids ...string) {
 	if len(wr.Finished) != len(ids) || wr.TimedOut {
 		f.t.Fatalf("wait: %+v", wr)
 	}
+}
+
+// worktreeReady waits until a worker's worktree is made: the worker runs
+// in it from then on (delegate returns while it is being made).
+func (f *fixture) worktreeReady(id string) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sub, err := f.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer sub.Close()
+	for u := range sub.C() {
+		if s := u.Session; s != nil && s.Workspace != nil && s.Workspace.State == sessions.WorkspaceReady {
+			return
+		}
+	}
+	f.t.Fatalf("worker %s: its worktree was never made (%v)", sessions.ShortID(id), sub.Err())
 }
 
 func (f *fixture) mustFail(name string, args any, wants ...string) string {
@@ -69,6 +88,7 @@ type landOut struct {
 }
 
 func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	gate := filepath.Join(t.TempDir(), "gate")
 	f.w.Script(map[string][]testenv.Step{
@@ -104,6 +124,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 	}
 
 	// A running worker is refused, with what to do instead.
+	f.worktreeReady(slow)
 	f.mustFail("land_session", map[string]any{"session_id": slow}, "refused: worker "+sessions.ShortID(slow)+" is still running",
 		"wait for it (wait) or stop it (end_session)")
 	f.mustFail("land_session", map[string]any{"session_id": alpha, "strategy": "octopus"}, "strategy", "octopus")
@@ -151,6 +172,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 // branch in and has the worker resolve it; a branch with markers left is
 // refused too; once resolved, it lands.
 func TestLandConflictUpdateAndResolve(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"conf.txt": "port = 80\n"})
 	f.w.Script(map[string][]testenv.Step{
 		"use 8080":                    edits(`printf 'port = 8080\n' > conf.txt`, "8080"),
@@ -207,6 +229,7 @@ func TestLandConflictUpdateAndResolve(t *testing.T) {
 // Uncommitted changes the landing would overwrite are refused and kept; a
 // worker in place has nothing to diff or land; a worktree needs a repo.
 func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	f.w.Script(map[string][]testenv.Step{
 		"edit the readme": edits(`printf 'hello\n' > README`, "edited"),
@@ -258,6 +281,7 @@ func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
 // made while the others' are (git fails one of two concurrent worktree
 // adds now and then; the session core serializes them).
 func TestDelegatesInARowEachGetAWorktree(t *testing.T) {
+	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	var ids []string
 	for i := 0; i < 6; i++ {

@@ -18,7 +18,7 @@ func (w *workers) waitTool() Tool {
 	schema := object(map[string]prop{
 		"session_ids": strArray("Workers to wait for (ids or unique prefixes). Omit for all your unfinished workers " +
 			"and those that finished since you last looked."),
-		"timeout_s": num(fmt.Sprintf("Longest wait in seconds (default %d, clamped to %d..%d).", DefaultWaitSeconds, MinWaitSeconds, MaxWaitSeconds)),
+		"timeout_s": num(fmt.Sprintf("Longest wait in seconds (default %d, clamped to %g..%d).", DefaultWaitSeconds, w.minWait(), MaxWaitSeconds)),
 		"mode":      enum(`"any" (default) returns when one has finished, "all" when all have.`, "any", "all"),
 	})
 	return Tool{
@@ -44,11 +44,19 @@ func (w *workers) waitTool() Tool {
 	}
 }
 
+// minWait is wait's shortest timeout, in seconds.
+func (w *workers) minWait() float64 {
+	if w.opt.MinWait > 0 {
+		return w.opt.MinWait.Seconds()
+	}
+	return MinWaitSeconds
+}
+
 // waitTimeout applies the default and the clamp; note says what changed.
 func (w *workers) waitTimeout(req *float64) (time.Duration, string) {
-	hi := float64(MaxWaitSeconds)
+	lo, hi := w.minWait(), float64(MaxWaitSeconds)
 	if c := w.opt.WaitCap; c > 0 && c.Seconds() < hi {
-		hi = math.Max(c.Seconds(), MinWaitSeconds)
+		hi = math.Max(c.Seconds(), lo)
 	}
 	v := float64(DefaultWaitSeconds)
 	if req != nil {
@@ -56,9 +64,9 @@ func (w *workers) waitTimeout(req *float64) (time.Duration, string) {
 	}
 	note := ""
 	switch {
-	case math.IsNaN(v) || v < MinWaitSeconds:
-		note = fmt.Sprintf("timeout_s %g raised to the minimum, %d", v, MinWaitSeconds)
-		v = MinWaitSeconds
+	case math.IsNaN(v) || v < lo:
+		note = fmt.Sprintf("timeout_s %g raised to the minimum, %g", v, lo)
+		v = lo
 	case v > hi:
 		note = fmt.Sprintf("timeout_s %g lowered to the maximum, %g", v, hi)
 		v = hi

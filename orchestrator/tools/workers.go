@@ -41,6 +41,10 @@ type WorkerOptions struct {
 	Runner string
 	// WaitCap lowers wait's largest timeout (default MaxWaitSeconds).
 	WaitCap time.Duration
+	// MinWait is wait's shortest timeout (0: MinWaitSeconds), which keeps
+	// a model from polling. Only tests shorten it, to see a wait time out
+	// without waiting the full minimum.
+	MinWait time.Duration
 	// Seen records what the model has read; nil starts empty.
 	Seen *Seen
 	// Progress, if set, hears of workers finishing while wait blocks.

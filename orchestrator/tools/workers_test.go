@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,13 +27,18 @@ type fixture struct {
 	news    []string
 }
 
-func newFixture(t *testing.T, maxWorkers int) *fixture {
+// newFixture's options, if any, change the tools' settings.
+func newFixture(t *testing.T, maxWorkers int, options ...func(*WorkerOptions)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, w: testenv.New(t, bins, ""), src: sessions.RunSource("run-test")}
-	reg, err := NewRegistry(Workers(WorkerOptions{Sessions: f.w.Manager, Source: f.src, Dir: f.w.Work, MaxWorkers: maxWorkers,
+	opt := WorkerOptions{Sessions: f.w.Manager, Source: f.src, Dir: f.w.Work, MaxWorkers: maxWorkers,
 		OnSpawn:  func(s *sessions.Session) { f.mu.Lock(); f.spawned = append(f.spawned, s.ID); f.mu.Unlock() },
 		Progress: func(p Progress) { f.mu.Lock(); f.news = append(f.news, p.Text); f.mu.Unlock() },
-	})...)
+	}
+	for _, o := range options {
+		o(&opt)
+	}
+	reg, err := NewRegistry(Workers(opt)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,14 +184,16 @@ func TestDelegateWaitCheck(t *testing.T) {
 
 func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 0)
+	// The minimum shortened from 10 s to 2 (TestWaitTimeoutIsClamped
+	// checks the real one), so that the wait is over sooner.
+	f := newFixture(t, 0, func(o *WorkerOptions) { o.MinWait = 2 * time.Second })
 	gate := filepath.Join(t.TempDir(), "gate")
 	f.w.Script(map[string][]testenv.Step{"forever": {testenv.WaitFile(gate)}})
 	id := f.delegate("forever")
 	began := time.Now()
 	var wr waitResult
 	f.mustOK("wait", map[string]any{"timeout_s": 1}, &wr)
-	if !wr.TimedOut || len(wr.Running) != 1 || !strings.Contains(wr.Note, "raised to the minimum, 10") || time.Since(began) < 10*time.Second {
+	if !wr.TimedOut || len(wr.Running) != 1 || !strings.Contains(wr.Note, "raised to the minimum, 2") || time.Since(began) < 2*time.Second {
 		t.Errorf("wait %+v after %v", wr, time.Since(began))
 	}
 	stranger, err := f.w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "someone else's", WorkingDir: f.w.Work})
@@ -227,6 +235,35 @@ func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
 	}
 	if _, err := f.w.Manager.Get(context.Background(), id); err == nil {
 		t.Error("the deleted worker is still there")
+	}
+}
+
+// The timeout a wait asks for is clamped to 10 s .. the cap (default an
+// hour), and the note says so.
+func TestWaitTimeoutIsClamped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		opt  WorkerOptions
+		req  float64
+		want time.Duration
+		note string
+	}{
+		{WorkerOptions{}, 1, 10 * time.Second, "timeout_s 1 raised to the minimum, 10"},
+		{WorkerOptions{}, math.NaN(), 10 * time.Second, "timeout_s NaN raised to the minimum, 10"},
+		{WorkerOptions{}, 45, 45 * time.Second, ""},
+		{WorkerOptions{}, 5000, time.Hour, "timeout_s 5000 lowered to the maximum, 3600"},
+		{WorkerOptions{WaitCap: 50 * time.Second}, 60, 50 * time.Second, "timeout_s 60 lowered to the maximum, 50"},
+		{WorkerOptions{WaitCap: 5 * time.Second}, 60, 10 * time.Second, "timeout_s 60 lowered to the maximum, 10"},
+		{WorkerOptions{MinWait: 2 * time.Second}, 1, 2 * time.Second, "timeout_s 1 raised to the minimum, 2"},
+	} {
+		w := &workers{opt: c.opt}
+		req := c.req
+		if got, note := w.waitTimeout(&req); got != c.want || note != c.note {
+			t.Errorf("%+v, timeout_s %g: %v %q, want %v %q", c.opt, c.req, got, note, c.want, c.note)
+		}
+	}
+	if got, note := (&workers{}).waitTimeout(nil); got != DefaultWaitSeconds*time.Second || note != "" {
+		t.Errorf("no timeout_s: %v %q", got, note)
 	}
 }
 

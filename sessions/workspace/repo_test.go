@@ -10,6 +10,7 @@ import (
 )
 
 func TestFindTheCheckoutFromASubdirectoryAndALinkedWorktree(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"pkg/limit/limit.go": "package limit\n"})
 	ctx := context.Background()
 	r, err := Find(ctx, filepath.Join(repo, "pkg", "limit"))
@@ -41,13 +42,14 @@ func TestFindTheCheckoutFromASubdirectoryAndALinkedWorktree(t *testing.T) {
 }
 
 func TestFindOutsideARepository(t *testing.T) {
-	isolateGit(t)
+	t.Parallel()
 	if _, err := Find(context.Background(), t.TempDir()); !errors.Is(err, ErrNotRepo) {
 		t.Fatalf("err %v, want ErrNotRepo", err)
 	}
 }
 
 func TestResolveBase(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	ctx := context.Background()
 	sh(t, repo, "git checkout -q -b feature-x && echo 2 > a && git commit -qam two && git tag v1")
@@ -92,6 +94,7 @@ func TestResolveBase(t *testing.T) {
 }
 
 func TestSnapshotTakesUncommittedWorkAndLeavesTheCheckoutAlone(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "package a\n", "b.go": "package b\n", ".gitignore": "secret\n"})
 	ctx := context.Background()
 	r := find(t, repo)

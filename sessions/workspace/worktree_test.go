@@ -11,6 +11,7 @@ import (
 )
 
 func TestAWorkersChangesAreCommittedWithoutWhatWasBroughtAlong(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"main.go": "package main\n", "README": "hello\n", ".gitignore": ".env\nnode_modules/\n"})
 	write(t, filepath.Join(repo, ".env"), "TOKEN=secret\n")
 	write(t, filepath.Join(repo, "node_modules", "left-pad", "index.js"), "module.exports = 1\n")
@@ -96,6 +97,7 @@ func TestAWorkersChangesAreCommittedWithoutWhatWasBroughtAlong(t *testing.T) {
 }
 
 func TestBringRefusesPathsOutsideTheCheckout(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000002")
 	for _, bad := range []string{"/etc/passwd", "../x", ".git/config", ""} {
@@ -106,6 +108,7 @@ func TestBringRefusesPathsOutsideTheCheckout(t *testing.T) {
 }
 
 func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000003")
 	got := w.WritableGitDirs()
@@ -127,6 +130,7 @@ func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *
 }
 
 func TestWorkingDiffSeesUncommittedWorkAndLeavesTheWorkersIndexAlone(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a.go": "package a\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000004")
@@ -175,6 +179,7 @@ func exists(path string) bool {
 // Worktrees added and removed at once in one repository (workers spawned
 // together) all succeed: zwarm serializes its changes to them.
 func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	r := find(t, repo)
@@ -207,6 +212,7 @@ func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
 // through a symlinked directory, and is never written outside the
 // worktree through one: the entry is refused, naming the symlink.
 func TestBringFollowsNoSymlinkedDirectory(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	write(t, filepath.Join(outside, "secret.txt"), "secret\n")
 	repo := newRepo(t, map[string]string{"a": "1\n", ".gitignore": "evil\ncfg/.env\n"})
@@ -267,6 +273,7 @@ func TestBringFollowsNoSymlinkedDirectory(t *testing.T) {
 // A .worktreeinclude line naming something outside the checkout is an
 // error naming the file and the line, not a [worktrees] setting.
 func TestAWorktreeIncludeLineOutsideTheCheckoutIsAnError(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n", ".worktreeinclude": "# brought along\n.env\n../x\n"})
 	_, err := ReadIncludeFile(repo)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(repo, ".worktreeinclude")+" line 3: \"../x\" must stay inside the repository") {

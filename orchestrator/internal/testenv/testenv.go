@@ -72,7 +72,30 @@ func links() (*Bins, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	if err := ownGit(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	return b, nil
+}
+
+// ownGit keeps the user's git config out of every git that the tests, the
+// supervisors and the landings run: a global config of the tests' own
+// (with a user, for the tests' commits), no system config, and worktrees
+// made under dir (XDG_DATA_HOME), each under a name of its repository's.
+// It is set once for the binary, not per test, so that tests with a
+// repository (World.Repo) may run in parallel: each has its own.
+func ownGit(dir string) error {
+	cfg := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{"GIT_CONFIG_GLOBAL": cfg, "GIT_CONFIG_NOSYSTEM": "1", "XDG_DATA_HOME": filepath.Join(dir, "data")} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ownHome gives the shells the tests start (exec_command is a login shell
@@ -254,21 +277,9 @@ func New(t testing.TB, b *Bins, extraConfig string) *World {
 }
 
 // Repo makes the world's working dir a git repository on branch main with
-// one commit of files, and keeps the user's git config out: a global
-// config of the test's own (with a user, for the test's commits), no
-// system config, and an XDG_DATA_HOME of the test's, where worktrees are
-// made. The environment is set with Setenv (the supervisors and the
-// landings read it), so a test that calls Repo cannot run in parallel.
+// one commit of files. The user's git config is kept out (ownGit).
 func (w *World) Repo(files map[string]string) {
 	w.T.Helper()
-	home := w.T.TempDir()
-	cfg := filepath.Join(home, "gitconfig")
-	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
-		w.T.Fatal(err)
-	}
-	w.T.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	w.T.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	w.T.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	w.Git("init", "-q", "-b", "main")
 	for name, body := range files {
 		path := filepath.Join(w.Work, name)
