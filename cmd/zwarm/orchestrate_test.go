@@ -52,7 +52,7 @@ func (w *world) runs() []runJSON {
 
 func TestOrchestrateUsageErrors(t *testing.T) {
 	t.Parallel()
-	w, _ := orchWorld(t)
+	w, srv := orchWorld(t)
 	for _, c := range []struct {
 		args []string
 		env  []string
@@ -78,6 +78,16 @@ func TestOrchestrateUsageErrors(t *testing.T) {
 			t.Errorf("zwarm %v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
+	// A runner that does not exist, before any model call.
+	os.MkdirAll(w.state, 0o700)
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[orchestrator]\nrunner = \"nosuch\"\n")
+	if r := w.zwarm("orchestrate", "task"); r.code != 2 || !strings.Contains(r.stderr, `[orchestrator] runner: unknown runner "nosuch" (known: local, slurm)`) {
+		t.Errorf("orchestrate with an unknown runner: %+v", r)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times for a run that could not delegate", n)
+	}
+	os.Remove(filepath.Join(w.state, "config.toml"))
 	if r := w.zwarm("runs"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no runs") {
 		t.Errorf("runs: %+v", r)
 	}
