@@ -19,7 +19,12 @@ func (m *Manager) submit(ctx context.Context, s *Session) error {
 		return err
 	}
 	argv := append(append([]string{}, m.supervisorArgv...), "--state-dir", m.st.Dir(), s.ID)
-	jobID, err := r.Start(ctx, RunSpec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
+	// A submission is not interrupted: an engine may have queued the job
+	// by the time its client is killed, and the job id, needed to follow
+	// or cancel it, would be lost. It is bounded instead.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobSubmitLimit)
+	defer cancel()
+	jobID, err := r.Start(sctx, RunSpec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
 	if err != nil {
 		return err
 	}
@@ -43,6 +48,9 @@ func (m *Manager) submit(ctx context.Context, s *Session) error {
 	}
 	return nil
 }
+
+// jobSubmitLimit bounds the submission of a job.
+const jobSubmitLimit = time.Minute
 
 // ownerAlive says whether the session's owner still runs. On this host,
 // that is its pid with its start time; under another runner, only the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -536,16 +537,7 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
-	real, err := exec.LookPath("sbatch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim := t.TempDir()
-	writeFile(t, filepath.Join(shim, "sbatch"), "#!/bin/sh\nout=$('"+real+"' \"$@\") || exit $?\nsleep 4\necho \"$out\"\n")
-	if err := os.Chmod(filepath.Join(shim, "sbatch"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	w.slowSbatch(4)
 	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"sleep_ms": 1500}}, completes("done", 5)...))
 
 	spawning := exec.Command(bins.zwarm, "spawn", "--", "slow sbatch")
@@ -605,4 +597,50 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 		t.Fatalf("the killed job is still %s", st)
 	}
 	eventually(t, "the job's processes to go", func() bool { return len(markedProcs(id)) == 0 })
+}
+
+// slowSbatch puts an sbatch on the world's PATH that submits the job at
+// once (the real sbatch) but answers only seconds later: a controller
+// slow to answer.
+func (w *world) slowSbatch(seconds int) {
+	w.t.Helper()
+	real, err := exec.LookPath("sbatch")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	shim := w.t.TempDir()
+	writeFile(w.t, filepath.Join(shim, "sbatch"), fmt.Sprintf("#!/bin/sh\nout=$('%s' \"$@\") || exit $?\nsleep %d\necho \"$out\"\n", real, seconds))
+	if err := os.Chmod(filepath.Join(shim, "sbatch"), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// Ctrl+C while sbatch is submitting does not lose the job: the submission
+// finishes, the session is recorded with its job and runs to its end.
+func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	w.slowSbatch(3)
+	spawning := exec.Command(bins.zwarm, "spawn", "--", "interrupted")
+	spawning.Dir, spawning.Env = w.work, w.env()
+	var out strings.Builder
+	spawning.Stdout = &out
+	if err := spawning.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the session to be recorded", func() bool { return len(w.ids()) == 1 })
+	time.Sleep(500 * time.Millisecond) // sbatch is under way
+	spawning.Process.Signal(syscall.SIGINT)
+	spawning.Wait()
+	ids := w.ids()
+	if len(ids) != 1 {
+		t.Fatalf("after the interrupted spawn: sessions %v (stdout %q)", ids, out.String())
+	}
+	if r := w.zwarm("wait", "--timeout", "60s", ids[0]); r.code != 0 {
+		t.Fatalf("wait: %+v (%q)", r, w.record(ids[0]).Error)
+	}
+	if rec := w.record(ids[0]); rec.Job == nil || rec.Job.ID == "" || rec.Status != sessions.StatusCompleted {
+		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
+	}
 }
