@@ -24,7 +24,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		{syscall.SIGTERM, "", "stopped by SIGTERM"},
 		{syscall.SIGINT, "", "stopped by SIGINT"},
 		{syscall.SIGTERM, "4242", "cancelled by slurm (job 4242)"},
-		{syscall.SIGUSR1, "4242", "stopped at the time limit of its slurm job 4242"},
+		{syscall.SIGUSR1, "4242", "stopped ahead of the time limit of its slurm job 4242, at Slurm's warning a minute before it"},
 	} {
 		t.Setenv("SLURM_JOB_ID", c.job)
 		s := w.spawn("hold")

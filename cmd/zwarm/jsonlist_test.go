@@ -33,6 +33,9 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 			c := costs[i]
 			s.CostUSD = &c
 		}
+		if i%3 == 1 {
+			s.Job, s.RunnerState = &sessions.Job{Runner: "slurm", ID: "12" + text}, "queued · slurm 12 ("+text+")"
+		}
 		switch i % 4 {
 		case 1:
 			s.Workspace = &sessions.Workspace{Path: "/wt/" + text, Branch: "zwarm/x", Base: "main", BaseCommit: "abc",

@@ -297,7 +297,7 @@ func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig)
 	}
 	if s.RunnerState != "" {
 		// Where its job is: "queued · slurm 1234 (Resources)".
-		text += ", " + render.SafeLine(s.RunnerState)
+		text += ", " + render.Clip(s.RunnerState, 48)
 	}
 	if q := render.Quiet(s, now); q != "" {
 		return text + ", " + q, sgrYellow

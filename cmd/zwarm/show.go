@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -209,11 +210,7 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	field("agent", "%s", agent)
 	field("dir", "%s", render.SafeLine(s.WorkingDir))
 	if s.Job != nil {
-		where := render.SafeLine(s.Job.Runner + " job " + s.Job.ID)
-		if s.RunnerState != "" {
-			where += " · " + render.SafeLine(s.RunnerState)
-		}
-		field("runner", "%s", where)
+		field("runner", "%s", runnerField(s))
 	}
 	if !s.Legacy {
 		for _, f := range render.WorkspaceFields(s, now) {
@@ -280,4 +277,18 @@ func writeLines(w *bufio.Writer, lines []render.Line) {
 		w.WriteString(l.Text)
 		w.WriteByte('\n')
 	}
+}
+
+// runnerField says where a session's supervisor runs under another
+// runner: its job, and what the runner says of it, once.
+func runnerField(s *sessions.Session) string {
+	switch {
+	case s.Job.ID == "":
+		return render.SafeLine(s.Job.Runner + " (its job is not submitted yet)")
+	case s.RunnerState == "":
+		return render.SafeLine(s.Job.Runner + " job " + s.Job.ID)
+	case strings.Contains(s.RunnerState, s.Job.ID):
+		return render.SafeLine(s.RunnerState)
+	}
+	return render.SafeLine(s.Job.Runner + " job " + s.Job.ID + " · " + s.RunnerState)
 }

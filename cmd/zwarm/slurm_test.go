@@ -141,7 +141,7 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 	if queued.Status != sessions.StatusPending {
 		t.Fatalf("a queued job's session is %s, want pending", queued.Status)
 	}
-	if out := w.ok("show", id); !strings.Contains(out, "slurm job "+job+" · queued · slurm "+job) {
+	if out := w.ok("show", id); !strings.Contains(out, "runner   queued · slurm "+job+" (") {
 		t.Fatalf("show does not say the job is queued:\n%s", out)
 	}
 	slurmtest.Resume(t, env)
@@ -370,7 +370,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 	job := w.jobOf(id)
 	r := w.zwarm("wait", "--timeout", "3m", id)
 	s := w.show(id)
-	if r.code != 1 || s.Status != sessions.StatusKilled || s.Error != "stopped at the time limit of its slurm job "+job {
+	if r.code != 1 || s.Status != sessions.StatusKilled || s.Error != "stopped ahead of the time limit of its slurm job "+job+", at Slurm's warning a minute before it" {
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
 	}
 	if left := markedProcs(id); len(left) > 0 {

@@ -288,7 +288,7 @@ func stopOnSignal(ctx context.Context, turns *sessions.Turns, log *slog.Logger) 
 func signalReason(sig syscall.Signal, job string) string {
 	switch {
 	case sig == syscall.SIGUSR1 && job != "":
-		return "stopped at the time limit of its slurm job " + job
+		return "stopped ahead of the time limit of its slurm job " + job + ", at Slurm's warning a minute before it"
 	case job != "":
 		return "cancelled by slurm (job " + job + ")"
 	}

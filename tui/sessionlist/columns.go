@@ -84,6 +84,9 @@ func (m Model) id(r Row) string {
 	return sessions.ShortID(r.Session.ID)
 }
 
+// runnerStateWidth bounds what the status cell says of a job.
+const runnerStateWidth = 40
+
 // status is the status cell: icon and status, for an agent that has
 // been silent a while, for how long, and, with denied, how many of its
 // tool calls its permissions refused (work it could not do, whatever its
@@ -93,7 +96,8 @@ func (m Model) status(s *sessions.Session, denied bool) string {
 	if s.RunnerState != "" {
 		// Where its job is, in its runner's words: "queued · slurm 1234
 		// (Resources)", "slurm unreachable".
-		text += " · " + render.SafeLine(s.RunnerState)
+		// Clipped: a queue reason can be a long sentence.
+		text += " · " + render.Clip(s.RunnerState, runnerStateWidth)
 	}
 	if q := render.Quiet(s, m.now); q != "" {
 		text += " · " + q

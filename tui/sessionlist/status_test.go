@@ -21,6 +21,10 @@ func TestStatusSaysWhereARemoteJobIs(t *testing.T) {
 	if !strings.Contains(got, "pending · queued · slurm 1234 (Resources)") || strings.Contains(got, "\x1b") {
 		t.Fatalf("status cell %q", got)
 	}
+	s.RunnerState = "queued · slurm 1234 (Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions)"
+	if got := m.status(s, true); len([]rune(got)) > 60 || !strings.HasSuffix(got, "…") {
+		t.Fatalf("a long queue reason takes %d cells: %q", len([]rune(got)), got)
+	}
 	local := &sessions.Session{ID: s.ID, Status: sessions.StatusRunning, CreatedAt: now}
 	if got := m.status(local, true); strings.Contains(got, "slurm") || strings.Contains(got, " · ") {
 		t.Fatalf("a local session's status cell %q", got)
