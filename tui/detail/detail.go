@@ -103,8 +103,24 @@ func (m *Model) Apply(u sessions.Update) {
 		m.session = u.Session
 	}
 	m.loaded = true
-	for _, st := range u.Timeline() {
+	timeline := u.Timeline()
+	// Of a burst of events (a window of a turn that grew by gigabytes),
+	// only the last MaxSteps can be on screen: the others are counted, not
+	// drawn, so that the pane answers keys as soon after a burst as after
+	// a few events.
+	skip := -MaxSteps
+	for i := range timeline {
+		if timeline[i].Kind == sessions.StepEvent {
+			skip++
+		}
+	}
+	for _, st := range timeline {
 		n := st.Turn.N
+		if st.Kind == sessions.StepEvent && skip > 0 {
+			skip--
+			m.dropped++
+			continue
+		}
 		switch st.Kind {
 		case sessions.StepTurnStarted:
 			m.add(step{turn: n, lines: append([]render.Line{render.TurnHeader(st.Turn)}, render.Prompt(st.Turn)...)})
