@@ -61,20 +61,23 @@ func TestUnusableStateDir(t *testing.T) {
 	}
 }
 
-// A turn file with a 20 MB line and binary junk: the long line is kept
-// whole, the junk becomes raw events, and nothing around them is lost.
+// A turn file with a line near MaxLineBytes, one over it (a file written
+// before the supervisor cut such lines) and binary junk: the long line is
+// kept whole, the longer one and the junk become raw events, and nothing
+// around them is lost.
 func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.spawn("fine")
 	w.wait(s.ID)
-	big := strings.Repeat("y", 20<<20)
+	big := strings.Repeat("y", MaxLineBytes-200)
 	f, err := os.OpenFile(w.st.TurnPath(s.ID, 1), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString("\x00\xff\xfe binary junk \x1b[2J\n")
 	f.WriteString(`{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"` + big + `"}}` + "\n")
+	f.WriteString(`{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"` + big + big + `"}}` + "\n")
 	f.WriteString(`{"type":"item.completed","item":{"id":"item_10","type":"agent_message","text":"after"}}` + "\n")
 	f.Close()
 	_, turns, err := w.m.Transcript(context.Background(), s.ID)
@@ -90,7 +93,7 @@ func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 			msgs = append(msgs, ev.Text)
 		}
 	}
-	if len(raw) != 1 || len(msgs) != 3 || msgs[0] != "done" || len(msgs[1]) != len(big) || msgs[2] != "after" {
+	if len(raw) != 2 || !strings.Contains(raw[1], "skipped a line of") || len(msgs) != 3 || msgs[0] != "done" || len(msgs[1]) != len(big) || msgs[2] != "after" {
 		t.Fatalf("raw %d, messages %d (%d bytes in the long one)", len(raw), len(msgs), len(msgs[1]))
 	}
 }

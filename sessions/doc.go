@@ -31,7 +31,11 @@
 //	                                 turn's last message and usage, can still be recorded (the
 //	                                 agent runs on; what it prints meanwhile is parsed, not kept)
 //	sessions/<id>/cgroup             the path of the session's cgroup, while it has one
-//	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte
+//	sessions/<id>/turns/turn_N.jsonl the agent's stdout for turn N, byte for byte, but that a
+//	                                 line longer than MaxLineBytes (8 MiB) is replaced by the
+//	                                 line {"type":"zwarm.truncated","bytes":N}, N the bytes cut
+//	                                 (the line but its newline); readers report it as a raw
+//	                                 event, and no process holds more of a line than that
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
@@ -295,6 +299,7 @@
 //
 // Lines are complete only with their newline: a reader of a running turn
 // holds back a partial last line until it is finished. Lines up to
-// MaxLineBytes are parsed whole; a longer one becomes a raw event saying it
-// was skipped. A parser's returned slice is valid until its next call.
+// MaxLineBytes are parsed whole; a longer one (the supervisor's
+// zwarm.truncated marker, or a line of a file written before it cut them)
+// becomes a raw event saying it was skipped and how long it was. A parser's returned slice is valid until its next call.
 package sessions

@@ -13,7 +13,8 @@ type Step struct {
 	Turn  Turn
 	Event Event // for StepEvent
 	// Skipped, for StepTurnStarted, is how many bytes at the start of the
-	// turn file were not read (a window smaller than the file).
+	// turn file were not read (a window smaller than the file); for
+	// StepSkipped, how many right before the steps that follow.
 	Skipped int64
 }
 
@@ -24,6 +25,10 @@ const (
 	StepTurnStarted StepKind = iota
 	StepEvent
 	StepTurnEnded
+	// StepSkipped: a running turn grew by more than the window since the
+	// previous read; what it printed meanwhile, but the last window, was
+	// not read (only with a Window).
+	StepSkipped
 )
 
 // Timeline orders what an update reports turn by turn: each turn's start,
@@ -52,12 +57,18 @@ func (u Update) Timeline() []Step {
 		ns = append(ns, n)
 	}
 	sort.Ints(ns)
-	var out []Step
+	size := 0
+	for _, b := range u.Events {
+		size += len(b.Events) + 2
+	}
+	out := make([]Step, 0, size+len(u.Ended))
 	for _, n := range ns {
 		it := by[n]
 		if b := it.batch; b != nil {
 			if b.First {
 				out = append(out, Step{Kind: StepTurnStarted, Turn: b.Turn, Skipped: b.Skipped})
+			} else if b.Skipped > 0 {
+				out = append(out, Step{Kind: StepSkipped, Turn: b.Turn, Skipped: b.Skipped})
 			}
 			for _, ev := range b.Events {
 				out = append(out, Step{Kind: StepEvent, Turn: b.Turn, Event: ev})

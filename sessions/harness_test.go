@@ -28,6 +28,9 @@ const (
 	// slowStartEnv makes the supervisor wait this long before it does
 	// anything, signal handling included: a zwarm binary still starting.
 	slowStartEnv = "ZWARM_SESSIONS_TEST_SLOW_START"
+	// peakFileEnv names a file where the supervisor writes its peak
+	// resident memory (VmHWM of /proc/self/status) just before it exits.
+	peakFileEnv = "ZWARM_SESSIONS_TEST_PEAK_FILE"
 )
 
 var fakeAgentBin string
@@ -153,6 +156,7 @@ func helperSupervisor(args []string) int {
 			time.Sleep(d)
 		}
 		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
+		reportPeak()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -6,9 +6,11 @@ import (
 )
 
 // MaxLineBytes is the longest line kept whole. Agents print single events of
-// several megabytes (a command's whole output); a longer line is skipped and
-// reported as a raw event instead of exhausting memory.
-const MaxLineBytes = 64 << 20
+// several megabytes (a command's whole output); a longer line is cut from
+// the turn file (a TruncatedType marker stands in its place), skipped by
+// readers of older files, and reported as a raw event instead of
+// exhausting memory: no process of zwarm holds more of a line than this.
+const MaxLineBytes = 8 << 20
 
 // LineSplitter cuts a byte stream into lines. A line is only complete once
 // its newline arrives: a writer may still be in the middle of it.
@@ -50,14 +52,14 @@ func (s *LineSplitter) Write(p []byte, emit func([]byte)) {
 			if len(chunk) > limit {
 				emit(oversize(int64(len(chunk))))
 			} else {
-				emit(trimCR(chunk))
+				emit(ParseableLine(chunk))
 			}
 		default:
 			if len(s.buf)+len(chunk) > limit {
 				emit(oversize(int64(len(s.buf) + len(chunk))))
 			} else {
 				s.buf = append(s.buf, chunk...)
-				emit(trimCR(s.buf))
+				emit(ParseableLine(s.buf))
 			}
 			s.buf = s.buf[:0]
 		}
@@ -77,7 +79,7 @@ func (s *LineSplitter) Flush(emit func([]byte)) {
 	if s.skipping {
 		emit(oversize(s.skipped))
 	} else if len(s.buf) > 0 {
-		emit(trimCR(s.buf))
+		emit(ParseableLine(s.buf))
 	}
 	s.buf, s.skipping, s.skipped = s.buf[:0], false, 0
 }

@@ -23,7 +23,9 @@ type SubscribeOptions struct {
 	// Events delivers what the agents write, turn by turn, as it is written.
 	Events bool
 	// Window bounds, with Events, how much of each turn file is read when it
-	// is first seen (its last Window bytes); 0 reads turn files whole.
+	// is first seen (its last Window bytes), and of what a running turn
+	// grew by between two updates (a StepSkipped says what was not read);
+	// 0 reads turn files whole.
 	Window int64
 	// FromTurn, with Events, skips turns before it; OnlyTurn reads only
 	// that turn.

@@ -11,8 +11,10 @@ type TurnEvents struct {
 	Turn Turn
 	// First is set the first time the turn is reported.
 	First bool
-	// Skipped is how many bytes at the start of the turn file were not read
-	// because the file is larger than the window.
+	// Skipped is how many bytes of the turn file were not read because
+	// there were more than the window: at its start when First, else
+	// right before these events (the agent wrote more than a window since
+	// the previous read).
 	Skipped int64
 	Events  []Event
 }
@@ -21,7 +23,10 @@ type TurnEvents struct {
 // only what the agent wrote since the previous one, for every turn. It is
 // what live views (the dashboard, logs -f) build on. Turn files larger than
 // the window are read from their last window bytes only, so selecting a
-// session with a 100 MB turn costs the same as a small one.
+// session with a 100 MB turn costs the same as a small one; so is what a
+// running turn grew by since the previous read, when that is more than the
+// window: a reader that falls behind an agent printing gigabytes catches
+// up with one window's work, whatever it missed.
 type Trajectory struct {
 	m       *Manager
 	id      string
@@ -78,6 +83,9 @@ func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error)
 			te.First, te.Skipped = true, tailStart(path, t.opt.Window)
 			rd = NewTurnReader(path, ad.NewParser(), te.Skipped)
 			t.readers[turn.N] = rd
+		} else if next, skipped := t.skipAhead(rd, ad); skipped > 0 {
+			rd, te.Skipped = next, skipped
+			t.readers[turn.N] = rd
 		}
 		ended := turn.EndedAt != nil || s.Legacy
 		if err := ctx.Err(); err != nil {
@@ -96,6 +104,26 @@ func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error)
 		}
 	}
 	return out, nil
+}
+
+// skipAhead moves rd to the last window of its file when more than a
+// window is left to read, and says how many bytes it skipped (0: rd reads
+// on where it was).
+func (t *Trajectory) skipAhead(rd *TurnReader, ad Adapter) (*TurnReader, int64) {
+	if t.opt.Window <= 0 {
+		return rd, 0
+	}
+	fi, err := os.Stat(rd.path)
+	if err != nil || fi.Size()-rd.Offset() <= t.opt.Window {
+		return rd, 0
+	}
+	start := tailStart(rd.path, t.opt.Window)
+	if start <= rd.Offset() {
+		return rd, 0
+	}
+	skipped := start - rd.Offset()
+	rd.Close()
+	return NewTurnReader(rd.path, ad.NewParser(), start), skipped
 }
 
 // Close releases the open turn files.

@@ -66,19 +66,30 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 		}
 		return nil
 	}
-	if fi.Size()-r.pos >= pipelineMin && runtime.GOMAXPROCS(0) > 1 {
-		return r.readPipelined(final, fn)
+	// A running turn is read up to the size just seen, not to an end that
+	// moves: a reader slower than an agent printing gigabytes would
+	// otherwise never return, holding every event parsed meanwhile.
+	end := fi.Size()
+	if final {
+		end = -1 // the file is complete: whatever it has
 	}
-	return r.readRest(final, r.emit(fn))
+	if fi.Size()-r.pos >= pipelineMin && runtime.GOMAXPROCS(0) > 1 {
+		return r.readPipelined(final, end, fn)
+	}
+	return r.readRest(final, end, r.emit(fn))
 }
 
-// readRest reads the file from r.pos to its end and passes every complete
-// line to emit; with final set the unterminated last one too.
-func (r *TurnReader) readRest(final bool, emit func([]byte)) error {
+// readRest reads the file from r.pos to end (its end if end < 0) and passes
+// every complete line to emit; with final set the unterminated last one
+// too.
+func (r *TurnReader) readRest(final bool, end int64, emit func([]byte)) error {
 	bp := chunks.Get().(*[]byte)
 	defer chunks.Put(bp)
 	buf := *bp
-	for {
+	for end < 0 || r.pos < end {
+		if end >= 0 && end-r.pos < int64(len(buf)) {
+			buf = buf[:end-r.pos]
+		}
 		n, err := r.f.ReadAt(buf, r.pos)
 		if n > 0 {
 			r.pos += int64(n)

@@ -14,7 +14,7 @@ const (
 
 // readPipelined is readRest with the parsing done ahead of fn. It returns
 // once the goroutine has ended, whatever fn does (a panic included).
-func (r *TurnReader) readPipelined(final bool, fn func(Event)) error {
+func (r *TurnReader) readPipelined(final bool, end int64, fn func(Event)) error {
 	full := make(chan []Event, batchesOut)
 	free := make(chan []Event, batchesOut+1)
 	done := make(chan struct{})
@@ -42,7 +42,7 @@ func (r *TurnReader) readPipelined(final bool, fn func(Event)) error {
 			}
 			return true
 		}
-		err = r.readRest(final, func(line []byte) {
+		err = r.readRest(final, end, func(line []byte) {
 			if stopped {
 				return
 			}

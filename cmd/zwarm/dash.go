@@ -44,6 +44,7 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	}
 	defer closeLog()
 	colorProfile()
+	limitDashHeap(o.f.io)
 	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log)
 }
 

@@ -22,3 +22,19 @@ func deferGC(io *streams) {
 	debug.SetMemoryLimit(shortLivedHeap)
 	debug.SetGCPercent(-1)
 }
+
+// dashHeap is the heap the dashboard collects harder to stay under. Its
+// live heap is a few windows of one turn's events and a thousand rendered
+// steps; while it catches up with an agent printing gigabytes, it parses a
+// window after another, and without a limit the collector let the garbage
+// of those grow the process past 250 MB.
+const dashHeap = 96 << 20
+
+// limitDashHeap bounds a long-lived dashboard's memory (GOGC or GOMEMLIMIT
+// in the environment win; only a process of our own is tuned).
+func limitDashHeap(io *streams) {
+	if !io.process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(dashHeap)
+}

@@ -117,11 +117,29 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	w.Write(head[:len(head)-2]) // without its closing "\n}"
 	w.WriteString(",\n  \"steps\": [")
 	first := true
-	var messages []sessions.Message
+	// The messages come after the steps: each is encoded as it is read
+	// and spooled, never held as a list.
+	var messages spool
+	defer messages.close()
+	nmsg := 0
 	var werr error
+	message := func(msg sessions.Message) {
+		b, err := json.MarshalIndent(msg, "    ", "  ")
+		if err != nil {
+			werr = err
+			return
+		}
+		if nmsg == 0 {
+			messages.Write([]byte("[\n    "))
+		} else {
+			messages.Write([]byte(",\n    "))
+		}
+		nmsg++
+		messages.Write(b)
+	}
 	for _, t := range m.Turns(s) {
 		if t.Prompt != "" {
-			messages = append(messages, sessions.Message{Turn: t.N, Role: "user", Text: t.Prompt})
+			message(sessions.Message{Turn: t.N, Role: "user", Text: t.Prompt})
 		}
 		var fold sessions.StepFolder
 		step := func(ev sessions.Event) {
@@ -139,7 +157,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 		}
 		err := m.ReadTurn(ctx, s, t.N, func(ev sessions.Event) {
 			if ev.Type == sessions.EventMessage && ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated {
-				messages = append(messages, sessions.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
+				message(sessions.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
 			}
 			fold.Add(ev, step)
 		})
@@ -155,26 +173,33 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 		w.WriteString("\n  ")
 	}
 	if s.Legacy {
-		messages = sessions.Messages(s, nil)
+		messages, nmsg = spool{}, 0
+		for _, msg := range sessions.Messages(s, nil) {
+			message(msg)
+		}
 	}
-	if messages == nil {
-		messages = []sessions.Message{}
+	if werr != nil {
+		return werr
 	}
 	if inbox == nil {
 		inbox = []sessions.InboxEntry{}
 	}
 	w.WriteString("]")
-	for _, part := range []struct {
-		name string
-		v    any
-	}{{"messages", messages}, {"inbox", inbox}} {
-		b, err := json.MarshalIndent(part.v, "  ", "  ")
-		if err != nil {
+	w.WriteString(",\n  \"messages\": ")
+	if nmsg == 0 {
+		w.WriteString("[]")
+	} else {
+		messages.Write([]byte("\n  ]"))
+		if err := messages.copyTo(w); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, ",\n  %q: ", part.name)
-		w.Write(b)
 	}
+	b, err := json.MarshalIndent(inbox, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, ",\n  %q: ", "inbox")
+	w.Write(b)
 	w.WriteString("\n}\n")
 	return nil
 }

@@ -70,9 +70,11 @@ type agentRun struct {
 	// follow-ups go to a resumed process of their own.
 	oneTurn bool
 
-	split     sessions.LineSplitter
+	// cut holds back an unfinished line, so that the turn file gets
+	// whole lines, and cuts one longer than sessions.MaxLineBytes.
+	cut       sessions.LineCutter
 	pending   []sessions.Event
-	written   int64 // bytes of the agent's output in the current turn (those dropped included)
+	written   int64 // bytes of the current turn file, whole lines (those a full disk dropped included)
 	turnDone  bool  // the current turn's completion event was parsed
 	lastFlush time.Time
 	lastEvent time.Time
@@ -96,7 +98,7 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 		case c, ok := <-chunks:
 			if !ok {
 				chunks = nil
-				a.split.Flush(a.parse)
+				a.line(a.cut.Flush())
 				continue
 			}
 			a.onChunk(ctx, c)
@@ -147,14 +149,7 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 			line = c[:i+1]
 		}
 		c = c[len(line):]
-		switch {
-		case a.dropped != nil:
-			a.dropped.bytes += int64(len(line))
-		case a.failure == "":
-			a.record(line)
-		}
-		a.written += int64(len(line))
-		a.split.Write(line, a.parse)
+		a.line(a.cut.Add(line))
 		if a.turnDone && a.p.stdin != nil && a.cmd.Input != nil && a.phase == serving {
 			a.turnDone = false
 			a.save()
@@ -168,6 +163,22 @@ func (a *agentRun) onChunk(ctx context.Context, c []byte) {
 	if len(a.pending) > 0 && a.flush == nil {
 		a.flush = time.After(max(0, flushEvery-time.Since(a.lastFlush)))
 	}
+}
+
+// line records and parses a line the cutter let through (nil: none was
+// completed).
+func (a *agentRun) line(rec []byte) {
+	if rec == nil {
+		return
+	}
+	switch {
+	case a.dropped != nil:
+		a.dropped.bytes += int64(len(rec))
+	case a.failure == "":
+		a.record(rec)
+	}
+	a.written += int64(len(rec))
+	a.parse(sessions.ParseableLine(rec))
 }
 
 // record appends a line of the agent's output to the turn file.
@@ -226,7 +237,16 @@ func (a *agentRun) parse(line []byte) {
 		a.pending = append(a.pending, ev)
 		a.turnDone = a.turnDone || ev.Type == sessions.EventTurnCompleted || ev.Type == sessions.EventTurnFailed
 	}
+	if len(a.pending) >= maxPending {
+		// A chatty agent prints thousands of events between two saves;
+		// only those that change the record are kept until the next.
+		a.pending = sessions.CompactEvents(a.pending)
+	}
 }
+
+// maxPending is how many events wait for the next save before those that
+// do not change the record are let go.
+const maxPending = 1024
 
 // onExit sweeps whatever the agent left behind (a server it started, a
 // command that escaped with setsid); that also closes the last copies of
@@ -273,7 +293,7 @@ func (a *agentRun) save() { a.saveAs(false) }
 // its usage) reach the record even on a full disk. Events that could not
 // be saved are kept for the next save.
 func (a *agentRun) saveAs(outcome bool) {
-	evs, off, last := a.pending, max(0, a.written-a.split.Pending()), a.lastEvent
+	evs, off, last := a.pending, a.written, a.lastEvent
 	a.pending, a.lastFlush = nil, time.Now()
 	err := a.sv.turns.RecordProgress(evs, off, last, outcome)
 	if err != nil {
@@ -318,7 +338,7 @@ func (a *agentRun) nextLive(ctx context.Context) {
 		a.sv.log.Error(d.noteStderr(), "turn", a.n)
 	}
 	a.p.out.Close()
-	a.p.out, a.n, a.written, a.split = out, next.N, 0, sessions.LineSplitter{}
+	a.p.out, a.n, a.written = out, next.N, 0
 	a.p.stderr.set(errf)
 	a.p.stdin.feed(a.cmd.Input(next.Prompt))
 	a.sv.log.Info("follow-up delivered live", "turn", next.N)
@@ -394,8 +414,8 @@ func (a *agentRun) reopenTurnFile() {
 	}
 	a.p.out.Close()
 	a.p.out = f
-	// Offsets count from the new file's start; a partial line held back
-	// by the splitter began in the removed file.
+	// Offsets count from the new file's start; a line held back by the
+	// cutter goes into the new file whole.
 	a.written = 0
 	note := fmt.Sprintf("turn file removed while the turn ran; the output from %s on is in a new %s", time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
 	a.sv.log.Warn("turn file removed while the turn ran; recording the rest in a new one", "turn", a.n, "path", path)

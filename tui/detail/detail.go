@@ -18,7 +18,8 @@ import (
 	"github.com/zwarm/zwarm/tui/styles"
 )
 
-// MaxSteps bounds the steps kept in memory and on screen.
+// MaxSteps bounds the steps on screen; twice as many at most are kept in
+// memory.
 const MaxSteps = 1000
 
 type step struct {
@@ -102,8 +103,24 @@ func (m *Model) Apply(u sessions.Update) {
 		m.session = u.Session
 	}
 	m.loaded = true
-	for _, st := range u.Timeline() {
+	timeline := u.Timeline()
+	// Of a burst of events (a window of a turn that grew by gigabytes),
+	// only the last MaxSteps can be on screen: the others are counted, not
+	// drawn, so that the pane answers keys as soon after a burst as after
+	// a few events.
+	skip := -MaxSteps
+	for i := range timeline {
+		if timeline[i].Kind == sessions.StepEvent {
+			skip++
+		}
+	}
+	for _, st := range timeline {
 		n := st.Turn.N
+		if st.Kind == sessions.StepEvent && skip > 0 {
+			skip--
+			m.dropped++
+			continue
+		}
 		switch st.Kind {
 		case sessions.StepTurnStarted:
 			m.add(step{turn: n, lines: append([]render.Line{render.TurnHeader(st.Turn)}, render.Prompt(st.Turn)...)})
@@ -111,6 +128,9 @@ func (m *Model) Apply(u sessions.Update) {
 				m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
 					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
 			}
+		case sessions.StepSkipped:
+			m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
+				Text: fmt.Sprintf("… %s of output not shown while the dashboard caught up (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
 		case sessions.StepTurnEnded:
 			t := st.Turn
 			for i := range m.steps {
@@ -144,7 +164,9 @@ func (m *Model) add(s step) {
 		m.byKey[s.key] = len(m.steps)
 	}
 	m.steps = append(m.steps, s)
-	if over := len(m.steps) - MaxSteps; over > 0 {
+	// The oldest steps go a thousand at a time, not one per step added: a
+	// burst of events costs each one an append, not a copy of the pane.
+	if over := len(m.steps) - MaxSteps; over >= MaxSteps {
 		m.steps = append([]step(nil), m.steps[over:]...)
 		m.dropped += over
 		m.byKey = map[string]int{}
@@ -158,10 +180,11 @@ func (m *Model) add(s step) {
 
 func (m *Model) render() {
 	var b strings.Builder
-	if m.dropped > 0 {
-		b.WriteString(m.Styles.Dim.Render(fmt.Sprintf("… %d earlier steps not shown", m.dropped)) + "\n")
+	first := max(0, len(m.steps)-MaxSteps) // the pane shows the last MaxSteps
+	if hidden := m.dropped + first; hidden > 0 {
+		b.WriteString(m.Styles.Dim.Render(fmt.Sprintf("… %d earlier steps not shown", hidden)) + "\n")
 	}
-	for _, s := range m.steps {
+	for _, s := range m.steps[first:] {
 		for _, l := range s.lines {
 			style := m.style(l)
 			for _, piece := range wrap(l, m.Width) {

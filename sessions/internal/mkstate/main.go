@@ -3,6 +3,9 @@
 //
 //	mkstate -dir DIR -n 1000                 1,000 sessions of two turns each
 //	mkstate -dir DIR -n 1 -turn-mb 100       one session whose turn file is 100 MB of valid codex events
+//	mkstate -dir DIR -n 1 -turns 1 -turn-lines 3000000
+//	                                         one session whose turn has 3 million lines
+//	mkstate ... -cut-line                    and a line the supervisor cut (a 500 MB one) in its middle
 //
 // Records are written as zwarm writes them (the sessions package's own
 // types), with realistic prompts, usage and messages; turn files hold real
@@ -27,24 +30,25 @@ func main() {
 	n := flag.Int("n", 1000, "sessions")
 	turns := flag.Int("turns", 2, "turns per session")
 	turnMB := flag.Int("turn-mb", 0, "size of each turn file in MB (0: a small realistic turn)")
+	turnLines := flag.Int("turn-lines", 0, "lines of each turn file (0: as -turn-mb says)")
+	cut := flag.Bool("cut-line", false, "put the marker of a cut 500 MB line in the middle of each turn")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "mkstate: -dir is required")
 		os.Exit(2)
 	}
-	if err := run(*dir, *n, *turns, *turnMB); err != nil {
+	shape := turnShape{size: int64(*turnMB) << 20, lines: *turnLines, cut: *cut}
+	if shape.size == 0 && shape.lines == 0 {
+		shape.size = 4 << 10
+	}
+	if err := run(*dir, *n, *turns, shape); err != nil {
 		fmt.Fprintln(os.Stderr, "mkstate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, n, turns, turnMB int) error {
+func run(dir string, n, turns int, shape turnShape) error {
 	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	small := turnBody(4 << 10)
-	var big []byte
-	if turnMB > 0 {
-		big = turnBody(turnMB << 20)
-	}
 	for i := range n {
 		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", 0x3f2a0000+i, i%0xffff, i)
 		sdir := filepath.Join(dir, "sessions", id)
@@ -68,16 +72,13 @@ func run(dir string, n, turns, turnMB int) error {
 			if t > 1 {
 				prompt = "also update the changelog and run the whole suite once more"
 			}
-			body := small
-			if big != nil {
-				body = big
+			size, err := writeTurn(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", t)), shape)
+			if err != nil {
+				return err
 			}
 			s.Turns = append(s.Turns, sessions.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
 				ExitCode: &code, Status: sessions.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
-				LastMessage: s.LastMessage, Offset: int64(len(body)), ThreadUsage: &total})
-			if err := os.WriteFile(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", t)), body, 0o600); err != nil {
-				return err
-			}
+				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total})
 		}
 		end := created.Add(time.Duration(turns) * time.Minute)
 		cost := 0.0033 * float64(turns)
@@ -93,16 +94,64 @@ func run(dir string, n, turns, turnMB int) error {
 	return nil
 }
 
-// turnBody is codex output of about size bytes: reasoning, commands with
+// turnShape is what a turn file holds: about size bytes, or lines lines,
+// with the marker of a cut line in the middle if cut is set.
+type turnShape struct {
+	size  int64
+	lines int
+	cut   bool
+}
+
+// writeTurn writes a turn file of the shape, a piece at a time, and returns
+// its size.
+func writeTurn(path string, shape turnShape) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cw := &countWriter{w: f}
+	w := bufio.NewWriterSize(cw, 1<<20)
+	turnBody(w, shape)
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	return cw.n, f.Close()
+}
+
+type countWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// turnBody writes codex output of the shape: reasoning, commands with
 // multi-line output (escaped tabs, quotes and unicode), file changes, plans
 // and messages, every line valid JSON, ending with turn.completed.
-func turnBody(size int) []byte {
-	var b strings.Builder
-	w := bufio.NewWriter(&b)
+func turnBody(w *bufio.Writer, shape turnShape) {
+	var written int64
+	lines := 0
 	line := func(v any) {
 		data, _ := json.Marshal(v)
 		w.Write(data)
 		w.WriteByte('\n')
+		written += int64(len(data) + 1)
+		lines++
+	}
+	more := func() bool {
+		if shape.lines > 0 {
+			return lines < shape.lines-2
+		}
+		return written < shape.size
+	}
+	cutAt := -1
+	if shape.cut {
+		cutAt = max(shape.lines/2, int(shape.size/4000))
 	}
 	item := func(phase string, it map[string]any) { line(map[string]any{"type": "item." + phase, "item": it}) }
 	line(map[string]any{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
@@ -118,7 +167,12 @@ func turnBody(size int) []byte {
 	}
 	plan("started", 0)
 	output := strings.Repeat("ok  \tgithub.com/acme/payments/settle\t0.012s\n--- PASS: TestRetry \"quoted\" (0.00s) ✓\n", 20)
-	for i := 0; b.Len()+w.Buffered() < size; i++ {
+	for i := 0; more(); i++ {
+		if cutAt >= 0 && lines >= cutAt {
+			cutAt = -1
+			w.WriteString(`{"type":"zwarm.truncated","bytes":524288000}` + "\n")
+			lines++
+		}
 		id := func(k int) string { return fmt.Sprintf("item_%d", 5*i+k) }
 		item("completed", map[string]any{"id": id(0), "type": "reasoning", "text": fmt.Sprintf("**Checking step %d** of the retry loop before changing it", i)})
 		cmd := map[string]any{"id": id(1), "type": "command_execution", "command": "/bin/bash -lc 'go test ./...'", "aggregated_output": "", "exit_code": nil, "status": "in_progress"}
@@ -135,6 +189,4 @@ func turnBody(size int) []byte {
 	}
 	plan("completed", 3)
 	line(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 1220, "reasoning_output_tokens": 640}})
-	w.Flush()
-	return []byte(b.String())
 }

@@ -16,7 +16,10 @@
 //
 // Steps: {"out": LINE} prints LINE and a newline ($THREAD and $PROMPT are
 // replaced); {"partial": TEXT} prints without a newline; {"out_bytes": N}
-// prints N bytes of raw lines; {"err": TEXT} writes to stderr;
+// prints N bytes of raw lines; {"line_bytes": N} prints one line of N
+// bytes, its newline included, and {"partial_bytes": N} N bytes with no
+// newline (never held whole here); {"out_lines": N} prints N short lines of
+// codex events (reasoning, commands with output, messages); {"err": TEXT} writes to stderr;
 // {"sleep_ms": N}; {"run": SHELL} runs a command to its end (the work an
 // agent does); {"spawn": SHELL, "setsid": BOOL} starts a grandchild;
 // {"pidfile": PATH} with spawn records its pid; {"wait_file": PATH} waits
@@ -41,17 +44,20 @@ import (
 )
 
 type step struct {
-	Out      *string `json:"out"`
-	Partial  *string `json:"partial"`
-	OutBytes int     `json:"out_bytes"`
-	Err      *string `json:"err"`
-	SleepMS  int     `json:"sleep_ms"`
-	Spawn    string  `json:"spawn"`
-	Run      string  `json:"run"`
-	Setsid   bool    `json:"setsid"`
-	PIDFile  string  `json:"pidfile"`
-	WaitFile string  `json:"wait_file"`
-	Exit     *int    `json:"exit"`
+	Out          *string `json:"out"`
+	Partial      *string `json:"partial"`
+	OutBytes     int     `json:"out_bytes"`
+	LineBytes    int64   `json:"line_bytes"`
+	PartialBytes int64   `json:"partial_bytes"`
+	OutLines     int     `json:"out_lines"`
+	Err          *string `json:"err"`
+	SleepMS      int     `json:"sleep_ms"`
+	Spawn        string  `json:"spawn"`
+	Run          string  `json:"run"`
+	Setsid       bool    `json:"setsid"`
+	PIDFile      string  `json:"pidfile"`
+	WaitFile     string  `json:"wait_file"`
+	Exit         *int    `json:"exit"`
 	// IgnoreTerm makes the agent ignore SIGTERM, so only SIGKILL stops it.
 	IgnoreTerm bool `json:"ignore_sigterm"`
 }
@@ -167,6 +173,12 @@ func run(out *bufio.Writer, steps []step, thread, prompt string) {
 				out.WriteString(line)
 			}
 			out.Flush()
+		case s.LineBytes > 0:
+			longLine(out, s.LineBytes, true)
+		case s.PartialBytes > 0:
+			longLine(out, s.PartialBytes, false)
+		case s.OutLines > 0:
+			codexLines(out, s.OutLines)
 		case s.Err != nil:
 			os.Stderr.WriteString(*s.Err + "\n")
 		case s.SleepMS > 0:
@@ -203,4 +215,42 @@ func run(out *bufio.Writer, steps []step, thread, prompt string) {
 func fail(code int, format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "fakeagent: "+format+"\n", a...)
 	os.Exit(code)
+}
+
+// longLine prints a noise event of n bytes (a newline ends it when nl is
+// set), a piece at a time.
+func longLine(out *bufio.Writer, n int64, nl bool) {
+	head, tail := `{"type":"noise","text":"`, "\"}"
+	if nl {
+		tail += "\n"
+	}
+	out.WriteString(head)
+	piece := []byte(strings.Repeat("x", 64<<10))
+	for left := n - int64(len(head)+len(tail)); left > 0; {
+		k := min(left, int64(len(piece)))
+		out.Write(piece[:k])
+		left -= k
+	}
+	out.WriteString(tail)
+	out.Flush()
+}
+
+// codexLines prints n lines of what codex prints while it works, each
+// under 300 bytes: reasoning, a command started and completed with its
+// output, a message.
+func codexLines(out *bufio.Writer, n int) {
+	for i := range n {
+		id := i / 4
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(out, `{"type":"item.completed","item":{"id":"item_%d","type":"reasoning","text":"**Checking step %d** of the retry loop before changing it"}}`+"\n", id, i)
+		case 1:
+			fmt.Fprintf(out, `{"type":"item.started","item":{"id":"item_%d","type":"command_execution","command":"/bin/bash -lc 'go test ./settle'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`+"\n", id)
+		case 2:
+			fmt.Fprintf(out, `{"type":"item.completed","item":{"id":"item_%d","type":"command_execution","command":"/bin/bash -lc 'go test ./settle'","aggregated_output":"ok  \tgithub.com/acme/payments/settle\t0.012s\n","exit_code":0,"status":"completed"}}`+"\n", id)
+		case 3:
+			fmt.Fprintf(out, `{"type":"item.completed","item":{"id":"item_%d","type":"agent_message","text":"Step %d done; the tests pass."}}`+"\n", id, i)
+		}
+	}
+	out.Flush()
 }

@@ -1,0 +1,65 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// cutAll feeds pieces (each ending at a newline or holding none) and
+// returns what a turn file records.
+func cutAll(c *LineCutter, pieces ...string) string {
+	var b strings.Builder
+	for _, p := range pieces {
+		b.Write(c.Add([]byte(p)))
+	}
+	b.Write(c.Flush())
+	return b.String()
+}
+
+func TestLineCutterKeepsLinesAndCutsLongOnes(t *testing.T) {
+	long := strings.Repeat("x", MaxLineBytes)
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		want   string
+	}{
+		{"whole lines", []string{"a\n", "b\r\n", "\n"}, "a\nb\r\n\n"},
+		{"a line in pieces", []string{"ab", "c", "d\n"}, "abcd\n"},
+		{"exactly the limit", []string{long[:10], long[10:] + "\n"}, long + "\n"},
+		{"one byte over, in pieces", []string{long, "y", "z\n", "after\n"}, `{"type":"zwarm.truncated","bytes":` + strconv.Itoa(MaxLineBytes+2) + "}\nafter\n"},
+		{"one byte over, whole", []string{long + "y\n"}, `{"type":"zwarm.truncated","bytes":` + strconv.Itoa(MaxLineBytes+1) + "}\n"},
+		{"held then over", []string{"abc", long + "\n"}, `{"type":"zwarm.truncated","bytes":` + strconv.Itoa(MaxLineBytes+3) + "}\n"},
+		{"unterminated last line", []string{"a\n", "tail"}, "a\ntail"},
+		{"unterminated and too long", []string{long, "yy"}, `{"type":"zwarm.truncated","bytes":` + strconv.Itoa(MaxLineBytes+2) + "}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c LineCutter
+			if got := cutAll(&c, tc.pieces...); got != tc.want {
+				t.Fatalf("got %.200q (%d bytes), want %.200q (%d bytes)", got, len(got), tc.want, len(tc.want))
+			}
+			if c.Pending() != 0 {
+				t.Fatalf("left %d bytes pending", c.Pending())
+			}
+		})
+	}
+}
+
+// A reader of a turn file gets a cut line's marker as the raw event of an
+// oversized line, saying how long it was.
+func TestTurnReaderReportsACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
+	body := `{"type":"noise"}` + "\n" + string(truncatedLine(524288000)) + `{"type":"turn.completed"}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []Event
+	if err := ReadTurnFile(path, &testParser{}, func(ev Event) { got = append(got, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Type != EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != EventTurnCompleted {
+		t.Fatalf("events %+v", got)
+	}
+}
