@@ -48,10 +48,10 @@ func BenchmarkRunningTurnGrows3MLines(b *testing.B) {
 		deadline := time.After(10 * time.Minute)
 		for !strings.Contains(m.detail.View(), "Step 498337 done") {
 			select {
-			case msg := <-harness:
+			case a := <-harness:
 				t0 := time.Now()
-				m = deliver(m, msg)
-				if _, batch := msg.(tea.BatchMsg); !batch {
+				m = deliver(m, a)
+				if _, batch := a.msg.(tea.BatchMsg); !batch {
 					longest = max(longest, time.Since(t0))
 				}
 			case <-deadline:
