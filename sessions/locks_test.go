@@ -56,6 +56,14 @@ func within[T any](t *testing.T, what string, f func() T) T {
 // record names, without the marker.
 func startStray(t *testing.T, w *world, id string, cg bool) int {
 	t.Helper()
+	// The settled session's supervisor may still be tearing down: it
+	// kills what is in the session's cgroup on its way out. Its lock is
+	// free once it has exited.
+	l, err := lockFileCtx(ctxTimeout(t, 20*time.Second), w.st.supervisorLockPath(id))
+	if err != nil {
+		t.Fatalf("the supervisor never exited: %v", err)
+	}
+	l.Unlock()
 	cmd := exec.Command("sleep", "300")
 	cmd.Env = append(os.Environ(), MarkerEnv+"="+id)
 	var leaf string
