@@ -55,6 +55,12 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
+	// The job is over. Should it have run on this host, what a
+	// supervisor ended by force left here (its cgroup, a process that
+	// escaped the job) goes too; elsewhere there is nothing to find.
+	if err := m.sweepOut(ctx, id); err != nil {
+		m.warn(fmt.Errorf("session %s: %w", ShortID(id), err))
+	}
 	s, err = m.st.changeCtx(ctx, id, func(s *Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil

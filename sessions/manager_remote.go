@@ -106,8 +106,12 @@ func (m *Manager) jobState(ctx context.Context, s *Session) (JobState, bool, err
 func (m *Manager) abandonRemote(ctx context.Context, s *Session) error {
 	msg, byEngine := m.jobEnded(ctx, s)
 	if r, err := m.runner(s.Job.Runner); err == nil {
-		// Whatever is left of the job goes with it.
+		// Whatever is left of the job goes with it, and what it left
+		// on this host, should it have run here.
 		r.Stop(ctx, s.Job.ID, true)
+	}
+	if err := m.sweepOut(ctx, s.ID); err != nil {
+		m.warn(fmt.Errorf("session %s: %w", ShortID(s.ID), err))
 	}
 	now := time.Now().UTC()
 	if byEngine {

@@ -579,6 +579,8 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	id := w.spawn("hold")
 	job := w.jobOf(id)
 	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	recorded, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "cgroup"))
+	cgroup := strings.TrimSpace(string(recorded))
 	w.slurm("scontrol", "suspend", job)
 	defer func() {
 		if st := w.jobState(job); st == "SUSPENDED" {
@@ -597,6 +599,13 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 		t.Fatalf("the killed job is still %s", st)
 	}
 	eventually(t, "the job's processes to go", func() bool { return len(markedProcs(id)) == 0 })
+	// Its supervisor was ended by force: what it left on this host (the
+	// job ran here), its cgroup included, is gone too.
+	if cgroup != "" {
+		if _, err := os.Stat(cgroup); err == nil {
+			t.Fatalf("the session's cgroup %s is left behind", cgroup)
+		}
+	}
 }
 
 // slowSbatch puts an sbatch on the world's PATH that submits the job at
