@@ -52,16 +52,29 @@ type runnerJobs struct {
 func (c *jobCache) state(ctx context.Context, name string, r Runner, id string, now time.Time) (JobState, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rj := c.of(name)
-	rj.asked[id] = now
-	if now.Sub(rj.at) >= pollOf(r) || !rj.queried[id] {
-		rj.refresh(ctx, r, now)
-	}
+	rj := c.ask(ctx, name, r, []string{id}, now)
 	if rj.err != nil {
 		return JobState{}, false, rj.err
 	}
 	st, ok := rj.states[id]
 	return st, ok, nil
+}
+
+// ask makes what the cache holds of a runner's jobs fresh enough for ids:
+// the engine is asked again, about every job asked about of late, when
+// its last answer is older than the poll interval or did not cover ids.
+// Callers hold mu.
+func (c *jobCache) ask(ctx context.Context, name string, r Runner, ids []string, now time.Time) *runnerJobs {
+	rj := c.of(name)
+	fresh := now.Sub(rj.at) < pollOf(r)
+	for _, id := range ids {
+		fresh = fresh && rj.queried[id]
+		rj.asked[id] = now
+	}
+	if !fresh {
+		rj.refresh(ctx, r, now)
+	}
+	return rj
 }
 
 // of is a runner's entry, made on first use. Callers hold mu.
@@ -108,7 +121,7 @@ func (c *jobCache) forget(name string) {
 func (m *Manager) prefetchJobs(ctx context.Context, list []*Session) {
 	byRunner := map[string][]string{}
 	for _, s := range list {
-		if s.remote() && s.Job.ID != "" && !s.Settled() {
+		if s.runnerJudges() && s.Job.ID != "" && !s.Settled() {
 			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
 		}
 	}
@@ -119,15 +132,7 @@ func (m *Manager) prefetchJobs(ctx context.Context, list []*Session) {
 			continue
 		}
 		m.jobs.mu.Lock()
-		rj := m.jobs.of(name)
-		fresh := now.Sub(rj.at) < pollOf(r)
-		for _, id := range ids {
-			fresh = fresh && rj.queried[id]
-			rj.asked[id] = now
-		}
-		if !fresh {
-			rj.refresh(ctx, r, now)
-		}
+		m.jobs.ask(ctx, name, r, ids, now)
 		m.jobs.mu.Unlock()
 	}
 }

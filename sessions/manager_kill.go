@@ -130,14 +130,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	recorded := false
 	defer func() {
 		if !recorded {
-			// Interrupted or failed: follow-ups need not wait for this
-			// command any longer.
-			m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
-				if s.Killer != nil && *s.Killer == *self {
-					s.Killer = nil
-				}
-				return nil
-			})
+			m.releaseKill(ctx, id, self)
 		}
 	}()
 	note, err := m.stopOwner(ctx, id, owner, answers, grace)
@@ -150,23 +143,11 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if err := m.sweepOut(ctx, id); err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
-	s, err = m.st.changeCtx(ctx, id, func(s *Session) error {
-		if s.Killer != nil && *s.Killer == *self {
-			s.Killer = nil
-		}
-		if s.Settled() {
-			return nil // the supervisor recorded it
-		}
-		if note == "" {
-			note = "the supervisor was gone"
-		}
-		if err := s.stopped(note, time.Now().UTC()); err != nil {
-			return err
-		}
-		return m.st.dropQueued(s, "the session was killed before it was delivered")
-	}, true)
-	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
+	if note == "" {
+		note = "the supervisor was gone"
+	}
+	if s, err = m.recordKilled(ctx, id, self, note); err != nil {
+		return nil, err
 	}
 	recorded = true
 	if forced != nil && interrupted.Err() != nil {
@@ -291,6 +272,39 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 		err = te // still held: the wait that counts is the first one
 	}
 	return s, forced, err
+}
+
+// releaseKill lets follow-ups go on once this command (self) has given
+// up its kill, interrupted or failed: the record no longer names it as
+// the killer they wait for.
+func (m *Manager) releaseKill(ctx context.Context, id string, self *ProcRef) {
+	m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
+		if s.Killer != nil && *s.Killer == *self {
+			s.Killer = nil
+		}
+		return nil
+	})
+}
+
+// recordKilled records the kill that self carried out, unless the
+// supervisor recorded it itself; note says what the kill had to do.
+func (m *Manager) recordKilled(ctx context.Context, id string, self *ProcRef, note string) (*Session, error) {
+	s, err := m.st.changeCtx(ctx, id, func(s *Session) error {
+		if s.Killer != nil && *s.Killer == *self {
+			s.Killer = nil
+		}
+		if s.Settled() {
+			return nil // the supervisor recorded it
+		}
+		if err := s.stopped(note, time.Now().UTC()); err != nil {
+			return err
+		}
+		return m.st.dropQueued(s, "the session was killed before it was delivered")
+	}, true)
+	if err != nil {
+		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
+	}
+	return s, nil
 }
 
 // stoppedUnrecorded is the error of a kill that stopped the session but

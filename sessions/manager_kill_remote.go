@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // killRemote stops a session whose supervisor runs under another runner.
@@ -43,12 +41,7 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	recorded := false
 	defer func() {
 		if !recorded {
-			m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
-				if s.Killer != nil && *s.Killer == *self {
-					s.Killer = nil
-				}
-				return nil
-			})
+			m.releaseKill(ctx, id, self)
 		}
 	}()
 	note, err := m.stopJob(ctx, id, job, claimed, grace)
@@ -61,20 +54,8 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	if err := m.sweepOut(ctx, id); err != nil {
 		m.warn(fmt.Errorf("session %s: %w", ShortID(id), err))
 	}
-	s, err = m.st.changeCtx(ctx, id, func(s *Session) error {
-		if s.Killer != nil && *s.Killer == *self {
-			s.Killer = nil
-		}
-		if s.Settled() {
-			return nil // the supervisor recorded it
-		}
-		if err := s.stopped(note, time.Now().UTC()); err != nil {
-			return err
-		}
-		return m.st.dropQueued(s, "the session was killed before it was delivered")
-	}, true)
-	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
+	if s, err = m.recordKilled(ctx, id, self, note); err != nil {
+		return nil, err
 	}
 	recorded = true
 	return s, nil

@@ -218,7 +218,7 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 // abandonLocked settles a session whose owner died, after stopping every
 // process left of it. Callers hold the lock.
 func (m *Manager) abandonLocked(s *Session) error {
-	if s.remote() && s.Job.ID != "" && (s.Owner == nil || s.Owner.Role != roleSpawn) {
+	if s.runnerJudges() && s.Job.ID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return m.abandonRemote(ctx, s)

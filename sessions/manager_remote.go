@@ -57,9 +57,7 @@ const jobSubmitLimit = time.Minute
 // runner can tell, and known is false when it did not answer: nothing is
 // concluded then, and the record is shown as it is.
 func (m *Manager) ownerAlive(ctx context.Context, s *Session) (alive, known bool) {
-	if !s.remote() || s.Owner != nil && s.Owner.Role == roleSpawn {
-		// Not submitted yet: its owner is the command on this host
-		// that is submitting it.
+	if !s.runnerJudges() {
 		return s.Owner.Alive(), true
 	}
 	if s.Job.ID == "" {

@@ -106,6 +106,14 @@ func (s *Session) remote() bool {
 	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != LocalRunner
 }
 
+// runnerJudges says the session's runner, not a pid on this host, tells
+// whether its owner lives: it was handed to another runner, and no
+// command on this host is submitting its job (that command is judged by
+// its pid). Until the job's id is known, nothing can be told.
+func (s *Session) runnerJudges() bool {
+	return s.remote() && (s.Owner == nil || s.Owner.Role != roleSpawn)
+}
+
 // RunnerName is the runner the session's supervisor runs under.
 func (s *Session) RunnerName() string {
 	if s.remote() {

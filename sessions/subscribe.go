@@ -296,7 +296,7 @@ func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
 // watchOwner follows the liveness of an unsettled session's owner, so a
 // supervisor that dies without a word is noticed at once.
 func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
-	if cur.remote() && cur.Job.ID != "" && !cur.Settled() && (cur.Owner == nil || cur.Owner.Role != roleSpawn) {
+	if cur.runnerJudges() && !cur.Settled() {
 		// Its supervisor runs under another runner: no pid of it means
 		// anything here. It is polled, and its runner judges it.
 		if prev.owner.PID != 0 {

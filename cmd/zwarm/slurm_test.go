@@ -58,6 +58,22 @@ func (w *world) jobState(id string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// holdScript is a worker that starts its thread and waits until gate
+// exists, then does what after says.
+func (w *world) holdScript(gate string, after ...step) {
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, after...))
+}
+
+// runningJob spawns task and returns its session and job once its agent
+// runs in the job (with holdScript's worker).
+func (w *world) runningJob(task string) (id, job string) {
+	w.t.Helper()
+	id = w.spawn(task)
+	job = w.jobOf(id)
+	eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	return id, job
+}
+
 // jobOf is the session's current job id, once recorded.
 func (w *world) jobOf(id string) string {
 	w.t.Helper()
@@ -176,7 +192,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	w := slurmWorld(t, "")
 	env := slurmtest.Cluster(t)
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("late", 1)...))
+	w.holdScript(gate, completes("late", 1)...)
 
 	slurmtest.Drain(t, env)
 	queued := w.spawn("queued")
@@ -193,9 +209,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 		t.Fatalf("the killed queued job is still %s", st)
 	}
 
-	running := w.spawn("running")
-	rjob := w.jobOf(running)
-	eventually(t, "the agent to run in the job", func() bool { return w.record(running).ThreadID == "t1" })
+	running, rjob := w.runningJob("running")
 	if r := w.zwarm("kill", running); r.code != 0 {
 		t.Fatalf("kill of a running job: %+v", r)
 	}
@@ -243,10 +257,8 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
-	id := w.spawn("hold")
-	job := w.jobOf(id)
-	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	w.holdScript(gate)
+	id, job := w.runningJob("hold")
 	w.slurm("scancel", job)
 	r := w.zwarm("wait", "--timeout", "60s", id)
 	s := w.show(id)
@@ -365,7 +377,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "time = \"1\"\n")
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	w.holdScript(gate)
 	id := w.spawn("take too long")
 	job := w.jobOf(id)
 	r := w.zwarm("wait", "--timeout", "3m", id)
@@ -385,19 +397,10 @@ func TestSlurmTimeLimit(t *testing.T) {
 func TestSlurmFiftyWorkers(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
-	real, err := exec.LookPath("squeue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim := t.TempDir()
-	calls := filepath.Join(shim, "calls")
-	writeFile(t, filepath.Join(shim, "squeue"), "#!/bin/sh\necho call >> '"+calls+"'\nexec '"+real+"' \"$@\"\n")
-	if err := os.Chmod(filepath.Join(shim, "squeue"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	calls := filepath.Join(t.TempDir(), "calls")
+	w.wrapOnPath("squeue", "echo call >> '"+calls+"'\nexec '%s' \"$@\"")
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("done", 5)...))
+	w.holdScript(gate, completes("done", 5)...)
 
 	const n = 50
 	var wg sync.WaitGroup
@@ -438,7 +441,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // the wait follows fifty running jobs
 	touch(t, gate)
-	err = waiting.Wait()
+	err := waiting.Wait()
 	elapsed := time.Since(began)
 	if err != nil {
 		t.Fatalf("wait --all: %v", err)
@@ -465,10 +468,8 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, completes("done", 5)...))
-	id := w.spawn("hold")
-	job := w.jobOf(id)
-	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	w.holdScript(gate, completes("done", 5)...)
+	id, job := w.runningJob("hold")
 	good := w.extraEnv
 	gone := filepath.Join(t.TempDir(), "slurm.conf")
 	writeFile(t, gone, "ClusterName=gone\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/munge\n")
@@ -575,10 +576,8 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
-	id := w.spawn("hold")
-	job := w.jobOf(id)
-	eventually(t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	w.holdScript(gate)
+	id, job := w.runningJob("hold")
 	recorded, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "cgroup"))
 	cgroup := strings.TrimSpace(string(recorded))
 	w.slurm("scontrol", "suspend", job)
@@ -613,13 +612,21 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 // slow to answer.
 func (w *world) slowSbatch(seconds int) {
 	w.t.Helper()
-	real, err := exec.LookPath("sbatch")
+	w.wrapOnPath("sbatch", "out=$('%s' \"$@\") || exit $?\nsleep "+fmt.Sprint(seconds)+"\necho \"$out\"")
+}
+
+// wrapOnPath puts first on the world's PATH a script named name that runs
+// body, where %s stands for the real name's path: the real command, with
+// something around it (a count of its calls, a delay).
+func (w *world) wrapOnPath(name, body string) {
+	w.t.Helper()
+	real, err := exec.LookPath(name)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	shim := w.t.TempDir()
-	writeFile(w.t, filepath.Join(shim, "sbatch"), fmt.Sprintf("#!/bin/sh\nout=$('%s' \"$@\") || exit $?\nsleep %d\necho \"$out\"\n", real, seconds))
-	if err := os.Chmod(filepath.Join(shim, "sbatch"), 0o755); err != nil {
+	writeFile(w.t, filepath.Join(shim, name), "#!/bin/sh\n"+fmt.Sprintf(body, real)+"\n")
+	if err := os.Chmod(filepath.Join(shim, name), 0o755); err != nil {
 		w.t.Fatal(err)
 	}
 	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
