@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -21,25 +22,44 @@ import (
 // CI, which starts the cluster).
 func Cluster(t testing.TB) []string {
 	t.Helper()
+	probe.Do(func() { probe.env, probe.why = find() })
+	if probe.why != "" {
+		unavailable(t, probe.why)
+	}
+	return probe.env
+}
+
+// probe is what find concluded, once per test process: asking a cluster
+// that is down takes sinfo its whole message timeout (about 10 s), and a
+// package's Slurm tests should not each wait it out to learn the same.
+var probe struct {
+	sync.Once
+	env []string
+	why string
+}
+
+// find locates the cluster and asks it whether it answers; why says what
+// is missing when it cannot.
+func find() (env []string, why string) {
 	conf := os.Getenv("SLURM_CONF")
 	if conf == "" {
 		root, err := moduleRoot()
 		if err != nil {
-			unavailable(t, err.Error())
+			return nil, err.Error()
 		}
 		conf = filepath.Join(root, ".tools", "slurm", "slurm.conf")
 	}
 	if _, err := os.Stat(conf); err != nil {
-		unavailable(t, "no Slurm config at "+conf)
+		return nil, "no Slurm config at " + conf
 	}
-	env := []string{"SLURM_CONF=" + conf}
+	env = []string{"SLURM_CONF=" + conf}
 	if _, err := exec.LookPath("sinfo"); err != nil {
-		unavailable(t, "sinfo is not on PATH")
+		return nil, "sinfo is not on PATH"
 	}
 	if out, err := command(env, "sinfo", "-h", "-o", "%T"); err != nil {
-		unavailable(t, "the cluster of "+conf+" does not answer: "+out)
+		return nil, "the cluster of " + conf + " does not answer: " + out
 	}
-	return env
+	return env, ""
 }
 
 // unavailable skips the test, or fails it when the cluster is required.
