@@ -12,6 +12,7 @@ import (
 // writes may raise no inotify event here) is looked at again every
 // JobPoll with no file event at all, and no longer once it is dropped.
 func TestPolledSessionsAreLookedAtWithoutEvents(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	st, err := NewStore(filepath.Join(root, "state"))
 	if err != nil {

@@ -28,9 +28,12 @@ const (
 	// slowStartEnv makes the supervisor wait this long before it does
 	// anything, signal handling included: a zwarm binary still starting.
 	slowStartEnv = "ZWARM_SESSIONS_TEST_SLOW_START"
-	// peakFileEnv names a file where the supervisor writes its peak
-	// resident memory (VmHWM of /proc/self/status) just before it exits.
-	peakFileEnv = "ZWARM_SESSIONS_TEST_PEAK_FILE"
+	// peakWanted, in a test's state dir, asks its supervisors to write
+	// their peak resident memory (VmHWM of /proc/self/status) to
+	// peak-<id> beside it just before they exit. A file, not an
+	// environment variable, so that the tests that ask can run in
+	// parallel.
+	peakWanted = "peak-wanted"
 )
 
 var fakeAgentBin string
@@ -156,7 +159,7 @@ func helperSupervisor(args []string) int {
 			time.Sleep(d)
 		}
 		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
-		reportPeak()
+		reportPeak(stateDir, id)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

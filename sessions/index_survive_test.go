@@ -68,6 +68,7 @@ func indexWriter(dir string) int {
 // included, leaves a cache the next listing can use or rebuilds: never one
 // that lists what the records do not say.
 func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
+	t.Parallel()
 	st, err := NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,7 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 // Two commands listing at once while sessions are added, removed and
 // changed never leave a cache that disagrees with the records.
 func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
+	t.Parallel()
 	st, err := NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -16,13 +16,13 @@ import (
 // whatever its agent prints: a resource bound, part of what it promises.
 const supervisorPeakLimit = 64 << 20
 
-// reportPeak writes the supervisor's peak resident memory to the file
-// named by peakFileEnv, if set.
-func reportPeak() {
-	path := os.Getenv(peakFileEnv)
-	if path == "" {
+// reportPeak writes the peak resident memory of session id's supervisor
+// to peak-<id> in its state dir, if the test asked for it (peakWanted).
+func reportPeak(stateDir, id string) {
+	if _, err := os.Stat(filepath.Join(stateDir, peakWanted)); err != nil {
 		return
 	}
+	path := filepath.Join(stateDir, "peak-"+id)
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return
@@ -38,9 +38,11 @@ func reportPeak() {
 // with its supervisor's peak resident memory in bytes.
 func supervisorPeak(t *testing.T, w *world, task string) (*Session, int64) {
 	t.Helper()
-	peakFile := filepath.Join(t.TempDir(), "peak")
-	t.Setenv(peakFileEnv, peakFile)
+	if err := os.WriteFile(filepath.Join(w.st.Dir(), peakWanted), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s := w.waitFor(w.spawn(task).ID, 5*time.Minute)
+	peakFile := filepath.Join(w.st.Dir(), "peak-"+s.ID)
 	var data []byte
 	eventually(t, "the supervisor's peak memory", func() bool {
 		var err error
@@ -58,6 +60,7 @@ func supervisorPeak(t *testing.T, w *world, task string) (*Session, int64) {
 // its place saying how long it was, and every other byte is kept; the
 // supervisor never holds the line, so its memory stays bounded.
 func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
+	t.Parallel()
 	const huge = 500 << 20
 	for _, tc := range []struct {
 		name  string
@@ -71,6 +74,7 @@ func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
 		{"with no newline", []map[string]any{{"partial_bytes": huge}}, huge, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			head := completes("", 0)[:2]
 			w.script(fakeScript{Default: append(head, tc.steps...)})
@@ -98,6 +102,7 @@ func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
 // Millions of ordinary lines do not grow the supervisor either, and every
 // one of them is recorded.
 func TestSupervisorMemoryBoundedByManyLines(t *testing.T) {
+	t.Parallel()
 	const lines = 3_000_000
 	w := newWorld(t)
 	w.script(fakeScript{Default: append([]map[string]any{{"out_lines": lines}}, completes("all done", 900)...)})

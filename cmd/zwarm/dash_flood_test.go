@@ -23,6 +23,7 @@ const dashPeakLimit = 200 << 20
 // (1.4 GB) and stays within its memory bound: it reads a running turn one
 // window at a time, however far behind it falls.
 func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(append([]step{

@@ -40,6 +40,7 @@ func TestSpoolGivesBackWhatWasWritten(t *testing.T) {
 // show --json of a turn with more messages than a spool keeps in memory
 // lists every one of them, in order, in a valid document.
 func TestShowJSONListsManyMessages(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.setScript(append([]step{{"out_lines": 200_000}}, completes("the last one", 10)...))
 	id := w.spawn("talk a lot")
