@@ -145,6 +145,9 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 					fn(st)
 				}
 			}
+			if u.More {
+				continue // the rest of what the turn files hold comes next
+			}
 			if !opt.Live || u.Session.Settled() || opt.Only > 0 && opt.Only <= len(u.Session.Turns) && u.Session.Turns[opt.Only-1].EndedAt != nil {
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -54,6 +55,11 @@ type Update struct {
 	// Events, with SubscribeOptions.Events, is what the agent wrote since
 	// the previous update, per turn.
 	Events []TurnEvents
+	// More, with Events and no Window, says the turn files hold more than
+	// this update read (an update takes a bounded stretch of each): the
+	// next update, which follows at once, goes on with it. A turn is in
+	// Ended only in the update that read the last of its events.
+	More bool
 	// Inbox is the follow-ups that were sent or changed state.
 	Inbox []InboxEntry
 	// Err is set when the record cannot be read (a *RecordError).
@@ -84,6 +90,9 @@ type Subscription struct {
 
 	known map[string]*subState
 	ids   map[string]bool // the sessions asked for; nil: all
+	// behind is the sessions whose last update left events to read: they
+	// are read again at once, without waiting for their files to change.
+	behind map[string]bool
 }
 
 // subState is what the subscription last told about one session.
@@ -100,7 +109,8 @@ type subState struct {
 
 // Subscribe starts delivering updates until ctx ends or Close is called.
 func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscription, error) {
-	sub := &Subscription{m: m, opt: opt, out: make(chan Update), done: make(chan struct{}), known: map[string]*subState{}}
+	sub := &Subscription{m: m, opt: opt, out: make(chan Update), done: make(chan struct{}), known: map[string]*subState{},
+		behind: map[string]bool{}}
 	if len(opt.IDs) > 0 {
 		sub.ids = map[string]bool{}
 		for _, p := range opt.IDs {
@@ -165,18 +175,26 @@ func (s *Subscription) run(ctx context.Context) {
 		return
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.src.wake():
-		}
-		// Let a burst of writes settle into one batch.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(Debounce):
+		if len(s.behind) == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.src.wake():
+			}
+			// Let a burst of writes settle into one batch.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(Debounce):
+			}
 		}
 		dirty := s.dirty()
+		for id := range s.behind {
+			if !slices.Contains(dirty, id) {
+				dirty = append(dirty, id)
+			}
+		}
+		clear(s.behind)
 		rc := &readCtx{m: s.m, ids: dirty}
 		for _, id := range dirty {
 			if !s.emit(ctx, id, rc) {
@@ -247,10 +265,6 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	}
 	u.Session, u.Prev = cur, prev.status
 	s.known[id] = prev
-	s.diffTurns(&u, prev, cur)
-	if s.src.inboxChanged(id) || !seen {
-		s.diffInbox(&u, prev, id)
-	}
 	if s.opt.Events {
 		if prev.traj == nil {
 			prev.traj = s.m.NewTrajectory(id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
@@ -260,6 +274,13 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 			u.Err = fmt.Errorf("read the turns of %s: %w", ShortID(id), err)
 		}
 		u.Events = batches
+		if u.More = prev.traj.Behind(); u.More {
+			s.behind[id] = true
+		}
+	}
+	s.diffTurns(&u, prev, cur)
+	if s.src.inboxChanged(id) || !seen {
+		s.diffInbox(&u, prev, id)
 	}
 	s.watchOwner(id, prev, cur)
 	changed := !seen || cur.Status != prev.status || len(u.Started)+len(u.Ended)+len(u.Events)+len(u.Inbox) > 0 ||
@@ -274,6 +295,9 @@ func (s *Subscription) diffTurns(u *Update, prev *subState, cur *Session) {
 		u.Started = append(u.Started, cur.Turns[i])
 	}
 	for i := prev.ended; i < len(cur.Turns) && cur.Turns[i].EndedAt != nil; i++ {
+		if prev.traj != nil && prev.traj.behindOn(cur.Turns[i].N) {
+			break // its end after the rest of its events
+		}
 		u.Ended = append(u.Ended, cur.Turns[i])
 		prev.ended = i + 1
 	}

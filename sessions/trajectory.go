@@ -27,13 +27,22 @@ type TurnEvents struct {
 // running turn grew by since the previous read, when that is more than the
 // window: a reader that falls behind an agent printing gigabytes catches
 // up with one window's work, whatever it missed.
+//
+// Without a window nothing is skipped, and a Read takes at most
+// readBudget bytes of each turn: Behind then says there is more to read,
+// so a reader of a turn that is gigabytes long holds one stretch of its
+// events at a time, never the whole turn.
 type Trajectory struct {
 	m       *Manager
 	id      string
 	opt     TrajectoryOptions
 	readers map[int]*TurnReader
 	done    map[int]bool
+	behind  map[int]bool // turns with more to read than the last Read took
 }
+
+// readBudget is how much of a turn file a windowless Read takes at most.
+const readBudget = 1 << 20
 
 // TrajectoryOptions chooses what a Trajectory reads.
 type TrajectoryOptions struct {
@@ -46,7 +55,8 @@ type TrajectoryOptions struct {
 
 // NewTrajectory follows session id (a full id).
 func (m *Manager) NewTrajectory(id string, opt TrajectoryOptions) *Trajectory {
-	return &Trajectory{m: m, id: id, opt: opt, readers: map[int]*TurnReader{}, done: map[int]bool{}}
+	return &Trajectory{m: m, id: id, opt: opt, readers: map[int]*TurnReader{}, done: map[int]bool{},
+		behind: map[int]bool{}}
 }
 
 // Read returns the session's current record and, per turn, the events
@@ -91,10 +101,20 @@ func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error)
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if err := rd.Read(ended, func(ev Event) { te.Events = append(te.Events, ev) }); err != nil {
+		limit := int64(0)
+		if t.opt.Window <= 0 {
+			limit = readBudget
+		}
+		more, err := rd.ReadSome(ended, limit, func(ev Event) { te.Events = append(te.Events, ev) })
+		if err != nil {
 			return out, err
 		}
-		if ended {
+		if more {
+			t.behind[turn.N] = true
+		} else {
+			delete(t.behind, turn.N)
+		}
+		if ended && !more {
 			rd.Close()
 			delete(t.readers, turn.N)
 			t.done[turn.N] = true
@@ -105,6 +125,14 @@ func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error)
 	}
 	return out, nil
 }
+
+// Behind reports whether the last Read left something to read in a turn
+// file (a windowless Read takes at most readBudget bytes of each): the
+// next Read goes on with it, whether or not the file changes meanwhile.
+func (t *Trajectory) Behind() bool { return len(t.behind) > 0 }
+
+// behindOn reports whether turn n has more to read than the last Read took.
+func (t *Trajectory) behindOn(n int) bool { return t.behind[n] }
 
 // skipAhead moves rd to the last window of its file when more than a
 // window is left to read, and says how many bytes it skipped (0: rd reads

@@ -43,40 +43,55 @@ func (r *TurnReader) Offset() int64 { return r.pos - r.split.Pending() }
 // is parsed too. A missing file is not an error: the agent has not written
 // yet.
 func (r *TurnReader) Read(final bool, fn func(Event)) error {
+	_, err := r.ReadSome(final, 0, fn)
+	return err
+}
+
+// ReadSome is Read of at most limit bytes (0: no limit); more reports that
+// the file held more than that, for another call to read on. A final
+// read's unterminated last line is parsed once the file is read to its
+// end.
+func (r *TurnReader) ReadSome(final bool, limit int64, fn func(Event)) (more bool, err error) {
 	if r.f == nil {
 		f, err := os.Open(r.path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return fmt.Errorf("read turn: %w", err)
+			return false, fmt.Errorf("read turn: %w", err)
 		}
 		r.f = f
 	}
 	fi, err := r.f.Stat()
 	if err != nil {
-		return fmt.Errorf("read turn %s: %w", r.path, err)
+		return false, fmt.Errorf("read turn %s: %w", r.path, err)
 	}
 	if fi.Size() <= r.pos && r.reopened(fi) {
-		return r.Read(final, fn)
+		return r.ReadSome(final, limit, fn)
 	}
 	if fi.Size() <= r.pos {
 		if final {
 			r.split.Flush(r.emit(fn))
 		}
-		return nil
+		return false, nil
 	}
 	// A running turn is read up to the size just seen, not to an end that
 	// moves: a reader slower than an agent printing gigabytes would
 	// otherwise never return, holding every event parsed meanwhile.
 	end := fi.Size()
-	if final {
+	if limit > 0 && end-r.pos > limit {
+		end, final, more = r.pos+limit, false, true
+	} else if final {
 		end = -1 // the file is complete: whatever it has
 	}
-	if fi.Size()-r.pos >= pipelineMin && runtime.GOMAXPROCS(0) > 1 {
-		return r.readPipelined(final, end, fn)
+	span := fi.Size() - r.pos
+	if end >= 0 {
+		span = end - r.pos
 	}
-	return r.readRest(final, end, r.emit(fn))
+	if span >= pipelineMin && runtime.GOMAXPROCS(0) > 1 {
+		return more, r.readPipelined(final, end, fn)
+	}
+	return more, r.readRest(final, end, r.emit(fn))
 }
 
 // readRest reads the file from r.pos to end (its end if end < 0) and passes

@@ -27,7 +27,7 @@ import (
 var bins struct{ zwarm, quickWaits, fake string }
 
 func TestMain(m *testing.M) {
-	testbin.Serve(map[string]testbin.Program{"zwarm": runMain, "codex": fakeagent.Main,
+	testbin.Serve(map[string]testbin.Program{"zwarm": peakReported(runMain), "codex": fakeagent.Main,
 		"zwarm-quick-waits": func(args []string) int { mcpMinWait = time.Second; return runMain(args) }})
 	dir, err := os.MkdirTemp("", "zwarm-bin")
 	if err != nil {

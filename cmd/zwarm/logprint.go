@@ -9,10 +9,12 @@ import (
 )
 
 // logPrinter prints a session's steps as they arrive the way show does: a
-// turn that has ended is printed whole, folded by render.TurnLines, so a
-// finished session's log reads exactly like show. A turn still running
-// while following is printed live through a render.Stream, then closed by
-// its end line.
+// turn that has ended is folded as render.TurnLines does, so a finished
+// session's log reads exactly like show. A turn still running while
+// following is printed live through a render.Stream, then closed by its
+// end line. Neither is held: the subscription hands over a bounded stretch
+// of a turn at a time, and a folded turn goes through a render.TurnWriter
+// from the end of the first update that has it.
 type logPrinter struct {
 	st         *sessions.Store
 	w          io.Writer
@@ -24,12 +26,14 @@ type logPrinter struct {
 	pending map[int]*turnLog // turns seen, not printed
 	live    map[int]*render.Stream
 	done    map[int]bool
-	started bool // a turn has been printed: the next one is set apart
+	started bool          // a turn has been printed: the next one is set apart
+	lines   []render.Line // what the update being taken prints, in order
 }
 
 type turnLog struct {
 	turn   sessions.Turn
-	events []sessions.Event
+	events []sessions.Event   // until it is known how the turn is shown
+	w      *render.TurnWriter // once it is folded
 }
 
 func (p *logPrinter) wanted(n int) bool {
@@ -46,7 +50,6 @@ func (p *logPrinter) update(u sessions.Update) {
 	if p.pending == nil {
 		p.pending, p.live, p.done = map[int]*turnLog{}, map[int]*render.Stream{}, map[int]bool{}
 	}
-	var lines []render.Line
 	for _, st := range u.Timeline() {
 		n := st.Turn.N
 		if !p.wanted(n) || p.done[n] {
@@ -59,17 +62,22 @@ func (p *logPrinter) update(u sessions.Update) {
 			}
 		case sessions.StepEvent:
 			if s := p.live[n]; s != nil {
-				lines = append(lines, s.Event(st.Event)...)
-			} else if tl := p.pending[n]; tl != nil {
+				p.emit(s.Event(st.Event)...)
+			} else if tl := p.pending[n]; tl != nil && tl.w != nil {
+				tl.w.Event(st.Event)
+			} else if tl != nil {
 				tl.events = append(tl.events, st.Event)
 			}
 		case sessions.StepTurnEnded:
 			if p.live[n] != nil {
-				lines = append(lines, render.TurnEnd(st.Turn, stderrTail(p.st, p.id, st.Turn))...)
+				p.emit(render.TurnEnd(st.Turn, stderrTail(p.st, p.id, st.Turn))...)
 				delete(p.live, n)
 			} else if tl := p.pending[n]; tl != nil {
-				lines = append(lines, p.gap()...)
-				lines = append(lines, render.TurnLines(st.Turn, tl.events, stderrTail(p.st, p.id, st.Turn))...)
+				if tl.w == nil {
+					p.fold(tl, st.Turn)
+				}
+				tl.w.Ended(st.Turn)
+				tl.w.End(stderrTail(p.st, p.id, st.Turn))
 				delete(p.pending, n)
 			}
 			p.done[n] = true
@@ -80,31 +88,66 @@ func (p *logPrinter) update(u sessions.Update) {
 	if p.follow && !u.Session.Settled() {
 		for _, n := range sortedTurns(p.pending) {
 			tl := p.pending[n]
+			if tl.w != nil {
+				continue // folded already
+			}
 			delete(p.pending, n)
 			s := &render.Stream{}
 			p.live[n] = s
-			lines = append(lines, p.gap()...)
-			lines = append(lines, render.TurnHeader(tl.turn))
-			lines = append(lines, render.Prompt(tl.turn)...)
+			p.emit(p.gap()...)
+			p.emit(render.TurnHeader(tl.turn))
+			p.emit(render.Prompt(tl.turn)...)
 			for _, ev := range tl.events {
-				lines = append(lines, s.Event(ev)...)
+				p.emit(s.Event(ev)...)
 			}
 		}
 	}
-	p.print(lines)
+	// Any other turn is folded, as show does; what it printed so far goes
+	// through the fold now, and the rest as it arrives.
+	for _, n := range sortedTurns(p.pending) {
+		if tl := p.pending[n]; tl.w == nil {
+			t := tl.turn
+			if n <= len(u.Session.Turns) {
+				t = u.Session.Turns[n-1] // as it stands now: ended, if it has
+			}
+			p.fold(tl, t)
+		}
+	}
+	p.flush()
+}
+
+// emit adds lines to what the update being taken prints.
+func (p *logPrinter) emit(l ...render.Line) { p.lines = append(p.lines, l...) }
+
+// flush prints what the update emitted.
+func (p *logPrinter) flush() {
+	p.print(p.lines)
+	p.lines = p.lines[:0]
+}
+
+// fold starts folding a turn, its record t: a gap, its header
+// and prompt, and the events read so far.
+func (p *logPrinter) fold(tl *turnLog, t sessions.Turn) {
+	p.emit(p.gap()...)
+	tl.w = render.NewTurnWriter(t, func(l []render.Line) { p.emit(l...) })
+	for _, ev := range tl.events {
+		tl.w.Event(ev)
+	}
+	tl.events = nil
 }
 
 // finish prints what was read of turns that have not ended (a snapshot of
 // a running session, without --follow), folded like show.
 func (p *logPrinter) finish() {
-	var lines []render.Line
 	for _, n := range sortedTurns(p.pending) {
 		tl := p.pending[n]
-		lines = append(lines, p.gap()...)
-		lines = append(lines, render.TurnLines(tl.turn, tl.events, "")...)
+		if tl.w == nil {
+			p.fold(tl, tl.turn)
+		}
+		tl.w.End("")
 	}
 	p.pending = nil
-	p.print(lines)
+	p.flush()
 }
 
 // gap is the blank line between two turns.

@@ -74,6 +74,16 @@ func NewTurnWriter(t sessions.Turn, emit func([]Line)) *TurnWriter {
 // Event takes the turn's next event.
 func (w *TurnWriter) Event(ev sessions.Event) { w.fold.Add(ev, w.step) }
 
+// Ended gives the writer the turn's record as it ended, when it was
+// started from the record of the turn still running: End then says how
+// the turn ended, and what it left unfinished shows as cut short.
+func (w *TurnWriter) Ended(t sessions.Turn) {
+	if t.EndedAt != nil {
+		w.t = t
+		w.ended = &w.t
+	}
+}
+
 // End renders what is still waiting and, if the turn has ended, how; a
 // turn still running shows its notes so far.
 func (w *TurnWriter) End(stderrTail string) {
@@ -150,36 +160,44 @@ func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
 // call, a plan); when an item ends, only what is new is printed: the
 // command with its exit code and output, the tool's result. A turn that
 // has ended is rendered by TurnLines instead, like show.
+//
+// It remembers only the items still open (and each plan's latest steps),
+// so following a turn of millions of commands holds none of them.
 type Stream struct {
-	seen map[string]sessions.Event
+	open  map[string]bool            // commands and tool calls printed, not yet ended
+	plans map[string][]sessions.Todo // each plan's steps as last printed
 }
 
 // Event returns the lines to print for ev now, possibly none.
 func (s *Stream) Event(ev sessions.Event) []Line {
-	if s.seen == nil {
-		s.seen = map[string]sessions.Event{}
+	if s.open == nil {
+		s.open, s.plans = map[string]bool{}, map[string][]sessions.Todo{}
 	}
 	if ev.ItemID == "" || ev.Phase == "" {
 		return Of(ev)
 	}
 	key := string(ev.Type) + "/" + ev.ItemID
-	prev, printed := s.seen[key]
 	switch ev.Type {
 	case sessions.EventCommand, sessions.EventToolCall:
+		printed := s.open[key]
 		if ev.Phase == sessions.PhaseUpdated || printed && ev.Phase == sessions.PhaseStarted {
 			return nil
 		}
-		s.seen[key] = ev
+		if ev.Phase == sessions.PhaseCompleted {
+			delete(s.open, key)
+		} else {
+			s.open[key] = true
+		}
 		if printed && ev.Type == sessions.EventToolCall {
 			lines := Of(ev)
 			return lines[1:] // the call was printed when it started
 		}
 		return Of(ev)
 	case sessions.EventTodoList:
-		if printed && reflect.DeepEqual(prev.Todos, ev.Todos) {
+		if prev, printed := s.plans[ev.ItemID]; printed && reflect.DeepEqual(prev, ev.Todos) {
 			return nil
 		}
-		s.seen[key] = ev
+		s.plans[ev.ItemID] = ev.Todos
 		return Of(ev)
 	}
 	if ev.Phase != sessions.PhaseCompleted {
