@@ -32,9 +32,19 @@ const dashHeap = 96 << 20
 
 // limitDashHeap bounds a long-lived dashboard's memory (GOGC or GOMEMLIMIT
 // in the environment win; only a process of our own is tuned).
-func limitDashHeap(io *streams) {
+func limitDashHeap(io *streams) { limitHeap(io, dashHeap) }
+
+// followHeap is the heap logs -f collects harder to stay under: its live
+// heap is one stretch of a turn's events (a megabyte of its file) and the
+// items still open, but a follower catching up with a flood parses
+// stretch after stretch, and on a busy machine the collector fell behind
+// the garbage of those.
+const followHeap = 48 << 20
+
+// limitHeap bounds a long-lived command's heap to limit, as limitDashHeap.
+func limitHeap(io *streams, limit int64) {
 	if !io.process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(dashHeap)
+	debug.SetMemoryLimit(limit)
 }

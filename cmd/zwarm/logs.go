@@ -75,6 +75,8 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	// like show: a turn of any size is printed without being held.
 	if !o.follow {
 		deferGC(io) // read, print and exit, as show (a follow lives on)
+	} else {
+		limitHeap(io, followHeap)
 	}
 	w := bufio.NewWriterSize(io.out, 64<<10)
 	if o.turn <= 1 {
