@@ -40,6 +40,8 @@ type Options struct {
 	OnEvent func(runs.Event)
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
+	// Notify, if set, is told what the run's worker watchers see.
+	Notify watchers.WorkerNotifier
 }
 
 // Run is one orchestrated task: its state on disk and the loop that

@@ -37,7 +37,7 @@ func (r *Run) Watch(ctx context.Context, cfg *watchers.Config) (stop func()) {
 	if k, ok := r.opt.Sessions.(watchers.Killer); ok {
 		killer = k
 	}
-	workers := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: r.opt.Log})
+	workers := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: r.opt.Log, Notify: r.opt.Notify})
 	g := &watcherGuard{engine: engine, cfg: cfg, workers: workers, run: r}
 	if _, none := r.opt.Guard.(NoGuard); !none && r.opt.Guard != nil {
 		g.prev = r.opt.Guard

@@ -43,6 +43,8 @@
 //	sessions/<id>/supervisor.lock    flock(2) held by a supervisor for its whole life, so a
 //	                                 follow-up's new one starts its agent only after the previous
 //	                                 one has torn down the session's cgroup
+//	sessions/<id>/notified/<event>.<key>  made (O_EXCL) by the zwarm process that ran the
+//	                                 [notify] command for that event (package watchers/notify)
 //	sessions/<id>/setup.log          what making the session's worktree did and printed (git, what
 //	                                 was brought along, the [worktrees] setup command's output)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed

@@ -171,15 +171,15 @@ func (m Model) Init() tea.Cmd {
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends,
 // with the worker watchers of cfg (nil: their defaults) on the active
-// sessions of the state dir.
-func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, progOpts ...tea.ProgramOption) error {
+// sessions of the state dir, telling notify (if not nil) what they see.
+func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, notify watchers.WorkerNotifier, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var killer watchers.Killer
 	if k, ok := mgr.(watchers.Killer); ok {
 		killer = k
 	}
-	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log})
+	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log, Notify: notify})
 	watched := make(chan error, 1)
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()

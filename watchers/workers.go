@@ -31,6 +31,15 @@ type WorkerOptions struct {
 	OnUpdate func(sessions.Update)
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
+	// Notify, if set, sees every update and every alert too, on the
+	// engine's goroutine: what tells a person (package watchers/notify).
+	Notify WorkerNotifier
+}
+
+// WorkerNotifier is told what the worker watchers see. It must not block.
+type WorkerNotifier interface {
+	Update(sessions.Update)
+	Alert(Alert)
 }
 
 // eventWindow bounds how much of a turn file a subscription reads when it
@@ -119,6 +128,9 @@ func (w *Workers) Run(ctx context.Context, updates <-chan sessions.Update) error
 			if w.opt.OnUpdate != nil {
 				w.opt.OnUpdate(u)
 			}
+			if w.opt.Notify != nil {
+				w.opt.Notify.Update(u)
+			}
 			if !w.send(ctx, w.handle(ctx, u, time.Now())) {
 				return ctx.Err()
 			}
@@ -137,6 +149,9 @@ func (w *Workers) finish() {
 
 func (w *Workers) send(ctx context.Context, alerts []Alert) bool {
 	for _, a := range alerts {
+		if w.opt.Notify != nil {
+			w.opt.Notify.Alert(a)
+		}
 		select {
 		case w.out <- a:
 		case <-ctx.Done():

@@ -43,9 +43,17 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 		return err
 	}
 	defer closeLog()
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	n, err := o.f.notifier(m, cfg, o.f.io.out, log)
+	if err != nil {
+		return err
+	}
 	colorProfile()
 	limitDashHeap(o.f.io)
-	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log)
+	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log, n.Workers(m.Store().Dir()))
 }
 
 // needTerminal refuses to start a full-screen program where there is no

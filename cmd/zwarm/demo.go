@@ -146,7 +146,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	}
 	defer closeLog()
 	colorProfile()
-	return tui.Run(ctx, m, dir, nil, log)
+	return tui.Run(ctx, m, dir, nil, log, nil)
 }
 
 // stopAll kills every session still running.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
@@ -102,9 +104,14 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 		return err
 	}
 	defer closeLog()
+	n, err := o.f.notifier(m, cfg, nil, log)
+	if err != nil {
+		return err
+	}
 	p := newStepPrinter(o.f.io, o.f.io.out, &o.out, set.Limits.MaxSteps, true)
 	defer p.close()
-	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: p.event, Log: log}
+	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: p.event, Log: log,
+		Notify: n.Workers(m.Store().Dir())}
 	ctx := c.Context()
 	var run *orchestrator.Run
 	if o.resume != "" {
@@ -124,8 +131,26 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 		return err
 	}
 	p.outcome(rec, resumeCommand(c, rec))
+	n.Notify(runFinished(m.Store().Dir(), rec))
 	if rec.Status != runs.StatusCompleted {
 		return &silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// runFinished is the [notify] event of a run that stopped: one for each
+// time it stops (a resumed run may stop again).
+func runFinished(stateDir string, rec *runs.Record) notify.Event {
+	text := string(rec.Status) + ": " + rec.Task
+	if rec.Summary != "" {
+		text += " · " + rec.Summary
+	} else if rec.StopReason != "" {
+		text += " · " + rec.StopReason
+	}
+	key := ""
+	if rec.EndedAt != nil {
+		key = strconv.FormatInt(rec.EndedAt.UnixNano(), 10)
+	}
+	return notify.Event{Name: notify.RunFinished, ID: rec.ID, Text: text, Status: string(rec.Status),
+		Dir: runs.RunDir(stateDir, rec.ID), Key: "ended-" + key}
 }

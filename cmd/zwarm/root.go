@@ -58,7 +58,7 @@ func (f *factory) manager() (*sessions.Manager, error) {
 // sessions: every command reads the same config, and a typo in any table
 // is reported by all of them.
 func configSections() []sessions.ConfigSection {
-	sections := []sessions.ConfigSection{watcherSection}
+	sections := []sessions.ConfigSection{watcherSection, notifySection}
 	sections = append(sections, orchestratorSections...)
 	sections = append(sections, sessions.RunnerSections(runnerKinds())...)
 	return append(sections, mcpSections...)
@@ -121,7 +121,7 @@ out; 130 interrupted.`,
 		newOrchestrateCmd(f), newRunsCmd(f, nil),
 		newWatchCmd(f), newMCPCmd(f),
 		newInitCmd(f), newDoctorCmd(f, nil), newVersionCmd(f),
-		newSuperviseCmd(f), newReplayCmd(f),
+		newSuperviseCmd(f), newReplayCmd(f), newNotifyCmd(f),
 	)
 	return root
 }

@@ -76,9 +76,23 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	if len(o.ids) > 3 {
 		what = fmt.Sprintf("waiting for %d sessions", len(o.ids))
 	}
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	n, err := o.f.notifier(m, cfg, nil, nil)
+	if err != nil {
+		return err
+	}
 	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.on())
 	if err != nil {
 		return err
+	}
+	// The [notify] command runs for the sessions wait saw settle, unless
+	// another zwarm process already ran it.
+	w := n.Workers(m.Store().Dir())
+	for _, s := range list {
+		w.Settled(s)
 	}
 	if o.out.on() {
 		if err := o.out.write(o.f.io.out, listJSON(list)); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	stdio "io"
 	"path/filepath"
 	"strings"
 
@@ -51,10 +52,11 @@ func watcherConfig(m *sessions.Manager, cfg *sessions.Config) (*watchers.Config,
 }
 
 type watchOptions struct {
-	f    *factory
-	ids  []string
-	all  bool
-	json bool
+	f      *factory
+	ids    []string
+	all    bool
+	json   bool
+	notify bool
 }
 
 func newWatchCmd(f *factory) *cobra.Command {
@@ -71,7 +73,9 @@ no change), cost_guard (past max_tokens or max_cost it is stopped) and overlap
 alert is printed as it happens; --json prints one JSON object per line with
 watcher, session_id, action (nudge, or stop when cost_guard stopped it),
 reason, at, status, task and source. Sessions that failed before watch started
-are not reported. Settings come from the [watchers.NAME] tables of config.toml.`,
+are not reported. Settings come from the [watchers.NAME] tables of config.toml.
+The [notify] command runs for what watch sees (once per event, whichever zwarm
+process sees it first); --notify also rings this terminal.`,
 		Example: `  zwarm watch                 # the sessions you spawn, until Ctrl+C
   zwarm watch --json | jq -r 'select(.watcher == "stall") | .session_id'
   zwarm watch --all           # orchestrator and MCP workers too`,
@@ -83,6 +87,7 @@ are not reported. Settings come from the [watchers.NAME] tables of config.toml.`
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "every session, not only those you spawned (orchestrator runs' and MCP's too)")
 	c.Flags().BoolVar(&o.json, "json", false, "print one JSON object per alert")
+	c.Flags().BoolVar(&o.notify, "notify", false, "ring the terminal for the [notify] events (BEL, and OSC 9 where shown)")
 	return c
 }
 
@@ -104,6 +109,18 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	}
 	defer closeLog()
 	io := o.f.io
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	var bell stdio.Writer
+	if o.notify && io.errTTY {
+		bell = io.errOut
+	}
+	n, err := o.f.notifier(m, cfg, bell, log)
+	if err != nil {
+		return err
+	}
 	var filter sessions.ListOptions
 	what := "watching the sessions you spawn"
 	switch {
@@ -120,7 +137,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	}
 	defer prog.Stop()
 	shown := map[string]bool{}
-	w := watchers.NewWorkers(wc, watchers.WorkerOptions{Killer: m, Log: log, OnUpdate: func(u sessions.Update) {
+	w := watchers.NewWorkers(wc, watchers.WorkerOptions{Killer: m, Log: log, Notify: n.Workers(m.Store().Dir()), OnUpdate: func(u sessions.Update) {
 		// The progress lists what runs, and how what it listed ended.
 		if u.Session != nil && (!u.Session.Settled() || shown[u.ID]) {
 			shown[u.ID] = true

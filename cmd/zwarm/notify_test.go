@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Two watchers and a dashboard see a worker complete and another fail at
+// once: the [notify] command runs once for each, and the dashboard rings
+// its terminal for both.
+func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	os.MkdirAll(w.state, 0o700)
+	log := filepath.Join(t.TempDir(), "notified")
+	writeFile(t, filepath.Join(w.state, "config.toml"), fmt.Sprintf("kill_grace = \"1s\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS\" >> %s'\n", log))
+	gate := filepath.Join(t.TempDir(), "go")
+	w.setScript(append([]step{{"wait_file": gate}}, completes("all good", 10)...),
+		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
+	good, bad := w.spawn("do it"), w.spawn("break it")
+
+	var watches []*exec.Cmd
+	for range 2 {
+		cmd := exec.Command(bins.zwarm, "watch", "--all")
+		cmd.Dir, cmd.Env = w.work, w.env()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		watches = append(watches, cmd)
+	}
+	defer func() {
+		for _, c := range watches {
+			c.Process.Signal(os.Interrupt)
+			c.Wait()
+		}
+	}()
+	dash := exec.Command(bins.zwarm, "dash")
+	dash.Dir, dash.Env = w.work, w.env()
+	f, err := pty.StartWithSize(dash, &pty.Winsize{Cols: 120, Rows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { f.Write([]byte("q")); dash.Wait(); f.Close() }()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		b := make([]byte, 32<<10)
+		for {
+			n, err := f.Read(b)
+			mu.Lock()
+			screen.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	bells := func() int { mu.Lock(); defer mu.Unlock(); return bytes.Count(screen.Bytes(), []byte{'\a'}) }
+	eventually(t, "the dashboard's first frame", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(visible(screen.String()), "q quit")
+	})
+	time.Sleep(time.Second) // the watchers' subscriptions start
+	before := bells()
+	touch(t, gate)
+	if r := w.bin("wait", good, bad); r.code != 1 {
+		t.Fatalf("wait: %d %s", r.code, r.stderr)
+	}
+	want := []string{"worker.completed " + good + " completed", "worker.failed " + bad + " failed"}
+	eventually(t, "both notifications", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "\n") >= 2
+	})
+	eventually(t, "the dashboard's bells", func() bool { return bells() >= before+2 })
+	time.Sleep(time.Second) // a duplicate would have come by now
+	b, _ := os.ReadFile(log)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(got) != 2 || !(got[0] == want[0] && got[1] == want[1] || got[0] == want[1] && got[1] == want[0]) {
+		t.Fatalf("the command ran for %q, want once for each of %q", got, want)
+	}
+}
+
+// A notify command that hangs holds up nothing: wait returns at once,
+// and the command is stopped at [notify] timeout, which the log says.
+func TestAHangingNotifyCommandHoldsUpNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	os.MkdirAll(w.state, 0o700)
+	writeFile(t, filepath.Join(w.state, "config.toml"), "[notify]\ncommand = \"sleep 31.5\"\ntimeout = \"1s\"\n")
+	id := w.spawn("do it")
+	start := time.Now()
+	w.ok("wait", id)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("wait took %s with a notify command that sleeps 31.5 s", d)
+	}
+	eventually(t, "the command stopped at its timeout", func() bool {
+		return len(procsWithArgs("sleep", "31.5")) == 0
+	})
+	eventually(t, "the log saying so", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.state, "logs", "zwarm.log"))
+		return strings.Contains(string(b), "still running after 1s")
+	})
+	// A second wait sees the same completion: already sent, nothing runs.
+	w.ok("wait", id)
+	time.Sleep(300 * time.Millisecond)
+	if p := procsWithArgs("sleep", "31.5"); len(p) > 0 {
+		t.Fatalf("the completion was sent again: %v", p)
+	}
+}
+
+// procsWithArgs lists the pids of this user's processes whose command
+// line is exactly args.
+func procsWithArgs(args ...string) []string {
+	ents, _ := os.ReadDir("/proc")
+	want := strings.Join(args, "\x00") + "\x00"
+	var out []string
+	for _, e := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == want {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

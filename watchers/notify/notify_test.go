@@ -1,0 +1,179 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
+)
+
+// shRunner runs the command in place of zwarm __notify: $1 is the
+// timeout, $2 the command.
+var shRunner = []string{"sh", "-c", `eval "$2"`, "notify"}
+
+// lines waits until path holds want lines (or a few seconds have passed)
+// and returns them.
+func lines(t *testing.T, path string, want int) []string {
+	t.Helper()
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		got = strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(b) == 0 {
+			got = nil
+		}
+		if len(got) >= want {
+			break
+		}
+	}
+	return got
+}
+
+// Many notifiers seeing the same event at once run its command once; the
+// next occurrence (another key) runs it again; the environment says what
+// happened.
+func TestAnEventIsSentOnceWhoeverSeesIt(t *testing.T) {
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	cfg := &Config{Command: `echo "$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS $ZWARM_TEXT" >> ` + out}
+	ev := Event{Name: WorkerCompleted, ID: "3f2a", Status: "completed", Text: "done\n\x1b[31mred", Dir: dir, Key: "turn-1"}
+	var wg sync.WaitGroup
+	sent := make(chan bool, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sent <- New(cfg, Options{Runner: shRunner}).Notify(ev)
+		}()
+	}
+	wg.Wait()
+	close(sent)
+	n := 0
+	for s := range sent {
+		if s {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d notifiers ran the command, want 1", n)
+	}
+	ev.Key = "turn-2"
+	if !New(cfg, Options{Runner: shRunner}).Notify(ev) {
+		t.Fatal("the next turn's completion was not sent")
+	}
+	got := lines(t, out, 2)
+	want := "worker.completed 3f2a completed done [31mred"
+	if len(got) != 2 || got[0] != want || got[1] != want {
+		t.Fatalf("the command ran with %q, want twice %q", got, want)
+	}
+}
+
+// An event [notify] on does not name runs nothing and rings nothing.
+func TestOnlyTheEventsNamed(t *testing.T) {
+	var bell bytes.Buffer
+	out := filepath.Join(t.TempDir(), "out")
+	n := New(&Config{Command: "echo x >> " + out, On: []string{RunFinished}}, Options{Runner: shRunner, Bell: &bell})
+	if n.Notify(Event{Name: WorkerCompleted, ID: "a", Dir: t.TempDir()}) || bell.Len() > 0 {
+		t.Fatalf("an event not named was sent (bell %q)", bell.String())
+	}
+	if !n.Notify(Event{Name: RunFinished, ID: "a", Dir: t.TempDir()}) || bell.String() == "" {
+		t.Fatalf("a named event was not sent (bell %q)", bell.String())
+	}
+}
+
+func TestConfigRefusesWhatCannotWork(t *testing.T) {
+	for _, c := range []Config{{On: []string{"worker.done"}}, {Timeout: "soon"}, {Timeout: "-1s"}} {
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "[notify]") {
+			t.Errorf("%+v: %v, want an error naming [notify]", c, err)
+		}
+	}
+	if err := (&Config{On: Events, Timeout: "3s"}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The bell rings each time, notifier by notifier (each its own terminal),
+// and says the event where the terminal shows OSC 9 notifications.
+func TestTheBell(t *testing.T) {
+	t.Setenv("TMUX", "")
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("WT_SESSION", "")
+	t.Setenv("TERM_PROGRAM", "")
+	ev := Event{Name: WorkerFailed, ID: "3f2a0000-0000", Text: "failed: \x1b]52;x\x07 fix it", Dir: t.TempDir()}
+	var plain, osc bytes.Buffer
+	New(&Config{}, Options{Bell: &plain}).Notify(ev)
+	New(&Config{}, Options{Bell: &plain}).Notify(ev)
+	if plain.String() != "\a\a" {
+		t.Fatalf("bell %q, want two BELs", plain.String())
+	}
+	t.Setenv("TERM_PROGRAM", "WezTerm")
+	New(&Config{}, Options{Bell: &osc}).Notify(ev)
+	if want := "\x1b]9;zwarm: worker.failed 3f2a0000 failed: ]52;x fix it\x07\a"; osc.String() != want {
+		t.Fatalf("bell %q, want %q", osc.String(), want)
+	}
+	off := false
+	var none bytes.Buffer
+	New(&Config{Terminal: &off}, Options{Bell: &none}).Notify(ev)
+	if none.Len() > 0 {
+		t.Fatalf("terminal = false rang %q", none.String())
+	}
+}
+
+// Run stops a command at its timeout, with what it started; a failing
+// command's error says how, with its output.
+func TestRunBoundsTheCommand(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	start := time.Now()
+	err := Run(context.Background(), 300*time.Millisecond, "sleep 30 & echo $! > "+pidFile+"; wait")
+	if err == nil || !strings.Contains(err.Error(), "still running after 300ms") {
+		t.Fatalf("a hanging command: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("a hanging command held Run for %s", d)
+	}
+	pid, _ := os.ReadFile(pidFile)
+	if out, _ := exec.Command("sh", "-c", "sleep 0.2; kill -0 "+strings.TrimSpace(string(pid))+" 2>/dev/null && ps -o stat= -p "+strings.TrimSpace(string(pid))).Output(); len(bytes.TrimSpace(out)) > 0 && !bytes.HasPrefix(bytes.TrimSpace(out), []byte("Z")) {
+		t.Fatalf("what the command started outlived it (%s)", out)
+	}
+	err = Run(context.Background(), 5*time.Second, "echo no such tool >&2; exit 3")
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "no such tool") {
+		t.Fatalf("a failing command: %v", err)
+	}
+}
+
+// What happened before the watchers started is not told; a completion, a
+// failure and a stall while they run are, each once.
+func TestWorkersTellWhatHappens(t *testing.T) {
+	state, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	w := New(&Config{Command: `echo "$ZWARM_EVENT" >> ` + out}, Options{Runner: shRunner}).Workers(state)
+	now := time.Now()
+	s := &sessions.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "t", Status: sessions.StatusCompleted,
+		Turns: []sessions.Turn{{N: 1, StartedAt: now}}}
+	os.MkdirAll(filepath.Join(state, "sessions", s.ID), 0o700)
+	w.Update(sessions.Update{ID: s.ID, Session: s, Initial: true})
+	running := *s
+	running.Status, running.LastEventAt = sessions.StatusRunning, &now
+	running.Turns = append(running.Turns, sessions.Turn{N: 2, StartedAt: now})
+	w.Update(sessions.Update{ID: s.ID, Session: &running, Prev: sessions.StatusCompleted})
+	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: sessions.StatusRunning})
+	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: sessions.StatusRunning}) // the same silence
+	w.Alert(watchers.Alert{Watcher: "hollow", SessionID: s.ID})
+	failed := running
+	failed.Status = sessions.StatusFailed
+	w.Update(sessions.Update{ID: s.ID, Session: &failed, Prev: sessions.StatusRunning})
+	w.Update(sessions.Update{ID: s.ID, Session: &failed, Prev: sessions.StatusFailed})
+	lines(t, out, 2)
+	time.Sleep(300 * time.Millisecond) // a third would have come by now
+	b, _ := os.ReadFile(out)
+	got := strings.Fields(string(b))
+	if strings.Join(got, ",") != "worker.stalled,worker.failed" && strings.Join(got, ",") != "worker.failed,worker.stalled" {
+		t.Fatalf("told %q, want one stall and one failure", got)
+	}
+}
