@@ -57,7 +57,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			if pid, _, _ := strings.Cut(string(note), " "); pid != strconv.Itoa(holder.Process.Pid) {
 				return false
 			}
-			l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+			l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.Dir(), w.st.lockPath(s.ID))
 			if err == nil {
 				l.Unlock()
 			}

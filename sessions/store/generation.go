@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,6 +18,12 @@ import (
 // cache cannot see by itself; a reader holds a shared lock on it while it
 // trusts or rebuilds its cache. package sessions' listing cache is built
 // on sessions.gen (its index.go says how).
+//
+// Under the lease scheme (scheme.go) there is no shared lock: the counter
+// stays in its file, replaced whole, and readers and writers alike take
+// the lease lock <path>.lock, readers without waiting. Two listings at
+// once then exclude each other: the one that finds it taken checks every
+// record, as it does whenever a writer holds it.
 
 // Generation reads the counter at path (under the state dir root) under a
 // shared lock, which the caller releases when it has finished trusting or
@@ -22,6 +31,12 @@ import (
 // read-only state dir, or a writer holding it: a reader never waits for
 // one).
 func Generation(root, path string) (gen uint64, unlock func(), ok bool) {
+	if lease, err := UsesLeases(root, filepath.Dir(path)); err != nil || lease {
+		if err != nil {
+			return 0, func() {}, false
+		}
+		return leaseGeneration(root, path)
+	}
 	f, err := OpenFile(root, path, os.O_RDWR|os.O_CREATE, FilePerm)
 	if err != nil {
 		return 0, func() {}, false
@@ -45,6 +60,11 @@ func Generation(root, path string) (gen uint64, unlock func(), ok bool) {
 // its exclusive lock (what a waiter is told it waits for), so that no
 // reader trusts its cache across the change.
 func BumpGeneration(ctx context.Context, root, path, what string, change func() error) error {
+	if lease, err := UsesLeases(root, filepath.Dir(path)); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	} else if lease {
+		return leaseBump(ctx, root, path, what, change)
+	}
 	f, err := OpenFile(root, path, os.O_RDWR|os.O_CREATE, FilePerm)
 	if err != nil {
 		return change() // no cache can be trusted without it either
@@ -64,6 +84,44 @@ func BumpGeneration(ctx context.Context, root, path, what string, change func() 
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return change()
+}
+
+// leaseGeneration is Generation under the lease scheme.
+func leaseGeneration(root, path string) (gen uint64, unlock func(), ok bool) {
+	l, err := TryLease(root, path+".lock", "the session list")
+	if err != nil {
+		return 0, func() {}, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, l.Unlock, false
+	}
+	if s := strings.TrimSpace(string(data)); s != "" {
+		if gen, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return 0, l.Unlock, false
+		}
+	}
+	return gen, l.Unlock, true
+}
+
+// leaseBump is BumpGeneration under the lease scheme: the counter is
+// replaced whole (temporary file and rename), as a file with no lock of
+// its own on it is.
+func leaseBump(ctx context.Context, root, path, what string, change func() error) error {
+	l, err := LeaseLock(ctx, root, path+".lock", what)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	if l.lease == nil {
+		return change() // a read-only state dir: no cache can be trusted without it either
+	}
+	data, _ := os.ReadFile(path)
+	gen, _ := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err := WriteFileAtomic(root, path, []byte(strconv.FormatUint(gen+1, 10)+"\n")); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return change()

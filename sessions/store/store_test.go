@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,65 +55,100 @@ func TestWriteFileAtomicNeverThroughASymlink(t *testing.T) {
 	}
 }
 
+// eachScheme runs f under each lock scheme, forced as ZWARM_LOCKS forces
+// it: the lease scheme on this local file system is the test of it.
+func eachScheme(t *testing.T, f func(t *testing.T, s Scheme)) {
+	for _, s := range []Scheme{SchemeFlock, SchemeLease} {
+		t.Run(string(s), func(t *testing.T) {
+			t.Setenv(LocksEnv, string(s))
+			f(t, s)
+		})
+	}
+}
+
 func TestALockTimesOutNamingItsHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".lock")
-	held, err := LockFile(context.Background(), path, "session 1a2b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var heard []LockWait
-	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 30 * time.Millisecond, Notify: func(w LockWait) { heard = append(heard, w) }})
-	_, err = LockFile(ctx, path, "session 1a2b")
-	var te *LockTimeoutError
-	if !errors.As(err, &te) || !errors.Is(err, ErrLockTimeout) {
-		t.Fatalf("a held lock: %v; want a LockTimeoutError", err)
-	}
-	if te.Holder.PID != os.Getpid() || te.After != 30*time.Millisecond {
-		t.Fatalf("timeout %+v; want this process (%d) after 30ms", te, os.Getpid())
-	}
-	want := "session 1a2b is still locked by pid " + strconv.Itoa(os.Getpid())
-	if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "raise lock_timeout in config.toml") {
-		t.Fatalf("message %q", err)
-	}
-	if len(heard) != 0 {
-		t.Fatalf("told of a wait shorter than a second: %v", heard)
-	}
-	held.Unlock()
-	if b, _ := os.ReadFile(path); len(b) != 0 {
-		t.Fatalf("the holder's note outlived the lock: %q", b)
-	}
-	l, err := LockFile(ctx, path, "session 1a2b")
-	if err != nil {
-		t.Fatalf("a free lock: %v", err)
-	}
-	l.Unlock()
+	eachScheme(t, func(t *testing.T, s Scheme) {
+		root := t.TempDir()
+		path := filepath.Join(root, ".lock")
+		held, err := LockFile(context.Background(), root, path, "session 1a2b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var heard []LockWait
+		ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 30 * time.Millisecond, Notify: func(w LockWait) { heard = append(heard, w) }})
+		_, err = LockFile(ctx, root, path, "session 1a2b")
+		var te *LockTimeoutError
+		if !errors.As(err, &te) || !errors.Is(err, ErrLockTimeout) {
+			t.Fatalf("a held lock: %v; want a LockTimeoutError", err)
+		}
+		if te.Holder.PID != os.Getpid() || te.Holder.Host != "" || te.After != 30*time.Millisecond {
+			t.Fatalf("timeout %+v; want this process (%d) after 30ms", te, os.Getpid())
+		}
+		want := "session 1a2b is still locked by pid " + strconv.Itoa(os.Getpid())
+		if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "raise lock_timeout in config.toml") {
+			t.Fatalf("message %q", err)
+		}
+		if len(heard) != 0 {
+			t.Fatalf("told of a wait shorter than a second: %v", heard)
+		}
+		held.Unlock()
+		b, err := os.ReadFile(path)
+		switch s {
+		case SchemeFlock:
+			// The file stays, its note emptied.
+			if err != nil || len(b) != 0 {
+				t.Fatalf("after the flock: %q, %v; want an empty file", b, err)
+			}
+		case SchemeLease:
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("the lease lock file outlived the lock: %q, %v", b, err)
+			}
+		}
+		l, err := LockFile(ctx, root, path, "session 1a2b")
+		if err != nil {
+			t.Fatalf("a free lock: %v", err)
+		}
+		l.Unlock()
+		if ents, _ := os.ReadDir(root); s == SchemeLease && len(ents) != 0 {
+			t.Fatalf("left in the directory: %v", ents)
+		}
+	})
 }
 
 func TestGenerationAdvancesUnderItsLock(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "sessions.gen")
-	gen, unlock, ok := Generation(root, path)
-	if !ok || gen != 0 {
-		t.Fatalf("a new generation: %d, %v", gen, ok)
-	}
-	// A reader holds it: a writer waits, here no longer than its context.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	ran := false
-	if err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
-		t.Fatalf("bump under a reader: %v, ran %v", err, ran)
-	}
-	unlock()
-	for i := 0; i < 2; i++ {
-		if err := BumpGeneration(context.Background(), root, path, "the session list", func() error { ran = true; return nil }); err != nil || !ran {
-			t.Fatalf("bump: %v, ran %v", err, ran)
+	eachScheme(t, func(t *testing.T, s Scheme) {
+		root := t.TempDir()
+		path := filepath.Join(root, "sessions.gen")
+		gen, unlock, ok := Generation(root, path)
+		if !ok || gen != 0 {
+			t.Fatalf("a new generation: %d, %v", gen, ok)
 		}
-	}
-	gen, unlock, ok = Generation(root, path)
-	unlock()
-	if !ok || gen != 2 {
-		t.Fatalf("after two bumps: %d, %v", gen, ok)
-	}
+		// A reader holds it: a writer waits, here no longer than its context.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		ran := false
+		if err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
+			t.Fatalf("bump under a reader: %v, ran %v", err, ran)
+		}
+		unlock()
+		for i := 0; i < 2; i++ {
+			if err := BumpGeneration(context.Background(), root, path, "the session list", func() error { ran = true; return nil }); err != nil || !ran {
+				t.Fatalf("bump: %v, ran %v", err, ran)
+			}
+		}
+		gen, unlock, ok = Generation(root, path)
+		// A reader never waits: while one reads, another (under flock)
+		// reads too, or (under leases) is told to check every record.
+		_, unlock2, ok2 := Generation(root, path)
+		unlock2()
+		unlock()
+		if !ok || gen != 2 {
+			t.Fatalf("after two bumps: %d, %v", gen, ok)
+		}
+		if ok2 != (s == SchemeFlock) {
+			t.Fatalf("a second reader at once: ok %v", ok2)
+		}
+	})
 }
 
 func TestASessionDirectoryIsMadeAndRemovedWhole(t *testing.T) {
