@@ -247,6 +247,16 @@ func (st *Store) lockCtx(ctx context.Context, id string) (*store.Lock, error) {
 	return st.files().LockSession(ctx, id)
 }
 
+// dropLocksOfGone lets go of the session's locks that a supervisor this
+// command has just killed left behind: under the lease scheme a dead
+// holder's lock stays until its lease runs out, and the kill knows what
+// a waiter cannot (store.BreakIfHolderGone). Under flock the kernel let
+// go of them as it died.
+func (st *Store) dropLocksOfGone(id string) {
+	store.BreakIfHolderGone(st.dir, st.lockPath(id))
+	store.BreakIfHolderGone(st.dir, st.supervisorLockPath(id))
+}
+
 // ids lists the ids of every session directory.
 func (st *Store) ids() ([]string, error) { return st.files().SessionIDs() }
 
