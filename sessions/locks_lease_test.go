@@ -31,6 +31,10 @@ var leaseRun = []string{
 	"TestNewSupervisorWaitsForThePreviousOne",
 	"TestSpawnLimitHoldsAcrossCallsAndProcesses",
 	"TestAStaleSupervisorIsFencedOff",
+	// a lock taken on a full disk, where a lease's record cannot be written
+	"TestFullDisk",
+	"TestFullDiskKeepsTheTurnsLastWords",
+	"TestFullDiskWhileTheOutputStillFits",
 }
 
 // The lock tests hold under the lease scheme too: this test binary runs

@@ -248,7 +248,7 @@ func newLeaseTaker(root, path, what string) (*leaseTaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, werr := f.Write(data)
+	werr := writeRecord(f, data)
 	var st unix.Stat_t
 	serr := unix.Fstat(int(f.Fd()), &st)
 	cerr := f.Close() // over NFS the record reaches the server here
@@ -258,6 +258,19 @@ func newLeaseTaker(root, path, what string) (*leaseTaker, error) {
 	}
 	t.tmpID = idOf(&st)
 	return t, nil
+}
+
+// writeRecord writes a lock's record to its new file f. On a full disk
+// the file stays empty: a lock is still taken (a supervisor records its
+// outcome on a full disk, the space it kept for that given back under the
+// lock), and an empty lock file is one of an unknown holder, judged by its
+// age as any record that cannot be read.
+func writeRecord(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return f.Truncate(0)
+	}
+	return err
 }
 
 func (t *leaseTaker) record() ([]byte, error) {
@@ -331,7 +344,7 @@ func (t *leaseTaker) create() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, werr := f.Write(data)
+	werr := writeRecord(f, data)
 	var st unix.Stat_t
 	serr := unix.Fstat(int(f.Fd()), &st)
 	cerr := f.Close()
@@ -496,7 +509,7 @@ func (l *leaseHeld) renew(every time.Duration) {
 }
 
 // release stops the renewal and removes the lock file if it is still
-// ours: the same file, holding our token.
+// ours: the same file, holding our token (or, made on a full disk, empty).
 func (l *leaseHeld) release() {
 	close(l.stop)
 	<-l.done
@@ -504,7 +517,7 @@ func (l *leaseHeld) release() {
 	if err != nil || !idOf(&st).sameFile(l.id) {
 		return
 	}
-	if rec, ok := parseLease(data); !ok || rec.Token != l.token {
+	if rec, ok := parseLease(data); len(data) > 0 && (!ok || rec.Token != l.token) {
 		return
 	}
 	unix.Unlink(l.path)
