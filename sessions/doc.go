@@ -51,7 +51,7 @@
 //	sessions/.removing-<id>/         a session being removed
 //	sessions.index                   the listing cache (index.go; its format sessions/index): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
-//	sessions.gen.lock                under leases, the lock of sessions.gen (a flock is on the file itself)
+//	sessions.gen.lock                under leases, the writers' lock of sessions.gen (a flock is on the file itself)
 //	land.lock                        the lock held by a landing, so each builds on the one before
 //	spawn.lock                       the lock held by a spawn with a limit while it counts and records
 //	.<lock>.<token>, <lock>.break    under leases, a lock being taken, and the lock of breaking one

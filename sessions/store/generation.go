@@ -19,11 +19,15 @@ import (
 // trusts or rebuilds its cache. package sessions' listing cache is built
 // on sessions.gen (its index.go says how).
 //
-// Under the lease scheme (scheme.go) there is no shared lock: the counter
-// stays in its file, replaced whole, and readers and writers alike take
-// the lease lock <path>.lock, readers without waiting. Two listings at
-// once then exclude each other: the one that finds it taken checks every
-// record, as it does whenever a writer holds it.
+// Under the lease scheme (scheme.go) there is no shared lock, and a
+// reader must not take one: a listing killed while it held it would hold
+// up every writer for a lease. The counter stays in its file, replaced
+// whole; writers take the lease lock <path>.lock; a reader takes nothing.
+// It reads the counter, finds no writer's lock, and reads the counter
+// again: the same twice, no writer was between the reads, so none had
+// bumped it without having finished its change. A writer that comes
+// after bumps it past what the reader read, and the cache the reader
+// saves is not trusted.
 
 // Generation reads the counter at path (under the state dir root) under a
 // shared lock, which the caller releases when it has finished trusting or
@@ -89,22 +93,42 @@ func BumpGeneration(ctx context.Context, root, path, what string, change func() 
 	return change()
 }
 
-// leaseGeneration is Generation under the lease scheme.
+// leaseGeneration is Generation under the lease scheme: the counter, if
+// no writer holds it while it is read.
 func leaseGeneration(root, path string) (gen uint64, unlock func(), ok bool) {
-	l, err := TryLease(root, path+".lock", "the session list")
+	unlock = func() {}
+	first, ok := readGeneration(root, path)
+	if !ok {
+		return 0, unlock, false
+	}
+	if _, err := os.Lstat(path + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+		return 0, unlock, false // a writer (or one that died: until its lease runs out)
+	}
+	if gen, ok = readGeneration(root, path); !ok || gen != first {
+		return 0, unlock, false
+	}
+	return gen, unlock, true
+}
+
+// readGeneration reads the counter at path (never through a symlink);
+// none is 0.
+func readGeneration(root, path string) (uint64, bool) {
+	f, err := OpenFile(root, path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, true
+	}
 	if err != nil {
-		return 0, func() {}, false
+		return 0, false
 	}
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, l.Unlock, false
+	defer f.Close()
+	var buf [32]byte
+	n, _ := f.ReadAt(buf[:], 0)
+	s := strings.TrimSpace(string(buf[:n]))
+	if s == "" {
+		return 0, true
 	}
-	if s := strings.TrimSpace(string(data)); s != "" {
-		if gen, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return 0, l.Unlock, false
-		}
-	}
-	return gen, l.Unlock, true
+	gen, err := strconv.ParseUint(s, 10, 64)
+	return gen, err == nil
 }
 
 // leaseBump is BumpGeneration under the lease scheme: the counter is
@@ -119,8 +143,7 @@ func leaseBump(ctx context.Context, root, path, what string, change func() error
 	if l.lease == nil {
 		return change() // a read-only state dir: no cache can be trusted without it either
 	}
-	data, _ := os.ReadFile(path)
-	gen, _ := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	gen, _ := readGeneration(root, path)
 	if err := WriteFileAtomic(root, path, []byte(strconv.FormatUint(gen+1, 10)+"\n")); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

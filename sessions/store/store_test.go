@@ -115,6 +115,11 @@ func TestALockTimesOutNamingItsHolder(t *testing.T) {
 	})
 }
 
+// Writers advance the generation one at a time, under its lock; a reader
+// never waits, and a writer in the middle of its change is never read as
+// done. Under flock a reader holds off writers while it trusts its cache;
+// under leases it holds nothing (a reader killed would hold them off for
+// a lease) and a writer that comes after it bumps past what it read.
 func TestGenerationAdvancesUnderItsLock(t *testing.T) {
 	eachScheme(t, func(t *testing.T, s Scheme) {
 		root := t.TempDir()
@@ -123,12 +128,24 @@ func TestGenerationAdvancesUnderItsLock(t *testing.T) {
 		if !ok || gen != 0 {
 			t.Fatalf("a new generation: %d, %v", gen, ok)
 		}
-		// A reader holds it: a writer waits, here no longer than its context.
+		_, unlock2, ok2 := Generation(root, path)
+		unlock2()
+		if !ok2 {
+			t.Fatal("a second reader at once was refused")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		ran := false
-		if err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
-			t.Fatalf("bump under a reader: %v, ran %v", err, ran)
+		err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil })
+		switch s {
+		case SchemeFlock: // the reader holds it: the writer waits, here no longer than its context
+			if !errors.Is(err, context.DeadlineExceeded) || ran {
+				t.Fatalf("bump under a reader: %v, ran %v", err, ran)
+			}
+		case SchemeLease:
+			if err != nil || !ran {
+				t.Fatalf("bump beside a reader: %v, ran %v", err, ran)
+			}
 		}
 		unlock()
 		for i := 0; i < 2; i++ {
@@ -136,17 +153,35 @@ func TestGenerationAdvancesUnderItsLock(t *testing.T) {
 				t.Fatalf("bump: %v, ran %v", err, ran)
 			}
 		}
-		gen, unlock, ok = Generation(root, path)
-		// A reader never waits: while one reads, another (under flock)
-		// reads too, or (under leases) is told to check every record.
-		_, unlock2, ok2 := Generation(root, path)
-		unlock2()
-		unlock()
-		if !ok || gen != 2 {
-			t.Fatalf("after two bumps: %d, %v", gen, ok)
+		want := uint64(2)
+		if s == SchemeLease {
+			want = 3
 		}
-		if ok2 != (s == SchemeFlock) {
-			t.Fatalf("a second reader at once: ok %v", ok2)
+		gen, unlock, ok = Generation(root, path)
+		unlock()
+		if !ok || gen != want {
+			t.Fatalf("after the bumps: %d, %v; want %d", gen, ok, want)
+		}
+		// While a writer is in the middle of its change, a reader is told
+		// there is no generation to trust.
+		inside, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- BumpGeneration(context.Background(), root, path, "the session list", func() error { close(inside); <-release; return nil })
+		}()
+		<-inside
+		_, unlock, ok = Generation(root, path)
+		unlock()
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			t.Fatal("a reader trusted the generation while a writer changed what it guards")
+		}
+		gen, unlock, ok = Generation(root, path)
+		unlock()
+		if !ok || gen != want+1 {
+			t.Fatalf("after the writer: %d, %v", gen, ok)
 		}
 	})
 }
