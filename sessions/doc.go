@@ -75,8 +75,10 @@
 // s), by the server's clock, never by a machine's own, renaming it away
 // one waiter at a time; a holder removes it only while it holds its
 // token. A holder killed while it holds one leaves it for that long,
-// unless a kill that killed it lets go of it; every process that shares a
-// state dir must use the same scheme.
+// unless it was a process of this machine and a command that finds the
+// session's owner dead (a kill that killed it, a reader recording a dead
+// owner) lets go of it; every process that shares a state dir must use
+// the same scheme.
 //
 // Settings are read only from a state dir this user owns that no one else
 // may write (trust.go), as git reads only a repository its user owns: they

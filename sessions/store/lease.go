@@ -546,10 +546,11 @@ func procStart(pid int) (uint64, byte, error) {
 // process of this machine (this host, boot and pid namespace) that has
 // exited, and says whether it did. A waiter never judges a holder so (a
 // pid means nothing on another machine, nor in another pid namespace of
-// this one): the lease decides. This is for a command that has itself
-// just killed the holder (a kill that forced a session's supervisor), and
-// knows what a waiter cannot. Under flock it does nothing: the kernel let
-// go of the lock as the holder died.
+// this one): the lease decides. This is for a command that has found a
+// session's owner dead, and so looks at the holder of its lock: a kill
+// that killed the session's supervisor, a reader that records a dead
+// owner (nothing would make it look again when the lease runs out). Under
+// flock it does nothing: the kernel let go of the lock as the holder died.
 func BreakIfHolderGone(root, path string) bool {
 	if lease, err := UsesLeases(root, filepath.Dir(path)); err != nil || !lease {
 		return false
