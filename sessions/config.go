@@ -32,6 +32,8 @@ type Config struct {
 	Adapters  map[string]AdapterConfig `toml:"adapters"`
 	Prices    map[string]Price         `toml:"prices"`
 	Worktrees WorktreesConfig          `toml:"worktrees"`
+	// State is [state]: how the state dir itself is kept (its locks).
+	State StateConfig `toml:"state"`
 	// Runner is [runner]: where new sessions' supervisors run.
 	Runner RunnerConfig `toml:"-"`
 
@@ -75,7 +77,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind"
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -118,6 +120,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Prices
 		case "worktrees":
 			into = &c.Worktrees
+		case "state":
+			into = &c.State
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
 				return nil, &ConfigError{Path: path, Err: err}
@@ -149,6 +153,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 		hint := coreKeys
 		if inTable == "worktrees" {
 			hint = "[worktrees] " + worktreesKeys + ", [runner] kind"
+		} else if inTable == "state" {
+			hint = stateKeys
 		} else if inTable == "runner" {
 			hint = runnerKeys(known)
 		} else if known[inTable] != "" {
@@ -169,6 +175,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	}
 	if err := c.Worktrees.check(); err != nil {
 		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[worktrees] %w", err)}
+	}
+	if err := c.State.check(); err != nil {
+		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[state] %w", err)}
 	}
 	return c, nil
 }

@@ -2,11 +2,14 @@ package sessions
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -125,6 +128,42 @@ func TestWorktreesConfig(t *testing.T) {
 		"[worktrees]\ncopie = [\"x\"]\n":        "worktrees.copie",
 	} {
 		if _, err := LoadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// [state] locks chooses the state dir's lock scheme: the session locks
+// of a state dir that says "lease" are lease files, there only while held.
+func TestStateLocksConfig(t *testing.T) {
+	t.Setenv(store.LocksEnv, "")
+	dir := writeConfig(t, "[state]\nlocks = \"lease\"\n")
+	c, err := LoadConfig(dir)
+	if err != nil || c.State.Locks != "lease" {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	st, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(st.Dir(), "land.lock")
+	l, err := lockFile(st.Dir(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	l.Unlock()
+	if err != nil || !strings.Contains(string(b), `"token":`) {
+		t.Fatalf("the lock file while held: %q, %v; want a lease record", b, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the lock file once let go: %v", err)
+	}
+	for body, want := range map[string]string{
+		"[state]\nlocks = \"nfs\"\n": `[state] locks = "nfs": want "flock", "lease" or "auto"`,
+		"[state]\nlokcs = \"x\"\n":   "unknown key state.lokcs (known: [state] locks)",
+	} {
+		if _, err := LoadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ConfigFile) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
 	}

@@ -72,16 +72,15 @@ func (st *Store) openFile(path string, flag int) (*os.File, error) {
 	return store.OpenFile(st.dir, path, flag, filePerm)
 }
 
-func lockFile(path string) (*store.Lock, error) {
-	return lockFileCtx(context.Background(), path)
+func lockFile(root, path string) (*store.Lock, error) {
+	return lockFileCtx(context.Background(), root, path)
 }
 
-// lockFileCtx takes the lock on path, or gives up when ctx ends.
-func lockFileCtx(ctx context.Context, path string) (*store.Lock, error) {
-	return store.LockFile(ctx, path, filepath.Base(path))
+// lockFileCtx takes the lock on path, in the state dir root, or gives up
+// when ctx ends.
+func lockFileCtx(ctx context.Context, root, path string) (*store.Lock, error) {
+	return store.LockFile(ctx, root, path, filepath.Base(path))
 }
-
-func flock(f *os.File, how int) error { return store.Flock(f, how) }
 
 // LockTimeout is how long a command waits for a lock, defaulted.
 func (c *Config) LockTimeout() time.Duration {

@@ -24,8 +24,9 @@
 //	config.toml                      settings (Config, and the tables of ConfigSections); unknown keys are an error
 //	codex.toml, claude.toml          per-agent settings, read by the adapters
 //	sessions/<id>/meta.json          the Session record, replaced atomically
-//	sessions/<id>/.lock              flock(2) held while the record is changed; while held,
-//	                                 the holder's pid and command, so a waiter can say who
+//	sessions/<id>/.lock              the lock (# Locks) held while the record is changed; while
+//	                                 held, it names the holder (pid and command; under leases
+//	                                 its host too), so a waiter can say who
 //	sessions/<id>/.reserve           disk space kept while the session is not settled, given
 //	                                 back on a full disk so the outcome ("disk full"), with the
 //	                                 turn's last message and usage, can still be recorded (the
@@ -40,9 +41,10 @@
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
 //	sessions/<id>/slurm-<job>.out    what a Slurm job running the supervisor printed (runner slurm)
-//	sessions/<id>/supervisor.lock    flock(2) held by a supervisor for its whole life, so a
+//	sessions/<id>/supervisor.lock    the lock held by a supervisor for its whole life, so a
 //	                                 follow-up's new one starts its agent only after the previous
-//	                                 one has torn down the session's cgroup
+//	                                 one has torn down the session's cgroup (or, under leases, its
+//	                                 lease has run out)
 //	sessions/<id>/notified/<event>.<key>  made (O_EXCL) by the zwarm process that ran the
 //	                                 [notify] command for that event (package watchers/notify)
 //	sessions/<id>/setup.log          what making the session's worktree did and printed (git, what
@@ -51,10 +53,34 @@
 //	sessions/.removing-<id>/         a session being removed
 //	sessions.index                   the listing cache (index.go; its format sessions/index): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
-//	land.lock                        flock(2) held by a landing, so each builds on the one before
-//	spawn.lock                       flock(2) held by a spawn with a limit while it counts and records
+//	sessions.gen.lock                under leases, the writers' lock of sessions.gen (a flock is on the file itself)
+//	land.lock                        the lock held by a landing, so each builds on the one before
+//	spawn.lock                       the lock held by a spawn with a limit while it counts and records
+//	.<lock>.<token>, <lock>.break    under leases, a lock being taken, and the lock of breaking one
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
 //	logs/zwarm.log                   zwarm's own log
+//
+// # Locks
+//
+// Each lock above is made the way the state dir's scheme says
+// (sessions/store, scheme.go and lease.go): [state] locks in config.toml,
+// "auto" by default, ZWARM_LOCKS above it (tests). On a local file system
+// a lock is flock(2) on its file, which stays, and which the kernel lets
+// go of when its holder dies. On a network file system (NFS, SMB/CIFS, 9p,
+// FUSE, Lustre), where flock does not hold across machines, or with locks
+// = "lease", a lock is a lease: its file exists only while it is held,
+// made atomically on the file server (a file of a unique name, holding the
+// holder's record, hard-linked into place), naming its holder (host, pid,
+// command, what it locks), a random token and its lease (15 s), and
+// touched by its holder every fifth of it. A waiter breaks a lock whose
+// file the server last touched longer ago than its lease and a margin (5
+// s), by the server's clock, never by a machine's own, renaming it away
+// one waiter at a time; a holder removes it only while it holds its
+// token. A holder killed while it holds one leaves it for that long,
+// unless it was a process of this machine and a command that finds the
+// session's owner dead (a kill that killed it, a reader recording a dead
+// owner) lets go of it; every process that shares a state dir must use
+// the same scheme.
 //
 // Settings are read only from a state dir this user owns that no one else
 // may write (trust.go), as git reads only a repository its user owns: they

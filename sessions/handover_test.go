@@ -16,7 +16,7 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 
 	// The test holds the lock as a previous supervisor still tearing down
 	// would.
-	l, err := lockFile(w.st.supervisorLockPath(s.ID))
+	l, err := lockFile(w.st.Dir(), w.st.supervisorLockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,13 +48,20 @@ func TestMain(m *testing.M) {
 	testbin.Serve(map[string]testbin.Program{"fakeagent": fakeagent.Main})
 	if path := os.Getenv(lockHolderEnv); path != "" {
 		// Holds a session's lock until killed (see
-		// TestKillTakesALockThatIsNeverReleased).
-		l, err := lockFile(path)
+		// TestKillTakesALockThatIsNeverReleased), or until SIGTERM, when
+		// it lets go: a lease lock (ZWARM_LOCKS=lease) outlives a holder
+		// killed outright until its lease runs out.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		l, err := lockFile(stateDirOfLock(path), path)
 		if err != nil {
 			os.Exit(1)
 		}
-		defer l.Unlock()
-		time.Sleep(time.Hour)
+		select {
+		case <-term:
+		case <-time.After(time.Hour):
+		}
+		l.Unlock()
 		return
 	}
 	if dir := os.Getenv(spawnerEnv); dir != "" {

@@ -36,7 +36,9 @@ import (
 //
 // A settled record changes only when a follow-up reopens it (Inject). That
 // writer bumps sessions.gen, under an exclusive lock on it, before it
-// rewrites the record. A listing reads .gen under a shared lock: while the
+// rewrites the record. A listing reads .gen under a shared lock (under
+// lease locks, which have none, it reads it twice around a look that no
+// writer holds it: store.Generation): while the
 // generation is the one the cache was built at, no settled record has
 // changed through zwarm; otherwise the cache is rebuilt. A crash at any
 // instant leaves the generation bumped or the record unchanged, never a

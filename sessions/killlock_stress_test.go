@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // A kill while the session's lock is held past lock_timeout, alternately
@@ -50,18 +51,17 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "the holder to hold the lock", func() bool {
-			// Held, and by the holder: the session's supervisor holds it
-			// for a moment now and then, and a holder stopped before it
-			// took the lock would take it after the kill's first update.
-			note, _ := os.ReadFile(w.st.lockPath(s.ID))
-			if pid, _, _ := strings.Cut(string(note), " "); pid != strconv.Itoa(holder.Process.Pid) {
-				return false
-			}
-			l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+			// Held, and by the holder, as a waiter is told (whatever the
+			// lock scheme): the session's supervisor holds it for a moment
+			// now and then, and a holder stopped before it took the lock
+			// would take it after the kill's first update.
+			ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
+			l, err := lockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
 			if err == nil {
 				l.Unlock()
 			}
-			return err != nil
+			var te *LockTimeoutError
+			return errors.As(err, &te) && te.Holder.PID == holder.Process.Pid
 		})
 		if supervisorLike {
 			syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)

@@ -10,14 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// holdLock starts a process that takes the lock at path and holds it
-// until the test ends (TestMain's lock holder), and returns its pid.
+// holdLock starts a process that takes the session lock at path and holds
+// it until the test ends (TestMain's lock holder), and returns its pid.
 func holdLock(t *testing.T, path string) int {
 	t.Helper()
 	holder := exec.Command(os.Args[0], "hold-lock")
@@ -25,15 +26,21 @@ func holdLock(t *testing.T, path string) int {
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	t.Cleanup(func() { holder.Process.Signal(syscall.SIGTERM); holder.Wait() })
 	eventually(t, "the lock to be held", func() bool {
-		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), path)
+		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), stateDirOfLock(path), path)
 		if err == nil {
 			l.Unlock()
 		}
 		return err != nil
 	})
 	return holder.Process.Pid
+}
+
+// stateDirOfLock is the state dir of a session's lock,
+// <state dir>/sessions/<id>/.lock: the locks the tests' holders hold.
+func stateDirOfLock(path string) string {
+	return filepath.Dir(filepath.Dir(filepath.Dir(path)))
 }
 
 // within fails the test if f has not returned in a generous time: for
@@ -59,7 +66,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 	// The settled session's supervisor may still be tearing down: it
 	// kills what is in the session's cgroup on its way out. Its lock is
 	// free once it has exited.
-	l, err := lockFileCtx(ctxTimeout(t, 20*time.Second), w.st.supervisorLockPath(id))
+	l, err := lockFileCtx(ctxTimeout(t, 20*time.Second), w.st.Dir(), w.st.supervisorLockPath(id))
 	if err != nil {
 		t.Fatalf("the supervisor never exited: %v", err)
 	}
@@ -188,13 +195,17 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdLock(t, w.st.lockPath(orphan.ID))
-	gen, err := os.OpenFile(w.st.genPath(), os.O_RDWR|os.O_CREATE, filePerm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gen.Close()
-	if err := flock(gen, unix.LOCK_EX); err != nil {
-		t.Fatal(err)
+	// The session list's lock, held as a writer holds it, whatever the
+	// state dir's lock scheme.
+	held, release, bumped := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		bumped <- w.st.bumpGeneration(context.Background(), func() error { close(held); <-release; return nil })
+	}()
+	select {
+	case <-held:
+		defer func() { close(release); <-bumped }()
+	case err := <-bumped:
+		t.Fatalf("hold the session list's lock: %v", err)
 	}
 	got := within(t, "show", func() *Session { g, _ := w.m.Get(context.Background(), s.ID); return g })
 	if got == nil || got.Status != StatusFailed {

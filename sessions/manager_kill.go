@@ -263,6 +263,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	if len(forced.pids) == 0 {
 		return nil, nil, err
 	}
+	m.st.dropLocksOfGone(id)
 	// No second lock_timeout: a killed holder lets go of the lock as it
 	// finishes exiting (its other threads may outlive the main one by a
 	// moment), which forcedLockGrace allows for; any other holder is not
@@ -431,6 +432,7 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answ
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		owner.waitGone(gctx)
 		cancel()
+		m.st.dropLocksOfGone(id)
 		return fmt.Sprintf("its supervisor (pid %d) did not stop within %s and was killed", owner.PID, limit), nil
 	}
 	return fmt.Sprintf("its owner (pid %d) did not hand over within %s", owner.PID, limit), nil

@@ -520,7 +520,7 @@ func (st *Store) landLock(ctx context.Context) (func(), error) {
 	if err := st.ensureWritable(); err != nil {
 		return nil, err
 	}
-	l, err := lockFileCtx(ctx, filepath.Join(st.dir, "land.lock"))
+	l, err := lockFileCtx(ctx, st.dir, filepath.Join(st.dir, "land.lock"))
 	if err != nil {
 		return nil, fmt.Errorf("wait for another landing: %w", err)
 	}

@@ -382,7 +382,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	}
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	eventually(t, "the lock to be held", func() bool {
-		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.lockPath(s.ID))
+		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), w.st.Dir(), w.st.lockPath(s.ID))
 		if err == nil {
 			l.Unlock()
 		}

@@ -35,7 +35,7 @@ func (m *Manager) createWithin(ctx context.Context, s *Session, limit int) error
 	if err := m.st.ensureWritable(); err != nil {
 		return err
 	}
-	l, err := lockFileCtx(ctx, filepath.Join(m.st.Dir(), spawnLockFile))
+	l, err := lockFileCtx(ctx, m.st.Dir(), filepath.Join(m.st.Dir(), spawnLockFile))
 	if err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}

@@ -201,11 +201,17 @@ func (st *Store) updateSettled(ctx context.Context, id string, fn func(*Session)
 
 // tryRecord is record for a reader that finds something to record (a dead
 // owner): it takes the lock only if it is free, since a reader never waits
-// for a writer. ok is false when it was not.
+// for a writer. ok is false when it was not. Under lease locks a lock
+// whose holder is a process of this machine that is gone counts as free,
+// as a flock is once its holder died (store.BreakIfHolderGone): nothing
+// else would make the reader look again when its lease runs out.
 func (st *Store) tryRecord(id string, fn func(*Session) error) (s *Session, ok bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // one try, no waiting
 	l, err := st.lockCtx(ctx, id)
+	if errors.Is(err, context.Canceled) && store.BreakIfHolderGone(st.dir, st.lockPath(id)) {
+		l, err = st.lockCtx(ctx, id)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil, false, nil
 	}
@@ -245,6 +251,16 @@ func (st *Store) lock(id string) (*store.Lock, error) { return st.lockCtx(contex
 
 func (st *Store) lockCtx(ctx context.Context, id string) (*store.Lock, error) {
 	return st.files().LockSession(ctx, id)
+}
+
+// dropLocksOfGone lets go of the session's locks that a supervisor this
+// command has just killed left behind: under the lease scheme a dead
+// holder's lock stays until its lease runs out, and the kill knows what
+// a waiter cannot (store.BreakIfHolderGone). Under flock the kernel let
+// go of them as it died.
+func (st *Store) dropLocksOfGone(id string) {
+	store.BreakIfHolderGone(st.dir, st.lockPath(id))
+	store.BreakIfHolderGone(st.dir, st.supervisorLockPath(id))
 }
 
 // ids lists the ids of every session directory.

@@ -493,13 +493,14 @@ func (t *Turns) MarkWorktree(path string) error {
 // started there. So each supervisor holds sessions/<id>/supervisor.lock for
 // its whole life, and a new one makes its cgroup only once the lock is
 // free: once the previous supervisor has exited, which the kernel makes
-// true even of one that was SIGKILLed.
+// true even of one that was SIGKILLed (under lease locks, once its lease
+// has run out: store.LockFile).
 
 // LockSupervisor takes the session's supervisor lock, waiting (until ctx
 // ends) for a previous supervisor to exit. unlock releases it, once the
 // session's cgroup is gone.
 func (t *Turns) LockSupervisor(ctx context.Context) (unlock func(), err error) {
-	l, err := lockFileCtx(ctx, t.st.supervisorLockPath(t.id))
+	l, err := lockFileCtx(ctx, t.st.Dir(), t.st.supervisorLockPath(t.id))
 	if err != nil {
 		return nil, err
 	}

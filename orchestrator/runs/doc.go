@@ -12,7 +12,8 @@
 //	run.json            the Record, replaced atomically at every step
 //	conversation.jsonl  the input items, verbatim (raw JSON), one per line
 //	events.jsonl        one Event per line
-//	.lock               flock(2) held by the process running the run
+//	.lock               held by the process running the run: flock(2), or under
+//	                    lease locks a file that exists while held (sessions/store)
 //
 // A Record whose owner process is gone reads as interrupted, never
 // running (Record.Current).

@@ -162,14 +162,32 @@ func WriteRecord(dir string, r *Record) error {
 	return nil
 }
 
-// RunLock is an exclusive lock on a run, held by the process running it;
-// the kernel releases it if that process dies.
-type RunLock struct{ f *os.File }
+// RunLock is an exclusive lock on a run, held by the process running it:
+// a flock, which the kernel releases if that process dies, or, in a state
+// dir whose locks are leases (sessions/store), a lease lock, which a dead
+// process leaves until its lease runs out.
+type RunLock struct {
+	f     *os.File
+	lease *store.Lock
+}
 
 // LockRun takes the lock of the run in dir, or fails at once if another
 // process holds it.
 func LockRun(dir string) (*RunLock, error) {
-	f, err := openRunFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
+	path := filepath.Join(dir, lockFile)
+	if lease, err := store.UsesLeases(stateDirOf(path), dir); err != nil {
+		return nil, err
+	} else if lease {
+		l, err := store.TryLease(stateDirOf(path), path, "the run")
+		if errors.Is(err, store.ErrLocked) {
+			return nil, errors.New("another zwarm process is running it")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &RunLock{lease: l}, nil
+	}
+	f, err := openRunFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +203,10 @@ func LockRun(dir string) (*RunLock, error) {
 
 // Unlock releases the lock.
 func (l *RunLock) Unlock() {
+	if l.lease != nil {
+		l.lease.Unlock()
+		return
+	}
 	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	l.f.Close()
 }

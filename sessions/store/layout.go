@@ -161,7 +161,7 @@ func WriteReserve(path string) error {
 // LockSession takes the session's lock (LockFile). A session that is gone
 // is ErrNotFound.
 func (l Layout) LockSession(ctx context.Context, id string) (*Lock, error) {
-	lk, err := LockFile(ctx, l.Lock(id), "session "+ShortID(id))
+	lk, err := LockFile(ctx, l.Dir, l.Lock(id), "session "+ShortID(id))
 	var te *LockTimeoutError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -24,7 +24,8 @@ import (
 //
 // Whoever holds a session's lock writes its pid and command into the lock
 // file, so a waiter can say who it waits for; the note is emptied before
-// the lock is released.
+// the lock is released. (A lease lock's file is its holder's record from
+// the start: lease.go.)
 
 // DefaultLockTimeout is how long a command waits for a lock (config
 // lock_timeout).
@@ -37,16 +38,23 @@ const lockNoticeAfter = time.Second
 type LockHolder struct {
 	PID     int
 	Command string
+	// Host is the machine it runs on, when that is not this one (a lease
+	// lock's holder on another node of a cluster).
+	Host string
 }
 
 func (h LockHolder) String() string {
 	if h.PID <= 0 {
 		return "another process"
 	}
-	if h.Command == "" {
-		return "pid " + strconv.Itoa(h.PID)
+	who := "pid " + strconv.Itoa(h.PID)
+	if h.Host != "" {
+		who += " on " + h.Host
 	}
-	return fmt.Sprintf("pid %d, %s", h.PID, h.Command)
+	if h.Command == "" {
+		return who
+	}
+	return who + ", " + h.Command
 }
 
 // LockWait is a lock a command has been waiting for a while: the
@@ -114,13 +122,28 @@ func LockPolicyOf(ctx context.Context) LockPolicy {
 // passes, or it is free; only a caller with no context to end and no
 // policy blocks in the kernel.
 func WaitLock(ctx context.Context, f *os.File, what string) error {
-	err := Flock(f, unix.LOCK_EX|unix.LOCK_NB)
-	if !errors.Is(err, unix.EWOULDBLOCK) {
+	try := func() (bool, error) {
+		err := Flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	block := func() error { return Flock(f, unix.LOCK_EX) }
+	return waitFor(ctx, what, 20*time.Millisecond, try, func() LockHolder { return lockHolderOf(f) }, block)
+}
+
+// waitFor waits for a lock, whatever its scheme, as the policy of ctx
+// says: try takes it if it can; holder says who has it; block, if not
+// nil, waits for it in the kernel when there is nothing else to wait
+// for. Pauses between tries grow to maxPause.
+func waitFor(ctx context.Context, what string, maxPause time.Duration, try func() (bool, error), holder func() LockHolder, block func() error) error {
+	if got, err := try(); got || err != nil {
 		return err
 	}
 	p := LockPolicyOf(ctx)
-	if ctx.Done() == nil && p.Timeout <= 0 && p.Notify == nil {
-		return Flock(f, unix.LOCK_EX)
+	if block != nil && ctx.Done() == nil && p.Timeout <= 0 && p.Notify == nil {
+		return block()
 	}
 	var deadline, notice <-chan time.Time
 	if p.Timeout > 0 {
@@ -142,16 +165,15 @@ func WaitLock(ctx context.Context, f *os.File, what string) error {
 			return ctx.Err()
 		case <-deadline:
 			t.Stop()
-			return &LockTimeoutError{What: what, Holder: lockHolderOf(f), After: p.Timeout}
+			return &LockTimeoutError{What: what, Holder: holder(), After: p.Timeout}
 		case <-notice:
 			t.Stop()
 			notice = nil
-			p.Notify(LockWait{What: what, Holder: lockHolderOf(f)})
+			p.Notify(LockWait{What: what, Holder: holder()})
 		case <-t.C:
-			pause = min(2*pause, 20*time.Millisecond)
+			pause = min(2*pause, maxPause)
 		}
-		err := Flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		if got, err := try(); got || err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,65 +55,135 @@ func TestWriteFileAtomicNeverThroughASymlink(t *testing.T) {
 	}
 }
 
-func TestALockTimesOutNamingItsHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".lock")
-	held, err := LockFile(context.Background(), path, "session 1a2b")
-	if err != nil {
-		t.Fatal(err)
+// eachScheme runs f under each lock scheme, forced as ZWARM_LOCKS forces
+// it: the lease scheme on this local file system is the test of it.
+func eachScheme(t *testing.T, f func(t *testing.T, s Scheme)) {
+	for _, s := range []Scheme{SchemeFlock, SchemeLease} {
+		t.Run(string(s), func(t *testing.T) {
+			t.Setenv(LocksEnv, string(s))
+			f(t, s)
+		})
 	}
-	var heard []LockWait
-	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 30 * time.Millisecond, Notify: func(w LockWait) { heard = append(heard, w) }})
-	_, err = LockFile(ctx, path, "session 1a2b")
-	var te *LockTimeoutError
-	if !errors.As(err, &te) || !errors.Is(err, ErrLockTimeout) {
-		t.Fatalf("a held lock: %v; want a LockTimeoutError", err)
-	}
-	if te.Holder.PID != os.Getpid() || te.After != 30*time.Millisecond {
-		t.Fatalf("timeout %+v; want this process (%d) after 30ms", te, os.Getpid())
-	}
-	want := "session 1a2b is still locked by pid " + strconv.Itoa(os.Getpid())
-	if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "raise lock_timeout in config.toml") {
-		t.Fatalf("message %q", err)
-	}
-	if len(heard) != 0 {
-		t.Fatalf("told of a wait shorter than a second: %v", heard)
-	}
-	held.Unlock()
-	if b, _ := os.ReadFile(path); len(b) != 0 {
-		t.Fatalf("the holder's note outlived the lock: %q", b)
-	}
-	l, err := LockFile(ctx, path, "session 1a2b")
-	if err != nil {
-		t.Fatalf("a free lock: %v", err)
-	}
-	l.Unlock()
 }
 
-func TestGenerationAdvancesUnderItsLock(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "sessions.gen")
-	gen, unlock, ok := Generation(root, path)
-	if !ok || gen != 0 {
-		t.Fatalf("a new generation: %d, %v", gen, ok)
-	}
-	// A reader holds it: a writer waits, here no longer than its context.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	ran := false
-	if err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
-		t.Fatalf("bump under a reader: %v, ran %v", err, ran)
-	}
-	unlock()
-	for i := 0; i < 2; i++ {
-		if err := BumpGeneration(context.Background(), root, path, "the session list", func() error { ran = true; return nil }); err != nil || !ran {
-			t.Fatalf("bump: %v, ran %v", err, ran)
+func TestALockTimesOutNamingItsHolder(t *testing.T) {
+	eachScheme(t, func(t *testing.T, s Scheme) {
+		root := t.TempDir()
+		path := filepath.Join(root, ".lock")
+		held, err := LockFile(context.Background(), root, path, "session 1a2b")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	gen, unlock, ok = Generation(root, path)
-	unlock()
-	if !ok || gen != 2 {
-		t.Fatalf("after two bumps: %d, %v", gen, ok)
-	}
+		var heard []LockWait
+		ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 30 * time.Millisecond, Notify: func(w LockWait) { heard = append(heard, w) }})
+		_, err = LockFile(ctx, root, path, "session 1a2b")
+		var te *LockTimeoutError
+		if !errors.As(err, &te) || !errors.Is(err, ErrLockTimeout) {
+			t.Fatalf("a held lock: %v; want a LockTimeoutError", err)
+		}
+		if te.Holder.PID != os.Getpid() || te.Holder.Host != "" || te.After != 30*time.Millisecond {
+			t.Fatalf("timeout %+v; want this process (%d) after 30ms", te, os.Getpid())
+		}
+		want := "session 1a2b is still locked by pid " + strconv.Itoa(os.Getpid())
+		if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "raise lock_timeout in config.toml") {
+			t.Fatalf("message %q", err)
+		}
+		if len(heard) != 0 {
+			t.Fatalf("told of a wait shorter than a second: %v", heard)
+		}
+		held.Unlock()
+		b, err := os.ReadFile(path)
+		switch s {
+		case SchemeFlock:
+			// The file stays, its note emptied.
+			if err != nil || len(b) != 0 {
+				t.Fatalf("after the flock: %q, %v; want an empty file", b, err)
+			}
+		case SchemeLease:
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("the lease lock file outlived the lock: %q, %v", b, err)
+			}
+		}
+		l, err := LockFile(ctx, root, path, "session 1a2b")
+		if err != nil {
+			t.Fatalf("a free lock: %v", err)
+		}
+		l.Unlock()
+		if ents, _ := os.ReadDir(root); s == SchemeLease && len(ents) != 0 {
+			t.Fatalf("left in the directory: %v", ents)
+		}
+	})
+}
+
+// Writers advance the generation one at a time, under its lock; a reader
+// never waits, and a writer in the middle of its change is never read as
+// done. Under flock a reader holds off writers while it trusts its cache;
+// under leases it holds nothing (a reader killed would hold them off for
+// a lease) and a writer that comes after it bumps past what it read.
+func TestGenerationAdvancesUnderItsLock(t *testing.T) {
+	eachScheme(t, func(t *testing.T, s Scheme) {
+		root := t.TempDir()
+		path := filepath.Join(root, "sessions.gen")
+		gen, unlock, ok := Generation(root, path)
+		if !ok || gen != 0 {
+			t.Fatalf("a new generation: %d, %v", gen, ok)
+		}
+		_, unlock2, ok2 := Generation(root, path)
+		unlock2()
+		if !ok2 {
+			t.Fatal("a second reader at once was refused")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		ran := false
+		err := BumpGeneration(ctx, root, path, "the session list", func() error { ran = true; return nil })
+		switch s {
+		case SchemeFlock: // the reader holds it: the writer waits, here no longer than its context
+			if !errors.Is(err, context.DeadlineExceeded) || ran {
+				t.Fatalf("bump under a reader: %v, ran %v", err, ran)
+			}
+		case SchemeLease:
+			if err != nil || !ran {
+				t.Fatalf("bump beside a reader: %v, ran %v", err, ran)
+			}
+		}
+		unlock()
+		for i := 0; i < 2; i++ {
+			if err := BumpGeneration(context.Background(), root, path, "the session list", func() error { ran = true; return nil }); err != nil || !ran {
+				t.Fatalf("bump: %v, ran %v", err, ran)
+			}
+		}
+		want := uint64(2)
+		if s == SchemeLease {
+			want = 3
+		}
+		gen, unlock, ok = Generation(root, path)
+		unlock()
+		if !ok || gen != want {
+			t.Fatalf("after the bumps: %d, %v; want %d", gen, ok, want)
+		}
+		// While a writer is in the middle of its change, a reader is told
+		// there is no generation to trust.
+		inside, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- BumpGeneration(context.Background(), root, path, "the session list", func() error { close(inside); <-release; return nil })
+		}()
+		<-inside
+		_, unlock, ok = Generation(root, path)
+		unlock()
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			t.Fatal("a reader trusted the generation while a writer changed what it guards")
+		}
+		gen, unlock, ok = Generation(root, path)
+		unlock()
+		if !ok || gen != want+1 {
+			t.Fatalf("after the writer: %d, %v", gen, ok)
+		}
+	})
 }
 
 func TestASessionDirectoryIsMadeAndRemovedWhole(t *testing.T) {

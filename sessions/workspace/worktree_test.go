@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 func TestAWorkersChangesAreCommittedWithoutWhatWasBroughtAlong(t *testing.T) {
@@ -180,6 +182,17 @@ func exists(path string) bool {
 // together) all succeed: zwarm serializes its changes to them.
 func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
 	t.Parallel()
+	addAtOnce(t)
+}
+
+// The same with the lock of the repository's worktrees a lease lock, as
+// where the worktrees directory is on a network file system.
+func TestWorktreesAddedAtOnceUnderLeaseLocksAllSucceed(t *testing.T) {
+	t.Setenv(store.LocksEnv, string(store.SchemeLease))
+	addAtOnce(t)
+}
+
+func addAtOnce(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	r := find(t, repo)

@@ -1,0 +1,428 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests' lock holders are this test binary, run again with helperEnv
+// naming what to do (TestMain).
+const (
+	helperEnv      = "ZWARM_STORE_TEST_HELPER" // "hold" or "count"
+	helperRootEnv  = "ZWARM_STORE_TEST_ROOT"
+	helperPathEnv  = "ZWARM_STORE_TEST_PATH"
+	helperLeaseEnv = "ZWARM_STORE_TEST_LEASE"
+)
+
+func TestMain(m *testing.M) {
+	if what := os.Getenv(helperEnv); what != "" {
+		os.Exit(helper(what))
+	}
+	os.Exit(m.Run())
+}
+
+// helper is a process that takes the lock: "hold" takes it, says "held"
+// on stdout and holds it until killed; "count" adds one to the counter
+// file beside it, under the lock, 20 times, and fails (exit 3) if it ever
+// finds another process inside the lock with it.
+func helper(what string) int {
+	root, path := os.Getenv(helperRootEnv), os.Getenv(helperPathEnv)
+	if d, err := time.ParseDuration(os.Getenv(helperLeaseEnv)); err == nil {
+		leaseTime = d
+	}
+	switch what {
+	case "hold":
+		l, err := LockFile(context.Background(), root, path, "the test's lock")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer l.Unlock()
+		fmt.Println("held")
+		time.Sleep(time.Hour)
+	case "count":
+		for i := 0; i < 20; i++ {
+			if code := countOnce(root, path); code != 0 {
+				return code
+			}
+		}
+	}
+	return 0
+}
+
+func countOnce(root, path string) int {
+	l, err := LockFile(context.Background(), root, path, "the counter")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer l.Unlock()
+	inside := path + ".inside"
+	f, err := os.OpenFile(inside, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "two holders at once:", err)
+		return 3
+	}
+	f.Close()
+	defer os.Remove(inside)
+	counter := filepath.Join(filepath.Dir(path), "counter")
+	b, _ := os.ReadFile(counter)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	time.Sleep(time.Millisecond) // a window for another holder to show
+	if err := os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startHolder starts a process holding the lock at path with the given
+// lease, and returns it once it holds it.
+func startHolder(t *testing.T, root, path string, lease time.Duration) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=hold", helperRootEnv+"="+root, helperPathEnv+"="+path, helperLeaseEnv+"="+lease.String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "held\n" {
+		t.Fatalf("the holder did not take the lock: %q, %v", line, err)
+	}
+	return cmd
+}
+
+// shortLeases makes this process's leases and margin short for a test.
+func shortLeases(t *testing.T, lease, margin time.Duration) {
+	oldLease, oldMargin := leaseTime, leaseMargin
+	leaseTime, leaseMargin = lease, margin
+	t.Cleanup(func() { leaseTime, leaseMargin = oldLease, oldMargin })
+}
+
+func leaseRoot(t *testing.T) (root, path string) {
+	t.Setenv(LocksEnv, string(SchemeLease))
+	root = t.TempDir()
+	return root, filepath.Join(root, ".lock")
+}
+
+// Three processes add one to a counter 20 times each under the lock: no
+// two are ever inside at once, and no addition is lost.
+func TestLocksExcludeOtherProcesses(t *testing.T) {
+	eachScheme(t, func(t *testing.T, s Scheme) {
+		root := t.TempDir()
+		path := filepath.Join(root, ".lock")
+		var cmds []*exec.Cmd
+		for i := 0; i < 3; i++ {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), helperEnv+"=count", helperRootEnv+"="+root, helperPathEnv+"="+path)
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("a counting process: %v", err)
+			}
+		}
+		b, _ := os.ReadFile(filepath.Join(root, "counter"))
+		if string(b) != "60" {
+			t.Fatalf("counter %q, want 60", b)
+		}
+		if s == SchemeLease {
+			if ents, _ := os.ReadDir(root); len(ents) != 1 {
+				t.Fatalf("left in the lock's directory: %v", names(ents))
+			}
+		}
+	})
+}
+
+func names(ents []os.DirEntry) []string {
+	out := make([]string, len(ents))
+	for i, e := range ents {
+		out[i] = e.Name()
+	}
+	return out
+}
+
+// A live holder renews its lease: it is never broken, however long it
+// holds the lock. Once it is killed, its lock stays until the lease and
+// the margin have run out (by the file's time), and not a moment less;
+// then a waiter breaks it and takes the lock.
+func TestAKilledHoldersLeaseIsBrokenOnceItRunsOut(t *testing.T) {
+	root, path := leaseRoot(t)
+	const lease, margin = 600 * time.Millisecond, 300 * time.Millisecond
+	shortLeases(t, lease, margin)
+	holder := startHolder(t, root, path, lease)
+
+	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 3 * (lease + margin)})
+	_, err := LockFile(ctx, root, path, "the test's lock")
+	var te *LockTimeoutError
+	if !errors.As(err, &te) || te.Holder.PID != holder.Process.Pid || te.Holder.Command == "" {
+		t.Fatalf("a lock held and renewed for three leases: %v, want a timeout naming pid %d", err, holder.Process.Pid)
+	}
+
+	holder.Process.Signal(syscall.SIGKILL)
+	holder.Wait()
+	killed := time.Now()
+	// Its last renewal was at most a fifth of the lease before the kill:
+	// until the lease and the margin have run out since, every look finds
+	// it locked.
+	for least := lease + margin - lease/5 - 20*time.Millisecond; time.Since(killed) < least; time.Sleep(20 * time.Millisecond) {
+		if l, err := TryLease(root, path, "the test's lock"); !errors.Is(err, ErrLocked) {
+			if err == nil {
+				l.Unlock()
+			}
+			t.Fatalf("%s after the kill, before the lease and margin could run out: %v, want it still locked", time.Since(killed), err)
+		}
+	}
+	l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: 10 * time.Second}), root, path, "the test's lock")
+	if err != nil {
+		t.Fatalf("the killed holder's lock was never broken: %v", err)
+	}
+	defer l.Unlock()
+	rec, ok := readRecord(t, path)
+	if !ok || rec.PID != os.Getpid() || rec.Token == "" || rec.Host == "" || rec.What != "the test's lock" {
+		t.Fatalf("the lock file now: %+v", rec)
+	}
+}
+
+func readRecord(t *testing.T, path string) (leaseRecord, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseLease(b)
+}
+
+// A lock whose file is no longer ours (broken while its holder stalled,
+// and taken by another; or rewritten in place) is left alone when its
+// former holder lets go.
+func TestReleaseLeavesALockThatIsNotOurs(t *testing.T) {
+	root, path := leaseRoot(t)
+	ctx := context.Background()
+
+	// Broken and taken by another.
+	l, err := LockFile(ctx, root, path, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := LockFile(ctx, root, path, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := readRecord(t, path)
+	l.Unlock()
+	if now, ok := readRecord(t, path); !ok || now.Token != theirs.Token {
+		t.Fatalf("the other holder's lock after the first let go: %+v, %v", now, ok)
+	}
+	other.Unlock()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the second holder's own release: %v", err)
+	}
+
+	// The same file, holding another token.
+	l, err = LockFile(ctx, root, path, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := readRecord(t, path)
+	rec.Token = "not-ours"
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if now, ok := readRecord(t, path); !ok || now.Token != "not-ours" {
+		t.Fatalf("a lock file holding another token was removed or changed: %+v, %v", now, ok)
+	}
+}
+
+// A lock file that cannot be read (empty, half-written, not a record) is
+// a lock of an unknown holder, judged by its age alone: kept while it is
+// younger than a lease and the margin, broken once it is older.
+func TestAnUnreadableLockFileIsStaleOnlyOnceOld(t *testing.T) {
+	root, path := leaseRoot(t)
+	shortLeases(t, 400*time.Millisecond, 200*time.Millisecond)
+	for _, content := range []string{"", `{"host":"node07","pid":4242,"tok`, "not json\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 300 * time.Millisecond})
+		_, err := LockFile(ctx, root, path, "the test's lock")
+		var te *LockTimeoutError
+		if !errors.As(err, &te) || te.Holder.PID != 0 || !strings.Contains(err.Error(), "locked by another process") {
+			t.Fatalf("%q, new: %v; want a timeout naming no holder", content, err)
+		}
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		l, err := LockFile(ctx, root, path, "the test's lock")
+		if err != nil {
+			t.Fatalf("%q, an hour old: %v", content, err)
+		}
+		if rec, ok := readRecord(t, path); !ok || rec.PID != os.Getpid() {
+			t.Fatalf("%q: the lock file once taken: %+v, %v", content, rec, ok)
+		}
+		l.Unlock()
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Fatalf("left in the lock's directory: %v", names(ents))
+	}
+}
+
+// Many waiters find the same stale lock at once: one breaks it, and they
+// take the lock one at a time.
+func TestOneWaiterAtATimeTakesAStaleLock(t *testing.T) {
+	root, path := leaseRoot(t)
+	shortLeases(t, time.Second, 500*time.Millisecond)
+	for round := 0; round < 10; round++ {
+		stale, _ := json.Marshal(leaseRecord{Host: "gone", PID: 1, Token: "stale", LeaseMS: 1000})
+		if err := os.WriteFile(path, stale, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Minute)
+		os.Chtimes(path, old, old)
+		var inside, most atomic.Int32
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: 10 * time.Second}), root, path, "the test's lock")
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := inside.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(2 * time.Millisecond)
+				inside.Add(-1)
+				l.Unlock()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if most.Load() != 1 {
+			t.Fatalf("round %d: %d holders at once", round, most.Load())
+		}
+		if ents, _ := os.ReadDir(root); len(ents) != 0 {
+			t.Fatalf("round %d: left in the lock's directory: %v", round, names(ents))
+		}
+	}
+}
+
+// A kill that has itself killed a lock's holder breaks its lease lock at
+// once; a live holder's, or another machine's, it leaves.
+func TestBreakIfHolderGone(t *testing.T) {
+	root, path := leaseRoot(t)
+	holder := startHolder(t, root, path, leaseTime)
+	if BreakIfHolderGone(root, path) {
+		t.Fatal("broke a live holder's lock")
+	}
+	holder.Process.Signal(syscall.SIGKILL)
+	holder.Wait()
+	rec, _ := readRecord(t, path)
+	foreign := rec
+	foreign.Host = "node07"
+	b, _ := json.Marshal(foreign)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if BreakIfHolderGone(root, path) {
+		t.Fatal("broke the lock of a process of another machine")
+	}
+	b, _ = json.Marshal(rec)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !BreakIfHolderGone(root, path) {
+		t.Fatal("the lock of a holder that was killed here was not broken")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the lock file: %v", err)
+	}
+
+	t.Setenv(LocksEnv, string(SchemeFlock))
+	l, err := LockFile(context.Background(), root, path, "the test's lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if BreakIfHolderGone(root, path) {
+		t.Fatal("broke a flock")
+	}
+}
+
+// Which scheme a state dir's locks use: ZWARM_LOCKS, else [state] locks in
+// its config.toml, else its file system (a local disk here: flock).
+func TestSchemeOfAStateDir(t *testing.T) {
+	t.Setenv(LocksEnv, "")
+	dir := func(config string) string {
+		root := t.TempDir()
+		if config != "" {
+			if err := os.WriteFile(filepath.Join(root, ConfigFile), []byte(config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	for _, c := range []struct {
+		config, env string
+		want        Scheme
+		err         string
+	}{
+		{want: SchemeFlock},
+		{config: "[state]\nlocks = \"auto\"\n", want: SchemeFlock},
+		{config: "[state]\nlocks = \"lease\"\n", want: SchemeLease},
+		{config: "[state]\nlocks = \"lease\"\n", env: "flock", want: SchemeFlock},
+		{config: "[state]\nlocks = \"lease\"\n", env: "auto", want: SchemeLease},
+		{config: "not toml at all [", want: SchemeFlock},
+		{config: "[state]\nlocks = \"nfs\"\n", err: `[state] locks = "nfs": want "flock", "lease" or "auto"`},
+		{env: "posix", err: `ZWARM_LOCKS: locks = "posix"`},
+	} {
+		t.Setenv(LocksEnv, c.env)
+		root := dir(c.config)
+		got, err := SchemeOf(root, root)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q, env %q: %v, %v; want an error saying %s", c.config, c.env, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q, env %q: %v, %v; want %s", c.config, c.env, got, err, c.want)
+		}
+	}
+}
