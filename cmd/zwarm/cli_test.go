@@ -353,10 +353,16 @@ func TestDoctor(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("doctor: %+v", r)
 	}
-	for _, want := range []string{"state dir", w.state, "config", "containment", "codex", bins.fake} {
+	for _, want := range []string{"state dir", w.state, "config", "containment", "codex", bins.fake, "locks        flock(2)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
+	}
+	leased := newWorld(t)
+	os.MkdirAll(leased.state, 0o700)
+	writeFile(t, filepath.Join(leased.state, "config.toml"), "[state]\nlocks = \"lease\"\n")
+	if r := leased.here("doctor"); !strings.Contains(r.stdout, "locks        leases") {
+		t.Errorf("doctor of a state dir whose locks are leases:\n%s", r.stdout)
 	}
 	w.extraEnv = []string{"ZWARM_CODEX_BIN=/no/such/codex"}
 	if r := w.here("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ codex") {

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -98,6 +99,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	deadRunChecks(ctx, dir, add)
 	orphanChecks(m, add)
+	lockChecks(m, add)
 	if cfg != nil {
 		runnerChecks(ctx, m, cfg.Runner.Kind, add)
 		if r := orchestrator.FromConfig(cfg).Runner; r != cfg.Runner.Kind {
@@ -134,6 +136,20 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 
 	return o.report(checks)
+}
+
+// lockChecks says how the state dir's locks are made: every process that
+// shares it, on every machine, must make them the same way.
+func lockChecks(m *sessions.Manager, add func(check)) {
+	s, err := store.SchemeOf(m.Store().Dir(), "")
+	switch {
+	case err != nil:
+		add(check{name: "locks", result: render.SafeLine(err.Error())})
+	case s == store.SchemeLease:
+		add(check{name: "locks", result: "leases (lock files renewed while held), for a shared file system", ok: true})
+	default:
+		add(check{name: "locks", result: "flock(2); if other machines share this state dir: [state] locks = \"lease\"", ok: true})
+	}
 }
 
 // runnerChecks checks the runner new sessions run under, unless it is
