@@ -13,7 +13,8 @@
 //	conversation.jsonl  the input items, verbatim (raw JSON), one per line
 //	events.jsonl        one Event per line
 //	.lock               flock(2) held by the process running the run
+//	inbox/              the person's messages and answers to the run (InboxDir)
 //
 // A Record whose owner process is gone reads as interrupted, never
-// running (Record.Current).
+// running or waiting (Record.Current).
 package runs
