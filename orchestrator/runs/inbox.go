@@ -86,8 +86,18 @@ func inboxOf(dir string) (string, error) {
 	return in, nil
 }
 
-// InboxPath is the inbox dir of the run in dir, for a watch on it.
-func InboxPath(dir string) string { return filepath.Join(dir, InboxDir) }
+// MakeInbox makes the inbox dir of the run in dir, if it is not there,
+// and returns its path (to watch it).
+func MakeInbox(dir string) (string, error) {
+	in, err := inboxOf(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(in, DirPerm); err != nil {
+		return "", fmt.Errorf("inbox of run %s: %w", filepath.Base(dir), err)
+	}
+	return in, nil
+}
 
 // Send queues a message for the run in dir (RunDir) and returns it once
 // it is durable. Any number of processes may send at once.
@@ -100,12 +110,9 @@ func Send(ctx context.Context, dir string, kind MessageKind, text, questionID st
 	case kind != MessageSay && kind != MessageAnswer:
 		return nil, fmt.Errorf("unknown message kind %q", kind)
 	}
-	in, err := inboxOf(dir)
+	in, err := MakeInbox(dir)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(in, DirPerm); err != nil {
-		return nil, fmt.Errorf("inbox of run %s: %w", filepath.Base(dir), err)
 	}
 	lock, err := store.LockFile(ctx, filepath.Join(in, inboxLock), "the inbox of run "+store.ShortID(filepath.Base(dir)))
 	if err != nil {
