@@ -127,7 +127,7 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 	case runs.EventQuestion:
 		out := []Line{l(LineMessage, 1, "? asks: %s", render.Clip(ev.Text, 300))}
 		if len(ev.Options) > 0 {
-			out = append(out, l(LineNote, 2, "options: %s", render.Clip(numbered(ev.Options), 300)))
+			out = append(out, l(LineNote, 2, "options: %s", render.Clip(NumberedOptions(ev.Options), 300)))
 		}
 		return out
 	case runs.EventAnswer:
@@ -148,13 +148,13 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 	return nil
 }
 
-// numbered lists options as a person picks them: "1) a  2) b".
-func numbered(options []string) string {
+// NumberedOptions lists options as a person picks them: "1) a · 2) b".
+func NumberedOptions(options []string) string {
 	parts := make([]string, len(options))
 	for i, o := range options {
 		parts[i] = fmt.Sprintf("%d) %s", i+1, o)
 	}
-	return strings.Join(parts, "  ")
+	return strings.Join(parts, " · ")
 }
 
 func stepLimit(ev runs.Event, maxSteps int) int {
