@@ -2,11 +2,14 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 )
 
@@ -126,4 +129,66 @@ func (r *Run) reconcileInbox() {
 		}
 	}
 	r.settleInbox()
+}
+
+// errMessage ends a wait or a sleep when the user sends a message.
+var errMessage = errors.New("a message from the user arrived; it follows")
+
+// interruptible are the tools that only wait: a message of the user cuts
+// them short, so the model reads it now rather than after an hour's wait.
+var interruptible = map[string]bool{"wait": true, "sleep": true}
+
+// untilMessage returns a context that ends, with errMessage as its cause,
+// when a message the model has not been given waits in the inbox; stop
+// ends the watch and waits for its goroutine. Without a watch (the
+// system's limit), the call runs to its end as before.
+func (r *Run) untilMessage(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	in, err := runs.MakeInbox(r.dir)
+	var w *fsnotify.Watcher
+	if err == nil {
+		w, err = fsnotify.NewWatcher()
+	}
+	if err == nil {
+		if err = w.Add(in); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		r.opt.Log.Warn("orchestrator: no watch on the inbox", "run", r.rec.ID, "err", err)
+		return ctx, func() { cancel(nil) }
+	}
+	given := maps.Clone(r.given) // the run's goroutine owns r.given
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if r.messageWaits(given) {
+				cancel(errMessage)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.Events:
+			case <-w.Errors:
+			}
+		}
+	}()
+	return ctx, func() {
+		cancel(nil)
+		<-done
+		w.Close()
+	}
+}
+
+// messageWaits says a message the model has not been given is queued.
+func (r *Run) messageWaits(given map[int]bool) bool {
+	entries, _ := runs.ReadInbox(r.dir)
+	for _, e := range entries {
+		if e.State == runs.InboxQueued && e.Kind == runs.MessageSay && !given[e.Seq] {
+			return true
+		}
+	}
+	return false
 }

@@ -386,3 +386,28 @@ func TestResumeDoesNotGiveAMessageTwice(t *testing.T) {
 		}
 	}
 }
+
+// A message cuts a sleep (or a wait) short: the model reads it now, not
+// when the pause would have ended.
+func TestSayCutsAWaitShort(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "SAY: wake up")
+	h.script(calls(call("sleep", map[string]any{"seconds": 60})), calls(call("finish", map[string]any{"summary": "woken"})))
+	ctx := context.Background()
+	r, wait := h.start(ctx, h.options(h.settings(nil), 0))
+	eventually(t, "the sleep to start", func() bool { return len(h.eventsOf(runs.EventToolCall)) == 1 })
+	if _, err := runs.Send(ctx, runs.RunDir(h.w.State, r.ID()), runs.MessageSay, "stop waiting", ""); err != nil {
+		t.Fatal(err)
+	}
+	rec := wait()
+	if rec.Status != runs.StatusCompleted {
+		t.Fatalf("%+v", rec)
+	}
+	reqs := h.requests()
+	if outs := fakemodel.Outputs(reqs[1].Body, "sleep"); len(outs) != 1 || !strings.Contains(outs[0], "the sleep was interrupted: a message from the user arrived; it follows") {
+		t.Errorf("sleep's output %q", outs)
+	}
+	if got := userTexts(reqs[1].Body); len(got) != 1 || got[0] != "[from the user, message 1] stop waiting" {
+		t.Errorf("the model saw %q", got)
+	}
+}

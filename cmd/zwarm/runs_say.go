@@ -20,8 +20,9 @@ func newRunsSayCmd(f *factory) *cobra.Command {
 		Use:   "say ID MESSAGE... | -",
 		Short: "Give a run's model a message from you",
 		Long: `say gives the orchestrating model of a run a message from you: a running run
-gives it to the model as a user message before its next model call (one
-waiting for an answer, after the answer), and prints it as "you: ...". A
+gives it to the model as a user message before its next model call (a wait
+or sleep in progress ends at once for it; a run waiting for an answer reads
+it after the answer), and prints it as "you: ...". A
 stopped run keeps it for zwarm orchestrate --resume ID. Messages are given
 once each, in the order sent, however many are sent at once and from
 where. - reads the message from stdin.
