@@ -53,6 +53,13 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 		prompt += fmt.Sprintf(" (1-%d or your own words)", len(q.Options))
 	}
 	prompt += ": "
+	if !foreground(p.in) {
+		// A read would stop the whole run (SIGTTIN) until it is brought
+		// back: it waits for runs answer instead.
+		fmt.Fprintf(&b, "  the run is in the background: %s \"...\" answers it\n", p.hint)
+		io.WriteString(p.io.errOut, b.String())
+		return "", errBackground
+	}
 	fmt.Fprintf(&b, "  (or from elsewhere: %s \"...\")\n%s", p.hint, p.io.paint(sgrBold, prompt))
 	io.WriteString(p.io.errOut, b.String())
 	for {
@@ -61,6 +68,9 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 		case ctx.Err() != nil:
 			io.WriteString(p.io.errOut, "\n")
 			return "", ctx.Err()
+		case errors.Is(err, errBackground):
+			fmt.Fprintf(p.io.errOut, "\nthe run went to the background; %s \"...\" answers it\n", p.hint)
+			return "", err
 		case errors.Is(err, io.EOF):
 			fmt.Fprintf(p.io.errOut, "\nno answer from this terminal; %s \"...\" answers it\n", p.hint)
 			return "", err
@@ -72,6 +82,17 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 		}
 		io.WriteString(p.io.errOut, p.io.paint(sgrBold, prompt))
 	}
+}
+
+// errBackground: the process is not in the terminal's foreground, where
+// reading the terminal would stop it.
+var errBackground = errors.New("the run is not in the terminal's foreground")
+
+// foreground says the process is in the foreground process group of the
+// terminal f.
+func foreground(f *os.File) bool {
+	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }
 
 // pickOption turns an option's number into the option.
@@ -114,6 +135,9 @@ func readLine(ctx context.Context, f *os.File) (string, error) {
 		}
 		if fds[0].Revents == 0 {
 			continue
+		}
+		if !foreground(f) {
+			return "", errBackground
 		}
 		n, err := unix.Read(fd, buf)
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {

@@ -235,7 +235,13 @@ type ptyRun struct {
 
 func (w *world) interactive(args ...string) *ptyRun {
 	w.t.Helper()
-	p := &ptyRun{t: w.t, cmd: exec.Command(bins.zwarm, args...), done: make(chan struct{})}
+	return w.interactiveProgram(bins.zwarm, args...)
+}
+
+// interactiveProgram runs a program on a pseudo-terminal.
+func (w *world) interactiveProgram(prog string, args ...string) *ptyRun {
+	w.t.Helper()
+	p := &ptyRun{t: w.t, cmd: exec.Command(prog, args...), done: make(chan struct{})}
 	p.cmd.Dir = w.work
 	p.cmd.Env = append(w.env(), "TERM=tmux-256color", "NO_COLOR=1")
 	f, err := pty.StartWithSize(p.cmd, &pty.Winsize{Cols: 120, Rows: 40})
@@ -447,5 +453,37 @@ func TestRunsSayToAStoppedRunArrivesOnResume(t *testing.T) {
 	want := []string{"[from the user, message 1] use the token bucket in pkg/limit", "[from the user, message 2] now also add metrics"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the model saw %q", got)
+	}
+}
+
+// A run started in the background of an interactive shell does not read
+// the terminal (that would stop it): runs answer answers it.
+func TestAskInTheBackgroundWaitsForRunsAnswer(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ASK TERM: in the background"
+	srv.On(task, replyCalls(fcall("ask_user", map[string]any{"question": "Which port?"})),
+		replyCalls(fcall("finish", map[string]any{"summary": "ok"})))
+	// Job control puts the run in a process group of its own, not the
+	// terminal's foreground one.
+	p := w.interactiveProgram("sh", "-c", `set -m; "$0" orchestrate "$1" & echo "job $!"; wait $!; echo "exit $?"`, bins.zwarm, task)
+	p.await("job ", 1)
+	var job int
+	fmt.Sscanf(p.out.String()[strings.Index(p.out.String(), "job "):], "job %d", &job)
+	if job <= 0 {
+		t.Fatalf("no job pid in %q", p.out.String())
+	}
+	// Should it be stopped all the same, it still holds the terminal: it
+	// goes first (cleanups run last first).
+	t.Cleanup(func() { syscall.Kill(-job, syscall.SIGKILL) })
+	p.await("the run is in the background: zwarm runs answer ", 1)
+	p.f.WriteString("typed for the shell\n")
+	run := w.waitingRun()
+	if r := w.zwarm("runs", "answer", run.ID, "8080"); r.code != 0 {
+		t.Errorf("answer: %+v", r)
+	}
+	p.await("exit 0", 1)
+	if got := outputOf(srv, "ask_user"); got != "[from the user, message 1] 8080" {
+		t.Errorf("ask_user's output %q\n%s", got, p.out.String())
 	}
 }
