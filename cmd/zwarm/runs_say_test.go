@@ -454,6 +454,19 @@ func TestRunsSayToAStoppedRunArrivesOnResume(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the model saw %q", got)
 	}
+	// A completed run keeps a message too, and resumes for it alone.
+	r = w.zwarm("runs", "say", short, "one more thing")
+	if r.code != 0 || !strings.Contains(r.stdout, "is completed: message 3 is kept") {
+		t.Errorf("say to a completed run: %+v", r)
+	}
+	srv.On(task, replyCalls(fcall("finish", map[string]any{"summary": "done again"})))
+	if out := w.ok("orchestrate", "--resume", short); !strings.Contains(out, "you: one more thing") {
+		t.Errorf("resume for a message:\n%s", out)
+	}
+	reqs = srv.Requests()
+	if got := userMessages(reqs[len(reqs)-1].Body); len(got) != 3 || got[2] != "[from the user, message 3] one more thing" {
+		t.Errorf("the model saw %q", got)
+	}
 }
 
 // A run started in the background of an interactive shell does not read
