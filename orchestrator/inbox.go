@@ -40,7 +40,7 @@ func (r *Run) initPerson() {
 // its inbox says so and goes on: the messages wait for the next step.
 func (r *Run) deliverInbox(ctx context.Context) error {
 	queued, err := runs.QueuedMessages(ctx, r.dir)
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a run being stopped has nothing to say about it
 		r.emit(runs.Event{Type: runs.EventNotice, Step: r.rec.Steps + 1, Error: err.Error(), Text: "could not read the run's inbox"})
 	}
 	step, now := r.rec.Steps+1, time.Now().UTC()
