@@ -53,6 +53,8 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 	us := units(items, infos, head)
 	// Newest first: by the position of each unit's last item.
 	sort.Slice(us, func(i, j int) bool { return us[i][len(us[i])-1] > us[j][len(us[j])-1] })
+	budget := target - estimateAll(items[:head], est)
+	us, pinned, budget := pinUserMessages(items, infos, us, budget, est)
 	sizes := make([]int64, len(us))
 	for k, u := range us {
 		for _, i := range u {
@@ -61,7 +63,6 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 	}
 	// Keep the newest units that fit, then fewer while the marker does not
 	// fit with them; the newest unit is always kept.
-	budget := target - estimateAll(items[:head], est)
 	n := 0
 	for used := int64(0); n < len(us) && (n == 0 || used+sizes[n] <= budget); n++ {
 		used += sizes[n]
@@ -70,7 +71,7 @@ func compact(items []json.RawMessage, head int, target int64, est estimator) ([]
 	var out []json.RawMessage
 	var info *runs.Compaction
 	for ; n >= 1; n-- {
-		out, info = dropAllBut(items, infos, ids, head, us[:n], earlier)
+		out, info = dropAllBut(items, infos, ids, head, append(us[:n:n], pinned...), earlier)
 		if estimateAll(out, est) <= target || n == 1 {
 			break
 		}
@@ -159,6 +160,32 @@ func workerIDs(infos []item, head int) [][]string {
 		ids[i] = slices.DeleteFunc(ids[i], func(id string) bool { return !sessionIDRE.MatchString(id) })
 	}
 	return ids
+}
+
+// pinnedShare bounds the share of the budget the user's messages keep.
+const pinnedShare = 4
+
+// pinUserMessages takes the messages of the user (runs say) out of the
+// units to choose from, newest first while they fit in a quarter of the
+// budget: they steer the run, and are kept whatever goes. It returns the
+// other units, the pinned ones and the budget left.
+func pinUserMessages(items []json.RawMessage, infos []item, us [][]int, budget int64, est estimator) (rest, pinned [][]int, left int64) {
+	room, all := budget/pinnedShare, budget
+	for _, u := range us {
+		if len(u) == 1 && infos[u[0]].isInput() && infos[u[0]].Role == "user" {
+			if size := est(items[u[0]]); size <= room {
+				room -= size
+				budget -= size
+				pinned = append(pinned, u)
+				continue
+			}
+		}
+		rest = append(rest, u)
+	}
+	if len(rest) == 0 {
+		return us, nil, all // nothing else to drop: they go as any unit would
+	}
+	return rest, pinned, budget
 }
 
 // maxMarkerWorkers bounds the worker ids a marker names.

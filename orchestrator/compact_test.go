@@ -323,3 +323,41 @@ func outputOrder(items []json.RawMessage) string {
 	}
 	return strings.Join(ids, " ")
 }
+
+// The user's messages survive a compaction that drops the steps around
+// them, in their places; the conversation stays valid.
+func TestCompactionKeepsTheUsersMessages(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	h := newHistory()
+	for i := 0; i < 60; i++ {
+		h.response(rng, 1, false, 2, func() int { return 800 })
+		if i%15 == 3 {
+			h.items = append(h.items, message("user", fromUser(i, fmt.Sprintf("steer %d", i))))
+		}
+	}
+	out, info := compact(h.items, 2, estimateAll(h.items, bytesEstimate)/4, bytesEstimate)
+	if info == nil || info.DroppedItems == 0 {
+		t.Fatal("nothing was dropped")
+	}
+	if err := checkPairs(out); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, raw := range out[2:] {
+		if it := inspect(raw); it.isInput() && it.Role == "user" {
+			said = append(said, it.text())
+		}
+	}
+	want := "[from the user, message 3] steer 3|[from the user, message 18] steer 18|[from the user, message 33] steer 33|[from the user, message 48] steer 48"
+	if strings.Join(said, "|") != want {
+		t.Errorf("kept %q", said)
+	}
+	// Only messages of the user's: nothing else can go, so they go too.
+	only := newHistory()
+	for i := 0; i < 5; i++ {
+		only.items = append(only.items, message("user", strings.Repeat("x", 4000)))
+	}
+	if out, _ := compact(only.items, 2, 1500, bytesEstimate); len(out) >= len(only.items) {
+		t.Errorf("kept %d of %d items", len(out), len(only.items))
+	}
+}

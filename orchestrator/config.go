@@ -59,6 +59,12 @@ type Config struct {
 	Runner string `toml:"runner"`
 	// KillWorkersOnExit stops the run's workers when it ends.
 	KillWorkersOnExit bool `toml:"kill_workers_on_exit"`
+	// Ask offers the model ask_user when the run has no terminal to ask
+	// on: the answer then comes from zwarm runs answer. With a terminal
+	// the tool is offered anyway (unless --no-ask). AskTimeout, if set,
+	// answers "no answer: decide yourself" when nobody answered in time.
+	Ask        bool              `toml:"ask"`
+	AskTimeout sessions.Duration `toml:"ask_timeout"`
 
 	// ContextWindow is the model's window in tokens; ContextWindows sets
 	// it per model. Compaction starts when the conversation passes
@@ -80,12 +86,12 @@ type Config struct {
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
 const ConfigKeys = "model, base_url, api_key_env, reasoning_effort, max_steps, max_cost, max_tokens, max_workers, timeout, " +
-	"allowed_dirs, adapter, worker_model, isolation, runner, kill_workers_on_exit, context_window, context_windows, compact_at, compact_to, " +
+	"allowed_dirs, adapter, worker_model, isolation, runner, kill_workers_on_exit, ask, ask_timeout, context_window, context_windows, compact_at, compact_to, " +
 	"retries, retry_max_delay, stream_retries, request_timeout"
 
 // DefaultConfig is the table's defaults.
 func DefaultConfig() *Config {
-	return &Config{Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, MaxSteps: DefaultMaxSteps, MaxWorkers: DefaultMaxWorkers,
+	return &Config{Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, MaxSteps: DefaultMaxSteps, MaxWorkers: DefaultMaxWorkers, Ask: true,
 		CompactAt: DefaultCompactAt, CompactTo: DefaultCompactTo, Retries: DefaultRetries, StreamRetries: DefaultStreamRetries,
 		RetryMaxDelay: sessions.Duration{Duration: time.Minute}, RequestTimeout: sessions.Duration{Duration: 10 * time.Minute}}
 }
@@ -116,6 +122,9 @@ func (c *Config) Validate() error {
 	}
 	if c.CompactAt <= 0 || c.CompactAt > 1 || c.CompactTo <= 0 || c.CompactTo >= c.CompactAt {
 		bad = append(bad, fmt.Sprintf("compact_at (%g) and compact_to (%g) must satisfy 0 < compact_to < compact_at <= 1", c.CompactAt, c.CompactTo))
+	}
+	if c.AskTimeout.Duration < 0 {
+		bad = append(bad, "ask_timeout cannot be negative (0 means none)")
 	}
 	if c.ContextWindow < 0 {
 		bad = append(bad, "context_window cannot be negative")

@@ -15,6 +15,18 @@
 // tools the model called run in order; each call gets an output, whatever
 // happens, so the conversation stays valid for the API.
 //
+// # The person
+//
+// The person who runs the task may steer it and answer it. What they send
+// waits in the run's inbox (runs.InboxDir) and is given to the model
+// before its next call, as a user message tagged with its inbox number,
+// once (inbox.go says how a crash cannot make it twice). With
+// Settings.Ask the model may call ask_user: the run's status becomes
+// waiting, with the question in run.json, until an answer comes from the
+// terminal (Options.Prompt) or the inbox, whichever first, or AskTimeout
+// passes ("no answer: decide yourself"). The question, the answer and
+// each message are events (question, answer, user_message).
+//
 // # Workers' changes
 //
 // In a git repository each worker works in a git worktree of its own

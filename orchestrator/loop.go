@@ -57,6 +57,9 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 		if out, ok := r.guard(ctx); ok {
 			return out, nil
 		}
+		if err := r.deliverInbox(ctx); err != nil {
+			return outcome{}, err
+		}
 		resp, err := r.call(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -76,6 +79,7 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 		if err := r.save(); err != nil {
 			return outcome{}, err
 		}
+		r.settleInbox()
 		if r.summary != nil {
 			return outcome{status: runs.StatusCompleted, reason: "the model called finish", summary: *r.summary}, nil
 		}
@@ -194,11 +198,15 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 		out.summary = strings.TrimSpace(strings.TrimSpace(out.summary) + "\n\n" + text)
 	}
 	r.rec.Status, r.rec.StopReason, r.rec.Summary, r.rec.EndedAt, r.rec.Owner = out.status, out.reason, out.summary, &now, nil
+	r.rec.Question = nil
 	r.rec.Changes = changes
 	r.mu.Unlock()
 	r.emit(runs.Event{Type: runs.EventStopped, Step: r.rec.Steps, RunStatus: out.status, Reason: out.reason, Summary: out.summary, Error: out.err})
 	r.opt.Log.Info("orchestrator: run stopped", "run", r.rec.ID, "status", out.status, "reason", out.reason, "steps", r.rec.Steps)
 	err := r.save()
+	if err == nil {
+		r.settleInbox()
+	}
 	r.convo.Close()
 	r.events.Close()
 	r.lock.Unlock()

@@ -119,6 +119,25 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 			text += ": " + ev.Error
 		}
 		return []Line{l(LineError, 1, "! %s", render.Clip(text, 300))}
+	case runs.EventMessage:
+		if ev.QuestionID != "" {
+			return []Line{l(LineHeader, 0, "you (answering an earlier question): %s", render.Clip(ev.Text, 300))}
+		}
+		return []Line{l(LineHeader, 0, "you: %s", render.Clip(ev.Text, 300))}
+	case runs.EventQuestion:
+		out := []Line{l(LineMessage, 1, "? asks: %s", render.Clip(ev.Text, 300))}
+		if len(ev.Options) > 0 {
+			out = append(out, l(LineNote, 2, "options: %s", render.Clip(NumberedOptions(ev.Options), 300)))
+		}
+		return out
+	case runs.EventAnswer:
+		switch ev.Via {
+		case runs.AnswerTimeout:
+			return []Line{l(LineNote, 2, "← no answer in time (ask_timeout): the model decides")}
+		case runs.AnswerTerminal:
+			return []Line{l(LineResult, 2, "← you: %s", render.Clip(ev.Text, 300))}
+		}
+		return []Line{l(LineResult, 2, "← you (runs answer): %s", render.Clip(ev.Text, 300))}
 	case runs.EventStopped:
 		out := []Line{l(LineDone, 0, "%s after %s: %s", ev.RunStatus, render.Plural(ev.Step, "step"), ev.Reason)}
 		if ev.Error != "" && !strings.Contains(ev.Reason, ev.Error) {
@@ -127,6 +146,15 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 		return out
 	}
 	return nil
+}
+
+// NumberedOptions lists options as a person picks them: "1) a · 2) b".
+func NumberedOptions(options []string) string {
+	parts := make([]string, len(options))
+	for i, o := range options {
+		parts[i] = fmt.Sprintf("%d) %s", i+1, o)
+	}
+	return strings.Join(parts, " · ")
 }
 
 func stepLimit(ev runs.Event, maxSteps int) int {
@@ -169,7 +197,7 @@ func ShortArgs(args json.RawMessage) string {
 	// The main argument first: what the call is about.
 	rank := func(k string) int {
 		switch k {
-		case "task", "cmd", "session_id", "session_ids", "message", "summary", "chars":
+		case "task", "cmd", "session_id", "session_ids", "message", "summary", "chars", "question":
 			return 0
 		}
 		return 1

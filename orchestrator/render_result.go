@@ -17,8 +17,8 @@ func ShortResult(tool, output string) string {
 	isJSON := json.Unmarshal([]byte(output), &m) == nil
 	str := func(k string) string { s, _ := m[k].(string); return s }
 	switch {
-	case tool == "finish":
-		return ""
+	case tool == "finish", tool == "ask_user":
+		return "" // the answer's own line says it
 	case tool == "delegate" && isJSON:
 		return fmt.Sprintf("started %s (%s, %s)", sessions.ShortID(str("session_id")), str("adapter"), str("model"))
 	case tool == "wait" && isJSON:

@@ -28,7 +28,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status == runs.StatusRunning && rec.Owner.Alive() {
+	if rec.Status.Live() && rec.Owner.Alive() {
 		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(id), rec.Owner.PID)
 	}
 	opt.Settings.Dir = rec.Dir
@@ -37,6 +37,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec, resumed: true}
+	r.initPerson()
 	if rec.Accounts == nil {
 		rec.Accounts = map[string]runs.Account{}
 	}
@@ -49,13 +50,14 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		r.release()
 		return nil, err
 	}
+	r.reconcileInbox()
 	prev := rec.Status
-	if rec.Status == runs.StatusRunning {
+	if rec.Status.Live() {
 		prev = runs.StatusInterrupted // its process died
 	}
 	now := time.Now().UTC()
 	r.mu.Lock()
-	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt = runs.StatusRunning, "", "", nil
+	rec.Status, rec.StopReason, rec.Summary, rec.EndedAt, rec.Question = runs.StatusRunning, "", "", nil, nil
 	rec.Model, rec.Limits = set.Model, set.Limits
 	rec.Adapter, rec.WorkerModel, rec.KillWorkersOnExit = set.Adapter, set.WorkerModel, set.KillWorkersOnExit
 	rec.Isolation, rec.Runner, rec.Changes = set.Isolation, set.Runner, nil
@@ -145,6 +147,14 @@ func (r *Run) replay(events []runs.Event) {
 					r.toldBefore = map[string]int{}
 				}
 				r.toldBefore[nudgeKey(ev.Watcher, ev.Text)]++
+			}
+		case runs.EventQuestion:
+			r.asked[ev.QuestionID] = ev.Text
+		case runs.EventAnswer:
+			r.answered[ev.QuestionID] = true
+		case runs.EventMessage:
+			if ev.QuestionID != "" {
+				r.answered[ev.QuestionID] = true
 			}
 		case runs.EventModelResponse:
 			if ev.Text != "" {

@@ -38,6 +38,11 @@ type Options struct {
 	// OnEvent sees every event as it is written to events.jsonl, on the
 	// run's goroutine: it must not block for long.
 	OnEvent func(runs.Event)
+	// Prompt, if set, puts the model's question to the person on the
+	// run's terminal (Settings.Ask) and returns the answer; it must
+	// return when ctx ends, which it does when the answer came another
+	// way. An error leaves the question to the run's inbox.
+	Prompt func(ctx context.Context, q runs.Question) (string, error)
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
 	// Notify, if set, is told what the run's worker watchers see.
@@ -79,6 +84,13 @@ type Run struct {
 	toldBefore map[string]int
 	resumed    bool
 	unpriced   bool // the model's price is unknown (said once)
+	// given are the inbox messages this process gave the model (by
+	// number); answered the questions that got their answer, asked their
+	// texts; settle the entries to mark once the step is durable.
+	given    map[int]bool
+	answered map[string]bool
+	asked    map[string]string
+	settle   []runs.InboxEntry
 	// overhead is the tokens of a request beyond its items' bytes/4, as the
 	// last call's count showed: tool definitions and formatting.
 	overhead int64
@@ -110,6 +122,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]runs.Account{},
 		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, Runner: set.Runner, KillWorkersOnExit: set.KillWorkersOnExit}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
+	r.initPerson()
 	// Until run.json is written, a failure leaves nothing behind.
 	fail := func(err error) (*Run, error) {
 		r.release()
@@ -209,6 +222,9 @@ func (r *Run) initTools() {
 	r.sh = shell.New(sopt)
 	list = append(list, tools.Shell(r.sh, tools.Dirs{Base: r.set.Dir, Allowed: r.set.AllowedDirs})...)
 	list = append(list, tools.Sleep(), tools.Finish(func(s string) { r.summary = &s }))
+	if r.set.Ask {
+		list = append(list, tools.AskUser(r.ask))
+	}
 	reg, err := tools.NewRegistry(list...)
 	if err != nil {
 		panic(err) // the tool set is fixed: a clash is a programming error

@@ -1,6 +1,10 @@
 package orchestrator
 
-import "github.com/zwarm/zwarm/orchestrator/runs"
+import (
+	"time"
+
+	"github.com/zwarm/zwarm/orchestrator/runs"
+)
 
 // Settings are what one run uses: the config with the command line's
 // flags applied (and, on resume, what the run recorded).
@@ -25,13 +29,19 @@ type Settings struct {
 	CompactAt, CompactTo float64
 	// StreamRetries bounds new calls after a stream broke off midway.
 	StreamRetries int
+	// Ask offers the model ask_user: a person can answer, on the run's
+	// terminal (Options.Prompt) or with zwarm runs answer. AskTimeout, if
+	// positive, bounds how long it waits for an answer.
+	Ask        bool
+	AskTimeout time.Duration
 }
 
 // Settings returns the config's settings for a run in dir.
 func (c *Config) Settings(dir string) Settings {
 	return Settings{Model: c.Model, Dir: dir, Limits: c.Limits(), AllowedDirs: c.AllowedDirs, Adapter: c.Adapter,
 		WorkerModel: c.WorkerModel, Isolation: c.Isolation, Runner: c.Runner, KillWorkersOnExit: c.KillWorkersOnExit, ReasoningEffort: c.ReasoningEffort,
-		ContextWindow: c.Window(c.Model), CompactAt: c.CompactAt, CompactTo: c.CompactTo, StreamRetries: c.StreamRetries}
+		ContextWindow: c.Window(c.Model), CompactAt: c.CompactAt, CompactTo: c.CompactTo, StreamRetries: c.StreamRetries,
+		Ask: c.Ask, AskTimeout: c.AskTimeout.Duration}
 }
 
 func (s *Settings) defaults() {

@@ -195,7 +195,12 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 	case c.Type != "function_call":
 		text, isErr = fmt.Sprintf("Not run: %s items are not supported; call the function tools.", c.Type), true
 	default:
-		res := r.reg.Call(ctx, c.Name, json.RawMessage(c.Arguments))
+		cctx, stop := ctx, func() {}
+		if interruptible[c.Name] {
+			cctx, stop = r.untilMessage(ctx)
+		}
+		res := r.reg.Call(cctx, c.Name, json.RawMessage(c.Arguments))
+		stop()
 		text, isErr = res.Text, res.IsError
 		if isErr && ctx.Err() != nil && (strings.Contains(text, context.DeadlineExceeded.Error()) || strings.Contains(text, context.Canceled.Error())) {
 			text = r.cutShort(ctx, text)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -27,21 +28,29 @@ type orchestrateOptions struct {
 	maxWorkers int
 	timeout    time.Duration
 	kill       bool
+	noAsk      bool
 	out        jsonFlags
 }
 
 func newOrchestrateCmd(f *factory) *cobra.Command {
 	o := &orchestrateOptions{f: f}
 	c := &cobra.Command{
-		Use:   "orchestrate [flags] [--] TASK | -",
+		Use:   "orchestrate [flags] [--] TASK | -  (or --resume ID [INSTRUCTION])",
 		Short: "Let a model plan a task, delegate it to workers, verify it and finish",
 		Long: `orchestrate gives one task to an orchestrating model (OpenAI Responses API), which
 breaks it down, delegates the pieces to Codex / Claude workers, waits for them,
 reads what they did, verifies the result with shell commands, and finishes.
 Each step is printed as it happens; on a terminal, a spinner on stderr shows
-the model thinking. Ctrl+C stops the run and saves it: --resume continues it.
+the model thinking. Ctrl+C stops the run and saves it: --resume continues it,
+with a new instruction if one is given (also a completed run).
 Settings come from [orchestrator] in config.toml; flags win. The API key is
 read from OPENAI_API_KEY (or api_key_env).
+
+While it runs, zwarm runs say ID MESSAGE gives the model a message before its
+next call. The model may ask you a question (ask_user): the run waits, shown
+as waiting in zwarm runs, for the answer typed here (when stdin and stderr
+are a terminal) or sent with zwarm runs answer ID ANSWER. Without a terminal
+it asks only with [orchestrator] ask = true (the default); --no-ask never.
 
 Exit status: 0 when the model finished the task, 1 when the run failed, hit a
 limit or a watcher paused it, 2 for a command line that cannot be run, 130
@@ -49,7 +58,8 @@ when Ctrl+C (or SIGTERM) stopped it.`,
 		Example: `  zwarm orchestrate "add rate limiting to the API, with tests"
   zwarm orchestrate --task-file task.md --max-cost 5 --timeout 1h
   echo "fix the flaky test" | zwarm orchestrate -
-  zwarm orchestrate --resume 7c1e`,
+  zwarm orchestrate --resume 7c1e
+  zwarm orchestrate --resume 7c1e "now also add metrics"`,
 		RunE: func(c *cobra.Command, args []string) error { return runOrchestrate(c, o, args) },
 	}
 	fl := c.Flags()
@@ -63,6 +73,7 @@ when Ctrl+C (or SIGTERM) stopped it.`,
 	fl.IntVar(&o.maxWorkers, "max-workers", 0, "most workers running at once (config: max_workers, default 4)")
 	fl.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of this invocation, e.g. 1h (config: timeout)")
 	fl.BoolVar(&o.kill, "kill-workers-on-exit", false, "stop the run's workers when it ends (config: kill_workers_on_exit)")
+	fl.BoolVar(&o.noAsk, "no-ask", false, "never let the model ask you a question (config: ask, for runs without a terminal)")
 	o.out.add(c, "the run's events (one a line)")
 	return c
 }
@@ -87,7 +98,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err != nil {
 		return err
 	}
-	set, err := o.settings(c, m.Store().Dir(), oc)
+	set, err := o.settings(c, m.Store().Dir(), oc, task)
 	if err != nil {
 		return err
 	}
@@ -114,13 +125,33 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 		Notify: n.Workers(m.Store().Dir())}
 	ctx := c.Context()
 	var run *orchestrator.Run
-	if o.resume != "" {
-		run, err = orchestrator.Resume(ctx, opt, o.resume)
-	} else {
-		run, err = orchestrator.Start(ctx, opt, task)
+	prompt := askSettings(o.f.io, &opt.Settings, o.noAsk, "")
+	if prompt != nil {
+		opt.Prompt, p.prompting = prompt.ask, true
 	}
-	if err != nil {
+	if o.resume != "" {
+		id, err := runs.ResolveRun(m.Store().Dir(), o.resume)
+		if err != nil {
+			return usagef("--resume: %v", err)
+		}
+		if task != "" {
+			// The new instruction goes through the inbox like any
+			// message: given once, after those sent before it.
+			if _, err := runs.Send(ctx, runs.RunDir(m.Store().Dir(), id), runs.MessageSay, task, ""); err != nil {
+				return fmt.Errorf("give run %s the instruction: %w", sessions.ShortID(id), err)
+			}
+		}
+		run, err = orchestrator.Resume(ctx, opt, id)
+		if err != nil {
+			return err
+		}
+	} else if run, err = orchestrator.Start(ctx, opt, task); err != nil {
 		return err
+	}
+	// The run asks only once it executes: its id is known by then.
+	p.hint = answerCommand(c, run.ID())
+	if prompt != nil {
+		prompt.hint = p.hint
 	}
 	// The watchers judge every step and follow the run's workers.
 	stopWatch := run.Watch(ctx, wc)

@@ -24,6 +24,10 @@ type stepPrinter struct {
 	spin   bool
 	prog   *progress
 	jqErr  bool // a --jq error was reported
+	// prompting: the run asks its questions on this terminal, where the
+	// prompt takes the spinner's place; hint is how else to answer.
+	prompting bool
+	hint      string
 }
 
 func newStepPrinter(s *streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
@@ -53,8 +57,13 @@ func (p *stepPrinter) event(ev runs.Event) {
 	}
 	p.stopProgress()
 	writeRunLines(p.io, p.out, lines)
-	if ev.Type == runs.EventToolCall {
+	switch {
+	case ev.Type == runs.EventToolCall && ev.Tool == "ask_user":
+		// Its question comes next.
+	case ev.Type == runs.EventToolCall:
 		p.await(fmt.Sprintf("step %d/%d · %s", ev.Step, p.render.MaxSteps, ev.Tool))
+	case ev.Type == runs.EventQuestion && !p.prompting:
+		p.await(fmt.Sprintf("step %d/%d · waiting for your answer: %s \"...\"", ev.Step, p.render.MaxSteps, p.hint))
 	}
 }
 
@@ -151,6 +160,8 @@ func runStatusColor(st runs.Status) string {
 	switch st {
 	case runs.StatusRunning:
 		return sgrCyan
+	case runs.StatusWaiting:
+		return sgrBlue
 	case runs.StatusCompleted:
 		return sgrGreen
 	case runs.StatusFailed:

@@ -15,17 +15,13 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// task reads the task from the arguments, a file or stdin; a resumed run
-// takes none.
+// task reads the task from the arguments, a file or stdin. With --resume
+// it is the run's new instruction, and may be empty.
 func (o *orchestrateOptions) task(args []string) (string, error) {
 	joined := strings.TrimSpace(strings.Join(args, " "))
 	switch {
-	case o.resume != "" && (joined != "" || o.taskFile != ""):
-		return "", usagef("--resume continues a run with its own task: give no task with it")
 	case o.resume != "" && o.dir != "":
 		return "", usagef("--resume continues a run in its own dir: --dir cannot change it")
-	case o.resume != "":
-		return "", nil
 	case o.taskFile != "" && joined != "":
 		return "", usagef("give the task as an argument or with --task-file, not both")
 	case o.taskFile != "":
@@ -41,7 +37,12 @@ func (o *orchestrateOptions) task(args []string) (string, error) {
 		}
 		joined = strings.TrimSpace(string(b))
 	}
-	if joined == "" {
+	switch {
+	case o.resume != "" && len(joined) > runs.MaxMessageBytes:
+		return "", usagef("the instruction is %d bytes; at most %d fit", len(joined), runs.MaxMessageBytes)
+	case o.resume != "":
+		return joined, nil
+	case joined == "":
 		return "", usagef("no task: say what to do, e.g. zwarm orchestrate \"add rate limiting to the API, with tests\" (or --task-file F, or - for stdin)")
 	}
 	return joined, nil
@@ -82,7 +83,7 @@ func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) er
 
 // settings are the run's: the config with the flags, and for a resumed run
 // what it recorded, unless a flag says otherwise.
-func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orchestrator.Config) (orchestrator.Settings, error) {
+func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orchestrator.Config, instruction string) (orchestrator.Settings, error) {
 	if o.resume == "" {
 		dir, err := filepath.Abs(firstNonEmpty(o.dir, "."))
 		if err != nil {
@@ -97,11 +98,13 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	if err != nil {
 		return orchestrator.Settings{}, usagef("--resume: %v", err)
 	}
-	switch rec.Status {
-	case runs.StatusCompleted:
-		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; start a new run", sessions.ShortID(rec.ID))
-	case runs.StatusRunning:
-		return orchestrator.Settings{}, usagef("run %s is running (process %d): stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(rec.ID), rec.Owner.PID)
+	switch {
+	case rec.Status == runs.StatusCompleted && instruction == "" && queuedMessages(stateDir, rec.ID) == 0:
+		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
+			sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
+	case rec.Status.Live():
+		return orchestrator.Settings{}, usagef("run %s is %s (process %d): stop it first (Ctrl+C in its terminal) or let it finish; zwarm runs say %s sends it a message",
+			sessions.ShortID(rec.ID), rec.Status, rec.Owner.PID, sessions.ShortID(rec.ID))
 	}
 	set := oc.Settings(rec.Dir)
 	fl := c.Flags()
@@ -168,6 +171,15 @@ func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 		cmd += fmt.Sprintf(" --max-tokens %d", rec.Limits.MaxTokens*2)
 	}
 	return cmd
+}
+
+// answerCommand is the command line that answers run id's question.
+func answerCommand(c *cobra.Command, id string) string {
+	cmd := "zwarm"
+	if c.Flags().Changed("state-dir") {
+		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
+	}
+	return cmd + " runs answer " + sessions.ShortID(id)
 }
 
 func shellWord(s string) string {

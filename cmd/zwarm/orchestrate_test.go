@@ -59,7 +59,12 @@ func TestOrchestrateUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"orchestrate"}, nil, "no task: say what to do"},
-		{[]string{"orchestrate", "--resume", "7c1e", "a task"}, nil, "give no task with it"},
+		{[]string{"orchestrate", "--resume", "7c1e", "a new instruction"}, nil, `--resume: run "7c1e": no such run`},
+		{[]string{"orchestrate", "--resume", "7c1e", "--task-file", "f", "more"}, nil, "not both"},
+		{[]string{"runs", "say", "7c1e"}, nil, "say needs a run id (or unique prefix) and the message"},
+		{[]string{"runs", "say", "7c1e", "hi"}, nil, `run "7c1e": no such run`},
+		{[]string{"runs", "say", "../x", "hi"}, nil, "invalid run id"},
+		{[]string{"runs", "answer", "7c1e", "yes"}, nil, `run "7c1e": no such run`},
 		{[]string{"orchestrate", "--resume", "7c1e", "--dir", "."}, nil, "--dir cannot change it"},
 		{[]string{"orchestrate", "--resume", "7c1e"}, nil, `--resume: run "7c1e": no such run`},
 		{[]string{"orchestrate", "--resume", "../x"}, nil, "invalid run id"},
@@ -181,8 +186,19 @@ func TestOrchestrateJSONAndLimitExit(t *testing.T) {
 	if out := w.ok("orchestrate", "--resume", id[:8], "--max-steps", "4"); !strings.Contains(out, "completed after 3 steps") {
 		t.Errorf("resume: %s", out)
 	}
-	if r := w.zwarm("orchestrate", "--resume", id); r.code != 2 || !strings.Contains(r.stderr, "is completed: there is nothing to resume") {
+	if r := w.zwarm("orchestrate", "--resume", id); r.code != 2 || !strings.Contains(r.stderr, "is completed: there is nothing to resume; give it a new instruction") {
 		t.Errorf("resume of a completed run: %d %q", r.code, r.stderr)
+	}
+	// With a new instruction, a completed run goes on.
+	srv.On(task, replyCalls(fcall("finish", map[string]any{"summary": "metrics too"})))
+	if out := w.ok("orchestrate", "--resume", id, "--max-steps", "5", "now also add metrics"); !strings.Contains(out, "you: now also add metrics") ||
+		!strings.Contains(out, "completed after 4 steps") {
+		t.Errorf("resume with an instruction: %s", out)
+	}
+	reqs := srv.Requests()
+	in := fakemodel.Input(reqs[len(reqs)-1].Body)
+	if got := in[len(in)-2]; got.Role != "user" || got.Text != "[from the user, message 1] now also add metrics" {
+		t.Errorf("the model got %+v", got)
 	}
 }
 

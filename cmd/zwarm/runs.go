@@ -24,9 +24,11 @@ func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "runs",
 		Short: "List orchestrated runs, newest first",
-		Long: `runs lists the runs of zwarm orchestrate: id, status (running, completed, failed,
-limited, interrupted), steps, workers, tokens and cost of the model and its
-workers together, age and task. A run whose process died is shown
+		Long: `runs lists the runs of zwarm orchestrate: id, status (running, waiting,
+completed, failed, limited, interrupted), steps, workers, tokens and cost of
+the model and its workers together, age and task; on a terminal, a run
+waiting for an answer shows its question ("asks: ...") in place of its task
+(zwarm runs answer ID answers it). A run whose process died is shown
 interrupted, never running. On a terminal the table fits the width; piped,
 it is tab-separated and untruncated.`,
 		Args: exactArgs(0, "no arguments (zwarm runs show ID shows one run)"),
@@ -40,6 +42,8 @@ it is tab-separated and untruncated.`,
 	o.out.add(c, "a JSON array of runs")
 	c.AddCommand(newRunsShowCmd(f))
 	c.AddCommand(newRunsKillCmd(f))
+	c.AddCommand(newRunsSayCmd(f))
+	c.AddCommand(newRunsAnswerCmd(f))
 	return c
 }
 
@@ -97,7 +101,7 @@ func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
 			cell{text: render.Tokens(r.TotalTokens()), raw: strconv.FormatInt(r.TotalTokens(), 10)},
 			cost,
 			cell{text: render.Age(now.Sub(r.CreatedAt)), raw: r.CreatedAt.UTC().Format(time.RFC3339)},
-			cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)},
+			taskCell(r),
 		)
 	}
 	if err := t.flush(); err != nil {
@@ -109,6 +113,16 @@ func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
 		return err
 	}
 	return writePriceFootnote(io, models)
+}
+
+// taskCell is a run's task or, on a terminal while it waits for an
+// answer, its question; piped, always the task.
+func taskCell(r *runs.Record) cell {
+	c := cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)}
+	if r.Status == runs.StatusWaiting && r.Question != nil {
+		c.text = "asks: " + render.Clip(r.Question.Text, 200)
+	}
+	return c
 }
 
 // unpricedRunModels lists, once each, the orchestrating models without a

@@ -35,6 +35,16 @@ type runJSON struct {
 	// became of each worker's change when the run ended.
 	Isolation string              `json:"isolation"`
 	Changes   []runs.WorkerChange `json:"changes"`
+	// Question is what the model asked while the run waits for the
+	// answer (status waiting), else null.
+	Question *questionJSON `json:"question"`
+}
+
+type questionJSON struct {
+	ID      string    `json:"id"`
+	Text    string    `json:"text"`
+	Options []string  `json:"options"`
+	AskedAt time.Time `json:"asked_at"`
 }
 
 type limitsJSON struct {
@@ -58,6 +68,12 @@ func toRunJSON(r *runs.Record) runJSON {
 		out.Workers = []string{}
 	}
 	out.Isolation, out.Changes = r.Isolation, r.Changes
+	if q := r.Question; q != nil && r.Status == runs.StatusWaiting {
+		out.Question = &questionJSON{ID: q.ID, Text: q.Text, Options: q.Options, AskedAt: q.AskedAt}
+		if out.Question.Options == nil {
+			out.Question.Options = []string{}
+		}
+	}
 	if out.Changes == nil {
 		out.Changes = []runs.WorkerChange{}
 	}

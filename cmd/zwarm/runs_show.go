@@ -30,6 +30,18 @@ func newRunsShowCmd(f *factory) *cobra.Command {
 	return c
 }
 
+// queuedMessages counts the messages queued in a run's inbox.
+func queuedMessages(stateDir, id string) int {
+	entries, _ := runs.ReadInbox(runs.RunDir(stateDir, id))
+	n := 0
+	for _, e := range entries {
+		if e.State == runs.InboxQueued {
+			n++
+		}
+	}
+	return n
+}
+
 func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if _, err := o.out.check(); err != nil {
 		return err
@@ -76,6 +88,20 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	add("steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s", rec.Steps, rec.Limits.MaxSteps, totalCost(rec),
 		render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens),
 		render.When(rec.CreatedAt, o.now()))
+	if q := rec.Question; rec.Status == runs.StatusWaiting && q != nil {
+		add("asks: %s", render.SafeLine(q.Text))
+		if len(q.Options) > 0 {
+			add("options: %s", render.SafeLine(orchestrator.NumberedOptions(q.Options)))
+		}
+		add("answer with: %s \"...\"", answerCommand(c, rec.ID))
+	}
+	if n := queuedMessages(m.Store().Dir(), rec.ID); n > 0 {
+		when := "before its next model call"
+		if !rec.Status.Live() {
+			when = "when it is resumed"
+		}
+		add("%s from you waiting: given to the model %s", render.Plural(n, "message"), when)
+	}
 	if rec.StopReason != "" {
 		add("stopped: %s", render.SafeLine(rec.StopReason))
 	}

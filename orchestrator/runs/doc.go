@@ -14,7 +14,8 @@
 //	events.jsonl        one Event per line
 //	.lock               held by the process running the run: flock(2), or under
 //	                    lease locks a file that exists while held (sessions/store)
+//	inbox/              the person's messages and answers to the run (InboxDir)
 //
 // A Record whose owner process is gone reads as interrupted, never
-// running (Record.Current).
+// running or waiting (Record.Current).
 package runs

@@ -25,6 +25,19 @@ const (
 	EventLimit         EventType = "limit"          // Limit, Text
 	EventNotice        EventType = "notice"         // Text: something the run worked around
 	EventStopped       EventType = "run_stopped"    // RunStatus, Reason, Summary, Error
+	// The person in the loop: a message of theirs reached the model
+	// (before the step's model call), the model asked them something
+	// (the run waits), and the answer came, or did not.
+	EventMessage  EventType = "user_message" // Step, Text, Inbox; QuestionID for an answer that came after its question was gone
+	EventQuestion EventType = "question"     // Step, QuestionID, Text, Options
+	EventAnswer   EventType = "answer"       // Step, QuestionID, Text, Via, Inbox (via inbox)
+)
+
+// Where an answer came from (Event.Via).
+const (
+	AnswerTerminal = "terminal" // the prompt on the terminal that runs the run
+	AnswerInbox    = "inbox"    // the run's inbox: zwarm runs answer
+	AnswerTimeout  = "timeout"  // none came within ask_timeout
 )
 
 // Event is one line of events.jsonl. Only the fields of its type are set.
@@ -73,6 +86,11 @@ type Event struct {
 	RunStatus Status `json:"run_status,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Summary   string `json:"summary,omitempty"`
+
+	QuestionID string   `json:"question_id,omitempty"`
+	Options    []string `json:"options,omitempty"`
+	Via        string   `json:"via,omitempty"`
+	Inbox      int      `json:"inbox,omitempty"` // the inbox message's number (InboxEntry.Seq)
 }
 
 // Totals are a run's running totals: the model, its workers, and the

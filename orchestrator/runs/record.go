@@ -23,7 +23,14 @@ const (
 	// StatusInterrupted: the run was stopped (Ctrl+C, a watcher paused
 	// it) or its process died; --resume continues it.
 	StatusInterrupted Status = "interrupted"
+	// StatusWaiting: the run's process waits for the person to answer
+	// the question the model asked (Record.Question).
+	StatusWaiting Status = "waiting"
 )
+
+// Live says a process owns a run in this status: it is running, or
+// waiting for an answer.
+func (s Status) Live() bool { return s == StatusRunning || s == StatusWaiting }
 
 // RecordVersion is the version of run.json this package writes.
 const RecordVersion = 1
@@ -76,6 +83,20 @@ type Record struct {
 	// Reported the end an observation has announced.
 	Seen     map[string]time.Time `json:"seen,omitempty"`
 	Reported map[string]time.Time `json:"reported,omitempty"`
+	// Question is what the model asked the person, while the run waits
+	// for the answer (StatusWaiting); nil otherwise.
+	Question *Question `json:"question,omitempty"`
+}
+
+// Question is a question of the model to the person (ask_user).
+type Question struct {
+	// ID names the question: an answer sent with zwarm runs answer
+	// carries it, so an answer meant for one question never answers
+	// another.
+	ID      string    `json:"id"`
+	Text    string    `json:"text"`
+	Options []string  `json:"options,omitempty"`
+	AskedAt time.Time `json:"asked_at"`
 }
 
 // Account is one worker's usage and cost.
@@ -86,13 +107,14 @@ type Account struct {
 }
 
 // Current returns the record as it truly is: a run whose owner is gone is
-// interrupted, never running.
+// interrupted, never running or waiting (nobody is left to take an
+// answer).
 func (r *Record) Current() *Record {
-	if r.Status != StatusRunning || r.Owner.Alive() {
+	if !r.Status.Live() || r.Owner.Alive() {
 		return r
 	}
 	c := *r
-	c.Status = StatusInterrupted
+	c.Status, c.Question = StatusInterrupted, nil
 	pid := 0
 	if r.Owner != nil {
 		pid = r.Owner.PID
@@ -155,6 +177,11 @@ func (r *Record) Clone() *Record {
 		c.Accounts[k] = v
 	}
 	c.Seen, c.Reported = cloneTimes(r.Seen), cloneTimes(r.Reported)
+	if r.Question != nil {
+		q := *r.Question
+		q.Options = append([]string(nil), q.Options...)
+		c.Question = &q
+	}
 	return &c
 }
 

@@ -192,7 +192,7 @@ func (r *reader) read(id string, what int) (Update, bool) {
 			return u, true
 		}
 		u.Record = rec
-		if rec.Status == StatusRunning {
+		if rec.Status.Live() {
 			r.ch.owners.Add(id, rec.Owner)
 		} else {
 			r.ch.owners.Remove(id)

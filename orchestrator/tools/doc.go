@@ -22,7 +22,9 @@
 // branch into the worker's when they conflict, and asks the worker to
 // resolve what conflicts.
 // Shell adds exec_command and write_stdin on an orchestrator/shell Manager;
-// Sleep and Finish complete the orchestrator's set.
+// Sleep and Finish complete the orchestrator's set, and AskUser puts a
+// question to the person when one can answer (never served over MCP,
+// whose client is already a conversation with one).
 //
 // A tool never fails the caller: bad arguments, an unknown session, a
 // refusal (too many workers, a working dir outside the allowed ones) come

@@ -63,12 +63,12 @@ func TestSchemasAreObjects(t *testing.T) {
 	var all []Tool
 	all = append(all, Workers(WorkerOptions{})...)
 	all = append(all, Shell(nil, Dirs{})...)
-	all = append(all, Sleep(), Finish(func(string) {}))
+	all = append(all, Sleep(), Finish(func(string) {}), AskUser(nil))
 	r, err := NewRegistry(all...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "check_session converse delegate diff_session end_session exec_command finish get_trajectory land_session list_sessions " +
+	want := "ask_user check_session converse delegate diff_session end_session exec_command finish get_trajectory land_session list_sessions " +
 		"peek_session sleep update_session wait write_stdin"
 	if got := strings.Join(r.Names(), " "); got != want {
 		t.Errorf("tools %s", got)
