@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -130,4 +131,31 @@ func procsWithArgs(args ...string) []string {
 		}
 	}
 	return out
+}
+
+// A run that asks, then finishes, is told of twice: its question and its
+// end, each once.
+func TestNotifyARunsQuestionAndEnd(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	os.MkdirAll(w.state, 0o700)
+	log := filepath.Join(t.TempDir(), "notified")
+	writeFile(t, filepath.Join(w.state, "config.toml"), fmt.Sprintf("[orchestrator]\nask_timeout = \"300ms\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS $ZWARM_TEXT\" >> %s'\n", log))
+	task := "ASK CLI: notify me"
+	srv.On(task, replyCalls(fcall("ask_user", map[string]any{"question": "Which port?"})), replyCalls(fcall("finish", map[string]any{"summary": "decided"})))
+	if r := w.zwarm("orchestrate", task); r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := w.runs()[0].ID
+	want := []string{"run.asks " + id + " waiting asks: Which port?", "run.finished " + id + " completed completed: " + task + " · decided"}
+	eventually(t, "both notifications", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "\n") >= 2
+	})
+	b, _ := os.ReadFile(log)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	sort.Strings(got) // each runs apart: either may write first
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("told %q, want %q", got, want)
+	}
 }

@@ -121,10 +121,15 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	}
 	p := newStepPrinter(o.f.io, o.f.io.out, &o.out, set.Limits.MaxSteps, true)
 	defer p.close()
-	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: p.event, Log: log,
+	var run *orchestrator.Run
+	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: func(e runs.Event) {
+		p.event(e)
+		if e.Type == runs.EventQuestion && run != nil {
+			n.Notify(runAsks(m.Store().Dir(), run.Record().ID, e))
+		}
+	}, Log: log,
 		Notify: n.Workers(m.Store().Dir())}
 	ctx := c.Context()
-	var run *orchestrator.Run
 	prompt := askSettings(o.f.io, &opt.Settings, o.noAsk, "")
 	if prompt != nil {
 		opt.Prompt, p.prompting = prompt.ask, true
@@ -184,4 +189,10 @@ func runFinished(stateDir string, rec *runs.Record) notify.Event {
 	}
 	return notify.Event{Name: notify.RunFinished, ID: rec.ID, Text: text, Status: string(rec.Status),
 		Dir: runs.RunDir(stateDir, rec.ID), Key: "ended-" + key}
+}
+
+// runAsks is the [notify] event of a run's question, one per question.
+func runAsks(stateDir, id string, e runs.Event) notify.Event {
+	return notify.Event{Name: notify.RunAsks, ID: id, Text: "asks: " + e.Text, Status: string(runs.StatusWaiting),
+		Dir: runs.RunDir(stateDir, id), Key: "question-" + e.QuestionID}
 }
