@@ -32,6 +32,8 @@ type Config struct {
 	Adapters  map[string]AdapterConfig `toml:"adapters"`
 	Prices    map[string]Price         `toml:"prices"`
 	Worktrees WorktreesConfig          `toml:"worktrees"`
+	// Roles are the [roles.NAME] tables: named worker settings (roles.go).
+	Roles map[string]RoleConfig `toml:"roles"`
 	// Runner is [runner]: where new sessions' supervisors run.
 	Runner RunnerConfig `toml:"-"`
 
@@ -75,7 +77,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind"
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + rolesKeys
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -118,6 +120,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Prices
 		case "worktrees":
 			into = &c.Worktrees
+		case "roles":
+			into = &c.Roles
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
 				return nil, &ConfigError{Path: path, Err: err}
@@ -151,6 +155,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			hint = "[worktrees] " + worktreesKeys + ", [runner] kind"
 		} else if inTable == "runner" {
 			hint = runnerKeys(known)
+		} else if inTable == "roles" {
+			hint = rolesKeys
 		} else if known[inTable] != "" {
 			top := inTable
 			hint = "[" + top + "] " + known[top]
@@ -169,6 +175,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	}
 	if err := c.Worktrees.check(); err != nil {
 		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[worktrees] %w", err)}
+	}
+	if err := c.checkRoles(); err != nil {
+		return nil, &ConfigError{Path: path, Err: err}
 	}
 	return c, nil
 }
@@ -226,5 +235,5 @@ func (c *Config) CheckAdapters(stateDir string, known []string) error {
 			return &ConfigError{Path: path, Err: fmt.Errorf("unknown adapter table [adapters.%s] (known: %s)", n, strings.Join(known, ", "))}
 		}
 	}
-	return nil
+	return c.checkRoleAdapters(stateDir, ok, known)
 }
