@@ -65,6 +65,11 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 // which is then closed: `claude -p` reads its prompt there when it has no
 // argument, and stdin has no size limit.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	// What was asked is checked before the machine: a bad request is
+	// refused as such wherever it is made.
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return sessions.Command{}, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
 	set, err := LoadSettings(req.StateDir)
 	if err != nil {
 		return sessions.Command{}, err
@@ -90,9 +95,6 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	}
 	// On every turn: a resumed session keeps neither.
 	if e := req.ReasoningEffort; e != "" {
-		if !slices.Contains(Efforts, e) {
-			return sessions.Command{}, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
-		}
 		args = append(args, "--effort", e)
 	}
 	if req.Instructions != "" {

@@ -33,6 +33,10 @@ func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	if !errors.Is(err, sessions.ErrInvalidRequest) || !strings.Contains(err.Error(), `"minimal"`) || !strings.Contains(err.Error(), "max") {
 		t.Errorf("an effort claude does not know: %v", err)
 	}
+	t.Setenv(BinaryEnv, "/no/such/claude")
+	if _, err := New().Command(req); !errors.Is(err, sessions.ErrInvalidRequest) {
+		t.Errorf("a bad effort and no binary: the effort is what the user can fix first: %v", err)
+	}
 	if !New().ReportsCost() {
 		t.Error("claude reports its cost: a cost limit needs no price table")
 	}

@@ -62,6 +62,11 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 // `--disable unbounded_connection_retries` codex waits for an unreachable
 // model forever; with it, the turn fails and says why.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	// What was asked is checked before the machine: a bad request is
+	// refused as such wherever it is made.
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return sessions.Command{}, sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
 	bin, err := binary(req.Config.Binary)
 	if err != nil {
 		return sessions.Command{}, err
@@ -84,9 +89,6 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	// After codex.toml's overrides, which they win over: what the session
 	// asked for, on every turn (a resumed thread keeps neither).
 	if e := req.ReasoningEffort; e != "" {
-		if !slices.Contains(Efforts, e) {
-			return sessions.Command{}, sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
-		}
 		args = append(args, "-c", "model_reasoning_effort="+tomlString(e))
 	}
 	if req.Instructions != "" {

@@ -33,4 +33,8 @@ func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	if !errors.Is(err, sessions.ErrInvalidRequest) || !strings.Contains(err.Error(), `"max"`) || !strings.Contains(err.Error(), "xhigh") {
 		t.Errorf("an effort codex does not know: %v", err)
 	}
+	t.Setenv(BinaryEnv, "/no/such/codex")
+	if _, err := New().Command(req); !errors.Is(err, sessions.ErrInvalidRequest) {
+		t.Errorf("a bad effort and no binary: the effort is what the user can fix first: %v", err)
+	}
 }
