@@ -13,7 +13,8 @@ import (
 // so it holds whether or not anything watches the session: once the cost
 // passes the limit, a stop is recorded with the reason, the agent is
 // stopped as a kill stops it, queued follow-ups are not delivered, and the
-// session settles as killed. A turn's cost is known as its agent reports
+// session settles as killed; a follow-up sent after that starts no agent
+// (Turns.next stops it first) and is reported undelivered. A turn's cost is known as its agent reports
 // usage (codex at the end of each turn, claude with each result), so a
 // turn may pass the limit by what it spent since its last report.
 

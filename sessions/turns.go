@@ -197,6 +197,7 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 	if ctx.Err() != nil {
 		s.requestStop("stopped by a signal to its supervisor", now)
 	}
+	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
 	if s.Stop == nil {
 		ts, ok, err := t.st.takeNext(s, now)
 		if err != nil {
