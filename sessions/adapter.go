@@ -46,6 +46,11 @@ type TurnRequest struct {
 	Model      string
 	WorkingDir string
 	Sandbox    string
+	// ReasoningEffort ("" for the agent's default) and Instructions (""
+	// for none) are the session's, given on every turn: an adapter
+	// refuses an effort its agent does not know (Invalidf).
+	ReasoningEffort string
+	Instructions    string
 	// ThreadID, when set, continues that thread with the agent's native resume.
 	ThreadID string
 	Config   AdapterConfig
@@ -77,6 +82,13 @@ type Command struct {
 	// after each turn's end the next queued follow-up, so one process serves
 	// several turns. With nothing queued it closes stdin and the agent exits.
 	Input func(prompt string) []byte
+}
+
+// CostReporter is an Adapter whose agent reports the cost of each turn
+// itself (claude): a session's cost limit holds whatever the price table
+// says of its model.
+type CostReporter interface {
+	ReportsCost() bool
 }
 
 // Adapters is the set of adapters a Manager can use.

@@ -34,6 +34,8 @@ type Config struct {
 	Worktrees WorktreesConfig          `toml:"worktrees"`
 	// State is [state]: how the state dir itself is kept (its locks).
 	State StateConfig `toml:"state"`
+	// Roles are the [roles.NAME] tables: named worker settings (roles.go).
+	Roles map[string]RoleConfig `toml:"roles"`
 	// Runner is [runner]: where new sessions' supervisors run.
 	Runner RunnerConfig `toml:"-"`
 
@@ -77,7 +79,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys
 
 // LoadConfig reads config.toml from the state directory, with the tables
 // of the given sections. A missing file is an empty config (sections at
@@ -122,6 +124,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Worktrees
 		case "state":
 			into = &c.State
+		case "roles":
+			into = &c.Roles
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
 				return nil, &ConfigError{Path: path, Err: err}
@@ -157,6 +161,8 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			hint = stateKeys
 		} else if inTable == "runner" {
 			hint = runnerKeys(known)
+		} else if inTable == "roles" {
+			hint = rolesKeys
 		} else if known[inTable] != "" {
 			top := inTable
 			hint = "[" + top + "] " + known[top]
@@ -178,6 +184,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	}
 	if err := c.State.check(); err != nil {
 		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[state] %w", err)}
+	}
+	if err := c.checkRoles(); err != nil {
+		return nil, &ConfigError{Path: path, Err: err}
 	}
 	return c, nil
 }
@@ -235,5 +244,5 @@ func (c *Config) CheckAdapters(stateDir string, known []string) error {
 			return &ConfigError{Path: path, Err: fmt.Errorf("unknown adapter table [adapters.%s] (known: %s)", n, strings.Join(known, ", "))}
 		}
 	}
-	return nil
+	return c.checkRoleAdapters(stateDir, ok, known)
 }

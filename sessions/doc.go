@@ -100,7 +100,13 @@
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
 // (the removed part is lost), and the turn's "notes" say so (show, logs
-// and the dashboard print them, escaped like agent text). A meta.json
+// and the dashboard print them, escaped like agent text). What a session
+// was started with beyond its adapter, model and sandbox is recorded once,
+// at spawn, and given to its agent on every turn: "role" (the [roles.NAME]
+// table of config.toml whose settings filled what the spawn left empty;
+// roles.go), "reasoning_effort", "instructions" and "max_cost_usd", the
+// cost past which its supervisor stops it, recording why (costlimit.go;
+// a spawn with a limit on a model no price is known for is refused). A meta.json
 // without "version" was written by the Python zwarm: it is shown, never
 // changed, and its directory is never written to.
 //

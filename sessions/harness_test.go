@@ -211,10 +211,25 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 		}
 		return cmd, nil
 	}
+	// The session's settings, as an agent would be given them on every
+	// turn (the fake agent logs its command line).
+	var set []string
+	if req.ReasoningEffort != "" {
+		if req.ReasoningEffort == "huge" {
+			return Command{}, Invalidf("unknown fake reasoning effort %q", req.ReasoningEffort)
+		}
+		set = append(set, "--effort="+req.ReasoningEffort)
+	}
+	if req.Instructions != "" {
+		set = append(set, "--instructions="+req.Instructions)
+	}
+	if req.Sandbox != "" {
+		set = append(set, "--sandbox="+req.Sandbox)
+	}
 	if req.ThreadID != "" {
-		cmd.Args = []string{"resume", "--", req.ThreadID, "-"}
+		cmd.Args = append(append([]string{"resume"}, set...), "--", req.ThreadID, "-")
 	} else {
-		cmd.Args = []string{"--", "-"}
+		cmd.Args = append(set, "--", "-")
 	}
 	cmd.Stdin = []byte(req.Prompt)
 	return cmd, nil

@@ -83,6 +83,10 @@ type summary struct {
 	// JobRunner and JobID are the record's job, if a runner other than
 	// this host's ran it: listings say where it ran.
 	JobRunner, JobID string
+	// Role, ReasoningEffort, Instructions and MaxCostUSD are the settings
+	// it was started with, which listings print (--json).
+	Role, ReasoningEffort, Instructions string
+	MaxCostUSD                          float64
 }
 
 // sessionIndex is the cache's content as a full listing reads and writes

@@ -84,6 +84,10 @@ func (e *encoder) entry(s *summary) index.Entry {
 	e.workspace(s.Workspace)
 	e.str(s.JobRunner)
 	e.str(s.JobID)
+	e.str(s.Role)
+	e.str(s.ReasoningEffort)
+	e.str(s.Instructions)
+	e.u64(math.Float64bits(s.MaxCostUSD))
 	return index.Entry{ID: s.ID, Key: s.Key, Created: s.CreatedAt, Data: slices.Clone(e.b)}
 }
 
@@ -103,6 +107,8 @@ func (d *decoder) summary(en index.Entry, s *summary) bool {
 	s.Denied = int(d.i64())
 	s.Workspace = d.workspace()
 	s.JobRunner, s.JobID = d.str(), d.str()
+	s.Role, s.ReasoningEffort, s.Instructions = d.str(), d.str(), d.str()
+	s.MaxCostUSD = math.Float64frombits(d.u64())
 	return d.err == nil && len(d.b) == 0
 }
 

@@ -23,7 +23,8 @@ func summarize(key index.Key, s *Session) summary {
 		PID: s.PID, Turn: s.Turn, PendingInjects: s.PendingInjects, NextInboxSeq: s.NextInboxSeq,
 		InputTokens: s.Usage.InputTokens, CachedInputTokens: s.Usage.CachedInputTokens, CacheWriteTokens: s.Usage.CacheWriteInputTokens,
 		OutputTokens: s.Usage.OutputTokens, ReasoningTokens: s.Usage.ReasoningOutputTokens, TotalTokens: s.Usage.TotalTokens,
-		Denied: s.Denied, Workspace: s.Workspace}
+		Denied: s.Denied, Workspace: s.Workspace,
+		Role: s.Role, ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions, MaxCostUSD: s.MaxCostUSD}
 	if s.Job != nil {
 		sum.JobRunner, sum.JobID = s.Job.Runner, s.Job.ID
 	}
@@ -85,7 +86,8 @@ func (sl *slab) session(e *summary) *Session {
 		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
 		Usage: Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
 			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens},
-		Denied: e.Denied, Workspace: e.Workspace})
+		Denied: e.Denied, Workspace: e.Workspace,
+		Role: e.Role, ReasoningEffort: e.ReasoningEffort, Instructions: e.Instructions, MaxCostUSD: e.MaxCostUSD})
 	s := &sl.sessions[len(sl.sessions)-1]
 	if e.EndedAt != 0 {
 		sl.times = append(sl.times, time.Unix(0, e.EndedAt).UTC())

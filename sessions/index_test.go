@@ -146,6 +146,9 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 		}
 		s.Workspace = ws
 	}
+	if i%5 == 1 { // some were started with a role's settings
+		s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD = "reviewer", "high", fmt.Sprintf("Review %d; change nothing.", i), 0.25*float64(i%3+1)
+	}
 	if i%4 == 0 { // some ran as cluster jobs
 		s.Job = &Job{Runner: "slurm", ID: fmt.Sprint(1000 + i)}
 	}
@@ -162,8 +165,9 @@ func fingerprint(s *Session) string {
 	}
 	ws, _ := json.Marshal(s.Workspace)
 	job, _ := json.Marshal(s.Job)
-	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s %s", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
-		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws, job)
+	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s %s role %q %q %q $%g", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
+		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws, job,
+		s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD)
 }
 
 // recordsOnDisk is the listing made the slow way: every record read and

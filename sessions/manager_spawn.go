@@ -37,6 +37,20 @@ type SpawnRequest struct {
 	// Runner is where the supervisor runs: "" means config.toml's
 	// [runner] kind, else this host ("local").
 	Runner string
+	// Role names a [roles.NAME] table of config.toml whose settings fill
+	// what the request leaves empty (Config.ApplyRole).
+	Role string
+	// ReasoningEffort is how hard the model thinks ("" means the agent's
+	// own default): codex none/minimal/low/medium/high/xhigh, claude
+	// low/medium/high/xhigh/max.
+	ReasoningEffort string
+	// Instructions are given to the agent on every turn, beside the task
+	// (normally a role's).
+	Instructions string
+	// MaxCostUSD, above zero, stops the session once its cost passes it.
+	// It needs a known price for the model (or an agent that reports its
+	// own cost): otherwise the spawn is refused.
+	MaxCostUSD float64
 }
 
 // Spawn records a session and starts its supervisor, which runs the agent
@@ -69,6 +83,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if err != nil {
 		return nil, err
 	}
+	if req, err = cfg.ApplyRole(req); err != nil {
+		return nil, err
+	}
 	name := firstNonEmpty(req.Adapter, cfg.DefaultAdapter, "codex")
 	ad, err := m.adapters.Lookup(name)
 	if err != nil {
@@ -89,6 +106,11 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []Turn{},
+		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
+		MaxCostUSD: req.MaxCostUSD,
+	}
+	if err := checkCostLimit(s, ad, cfg.PriceTable()); err != nil {
+		return nil, err
 	}
 	if runnerName != LocalRunner {
 		s.Job = &Job{Runner: runnerName}
@@ -104,9 +126,10 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	// reported to whoever asked, and nothing is recorded for a spawn that
 	// could never run.
 	if _, err := ad.Command(TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
-		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg}); err != nil {
+		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg,
+		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions}); err != nil {
 		if errors.Is(err, ErrInvalidRequest) {
-			return nil, err
+			return nil, roleSaid(req.Role, err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}

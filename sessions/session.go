@@ -41,6 +41,16 @@ type Session struct {
 	// model went silent shows how long ago that was.
 	LastEventAt *time.Time `json:"last_event_at,omitempty"`
 
+	// Role is the [roles.NAME] table the session was started with;
+	// ReasoningEffort and Instructions are given to the agent on every
+	// turn; MaxCostUSD, above zero, is the cost past which it is stopped
+	// (costlimit.go). What the role gave is recorded here, so that
+	// follow-ups keep it whatever config.toml says later.
+	Role            string  `json:"role,omitempty"`
+	ReasoningEffort string  `json:"reasoning_effort,omitempty"`
+	Instructions    string  `json:"instructions,omitempty"`
+	MaxCostUSD      float64 `json:"max_cost_usd,omitempty"`
+
 	// Owner is the process responsible for the session right now: the
 	// command that is spawning it, then its supervisor. Nil when nobody is.
 	Owner *ProcRef `json:"owner,omitempty"`

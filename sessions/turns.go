@@ -52,6 +52,8 @@ type Turns struct {
 	self   ProcRef
 	prices Prices
 	job    string // the job this supervisor runs as, under another runner
+	// overCost is why the session must stop for its cost, once found.
+	overCost atomic.Pointer[string]
 }
 
 // Own hands session id to its supervisor, this process. It records
@@ -178,6 +180,7 @@ func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*Session, *Turn, erro
 		}
 		s.recordWork(end.N, end.Work)
 		s.refresh(t.prices)
+		t.enforceCostLimit(s, time.Now().UTC())
 		var err error
 		turn, err = t.next(ctx, s)
 		return err
@@ -194,6 +197,7 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 	if ctx.Err() != nil {
 		s.requestStop("stopped by a signal to its supervisor", now)
 	}
+	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
 	if s.Stop == nil {
 		ts, ok, err := t.st.takeNext(s, now)
 		if err != nil {
@@ -276,6 +280,7 @@ func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcom
 			s.LastEventAt = &last
 		}
 		s.refresh(t.prices)
+		t.enforceCostLimit(s, time.Now().UTC())
 		return nil
 	}, outcome)
 	return err

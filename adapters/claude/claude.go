@@ -10,6 +10,8 @@ package claude
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -25,6 +27,9 @@ const DangerFullAccess = "danger-full-access"
 
 // permissionModes are the values of claude's --permission-mode.
 var permissionModes = map[string]bool{"default": true, "acceptEdits": true, "plan": true, "bypassPermissions": true, "dontAsk": true}
+
+// Efforts are the values of claude's --effort.
+var Efforts = []string{"low", "medium", "high", "xhigh", "max"}
 
 // Adapter is the claude adapter.
 type Adapter struct{}
@@ -43,18 +48,28 @@ func (*Adapter) DefaultModel(stateDir string) string {
 	return "sonnet"
 }
 
+// ReportsCost implements sessions.CostReporter: claude reports each
+// turn's cost itself.
+func (*Adapter) ReportsCost() bool { return true }
+
 // NewParser implements sessions.Adapter.
 func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 
 // Command implements sessions.Adapter:
 //
 //	claude -p --output-format stream-json --verbose --input-format stream-json
-//	       [--resume SESSION_ID] [--model M] PERMISSIONS [ARGS...]       (run in DIR)
+//	       [--resume SESSION_ID] [--model M] [--effort E] [--append-system-prompt=TEXT]
+//	       PERMISSIONS [ARGS...]                                         (run in DIR)
 //
 // With live_input = false in claude.toml the prompt is written to stdin,
 // which is then closed: `claude -p` reads its prompt there when it has no
 // argument, and stdin has no size limit.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	// What was asked is checked before the machine: a bad request is
+	// refused as such wherever it is made.
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return sessions.Command{}, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
 	set, err := LoadSettings(req.StateDir)
 	if err != nil {
 		return sessions.Command{}, err
@@ -77,6 +92,15 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	}
 	if req.Model != "" {
 		args = append(args, "--model", req.Model)
+	}
+	// On every turn: a resumed session keeps neither.
+	if e := req.ReasoningEffort; e != "" {
+		args = append(args, "--effort", e)
+	}
+	if req.Instructions != "" {
+		// One argument, so that text beginning with a dash is not
+		// taken for an option.
+		args = append(args, "--append-system-prompt="+req.Instructions)
 	}
 	args = append(args, perm...)
 	args = append(args, set.Args...)

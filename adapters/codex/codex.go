@@ -6,6 +6,8 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -22,6 +24,9 @@ const (
 	SandboxWorkspaceWrite = "workspace-write"
 	DangerFullAccess      = "danger-full-access"
 )
+
+// Efforts are the values of codex's model_reasoning_effort.
+var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
 // Adapter is the codex adapter.
 type Adapter struct{}
@@ -46,9 +51,10 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 
 // Command implements sessions.Adapter:
 //
-//	codex [-c k=v ...] exec --json --skip-git-repo-check --disable unbounded_connection_retries
+//	codex [-c k=v ...] [-c model_reasoning_effort=E] [-c developer_instructions=TEXT]
+//	      exec --json --skip-git-repo-check --disable unbounded_connection_retries
 //	      SANDBOX -m MODEL -C DIR -- -                 < PROMPT
-//	codex [-c k=v ...] exec resume --json --skip-git-repo-check --disable unbounded_connection_retries
+//	codex [-c ...] exec resume --json --skip-git-repo-check --disable unbounded_connection_retries
 //	      SANDBOX -m MODEL -- THREAD_ID -             < PROMPT   (run in DIR)
 //
 // The prompt goes through stdin (`-`), so a task of any size works: as an
@@ -56,6 +62,11 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 // `--disable unbounded_connection_retries` codex waits for an unreachable
 // model forever; with it, the turn fails and says why.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+	// What was asked is checked before the machine: a bad request is
+	// refused as such wherever it is made.
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return sessions.Command{}, sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
 	bin, err := binary(req.Config.Binary)
 	if err != nil {
 		return sessions.Command{}, err
@@ -74,6 +85,14 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	var args []string
 	for _, f := range ov.Flags {
 		args = append(args, "-c", f)
+	}
+	// After codex.toml's overrides, which they win over: what the session
+	// asked for, on every turn (a resumed thread keeps neither).
+	if e := req.ReasoningEffort; e != "" {
+		args = append(args, "-c", "model_reasoning_effort="+tomlString(e))
+	}
+	if req.Instructions != "" {
+		args = append(args, "-c", "developer_instructions="+tomlString(req.Instructions))
 	}
 	resume := req.ThreadID != ""
 	args = append(args, "exec")
@@ -110,6 +129,12 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
 	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
+}
+
+// tomlString writes a string as a TOML basic string (a JSON string is one).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // tomlStrings writes a list of strings as a TOML array (JSON strings are

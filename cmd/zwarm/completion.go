@@ -1,10 +1,13 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/adapters/claude"
+	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -74,9 +77,41 @@ func completeFlags(c *cobra.Command, f *factory) {
 	if c.Flags().Lookup("source") != nil {
 		c.RegisterFlagCompletionFunc("source", fixed("user", "mcp", "run:"))
 	}
+	if c.Flags().Lookup("reasoning-effort") != nil {
+		c.RegisterFlagCompletionFunc("reasoning-effort", fixed(efforts()...))
+	}
+	if c.Flags().Lookup("role") != nil {
+		c.RegisterFlagCompletionFunc("role", completeRoles(f))
+	}
 	if c.Flags().Lookup("dir") != nil {
 		c.RegisterFlagCompletionFunc("dir", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return nil, cobra.ShellCompDirectiveFilterDirs
 		})
+	}
+}
+
+// efforts are the reasoning efforts of every adapter, each once.
+func efforts() []string {
+	var out []string
+	for _, e := range append(append([]string(nil), codex.Efforts...), claude.Efforts...) {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// completeRoles completes the roles config.toml defines.
+func completeRoles(f *factory) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		m, err := f.manager()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		cfg, err := m.Config()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		return cfg.RoleNames(), cobra.ShellCompDirectiveNoFileComp
 	}
 }

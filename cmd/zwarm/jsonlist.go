@@ -190,6 +190,15 @@ func appendSessionJSON(b []byte, v sessionJSON) ([]byte, error) {
 	} else {
 		e.value(v.Turns)
 	}
+	e.str("role", v.Role)
+	e.str("reasoning_effort", v.ReasoningEffort)
+	e.str("instructions", v.Instructions)
+	e.key("max_cost_usd")
+	if v.MaxCostUSD == nil {
+		e.raw("null")
+	} else {
+		e.float(*v.MaxCostUSD)
+	}
 	e.depth--
 	e.b = append(e.b, "\n  }"...)
 	return e.b, e.err

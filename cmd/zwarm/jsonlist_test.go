@@ -33,6 +33,9 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 			c := costs[i]
 			s.CostUSD = &c
 		}
+		if i%3 == 2 {
+			s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD = "reviewer", "high", text, 0.25*float64(i)
+		}
 		if i%3 == 1 {
 			s.Job, s.RunnerState = &sessions.Job{Runner: "slurm", ID: "12" + text}, "queued · slurm 12 ("+text+")"
 		}

@@ -138,6 +138,12 @@ type sessionJSON struct {
 	Landed      *landedJSON     `json:"landed"`
 	Conflict    []string        `json:"conflict"`
 	Turns       []turnJSON      `json:"turns"`
+	// What it was started with: a role of config.toml and the settings
+	// given to its agent on every turn; max_cost_usd is null for none.
+	Role            string   `json:"role"`
+	ReasoningEffort string   `json:"reasoning_effort"`
+	Instructions    string   `json:"instructions"`
+	MaxCostUSD      *float64 `json:"max_cost_usd"`
 }
 
 type landedJSON struct {
@@ -174,6 +180,10 @@ func toJSON(s *sessions.Session) sessionJSON {
 		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState}
 	if s.Job != nil {
 		out.JobID = s.Job.ID
+	}
+	out.Role, out.ReasoningEffort, out.Instructions = s.Role, s.ReasoningEffort, s.Instructions
+	if s.MaxCostUSD > 0 {
+		out.MaxCostUSD = &s.MaxCostUSD
 	}
 	if ws := s.Workspace; ws != nil {
 		out.Isolation, out.Worktree, out.Branch, out.Base, out.BaseCommit = sessions.IsolationWorktree, ws.Path, ws.Branch, ws.Base, ws.BaseCommit

@@ -233,6 +233,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 		agent += " · thread " + render.SafeLine(s.ThreadID)
 	}
 	field("agent", "%s", agent)
+	for _, f := range settingFields(s) {
+		field(f[0], "%s", f[1])
+	}
 	field("dir", "%s", render.SafeLine(s.WorkingDir))
 	if s.Job != nil {
 		field("runner", "%s", runnerField(s))
@@ -316,4 +319,35 @@ func runnerField(s *sessions.Session) string {
 		return render.SafeLine(s.RunnerState)
 	}
 	return render.SafeLine(s.Job.Runner + " job " + s.Job.ID + " · " + s.RunnerState)
+}
+
+// settingFields are the settings a session was started with beyond its
+// agent and model, as show prints them: its role and the instructions it
+// gave, the reasoning effort, sandbox and cost limit (each only if set).
+func settingFields(s *sessions.Session) [][2]string {
+	var out [][2]string
+	var role []string
+	if s.Role != "" {
+		role = append(role, render.SafeLine(s.Role))
+	}
+	if s.Instructions != "" {
+		role = append(role, "instructions: "+render.Clip(s.Instructions, 300))
+	}
+	if len(role) > 0 {
+		out = append(out, [2]string{"role", strings.Join(role, " · ")})
+	}
+	var set []string
+	if s.ReasoningEffort != "" {
+		set = append(set, "reasoning effort "+render.SafeLine(s.ReasoningEffort))
+	}
+	if s.Sandbox != "" {
+		set = append(set, "sandbox "+render.SafeLine(s.Sandbox))
+	}
+	if s.MaxCostUSD > 0 {
+		set = append(set, "cost limit "+render.Money(s.MaxCostUSD))
+	}
+	if len(set) > 0 {
+		out = append(out, [2]string{"settings", strings.Join(set, " · ")})
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -28,6 +29,10 @@ type spawnOptions struct {
 	base        string
 	withChanges bool
 	runner      string
+	// A role's settings, and the ones that override them.
+	role    string
+	effort  string
+	maxCost float64
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
@@ -49,6 +54,8 @@ directory itself, as outside a repository.`,
   zwarm spawn --with-changes "finish what I started"
   zwarm spawn --in-place "fix the typo in README"
   zwarm spawn --runner slurm "run the whole benchmark suite and fix what fails"
+  zwarm spawn --role reviewer --reasoning-effort high "review the retry change on this branch"
+  zwarm spawn --max-cost 2 "upgrade the HTTP client"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
   zwarm spawn -f task.md
   git diff | zwarm spawn -
@@ -75,6 +82,9 @@ directory itself, as outside a repository.`,
 	fl.StringVar(&o.base, "base", "", "start the worktree from this branch, tag or commit (default: HEAD)")
 	fl.BoolVar(&o.withChanges, "with-changes", false, "start the worktree from HEAD with the checkout's uncommitted changes")
 	fl.StringVar(&o.runner, "runner", "", "where the supervisor runs: local, slurm (default: config [runner] kind, else local)")
+	fl.StringVar(&o.role, "role", "", "start with the settings of config.toml's [roles.NAME]; flags given win over them")
+	fl.StringVar(&o.effort, "reasoning-effort", "", "how hard the model thinks: codex none..xhigh, claude low..max (default: the agent's)")
+	fl.Float64Var(&o.maxCost, "max-cost", 0, "stop the agent once it has spent more than this many US dollars (needs its model's price)")
 	o.out.add(c, "the session")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
@@ -138,6 +148,8 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return usagef("--in-place works in the directory itself: it takes no --base or --with-changes")
 	case o.base != "" && o.withChanges:
 		return usagef("--with-changes starts from HEAD and the uncommitted changes on it: it takes no --base")
+	case o.maxCost < 0 || math.IsNaN(o.maxCost) || math.IsInf(o.maxCost, 0):
+		return usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
 	src, err := sessions.ParseSource(o.source)
 	if err != nil {
@@ -151,6 +163,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	req := sessions.SpawnRequest{
 		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
 		Base: o.base, WithChanges: o.withChanges, Runner: o.runner,
+		Role: o.role, ReasoningEffort: o.effort, MaxCostUSD: o.maxCost,
 	}
 	if o.inPlace {
 		req.Isolation = sessions.IsolationNone

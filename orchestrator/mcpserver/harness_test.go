@@ -25,7 +25,12 @@ type client struct {
 
 func connect(t *testing.T, cfg *Config, heartbeat time.Duration) *client {
 	t.Helper()
-	w := testenv.New(t, bins, "")
+	return connectTo(t, testenv.New(t, bins, ""), cfg, heartbeat)
+}
+
+// connectTo connects a client to a server over world w.
+func connectTo(t *testing.T, w *testenv.World, cfg *Config, heartbeat time.Duration) *client {
+	t.Helper()
 	srv, err := New(Options{Sessions: w.Manager, Dir: w.Work, Config: cfg, Heartbeat: heartbeat, Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,14 @@ func (w *workers) delegateTool() Tool {
 			"needs a git repository. none: it works in place, in the working dir itself. "+
 			"Omit for the default: a worktree inside a git repository, in place outside one.",
 			sessions.IsolationWorktree, sessions.IsolationNone),
+		"role": str("A role from config.toml: named settings (adapter, model, reasoning effort, sandbox, instructions, cost limit) " +
+			"for a kind of worker" + w.roleList() + ". Parameters you pass yourself win over the role's."),
+		"reasoning_effort": str("How hard the worker's model thinks: codex none, minimal, low, medium, high, xhigh; " +
+			"claude low, medium, high, xhigh, max. Omit for the agent's default."),
+		"sandbox": str("What the worker may do: read-only, workspace-write or danger-full-access " +
+			"(claude also takes a permission mode: acceptEdits, plan, ...). Omit for the configured default."),
+		"max_cost_usd": num("Stop the worker once it has spent more than this many dollars (it is killed, saying so). " +
+			"Needs a known price for its model. Omit for no limit."),
 	}, "task")
 	return Tool{
 		Name: "delegate",
@@ -30,16 +38,21 @@ func (w *workers) delegateTool() Tool {
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			var a struct {
-				Task       string `json:"task"`
-				Adapter    string `json:"adapter"`
-				Model      string `json:"model"`
-				WorkingDir string `json:"working_dir"`
-				Isolation  string `json:"isolation"`
+				Task            string  `json:"task"`
+				Adapter         string  `json:"adapter"`
+				Model           string  `json:"model"`
+				WorkingDir      string  `json:"working_dir"`
+				Isolation       string  `json:"isolation"`
+				Role            string  `json:"role"`
+				ReasoningEffort string  `json:"reasoning_effort"`
+				Sandbox         string  `json:"sandbox"`
+				MaxCostUSD      float64 `json:"max_cost_usd"`
 			}
 			if err := decode("delegate", args, &a, schema); err != nil {
 				return Errorf("%v", err)
 			}
-			return w.delegate(ctx, delegation{task: a.Task, adapter: a.Adapter, model: a.Model, dir: a.WorkingDir, isolation: a.Isolation})
+			return w.delegate(ctx, delegation{task: a.Task, adapter: a.Adapter, model: a.Model, dir: a.WorkingDir, isolation: a.Isolation,
+				role: a.Role, effort: a.ReasoningEffort, sandbox: a.Sandbox, maxCost: a.MaxCostUSD})
 		},
 	}
 }
@@ -47,26 +60,39 @@ func (w *workers) delegateTool() Tool {
 // delegation is what delegate was asked to start.
 type delegation struct {
 	task, adapter, model, dir, isolation string
+	role, effort, sandbox                string
+	maxCost                              float64
 }
 
 func (w *workers) delegate(ctx context.Context, d delegation) Result {
-	task, adapter, model := d.task, d.adapter, d.model
+	task := d.task
 	if strings.TrimSpace(task) == "" {
 		return Errorf("task is empty: say what the worker must do")
+	}
+	if d.maxCost < 0 {
+		return Errorf("max_cost_usd %v: want a number of dollars above 0, or omit it for no limit", d.maxCost)
 	}
 	wd, err := w.dirs.Resolve(d.dir)
 	if err != nil {
 		return Errorf("refused: %v", err)
 	}
-	if adapter == "" || adapter == w.opt.DefaultAdapter {
-		model = firstNonEmpty(model, w.opt.DefaultModel)
-	}
-	s, err := w.opt.Sessions.Spawn(ctx, sessions.SpawnRequest{Task: task, Adapter: firstNonEmpty(adapter, w.opt.DefaultAdapter),
-		Model: model, WorkingDir: wd, Source: w.opt.Source, Isolation: firstNonEmpty(d.isolation, w.opt.Isolation),
+	req := sessions.SpawnRequest{Task: task, Adapter: d.adapter, Model: d.model, WorkingDir: wd, Source: w.opt.Source,
+		Isolation: firstNonEmpty(d.isolation, w.opt.Isolation), Role: d.role, ReasoningEffort: d.effort, Sandbox: d.sandbox,
+		MaxCostUSD: d.maxCost,
 		// Counting the running workers and starting this one are one step
 		// in Spawn, so parallel delegate calls (and other processes on the
 		// state dir) cannot together pass the limit.
-		Limit: w.opt.MaxWorkers, Runner: w.opt.Runner})
+		Limit: w.opt.MaxWorkers, Runner: w.opt.Runner}
+	// The role's settings come before the tools' defaults: a reviewer
+	// role's adapter and model are what a reviewer runs.
+	if req, err = w.applyRole(req); err != nil {
+		return Errorf("%v", err)
+	}
+	if req.Adapter == "" || req.Adapter == w.opt.DefaultAdapter {
+		req.Model = firstNonEmpty(req.Model, w.opt.DefaultModel)
+	}
+	req.Adapter = firstNonEmpty(req.Adapter, w.opt.DefaultAdapter)
+	s, err := w.opt.Sessions.Spawn(ctx, req)
 	var limit *sessions.LimitError
 	switch {
 	case errors.As(err, &limit):
@@ -85,6 +111,14 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	out := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
 		"working_dir": s.WorkingDir, "isolation": sessions.IsolationNone,
 		"note": "running in the background; call wait to block until it finishes"}
+	for k, v := range map[string]string{"role": s.Role, "reasoning_effort": s.ReasoningEffort, "sandbox": s.Sandbox} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if s.MaxCostUSD > 0 {
+		out["max_cost_usd"] = s.MaxCostUSD
+	}
 	if ws := s.Workspace; ws != nil {
 		out["isolation"], out["branch"], out["worktree"] = sessions.IsolationWorktree, ws.Branch, ws.State
 		out["note"] = fmt.Sprintf("running in the background, in a git worktree of its own on branch %s (from %s): "+
@@ -204,4 +238,30 @@ func (w *workers) endTool() Tool {
 			return JSON(out)
 		},
 	}
+}
+
+// applyRole fills what a delegation leaves empty from its role; an
+// unknown role is an error that lists the configured ones.
+func (w *workers) applyRole(req sessions.SpawnRequest) (sessions.SpawnRequest, error) {
+	if req.Role == "" {
+		return req, nil
+	}
+	cfg, err := w.opt.Sessions.Config()
+	if err != nil {
+		return req, fmt.Errorf("cannot read the roles: %v", err)
+	}
+	return cfg.ApplyRole(req)
+}
+
+// roleList names the configured roles for delegate's description ("" if
+// there are none or they cannot be read).
+func (w *workers) roleList() string {
+	if w.opt.Sessions == nil {
+		return ""
+	}
+	cfg, err := w.opt.Sessions.Config()
+	if err != nil || len(cfg.Roles) == 0 {
+		return ""
+	}
+	return " (configured: " + strings.Join(cfg.RoleNames(), ", ") + ")"
 }

@@ -27,7 +27,7 @@ import (
 
 const (
 	magic   = "ZWIX"
-	version = 7 // 7: the sessions' entries carry their runner's job
+	version = 8 // 8: the sessions' entries carry their role and its settings
 	// idLen is the width of an id in the sorted table: a uuid's.
 	idLen      = 36
 	headerSize = len(magic) + 9*8

@@ -309,6 +309,10 @@ func (a *agentRun) saveAs(outcome bool) {
 			a.pending = sessions.CompactEvents(a.pending)
 		}
 	}
+	if why := a.sv.turns.OverCostLimit(); why != "" {
+		// Recorded as the stop's reason; the agent spends no more.
+		a.stop("stopping agent: " + why)
+	}
 }
 
 // nextLive hands the next queued follow-up to the live agent, which just

@@ -29,6 +29,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessi
 	req := sessions.TurnRequest{
 		StateDir: sv.st.Dir(), SessionID: s.ID, Prompt: t.Prompt, Model: s.Model,
 		WorkingDir: s.WorkingDir, Sandbox: s.Sandbox, Config: cfg.Adapter(s.Adapter),
+		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions,
 	}
 	if t.N > 1 && s.ThreadID != "" {
 		req.ThreadID = s.ThreadID

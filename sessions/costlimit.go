@@ -1,0 +1,100 @@
+package sessions
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A session's cost limit (Session.MaxCostUSD) is enforced by its
+// supervisor, as each turn's usage is recorded (RecordProgress, EndTurn),
+// so it holds whether or not anything watches the session: once the cost
+// passes the limit, a stop is recorded with the reason, the agent is
+// stopped as a kill stops it, queued follow-ups are not delivered, and the
+// session settles as killed; a follow-up sent after that starts no agent
+// (Turns.next stops it first) and is reported undelivered. A turn's cost is known as its agent reports
+// usage (codex at the end of each turn, claude with each result), so a
+// turn may pass the limit by what it spent since its last report.
+
+// checkCostLimit refuses a cost limit that cannot be enforced: a negative
+// one, or one on a model whose price is unknown to an agent that does not
+// report its own cost.
+func checkCostLimit(s *Session, ad Adapter, prices Prices) error {
+	switch c := s.MaxCostUSD; {
+	case c == 0:
+		return nil
+	case c < 0 || math.IsNaN(c) || math.IsInf(c, 0):
+		return Invalidf("max cost %v: want a number of dollars above 0", c)
+	}
+	if r, ok := ad.(CostReporter); ok && r.ReportsCost() {
+		return nil
+	}
+	if _, ok := prices.Lookup(s.Model); !ok {
+		return Invalidf("a cost limit needs the price of model %q, which zwarm does not know: "+
+			"add a [prices.%q] table (input, cached_input, output in dollars per million tokens) to config.toml, "+
+			"or spawn without a cost limit", s.Model, s.Model)
+	}
+	return nil
+}
+
+// overCostLimit is why s must stop for its cost ("" if it need not).
+func (s *Session) overCostLimit() string {
+	if s.MaxCostUSD <= 0 || s.CostUSD == nil || *s.CostUSD <= s.MaxCostUSD {
+		return ""
+	}
+	limit, spent := dollars(s.MaxCostUSD, 4), dollars(*s.CostUSD, 4)
+	for n := 5; spent == limit && n <= 12; n++ {
+		spent = dollars(*s.CostUSD, n) // never "$0.50: $0.50 spent"
+	}
+	return fmt.Sprintf("over its cost limit of %s: %s spent", limit, spent)
+}
+
+// enforceCostLimit records a stop on s (held under its lock) once its cost
+// has passed its limit, and tells the supervisor to stop its agent.
+func (t *Turns) enforceCostLimit(s *Session, now time.Time) {
+	why := s.overCostLimit()
+	if why == "" || s.Settled() {
+		return
+	}
+	if s.Stop == nil {
+		s.requestStop(why, now)
+	}
+	t.overCost.Store(&why)
+}
+
+// OverCostLimit is why the session must stop for its cost, once a record
+// of its turns found it past its limit ("" until then): the supervisor
+// then stops its agent, as a kill would.
+func (t *Turns) OverCostLimit() string {
+	if p := t.overCost.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// dollars writes an amount to the cent, or with sig significant digits
+// when it has more than cents ("$0.0042"), at least to the cent.
+func dollars(v float64, sig int) string {
+	if c := math.Round(v * 100); math.Abs(v*100-c) < 1e-9 {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	decimals := max(2, sig-1-int(math.Floor(math.Log10(v))))
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = strings.TrimRight(s, "0")
+		if len(s)-i-1 < 2 {
+			s += strings.Repeat("0", 2-(len(s)-i-1))
+		}
+	}
+	return "$" + s
+}
+
+// roleSaid names the role in an error about a setting it may have given.
+func roleSaid(role string, err error) error {
+	if role == "" {
+		return err
+	}
+	return Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
+}

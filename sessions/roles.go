@@ -1,0 +1,114 @@
+package sessions
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// RoleConfig is one [roles.NAME] table: a named set of worker settings, so
+// that a person or a model asks for "a reviewer" instead of repeating them.
+// What a spawn names itself wins over its role's.
+type RoleConfig struct {
+	Adapter         string `toml:"adapter"`
+	Model           string `toml:"model"`
+	ReasoningEffort string `toml:"reasoning_effort"`
+	Sandbox         string `toml:"sandbox"`
+	// Instructions are given to the agent as instructions of its own, on
+	// every turn (codex: developer_instructions; claude:
+	// --append-system-prompt), beside the task rather than in it.
+	Instructions string  `toml:"instructions"`
+	MaxCostUSD   float64 `toml:"max_cost_usd"`
+}
+
+const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd"
+
+// RoleNames lists the configured roles, sorted.
+func (c *Config) RoleNames() []string {
+	names := make([]string, 0, len(c.Roles))
+	for n := range c.Roles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Role is the role called name, or an error (ErrInvalidRequest) that
+// lists the configured ones.
+func (c *Config) Role(name string) (RoleConfig, error) {
+	if r, ok := c.Roles[name]; ok {
+		return r, nil
+	}
+	if len(c.Roles) == 0 {
+		return RoleConfig{}, Invalidf("no role %q: no roles are configured; add a [roles.%s] table to config.toml (adapter, model, reasoning_effort, sandbox, instructions, max_cost_usd)", name, name)
+	}
+	return RoleConfig{}, Invalidf("no role %q: the roles in config.toml are %s", name, strings.Join(c.RoleNames(), ", "))
+}
+
+// ApplyRole fills what req leaves empty from its role (none: req as it
+// is). The role's model goes only with the role's adapter: a request for
+// another adapter keeps that adapter's default model, as a model name
+// means nothing to another agent. Applying it twice changes nothing.
+func (c *Config) ApplyRole(req SpawnRequest) (SpawnRequest, error) {
+	if req.Role == "" {
+		return req, nil
+	}
+	r, err := c.Role(req.Role)
+	if err != nil {
+		return req, err
+	}
+	if req.Model == "" && (req.Adapter == "" || r.Adapter == "" || req.Adapter == r.Adapter) {
+		req.Model = r.Model
+	}
+	req.Adapter = firstNonEmpty(req.Adapter, r.Adapter)
+	req.ReasoningEffort = firstNonEmpty(req.ReasoningEffort, r.ReasoningEffort)
+	req.Sandbox = firstNonEmpty(req.Sandbox, r.Sandbox)
+	if req.Instructions == "" {
+		req.Instructions = strings.TrimSpace(r.Instructions)
+	}
+	if req.MaxCostUSD == 0 {
+		req.MaxCostUSD = r.MaxCostUSD
+	}
+	return req, nil
+}
+
+// checkRoles refuses a role table that can never work, whatever spawns it.
+// The adapter's own values (its efforts, its sandboxes) are checked by the
+// adapter when a spawn uses the role.
+func (c *Config) checkRoles() error {
+	for _, name := range c.RoleNames() {
+		r := c.Roles[name]
+		switch {
+		case !validRoleName(name):
+			return fmt.Errorf("[roles.%s]: a role's name is letters, digits, '-' and '_'", name)
+		case r.MaxCostUSD < 0 || math.IsNaN(r.MaxCostUSD) || math.IsInf(r.MaxCostUSD, 0):
+			return fmt.Errorf("[roles.%s] max_cost_usd = %v: want a number of dollars above 0 (leave it out for no limit)", name, r.MaxCostUSD)
+		}
+	}
+	return nil
+}
+
+func validRoleName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRoleAdapters refuses a role naming an adapter that does not exist.
+func (c *Config) checkRoleAdapters(stateDir string, ok func(string) bool, known []string) error {
+	for _, name := range c.RoleNames() {
+		if a := c.Roles[name].Adapter; a != "" && !ok(a) {
+			return &ConfigError{Path: filepath.Join(stateDir, ConfigFile),
+				Err: fmt.Errorf("[roles.%s] adapter %q is not an adapter (known: %s)", name, a, strings.Join(known, ", "))}
+		}
+	}
+	return nil
+}

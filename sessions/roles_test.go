@@ -1,0 +1,294 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRolesLoadAndAreCheckedStrictly(t *testing.T) {
+	dir := writeConfig(t, `
+[roles.reviewer]
+adapter = "codex"
+model = "gpt-5.1-codex"
+reasoning_effort = "high"
+sandbox = "read-only"
+instructions = """
+Review only: change no file.
+"""
+max_cost_usd = 2
+`)
+	c, err := LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Role("reviewer")
+	if err != nil || r.Model != "gpt-5.1-codex" || r.ReasoningEffort != "high" || r.Sandbox != "read-only" ||
+		r.Instructions != "Review only: change no file.\n" || r.MaxCostUSD != 2 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if err := c.CheckAdapters(dir, []string{"codex", "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckAdapters(dir, []string{"claude"}); err == nil || !strings.Contains(err.Error(), "[roles.reviewer] adapter \"codex\"") {
+		t.Fatalf("a role with an unknown adapter: %v", err)
+	}
+	_, err = c.Role("tester")
+	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), `no role "tester"`) || !strings.Contains(err.Error(), "reviewer") {
+		t.Fatalf("unknown role: %v", err)
+	}
+	empty, _ := LoadConfig(t.TempDir())
+	if _, err := empty.Role("tester"); err == nil || !strings.Contains(err.Error(), "[roles.tester]") {
+		t.Fatalf("unknown role, none configured: %v", err)
+	}
+
+	for body, want := range map[string]string{
+		"[roles.reviewer]\nmodle = \"x\"\n":            "roles.reviewer.modle",
+		"[roles.reviewer]\nmax_cost_usd = -1.0\n":      "max_cost_usd = -1",
+		"[roles.reviewer]\nmax_cost_usd = \"cheap\"\n": "roles",
+		"[roles.\"a b\"]\nmodel = \"x\"\n":             "a role's name",
+	} {
+		_, err := LoadConfig(writeConfig(t, body))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: want a config error with %q, got %v", body, want, err)
+		}
+		if want == "roles.reviewer.modle" && !strings.Contains(err.Error(), "reasoning_effort") {
+			t.Errorf("an unknown key in a role does not list a role's keys: %v", err)
+		}
+	}
+}
+
+// What a spawn names itself wins over its role; a role's model goes with
+// its adapter only.
+func TestApplyRole(t *testing.T) {
+	c := &Config{Roles: map[string]RoleConfig{
+		"reviewer": {Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: " Review only. \n", MaxCostUSD: 2},
+		"cheap":    {ReasoningEffort: "low"},
+	}}
+	for _, tc := range []struct {
+		name string
+		in   SpawnRequest
+		want SpawnRequest
+	}{
+		{"none", SpawnRequest{Model: "m"}, SpawnRequest{Model: "m"}},
+		{"all from the role", SpawnRequest{Role: "reviewer"},
+			SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
+		{"overridden", SpawnRequest{Role: "reviewer", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", MaxCostUSD: 0.5},
+			SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", Instructions: "Review only.", MaxCostUSD: 0.5}},
+		{"another adapter drops the role's model", SpawnRequest{Role: "reviewer", Adapter: "claude"},
+			SpawnRequest{Role: "reviewer", Adapter: "claude", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
+		{"a role without an adapter", SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus"},
+			SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus", ReasoningEffort: "low"}},
+	} {
+		got, err := c.ApplyRole(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("%s:\n got %+v %v\nwant %+v", tc.name, got, err, tc.want)
+		}
+		if again, _ := c.ApplyRole(got); again != got {
+			t.Errorf("%s: applied twice: %+v", tc.name, again)
+		}
+	}
+}
+
+// A role's settings are recorded and given to the agent on every turn,
+// the follow-ups' too, whatever config.toml says by then.
+func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.config("kill_grace = \"300ms\"\n[roles.reviewer]\nadapter = \"fake\"\nreasoning_effort = \"high\"\nsandbox = \"read-only\"\ninstructions = \"Review only.\"\nmax_cost_usd = 5.0\n")
+	ctx := context.Background()
+	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "review it", Role: "reviewer", ReasoningEffort: "low", WorkingDir: w.work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Adapter != "fake" || s.Role != "reviewer" || s.ReasoningEffort != "low" || s.Sandbox != "read-only" ||
+		s.Instructions != "Review only." || s.MaxCostUSD != 5 {
+		t.Fatalf("record %+v", s)
+	}
+	w.wait(s.ID)
+	w.config("kill_grace = \"300ms\"\n") // the role is gone: the record keeps what it gave
+	if _, err := w.m.Inject(ctx, s.ID, "and the tests"); err != nil {
+		t.Fatal(err)
+	}
+	if done := w.wait(s.ID); done.Status != StatusCompleted || done.Turn != 2 {
+		t.Fatalf("%s turn %d: %s", done.Status, done.Turn, done.Error)
+	}
+	argv := w.argvs()
+	if len(argv) != 2 {
+		t.Fatalf("%d turns ran: %q", len(argv), argv)
+	}
+	for i, a := range argv {
+		if j := strings.Join(a, " "); !strings.Contains(j, "--effort=low --instructions=Review only. --sandbox=read-only") {
+			t.Errorf("turn %d: %q", i+1, j)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(w.st.Dir(), "sessions", s.ID, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	json.Unmarshal(b, &rec)
+	if rec["role"] != "reviewer" || rec["reasoning_effort"] != "low" || rec["instructions"] != "Review only." || rec["max_cost_usd"] != 5.0 {
+		t.Errorf("meta.json: %s", b)
+	}
+}
+
+func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.config("[roles.reviewer]\nadapter = \"fake\"\n")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		req  SpawnRequest
+		want []string
+	}{
+		{SpawnRequest{Role: "tester"}, []string{`no role "tester"`, "reviewer"}},
+		{SpawnRequest{Adapter: "fake", Model: "mystery-model", MaxCostUSD: 1}, []string{"mystery-model", `[prices."mystery-model"]`}},
+		{SpawnRequest{Adapter: "fake", MaxCostUSD: -1}, []string{"above 0"}},
+		{SpawnRequest{Role: "reviewer", ReasoningEffort: "huge"}, []string{`effort "huge"`, "role reviewer"}},
+	} {
+		tc.req.Task, tc.req.WorkingDir = "x", w.work
+		_, err := w.m.Spawn(ctx, tc.req)
+		if !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%+v: want an invalid request, got %v", tc.req, err)
+			continue
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%+v: %q does not say %q", tc.req, err, s)
+			}
+		}
+	}
+	if ids, _ := w.st.ids(); len(ids) != 0 {
+		t.Errorf("refused spawns recorded %d sessions", len(ids))
+	}
+}
+
+// A worker whose cost passes its limit is stopped as it reports the
+// usage, with the reason, even if it would go on: nothing needs to watch.
+func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	went := filepath.Join(t.TempDir(), "went-on")
+	// gpt-5.1-codex: $1.25 per million input tokens.
+	w.script(fakeScript{Default: []map[string]any{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":0}}`),
+		{"sleep_ms": 20000},
+		{"run": "touch " + went},
+	}})
+	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := w.waitFor(s.ID, 15*time.Second)
+	const why = "over its cost limit of $0.50: $1.25 spent"
+	if done.Status != StatusKilled || done.Error != why || done.Turns[0].Status != StatusKilled || done.Turns[0].Error != why {
+		t.Fatalf("%s %q, turn %s %q", done.Status, done.Error, done.Turns[0].Status, done.Turns[0].Error)
+	}
+	if _, err := os.Stat(went); err == nil {
+		t.Error("the agent went on past its cost limit")
+	}
+}
+
+// Usage that arrives with the end of a turn (codex's) stops the session
+// there: the follow-up queued meanwhile is not delivered, and says why.
+func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.script(fakeScript{Default: append([]map[string]any{{"wait_file": gate}}, completes("spent it", 1000000)...)})
+	ctx := context.Background()
+	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.m.Inject(ctx, s.ID, "now spend more")
+	if err != nil || res.Outcome != InjectQueued {
+		t.Fatalf("%+v %v", res, err)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	done := w.wait(s.ID)
+	const why = "over its cost limit of $1.00: $1.25 spent"
+	if done.Status != StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
+		t.Fatalf("%s %q turn %d %q", done.Status, done.Error, done.Turn, done.LastMessage)
+	}
+	inbox, err := w.m.Inbox(s.ID)
+	if err != nil || len(inbox) != 1 || inbox[0].State != InboxUndelivered {
+		t.Fatalf("inbox %+v %v", inbox, err)
+	}
+	// A follow-up to it starts no agent: it is past its limit already.
+	if _, err := w.m.Inject(ctx, s.ID, "spend again"); err != nil {
+		t.Fatal(err)
+	}
+	done = w.wait(s.ID)
+	inbox, _ = w.m.Inbox(s.ID)
+	if done.Status != StatusKilled || done.Error != why || done.Turn != 1 || len(w.prompts()) != 1 ||
+		len(inbox) != 2 || inbox[1].State != InboxUndelivered {
+		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status, done.Error, done.Turn, len(w.prompts()), inbox)
+	}
+}
+
+func TestDollars(t *testing.T) {
+	for v, want := range map[float64]string{0: "$0.00", 0.5: "$0.50", 2: "$2.00", 1.2501: "$1.25", 0.5004: "$0.5004",
+		0.00123: "$0.00123", 12.3456: "$12.35", 150.123: "$150.12"} {
+		if got := dollars(v, 4); got != want {
+			t.Errorf("%v: %s, want %s", v, got, want)
+		}
+	}
+	// The cost past a limit never reads as the limit.
+	c := 0.500004
+	s := &Session{MaxCostUSD: 0.5, CostUSD: &c}
+	if got := s.overCostLimit(); got != "over its cost limit of $0.50: $0.500004 spent" {
+		t.Errorf("%q", got)
+	}
+}
+
+// argvs lists the command lines the fake agent was run with, in order.
+func (w *world) argvs() [][]string {
+	data, _ := os.ReadFile(filepath.Join(w.st.Dir(), "args.log"))
+	var out [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var inv struct{ Argv []string }
+		if json.Unmarshal([]byte(l), &inv) == nil {
+			out = append(out, inv.Argv)
+		}
+	}
+	return out
+}
+
+// The example role in .zwarm-example/config.toml, uncommented, loads and
+// says what the documentation says.
+func TestExampleRoleLoads(t *testing.T) {
+	b, err := os.ReadFile("../.zwarm-example/config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	in := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "# [roles.reviewer]" {
+			in = true
+		}
+		if in && !strings.HasPrefix(l, "# ") {
+			break
+		}
+		if in {
+			body = append(body, strings.TrimPrefix(l, "# "))
+		}
+	}
+	c, err := LoadConfig(writeConfig(t, strings.Join(body, "\n")))
+	if err != nil || len(body) == 0 {
+		t.Fatalf("%v in:\n%s", err, strings.Join(body, "\n"))
+	}
+	r, err := c.Role("reviewer")
+	if err != nil || r.Adapter != "codex" || r.ReasoningEffort != "high" || r.MaxCostUSD != 2 || r.Instructions == "" {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
