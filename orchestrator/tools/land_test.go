@@ -103,7 +103,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 		Note      string `json:"note"`
 	}
 	f.mustOK("delegate", map[string]any{"task": "add alpha"}, &d)
-	if d.Isolation != "worktree" || d.Branch != "zwarm/"+d.SessionID || d.Worktree != "new" && d.Worktree != "preparing" ||
+	if d.Isolation != "worktree" || d.Branch != "zwarm/"+d.SessionID || d.Worktree == "" ||
 		!strings.Contains(d.Note, "reach "+f.w.Work+" only when they are landed") {
 		t.Fatalf("delegate in a repository: %+v", d)
 	}
@@ -284,6 +284,7 @@ func TestDelegatesInARowEachGetAWorktree(t *testing.T) {
 	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	var ids []string
+	made := 0
 	for i := 0; i < 6; i++ {
 		var d struct {
 			SessionID string `json:"session_id"`
@@ -291,9 +292,14 @@ func TestDelegatesInARowEachGetAWorktree(t *testing.T) {
 		}
 		f.mustOK("delegate", map[string]any{"task": fmt.Sprintf("task %d", i)}, &d)
 		if d.Worktree != "new" && d.Worktree != "preparing" {
-			t.Errorf("delegate returned with the worktree %q: it is made in the background", d.Worktree)
+			made++
 		}
 		ids = append(ids, d.SessionID)
+	}
+	// The worktrees are made in the background: on a busy machine one may
+	// be ready by the time its delegate returns, but not every one.
+	if made == len(ids) {
+		t.Errorf("every delegate returned with its worktree made: delegate waited for them")
 	}
 	var wr waitResult
 	f.mustOK("wait", map[string]any{"session_ids": ids, "mode": "all"}, &wr)
