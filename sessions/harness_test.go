@@ -211,6 +211,15 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 	return cmd, nil
 }
 
+// Interactive runs the fake agent as a person's CLI in the thread: its
+// prompt is the thread id, so a script's by_prompt entry for the thread
+// says what the "person" does.
+func (fakeAdapter) Interactive(req TurnRequest) (Command, error) {
+	script := filepath.Join(req.StateDir, "script.json")
+	return Command{Path: fakeAgentBin, Dir: req.WorkingDir, Args: []string{"interactive", "--", req.ThreadID},
+		Env: []string{"FAKEAGENT_SCRIPT=" + script, "FAKEAGENT_ARGS_LOG=" + filepath.Join(req.StateDir, "args.log")}}, nil
+}
+
 // testParser reads the codex-like lines the fake agent prints.
 type testParser struct{ out []Event }
 

@@ -194,6 +194,14 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 	if ctx.Err() != nil {
 		s.requestStop("stopped by a signal to its supervisor", now)
 	}
+	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
+		// A person asked for the thread (attach --interrupt): it is
+		// theirs now, and queued follow-ups wait until they leave.
+		return nil, s.handToAttacher(now)
+	}
+	// An interrupt's follow-up goes first (takeNext); the interrupt itself
+	// is done with once its turn has ended.
+	s.Interrupt = nil
 	if s.Stop == nil {
 		ts, ok, err := t.st.takeNext(s, now)
 		if err != nil {
@@ -239,8 +247,8 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 		if err := t.owns(s); err != nil {
 			return err
 		}
-		if s.Stop != nil || ctx.Err() != nil {
-			return nil
+		if s.Stop != nil || ctx.Err() != nil || s.Interrupt != nil && s.Interrupt.Attacher != nil {
+			return nil // a person takes over instead: the agent finishes
 		}
 		now := time.Now().UTC()
 		e, err := t.st.deliverNext(s, n+1, now)
@@ -307,6 +315,28 @@ func (t *Turns) RequestStop(reason string) error {
 	return err
 }
 
+// InterruptAsked reports whether turn n, running, is to be interrupted
+// (Session.Interrupt): the supervisor then stops its agent as a kill
+// does, and reports the turn's end with TurnEnd.Interrupted.
+//
+// The supervisor asks by reading the record, every interruptPoll, while
+// the turn runs: under another runner (a Slurm job on another host) it is
+// the same program reading the same record on the shared file system,
+// which raises no inotify event there, so it is read, not watched. Each
+// read opens the file again, and a shared file system (NFS's close-to-open
+// consistency) then shows the record as last renamed into place.
+func (t *Turns) InterruptAsked(n int) (bool, error) {
+	s, err := t.st.load(t.id)
+	if err != nil {
+		return false, err
+	}
+	if err := t.owns(s); err != nil {
+		return false, err
+	}
+	r := s.Interrupt
+	return r != nil && r.Turn == n && s.Stop == nil, nil
+}
+
 // Current is the session's latest turn (a copy), nil before the first.
 func (t *Turns) Current() (*Turn, error) {
 	s, err := t.st.load(t.id)
@@ -337,10 +367,13 @@ func (t *Turns) NoteNewTurnFile(n int, note string) error {
 
 // TurnEnd is how an agent process ended a turn.
 type TurnEnd struct {
-	N        int    // the last turn the agent process served
-	ExitCode *int   // nil when no agent ran
-	Killed   bool   // zwarm stopped it
-	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	N        int  // the last turn the agent process served
+	ExitCode *int // nil when no agent ran
+	Killed   bool // zwarm stopped it
+	// Interrupted says zwarm stopped it for Session.Interrupt: the turn is
+	// recorded interrupted (unless a kill came too), not killed.
+	Interrupted bool
+	Reason      string // why zwarm failed the turn (could not start it, disk full); "" if it did not
 	// Notes are added to the turn's notes (output a full disk kept out of
 	// its file), whatever the turn's status.
 	Notes []string
