@@ -301,6 +301,12 @@ func (w *world) cleanup() {
 		if s, err := w.m.Get(ctx, id); err == nil && !s.Settled() {
 			w.m.Kill(ctx, id)
 		}
+		// A supervisor that has just settled its session is still tearing
+		// down, writing in the session's directory: the test's temporary
+		// dir is removed only once it is gone.
+		for len(supervisorsOf(id)) > 0 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if left := w.m.containment(id).procs(); len(left) > 0 {
 			w.t.Errorf("session %s left processes alive: %v", ShortID(id), left)
 			w.m.sweepOut(ctx, id)

@@ -52,6 +52,23 @@ type Turns struct {
 	self   ProcRef
 	prices Prices
 	job    string // the job this supervisor runs as, under another runner
+	// asked is InterruptAsked's last answer, and the record it read.
+	asked askedStamp
+}
+
+// askedStamp is an answer of InterruptAsked for turn n, given when the
+// record was the file stamp names.
+type askedStamp struct {
+	stamp  fileStamp
+	n      int
+	answer bool
+}
+
+// fileStamp tells one version of a file from the next: each is renamed
+// into place as a new file, so consecutive versions never share an inode.
+type fileStamp struct {
+	ino, size uint64
+	mtime     int64
 }
 
 // Own hands session id to its supervisor, this process. It records
@@ -319,13 +336,26 @@ func (t *Turns) RequestStop(reason string) error {
 // (Session.Interrupt): the supervisor then stops its agent as a kill
 // does, and reports the turn's end with TurnEnd.Interrupted.
 //
-// The supervisor asks by reading the record, every interruptPoll, while
-// the turn runs: under another runner (a Slurm job on another host) it is
-// the same program reading the same record on the shared file system,
-// which raises no inotify event there, so it is read, not watched. Each
-// read opens the file again, and a shared file system (NFS's close-to-open
-// consistency) then shows the record as last renamed into place.
+// The supervisor asks often while the turn runs (the supervisor's
+// interruptPoll), and on this host only a new version of the record is
+// read: a stat tells. Under another runner (the Slurm runner: a job on
+// another host, the same program) the record is on a shared file system
+// whose attributes a host may cache for seconds, and which raises no
+// inotify event for another host's writes: there the record is read each
+// time, as every open shows the version last renamed into place (NFS's
+// close-to-open consistency). So an interrupt needs no signal through the
+// scheduler, which a supervisor in a job could not tell from a kill.
 func (t *Turns) InterruptAsked(n int) (bool, error) {
+	var stamp fileStamp
+	if t.job == "" {
+		var st unix.Stat_t
+		if err := unix.Stat(t.st.metaPath(t.id), &st); err == nil {
+			stamp = fileStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
+			if a := t.asked; a.stamp == stamp && a.n == n {
+				return a.answer, nil
+			}
+		}
+	}
 	s, err := t.st.load(t.id)
 	if err != nil {
 		return false, err
@@ -334,7 +364,11 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 		return false, err
 	}
 	r := s.Interrupt
-	return r != nil && r.Turn == n && s.Stop == nil, nil
+	answer := r != nil && r.Turn == n && s.Stop == nil
+	if stamp != (fileStamp{}) {
+		t.asked = askedStamp{stamp: stamp, n: n, answer: answer}
+	}
+	return answer, nil
 }
 
 // Current is the session's latest turn (a copy), nil before the first.
