@@ -34,8 +34,9 @@ import (
 //	interrupt   running, its turn running           the same, with Interrupt set: the turn is to be
 //	                                                stopped, and endTurn records it interrupted
 //	attach      settled                             attached, owner = the attaching command
-//	handToAttacher running, between turns, its turn attached, owner = the attaching command the
-//	            interrupted for a person            interrupt named (no follow-up starts first)
+//	handToAttacher                                  attached, owner = the attaching command the
+//	            running, between turns, the turn    interrupt names, in the update that ended the
+//	            interrupted for a person            turn (no follow-up starts first)
 //	detach      attached                            settled again, as it was before the attach
 //
 // Settled is the one answer to "is it done?": wait, ls, the dashboard,

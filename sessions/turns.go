@@ -28,6 +28,10 @@ import (
 //	EndTurn      endTurn, and start the next queued follow-up or settle
 //	HandOver     handOver: a live agent's next turn
 //	RecordProgress, SetAgent, NoteNewTurnFile   what a running turn shows
+//
+// EndTurn hands the session to a person instead of starting the next
+// turn when its turn was interrupted for them (handToAttacher), and
+// InterruptAsked tells the supervisor that its turn is to be interrupted.
 
 var inSupervisor atomic.Bool
 

@@ -18,6 +18,7 @@ import (
 //	serving  ─turn.completed, live, follow-up queued─► serving (the next turn)
 //	serving  ─turn.completed, live, nothing queued──► closing (stdin closed)
 //	serving, closing ─stop asked (kill, signal)─────► stopping (SIGTERM to the group)
+//	serving ─its turn interrupted (polled)──────────► stopping (the turn ends interrupted)
 //	serving, closing ─output cannot be recorded─────► stopping (the turn fails)
 //	stopping ─grace period over─────────────────────► forcing (SIGKILL to the group)
 //	any      ─agent exited──────────────────────────► sweep every process of the session
