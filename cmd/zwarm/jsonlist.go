@@ -190,6 +190,12 @@ func appendSessionJSON(b []byte, v sessionJSON) ([]byte, error) {
 	} else {
 		e.value(v.Turns)
 	}
+	e.key("attached")
+	if len(v.Attached) == 0 {
+		e.raw("[]")
+	} else {
+		e.value(v.Attached)
+	}
 	e.depth--
 	e.b = append(e.b, "\n  }"...)
 	return e.b, e.err
