@@ -666,9 +666,9 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 // scheduler): the turn stops, recorded interrupted, and the follow-up
 // runs next in the same thread. A person then attaches to the settled
 // session on this host: while attached its ended job is not taken for a
-// dead owner, and leaving the CLI settles it again.
+// dead owner, and leaving the CLI settles it again. It runs alone: its
+// job holds a CPU of the test cluster's one node for a while.
 func TestSlurmInterruptAndAttach(t *testing.T) {
-	t.Parallel()
 	w := slurmWorld(t, "")
 	w.setScript(completes("went the short way", 20), "the long way", []step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
