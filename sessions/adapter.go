@@ -36,6 +36,13 @@ type Adapter interface {
 	Command(req TurnRequest) (Command, error)
 	// NewParser returns a parser for one turn file.
 	NewParser() Parser
+	// Interactive returns the agent's own interactive CLI, resuming the
+	// thread req.ThreadID in req.WorkingDir with req's model and sandbox,
+	// for a person to work in (zwarm attach); req.Prompt is unused. It is
+	// run in the foreground on the person's terminal, with the environment
+	// of the attaching command plus Env; Stdin and Input are not used. An
+	// agent without one fails with a message saying so.
+	Interactive(req TurnRequest) (Command, error)
 }
 
 // TurnRequest is what an adapter needs to build one turn's command.

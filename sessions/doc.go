@@ -38,7 +38,7 @@
 //	                                 (the line but its newline); readers report it as a raw
 //	                                 event, and no process holds more of a line than that
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
-//	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry)
+//	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry; an interrupt's goes first)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
 //	sessions/<id>/slurm-<job>.out    what a Slurm job running the supervisor printed (runner slurm)
 //	sessions/<id>/supervisor.lock    the lock held by a supervisor for its whole life, so a
@@ -128,11 +128,13 @@
 // # Lifecycle
 //
 //	pending ─► running ─► completed | failed | killed
+//	completed | failed | killed ─► attached ─► as it was
 //
 // lifecycle.go is the only place the status, the owner and the turns
 // change state: a closed set of transitions (claim, startTurn, handOver,
-// endTurn, settle, reopen, requestStop, stopped, abandon, failStart), each
-// refusing a state it does not apply to. They are unexported: the Manager
+// endTurn, settle, reopen, requestStop, stopped, abandon, failStart,
+// interrupt, attach, handToAttacher, detach), each refusing a state it
+// does not apply to. They are unexported: the Manager
 // applies them, and the supervisor reaches them only through Turns
 // (Claim, Prepared, EndTurn, HandOver), each one update of the record. Settled (no turn running and none
 // about to start) is the one answer to "is it done?"; a turn's end and the
@@ -143,7 +145,8 @@
 //
 // The record names its owner: the process that is spawning the session or
 // sending it a follow-up (role "spawn"), then its supervisor (role
-// "supervisor"), each as a pid with its start time, so a reused pid is
+// "supervisor"), or the command a person is attached through (role
+// "attach"), each as a pid with its start time, so a reused pid is
 // never taken for the owner. A reader that finds an unsettled session
 // whose owner is gone records it as failed with an error saying so, after
 // stopping whatever of the session is still running: a status is never a
@@ -151,6 +154,42 @@
 // token, and every write of its turn API is fenced by it: once the record
 // names another owner (or none), its writes are refused (ErrFenced), and
 // it stops its agent and records nothing more.
+//
+// An interrupt (Manager.Interrupt: inject --interrupt, the tools'
+// converse and MCP inject with interrupt) stops the running turn, not
+// the session: it queues its follow-up, marked to go before the others,
+// and records Interrupt in the session (Session.Interruptible is the one
+// answer to "can it take one?": a turn runs that no kill or earlier
+// interrupt is stopping). The supervisor reads the record while the turn
+// runs (a stat first, on this host; a read each time under another
+// runner, whose record is on a shared file system that raises no inotify
+// event for another host's writes), stops the agent as a kill does
+// (SIGTERM, kill_grace, SIGKILL, a sweep), records the turn
+// "interrupted" (a turn's status only, never a session's; not failed,
+// and a kill that comes too makes it killed), and starts the follow-up
+// as the next turn in the same update, by the agent's native resume.
+//
+// Attached: a person works in the agent's own interactive CLI, in the
+// session's thread and dir (Manager.Attach, zwarm attach; the adapter's
+// Interactive command line). Only a settled session is attached (a
+// running one is refused, ErrRunning, unless the attach interrupts its
+// turn: the supervisor then hands the session to the attaching command in
+// the update that ends the turn, before any queued follow-up). While
+// attached, the session is not settled: its owner is the attaching
+// command (role "attach"), a follow-up queues (Inject says Attached),
+// kill refuses it (ErrAttached), and Session.Attaches holds the open
+// span. When the CLI exits, the attaching command commits what was left
+// in the worktree (as a turn's end does), and detaches: the session
+// settles as it was (its status and error before the attach; after an
+// interrupted turn, completed), the span gets its end, the CLI's exit
+// code, the commit and its files; follow-ups queued meanwhile then start
+// as a follow-up to a settled session does. The CLI gets SIGTERM if the
+// attaching command dies; a reader that finds the attaching command gone
+// (by its pid and start time, as any owner) detaches the session with a
+// note saying so, kills the CLI if it still runs, and reports the queued
+// follow-ups undelivered. An attach under another runner runs on the
+// host of the attaching command, which judges it by its pid, not by the
+// session's ended job.
 //
 // # Runners
 //

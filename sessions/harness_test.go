@@ -235,6 +235,15 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 	return cmd, nil
 }
 
+// Interactive runs the fake agent as a person's CLI in the thread: its
+// prompt is the thread id, so a script's by_prompt entry for the thread
+// says what the "person" does.
+func (fakeAdapter) Interactive(req TurnRequest) (Command, error) {
+	script := filepath.Join(req.StateDir, "script.json")
+	return Command{Path: fakeAgentBin, Dir: req.WorkingDir, Args: []string{"interactive", "--", req.ThreadID},
+		Env: []string{"FAKEAGENT_SCRIPT=" + script, "FAKEAGENT_ARGS_LOG=" + filepath.Join(req.StateDir, "args.log")}}, nil
+}
+
 // testParser reads the codex-like lines the fake agent prints.
 type testParser struct{ out []Event }
 
@@ -315,6 +324,12 @@ func (w *world) cleanup() {
 	for _, id := range ids {
 		if s, err := w.m.Get(ctx, id); err == nil && !s.Settled() {
 			w.m.Kill(ctx, id)
+		}
+		// A supervisor that has just settled its session is still tearing
+		// down, writing in the session's directory: the test's temporary
+		// dir is removed only once it is gone.
+		for len(supervisorsOf(id)) > 0 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
 		}
 		if left := w.m.containment(id).procs(); len(left) > 0 {
 			w.t.Errorf("session %s left processes alive: %v", ShortID(id), left)

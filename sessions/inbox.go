@@ -31,6 +31,9 @@ type InboxEntry struct {
 	Turn        int        `json:"turn,omitempty"`
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
+	// Interrupt marks a follow-up sent with inject --interrupt: it is
+	// delivered before the follow-ups queued without it.
+	Interrupt bool `json:"interrupt,omitempty"`
 }
 
 func (st *Store) inboxPath(id string, e *InboxEntry) string {
@@ -80,6 +83,19 @@ func (st *Store) inbox(id string) ([]InboxEntry, error) {
 	return out, nil
 }
 
+// interruptsQueued counts the queued follow-ups sent as interrupts: those
+// a new interrupt's follow-up waits behind. Callers hold the lock.
+func (st *Store) interruptsQueued(id string) (int, error) {
+	entries, err := st.inbox(id)
+	n := 0
+	for _, e := range entries {
+		if e.State == InboxQueued && e.Interrupt {
+			n++
+		}
+	}
+	return n, err
+}
+
 // dropQueued marks every queued entry undelivered. Callers hold the lock.
 func (st *Store) dropQueued(s *Session, reason string) error {
 	entries, err := st.inbox(s.ID)
@@ -100,12 +116,14 @@ func (st *Store) dropQueued(s *Session, reason string) error {
 }
 
 // deliverNext marks the oldest queued follow-up delivered as turn n and
-// returns it, or nil when none is queued. Callers hold the lock.
+// returns it, or nil when none is queued; one sent as an interrupt goes
+// before the others. Callers hold the lock.
 func (st *Store) deliverNext(s *Session, n int, now time.Time) (*InboxEntry, error) {
 	entries, err := st.inbox(s.ID)
 	if err != nil {
 		return nil, err
 	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Interrupt && !entries[j].Interrupt })
 	for i := range entries {
 		e := &entries[i]
 		if e.State != InboxQueued {

@@ -99,7 +99,7 @@ func (m *Manager) listFront(opt ListOptions) (out []*Session, bad []*RecordError
 // onlyUnsettled says no settled session can match: the cache's settled
 // summaries need not be read.
 func (o ListOptions) onlyUnsettled() bool {
-	return o.Active || o.Status == StatusPending || o.Status == StatusRunning
+	return o.Active || o.Status == StatusPending || o.Status == StatusRunning || o.Status == StatusAttached
 }
 
 // listed is what a listing makes of one record it read (the session to

@@ -31,9 +31,19 @@ import (
 //	abandon     not settled                         failed, settled (its owner died without a word)
 //	failStart   pending                             failed, settled (the agent could not be started,
 //	                                                or its worktree could not be made)
+//	interrupt   running, its turn running           the same, with Interrupt set: the turn is to be
+//	                                                stopped, and endTurn records it interrupted
+//	attach      settled                             attached, owner = the attaching command
+//	handToAttacher                                  attached, owner = the attaching command the
+//	            running, between turns, the turn    interrupt names, in the update that ended the
+//	            interrupted for a person            turn (no follow-up starts first)
+//	detach      attached                            settled again, as it was before the attach
 //
 // Settled is the one answer to "is it done?": wait, ls, the dashboard,
-// inject and kill all ask it.
+// inject and kill all ask it. An attached session is not settled: a
+// person works in its thread, so a follow-up queues and kill refuses it;
+// it settles again when they leave the CLI, or when a reader finds the
+// attaching command gone (detach, with a note saying so).
 
 // Settled reports whether the session is at rest: no turn runs and none is
 // about to start. Only then is its status final (until a follow-up).
@@ -184,6 +194,17 @@ func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 	t.EndedAt, t.ExitCode = &now, e.ExitCode
 	t.Notes = append(t.Notes, e.Notes...)
 	switch {
+	case e.Interrupted && s.Stop == nil && s.Interrupt != nil && s.Interrupt.Turn == t.N:
+		// Not failed: stopped so that the thread goes on at once.
+		t.Status, t.Error = StatusInterrupted, ""
+		note := "interrupted: a follow-up took over the thread"
+		switch r := s.Interrupt; {
+		case r.Attacher != nil:
+			note = "interrupted: a person took over the thread (zwarm attach)"
+		case r.InboxID == "":
+			note = "interrupted for zwarm attach, which gave up before the thread was handed over"
+		}
+		t.Notes = append(t.Notes, note)
 	case e.Killed:
 		t.Status, t.Error = StatusKilled, firstNonEmpty(s.stopReason(), "killed by zwarm kill")
 	case e.Reason != "":
@@ -213,6 +234,9 @@ func (s *Session) handOver(ts turnStart, now time.Time) error {
 	if s.Stop != nil {
 		return s.refuse("hand over", "a kill is in progress")
 	}
+	if s.Interrupt != nil && s.Interrupt.Attacher != nil {
+		return s.refuse("hand over", "a person is about to take over the thread")
+	}
 	t := s.current()
 	t.EndedAt, t.Status = &now, StatusCompleted
 	if t.AgentFailed {
@@ -222,6 +246,9 @@ func (s *Session) handOver(ts turnStart, now time.Time) error {
 	s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
 		StartedAt: now, Status: StatusRunning, Resumed: true, Live: true})
 	s.Turn = len(s.Turns)
+	// An interrupt of the turn that just completed is moot: its follow-up,
+	// delivered first, is the turn that starts now.
+	s.Interrupt = nil
 	return nil
 }
 
@@ -234,6 +261,9 @@ func (s *Session) settle(now time.Time) error {
 	if s.Settled() {
 		return s.refuse("settle", "it is already settled")
 	}
+	if s.Status == StatusAttached {
+		return s.refuse("settle", "a person works in its CLI: detach it")
+	}
 	switch last := s.current(); {
 	case s.Stop != nil:
 		s.Status = StatusKilled
@@ -245,10 +275,14 @@ func (s *Session) settle(now time.Time) error {
 	case last == nil:
 		s.Status = StatusFailed
 		s.Error = firstNonEmpty(s.Error, "no turn ran")
+	case last.Status == StatusInterrupted:
+		// Nothing took over the thread (an attach --interrupt given up):
+		// zwarm stopped the turn, so the session was killed.
+		s.Status, s.Error = StatusKilled, "its turn was interrupted and nothing took over the thread"
 	default:
 		s.Status, s.Error = last.Status, last.Error
 	}
-	s.Owner, s.Agent, s.AgentLive, s.Stop, s.PendingInjects = nil, nil, false, nil, 0
+	s.Owner, s.Agent, s.AgentLive, s.Stop, s.PendingInjects, s.Interrupt = nil, nil, false, nil, 0, nil
 	s.EndedAt = &now
 	return nil
 }
@@ -278,6 +312,9 @@ func (s *Session) requestStop(reason string, now time.Time) error {
 	if s.Settled() {
 		return s.refuse("stop", "it is not running")
 	}
+	if s.Status == StatusAttached {
+		return s.refuse("stop", "a person works in its CLI; it settles when they leave it")
+	}
 	if s.Stop == nil {
 		s.Stop = &StopRequest{At: now, Reason: reason}
 	}
@@ -296,6 +333,9 @@ func (s *Session) stopReason() string {
 func (s *Session) stopped(note string, now time.Time) error {
 	if s.Settled() {
 		return s.refuse("record the kill of", "it is not running")
+	}
+	if s.Status == StatusAttached {
+		return s.refuse("record the kill of", "a person works in its CLI")
 	}
 	if s.Stop == nil {
 		s.Stop = &StopRequest{At: now, Reason: "killed by zwarm kill"}
@@ -316,6 +356,9 @@ func (s *Session) stopped(note string, now time.Time) error {
 func (s *Session) abandon(msg string, now time.Time) error {
 	if s.Settled() {
 		return s.refuse("abandon", "it is settled")
+	}
+	if s.Status == StatusAttached {
+		return s.refuse("abandon", "a person's attach is ended by detach")
 	}
 	if t := s.current(); t != nil && t.EndedAt == nil {
 		t.Status, t.EndedAt, t.Error = StatusFailed, &now, msg
@@ -346,6 +389,103 @@ func (s *Session) failStart(reason string, now time.Time) error {
 	s.Status, s.Error = StatusFailed, reason
 	if stop {
 		s.Status = StatusKilled
+	}
+	return nil
+}
+
+// Interruptible is the one answer to "can it take an interrupt?": a turn
+// runs that nothing else is stopping (no kill in progress, no earlier
+// interrupt still at work). A session that cannot (settled, attached,
+// pending, or already being stopped) takes the follow-up as inject does.
+func (s *Session) Interruptible() bool {
+	return !s.Legacy && s.Status == StatusRunning && s.TurnRunning() && s.Stop == nil && s.Interrupt == nil
+}
+
+// interrupt marks the running turn to be stopped so that the thread goes
+// on at once: with the follow-up r.InboxID, or in a person's CLI
+// (r.Attacher). Its supervisor sees it and stops the agent as a kill
+// does; endTurn records the turn interrupted.
+func (s *Session) interrupt(r InterruptRequest) error {
+	if !s.Interruptible() {
+		why := "no turn is running"
+		switch {
+		case s.Stop != nil:
+			why = "a kill is in progress"
+		case s.Interrupt != nil:
+			why = fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
+		}
+		return s.refuse("interrupt", why)
+	}
+	r.Turn = s.Turn
+	s.Interrupt = &r
+	return nil
+}
+
+// attach hands a settled session to a person, who works in its agent's own
+// CLI, in its thread, through the attaching command owner.
+func (s *Session) attach(owner ProcRef, now time.Time) error {
+	switch {
+	case s.Legacy:
+		return s.refuse("attach", "it was written by the Python zwarm")
+	case !s.Settled():
+		return s.refuse("attach", "it is not settled")
+	case s.ThreadID == "":
+		return s.refuse("attach", "its agent never reported a thread to resume")
+	}
+	s.Attaches = append(s.Attaches, AttachSpan{Start: now, PID: owner.PID, Was: s.Status, WasError: s.Error})
+	s.Status, s.Owner, s.Error, s.Killer = StatusAttached, &owner, "", nil
+	return nil
+}
+
+// handToAttacher attaches a session whose turn was interrupted for a
+// person (or ended on its own meanwhile) to the attaching command the
+// interrupt names, in the update that ended the turn: no follow-up starts
+// in between. Queued follow-ups stay queued, for after the person leaves.
+func (s *Session) handToAttacher(now time.Time) error {
+	r := s.Interrupt
+	switch {
+	case r == nil || r.Attacher == nil:
+		return s.refuse("hand to a person", "nobody asked for it")
+	case s.Stop != nil:
+		return s.refuse("hand to a person", "a kill is in progress")
+	case s.TurnRunning():
+		return s.refuse("hand to a person", fmt.Sprintf("turn %d is still running", s.Turn))
+	case s.ThreadID == "":
+		return s.refuse("hand to a person", "its agent never reported a thread to resume")
+	}
+	// The session settles as it would have, but that an interrupted turn
+	// is no failure: the person carries on from where it stopped.
+	was, wasErr := StatusCompleted, ""
+	if last := s.current(); last != nil && last.Status != StatusInterrupted {
+		was, wasErr = last.Status, last.Error
+	}
+	s.Attaches = append(s.Attaches, AttachSpan{Start: now, PID: r.Attacher.PID, Was: was, WasError: wasErr})
+	s.Status, s.Owner, s.Error, s.Interrupt = StatusAttached, clonePtr(r.Attacher), "", nil
+	s.Agent, s.AgentLive = nil, false
+	return nil
+}
+
+// withdrawAttach forgets that the attaching command token waits for the
+// thread (it gave up): the interrupt goes on, as its agent may be
+// stopping already, and only a follow-up may take over.
+func (s *Session) withdrawAttach(token string) {
+	if r := s.Interrupt; r != nil && r.Attacher != nil && r.Attacher.Token == token {
+		r.Attacher = nil
+	}
+}
+
+// detach settles an attached session again, as it was before the attach:
+// the person left the CLI (exit is its exit code), or note says how else
+// the attach ended (its command died, say).
+func (s *Session) detach(exit *int, note string, now time.Time) error {
+	if s.Status != StatusAttached || len(s.Attaches) == 0 {
+		return s.refuse("detach", "it is not attached")
+	}
+	a := &s.Attaches[len(s.Attaches)-1]
+	a.End, a.ExitCode, a.Note = &now, exit, note
+	s.Status, s.Error, s.Owner, s.EndedAt = a.Was, a.WasError, nil, &now
+	if !s.Status.Finished() {
+		s.Status = StatusCompleted // a record changed by hand
 	}
 	return nil
 }

@@ -33,10 +33,29 @@ func state(name string) *Session {
 	case "stopping":
 		s.Status, s.Owner, s.Stop = StatusRunning, sup, &StopRequest{At: now, Reason: "killed by zwarm kill"}
 		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+	case "interrupting", "interrupting for attach":
+		s.Status, s.Owner = StatusRunning, sup
+		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+		s.Interrupt = &InterruptRequest{At: now, Turn: 1, InboxID: "e1"}
+		if name == "interrupting for attach" {
+			s.Interrupt = &InterruptRequest{At: now, Turn: 1, Attacher: attacher}
+		}
+	case "interrupted for attach":
+		s.Status, s.Owner = StatusRunning, sup
+		s.Turns = []Turn{ended(StatusInterrupted)}
+		s.Interrupt = &InterruptRequest{At: now, Turn: 1, Attacher: attacher}
+	case "attached":
+		s.Status, s.Owner, s.EndedAt = StatusAttached, attacher, &now
+		s.Turns = []Turn{ended(StatusCompleted)}
+		s.Attaches = []AttachSpan{{Start: now, PID: attacher.PID, Was: StatusCompleted}}
 	}
+	s.ThreadID = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 	s.Turn = len(s.Turns)
 	return s
 }
+
+// attacher is the zwarm attach of the lifecycle's test states.
+var attacher = &ProcRef{PID: 3, Start: 3, Role: roleAttach, Token: "t3"}
 
 // describe reduces a session to what the lifecycle table talks about.
 func describe(s *Session) string {
@@ -51,6 +70,9 @@ func describe(s *Session) string {
 	}
 	if s.Stop != nil {
 		d += "/stop"
+	}
+	if s.Interrupt != nil {
+		d += "/interrupt"
 	}
 	return d
 }
@@ -94,6 +116,40 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"completed", "abandon", func(s *Session) error { return s.abandon("x", now) }, ""},
 		{"claimed", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, "failed/settled"},
 		{"running", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, ""},
+
+		{"running", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, "running/turn/interrupt"},
+		{"interrupting", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"stopping", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"between", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"claimed", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"completed", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"attached", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
+		{"interrupting", "endTurn interrupted", func(s *Session) error {
+			return s.endTurn(TurnEnd{ExitCode: &code143, Killed: true, Interrupted: true}, now)
+		}, "running/between/interrupt"},
+		{"interrupting", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"interrupting for attach", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, ""},
+		{"interrupting", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "running/turn/stop/interrupt"},
+		{"interrupting", "settle", func(s *Session) error { return s.settle(now) }, ""},
+
+		{"completed", "attach", func(s *Session) error { return s.attach(*attacher, now) }, "attached/between"},
+		{"failed", "attach", func(s *Session) error { return s.attach(*attacher, now) }, "attached/between"},
+		{"running", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
+		{"pending", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
+		{"attached", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
+		{"interrupted for attach", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, "attached/between"},
+		{"interrupting for attach", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, ""},
+		{"between", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, ""},
+		{"attached", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, "completed/settled"},
+		{"completed", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, ""},
+		{"running", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, ""},
+		{"attached", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
+		{"attached", "reopen", func(s *Session) error { return s.reopen(sup) }, ""},
+		{"attached", "settle", func(s *Session) error { return s.settle(now) }, ""},
+		{"attached", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, ""},
+		{"attached", "stopped", func(s *Session) error { return s.stopped("", now) }, ""},
+		{"attached", "abandon", func(s *Session) error { return s.abandon("x", now) }, ""},
+		{"attached", "failStart", func(s *Session) error { return s.failStart("x", now) }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.from+"/"+tc.transition, func(t *testing.T) {
@@ -117,8 +173,12 @@ func TestLifecycleTransitions(t *testing.T) {
 				t.Fatalf("%s from %s: got %s, want %s", tc.transition, tc.from, got, tc.want)
 			}
 			// Whatever is settled has nobody owning it and an end time.
-			if s.Settled() && (s.Owner != nil || s.EndedAt == nil || s.Agent != nil || s.Stop != nil) {
-				t.Fatalf("settled but owner %v ended %v agent %v stop %v", s.Owner, s.EndedAt, s.Agent, s.Stop)
+			if s.Settled() && (s.Owner != nil || s.EndedAt == nil || s.Agent != nil || s.Stop != nil || s.Interrupt != nil) {
+				t.Fatalf("settled but owner %v ended %v agent %v stop %v interrupt %v", s.Owner, s.EndedAt, s.Agent, s.Stop, s.Interrupt)
+			}
+			// Whoever is attached owns it, in an open span.
+			if s.Status == StatusAttached && (s.Owner == nil || s.Owner.Role != roleAttach || s.Attaches[len(s.Attaches)-1].End != nil) {
+				t.Fatalf("attached but owner %v spans %+v", s.Owner, s.Attaches)
 			}
 		})
 	}
@@ -179,5 +239,68 @@ func TestEndTurnOutcomes(t *testing.T) {
 				t.Fatalf("status %s (turn %s), error %q; want %s, %q", s.Status, s.Turns[0].Status, s.Error, tc.status, tc.reason)
 			}
 		})
+	}
+}
+
+// An interrupted turn is recorded as such, not as failed or killed: the
+// thread goes on; only a kill that came too makes it killed.
+func TestInterruptedTurn(t *testing.T) {
+	now := time.Now()
+	code := 143
+	s := state("interrupting")
+	if err := s.endTurn(TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
+		t.Fatal(err)
+	}
+	tr := s.Turns[0]
+	if tr.Status != StatusInterrupted || tr.Error != "" || len(tr.Notes) != 1 || tr.Notes[0] != "interrupted: a follow-up took over the thread" {
+		t.Fatalf("turn %+v", tr)
+	}
+	// Nothing took over (the follow-up is not there): zwarm stopped it.
+	if err := s.settle(now); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != StatusKilled || s.Interrupt != nil || s.Error == "" {
+		t.Fatalf("settled as %s (%q), interrupt %v", s.Status, s.Error, s.Interrupt)
+	}
+
+	s = state("interrupting")
+	s.requestStop("killed by zwarm kill", now)
+	if err := s.endTurn(TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
+		t.Fatal(err)
+	}
+	if s.Turns[0].Status != StatusKilled {
+		t.Fatalf("a kill during an interrupt: turn %s", s.Turns[0].Status)
+	}
+}
+
+// A person who interrupted a turn to attach gets the session as a
+// completed one: when they leave, it settles as completed, not as killed.
+func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
+	now := time.Now()
+	s := state("interrupted for attach")
+	if err := s.handToAttacher(now); err != nil {
+		t.Fatal(err)
+	}
+	if s.Owner == nil || s.Owner.Token != attacher.Token || s.Interrupt != nil {
+		t.Fatalf("owner %v interrupt %v", s.Owner, s.Interrupt)
+	}
+	code := 0
+	if err := s.detach(&code, "", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	a := s.Attaches[0]
+	if s.Status != StatusCompleted || !s.Settled() || a.End == nil || a.End.Sub(a.Start) != time.Minute || *a.ExitCode != 0 {
+		t.Fatalf("status %s settled %v span %+v", s.Status, s.Settled(), a)
+	}
+	// A failed session a person attached to is failed again after.
+	s = state("failed")
+	s.Error = "tests fail"
+	s.attach(*attacher, now)
+	if s.Error != "" {
+		t.Fatalf("attached, the error reads %q", s.Error)
+	}
+	s.detach(nil, "", now)
+	if s.Status != StatusFailed || s.Error != "tests fail" {
+		t.Fatalf("after the attach: %s %q", s.Status, s.Error)
 	}
 }

@@ -23,20 +23,27 @@ const (
 	// InjectRestarted: the session was settled but its agent never reported
 	// a thread to resume; the follow-up starts a new agent run.
 	InjectRestarted InjectOutcome = "restarted"
+	// InjectInterrupted: the running turn is being stopped (Interrupt);
+	// the follow-up becomes the next turn, in the same thread, as soon as
+	// it has.
+	InjectInterrupted InjectOutcome = "interrupted"
 )
 
 // InjectResult says what Inject did, as decided under the session's lock.
 type InjectResult struct {
 	Entry   InboxEntry
 	Outcome InjectOutcome
-	// Turn is the turn the follow-up waits behind (queued) or becomes
-	// (resumed, restarted).
+	// Turn is the turn the follow-up waits behind (queued), stops
+	// (interrupted) or becomes (resumed, restarted).
 	Turn int
-	// Ahead is how many follow-ups were queued before this one.
+	// Ahead is how many follow-ups go before this one.
 	Ahead int
 	// Live says a queued follow-up goes to the running agent process.
-	Live    bool
-	Session *Session
+	Live bool
+	// Attached says a person works in the session's CLI (zwarm attach):
+	// the follow-up is queued until they leave it.
+	Attached bool
+	Session  *Session
 }
 
 // ErrStopping is returned (wrapped) by Inject while the session is being
@@ -48,6 +55,20 @@ var ErrStopping = errors.New("session is being killed")
 // settled session (completed, failed or killed) continues at once in the
 // same agent thread, by the agent's native resume.
 func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectResult, error) {
+	return m.inject(ctx, idOrPrefix, text, false)
+}
+
+// Interrupt sends a follow-up that takes over at once: the running turn is
+// stopped (gracefully, as a kill stops it: the graceful signal, then force
+// after kill_grace; the session goes on), recorded as interrupted, and the
+// follow-up becomes the next turn of the same thread, before any queued
+// earlier. A session that is not Interruptible takes it as Inject does,
+// but still before the follow-ups queued without an interrupt.
+func (m *Manager) Interrupt(ctx context.Context, idOrPrefix, text string) (*InjectResult, error) {
+	return m.inject(ctx, idOrPrefix, text, true)
+}
+
+func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, interrupt bool) (*InjectResult, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, Invalidf("empty message: say what the agent should do next")
 	}
@@ -68,7 +89,7 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}
 	self.Role = roleSpawn
-	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued}}
+	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued, Interrupt: interrupt}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest
@@ -99,12 +120,24 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 		res.Entry.Seq = s.NextInboxSeq
 		s.NextInboxSeq++
 		res.Ahead = s.PendingInjects
+		if interrupt && s.PendingInjects > 0 {
+			ahead, err := m.st.interruptsQueued(id)
+			if err != nil {
+				return err
+			}
+			res.Ahead = ahead
+		}
 		if err := m.st.writeInbox(id, &res.Entry); err != nil {
 			return err
 		}
 		s.PendingInjects++
 		if !s.Settled() {
 			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
+			res.Attached = s.Status == StatusAttached
+			if interrupt && s.Interruptible() {
+				res.Outcome, res.Live = InjectInterrupted, false
+				return s.interrupt(InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
+			}
 			return nil
 		}
 		res.Outcome, res.Turn = InjectResumed, s.Turn+1

@@ -88,6 +88,9 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			}
 			return nil
 		}
+		if s.Status == StatusAttached {
+			return s.attachedError()
+		}
 		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}

@@ -25,6 +25,9 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		if s.Settled() {
 			return nil
 		}
+		if s.Status == StatusAttached {
+			return s.attachedError()
+		}
 		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}

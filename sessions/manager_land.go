@@ -479,6 +479,8 @@ func (s *Session) claimable() error {
 	switch {
 	case s.Workspace == nil:
 		return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
+	case s.Status == StatusAttached:
+		return s.attachedError()
 	case !s.Settled():
 		return fmt.Errorf("%w: wait or kill it first", ErrRunning)
 	}

@@ -171,7 +171,7 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)
 	}
-	if s.remote() {
+	if s.remote() && s.Status != StatusAttached {
 		s.RunnerState = m.runnerState(context.Background(), s)
 	}
 	t := s.current()
@@ -210,6 +210,9 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 		// without recording it.
 		c := seen.Clone()
 		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
+		if seen.Status == StatusAttached {
+			c.detach(nil, "the attaching zwarm is gone", time.Now().UTC())
+		}
 		return c
 	}
 	return s
@@ -218,6 +221,9 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 // abandonLocked settles a session whose owner died, after stopping every
 // process left of it. Callers hold the lock.
 func (m *Manager) abandonLocked(s *Session) error {
+	if s.Status == StatusAttached {
+		return m.attacherGone(s)
+	}
 	if s.runnerJudges() && s.Job.ID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -108,10 +108,11 @@ func (s *Session) remote() bool {
 
 // runnerJudges says the session's runner, not a pid on this host, tells
 // whether its owner lives: it was handed to another runner, and no
-// command on this host is submitting its job (that command is judged by
-// its pid). Until the job's id is known, nothing can be told.
+// command on this host is submitting its job or is attached to it (those
+// are judged by their pid). Until the job's id is known, nothing can be
+// told.
 func (s *Session) runnerJudges() bool {
-	return s.remote() && (s.Owner == nil || s.Owner.Role != roleSpawn)
+	return s.remote() && (s.Owner == nil || s.Owner.Role != roleSpawn && s.Owner.Role != roleAttach)
 }
 
 // RunnerName is the runner the session's supervisor runs under.

@@ -70,6 +70,14 @@ type Session struct {
 	// Stop is set while a kill is in progress: no turn may start and no
 	// follow-up may be handed over until the kill is recorded.
 	Stop *StopRequest `json:"stop,omitempty"`
+	// Interrupt is set while the running turn is being stopped so that
+	// something else takes over the thread at once: a follow-up (inject
+	// --interrupt), or a person in the agent's CLI (attach --interrupt).
+	Interrupt *InterruptRequest `json:"interrupt,omitempty"`
+	// Attaches are the spans a person worked in the agent's own CLI (zwarm
+	// attach), oldest first; while the session is attached, the last one
+	// has no end and Owner is the attaching command.
+	Attaches []AttachSpan `json:"attaches,omitempty"`
 	// Killer is the command that recorded the kill, while it finishes (it
 	// waits for the supervisor, then sweeps): a follow-up is refused until
 	// it is done, so nothing a follow-up starts is swept as a leftover of
@@ -159,14 +167,16 @@ type ProcRef struct {
 	// supervisor whose token it holds, wherever it runs (its pid may be
 	// another host's or another pid namespace's).
 	Token string `json:"token,omitempty"`
-	// Role is "supervisor" for a session's supervisor and "spawn" for the
-	// command that is starting one.
+	// Role is "supervisor" for a session's supervisor, "spawn" for the
+	// command that is starting one and "attach" for the command a person
+	// works in the agent's CLI through.
 	Role string `json:"role,omitempty"`
 }
 
 const (
 	roleSpawn      = "spawn"
 	roleSupervisor = "supervisor"
+	roleAttach     = "attach"
 )
 
 // StopRequest records that `zwarm kill` (or an orchestrator, or a watcher)
@@ -174,6 +184,41 @@ const (
 type StopRequest struct {
 	At     time.Time `json:"at"`
 	Reason string    `json:"reason"`
+}
+
+// InterruptRequest records that the running turn is to be stopped (as a
+// kill stops it: the graceful signal, then force after kill_grace), not
+// the session: the thread goes on at once with the follow-up InboxID, or
+// is handed to Attacher, a person's zwarm attach.
+type InterruptRequest struct {
+	At       time.Time `json:"at"`
+	Turn     int       `json:"turn"`
+	InboxID  string    `json:"inbox_id,omitempty"`
+	Attacher *ProcRef  `json:"attacher,omitempty"`
+}
+
+// AttachSpan is a time a person worked in the agent's own CLI, in the
+// session's thread and dir.
+type AttachSpan struct {
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+	// PID is the attaching zwarm's; CLI is the agent's interactive CLI it
+	// ran, once started.
+	PID int      `json:"pid"`
+	CLI *ProcRef `json:"cli,omitempty"`
+	// Was and WasError are the session's status and error before the
+	// attach: what it settles as again when the person leaves.
+	Was      Status `json:"was"`
+	WasError string `json:"was_error,omitempty"`
+	// ExitCode is the CLI's; Note says how the span ended when it was not
+	// the person leaving the CLI (its zwarm died, say).
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Note     string `json:"note,omitempty"`
+	// Commit is the worktree's commit of what the person left there, when
+	// they changed it; Files are the files it changed (at most
+	// MaxTurnFiles).
+	Commit string   `json:"commit,omitempty"`
+	Files  []string `json:"files,omitempty"`
 }
 
 // LegacyMessage is a message stored in a Python zwarm meta.json.
@@ -265,6 +310,17 @@ func (s *Session) Clone() *Session {
 	c.Killer = clonePtr(s.Killer)
 	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = clonePtr(s.Agent), clonePtr(s.Stop), clonePtr(s.EndedAt), clonePtr(s.ExitCode), clonePtr(s.CostUSD), clonePtr(s.LastEventAt)
 	c.Workspace = cloneWorkspace(s.Workspace)
+	if r := s.Interrupt; r != nil {
+		v := *r
+		v.Attacher = clonePtr(r.Attacher)
+		c.Interrupt = &v
+	}
+	c.Attaches = append([]AttachSpan(nil), s.Attaches...)
+	for i := range c.Attaches {
+		a := &c.Attaches[i]
+		a.End, a.CLI, a.ExitCode = clonePtr(a.End), clonePtr(a.CLI), clonePtr(a.ExitCode)
+		a.Files = append([]string(nil), a.Files...)
+	}
 	for i := range c.Turns {
 		t := &c.Turns[i]
 		if u := t.ThreadUsage; u != nil {

@@ -28,6 +28,10 @@ import (
 //	EndTurn      endTurn, and start the next queued follow-up or settle
 //	HandOver     handOver: a live agent's next turn
 //	RecordProgress, SetAgent, NoteNewTurnFile   what a running turn shows
+//
+// EndTurn hands the session to a person instead of starting the next
+// turn when its turn was interrupted for them (handToAttacher), and
+// InterruptAsked tells the supervisor that its turn is to be interrupted.
 
 var inSupervisor atomic.Bool
 
@@ -54,6 +58,23 @@ type Turns struct {
 	job    string // the job this supervisor runs as, under another runner
 	// overCost is why the session must stop for its cost, once found.
 	overCost atomic.Pointer[string]
+	// asked is InterruptAsked's last answer, and the record it read.
+	asked askedStamp
+}
+
+// askedStamp is an answer of InterruptAsked for turn n, given when the
+// record was the file stamp names.
+type askedStamp struct {
+	stamp  fileStamp
+	n      int
+	answer bool
+}
+
+// fileStamp tells one version of a file from the next: each is renamed
+// into place as a new file, so consecutive versions never share an inode.
+type fileStamp struct {
+	ino, size uint64
+	mtime     int64
 }
 
 // Own hands session id to its supervisor, this process. It records
@@ -198,6 +219,14 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 		s.requestStop("stopped by a signal to its supervisor", now)
 	}
 	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
+	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
+		// A person asked for the thread (attach --interrupt): it is
+		// theirs now, and queued follow-ups wait until they leave.
+		return nil, s.handToAttacher(now)
+	}
+	// An interrupt's follow-up goes first (takeNext); the interrupt itself
+	// is done with once its turn has ended.
+	s.Interrupt = nil
 	if s.Stop == nil {
 		ts, ok, err := t.st.takeNext(s, now)
 		if err != nil {
@@ -243,8 +272,8 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 		if err := t.owns(s); err != nil {
 			return err
 		}
-		if s.Stop != nil || ctx.Err() != nil {
-			return nil
+		if s.Stop != nil || ctx.Err() != nil || s.Interrupt != nil && s.Interrupt.Attacher != nil {
+			return nil // a person takes over instead: the agent finishes
 		}
 		now := time.Now().UTC()
 		e, err := t.st.deliverNext(s, n+1, now)
@@ -312,6 +341,45 @@ func (t *Turns) RequestStop(reason string) error {
 	return err
 }
 
+// InterruptAsked reports whether turn n, running, is to be interrupted
+// (Session.Interrupt): the supervisor then stops its agent as a kill
+// does, and reports the turn's end with TurnEnd.Interrupted.
+//
+// The supervisor asks often while the turn runs (the supervisor's
+// interruptPoll), and on this host only a new version of the record is
+// read: a stat tells. Under another runner (the Slurm runner: a job on
+// another host, the same program) the record is on a shared file system
+// whose attributes a host may cache for seconds, and which raises no
+// inotify event for another host's writes: there the record is read each
+// time, as every open shows the version last renamed into place (NFS's
+// close-to-open consistency). So an interrupt needs no signal through the
+// scheduler, which a supervisor in a job could not tell from a kill.
+func (t *Turns) InterruptAsked(n int) (bool, error) {
+	var stamp fileStamp
+	if t.job == "" {
+		var st unix.Stat_t
+		if err := unix.Stat(t.st.metaPath(t.id), &st); err == nil {
+			stamp = fileStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
+			if a := t.asked; a.stamp == stamp && a.n == n {
+				return a.answer, nil
+			}
+		}
+	}
+	s, err := t.st.load(t.id)
+	if err != nil {
+		return false, err
+	}
+	if err := t.owns(s); err != nil {
+		return false, err
+	}
+	r := s.Interrupt
+	answer := r != nil && r.Turn == n && s.Stop == nil
+	if stamp != (fileStamp{}) {
+		t.asked = askedStamp{stamp: stamp, n: n, answer: answer}
+	}
+	return answer, nil
+}
+
 // Current is the session's latest turn (a copy), nil before the first.
 func (t *Turns) Current() (*Turn, error) {
 	s, err := t.st.load(t.id)
@@ -342,10 +410,13 @@ func (t *Turns) NoteNewTurnFile(n int, note string) error {
 
 // TurnEnd is how an agent process ended a turn.
 type TurnEnd struct {
-	N        int    // the last turn the agent process served
-	ExitCode *int   // nil when no agent ran
-	Killed   bool   // zwarm stopped it
-	Reason   string // why zwarm failed the turn (could not start it, disk full); "" if it did not
+	N        int  // the last turn the agent process served
+	ExitCode *int // nil when no agent ran
+	Killed   bool // zwarm stopped it
+	// Interrupted says zwarm stopped it for Session.Interrupt: the turn is
+	// recorded interrupted (unless a kill came too), not killed.
+	Interrupted bool
+	Reason      string // why zwarm failed the turn (could not start it, disk full); "" if it did not
 	// Notes are added to the turn's notes (output a full disk kept out of
 	// its file), whatever the turn's status.
 	Notes []string

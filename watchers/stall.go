@@ -17,9 +17,10 @@ type silence struct {
 }
 
 // silence finds the silence of s, whose last sign of life was at
-// activity (zero: none seen). A settled session has none.
+// activity (zero: none seen). A settled session has none, nor one a
+// person works in (attached): no agent of zwarm's runs it meanwhile.
 func (c StallConfig) silence(s *sessions.Session, activity time.Time) (silence, bool) {
-	if s.Settled() || s.Legacy {
+	if s.Settled() || s.Legacy || s.Status == sessions.StatusAttached {
 		return silence{}, false
 	}
 	var t *sessions.Turn

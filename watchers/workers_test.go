@@ -174,6 +174,11 @@ func TestStalledFromTheRecord(t *testing.T) {
 	if _, ok := c.Stalled(r.s, t0.Add(time.Hour)); ok {
 		t.Error("a settled session is stalled")
 	}
+	// A person works in its CLI for an hour: nothing of zwarm's is silent.
+	r.s.Status, r.s.Owner = sessions.StatusAttached, &sessions.ProcRef{PID: 44}
+	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
+		t.Errorf("an attached session is stalled: %s", why)
+	}
 }
 
 func TestFailureReportedWithItsError(t *testing.T) {

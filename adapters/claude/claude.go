@@ -114,6 +114,39 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	return cmd, nil
 }
 
+// Interactive implements sessions.Adapter: Claude Code's own interactive
+// session, resuming the worker's, with the model and permissions of its
+// turns and claude.toml's args, for a person to work in (zwarm attach):
+//
+//	claude --resume SESSION_ID [--model M] PERMISSIONS [ARGS...]   (run in DIR)
+//
+// It keeps the session's id (no --fork-session), so later follow-ups
+// resume the thread with what the person did in it. Claude keeps its
+// sessions per directory: it runs in the worker's.
+func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
+	if req.ThreadID == "" {
+		return sessions.Command{}, sessions.Invalidf("claude --resume needs the session's id, and its agent never reported one")
+	}
+	set, err := LoadSettings(req.StateDir)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	perm, err := permissionArgs(req.Sandbox, set, req.Worktree)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	bin, err := binary(req.Config.Binary)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	args := []string{"--resume", req.ThreadID}
+	if req.Model != "" {
+		args = append(args, "--model", req.Model)
+	}
+	args = append(append(args, perm...), set.Args...)
+	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+}
+
 // UserMessage is one stream-json input line carrying a user message.
 func UserMessage(text string) []byte {
 	b, _ := json.Marshal(map[string]any{

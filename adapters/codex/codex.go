@@ -64,62 +64,22 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	// What was asked is checked before the machine: a bad request is
 	// refused as such wherever it is made.
-	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
-		return sessions.Command{}, sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	if err := checkEffort(req); err != nil {
+		return sessions.Command{}, err
 	}
-	bin, err := binary(req.Config.Binary)
+	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
 		return sessions.Command{}, err
 	}
-	ov, err := LoadOverrides(req.StateDir)
-	if err != nil {
-		return sessions.Command{}, err
-	}
-	sandbox := req.Sandbox
-	if sandbox == "" && ov.FullDanger {
-		sandbox = DangerFullAccess
-	}
-	if sandbox == "" {
-		sandbox = SandboxWorkspaceWrite
-	}
-	var args []string
-	for _, f := range ov.Flags {
-		args = append(args, "-c", f)
-	}
-	// After codex.toml's overrides, which they win over: what the session
-	// asked for, on every turn (a resumed thread keeps neither).
-	if e := req.ReasoningEffort; e != "" {
-		args = append(args, "-c", "model_reasoning_effort="+tomlString(e))
-	}
-	if req.Instructions != "" {
-		args = append(args, "-c", "developer_instructions="+tomlString(req.Instructions))
-	}
+	args := sessionArgs(ov, req)
 	resume := req.ThreadID != ""
 	args = append(args, "exec")
 	if resume {
 		args = append(args, "resume")
 	}
 	args = append(args, "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries")
-	switch sandbox {
-	case DangerFullAccess:
-		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
-	case SandboxReadOnly, SandboxWorkspaceWrite:
-		if resume {
-			// resume has no -s; the config key does the same.
-			args = append(args, "-c", fmt.Sprintf("sandbox_mode=%q", sandbox))
-		} else {
-			args = append(args, "-s", sandbox)
-		}
-		// In a worktree, the worker's own git writes to the repository's
-		// git dir, which codex keeps read-only unless it is named a
-		// writable root (it protects the gitdir a worktree's .git file
-		// points to by design): name the parts a commit needs.
-		if roots := append(append([]string(nil), ov.WritableRoots...), req.GitDirs...); sandbox == SandboxWorkspaceWrite && len(roots) > 0 {
-			args = append(args, "-c", writableRootsKey+"="+tomlStrings(roots))
-		}
-	default:
-		return sessions.Command{}, sessions.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
-	}
+	// resume has no -s; the config key does the same.
+	args = append(args, sandboxArgs(sandbox, ov, req, !resume)...)
 	if req.Model != "" {
 		args = append(args, "-m", req.Model)
 	}
@@ -135,6 +95,109 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 func tomlString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Interactive implements sessions.Adapter: codex's own TUI in the thread,
+// with the sandbox and model of the session's turns and codex.toml's
+// overrides, for a person to work in (zwarm attach):
+//
+//	codex [-c k=v ...] resume SANDBOX -m MODEL -C DIR -- THREAD_ID   (run in DIR)
+//
+// Approvals are the TUI's own: a person is there to answer them.
+func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
+	if req.ThreadID == "" {
+		return sessions.Command{}, sessions.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
+	}
+	if err := checkEffort(req); err != nil {
+		return sessions.Command{}, err
+	}
+	bin, ov, sandbox, err := a.setup(req)
+	if err != nil {
+		return sessions.Command{}, err
+	}
+	args := append(sessionArgs(ov, req), "resume")
+	args = append(args, sandboxArgs(sandbox, ov, req, true)...)
+	if req.Model != "" {
+		args = append(args, "-m", req.Model)
+	}
+	args = append(args, "-C", req.WorkingDir, "--", req.ThreadID)
+	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+}
+
+// setup finds the binary, reads codex.toml and settles the sandbox mode of
+// a request: the session's, else full_danger's, else workspace-write.
+func (a *Adapter) setup(req sessions.TurnRequest) (bin string, ov Overrides, sandbox string, err error) {
+	if bin, err = binary(req.Config.Binary); err != nil {
+		return "", ov, "", err
+	}
+	if ov, err = LoadOverrides(req.StateDir); err != nil {
+		return "", ov, "", err
+	}
+	sandbox = req.Sandbox
+	if sandbox == "" && ov.FullDanger {
+		sandbox = DangerFullAccess
+	}
+	if sandbox == "" {
+		sandbox = SandboxWorkspaceWrite
+	}
+	switch sandbox {
+	case DangerFullAccess, SandboxReadOnly, SandboxWorkspaceWrite:
+		return bin, ov, sandbox, nil
+	}
+	return "", ov, "", sessions.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
+}
+
+// checkEffort refuses a reasoning effort codex does not know.
+func checkEffort(req sessions.TurnRequest) error {
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
+	return nil
+}
+
+// sessionArgs are codex.toml's overrides, then what the session asked
+// for, which wins over them, on every turn (a resumed thread keeps
+// neither): its reasoning effort and instructions.
+func sessionArgs(ov Overrides, req sessions.TurnRequest) []string {
+	args := configArgs(ov)
+	if e := req.ReasoningEffort; e != "" {
+		args = append(args, "-c", "model_reasoning_effort="+tomlString(e))
+	}
+	if req.Instructions != "" {
+		args = append(args, "-c", "developer_instructions="+tomlString(req.Instructions))
+	}
+	return args
+}
+
+// configArgs are codex.toml's overrides, as -c flags before the command.
+func configArgs(ov Overrides) []string {
+	var args []string
+	for _, f := range ov.Flags {
+		args = append(args, "-c", f)
+	}
+	return args
+}
+
+// sandboxArgs are the flags of a sandbox mode: -s MODE (withFlag), else
+// the config key that does the same (exec resume has no -s).
+func sandboxArgs(sandbox string, ov Overrides, req sessions.TurnRequest, withFlag bool) []string {
+	if sandbox == DangerFullAccess {
+		return []string{"--dangerously-bypass-approvals-and-sandbox"}
+	}
+	var args []string
+	if withFlag {
+		args = append(args, "-s", sandbox)
+	} else {
+		args = append(args, "-c", fmt.Sprintf("sandbox_mode=%q", sandbox))
+	}
+	// In a worktree, the worker's own git writes to the repository's
+	// git dir, which codex keeps read-only unless it is named a
+	// writable root (it protects the gitdir a worktree's .git file
+	// points to by design): name the parts a commit needs.
+	if roots := append(append([]string(nil), ov.WritableRoots...), req.GitDirs...); sandbox == SandboxWorkspaceWrite && len(roots) > 0 {
+		args = append(args, "-c", writableRootsKey+"="+tomlStrings(roots))
+	}
+	return args
 }
 
 // tomlStrings writes a list of strings as a TOML array (JSON strings are

@@ -80,6 +80,12 @@ func (*Adapter) DefaultModel(string) string { return "recorded" }
 // NewParser implements sessions.Adapter.
 func (a *Adapter) NewParser() sessions.Parser { return a.newParser() }
 
+// Interactive implements sessions.Adapter: a recording has no CLI to work
+// in.
+func (*Adapter) Interactive(sessions.TurnRequest) (sessions.Command, error) {
+	return sessions.Command{}, sessions.Invalidf("a replayed worker has no interactive CLI to attach to: it plays a recording")
+}
+
 // Command implements sessions.Adapter.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	if len(a.player) == 0 {

@@ -280,6 +280,7 @@ type session struct {
 	Messages    []sessions.Message    `json:"messages"`
 	Steps       []step                `json:"steps"`
 	Inbox       []sessions.InboxEntry `json:"inbox"`
+	Attached    []sessions.AttachSpan `json:"attached"`
 }
 
 func (w *world) show(id string) session {

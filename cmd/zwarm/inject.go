@@ -13,11 +13,12 @@ import (
 )
 
 type injectOptions struct {
-	f       *factory
-	id      string
-	message string
-	wait    bool
-	out     jsonFlags
+	f         *factory
+	id        string
+	message   string
+	wait      bool
+	interrupt bool
+	out       jsonFlags
 }
 
 func newInjectCmd(f *factory) *cobra.Command {
@@ -32,7 +33,13 @@ func newInjectCmd(f *factory) *cobra.Command {
 		Long: `Send a follow-up to a session. A settled session continues at once with the
 agent's native resume (same thread, full context). A running session queues
 the message; it is delivered, in order, when the running turn ends. The
-command says which happened.`,
+command says which happened.
+
+With --interrupt, a running turn is stopped instead (as kill stops an agent:
+SIGTERM, kill_grace, SIGKILL; the session goes on) and recorded as
+interrupted, and the message becomes the next turn of the same thread at
+once, before any follow-up queued without --interrupt. A session attached
+to a person (zwarm attach) queues it until they leave the CLI.`,
 		Args: minArgs(2, "a session id and a message"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id, o.message = args[0], strings.Join(args[1:], " ")
@@ -41,6 +48,7 @@ command says which happened.`,
 		ValidArgsFunction: completeIDs(f, nil),
 	}
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
+	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn and continue the thread with this message at once")
 	o.out.add(c, "the session (with --wait, once the turn ended)")
 	return c
 }
@@ -57,7 +65,11 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	res, err := m.Inject(ctx, o.id, o.message)
+	send := m.Inject
+	if o.interrupt {
+		send = m.Interrupt
+	}
+	res, err := send(ctx, o.id, o.message)
 	if errors.Is(err, sessions.ErrStopping) {
 		return fmt.Errorf("inject %s: it is being killed, so the follow-up was not sent; once it has stopped, send it again to resume it", o.id)
 	}
@@ -177,7 +189,12 @@ func injectOutcome(r *sessions.InjectResult) string {
 		ahead = fmt.Sprintf(", after %s", render.Plural(r.Ahead, "earlier follow-up"))
 	}
 	switch r.Outcome {
+	case sessions.InjectInterrupted:
+		return fmt.Sprintf("interrupting turn %d: it stops, and the follow-up continues the same thread as the next turn%s", r.Turn, ahead)
 	case sessions.InjectQueued:
+		if r.Attached {
+			return fmt.Sprintf("queued: a person is attached to it (zwarm attach); the thread resumes with it when they leave the CLI%s", ahead)
+		}
 		if r.Live {
 			return fmt.Sprintf("queued behind turn %d: the running agent takes it as its next turn%s", r.Turn, ahead)
 		}

@@ -199,6 +199,12 @@ func appendSessionJSON(b []byte, v sessionJSON) ([]byte, error) {
 	} else {
 		e.float(*v.MaxCostUSD)
 	}
+	e.key("attached")
+	if len(v.Attached) == 0 {
+		e.raw("[]")
+	} else {
+		e.value(v.Attached)
+	}
 	e.depth--
 	e.b = append(e.b, "\n  }"...)
 	return e.b, e.err

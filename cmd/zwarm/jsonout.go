@@ -144,6 +144,17 @@ type sessionJSON struct {
 	ReasoningEffort string   `json:"reasoning_effort"`
 	Instructions    string   `json:"instructions"`
 	MaxCostUSD      *float64 `json:"max_cost_usd"`
+	// The times a person worked in the agent's CLI (zwarm attach).
+	Attached []attachJSON `json:"attached"`
+}
+
+type attachJSON struct {
+	Start    time.Time  `json:"start"`
+	End      *time.Time `json:"end"`
+	ExitCode *int       `json:"exit_code"`
+	Note     string     `json:"note"`
+	Commit   string     `json:"commit"`
+	Files    []string   `json:"files"`
 }
 
 type landedJSON struct {
@@ -177,7 +188,15 @@ func toJSON(s *sessions.Session) sessionJSON {
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
 		Denied: s.Denied, Isolation: sessions.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
-		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState}
+		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState,
+		Attached: make([]attachJSON, len(s.Attaches))}
+	for i, a := range s.Attaches {
+		files := a.Files
+		if files == nil {
+			files = []string{}
+		}
+		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files}
+	}
 	if s.Job != nil {
 		out.JobID = s.Job.ID
 	}

@@ -314,6 +314,8 @@ func statusColor(st sessions.Status) string {
 	switch st {
 	case sessions.StatusRunning:
 		return sgrCyan
+	case sessions.StatusAttached:
+		return sgrBlue
 	case sessions.StatusCompleted:
 		return sgrGreen
 	case sessions.StatusFailed:

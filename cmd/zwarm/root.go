@@ -115,7 +115,7 @@ out; 130 interrupted.`,
 		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
 	root.AddCommand(
-		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f),
+		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f), newAttachCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f, nil), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
 		newDiffCmd(f), newLandCmd(f), newUpdateCmd(f),
 		newOrchestrateCmd(f), newRunsCmd(f, nil),

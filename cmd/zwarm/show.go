@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 type showOptions struct {
@@ -214,10 +215,15 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	if s.ExitCode != nil && s.Settled() {
 		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
-	if !s.Settled() {
+	switch {
+	case s.Status == sessions.StatusAttached && s.Owner != nil:
+		status += fmt.Sprintf(" · a person works in its CLI (zwarm attach, pid %d)", s.Owner.PID)
+	case !s.Settled():
 		status += " · turn " + fmt.Sprint(s.Turn)
 		if s.Stopping() {
 			status += " · being killed"
+		} else if r := s.Interrupt; r != nil {
+			status += fmt.Sprintf(" · turn %d being interrupted", r.Turn)
 		}
 	}
 	field("status", "%s", status)
@@ -251,6 +257,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 		field("ended", "%s, ran %s", render.When(*s.EndedAt, now), render.Runtime(s.Runtime(now)))
 	} else {
 		field("running", "for %s", render.Runtime(s.Runtime(now)))
+	}
+	for _, a := range s.Attaches {
+		field("attached", "%s", attachedField(a, now))
 	}
 	field("usage", "%s · %s tokens (%s in, %s cached, %s out) · %s", render.Plural(s.Turn, "turn"), render.SessionTokens(s),
 		render.Tokens(s.Usage.InputTokens), render.Tokens(s.Usage.CachedInputTokens), render.Tokens(s.Usage.OutputTokens), render.SessionCost(s))
@@ -294,6 +303,27 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 		}
 	}
 	return nil
+}
+
+// attachedField says when a person worked in the agent's CLI, and what
+// they left: "12:00:01–12:10:22 (10m21s), exit 0 · commit 1a2b3c4d5e6f (3
+// files)", or "since 12:00:01" while they do.
+func attachedField(a sessions.AttachSpan, now time.Time) string {
+	start := a.Start.Local().Format("2006-01-02 15:04:05")
+	if a.End == nil {
+		return fmt.Sprintf("since %s (%s)", start, render.Runtime(now.Sub(a.Start)))
+	}
+	text := fmt.Sprintf("%s – %s (%s)", start, a.End.Local().Format("15:04:05"), render.Runtime(a.End.Sub(a.Start)))
+	if a.ExitCode != nil {
+		text += fmt.Sprintf(", exit %d", *a.ExitCode)
+	}
+	if a.Commit != "" {
+		text += fmt.Sprintf(" · commit %s (%s)", workspace.Abbrev(a.Commit), render.Plural(len(a.Files), "file"))
+	}
+	if a.Note != "" {
+		text += " · " + render.Clip(a.Note, 300)
+	}
+	return text
 }
 
 // writeLines prints rendered lines as plain text.

@@ -660,3 +660,41 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
 	}
 }
+
+// An interrupt reaches a supervisor running as a Slurm job through the
+// record on the shared file system (nothing is signalled through the
+// scheduler): the turn stops, recorded interrupted, and the follow-up
+// runs next in the same thread. A person then attaches to the settled
+// session on this host: while attached its ended job is not taken for a
+// dead owner, and leaving the CLI settles it again. It runs alone: its
+// job holds a CPU of the test cluster's one node for a while.
+func TestSlurmInterruptAndAttach(t *testing.T) {
+	w := slurmWorld(t, "")
+	w.setScript(completes("went the short way", 20), "the long way", []step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
+		{"wait_file": filepath.Join(t.TempDir(), "never")},
+	}, fakeThread, []step{out("the person's CLI"), {"sleep_ms": 1500}})
+	id := w.spawn("the long way")
+	eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == fakeThread })
+	if out := w.ok("inject", "--interrupt", id, "the short way"); !strings.Contains(out, "interrupting turn 1") {
+		t.Fatalf("inject --interrupt: %q", out)
+	}
+	w.ok("wait", "--timeout", "120s", id)
+	s := w.show(id)
+	if s.Status != sessions.StatusCompleted || len(s.Turns) != 2 || s.Turns[0].Status != sessions.StatusInterrupted ||
+		s.Turns[1].LastMessage != "went the short way" || !s.Turns[1].Resumed {
+		t.Fatalf("after the interrupt: %s (%s), turns %+v", s.Status, s.Error, s.Turns)
+	}
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	tm.waitFor("the CLI", "the person's CLI", 30*time.Second)
+	time.Sleep(700 * time.Millisecond) // past a poll of the runner
+	if s := w.show(id); s.Status != sessions.StatusAttached {
+		t.Fatalf("while attached: %s (%s)", s.Status, s.Error)
+	}
+	if screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second); !strings.Contains(screen, "zwarm-exit=0") {
+		t.Fatalf("leaving the CLI:\n%s", screen)
+	}
+	if s := w.show(id); s.Status != sessions.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].Note != "" {
+		t.Fatalf("after the attach: %s, spans %+v", s.Status, s.Attached)
+	}
+}

@@ -302,3 +302,64 @@ func TestMCPInjectResumesAndKillStops(t *testing.T) {
 		t.Fatalf("second kill: %+v", k)
 	}
 }
+
+// inject with interrupt stops a busy worker's turn and continues its
+// thread with the message at once; the schema offers it.
+func TestMCPInjectInterrupts(t *testing.T) {
+	t.Parallel()
+	c := connect(t, nil, 0)
+	never := filepath.Join(t.TempDir(), "never")
+	c.w.Script(map[string][]testenv.Step{
+		"long job": {testenv.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), testenv.Out(`{"type":"turn.started"}`), testenv.WaitFile(never)},
+		"instead":  testenv.Completes("did it instead", 200),
+	})
+	tools, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offered := false
+	for _, tool := range tools.Tools {
+		var schema struct {
+			Properties map[string]struct{ Type string }
+		}
+		if b, _ := json.Marshal(tool.InputSchema); tool.Name == "inject" && json.Unmarshal(b, &schema) == nil {
+			offered = schema.Properties["interrupt"].Type == "boolean"
+		}
+	}
+	if !offered {
+		t.Fatal("inject's schema offers no interrupt")
+	}
+	id := c.spawn("long job")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sub, err := c.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := range sub.C() {
+		if s := u.Session; s != nil && s.Interruptible() && s.ThreadID != "" {
+			break
+		}
+	}
+	sub.Close()
+	var inj struct {
+		Outcome string `json:"outcome"`
+		Turn    int    `json:"turn"`
+	}
+	c.ok("inject", map[string]any{"session_id": id, "message": "instead", "interrupt": true}, &inj)
+	if inj.Outcome != string(sessions.InjectInterrupted) || inj.Turn != 1 {
+		t.Fatalf("inject with interrupt: %+v", inj)
+	}
+	var wr waitResult
+	c.ok("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	if len(wr.Finished) != 1 || wr.Finished[0].Turn != 2 || wr.Finished[0].LastMessage != "did it instead" {
+		t.Fatalf("wait: %+v", wr)
+	}
+	s, err := c.w.Manager.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Turns[0].Status != sessions.StatusInterrupted || !s.Turns[1].Resumed {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+}

@@ -131,16 +131,20 @@ func (w *workers) converseTool() Tool {
 	schema := object(map[string]prop{
 		"session_id": str("The worker's id (or a unique prefix)."),
 		"message":    str("The follow-up: what the worker should do next, in its own thread."),
+		"interrupt": boolean("Stop the worker's running turn and continue its thread with this message at once, " +
+			"instead of queueing it until the turn ends (default false). Use it to redirect a worker that went the wrong way."),
 	}, "session_id", "message")
 	return Tool{
 		Name: "converse",
 		Description: "Send a follow-up to a worker. It continues its own thread (with its context). " +
-			"A busy worker queues the message and takes it when its current turn ends. Call wait for the answer.",
+			"A busy worker queues the message and takes it when its current turn ends, or with interrupt=true stops that turn " +
+			"and takes it at once. Call wait for the answer.",
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			var a struct {
 				SessionID string `json:"session_id"`
 				Message   string `json:"message"`
+				Interrupt bool   `json:"interrupt"`
 			}
 			if err := decode("converse", args, &a, schema); err != nil {
 				return Errorf("%v", err)
@@ -152,7 +156,11 @@ func (w *workers) converseTool() Tool {
 			if err != nil {
 				return Errorf("%v", err)
 			}
-			res, err := w.opt.Sessions.Inject(ctx, s.ID, a.Message)
+			send := w.opt.Sessions.Inject
+			if a.Interrupt {
+				send = w.opt.Sessions.Interrupt
+			}
+			res, err := send(ctx, s.ID, a.Message)
 			if errors.Is(err, sessions.ErrStopping) {
 				return Errorf("refused: worker %s is being stopped; delegate a new worker instead", sessions.ShortID(s.ID))
 			}
@@ -161,9 +169,15 @@ func (w *workers) converseTool() Tool {
 			}
 			out := map[string]any{"session_id": s.ID, "outcome": res.Outcome, "turn": res.Turn}
 			switch res.Outcome {
+			case sessions.InjectInterrupted:
+				out["ahead"] = res.Ahead
+				out["note"] = fmt.Sprintf("turn %d is being stopped (recorded as interrupted); the worker continues its thread with this message as its next turn", res.Turn)
 			case sessions.InjectQueued:
 				out["ahead"] = res.Ahead
 				out["note"] = fmt.Sprintf("the worker is busy with turn %d; the message is queued (%d ahead of it) and runs when that turn ends", res.Turn, res.Ahead)
+				if res.Attached {
+					out["note"] = fmt.Sprintf("a person is working in the worker's thread (zwarm attach); the message is queued (%d ahead of it) and runs when they leave", res.Ahead)
+				}
 			case sessions.InjectResumed:
 				out["note"] = fmt.Sprintf("the worker had finished; it resumed its thread with this message as turn %d", res.Turn)
 			case sessions.InjectRestarted:

@@ -14,6 +14,8 @@ import (
 type Sessions interface {
 	Spawn(ctx context.Context, req sessions.SpawnRequest) (*sessions.Session, error)
 	Inject(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
+	// Interrupt is Inject that first stops the running turn.
+	Interrupt(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
 	KillBecause(ctx context.Context, idOrPrefix, reason string) (*sessions.Session, error)
 	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
 	Get(ctx context.Context, idOrPrefix string) (*sessions.Session, error)

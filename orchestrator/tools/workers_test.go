@@ -337,6 +337,63 @@ func TestConverse(t *testing.T) {
 	}
 }
 
+// busy waits until a worker's turn runs, its thread known: it can be
+// interrupted and resumed.
+func (f *fixture) busy(id string) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sub, err := f.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer sub.Close()
+	for u := range sub.C() {
+		if s := u.Session; s != nil && s.Interruptible() && s.ThreadID != "" {
+			return
+		}
+	}
+	f.t.Fatalf("worker %s never got busy (%v)", sessions.ShortID(id), sub.Err())
+}
+
+// converse with interrupt stops a busy worker's turn and continues its
+// thread with the message at once, before what was queued without it.
+func TestConverseInterrupts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	never := filepath.Join(t.TempDir(), "never")
+	f.w.Script(map[string][]testenv.Step{
+		"the long way": {testenv.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), testenv.Out(`{"type":"turn.started"}`), testenv.WaitFile(never)},
+		"queued":       testenv.Completes("queued done", 20),
+		"redirect":     testenv.Completes("redirected", 30),
+	})
+	id := f.delegate("the long way")
+	f.busy(id)
+	var c struct {
+		Outcome string `json:"outcome"`
+		Turn    int    `json:"turn"`
+		Note    string `json:"note"`
+	}
+	f.mustOK("converse", map[string]any{"session_id": id, "message": "queued"}, &c)
+	f.mustOK("converse", map[string]any{"session_id": id, "message": "redirect", "interrupt": true}, &c)
+	if c.Outcome != string(sessions.InjectInterrupted) || c.Turn != 1 || !strings.Contains(c.Note, "interrupted") {
+		t.Fatalf("converse with interrupt: %+v", c)
+	}
+	var wr waitResult
+	f.mustOK("wait", map[string]any{"session_ids": []string{id}}, &wr)
+	s, err := f.w.Manager.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range s.Turns {
+		got = append(got, tr.Prompt+":"+string(tr.Status))
+	}
+	if strings.Join(got, ",") != "the long way:interrupted,redirect:completed,queued:completed" || s.Status != sessions.StatusCompleted {
+		t.Fatalf("turns %q, status %s", got, s.Status)
+	}
+}
+
 // Delegate calls made at once (the model's parallel tool calls, or
 // several clients) never pass max_workers together: with a limit of 4, 4
 // of 6 start and 2 are refused saying why.

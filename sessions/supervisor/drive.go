@@ -18,6 +18,7 @@ import (
 //	serving  ─turn.completed, live, follow-up queued─► serving (the next turn)
 //	serving  ─turn.completed, live, nothing queued──► closing (stdin closed)
 //	serving, closing ─stop asked (kill, signal)─────► stopping (SIGTERM to the group)
+//	serving ─its turn interrupted (polled)──────────► stopping (the turn ends interrupted)
 //	serving, closing ─output cannot be recorded─────► stopping (the turn fails)
 //	stopping ─grace period over─────────────────────► forcing (SIGKILL to the group)
 //	any      ─agent exited──────────────────────────► sweep every process of the session
@@ -55,11 +56,13 @@ type agentRun struct {
 
 	phase phase
 	// signalled says zwarm signalled the agent before it exited: only then
-	// was the turn killed rather than finished.
-	signalled bool
-	exited    bool
-	ws        unix.WaitStatus
-	failure   string // why zwarm fails the turn (its output cannot be recorded)
+	// was the turn killed rather than finished; interrupted says it was
+	// for an interrupt of the turn, not a kill of the session.
+	signalled   bool
+	interrupted bool
+	exited      bool
+	ws          unix.WaitStatus
+	failure     string // why zwarm fails the turn (its output cannot be recorded)
 	// dropped is what a full disk kept out of the current turn file;
 	// stderrLost what did not reach its stderr file.
 	dropped, stderrLost *droppedOutput
@@ -93,8 +96,12 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 		a.p.stdin.feed(a.cmd.Input(a.prompt()))
 	}
 	chunks, done := a.p.chunks, ctx.Done()
+	poll := time.NewTicker(interruptPoll)
+	defer poll.Stop()
 	for !a.exited || chunks != nil {
 		select {
+		case <-poll.C:
+			a.checkInterrupt()
 		case c, ok := <-chunks:
 			if !ok {
 				chunks = nil
@@ -119,7 +126,8 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 	}
 	a.finish()
 	code := exitCode(a.ws)
-	end := sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure}
+	end := sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure,
+		Interrupted: a.interrupted && a.failure == ""}
 	if d := a.dropped; d != nil {
 		// The note stays whatever ends the turn (a kill, say); the
 		// reason fails it, since part of its output is lost.
@@ -272,6 +280,33 @@ func (a *agentRun) stop(why string) {
 	a.sv.log.Info(why, "grace", a.grace)
 	sigGroup(a.p.ref.PID, unix.SIGTERM)
 	a.force = time.After(a.grace)
+}
+
+// interruptPoll is how often the supervisor reads its record, while a
+// turn runs, for an interrupt (sessions.Turns.InterruptAsked): well
+// within a second, and a small file read for a supervisor's loop.
+const interruptPoll = 200 * time.Millisecond
+
+// checkInterrupt stops the agent when its turn is to be interrupted
+// (inject --interrupt, attach --interrupt): as a kill stops it, the
+// graceful signal then force after the grace period; the session goes on
+// (the turn's end is recorded interrupted, and the follow-up, or the
+// person, takes over the thread). A turn whose agent already ended it is
+// left to finish: its follow-up comes next all the same.
+func (a *agentRun) checkInterrupt() {
+	if a.phase != serving || a.turnDone || a.exited || a.interrupted {
+		return
+	}
+	asked, err := a.sv.turns.InterruptAsked(a.n)
+	if err != nil {
+		a.sv.log.Error("read the record for an interrupt", "err", err)
+		a.sv.fenced(err)
+		return
+	}
+	if asked {
+		a.interrupted = true
+		a.stop("interrupting the turn")
+	}
 }
 
 // fail ends the turn as failed for a reason of zwarm's own: the agent is

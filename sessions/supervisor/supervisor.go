@@ -8,7 +8,9 @@
 // The supervisor changes its session's record only through the narrow
 // turn API of the lifecycle (sessions.Turns): Claim, Prepared, EndTurn,
 // HandOver, RequestStop (a stop at a job's time limit) and the progress
-// of a running turn. It never sets a status.
+// of a running turn. It never sets a status. While a turn runs it asks
+// the record whether the turn is to be interrupted (InterruptAsked),
+// locally and in a Slurm job alike, and stops the agent as a kill would.
 //
 // A supervisor is a child subreaper that waits for every child it has
 // (wait4(-1)): no other code may start processes in a supervisor process,

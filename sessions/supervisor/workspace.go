@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -101,67 +100,15 @@ func (sv *supervisor) prepare(ctx context.Context, ws *sessions.Workspace) (sess
 // kill included), with a context of its own: no work is lost because the
 // turn was stopped.
 func (sv *supervisor) commitTurn(s *sessions.Session, n int) *sessions.TurnWork {
-	ws := s.Workspace
-	if ws.State != sessions.WorkspaceReady {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	w := ws.Worktree()
-	msg := s.CommitMessage(n)
-	head, madeOne, err := commitRetrying(ctx, w, msg)
-	var ue *workspace.UnfinishedError
-	if errors.As(err, &ue) {
-		// The worker left a merge or a rebase halfway: its work stays in
-		// the worktree, uncommitted, until it finishes (land refuses it
-		// meanwhile).
-		sv.log.Warn("turn's work left uncommitted", "turn", n, "why", err)
-		return &sessions.TurnWork{Err: fmt.Sprintf("turn %d's work is not committed: %v", n, err), Conflict: ue.Files}
+	work := sessions.CommitWork(ctx, s.Workspace, s.CommitMessage(n), fmt.Sprintf("turn %d's work", n))
+	switch {
+	case work == nil:
+	case work.Err != "":
+		sv.log.Warn("turn's work left uncommitted", "turn", n, "why", work.Err)
+	default:
+		sv.log.Info("turn committed", "turn", n, "commit", work.Commit, "files", len(work.Files))
 	}
-	if err != nil {
-		sv.log.Error("commit the turn's work", "turn", n, "err", err)
-		return &sessions.TurnWork{Err: fmt.Sprintf("turn %d's work is not committed: %v", n, err)}
-	}
-	before := ws.Head
-	if before == "" {
-		before = ws.BaseCommit
-	}
-	work := &sessions.TurnWork{Head: head, From: before}
-	if head != before {
-		work.Commit = head
-		files, _, err := w.Changes(ctx, before, head)
-		if err != nil {
-			sv.log.Warn("list the turn's files", "err", err)
-		}
-		for _, f := range files {
-			work.Files = append(work.Files, f.Path)
-		}
-	}
-	if _, stat, err := w.Changes(ctx, ws.DiffBaseFor(head), head); err == nil {
-		work.Changes = &stat
-	} else {
-		sv.log.Warn("measure the change", "err", err)
-	}
-	if len(ws.Conflict) > 0 {
-		work.Conflict = w.WithMarkers(ws.Conflict)
-	}
-	sv.log.Info("turn committed", "turn", n, "commit", work.Commit, "made", madeOne, "files", len(work.Files))
 	return work
-}
-
-// commitRetrying commits the turn's work, trying again for a little
-// while when git's index is locked: a person running git in the worktree
-// as the turn ends holds it for a moment.
-func commitRetrying(ctx context.Context, w *workspace.Worktree, msg string) (string, bool, error) {
-	for wait := 50 * time.Millisecond; ; wait *= 2 {
-		head, made, err := w.Commit(ctx, msg)
-		if err == nil || !strings.Contains(err.Error(), "index.lock") || wait > 2*time.Second {
-			return head, made, err
-		}
-		select {
-		case <-ctx.Done():
-			return head, made, err
-		case <-time.After(wait):
-		}
-	}
 }

@@ -51,6 +51,7 @@ func New() Styles {
 		statusColors: map[sessions.Status]lipgloss.Style{
 			sessions.StatusPending:   c("8"),
 			sessions.StatusRunning:   c("12"),
+			sessions.StatusAttached:  c("13"),
 			sessions.StatusCompleted: c("10"),
 			sessions.StatusFailed:    c("9"),
 			sessions.StatusKilled:    c("11"),
@@ -72,6 +73,8 @@ func Icon(st sessions.Status) string {
 		return "…"
 	case sessions.StatusRunning:
 		return "●"
+	case sessions.StatusAttached:
+		return "◆" // a person works in it
 	case sessions.StatusCompleted:
 		return "✓"
 	case sessions.StatusFailed:

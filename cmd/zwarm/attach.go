@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+type attachOptions struct {
+	f         *factory
+	id        string
+	interrupt bool
+}
+
+func newAttachCmd(f *factory) *cobra.Command {
+	o := &attachOptions{f: f}
+	c := &cobra.Command{
+		Use:   "attach ID",
+		Short: "Work in a worker's own CLI, in its thread and dir, then hand it back",
+		Long: `Open the worker's own agent CLI interactively, on this terminal, in the
+session's thread (codex resume THREAD, claude --resume SESSION) with the model
+and sandbox its turns had, in its dir (its worktree, if it has one).
+
+While you are in it the session is "attached": follow-ups queue and run once
+you leave, kill refuses it. When you leave the CLI, what you left in the
+worktree is committed, the session settles again as it was, and the record
+keeps the attached span (show prints it); later follow-ups continue the same
+thread, with what you did in it.
+
+A session still running is refused; --interrupt stops its turn first (as
+inject --interrupt does: the turn is recorded interrupted) and attaches as
+soon as it has stopped.`,
+		// Ctrl+C belongs to the CLI while it runs: once attached, the
+		// attach is always ended properly, and a nil error says it was.
+		Annotations: map[string]string{finishesAnnotation: "true"},
+		Args:        exactArgs(1, "a session id"),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.id = args[0]
+			return runAttach(c, o)
+		},
+		ValidArgsFunction: completeIDs(f, nil),
+	}
+	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn first, then attach")
+	return c
+}
+
+func runAttach(c *cobra.Command, o *attachOptions) error {
+	io := o.f.io
+	in, inOK := io.in.(*os.File)
+	out, outOK := io.out.(*os.File)
+	errOut, _ := io.errOut.(*os.File)
+	if !inOK || !outOK || !isTerminal(in) || !isTerminal(out) {
+		return usagef("attach needs a terminal: the agent's CLI is interactive (run zwarm attach in one)")
+	}
+	if errOut == nil {
+		errOut = out
+	}
+	m, err := o.f.manager()
+	if err != nil {
+		return err
+	}
+	// A signal to zwarm alone (SIGTERM, or the terminal hanging up) stops
+	// the CLI and ends the attach properly; Ctrl+C, which the terminal
+	// sends to the CLI too, is the CLI's.
+	stopCtx, stop := context.WithCancel(context.WithoutCancel(c.Context()))
+	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-stopCtx.Done():
+		}
+	}()
+
+	a, err := m.Attach(c.Context(), o.id, sessions.AttachOptions{Interrupt: o.interrupt, Waiting: func(n int) {
+		fmt.Fprintf(io.errOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
+	}})
+	switch {
+	case errors.Is(err, sessions.ErrRunning), errors.Is(err, sessions.ErrAttached):
+		return &usageError{err}
+	case err != nil && c.Context().Err() != nil:
+		return fmt.Errorf("attach %s: %w", o.id, context.Canceled)
+	case err != nil:
+		return err
+	}
+	s := a.Session
+	short := sessions.ShortID(s.ID)
+	fmt.Fprintf(io.errOut, "zwarm: attached to %s (%s, thread %s) in %s; leave the CLI to hand it back\n",
+		short, s.Adapter, s.ThreadID, s.WorkingDir)
+	s, err = a.Run(stopCtx, in, out, errOut)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(io.errOut, "zwarm: "+detachedLine(s))
+	return nil
+}
+
+// detachedLine says how the attach ended: how long, what was committed,
+// and what the session does now.
+func detachedLine(s *sessions.Session) string {
+	short := sessions.ShortID(s.ID)
+	var b strings.Builder
+	if n := len(s.Attaches); n > 0 {
+		sp := s.Attaches[n-1]
+		if sp.End != nil {
+			fmt.Fprintf(&b, "%s attached for %s", short, render.Runtime(sp.End.Sub(sp.Start)))
+		}
+		if sp.Commit != "" {
+			fmt.Fprintf(&b, "; committed what was left in the worktree (%s, %s)", workspace.Abbrev(sp.Commit), render.Plural(len(sp.Files), "file"))
+		}
+	}
+	if s.Settled() {
+		fmt.Fprintf(&b, "; it is %s again", s.Status)
+	} else {
+		fmt.Fprintf(&b, "; the follow-ups sent meanwhile run now (zwarm wait %s)", short)
+	}
+	return b.String()
+}

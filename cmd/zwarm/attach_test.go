@@ -1,0 +1,98 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// fakeThread is the thread the fake agent reports; as a person's CLI
+// (zwarm attach runs it with the thread as its prompt) it follows the
+// script's entry for it.
+const fakeThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+// Attach is refused, having changed nothing, for a session still running
+// (exit 2, saying what to do) and where there is no terminal to work on.
+func TestAttachRefusesARunningSession(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	eventually(t, "the turn to run", func() bool { return w.show(id).Status == sessions.StatusRunning })
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=2") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
+		t.Fatalf("attach to a running session:\n%s", screen)
+	}
+	if s := w.show(id); s.Status != sessions.StatusRunning || len(s.Attached) != 0 {
+		t.Fatalf("after the refusal: %s, spans %+v", s.Status, s.Attached)
+	}
+	if r := w.zwarm("attach", id); r.code != exitUsage || !strings.Contains(r.stderr, "attach needs a terminal") {
+		t.Fatalf("attach without a terminal: %+v", r)
+	}
+}
+
+// attach --interrupt stops the running turn (recorded interrupted), opens
+// the CLI in the thread, and hands the session back when it exits.
+func TestAttachInterruptsTheTurn(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.setScript(completes("done", 10), "block", []step{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
+		{"wait_file": filepath.Join(t.TempDir(), "never")},
+	}, fakeThread, []step{out("the person's CLI, in the thread"), {"wait_file": gate}})
+	eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == sessions.StatusRunning && s.ThreadID != "" })
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", "--interrupt", id)
+	screen := tm.waitFor("the CLI", "the person's CLI, in the thread", 30*time.Second)
+	if !strings.Contains(screen, "interrupting turn 1") {
+		t.Fatalf("attach --interrupt said nothing of the turn:\n%s", screen)
+	}
+	s := w.show(id)
+	if s.Status != sessions.StatusAttached || s.Turns[0].Status != sessions.StatusInterrupted || len(s.Turns) != 1 {
+		t.Fatalf("while attached: %s, turns %+v", s.Status, s.Turns)
+	}
+	touch(t, gate)
+	screen = tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=0") {
+		t.Fatalf("leaving the CLI:\n%s", screen)
+	}
+	if s := w.show(id); s.Status != sessions.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
+		t.Fatalf("after: %s (%s), spans %+v", s.Status, s.Error, s.Attached)
+	}
+}
+
+// An attacher killed while the person works leaves no session attached
+// for ever: its CLI goes with it, and the next reader settles the session
+// as it was, saying what happened; a follow-up then resumes it as usual.
+func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	w.setScript(completes("after the attach", 20), fakeThread, []step{out("the person's CLI"), {"wait_file": filepath.Join(t.TempDir(), "never")}})
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	tm.waitFor("the CLI", "the person's CLI", 30*time.Second)
+	attacher := childWith(tm.shellPID(), "attach")
+	if attacher == 0 {
+		t.Fatal("no zwarm attach under the terminal's shell")
+	}
+	cli := childWith(attacher, "resume")
+	if cli == 0 {
+		t.Fatal("no CLI under zwarm attach")
+	}
+	if s := w.show(id); s.Status != sessions.StatusAttached {
+		t.Fatalf("while attached: %s", s.Status)
+	}
+	syscall.Kill(attacher, syscall.SIGKILL)
+	eventually(t, "the CLI to go with its zwarm", func() bool { return !alive(cli) })
+	s := w.show(id)
+	if s.Status != sessions.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
+		!strings.Contains(s.Attached[0].Note, "died without settling the session") {
+		t.Fatalf("after the attacher died: %s, spans %+v", s.Status, s.Attached)
+	}
+	if out := w.ok("inject", "--wait", id, "go on"); !strings.Contains(out, "turn 2 completed") {
+		t.Fatalf("inject after: %q", out)
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// A busy worker (the real CLI running a command for its model) is
+// interrupted: its turn stops and is recorded interrupted, what it ran is
+// gone, and the interrupting message runs at once as the next turn of
+// the same thread, with the first turn's history.
+func TestRealAgentInterruptedWhileBusy(t *testing.T) {
+	forEachAgent(t, func(t *testing.T, a agent) {
+		w, srv := realWorld(t, a.name)
+		srv.On("the long way", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
+		srv.On("take the short way", fakemodel.Reply{Text: "took the short way"})
+		id := w.spawn("the long way")
+		eventually(t, "sleep 1000 to run", func() bool {
+			for _, pid := range markedProcs(id) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
+					return true
+				}
+			}
+			return false
+		})
+		thread := w.show(id).ThreadID
+		out := w.ok("inject", "--interrupt", id, "take the short way")
+		if !strings.Contains(out, "interrupting turn 1") {
+			t.Fatalf("inject --interrupt: %q", out)
+		}
+		w.ok("wait", "--timeout", "120s", id)
+		s := w.show(id)
+		if s.Status != sessions.StatusCompleted || len(s.Turns) != 2 {
+			t.Fatalf("status %s (%s), turns %+v", s.Status, s.Error, s.Turns)
+		}
+		first, second := s.Turns[0], s.Turns[1]
+		if first.Status != sessions.StatusInterrupted || first.Error != "" || second.Status != sessions.StatusCompleted ||
+			!second.Resumed || second.LastMessage != "took the short way" || s.ThreadID != thread || thread == "" {
+			t.Fatalf("thread %q then %q; turns %+v", thread, s.ThreadID, s.Turns)
+		}
+		for _, pid := range markedProcs(id) {
+			t.Errorf("still running after the interrupt: %d", pid)
+		}
+		// The follow-up went to the same conversation: its request carries
+		// the first turn's task (codex also keeps the command it was
+		// running; claude, stopped mid-command, keeps the task only).
+		reqs := srv.Requests()
+		last := string(reqs[len(reqs)-1].Body)
+		kept := []string{"the long way", "take the short way"}
+		if a.name == "codex" {
+			kept = append(kept, "sleep 1000")
+		}
+		for _, k := range kept {
+			if !strings.Contains(last, k) {
+				t.Fatalf("the follow-up's request lacks %q of the interrupted turn (%d bytes)", k, len(last))
+			}
+		}
+		shown := w.ok("show", id)
+		if !strings.Contains(shown, "interrupted") {
+			t.Fatalf("show says nothing of the interruption:\n%s", shown)
+		}
+	})
+}

@@ -1,0 +1,274 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// blocks is a turn that reports its thread and then works until the file
+// never appears: only a stop ends it.
+func blocks(t *testing.T, extra ...map[string]any) []map[string]any {
+	steps := []map[string]any{
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		out(`{"type":"turn.started"}`),
+	}
+	steps = append(steps, extra...)
+	return append(steps, map[string]any{"wait_file": filepath.Join(t.TempDir(), "never")})
+}
+
+// busy waits until the session's first turn runs and its thread is known.
+func (w *world) busy(id string) {
+	w.t.Helper()
+	eventually(w.t, "the turn to run with its thread known", func() bool {
+		s, err := w.m.Get(context.Background(), id)
+		return err == nil && s.TurnRunning() && s.ThreadID != "" && s.Agent != nil
+	})
+}
+
+// An interrupt stops the running turn, records it interrupted (not failed
+// or killed), and the thread goes on at once with the interrupt's message,
+// before a follow-up queued earlier without one.
+func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		live bool
+		stay bool // the agent ignores SIGTERM: force ends it after kill_grace
+	}{{"resumed", false, false}, {"live agent", true, false}, {"ignores SIGTERM", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			var extra []map[string]any
+			if tc.stay {
+				extra = append(extra, map[string]any{"ignore_sigterm": true})
+				// Long enough that a second interrupt comes while the
+				// first one still waits for the agent to go.
+				w.config("kill_grace = \"2s\"\n")
+			}
+			w.script(fakeScript{Live: tc.live, Default: completes("went on", 900),
+				ByPrompt: map[string][]map[string]any{"the long way": blocks(t, extra...)}})
+			ctx := context.Background()
+			s := w.spawn("the long way")
+			w.busy(s.ID)
+			if res, err := w.m.Inject(ctx, s.ID, "queued before"); err != nil || res.Outcome != InjectQueued {
+				t.Fatalf("inject: %+v %v", res, err)
+			}
+			res, err := w.m.Interrupt(ctx, s.ID, "the short way")
+			if err != nil || res.Outcome != InjectInterrupted || res.Turn != 1 || res.Ahead != 0 || res.Live {
+				t.Fatalf("interrupt: %+v %v", res, err)
+			}
+			want := "the long way:interrupted,the short way:completed,queued before:completed"
+			if tc.stay {
+				// A second interrupt while the first one works queues
+				// behind it, before what was queued without one.
+				if again, err := w.m.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != InjectQueued || again.Ahead != 1 {
+					t.Fatalf("second interrupt: %+v %v", again, err)
+				}
+				want = "the long way:interrupted,the short way:completed,and then this:completed,queued before:completed"
+			}
+			got := w.wait(s.ID)
+			var turns []string
+			for _, tr := range got.Turns {
+				turns = append(turns, tr.Prompt+":"+string(tr.Status))
+			}
+			if strings.Join(turns, ",") != want || got.Status != StatusCompleted {
+				t.Fatalf("turns %q, session %s (%s); want %s", turns, got.Status, got.Error, want)
+			}
+			first := got.Turns[0]
+			if first.Error != "" || len(first.Notes) != 1 || !strings.Contains(first.Notes[0], "a follow-up took over") || first.EndedAt == nil {
+				t.Fatalf("interrupted turn %+v", first)
+			}
+			if got.Interrupt != nil || !got.Turns[1].Resumed || got.Turns[1].Live {
+				t.Fatalf("interrupt %+v, turn 2 %+v", got.Interrupt, got.Turns[1])
+			}
+			if p := w.prompts(); strings.Join(p, ",") != strings.Join(promptsOf(got), ",") {
+				t.Fatalf("the agent was given %q", p)
+			}
+		})
+	}
+}
+
+// An interrupt of a session with no turn to stop is a follow-up.
+func TestInterruptOfASettledSessionResumesIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	s := w.spawn("quick")
+	w.wait(s.ID)
+	res, err := w.m.Interrupt(ctx, s.ID, "more")
+	if err != nil || res.Outcome != InjectResumed || res.Turn != 2 {
+		t.Fatalf("interrupt: %+v %v", res, err)
+	}
+	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status != StatusCompleted {
+		t.Fatalf("turns %+v", got.Turns)
+	}
+}
+
+// A person attaches to a settled session: the agent's CLI runs in its
+// thread and dir; meanwhile the session is attached, follow-ups queue and
+// kill refuses it; when the CLI exits the session settles as it was, the
+// span is recorded, and the follow-up queued meanwhile runs in the thread.
+func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	s := w.spawn("first")
+	s = w.wait(s.ID)
+	thread := s.ThreadID
+	w.script(fakeScript{Default: completes("after the person", 800),
+		ByPrompt: map[string][]map[string]any{thread: {out("the person works here"), {"run": "echo by hand > person.txt"}}}})
+	a, err := w.m.Attach(ctx, s.ID, AttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Session.Status != StatusAttached || a.Session.Settled() || a.Command.Dir != w.work {
+		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status, a.Session.Settled(), a.Command.Dir)
+	}
+	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); !errors.Is(err, ErrAttached) {
+		t.Fatalf("a second attach: %v", err)
+	}
+	if _, err := w.m.Kill(ctx, s.ID); !errors.Is(err, ErrAttached) {
+		t.Fatalf("kill of an attached session: %v", err)
+	}
+	res, err := w.m.Inject(ctx, s.ID, "then this")
+	if err != nil || res.Outcome != InjectQueued || !res.Attached {
+		t.Fatalf("inject while attached: %+v %v", res, err)
+	}
+	if got, _ := w.m.Get(ctx, s.ID); got.Status != StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
+		t.Fatalf("while attached: %s, %d queued, %d turns", got.Status, got.PendingInjects, len(got.Turns))
+	}
+	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	devnull, _ := os.Open(os.DevNull)
+	defer devnull.Close()
+	after, err := a.Run(ctx, devnull, term, term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown, _ := os.ReadFile(term.Name()); !strings.Contains(string(shown), "the person works here") {
+		t.Fatalf("the CLI printed %q", shown)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "person.txt")); err != nil || string(b) != "by hand\n" {
+		t.Fatalf("the CLI did not work in the session's dir: %q %v", b, err)
+	}
+	if after.Settled() || len(after.Attaches) != 1 {
+		t.Fatalf("with a follow-up queued, the attach's end starts it: %s, spans %+v", after.Status, after.Attaches)
+	}
+	got := w.wait(s.ID)
+	sp := got.Attaches[0]
+	if sp.End == nil || sp.ExitCode == nil || *sp.ExitCode != 0 || sp.Note != "" || sp.Was != StatusCompleted || sp.CLI == nil {
+		t.Fatalf("span %+v", sp)
+	}
+	if len(got.Turns) != 2 || got.Turns[1].Prompt != "then this" || !got.Turns[1].Resumed || got.ThreadID != thread || got.Status != StatusCompleted {
+		t.Fatalf("after the attach: %s, turns %+v", got.Status, got.Turns)
+	}
+	// The CLI resumed the thread: its prompt (the fake's) is the thread.
+	if p := w.prompts(); strings.Join(p, ",") != "first,"+thread+",then this" {
+		t.Fatalf("the agent was given %q", p)
+	}
+}
+
+// A running session is refused, unless the attach interrupts its turn:
+// then the turn is recorded interrupted and the session is handed to the
+// person as it ends, before any queued follow-up.
+func TestAttachToARunningSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.script(fakeScript{Default: completes("done", 700), ByPrompt: map[string][]map[string]any{"long": blocks(t)}})
+	s := w.spawn("long")
+	w.busy(s.ID)
+	_, err := w.m.Attach(ctx, s.ID, AttachOptions{})
+	if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "still running: wait, or attach --interrupt to stop its turn first") {
+		t.Fatalf("attach to a running session: %v", err)
+	}
+	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
+		t.Fatal(err)
+	}
+	waited := 0
+	a, err := w.m.Attach(ctx, s.ID, AttachOptions{Interrupt: true, Waiting: func(n int) { waited = n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.Session
+	if waited != 1 || got.Status != StatusAttached || got.Turns[0].Status != StatusInterrupted || len(got.Turns) != 1 || got.PendingInjects != 1 {
+		t.Fatalf("waited for turn %d; %s, turns %+v, %d queued", waited, got.Status, got.Turns, got.PendingInjects)
+	}
+	if !strings.Contains(got.Turns[0].Notes[0], "a person took over") {
+		t.Fatalf("notes %q", got.Turns[0].Notes)
+	}
+	after, err := a.Release(ctx, "not run in this test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Attaches[0].Was != StatusCompleted || after.Attaches[0].Note != "not run in this test" {
+		t.Fatalf("span %+v", after.Attaches[0])
+	}
+	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 2 || got.Turns[1].Prompt != "queued" {
+		t.Fatalf("after: %s turns %+v", got.Status, got.Turns)
+	}
+}
+
+// An attach whose command died is settled again by the next reader, with
+// a note; follow-ups queued meanwhile are reported undelivered, since
+// nobody is left to start them.
+func TestAttachOfADeadCommandSettles(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	s := w.spawn("first")
+	w.wait(s.ID)
+	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadProc(t)
+	dead.Role, dead.Token = roleAttach, "gone"
+	if _, err := w.st.update(s.ID, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.m.Get(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := got.Attaches[0]
+	if got.Status != StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
+		t.Fatalf("status %s settled %v span %+v", got.Status, got.Settled(), sp)
+	}
+	inbox, _ := w.m.Inbox(s.ID)
+	if len(inbox) != 1 || inbox[0].State != InboxUndelivered || got.PendingInjects != 0 {
+		t.Fatalf("inbox %+v, pending %d", inbox, got.PendingInjects)
+	}
+}
+
+// deadProc is a process that has exited.
+func deadProc(t *testing.T) *ProcRef {
+	t.Helper()
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := refOf(p.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	return ref
+}
+
+func promptsOf(s *Session) []string {
+	var out []string
+	for _, t := range s.Turns {
+		out = append(out, t.Prompt)
+	}
+	return out
+}

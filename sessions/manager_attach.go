@@ -1,0 +1,385 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// ErrAttached is returned (wrapped) for a session a person is attached to
+// (zwarm attach): it is not settled, and nothing but the person may work
+// in its thread until they leave the CLI.
+var ErrAttached = errors.New("a person is attached to it")
+
+// AttachOptions say how to attach to a session.
+type AttachOptions struct {
+	// Interrupt stops the running turn first (as Interrupt does) and hands
+	// the thread to the person once it has stopped. Without it, a session
+	// that is not settled is refused (ErrRunning).
+	Interrupt bool
+	// Waiting, if set, is told once the attach waits for turn n to stop.
+	Waiting func(n int)
+}
+
+// Attachment is a session attached to this process: a person is to work
+// in the agent's own CLI, Command, in the session's thread and dir, until
+// Run returns. Meanwhile no turn starts (follow-ups queue) and kill
+// refuses the session. Should this process die, the next reader of the
+// session finds its owner gone and settles it again.
+type Attachment struct {
+	Session *Session
+	Command Command
+	m       *Manager
+	id      string
+	self    ProcRef
+	grace   time.Duration
+}
+
+// Attach attaches a settled session to this process, for a person to work
+// in its agent's own CLI (Attachment.Run). The CLI resumes the session's
+// thread, with its model and sandbox, in its dir (its worktree, if it has
+// one); what the person does there becomes part of the thread, and later
+// follow-ups continue it. A session still running is refused (ErrRunning)
+// unless opt.Interrupt: then its turn is stopped and recorded
+// interrupted, and the session is handed to this process as it ends.
+func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptions) (*Attachment, error) {
+	if InSupervisor() {
+		return nil, errors.New("attach: not in a supervisor process")
+	}
+	if err := m.trusted(); err != nil {
+		return nil, err
+	}
+	id, err := m.st.resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := m.st.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if loaded.Legacy {
+		return nil, fmt.Errorf("attach %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
+	}
+	// The command is built before anything changes, so a missing binary
+	// or an adapter without a CLI is refused with the session as it was.
+	if loaded.ThreadID != "" {
+		if _, err := m.interactiveCommand(loaded); err != nil {
+			return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+		}
+	}
+	self, err := refOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+	}
+	self.Role, self.Token = roleAttach, newID()
+	waiting := false
+	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *Session) error {
+		now := time.Now().UTC()
+		if s.Stopping() || s.killFinishing(now) {
+			return fmt.Errorf("%w; attach once it has stopped", ErrStopping)
+		}
+		if err := s.busy(); err != nil {
+			return err // a landing works in the worktree
+		}
+		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
+			if err := m.abandonLocked(s); err != nil {
+				return err
+			}
+		}
+		switch {
+		case s.Status == StatusAttached:
+			return s.attachedError()
+		case s.Settled():
+			if err := worktreeThere(s); err != nil {
+				return err
+			}
+			// As for a follow-up: the end of the attach is recorded even
+			// on a disk that fills up meanwhile.
+			if err := writeReserve(m.st.reservePath(id)); err != nil {
+				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+			}
+			return s.attach(*self, now)
+		case !opt.Interrupt:
+			return fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
+		case !s.Interruptible():
+			return fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, s.notInterruptible())
+		}
+		waiting = true
+		return s.interrupt(InterruptRequest{At: now, Attacher: self})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+	}
+	a := &Attachment{m: m, id: id, self: *self, grace: DefaultKillGrace}
+	if cfg, err := m.Config(); err == nil {
+		a.grace = cfg.Grace()
+	}
+	if waiting {
+		if opt.Waiting != nil {
+			opt.Waiting(s.Interrupt.Turn)
+		}
+		if s, err = a.handedOver(ctx); err != nil {
+			return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+		}
+	}
+	a.Session = s
+	if a.Command, err = m.interactiveCommand(s); err != nil {
+		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
+		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+	}
+	return a, nil
+}
+
+// attachedError is ErrAttached, saying who is attached since when.
+func (s *Session) attachedError() error {
+	pid, since := 0, ""
+	if s.Owner != nil {
+		pid = s.Owner.PID
+	}
+	if n := len(s.Attaches); n > 0 {
+		since = ", since " + s.Attaches[n-1].Start.Local().Format("15:04:05")
+	}
+	return fmt.Errorf("%w (zwarm attach, pid %d%s): it settles when they leave the CLI", ErrAttached, pid, since)
+}
+
+// worktreeThere refuses to attach to a session whose worktree is gone (it
+// was landed and removed, or deleted): the CLI would open elsewhere. A
+// follow-up has the supervisor make it again.
+func worktreeThere(s *Session) error {
+	ws := s.Workspace
+	if ws == nil || ws.State == WorkspaceReady && ws.Worktree().Exists() {
+		return nil
+	}
+	return fmt.Errorf("its worktree %s is not there (landed and removed, or never made): a follow-up (zwarm inject) makes it again; attach after that", ws.Path)
+}
+
+// notInterruptible says why the session cannot take an interrupt now.
+func (s *Session) notInterruptible() string {
+	switch {
+	case s.Stop != nil:
+		return "a kill is in progress"
+	case s.Interrupt != nil:
+		return fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
+	case s.Status == StatusPending:
+		return "it is starting"
+	}
+	return "no turn is running"
+}
+
+// handedOver waits until the supervisor, having stopped the turn, hands
+// the session to this process. Given up (ctx), the request is withdrawn:
+// the turn is stopped all the same, and the session goes on (or settles)
+// without the person.
+func (a *Attachment) handedOver(ctx context.Context) (*Session, error) {
+	s, err := a.m.waitUntil(ctx, a.id, func(s *Session) (bool, error) {
+		if a.mine(s) {
+			return true, nil
+		}
+		if r := s.Interrupt; r == nil || r.Attacher == nil || r.Attacher.Token != a.self.Token {
+			return true, fmt.Errorf("its turn was not handed over: the session is %s%s", s.Status, errorSuffix(s.Error))
+		}
+		return false, nil
+	})
+	if err == nil || ctx.Err() == nil {
+		return s, err
+	}
+	// Given up: nobody is to take the thread, and if it was handed over
+	// meanwhile, it settles again at once.
+	wctx := context.WithoutCancel(ctx)
+	if _, werr := a.m.st.updateCtx(a.m.writing(wctx), a.id, func(s *Session) error {
+		s.withdrawAttach(a.self.Token)
+		return nil
+	}); werr != nil {
+		return nil, fmt.Errorf("%w (and the request to attach could not be withdrawn: %v)", err, werr)
+	}
+	if cur, gerr := a.m.st.load(a.id); gerr == nil && a.mine(cur) {
+		a.finish(wctx, nil, "zwarm attach gave up before the CLI started")
+	}
+	return nil, err
+}
+
+func errorSuffix(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
+
+// mine reports whether s is attached to this Attachment.
+func (a *Attachment) mine(s *Session) bool {
+	return s.Status == StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
+}
+
+// interactiveCommand is the agent's CLI resuming the session's thread.
+func (m *Manager) interactiveCommand(s *Session) (Command, error) {
+	ad, err := m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return Command{}, err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return Command{}, err
+	}
+	req := TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
+		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter)}
+	if ws := s.Workspace; ws != nil && ws.State == WorkspaceReady {
+		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
+	}
+	return ad.Interactive(req)
+}
+
+// Run runs the agent's CLI in the foreground, on the person's terminal
+// (stdin, stdout, stderr), until they leave it; then commits what they
+// left in the worktree and settles the session again as it was, recording
+// the attached span (or, with follow-ups queued meanwhile, starts them).
+// The person's Ctrl+C is the CLI's: Run does not stop it for a signal
+// that reaches the whole terminal. ctx ending stops the CLI as a kill
+// stops an agent (SIGTERM, the grace period, SIGKILL): a signal to zwarm
+// alone. The CLI gets SIGTERM if this process dies.
+func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*Session, error) {
+	cmd := exec.Command(a.Command.Path, a.Command.Args...)
+	cmd.Dir = a.Command.Dir
+	cmd.Env = append(os.Environ(), a.Command.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		err = fmt.Errorf("start %s: %w", a.Command.Path, err)
+		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
+		return nil, fmt.Errorf("attach %s: %w", ShortID(a.id), err)
+	}
+	if ref, err := refOf(cmd.Process.Pid); err == nil {
+		a.m.st.update(a.id, func(s *Session) error {
+			if a.mine(s) {
+				s.Attaches[len(s.Attaches)-1].CLI = ref
+			}
+			return nil
+		})
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case werr = <-exited:
+		case <-time.After(a.grace):
+			cmd.Process.Kill()
+			werr = <-exited
+		}
+	}
+	code := cmd.ProcessState.ExitCode()
+	if code < 0 {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	note := ""
+	if ctx.Err() != nil {
+		note = "zwarm attach was stopped, and stopped the CLI"
+	} else if _, ok := werr.(*exec.ExitError); werr != nil && !ok {
+		note = fmt.Sprintf("waiting for the CLI failed: %v", werr)
+	}
+	return a.finish(ctx, &code, note)
+}
+
+// Release settles the session again without the person having worked in
+// it: the CLI was never run (why says so).
+func (a *Attachment) Release(ctx context.Context, why string) (*Session, error) {
+	return a.finish(ctx, nil, why)
+}
+
+// finish ends the attach: what is left in the worktree is committed, the
+// session settles as it was before (the span recorded with exit and note),
+// and follow-ups queued meanwhile start at once, as a follow-up to a
+// settled session does. It is done whatever ctx says: an attach is never
+// left half ended.
+func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Session, error) {
+	ctx = context.WithoutCancel(ctx)
+	var work *TurnWork
+	if cur, err := a.m.st.load(a.id); err == nil && a.mine(cur) && cur.Workspace != nil && cur.Workspace.Worktree().Exists() {
+		gctx, cancel := context.WithTimeout(ctx, gitTimeout)
+		work = CommitWork(gctx, cur.Workspace, fmt.Sprintf("zwarm %s attached: what was done in its CLI", ShortID(a.id)), "the attached work")
+		cancel()
+	}
+	restart := false
+	s, err := a.m.st.changeCtx(a.m.writing(ctx), a.id, func(s *Session) error {
+		if !a.mine(s) {
+			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status)
+		}
+		if err := s.detach(exit, note, time.Now().UTC()); err != nil {
+			return err
+		}
+		s.recordAttachWork(work)
+		if s.PendingInjects == 0 {
+			return nil
+		}
+		owner, err := refOf(os.Getpid())
+		if err != nil {
+			return err
+		}
+		owner.Role = roleSpawn
+		if err := writeReserve(a.m.st.reservePath(a.id)); err != nil {
+			return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+		}
+		restart = true
+		return s.reopen(*owner)
+	}, true)
+	if err != nil {
+		return nil, fmt.Errorf("attach %s: settle it again: %w", ShortID(a.id), err)
+	}
+	if restart {
+		if err := a.m.startSupervisor(ctx, a.id); err != nil {
+			return s, fmt.Errorf("attach %s: start the follow-ups queued meanwhile: %w", ShortID(a.id), err)
+		}
+	}
+	return s, nil
+}
+
+// gitTimeout bounds the commit of what a person left in the worktree.
+const gitTimeout = 30 * time.Second
+
+// recordAttachWork puts what the attached span left in the worktree, as
+// committed, in the record: the span's commit and files, and the
+// worktree's head and change, as a turn's are.
+func (s *Session) recordAttachWork(w *TurnWork) {
+	if w == nil || len(s.Attaches) == 0 {
+		return
+	}
+	s.recordWork(0, w)
+	if w.Err != "" {
+		return
+	}
+	a := &s.Attaches[len(s.Attaches)-1]
+	a.Commit, a.Files = w.Commit, w.Files
+	if len(a.Files) > MaxTurnFiles {
+		a.Files = a.Files[:MaxTurnFiles]
+	}
+}
+
+// attacherGone settles a session whose attaching command died: the
+// person's CLI goes too (it was told to when its command died; a CLI
+// still alive is killed), and the follow-ups queued meanwhile are
+// reported undelivered, since nobody is left to start them. Callers hold
+// the lock.
+func (m *Manager) attacherGone(s *Session) error {
+	pid := 0
+	if s.Owner != nil {
+		pid = s.Owner.PID
+	}
+	note := fmt.Sprintf("zwarm attach (pid %d) died without settling the session", pid)
+	if n := len(s.Attaches); n > 0 {
+		if cli := s.Attaches[n-1].CLI; cli != nil && cli.signal(syscall.SIGKILL) == nil {
+			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)
+		}
+	}
+	if err := s.detach(nil, note, time.Now().UTC()); err != nil {
+		return err
+	}
+	return m.st.dropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
+}
