@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,10 +14,16 @@ import (
 // so it holds whether or not anything watches the session: once the cost
 // passes the limit, a stop is recorded with the reason, the agent is
 // stopped as a kill stops it, queued follow-ups are not delivered, and the
-// session settles as killed; a follow-up sent after that starts no agent
-// (Turns.next stops it first) and is reported undelivered. A turn's cost is known as its agent reports
-// usage (codex at the end of each turn, claude with each result), so a
-// turn may pass the limit by what it spent since its last report.
+// session settles as killed. A follow-up sent after that is refused
+// (ErrOverCostLimit); one queued before the cost was known starts no agent
+// (Turns.next stops it first) and is reported undelivered. A turn's cost
+// is known as its agent reports usage (codex at the end of each turn,
+// claude with each result), so a turn may pass the limit by what it spent
+// since its last report.
+
+// ErrOverCostLimit is returned (wrapped) for a follow-up to a session that
+// has spent past its cost limit: it takes none.
+var ErrOverCostLimit = errors.New("the session takes no follow-up")
 
 // checkCostLimit refuses a cost limit that cannot be enforced: a negative
 // one, or one on a model whose price is unknown to an agent that does not

@@ -106,6 +106,10 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, interrupt
 		if err := s.busy(); err != nil {
 			return err // a landing works in the worktree: a turn must not run there
 		}
+		if why := s.overCostLimit(); why != "" {
+			// Its supervisor would stop the follow-up before it started.
+			return fmt.Errorf("%w: it is %s; spawn a new worker, or one with a higher --max-cost", ErrOverCostLimit, why)
+		}
 		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
 			// Its owner died unseen: record that first, then resume it.
 			if err := m.abandonLocked(s); err != nil {

@@ -143,4 +143,7 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	if _, err := os.Stat(went); err == nil {
 		t.Error("the agent went on past its cost limit")
 	}
+	if r := w.zwarm("inject", s.ID, "spend more"); r.code != exitFailure || !strings.Contains(r.stderr, "takes no follow-up: it is "+why) {
+		t.Errorf("a follow-up past the limit: %+v", r)
+	}
 }
