@@ -195,6 +195,10 @@ func injectOutcome(r *sessions.InjectResult) string {
 		if r.Attached {
 			return fmt.Sprintf("queued: a person is attached to it (zwarm attach); the thread resumes with it when they leave the CLI%s", ahead)
 		}
+		if r.Turn == 0 {
+			// Pending: its supervisor has not started yet (a job still queued).
+			return fmt.Sprintf("queued behind the task, which has not started yet: the agent takes it when the task's turn ends%s", ahead)
+		}
 		if r.Live {
 			return fmt.Sprintf("queued behind turn %d: the running agent takes it as its next turn%s", r.Turn, ahead)
 		}

@@ -160,13 +160,17 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 	if out := w.ok("show", id); !strings.Contains(out, "runner   queued · slurm "+job+" (") {
 		t.Fatalf("show does not say the job is queued:\n%s", out)
 	}
+	// A follow-up waits for the task, which has not started.
+	if out := w.ok("inject", id, "and then this"); !strings.Contains(out, "queued behind the task, which has not started yet") {
+		t.Fatalf("inject to a queued job: %s", out)
+	}
 	slurmtest.Resume(t, env)
 	resumed = true
 	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
 		t.Fatalf("wait after the node came back: %+v", r)
 	}
-	if s := w.show(id); s.Status != sessions.StatusCompleted {
-		t.Fatalf("after the node came back: %s %q", s.Status, s.Error)
+	if s := w.show(id); s.Status != sessions.StatusCompleted || len(s.Turns) != 2 {
+		t.Fatalf("after the node came back: %s %q, %d turns (want the task and the follow-up)", s.Status, s.Error, len(s.Turns))
 	}
 }
 
