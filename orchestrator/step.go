@@ -30,6 +30,9 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 	size := inputBytes(input)
 	r.emit(runs.Event{Type: runs.EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
 	actx := model.ObserveAttempts(ctx, func(a model.Attempt) {
+		if ctx.Err() != nil {
+			return // the run or the turn was stopped: the API did nothing wrong
+		}
 		text := "the model API answered with an error, which is not retried"
 		if a.Retried {
 			text = "the model API answered with an error; trying again"
