@@ -27,6 +27,17 @@
 // passes ("no answer: decide yourself"). The question, the answer and
 // each message are events (question, answer, user_message).
 //
+// # Pilot
+//
+// A pilot run (Settings.Pilot, run.json's pilot) is a conversation: the
+// person's turns are user messages tagged with their number, the loop
+// runs a turn (Work, Turn) until the model answers with a reply that
+// calls no tool, and a stopped or failed turn leaves the run live for
+// the next. It offers neither finish nor ask_user; Quit leaves it
+// interrupted for Resume. The tags make the conversation its own list of
+// checkpoints (Checkpoints), so Rewind cuts conversation.jsonl back to
+// the end of a turn atomically, leaving the workers and every record.
+//
 // # Workers' changes
 //
 // In a git repository each worker works in a git worktree of its own

@@ -22,6 +22,9 @@ type outcome struct {
 	reason  string
 	summary string
 	err     string // the failure in the API's or zwarm's own words
+	// What ends a pilot turn but not the run (pilot.go): the model
+	// answered, ctx ended (cut), the model call failed (callFailed).
+	answered, cut, callFailed bool
 }
 
 // Execute runs the loop until the model calls finish, a limit is reached,
@@ -29,6 +32,9 @@ type outcome struct {
 // is interrupted and --resume continues it). The outcome is in the
 // returned record; an error means the state could not be written.
 func (r *Run) Execute(ctx context.Context) (*runs.Record, error) {
+	if r.set.Pilot {
+		return r.Record(), errors.New("orchestrator: a pilot run goes turn by turn (Work, Turn), not Execute")
+	}
 	if t := r.set.Limits.Timeout.Duration; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, errWallClock)
@@ -71,7 +77,7 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 				reason = "the model call failed"
 			}
 			r.emit(runs.Event{Type: runs.EventNotice, Step: r.rec.Steps + 1, Error: err.Error(), Text: reason})
-			return outcome{status: runs.StatusFailed, reason: reason, err: err.Error()}, r.save()
+			return outcome{status: runs.StatusFailed, reason: reason, err: err.Error(), callFailed: true}, r.save()
 		}
 		if err := r.respond(ctx, resp); err != nil {
 			return outcome{}, err
@@ -83,6 +89,9 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 		if r.summary != nil {
 			return outcome{status: runs.StatusCompleted, reason: "the model called finish", summary: *r.summary}, nil
 		}
+		if r.answer != nil {
+			return outcome{answered: true}, nil
+		}
 	}
 }
 
@@ -91,9 +100,9 @@ func (r *Run) stopped(ctx context.Context) outcome {
 	if errors.Is(context.Cause(ctx), errWallClock) {
 		reason := fmt.Sprintf("the wall-clock limit of %s was reached (timeout)", r.set.Limits.Timeout.Duration)
 		r.emit(runs.Event{Type: runs.EventLimit, Step: r.rec.Steps, Limit: "timeout", Text: reason})
-		return outcome{status: runs.StatusLimited, reason: reason}
+		return outcome{status: runs.StatusLimited, reason: reason, cut: true}
 	}
-	return outcome{status: runs.StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it"}
+	return outcome{status: runs.StatusInterrupted, reason: "interrupted (Ctrl+C or a signal); --resume continues it", cut: true}
 }
 
 // limited checks the limits before a step.

@@ -123,7 +123,19 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 		if ev.QuestionID != "" {
 			return []Line{l(LineHeader, 0, "you (answering an earlier question): %s", render.Clip(ev.Text, 300))}
 		}
+		if ev.Turn > 0 {
+			return []Line{l(LineHeader, 0, "you (turn %d): %s", ev.Turn, render.Clip(ev.Text, 300))}
+		}
 		return []Line{l(LineHeader, 0, "you: %s", render.Clip(ev.Text, 300))}
+	case runs.EventTurnEnded:
+		switch ev.Reason {
+		case runs.TurnStopped:
+			return []Line{l(LineNote, 1, "■ turn %d stopped before the model answered: %s", ev.Turn, ev.Text)}
+		case runs.TurnFailed:
+			return []Line{l(LineNote, 1, "■ turn %d ended without an answer; write again to retry", ev.Turn)}
+		}
+	case runs.EventRewind:
+		return []Line{l(LineHeader, 0, "↶ %s", ev.Text)}
 	case runs.EventQuestion:
 		out := []Line{l(LineMessage, 1, "? asks: %s", render.Clip(ev.Text, 300))}
 		if len(ev.Options) > 0 {

@@ -32,6 +32,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(id), rec.Owner.PID)
 	}
 	opt.Settings.Dir = rec.Dir
+	opt.Settings.Pilot = rec.Pilot // its conversation was begun for it
 	set, err := checkOptions(&opt)
 	if err != nil {
 		return nil, err

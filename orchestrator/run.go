@@ -94,6 +94,10 @@ type Run struct {
 	// overhead is the tokens of a request beyond its items' bytes/4, as the
 	// last call's count showed: tool definitions and formatting.
 	overhead int64
+	// answer is set, in a pilot run, by a reply that called no tool: it
+	// ends the turn. ended: the run ended and takes no more turns.
+	answer *string
+	ended  bool
 }
 
 // Start creates a run for task and writes its first state.
@@ -120,7 +124,8 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	zero := 0.0
 	rec := &runs.Record{Version: runs.RecordVersion, ID: id, Task: task, Model: set.Model, Dir: set.Dir, Status: runs.StatusRunning, CostUSD: &zero,
 		Limits: set.Limits, CreatedAt: now, UpdatedAt: now, Workers: []string{}, Accounts: map[string]runs.Account{},
-		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, Runner: set.Runner, KillWorkersOnExit: set.KillWorkersOnExit}
+		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, Runner: set.Runner, KillWorkersOnExit: set.KillWorkersOnExit,
+		Pilot: set.Pilot}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
 	r.initPerson()
 	// Until run.json is written, a failure leaves nothing behind.
@@ -133,6 +138,9 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		return fail(err)
 	}
 	first := []json.RawMessage{message("developer", systemPrompt(set, r.worktrees(ctx))), message("user", taskMessage(task))}
+	if set.Pilot {
+		first[1] = message("user", turnMessage(1, task)) // the person's first turn
+	}
 	if err := r.appendItems(first...); err != nil {
 		return fail(err)
 	}
@@ -167,6 +175,9 @@ func checkOptions(opt *Options) (Settings, error) {
 		return set, fmt.Errorf("the run's dir %s is not a directory", abs)
 	}
 	set.Dir = abs
+	if set.Pilot {
+		set.Ask = false // the model asks by answering: the person writes back
+	}
 	if opt.Guard == nil {
 		opt.Guard = NoGuard{}
 	}
@@ -221,7 +232,12 @@ func (r *Run) initTools() {
 	}
 	r.sh = shell.New(sopt)
 	list = append(list, tools.Shell(r.sh, tools.Dirs{Base: r.set.Dir, Allowed: r.set.AllowedDirs})...)
-	list = append(list, tools.Sleep(), tools.Finish(func(s string) { r.summary = &s }))
+	list = append(list, tools.Sleep())
+	if !r.set.Pilot {
+		// A pilot run ends when the person leaves, not when the model
+		// says it is done: it answers instead.
+		list = append(list, tools.Finish(func(s string) { r.summary = &s }))
+	}
 	if r.set.Ask {
 		list = append(list, tools.AskUser(r.ask))
 	}

@@ -34,6 +34,10 @@ type Settings struct {
 	// positive, bounds how long it waits for an answer.
 	Ask        bool
 	AskTimeout time.Duration
+	// Pilot makes the run a conversation, turn by turn (pilot.go): a
+	// turn ends when the model answers the person; it offers neither
+	// finish nor ask_user. A resumed run keeps the mode it began with.
+	Pilot bool
 }
 
 // Settings returns the config's settings for a run in dir.

@@ -30,6 +30,9 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 	size := inputBytes(input)
 	r.emit(runs.Event{Type: runs.EventModelCall, Step: step, InputItems: len(input), EstimatedTokens: r.estimate(size), Observation: inspect(obs).text()})
 	actx := model.ObserveAttempts(ctx, func(a model.Attempt) {
+		if ctx.Err() != nil {
+			return // the run or the turn was stopped: the API did nothing wrong
+		}
 		text := "the model API answered with an error, which is not retried"
 		if a.Retried {
 			text = "the model API answered with an error; trying again"
@@ -161,6 +164,12 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		}
 	}
 	if len(calls) == 0 {
+		if r.set.Pilot {
+			// The model answered the person: the turn ends.
+			text := texts(out, false)
+			r.answer = &text
+			return nil
+		}
 		return r.appendItems(message("developer", reminder))
 	}
 	for _, c := range calls {
@@ -194,6 +203,10 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 		text, isErr = "Not run: an earlier call to finish ended the run.", true
 	case c.Type != "function_call":
 		text, isErr = fmt.Sprintf("Not run: %s items are not supported; call the function tools.", c.Type), true
+	case ctx.Err() != nil && r.set.Pilot:
+		// An earlier call of the reply was stopped: the person wants the
+		// turn over, not its remaining calls started.
+		text, isErr = "Not run: "+r.whatStopped(ctx, "before this call")+".", true
 	default:
 		cctx, stop := ctx, func() {}
 		if interruptible[c.Name] {
@@ -218,11 +231,21 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 // cutShort says what stopped a call that failed as the run's context
 // ended: the bare "context deadline exceeded" names no cause.
 func (r *Run) cutShort(ctx context.Context, text string) string {
-	what := "the run was interrupted (Ctrl+C or a signal) during this call; --resume continues the run"
-	if errors.Is(context.Cause(ctx), errWallClock) {
-		what = fmt.Sprintf("the run's %s timeout ended this call", r.set.Limits.Timeout.Duration)
+	return fmt.Sprintf("Stopped: %s. (%s)", r.whatStopped(ctx, "during this call"), strings.TrimSpace(text))
+}
+
+// whatStopped says what ended ctx, for the output of a call it stopped
+// (when: "during this call") or kept from running.
+func (r *Run) whatStopped(ctx context.Context, when string) string {
+	switch {
+	case errors.Is(context.Cause(ctx), errWallClock) && r.set.Pilot:
+		return fmt.Sprintf("the turn's %s timeout ended it %s", r.set.Limits.Timeout.Duration, when)
+	case errors.Is(context.Cause(ctx), errWallClock):
+		return fmt.Sprintf("the run's %s timeout ended this call", r.set.Limits.Timeout.Duration)
+	case r.set.Pilot:
+		return "the user stopped your turn (Ctrl+C) " + when
 	}
-	return fmt.Sprintf("Stopped: %s. (%s)", what, strings.TrimSpace(text))
+	return "the run was interrupted (Ctrl+C or a signal) " + when + "; --resume continues the run"
 }
 
 // clipOutput bounds a tool result for events.jsonl, keeping its lines.

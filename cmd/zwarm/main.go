@@ -25,7 +25,7 @@ func run(ctx context.Context, args []string, io *streams) int {
 	root := newRootCmd(&factory{io: io})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	if ctx.Err() != nil && !(err == nil && finishesWhatItStarts(cmd)) {
+	if ctx.Err() != nil && !ownsInterrupt(cmd) && !(err == nil && finishesWhatItStarts(cmd)) {
 		return interrupted(err, io)
 	}
 	return exitCode(err, io)
@@ -39,4 +39,13 @@ const finishesAnnotation = "zwarm/finishes-what-it-starts"
 
 func finishesWhatItStarts(c *cobra.Command) bool {
 	return c != nil && c.Annotations[finishesAnnotation] == "true"
+}
+
+// ownsInterruptAnnotation marks a command that takes Ctrl+C as input
+// (pilot: it stops the model's turn, and only at the prompt leaves): its
+// own result decides the exit code, 130 when it says it was interrupted.
+const ownsInterruptAnnotation = "zwarm/owns-interrupt"
+
+func ownsInterrupt(c *cobra.Command) bool {
+	return c != nil && c.Annotations[ownsInterruptAnnotation] == "true"
 }

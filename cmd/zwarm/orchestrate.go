@@ -30,6 +30,7 @@ type orchestrateOptions struct {
 	kill       bool
 	noAsk      bool
 	out        jsonFlags
+	pilot      bool // zwarm pilot: only pilot runs resume
 }
 
 func newOrchestrateCmd(f *factory) *cobra.Command {

@@ -28,6 +28,10 @@ type stepPrinter struct {
 	// prompt takes the spinner's place; hint is how else to answer.
 	prompting bool
 	hint      string
+	// pilot: a reply without a tool call is the model's answer, printed
+	// whole by answer, not clipped among the steps; echoed: the person's
+	// turns are on the terminal where they typed them.
+	pilot, echoed bool
 }
 
 func newStepPrinter(s *streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
@@ -50,6 +54,21 @@ func (p *stepPrinter) event(ev runs.Event) {
 	case runs.EventStopped:
 		p.render.Lines(ev)
 		return // outcome prints the end
+	case runs.EventModelResponse:
+		if p.pilot && !hasCall(ev.Items) {
+			ev.Text = "" // the answer: the turn's end prints it
+		}
+	case runs.EventMessage:
+		if p.echoed && ev.Turn > 0 {
+			return
+		}
+	case runs.EventTurnEnded:
+		if ev.Reason == runs.TurnStopped && p.io.outTTY {
+			// The terminal echoed the Ctrl+C that stopped it where the
+			// cursor was: that line goes.
+			p.stopProgress()
+			io.WriteString(p.out, "\r\x1b[K")
+		}
 	}
 	lines := p.render.Lines(ev)
 	if len(lines) == 0 {
@@ -95,6 +114,31 @@ func (p *stepPrinter) writeJSON(ev runs.Event) {
 }
 
 func (p *stepPrinter) close() { p.stopProgress() }
+
+// hasCall says a model response's items (itemTypes) hold a tool call.
+func hasCall(items []string) bool {
+	for _, it := range items {
+		if strings.Contains(it, ":") {
+			return true
+		}
+	}
+	return false
+}
+
+// answer prints the model's answer that ended a pilot turn, whole.
+func (p *stepPrinter) answer(text string) {
+	p.stopProgress()
+	var lines []orchestrator.Line
+	for _, l := range render.Lines(text) {
+		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineMessage, Text: l})
+	}
+	if len(lines) == 0 {
+		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineNote, Text: "(the model answered without a word)"})
+	}
+	io.WriteString(p.out, "\n")
+	writeRunLines(p.io, p.out, lines)
+	io.WriteString(p.out, "\n")
+}
 
 // outcome prints how the run ended and, unless it completed, how to
 // continue it (on stderr: it is advice, not output; "" gives none).

@@ -99,6 +99,10 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		return orchestrator.Settings{}, usagef("--resume: %v", err)
 	}
 	switch {
+	case rec.Pilot && !o.pilot:
+		return orchestrator.Settings{}, usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
+	case !rec.Pilot && o.pilot:
+		return orchestrator.Settings{}, usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
 	case rec.Status == runs.StatusCompleted && instruction == "" && queuedMessages(stateDir, rec.ID) == 0:
 		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
 			sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
@@ -159,7 +163,11 @@ func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 	if c.Flags().Changed("state-dir") {
 		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
 	}
-	cmd += " orchestrate --resume " + sessions.ShortID(rec.ID)
+	if rec.Pilot {
+		cmd += " pilot --resume " + sessions.ShortID(rec.ID)
+	} else {
+		cmd += " orchestrate --resume " + sessions.ShortID(rec.ID)
+	}
 	// The limit that stopped it, raised: resumed as it was, the run would
 	// stop again at once.
 	switch rec.LimitReached() {

@@ -31,6 +31,19 @@ const (
 	EventMessage  EventType = "user_message" // Step, Text, Inbox; QuestionID for an answer that came after its question was gone
 	EventQuestion EventType = "question"     // Step, QuestionID, Text, Options
 	EventAnswer   EventType = "answer"       // Step, QuestionID, Text, Via, Inbox (via inbox)
+	// A pilot run goes turn by turn (Record.Pilot): the person's turn is
+	// a user_message with its Turn; a turn ends when the model answers,
+	// or is stopped; the person may rewind the conversation to the end
+	// of an earlier turn.
+	EventTurnEnded EventType = "turn_ended" // Step, Turn, Reason (TurnAnswered, TurnStopped, TurnFailed), Text
+	EventRewind    EventType = "rewind"     // Step, Turn: the checkpoint gone back to, Text: what was dropped
+)
+
+// How a pilot turn ended (Event.Reason of turn_ended).
+const (
+	TurnAnswered = "answered" // the model answered the person
+	TurnStopped  = "stopped"  // the person stopped it (Ctrl+C), or its timeout passed
+	TurnFailed   = "failed"   // the model API failed; the run goes on
 )
 
 // Where an answer came from (Event.Via).
@@ -91,6 +104,8 @@ type Event struct {
 	Options    []string `json:"options,omitempty"`
 	Via        string   `json:"via,omitempty"`
 	Inbox      int      `json:"inbox,omitempty"` // the inbox message's number (InboxEntry.Seq)
+
+	Turn int `json:"turn,omitempty"` // a pilot run's person turn (its checkpoint)
 }
 
 // Totals are a run's running totals: the model, its workers, and the

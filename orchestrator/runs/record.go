@@ -70,6 +70,9 @@ type Record struct {
 	Runner            string `json:"runner,omitempty"`
 	KillWorkersOnExit bool   `json:"kill_workers_on_exit,omitempty"`
 	Compactions       int    `json:"compactions,omitempty"`
+	// Pilot: the run is a conversation with a person, turn by turn (zwarm
+	// pilot), not a task run to its finish.
+	Pilot bool `json:"pilot,omitempty"`
 
 	// Changes is what became of the workers' changes when the run ended:
 	// landed, left on the worker's branch, or made in place. The summary
