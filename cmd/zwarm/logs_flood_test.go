@@ -29,7 +29,7 @@ func peakReported(main func([]string) int) func([]string) int {
 
 // logsPeakLimit is the resident memory `zwarm logs` may reach on a turn of
 // any size: it streams what it prints.
-const logsPeakLimit = 100 << 20
+const logsPeakLimit = 128 << 20
 
 // logs and logs -f print a running turn of 3 million lines in bounded
 // memory: what a turn already holds is read as it is printed, and what it
