@@ -88,7 +88,7 @@ func TestFilterSortAndHideFinished(t *testing.T) {
 		t.Fatal("esc changed the filter")
 	}
 	m = press(t, m, "/", "backspace", "backspace", "backspace", "backspace", "enter")
-	if len(m.list.All()) != 5 || !strings.Contains(m.View(), "bump dependencies") {
+	if m.list.Count() != 5 || !strings.Contains(m.View(), "bump dependencies") {
 		t.Fatalf("clearing the filter:\n%s", m.View())
 	}
 	m = press(t, m, "a")
