@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
@@ -29,6 +30,9 @@ type Listing struct {
 	// read): a change of a settled record after it advances it.
 	gen   uint64
 	genOK bool
+	// refs counts the subscriptions that read it: the last Close closes
+	// the cache file.
+	refs atomic.Int32
 }
 
 // Brief is what a Listing holds of a settled session in memory.
@@ -157,11 +161,24 @@ func (l *Listing) Each(ctx context.Context, fn func(i int, s *Session) bool) err
 	return err
 }
 
-// Close releases the cache file the listing reads. Reading it after is an
-// error.
+// Close releases the cache file the listing reads, once every
+// subscription that shares it has. Reading it after is an error.
 func (l *Listing) Close() {
-	if l != nil && l.r != nil {
+	if l != nil && l.r != nil && l.refs.Add(-1) == 0 {
 		l.r.Close()
+	}
+}
+
+// acquire takes one more reference to the listing, unless it was closed.
+func (l *Listing) acquire() bool {
+	for {
+		n := l.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if l.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 

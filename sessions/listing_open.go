@@ -43,8 +43,8 @@ const rebuildShare = 4
 // to be read whole, a full listing brings the cache up to date first. A
 // state dir without a sessions dir is empty.
 func (m *Manager) openListing(check bool) (*listingStart, error) {
-	for rebuilt := false; ; rebuilt = true {
-		ls, stale, err := m.readListing(rebuilt, check)
+	return m.listings.open(m, check, func() (*listingStart, error) {
+		ls, stale, err := m.readListing(false, check)
 		if err != nil || !stale {
 			return ls, err
 		}
@@ -53,7 +53,9 @@ func (m *Manager) openListing(check bool) (*listingStart, error) {
 		if _, _, err := m.scan(nil); err != nil {
 			return nil, err
 		}
-	}
+		ls, _, err = m.readListing(true, check)
+		return ls, err
+	})
 }
 
 // readListing is one try of openListing; stale says the cache is missing
@@ -61,6 +63,7 @@ func (m *Manager) openListing(check bool) (*listingStart, error) {
 // only before one did).
 func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool, err error) {
 	ls = &listingStart{l: &Listing{}, checked: true}
+	ls.l.refs.Store(1)
 	dir, err := os.Open(m.st.sessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return ls, false, nil

@@ -262,3 +262,24 @@ func TestListingWithoutACache(t *testing.T) {
 		t.Fatalf("the cache was not written: %v", err)
 	}
 }
+
+// Subscriptions made while the state dir stands share one listing (the
+// dashboard holds two); it is read until the last of them ends, and a
+// change of the sessions dir makes a new one.
+func TestListingSharedWhileTheStateStands(t *testing.T) {
+	m, st := listingDir(t, 100)
+	subA, a, _ := initialOf(t, m)
+	_, b, _ := initialOf(t, m)
+	if a.Listing != b.Listing {
+		t.Fatal("two subscriptions of the same state made two listings")
+	}
+	subA.Close()
+	if list, err := b.Listing.Sessions(context.Background(), []int{0, 99}); err != nil || list[1].ID != sessionID(0) {
+		t.Fatalf("the listing after one of its subscriptions ended: %v", err)
+	}
+	writeSettledRecord(t, st, 700)
+	_, c, _ := initialOf(t, m)
+	if c.Listing == a.Listing {
+		t.Fatal("a listing shared across a change of the sessions dir")
+	}
+}
