@@ -17,8 +17,10 @@
 # a size): the time from its start until the header shows the count of
 # every status as `zwarm ls --json` gives them (and no "loading"), the
 # peak resident memory (VmHWM), and the clock ticks (utime+stime) it uses
-# idle over 20 s once loaded; and once more without the listing cache
-# (sessions.index removed: the dashboard makes it first).
+# idle over 20 s once loaded; once more with the sessions dir changed
+# since the listing cache was written (as after a spawn: its names are
+# read), and once without the cache (sessions.index removed: the dashboard
+# makes it first, reading every record).
 set -euo pipefail
 runs=${1:-11}
 shift || true
@@ -130,15 +132,20 @@ shows() {
 	done <<<"$2"
 }
 
-# dashrun N [idle]: one run of the dashboard in tmux, on the state dir of
-# size N; prints "MS KB TICKS" (TICKS only with idle: 20 s idling).
+# counts N: what the dashboard's header must say of the state dir of size
+# N, every status's count, as ls gives them.
+counts() {
+	"$tmp/zwarm" --state-dir "$keep/s$1" ls --json | grep -o '^    "status": "[a-z]*"' | sed 's/.*: "//; s/"$//' | sort | uniq -c |
+		awk '{printf "%s %s\n", $1, $2}'
+}
+
+# dashrun N WANT [idle]: one run of the dashboard in tmux, on the state dir
+# of size N, until its header says WANT; prints "MS KB TICKS" (TICKS only
+# with idle: 20 s idling).
 sock="zwarm-scale-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 dashrun() {
-	local d="$keep/s$1" want h pid t0 ms="" ticks=-
-	# What the header must say: every status's count, as ls gives them.
-	want=$("$tmp/zwarm" --state-dir "$d" ls --json | grep -o '^    "status": "[a-z]*"' | sed 's/.*: "//; s/"$//' | sort | uniq -c |
-		awk '{printf "%s %s\n", $1, $2}')
+	local d="$keep/s$1" want=$2 h pid t0 ms="" ticks=-
 	t0=$(now)
 	tmux -L "$sock" new-session -d -s dash -x 200 -y 50 "$tmp/zwarm --state-dir $d dash"
 	pid=$(tmux -L "$sock" list-panes -t dash -F '#{pane_pid}')
@@ -150,7 +157,7 @@ dashrun() {
 		fi
 		sleep 0.01
 	done
-	if [ "${2:-}" = idle ]; then
+	if [ "${3:-}" = idle ]; then
 		sleep 3 # the check of every record, right after the first frame
 		local a b
 		a=$(awk '{print $14+$15}' "/proc/$pid/stat")
@@ -164,21 +171,25 @@ dashrun() {
 	tmux -L "$sock" kill-server 2>/dev/null || true
 }
 
-declare -A dms dkb dticks cms ckb
+declare -A dms dkb dticks tms tkb cms ckb
 if command -v tmux >/dev/null; then
 	for n in "${sizes[@]}"; do
 		# A state dir in use, its cache written by the last listing.
 		touch -d '1 hour ago' "$keep/s$n/sessions"
 		"$tmp/zwarm" --state-dir "$keep/s$n" ls >/dev/null
+		want=$(counts "$n")
 		: >"$tmp/d.$n"
 		for r in $(seq "${DASH_RUNS:-5}"); do
-			if [ "$r" = "${DASH_RUNS:-5}" ]; then dashrun "$n" idle; else dashrun "$n"; fi >>"$tmp/d.$n"
+			if [ "$r" = "${DASH_RUNS:-5}" ]; then dashrun "$n" "$want" idle; else dashrun "$n" "$want"; fi >>"$tmp/d.$n"
 		done
+		sed "s/^/dash at $n: ms, KiB, ticks: /" "$tmp/d.$n" >&2
 		dms[$n]=$(awk '{print $1}' "$tmp/d.$n" | median)
 		dkb[$n]=$(awk '{print $2}' "$tmp/d.$n" | sort -g | tail -1)
 		dticks[$n]=$(tail -1 "$tmp/d.$n" | awk '{print $3}')
+		touch "$keep/s$n/sessions"
+		read -r tms[$n] tkb[$n] _ < <(dashrun "$n" "$want")
 		rm -f "$keep/s$n/sessions.index"
-		read -r cms[$n] ckb[$n] _ < <(dashrun "$n")
+		read -r cms[$n] ckb[$n] _ < <(dashrun "$n" "$want")
 	done
 fi
 
@@ -216,6 +227,12 @@ if command -v tmux >/dev/null; then
 	printf '%-26s' "idle ticks in 20 s"
 	for n in "${sizes[@]}"; do printf '%10s' "${dticks[$n]}"; done
 	printf '   %s at %s\n' "$(goal "${dticks[$hi]}" 4)" "$hi"
+	printf '%-26s' "dir changed: first frame"
+	for n in "${sizes[@]}"; do printf '%10s' "${tms[$n]}"; done
+	printf '   %s at %s\n' "$(goal "${tms[$hi]}" 1000)" "$hi"
+	printf '%-26s' "dir changed: peak RSS, MiB"
+	for n in "${sizes[@]}"; do printf '%10s' "$((tkb[$n] / 1024))"; done
+	printf '   %s at %s\n' "$(goal "$((tkb[$hi] / 1024))" 150)" "$hi"
 	printf '%-26s' "no cache: first frame, ms"
 	for n in "${sizes[@]}"; do printf '%10s' "${cms[$n]}"; done
 	echo
