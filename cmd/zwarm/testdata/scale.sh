@@ -18,9 +18,9 @@
 # every status as `zwarm ls --json` gives them (and no "loading"), the
 # peak resident memory (VmHWM), and the clock ticks (utime+stime) it uses
 # idle over 20 s once loaded; once more with the sessions dir changed
-# since the listing cache was written (as after a spawn: its names are
-# read), and once without the cache (sessions.index removed: the dashboard
-# makes it first, reading every record).
+# since the listing cache was written (as a spawn a minute ago leaves it:
+# the dir's names are read), and once without the cache (sessions.index
+# removed: the dashboard makes it first, reading every record).
 set -euo pipefail
 runs=${1:-11}
 shift || true
@@ -142,10 +142,18 @@ counts() {
 # dashrun N WANT [idle]: one run of the dashboard in tmux, on the state dir
 # of size N, until its header says WANT; prints "MS KB TICKS" (TICKS only
 # with idle: 20 s idling).
-sock="zwarm-scale-$$"
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
+killdash() {
+	local s
+	for s in "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/zwarm-scale-$$-"*; do
+		tmux -L "${s##*/}" kill-server 2>/dev/null || true
+		rm -f "$s"
+	done
+}
+trap 'killdash; rm -rf "$tmp"' EXIT
 dashrun() {
-	local d="$keep/s$1" want=$2 h pid t0 ms="" ticks=-
+	local d="$keep/s$1" want=$2 h pid t0 ms="" ticks=- sock
+	# A server of its own each run: one just killed may still be exiting.
+	sock="zwarm-scale-$$-$(now)"
 	t0=$(now)
 	tmux -L "$sock" new-session -d -s dash -x 200 -y 50 "$tmp/zwarm --state-dir $d dash"
 	pid=$(tmux -L "$sock" list-panes -t dash -F '#{pane_pid}')
@@ -186,7 +194,8 @@ if command -v tmux >/dev/null; then
 		dms[$n]=$(awk '{print $1}' "$tmp/d.$n" | median)
 		dkb[$n]=$(awk '{print $2}' "$tmp/d.$n" | sort -g | tail -1)
 		dticks[$n]=$(tail -1 "$tmp/d.$n" | awk '{print $3}')
-		touch "$keep/s$n/sessions"
+		# As a spawn or an rm a minute ago leaves it.
+		touch -d '1 minute ago' "$keep/s$n/sessions"
 		read -r tms[$n] tkb[$n] _ < <(dashrun "$n" "$want")
 		rm -f "$keep/s$n/sessions.index"
 		read -r cms[$n] ckb[$n] _ < <(dashrun "$n" "$want")
