@@ -49,7 +49,7 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 				return cmp.Or(b.Session.CreatedAt.Compare(a.Session.CreatedAt), strings.Compare(a.ID, b.ID))
 			})
 		}
-		return out, ctx.Err()
+		return out, nil
 	}
 	ids, err := s.initialIDs()
 	if err != nil {

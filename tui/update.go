@@ -253,6 +253,10 @@ func (m *Model) followSelection() tea.Cmd {
 		return tea.Batch(closing, m.subscribeRuns(trajFeed, runs.SubscribeOptions{Run: row.Run.ID, Window: m.opt.Window}))
 	}
 	m.detail.Reset(key)
-	m.detail.SetSession(row.Session)
+	if !row.Partial {
+		// A summary still being read would title the pane without its
+		// task: the subscription's first update brings the record.
+		m.detail.SetSession(row.Session)
+	}
 	return tea.Batch(closing, m.subscribe(trajFeed, key, sessions.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
 }
