@@ -165,6 +165,13 @@ func TestKillAndDeleteConfirmAndReportErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, "sessions", "3f2a0004-0000-4000-8000-000000000004")); !os.IsNotExist(err) {
 		t.Fatalf("session dir still there: %v", err)
 	}
+	// It was one of the listing's: its row and its count go.
+	m = settle(t, m, func(m Model) bool {
+		return !strings.Contains(m.list.View(), "3f2a0004") && strings.Contains(m.View(), "✓ 1 completed")
+	})
+	if m.list.Count() != 4 {
+		t.Fatalf("%d sessions after the delete", m.list.Count())
+	}
 }
 
 func TestAppendedStepAppearsOnChange(t *testing.T) {
