@@ -12,25 +12,34 @@ import (
 )
 
 // changeSource turns file events and process exits into a set of sessions
-// to look at again. It watches directories (the sessions dir, each session
-// dir, and the turns and inbox dirs of sessions that are not settled), so
+// to look at again. It watches directories (the sessions dir, session
+// dirs, and the turns and inbox dirs of sessions that are not settled), so
 // it sees files that do not exist yet; a settled session's files only
-// change after its meta.json does, which its dir's watch sees. Exits of
-// owners come from pidfds. The set coalesces: a session changed a hundred
-// times while the consumer was busy is one entry.
+// change after its meta.json does, which its dir's watch sees. For every
+// session, the dirs of settled sessions are not watched: sessions.gen's
+// writers tell of their changes (gen; subscribe_settled.go), and without
+// it every session dir is. Exits of owners come from pidfds. The set
+// coalesces: a session changed a hundred times while the consumer was
+// busy is one entry.
 type changeSource struct {
 	st    *Store
 	fw    *fsnotify.Watcher
 	exits *ExitWatch
 	only  map[string]bool // nil: every session
+	// gen, for every session, tells when sessions.gen's writers are done;
+	// nil when it cannot be watched: every session dir is, then.
+	gen     *genWatch
+	genLost <-chan struct{}
 
 	mu      sync.Mutex
 	order   []string
 	dirty   map[string]bool
 	inbox   map[string]bool
 	deep    map[string]bool // sessions whose turns and inbox dirs are watched
+	dirs    map[string]bool // with gen: the session dirs watched
 	missing bool            // the sessions dir does not exist yet
 	resync  bool            // events may have been missed: look at everything
+	genSeen bool            // sessions.gen was closed by a writer
 	// polled are the live sessions whose supervisors run under another
 	// runner: no pidfd tells of their end here, and their writes, made on
 	// another host of a shared file system, may raise no inotify event
@@ -53,15 +62,45 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 		return nil, err
 	}
 	cs := &changeSource{st: st, fw: fw, exits: exits, only: only, dirty: map[string]bool{},
-		inbox: map[string]bool{}, deep: map[string]bool{}, polled: map[string]bool{}, repoll: make(chan struct{}, 1),
-		c: make(chan struct{}, 1), done: make(chan struct{})}
+		inbox: map[string]bool{}, deep: map[string]bool{}, dirs: map[string]bool{}, polled: map[string]bool{},
+		repoll: make(chan struct{}, 1), c: make(chan struct{}, 1), done: make(chan struct{})}
+	if only == nil {
+		// A listing makes sessions.gen where there is none yet (in an
+		// existing state dir that can be written); a watch on it spares
+		// one on every settled session's dir.
+		if _, unlock, _ := st.generation(); unlock != nil {
+			unlock()
+		}
+		if gw, err := newGenWatch(st.genPath()); err == nil {
+			cs.gen, cs.genLost = gw, gw.Lost()
+		}
+	}
 	if err := cs.watchRoot(); err != nil {
+		cs.closeGen()
 		fw.Close()
 		exits.Close()
 		return nil, err
 	}
 	go cs.loop()
 	return cs, nil
+}
+
+func (cs *changeSource) closeGen() {
+	cs.mu.Lock()
+	gw := cs.gen
+	cs.gen = nil
+	cs.mu.Unlock()
+	if gw != nil {
+		gw.Close()
+	}
+}
+
+// watchingGen says whether the settled sessions are followed through
+// sessions.gen rather than their dirs.
+func (cs *changeSource) watchingGen() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.gen != nil
 }
 
 // watchRoot watches the sessions dir, or while it does not exist, the
@@ -81,6 +120,9 @@ func (cs *changeSource) watchRoot() error {
 	}
 	if err := cs.fw.Add(cs.st.sessionsDir()); err == nil {
 		cs.missing = false
+		if cs.watchingGen() {
+			return nil // the subscription watches the dirs it has to
+		}
 		ids, _ := cs.st.ids()
 		for _, id := range ids {
 			cs.addSession(id)
@@ -104,9 +146,59 @@ func (cs *changeSource) wanted(id string) bool { return cs.only == nil || cs.onl
 // addSession watches a session dir. A failure (the system's watch limit)
 // only costs that session its live updates.
 func (cs *changeSource) addSession(id string) {
-	if cs.wanted(id) {
-		cs.fw.Add(cs.st.sessionDir(id))
+	if !cs.wanted(id) {
+		return
 	}
+	if cs.watchingGen() {
+		cs.watchDir(id, true)
+		return
+	}
+	cs.fw.Add(cs.st.sessionDir(id))
+}
+
+// watchDir watches a session's dir, or stops, while the settled sessions
+// are followed through sessions.gen: a session that is not settled (or
+// new, or whose record cannot be read) is watched, a settled one is not.
+// Otherwise every session dir is watched, and this does nothing.
+func (cs *changeSource) watchDir(id string, on bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.gen == nil || !cs.wanted(id) || cs.dirs[id] == on {
+		return
+	}
+	if !on {
+		cs.fw.Remove(cs.st.sessionDir(id))
+		delete(cs.dirs, id)
+		return
+	}
+	if cs.fw.Add(cs.st.sessionDir(id)) == nil {
+		cs.dirs[id] = true
+	}
+}
+
+// watchEveryDir gives up on sessions.gen (it went): every session dir is
+// watched from now on, and everything looked at again.
+func (cs *changeSource) watchEveryDir() {
+	cs.closeGen()
+	cs.mu.Lock()
+	clear(cs.dirs)
+	cs.mu.Unlock()
+	if !cs.missing {
+		ids, _ := cs.st.ids()
+		for _, id := range ids {
+			cs.addSession(id)
+		}
+	}
+	cs.markAll()
+}
+
+// takeGen reports, once, whether a writer of sessions.gen was done since.
+func (cs *changeSource) takeGen() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	g := cs.genSeen
+	cs.genSeen = false
+	return g
 }
 
 // settled adds or drops the watches on a session's turns and inbox dirs.
@@ -136,6 +228,7 @@ func (cs *changeSource) forget(id string) {
 	cs.mu.Lock()
 	delete(cs.deep, id)
 	cs.mu.Unlock()
+	cs.watchDir(id, false)
 }
 
 // poll adds a session to those looked at every JobPoll, or drops it.
@@ -238,8 +331,23 @@ func (cs *changeSource) loop() {
 			ticker.Stop()
 		}
 	}()
+	var genC <-chan struct{}
+	if cs.gen != nil {
+		genC = cs.gen.C()
+	}
 	for {
 		select {
+		case <-genC:
+			cs.mu.Lock()
+			cs.genSeen = true
+			cs.mu.Unlock()
+			select {
+			case cs.c <- struct{}{}:
+			default:
+			}
+		case <-cs.genLost:
+			genC, cs.genLost = nil, nil
+			cs.watchEveryDir()
 		case <-cs.repoll:
 			cs.mu.Lock()
 			some := len(cs.polled) > 0
@@ -309,5 +417,6 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 func (cs *changeSource) close() {
 	cs.fw.Close()
 	<-cs.done
+	cs.closeGen()
 	cs.exits.Close()
 }

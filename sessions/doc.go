@@ -342,6 +342,16 @@
 // is heard), never by a timer. Wait, WaitInbox, Follow, the dashboard, the
 // orchestrator and the watchers build on it.
 //
+// A subscription to every session starts from the listing cache (a
+// Listing: each settled session's summary, newest first, a hundred bytes
+// of it in memory) and reads whole only the records the cache does not
+// hold as they are. It watches the sessions dir and the dirs of the
+// sessions that are not settled; the settled ones' records change through
+// zwarm only after sessions.gen advances, and a writer's close of it
+// (inotify's close-write) has them checked, one stat each
+// (subscribe_settled.go). The dashboard takes the Listing as it is
+// (SubscribeOptions.Listing) and reads a summary when its row is shown.
+//
 // # Events
 //
 // Adapters parse their agent's output lines into Event values. A line that

@@ -189,7 +189,8 @@ func (st *Store) bumpGeneration(ctx context.Context, change func() error) error 
 
 // scan is one pass over every session for a listing: the cached summary of
 // each settled session, the current record of every other one, newest
-// first. Records that cannot be read are returned beside.
+// first. Records that cannot be read are returned beside. With keep nil it
+// only brings the cache up to date, and lists nothing.
 func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, error) {
 	dir, err := os.Open(m.st.sessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -233,7 +234,10 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 	fd := int(dir.Fd())
 	// The common case, nothing changed, must cost next to nothing per
 	// session: the records are made in one allocation.
-	slab := newSlab(len(ix.Settled))
+	var slab *slab
+	if keep != nil {
+		slab = newSlab(len(ix.Settled))
+	}
 	var seen map[string]bool
 	if present != nil || !trusted {
 		seen = make(map[string]bool, len(ix.Settled))
@@ -266,6 +270,9 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			seen[e.ID] = true
 		}
 		next.Settled = append(next.Settled, *e)
+		if keep == nil {
+			continue
+		}
 		if s := slab.session(e); keep(s) {
 			out = append(out, s)
 		}
@@ -335,7 +342,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			if s.Settled() {
 				s = s.summary()
 			}
-			if keep(s) {
+			if keep != nil && keep(s) {
 				out = append(out, s)
 			}
 		}

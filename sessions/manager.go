@@ -20,6 +20,10 @@ type Manager struct {
 	jobs           jobCache
 	warn           func(error)
 	lockWaiting    func(LockWait)
+	// listings is what the subscriptions to every session start from,
+	// made one at a time and shared while the state it was made from
+	// stands (listing_share.go): the dashboard holds two.
+	listings sharedListing
 }
 
 // ManagerOptions configure a Manager.

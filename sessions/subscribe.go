@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -31,6 +30,15 @@ type SubscribeOptions struct {
 	// FromTurn, with Events, skips turns before it; OnlyTurn reads only
 	// that turn.
 	FromTurn, OnlyTurn int
+	// Listing, for a subscription to every session without Events or a
+	// Filter, delivers the settled sessions the listing cache holds as
+	// they are in one Listing, the first update's, rather than an update
+	// each: a front end of 100,000 sessions counts and shows them from it
+	// and reads a summary when it shows one. The other sessions (those
+	// not settled, and those the cache is behind on) follow in updates of
+	// their own, their records whole; later updates are changes, of any
+	// session, as usual. The Listing is closed when the subscription ends.
+	Listing bool
 }
 
 // Update is one change of one session. The first update of each session
@@ -68,6 +76,13 @@ type Update struct {
 	// updates are changes. With no session to report at first, it comes
 	// alone, in an update with no ID.
 	Synced bool
+	// Listing, with SubscribeOptions.Listing, is the first update's (it
+	// has no ID): the settled sessions as the subscription found them.
+	// Until a session of it has an update of its own, the listing says
+	// what it is; Pending is how many sessions follow in initial updates
+	// of their own (a few of them may turn out gone or unreadable).
+	Listing *Listing
+	Pending int
 }
 
 // StatusChanged reports whether the status differs from the previous update.
@@ -93,6 +108,15 @@ type Subscription struct {
 	// behind is the sessions whose last update left events to read: they
 	// are read again at once, without waiting for their files to change.
 	behind map[string]bool
+	// settled, for every session, is the settled sessions whose dirs are
+	// not watched; gen the generation they were last checked at (genOK:
+	// one was read).
+	settled *settledSet
+	gen     uint64
+	genOK   bool
+	// check says the settled sessions' records are to be checked against
+	// the cache once the first state is delivered (openListing).
+	check bool
 }
 
 // subState is what the subscription last told about one session.
@@ -109,6 +133,9 @@ type subState struct {
 
 // Subscribe starts delivering updates until ctx ends or Close is called.
 func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscription, error) {
+	if opt.Listing && (len(opt.IDs) > 0 || opt.Events || opt.Filter != (ListOptions{})) {
+		return nil, errors.New("subscribe: a listing is of every session, without events or a filter")
+	}
 	sub := &Subscription{m: m, opt: opt, out: make(chan Update), done: make(chan struct{}), known: map[string]*subState{},
 		behind: map[string]bool{}}
 	if len(opt.IDs) > 0 {
@@ -154,6 +181,9 @@ func (s *Subscription) run(ctx context.Context) {
 				st.traj.Close()
 			}
 		}
+		if s.settled != nil {
+			s.settled.l.Close()
+		}
 	}()
 	initial, err := s.initial(ctx)
 	if err != nil {
@@ -174,6 +204,16 @@ func (s *Subscription) run(ctx context.Context) {
 	if !s.send(ctx, *held) {
 		return
 	}
+	if s.check {
+		// What the cache said, trusted for the first state, is checked
+		// now: a record changed behind zwarm's back is a change.
+		rc := &readCtx{m: s.m}
+		for _, id := range s.settled.changed(s.m.st.sessionsDir()) {
+			if !s.emit(ctx, id, rc) {
+				return
+			}
+		}
+	}
 	for {
 		if len(s.behind) == 0 {
 			select {
@@ -189,12 +229,15 @@ func (s *Subscription) run(ctx context.Context) {
 			}
 		}
 		dirty := s.dirty()
+		if s.src.takeGen() {
+			dirty = appendNew(dirty, s.settledChanged())
+		}
+		behind := make([]string, 0, len(s.behind))
 		for id := range s.behind {
-			if !slices.Contains(dirty, id) {
-				dirty = append(dirty, id)
-			}
+			behind = append(behind, id)
 		}
 		clear(s.behind)
+		dirty = appendNew(dirty, behind)
 		rc := &readCtx{m: s.m, ids: dirty}
 		for _, id := range dirty {
 			if !s.emit(ctx, id, rc) {
@@ -225,12 +268,26 @@ func (s *Subscription) send(ctx context.Context, u Update) bool {
 
 func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Update, bool) {
 	prev, seen := s.known[id]
+	if !seen {
+		prev, seen = s.listedState(id)
+	}
 	u := Update{ID: id, Initial: !seen}
+	// The file's identity before the record: a change in between is one
+	// more look later, never one missed.
+	key, keyOK := s.m.st.metaKey(id)
 	rec, err := s.m.st.load(id)
 	// A directory without a record is no session to watch: one being made
 	// by hand, or one whose record was removed, which its supervisor
 	// stops (listings name it as broken).
 	if errors.Is(err, ErrNotFound) || errors.Is(err, errNoRecord) {
+		if s.settled != nil {
+			s.settled.drop(id)
+		}
+		if errors.Is(err, errNoRecord) {
+			s.src.watchDir(id, true) // for the record to come
+		} else {
+			s.src.watchDir(id, false)
+		}
 		if !seen {
 			return u, false
 		}
@@ -246,6 +303,7 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 		prev = &subState{inbox: map[string]InboxState{}}
 	}
 	if err != nil {
+		s.watchUnsettled(id)
 		re := &RecordError{ID: id, Err: err}
 		errors.As(err, &re)
 		u.Err = re
@@ -258,6 +316,15 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	}
 	prev.errMsg = ""
 	cur := s.m.current(rec, rc)
+	if s.settled != nil {
+		// Python zwarm records may change without a word: watched.
+		if cur.Settled() && !cur.Legacy && keyOK {
+			s.settled.add(id, key)
+			s.src.watchDir(id, false)
+		} else {
+			s.watchUnsettled(id)
+		}
+	}
 	if !s.opt.Filter.Match(cur) {
 		if !seen {
 			return u, false

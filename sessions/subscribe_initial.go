@@ -1,50 +1,53 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
-	"errors"
+	"slices"
+	"strings"
 )
 
 // What a subscription reports first, and what it looks at again when it
 // may have missed events.
 
-// initial is the first update of every session: for a subscription to
-// every session without events, the listing's summaries (no turns, no
-// inbox: as fast as `zwarm ls`); otherwise each record read whole. A
-// subscription to every session with events reads whole only the sessions
-// its filter keeps, chosen from the summaries: watching the running
-// workers of a state dir of thousands costs what they cost.
+// initial is the first update of every session. A subscription to every
+// session starts from a listing (listing_open.go): the settled sessions
+// the cache holds as they are, and the others, read whole. With Listing,
+// the listing is delivered as it is; without, each settled session its
+// filter keeps is an update of its own, its summary (no turns, no inbox:
+// as fast as `zwarm ls`), or its record whole with Events: watching the
+// running workers of a state dir of thousands costs what they cost.
 func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	var out []Update
 	if s.ids == nil {
-		list, bad, err := s.m.scan(s.opt.Filter.Match)
+		start, err := s.m.openListing(false)
 		if err != nil {
 			return nil, err
 		}
-		if s.opt.Events {
-			rc := &readCtx{m: s.m}
-			for _, cur := range list {
-				if u, ok := s.build(ctx, cur.ID, rc); ok {
-					out = append(out, u)
+		s.check = !start.checked
+		s.settled = newSettledSet(start.l)
+		s.gen, s.genOK = start.l.gen, start.l.genOK
+		if s.opt.Listing {
+			out = append(out, Update{Initial: true, Listing: start.l, Pending: len(start.rest)})
+		} else if err := s.initialListed(ctx, start.l, &out); err != nil {
+			return nil, err
+		}
+		rc := &readCtx{m: s.m, ids: start.rest}
+		for _, id := range start.rest {
+			if u, ok := s.build(ctx, id, rc); ok {
+				out = append(out, u)
+			}
+		}
+		if !s.opt.Listing {
+			// Newest first, as a listing is; records that cannot be read
+			// last.
+			slices.SortStableFunc(out, func(a, b Update) int {
+				switch {
+				case a.Session == nil || b.Session == nil:
+					return cmp.Compare(b2i(a.Session == nil), b2i(b.Session == nil))
 				}
-			}
-			list = nil
-		}
-		for _, cur := range list {
-			st := &subState{status: cur.Status, turns: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}
-			if cur.Settled() {
-				st.ended = cur.Turn
-			}
-			s.known[cur.ID] = st
-			s.watchOwner(cur.ID, st, cur)
-			out = append(out, Update{ID: cur.ID, Session: cur, Initial: true})
-		}
-		for _, re := range bad {
-			if errors.Is(re, errNoRecord) {
-				continue // no session to watch (build says why)
-			}
-			s.known[re.ID] = &subState{errMsg: re.Error(), inbox: map[string]InboxState{}}
-			out = append(out, Update{ID: re.ID, Initial: true, Err: re})
+				return cmp.Or(b.Session.CreatedAt.Compare(a.Session.CreatedAt), strings.Compare(a.ID, b.ID))
+			})
 		}
 		return out, nil
 	}
@@ -61,12 +64,56 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	return out, nil
 }
 
+// initialListed adds an update for each settled session of the listing
+// that the filter keeps.
+func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Update) error {
+	if s.opt.Filter.onlyUnsettled() {
+		return nil // no settled session can match
+	}
+	var keep []int
+	err := l.Each(ctx, func(i int, sum *Session) bool {
+		if s.opt.Filter.Match(sum) {
+			keep = append(keep, i)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	rc := &readCtx{m: s.m}
+	for len(keep) > 0 {
+		batch := keep[:min(loadBatch, len(keep))]
+		keep = keep[len(batch):]
+		list, err := l.Sessions(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for _, cur := range list {
+			if s.opt.Events {
+				if u, ok := s.build(ctx, cur.ID, rc); ok {
+					*out = append(*out, u)
+				}
+				continue
+			}
+			st := &subState{status: cur.Status, turns: cur.Turn, ended: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}
+			s.known[cur.ID] = st
+			s.watchOwner(cur.ID, st, cur)
+			*out = append(*out, Update{ID: cur.ID, Session: cur, Initial: true})
+		}
+	}
+	return nil
+}
+
 // dirty is the sessions to look at again: those that changed, or after
-// missed events, every session known or present.
+// missed events, every session known or present (of every session, the
+// settled ones whose records changed: resync).
 func (s *Subscription) dirty() []string {
 	ids := s.src.take()
 	if !s.src.takeResync() {
 		return ids
+	}
+	if s.settled != nil {
+		return appendNew(ids, s.resync())
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -94,4 +141,23 @@ func (s *Subscription) initialIDs() ([]string, error) {
 		return out, nil
 	}
 	return s.m.st.ids()
+}
+
+// resync is what a subscription to every session looks at after missed
+// events: the sessions it knows, the settled ones whose records changed or
+// went, and the sessions it does not know of.
+func (s *Subscription) resync() []string {
+	var out []string
+	for id := range s.known {
+		out = append(out, id)
+	}
+	out = appendNew(out, s.settled.changed(s.m.st.sessionsDir()))
+	present, _ := s.m.st.ids()
+	var unknown []string
+	for _, id := range present {
+		if _, ok := s.known[id]; !ok && !s.settled.has(id) {
+			unknown = append(unknown, id)
+		}
+	}
+	return appendNew(out, unknown)
 }

@@ -23,7 +23,11 @@ import (
 
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
+	code := m.Run()
+	if mkstate.path != "" {
+		os.RemoveAll(filepath.Dir(mkstate.path)) // the generator built for the tests
+	}
+	os.Exit(code)
 }
 
 // clock is the fixed "now" of every test.

@@ -115,8 +115,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.list.Replace(nil)
 		m.list.UpsertRuns(nil, runIDs(m.list.Runs()))
 		m.detail.Reset("")
+		m.sessionsSynced, m.pending = false, 0
+		m.setLoading()
 		return tea.Batch(closeSub(old), closeSub(oldTraj), closeRunSub(oldRuns), closeRunSub(oldRunTraj),
-			m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runs.SubscribeOptions{}))
+			m.subscribe(listFeed, "", listOptions), m.subscribeRuns(listFeed, runs.SubscribeOptions{}))
 	}
 	if m.focus == focusList {
 		return tea.Batch(update(&m.list, k), m.followSelection())
@@ -155,13 +157,16 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 		m.setStatus("sending follow-up to " + sessions.ShortID(msg.Target) + "…")
 		return m.inject(msg.Target, msg.Value)
 	case prompt.Filter:
-		m.list.SetFilter(msg.Value)
-		if msg.Value == "" {
+		match := m.list.SetFilter(msg.Value)
+		switch {
+		case msg.Value == "":
 			m.setStatus("filter cleared")
-		} else {
+		case m.list.Matching():
+			m.setStatus(fmt.Sprintf("filter: %s (looking through %d sessions…)", msg.Value, m.list.Listing().Len()))
+		default:
 			m.setStatus("filter: " + msg.Value)
 		}
-		return m.followSelection()
+		return tea.Batch(match, m.followSelection())
 	case prompt.Confirm:
 		switch msg.Action {
 		case "kill":

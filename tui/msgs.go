@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -25,11 +26,14 @@ type (
 		sub  *sessions.Subscription
 		err  error
 	}
-	// updatesMsg carries the updates a subscription had ready.
+	// updatesMsg carries the updates a subscription had ready; with a
+	// listing, the summaries of its first sessions, read with it so that
+	// the first frame shows them.
 	updatesMsg struct {
 		feed    feed
 		sub     *sessions.Subscription
 		updates []sessions.Update
+		read    map[int]*sessions.Session
 		closed  bool
 	}
 	actionMsg struct {
@@ -54,6 +58,10 @@ func (m Model) subscribe(f feed, id string, opt sessions.SubscribeOptions) tea.C
 	}
 }
 
+// firstRows is how many of a listing's sessions are read with it: more
+// than any screen shows.
+const firstRows = 200
+
 // next waits for a subscription's next updates and takes whatever else is
 // ready with them.
 func next(f feed, sub *sessions.Subscription) tea.Cmd {
@@ -67,7 +75,7 @@ func next(f feed, sub *sessions.Subscription) tea.Cmd {
 			select {
 			case u, ok := <-sub.C():
 				if !ok {
-					return updatesMsg{feed: f, sub: sub, updates: batch}
+					return withFirstRows(updatesMsg{feed: f, sub: sub, updates: batch})
 				}
 				batch = append(batch, u)
 				continue
@@ -75,8 +83,30 @@ func next(f feed, sub *sessions.Subscription) tea.Cmd {
 			}
 			break
 		}
-		return updatesMsg{feed: f, sub: sub, updates: batch}
+		return withFirstRows(updatesMsg{feed: f, sub: sub, updates: batch})
 	}
+}
+
+// withFirstRows reads the summaries of a listing's newest sessions, off
+// the UI goroutine, when msg brings a listing.
+func withFirstRows(msg updatesMsg) updatesMsg {
+	for _, u := range msg.updates {
+		if u.Listing == nil {
+			continue
+		}
+		at := make([]int, min(firstRows, u.Listing.Len()))
+		for i := range at {
+			at[i] = i
+		}
+		// Not read: the rows are read as they come into view.
+		if list, err := u.Listing.Sessions(context.Background(), at); err == nil {
+			msg.read = make(map[int]*sessions.Session, len(list))
+			for i, s := range list {
+				msg.read[i] = s
+			}
+		}
+	}
+	return msg
 }
 
 // closeSub ends a subscription the dashboard no longer reads, off the UI

@@ -116,6 +116,9 @@ type Model struct {
 	// complete.
 	loaded                     bool
 	sessionsSynced, runsSynced bool
+	// pending is how many sessions follow the listing in updates of their
+	// own while the first load goes on.
+	pending int
 	// ticking says a tick is scheduled; frame animates the status line's
 	// spinner, one step a tick.
 	ticking bool
@@ -159,15 +162,21 @@ func New(ctx context.Context, opt Options) Model {
 	}
 	m.list.SetNow(opt.Now())
 	m.list.SetFocused(true)
+	m.header.SetLoading(true, 0, 0)
 	return m
 }
 
 // Init loads the sessions and the runs and starts listening for changes.
 // The clock starts once a session or a run is seen running.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.subscribe(listFeed, "", sessions.SubscribeOptions{}), m.subscribeRuns(listFeed, runs.SubscribeOptions{}),
+	return tea.Batch(m.subscribe(listFeed, "", listOptions), m.subscribeRuns(listFeed, runs.SubscribeOptions{}),
 		nextAlert(m.opt.Alerts))
 }
+
+// listOptions follow every session, the settled ones in a listing: the
+// dashboard reads a session's summary when its row is shown, and its
+// record whole when it is selected or running.
+var listOptions = sessions.SubscribeOptions{Listing: true}
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends,
 // with the worker watchers of cfg (nil: their defaults) on the active

@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/prompt"
+	"github.com/zwarm/zwarm/tui/sessionlist"
 )
 
 // Update routes a message: outside events update the data, keys go to the
@@ -32,6 +33,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onRunSubscribed(msg))
 	case runUpdatesMsg:
 		cmds = append(cmds, m.onRunUpdates(msg))
+	case sessionlist.Read:
+		m.list.ApplyRead(msg)
+		if msg.Err != nil {
+			m.setError(msg.Err)
+		}
+	case sessionlist.Matched:
+		m.list.ApplyMatched(msg)
+		if msg.Err != nil {
+			m.setError(msg.Err)
+		} else if m.list.Filter() != "" {
+			m.setStatus("filter: " + m.list.Filter())
+		}
+		m.layout()
+		cmds = append(cmds, m.followSelection())
 	case diffview.LoadedMsg:
 		m.diff.Apply(msg)
 	case landPlanMsg:
@@ -77,6 +92,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, update(&m.prompt, msg))
 		}
 	}
+	// The listing's sessions that came into view are read.
+	cmds = append(cmds, m.list.ReadRows())
 	return m, tea.Batch(cmds...)
 }
 
@@ -138,6 +155,11 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		var removed []string
 		for _, u := range msg.updates {
 			switch {
+			case u.Listing != nil:
+				m.list.Upsert(list, removed)
+				list, removed = nil, nil
+				m.list.SetListing(u.Listing, msg.read)
+				m.pending = u.Pending
 			case u.Removed:
 				removed = append(removed, u.ID)
 			case u.Session != nil:
@@ -153,8 +175,10 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 			m.sessionsSynced = true
 			m.checkLoaded()
 		}
-		m.header.SetSessions(m.list.All())
-		m.priceNote = render.PriceFootnote(render.UnpricedModels(m.list.All()))
+		totals := m.list.Totals()
+		m.header.SetTotals(totals)
+		m.setLoading()
+		m.priceNote = render.PriceFootnote(totals.UnpricedModels())
 		for _, s := range list {
 			m.detail.SetSession(s)
 			m.diff.SetSession(s)
@@ -170,6 +194,14 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		m.detail.Apply(u)
 	}
 	return next(msg.feed, msg.sub)
+}
+
+// setLoading tells the header whether the sessions are all loaded, and
+// how many of how many are: the listing's and the others', those that
+// follow it in updates of their own.
+func (m *Model) setLoading() {
+	n := m.list.Count()
+	m.header.SetLoading(!m.sessionsSynced, n, max(n, m.list.Listing().Len()+m.pending))
 }
 
 // checkLoaded marks the first load complete once the sessions, and the
@@ -221,6 +253,10 @@ func (m *Model) followSelection() tea.Cmd {
 		return tea.Batch(closing, m.subscribeRuns(trajFeed, runs.SubscribeOptions{Run: row.Run.ID, Window: m.opt.Window}))
 	}
 	m.detail.Reset(key)
-	m.detail.SetSession(row.Session)
+	if !row.Partial {
+		// A summary still being read would title the pane without its
+		// task: the subscription's first update brings the record.
+		m.detail.SetSession(row.Session)
+	}
 	return tea.Batch(closing, m.subscribe(trajFeed, key, sessions.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
 }

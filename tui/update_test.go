@@ -88,7 +88,7 @@ func TestFilterSortAndHideFinished(t *testing.T) {
 		t.Fatal("esc changed the filter")
 	}
 	m = press(t, m, "/", "backspace", "backspace", "backspace", "backspace", "enter")
-	if len(m.list.All()) != 5 || !strings.Contains(m.View(), "bump dependencies") {
+	if m.list.Count() != 5 || !strings.Contains(m.View(), "bump dependencies") {
 		t.Fatalf("clearing the filter:\n%s", m.View())
 	}
 	m = press(t, m, "a")
@@ -164,6 +164,13 @@ func TestKillAndDeleteConfirmAndReportErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "sessions", "3f2a0004-0000-4000-8000-000000000004")); !os.IsNotExist(err) {
 		t.Fatalf("session dir still there: %v", err)
+	}
+	// It was one of the listing's: its row and its count go.
+	m = settle(t, m, func(m Model) bool {
+		return !strings.Contains(m.list.View(), "3f2a0004") && strings.Contains(m.View(), "✓ 1 completed")
+	})
+	if m.list.Count() != 4 {
+		t.Fatalf("%d sessions after the delete", m.list.Count())
 	}
 }
 

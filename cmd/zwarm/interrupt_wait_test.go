@@ -40,7 +40,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 			}},
 		{name: "inject --wait", args: func(_ *world, id string) []string { return []string{"inject", "--wait", id, "and then"} },
 			check: func(w *world, id, stdout, stderr string) string {
-				if !strings.Contains(stderr, "queued behind turn") || !strings.Contains(stderr, "the follow-up stays queued") ||
+				if !strings.Contains(stderr, "queued behind") || !strings.Contains(stderr, "the follow-up stays queued") ||
 					!strings.Contains(stderr, "zwarm kill "+sessions.ShortID(id)) {
 					return "stderr does not say the follow-up stays queued"
 				}

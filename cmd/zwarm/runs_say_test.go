@@ -284,6 +284,12 @@ func (p *ptyRun) wait() int {
 	case <-time.After(time.Minute):
 		p.t.Fatalf("zwarm did not exit:\n%s", p.out.String())
 	}
+	// What it wrote last may still be in the terminal: read it to the end
+	// (the read fails once no process holds the terminal).
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
 	return p.cmd.ProcessState.ExitCode()
 }
 

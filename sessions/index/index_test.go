@@ -96,3 +96,44 @@ func TestATruncatedFileIsNoIndex(t *testing.T) {
 		t.Fatal("an id longer than the table's slot was written")
 	}
 }
+
+// Next reads on when what it has read ends inside an entry's length, as
+// it does inside the entry: every boundary is somewhere in some file.
+func TestNextAcrossALengthCutByARead(t *testing.T) {
+	cut := false
+	for pad := 0; pad < 600 && !cut; pad++ {
+		ix := &Index{}
+		for i := range 400 {
+			n := 300 // a length of two bytes
+			if i == 399 {
+				n += pad // the newest: it moves all the others
+			}
+			ix.Entries = append(ix.Entries, Entry{ID: id(i), Created: int64(i), Data: make([]byte, n)})
+		}
+		r, err := Open(write(t, ix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Only a file with an entry whose length straddles the end of the
+		// first read is the case.
+		r.Walk(func(at int64, e Entry) bool {
+			cut = cut || at == firstRead-1
+			return !cut
+		})
+		if !cut {
+			r.Close()
+			continue
+		}
+		n := 0
+		for _, ok := r.Next(); ok; _, ok = r.Next() {
+			n++
+		}
+		r.Close()
+		if n != 400 || r.Err() != nil {
+			t.Fatalf("pad %d: %d entries, %v", pad, n, r.Err())
+		}
+	}
+	if !cut {
+		t.Fatal("no file had a length cut by the first read")
+	}
+}

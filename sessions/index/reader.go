@@ -23,6 +23,7 @@ type Reader struct {
 	Count, IDs int
 
 	f       *os.File
+	first   int64  // where the entries start
 	buf     []byte // read, not yet decoded
 	off     int64  // the file offset just past buf
 	entries int64  // the end of the entries
@@ -81,6 +82,7 @@ func (r *Reader) open() error {
 		}
 		r.Unsettled[i] = s
 	}
+	r.first = r.off - int64(len(r.buf))
 	return nil
 }
 
@@ -97,6 +99,13 @@ func (r *Reader) Next() (Entry, bool) {
 		return Entry{}, false
 	}
 	n, k := r.uvarint()
+	if k == 0 {
+		// What was read ends inside the entry's length: read on.
+		if err := r.fill(max(2*cap(r.buf), firstRead)); err != nil {
+			return r.fail()
+		}
+		n, k = r.uvarint()
+	}
 	if k <= 0 || n < 5*8+1 || n > uint64(r.entries) {
 		return r.fail()
 	}
@@ -110,6 +119,19 @@ func (r *Reader) Next() (Entry, bool) {
 	b := r.buf[k : k+int(n)]
 	r.buf = r.buf[k+int(n):]
 	r.left--
+	e, ok := parseEntry(b)
+	if !ok {
+		return r.fail()
+	}
+	return e, true
+}
+
+// parseEntry decodes an entry's bytes (what follows its length); the
+// entry shares them.
+func parseEntry(b []byte) (Entry, bool) {
+	if len(b) < 5*8+1 {
+		return Entry{}, false
+	}
 	var v [5]int64
 	for i := range v {
 		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
@@ -118,7 +140,7 @@ func (r *Reader) Next() (Entry, bool) {
 	b = b[40:]
 	l, k := binary.Uvarint(b)
 	if k <= 0 || l > uint64(len(b)-k) || l == 0 {
-		return r.fail()
+		return Entry{}, false
 	}
 	e.ID = unsafe.String(&b[k], int(l))
 	e.Data = b[k+int(l):]

@@ -60,6 +60,30 @@ func Generation(root, path string) (gen uint64, unlock func(), ok bool) {
 	return gen, unlock, true
 }
 
+// PeekGeneration reads the counter at path, as Generation does, but opens
+// it for reading only and holds no lock after: a watcher of the file's
+// close-write events (sessions' subscription) reads it without raising one
+// itself. ok is false when it cannot say: no such file, or a writer holds
+// it, in the middle of its change (its close tells when it is done).
+func PeekGeneration(root, path string) (gen uint64, ok bool) {
+	f, err := OpenFile(root, path, os.O_RDONLY, 0) // openat2 takes no mode without O_CREAT
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := Flock(f, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return 0, false
+	}
+	var buf [32]byte
+	n, _ := f.ReadAt(buf[:], 0)
+	if s := strings.TrimSpace(string(buf[:n])); s != "" {
+		if gen, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	return gen, true
+}
+
 // BumpGeneration runs change after advancing the counter at path, under
 // its exclusive lock (what a waiter is told it waits for), so that no
 // reader trusts its cache across the change.

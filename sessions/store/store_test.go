@@ -265,3 +265,26 @@ func TestResolveSessionByIDOrPrefix(t *testing.T) {
 		}
 	}
 }
+
+// PeekGeneration reads the counter BumpGeneration advances, and cannot
+// say while a bump holds it: the change may be half made.
+func TestPeekGeneration(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.gen")
+	if _, ok := PeekGeneration(dir, path); ok {
+		t.Fatal("a generation read where there is no file")
+	}
+	for want := uint64(1); want <= 2; want++ {
+		var during bool
+		err := BumpGeneration(context.Background(), dir, path, "test", func() error {
+			_, during = PeekGeneration(dir, path)
+			return nil
+		})
+		if err != nil || during {
+			t.Fatalf("bump: %v; read during it: %v", err, during)
+		}
+		if gen, ok := PeekGeneration(dir, path); !ok || gen != want {
+			t.Fatalf("after bump %d: %d %v", want, gen, ok)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 // Package header is the dashboard's top line: how many runs and sessions
 // are in each status, the tokens and money they used, and the state dir.
+// While the sessions load, it says how many have, not counts that are not
+// all there yet.
 package header
 
 import (
@@ -30,6 +32,10 @@ type Model struct {
 	// unpriced and runUnpriced count the sessions and runs whose model
 	// has no price: the money is then a part, "$0.20+?".
 	unpriced, runUnpriced int
+	// loading says the sessions are not all loaded yet: loaded of total
+	// are (total 0: not known yet).
+	loading       bool
+	loaded, total int
 }
 
 var _ common.Component = (*Model)(nil)
@@ -52,17 +58,21 @@ func (m *Model) ShortHelp() []key.Binding { return nil }
 func (m *Model) FullHelp() [][]key.Binding { return nil }
 
 // SetSessions recomputes the totals from every session (hidden ones too).
-func (m *Model) SetSessions(all []*sessions.Session) {
-	m.counts, m.tokens, m.cost, m.unpriced = map[sessions.Status]int{}, 0, 0, 0
-	for _, s := range all {
-		m.counts[s.Status]++
-		m.tokens += s.Usage.TotalTokens
-		if s.CostUSD != nil {
-			m.cost += *s.CostUSD
-		} else if render.SessionUnpriced(s) {
-			m.unpriced++
-		}
+func (m *Model) SetSessions(all []*sessions.Session) { m.SetTotals(common.TotalsOf(all)) }
+
+// SetTotals sets the sessions' counts and usage.
+func (m *Model) SetTotals(t common.Totals) {
+	m.counts, m.tokens, m.cost, m.unpriced = map[sessions.Status]int{}, t.Tokens, t.Cost, t.Unpriced
+	for st, n := range t.Counts {
+		m.counts[st] = n
 	}
+}
+
+// SetLoading says whether the sessions are still loading, and how many of
+// how many are loaded (total 0: not known yet). While they load, the
+// header says so in place of their counts and usage.
+func (m *Model) SetLoading(loading bool, loaded, total int) {
+	m.loading, m.loaded, m.total = loading, loaded, total
 }
 
 // SetRuns recomputes the runs' counts and their models' usage.
@@ -118,6 +128,17 @@ func (m Model) line(short bool) (string, int) {
 		label = "sessions: "
 	}
 	before := len(parts)
+	if m.loading {
+		// Counts of what has loaded so far would read as counts of all.
+		text := "loading sessions…"
+		if m.total > 0 {
+			text = fmt.Sprintf("loading %s / %s", grouped(m.loaded), grouped(m.total))
+		}
+		add(m.Styles.Dim.Render(text))
+		used := lipgloss.Width(strings.Join(parts, "  "))
+		parts = append(parts, m.Styles.Dim.Render(render.SafeLine(m.stateDir)))
+		return strings.Join(parts, "  "), used
+	}
 	for _, st := range sessions.Statuses {
 		if n := m.counts[st]; n > 0 {
 			add(m.Styles.StatusStyle(st).Render(count(styles.Icon(st), n, string(st))))
@@ -131,4 +152,13 @@ func (m Model) line(short bool) (string, int) {
 	used := lipgloss.Width(strings.Join(parts, "  "))
 	parts = append(parts, m.Styles.Dim.Render(render.SafeLine(m.stateDir)))
 	return strings.Join(parts, "  "), used
+}
+
+// grouped writes n with its thousands apart: 12,345.
+func grouped(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

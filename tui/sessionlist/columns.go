@@ -63,10 +63,21 @@ func (m Model) allColumns() []column {
 		// What the worker changed is what v shows and L lands: of the
 		// columns that give way, it is the last, and it first gives up
 		// the words ("+120 -8 in 5 files" becomes "+120 -8").
-		{title: "CHANGES", drop: 60, shorten: 45, cell: session(func(s *sessions.Session) string { return render.SafeLine(s.ChangesText()) }, nil),
-			short: session(shortChanges, nil)},
-		{title: "TASK", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Task) },
-			func(r *runs.Record) string { return render.SafeLine(r.Task) })},
+		{title: "CHANGES", drop: 60, shorten: 45, cell: read(session(func(s *sessions.Session) string { return render.SafeLine(s.ChangesText()) }, nil)),
+			short: read(session(shortChanges, nil))},
+		{title: "TASK", cell: read(session(func(s *sessions.Session) string { return render.SafeLine(s.Task) },
+			func(r *runs.Record) string { return render.SafeLine(r.Task) }))},
+	}
+}
+
+// read is a cell that only a session's summary has: a row whose summary is
+// being read says so.
+func read(cell func(Row) string) func(Row) string {
+	return func(r Row) string {
+		if r.Partial {
+			return "…"
+		}
+		return cell(r)
 	}
 }
 
@@ -138,12 +149,11 @@ func runRuntime(r *runs.Record, now time.Time) time.Duration {
 // columns size to their content (the rows shown and the titles) within the
 // width: the task takes what is left, at least minTask cells, and the
 // least useful columns give way first when even that does not fit.
-func (m Model) columns() []column {
+func (m Model) columns(shown []Row) []column {
 	cols := m.allColumns()
-	last := min(len(m.rows), m.offset+max(1, m.Height-1))
 	measure := func(c *column) {
 		c.width = runewidth.StringWidth(c.title)
-		for _, r := range m.rows[m.offset:last] {
+		for _, r := range shown {
 			c.width = max(c.width, runewidth.StringWidth(c.cell(r)))
 		}
 	}

@@ -2,8 +2,12 @@
 // row each, a run's workers right under it, filtered, sorted, with a cursor
 // that stays on the same row while rows change under it.
 //
-// Rows are laid out here rather than with bubbles/table, whose cells are
-// truncated as raw bytes and so cannot carry a status colour.
+// It holds the settled sessions as the subscription's Listing gives them,
+// a few bytes each, and reads a session's summary from it only when its
+// row comes into view (ReadRows); the sessions that changed since, running
+// ones among them, are held as their updates gave them. Rows are laid out
+// here rather than with bubbles/table, whose cells are truncated as raw
+// bytes and so cannot carry a status colour.
 package sessionlist
 
 import (
@@ -38,14 +42,19 @@ const recent = time.Minute
 // Model is the list pane.
 type Model struct {
 	common.Common
-	alerts       map[string]string // session → the watcher whose alert stands
-	all          map[string]*sessions.Session
-	runs         map[string]*runs.Record
-	totals       map[string]totals // per run, with its workers
-	rows         []Row
-	cursor       int
-	offset       int
-	selected     string // the selected row's key
+	alerts map[string]string // session → the watcher whose alert stands
+	// listed is the settled sessions of the subscription's listing; live
+	// the sessions as their own updates gave them, which stand for their
+	// listing entries.
+	listed *listed
+	live   map[string]*sessions.Session
+	runs   map[string]*runs.Record
+	totals map[string]totals // per run, with its workers
+	rows   []ref
+	cursor int
+	offset int
+	// selected is the selected row's key.
+	selected     string
 	focused      bool
 	filter       string
 	sort         Sort
@@ -58,7 +67,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns an empty list.
 func New(c common.Common) Model {
-	return Model{Common: c, all: map[string]*sessions.Session{}, runs: map[string]*runs.Record{}}
+	return Model{Common: c, live: map[string]*sessions.Session{}, runs: map[string]*runs.Record{}, listed: newListed(nil, nil)}
 }
 
 // Init does nothing: the list is told its rows.
@@ -76,22 +85,39 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 // SetNow sets the clock used for runtimes and the "just finished" mark.
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
-// Replace sets the whole list.
+// Replace sets the whole list: these sessions, and no listing.
 func (m *Model) Replace(list []*sessions.Session) {
-	m.all = make(map[string]*sessions.Session, len(list))
+	m.listed = newListed(nil, nil)
+	m.live = make(map[string]*sessions.Session, len(list))
 	for _, s := range list {
-		m.all[s.ID] = s
+		m.live[s.ID] = s
 	}
 	m.rebuild()
 }
 
+// SetListing sets the settled sessions the list starts from, and what was
+// read of them already (summaries by position); the sessions upserted
+// before are kept.
+func (m *Model) SetListing(l *sessions.Listing, read map[int]*sessions.Session) {
+	m.listed = newListed(l, read)
+	for id := range m.live {
+		m.listed.hide(id)
+	}
+	m.rebuild()
+}
+
+// Listing is the listing the list shows, or nil.
+func (m Model) Listing() *sessions.Listing { return m.listed.l }
+
 // Upsert adds or updates sessions and drops removed ones.
 func (m *Model) Upsert(list []*sessions.Session, removed []string) {
 	for _, s := range list {
-		m.all[s.ID] = s
+		m.live[s.ID] = s
+		m.listed.hide(s.ID)
 	}
 	for _, id := range removed {
-		delete(m.all, id)
+		delete(m.live, id)
+		m.listed.hide(id)
 	}
 	m.rebuild()
 }
@@ -125,16 +151,26 @@ func (m *Model) SetAlert(id, watcher string) {
 	}
 }
 
-// Get returns the session with id, or nil.
-func (m Model) Get(id string) *sessions.Session { return m.all[id] }
-
-// All returns every session, hidden or not.
-func (m Model) All() []*sessions.Session {
-	out := make([]*sessions.Session, 0, len(m.all))
-	for _, s := range m.all {
-		out = append(out, s)
+// Get returns the session with id (from the listing, its summary as far
+// as it was read), or nil.
+func (m Model) Get(id string) *sessions.Session {
+	if s := m.live[id]; s != nil {
+		return s
 	}
-	return out
+	if i, ok := m.listed.find(id); ok {
+		s, _ := m.listed.session(i)
+		return s
+	}
+	return nil
+}
+
+// Totals are the counts and usage of every session, hidden ones too.
+func (m Model) Totals() common.Totals {
+	live := common.Totals{}
+	for _, s := range m.live {
+		live.AddSession(s, 1)
+	}
+	return m.listed.totals.Plus(live)
 }
 
 // Runs returns every run, hidden or not.
@@ -159,7 +195,7 @@ func (m Model) RunTotals(id string) (int64, *float64) {
 // SelectedRow is the row under the cursor; ok is false when there is none.
 func (m Model) SelectedRow() (Row, bool) {
 	if m.cursor < len(m.rows) {
-		return m.rows[m.cursor], true
+		return m.row(m.rows[m.cursor]), true
 	}
 	return Row{}, false
 }
@@ -175,11 +211,18 @@ func (m Model) Selected() *sessions.Session {
 // SetFilter shows only the rows whose id, task, model, adapter, status,
 // source or changes ("landed", "conflict") contain f (case-insensitive); a
 // run that matches shows its workers, one that does not is shown for those
-// that do.
-func (m *Model) SetFilter(f string) {
+// that do. The listing's sessions are matched off the UI goroutine: the
+// command returned reads them, and its Matched message shows them.
+func (m *Model) SetFilter(f string) tea.Cmd {
 	m.filter = strings.ToLower(strings.TrimSpace(f))
+	cmd := m.listed.matchCmd(m.filter)
 	m.rebuild()
+	return cmd
 }
+
+// Matching says the listing's sessions are being matched against the
+// filter: only the others are shown yet.
+func (m Model) Matching() bool { return !m.listed.matched(m.filter) }
 
 // Filter is the current filter.
 func (m Model) Filter() string { return m.filter }
@@ -200,7 +243,10 @@ func (m *Model) ToggleFinished() bool {
 }
 
 // Len is how many sessions and runs there are, hidden ones too.
-func (m Model) Len() int { return len(m.all) + len(m.runs) }
+func (m Model) Len() int { return m.Count() + len(m.runs) }
+
+// Count is how many sessions there are, hidden ones too.
+func (m Model) Count() int { return m.listed.count() + len(m.live) }
 
 // Running reports whether a session, shown or not, is not settled, or a
 // run is running.
@@ -218,8 +264,8 @@ func (m *Model) clamp() {
 		m.offset = m.cursor - visible + 1
 	}
 	m.offset = max(0, min(m.offset, len(m.rows)-visible))
-	if r, ok := m.SelectedRow(); ok {
-		m.selected = r.Key()
+	if m.cursor < len(m.rows) {
+		m.selected = m.key(m.rows[m.cursor])
 	}
 }
 

@@ -15,7 +15,12 @@ func (m Model) View() string {
 }
 
 func (m Model) view() string {
-	cols := m.columns()
+	visible := max(1, m.Height-1)
+	shown := make([]Row, 0, visible)
+	for i := m.offset; i < len(m.rows) && i < m.offset+visible; i++ {
+		shown = append(shown, m.row(m.rows[i]))
+	}
+	cols := m.columns(shown)
 	var b strings.Builder
 	// The focused pane is marked by ▶, which reads without colour too.
 	head := "  "
@@ -26,20 +31,19 @@ func (m Model) view() string {
 		head += fit(c.title, c.width) + " "
 	}
 	b.WriteString(m.Styles.Header.Render(strings.TrimRight(head, " ")))
-	visible := max(1, m.Height-1)
 	if len(m.rows) == 0 {
 		b.WriteString("\n" + m.Styles.Dim.Render("  no sessions match"))
 		if m.filter == "" && !m.hideFinished {
 			b.WriteString(m.Styles.Dim.Render(": start one with zwarm spawn \"TASK\""))
 		}
 	}
-	for i := m.offset; i < len(m.rows) && i < m.offset+visible; i++ {
-		b.WriteString("\n" + m.row(cols, m.rows[i], i == m.cursor))
+	for k, r := range shown {
+		b.WriteString("\n" + m.line(cols, r, m.offset+k == m.cursor))
 	}
 	return b.String()
 }
 
-func (m Model) row(cols []column, r Row, selected bool) string {
+func (m Model) line(cols []column, r Row, selected bool) string {
 	// The first cell marks the cursor and what stands out, readable without
 	// colour: > selected, ⚠ a watcher's alert, ! failed (a run: stopped
 	// short) or follow-ups waiting, * just finished.

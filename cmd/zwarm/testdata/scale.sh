@@ -8,10 +8,19 @@
 # RUNS (default 11) runs of each command after a warm-up, output to
 # /dev/null; each cell is the median wall time. The sizes are timed in
 # turn, run by run, so that the machine's drift falls on all of them.
-# SIZES default to 1000 10000 100000 (the last needs about 1.5 GB of disk
+# SIZES default to 1000 10000 100000 (the last needs about 3 GB of disk
 # and a minute to make). STATE_DIRS=DIR keeps the state dirs in DIR
 # between runs of the script; ZWARM=PATH times that zwarm binary (an older
 # build, say) instead of building this checkout's.
+#
+# Then `zwarm dash`, under tmux (needed for it; DASH_RUNS, default 5, runs
+# a size): the time from its start until the header shows the count of
+# every status as `zwarm ls --json` gives them (and no "loading"), the
+# peak resident memory (VmHWM), and the clock ticks (utime+stime) it uses
+# idle over 20 s once loaded; once more with the sessions dir changed
+# since the listing cache was written (as a spawn a minute ago leaves it:
+# the dir's names are read), and once without the cache (sessions.index
+# removed: the dashboard makes it first, reading every record).
 set -euo pipefail
 runs=${1:-11}
 shift || true
@@ -113,6 +122,86 @@ done
 order+=("rm ID")
 for n in "${sizes[@]}"; do med["rm ID",$n]=$(median <"$tmp/t.$n" | awk '{printf "%.1f", $1/1000}'); done
 
+# shows HEADER WANT: the header says every line of WANT, and is not
+# loading.
+shows() {
+	local line
+	[[ $1 != *loading* ]] || return 1
+	while read -r line; do
+		[[ $1 == *"$line"* ]] || return 1
+	done <<<"$2"
+}
+
+# counts N: what the dashboard's header must say of the state dir of size
+# N, every status's count, as ls gives them.
+counts() {
+	"$tmp/zwarm" --state-dir "$keep/s$1" ls --json | grep -o '^    "status": "[a-z]*"' | sed 's/.*: "//; s/"$//' | sort | uniq -c |
+		awk '{printf "%s %s\n", $1, $2}'
+}
+
+# dashrun N WANT [idle]: one run of the dashboard in tmux, on the state dir
+# of size N, until its header says WANT; prints "MS KB TICKS" (TICKS only
+# with idle: 20 s idling).
+killdash() {
+	local s
+	for s in "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/zwarm-scale-$$-"*; do
+		tmux -L "${s##*/}" kill-server 2>/dev/null || true
+		rm -f "$s"
+	done
+}
+trap 'killdash; rm -rf "$tmp"' EXIT
+dashrun() {
+	local d="$keep/s$1" want=$2 h pid t0 ms="" ticks=- sock
+	# A server of its own each run: one just killed may still be exiting.
+	sock="zwarm-scale-$$-$(now)"
+	t0=$(now)
+	tmux -L "$sock" new-session -d -s dash -x 200 -y 50 "$tmp/zwarm --state-dir $d dash"
+	pid=$(tmux -L "$sock" list-panes -t dash -F '#{pane_pid}')
+	while [ $((($(now) - t0) / 1000000)) -lt 60000 ]; do
+		h=$(tmux -L "$sock" capture-pane -p -t dash | head -1)
+		if shows "$h" "$want"; then
+			ms=$((($(now) - t0) / 1000000))
+			break
+		fi
+		sleep 0.01
+	done
+	if [ "${3:-}" = idle ]; then
+		sleep 3 # the check of every record, right after the first frame
+		local a b
+		a=$(awk '{print $14+$15}' "/proc/$pid/stat")
+		sleep 20
+		b=$(awk '{print $14+$15}' "/proc/$pid/stat")
+		ticks=$((b - a))
+	else
+		sleep 1
+	fi
+	echo "${ms:-never} $(awk '/VmHWM/{print $2}' "/proc/$pid/status") $ticks"
+	tmux -L "$sock" kill-server 2>/dev/null || true
+}
+
+declare -A dms dkb dticks tms tkb cms ckb
+if command -v tmux >/dev/null; then
+	for n in "${sizes[@]}"; do
+		# A state dir in use, its cache written by the last listing.
+		touch -d '1 hour ago' "$keep/s$n/sessions"
+		"$tmp/zwarm" --state-dir "$keep/s$n" ls >/dev/null
+		want=$(counts "$n")
+		: >"$tmp/d.$n"
+		for r in $(seq "${DASH_RUNS:-5}"); do
+			if [ "$r" = "${DASH_RUNS:-5}" ]; then dashrun "$n" "$want" idle; else dashrun "$n" "$want"; fi >>"$tmp/d.$n"
+		done
+		sed "s/^/dash at $n: ms, KiB, ticks: /" "$tmp/d.$n" >&2
+		dms[$n]=$(awk '{print $1}' "$tmp/d.$n" | median)
+		dkb[$n]=$(awk '{print $2}' "$tmp/d.$n" | sort -g | tail -1)
+		dticks[$n]=$(tail -1 "$tmp/d.$n" | awk '{print $3}')
+		# As a spawn or an rm a minute ago leaves it.
+		touch -d '1 minute ago' "$keep/s$n/sessions"
+		read -r tms[$n] tkb[$n] _ < <(dashrun "$n" "$want")
+		rm -f "$keep/s$n/sessions.index"
+		read -r cms[$n] ckb[$n] _ < <(dashrun "$n" "$want")
+	done
+fi
+
 lo=${sizes[0]}
 hi=${sizes[${#sizes[@]} - 1]}
 printf '%-26s' "median wall ms"
@@ -132,3 +221,33 @@ for name in "${order[@]}"; do
 done
 printf '%-26s   %s\n' "ls --json vs floor" "$(verdict "${med[ls --json,$hi]}" "${med[floor (every meta.json),$hi]}" 1) at $hi"
 printf '%-26s   %s\n' "ls --status running" "$(verdict "${med[ls --status running,$hi]}" "${med[ls --status running,$lo]}" 2) of $lo"
+if command -v tmux >/dev/null; then
+	echo
+	printf '%-26s' "dash"
+	for n in "${sizes[@]}"; do printf '%10s' "$n"; done
+	printf '   %s\n' "goal"
+	goal() { awk -v a="$1" -v k="$2" 'BEGIN{printf "%s (at most %s)", (a != "never" && a <= k ? "ok" : "MISSED"), k}'; }
+	printf '%-26s' "first frame, exact, ms"
+	for n in "${sizes[@]}"; do printf '%10s' "${dms[$n]}"; done
+	printf '   %s at %s\n' "$(goal "${dms[$hi]}" 1000)" "$hi"
+	printf '%-26s' "peak RSS, MiB"
+	for n in "${sizes[@]}"; do printf '%10s' "$((dkb[$n] / 1024))"; done
+	printf '   %s at %s\n' "$(goal "$((dkb[$hi] / 1024))" 150)" "$hi"
+	printf '%-26s' "idle ticks in 20 s"
+	for n in "${sizes[@]}"; do printf '%10s' "${dticks[$n]}"; done
+	printf '   %s at %s\n' "$(goal "${dticks[$hi]}" 4)" "$hi"
+	printf '%-26s' "dir changed: first frame"
+	for n in "${sizes[@]}"; do printf '%10s' "${tms[$n]}"; done
+	printf '   %s at %s\n' "$(goal "${tms[$hi]}" 1000)" "$hi"
+	printf '%-26s' "dir changed: peak RSS, MiB"
+	for n in "${sizes[@]}"; do printf '%10s' "$((tkb[$n] / 1024))"; done
+	printf '   %s at %s\n' "$(goal "$((tkb[$hi] / 1024))" 150)" "$hi"
+	printf '%-26s' "no cache: first frame, ms"
+	for n in "${sizes[@]}"; do printf '%10s' "${cms[$n]}"; done
+	echo
+	printf '%-26s' "no cache: peak RSS, MiB"
+	for n in "${sizes[@]}"; do printf '%10s' "$((ckb[$n] / 1024))"; done
+	echo
+else
+	echo "dash: not measured (no tmux)"
+fi

@@ -6,6 +6,8 @@
 //	mkstate -dir DIR -n 1 -turns 1 -turn-lines 3000000
 //	                                         one session whose turn has 3 million lines
 //	mkstate ... -cut-line                    and a line the supervisor cut (a 500 MB one) in its middle
+//	mkstate ... -mix                         some failed and killed, some of a model without a price,
+//	                                         some a run's workers, usage varying (mix, below)
 //
 // Records are written as zwarm writes them (the sessions package's own
 // types), with realistic prompts, usage and messages; turn files hold real
@@ -32,6 +34,7 @@ func main() {
 	turnMB := flag.Int("turn-mb", 0, "size of each turn file in MB (0: a small realistic turn)")
 	turnLines := flag.Int("turn-lines", 0, "lines of each turn file (0: as -turn-mb says)")
 	cut := flag.Bool("cut-line", false, "put the marker of a cut 500 MB line in the middle of each turn")
+	varied := flag.Bool("mix", false, "vary the sessions' statuses, models, sources and usage")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "mkstate: -dir is required")
@@ -41,13 +44,33 @@ func main() {
 	if shape.size == 0 && shape.lines == 0 {
 		shape.size = 4 << 10
 	}
-	if err := run(*dir, *n, *turns, shape); err != nil {
+	if err := run(*dir, *n, *turns, shape, *varied); err != nil {
 		fmt.Fprintln(os.Stderr, "mkstate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, n, turns int, shape turnShape) error {
+// mix is what session i of a varied state dir is: its status, whether its
+// model has a price, whether a run started it, and how much it used (a
+// multiple of a plain session's usage).
+func mix(i int) (status sessions.Status, priced bool, source sessions.Source, scale int64) {
+	status, priced, source, scale = sessions.StatusCompleted, true, sessions.UserSource, int64(1+i%5)
+	switch {
+	case i%7 == 3:
+		status = sessions.StatusFailed
+	case i%11 == 5:
+		status = sessions.StatusKilled
+	}
+	if i%13 == 4 {
+		priced = false
+	}
+	if i%17 == 2 {
+		source = sessions.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
+	}
+	return status, priced, source, scale
+}
+
+func run(dir string, n, turns int, shape turnShape, varied bool) error {
 	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	for i := range n {
 		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", 0x3f2a0000+i, i%0xffff, i)
@@ -61,13 +84,21 @@ func run(dir string, n, turns int, shape turnShape) error {
 			Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/home/dev/project", Source: sessions.UserSource,
 			CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), ThreadID: "0199a213-81c0-7800-8aa1-bbab2a035a53",
 			LastMessage: "Fixed the race in the settlement retry loop; the new test fails before the change and passes after it."}
+		status, priced, scale := sessions.StatusCompleted, true, int64(1)
+		if varied {
+			status, priced, s.Source, scale = mix(i)
+			if !priced {
+				s.Model = "local-llama-70b" // no price known
+			}
+		}
 		code := 0
 		var total sessions.Usage
 		for t := 1; t <= turns; t++ {
 			end := created.Add(time.Duration(t) * time.Minute)
-			u := sessions.Usage{InputTokens: 24763, CachedInputTokens: 24448, OutputTokens: 1220, ReasoningOutputTokens: 640, TotalTokens: 25983}
+			u := sessions.Usage{InputTokens: 24763 * scale, CachedInputTokens: 24448 * scale, OutputTokens: 1220 * scale,
+				ReasoningOutputTokens: 640 * scale, TotalTokens: 25983 * scale}
 			total = total.Add(u)
-			cost := 0.0033
+			cost := 0.0033 * float64(scale)
 			prompt := s.Task
 			if t > 1 {
 				prompt = "also update the changelog and run the whole suite once more"
@@ -76,13 +107,31 @@ func run(dir string, n, turns int, shape turnShape) error {
 			if err != nil {
 				return err
 			}
-			s.Turns = append(s.Turns, sessions.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+			turn := sessions.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
 				ExitCode: &code, Status: sessions.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
-				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total})
+				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total}
+			if !priced {
+				turn.CostUSD = nil
+			}
+			s.Turns = append(s.Turns, turn)
 		}
 		end := created.Add(time.Duration(turns) * time.Minute)
-		cost := 0.0033 * float64(turns)
+		cost := 0.0033 * float64(turns) * float64(scale)
 		s.EndedAt, s.ExitCode, s.Turn, s.Usage, s.CostUSD = &end, &code, turns, total, &cost
+		if !priced {
+			s.CostUSD = nil
+		}
+		if status != sessions.StatusCompleted {
+			last := &s.Turns[len(s.Turns)-1]
+			failed := 1
+			if status == sessions.StatusKilled {
+				failed = 143
+				s.Error = "killed by the user"
+			} else {
+				s.Error = "unexpected status 500 from the model"
+			}
+			s.Status, s.ExitCode, last.Status, last.ExitCode, last.Error = status, &failed, status, &failed, s.Error
+		}
 		data, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {
 			return err

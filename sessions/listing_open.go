@@ -1,0 +1,238 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/index"
+)
+
+// listingStart is what a subscription to every session starts from: the
+// settled sessions the listing cache holds as they are, and the ids of the
+// others, whose records are read whole (those that were not settled when
+// the cache was written, changed since, or came since).
+type listingStart struct {
+	l    *Listing
+	rest []string
+	// checked says every entry was checked against its record's file;
+	// when not, the cache's generation was current (no settled record
+	// changed through zwarm since it was written) and the subscription
+	// checks them once it has delivered its first state.
+	checked bool
+}
+
+// rebuildShare is how many of the sessions may have to be read whole
+// before the cache is brought up to date first: reading a few records
+// costs less than rewriting the cache; reading most of them whole, and
+// holding them, costs more.
+const rebuildShare = 4
+
+// openListing makes the listing a subscription starts from. It reads the
+// cache once through, in bounded memory. While the cache's generation is
+// the current one, its summaries are what zwarm last wrote; otherwise, or
+// with check, every one is checked against its record's file, one stat
+// each, as a full listing does (100,000 stats are most of what a listing
+// of 100,000 costs). Without a cache, or when too many records would have
+// to be read whole, a full listing brings the cache up to date first. A
+// state dir without a sessions dir is empty.
+func (m *Manager) openListing(check bool) (*listingStart, error) {
+	return m.listings.open(m, check, func() (*listingStart, error) {
+		ls, stale, err := m.readListing(false, check)
+		if err != nil || !stale {
+			return ls, err
+		}
+		ls.l.Close()
+		// A listing of nothing: it writes the cache, and keeps no record.
+		if _, _, err := m.scan(nil); err != nil {
+			return nil, err
+		}
+		ls, _, err = m.readListing(true, check)
+		return ls, err
+	})
+}
+
+// readListing is one try of openListing; stale says the cache is missing
+// or too far behind, and a full listing should update it first (asked
+// only before one did).
+func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool, err error) {
+	ls = &listingStart{l: &Listing{}, checked: true}
+	ls.l.refs.Store(1)
+	dir, err := os.Open(m.st.sessionsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return ls, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("list sessions: %w", err)
+	}
+	defer dir.Close()
+	var dst unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
+		return nil, false, fmt.Errorf("list sessions: %w", err)
+	}
+	// Under the generation's shared lock, no settled record changes
+	// through zwarm while the listing is made: any change after it
+	// advances the generation the listing records.
+	gen, unlock, genOK := m.st.generation()
+	defer unlock()
+	ls.l.gen, ls.l.genOK = gen, genOK
+	r := m.st.openIndex()
+	if r == nil && !rebuilt {
+		return ls, true, nil
+	}
+
+	// Which sessions there are: the cache's, while the directory is as
+	// the cache saw it; else what it holds now.
+	var present map[string]bool
+	if r == nil || !r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(racyWindow)) {
+		names, err := dir.Readdirnames(-1)
+		if err != nil {
+			if r != nil {
+				r.Close()
+			}
+			return nil, false, fmt.Errorf("list sessions: %w", err)
+		}
+		present = make(map[string]bool, len(names))
+		for _, id := range names {
+			if !strings.HasPrefix(id, ".") && validID(id) == nil {
+				present[id] = true
+			}
+		}
+	}
+	if r == nil {
+		for id := range present {
+			ls.rest = append(ls.rest, id)
+		}
+		slices.Sort(ls.rest)
+		return ls, false, nil
+	}
+	l := ls.l
+	l.r = r
+	if err := l.walk(present); err != nil {
+		r.Close()
+		l.r = nil
+		if !rebuilt {
+			return ls, true, nil
+		}
+		return nil, false, listingErr(err)
+	}
+
+	// A summary is checked against its record's file: one changed behind
+	// zwarm's back is read again, and reported as broken if it is.
+	if check || !genOK || r.Gen != gen {
+		checks := make([]fileCheck, len(l.briefs))
+		for i := range l.briefs {
+			checks[i] = fileCheck{l.briefs[i].id, l.keys[i]}
+		}
+		same := sameFiles(int(dir.Fd()), checks)
+		for i, ok := range same {
+			if !ok {
+				ls.rest = append(ls.rest, l.briefs[i].id)
+			}
+		}
+		if len(ls.rest) > 0 {
+			l.keep(same)
+		}
+	} else {
+		ls.checked = false
+	}
+	for _, id := range r.Unsettled {
+		if present == nil || present[id] {
+			ls.rest = append(ls.rest, id)
+		}
+		delete(present, id)
+	}
+	for id := range present { // new since the cache was written
+		ls.rest = append(ls.rest, id)
+	}
+	l.index()
+	if !rebuilt && len(ls.rest) > max(256, len(l.briefs)/rebuildShare) {
+		return ls, true, nil
+	}
+	return ls, false, nil
+}
+
+// walk reads the cache's entries into the listing: those of sessions in
+// present (nil: all of them). What it finds in present it deletes, so
+// that present is left with the sessions the cache does not know.
+func (l *Listing) walk(present map[string]bool) error {
+	l.at = make([]int64, 0, l.r.Count)
+	l.keys = make([]index.Key, 0, l.r.Count)
+	l.briefs = make([]brief, 0, l.r.Count)
+	d := &decoder{}
+	ids := &arena{}
+	shared := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := shared[s]; ok {
+			return v
+		}
+		v := strings.Clone(s)
+		shared[v] = v
+		return v
+	}
+	var b brief
+	err := l.r.Walk(func(at int64, e index.Entry) bool {
+		if present != nil {
+			if !present[e.ID] {
+				return true // gone since
+			}
+			delete(present, e.ID)
+		}
+		if !d.brief(e, &b) {
+			d.err = errBadIndex
+			return false
+		}
+		b.id = ids.str(b.id)
+		b.status = Status(intern(string(b.status)))
+		b.adapter, b.model, b.source = intern(b.adapter), intern(b.model), intern(b.source)
+		l.at = append(l.at, at)
+		l.keys = append(l.keys, e.Key)
+		l.briefs = append(l.briefs, b)
+		return true
+	})
+	if err == nil {
+		err = d.err
+	}
+	return err
+}
+
+// keep drops the entries whose keep[i] is false.
+func (l *Listing) keep(keep []bool) {
+	n := 0
+	for i, k := range keep {
+		if k {
+			l.at[n], l.keys[n], l.briefs[n] = l.at[i], l.keys[i], l.briefs[i]
+			n++
+		}
+	}
+	l.at, l.keys, l.briefs = l.at[:n], l.keys[:n], l.briefs[:n]
+}
+
+// index sorts the entries by id, for Find.
+func (l *Listing) index() {
+	l.byID = make([]int32, len(l.briefs))
+	for i := range l.byID {
+		l.byID[i] = int32(i)
+	}
+	slices.SortFunc(l.byID, func(a, b int32) int { return strings.Compare(l.briefs[a].id, l.briefs[b].id) })
+}
+
+// arena keeps many small strings in a few blocks: the ids of a listing.
+type arena struct{ b []byte }
+
+func (a *arena) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(a.b)+len(s) > cap(a.b) {
+		a.b = make([]byte, 0, max(64<<10, len(s)))
+	}
+	a.b = append(a.b, s...)
+	return unsafe.String(&a.b[len(a.b)-len(s)], len(s))
+}

@@ -1,0 +1,285 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// listingDir writes n settled sessions, a few failed or killed, and the
+// running ones given (owned by this process, which lives), and lists them
+// once, so that the cache holds the settled ones; the sessions dir's
+// times are set back so that the cache trusts it.
+func listingDir(t *testing.T, n int, running ...int) (*Manager, *Store) {
+	t.Helper()
+	st, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}})
+	for i := range n {
+		writeSettledRecord(t, st, i)
+		switch {
+		case i%5 == 0:
+			setStatus(t, st, i, StatusFailed)
+		case i%7 == 0:
+			setStatus(t, st, i, StatusKilled)
+		}
+	}
+	for _, i := range running {
+		writeSettledRecord(t, st, i)
+		setStatus(t, st, i, StatusRunning)
+	}
+	settleDir(t, m, st)
+	return m, st
+}
+
+// setStatus rewrites session i's record with status st; running is owned
+// by this process.
+func setStatus(t *testing.T, st *Store, i int, status Status) {
+	t.Helper()
+	s, err := st.load(sessionID(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Status = status
+	if status == StatusRunning {
+		self, err := ProcessRef(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		self.Role = roleSupervisor
+		s.Owner, s.EndedAt = self, nil
+		s.Turns[len(s.Turns)-1].EndedAt = nil
+	}
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settleDir lists the state dir after setting the sessions dir's times
+// back: the cache is written, and trusted after.
+func settleDir(t *testing.T, m *Manager, st *Store) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(st.sessionsDir(), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// initialOf subscribes with a listing and returns its first update and
+// the initial updates that follow it.
+func initialOf(t *testing.T, m *Manager) (*Subscription, Update, []Update) {
+	t.Helper()
+	sub, err := m.Subscribe(context.Background(), SubscribeOptions{Listing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	var first Update
+	var rest []Update
+	for u := range sub.C() {
+		if u.Listing != nil {
+			first = u
+		} else {
+			rest = append(rest, u)
+		}
+		if u.Synced {
+			return sub, first, rest
+		}
+	}
+	t.Fatalf("subscription ended: %v", sub.Err())
+	return nil, Update{}, nil
+}
+
+// The listing holds every settled session as a full listing shows it,
+// newest first: in its briefs, read back whole, and walked; the running
+// ones follow as updates of their own, their records whole.
+func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
+	m, _ := listingDir(t, 300, 300, 301, 302)
+	list, err := m.List(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	var settled []*Session
+	for _, s := range list {
+		if s.Settled() {
+			want = append(want, fingerprint(s))
+			settled = append(settled, s)
+		}
+	}
+	_, first, rest := initialOf(t, m)
+	l := first.Listing
+	if l.Len() != 300 || first.Pending != 3 || !first.Initial || first.ID != "" {
+		t.Fatalf("listing of %d, %d pending; want 300 and 3", l.Len(), first.Pending)
+	}
+	for i, s := range settled {
+		b := l.Brief(i)
+		cost, priced := 0.0, s.CostUSD != nil
+		if priced {
+			cost = *s.CostUSD
+		}
+		ended := time.Time{}
+		if s.EndedAt != nil {
+			ended = *s.EndedAt
+		}
+		if b.ID != s.ID || b.Status != s.Status || b.Adapter != s.Adapter || b.Model != s.Model || b.Source != s.Source ||
+			!b.CreatedAt.Equal(s.CreatedAt) || !b.UpdatedAt.Equal(s.UpdatedAt) || !b.EndedAt.Equal(ended) || b.Turn != s.Turn ||
+			b.Tokens != s.Usage.TotalTokens || b.Priced != priced || b.CostUSD != cost {
+			t.Fatalf("brief %d: %+v\nof %s", i, b, fingerprint(s))
+		}
+		if at, ok := l.Find(s.ID); !ok || at != i {
+			t.Fatalf("find %s: %d %v; want %d", s.ID, at, ok, i)
+		}
+	}
+	if _, ok := l.Find(sessionID(300)); ok {
+		t.Fatal("a running session found in the listing")
+	}
+	at := make([]int, l.Len())
+	for i := range at {
+		at[i] = len(at) - 1 - i // in any order
+	}
+	read, err := l.Sessions(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range read {
+		if got := fingerprint(s); got != want[at[k]] {
+			t.Fatalf("read back %d:\n got  %s\n want %s", at[k], got, want[at[k]])
+		}
+	}
+	var walked []string
+	if err := l.Each(context.Background(), func(i int, s *Session) bool {
+		if i != len(walked) {
+			t.Fatalf("walked %d after %d", i, len(walked))
+		}
+		walked = append(walked, fingerprint(s))
+		return true
+	}); err != nil || !slices.Equal(walked, want) {
+		t.Fatalf("walk: %v\n%s", err, firstDiff(walked, want))
+	}
+	if len(rest) != 3 || !rest[2].Synced {
+		t.Fatalf("%d updates after the listing; want the 3 running, the last synced", len(rest))
+	}
+	for _, u := range rest {
+		if !u.Initial || u.Session == nil || u.Session.Status != StatusRunning || len(u.Session.Turns) != 2 {
+			t.Fatalf("running session's update: %+v", u)
+		}
+	}
+}
+
+// A cache that is behind leaves out of the listing what it is wrong
+// about, and those sessions come as their records: sessions added and
+// removed since it was written, and the settled records changed through
+// zwarm (sessions.gen moved). A record changed behind zwarm's back (the
+// generation did not move) is found by the check of every record that
+// follows the first state, and comes as a change.
+func TestListingOfACacheBehind(t *testing.T) {
+	m, st := listingDir(t, 200, 200)
+	writeSettledRecord(t, st, 500)
+	writeSettledRecord(t, st, 501)
+	if err := os.RemoveAll(st.sessionDir(sessionID(10))); err != nil {
+		t.Fatal(err)
+	}
+	edited := sessionID(20)
+	s, err := st.load(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.LastMessage, s.UpdatedAt = "edited by hand", time.Now().UTC()
+	data, _ := json.Marshal(s)
+	tmp := filepath.Join(st.sessionDir(edited), "meta.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, st.metaPath(edited)); err != nil {
+		t.Fatal(err)
+	}
+	sub, first, rest := initialOf(t, m)
+	l := first.Listing
+	if l.Len() != 199 || first.Pending != 3 {
+		t.Fatalf("listing of %d, %d pending; want 199 and 3", l.Len(), first.Pending)
+	}
+	for _, id := range []string{sessionID(10), sessionID(500), sessionID(200)} {
+		if _, ok := l.Find(id); ok {
+			t.Fatalf("%s in the listing", ShortID(id))
+		}
+	}
+	got := map[string]*Session{}
+	for _, u := range rest {
+		got[u.ID] = u.Session
+	}
+	if len(got) != 3 || got[sessionID(500)] == nil || got[sessionID(501)] == nil || got[sessionID(200)] == nil {
+		t.Fatalf("updates after the listing: %v", got)
+	}
+	select {
+	case u := <-sub.C():
+		if u.ID != edited || u.Initial || u.Session == nil || u.Session.LastMessage != "edited by hand" || u.Prev != StatusFailed {
+			t.Fatalf("after the first state: %+v", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record edited by hand was never told of")
+	}
+	sub.Close()
+
+	through := sessionID(21)
+	if _, err := st.updateSettled(context.Background(), through, func(s *Session) error {
+		s.LastMessage = "through zwarm"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, first, rest = initialOf(t, m)
+	if _, ok := first.Listing.Find(through); ok || first.Listing.Len() != 197 {
+		t.Fatalf("after a change through zwarm: %d listed, the changed one among them: %v", first.Listing.Len(), ok)
+	}
+	for _, u := range rest {
+		if u.ID == through && u.Session.LastMessage == "through zwarm" {
+			return
+		}
+	}
+	t.Fatalf("the record changed through zwarm is not among the updates: %+v", rest)
+}
+
+// Without a cache, or with one far behind, the subscription brings it up
+// to date first: the listing holds the settled sessions all the same.
+func TestListingWithoutACache(t *testing.T) {
+	m, st := listingDir(t, 400)
+	os.Remove(filepath.Join(st.Dir(), indexFile))
+	_, first, rest := initialOf(t, m)
+	if first.Listing.Len() != 400 || first.Pending != 0 || len(rest) != 0 || !first.Synced {
+		t.Fatalf("listing of %d, %d pending, %d updates; want 400 alone", first.Listing.Len(), first.Pending, len(rest))
+	}
+	if _, err := os.Stat(filepath.Join(st.Dir(), indexFile)); err != nil {
+		t.Fatalf("the cache was not written: %v", err)
+	}
+}
+
+// Subscriptions made while the state dir stands share one listing (the
+// dashboard holds two); it is read until the last of them ends, and a
+// change of the sessions dir makes a new one.
+func TestListingSharedWhileTheStateStands(t *testing.T) {
+	m, st := listingDir(t, 100)
+	subA, a, _ := initialOf(t, m)
+	_, b, _ := initialOf(t, m)
+	if a.Listing != b.Listing {
+		t.Fatal("two subscriptions of the same state made two listings")
+	}
+	subA.Close()
+	if list, err := b.Listing.Sessions(context.Background(), []int{0, 99}); err != nil || list[1].ID != sessionID(0) {
+		t.Fatalf("the listing after one of its subscriptions ended: %v", err)
+	}
+	writeSettledRecord(t, st, 700)
+	_, c, _ := initialOf(t, m)
+	if c.Listing == a.Listing {
+		t.Fatal("a listing shared across a change of the sessions dir")
+	}
+}

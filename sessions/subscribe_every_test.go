@@ -1,0 +1,205 @@
+package sessions
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inotifyWatches counts the inotify watches of the inotify instances this
+// process holds that are not in before (fd numbers), as the kernel lists
+// them in /proc/self/fdinfo.
+func inotifyWatches(t *testing.T, before map[string]bool) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if before[e.Name()] {
+			continue
+		}
+		if link, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); link != "anon_inode:inotify" {
+			continue
+		}
+		f, err := os.Open(filepath.Join("/proc/self/fdinfo", e.Name()))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "inotify wd:") {
+				n++
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
+func inotifyFDs(t *testing.T) map[string]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		out[e.Name()] = true
+	}
+	return out
+}
+
+// A subscription to every session, with a listing or a filter, watches
+// the sessions dir, sessions.gen and the sessions that may change by
+// themselves (the running one: its dir, turns and inbox), not the dir of
+// each of 500 settled sessions.
+func TestSubscriptionToEverySessionWatchesNoSettledDir(t *testing.T) {
+	m, _ := listingDir(t, 500, 500)
+	for _, opt := range []SubscribeOptions{{Listing: true}, {Filter: ListOptions{Active: true}, Events: true}, {}} {
+		before := inotifyFDs(t)
+		sub, err := m.Subscribe(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u := range sub.C() {
+			if u.Synced {
+				break
+			}
+		}
+		n := inotifyWatches(t, before)
+		sub.Close()
+		if n == 0 || n > 5 {
+			t.Fatalf("%+v: %d inotify watches; want the sessions dir, sessions.gen and the running session's 3", opt, n)
+		}
+	}
+}
+
+// A settled session changed through zwarm (a follow-up, a landing:
+// sessions.gen advances first) is seen by a subscription to every
+// session, which does not watch its dir; so are one removed and one
+// made, and a reopened one by a subscription to the active ones.
+func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) {
+	m, st := listingDir(t, 50)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, first, _ := initialOf(t, m)
+	if first.Listing.Len() != 50 {
+		t.Fatalf("listing of %d", first.Listing.Len())
+	}
+	active, err := m.Subscribe(ctx, SubscribeOptions{Filter: ListOptions{Active: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer active.Close()
+	if u := <-active.C(); !u.Synced || u.ID != "" {
+		t.Fatalf("active sessions at first: %+v", u)
+	}
+	next := func(sub *Subscription, what string, want func(Update) bool) Update {
+		t.Helper()
+		for {
+			select {
+			case u, ok := <-sub.C():
+				if !ok {
+					t.Fatalf("%s: the subscription ended: %v", what, sub.Err())
+				}
+				if want(u) {
+					return u
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s: no update", what)
+			}
+		}
+	}
+
+	changed := sessionID(7)
+	if _, err := st.updateSettled(ctx, changed, func(s *Session) error {
+		s.LastMessage = "changed"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	u := next(sub, "changed", func(u Update) bool { return u.ID == changed })
+	if u.Initial || u.Session == nil || u.Session.LastMessage != "changed" || u.Prev != StatusKilled {
+		t.Fatalf("changed: %+v", u)
+	}
+
+	removed := sessionID(8)
+	if _, err := m.Remove(ctx, removed, false); err != nil {
+		t.Fatal(err)
+	}
+	if u := next(sub, "removed", func(u Update) bool { return u.ID == removed }); !u.Removed || u.Prev != StatusCompleted {
+		t.Fatalf("removed: %+v", u)
+	}
+
+	writeSettledRecord(t, st, 900)
+	if u := next(sub, "made", func(u Update) bool { return u.ID == sessionID(900) }); !u.Initial || u.Session == nil {
+		t.Fatalf("made: %+v", u)
+	}
+
+	reopened := sessionID(9)
+	self, err := ProcessRef(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	self.Role = roleSupervisor
+	if _, err := st.updateSettled(ctx, reopened, func(s *Session) error {
+		s.Status, s.Owner = StatusRunning, self
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Subscription{sub, active} {
+		u := next(s, "reopened", func(u Update) bool { return u.ID == reopened })
+		if u.Session == nil || u.Session.Status != StatusRunning {
+			t.Fatalf("reopened: %+v", u)
+		}
+	}
+	// Running now, its dir is watched: a write that does not go through
+	// sessions.gen is seen too.
+	if _, err := st.update(reopened, func(s *Session) error {
+		s.LastMessage = "working"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if u := next(sub, "running", func(u Update) bool { return u.ID == reopened }); u.Session.LastMessage != "working" {
+		t.Fatalf("running: %+v", u)
+	}
+}
+
+// With sessions.gen gone, a subscription to every session watches every
+// session dir instead: a settled record changed after is still seen.
+func TestEverySessionWithoutTheGeneration(t *testing.T) {
+	m, st := listingDir(t, 20)
+	sub, _, _ := initialOf(t, m)
+	if err := os.Remove(st.genPath()); err != nil {
+		t.Fatal(err)
+	}
+	id := sessionID(3)
+	deadline := time.After(10 * time.Second)
+	for try := 0; ; try++ {
+		// The fallback is in place once it was told the file went: a
+		// write before may go unseen, one after may not.
+		if _, err := st.update(id, func(s *Session) error {
+			s.LastMessage = "changed"
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case u := <-sub.C():
+			if u.ID == id && u.Session != nil && u.Session.LastMessage == "changed" {
+				return
+			}
+		case <-time.After(200 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("the change was never seen")
+		}
+	}
+}
