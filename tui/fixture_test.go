@@ -214,7 +214,7 @@ func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
 	trackedRuns := &trackingRuns{Runs: RunsOf(f.dir)}
 	f.t.Cleanup(func() { cancel(); trackedRuns.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
+	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, SendRun: SendRunOf(f.dir), StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	newHarness()
 	m = drive(f.t, m, m.Init())

@@ -30,6 +30,11 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	sel := m.list.Selected()
 	if row, ok := m.list.SelectedRow(); ok && row.Run != nil {
+		if key.Matches(k, m.KeyMap.Inject) {
+			cmd := m.openRunMessage(row.Run)
+			m.layout()
+			return cmd
+		}
 		if err := runRefusal(k, m.KeyMap, row.Run); err != nil {
 			m.setError(err)
 			return nil
@@ -150,6 +155,9 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 	defer m.layout()
 	switch msg.Mode {
 	case prompt.Inject:
+		if msg.Action != "" {
+			return m.sendRun(msg)
+		}
 		if msg.Value == "" {
 			m.setError(errors.New("empty follow-up not sent"))
 			return nil

@@ -105,7 +105,6 @@ func TestRunWhoseProcessDiedReadsInterrupted(t *testing.T) {
 func TestSessionKeysOnARunSayWhatToDo(t *testing.T) {
 	m, rec := orchestrated(t).recorded(120, 40)
 	for k, want := range map[string]string{
-		"i": "takes no follow-ups: select one of its workers",
 		"x": "is stopped with Ctrl+C where it runs",
 		"d": "runs are kept in the state dir",
 	} {
@@ -159,5 +158,44 @@ func TestClockTicksWhileARunRuns(t *testing.T) {
 	f.addRun(runID, runs.StatusRunning, "busy", time.Minute, 1, nil)
 	if m := f.startTicking(time.Second); !m.ticking {
 		t.Fatal("not ticking while a run runs")
+	}
+}
+
+// i on a run gives its model a message; on a run that asks, it answers
+// the question (a number picks an option), as zwarm runs say and zwarm runs
+// answer do. A run that asks comes first, marked, its question in view.
+func TestIOnARunSaysOrAnswers(t *testing.T) {
+	f := orchestrated(t)
+	m := f.newModel(120, 40)
+	m = press(t, m, "i")
+	if !m.prompt.Active() || !strings.Contains(m.View(), "message to run 7c1e0000: ") {
+		t.Fatalf("i on a running run:\n%s", m.View())
+	}
+	m = press(t, m, "u", "s", "e", " ", "p", "k", "g", "enter")
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "message 1 sent to run 7c1e0000") })
+	dir := runs.RunDir(f.dir, runID)
+	if in, err := runs.ReadInbox(dir); err != nil || len(in) != 1 || in[0].Kind != runs.MessageSay || in[0].Text != "use pkg" {
+		t.Fatalf("inbox after i: %+v %v", in, err)
+	}
+	f.rewriteRun(runID, func(r *runs.Record) {
+		r.Status = runs.StatusWaiting
+		r.Question = &runs.Question{ID: "q1", Text: "Which database?", Options: []string{"postgres", "sqlite"}, AskedAt: clock}
+	})
+	m = settle(t, m, func(m Model) bool {
+		return strings.Contains(m.list.View(), "? waiting") && strings.Contains(m.detail.View(), "? asks: Which database?")
+	})
+	if h := strings.Split(m.View(), "\n")[0]; !strings.Contains(h, "1 waiting") {
+		t.Errorf("the header does not count the waiting run: %q", h)
+	}
+	order(t, m.detail.View(), "? asks: Which database?", "options: 1) postgres · 2) sqlite", "i answers it")
+	m = press(t, m, "i")
+	if !strings.Contains(m.View(), "answer run 7c1e0000 (1-2 or your own words): ") {
+		t.Fatalf("i on a run that asks:\n%s", m.View())
+	}
+	m = press(t, m, "2", "enter")
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "answer sent to run 7c1e0000: sqlite") })
+	in, err := runs.ReadInbox(dir)
+	if err != nil || len(in) != 2 || in[1].Kind != runs.MessageAnswer || in[1].Text != "sqlite" || in[1].QuestionID != "q1" {
+		t.Fatalf("inbox after the answer: %+v %v", in, err)
 	}
 }

@@ -3,12 +3,15 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/keys"
+	"github.com/zwarm/zwarm/tui/prompt"
 )
 
 func (m *Model) onRunSubscribed(msg runSubscribedMsg) tea.Cmd {
@@ -91,17 +94,71 @@ func (m *Model) refreshRunTitle() {
 	}
 }
 
+// openRunMessage opens the prompt for a message to run r: the answer to
+// its question while it asks one, else a message its model reads before
+// its next call (or on resume, for a stopped run), as zwarm runs answer
+// and zwarm runs say do.
+func (m *Model) openRunMessage(r *runs.Record) tea.Cmd {
+	id := sessions.ShortID(r.ID)
+	if r.Status == runs.StatusWaiting && r.Question != nil {
+		q := "answer run " + id + " (" + render.Clip(render.SafeLine(r.Question.Text), 60) + "): "
+		if n := len(r.Question.Options); n > 0 {
+			q = fmt.Sprintf("answer run %s (1-%d or your own words): ", id, n)
+		}
+		return m.prompt.OpenMessage("answer", r.ID, q)
+	}
+	return m.prompt.OpenMessage("say", r.ID, "message to run "+id+": ")
+}
+
+// sendRun sends what the prompt took to a run's inbox, off the UI
+// goroutine, and says what became of it.
+func (m *Model) sendRun(msg prompt.SubmitMsg) tea.Cmd {
+	text := strings.TrimSpace(msg.Value)
+	if text == "" {
+		m.setError(errors.New("empty message not sent"))
+		return nil
+	}
+	r := m.list.Run(msg.Target)
+	send := m.opt.SendRun
+	if send == nil {
+		m.setError(errors.New("this dashboard sends runs nothing: zwarm runs say and zwarm runs answer do"))
+		return nil
+	}
+	if r == nil {
+		m.setError(fmt.Errorf("run %s is gone", sessions.ShortID(msg.Target)))
+		return nil
+	}
+	id, full, ctx := sessions.ShortID(r.ID), r.ID, m.ctx
+	kind, qid := runs.MessageSay, ""
+	if msg.Action == "answer" {
+		if r.Status != runs.StatusWaiting || r.Question == nil {
+			m.setError(fmt.Errorf("run %s no longer asks anything: i sends it a message", id))
+			return nil
+		}
+		kind, qid, text = runs.MessageAnswer, r.Question.ID, r.Question.Pick(text)
+	}
+	live := r.Status.Live()
+	m.setStatus("sending to run " + id + "…")
+	return func() tea.Msg {
+		e, err := send(ctx, full, kind, text, qid)
+		switch {
+		case err != nil:
+			return actionMsg{err: fmt.Errorf("run %s: %w", id, err)}
+		case kind == runs.MessageAnswer:
+			return actionMsg{text: fmt.Sprintf("answer sent to run %s: %s", id, render.Clip(render.SafeLine(text), 60))}
+		case live:
+			return actionMsg{text: fmt.Sprintf("message %d sent to run %s: its model reads it before its next call", e.Seq, id)}
+		}
+		return actionMsg{text: fmt.Sprintf("message %d kept for run %s: it reads it when resumed", e.Seq, id)}
+	}
+}
+
 // runRefusal says why a key that acts on sessions does nothing on a run,
 // and what does what the user meant.
 func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *runs.Record) error {
 	id := sessions.ShortID(r.ID)
 	running := r.Status == runs.StatusRunning
 	switch {
-	case key.Matches(k, km.Inject):
-		if running || r.Status == runs.StatusCompleted {
-			return fmt.Errorf("run %s takes no follow-ups: select one of its workers to send one", id)
-		}
-		return fmt.Errorf("run %s takes no follow-ups: zwarm orchestrate --resume %s continues it; select one of its workers to send one", id, id)
 	case key.Matches(k, km.Kill) && running:
 		return fmt.Errorf("run %s is stopped with Ctrl+C where it runs (zwarm orchestrate); x on one of its workers stops that worker", id)
 	case key.Matches(k, km.Kill):

@@ -62,11 +62,25 @@ func RunsOf(stateDir string) Runs {
 	}
 }
 
+// SendRun gives a run (by full id) a message from the person, as
+// runs.Send does.
+type SendRun func(ctx context.Context, runID string, kind runs.MessageKind, text, questionID string) (*runs.InboxEntry, error)
+
+// SendRunOf sends to the runs of the state dir stateDir.
+func SendRunOf(stateDir string) SendRun {
+	return func(ctx context.Context, runID string, kind runs.MessageKind, text, questionID string) (*runs.InboxEntry, error) {
+		return runs.Send(ctx, runs.RunDir(stateDir, runID), kind, text, questionID)
+	}
+}
+
 // Options configure a dashboard.
 type Options struct {
 	Sessions Sessions
 	// Runs, if set, adds the orchestrator runs and their steps.
 	Runs Runs
+	// SendRun, if set, gives a run a message from the person or an answer
+	// to its question (i on a run), as runs.Send does; SendRunOf makes one.
+	SendRun SendRun
 	// StateDir is shown in the header.
 	StateDir string
 	// Dir is where a landing is asked from, as `zwarm land` run there: the
@@ -192,7 +206,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	watched := make(chan error, 1)
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()
-	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), StateDir: stateDir, Log: log, Alerts: w.Alerts()})
+	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), StateDir: stateDir, Log: log, Alerts: w.Alerts()})
 	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
 	// Bubble Tea's own handler would answer the same signal too and block
 	// forever sending its quit to a program ctx already ended.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -78,7 +77,7 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 			return "", err
 		}
 		if line = strings.TrimSpace(line); line != "" {
-			return pickOption(q, line), nil
+			return q.Pick(line), nil
 		}
 		io.WriteString(p.io.errOut, p.io.paint(sgrBold, prompt))
 	}
@@ -93,14 +92,6 @@ var errBackground = errors.New("the run is not in the terminal's foreground")
 func foreground(f *os.File) bool {
 	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
-}
-
-// pickOption turns an option's number into the option.
-func pickOption(q runs.Question, answer string) string {
-	if n, err := strconv.Atoi(strings.TrimSpace(answer)); err == nil && n >= 1 && n <= len(q.Options) {
-		return q.Options[n-1]
-	}
-	return answer
 }
 
 // readLine reads a line from a terminal until ctx ends. It waits in

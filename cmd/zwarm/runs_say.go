@@ -119,7 +119,7 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 		return usagef("run %s is %s and asks nothing: zwarm runs say %s MESSAGE gives its model a message", id, rec.Status, id)
 	}
 	q := *rec.Question
-	text = pickOption(q, text)
+	text = q.Pick(text)
 	// Subscribed before sending: the run's answer event is seen however
 	// fast it comes.
 	ctx, cancel := context.WithTimeout(c.Context(), answerWait)

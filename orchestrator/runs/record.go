@@ -2,6 +2,8 @@ package runs
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -100,6 +102,15 @@ type Question struct {
 	Text    string    `json:"text"`
 	Options []string  `json:"options,omitempty"`
 	AskedAt time.Time `json:"asked_at"`
+}
+
+// Pick is an answer to q as a person gives it: a number picks one of its
+// options ("2": the second); anything else is the answer itself.
+func (q Question) Pick(answer string) string {
+	if n, err := strconv.Atoi(strings.TrimSpace(answer)); err == nil && n >= 1 && n <= len(q.Options) {
+		return q.Options[n-1]
+	}
+	return answer
 }
 
 // Account is one worker's usage and cost.

@@ -2,6 +2,7 @@ package detail
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
@@ -104,6 +105,19 @@ func lineKind(k orchestrator.LineKind) render.Kind {
 // thinking, while it is.
 func (m Model) runTail() []render.Line {
 	r := m.run
+	if r != nil && r.rec.Status == runs.StatusWaiting && r.rec.Question != nil {
+		// What it asks, and how to answer, stay in view at the bottom.
+		q := r.rec.Question
+		lines := []render.Line{{Kind: render.User, Text: "? asks: " + render.SafeLine(q.Text)}}
+		if len(q.Options) > 0 {
+			opts := make([]string, len(q.Options))
+			for i, o := range q.Options {
+				opts[i] = fmt.Sprintf("%d) %s", i+1, render.SafeLine(o))
+			}
+			lines = append(lines, render.Line{Kind: render.User, Indent: 1, Text: "options: " + strings.Join(opts, " · ")})
+		}
+		return append(lines, render.Line{Kind: render.Done, Indent: 1, Text: "i answers it"})
+	}
 	if r == nil || r.thinking == 0 || r.rec.Status != runs.StatusRunning {
 		return nil
 	}

@@ -89,7 +89,7 @@ func (m *Model) SetRuns(all []*runs.Record) {
 	}
 }
 
-var runStatuses = []runs.Status{runs.StatusRunning, runs.StatusCompleted, runs.StatusFailed,
+var runStatuses = []runs.Status{runs.StatusRunning, runs.StatusWaiting, runs.StatusCompleted, runs.StatusFailed,
 	runs.StatusLimited, runs.StatusInterrupted}
 
 // View renders the header on one line. When the counts in words would

@@ -62,14 +62,23 @@ const hint = "  (enter to send, esc to cancel)"
 
 // OpenInject asks for a follow-up to target.
 func (m *Model) OpenInject(target, label string) tea.Cmd {
-	m.mode, m.target, m.question = Inject, target, "follow-up to "+label+": "
+	m.mode, m.action, m.target, m.question = Inject, "", target, "follow-up to "+label+": "
+	m.input.SetValue("")
+	return nil
+}
+
+// OpenMessage asks for text about target with its own question: a
+// message to a run ("say"), or an answer to its question ("answer"),
+// reported as an Inject with that Action.
+func (m *Model) OpenMessage(action, target, question string) tea.Cmd {
+	m.mode, m.action, m.target, m.question = Inject, action, target, question
 	m.input.SetValue("")
 	return nil
 }
 
 // OpenFilter asks for a filter, starting from the current one.
 func (m *Model) OpenFilter(current string) tea.Cmd {
-	m.mode, m.question = Filter, "filter: "
+	m.mode, m.action, m.question = Filter, "", "filter: "
 	m.input.SetValue(current)
 	return nil
 }
@@ -101,9 +110,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if isKey {
 		switch k.Type {
 		case tea.KeyEnter:
-			mode, target, value := m.mode, m.target, m.input.Value()
+			mode, action, target, value := m.mode, m.action, m.target, m.input.Value()
 			m.close()
-			return m, answer(SubmitMsg{Mode: mode, Target: target, Value: value})
+			return m, answer(SubmitMsg{Mode: mode, Action: action, Target: target, Value: value})
 		case tea.KeyEsc, tea.KeyCtrlC:
 			mode := m.mode
 			m.close()

@@ -140,7 +140,7 @@ func runRuntime(r *runs.Record, now time.Time) time.Duration {
 	switch {
 	case r.EndedAt != nil:
 		end = *r.EndedAt
-	case r.Status != runs.StatusRunning:
+	case !r.Status.Live():
 		end = r.UpdatedAt
 	}
 	return max(0, end.Sub(r.CreatedAt))

@@ -159,7 +159,7 @@ func (m *Model) rebuild() {
 	shownListed := map[string][]int32{}
 	for id, r := range m.runs {
 		m.totals[id] = m.runTotals(r, byRun[id], listedByRun[id])
-		if r.Status == runs.StatusRunning {
+		if r.Status.Live() {
 			m.running++
 		}
 		// A run that matches shows its workers; one that does not is
@@ -177,7 +177,7 @@ func (m *Model) rebuild() {
 				}
 			}
 		}
-		finished := r.Status != runs.StatusRunning
+		finished := !r.Status.Live()
 		if match && !(m.hideFinished && finished) || len(shown[id])+len(shownListed[id]) > 0 {
 			top = append(top, ref{run: r})
 		}
@@ -268,14 +268,15 @@ func (m *Model) less(a, b ref) bool {
 
 // rank orders statuses by how much they want attention.
 func rank(st sessions.Status) int {
-	return map[sessions.Status]int{sessions.StatusFailed: 0, sessions.StatusRunning: 1, sessions.StatusPending: 2,
+	return map[sessions.Status]int{sessions.StatusFailed: 0, sessions.StatusRunning: 1, sessions.StatusAttached: 1, sessions.StatusPending: 2,
 		sessions.StatusKilled: 3, sessions.StatusCompleted: 4}[st]
 }
 
 func (m *Model) rankOf(r ref) int {
 	switch {
 	case r.run != nil:
-		return map[runs.Status]int{runs.StatusFailed: 0, runs.StatusRunning: 1, runs.StatusLimited: 2,
+		// A run that asks you comes first: it waits on nobody else.
+		return map[runs.Status]int{runs.StatusWaiting: -1, runs.StatusFailed: 0, runs.StatusRunning: 1, runs.StatusLimited: 2,
 			runs.StatusInterrupted: 3, runs.StatusCompleted: 4}[r.run.Status]
 	case r.s != nil:
 		return rank(r.s.Status)

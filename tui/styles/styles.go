@@ -58,6 +58,7 @@ func New() Styles {
 		},
 		runColors: map[string]lipgloss.Style{
 			"running":     c("12"),
+			"waiting":     c("13"),
 			"completed":   c("10"),
 			"failed":      c("9"),
 			"limited":     c("11"),
@@ -95,6 +96,8 @@ func RunIcon(st string) string {
 	switch st {
 	case "running":
 		return "●"
+	case "waiting":
+		return "?" // it asks you
 	case "completed":
 		return "✓"
 	case "failed":
