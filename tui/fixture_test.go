@@ -41,6 +41,8 @@ type fixture struct {
 	m   *sessions.Manager
 	// checkout is where the dashboard is started (Options.Dir).
 	checkout string
+	// notifyRun, if set, is the dashboard's Options.NotifyRun.
+	notifyRun func(prev, cur *runs.Record)
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -214,7 +216,7 @@ func (f *fixture) startWith(src Sessions, alerts <-chan watchers.Alert, w, h int
 	f.t.Cleanup(func() { cancel(); tracked.closeAll() })
 	trackedRuns := &trackingRuns{Runs: RunsOf(f.dir)}
 	f.t.Cleanup(func() { cancel(); trackedRuns.closeAll() })
-	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, SendRun: SendRunOf(f.dir), StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
+	m := New(ctx, Options{Sessions: tracked, Runs: trackedRuns.Subscribe, SendRun: SendRunOf(f.dir), NotifyRun: f.notifyRun, StateDir: "/state", Dir: f.checkout, Now: func() time.Time { return clock }, Tick: -1, Alerts: alerts})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	newHarness()
 	m = drive(f.t, m, m.Init())

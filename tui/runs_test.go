@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,5 +198,37 @@ func TestIOnARunSaysOrAnswers(t *testing.T) {
 	in, err := runs.ReadInbox(dir)
 	if err != nil || len(in) != 2 || in[1].Kind != runs.MessageAnswer || in[1].Text != "sqlite" || in[1].QuestionID != "q1" {
 		t.Fatalf("inbox after the answer: %+v %v", in, err)
+	}
+}
+
+// Once the runs are loaded, each change of a run's record is told, with
+// the record before it: what the notifier makes its events of.
+func TestRunChangesAreTold(t *testing.T) {
+	f := orchestrated(t)
+	var mu sync.Mutex
+	var told []string
+	f.notifyRun = func(prev, cur *runs.Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, string(prev.Status)+">"+string(cur.Status))
+	}
+	m := f.newModel(120, 40)
+	f.rewriteRun(runID, func(r *runs.Record) {
+		r.Status, r.Question = runs.StatusWaiting, &runs.Question{ID: "q1", Text: "Which database?", AskedAt: clock}
+	})
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.list.View(), "? waiting") })
+	f.rewriteRun(runID, func(r *runs.Record) {
+		end := clock
+		r.Status, r.Question, r.Owner, r.EndedAt = runs.StatusCompleted, nil, nil, &end
+	})
+	settle(t, m, func(m Model) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(told) >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(told, " ") != "running>waiting waiting>completed" {
+		t.Fatalf("told %q, want the question, then the end", told)
 	}
 }

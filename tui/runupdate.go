@@ -60,11 +60,16 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	}
 	var list []*runs.Record
 	var removed []string
+	var notices []func()
 	for _, u := range msg.updates {
 		switch {
 		case u.Removed:
 			removed = append(removed, u.ID)
 		case u.Record != nil:
+			if prev, tell := m.list.Run(u.ID), m.opt.NotifyRun; prev != nil && tell != nil && m.runsSynced {
+				cur := u.Record
+				notices = append(notices, func() { tell(prev, cur) })
+			}
 			list = append(list, u.Record)
 		case u.Err != nil:
 			m.setError(u.Err)
@@ -78,7 +83,21 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	m.header.SetRuns(m.list.Runs())
 	m.refreshRunTitle()
 	m.layout()
-	return tea.Batch(m.followSelection(), nextRuns(msg.feed, msg.sub), m.tick())
+	return tea.Batch(m.followSelection(), nextRuns(msg.feed, msg.sub), m.tick(), notifyRuns(notices))
+}
+
+// notifyRuns tells of the runs' changes off the UI goroutine: the
+// notifier writes a marker and starts a command.
+func notifyRuns(notices []func()) tea.Cmd {
+	if len(notices) == 0 {
+		return nil
+	}
+	return func() tea.Msg {
+		for _, n := range notices {
+			n()
+		}
+		return nil
+	}
 }
 
 // refreshRunTitle gives the detail pane the shown run's record and its

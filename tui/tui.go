@@ -28,6 +28,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/tui/common"
@@ -37,6 +38,7 @@ import (
 	"github.com/zwarm/zwarm/tui/prompt"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 	"github.com/zwarm/zwarm/watchers"
+	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // Sessions is what the dashboard needs of zwarm's sessions; *sessions.Manager
@@ -78,6 +80,9 @@ type Options struct {
 	Sessions Sessions
 	// Runs, if set, adds the orchestrator runs and their steps.
 	Runs Runs
+	// NotifyRun, if set, is told of each change of a run's record after
+	// the first load (prev: the record before), off the UI goroutine.
+	NotifyRun func(prev, cur *runs.Record)
 	// SendRun, if set, gives a run a message from the person or an answer
 	// to its question (i on a run), as runs.Send does; SendRunOf makes one.
 	SendRun SendRun
@@ -194,19 +199,30 @@ var listOptions = sessions.SubscribeOptions{Listing: true}
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends,
 // with the worker watchers of cfg (nil: their defaults) on the active
-// sessions of the state dir, telling notify (if not nil) what they see.
-func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, notify watchers.WorkerNotifier, progOpts ...tea.ProgramOption) error {
+// sessions of the state dir, telling n (if not nil) what they see and
+// what the runs do.
+func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, n *notify.Notifier, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var killer watchers.Killer
 	if k, ok := mgr.(watchers.Killer); ok {
 		killer = k
 	}
-	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log, Notify: notify})
+	var told watchers.WorkerNotifier
+	var notifyRun func(prev, cur *runs.Record)
+	if n != nil {
+		told = n.Workers(stateDir)
+		notifyRun = func(prev, cur *runs.Record) {
+			if ev, ok := orchestrator.RunNotice(stateDir, prev, cur); ok {
+				n.Notify(ev)
+			}
+		}
+	}
+	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log, Notify: told})
 	watched := make(chan error, 1)
 	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
 	defer func() { cancel(); <-watched }()
-	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), StateDir: stateDir, Log: log, Alerts: w.Alerts()})
+	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), NotifyRun: notifyRun, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
 	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
 	// Bubble Tea's own handler would answer the same signal too and block
 	// forever sending its quit to a program ctx already ended.

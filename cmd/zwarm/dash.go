@@ -53,7 +53,7 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	}
 	colorProfile()
 	limitDashHeap(o.f.io)
-	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log, n.Workers(m.Store().Dir()))
+	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log, n)
 }
 
 // needTerminal refuses to start a full-screen program where there is no

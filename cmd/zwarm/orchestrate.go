@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
@@ -126,7 +124,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: func(e runs.Event) {
 		p.event(e)
 		if e.Type == runs.EventQuestion && run != nil {
-			n.Notify(runAsks(m.Store().Dir(), run.Record().ID, e))
+			n.Notify(orchestrator.AsksEvent(m.Store().Dir(), run.Record().ID, runs.Question{ID: e.QuestionID, Text: e.Text}))
 		}
 	}, Log: log,
 		Notify: n.Workers(m.Store().Dir())}
@@ -168,32 +166,9 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 		return err
 	}
 	p.outcome(rec, resumeCommand(c, rec))
-	n.Notify(runFinished(m.Store().Dir(), rec))
+	n.Notify(orchestrator.FinishedEvent(m.Store().Dir(), rec))
 	if rec.Status != runs.StatusCompleted {
 		return &silentError{code: exitFailure}
 	}
 	return nil
-}
-
-// runFinished is the [notify] event of a run that stopped: one for each
-// time it stops (a resumed run may stop again).
-func runFinished(stateDir string, rec *runs.Record) notify.Event {
-	text := string(rec.Status) + ": " + rec.Task
-	if rec.Summary != "" {
-		text += " · " + rec.Summary
-	} else if rec.StopReason != "" {
-		text += " · " + rec.StopReason
-	}
-	key := ""
-	if rec.EndedAt != nil {
-		key = strconv.FormatInt(rec.EndedAt.UnixNano(), 10)
-	}
-	return notify.Event{Name: notify.RunFinished, ID: rec.ID, Text: text, Status: string(rec.Status),
-		Dir: runs.RunDir(stateDir, rec.ID), Key: "ended-" + key}
-}
-
-// runAsks is the [notify] event of a run's question, one per question.
-func runAsks(stateDir, id string, e runs.Event) notify.Event {
-	return notify.Event{Name: notify.RunAsks, ID: id, Text: "asks: " + e.Text, Status: string(runs.StatusWaiting),
-		Dir: runs.RunDir(stateDir, id), Key: "question-" + e.QuestionID}
 }

@@ -295,7 +295,7 @@ func (pl *pilot) turn(text string) error {
 	case end.Ended:
 		rec := pl.run.Record()
 		pl.p.outcome(rec, resumeCommand(pl.c, rec))
-		pl.n.Notify(runFinished(pl.m.Store().Dir(), rec))
+		pl.n.Notify(orchestrator.FinishedEvent(pl.m.Store().Dir(), rec))
 		pl.stopWatch()
 		pl.run = nil // nothing is left to leave
 		if err == nil {

@@ -1,0 +1,48 @@
+package orchestrator
+
+import (
+	"strconv"
+
+	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/watchers/notify"
+)
+
+// FinishedEvent is the [notify] event of a run that stopped: one for each
+// time it stops (a resumed run may stop again), named alike by every
+// process that sees it, so it is sent once.
+func FinishedEvent(stateDir string, rec *runs.Record) notify.Event {
+	text := string(rec.Status) + ": " + rec.Task
+	if rec.Summary != "" {
+		text += " · " + rec.Summary
+	} else if rec.StopReason != "" {
+		text += " · " + rec.StopReason
+	}
+	key := "ended"
+	if rec.EndedAt != nil {
+		key += "-" + strconv.FormatInt(rec.EndedAt.UnixNano(), 10)
+	}
+	return notify.Event{Name: notify.RunFinished, ID: rec.ID, Text: text, Status: string(rec.Status),
+		Dir: runs.RunDir(stateDir, rec.ID), Key: key}
+}
+
+// AsksEvent is the [notify] event of a run's question q, one per question.
+func AsksEvent(stateDir, runID string, q runs.Question) notify.Event {
+	return notify.Event{Name: notify.RunAsks, ID: runID, Text: "asks: " + q.Text, Status: string(runs.StatusWaiting),
+		Dir: runs.RunDir(stateDir, runID), Key: "question-" + q.ID}
+}
+
+// RunNotice is the [notify] event a change of a run's record from prev
+// (nil: not seen before) to cur tells of, if any: it asks a question, or
+// it stopped.
+func RunNotice(stateDir string, prev, cur *runs.Record) (notify.Event, bool) {
+	if prev == nil || cur == nil || prev.Status == cur.Status {
+		return notify.Event{}, false
+	}
+	switch {
+	case cur.Status == runs.StatusWaiting && cur.Question != nil:
+		return AsksEvent(stateDir, cur.ID, *cur.Question), true
+	case prev.Status.Live() && !cur.Status.Live():
+		return FinishedEvent(stateDir, cur), true
+	}
+	return notify.Event{}, false
+}
