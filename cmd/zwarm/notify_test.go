@@ -15,9 +15,9 @@ import (
 	"github.com/creack/pty"
 )
 
-// Two watchers and a dashboard see a worker complete and another fail at
-// once: the [notify] command runs once for each, and the dashboard rings
-// its terminal for both.
+// Two dashboards and a watcher (and the wait) see a worker complete and
+// another fail at once: the [notify] command runs once for each, and each
+// dashboard rings its own terminal for both.
 func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -29,50 +29,45 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
 
-	var watches []*exec.Cmd
-	for range 2 {
-		cmd := exec.Command(bins.zwarm, "watch", "--all")
-		cmd.Dir, cmd.Env = w.work, w.env()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		watches = append(watches, cmd)
-	}
-	defer func() {
-		for _, c := range watches {
-			c.Process.Signal(os.Interrupt)
-			c.Wait()
-		}
-	}()
-	dash := exec.Command(bins.zwarm, "dash")
-	dash.Dir, dash.Env = w.work, w.env()
-	f, err := pty.StartWithSize(dash, &pty.Winsize{Cols: 120, Rows: 40})
-	if err != nil {
+	watch := exec.Command(bins.zwarm, "watch", "--all")
+	watch.Dir, watch.Env = w.work, w.env()
+	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { f.Write([]byte("q")); dash.Wait(); f.Close() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		b := make([]byte, 32<<10)
-		for {
-			n, err := f.Read(b)
-			mu.Lock()
-			screen.Write(b[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
+	defer func() { watch.Process.Signal(os.Interrupt); watch.Wait() }()
+	// Two dashboards, each on a terminal of its own.
+	var bells []func() int
+	for range 2 {
+		dash := exec.Command(bins.zwarm, "dash")
+		dash.Dir, dash.Env = w.work, w.env()
+		f, err := pty.StartWithSize(dash, &pty.Winsize{Cols: 120, Rows: 40})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	bells := func() int { mu.Lock(); defer mu.Unlock(); return bytes.Count(screen.Bytes(), []byte{'\a'}) }
-	eventually(t, "the dashboard's first frame", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Contains(visible(screen.String()), "q quit")
-	})
+		defer func() { f.Write([]byte("q")); dash.Wait(); f.Close() }()
+		var mu sync.Mutex
+		var screen bytes.Buffer
+		go func() {
+			b := make([]byte, 32<<10)
+			for {
+				n, err := f.Read(b)
+				mu.Lock()
+				screen.Write(b[:n])
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+		eventually(t, "a dashboard's first frame", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Contains(visible(screen.String()), "q quit")
+		})
+		bells = append(bells, func() int { mu.Lock(); defer mu.Unlock(); return bytes.Count(screen.Bytes(), []byte{'\a'}) })
+	}
 	time.Sleep(time.Second) // the watchers' subscriptions start
-	before := bells()
+	before := []int{bells[0](), bells[1]()}
 	touch(t, gate)
 	if r := w.bin("wait", good, bad); r.code != 1 {
 		t.Fatalf("wait: %d %s", r.code, r.stderr)
@@ -82,7 +77,9 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), "\n") >= 2
 	})
-	eventually(t, "the dashboard's bells", func() bool { return bells() >= before+2 })
+	for i, bell := range bells {
+		eventually(t, fmt.Sprintf("dashboard %d's bells", i+1), func() bool { return bell() >= before[i]+2 })
+	}
 	time.Sleep(time.Second) // a duplicate would have come by now
 	b, _ := os.ReadFile(log)
 	got := strings.Split(strings.TrimSpace(string(b)), "\n")
