@@ -85,39 +85,12 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if err != nil {
 		return err
 	}
-	m, cfg, err := o.f.configured()
+	rs, err := o.setup(c, task)
 	if err != nil {
 		return err
 	}
-	oc := orchestrator.FromConfig(cfg)
-	if err := o.apply(c, oc); err != nil {
-		return err
-	}
-	wc, err := watcherConfig(m, cfg)
-	if err != nil {
-		return err
-	}
-	set, err := o.settings(c, m.Store().Dir(), oc, task)
-	if err != nil {
-		return err
-	}
-	if err := m.CheckRunnerName(set.Runner); err != nil {
-		// Before the model is paid for: every delegate would be refused.
-		return usagef("[orchestrator] runner: %v", err)
-	}
-	client, err := openAIClient(oc)
-	if err != nil {
-		return err
-	}
-	log, closeLog, err := fileLogger(m.Store().Dir())
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	n, err := o.f.notifier(m, cfg, nil, log)
-	if err != nil {
-		return err
-	}
+	defer rs.closeLog()
+	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
 	p := newStepPrinter(o.f.io, o.f.io.out, &o.out, set.Limits.MaxSteps, true)
 	defer p.close()
 	var run *orchestrator.Run

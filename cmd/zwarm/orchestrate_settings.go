@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/watchers"
+	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // task reads the task from the arguments, a file or stdin. With --resume
@@ -204,4 +207,58 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// runSetup is what orchestrate and pilot start a run from: the state
+// dir's manager and settings (config.toml, then the flags), checked before
+// the model is paid for, the model's client, the log and the notifier.
+type runSetup struct {
+	m        *sessions.Manager
+	cfg      *sessions.Config
+	wc       *watchers.Config
+	set      orchestrator.Settings
+	client   *model.OpenAI
+	log      *slog.Logger
+	closeLog func()
+	n        *notify.Notifier
+}
+
+// setup makes the runSetup of a run with instruction (its task, or what a
+// resume adds); the caller calls closeLog when done.
+func (o *orchestrateOptions) setup(c *cobra.Command, instruction string) (*runSetup, error) {
+	m, cfg, err := o.f.configured()
+	if err != nil {
+		return nil, err
+	}
+	oc := orchestrator.FromConfig(cfg)
+	if err := o.apply(c, oc); err != nil {
+		return nil, err
+	}
+	wc, err := watcherConfig(m, cfg)
+	if err != nil {
+		return nil, err
+	}
+	set, err := o.settings(c, m.Store().Dir(), oc, instruction)
+	if err != nil {
+		return nil, err
+	}
+	set.Pilot = o.pilot
+	if err := m.CheckRunnerName(set.Runner); err != nil {
+		// Before the model is paid for: every delegate would be refused.
+		return nil, usagef("[orchestrator] runner: %v", err)
+	}
+	client, err := openAIClient(oc)
+	if err != nil {
+		return nil, err
+	}
+	log, closeLog, err := fileLogger(m.Store().Dir())
+	if err != nil {
+		return nil, err
+	}
+	n, err := o.f.notifier(m, cfg, nil, log)
+	if err != nil {
+		closeLog()
+		return nil, err
+	}
+	return &runSetup{m: m, cfg: cfg, wc: wc, set: set, client: client, log: log, closeLog: closeLog, n: n}, nil
 }

@@ -85,39 +85,12 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	case len(text) > runs.MaxMessageBytes:
 		return usagef("the message is %d bytes; at most %d fit", len(text), runs.MaxMessageBytes)
 	}
-	m, cfg, err := o.f.configured()
+	rs, err := o.setup(c, text)
 	if err != nil {
 		return err
 	}
-	oc := orchestrator.FromConfig(cfg)
-	if err := o.apply(c, oc); err != nil {
-		return err
-	}
-	wc, err := watcherConfig(m, cfg)
-	if err != nil {
-		return err
-	}
-	set, err := o.settings(c, m.Store().Dir(), oc, text)
-	if err != nil {
-		return err
-	}
-	set.Pilot = true
-	if err := m.CheckRunnerName(set.Runner); err != nil {
-		return usagef("[orchestrator] runner: %v", err)
-	}
-	client, err := openAIClient(oc)
-	if err != nil {
-		return err
-	}
-	log, closeLog, err := fileLogger(m.Store().Dir())
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	n, err := o.f.notifier(m, cfg, nil, log)
-	if err != nil {
-		return err
-	}
+	defer rs.closeLog()
+	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
 	pl := &pilot{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}}
 	pl.p = newStepPrinter(pl.io, pl.io.out, nil, set.Limits.MaxSteps, true)
 	pl.p.pilot = true
