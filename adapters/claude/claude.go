@@ -65,20 +65,7 @@ func (*Adapter) NewParser() sessions.Parser { return NewParser() }
 // which is then closed: `claude -p` reads its prompt there when it has no
 // argument, and stdin has no size limit.
 func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
-	// What was asked is checked before the machine: a bad request is
-	// refused as such wherever it is made.
-	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
-		return sessions.Command{}, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
-	}
-	set, err := LoadSettings(req.StateDir)
-	if err != nil {
-		return sessions.Command{}, err
-	}
-	perm, err := permissionArgs(req.Sandbox, set, req.Worktree)
-	if err != nil {
-		return sessions.Command{}, err
-	}
-	bin, err := binary(req.Config.Binary)
+	bin, set, perm, err := setup(req)
 	if err != nil {
 		return sessions.Command{}, err
 	}
@@ -90,18 +77,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	if req.ThreadID != "" {
 		args = append(args, "--resume", req.ThreadID)
 	}
-	if req.Model != "" {
-		args = append(args, "--model", req.Model)
-	}
-	// On every turn: a resumed session keeps neither.
-	if e := req.ReasoningEffort; e != "" {
-		args = append(args, "--effort", e)
-	}
-	if req.Instructions != "" {
-		// One argument, so that text beginning with a dash is not
-		// taken for an option.
-		args = append(args, "--append-system-prompt="+req.Instructions)
-	}
+	args = append(args, sessionArgs(req)...)
 	args = append(args, perm...)
 	args = append(args, set.Args...)
 	cmd := sessions.Command{Path: bin, Dir: req.WorkingDir}
@@ -114,11 +90,48 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	return cmd, nil
 }
 
+// setup checks a request and finds what every command line of it needs:
+// the binary, claude.toml's settings and the permission flags. What was
+// asked is checked before the machine: a bad request is refused as such
+// wherever it is made.
+func setup(req sessions.TurnRequest) (bin string, set Settings, perm []string, err error) {
+	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
+		return "", set, nil, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
+	if set, err = LoadSettings(req.StateDir); err != nil {
+		return "", set, nil, err
+	}
+	if perm, err = permissionArgs(req.Sandbox, set, req.Worktree); err != nil {
+		return "", set, nil, err
+	}
+	bin, err = binary(req.Config.Binary)
+	return bin, set, perm, err
+}
+
+// sessionArgs are what the session asked for, given on every turn (a
+// resumed session keeps none of them): its model, effort and instructions.
+func sessionArgs(req sessions.TurnRequest) []string {
+	var args []string
+	if req.Model != "" {
+		args = append(args, "--model", req.Model)
+	}
+	if e := req.ReasoningEffort; e != "" {
+		args = append(args, "--effort", e)
+	}
+	if req.Instructions != "" {
+		// One argument, so that text beginning with a dash is not
+		// taken for an option.
+		args = append(args, "--append-system-prompt="+req.Instructions)
+	}
+	return args
+}
+
 // Interactive implements sessions.Adapter: Claude Code's own interactive
 // session, resuming the worker's, with the model and permissions of its
 // turns and claude.toml's args, for a person to work in (zwarm attach):
 //
-//	claude --resume SESSION_ID [--model M] PERMISSIONS [ARGS...]   (run in DIR)
+//	claude --resume SESSION_ID [--model M] [--effort E] [--append-system-prompt=TEXT]
+//	       PERMISSIONS [ARGS...]                                         (run in DIR)
 //
 // It keeps the session's id (no --fork-session), so later follow-ups
 // resume the thread with what the person did in it. Claude keeps its
@@ -127,22 +140,11 @@ func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error
 	if req.ThreadID == "" {
 		return sessions.Command{}, sessions.Invalidf("claude --resume needs the session's id, and its agent never reported one")
 	}
-	set, err := LoadSettings(req.StateDir)
+	bin, set, perm, err := setup(req)
 	if err != nil {
 		return sessions.Command{}, err
 	}
-	perm, err := permissionArgs(req.Sandbox, set, req.Worktree)
-	if err != nil {
-		return sessions.Command{}, err
-	}
-	bin, err := binary(req.Config.Binary)
-	if err != nil {
-		return sessions.Command{}, err
-	}
-	args := []string{"--resume", req.ThreadID}
-	if req.Model != "" {
-		args = append(args, "--model", req.Model)
-	}
+	args := append([]string{"--resume", req.ThreadID}, sessionArgs(req)...)
 	args = append(append(args, perm...), set.Args...)
 	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
 }
