@@ -74,7 +74,9 @@ func ModelName() string {
 }
 
 // StageWorkers writes the workers' recordings into stateDir's replays
-// folder, where the replay adapter looks for them.
+// folder, where the replay adapter looks for them. Each is written under
+// another name and renamed into place: workers already running read that
+// folder to find their own recording, and must never see one half written.
 func StageWorkers(stateDir string) error {
 	dir := filepath.Join(stateDir, ReplaysDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -92,7 +94,13 @@ func StageWorkers(stateDir string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "demo-orchestrated-"+e.Name()), b, 0o600); err != nil {
+		final := filepath.Join(dir, "demo-orchestrated-"+e.Name())
+		tmp := filepath.Join(dir, ".staging-"+e.Name()+".part") // not *.jsonl: never listed
+		if err := os.WriteFile(tmp, b, 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			os.Remove(tmp)
 			return err
 		}
 	}
