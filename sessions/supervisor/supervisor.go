@@ -163,6 +163,9 @@ func (sv *supervisor) run(ctx context.Context) error {
 	s, next, err := sv.begin(ctx)
 	for err == nil && next != nil {
 		end := sv.runTurn(ctx, s, next)
+		if awaitJobSignal(ctx, end) {
+			end.Killed = true // by the job's cancellation, recorded as such
+		}
 		if s.Workspace != nil {
 			end.Work = sv.commitTurn(s, end.N)
 		}
@@ -194,6 +197,34 @@ func (sv *supervisor) begin(ctx context.Context) (*sessions.Session, *sessions.T
 		cancel()
 	}
 	return sv.turns.Prepared(ctx, made, perr)
+}
+
+// jobSignalWait is how long a supervisor in a cluster job waits, once its
+// agent has died of SIGTERM or SIGINT, for the same signal to reach it.
+const jobSignalWait = 2 * time.Second
+
+// awaitJobSignal gives the supervisor's own signal the time to be recorded
+// when its agent died of one in a cluster job: the scheduler signals every
+// process of a cancelled job at once, and which of the two is seen first
+// is chance. Recorded first, the turn would read as the agent failing
+// ("exited with code 143") rather than the job cancelled. ctx ends when
+// the supervisor's signal has been recorded (stopOnSignal); it reports
+// whether it did.
+func awaitJobSignal(ctx context.Context, end sessions.TurnEnd) bool {
+	if os.Getenv("SLURM_JOB_ID") == "" || end.Killed || end.ExitCode == nil {
+		return false
+	}
+	if c := *end.ExitCode; c != 128+int(syscall.SIGTERM) && c != 128+int(syscall.SIGINT) {
+		return false
+	}
+	t := time.NewTimer(jobSignalWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // afterTurn records how a turn ended and, in the same update, starts the
