@@ -98,7 +98,30 @@ func (w *world) cleanup() {
 				syscall.Kill(p, syscall.SIGKILL)
 			}
 		}
+		// A supervisor whose session has settled may still be closing
+		// its log and cgroup: the test's dirs go once it has.
+		for deadline := time.Now().Add(15 * time.Second); len(supervisorsOf(id)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
+}
+
+// supervisorsOf lists the live supervisors of session id: zwarm
+// __supervise processes whose command line names it.
+func supervisorsOf(id string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte("\x00__supervise\x00")) && bytes.Contains(b, []byte(id)) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func (w *world) ids() []string {
