@@ -23,7 +23,8 @@ const dashPeakLimit = 200 << 20
 // (1.4 GB) and stays within its memory bound: it reads a running turn one
 // window at a time, however far behind it falls.
 func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: a process starved of CPU by its neighbours
+	// collects late, and its peak says more about them than about it.
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(append([]step{
