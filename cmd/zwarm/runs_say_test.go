@@ -21,29 +21,11 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// syncBuffer is a buffer written by one goroutine and read by another.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // background is a zwarm process the test runs beside its own commands.
 type background struct {
 	t              *testing.T
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr lockedBuffer
 	done           chan struct{}
 	code           int
 }
@@ -228,7 +210,7 @@ func TestAskTimeoutAndNoAsk(t *testing.T) {
 type ptyRun struct {
 	t    *testing.T
 	f    *os.File
-	out  syncBuffer
+	out  lockedBuffer
 	cmd  *exec.Cmd
 	done chan struct{}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -50,13 +51,14 @@ const (
 	MessageAnswer MessageKind = "answer"
 )
 
-// InboxState is what became of an inbox entry.
-type InboxState string
+// InboxState is what became of an inbox entry: the states of a session's
+// follow-ups, whose guarantees a run's inbox keeps.
+type InboxState = sessions.InboxState
 
 const (
-	InboxQueued      InboxState = "queued"
-	InboxDelivered   InboxState = "delivered"
-	InboxUndelivered InboxState = "undelivered"
+	InboxQueued      = sessions.InboxQueued
+	InboxDelivered   = sessions.InboxDelivered
+	InboxUndelivered = sessions.InboxUndelivered
 )
 
 // InboxEntry is one message of the person to a run.

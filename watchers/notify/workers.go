@@ -20,7 +20,7 @@ type Workers struct {
 	sessions string // the state dir's sessions/
 
 	mu   sync.Mutex
-	seen map[string]*sessions.Session // the latest record of each session
+	seen map[string]*sessions.Session // the latest record of each unsettled session
 }
 
 // Workers is the notifier's side for the sessions of stateDir.
@@ -35,7 +35,11 @@ func (w *Workers) Update(u sessions.Update) {
 	}
 	s := u.Session
 	w.mu.Lock()
-	w.seen[u.ID] = s
+	if s.Settled() {
+		delete(w.seen, u.ID) // a settled session does not stall
+	} else {
+		w.seen[u.ID] = s
+	}
 	w.mu.Unlock()
 	if u.Initial || !u.StatusChanged() {
 		return
