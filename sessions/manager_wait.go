@@ -35,10 +35,17 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*S
 	}
 	defer sub.Close()
 	latest := map[string]*Session{}
+	// result is every session asked for, in order. One the subscription has
+	// not reported yet (ctx ended before its first read) is read now: a
+	// caller names what is still running, and must not find it missing.
 	result := func() []*Session {
 		out := make([]*Session, 0, len(full))
 		for _, id := range full {
-			out = append(out, latest[id])
+			s := latest[id]
+			if s == nil {
+				s, _ = m.Get(context.WithoutCancel(ctx), id)
+			}
+			out = append(out, s)
 		}
 		return out
 	}

@@ -137,9 +137,18 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 	if len(got) != 2 || got[1].Status != sessions.StatusCompleted {
 		t.Fatalf("wait --any: %+v", got)
 	}
-	r := w.zwarm("wait", "--timeout", "200ms", slow)
-	if r.code != 124 || !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, slow[:8]) {
-		t.Fatalf("timeout: exit %d %q", r.code, r.stderr)
+	// A deadline that passes before the first read of the sessions still
+	// names every one of them, and --json still prints them.
+	for _, d := range []string{"1ns", "1us", "200ms"} {
+		r := w.zwarm("wait", "--timeout", d, slow)
+		if r.code != 124 || !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, "still running: "+slow[:8]) {
+			t.Fatalf("wait --timeout %s: want exit 124 naming %s as still running, got exit %d, stderr %q", d, slow[:8], r.code, r.stderr)
+		}
+		r = w.zwarm("wait", "--json", "--timeout", d, slow)
+		var left []session
+		if err := json.Unmarshal([]byte(r.stdout), &left); err != nil || r.code != 124 || len(left) != 1 || left[0].ID != slow || (left[0].Status != sessions.StatusRunning && left[0].Status != sessions.StatusPending) {
+			t.Fatalf("wait --json --timeout %s: want exit 124 and [%s pending or running], got exit %d, stdout %q (%v)", d, slow[:8], r.code, r.stdout, err)
+		}
 	}
 	touch(t, gate)
 	w.ok("wait", slow)

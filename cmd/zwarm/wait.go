@@ -28,7 +28,8 @@ func newWaitCmd(f *factory) *cobra.Command {
 		Long: `Block until the sessions have settled: no turn running and none queued. Exit 0
 if all completed, 1 if one failed or was killed, 124 if --timeout passed first.
 --all waits for every session not settled when it starts. On a terminal,
-stderr shows what each session is doing meanwhile.`,
+stderr shows what each session is doing meanwhile. On a timeout, stderr names
+every session still running and --json prints them all as they are.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.all == (len(args) > 0) {
 				return usagef("give session ids or --all, not both and not neither")
@@ -85,6 +86,13 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		return err
 	}
 	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.on())
+	if te := (*timeoutError)(nil); errors.As(err, &te) && o.out.on() {
+		// A script that gave up still learns where every session stands.
+		if werr := o.out.write(o.f.io.out, listJSON(present(list))); werr != nil {
+			return werr
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -136,6 +144,17 @@ func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []s
 		return list, &timeoutError{fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}
 	}
 	return list, err
+}
+
+// present drops the sessions that could not be read at all.
+func present(list []*sessions.Session) []*sessions.Session {
+	out := make([]*sessions.Session, 0, len(list))
+	for _, s := range list {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // failedExit makes a session that ended badly the command's failure.
