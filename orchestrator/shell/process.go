@@ -156,8 +156,17 @@ func (p *process) read(log *slog.Logger) {
 		nl   crlf
 		norm []byte
 	)
+	late := 0
 	for {
 		n, err := p.out.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) && late < maxLateReads {
+			// The runtime checks the deadline before it reads: a reader
+			// that got here late would lose what the process wrote before
+			// it exited and the kernel already holds. Take that, without
+			// waiting for more.
+			late++
+			n, err = p.readBuffered(buf)
+		}
 		chunk := buf[:n]
 		if p.tty {
 			norm = nl.apply(norm[:0], chunk)
@@ -180,6 +189,39 @@ func (p *process) read(log *slog.Logger) {
 			return
 		}
 	}
+}
+
+// maxLateReads bounds the reads after the drain's deadline, so a background
+// child that keeps writing cannot hold the owner.
+const maxLateReads = 256
+
+// readBuffered reads what the kernel holds for p.out now, without waiting
+// and whatever its deadline: os.ErrDeadlineExceeded when nothing is there,
+// io.EOF or the read's error at the end.
+func (p *process) readBuffered(buf []byte) (int, error) {
+	rc, err := p.out.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var (
+		n    int
+		rerr error
+	)
+	if err := rc.Control(func(fd uintptr) {
+		// Both the pipe and the PTY master are non-blocking (see pollable).
+		n, rerr = unix.Read(int(fd), buf)
+	}); err != nil {
+		return 0, err
+	}
+	switch {
+	case errors.Is(rerr, unix.EAGAIN) || errors.Is(rerr, unix.EINTR):
+		return 0, os.ErrDeadlineExceeded
+	case rerr != nil:
+		return 0, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // exitCode is the shell's view of how the process ended: its exit status,
