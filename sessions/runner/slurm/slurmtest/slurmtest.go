@@ -59,7 +59,21 @@ func find() (env []string, why string) {
 	if out, err := command(env, "sinfo", "-h", "-o", "%T"); err != nil {
 		return nil, "the cluster of " + conf + " does not answer: " + out
 	}
-	return env, ""
+	// A node the controller has not heard from yet (sinfo's trailing '*',
+	// as just after the cluster started) cannot run a job: wait for it to
+	// register, as a test's job would, rather than fail on the first look.
+	var states string
+	for deadline := time.Now().Add(time.Minute); ; {
+		out, err := command(env, "sinfo", "-h", "-N", "-o", "%T")
+		if err == nil && out != "" && !strings.Contains(out, "*") {
+			return env, ""
+		}
+		states = out
+		if time.Now().After(deadline) {
+			return nil, "a node of " + conf + " does not answer its controller after a minute (sinfo -N says " + strings.Join(strings.Fields(states), ", ") + ")"
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // unavailable skips the test, or fails it when the cluster is required.
