@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +23,19 @@ func TestRealAgentAttach(t *testing.T) {
 		needTmux(t)
 		w, srv := realRepoWorld(t, a.name)
 		srv.On("first question", fakemodel.Reply{Text: "first answer"})
-		// Whatever the CLI asks the model besides the person's question
-		// (codex's TUI asks more than once a turn) gets the answer.
-		srv.On("make it by hand", fakemodel.Reply{Tool: a.tool, Args: a.args("echo by hand > person.txt")})
-		srv.Fallback(fakemodel.Reply{Text: "made person.txt"})
+		// The person's question gets the tool call until a request carries
+		// the call's result, whichever request comes first: codex's TUI asks
+		// the model more than once a turn (a title, in a conversation of its
+		// own, with the same question), and a reply scripted once could go to
+		// that request instead of the thread's. Everything else gets the
+		// answer.
+		hand := fakemodel.Reply{Tool: a.tool, Args: a.args("echo by hand > person.txt")}
+		srv.Fallback(fakemodel.Reply{Dynamic: func(body []byte) fakemodel.Reply {
+			if b := string(body); strings.Contains(b, "make it by hand") && !strings.Contains(b, "echo by hand") {
+				return hand
+			}
+			return fakemodel.Reply{Text: "made person.txt"}
+		}})
 		srv.On("after the person", fakemodel.Reply{Text: "carried on"})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "first question"), &s)
@@ -69,12 +79,14 @@ func TestRealAgentAttach(t *testing.T) {
 		if got.Status != sessions.StatusCompleted || len(got.Attached) != 1 || len(got.Turns) != 1 {
 			t.Fatalf("after: %s, spans %+v, %d turns", got.Status, got.Attached, len(got.Turns))
 		}
+		// The file first: without it, a missing commit says nothing new.
+		if b, err := os.ReadFile(filepath.Join(got.Worktree, "person.txt")); err != nil || string(b) != "by hand\n" {
+			t.Fatalf("the CLI did not write person.txt in the worktree (read %q, %v); its screen:\n%s", b, err, screen)
+		}
 		span := got.Attached[0]
 		if span.End == nil || span.ExitCode == nil || *span.ExitCode != 0 || span.Commit == "" || strings.Join(span.Files, ",") != "person.txt" {
-			t.Fatalf("span %+v", span)
-		}
-		if b, err := os.ReadFile(filepath.Join(got.Worktree, "person.txt")); err != nil || string(b) != "by hand\n" {
-			t.Fatalf("the CLI did not work in the worktree: %q %v", b, err)
+			t.Fatalf("the attach span: want ended, exit code 0, a commit of person.txt; got ended %v, exit code %s, commit %q, files %q",
+				span.End != nil, exitText(span.ExitCode), span.Commit, span.Files)
 		}
 		if shown := w.ok("show", s.ID); !strings.Contains(shown, "attached ") || !strings.Contains(shown, "(1 file)") {
 			t.Fatalf("show says nothing of the attach:\n%s", shown)
@@ -136,4 +148,12 @@ func claudeTrusts(t *testing.T, w *world, dir string) {
 	b, _ := json.Marshal(cfg)
 	writeFile(t, path, string(b))
 	writeFile(t, filepath.Join(home, "settings.json"), `{"skipDangerousModePermissionPrompt": true}`)
+}
+
+// exitText is an exit code for a failure message: the number, or "none".
+func exitText(code *int) string {
+	if code == nil {
+		return "none"
+	}
+	return strconv.Itoa(*code)
 }
