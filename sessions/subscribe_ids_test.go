@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -25,35 +26,50 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	next := func(what string) Update {
+	// until reads updates until one is what the test waits for: a change
+	// may reach the subscription as more than one file event, and so as
+	// more than one update, on a busy machine.
+	until := func(what string, ok func(Update) bool) {
 		t.Helper()
-		select {
-		case u, ok := <-sub.C():
-			if !ok {
-				t.Fatalf("%s: the subscription ended: %v", what, sub.Err())
+		var seen []string
+		for {
+			select {
+			case u, open := <-sub.C():
+				if !open {
+					t.Fatalf("waiting for %s: the subscription ended (%v) after %q", what, sub.Err(), seen)
+				}
+				if ok(u) {
+					return
+				}
+				seen = append(seen, describeUpdate(u))
+			case <-ctx.Done():
+				t.Fatalf("waiting for %s: not seen within 20 s; saw %q", what, seen)
 			}
-			return u
-		case <-ctx.Done():
-			t.Fatalf("%s: no update", what)
 		}
-		return Update{}
 	}
-	if u := next("initial"); u.ID != id || u.Session == nil {
-		t.Fatalf("initial: %+v", u)
-	}
+	until("the session as it is", func(u Update) bool { return u.ID == id && u.Session != nil })
 	if _, err := st.updateSettled(ctx, id, func(s *Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if u := next("changed"); u.Session == nil || u.Session.LastMessage != "changed" {
-		t.Fatalf("changed: %+v", u)
-	}
+	until("the session changed", func(u Update) bool { return u.Session != nil && u.Session.LastMessage == "changed" })
 	if _, err := m.Remove(ctx, id, false); err != nil {
 		t.Fatal(err)
 	}
-	if u := next("removed"); u.ID != id || !u.Removed {
-		t.Fatalf("removed: %+v", u)
+	until("the session removed", func(u Update) bool { return u.ID == id && u.Removed })
+}
+
+// describeUpdate says what an update held, for a failure message.
+func describeUpdate(u Update) string {
+	switch {
+	case u.Removed:
+		return u.ID + " removed"
+	case u.Session != nil:
+		return u.ID + " " + string(u.Session.Status) + " last message " + strconv.Quote(u.Session.LastMessage)
+	case u.Err != nil:
+		return u.ID + " error " + u.Err.Error()
 	}
+	return u.ID + " (nothing)"
 }
