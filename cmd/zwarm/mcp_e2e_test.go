@@ -53,7 +53,13 @@ func mcpWorld(t *testing.T) (w *world, srv *fakemodel.Server, env []string, code
 	env = append(env, "HOME="+home, "CODEX_HOME="+filepath.Join(home, "codex"), "MOCK_KEY=dummy",
 		"CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1", "IS_SANDBOX=1", "CLAUDE_CODE_MAX_RETRIES=1")
+		"DISABLE_ERROR_REPORTING=1", "IS_SANDBOX=1", "CLAUDE_CODE_MAX_RETRIES=1",
+		// In print mode Claude Code connects MCP servers in the background:
+		// its first model request offers zwarm's tools only if zwarm mcp
+		// answered in time. A real model calls only the tools it is offered;
+		// the fake one calls them regardless, so the CLI waits for the
+		// server first, as docs/mcp.md tells a user scripting it to.
+		"MCP_CONNECTION_NONBLOCKING=false")
 	return w, srv, env, codex, claude
 }
 
