@@ -83,16 +83,24 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	m.header.SetRuns(m.list.Runs())
 	m.refreshRunTitle()
 	m.layout()
-	return tea.Batch(m.followSelection(), nextRuns(msg.feed, msg.sub), m.tick(), notifyRuns(notices))
+	return tea.Batch(m.followSelection(), nextRuns(msg.feed, msg.sub), m.tick(), m.notifyRuns(notices))
 }
 
-// notifyRuns tells of the runs' changes off the UI goroutine: the
-// notifier writes a marker and starts a command.
-func notifyRuns(notices []func()) tea.Cmd {
+// notifyRuns tells of the runs' changes off the UI goroutine (the notifier
+// writes a marker and starts a command), in the order they happened: Bubble
+// Tea runs commands concurrently, so each batch waits for the one before it,
+// or a run's end could be told before its question.
+func (m *Model) notifyRuns(notices []func()) tea.Cmd {
 	if len(notices) == 0 {
 		return nil
 	}
+	prev, done := m.runNotices, make(chan struct{})
+	m.runNotices = done
 	return func() tea.Msg {
+		if prev != nil {
+			<-prev
+		}
+		defer close(done)
 		for _, n := range notices {
 			n()
 		}

@@ -135,6 +135,9 @@ type Model struct {
 	// complete.
 	loaded                     bool
 	sessionsSynced, runsSynced bool
+	// runNotices is closed once the last batch of run notices was told:
+	// the next batch waits for it (notifyRuns).
+	runNotices chan struct{}
 	// pending is how many sessions follow the listing in updates of their
 	// own while the first load goes on.
 	pending int
