@@ -384,7 +384,7 @@ func (w *world) spawn(task string) *Session {
 // wait waits for a session to settle, with a deadline.
 func (w *world) wait(id string) *Session {
 	w.t.Helper()
-	return w.waitFor(id, 30*time.Second)
+	return w.waitFor(id, 2*time.Minute)
 }
 
 func (w *world) waitFor(id string, limit time.Duration) *Session {
@@ -415,7 +415,8 @@ func (w *world) prompts() []string {
 // processes with no event to wait on.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// A ceiling, not a wait: generous, for a machine at load 8 and more.
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -382,7 +382,7 @@ func drive(t testing.TB, m Model, cmd tea.Cmd) Model {
 // settle drives the model until cond holds, or fails the test.
 func settle(t testing.TB, m Model, cond func(Model) bool) Model {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(time.Minute) // a ceiling, for a loaded machine
 	for !cond(m) {
 		select {
 		case a := <-harness:
