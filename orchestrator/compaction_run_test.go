@@ -20,7 +20,7 @@ func TestCompactionDuringARun(t *testing.T) {
 		step++
 		// The server counts tokens as bytes/4, as the estimate does.
 		rep := fakemodel.Reply{Reasoning: "more", Encrypted: strings.Repeat("E", 200), InputTokens: int64(len(body) / 4),
-			Calls: []fakemodel.Call{call("exec_command", map[string]any{"cmd": "head -c 8000 /dev/zero | tr '\\0' x; echo", "login": false})}}
+			Calls: []fakemodel.Call{call("exec_command", map[string]any{"cmd": "head -c 8000 /dev/zero | tr '\\0' x; echo", "yield_time_ms": 60000, "login": false})}}
 		if step%3 == 0 {
 			rep.Calls = append(rep.Calls, call("list_sessions", map[string]any{}))
 		}

@@ -60,7 +60,7 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 		calls(call("wait", map[string]any{"mode": "all"})),
 		each("diff_session", nil),
 		each("land_session", nil),
-		calls(call("exec_command", map[string]any{"cmd": "cat alpha.txt beta.txt && test -f alpha.txt && test -f beta.txt && git status --porcelain", "login": false, "yield_time_ms": 5000})),
+		calls(call("exec_command", map[string]any{"cmd": "cat alpha.txt beta.txt && test -f alpha.txt && test -f beta.txt && git status --porcelain", "login": false, "yield_time_ms": 60000})),
 		calls(call("finish", map[string]any{"summary": "alpha and beta are in; verified in the checkout"})),
 	)
 	rec := h.execute(h.settings(nil), 0)

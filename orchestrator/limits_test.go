@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,15 +106,26 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 	h := newHarness(t, "CLEANUP: leave nothing")
 	g, _ := gate(t)
 	h.w.Script(map[string][]testenv.Step{"never ends": {testenv.WaitFile(g)}})
+	// The command writes its pid once it runs; the model's second step
+	// waits for it, so the run ends with the command surely started.
+	pidFile := filepath.Join(t.TempDir(), "pid")
 	h.script(calls(call("delegate", map[string]any{"task": "never ends"}),
-		call("exec_command", map[string]any{"cmd": "echo pid=$$; exec sleep 1000", "yield_time_ms": 500, "login": false})))
-	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
+		call("exec_command", map[string]any{"cmd": "echo $$ > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "; exec sleep 1000",
+			"yield_time_ms": 500, "login": false})))
+	h.srv.Fallback(fakemodel.Reply{Dynamic: func([]byte) fakemodel.Reply {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+		}
+		return calls(call("list_sessions", map[string]any{}))
+	}})
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxSteps = 2; s.KillWorkersOnExit = true }), 0)
 	if rec.Status != runs.StatusLimited || len(rec.Workers) != 1 {
-		t.Fatalf("record %+v", rec)
+		t.Fatalf("the run should have used its 2 steps with one worker; it ended %q (%s) with %d workers", rec.Status, rec.StopReason, len(rec.Workers))
 	}
 	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != sessions.StatusKilled || rec.Accounts[s.ID].Status != sessions.StatusKilled {
-		t.Errorf("worker %s, account %+v", s.Status, rec.Accounts[s.ID])
+		t.Errorf("the worker should have been killed on exit, and its account say so; the worker is %s, its account %+v", s.Status, rec.Accounts[s.ID])
 	}
 	var out string
 	for _, ev := range h.eventsOf(runs.EventToolResult) {
@@ -121,13 +133,16 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 			out = ev.Output
 		}
 	}
-	i := strings.Index(out, "pid=")
-	if i < 0 || !strings.Contains(out, "Process running with session ID") {
-		t.Fatalf("exec_command: %q", out)
+	if !strings.Contains(out, "Process running with session ID") {
+		t.Fatalf("exec_command should have left its command running; it answered %q", out)
 	}
-	pid, _ := strconv.Atoi(strings.Fields(out[i+4:])[0])
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the command did not write its pid within a minute: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if pid <= 0 || syscall.Kill(pid, 0) == nil {
-		t.Errorf("the command's process %d outlived the run", pid)
+		t.Errorf("the command's process %d (pid file %q) outlived the run", pid, b)
 	}
 }
 
@@ -213,27 +228,32 @@ func TestInterruptedByContext(t *testing.T) {
 }
 
 // A tool call the wall-clock limit cuts short says so to the record,
-// not the bare "context deadline exceeded".
+// not the bare "context deadline exceeded". The run's only work is one
+// model call and then a command that outlives the limit, so the limit
+// can only end the command: 10 s leaves the model call room on a loaded
+// machine, and the command waits far longer than that.
 func TestWallClockLimitSaysItEndedACall(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "LIMIT time: wait forever")
-	g, _ := gate(t)
-	h.w.Script(map[string][]testenv.Step{"never ends": {testenv.WaitFile(g)}})
-	h.script(calls(call("delegate", map[string]any{"task": "never ends"})), calls(call("exec_command", map[string]any{"cmd": "sleep 100", "yield_time_ms": 30000, "login": false})))
+	h.script(calls(call("exec_command", map[string]any{"cmd": "sleep 100", "yield_time_ms": 60000, "login": false})))
 	rec := h.execute(h.settings(func(s *Settings) {
-		s.Limits.Timeout = sessions.Duration{Duration: 2 * time.Second}
-		s.KillWorkersOnExit = true
+		s.Limits.Timeout = sessions.Duration{Duration: 10 * time.Second}
 	}), 0)
 	if rec.Status != runs.StatusLimited {
-		t.Fatalf("record %+v", rec)
+		t.Fatalf("the run should have been stopped by its 10s timeout (status %q), but it ended %q: %s", runs.StatusLimited, rec.Status, rec.StopReason)
 	}
 	var out string
+	var seen []string
 	for _, ev := range h.eventsOf(runs.EventToolResult) {
+		seen = append(seen, ev.Tool)
 		if ev.Tool == "exec_command" {
 			out = ev.Output
 		}
 	}
-	if !strings.Contains(out, "the run's 2s timeout ended this call") {
-		t.Fatalf("the cut call's result: %q", out)
+	if out == "" {
+		t.Fatalf("the timeout should have ended the exec_command call, but no exec_command result was recorded (tool results seen: %q; stop reason: %s)", seen, rec.StopReason)
+	}
+	if want := "the run's 10s timeout ended this call"; !strings.Contains(out, want) {
+		t.Fatalf("the cut exec_command's result should say %q, but it was: %q", want, out)
 	}
 }

@@ -2,12 +2,15 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/orchestrator/tools"
 )
 
 // inputTexts are the texts of a request's messages, tool outputs
@@ -155,9 +158,30 @@ func TestPilotTurnStoppedGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The turn is stopped once the sleep itself runs: stopped between the
+	// call's event and the call, the call would not run at all.
+	sleeping := make(chan struct{})
+	var once sync.Once
+	list := r.reg.Tools()
+	for i, tl := range list {
+		if tl.Name == "sleep" {
+			sleep := tl.Handler
+			list[i].Handler = func(ctx context.Context, args json.RawMessage) tools.Result {
+				once.Do(func() { close(sleeping) })
+				return sleep(ctx, args)
+			}
+		}
+	}
+	if r.reg, err = tools.NewRegistry(list...); err != nil {
+		t.Fatal(err)
+	}
 	tctx, stop := context.WithCancel(ctx)
 	go func() {
-		eventually(t, "the sleep to start", func() bool { return len(h.eventsOf(runs.EventToolCall)) == 1 })
+		select {
+		case <-sleeping:
+		case <-time.After(time.Minute):
+			t.Errorf("the model's sleep call did not start within a minute; the turn is stopped anyway")
+		}
 		stop()
 	}()
 	end, err := r.Work(tctx)

@@ -152,7 +152,7 @@ func TestARepeatedCallIDIsRefused(t *testing.T) {
 	h := newHarness(t, "CALLID: twice")
 	marker := filepath.Join(h.w.Work, "ran")
 	run := func(id string) fakemodel.Call {
-		c := call("exec_command", map[string]any{"cmd": "echo x >> " + marker, "yield_time_ms": 5000, "login": false})
+		c := call("exec_command", map[string]any{"cmd": "echo x >> " + marker, "yield_time_ms": 60000, "login": false})
 		c.CallID = id
 		return c
 	}

@@ -27,7 +27,7 @@ func TestFullRun(t *testing.T) {
 			Calls: []fakemodel.Call{call("delegate", map[string]any{"task": "write the parser"}), call("delegate", map[string]any{"task": "write the tests"})}},
 		calls(call("wait", map[string]any{"mode": "all"})),
 		withDelegated(0, func(id string) fakemodel.Reply { return calls(call("check_session", map[string]any{"session_id": id})) }),
-		calls(call("exec_command", map[string]any{"cmd": "cat parser.go", "yield_time_ms": 5000, "login": false})),
+		calls(call("exec_command", map[string]any{"cmd": "cat parser.go", "yield_time_ms": 60000, "login": false})),
 		fakemodel.Reply{Text: "all good", Calls: []fakemodel.Call{call("finish", map[string]any{"summary": "parser and tests done; verified"})}},
 	)
 	rec := h.execute(h.settings(nil), 0)

@@ -135,27 +135,34 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 	}})
 	cfg := watchers.DefaultConfig()
 	cfg.Stall.FirstEvent.Duration = time.Second
-	rec := h.watched(h.settings(nil), cfg, nil)
+	// The model sleeps a step at a time until the stall is told: steps
+	// enough for a loaded machine, where the worker may be slow to start.
+	rec := h.watched(h.settings(func(s *Settings) { s.Limits.MaxSteps = 200 }), cfg, nil)
 	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 2 {
-		t.Fatalf("record %+v", rec)
+		t.Fatalf("the run should have completed with two workers; it ended %q (%s) with %d workers, guard events %v",
+			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	first, second := workerOf(t, h.w, rec.Workers[0]), workerOf(t, h.w, rec.Workers[1])
 	if first.Status != sessions.StatusKilled || second.Status != sessions.StatusCompleted || second.Task != "index the docs again" {
-		t.Errorf("workers: %s %s, %s %s", first.Task, first.Status, second.Task, second.Status)
+		t.Errorf("the first worker should be killed and the second (\"index the docs again\") completed; they are: %s %s, %s %s",
+			first.Task, first.Status, second.Task, second.Status)
 	}
 	mustContain(t, "the nudge", stalled, "no first event", "after its turn started", "end it (end_session) and delegate its task again")
+	// Only the stalls of the first worker count: on a loaded machine the
+	// second may also be slow to print its first event, and the first may
+	// be told twice (before its supervisor started the turn, and after).
 	stalls, failures := 0, 0
 	for _, ev := range h.eventsOf(runs.EventGuard) {
-		switch ev.Watcher {
-		case "stall":
+		switch {
+		case ev.Watcher == "stall" && strings.Contains(ev.Text, first.ID):
 			stalls++
-			mustContain(t, "the guard event", ev.Text, first.ID)
-		case "failure":
+		case ev.Watcher == "failure":
 			failures++ // the model ended it itself: not news
 		}
 	}
-	if stalls != 1 || failures != 0 {
-		t.Errorf("guard events: %v", guardEvents(h))
+	if stalls == 0 || failures != 0 {
+		t.Errorf("want at least one stall event naming the first worker %s and no failure event; got %d stalls of it and %d failures among the guard events %v",
+			first.ID, stalls, failures, guardEvents(h))
 	}
 }
 
@@ -181,9 +188,13 @@ func TestWatchersCostGuardStopsARunWorker(t *testing.T) {
 	}})
 	cfg := watchers.DefaultConfig()
 	cfg.CostGuard.MaxTokens = 10_000
-	rec := h.watched(h.settings(nil), cfg, nil)
+	// The model sleeps a step at a time until the worker is stopped:
+	// steps enough for a loaded machine, where the worker may be slow to
+	// start.
+	rec := h.watched(h.settings(func(s *Settings) { s.Limits.MaxSteps = 300 }), cfg, nil)
 	if rec.Status != runs.StatusCompleted || len(rec.Workers) != 1 {
-		t.Fatalf("record %+v", rec)
+		t.Fatalf("the run should have completed with one worker; it ended %q (%s) with %d workers, guard events %v",
+			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	w := workerOf(t, h.w, rec.Workers[0])
 	if w.Status != sessions.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
@@ -215,7 +226,7 @@ func TestWatchersLLMReviewIsCountedInTheRun(t *testing.T) {
 				return calls(call("finish", map[string]any{"summary": "heard"}))
 			}
 		}
-		return calls(call("exec_command", map[string]any{"cmd": fmt.Sprintf("echo %d", len(in)), "login": false}))
+		return calls(call("exec_command", map[string]any{"cmd": fmt.Sprintf("echo %d", len(in)), "yield_time_ms": 60000, "login": false}))
 	}})
 	cfg := watchers.DefaultConfig()
 	cfg.LLM.Enabled, cfg.LLM.Every = true, 2
@@ -309,7 +320,7 @@ func TestTheGuardsViewOfTheRun(t *testing.T) {
 func TestWatchersPauseThenResume(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "WATCH pause")
-	h.script(calls(call("exec_command", map[string]any{"cmd": "echo password=hunter2", "login": false})),
+	h.script(calls(call("exec_command", map[string]any{"cmd": "echo password=hunter2", "yield_time_ms": 60000, "login": false})),
 		calls(call("finish", map[string]any{"summary": "done after the pause"})))
 	cfg := watchers.DefaultConfig()
 	var rule watchers.PatternRule
@@ -367,7 +378,7 @@ func TestNudgesAreNotRepeatedOnResume(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "WATCH nudge once")
 	echo := func(s string) fakemodel.Reply {
-		return calls(call("exec_command", map[string]any{"cmd": "echo " + s, "login": false}))
+		return calls(call("exec_command", map[string]any{"cmd": "echo " + s, "yield_time_ms": 60000, "login": false}))
 	}
 	h.script(echo("one"), echo("two"), echo("password=hunter2"), echo("three"), echo("four"),
 		calls(call("finish", map[string]any{"summary": "done"})))

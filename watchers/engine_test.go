@@ -46,9 +46,12 @@ func (s *slow) Check(ctx context.Context, _ *RunView) Verdict {
 	return Verdict{Action: Abort, Message: "too late"}
 }
 
+// emptyEngine has no watchers of its own; the default timeout of those a
+// test adds is a minute, room for a loaded machine: a test that wants one
+// to time out gives it a timeout of its own.
 func emptyEngine() *Engine {
 	cfg := DefaultConfig()
-	cfg.Timeout.Duration = 200 * time.Millisecond
+	cfg.Timeout.Duration = time.Minute
 	for _, c := range []*Common{&cfg.Progress.Common, &cfg.Budget.Common, &cfg.Delegation.Common, &cfg.DelegationReminder.Common, &cfg.Quality.Common} {
 		c.Enabled = false
 	}
@@ -112,7 +115,7 @@ func TestWatchersRunConcurrently(t *testing.T) {
 	const n = 4
 	started := make(chan struct{}, n)
 	for i := 0; i < n; i++ {
-		e.Add(&barrier{started: started, n: n}, i, 5*time.Second)
+		e.Add(&barrier{started: started, n: n}, i, time.Minute)
 	}
 	rep := e.Check(context.Background(), newHistory("x").view())
 	if len(rep.Problems) != 0 || len(rep.Verdicts) != n {

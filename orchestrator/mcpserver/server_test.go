@@ -162,9 +162,12 @@ func TestMCPSpawnWaitShowList(t *testing.T) {
 // each worker that finishes.
 func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	t.Parallel()
-	// A cap of 5 s, below the shortest one can set (10 s), so that the
-	// test waits less: time for two heartbeats and a worker's end.
-	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: 5 * time.Second}, MinWait: time.Second}, 500*time.Millisecond)
+	// A cap of 20 s, above the shortest one can set (1 s here) and below
+	// the default, so that the test waits less: time for heartbeats and a
+	// worker's end even on a loaded machine, which the test awaits before
+	// the cap can pass.
+	const waitCap = 20 * time.Second
+	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: waitCap}, MinWait: time.Second}, 500*time.Millisecond)
 	gates := t.TempDir()
 	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
 	c.w.Script(map[string][]testenv.Step{
@@ -180,7 +183,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	done := make(chan answer, 1)
 	began := time.Now()
 	go func() {
-		// No timeout_s: the cap (5s here) is the default.
+		// No timeout_s: the cap is the default.
 		res, err := c.cs.CallTool(context.Background(), withToken(&mcp.CallToolParams{Name: "wait",
 			Arguments: map[string]any{"session_ids": []string{a, b}, "mode": "all"}}, "wait-1"))
 		if err != nil {
@@ -188,30 +191,56 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 		}
 		done <- answer{res, time.Now()}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// The cap plus a minute for everything else.
+	ctx, cancel := context.WithTimeout(context.Background(), waitCap+60*time.Second)
 	defer cancel()
 	// Two heartbeats: the wait is under way. Then one worker finishes.
 	beats := c.awaitProgress(ctx, 2)
 	touch(t, gateA)
+	// Worker a's end is told while the wait still blocks.
+	finished := fmt.Sprintf("worker %s completed", sessions.ShortID(a))
 	var ans answer
-	select {
-	case ans = <-done:
-	case <-ctx.Done():
-		t.Fatal("wait did not return")
+	returned := false
+	for told := false; !told && !returned; {
+		c.mu.Lock()
+		got, wake := append([]*mcp.ProgressNotificationParams(nil), c.progress...), c.notified
+		c.mu.Unlock()
+		for _, p := range got {
+			told = told || p.Message == finished
+		}
+		if told {
+			break
+		}
+		select {
+		case <-wake:
+		case ans = <-done:
+			returned = true
+			t.Errorf("the wait returned after %s, before the progress %q (%d notifications, the last %q): worker a should have finished well within the %s cap",
+				ans.at.Sub(began).Round(time.Millisecond), finished, len(got), lastMessage(got), waitCap)
+		case <-ctx.Done():
+			t.Fatalf("no progress %q within %s of the gate for worker a (%d notifications, the last %q)", finished, waitCap+60*time.Second, len(got), lastMessage(got))
+		}
+	}
+	if !returned {
+		select {
+		case ans = <-done:
+		case <-ctx.Done():
+			t.Fatalf("the wait did not return within %s though its cap is %s", waitCap+60*time.Second, waitCap)
+		}
 	}
 	if ans.res.IsError {
-		t.Fatalf("wait: %s", text(ans.res))
+		t.Fatalf("wait is an error: %s", text(ans.res))
 	}
 	var wr waitResult
 	if err := json.Unmarshal([]byte(text(ans.res)), &wr); err != nil {
-		t.Fatal(err)
+		t.Fatalf("wait's answer is not JSON (%v): %s", err, text(ans.res))
 	}
 	if !wr.TimedOut || len(wr.Finished) != 1 || wr.Finished[0].SessionID != a || wr.Finished[0].LastMessage != "a done" ||
 		len(wr.Running) != 1 || wr.Running[0].SessionID != b || wr.Note != "" {
-		t.Fatalf("wait: %s", text(ans.res))
+		t.Fatalf("wait should have timed out with %s finished (\"a done\") and %s running, and no note; it answered: %s", a, b, text(ans.res))
 	}
-	if took := ans.at.Sub(began); took < 5*time.Second {
-		t.Fatalf("the wait returned after %s, before its timeout", took)
+	if took := ans.at.Sub(began); took < waitCap {
+		t.Fatalf("the wait returned after %s, before its %s timeout", took, waitCap)
 	}
 	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, sessions.ShortID(b)) {
 		t.Errorf("heartbeat %q does not say what runs", beats[0].Message)
@@ -225,7 +254,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 		if i > 0 && p.Progress <= all[i-1].Progress {
 			t.Errorf("progress does not increase: %v then %v", all[i-1].Progress, p.Progress)
 		}
-		if p.Message == fmt.Sprintf("worker %s completed", sessions.ShortID(a)) {
+		if p.Message == finished {
 			finishedNews = true
 		}
 	}
@@ -233,6 +262,14 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 		t.Errorf("no notification that %s finished among %d", sessions.ShortID(a), len(all))
 	}
 	touch(t, gateB)
+}
+
+// lastMessage is the last progress notification's message, or "none".
+func lastMessage(ps []*mcp.ProgressNotificationParams) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	return ps[len(ps)-1].Message
 }
 
 func withToken(p *mcp.CallToolParams, token any) *mcp.CallToolParams {

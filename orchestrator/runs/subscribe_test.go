@@ -80,10 +80,11 @@ func subscribe(t *testing.T, stateDir string, opt runs.SubscribeOptions) *runs.S
 	return sub
 }
 
-// await reads updates until one satisfies cond, or fails the test.
+// await reads updates until one satisfies cond, or fails the test after a
+// minute.
 func await(t *testing.T, sub *runs.Subscription, what string, cond func(runs.Update) bool) runs.Update {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(time.Minute)
 	for {
 		select {
 		case u, ok := <-sub.C():
@@ -94,7 +95,7 @@ func await(t *testing.T, sub *runs.Subscription, what string, cond func(runs.Upd
 				return u
 			}
 		case <-deadline:
-			t.Fatalf("no update: %s", what)
+			t.Fatalf("no update within a minute for %s", what)
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	termGrace = 2 * time.Second // between SIGTERM and SIGKILL
-	killWait  = time.Second     // for SIGKILLed processes to vanish
+	termGrace = 2 * time.Second  // between SIGTERM and SIGKILL
+	killWait  = 10 * time.Second // for SIGKILLed processes to vanish, on a busy machine too
 	pollEvery = 10 * time.Millisecond
 )
 

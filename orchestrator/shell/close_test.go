@@ -5,6 +5,7 @@ package shell
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,22 +45,30 @@ func TestCloseKillsEverything(t *testing.T) {
 	t.Parallel()
 	m := New(Options{Dir: t.TempDir(), Shell: "/bin/bash"})
 	defer m.Close()
-	has := func(sub string) func(string) bool { return func(s string) bool { return strings.Contains(s, sub) } }
 
-	// A command whose child started a grandchild in the background.
+	// A command whose child started a grandchild in the background: sh
+	// and its two sleeps, once all have forked.
 	a := running(t, run(t, m, ExecRequest{Cmd: "sh -c 'sleep 300 & sleep 300'", YieldTimeMs: ptr(300)}))
+	if !waitFor(func() bool { return len(members(t, m, a)) >= 3 }) {
+		t.Fatalf("within a minute session a should have had sh and its two sleeps; it has %v", members(t, m, a))
+	}
 	// An interactive shell's background job, immune to the hangup the
 	// shell passes on to its jobs: job control puts it in a process group
 	// of its own, so only the session finds it.
 	b := running(t, run(t, m, ExecRequest{Cmd: "bash --norc --noprofile -i", YieldTimeMs: ptr(100)}))
-	out, _ := sendUntil(t, m, b, "nohup sleep 301 >/dev/null 2>&1 & echo \"job=$!\"\n", has("\njob="))
-	job, _ := strconv.Atoi(strings.Fields(out[strings.Index(out, "\njob=")+5:])[0])
+	jobRE := regexp.MustCompile(`\njob=(\d+)\r?\n`)
+	out, _ := sendUntil(t, m, b, "nohup sleep 301 >/dev/null 2>&1 & echo \"job=$!\"\n", jobRE.MatchString)
+	mt := jobRE.FindStringSubmatch(out)
+	if mt == nil {
+		t.Fatalf("the interactive shell should have printed its job's pid (job=N); it printed %q", out)
+	}
+	job, _ := strconv.Atoi(mt[1])
 	// A command that exited and left a process behind; with no terminal
 	// to hang up, nothing but Close ends it.
 	r := run(t, m, ExecRequest{Cmd: "sleep 302 & echo $!", TTY: ptr(false)})
 	leftover, err := strconv.Atoi(strings.TrimSpace(r.Output))
 	if err != nil || r.ExitCode == nil {
-		t.Fatalf("leftover command: %s", r)
+		t.Fatalf("the leftover command should have exited within a minute and printed its background pid; got %s", r)
 	}
 
 	pids := append(members(t, m, a), members(t, m, b)...)
@@ -93,12 +102,20 @@ func TestCloseKillsEverything(t *testing.T) {
 func TestCloseKillsStubbornProcess(t *testing.T) {
 	t.Parallel()
 	m := New(Options{Dir: t.TempDir(), Shell: "/bin/bash"})
-	m.grace = 200 * time.Millisecond
+	m.grace = 200 * time.Millisecond // meant to pass: the process ignores SIGTERM
 	defer m.Close()
-	id := running(t, run(t, m, ExecRequest{Cmd: "trap '' HUP TERM; sleep 300; echo", YieldTimeMs: ptr(200)}))
-	pids := members(t, m, id)
-	if len(pids) < 2 {
-		t.Fatalf("want the shell and sleep, got %v", pids)
+	// "ready" says the traps are set; the sleep, which inherits them, is
+	// forked next (the echo after it keeps bash from exec'ing it).
+	r := run(t, m, ExecRequest{Cmd: "trap '' HUP TERM; echo ready; sleep 300; echo", YieldTimeMs: ptr(200)})
+	id := running(t, r)
+	if !strings.Contains(r.Output, "ready") {
+		if out, _ := pollUntil(t, m, id, func(s string) bool { return strings.Contains(s, "ready") }); !strings.Contains(out, "ready") {
+			t.Fatalf("the command should have printed \"ready\" and gone on running; it printed %q and exited", r.Output+out)
+		}
+	}
+	var pids []int
+	if !waitFor(func() bool { pids = members(t, m, id); return len(pids) >= 2 }) {
+		t.Fatalf("within a minute the command's session should have had the shell and sleep; it has %v", pids)
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)

@@ -27,11 +27,16 @@ func newManager(t *testing.T) *Manager {
 
 // run executes req, as a non-login shell unless req says otherwise: a login
 // shell runs the host's profile, which may be slow, print, or take locks
-// that a command killed mid-profile leaves behind.
+// that a command killed mid-profile leaves behind. Unless req says how long
+// to wait, it waits up to the maximum (a minute) for the command to exit,
+// which returns as soon as it does: room for a loaded machine.
 func run(t *testing.T, m *Manager, req ExecRequest) Result {
 	t.Helper()
 	if req.Login == nil {
 		req.Login = ptr(false)
+	}
+	if req.YieldTimeMs == nil {
+		req.YieldTimeMs = ptr(MaxYieldMs)
 	}
 	r, err := m.Exec(context.Background(), req)
 	if err != nil {
@@ -65,12 +70,12 @@ func pollUntil(t *testing.T, m *Manager, id int, ok func(string) bool) (string, 
 	return sendUntil(t, m, id, "", ok)
 }
 
-// sendUntil writes chars to session id, then polls as pollUntil does; the
-// output includes the write's own.
+// sendUntil writes chars to session id, then polls as pollUntil does, for
+// up to a minute; the output includes the write's own.
 func sendUntil(t *testing.T, m *Manager, id int, chars string, ok func(string) bool) (string, Result) {
 	t.Helper()
 	var out strings.Builder
-	for range 50 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		r := write(t, m, id, chars, 200)
 		chars = ""
 		out.WriteString(r.Output)
@@ -78,8 +83,21 @@ func sendUntil(t *testing.T, m *Manager, id int, chars string, ok func(string) b
 			return out.String(), r
 		}
 	}
-	t.Fatalf("session %d: condition never held; output %q", id, out.String())
+	t.Fatalf("session %d: the output awaited did not come within a minute, and the command still runs; its output was %q", id, out.String())
 	return "", Result{}
+}
+
+// waitFor polls cond every 20 ms for up to a minute and reports whether it
+// held.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 var resultRE = regexp.MustCompile(`^Wall time: \d+\.\d{3} seconds\nProcess exited with code 3\nOutput:\nout\nerr\n$`)
@@ -155,9 +173,10 @@ func TestCtrlCInterrupts(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
 	id := running(t, run(t, m, ExecRequest{Cmd: "sleep 100", YieldTimeMs: ptr(200)}))
-	r := write(t, m, id, "\u0003", 5000)
+	// The write returns as soon as the command exits.
+	r := write(t, m, id, "\u0003", MaxYieldMs)
 	if r.ExitCode == nil || *r.ExitCode != 130 {
-		t.Fatalf("after Ctrl-C: %s", r)
+		t.Fatalf("after Ctrl-C the command should have exited with code 130 (SIGINT); got %s", r)
 	}
 }
 
@@ -170,8 +189,8 @@ func TestCatEchoes(t *testing.T) {
 	if out, _ := sendUntil(t, m, id, "hello cat\n", twice); !twice(out) {
 		t.Fatalf("want the line echoed and written back, got %q", out)
 	}
-	if r := write(t, m, id, "\u0004", 5000); r.ExitCode == nil || *r.ExitCode != 0 {
-		t.Fatalf("after Ctrl-D: %s", r)
+	if r := write(t, m, id, "\u0004", MaxYieldMs); r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("after Ctrl-D cat should have exited with code 0; got %s", r)
 	}
 }
 
@@ -217,7 +236,7 @@ func TestLoginFlag(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
 	probe := "shopt -q login_shell && echo login || echo nologin"
-	r, err := m.Exec(context.Background(), ExecRequest{Cmd: probe}) // login by default
+	r, err := m.Exec(context.Background(), ExecRequest{Cmd: probe, YieldTimeMs: ptr(MaxYieldMs)}) // login by default
 	if err != nil || !strings.HasSuffix(r.Output, "\nlogin\n") && r.Output != "login\n" {
 		t.Fatalf("default login: %q, %v", r.Output, err)
 	}
@@ -256,13 +275,19 @@ func TestUnknownSession(t *testing.T) {
 func TestSessionIDsAreNotReused(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
-	a := running(t, run(t, m, ExecRequest{Cmd: "sleep 0.2", YieldTimeMs: ptr(10)}))
+	// Commands that outlive any wait: each is running when its Exec
+	// returns; the first is then ended, the second by Close.
+	a := running(t, run(t, m, ExecRequest{Cmd: "sleep 300", YieldTimeMs: ptr(10)}))
 	if a != firstSessionID+1 {
 		t.Fatalf("first session id %d, want %d", a, firstSessionID+1)
 	}
-	pollUntil(t, m, a, func(string) bool { return false })
-	run(t, m, ExecRequest{Cmd: "true"})
-	b := running(t, run(t, m, ExecRequest{Cmd: "sleep 10", YieldTimeMs: ptr(10)}))
+	if r := write(t, m, a, "\u0003", MaxYieldMs); r.ExitCode == nil {
+		t.Fatalf("session %d should have exited on Ctrl-C within a minute; got %s", a, r)
+	}
+	if r := run(t, m, ExecRequest{Cmd: "true"}); r.ExitCode == nil {
+		t.Fatalf("true should have exited within a minute; got %s", r)
+	}
+	b := running(t, run(t, m, ExecRequest{Cmd: "sleep 300", YieldTimeMs: ptr(10)}))
 	if b <= a+1 {
 		t.Fatalf("session ids %d then %d: an exited command's id was reused", a, b)
 	}
@@ -313,12 +338,21 @@ func TestEnvironment(t *testing.T) {
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	if _, err := m.Exec(ctx, ExecRequest{Cmd: "sleep 100", YieldTimeMs: ptr(60000)}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Exec with a cancelled context: %v", err)
-	}
 	id := firstSessionID + 1 // still running, until Close
+	// The context ends once the command has started: Exec is then waiting
+	// on it (a context ended before would start nothing).
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(func() bool {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return m.procs[id] != nil
+		})
+		cancel()
+	}()
+	if _, err := m.Exec(ctx, ExecRequest{Cmd: "sleep 100", YieldTimeMs: ptr(60000)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Exec whose context was cancelled should return context.Canceled; got %v", err)
+	}
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	if _, err := m.WriteStdin(ctx, WriteRequest{SessionID: id, YieldTimeMs: ptr(60000)}); !errors.Is(err, context.Canceled) {

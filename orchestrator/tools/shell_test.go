@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +27,39 @@ func shellRegistry(t *testing.T) *Registry {
 	return r
 }
 
+// run calls a tool with a deadline above the longest yield (a minute).
 func run(t *testing.T, r *Registry, name, args string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return r.Call(ctx, name, json.RawMessage(args))
+}
+
+// sendUntil writes chars to shell session id, then polls it until ok holds
+// for the results' text so far or the process exits, for up to a minute;
+// it returns that text.
+func sendUntil(t *testing.T, r *Registry, id, chars string, ok func(string) bool) string {
+	t.Helper()
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatalf("session id %q: %v", id, err)
+	}
+	var out strings.Builder
+	for deadline := time.Now().Add(time.Minute); ; {
+		args, _ := json.Marshal(map[string]any{"session_id": n, "chars": chars, "yield_time_ms": 200})
+		chars = ""
+		res := run(t, r, "write_stdin", string(args))
+		if res.IsError {
+			t.Fatalf("write_stdin to session %s failed: %s", id, res.Text)
+		}
+		out.WriteString(res.Text)
+		if ok(out.String()) || strings.Contains(res.Text, "Process exited with code") {
+			return out.String()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: the output awaited did not come within a minute; it printed %q", id, out.String())
+		}
+	}
 }
 
 var sessionRE = regexp.MustCompile(`Process running with session ID (\d+)`)
@@ -38,9 +67,9 @@ var sessionRE = regexp.MustCompile(`Process running with session ID (\d+)`)
 func TestShellTools(t *testing.T) {
 	t.Parallel()
 	r := shellRegistry(t)
-	res := run(t, r, "exec_command", `{"cmd":"pwd; for i in $(seq -w 1 20); do echo 0$i; done","workdir":"sub","max_output_tokens":16,"login":false}`)
+	res := run(t, r, "exec_command", `{"cmd":"pwd; for i in $(seq -w 1 20); do echo 0$i; done","workdir":"sub","max_output_tokens":16,"yield_time_ms":60000,"login":false}`)
 	if res.IsError || !strings.Contains(res.Text, "Process exited with code 0") {
-		t.Fatalf("exec: %+v", res)
+		t.Fatalf("exec should have exited with code 0 within a minute; got %+v", res)
 	}
 	if !strings.Contains(res.Text, "tokens truncated…") || !strings.Contains(res.Text, "Original token count:") {
 		t.Errorf("not truncated: %s", res.Text)
@@ -65,19 +94,26 @@ func TestShellTools(t *testing.T) {
 	if ma == nil || mb == nil || ma[1] == mb[1] {
 		t.Fatalf("sessions: %q %q", a.Text, b.Text)
 	}
-	run(t, r, "write_stdin", `{"session_id":`+ma[1]+`,"chars":"export ZX=in-a\n"}`)
-	res = run(t, r, "write_stdin", `{"session_id":`+mb[1]+`,"chars":"echo \"[$ZX]\"\n","yield_time_ms":500}`)
-	if !strings.Contains(res.Text, "[]") || strings.Contains(res.Text, "in-a]") {
-		t.Errorf("shells share state: %q", res.Text)
+	exported := sendUntil(t, r, ma[1], "export ZX=in-a; echo exported\n", regexp.MustCompile(`(?m)^exported\r?$`).MatchString)
+	if !regexp.MustCompile(`(?m)^exported\r?$`).MatchString(exported) {
+		t.Fatalf("shell a should have run the export and gone on; it printed %q", exported)
 	}
-	res = run(t, r, "write_stdin", `{"session_id":`+ma[1]+`,"chars":"sleep 30\n","yield_time_ms":200}`)
-	res = run(t, r, "write_stdin", `{"session_id":`+ma[1]+`,"chars":"\u0003echo after-ctrl-c\n","yield_time_ms":1000}`)
-	if !strings.Contains(res.Text, "after-ctrl-c") {
-		t.Errorf("Ctrl-C: %q", res.Text)
+	// The typed line is echoed as [$ZX]; what echo prints is [] or [in-a].
+	out := sendUntil(t, r, mb[1], "echo \"[$ZX]\"\n", func(s string) bool { return strings.Contains(s, "[]") || strings.Contains(s, "[in-a]") })
+	if !strings.Contains(out, "[]") || strings.Contains(out, "[in-a]") {
+		t.Errorf("shell b should not see shell a's export ([]); it printed %q", out)
 	}
-	res = run(t, r, "write_stdin", `{"session_id":`+mb[1]+`,"chars":"exit 3\n","yield_time_ms":5000}`)
+	run(t, r, "write_stdin", `{"session_id":`+ma[1]+`,"chars":"sleep 30\n","yield_time_ms":200}`)
+	// The typed line is echoed as "echo after-ctrl-c"; what echo prints
+	// is a line of its own.
+	ran := regexp.MustCompile(`(?m)^after-ctrl-c\r?$`)
+	if out := sendUntil(t, r, ma[1], "\u0003echo after-ctrl-c\n", ran.MatchString); !ran.MatchString(out) {
+		t.Errorf("after Ctrl-C shell a should have run the next command, printing after-ctrl-c; it printed %q", out)
+	}
+	// The write returns as soon as the shell exits.
+	res = run(t, r, "write_stdin", `{"session_id":`+mb[1]+`,"chars":"exit 3\n","yield_time_ms":60000}`)
 	if !strings.Contains(res.Text, "Process exited with code 3") {
-		t.Errorf("exit: %q", res.Text)
+		t.Errorf("shell b should have exited with code 3 within a minute; got %q", res.Text)
 	}
 	res = run(t, r, "write_stdin", `{"session_id":`+mb[1]+`,"chars":""}`)
 	if !res.IsError || !strings.Contains(res.Text, "is not running") {

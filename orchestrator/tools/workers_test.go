@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,9 +98,34 @@ type waitResult struct {
 	Note     string `json:"note"`
 }
 
+// subscribeHook is the session core with a hook called once each
+// subscription is made: a test can act once a wait is under way.
+type subscribeHook struct {
+	Sessions
+	subscribed func()
+}
+
+func (h subscribeHook) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+	sub, err := h.Sessions.Subscribe(ctx, opt)
+	if err == nil {
+		h.subscribed()
+	}
+	return sub, err
+}
+
 func TestDelegateWaitCheck(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 0)
+	// armed is set before the wait whose subscription must be told of;
+	// subscribed is closed when that subscription is made.
+	var armed atomic.Bool
+	subscribed := make(chan struct{})
+	f := newFixture(t, 0, func(o *WorkerOptions) {
+		o.Sessions = subscribeHook{Sessions: o.Sessions, subscribed: func() {
+			if armed.CompareAndSwap(true, false) {
+				close(subscribed)
+			}
+		}}
+	})
 	gate := filepath.Join(t.TempDir(), "gate")
 	f.w.Script(map[string][]testenv.Step{
 		"write the parser": append([]testenv.Step{testenv.ChangesFile("parser.go")}, testenv.Completes("parser written, tests pass", 1200)...),
@@ -150,22 +176,30 @@ func TestDelegateWaitCheck(t *testing.T) {
 	// The slow one is let go once the wait is under way: a worker that
 	// settled before a wait began is in its result but makes no progress
 	// line, which is what this part checks.
-	released := make(chan struct{})
+	armed.Store(true)
+	released, stop := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(released)
-		time.Sleep(300 * time.Millisecond)
-		os.WriteFile(gate, nil, 0o600)
+		select {
+		case <-subscribed:
+		case <-stop: // the wait ended without following them; it says why
+		case <-time.After(60 * time.Second):
+			t.Errorf("the wait for both workers did not follow them within 60s; the slow one is let go anyway")
+		}
+		if err := os.WriteFile(gate, nil, 0o600); err != nil {
+			t.Errorf("cannot open the slow worker's gate: %v", err)
+		}
 	}()
-	defer func() { <-released }()
+	defer func() { close(stop); <-released }()
 	f.mustOK("wait", map[string]any{"session_ids": []string{a, b}, "mode": "all"}, &wr)
 	if len(wr.Finished) != 2 || len(wr.Running) != 0 || wr.Finished[1].LastMessage != "slow done" {
-		t.Fatalf("wait all: %+v", wr)
+		t.Fatalf("wait all should have returned both workers finished, the second saying \"slow done\"; it returned %+v", wr)
 	}
 	f.mu.Lock()
 	news := strings.Join(f.news, ";")
 	f.mu.Unlock()
 	if !strings.Contains(news, sessions.ShortID(b)+" completed") {
-		t.Errorf("progress %q", news)
+		t.Errorf("the wait's progress should tell that %s completed; it told %q", sessions.ShortID(b), news)
 	}
 	// Everything is read: nothing to wait for.
 	f.mustOK("wait", map[string]any{}, &wr)

@@ -19,22 +19,24 @@ import (
 // timeout, $2 the command.
 var shRunner = []string{"sh", "-c", `eval "$2"`, "notify"}
 
-// lines waits until path holds want lines (or a few seconds have passed)
-// and returns them.
+// lines waits until path holds want lines and returns them; it fails the
+// test, saying what it saw, if they have not come within a minute.
 func lines(t *testing.T, path string, want int) []string {
 	t.Helper()
 	var got []string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(path)
 		got = strings.Split(strings.TrimSpace(string(b)), "\n")
 		if len(b) == 0 {
 			got = nil
 		}
 		if len(got) >= want {
-			break
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s should have held %d lines within a minute; it holds %d: %q", path, want, len(got), got)
 		}
 	}
-	return got
 }
 
 // Many notifiers seeing the same event at once run its command once; the
@@ -126,25 +128,45 @@ func TestTheBell(t *testing.T) {
 	}
 }
 
+// readFile is path's content, or "" if it cannot be read.
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
 // Run stops a command at its timeout, with what it started; a failing
 // command's error says how, with its output.
 func TestRunBoundsTheCommand(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	start := time.Now()
-	err := Run(context.Background(), 300*time.Millisecond, "sleep 30 & echo $! > "+pidFile+"; wait")
-	if err == nil || !strings.Contains(err.Error(), "still running after 300ms") {
-		t.Fatalf("a hanging command: %v", err)
+	// The timeout is meant to pass; the sleep outlasts any wait here, so
+	// a Run that waited for it would show.
+	err := Run(context.Background(), time.Second, "sleep 300 & echo $! > "+pidFile+"; wait")
+	if err == nil || !strings.Contains(err.Error(), "still running after 1s") {
+		t.Fatalf("a hanging command should have been stopped after 1s; Run returned %v", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("a hanging command held Run for %s", d)
+	if d := time.Since(start); d > time.Minute {
+		t.Fatalf("a hanging command held Run for %s: it should be stopped after its 1s timeout", d)
 	}
-	pid, _ := os.ReadFile(pidFile)
-	if out, _ := exec.Command("sh", "-c", "sleep 0.2; kill -0 "+strings.TrimSpace(string(pid))+" 2>/dev/null && ps -o stat= -p "+strings.TrimSpace(string(pid))).Output(); len(bytes.TrimSpace(out)) > 0 && !bytes.HasPrefix(bytes.TrimSpace(out), []byte("Z")) {
-		t.Fatalf("what the command started outlived it (%s)", out)
+	// What it started goes with it: gone, or a zombie not yet reaped.
+	if pid := strings.TrimSpace(readFile(pidFile)); pid == "" {
+		t.Log("the command was stopped before it wrote its sleep's pid: there is nothing left to check")
+	} else {
+		var stat string
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			out, _ := exec.Command("sh", "-c", "kill -0 "+pid+" 2>/dev/null && ps -o stat= -p "+pid).Output()
+			if stat = string(bytes.TrimSpace(out)); stat == "" || strings.HasPrefix(stat, "Z") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("what the command started (pid %s) should have been killed with it; a minute on it is still there, state %q", pid, stat)
+			}
+		}
 	}
-	err = Run(context.Background(), 5*time.Second, "echo no such tool >&2; exit 3")
+	// A minute for a command that exits at once.
+	err = Run(context.Background(), time.Minute, "echo no such tool >&2; exit 3")
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "no such tool") {
-		t.Fatalf("a failing command: %v", err)
+		t.Fatalf("a failing command's error should give its exit status 3 and its output \"no such tool\"; Run returned %v", err)
 	}
 }
 
