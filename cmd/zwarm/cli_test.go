@@ -314,7 +314,12 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true}, {"wait_file": gate + "-never"}})
+	// The stubborn agent ignores SIGTERM before it says anything, and
+	// ends (so that its kill does) only once the test has looked.
+	released := filepath.Join(t.TempDir(), "released")
+	t.Cleanup(func() { os.WriteFile(released, nil, 0o600) })
+	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true},
+		out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": released}})
 	id := w.spawn("hang")
 	eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
 	if out := w.ok("inject", id, "next"); !strings.Contains(out, "queued behind turn 1") {
@@ -327,22 +332,27 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	}
 	w.ok("wait", id)
 
-	// While a kill is in progress, a follow-up is refused plainly.
-	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"3s\"\n")
+	// While a kill is in progress, a follow-up is refused plainly. The
+	// kill lasts until the agent, which ignores SIGTERM, is released (the
+	// grace before SIGKILL is a ceiling).
+	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"60s\"\n")
 	st := w.spawn("stubborn")
-	eventually(t, "the agent to run", func() bool { return w.record(st).Agent != nil })
+	eventually(t, "the stubborn agent to ignore SIGTERM and start its thread", func() bool { return w.record(st).ThreadID != "" })
 	kill := exec.Command(bins.zwarm, "kill", st)
 	kill.Dir, kill.Env = w.work, w.env()
+	var killOut lockedBuffer
+	kill.Stdout, kill.Stderr = &killOut, &killOut
 	if err := kill.Start(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the kill to be recorded", func() bool { return w.record(st).Stop != nil })
 	r := w.zwarm("inject", st, "too late")
 	if r.code != 1 || !strings.Contains(r.stderr, "being killed") {
-		t.Errorf("inject during a kill: %+v", r)
+		t.Errorf("inject during a kill: want exit 1 saying the session is being killed; exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if err := kill.Wait(); err != nil {
-		t.Fatalf("kill: %v", err)
+	touch(t, released)
+	if code := exitOf(t, kill, &killOut); code != 0 {
+		t.Fatalf("kill: want exit 0 once the agent ended; exit %d:\n%s", code, killOut.String())
 	}
 }
 

@@ -80,11 +80,13 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 	touch(t, gate)
 	// The supervisor, codex's parser and all, stays within its own bound:
 	// its peak is read while it runs (it exits with the session).
+	// Ceilings, not waits: 3 million lines take long on a loaded machine.
+	const floodLimit = 5 * time.Minute
 	var supPeak int64
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(floodLimit)
 	for rec := w.record(id); rec.Status != "completed"; rec = w.record(id) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the session did not complete: %+v", rec)
+			t.Fatalf("the flooding session had not completed %s on: it is %s %q", floodLimit, rec.Status, rec.Error)
 		}
 		if o := rec.Owner; o != nil && o.Role == "supervisor" {
 			supPeak = max(supPeak, procPeak(o.PID))
@@ -96,9 +98,9 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 	if supPeak == 0 || supPeak > 64<<20 {
 		t.Errorf("the supervisor's peak RSS was %d MiB (0: never seen), over 64 MiB", supPeak>>20)
 	}
-	if !waitUntil(shows("the flood is over"), 30*time.Second) {
+	if !waitUntil(shows("the flood is over"), floodLimit) {
 		mu.Lock()
-		t.Fatalf("the last message is not on screen; the last frames:\n%s", visible(screen.String()[max(0, screen.Len()-8000):]))
+		t.Fatalf("the session's last message %q was not on screen %s after it completed; the last frames:\n%s", "the flood is over", floodLimit, visible(screen.String()[max(0, screen.Len()-8000):]))
 	}
 	io.WriteString(f, "kkjj")
 	peak := vmHWM(t, cmd.Process.Pid)
@@ -109,8 +111,8 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 		if err != nil {
 			t.Fatalf("dashboard: %v", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the dashboard did not quit")
+	case <-time.After(time.Minute):
+		t.Fatal("the dashboard had not quit a minute after q was typed")
 	}
 	t.Logf("dashboard peak RSS %.1f MiB", float64(peak)/(1<<20))
 	if peak > dashPeakLimit {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // Two dashboards and a watcher (and the wait) see a worker complete and
@@ -28,6 +29,9 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 	w.setScript(append([]step{{"wait_file": gate}}, completes("all good", 10)...),
 		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
+	for _, id := range []string{good, bad} {
+		eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == sessions.StatusRunning })
+	}
 
 	watch := exec.Command(bins.zwarm, "watch", "--all")
 	watch.Dir, watch.Env = w.work, w.env()
@@ -59,14 +63,22 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 				}
 			}
 		}()
-		eventually(t, "a dashboard's first frame", func() bool {
+		// Its header counts the two sessions running once it has them
+		// both; its watchers subscribed before it drew.
+		shows := func(want string) func() bool {
+			return func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return strings.Contains(visible(screen.String()), want)
+			}
+		}
+		if !waitUntil(shows("q quit"), time.Minute) || !waitUntil(shows("2 running"), time.Minute) {
 			mu.Lock()
-			defer mu.Unlock()
-			return strings.Contains(visible(screen.String()), "q quit")
-		})
+			t.Fatalf("dashboard %d: want its frame with \"2 running\" in the header within a minute; it drew:\n%s", len(bells)+1, visible(screen.String()))
+		}
 		bells = append(bells, func() int { mu.Lock(); defer mu.Unlock(); return bytes.Count(screen.Bytes(), []byte{'\a'}) })
 	}
-	time.Sleep(time.Second) // the watchers' subscriptions start
+	eventually(t, "zwarm watch to follow the state dir (an inotify descriptor open)", func() bool { return watchesFiles(watch.Process.Pid) })
 	before := []int{bells[0](), bells[1]()}
 	touch(t, gate)
 	if r := w.bin("wait", good, bad); r.code != 1 {
@@ -98,8 +110,8 @@ func TestAHangingNotifyCommandHoldsUpNothing(t *testing.T) {
 	id := w.spawn("do it")
 	start := time.Now()
 	w.ok("wait", id)
-	if d := time.Since(start); d > 15*time.Second {
-		t.Fatalf("wait took %s with a notify command that sleeps 31.5 s", d)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("wait took %s with a notify command that sleeps 31.5 s; want it back well before the command ends", d)
 	}
 	eventually(t, "the command stopped at its timeout", func() bool {
 		return len(procsWithArgs("sleep", "31.5")) == 0

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 )
@@ -17,23 +14,21 @@ import (
 // every byte it wrote there, carriage returns included.
 func (w *world) rawOnTerminal(cols int, env []string, args ...string) string {
 	w.t.Helper()
-	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir = w.work
-	cmd.Env = append(append(w.env(), "TERM=tmux-256color"), env...)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: 40})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf.ReadFrom(f)
-	}()
-	cmd.Wait()
-	<-done
-	return buf.String()
+	term := w.startOnTerminal(cols, env, args...)
+	term.exit()
+	return term.buf.String()
+}
+
+// rawOnTerminalThinking is rawOnTerminal for an orchestrate whose first
+// model reply is held until released is closed: it is closed once the
+// terminal shows the model thinking, so that the spinner has drawn.
+func (w *world) rawOnTerminalThinking(cols int, env []string, release chan struct{}, args ...string) string {
+	w.t.Helper()
+	term := w.startOnTerminal(cols, env, args...)
+	term.waitFor("orchestrate's spinner while the model's reply is held", "the model is thinking")
+	close(release)
+	term.exit()
+	return term.buf.String()
 }
 
 var csi = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
@@ -69,30 +64,42 @@ func TestOrchestrateOnATerminal(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
 	long := "write table-driven tests for the token bucket limiter, covering refill, burst and the 429 answer with Retry-After"
-	script := func(task string) {
-		slow := make(chan struct{})
-		time.AfterFunc(600*time.Millisecond, func() { close(slow) })
+	// The first reply of each run is held until slow is closed: the
+	// model thinks for a while, and the spinner shows it.
+	script := func(task string, slow chan struct{}) {
 		srv.On(task, fakemodel.Reply{Stall: slow, Reasoning: "one worker can do it all, and the tests first", Calls: []fakemodel.Call{fcall("delegate", map[string]any{"task": long})}},
 			replyCalls(fcall("wait", map[string]any{"mode": "all"})),
 			replyCalls(fcall("finish", map[string]any{"summary": long + "; " + long})))
 	}
-	script("TERM ONE")
-	raw := w.rawOnTerminal(60, nil, "orchestrate", "TERM ONE")
+	slow := make(chan struct{})
+	script("TERM ONE", slow)
+	raw := w.rawOnTerminalThinking(60, nil, slow, "orchestrate", "TERM ONE")
 	fitsWidth(t, "orchestrate", raw, 60)
 	for _, want := range []string{"the model is thinking", sgrCyan + "→ delegate", sgrGreen + "completed" + sgrReset + " after 3 steps", "Retry-After"} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("orchestrate on a terminal lacks %q:\n%q", want, raw)
 		}
 	}
-	script("TERM TWO")
-	raw = w.rawOnTerminal(60, []string{"NO_COLOR=1"}, "orchestrate", "TERM TWO")
+	slow = make(chan struct{})
+	script("TERM TWO", slow)
+	raw = w.rawOnTerminalThinking(60, []string{"NO_COLOR=1"}, slow, "orchestrate", "TERM TWO")
 	if sgr.MatchString(raw) || !strings.Contains(raw, "→ delegate") {
-		t.Errorf("NO_COLOR:\n%q", raw)
+		t.Errorf("NO_COLOR: want no colour and the step \"→ delegate\"; the terminal got:\n%q", raw)
 	}
-	script("TERM THREE")
+	// Piped there is no spinner to wait for: the reply is held for a
+	// moment once asked for, room for a spinner that should not be
+	// there to draw (its absence is what is checked).
+	slow = make(chan struct{})
+	asked := len(srv.Requests()) + 1
+	go func() {
+		defer close(slow)
+		srv.WaitRequests(t.Context(), asked)
+		time.Sleep(600 * time.Millisecond)
+	}()
+	script("TERM THREE", slow)
 	r := w.zwarm("orchestrate", "TERM THREE")
 	if r.code != 0 || strings.Contains(r.stdout+r.stderr, "\x1b") || strings.Contains(r.stderr, "thinking") || !strings.Contains(r.stdout, long) {
-		t.Errorf("piped: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+		t.Errorf("piped: want exit 0, no escape codes, no spinner on stderr and the summary on stdout; exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 	raw = w.rawOnTerminal(60, nil, "runs")
 	fitsWidth(t, "runs", raw, 60)

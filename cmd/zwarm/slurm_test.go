@@ -443,7 +443,12 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 	if err := waiting.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // the wait follows fifty running jobs
+	// The wait follows fifty running jobs over a few of its polls (each
+	// a call of the squeue on PATH) before they are let finish.
+	eventually(t, "wait --all to call squeue three times while fifty jobs run", func() bool {
+		data, _ := os.ReadFile(calls)
+		return strings.Count(string(data), "call") >= 3
+	})
 	touch(t, gate)
 	err := waiting.Wait()
 	elapsed := time.Since(began)
@@ -542,8 +547,11 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
-	w.slowSbatch(4)
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"sleep_ms": 1500}}, completes("done", 5)...))
+	// sbatch answers, and the agent finishes, only when the test says.
+	answer, finish := filepath.Join(t.TempDir(), "answer"), filepath.Join(t.TempDir(), "finish")
+	w.slowSbatch(answer)
+	t.Cleanup(func() { os.WriteFile(finish, nil, 0o600) })
+	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": finish}}, completes("done", 5)...))
 
 	spawning := exec.Command(bins.zwarm, "spawn", "--", "slow sbatch")
 	spawning.Dir, spawning.Env = w.work, w.env()
@@ -561,11 +569,13 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 		return false
 	})
 	w.bin("ls") // a reader while the job runs and spawn has not recorded it
-	if r := w.record(id); r.Status != sessions.StatusRunning && r.Status != sessions.StatusPending && r.Status != sessions.StatusCompleted {
-		t.Fatalf("a reader judged the job before its id was recorded: %s %q", r.Status, r.Error)
+	if r := w.record(id); r.Status != sessions.StatusRunning && r.Status != sessions.StatusPending {
+		t.Fatalf("a reader judged the job before its id was recorded: the session is %s %q, want running or pending", r.Status, r.Error)
 	}
 	spawning.Process.Kill() // killed before it records the job
 	spawning.Wait()
+	touch(t, answer) // the orphaned sbatch may go
+	touch(t, finish)
 	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
 		t.Fatalf("wait: %+v (%q)", r, w.record(id).Error)
 	}
@@ -612,11 +622,13 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 }
 
 // slowSbatch puts an sbatch on the world's PATH that submits the job at
-// once (the real sbatch) but answers only seconds later: a controller
-// slow to answer.
-func (w *world) slowSbatch(seconds int) {
+// once (the real sbatch) but answers only once answer exists: a
+// controller slow to answer, for as long as the test needs. The test's
+// end lets it answer, should the test not have.
+func (w *world) slowSbatch(answer string) {
 	w.t.Helper()
-	w.wrapOnPath("sbatch", "out=$('%s' \"$@\") || exit $?\nsleep "+fmt.Sprint(seconds)+"\necho \"$out\"")
+	w.t.Cleanup(func() { os.WriteFile(answer, nil, 0o600) })
+	w.wrapOnPath("sbatch", "out=$('%s' \"$@\") || exit $?\nwhile [ ! -e '"+percentSafe(answer)+"' ]; do sleep 0.05; done\necho \"$out\"")
 }
 
 // wrapOnPath puts first on the world's PATH a script named name that runs
@@ -636,12 +648,27 @@ func (w *world) wrapOnPath(name, body string) {
 	w.extraEnv = append(w.extraEnv, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
+// orGone is a job state as squeue gives it, "gone" once it forgot the job.
+func orGone(state string) string {
+	if state == "" {
+		return "gone"
+	}
+	return state
+}
+
+// percentSafe is path as a wrapOnPath body may hold it: its body is a
+// format, where %s is the real command.
+func percentSafe(path string) string { return strings.ReplaceAll(path, "%", "%%") }
+
 // Ctrl+C while sbatch is submitting does not lose the job: the submission
 // finishes, the session is recorded with its job and runs to its end.
 func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
-	w.slowSbatch(3)
+	// An sbatch that says it has started, then submits the job and is
+	// slow to answer.
+	started := filepath.Join(t.TempDir(), "sbatch-started")
+	w.wrapOnPath("sbatch", "touch '"+percentSafe(started)+"'\nout=$('%s' \"$@\") || exit $?\nsleep 3\necho \"$out\"")
 	spawning := exec.Command(bins.zwarm, "spawn", "--", "interrupted")
 	spawning.Dir, spawning.Env = w.work, w.env()
 	var out strings.Builder
@@ -650,9 +677,20 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the session to be recorded", func() bool { return len(w.ids()) == 1 })
-	time.Sleep(500 * time.Millisecond) // sbatch is under way
+	eventually(t, "spawn to run sbatch (the sbatch on PATH touches "+started+" as it starts)", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
 	spawning.Process.Signal(syscall.SIGINT)
-	spawning.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- spawning.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		spawning.Process.Kill()
+		<-exited
+		t.Fatalf("the spawn interrupted while sbatch ran had not ended a minute later; it printed %q", out.String())
+	}
 	ids := w.ids()
 	if len(ids) != 1 {
 		t.Fatalf("after the interrupted spawn: sessions %v (stdout %q)", ids, out.String())
@@ -674,10 +712,14 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 // job holds a CPU of the test cluster's one node for a while.
 func TestSlurmInterruptAndAttach(t *testing.T) {
 	w := slurmWorld(t, "")
+	// The person's CLI stays until the test has looked at the session
+	// while attached.
+	leave := filepath.Join(t.TempDir(), "leave")
+	t.Cleanup(func() { os.WriteFile(leave, nil, 0o600) })
 	w.setScript(completes("went the short way", 20), "the long way", []step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
-	}, fakeThread, []step{out("the person's CLI"), {"sleep_ms": 1500}})
+	}, fakeThread, []step{out("the person's CLI"), {"wait_file": leave}})
 	id := w.spawn("the long way")
 	eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == fakeThread })
 	if out := w.ok("inject", "--interrupt", id, "the short way"); !strings.Contains(out, "interrupting turn 1") {
@@ -689,14 +731,29 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 		s.Turns[1].LastMessage != "went the short way" || !s.Turns[1].Resumed {
 		t.Fatalf("after the interrupt: %s (%s), turns %+v", s.Status, s.Error, s.Turns)
 	}
-	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
-	tm.waitFor("the CLI", "the person's CLI", 30*time.Second)
-	time.Sleep(700 * time.Millisecond) // past a poll of the runner
-	if s := w.show(id); s.Status != sessions.StatusAttached {
-		t.Fatalf("while attached: %s (%s)", s.Status, s.Error)
+	job := w.record(id).Job
+	if job == nil || job.ID == "" {
+		t.Fatalf("the settled session names no job: %+v", job)
 	}
-	if screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second); !strings.Contains(screen, "zwarm-exit=0") {
-		t.Fatalf("leaving the CLI:\n%s", screen)
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	tm.waitFor("the CLI", "the person's CLI", time.Minute)
+	// What is looked at while attached is a session whose job the
+	// scheduler says has ended: that is not a dead owner.
+	var last string
+	eventually(t, "Slurm to say job "+job.ID+" has ended", func() bool {
+		last = w.jobState(job.ID)
+		switch last {
+		case "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED":
+			return false
+		}
+		return true
+	})
+	if s := w.show(id); s.Status != sessions.StatusAttached {
+		t.Fatalf("while attached, with its job %s %s, the session is %s (%s); want attached", job.ID, orGone(last), s.Status, s.Error)
+	}
+	touch(t, leave)
+	if screen := tm.waitFor("attach to exit", "zwarm-exit=", time.Minute); !strings.Contains(screen, "zwarm-exit=0") {
+		t.Fatalf("leaving the CLI: want zwarm-exit=0 on the screen, which shows:\n%s", screen)
 	}
 	if s := w.show(id); s.Status != sessions.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].Note != "" {
 		t.Fatalf("after the attach: %s, spans %+v", s.Status, s.Attached)

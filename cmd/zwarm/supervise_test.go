@@ -58,7 +58,7 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 		t.Fatalf("completed too early: %+v", got)
 	}
 	touch(t, gate)
-	w.ok("wait", "--timeout", "20s", id)
+	w.ok("wait", "--timeout", "60s", id)
 	if s := w.show(id); s.Status != sessions.StatusCompleted || s.LastMessage != "late" {
 		t.Fatalf("%s %q", s.Status, s.LastMessage)
 	}
@@ -174,17 +174,20 @@ func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
 
 // grandchildren is an agent that starts a child in its group and one that
 // escapes with setsid, runs a command, and never finishes on its own.
+// With ignoreTerm, the agent (not its children, started before) ignores
+// SIGTERM by the time it reports the command, which tests wait for.
 func grandchildren(dir string, ignoreTerm bool) []step {
 	s := []step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"spawn": "exec sleep 1000", "pidfile": filepath.Join(dir, "child.pid")},
 		{"spawn": "exec sleep 1001", "setsid": true, "pidfile": filepath.Join(dir, "escaped.pid")},
-		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 1000","status":"in_progress"}}`),
 	}
 	if ignoreTerm {
 		s = append(s, step{"ignore_sigterm": true})
 	}
-	return append(s, step{"wait_file": filepath.Join(dir, "never")})
+	return append(s,
+		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 1000","status":"in_progress"}}`),
+		step{"wait_file": filepath.Join(dir, "never")})
 }
 
 func TestKillLeavesNoProcessAlive(t *testing.T) {

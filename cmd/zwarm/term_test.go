@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -23,6 +25,41 @@ import (
 // depend on the environment the tests run in.
 func (w *world) onTerminal(cols int, env []string, input string, args ...string) (string, int) {
 	w.t.Helper()
+	term := w.startOnTerminal(cols, env, args...)
+	if input != "" {
+		// A ceiling, not a wait: the answer is typed as soon as the
+		// question shows (and typed anyway after it, for the test to
+		// report what the command did with no question asked).
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			if strings.Contains(term.buf.String(), "[y/N]") {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		io.WriteString(term.f, input)
+	}
+	code := term.exit()
+	return strings.ReplaceAll(term.buf.String(), "\r", ""), code
+}
+
+// terminal is zwarm running on a pseudo-terminal: buf is what it has
+// written there so far.
+type terminal struct {
+	w      *world
+	cmd    *exec.Cmd
+	f      *os.File
+	buf    *lockedBuffer
+	read   <-chan struct{} // closed once all it wrote is in buf
+	exited chan struct{}   // closed once it has exited, with err
+	err    error
+}
+
+// startOnTerminal starts zwarm on a pseudo-terminal as onTerminal does,
+// and returns while it runs. The test's end stops it, if the test has
+// not waited for it (exit).
+func (w *world) startOnTerminal(cols int, env []string, args ...string) *terminal {
+	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)
 	cmd.Dir = w.work
 	cmd.Env = append(append(w.env(), "TERM=tmux-256color"), env...)
@@ -30,27 +67,62 @@ func (w *world) onTerminal(cols int, env []string, input string, args ...string)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	defer f.Close()
-	buf, done := readAll(f)
-	if input != "" {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if strings.Contains(buf.String(), "[y/N]") {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+	term := &terminal{w: w, cmd: cmd, f: f, exited: make(chan struct{})}
+	term.buf, term.read = readAll(f)
+	go func() { term.err = cmd.Wait(); close(term.exited) }()
+	w.t.Cleanup(func() {
+		select {
+		case <-term.exited:
+		default:
+			cmd.Process.Kill()
+			<-term.exited
 		}
-		io.WriteString(f, input)
+		f.Close()
+	})
+	return term
+}
+
+// text is what the command has written so far, carriage returns dropped.
+func (term *terminal) text() string { return strings.ReplaceAll(term.buf.String(), "\r", "") }
+
+// waitFor waits until the terminal shows want (carriage returns dropped),
+// for at most a minute.
+func (term *terminal) waitFor(what, want string) {
+	term.w.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(term.text(), want) {
+		if time.Now().After(deadline) {
+			term.w.t.Fatalf("%s: waited a minute for the terminal to show %q; it shows:\n%q", what, want, term.text())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	err = cmd.Wait()
-	<-done
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
+}
+
+// exit waits for the command to end and returns its exit code (-1 if a
+// signal ended it) once all it wrote is in buf. Its ceiling, two minutes,
+// is for a whole command (an agent's turn included), not one event.
+func (term *terminal) exit() int {
+	term.w.t.Helper()
+	const limit = 2 * time.Minute
+	select {
+	case <-term.exited:
+	case <-time.After(limit):
+		term.cmd.Process.Kill()
+		<-term.exited
+		term.w.t.Fatalf("zwarm %s had not ended %s on; the terminal shows:\n%q", strings.Join(term.cmd.Args[1:], " "), limit, term.text())
 	}
-	return strings.ReplaceAll(buf.String(), "\r", ""), code
+	select {
+	case <-term.read:
+	case <-time.After(time.Minute):
+		term.w.t.Fatalf("zwarm %s exited, but its terminal stayed open a minute on (a process it started holds it); it shows:\n%q", strings.Join(term.cmd.Args[1:], " "), term.text())
+	}
+	term.f.Close()
+	if ee, ok := term.err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if term.err != nil {
+		term.w.t.Fatal(term.err)
+	}
+	return 0
 }
 
 var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -101,16 +173,23 @@ func TestLsFitsTheTerminal(t *testing.T) {
 func TestWaitShowsProgressOnATerminal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	// The command runs until the wait has shown it running.
+	gate := filepath.Join(t.TempDir(), "go")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) })
 	w.setScript(append([]step{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make slow-test","status":"in_progress"}}`),
-		{"sleep_ms": 1200},
+		{"wait_file": gate},
 	}, completes("done waiting", 5)...))
 	id := w.spawn("take a while")
-	out, code := w.onTerminal(100, nil, "", "wait", id)
+	term := w.startOnTerminal(100, nil, "wait", id)
+	term.waitFor("the wait's progress", "$ make slow-test  (running)")
+	touch(t, gate)
+	code := term.exit()
+	out := term.text()
 	if code != 0 || !strings.Contains(out, "waiting for "+id[:8]) || !strings.Contains(out, "$ make slow-test  (running)") ||
 		!strings.Contains(out, "done waiting") {
-		t.Fatalf("exit %d:\n%q", code, out)
+		t.Fatalf("want exit 0 having shown \"waiting for %s\", the running command and the last message \"done waiting\"; exit %d, the terminal showed:\n%q", id[:8], code, out)
 	}
 	id = w.spawn("take a while")
 	if r := w.zwarm("wait", id); r.code != 0 || r.stderr != "" || strings.Contains(r.stdout, "waiting for") {
@@ -171,7 +250,8 @@ func dashOnTerminal(t *testing.T, cmd *exec.Cmd, keys string) string {
 		// The help line may be in colour, its keys and words apart.
 		return strings.Contains(visible(buf.String()), "q quit")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// A ceiling, not a wait: the keys are typed as soon as it has drawn.
+	deadline := time.Now().Add(time.Minute)
 	for !drawn() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -183,9 +263,12 @@ func dashOnTerminal(t *testing.T, cmd *exec.Cmd, keys string) string {
 		if err != nil {
 			t.Fatalf("dashboard: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("the dashboard did not quit on %q; it drew:\n%q", keys, buf.String())
+		<-exited
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the dashboard had not quit a minute after %q was typed; it drew:\n%q", keys, buf.String())
 	}
 	mu.Lock()
 	defer mu.Unlock()
