@@ -316,6 +316,14 @@ func (t *leaseTaker) place() (bool, error) {
 	if t.excl {
 		return t.create()
 	}
+	// The lock is the unique file under another name, with the unique
+	// file's time: touched last when this taker judged a lock, perhaps
+	// nearly a lease and a margin ago. Linked as it is, it would look
+	// stale at once, and another waiter could break it and hold the lock
+	// too until this taker's first renewal.
+	if err := touch(t.tmp); err != nil {
+		return false, err
+	}
 	err := unix.Link(t.tmp, t.path)
 	switch err {
 	case nil:
@@ -436,6 +444,9 @@ func (t *leaseTaker) takeBreak(brk string) bool {
 			return false
 		}
 	} else {
+		if touch(t.tmp) != nil { // fresh, as in place
+			return false
+		}
 		switch err := unix.Link(t.tmp, brk); err {
 		case nil:
 			t.brkID = t.tmpID

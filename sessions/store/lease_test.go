@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,43 +169,66 @@ func names(ents []os.DirEntry) []string {
 
 // A live holder renews its lease: it is never broken, however long it
 // holds the lock. Once it is killed, its lock stays until the lease and
-// the margin have run out (by the file's time), and not a moment less;
-// then a waiter breaks it and takes the lock.
+// the margin have run out (by the file's time: its last renewal), and not
+// a moment less; then a waiter breaks it and takes the lock. The lease is
+// long enough that a holder starved of the CPU for seconds still renews
+// it in time.
 func TestAKilledHoldersLeaseIsBrokenOnceItRunsOut(t *testing.T) {
 	root, path := leaseRoot(t)
-	const lease, margin = 600 * time.Millisecond, 300 * time.Millisecond
+	const lease, margin = 3 * time.Second, 1500 * time.Millisecond
 	shortLeases(t, lease, margin)
 	holder := startHolder(t, root, path, lease)
 
-	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 3 * (lease + margin)})
+	ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 3 * lease})
 	_, err := LockFile(ctx, root, path, "the test's lock")
 	var te *LockTimeoutError
 	if !errors.As(err, &te) || te.Holder.PID != holder.Process.Pid || te.Holder.Command == "" {
-		t.Fatalf("a lock held and renewed for three leases: %v, want a timeout naming pid %d", err, holder.Process.Pid)
+		t.Fatalf("a lock held and renewed for three leases: %v; want a timeout naming pid %d and its command", err, holder.Process.Pid)
 	}
 
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
-	killed := time.Now()
-	// Its last renewal was at most a fifth of the lease before the kill:
-	// until the lease and the margin have run out since, every look finds
-	// it locked.
-	for least := lease + margin - lease/5 - 20*time.Millisecond; time.Since(killed) < least; time.Sleep(20 * time.Millisecond) {
-		if l, err := TryLease(root, path, "the test's lock"); !errors.Is(err, ErrLocked) {
-			if err == nil {
-				l.Unlock()
-			}
-			t.Fatalf("%s after the kill, before the lease and margin could run out: %v, want it still locked", time.Since(killed), err)
+	// Dead, it touches the file no more: the file's time is its last
+	// renewal, and until the lease and the margin have run out since, every
+	// look finds it locked. (The file system's clock is the coarse one,
+	// never ahead of time.Now: the bound errs on the safe side.)
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatalf("the killed holder's lock file: %v; want it still there", err)
+	}
+	renewed := time.Unix(st.Mtim.Unix())
+	until := renewed.Add(lease + margin)
+	looks := 0
+	var l *Lock
+	for l == nil && time.Now().Before(until) {
+		got, err := TryLease(root, path, "the test's lock")
+		looked := time.Now() // the look was made before this
+		looks++
+		switch {
+		case errors.Is(err, ErrLocked):
+			time.Sleep(20 * time.Millisecond)
+		case err == nil && !looked.Before(until):
+			l = got // broken as the lease and margin ran out
+		case err == nil:
+			got.Unlock()
+			t.Fatalf("the killed holder's lock was broken %s after its last renewal, before its lease and margin (%s) ran out; want it still locked",
+				looked.Sub(renewed).Round(time.Millisecond), lease+margin)
+		default:
+			t.Fatalf("a look at the killed holder's lock %s after its last renewal: %v; want it still locked",
+				looked.Sub(renewed).Round(time.Millisecond), err)
 		}
 	}
-	l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: 10 * time.Second}), root, path, "the test's lock")
-	if err != nil {
-		t.Fatalf("the killed holder's lock was never broken: %v", err)
+	t.Logf("locked at each of %d looks until %s after the last renewal", looks, until.Sub(renewed))
+	if l == nil {
+		l, err = LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: time.Minute}), root, path, "the test's lock")
+		if err != nil {
+			t.Fatalf("the killed holder's lock was not broken within a minute of its lease and margin running out: %v", err)
+		}
 	}
 	defer l.Unlock()
 	rec, ok := readRecord(t, path)
 	if !ok || rec.PID != os.Getpid() || rec.Token == "" || rec.Host == "" || rec.What != "the test's lock" {
-		t.Fatalf("the lock file now: %+v", rec)
+		t.Fatalf("the lock file now: %+v (readable %v); want this process's record (pid %d) for the test's lock", rec, ok, os.Getpid())
 	}
 }
 
@@ -265,30 +289,31 @@ func TestReleaseLeavesALockThatIsNotOurs(t *testing.T) {
 
 // A lock file that cannot be read (empty, half-written, not a record) is
 // a lock of an unknown holder, judged by its age alone: kept while it is
-// younger than a lease and the margin, broken once it is older.
+// younger than a lease and the margin (the default ones, 20 s: a stalled
+// test still finds the new file young), broken once it is older.
 func TestAnUnreadableLockFileIsStaleOnlyOnceOld(t *testing.T) {
 	root, path := leaseRoot(t)
-	shortLeases(t, 400*time.Millisecond, 200*time.Millisecond)
 	for _, content := range []string{"", `{"host":"node07","pid":4242,"tok`, "not json\n"} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// Waiting 300 ms for what must not happen: the lock stays held.
 		ctx := WithLockPolicy(context.Background(), LockPolicy{Timeout: 300 * time.Millisecond})
 		_, err := LockFile(ctx, root, path, "the test's lock")
 		var te *LockTimeoutError
 		if !errors.As(err, &te) || te.Holder.PID != 0 || !strings.Contains(err.Error(), "locked by another process") {
-			t.Fatalf("%q, new: %v; want a timeout naming no holder", content, err)
+			t.Fatalf("%q, new: %v; want a timeout naming no holder (\"locked by another process\")", content, err)
 		}
 		old := time.Now().Add(-time.Hour)
 		if err := os.Chtimes(path, old, old); err != nil {
 			t.Fatal(err)
 		}
-		l, err := LockFile(ctx, root, path, "the test's lock")
+		l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: time.Minute}), root, path, "the test's lock")
 		if err != nil {
-			t.Fatalf("%q, an hour old: %v", content, err)
+			t.Fatalf("%q, an hour old: %v; want it broken and taken", content, err)
 		}
 		if rec, ok := readRecord(t, path); !ok || rec.PID != os.Getpid() {
-			t.Fatalf("%q: the lock file once taken: %+v, %v", content, rec, ok)
+			t.Fatalf("%q: the lock file once taken: %+v (readable %v); want this process's record, pid %d", content, rec, ok, os.Getpid())
 		}
 		l.Unlock()
 	}
@@ -298,10 +323,11 @@ func TestAnUnreadableLockFileIsStaleOnlyOnceOld(t *testing.T) {
 }
 
 // Many waiters find the same stale lock at once: one breaks it, and they
-// take the lock one at a time.
+// take the lock one at a time. The leases are the default ones (15 s and
+// a margin of 5 s): a holder stalled for a second or two on a busy
+// machine is not taken for a dead one; the stale lock is a minute old.
 func TestOneWaiterAtATimeTakesAStaleLock(t *testing.T) {
 	root, path := leaseRoot(t)
-	shortLeases(t, time.Second, 500*time.Millisecond)
 	for round := 0; round < 10; round++ {
 		stale, _ := json.Marshal(leaseRecord{Host: "gone", PID: 1, Token: "stale", LeaseMS: 1000})
 		if err := os.WriteFile(path, stale, 0o600); err != nil {
@@ -316,7 +342,7 @@ func TestOneWaiterAtATimeTakesAStaleLock(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: 10 * time.Second}), root, path, "the test's lock")
+				l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: time.Minute}), root, path, "the test's lock")
 				if err != nil {
 					errs <- err
 					return
@@ -335,7 +361,7 @@ func TestOneWaiterAtATimeTakesAStaleLock(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		if most.Load() != 1 {
-			t.Fatalf("round %d: %d holders at once", round, most.Load())
+			t.Fatalf("round %d: %d holders at once; want one at a time", round, most.Load())
 		}
 		if ents, _ := os.ReadDir(root); len(ents) != 0 {
 			t.Fatalf("round %d: left in the lock's directory: %v", round, names(ents))
@@ -424,5 +450,61 @@ func TestSchemeOfAStateDir(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%q, env %q: %v, %v; want %s", c.config, c.env, got, err, c.want)
 		}
+	}
+}
+
+// A lock taken the moment its holder lets go is as fresh as a renewed one:
+// a waiter's lock file is its unique file under the lock's name, and that
+// file's time is when the waiter last judged the lock, perhaps nearly a
+// lease and a margin before. Linked as it was, another waiter could find
+// the new lock stale at once and break it while its holder held it.
+func TestALockTakenAfterAWaitIsFresh(t *testing.T) {
+	root, path := leaseRoot(t)
+	const lease, margin = 2 * time.Second, time.Second
+	shortLeases(t, lease, margin)
+	held, err := LockFile(context.Background(), root, path, "the first holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		l   *Lock
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := LockFile(WithLockPolicy(context.Background(), LockPolicy{Timeout: 2 * time.Minute}), root, path, "the waiter")
+		got <- result{l, err}
+	}()
+	// The waiter is waiting once its unique file (.lock.TOKEN) is beside
+	// the lock. Then a second passes: time enough for its last look at the
+	// lock to be old when the lock is let go. (The wait makes the case;
+	// no outcome waits on it.)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		ents, _ := os.ReadDir(root)
+		if slices.ContainsFunc(ents, func(e os.DirEntry) bool {
+			return strings.HasPrefix(e.Name(), ".lock.") && strings.Count(e.Name(), ".") == 2
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no waiter's unique file beside the lock within a minute; files: %v", names(ents))
+		}
+	}
+	time.Sleep(time.Second)
+	released := time.Now()
+	held.Unlock()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter: %v; want the lock once the first holder let go", r.err)
+	}
+	defer r.l.Unlock()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// File times are the kernel's coarse clock, a few ms behind time.Now.
+	if mt := info.ModTime(); mt.Before(released.Add(-100 * time.Millisecond)) {
+		t.Fatalf("the lock the waiter took bears the time %s before it was let go (its last look at the lock); want the time it was taken",
+			released.Sub(mt).Round(time.Millisecond))
 	}
 }
