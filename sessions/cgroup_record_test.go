@@ -50,11 +50,14 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid := cmd.Process.Pid
-			go cmd.Wait()
+			reaped := make(chan struct{})
+			go func() { cmd.Wait(); close(reaped) }()
 			t.Cleanup(func() {
 				cmd.Process.Kill()
-				for i := 0; i < 1000 && alive(pid); i++ {
-					time.Sleep(5 * time.Millisecond)
+				// Reaped, it has left the cgroup, which can then be removed.
+				select {
+				case <-reaped:
+				case <-time.After(time.Minute):
 				}
 				os.Remove(dir)
 			})

@@ -27,9 +27,12 @@ import (
 const (
 	helperEnv     = "ZWARM_SESSIONS_TEST_SUPERVISOR"
 	lockHolderEnv = "ZWARM_SESSIONS_TEST_HOLD_LOCK"
-	// slowStartEnv makes the supervisor wait this long before it does
-	// anything, signal handling included: a zwarm binary still starting.
-	slowStartEnv = "ZWARM_SESSIONS_TEST_SLOW_START"
+	// startGate, in a test's state dir, holds back the supervisors started
+	// there while it exists, before they do anything, signal handling
+	// included: a zwarm binary still starting, for exactly as long as the
+	// test needs (see holdAtTheGate). A file, not an environment variable,
+	// so that the tests that use it can run in parallel.
+	startGate = "start-gate"
 	// peakWanted, in a test's state dir, asks its supervisors to write
 	// their peak resident memory (VmHWM of /proc/self/status) to
 	// peak-<id> beside it just before they exit. A file, not an
@@ -164,9 +167,7 @@ func helperSupervisor(args []string) int {
 		// recorded supervisor only if its command line says it is one.
 		err = Detach(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
 	} else {
-		if d, err := time.ParseDuration(os.Getenv(slowStartEnv)); err == nil {
-			time.Sleep(d)
-		}
+		holdAtTheGate(st.Dir())
 		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
 		reportPeak(stateDir, id)
 	}
@@ -175,6 +176,18 @@ func helperSupervisor(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// holdAtTheGate waits while the state dir's startGate exists: at most ten
+// minutes, so that a test that failed with the gate shut leaves no
+// supervisor waiting for ever.
+func holdAtTheGate(stateDir string) {
+	gate := filepath.Join(stateDir, startGate)
+	for end := time.Now().Add(10 * time.Minute); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(gate); err != nil {
+			return
+		}
+	}
 }
 
 // testAdapters has one adapter, "fake": the fake agent, run like codex
@@ -319,7 +332,9 @@ func newWorld(t testing.TB) *world {
 // of its sessions survives.
 func (w *world) cleanup() {
 	ids, _ := w.st.ids()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A ceiling for the kills and for the supervisors to exit, generous for
+	// a machine at load 8 and more.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, id := range ids {
 		if s, err := w.m.Get(ctx, id); err == nil && !s.Settled() {
@@ -393,7 +408,11 @@ func (w *world) waitFor(id string, limit time.Duration) *Session {
 	defer cancel()
 	list, err := w.m.Wait(ctx, []string{id}, WaitOptions{})
 	if err != nil {
-		w.t.Fatalf("wait %s: %v", ShortID(id), err)
+		now := "unreadable"
+		if s, lerr := w.st.load(id); lerr == nil {
+			now = fmt.Sprintf("%s, turn %d running %v", s.Status, s.Turn, s.TurnRunning())
+		}
+		w.t.Fatalf("waiting up to %s for session %s to settle: %v; it is %s", limit, ShortID(id), err, now)
 	}
 	return list[0]
 }
@@ -420,6 +439,23 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// eventuallySee is eventually for a condition that says what it saw: the
+// failure says what was awaited and what was seen last.
+func eventuallySee(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after a minute waiting for %s; saw %s", what, saw)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

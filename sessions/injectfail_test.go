@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A follow-up whose supervisor cannot be started (here its log is a
@@ -42,9 +43,9 @@ func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, got, err := w.m.WaitInbox(ctxTimeout(t, 30e9), s.ID, res.Entry.ID)
+	e, got, err := w.m.WaitInbox(ctxTimeout(t, 2*time.Minute), s.ID, res.Entry.ID)
 	if err != nil || e.State != InboxDelivered {
-		t.Fatalf("the retry: %+v, %v", e, err)
+		t.Fatalf("the retry: %+v, %v; want it delivered (waiting at most two minutes)", e, err)
 	}
 	if p := w.prompts(); len(p) != 2 || p[1] != "two" || len(got.Turns) != 2 {
 		t.Fatalf("prompts %q, %d turns", p, len(got.Turns))

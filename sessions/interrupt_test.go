@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-// blocks is a turn that reports its thread and then works until the file
-// never appears: only a stop ends it.
-func blocks(t *testing.T, extra ...map[string]any) []map[string]any {
-	steps := []map[string]any{
+// blocks is a turn that takes the steps first (before anything a test
+// waits for, so a signal cannot come before them), reports its thread and
+// then works until the file never appears: only a stop ends it.
+func blocks(t *testing.T, first ...map[string]any) []map[string]any {
+	steps := append([]map[string]any{}, first...)
+	steps = append(steps,
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		out(`{"type":"turn.started"}`),
-	}
-	steps = append(steps, extra...)
+	)
 	return append(steps, map[string]any{"wait_file": filepath.Join(t.TempDir(), "never")})
 }
 
@@ -42,15 +43,18 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			var extra []map[string]any
+			var before []map[string]any
 			if tc.stay {
-				extra = append(extra, map[string]any{"ignore_sigterm": true})
+				// First: the test interrupts once it sees the thread, and
+				// SIGTERM must find the agent already ignoring it.
+				before = append(before, map[string]any{"ignore_sigterm": true})
 				// Long enough that a second interrupt comes while the
-				// first one still waits for the agent to go.
-				w.config("kill_grace = \"2s\"\n")
+				// first one still waits for the agent to go, however
+				// slow the machine: the agent goes only at SIGKILL.
+				w.config("kill_grace = \"15s\"\n")
 			}
 			w.script(fakeScript{Live: tc.live, Default: completes("went on", 900),
-				ByPrompt: map[string][]map[string]any{"the long way": blocks(t, extra...)}})
+				ByPrompt: map[string][]map[string]any{"the long way": blocks(t, before...)}})
 			ctx := context.Background()
 			s := w.spawn("the long way")
 			w.busy(s.ID)
@@ -66,7 +70,7 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 				// A second interrupt while the first one works queues
 				// behind it, before what was queued without one.
 				if again, err := w.m.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != InjectQueued || again.Ahead != 1 {
-					t.Fatalf("second interrupt: %+v %v", again, err)
+					t.Fatalf("second interrupt: %+v %v; want it queued behind the first, one ahead of it", again, err)
 				}
 				want = "the long way:interrupted,the short way:completed,and then this:completed,queued before:completed"
 			}

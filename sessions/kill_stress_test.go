@@ -114,7 +114,7 @@ func TestStressKillRacingInject(t *testing.T) {
 				bad("the kill of the follow-up: %v", err)
 			}
 		}
-		final := w.waitFor(s.ID, 30*time.Second)
+		final := w.wait(s.ID)
 		if final.TurnRunning() {
 			bad("a turn is left running")
 		}

@@ -82,7 +82,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		}
 		holder.Process.Kill()
 		holder.Wait()
-		if final := w.waitFor(s.ID, 30*time.Second); final.TurnRunning() || !final.Settled() {
+		if final := w.wait(s.ID); final.TurnRunning() || !final.Settled() {
 			bad("left %s", final.Status)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,14 +28,28 @@ func holdLock(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { holder.Process.Signal(syscall.SIGTERM); holder.Wait() })
-	eventually(t, "the lock to be held", func() bool {
-		l, err := lockFileCtx(ctxTimeout(t, 10*time.Millisecond), stateDirOfLock(path), path)
+	waitHeldBy(t, path, holder.Process.Pid)
+	return holder.Process.Pid
+}
+
+// waitHeldBy waits until the lock at path is held by pid, as a waiter is
+// told (whatever the lock scheme): held by anyone is not enough, as a
+// session's supervisor holds its lock for a moment now and then.
+func waitHeldBy(t *testing.T, path string, pid int) {
+	t.Helper()
+	eventuallySee(t, fmt.Sprintf("the lock %s to be held by pid %d", path, pid), func() (bool, string) {
+		ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
+		l, err := lockFileCtx(ctx, stateDirOfLock(path), path)
 		if err == nil {
 			l.Unlock()
+			return false, "it free"
 		}
-		return err != nil
+		var te *LockTimeoutError
+		if !errors.As(err, &te) {
+			return false, err.Error()
+		}
+		return te.Holder.PID == pid, "it held by " + te.Holder.String()
 	})
-	return holder.Process.Pid
 }
 
 // stateDirOfLock is the state dir of a session's lock,
@@ -66,9 +81,9 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 	// The settled session's supervisor may still be tearing down: it
 	// kills what is in the session's cgroup on its way out. Its lock is
 	// free once it has exited.
-	l, err := lockFileCtx(ctxTimeout(t, 20*time.Second), w.st.Dir(), w.st.supervisorLockPath(id))
+	l, err := lockFileCtx(ctxTimeout(t, time.Minute), w.st.Dir(), w.st.supervisorLockPath(id))
 	if err != nil {
-		t.Fatalf("the supervisor never exited: %v", err)
+		t.Fatalf("the settled session's supervisor had not exited (let go of its lock) after a minute: %v", err)
 	}
 	l.Unlock()
 	cmd := exec.Command("sleep", "300")
@@ -99,13 +114,16 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
+	// Reaped here once killed, so it is not a zombie for alive().
+	reaped := make(chan struct{})
+	go func() { cmd.Wait(); close(reaped) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		for i := 0; i < 1000 && alive(pid); i++ {
-			time.Sleep(5 * time.Millisecond) // gone before its cgroup is removed
+		select { // gone before its cgroup is removed
+		case <-reaped:
+		case <-time.After(time.Minute):
 		}
 	})
-	go cmd.Wait() // reaped here once killed, so it is not a zombie for alive()
 	if cg {
 		if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			t.Fatal(err)
@@ -219,12 +237,13 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 
 // A command waits for a session's lock at most lock_timeout, says after a
 // second what it waits for and who holds it, and then gives up, having
-// changed nothing.
+// changed nothing. A lock_timeout of 5 s is 4 s past the notice: a
+// stalled waiter does not find the notice and the deadline due at once.
 func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	w.config("kill_grace = \"300ms\"\nlock_timeout = \"1500ms\"\n")
+	w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
 	holder := holdLock(t, w.st.lockPath(s.ID))
 	var mu sync.Mutex
 	var heard []LockWait
@@ -233,11 +252,11 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 	err := within(t, "inject", func() error { _, err := w.m.Inject(context.Background(), s.ID, "then this"); return err })
 	var lte *LockTimeoutError
 	if !errors.As(err, &lte) || lte.Holder.PID != holder || !strings.Contains(err.Error(), "lock_timeout") {
-		t.Fatalf("inject under a held lock: %v", err)
+		t.Fatalf("inject under a held lock: %v; want a lock timeout naming the holder, pid %d, and lock_timeout", err, holder)
 	}
 	mu.Lock()
 	if len(heard) != 1 || heard[0].Holder.PID != holder || heard[0].What != "session "+ShortID(s.ID) {
-		t.Fatalf("heard %+v", heard)
+		t.Fatalf("heard %+v; want one notice, of session %s held by pid %d", heard, ShortID(s.ID), holder)
 	}
 	want := fmt.Sprintf("waiting for session %s: locked by pid %d, ", ShortID(s.ID), holder)
 	if !strings.HasPrefix(heard[0].String(), want) {

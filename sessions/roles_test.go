@@ -180,17 +180,18 @@ func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
 	w.script(fakeScript{Default: []map[string]any{
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		out(`{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":0}}`),
-		{"sleep_ms": 20000},
+		// Longer than the wait below: only the stop ends it in time.
+		{"sleep_ms": 300000},
 		{"run": "touch " + went},
 	}})
 	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := w.waitFor(s.ID, 15*time.Second)
+	done := w.waitFor(s.ID, 2*time.Minute)
 	const why = "over its cost limit of $0.50: $1.25 spent"
 	if done.Status != StatusKilled || done.Error != why || done.Turns[0].Status != StatusKilled || done.Turns[0].Error != why {
-		t.Fatalf("%s %q, turn %s %q", done.Status, done.Error, done.Turns[0].Status, done.Turns[0].Error)
+		t.Fatalf("session %s %q, turn %s %q; want both killed, saying %q", done.Status, done.Error, done.Turns[0].Status, done.Turns[0].Error, why)
 	}
 	if _, err := os.Stat(went); err == nil {
 		t.Error("the agent went on past its cost limit")

@@ -79,7 +79,8 @@ func spawnerProcess(stateDir string) int {
 // saying why, and the refused leave nothing behind.
 func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"sleep_ms": 60000}}})
+	// Running until the test's cleanup kills them, however long the test.
+	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	const limit, each = 4, 3
 	gate := w.st.Dir() + ".go"
 	var procs []*exec.Cmd

@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,21 +46,23 @@ func manager(t testing.TB, dir string) *sessions.Manager {
 	return sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
 }
 
-// nextUpdate waits for an update that want accepts.
-func nextUpdate(t *testing.T, sub *sessions.Subscription, want func(sessions.Update) bool) sessions.Update {
+// nextUpdate waits for an update that want accepts: what, it says.
+func nextUpdate(t *testing.T, sub *sessions.Subscription, what string, want func(sessions.Update) bool) sessions.Update {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(time.Minute)
+	var seen []string
 	for {
 		select {
 		case u, ok := <-sub.C():
 			if !ok {
-				t.Fatalf("subscription closed: %v", sub.Err())
+				t.Fatalf("waiting for %s: the subscription closed (%v) after updates %q", what, sub.Err(), seen)
 			}
 			if want(u) {
 				return u
 			}
+			seen = append(seen, fmt.Sprintf("%s initial=%v removed=%v session=%v", u.ID, u.Initial, u.Removed, u.Session != nil))
 		case <-timeout:
-			t.Fatal("no matching update")
+			t.Fatalf("no update with %s within a minute; saw %q", what, seen)
 		}
 	}
 }
@@ -74,7 +77,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	defer sub.Close()
 	id := "3f2a0000-0000-4000-8000-000000000001"
 	writeSession(t, dir, id, "")
-	u := nextUpdate(t, sub, func(u sessions.Update) bool { return u.ID == id })
+	u := nextUpdate(t, sub, "the new session", func(u sessions.Update) bool { return u.ID == id })
 	if !u.Initial || u.Session == nil || u.Session.Status != sessions.StatusCompleted || len(u.Ended) != 1 {
 		t.Fatalf("first update of a new session: %+v", u)
 	}
@@ -85,7 +88,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	// the record makes the subscription look again.
 	os.Chtimes(filepath.Join(dir, "sessions", id, "meta.json"), time.Now(), time.Now())
 	os.RemoveAll(filepath.Join(dir, "sessions", id))
-	u = nextUpdate(t, sub, func(u sessions.Update) bool { return u.ID == id && u.Removed })
+	u = nextUpdate(t, sub, "the session's removal", func(u sessions.Update) bool { return u.ID == id && u.Removed })
 	if u.Session != nil || u.Prev != sessions.StatusCompleted {
 		t.Fatalf("removal: %+v", u)
 	}

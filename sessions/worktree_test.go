@@ -429,8 +429,11 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != StatusKilled || time.Since(start) > 10*time.Second {
-		t.Fatalf("%s after %s", s.Status, time.Since(start))
+	t.Logf("killed while its worktree was prepared in %s", time.Since(start).Round(time.Millisecond))
+	// The outcome, not the time: had the supervisor not stopped the setup
+	// itself, the kill would have taken over and said so in the error.
+	if s.Status != StatusKilled || strings.Contains(s.Error, "did not stop") || strings.Contains(s.Error, "did not hand over") {
+		t.Fatalf("the session is %s (%q); want killed, its supervisor having stopped the setup itself (no kill taking over)", s.Status, s.Error)
 	}
 	// cleanup fails the test if a setup process survived
 }
