@@ -360,6 +360,7 @@ func TestSlurmRealCodex(t *testing.T) {
 func TestSlurmDoctor(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
+	slurmtest.Undrained(t, slurmtest.Cluster(t)) // doctor checks a node can run a job
 	r := w.bin("doctor")
 	if !strings.Contains(r.stdout, "runner") || !strings.Contains(r.stdout, "slurm: the controller answers") {
 		t.Fatalf("doctor with the cluster up: %+v", r)

@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/runner/slurm"
+	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 )
 
 func TestPingAndCheck(t *testing.T) {
 	t.Parallel()
 	c := client(t, slurm.Options{})
+	slurmtest.Undrained(t, slurmtest.Cluster(t)) // check looks for a node that can run a job
 	if err := c.Ping(ctxFor(t)); err != nil {
 		t.Fatal(err)
 	}

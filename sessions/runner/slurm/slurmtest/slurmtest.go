@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Cluster returns the environment a Slurm client needs to reach the test
@@ -147,12 +149,53 @@ func Nodes(t testing.TB, env []string) []string {
 // package, so a test keeps its nodes drained as briefly as it can.
 func Drain(t testing.TB, env []string) {
 	t.Helper()
+	// Registered first, so it runs last: after the resume below.
+	t.Cleanup(lockDrain(t, env, unix.LOCK_EX))
 	for _, n := range Nodes(t, env) {
 		if out, err := command(env, "scontrol", "update", "nodename="+n, "state=drain", "reason=test"); err != nil {
 			t.Fatalf("drain %s: %v: %s", n, err, out)
 		}
 	}
 	t.Cleanup(func() { resume(env) })
+}
+
+// Undrained keeps the cluster's nodes from being drained while the test
+// runs, waiting first for a test that drained them (in this process or
+// another: the packages' tests run at once) to resume them. A test that
+// checks the cluster can run a job (sinfo's node states, doctor) calls it.
+func Undrained(t testing.TB, env []string) {
+	t.Helper()
+	t.Cleanup(lockDrain(t, env, unix.LOCK_SH))
+}
+
+// lockDrain takes the drain lock, a file beside the cluster's config, in
+// mode (LOCK_EX to drain, LOCK_SH to need the nodes undrained), and
+// returns its release. It waits as long as a drain may last, and fails
+// the test after that.
+func lockDrain(t testing.TB, env []string, mode int) func() {
+	t.Helper()
+	conf := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "SLURM_CONF="); ok {
+			conf = v
+		}
+	}
+	path := filepath.Join(filepath.Dir(conf), "test-drain.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("the test cluster's drain lock: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), mode|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("the test cluster's drain lock %s: %v (another test has held it for 5 minutes)", path, err)
+		}
+	}
+	return func() { f.Close() } // closing lets go of the lock
 }
 
 // Resume brings every node back after Drain:
