@@ -103,21 +103,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 	next := func(sub *Subscription, what string, want func(Update) bool) Update {
 		t.Helper()
-		var seen []string
-		for {
-			select {
-			case u, ok := <-sub.C():
-				if !ok {
-					t.Fatalf("%s: the subscription ended (%v) after %q", what, sub.Err(), seen)
-				}
-				if want(u) {
-					return u
-				}
-				seen = append(seen, describeUpdate(u))
-			case <-ctx.Done():
-				t.Fatalf("%s: no such update within the test's two minutes; saw %q", what, seen)
-			}
-		}
+		return awaitUpdate(ctx, t, sub, what, want)
 	}
 
 	changed := sessionID(7)

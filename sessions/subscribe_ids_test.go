@@ -27,27 +27,7 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	// until reads updates until one is what the test waits for: a change
-	// may reach the subscription as more than one file event, and so as
-	// more than one update, on a busy machine.
-	until := func(what string, ok func(Update) bool) {
-		t.Helper()
-		var seen []string
-		for {
-			select {
-			case u, open := <-sub.C():
-				if !open {
-					t.Fatalf("waiting for %s: the subscription ended (%v) after %q", what, sub.Err(), seen)
-				}
-				if ok(u) {
-					return
-				}
-				seen = append(seen, describeUpdate(u))
-			case <-ctx.Done():
-				t.Fatalf("waiting for %s: not seen within the test's two minutes; saw %q", what, seen)
-			}
-		}
-	}
+	until := func(what string, ok func(Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
 	until("the session as it is", func(u Update) bool { return u.ID == id && u.Session != nil })
 	if _, err := st.updateSettled(ctx, id, func(s *Session) error {
 		s.LastMessage = "changed"
@@ -60,6 +40,29 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("the session removed", func(u Update) bool { return u.ID == id && u.Removed })
+}
+
+// awaitUpdate reads sub's updates until one is what the test waits for,
+// and returns it: a change may reach a subscription as more than one file
+// event, and so as more than one update, on a busy machine. ctx is the
+// test's ceiling.
+func awaitUpdate(ctx context.Context, t *testing.T, sub *Subscription, what string, want func(Update) bool) Update {
+	t.Helper()
+	var seen []string
+	for {
+		select {
+		case u, open := <-sub.C():
+			if !open {
+				t.Fatalf("waiting for %s: the subscription ended (%v) after %q", what, sub.Err(), seen)
+			}
+			if want(u) {
+				return u
+			}
+			seen = append(seen, describeUpdate(u))
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: not seen before the test's ceiling; saw %q", what, seen)
+		}
+	}
 }
 
 // describeUpdate says what an update held, for a failure message.
