@@ -25,10 +25,15 @@ func runningEscaper(t *testing.T, w *world, dir string) (*Session, *ProcRef, int
 	s := w.spawn("outlive your record")
 	escaper := readPIDFile(t, pids)
 	var sup *ProcRef
-	eventually(t, "the supervisor to run the agent", func() bool {
+	// Until the agent's thread is recorded, the supervisor still writes the
+	// record: a test that removes it before then could see it written back.
+	eventually(t, "the supervisor to run the agent and record its thread", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
+		if g == nil {
+			return false
+		}
 		sup = g.Owner
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil
+		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil && g.ThreadID != ""
 	})
 	return s, sup, escaper
 }
