@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,4 +276,45 @@ func promptsOf(s *Session) []string {
 		out = append(out, t.Prompt)
 	}
 	return out
+}
+
+// A reader that finds an attached session's attacher dead while another
+// process holds the session's lock reports it settled as it was, in the
+// words the record will have, without recording it: never failed, never
+// still attached.
+func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	s := w.spawn("first")
+	w.wait(s.ID)
+	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadProc(t)
+	dead.Role, dead.Token = roleAttach, "gone"
+	if _, err := w.st.update(s.ID, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.m.Get(ctx, s.ID)
+	l.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Attaches) != 1 {
+		t.Fatalf("want the one attach span, got %d", len(got.Attaches))
+	}
+	sp := got.Attaches[0]
+	if got.Status != StatusCompleted || !got.Settled() || sp.End == nil || sp.Note != fmt.Sprintf("zwarm attach (pid %d) died without settling the session", dead.PID) {
+		t.Fatalf("read while locked: want completed, settled, the span ended saying the attacher died; got %s (settled %v, error %q), span ended %v, note %q",
+			got.Status, got.Settled(), got.Error, sp.End != nil, sp.Note)
+	}
+	// Nothing was recorded: the next reader, with the lock free, does it.
+	if rec, err := w.st.load(s.ID); err != nil || rec.Status != StatusAttached {
+		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
+	}
 }

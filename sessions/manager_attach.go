@@ -362,17 +362,23 @@ func (s *Session) recordAttachWork(w *TurnWork) {
 	}
 }
 
+// attacherDiedNote is what an attach span says of an attacher (owner)
+// that died without settling its session.
+func attacherDiedNote(owner *ProcRef) string {
+	pid := 0
+	if owner != nil {
+		pid = owner.PID
+	}
+	return fmt.Sprintf("zwarm attach (pid %d) died without settling the session", pid)
+}
+
 // attacherGone settles a session whose attaching command died: the
 // person's CLI goes too (it was told to when its command died; a CLI
 // still alive is killed), and the follow-ups queued meanwhile are
 // reported undelivered, since nobody is left to start them. Callers hold
 // the lock.
 func (m *Manager) attacherGone(s *Session) error {
-	pid := 0
-	if s.Owner != nil {
-		pid = s.Owner.PID
-	}
-	note := fmt.Sprintf("zwarm attach (pid %d) died without settling the session", pid)
+	note := attacherDiedNote(s.Owner)
 	if n := len(s.Attaches); n > 0 {
 		if cli := s.Attaches[n-1].CLI; cli != nil && cli.signal(syscall.SIGKILL) == nil {
 			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)

@@ -209,10 +209,12 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 		// waits for it; the next look records it): report the truth
 		// without recording it.
 		c := seen.Clone()
-		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
-		if seen.Status == StatusAttached {
-			c.detach(nil, "the attaching zwarm is gone", time.Now().UTC())
+		if c.Status == StatusAttached {
+			// Settled as it was before the attach, as the record will be.
+			c.detach(nil, attacherDiedNote(c.Owner), time.Now().UTC())
+			return c
 		}
+		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
 		return c
 	}
 	return s
