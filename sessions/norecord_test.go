@@ -26,7 +26,13 @@ func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
+	for deadline := time.Now().Add(time.Minute); sup.Alive(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			meta, err := os.ReadFile(w.st.metaPath(s.ID))
+			log, _ := os.ReadFile(filepath.Join(w.st.sessionDir(s.ID), "supervisor.log"))
+			t.Fatalf("the supervisor did not stop the session within a minute of its record's removal; the record now: %v %s\nsupervisor.log:\n%s", err, meta, log)
+		}
+	}
 	if alive(escaper) {
 		t.Fatalf("the escaper (pid %d) outlived its supervisor", escaper)
 	}
