@@ -250,12 +250,19 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the supervisor to die", func() bool { return !alive(owner.PID) })
-	// The first reader to look finds the supervisor dead, records it, and
-	// stops what it left running: the agent's escaped grandchild.
-	list := w.ls()
-	if len(list) != 1 || list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") ||
-		!strings.Contains(list[0].Error, "zwarm stopped what it left running") {
-		t.Fatalf("after SIGKILL of the supervisor: %+v", list)
+	// A reader that finds the supervisor dead records it and stops what it
+	// left running: the agent's escaped grandchild. The first may find the
+	// session's lock still held: a SIGKILLed process reads as a zombie
+	// while its other threads are still exiting, and lets go of its files
+	// only with the last of them. A reader never waits for a lock; a later
+	// one records it.
+	var list []session
+	eventually(t, "a reader to record the dead supervisor", func() bool {
+		list = w.ls()
+		return len(list) == 1 && strings.Contains(list[0].Error, "zwarm stopped what it left running")
+	})
+	if list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
+		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status, list[0].Error)
 	}
 	if alive(escaped) || len(markedProcs(id)) > 0 {
 		t.Fatalf("the reader left processes of a dead supervisor running: %v", markedProcs(id))
