@@ -289,30 +289,50 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 // or SIGUSR1, which a cluster's scheduler sends shortly before the job's
 // time limit (sbatch --signal=B:USR1@60) and whose default action would
 // end the supervisor without a word. The reason is recorded before the
-// agent is stopped, and a kill's own reason, recorded first, is kept. The
-// returned func stops listening and waits for the listener.
+// agent is stopped, and a kill's own reason, recorded first, is kept. In a
+// Slurm job it also asks whether the warning came before it listened
+// (missedWarning). The returned func stops listening and waits for the
+// listener and the question.
 func stopOnSignal(ctx context.Context, turns *sessions.Turns, log *slog.Logger) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	// Listening now, it asks whether Slurm's one warning came before.
+	warned := make(chan os.Signal, 1)
+	checked := make(chan struct{})
+	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
+		go func() {
+			defer close(checked)
+			if missedWarning(ctx, job) {
+				log.Info("the job is within a minute of its time limit: Slurm's warning came before the supervisor listened")
+				warned <- syscall.SIGUSR1
+			}
+		}()
+	} else {
+		close(checked)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var sig os.Signal
 		select {
-		case sig := <-sigs:
-			reason := signalReason(sig.(syscall.Signal), os.Getenv("SLURM_JOB_ID"))
-			if err := turns.RequestStop(reason); err != nil {
-				log.Warn("record the stop", "reason", reason, "err", err)
-			}
-			log.Info("stopping", "signal", sig, "reason", reason)
-			cancel()
+		case sig = <-sigs:
+		case sig = <-warned:
 		case <-ctx.Done():
+			return
 		}
+		reason := signalReason(sig.(syscall.Signal), os.Getenv("SLURM_JOB_ID"))
+		if err := turns.RequestStop(reason); err != nil {
+			log.Warn("record the stop", "reason", reason, "err", err)
+		}
+		log.Info("stopping", "signal", sig, "reason", reason)
+		cancel()
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
 		cancel()
 		<-done
+		<-checked
 	}
 }
 
