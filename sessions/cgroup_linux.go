@@ -175,7 +175,10 @@ func killCgroup(ctx context.Context, dir string) error {
 		return nil
 	}
 	err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	// ENODEV: the cgroup was removed between the open and the write (its
+	// supervisor, settling the session, removes it): it is as empty as a
+	// missing one.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENODEV) {
 		return nil
 	}
 	if err != nil {
