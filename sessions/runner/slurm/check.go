@@ -85,12 +85,13 @@ func (c *Client) Check(ctx context.Context) []string {
 // nodeUsable reports a node state that runs, or will run, jobs. sinfo
 // marks states with a suffix (idle*, not responding; mix-, powering
 // down...), which is kept in what Check says but not judged here beyond
-// "*" (not responding).
+// "*" (not responding). "+" is a node finishing a job (allocated+), as
+// every test's node is now and then.
 func nodeUsable(state string) bool {
 	if strings.HasSuffix(state, "*") {
 		return false
 	}
-	s := strings.TrimRight(state, "~#!%$@^-")
+	s := strings.TrimRight(state, "~#!%$@^-+")
 	switch s {
 	case "idle", "mixed", "allocated", "completing", "planned":
 		return true
