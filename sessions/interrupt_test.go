@@ -228,19 +228,11 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	s := w.spawn("first")
-	w.wait(s.ID)
-	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s := attachedSession(t, w)
 	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
 		t.Fatal(err)
 	}
-	dead := deadProc(t)
-	dead.Role, dead.Token = roleAttach, "gone"
-	if _, err := w.st.update(s.ID, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	attacherDied(t, w, s.ID)
 	got, err := w.m.Get(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +245,30 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 	if len(inbox) != 1 || inbox[0].State != InboxUndelivered || got.PendingInjects != 0 {
 		t.Fatalf("inbox %+v, pending %d", inbox, got.PendingInjects)
 	}
+}
+
+// attachedSession is a settled session a person is attached to (this
+// process, through Manager.Attach).
+func attachedSession(t *testing.T, w *world) *Session {
+	t.Helper()
+	s := w.spawn("first")
+	w.wait(s.ID)
+	if _, err := w.m.Attach(context.Background(), s.ID, AttachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// attacherDied records a dead process as the attacher of session id, as
+// if the zwarm attach had been killed.
+func attacherDied(t *testing.T, w *world, id string) *ProcRef {
+	t.Helper()
+	dead := deadProc(t)
+	dead.Role, dead.Token = roleAttach, "gone"
+	if _, err := w.st.update(id, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return dead
 }
 
 // deadProc is a process that has exited.
@@ -286,16 +302,8 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	s := w.spawn("first")
-	w.wait(s.ID)
-	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dead := deadProc(t)
-	dead.Role, dead.Token = roleAttach, "gone"
-	if _, err := w.st.update(s.ID, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	s := attachedSession(t, w)
+	dead := attacherDied(t, w, s.ID)
 	l, err := lockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
