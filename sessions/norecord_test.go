@@ -23,7 +23,16 @@ func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
 	cg := w.st.sessionCgroup(s.ID)
-	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+	// Removed under the session's lock: a progress write that loaded the
+	// record before an unlocked removal would put it back, and the session
+	// would rightly run on.
+	l, err := w.st.lock(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = os.Remove(w.st.metaPath(s.ID))
+	l.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); sup.Alive(); time.Sleep(10 * time.Millisecond) {
