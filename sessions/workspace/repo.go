@@ -57,6 +57,12 @@ func Find(ctx context.Context, dir string) (*Repo, error) {
 	out, err := git{dir: dir}.run(ctx, "rev-parse", "--path-format=absolute",
 		"--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-prefix")
 	if err != nil {
+		if notARepository(err) {
+			// A .git on the way that git takes for no repository (the
+			// empty directory a sandbox makes to mask a writable root's
+			// .git, say): git's answer stands.
+			return nil, ErrNotRepo
+		}
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
@@ -68,6 +74,15 @@ func Find(ctx context.Context, dir string) (*Repo, error) {
 		r.Prefix = strings.TrimSuffix(lines[3], "/")
 	}
 	return r, nil
+}
+
+// notARepository reports whether git failed because it found no
+// repository above the directory: other failures (a repository owned by
+// another user, a .git file naming a git dir that is gone) are errors to
+// report as they are.
+func notARepository(err error) bool {
+	var ge *GitError
+	return errors.As(err, &ge) && ge.Code == 128 && strings.Contains(ge.Stderr, "not a git repository (or any")
 }
 
 // hasDotGit reports whether dir or a parent has a .git entry (a

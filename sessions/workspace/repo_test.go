@@ -48,6 +48,30 @@ func TestFindOutsideARepository(t *testing.T) {
 	}
 }
 
+// An empty .git above a plain directory (codex makes one in each writable
+// root to mask it while a sandboxed command runs, /tmp's included) is no
+// repository, as git itself says; one git cannot read is still an error.
+func TestFindBelowAStrayEmptyDotGitIsOutsideARepository(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	if err := os.Mkdir(filepath.Join(top, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(top, "project")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Find(context.Background(), dir); !errors.Is(err, ErrNotRepo) {
+		t.Fatalf("err %v, want ErrNotRepo", err)
+	}
+	// A .git file that names nothing is a broken repository, not none.
+	broken := filepath.Join(t.TempDir(), "broken")
+	write(t, filepath.Join(broken, ".git"), "gitdir: "+filepath.Join(broken, "gone")+"\n")
+	if _, err := Find(context.Background(), broken); err == nil || errors.Is(err, ErrNotRepo) {
+		t.Fatalf("err %v, want git's own error for a .git that names no git dir", err)
+	}
+}
+
 func TestResolveBase(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{"a": "1\n"})
