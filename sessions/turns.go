@@ -439,6 +439,9 @@ type TurnWork struct {
 	// checked again now that the worker had its turn.
 	Conflict []string
 	Err      string
+	// Undone is what zwarm undid of the worker's doing in the git dir
+	// before committing (workspace.Worktree.Undone), for the log.
+	Undone []string
 }
 
 // recordWork puts what turn n changed in the record.

@@ -26,16 +26,16 @@ func CommitWork(ctx context.Context, ws *Workspace, msg, what string) *TurnWork 
 	head, _, err := commitRetrying(ctx, w, msg)
 	var ue *workspace.UnfinishedError
 	if errors.As(err, &ue) {
-		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files}
+		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files, Undone: w.Undone}
 	}
 	if err != nil {
-		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err)}
+		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Undone: w.Undone}
 	}
 	before := ws.Head
 	if before == "" {
 		before = ws.BaseCommit
 	}
-	work := &TurnWork{Head: head, From: before}
+	work := &TurnWork{Head: head, From: before, Undone: w.Undone}
 	if head != before {
 		work.Commit = head
 		// Without the list the commit still stands; the record just names

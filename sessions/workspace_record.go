@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -106,7 +107,8 @@ type Landing struct {
 
 // Worktree is the workspace as the workspace package drives it.
 func (w *Workspace) Worktree() *workspace.Worktree {
-	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought}
+	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought,
+		Known: cmp.Or(w.Head, w.BaseCommit)}
 }
 
 // Dir is where the agent works: the worktree's subdirectory that matches

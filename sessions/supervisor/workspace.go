@@ -103,6 +103,11 @@ func (sv *supervisor) commitTurn(s *sessions.Session, n int) *sessions.TurnWork 
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	work := sessions.CommitWork(ctx, s.Workspace, s.CommitMessage(n), fmt.Sprintf("turn %d's work", n))
+	if work != nil {
+		for _, u := range work.Undone {
+			sv.log.Warn("undid what the worker did to the repository's git dir", "turn", n, "what", u)
+		}
+	}
 	switch {
 	case work == nil:
 	case work.Err != "":

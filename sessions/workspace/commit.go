@@ -112,6 +112,9 @@ func (e *UnfinishedError) Error() string {
 // committed and an *UnfinishedError says why.
 func (w *Worktree) Commit(ctx context.Context, message string) (head string, made bool, err error) {
 	w.repairPointer()
+	if err := w.pinned(ctx); err != nil {
+		return "", false, err
+	}
 	admin := w.admin()
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(admin, d)); err == nil {
@@ -169,7 +172,7 @@ func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
 	if err != nil {
 		return err
 	}
-	if _, err := g.run(ctx, "update-ref", "-m", "zwarm: the worker's work, from "+firstNonEmpty(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's work, from "+firstNonEmpty(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
 		return err
 	}
 	_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)

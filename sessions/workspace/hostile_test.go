@@ -280,3 +280,73 @@ func TestOnlyATrustedOwnerFileNamesAStateDir(t *testing.T) {
 		t.Errorf("Owner, which judges leftovers, reads it: %q", got)
 	}
 }
+
+// The parts of the git dir a sandboxed worker may write (its branch, the
+// zwarm branches' logs, the worktree's own git dir) cannot steer zwarm's
+// own git, which runs outside the sandbox: a branch made a symbolic ref
+// to main does not move main, and a symlink planted where git writes
+// (a reflog, COMMIT_EDITMSG) does not write to the file it points at.
+func TestAWorkerCannotSteerZwarmsGitThroughTheGitDir(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000040")
+	base := sh(t, repo, "git rev-parse main")
+	w.Known = base
+	outside := t.TempDir()
+	victims := map[string]string{}
+	plant := func(path string) {
+		victim := filepath.Join(outside, filepath.Base(path)+".victim")
+		write(t, victim, "yours\n")
+		victims[victim] = path
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.Remove(path)
+		if err := os.Symlink(victim, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	branchRef := filepath.Join(w.CommonDir, "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040")
+	write(t, branchRef, "ref: refs/heads/main\n")
+	plant(filepath.Join(w.CommonDir, "logs", "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040"))
+	plant(filepath.Join(w.admin(), "COMMIT_EDITMSG"))
+	plant(filepath.Join(w.admin(), "logs", "HEAD"))
+	write(t, filepath.Join(w.Path, "work.txt"), "work\n")
+
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, repo, "git rev-parse main"); got != base {
+		t.Fatalf("main moved from %s to %s: zwarm's commit followed the worker's symbolic ref", base, got)
+	}
+	for victim, via := range victims {
+		if got := read(t, victim); got != "yours\n" {
+			t.Errorf("%s, planted as %s, now holds %q", victim, via, got)
+		}
+	}
+	if got := read(t, branchRef); strings.TrimSpace(got) != head {
+		t.Fatalf("the worker's branch file holds %q, want the plain ref %s", got, head)
+	}
+	if got := sh(t, repo, "git rev-parse "+head+"^"); got != base {
+		t.Fatalf("the turn's commit has parent %s, want the base %s", got, base)
+	}
+	if got := sh(t, repo, "git show --name-only --format= "+head); got != "work.txt" {
+		t.Fatalf("the turn's commit holds %q, want work.txt", got)
+	}
+	if len(w.Undone) != 4 {
+		t.Fatalf("undone: %q; want the symbolic ref and the three symlinks named", w.Undone)
+	}
+
+	// Removing the worktree, branch and all, leaves main alone however
+	// the worker left its branch.
+	write(t, branchRef, "ref: refs/heads/main\n")
+	if err := w.Remove(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, repo, "git rev-parse main"); got != base {
+		t.Fatalf("main is at %s after the removal, want %s", got, base)
+	}
+	if out := sh(t, repo, "git branch --list 'zwarm/*'"); out != "" {
+		t.Fatalf("the worker's branch is left: %q", out)
+	}
+}

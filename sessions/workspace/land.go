@@ -145,6 +145,9 @@ func CommitTree(ctx context.Context, commonDir, tree, message string, parents ..
 // rebase --onto), as the user. On a conflict the rebase is undone and a
 // *ConflictError names the files. It returns the new HEAD.
 func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, error) {
+	if err := w.pinned(ctx); err != nil {
+		return "", err
+	}
 	g := w.tree()
 	g.writes = true
 	if _, err := g.run(ctx, "rebase", "--quiet", "--onto", onto, upstream); err != nil {
@@ -161,6 +164,9 @@ func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, e
 // Checkout checks rev out in the worktree, detached (to verify a landing
 // in it), or the worktree's branch again when rev is "".
 func (w *Worktree) Checkout(ctx context.Context, rev string) error {
+	if err := w.pinned(ctx); err != nil {
+		return err
+	}
 	g := w.tree()
 	g.writes = true
 	var err error
@@ -259,6 +265,9 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 // returns a *ConflictError naming them; the commit at the worker's next
 // turn's end concludes it.
 func (w *Worktree) MergeFrom(ctx context.Context, rev, message string) (string, error) {
+	if err := w.pinned(ctx); err != nil {
+		return "", err
+	}
 	g := w.tree()
 	g.writes, g.zwarm = true, true
 	if _, err := g.run(ctx, "merge", "--quiet", "--no-edit", "-m", message, rev); err != nil {
@@ -359,6 +368,9 @@ func Merges(ctx context.Context, commonDir, from, to string) (int, error) {
 // the worktree, what was brought along and zwarm's state dir aside: what
 // a verify run left.
 func (w *Worktree) CleanUntracked(ctx context.Context) error {
+	if err := w.pinned(ctx); err != nil {
+		return err
+	}
 	g := w.tree()
 	g.writes = true
 	args := []string{"clean", "-f", "-d", "-q", "-e", StateDirName}

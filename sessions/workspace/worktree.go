@@ -26,6 +26,13 @@ type Worktree struct {
 	// Exclude are paths (relative to Path) that were brought along from
 	// the caller's checkout: they are never committed.
 	Exclude []string
+	// Known is the commit zwarm last recorded the branch at ("" if none):
+	// where the branch is put back should the worker make it a symbolic
+	// ref (pin).
+	Known string
+	// Undone says what zwarm undid of the worker's doing in the git dir
+	// before it wrote there (pin), one line each.
+	Undone []string
 }
 
 // BranchFor is the branch of a session's worktree.
@@ -128,6 +135,9 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 		return err
 	}
 	defer unlock()
+	if err := w.pinned(ctx); err != nil {
+		return err
+	}
 	g := git{dir: w.CommonDir, writes: true}
 	if _, err := os.Lstat(w.Path); err == nil {
 		if _, err := g.run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
@@ -146,7 +156,7 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
 		return nil
 	}
-	if _, err := g.run(ctx, "branch", "-D", "--", w.Branch); err != nil {
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-d", "refs/heads/"+w.Branch); err != nil {
 		return err
 	}
 	return nil
