@@ -166,6 +166,33 @@ func TestLandingNeverOverwritesAnIgnoredFile(t *testing.T) {
 	}
 }
 
+// An ignored file of yours where the worker's change puts a directory
+// (your notes, its notes/todo.md, added with git add -f) is in the way
+// as much as one at the same path.
+func TestLandingNeverReplacesAnIgnoredFileWithADirectory(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{".gitignore": "notes\n", "a.txt": "a\n"})
+	ctx := context.Background()
+	write(t, filepath.Join(repo, "notes"), "my notes\n")
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000041")
+	write(t, filepath.Join(w.Path, "notes", "todo.md"), "worker\n")
+	sh(t, w.Path, "git add -f notes/todo.md")
+	head, _, err := w.Commit(ctx, "zwarm turn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := find(t, repo)
+	target, _ := FindTarget(ctx, r.CommonDir, "main")
+	tree, err := MergeTree(ctx, r.CommonDir, target.Commit, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit, err := Overlap(ctx, repo, target.Commit, tree)
+	if err != nil || !reflect.DeepEqual(hit, []string{"notes"}) {
+		t.Fatalf("overlap %v %v: your ignored notes would be replaced by the worker's notes/", hit, err)
+	}
+}
+
 func TestApplyTreeLandsOnlyTheChangeItself(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{"f": "1\n2\n3\n4\n5\n"})

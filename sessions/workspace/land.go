@@ -211,9 +211,34 @@ func Overlap(ctx context.Context, checkout, from, to string) ([]string, error) {
 			// A file the branch does not track, ignored by git (.env,
 			// say): a fast-forward would overwrite it without a word.
 			hit = append(hit, f)
+		case status == "A":
+			// A file of yours where the change needs a directory (your
+			// ignored notes, the change's notes/todo.md): git replaces
+			// it without a word too.
+			if p := fileOnTheWay(checkout, f); p != "" && !slices.Contains(hit, p) {
+				hit = append(hit, p)
+			}
 		}
 	}
 	return hit, nil
+}
+
+// fileOnTheWay names the first of rel's parent directories (relative to
+// top) that is there as something else than a directory: a file, or a
+// symlink; "" if none is.
+func fileOnTheWay(top, rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], "/")
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
 }
 
 func present(path string) bool {
