@@ -78,6 +78,48 @@ exclude_tmpdir_env_var = true
 	}
 }
 
+// A worker in codex's workspace-write sandbox may write its own branch's
+// ref and the zwarm branches' logs (its own git needs them to commit).
+// What it plants there, a symbolic ref to main and a reflog symlinked to
+// a file of yours, must not steer zwarm's own git, which commits the
+// turn outside the sandbox: main stays, your file stays, and the turn's
+// work is on the worker's branch.
+func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
+	t.Parallel()
+	w, srv := realRepoWorld(t, "codex")
+	main := w.git(w.work, "rev-parse", "main")
+	victim := filepath.Join(t.TempDir(), "yours.txt")
+	writeFile(t, victim, "yours\n")
+	script := fmt.Sprintf(`echo work > work.txt; common=$(git rev-parse --path-format=absolute --git-common-dir); b=$(git symbolic-ref --short HEAD); `+
+		`printf 'ref: refs/heads/main\n' > "$common/refs/heads/$b" && echo sym''ref-planted; `+
+		`ln -sfn %s "$common/logs/refs/heads/$b" && echo link''-planted`, victim)
+	srv.On("plant", fakemodel.Reply{Tool: "exec_command", Args: fmt.Sprintf(`{"cmd":%q}`, script)}, fakemodel.Reply{Text: "done"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "plant"), &s)
+	out := w.commandOutput(srv)
+	for _, want := range []string{"symref-planted", "link-planted"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the sandboxed command could not plant what this test is about (%q missing); its output:\n%s", want, out)
+		}
+	}
+	if s.Status != sessions.StatusCompleted {
+		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	}
+	if got := w.git(w.work, "rev-parse", "main"); got != main {
+		t.Fatalf("main moved from %s to %s: zwarm's commit followed the worker's symbolic ref", main, got)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "yours\n" {
+		t.Fatalf("your file, which the worker symlinked its branch's reflog to, now holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.work, ".git", "refs", "heads", "zwarm", s.ID)); strings.HasPrefix(string(b), "ref:") {
+		t.Fatalf("the worker's branch is still a symbolic ref: %q", b)
+	}
+	if d := w.ok("diff", s.ID, "--name-only"); d != "work.txt\n" {
+		log, _ := os.ReadFile(filepath.Join(w.state, "sessions", s.ID, "supervisor.log"))
+		t.Fatalf("diff: %q, want the turn's work.txt\n%s\n%s\n%s", d, log, out, w.git(s.Worktree, "status", "--short"))
+	}
+}
+
 // commandOutput is what codex sent back to the model as its command's
 // output (the function_call_output of its last request).
 func (w *world) commandOutput(srv *fakemodel.Server) string {
