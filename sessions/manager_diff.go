@@ -55,7 +55,8 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	if !s.AllCommitted() && w.Exists() {
 		return s, w.WorkingDiff(ctx, out, ws.DiffBase(), req.Options)
 	}
-	return s, m.commitDiff(ctx, s, w, out, ws.DiffBase(), ws.Head, req.Options)
+	head, _ := branchHead(ctx, ws)
+	return s, m.commitDiff(ctx, s, w, out, ws.DiffBaseFor(head), head, req.Options)
 }
 
 func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {

@@ -158,6 +158,27 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		ws, pending = s.Workspace, false
 		res.Session = s
 	}
+	if !pending {
+		// Commits made on the worker's branch since its last turn (by
+		// hand, say) are part of the change: they land with it.
+		head, diverged := branchHead(ctx, ws)
+		if diverged {
+			return nil, fmt.Errorf("land %s: its branch %s was moved off the worker's last commit %s (reset or amended by hand) and is at %s now; nothing was changed. "+
+				"Put the branch back to land the worker's commits (git -C %s reset --keep %s), or land what it has now yourself (git merge %s)",
+				ShortID(id), ws.Branch, workspace.Abbrev(ws.Head), workspace.Abbrev(w.Tip(ctx)), w.Path, workspace.Abbrev(ws.Head), ws.Branch)
+		}
+		if head != ws.Head {
+			if opt.DryRun {
+				ws = cloneWorkspace(ws)
+				ws.Head = head
+			} else {
+				if s, err = m.adoptHead(ctx, s, head); err != nil {
+					return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+				}
+				ws, res.Session = s.Workspace, s
+			}
+		}
+	}
 	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
 		return nil, unresolvedError(id, files)
 	}
@@ -195,6 +216,12 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if res.Stat.Empty() {
 		res.Nothing = true
 		return res, nil
+	}
+	if links, err := workspace.MissingGitlinks(ctx, ws.GitDir, from, head); err != nil {
+		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+	} else if len(links) > 0 {
+		return nil, fmt.Errorf("land %s: its change makes %s a link to a commit this repository does not have (a repository of the worker's own, committed as a submodule); landed, it would point nowhere and the files would be gone. "+
+			"Have the worker commit those files instead (zwarm inject %s \"remove the nested repository's .git and commit its files\")", ShortID(id), strings.Join(links, ", "), ShortID(id))
 	}
 	for _, f := range res.Files {
 		// At any depth: zwarm takes the nearest .zwarm above where it runs
@@ -451,6 +478,17 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 		return nil, err
 	}
 	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes, ws.Committed = head, &stat, turn })
+}
+
+// adoptHead records head, on the worker's branch after the recorded
+// head, as where the session's change ends.
+func (m *Manager) adoptHead(ctx context.Context, s *Session, head string) (*Session, error) {
+	ws := s.Workspace
+	_, stat, err := ws.Worktree().Changes(ctx, ws.DiffBaseFor(head), head)
+	if err != nil {
+		return nil, err
+	}
+	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes = head, &stat })
 }
 
 // recordWorkspace changes a settled session's workspace record. A

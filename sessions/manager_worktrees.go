@@ -67,12 +67,23 @@ func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, err
 		}
 		e.Uncommitted = len(dirty)
 	}
-	if !ws.LandedNow() && ws.Head != "" && workspace.CommitExists(ctx, ws.GitDir, ws.Head) {
-		n, err := w.Count(ctx, ws.DiffBase(), ws.Head)
+	// The branch as it is now: commits made on it by hand since the
+	// last turn are work too, and one moved off the recorded head has
+	// the recorded head's commits to lose as well as its own.
+	head, diverged := branchHead(ctx, ws)
+	if !(ws.LandedNow() && head == ws.Head) && head != "" && workspace.CommitExists(ctx, ws.GitDir, head) {
+		n, err := w.Count(ctx, ws.DiffBaseFor(head), head)
 		if err != nil {
 			return nil, fmt.Errorf("count %s's commits: %w", ShortID(s.ID), err)
 		}
 		e.Commits = n
+	}
+	if tip := w.Tip(ctx); diverged && tip != "" {
+		n, err := w.Count(ctx, ws.Head, tip)
+		if err != nil {
+			return nil, fmt.Errorf("count %s's commits: %w", ShortID(s.ID), err)
+		}
+		e.Commits += n
 	}
 	if e.Commits == 0 && e.Uncommitted == 0 {
 		return nil, nil

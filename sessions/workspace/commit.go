@@ -77,6 +77,12 @@ func (w *Worktree) add(ctx context.Context, g git) error {
 	if err != nil {
 		return err
 	}
+	if nested, err := w.nestedRepos(ctx, g, spec); err != nil || nested != nil {
+		if nested != nil {
+			return nested
+		}
+		return err
+	}
 	_, err = g.run(ctx, append([]string{"add", "-A"}, spec...)...)
 	return err
 }
@@ -345,4 +351,19 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// Tip is the commit the worker's branch points at now, read without
+// following a symbolic ref: "" when the branch is gone, or is a symbolic
+// ref (the worker's doing, which pin undoes before zwarm writes).
+func (w *Worktree) Tip(ctx context.Context) string {
+	out, err := w.repo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	if err != nil {
+		return ""
+	}
+	commit, symref, _ := strings.Cut(out, " ")
+	if symref != "" || strings.Contains(commit, "\n") {
+		return ""
+	}
+	return commit
 }

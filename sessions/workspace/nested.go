@@ -1,0 +1,78 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// NestedRepoError says the worktree holds a git repository of its own
+// (a worker ran git init, or cloned, inside it). git would stage it as a
+// link to a commit that exists only in that repository: landed, the link
+// points nowhere and the files are gone. zwarm stages nothing then.
+type NestedRepoError struct {
+	Dirs   []string // relative to the worktree's top, with a trailing /
+	Branch string   // the worker's branch, zwarm/<session id>
+}
+
+func (e *NestedRepoError) Error() string {
+	return fmt.Sprintf("%s %s a git repository of its own inside the worktree, which zwarm does not commit (it would land as a link to commits that exist nowhere else): "+
+		"remove its .git to have its files committed as the worker's (zwarm inject %s \"remove %s.git\"), or move it out of the worktree",
+		strings.Join(e.Dirs, ", "), map[bool]string{true: "is", false: "are each"}[len(e.Dirs) == 1], shortID(e.Branch), e.Dirs[0])
+}
+
+// nestedRepos lists the untracked directories of the worktree that are
+// repositories of their own: git status shows each as one untracked
+// entry, "dir/", and stops there.
+func (w *Worktree) nestedRepos(ctx context.Context, g git, spec []string) (*NestedRepoError, error) {
+	g.stdout = nil
+	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, rec := range splitZ(out) {
+		if len(rec) < 4 || !strings.HasPrefix(rec, "?? ") || !strings.HasSuffix(rec, "/") {
+			continue
+		}
+		dir := rec[3:]
+		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(dir), ".git")); err == nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	return &NestedRepoError{Dirs: dirs, Branch: w.Branch}, nil
+}
+
+// shortID is the session id of a worker's branch as zwarm prints it.
+func shortID(branch string) string {
+	id := strings.TrimPrefix(branch, "zwarm/")
+	return id[:min(8, len(id))]
+}
+
+// MissingGitlinks lists the paths the change from..to links to a commit
+// the repository does not have (a submodule entry a worker made of a
+// repository of its own): landed, each would point nowhere.
+func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string, error) {
+	out, err := git{dir: commonDir}.run(ctx, "diff", "--raw", "--no-renames", "--no-abbrev", "-z", from, to, "--")
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	fields := splitZ(out)
+	for i := 0; i+1 < len(fields); i += 2 {
+		// ":100644 160000 <old> <new> M", then the path.
+		meta := strings.Fields(fields[i])
+		if len(meta) < 5 || meta[1] != "160000" {
+			continue
+		}
+		if !CommitExists(ctx, commonDir, meta[3]) {
+			missing = append(missing, fields[i+1])
+		}
+	}
+	return missing, nil
+}
