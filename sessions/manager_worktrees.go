@@ -60,6 +60,11 @@ func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, err
 	}
 	w := ws.Worktree()
 	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
+	// A worktree whose git dir someone deleted still holds files: they
+	// are looked at, never taken for gone with the git dir.
+	if err := w.Restore(ctx); err != nil {
+		return nil, fmt.Errorf("look at %s's worktree: %w", ShortID(s.ID), err)
+	}
 	if w.Exists() {
 		dirty, err := w.Dirty(ctx)
 		if err != nil {

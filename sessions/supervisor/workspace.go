@@ -88,6 +88,21 @@ func (sv *supervisor) prepare(ctx context.Context, ws *sessions.Workspace) (sess
 			return m, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
 		}
 		logLine("setup done in %s", time.Since(start).Round(time.Millisecond))
+		// What setup made is not the worker's change: left out of its
+		// commits, as what was brought along is.
+		w.Exclude = m.Brought
+		made, changed, err := w.SetupMade(ctx)
+		if err != nil {
+			logLine("look at what setup made: %v", err)
+			return m, fmt.Errorf("look at what setup %q made: %w", setup, err)
+		}
+		for _, p := range made {
+			logLine("setup made %s: not the worker's, left out of its commits", p)
+		}
+		m.Brought = append(m.Brought, made...)
+		for _, p := range changed {
+			logLine("setup changed %s, which git tracks: the change will be committed as the worker's unless setup leaves it alone", p)
+		}
 	}
 	if m.Head, err = w.Head(ctx); err != nil {
 		return m, err

@@ -117,10 +117,10 @@ func (e *UnfinishedError) Error() string {
 // markers left; otherwise, and in the middle of a rebase, nothing is
 // committed and an *UnfinishedError says why.
 func (w *Worktree) Commit(ctx context.Context, message string) (head string, made bool, err error) {
-	w.repairPointer()
-	if err := w.pinned(ctx); err != nil {
+	if err := w.Restore(ctx); err != nil {
 		return "", false, err
 	}
+	w.repairPointer()
 	admin := w.admin()
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(admin, d)); err == nil {
@@ -160,8 +160,41 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	if _, err := g.run(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
 		return "", false, fmt.Errorf("commit the worker's changes: %w", err)
 	}
-	head, err = w.Head(ctx)
-	return head, true, err
+	if head, err = w.Head(ctx); err != nil {
+		return "", false, err
+	}
+	return head, true, w.keep(ctx, head)
+}
+
+// keepRefs is where zwarm keeps every commit it made of a worker's turn,
+// under a ref of its own that no sandboxed worker can write (only its
+// branch's dir is writable to it): whatever the worker does to its branch
+// afterwards (reset, delete), the turn's commit stays reachable, and git
+// gc keeps it, until the session's worktree is removed.
+func keepRefs(branch string) string {
+	return "refs/zwarm/" + strings.TrimPrefix(branch, "zwarm/") + "/"
+}
+
+// keep keeps commit under keepRefs.
+func (w *Worktree) keep(ctx context.Context, commit string) error {
+	g := w.repo()
+	g.writes = true
+	if _, err := g.run(ctx, "update-ref", "--no-deref", keepRefs(w.Branch)+commit, commit); err != nil {
+		return fmt.Errorf("keep the turn's commit %s: %w", Abbrev(commit), err)
+	}
+	return nil
+}
+
+// dropKept deletes the refs keep made for the worktree's branch.
+func (w *Worktree) dropKept(ctx context.Context) error {
+	g := w.repo()
+	out, err := g.run(ctx, "for-each-ref", "--format=delete %(refname)", keepRefs(w.Branch))
+	if err != nil || strings.TrimSpace(out) == "" {
+		return err
+	}
+	g.writes, g.stdin = true, strings.NewReader(out)
+	_, err = g.run(ctx, "update-ref", "--stdin")
+	return err
 }
 
 // ontoBranch makes sure the commit to come goes on the worker's branch.
@@ -366,4 +399,33 @@ func (w *Worktree) Tip(ctx context.Context) string {
 		return ""
 	}
 	return commit
+}
+
+// SetupMade lists what the worktree holds that it did not when it was
+// made, as git status sees it beside the worker's branch: the untracked
+// files and directories (not ignored ones; what was brought along aside),
+// and the tracked files changed. Called right after the setup command,
+// it is what setup made, which is not the worker's: the untracked part
+// goes into Exclude, so it is never committed as the worker's change.
+func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, err error) {
+	spec, err := w.pathspec(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rec := range splitZ(out) {
+		if len(rec) < 4 {
+			continue
+		}
+		p := strings.TrimSuffix(rec[3:], "/")
+		if strings.HasPrefix(rec, "?? ") {
+			untracked = append(untracked, p)
+		} else {
+			changed = append(changed, p)
+		}
+	}
+	return untracked, changed, nil
 }

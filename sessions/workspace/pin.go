@@ -59,6 +59,16 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 	}
 	ref := "refs/heads/" + w.Branch
 	b, err := os.ReadFile(filepath.Join(w.CommonDir, filepath.FromSlash(ref)))
+	if errors.Is(err, fs.ErrNotExist) && w.Known != "" {
+		// Deleted by the worker (its dir is writable to it), unless it
+		// is packed: made again where zwarm last knew it.
+		g := w.repo()
+		g.writes = true
+		if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker deleted its branch; put back", ref, w.Known, ""); err == nil {
+			undone = append(undone, fmt.Sprintf("made %s again at %s: the worker had deleted it", w.Branch, Abbrev(w.Known)))
+		}
+		return undone, nil
+	}
 	if err != nil || !strings.HasPrefix(string(b), "ref:") {
 		return undone, nil // a plain ref, a packed one, or none
 	}

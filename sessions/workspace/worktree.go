@@ -153,6 +153,9 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 	if keepBranch {
 		return nil
 	}
+	if err := w.dropKept(ctx); err != nil {
+		return err
+	}
 	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
 		return nil
 	}

@@ -1,0 +1,66 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// A worker that turns on its own work: it deletes its worktree's git dir,
+// or its branch, or resets its branch below what zwarm committed. Its
+// files are still seen and committed, and every turn zwarm committed
+// stays reachable, under a ref the worker cannot write, until the
+// session's worktree is removed.
+func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	names := workspace.DiffOptions{Format: workspace.NamesOnly}
+	for _, tc := range []struct {
+		name, script string
+		diff         string // the whole change after the second turn
+	}{
+		{"deletes its git dir", `echo two > two.txt; rm -rf "$(git rev-parse --git-dir)"`, "one.txt\ntwo.txt\n"},
+		{"deletes its branch", `echo two > two.txt; rm "$(git rev-parse --git-common-dir)/refs/heads/$(git symbolic-ref --short HEAD)"`, "one.txt\ntwo.txt\n"},
+		{"resets below zwarm's commit", `git reset -q --hard HEAD~1; echo two > two.txt`, "two.txt\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+			w.agent("echo one > one.txt")
+			s := w.wait(w.spawnIn(w.work, "one", SpawnRequest{}).ID)
+			first := s.Workspace.Head
+			w.agent(tc.script)
+			if _, err := w.m.Inject(ctx, s.ID, "two"); err != nil {
+				t.Fatal(err)
+			}
+			s = w.wait(s.ID)
+			if s.Workspace.Error != "" || s.Turns[1].Commit == "" {
+				t.Fatalf("turn 2's work: commit %q, error %q", s.Turns[1].Commit, s.Workspace.Error)
+			}
+			if got := w.diff(s.ID, DiffRequest{Options: names}); got != tc.diff {
+				t.Fatalf("diff: %q, want %q", got, tc.diff)
+			}
+			kept := git(t, w.work, "for-each-ref", "--format=%(objectname)", "refs/zwarm/"+s.ID+"/")
+			for _, c := range []string{first, s.Workspace.Head} {
+				if !strings.Contains(kept, c) {
+					t.Fatalf("zwarm's commit %s of the worker's work is not kept (kept: %q)", workspace.Abbrev(c), kept)
+				}
+			}
+			if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, new(*UnlandedError)) {
+				t.Fatalf("rm: %v; want a refusal, nothing of it landed", err)
+			}
+			if _, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work}); err != nil {
+				t.Fatal(err)
+			}
+			if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\n"+strings.TrimSpace(tc.diff) {
+				t.Fatalf("main after landing: %q", got)
+			}
+			if kept := git(t, w.work, "for-each-ref", "refs/zwarm/"+s.ID+"/"); kept != "" {
+				t.Fatalf("the kept refs outlived the landed session's worktree: %q", kept)
+			}
+		})
+	}
+}
