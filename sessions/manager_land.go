@@ -38,6 +38,9 @@ type LandOptions struct {
 	// VerifyOut receives the verify command's output as it runs (nil:
 	// only its end is kept, for the error).
 	VerifyOut io.Writer
+	// VerifyTimeout stops a verify command that runs longer, failing the
+	// landing (0: DefaultVerifyTimeout).
+	VerifyTimeout time.Duration
 }
 
 // LandResult is what a landing did (or, dry, would do).
@@ -285,22 +288,6 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
 		}
 	}
-	// Verify runs in the worktree and, after it, puts the worktree back
-	// as the worker's commits have it: what someone changed there by hand
-	// after the worker settled (not the worker's, so it does not land)
-	// would be lost, and verified as if it were landing. (A dry run of a
-	// worker with uncommitted work cannot tell the two apart: the landing
-	// commits that work first.)
-	if opt.Verify != "" && !pending && w.Exists() {
-		dirty, err := w.Dirty(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		if len(dirty) > 0 {
-			return nil, fmt.Errorf("land %s: its worktree %s has uncommitted changes to %s, made after the worker settled, which --verify (run in that worktree) would lose; nothing was changed. Commit or remove them there, or land without --verify",
-				ShortID(id), w.Path, strings.Join(dirty, ", "))
-		}
-	}
 	if opt.DryRun {
 		return res, nil // everything checked, nothing made
 	}
@@ -345,7 +332,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		}
 	}
 	if opt.Verify != "" {
-		if err := m.verifyIn(ctx, w, commit, strategy, subdir, opt); err != nil {
+		if err := m.verifyIn(ctx, w, commit, subdir, opt); err != nil {
 			return nil, fmt.Errorf("land %s: %w; nothing was landed", ShortID(id), err)
 		}
 		res.Verified = true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,75 +35,142 @@ func (e *VerifyError) Error() string {
 // verifyTail is how much of a verify command's output an error keeps.
 const verifyTail = 2048
 
+// DefaultVerifyTimeout is how long a verify command may run unless the
+// landing says otherwise: a test suite's time, with room.
+const DefaultVerifyTimeout = 30 * time.Minute
+
 // verifyIn runs the verify command on exactly the commit that would land,
-// checked out (detached) in the worker's own worktree, which has what
-// was brought along (node_modules, .env); a rebase has it checked out
-// already. It runs in dir's place in the checkout (the directory the
-// landing was asked from), in a process group of its own that a
-// cancelled ctx stops. The worktree is put back on its branch after.
-func (m *Manager) verifyIn(ctx context.Context, w *workspace.Worktree, commit string, strategy workspace.Strategy, subdir string, opt LandOptions) error {
-	if !w.Exists() {
-		return fmt.Errorf("its worktree is gone, and verify runs in it: land it without --verify, or send it a follow-up, which makes it again")
-	}
-	if strategy != workspace.Rebase {
-		if err := w.Checkout(ctx, commit); err != nil {
-			return fmt.Errorf("check out what would land: %w", err)
-		}
+// in a checkout of its own (workspace.VerifyCheckout) made for the run and
+// removed after it: the worker's worktree is never touched. It runs in
+// dir's place in the checkout (the directory the landing was asked from),
+// contained (runVerify), for at most opt.VerifyTimeout.
+func (m *Manager) verifyIn(ctx context.Context, w *workspace.Worktree, commit string, subdir string, opt LandOptions) error {
+	co, err := w.NewVerifyCheckout(ctx, commit)
+	if err != nil {
+		return err
 	}
 	defer func() {
-		// What verify made (build output, test files) is its own, not the
-		// worker's: the worktree goes back to the worker's commit, and the
-		// untracked files verify left go (ignored ones stay, as does what
-		// was brought along).
-		ctx := context.WithoutCancel(ctx)
-		// A rebase has the branch checked out already, but what verify
-		// changed in its tracked files must go all the same: left, it
-		// kept the worktree after the landing, and the worker's next
-		// turn would have committed it as the worker's.
-		if err := w.Checkout(ctx, ""); err != nil {
-			m.warn(fmt.Errorf("put %s back on its branch: %w", w.Path, err))
-		}
-		if err := w.CleanUntracked(ctx); err != nil {
-			m.warn(fmt.Errorf("remove what verify left in %s: %w", w.Path, err))
+		if err := co.Remove(context.WithoutCancel(ctx)); err != nil {
+			m.warn(fmt.Errorf("remove the verify checkout %s: %w", co.Path, err))
 		}
 	}()
-	dir := filepath.Join(w.Path, subdir)
+	dir := filepath.Join(co.Path, subdir)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		dir = w.Path
+		dir = co.Path
 	}
-	return runVerify(ctx, dir, opt.Verify, opt.VerifyOut)
+	timeout := opt.VerifyTimeout
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	return runVerify(ctx, m.st.Dir(), dir, opt.Verify, opt.VerifyOut, timeout)
 }
 
 // runVerify runs command with sh -c in dir; its output goes to out (if
-// any), and its end is kept for the error.
-func runVerify(ctx context.Context, dir, command string, out io.Writer) error {
+// any), and its end is kept for the error. Everything it starts is
+// contained as a worker is: in a cgroup of its own where the machine
+// gives zwarm one (else in a process group), swept when it ends, when ctx
+// ends or timeout passes, and when this process dies, however it dies: a
+// guard outside the group, holding only a pipe from this process, sweeps
+// it as soon as that pipe closes.
+func runVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration) error {
 	tail := &tailBuffer{max: verifyTail}
 	var w io.Writer = tail
 	if out != nil {
 		w = io.MultiWriter(out, tail)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
+	group, gerr := MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if gerr == nil {
+		group.Tag(stateDir)
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
 	}
-	if ctx.Err() != nil {
+	cmd.Cancel = func() error {
+		// Its process group, and what left it (setsid) but not the group.
+		if group != nil {
+			for _, pid := range GroupPIDs(group.Dir()) {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		if group != nil {
+			group.Close(context.WithoutCancel(ctx))
+		}
+		return fmt.Errorf("verify %q could not run: %w", command, err)
+	}
+	stopGuard := guardVerify(group, cmd.Process.Pid)
+	err := cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
+	if group != nil {
+		group.Close(context.WithoutCancel(ctx))
+	}
+	stopGuard()
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("verify %q was stopped: %w", command, ctx.Err())
+	case tctx.Err() != nil:
+		return fmt.Errorf("verify %q did not finish within %s and was stopped (--verify-timeout sets the limit)", command, timeout)
 	}
 	if err != nil {
-		code := -1
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
 			return fmt.Errorf("verify %q could not run: %w", command, err)
 		}
-		return &VerifyError{Command: command, Code: code, Tail: strings.TrimSpace(tail.String())}
+		return &VerifyError{Command: command, Code: ee.ExitCode(), Tail: strings.TrimSpace(tail.String())}
 	}
 	return nil
+}
+
+// guardScript sweeps a verify run once its stdin closes, which happens
+// when the land that started it ends, however it ends (SIGKILL, a closed
+// terminal). It ignores the signals a closing terminal sends, and is in
+// a process group of its own, so it outlives the land it guards.
+const guardScript = `trap '' HUP INT TERM QUIT
+read done
+[ "$done" = done ] && exit 0
+if [ -n "$1" ] && [ -d "$1" ]; then
+  if [ -w "$1/cgroup.kill" ]; then echo 1 > "$1/cgroup.kill"; fi
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    for p in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    rmdir "$1" 2>/dev/null && break
+    sleep 0.1
+  done
+fi
+kill -9 -- "-$2" 2>/dev/null
+exit 0`
+
+// guardVerify starts the guard of a verify run (its cgroup, or only its
+// process group pgid without one). The returned func ends it and waits
+// for it: the run is over, and swept.
+func guardVerify(group *Group, pgid int) func() {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return func() {}
+	}
+	dir := ""
+	if group != nil {
+		dir = group.Dir()
+	}
+	guard := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir, strconv.Itoa(pgid))
+	guard.Stdin = r
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := guard.Start(); err != nil {
+		r.Close()
+		wr.Close()
+		return func() {}
+	}
+	r.Close()
+	return func() {
+		wr.WriteString("done\n") // swept already: the pgid may be another's by now
+		wr.Close()
+		guard.Wait()
+	}
 }
 
 // tailBuffer keeps the last max bytes written to it.

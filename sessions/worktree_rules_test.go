@@ -565,9 +565,9 @@ func TestVerifyOfARebaseLandingLeavesNothingBehind(t *testing.T) {
 
 // 9c. Work someone left in a settled worker's worktree by hand is not
 // the worker's and does not land (TestLandKeepsAWorktreeSomeoneEditedByHand);
-// a landing with --verify, which runs in that worktree and puts it back
-// as the worker's commits have it, would lose it: it is refused, dry run
-// too, and nothing changes.
+// --verify runs in a checkout of its own, so it neither sees that work
+// nor loses it: the worker's commits land verified, and the worktree
+// stays with the hand-made work in it.
 func TestVerifyNeverTakesWorkLeftInTheWorktreeByHand(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
@@ -577,29 +577,25 @@ func TestVerifyNeverTakesWorkLeftInTheWorktreeByHand(t *testing.T) {
 	p := s.Workspace.Path
 	writeFile(t, filepath.Join(p, "mine.txt"), "by hand\n")
 	writeFile(t, filepath.Join(p, "a.txt"), "a, by hand\n")
-	before := snapshotOf(w, s.ID)
-	ran := filepath.Join(t.TempDir(), "ran")
-	for _, opt := range []LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}, {Dir: w.work, Strategy: workspace.Rebase}} {
-		opt.Verify = "touch " + ran
-		_, err := w.m.Land(ctx, s.ID, opt)
-		if err == nil || !strings.Contains(err.Error(), "a.txt, mine.txt") || !strings.Contains(err.Error(), "without --verify") {
-			t.Errorf("land --verify (%s, dry %v) over work left by hand: %v", opt.Strategy, opt.DryRun, err)
-		}
+	verify := "test -f b.txt && test ! -f mine.txt && test \"$(cat a.txt)\" = a && echo junk > a.txt && pwd > " + filepath.Join(t.TempDir(), "where")
+	if res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true, Verify: verify}); err != nil || res.Verified {
+		t.Fatalf("land --dry-run --verify: %+v %v", res, err)
 	}
-	before.check("a refused landing with --verify")
-	if _, err := os.Stat(ran); !os.IsNotExist(err) {
-		t.Error("verify ran")
+	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Verify: verify})
+	if err != nil || !res.Verified || res.Removed {
+		t.Fatalf("land --verify: %+v %v; want verified, the worktree kept for the work left by hand", res, err)
 	}
 	if readFile(t, filepath.Join(p, "mine.txt")) != "by hand\n" || readFile(t, filepath.Join(p, "a.txt")) != "a, by hand\n" {
 		t.Fatal("the work left by hand was lost")
 	}
-	// Without --verify it lands, and the worktree stays with that work.
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
-	if err != nil || res.Removed {
-		t.Fatalf("land: %+v %v", res, err)
+	if readFile(t, filepath.Join(w.work, "a.txt")) != "a\n" || readFile(t, filepath.Join(w.work, "b.txt")) != "b\n" {
+		t.Error("after landing: the worker's b.txt, and a.txt as it was, should be in your checkout")
 	}
-	if readFile(t, filepath.Join(p, "mine.txt")) != "by hand\n" || readFile(t, filepath.Join(w.work, "a.txt")) != "a\n" || readFile(t, filepath.Join(w.work, "b.txt")) != "b\n" {
-		t.Error("after landing without --verify")
+	if got := git(t, p, "symbolic-ref", "--short", "HEAD"); got != s.Workspace.Branch {
+		t.Errorf("the worktree is on %q after verify, want its branch", got)
+	}
+	if wts := git(t, w.work, "worktree", "list", "--porcelain"); strings.Contains(wts, "verify-") {
+		t.Errorf("the verify checkout is left:\n%s", wts)
 	}
 }
 

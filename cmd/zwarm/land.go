@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
@@ -17,6 +20,7 @@ type landOptions struct {
 	squash, merge, rebase bool
 	message, into, verify string
 	dryRun, keep          bool
+	verifyTimeout         time.Duration
 	out                   jsonFlags
 }
 
@@ -33,10 +37,12 @@ Nothing changes until it is sure to work: a worker still running is refused;
 a conflict with the branch is found first (git merge-tree) and refused,
 naming the files (zwarm update ID has the worker resolve it); uncommitted
 changes of the checkout to files the landing touches are refused and kept.
---verify runs a command on exactly what would land (in the worker's
-worktree, in the subdirectory that matches the one you run land in) and
-lands only if it passes. After landing, the worktree and the
-branch are removed (--keep keeps them).
+--verify runs a command on exactly what would land, in a checkout of its
+own made for it (never the worker's worktree), in the subdirectory that
+matches the one you run land in, and lands only if it passes within
+--verify-timeout. Everything it starts is stopped when it ends, and when
+land itself ends, however it ends (Ctrl-C, a closed terminal, SIGKILL).
+After landing, the worktree and the branch are removed (--keep keeps them).
 
 --all is a merge queue: every completed worker of this repository whose
 change is not landed, oldest first, each built on the one before and
@@ -66,7 +72,8 @@ verified, stopping at the first that fails.`,
 	fl.BoolVar(&o.rebase, "rebase", false, "the worker's commits, replayed on top of the branch")
 	fl.StringVarP(&o.message, "message", "m", "", "the commit message (squash, merge)")
 	fl.StringVar(&o.into, "into", "", "the branch to land into (default: the one checked out here)")
-	fl.StringVar(&o.verify, "verify", "", "a shell command run on exactly what would land (in the worker's worktree, in this directory's counterpart); land only if it passes")
+	fl.StringVar(&o.verify, "verify", "", "a shell command run on exactly what would land (in a checkout of its own, in this directory's counterpart); land only if it passes")
+	fl.DurationVar(&o.verifyTimeout, "verify-timeout", sessions.DefaultVerifyTimeout, "stop --verify's command after this long, and land nothing")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "check everything, change nothing")
 	fl.BoolVar(&o.keep, "keep", false, "keep the worktree and the branch after landing")
 	o.out.add(c, "what was landed")
@@ -119,6 +126,9 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	if o.all && o.message != "" {
 		return usagef("--message names one landing's commit: it does not go with --all")
 	}
+	if o.verifyTimeout <= 0 {
+		return usagef("--verify-timeout must be more than 0 (it is %s)", o.verifyTimeout)
+	}
 	if _, err := o.out.check(); err != nil {
 		return err
 	}
@@ -126,8 +136,14 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	if err != nil {
 		return err
 	}
-	ios, ctx := o.f.io, c.Context()
-	opt := sessions.LandOptions{Strategy: strategy, Into: o.into, Message: o.message, DryRun: o.dryRun, Keep: o.keep, Verify: o.verify}
+	// A closed terminal (SIGHUP) stops a landing as Ctrl-C does: its
+	// verify run is stopped and nothing lands, rather than land dying
+	// halfway with the verify's processes left running.
+	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGHUP)
+	defer stop()
+	ios := o.f.io
+	opt := sessions.LandOptions{Strategy: strategy, Into: o.into, Message: o.message, DryRun: o.dryRun, Keep: o.keep,
+		Verify: o.verify, VerifyTimeout: o.verifyTimeout}
 	if o.verify != "" && !o.dryRun {
 		// The verify command's output is progress: it goes to stderr, so
 		// stdout stays the result.
