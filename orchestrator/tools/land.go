@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -19,18 +20,25 @@ func (w *workers) landTool() Tool {
 		"session_id": str("The worker's id (or a unique prefix)."),
 		"strategy": enum("squash (the default): one commit of the whole change; merge: a merge commit of the worker's branch; "+
 			"rebase: the worker's own commits, one per turn, replayed.", string(workspace.Squash), string(workspace.Merge), string(workspace.Rebase)),
+		"verify": str("A shell command (the project's check: \"go test ./...\", \"npm test\") run on exactly what would land, in a " +
+			"checkout of its own, before anything lands: if it fails, nothing lands and its output's end is returned."),
+		"verify_timeout_seconds": integer("How long verify may run before it is stopped and nothing lands (default 1800)."),
+		"into":                   str("The branch to land into (default: the one checked out in the run's dir)."),
 	}, "session_id")
 	return Tool{
 		Name: "land_session",
 		Description: "Land a finished worker's change: commit it onto the branch checked out in the run's dir, whose files it " +
 			"updates, then remove the worker's worktree and branch. It refuses a worker still running and a change that " +
-			"conflicts with the branch (nothing is changed then). Review diff_session first; after landing, verify the " +
-			"result in the run's dir (build, run the tests).",
+			"conflicts with the branch (nothing is changed then). Review diff_session first, and pass verify (the project's " +
+			"tests) so that a change that breaks them never lands.",
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			var a struct {
-				SessionID string `json:"session_id"`
-				Strategy  string `json:"strategy"`
+				SessionID     string `json:"session_id"`
+				Strategy      string `json:"strategy"`
+				Verify        string `json:"verify"`
+				VerifyTimeout int    `json:"verify_timeout_seconds"`
+				Into          string `json:"into"`
 			}
 			if err := decode("land_session", args, &a, schema); err != nil {
 				return Errorf("%v", err)
@@ -43,7 +51,11 @@ func (w *workers) landTool() Tool {
 			if err != nil {
 				return Errorf("%v", err)
 			}
-			res, err := w.opt.Sessions.Land(ctx, s.ID, sessions.LandOptions{Strategy: strategy, Dir: w.opt.Dir})
+			if a.VerifyTimeout < 0 {
+				return Errorf("verify_timeout_seconds must be more than 0 (it is %d)", a.VerifyTimeout)
+			}
+			res, err := w.opt.Sessions.Land(ctx, s.ID, sessions.LandOptions{Strategy: strategy, Dir: w.opt.Dir, Into: a.Into,
+				Verify: strings.TrimSpace(a.Verify), VerifyTimeout: time.Duration(a.VerifyTimeout) * time.Second})
 			switch {
 			case err != nil && res != nil && res.Commit != "":
 				// It landed, and something after (recording it) failed:
@@ -75,15 +87,19 @@ func landResult(res *sessions.LandResult, strategy workspace.Strategy, dir strin
 			strategy = l.Strategy
 		}
 		out["landed"], out["into"], out["commit"], out["strategy"] = true, res.Into, res.Commit, strategy
-		out["changes"], out["worktree_removed"] = res.Stat.String(), res.Removed
+		out["changes"], out["worktree_removed"], out["verified"] = res.Stat.String(), res.Removed, res.Verified
 		files := res.Files
 		if len(files) > landFiles {
 			out["files_omitted"] = len(files) - landFiles
 			files = files[:landFiles]
 		}
 		out["files"] = files
-		out["note"] = fmt.Sprintf("%s, checked out in %s, now has the change as commit %s: verify it there (build, run the tests)",
-			res.Into, dir, workspace.Abbrev(res.Commit))
+		if res.Verified {
+			out["note"] = fmt.Sprintf("%s now has the change as commit %s, verified before it landed", res.Into, workspace.Abbrev(res.Commit))
+		} else {
+			out["note"] = fmt.Sprintf("%s now has the change as commit %s: it was not verified, so verify it in %s (build, run the tests)",
+				res.Into, workspace.Abbrev(res.Commit), dir)
+		}
 	}
 	return JSON(out)
 }
@@ -93,7 +109,12 @@ func (w *workers) landError(ctx context.Context, s *sessions.Session, err error)
 	id := sessions.ShortID(s.ID)
 	var conflict *sessions.LandConflictError
 	var dirty *sessions.DirtyError
+	var verify *sessions.VerifyError
 	switch {
+	case errors.As(err, &verify):
+		return Errorf("refused: verify %q failed with exit code %d on exactly what worker %s's change would make; nothing was landed. "+
+			"Ask the worker to fix it (converse, with what failed), wait for it, then call land_session again with the same verify. Its output ends:\n%s",
+			verify.Command, verify.Code, id, verify.Tail)
 	case errors.Is(err, sessions.ErrRunning):
 		return Errorf("refused: worker %s is still running, and only a finished worker's change can be landed: "+
 			"wait for it (wait) or stop it (end_session), then call land_session again", id)
@@ -130,9 +151,10 @@ func cliFree(err error) string {
 }
 
 var cliHints = strings.NewReplacer(
-	", or name the branch with --into", "",
-	", or name it with --into", "",
-	" (check that one out, or use --into)", "",
+	", or name the branch with --into", ", or name the branch with into",
+	", or name it with --into", ", or name it with into",
+	" (check that one out, or use --into)", " (check that one out, or pass into)",
+	" (--verify-timeout sets the limit)", " (verify_timeout_seconds sets the limit)",
 	"land it with --squash or --merge", "land it with strategy squash or merge",
 	"name the branch to merge with --from", "check out the branch to merge in the run's dir",
 )

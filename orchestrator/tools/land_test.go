@@ -83,8 +83,37 @@ type landOut struct {
 		Path  string `json:"path"`
 		Added int    `json:"added"`
 	} `json:"files"`
-	Removed bool   `json:"worktree_removed"`
-	Note    string `json:"note"`
+	Removed  bool   `json:"worktree_removed"`
+	Verified bool   `json:"verified"`
+	Note     string `json:"note"`
+}
+
+// A model runs the verified merge queue as the command line does: verify
+// on exactly what would land (a failure lands nothing and returns the
+// output's end), a time limit, and a branch of its choosing.
+func TestAModelLandsOnlyWhatPassesVerify(t *testing.T) {
+	t.Parallel()
+	f := newRepoFixture(t, map[string]string{"a.txt": "a\n"})
+	f.w.Git("branch", "release")
+	f.w.Script(map[string][]testenv.Step{"add good": edits("echo good > good.txt", "added"), "add bad": edits("echo bad > bad.txt", "added")})
+	good, bad := f.delegate("add good"), f.delegate("add bad")
+	f.waitAll(good, bad)
+	before := f.w.Git("rev-parse", "main")
+	f.mustFail("land_session", map[string]any{"session_id": bad, "verify": "echo checking; test ! -f bad.txt"},
+		"refused: verify", "failed with exit code 1", "nothing was landed", "checking")
+	f.mustFail("land_session", map[string]any{"session_id": bad, "verify": "sleep 30", "verify_timeout_seconds": 1},
+		"did not finish within 1s", "verify_timeout_seconds sets the limit")
+	if got := f.w.Git("rev-parse", "main"); got != before {
+		t.Fatal("main moved though verify failed")
+	}
+	var l landOut
+	f.mustOK("land_session", map[string]any{"session_id": good, "verify": "test -f good.txt", "into": "release"}, &l)
+	if !l.Landed || !l.Verified || l.Into != "release" || !strings.Contains(l.Note, "verified before it landed") {
+		t.Fatalf("land with verify into release: %+v", l)
+	}
+	if f.w.Git("rev-parse", "release") != l.Commit || f.w.Git("rev-parse", "main") != before {
+		t.Fatal("the landing did not go to release alone")
+	}
 }
 
 func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
@@ -132,7 +161,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 	var l landOut
 	f.mustOK("land_session", map[string]any{"session_id": alpha}, &l)
 	if !l.Landed || l.Into != "main" || l.Commit == "" || l.Changes != "+1 -0 in 1 file" || len(l.Files) != 1 || l.Files[0].Path != "alpha.txt" ||
-		!l.Removed || !strings.Contains(l.Note, "main, checked out in "+f.w.Work+", now has the change") {
+		!l.Removed || l.Verified || !strings.Contains(l.Note, "main now has the change as commit") || !strings.Contains(l.Note, "not verified, so verify it in "+f.w.Work) {
 		t.Fatalf("land: %+v", l)
 	}
 	if got, err := os.ReadFile(filepath.Join(f.w.Work, "alpha.txt")); err != nil || string(got) != "alpha\n" {
