@@ -58,18 +58,23 @@ func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 		"wait for it (wait) or stop it (kill), then call land again")
 
 	var l struct {
-		Landed bool   `json:"landed"`
-		Into   string `json:"into"`
-		Note   string `json:"note"`
+		Landed   bool   `json:"landed"`
+		Verified bool   `json:"verified"`
+		Into     string `json:"into"`
+		Note     string `json:"note"`
 	}
 	c.ok("land", map[string]any{"session_id": alpha}, &l)
-	if !l.Landed || l.Into != "main" || !strings.Contains(l.Note, "checked out in "+c.w.Work) {
+	if !l.Landed || l.Into != "main" || l.Verified || !strings.Contains(l.Note, "verify it in "+c.w.Work) {
 		t.Fatalf("land: %+v", l)
 	}
 	if got, err := os.ReadFile(filepath.Join(c.w.Work, "alpha.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("alpha.txt in the server's checkout: %q %v", got, err)
 	}
-	c.ok("land", map[string]any{"session_id": other}, &l)
+	// An MCP client verifies before it lands, as land --verify does.
+	c.ok("land", map[string]any{"session_id": other, "verify": "test -f alpha.txt", "verify_timeout_seconds": 600}, &l)
+	if !l.Landed || !l.Verified || !strings.Contains(l.Note, "verified before it landed") {
+		t.Fatalf("land with verify: %+v", l)
+	}
 
 	// The slow worker started from the first commit too: its change now
 	// conflicts with what landed.
