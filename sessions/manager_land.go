@@ -207,12 +207,14 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	res.Into = target.Branch
 	from, head := ws.DiffBase(), ws.Head
 	if pending {
-		// A dry run commits nothing: it says what the worktree holds.
-		res.Files, res.Stat, err = w.WorkingChanges(ctx, from)
+		// A dry run commits nothing: it measures a commit of what the
+		// worktree holds, made as the landing will make it, on no ref.
+		if head, err = w.Snapshot(ctx); err != nil {
+			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
 		res.Uncommitted = true
-	} else {
-		res.Files, res.Stat, err = w.Changes(ctx, from, head)
 	}
+	res.Files, res.Stat, err = w.Changes(ctx, from, head)
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 	}
@@ -238,8 +240,13 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	// (git merge-tree); one that starts from a commit it lacks (the
 	// uncommitted work spawn --with-changes started from, or a part landed
 	// before as a squash) lands as that change alone, applied three way.
-	fromBranch := workspace.IsAncestor(ctx, ws.GitDir, from, target.Commit)
+	// A branch reset below its base no longer descends from it: what
+	// lands is what diff shows, the change from..head, applied alone.
+	linear := workspace.IsAncestor(ctx, ws.GitDir, from, head)
+	fromBranch := linear && workspace.IsAncestor(ctx, ws.GitDir, from, target.Commit)
 	switch {
+	case !linear && strategy != workspace.Squash:
+		return nil, fmt.Errorf("land %s: its branch no longer descends from %s, where its change starts (it was reset below it): a %s would not land the change zwarm diff shows; land it with --squash", ShortID(id), workspace.Abbrev(from), strategy)
 	case strategy == workspace.Merge && !fromBranch:
 		return nil, fmt.Errorf("land %s: its change starts from %s, which %s does not have (the uncommitted work it was spawned --with-changes from, or a part landed before): a merge would land that too; land it with --squash", ShortID(id), workspace.Abbrev(from), target.Branch)
 	case strategy == workspace.Rebase:

@@ -105,3 +105,38 @@ func (w *Worktree) WorkingChanges(ctx context.Context, from string) ([]FileStat,
 	}
 	return parseNumstat(out)
 }
+
+// Snapshot is a commit of the worktree as the turn's commit would make it
+// (everything uncommitted, untracked files included, what was brought
+// along and zwarm's state dir aside) on top of its HEAD, made through a
+// copy of its index: no ref moves and the worker's index and files are
+// never touched. It returns HEAD itself when nothing is uncommitted. A
+// dry run of a landing measures exactly what the landing will commit.
+func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
+	if !w.Exists() {
+		return "", fmt.Errorf("worktree %s is gone", w.Path)
+	}
+	idx, cleanup, err := tempIndex(w.admin())
+	if err != nil {
+		return "", err
+	}
+	defer cleanup()
+	g := w.tree()
+	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
+	g.writes, g.zwarm = true, true
+	if err := w.add(ctx, g); err != nil {
+		return "", fmt.Errorf("read the worktree: %w", err)
+	}
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	head, err := w.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	if headTree, err := g.line(ctx, "rev-parse", head+"^{tree}"); err == nil && headTree == tree {
+		return head, nil
+	}
+	return g.line(ctx, "commit-tree", tree, "-p", head, "-m", "zwarm: what the worktree holds, uncommitted")
+}
