@@ -58,7 +58,8 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 		return err
 	}
 	ios := o.f.io
-	opt := workspace.DiffOptions{Color: ios.color, Width: ios.width}
+	// Piped, the patch is for git apply: binary files included.
+	opt := workspace.DiffOptions{Color: ios.color, Width: ios.width, Binary: !ios.outTTY}
 	switch {
 	case o.stat:
 		opt.Format = workspace.StatOnly

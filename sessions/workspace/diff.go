@@ -27,6 +27,10 @@ type DiffOptions struct {
 	Color bool
 	// Width is the terminal's width, for --stat.
 	Width int
+	// Binary makes a patch of binary files too (git diff --binary), so
+	// that git apply takes the whole change; for a patch piped on, not for
+	// a person or a model to read.
+	Binary bool
 }
 
 func (o DiffOptions) args() []string {
@@ -48,6 +52,10 @@ func (o DiffOptions) args() []string {
 		args = append(args, "--name-only")
 	case Numbers:
 		args = append(args, "--numstat")
+	case Patch:
+		if o.Binary {
+			args = append(args, "--binary")
+		}
 	}
 	return args
 }
