@@ -72,3 +72,25 @@ func TestABranchResetBelowItsBaseLandsWhatDiffShows(t *testing.T) {
 		t.Fatalf("main after landing: %q; want what diff showed (b.txt deleted, w.txt added)", got)
 	}
 }
+
+// A conflict a dry run finds (the dashboard's L plans with one) is
+// recorded as a refused landing's is: ls shows the change as conflicting,
+// not as landable.
+func TestAConflictFoundDryIsRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
+	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
+	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
+	if _, err := w.m.Land(ctx, first.ID, LandOptions{Dir: w.work}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work, DryRun: true}); err == nil {
+		t.Fatal("the dry run found no conflict")
+	}
+	if s, _ := w.m.Get(ctx, second.ID); s.ChangesText() != "conflict" {
+		t.Fatalf("after a dry run found the conflict, listed as %q", s.ChangesText())
+	}
+}

@@ -264,9 +264,9 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	var ce *workspace.ConflictError
 	if errors.As(err, &ce) {
-		if !opt.DryRun {
-			m.setConflict(id, ce.Files)
-		}
+		// Recorded dry too: a conflict found is a fact about the change
+		// (ls shows it), whoever asked (the dashboard plans with a dry run).
+		m.setConflict(id, ce.Files)
 		return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
 	}
 	if err != nil {
