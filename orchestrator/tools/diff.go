@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -27,6 +28,8 @@ func (w *workers) diffTool() Tool {
 	schema := object(map[string]prop{
 		"session_id": str("The worker's id (or a unique prefix)."),
 		"stat":       boolean("Only a diffstat: each file changed with its lines added and removed (default false: the patch)."),
+		"offset": integer("Files to skip, in git's order (default 0): an answer that cannot hold every file says which offset " +
+			"shows the next ones."),
 	}, "session_id")
 	return Tool{
 		Name: "diff_session",
@@ -38,9 +41,13 @@ func (w *workers) diffTool() Tool {
 			var a struct {
 				SessionID string `json:"session_id"`
 				Stat      bool   `json:"stat"`
+				Offset    int    `json:"offset"`
 			}
 			if err := decode("diff_session", args, &a, schema); err != nil {
 				return Errorf("%v", err)
+			}
+			if a.Offset < 0 {
+				return Errorf("offset must be 0 or more (it is %d)", a.Offset)
 			}
 			s, err := w.resolve(ctx, a.SessionID)
 			if err != nil {
@@ -60,9 +67,9 @@ func (w *workers) diffTool() Tool {
 				return Result{Text: head + "\n" + emptyDiff(s)}
 			}
 			if a.Stat {
-				return Result{Text: head + "\n" + clip(out.String(), diffStatBytes)}
+				return Result{Text: head + "\n" + pageStat(out, a.Offset, diffStatBytes-len(head)-1)}
 			}
-			return Result{Text: head + "\n" + boundPatch(out, diffPatchBytes-len(head), readHint(s))}
+			return Result{Text: head + "\n" + boundPatch(out, a.Offset, diffPatchBytes-len(head)-1, readHint(s))}
 		},
 	}
 }
@@ -116,50 +123,57 @@ func readHint(s *sessions.Session) string {
 	return fmt.Sprintf("git -C %s diff %s %s -- PATH", ws.Repo, workspace.Abbrev(ws.DiffBase()), workspace.Abbrev(ws.Head))
 }
 
-// boundPatch keeps the files of a patch that fit in bound bytes, in
-// git's order, and lists the others with how to read them. If not even
-// the first file fits, its beginning is shown.
-func boundPatch(out *capped, bound int, hint string) string {
+// noteRoom is what an answer keeps for its closing notes (the files left
+// out, named, and how to read one whole): a quarter of it at most.
+func noteRoom(bound int) int { return min(2000, bound/4) }
+
+// boundPatch keeps the files of a patch from the offset-th on, in git's
+// order, whole, while they fit in bound bytes (its notes included). A file
+// too big for any answer is left out and named, with how to read it, and
+// the files after it still shown; the first file that would not fit in
+// what is left ends the answer, which says the offset that shows it and
+// those after. If nothing fits, the beginning of the first file is shown,
+// on whole lines.
+func boundPatch(out *capped, offset, bound int, hint string) string {
 	files := splitPatch(out.String())
 	overflow := out.total > out.limit
 	if overflow && len(files) > 0 {
 		files[len(files)-1].partial = true // git went on past what was read
 	}
+	if offset > len(files) {
+		return fmt.Sprintf("offset %d is past the last file: the change has %s.", offset, render.Plural(len(files), "file"))
+	}
+	room := bound - noteRoom(bound)
 	var b strings.Builder
-	var left []patchFile
-	for _, f := range files {
-		if !f.partial && b.Len()+len(f.text) <= bound {
+	var tooBig []patchFile
+	next := len(files)
+	for i := offset; i < len(files); i++ {
+		f := files[i]
+		switch {
+		case f.partial || len(f.text) > room:
+			tooBig = append(tooBig, f)
+			continue
+		case b.Len()+len(f.text) > room:
+			next = i
+		default:
 			b.WriteString(f.text)
-		} else {
-			left = append(left, f)
+			continue
 		}
+		break
 	}
 	var notes []string
-	if b.Len() == 0 && len(left) > 0 {
-		first := left[0]
-		shown := prefix(first.text, lineStart(first.text, bound-500))
-		b.WriteString(shown)
-		notes = append(notes, fmt.Sprintf("the diff of %s is cut above (%d of its %d bytes shown)", first.path, len(shown), len(first.text)))
-		left = left[1:]
+	if b.Len() == 0 && len(tooBig) > 0 && next == len(files) {
+		first := tooBig[0]
+		cut := prefix(first.text, lineStart(first.text, room))
+		b.WriteString(cut)
+		notes = append(notes, fmt.Sprintf("the diff of %s is cut above (%d of its %d bytes shown)", first.path, len(cut), len(first.text)))
+		tooBig = tooBig[1:]
 	}
-	if len(left) > 0 {
-		var l strings.Builder
-		fmt.Fprintf(&l, "%s left out to keep this answer under %d bytes:", render.Plural(len(left), "file"), diffPatchBytes)
-		for i, f := range left {
-			if i == diffLeftOut {
-				fmt.Fprintf(&l, " and %d more", len(left)-i)
-				break
-			}
-			if i > 0 {
-				l.WriteString(",")
-			}
-			if f.partial {
-				fmt.Fprintf(&l, " %s", f.path)
-			} else {
-				fmt.Fprintf(&l, " %s (+%d -%d)", f.path, f.added, f.deleted)
-			}
-		}
-		notes = append(notes, l.String())
+	if len(tooBig) > 0 {
+		notes = append(notes, fmt.Sprintf("%s left out to keep this answer under %d bytes:%s", render.Plural(len(tooBig), "file"), diffPatchBytes, nameFiles(tooBig, noteRoom(bound)/3)))
+	}
+	if next < len(files) {
+		notes = append(notes, fmt.Sprintf("%s more after these: call again with offset=%d for them:%s", render.Plural(len(files)-next, "file"), next, nameFiles(files[next:], noteRoom(bound)/3)))
 	}
 	if overflow {
 		notes = append(notes, fmt.Sprintf("git's diff is %d bytes: only its first %d were read, so files after those are not named here", out.total, out.limit))
@@ -167,9 +181,74 @@ func boundPatch(out *capped, bound int, hint string) string {
 	if len(notes) == 0 {
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n… %s.\nstat=true lists every file changed; read one file's whole change with: %s", strings.Join(notes, "; "), hint)
+	fmt.Fprintf(&b, "\n… %s.\nstat=true lists every file changed; read one file's whole change with: %s", strings.Join(notes, "; "), clip(hint, 300))
 	return b.String()
 }
+
+// nameFiles names files, with their counts, in about room bytes.
+func nameFiles(files []patchFile, room int) string {
+	var l strings.Builder
+	for i, f := range files {
+		if i == diffLeftOut || l.Len() > room {
+			fmt.Fprintf(&l, " and %d more", len(files)-i)
+			break
+		}
+		if i > 0 {
+			l.WriteString(",")
+		}
+		if f.partial {
+			fmt.Fprintf(&l, " %s", clip(f.path, 100))
+		} else {
+			fmt.Fprintf(&l, " %s (+%d -%d)", clip(f.path, 100), f.added, f.deleted)
+		}
+	}
+	return l.String()
+}
+
+// pageStat keeps the lines of a diffstat from the offset-th file on while
+// they fit in bound bytes, then git's summary line, and says which offset
+// shows the next files. (The --summary lines git adds after, one per file
+// created or deleted, are left out: the file lines name them all.)
+func pageStat(out *capped, offset, bound int) string {
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	var files []string
+	summary := ""
+	for _, l := range lines {
+		if statSummary.MatchString(l) {
+			summary = l
+			break
+		}
+		files = append(files, l)
+	}
+	if offset > len(files) {
+		return fmt.Sprintf("offset %d is past the last file: the change has %s.", offset, render.Plural(len(files), "file"))
+	}
+	room := bound - len(summary) - noteRoom(bound)
+	var b strings.Builder
+	shown := 0
+	for _, l := range files[offset:] {
+		if b.Len()+len(l)+1 > room {
+			break
+		}
+		b.WriteString(l + "\n")
+		shown++
+	}
+	b.WriteString(summary)
+	if next := offset + shown; next < len(files) || offset > 0 {
+		fmt.Fprintf(&b, "\n… files %d-%d of %d shown", offset+1, next, len(files))
+		if next < len(files) {
+			fmt.Fprintf(&b, "; call again with stat=true and offset=%d for the next", next)
+		}
+		b.WriteString(".")
+	}
+	if out.total > out.limit {
+		fmt.Fprintf(&b, "\n… git's diffstat is %d bytes: only its first %d were read.", out.total, out.limit)
+	}
+	return b.String()
+}
+
+// statSummary is git's last diffstat line: " 3 files changed, ...".
+var statSummary = regexp.MustCompile(`^ \d+ files? changed`)
 
 // patchFile is one file's part of a patch.
 type patchFile struct {

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,7 +31,7 @@ type pf = struct {
 func bounded(patch string, limit, bound int) string {
 	c := &capped{limit: limit}
 	c.Write([]byte(patch))
-	return boundPatch(c, bound, "git -C /wt diff abc -- PATH")
+	return boundPatch(c, 0, bound, "git -C /wt diff abc -- PATH")
 }
 
 func TestBoundPatchKeepsWholeFilesAndNamesTheRest(t *testing.T) {
@@ -77,5 +79,98 @@ func TestParseFileNames(t *testing.T) {
 	f := parseFile("diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1,2 +1,2 @@\n-old\n+new\n+++ more\n--- less\n")
 	if f.added != 2 || f.deleted != 2 {
 		t.Errorf("counts +%d -%d, want +2 -2 (content lines that look like headers count)", f.added, f.deleted)
+	}
+}
+
+// Pages of a patch: each answer within its bound, notes included; the
+// offset each names shows the next files; together they show every file
+// once, but one too big for any answer, which each names.
+func TestBoundPatchPagesThroughEveryFile(t *testing.T) {
+	t.Parallel()
+	var files []pf
+	for i := 0; i < 120; i++ {
+		files = append(files, pf{fmt.Sprintf("f%03d.go", i), 20})
+	}
+	files[7].lines = 5000 // too big for any answer
+	p := patchOf(files...)
+	seen := map[string]int{}
+	offset, pages := 0, 0
+	for {
+		c := &capped{limit: diffCapture}
+		c.Write([]byte(p))
+		got := boundPatch(c, offset, 8000, "git diff -- PATH")
+		if len(got) > 8000 {
+			t.Fatalf("page %d is %d bytes, over its bound", pages, len(got))
+		}
+		shown, _, _ := strings.Cut(got, "\n… ")
+		for _, f := range splitPatch(shown) {
+			seen[f.path]++
+		}
+		pages++
+		m := regexp.MustCompile(`offset=(\d+)`).FindStringSubmatch(got)
+		if m == nil {
+			break
+		}
+		next, _ := strconv.Atoi(m[1])
+		if next <= offset || pages > 100 {
+			t.Fatalf("page %d names offset %d after %d", pages, next, offset)
+		}
+		offset = next
+	}
+	for _, f := range files {
+		want := 1
+		if f.name == "f007.go" {
+			want = 0
+		}
+		if seen[f.name] != want {
+			t.Errorf("%s shown %d times over %d pages, want %d", f.name, seen[f.name], pages, want)
+		}
+	}
+	if pages < 3 {
+		t.Errorf("%d pages for a patch many times the bound", pages)
+	}
+}
+
+// Pages of a diffstat: every file's line once, git's summary line on each.
+func TestPageStatPagesThroughEveryFile(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, " src/generated/file%03d.go | 1 +\n", i)
+	}
+	b.WriteString(" 600 files changed, 600 insertions(+)\n")
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, " create mode 100644 src/generated/file%03d.go\n", i)
+	}
+	seen := map[string]int{}
+	offset := 0
+	for pages := 1; ; pages++ {
+		c := &capped{limit: diffCapture}
+		c.Write([]byte(b.String()))
+		got := pageStat(c, offset, diffStatBytes)
+		if len(got) > diffStatBytes || !strings.Contains(got, "600 files changed, 600 insertions(+)") {
+			t.Fatalf("page %d: %d bytes, or no summary line", pages, len(got))
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if strings.HasSuffix(l, " | 1 +") {
+				seen[l]++
+			}
+		}
+		m := regexp.MustCompile(`offset=(\d+)`).FindStringSubmatch(got)
+		if m == nil {
+			break
+		}
+		offset, _ = strconv.Atoi(m[1])
+		if pages > 50 {
+			t.Fatal("no end to the pages")
+		}
+	}
+	if len(seen) != 600 {
+		t.Fatalf("%d of 600 files shown over the pages", len(seen))
+	}
+	for l, n := range seen {
+		if n != 1 {
+			t.Fatalf("%q shown %d times", l, n)
+		}
 	}
 }
