@@ -461,7 +461,7 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 	w := ws.Worktree()
 	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", ShortID(s.ID), s.Turn))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ShortID(s.ID), err)
+		return nil, err // its callers name the session
 	}
 	turn := len(s.Turns)
 	if !made && head == ws.Head {

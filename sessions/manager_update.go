@@ -71,7 +71,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	}
 	if !s.AllCommitted() {
 		if s, err = m.commitLeftovers(ctx, s); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("update %s: %w", ShortID(id), err)
 		}
 	}
 	ws = s.Workspace

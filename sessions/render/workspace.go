@@ -44,6 +44,8 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 	case ws.LandedNow():
 		l := ws.Landed
 		change = fmt.Sprintf("landed into %s as %s (%s, %s)", SafeLine(l.Into), workspace.Short(l.Commit), l.Strategy, Ago(now.Sub(l.At)))
+	case ws.Changes == nil && ws.Error != "":
+		change = "not committed: zwarm could not commit the worker's work (below)"
 	case ws.Changes == nil:
 		change = "not measured yet (the first turn has not ended)"
 	case ws.Changes.Empty():
