@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -352,15 +353,14 @@ func ApplyTree(ctx context.Context, commonDir, target, from, to string) (string,
 	if _, err := g.run(ctx, "read-tree", target); err != nil {
 		return "", err
 	}
-	patch, err := git{dir: commonDir}.run(ctx, "diff", "--binary", "--full-index", "--no-ext-diff", "--no-textconv", from, to, "--")
-	if err != nil {
+	if _, err := (git{dir: commonDir}).run(ctx, "diff", "--quiet", from, to, "--"); err == nil {
+		return TreeOf(ctx, commonDir, target) // no change
+	} else if exitCodeOf(err) != 1 {
 		return "", err
 	}
-	if patch == "" {
-		return TreeOf(ctx, commonDir, target)
-	}
-	g.stdin = strings.NewReader(patch)
-	if _, err := g.run(ctx, "apply", "--cached", "--3way", "--whitespace=nowarn"); err != nil {
+	// The patch goes from git diff straight into git apply: a change with
+	// a large binary file in it is never held in memory here.
+	if err := applyPatch(ctx, commonDir, g, from, to); err != nil {
 		g.stdin = nil
 		out, _ := g.run(ctx, "ls-files", "--unmerged", "-z")
 		var files []string
@@ -376,6 +376,27 @@ func ApplyTree(ctx context.Context, commonDir, target, from, to string) (string,
 	}
 	g.stdin = nil
 	return g.line(ctx, "write-tree")
+}
+
+// applyPatch pipes git diff --binary from..to into git apply --cached
+// --3way run as g (an index of its own). A failure of the diff is
+// reported before one of the apply, which then only saw part of it.
+func applyPatch(ctx context.Context, commonDir string, g git, from, to string) error {
+	r, w := io.Pipe()
+	diffErr := make(chan error, 1)
+	go func() {
+		d := git{dir: commonDir, stdout: w}
+		_, err := d.run(ctx, "diff", "--binary", "--full-index", "--no-ext-diff", "--no-textconv", from, to, "--")
+		w.CloseWithError(err)
+		diffErr <- err
+	}()
+	g.stdin = r
+	_, err := g.run(ctx, "apply", "--cached", "--3way", "--whitespace=nowarn")
+	r.CloseWithError(errors.New("git apply ended")) // unblocks the diff should apply end early
+	if derr := <-diffErr; derr != nil {
+		return fmt.Errorf("diff %s..%s: %w", Abbrev(from), Abbrev(to), derr)
+	}
+	return err
 }
 
 // Merges counts the merge commits in to but not in from.
