@@ -80,32 +80,44 @@ func runVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	group, gerr := MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
 	if gerr == nil {
 		group.Tag(stateDir)
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
 	}
-	cmd.Cancel = func() error {
-		// Its process group, and what left it (setsid) but not the group.
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if group != nil {
-			for _, pid := range GroupPIDs(group.Dir()) {
-				syscall.Kill(pid, syscall.SIGTERM)
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
+		}
+		cmd.Cancel = func() error {
+			// Its process group, and what left it (setsid) but not the group.
+			if group != nil {
+				for _, pid := range GroupPIDs(group.Dir()) {
+					syscall.Kill(pid, syscall.SIGTERM)
+				}
 			}
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
 	}
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		if group != nil {
-			group.Close(context.WithoutCancel(ctx))
-		}
+	cmd := newCmd()
+	err := cmd.Start()
+	if err != nil && group != nil {
+		// A cgroup zwarm may make but not start a process in (a
+		// delegation that stops short): its process group contains it.
+		group.Close(context.WithoutCancel(ctx))
+		group = nil
+		cmd = newCmd()
+		err = cmd.Start()
+	}
+	if err != nil {
 		return fmt.Errorf("verify %q could not run: %w", command, err)
 	}
 	stopGuard := guardVerify(group, cmd.Process.Pid)
-	err := cmd.Wait()
+	err = cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
 	if group != nil {
 		group.Close(context.WithoutCancel(ctx))
