@@ -348,7 +348,39 @@ func (w *World) cleanup() {
 				syscall.Kill(p, syscall.SIGKILL)
 			}
 		}
+		// A supervisor whose session has settled may still be closing its
+		// log and cgroup, and one started for a follow-up may still be
+		// waiting for the session's last one to hand over: the test's dirs
+		// go once they have (TempDir's removal fails on a file they write).
+		for deadline := time.Now().Add(time.Minute); len(supervisorsOf(s.ID)) > 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				w.T.Errorf("session %s: its supervisors %v did not exit within a minute of the test's end", s.ID, supervisorsOf(s.ID))
+				break
+			}
+		}
 	}
+}
+
+// supervisorsOf lists the live supervisors of session id: __supervise
+// processes whose command line names it.
+func supervisorsOf(id string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(b, []byte("\x00__supervise\x00")) || !bytes.Contains(b, []byte(id)) {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // markedProcs lists live processes whose environment names the session.
