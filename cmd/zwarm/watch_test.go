@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // watching is a running `zwarm watch` whose output lines are collected.
@@ -125,7 +127,14 @@ func TestWatchJSONAlerts(t *testing.T) {
 	wa.waitLine(`"watcher":"stall"`, hang)
 	touch(t, gate) // now "fails later" fails, after watch started
 	wa.waitLine(`"watcher":"failure"`, fails)
-	burn := w.spawn("burn")
+	// The watch stops "burn" as soon as its usage is recorded: on a busy
+	// machine that can be before spawn has returned, which then says so
+	// with exit 1, as for any session that failed or was killed.
+	r := w.zwarm("spawn", "--", "burn")
+	burn := strings.TrimSpace(r.stdout)
+	if r.code != 0 && (r.code != exitFailure || w.record(burn).Status != sessions.StatusKilled) {
+		t.Fatalf("spawn burn: %+v", r)
+	}
 	wa.waitLine(`"watcher":"cost_guard"`, burn)
 	code, lines := wa.interrupt()
 	if code != exitInterrupted {
