@@ -135,16 +135,9 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	if err := w.add(ctx, g); err != nil {
 		return "", fmt.Errorf("read the worktree: %w", err)
 	}
-	tree, err := g.line(ctx, "write-tree")
-	if err != nil {
-		return "", err
-	}
 	head, err := w.Head(ctx)
 	if err != nil {
 		return "", err
 	}
-	if headTree, err := g.line(ctx, "rev-parse", head+"^{tree}"); err == nil && headTree == tree {
-		return head, nil
-	}
-	return g.line(ctx, "commit-tree", tree, "-p", head, "-m", "zwarm: what the worktree holds, uncommitted")
+	return commitIndex(ctx, g, head, "zwarm: what the worktree holds, uncommitted")
 }

@@ -184,9 +184,19 @@ func (r *Repo) Snapshot(ctx context.Context, head string) (string, error) {
 	if _, err := g.run(ctx, "add", "-A", "--", ":/"); err != nil {
 		return "", fmt.Errorf("snapshot the uncommitted changes: %w", err)
 	}
-	tree, err := g.line(ctx, "write-tree")
+	c, err := commitIndex(ctx, g, head, "zwarm: uncommitted changes of "+r.Top)
 	if err != nil {
 		return "", fmt.Errorf("snapshot the uncommitted changes: %w", err)
+	}
+	return c, nil
+}
+
+// commitIndex makes a commit of the index g stages into, on top of head,
+// moving no ref; head itself when the index holds head's tree.
+func commitIndex(ctx context.Context, g git, head, message string) (string, error) {
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return "", err
 	}
 	headTree, err := g.line(ctx, "rev-parse", head+"^{tree}")
 	if err != nil {
@@ -195,7 +205,7 @@ func (r *Repo) Snapshot(ctx context.Context, head string) (string, error) {
 	if tree == headTree {
 		return head, nil
 	}
-	return g.line(ctx, "commit-tree", tree, "-p", head, "-m", "zwarm: uncommitted changes of "+r.Top)
+	return g.line(ctx, "commit-tree", tree, "-p", head, "-m", message)
 }
 
 // tempIndex copies a checkout's index to a temporary file, so that git
