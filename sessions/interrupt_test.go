@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -325,4 +327,63 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 	if rec, err := w.st.load(s.ID); err != nil || rec.Status != StatusAttached {
 		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
 	}
+}
+
+// An interrupt is carried out by the supervisor that runs the session: no
+// second one starts. A second would wait for the first's lock, give up
+// after its hand-over wait, fail to claim the running session and, on its
+// way out, take down the cgroup the follow-up's agent runs in.
+func TestInterruptLeavesOneSupervisor(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.script(fakeScript{Default: completes("went on", 900), ByPrompt: map[string][]map[string]any{
+		"the long way": blocks(t), "longer still": blocks(t)}})
+	ctx := context.Background()
+	s := w.spawn("the long way")
+	w.busy(s.ID)
+	first := supervisorPIDs(s.ID)
+	if len(first) != 1 {
+		t.Fatalf("supervisors of the running session: %v; want one", first)
+	}
+	if res, err := w.m.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != InjectInterrupted {
+		t.Fatalf("interrupt: %+v %v", res, err)
+	}
+	eventually(t, "the follow-up to run as turn 2", func() bool {
+		got, err := w.m.Get(ctx, s.ID)
+		return err == nil && len(got.Turns) == 2 && got.TurnRunning() && got.Agent != nil
+	})
+	if now := supervisorPIDs(s.ID); fmt.Sprint(now) != fmt.Sprint(first) {
+		t.Fatalf("supervisors while the follow-up runs: %v; want only the one that ran turn 1, %v", now, first)
+	}
+	if _, err := w.m.Kill(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := w.wait(s.ID)
+	if len(got.Turns) != 2 || got.Turns[0].Status != StatusInterrupted || got.Status != StatusKilled {
+		t.Fatalf("session %s (%s), turns %+v", got.Status, got.Error, got.Turns)
+	}
+}
+
+// supervisorPIDs lists the live processes that supervise the session: the
+// test binary run as `__supervise ... ID` (not the --detach starter, which
+// exits once it has started one).
+func supervisorPIDs(id string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		if err != nil || !slices.Contains(args, "__supervise") || !slices.Contains(args, id) || slices.Contains(args, "--detach") {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(st), ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

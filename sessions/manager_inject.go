@@ -154,7 +154,12 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, interrupt
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}
 	res.Session = s
-	if res.Outcome != InjectQueued {
+	// Only a session this command reopened needs a supervisor: a queued or
+	// interrupting follow-up is delivered by the one running the session
+	// (locally or in its job), which polls its record for the interrupt. A
+	// second would wait for the first's lock and find the session not its
+	// to claim.
+	if res.Outcome == InjectResumed || res.Outcome == InjectRestarted {
 		if err := m.startSupervisor(context.WithoutCancel(ctx), id); err != nil {
 			return res, fmt.Errorf("inject %s: %w; %s", ShortID(id), err, m.fateOf(id, res.Entry.ID))
 		}

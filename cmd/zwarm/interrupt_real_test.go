@@ -18,7 +18,10 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a agent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("the long way", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
-		srv.On("take the short way", fakemodel.Reply{Text: "took the short way"})
+		// The follow-up's answer waits until the test has counted the
+		// session's supervisors while the follow-up runs.
+		hold := make(chan struct{})
+		srv.On("take the short way", fakemodel.Reply{Text: "took the short way", Stall: hold})
 		id := w.spawn("the long way")
 		eventually(t, "sleep 1000 to run", func() bool {
 			for _, pid := range markedProcs(id) {
@@ -29,10 +32,21 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 			return false
 		})
 		thread := w.show(id).ThreadID
+		before := supervisorsOf(id)
 		out := w.ok("inject", "--interrupt", id, "take the short way")
 		if !strings.Contains(out, "interrupting turn 1") {
 			t.Fatalf("inject --interrupt: %q", out)
 		}
+		// One session, one supervisor: the one that ran turn 1 runs the
+		// follow-up; the interrupt starts no other.
+		eventually(t, "the follow-up to run", func() bool {
+			s := w.show(id)
+			return len(s.Turns) == 2 && s.TurnRunning()
+		})
+		if now := supervisorsOf(id); len(before) != 1 || fmt.Sprint(now) != fmt.Sprint(before) {
+			t.Errorf("supervisors: %v before the interrupt, %v while the follow-up runs; want the same one", before, now)
+		}
+		close(hold)
 		w.ok("wait", "--timeout", "120s", id)
 		s := w.show(id)
 		if s.Status != sessions.StatusCompleted || len(s.Turns) != 2 {

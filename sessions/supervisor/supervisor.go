@@ -50,6 +50,9 @@ type supervisor struct {
 	id       string
 	log      *slog.Logger
 	cg       *cgroup // nil: marker-only containment
+	// contained: the supervisor makes the session's cgroup once it has
+	// claimed the session (Supervise; Run, in a test's process, does not).
+	contained bool
 	// stop ends the run as a signal does: the agent is stopped.
 	stop context.CancelFunc
 }
@@ -103,8 +106,8 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	sv := newSupervisor(opt, turns, log)
 	release := holdSession(ctx, turns, log)
 	defer release()
-	sv.cg = sv.openCgroup()
-	log.Info("supervisor started", "pid", turns.Self().PID, "containment", sv.containment())
+	sv.contained = true
+	log.Info("supervisor started", "pid", turns.Self().PID)
 	ctx, gone := context.WithCancel(ctx)
 	sv.stop = gone
 	watched := make(chan struct{})
@@ -183,7 +186,17 @@ func (sv *supervisor) run(ctx context.Context) error {
 // and the turn; meanwhile it is pending, and a kill stops the making.
 func (sv *supervisor) begin(ctx context.Context) (*sessions.Session, *sessions.Turn, error) {
 	s, turn, prepare, err := sv.turns.Claim(ctx)
-	if err != nil || !prepare {
+	if err != nil {
+		return s, turn, err
+	}
+	// Only now, with the session its own: a supervisor that cannot claim
+	// it (another one runs its turn) must not make, nor on its way out
+	// sweep, the cgroup that the running turn's processes are in.
+	if sv.contained {
+		sv.cg = sv.openCgroup()
+		sv.log.Info("session claimed", "containment", sv.containment())
+	}
+	if !prepare {
 		return s, turn, err
 	}
 	made, perr := sv.prepare(ctx, s.Workspace)
