@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	stdio "io"
@@ -8,9 +9,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
+	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // watcherSection is the [watchers] table; every command must know it to
@@ -72,10 +76,13 @@ no change), cost_guard (past max_tokens or max_cost it is stopped) and overlap
 (two live workers of one repository change the same file). Each
 alert is printed as it happens; --json prints one JSON object per line with
 watcher, session_id, action (nudge, or stop when cost_guard stopped it),
-reason, at, status, task and source. Sessions that failed before watch started
-are not reported. Settings come from the [watchers.NAME] tables of config.toml.
-The [notify] command runs for what watch sees (once per event, whichever zwarm
-process sees it first); --notify also rings this terminal.`,
+reason, at, status, task and source. Without ids it follows the orchestrator
+runs too: a run that asks a question or ends is a line ("run asks", with how to
+answer; "run ended"), and in --json an object with event (run.asks or
+run.finished), run_id, text, status, task, at and options. Sessions that failed
+before watch started are not reported. Settings come from the [watchers.NAME]
+tables of config.toml. The [notify] command runs for what watch sees (once per
+event, whichever zwarm process sees it first); --notify also rings this terminal.`,
 		Example: `  zwarm watch                 # the sessions you spawn, until Ctrl+C
   zwarm watch --json | jq -r 'select(.watcher == "stall") | .session_id'
   zwarm watch --all           # orchestrator and MCP workers too`,
@@ -122,12 +129,12 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 		return err
 	}
 	var filter sessions.ListOptions
-	what := "watching the sessions you spawn"
+	what := "watching the sessions you spawn and the runs"
 	switch {
 	case len(o.ids) > 0:
 		what = "watching " + strings.Join(shortIDs(o.ids), " ")
 	case o.all:
-		what = "watching every session"
+		what = "watching every session and the runs"
 	default:
 		filter.Source = sessions.UserSource
 	}
@@ -144,22 +151,57 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 			prog.Update(u)
 		}
 	}})
+	ctx, cancel := context.WithCancel(c.Context())
+	defer cancel()
 	errc := make(chan error, 1)
-	ctx := c.Context()
 	go func() { errc <- w.Watch(ctx, m, filter, o.ids...) }()
+	// The runs too, unless sessions were named: a run that asks a question
+	// or stops is told (the [notify] command, the bell) and printed.
+	notices := make(chan runNotice)
+	runsDone := make(chan error, 1)
+	if len(o.ids) == 0 {
+		go func() {
+			runsDone <- orchestrator.WatchRuns(ctx, m.Store().Dir(), func(ev notify.Event, rec *runs.Record) {
+				n.Notify(ev)
+				select {
+				case notices <- runNoticeOf(ev, rec):
+				case <-ctx.Done():
+				}
+			})
+		}()
+	} else {
+		runsDone <- nil
+	}
 	enc := json.NewEncoder(io.out)
 	var werr error
-	for a := range w.Alerts() {
+	emit := func(v any, line func() string) {
 		if o.json {
 			if werr == nil {
-				werr = enc.Encode(a)
+				werr = enc.Encode(v)
 			}
-			continue
+			return
 		}
-		prog.Print(func() { fmt.Fprintln(io.out, alertLine(io, a)) })
+		prog.Print(func() { fmt.Fprintln(io.out, line()) })
 	}
+	for alerts := w.Alerts(); alerts != nil; {
+		select {
+		case a, ok := <-alerts:
+			if !ok {
+				alerts = nil
+				continue
+			}
+			emit(a, func() string { return alertLine(io, a) })
+		case rn := <-notices:
+			emit(rn, func() string { return rn.line(io) })
+		}
+	}
+	cancel()
+	rerr := <-runsDone
 	if err := <-errc; err != nil {
 		return err
+	}
+	if rerr != nil {
+		return fmt.Errorf("watch the runs: %w", rerr)
 	}
 	return werr
 }
