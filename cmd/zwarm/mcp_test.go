@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +227,52 @@ func TestMCPRefusesABadConfig(t *testing.T) {
 			!strings.Contains(c.stderr.String(), "config.toml") {
 			t.Errorf("%q: exit %d, stderr %q", body, code, c.stderr.String())
 		}
+	}
+}
+
+// A client that writes its requests and closes stdin at once (a script,
+// a pipe) gets every answer before the server exits: the end of input
+// ends the server only once what was read is answered.
+func TestMCPAnswersEverythingReadBeforeEOF(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var in bytes.Buffer
+	for _, m := range []map[string]any{
+		{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "pipe", "version": "1"}}},
+		{"method": "notifications/initialized"},
+		{"id": 2, "method": "tools/list"},
+		{"id": 3, "method": "tools/call", "params": map[string]any{"name": "spawn", "arguments": map[string]any{"task": "piped task"}}},
+		{"id": 4, "method": "tools/call", "params": map[string]any{"name": "list", "arguments": map[string]any{}}},
+	} {
+		m["jsonrpc"] = "2.0"
+		b, _ := json.Marshal(m)
+		in.Write(append(b, '\n'))
+	}
+	cmd := exec.Command(bins.zwarm, "mcp")
+	cmd.Dir, cmd.Env, cmd.Stdin = w.work, w.env(), &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("zwarm mcp: %v\n%s", err, stderr.String())
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &r) != nil || r.Result == nil {
+			t.Fatalf("not an answer: %.300s", line)
+		}
+		ids = append(ids, string(r.ID))
+	}
+	slices.Sort(ids) // calls may be answered in any order
+	if strings.Join(ids, ",") != "1,2,3,4" {
+		t.Fatalf("answered %v, want 1,2,3,4:\n%.2000s", ids, out)
+	}
+	if list := w.ls(); len(list) != 1 || list[0].Task != "piped task" {
+		t.Fatalf("ls after the piped spawn: %+v", list)
 	}
 }

@@ -93,7 +93,7 @@ func New(opt Options) (*Server, error) {
 // keep running after it returns.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.log.Info("mcp server starting", "dir", s.opt.Dir, "max_workers", s.cfg.MaxWorkers, "wait_cap", s.cfg.WaitCap.Duration)
-	err := s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, answerAll(t))
 	s.log.Info("mcp server stopped", "err", err)
 	return err
 }
