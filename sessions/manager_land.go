@@ -136,7 +136,9 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if err != nil {
 		return nil, err
 	}
-	if ws.Preparing() || ws.State == WorkspaceFailed {
+	// A worktree still being made belongs to a live session: that is the
+	// refusal (claimWorktree's "still running"), not "never made".
+	if ws.Preparing() && s.Settled() || ws.State == WorkspaceFailed {
 		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
 	}
 	s, release, err := m.claimWorktree(ctx, id, "land")

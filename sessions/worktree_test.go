@@ -424,6 +424,11 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	if got, _ := w.m.Get(context.Background(), s.ID); got.Status != StatusPending || got.Workspace.State != WorkspacePreparing || got.ChangesText() != "preparing" {
 		t.Fatalf("while preparing: %s %s", got.Status, got.Workspace.State)
 	}
+	// A session whose worktree is being made is live: land refuses it as
+	// still running, not as a worktree never made.
+	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{}); !errors.Is(err, ErrRunning) {
+		t.Fatalf("land while preparing: %v; want it refused as still running", err)
+	}
 	start := time.Now()
 	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
