@@ -193,8 +193,14 @@ func TestIOnARunSaysOrAnswers(t *testing.T) {
 	if !strings.Contains(m.View(), "answer run 7c1e0000 (1-2 or your own words): ") {
 		t.Fatalf("i on a run that asks:\n%s", m.View())
 	}
-	m = press(t, m, "2", "enter")
-	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "answer sent to run 7c1e0000: sqlite") })
+	// A number that is no option's is refused, and nothing is sent.
+	m = press(t, m, "3", "enter")
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "3 is not one of the question's options (1-2)") })
+	if in, err := runs.ReadInbox(dir); err != nil || len(in) != 1 {
+		t.Fatalf("inbox after answering 3 of two options: %+v %v", in, err)
+	}
+	m = press(t, m, "i", "2", "enter")
+	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "answer sent to run 7c1e0000: option 2, sqlite") })
 	in, err := runs.ReadInbox(dir)
 	if err != nil || len(in) != 2 || in[1].Kind != runs.MessageAnswer || in[1].Text != "sqlite" || in[1].QuestionID != "q1" {
 		t.Fatalf("inbox after the answer: %+v %v", in, err)

@@ -156,13 +156,18 @@ func (m *Model) sendRun(msg prompt.SubmitMsg) tea.Cmd {
 		return nil
 	}
 	id, full, ctx := sessions.ShortID(r.ID), r.ID, m.ctx
-	kind, qid := runs.MessageSay, ""
+	kind, qid, option := runs.MessageSay, "", 0
 	if msg.Action == "answer" {
 		if r.Status != runs.StatusWaiting || r.Question == nil {
 			m.setError(fmt.Errorf("run %s no longer asks anything: i sends it a message", id))
 			return nil
 		}
-		kind, qid, text = runs.MessageAnswer, r.Question.ID, r.Question.Pick(text)
+		picked, n, err := r.Question.Pick(text)
+		if err != nil {
+			m.setError(fmt.Errorf("run %s: %w", id, err))
+			return nil
+		}
+		kind, qid, text, option = runs.MessageAnswer, r.Question.ID, picked, n
 	}
 	live := r.Status.Live()
 	m.setStatus("sending to run " + id + "…")
@@ -172,6 +177,9 @@ func (m *Model) sendRun(msg prompt.SubmitMsg) tea.Cmd {
 		case err != nil:
 			return actionMsg{err: fmt.Errorf("run %s: %w", id, err)}
 		case kind == runs.MessageAnswer:
+			if option > 0 {
+				return actionMsg{text: fmt.Sprintf("answer sent to run %s: option %d, %s", id, option, render.Clip(render.SafeLine(text), 60))}
+			}
 			return actionMsg{text: fmt.Sprintf("answer sent to run %s: %s", id, render.Clip(render.SafeLine(text), 60))}
 		case live:
 			return actionMsg{text: fmt.Sprintf("message %d sent to run %s: its model reads it before its next call", e.Seq, id)}

@@ -77,7 +77,15 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 			return "", err
 		}
 		if line = strings.TrimSpace(line); line != "" {
-			return q.Pick(line), nil
+			text, n, err := q.Pick(line)
+			if err == nil {
+				if n > 0 {
+					fmt.Fprintf(p.io.errOut, "option %d: %s\n", n, render.SafeLine(text))
+				}
+				return text, nil
+			}
+			// A number that is no option's: asked again, saying why.
+			fmt.Fprintf(p.io.errOut, "%v\n", err)
 		}
 		io.WriteString(p.io.errOut, p.io.paint(sgrBold, prompt))
 	}

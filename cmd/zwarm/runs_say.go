@@ -95,13 +95,15 @@ func newRunsAnswerCmd(f *factory) *cobra.Command {
 		Long: `answer answers the question the model of a run asked you (ask_user) while the
 run waits for it: zwarm runs and zwarm runs show print it as "asks: ...". The
 first answer counts, from here or typed on the run's own terminal; a number
-picks one of the question's options. answer waits until the run has taken
+(or an option's own text) picks one of the question's options, and answer
+says which; a number that is none of them is refused. answer waits until the run has taken
 it (at most 30s) and says so. - reads the answer from stdin.
 
 Exit status: 0 the run took the answer (or will, once it reads its inbox);
 1 the question was answered another way first, or the run stopped before it
 read the answer (it is kept, and given to the model on --resume); 2 a bad
-run id, an empty answer, or a run that is not waiting for one.`,
+run id, an empty answer, a number that is no option's, or a run that is not
+waiting for one.`,
 		Example: `  zwarm runs answer 7c1e "postgres: it is what we run in production"
   zwarm runs answer 7c1e 2`,
 		Args: minArgs(2, "a run id (or unique prefix) and the answer"),
@@ -119,7 +121,10 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 		return usagef("run %s is %s and asks nothing: zwarm runs say %s MESSAGE gives its model a message", id, rec.Status, id)
 	}
 	q := *rec.Question
-	text = q.Pick(text)
+	text, option, err := q.Pick(text)
+	if err != nil {
+		return usagef("run %s: %v", id, err)
+	}
 	// Subscribed before sending: the run's answer event is seen however
 	// fast it comes.
 	ctx, cancel := context.WithTimeout(c.Context(), answerWait)
@@ -142,6 +147,9 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 			}
 			if ev.Inbox == e.Seq {
 				fmt.Fprintf(out, "run %s took the answer to: %s\n", id, render.Clip(render.SafeLine(q.Text), 200))
+				if option > 0 {
+					fmt.Fprintf(out, "  option %d: %s\n", option, render.Clip(render.SafeLine(text), 200))
+				}
 				return nil
 			}
 			how := "on its terminal"

@@ -138,8 +138,13 @@ func TestRunsAnswerAnswersAWaitingRun(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "message 1 queued; its model reads it after the answer") || !strings.Contains(r.stderr, "zwarm runs answer "+short) {
 		t.Errorf("say to a waiting run: %+v", r)
 	}
+	// A number that is no option's is refused, not sent as text.
+	r = w.zwarm("runs", "answer", short, "3")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "3 is not one of the question's options (1-2)") {
+		t.Errorf("answer 3 of two options: %+v", r)
+	}
 	r = w.zwarm("runs", "answer", short, "2")
-	if r.code != 0 || !strings.Contains(r.stdout, "run "+short+" took the answer to: Which database?") {
+	if r.code != 0 || !strings.Contains(r.stdout, "run "+short+" took the answer to: Which database?") || !strings.Contains(r.stdout, "option 2: sqlite") {
 		t.Errorf("answer: %+v", r)
 	}
 	if code := bg.wait(); code != 0 {
@@ -293,6 +298,11 @@ func TestAskAnsweredFromItsTerminal(t *testing.T) {
 	}
 	p.f.WriteString("\n") // an empty line asks again
 	p.await("your answer (1-2 or your own words): ", 2)
+	p.f.WriteString("3\n") // no option's number: refused, asked again
+	p.await("your answer (1-2 or your own words): ", 3)
+	if !strings.Contains(p.out.String(), "3 is not one of the question's options (1-2)") {
+		t.Errorf("the terminal does not say why 3 was refused:\n%s", p.out.String())
+	}
 	p.f.WriteString("1\n")
 	// The second question is answered from elsewhere while its prompt
 	// waits, with a half-typed line.
@@ -312,7 +322,7 @@ func TestAskAnsweredFromItsTerminal(t *testing.T) {
 		t.Errorf("ask_user's outputs: %q", outs)
 	}
 	screen := p.out.String()
-	for _, want := range []string{"← you: postgres", "← you (runs answer): redis", "completed after 3 steps"} {
+	for _, want := range []string{"option 1: postgres", "← you: postgres", "← you (runs answer): redis", "completed after 3 steps"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the terminal lacks %q:\n%s", want, screen)
 		}

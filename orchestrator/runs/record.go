@@ -104,13 +104,34 @@ type Question struct {
 	AskedAt time.Time `json:"asked_at"`
 }
 
-// Pick is an answer to q as a person gives it: a number picks one of its
-// options ("2": the second); anything else is the answer itself.
-func (q Question) Pick(answer string) string {
-	if n, err := strconv.Atoi(strings.TrimSpace(answer)); err == nil && n >= 1 && n <= len(q.Options) {
-		return q.Options[n-1]
+// Pick is an answer to q as a person gives it: an option's own text, or
+// its number ("2": the second), picks that option (n is its number, from
+// 1); anything else is the answer itself (n 0). A whole number that is no
+// option's (4 of three) is refused rather than sent as text: it was meant
+// as a pick. A question without options takes any number as text.
+func (q Question) Pick(answer string) (text string, n int, err error) {
+	a := strings.TrimSpace(answer)
+	for i, o := range q.Options {
+		if a == strings.TrimSpace(o) {
+			return o, i + 1, nil
+		}
 	}
-	return answer
+	k, cerr := strconv.Atoi(a)
+	switch {
+	case cerr != nil || len(q.Options) == 0:
+		return answer, 0, nil
+	case k >= 1 && k <= len(q.Options):
+		return q.Options[k-1], k, nil
+	}
+	return "", 0, &PickError{N: k, Options: len(q.Options)}
+}
+
+// PickError is a number given as the answer to a question with options
+// that is none of theirs.
+type PickError struct{ N, Options int }
+
+func (e *PickError) Error() string {
+	return fmt.Sprintf("%d is not one of the question's options (1-%d): give the number of one, or write the answer in words", e.N, e.Options)
 }
 
 // Account is one worker's usage and cost.
