@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -160,4 +161,24 @@ func (r *Run) inboxAnswer(id string) *runs.InboxEntry {
 		}
 	}
 	return nil
+}
+
+// askAgain asks the person, once a resumed run starts, the question it
+// stopped waiting on, if nothing answered it meanwhile: the person who
+// resumes it is asked, and the dashboard, runs and [notify] show it
+// waiting again. The call that asked it has its output already (the run
+// was stopped), so the answer reaches the model as a message, before its
+// next call. An answer sent while it was stopped needs no asking: the
+// inbox gives it (deliverInbox).
+func (r *Run) askAgain(ctx context.Context) error {
+	q := r.unanswered
+	r.unanswered = nil
+	if q == nil || !r.set.Ask || r.answered[q.ID] || r.inboxAnswer(q.ID) != nil {
+		return nil
+	}
+	res := r.ask(ctx, q.Text, q.Options)
+	if res.IsError || ctx.Err() != nil {
+		return nil // stopped again while it waited: the next resume asks
+	}
+	return r.appendItems(message("user", fmt.Sprintf("Answer to your question %q, asked again when the run was resumed: %s", q.Text, res.Text)))
 }

@@ -63,6 +63,9 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 		if out, ok := r.guard(ctx); ok {
 			return out, nil
 		}
+		if err := r.askAgain(ctx); err != nil {
+			return outcome{}, err
+		}
 		if err := r.deliverInbox(ctx); err != nil {
 			return outcome{}, err
 		}

@@ -411,3 +411,52 @@ func TestSayCutsAWaitShort(t *testing.T) {
 		t.Errorf("the model saw %q", got)
 	}
 }
+
+// A run stopped while it waited for an answer, and resumed with none,
+// asks the question again (waiting, the question in run.json); the answer
+// then reaches the model as a message. The question is asked once more
+// only: the run did not go on without it.
+func TestAPendingQuestionIsAskedAgainOnResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "ASK: stopped unanswered")
+	h.script(askCall("Which database?", "postgres", "sqlite"), calls(call("finish", map[string]any{"summary": "resumed"})))
+	set := h.settings(func(s *Settings) { s.Ask = true })
+	ctx, cancel := context.WithCancel(context.Background())
+	r, wait := h.start(ctx, h.options(set, 0))
+	first := h.waiting(r.ID())
+	cancel() // Ctrl+C while it waits, nobody having answered
+	if rec := wait(); rec.Status != runs.StatusInterrupted || rec.Question != nil {
+		t.Fatalf("%+v", rec)
+	}
+	before := len(h.requests())
+	r2, err := Resume(context.Background(), h.options(set, 0), r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *runs.Record, 1)
+	go func() {
+		rec, err := r2.Execute(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rec
+	}()
+	again := h.waiting(r.ID())
+	if again.Text != first.Text || strings.Join(again.Options, "|") != "postgres|sqlite" {
+		t.Fatalf("asked again %+v; first %+v", again, first)
+	}
+	if n := len(h.requests()); n != before {
+		t.Fatalf("the model was called %d times before the question was answered", n-before)
+	}
+	runs.Send(context.Background(), runs.RunDir(h.w.State, r.ID()), runs.MessageAnswer, "sqlite", again.ID)
+	rec := <-done
+	if rec.Status != runs.StatusCompleted {
+		t.Fatalf("%+v", rec)
+	}
+	reqs := h.requests()
+	got := userTexts(reqs[len(reqs)-1].Body)
+	want := `Answer to your question "Which database?", asked again when the run was resumed: [from the user, message 1] sqlite`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("after resume the model saw %q; want %q", got, want)
+	}
+}

@@ -151,6 +151,7 @@ func (r *Run) replay(events []runs.Event) {
 			}
 		case runs.EventQuestion:
 			r.asked[ev.QuestionID] = ev.Text
+			r.unanswered = &runs.Question{ID: ev.QuestionID, Text: ev.Text, Options: ev.Options, AskedAt: ev.Time}
 		case runs.EventAnswer:
 			r.answered[ev.QuestionID] = true
 		case runs.EventMessage:
@@ -158,6 +159,7 @@ func (r *Run) replay(events []runs.Event) {
 				r.answered[ev.QuestionID] = true
 			}
 		case runs.EventModelResponse:
+			r.unanswered = nil // the model went on without the answer
 			if ev.Text != "" {
 				r.messages = append(r.messages, watchers.Message{Step: ev.Step, Kind: "message", Text: ev.Text})
 			}

@@ -91,6 +91,9 @@ type Run struct {
 	answered map[string]bool
 	asked    map[string]string
 	settle   []runs.InboxEntry
+	// unanswered is the question the run stopped waiting on, as a resume
+	// finds it: nothing answered it and the model did nothing after it.
+	unanswered *runs.Question
 	// overhead is the tokens of a request beyond its items' bytes/4, as the
 	// last call's count showed: tool definitions and formatting.
 	overhead int64
