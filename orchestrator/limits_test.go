@@ -257,3 +257,14 @@ func TestWallClockLimitSaysItEndedACall(t *testing.T) {
 		t.Fatalf("the cut exec_command's result should say %q, but it was: %q", want, out)
 	}
 }
+
+// A limit below a cent is said as given, never as $0.00.
+func TestMaxCostBelowACent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "LIMIT cost: a little")
+	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxCostUSD = 0.0005 }), 0)
+	if rec.Status != runs.StatusLimited || !strings.Contains(rec.StopReason, "the limit is $0.0005 (max_cost)") || strings.Contains(rec.StopReason, "$0.00 ") {
+		t.Fatalf("status %s, stop reason %q", rec.Status, rec.StopReason)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -118,7 +119,7 @@ func (r *Run) limited() (outcome, bool) {
 	case "max_steps":
 		reason = fmt.Sprintf("the run used its %d steps (max_steps)", lim.MaxSteps)
 	case "max_cost":
-		reason = fmt.Sprintf("the run and its workers spent $%.4f, the limit is $%.2f (max_cost)", cost, lim.MaxCostUSD)
+		reason = fmt.Sprintf("the run and its workers spent %s, the limit is %s (max_cost)", render.Money(cost), render.Limit(lim.MaxCostUSD))
 	case "max_tokens":
 		reason = fmt.Sprintf("the run and its workers used %d tokens, the limit is %d (max_tokens)", rec.TotalTokens(), lim.MaxTokens)
 	default:

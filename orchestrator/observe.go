@@ -44,7 +44,7 @@ func (r *Run) observe(step int) (string, map[string]time.Time) {
 	}
 	fmt.Fprintf(&b, "). Cost: %s (you %s, workers %s", costText, render.Cost(rec.CostUSD), render.Cost(rec.WorkerCostUSD))
 	if lim.MaxCostUSD > 0 {
-		fmt.Fprintf(&b, "; limit $%.2f", lim.MaxCostUSD)
+		fmt.Fprintf(&b, "; limit %s", render.Limit(lim.MaxCostUSD))
 	}
 	b.WriteString(").\n")
 	c := r.counts

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // systemPrompt is the orchestrating model's instructions. It is written
@@ -40,7 +42,7 @@ func systemPrompt(s Settings, worktrees bool) string {
 		fmt.Fprintf(&b, ", %d workers running at once", s.Limits.MaxWorkers)
 	}
 	if s.Limits.MaxCostUSD > 0 {
-		fmt.Fprintf(&b, ", $%.2f for you and your workers together", s.Limits.MaxCostUSD)
+		fmt.Fprintf(&b, ", %s for you and your workers together", render.Limit(s.Limits.MaxCostUSD))
 	}
 	if s.Limits.MaxTokens > 0 {
 		fmt.Fprintf(&b, ", %d tokens for you and your workers together", s.Limits.MaxTokens)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -216,3 +217,18 @@ func Quiet(s *sessions.Session, now time.Time) string {
 // QuietAfter is how long an agent may print nothing before its session is
 // flagged as quiet.
 const QuietAfter = time.Minute
+
+// Limit writes a dollar limit as it was given: all its digits, and cents
+// at least ($2.00, $0.125, $0.0005), so a limit below a cent never reads
+// $0.00 and one of $0.125 is not shown as $0.13.
+func Limit(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	i := strings.IndexByte(s, '.')
+	switch {
+	case i < 0:
+		s += ".00"
+	case len(s)-i-1 < 2:
+		s += strings.Repeat("0", 2-(len(s)-i-1))
+	}
+	return "$" + s
+}

@@ -413,3 +413,11 @@ func TestTurnNotesAreShown(t *testing.T) {
 		t.Fatalf("running turn:\n%s", text)
 	}
 }
+
+func TestLimitAsGiven(t *testing.T) {
+	for v, want := range map[float64]string{2: "$2.00", 0.5: "$0.50", 0.125: "$0.125", 0.0005: "$0.0005", 12.4: "$12.40", 0.01: "$0.01"} {
+		if got := Limit(v); got != want {
+			t.Errorf("Limit(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
