@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -136,8 +137,7 @@ func (m Model) line(short bool) (string, int) {
 		}
 		add(m.Styles.Dim.Render(text))
 		used := lipgloss.Width(strings.Join(parts, "  "))
-		parts = append(parts, m.Styles.Dim.Render(render.SafeLine(m.stateDir)))
-		return strings.Join(parts, "  "), used
+		return m.withDir(parts, used), used
 	}
 	for _, st := range sessions.Statuses {
 		if n := m.counts[st]; n > 0 {
@@ -150,8 +150,21 @@ func (m Model) line(short bool) (string, int) {
 	money := render.PartialCost(sessions.RoundCost(m.cost+m.runCost), m.unpriced+m.runUnpriced == 0)
 	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens+m.runTokens), money))
 	used := lipgloss.Width(strings.Join(parts, "  "))
-	parts = append(parts, m.Styles.Dim.Render(render.SafeLine(m.stateDir)))
-	return strings.Join(parts, "  "), used
+	return m.withDir(parts, used), used
+}
+
+// withDir ends the header with the state dir's path, in the room that is
+// left after used cells: its end, which tells two dirs apart, after "…"
+// when the whole does not fit; nothing when there is no room for it.
+func (m Model) withDir(parts []string, used int) string {
+	dir, room := render.SafeLine(m.stateDir), m.Width-used-2
+	if w := ansi.StringWidth(dir); w > room {
+		if room < 2 {
+			return strings.Join(parts, "  ")
+		}
+		dir = ansi.TruncateLeft(dir, w-room+1, "…")
+	}
+	return strings.Join(append(parts, m.Styles.Dim.Render(dir)), "  ")
 }
 
 // grouped writes n with its thousands apart: 12,345.
