@@ -158,12 +158,29 @@ func UserMessage(text string) []byte {
 	return append(b, '\n')
 }
 
+// The sandbox levels zwarm names for every agent (codex's own), mapped
+// onto claude's permission modes and tools, so that a role or a spawn
+// says one thing and means it with either agent.
+const (
+	SandboxReadOnly       = "read-only"
+	SandboxWorkspaceWrite = "workspace-write"
+)
+
+// readOnlyDenied are claude's tools that change files: a read-only worker
+// is refused them whatever the user's own settings allow.
+const readOnlyDenied = "Edit,MultiEdit,Write,NotebookEdit"
+
 // permissionArgs maps --sandbox / claude.toml to claude's flags. The
 // default is acceptEdits: the agent may edit files in its working dir. In
 // a worktree of its own, the default also lets it run commands (Bash), as
 // codex's workspace-write does: in acceptEdits, claude -p refuses every
 // command that is not a plain file edit, and the worker could not even
-// run the tests. A mode the user chose is left as it is.
+// run the tests. The three sandbox levels map as codex means them:
+// read-only reads and searches but edits nothing and runs no command
+// (dontAsk: what is not allowed is refused, never asked, with the file
+// tools denied outright); workspace-write is the default; danger-full-
+// access skips every check. A claude permission mode the user chose is
+// left as it is.
 func permissionArgs(sandbox string, set Settings, worktree bool) ([]string, error) {
 	mode := sandbox
 	if mode == "" && set.FullDanger {
@@ -172,18 +189,21 @@ func permissionArgs(sandbox string, set Settings, worktree bool) ([]string, erro
 	if mode == "" {
 		mode = set.PermissionMode
 	}
-	if mode == "" {
+	switch mode {
+	case "", SandboxWorkspaceWrite:
 		if worktree {
 			return []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}, nil
 		}
-		mode = "acceptEdits"
-	}
-	if mode == DangerFullAccess {
+		return []string{"--permission-mode", "acceptEdits"}, nil
+	case SandboxReadOnly:
+		return []string{"--permission-mode", "dontAsk", "--disallowedTools", readOnlyDenied}, nil
+	case DangerFullAccess:
 		// As root, claude also wants IS_SANDBOX=1 in the environment.
 		return []string{"--dangerously-skip-permissions"}, nil
 	}
 	if !permissionModes[mode] {
-		return nil, sessions.Invalidf("unknown claude permission mode %q (want danger-full-access, acceptEdits, bypassPermissions, default, dontAsk or plan)", mode)
+		return nil, sessions.Invalidf("unknown claude sandbox or permission mode %q (want read-only, workspace-write, danger-full-access, "+
+			"or one of claude's permission modes: acceptEdits, bypassPermissions, default, dontAsk, plan)", mode)
 	}
 	return []string{"--permission-mode", mode}, nil
 }

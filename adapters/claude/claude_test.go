@@ -141,3 +141,34 @@ func TestDenialsReadPermissionDenials(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox levels every agent takes map onto claude's permissions:
+// read-only refuses edits and commands without asking, workspace-write is
+// the default, danger-full-access skips the checks.
+func TestSandboxLevelsMapOntoPermissions(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	for _, tc := range []struct {
+		sandbox  string
+		worktree bool
+		want     string
+	}{
+		{"read-only", false, "--permission-mode dontAsk --disallowedTools Edit,MultiEdit,Write,NotebookEdit"},
+		{"read-only", true, "--permission-mode dontAsk --disallowedTools Edit,MultiEdit,Write,NotebookEdit"},
+		{"workspace-write", false, "--permission-mode acceptEdits"},
+		{"workspace-write", true, "--permission-mode acceptEdits --allowedTools Bash"},
+		{"danger-full-access", false, "--dangerously-skip-permissions"},
+	} {
+		req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: tc.worktree, Sandbox: tc.sandbox}
+		cmd, err := New().Command(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sandbox, err)
+		}
+		if got := strings.Join(cmd.Args, " "); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("%s (worktree %v): %s; want it to end in %s", tc.sandbox, tc.worktree, got, tc.want)
+		}
+	}
+	_, err := New().Command(sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Sandbox: "readonly"})
+	if err == nil || !strings.Contains(err.Error(), "want read-only, workspace-write, danger-full-access") {
+		t.Errorf("a misspelt level: %v", err)
+	}
+}

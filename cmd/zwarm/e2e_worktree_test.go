@@ -172,3 +172,36 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 		t.Errorf("show:\n%s", out)
 	}
 }
+
+// A role's sandbox means the same with claude as with codex: a read-only
+// reviewer reads, has no tool to edit with (claude answers the call with
+// an error) and is refused, never asked, a command, which is counted.
+func TestRealClaudeReadOnlyRole(t *testing.T) {
+	t.Parallel()
+	w, srv := realWorld(t, "claude")
+	writeFile(t, filepath.Join(w.state, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n"+
+		"[roles.reviewer]\nsandbox = \"read-only\"\ninstructions = \"Review; change no file.\"\n")
+	writeFile(t, filepath.Join(w.work, "notes.txt"), "the secret is 4242\n")
+	srv.On("review the notes",
+		fakemodel.Reply{Tool: "Read", Args: fmt.Sprintf(`{"file_path":%q}`, filepath.Join(w.work, "notes.txt"))},
+		fakemodel.Reply{Tool: "Write", Args: fmt.Sprintf(`{"file_path":%q,"content":"x"}`, filepath.Join(w.work, "edited.txt"))},
+		fakemodel.Reply{Tool: "Bash", Args: `{"command":"touch ran.txt"}`},
+		fakemodel.Reply{Text: "reviewed"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--role", "reviewer", "--wait", "--json", "review the notes"), &s)
+	if s.Status != sessions.StatusCompleted || s.Denied != 1 {
+		t.Fatalf("status %s (%s), denied %d; want completed with the edit and the command refused\n%s", s.Status, s.Error, s.Denied, w.ok("show", s.ID))
+	}
+	for _, f := range []string{"edited.txt", "ran.txt"} {
+		if _, err := os.Stat(filepath.Join(w.work, f)); err == nil {
+			t.Errorf("the read-only worker made %s", f)
+		}
+	}
+	read := false
+	for _, r := range srv.Requests() {
+		read = read || strings.Contains(string(r.Body), "the secret is 4242")
+	}
+	if !read {
+		t.Errorf("the file read never reached the model")
+	}
+}
