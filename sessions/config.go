@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -81,27 +82,80 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 
 const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys
 
-// LoadConfig reads config.toml from the state directory, with the tables
-// of the given sections. A missing file is an empty config (sections at
+// LoadConfig reads the person's own config.toml (UserConfigPath: what
+// goes with the person rather than the project, such as [notify] or a
+// default model), then the state directory's on top of it, with the tables of the given
+// sections: a key the project's file sets wins over the person's (a
+// table's keys one by one; a named table such as [adapters.codex] or
+// [roles.NAME] as a whole). Missing files are empty configs (sections at
 // their defaults). A state dir this user must not trust is an
 // *UntrustedError, before anything is read (CheckTrusted).
 func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	if err := CheckTrusted(stateDir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(stateDir, ConfigFile)
 	c := &Config{sections: map[string]any{}}
 	for _, sec := range sections {
 		c.sections[sec.Name] = sec.New()
+	}
+	var last string
+	if path, err := UserConfigPath(); err == nil {
+		found, err := c.decodeFile(path, sections, true)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			last = path
+		}
+	}
+	path := filepath.Join(stateDir, ConfigFile)
+	found, err := c.decodeFile(path, sections, false)
+	if err != nil {
+		return nil, err
+	}
+	if found || last == "" {
+		last = path
+	}
+	if err := c.Worktrees.check(); err != nil {
+		return nil, &ConfigError{Path: last, Err: fmt.Errorf("[worktrees] %w", err)}
+	}
+	if err := c.State.check(); err != nil {
+		return nil, &ConfigError{Path: last, Err: fmt.Errorf("[state] %w", err)}
+	}
+	if err := c.checkRoles(); err != nil {
+		return nil, &ConfigError{Path: last, Err: err}
+	}
+	return c, nil
+}
+
+// decodeFile decodes the config file at path into c, over what c has;
+// found is false when there is no such file. The person's own file (user)
+// must be theirs and writable by them alone, as for its [trust] list
+// (LoadUserConfig), which it alone may have.
+func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (found bool, err error) {
+	if user {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, &ConfigError{Path: path, Err: err}
+		}
+		if why := untrustedBy(fi, true); why != "" {
+			return false, &ConfigError{Path: path, Err: fmt.Errorf("%s, so it is not used: it must be yours, and writable by you alone", why)}
+		}
 	}
 	var raw map[string]toml.Primitive
 	var unknown []string
 	md, err := toml.DecodeFile(path, &raw)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return false, nil
 	}
 	if err != nil {
-		return nil, &ConfigError{Path: path, Err: err}
+		return false, &ConfigError{Path: path, Err: err}
+	}
+	if user {
+		delete(raw, "trust") // LoadUserConfig's
 	}
 	known := map[string]string{}
 	for _, sec := range sections {
@@ -128,7 +182,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			into = &c.Roles
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
-				return nil, &ConfigError{Path: path, Err: err}
+				return false, &ConfigError{Path: path, Err: err}
 			}
 			continue
 		default:
@@ -139,7 +193,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			continue
 		}
 		if err := md.PrimitiveDecode(prim, into); err != nil {
-			return nil, &ConfigError{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
+			return false, &ConfigError{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
 		}
 	}
 	// Keys decoded into nothing are unknown: a top-level one never reaches
@@ -147,7 +201,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 	keys := unknown
 	var inTable string
 	for _, k := range md.Undecoded() {
-		if len(k) > 1 && !slices.Contains(unknown, k[0]) {
+		if len(k) > 1 && !slices.Contains(unknown, k[0]) && !(user && k[0] == "trust") {
 			keys = append(keys, k.String())
 			inTable = k[0]
 		}
@@ -177,18 +231,9 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			sort.Strings(names)
 			hint += ", " + strings.Join(names, ", ")
 		}
-		return nil, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
+		return false, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
 	}
-	if err := c.Worktrees.check(); err != nil {
-		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[worktrees] %w", err)}
-	}
-	if err := c.State.check(); err != nil {
-		return nil, &ConfigError{Path: path, Err: fmt.Errorf("[state] %w", err)}
-	}
-	if err := c.checkRoles(); err != nil {
-		return nil, &ConfigError{Path: path, Err: err}
-	}
-	return c, nil
+	return true, nil
 }
 
 // ConfigError is a config file that cannot be used as written.

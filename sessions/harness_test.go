@@ -118,7 +118,7 @@ func setEnv(dir string) error {
 		return err
 	}
 	for k, v := range map[string]string{helperEnv: "1", "GIT_CONFIG_GLOBAL": cfg, "GIT_CONFIG_NOSYSTEM": "1",
-		"XDG_DATA_HOME": filepath.Join(dir, "data")} {
+		"XDG_DATA_HOME": filepath.Join(dir, "data"), "XDG_CONFIG_HOME": filepath.Join(dir, "config")} {
 		if err := os.Setenv(k, v); err != nil {
 			return err
 		}

@@ -35,7 +35,8 @@ func UserConfigPath() (string, error) {
 	return filepath.Join(home, ".config", "zwarm", ConfigFile), nil
 }
 
-// UserConfig is the user's own config file. Only [trust] is read from it.
+// UserConfig is the [trust] table of the user's own config file, which
+// only that file may have; its other keys are config.toml's (LoadConfig).
 type UserConfig struct {
 	Trust struct {
 		// Dirs are state dirs, or directories above them, whose settings
@@ -64,15 +65,25 @@ func LoadUserConfig() (*UserConfig, string, error) {
 	if why := untrustedBy(fi, true); why != "" {
 		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: it must be yours, and writable by you alone", why)}
 	}
-	md, err := toml.DecodeFile(path, c)
+	// Only [trust] is read here; the file's other keys are config.toml's
+	// (LoadConfig reads and checks them).
+	var raw map[string]toml.Primitive
+	md, err := toml.DecodeFile(path, &raw)
 	if err != nil {
 		return nil, path, &ConfigError{Path: path, Err: err}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	if prim, ok := raw["trust"]; ok {
+		if err := md.PrimitiveDecode(prim, &c.Trust); err != nil {
+			return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("trust: %w", err)}
 		}
+	}
+	var keys []string
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && k[0] == "trust" {
+			keys = append(keys, k.String())
+		}
+	}
+	if len(keys) > 0 {
 		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: [trust] dirs)", strings.Join(keys, ", "))}
 	}
 	for _, t := range c.Trust.Dirs {

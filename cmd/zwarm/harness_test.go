@@ -167,10 +167,16 @@ func (w *world) setScript(def []step, byPrompt ...any) {
 }
 
 func (w *world) env() []string {
+	// The person's own config is the world's (none, unless a test writes
+	// one), never that of whoever runs the tests.
 	env := append(os.Environ(), "ZWARM_STATE_DIR="+w.state, "ZWARM_CODEX_BIN="+bins.fake,
-		"FAKEAGENT_SCRIPT="+w.script, "FAKEAGENT_ARGS_LOG="+w.argsLog)
+		"FAKEAGENT_SCRIPT="+w.script, "FAKEAGENT_ARGS_LOG="+w.argsLog, "XDG_CONFIG_HOME="+w.userConfigHome())
 	return append(env, w.extraEnv...)
 }
+
+// userConfigHome is the world's XDG_CONFIG_HOME: the person's own
+// config.toml is zwarm/config.toml under it.
+func (w *world) userConfigHome() string { return filepath.Join(filepath.Dir(w.state), "user-config") }
 
 type result struct {
 	stdout, stderr string

@@ -46,6 +46,9 @@ func Main(m *testing.M, bins **Bins) {
 		os.Exit(1)
 	}
 	*bins = b
+	// The person's own config.toml is none, never that of whoever runs
+	// the tests.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(b.dir, "user-config"))
 	code := m.Run()
 	b.close()
 	os.Exit(code)
