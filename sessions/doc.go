@@ -95,7 +95,9 @@
 // need more than meta.json for a settled session: the supervisor keeps the
 // summary (status, exit_code, usage, cost_usd, last_message, error,
 // last_event_at) and one record per turn (n, prompt, started_at, ended_at,
-// exit_code, status, usage, cost_usd, offset) current. While a turn runs,
+// exit_code, status, usage, cost_usd, offset; usage_so_far, what the
+// agent reported call by call before the turn's own report, counted in
+// the summary's usage and cost) current. While a turn runs,
 // offset says how many bytes of turn_N.jsonl the record already reflects;
 // readers parse only the bytes after it. A turn file removed while its
 // turn runs is made again at the same path, with the rest of the output
@@ -370,6 +372,12 @@
 //	todo_list       Todos: [{text, completed}]
 //	tool_call       Tool, Input (JSON or text), Output, Text (its error)
 //	tool_result     Output: what a tool returned, ItemID names the call
+//	usage           Usage: what one model call used, as the turn goes
+//	                (claude's assistant messages; a message reported in
+//	                several lines is counted once, each later line adding
+//	                what grew). Counted in the turn's cost until the turn's
+//	                own report (turn.completed, turn.failed) replaces it,
+//	                so a cost limit can stop a turn in its course
 //	turn.completed  Usage; Cumulative when it is the thread's running total
 //	                (codex), else this turn's own (claude); CostUSD if the
 //	                agent reported a price

@@ -14,6 +14,7 @@ const (
 	EventTodoList      EventType = "todo_list"
 	EventToolCall      EventType = "tool_call"
 	EventToolResult    EventType = "tool_result"
+	EventUsage         EventType = "usage"
 	EventTurnCompleted EventType = "turn.completed"
 	EventTurnFailed    EventType = "turn.failed"
 	EventError         EventType = "error"
@@ -54,8 +55,10 @@ type Event struct {
 	// its error, if any.
 	Tool  string `json:"tool,omitempty"`
 	Input string `json:"input,omitempty"`
-	// Usage is set on EventTurnCompleted. Cumulative says it is the running
-	// total of the whole thread (codex) rather than this turn's own (claude).
+	// Usage is set on EventTurnCompleted (and turn.failed), and on
+	// EventUsage, which is one model call's usage as the turn goes, before
+	// the turn's own report. Cumulative says it is the running total of
+	// the whole thread (codex) rather than this turn's own (claude).
 	Usage      *Usage `json:"usage,omitempty"`
 	Cumulative bool   `json:"cumulative,omitempty"`
 	// CostUSD is a price the agent computed itself; ProcessCost says it is

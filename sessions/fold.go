@@ -17,6 +17,14 @@ func (s *Session) fold(ev Event) {
 		if ev.Phase == PhaseCompleted || ev.Phase == "" {
 			t.LastMessage = ev.Text
 		}
+	case EventUsage:
+		if ev.Usage != nil {
+			so := ev.Usage.withTotal()
+			if t.UsageSoFar != nil {
+				so = t.UsageSoFar.Add(so)
+			}
+			t.UsageSoFar = &so
+		}
 	case EventTurnCompleted:
 		s.foldUsage(t, ev)
 		t.foldDenials(ev.Denials)
@@ -41,6 +49,7 @@ func (s *Session) fold(ev Event) {
 // foldUsage accounts the usage and cost an event reports for turn t.
 func (s *Session) foldUsage(t *Turn, ev Event) {
 	if ev.Usage != nil {
+		t.UsageSoFar = nil // the turn's own report replaces the calls'
 		u := ev.Usage.withTotal()
 		if ev.Cumulative {
 			t.Usage = u.Sub(s.threadBase())

@@ -135,6 +135,12 @@ type Turn struct {
 	// of this turn, for agents that report cumulative usage: the next turn's
 	// usage is the difference.
 	ThreadUsage *Usage `json:"thread_usage,omitempty"`
+	// UsageSoFar is what the agent reported call by call (usage events)
+	// since the turn's own last report of its usage: counted in the
+	// session's usage and cost, and in the turn's cost unless the agent
+	// prices it, until that report replaces it. A turn stopped before its
+	// report keeps it.
+	UsageSoFar *Usage `json:"usage_so_far,omitempty"`
 	// AgentError is the last error the agent printed, kept as the reason in
 	// case it exits without a final failure event.
 	AgentError string `json:"agent_error,omitempty"`
@@ -273,13 +279,18 @@ func (s *Session) refresh(prices Prices) {
 	for i := range s.Turns {
 		t := &s.Turns[i]
 		s.Denied += t.Denied
-		if !t.CostReported {
-			t.CostUSD = prices.Cost(s.Model, t.Usage)
-		} else if t.CostUSD != nil {
+		tu := t.Usage
+		if t.UsageSoFar != nil {
+			tu = tu.Add(*t.UsageSoFar)
+		}
+		switch {
+		case !t.CostReported:
+			t.CostUSD = prices.Cost(s.Model, tu)
+		case t.CostUSD != nil:
 			c := RoundCost(*t.CostUSD)
 			t.CostUSD = &c
 		}
-		u = u.Add(t.Usage)
+		u = u.Add(tu)
 		if t.CostUSD == nil {
 			known = false
 		} else {

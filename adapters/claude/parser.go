@@ -17,6 +17,10 @@ import (
 type Parser struct {
 	tools map[string]toolUse
 	plan  plan
+	// msgID and msgUsage are the latest model message's, whose usage was
+	// told: its further lines (one per content block) tell only what grew.
+	msgID    string
+	msgUsage usage
 
 	s, t  jsonscan.Scanner // s reads the line (and decodes its strings), t values within what s reads
 	l     line
@@ -84,6 +88,7 @@ func (p *Parser) assistant(l *line) {
 		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant"})
 		return
 	}
+	p.messageUsage(&l.msg)
 	// Entries of the wrong shape are read as far as they go, as the
 	// parser before this one did.
 	for i := range l.msg.content {
@@ -104,6 +109,31 @@ func (p *Parser) assistant(l *line) {
 			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.Text(bl.typ)})
 		}
 	}
+}
+
+// messageUsage tells what a model message used, as soon as it comes, so
+// that the turn's cost is known call by call (the result's usage replaces
+// it at the end). claude repeats a message's usage on each of its lines,
+// one per content block: a message is counted once, a later line adding
+// only what grew.
+func (p *Parser) messageUsage(m *message) {
+	if !m.hasUsage || jsonscan.Peek(m.model) == "<synthetic>" {
+		return
+	}
+	cur, add := m.usage, m.usage
+	if id := jsonscan.Peek(m.id); id != "" && id == p.msgID {
+		add = usage{input: max(0, cur.input-p.msgUsage.input), output: max(0, cur.output-p.msgUsage.output),
+			cacheRead: max(0, cur.cacheRead-p.msgUsage.cacheRead), cacheCreation: max(0, cur.cacheCreation-p.msgUsage.cacheCreation)}
+		cur = usage{input: max(cur.input, p.msgUsage.input), output: max(cur.output, p.msgUsage.output),
+			cacheRead: max(cur.cacheRead, p.msgUsage.cacheRead), cacheCreation: max(cur.cacheCreation, p.msgUsage.cacheCreation)}
+	} else {
+		p.msgID = p.s.Text(m.id)
+	}
+	p.msgUsage = cur
+	if add == (usage{}) {
+		return
+	}
+	p.emit(sessions.Event{Type: sessions.EventUsage, Usage: add.tokens()})
 }
 
 func (p *Parser) user(l *line) {

@@ -27,6 +27,8 @@ type line struct {
 
 type message struct {
 	id, model []byte
+	usage     usage
+	hasUsage  bool
 	// content, any JSON, read as an array of blocks while the line is
 	// read: isArray says whether it was one, mismatch whether a block had
 	// a field of the wrong type (which encoding/json skipped).
@@ -131,6 +133,13 @@ func (m *message) decode(s *jsonscan.Scanner) {
 			s.Str(&m.model)
 		case "content":
 			m.content, m.isArray, m.mismatch = blocks(s, m.content)
+		case "usage":
+			if ok, fresh := s.Object(&m.hasUsage); ok {
+				if fresh {
+					m.usage = usage{}
+				}
+				m.usage.decode(s)
+			}
 		default:
 			s.Skip()
 		}

@@ -17,7 +17,9 @@ import (
 // It remembers the tool calls of its turn so that a tool's result can be
 // reported as the end of that call (a Bash result completes its command).
 type refParser struct {
-	tools map[string]refToolUse
+	tools    map[string]refToolUse
+	msgID    string
+	msgUsage refUsage
 }
 
 // NewParser returns a parser for one turn file.
@@ -47,6 +49,7 @@ type refMessage struct {
 	ID      string          `json:"id"`
 	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"`
+	Usage   *refUsage       `json:"usage"`
 }
 
 type refBlock struct {
@@ -114,6 +117,24 @@ func (p *refParser) assistant(l *refLine) []sessions.Event {
 	var blocks []refBlock
 	json.Unmarshal(l.Message.Content, &blocks)
 	var out []sessions.Event
+	if u := l.Message.Usage; u != nil && l.Message.Model != "<synthetic>" {
+		cur, add := *u, *u
+		if l.Message.ID != "" && l.Message.ID == p.msgID {
+			last := p.msgUsage
+			add = refUsage{max(0, cur.InputTokens-last.InputTokens), max(0, cur.OutputTokens-last.OutputTokens),
+				max(0, cur.CacheReadInputTokens-last.CacheReadInputTokens), max(0, cur.CacheCreationInputTokens-last.CacheCreationInputTokens)}
+			cur = refUsage{max(cur.InputTokens, last.InputTokens), max(cur.OutputTokens, last.OutputTokens),
+				max(cur.CacheReadInputTokens, last.CacheReadInputTokens), max(cur.CacheCreationInputTokens, last.CacheCreationInputTokens)}
+		} else {
+			p.msgID = l.Message.ID
+		}
+		p.msgUsage = cur
+		if add != (refUsage{}) {
+			in := add.InputTokens + add.CacheReadInputTokens + add.CacheCreationInputTokens
+			out = append(out, sessions.Event{Type: sessions.EventUsage, Usage: &sessions.Usage{InputTokens: in, CachedInputTokens: add.CacheReadInputTokens,
+				CacheWriteInputTokens: add.CacheCreationInputTokens, OutputTokens: add.OutputTokens, TotalTokens: in + add.OutputTokens}})
+		}
+	}
 	for _, bl := range blocks {
 		switch bl.Type {
 		case "text":

@@ -24,12 +24,7 @@ func (p *Parser) result(l *line) sessions.Event {
 		ev.CostUSD, ev.ProcessCost = &cost, true
 	}
 	if l.hasUsage {
-		// Anthropic counts cached input apart from input_tokens; zwarm's
-		// input includes it, as the OpenAI APIs count.
-		u := l.usage
-		in := u.input + u.cacheRead + u.cacheCreation
-		ev.Usage = &sessions.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
-			CacheWriteInputTokens: u.cacheCreation, OutputTokens: u.output, TotalTokens: in + u.output}
+		ev.Usage = l.usage.tokens()
 	}
 	ev.Denials = Denials(l.denials)
 	return ev
@@ -157,4 +152,12 @@ func delay(ms float64) string {
 		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
 	}
 	return strconv.FormatFloat(ms/1000, 'f', 0, 64) + "s"
+}
+
+// tokens is u as zwarm counts it. Anthropic counts cached input apart from
+// input_tokens; zwarm's input includes it, as the OpenAI APIs count.
+func (u usage) tokens() *sessions.Usage {
+	in := u.input + u.cacheRead + u.cacheCreation
+	return &sessions.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
+		CacheWriteInputTokens: u.cacheCreation, OutputTokens: u.output, TotalTokens: in + u.output}
 }

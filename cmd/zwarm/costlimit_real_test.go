@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Claude reports each model call's usage as it comes: a worker whose first
+// call passes its cost limit is stopped then, in the middle of its turn,
+// not once the turn (here a 30-second command) has run its course.
+func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
+	t.Parallel()
+	w, srv := realWorld(t, "claude")
+	late := filepath.Join(t.TempDir(), "late")
+	// 100k input tokens at sonnet's $3 per million: $0.30 in one call.
+	srv.On("spend it", fakemodel.Reply{Tool: "Bash", Args: `{"command":"sleep 30; touch ` + late + `"}`, InputTokens: 100_000},
+		fakemodel.Reply{Text: "spent"})
+	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
+	var s session
+	mustJSON(t, r.stdout, &s)
+	if r.code != exitFailure || s.Status != sessions.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
+		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
+	}
+	if _, err := os.Stat(late); err == nil {
+		t.Fatal("the turn ran its course past the cost limit")
+	}
+	if len(s.Turns) != 1 || s.Turns[0].Status != sessions.StatusKilled {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+}
