@@ -105,3 +105,14 @@ func roleSaid(role string, err error) error {
 	}
 	return Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
 }
+
+// raiseCostLimit sets s's cost limit to usd (held under its lock), for a
+// follow-up that continues a session stopped at its limit: it must be
+// above what s has spent, or the follow-up would be stopped at once.
+func (s *Session) raiseCostLimit(usd float64) error {
+	if s.CostUSD != nil && *s.CostUSD >= usd {
+		return Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", dollars(usd, 4), dollars(*s.CostUSD, 4))
+	}
+	s.MaxCostUSD = usd
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -55,7 +56,24 @@ var ErrStopping = errors.New("session is being killed")
 // settled session (completed, failed or killed) continues at once in the
 // same agent thread, by the agent's native resume.
 func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectResult, error) {
-	return m.inject(ctx, idOrPrefix, text, false)
+	return m.InjectWith(ctx, idOrPrefix, text, InjectOptions{})
+}
+
+// InjectOptions are how a follow-up is sent (InjectWith).
+type InjectOptions struct {
+	// Interrupt stops the running turn for it (Interrupt).
+	Interrupt bool
+	// MaxCostUSD, above 0, is the session's new cost limit, set in the
+	// same update that queues the follow-up: a worker stopped at its limit
+	// continues its thread with a higher one. It must be above what the
+	// session has spent.
+	MaxCostUSD float64
+}
+
+// InjectWith sends a follow-up as Inject does, or as Interrupt does, with
+// the options.
+func (m *Manager) InjectWith(ctx context.Context, idOrPrefix, text string, opt InjectOptions) (*InjectResult, error) {
+	return m.inject(ctx, idOrPrefix, text, opt)
 }
 
 // Interrupt sends a follow-up that takes over at once: the running turn is
@@ -65,12 +83,16 @@ func (m *Manager) Inject(ctx context.Context, idOrPrefix, text string) (*InjectR
 // earlier. A session that is not Interruptible takes it as Inject does,
 // but still before the follow-ups queued without an interrupt.
 func (m *Manager) Interrupt(ctx context.Context, idOrPrefix, text string) (*InjectResult, error) {
-	return m.inject(ctx, idOrPrefix, text, true)
+	return m.inject(ctx, idOrPrefix, text, InjectOptions{Interrupt: true})
 }
 
-func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, interrupt bool) (*InjectResult, error) {
+func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt InjectOptions) (*InjectResult, error) {
+	interrupt := opt.Interrupt
 	if strings.TrimSpace(text) == "" {
 		return nil, Invalidf("empty message: say what the agent should do next")
+	}
+	if c := opt.MaxCostUSD; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return nil, Invalidf("max cost %v: want a number of dollars above 0", c)
 	}
 	if err := m.trusted(); err != nil {
 		return nil, err
@@ -106,9 +128,14 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, interrupt
 		if err := s.busy(); err != nil {
 			return err // a landing works in the worktree: a turn must not run there
 		}
+		if opt.MaxCostUSD > 0 {
+			if err := s.raiseCostLimit(opt.MaxCostUSD); err != nil {
+				return err
+			}
+		}
 		if why := s.overCostLimit(); why != "" {
 			// Its supervisor would stop the follow-up before it started.
-			return fmt.Errorf("%w: it is %s; spawn a new worker, or one with a higher --max-cost", ErrOverCostLimit, why)
+			return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", ErrOverCostLimit, why)
 		}
 		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
 			// Its owner died unseen: record that first, then resume it.

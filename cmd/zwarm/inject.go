@@ -18,6 +18,7 @@ type injectOptions struct {
 	message   string
 	wait      bool
 	interrupt bool
+	maxCost   float64
 	out       jsonFlags
 }
 
@@ -39,7 +40,11 @@ With --interrupt, a running turn is stopped instead (as kill stops an agent:
 SIGTERM, kill_grace, SIGKILL; the session goes on) and recorded as
 interrupted, and the message becomes the next turn of the same thread at
 once, before any follow-up queued without --interrupt. A session attached
-to a person (zwarm attach) queues it until they leave the CLI.`,
+to a person (zwarm attach) queues it until they leave the CLI.
+
+With --max-cost, the session's cost limit becomes that many dollars, in the
+same step that sends the message: a worker stopped at its limit continues its
+thread with a higher one (which must be above what it has spent).`,
 		Args: minArgs(2, "a session id and a message"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id, o.message = args[0], strings.Join(args[1:], " ")
@@ -49,6 +54,7 @@ to a person (zwarm attach) queues it until they leave the CLI.`,
 	}
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
 	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn and continue the thread with this message at once")
+	c.Flags().Float64Var(&o.maxCost, "max-cost", 0, "raise the session's cost limit to this many US dollars (above what it has spent)")
 	o.out.add(c, "the session (with --wait, once the turn ended)")
 	return c
 }
@@ -56,6 +62,9 @@ to a person (zwarm attach) queues it until they leave the CLI.`,
 func runInject(c *cobra.Command, o *injectOptions) error {
 	if strings.TrimSpace(o.message) == "" {
 		return usagef("empty message: say what the agent should do next")
+	}
+	if c.Flags().Changed("max-cost") && !(o.maxCost > 0) {
+		return usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
 	if _, err := o.out.check(); err != nil {
 		return err
@@ -65,11 +74,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	send := m.Inject
-	if o.interrupt {
-		send = m.Interrupt
-	}
-	res, err := send(ctx, o.id, o.message)
+	res, err := m.InjectWith(ctx, o.id, o.message, sessions.InjectOptions{Interrupt: o.interrupt, MaxCostUSD: o.maxCost})
 	if errors.Is(err, sessions.ErrStopping) {
 		return fmt.Errorf("inject %s: it is being killed, so the follow-up was not sent; once it has stopped, send it again to resume it", o.id)
 	}

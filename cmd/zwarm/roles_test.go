@@ -143,7 +143,19 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	if _, err := os.Stat(went); err == nil {
 		t.Error("the agent went on past its cost limit")
 	}
-	if r := w.zwarm("inject", s.ID, "spend more"); r.code != exitFailure || !strings.Contains(r.stderr, "takes no follow-up: it is "+why) {
+	if r := w.zwarm("inject", s.ID, "spend more"); r.code != exitFailure || !strings.Contains(r.stderr, "takes no follow-up: it is "+why) ||
+		!strings.Contains(r.stderr, "higher --max-cost") {
 		t.Errorf("a follow-up past the limit: %+v", r)
+	}
+	// A limit not above what it spent is refused, nothing sent; a higher
+	// one continues its thread.
+	if r := w.zwarm("inject", "--max-cost", "0.08", s.ID, "spend more"); r.code != exitUsage || !strings.Contains(r.stderr, "$0.08 is not above the $0.10") {
+		t.Errorf("a limit below the spend: %+v", r)
+	}
+	w.setScript(completes("went on", 400_100)) // codex counts the thread's tokens
+	w.ok("inject", "--max-cost", "1", "--wait", s.ID, "spend more")
+	got := w.show(s.ID)
+	if got.MaxCostUSD != 1 || got.Status != sessions.StatusCompleted || len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
+		t.Errorf("after a higher limit: limit %v, %s, turns %d, thread %q (was %q)", got.MaxCostUSD, got.Status, len(got.Turns), got.ThreadID, s.ThreadID)
 	}
 }
