@@ -19,6 +19,7 @@ type orchestrateOptions struct {
 	taskFile   string
 	resume     string
 	model      string
+	effort     string
 	dir        string
 	maxSteps   int
 	maxCost    float64
@@ -65,6 +66,7 @@ when Ctrl+C (or SIGTERM) stopped it.`,
 	fl.StringVar(&o.taskFile, "task-file", "", "read the task from this file")
 	fl.StringVar(&o.resume, "resume", "", "continue the run with this id (or unique prefix)")
 	fl.StringVarP(&o.model, "model", "m", "", "orchestrating model (config: model)")
+	fl.StringVar(&o.effort, "reasoning-effort", "", "how hard the orchestrating model thinks: minimal, low, medium, high (config: reasoning_effort)")
 	fl.StringVarP(&o.dir, "dir", "C", "", "the run's working dir (default: current)")
 	fl.IntVar(&o.maxSteps, "max-steps", 0, "most model steps (config: max_steps, default 50)")
 	fl.Float64Var(&o.maxCost, "max-cost", 0, "most US dollars for the model and its workers (config: max_cost)")

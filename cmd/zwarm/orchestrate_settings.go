@@ -57,6 +57,9 @@ func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) er
 	if fl.Changed("model") {
 		oc.Model = o.model
 	}
+	if fl.Changed("reasoning-effort") {
+		oc.ReasoningEffort = o.effort
+	}
 	if fl.Changed("max-steps") {
 		oc.MaxSteps = o.maxSteps
 	}

@@ -67,6 +67,7 @@ Ctrl+C at the prompt or SIGTERM.`,
 	fl := c.Flags()
 	fl.StringVar(&o.resume, "resume", "", "continue the pilot run with this id (or unique prefix)")
 	fl.StringVarP(&o.model, "model", "m", "", "orchestrating model (config: model)")
+	fl.StringVar(&o.effort, "reasoning-effort", "", "how hard the orchestrating model thinks: minimal, low, medium, high (config: reasoning_effort)")
 	fl.StringVarP(&o.dir, "dir", "C", "", "the run's working dir (default: current)")
 	fl.IntVar(&o.maxSteps, "max-steps", 0, "most model steps of the conversation (config: max_steps, default 50)")
 	fl.Float64Var(&o.maxCost, "max-cost", 0, "most US dollars for the model and its workers (config: max_cost)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -269,5 +270,35 @@ func TestPilotSignals(t *testing.T) {
 	events := w.ok("runs", "show", w.runs()[0].ID, "--jq", `.events[] | select(.type == "turn_ended") | .reason`)
 	if strings.Join(strings.Fields(events), " ") != "stopped stopped" {
 		t.Errorf("turn_ended reasons: %s", events)
+	}
+}
+
+// --reasoning-effort on orchestrate and pilot sets the orchestrating
+// model's effort for the run, over the config; a value the API does not
+// take is refused before anything runs.
+func TestReasoningEffortFlag(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	srv.On("EFFORT ORCH", replyCalls(fcall("finish", map[string]any{"summary": "done"})))
+	srv.On("EFFORT PILOT", fakemodel.Reply{Text: "ok"})
+	w.ok("orchestrate", "--reasoning-effort", "high", "EFFORT ORCH")
+	if r := w.pilotScript("EFFORT PILOT\n", "--reasoning-effort", "low"); r.code != 0 {
+		t.Fatalf("pilot: exit %d\n%s", r.code, r.stderr)
+	}
+	var efforts []string
+	for _, req := range srv.Requests() {
+		var body struct {
+			Reasoning *struct{ Effort string } `json:"reasoning"`
+		}
+		json.Unmarshal(req.Body, &body)
+		if body.Reasoning != nil {
+			efforts = append(efforts, body.Reasoning.Effort)
+		}
+	}
+	if strings.Join(efforts, ",") != "high,low" {
+		t.Fatalf("efforts sent: %q; want high for the run, then low for the pilot", efforts)
+	}
+	if r := w.zwarm("orchestrate", "--reasoning-effort", "extreme", "EFFORT ORCH"); r.code != exitUsage || !strings.Contains(r.stderr, `reasoning_effort "extreme" is not one of minimal, low, medium, high`) {
+		t.Errorf("a bad effort: %+v", r)
 	}
 }
