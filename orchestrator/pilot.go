@@ -38,6 +38,10 @@ func turnMessage(n int, text string) string {
 // rewoundPrefix starts the note a rewind leaves for the model.
 const rewoundPrefix = "[zwarm: rewound]"
 
+// stoppedPrefix starts the note a turn stopped before the model answered
+// leaves for it.
+const stoppedPrefix = "[zwarm: stopped]"
+
 // TurnEnd is how a turn of a pilot run ended.
 type TurnEnd struct {
 	Turn int
@@ -128,10 +132,18 @@ func (r *Run) Work(ctx context.Context) (TurnEnd, error) {
 		case out.cut:
 			end.Stopped, ev.Reason = true, runs.TurnStopped
 			end.Reason = "you stopped it"
+			why := "the user stopped it"
 			if errors.Is(context.Cause(ctx), errWallClock) {
 				end.Reason = fmt.Sprintf("its timeout of %s passed", r.set.Limits.Timeout.Duration)
+				why = end.Reason
 			}
 			ev.Text = end.Reason
+			// The model is told, or the person's next turn would follow
+			// this one as if it had been answered.
+			note := fmt.Sprintf("%s Turn %d ended before you answered: %s. What you started in it (workers, commands) was not undone.", stoppedPrefix, end.Turn, why)
+			if err := r.appendItems(message("developer", note)); err != nil {
+				return r.endPilot(ctx, end, outcome{}, err)
+			}
 		case out.callFailed:
 			end.Failed, ev.Reason = true, runs.TurnFailed
 			end.Reason = out.reason + ": " + out.err

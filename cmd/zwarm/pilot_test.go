@@ -147,7 +147,9 @@ func TestPilotOnATerminal(t *testing.T) {
 	p.f.WriteString("\x01\x0b" + "PILOT FOUR\r") // Ctrl+A, Ctrl+K: the line cleared
 	p.prompted("ANSWER FOUR")
 	seen = requestWith(t, srv, "PILOT FOUR")
-	if !strings.Contains(seen, "user: [from the user, turn 2] PILOT THREE\nuser: [from the user, turn 3] PILOT FOUR") || strings.Contains(seen, "PILOT TWO") {
+	// The model was told its turn 2 was stopped, before turn 3.
+	if !strings.Contains(seen, "user: [from the user, turn 2] PILOT THREE\ndeveloper: [zwarm: stopped] Turn 2 ended before you answered: the user stopped it.") ||
+		!strings.Contains(seen, "\nuser: [from the user, turn 3] PILOT FOUR") || strings.Contains(seen, "PILOT TWO") {
 		t.Errorf("the resumed conversation:\n%s", seen)
 	}
 	p.f.WriteString("\x03") // Ctrl+C at the prompt leaves
