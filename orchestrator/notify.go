@@ -33,7 +33,7 @@ func AsksEvent(stateDir, runID string, q runs.Question) notify.Event {
 
 // RunNotice is the [notify] event a change of a run's record from prev
 // (nil: not seen before) to cur tells of, if any: it asks a question, or
-// it stopped.
+// it stopped, unless its person left it (pilot's :quit).
 func RunNotice(stateDir string, prev, cur *runs.Record) (notify.Event, bool) {
 	if prev == nil || cur == nil || prev.Status == cur.Status {
 		return notify.Event{}, false
@@ -41,6 +41,9 @@ func RunNotice(stateDir string, prev, cur *runs.Record) (notify.Event, bool) {
 	switch {
 	case cur.Status == runs.StatusWaiting && cur.Question != nil:
 		return AsksEvent(stateDir, cur.ID, *cur.Question), true
+	case cur.Status == runs.StatusInterrupted && cur.StopReason == leftReason:
+		// The person left it (pilot's :quit): nobody is told what they did.
+		return notify.Event{}, false
 	case prev.Status.Live() && !cur.Status.Live():
 		return FinishedEvent(stateDir, cur), true
 	}

@@ -16,6 +16,8 @@ func TestRunNotice(t *testing.T) {
 	rec := func(st runs.Status, q *runs.Question, ended *time.Time) *runs.Record {
 		return &runs.Record{ID: "r1", Task: "t", Status: st, Question: q, EndedAt: ended, Summary: "s"}
 	}
+	left := rec(runs.StatusInterrupted, nil, &end)
+	left.StopReason = leftReason // pilot's :quit
 	for _, tc := range []struct {
 		prev, cur *runs.Record
 		name, key string
@@ -26,6 +28,7 @@ func TestRunNotice(t *testing.T) {
 		{rec(runs.StatusWaiting, q, nil), rec(runs.StatusRunning, nil, nil), "", ""},
 		{rec(runs.StatusRunning, nil, nil), rec(runs.StatusRunning, nil, nil), "", ""},
 		{nil, rec(runs.StatusCompleted, nil, &end), "", ""},
+		{rec(runs.StatusRunning, nil, nil), left, "", ""},
 	} {
 		ev, ok := RunNotice("/state", tc.prev, tc.cur)
 		if ok != (tc.name != "") || ev.Name != tc.name || ev.Key != tc.key || ok && ev.Dir != "/state/runs/r1" {

@@ -175,6 +175,9 @@ func (r *Run) endPilot(ctx context.Context, end TurnEnd, out outcome, err error)
 	return end, err
 }
 
+// leftReason is the stop reason of a pilot run its person left (Quit).
+const leftReason = "the user left the pilot; --resume continues it"
+
 // Quit ends a pilot run between turns: it is interrupted, and Resume
 // continues it. The workers go on unless KillWorkersOnExit.
 func (r *Run) Quit(ctx context.Context) (*runs.Record, error) {
@@ -182,7 +185,7 @@ func (r *Run) Quit(ctx context.Context) (*runs.Record, error) {
 		return r.Record(), err
 	}
 	r.ended = true
-	err := r.end(ctx, outcome{status: runs.StatusInterrupted, reason: "the user left the pilot; --resume continues it"})
+	err := r.end(ctx, outcome{status: runs.StatusInterrupted, reason: leftReason})
 	return r.Record(), err
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 )
@@ -97,4 +98,28 @@ func tailOf(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// A pilot run its person left (:quit, or the end of its input) is not
+// told of as finished: the person did it. A run that ends by itself is.
+func TestLeavingAPilotIsNotTold(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	srv.On("LEAVE ME", fakemodel.Reply{Text: "ok"})
+	srv.On("FINISH ME", replyCalls(fcall("finish", map[string]any{"summary": "finished"})))
+	js := w.startWatch("--json")
+	eventually(t, "the watch to follow the state dir", func() bool { return watchesFiles(js.cmd.Process.Pid) })
+	if r := w.pilotScript("LEAVE ME\n:quit\n"); r.code != 0 {
+		t.Fatalf("pilot: exit %d\n%s", r.code, r.stderr)
+	}
+	w.ok("orchestrate", "FINISH ME")
+	// The watch tells of changes in order: once the second run's end is
+	// told, the first's would have been.
+	js.waitLine(`"event":"run.finished"`, `"task":"FINISH ME"`)
+	_, lines := js.interrupt()
+	for _, l := range lines {
+		if strings.Contains(l, "LEAVE ME") {
+			t.Errorf("the pilot its person left was told of: %s", l)
+		}
+	}
 }
