@@ -16,8 +16,14 @@ func main() { os.Exit(runMain(os.Args[1:])) }
 // interrupt or a SIGTERM cancels it.
 func runMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx, args, newStreams())
+	code := run(ctx, args, newStreams())
+	// The outcome is decided: a signal that comes between here and the
+	// exit is ignored. Given back its default action it would kill the
+	// process, and a shell would report 130 for work that was done (a
+	// follow-up delivered whole, say).
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	stop()
+	return code
 }
 
 // run executes one command line and returns the process exit code.

@@ -92,7 +92,7 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	}
 	defer rs.closeLog()
 	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
-	pl := &pilot{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}}
+	pl := &pilot{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}, shown: map[string]bool{}}
 	pl.p = newStepPrinter(pl.io, pl.io.out, nil, set.Limits.MaxSteps, true)
 	pl.p.pilot = true
 	defer pl.p.close()
@@ -116,6 +116,8 @@ type pilot struct {
 	base      context.Context
 	run       *orchestrator.Run
 	stopWatch func()
+	// shown are the inbox messages shown at the prompt (watchInbox).
+	shown map[string]bool
 
 	mu   sync.Mutex
 	stop context.CancelFunc // the running turn's, else nil
@@ -176,7 +178,12 @@ func (pl *pilot) session(resume, text string) error {
 		if pl.signalled() {
 			return pl.leave(context.Canceled)
 		}
+		stopInbox := func() {}
+		if pl.run != nil {
+			stopInbox = pl.watchInbox(runs.RunDir(pl.m.Store().Dir(), pl.run.ID()))
+		}
 		line, err := pl.in.line()
+		stopInbox()
 		switch {
 		case pl.signalled(), errors.Is(err, errQuitKey), errors.Is(err, errClosed):
 			return pl.leave(context.Canceled)

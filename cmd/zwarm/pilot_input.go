@@ -13,6 +13,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/render"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,6 +28,9 @@ type pilotInput interface {
 	remember(line string)
 	// useHistory sets the history file, once the state dir exists.
 	useHistory(path string)
+	// notice shows a line while line waits, above the line being typed,
+	// which is kept. Any goroutine may call it.
+	notice(text string)
 	close()
 }
 
@@ -57,7 +61,11 @@ func newPilotInput(s *streams, prompt string) (pilotInput, error) {
 		}
 		return &termInput{rl: rl}, nil
 	}
-	return newPlainInput(s.in)
+	p, err := newPlainInput(s.in)
+	if p != nil {
+		p.errOut = s.errOut
+	}
+	return p, err
 }
 
 // termInput is the prompt on a terminal: readline puts the terminal in
@@ -116,6 +124,11 @@ func (t *termInput) useHistory(path string) {
 		appendHistory(path, l)
 	}
 	t.session = nil
+}
+
+func (t *termInput) notice(text string) {
+	// readline clears the line being typed, writes, and draws it again.
+	t.rl.Write([]byte(render.SafeLine(text) + "\n"))
 }
 
 func (t *termInput) close() {
@@ -195,6 +208,8 @@ func appendHistory(path, line string) {
 // and on a pipe that close closes, so a signal can end the wait and no
 // read is left blocked behind.
 type plainInput struct {
+	errOut io.Writer // where notices go
+	mu     sync.Mutex
 	f      *os.File
 	r      *bufio.Reader // when the input is no file
 	buf    []byte
@@ -273,7 +288,17 @@ func trimEOL(s string) string {
 	return s
 }
 
-func (p *plainInput) remember(string)   {}
+func (p *plainInput) remember(string) {}
+
+func (p *plainInput) notice(text string) {
+	if p.errOut == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.errOut, render.SafeLine(text))
+}
+
 func (p *plainInput) useHistory(string) {}
 
 func (p *plainInput) close() {

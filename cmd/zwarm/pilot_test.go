@@ -304,3 +304,34 @@ func TestReasoningEffortFlag(t *testing.T) {
 		t.Errorf("a bad effort: %+v", r)
 	}
 }
+
+// A message sent to a pilot run from elsewhere while its prompt waits is
+// shown at once, the line being typed kept; the model reads it with the
+// next turn.
+func TestPilotShowsARunsSayAtThePrompt(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	srv.On("SAY ONE", fakemodel.Reply{Text: "ANSWER ONE"})
+	srv.On("SAY TWO", fakemodel.Reply{Text: "ANSWER TWO"})
+	p := w.interactive("pilot")
+	p.await("you> ", 1)
+	p.f.WriteString("SAY ONE\r")
+	p.prompted("ANSWER ONE")
+	p.f.WriteString("SAY T") // half typed when the message comes
+	run := w.runs()[0]
+	w.ok("runs", "say", run.ID, "use pkg/limit\x1b[31m")
+	p.await("← message 1 (runs say): use pkg/limit\\x1b[31m · the model reads it with your next turn", 1)
+	p.f.WriteString("WO\r")
+	p.prompted("ANSWER TWO")
+	seen := requestWith(t, srv, "SAY TWO")
+	if !strings.Contains(seen, "use pkg/limit") {
+		t.Errorf("the model did not get the message with the next turn:\n%s", seen)
+	}
+	if strings.Contains(p.out.String(), "\x1b[31m") {
+		t.Errorf("the message's escape reached the terminal raw")
+	}
+	p.f.WriteString(":quit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.out.String())
+	}
+}
