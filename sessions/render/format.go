@@ -203,9 +203,11 @@ func Source(s sessions.Source) string {
 }
 
 // Quiet says how long a running session's agent has been silent, "" when it
-// is not running or spoke recently: a stalled model shows at a glance.
+// is not running or spoke recently: a stalled model shows at a glance. An
+// attached session is never quiet: a person works in the agent's own CLI,
+// whose output zwarm does not record, so its silence says nothing.
 func Quiet(s *sessions.Session, now time.Time) string {
-	if s.Settled() || s.LastEventAt == nil {
+	if s.Settled() || s.Status == sessions.StatusAttached || s.LastEventAt == nil {
 		return ""
 	}
 	if d := now.Sub(*s.LastEventAt); d >= QuietAfter {

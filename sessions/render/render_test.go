@@ -421,3 +421,16 @@ func TestLimitAsGiven(t *testing.T) {
 		}
 	}
 }
+
+// A running agent silent for a while is quiet; an attached one never is
+// (its person's CLI is not recorded), nor a settled one.
+func TestQuiet(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	last := now.Add(-7 * time.Minute)
+	for st, want := range map[sessions.Status]string{sessions.StatusRunning: "quiet 7m", sessions.StatusAttached: "", sessions.StatusCompleted: ""} {
+		s := &sessions.Session{Status: st, LastEventAt: &last}
+		if got := Quiet(s, now); got != want {
+			t.Errorf("%s: %q, want %q", st, got, want)
+		}
+	}
+}
