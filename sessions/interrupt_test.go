@@ -211,6 +211,11 @@ func TestAttachToARunningSession(t *testing.T) {
 	if !strings.Contains(got.Turns[0].Notes[0], "a person took over") {
 		t.Fatalf("notes %q", got.Turns[0].Notes)
 	}
+	// The stopped agent's exit is not the session's: it would read
+	// "completed (exit 143)" once the person leaves.
+	if got.ExitCode != nil || got.Turns[0].ExitCode == nil {
+		t.Fatalf("session exit %v, the interrupted turn's %v", got.ExitCode, got.Turns[0].ExitCode)
+	}
 	after, err := a.Release(ctx, "not run in this test")
 	if err != nil {
 		t.Fatal(err)

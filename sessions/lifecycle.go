@@ -458,6 +458,10 @@ func (s *Session) handToAttacher(now time.Time) error {
 	was, wasErr := StatusCompleted, ""
 	if last := s.current(); last != nil && last.Status != StatusInterrupted {
 		was, wasErr = last.Status, last.Error
+	} else {
+		// The stopped agent's exit (143) is not the session's outcome:
+		// "completed (exit 143)" would read as a failure.
+		s.ExitCode = nil
 	}
 	s.Attaches = append(s.Attaches, AttachSpan{Start: now, PID: r.Attacher.PID, Was: was, WasError: wasErr})
 	s.Status, s.Owner, s.Error, s.Interrupt = StatusAttached, clonePtr(r.Attacher), "", nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -104,7 +105,20 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 		return err
 	}
 	fmt.Fprintln(io.errOut, "zwarm: "+detachedLine(s))
+	if n := len(s.Attaches); n > 0 && failedToStart(s.Attaches[n-1]) {
+		return &silentError{code: exitFailure}
+	}
 	return nil
+}
+
+// startWindow is how soon a CLI that exits non-zero is taken for one that
+// failed to start (a login, an onboarding question it could not ask)
+// rather than one a person worked in and left.
+const startWindow = 10 * time.Second
+
+// failedToStart says the span's CLI exited non-zero within startWindow.
+func failedToStart(sp sessions.AttachSpan) bool {
+	return sp.End != nil && sp.ExitCode != nil && *sp.ExitCode != 0 && sp.End.Sub(sp.Start) < startWindow
 }
 
 // detachedLine says how the attach ended: how long, what was committed,
@@ -116,6 +130,12 @@ func detachedLine(s *sessions.Session) string {
 		sp := s.Attaches[n-1]
 		if sp.End != nil {
 			fmt.Fprintf(&b, "%s attached for %s", short, render.Runtime(sp.End.Sub(sp.Start)))
+			if failedToStart(sp) {
+				fmt.Fprintf(&b, "; the %s CLI exited %d at once: it failed to start (run it in %s yourself to see why: a login, a first-run question)",
+					s.Adapter, *sp.ExitCode, s.WorkingDir)
+			} else if sp.ExitCode != nil && *sp.ExitCode != 0 {
+				fmt.Fprintf(&b, "; the %s CLI exited %d", s.Adapter, *sp.ExitCode)
+			}
 		}
 		if sp.Commit != "" {
 			fmt.Fprintf(&b, "; committed what was left in the worktree (%s, %s)", workspace.Abbrev(sp.Commit), render.Plural(len(sp.Files), "file"))
