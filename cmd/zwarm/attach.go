@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
