@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,12 +95,17 @@ func TestRealAgentAttach(t *testing.T) {
 		// The person's question went to the worker's conversation (codex
 		// also asks for a title for it, in a conversation of its own).
 		inThread := false
+		var asked []string // the requests with the question, for the failure
 		for _, r := range srv.Requests() {
 			body := string(r.Body)
 			inThread = inThread || strings.Contains(body, "make it by hand") && strings.Contains(body, "first answer")
+			if strings.Contains(body, "make it by hand") {
+				asked = append(asked, fmt.Sprintf("%s (%d bytes): %.1500s", r.Path, len(body), body))
+			}
 		}
 		if !inThread {
-			t.Fatal("no request carried the person's question with the worker's history")
+			t.Fatalf("no request carried the person's question with the worker's history; %d carried the question:\n%s",
+				len(asked), strings.Join(asked, "\n\n"))
 		}
 		out := w.ok("inject", "--wait", s.ID, "after the person")
 		if !strings.Contains(out, "turn 2 completed") || !strings.Contains(out, "carried on") {
