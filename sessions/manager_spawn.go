@@ -210,15 +210,16 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 		return nil
 	}
 	args := append(append([]string{}, m.supervisorArgv[1:]...), "--state-dir", m.st.Dir(), "--detach", id)
-	cmd := exec.CommandContext(ctx, m.supervisorArgv[0], args...)
-	// A group of its own: Ctrl+C at the terminal interrupts the command,
-	// not the supervisor it is starting (Inject finishes what it began).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := m.detach(ctx, args)
+	// A Ctrl+C meant for this command reaches the starter too if it comes
+	// between its fork and its leaving this command's process group: it
+	// dies of the signal before it has started anything. The command
+	// finishes what it began: the starter is run again.
+	for try := 1; try < detachTries && diedOfSignal(err); try++ {
+		out, stderr, err = m.detach(ctx, args)
+	}
 	if err != nil {
-		return fail(fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String())))
+		return fail(fmt.Errorf("%w: %s", err, stderr))
 	}
 	var ref ProcRef
 	if err := json.Unmarshal(out, &ref); err != nil {
@@ -235,4 +236,31 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 		return nil
 	})
 	return err
+}
+
+// detachTries bounds the starts of a supervisor's starter that a signal
+// cut short (startSupervisor).
+const detachTries = 3
+
+// detach runs the supervisor's starter (`zwarm __supervise --detach ID`)
+// and returns what it printed: the supervisor's ProcRef, and its errors.
+func (m *Manager) detach(ctx context.Context, args []string) (out []byte, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, m.supervisorArgv[0], args...)
+	// A group of its own: Ctrl+C at the terminal interrupts the command,
+	// not the supervisor it is starting (Inject finishes what it began).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var e strings.Builder
+	cmd.Stderr = &e
+	out, err = cmd.Output()
+	return out, strings.TrimSpace(e.String()), err
+}
+
+// diedOfSignal says err is a process's death by a signal.
+func diedOfSignal(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
