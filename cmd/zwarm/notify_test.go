@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,34 +47,16 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { f.Write([]byte("q")); dash.Wait(); f.Close() }()
-		var mu sync.Mutex
-		var screen bytes.Buffer
-		go func() {
-			b := make([]byte, 32<<10)
-			for {
-				n, err := f.Read(b)
-				mu.Lock()
-				screen.Write(b[:n])
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
+		screen := recordScreen(f)
 		// Its header counts the two sessions running once it has them
 		// both; its watchers subscribed before it drew.
 		shows := func(want string) func() bool {
-			return func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return strings.Contains(visible(screen.String()), want)
-			}
+			return func() bool { return strings.Contains(visible(screen()), want) }
 		}
 		if !waitUntil(shows("q quit"), time.Minute) || !waitUntil(shows("2 running"), time.Minute) {
-			mu.Lock()
-			t.Fatalf("dashboard %d: want its frame with \"2 running\" in the header within a minute; it drew:\n%s", len(bells)+1, visible(screen.String()))
+			t.Fatalf("dashboard %d: want its frame with \"2 running\" in the header within a minute; it drew:\n%s", len(bells)+1, visible(screen()))
 		}
-		bells = append(bells, func() int { mu.Lock(); defer mu.Unlock(); return bytes.Count(screen.Bytes(), []byte{'\a'}) })
+		bells = append(bells, func() int { return strings.Count(screen(), "\a") })
 	}
 	eventually(t, "zwarm watch to follow the state dir (an inotify descriptor open)", func() bool { return watchesFiles(watch.Process.Pid) })
 	before := []int{bells[0](), bells[1]()}

@@ -34,21 +34,7 @@ func TestWatchTellsOfARunsQuestionAndEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait(); f.Close() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		b := make([]byte, 32<<10)
-		for {
-			n, err := f.Read(b)
-			mu.Lock()
-			screen.Write(b[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	shown := func() string { mu.Lock(); defer mu.Unlock(); return screen.String() }
+	shown := recordScreen(f)
 	// One piped, with --json.
 	js := w.startWatch("--json")
 	eventually(t, "both watches to follow the state dir", func() bool {
@@ -122,4 +108,24 @@ func TestLeavingAPilotIsNotTold(t *testing.T) {
 			t.Errorf("the pilot its person left was told of: %s", l)
 		}
 	}
+}
+
+// recordScreen keeps all a terminal's program writes to f, read as it
+// comes until the terminal closes, and returns what it has so far.
+func recordScreen(f *os.File) func() string {
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		b := make([]byte, 32<<10)
+		for {
+			n, err := f.Read(b)
+			mu.Lock()
+			screen.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string { mu.Lock(); defer mu.Unlock(); return screen.String() }
 }
