@@ -181,6 +181,13 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 			return err
 		}
 		s = done[0]
+		// As zwarm wait does: the [notify] command runs for the session
+		// it saw settle, unless another zwarm process ran it already.
+		if cfg, err := m.Config(); err == nil {
+			if n, err := o.f.notifier(m, cfg, nil, nil); err == nil {
+				n.Workers(m.Store().Dir()).Settled(s)
+			}
+		}
 	}
 	switch {
 	case o.out.on():

@@ -29,9 +29,8 @@ func TestPersonalConfigUnderTheProjects(t *testing.T) {
 		})
 	}
 
-	mine := w.spawn("mine")
-	w.ok("wait", mine)
-	told(mine)
+	mine := strings.TrimSpace(strings.SplitN(w.ok("spawn", "--wait", "mine"), "\n", 2)[0])
+	told(mine) // spawn --wait tells of what it waited for, as wait does
 	if m := w.show(mine).Model; m != "personal-model" {
 		t.Fatalf("model %q; want the personal default", m)
 	}
