@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrInvalidRequest marks an adapter error caused by what was asked (an
@@ -102,4 +103,14 @@ type CostReporter interface {
 type Adapters interface {
 	Lookup(name string) (Adapter, error)
 	Names() []string
+}
+
+// AttachAccountant is an adapter that can tell, from its agent's own
+// session log, what a person's model calls in its interactive CLI used
+// (zwarm attach), which zwarm does not see go by.
+type AttachAccountant interface {
+	// AttachUsage reads the usage of thread's calls from start to end:
+	// the span's own (cumulative false), or the thread's running total
+	// at its end (cumulative true). ok is false when the log says nothing.
+	AttachUsage(threadID string, start, end time.Time) (u Usage, cumulative, ok bool)
 }

@@ -307,6 +307,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Sessi
 		work = CommitWork(gctx, cur.Workspace, fmt.Sprintf("zwarm %s attached: what was done in its CLI", ShortID(a.id)), "the attached work")
 		cancel()
 	}
+	spent := a.spent()
 	restart := false
 	s, err := a.m.st.changeCtx(a.m.writing(ctx), a.id, func(s *Session) error {
 		if !a.mine(s) {
@@ -316,6 +317,9 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Sessi
 			return err
 		}
 		s.recordAttachWork(work)
+		if s.recordAttachUsage(spent) {
+			s.refresh(a.m.prices())
+		}
 		if s.PendingInjects == 0 {
 			return nil
 		}
@@ -388,4 +392,93 @@ func (m *Manager) attacherGone(s *Session) error {
 		return err
 	}
 	return m.st.dropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
+}
+
+// attachSpent is what the agent's session log says a span used.
+type attachSpent struct {
+	usage      Usage
+	cumulative bool
+}
+
+// spent asks the agent's own session log what the person's calls in its
+// CLI used, from the span's start to now; nil when it cannot say.
+func (a *Attachment) spent() *attachSpent {
+	s, err := a.m.st.load(a.id)
+	if err != nil || len(s.Attaches) == 0 || s.ThreadID == "" {
+		return nil
+	}
+	ad, err := a.m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return nil
+	}
+	acc, ok := ad.(AttachAccountant)
+	if !ok {
+		return nil
+	}
+	u, cumulative, ok := acc.AttachUsage(s.ThreadID, s.Attaches[len(s.Attaches)-1].Start, time.Now())
+	if !ok {
+		return nil
+	}
+	return &attachSpent{usage: u.withTotal(), cumulative: cumulative}
+}
+
+// recordAttachUsage puts what the span used in its record (held under the
+// session's lock, the span still the last): a thread's running total is
+// taken less what the thread had used before the span.
+func (s *Session) recordAttachUsage(sp *attachSpent) (recorded bool) {
+	if sp == nil || len(s.Attaches) == 0 {
+		return false
+	}
+	n := len(s.Attaches) - 1
+	a := &s.Attaches[n]
+	u := sp.usage
+	if sp.cumulative {
+		total := u
+		u = total.Sub(s.threadSoFar(n))
+		a.ThreadUsage = &total
+	}
+	if u == (Usage{}) {
+		return sp.cumulative // its total is recorded all the same
+	}
+	a.Usage = &u
+	return true
+}
+
+// threadSoFar is the agent's last known running total for the thread: the
+// latest to end of the turns and of the first spans attached spans that
+// recorded one.
+func (s *Session) threadSoFar(spans int) Usage {
+	var last *Usage
+	var at time.Time
+	take := func(u *Usage, end *time.Time) {
+		if u == nil {
+			return
+		}
+		e := time.Time{}
+		if end != nil {
+			e = *end
+		}
+		if last == nil || !e.Before(at) {
+			last, at = u, e
+		}
+	}
+	for i := range s.Turns {
+		take(s.Turns[i].ThreadUsage, s.Turns[i].EndedAt)
+	}
+	for i := 0; i < spans && i < len(s.Attaches); i++ {
+		take(s.Attaches[i].ThreadUsage, s.Attaches[i].End)
+	}
+	if last == nil {
+		return Usage{}
+	}
+	return *last
+}
+
+// prices is the price table of the state dir's config (the defaults when
+// it cannot be read).
+func (m *Manager) prices() Prices {
+	if cfg, err := m.Config(); err == nil {
+		return cfg.PriceTable()
+	}
+	return DefaultPrices()
 }

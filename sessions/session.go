@@ -225,6 +225,14 @@ type AttachSpan struct {
 	// MaxTurnFiles).
 	Commit string   `json:"commit,omitempty"`
 	Files  []string `json:"files,omitempty"`
+	// Usage is what the person's model calls in the CLI used, read from
+	// the agent's own session log when they left (AttachAccountant), and
+	// CostUSD its price; ThreadUsage, for an agent that counts the whole
+	// thread (codex), its running total then, from which the next turn's
+	// own usage is counted. Counted in the session's usage and cost.
+	Usage       *Usage   `json:"usage,omitempty"`
+	CostUSD     *float64 `json:"cost_usd,omitempty"`
+	ThreadUsage *Usage   `json:"thread_usage,omitempty"`
 }
 
 // LegacyMessage is a message stored in a Python zwarm meta.json.
@@ -254,12 +262,24 @@ func (s *Session) Runtime(now time.Time) time.Duration {
 
 // threadBase is the cumulative thread usage before the current turn.
 func (s *Session) threadBase() Usage {
+	base, at := Usage{}, time.Time{}
 	for i := len(s.Turns) - 2; i >= 0; i-- {
 		if u := s.Turns[i].ThreadUsage; u != nil {
-			return *u
+			base = *u
+			if e := s.Turns[i].EndedAt; e != nil {
+				at = *e
+			}
+			break
 		}
 	}
-	return Usage{}
+	// A person's attached span after that turn spent in the same thread:
+	// its total is the base (else the next turn would be charged for it).
+	for i := len(s.Attaches) - 1; i >= 0; i-- {
+		if a := s.Attaches[i]; a.ThreadUsage != nil && a.End != nil && a.End.After(at) {
+			return *a.ThreadUsage
+		}
+	}
+	return base
 }
 
 // current returns the running or last turn, or nil before the first.
@@ -298,6 +318,19 @@ func (s *Session) refresh(prices Prices) {
 		}
 		if t.LastMessage != "" {
 			s.LastMessage = t.LastMessage
+		}
+	}
+	for i := range s.Attaches {
+		a := &s.Attaches[i]
+		if a.Usage == nil {
+			continue
+		}
+		a.CostUSD = prices.Cost(s.Model, *a.Usage)
+		u = u.Add(*a.Usage)
+		if a.CostUSD == nil {
+			known = false
+		} else {
+			cost += *a.CostUSD
 		}
 	}
 	s.Usage = u

@@ -1,6 +1,9 @@
 package sessions
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Usage reported call by call counts in the turn's usage and cost as it
 // goes, so a cost limit sees it; the turn's own report replaces it, and a
@@ -32,5 +35,28 @@ func TestUsageSoFarCountsUntilTheTurnsOwnReport(t *testing.T) {
 	s.refresh(prices)
 	if s.Usage.InputTokens != 410_000 || *s.CostUSD != 0.43 {
 		t.Fatalf("a turn cut short: usage %+v, cost %v", s.Usage, *s.CostUSD)
+	}
+}
+
+// A person's attached span in a thread the agent counts whole (codex)
+// takes its share of the running total: the next turn is charged only
+// its own calls, and the session counts the span once.
+func TestAnAttachedSpanIsChargedItsOwnShare(t *testing.T) {
+	at := func(m int) *time.Time { v := time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC); return &v }
+	t1 := Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
+	s := &Session{Model: "m", Turns: []Turn{{N: 1, Usage: t1, ThreadUsage: &t1, EndedAt: at(1)}},
+		Attaches: []AttachSpan{{Start: *at(2), End: at(3)}}}
+	s.recordAttachUsage(&attachSpent{usage: Usage{InputTokens: 300, OutputTokens: 30}, cumulative: true})
+	if u := s.Attaches[0].Usage; u == nil || u.InputTokens != 200 || u.OutputTokens != 20 {
+		t.Fatalf("the span's usage: %+v", u)
+	}
+	s.Turns = append(s.Turns, Turn{N: 2, StartedAt: *at(4)})
+	s.fold(Event{Type: EventTurnCompleted, Cumulative: true, Usage: &Usage{InputTokens: 400, OutputTokens: 40}})
+	s.refresh(Prices{"m": {Input: 1, Output: 1}})
+	if got := s.Turns[1].Usage; got.InputTokens != 100 || got.OutputTokens != 10 {
+		t.Fatalf("turn 2 was charged %+v; want its own call, 100 in and 10 out", got)
+	}
+	if s.Usage.InputTokens != 400 || s.Usage.OutputTokens != 40 {
+		t.Fatalf("the session counts %+v; want the thread's 400 in and 40 out, each once", s.Usage)
 	}
 }

@@ -89,6 +89,14 @@ func TestRealAgentAttach(t *testing.T) {
 			t.Fatalf("the attach span: want ended, exit code 0, a commit of person.txt; got ended %v, exit code %s, commit %q, files %q",
 				span.End != nil, exitText(span.ExitCode), span.Commit, span.Files)
 		}
+		// What the person's calls used is counted, in the span: read from
+		// the agent's own session log.
+		if span.Usage == nil || span.Usage.TotalTokens == 0 || span.CostUSD == nil {
+			t.Fatalf("the attach span's usage: %+v, cost %v", span.Usage, span.CostUSD)
+		}
+		if got.Usage.TotalTokens != s.Usage.TotalTokens+span.Usage.TotalTokens {
+			t.Fatalf("the session's tokens %d: want turn 1's %d and the span's %d", got.Usage.TotalTokens, s.Usage.TotalTokens, span.Usage.TotalTokens)
+		}
 		if shown := w.ok("show", s.ID); !strings.Contains(shown, "attached ") || !strings.Contains(shown, "(1 file)") {
 			t.Fatalf("show says nothing of the attach:\n%s", shown)
 		}
@@ -118,8 +126,16 @@ func TestRealAgentAttach(t *testing.T) {
 				t.Fatalf("the follow-up's request lacks %q: the thread did not go on (%d bytes)", want, len(last))
 			}
 		}
-		if after := w.show(s.ID); after.ThreadID != s.ThreadID || !after.Turns[1].Resumed {
+		after := w.show(s.ID)
+		if after.ThreadID != s.ThreadID || !after.Turns[1].Resumed {
 			t.Fatalf("thread %q then %q", s.ThreadID, after.ThreadID)
+		}
+		// The follow-up is charged its own call only (the fake model
+		// counts 100 in and 10 out a call), not the person's before it.
+		t.Logf("turn 1 %d tokens, the span %d, turn 2 %d, the session %d", after.Turns[0].Usage.TotalTokens, span.Usage.TotalTokens,
+			after.Turns[1].Usage.TotalTokens, after.Usage.TotalTokens)
+		if t2 := after.Turns[1].Usage.TotalTokens; t2 != 110 || after.Usage.TotalTokens != after.Turns[0].Usage.TotalTokens+span.Usage.TotalTokens+t2 {
+			t.Fatalf("turn 2 was charged %d tokens for its one call; the session %d", t2, after.Usage.TotalTokens)
 		}
 	})
 }

@@ -155,6 +155,10 @@ type attachJSON struct {
 	Note     string     `json:"note"`
 	Commit   string     `json:"commit"`
 	Files    []string   `json:"files"`
+	// Usage and CostUSD are what the person's calls in the CLI used, as
+	// the agent's own session log says (null: it says nothing).
+	Usage   *sessions.Usage `json:"usage"`
+	CostUSD *float64        `json:"cost_usd"`
 }
 
 type landedJSON struct {
@@ -195,7 +199,8 @@ func toJSON(s *sessions.Session) sessionJSON {
 		if files == nil {
 			files = []string{}
 		}
-		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files}
+		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files,
+			Usage: a.Usage, CostUSD: a.CostUSD}
 	}
 	if s.Job != nil {
 		out.JobID = s.Job.ID

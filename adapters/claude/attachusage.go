@@ -1,0 +1,83 @@
+package claude
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+var _ sessions.AttachAccountant = (*Adapter)(nil)
+
+// AttachUsage sums what a person's model calls in claude's own CLI used
+// between start and end: the assistant messages of the session's
+// transcript, which claude keeps as projects/DIR/SESSION.jsonl under
+// $CLAUDE_CONFIG_DIR (default ~/.claude), each message once (its lines
+// repeat its usage).
+func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (sessions.Usage, bool, bool) {
+	path := transcript(threadID)
+	if path == "" {
+		return sessions.Usage{}, false, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sessions.Usage{}, false, false
+	}
+	defer f.Close()
+	byMsg := map[string]usage{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), sessions.MaxLineBytes)
+	for sc.Scan() {
+		var l struct {
+			Type      string    `json:"type"`
+			Timestamp time.Time `json:"timestamp"`
+			Message   struct {
+				ID    string `json:"id"`
+				Model string `json:"model"`
+				Usage *struct {
+					Input         int64 `json:"input_tokens"`
+					Output        int64 `json:"output_tokens"`
+					CacheRead     int64 `json:"cache_read_input_tokens"`
+					CacheCreation int64 `json:"cache_creation_input_tokens"`
+				} `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "assistant" || l.Message.Usage == nil ||
+			l.Message.Model == "<synthetic>" || l.Timestamp.Before(start) || l.Timestamp.After(end) {
+			continue
+		}
+		u := l.Message.Usage
+		byMsg[l.Message.ID] = usage{input: u.Input, output: max(u.Output, byMsg[l.Message.ID].output), cacheRead: u.CacheRead, cacheCreation: u.CacheCreation}
+	}
+	if len(byMsg) == 0 {
+		return sessions.Usage{}, false, false
+	}
+	var sum usage
+	for _, u := range byMsg {
+		sum = usage{input: sum.input + u.input, output: sum.output + u.output, cacheRead: sum.cacheRead + u.cacheRead, cacheCreation: sum.cacheCreation + u.cacheCreation}
+	}
+	return *sum.tokens(), false, true
+}
+
+// transcript is the session's transcript file, "" if none.
+func transcript(sessionID string) string {
+	if sessionID == "" || filepath.Base(sessionID) != sessionID {
+		return ""
+	}
+	dir := os.Getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(h, ".claude")
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", sessionID+".jsonl"))
+	if len(found) == 0 {
+		return ""
+	}
+	return found[0]
+}

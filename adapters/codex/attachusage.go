@@ -1,0 +1,92 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+var _ sessions.AttachAccountant = (*Adapter)(nil)
+
+// AttachUsage reads what the thread had used when a person left codex's
+// own CLI: the last token_count of its session rollout, which codex keeps
+// under $CODEX_HOME (default ~/.codex) as sessions/YYYY/MM/DD/
+// rollout-TIME-THREAD.jsonl. It is the thread's running total, as codex's
+// turn.completed usage is.
+func (a *Adapter) AttachUsage(threadID string, _, _ time.Time) (sessions.Usage, bool, bool) {
+	path := rollout(threadID)
+	if path == "" {
+		return sessions.Usage{}, false, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sessions.Usage{}, false, false
+	}
+	defer f.Close()
+	var last sessions.Usage
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), sessions.MaxLineBytes)
+	for sc.Scan() {
+		if u, ok := tokenCount(sc.Bytes()); ok {
+			last, found = u, true
+		}
+	}
+	return last, true, found
+}
+
+// rollout is the newest session rollout of the thread, "" if none.
+func rollout(threadID string) string {
+	if threadID == "" || filepath.Base(threadID) != threadID {
+		return ""
+	}
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	found, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*-"+threadID+".jsonl"))
+	if len(found) == 0 {
+		return ""
+	}
+	slices.Sort(found)
+	return found[len(found)-1]
+}
+
+// tokenCount reads a rollout line's token_count event: the thread's usage
+// so far.
+func tokenCount(line []byte) (sessions.Usage, bool) {
+	if !bytes.Contains(line, []byte(`"token_count"`)) {
+		return sessions.Usage{}, false
+	}
+	var ev struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Type string `json:"type"`
+			Info *struct {
+				Total *struct {
+					Input     int64 `json:"input_tokens"`
+					Cached    int64 `json:"cached_input_tokens"`
+					Output    int64 `json:"output_tokens"`
+					Reasoning int64 `json:"reasoning_output_tokens"`
+				} `json:"total_token_usage"`
+			} `json:"info"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &ev) != nil || ev.Type != "event_msg" || ev.Payload.Type != "token_count" ||
+		ev.Payload.Info == nil || ev.Payload.Info.Total == nil {
+		return sessions.Usage{}, false
+	}
+	t := ev.Payload.Info.Total
+	return sessions.Usage{InputTokens: t.Input, CachedInputTokens: t.Cached, OutputTokens: t.Output,
+		ReasoningOutputTokens: t.Reasoning, TotalTokens: t.Input + t.Output}, true
+}
