@@ -70,6 +70,22 @@ type TurnRequest struct {
 	// own git writes to commit in its worktree; an agent that sandboxes
 	// its commands lets them be written.
 	GitDirs []string
+	// UsageEndpoint, when set, is a local OTLP/HTTP logs endpoint (JSON)
+	// that a UsageReporter's agent sends its telemetry to, so that each
+	// model call's usage is known as the turn goes (a cost limit's).
+	UsageEndpoint string
+}
+
+// UsageReporter is an adapter whose agent reports each model call's usage
+// as OpenTelemetry logs while its turn runs, where its output says it
+// only at the turn's end (codex: exec --json prints usage only with
+// turn.completed). The supervisor serves the endpoint (UsageEndpoint)
+// for a session with a cost limit and turns what it gets into usage
+// events.
+type UsageReporter interface {
+	// CallUsage reads one OTLP/HTTP logs request body (JSON): the usage
+	// of each model call it reports.
+	CallUsage(body []byte) []Usage
 }
 
 // Command is a process to start. The supervisor runs it with stdout and

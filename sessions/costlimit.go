@@ -17,9 +17,10 @@ import (
 // session settles as killed. A follow-up sent after that is refused
 // (ErrOverCostLimit); one queued before the cost was known starts no agent
 // (Turns.next stops it first) and is reported undelivered. A turn's cost
-// is known as its agent reports usage: claude with each model call (usage
-// events, Turn.UsageSoFar), codex only at the end of each turn, so a turn
-// may pass the limit by what it spent since the last report.
+// is known as its agent reports usage: claude with each model call in its
+// output (usage events, Turn.UsageSoFar), codex with each call as
+// telemetry (UsageReporter; its output says it only at the turn's end),
+// so a turn may pass the limit by what it spent since the last report.
 
 // ErrOverCostLimit is returned (wrapped) for a follow-up to a session that
 // has spent past its cost limit: it takes none.

@@ -72,6 +72,9 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 		return sessions.Command{}, err
 	}
 	args := sessionArgs(ov, req)
+	if req.UsageEndpoint != "" {
+		args = append(args, "-c", "otel.exporter={otlp-http={endpoint="+tomlString(req.UsageEndpoint)+`,protocol="json"}}`)
+	}
 	resume := req.ThreadID != ""
 	args = append(args, "exec")
 	if resume {

@@ -33,3 +33,30 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 }
+
+// Codex prints its usage only at a turn's end, but reports each model
+// call's as telemetry about a second after it: a worker with a cost limit
+// gets an endpoint for it, and one whose first call passes the limit is
+// stopped then, in the middle of its turn.
+func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
+	t.Parallel()
+	w, srv := realWorld(t, "codex")
+	late := filepath.Join(t.TempDir(), "late")
+	// 100k input tokens at the test's gpt-5.5 price, $1 per million:
+	// $0.10. (codex stops a command after 10 s of its own: this one
+	// ends sooner, so only a stop keeps it from making the file.)
+	srv.On("spend it", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"sleep 6; touch ` + late + `"}`, InputTokens: 100_000},
+		fakemodel.Reply{Text: "spent"})
+	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
+	var s session
+	mustJSON(t, r.stdout, &s)
+	if r.code != exitFailure || s.Status != sessions.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
+		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
+	}
+	if _, err := os.Stat(late); err == nil {
+		t.Fatal("the turn ran its course past the cost limit")
+	}
+	if len(s.Turns) != 1 || s.Usage.InputTokens < 100_000 {
+		t.Fatalf("turns %+v, usage %+v", s.Turns, s.Usage)
+	}
+}

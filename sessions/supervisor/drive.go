@@ -83,6 +83,10 @@ type agentRun struct {
 	lastEvent time.Time
 	flush     <-chan time.Time
 	force     <-chan time.Time
+
+	// tel is the endpoint the agent reports each call's usage to, when
+	// the turn has one (nil: it has not).
+	tel *telemetry
 }
 
 func newAgentRun(sv *supervisor, id string, n int, parser sessions.Parser, p *agentProc, cmd sessions.Command, grace time.Duration) *agentRun {
@@ -98,8 +102,14 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 	chunks, done := a.p.chunks, ctx.Done()
 	poll := time.NewTicker(interruptPoll)
 	defer poll.Stop()
+	var reported <-chan struct{}
+	if a.tel != nil {
+		reported = a.tel.ready
+	}
 	for !a.exited || chunks != nil {
 		select {
+		case <-reported:
+			a.callsReported()
 		case <-poll.C:
 			a.checkInterrupt()
 		case c, ok := <-chunks:
@@ -461,5 +471,21 @@ func (a *agentRun) reopenTurnFile() {
 	if err := a.sv.turns.NoteNewTurnFile(a.n, note); err != nil {
 		a.sv.log.Error("record the turn file's removal", "err", err)
 		a.sv.fenced(err)
+	}
+}
+
+// callsReported records, at the next save, the usage of the model calls
+// the agent reported while its turn goes on (telemetry), so that a cost
+// limit stops the turn at the call that passed it.
+func (a *agentRun) callsReported() {
+	calls := a.tel.take()
+	if a.phase != serving || a.turnDone {
+		return // the turn's own report counts
+	}
+	for i := range calls {
+		a.pending = append(a.pending, sessions.Event{Type: sessions.EventUsage, Usage: &calls[i]})
+	}
+	if len(calls) > 0 && a.flush == nil {
+		a.flush = time.After(max(0, flushEvery-time.Since(a.lastFlush)))
 	}
 }

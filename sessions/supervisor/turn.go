@@ -37,6 +37,17 @@ func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessi
 	if ws := s.Workspace; ws != nil && ws.State == sessions.WorkspaceReady {
 		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
 	}
+	// A cost limit wants each call's usage as it comes: an agent that
+	// reports it only as telemetry gets an endpoint for the turn.
+	var tel *telemetry
+	if rep, ok := ad.(sessions.UsageReporter); ok && s.MaxCostUSD > 0 {
+		if tel, err = startTelemetry(rep); err != nil {
+			sv.log.Warn("no telemetry endpoint for the turn; its usage is known at its end", "err", err)
+		} else {
+			defer tel.close()
+			req.UsageEndpoint = tel.url
+		}
+	}
 	cmd, err := ad.Command(req)
 	if err != nil {
 		return fail("%v", err)
@@ -48,6 +59,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessi
 	sv.log.Info("turn started", "turn", t.N, "pid", p.ref.PID, "cmd", cmd.Path, "resume", req.ThreadID != "", "live", cmd.Input != nil)
 	r := newAgentRun(sv, s.ID, t.N, ad.NewParser(), p, cmd, cfg.Grace())
 	r.oneTurn = req.Worktree
+	r.tel = tel
 	end := r.run(ctx)
 	end.Adapter = s.Adapter
 	if end.ExitCode != nil && *end.ExitCode != 0 && !end.Killed {

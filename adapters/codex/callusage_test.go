@@ -1,0 +1,47 @@
+package codex
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// Codex's telemetry, as it sends it (OTLP/HTTP JSON, trimmed): only a
+// response.completed event with token counts is a call's usage.
+func TestCallUsageReadsResponseCompleted(t *testing.T) {
+	attr := func(k, v string) string { return `{"key":"` + k + `","value":{"stringValue":"` + v + `"}}` }
+	rec := func(attrs ...string) string { return `{"timeUnixNano":"1","attributes":[` + strings.Join(attrs, ",") + `]}` }
+	body := `{"resourceLogs":[{"resource":{"attributes":[]},"scopeLogs":[{"scope":{"name":"codex_otel"},"logRecords":[` +
+		rec(attr("event.name", "codex.sse_event"), attr("event.kind", "response.created")) + "," +
+		rec(attr("event.name", "codex.sse_event"), attr("event.kind", "response.completed")) + "," +
+		rec(attr("event.name", "codex.sse_event"), attr("event.kind", "response.completed"), attr("input_token_count", "100000"),
+			attr("output_token_count", "10"), attr("cached_token_count", "4000"), `{"key":"reasoning_token_count","value":{"intValue":"3"}}`) +
+		`]}]}]}`
+	got := New().CallUsage([]byte(body))
+	want := sessions.Usage{InputTokens: 100000, CachedInputTokens: 4000, OutputTokens: 10, ReasoningOutputTokens: 3, TotalTokens: 100010}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("%+v, want one call %+v", got, want)
+	}
+	if got := New().CallUsage([]byte("not json")); got != nil {
+		t.Fatalf("garbage: %+v", got)
+	}
+}
+
+// A turn given a usage endpoint sends codex's telemetry there, as JSON.
+func TestUsageEndpointTurnsOnTelemetry(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	req := sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "p", WorkingDir: "/w", UsageEndpoint: "http://127.0.0.1:9/x/v1/logs"}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cmd.Args, " "); !strings.Contains(got, `-c otel.exporter={otlp-http={endpoint="http://127.0.0.1:9/x/v1/logs",protocol="json"}}`) {
+		t.Fatalf("args: %s", got)
+	}
+	req.UsageEndpoint = ""
+	cmd, _ = New().Command(req)
+	if strings.Contains(strings.Join(cmd.Args, " "), "otel") {
+		t.Fatalf("telemetry without an endpoint: %s", cmd.Args)
+	}
+}
