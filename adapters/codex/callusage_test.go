@@ -11,7 +11,9 @@ import (
 // response.completed event with token counts is a call's usage.
 func TestCallUsageReadsResponseCompleted(t *testing.T) {
 	attr := func(k, v string) string { return `{"key":"` + k + `","value":{"stringValue":"` + v + `"}}` }
-	rec := func(attrs ...string) string { return `{"timeUnixNano":"1","attributes":[` + strings.Join(attrs, ",") + `]}` }
+	rec := func(attrs ...string) string {
+		return `{"timeUnixNano":"1","attributes":[` + strings.Join(attrs, ",") + `]}`
+	}
 	body := `{"resourceLogs":[{"resource":{"attributes":[]},"scopeLogs":[{"scope":{"name":"codex_otel"},"logRecords":[` +
 		rec(attr("event.name", "codex.sse_event"), attr("event.kind", "response.created")) + "," +
 		rec(attr("event.name", "codex.sse_event"), attr("event.kind", "response.completed")) + "," +
