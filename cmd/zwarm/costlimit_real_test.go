@@ -32,6 +32,19 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 	if len(s.Turns) != 1 || s.Turns[0].Status != sessions.StatusKilled {
 		t.Fatalf("turns %+v", s.Turns)
 	}
+	continuesWithAHigherLimit(t, w, s)
+}
+
+// continuesWithAHigherLimit sends a worker stopped at its cost limit a
+// follow-up with a higher one: its thread goes on.
+func continuesWithAHigherLimit(t *testing.T, w *world, s session) {
+	t.Helper()
+	out := w.ok("inject", "--max-cost", "5", "--wait", s.ID, "go on")
+	got := w.show(s.ID)
+	if !strings.Contains(out, "turn 2 completed") || got.MaxCostUSD != 5 || got.Status != sessions.StatusCompleted ||
+		len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
+		t.Fatalf("after inject --max-cost 5: %q; limit %v, %s, %d turns, thread %q (was %q)", out, got.MaxCostUSD, got.Status, len(got.Turns), got.ThreadID, s.ThreadID)
+	}
 }
 
 // Codex prints its usage only at a turn's end, but reports each model
@@ -59,4 +72,5 @@ func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
 	if len(s.Turns) != 1 || s.Usage.InputTokens < 100_000 {
 		t.Fatalf("turns %+v, usage %+v", s.Turns, s.Usage)
 	}
+	continuesWithAHigherLimit(t, w, s)
 }
