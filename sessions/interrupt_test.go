@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // blocks is a turn that takes the steps first (before anything a test
@@ -360,6 +361,13 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	if now := supervisorPIDs(s.ID); fmt.Sprint(now) != fmt.Sprint(first) {
 		t.Fatalf("supervisors while the follow-up runs: %v; want only the one that ran turn 1, %v", now, first)
 	}
+	// A follow-up that runs longer than a second supervisor would have
+	// waited for the first's lock runs on: nothing gave up waiting and
+	// took its cgroup down.
+	time.Sleep(handoverWaitOfSupervisor + 2*time.Second)
+	if got, err := w.m.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != StatusRunning {
+		t.Fatalf("the follow-up after the hand-over wait: %+v %v", got, err)
+	}
 	if _, err := w.m.Kill(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -368,6 +376,10 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 		t.Fatalf("session %s (%s), turns %+v", got.Status, got.Error, got.Turns)
 	}
 }
+
+// handoverWaitOfSupervisor is sessions/supervisor's handoverWait: how long
+// a new supervisor waits for the previous one's lock before it goes ahead.
+const handoverWaitOfSupervisor = 30 * time.Second
 
 // supervisorPIDs lists the live processes that supervise the session: the
 // test binary run as `__supervise ... ID` (not the --detach starter, which
