@@ -48,9 +48,20 @@ func TestSpawnWithARoleAndOverrides(t *testing.T) {
 		{"-c", `model_reasoning_effort="high"`, "-c", `developer_instructions="Review only: change no file."`, "exec", "--json"},
 		{"-c", `model_reasoning_effort="high"`, "-c", `developer_instructions="Review only: change no file."`, "exec", "resume"},
 	} {
-		argv := inv[i].Argv
-		if !slices.Equal(argv[:len(want)], want) || !hasArgs(argv, "-m", "gpt-5.1-codex") {
-			t.Errorf("turn %d: %q", i+1, argv)
+		// A session with a cost limit has codex report each call's usage
+		// to its supervisor as the turn goes (-c otel.exporter=...).
+		var argv []string
+		telemetry := false
+		for j := 0; j < len(inv[i].Argv); j++ {
+			if a := inv[i].Argv; a[j] == "-c" && j+1 < len(a) && strings.HasPrefix(a[j+1], "otel.exporter={otlp-http={endpoint=\"http://127.0.0.1:") {
+				telemetry = true
+				j++
+				continue
+			}
+			argv = append(argv, inv[i].Argv[j])
+		}
+		if !telemetry || !slices.Equal(argv[:len(want)], want) || !hasArgs(argv, "-m", "gpt-5.1-codex") {
+			t.Errorf("turn %d (telemetry %v): %q", i+1, telemetry, inv[i].Argv)
 		}
 	}
 	if !hasArgs(inv[0].Argv, "-s", "read-only") || !hasArgs(inv[1].Argv, "-c", `sandbox_mode="read-only"`) {
