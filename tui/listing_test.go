@@ -38,7 +38,7 @@ func generated(t *testing.T, n int) *fixture {
 			return
 		}
 		mkstate.path = filepath.Join(dir, "mkstate")
-		if out, err := exec.Command("go", "build", "-o", mkstate.path, "../sessions/internal/mkstate").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", mkstate.path, "../sessions/internal/mkstate").CombinedOutput(); err != nil {
 			mkstate.err = fmt.Errorf("%v\n%s", err, out)
 		}
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"go/parser"
 	"go/token"
 	"os/exec"
@@ -55,9 +56,9 @@ func rule(pkg string) (string, bool) {
 }
 
 func TestImportRules(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	out, err := exec.Command("go", "list", "-buildvcs=false", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list: %v%s", err, stderrOf(err))
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -108,10 +109,10 @@ func TestImportRules(t *testing.T) {
 // link.
 func nonStdDeps(t *testing.T, pkgs ...string) map[string]bool {
 	t.Helper()
-	args := append([]string{"list", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}{{end}}`}, pkgs...)
+	args := append([]string{"list", "-buildvcs=false", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}{{end}}`}, pkgs...)
 	out, err := exec.Command("go", args...).Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list: %v%s", err, stderrOf(err))
 	}
 	deps := map[string]bool{}
 	for _, d := range strings.Fields(string(out)) {
@@ -141,9 +142,9 @@ func TestLeavesLinkLittle(t *testing.T) {
 // that defines `__supervise`.
 func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
 	const supervisor = module + "/sessions/supervisor"
-	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	out, err := exec.Command("go", "list", "-buildvcs=false", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list: %v%s", err, stderrOf(err))
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
@@ -182,9 +183,9 @@ func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
 var heavyInit = []string{"github.com/atotto/clipboard"}
 
 func TestNoDependencyWorksAtStartup(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	out, err := exec.Command("go", "list", "-buildvcs=false", "-deps", ".").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list: %v%s", err, stderrOf(err))
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, h := range heavyInit {
@@ -193,4 +194,13 @@ func TestNoDependencyWorksAtStartup(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stderrOf is what a failed command said, for its test's failure.
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return "\n" + string(ee.Stderr)
+	}
+	return ""
 }
