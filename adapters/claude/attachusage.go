@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/zwarm/zwarm/adapters/internal/agenthome"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -64,20 +65,7 @@ func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (sessions.U
 
 // transcript is the session's transcript file, "" if none.
 func transcript(sessionID string) string {
-	if sessionID == "" || filepath.Base(sessionID) != sessionID {
-		return ""
-	}
-	dir := os.Getenv("CLAUDE_CONFIG_DIR")
-	if dir == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(h, ".claude")
-	}
-	found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", sessionID+".jsonl"))
-	if len(found) == 0 {
-		return ""
-	}
-	return found[0]
+	return agenthome.Find("CLAUDE_CONFIG_DIR", ".claude", sessionID, func(id string) string {
+		return filepath.Join("projects", "*", id+".jsonl")
+	})
 }

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
+	"github.com/zwarm/zwarm/adapters/internal/agenthome"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -43,23 +43,9 @@ func (a *Adapter) AttachUsage(threadID string, _, _ time.Time) (sessions.Usage, 
 
 // rollout is the newest session rollout of the thread, "" if none.
 func rollout(threadID string) string {
-	if threadID == "" || filepath.Base(threadID) != threadID {
-		return ""
-	}
-	home := os.Getenv("CODEX_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		home = filepath.Join(h, ".codex")
-	}
-	found, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*-"+threadID+".jsonl"))
-	if len(found) == 0 {
-		return ""
-	}
-	slices.Sort(found)
-	return found[len(found)-1]
+	return agenthome.Find("CODEX_HOME", ".codex", threadID, func(id string) string {
+		return filepath.Join("sessions", "*", "*", "*", "rollout-*-"+id+".jsonl")
+	})
 }
 
 // tokenCount reads a rollout line's token_count event: the thread's usage

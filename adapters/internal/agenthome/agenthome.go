@@ -1,0 +1,33 @@
+// Package agenthome finds the files an agent keeps of its own sessions
+// (codex's rollouts, claude's transcripts), as the agent started by this
+// process would write them.
+package agenthome
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Find is the newest file of the agent's home matching pattern (a glob
+// relative to it): the home is $env, else ~/dflt. "" when none matches.
+// id, the session's, must be a plain name: it is part of the pattern.
+func Find(env, dflt, id string, pattern func(id string) string) string {
+	if id == "" || filepath.Base(id) != id {
+		return ""
+	}
+	home := os.Getenv(env)
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		home = filepath.Join(h, dflt)
+	}
+	found, _ := filepath.Glob(filepath.Join(home, pattern(id)))
+	if len(found) == 0 {
+		return ""
+	}
+	slices.Sort(found)
+	return found[len(found)-1]
+}
