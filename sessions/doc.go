@@ -216,11 +216,15 @@
 //
 // # Worktrees
 //
-// In a git repository a session's agent works in a linked worktree of its
-// own (Session.Workspace; package sessions/workspace drives git), outside
+// In a git repository a session's agent works in a worktree of its own
+// (Session.Workspace; package sessions/workspace drives git), outside
 // the repository under [worktrees] dir (default
 // $XDG_DATA_HOME/zwarm/worktrees/<repo>-<hash of its git dir>/<id>), on
-// branch zwarm/<id>, made from the caller's HEAD or a base it names, or
+// branch zwarm/<id> of a repository made for the worker alone beside it
+// (<id>.git, Workspace.OwnGitDir: it borrows the repository's objects read
+// only, and zwarm fetches each commit it takes from it into the
+// repository, under refs/zwarm/<id>/, moving zwarm/<id> there to follow),
+// made from the caller's HEAD or a base it names, or
 // from a snapshot of HEAD and the caller's uncommitted changes. Outside a
 // repository, or with isolation "none", it works in place and
 // Session.Workspace is nil. Spawn checks the repository and the base
@@ -239,9 +243,10 @@
 // No git runs beside an agent (the supervisor's reaper waits for any
 // child), so a live agent serves one turn per process in a worktree.
 //
-// The agent in a worktree is not trusted with git: zwarm's git runs
-// pinned to the worktree's own git dir, recorded when it was made
-// (Workspace.AdminDir), never to what the worktree's .git file says; the
+// The agent in a worktree is not trusted with git: it can write none of
+// the repository's objects and refs, and zwarm's git runs pinned to the
+// worktree's own git dir, recorded when it was made (Workspace.AdminDir,
+// Workspace.OwnGitDir), never to what the worktree's .git file says; the
 // turn's commit goes on zwarm/<id> whatever the agent checked out, leaves
 // a .zwarm there out, and is not made while a merge has files in conflict
 // or a rebase is stopped (the turn stays uncommitted and Workspace.Conflict

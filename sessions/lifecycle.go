@@ -131,6 +131,9 @@ func (ws *Workspace) noteMade(m Made) {
 	if m.Admin != "" {
 		ws.AdminDir = m.Admin
 	}
+	if m.Own != "" {
+		ws.OwnGitDir = m.Own
+	}
 	for _, b := range m.Brought {
 		if !slices.Contains(ws.Brought, b) {
 			ws.Brought = append(ws.Brought, b)

@@ -388,6 +388,10 @@ func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions
 	repo, err := workspace.Find(ctx, dir)
 	switch {
 	case err == nil && repo.CommonDir != ws.GitDir:
+		if b, _ := repo.CurrentBranch(ctx); branch == "" && strings.HasPrefix(b, "zwarm/") && filepath.Dir(repo.CommonDir) == filepath.Dir(ws.Path) {
+			// A worker's worktree, in the worker's own repository.
+			return workspace.Target{}, "", Invalidf("%s is a worker's branch (you are in a worker's worktree, %s): land into your own branch, from your checkout of %s or with --into", b, repo.Top, ws.Repo)
+		}
 		if branch == "" {
 			return workspace.Target{}, "", Invalidf("%s is in another repository than the session's (%s): land from a checkout of it, or name the branch with --into", dir, ws.Repo)
 		}

@@ -114,7 +114,8 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) err
 		}
 	}
 	w := ws.Worktree()
-	if _, err := os.Lstat(w.Path); err != nil {
+	_, ownErr := os.Lstat(w.OwnDir)
+	if _, err := os.Lstat(w.Path); err != nil && (w.OwnDir == "" || ownErr != nil) {
 		if _, err := workspace.ResolveCommit(ctx, ws.GitDir, "refs/heads/"+ws.Branch); err != nil {
 			// Neither the worktree nor its branch is there (its making
 			// failed before git made them, or they are gone): nothing is
@@ -187,7 +188,7 @@ func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (r
 	}
 	bring := append(append(append([]string(nil), cfg.Worktrees.Copy...), cfg.Worktrees.Symlink...), include...)
 	for _, l := range left {
-		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, Branch: workspace.BranchFor(l.ID)}
+		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, OwnDir: l.Own, Branch: workspace.BranchFor(l.ID)}
 		if l.Registered && !force && w.Exists() {
 			// Its session's record of what was brought along is gone:
 			// what the settings would bring is left out instead.
@@ -196,6 +197,14 @@ func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (r
 			// disk is freed, the work is not lost.
 			if _, _, err := w.Commit(ctx, "zwarm: uncommitted work of a worktree whose session is gone"); err != nil {
 				return removed, keptBranches, fmt.Errorf("keep the uncommitted work of %s: %w (clean --worktrees --force drops it)", l.Path, err)
+			}
+			l.Branch = w.Branch
+		}
+		if l.Own != "" && !force {
+			// The worker's branch lives in its own repository, which goes
+			// with the worktree: yours gets it first.
+			if err := w.Follow(ctx); err != nil {
+				return removed, keptBranches, fmt.Errorf("keep the branch of %s: %w (clean --worktrees --force drops it)", l.Path, err)
 			}
 			l.Branch = w.Branch
 		}

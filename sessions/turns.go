@@ -157,8 +157,8 @@ func needsMaking(ws *Workspace) bool {
 // Made is what the supervisor made of a worktree: its git dir, what it
 // brought along, and its commit once made.
 type Made struct {
-	Head, Admin string
-	Brought     []string
+	Head, Admin, Own string
+	Brought          []string
 }
 
 // Prepared records how making the session's worktree went (perr nil: it is

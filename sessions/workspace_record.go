@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -45,7 +46,11 @@ type Workspace struct {
 	// AdminDir is the worktree's own git dir, as git made it: zwarm's git
 	// runs there pinned to it, never to what the worktree's .git says.
 	AdminDir string `json:"admin_dir,omitempty"`
-	Branch   string `json:"branch"`
+	// OwnGitDir is the git dir of the repository made for the worker,
+	// which the worktree belongs to; "" for a worktree of the repository
+	// itself (made before workers had repositories of their own).
+	OwnGitDir string `json:"own_git_dir,omitempty"`
+	Branch    string `json:"branch"`
 	// Base is what the worker started from, as it was named (a branch,
 	// or a commit); BaseBranch says it is a branch, which update merges
 	// from. BaseCommit is the commit its changes are measured from (it
@@ -107,7 +112,15 @@ type Landing struct {
 
 // Worktree is the workspace as the workspace package drives it.
 func (w *Workspace) Worktree() *workspace.Worktree {
-	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought,
+	own := w.OwnGitDir
+	if own == "" && w.AdminDir == "" && w.Path != "" {
+		// Made, and not recorded yet (the supervisor ended in between):
+		// the repository beside the worktree is the worker's.
+		if fi, err := os.Stat(workspace.OwnRepoFor(w.Path)); err == nil && fi.IsDir() {
+			own = workspace.OwnRepoFor(w.Path)
+		}
+	}
+	return &workspace.Worktree{Path: w.Path, CommonDir: w.GitDir, OwnDir: own, Branch: w.Branch, AdminDir: w.AdminDir, Exclude: w.Brought,
 		Known: cmp.Or(w.Head, w.BaseCommit)}
 }
 

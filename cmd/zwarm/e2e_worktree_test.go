@@ -205,3 +205,81 @@ func TestRealClaudeReadOnlyRole(t *testing.T) {
 		t.Errorf("the file read never reached the model")
 	}
 }
+
+// A worker in codex's workspace-write sandbox writes the objects and
+// branches of a repository made for it alone: your objects, which its
+// repository borrows, and the repository of another worker are out of
+// its reach. It tries to delete your objects and to move the other
+// worker's branch and yours; your repository stays whole, the other
+// worker's work stays where it was, and its own work still lands.
+func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T) {
+	t.Parallel()
+	w, srv := realRepoWorld(t, "codex")
+	// Everything here is under /tmp, which workspace-write leaves
+	// writable unless told not to: only what zwarm names is then.
+	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
+	writeFile(t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+`)
+	main := w.git(w.work, "rev-parse", "main")
+	srv.On("the other worker", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"echo other > other.txt"}`}, fakemodel.Reply{Text: "done"})
+	var other session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "the other worker"), &other)
+	if other.Status != sessions.StatusCompleted {
+		t.Fatalf("the other worker: status %s (%s)", other.Status, other.Error)
+	}
+	otherTip := w.git(w.work, "rev-parse", "zwarm/"+other.ID)
+	yours := filepath.Join(w.work, ".git")
+	objects := strings.Fields(w.git(w.work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"))
+
+	// Where your objects and every branch but its own are: a worker can
+	// read them all (its sandbox limits writes, not reads).
+	refs := []string{filepath.Join(yours, "refs", "heads", "main"), filepath.Join(yours, "refs", "heads", "zwarm", other.ID),
+		filepath.Join(other.Worktree+".git", "refs", "heads", "zwarm", other.ID)}
+	script := fmt.Sprintf(`echo work > work.txt; find %[1]s -type f -delete 2>/dev/null; echo "left-$(find %[1]s -type f | wc -l)-files"; `+
+		`for f in %[2]s; do [ -e "$f" ] || continue; printf 'ref: refs/heads/main\n' > "$f" 2>/dev/null && echo "wrote $f"; done; echo refs''-tried`,
+		filepath.Join(yours, "objects"), strings.Join(refs, " "))
+	srv.On("wreck", fakemodel.Reply{Tool: "exec_command", Args: fmt.Sprintf(`{"cmd":%q}`, script)}, fakemodel.Reply{Text: "done"})
+	var s session
+	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "wreck"), &s)
+	out := w.commandOutput(srv)
+	if !strings.Contains(out, "-files") || !strings.Contains(out, "refs-tried") {
+		t.Fatalf("the sandboxed command did not get to try; its output:\n%s", out)
+	}
+	if strings.Contains(out, "left-0-files") || strings.Contains(out, "wrote ") {
+		t.Fatalf("the sandboxed worker deleted your objects or wrote a ref outside its repository; its output:\n%s", out)
+	}
+	if s.Status != sessions.StatusCompleted {
+		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	}
+	// zwarm adds the worker's commits; none of yours may be gone.
+	after := w.git(w.work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+	for _, o := range objects {
+		if !strings.Contains(after, o) {
+			t.Fatalf("your object %s is gone after the worker's turn (%d objects before, now %q)", o, len(objects), after)
+		}
+	}
+	w.git(w.work, "fsck", "--connectivity-only", "--no-dangling")
+	if got := w.git(w.work, "rev-parse", "main"); got != main {
+		t.Fatalf("main moved from %s to %s", main, got)
+	}
+	if got := w.git(w.work, "rev-parse", "zwarm/"+other.ID); got != otherTip {
+		t.Fatalf("the other worker's branch moved from %s to %s", otherTip, got)
+	}
+	if got := w.git(other.Worktree, "rev-parse", "HEAD"); got != otherTip {
+		t.Fatalf("the other worker's own repository has its branch at %s, want %s", got, otherTip)
+	}
+	if d := w.ok("diff", s.ID, "--name-only"); d != "work.txt\n" {
+		t.Fatalf("diff: %q, want the turn's work.txt", d)
+	}
+	for _, id := range []string{s.ID, other.ID} {
+		if r := w.zwarm("land", id); r.code != 0 {
+			t.Fatalf("land %s: %+v", id, r)
+		}
+	}
+	if got := w.git(w.work, "ls-files"); got != "README.md\nother.txt\nwork.txt" {
+		t.Fatalf("your checkout after landing both: %q", got)
+	}
+}

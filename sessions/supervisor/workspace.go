@@ -52,7 +52,7 @@ func (sv *supervisor) prepare(ctx context.Context, ws *sessions.Workspace) (sess
 			return m, fmt.Errorf("make the worktree: %w", err)
 		}
 	}
-	m.Admin = w.AdminDir
+	m.Admin, m.Own = w.AdminDir, w.OwnDir
 	cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...)
 	if err != nil {
 		return m, err

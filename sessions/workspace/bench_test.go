@@ -3,9 +3,12 @@ package workspace
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +59,102 @@ func BenchmarkApplyTreeLargeBinary(b *testing.B) {
 		peak = max(peak, after.TotalAlloc-before.TotalAlloc)
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "heap-MB/op")
+}
+
+// benchRepo20000 makes a repository of 20,000 source files in 400
+// directories (about 30 MB), one commit, as a mid-sized project has, and
+// returns it and its commit.
+func benchRepo20000(b *testing.B) (string, string) {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "api")
+	body := strings.Repeat("// Package code is generated for the benchmark; each line is a realistic width.\n", 18)
+	for i := range 20000 {
+		path := filepath.Join(dir, fmt.Sprintf("pkg%03d", i/50), fmt.Sprintf("sub%d", i%5), fmt.Sprintf("file%05d.go", i))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("package p%d\n\n%s", i/50, body)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := git{dir: dir}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
+		if _, err := g.run(context.Background(), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	head, _ := g.line(context.Background(), "rev-parse", "HEAD")
+	return dir, head
+}
+
+// BenchmarkAddInRepo20000Files makes a worker's worktree of the
+// 20,000-file repository, its own repository included (zwarm), beside
+// git's own checkout of the same tree into a new linked worktree (git):
+// the floor, since a worker needs the files checked out.
+func BenchmarkAddInRepo20000Files(b *testing.B) {
+	repo, head := benchRepo20000(b)
+	ctx := context.Background()
+	root := filepath.Join(b.TempDir(), "wt")
+	b.Run("zwarm", func(b *testing.B) {
+		for i := range b.N {
+			w := &Worktree{Path: filepath.Join(root, fmt.Sprintf("3f2a9c1d-0000-4000-8000-%012d", i)), CommonDir: filepath.Join(repo, ".git"), Branch: BranchFor(fmt.Sprintf("3f2a9c1d-0000-4000-8000-%012d", i))}
+			if err := w.Add(ctx, head); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if err := w.Remove(ctx, false); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+	b.Run("git", func(b *testing.B) {
+		g := git{dir: repo, writes: true}
+		for i := range b.N {
+			path := filepath.Join(root, fmt.Sprintf("git-%d", i))
+			if _, err := g.run(ctx, "worktree", "add", "--quiet", "--detach", "-f", path, head); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if _, err := g.run(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+}
+
+// BenchmarkDiffStatInRepo20000Files is the diffstat of a worker that
+// changed 5 of the 20,000 files, read from its worktree as it is (what
+// it did not commit included: zwarm), beside git diff --stat run in the
+// worktree against the same base (git).
+func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
+	repo, head := benchRepo20000(b)
+	ctx := context.Background()
+	w := &Worktree{Path: filepath.Join(b.TempDir(), "wt", "3f2a9c1d-0000-4000-8000-000000000001"), CommonDir: filepath.Join(repo, ".git"), Branch: BranchFor("3f2a9c1d-0000-4000-8000-000000000001")}
+	if err := w.Add(ctx, head); err != nil {
+		b.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		f, err := os.OpenFile(filepath.Join(w.Path, fmt.Sprintf("pkg%03d/sub0/file%05d.go", i, i*50)), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteString("// changed\n")
+		f.Close()
+	}
+	opt := DiffOptions{Format: StatOnly}
+	b.Run("zwarm", func(b *testing.B) {
+		for range b.N {
+			if err := w.WorkingDiff(ctx, io.Discard, head, opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("git", func(b *testing.B) {
+		g := git{dir: w.Path}
+		for range b.N {
+			if _, err := g.run(ctx, "diff", "--stat", head); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -152,7 +152,8 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	merging := w.merging()
 	switch code := exitCodeOf(derr); {
 	case derr == nil && !merging:
-		head, err = w.Head(ctx)
+		// The worker's own commits, if any, are taken all the same.
+		head, err = w.followHead(ctx)
 		return head, false, err
 	case derr != nil && code != 1:
 		return "", false, fmt.Errorf("look for the worker's changes: %w", derr)
@@ -163,7 +164,7 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	if head, err = w.Head(ctx); err != nil {
 		return "", false, err
 	}
-	return head, true, w.keep(ctx, head)
+	return head, true, w.follow(ctx, head)
 }
 
 // keepRefs is where zwarm keeps every commit it made of a worker's turn,
@@ -243,10 +244,12 @@ func (w *Worktree) merging() bool {
 	return err == nil
 }
 
-// WritableGitDirs are the parts of the repository's git dir a worker's
+// WritableGitDirs are the parts of the worker's repository's git dir its
 // own git must write to commit on its branch: the objects, the zwarm
 // branches and their logs, and the worktree's own git dir (its index and
-// HEAD). Other branches, tags, hooks and config are not among them. An
+// HEAD). Other refs, hooks and config are not among them, nor anything of
+// your repository (for a worktree made before workers had repositories of
+// their own, these are parts of yours, objects included). An
 // agent that sandboxes its commands (codex's workspace-write) is given
 // these as writable roots. The zwarm branches' dirs are made if missing:
 // git pack-refs (run by gc) removes a dir whose refs it packed, and a
@@ -254,7 +257,7 @@ func (w *Worktree) merging() bool {
 func (w *Worktree) WritableGitDirs() []string {
 	out := []string{w.admin()}
 	for _, d := range []string{"objects", "refs/heads/zwarm", "logs/refs/heads/zwarm"} {
-		p := filepath.Join(w.CommonDir, d)
+		p := filepath.Join(w.own(), d)
 		if d != "objects" {
 			os.MkdirAll(p, 0o755) // best effort: a root that is missing is left out below
 		}
@@ -387,16 +390,25 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 }
 
 // Tip is the commit the worker's branch points at now, read without
-// following a symbolic ref: "" when the branch is gone, or is a symbolic
-// ref (the worker's doing, which pin undoes before zwarm writes).
+// following a symbolic ref, and brought into your repository: "" when the
+// branch is gone, is a symbolic ref (the worker's doing, which pin undoes
+// before zwarm writes), or names a commit zwarm cannot take.
 func (w *Worktree) Tip(ctx context.Context) string {
-	out, err := w.repo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
 	if err != nil {
 		return ""
 	}
 	commit, symref, _ := strings.Cut(out, " ")
 	if symref != "" || strings.Contains(commit, "\n") {
 		return ""
+	}
+	// What the worker's repository says is taken into yours first (and
+	// zwarm/<id> there follows it): the commit is then yours to diff, land
+	// and keep.
+	if w.OwnDir != "" {
+		if err := w.follow(ctx, commit); err != nil {
+			return ""
+		}
 	}
 	return commit
 }

@@ -139,5 +139,9 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return commitIndex(ctx, g, head, "zwarm: what the worktree holds, uncommitted")
+	snap, err := commitIndex(ctx, g, head, "zwarm: what the worktree holds, uncommitted")
+	if err != nil {
+		return "", err
+	}
+	return snap, w.bring(ctx, snap)
 }

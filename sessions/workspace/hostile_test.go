@@ -99,7 +99,9 @@ func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000033")
 	sh(t, repo, "git checkout -q -b side && printf '1\\nside\\n3\\n' > a.txt && printf 'BIN\\000side' > img.bin && git commit -qam side && git checkout -q main")
 	sh(t, w.Path, "printf '1\\nworker\\n3\\n' > a.txt && printf 'BIN\\000worker' > img.bin && git -c user.name=W -c user.email=w@x commit -qam worker")
-	sh(t, w.Path, "git -c user.name=W -c user.email=w@x merge -q side || true")
+	// By its commit: the worker's repository has your branches as they
+	// were when it was made.
+	sh(t, w.Path, "git -c user.name=W -c user.email=w@x merge -q "+sh(t, repo, "git rev-parse side")+" || true")
 
 	_, _, err := w.Commit(ctx, "zwarm turn")
 	var ue *UnfinishedError
@@ -332,9 +334,10 @@ func TestAWorkerCannotSteerZwarmsGitThroughTheGitDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	branchRef := filepath.Join(w.CommonDir, "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040")
+	// What the worker may write: its own repository's branch and reflog.
+	branchRef := filepath.Join(w.OwnDir, "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040")
 	write(t, branchRef, "ref: refs/heads/main\n")
-	plant(filepath.Join(w.CommonDir, "logs", "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040"))
+	plant(filepath.Join(w.OwnDir, "logs", "refs", "heads", "zwarm", "3f2a9c1d-0000-4000-8000-000000000040"))
 	plant(filepath.Join(w.admin(), "COMMIT_EDITMSG"))
 	plant(filepath.Join(w.admin(), "logs", "HEAD"))
 	write(t, filepath.Join(w.Path, "work.txt"), "work\n")
@@ -345,6 +348,12 @@ func TestAWorkerCannotSteerZwarmsGitThroughTheGitDir(t *testing.T) {
 	}
 	if got := sh(t, repo, "git rev-parse main"); got != base {
 		t.Fatalf("main moved from %s to %s: zwarm's commit followed the worker's symbolic ref", base, got)
+	}
+	if got := sh(t, w.Path, "git rev-parse main"); got != base {
+		t.Fatalf("main of the worker's repository moved from %s to %s: zwarm's commit followed the worker's symbolic ref", base, got)
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != head {
+		t.Fatalf("%s in your repository is at %s, want the turn's commit %s", w.Branch, got, head)
 	}
 	for victim, via := range victims {
 		if got := read(t, victim); got != "yours\n" {

@@ -159,7 +159,7 @@ func (w *Worktree) Rebase(ctx context.Context, onto, upstream string) (string, e
 		}
 		return "", err
 	}
-	return w.Head(ctx)
+	return w.followHead(ctx)
 }
 
 // Checkout checks rev out in the worktree, detached (to verify a landing
@@ -294,15 +294,21 @@ func (w *Worktree) MergeFrom(ctx context.Context, rev, message string) (string, 
 	if err := w.pinned(ctx); err != nil {
 		return "", err
 	}
+	// Named in your repository: the worker's has your branches only as
+	// they were when it was made.
+	commit, err := ResolveCommit(ctx, w.CommonDir, rev)
+	if err != nil {
+		return "", err
+	}
 	g := w.tree()
 	g.writes, g.zwarm = true, true
-	if _, err := g.run(ctx, "merge", "--quiet", "--no-edit", "-m", message, rev); err != nil {
+	if _, err := g.run(ctx, "merge", "--quiet", "--no-edit", "-m", message, commit); err != nil {
 		if files, _ := w.Unmerged(ctx); len(files) > 0 {
 			return "", &ConflictError{Files: files}
 		}
 		return "", err
 	}
-	return w.Head(ctx)
+	return w.followHead(ctx)
 }
 
 // IsAncestor reports whether a is an ancestor of (or equal to) b.

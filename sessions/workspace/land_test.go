@@ -218,7 +218,7 @@ func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(left) != 2 || left[0].Path != gone.Path || !left[0].Registered || left[0].Branch != gone.Branch || left[0].Bytes < 64<<10 ||
+	if len(left) != 2 || left[0].Path != gone.Path || !left[0].Registered || left[0].Own != gone.OwnDir || left[0].Branch != gone.Branch || left[0].Bytes < 64<<10 ||
 		left[1].Path != forgotten || left[1].Registered || left[1].Branch != "" {
 		t.Fatalf("leftovers %+v", left)
 	}

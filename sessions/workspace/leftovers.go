@@ -53,6 +53,9 @@ type Leftover struct {
 	Path string
 	// Branch is its branch, "" if git no longer has it.
 	Branch string
+	// Own is the git dir of the worker's own repository, "" for a
+	// worktree of your repository itself.
+	Own string
 	// Registered says git knows it as a worktree; otherwise it is a
 	// directory git forgot about.
 	Registered bool
@@ -88,13 +91,28 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id, owner
 		return out, nil // no worktrees were ever made here
 	}
 	for _, e := range ents {
-		p := filepath.Join(root, e.Name())
-		if !e.IsDir() || seen[p] || !looksLikeID(e.Name()) || known(e.Name(), Owner(p)) {
+		name := e.Name()
+		if id, ok := strings.CutSuffix(name, ".git"); ok && e.IsDir() && looksLikeID(id) {
+			// A worker's repository whose worktree is gone.
+			if _, err := os.Lstat(filepath.Join(root, id)); err == nil || known(id, Owner(filepath.Join(root, id))) {
+				continue
+			}
+			name = id
+		} else if !e.IsDir() || !looksLikeID(name) {
 			continue
 		}
-		l := Leftover{ID: e.Name(), Path: p, Bytes: DiskUsage(p)}
-		if _, err := (git{dir: commonDir}).run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+BranchFor(e.Name())); err == nil {
-			l.Branch = BranchFor(e.Name())
+		p := filepath.Join(root, name)
+		if seen[p] || known(name, Owner(p)) {
+			continue
+		}
+		l := Leftover{ID: name, Path: p, Bytes: DiskUsage(p)}
+		if own := OwnRepoFor(p); isDir(own) {
+			l.Own, l.Bytes = own, l.Bytes+DiskUsage(own)
+			_, err := os.Stat(filepath.Join(own, "worktrees", name, "HEAD"))
+			l.Registered = err == nil && isDir(p)
+		}
+		if _, err := (git{dir: commonDir}).run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+BranchFor(name)); err == nil {
+			l.Branch = BranchFor(name)
 		}
 		out = append(out, l)
 	}
@@ -173,4 +191,9 @@ func TrustedOwner(path string) string {
 		return ""
 	}
 	return Owner(path)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -35,7 +35,7 @@ import (
 // symbolic one. It returns what it undid, one line each, for the log.
 func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 	var undone []string
-	roots := []string{w.admin(), filepath.Join(w.CommonDir, "refs", "heads", "zwarm"), filepath.Join(w.CommonDir, "logs", "refs", "heads", "zwarm")}
+	roots := []string{w.admin(), filepath.Join(w.own(), "refs", "heads", "zwarm"), filepath.Join(w.own(), "logs", "refs", "heads", "zwarm")}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -58,11 +58,11 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 		}
 	}
 	ref := "refs/heads/" + w.Branch
-	b, err := os.ReadFile(filepath.Join(w.CommonDir, filepath.FromSlash(ref)))
+	b, err := os.ReadFile(filepath.Join(w.own(), filepath.FromSlash(ref)))
 	if errors.Is(err, fs.ErrNotExist) && w.Known != "" {
 		// Deleted by the worker (its dir is writable to it), unless it
 		// is packed: made again where zwarm last knew it.
-		g := w.repo()
+		g := w.ownRepo()
 		g.writes = true
 		if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker deleted its branch; put back", ref, w.Known, ""); err == nil {
 			undone = append(undone, fmt.Sprintf("made %s again at %s: the worker had deleted it", w.Branch, Abbrev(w.Known)))
@@ -73,7 +73,7 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 		return undone, nil // a plain ref, a packed one, or none
 	}
 	target := strings.TrimSpace(strings.TrimPrefix(string(b), "ref:"))
-	g := w.repo()
+	g := w.ownRepo()
 	g.writes = true
 	if w.Known == "" {
 		if _, err := g.run(ctx, "update-ref", "--no-deref", "-d", ref); err != nil {

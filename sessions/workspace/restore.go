@@ -25,10 +25,10 @@ func (w *Worktree) restoreAdmin(ctx context.Context) (bool, error) {
 	if fi, err := os.Lstat(w.Path); err != nil || !fi.IsDir() {
 		return false, nil // the worktree is gone: nothing to see
 	}
-	if _, err := w.repo().run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
+	if _, err := w.ownRepo().run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
 		return false, nil // no branch to put it on: pin makes it first, if zwarm knows where
 	}
-	if filepath.Dir(admin) != filepath.Join(w.CommonDir, "worktrees") {
+	if filepath.Dir(admin) != filepath.Join(w.own(), "worktrees") {
 		return false, fmt.Errorf("the worktree's git dir %s is gone and is not one zwarm can make again", admin)
 	}
 	if err := os.RemoveAll(admin); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -16,12 +16,17 @@ import (
 type Worktree struct {
 	// Path is the worktree's top level.
 	Path string
-	// CommonDir is the repository's git dir.
+	// CommonDir is your repository's git dir.
 	CommonDir string
+	// OwnDir is the git dir of the worker's own repository, which the
+	// worktree belongs to (own.go); "" for a worktree of your repository
+	// itself, as zwarm made them before.
+	OwnDir string
 	// Branch is the worker's branch, e.g. "zwarm/<session id>".
 	Branch string
 	// AdminDir is the worktree's own git dir (its HEAD and index), under
-	// CommonDir/worktrees; "" means the one git names after Path.
+	// the worktrees dir of its repository; "" means the one git names
+	// after Path.
 	AdminDir string
 	// Exclude are paths (relative to Path) that were brought along from
 	// the caller's checkout: they are never committed.
@@ -43,7 +48,7 @@ func BranchFor(id string) string { return "zwarm/" + id }
 // leftovers, read it).
 func OwnerFile(path string) string { return path + ".state" }
 
-// repo runs git on the repository as a whole, wherever its worktree is.
+// repo runs git on your repository as a whole.
 func (w *Worktree) repo() git { return git{dir: w.CommonDir} }
 
 // admin is the worktree's own git dir.
@@ -51,7 +56,7 @@ func (w *Worktree) admin() string {
 	if w.AdminDir != "" {
 		return w.AdminDir
 	}
-	return filepath.Join(w.CommonDir, "worktrees", filepath.Base(w.Path))
+	return filepath.Join(w.own(), "worktrees", filepath.Base(w.Path))
 }
 
 // tree runs git in the worktree, pinned to its own git dir and the
@@ -59,7 +64,7 @@ func (w *Worktree) admin() string {
 // (to point zwarm's git at a repository of its making) or delete (so that
 // git would find a repository above the worktree), is never read.
 func (w *Worktree) tree() git {
-	return git{dir: w.Path, env: []string{"GIT_DIR=" + w.admin(), "GIT_COMMON_DIR=" + w.CommonDir, "GIT_WORK_TREE=" + w.Path}}
+	return git{dir: w.Path, env: []string{"GIT_DIR=" + w.admin(), "GIT_COMMON_DIR=" + w.own(), "GIT_WORK_TREE=" + w.Path}}
 }
 
 // Exists reports whether the worktree is there: its directory, and its
@@ -89,10 +94,13 @@ func (w *Worktree) repairPointer() bool {
 	return true
 }
 
-// Add makes the worktree on a new branch at commit, or on the branch as
-// it is if it already exists (a worktree made again after it was
-// removed). Its parent directories are made private: a worktree holds
-// the repository's code.
+// Add makes the worktree, in a repository of the worker's own (own.go),
+// on the worker's branch at commit; or, if zwarm/<id> is in your
+// repository already (kept after a landing), at that branch as it is.
+// zwarm/<id> in your repository is made at the same commit, and the
+// commit kept there: the worker's repository borrows its objects from
+// yours. Its parent directories are made private: a worktree holds the
+// repository's code.
 func (w *Worktree) Add(ctx context.Context, commit string) error {
 	unlock, err := w.lock(ctx)
 	if err != nil {
@@ -100,13 +108,28 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 	}
 	defer unlock()
 	g := git{dir: w.CommonDir, writes: true}
-	args := []string{"worktree", "add", "--quiet", "-f"}
-	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err == nil {
-		args = append(args, w.Path, w.Branch)
-	} else {
-		args = append(args, "-b", w.Branch, w.Path, commit)
+	ref := "refs/heads/" + w.Branch
+	if tip, err := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); err == nil && tip != "" {
+		commit = tip
+	} else if _, err := g.run(ctx, "update-ref", "--no-deref", ref, commit, ""); err != nil {
+		return fmt.Errorf("make %s: %w", w.Branch, err)
 	}
-	if _, err := g.run(ctx, args...); err != nil {
+	if err := w.keep(ctx, commit); err != nil {
+		return err
+	}
+	own := OwnRepoFor(w.Path)
+	w.OwnDir = own
+	if _, err := os.Stat(own); err == nil {
+		// Left by a making cut short, or by a worktree removed by hand:
+		// what its branch holds is taken into yours before it goes.
+		if tip := w.Tip(ctx); tip != "" && tip != commit {
+			w.Undone = append(w.Undone, fmt.Sprintf("kept %s, the tip of the worker's repository zwarm makes again, under %s", Abbrev(tip), keepRefs(w.Branch)))
+		}
+	}
+	if err := w.makeOwn(ctx, own, commit); err != nil {
+		return err
+	}
+	if _, err := (git{dir: own, writes: true}).run(ctx, "worktree", "add", "--quiet", "-f", w.Path, w.Branch); err != nil {
 		return err
 	}
 	// The worktree's git dir, as git just wrote it: the one trusted
@@ -120,8 +143,8 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 		admin = filepath.Join(w.Path, admin)
 	}
 	admin = filepath.Clean(admin)
-	if filepath.Dir(admin) != filepath.Join(w.CommonDir, "worktrees") {
-		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(w.CommonDir, "worktrees"))
+	if filepath.Dir(admin) != filepath.Join(own, "worktrees") {
+		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(own, "worktrees"))
 	}
 	w.AdminDir = admin
 	return nil
@@ -129,6 +152,9 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 
 // Remove deletes the worktree and, unless keepBranch, its branch. What
 // is already gone is not an error: a removal cut short can be repeated.
+// A worker's own repository goes with its worktree, once its branch is
+// in yours; zwarm/<id> there is deleted only if it holds nothing the
+// worker's branch lacks.
 func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 	unlock, err := w.lock(ctx)
 	if err != nil {
@@ -139,7 +165,12 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 		return err
 	}
 	g := git{dir: w.CommonDir, writes: true}
-	if _, err := os.Lstat(w.Path); err == nil {
+	var tip string
+	if w.OwnDir != "" {
+		if tip, err = w.removeOwn(ctx); err != nil {
+			return err
+		}
+	} else if _, err := os.Lstat(w.Path); err == nil {
 		if _, err := g.run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
 			// git no longer knows it as a worktree (its metadata was
 			// pruned): the directory is zwarm's own, and goes.
@@ -148,18 +179,33 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 			}
 		}
 	}
-	g.run(ctx, "worktree", "prune")
+	if w.OwnDir == "" {
+		g.run(ctx, "worktree", "prune")
+	}
 	os.Remove(OwnerFile(w.Path))
 	if keepBranch {
 		return nil
 	}
+	ref := "refs/heads/" + w.Branch
+	now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+	// zwarm moves zwarm/<id> only to commits it kept: at any other, a
+	// person committed on it in your repository, and it stays.
+	ours := now == "" || w.OwnDir == "" || now == tip
+	if !ours {
+		_, err := g.run(ctx, "rev-parse", "--verify", "--quiet", keepRefs(w.Branch)+now)
+		ours = err == nil
+	}
 	if err := w.dropKept(ctx); err != nil {
 		return err
 	}
-	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
+	switch {
+	case now == "":
+		return nil
+	case !ours:
+		w.Undone = append(w.Undone, fmt.Sprintf("kept %s in your repository at %s: a commit made on it there, not by the worker", w.Branch, Abbrev(now)))
 		return nil
 	}
-	if _, err := g.run(ctx, "update-ref", "--no-deref", "-d", "refs/heads/"+w.Branch); err != nil {
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-d", ref, now); err != nil {
 		return err
 	}
 	return nil

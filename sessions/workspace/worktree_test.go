@@ -114,7 +114,11 @@ func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *
 	repo := newRepo(t, map[string]string{"a": "1\n"})
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000003")
 	got := w.WritableGitDirs()
-	gd := filepath.Join(repo, ".git")
+	// The worker's own repository's, none of yours.
+	gd := OwnRepoFor(w.Path)
+	if w.OwnDir != gd {
+		t.Fatalf("the worktree's repository is %q, want its own %s", w.OwnDir, gd)
+	}
 	want := []string{filepath.Join(gd, "worktrees", "3f2a9c1d-0000-4000-8000-000000000003"), filepath.Join(gd, "objects"),
 		filepath.Join(gd, "refs", "heads", "zwarm"), filepath.Join(gd, "logs", "refs", "heads", "zwarm")}
 	if !reflect.DeepEqual(got, want) {
@@ -122,7 +126,7 @@ func TestWritableGitDirsAreTheWorktreesOwnAndNotHooksOrConfigOrOtherBranches(t *
 	}
 	// gc packs the branch's ref and removes its dir; the next turn's
 	// roots have it again, so the worker can still commit.
-	sh(t, repo, "git pack-refs --all")
+	sh(t, w.Path, "git pack-refs --all")
 	if _, err := os.Stat(filepath.Join(gd, "refs", "heads", "zwarm")); err == nil {
 		t.Fatal("pack-refs left refs/heads/zwarm: the test shows nothing")
 	}

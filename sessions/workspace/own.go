@@ -1,0 +1,254 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A worker's repository of its own.
+//
+// A worker's own git must write objects and its branch to commit, and a
+// sandbox (codex's workspace-write) can only be given directories. Were
+// those the directories of your repository, a worker could delete the
+// objects your branches need, or move another worker's branch. So each
+// worktree zwarm makes belongs to a repository made for its worker alone,
+// beside it (<worktree>.git):
+//
+//   - its objects borrow yours read-only (objects/info/alternates names
+//     your objects directory, which is never writable to the worker): it
+//     starts at once and takes no space, yet everything it writes goes to
+//     its own objects;
+//   - its config is zwarm's (it includes yours, then switches off what
+//     must not apply to a worker's repository) and not writable to the
+//     worker, like the rest of its git dir but for its objects, its
+//     zwarm/ branches and their logs, and its worktree's own git dir;
+//   - your branches, tags and remote branches are copied into it, read
+//     only, when it is made, so the worker can still name them
+//     ("git diff main...");
+//   - each commit zwarm takes from it (a turn's, a branch tip a person
+//     committed by hand, a snapshot for a dry run) is fetched into your
+//     repository, checked as transfer.fsckObjects checks a push, and kept
+//     under refs/zwarm/<id>/ there; zwarm/<id> in your repository follows
+//     the worker's branch, moved by zwarm alone.
+//
+// Nothing in the worker's repository is taken as truth about yours: your
+// object store and refs are written by zwarm's own git only, which fetches
+// from the worker's repository as from any untrusted one (git upload-pack
+// is built to serve a repository it does not trust).
+//
+// Worktrees made before there were such repositories are linked worktrees
+// of your repository itself (OwnDir ""): everything here then acts on
+// your repository, as it always did.
+
+// OwnRepoFor is the git dir of the repository made for the worker whose
+// worktree is at path.
+func OwnRepoFor(path string) string { return filepath.Clean(path) + ".git" }
+
+// own is the git dir of the repository the worktree belongs to: the
+// worker's own, or yours for a worktree made before there were such.
+func (w *Worktree) own() string {
+	if w.OwnDir != "" {
+		return w.OwnDir
+	}
+	return w.CommonDir
+}
+
+// ownRepo runs git on the worker's repository as a whole.
+func (w *Worktree) ownRepo() git { return git{dir: w.own()} }
+
+// makeOwn makes the worker's repository at dir, with its branch at start
+// (a commit of yours). What an earlier try left there goes first: it was
+// never worked in (a worktree in use is never made again).
+func (w *Worktree) makeOwn(ctx context.Context, dir, start string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove what an earlier try left at %s: %w", dir, err)
+	}
+	format, err := w.repo().line(ctx, "rev-parse", "--show-object-format")
+	if err != nil {
+		return fmt.Errorf("read your repository's object format: %w", err)
+	}
+	args := []string{"init", "--quiet", "--bare", "--template="}
+	if format != "" && format != "sha1" {
+		args = append(args, "--object-format="+format)
+	}
+	if _, err := (git{writes: true}).run(ctx, append(args, dir)...); err != nil {
+		return fmt.Errorf("make the worker's repository: %w", err)
+	}
+	made, err := os.ReadFile(filepath.Join(dir, "config"))
+	if err != nil {
+		return fmt.Errorf("make the worker's repository: %w", err)
+	}
+	// Your config first, so that git behaves for the worker as it does for
+	// you (attributes' filters, line endings, identity); then what git
+	// init wrote (the repository's format, bare) and zwarm's own, which
+	// come later and so win.
+	cfg := fmt.Sprintf("[include]\n\tpath = %s\n%s", quoteConfig(filepath.Join(w.CommonDir, "config")), made) +
+		"[extensions]\n" +
+		// A worktree's config.worktree lies in its git dir, which the
+		// worker may write: never read.
+		"\tworktreeConfig = false\n" +
+		"[gc]\n\tauto = 0\n" +
+		"[maintenance]\n\tauto = false\n" +
+		"[uploadpack]\n" +
+		// zwarm fetches commits by id, some on no branch (a snapshot).
+		"\tallowAnySHA1InWant = true\n"
+	if err := os.WriteFile(filepath.Join(dir, "config"), []byte(cfg), 0o644); err != nil {
+		return fmt.Errorf("write the worker's repository's config: %w", err)
+	}
+	info := filepath.Join(dir, "objects", "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(info, "alternates"), []byte(filepath.Join(w.CommonDir, "objects")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("borrow your objects: %w", err)
+	}
+	if err := w.copyRefs(ctx, dir); err != nil {
+		return err
+	}
+	g := git{dir: dir, writes: true}
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "refs/heads/"+w.Branch, start, ""); err != nil {
+		return fmt.Errorf("make the worker's branch: %w", err)
+	}
+	return nil
+}
+
+// copyRefs writes your branches, tags and remote branches (zwarm's
+// workers' branches aside) into the packed refs of the worker's
+// repository at dir, a file the worker cannot write: it may name them,
+// not move them.
+func (w *Worktree) copyRefs(ctx context.Context, dir string) error {
+	out, err := w.repo().run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/", "refs/remotes/")
+	if err != nil {
+		return fmt.Errorf("read your branches: %w", err)
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if l == "" || strings.Contains(l, " refs/heads/zwarm/") {
+			continue
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, "packed-refs"), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("copy your branches to the worker's repository: %w", err)
+	}
+	return nil
+}
+
+// quoteConfig quotes a value for a git config file.
+func quoteConfig(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// bring makes commit, made in the worker's repository, one of yours:
+// fetched (its objects checked) and kept under refs/zwarm/<id>/, where
+// gc keeps it and no worker can reach it. A commit you have already is
+// only kept.
+func (w *Worktree) bring(ctx context.Context, commit string) error {
+	if commit == "" {
+		return nil
+	}
+	if w.OwnDir == "" || CommitExists(ctx, w.CommonDir, commit) {
+		return w.keep(ctx, commit)
+	}
+	g := git{dir: w.CommonDir, writes: true}
+	_, err := g.run(ctx, "-c", "fetch.fsckObjects=true", "-c", "protocol.file.allow=always",
+		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		"--", w.OwnDir, "+"+commit+":"+keepRefs(w.Branch)+commit)
+	if err != nil {
+		return fmt.Errorf("take the worker's commit %s into your repository: %w", Abbrev(commit), err)
+	}
+	return nil
+}
+
+// follow brings head, the worker's branch now, into your repository and
+// moves zwarm/<id> there to it. It moves the branch only forward and
+// only while no checkout of yours has it: a commit made on it in your
+// repository is never dropped, and a checkout's files never change under
+// it. What it left as it is goes to w.Undone.
+func (w *Worktree) follow(ctx context.Context, head string) error {
+	if err := w.bring(ctx, head); err != nil || w.OwnDir == "" {
+		return err
+	}
+	ref := "refs/heads/" + w.Branch
+	g := git{dir: w.CommonDir, writes: true}
+	now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+	switch {
+	case now == head:
+		return nil
+	case now != "" && !IsAncestor(ctx, w.CommonDir, now, head):
+		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it holds commits the worker's branch (%s) lacks", w.Branch, Abbrev(now), Abbrev(head)))
+		return nil
+	case now != "" && w.checkedOutInYours(ctx):
+		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: a checkout of yours has it", w.Branch, Abbrev(now)))
+		return nil
+	}
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", ref, head, now); err != nil {
+		return fmt.Errorf("move %s in your repository to %s: %w", w.Branch, Abbrev(head), err)
+	}
+	return nil
+}
+
+// checkedOutInYours reports whether a checkout of your repository has the
+// worker's branch checked out.
+func (w *Worktree) checkedOutInYours(ctx context.Context) bool {
+	wts, err := listWorktrees(ctx, w.CommonDir)
+	if err != nil {
+		return true // cannot tell: as if it were
+	}
+	for _, wt := range wts {
+		if wt.Branch == "refs/heads/"+w.Branch {
+			return true
+		}
+	}
+	return false
+}
+
+// removeOwn deletes the worker's repository and its worktree's files,
+// after its branch's tip is brought into your repository (and zwarm/<id>
+// there moved to it), so that no commit goes with it. It returns that
+// tip ("" if the repository holds none zwarm can read).
+func (w *Worktree) removeOwn(ctx context.Context) (string, error) {
+	tip := w.Tip(ctx)
+	if tip != "" {
+		if err := w.follow(ctx, tip); err != nil {
+			return "", fmt.Errorf("keep the worker's branch before removing its repository: %w", err)
+		}
+	}
+	for _, p := range []string{w.Path, w.OwnDir} {
+		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return tip, fmt.Errorf("remove %s: %w", p, err)
+		}
+	}
+	return tip, nil
+}
+
+// followHead is the worktree's HEAD after zwarm moved the worker's branch
+// there (a rebase, a merge), followed in your repository.
+func (w *Worktree) followHead(ctx context.Context) (string, error) {
+	head, err := w.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	return head, w.follow(ctx, head)
+}
+
+// Follow brings the worker's branch as it is now into your repository and
+// moves zwarm/<id> there to it (see follow): what a person reads in your
+// repository, and what counts as unmerged, is then the worker's work.
+func (w *Worktree) Follow(ctx context.Context) error {
+	if w.OwnDir == "" {
+		return nil
+	}
+	tip := w.Tip(ctx)
+	if tip == "" {
+		return nil
+	}
+	return w.follow(ctx, tip)
+}
