@@ -110,7 +110,8 @@ func (w *world) cleanup() {
 // __supervise processes whose command line names it.
 func supervisorsOf(id string) []int {
 	ents, _ := os.ReadDir("/proc")
-	var out []int
+	var found []int
+	parent := map[int]int{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -118,10 +119,35 @@ func supervisorsOf(id string) []int {
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err == nil && bytes.Contains(b, []byte("\x00__supervise\x00")) && bytes.Contains(b, []byte(id)) && alive(pid) {
+			found = append(found, pid)
+			parent[pid] = ppidOf(pid)
+		}
+	}
+	// A supervisor's child between its fork and its exec (an agent or a
+	// git being started) still has the supervisor's command line: it is
+	// not a second supervisor, which would be nobody's child (detached).
+	var out []int
+	for _, pid := range found {
+		if _, child := parent[parent[pid]]; !child {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// ppidOf is a process's parent, 0 if it cannot be read.
+func ppidOf(pid int) int {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(st, ')')
+	if err != nil || i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 func (w *world) ids() []string {
