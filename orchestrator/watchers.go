@@ -106,8 +106,12 @@ func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 	for _, a := range alerts {
 		s := now[a.SessionID]
 		switch {
-		case (a.Watcher == "stall" || a.Watcher == "overlap") && s != nil && s.Settled():
+		case a.Watcher == "stall" && s != nil && s.Settled():
 			continue // it ended meanwhile
+		case a.Watcher == "overlap" && s != nil && s.Settled():
+			// Its change still meets the other's (the watcher forgets it
+			// once landed): the advice is for two finished changes now.
+			a.Status = s.Status
 		case a.Watcher == "failure" && a.Status == sessions.StatusKilled && endedByModel(v, a.SessionID):
 			continue // the model ended it itself
 		}
@@ -143,6 +147,8 @@ func advice(a watchers.Alert) string {
 		msg += " Read why (check_session), then retry it (converse) or delegate the task again."
 	case a.Watcher == "hollow":
 		msg += " It did nothing: check it (check_session) and tell it what to do (converse), or delegate again."
+	case a.Watcher == "overlap" && a.Status.Finished():
+		msg += " Land one of them (land_session), then bring that into the other (update_session) before you land it."
 	case a.Watcher == "overlap":
 		msg += " Tell one of them to leave that file alone (converse), or let one finish and land before the other goes on."
 	case a.Action == watchers.Stop:

@@ -351,8 +351,9 @@ func TestWatchersPauseThenResume(t *testing.T) {
 	}
 }
 
-// An overlap alert reaches the model with its priority and what to do,
-// unless the worker it was made for has settled meanwhile.
+// An overlap alert reaches the model with its priority and what to do:
+// steer a running worker away from the file, or, for one that settled
+// with its change not landed, land one and bring it into the other.
 func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	g := &watcherGuard{cfg: cfg}
@@ -364,8 +365,9 @@ func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 		{Watcher: "overlap", SessionID: done.ID, Task: "add metrics", Reason: reason},
 	}
 	out := g.workerVerdicts(&watchers.RunView{Workers: []*sessions.Session{running, done}})
-	if len(out) != 1 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
-		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") {
+	if len(out) != 2 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
+		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") ||
+		!strings.Contains(out[1].Message, reason) || !strings.Contains(out[1].Message, "then bring that into the other (update_session)") {
 		t.Fatalf("verdicts %+v", out)
 	}
 }

@@ -157,6 +157,18 @@ func (s *Session) AllCommitted() bool {
 	return s.Workspace != nil && s.Settled() && s.Workspace.Committed == len(s.Turns) && s.Workspace.Error == ""
 }
 
+// ChangeToLand reports whether s's work may still meet another worker's
+// in the repository: it runs, or it settled in a worktree whose change is
+// neither landed nor removed. A worker in place that settled has left its
+// change in the checkout already.
+func (s *Session) ChangeToLand() bool {
+	if !s.Settled() {
+		return true
+	}
+	w := s.Workspace
+	return w != nil && w.State != WorkspaceRemoved && !w.LandedNow()
+}
+
 // Preparing reports whether the worktree is not made yet.
 func (w *Workspace) Preparing() bool {
 	return w.State == WorkspaceNew || w.State == WorkspacePreparing

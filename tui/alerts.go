@@ -49,8 +49,9 @@ func (m *Model) onAlert(msg alertMsg) tea.Cmd {
 }
 
 // clearAlerts drops the marks of sessions that moved on since their alert:
-// a new event after a stall, a follow-up after a failure, the end of the
-// work that overlapped another worker's (which more events do not mend).
+// a new event after a stall, a follow-up after a failure, the landing (or
+// removal) of the work that overlapped another worker's (which more
+// events do not mend).
 func (m *Model) clearAlerts(list []*sessions.Session) {
 	for _, s := range list {
 		a, ok := m.alerts[s.ID]
@@ -60,7 +61,7 @@ func (m *Model) clearAlerts(list []*sessions.Session) {
 		active := s.LastEventAt != nil && s.LastEventAt.After(a.At)
 		reopened := a.Status.Finished() && !s.Settled()
 		if a.Watcher == "overlap" {
-			active, reopened = s.Settled(), false
+			active, reopened = !s.ChangeToLand(), false
 		}
 		if active || reopened {
 			delete(m.alerts, s.ID)

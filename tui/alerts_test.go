@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -40,10 +43,14 @@ func rowOf(view, text string) string {
 }
 
 // An overlap mark stays while the worker goes on working (its events do
-// not mend the overlap), and goes when it settles.
-func TestOverlapMarkStaysUntilTheWorkerSettles(t *testing.T) {
+// not mend the overlap) and after it settles with its change not landed,
+// and goes when its change lands.
+func TestOverlapMarkStaysUntilTheWorkersChangeLands(t *testing.T) {
 	f := newFixture(t)
 	id := f.add(1, sessions.StatusRunning, "busy", 0)
+	f.rewrite(id, func(s *sessions.Session) {
+		s.Workspace = &sessions.Workspace{Repo: "/src/api", Path: "/wt/api/" + s.ID, Branch: "zwarm/" + s.ID, State: sessions.WorkspaceReady, Head: "c0ffee"}
+	})
 	alerts := make(chan watchers.Alert, 1)
 	m := f.startWith(f.m, alerts, 120, 40)
 	at := time.Now().UTC()
@@ -58,6 +65,18 @@ func TestOverlapMarkStaysUntilTheWorkerSettles(t *testing.T) {
 	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
 		t.Fatalf("an event cleared the overlap mark: %q", row)
 	}
-	f.rewrite(id, func(s *sessions.Session) { s.Status, s.Owner = sessions.StatusCompleted, nil })
+	f.rewrite(id, func(s *sessions.Session) { s.Status, s.Owner, s.Model = sessions.StatusCompleted, nil, "gpt-5.5-done" })
+	m = settle(t, m, func(m Model) bool { return strings.Contains(rowOf(m.View(), "busy"), "gpt-5.5-done") })
+	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
+		t.Fatalf("settling with its change not landed cleared the overlap mark: %q", row)
+	}
+	// A landing rewrites a settled record, which readers learn of from
+	// sessions.gen, as zwarm land does it.
+	if err := store.BumpGeneration(context.Background(), f.dir, filepath.Join(f.dir, "sessions.gen"), "the session list", func() error {
+		f.rewrite(id, func(s *sessions.Session) { s.Workspace.Landed = &sessions.Landing{Head: "c0ffee", Into: "main"} })
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	settle(t, m, func(m Model) bool { return !strings.Contains(rowOf(m.View(), "busy"), "⚠") })
 }

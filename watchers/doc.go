@@ -28,8 +28,9 @@
 // Workers runs the worker watchers (stall, failure, hollow, cost_guard,
 // overlap) on the updates of a sessions subscription, with the agents'
 // events: a stall is a timer that each event resets, never a polling loop;
-// an overlap (two live workers of one repository changing the same file)
-// is found as their file_change events and finished turns come in. It
+// an overlap (two workers of one repository with changes still to land
+// changing the same file) is found as their file_change events and
+// finished turns come in. It
 // emits typed Alerts on a channel, for any front end: zwarm watch prints
 // them, a run hands them to its model as nudges, a dashboard may mark the
 // rows. cost_guard stops a worker past its cap itself (KillBecause, with

@@ -8,11 +8,11 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 )
 
-// overlaps is the overlap watcher's state: the files each live worker
-// changes and the pairs already reported. A worker that settles is
-// forgotten (its changes are its branch's then, and landing tells whether
-// they conflict), so this holds no more than what the running workers
-// changed.
+// overlaps is the overlap watcher's state: the files each worker with a
+// change not landed yet has changed, and the pairs already reported. A
+// worker is forgotten once its change is landed or removed (or, working
+// in place, once it settles: its change is in the checkout then), so this
+// holds no more than the changes still to land.
 type overlaps struct {
 	live  map[string]*changer        // by session id
 	files map[string]map[string]bool // file key -> ids of the live workers changing it
@@ -45,18 +45,20 @@ func newOverlaps() overlaps {
 }
 
 // overlap takes in what a worker changed since its last update (its
-// file_change events, and the files of the turns that ended) and reports
-// each file it shares with another live worker of its repository, once per
-// pair and file. A settled worker is forgotten, and its pairs' alerts no
-// longer stand.
+// file_change events, and the files of the turns that ended, however the
+// worker changed them: the supervisor lists what each turn's commit holds)
+// and reports each file it shares with another worker of its repository
+// whose change is not landed either, once per pair and file. A worker
+// whose change is landed or removed is forgotten, and its pairs' alerts
+// no longer stand.
 func (w *Workers) overlap(st *worker, u sessions.Update, now time.Time) []Alert {
 	s := st.s
 	if !w.cfg.Overlap.Enabled {
 		return nil
 	}
-	if s.Settled() || s.Legacy {
+	if s.Legacy || !s.ChangeToLand() {
 		w.forgetChanges(s.ID)
-		// What its turns listed so far is its branch's: a follow-up that
+		// What its turns listed so far is landed: a follow-up that
 		// reopens it starts afresh.
 		st.filesTurns = len(s.Turns)
 		return nil
@@ -133,7 +135,7 @@ func (w *Workers) changed(s *sessions.Session, c *changer, key string, now time.
 	return out
 }
 
-// forgetChanges drops a worker that settled or was removed: its files,
+// forgetChanges drops a worker whose change landed or was removed: its files,
 // and the standing alerts of the pairs it was in (whichever of the two
 // they were made for).
 func (w *Workers) forgetChanges(id string) {

@@ -148,24 +148,39 @@ func TestOverlapDifferentFilesOrRepositories(t *testing.T) {
 	}
 }
 
-func TestOverlapClearsWhenOneSettles(t *testing.T) {
-	for _, settles := range []string{"the first", "the second"} {
-		t.Run(settles, func(t *testing.T) {
+// landed is r's change landed (or, with removed, its worktree removed).
+func (r *rec) landed(removed bool) *rec {
+	if removed {
+		r.s.Workspace.State = sessions.WorkspaceRemoved
+	} else {
+		r.s.Workspace.Landed = &sessions.Landing{Head: r.s.Workspace.Head, Into: "main"}
+	}
+	return r
+}
+
+func TestOverlapStandsUntilOneLands(t *testing.T) {
+	for _, lands := range []string{"the first", "the second", "the first, removed"} {
+		t.Run(lands, func(t *testing.T) {
 			w := NewWorkers(nil, WorkerOptions{})
 			want(t, feed(t, w, t0, synced()))
 			a, b := inWorktree(idA, "shop"), inWorktree(idB, "shop")
 			overlapAlerts(t, feed(t, w, t0, a.edit("api/server.go")))
 			overlapAlerts(t, feed(t, w, t0, b.edit("api/server.go")), "9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict")
 			done, live := a, b
-			if settles == "the second" {
+			if lands == "the second" {
 				done, live = b, a
 			}
 			at := t0.Add(time.Minute)
+			// Settled, its change is still to land: the pair stands.
 			want(t, feed(t, w, at, done.settle(at, sessions.StatusCompleted, "done", "").update(false)))
-			if st := standingOverlaps(w); len(st) != 0 {
-				t.Fatalf("standing %v after %s settled", st, settles)
+			if st := standingOverlaps(w); st["9c1d4e2f"] != 1 {
+				t.Fatalf("standing %v after %s settled, its change not landed", st, lands)
 			}
-			// Its changes are its branch's now: the live one changing the
+			want(t, feed(t, w, at, done.landed(strings.HasSuffix(lands, "removed")).update(false)))
+			if st := standingOverlaps(w); len(st) != 0 {
+				t.Fatalf("standing %v after %s landed", st, lands)
+			}
+			// Its change is in the branch now: the live one changing the
 			// file again, or a newcomer, does not meet it.
 			overlapAlerts(t, feed(t, w, at, live.edit("api/server.go")))
 			c := inWorktree(idC, "shop")
@@ -204,10 +219,16 @@ func TestOverlapOfAWorkerAlreadyRunningWhenWatchStarts(t *testing.T) {
 	overlapAlerts(t, feed(t, w, t0, a.update(true)))
 	overlapAlerts(t, feed(t, w, t0, b.update(true, edits(filepath.Join(wtPath("shop", idB), "api/server.go")))),
 		"9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict")
-	// One that settled before is history.
+	// One that settled before, its change not landed, counts: landing
+	// it may conflict with theirs. One landed is history.
 	old := inWorktree(idC, "shop")
 	old.endTurn(t0, "api/server.go").settle(t0, sessions.StatusCompleted, "done", "")
-	overlapAlerts(t, feed(t, w, t0, old.update(true)))
+	overlapAlerts(t, feed(t, w, t0, old.update(true)),
+		"c0ffee00: 3f2a9c1d and c0ffee00 both change api/server.go: the second to land may conflict",
+		"c0ffee00: 9c1d4e2f and c0ffee00 both change api/server.go: the second to land may conflict")
+	gone := inWorktree("d00d0000-0000-4000-8000-00000000000d", "shop")
+	gone.endTurn(t0, "api/server.go").settle(t0, sessions.StatusCompleted, "done", "").landed(false)
+	overlapAlerts(t, feed(t, w, t0, gone.update(true)))
 }
 
 func TestOverlapAfterAFollowUpReopensAWorker(t *testing.T) {
@@ -217,10 +238,10 @@ func TestOverlapAfterAFollowUpReopensAWorker(t *testing.T) {
 	overlapAlerts(t, feed(t, w, t0, a.edit("api/server.go")))
 	at := t0.Add(time.Minute)
 	a.s.Turns[0].Files = []string{"api/server.go"}
-	want(t, feed(t, w, at, a.settle(at, sessions.StatusCompleted, "done", "").update(false)))
+	want(t, feed(t, w, at, a.settle(at, sessions.StatusCompleted, "done", "").landed(false).update(false)))
 	overlapAlerts(t, feed(t, w, at, b.edit("api/server.go")))
-	// A follow-up reopens a: what it did before settling is its branch's,
-	// what it does now counts again.
+	// A follow-up reopens a (landed with --keep): what it landed is in the
+	// branch, what it does now counts again.
 	a.s.Owner = &sessions.ProcRef{PID: 43}
 	a.startTurn(at.Add(time.Second))
 	overlapAlerts(t, feed(t, w, at.Add(time.Second), a.update(false)))
@@ -311,8 +332,8 @@ func TestOverlapForgetsSettledAndRemovedWorkers(t *testing.T) {
 	if st := standingOverlaps(w); len(st) != 1 || st["c0ffee00"] != 2 {
 		t.Fatalf("standing %v", st)
 	}
-	want(t, feed(t, w, t0, b.settle(t0, sessions.StatusCompleted, "done", "").update(false)))
-	want(t, feed(t, w, t0, c.settle(t0, sessions.StatusFailed, "", "boom").update(false)), "failure")
+	want(t, feed(t, w, t0, b.settle(t0, sessions.StatusCompleted, "done", "").landed(false).update(false)))
+	want(t, feed(t, w, t0, c.settle(t0, sessions.StatusFailed, "", "boom").landed(true).update(false)), "failure")
 	if len(w.ov.live)+len(w.ov.files)+len(w.ov.told) != 0 || len(standingOverlaps(w)) != 0 {
 		t.Errorf("left behind: live %v files %v told %v standing %v", w.ov.live, w.ov.files, w.ov.told, w.Standing())
 	}
@@ -356,4 +377,23 @@ func TestOverlapAlertIsDelivered(t *testing.T) {
 		got = append(got, al)
 	}
 	overlapAlerts(t, got, "9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict")
+}
+
+// Two workers that each ran one turn changing the same file with a shell
+// command (echo > shared.txt): no file_change event, only each turn's
+// files, recorded as it ends, which is when each settles. The second to
+// end meets the first, whose change is still to land.
+func TestOverlapOfShellEditsOfWorkersThatRanOneTurnEach(t *testing.T) {
+	w := NewWorkers(nil, WorkerOptions{})
+	want(t, feed(t, w, t0, synced()))
+	a, b := inWorktree(idA, "shop"), inWorktree(idB, "shop")
+	shell := sessions.Event{Type: sessions.EventCommand, Command: "echo mine > shared.txt"}
+	overlapAlerts(t, feed(t, w, t0, a.update(false, shell)))
+	overlapAlerts(t, feed(t, w, t0, b.update(false, shell)))
+	at := t0.Add(time.Minute)
+	a.s.Turns[0].Files = []string{"shared.txt"}
+	overlapAlerts(t, feed(t, w, at, a.settle(at, sessions.StatusCompleted, "done", "").update(false)))
+	b.s.Turns[0].Files = []string{"shared.txt"}
+	overlapAlerts(t, feed(t, w, at, b.settle(at, sessions.StatusCompleted, "done", "").update(false)),
+		"9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change shared.txt: the second to land may conflict")
 }

@@ -73,7 +73,8 @@ worker watchers on them until Ctrl+C: stall (a running session that printed
 nothing for [watchers.stall] after, or nothing in its turn within first_event),
 failure (it failed or was killed), hollow (a turn completed with no message and
 no change), cost_guard (past max_tokens or max_cost it is stopped) and overlap
-(two live workers of one repository change the same file). Each
+(two workers of one repository whose changes are not landed yet change the
+same file). Each
 alert is printed as it happens; --json prints one JSON object per line with
 watcher, session_id, action (nudge, or stop when cost_guard stopped it),
 reason, at, status, task and source. Without ids it follows the orchestrator
