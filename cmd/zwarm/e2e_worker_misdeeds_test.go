@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,10 @@ import (
 //     land refuses, saying what to do, and the files stay;
 //   - a directory where you keep an ignored file (your notes, its
 //     notes/todo.md): land refuses, your notes stay;
+//   - what the [worktrees] setup command made (build/) is not its change;
+//   - commits a person makes on its branch after its turn land with it;
+//   - a binary file it made is in the patch zwarm diff pipes, which git
+//     apply takes whole;
 //   - its worktree's git dir deleted (find "$(git rev-parse --git-dir)"
 //     -delete: codex refuses rm -rf):
 //     its files are still seen, committed and landed.
@@ -31,6 +36,8 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		w.git(w.work, "add", "-A")
 		w.git(w.work, "commit", "-q", "-m", "init")
 		writeFile(t, filepath.Join(w.work, "notes"), "yours\n")
+		cfg, _ := os.ReadFile(filepath.Join(w.state, "config.toml"))
+		writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+"[worktrees]\nsetup = \"mkdir -p build && echo generated > build/out.txt\"\n")
 		main := w.git(w.work, "rev-parse", "main")
 		unchanged := func(what string) {
 			t.Helper()
@@ -72,6 +79,34 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 			t.Fatalf("land over your ignored notes: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, w.commandOutput(srv))
 		}
 		unchanged("a landing over your ignored notes")
+
+		fixed := worker("add the turn file", `echo turn > turn.txt && echo turn-made`)
+		writeFile(t, filepath.Join(fixed.Worktree, "fix.txt"), "by hand\n")
+		w.git(fixed.Worktree, "add", "fix.txt")
+		w.git(fixed.Worktree, "commit", "-q", "-m", "fix by hand")
+		if d := w.ok("diff", fixed.ID, "--name-only"); d != "fix.txt\nturn.txt\n" {
+			t.Fatalf("diff after a hand commit: %q, want the hand commit's file and the turn's, not what setup made", d)
+		}
+		if r := w.zwarm("land", fixed.ID); r.code != 0 {
+			t.Fatalf("land with a hand commit: %+v", r)
+		}
+		if got := w.git(w.work, "ls-files"); got != ".gitignore\nREADME.md\nfix.txt\nturn.txt" {
+			t.Fatalf("your branch after landing the turn and the hand commit: %q", got)
+		}
+		main = w.git(w.work, "rev-parse", "main")
+
+		binary := worker("draw a logo", `printf 'PNG\000\001\002\377' > logo.bin && echo logo-made`)
+		patch := w.ok("diff", binary.ID)
+		clone := filepath.Join(t.TempDir(), "clone")
+		w.git(w.work, "clone", "-q", w.work, clone)
+		cmd := exec.Command("git", "apply")
+		cmd.Dir, cmd.Env, cmd.Stdin = clone, w.env(), strings.NewReader(patch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("zwarm diff | git apply: %v\n%s\n%s", err, out, patch)
+		}
+		if b, err := os.ReadFile(filepath.Join(clone, "logo.bin")); err != nil || string(b) != "PNG\x00\x01\x02\xff" {
+			t.Fatalf("logo.bin as git apply made it from zwarm diff: %q %v", b, err)
+		}
 
 		gitless := worker("lose the git dir", `echo keep > keep.txt && find "$(git rev-parse --git-dir)" -delete; echo git-dir-gone`)
 		if log, _ := os.ReadFile(filepath.Join(w.state, "sessions", gitless.ID, "supervisor.log")); !strings.Contains(string(log), "the worker had deleted it") {
