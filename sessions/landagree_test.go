@@ -3,7 +3,9 @@ package sessions
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,4 +95,56 @@ func TestAConflictFoundDryIsRecorded(t *testing.T) {
 	if s, _ := w.m.Get(ctx, second.ID); s.ChangesText() != "conflict" {
 		t.Fatalf("after a dry run found the conflict, listed as %q", s.ChangesText())
 	}
+}
+
+// A conflict a person resolves by hand in the worktree (git merge of the
+// target, the file fixed, the merge committed): the dry run and the
+// landing see the same change, and it lands as resolved.
+func TestAConflictResolvedByHandLandsAsTheDryRunSays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
+	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	w.agent(`printf '1\nsecond\n3\n' > a.txt; echo b > b.txt`)
+	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
+	if _, err := w.m.Land(ctx, first.ID, LandOptions{Dir: w.work}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work}); err == nil {
+		t.Fatal("the second landing found no conflict")
+	}
+	wt := second.Workspace.Path
+	main := git(t, w.work, "rev-parse", "main")
+	cmd := exec.Command("git", "-c", "user.name=You", "-c", "user.email=you@example.com", "merge", "-q", main)
+	cmd.Dir = wt
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the hand merge did not conflict: %s", out)
+	}
+	writeFile(t, filepath.Join(wt, "a.txt"), "1\nfirst and second\n3\n")
+	git(t, wt, "add", "a.txt")
+	git(t, wt, "-c", "user.name=You", "-c", "user.email=you@example.com", "commit", "-q", "--no-edit")
+
+	dry, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work, DryRun: true})
+	if err != nil || dry.Nothing {
+		t.Fatalf("land --dry-run after the conflict was resolved by hand: %v %v", dryStat(dry), err)
+	}
+	res, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work})
+	if err != nil || res.Stat != dry.Stat || !slices.Equal(fileNames(res.Files), fileNames(dry.Files)) {
+		t.Fatalf("land: %v %v %v; want what the dry run said: %v %v", dryStat(res), fileNames(res.Files), err, dry.Stat, fileNames(dry.Files))
+	}
+	if got := git(t, w.work, "show", "main:a.txt"); got != "1\nfirst and second\n3" {
+		t.Fatalf("a.txt on main: %q, want the hand resolution", got)
+	}
+	if got := git(t, w.work, "show", "main:b.txt"); got != "b" {
+		t.Fatalf("b.txt on main: %q", got)
+	}
+}
+
+func fileNames(fs []workspace.FileStat) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Path)
+	}
+	return out
 }
