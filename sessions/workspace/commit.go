@@ -71,19 +71,58 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	return spec, nil
 }
 
-// add stages everything but what was brought along, with git g.
+// add stages everything but what was brought along, with git g. The
+// worktree is read once, by git status: what it lists (a repository of
+// the worker's own among it refuses the whole), and only that, is then
+// staged. In a large repository a second walk of every file, which git
+// add -A alone would make, costs as much as the first.
 func (w *Worktree) add(ctx context.Context, g git) error {
 	spec, err := w.pathspec(ctx)
 	if err != nil {
 		return err
 	}
-	if nested, err := w.nestedRepos(ctx, g, spec); err != nil || nested != nil {
+	ch, nested, err := w.changed(ctx, g, spec)
+	if err != nil || nested != nil {
 		if nested != nil {
 			return nested
 		}
 		return err
 	}
-	_, err = g.run(ctx, append([]string{"add", "-A"}, spec...)...)
+	// What git tracks, by path: update-index takes a file changed or
+	// added (with the attributes' filters, as add does) and drops one
+	// deleted, and, unlike add, does not refuse a tracked file that an
+	// ignore rule matches (a worker's git add -f).
+	for _, set := range []struct {
+		paths []string
+		flags []string
+	}{{ch.tracked, []string{"--add", "--remove"}}, {ch.deleted, []string{"--force-remove"}}} {
+		if len(set.paths) == 0 {
+			continue
+		}
+		u := g
+		u.stdin = strings.NewReader(strings.Join(set.paths, "\x00") + "\x00")
+		if _, err := u.run(ctx, append(append([]string{"update-index"}, set.flags...), "-z", "--stdin")...); err != nil {
+			return err
+		}
+	}
+	if len(ch.untracked) == 0 {
+		return nil // and never an empty list, which would stage everything
+	}
+	// What git does not track, literally, and the exclusions again: an
+	// untracked directory is listed whole ("dir/"), and a state dir below
+	// it is not the worker's change either.
+	var list strings.Builder
+	for _, p := range ch.untracked {
+		// A literal "dir/" matches nothing: "dir" matches it and below.
+		list.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
+	}
+	for _, s := range spec {
+		if strings.HasPrefix(s, ":(top,exclude") {
+			list.WriteString(s + "\x00")
+		}
+	}
+	g.stdin = strings.NewReader(list.String())
+	_, err = g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
 

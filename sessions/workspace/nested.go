@@ -23,29 +23,61 @@ func (e *NestedRepoError) Error() string {
 		strings.Join(e.Dirs, ", "), map[bool]string{true: "is", false: "are each"}[len(e.Dirs) == 1], shortID(e.Branch), e.Dirs[0])
 }
 
-// nestedRepos lists the untracked directories of the worktree that are
-// repositories of their own: git status shows each as one untracked
+// statusChanges is what git status lists in a worktree, for staging it.
+type statusChanges struct {
+	// tracked are the paths git tracks that changed, are gone, or are in
+	// conflict; deleted those that became directories; untracked the new
+	// ones (an untracked directory whole, "dir/").
+	tracked, deleted, untracked []string
+}
+
+// changed lists what git status sees changed in the worktree, with g's
+// index. The untracked directories that are repositories of their own
+// come back as a *NestedRepoError: git status shows each as one untracked
 // entry, "dir/", and stops there.
-func (w *Worktree) nestedRepos(ctx context.Context, g git, spec []string) (*NestedRepoError, error) {
-	g.stdout = nil
+func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusChanges, *NestedRepoError, error) {
+	var ch statusChanges
+	g.stdout, g.stdin = nil, nil
 	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
 	if err != nil {
-		return nil, err
+		return ch, nil, err
 	}
 	var dirs []string
 	for _, rec := range splitZ(out) {
-		if len(rec) < 4 || !strings.HasPrefix(rec, "?? ") || !strings.HasSuffix(rec, "/") {
+		if len(rec) < 4 {
 			continue
 		}
-		dir := rec[3:]
-		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(dir), ".git")); err == nil {
-			dirs = append(dirs, dir)
+		xy, p := rec[:2], rec[3:]
+		switch {
+		case xy == "??":
+			if strings.HasSuffix(p, "/") {
+				if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
+					dirs = append(dirs, p)
+				}
+			}
+			ch.untracked = append(ch.untracked, p)
+		case xy == "D ":
+			// A deletion already staged: nothing more to do.
+		case realDir(filepath.Join(w.Path, filepath.FromSlash(p))):
+			// A file git tracks that became a directory: the file goes
+			// (update-index --remove refuses a directory), and the
+			// directory is new (git status shows it only once the file
+			// is out of the index).
+			ch.deleted = append(ch.deleted, p)
+			ch.untracked = append(ch.untracked, p+"/")
+			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
+				dirs = append(dirs, p+"/")
+			}
+		default:
+			// Changed, added, deleted from the worktree (--remove drops
+			// it), or in conflict (staged as the file is now).
+			ch.tracked = append(ch.tracked, p)
 		}
 	}
-	if len(dirs) == 0 {
-		return nil, nil
+	if len(dirs) > 0 {
+		return ch, &NestedRepoError{Dirs: dirs, Branch: w.Branch}, nil
 	}
-	return &NestedRepoError{Dirs: dirs, Branch: w.Branch}, nil
+	return ch, nil, nil
 }
 
 // shortID is the session id of a worker's branch as zwarm prints it.
@@ -75,4 +107,10 @@ func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string,
 		}
 	}
 	return missing, nil
+}
+
+// realDir reports whether p is a directory itself, not a symlink to one.
+func realDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
 }

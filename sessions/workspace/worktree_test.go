@@ -301,3 +301,35 @@ func TestAWorktreeIncludeLineOutsideTheCheckoutIsAnError(t *testing.T) {
 		t.Errorf("read %v %v", got, err)
 	}
 }
+
+// The turn's commit stages what git add -A of the whole worktree would
+// (the state dir aside), though it walks the worktree once: files changed,
+// deleted, made executable, turned into a directory or a symlink, new in
+// new directories, with odd names, a tracked file an ignore rule matches
+// (the worker's git add -f) changed again; not an ignored new file, nor a
+// state dir below a new directory.
+func TestTheTurnsCommitStagesWhatAddAllWould(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "gone.txt": "g\n", "run.sh": "echo\n", "becomes-dir": "f\n",
+		"becomes-link": "l\n", ".gitignore": "*.log\nnotes\n", "keep/x.txt": "x\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000050")
+	sh(t, w.Path, `mkdir -p notes && echo t > notes/todo.md && git add -f notes/todo.md && git -c user.name=W -c user.email=w@x commit -qm notes`)
+	sh(t, w.Path, `echo changed >> a.txt && rm gone.txt && chmod +x run.sh && rm becomes-dir && mkdir becomes-dir && echo in > becomes-dir/in.txt &&
+rm becomes-link && ln -s keep becomes-link && mkdir -p new/deep && echo n > new/deep/n.txt && printf 'odd' > 'odd name
+with newline.txt' &&
+echo more >> notes/todo.md && echo debug > debug.log && mkdir -p new/.zwarm && echo s > new/.zwarm/config.toml &&
+echo staged > staged.txt && git add staged.txt && echo again >> staged.txt`)
+	idx := filepath.Join(t.TempDir(), "index")
+	want := sh(t, w.Path, `cp "$(git rev-parse --git-path index)" `+idx+` && GIT_INDEX_FILE=`+idx+
+		` git add -A -- :/ ':(top,exclude,glob)**/.zwarm' ':(top,exclude,glob)**/.zwarm/**' && GIT_INDEX_FILE=`+idx+` git write-tree`)
+	if _, made, err := w.Commit(ctx, "zwarm turn"); err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, w.Path, "git rev-parse HEAD^{tree}"); got != want {
+		t.Fatalf("the turn's commit holds\n%s\nwant what git add -A stages\n%s", sh(t, w.Path, "git ls-tree -r HEAD"), sh(t, w.Path, "git ls-tree -r "+want))
+	}
+	if st := sh(t, w.Path, "git status --porcelain --untracked-files=all"); st != "?? new/.zwarm/config.toml" {
+		t.Fatalf("left after the commit: %q (want only the state dir)", st)
+	}
+}
