@@ -28,13 +28,10 @@ import (
 //     its files are still seen, committed and landed.
 func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a agent) {
-		w, srv := realWorld(t, a.name)
-		w.gitEnv()
-		writeFile(t, filepath.Join(w.work, "README.md"), "# api\n")
+		w, srv := realRepoWorld(t, a.name)
 		writeFile(t, filepath.Join(w.work, ".gitignore"), "notes\n")
-		w.git(w.work, "init", "-q")
-		w.git(w.work, "add", "-A")
-		w.git(w.work, "commit", "-q", "-m", "init")
+		w.git(w.work, "add", ".gitignore")
+		w.git(w.work, "commit", "-q", "-m", "ignore notes")
 		writeFile(t, filepath.Join(w.work, "notes"), "yours\n")
 		cfg, _ := os.ReadFile(filepath.Join(w.state, "config.toml"))
 		writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+"[worktrees]\nsetup = \"mkdir -p build && echo generated > build/out.txt\"\n")

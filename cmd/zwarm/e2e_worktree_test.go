@@ -32,12 +32,7 @@ func realRepoWorld(t *testing.T, adapter string) (*world, *fakemodel.Server) {
 func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
-	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
-	writeFile(t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
-[sandbox_workspace_write]
-exclude_slash_tmp = true
-exclude_tmpdir_env_var = true
-`)
+	w.codexOutOfTmp()
 	outside := filepath.Join(w.work, "outside.txt")
 	script := fmt.Sprintf(`echo hello > made.txt && git add made.txt && git commit -q -m "made by codex" && echo committed; `+
 		`echo sneaky > %s 2>/dev/null || echo "main checkout is read-only"; `+
@@ -118,6 +113,19 @@ func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 		log, _ := os.ReadFile(filepath.Join(w.state, "sessions", s.ID, "supervisor.log"))
 		t.Fatalf("diff: %q, want the turn's work.txt\n%s\n%s\n%s", d, log, out, w.git(s.Worktree, "status", "--short"))
 	}
+}
+
+// codexOutOfTmp keeps codex's workspace-write sandbox from writing /tmp
+// and $TMPDIR, which it leaves writable unless told not to: the test's
+// repositories and worktrees are there, and only what zwarm names as
+// writable roots may be writable to the worker.
+func (w *world) codexOutOfTmp() {
+	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
+	writeFile(w.t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+`)
 }
 
 // commandOutput is what codex sent back to the model as its command's
@@ -215,14 +223,7 @@ func TestRealClaudeReadOnlyRole(t *testing.T) {
 func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T) {
 	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
-	// Everything here is under /tmp, which workspace-write leaves
-	// writable unless told not to: only what zwarm names is then.
-	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
-	writeFile(t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
-[sandbox_workspace_write]
-exclude_slash_tmp = true
-exclude_tmpdir_env_var = true
-`)
+	w.codexOutOfTmp()
 	main := w.git(w.work, "rev-parse", "main")
 	srv.On("the other worker", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"echo other > other.txt"}`}, fakemodel.Reply{Text: "done"})
 	var other session
