@@ -158,3 +158,55 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCommitInRepo20000Files is a turn's commit of a worker that
+// changed one file of the 20,000 (zwarm: the worker's repository's commit,
+// fetched into yours and kept), beside git add -A and git commit of the
+// same change in a linked worktree of your repository (git).
+func BenchmarkCommitInRepo20000Files(b *testing.B) {
+	repo, head := benchRepo20000(b)
+	ctx := context.Background()
+	root := filepath.Join(b.TempDir(), "wt")
+	touch := func(b *testing.B, dir string, i int) {
+		f, err := os.OpenFile(filepath.Join(dir, "pkg001", "sub0", "file00050.go"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(f, "// turn %d\n", i)
+		f.Close()
+	}
+	b.Run("zwarm", func(b *testing.B) {
+		w := &Worktree{Path: filepath.Join(root, "3f2a9c1d-0000-4000-8000-000000000001"), CommonDir: filepath.Join(repo, ".git"), Branch: BranchFor("3f2a9c1d-0000-4000-8000-000000000001")}
+		if err := w.Add(ctx, head); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			b.StopTimer()
+			touch(b, w.Path, i)
+			b.StartTimer()
+			if _, made, err := w.Commit(ctx, fmt.Sprintf("zwarm turn %d", i)); err != nil || !made {
+				b.Fatal(err, made)
+			}
+		}
+	})
+	b.Run("git", func(b *testing.B) {
+		path := filepath.Join(root, "git")
+		if _, err := (git{dir: repo, writes: true}).run(ctx, "worktree", "add", "--quiet", "-b", "plain", path, head); err != nil {
+			b.Fatal(err)
+		}
+		g := git{dir: path, writes: true, zwarm: true}
+		b.ResetTimer()
+		for i := range b.N {
+			b.StopTimer()
+			touch(b, path, i)
+			b.StartTimer()
+			if _, err := g.run(ctx, "add", "-A"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.run(ctx, "commit", "--quiet", "-m", fmt.Sprintf("turn %d", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -356,13 +357,20 @@ func parseNumstat(out string) ([]FileStat, Stat, error) {
 }
 
 // Unmerged lists the files with unresolved conflicts in the worktree's
-// index.
+// index, from the index alone: no file of the worktree is read.
 func (w *Worktree) Unmerged(ctx context.Context) ([]string, error) {
-	out, err := w.tree().run(ctx, "diff", "--name-only", "--diff-filter=U", "-z")
+	out, err := w.tree().run(ctx, "ls-files", "--unmerged", "-z")
 	if err != nil {
 		return nil, err
 	}
-	return splitZ(out), nil
+	var files []string
+	for _, rec := range splitZ(out) {
+		// "<mode> <object> <stage>\t<path>", one record per stage.
+		if _, f, ok := strings.Cut(rec, "\t"); ok && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	return files, nil
 }
 
 // WithMarkers returns those of files (relative to the worktree's top)
