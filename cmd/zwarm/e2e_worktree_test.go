@@ -283,4 +283,16 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	if got := w.git(w.work, "ls-files"); got != "README.md\nother.txt\nwork.txt" {
 		t.Fatalf("your checkout after landing both: %q", got)
 	}
+	// Landed, each worker's worktree goes with its repository, and its
+	// commits stay only where they landed.
+	for _, wt := range []string{s.Worktree, other.Worktree} {
+		for _, p := range []string{wt, wt + ".git"} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s is still there after landing: %v", p, err)
+			}
+		}
+	}
+	if refs := w.git(w.work, "for-each-ref", "refs/zwarm/", "refs/heads/zwarm/"); refs != "" {
+		t.Errorf("zwarm's refs of landed workers are left: %q", refs)
+	}
 }
