@@ -162,6 +162,11 @@ func (w *Worktree) bring(ctx context.Context, commit string) error {
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--", w.OwnDir, "+"+commit+":"+keepRefs(w.Branch)+commit)
 	if err != nil {
+		// Another zwarm taking the same commit at the same moment holds
+		// the ref's lock: what counts is that it is yours now.
+		if CommitExists(ctx, w.CommonDir, commit) {
+			return w.keep(ctx, commit)
+		}
 		return fmt.Errorf("take the worker's commit %s into your repository: %w", Abbrev(commit), err)
 	}
 	return nil
@@ -190,7 +195,12 @@ func (w *Worktree) follow(ctx context.Context, head string) error {
 		return nil
 	}
 	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", ref, head, now); err != nil {
-		return fmt.Errorf("move %s in your repository to %s: %w", w.Branch, Abbrev(head), err)
+		// Moved meanwhile, by another zwarm following the same branch
+		// (a diff while the turn's commit is made) or by a person: the
+		// commit is kept either way, and the branch left as it is now.
+		if again, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); again != head {
+			w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it moved while zwarm moved it to %s", w.Branch, Abbrev(again), Abbrev(head)))
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -331,5 +332,39 @@ echo staged > staged.txt && git add staged.txt && echo again >> staged.txt`)
 	}
 	if st := sh(t, w.Path, "git status --porcelain --untracked-files=all"); st != "?? new/.zwarm/config.toml" {
 		t.Fatalf("left after the commit: %q (want only the state dir)", st)
+	}
+}
+
+// Many zwarm processes taking the worker's branch into your repository at
+// once (diffs while the turn's commit is made): each gets the commit, kept,
+// and zwarm/<id> ends at it.
+func TestFollowingTheWorkersBranchConcurrently(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000051")
+	sh(t, w.Path, "echo b > b.txt && git add b.txt && git -c user.name=W -c user.email=w@x commit -qm b")
+	tip := sh(t, w.Path, "git rev-parse HEAD")
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			c := &Worktree{Path: w.Path, CommonDir: w.CommonDir, OwnDir: w.OwnDir, Branch: w.Branch, AdminDir: w.AdminDir}
+			if got := c.Tip(ctx); got != tip {
+				errs <- fmt.Errorf("Tip %q, want %s", got, tip)
+				return
+			}
+			errs <- c.Follow(ctx)
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != tip {
+		t.Fatalf("%s in your repository: %s, want %s", w.Branch, got, tip)
+	}
+	if got := sh(t, repo, "git for-each-ref '--format=%(objectname)' refs/zwarm/"); !strings.Contains(got, tip) {
+		t.Fatalf("the commit is not kept: %q", got)
 	}
 }
