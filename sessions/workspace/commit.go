@@ -441,23 +441,32 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 // branch is gone, is a symbolic ref (the worker's doing, which pin undoes
 // before zwarm writes), or names a commit zwarm cannot take.
 func (w *Worktree) Tip(ctx context.Context) string {
-	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	tip, err := w.tip(ctx)
 	if err != nil {
 		return ""
 	}
+	return tip
+}
+
+// tip is Tip with the error of taking the commit into your repository.
+func (w *Worktree) tip(ctx context.Context) (string, error) {
+	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	if err != nil {
+		return "", nil
+	}
 	commit, symref, _ := strings.Cut(out, " ")
 	if symref != "" || strings.Contains(commit, "\n") {
-		return ""
+		return "", nil
 	}
 	// What the worker's repository says is taken into yours first (and
 	// zwarm/<id> there follows it): the commit is then yours to diff, land
 	// and keep.
 	if w.OwnDir != "" {
 		if err := w.follow(ctx, commit); err != nil {
-			return ""
+			return "", err
 		}
 	}
-	return commit
+	return commit, nil
 }
 
 // SetupMade lists what the worktree holds that it did not when it was

@@ -225,12 +225,10 @@ func (w *Worktree) checkedOutInYours(ctx context.Context) bool {
 // there moved to it), so that no commit goes with it. It returns that
 // tip ("" if the repository holds none zwarm can read).
 func (w *Worktree) removeOwn(ctx context.Context) (string, error) {
+	// A branch zwarm cannot take (the worker destroyed its own objects)
+	// does not keep the rest from going: the callers refuse a removal
+	// that would drop work never landed, unless forced.
 	tip := w.Tip(ctx)
-	if tip != "" {
-		if err := w.follow(ctx, tip); err != nil {
-			return "", fmt.Errorf("keep the worker's branch before removing its repository: %w", err)
-		}
-	}
 	for _, p := range []string{w.Path, w.OwnDir} {
 		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return tip, fmt.Errorf("remove %s: %w", p, err)
@@ -256,9 +254,6 @@ func (w *Worktree) Follow(ctx context.Context) error {
 	if w.OwnDir == "" {
 		return nil
 	}
-	tip := w.Tip(ctx)
-	if tip == "" {
-		return nil
-	}
-	return w.follow(ctx, tip)
+	_, err := w.tip(ctx)
+	return err
 }
