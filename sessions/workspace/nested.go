@@ -35,18 +35,14 @@ type statusChanges struct {
 // index. The untracked directories that are repositories of their own
 // come back as a *NestedRepoError: git status shows each as one untracked
 // entry, "dir/", and stops there.
-func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusChanges, *NestedRepoError, error) {
+func (w *Worktree) changed(ctx context.Context, g git) (statusChanges, *NestedRepoError, error) {
 	var ch statusChanges
-	g.stdout, g.stdin = nil, nil
-	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	recs, err := w.status(ctx, g)
 	if err != nil {
 		return ch, nil, err
 	}
 	var dirs []string
-	for _, rec := range splitZ(out) {
-		if len(rec) < 4 {
-			continue
-		}
+	for _, rec := range recs {
 		xy, p := rec[:2], rec[3:]
 		switch {
 		case xy == "??":

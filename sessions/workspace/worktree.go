@@ -147,6 +147,11 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(own, "worktrees"))
 	}
 	w.AdminDir = admin
+	// One walk of the new worktree fills git's untracked cache in its
+	// index, which every read of it copies: a diff during the first turn
+	// then walks only the directories the worker changed. Nothing is lost
+	// without it but time.
+	w.status(ctx, w.tree())
 	return nil
 }
 

@@ -368,3 +368,53 @@ func TestFollowingTheWorkersBranchConcurrently(t *testing.T) {
 		t.Fatalf("the commit is not kept: %q", got)
 	}
 }
+
+// git's untracked cache, which the worker's repository keeps, never hides
+// a file: one made the moment after a commit filled the cache, in a
+// directory the cache holds, is in the next diff and the next commit; one
+// deleted is gone from both.
+func TestTheUntrackedCacheNeverHidesAFile(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"pkg/a.go": "package a\n", "pkg/sub/b.go": "package sub\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000060")
+	base := sh(t, w.Path, "git rev-parse HEAD")
+	if !strings.Contains(read(t, w.admin()+"/index"), "UNTR") {
+		t.Fatal("the new worktree's index has no untracked cache: this test would prove nothing")
+	}
+	names := func() string {
+		t.Helper()
+		files, _, err := w.WorkingChanges(ctx, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range files {
+			out = append(out, f.Path)
+		}
+		return strings.Join(out, " ")
+	}
+	write(t, filepath.Join(w.Path, "pkg", "sub", "c.go"), "package sub\n")
+	if _, made, err := w.Commit(ctx, "turn 1"); err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	for i := range 5 {
+		name := fmt.Sprintf("n%d.go", i)
+		write(t, filepath.Join(w.Path, "pkg", "sub", name), "package sub\n")
+		if got := names(); !strings.Contains(got, "pkg/sub/"+name) {
+			t.Fatalf("made %s; the diff lists %q", name, got)
+		}
+		os.Remove(filepath.Join(w.Path, "pkg", "sub", name))
+		if got := names(); strings.Contains(got, name) {
+			t.Fatalf("deleted %s; the diff lists %q", name, got)
+		}
+	}
+	write(t, filepath.Join(w.Path, "pkg", "d.go"), "package a\n")
+	head, made, err := w.Commit(ctx, "turn 2")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, w.Path, "git show --name-only --format= "+head); got != "pkg/d.go" {
+		t.Fatalf("the second turn's commit holds %q, want pkg/d.go", got)
+	}
+}
