@@ -78,6 +78,10 @@ func TestMain(m *testing.M) {
 		// TestListingCacheSurvivesAKillWhileWritten).
 		os.Exit(indexWriter(dir))
 	}
+	if dir := os.Getenv(landerEnv); dir != "" {
+		// Lands a session (see BenchmarkLandLargeBinary).
+		os.Exit(landerProcess(dir))
+	}
 	if os.Getenv(helperEnv) != "" {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(helperSupervisor(os.Args[1:]))

@@ -40,7 +40,11 @@ func benchRepo(b *testing.B, dir string) {
 
 // benchWorld is a world whose working dir is the benchmark repository,
 // with git's user config out of the way.
-func benchWorld(b *testing.B) *world {
+func benchWorld(b *testing.B) *world { return benchWorldOf(b, benchRepo) }
+
+// benchWorldOf is a world whose working dir is the repository makeRepo
+// makes there, with git's user config out of the way.
+func benchWorldOf(b *testing.B, makeRepo func(*testing.B, string)) *world {
 	b.Helper()
 	w := newWorld(b)
 	home := b.TempDir()
@@ -49,7 +53,7 @@ func benchWorld(b *testing.B) *world {
 	b.Setenv("GIT_CONFIG_GLOBAL", cfg)
 	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	b.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
-	benchRepo(b, w.work)
+	makeRepo(b, w.work)
 	w.script(fakeScript{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.st.Dir(), "agent.sh")}}, completes("done", 700)...)})
 	w.agent("true")
 	return w

@@ -361,12 +361,19 @@ type FileStat struct {
 // Changes returns what changed between two commits, file by file, and
 // the sum.
 func (w *Worktree) Changes(ctx context.Context, from, to string) ([]FileStat, Stat, error) {
-	out, err := w.repo().run(ctx, "diff", "--no-ext-diff", "--no-renames", "--numstat", "-z", from, to, "--")
+	out, err := w.repo().run(ctx, append(numstat, from, to, "--")...)
 	if err != nil {
 		return nil, Stat{}, err
 	}
 	return parseNumstat(out)
 }
+
+// numstat counts a change file by file. A file over 32 MiB counts as
+// binary, touched with no lines, as git counts one over its
+// core.bigFileThreshold (512 MiB by default): counting its lines would
+// read it whole, twice over, and a 150 MB binary file would double the
+// memory a landing needs.
+var numstat = []string{"-c", "core.bigFileThreshold=32m", "diff", "--no-ext-diff", "--no-renames", "--numstat", "-z"}
 
 // parseNumstat reads `git diff --numstat -z --no-renames`: for each file
 // "ADDED\tDELETED\tPATH\0", with "-" for the counts of a binary file.

@@ -82,7 +82,7 @@ func (w *Worktree) WorkingDiff(ctx context.Context, out io.Writer, from string, 
 	}
 	defer cleanup()
 	g := w.tree()
-	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
+	g.env = append(g.env, tempIndexEnv(idx)...)
 	if err := w.add(ctx, g); err != nil {
 		return fmt.Errorf("read the worktree: %w", err)
 	}
@@ -103,11 +103,11 @@ func (w *Worktree) WorkingChanges(ctx context.Context, from string) ([]FileStat,
 	}
 	defer cleanup()
 	g := w.tree()
-	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
+	g.env = append(g.env, tempIndexEnv(idx)...)
 	if err := w.add(ctx, g); err != nil {
 		return nil, Stat{}, fmt.Errorf("read the worktree: %w", err)
 	}
-	out, err := g.run(ctx, "diff", "--no-ext-diff", "--no-renames", "--numstat", "-z", "--cached", from, "--")
+	out, err := g.run(ctx, append(numstat, "--cached", from, "--")...)
 	if err != nil {
 		return nil, Stat{}, err
 	}
@@ -130,7 +130,7 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	}
 	defer cleanup()
 	g := w.tree()
-	g.env = append(g.env, "GIT_INDEX_FILE="+idx)
+	g.env = append(g.env, tempIndexEnv(idx)...)
 	g.writes, g.zwarm = true, true
 	if err := w.add(ctx, g); err != nil {
 		return "", fmt.Errorf("read the worktree: %w", err)

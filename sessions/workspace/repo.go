@@ -237,6 +237,14 @@ func tempIndex(gitDir string) (string, func(), error) {
 	return path, cleanup, nil
 }
 
+// tempIndexEnv has git use the copy of an index at idx, and git status
+// not write it back: what status learns (files' metadata, the untracked
+// cache) would be thrown away with the copy, after a write that costs as
+// much as the staging that follows.
+func tempIndexEnv(idx string) []string {
+	return []string{"GIT_INDEX_FILE=" + idx, "GIT_OPTIONAL_LOCKS=0"}
+}
+
 // WorktreesRoot is where a repository's worktrees go under root (the
 // [worktrees] dir, by default $XDG_DATA_HOME/zwarm/worktrees): a
 // directory per repository, named after it and a hash of its git dir's
