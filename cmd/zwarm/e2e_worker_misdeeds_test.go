@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // Workers, the real CLIs each, that do to their worktree what a careless
@@ -25,7 +28,10 @@ import (
 //     apply takes whole;
 //   - its worktree's git dir deleted (find "$(git rev-parse --git-dir)"
 //     -delete: codex refuses rm -rf):
-//     its files are still seen, committed and landed.
+//     its files are still seen, committed and landed;
+//   - its change landed with --verify, and land hung up mid-verify: the
+//     verify's processes and edits go with it, the next land is clean;
+//   - an empty .git it made above a plain directory: spawn there works.
 func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a agent) {
 		w, srv := realRepoWorld(t, a.name)
@@ -117,6 +123,57 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(w.work, "keep.txt")); err != nil || string(b) != "keep\n" {
 			t.Fatalf("keep.txt after landing: %q %v", b, err)
+		}
+
+		// A land --verify hung up (its terminal closed) mid-verify: the
+		// verify's processes die with it and its edits stay in its own
+		// checkout; the next landing lands the worker's change alone.
+		verified := worker("add the checked file", `echo checked > checked.txt && echo checked-made`)
+		head, status := w.git(verified.Worktree, "rev-parse", "HEAD"), w.git(verified.Worktree, "status", "--porcelain")
+		pidFile := filepath.Join(t.TempDir(), "verify.pid")
+		land := exec.Command(bins.zwarm, "land", verified.ID, "--verify", "echo junk >> README.md; printf %s $$ > "+pidFile+"; sleep 300")
+		land.Dir, land.Env = w.work, w.env()
+		if err := land.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer land.Process.Kill() // should the test fail before it is hung up
+		eventually(t, "the verify to start", func() bool { _, err := os.Stat(pidFile); return err == nil })
+		verifyPID := readPID(t, pidFile)
+		land.Process.Signal(syscall.SIGHUP)
+		if err := land.Wait(); err == nil || land.ProcessState.ExitCode() != 130 {
+			t.Fatalf("land --verify hung up: %v; want exit 130, as for Ctrl-C", err)
+		}
+		eventually(t, "the verify to die with land", func() bool { return !alive(verifyPID) })
+		if got, st := w.git(verified.Worktree, "rev-parse", "HEAD"), w.git(verified.Worktree, "status", "--porcelain"); got != head || st != status {
+			t.Fatalf("the worker's worktree after a hung-up land: at %s (want %s), status %q (was %q)", got, head, st, status)
+		}
+		if r := w.zwarm("land", verified.ID, "--verify", "test -f checked.txt"); r.code != 0 {
+			t.Fatalf("land --verify after the hung-up one: %+v", r)
+		}
+		if b, _ := os.ReadFile(filepath.Join(w.work, "README.md")); string(b) != "# api\n" {
+			t.Fatalf("README.md in your checkout after landing: %q; the verify's junk landed", b)
+		}
+
+		// An empty .git above a plain directory (codex's sandbox makes one
+		// in each writable root while a command runs; any worker's shell
+		// can make one): spawn there runs in place, as git says it is no
+		// repository.
+		scratch := t.TempDir()
+		worker("mask a directory", fmt.Sprintf(`mkdir -p %s/.git %s/plain && echo masked`, scratch, scratch))
+		if fi, err := os.Stat(filepath.Join(scratch, ".git")); err != nil || !fi.IsDir() {
+			t.Fatalf("the worker made no empty .git in %s (%v):\n%s", scratch, err, w.commandOutput(srv))
+		}
+		srv.On("work in the plain dir", fakemodel.Reply{Text: "nothing to do"})
+		var plain session
+		spawn := exec.Command(bins.zwarm, "spawn", "--wait", "--json", "work in the plain dir")
+		spawn.Dir, spawn.Env = filepath.Join(scratch, "plain"), w.env()
+		out, err := spawn.Output()
+		if err != nil {
+			t.Fatalf("spawn below an empty .git: %v\n%s", err, out)
+		}
+		mustJSON(t, string(out), &plain)
+		if plain.Status != sessions.StatusCompleted || plain.Worktree != "" {
+			t.Fatalf("spawn below an empty .git: status %s (%s), worktree %q; want it completed in place", plain.Status, plain.Error, plain.Worktree)
 		}
 	})
 }
