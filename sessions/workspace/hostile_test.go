@@ -386,3 +386,34 @@ func TestAWorkerCannotSteerZwarmsGitThroughTheGitDir(t *testing.T) {
 		t.Fatalf("the worker's branch is left: %q", out)
 	}
 }
+
+// A commit of the worker's that git's checks refuse (a .gitmodules naming
+// a submodule "../../hooks", which a clone would write outside its git
+// dir) is never taken into your repository: not on the first look, nor on
+// the next, when what a refused transfer left behind must not pass for a
+// commit already checked; your repository stays whole.
+func TestACommitGitRefusesIsNeverTaken(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000061")
+	base := sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, ".gitmodules"), "[submodule \"../../hooks\"]\n\tpath = hooks\n\turl = ./hooks\n")
+	sh(t, w.Path, "git add .gitmodules && git commit -q -m modules")
+	bad := sh(t, w.Path, "git rev-parse HEAD")
+	for look := 1; look <= 2; look++ {
+		if got := w.Tip(ctx); got != "" {
+			t.Fatalf("look %d: Tip = %s, want none: git refuses the commit", look, got)
+		}
+		if out := sh(t, repo, "git cat-file -t "+bad+" 2>&1 || true"); out == "commit" {
+			t.Fatalf("look %d: the refused commit %s is in your repository", look, bad)
+		}
+		if out := sh(t, repo, "git for-each-ref refs/zwarm/ refs/heads/"); strings.Contains(out, bad) {
+			t.Fatalf("look %d: a ref of yours names the refused commit:\n%s", look, out)
+		}
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != base {
+		t.Fatalf("%s in your repository moved to %s, want it left at %s", w.Branch, got, base)
+	}
+	sh(t, repo, "git fsck --strict --no-dangling")
+}
