@@ -211,6 +211,14 @@ func commitIndex(ctx context.Context, g git, head, message string) (string, erro
 // tempIndex copies a checkout's index to a temporary file, so that git
 // can stage into it without touching the real one; the copy keeps the
 // files' cached stat data, so only changed files are read again.
+//
+// The copy keeps the index's modification time too: git takes a file, or
+// a directory in its untracked cache, changed in the same instant as the
+// index was written for one that may have changed since ("racily clean"),
+// by that time. A copy dated now would vouch for them all, and a file
+// written just after the worker's last git command would go unseen. (The
+// time is read before the index: should the index change in between, an
+// older time only makes git look at more.)
 func tempIndex(gitDir string) (string, func(), error) {
 	f, err := os.CreateTemp("", "zwarm-index-*")
 	if err != nil {
@@ -218,17 +226,27 @@ func tempIndex(gitDir string) (string, func(), error) {
 	}
 	path := f.Name()
 	cleanup := func() { os.Remove(path); os.Remove(path + ".lock") }
-	data, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	index := filepath.Join(gitDir, "index")
+	fi, err := os.Stat(index)
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(index)
+	}
 	if err == nil {
 		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chtimes(path, fi.ModTime(), fi.ModTime())
+		}
 	} else if errors.Is(err, os.ErrNotExist) {
 		err = nil
 		f.Close()
 		os.Remove(path) // git makes a fresh one
 		return path, cleanup, nil
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	} else {
+		f.Close()
 	}
 	if err != nil {
 		cleanup()
