@@ -44,13 +44,53 @@ const StateDirName = ".zwarm"
 // pathspec: given one, git walks every directory of the worktree again
 // (its untracked cache serves only a status of the whole tree), which in
 // a large repository costs as much as all the rest.
-func (w *Worktree) status(ctx context.Context, g git) ([]string, error) {
+//
+// git lists an untracked directory whole ("dir/"), even one holding
+// nothing but what is left out; so the untracked directories are read
+// again, alone, with a pathspec that leaves those out, and listed as that
+// reading lists them (whole, in part, or not at all). Were a directory
+// that holds only a brought file taken for the worker's, setup's files
+// would take in the worker's files made there later.
+//
+// The untracked cache lives in the worktree's index, which the worker
+// may write: fresh reads every directory, trusting no cache, for the
+// questions whose answer decides whether files are deleted.
+func (w *Worktree) status(ctx context.Context, g git, fresh bool) ([]string, error) {
 	g.stdout, g.stdin = nil, nil
-	out, err := g.run(ctx, "-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames")
+	status := []string{"-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames", "--"}
+	args := status
+	if fresh {
+		args = append(slices.Clip(status), ":/")
+	}
+	out, err := g.run(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
-	var recs []string
+	var recs, dirs []string
+	for _, rec := range splitZ(out) {
+		switch p := rec[min(3, len(rec)):]; {
+		case len(rec) < 4 || w.leftOut(strings.TrimSuffix(p, "/")):
+		case strings.HasPrefix(rec, "?? ") && strings.HasSuffix(p, "/"):
+			dirs = append(dirs, p)
+		default:
+			recs = append(recs, rec)
+		}
+	}
+	if len(dirs) == 0 {
+		return recs, nil
+	}
+	spec, err := w.excludedBelow(ctx, dirs)
+	if err != nil {
+		return nil, err
+	}
+	args = slices.Clip(status)
+	for _, d := range dirs {
+		// A literal "dir/" matches nothing: "dir" matches it and below.
+		args = append(args, ":(top,literal)"+strings.TrimSuffix(d, "/"))
+	}
+	if out, err = g.run(ctx, append(args, spec...)...); err != nil {
+		return nil, err
+	}
 	for _, rec := range splitZ(out) {
 		if len(rec) > 3 && !w.leftOut(strings.TrimSuffix(rec[3:], "/")) {
 			recs = append(recs, rec)
@@ -463,7 +503,7 @@ func (w *Worktree) Count(ctx context.Context, from, to string) (int, error) {
 // Dirty lists what is uncommitted in the worktree, brought-along paths
 // aside (git status --porcelain paths).
 func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
-	recs, err := w.status(ctx, w.tree())
+	recs, err := w.status(ctx, w.tree(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +554,7 @@ func (w *Worktree) tip(ctx context.Context) (string, error) {
 // it is what setup made, which is not the worker's: the untracked part
 // goes into Exclude, so it is never committed as the worker's change.
 func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, err error) {
-	recs, err := w.status(ctx, w.tree())
+	recs, err := w.status(ctx, w.tree(), true)
 	if err != nil {
 		return nil, nil, err
 	}

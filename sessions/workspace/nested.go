@@ -37,7 +37,7 @@ type statusChanges struct {
 // entry, "dir/", and stops there.
 func (w *Worktree) changed(ctx context.Context, g git) (statusChanges, *NestedRepoError, error) {
 	var ch statusChanges
-	recs, err := w.status(ctx, g)
+	recs, err := w.status(ctx, g, false)
 	if err != nil {
 		return ch, nil, err
 	}

@@ -151,7 +151,7 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 	// index, which every read of it copies: a diff during the first turn
 	// then walks only the directories the worker changed. Nothing is lost
 	// without it but time.
-	w.status(ctx, w.tree())
+	w.status(ctx, w.tree(), false)
 	return nil
 }
 

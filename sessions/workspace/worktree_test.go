@@ -418,3 +418,39 @@ func TestTheUntrackedCacheNeverHidesAFile(t *testing.T) {
 		t.Fatalf("the second turn's commit holds %q, want pkg/d.go", got)
 	}
 }
+
+// An untracked directory that holds only what is not the worker's (a file
+// brought along, a state dir) is none of setup's, and the worker's files
+// made there later are its change: committed, and counted as uncommitted
+// until they are.
+func TestADirectoryHoldingOnlyWhatWasBroughtIsNotTakenWhole(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000062")
+	write(t, filepath.Join(w.Path, "certs", "dev.pem"), "brought\n")
+	write(t, filepath.Join(w.Path, "sub", ".zwarm", "state"), "zwarm's\n")
+	w.Exclude = []string{"certs/dev.pem"}
+	if untracked, changed, err := w.SetupMade(ctx); err != nil || len(untracked)+len(changed) != 0 {
+		t.Fatalf("SetupMade = %q %q %v; want nothing: the brought file and the state dir are not setup's", untracked, changed, err)
+	}
+	if dirty, err := w.Dirty(ctx); err != nil || len(dirty) != 0 {
+		t.Fatalf("Dirty = %q %v; want nothing uncommitted", dirty, err)
+	}
+	write(t, filepath.Join(w.Path, "certs", "README.md"), "how to make one\n")
+	write(t, filepath.Join(w.Path, "sub", "new.go"), "package sub\n")
+	// git names an untracked directory whole, the brought file in it or not.
+	if dirty, err := w.Dirty(ctx); err != nil || strings.Join(dirty, " ") != "certs/ sub/" {
+		t.Fatalf("Dirty = %q %v; want the directories of the worker's new files", dirty, err)
+	}
+	head, made, err := w.Commit(ctx, "turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, w.Path, "git show --name-only --format= "+head); got != "certs/README.md\nsub/new.go" {
+		t.Fatalf("the turn's commit holds %q, want the worker's two files alone", got)
+	}
+	if dirty, err := w.Dirty(ctx); err != nil || len(dirty) != 0 {
+		t.Fatalf("Dirty after the commit = %q %v", dirty, err)
+	}
+}
