@@ -251,6 +251,12 @@ func present(path string) bool {
 // made: nothing was changed, and landing again builds on its new tip.
 var ErrMoved = errors.New("the branch moved while landing; nothing was changed: land again")
 
+// smallPackWindows has git map a pack 16 MiB at a time, 64 MiB at most,
+// where it would map up to 1 GiB at once: a checkout of a large file kept
+// in a pack then peaks at the file's size and a little more, not twice
+// it (a 150 MB file: 185 MB, not 312), as it does from a loose object.
+var smallPackWindows = []string{"-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=64m"}
+
 // Advance moves the target branch from t.Commit to commit, which must
 // descend from it. A branch checked out in a worktree is fast-forwarded
 // there, so its files follow; git refuses, and nothing changes, if that
@@ -279,7 +285,7 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 	if head != t.Commit {
 		return ErrMoved
 	}
-	if _, err := g.run(ctx, "merge", "--quiet", "--ff-only", "--no-stat", commit); err != nil {
+	if _, err := g.run(ctx, append(smallPackWindows, "merge", "--quiet", "--ff-only", "--no-stat", commit)...); err != nil {
 		return fmt.Errorf("update %s in %s: %w", t.Branch, t.Checkout, err)
 	}
 	return nil
