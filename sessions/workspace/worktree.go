@@ -2,14 +2,17 @@ package workspace
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Worktree is one worker's linked worktree.
@@ -147,12 +150,51 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(own, "worktrees"))
 	}
 	w.AdminDir = admin
-	// One walk of the new worktree fills git's untracked cache in its
-	// index, which every read of it copies: a diff during the first turn
-	// then walks only the directories the worker changed. Nothing is lost
-	// without it but time.
-	w.status(ctx, w.tree(), false)
+	w.settleIndex(ctx)
 	return nil
+}
+
+// settleIndex has git write the new worktree's index again with git's
+// untracked cache filled, which every read of the worktree copies: a diff
+// during the first turn then walks only the directories the worker
+// changed. In a large worktree it first waits for the second in which the
+// checkout wrote the index to end: git takes a file written in the same
+// second as the index for one that may have changed unseen ("racily
+// clean") and reads it whole on every look, and on every write of a copy,
+// until the index is written in a later second; after a checkout, that is
+// every file of its last second, a thousand of them in a repository of
+// 20,000. Nothing is lost without it but time.
+func (w *Worktree) settleIndex(ctx context.Context) {
+	index := filepath.Join(w.admin(), "index")
+	if fi, err := os.Stat(index); err == nil && indexEntries(index) >= settleEntries {
+		next := fi.ModTime().Truncate(time.Second).Add(time.Second)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
+	}
+	w.status(ctx, w.tree(), false)
+}
+
+// settleEntries is the size of worktree, in files, from which a new
+// index is worth waiting up to a second for (see settleIndex): below it,
+// reading again what the checkout wrote in its last second costs less.
+const settleEntries = 5000
+
+// indexEntries is the number of entries a git index file holds, read from
+// its header ("DIRC", version, count); 0 if it cannot be read.
+func indexEntries(path string) uint32 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var hdr [12]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:4]) != "DIRC" {
+		return 0
+	}
+	return binary.BigEndian.Uint32(hdr[8:])
 }
 
 // Remove deletes the worktree and, unless keepBranch, its branch. What

@@ -454,3 +454,14 @@ func TestADirectoryHoldingOnlyWhatWasBroughtIsNotTakenWhole(t *testing.T) {
 		t.Fatalf("Dirty after the commit = %q %v", dirty, err)
 	}
 }
+
+func TestIndexEntriesReadsTheIndexHeader(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "b/c.txt": "c\n", "b/d.txt": "d\n"})
+	if got := indexEntries(filepath.Join(repo, ".git", "index")); got != 3 {
+		t.Fatalf("indexEntries = %d, want 3", got)
+	}
+	if got := indexEntries(filepath.Join(repo, "a.txt")); got != 0 {
+		t.Fatalf("indexEntries of a file that is no index = %d, want 0", got)
+	}
+}
