@@ -37,102 +37,22 @@ func (s Stat) String() string {
 // setup command) into the repository.
 const StateDirName = ".zwarm"
 
-// status lists what git status sees in the worktree, with g's index, as
-// its records ("XY path"), what was brought along and zwarm's state dirs
-// left out: a .zwarm at any depth, since zwarm takes the nearest one above
-// where it runs for its state dir. They are left out here, not by a
-// pathspec: given one, git walks every directory of the worktree again
-// (its untracked cache serves only a status of the whole tree), which in
-// a large repository costs as much as all the rest.
-//
-// git lists an untracked directory whole ("dir/"), even one holding
-// nothing but what is left out; so the untracked directories are read
-// again, alone, with a pathspec that leaves those out, and listed as that
-// reading lists them (whole, in part, or not at all). Were a directory
-// that holds only a brought file taken for the worker's, setup's files
-// would take in the worker's files made there later.
-//
-// The untracked cache lives in the worktree's index, which the worker
-// may write: fresh reads every directory, trusting no cache, for the
-// questions whose answer decides whether files are deleted.
-func (w *Worktree) status(ctx context.Context, g git, fresh bool) ([]string, error) {
-	g.stdout, g.stdin = nil, nil
-	status := []string{"-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames", "--"}
-	args := status
-	if fresh {
-		args = append(slices.Clip(status), ":/")
-	}
-	out, err := g.run(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	var recs, dirs []string
-	for _, rec := range splitZ(out) {
-		switch p := rec[min(3, len(rec)):]; {
-		case len(rec) < 4 || w.leftOut(strings.TrimSuffix(p, "/")):
-		case strings.HasPrefix(rec, "?? ") && strings.HasSuffix(p, "/"):
-			dirs = append(dirs, p)
-		default:
-			recs = append(recs, rec)
-		}
-	}
-	if len(dirs) == 0 {
-		return recs, nil
-	}
-	spec, err := w.excludedBelow(ctx, dirs)
-	if err != nil {
-		return nil, err
-	}
-	args = slices.Clip(status)
-	for _, d := range dirs {
-		// A literal "dir/" matches nothing: "dir" matches it and below.
-		args = append(args, ":(top,literal)"+strings.TrimSuffix(d, "/"))
-	}
-	if out, err = g.run(ctx, append(args, spec...)...); err != nil {
-		return nil, err
-	}
-	for _, rec := range splitZ(out) {
-		if len(rec) > 3 && !w.leftOut(strings.TrimSuffix(rec[3:], "/")) {
-			recs = append(recs, rec)
-		}
-	}
-	return recs, nil
-}
-
-// leftOut reports whether path (relative to the top) is never the
-// worker's change: zwarm's state dir, or what was brought along, or
-// anything below them.
-func (w *Worktree) leftOut(path string) bool {
-	if slices.Contains(strings.Split(path, "/"), StateDirName) {
-		return true
-	}
+// pathspec is "everything but what was brought along, and zwarm's state
+// dirs", from the top. A .zwarm at any depth is left out: zwarm takes the
+// nearest one above where it runs for its state dir, so a subdirectory's
+// is one too. Brought paths that .gitignore already keeps out are not
+// named: git add refuses a literal pathspec, even an excluding one, that
+// names an ignored file (a glob is not refused).
+func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
+	spec := []string{"--", ":/", ":(top,exclude,glob)**/" + StateDirName, ":(top,exclude,glob)**/" + StateDirName + "/**"}
+	candidates := []string{StateDirName}
 	for _, e := range w.Exclude {
-		if path == e || strings.HasPrefix(path, e+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// excludedBelow is the pathspec that leaves out, of the untracked
-// directories dirs ("dir/") added whole, what is not the worker's change:
-// zwarm's state dirs and what was brought along below them. Brought paths
-// that .gitignore already keeps out are not named: git add refuses a
-// literal pathspec, even an excluding one, that names an ignored file (a
-// glob is not refused); nor those beyond a symlinked directory (the worker
-// made one where a brought directory was), where git tracks nothing and
-// refuses a pathspec naming it.
-func (w *Worktree) excludedBelow(ctx context.Context, dirs []string) ([]string, error) {
-	spec := []string{":(top,exclude,glob)**/" + StateDirName, ":(top,exclude,glob)**/" + StateDirName + "/**"}
-	var candidates []string
-	for _, e := range w.Exclude {
-		below := slices.ContainsFunc(dirs, func(d string) bool { return strings.HasSuffix(d, "/") && strings.HasPrefix(e, d) })
-		if link, _ := symlinkOnTheWay(w.Path, e); below && link == "" {
+		// Beyond a symlinked directory (the worker made one where a
+		// brought directory was) git tracks nothing, and refuses a
+		// pathspec naming it: there is nothing to leave out.
+		if link, _ := symlinkOnTheWay(w.Path, e); link == "" {
 			candidates = append(candidates, e)
 		}
-	}
-	if len(candidates) == 0 {
-		return spec, nil
 	}
 	g := w.tree()
 	g.stdin = strings.NewReader(strings.Join(candidates, "\x00") + "\x00")
@@ -158,7 +78,11 @@ func (w *Worktree) excludedBelow(ctx context.Context, dirs []string) ([]string, 
 // staged. In a large repository a second walk of every file, which git
 // add -A alone would make, costs as much as the first.
 func (w *Worktree) add(ctx context.Context, g git) error {
-	ch, nested, err := w.changed(ctx, g)
+	spec, err := w.pathspec(ctx)
+	if err != nil {
+		return err
+	}
+	ch, nested, err := w.changed(ctx, g, spec)
 	if err != nil || nested != nil {
 		if nested != nil {
 			return nested
@@ -185,19 +109,18 @@ func (w *Worktree) add(ctx context.Context, g git) error {
 	if len(ch.untracked) == 0 {
 		return nil // and never an empty list, which would stage everything
 	}
-	// What git does not track, literally, and what is left out below it:
-	// an untracked directory is listed whole ("dir/").
-	spec, err := w.excludedBelow(ctx, ch.untracked)
-	if err != nil {
-		return err
-	}
+	// What git does not track, literally, and the exclusions again: an
+	// untracked directory is listed whole ("dir/"), and a state dir below
+	// it is not the worker's change either.
 	var list strings.Builder
 	for _, p := range ch.untracked {
 		// A literal "dir/" matches nothing: "dir" matches it and below.
 		list.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
 	}
 	for _, s := range spec {
-		list.WriteString(s + "\x00")
+		if strings.HasPrefix(s, ":(top,exclude") {
+			list.WriteString(s + "\x00")
+		}
 	}
 	g.stdin = strings.NewReader(list.String())
 	_, err = g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
@@ -503,13 +426,19 @@ func (w *Worktree) Count(ctx context.Context, from, to string) (int, error) {
 // Dirty lists what is uncommitted in the worktree, brought-along paths
 // aside (git status --porcelain paths).
 func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
-	recs, err := w.status(ctx, w.tree(), true)
+	spec, err := w.pathspec(ctx)
 	if err != nil {
 		return nil, err
 	}
-	paths := make([]string, 0, len(recs))
-	for _, rec := range recs {
-		paths = append(paths, rec[3:])
+	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"}, spec...)...)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range splitZ(out) {
+		if len(rec) > 3 {
+			paths = append(paths, rec[3:])
+		}
 	}
 	return paths, nil
 }
@@ -554,11 +483,18 @@ func (w *Worktree) tip(ctx context.Context) (string, error) {
 // it is what setup made, which is not the worker's: the untracked part
 // goes into Exclude, so it is never committed as the worker's change.
 func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, err error) {
-	recs, err := w.status(ctx, w.tree(), true)
+	spec, err := w.pathspec(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, rec := range recs {
+	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rec := range splitZ(out) {
+		if len(rec) < 4 {
+			continue
+		}
 		p := strings.TrimSuffix(rec[3:], "/")
 		if strings.HasPrefix(rec, "?? ") {
 			untracked = append(untracked, p)

@@ -93,10 +93,6 @@ func (w *Worktree) makeOwn(ctx context.Context, dir, start string) error {
 		// worker may write: never read.
 		"\tworktreeConfig = false\n" +
 		"[gc]\n\tauto = 0\n" +
-		// git status (the worker's, and zwarm's each time it reads the
-		// worktree) walks only the directories that changed since the
-		// last one; it keeps what it saw in the worktree's index.
-		"[core]\n\tuntrackedCache = true\n" +
 		"[maintenance]\n\tauto = false\n" +
 		"[uploadpack]\n" +
 		// zwarm fetches commits by id, some on no branch (a snapshot).

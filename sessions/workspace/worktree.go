@@ -154,27 +154,32 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 	return nil
 }
 
-// settleIndex has git write the new worktree's index again with git's
-// untracked cache filled, which every read of the worktree copies: a diff
-// during the first turn then walks only the directories the worker
-// changed. In a large worktree it first waits for the second in which the
-// checkout wrote the index to end: git takes a file written in the same
-// second as the index for one that may have changed unseen ("racily
-// clean") and reads it whole on every look, and on every write of a copy,
-// until the index is written in a later second; after a checkout, that is
-// every file of its last second, a thousand of them in a repository of
-// 20,000. Nothing is lost without it but time.
+// settleIndex has git write a new large worktree's index again once the
+// second in which the checkout wrote it is over. git takes a file written
+// in the same second as the index for one that may have changed unseen
+// ("racily clean") and reads it whole on every look, and on every write
+// of a copy, until the index is written in a later second: after a
+// checkout, that is every file of its last second, a thousand of them in
+// a repository of 20,000, read again by every diff of the first turn and
+// by the worker's own git. The wait is a second at most; nothing is lost
+// without it but time.
 func (w *Worktree) settleIndex(ctx context.Context) {
 	index := filepath.Join(w.admin(), "index")
-	if fi, err := os.Stat(index); err == nil && indexEntries(index) >= settleEntries {
-		next := fi.ModTime().Truncate(time.Second).Add(time.Second)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
+	fi, err := os.Stat(index)
+	if err != nil || indexEntries(index) < settleEntries {
+		return
 	}
-	w.status(ctx, w.tree(), false)
+	wait := time.Until(fi.ModTime().Truncate(time.Second).Add(time.Second))
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(min(wait, time.Second)):
+	}
+	// Exit 1 says some files differ from the index: none should, and the
+	// refresh is written all the same.
+	g := w.tree()
+	g.writes = true
+	g.run(ctx, "update-index", "-q", "--refresh")
 }
 
 // settleEntries is the size of worktree, in files, from which a new

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,19 +370,15 @@ func TestFollowingTheWorkersBranchConcurrently(t *testing.T) {
 	}
 }
 
-// git's untracked cache, which the worker's repository keeps, never hides
-// a file: one made the moment after a commit filled the cache, in a
-// directory the cache holds, is in the next diff and the next commit; one
-// deleted is gone from both.
-func TestTheUntrackedCacheNeverHidesAFile(t *testing.T) {
+// A file made the moment after a turn's commit, in a directory the worker
+// has, is in the next diff and the next commit; one deleted is gone from
+// both (a copy of the index dated now once hid such a file).
+func TestAFileMadeRightAfterACommitIsSeen(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{"pkg/a.go": "package a\n", "pkg/sub/b.go": "package sub\n"})
 	ctx := context.Background()
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000060")
 	base := sh(t, w.Path, "git rev-parse HEAD")
-	if !strings.Contains(read(t, w.admin()+"/index"), "UNTR") {
-		t.Fatal("the new worktree's index has no untracked cache: this test would prove nothing")
-	}
 	names := func() string {
 		t.Helper()
 		files, _, err := w.WorkingChanges(ctx, base)
@@ -463,5 +460,26 @@ func TestIndexEntriesReadsTheIndexHeader(t *testing.T) {
 	}
 	if got := indexEntries(filepath.Join(repo, "a.txt")); got != 0 {
 		t.Fatalf("indexEntries of a file that is no index = %d, want 0", got)
+	}
+}
+
+// A repository of the worker's own deeper inside a new directory
+// (app/lib/.git) is refused as one right below the top is: git add of
+// app/ would stage it as a link to a commit that exists only there.
+func TestARepositoryDeepInANewDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000063")
+	write(t, filepath.Join(w.Path, "app", "main.go"), "package main\n")
+	write(t, filepath.Join(w.Path, "app", "lib", "lib.go"), "package lib\n")
+	sh(t, filepath.Join(w.Path, "app", "lib"), "git init -q && git add lib.go && git -c user.name=A -c user.email=a@x commit -qm lib")
+	_, _, err := w.Commit(ctx, "turn")
+	var nested *NestedRepoError
+	if !errors.As(err, &nested) || strings.Join(nested.Dirs, " ") != "app/lib/" {
+		t.Fatalf("commit: %v; want app/lib/ refused as a repository of its own", err)
+	}
+	if got := sh(t, w.Path, "git log --oneline | wc -l"); got != "1" {
+		t.Fatalf("%s commits on the worker's branch, want the base alone: nothing staged", got)
 	}
 }
