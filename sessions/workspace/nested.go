@@ -35,14 +35,18 @@ type statusChanges struct {
 // index. The untracked directories that are repositories of their own
 // come back as a *NestedRepoError: git status shows each as one untracked
 // entry, "dir/", and stops there.
-func (w *Worktree) changed(ctx context.Context, g git) (statusChanges, *NestedRepoError, error) {
+func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusChanges, *NestedRepoError, error) {
 	var ch statusChanges
-	recs, err := w.status(ctx, g, false)
+	g.stdout, g.stdin = nil, nil
+	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
 	if err != nil {
 		return ch, nil, err
 	}
 	var dirs []string
-	for _, rec := range recs {
+	for _, rec := range splitZ(out) {
+		if len(rec) < 4 {
+			continue
+		}
 		xy, p := rec[:2], rec[3:]
 		switch {
 		case xy == "??":
@@ -70,10 +74,53 @@ func (w *Worktree) changed(ctx context.Context, g git) (statusChanges, *NestedRe
 			ch.tracked = append(ch.tracked, p)
 		}
 	}
+	if len(dirs) == 0 {
+		deeper, err := w.nestedBelow(ctx, g, ch.untracked, spec)
+		if err != nil {
+			return ch, nil, err
+		}
+		dirs = deeper
+	}
 	if len(dirs) > 0 {
 		return ch, &NestedRepoError{Dirs: dirs, Branch: w.Branch}, nil
 	}
 	return ch, nil, nil
+}
+
+// nestedBelow finds the repositories of the worker's own deeper inside
+// the untracked directories git status listed whole ("app/" holding
+// "app/lib/.git"): git add of the directory would stage each as a link to
+// a commit that exists only there. git status lists every untracked file
+// of those directories alone, and a repository as "dir/", its files
+// unread: the walk git add makes of them anyway.
+func (w *Worktree) nestedBelow(ctx context.Context, g git, untracked, spec []string) ([]string, error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no", "--no-renames", "--"}
+	for _, p := range untracked {
+		if strings.HasSuffix(p, "/") {
+			args = append(args, ":(top,literal)"+strings.TrimSuffix(p, "/"))
+		}
+	}
+	if len(args) == 7 {
+		return nil, nil
+	}
+	for _, s := range spec {
+		if strings.HasPrefix(s, ":(top,exclude") {
+			args = append(args, s)
+		}
+	}
+	out, err := g.run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, rec := range splitZ(out) {
+		if p, ok := strings.CutPrefix(rec, "?? "); ok && strings.HasSuffix(p, "/") {
+			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
+				dirs = append(dirs, p)
+			}
+		}
+	}
+	return dirs, nil
 }
 
 // shortID is the session id of a worker's branch as zwarm prints it.
