@@ -487,19 +487,45 @@ func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	status := []string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}
+	out, err := w.tree().run(ctx, append(status, spec...)...)
 	if err != nil {
 		return nil, nil, err
 	}
+	// git lists a new directory whole ("config/"), a brought file in it
+	// or not: one that holds a brought file is listed again file by file,
+	// or the worker's files made there later would count as setup's.
+	var mixed []string
 	for _, rec := range splitZ(out) {
 		if len(rec) < 4 {
 			continue
 		}
 		p := strings.TrimSuffix(rec[3:], "/")
-		if strings.HasPrefix(rec, "?? ") {
-			untracked = append(untracked, p)
-		} else {
+		switch {
+		case !strings.HasPrefix(rec, "?? "):
 			changed = append(changed, p)
+		case strings.HasSuffix(rec, "/") && slices.ContainsFunc(w.Exclude, func(e string) bool { return strings.HasPrefix(e, p+"/") }):
+			mixed = append(mixed, ":(top,literal)"+p)
+		default:
+			untracked = append(untracked, p)
+		}
+	}
+	if len(mixed) == 0 {
+		return untracked, changed, nil
+	}
+	status[3] = "--untracked-files=all"
+	args := append(append(status, "--"), mixed...)
+	for _, s := range spec {
+		if strings.HasPrefix(s, ":(top,exclude") {
+			args = append(args, s)
+		}
+	}
+	if out, err = w.tree().run(ctx, args...); err != nil {
+		return nil, nil, err
+	}
+	for _, rec := range splitZ(out) {
+		if strings.HasPrefix(rec, "?? ") {
+			untracked = append(untracked, strings.TrimSuffix(rec[3:], "/"))
 		}
 	}
 	return untracked, changed, nil

@@ -483,3 +483,29 @@ func TestARepositoryDeepInANewDirectoryIsRefused(t *testing.T) {
 		t.Fatalf("%s commits on the worker's branch, want the base alone: nothing staged", got)
 	}
 }
+
+// What setup made beside a file brought along in a new directory
+// (config/dev.pem brought, config/gen.json made) is setup's, file by file:
+// the worker's file made there later (config/new.yaml) is its change.
+func TestSetupsFilesBesideABroughtFileAreTakenOneByOne(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000064")
+	write(t, filepath.Join(w.Path, "config", "dev.pem"), "brought\n")
+	w.Exclude = []string{"config/dev.pem"}
+	write(t, filepath.Join(w.Path, "config", "gen.json"), "{}\n")
+	untracked, _, err := w.SetupMade(ctx)
+	if err != nil || strings.Join(untracked, " ") != "config/gen.json" {
+		t.Fatalf("SetupMade = %q %v; want config/gen.json alone", untracked, err)
+	}
+	w.Exclude = append(w.Exclude, untracked...)
+	write(t, filepath.Join(w.Path, "config", "new.yaml"), "worker: true\n")
+	head, made, err := w.Commit(ctx, "turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, w.Path, "git show --name-only --format= "+head); got != "config/new.yaml" {
+		t.Fatalf("the turn's commit holds %q, want the worker's config/new.yaml alone", got)
+	}
+}
