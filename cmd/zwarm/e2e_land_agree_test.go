@@ -33,13 +33,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		w, srv := realRepoWorld(t, a.name)
 		worker := func(task, script string) session {
 			t.Helper()
-			srv.On(task, fakemodel.Reply{Tool: a.tool, Args: a.args(script)}, fakemodel.Reply{Text: "done"})
-			var s session
-			mustJSON(t, w.ok("spawn", "--wait", "--json", task), &s)
-			if s.Worktree == "" {
-				t.Fatalf("%s: no worktree (%s)", task, s.Error)
-			}
-			return s
+			return w.spawnWorker(srv, a, task, script)
 		}
 		agree := func(id, want string) {
 			t.Helper()

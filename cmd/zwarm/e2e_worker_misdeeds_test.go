@@ -56,13 +56,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		}
 		worker := func(task, script string) session {
 			t.Helper()
-			srv.On(task, fakemodel.Reply{Tool: a.tool, Args: a.args(script)}, fakemodel.Reply{Text: "done"})
-			var s session
-			mustJSON(t, w.ok("spawn", "--wait", "--json", task), &s)
-			if s.Worktree == "" {
-				t.Fatalf("%s: no worktree (%s)", task, s.Error)
-			}
-			return s
+			return w.spawnWorker(srv, a, task, script)
 		}
 
 		nested := worker("nest a repository", `mkdir app && cd app && git init -q && echo app > main.go && git add main.go && `+
@@ -176,4 +170,17 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 			t.Fatalf("spawn below an empty .git: status %s (%s), worktree %q; want it completed in place", plain.Status, plain.Error, plain.Worktree)
 		}
 	})
+}
+
+// spawnWorker has the real agent a run script with its shell tool for
+// task, in a worktree, and waits for it to settle.
+func (w *world) spawnWorker(srv *fakemodel.Server, a agent, task, script string) session {
+	w.t.Helper()
+	srv.On(task, fakemodel.Reply{Tool: a.tool, Args: a.args(script)}, fakemodel.Reply{Text: "done"})
+	var s session
+	mustJSON(w.t, w.ok("spawn", "--wait", "--json", task), &s)
+	if s.Worktree == "" {
+		w.t.Fatalf("%s: no worktree (%s)", task, s.Error)
+	}
+	return s
 }
