@@ -72,6 +72,18 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	return spec, nil
 }
 
+// exclusions are the parts of a pathspec w.pathspec made that leave
+// paths out.
+func exclusions(spec []string) []string {
+	var out []string
+	for _, s := range spec {
+		if strings.HasPrefix(s, ":(top,exclude") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // add stages everything but what was brought along, with git g. The
 // worktree is read once, by git status: what it lists (a repository of
 // the worker's own among it refuses the whole), and only that, is then
@@ -117,10 +129,8 @@ func (w *Worktree) add(ctx context.Context, g git) error {
 		// A literal "dir/" matches nothing: "dir" matches it and below.
 		list.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
 	}
-	for _, s := range spec {
-		if strings.HasPrefix(s, ":(top,exclude") {
-			list.WriteString(s + "\x00")
-		}
+	for _, s := range exclusions(spec) {
+		list.WriteString(s + "\x00")
 	}
 	g.stdin = strings.NewReader(list.String())
 	_, err = g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
@@ -487,8 +497,7 @@ func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	status := []string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}
-	out, err := w.tree().run(ctx, append(status, spec...)...)
+	out, err := w.tree().run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -505,7 +514,7 @@ func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, 
 		case !strings.HasPrefix(rec, "?? "):
 			changed = append(changed, p)
 		case strings.HasSuffix(rec, "/") && slices.ContainsFunc(w.Exclude, func(e string) bool { return strings.HasPrefix(e, p+"/") }):
-			mixed = append(mixed, ":(top,literal)"+p)
+			mixed = append(mixed, p+"/")
 		default:
 			untracked = append(untracked, p)
 		}
@@ -513,20 +522,12 @@ func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, 
 	if len(mixed) == 0 {
 		return untracked, changed, nil
 	}
-	status[3] = "--untracked-files=all"
-	args := append(append(status, "--"), mixed...)
-	for _, s := range spec {
-		if strings.HasPrefix(s, ":(top,exclude") {
-			args = append(args, s)
-		}
-	}
-	if out, err = w.tree().run(ctx, args...); err != nil {
+	paths, err := w.untrackedIn(ctx, w.tree(), mixed, spec)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, rec := range splitZ(out) {
-		if strings.HasPrefix(rec, "?? ") {
-			untracked = append(untracked, strings.TrimSuffix(rec[3:], "/"))
-		}
+	for _, p := range paths {
+		untracked = append(untracked, strings.TrimSuffix(p, "/"))
 	}
 	return untracked, changed, nil
 }

@@ -90,37 +90,54 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusCha
 // nestedBelow finds the repositories of the worker's own deeper inside
 // the untracked directories git status listed whole ("app/" holding
 // "app/lib/.git"): git add of the directory would stage each as a link to
-// a commit that exists only there. git status lists every untracked file
-// of those directories alone, and a repository as "dir/", its files
-// unread: the walk git add makes of them anyway.
+// a commit that exists only there.
 func (w *Worktree) nestedBelow(ctx context.Context, g git, untracked, spec []string) ([]string, error) {
-	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no", "--no-renames", "--"}
+	var whole []string
 	for _, p := range untracked {
 		if strings.HasSuffix(p, "/") {
-			args = append(args, ":(top,literal)"+strings.TrimSuffix(p, "/"))
+			whole = append(whole, p)
 		}
 	}
-	if len(args) == 7 {
+	if len(whole) == 0 {
 		return nil, nil
 	}
-	for _, s := range spec {
-		if strings.HasPrefix(s, ":(top,exclude") {
-			args = append(args, s)
-		}
-	}
-	out, err := g.run(ctx, args...)
+	paths, err := w.untrackedIn(ctx, g, whole, spec)
 	if err != nil {
 		return nil, err
 	}
 	var dirs []string
-	for _, rec := range splitZ(out) {
-		if p, ok := strings.CutPrefix(rec, "?? "); ok && strings.HasSuffix(p, "/") {
+	for _, p := range paths {
+		if strings.HasSuffix(p, "/") {
 			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
 				dirs = append(dirs, p)
 			}
 		}
 	}
 	return dirs, nil
+}
+
+// untrackedIn lists, file by file, what is untracked in the directories
+// dirs ("dir/", as git status lists a new directory whole), with spec's
+// exclusions, a repository among them as "dir/", its files unread: the
+// walk git add makes of them anyway.
+func (w *Worktree) untrackedIn(ctx context.Context, g git, dirs, spec []string) ([]string, error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no", "--no-renames", "--"}
+	for _, d := range dirs {
+		// A literal "dir/" matches nothing: "dir" matches it and below.
+		args = append(args, ":(top,literal)"+strings.TrimSuffix(d, "/"))
+	}
+	g.stdout, g.stdin = nil, nil
+	out, err := g.run(ctx, append(args, exclusions(spec)...)...)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range splitZ(out) {
+		if p, ok := strings.CutPrefix(rec, "?? "); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
 }
 
 // shortID is the session id of a worker's branch as zwarm prints it.
