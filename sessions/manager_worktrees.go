@@ -123,7 +123,7 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) err
 			// directory, making it first, and a directory that cannot be
 			// made (the [worktrees] dir that failed the session) would
 			// refuse the removal for good.
-			os.Remove(workspace.OwnerFile(w.Path))
+			workspace.RemoveSidecars(w.Path)
 			return nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Stat is the size of a change: files touched, lines added and deleted
@@ -88,18 +89,30 @@ func exclusions(spec []string) []string {
 // worktree is read once, by git status: what it lists (a repository of
 // the worker's own among it refuses the whole), and only that, is then
 // staged. In a large repository a second walk of every file, which git
-// add -A alone would make, costs as much as the first.
-func (w *Worktree) add(ctx context.Context, g git) error {
+// add -A alone would make, costs as much as the first. Unless began is
+// zero (the moment before g's index was copied from the worktree's),
+// what git status found untracked is remembered for a later diff
+// (scan.go).
+func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
 	spec, err := w.pathspec(ctx)
 	if err != nil {
 		return err
 	}
-	ch, nested, err := w.changed(ctx, g, spec)
+	ch, nested, err := w.changed(ctx, g, spec, !began.IsZero())
 	if err != nil || nested != nil {
 		if nested != nil {
 			return nested
 		}
 		return err
+	}
+	if !began.IsZero() {
+		if len(ch.deleted) > 0 || ch.unmerged {
+			// A diff of the worktree as it is would not read these as
+			// staging them does: such a worktree is always walked.
+			forget(w.Path)
+		} else {
+			w.remember(ctx, g, began, spec, ch)
+		}
 	}
 	// What git tracks, by path: update-index takes a file changed or
 	// added (with the attributes' filters, as add does) and drops one
@@ -195,7 +208,7 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	if err := w.ontoBranch(ctx, g); err != nil {
 		return "", false, err
 	}
-	if err := w.add(ctx, g); err != nil {
+	if err := w.add(ctx, g, time.Time{}); err != nil {
 		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
 	}
 	_, derr := g.run(ctx, "diff", "--cached", "--quiet")

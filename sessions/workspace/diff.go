@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 )
 
 // DiffFormat is what a diff shows.
@@ -70,48 +71,77 @@ func (w *Worktree) Diff(ctx context.Context, out io.Writer, from, to string, o D
 
 // WorkingDiff writes what changed from a commit to the worktree as it is
 // now, uncommitted and untracked files included (not what was brought
-// along), to out. It stages into a copy of the worktree's index, so the
-// worker's own index and files are never touched, even while it runs.
+// along), to out. It reads the worktree through a copy of its index, so
+// the worker's own index and files are never touched, even while it runs.
 func (w *Worktree) WorkingDiff(ctx context.Context, out io.Writer, from string, o DiffOptions) error {
-	if !w.Exists() {
-		return fmt.Errorf("worktree %s is gone", w.Path)
-	}
-	idx, cleanup, err := tempIndex(w.admin())
+	g, args, cleanup, err := w.working(ctx, from, time.Now())
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	g := w.tree()
-	g.env = append(g.env, tempIndexEnv(idx)...)
-	if err := w.add(ctx, g); err != nil {
-		return fmt.Errorf("read the worktree: %w", err)
-	}
 	g.stdout = out
-	_, err = g.run(ctx, append(o.args(), "--cached", from, "--")...)
+	_, err = g.run(ctx, append(o.args(), args...)...)
 	return err
 }
 
 // WorkingChanges is WorkingDiff as numbers: what changed from a commit
 // to the worktree as it is, file by file, and the sum.
 func (w *Worktree) WorkingChanges(ctx context.Context, from string) ([]FileStat, Stat, error) {
-	if !w.Exists() {
-		return nil, Stat{}, fmt.Errorf("worktree %s is gone", w.Path)
-	}
-	idx, cleanup, err := tempIndex(w.admin())
+	g, args, cleanup, err := w.working(ctx, from, time.Now())
 	if err != nil {
 		return nil, Stat{}, err
 	}
 	defer cleanup()
-	g := w.tree()
-	g.env = append(g.env, tempIndexEnv(idx)...)
-	if err := w.add(ctx, g); err != nil {
-		return nil, Stat{}, fmt.Errorf("read the worktree: %w", err)
-	}
-	out, err := g.run(ctx, append(numstat, "--cached", from, "--")...)
+	out, err := g.run(ctx, append(append([]string(nil), numstat...), args...)...)
 	if err != nil {
 		return nil, Stat{}, err
 	}
 	return parseNumstat(out)
+}
+
+// working readies git, on a copy of the worktree's index, for a diff of
+// the worktree as it is from a commit, and returns the arguments that
+// follow the diff's options. Where the worktree's last scan still holds
+// (scan.go), its untracked files are added to the copy as intended and
+// git diffs the files against the commit: one walk of the tracked files,
+// as git diff makes. Otherwise everything is staged in the copy (as the
+// turn's commit stages it), and git diffs the copy. began is now, or a
+// moment before.
+func (w *Worktree) working(ctx context.Context, from string, began time.Time) (git, []string, func(), error) {
+	if !w.Exists() {
+		return git{}, nil, nil, fmt.Errorf("worktree %s is gone", w.Path)
+	}
+	idx, cleanup, err := tempIndex(w.admin())
+	if err != nil {
+		return git{}, nil, nil, err
+	}
+	g := w.tree()
+	g.env = append(g.env, tempIndexEnv(idx)...)
+	if s := w.recall(); s != nil {
+		if err := s.intend(ctx, g); err == nil {
+			// git diff refreshes what it reads whatever the user's
+			// config says, as git status does.
+			g.config = append(g.config, "diff.autoRefreshIndex=true")
+			return g, s.diffArgs(from), cleanup, nil
+		} else if ctx.Err() != nil {
+			cleanup()
+			return git{}, nil, nil, err
+		}
+		forget(w.Path)
+		// The copy may hold part of what failed: start again from the
+		// worktree's own.
+		cleanup()
+		if idx, cleanup, err = tempIndex(w.admin()); err != nil {
+			return git{}, nil, nil, err
+		}
+		g = w.tree()
+		g.env = append(g.env, tempIndexEnv(idx)...)
+	}
+	if err := w.add(ctx, g, began); err != nil {
+		cleanup()
+		return git{}, nil, nil, fmt.Errorf("read the worktree: %w", err)
+	}
+	return g, []string{"--cached", from, "--"}, cleanup, nil
 }
 
 // Snapshot is a commit of the worktree as the turn's commit would make it
@@ -132,7 +162,7 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	g := w.tree()
 	g.env = append(g.env, tempIndexEnv(idx)...)
 	g.writes, g.zwarm = true, true
-	if err := w.add(ctx, g); err != nil {
+	if err := w.add(ctx, g, time.Time{}); err != nil {
 		return "", fmt.Errorf("read the worktree: %w", err)
 	}
 	head, err := w.Head(ctx)

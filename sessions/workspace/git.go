@@ -59,6 +59,8 @@ type git struct {
 	writes bool
 	// zwarm makes the commit: zwarm's identity, never signed.
 	zwarm bool
+	// config is more of git's -c options, "key=value" each.
+	config []string
 }
 
 // redirecting are the variables with which a caller's environment (a git
@@ -118,6 +120,9 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	}
 	if g.zwarm {
 		full = append(full, "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false")
+	}
+	for _, c := range g.config {
+		full = append(full, "-c", c)
 	}
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, path, full...)

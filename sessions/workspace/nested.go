@@ -27,18 +27,26 @@ func (e *NestedRepoError) Error() string {
 type statusChanges struct {
 	// tracked are the paths git tracks that changed, are gone, or are in
 	// conflict; deleted those that became directories; untracked the new
-	// ones (an untracked directory whole, "dir/").
-	tracked, deleted, untracked []string
+	// ones (an untracked directory whole, "dir/"); ignored the
+	// directories ignored whole ("dir/"), when asked for.
+	tracked, deleted, untracked, ignored []string
+	// unmerged says a path is in conflict.
+	unmerged bool
 }
 
 // changed lists what git status sees changed in the worktree, with g's
 // index. The untracked directories that are repositories of their own
 // come back as a *NestedRepoError: git status shows each as one untracked
-// entry, "dir/", and stops there.
-func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusChanges, *NestedRepoError, error) {
+// entry, "dir/", and stops there. With ignored, the directories git
+// ignores whole are listed too (in the same walk).
+func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bool) (statusChanges, *NestedRepoError, error) {
 	var ch statusChanges
 	g.stdout, g.stdin = nil, nil
-	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignored=no", "--no-renames"}, spec...)...)
+	mode := "--ignored=no"
+	if ignored {
+		mode = "--ignored=matching"
+	}
+	out, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", mode, "--no-renames"}, spec...)...)
 	if err != nil {
 		return ch, nil, err
 	}
@@ -49,6 +57,10 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusCha
 		}
 		xy, p := rec[:2], rec[3:]
 		switch {
+		case xy == "!!":
+			if strings.HasSuffix(p, "/") {
+				ch.ignored = append(ch.ignored, p)
+			}
 		case xy == "??":
 			if strings.HasSuffix(p, "/") {
 				if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
@@ -72,6 +84,7 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string) (statusCha
 			// Changed, added, deleted from the worktree (--remove drops
 			// it), or in conflict (staged as the file is now).
 			ch.tracked = append(ch.tracked, p)
+			ch.unmerged = ch.unmerged || strings.Contains(xy, "U") || xy == "AA" || xy == "DD"
 		}
 	}
 	if len(dirs) == 0 {

@@ -51,6 +51,13 @@ func BranchFor(id string) string { return "zwarm/" + id }
 // leftovers, read it).
 func OwnerFile(path string) string { return path + ".state" }
 
+// RemoveSidecars removes the files zwarm keeps beside the worktree at
+// path (its owner file, its scan), for a worktree that is gone.
+func RemoveSidecars(path string) {
+	os.Remove(OwnerFile(path))
+	forget(path)
+}
+
 // repo runs git on your repository as a whole.
 func (w *Worktree) repo() git { return git{dir: w.CommonDir} }
 
@@ -234,7 +241,7 @@ func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
 	if w.OwnDir == "" {
 		g.run(ctx, "worktree", "prune")
 	}
-	os.Remove(OwnerFile(w.Path))
+	RemoveSidecars(w.Path)
 	if keepBranch {
 		return nil
 	}
