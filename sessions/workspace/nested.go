@@ -80,6 +80,11 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
 				dirs = append(dirs, p+"/")
 			}
+		case onTheWay(w.Path, p):
+			// A tracked directory became a symlink: git reads nothing
+			// beyond it (update-index refuses the path), so the file is
+			// gone, and the symlink is new.
+			ch.deleted = append(ch.deleted, p)
 		default:
 			// Changed, added, deleted from the worktree (--remove drops
 			// it), or in conflict (staged as the file is now).
@@ -180,6 +185,13 @@ func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string,
 		}
 	}
 	return missing, nil
+}
+
+// onTheWay reports whether a directory on the way to rel, below top, is
+// a symlink.
+func onTheWay(top, rel string) bool {
+	link, _ := symlinkOnTheWay(top, filepath.FromSlash(rel))
+	return link != ""
 }
 
 // realDir reports whether p is a directory itself, not a symlink to one.

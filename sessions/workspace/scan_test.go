@@ -129,6 +129,7 @@ func TestAWorktreeADiffOfTheFilesWouldMisreadIsAlwaysWalked(t *testing.T) {
 		{name: "a brought file the worker staged", script: "echo TOKEN=1 > .env && git add .env && echo TOKEN=2 > .env"},
 		{name: "a brought directory the worker committed", script: "mkdir -p vendor && echo v > vendor/v.go && git add vendor && git commit -qm vendor && echo w >> vendor/v.go"},
 		{name: "a submodule", script: "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub"},
+		{name: "a tracked directory made a symlink", files: map[string]string{"pkg/p.go": "package p\n"}, script: "mkdir other && echo o > other/o.go && rm -r pkg && ln -s other pkg"},
 		{name: "a tracked file made a directory", script: "rm a.go && mkdir a.go && echo x > a.go/x.go"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

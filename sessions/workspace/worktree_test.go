@@ -509,3 +509,20 @@ func TestSetupsFilesBesideABroughtFileAreTakenOneByOne(t *testing.T) {
 		t.Fatalf("the turn's commit holds %q, want the worker's config/new.yaml alone", got)
 	}
 }
+
+// A worker that makes a tracked directory a symlink (to its own copy)
+// has the turn committed all the same: the files beyond the link are
+// gone, as git sees them, and the link is new.
+func TestATrackedDirectoryMadeASymlinkIsCommitted(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.go": "package a\n", "pkg/p.go": "package p\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-00000000a006")
+	sh(t, w.Path, "mkdir other && echo o > other/o.go && rm -r pkg && ln -s other pkg")
+	head, made, err := w.Commit(context.Background(), "turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v (made %v)", err, made)
+	}
+	if got := sh(t, w.Path, "git ls-tree -r --format='%(objectmode) %(path)' "+head); got != "100644 a.go\n100644 other/o.go\n120000 pkg" {
+		t.Errorf("committed:\n%s", got)
+	}
+}
