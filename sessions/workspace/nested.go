@@ -50,7 +50,7 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 	if err != nil {
 		return ch, nil, err
 	}
-	var dirs []string
+	var dirs, madeDirs []string
 	for _, rec := range splitZ(out) {
 		if len(rec) < 4 {
 			continue
@@ -74,12 +74,9 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 			// A file git tracks that became a directory: the file goes
 			// (update-index --remove refuses a directory), and the
 			// directory is new (git status shows it only once the file
-			// is out of the index).
+			// is out of the index), unless it is ignored (below).
 			ch.deleted = append(ch.deleted, p)
-			ch.untracked = append(ch.untracked, p+"/")
-			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
-				dirs = append(dirs, p+"/")
-			}
+			madeDirs = append(madeDirs, p)
 		case onTheWay(w.Path, p):
 			// A tracked directory became a symlink: git reads nothing
 			// beyond it (update-index refuses the path), so the file is
@@ -90,6 +87,20 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 			// it), or in conflict (staged as the file is now).
 			ch.tracked = append(ch.tracked, p)
 			ch.unmerged = ch.unmerged || strings.Contains(xy, "U") || xy == "AA" || xy == "DD"
+		}
+	}
+	// A directory where a tracked file was is new, and staged whole
+	// unless an ignore rule keeps it out, as it keeps out the ignored
+	// directory above a file someone added with git add -f: git add of
+	// an ignored path named literally fails.
+	made, err := w.notIgnored(ctx, g, madeDirs)
+	if err != nil {
+		return ch, nil, err
+	}
+	for _, p := range made {
+		ch.untracked = append(ch.untracked, p+"/")
+		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
+			dirs = append(dirs, p+"/")
 		}
 	}
 	if len(dirs) == 0 {
@@ -185,6 +196,30 @@ func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string,
 		}
 	}
 	return missing, nil
+}
+
+// notIgnored are the paths no ignore rule matches, as git check-ignore
+// reads the rules alone (a path still in the index counts as matched).
+func (w *Worktree) notIgnored(ctx context.Context, g git, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	g.stdout, g.stdin = nil, strings.NewReader(strings.Join(paths, "\x00")+"\x00")
+	out, err := g.run(ctx, "check-ignore", "--no-index", "--stdin", "-z")
+	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
+		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range splitZ(out) {
+		ignored[p] = true
+	}
+	var kept []string
+	for _, p := range paths {
+		if !ignored[p] {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
 }
 
 // onTheWay reports whether a directory on the way to rel, below top, is

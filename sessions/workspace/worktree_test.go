@@ -526,3 +526,21 @@ func TestATrackedDirectoryMadeASymlinkIsCommitted(t *testing.T) {
 		t.Errorf("committed:\n%s", got)
 	}
 }
+
+// A worker that makes a tracked file under an ignored directory a
+// directory has the turn committed: the file is gone, and what the new
+// directory holds is ignored, as the directory above it is.
+func TestATrackedFileUnderAnIgnoredDirectoryMadeADirectoryIsCommitted(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.go": "package a\n", ".gitignore": "build/\n"})
+	sh(t, repo, "mkdir -p build && echo x > build/x && git add -f build/x && git commit -qm forced")
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-00000000a007")
+	sh(t, w.Path, "rm build/x && mkdir build/x && echo y > build/x/y")
+	head, made, err := w.Commit(context.Background(), "turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v (made %v)", err, made)
+	}
+	if got := sh(t, w.Path, "git ls-tree -r --name-only "+head); got != ".gitignore\na.go" {
+		t.Errorf("committed:\n%s", got)
+	}
+}
