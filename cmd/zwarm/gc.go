@@ -1,8 +1,11 @@
 package main
 
 import (
+	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 )
 
 // shortLivedHeap is how far a short-lived command's heap may grow before
@@ -19,9 +22,50 @@ func deferGC(io *streams) {
 	if !io.process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
+	deferCollection()
+}
+
+// deferCollection is deferGC for the process, whatever its streams.
+func deferCollection() {
 	debug.SetMemoryLimit(shortLivedHeap)
 	debug.SetGCPercent(-1)
+	// Once the heap reaches the limit and the collector has run, the limit
+	// goes: a live heap above it (a listing of 100,000 sessions holds
+	// about 120 MB) would have the collector run without pause, half the
+	// process's time. From then on each collection sets the next at twice
+	// the live heap, or at shortLivedHeap while that is more.
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+		debug.SetMemoryLimit(math.MaxInt64)
+		paceGC()
+	})
 }
+
+// paceGC sets the next collection at twice the live heap, or at
+// shortLivedHeap while that is more, and does so again after it.
+func paceGC() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	var live uint64
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		live = sample[0].Value.Uint64()
+	}
+	debug.SetGCPercent(gcPercentFor(live))
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { paceGC() })
+}
+
+// gcPercentFor is the GOGC that sets the next collection at twice the
+// live heap, or at shortLivedHeap while that is more.
+func gcPercentFor(live uint64) int {
+	if live == 0 || live >= shortLivedHeap/2 {
+		return 100
+	}
+	return int(shortLivedHeap*100/live) - 100
+}
+
+// gcSentinel is an object nothing keeps: its finalizer runs after the
+// next collection. It holds a pointer so that it is not one of the tiny
+// allocations a finalizer may never run for.
+type gcSentinel struct{ _ *byte }
 
 // dashHeap is the heap the dashboard collects harder to stay under. Its
 // live heap is a few windows of one turn's events and a thousand rendered
