@@ -58,16 +58,18 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v
 newest() { printf '%08x-%04x-4000-8000-%012x' $((0x3f2a0000 + $1 - 1)) $((($1 - 1) % 0xffff)) $(($1 - 1)); }
 fifth() { printf '%08x-%04x-4000-8000-%012x' $((0x3f2a0000 + $1 - 5)) $((($1 - 5) % 0xffff)) $(($1 - 5)); }
 
-# what NAME CMD...: the command for size $n, with @DIR, @ID, @PREFIX and
-# @ID5 replaced.
+# what NAME CMD...: the command for size $n, with @DIR, @ID, @PREFIX, @ID5
+# and @PREFIX5 (the fifth newest's 8 characters) replaced.
 declare -A cmds
 add() { cmds[$1]=$2; order+=("$1"); }
 order=()
 add "show ID" "zwarm show @ID"
 add "show PREFIX" "zwarm show @PREFIX"
 add "logs ID" "zwarm logs @ID5"
+add "logs PREFIX" "zwarm logs @PREFIX5"
 add "kill ID (settled)" "zwarm kill @ID"
 add "wait ID" "zwarm wait @ID5"
+add "wait PREFIX" "zwarm wait @PREFIX5"
 add "ls" "zwarm ls"
 add "ls --json" "zwarm ls --json"
 add "ls --status running" "zwarm ls --status running"
@@ -81,6 +83,7 @@ expand() { # NAME N
 	id5=$(fifth "$2")
 	c=${c//@ID5/$id5}
 	c=${c//@ID/$id}
+	c=${c//@PREFIX5/${id5:0:8}}
 	c=${c//@PREFIX/${id:0:8}}
 	case $c in
 	zwarm*) echo "$tmp/zwarm --state-dir $d ${c#zwarm }" ;;
