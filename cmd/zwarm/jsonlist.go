@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -22,12 +21,13 @@ import (
 // path does not cover (turns, a landing, a string that needs escaping, a
 // number JSON cannot hold) goes through encoding/json, which says the same.
 func writeListJSON(w io.Writer, list []*sessions.Session) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
 	if len(list) == 0 {
-		bw.WriteString("[]\n")
-		return bw.Flush()
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	bw.WriteString("[\n")
+	if _, err := io.WriteString(w, "[\n"); err != nil {
+		return err
+	}
 	// The sessions are encoded in chunks on every processor and written in
 	// order; at most a few chunks wait to be written, so memory stays
 	// bounded however long the list.
@@ -78,13 +78,15 @@ func writeListJSON(w io.Writer, list []*sessions.Session) error {
 		if p.err != nil {
 			return p.err
 		}
-		if _, err := bw.Write(p.b); err != nil {
+		// A chunk is written as it is (a few hundred kilobytes): a
+		// buffer between would copy all of it once more.
+		if _, err := w.Write(p.b); err != nil {
 			return err
 		}
 		free <- p.b[:0]
 	}
-	bw.WriteString("]\n")
-	return bw.Flush()
+	_, err := io.WriteString(w, "]\n")
+	return err
 }
 
 // jsonChunk is how many sessions one goroutine encodes at a time.
@@ -263,7 +265,7 @@ func (e *jsonAppender) str(k, v string) {
 
 func (e *jsonAppender) quoted(v string) {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if escaped[v[i]] {
 			e.value(v)
 			return
 		}
@@ -272,6 +274,17 @@ func (e *jsonAppender) quoted(v string) {
 	e.b = append(e.b, v...)
 	e.b = append(e.b, '"')
 }
+
+// escaped are the bytes encoding/json writes otherwise than as they are
+// (control characters, quote, backslash, what HTML would read, and
+// anything not ASCII, whose validity it checks): a string holding one is
+// left to it.
+var escaped = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
+	}
+	return t
+}()
 
 func (e *jsonAppender) num(k string, v int64) {
 	e.key(k)
