@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -94,33 +93,20 @@ type stamp struct {
 	size         int64
 }
 
-func stampOfStat(st *syscall.Stat_t) stamp {
+func stampOfStat(st *unix.Stat_t) stamp {
 	return stamp{dev: st.Dev, ino: st.Ino, ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano(), size: st.Size}
 }
 
-func stampOfUnix(st *unix.Stat_t) stamp {
-	return stamp{dev: st.Dev, ino: st.Ino, ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano(), size: st.Size}
-}
+// stampOf stamps the file at path through its symlinks: what git reads
+// through one changes with its target. stampDir stamps the directory at
+// path itself, a symlink's own stamp should it be one.
+func stampOf(path string) (stamp, error)  { return stampWith(unix.Stat, path) }
+func stampDir(path string) (stamp, error) { return stampWith(unix.Lstat, path) }
 
-// stampOf stamps the file at path, following symlinks: what git reads
-// through one changes with its target.
-func stampOf(path string) (stamp, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
-			return stamp{}, nil
-		}
-		return stamp{}, err
-	}
-	return stampOfStat(&st), nil
-}
-
-// stampDir stamps the directory at path itself, a symlink's own stamp
-// should it be one.
-func stampDir(path string) (stamp, error) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+func stampWith(stat func(string, *unix.Stat_t) error, path string) (stamp, error) {
+	var st unix.Stat_t
+	if err := stat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return stamp{}, nil
 		}
 		return stamp{}, err
@@ -283,7 +269,7 @@ func (s *scan) holds(top string) bool {
 			var st unix.Stat_t
 			for j := i; j < len(s.dirs) && held.Load(); j += workers {
 				d := s.dirs[j]
-				if err := unix.Fstatat(fd, d.path, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || stampOfUnix(&st) != d.stamp {
+				if err := unix.Fstatat(fd, d.path, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || stampOfStat(&st) != d.stamp {
 					held.Store(false)
 				}
 			}

@@ -8,8 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -238,11 +239,11 @@ func (k *walker) dir(rel string) bool {
 		return false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.IsDir() {
+	var fst unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &fst); err != nil || fst.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
-	st := stampOfStat(fi.Sys().(*syscall.Stat_t))
+	st := stampOfStat(&fst)
 	if rel == "." {
 		k.setRoot(st.dev)
 	} else if st.dev != k.root {
