@@ -55,15 +55,9 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 			candidates = append(candidates, e)
 		}
 	}
-	g := w.tree()
-	g.stdin = strings.NewReader(strings.Join(candidates, "\x00") + "\x00")
-	out, err := g.run(ctx, "check-ignore", "--stdin", "-z")
-	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
-		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
-	}
-	ignored := map[string]bool{}
-	for _, p := range splitZ(out) {
-		ignored[p] = true
+	ignored, err := ignoredOf(ctx, w.tree(), candidates)
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range candidates {
 		if !ignored[e] {
@@ -71,6 +65,25 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 		}
 	}
 	return spec, nil
+}
+
+// ignoredOf says which of paths an ignore rule keeps out, as git
+// check-ignore run by g answers (with --no-index among g's arguments, a
+// path still in the index is judged by the rules alone).
+func ignoredOf(ctx context.Context, g git, paths []string, args ...string) (map[string]bool, error) {
+	ignored := map[string]bool{}
+	if len(paths) == 0 {
+		return ignored, nil
+	}
+	g.stdout, g.stdin = nil, strings.NewReader(strings.Join(paths, "\x00")+"\x00")
+	out, err := g.run(ctx, append(append([]string{"check-ignore"}, args...), "--stdin", "-z")...)
+	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
+		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
+	}
+	for _, p := range splitZ(out) {
+		ignored[p] = true
+	}
+	return ignored, nil
 }
 
 // exclusions are the parts of a pathspec w.pathspec made that leave

@@ -111,37 +111,48 @@ func (w *Worktree) working(ctx context.Context, from string, began time.Time) (g
 	if !w.Exists() {
 		return git{}, nil, nil, fmt.Errorf("worktree %s is gone", w.Path)
 	}
-	idx, cleanup, err := tempIndex(w.admin())
+	g, cleanup, err := w.onIndexCopy()
 	if err != nil {
 		return git{}, nil, nil, err
 	}
-	g := w.tree()
-	g.env = append(g.env, tempIndexEnv(idx)...)
 	if s := w.recall(); s != nil {
-		if err := s.intend(ctx, g); err == nil {
-			// git diff refreshes what it reads whatever the user's
-			// config says, as git status does.
+		err := s.intend(ctx, g)
+		if err == nil {
+			// No pathspec: a scan is kept only of an index that tracks
+			// nothing the exclusions leave out, and the untracked files
+			// were added with them. git diff refreshes what it reads
+			// whatever the user's config says, as git status does.
 			g.config = append(g.config, "diff.autoRefreshIndex=true")
-			return g, s.diffArgs(from), cleanup, nil
-		} else if ctx.Err() != nil {
-			cleanup()
-			return git{}, nil, nil, err
+			return g, []string{from, "--"}, cleanup, nil
 		}
-		forget(w.Path)
-		// The copy may hold part of what failed: start again from the
-		// worktree's own.
 		cleanup()
-		if idx, cleanup, err = tempIndex(w.admin()); err != nil {
+		if ctx.Err() != nil {
 			return git{}, nil, nil, err
 		}
-		g = w.tree()
-		g.env = append(g.env, tempIndexEnv(idx)...)
+		// The copy may hold part of what failed: start again from the
+		// worktree's own, and walk.
+		forget(w.Path)
+		if g, cleanup, err = w.onIndexCopy(); err != nil {
+			return git{}, nil, nil, err
+		}
 	}
 	if err := w.add(ctx, g, began); err != nil {
 		cleanup()
 		return git{}, nil, nil, fmt.Errorf("read the worktree: %w", err)
 	}
 	return g, []string{"--cached", from, "--"}, cleanup, nil
+}
+
+// onIndexCopy is git in the worktree on a copy of its index, and what
+// removes the copy.
+func (w *Worktree) onIndexCopy() (git, func(), error) {
+	idx, cleanup, err := tempIndex(w.admin())
+	if err != nil {
+		return git{}, nil, err
+	}
+	g := w.tree()
+	g.env = append(g.env, tempIndexEnv(idx)...)
+	return g, cleanup, nil
 }
 
 // Snapshot is a commit of the worktree as the turn's commit would make it
@@ -154,13 +165,11 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	if !w.Exists() {
 		return "", fmt.Errorf("worktree %s is gone", w.Path)
 	}
-	idx, cleanup, err := tempIndex(w.admin())
+	g, cleanup, err := w.onIndexCopy()
 	if err != nil {
 		return "", err
 	}
 	defer cleanup()
-	g := w.tree()
-	g.env = append(g.env, tempIndexEnv(idx)...)
 	g.writes, g.zwarm = true, true
 	if err := w.add(ctx, g, time.Time{}); err != nil {
 		return "", fmt.Errorf("read the worktree: %w", err)

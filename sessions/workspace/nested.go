@@ -62,10 +62,8 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 				ch.ignored = append(ch.ignored, p)
 			}
 		case xy == "??":
-			if strings.HasSuffix(p, "/") {
-				if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
-					dirs = append(dirs, p)
-				}
+			if strings.HasSuffix(p, "/") && w.holdsGit(p) {
+				dirs = append(dirs, p)
 			}
 			ch.untracked = append(ch.untracked, p)
 		case xy == "D ":
@@ -93,13 +91,16 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 	// unless an ignore rule keeps it out, as it keeps out the ignored
 	// directory above a file someone added with git add -f: git add of
 	// an ignored path named literally fails.
-	made, err := w.notIgnored(ctx, g, madeDirs)
+	keptOut, err := ignoredOf(ctx, g, madeDirs, "--no-index")
 	if err != nil {
 		return ch, nil, err
 	}
-	for _, p := range made {
+	for _, p := range madeDirs {
+		if keptOut[p] {
+			continue
+		}
 		ch.untracked = append(ch.untracked, p+"/")
-		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
+		if w.holdsGit(p) {
 			dirs = append(dirs, p+"/")
 		}
 	}
@@ -198,28 +199,11 @@ func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string,
 	return missing, nil
 }
 
-// notIgnored are the paths no ignore rule matches, as git check-ignore
-// reads the rules alone (a path still in the index counts as matched).
-func (w *Worktree) notIgnored(ctx context.Context, g git, paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	g.stdout, g.stdin = nil, strings.NewReader(strings.Join(paths, "\x00")+"\x00")
-	out, err := g.run(ctx, "check-ignore", "--no-index", "--stdin", "-z")
-	if err != nil && exitCodeOf(err) != 1 { // 1: none is ignored
-		return nil, fmt.Errorf("check what .gitignore keeps out: %w", err)
-	}
-	ignored := map[string]bool{}
-	for _, p := range splitZ(out) {
-		ignored[p] = true
-	}
-	var kept []string
-	for _, p := range paths {
-		if !ignored[p] {
-			kept = append(kept, p)
-		}
-	}
-	return kept, nil
+// holdsGit reports whether the directory rel of the worktree holds a
+// .git of its own (a repository of the worker's making).
+func (w *Worktree) holdsGit(rel string) bool {
+	_, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(rel), ".git"))
+	return err == nil
 }
 
 // onTheWay reports whether a directory on the way to rel, below top, is

@@ -63,14 +63,6 @@ func (s *scan) intend(ctx context.Context, g git) error {
 	return err
 }
 
-// diffArgs are the arguments of a diff of the worktree from a commit
-// that follow its options. No pathspec: a scan is kept only of an index
-// that tracks nothing the exclusions leave out (remember), and the
-// untracked files were added with them.
-func (s *scan) diffArgs(from string) []string {
-	return []string{from, "--"}
-}
-
 // scanVersion changes whenever what a scan holds, or how it is read,
 // does.
 const scanVersion = "zwarm scan 2"

@@ -57,6 +57,16 @@ func remembered(t *testing.T, w *Worktree, base string) string {
 	return diffs(t, w, base)
 }
 
+// restingWorktree is a worker's worktree of a one-file repository, its
+// scan kept, and its base.
+func restingWorktree(t *testing.T, id string) (*Worktree, string) {
+	t.Helper()
+	w := newWorktree(t, newRepo(t, map[string]string{"a.go": "package a\n"}), id)
+	base := sh(t, w.Path, "git rev-parse HEAD")
+	remembered(t, w, base)
+	return w, base
+}
+
 // walked is the diff read by walking the worktree, as the turn's commit
 // reads it.
 func walked(t *testing.T, w *Worktree, base string) string {
@@ -217,10 +227,7 @@ func TestTheScanDoesNotHoldOnceTheWorktreeChanges(t *testing.T) {
 // scan's own stamps: such a scan is not kept.
 func TestAScanTakenAsTheWorktreeChangesIsNotKept(t *testing.T) {
 	t.Parallel()
-	repo := newRepo(t, map[string]string{"a.go": "package a\n"})
-	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-00000000a003")
-	base := sh(t, w.Path, "git rev-parse HEAD")
-	remembered(t, w, base)
+	w, base := restingWorktree(t, "3f2a9c1d-0000-4000-8000-00000000a003")
 	began := time.Now()
 	write(t, filepath.Join(w.Path, "new.go"), "package a\n")
 	// The walk of a diff that began just before the file was made.
@@ -246,10 +253,7 @@ func TestAScanTakenAsTheWorktreeChangesIsNotKept(t *testing.T) {
 // own repository are its writable roots), and goes with the worktree.
 func TestTheScanIsKeptOutOfTheWorkersReachAndGoesWithIt(t *testing.T) {
 	t.Parallel()
-	repo := newRepo(t, map[string]string{"a.go": "package a\n"})
-	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-00000000a004")
-	base := sh(t, w.Path, "git rev-parse HEAD")
-	remembered(t, w, base)
+	w, _ := restingWorktree(t, "3f2a9c1d-0000-4000-8000-00000000a004")
 	for _, root := range append([]string{w.Path, w.own()}, w.WritableGitDirs()...) {
 		if rel, err := filepath.Rel(root, scanFile(w.Path)); err == nil && !strings.HasPrefix(rel, "..") {
 			t.Errorf("the scan %s is inside %s, which the worker can write", scanFile(w.Path), root)

@@ -36,6 +36,11 @@ func (w *Worktree) remember(ctx context.Context, g git, began time.Time, spec []
 	if prior != nil {
 		k.knowFrom(prior)
 	}
+	top, err := stampDir(w.Path)
+	if err != nil {
+		return
+	}
+	k.root = top.dev
 	if !k.dir(".") {
 		return
 	}
@@ -181,7 +186,7 @@ type walker struct {
 	top   string
 	began time.Time
 	skip  map[string]bool
-	root  uint64 // top's device: the walk stops at a mount point
+	root  uint64 // top's device: the walk fails at a mount point
 
 	// From the earlier scan.
 	known     map[string]stamp
@@ -221,7 +226,7 @@ func (k *walker) knowFrom(prior *scan) {
 func (k *walker) dir(rel string) bool {
 	abs := filepath.Join(k.top, rel)
 	if was, ok := k.known[rel]; ok {
-		if now, err := stampDir(abs); err == nil && now == was && (rel != "." || k.setRoot(now.dev)) && now.dev == k.root {
+		if now, err := stampDir(abs); err == nil && now == was && now.dev == k.root {
 			k.dirs = append(k.dirs, stamped{rel, now})
 			if k.gitignore[rel] {
 				k.ignoreFiles = append(k.ignoreFiles, filepath.Join(abs, ".gitignore"))
@@ -244,9 +249,7 @@ func (k *walker) dir(rel string) bool {
 		return false
 	}
 	st := stampOfStat(&fst)
-	if rel == "." {
-		k.setRoot(st.dev)
-	} else if st.dev != k.root {
+	if st.dev != k.root {
 		return false
 	}
 	if st.racy(k.began) {
@@ -269,11 +272,6 @@ func (k *walker) dir(rel string) bool {
 			}
 		}
 	}
-	return true
-}
-
-func (k *walker) setRoot(dev uint64) bool {
-	k.root = dev
 	return true
 }
 
