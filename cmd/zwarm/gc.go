@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 )
 
 // shortLivedHeap is how far a short-lived command's heap may grow before
@@ -29,37 +30,41 @@ func deferGC(io *streams) {
 func deferCollection() {
 	debug.SetMemoryLimit(shortLivedHeap)
 	debug.SetGCPercent(-1)
-	// Once the heap reaches the limit and the collector has run, the limit
-	// goes: a live heap above it (a listing of 100,000 sessions holds
-	// about 120 MB) would have the collector run without pause, half the
-	// process's time. From then on each collection sets the next at twice
-	// the live heap, or at shortLivedHeap while that is more.
+	pacing.Store(true)
+	paceGC()
+}
+
+// pacing says paceGC goes on after each collection (a test ends it).
+var pacing atomic.Bool
+
+// paceGC has the collection after the next one wait for twice the live
+// heap the next one leaves, or shortLivedHeap while that is more: a live
+// heap above a fixed limit (a listing of 100,000 sessions holds about
+// 120 MB) would have the collector run without pause, half the process's
+// time. The limit is what moves, not GOGC: until a collection's finalizer
+// has run, a live heap that grew meets the old limit and is collected
+// harder, where a GOGC set for a small heap would let the process grow
+// many times over.
+func paceGC() {
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
-		debug.SetMemoryLimit(math.MaxInt64)
+		if !pacing.Load() {
+			return
+		}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(sample)
+		var live uint64
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			live = sample[0].Value.Uint64()
+		}
+		debug.SetMemoryLimit(gcLimitFor(live))
 		paceGC()
 	})
 }
 
-// paceGC sets the next collection at twice the live heap, or at
-// shortLivedHeap while that is more, and does so again after it.
-func paceGC() {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample)
-	var live uint64
-	if sample[0].Value.Kind() == metrics.KindUint64 {
-		live = sample[0].Value.Uint64()
-	}
-	debug.SetGCPercent(gcPercentFor(live))
-	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { paceGC() })
-}
-
-// gcPercentFor is the GOGC that sets the next collection at twice the
-// live heap, or at shortLivedHeap while that is more.
-func gcPercentFor(live uint64) int {
-	if live == 0 || live >= shortLivedHeap/2 {
-		return 100
-	}
-	return int(shortLivedHeap*100/live) - 100
+// gcLimitFor is the memory limit for a live heap: twice it, or
+// shortLivedHeap while that is more.
+func gcLimitFor(live uint64) int64 {
+	return max(shortLivedHeap, 2*int64(min(live, math.MaxInt64/2)))
 }
 
 // gcSentinel is an object nothing keeps: its finalizer runs after the
