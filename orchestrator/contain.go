@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // A run's shell commands (exec_command) start in a cgroup of the run,
@@ -30,11 +31,11 @@ const CgroupFile = "cgroup"
 // openGroup sweeps what a dead previous owner of the run left and makes the
 // run's cgroup; nil when the machine gives none (logged). The caller holds
 // the run's lock.
-func (r *Run) openGroup(ctx context.Context) *sessions.Group {
+func (r *Run) openGroup(ctx context.Context) *proc.Group {
 	if _, err := sweepRecorded(ctx, r.dir); err != nil {
 		r.opt.Log.Warn("orchestrator: sweep what the run's last process left", "run", r.rec.ID, "err", err)
 	}
-	g, err := sessions.MakeGroup("run-" + r.rec.ID)
+	g, err := proc.MakeGroup("run-" + r.rec.ID)
 	if err != nil {
 		r.opt.Log.Info("orchestrator: no cgroup for the run's commands", "run", r.rec.ID, "why", err)
 		return nil
@@ -81,8 +82,8 @@ func sweepRecorded(ctx context.Context, dir string) ([]int, error) {
 		return nil, err
 	}
 	cg := strings.TrimSpace(string(data))
-	pids := sessions.GroupPIDs(cg)
-	if err := sessions.SweepGroup(ctx, cg); err != nil {
+	pids := proc.GroupPIDs(cg)
+	if err := proc.SweepGroup(ctx, cg); err != nil {
 		return pids, fmt.Errorf("run %s: %w", sessions.ShortID(filepath.Base(dir)), err)
 	}
 	os.Remove(path)
@@ -93,7 +94,7 @@ func sweepRecorded(ctx context.Context, dir string) ([]int, error) {
 type KillResult struct {
 	ID string
 	// Owner is the run's process when KillRun had to stop it.
-	Owner *sessions.ProcRef
+	Owner *proc.Ref
 	// Swept are the processes its commands left, which KillRun killed.
 	Swept []int
 }

@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // A run's process SIGKILLed while a command it ran with exec_command left
 // a setsid+nohup escaper: after the sweep of a resume, zwarm runs kill or
 // zwarm doctor (in turn), nothing survives.
 func TestStressDeadRunsEscaper(t *testing.T) {
-	if how, err := sessions.Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v)", err)
 	}
 	n := 100

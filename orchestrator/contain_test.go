@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // runHelperEnv makes the test binary a run's process (runHelper): it starts
@@ -151,7 +152,7 @@ func runSweeps(t testing.TB, w *testenv.World) map[string]func(id string) error 
 // A run's process SIGKILLed while a command it ran left an escaper behind:
 // resuming the run, zwarm runs kill and zwarm doctor each stop it.
 func TestDeadRunsEscaperIsSwept(t *testing.T) {
-	if how, err := sessions.Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := testenv.New(t, bins, "")

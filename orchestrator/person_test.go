@@ -9,7 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // eventually polls cond until it holds, or fails the test after a minute.
@@ -366,7 +366,7 @@ func TestResumeDoesNotGiveAMessageTwice(t *testing.T) {
 	r.convo.Sync()
 	r.release()
 	rec, _ := runs.ReadRecord(dir)
-	rec.Owner = &sessions.ProcRef{PID: os.Getpid(), Start: 1} // a pid of another time: its process is gone
+	rec.Owner = &proc.Ref{PID: os.Getpid(), Start: 1} // a pid of another time: its process is gone
 	runs.WriteRecord(dir, rec)
 	h.script(calls(call("finish", map[string]any{"summary": "once"})))
 	r2, err := Resume(context.Background(), h.options(h.settings(nil), 0), id)

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
@@ -93,7 +94,7 @@ func TestResumeRepairsWhatACrashLeft(t *testing.T) {
 	var raw runs.Record
 	b, _ := os.ReadFile(filepath.Join(dir, runs.RecordFile))
 	json.Unmarshal(b, &raw)
-	raw.Owner = &sessions.ProcRef{PID: os.Getpid(), Start: 1} // a pid of another time
+	raw.Owner = &proc.Ref{PID: os.Getpid(), Start: 1} // a pid of another time
 	runs.WriteRecord(dir, &raw)
 
 	shown, err := runs.LoadRecord(h.w.State, id)

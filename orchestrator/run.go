@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/shell"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -65,7 +66,7 @@ type Run struct {
 	events *runs.Journal
 
 	sh       *shell.Manager
-	group    *sessions.Group // the cgroup of the shell's commands, or nil
+	group    *proc.Group // the cgroup of the shell's commands, or nil
 	reg      *tools.Registry
 	seen     *tools.Seen
 	prices   sessions.Prices
@@ -198,7 +199,7 @@ func (r *Run) open() error {
 	}
 	// On failure the caller releases what was taken.
 	r.lock = lock
-	self, err := sessions.ProcessRef(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.rec.ID, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkWatcherGuard(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		s := &sessions.Session{ID: fmt.Sprintf("w%03d", i), Status: sessions.StatusCompleted, CreatedAt: t0}
 		if i%2 == 0 {
-			s.Status, s.Owner = sessions.StatusRunning, &sessions.ProcRef{PID: 1}
+			s.Status, s.Owner = sessions.StatusRunning, &proc.Ref{PID: 1}
 		}
 		v.Workers = append(v.Workers, s)
 	}

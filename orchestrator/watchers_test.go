@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -357,7 +358,7 @@ func TestWatchersPauseThenResume(t *testing.T) {
 func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	g := &watcherGuard{cfg: cfg}
-	running := &sessions.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: sessions.StatusRunning, Owner: &sessions.ProcRef{PID: 1}}
+	running := &sessions.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: sessions.StatusRunning, Owner: &proc.Ref{PID: 1}}
 	done := &sessions.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000", Status: sessions.StatusCompleted}
 	reason := "3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict"
 	g.alerts = []watchers.Alert{

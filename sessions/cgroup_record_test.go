@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +24,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 	needCgroup(t)
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	parent, err := ownCgroupDir()
+	parent, err := proc.OwnCgroupDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.tag != "" {
-				if err := unix.Setxattr(dir, stateXattr, []byte(c.tag), 0); err != nil {
+				if err := unix.Setxattr(dir, proc.StateXattr, []byte(c.tag), 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -95,7 +96,7 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 	pid := cmd.Process.Pid
 	go cmd.Wait()
 	t.Cleanup(func() { cmd.Process.Kill() })
-	victim, err := refOf(pid)
+	victim, err := proc.RefOf(pid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // changeSource turns file events and process exits into a set of sessions
@@ -24,7 +25,7 @@ import (
 type changeSource struct {
 	st    *Store
 	fw    *fsnotify.Watcher
-	exits *ExitWatch
+	exits *proc.ExitWatch
 	only  map[string]bool // nil: every session
 	// gen, for every session, tells when sessions.gen's writers are done;
 	// nil when it cannot be watched: every session dir is, then.
@@ -56,7 +57,7 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	exits, err := NewExitWatch()
+	exits, err := proc.NewExitWatch()
 	if err != nil {
 		fw.Close()
 		return nil, err

@@ -3,6 +3,7 @@
 package sessions
 
 import (
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ func containStressN(t *testing.T, def int) int {
 // sweep of the reader that notices the dead supervisor, nothing survives
 // and no cgroup of the session is left.
 func TestStressEscaperAfterSupervisorKill(t *testing.T) {
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v)", err)
 	}
 	n := containStressN(t, 100)

@@ -94,7 +94,7 @@ func TestFullDisk(t *testing.T) {
 	if total := len(turn) + lost; total < printed || total > printed+4096 {
 		t.Fatalf("%d bytes kept + %d not recorded, but the agent printed over %d", len(turn), lost, printed)
 	}
-	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // it has moved.
 func escaperInto(t testing.TB, where, pidfile string) string {
 	t.Helper()
-	mount, root, err := cgroup2Mount()
+	mount, root, err := proc.Cgroup2Mount()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 	}})
 	s := w.spawn("escape")
 	escaper := readPIDFile(t, pidfile)
-	var sup *ProcRef
+	var sup *proc.Ref
 	eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
@@ -74,7 +75,7 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 // session had.
 func TestEscaperInASubCgroupOutlivesNoSupervisor(t *testing.T) {
 	t.Parallel()
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)

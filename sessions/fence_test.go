@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}})
 	id, done := w.inProcess(context.Background(), "hold")
 	eventually(t, "the agent to run", func() bool { g, _ := w.st.load(id); return g.ThreadID == "t1" && g.Agent != nil })
-	other := ProcRef{PID: 1, Start: 1, Role: roleSupervisor, Token: newID()}
+	other := proc.Ref{PID: 1, Start: 1, Role: roleSupervisor, Token: newID()}
 	if _, err := w.st.update(id, func(s *Session) error { s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != StatusRunning {
 		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status, s.LastMessage, s.Turns[0])
 	}
-	if left := w.m.containment(id).procs(); len(left) > 0 {
+	if left := w.m.containment(id).Procs(); len(left) > 0 {
 		t.Fatalf("the stale supervisor left its agent running: %v", left)
 	}
 	// The record is the new owner's to settle; the test's cleanup must not

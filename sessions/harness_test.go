@@ -350,7 +350,7 @@ func (w *world) cleanup() {
 		for len(supervisorsOf(id)) > 0 && ctx.Err() == nil {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if left := w.m.containment(id).procs(); len(left) > 0 {
+		if left := w.m.containment(id).Procs(); len(left) > 0 {
 			w.t.Errorf("session %s left processes alive: %v", ShortID(id), left)
 			w.m.sweepOut(ctx, id)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,7 +270,7 @@ func attachedSession(t *testing.T, w *world) *Session {
 
 // attacherDied records a dead process as the attacher of session id, as
 // if the zwarm attach had been killed.
-func attacherDied(t *testing.T, w *world, id string) *ProcRef {
+func attacherDied(t *testing.T, w *world, id string) *proc.Ref {
 	t.Helper()
 	dead := deadProc(t)
 	dead.Role, dead.Token = roleAttach, "gone"
@@ -280,13 +281,13 @@ func attacherDied(t *testing.T, w *world, id string) *ProcRef {
 }
 
 // deadProc is a process that has exited.
-func deadProc(t *testing.T) *ProcRef {
+func deadProc(t *testing.T) *proc.Ref {
 	t.Helper()
 	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := refOf(p.Pid)
+	ref, err := proc.RefOf(p.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

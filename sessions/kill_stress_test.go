@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		var killed *Session
 		var took time.Duration
 		var killDone, injDone time.Time
-		var left []procStat
+		var left []proc.Stat
 		wg.Add(2)
 		go func() {
 			defer wg.Done()

@@ -76,7 +76,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 		t.Fatalf("owner %+v", s.Owner)
 	}
 	sup := *s.Owner
-	agent := w.m.containment(s.ID).procs()
+	agent := w.m.containment(s.ID).Procs()
 	if len(agent) == 0 {
 		t.Fatal("no agent running")
 	}
@@ -102,7 +102,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 	if sup.Alive() {
 		t.Fatal("the supervisor still runs")
 	}
-	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }
@@ -174,7 +174,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	if got.Status != StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -22,7 +23,7 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent(`echo half > half.txt; sleep 300`)
 	s := w.spawnIn(w.work, "half", SpawnRequest{})
-	var sup *ProcRef
+	var sup *proc.Ref
 	eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(ctx, s.ID)
 		sup = g.Owner

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"io"
 	"os"
 	"syscall"
@@ -32,7 +33,7 @@ func Detach(st *Store, id string, argv []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("detach %s: %w", id, err)
 	}
-	ref, err := refOf(p.Pid)
+	ref, err := proc.RefOf(p.Pid)
 	if err != nil {
 		return fmt.Errorf("detach %s: supervisor exited at once: %w", id, err)
 	}

@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"sort"
 	"strconv"
@@ -163,7 +164,7 @@ func legacyWorkerAlive(s *Session) bool {
 	if s.PID <= 0 {
 		return false
 	}
-	started, err := procStartTime(s.PID)
+	started, err := proc.StartTime(s.PID)
 	if err != nil || started.Before(s.CreatedAt.Add(-5*time.Second)) {
 		return false
 	}

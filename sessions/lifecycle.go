@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -94,7 +95,7 @@ func (s *Session) refuse(transition, why string) error {
 // claim makes the supervisor the owner of a pending session. With
 // prepare, it is about to make the session's worktree before the first
 // turn; it handles signals from now on, so a kill may signal it.
-func (s *Session) claim(sv ProcRef, prepare bool) error {
+func (s *Session) claim(sv proc.Ref, prepare bool) error {
 	if s.Status != StatusPending {
 		return s.refuse("claim", "only a pending session waits for its supervisor")
 	}
@@ -292,7 +293,7 @@ func (s *Session) settle(now time.Time) error {
 
 // reopen makes a settled session pending again for a follow-up; owner is
 // the command that will start its new supervisor.
-func (s *Session) reopen(owner ProcRef) error {
+func (s *Session) reopen(owner proc.Ref) error {
 	if !s.Settled() {
 		return s.refuse("reopen", "it is not settled")
 	}
@@ -426,7 +427,7 @@ func (s *Session) interrupt(r InterruptRequest) error {
 
 // attach hands a settled session to a person, who works in its agent's own
 // CLI, in its thread, through the attaching command owner.
-func (s *Session) attach(owner ProcRef, now time.Time) error {
+func (s *Session) attach(owner proc.Ref, now time.Time) error {
 	switch {
 	case s.Legacy:
 		return s.refuse("attach", "it was written by the Python zwarm")

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"testing"
 	"time"
 )
@@ -9,8 +10,8 @@ import (
 // state builds a session in one of the lifecycle's states.
 func state(name string) *Session {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	sup := &ProcRef{PID: 2, Start: 2, Role: roleSupervisor}
-	spawner := &ProcRef{PID: 1, Start: 1, Role: roleSpawn}
+	sup := &proc.Ref{PID: 2, Start: 2, Role: roleSupervisor}
+	spawner := &proc.Ref{PID: 1, Start: 1, Role: roleSpawn}
 	code := 0
 	ended := func(st Status) Turn {
 		return Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code, Status: st}
@@ -55,7 +56,7 @@ func state(name string) *Session {
 }
 
 // attacher is the zwarm attach of the lifecycle's test states.
-var attacher = &ProcRef{PID: 3, Start: 3, Role: roleAttach, Token: "t3"}
+var attacher = &proc.Ref{PID: 3, Start: 3, Role: roleAttach, Token: "t3"}
 
 // describe reduces a session to what the lifecycle table talks about.
 func describe(s *Session) string {
@@ -80,7 +81,7 @@ func describe(s *Session) string {
 func TestLifecycleTransitions(t *testing.T) {
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	code0, code1, code143 := 0, 1, 143
-	sup := ProcRef{PID: 9, Start: 9, Role: roleSupervisor}
+	sup := proc.Ref{PID: 9, Start: 9, Role: roleSupervisor}
 	tests := []struct {
 		from, transition string
 		apply            func(*Session) error

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,7 +49,7 @@ func setStatus(t *testing.T, st *Store, i int, status Status) {
 	}
 	s.Status = status
 	if status == StatusRunning {
-		self, err := ProcessRef(os.Getpid())
+		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -87,10 +88,10 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 	}
 	l.Unlock()
 	cmd := exec.Command("sleep", "300")
-	cmd.Env = append(os.Environ(), MarkerEnv+"="+id)
+	cmd.Env = append(os.Environ(), proc.MarkerEnv+"="+id)
 	var leaf string
 	if cg {
-		parent, err := ownCgroupDir()
+		parent, err := proc.OwnCgroupDir()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 		t.Cleanup(func() { os.Remove(leaf); os.Remove(dir) })
 		// Tagged with the state dir, as a supervisor tags the cgroups
 		// it makes: no other cgroup is taken for the session's.
-		if err := unix.Setxattr(dir, stateXattr, []byte(w.st.Dir()), 0); err != nil {
+		if err := unix.Setxattr(dir, proc.StateXattr, []byte(w.st.Dir()), 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(w.st.cgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
@@ -133,7 +134,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 }
 
 func needCgroup(t *testing.T) {
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 }
@@ -173,7 +174,7 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 	w := newWorld(t)
 	for _, cg := range []bool{false, true} {
 		if cg {
-			if how, _ := Containment(); !strings.HasPrefix(how, "cgroup") {
+			if how, _ := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 				continue
 			}
 		}
@@ -206,7 +207,7 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	dead := exec.Command("true")
 	dead.Run()
 	orphan, err := w.st.update(s.ID, func(s *Session) error {
-		s.Status, s.EndedAt, s.Owner = StatusPending, nil, &ProcRef{PID: dead.Process.Pid, Start: 1, Role: roleSpawn}
+		s.Status, s.EndedAt, s.Owner = StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: roleSpawn}
 		return nil
 	})
 	if err != nil {
@@ -325,8 +326,8 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
 		t.Fatalf("kill in a read-only state dir: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).procs(), supervisorsOf(s.ID))
+	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).Procs(), supervisorsOf(s.ID))
 	}
 }
 
@@ -338,7 +339,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	killer, err := refOf(os.Getppid()) // alive for the whole test
+	killer, err := proc.RefOf(os.Getppid()) // alive for the whole test
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
-	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = &ProcRef{PID: killer.PID, Start: killer.Start + 1}; return nil }); err != nil {
+	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.m.Inject(context.Background(), s.ID, "then this")

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"io"
 	"slices"
 )
@@ -94,6 +95,6 @@ func writeJSONLine(w io.Writer, v any) error {
 
 // containment finds the processes of a session from outside its
 // supervisor: its cgroup and its marker.
-func (m *Manager) containment(id string) containment {
-	return containment{id: id, cgroup: m.st.sessionCgroup(id)}
+func (m *Manager) containment(id string) proc.Scope {
+	return proc.Scope{ID: id, Cgroup: m.st.sessionCgroup(id)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"os/exec"
 	"syscall"
@@ -35,7 +36,7 @@ type Attachment struct {
 	Command Command
 	m       *Manager
 	id      string
-	self    ProcRef
+	self    proc.Ref
 	grace   time.Duration
 }
 
@@ -71,7 +72,7 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 			return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
 		}
 	}
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
 	}
@@ -251,7 +252,7 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
 		return nil, fmt.Errorf("attach %s: %w", ShortID(a.id), err)
 	}
-	if ref, err := refOf(cmd.Process.Pid); err == nil {
+	if ref, err := proc.RefOf(cmd.Process.Pid); err == nil {
 		a.m.st.update(a.id, func(s *Session) error {
 			if a.mine(s) {
 				s.Attaches[len(s.Attaches)-1].CLI = ref
@@ -323,7 +324,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Sessi
 		if s.PendingInjects == 0 {
 			return nil
 		}
-		owner, err := refOf(os.Getpid())
+		owner, err := proc.RefOf(os.Getpid())
 		if err != nil {
 			return err
 		}
@@ -368,7 +369,7 @@ func (s *Session) recordAttachWork(w *TurnWork) {
 
 // attacherDiedNote is what an attach span says of an attacher (owner)
 // that died without settling its session.
-func attacherDiedNote(owner *ProcRef) string {
+func attacherDiedNote(owner *proc.Ref) string {
 	pid := 0
 	if owner != nil {
 		pid = owner.PID
@@ -384,7 +385,7 @@ func attacherDiedNote(owner *ProcRef) string {
 func (m *Manager) attacherGone(s *Session) error {
 	note := attacherDiedNote(s.Owner)
 	if n := len(s.Attaches); n > 0 {
-		if cli := s.Attaches[n-1].CLI; cli != nil && cli.signal(syscall.SIGKILL) == nil {
+		if cli := s.Attaches[n-1].CLI; cli != nil && cli.Signal(syscall.SIGKILL) == nil {
 			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)
 		}
 	}

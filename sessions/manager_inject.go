@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"math"
 	"os"
 	"strings"
@@ -106,7 +107,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	if s, err := m.st.load(id); err == nil && s.Legacy {
 		return nil, fmt.Errorf("inject %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
 	}
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -64,15 +65,15 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if err == nil && loaded.remote() {
 		return m.killRemote(ctx, id, reason, grace)
 	}
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
 	ctx = m.writing(ctx)
 	interrupted := ctx // Ctrl+C: see forced below
-	var owner *ProcRef
+	var owner *proc.Ref
 	answers := false
-	var strays []procStat
+	var strays []proc.Stat
 	var sweepErr error
 	s, forced, err := m.lockedForKill(ctx, id, func(s *Session) error {
 		if s.Settled() {
@@ -80,10 +81,10 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			// swept, say): they are swept here, under the lock, so that no
 			// follow-up can start a new turn, whose processes the sweep
 			// would take for strays, until it is done.
-			if c := m.containment(id); c.alive() {
-				strays, sweepErr = c.procs(), m.sweepOut(ctx, id)
+			if c := m.containment(id); c.Alive() {
+				strays, sweepErr = c.Procs(), m.sweepOut(ctx, id)
 				if strays == nil {
-					strays = []procStat{}
+					strays = []proc.Stat{}
 				}
 			}
 			return nil
@@ -161,19 +162,13 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	return s, nil
 }
 
-// alive reports whether anything of the session runs: a process in its
-// cgroup (at any depth: cgroup.events counts the leaves) or one procs finds.
-func (c containment) alive() bool {
-	return populated(c.cgroup) || len(c.procs()) > 0
-}
-
-func pidList(ps []procStat) string {
+func pidList(ps []proc.Stat) string {
 	if len(ps) == 0 {
 		return ""
 	}
 	pids := make([]string, len(ps))
 	for i, p := range ps {
-		pids[i] = strconv.Itoa(p.pid)
+		pids[i] = strconv.Itoa(p.PID)
 	}
 	return " (pid " + strings.Join(pids, " ") + ")"
 }
@@ -187,25 +182,25 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 	s, err := m.st.load(id)
 	c := m.containment(id)
 	sups := supervisorsOf(id)
-	if err == nil && s.Settled() && len(sups) == 0 && !c.alive() {
+	if err == nil && s.Settled() && len(sups) == 0 && !c.Alive() {
 		return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
 	}
-	var refs []*ProcRef
+	var refs []*proc.Ref
 	for _, pid := range sups {
-		if ref, err := refOf(pid); err == nil {
+		if ref, err := proc.RefOf(pid); err == nil {
 			refs = append(refs, ref)
-			ref.signal(unix.SIGTERM)
-			ref.signal(unix.SIGCONT)
+			ref.Signal(unix.SIGTERM)
+			ref.Signal(unix.SIGCONT)
 		}
 	}
-	stopped := c.procs()
+	stopped := c.Procs()
 	for _, ref := range refs {
 		wctx, cancel := context.WithTimeout(ctx, grace+2*time.Second)
-		if ref.waitGone(wctx) != nil && ctx.Err() == nil {
-			ref.signal(unix.SIGKILL)
+		if ref.WaitGone(wctx) != nil && ctx.Err() == nil {
+			ref.Signal(unix.SIGKILL)
 		}
 		cancel()
-		stopped = append(stopped, procStat{pid: ref.PID})
+		stopped = append(stopped, proc.Stat{PID: ref.PID})
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), ctx.Err())
@@ -231,7 +226,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // returned as it is, and nothing was changed).
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, *forcedStop, error) {
 	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor && isSupervisorOf(s.Owner.PID, id) {
-		s.Owner.signal(unix.SIGCONT)
+		s.Owner.Signal(unix.SIGCONT)
 	}
 	for _, pid := range supervisorsOf(id) {
 		unix.Kill(pid, unix.SIGCONT)
@@ -245,22 +240,22 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 	if len(sups) == 0 {
 		return nil, nil, err
 	}
-	pids := make([]procStat, len(sups))
+	pids := make([]proc.Stat, len(sups))
 	for i, ref := range sups {
-		pids[i] = procStat{pid: ref.PID}
+		pids[i] = proc.Stat{PID: ref.PID}
 	}
 	m.warn(fmt.Errorf("session %s: its lock was held by %s for %s; stopping its supervisor%s by force",
 		ShortID(id), te.Holder, te.After, pidList(pids)))
 	forced := &forcedStop{lock: te}
 	for _, ref := range sups {
-		if ref.signal(unix.SIGKILL) != nil {
+		if ref.Signal(unix.SIGKILL) != nil {
 			continue // gone meanwhile
 		}
-		forced.pids = append(forced.pids, procStat{pid: ref.PID})
+		forced.pids = append(forced.pids, proc.Stat{PID: ref.PID})
 		// However Ctrl+C comes in: what was killed must be gone before
 		// the kill says so.
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		ref.waitGone(gctx)
+		ref.WaitGone(gctx)
 		cancel()
 	}
 	if len(forced.pids) == 0 {
@@ -281,7 +276,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 // releaseKill lets follow-ups go on once this command (self) has given
 // up its kill, interrupted or failed: the record no longer names it as
 // the killer they wait for.
-func (m *Manager) releaseKill(ctx context.Context, id string, self *ProcRef) {
+func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
 	m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
@@ -292,7 +287,7 @@ func (m *Manager) releaseKill(ctx context.Context, id string, self *ProcRef) {
 
 // recordKilled records the kill that self carried out, unless the
 // supervisor recorded it itself; note says what the kill had to do.
-func (m *Manager) recordKilled(ctx context.Context, id string, self *ProcRef, note string) (*Session, error) {
+func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, note string) (*Session, error) {
 	s, err := m.st.changeCtx(ctx, id, func(s *Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
@@ -332,8 +327,8 @@ const forcedLockGrace = time.Second
 // liveSupervisors are the session's supervisors that run: the record's
 // owner and any process running `zwarm __supervise ... ID`. A settled
 // session has none to force.
-func (m *Manager) liveSupervisors(id string) []*ProcRef {
-	var out []*ProcRef
+func (m *Manager) liveSupervisors(id string) []*proc.Ref {
+	var out []*proc.Ref
 	seen := map[int]bool{}
 	if s, err := m.st.load(id); err == nil {
 		if s.Settled() {
@@ -345,7 +340,7 @@ func (m *Manager) liveSupervisors(id string) []*ProcRef {
 		}
 	}
 	for _, pid := range supervisorsOf(id) {
-		if ref, err := refOf(pid); err == nil && !seen[pid] {
+		if ref, err := proc.RefOf(pid); err == nil && !seen[pid] {
 			out = append(out, ref)
 			seen[pid] = true
 		}
@@ -357,7 +352,7 @@ func (m *Manager) liveSupervisors(id string) []*ProcRef {
 // still held after lock_timeout.
 type forcedStop struct {
 	lock *LockTimeoutError
-	pids []procStat // the supervisors killed
+	pids []proc.Stat // the supervisors killed
 }
 
 // did says what was done: "stopping its supervisor (pid 42) by force".
@@ -375,7 +370,7 @@ func (f *forcedStop) note() string {
 // session is stopped (signals need no lock), and the error says what was
 // done and that the kill is not recorded.
 func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forcedStop) error {
-	left := m.containment(id).procs()
+	left := m.containment(id).Procs()
 	what := "stopped its supervisor" + pidList(f.pids)
 	if len(left) > 0 {
 		what += " and its processes" + pidList(left)
@@ -396,14 +391,14 @@ func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forced
 // would kill it outright) is given time to: claiming it, the supervisor
 // sees the kill and settles at once. It returns a note for the record when
 // the owner had to be forced.
-func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answers bool, grace time.Duration) (string, error) {
+func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, answers bool, grace time.Duration) (string, error) {
 	if owner == nil || !owner.Alive() || owner.Role == roleSupervisor && !isSupervisorOf(owner.PID, id) {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
 	if answers {
-		if err := owner.signal(unix.SIGTERM); err == nil {
-			owner.signal(unix.SIGCONT)
+		if err := owner.Signal(unix.SIGTERM); err == nil {
+			owner.Signal(unix.SIGCONT)
 		}
 	} else {
 		limit = handoverTimeout + grace + 10*time.Second
@@ -431,9 +426,9 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *ProcRef, answ
 	}
 	// It did not finish in time: take over.
 	if owner.Role == roleSupervisor && owner.Alive() {
-		owner.signal(unix.SIGKILL)
+		owner.Signal(unix.SIGKILL)
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		owner.waitGone(gctx)
+		owner.WaitGone(gctx)
 		cancel()
 		m.st.dropLocksOfGone(id)
 		return fmt.Sprintf("its supervisor (pid %d) did not stop within %s and was killed", owner.PID, limit), nil
@@ -446,10 +441,10 @@ func (m *Manager) sweepOut(ctx context.Context, id string) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c := m.containment(id)
-	if err := c.sweep(sctx); err != nil {
+	if err := c.Sweep(sctx); err != nil {
 		return err
 	}
-	if err := removeCgroup(c.cgroup); err == nil {
+	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
 		m.st.forgetCgroup(id)
 	}
 	return nil
@@ -461,16 +456,16 @@ func (m *Manager) sweepOut(ctx context.Context, id string) error {
 func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) error {
 	var stopped []string
 	for _, pid := range supervisorsOf(id) {
-		ref, err := refOf(pid)
+		ref, err := proc.RefOf(pid)
 		if err != nil {
 			continue
 		}
-		ref.signal(unix.SIGKILL)
+		ref.Signal(unix.SIGKILL)
 		stopped = append(stopped, strconv.Itoa(pid))
 	}
 	c := m.containment(id)
-	for _, p := range c.procs() {
-		stopped = append(stopped, strconv.Itoa(p.pid))
+	for _, p := range c.Procs() {
+		stopped = append(stopped, strconv.Itoa(p.PID))
 	}
 	if err := m.sweepOut(ctx, id); err != nil {
 		return fmt.Errorf("kill %s: %w (and its record cannot be read: %v)", ShortID(id), err, readErr)
@@ -491,9 +486,9 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 // names them cannot be read.
 func supervisorsOf(id string) []int {
 	var out []int
-	for _, p := range listProcs() {
-		if isSupervisorOf(p.pid, id) {
-			out = append(out, p.pid)
+	for _, p := range proc.List() {
+		if isSupervisorOf(p.PID, id) {
+			out = append(out, p.PID)
 		}
 	}
 	return out
@@ -549,11 +544,11 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	// A settled session whose processes still run is not forgotten: its
 	// record is what finds them.
 	c := m.containment(id)
-	if s.Settled() && !force && c.alive() {
+	if s.Settled() && !force && c.Alive() {
 		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
-			ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.procs()), ShortID(id))
+			ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.Procs()), ShortID(id))
 	}
-	if !s.Settled() || force && c.alive() {
+	if !s.Settled() || force && c.Alive() {
 		if !force {
 			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", ShortID(id), ErrRunning, s.Status)
 		}
@@ -667,7 +662,7 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 // cleanOne removes (or, in a dry run, would remove) one settled session
 // that Clean chose, unless its worktree holds work never landed.
 func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (removed bool, kept *UnlandedError, err error) {
-	if m.containment(s.ID).alive() {
+	if m.containment(s.ID).Alive() {
 		return false, nil, nil // processes it started still run: its record is what finds them
 	}
 	if s.Workspace != nil {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"time"
 )
@@ -15,7 +16,7 @@ import (
 // not within the grace period and ten seconds. Kill returns once the
 // engine no longer runs the job.
 func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*Session, error) {
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}

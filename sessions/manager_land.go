@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -530,7 +531,7 @@ func (s *Session) claimable() error {
 // so nothing runs in the worktree while it is landed, updated or removed.
 // It returns the record as claimed: what was read before may be stale.
 func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *Session, release func(), err error) {
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}

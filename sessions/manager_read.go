@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,18 +248,18 @@ func (m *Manager) abandonLocked(s *Session) error {
 	c := m.containment(s.ID)
 	// populated sees a process the listing missed while it moved between
 	// cgroups of the session.
-	if left := c.procs(); len(left) > 0 || populated(c.cgroup) {
+	if left := c.Procs(); len(left) > 0 || proc.Populated(c.Cgroup) {
 		pids := make([]string, len(left))
 		for i, p := range left {
-			pids[i] = strconv.Itoa(p.pid)
+			pids[i] = strconv.Itoa(p.PID)
 		}
-		if err := c.sweep(ctx); err != nil {
+		if err := c.Sweep(ctx); err != nil {
 			msg += fmt.Sprintf("; its processes %s could not be stopped: %v", strings.Join(pids, " "), err)
 		} else {
 			msg += fmt.Sprintf("; zwarm stopped what it left running (pid %s)", strings.Join(pids, " "))
 		}
 	}
-	if err := removeCgroup(c.cgroup); err == nil {
+	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
 		m.st.forgetCgroup(s.ID)
 	}
 	if err := s.abandon(msg, time.Now().UTC()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,7 +134,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("spawn: %w", err)
 	}
@@ -221,7 +222,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	if err != nil {
 		return fail(fmt.Errorf("%w: %s", err, stderr))
 	}
-	var ref ProcRef
+	var ref proc.Ref
 	if err := json.Unmarshal(out, &ref); err != nil {
 		return fail(fmt.Errorf("bad answer from detach: %q", out))
 	}

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // agent and everything it started, as for a removed directory.
 func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 	t.Parallel()
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
@@ -107,7 +108,7 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 // nothing can reach its processes through the session, so they are
 // orphans, which doctor lists and kill --orphans stops.
 func TestOrphansOfASessionWithoutRecord(t *testing.T) {
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
@@ -118,11 +119,11 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 		// Should the test fail before kill --orphans, nothing else would.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if killCgroup(ctx, cg) == nil {
-			removeCgroup(cg)
+		if proc.KillCgroup(ctx, cg) == nil {
+			proc.RemoveCgroup(cg)
 		}
 	})
-	sup.signal(syscall.SIGKILL)
+	sup.Signal(syscall.SIGKILL)
 	eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
 	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func (o Orphan) What() string {
 // the tag could not be written, are not this state dir's to judge and are
 // left out. A machine that gives zwarm no cgroups has none.
 func (m *Manager) Orphans() ([]Orphan, error) {
-	parent, err := ownCgroupDir()
+	parent, err := proc.OwnCgroupDir()
 	if err != nil {
 		return nil, nil
 	}
@@ -55,7 +56,7 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 			if _, err := os.Lstat(filepath.Join(m.st.Dir(), "runs", rid)); !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			out = append(out, Orphan{ID: rid, Run: true, Cgroup: dir, PIDs: cgroupPIDs(dir)})
+			out = append(out, Orphan{ID: rid, Run: true, Cgroup: dir, PIDs: proc.CgroupPIDs(dir)})
 			continue
 		}
 		id, ok := strings.CutPrefix(e.Name(), "zwarm-")
@@ -69,13 +70,13 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 		if _, err := os.Lstat(m.st.sessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !m.st.recordMissing(id) {
 			continue
 		}
-		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: cgroupPIDs(dir)})
+		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: proc.CgroupPIDs(dir)})
 	}
 	return out, nil
 }
 
 // ownsCgroup reports whether a session cgroup is tagged with this state dir.
-func (m *Manager) ownsCgroup(dir string) bool { return taggedFor(dir, m.st.Dir()) }
+func (m *Manager) ownsCgroup(dir string) bool { return proc.TaggedFor(dir, m.st.Dir()) }
 
 // KillOrphans kills every process in the orphaned cgroups of this state
 // dir and removes them; it returns what it found.
@@ -87,10 +88,10 @@ func (m *Manager) KillOrphans(ctx context.Context) ([]Orphan, error) {
 	var errs []error
 	for _, o := range list {
 		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := killCgroup(kctx, o.Cgroup)
+		err := proc.KillCgroup(kctx, o.Cgroup)
 		cancel()
 		if err == nil {
-			err = removeCgroup(o.Cgroup)
+			err = proc.RemoveCgroup(o.Cgroup)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("orphaned %s: %w", o.What(), err))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // An orchestrated run's cgroup whose run dir is gone (the run killed
@@ -18,14 +19,14 @@ import (
 // dir it is tagged with, as a session's is: kill --orphans stops what is
 // left in it. A run whose dir is still there is its own to sweep.
 func TestKillOrphansOfARun(t *testing.T) {
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
 	start := func(stateDir string) (string, int) {
 		t.Helper()
 		id := uuid.NewString()
-		g, err := MakeGroup("run-" + id)
+		g, err := proc.MakeGroup("run-" + id)
 		if err != nil {
 			t.Fatal(err)
 		}

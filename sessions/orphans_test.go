@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,18 +14,18 @@ import (
 // runningEscaper spawns a session whose agent ignores SIGTERM and starts
 // an escaper that leaves its session and drops the marker, and returns
 // the session, its supervisor and the escaper's pid.
-func runningEscaper(t *testing.T, w *world, dir string) (*Session, *ProcRef, int) {
+func runningEscaper(t *testing.T, w *world, dir string) (*Session, *proc.Ref, int) {
 	t.Helper()
 	pids := filepath.Join(dir, "escaper.pid")
 	w.script(fakeScript{Default: []map[string]any{
 		{"ignore_sigterm": true},
 		out(`{"type":"thread.started","thread_id":"t"}`),
-		{"spawn": "env -u " + MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
+		{"spawn": "env -u " + proc.MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
 	s := w.spawn("outlive your record")
 	escaper := readPIDFile(t, pids)
-	var sup *ProcRef
+	var sup *proc.Ref
 	// Until the agent's thread is recorded, the supervisor still writes the
 	// record: a test that removes it before then could see it written back.
 	eventually(t, "the supervisor to run the agent and record its thread", func() bool {
@@ -42,7 +43,7 @@ func runningEscaper(t *testing.T, w *world, dir string) (*Session, *ProcRef, int
 // stops the agent and everything it started, and exits.
 func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 	t.Parallel()
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
@@ -64,7 +65,7 @@ func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 // A session whose supervisor died and whose directory was then deleted:
 // Orphans lists what is left in its cgroup, KillOrphans stops it.
 func TestKillOrphans(t *testing.T) {
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
@@ -79,9 +80,9 @@ func TestKillOrphans(t *testing.T) {
 	for _, x := range []struct {
 		w   *world
 		id  string
-		sup *ProcRef
+		sup *proc.Ref
 	}{{w, s.ID, sup}, {other, o.ID, otherSup}} {
-		x.sup.signal(syscall.SIGKILL)
+		x.sup.Signal(syscall.SIGKILL)
 		eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
 		if err := os.RemoveAll(x.w.st.sessionDir(x.id)); err != nil {
 			t.Fatal(err)

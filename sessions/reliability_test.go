@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 // assertions look at real processes.
 
 func alive(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state != 'Z' && st.state != 'X'
+	st, err := proc.ReadStat(pid)
+	return err == nil && st.State != 'Z' && st.State != 'X'
 }
 
 func readPIDFile(t testing.TB, path string) int {
@@ -75,7 +76,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			// reopened the session after the kill was recorded.
 			now, err := w.st.load(s.ID)
 			if err == nil && now.Status == StatusKilled && now.Settled() {
-				if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+				if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
 				}
 			}
@@ -109,7 +110,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		if res != nil && res.Outcome == InjectQueued && killErr == nil && final.Status != StatusKilled {
 			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
 		}
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("round %d: processes alive after the session settled: %v", i, left)
 		}
 	}
@@ -175,7 +176,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		if r.s.Status != StatusKilled || r.s.Error != "killed by zwarm kill" {
 			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status, r.s.Error)
 		}
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("reopen=%v: processes alive after kill returned: %v; want none", reopen, left)
 		}
 	}
@@ -204,7 +205,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 	}})
 	s := w.spawn("run forever")
 	escaped := readPIDFile(t, filepath.Join(dir, "escaped.pid"))
-	var sup *ProcRef
+	var sup *proc.Ref
 	eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
@@ -236,9 +237,9 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 			if u.Session.Status != StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
 				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
 			}
-			if alive(escaped) || len(w.m.containment(s.ID).procs()) > 0 {
+			if alive(escaped) || len(w.m.containment(s.ID).Procs()) > 0 {
 				t.Fatalf("processes of the session survive its supervisor: escaped grandchild (pid %d) alive %v, session's processes %v; want none",
-					escaped, alive(escaped), w.m.containment(s.ID).procs())
+					escaped, alive(escaped), w.m.containment(s.ID).Procs())
 			}
 			if u.Session.Agent != nil {
 				t.Fatalf("the record keeps the dead agent: %+v; want no agent once settled", u.Session.Agent)
@@ -256,7 +257,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 // cgroup; the marker alone cannot find an escaper that drops it.
 func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 	t.Parallel()
-	if how, err := Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v): zwarm doctor says the same", err)
 	}
 	w := newWorld(t)
@@ -271,7 +272,7 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 			{"ignore_sigterm": true},
 			out(`{"type":"thread.started","thread_id":"t"}`),
 			{"spawn": "nohup sleep 300 >/dev/null 2>&1 &"},
-			{"spawn": "env -u " + MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
+			{"spawn": "env -u " + proc.MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
 			{"wait_file": filepath.Join(dir, "never")},
 		}})
 		s := w.spawn("misbehave")
@@ -282,7 +283,7 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 		if alive(escaper) {
 			t.Fatalf("cycle %d: the escaper (pid %d) survived the kill", i, escaper)
 		}
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("cycle %d: left %v", i, left)
 		}
 	}
@@ -294,7 +295,7 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 	w := newWorld(t)
 	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
-	var sup *ProcRef
+	var sup *proc.Ref
 	eventually(t, "the agent", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
@@ -342,8 +343,8 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child alive %v, %v", alive(child), w.m.containment(s.ID).procs())
+	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child alive %v, %v", alive(child), w.m.containment(s.ID).Procs())
 	}
 	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {
 		t.Fatal("rm without --force removed an unreadable session")
@@ -448,7 +449,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	if got := w.wait(s.ID); got.Status != StatusKilled {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }

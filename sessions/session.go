@@ -1,6 +1,9 @@
 package sessions
 
-import "time"
+import (
+	"github.com/zwarm/zwarm/sessions/proc"
+	"time"
+)
 
 // SchemaVersion is the version of meta.json this package writes. Records
 // without a version were written by the Python zwarm and are read-only.
@@ -53,7 +56,7 @@ type Session struct {
 
 	// Owner is the process responsible for the session right now: the
 	// command that is spawning it, then its supervisor. Nil when nobody is.
-	Owner *ProcRef `json:"owner,omitempty"`
+	Owner *proc.Ref `json:"owner,omitempty"`
 	// Job is where the supervisor runs when a runner other than this
 	// host's runs it (a Slurm job); nil for the local runner. Only that
 	// runner judges whether the session's supervisor lives: Owner's pid
@@ -65,8 +68,8 @@ type Session struct {
 	RunnerState string `json:"-"`
 	// Agent is the agent process of the running turn. AgentLive says it
 	// reads follow-ups on its stdin, so a queued one becomes its next turn.
-	Agent     *ProcRef `json:"agent,omitempty"`
-	AgentLive bool     `json:"agent_live,omitempty"`
+	Agent     *proc.Ref `json:"agent,omitempty"`
+	AgentLive bool      `json:"agent_live,omitempty"`
 	// Stop is set while a kill is in progress: no turn may start and no
 	// follow-up may be handed over until the kill is recorded.
 	Stop *StopRequest `json:"stop,omitempty"`
@@ -82,7 +85,7 @@ type Session struct {
 	// waits for the supervisor, then sweeps): a follow-up is refused until
 	// it is done, so nothing a follow-up starts is swept as a leftover of
 	// the kill, and the kill sees the session settle.
-	Killer *ProcRef `json:"killer,omitempty"`
+	Killer *proc.Ref `json:"killer,omitempty"`
 	// Cgroup is the cgroup v2 directory the session's agents run in, when
 	// the machine lets zwarm make one; "" means marker-only containment.
 	Cgroup string `json:"cgroup,omitempty"`
@@ -164,21 +167,6 @@ type Turn struct {
 // rewritten while a turn runs, and a generator may touch thousands.
 const MaxTurnFiles = 200
 
-// ProcRef names a process by pid and start time, so that a reused pid is
-// never taken for the original process.
-type ProcRef struct {
-	PID   int    `json:"pid"`
-	Start uint64 `json:"start"`
-	// Token is a supervisor's own, random: the record's owner is the
-	// supervisor whose token it holds, wherever it runs (its pid may be
-	// another host's or another pid namespace's).
-	Token string `json:"token,omitempty"`
-	// Role is "supervisor" for a session's supervisor, "spawn" for the
-	// command that is starting one and "attach" for the command a person
-	// works in the agent's CLI through.
-	Role string `json:"role,omitempty"`
-}
-
 const (
 	roleSpawn      = "spawn"
 	roleSupervisor = "supervisor"
@@ -200,7 +188,7 @@ type InterruptRequest struct {
 	At       time.Time `json:"at"`
 	Turn     int       `json:"turn"`
 	InboxID  string    `json:"inbox_id,omitempty"`
-	Attacher *ProcRef  `json:"attacher,omitempty"`
+	Attacher *proc.Ref `json:"attacher,omitempty"`
 }
 
 // AttachSpan is a time a person worked in the agent's own CLI, in the
@@ -210,8 +198,8 @@ type AttachSpan struct {
 	End   *time.Time `json:"end,omitempty"`
 	// PID is the attaching zwarm's; CLI is the agent's interactive CLI it
 	// ran, once started.
-	PID int      `json:"pid"`
-	CLI *ProcRef `json:"cli,omitempty"`
+	PID int       `json:"pid"`
+	CLI *proc.Ref `json:"cli,omitempty"`
 	// Was and WasError are the session's status and error before the
 	// attach: what it settles as again when the person leaves.
 	Was      Status `json:"was"`

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -28,7 +29,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 	} {
 		t.Setenv("SLURM_JOB_ID", c.job)
 		s := w.spawn("hold")
-		var sup *ProcRef
+		var sup *proc.Ref
 		eventually(t, "the agent to run", func() bool {
 			g, _ := w.m.Get(context.Background(), s.ID)
 			sup = g.Owner
@@ -41,7 +42,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		if got.Status != StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
 			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status, got.Error, got.Turns[0].Error, c.want)
 		}
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			t.Errorf("%v: processes alive after the session settled: %v", c.sig, left)
 		}
 	}

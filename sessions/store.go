@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -279,7 +280,7 @@ func (st *Store) sessionCgroup(id string) string {
 		return ""
 	}
 	dir := strings.TrimSpace(string(data))
-	if !isSessionCgroup(dir, id, st.dir) {
+	if !proc.IsSessionCgroup(dir, id, st.dir) {
 		// Not a cgroup a supervisor of this session made: a record can be
 		// written by anyone who can write the state dir, and what it names
 		// is killed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"time"
 )
 
@@ -127,7 +128,7 @@ type subState struct {
 	stamp  time.Time
 	errMsg string
 	inbox  map[string]InboxState
-	owner  ProcRef
+	owner  proc.Ref
 	traj   *Trajectory
 }
 
@@ -392,7 +393,7 @@ func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
 		// anything here. It is polled, and its runner judges it.
 		if prev.owner.PID != 0 {
 			s.src.exits.Remove(id)
-			prev.owner = ProcRef{}
+			prev.owner = proc.Ref{}
 		}
 		s.src.settled(id, false)
 		s.src.poll(id, true)
@@ -403,7 +404,7 @@ func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
 	case cur.Settled() || cur.Owner == nil:
 		if prev.owner.PID != 0 {
 			s.src.exits.Remove(id)
-			prev.owner = ProcRef{}
+			prev.owner = proc.Ref{}
 		}
 		s.src.settled(id, true)
 	case *cur.Owner != prev.owner:

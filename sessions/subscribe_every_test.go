@@ -3,6 +3,7 @@ package sessions
 import (
 	"bufio"
 	"context"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +133,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 
 	reopened := sessionID(9)
-	self, err := ProcessRef(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

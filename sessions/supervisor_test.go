@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // this process. done receives the supervisor's result.
 func (w *world) inProcess(ctx context.Context, task string) (id string, done <-chan error) {
 	w.t.Helper()
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 // A kill recorded before the supervisor starts a turn means no turn starts.
 func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	w := newWorld(t)
-	self, _ := refOf(os.Getpid())
+	self, _ := proc.RefOf(os.Getpid())
 	s := &Session{ID: newID(), Task: "never", Status: StatusPending, Adapter: "fake", WorkingDir: w.work,
 		CreatedAt: time.Now().UTC(), Turns: []Turn{}, Owner: self,
 		Stop: &StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // A reader with a window that falls behind a running turn reads only the
@@ -23,7 +24,7 @@ func TestTrajectorySkipsWhatARunningTurnGrewBeyondTheWindow(t *testing.T) {
 	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "t", Status: sessions.StatusRunning, Adapter: "codex",
 		CreatedAt: now, Turns: []sessions.Turn{{N: 1, Prompt: "t", StartedAt: now, Status: sessions.StatusRunning}}}
 	// Its supervisor is this process, alive.
-	self, err := sessions.ProcessRef(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

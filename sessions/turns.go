@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"golang.org/x/sys/unix"
@@ -53,7 +54,7 @@ func ActAsSupervisor() {
 type Turns struct {
 	st     *Store
 	id     string
-	self   ProcRef
+	self   proc.Ref
 	prices Prices
 	job    string // the job this supervisor runs as, under another runner
 	// overCost is why the session must stop for its cost, once found.
@@ -83,7 +84,7 @@ func (st *Store) Own(id string) (*Turns, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	self, err := refOf(os.Getpid())
+	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (t *Turns) owns(s *Session) error {
 }
 
 // Self is the supervisor's process.
-func (t *Turns) Self() ProcRef { return t.self }
+func (t *Turns) Self() proc.Ref { return t.self }
 
 // RunsAsJob says the supervisor runs as job id of the session's runner:
 // Claim records it if the command that submitted the job has not yet (or
@@ -317,7 +318,7 @@ func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcom
 
 // SetAgent records which process the agent is, and whether it takes
 // follow-ups on its stdin.
-func (t *Turns) SetAgent(agent *ProcRef, live bool) error {
+func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
 	_, err := t.st.update(t.id, func(s *Session) error {
 		if err := t.owns(s); err != nil {
 			return err
@@ -590,13 +591,13 @@ func (t *Turns) LockSupervisor(ctx context.Context) (unlock func(), err error) {
 
 // MakeCgroup creates (or reuses) the session's cgroup, zwarm-<id> beside
 // the cgroup this process runs in, and returns its directory.
-func (t *Turns) MakeCgroup() (string, error) { return makeCgroup(t.id) }
+func (t *Turns) MakeCgroup() (string, error) { return proc.MakeCgroup(t.id) }
 
 // TagCgroup names, on the session's cgroup dir, the state dir the session
 // is recorded in: a cgroup whose session is gone from it is an orphan (see
 // Orphans).
 func (t *Turns) TagCgroup(dir string) error {
-	return unix.Setxattr(dir, stateXattr, []byte(t.st.Dir()), 0)
+	return unix.Setxattr(dir, proc.StateXattr, []byte(t.st.Dir()), 0)
 }
 
 // RecordCgroup writes the session's cgroup dir to sessions/<id>/cgroup,
@@ -612,16 +613,5 @@ func (t *Turns) ForgetCgroup() { t.st.forgetCgroup(t.id) }
 // cgroup (its dir, or ""), those carrying the session's marker and the
 // descendants of this process, the supervisor, which is never listed.
 func (t *Turns) Sweep(ctx context.Context, cgroup string) error {
-	return containment{id: t.id, root: os.Getpid(), cgroup: cgroup}.sweep(ctx)
-}
-
-// SweepCgroup kills every process in a cgroup zwarm made and below it, and
-// removes the cgroups; one already gone is swept.
-func SweepCgroup(ctx context.Context, dir string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := killCgroup(ctx, dir); err != nil {
-		return err
-	}
-	return removeCgroup(dir)
+	return proc.Scope{ID: t.id, Root: os.Getpid(), Cgroup: cgroup}.Sweep(ctx)
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -80,7 +81,7 @@ func runVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	group, gerr := MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	group, gerr := proc.MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
 	if gerr == nil {
 		group.Tag(stateDir)
 	}
@@ -94,7 +95,7 @@ func runVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 		cmd.Cancel = func() error {
 			// Its process group, and what left it (setsid) but not the group.
 			if group != nil {
-				for _, pid := range GroupPIDs(group.Dir()) {
+				for _, pid := range proc.GroupPIDs(group.Dir()) {
 					syscall.Kill(pid, syscall.SIGTERM)
 				}
 			}
@@ -160,7 +161,7 @@ exit 0`
 // guardVerify starts the guard of a verify run (its cgroup, or only its
 // process group pgid without one). The returned func ends it and waits
 // for it: the run is over, and swept.
-func guardVerify(group *Group, pgid int) func() {
+func guardVerify(group *proc.Group, pgid int) func() {
 	r, wr, err := os.Pipe()
 	if err != nil {
 		return func() {}

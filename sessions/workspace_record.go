@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -82,7 +83,7 @@ type Workspace struct {
 	// Lander is the process landing or updating the worker's change:
 	// while it lives, nothing else may change the worktree (a follow-up,
 	// another landing or update, a removal).
-	Lander *ProcRef `json:"lander,omitempty"`
+	Lander *proc.Ref `json:"lander,omitempty"`
 }
 
 // ErrBusy is returned (wrapped) for a change asked of a worktree that a

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -521,7 +522,7 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
 	s := w.spawnIn(w.work, "half", SpawnRequest{})
-	var sup *ProcRef
+	var sup *proc.Ref
 	eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner

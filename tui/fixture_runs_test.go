@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // The run of the fixtures and its two workers.
@@ -28,7 +29,7 @@ func (f *fixture) addRun(id string, status runs.Status, task string, age time.Du
 		Steps: steps, Limits: runs.Limits{MaxSteps: 10, MaxWorkers: 4}, CreatedAt: created, UpdatedAt: created.Add(age / 2),
 		Usage: sessions.Usage{InputTokens: 12000, OutputTokens: 800, TotalTokens: 12800}, CostUSD: &cost, WorkerCostUSD: &workerCost}
 	if status == runs.StatusRunning {
-		self, err := sessions.ProcessRef(os.Getpid())
+		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
 			f.t.Fatal(err)
 		}

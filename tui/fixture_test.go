@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -78,7 +79,7 @@ func (f *fixture) add(n int, status sessions.Status, task string, age time.Durat
 			s.ExitCode, turn.ExitCode = &one, &one
 		}
 	} else {
-		self, err := sessions.ProcessRef(os.Getpid())
+		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
 			f.t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // The screen with a run at both sizes: its row, its workers under it, the
@@ -86,7 +86,7 @@ func TestRunWhoseProcessDiedReadsInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer owner.Wait()
-	ref, err := sessions.ProcessRef(owner.Process.Pid)
+	ref, err := proc.RefOf(owner.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

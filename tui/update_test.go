@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // recorder is the real manager with its actions observed, and kill made to
@@ -230,7 +231,7 @@ func TestDeadSupervisorIsNoticedWithoutATick(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Wait()
-	ref, err := sessions.ProcessRef(sup.Process.Pid)
+	ref, err := proc.RefOf(sup.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

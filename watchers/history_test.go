@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // history scripts a run step by step, as the orchestrator would show it
@@ -40,7 +41,7 @@ func (h *history) step(text string, calls ...Call) *history {
 
 // worker adds a worker started now, running until end is called.
 func (h *history) worker(id string) *sessions.Session {
-	owner := sessions.ProcRef{PID: 1, Start: 1}
+	owner := proc.Ref{PID: 1, Start: 1}
 	s := &sessions.Session{ID: id, Task: "task of " + id, Status: sessions.StatusRunning, CreatedAt: h.t, Owner: &owner}
 	h.t = h.t.Add(time.Second)
 	h.v.Workers = append(h.v.Workers, s)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // The directories below do not exist: symbolic links are resolved only
@@ -242,7 +243,7 @@ func TestOverlapAfterAFollowUpReopensAWorker(t *testing.T) {
 	overlapAlerts(t, feed(t, w, at, b.edit("api/server.go")))
 	// A follow-up reopens a (landed with --keep): what it landed is in the
 	// branch, what it does now counts again.
-	a.s.Owner = &sessions.ProcRef{PID: 43}
+	a.s.Owner = &proc.Ref{PID: 43}
 	a.startTurn(at.Add(time.Second))
 	overlapAlerts(t, feed(t, w, at.Add(time.Second), a.update(false)))
 	overlapAlerts(t, feed(t, w, at.Add(2*time.Second), a.edit("api/server.go")),

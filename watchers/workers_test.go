@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // worldClock is the time the scripted histories start at.
@@ -17,7 +18,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 type rec struct{ s *sessions.Session }
 
 func newRec(id string) *rec {
-	owner := sessions.ProcRef{PID: 42, Start: 1, Role: "supervisor"}
+	owner := proc.Ref{PID: 42, Start: 1, Role: "supervisor"}
 	return &rec{&sessions.Session{ID: id, Task: "task " + id, Status: sessions.StatusPending, CreatedAt: t0, UpdatedAt: t0,
 		Source: sessions.UserSource, Owner: &owner}}
 }
@@ -175,7 +176,7 @@ func TestStalledFromTheRecord(t *testing.T) {
 		t.Error("a settled session is stalled")
 	}
 	// A person works in its CLI for an hour: nothing of zwarm's is silent.
-	r.s.Status, r.s.Owner = sessions.StatusAttached, &sessions.ProcRef{PID: 44}
+	r.s.Status, r.s.Owner = sessions.StatusAttached, &proc.Ref{PID: 44}
 	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
 		t.Errorf("an attached session is stalled: %s", why)
 	}
@@ -194,7 +195,7 @@ func TestFailureReportedWithItsError(t *testing.T) {
 	}
 	want(t, feed(t, w, at, r.update(false))) // once
 	// A follow-up reopens it: the failure no longer stands.
-	r.s.Owner = &sessions.ProcRef{PID: 43}
+	r.s.Owner = &proc.Ref{PID: 43}
 	r.startTurn(at.Add(time.Second))
 	want(t, feed(t, w, at.Add(time.Second), r.update(false)))
 	if len(w.Standing()) != 0 {

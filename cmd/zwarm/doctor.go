@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -91,7 +92,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		add(check{name: "config", result: fmt.Sprintf("valid (default adapter %s, kill grace %s)", defaultAdapter, cfg.Grace()), ok: true})
 	}
 
-	if how, why := sessions.Containment(); why != nil {
+	if how, why := proc.Containment(); why != nil {
 		add(check{name: "containment", result: fmt.Sprintf("%s only: %v", how, why), ok: true, note: true})
 	} else {
 		add(check{name: "containment", result: how, ok: true})

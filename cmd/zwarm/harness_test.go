@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
@@ -417,7 +418,7 @@ func readPID(t *testing.T, path string) int {
 
 // markedProcs lists live processes whose environment names the session.
 func markedProcs(id string) []int {
-	want := []byte(sessions.MarkerEnv + "=" + id + "\x00")
+	want := []byte(proc.MarkerEnv + "=" + id + "\x00")
 	ents, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {

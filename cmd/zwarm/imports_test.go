@@ -24,19 +24,20 @@ const module = "github.com/zwarm/zwarm"
 var allowed = map[string][]string{
 	"sessions/store":    {},
 	"sessions/index":    {},
-	"sessions":          {"sessions/store", "sessions/index"},
+	"sessions/proc":     {},
+	"sessions":          {"sessions/store", "sessions/index", "sessions/proc"},
 	"adapters/":         {"sessions"},
 	"adapters":          {"adapters/", "sessions"},
 	"watchers":          {"sessions"},
-	"orchestrator/runs": {"sessions", "sessions/store"},
-	"orchestrator":      {"sessions", "watchers", "orchestrator/runs"},
+	"orchestrator/runs": {"sessions", "sessions/store", "sessions/proc"},
+	"orchestrator":      {"sessions", "sessions/proc", "watchers", "orchestrator/runs"},
 	"tui/styles":        {"sessions"},
 	"tui/keys":          {"sessions"},
 	"tui":               {"sessions", "watchers", "orchestrator", "orchestrator/runs", "tui/styles", "tui/keys"},
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "orchestrator/runs", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "orchestrator/runs", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // A session whose supervisor died and whose directory was deleted: doctor
 // lists its processes, kill --orphans stops them.
 func TestKillOrphans(t *testing.T) {
-	if how, err := sessions.Containment(); !strings.HasPrefix(how, "cgroup") {
+	if how, err := proc.Containment(); !strings.HasPrefix(how, "cgroup") {
 		t.Skipf("cgroup containment is not available here (%v)", err)
 	}
 	w := newWorld(t)

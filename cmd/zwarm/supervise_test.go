@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 func TestSpawnWaitCompletes(t *testing.T) {
@@ -240,7 +241,7 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 	w.setScript(grandchildren(dir, false))
 	id := w.spawn("run forever")
 	escaped := readPID(t, filepath.Join(dir, "escaped.pid"))
-	var owner *sessions.ProcRef
+	var owner *proc.Ref
 	eventually(t, "the supervisor to own the session", func() bool {
 		s := w.record(id)
 		owner = s.Owner

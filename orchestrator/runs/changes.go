@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // What changed in a run.
@@ -28,7 +28,7 @@ type changes struct {
 	runsDir string
 	only    string // a run id, or "" for every run
 	fw      *fsnotify.Watcher
-	owners  *sessions.ExitWatch
+	owners  *proc.ExitWatch
 
 	mu      sync.Mutex
 	order   []string
@@ -46,7 +46,7 @@ func newChanges(stateDir, only string) (*changes, error) {
 	}
 	ch := &changes{runsDir: filepath.Join(stateDir, RunsDir), only: only, fw: fw,
 		dirty: map[string]int{}, c: make(chan struct{}, 1), done: make(chan struct{})}
-	if ch.owners, err = sessions.NewExitWatch(); err != nil {
+	if ch.owners, err = proc.NewExitWatch(); err != nil {
 		fw.Close()
 		return nil, err
 	}

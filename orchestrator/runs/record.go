@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // Status is where a run is.
@@ -83,7 +84,7 @@ type Record struct {
 
 	// Owner is the process running the run, by pid and start time, so a
 	// run whose process died is never shown running.
-	Owner *sessions.ProcRef `json:"owner,omitempty"`
+	Owner *proc.Ref `json:"owner,omitempty"`
 	// Seen is, per worker, the end the model has read (wait, check...);
 	// Reported the end an observation has announced.
 	Seen     map[string]time.Time `json:"seen,omitempty"`

@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // stepper is an orchestrating model that answers when the test says so:
@@ -194,7 +195,7 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer owner.Process.Kill()
-	ref, err := sessions.ProcessRef(owner.Process.Pid)
+	ref, err := proc.RefOf(owner.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

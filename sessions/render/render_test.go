@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 func TestMoneyOneRule(t *testing.T) {
@@ -40,7 +41,7 @@ func TestMoneyOneRule(t *testing.T) {
 // cannot be known (the model has no price) read differently, and only the
 // second is named in a footnote, once per model.
 func TestUnpricedIsNotUnknown(t *testing.T) {
-	owner := &sessions.ProcRef{PID: 1}
+	owner := &proc.Ref{PID: 1}
 	waiting := &sessions.Session{Status: sessions.StatusRunning, Owner: owner, Model: "mystery-1", Turn: 1}
 	unpriced := &sessions.Session{Status: sessions.StatusCompleted, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 10}, Turn: 1}
 	again := &sessions.Session{Status: sessions.StatusFailed, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 5}, Turn: 1}
@@ -69,7 +70,7 @@ func TestUnpricedIsNotUnknown(t *testing.T) {
 }
 
 func TestUsageOfARunningTurnIsUnknownNotZero(t *testing.T) {
-	owner := &sessions.ProcRef{PID: 1}
+	owner := &proc.Ref{PID: 1}
 	running := &sessions.Session{Status: sessions.StatusRunning, Owner: owner}
 	if SessionTokens(running) != Unknown || SessionCost(running) != Unknown {
 		t.Fatalf("running with no usage: %s %s", SessionTokens(running), SessionCost(running))

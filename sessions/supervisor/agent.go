@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +18,7 @@ import (
 // file, one feeds stdin, one reaps. The supervisor owns them all: an
 // agentRun returns only after each has ended.
 type agentProc struct {
-	ref        *sessions.ProcRef
+	ref        *proc.Ref
 	stdin      *stdinFeeder // nil for stdin /dev/null
 	chunks     chan []byte
 	stderr     *switchWriter
@@ -65,7 +66,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd sessions.Command) (*agent
 	}
 	files = append(files, errR, errW)
 	env := append(os.Environ(), cmd.Env...)
-	env = append(env, sessions.MarkerEnv+"="+id)
+	env = append(env, proc.MarkerEnv+"="+id)
 	attr := &syscall.SysProcAttr{
 		Setpgid: true,
 		// If the supervisor itself is killed, the agent must not run on
@@ -82,14 +83,14 @@ func (sv *supervisor) startAgent(id string, n int, cmd sessions.Command) (*agent
 	}
 	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{inR, outW, errW}, Sys: attr}
 	argv := append([]string{cmd.Path}, cmd.Args...)
-	proc, err := os.StartProcess(cmd.Path, argv, pa)
+	started, err := os.StartProcess(cmd.Path, argv, pa)
 	if err != nil && sv.cg != nil {
 		// The cgroup could not take the process (a controller's limit, a
 		// kernel without clone3 into cgroups): run it contained by marker.
 		sv.log.Warn("cannot start the agent in the session's cgroup; using the marker only", "err", err)
 		attr.UseCgroupFD, attr.CgroupFD = false, 0
 		sv.closeCgroup()
-		proc, err = os.StartProcess(cmd.Path, argv, pa)
+		started, err = os.StartProcess(cmd.Path, argv, pa)
 	}
 	for _, f := range []*os.File{inR, outW, errW} {
 		if f != nil {
@@ -100,11 +101,11 @@ func (sv *supervisor) startAgent(id string, n int, cmd sessions.Command) (*agent
 		files = []*os.File{inW, outR, errR}
 		return fail(err)
 	}
-	ref, err := sessions.ProcessRef(proc.Pid)
+	ref, err := proc.RefOf(started.Pid)
 	if err != nil {
-		ref = &sessions.ProcRef{PID: proc.Pid}
+		ref = &proc.Ref{PID: started.Pid}
 	}
-	proc.Release() // reaped by reap, which sees every child
+	started.Release() // reaped by reap, which sees every child
 
 	p := &agentProc{ref: ref, chunks: make(chan []byte), stderr: &switchWriter{f: errf},
 		stderrDone: make(chan struct{}), exited: make(chan unix.WaitStatus, 1), reaped: make(chan struct{}), out: out}

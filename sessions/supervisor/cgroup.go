@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,7 +53,7 @@ func (cg *cgroup) closeLeaf() error {
 	unix.Close(cg.fd)
 	leaf := cg.leaf
 	cg.leaf, cg.fd = "", -1
-	return sessions.SweepCgroup(context.Background(), leaf)
+	return proc.SweepCgroup(context.Background(), leaf)
 }
 
 // openCgroup gives the supervisor's session a cgroup, or nil when the
@@ -81,7 +81,7 @@ func (sv *supervisor) closeCgroup() {
 		return
 	}
 	sv.cg.closeLeaf()
-	if err := sessions.SweepCgroup(context.Background(), sv.cg.dir); err != nil {
+	if err := proc.SweepCgroup(context.Background(), sv.cg.dir); err != nil {
 		sv.log.Error("remove the session's cgroup", "err", err)
 	} else {
 		sv.turns.ForgetCgroup()

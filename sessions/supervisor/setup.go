@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +31,7 @@ func (sv *supervisor) runSetup(ctx context.Context, dir, command string, out *os
 			sv.log.Warn("no cgroup leaf for setup; containing it by marker", "err", err)
 		}
 	}
-	env := append(os.Environ(), sessions.MarkerEnv+"="+sv.id)
+	env := append(os.Environ(), proc.MarkerEnv+"="+sv.id)
 	pa := &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{devnull, out, out}, Sys: attr}
 	p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", command}, pa)
 	if err != nil && attr.UseCgroupFD {

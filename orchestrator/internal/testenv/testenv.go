@@ -23,6 +23,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
@@ -388,7 +389,7 @@ func supervisorsOf(id string) []int {
 
 // markedProcs lists live processes whose environment names the session.
 func markedProcs(id string) []int {
-	want := []byte(sessions.MarkerEnv + "=" + id + "\x00")
+	want := []byte(proc.MarkerEnv + "=" + id + "\x00")
 	ents, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {

@@ -1,4 +1,4 @@
-package sessions
+package proc
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ import (
 // variable and the supervisor's descendants.
 
 // ownCgroupDir is the cgroup v2 directory this process runs in.
-func ownCgroupDir() (string, error) {
+func OwnCgroupDir() (string, error) {
 	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
@@ -40,7 +40,7 @@ func ownCgroupDir() (string, error) {
 	if path == "" {
 		return "", errors.New("cgroup: no cgroup v2 hierarchy in /proc/self/cgroup")
 	}
-	mount, root, err := cgroup2Mount()
+	mount, root, err := Cgroup2Mount()
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +53,7 @@ func ownCgroupDir() (string, error) {
 
 // cgroup2Mount finds where the cgroup v2 hierarchy is mounted and which of
 // its directories the mount shows (its root).
-func cgroup2Mount() (mount, root string, err error) {
+func Cgroup2Mount() (mount, root string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", "", fmt.Errorf("cgroup: %w", err)
@@ -97,13 +97,13 @@ func unescapeMount(s string) string {
 // stateXattr, on a session's cgroup, names the state dir the session is
 // recorded in: a cgroup whose session is gone from it is an orphan (see
 // Orphans).
-const stateXattr = "user.zwarm.state"
+const StateXattr = "user.zwarm.state"
 
 // taggedFor reports whether the cgroup dir is tagged with stateDir (the
 // same directory, however its path was spelled).
-func taggedFor(dir, stateDir string) bool {
+func TaggedFor(dir, stateDir string) bool {
 	buf := make([]byte, 4096)
-	n, err := unix.Getxattr(dir, stateXattr, buf)
+	n, err := unix.Getxattr(dir, StateXattr, buf)
 	if err != nil {
 		return false
 	}
@@ -120,21 +120,21 @@ func taggedFor(dir, stateDir string) bool {
 // the cgroup v2 hierarchy, tagged with the state dir. Anything else (a
 // record written by hand, or by someone who may write the state dir but
 // not the cgroups) is never killed as the session's.
-func isSessionCgroup(dir, id, stateDir string) bool {
+func IsSessionCgroup(dir, id, stateDir string) bool {
 	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || filepath.Base(dir) != "zwarm-"+id {
 		return false
 	}
-	mount, _, err := cgroup2Mount()
+	mount, _, err := Cgroup2Mount()
 	if err != nil || !strings.HasPrefix(dir, mount+string(filepath.Separator)) {
 		return false
 	}
-	return taggedFor(dir, stateDir)
+	return TaggedFor(dir, stateDir)
 }
 
 // makeCgroup creates (or reuses) the cgroup zwarm-<name> beside the
 // cgroup this process runs in, and returns its directory.
-func makeCgroup(name string) (string, error) {
-	parent, err := ownCgroupDir()
+func MakeCgroup(name string) (string, error) {
+	parent, err := OwnCgroupDir()
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +153,7 @@ func makeCgroup(name string) (string, error) {
 // `zwarm doctor`: in a cgroup of their own, or by marker variable only, and
 // why.
 func Containment() (string, error) {
-	parent, err := ownCgroupDir()
+	parent, err := OwnCgroupDir()
 	if err != nil {
 		return "marker", err
 	}
@@ -170,7 +170,7 @@ func Containment() (string, error) {
 
 // killCgroup kills every process in a cgroup and waits until it is empty.
 // A missing cgroup is already empty.
-func killCgroup(ctx context.Context, dir string) error {
+func KillCgroup(ctx context.Context, dir string) error {
 	if dir == "" {
 		return nil
 	}
@@ -184,7 +184,7 @@ func killCgroup(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", dir, err)
 	}
-	for populated(dir) {
+	for Populated(dir) {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cgroup %s: processes still alive after cgroup.kill", dir)
@@ -196,14 +196,14 @@ func killCgroup(ctx context.Context, dir string) error {
 
 // removeCgroup removes an empty cgroup and every cgroup below it (an agent
 // may have made some, and moved into them); a missing one is fine.
-func removeCgroup(dir string) error {
+func RemoveCgroup(dir string) error {
 	if dir == "" {
 		return nil
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			if err := removeCgroup(filepath.Join(dir, e.Name())); err != nil {
+			if err := RemoveCgroup(filepath.Join(dir, e.Name())); err != nil {
 				return err
 			}
 		}
@@ -215,7 +215,7 @@ func removeCgroup(dir string) error {
 }
 
 // populated reports whether a cgroup still holds a process.
-func populated(dir string) bool {
+func Populated(dir string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
 	if err != nil {
 		return false
@@ -226,7 +226,7 @@ func populated(dir string) bool {
 // cgroupPIDs lists the processes in a cgroup and in every cgroup below it:
 // a process of the session may make a cgroup under its own and move into
 // it, where the cgroup's own cgroup.procs no longer shows it.
-func cgroupPIDs(dir string) []int {
+func CgroupPIDs(dir string) []int {
 	if dir == "" {
 		return nil
 	}
@@ -243,7 +243,7 @@ func cgroupPIDs(dir string) []int {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			out = append(out, cgroupPIDs(filepath.Join(dir, e.Name()))...)
+			out = append(out, CgroupPIDs(filepath.Join(dir, e.Name()))...)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package sessions
+package proc
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func MakeGroup(name string) (*Group, error) {
 	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
 		return nil, fmt.Errorf("cgroup: bad group name %q", name)
 	}
-	dir, err := makeCgroup(name)
+	dir, err := MakeCgroup(name)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func MakeGroup(name string) (*Group, error) {
 // cgroup: kill --orphans of that state dir stops what is left in it once
 // its owner's record is gone.
 func (g *Group) Tag(stateDir string) error {
-	return unix.Setxattr(g.dir, stateXattr, []byte(stateDir), 0)
+	return unix.Setxattr(g.dir, StateXattr, []byte(stateDir), 0)
 }
 
 // Dir is the group's cgroup directory, for the owner's record.
@@ -67,7 +67,7 @@ func (g *Group) Close(ctx context.Context) error {
 // zwarm-* inside the mounted cgroup v2 hierarchy. A recorded path is read
 // back from a file anyone with the state dir could have changed.
 func checkGroupDir(dir string) error {
-	mount, _, err := cgroup2Mount()
+	mount, _, err := Cgroup2Mount()
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func GroupPIDs(dir string) []int {
 	if checkGroupDir(dir) != nil {
 		return nil
 	}
-	return cgroupPIDs(dir)
+	return CgroupPIDs(dir)
 }
 
 // SweepGroup kills every process in a group's cgroup and below it and
@@ -96,10 +96,3 @@ func SweepGroup(ctx context.Context, dir string) error {
 	}
 	return SweepCgroup(ctx, dir)
 }
-
-// Signal sends sig to the process r names, only if it is still that
-// process (os.ErrProcessDone if not).
-func (r *ProcRef) Signal(sig unix.Signal) error { return r.signal(sig) }
-
-// WaitGone blocks until the process r names has exited or ctx ends.
-func (r *ProcRef) WaitGone(ctx context.Context) error { return r.waitGone(ctx) }

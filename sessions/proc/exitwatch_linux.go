@@ -1,4 +1,4 @@
-package sessions
+package proc
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ func NewExitWatch() (*ExitWatch, error) {
 // Add watches the process ref names, under key (a session id). A process
 // that is already gone is reported at once. Adding a key again replaces
 // the process watched for it.
-func (w *ExitWatch) Add(key string, ref *ProcRef) {
+func (w *ExitWatch) Add(key string, ref *Ref) {
 	w.Remove(key)
 	if ref == nil || ref.PID <= 0 {
 		w.report(key)

@@ -1,4 +1,4 @@
-package sessions
+package proc
 
 import (
 	"bytes"
@@ -19,70 +19,70 @@ import (
 // process group with setsid and were re-parented away from the supervisor.
 const MarkerEnv = "ZWARM_SESSION_ID"
 
-type procStat struct {
-	pid   int
-	ppid  int
-	state byte
-	start uint64
+type Stat struct {
+	PID   int
+	PPID  int
+	State byte
+	Start uint64
 }
 
-// readStat parses /proc/PID/stat. The command name may hold spaces and
+// ReadStat parses /proc/PID/stat. The command name may hold spaces and
 // parentheses, so fields are counted from the last ')'.
-func readStat(pid int) (procStat, error) {
+func ReadStat(pid int) (Stat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return procStat{}, err
+		return Stat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return Stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	f := strings.Fields(string(b[i+2:]))
 	// f[0] is field 3 (state); starttime is field 22.
 	if len(f) < 20 {
-		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return Stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	start, err := strconv.ParseUint(f[19], 10, 64)
 	if err != nil {
-		return procStat{}, fmt.Errorf("malformed /proc/%d/stat: %w", pid, err)
+		return Stat{}, fmt.Errorf("malformed /proc/%d/stat: %w", pid, err)
 	}
-	return procStat{pid: pid, ppid: ppid, state: f[0][0], start: start}, nil
+	return Stat{PID: pid, PPID: ppid, State: f[0][0], Start: start}, nil
 }
 
-// refOf names a live process by pid and start time.
-func refOf(pid int) (*ProcRef, error) {
-	st, err := readStat(pid)
+// RefOf names a live process by pid and start time.
+func RefOf(pid int) (*Ref, error) {
+	st, err := ReadStat(pid)
 	if err != nil {
 		return nil, err
 	}
-	return &ProcRef{PID: pid, Start: st.start}, nil
+	return &Ref{PID: pid, Start: st.Start}, nil
 }
 
 // Alive reports whether the very process r names still runs: same pid,
 // same start time, not a zombie.
-func (r *ProcRef) Alive() bool {
+func (r *Ref) Alive() bool {
 	if r == nil || r.PID <= 0 {
 		return false
 	}
-	st, err := readStat(r.PID)
+	st, err := ReadStat(r.PID)
 	if err != nil {
 		return false
 	}
-	return st.start == r.Start && st.state != 'Z' && st.state != 'X'
+	return st.Start == r.Start && st.State != 'Z' && st.State != 'X'
 }
 
-// signal sends sig to r only if it is still the same process.
-func (r *ProcRef) signal(sig syscall.Signal) error {
+// Signal sends sig to r only if it is still the same process.
+func (r *Ref) Signal(sig syscall.Signal) error {
 	if !r.Alive() {
 		return os.ErrProcessDone
 	}
 	return unix.Kill(r.PID, sig)
 }
 
-// waitGone blocks until r has exited or ctx ends. It uses a pidfd, so it
+// WaitGone blocks until r has exited or ctx ends. It uses a pidfd, so it
 // needs no polling and works for processes that are not our children.
-func (r *ProcRef) waitGone(ctx context.Context) error {
+func (r *Ref) WaitGone(ctx context.Context) error {
 	fd, err := unix.PidfdOpen(r.PID, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
@@ -110,7 +110,7 @@ func (r *ProcRef) waitGone(ctx context.Context) error {
 	}
 }
 
-func (r *ProcRef) pollGone(ctx context.Context) error {
+func (r *Ref) pollGone(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for r.Alive() {
@@ -124,26 +124,26 @@ func (r *ProcRef) pollGone(ctx context.Context) error {
 }
 
 // listProcs reads every process's stat.
-func listProcs() []procStat {
+func List() []Stat {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	out := make([]procStat, 0, len(ents))
+	out := make([]Stat, 0, len(ents))
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, err := readStat(pid); err == nil {
+		if st, err := ReadStat(pid); err == nil {
 			out = append(out, st)
 		}
 	}
 	return out
 }
 
-// hasMarker reports whether pid's environment names session id.
-func hasMarker(pid int, want []byte) bool {
+// HasMarker reports whether pid's environment names session id.
+func HasMarker(pid int, want []byte) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
@@ -156,93 +156,90 @@ func hasMarker(pid int, want []byte) bool {
 	return false
 }
 
-// containment finds and stops the processes of one session: those in its
+// A Scope finds and stops the processes of one session: those in its
 // cgroup, those carrying its marker, and the descendants of root (the
 // supervisor, when it sweeps its own). The caller itself is never listed.
-type containment struct {
-	id     string
-	root   int    // 0: no descendant walk
-	cgroup string // "" when the session has none
+type Scope struct {
+	ID     string
+	Root   int    // 0: no descendant walk
+	Cgroup string // "" when the session has none
 }
 
-// procs lists the live processes of the session.
-func (c containment) procs() []procStat {
-	want := []byte(MarkerEnv + "=" + c.id)
-	all := listProcs()
-	byPID := make(map[int]procStat, len(all))
-	children := map[int][]procStat{}
+// Procs lists the live processes of the session.
+func (c Scope) Procs() []Stat {
+	want := []byte(MarkerEnv + "=" + c.ID)
+	all := List()
+	byPID := make(map[int]Stat, len(all))
+	children := map[int][]Stat{}
 	for _, p := range all {
-		byPID[p.pid] = p
-		children[p.ppid] = append(children[p.ppid], p)
+		byPID[p.PID] = p
+		children[p.PPID] = append(children[p.PPID], p)
 	}
 	self := os.Getpid()
 	seen := map[int]bool{}
-	var out []procStat
-	add := func(p procStat) {
-		if p.pid == self || p.pid == c.root || seen[p.pid] || p.state == 'Z' || p.state == 'X' {
+	var out []Stat
+	add := func(p Stat) {
+		if p.PID == self || p.PID == c.Root || seen[p.PID] || p.State == 'Z' || p.State == 'X' {
 			return
 		}
-		seen[p.pid] = true
+		seen[p.PID] = true
 		out = append(out, p)
 	}
-	for _, pid := range cgroupPIDs(c.cgroup) {
+	for _, pid := range CgroupPIDs(c.Cgroup) {
 		if p, ok := byPID[pid]; ok {
 			add(p)
 		}
 	}
-	if c.root > 0 {
-		stack := []int{c.root}
+	if c.Root > 0 {
+		stack := []int{c.Root}
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for _, ch := range children[n] {
 				add(ch)
-				stack = append(stack, ch.pid)
+				stack = append(stack, ch.PID)
 			}
 		}
 	}
 	for _, p := range all {
-		if !seen[p.pid] && hasMarker(p.pid, want) {
+		if !seen[p.PID] && HasMarker(p.PID, want) {
 			add(p)
 		}
 	}
 	return out
 }
 
-// sweep kills every process of the session until none is left: the cgroup
+// Sweep kills every process of the session until none is left: the cgroup
 // at once with cgroup.kill, then whatever the marker and the process tree
 // still find. It is the last step of every stop.
-func (c containment) sweep(ctx context.Context) error {
-	if err := killCgroup(ctx, c.cgroup); err != nil {
+func (c Scope) Sweep(ctx context.Context) error {
+	if err := KillCgroup(ctx, c.Cgroup); err != nil {
 		return err
 	}
 	for {
-		procs := c.procs()
+		procs := c.Procs()
 		if len(procs) == 0 {
 			return nil
 		}
 		for _, p := range procs {
-			ref := ProcRef{PID: p.pid, Start: p.start}
-			ref.signal(unix.SIGKILL)
+			ref := Ref{PID: p.PID, Start: p.Start}
+			ref.Signal(unix.SIGKILL)
 		}
 		select {
 		case <-ctx.Done():
 			pids := make([]string, len(procs))
 			for i, p := range procs {
-				pids[i] = strconv.Itoa(p.pid)
+				pids[i] = strconv.Itoa(p.PID)
 			}
-			return fmt.Errorf("processes of session %s still alive: %s", c.id, strings.Join(pids, " "))
+			return fmt.Errorf("processes of session %s still alive: %s", c.ID, strings.Join(pids, " "))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
 
-// ProcessRef names a running process by pid and start time.
-func ProcessRef(pid int) (*ProcRef, error) { return refOf(pid) }
-
-// procStartTime is when a process started, by the wall clock.
-func procStartTime(pid int) (time.Time, error) {
-	st, err := readStat(pid)
+// StartTime is when a process started, by the wall clock.
+func StartTime(pid int) (time.Time, error) {
+	st, err := ReadStat(pid)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -259,8 +256,25 @@ func procStartTime(pid int) (time.Time, error) {
 			// Start times are in clock ticks since boot; Linux reports them
 			// at USER_HZ, which is 100 on every architecture Go supports.
 			const hz = 100
-			return time.Unix(boot, 0).Add(time.Duration(st.start) * time.Second / hz), nil
+			return time.Unix(boot, 0).Add(time.Duration(st.Start) * time.Second / hz), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("no btime in /proc/stat")
+}
+
+// Alive reports whether anything of the session runs: a process in its
+// cgroup (at any depth: cgroup.events counts the leaves) or one Procs finds.
+func (c Scope) Alive() bool {
+	return Populated(c.Cgroup) || len(c.Procs()) > 0
+}
+
+// SweepCgroup kills every process in a cgroup zwarm made and below it, and
+// removes the cgroups; one already gone is swept.
+func SweepCgroup(ctx context.Context, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := KillCgroup(ctx, dir); err != nil {
+		return err
+	}
+	return RemoveCgroup(dir)
 }
