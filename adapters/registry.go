@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Registry maps adapter names to adapters. It implements sessions.Adapters.
@@ -51,7 +52,7 @@ func Builtin() *Registry {
 	return New(
 		codex.New(),
 		claude.New(),
-		replay.New(func() sessions.Parser { return codex.NewParser() }, player),
+		replay.New(func() record.Parser { return codex.NewParser() }, player),
 	).Hide(replay.Name)
 }
 

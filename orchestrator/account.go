@@ -6,13 +6,14 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // refresh reads the run's workers and brings the accounts up to date. A
 // worker the record does not know (started just before a crash) is
 // adopted: its source says it is the run's.
 func (r *Run) refresh(ctx context.Context) {
-	list, err := r.opt.Sessions.List(ctx, sessions.ListOptions{Source: sessions.RunSource(r.rec.ID)})
+	list, err := r.opt.Sessions.List(ctx, sessions.ListOptions{Source: record.RunSource(r.rec.ID)})
 	var le *sessions.ListError
 	if err != nil && !errors.As(err, &le) {
 		r.opt.Log.Warn("list the run's workers", "err", err)
@@ -38,7 +39,7 @@ func (r *Run) refresh(ctx context.Context) {
 		}
 		r.rec.Accounts[s.ID] = runs.Account{Usage: s.Usage, CostUSD: cost, Status: s.Status}
 	}
-	var u sessions.Usage
+	var u record.Usage
 	total, known2 := 0.0, true
 	for _, a := range r.rec.Accounts {
 		u = u.Add(a.Usage)
@@ -51,7 +52,7 @@ func (r *Run) refresh(ctx context.Context) {
 	r.rec.WorkerUsage = u
 	r.rec.WorkerCostUSD = nil
 	if known2 {
-		total = sessions.RoundCost(total)
+		total = record.RoundCost(total)
 		r.rec.WorkerCostUSD = &total
 	}
 	r.counts = runs.Totals{}
@@ -59,7 +60,7 @@ func (r *Run) refresh(ctx context.Context) {
 		switch {
 		case !s.Settled():
 			r.counts.WorkersRunning++
-		case s.Status == sessions.StatusCompleted:
+		case s.Status == record.StatusCompleted:
 			r.counts.WorkersDone++
 		default:
 			r.counts.WorkersFailed++
@@ -77,7 +78,7 @@ func (r *Run) totals() *runs.Totals {
 }
 
 // addUsage accounts one model call.
-func (r *Run) addUsage(u sessions.Usage) *float64 {
+func (r *Run) addUsage(u record.Usage) *float64 {
 	cost := r.prices.Cost(r.set.Model, u)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -86,7 +87,7 @@ func (r *Run) addUsage(u sessions.Usage) *float64 {
 	case cost == nil:
 		r.rec.CostUSD = nil // one call of unknown price: the total is unknown
 	case r.rec.CostUSD != nil:
-		c := sessions.RoundCost(*r.rec.CostUSD + *cost)
+		c := record.RoundCost(*r.rec.CostUSD + *cost)
 		r.rec.CostUSD = &c
 	}
 	return cost

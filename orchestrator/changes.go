@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -38,12 +39,12 @@ func (r *Run) worktrees(ctx context.Context) bool {
 // workers started; workers with a worktree and no change are left out.
 // It is nil when no worker had a worktree: then every change is in
 // place and there is nothing to tell apart.
-func workerChanges(workers []*sessions.Session, order []string) []runs.WorkerChange {
+func workerChanges(workers []*record.Session, order []string) []runs.WorkerChange {
 	rank := map[string]int{}
 	for i, id := range order {
 		rank[id] = i
 	}
-	sorted := append([]*sessions.Session(nil), workers...)
+	sorted := append([]*record.Session(nil), workers...)
 	sort.SliceStable(sorted, func(i, j int) bool { return rank[sorted[i].ID] < rank[sorted[j].ID] })
 	var out []runs.WorkerChange
 	isolated := false
@@ -61,7 +62,7 @@ func workerChanges(workers []*sessions.Session, order []string) []runs.WorkerCha
 			}
 		default:
 			isolated = true
-			if ws.State == sessions.WorkspaceFailed || (!c.Running && (ws.Changes == nil || ws.Changes.Empty()) && len(ws.Conflict) == 0) {
+			if ws.State == record.WorkspaceFailed || (!c.Running && (ws.Changes == nil || ws.Changes.Empty()) && len(ws.Conflict) == 0) {
 				continue // nothing to land
 			}
 			c.Outcome, c.Branch, c.Changes = runs.ChangeUnlanded, ws.Branch, s.ChangesText()
@@ -137,7 +138,7 @@ const (
 // changesLine is the observation's line on the workers' changes: for each
 // worker with a worktree, the size of its change, the files of one not
 // landed yet, and whether it is landed. "" when no worker has one.
-func changesLine(workers []*sessions.Session, files map[string]changedFiles) string {
+func changesLine(workers []*record.Session, files map[string]changedFiles) string {
 	var items []string
 	more := 0
 	for _, s := range workers {
@@ -190,7 +191,7 @@ type changedFiles struct {
 
 // filesKey changes whenever the worker's change can have: a new turn's
 // commit, a landing.
-func filesKey(ws *sessions.Workspace) string { return ws.DiffBase() + ".." + ws.Head }
+func filesKey(ws *record.Workspace) string { return ws.DiffBase() + ".." + ws.Head }
 
 // readChangedFiles brings the files of the settled workers' unlanded
 // changes up to date, asking git only about those whose change moved.

@@ -15,7 +15,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // harness is a real run: real workers (the scripted fake agent under
@@ -169,7 +169,7 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
-func workerOf(t *testing.T, w *testenv.World, id string) *sessions.Session {
+func workerOf(t *testing.T, w *testenv.World, id string) *record.Session {
 	t.Helper()
 	s, err := w.Manager.Get(context.Background(), id)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func TestMaxSteps(t *testing.T) {
@@ -124,7 +125,7 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 	if rec.Status != runs.StatusLimited || len(rec.Workers) != 1 {
 		t.Fatalf("the run should have used its 2 steps with one worker; it ended %q (%s) with %d workers", rec.Status, rec.StopReason, len(rec.Workers))
 	}
-	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != sessions.StatusKilled || rec.Accounts[s.ID].Status != sessions.StatusKilled {
+	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != record.StatusKilled || rec.Accounts[s.ID].Status != record.StatusKilled {
 		t.Errorf("the worker should have been killed on exit, and its account say so; the worker is %s, its account %+v", s.Status, rec.Accounts[s.ID])
 	}
 	var out string

@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -176,7 +177,7 @@ func (r *Run) view() *watchers.RunView {
 	return &watchers.RunView{RunID: rec.ID, Task: rec.Task, Model: rec.Model, Step: rec.Steps + 1,
 		Limits: watchers.Limits{MaxSteps: lim.MaxSteps, MaxCostUSD: lim.MaxCostUSD, MaxTokens: lim.MaxTokens, MaxWorkers: lim.MaxWorkers},
 		Usage:  rec.Usage, CostUSD: rec.CostUSD, WorkerUsage: rec.WorkerUsage, WorkerCostUSD: rec.WorkerCostUSD,
-		Workers: append([]*sessions.Session(nil), r.workers...), Calls: append([]watchers.Call(nil), r.calls...),
+		Workers: append([]*record.Session(nil), r.workers...), Calls: append([]watchers.Call(nil), r.calls...),
 		Messages: append([]watchers.Message(nil), r.messages...), Nudges: append([]watchers.Nudged(nil), r.nudges...), Started: r.started, Elapsed: time.Since(r.started)}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -86,7 +86,7 @@ func (r *Run) announced(marks map[string]time.Time) {
 // the ends to record once they are. Callers hold r.mu.
 func (r *Run) news() ([]string, map[string]time.Time) {
 	marks := map[string]time.Time{}
-	var done []*sessions.Session
+	var done []*record.Session
 	for _, s := range r.workers {
 		if !s.Settled() || s.EndedAt == nil {
 			continue
@@ -103,7 +103,7 @@ func (r *Run) news() ([]string, map[string]time.Time) {
 	out := make([]string, 0, len(done))
 	for _, s := range done {
 		line := fmt.Sprintf("%s %s (turn %d)", s.ID, s.Status, s.Turn)
-		if s.Status != sessions.StatusCompleted && s.Error != "" {
+		if s.Status != record.StatusCompleted && s.Error != "" {
 			line += ": " + render.Clip(s.Error, 160)
 		}
 		out = append(out, line)

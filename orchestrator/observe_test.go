@@ -8,7 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/tools"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -16,9 +16,9 @@ import (
 // model: a call that failed does not count.
 func TestObservationNewsUntilAnnounced(t *testing.T) {
 	end := time.Now().UTC()
-	w := &sessions.Session{ID: "3f2a1c9d-0000-4000-8000-000000000001", Status: sessions.StatusFailed, Turn: 1, EndedAt: &end, Error: "tests fail"}
+	w := &record.Session{ID: "3f2a1c9d-0000-4000-8000-000000000001", Status: record.StatusFailed, Turn: 1, EndedAt: &end, Error: "tests fail"}
 	r := &Run{rec: &runs.Record{}, set: Settings{Limits: runs.Limits{MaxSteps: 10}}, seen: tools.NewSeen(nil),
-		workers: []*sessions.Session{w}, started: time.Now(), resumed: true}
+		workers: []*record.Session{w}, started: time.Now(), resumed: true}
 	first, marks := r.observe(3)
 	again, _ := r.observe(3)
 	for _, text := range []string{first, again} {
@@ -47,19 +47,19 @@ func TestObservationNewsUntilAnnounced(t *testing.T) {
 func TestObservationListsWorktreeChanges(t *testing.T) {
 	end := time.Now().UTC()
 	id := func(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", n) }
-	ws := func(head string, stat workspace.Stat) *sessions.Workspace {
-		return &sessions.Workspace{Branch: "zwarm/x", BaseCommit: "base", Head: head, State: sessions.WorkspaceReady, Changes: &stat}
+	ws := func(head string, stat workspace.Stat) *record.Workspace {
+		return &record.Workspace{Branch: "zwarm/x", BaseCommit: "base", Head: head, State: record.WorkspaceReady, Changes: &stat}
 	}
 	landed := ws("h2", workspace.Stat{Files: 1, Added: 1})
-	landed.Landed = &sessions.Landing{Into: "main", Head: "h2", Commit: "c2"}
-	workers := []*sessions.Session{
-		{ID: id(1), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: ws("h1", workspace.Stat{Files: 7, Added: 70})},
-		{ID: id(2), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: landed},
-		{ID: id(3), Status: sessions.StatusRunning, Workspace: ws("base", workspace.Stat{})},
-		{ID: id(4), Status: sessions.StatusCompleted, EndedAt: &end}, // in place: not listed
+	landed.Landed = &record.Landing{Into: "main", Head: "h2", Commit: "c2"}
+	workers := []*record.Session{
+		{ID: id(1), Status: record.StatusCompleted, EndedAt: &end, Workspace: ws("h1", workspace.Stat{Files: 7, Added: 70})},
+		{ID: id(2), Status: record.StatusCompleted, EndedAt: &end, Workspace: landed},
+		{ID: id(3), Status: record.StatusRunning, Workspace: ws("base", workspace.Stat{})},
+		{ID: id(4), Status: record.StatusCompleted, EndedAt: &end}, // in place: not listed
 	}
 	for n := 5; n < 20; n++ {
-		workers = append(workers, &sessions.Session{ID: id(n), Status: sessions.StatusCompleted, EndedAt: &end, Workspace: ws("h", workspace.Stat{})})
+		workers = append(workers, &record.Session{ID: id(n), Status: record.StatusCompleted, EndedAt: &end, Workspace: ws("h", workspace.Stat{})})
 	}
 	files := map[string]changedFiles{id(1): {key: "base..h1", names: []string{"a", "b", "c", "d", "e", "f", "g"}}}
 	line := changesLine(workers, files)

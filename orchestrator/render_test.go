@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func TestRendererTellsTheStoryInOrder(t *testing.T) {
@@ -16,7 +16,7 @@ func TestRendererTellsTheStoryInOrder(t *testing.T) {
 		{Type: runs.EventStarted, Run: "7c1e2a3b-0000-4000-8000-000000000000", Model: "gpt-5.1", Dir: "/w", Task: "add \x1b[2Jrate limiting", Limits: &runs.Limits{MaxSteps: 50}},
 		{Type: runs.EventModelCall, Step: 1},
 		{Type: runs.EventModelResponse, Step: 1, Reasoning: "two pieces", Text: "starting"},
-		{Type: runs.EventUsage, Step: 1, Totals: &runs.Totals{Usage: sessions.Usage{TotalTokens: 1200}, CostUSD: cost(0.002), WorkerCostUSD: cost(0), WorkersRunning: 1}},
+		{Type: runs.EventUsage, Step: 1, Totals: &runs.Totals{Usage: record.Usage{TotalTokens: 1200}, CostUSD: cost(0.002), WorkerCostUSD: cost(0), WorkersRunning: 1}},
 		{Type: runs.EventToolCall, Step: 1, Tool: "delegate", Args: json.RawMessage(`{"working_dir":"sub","task":"write the limiter"}`)},
 		{Type: runs.EventToolResult, Step: 1, Tool: "delegate", Output: `{"session_id":"` + id + `","status":"pending","adapter":"codex","model":"gpt-5.1-codex"}`},
 		{Type: runs.EventToolCall, Step: 1, Tool: "wait", Args: json.RawMessage(`{"session_ids":["` + id + `"]}`)},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -118,7 +119,7 @@ func (r *Run) load() ([]string, error) {
 // replay rebuilds the counters and the history a guard reads.
 func (r *Run) replay(events []runs.Event) {
 	steps := 0
-	var usage sessions.Usage
+	var usage record.Usage
 	cost := new(float64)
 	priced := true
 	calls := map[string]int{}
@@ -132,7 +133,7 @@ func (r *Run) replay(events []runs.Event) {
 			if ev.CostUSD == nil {
 				priced = false
 			} else {
-				*cost = sessions.RoundCost(*cost + *ev.CostUSD)
+				*cost = record.RoundCost(*cost + *ev.CostUSD)
 			}
 		case runs.EventToolCall:
 			calls[ev.CallID] = len(r.calls)

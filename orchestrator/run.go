@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -69,10 +70,10 @@ type Run struct {
 	group    *proc.Group // the cgroup of the shell's commands, or nil
 	reg      *tools.Registry
 	seen     *tools.Seen
-	prices   sessions.Prices
+	prices   record.Prices
 	summary  *string // set by finish
 	started  time.Time
-	workers  []*sessions.Session     // as of the last refresh
+	workers  []*record.Session       // as of the last refresh
 	files    map[string]changedFiles // the files of each worker's change, for the observation
 	counts   runs.Totals
 	calls    []watchers.Call
@@ -226,7 +227,7 @@ func (r *Run) open() error {
 func (r *Run) initTools() {
 	r.seen = tools.NewSeen(r.rec.Seen)
 	list := tools.Workers(tools.WorkerOptions{
-		Sessions: r.opt.Sessions, Source: sessions.RunSource(r.rec.ID), Dir: r.set.Dir, AllowedDirs: r.set.AllowedDirs,
+		Sessions: r.opt.Sessions, Source: record.RunSource(r.rec.ID), Dir: r.set.Dir, AllowedDirs: r.set.AllowedDirs,
 		MaxWorkers: r.set.Limits.MaxWorkers, DefaultAdapter: r.set.Adapter, DefaultModel: r.set.WorkerModel,
 		Isolation: r.set.Isolation, Runner: r.set.Runner, Seen: r.seen, Progress: r.progress, OnSpawn: r.spawned,
 	})
@@ -276,7 +277,7 @@ func (r *Run) progress(p tools.Progress) {
 	r.emit(ev)
 }
 
-func (r *Run) spawned(s *sessions.Session) {
+func (r *Run) spawned(s *record.Session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range r.rec.Workers {

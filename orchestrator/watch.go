@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -49,7 +50,7 @@ func (r *Run) Watch(ctx context.Context, cfg *watchers.Config) (stop func()) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		err := workers.Watch(ctx, r.opt.Sessions, sessions.ListOptions{Source: sessions.RunSource(r.rec.ID)})
+		err := workers.Watch(ctx, r.opt.Sessions, sessions.ListOptions{Source: record.RunSource(r.rec.ID)})
 		if err != nil {
 			r.opt.Log.Error("orchestrator: the worker watchers stopped", "run", r.rec.ID, "err", err)
 			g.mu.Lock()
@@ -99,7 +100,7 @@ func (g *watcherGuard) watched(step int, rep watchers.Report) {
 		if c.CostUSD == nil {
 			a.CostUSD = nil
 		} else if a.CostUSD != nil {
-			sum := sessions.RoundCost(*a.CostUSD + *c.CostUSD)
+			sum := record.RoundCost(*a.CostUSD + *c.CostUSD)
 			a.CostUSD = &sum
 		}
 		r.rec.Accounts[key] = a

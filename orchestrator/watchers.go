@@ -10,7 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -98,7 +98,7 @@ func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 	alerts := g.alerts
 	g.alerts = nil
 	g.mu.Unlock()
-	now := map[string]*sessions.Session{}
+	now := map[string]*record.Session{}
 	for _, s := range v.Workers {
 		now[s.ID] = s
 	}
@@ -112,7 +112,7 @@ func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 			// Its change still meets the other's (the watcher forgets it
 			// once landed): the advice is for two finished changes now.
 			a.Status = s.Status
-		case a.Watcher == "failure" && a.Status == sessions.StatusKilled && endedByModel(v, a.SessionID):
+		case a.Watcher == "failure" && a.Status == record.StatusKilled && endedByModel(v, a.SessionID):
 			continue // the model ended it itself
 		}
 		out = append(out, watchers.Verdict{Watcher: a.Watcher, Action: watchers.Nudge, Priority: g.priority(a.Watcher), Message: advice(a)})

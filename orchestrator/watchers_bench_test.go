@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -30,9 +30,9 @@ func BenchmarkWatcherGuard(b *testing.B) {
 		v.Messages = append(v.Messages, watchers.Message{Step: i + 1, Kind: "message", Text: "checking the workers next"})
 	}
 	for i := 0; i < 100; i++ {
-		s := &sessions.Session{ID: fmt.Sprintf("w%03d", i), Status: sessions.StatusCompleted, CreatedAt: t0}
+		s := &record.Session{ID: fmt.Sprintf("w%03d", i), Status: record.StatusCompleted, CreatedAt: t0}
 		if i%2 == 0 {
-			s.Status, s.Owner = sessions.StatusRunning, &proc.Ref{PID: 1}
+			s.Status, s.Owner = record.StatusRunning, &proc.Ref{PID: 1}
 		}
 		v.Workers = append(v.Workers, s)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -144,7 +145,7 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	first, second := workerOf(t, h.w, rec.Workers[0]), workerOf(t, h.w, rec.Workers[1])
-	if first.Status != sessions.StatusKilled || second.Status != sessions.StatusCompleted || second.Task != "index the docs again" {
+	if first.Status != record.StatusKilled || second.Status != record.StatusCompleted || second.Task != "index the docs again" {
 		t.Errorf("the first worker should be killed and the second (\"index the docs again\") completed; they are: %s %s, %s %s",
 			first.Task, first.Status, second.Task, second.Status)
 	}
@@ -198,7 +199,7 @@ func TestWatchersCostGuardStopsARunWorker(t *testing.T) {
 			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	w := workerOf(t, h.w, rec.Workers[0])
-	if w.Status != sessions.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
+	if w.Status != record.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
 		t.Errorf("worker %s: %s", w.Status, w.Error)
 	}
 	ge := h.eventsOf(runs.EventGuard)
@@ -358,14 +359,14 @@ func TestWatchersPauseThenResume(t *testing.T) {
 func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	g := &watcherGuard{cfg: cfg}
-	running := &sessions.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: sessions.StatusRunning, Owner: &proc.Ref{PID: 1}}
-	done := &sessions.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000", Status: sessions.StatusCompleted}
+	running := &record.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: record.StatusRunning, Owner: &proc.Ref{PID: 1}}
+	done := &record.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000", Status: record.StatusCompleted}
 	reason := "3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict"
 	g.alerts = []watchers.Alert{
 		{Watcher: "overlap", SessionID: running.ID, Task: "add limits", Reason: reason},
 		{Watcher: "overlap", SessionID: done.ID, Task: "add metrics", Reason: reason},
 	}
-	out := g.workerVerdicts(&watchers.RunView{Workers: []*sessions.Session{running, done}})
+	out := g.workerVerdicts(&watchers.RunView{Workers: []*record.Session{running, done}})
 	if len(out) != 2 || out[0].Priority != cfg.Overlap.Priority || out[0].Priority == 0 ||
 		!strings.Contains(out[0].Message, reason) || !strings.Contains(out[0].Message, "leave that file alone (converse)") ||
 		!strings.Contains(out[1].Message, reason) || !strings.Contains(out[1].Message, "then bring that into the other (update_session)") {

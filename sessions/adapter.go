@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"time"
 )
 
@@ -36,7 +37,7 @@ type Adapter interface {
 	// the request is invalid (an unknown sandbox mode, say).
 	Command(req TurnRequest) (Command, error)
 	// NewParser returns a parser for one turn file.
-	NewParser() Parser
+	NewParser() record.Parser
 	// Interactive returns the agent's own interactive CLI, resuming the
 	// thread req.ThreadID in req.WorkingDir with req's model and sandbox,
 	// for a person to work in (zwarm attach); req.Prompt is unused. It is
@@ -85,7 +86,7 @@ type TurnRequest struct {
 type UsageReporter interface {
 	// CallUsage reads one OTLP/HTTP logs request body (JSON): the usage
 	// of each model call it reports.
-	CallUsage(body []byte) []Usage
+	CallUsage(body []byte) []record.Usage
 }
 
 // Command is a process to start. The supervisor runs it with stdout and
@@ -128,5 +129,5 @@ type AttachAccountant interface {
 	// AttachUsage reads the usage of thread's calls from start to end:
 	// the span's own (cumulative false), or the thread's running total
 	// at its end (cumulative true). ok is false when the log says nothing.
-	AttachUsage(threadID string, start, end time.Time) (u Usage, cumulative, ok bool)
+	AttachUsage(threadID string, start, end time.Time) (u record.Usage, cumulative, ok bool)
 }

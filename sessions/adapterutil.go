@@ -31,18 +31,6 @@ func FindBinary(name, env, configured, install string) (string, error) {
 	return path, nil
 }
 
-// maxRawText bounds the text of a raw event.
-const maxRawText = 4096
-
-// RawEvent keeps a line that is not an event (stderr mixed in, a line cut
-// short by a kill), as valid UTF-8 and bounded in size.
-func RawEvent(line []byte) Event {
-	if len(line) > maxRawText {
-		line = line[:maxRawText]
-	}
-	return Event{Type: EventRaw, Text: strings.ToValidUTF8(string(line), "\uFFFD")}
-}
-
 // CompactJSON renders a JSON value on one line, "" for null or nothing.
 func CompactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,9 +88,9 @@ func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 	var raw, msgs []string
 	for _, ev := range turns[0].Events {
 		switch ev.Type {
-		case EventRaw:
+		case record.EventRaw:
 			raw = append(raw, ev.Text)
-		case EventMessage:
+		case record.EventMessage:
 			msgs = append(msgs, ev.Text)
 		}
 	}

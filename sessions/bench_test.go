@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // turnLines is valid codex output: commands with output, messages,
@@ -57,12 +58,12 @@ func finishedStateDir(b *testing.B) string {
 			sdir := filepath.Join(dir, "sessions", id)
 			os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
 			code := 0
-			s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "task", Status: sessions.StatusCompleted,
-				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: sessions.UserSource, CreatedAt: now, UpdatedAt: now,
+			s := record.Session{Version: record.SchemaVersion, ID: id, Task: "task", Status: record.StatusCompleted,
+				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: record.UserSource, CreatedAt: now, UpdatedAt: now,
 				EndedAt: &now, ExitCode: &code, Turn: 2}
 			for n := 1; n <= 2; n++ {
-				s.Turns = append(s.Turns, sessions.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
-					Status: sessions.StatusCompleted, Offset: int64(len(turn))})
+				s.Turns = append(s.Turns, record.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
+					Status: record.StatusCompleted, Offset: int64(len(turn))})
 				if err := os.WriteFile(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", n)), turn, 0o600); err != nil {
 					fixture.err = err
 					return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,9 +101,9 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	victim.Role = roleSupervisor
-	if _, err := w.st.update(s.ID, func(s *Session) error {
-		s.Status, s.Owner, s.EndedAt = StatusRunning, victim, nil
+	victim.Role = record.RoleSupervisor
+	if _, err := w.st.update(s.ID, func(s *record.Session) error {
+		s.Status, s.Owner, s.EndedAt = record.StatusRunning, victim, nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -31,7 +32,7 @@ type Config struct {
 	// LockLimit is lock_timeout: how long a command waits for a lock.
 	LockLimit Duration                 `toml:"lock_timeout"`
 	Adapters  map[string]AdapterConfig `toml:"adapters"`
-	Prices    map[string]Price         `toml:"prices"`
+	Prices    map[string]record.Price  `toml:"prices"`
 	Worktrees WorktreesConfig          `toml:"worktrees"`
 	// State is [state]: how the state dir itself is kept (its locks).
 	State StateConfig `toml:"state"`
@@ -268,7 +269,7 @@ func (c *Config) Grace() time.Duration {
 }
 
 // PriceTable is the default prices with the configured ones on top.
-func (c *Config) PriceTable() Prices { return DefaultPrices().Merge(c.Prices) }
+func (c *Config) PriceTable() record.Prices { return record.DefaultPrices().Merge(c.Prices) }
 
 // CheckAdapters reports configured adapter names that do not exist.
 func (c *Config) CheckAdapters(stateDir string, known []string) error {

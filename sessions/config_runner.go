@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // RunnerConfig is config.toml's [runner] table: which runner new sessions'
@@ -44,8 +45,8 @@ func (c *Config) decodeRunner(md toml.MetaData, prim toml.Primitive) error {
 			return fmt.Errorf("runner.%s: %w", key, err)
 		}
 	}
-	if k := c.Runner.Kind; k != "" && k != LocalRunner && c.sections[runnerSection(k)] == nil {
-		return fmt.Errorf("[runner] kind %q is not a runner (known: %s)", k, strings.Join(append([]string{LocalRunner}, c.knownRunners()...), ", "))
+	if k := c.Runner.Kind; k != "" && k != record.LocalRunner && c.sections[runnerSection(k)] == nil {
+		return fmt.Errorf("[runner] kind %q is not a runner (known: %s)", k, strings.Join(append([]string{record.LocalRunner}, c.knownRunners()...), ", "))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"math"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ var ErrOverCostLimit = errors.New("the session takes no follow-up")
 // checkCostLimit refuses a cost limit that cannot be enforced: a negative
 // one, or one on a model whose price is unknown to an agent that does not
 // report its own cost.
-func checkCostLimit(s *Session, ad Adapter, prices Prices) error {
+func checkCostLimit(s *record.Session, ad Adapter, prices record.Prices) error {
 	switch c := s.MaxCostUSD; {
 	case c == 0:
 		return nil
@@ -48,7 +49,7 @@ func checkCostLimit(s *Session, ad Adapter, prices Prices) error {
 }
 
 // overCostLimit is why s must stop for its cost ("" if it need not).
-func (s *Session) overCostLimit() string {
+func overCostLimit(s *record.Session) string {
 	if s.MaxCostUSD <= 0 || s.CostUSD == nil || *s.CostUSD <= s.MaxCostUSD {
 		return ""
 	}
@@ -61,13 +62,13 @@ func (s *Session) overCostLimit() string {
 
 // enforceCostLimit records a stop on s (held under its lock) once its cost
 // has passed its limit, and tells the supervisor to stop its agent.
-func (t *Turns) enforceCostLimit(s *Session, now time.Time) {
-	why := s.overCostLimit()
+func (t *Turns) enforceCostLimit(s *record.Session, now time.Time) {
+	why := overCostLimit(s)
 	if why == "" || s.Settled() {
 		return
 	}
 	if s.Stop == nil {
-		s.requestStop(why, now)
+		requestStop(s, why, now)
 	}
 	t.overCost.Store(&why)
 }
@@ -110,7 +111,7 @@ func roleSaid(role string, err error) error {
 // raiseCostLimit sets s's cost limit to usd (held under its lock), for a
 // follow-up that continues a session stopped at its limit: it must be
 // above what s has spent, or the follow-up would be stopped at once.
-func (s *Session) raiseCostLimit(usd float64) error {
+func raiseCostLimit(s *record.Session, usd float64) error {
 	if s.CostUSD != nil && *s.CostUSD >= usd {
 		return Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", dollars(usd, 4), dollars(*s.CostUSD, 4))
 	}

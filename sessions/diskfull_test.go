@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,12 +60,12 @@ func TestFullDisk(t *testing.T) {
 	s := w.spawn("fill the disk")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
-	if got.Status != StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
+	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
 		log, _ := os.ReadFile(st.logPath(s.ID))
 		t.Fatalf("%s: %q\nsupervisor log:\n%s", got.Status, got.Error, log)
 	}
 	onDisk, err := st.load(s.ID)
-	if err != nil || !onDisk.Settled() || onDisk.Status != StatusFailed {
+	if err != nil || !onDisk.Settled() || onDisk.Status != record.StatusFailed {
 		t.Fatalf("meta.json on disk: %v %v", onDisk, err)
 	}
 	if len(onDisk.Turns) != 1 || onDisk.LastMessage != "the final message" || onDisk.Usage.InputTokens != 4321 ||
@@ -140,7 +141,7 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	s := w.spawn("fill the disk, then finish")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
-	if got.Status != StatusFailed || !strings.Contains(got.Error, "disk full") {
+	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
 	}
 	onDisk, err := st.load(s.ID)
@@ -189,7 +190,7 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusCompleted || onDisk.Status != StatusCompleted || onDisk.LastMessage != "the last words" ||
+	if got.Status != record.StatusCompleted || onDisk.Status != record.StatusCompleted || onDisk.LastMessage != "the last words" ||
 		onDisk.Usage.InputTokens != 1234 || len(onDisk.Turns) != 1 || len(onDisk.Turns[0].Notes) != 0 {
 		log, _ := os.ReadFile(st.logPath(s.ID))
 		t.Fatalf("%s (%s on disk): %q, last message %q, usage %+v\nsupervisor log:\n%s",

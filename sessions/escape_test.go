@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 	eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil
+		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
 	cg := w.st.sessionCgroup(s.ID)
 	syscall.Kill(sup.PID, syscall.SIGKILL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,8 +27,8 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}})
 	id, done := w.inProcess(context.Background(), "hold")
 	eventually(t, "the agent to run", func() bool { g, _ := w.st.load(id); return g.ThreadID == "t1" && g.Agent != nil })
-	other := proc.Ref{PID: 1, Start: 1, Role: roleSupervisor, Token: newID()}
-	if _, err := w.st.update(id, func(s *Session) error { s.Owner = &other; return nil }); err != nil {
+	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: newID()}
+	if _, err := w.st.update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
@@ -45,7 +46,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != StatusRunning {
+	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != record.StatusRunning {
 		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status, s.LastMessage, s.Turns[0])
 	}
 	if left := w.m.containment(id).Procs(); len(left) > 0 {
@@ -53,5 +54,5 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}
 	// The record is the new owner's to settle; the test's cleanup must not
 	// wait on a supervisor that is not there.
-	w.st.update(id, func(s *Session) error { s.Owner = nil; return s.abandon("test over", time.Now().UTC()) })
+	w.st.update(id, func(s *record.Session) error { s.Owner = nil; return abandon(s, "test over", time.Now().UTC()) })
 }

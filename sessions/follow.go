@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"sort"
 )
 
@@ -10,8 +11,8 @@ import (
 // starting, one event of it, or the turn ending (with how it ended).
 type Step struct {
 	Kind  StepKind
-	Turn  Turn
-	Event Event // for StepEvent
+	Turn  record.Turn
+	Event record.Event // for StepEvent
 	// Skipped, for StepTurnStarted, is how many bytes at the start of the
 	// turn file were not read (a window smaller than the file); for
 	// StepSkipped, how many right before the steps that follow.
@@ -37,7 +38,7 @@ const (
 func (u Update) Timeline() []Step {
 	type turnItems struct {
 		batch *TurnEvents
-		ended *Turn
+		ended *record.Turn
 	}
 	by := map[int]*turnItems{}
 	get := func(n int) *turnItems {
@@ -156,7 +157,7 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 }
 
 // turnCount is how many turns a session has, the Python zwarm's included.
-func (m *Manager) turnCount(s *Session) int {
+func (m *Manager) turnCount(s *record.Session) int {
 	if s.Legacy {
 		return len(legacyTurns(m.st.turnsDir(s.ID), s))
 	}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"testing"
 	"time"
 )
@@ -31,7 +32,7 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 	}
 	l.Unlock()
 	got := w.wait(s.ID)
-	if got.Status != StatusCompleted || len(got.Turns) != 2 {
+	if got.Status != record.StatusCompleted || len(got.Turns) != 2 {
 		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
 	}
 	if p := w.prompts(); len(p) != 2 || p[1] != "then this" {

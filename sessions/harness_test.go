@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
@@ -212,7 +213,7 @@ type fakeAdapter struct{}
 
 func (fakeAdapter) Name() string               { return "fake" }
 func (fakeAdapter) DefaultModel(string) string { return "gpt-5.1-codex" }
-func (fakeAdapter) NewParser() Parser          { return &testParser{} }
+func (fakeAdapter) NewParser() record.Parser   { return &testParser{} }
 func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 	script := filepath.Join(req.StateDir, "script.json")
 	data, err := os.ReadFile(script)
@@ -262,45 +263,45 @@ func (fakeAdapter) Interactive(req TurnRequest) (Command, error) {
 }
 
 // testParser reads the codex-like lines the fake agent prints.
-type testParser struct{ out []Event }
+type testParser struct{ out []record.Event }
 
-func (p *testParser) ParseLine(line []byte) []Event {
+func (p *testParser) ParseLine(line []byte) []record.Event {
 	var l struct {
 		Type     string `json:"type"`
 		ThreadID string `json:"thread_id"`
 		Item     *struct {
 			ID, Type, Text string
 		} `json:"item"`
-		Usage   *Usage `json:"usage"`
-		Message string `json:"message"`
+		Usage   *record.Usage `json:"usage"`
+		Message string        `json:"message"`
 		Error   *struct {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
 	p.out = p.out[:0]
 	if err := json.Unmarshal(line, &l); err != nil {
-		return append(p.out, RawEvent(line))
+		return append(p.out, record.RawEvent(line))
 	}
 	switch l.Type {
 	case "thread.started":
-		p.out = append(p.out, Event{Type: EventThreadStarted, ThreadID: l.ThreadID})
+		p.out = append(p.out, record.Event{Type: record.EventThreadStarted, ThreadID: l.ThreadID})
 	case "item.completed":
 		if l.Item != nil && l.Item.Type == "agent_message" {
-			p.out = append(p.out, Event{Type: EventMessage, ItemID: l.Item.ID, Phase: PhaseCompleted, Text: l.Item.Text})
+			p.out = append(p.out, record.Event{Type: record.EventMessage, ItemID: l.Item.ID, Phase: record.PhaseCompleted, Text: l.Item.Text})
 		}
 	case "turn.completed":
-		p.out = append(p.out, Event{Type: EventTurnCompleted, Usage: l.Usage, Cumulative: true})
+		p.out = append(p.out, record.Event{Type: record.EventTurnCompleted, Usage: l.Usage, Cumulative: true})
 	case "turn.failed":
 		msg := ""
 		if l.Error != nil {
 			msg = l.Error.Message
 		}
-		p.out = append(p.out, Event{Type: EventTurnFailed, Text: msg})
+		p.out = append(p.out, record.Event{Type: record.EventTurnFailed, Text: msg})
 	case "error":
-		p.out = append(p.out, Event{Type: EventError, Text: l.Message})
+		p.out = append(p.out, record.Event{Type: record.EventError, Text: l.Message})
 	case "noise":
 	default:
-		p.out = append(p.out, Event{Type: EventUnknown, Text: l.Type})
+		p.out = append(p.out, record.Event{Type: record.EventUnknown, Text: l.Type})
 	}
 	return p.out
 }
@@ -391,7 +392,7 @@ func completes(msg string, cumulativeInput int) []map[string]any {
 	}
 }
 
-func (w *world) spawn(task string) *Session {
+func (w *world) spawn(task string) *record.Session {
 	w.t.Helper()
 	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: task, Adapter: "fake", WorkingDir: w.work})
 	if err != nil {
@@ -401,12 +402,12 @@ func (w *world) spawn(task string) *Session {
 }
 
 // wait waits for a session to settle, with a deadline.
-func (w *world) wait(id string) *Session {
+func (w *world) wait(id string) *record.Session {
 	w.t.Helper()
 	return w.waitFor(id, 2*time.Minute)
 }
 
-func (w *world) waitFor(id string, limit time.Duration) *Session {
+func (w *world) waitFor(id string, limit time.Duration) *record.Session {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func (st *Store) interruptsQueued(id string) (int, error) {
 }
 
 // dropQueued marks every queued entry undelivered. Callers hold the lock.
-func (st *Store) dropQueued(s *Session, reason string) error {
+func (st *Store) dropQueued(s *record.Session, reason string) error {
 	entries, err := st.inbox(s.ID)
 	if err != nil {
 		return err
@@ -118,7 +119,7 @@ func (st *Store) dropQueued(s *Session, reason string) error {
 // deliverNext marks the oldest queued follow-up delivered as turn n and
 // returns it, or nil when none is queued; one sent as an interrupt goes
 // before the others. Callers hold the lock.
-func (st *Store) deliverNext(s *Session, n int, now time.Time) (*InboxEntry, error) {
+func (st *Store) deliverNext(s *record.Session, n int, now time.Time) (*InboxEntry, error) {
 	entries, err := st.inbox(s.ID)
 	if err != nil {
 		return nil, err

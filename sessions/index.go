@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -79,7 +80,7 @@ type summary struct {
 	Denied                                                         int
 	// Workspace is the record's, whole: listings show what became of the
 	// worker's change.
-	Workspace *Workspace
+	Workspace *record.Workspace
 	// JobRunner and JobID are the record's job, if a runner other than
 	// this host's ran it: listings say where it ran.
 	JobRunner, JobID string
@@ -191,7 +192,7 @@ func (st *Store) bumpGeneration(ctx context.Context, change func() error) error 
 // each settled session, the current record of every other one, newest
 // first. Records that cannot be read are returned beside. With keep nil it
 // only brings the cache up to date, and lists nothing.
-func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, error) {
+func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*RecordError, error) {
 	dir, err := os.Open(m.st.sessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -229,7 +230,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 		}
 		next.DirMtime, next.DirCtime, next.Checked, changed = mtime, ctime, now.UnixNano(), true
 	}
-	out := make([]*Session, 0, len(ix.Settled)+len(ix.Unsettled))
+	out := make([]*record.Session, 0, len(ix.Settled)+len(ix.Unsettled))
 	var bad []*RecordError
 	fd := int(dir.Fd())
 	// The common case, nothing changed, must cost next to nothing per
@@ -340,7 +341,7 @@ func (m *Manager) scan(keep func(*Session) bool) ([]*Session, []*RecordError, er
 			// Settled sessions are listed without their turns; the few that
 			// run keep them: their current turn is what a listing shows.
 			if s.Settled() {
-				s = s.summary()
+				s = summaryOf(s)
 			}
 			if keep != nil && keep(s) {
 				out = append(out, s)

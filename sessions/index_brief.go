@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // brief is what a Listing keeps in memory of each settled session: what
@@ -11,7 +12,7 @@ import (
 // the listing's own (an id each, the rest shared among all).
 type brief struct {
 	id                      string
-	status                  Status
+	status                  record.Status
 	adapter, model, source  string
 	created, updated, ended int64 // unix nanoseconds; ended 0: none
 	tokens                  int64
@@ -27,7 +28,7 @@ func (d *decoder) brief(en index.Entry, b *brief) bool {
 	d.b, d.err = en.Data, nil
 	b.id, b.created = en.ID, en.Created
 	d.str() // task
-	b.status = Status(d.str())
+	b.status = record.Status(d.str())
 	b.adapter, b.model = d.str(), d.str()
 	d.str() // sandbox
 	d.str() // working dir

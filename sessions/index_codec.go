@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -35,9 +36,9 @@ type decoder struct {
 	err error
 	// The workspaces of a listing are made in slabs, a few allocations
 	// for thousands, as the summaries are.
-	workspaces []Workspace
+	workspaces []record.Workspace
 	stats      []workspace.Stat
-	landings   []Landing
+	landings   []record.Landing
 }
 
 func (d *decoder) u64() uint64 {
@@ -121,7 +122,7 @@ func b2i(b bool) int64 {
 
 // workspace writes a session's workspace: a presence flag, then its
 // fields; lists as a count and their entries.
-func (e *encoder) workspace(w *Workspace) {
+func (e *encoder) workspace(w *record.Workspace) {
 	if w == nil {
 		e.u64(0)
 		return
@@ -154,7 +155,7 @@ func (e *encoder) strs(list []string) {
 	}
 }
 
-func (d *decoder) workspace() *Workspace {
+func (d *decoder) workspace() *record.Workspace {
 	switch d.u64() {
 	case 0:
 		return nil
@@ -164,15 +165,15 @@ func (d *decoder) workspace() *Workspace {
 		return nil
 	}
 	if len(d.workspaces) == cap(d.workspaces) {
-		d.workspaces = make([]Workspace, 0, 256)
+		d.workspaces = make([]record.Workspace, 0, 256)
 	}
-	d.workspaces = append(d.workspaces, Workspace{})
+	d.workspaces = append(d.workspaces, record.Workspace{})
 	w := &d.workspaces[len(d.workspaces)-1]
 	var state string
 	for _, p := range []*string{&w.Repo, &w.GitDir, &w.Origin, &w.Path, &w.Subdir, &w.Branch, &w.Base, &w.BaseCommit, &state, &w.Head, &w.Error} {
 		*p = d.str()
 	}
-	w.State = WorkspaceState(state)
+	w.State = record.WorkspaceState(state)
 	flags := d.i64()
 	w.BaseBranch, w.WithChanges = flags&1 != 0, flags&2 != 0
 	w.Committed = int(d.i64())
@@ -185,9 +186,9 @@ func (d *decoder) workspace() *Workspace {
 	}
 	if flags&8 != 0 {
 		if len(d.landings) == cap(d.landings) {
-			d.landings = make([]Landing, 0, 256)
+			d.landings = make([]record.Landing, 0, 256)
 		}
-		d.landings = append(d.landings, Landing{Commit: d.str(), Into: d.str()})
+		d.landings = append(d.landings, record.Landing{Commit: d.str(), Into: d.str()})
 		l := &d.landings[len(d.landings)-1]
 		l.Strategy = workspace.Strategy(d.str())
 		l.Head = d.str()

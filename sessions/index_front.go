@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +20,7 @@ import (
 // not current, a shown record changed behind zwarm's back, a session
 // settled since the cache was written): the caller makes the full
 // listing, which brings the cache up to date.
-func (m *Manager) listFront(opt ListOptions) (out []*Session, bad []*RecordError, ok bool) {
+func (m *Manager) listFront(opt ListOptions) (out []*record.Session, bad []*RecordError, ok bool) {
 	dir, err := os.Open(m.st.sessionsDir())
 	if err != nil {
 		return nil, nil, false
@@ -99,13 +100,13 @@ func (m *Manager) listFront(opt ListOptions) (out []*Session, bad []*RecordError
 // onlyUnsettled says no settled session can match: the cache's settled
 // summaries need not be read.
 func (o ListOptions) onlyUnsettled() bool {
-	return o.Active || o.Status == StatusPending || o.Status == StatusRunning || o.Status == StatusAttached
+	return o.Active || o.Status == record.StatusPending || o.Status == record.StatusRunning || o.Status == record.StatusAttached
 }
 
 // listed is what a listing makes of one record it read (the session to
 // list, why it cannot be read, or neither: a session being created or
 // removed).
-func (m *Manager) listed(id string, l loaded, rc *readCtx) (*Session, *RecordError) {
+func (m *Manager) listed(id string, l loaded, rc *readCtx) (*record.Session, *RecordError) {
 	if l.statErr != nil {
 		switch {
 		case !errors.Is(l.statErr, unix.ENOENT):
@@ -127,7 +128,7 @@ func (m *Manager) listed(id string, l loaded, rc *readCtx) (*Session, *RecordErr
 	// Settled sessions are listed without their turns; the few that run
 	// keep them: their current turn is what a listing shows.
 	if s.Settled() {
-		s = s.summary()
+		s = summaryOf(s)
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"slices"
 	"testing"
@@ -30,9 +31,9 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 	}
 	all := recordsOnDisk(t, st, "")
 	for _, opt := range []ListOptions{
-		{}, {Limit: 1}, {Limit: 20}, {Limit: n + 5}, {Status: StatusCompleted, Limit: 7}, {Status: StatusRunning},
-		{Active: true}, {Text: "task 29"}, {Text: "task 29", Limit: 3}, {Source: UserSource, Limit: 50},
-		{Source: RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")},
+		{}, {Limit: 1}, {Limit: 20}, {Limit: n + 5}, {Status: record.StatusCompleted, Limit: 7}, {Status: record.StatusRunning},
+		{Active: true}, {Text: "task 29"}, {Text: "task 29", Limit: 3}, {Source: record.UserSource, Limit: 50},
+		{Source: record.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")},
 	} {
 		if _, _, ok := m.listFront(opt); !ok {
 			t.Fatalf("%+v: the current cache did not answer", opt)
@@ -79,16 +80,16 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 }
 
 // recordSessions is every record read whole, newest first, as summaries.
-func recordSessions(t *testing.T, st *Store) []*Session {
+func recordSessions(t *testing.T, st *Store) []*record.Session {
 	t.Helper()
 	ids, err := st.ids()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*Session
+	var out []*record.Session
 	for _, id := range ids {
 		if s, err := st.load(id); err == nil {
-			out = append(out, s.summary())
+			out = append(out, summaryOf(s))
 		}
 	}
 	SortNewestFirst(out)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // loaded is one record read for a listing: the identity of its meta.json
@@ -16,7 +17,7 @@ import (
 type loaded struct {
 	st      unix.Stat_t
 	statErr error
-	s       *Session
+	s       *record.Session
 	err     error
 }
 

@@ -4,19 +4,20 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // How a settled record is kept in the listing cache and made into a
 // Session again.
 
-// summary is a record as listings carry it: without its turns.
-func (s *Session) summary() *Session {
+// summaryOf is a record as listings carry it: without its turns.
+func summaryOf(s *record.Session) *record.Session {
 	c := *s
 	c.Turns, c.LegacyMessages = nil, nil
 	return &c
 }
 
-func summarize(key index.Key, s *Session) summary {
+func summarize(key index.Key, s *record.Session) summary {
 	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
 		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
@@ -47,7 +48,7 @@ func summarize(key index.Key, s *Session) summary {
 // allocations instead of several per session. It grows by blocks, never
 // by copying, so the records it made stay where they are.
 type slab struct {
-	sessions []Session
+	sessions []record.Session
 	times    []time.Time
 	ints     []int
 	floats   []float64
@@ -58,13 +59,13 @@ type slab struct {
 const slabBlock = 1024
 
 func newSlab(n int) *slab {
-	return &slab{sessions: make([]Session, 0, n), times: make([]time.Time, 0, 2*n), ints: make([]int, 0, n), floats: make([]float64, 0, n)}
+	return &slab{sessions: make([]record.Session, 0, n), times: make([]time.Time, 0, 2*n), ints: make([]int, 0, n), floats: make([]float64, 0, n)}
 }
 
 // grow makes room for one more of each kind, in a new block if need be.
 func (sl *slab) grow() {
 	if len(sl.sessions) == cap(sl.sessions) {
-		sl.sessions = make([]Session, 0, slabBlock)
+		sl.sessions = make([]record.Session, 0, slabBlock)
 	}
 	if len(sl.times)+2 > cap(sl.times) {
 		sl.times = make([]time.Time, 0, 2*slabBlock)
@@ -77,14 +78,14 @@ func (sl *slab) grow() {
 	}
 }
 
-func (sl *slab) session(e *summary) *Session {
+func (sl *slab) session(e *summary) *record.Session {
 	sl.grow()
-	src, _ := ParseSource(e.Source)
-	sl.sessions = append(sl.sessions, Session{Version: SchemaVersion, ID: e.ID, Task: e.Task, Status: Status(e.Status),
+	src, _ := record.ParseSource(e.Source)
+	sl.sessions = append(sl.sessions, record.Session{Version: record.SchemaVersion, ID: e.ID, Task: e.Task, Status: record.Status(e.Status),
 		Adapter: e.Adapter, Model: e.Model, Sandbox: e.Sandbox, WorkingDir: e.WorkingDir, Source: src, ThreadID: e.ThreadID,
 		LastMessage: e.LastMessage, Error: e.Error, CreatedAt: time.Unix(0, e.CreatedAt).UTC(), UpdatedAt: time.Unix(0, e.UpdatedAt).UTC(),
 		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
-		Usage: Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
+		Usage: record.Usage{InputTokens: e.InputTokens, CachedInputTokens: e.CachedInputTokens, CacheWriteInputTokens: e.CacheWriteTokens,
 			OutputTokens: e.OutputTokens, ReasoningOutputTokens: e.ReasoningTokens, TotalTokens: e.TotalTokens},
 		Denied: e.Denied, Workspace: e.Workspace,
 		Role: e.Role, ReasoningEffort: e.ReasoningEffort, Instructions: e.Instructions, MaxCostUSD: e.MaxCostUSD})
@@ -106,7 +107,7 @@ func (sl *slab) session(e *summary) *Session {
 		s.CostUSD = &sl.floats[len(sl.floats)-1]
 	}
 	if e.JobRunner != "" {
-		s.Job = &Job{Runner: e.JobRunner, ID: e.JobID}
+		s.Job = &record.Job{Runner: e.JobRunner, ID: e.JobID}
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -89,7 +90,7 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 			t.Fatal("the writer stopped by itself")
 		}
 		// A change the killed writer's cache cannot know.
-		if _, err := st.updateSettled(context.Background(), sessionID(round), func(s *Session) error {
+		if _, err := st.updateSettled(context.Background(), sessionID(round), func(s *record.Session) error {
 			s.LastMessage = fmt.Sprintf("changed in round %d", round)
 			return nil
 		}); err != nil {
@@ -147,7 +148,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 		if _, err := m.Remove(context.Background(), sessionID(i), false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.updateSettled(context.Background(), sessionID(100+i), func(s *Session) error {
+		if _, err := st.updateSettled(context.Background(), sessionID(100+i), func(s *record.Session) error {
 			s.Task = fmt.Sprintf("changed %d", i)
 			return nil
 		}); err != nil {

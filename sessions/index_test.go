@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -66,7 +67,7 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 
 	// A settled record changed the way a follow-up changes one.
 	changed := sessionID(n / 2)
-	_, err = st.updateSettled(context.Background(), changed, func(s *Session) error {
+	_, err = st.updateSettled(context.Background(), changed, func(s *record.Session) error {
 		s.LastMessage, s.Task = "changed after the cache was written", "a new task"
 		return nil
 	})
@@ -117,28 +118,28 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 	}
 	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	code, cost := 0, 0.0033*float64(i%7)
-	s := &Session{Version: SchemaVersion, ID: id, Status: StatusCompleted, Task: fmt.Sprintf("task %d", i),
-		Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/srv/project", Source: UserSource,
+	s := &record.Session{Version: record.SchemaVersion, ID: id, Status: record.StatusCompleted, Task: fmt.Sprintf("task %d", i),
+		Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/srv/project", Source: record.UserSource,
 		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}
 	for n := 1; n <= 2; n++ {
 		end := created.Add(time.Duration(n) * time.Minute)
-		u := Usage{InputTokens: int64(1000 * n), OutputTokens: int64(10 * i), TotalTokens: int64(1000*n + 10*i)}
-		s.Turns = append(s.Turns, Turn{N: n, Prompt: s.Task, StartedAt: end.Add(-time.Minute), EndedAt: &end,
-			ExitCode: &code, Status: StatusCompleted, Usage: u, CostUSD: &cost})
+		u := record.Usage{InputTokens: int64(1000 * n), OutputTokens: int64(10 * i), TotalTokens: int64(1000*n + 10*i)}
+		s.Turns = append(s.Turns, record.Turn{N: n, Prompt: s.Task, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+			ExitCode: &code, Status: record.StatusCompleted, Usage: u, CostUSD: &cost})
 		s.Usage = s.Usage.Add(u)
 	}
 	end := created.Add(2 * time.Minute)
 	s.EndedAt, s.ExitCode, s.Turn, s.CostUSD = &end, &code, 2, &cost
 	s.Turns[1].Denied, s.Denied = i%5, i%5
 	if i%3 != 0 { // most in a worktree, in every state a listing shows
-		ws := &Workspace{Repo: "/srv/project", GitDir: "/srv/project/.git", Origin: "/srv/project", Subdir: "api",
+		ws := &record.Workspace{Repo: "/srv/project", GitDir: "/srv/project/.git", Origin: "/srv/project", Subdir: "api",
 			Path: "/data/zwarm/worktrees/project-1a2b3c4d/" + id, Branch: "zwarm/" + id, Base: "main", BaseBranch: i%2 == 0,
-			BaseCommit: fmt.Sprintf("%040d", i), Head: fmt.Sprintf("%040d", i+1), State: WorkspaceReady,
+			BaseCommit: fmt.Sprintf("%040d", i), Head: fmt.Sprintf("%040d", i+1), State: record.WorkspaceReady,
 			Changes: &workspace.Stat{Files: i % 4, Added: i, Deleted: i / 2}, Brought: []string{".env"}, Committed: i % 3}
 		switch i % 4 {
 		case 1:
-			ws.Landed = &Landing{Commit: fmt.Sprintf("%040d", i+2), Into: "main", Strategy: workspace.Squash, At: end, Head: ws.Head}
-			ws.State = WorkspaceRemoved
+			ws.Landed = &record.Landing{Commit: fmt.Sprintf("%040d", i+2), Into: "main", Strategy: workspace.Squash, At: end, Head: ws.Head}
+			ws.State = record.WorkspaceRemoved
 		case 2:
 			ws.Conflict = []string{"a.go", "b/c.go"}
 		case 3:
@@ -150,7 +151,7 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 		s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD = "reviewer", "high", fmt.Sprintf("Review %d; change nothing.", i), 0.25*float64(i%3+1)
 	}
 	if i%4 == 0 { // some ran as cluster jobs
-		s.Job = &Job{Runner: "slurm", ID: fmt.Sprint(1000 + i)}
+		s.Job = &record.Job{Runner: "slurm", ID: fmt.Sprint(1000 + i)}
 	}
 	if err := st.save(s); err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 }
 
 // fingerprint is what a listing shows of a session.
-func fingerprint(s *Session) string {
+func fingerprint(s *record.Session) string {
 	cost := -1.0
 	if s.CostUSD != nil {
 		cost = *s.CostUSD
@@ -178,7 +179,7 @@ func recordsOnDisk(t *testing.T, st *Store, skip string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list []*Session
+	var list []*record.Session
 	for _, e := range ents {
 		if e.Name() == skip || !e.IsDir() {
 			continue

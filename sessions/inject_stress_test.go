@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -64,10 +65,10 @@ func TestStressInjectInterrupted(t *testing.T) {
 				bad("the follow-up is not in the inbox")
 			case e.State != InboxDelivered:
 				bad("the follow-up is %s: %s", e.State, e.Reason)
-			case e.Turn > len(final.Turns) || final.Turns[e.Turn-1].Status != StatusCompleted:
+			case e.Turn > len(final.Turns) || final.Turns[e.Turn-1].Status != record.StatusCompleted:
 				bad("its turn %d did not complete", e.Turn)
 			}
-			if final.Status != StatusCompleted || final.PendingInjects != 0 {
+			if final.Status != record.StatusCompleted || final.PendingInjects != 0 {
 				bad("the session ended %s (%s), %d pending", final.Status, final.Error, final.PendingInjects)
 			}
 		case errors.Is(err, context.Canceled):

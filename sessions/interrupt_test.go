@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +85,7 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 			for _, tr := range got.Turns {
 				turns = append(turns, tr.Prompt+":"+string(tr.Status))
 			}
-			if strings.Join(turns, ",") != want || got.Status != StatusCompleted {
+			if strings.Join(turns, ",") != want || got.Status != record.StatusCompleted {
 				t.Fatalf("turns %q, session %s (%s); want %s", turns, got.Status, got.Error, want)
 			}
 			first := got.Turns[0]
@@ -112,7 +113,7 @@ func TestInterruptOfASettledSessionResumesIt(t *testing.T) {
 	if err != nil || res.Outcome != InjectResumed || res.Turn != 2 {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
-	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status != StatusCompleted {
+	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status != record.StatusCompleted {
 		t.Fatalf("turns %+v", got.Turns)
 	}
 }
@@ -134,7 +135,7 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Session.Status != StatusAttached || a.Session.Settled() || a.Command.Dir != w.work {
+	if a.Session.Status != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.work {
 		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status, a.Session.Settled(), a.Command.Dir)
 	}
 	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); !errors.Is(err, ErrAttached) {
@@ -147,7 +148,7 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	if err != nil || res.Outcome != InjectQueued || !res.Attached {
 		t.Fatalf("inject while attached: %+v %v", res, err)
 	}
-	if got, _ := w.m.Get(ctx, s.ID); got.Status != StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
+	if got, _ := w.m.Get(ctx, s.ID); got.Status != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
 		t.Fatalf("while attached: %s, %d queued, %d turns", got.Status, got.PendingInjects, len(got.Turns))
 	}
 	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
@@ -172,10 +173,10 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	}
 	got := w.wait(s.ID)
 	sp := got.Attaches[0]
-	if sp.End == nil || sp.ExitCode == nil || *sp.ExitCode != 0 || sp.Note != "" || sp.Was != StatusCompleted || sp.CLI == nil {
+	if sp.End == nil || sp.ExitCode == nil || *sp.ExitCode != 0 || sp.Note != "" || sp.Was != record.StatusCompleted || sp.CLI == nil {
 		t.Fatalf("span %+v", sp)
 	}
-	if len(got.Turns) != 2 || got.Turns[1].Prompt != "then this" || !got.Turns[1].Resumed || got.ThreadID != thread || got.Status != StatusCompleted {
+	if len(got.Turns) != 2 || got.Turns[1].Prompt != "then this" || !got.Turns[1].Resumed || got.ThreadID != thread || got.Status != record.StatusCompleted {
 		t.Fatalf("after the attach: %s, turns %+v", got.Status, got.Turns)
 	}
 	// The CLI resumed the thread: its prompt (the fake's) is the thread.
@@ -207,7 +208,7 @@ func TestAttachToARunningSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := a.Session
-	if waited != 1 || got.Status != StatusAttached || got.Turns[0].Status != StatusInterrupted || len(got.Turns) != 1 || got.PendingInjects != 1 {
+	if waited != 1 || got.Status != record.StatusAttached || got.Turns[0].Status != record.StatusInterrupted || len(got.Turns) != 1 || got.PendingInjects != 1 {
 		t.Fatalf("waited for turn %d; %s, turns %+v, %d queued", waited, got.Status, got.Turns, got.PendingInjects)
 	}
 	if !strings.Contains(got.Turns[0].Notes[0], "a person took over") {
@@ -222,10 +223,10 @@ func TestAttachToARunningSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Attaches[0].Was != StatusCompleted || after.Attaches[0].Note != "not run in this test" {
+	if after.Attaches[0].Was != record.StatusCompleted || after.Attaches[0].Note != "not run in this test" {
 		t.Fatalf("span %+v", after.Attaches[0])
 	}
-	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 2 || got.Turns[1].Prompt != "queued" {
+	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 2 || got.Turns[1].Prompt != "queued" {
 		t.Fatalf("after: %s turns %+v", got.Status, got.Turns)
 	}
 }
@@ -247,7 +248,7 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := got.Attaches[0]
-	if got.Status != StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
+	if got.Status != record.StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
 		t.Fatalf("status %s settled %v span %+v", got.Status, got.Settled(), sp)
 	}
 	inbox, _ := w.m.Inbox(s.ID)
@@ -258,7 +259,7 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 
 // attachedSession is a settled session a person is attached to (this
 // process, through Manager.Attach).
-func attachedSession(t *testing.T, w *world) *Session {
+func attachedSession(t *testing.T, w *world) *record.Session {
 	t.Helper()
 	s := w.spawn("first")
 	w.wait(s.ID)
@@ -273,8 +274,8 @@ func attachedSession(t *testing.T, w *world) *Session {
 func attacherDied(t *testing.T, w *world, id string) *proc.Ref {
 	t.Helper()
 	dead := deadProc(t)
-	dead.Role, dead.Token = roleAttach, "gone"
-	if _, err := w.st.update(id, func(s *Session) error { s.Owner = dead; return nil }); err != nil {
+	dead.Role, dead.Token = record.RoleAttach, "gone"
+	if _, err := w.st.update(id, func(s *record.Session) error { s.Owner = dead; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return dead
@@ -295,7 +296,7 @@ func deadProc(t *testing.T) *proc.Ref {
 	return ref
 }
 
-func promptsOf(s *Session) []string {
+func promptsOf(s *record.Session) []string {
 	var out []string
 	for _, t := range s.Turns {
 		out = append(out, t.Prompt)
@@ -326,12 +327,12 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 		t.Fatalf("want the one attach span, got %d", len(got.Attaches))
 	}
 	sp := got.Attaches[0]
-	if got.Status != StatusCompleted || !got.Settled() || sp.End == nil || sp.Note != fmt.Sprintf("zwarm attach (pid %d) died without settling the session", dead.PID) {
+	if got.Status != record.StatusCompleted || !got.Settled() || sp.End == nil || sp.Note != fmt.Sprintf("zwarm attach (pid %d) died without settling the session", dead.PID) {
 		t.Fatalf("read while locked: want completed, settled, the span ended saying the attacher died; got %s (settled %v, error %q), span ended %v, note %q",
 			got.Status, got.Settled(), got.Error, sp.End != nil, sp.Note)
 	}
 	// Nothing was recorded: the next reader, with the lock free, does it.
-	if rec, err := w.st.load(s.ID); err != nil || rec.Status != StatusAttached {
+	if rec, err := w.st.load(s.ID); err != nil || rec.Status != record.StatusAttached {
 		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
 	}
 }
@@ -366,14 +367,14 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	// waited for the first's lock runs on: nothing gave up waiting and
 	// took its cgroup down.
 	time.Sleep(handoverWaitOfSupervisor + 2*time.Second)
-	if got, err := w.m.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != StatusRunning {
+	if got, err := w.m.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != record.StatusRunning {
 		t.Fatalf("the follow-up after the hand-over wait: %+v %v", got, err)
 	}
 	if _, err := w.m.Kill(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)
-	if len(got.Turns) != 2 || got.Turns[0].Status != StatusInterrupted || got.Status != StatusKilled {
+	if len(got.Turns) != 2 || got.Turns[0].Status != record.StatusInterrupted || got.Status != record.StatusKilled {
 		t.Fatalf("session %s (%s), turns %+v", got.Status, got.Error, got.Turns)
 	}
 }

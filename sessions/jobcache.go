@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"maps"
 	"slices"
 	"sync"
@@ -118,10 +119,10 @@ func (c *jobCache) forget(name string) {
 
 // prefetch asks about the given sessions' jobs together, once per runner,
 // before a listing looks at them one by one.
-func (m *Manager) prefetchJobs(ctx context.Context, list []*Session) {
+func (m *Manager) prefetchJobs(ctx context.Context, list []*record.Session) {
 	byRunner := map[string][]string{}
 	for _, s := range list {
-		if s.runnerJudges() && s.Job.ID != "" && !s.Settled() {
+		if runnerJudges(s) && s.Job.ID != "" && !s.Settled() {
 			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
 		}
 	}

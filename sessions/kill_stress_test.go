@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		var wg sync.WaitGroup
 		var injErr, killErr error
 		var res *InjectResult
-		var killed *Session
+		var killed *record.Session
 		var took time.Duration
 		var killDone, injDone time.Time
 		var left []proc.Stat
@@ -79,7 +80,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			took = time.Since(start)
 			killDone = time.Now()
 			if killErr == nil {
-				if now, err := w.st.load(s.ID); err == nil && now.Status == StatusKilled && now.Settled() {
+				if now, err := w.st.load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
 					left = w.m.containment(s.ID).procs()
 				}
 			}
@@ -92,7 +93,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			bad("kill: %v", killErr)
 		} else {
 			lat = append(lat, took)
-			if killed.Status != StatusKilled {
+			if killed.Status != record.StatusKilled {
 				bad("kill returned a %s session", killed.Status)
 			}
 			if strings.Contains(killed.Error, "did not stop") || strings.Contains(killed.Error, "did not hand over") {
@@ -106,7 +107,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		if resumed && injDone.Before(killDone) {
 			// Inject returns after starting the supervisor; it must not
 			// have reopened the session before the kill was done.
-			if g, _ := w.st.load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == StatusKilled {
+			if g, _ := w.st.load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
 				bad("the follow-up started turn 2 before the kill returned")
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -74,7 +75,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		switch {
 		case supervisorLike && err != nil:
 			bad("kill: %v", err)
-		case supervisorLike && (got.Status != StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
+		case supervisorLike && (got.Status != record.StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
 			bad("recorded %s: %s", got.Status, got.Error)
 		case !supervisorLike && (!errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), "stopped its supervisor") ||
 			strings.Contains(err.Error(), "nothing was changed")):

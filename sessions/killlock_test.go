@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // manager that counts what a kill says while it waits and forces.
 type killUnderLock struct {
 	w      *world
-	s      *Session
+	s      *record.Session
 	mu     sync.Mutex
 	heard  int      // "waiting for session ...": one per lock wait
 	warned []string // "stopping its supervisor by force" among them
@@ -34,7 +35,7 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 		// has not recorded yet): the supervisor has nothing more to write
 		// until the kill, so the record a test reads stays as it is.
 		eventually(t, "the agent's first line in the record", func() bool {
-			var rec Session
+			var rec record.Session
 			b, _ := os.ReadFile(k.w.st.metaPath(id))
 			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""
 		})
@@ -52,7 +53,7 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 }
 
 type killResult struct {
-	s   *Session
+	s   *record.Session
 	err error
 }
 
@@ -72,7 +73,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 	t.Parallel()
 	k := newKillUnderLock(t, true)
 	w, s := k.w, k.s
-	if s.Owner == nil || s.Owner.Role != roleSupervisor || !s.Owner.Alive() {
+	if s.Owner == nil || s.Owner.Role != record.RoleSupervisor || !s.Owner.Alive() {
 		t.Fatalf("owner %+v", s.Owner)
 	}
 	sup := *s.Owner
@@ -171,7 +172,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 		t.Fatalf("kill interrupted as it forced: %v", r.err)
 	}
 	got := w.wait(s.ID)
-	if got.Status != StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
+	if got.Status != record.StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
 	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {

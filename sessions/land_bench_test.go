@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +68,7 @@ func BenchmarkLandLargeBinary(b *testing.B) {
 		for range b.N {
 			b.StopTimer()
 			s := w.spawn("add the model")
-			if s = w.waitFor(s.ID, 10*time.Minute); s.Status != StatusCompleted {
+			if s = w.waitFor(s.ID, 10*time.Minute); s.Status != record.StatusCompleted {
 				b.Fatalf("worker: %s %s", s.Status, s.Error)
 			}
 			cmd := exec.Command(os.Args[0])

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -28,7 +29,7 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 		g, _ := w.m.Get(ctx, s.ID)
 		sup = g.Owner
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "half.txt"))
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil && err == nil
+		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil && err == nil
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)

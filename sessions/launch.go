@@ -3,6 +3,7 @@ package sessions
 import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"os"
 	"syscall"
@@ -37,7 +38,7 @@ func Detach(st *Store, id string, argv []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("detach %s: supervisor exited at once: %w", id, err)
 	}
-	ref.Role = roleSupervisor
+	ref.Role = record.RoleSupervisor
 	p.Release()
 	return writeJSONLine(out, ref)
 }

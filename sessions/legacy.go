@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"sort"
 	"strconv"
@@ -14,14 +15,14 @@ import (
 // decodeSession reads meta.json, in this package's schema or in the one the
 // Python zwarm wrote (no "version" key). A native record is decoded once.
 // Errors name the file and say what is wrong with it.
-func decodeSession(path, id string, data []byte) (*Session, error) {
+func decodeSession(path, id string, data []byte) (*record.Session, error) {
 	bad := func(format string, a ...any) error {
 		return &RecordError{ID: id, Err: fmt.Errorf("%s: "+format, append([]any{path}, a...)...)}
 	}
-	var s Session
+	var s record.Session
 	err := json.Unmarshal(data, &s)
-	if s.Version > SchemaVersion {
-		return nil, bad("schema version %d is newer than this zwarm understands (%d); upgrade zwarm", s.Version, SchemaVersion)
+	if s.Version > record.SchemaVersion {
+		return nil, bad("schema version %d is newer than this zwarm understands (%d); upgrade zwarm", s.Version, record.SchemaVersion)
 	}
 	if err == nil && s.Version > 0 {
 		if s.ID != id {
@@ -67,31 +68,31 @@ type legacyRecord struct {
 	Adapter    string         `json:"adapter"`
 }
 
-func decodeLegacy(id string, data []byte) (*Session, error) {
+func decodeLegacy(id string, data []byte) (*record.Session, error) {
 	var r legacyRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("unreadable Python zwarm record: %w", err)
 	}
-	st, err := ParseStatus(r.Status)
+	st, err := record.ParseStatus(r.Status)
 	if err != nil {
-		st = StatusFailed
+		st = record.StatusFailed
 	}
-	s := &Session{
+	s := &record.Session{
 		ID: id, Task: r.Task, Status: st, Adapter: r.Adapter, Model: r.Model,
 		WorkingDir: r.WorkingDir, Source: legacySource(r.Source), PID: r.PID, ExitCode: r.ExitCode,
-		Turn: r.Turn, Error: r.Error, Legacy: true, legacyStatus: st,
+		Turn: r.Turn, Error: r.Error, Legacy: true, LegacyStatus: st,
 		CreatedAt: legacyTime(r.CreatedAt), UpdatedAt: legacyTime(r.UpdatedAt),
 	}
 	if s.Adapter == "" {
 		s.Adapter = "codex"
 	}
-	s.Usage = Usage{
+	s.Usage = record.Usage{
 		InputTokens:  legacyInt(r.TokenUsage["input_tokens"]),
 		OutputTokens: legacyInt(r.TokenUsage["output_tokens"]),
 		TotalTokens:  legacyInt(r.TokenUsage["total_tokens"]),
-	}.withTotal()
+	}.WithTotal()
 	for _, m := range r.Messages {
-		s.LegacyMessages = append(s.LegacyMessages, LegacyMessage{Role: m.Role, Content: m.Content, Timestamp: strings.Trim(string(m.Timestamp), `"`)})
+		s.LegacyMessages = append(s.LegacyMessages, record.LegacyMessage{Role: m.Role, Content: m.Content, Timestamp: strings.Trim(string(m.Timestamp), `"`)})
 		if m.Role == "assistant" {
 			s.LastMessage = m.Content
 		}
@@ -128,10 +129,10 @@ func legacyInt(v any) int64 {
 	return 0
 }
 
-func legacySource(text string) Source {
-	src, err := ParseSource(text)
+func legacySource(text string) record.Source {
+	src, err := record.ParseSource(text)
 	if err != nil {
-		return UserSource
+		return record.UserSource
 	}
 	return src
 }
@@ -140,27 +141,27 @@ func legacySource(text string) Source {
 // zwarm never recorded an exit: a record it left "running" is shown running
 // only while its worker is demonstrably alive (the pid runs an agent that
 // started after the session was created), else failed, saying why.
-func (m *Manager) legacyCurrent(s *Session, rc *readCtx) *Session {
+func (m *Manager) legacyCurrent(s *record.Session, rc *readCtx) *record.Session {
 	if s.CostUSD == nil && !s.Usage.IsZero() {
 		s.CostUSD = rc.priceTable().Cost(s.Model, s.Usage)
 	}
-	if s.legacyStatus.Finished() || s.legacyStatus == "" {
+	if s.LegacyStatus.Finished() || s.LegacyStatus == "" {
 		return s
 	}
 	if legacyWorkerAlive(s) {
-		s.Status = StatusRunning
+		s.Status = record.StatusRunning
 		s.Error = ""
 		return s
 	}
-	s.Status = StatusFailed
-	s.Error = "written by the Python zwarm while it was " + string(s.legacyStatus) + "; its worker is gone and its outcome was never recorded"
+	s.Status = record.StatusFailed
+	s.Error = "written by the Python zwarm while it was " + string(s.LegacyStatus) + "; its worker is gone and its outcome was never recorded"
 	return s
 }
 
 // legacyWorkerAlive checks a Python record's pid without a start time:
 // the process must run codex or claude and have started no earlier than the
 // session, so a reused pid is not taken for the worker.
-func legacyWorkerAlive(s *Session) bool {
+func legacyWorkerAlive(s *record.Session) bool {
 	if s.PID <= 0 {
 		return false
 	}
@@ -179,13 +180,13 @@ func legacyWorkerAlive(s *Session) bool {
 // legacyTurns lists the turns of a Python zwarm session, which kept no turn
 // records: one per turn file, with the user's messages, in order, as their
 // prompts.
-func legacyTurns(dir string, s *Session) []Turn {
+func legacyTurns(dir string, s *record.Session) []record.Turn {
 	ents, _ := os.ReadDir(dir)
-	var out []Turn
+	var out []record.Turn
 	for _, e := range ents {
 		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			out = append(out, Turn{N: n, Status: StatusCompleted})
+			out = append(out, record.Turn{N: n, Status: record.StatusCompleted})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
@@ -203,8 +204,8 @@ func legacyTurns(dir string, s *Session) []Turn {
 			out[i].Prompt = prompts[i]
 		}
 	}
-	if n := len(out); n > 0 && s.Status == StatusRunning {
-		out[n-1].Status = StatusRunning
+	if n := len(out); n > 0 && s.Status == record.StatusRunning {
+		out[n-1].Status = record.StatusRunning
 	}
 	return out
 }

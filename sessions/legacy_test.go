@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,7 @@ func TestDecodeLegacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Legacy || s.LastMessage != "fixed" || s.Usage.TotalTokens != 120 || s.Source != RunSource("9c1d") {
+	if !s.Legacy || s.LastMessage != "fixed" || s.Usage.TotalTokens != 120 || s.Source != record.RunSource("9c1d") {
 		t.Fatalf("%+v", s)
 	}
 	if s.CreatedAt.IsZero() || s.UpdatedAt.IsZero() {
@@ -43,7 +44,7 @@ func TestLegacyRecordWithADeadWorker(t *testing.T) {
 	m := &Manager{st: &Store{dir: t.TempDir()}}
 	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	s = m.current(s, nil)
-	if s.Status != StatusFailed || s.Error == "" || !s.Settled() {
+	if s.Status != record.StatusFailed || s.Error == "" || !s.Settled() {
 		t.Fatalf("status %s, error %q", s.Status, s.Error)
 	}
 	if r1, r2 := s.Runtime(time.Now()), s.Runtime(time.Now().Add(1000*time.Hour)); r1 != r2 || r1 > time.Hour {
@@ -86,7 +87,7 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 	m := &Manager{st: &Store{dir: t.TempDir()}}
 	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
 	s = m.current(s, nil)
-	if s.Status != StatusRunning || s.Settled() {
+	if s.Status != record.StatusRunning || s.Settled() {
 		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -46,41 +47,23 @@ import (
 // it settles again when they leave the CLI, or when a reader finds the
 // attaching command gone (detach, with a note saying so).
 
-// Settled reports whether the session is at rest: no turn runs and none is
-// about to start. Only then is its status final (until a follow-up).
-func (s *Session) Settled() bool {
-	if s.Legacy {
-		return s.Status.Finished()
-	}
-	return s.Status.Finished() && s.Owner == nil
-}
-
-// Stopping reports whether a kill is in progress.
-func (s *Session) Stopping() bool { return s.Stop != nil && !s.Settled() }
-
 // killFinishing reports whether the command that killed the session is
 // still finishing the kill (Killer). A kill has nothing left to do but
 // sweep and record once the session settled, so a stamp older than a
 // minute past the end is stale (a long-lived process whose kill could not
 // clear it) and holds nothing up.
-func (s *Session) killFinishing(now time.Time) bool {
+func killFinishing(s *record.Session, now time.Time) bool {
 	if !s.Killer.Alive() {
 		return false
 	}
 	return s.Stop != nil || s.EndedAt == nil || now.Sub(*s.EndedAt) < time.Minute
 }
 
-// TurnRunning reports whether the current turn has started and not ended.
-func (s *Session) TurnRunning() bool {
-	t := s.current()
-	return t != nil && t.EndedAt == nil
-}
-
 // TransitionError is a lifecycle step asked of a session in a state that
 // does not allow it: a bug in the caller, or a record changed by hand.
 type TransitionError struct {
 	ID, Transition string
-	From           Status
+	From           record.Status
 	Why            string
 }
 
@@ -88,23 +71,23 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("session %s: cannot %s a %s session: %s", ShortID(e.ID), e.Transition, e.From, e.Why)
 }
 
-func (s *Session) refuse(transition, why string) error {
+func refuse(s *record.Session, transition, why string) error {
 	return &TransitionError{ID: s.ID, Transition: transition, From: s.Status, Why: why}
 }
 
 // claim makes the supervisor the owner of a pending session. With
 // prepare, it is about to make the session's worktree before the first
 // turn; it handles signals from now on, so a kill may signal it.
-func (s *Session) claim(sv proc.Ref, prepare bool) error {
-	if s.Status != StatusPending {
-		return s.refuse("claim", "only a pending session waits for its supervisor")
+func claim(s *record.Session, sv proc.Ref, prepare bool) error {
+	if s.Status != record.StatusPending {
+		return refuse(s, "claim", "only a pending session waits for its supervisor")
 	}
 	if prepare && s.Workspace == nil {
-		return s.refuse("claim", "it has no worktree to make")
+		return refuse(s, "claim", "it has no worktree to make")
 	}
 	s.Owner = &sv
 	if prepare {
-		s.Workspace.State, s.Workspace.Error = WorkspacePreparing, ""
+		s.Workspace.State, s.Workspace.Error = record.WorkspacePreparing, ""
 	}
 	return nil
 }
@@ -112,23 +95,23 @@ func (s *Session) claim(sv proc.Ref, prepare bool) error {
 // prepared records the session's worktree as made, at commit head, with
 // what was brought into it. A worktree made again after its work was
 // landed and removed starts a new change from head.
-func (s *Session) prepared(m Made) error {
+func prepared(s *record.Session, m Made) error {
 	ws := s.Workspace
-	if ws == nil || ws.State != WorkspacePreparing {
-		return s.refuse("record the worktree of", "it is not making one")
+	if ws == nil || ws.State != record.WorkspacePreparing {
+		return refuse(s, "record the worktree of", "it is not making one")
 	}
 	if ws.Landed != nil && ws.Landed.Head != m.Head {
 		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.Head, &workspace.Stat{}, nil, nil
 	}
-	ws.State, ws.Head, ws.Error = WorkspaceReady, m.Head, ""
-	ws.noteMade(m)
+	ws.State, ws.Head, ws.Error = record.WorkspaceReady, m.Head, ""
+	noteMade(ws, m)
 	return nil
 }
 
 // noteMade records what making the worktree made, whether or not it went
 // on to succeed: its git dir, and what was brought along (never to be
 // committed, even if the making fails after bringing it).
-func (ws *Workspace) noteMade(m Made) {
+func noteMade(ws *record.Workspace, m Made) {
 	if m.Admin != "" {
 		ws.AdminDir = m.Admin
 	}
@@ -144,13 +127,13 @@ func (ws *Workspace) noteMade(m Made) {
 
 // prepareFailed records that the session's worktree could not be made:
 // the session fails with the reason (or is killed, if a kill stopped it).
-func (s *Session) prepareFailed(m Made, reason string, now time.Time) error {
-	if s.Workspace == nil || s.Workspace.State != WorkspacePreparing {
-		return s.refuse("record the failed worktree of", "it is not making one")
+func prepareFailed(s *record.Session, m Made, reason string, now time.Time) error {
+	if s.Workspace == nil || s.Workspace.State != record.WorkspacePreparing {
+		return refuse(s, "record the failed worktree of", "it is not making one")
 	}
-	s.Workspace.State, s.Workspace.Error = WorkspaceFailed, reason
-	s.Workspace.noteMade(m)
-	return s.failStart(reason, now)
+	s.Workspace.State, s.Workspace.Error = record.WorkspaceFailed, reason
+	noteMade(s.Workspace, m)
+	return failStart(s, reason, now)
 }
 
 // ownerAnswersSignals says the session's owner is a supervisor that has
@@ -158,9 +141,9 @@ func (s *Session) prepareFailed(m Made, reason string, now time.Time) error {
 // may signal it. A pending session's owner has not claimed it yet (it may
 // be a process a few instructions old, which SIGTERM would simply end): it
 // sees a recorded kill when it claims the session.
-func (s *Session) ownerAnswersSignals() bool {
-	claimed := s.Status != StatusPending || s.Workspace != nil && s.Workspace.State == WorkspacePreparing
-	return s.Owner != nil && s.Owner.Role == roleSupervisor && claimed && !s.Settled()
+func ownerAnswersSignals(s *record.Session) bool {
+	claimed := s.Status != record.StatusPending || s.Workspace != nil && s.Workspace.State == record.WorkspacePreparing
+	return s.Owner != nil && s.Owner.Role == record.RoleSupervisor && claimed && !s.Settled()
 }
 
 // turnStart is what starts a turn.
@@ -172,35 +155,35 @@ type turnStart struct {
 }
 
 // startTurn begins the next turn: the task, or a follow-up.
-func (s *Session) startTurn(ts turnStart, now time.Time) error {
+func startTurn(s *record.Session, ts turnStart, now time.Time) error {
 	switch {
 	case s.Stop != nil:
-		return s.refuse("start a turn of", "a kill is in progress")
+		return refuse(s, "start a turn of", "a kill is in progress")
 	case s.TurnRunning():
-		return s.refuse("start a turn of", fmt.Sprintf("turn %d is still running", s.Turn))
-	case s.Status != StatusPending && s.Status != StatusRunning:
-		return s.refuse("start a turn of", "reopen it first")
+		return refuse(s, "start a turn of", fmt.Sprintf("turn %d is still running", s.Turn))
+	case s.Status != record.StatusPending && s.Status != record.StatusRunning:
+		return refuse(s, "start a turn of", "reopen it first")
 	}
-	s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
-		StartedAt: now, Status: StatusRunning, Resumed: ts.Resumed, Live: ts.Live})
-	s.Status, s.EndedAt, s.ExitCode, s.Error = StatusRunning, nil, nil, ""
+	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Status: record.StatusRunning, Resumed: ts.Resumed, Live: ts.Live})
+	s.Status, s.EndedAt, s.ExitCode, s.Error = record.StatusRunning, nil, nil, ""
 	s.Turn = len(s.Turns)
 	return nil
 }
 
 // endTurn records how the running turn ended. The session stays running,
 // between turns: the same update either starts the next turn or settles.
-func (s *Session) endTurn(e TurnEnd, now time.Time) error {
+func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 	if !s.TurnRunning() {
-		return s.refuse("end a turn of", "no turn is running")
+		return refuse(s, "end a turn of", "no turn is running")
 	}
-	t := s.current()
+	t := s.Current()
 	t.EndedAt, t.ExitCode = &now, e.ExitCode
 	t.Notes = append(t.Notes, e.Notes...)
 	switch {
 	case e.Interrupted && s.Stop == nil && s.Interrupt != nil && s.Interrupt.Turn == t.N:
 		// Not failed: stopped so that the thread goes on at once.
-		t.Status, t.Error = StatusInterrupted, ""
+		t.Status, t.Error = record.StatusInterrupted, ""
 		note := "interrupted: a follow-up took over the thread"
 		switch r := s.Interrupt; {
 		case r.Attacher != nil:
@@ -210,11 +193,11 @@ func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 		}
 		t.Notes = append(t.Notes, note)
 	case e.Killed:
-		t.Status, t.Error = StatusKilled, firstNonEmpty(s.stopReason(), "killed by zwarm kill")
+		t.Status, t.Error = record.StatusKilled, firstNonEmpty(stopReason(s), "killed by zwarm kill")
 	case e.Reason != "":
-		t.Status, t.Error = StatusFailed, e.Reason
+		t.Status, t.Error = record.StatusFailed, e.Reason
 	case t.AgentFailed || e.ExitCode == nil || *e.ExitCode != 0:
-		t.Status = StatusFailed
+		t.Status = record.StatusFailed
 		if t.Error == "" {
 			code := "no exit code"
 			if e.ExitCode != nil {
@@ -223,7 +206,7 @@ func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 			t.Error = firstNonEmpty(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
 		}
 	default:
-		t.Status = StatusCompleted
+		t.Status = record.StatusCompleted
 	}
 	s.ExitCode, s.Agent, s.AgentLive = e.ExitCode, nil, false
 	return nil
@@ -231,24 +214,24 @@ func (s *Session) endTurn(e TurnEnd, now time.Time) error {
 
 // handOver ends the running turn of a live agent, which just completed it,
 // and starts the follow-up it is about to be given as the next turn.
-func (s *Session) handOver(ts turnStart, now time.Time) error {
+func handOver(s *record.Session, ts turnStart, now time.Time) error {
 	if !s.TurnRunning() {
-		return s.refuse("hand over", "no turn is running")
+		return refuse(s, "hand over", "no turn is running")
 	}
 	if s.Stop != nil {
-		return s.refuse("hand over", "a kill is in progress")
+		return refuse(s, "hand over", "a kill is in progress")
 	}
 	if s.Interrupt != nil && s.Interrupt.Attacher != nil {
-		return s.refuse("hand over", "a person is about to take over the thread")
+		return refuse(s, "hand over", "a person is about to take over the thread")
 	}
-	t := s.current()
-	t.EndedAt, t.Status = &now, StatusCompleted
+	t := s.Current()
+	t.EndedAt, t.Status = &now, record.StatusCompleted
 	if t.AgentFailed {
-		t.Status = StatusFailed
+		t.Status = record.StatusFailed
 		t.Error = firstNonEmpty(t.Error, t.AgentError, "the agent reported failure")
 	}
-	s.Turns = append(s.Turns, Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
-		StartedAt: now, Status: StatusRunning, Resumed: true, Live: true})
+	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Status: record.StatusRunning, Resumed: true, Live: true})
 	s.Turn = len(s.Turns)
 	// An interrupt of the turn that just completed is moot: its follow-up,
 	// delivered first, is the turn that starts now.
@@ -258,31 +241,31 @@ func (s *Session) handOver(ts turnStart, now time.Time) error {
 
 // settle ends the session's activity: its status becomes its last turn's,
 // and nobody owns it any more.
-func (s *Session) settle(now time.Time) error {
+func settle(s *record.Session, now time.Time) error {
 	if s.TurnRunning() {
-		return s.refuse("settle", fmt.Sprintf("turn %d is still running", s.Turn))
+		return refuse(s, "settle", fmt.Sprintf("turn %d is still running", s.Turn))
 	}
 	if s.Settled() {
-		return s.refuse("settle", "it is already settled")
+		return refuse(s, "settle", "it is already settled")
 	}
-	if s.Status == StatusAttached {
-		return s.refuse("settle", "a person works in its CLI: detach it")
+	if s.Status == record.StatusAttached {
+		return refuse(s, "settle", "a person works in its CLI: detach it")
 	}
-	switch last := s.current(); {
+	switch last := s.Current(); {
 	case s.Stop != nil:
-		s.Status = StatusKilled
-		if last == nil || last.Status != StatusKilled {
-			s.Error = s.stopReason()
+		s.Status = record.StatusKilled
+		if last == nil || last.Status != record.StatusKilled {
+			s.Error = stopReason(s)
 		} else {
 			s.Error = last.Error
 		}
 	case last == nil:
-		s.Status = StatusFailed
+		s.Status = record.StatusFailed
 		s.Error = firstNonEmpty(s.Error, "no turn ran")
-	case last.Status == StatusInterrupted:
+	case last.Status == record.StatusInterrupted:
 		// Nothing took over the thread (an attach --interrupt given up):
 		// zwarm stopped the turn, so the session was killed.
-		s.Status, s.Error = StatusKilled, "its turn was interrupted and nothing took over the thread"
+		s.Status, s.Error = record.StatusKilled, "its turn was interrupted and nothing took over the thread"
 	default:
 		s.Status, s.Error = last.Status, last.Error
 	}
@@ -293,39 +276,39 @@ func (s *Session) settle(now time.Time) error {
 
 // reopen makes a settled session pending again for a follow-up; owner is
 // the command that will start its new supervisor.
-func (s *Session) reopen(owner proc.Ref) error {
+func reopen(s *record.Session, owner proc.Ref) error {
 	if !s.Settled() {
-		return s.refuse("reopen", "it is not settled")
+		return refuse(s, "reopen", "it is not settled")
 	}
-	s.Status, s.Owner, s.EndedAt, s.Error, s.Killer = StatusPending, &owner, nil, "", nil
-	s.unclaimWorkspace()
+	s.Status, s.Owner, s.EndedAt, s.Error, s.Killer = record.StatusPending, &owner, nil, "", nil
+	unclaimWorkspace(s)
 	return nil
 }
 
 // unclaimWorkspace forgets that a supervisor was making the worktree:
 // until the next one claims the session, nobody is.
-func (s *Session) unclaimWorkspace() {
-	if ws := s.Workspace; ws != nil && ws.State == WorkspacePreparing {
-		ws.State = WorkspaceNew
+func unclaimWorkspace(s *record.Session) {
+	if ws := s.Workspace; ws != nil && ws.State == record.WorkspacePreparing {
+		ws.State = record.WorkspaceNew
 	}
 }
 
 // requestStop marks a kill in progress: from now on no turn starts and no
 // follow-up is handed over, whoever owns the session.
-func (s *Session) requestStop(reason string, now time.Time) error {
+func requestStop(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() {
-		return s.refuse("stop", "it is not running")
+		return refuse(s, "stop", "it is not running")
 	}
-	if s.Status == StatusAttached {
-		return s.refuse("stop", "a person works in its CLI; it settles when they leave it")
+	if s.Status == record.StatusAttached {
+		return refuse(s, "stop", "a person works in its CLI; it settles when they leave it")
 	}
 	if s.Stop == nil {
-		s.Stop = &StopRequest{At: now, Reason: reason}
+		s.Stop = &record.StopRequest{At: now, Reason: reason}
 	}
 	return nil
 }
 
-func (s *Session) stopReason() string {
+func stopReason(s *record.Session) string {
 	if s.Stop != nil && s.Stop.Reason != "" {
 		return s.Stop.Reason
 	}
@@ -334,82 +317,74 @@ func (s *Session) stopReason() string {
 
 // stopped records a kill that nobody else recorded: the owner was gone or
 // could not be reached. note says so.
-func (s *Session) stopped(note string, now time.Time) error {
+func stopped(s *record.Session, note string, now time.Time) error {
 	if s.Settled() {
-		return s.refuse("record the kill of", "it is not running")
+		return refuse(s, "record the kill of", "it is not running")
 	}
-	if s.Status == StatusAttached {
-		return s.refuse("record the kill of", "a person works in its CLI")
+	if s.Status == record.StatusAttached {
+		return refuse(s, "record the kill of", "a person works in its CLI")
 	}
 	if s.Stop == nil {
-		s.Stop = &StopRequest{At: now, Reason: "killed by zwarm kill"}
+		s.Stop = &record.StopRequest{At: now, Reason: "killed by zwarm kill"}
 	}
-	reason := s.stopReason()
+	reason := stopReason(s)
 	if note != "" {
 		reason += " (" + note + ")"
 	}
-	if t := s.current(); t != nil && t.EndedAt == nil {
-		t.Status, t.EndedAt, t.Error = StatusKilled, &now, reason
+	if t := s.Current(); t != nil && t.EndedAt == nil {
+		t.Status, t.EndedAt, t.Error = record.StatusKilled, &now, reason
 	}
 	s.Stop.Reason = reason
-	return s.settle(now)
+	return settle(s, now)
 }
 
 // abandon records that the session's owner died without recording the
 // outcome: it failed, and msg says why.
-func (s *Session) abandon(msg string, now time.Time) error {
+func abandon(s *record.Session, msg string, now time.Time) error {
 	if s.Settled() {
-		return s.refuse("abandon", "it is settled")
+		return refuse(s, "abandon", "it is settled")
 	}
-	if s.Status == StatusAttached {
-		return s.refuse("abandon", "a person's attach is ended by detach")
+	if s.Status == record.StatusAttached {
+		return refuse(s, "abandon", "a person's attach is ended by detach")
 	}
-	if t := s.current(); t != nil && t.EndedAt == nil {
-		t.Status, t.EndedAt, t.Error = StatusFailed, &now, msg
+	if t := s.Current(); t != nil && t.EndedAt == nil {
+		t.Status, t.EndedAt, t.Error = record.StatusFailed, &now, msg
 	}
 	stop := s.Stop
 	s.Stop = nil
-	s.unclaimWorkspace()
-	if err := s.settle(now); err != nil {
+	unclaimWorkspace(s)
+	if err := settle(s, now); err != nil {
 		return err
 	}
-	s.Status, s.Error = StatusFailed, msg
+	s.Status, s.Error = record.StatusFailed, msg
 	if stop != nil {
 		// A kill was in progress: it is what the user asked for.
-		s.Status = StatusKilled
+		s.Status = record.StatusKilled
 	}
 	return nil
 }
 
 // failStart records that the session's agent could not be started.
-func (s *Session) failStart(reason string, now time.Time) error {
+func failStart(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() || s.TurnRunning() {
-		return s.refuse("fail the start of", "it is not waiting to start")
+		return refuse(s, "fail the start of", "it is not waiting to start")
 	}
 	stop := s.Stop != nil
-	if err := s.settle(now); err != nil {
+	if err := settle(s, now); err != nil {
 		return err
 	}
-	s.Status, s.Error = StatusFailed, reason
+	s.Status, s.Error = record.StatusFailed, reason
 	if stop {
-		s.Status = StatusKilled
+		s.Status = record.StatusKilled
 	}
 	return nil
 }
 
-// Interruptible is the one answer to "can it take an interrupt?": a turn
-// runs that nothing else is stopping (no kill in progress, no earlier
-// interrupt still at work). A session that cannot (settled, attached,
-// pending, or already being stopped) takes the follow-up as inject does.
-func (s *Session) Interruptible() bool {
-	return !s.Legacy && s.Status == StatusRunning && s.TurnRunning() && s.Stop == nil && s.Interrupt == nil
-}
-
-// interrupt marks the running turn to be stopped so that the thread goes
+// interruptTurn marks the running turn to be stopped so that the thread goes
 // on at once: with the follow-up r.InboxID, or in a person's CLI
 // (r.Attacher). Its supervisor sees it and stops the agent as a kill
 // does; endTurn records the turn interrupted.
-func (s *Session) interrupt(r InterruptRequest) error {
+func interruptTurn(s *record.Session, r record.InterruptRequest) error {
 	if !s.Interruptible() {
 		why := "no turn is running"
 		switch {
@@ -418,7 +393,7 @@ func (s *Session) interrupt(r InterruptRequest) error {
 		case s.Interrupt != nil:
 			why = fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
 		}
-		return s.refuse("interrupt", why)
+		return refuse(s, "interrupt", why)
 	}
 	r.Turn = s.Turn
 	s.Interrupt = &r
@@ -427,17 +402,17 @@ func (s *Session) interrupt(r InterruptRequest) error {
 
 // attach hands a settled session to a person, who works in its agent's own
 // CLI, in its thread, through the attaching command owner.
-func (s *Session) attach(owner proc.Ref, now time.Time) error {
+func attach(s *record.Session, owner proc.Ref, now time.Time) error {
 	switch {
 	case s.Legacy:
-		return s.refuse("attach", "it was written by the Python zwarm")
+		return refuse(s, "attach", "it was written by the Python zwarm")
 	case !s.Settled():
-		return s.refuse("attach", "it is not settled")
+		return refuse(s, "attach", "it is not settled")
 	case s.ThreadID == "":
-		return s.refuse("attach", "its agent never reported a thread to resume")
+		return refuse(s, "attach", "its agent never reported a thread to resume")
 	}
-	s.Attaches = append(s.Attaches, AttachSpan{Start: now, PID: owner.PID, Was: s.Status, WasError: s.Error})
-	s.Status, s.Owner, s.Error, s.Killer = StatusAttached, &owner, "", nil
+	s.Attaches = append(s.Attaches, record.AttachSpan{Start: now, PID: owner.PID, Was: s.Status, WasError: s.Error})
+	s.Status, s.Owner, s.Error, s.Killer = record.StatusAttached, &owner, "", nil
 	return nil
 }
 
@@ -445,30 +420,30 @@ func (s *Session) attach(owner proc.Ref, now time.Time) error {
 // person (or ended on its own meanwhile) to the attaching command the
 // interrupt names, in the update that ended the turn: no follow-up starts
 // in between. Queued follow-ups stay queued, for after the person leaves.
-func (s *Session) handToAttacher(now time.Time) error {
+func handToAttacher(s *record.Session, now time.Time) error {
 	r := s.Interrupt
 	switch {
 	case r == nil || r.Attacher == nil:
-		return s.refuse("hand to a person", "nobody asked for it")
+		return refuse(s, "hand to a person", "nobody asked for it")
 	case s.Stop != nil:
-		return s.refuse("hand to a person", "a kill is in progress")
+		return refuse(s, "hand to a person", "a kill is in progress")
 	case s.TurnRunning():
-		return s.refuse("hand to a person", fmt.Sprintf("turn %d is still running", s.Turn))
+		return refuse(s, "hand to a person", fmt.Sprintf("turn %d is still running", s.Turn))
 	case s.ThreadID == "":
-		return s.refuse("hand to a person", "its agent never reported a thread to resume")
+		return refuse(s, "hand to a person", "its agent never reported a thread to resume")
 	}
 	// The session settles as it would have, but that an interrupted turn
 	// is no failure: the person carries on from where it stopped.
-	was, wasErr := StatusCompleted, ""
-	if last := s.current(); last != nil && last.Status != StatusInterrupted {
+	was, wasErr := record.StatusCompleted, ""
+	if last := s.Current(); last != nil && last.Status != record.StatusInterrupted {
 		was, wasErr = last.Status, last.Error
 	} else {
 		// The stopped agent's exit (143) is not the session's outcome:
 		// "completed (exit 143)" would read as a failure.
 		s.ExitCode = nil
 	}
-	s.Attaches = append(s.Attaches, AttachSpan{Start: now, PID: r.Attacher.PID, Was: was, WasError: wasErr})
-	s.Status, s.Owner, s.Error, s.Interrupt = StatusAttached, clonePtr(r.Attacher), "", nil
+	s.Attaches = append(s.Attaches, record.AttachSpan{Start: now, PID: r.Attacher.PID, Was: was, WasError: wasErr})
+	s.Status, s.Owner, s.Error, s.Interrupt = record.StatusAttached, record.ClonePtr(r.Attacher), "", nil
 	s.Agent, s.AgentLive = nil, false
 	return nil
 }
@@ -476,7 +451,7 @@ func (s *Session) handToAttacher(now time.Time) error {
 // withdrawAttach forgets that the attaching command token waits for the
 // thread (it gave up): the interrupt goes on, as its agent may be
 // stopping already, and only a follow-up may take over.
-func (s *Session) withdrawAttach(token string) {
+func withdrawAttach(s *record.Session, token string) {
 	if r := s.Interrupt; r != nil && r.Attacher != nil && r.Attacher.Token == token {
 		r.Attacher = nil
 	}
@@ -485,15 +460,15 @@ func (s *Session) withdrawAttach(token string) {
 // detach settles an attached session again, as it was before the attach:
 // the person left the CLI (exit is its exit code), or note says how else
 // the attach ended (its command died, say).
-func (s *Session) detach(exit *int, note string, now time.Time) error {
-	if s.Status != StatusAttached || len(s.Attaches) == 0 {
-		return s.refuse("detach", "it is not attached")
+func detach(s *record.Session, exit *int, note string, now time.Time) error {
+	if s.Status != record.StatusAttached || len(s.Attaches) == 0 {
+		return refuse(s, "detach", "it is not attached")
 	}
 	a := &s.Attaches[len(s.Attaches)-1]
 	a.End, a.ExitCode, a.Note = &now, exit, note
 	s.Status, s.Error, s.Owner, s.EndedAt = a.Was, a.WasError, nil, &now
 	if !s.Status.Finished() {
-		s.Status = StatusCompleted // a record changed by hand
+		s.Status = record.StatusCompleted // a record changed by hand
 	}
 	return nil
 }

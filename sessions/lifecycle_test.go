@@ -3,52 +3,53 @@ package sessions
 import (
 	"errors"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"testing"
 	"time"
 )
 
 // state builds a session in one of the lifecycle's states.
-func state(name string) *Session {
+func state(name string) *record.Session {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	sup := &proc.Ref{PID: 2, Start: 2, Role: roleSupervisor}
-	spawner := &proc.Ref{PID: 1, Start: 1, Role: roleSpawn}
+	sup := &proc.Ref{PID: 2, Start: 2, Role: record.RoleSupervisor}
+	spawner := &proc.Ref{PID: 1, Start: 1, Role: record.RoleSpawn}
 	code := 0
-	ended := func(st Status) Turn {
-		return Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code, Status: st}
+	ended := func(st record.Status) record.Turn {
+		return record.Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code, Status: st}
 	}
-	s := &Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "task", Adapter: "codex"}
+	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "task", Adapter: "codex"}
 	switch name {
 	case "pending":
-		s.Status, s.Owner = StatusPending, spawner
+		s.Status, s.Owner = record.StatusPending, spawner
 	case "claimed":
-		s.Status, s.Owner = StatusPending, sup
+		s.Status, s.Owner = record.StatusPending, sup
 	case "running":
-		s.Status, s.Owner = StatusRunning, sup
-		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+		s.Status, s.Owner = record.StatusRunning, sup
+		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
 	case "between":
-		s.Status, s.Owner = StatusRunning, sup
-		s.Turns = []Turn{ended(StatusCompleted)}
+		s.Status, s.Owner = record.StatusRunning, sup
+		s.Turns = []record.Turn{ended(record.StatusCompleted)}
 	case "completed", "failed", "killed":
-		s.Status, s.EndedAt = Status(name), &now
-		s.Turns = []Turn{ended(Status(name))}
+		s.Status, s.EndedAt = record.Status(name), &now
+		s.Turns = []record.Turn{ended(record.Status(name))}
 	case "stopping":
-		s.Status, s.Owner, s.Stop = StatusRunning, sup, &StopRequest{At: now, Reason: "killed by zwarm kill"}
-		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
+		s.Status, s.Owner, s.Stop = record.StatusRunning, sup, &record.StopRequest{At: now, Reason: "killed by zwarm kill"}
+		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
 	case "interrupting", "interrupting for attach":
-		s.Status, s.Owner = StatusRunning, sup
-		s.Turns = []Turn{{N: 1, Prompt: "task", StartedAt: now, Status: StatusRunning}}
-		s.Interrupt = &InterruptRequest{At: now, Turn: 1, InboxID: "e1"}
+		s.Status, s.Owner = record.StatusRunning, sup
+		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
+		s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, InboxID: "e1"}
 		if name == "interrupting for attach" {
-			s.Interrupt = &InterruptRequest{At: now, Turn: 1, Attacher: attacher}
+			s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, Attacher: attacher}
 		}
 	case "interrupted for attach":
-		s.Status, s.Owner = StatusRunning, sup
-		s.Turns = []Turn{ended(StatusInterrupted)}
-		s.Interrupt = &InterruptRequest{At: now, Turn: 1, Attacher: attacher}
+		s.Status, s.Owner = record.StatusRunning, sup
+		s.Turns = []record.Turn{ended(record.StatusInterrupted)}
+		s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, Attacher: attacher}
 	case "attached":
-		s.Status, s.Owner, s.EndedAt = StatusAttached, attacher, &now
-		s.Turns = []Turn{ended(StatusCompleted)}
-		s.Attaches = []AttachSpan{{Start: now, PID: attacher.PID, Was: StatusCompleted}}
+		s.Status, s.Owner, s.EndedAt = record.StatusAttached, attacher, &now
+		s.Turns = []record.Turn{ended(record.StatusCompleted)}
+		s.Attaches = []record.AttachSpan{{Start: now, PID: attacher.PID, Was: record.StatusCompleted}}
 	}
 	s.ThreadID = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 	s.Turn = len(s.Turns)
@@ -56,10 +57,10 @@ func state(name string) *Session {
 }
 
 // attacher is the zwarm attach of the lifecycle's test states.
-var attacher = &proc.Ref{PID: 3, Start: 3, Role: roleAttach, Token: "t3"}
+var attacher = &proc.Ref{PID: 3, Start: 3, Role: record.RoleAttach, Token: "t3"}
 
 // describe reduces a session to what the lifecycle table talks about.
-func describe(s *Session) string {
+func describe(s *record.Session) string {
 	d := string(s.Status)
 	switch {
 	case s.Settled():
@@ -81,76 +82,76 @@ func describe(s *Session) string {
 func TestLifecycleTransitions(t *testing.T) {
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	code0, code1, code143 := 0, 1, 143
-	sup := proc.Ref{PID: 9, Start: 9, Role: roleSupervisor}
+	sup := proc.Ref{PID: 9, Start: 9, Role: record.RoleSupervisor}
 	tests := []struct {
 		from, transition string
-		apply            func(*Session) error
+		apply            func(*record.Session) error
 		want             string // "" when the transition must be refused
 	}{
-		{"pending", "claim", func(s *Session) error { return s.claim(sup, false) }, "pending/between"},
-		{"running", "claim", func(s *Session) error { return s.claim(sup, false) }, ""},
-		{"claimed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "task"}, now) }, "running/turn"},
-		{"between", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, "running/turn"},
-		{"running", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
-		{"completed", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
-		{"stopping", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
-		{"running", "endTurn ok", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code0}, now) }, "running/between"},
-		{"running", "endTurn exit 1", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code1}, now) }, "running/between"},
-		{"between", "endTurn", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code0}, now) }, ""},
-		{"running", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, "running/turn"},
-		{"stopping", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, ""},
-		{"between", "settle", func(s *Session) error { return s.settle(now) }, "completed/settled"},
-		{"running", "settle", func(s *Session) error { return s.settle(now) }, ""},
-		{"completed", "settle", func(s *Session) error { return s.settle(now) }, ""},
-		{"completed", "reopen", func(s *Session) error { return s.reopen(sup) }, "pending/between"},
-		{"killed", "reopen", func(s *Session) error { return s.reopen(sup) }, "pending/between"},
-		{"running", "reopen", func(s *Session) error { return s.reopen(sup) }, ""},
-		{"running", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "running/turn/stop"},
-		{"pending", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "pending/between/stop"},
-		{"failed", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, ""},
-		{"stopping", "endTurn killed", func(s *Session) error { return s.endTurn(TurnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
-		{"running", "stopped", func(s *Session) error { return s.stopped("the supervisor was gone", now) }, "killed/settled"},
-		{"pending", "stopped", func(s *Session) error { return s.stopped("", now) }, "killed/settled"},
-		{"completed", "stopped", func(s *Session) error { return s.stopped("", now) }, ""},
-		{"running", "abandon", func(s *Session) error { return s.abandon("supervisor died", now) }, "failed/settled"},
-		{"stopping", "abandon", func(s *Session) error { return s.abandon("supervisor died", now) }, "killed/settled"},
-		{"completed", "abandon", func(s *Session) error { return s.abandon("x", now) }, ""},
-		{"claimed", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, "failed/settled"},
-		{"running", "failStart", func(s *Session) error { return s.failStart("no binary", now) }, ""},
+		{"pending", "claim", func(s *record.Session) error { return claim(s, sup, false) }, "pending/between"},
+		{"running", "claim", func(s *record.Session) error { return claim(s, sup, false) }, ""},
+		{"claimed", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "task"}, now) }, "running/turn"},
+		{"between", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"running", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"completed", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"stopping", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"running", "endTurn ok", func(s *record.Session) error { return endTurn(s, TurnEnd{ExitCode: &code0}, now) }, "running/between"},
+		{"running", "endTurn exit 1", func(s *record.Session) error { return endTurn(s, TurnEnd{ExitCode: &code1}, now) }, "running/between"},
+		{"between", "endTurn", func(s *record.Session) error { return endTurn(s, TurnEnd{ExitCode: &code0}, now) }, ""},
+		{"running", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"stopping", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"between", "settle", func(s *record.Session) error { return settle(s, now) }, "completed/settled"},
+		{"running", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
+		{"completed", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
+		{"completed", "reopen", func(s *record.Session) error { return reopen(s, sup) }, "pending/between"},
+		{"killed", "reopen", func(s *record.Session) error { return reopen(s, sup) }, "pending/between"},
+		{"running", "reopen", func(s *record.Session) error { return reopen(s, sup) }, ""},
+		{"running", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "running/turn/stop"},
+		{"pending", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "pending/between/stop"},
+		{"failed", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, ""},
+		{"stopping", "endTurn killed", func(s *record.Session) error { return endTurn(s, TurnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
+		{"running", "stopped", func(s *record.Session) error { return stopped(s, "the supervisor was gone", now) }, "killed/settled"},
+		{"pending", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, "killed/settled"},
+		{"completed", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, ""},
+		{"running", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "failed/settled"},
+		{"stopping", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "killed/settled"},
+		{"completed", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
+		{"claimed", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, "failed/settled"},
+		{"running", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, ""},
 
-		{"running", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, "running/turn/interrupt"},
-		{"interrupting", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"stopping", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"between", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"claimed", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"completed", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"attached", "interrupt", func(s *Session) error { return s.interrupt(InterruptRequest{InboxID: "e2"}) }, ""},
-		{"interrupting", "endTurn interrupted", func(s *Session) error {
-			return s.endTurn(TurnEnd{ExitCode: &code143, Killed: true, Interrupted: true}, now)
+		{"running", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, "running/turn/interrupt"},
+		{"interrupting", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"stopping", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"between", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"claimed", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"completed", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"attached", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"interrupting", "endTurn interrupted", func(s *record.Session) error {
+			return endTurn(s, TurnEnd{ExitCode: &code143, Killed: true, Interrupted: true}, now)
 		}, "running/between/interrupt"},
-		{"interrupting", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, "running/turn"},
-		{"interrupting for attach", "handOver", func(s *Session) error { return s.handOver(turnStart{Prompt: "more"}, now) }, ""},
-		{"interrupting", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, "running/turn/stop/interrupt"},
-		{"interrupting", "settle", func(s *Session) error { return s.settle(now) }, ""},
+		{"interrupting", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, "running/turn"},
+		{"interrupting for attach", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"interrupting", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "running/turn/stop/interrupt"},
+		{"interrupting", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
 
-		{"completed", "attach", func(s *Session) error { return s.attach(*attacher, now) }, "attached/between"},
-		{"failed", "attach", func(s *Session) error { return s.attach(*attacher, now) }, "attached/between"},
-		{"running", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
-		{"pending", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
-		{"attached", "attach", func(s *Session) error { return s.attach(*attacher, now) }, ""},
-		{"interrupted for attach", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, "attached/between"},
-		{"interrupting for attach", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, ""},
-		{"between", "handToAttacher", func(s *Session) error { return s.handToAttacher(now) }, ""},
-		{"attached", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, "completed/settled"},
-		{"completed", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, ""},
-		{"running", "detach", func(s *Session) error { return s.detach(&code0, "", now) }, ""},
-		{"attached", "startTurn", func(s *Session) error { return s.startTurn(turnStart{Prompt: "more"}, now) }, ""},
-		{"attached", "reopen", func(s *Session) error { return s.reopen(sup) }, ""},
-		{"attached", "settle", func(s *Session) error { return s.settle(now) }, ""},
-		{"attached", "requestStop", func(s *Session) error { return s.requestStop("killed by zwarm kill", now) }, ""},
-		{"attached", "stopped", func(s *Session) error { return s.stopped("", now) }, ""},
-		{"attached", "abandon", func(s *Session) error { return s.abandon("x", now) }, ""},
-		{"attached", "failStart", func(s *Session) error { return s.failStart("x", now) }, ""},
+		{"completed", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, "attached/between"},
+		{"failed", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, "attached/between"},
+		{"running", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
+		{"pending", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
+		{"attached", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
+		{"interrupted for attach", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, "attached/between"},
+		{"interrupting for attach", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, ""},
+		{"between", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, ""},
+		{"attached", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, "completed/settled"},
+		{"completed", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, ""},
+		{"running", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, ""},
+		{"attached", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, ""},
+		{"attached", "reopen", func(s *record.Session) error { return reopen(s, sup) }, ""},
+		{"attached", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
+		{"attached", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, ""},
+		{"attached", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, ""},
+		{"attached", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
+		{"attached", "failStart", func(s *record.Session) error { return failStart(s, "x", now) }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.from+"/"+tc.transition, func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestLifecycleTransitions(t *testing.T) {
 				t.Fatalf("settled but owner %v ended %v agent %v stop %v interrupt %v", s.Owner, s.EndedAt, s.Agent, s.Stop, s.Interrupt)
 			}
 			// Whoever is attached owns it, in an open span.
-			if s.Status == StatusAttached && (s.Owner == nil || s.Owner.Role != roleAttach || s.Attaches[len(s.Attaches)-1].End != nil) {
+			if s.Status == record.StatusAttached && (s.Owner == nil || s.Owner.Role != record.RoleAttach || s.Attaches[len(s.Attaches)-1].End != nil) {
 				t.Fatalf("attached but owner %v spans %+v", s.Owner, s.Attaches)
 			}
 		})
@@ -191,16 +192,16 @@ func TestEndThenStartNeverSettles(t *testing.T) {
 	s := state("running")
 	now := time.Now()
 	code := 0
-	if err := s.endTurn(TurnEnd{ExitCode: &code}, now); err != nil {
+	if err := endTurn(s, TurnEnd{ExitCode: &code}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Settled() || s.Status != StatusRunning {
+	if s.Settled() || s.Status != record.StatusRunning {
 		t.Fatalf("between turns the session reads %s (settled %v)", s.Status, s.Settled())
 	}
-	if err := s.startTurn(turnStart{Prompt: "next"}, now); err != nil {
+	if err := startTurn(s, turnStart{Prompt: "next"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != StatusCompleted || s.Turns[1].Status != StatusRunning || s.Turn != 2 {
+	if s.Turns[0].Status != record.StatusCompleted || s.Turns[1].Status != record.StatusRunning || s.Turn != 2 {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 }
@@ -211,18 +212,18 @@ func TestEndTurnOutcomes(t *testing.T) {
 	code := func(c int) *int { return &c }
 	tests := []struct {
 		name   string
-		prep   func(*Turn)
+		prep   func(*record.Turn)
 		end    TurnEnd
-		status Status
+		status record.Status
 		reason string
 	}{
-		{"clean exit", nil, TurnEnd{ExitCode: code(0)}, StatusCompleted, ""},
-		{"agent reported failure", func(t *Turn) { t.AgentFailed, t.Error = true, "model 500" }, TurnEnd{ExitCode: code(0)}, StatusFailed, "model 500"},
-		{"exit 1 with an error event", func(t *Turn) { t.AgentError = "stream cut" }, TurnEnd{ExitCode: code(1)}, StatusFailed, "stream cut"},
-		{"exit 1 with stderr", nil, TurnEnd{ExitCode: code(1), StderrTail: "Error: bad flag", Adapter: "codex"}, StatusFailed, "Error: bad flag"},
-		{"exit 2, nothing said", nil, TurnEnd{ExitCode: code(2), Adapter: "codex"}, StatusFailed, "codex exited with code 2"},
-		{"killed", nil, TurnEnd{ExitCode: code(143), Killed: true}, StatusKilled, "killed by zwarm kill"},
-		{"disk full", nil, TurnEnd{ExitCode: code(143), Reason: "no space left on device"}, StatusFailed, "no space left on device"},
+		{"clean exit", nil, TurnEnd{ExitCode: code(0)}, record.StatusCompleted, ""},
+		{"agent reported failure", func(t *record.Turn) { t.AgentFailed, t.Error = true, "model 500" }, TurnEnd{ExitCode: code(0)}, record.StatusFailed, "model 500"},
+		{"exit 1 with an error event", func(t *record.Turn) { t.AgentError = "stream cut" }, TurnEnd{ExitCode: code(1)}, record.StatusFailed, "stream cut"},
+		{"exit 1 with stderr", nil, TurnEnd{ExitCode: code(1), StderrTail: "Error: bad flag", Adapter: "codex"}, record.StatusFailed, "Error: bad flag"},
+		{"exit 2, nothing said", nil, TurnEnd{ExitCode: code(2), Adapter: "codex"}, record.StatusFailed, "codex exited with code 2"},
+		{"killed", nil, TurnEnd{ExitCode: code(143), Killed: true}, record.StatusKilled, "killed by zwarm kill"},
+		{"disk full", nil, TurnEnd{ExitCode: code(143), Reason: "no space left on device"}, record.StatusFailed, "no space left on device"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,10 +231,10 @@ func TestEndTurnOutcomes(t *testing.T) {
 			if tc.prep != nil {
 				tc.prep(&s.Turns[0])
 			}
-			if err := s.endTurn(tc.end, now); err != nil {
+			if err := endTurn(s, tc.end, now); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.settle(now); err != nil {
+			if err := settle(s, now); err != nil {
 				t.Fatal(err)
 			}
 			if s.Status != tc.status || s.Turns[0].Status != tc.status || s.Error != tc.reason {
@@ -249,27 +250,27 @@ func TestInterruptedTurn(t *testing.T) {
 	now := time.Now()
 	code := 143
 	s := state("interrupting")
-	if err := s.endTurn(TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
+	if err := endTurn(s, TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
 		t.Fatal(err)
 	}
 	tr := s.Turns[0]
-	if tr.Status != StatusInterrupted || tr.Error != "" || len(tr.Notes) != 1 || tr.Notes[0] != "interrupted: a follow-up took over the thread" {
+	if tr.Status != record.StatusInterrupted || tr.Error != "" || len(tr.Notes) != 1 || tr.Notes[0] != "interrupted: a follow-up took over the thread" {
 		t.Fatalf("turn %+v", tr)
 	}
 	// Nothing took over (the follow-up is not there): zwarm stopped it.
-	if err := s.settle(now); err != nil {
+	if err := settle(s, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != StatusKilled || s.Interrupt != nil || s.Error == "" {
+	if s.Status != record.StatusKilled || s.Interrupt != nil || s.Error == "" {
 		t.Fatalf("settled as %s (%q), interrupt %v", s.Status, s.Error, s.Interrupt)
 	}
 
 	s = state("interrupting")
-	s.requestStop("killed by zwarm kill", now)
-	if err := s.endTurn(TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
+	requestStop(s, "killed by zwarm kill", now)
+	if err := endTurn(s, TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != StatusKilled {
+	if s.Turns[0].Status != record.StatusKilled {
 		t.Fatalf("a kill during an interrupt: turn %s", s.Turns[0].Status)
 	}
 }
@@ -279,29 +280,29 @@ func TestInterruptedTurn(t *testing.T) {
 func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 	now := time.Now()
 	s := state("interrupted for attach")
-	if err := s.handToAttacher(now); err != nil {
+	if err := handToAttacher(s, now); err != nil {
 		t.Fatal(err)
 	}
 	if s.Owner == nil || s.Owner.Token != attacher.Token || s.Interrupt != nil {
 		t.Fatalf("owner %v interrupt %v", s.Owner, s.Interrupt)
 	}
 	code := 0
-	if err := s.detach(&code, "", now.Add(time.Minute)); err != nil {
+	if err := detach(s, &code, "", now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	a := s.Attaches[0]
-	if s.Status != StatusCompleted || !s.Settled() || a.End == nil || a.End.Sub(a.Start) != time.Minute || *a.ExitCode != 0 {
+	if s.Status != record.StatusCompleted || !s.Settled() || a.End == nil || a.End.Sub(a.Start) != time.Minute || *a.ExitCode != 0 {
 		t.Fatalf("status %s settled %v span %+v", s.Status, s.Settled(), a)
 	}
 	// A failed session a person attached to is failed again after.
 	s = state("failed")
 	s.Error = "tests fail"
-	s.attach(*attacher, now)
+	attach(s, *attacher, now)
 	if s.Error != "" {
 		t.Fatalf("attached, the error reads %q", s.Error)
 	}
-	s.detach(nil, "", now)
-	if s.Status != StatusFailed || s.Error != "tests fail" {
+	detach(s, nil, "", now)
+	if s.Status != record.StatusFailed || s.Error != "tests fail" {
 		t.Fatalf("after the attach: %s %q", s.Status, s.Error)
 	}
 }

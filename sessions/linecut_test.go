@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,11 +56,11 @@ func TestTurnReaderReportsACutLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var got []Event
-	if err := ReadTurnFile(path, &testParser{}, func(ev Event) { got = append(got, ev) }); err != nil {
+	var got []record.Event
+	if err := ReadTurnFile(path, &testParser{}, func(ev record.Event) { got = append(got, ev) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Type != EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != EventTurnCompleted {
+	if len(got) != 2 || got[0].Type != record.EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != record.EventTurnCompleted {
 		t.Fatalf("events %+v", got)
 	}
 }

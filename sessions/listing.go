@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Listing is the settled sessions of a state dir as a subscription found
@@ -38,10 +39,10 @@ type Listing struct {
 // Brief is what a Listing holds of a settled session in memory.
 type Brief struct {
 	ID      string
-	Status  Status
+	Status  record.Status
 	Adapter string
 	Model   string
-	Source  Source
+	Source  record.Source
 	// Created and Updated are the record's; Ended is zero if it has no
 	// end time.
 	CreatedAt, UpdatedAt, EndedAt time.Time
@@ -64,7 +65,7 @@ func (l *Listing) Len() int {
 // Brief is what the listing holds of its i-th session (newest first).
 func (l *Listing) Brief(i int) Brief {
 	b := &l.briefs[i]
-	src, _ := ParseSource(b.source)
+	src, _ := record.ParseSource(b.source)
 	out := Brief{ID: b.id, Status: b.status, Adapter: b.adapter, Model: b.model, Source: src,
 		CreatedAt: time.Unix(0, b.created).UTC(), UpdatedAt: time.Unix(0, b.updated).UTC(),
 		Turn: int(b.turn), Tokens: b.tokens, CostUSD: b.cost, Priced: b.priced}
@@ -91,8 +92,8 @@ func (l *Listing) Find(id string) (int, bool) {
 
 // Sessions reads the summaries (records without their turns, as List gives
 // them) of the listing's sessions at the positions given, from the cache.
-func (l *Listing) Sessions(ctx context.Context, at []int) ([]*Session, error) {
-	out := make([]*Session, len(at))
+func (l *Listing) Sessions(ctx context.Context, at []int) ([]*record.Session, error) {
+	out := make([]*record.Session, len(at))
 	d := &decoder{}
 	slab := newSlab(len(at))
 	for k, i := range at {
@@ -119,7 +120,7 @@ func (l *Listing) Sessions(ctx context.Context, at []int) ([]*Session, error) {
 // first, with its position, reading the cache once through in bounded
 // memory: the session and what it holds are valid only during the call.
 // It stops early when fn returns false.
-func (l *Listing) Each(ctx context.Context, fn func(i int, s *Session) bool) error {
+func (l *Listing) Each(ctx context.Context, fn func(i int, s *record.Session) bool) error {
 	if l.Len() == 0 {
 		return nil
 	}

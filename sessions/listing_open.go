@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // listingStart is what a subscription to every session starts from: the
@@ -189,7 +190,7 @@ func (l *Listing) walk(present map[string]bool) error {
 			return false
 		}
 		b.id = ids.str(b.id)
-		b.status = Status(intern(string(b.status)))
+		b.status = record.Status(intern(string(b.status)))
 		b.adapter, b.model, b.source = intern(b.adapter), intern(b.model), intern(b.source)
 		l.at = append(l.at, at)
 		l.keys = append(l.keys, e.Key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,14 +27,14 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *Store) {
 		writeSettledRecord(t, st, i)
 		switch {
 		case i%5 == 0:
-			setStatus(t, st, i, StatusFailed)
+			setStatus(t, st, i, record.StatusFailed)
 		case i%7 == 0:
-			setStatus(t, st, i, StatusKilled)
+			setStatus(t, st, i, record.StatusKilled)
 		}
 	}
 	for _, i := range running {
 		writeSettledRecord(t, st, i)
-		setStatus(t, st, i, StatusRunning)
+		setStatus(t, st, i, record.StatusRunning)
 	}
 	settleDir(t, m, st)
 	return m, st
@@ -41,19 +42,19 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *Store) {
 
 // setStatus rewrites session i's record with status st; running is owned
 // by this process.
-func setStatus(t *testing.T, st *Store, i int, status Status) {
+func setStatus(t *testing.T, st *Store, i int, status record.Status) {
 	t.Helper()
 	s, err := st.load(sessionID(i))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Status = status
-	if status == StatusRunning {
+	if status == record.StatusRunning {
 		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}
-		self.Role = roleSupervisor
+		self.Role = record.RoleSupervisor
 		s.Owner, s.EndedAt = self, nil
 		s.Turns[len(s.Turns)-1].EndedAt = nil
 	}
@@ -110,7 +111,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	var settled []*Session
+	var settled []*record.Session
 	for _, s := range list {
 		if s.Settled() {
 			want = append(want, fingerprint(s))
@@ -158,7 +159,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		}
 	}
 	var walked []string
-	if err := l.Each(context.Background(), func(i int, s *Session) bool {
+	if err := l.Each(context.Background(), func(i int, s *record.Session) bool {
 		if i != len(walked) {
 			t.Fatalf("walked %d after %d", i, len(walked))
 		}
@@ -171,7 +172,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		t.Fatalf("%d updates after the listing; want the 3 running, the last synced", len(rest))
 	}
 	for _, u := range rest {
-		if !u.Initial || u.Session == nil || u.Session.Status != StatusRunning || len(u.Session.Turns) != 2 {
+		if !u.Initial || u.Session == nil || u.Session.Status != record.StatusRunning || len(u.Session.Turns) != 2 {
 			t.Fatalf("running session's update: %+v", u)
 		}
 	}
@@ -214,7 +215,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 			t.Fatalf("%s in the listing", ShortID(id))
 		}
 	}
-	got := map[string]*Session{}
+	got := map[string]*record.Session{}
 	for _, u := range rest {
 		got[u.ID] = u.Session
 	}
@@ -223,7 +224,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	}
 	select {
 	case u := <-sub.C():
-		if u.ID != edited || u.Initial || u.Session == nil || u.Session.LastMessage != "edited by hand" || u.Prev != StatusFailed {
+		if u.ID != edited || u.Initial || u.Session == nil || u.Session.LastMessage != "edited by hand" || u.Prev != record.StatusFailed {
 			t.Fatalf("after the first state: %+v", u)
 		}
 	case <-time.After(time.Minute):
@@ -232,7 +233,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	sub.Close()
 
 	through := sessionID(21)
-	if _, err := st.updateSettled(context.Background(), through, func(s *Session) error {
+	if _, err := st.updateSettled(context.Background(), through, func(s *record.Session) error {
 		s.LastMessage = "through zwarm"
 		return nil
 	}); err != nil {

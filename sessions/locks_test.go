@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -154,7 +155,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 		t.Fatalf("kill of a completed session with a live process: %v", err)
 	}
 	eventually(t, "the stray to die", func() bool { return !alive(pid) })
-	if got.Status != StatusCompleted {
+	if got.Status != record.StatusCompleted {
 		t.Fatalf("the kill changed the status to %s", got.Status)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "still running") {
@@ -206,8 +207,8 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	// A pending session whose spawning command died.
 	dead := exec.Command("true")
 	dead.Run()
-	orphan, err := w.st.update(s.ID, func(s *Session) error {
-		s.Status, s.EndedAt, s.Owner = StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: roleSpawn}
+	orphan, err := w.st.update(s.ID, func(s *record.Session) error {
+		s.Status, s.EndedAt, s.Owner = record.StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
 		return nil
 	})
 	if err != nil {
@@ -226,12 +227,12 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	case err := <-bumped:
 		t.Fatalf("hold the session list's lock: %v", err)
 	}
-	got := within(t, "show", func() *Session { g, _ := w.m.Get(context.Background(), s.ID); return g })
-	if got == nil || got.Status != StatusFailed {
+	got := within(t, "show", func() *record.Session { g, _ := w.m.Get(context.Background(), s.ID); return g })
+	if got == nil || got.Status != record.StatusFailed {
 		t.Fatalf("show of a session whose owner died: %+v", got)
 	}
-	list := within(t, "ls", func() []*Session { l, _ := w.m.List(context.Background(), ListOptions{}); return l })
-	if len(list) != 1 || list[0].Status != StatusFailed {
+	list := within(t, "ls", func() []*record.Session { l, _ := w.m.List(context.Background(), ListOptions{}); return l })
+	if len(list) != 1 || list[0].Status != record.StatusFailed {
 		t.Fatalf("ls: %v", list)
 	}
 }
@@ -294,7 +295,7 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 	if inbox, _ := w.st.inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
-	if g, _ := w.m.Get(context.Background(), s.ID); g.Status != StatusCompleted || !g.Settled() {
+	if g, _ := w.m.Get(context.Background(), s.ID); g.Status != record.StatusCompleted || !g.Settled() {
 		t.Fatalf("the session is %s: %s", g.Status, g.Error)
 	}
 }
@@ -343,29 +344,32 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = killer; return nil }); err != nil {
+	if _, err := w.st.update(s.ID, func(s *record.Session) error { s.Killer = killer; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, ErrStopping) {
 		t.Fatalf("inject while a kill finishes: %v", err)
 	}
-	if g, _ := w.st.load(s.ID); g.Status != StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
+	if g, _ := w.st.load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
 		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
-	if _, err := w.st.update(s.ID, func(s *Session) error { s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}; return nil }); err != nil {
+	if _, err := w.st.update(s.ID, func(s *record.Session) error {
+		s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.m.Inject(context.Background(), s.ID, "then this")
 	if err != nil || res.Session.Killer != nil {
 		t.Fatalf("inject once the kill is done: %v, %+v", err, res)
 	}
-	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 2 {
+	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 2 {
 		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
 	}
 	// Nor does a live one's stamp long after the session settled (a
 	// long-lived process whose kill could not clear it).
-	if _, err := w.st.update(s.ID, func(s *Session) error {
+	if _, err := w.st.update(s.ID, func(s *record.Session) error {
 		ended := time.Now().Add(-2 * time.Minute)
 		s.Killer, s.EndedAt = killer, &ended
 		return nil
@@ -375,7 +379,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if _, err := w.m.Inject(context.Background(), s.ID, "and this"); err != nil {
 		t.Fatalf("inject past a stale kill stamp: %v", err)
 	}
-	if got := w.wait(s.ID); got.Status != StatusCompleted || len(got.Turns) != 3 {
+	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 3 {
 		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
 	}
 }

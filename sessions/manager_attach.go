@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"syscall"
@@ -32,7 +33,7 @@ type AttachOptions struct {
 // refuses the session. Should this process die, the next reader of the
 // session finds its owner gone and settles it again.
 type Attachment struct {
-	Session *Session
+	Session *record.Session
 	Command Command
 	m       *Manager
 	id      string
@@ -76,14 +77,14 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
 	}
-	self.Role, self.Token = roleAttach, newID()
+	self.Role, self.Token = record.RoleAttach, newID()
 	waiting := false
-	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *Session) error {
+	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *record.Session) error {
 		now := time.Now().UTC()
-		if s.Stopping() || s.killFinishing(now) {
+		if s.Stopping() || killFinishing(s, now) {
 			return fmt.Errorf("%w; attach once it has stopped", ErrStopping)
 		}
-		if err := s.busy(); err != nil {
+		if err := busy(s); err != nil {
 			return err // a landing works in the worktree
 		}
 		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
@@ -92,8 +93,8 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 			}
 		}
 		switch {
-		case s.Status == StatusAttached:
-			return s.attachedError()
+		case s.Status == record.StatusAttached:
+			return attachedError(s)
 		case s.Settled():
 			if err := worktreeThere(s); err != nil {
 				return err
@@ -103,14 +104,14 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 			if err := writeReserve(m.st.reservePath(id)); err != nil {
 				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
 			}
-			return s.attach(*self, now)
+			return attach(s, *self, now)
 		case !opt.Interrupt:
 			return fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
 		case !s.Interruptible():
-			return fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, s.notInterruptible())
+			return fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
 		}
 		waiting = true
-		return s.interrupt(InterruptRequest{At: now, Attacher: self})
+		return interruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
@@ -136,7 +137,7 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 }
 
 // attachedError is ErrAttached, saying who is attached since when.
-func (s *Session) attachedError() error {
+func attachedError(s *record.Session) error {
 	pid, since := 0, ""
 	if s.Owner != nil {
 		pid = s.Owner.PID
@@ -150,22 +151,22 @@ func (s *Session) attachedError() error {
 // worktreeThere refuses to attach to a session whose worktree is gone (it
 // was landed and removed, or deleted): the CLI would open elsewhere. A
 // follow-up has the supervisor make it again.
-func worktreeThere(s *Session) error {
+func worktreeThere(s *record.Session) error {
 	ws := s.Workspace
-	if ws == nil || ws.State == WorkspaceReady && ws.Worktree().Exists() {
+	if ws == nil || ws.State == record.WorkspaceReady && ws.Worktree().Exists() {
 		return nil
 	}
 	return fmt.Errorf("its worktree %s is not there (landed and removed, or never made): a follow-up (zwarm inject) makes it again; attach after that", ws.Path)
 }
 
 // notInterruptible says why the session cannot take an interrupt now.
-func (s *Session) notInterruptible() string {
+func notInterruptible(s *record.Session) string {
 	switch {
 	case s.Stop != nil:
 		return "a kill is in progress"
 	case s.Interrupt != nil:
 		return fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
-	case s.Status == StatusPending:
+	case s.Status == record.StatusPending:
 		return "it is starting"
 	}
 	return "no turn is running"
@@ -175,8 +176,8 @@ func (s *Session) notInterruptible() string {
 // the session to this process. Given up (ctx), the request is withdrawn:
 // the turn is stopped all the same, and the session goes on (or settles)
 // without the person.
-func (a *Attachment) handedOver(ctx context.Context) (*Session, error) {
-	s, err := a.m.waitUntil(ctx, a.id, func(s *Session) (bool, error) {
+func (a *Attachment) handedOver(ctx context.Context) (*record.Session, error) {
+	s, err := a.m.waitUntil(ctx, a.id, func(s *record.Session) (bool, error) {
 		if a.mine(s) {
 			return true, nil
 		}
@@ -191,8 +192,8 @@ func (a *Attachment) handedOver(ctx context.Context) (*Session, error) {
 	// Given up: nobody is to take the thread, and if it was handed over
 	// meanwhile, it settles again at once.
 	wctx := context.WithoutCancel(ctx)
-	if _, werr := a.m.st.updateCtx(a.m.writing(wctx), a.id, func(s *Session) error {
-		s.withdrawAttach(a.self.Token)
+	if _, werr := a.m.st.updateCtx(a.m.writing(wctx), a.id, func(s *record.Session) error {
+		withdrawAttach(s, a.self.Token)
 		return nil
 	}); werr != nil {
 		return nil, fmt.Errorf("%w (and the request to attach could not be withdrawn: %v)", err, werr)
@@ -211,12 +212,12 @@ func errorSuffix(msg string) string {
 }
 
 // mine reports whether s is attached to this Attachment.
-func (a *Attachment) mine(s *Session) bool {
-	return s.Status == StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
+func (a *Attachment) mine(s *record.Session) bool {
+	return s.Status == record.StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
 }
 
 // interactiveCommand is the agent's CLI resuming the session's thread.
-func (m *Manager) interactiveCommand(s *Session) (Command, error) {
+func (m *Manager) interactiveCommand(s *record.Session) (Command, error) {
 	ad, err := m.adapters.Lookup(s.Adapter)
 	if err != nil {
 		return Command{}, err
@@ -227,7 +228,7 @@ func (m *Manager) interactiveCommand(s *Session) (Command, error) {
 	}
 	req := TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
 		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter)}
-	if ws := s.Workspace; ws != nil && ws.State == WorkspaceReady {
+	if ws := s.Workspace; ws != nil && ws.State == record.WorkspaceReady {
 		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
 	}
 	return ad.Interactive(req)
@@ -241,7 +242,7 @@ func (m *Manager) interactiveCommand(s *Session) (Command, error) {
 // that reaches the whole terminal. ctx ending stops the CLI as a kill
 // stops an agent (SIGTERM, the grace period, SIGKILL): a signal to zwarm
 // alone. The CLI gets SIGTERM if this process dies.
-func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*Session, error) {
+func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*record.Session, error) {
 	cmd := exec.Command(a.Command.Path, a.Command.Args...)
 	cmd.Dir = a.Command.Dir
 	cmd.Env = append(os.Environ(), a.Command.Env...)
@@ -253,7 +254,7 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 		return nil, fmt.Errorf("attach %s: %w", ShortID(a.id), err)
 	}
 	if ref, err := proc.RefOf(cmd.Process.Pid); err == nil {
-		a.m.st.update(a.id, func(s *Session) error {
+		a.m.st.update(a.id, func(s *record.Session) error {
 			if a.mine(s) {
 				s.Attaches[len(s.Attaches)-1].CLI = ref
 			}
@@ -291,7 +292,7 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 
 // Release settles the session again without the person having worked in
 // it: the CLI was never run (why says so).
-func (a *Attachment) Release(ctx context.Context, why string) (*Session, error) {
+func (a *Attachment) Release(ctx context.Context, why string) (*record.Session, error) {
 	return a.finish(ctx, nil, why)
 }
 
@@ -300,7 +301,7 @@ func (a *Attachment) Release(ctx context.Context, why string) (*Session, error) 
 // and follow-ups queued meanwhile start at once, as a follow-up to a
 // settled session does. It is done whatever ctx says: an attach is never
 // left half ended.
-func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Session, error) {
+func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*record.Session, error) {
 	ctx = context.WithoutCancel(ctx)
 	var work *TurnWork
 	if cur, err := a.m.st.load(a.id); err == nil && a.mine(cur) && cur.Workspace != nil && cur.Workspace.Worktree().Exists() {
@@ -310,16 +311,16 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Sessi
 	}
 	spent := a.spent()
 	restart := false
-	s, err := a.m.st.changeCtx(a.m.writing(ctx), a.id, func(s *Session) error {
+	s, err := a.m.st.changeCtx(a.m.writing(ctx), a.id, func(s *record.Session) error {
 		if !a.mine(s) {
 			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status)
 		}
-		if err := s.detach(exit, note, time.Now().UTC()); err != nil {
+		if err := detach(s, exit, note, time.Now().UTC()); err != nil {
 			return err
 		}
-		s.recordAttachWork(work)
-		if s.recordAttachUsage(spent) {
-			s.refresh(a.m.prices())
+		recordAttachWork(s, work)
+		if recordAttachUsage(s, spent) {
+			s.Refresh(a.m.prices())
 		}
 		if s.PendingInjects == 0 {
 			return nil
@@ -328,12 +329,12 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*Sessi
 		if err != nil {
 			return err
 		}
-		owner.Role = roleSpawn
+		owner.Role = record.RoleSpawn
 		if err := writeReserve(a.m.st.reservePath(a.id)); err != nil {
 			return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
 		}
 		restart = true
-		return s.reopen(*owner)
+		return reopen(s, *owner)
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: settle it again: %w", ShortID(a.id), err)
@@ -352,18 +353,18 @@ const gitTimeout = 30 * time.Second
 // recordAttachWork puts what the attached span left in the worktree, as
 // committed, in the record: the span's commit and files, and the
 // worktree's head and change, as a turn's are.
-func (s *Session) recordAttachWork(w *TurnWork) {
+func recordAttachWork(s *record.Session, w *TurnWork) {
 	if w == nil || len(s.Attaches) == 0 {
 		return
 	}
-	s.recordWork(0, w)
+	recordWork(s, 0, w)
 	if w.Err != "" {
 		return
 	}
 	a := &s.Attaches[len(s.Attaches)-1]
 	a.Commit, a.Files = w.Commit, w.Files
-	if len(a.Files) > MaxTurnFiles {
-		a.Files = a.Files[:MaxTurnFiles]
+	if len(a.Files) > record.MaxTurnFiles {
+		a.Files = a.Files[:record.MaxTurnFiles]
 	}
 }
 
@@ -382,14 +383,14 @@ func attacherDiedNote(owner *proc.Ref) string {
 // still alive is killed), and the follow-ups queued meanwhile are
 // reported undelivered, since nobody is left to start them. Callers hold
 // the lock.
-func (m *Manager) attacherGone(s *Session) error {
+func (m *Manager) attacherGone(s *record.Session) error {
 	note := attacherDiedNote(s.Owner)
 	if n := len(s.Attaches); n > 0 {
 		if cli := s.Attaches[n-1].CLI; cli != nil && cli.Signal(syscall.SIGKILL) == nil {
 			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)
 		}
 	}
-	if err := s.detach(nil, note, time.Now().UTC()); err != nil {
+	if err := detach(s, nil, note, time.Now().UTC()); err != nil {
 		return err
 	}
 	return m.st.dropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
@@ -397,7 +398,7 @@ func (m *Manager) attacherGone(s *Session) error {
 
 // attachSpent is what the agent's session log says a span used.
 type attachSpent struct {
-	usage      Usage
+	usage      record.Usage
 	cumulative bool
 }
 
@@ -420,13 +421,13 @@ func (a *Attachment) spent() *attachSpent {
 	if !ok {
 		return nil
 	}
-	return &attachSpent{usage: u.withTotal(), cumulative: cumulative}
+	return &attachSpent{usage: u.WithTotal(), cumulative: cumulative}
 }
 
 // recordAttachUsage puts what the span used in its record (held under the
 // session's lock, the span still the last): a thread's running total is
 // taken less what the thread had used before the span.
-func (s *Session) recordAttachUsage(sp *attachSpent) (recorded bool) {
+func recordAttachUsage(s *record.Session, sp *attachSpent) (recorded bool) {
 	if sp == nil || len(s.Attaches) == 0 {
 		return false
 	}
@@ -435,10 +436,10 @@ func (s *Session) recordAttachUsage(sp *attachSpent) (recorded bool) {
 	u := sp.usage
 	if sp.cumulative {
 		total := u
-		u = total.Sub(s.threadSoFar(n))
+		u = total.Sub(threadSoFar(s, n))
 		a.ThreadUsage = &total
 	}
-	if u == (Usage{}) {
+	if u == (record.Usage{}) {
 		return sp.cumulative // its total is recorded all the same
 	}
 	a.Usage = &u
@@ -448,10 +449,10 @@ func (s *Session) recordAttachUsage(sp *attachSpent) (recorded bool) {
 // threadSoFar is the agent's last known running total for the thread: the
 // latest to end of the turns and of the first spans attached spans that
 // recorded one.
-func (s *Session) threadSoFar(spans int) Usage {
-	var last *Usage
+func threadSoFar(s *record.Session, spans int) record.Usage {
+	var last *record.Usage
 	var at time.Time
-	take := func(u *Usage, end *time.Time) {
+	take := func(u *record.Usage, end *time.Time) {
 		if u == nil {
 			return
 		}
@@ -470,16 +471,16 @@ func (s *Session) threadSoFar(spans int) Usage {
 		take(s.Attaches[i].ThreadUsage, s.Attaches[i].End)
 	}
 	if last == nil {
-		return Usage{}
+		return record.Usage{}
 	}
 	return *last
 }
 
 // prices is the price table of the state dir's config (the defaults when
 // it cannot be read).
-func (m *Manager) prices() Prices {
+func (m *Manager) prices() record.Prices {
 	if cfg, err := m.Config(); err == nil {
 		return cfg.PriceTable()
 	}
-	return DefaultPrices()
+	return record.DefaultPrices()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -25,7 +26,7 @@ type DiffRequest struct {
 // as git prints it: the worktree as it is now (what the worker has not
 // committed included) while it exists, else the commits it left. It
 // returns the session.
-func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, req DiffRequest) (*Session, error) {
+func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, req DiffRequest) (*record.Session, error) {
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	if err != nil {
 		return s, err
 	}
-	if ws.Preparing() || ws.State == WorkspaceFailed {
+	if ws.Preparing() || ws.State == record.WorkspaceFailed {
 		return s, nil // nothing changed yet
 	}
 	w := ws.Worktree()
@@ -59,7 +60,7 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	return s, m.commitDiff(ctx, s, w, out, ws.DiffBaseFor(head), head, req.Options)
 }
 
-func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {
+func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {
 	for _, c := range []string{from, to} {
 		gone, err := workspace.CommitGone(ctx, w.CommonDir, c)
 		if err != nil {
@@ -78,7 +79,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *Session, w *workspace.Workt
 
 // turnRange is the commits before and after turn n ("" after: the turn
 // changed nothing).
-func turnRange(s *Session, n int) (from, to string, err error) {
+func turnRange(s *record.Session, n int) (from, to string, err error) {
 	if n < 1 || n > len(s.Turns) {
 		return "", "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
 	}
@@ -97,7 +98,7 @@ func turnRange(s *Session, n int) (from, to string, err error) {
 }
 
 // workspaceOf is the session's workspace, or an error saying it has none.
-func workspaceOf(s *Session) (*Workspace, error) {
+func workspaceOf(s *record.Session) (*record.Workspace, error) {
 	if s.Legacy {
 		return nil, fmt.Errorf("session %s was written by the Python zwarm, which made no worktrees: %w", ShortID(s.ID), ErrInPlace)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"math"
 	"os"
 	"strings"
@@ -45,7 +46,7 @@ type InjectResult struct {
 	// Attached says a person works in the session's CLI (zwarm attach):
 	// the follow-up is queued until they leave it.
 	Attached bool
-	Session  *Session
+	Session  *record.Session
 }
 
 // ErrStopping is returned (wrapped) by Inject while the session is being
@@ -111,30 +112,30 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}
-	self.Role = roleSpawn
+	self.Role = record.RoleSpawn
 	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued, Interrupt: interrupt}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest
 	// (starting the supervisor that delivers it) is done whatever ctx says,
 	// so an interrupted follow-up is never left half sent.
-	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *Session) error {
-		if s.Stopping() || s.killFinishing(time.Now()) {
+	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *record.Session) error {
+		if s.Stopping() || killFinishing(s, time.Now()) {
 			at := time.Now()
 			if s.Stop != nil {
 				at = s.Stop.At
 			}
 			return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, at.Local().Format("15:04:05"))
 		}
-		if err := s.busy(); err != nil {
+		if err := busy(s); err != nil {
 			return err // a landing works in the worktree: a turn must not run there
 		}
 		if opt.MaxCostUSD > 0 {
-			if err := s.raiseCostLimit(opt.MaxCostUSD); err != nil {
+			if err := raiseCostLimit(s, opt.MaxCostUSD); err != nil {
 				return err
 			}
 		}
-		if why := s.overCostLimit(); why != "" {
+		if why := overCostLimit(s); why != "" {
 			// Its supervisor would stop the follow-up before it started.
 			return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", ErrOverCostLimit, why)
 		}
@@ -165,10 +166,10 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		s.PendingInjects++
 		if !s.Settled() {
 			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
-			res.Attached = s.Status == StatusAttached
+			res.Attached = s.Status == record.StatusAttached
 			if interrupt && s.Interruptible() {
 				res.Outcome, res.Live = InjectInterrupted, false
-				return s.interrupt(InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
+				return interruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
 			}
 			return nil
 		}
@@ -176,7 +177,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		if s.ThreadID == "" {
 			res.Outcome = InjectRestarted
 		}
-		return s.reopen(*self)
+		return reopen(s, *self)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
@@ -219,13 +220,13 @@ func (m *Manager) fateOf(id, entryID string) string {
 
 // WaitInbox blocks until a follow-up has been answered: the turn it became
 // has ended, or it was reported undelivered.
-func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*InboxEntry, *Session, error) {
+func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*InboxEntry, *record.Session, error) {
 	id, err := m.st.resolve(id)
 	if err != nil {
 		return nil, nil, err
 	}
 	var got *InboxEntry
-	s, err := m.waitUntil(ctx, id, func(s *Session) (bool, error) {
+	s, err := m.waitUntil(ctx, id, func(s *record.Session) (bool, error) {
 		entries, err := m.st.inbox(id)
 		if err != nil {
 			return false, err

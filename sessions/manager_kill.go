@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -35,14 +36,14 @@ const handoverTimeout = 10 * time.Second
 // started. A settled session is not running, but processes it started may
 // be (left by a supervisor that could not stop them): they are stopped
 // too, and only a settled session with nothing alive is ErrNotRunning.
-func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*Session, error) {
+func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*record.Session, error) {
 	return m.KillBecause(ctx, idOrPrefix, "")
 }
 
 // KillBecause is Kill with the reason recorded as the session's error
 // ("killed by zwarm kill" when empty): an orchestrator ending a worker, a
 // watcher stopping one past its budget.
-func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*Session, error) {
+func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error) {
 	if reason == "" {
 		reason = "killed by zwarm kill"
 	}
@@ -62,7 +63,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	} else {
 		grace = cfg.Grace()
 	}
-	if err == nil && loaded.remote() {
+	if err == nil && remote(loaded) {
 		return m.killRemote(ctx, id, reason, grace)
 	}
 	self, err := proc.RefOf(os.Getpid())
@@ -75,7 +76,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	answers := false
 	var strays []proc.Stat
 	var sweepErr error
-	s, forced, err := m.lockedForKill(ctx, id, func(s *Session) error {
+	s, forced, err := m.lockedForKill(ctx, id, func(s *record.Session) error {
 		if s.Settled() {
 			// Nothing to stop but strays (a supervisor that died before it
 			// swept, say): they are swept here, under the lock, so that no
@@ -89,14 +90,14 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			}
 			return nil
 		}
-		if s.Status == StatusAttached {
-			return s.attachedError()
+		if s.Status == record.StatusAttached {
+			return attachedError(s)
 		}
-		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
+		if err := requestStop(s, reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		s.Killer = self
-		owner, answers = clonePtr(s.Owner), s.ownerAnswersSignals()
+		owner, answers = record.ClonePtr(s.Owner), ownerAnswersSignals(s)
 		return nil
 	})
 	if forced != nil {
@@ -178,7 +179,7 @@ func pidList(ps []proc.Stat) string {
 // SIGTERM, so it stops its agent with the grace period, and SIGKILL if it
 // has not exited after that; then everything left is swept. The error says
 // what was stopped and that the record could not be updated.
-func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Duration, werr error) (*Session, error) {
+func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Duration, werr error) (*record.Session, error) {
 	s, err := m.st.load(id)
 	c := m.containment(id)
 	sups := supervisorsOf(id)
@@ -224,8 +225,8 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // The lock is then tried once more, briefly. forced says what was
 // killed; it is nil when nothing was (no live supervisor: the timeout is
 // returned as it is, and nothing was changed).
-func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session) error) (*Session, *forcedStop, error) {
-	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == roleSupervisor && isSupervisorOf(s.Owner.PID, id) {
+func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, *forcedStop, error) {
+	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && isSupervisorOf(s.Owner.PID, id) {
 		s.Owner.Signal(unix.SIGCONT)
 	}
 	for _, pid := range supervisorsOf(id) {
@@ -277,7 +278,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*Session
 // up its kill, interrupted or failed: the record no longer names it as
 // the killer they wait for.
 func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
-	m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *Session) error {
+	m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *record.Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
@@ -287,15 +288,15 @@ func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
 
 // recordKilled records the kill that self carried out, unless the
 // supervisor recorded it itself; note says what the kill had to do.
-func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, note string) (*Session, error) {
-	s, err := m.st.changeCtx(ctx, id, func(s *Session) error {
+func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, note string) (*record.Session, error) {
+	s, err := m.st.changeCtx(ctx, id, func(s *record.Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
 		if s.Settled() {
 			return nil // the supervisor recorded it
 		}
-		if err := s.stopped(note, time.Now().UTC()); err != nil {
+		if err := stopped(s, note, time.Now().UTC()); err != nil {
 			return err
 		}
 		return m.st.dropQueued(s, "the session was killed before it was delivered")
@@ -334,8 +335,8 @@ func (m *Manager) liveSupervisors(id string) []*proc.Ref {
 		if s.Settled() {
 			return nil
 		}
-		if o := s.Owner; o != nil && o.Role == roleSupervisor && o.Alive() {
-			out = append(out, clonePtr(o))
+		if o := s.Owner; o != nil && o.Role == record.RoleSupervisor && o.Alive() {
+			out = append(out, record.ClonePtr(o))
 			seen[o.PID] = true
 		}
 	}
@@ -392,7 +393,7 @@ func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forced
 // sees the kill and settles at once. It returns a note for the record when
 // the owner had to be forced.
 func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, answers bool, grace time.Duration) (string, error) {
-	if owner == nil || !owner.Alive() || owner.Role == roleSupervisor && !isSupervisorOf(owner.PID, id) {
+	if owner == nil || !owner.Alive() || owner.Role == record.RoleSupervisor && !isSupervisorOf(owner.PID, id) {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
@@ -405,7 +406,7 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, ans
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	_, err := m.waitUntil(wctx, id, func(s *Session) (bool, error) {
+	_, err := m.waitUntil(wctx, id, func(s *record.Session) (bool, error) {
 		if s.Settled() {
 			return true, nil
 		}
@@ -425,7 +426,7 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, ans
 		return "", ctx.Err()
 	}
 	// It did not finish in time: take over.
-	if owner.Role == roleSupervisor && owner.Alive() {
+	if owner.Role == record.RoleSupervisor && owner.Alive() {
 		owner.Signal(unix.SIGKILL)
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		owner.WaitGone(gctx)
@@ -589,13 +590,13 @@ func (m *Manager) removeRecord(ctx context.Context, id string) error {
 // cleanClaim reads a session with a worktree afresh for Clean and, unless
 // it is a dry run, claims it; it fails for a session that runs again or
 // that a landing or an update works in.
-func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*Session, func(), error) {
+func (m *Manager) cleanClaim(ctx context.Context, id string, dryRun bool) (*record.Session, func(), error) {
 	if !dryRun {
 		return m.claimWorktree(ctx, id, "clean")
 	}
 	s, err := m.Get(ctx, id)
 	if err == nil {
-		err = s.claimable()
+		err = claimable(s)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -661,7 +662,7 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 
 // cleanOne removes (or, in a dry run, would remove) one settled session
 // that Clean chose, unless its worktree holds work never landed.
-func (m *Manager) cleanOne(ctx context.Context, s *Session, opt CleanOptions) (removed bool, kept *UnlandedError, err error) {
+func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOptions) (removed bool, kept *UnlandedError, err error) {
 	if m.containment(s.ID).Alive() {
 		return false, nil, nil // processes it started still run: its record is what finds them
 	}

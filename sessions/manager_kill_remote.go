@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"time"
 )
@@ -15,25 +16,25 @@ import (
 // period and records the kill), and the job is ended by force if it has
 // not within the grace period and ten seconds. Kill returns once the
 // engine no longer runs the job.
-func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*Session, error) {
+func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*record.Session, error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 	}
-	var job Job
+	var job record.Job
 	var claimed bool
-	s, err := m.st.updateCtx(m.writing(ctx), id, func(s *Session) error {
+	s, err := m.st.updateCtx(m.writing(ctx), id, func(s *record.Session) error {
 		if s.Settled() {
 			return nil
 		}
-		if s.Status == StatusAttached {
-			return s.attachedError()
+		if s.Status == record.StatusAttached {
+			return attachedError(s)
 		}
-		if err := s.requestStop(reason, time.Now().UTC()); err != nil {
+		if err := requestStop(s, reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		s.Killer = self
-		job, claimed = *s.Job, s.ownerAnswersSignals()
+		job, claimed = *s.Job, ownerAnswersSignals(s)
 		return nil
 	})
 	if err != nil {
@@ -68,13 +69,13 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 // stopJob ends a session's job and waits until its engine no longer runs
 // it. It returns a note for the record when zwarm had to end the job
 // itself.
-func (m *Manager) stopJob(ctx context.Context, id string, job Job, claimed bool, grace time.Duration) (string, error) {
+func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claimed bool, grace time.Duration) (string, error) {
 	if job.ID == "" {
 		// Not submitted yet: the command submitting it records the job,
 		// and its supervisor, claiming the session, sees the kill.
 		wctx, cancel := context.WithTimeout(ctx, handoverTimeout+grace+10*time.Second)
 		defer cancel()
-		s, err := m.waitUntil(wctx, id, func(s *Session) (bool, error) { return s.Settled() || s.Job.ID != "", nil })
+		s, err := m.waitUntil(wctx, id, func(s *record.Session) (bool, error) { return s.Settled() || s.Job.ID != "", nil })
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
@@ -122,7 +123,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job Job, claimed bool,
 		return force(fmt.Sprintf("its supervisor could not be signalled (%v); its %s job %s was ended by force", err, job.Runner, job.ID))
 	}
 	wctx, cancel := context.WithTimeout(ctx, grace+10*time.Second)
-	_, werr := m.waitUntil(wctx, id, func(s *Session) (bool, error) { return s.Settled(), nil })
+	_, werr := m.waitUntil(wctx, id, func(s *record.Session) (bool, error) { return s.Settled(), nil })
 	cancel()
 	if werr != nil {
 		if ctx.Err() != nil {
@@ -138,7 +139,7 @@ const jobStopLimit = 10 * time.Second
 
 // waitJobGone waits, at most ten seconds, until the engine no longer runs
 // a job: after a kill, nothing of the session runs on any node.
-func (m *Manager) waitJobGone(ctx context.Context, r Runner, job Job) error {
+func (m *Manager) waitJobGone(ctx context.Context, r Runner, job record.Job) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -46,7 +47,7 @@ type LandOptions struct {
 
 // LandResult is what a landing did (or, dry, would do).
 type LandResult struct {
-	Session *Session
+	Session *record.Session
 	// Into is the branch; Commit the commit it now points at ("" dry).
 	Into   string
 	Commit string
@@ -139,7 +140,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	// A worktree still being made belongs to a live session: that is the
 	// refusal (claimWorktree's "still running"), not "never made".
-	if ws.Preparing() && s.Settled() || ws.State == WorkspaceFailed {
+	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
 		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
 	}
 	s, release, err := m.claimWorktree(ctx, id, "land")
@@ -175,7 +176,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		}
 		if head != ws.Head {
 			if opt.DryRun {
-				ws = cloneWorkspace(ws)
+				ws = record.CloneWorkspace(ws)
 				ws.Head = head
 			} else {
 				if s, err = m.adoptHead(ctx, s, head); err != nil {
@@ -280,8 +281,8 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		// worker's same change): it counts as landed, so it can go.
 		res.Nothing = true
 		if !opt.DryRun {
-			landed := &Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
-			if s, err := m.recordWorkspace(id, func(ws *Workspace) { ws.Landed, ws.Conflict = landed, nil }); err == nil {
+			landed := &record.Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+			if s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil }); err == nil {
 				res.Session = s
 			}
 		}
@@ -320,7 +321,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		if err != nil {
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
-		if _, err := m.recordWorkspace(id, func(ws *Workspace) {
+		if _, err := m.recordWorkspace(id, func(ws *record.Workspace) {
 			ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
 		}); err != nil {
 			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
@@ -351,8 +352,8 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return nil, fmt.Errorf("land %s into %s: %w", ShortID(id), target.Branch, err)
 	}
 	res.Commit = commit
-	landed := &Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
-	if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.Landed, ws.Conflict = landed, nil }); err != nil {
+	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+	if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil }); err != nil {
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), workspace.Abbrev(commit), err)
 	}
 	res.Session = s
@@ -371,7 +372,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 			return res, nil
 		}
 		res.Removed = true
-		if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.State = WorkspaceRemoved }); err == nil {
+		if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.State = record.WorkspaceRemoved }); err == nil {
 			res.Session = s
 		}
 	}
@@ -380,7 +381,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 
 // landTarget finds the branch a landing goes into, and the directory
 // (relative to the top of a checkout) that verify runs in.
-func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions) (workspace.Target, string, error) {
+func (m *Manager) landTarget(ctx context.Context, ws *record.Workspace, opt LandOptions) (workspace.Target, string, error) {
 	dir := opt.Dir
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -424,7 +425,7 @@ func (m *Manager) landTarget(ctx context.Context, ws *Workspace, opt LandOptions
 
 // squashMessage is the task, then the worker's last message (what they
 // hold that would act on a terminal, control characters, goes).
-func squashMessage(s *Session) string {
+func squashMessage(s *record.Session) string {
 	var b strings.Builder
 	task := strings.TrimSpace(plainText(s.Task))
 	title, rest, _ := strings.Cut(task, "\n")
@@ -442,7 +443,7 @@ func squashMessage(s *Session) string {
 	return b.String()
 }
 
-func mergeMessage(s *Session, into string) string {
+func mergeMessage(s *record.Session, into string) string {
 	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, firstLine(plainText(s.Task), 60), s.ID)
 }
 
@@ -463,7 +464,7 @@ func plainText(s string) string {
 
 // commitLeftovers commits what a settled session's worktree holds that
 // is not committed yet, and records it.
-func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, error) {
+func (m *Manager) commitLeftovers(ctx context.Context, s *record.Session) (*record.Session, error) {
 	ws := s.Workspace
 	w := ws.Worktree()
 	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", ShortID(s.ID), s.Turn))
@@ -472,31 +473,31 @@ func (m *Manager) commitLeftovers(ctx context.Context, s *Session) (*Session, er
 	}
 	turn := len(s.Turns)
 	if !made && head == ws.Head {
-		return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Committed = turn })
+		return m.recordWorkspace(s.ID, func(ws *record.Workspace) { ws.Committed = turn })
 	}
 	_, stat, err := w.Changes(ctx, ws.DiffBaseFor(head), head)
 	if err != nil {
 		return nil, err
 	}
-	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes, ws.Committed = head, &stat, turn })
+	return m.recordWorkspace(s.ID, func(ws *record.Workspace) { ws.Head, ws.Changes, ws.Committed = head, &stat, turn })
 }
 
 // adoptHead records head, on the worker's branch after the recorded
 // head, as where the session's change ends.
-func (m *Manager) adoptHead(ctx context.Context, s *Session, head string) (*Session, error) {
+func (m *Manager) adoptHead(ctx context.Context, s *record.Session, head string) (*record.Session, error) {
 	ws := s.Workspace
 	_, stat, err := ws.Worktree().Changes(ctx, ws.DiffBaseFor(head), head)
 	if err != nil {
 		return nil, err
 	}
-	return m.recordWorkspace(s.ID, func(ws *Workspace) { ws.Head, ws.Changes = head, &stat })
+	return m.recordWorkspace(s.ID, func(ws *record.Workspace) { ws.Head, ws.Changes = head, &stat })
 }
 
 // recordWorkspace changes a settled session's workspace record. A
 // settled record is cached by listings, so the change first advances the
 // cache's generation (index.go).
-func (m *Manager) recordWorkspace(id string, fn func(*Workspace)) (*Session, error) {
-	return m.st.updateSettled(context.Background(), id, func(s *Session) error {
+func (m *Manager) recordWorkspace(id string, fn func(*record.Workspace)) (*record.Session, error) {
+	return m.st.updateSettled(context.Background(), id, func(s *record.Session) error {
 		if s.Workspace == nil {
 			return fmt.Errorf("session %s has no worktree", ShortID(id))
 		}
@@ -507,36 +508,36 @@ func (m *Manager) recordWorkspace(id string, fn func(*Workspace)) (*Session, err
 
 // setConflict records the files a landing found conflicting, for ls.
 func (m *Manager) setConflict(id string, files []string) {
-	if _, err := m.recordWorkspace(id, func(ws *Workspace) { ws.Conflict = files }); err != nil {
+	if _, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Conflict = files }); err != nil {
 		m.warn(err)
 	}
 }
 
 // claimable says why the session's worktree cannot be claimed, nil if it
 // can: it must have one, be settled, and nobody alive may hold it.
-func (s *Session) claimable() error {
+func claimable(s *record.Session) error {
 	switch {
 	case s.Workspace == nil:
 		return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
-	case s.Status == StatusAttached:
-		return s.attachedError()
+	case s.Status == record.StatusAttached:
+		return attachedError(s)
 	case !s.Settled():
 		return fmt.Errorf("%w: wait or kill it first", ErrRunning)
 	}
-	return s.busy()
+	return busy(s)
 }
 
 // claimWorktree makes this process the session's lander: the session
 // must be settled, and stays so (a follow-up is refused) until release,
 // so nothing runs in the worktree while it is landed, updated or removed.
 // It returns the record as claimed: what was read before may be stale.
-func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *Session, release func(), err error) {
+func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *record.Session, release func(), err error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
-	claimed, err = m.st.updateCtx(m.writing(ctx), id, func(s *Session) error {
-		if err := s.claimable(); err != nil {
+	claimed, err = m.st.updateCtx(m.writing(ctx), id, func(s *record.Session) error {
+		if err := claimable(s); err != nil {
 			return err
 		}
 		s.Workspace.Lander = self
@@ -546,7 +547,7 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
 	return claimed, func() {
-		m.st.update(id, func(s *Session) error {
+		m.st.update(id, func(s *record.Session) error {
 			if ws := s.Workspace; ws != nil && ws.Lander != nil && *ws.Lander == *self {
 				ws.Lander = nil
 			}

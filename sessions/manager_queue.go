@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -18,12 +19,12 @@ type QueueResult struct {
 	Landed []*LandResult
 	// Skipped are settled sessions with changes the queue does not take:
 	// they failed or were killed (land them by id).
-	Skipped []*Session
+	Skipped []*record.Session
 	// Failed is the session the queue stopped at, Err why; Left are the
 	// ones after it, not tried.
-	Failed *Session
+	Failed *record.Session
 	Err    error
-	Left   []*Session
+	Left   []*record.Session
 }
 
 // LandAll is a merge queue: it lands every completed, settled session of
@@ -58,20 +59,20 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 		return nil, err
 	}
 	q := &QueueResult{}
-	var todo []*Session
+	var todo []*record.Session
 	for _, s := range all {
 		ws := s.Workspace
 		if s.Legacy || ws == nil || ws.GitDir != repo.CommonDir || !s.Settled() || ws.LandedNow() ||
-			ws.Preparing() || ws.State == WorkspaceFailed || ws.Changes == nil || ws.Changes.Empty() {
+			ws.Preparing() || ws.State == record.WorkspaceFailed || ws.Changes == nil || ws.Changes.Empty() {
 			continue
 		}
-		if s.Status != StatusCompleted {
+		if s.Status != record.StatusCompleted {
 			q.Skipped = append(q.Skipped, s)
 			continue
 		}
 		todo = append(todo, s)
 	}
-	slices.SortStableFunc(todo, func(a, b *Session) int { return cmp.Compare(a.CreatedAt.UnixNano(), b.CreatedAt.UnixNano()) })
+	slices.SortStableFunc(todo, func(a, b *record.Session) int { return cmp.Compare(a.CreatedAt.UnixNano(), b.CreatedAt.UnixNano()) })
 	for i, s := range todo {
 		if err := ctx.Err(); err != nil {
 			q.Failed, q.Err, q.Left = s, err, todo[i+1:]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 )
 
 // Get returns the current state of one session, by id or unique prefix.
-func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*Session, error) {
+func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*record.Session, error) {
 	id, err := m.st.resolve(idOrPrefix)
 	if err != nil {
 		return nil, err
@@ -26,8 +27,8 @@ func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*Session, error) 
 
 // ListOptions filters a listing. Zero values match everything.
 type ListOptions struct {
-	Status  Status
-	Source  Source
+	Status  record.Status
+	Source  record.Source
 	Adapter string
 	Model   string
 	// Text matches the id, task, model, adapter or source, ignoring case.
@@ -39,7 +40,7 @@ type ListOptions struct {
 }
 
 // Match reports whether s passes the filter.
-func (o ListOptions) Match(s *Session) bool {
+func (o ListOptions) Match(s *record.Session) bool {
 	switch {
 	case o.Active && s.Settled(),
 		o.Status != "" && s.Status != o.Status,
@@ -89,7 +90,7 @@ func (e *ListError) Error() string {
 // otherwise; unsettled ones also parse what their agent wrote since the
 // supervisor last recorded progress, and nothing more. Records that cannot
 // be read are reported in a *ListError beside the sessions that could.
-func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error) {
+func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*record.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -110,8 +111,8 @@ func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*Session, error)
 }
 
 // SortNewestFirst orders sessions by creation, newest first.
-func SortNewestFirst(list []*Session) {
-	slices.SortFunc(list, func(a, b *Session) int {
+func SortNewestFirst(list []*record.Session) {
+	slices.SortFunc(list, func(a, b *record.Session) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 }
@@ -120,7 +121,7 @@ func SortNewestFirst(list []*Session) {
 // is loaded once, not once per running session.
 type readCtx struct {
 	m      *Manager
-	prices Prices
+	prices record.Prices
 	// ids are the sessions this read looks at, when known: the first
 	// one under another runner has the jobs of all of them asked about
 	// together, one call to each engine rather than one a session.
@@ -135,18 +136,18 @@ func (rc *readCtx) prefetchJobs(ctx context.Context) {
 		return
 	}
 	rc.prefetched = true
-	var list []*Session
+	var list []*record.Session
 	for _, id := range rc.ids {
-		if s, err := rc.m.st.load(id); err == nil && s.remote() && !s.Settled() {
+		if s, err := rc.m.st.load(id); err == nil && remote(s) && !s.Settled() {
 			list = append(list, s)
 		}
 	}
 	rc.m.prefetchJobs(ctx, list)
 }
 
-func (rc *readCtx) priceTable() Prices {
+func (rc *readCtx) priceTable() record.Prices {
 	if rc.prices == nil {
-		rc.prices = DefaultPrices()
+		rc.prices = record.DefaultPrices()
 		if cfg, err := rc.m.Config(); err == nil {
 			rc.prices = cfg.PriceTable()
 		}
@@ -156,7 +157,7 @@ func (rc *readCtx) priceTable() Prices {
 
 // current brings a loaded record up to date: a dead owner is detected and
 // recorded, and a running turn's unrecorded progress is folded in.
-func (m *Manager) current(s *Session, rc *readCtx) *Session {
+func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 	if rc == nil {
 		rc = &readCtx{m: m}
 	}
@@ -166,16 +167,16 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 	if s.Settled() {
 		return s
 	}
-	if s.remote() {
+	if remote(s) {
 		rc.prefetchJobs(context.Background())
 	}
 	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)
 	}
-	if s.remote() && s.Status != StatusAttached {
+	if remote(s) && s.Status != record.StatusAttached {
 		s.RunnerState = m.runnerState(context.Background(), s)
 	}
-	t := s.current()
+	t := s.Current()
 	if t == nil || t.EndedAt != nil {
 		return s
 	}
@@ -185,9 +186,9 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 	}
 	rd := NewTurnReader(m.st.TurnPath(s.ID, t.N), ad.NewParser(), t.Offset)
 	defer rd.Close()
-	rd.Read(false, s.fold)
+	rd.Read(false, s.Fold)
 	t.Offset = rd.Offset()
-	s.refresh(rc.priceTable())
+	s.Refresh(rc.priceTable())
 	return s
 }
 
@@ -195,8 +196,8 @@ func (m *Manager) current(s *Session, rc *readCtx) *Session {
 // session is gone without having recorded the outcome, and stops what is
 // left of the session. The status becomes failed with an error that says
 // so: never "running" forever, never a guess.
-func (m *Manager) ownerDied(seen *Session) *Session {
-	s, _, err := m.st.tryRecord(seen.ID, func(s *Session) error {
+func (m *Manager) ownerDied(seen *record.Session) *record.Session {
+	s, _, err := m.st.tryRecord(seen.ID, func(s *record.Session) error {
 		if s.Settled() {
 			return nil // someone else settled it meanwhile
 		}
@@ -210,12 +211,12 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 		// waits for it; the next look records it): report the truth
 		// without recording it.
 		c := seen.Clone()
-		if c.Status == StatusAttached {
+		if c.Status == record.StatusAttached {
 			// Settled as it was before the attach, as the record will be.
-			c.detach(nil, attacherDiedNote(c.Owner), time.Now().UTC())
+			detach(c, nil, attacherDiedNote(c.Owner), time.Now().UTC())
 			return c
 		}
-		c.Status, c.Error = StatusFailed, "its supervisor is gone without recording the outcome"
+		c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"
 		return c
 	}
 	return s
@@ -223,11 +224,11 @@ func (m *Manager) ownerDied(seen *Session) *Session {
 
 // abandonLocked settles a session whose owner died, after stopping every
 // process left of it. Callers hold the lock.
-func (m *Manager) abandonLocked(s *Session) error {
-	if s.Status == StatusAttached {
+func (m *Manager) abandonLocked(s *record.Session) error {
+	if s.Status == record.StatusAttached {
 		return m.attacherGone(s)
 	}
-	if s.runnerJudges() && s.Job.ID != "" {
+	if runnerJudges(s) && s.Job.ID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return m.abandonRemote(ctx, s)
@@ -235,12 +236,12 @@ func (m *Manager) abandonLocked(s *Session) error {
 	what, pid := "the supervisor", 0
 	if s.Owner != nil {
 		pid = s.Owner.PID
-		if s.Owner.Role == roleSpawn {
+		if s.Owner.Role == record.RoleSpawn {
 			what = "the spawning command"
 		}
 	}
 	msg := fmt.Sprintf("%s (pid %d) died without recording the outcome", what, pid)
-	if t := s.current(); t != nil && t.EndedAt == nil {
+	if t := s.Current(); t != nil && t.EndedAt == nil {
 		msg = fmt.Sprintf("%s of turn %d; the agent's exit code is unknown", msg, t.N)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -262,7 +263,7 @@ func (m *Manager) abandonLocked(s *Session) error {
 	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
 		m.st.forgetCgroup(s.ID)
 	}
-	if err := s.abandon(msg, time.Now().UTC()); err != nil {
+	if err := abandon(s, msg, time.Now().UTC()); err != nil {
 		return err
 	}
 	return m.st.dropQueued(s, "the supervisor died before it was delivered")

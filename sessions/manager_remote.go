@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"time"
 )
@@ -13,7 +14,7 @@ import (
 // records the job. The command that submits it owns the session until the
 // job id is recorded; from then on the runner's word on the job says
 // whether the session has a live owner.
-func (m *Manager) submit(ctx context.Context, s *Session) error {
+func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	r, err := m.runner(s.Job.Runner)
 	if err != nil {
 		return err
@@ -29,12 +30,12 @@ func (m *Manager) submit(ctx context.Context, s *Session) error {
 		return err
 	}
 	m.jobs.forget(s.Job.Runner)
-	_, err = m.st.update(s.ID, func(s *Session) error {
+	_, err = m.st.update(s.ID, func(s *record.Session) error {
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
 		}
 		s.Job.ID = jobID
-		if s.Owner != nil && s.Owner.Role == roleSpawn && s.Owner.PID == os.Getpid() {
+		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			// The job owns the session now, wherever it runs.
 			s.Owner = nil
 		}
@@ -56,8 +57,8 @@ const jobSubmitLimit = time.Minute
 // that is its pid with its start time; under another runner, only the
 // runner can tell, and known is false when it did not answer: nothing is
 // concluded then, and the record is shown as it is.
-func (m *Manager) ownerAlive(ctx context.Context, s *Session) (alive, known bool) {
-	if !s.runnerJudges() {
+func (m *Manager) ownerAlive(ctx context.Context, s *record.Session) (alive, known bool) {
+	if !runnerJudges(s) {
 		return s.Owner.Alive(), true
 	}
 	if s.Job.ID == "" {
@@ -76,7 +77,7 @@ func (m *Manager) ownerAlive(ctx context.Context, s *Session) (alive, known bool
 // jobEnded is why a session's job is over, for its record: the engine's
 // words when it ended the job itself ("cancelled by slurm", "time limit
 // 00:30:00"), else that its supervisor ended without recording.
-func (m *Manager) jobEnded(ctx context.Context, s *Session) (msg string, byEngine bool) {
+func (m *Manager) jobEnded(ctx context.Context, s *record.Session) (msg string, byEngine bool) {
 	st, ok, err := m.jobState(ctx, s)
 	switch {
 	case err != nil:
@@ -91,7 +92,7 @@ func (m *Manager) jobEnded(ctx context.Context, s *Session) (msg string, byEngin
 
 // jobState is what the session's runner says of its job, asked at most
 // once per poll interval for all the jobs asked about of late.
-func (m *Manager) jobState(ctx context.Context, s *Session) (JobState, bool, error) {
+func (m *Manager) jobState(ctx context.Context, s *record.Session) (JobState, bool, error) {
 	r, err := m.runner(s.Job.Runner)
 	if err != nil {
 		return JobState{}, false, err
@@ -101,7 +102,7 @@ func (m *Manager) jobState(ctx context.Context, s *Session) (JobState, bool, err
 
 // abandonRemote settles a session whose job ended without its supervisor
 // recording the outcome. Callers hold the lock.
-func (m *Manager) abandonRemote(ctx context.Context, s *Session) error {
+func (m *Manager) abandonRemote(ctx context.Context, s *record.Session) error {
 	msg, byEngine := m.jobEnded(ctx, s)
 	if r, err := m.runner(s.Job.Runner); err == nil {
 		// Whatever is left of the job goes with it, and what it left
@@ -114,14 +115,14 @@ func (m *Manager) abandonRemote(ctx context.Context, s *Session) error {
 	now := time.Now().UTC()
 	if byEngine {
 		if s.Stop == nil {
-			s.Stop = &StopRequest{At: now, Reason: msg}
+			s.Stop = &record.StopRequest{At: now, Reason: msg}
 		}
-		if err := s.stopped("", now); err != nil {
+		if err := stopped(s, "", now); err != nil {
 			return err
 		}
 		return m.st.dropQueued(s, fmt.Sprintf("the session was stopped (%s) before it was delivered", msg))
 	}
-	if err := s.abandon(msg, now); err != nil {
+	if err := abandon(s, msg, now); err != nil {
 		return err
 	}
 	return m.st.dropQueued(s, "the supervisor's job ended before it was delivered")
@@ -130,7 +131,7 @@ func (m *Manager) abandonRemote(ctx context.Context, s *Session) error {
 // runnerState says where a live session's job is, in its runner's words:
 // "queued · slurm 1234 (Resources)", "slurm 1234 on node1", or that the
 // runner does not answer.
-func (m *Manager) runnerState(ctx context.Context, s *Session) string {
+func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 	switch {
 	case s.Settled():
 		return ""

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +18,11 @@ import (
 // SpawnRequest is a new session.
 type SpawnRequest struct {
 	Task       string
-	Adapter    string // "" means config default_adapter, else "codex"
-	Model      string // "" means config, else the adapter's default
-	WorkingDir string // "" means the current directory
-	Sandbox    string // "" means config, else the adapter's default
-	Source     Source // zero means a person
+	Adapter    string        // "" means config default_adapter, else "codex"
+	Model      string        // "" means config, else the adapter's default
+	WorkingDir string        // "" means the current directory
+	Sandbox    string        // "" means config, else the adapter's default
+	Source     record.Source // zero means a person
 	// Isolation is IsolationWorktree or IsolationNone; "" means config
 	// [worktrees] isolation, else a worktree inside a git repository and
 	// in place outside one.
@@ -59,7 +60,7 @@ type SpawnRequest struct {
 // work goes on after the caller exits. A request that cannot run (no such
 // adapter, a missing binary, a bad setting) is refused before anything is
 // recorded.
-func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error) {
+func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session, error) {
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
 		return nil, Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
@@ -99,22 +100,22 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	}
 	src := req.Source
 	if src.IsZero() {
-		src = UserSource
+		src = record.UserSource
 	}
 	now := time.Now().UTC()
-	s := &Session{
-		ID: newID(), Task: req.Task, Status: StatusPending, Adapter: name,
+	s := &record.Session{
+		ID: newID(), Task: req.Task, Status: record.StatusPending, Adapter: name,
 		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
-		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []Turn{},
+		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
 	}
 	if err := checkCostLimit(s, ad, cfg.PriceTable()); err != nil {
 		return nil, err
 	}
-	if runnerName != LocalRunner {
-		s.Job = &Job{Runner: runnerName}
+	if runnerName != record.LocalRunner {
+		s.Job = &record.Job{Runner: runnerName}
 	}
 	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
 	if err != nil {
@@ -138,7 +139,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*Session, error)
 	if err != nil {
 		return nil, fmt.Errorf("spawn: %w", err)
 	}
-	self.Role = roleSpawn
+	self.Role = record.RoleSpawn
 	s.Owner = self
 	if err := m.createWithin(ctx, s, req.Limit); err != nil {
 		return nil, err
@@ -183,11 +184,11 @@ func workingDir(dir string) (string, error) {
 func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	fail := func(err error) error {
 		err = fmt.Errorf("start supervisor for %s: %w", ShortID(id), err)
-		m.st.record(id, func(s *Session) error {
-			if s.Owner == nil || s.Owner.Role != roleSpawn || s.Owner.PID != os.Getpid() {
+		m.st.record(id, func(s *record.Session) error {
+			if s.Owner == nil || s.Owner.Role != record.RoleSpawn || s.Owner.PID != os.Getpid() {
 				return nil // a supervisor did start, or someone took over
 			}
-			if err := s.failStart(err.Error(), time.Now().UTC()); err != nil {
+			if err := failStart(s, err.Error(), time.Now().UTC()); err != nil {
 				return err
 			}
 			// Nobody is left to deliver what is queued (the follow-up this
@@ -204,7 +205,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	if len(m.supervisorArgv) == 0 {
 		return fail(errors.New("no supervisor command configured"))
 	}
-	if s, err := m.st.load(id); err == nil && s.remote() {
+	if s, err := m.st.load(id); err == nil && remote(s) {
 		if err := m.submit(ctx, s); err != nil {
 			return fail(err)
 		}
@@ -230,8 +231,8 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	// it now so that nobody ever sees an owner-less pending session. If it
 	// already finished (a fast turn), it has cleared the owner: only a
 	// record still naming this process is handed over.
-	_, err = m.st.update(id, func(s *Session) error {
-		if s.Owner != nil && s.Owner.Role == roleSpawn && s.Owner.PID == os.Getpid() {
+	_, err = m.st.update(id, func(s *record.Session) error {
+		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			s.Owner = &ref
 		}
 		return nil

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // UpdateResult is what Update did.
 type UpdateResult struct {
-	Session *Session
+	Session *record.Session
 	// From is the branch merged in, at Commit.
 	From, Commit string
 	// UpToDate: the worker's branch had all of it already.
@@ -56,7 +57,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	}
 	defer release()
 	w := ws.Worktree()
-	if ws.Preparing() || ws.State == WorkspaceFailed || !w.Exists() {
+	if ws.Preparing() || ws.State == record.WorkspaceFailed || !w.Exists() {
 		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", ShortID(id), ws.State)
 	}
 	if from == "" {
@@ -86,7 +87,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	switch {
 	case errors.As(err, &ce):
 		res.Conflict = ce.Files
-		if s, err = m.recordWorkspace(id, func(ws *Workspace) { ws.BaseCommit, ws.Conflict = tip, ce.Files }); err != nil {
+		if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.BaseCommit, ws.Conflict = tip, ce.Files }); err != nil {
 			return nil, err
 		}
 		res.Session = s
@@ -105,7 +106,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	if err != nil {
 		return nil, err
 	}
-	s, err = m.recordWorkspace(id, func(ws *Workspace) {
+	s, err = m.recordWorkspace(id, func(ws *record.Workspace) {
 		ws.BaseCommit, ws.Head, ws.Changes, ws.Conflict = tip, head, &stat, nil
 	})
 	res.Session = s

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // WaitOptions choose what Wait waits for.
@@ -20,7 +21,7 @@ type WaitOptions struct {
 // queued follow-up is not settled. It is driven by the subscription: file
 // events and owners' exits, never a timer. When ctx ends it returns the
 // records as they are, with ctx's error.
-func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*Session, error) {
+func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*record.Session, error) {
 	full := make([]string, len(ids))
 	for i, p := range ids {
 		id, err := m.st.resolve(p)
@@ -34,12 +35,12 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*S
 		return nil, err
 	}
 	defer sub.Close()
-	latest := map[string]*Session{}
+	latest := map[string]*record.Session{}
 	// result is every session asked for, in order. One the subscription has
 	// not reported yet (ctx ended before its first read) is read now: a
 	// caller names what is still running, and must not find it missing.
-	result := func() []*Session {
-		out := make([]*Session, 0, len(full))
+	result := func() []*record.Session {
+		out := make([]*record.Session, 0, len(full))
 		for _, id := range full {
 			s := latest[id]
 			if s == nil {
@@ -85,7 +86,7 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*S
 }
 
 // waitUntil re-evaluates cond on every change of one session until it holds.
-func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*Session) (bool, error)) (*Session, error) {
+func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*record.Session) (bool, error)) (*record.Session, error) {
 	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*Session) 
 	defer sub.Close()
 	// The subscription reports inbox changes only as they happen; cond reads
 	// the inbox itself, so every update is a reason to look again.
-	var last *Session
+	var last *record.Session
 	for {
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -53,7 +54,7 @@ func plural(n int, noun string) string {
 
 // unlanded reports the work a settled session's worktree holds that was
 // never landed, or nil.
-func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, error) {
+func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedError, error) {
 	ws := s.Workspace
 	if ws == nil || ws.Preparing() || s.Turn == 0 {
 		return nil, nil // no turn ran: nothing in it is a worker's
@@ -99,7 +100,7 @@ func (m *Manager) unlanded(ctx context.Context, s *Session) (*UnlandedError, err
 // dropWorkspace removes a settled session's worktree and branch. Unless
 // force, it refuses (an *UnlandedError) when that would drop work never
 // landed.
-func (m *Manager) dropWorkspace(ctx context.Context, s *Session, force bool) error {
+func (m *Manager) dropWorkspace(ctx context.Context, s *record.Session, force bool) error {
 	ws := s.Workspace
 	if ws == nil || s.Legacy {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // runningEscaper spawns a session whose agent ignores SIGTERM and starts
 // an escaper that leaves its session and drops the marker, and returns
 // the session, its supervisor and the escaper's pid.
-func runningEscaper(t *testing.T, w *world, dir string) (*Session, *proc.Ref, int) {
+func runningEscaper(t *testing.T, w *world, dir string) (*record.Session, *proc.Ref, int) {
 	t.Helper()
 	pids := filepath.Join(dir, "escaper.pid")
 	w.script(fakeScript{Default: []map[string]any{
@@ -34,7 +35,7 @@ func runningEscaper(t *testing.T, w *world, dir string) (*Session, *proc.Ref, in
 			return false
 		}
 		sup = g.Owner
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil && g.ThreadID != ""
+		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil && g.ThreadID != ""
 	})
 	return s, sup, escaper
 }

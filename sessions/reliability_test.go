@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		var wg sync.WaitGroup
 		var res *InjectResult
 		var injErr, killErr error
-		var killed *Session
+		var killed *record.Session
 		wg.Add(2)
 		go func() { defer wg.Done(); res, injErr = w.m.Inject(context.Background(), s.ID, "then this") }()
 		go func() {
@@ -75,7 +76,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			// Right after Kill returns: nothing runs, unless a follow-up
 			// reopened the session after the kill was recorded.
 			now, err := w.st.load(s.ID)
-			if err == nil && now.Status == StatusKilled && now.Settled() {
+			if err == nil && now.Status == record.StatusKilled && now.Settled() {
 				if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
 				}
@@ -85,7 +86,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		if killErr != nil && !errors.Is(killErr, ErrNotRunning) {
 			t.Fatalf("round %d: kill: %v", i, killErr)
 		}
-		if killErr == nil && killed.Status != StatusKilled {
+		if killErr == nil && killed.Status != record.StatusKilled {
 			t.Fatalf("round %d: kill returned a %s session: %q (inject: %+v, %v)", i, killed.Status, killed.Error, res, injErr)
 		}
 		if injErr != nil && !errors.Is(injErr, ErrStopping) {
@@ -107,7 +108,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 				t.Fatalf("round %d: a follow-up is still %s in a settled session", i, e.State)
 			}
 		}
-		if res != nil && res.Outcome == InjectQueued && killErr == nil && final.Status != StatusKilled {
+		if res != nil && res.Outcome == InjectQueued && killErr == nil && final.Status != record.StatusKilled {
 			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
 		}
 		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
@@ -128,7 +129,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 	gate := filepath.Join(w.st.Dir(), startGate)
 	t.Cleanup(func() { os.Remove(gate) })
 	for _, reopen := range []bool{false, true} {
-		var s *Session
+		var s *record.Session
 		if reopen {
 			s = w.wait(w.spawn("first").ID)
 		}
@@ -142,12 +143,12 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		} else {
 			s = w.spawn("first")
 		}
-		if got, _ := w.st.load(s.ID); got == nil || got.Status != StatusPending || got.Owner == nil || got.Owner.Role != roleSupervisor {
+		if got, _ := w.st.load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
 			t.Fatalf("reopen=%v: before the kill the session is %s; want pending, handed to its supervisor (held at the start)", reopen, recordState(got))
 		}
 		done := make(chan killResult, 1)
 		go func() { k, err := w.m.Kill(context.Background(), s.ID); done <- killResult{k, err} }()
-		var marked *Session
+		var marked *record.Session
 		eventuallySee(t, "the kill to be marked in the record", func() (bool, string) {
 			marked, _ = w.st.load(s.ID)
 			return marked != nil && marked.Stop != nil || len(done) > 0, recordState(marked)
@@ -157,7 +158,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 			t.Fatalf("reopen=%v: the kill returned (%v, %v) before it was marked in the record; the session is %s; want it marked, then waiting for the supervisor held at the start",
 				reopen, r.s, r.err, recordState(marked))
 		}
-		if marked.Status != StatusPending {
+		if marked.Status != record.StatusPending {
 			t.Fatalf("reopen=%v: when the kill was marked the session was %s; want pending, its supervisor still held at the start", reopen, recordState(marked))
 		}
 		// Let the supervisor start: it claims the session and sees the kill.
@@ -173,7 +174,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("reopen=%v: kill: %v", reopen, r.err)
 		}
-		if r.s.Status != StatusKilled || r.s.Error != "killed by zwarm kill" {
+		if r.s.Status != record.StatusKilled || r.s.Error != "killed by zwarm kill" {
 			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status, r.s.Error)
 		}
 		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
@@ -183,7 +184,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 }
 
 // recordState says what state a record is in, for a failure message.
-func recordState(s *Session) string {
+func recordState(s *record.Session) string {
 	if s == nil {
 		return "unreadable"
 	}
@@ -209,7 +210,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 	eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil
+		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
 	sub, err := w.m.Subscribe(context.Background(), SubscribeOptions{IDs: []string{s.ID}})
 	if err != nil {
@@ -234,7 +235,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 			}
 			took := time.Since(killed)
 			t.Logf("the dead supervisor was noticed %s after its kill (the goal: within 2s)", took.Round(time.Millisecond))
-			if u.Session.Status != StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
+			if u.Session.Status != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
 				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
 			}
 			if alive(escaped) || len(w.m.containment(s.ID).Procs()) > 0 {
@@ -299,14 +300,14 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 	eventually(t, "the agent", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
-		return g.ThreadID != "" && sup != nil && sup.Role == roleSupervisor
+		return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
 	})
 	syscall.Kill(sup.PID, syscall.SIGSTOP)
 	got, err := w.m.Kill(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
+	if got.Status != record.StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
 	}
 	log, _ := os.ReadFile(w.st.logPath(s.ID))
@@ -366,7 +367,7 @@ func TestLongTaskReachesTheAgent(t *testing.T) {
 	// Each update of the record carries the task: slow under the race
 	// detector, so the deadline is generous.
 	got := w.waitFor(s.ID, 3*time.Minute)
-	if got.Status != StatusCompleted {
+	if got.Status != record.StatusCompleted {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
 	if p := w.prompts(); len(p) != 1 || p[0] != task {
@@ -409,7 +410,7 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
+	if got.Status != record.StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
 		t.Fatalf("%s %q %q", got.Status, got.Error, got.Turns[0].Error)
 	}
 }
@@ -446,7 +447,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("kill hung on the session's lock: want it to take the lock by force after lock_timeout (500ms), it had not returned after two minutes")
 	}
-	if got := w.wait(s.ID); got.Status != StatusKilled {
+	if got := w.wait(s.ID); got.Status != record.StatusKilled {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
 	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {

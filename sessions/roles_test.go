@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,7 +117,7 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 	if _, err := w.m.Inject(ctx, s.ID, "and the tests"); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.wait(s.ID); done.Status != StatusCompleted || done.Turn != 2 {
+	if done := w.wait(s.ID); done.Status != record.StatusCompleted || done.Turn != 2 {
 		t.Fatalf("%s turn %d: %s", done.Status, done.Turn, done.Error)
 	}
 	argv := w.argvs()
@@ -190,7 +191,7 @@ func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
 	}
 	done := w.waitFor(s.ID, 2*time.Minute)
 	const why = "over its cost limit of $0.50: $1.25 spent"
-	if done.Status != StatusKilled || done.Error != why || done.Turns[0].Status != StatusKilled || done.Turns[0].Error != why {
+	if done.Status != record.StatusKilled || done.Error != why || done.Turns[0].Status != record.StatusKilled || done.Turns[0].Error != why {
 		t.Fatalf("session %s %q, turn %s %q; want both killed, saying %q", done.Status, done.Error, done.Turns[0].Status, done.Turns[0].Error, why)
 	}
 	if _, err := os.Stat(went); err == nil {
@@ -217,7 +218,7 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	os.WriteFile(gate, nil, 0o600)
 	done := w.wait(s.ID)
 	const why = "over its cost limit of $1.00: $1.25 spent"
-	if done.Status != StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
+	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
 		t.Fatalf("%s %q turn %d %q", done.Status, done.Error, done.Turn, done.LastMessage)
 	}
 	inbox, err := w.m.Inbox(s.ID)
@@ -231,7 +232,7 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	}
 	done = w.wait(s.ID)
 	inbox, _ = w.m.Inbox(s.ID)
-	if done.Status != StatusKilled || done.Error != why || done.Turn != 1 || len(w.prompts()) != 1 || len(inbox) != 1 {
+	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || len(w.prompts()) != 1 || len(inbox) != 1 {
 		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status, done.Error, done.Turn, len(w.prompts()), inbox)
 	}
 }
@@ -245,8 +246,8 @@ func TestDollars(t *testing.T) {
 	}
 	// The cost past a limit never reads as the limit.
 	c := 0.500004
-	s := &Session{MaxCostUSD: 0.5, CostUSD: &c}
-	if got := s.overCostLimit(); got != "over its cost limit of $0.50: $0.500004 spent" {
+	s := &record.Session{MaxCostUSD: 0.5, CostUSD: &c}
+	if got := overCostLimit(s); got != "over its cost limit of $0.50: $0.500004 spent" {
 		t.Errorf("%q", got)
 	}
 }

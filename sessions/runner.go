@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strings"
 )
-
-// LocalRunner is the runner that starts a session's supervisor on this
-// host, as a detached process: the default, and what a record without a
-// job ran under.
-const LocalRunner = "local"
 
 // Runner is where a session's supervisor runs when it is not this host: a
 // cluster's scheduler, which runs `zwarm __supervise --state-dir D ID` as a
@@ -92,18 +88,10 @@ type JobState struct {
 // are shown as they are, and nothing is concluded about the job.
 var ErrRunnerUnreachable = errors.New("runner unreachable")
 
-// Job names where a session's supervisor runs when it is not this host.
-type Job struct {
-	// Runner is the runner's name ("slurm").
-	Runner string `json:"runner"`
-	// ID is the job's id in the engine, for the current or last start.
-	ID string `json:"id"`
-}
-
 // remote reports whether the session's supervisor runs under a runner
 // other than this host's.
-func (s *Session) remote() bool {
-	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != LocalRunner
+func remote(s *record.Session) bool {
+	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != record.LocalRunner
 }
 
 // runnerJudges says the session's runner, not a pid on this host, tells
@@ -111,16 +99,8 @@ func (s *Session) remote() bool {
 // command on this host is submitting its job or is attached to it (those
 // are judged by their pid). Until the job's id is known, nothing can be
 // told.
-func (s *Session) runnerJudges() bool {
-	return s.remote() && (s.Owner == nil || s.Owner.Role != roleSpawn && s.Owner.Role != roleAttach)
-}
-
-// RunnerName is the runner the session's supervisor runs under.
-func (s *Session) RunnerName() string {
-	if s.remote() {
-		return s.Job.Runner
-	}
-	return LocalRunner
+func runnerJudges(s *record.Session) bool {
+	return remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
 }
 
 // RunnerKind is one entry of the registry of runners a front end passes
@@ -171,7 +151,7 @@ func (m *Manager) runner(name string) (Runner, error) {
 // CheckRunner says what is wrong with a runner's set-up for this state
 // dir (nothing, for the local runner).
 func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error) {
-	if name == "" || name == LocalRunner {
+	if name == "" || name == record.LocalRunner {
 		return nil, nil
 	}
 	r, err := m.runner(name)
@@ -183,7 +163,7 @@ func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error
 
 // RunnerNames are the runners sessions may run under: local first.
 func (m *Manager) RunnerNames() []string {
-	names := []string{LocalRunner}
+	names := []string{record.LocalRunner}
 	for _, k := range m.runners {
 		names = append(names, k.Name)
 	}
@@ -204,8 +184,8 @@ func (m *Manager) chooseRunner(asked string, cfg *Config) (string, error) {
 	if name == "" && cfg != nil {
 		name = cfg.Runner.Kind
 	}
-	if name == "" || name == LocalRunner {
-		return LocalRunner, nil
+	if name == "" || name == record.LocalRunner {
+		return record.LocalRunner, nil
 	}
 	if !slices.Contains(m.RunnerNames(), name) {
 		return "", Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -20,7 +21,7 @@ func TestWhatSetupMakesIsNotTheWorkersChange(t *testing.T) {
 	w.config("[worktrees]\nsetup = \"mkdir -p node_modules/dep && echo dep > node_modules/dep/index.js && echo gen > generated.txt\"\n")
 	w.agent("echo work > work.txt")
 	s := w.wait(w.spawnIn(w.work, "work", SpawnRequest{}).ID)
-	if s.Status != StatusCompleted {
+	if s.Status != record.StatusCompleted {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	if got := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "work.txt\n" {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -33,13 +34,13 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		eventually(t, "the agent to run", func() bool {
 			g, _ := w.m.Get(context.Background(), s.ID)
 			sup = g.Owner
-			return g.ThreadID != "" && sup != nil && sup.Role == roleSupervisor
+			return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
 		})
 		if err := syscall.Kill(sup.PID, c.sig); err != nil {
 			t.Fatal(err)
 		}
 		got := w.wait(s.ID)
-		if got.Status != StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
+		if got.Status != record.StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
 			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status, got.Error, got.Turns[0].Error, c.want)
 		}
 		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {

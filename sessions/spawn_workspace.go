@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -16,7 +17,7 @@ import (
 // for, a base that is no commit) is checked here, before anything is
 // recorded. Isolation never falls back to working in place: a repository
 // git cannot read is an error, not "no repository".
-func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id string) (*Workspace, error) {
+func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id string) (*record.Workspace, error) {
 	iso := firstNonEmpty(req.Isolation, cfg.Worktrees.Isolation, IsolationWorktree)
 	switch iso {
 	case IsolationWorktree, IsolationNone:
@@ -52,10 +53,10 @@ func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id s
 	if err != nil {
 		return nil, &ConfigError{Path: "config.toml", Err: err}
 	}
-	ws := &Workspace{
+	ws := &record.Workspace{
 		Repo: repo.Main(), GitDir: repo.CommonDir, Origin: repo.Top, Subdir: repo.Prefix,
 		Path: filepath.Join(repo.WorktreesRoot(root), id), Branch: workspace.BranchFor(id),
-		Base: base.Name, BaseBranch: base.Branch, BaseCommit: base.Commit, State: WorkspaceNew,
+		Base: base.Name, BaseBranch: base.Branch, BaseCommit: base.Commit, State: record.WorkspaceNew,
 	}
 	if req.WithChanges {
 		snap, err := repo.Snapshot(ctx, base.Commit)

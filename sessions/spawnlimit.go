@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 )
 
@@ -16,7 +17,7 @@ const spawnLockFile = "spawn.lock"
 // LimitError refuses a spawn that would run more sessions of one source at
 // once than its limit allows. Nothing was recorded or started.
 type LimitError struct {
-	Source         Source
+	Source         record.Source
 	Running, Limit int
 }
 
@@ -28,7 +29,7 @@ func (e *LimitError) Error() string {
 // are already unsettled: the count and the record are one step, under the
 // state dir's spawn lock. The new record is pending from the moment it
 // exists, so the next spawn to take the lock counts it.
-func (m *Manager) createWithin(ctx context.Context, s *Session, limit int) error {
+func (m *Manager) createWithin(ctx context.Context, s *record.Session, limit int) error {
 	if limit <= 0 {
 		return m.st.create(s)
 	}

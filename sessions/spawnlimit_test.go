@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func limitedSpawns(m *Manager, work, who string, n, limit int) (started, refused
 	for i := range n {
 		wg.Go(func() {
 			_, e := m.Spawn(context.Background(), SpawnRequest{Task: fmt.Sprintf("%s %d", who, i), Adapter: "fake",
-				WorkingDir: work, Source: Source{Kind: SourceMCP}, Limit: limit})
+				WorkingDir: work, Source: record.Source{Kind: record.SourceMCP}, Limit: limit})
 			var le *LimitError
 			mu.Lock()
 			defer mu.Unlock()
@@ -139,7 +140,7 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	}
 	w.m.Kill(context.Background(), s.ID)
 	_, err = w.m.Spawn(context.Background(), SpawnRequest{Task: "one more", Adapter: "fake", WorkingDir: w.work,
-		Source: Source{Kind: SourceMCP}, Limit: limit})
+		Source: record.Source{Kind: record.SourceMCP}, Limit: limit})
 	var le *LimitError
 	if !errors.As(err, &le) || le.Running != limit || !strings.Contains(err.Error(), "already running and the limit is 4") {
 		t.Fatalf("a spawn past the limit: %v", err)

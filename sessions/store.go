@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -80,7 +81,7 @@ const IgnoreFile = store.IgnoreFile
 
 // create makes a new session's directories and writes its first record,
 // whole or not at all (store.Layout.CreateSession).
-func (st *Store) create(s *Session) error {
+func (st *Store) create(s *record.Session) error {
 	if err := st.ensureWritable(); err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func IsNoSpace(err error) bool {
 }
 
 // save replaces meta.json atomically.
-func (st *Store) save(s *Session) error {
+func (st *Store) save(s *record.Session) error {
 	data, err := st.encode(s)
 	if err != nil {
 		return err
@@ -121,11 +122,11 @@ func (st *Store) save(s *Session) error {
 	return nil
 }
 
-func (st *Store) encode(s *Session) ([]byte, error) {
+func (st *Store) encode(s *record.Session) ([]byte, error) {
 	if s.Legacy {
 		return nil, fmt.Errorf("session %s was written by the Python zwarm and is read-only", s.ID)
 	}
-	s.Version = SchemaVersion
+	s.Version = record.SchemaVersion
 	s.UpdatedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -135,7 +136,7 @@ func (st *Store) encode(s *Session) ([]byte, error) {
 }
 
 // load reads a session record as it is on disk.
-func (st *Store) load(id string) (*Session, error) {
+func (st *Store) load(id string) (*record.Session, error) {
 	data, err := os.ReadFile(st.metaPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		if st.recordMissing(id) {
@@ -151,27 +152,27 @@ func (st *Store) load(id string) (*Session, error) {
 
 // update changes a session under its lock: the change sees the latest record
 // and no other writer (supervisor, inject, kill) interleaves with it.
-func (st *Store) update(id string, fn func(*Session) error) (*Session, error) {
+func (st *Store) update(id string, fn func(*record.Session) error) (*record.Session, error) {
 	return st.change(id, fn, false)
 }
 
 // record is update for an outcome (a turn's end, a kill, a dead owner): on
 // a full disk it gives back the session's reserve and tries once more, so
 // the outcome and its reason reach the record.
-func (st *Store) record(id string, fn func(*Session) error) (*Session, error) {
+func (st *Store) record(id string, fn func(*record.Session) error) (*record.Session, error) {
 	return st.change(id, fn, true)
 }
 
-func (st *Store) change(id string, fn func(*Session) error, outcome bool) (*Session, error) {
+func (st *Store) change(id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
 	return st.changeCtx(context.Background(), id, fn, outcome)
 }
 
 // updateCtx is update that gives up waiting for the lock when ctx ends.
-func (st *Store) updateCtx(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+func (st *Store) updateCtx(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, error) {
 	return st.changeCtx(ctx, id, fn, false)
 }
 
-func (st *Store) changeCtx(ctx context.Context, id string, fn func(*Session) error, outcome bool) (*Session, error) {
+func (st *Store) changeCtx(ctx context.Context, id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
 	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return nil, err
@@ -185,13 +186,13 @@ func (st *Store) changeCtx(ctx context.Context, id string, fn func(*Session) err
 // advances sessions.gen first, so no listing trusts its cache across the
 // change (index.go). The session's lock comes first: a command waiting
 // for it holds up nobody else's.
-func (st *Store) updateSettled(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
+func (st *Store) updateSettled(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, error) {
 	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Unlock()
-	var s *Session
+	var s *record.Session
 	err = st.bumpGeneration(ctx, func() error {
 		var err error
 		s, err = st.changeLocked(id, fn, false)
@@ -206,7 +207,7 @@ func (st *Store) updateSettled(ctx context.Context, id string, fn func(*Session)
 // whose holder is a process of this machine that is gone counts as free,
 // as a flock is once its holder died (store.BreakIfHolderGone): nothing
 // else would make the reader look again when its lease runs out.
-func (st *Store) tryRecord(id string, fn func(*Session) error) (s *Session, ok bool, err error) {
+func (st *Store) tryRecord(id string, fn func(*record.Session) error) (s *record.Session, ok bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // one try, no waiting
 	l, err := st.lockCtx(ctx, id)
@@ -225,7 +226,7 @@ func (st *Store) tryRecord(id string, fn func(*Session) error) (s *Session, ok b
 }
 
 // changeLocked loads, changes and saves a record; the caller holds its lock.
-func (st *Store) changeLocked(id string, fn func(*Session) error, outcome bool) (*Session, error) {
+func (st *Store) changeLocked(id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
 	s, err := st.load(id)
 	if err != nil {
 		return nil, err

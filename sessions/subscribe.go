@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"time"
 )
 
@@ -52,15 +53,15 @@ type Update struct {
 	ID string
 	// Session is the record as it is now; nil when Removed, or when Err
 	// says it cannot be read.
-	Session *Session
+	Session *record.Session
 	Initial bool
 	Removed bool
 	// Prev is the status of the previous update ("" for the first).
-	Prev Status
+	Prev record.Status
 	// Started and Ended are the turns that started and ended since the
 	// previous update, in order: no turn's end is lost, however quickly the
 	// next one starts.
-	Started, Ended []Turn
+	Started, Ended []record.Turn
 	// Events, with SubscribeOptions.Events, is what the agent wrote since
 	// the previous update, per turn.
 	Events []TurnEvents
@@ -122,7 +123,7 @@ type Subscription struct {
 
 // subState is what the subscription last told about one session.
 type subState struct {
-	status Status
+	status record.Status
 	turns  int
 	ended  int // turns 1..ended have been reported ended
 	stamp  time.Time
@@ -358,7 +359,7 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 }
 
 // diffTurns finds the turns that started and ended since the last update.
-func (s *Subscription) diffTurns(u *Update, prev *subState, cur *Session) {
+func (s *Subscription) diffTurns(u *Update, prev *subState, cur *record.Session) {
 	for i := prev.turns; i < len(cur.Turns); i++ {
 		u.Started = append(u.Started, cur.Turns[i])
 	}
@@ -387,8 +388,8 @@ func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
 
 // watchOwner follows the liveness of an unsettled session's owner, so a
 // supervisor that dies without a word is noticed at once.
-func (s *Subscription) watchOwner(id string, prev *subState, cur *Session) {
-	if cur.runnerJudges() && !cur.Settled() {
+func (s *Subscription) watchOwner(id string, prev *subState, cur *record.Session) {
+	if runnerJudges(cur) && !cur.Settled() {
 		// Its supervisor runs under another runner: no pid of it means
 		// anything here. It is polled, and its runner judges it.
 		if prev.owner.PID != 0 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,14 +109,14 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 
 	changed := sessionID(7)
-	if _, err := st.updateSettled(ctx, changed, func(s *Session) error {
+	if _, err := st.updateSettled(ctx, changed, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	u := next(sub, "changed", func(u Update) bool { return u.ID == changed })
-	if u.Initial || u.Session == nil || u.Session.LastMessage != "changed" || u.Prev != StatusKilled {
+	if u.Initial || u.Session == nil || u.Session.LastMessage != "changed" || u.Prev != record.StatusKilled {
 		t.Fatalf("changed: %+v", u)
 	}
 
@@ -123,7 +124,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	if _, err := m.Remove(ctx, removed, false); err != nil {
 		t.Fatal(err)
 	}
-	if u := next(sub, "removed", func(u Update) bool { return u.ID == removed }); !u.Removed || u.Prev != StatusCompleted {
+	if u := next(sub, "removed", func(u Update) bool { return u.ID == removed }); !u.Removed || u.Prev != record.StatusCompleted {
 		t.Fatalf("removed: %+v", u)
 	}
 
@@ -137,22 +138,22 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	self.Role = roleSupervisor
-	if _, err := st.updateSettled(ctx, reopened, func(s *Session) error {
-		s.Status, s.Owner = StatusRunning, self
+	self.Role = record.RoleSupervisor
+	if _, err := st.updateSettled(ctx, reopened, func(s *record.Session) error {
+		s.Status, s.Owner = record.StatusRunning, self
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*Subscription{sub, active} {
 		u := next(s, "reopened", func(u Update) bool { return u.ID == reopened })
-		if u.Session == nil || u.Session.Status != StatusRunning {
+		if u.Session == nil || u.Session.Status != record.StatusRunning {
 			t.Fatalf("reopened: %+v", u)
 		}
 	}
 	// Running now, its dir is watched: a write that does not go through
 	// sessions.gen is seen too.
-	if _, err := st.update(reopened, func(s *Session) error {
+	if _, err := st.update(reopened, func(s *record.Session) error {
 		s.LastMessage = "working"
 		return nil
 	}); err != nil {
@@ -176,7 +177,7 @@ func TestEverySessionWithoutTheGeneration(t *testing.T) {
 	for try := 0; ; try++ {
 		// The fallback is in place once it was told the file went: a
 		// write before may go unseen, one after may not.
-		if _, err := st.update(id, func(s *Session) error {
+		if _, err := st.update(id, func(s *record.Session) error {
 			s.LastMessage = "changed"
 			return nil
 		}); err != nil {

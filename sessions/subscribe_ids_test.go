@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strconv"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 	defer sub.Close()
 	until := func(what string, ok func(Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
 	until("the session as it is", func(u Update) bool { return u.ID == id && u.Session != nil })
-	if _, err := st.updateSettled(ctx, id, func(s *Session) error {
+	if _, err := st.updateSettled(ctx, id, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"cmp"
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strings"
 )
@@ -71,7 +72,7 @@ func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Upd
 		return nil // no settled session can match
 	}
 	var keep []int
-	err := l.Each(ctx, func(i int, sum *Session) bool {
+	err := l.Each(ctx, func(i int, sum *record.Session) bool {
 		if s.opt.Filter.Match(sum) {
 			keep = append(keep, i)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A subscription without a window hands a turn over a stretch at a time:
@@ -32,7 +33,7 @@ func TestSubscriptionHandsAHugeTurnOverInStretches(t *testing.T) {
 			updates++
 			for _, te := range u.Events {
 				for _, ev := range te.Events {
-					if ev.Type != sessions.EventMessage {
+					if ev.Type != record.EventMessage {
 						continue
 					}
 					if want := fmt.Sprintf("message %d ", got); !strings.HasPrefix(ev.Text, want) {

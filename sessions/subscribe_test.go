@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // writeSession writes a finished session record with one turn, as a
@@ -20,9 +21,9 @@ func writeSession(t testing.TB, dir, id string, turn string) {
 	t.Helper()
 	now := time.Now().UTC()
 	code := 0
-	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "t", Status: sessions.StatusCompleted, Adapter: "codex",
+	s := record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Status: record.StatusCompleted, Adapter: "codex",
 		CreatedAt: now, EndedAt: &now, ExitCode: &code,
-		Turns: []sessions.Turn{{N: 1, Prompt: "t", StartedAt: now, EndedAt: &now, Status: sessions.StatusCompleted}}}
+		Turns: []record.Turn{{N: 1, Prompt: "t", StartedAt: now, EndedAt: &now, Status: record.StatusCompleted}}}
 	sdir := filepath.Join(dir, "sessions", id)
 	os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
 	if err := os.WriteFile(filepath.Join(sdir, "turns", "turn_1.jsonl"), []byte(turn), 0o600); err != nil {
@@ -78,7 +79,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	id := "3f2a0000-0000-4000-8000-000000000001"
 	writeSession(t, dir, id, "")
 	u := nextUpdate(t, sub, "the new session", func(u sessions.Update) bool { return u.ID == id })
-	if !u.Initial || u.Session == nil || u.Session.Status != sessions.StatusCompleted || len(u.Ended) != 1 {
+	if !u.Initial || u.Session == nil || u.Session.Status != record.StatusCompleted || len(u.Ended) != 1 {
 		t.Fatalf("first update of a new session: %+v", u)
 	}
 	f, _ := os.OpenFile(filepath.Join(dir, "sessions", id, "turns", "turn_1.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
@@ -89,7 +90,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	os.Chtimes(filepath.Join(dir, "sessions", id, "meta.json"), time.Now(), time.Now())
 	os.RemoveAll(filepath.Join(dir, "sessions", id))
 	u = nextUpdate(t, sub, "the session's removal", func(u sessions.Update) bool { return u.ID == id && u.Removed })
-	if u.Session != nil || u.Prev != sessions.StatusCompleted {
+	if u.Session != nil || u.Prev != record.StatusCompleted {
 		t.Fatalf("removal: %+v", u)
 	}
 }
@@ -124,7 +125,7 @@ func TestTrajectoryReadsIncrementallyAndBoundsHugeTurns(t *testing.T) {
 		t.Fatalf("window: skipped %d, %d events", tb.Skipped, len(tb.Events))
 	}
 	for _, ev := range tb.Events {
-		if ev.Type != sessions.EventMessage {
+		if ev.Type != record.EventMessage {
 			t.Fatalf("window did not start at a line boundary: %+v", ev)
 		}
 	}

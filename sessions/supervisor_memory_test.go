@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,7 +37,7 @@ func reportPeak(stateDir, id string) {
 
 // supervisorPeak runs a session of the script to its end and returns it
 // with its supervisor's peak resident memory in bytes.
-func supervisorPeak(t *testing.T, w *world, task string) (*Session, int64) {
+func supervisorPeak(t *testing.T, w *world, task string) (*record.Session, int64) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(w.st.Dir(), peakWanted), nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
 			w.script(fakeScript{Default: append(head, tc.steps...)})
 			s, peak := supervisorPeak(t, w, "print a flood")
 			t.Logf("supervisor peak RSS %.1f MiB", float64(peak)/(1<<20))
-			if tc.tail != "" && (s.Status != StatusCompleted || s.LastMessage != "after the flood" || s.Usage.InputTokens != 900) {
+			if tc.tail != "" && (s.Status != record.StatusCompleted || s.LastMessage != "after the flood" || s.Usage.InputTokens != 900) {
 				t.Fatalf("%s %q %+v: %s", s.Status, s.LastMessage, s.Usage, s.Error)
 			}
 			got, err := os.ReadFile(w.st.TurnPath(s.ID, 1))
@@ -107,7 +108,7 @@ func TestSupervisorMemoryBoundedByManyLines(t *testing.T) {
 	w := newWorld(t)
 	w.script(fakeScript{Default: append([]map[string]any{{"out_lines": lines}}, completes("all done", 900)...)})
 	s, peak := supervisorPeak(t, w, "print a lot")
-	if s.Status != StatusCompleted || s.LastMessage != "all done" {
+	if s.Status != record.StatusCompleted || s.LastMessage != "all done" {
 		t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
 	}
 	f, err := os.Open(w.st.TurnPath(s.ID, 1))

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +23,10 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	s := &Session{ID: newID(), Task: task, Status: StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
-		WorkingDir: w.work, Source: UserSource, CreatedAt: time.Now().UTC(), Turns: []Turn{}}
+	s := &record.Session{ID: newID(), Task: task, Status: record.StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
+		WorkingDir: w.work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}
 	spawner := *self
-	spawner.Role = roleSpawn
+	spawner.Role = record.RoleSpawn
 	s.Owner = &spawner
 	if err := w.st.create(s); err != nil {
 		w.t.Fatal(err)
@@ -63,7 +64,7 @@ func TestSupervisorRunsATurnInProcess(t *testing.T) {
 	id, done := w.inProcess(context.Background(), "add a flag")
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
+	if s.Status != record.StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
 		t.Fatalf("%s settled=%v usage %+v message %q thread %q", s.Status, s.Settled(), s.Usage, s.LastMessage, s.ThreadID)
 	}
 	if p := w.prompts(); len(p) != 1 || p[0] != "add a flag" {
@@ -93,7 +94,7 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	if err != nil || res.Outcome != InjectQueued || res.Turn != 1 {
 		t.Fatalf("inject: %+v %v", res, err)
 	}
-	waited := make(chan []*Session, 1)
+	waited := make(chan []*record.Session, 1)
 	go func() {
 		list, _ := w.m.Wait(ctx, []string{id}, WaitOptions{})
 		waited <- list
@@ -117,7 +118,7 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	}
 	list := <-waited
 	s := list[0]
-	if len(s.Turns) != 2 || s.Status != StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
+	if len(s.Turns) != 2 || s.Status != record.StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
 		t.Fatalf("Wait returned %d turns, %s, resumed %v, usage %+v", len(s.Turns), s.Status, s.Turns[1].Resumed, s.Usage)
 	}
 	if p := w.prompts(); len(p) != 2 || p[1] != "again" {
@@ -144,7 +145,7 @@ func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 	os.WriteFile(gate, nil, 0o600)
 	await(t, done)
 	s := w.wait(id)
-	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status != StatusCompleted {
+	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status != record.StatusCompleted {
 		t.Fatalf("turns %+v status %s", s.Turns, s.Status)
 	}
 	if p := w.prompts(); strings.Join(p, ",") != "first,two,three" {
@@ -170,7 +171,7 @@ func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
 			id, done := w.inProcess(context.Background(), prompt)
 			await(t, done)
 			s := w.wait(id)
-			if s.Status != StatusCompleted || s.LastMessage != "read it" {
+			if s.Status != record.StatusCompleted || s.LastMessage != "read it" {
 				t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
 			}
 			if p := w.prompts(); len(p) != 1 || len(p[0]) != len(prompt) {
@@ -195,7 +196,7 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	cancel()
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != StatusKilled || s.Turns[0].Status != StatusKilled {
+	if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled {
 		t.Fatalf("%s: %s", s.Status, s.Error)
 	}
 	log, _ := os.ReadFile(w.st.logPath(id))
@@ -215,7 +216,7 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 	cancel()
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != StatusKilled || s.ExitCode == nil || *s.ExitCode != 137 {
+	if s.Status != record.StatusKilled || s.ExitCode == nil || *s.ExitCode != 137 {
 		t.Fatalf("%s exit %v", s.Status, s.ExitCode)
 	}
 }
@@ -224,9 +225,9 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	w := newWorld(t)
 	self, _ := proc.RefOf(os.Getpid())
-	s := &Session{ID: newID(), Task: "never", Status: StatusPending, Adapter: "fake", WorkingDir: w.work,
-		CreatedAt: time.Now().UTC(), Turns: []Turn{}, Owner: self,
-		Stop: &StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
+	s := &record.Session{ID: newID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.work,
+		CreatedAt: time.Now().UTC(), Turns: []record.Turn{}, Owner: self,
+		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
 	if err := w.st.create(s); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)
-	if got.Status != StatusKilled || len(got.Turns) != 0 || len(w.prompts()) != 0 {
+	if got.Status != record.StatusKilled || len(got.Turns) != 0 || len(w.prompts()) != 0 {
 		t.Fatalf("%s, %d turns, prompts %q", got.Status, len(got.Turns), w.prompts())
 	}
 }

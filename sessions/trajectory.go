@@ -3,12 +3,13 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 )
 
 // TurnEvents is what a Trajectory read of one turn found.
 type TurnEvents struct {
-	Turn Turn
+	Turn record.Turn
 	// First is set the first time the turn is reported.
 	First bool
 	// Skipped is how many bytes of the turn file were not read because
@@ -16,7 +17,7 @@ type TurnEvents struct {
 	// right before these events (the agent wrote more than a window since
 	// the previous read).
 	Skipped int64
-	Events  []Event
+	Events  []record.Event
 }
 
 // Trajectory follows one session's events incrementally: each Read returns
@@ -62,7 +63,7 @@ func (m *Manager) NewTrajectory(id string, opt TrajectoryOptions) *Trajectory {
 // Read returns the session's current record and, per turn, the events
 // appended since the last Read. A turn that has ended is read to its end,
 // unterminated last line included, and then never again.
-func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
+func (t *Trajectory) Read(ctx context.Context) (*record.Session, []TurnEvents, error) {
 	s, err := t.m.Get(ctx, t.id)
 	if err != nil {
 		return nil, nil, err
@@ -72,7 +73,7 @@ func (t *Trajectory) Read(ctx context.Context) (*Session, []TurnEvents, error) {
 }
 
 // read reads the new events of s, a record of the session just loaded.
-func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error) {
+func (t *Trajectory) read(ctx context.Context, s *record.Session) ([]TurnEvents, error) {
 	ad, err := t.m.adapters.Lookup(s.Adapter)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (t *Trajectory) read(ctx context.Context, s *Session) ([]TurnEvents, error)
 		if t.opt.Window <= 0 {
 			limit = readBudget
 		}
-		more, err := rd.ReadSome(ended, limit, func(ev Event) { te.Events = append(te.Events, ev) })
+		more, err := rd.ReadSome(ended, limit, func(ev record.Event) { te.Events = append(te.Events, ev) })
 		if err != nil {
 			return out, err
 		}

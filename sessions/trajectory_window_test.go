@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A reader with a window that falls behind a running turn reads only the
@@ -21,8 +22,8 @@ func TestTrajectorySkipsWhatARunningTurnGrewBeyondTheWindow(t *testing.T) {
 	dir := t.TempDir()
 	id := "3f2a0000-0000-4000-8000-000000000003"
 	now := time.Now().UTC()
-	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: "t", Status: sessions.StatusRunning, Adapter: "codex",
-		CreatedAt: now, Turns: []sessions.Turn{{N: 1, Prompt: "t", StartedAt: now, Status: sessions.StatusRunning}}}
+	s := record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Status: record.StatusRunning, Adapter: "codex",
+		CreatedAt: now, Turns: []record.Turn{{N: 1, Prompt: "t", StartedAt: now, Status: record.StatusRunning}}}
 	// Its supervisor is this process, alive.
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,8 +10,8 @@ import (
 
 // TurnLog is one turn with the events its agent printed.
 type TurnLog struct {
-	Turn   Turn    `json:"turn"`
-	Events []Event `json:"events"`
+	Turn   record.Turn    `json:"turn"`
+	Events []record.Event `json:"events"`
 }
 
 // Message is one message of the conversation: a prompt or an agent reply.
@@ -22,7 +23,7 @@ type Message struct {
 
 // Transcript parses every turn of a session into memory. For a session of
 // any size, Turns and ReadTurn read it turn by turn, event by event.
-func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, []TurnLog, error) {
+func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []TurnLog, error) {
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, nil, err
@@ -31,7 +32,7 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, 
 	out := make([]TurnLog, 0, len(turns))
 	for _, t := range turns {
 		tl := TurnLog{Turn: t}
-		if err := m.ReadTurn(ctx, s, t.N, func(ev Event) { tl.Events = append(tl.Events, ev) }); err != nil {
+		if err := m.ReadTurn(ctx, s, t.N, func(ev record.Event) { tl.Events = append(tl.Events, ev) }); err != nil {
 			return s, nil, err
 		}
 		out = append(out, tl)
@@ -40,7 +41,7 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*Session, 
 }
 
 // Turns lists a session's turns, those of a Python zwarm record included.
-func (m *Manager) Turns(s *Session) []Turn {
+func (m *Manager) Turns(s *record.Session) []record.Turn {
 	if s.Legacy {
 		return legacyTurns(m.st.turnsDir(s.ID), s)
 	}
@@ -50,7 +51,7 @@ func (m *Manager) Turns(s *Session) []Turn {
 // ReadTurn parses turn n of s, a record just read, passing each event to
 // fn as it is read: nothing of the turn is held. A turn that has not ended
 // is read as far as its last complete line.
-func (m *Manager) ReadTurn(ctx context.Context, s *Session, n int, fn func(Event)) error {
+func (m *Manager) ReadTurn(ctx context.Context, s *record.Session, n int, fn func(record.Event)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (m *Manager) ReadTurn(ctx context.Context, s *Session, n int, fn func(Event
 var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
 
 // Messages is the conversation: each turn's prompt and the agent's replies.
-func Messages(s *Session, turns []TurnLog) []Message {
+func Messages(s *record.Session, turns []TurnLog) []Message {
 	if s.Legacy && len(s.LegacyMessages) > 0 {
 		out := make([]Message, 0, len(s.LegacyMessages))
 		for _, lm := range s.LegacyMessages {
@@ -81,7 +82,7 @@ func Messages(s *Session, turns []TurnLog) []Message {
 			out = append(out, Message{Turn: tl.Turn.N, Role: "user", Text: tl.Turn.Prompt})
 		}
 		for _, ev := range tl.Events {
-			if ev.Type == EventMessage && ev.Phase != PhaseStarted && ev.Phase != PhaseUpdated {
+			if ev.Type == record.EventMessage && ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated {
 				out = append(out, Message{Turn: tl.Turn.N, Role: "assistant", Text: ev.Text})
 			}
 		}

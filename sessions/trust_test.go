@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +155,7 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	if list, err := w.m.List(ctx, ListOptions{}); err != nil || len(list) != 1 {
 		t.Errorf("listing: %d, %v", len(list), err)
 	}
-	if got, err := w.m.Get(ctx, s.ID); err != nil || got.Status != StatusCompleted {
+	if got, err := w.m.Get(ctx, s.ID); err != nil || got.Status != record.StatusCompleted {
 		t.Errorf("get: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	}
 	os.WriteFile(goOn, nil, 0o600)
 	got := w.wait(s.ID)
-	if got.Status != StatusCompleted || got.LastMessage != "after the removal" {
+	if got.Status != record.StatusCompleted || got.LastMessage != "after the removal" {
 		t.Fatalf("%s %q %q", got.Status, got.LastMessage, got.Error)
 	}
 	b, err := os.ReadFile(path)
@@ -62,7 +63,7 @@ func TestTurnReaderFollowsAMadeAgainTurnFile(t *testing.T) {
 	rd := NewTurnReader(path, &testParser{}, 0)
 	var got []string
 	read := func() {
-		if err := rd.Read(false, func(ev Event) { got = append(got, ev.Text) }); err != nil {
+		if err := rd.Read(false, func(ev record.Event) { got = append(got, ev.Text) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +102,7 @@ func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
 	os.WriteFile(goOn, nil, 0o600)
 	got := w.wait(s.ID)
 	pt.untouched("the supervisor")
-	if got.Status != StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
+	if got.Status != record.StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
 		t.Fatalf("%s: %q, want the symlink %s named", got.Status, got.Error, path)
 	}
 }

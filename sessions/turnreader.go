@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"io/fs"
 	"os"
@@ -23,7 +24,7 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b
 // of a line; that line is held back until its newline arrives.
 type TurnReader struct {
 	path   string
-	parser Parser
+	parser record.Parser
 	pos    int64 // next byte to read from the file
 	split  LineSplitter
 	f      *os.File
@@ -31,7 +32,7 @@ type TurnReader struct {
 
 // NewTurnReader starts reading path at offset, which must be a line
 // boundary (a Turn.Offset or 0).
-func NewTurnReader(path string, p Parser, offset int64) *TurnReader {
+func NewTurnReader(path string, p record.Parser, offset int64) *TurnReader {
 	return &TurnReader{path: path, parser: p, pos: offset}
 }
 
@@ -42,7 +43,7 @@ func (r *TurnReader) Offset() int64 { return r.pos - r.split.Pending() }
 // to fn. With final set the file is complete, and an unterminated last line
 // is parsed too. A missing file is not an error: the agent has not written
 // yet.
-func (r *TurnReader) Read(final bool, fn func(Event)) error {
+func (r *TurnReader) Read(final bool, fn func(record.Event)) error {
 	_, err := r.ReadSome(final, 0, fn)
 	return err
 }
@@ -51,7 +52,7 @@ func (r *TurnReader) Read(final bool, fn func(Event)) error {
 // the file held more than that, for another call to read on. A final
 // read's unterminated last line is parsed once the file is read to its
 // end.
-func (r *TurnReader) ReadSome(final bool, limit int64, fn func(Event)) (more bool, err error) {
+func (r *TurnReader) ReadSome(final bool, limit int64, fn func(record.Event)) (more bool, err error) {
 	if r.f == nil {
 		f, err := os.Open(r.path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -123,7 +124,7 @@ func (r *TurnReader) readRest(final bool, end int64, emit func([]byte)) error {
 	return nil
 }
 
-func (r *TurnReader) emit(fn func(Event)) func([]byte) {
+func (r *TurnReader) emit(fn func(record.Event)) func([]byte) {
 	return func(line []byte) {
 		for _, ev := range r.parser.ParseLine(line) {
 			fn(ev)
@@ -142,7 +143,7 @@ func (r *TurnReader) Close() error {
 }
 
 // ReadTurnFile parses a whole turn file.
-func ReadTurnFile(path string, p Parser, fn func(Event)) error {
+func ReadTurnFile(path string, p record.Parser, fn func(record.Event)) error {
 	r := NewTurnReader(path, p, 0)
 	defer r.Close()
 	return r.Read(true, fn)

@@ -1,6 +1,9 @@
 package sessions
 
-import "sync"
+import (
+	"github.com/zwarm/zwarm/sessions/record"
+	"sync"
+)
 
 // A long stretch of a turn (a finished turn shown whole, a reader catching
 // up) is split and parsed in a goroutine of its own while the caller's fn
@@ -14,9 +17,9 @@ const (
 
 // readPipelined is readRest with the parsing done ahead of fn. It returns
 // once the goroutine has ended, whatever fn does (a panic included).
-func (r *TurnReader) readPipelined(final bool, end int64, fn func(Event)) error {
-	full := make(chan []Event, batchesOut)
-	free := make(chan []Event, batchesOut+1)
+func (r *TurnReader) readPipelined(final bool, end int64, fn func(record.Event)) error {
+	full := make(chan []record.Event, batchesOut)
+	free := make(chan []record.Event, batchesOut+1)
 	done := make(chan struct{})
 	var (
 		wg  sync.WaitGroup
@@ -26,7 +29,7 @@ func (r *TurnReader) readPipelined(final bool, end int64, fn func(Event)) error 
 	go func() {
 		defer wg.Done()
 		defer close(full)
-		batch := make([]Event, 0, batchEvents)
+		batch := make([]record.Event, 0, batchEvents)
 		stopped := false
 		// hand passes the batch on; false once the reader has given up.
 		hand := func() bool {
@@ -38,7 +41,7 @@ func (r *TurnReader) readPipelined(final bool, end int64, fn func(Event)) error 
 			select {
 			case batch = <-free:
 			default:
-				batch = make([]Event, 0, batchEvents)
+				batch = make([]record.Event, 0, batchEvents)
 			}
 			return true
 		}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,12 +13,12 @@ import (
 
 // lineParser makes an event of every line, its text the line, so what a
 // reader passes on can be compared line for line.
-type lineParser struct{ out []Event }
+type lineParser struct{ out []record.Event }
 
-func (p *lineParser) ParseLine(line []byte) []Event {
-	p.out = append(p.out[:0], Event{Type: EventMessage, Text: string(line)})
+func (p *lineParser) ParseLine(line []byte) []record.Event {
+	p.out = append(p.out[:0], record.Event{Type: record.EventMessage, Text: string(line)})
 	if len(line)%7 == 0 { // some lines make two events, some none
-		p.out = append(p.out, Event{Type: EventReasoning, Text: "and"})
+		p.out = append(p.out, record.Event{Type: record.EventReasoning, Text: "and"})
 	} else if len(line)%11 == 0 {
 		p.out = p.out[:0]
 	}
@@ -40,12 +41,12 @@ func bigTurn(t *testing.T) string {
 	return path
 }
 
-func readAllEvents(t *testing.T, path string, final bool) ([]Event, int64) {
+func readAllEvents(t *testing.T, path string, final bool) ([]record.Event, int64) {
 	t.Helper()
 	r := NewTurnReader(path, &lineParser{}, 0)
 	defer r.Close()
-	var out []Event
-	if err := r.Read(final, func(ev Event) { out = append(out, ev) }); err != nil {
+	var out []record.Event
+	if err := r.Read(final, func(ev record.Event) { out = append(out, ev) }); err != nil {
 		t.Fatal(err)
 	}
 	return out, r.Offset()
@@ -92,7 +93,7 @@ func TestTurnReaderPipelinedEndsItsGoroutine(t *testing.T) {
 			}
 		}()
 		n := 0
-		r.Read(true, func(Event) {
+		r.Read(true, func(record.Event) {
 			if n++; n == 1000 {
 				panic("enough")
 			}

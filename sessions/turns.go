@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"golang.org/x/sys/unix"
@@ -55,7 +56,7 @@ type Turns struct {
 	st     *Store
 	id     string
 	self   proc.Ref
-	prices Prices
+	prices record.Prices
 	job    string // the job this supervisor runs as, under another runner
 	// overCost is why the session must stop for its cost, once found.
 	overCost atomic.Pointer[string]
@@ -88,8 +89,8 @@ func (st *Store) Own(id string) (*Turns, error) {
 	if err != nil {
 		return nil, err
 	}
-	self.Role, self.Token = roleSupervisor, newID()
-	return &Turns{st: st, id: id, self: *self, prices: DefaultPrices()}, nil
+	self.Role, self.Token = record.RoleSupervisor, newID()
+	return &Turns{st: st, id: id, self: *self, prices: record.DefaultPrices()}, nil
 }
 
 // ID is the session's id.
@@ -103,7 +104,7 @@ func (t *Turns) ID() string { return t.id }
 var ErrFenced = errors.New("the session has another owner now")
 
 // owns fences a write of the supervisor's: it must still be the owner.
-func (t *Turns) owns(s *Session) error {
+func (t *Turns) owns(s *record.Session) error {
 	if s.Owner == nil || s.Owner.Token != t.self.Token {
 		return fmt.Errorf("session %s: %w", ShortID(t.id), ErrFenced)
 	}
@@ -121,7 +122,7 @@ func (t *Turns) RunsAsJob(id string) { t.job = id }
 
 // UsePrices sets the prices the record's costs are computed with, from the
 // config the supervisor read last.
-func (t *Turns) UsePrices(p Prices) { t.prices = p }
+func (t *Turns) UsePrices(p record.Prices) { t.prices = p }
 
 // Claim makes the supervisor the session's owner and starts its first turn
 // of this supervisor: the task, or the follow-up that reopened it. When the
@@ -129,13 +130,13 @@ func (t *Turns) UsePrices(p Prices) { t.prices = p }
 // prepare is true and no turn starts: the session stays pending, and a
 // kill stops the making, until Prepared. next is nil when the session
 // settled instead (a kill recorded before the start).
-func (t *Turns) Claim(ctx context.Context) (s *Session, next *Turn, prepare bool, err error) {
-	s, err = t.st.update(t.id, func(s *Session) error {
+func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn, prepare bool, err error) {
+	s, err = t.st.update(t.id, func(s *record.Session) error {
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
-		if err := s.claim(t.self, prepare); err != nil {
+		if err := claim(s, t.self, prepare); err != nil {
 			return err
 		}
-		if s.remote() && s.Job.ID == "" && t.job != "" {
+		if remote(s) && s.Job.ID == "" && t.job != "" {
 			s.Job.ID = t.job
 		}
 		if prepare {
@@ -151,8 +152,8 @@ func (t *Turns) Claim(ctx context.Context) (s *Session, next *Turn, prepare bool
 // needsMaking reports whether a session's worktree must be made before
 // its next turn: it never was, its making failed or was cut short, or it
 // was removed (landed, or deleted by hand).
-func needsMaking(ws *Workspace) bool {
-	return ws.State != WorkspaceReady || !ws.Worktree().Exists()
+func needsMaking(ws *record.Workspace) bool {
+	return ws.State != record.WorkspaceReady || !ws.Worktree().Exists()
 }
 
 // Made is what the supervisor made of a worktree: its git dir, what it
@@ -165,20 +166,20 @@ type Made struct {
 // Prepared records how making the session's worktree went (perr nil: it is
 // ready) and, if it is ready, starts the first turn. A failed making fails
 // the session, or kills it when ctx (the supervisor's) ended meanwhile.
-func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*Session, *Turn, error) {
-	var turn *Turn
-	s, err := t.st.record(t.id, func(s *Session) error {
+func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Session, *record.Turn, error) {
+	var turn *record.Turn
+	s, err := t.st.record(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
 		if perr != nil {
 			if ctx.Err() != nil {
-				s.requestStop("stopped by a signal to its supervisor", now)
+				requestStop(s, "stopped by a signal to its supervisor", now)
 			}
-			return s.prepareFailed(m, perr.Error(), now)
+			return prepareFailed(s, m, perr.Error(), now)
 		}
-		if err := s.prepared(m); err != nil {
+		if err := prepared(s, m); err != nil {
 			return err
 		}
 		var err error
@@ -191,17 +192,17 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*Session, *Tu
 // EndTurn records how a turn ended and, in the same update, starts the
 // next queued follow-up or settles the session: nobody ever sees it
 // settled while a follow-up is about to start.
-func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*Session, *Turn, error) {
-	var turn *Turn
-	s, err := t.st.record(t.id, func(s *Session) error {
+func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *record.Turn, error) {
+	var turn *record.Turn
+	s, err := t.st.record(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
-		if err := s.endTurn(end, time.Now().UTC()); err != nil {
+		if err := endTurn(s, end, time.Now().UTC()); err != nil {
 			return err
 		}
-		s.recordWork(end.N, end.Work)
-		s.refresh(t.prices)
+		recordWork(s, end.N, end.Work)
+		s.Refresh(t.prices)
 		t.enforceCostLimit(s, time.Now().UTC())
 		var err error
 		turn, err = t.next(ctx, s)
@@ -214,16 +215,16 @@ func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*Session, *Turn, erro
 // first, then queued follow-ups in order. With nothing left, or a kill in
 // progress (ctx ended: a signal to the supervisor), it settles the session
 // and gives up ownership.
-func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
+func (t *Turns) next(ctx context.Context, s *record.Session) (*record.Turn, error) {
 	now := time.Now().UTC()
 	if ctx.Err() != nil {
-		s.requestStop("stopped by a signal to its supervisor", now)
+		requestStop(s, "stopped by a signal to its supervisor", now)
 	}
 	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
 	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
 		// A person asked for the thread (attach --interrupt): it is
 		// theirs now, and queued follow-ups wait until they leave.
-		return nil, s.handToAttacher(now)
+		return nil, handToAttacher(s, now)
 	}
 	// An interrupt's follow-up goes first (takeNext); the interrupt itself
 	// is done with once its turn has ended.
@@ -234,11 +235,11 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 			return nil, err
 		}
 		if ok {
-			if err := s.startTurn(ts, now); err != nil {
+			if err := startTurn(s, ts, now); err != nil {
 				return nil, err
 			}
-			s.refresh(t.prices)
-			turn := *s.current()
+			s.Refresh(t.prices)
+			turn := *s.Current()
 			return &turn, nil
 		}
 	}
@@ -247,12 +248,12 @@ func (t *Turns) next(ctx context.Context, s *Session) (*Turn, error) {
 			return nil, err
 		}
 	}
-	return nil, s.settle(now)
+	return nil, settle(s, now)
 }
 
 // takeNext finds what the next turn is: the task if no turn ran, else the
 // oldest queued follow-up, which it marks delivered. Callers hold the lock.
-func (st *Store) takeNext(s *Session, now time.Time) (turnStart, bool, error) {
+func (st *Store) takeNext(s *record.Session, now time.Time) (turnStart, bool, error) {
 	if len(s.Turns) == 0 {
 		return turnStart{Prompt: s.Task}, true, nil
 	}
@@ -267,9 +268,9 @@ func (st *Store) takeNext(s *Session, now time.Time) (turnStart, bool, error) {
 // completed turn n, as turn n+1: it ends turn n and starts the next in one
 // update. It returns nil when nothing is queued, a kill is in progress or
 // ctx (the supervisor's) has ended.
-func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
-	var next *Turn
-	_, err := t.st.update(t.id, func(s *Session) error {
+func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
+	var next *record.Turn
+	_, err := t.st.update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -281,11 +282,11 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 		if err != nil || e == nil {
 			return err
 		}
-		if err := s.handOver(turnStart{Prompt: e.Text, InboxID: e.ID}, now); err != nil {
+		if err := handOver(s, turnStart{Prompt: e.Text, InboxID: e.ID}, now); err != nil {
 			return err
 		}
-		s.refresh(t.prices)
-		turn := *s.current()
+		s.Refresh(t.prices)
+		turn := *s.Current()
 		next = &turn
 		return nil
 	})
@@ -297,19 +298,19 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*Turn, error) {
 // the latest event came (zero: none came). As an outcome (the last save of
 // a turn) it may use the session's disk reserve, so that a turn's last
 // words reach the record even on a full disk.
-func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcome bool) error {
-	_, err := t.st.change(t.id, func(s *Session) error {
+func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time, outcome bool) error {
+	_, err := t.st.change(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
 		for _, ev := range evs {
-			s.fold(ev)
+			s.Fold(ev)
 		}
-		s.current().Offset = offset
+		s.Current().Offset = offset
 		if !last.IsZero() {
 			s.LastEventAt = &last
 		}
-		s.refresh(t.prices)
+		s.Refresh(t.prices)
 		t.enforceCostLimit(s, time.Now().UTC())
 		return nil
 	}, outcome)
@@ -319,7 +320,7 @@ func (t *Turns) RecordProgress(evs []Event, offset int64, last time.Time, outcom
 // SetAgent records which process the agent is, and whether it takes
 // follow-ups on its stdin.
 func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
-	_, err := t.st.update(t.id, func(s *Session) error {
+	_, err := t.st.update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -333,11 +334,11 @@ func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
 // kill does: no turn starts from then on, and the turn it stops is killed
 // with that reason.
 func (t *Turns) RequestStop(reason string) error {
-	_, err := t.st.update(t.id, func(s *Session) error {
+	_, err := t.st.update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
-		return s.requestStop(reason, time.Now().UTC())
+		return requestStop(s, reason, time.Now().UTC())
 	})
 	return err
 }
@@ -382,19 +383,19 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 }
 
 // Current is the session's latest turn (a copy), nil before the first.
-func (t *Turns) Current() (*Turn, error) {
+func (t *Turns) Current() (*record.Turn, error) {
 	s, err := t.st.load(t.id)
-	if err != nil || s.current() == nil {
+	if err != nil || s.Current() == nil {
 		return nil, err
 	}
-	turn := *s.current()
+	turn := *s.Current()
 	return &turn, nil
 }
 
 // NoteNewTurnFile records that turn n's file was removed while it ran and
 // a new one holds the rest: note says so, and the offset starts again.
 func (t *Turns) NoteNewTurnFile(n int, note string) error {
-	_, err := t.st.update(t.id, func(s *Session) error {
+	_, err := t.st.update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -446,7 +447,7 @@ type TurnWork struct {
 }
 
 // recordWork puts what turn n changed in the record.
-func (s *Session) recordWork(n int, w *TurnWork) {
+func recordWork(s *record.Session, n int, w *TurnWork) {
 	ws := s.Workspace
 	if w == nil || ws == nil {
 		return
@@ -472,14 +473,14 @@ func (s *Session) recordWork(n int, w *TurnWork) {
 		tr.From = w.From
 	}
 	tr.Files, tr.FilesOmitted = w.Files, 0
-	if len(tr.Files) > MaxTurnFiles {
-		tr.Files, tr.FilesOmitted = tr.Files[:MaxTurnFiles], len(tr.Files)-MaxTurnFiles
+	if len(tr.Files) > record.MaxTurnFiles {
+		tr.Files, tr.FilesOmitted = tr.Files[:record.MaxTurnFiles], len(tr.Files)-record.MaxTurnFiles
 	}
 }
 
 // CommitMessage is the message of the commit that holds what the agent
 // left in the worktree at the end of turn n.
-func (s *Session) CommitMessage(n int) string {
+func CommitMessage(s *record.Session, n int) string {
 	prompt := ""
 	if n >= 1 && n <= len(s.Turns) {
 		prompt = s.Turns[n-1].Prompt

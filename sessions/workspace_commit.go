@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -18,8 +19,8 @@ import (
 // a TurnWork whose Err says why when nothing could be committed (a merge
 // or rebase left halfway stays in the worktree, uncommitted, until it is
 // finished; land refuses it meanwhile).
-func CommitWork(ctx context.Context, ws *Workspace, msg, what string) *TurnWork {
-	if ws == nil || ws.State != WorkspaceReady {
+func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *TurnWork {
+	if ws == nil || ws.State != record.WorkspaceReady {
 		return nil
 	}
 	w := ws.Worktree()

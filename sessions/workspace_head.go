@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -14,7 +15,7 @@ import (
 // off the recorded head (reset or amended by hand): a landing refuses
 // rather than guess which of the two is the change, and a removal counts
 // the commits only the recorded head has.
-func branchHead(ctx context.Context, ws *Workspace) (head string, diverged bool) {
+func branchHead(ctx context.Context, ws *record.Workspace) (head string, diverged bool) {
 	recorded := ws.Head
 	if recorded == "" {
 		recorded = ws.BaseCommit

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -96,7 +97,7 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 		b.Fatal(err)
 	}
 	s = w.waitFor(s.ID, 5*60e9)
-	if s.Status != StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
+	if s.Status != record.StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
 		b.Fatalf("worker: %s %s %+v", s.Status, s.Error, s.Workspace.Changes)
 	}
 	opt := DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -46,7 +47,7 @@ func (w *world) agent(script string) {
 	}
 }
 
-func (w *world) spawnIn(dir, task string, req SpawnRequest) *Session {
+func (w *world) spawnIn(dir, task string, req SpawnRequest) *record.Session {
 	w.t.Helper()
 	req.Task, req.Adapter, req.WorkingDir = task, "fake", dir
 	s, err := w.m.Spawn(context.Background(), req)
@@ -106,7 +107,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 		t.Fatalf("worktree at %s, agent in %s", ws.Path, s.WorkingDir)
 	}
 	s = w.wait(s.ID)
-	if s.Status != StatusCompleted || s.Workspace.State != WorkspaceReady {
+	if s.Status != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady {
 		t.Fatalf("status %s (%s), worktree %s", s.Status, s.Error, s.Workspace.State)
 	}
 	if got := strings.TrimSpace(readFile(t, filepath.Join(ws.Path, "cwd.txt"))); got != filepath.Join(ws.Path, "api") {
@@ -156,7 +157,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	a := w.spawnIn(w.work, "use port 8080", SpawnRequest{})
 	b := w.spawnIn(w.work, "use port 9090", SpawnRequest{})
 	for _, x := range []struct {
-		s    *Session
+		s    *record.Session
 		port string
 	}{{a, "8080"}, {b, "9090"}} {
 		x := x
@@ -167,13 +168,13 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	// Both wrote "0": the port files were not there. Run one more turn each
 	// with a port only its own worktree has.
 	for _, x := range []struct {
-		s    *Session
+		s    *record.Session
 		port string
 	}{{a, "8080"}, {b, "9090"}} {
 		writeFile(t, filepath.Join(x.s.Workspace.Path, "..", filepath.Base(x.s.Workspace.Path)+".port"), x.port)
 	}
 	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat "$(pwd).port")" > config.go`)
-	for _, s := range []*Session{a, b} {
+	for _, s := range []*record.Session{a, b} {
 		if _, err := w.m.Inject(context.Background(), s.ID, "now for real"); err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 		t.Error("the landed change is missing, or the uncommitted edit was lost")
 	}
 	s = res.Session
-	if !s.Workspace.LandedNow() || s.ChangesText() != "landed" || s.Workspace.State != WorkspaceRemoved {
+	if !s.Workspace.LandedNow() || s.ChangesText() != "landed" || s.Workspace.State != record.WorkspaceRemoved {
 		t.Errorf("after landing: %+v %q", s.Workspace, s.ChangesText())
 	}
 	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
@@ -238,7 +239,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != StatusCompleted || s.Workspace.State != WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
+	if s.Status != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
 		t.Fatalf("after the follow-up: %s %+v %q", s.Status, s.Workspace, s.ChangesText())
 	}
 }
@@ -260,7 +261,7 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
+	if s.Status != record.StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
 		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.Worktree().Exists(), s.Turns[0].Commit)
 	}
 	writeFile(t, filepath.Join(w.work, "a.go"), "person\n")
@@ -309,7 +310,7 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 		t.Fatalf("update %+v", up)
 	}
 	s := w.wait(second.ID)
-	if s.Status != StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
+	if s.Status != record.StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
 		t.Fatalf("after the worker's turn: %s %+v %q", s.Status, s.Workspace.Conflict, s.ChangesText())
 	}
 	res, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
@@ -395,7 +396,7 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 	w.config("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
 	w.agent("cat .env node_modules/m.js > seen.txt")
 	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
-	if s.Status != StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
+	if s.Status != record.StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "setting up\nTOKEN=1") || !strings.Contains(log, "copy .env") {
@@ -407,8 +408,8 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 
 	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
 	s = w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
-	if s.Status != StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
-		s.Workspace.State != WorkspaceFailed || len(s.Turns) != 0 {
+	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
+		s.Workspace.State != record.WorkspaceFailed || len(s.Turns) != 0 {
 		t.Fatalf("failing setup: %s %q %s", s.Status, s.Error, s.Workspace.State)
 	}
 }
@@ -422,7 +423,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 		b, _ := os.ReadFile(w.st.SetupLog(s.ID))
 		return strings.Contains(string(b), "setup: sleep")
 	})
-	if got, _ := w.m.Get(context.Background(), s.ID); got.Status != StatusPending || got.Workspace.State != WorkspacePreparing || got.ChangesText() != "preparing" {
+	if got, _ := w.m.Get(context.Background(), s.ID); got.Status != record.StatusPending || got.Workspace.State != record.WorkspacePreparing || got.ChangesText() != "preparing" {
 		t.Fatalf("while preparing: %s %s", got.Status, got.Workspace.State)
 	}
 	// A session whose worktree is being made is live: land refuses it as
@@ -438,7 +439,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	t.Logf("killed while its worktree was prepared in %s", time.Since(start).Round(time.Millisecond))
 	// The outcome, not the time: had the supervisor not stopped the setup
 	// itself, the kill would have taken over and said so in the error.
-	if s.Status != StatusKilled || strings.Contains(s.Error, "did not stop") || strings.Contains(s.Error, "did not hand over") {
+	if s.Status != record.StatusKilled || strings.Contains(s.Error, "did not stop") || strings.Contains(s.Error, "did not hand over") {
 		t.Fatalf("the session is %s (%q); want killed, its supervisor having stopped the setup itself (no kill taking over)", s.Status, s.Error)
 	}
 	// cleanup fails the test if a setup process survived
@@ -527,11 +528,11 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
-		return sup != nil && sup.Role == roleSupervisor && g.Agent != nil && string(b) == "package a // half done\n"
+		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil && string(b) == "package a // half done\n"
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)
-	if s.Status != StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
+	if s.Status != record.StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
 		t.Fatalf("after the supervisor died: %s, all committed %v", s.Status, s.AllCommitted())
 	}
 	if d := w.diff(s.ID, DiffRequest{}); !strings.Contains(d, "+package a // half done") {
@@ -590,7 +591,7 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 	}
 	writeFile(t, gate, "")
 	s = w.wait(s.ID)
-	if len(s.Turns) != 2 || s.Status != StatusCompleted {
+	if len(s.Turns) != 2 || s.Status != record.StatusCompleted {
 		t.Fatalf("%s with %d turns", s.Status, len(s.Turns))
 	}
 	t1, t2 := s.Turns[0], s.Turns[1]
@@ -608,7 +609,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	git(t, w.work, "branch", "release")
 	ctx := context.Background()
-	spawnWith := func(task, script string) *Session {
+	spawnWith := func(task, script string) *record.Session {
 		w.agent(script)
 		return w.wait(w.spawnIn(w.work, task, SpawnRequest{}).ID)
 	}
@@ -756,7 +757,7 @@ func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
 	w.agent("true")
 	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
 	const why = "evil in "
-	if s.Status != StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
+	if s.Status != record.StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "copy evil/secret.txt: evil in ") {

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -52,7 +53,7 @@ func (m *Model) onAlert(msg alertMsg) tea.Cmd {
 // a new event after a stall, a follow-up after a failure, the landing (or
 // removal) of the work that overlapped another worker's (which more
 // events do not mend).
-func (m *Model) clearAlerts(list []*sessions.Session) {
+func (m *Model) clearAlerts(list []*record.Session) {
 	for _, s := range list {
 		a, ok := m.alerts[s.ID]
 		if !ok {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -17,19 +17,19 @@ import (
 // after it.
 func TestWatcherAlertsShowAndClear(t *testing.T) {
 	f := newFixture(t)
-	id := f.add(1, sessions.StatusRunning, "quiet worker", time.Hour)
+	id := f.add(1, record.StatusRunning, "quiet worker", time.Hour)
 	alerts := make(chan watchers.Alert, 1)
 	m := f.startWith(f.m, alerts, 120, 40)
 	at := time.Now().UTC()
 	alerts <- watchers.Alert{Watcher: "stall", SessionID: id, Action: watchers.Nudge,
-		Reason: "no event for 12m", At: at, Status: sessions.StatusRunning}
+		Reason: "no event for 12m", At: at, Status: record.StatusRunning}
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "⚠ stall 3f2a0001: no event for 12m") })
 	row := rowOf(m.View(), "quiet worker")
 	if !strings.Contains(row, "⚠") {
 		t.Fatalf("the row is not marked: %q", row)
 	}
 	later := at.Add(time.Second)
-	f.rewrite(id, func(s *sessions.Session) { s.LastEventAt = &later })
+	f.rewrite(id, func(s *record.Session) { s.LastEventAt = &later })
 	m = settle(t, m, func(m Model) bool { return !strings.Contains(rowOf(m.View(), "quiet worker"), "⚠") })
 }
 
@@ -47,25 +47,25 @@ func rowOf(view, text string) string {
 // and goes when its change lands.
 func TestOverlapMarkStaysUntilTheWorkersChangeLands(t *testing.T) {
 	f := newFixture(t)
-	id := f.add(1, sessions.StatusRunning, "busy", 0)
-	f.rewrite(id, func(s *sessions.Session) {
-		s.Workspace = &sessions.Workspace{Repo: "/src/api", Path: "/wt/api/" + s.ID, Branch: "zwarm/" + s.ID, State: sessions.WorkspaceReady, Head: "c0ffee"}
+	id := f.add(1, record.StatusRunning, "busy", 0)
+	f.rewrite(id, func(s *record.Session) {
+		s.Workspace = &record.Workspace{Repo: "/src/api", Path: "/wt/api/" + s.ID, Branch: "zwarm/" + s.ID, State: record.WorkspaceReady, Head: "c0ffee"}
 	})
 	alerts := make(chan watchers.Alert, 1)
 	m := f.startWith(f.m, alerts, 120, 40)
 	at := time.Now().UTC()
 	alerts <- watchers.Alert{Watcher: "overlap", SessionID: id, Action: watchers.Nudge,
-		Reason: "3f2a0001 and 9c1d4e2f both change api/server.go", At: at, Status: sessions.StatusRunning}
+		Reason: "3f2a0001 and 9c1d4e2f both change api/server.go", At: at, Status: record.StatusRunning}
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "⚠ overlap 3f2a0001") })
 	later := at.Add(time.Second)
 	// The list shows the new record (its model changed with the event)
 	// with the mark still on.
-	f.rewrite(id, func(s *sessions.Session) { s.LastEventAt, s.Model = &later, "gpt-5.5-next" })
+	f.rewrite(id, func(s *record.Session) { s.LastEventAt, s.Model = &later, "gpt-5.5-next" })
 	m = settle(t, m, func(m Model) bool { return strings.Contains(rowOf(m.View(), "busy"), "gpt-5.5-next") })
 	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
 		t.Fatalf("an event cleared the overlap mark: %q", row)
 	}
-	f.rewrite(id, func(s *sessions.Session) { s.Status, s.Owner, s.Model = sessions.StatusCompleted, nil, "gpt-5.5-done" })
+	f.rewrite(id, func(s *record.Session) { s.Status, s.Owner, s.Model = record.StatusCompleted, nil, "gpt-5.5-done" })
 	m = settle(t, m, func(m Model) bool { return strings.Contains(rowOf(m.View(), "busy"), "gpt-5.5-done") })
 	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
 		t.Fatalf("settling with its change not landed cleared the overlap mark: %q", row)
@@ -73,7 +73,7 @@ func TestOverlapMarkStaysUntilTheWorkersChangeLands(t *testing.T) {
 	// A landing rewrites a settled record, which readers learn of from
 	// sessions.gen, as zwarm land does it.
 	if err := store.BumpGeneration(context.Background(), f.dir, filepath.Join(f.dir, "sessions.gen"), "the session list", func() error {
-		f.rewrite(id, func(s *sessions.Session) { s.Workspace.Landed = &sessions.Landing{Head: "c0ffee", Into: "main"} })
+		f.rewrite(id, func(s *record.Session) { s.Workspace.Landed = &record.Landing{Head: "c0ffee", Into: "main"} })
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // hugeTurnFile makes a turn file of 3 million lines of codex events with
@@ -40,7 +40,7 @@ func BenchmarkRunningTurnGrows3MLines(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		f := newFixture(b)
-		id := f.add(1, sessions.StatusRunning, "live", time.Minute)
+		id := f.add(1, record.StatusRunning, "live", time.Minute)
 		m := f.newModel(120, 40)
 		b.StartTimer()
 		appendFile(b, filepath.Join(f.dir, "sessions", id, "turns", "turn_1.jsonl"), src)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // BenchmarkAppendToModel measures what a user waits for: from an event
@@ -15,7 +15,7 @@ import (
 // shows it (file event, debounce, incremental read, Update).
 func BenchmarkAppendToModel(b *testing.B) {
 	f := newFixture(b)
-	id := f.add(1, sessions.StatusRunning, "live", time.Minute)
+	id := f.add(1, record.StatusRunning, "live", time.Minute)
 	m := f.newModel(120, 40)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -31,9 +31,9 @@ func BenchmarkAppendToModel(b *testing.B) {
 func BenchmarkUpdate1000Sessions(b *testing.B) {
 	f := newFixture(b)
 	for i := range 1000 {
-		f.add(i+1, sessions.StatusCompleted, fmt.Sprintf("task %d", i), time.Duration(i)*time.Minute)
+		f.add(i+1, record.StatusCompleted, fmt.Sprintf("task %d", i), time.Duration(i)*time.Minute)
 	}
-	id := f.add(1001, sessions.StatusRunning, "running", time.Minute)
+	id := f.add(1001, record.StatusRunning, "running", time.Minute)
 	m := f.newModel(120, 40)
 	b.ReportAllocs()
 	b.ResetTimer()

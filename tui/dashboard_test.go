@@ -13,19 +13,19 @@ import (
 	"unicode"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/header"
 )
 
 // rewrite changes a session's record on disk as a supervisor would.
-func (f *fixture) rewrite(id string, change func(*sessions.Session)) {
+func (f *fixture) rewrite(id string, change func(*record.Session)) {
 	path := filepath.Join(f.dir, "sessions", id, "meta.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var s sessions.Session
+	var s record.Session
 	if err := json.Unmarshal(data, &s); err != nil {
 		f.t.Fatal(err)
 	}
@@ -57,24 +57,24 @@ func order(t *testing.T, view string, want ...string) {
 // 1, live and when the session is opened afterwards.
 func TestTurnEndStaysUnderItsTurn(t *testing.T) {
 	f := newFixture(t)
-	id := f.add(1, sessions.StatusRunning, "first", time.Minute, func(s *sessions.Session) { s.PendingInjects = 1 })
+	id := f.add(1, record.StatusRunning, "first", time.Minute, func(s *record.Session) { s.PendingInjects = 1 })
 	m := f.newModel(120, 60)
 	end := clock.Add(-30 * time.Second)
 	zero := 0
 	f.writeTurn(id, 2, `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"second answer"}}`+"\n")
-	f.rewrite(id, func(s *sessions.Session) {
+	f.rewrite(id, func(s *record.Session) {
 		t1 := &s.Turns[0]
-		t1.EndedAt, t1.ExitCode, t1.Status = &end, &zero, sessions.StatusCompleted
-		s.Turns = append(s.Turns, sessions.Turn{N: 2, Prompt: "the follow-up", StartedAt: end, Status: sessions.StatusRunning, Resumed: true, Live: true})
+		t1.EndedAt, t1.ExitCode, t1.Status = &end, &zero, record.StatusCompleted
+		s.Turns = append(s.Turns, record.Turn{N: 2, Prompt: "the follow-up", StartedAt: end, Status: record.StatusRunning, Resumed: true, Live: true})
 		s.Turn, s.PendingInjects = 2, 0
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "second answer") })
 	order(t, m.detail.View(), "── turn 1 · task", "── completed · exit 0", "── turn 2 · follow-up", "> the follow-up", "» second answer")
 
-	f.rewrite(id, func(s *sessions.Session) {
+	f.rewrite(id, func(s *record.Session) {
 		t2 := &s.Turns[1]
-		t2.EndedAt, t2.ExitCode, t2.Status = &end, &zero, sessions.StatusCompleted
-		s.Status, s.Owner, s.EndedAt, s.ExitCode = sessions.StatusCompleted, nil, &end, &zero
+		t2.EndedAt, t2.ExitCode, t2.Status = &end, &zero, record.StatusCompleted
+		s.Status, s.Owner, s.EndedAt, s.ExitCode = record.StatusCompleted, nil, &end, &zero
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Count(m.detail.View(), "── completed") == 2 })
 	order(t, m.detail.View(), "── turn 1 · task", "── completed", "── turn 2 · follow-up", "» second answer", "── completed")
@@ -86,17 +86,17 @@ func TestTurnEndStaysUnderItsTurn(t *testing.T) {
 // A killed turn's last command reads killed, not running.
 func TestKilledTurnShowsItsCommandKilled(t *testing.T) {
 	f := newFixture(t)
-	id := f.add(1, sessions.StatusRunning, "vet", time.Minute)
+	id := f.add(1, record.StatusRunning, "vet", time.Minute)
 	m := f.newModel(120, 40)
 	if !strings.Contains(m.detail.View(), "go vet ./...'  (running)") {
 		t.Fatalf("not running at first:\n%s", m.detail.View())
 	}
 	end := clock
 	code := 143
-	f.rewrite(id, func(s *sessions.Session) {
+	f.rewrite(id, func(s *record.Session) {
 		t1 := &s.Turns[0]
-		t1.EndedAt, t1.ExitCode, t1.Status, t1.Error = &end, &code, sessions.StatusKilled, "killed by zwarm kill"
-		s.Status, s.Owner, s.EndedAt, s.ExitCode = sessions.StatusKilled, nil, &end, &code
+		t1.EndedAt, t1.ExitCode, t1.Status, t1.Error = &end, &code, record.StatusKilled, "killed by zwarm kill"
+		s.Status, s.Owner, s.EndedAt, s.ExitCode = record.StatusKilled, nil, &end, &code
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "── killed") })
 	if v := m.detail.View(); !strings.Contains(v, "go vet ./...'  (killed)") || strings.Contains(v, "(running)") {
@@ -144,7 +144,7 @@ func TestFocusIsVisibleWithoutColour(t *testing.T) {
 func TestLongLinesWrap(t *testing.T) {
 	f := newFixture(t)
 	hint := "install it with `npm install -g @openai/codex`, or point ZWARM_CODEX_BIN at it"
-	f.add(1, sessions.StatusFailed, "x", time.Minute)
+	f.add(1, record.StatusFailed, "x", time.Minute)
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+1, 1)
 	f.writeTurn(id, 1, `{"type":"turn.failed","error":{"message":"codex binary \"codex\" (from PATH) not found: `+hint+`"}}`+"\n")
 	m := f.newModel(80, 24)
@@ -163,8 +163,8 @@ func TestLongLinesWrap(t *testing.T) {
 // model stay at 80 columns.
 func TestModelNamesAreWhole(t *testing.T) {
 	f := newFixture(t)
-	f.add(1, sessions.StatusCompleted, "one", time.Hour, func(s *sessions.Session) { s.Model = "gpt-5.1-codex-mini" })
-	f.add(2, sessions.StatusCompleted, "two", time.Minute)
+	f.add(1, record.StatusCompleted, "one", time.Hour, func(s *record.Session) { s.Model = "gpt-5.1-codex-mini" })
+	f.add(2, record.StatusCompleted, "two", time.Minute)
 	for _, w := range []int{80, 160} {
 		v := f.newModel(w, 24).list.View()
 		if !strings.Contains(v, "gpt-5.1-codex-mini") || !strings.Contains(v, "gpt-5.1-codex ") || !strings.Contains(v, "ADAPTER") {
@@ -177,13 +177,13 @@ func TestModelNamesAreWhole(t *testing.T) {
 // session runs.
 func TestClockTicksOnlyWhileSomethingRuns(t *testing.T) {
 	f := newFixture(t)
-	f.add(1, sessions.StatusCompleted, "done", time.Hour)
+	f.add(1, record.StatusCompleted, "done", time.Hour)
 	m := f.startTicking(time.Second)
 	if m.ticking {
 		t.Fatal("ticking with nothing running")
 	}
 	f = newFixture(t)
-	f.add(1, sessions.StatusRunning, "busy", time.Minute)
+	f.add(1, record.StatusRunning, "busy", time.Minute)
 	if m := f.startTicking(time.Second); !m.ticking {
 		t.Fatal("not ticking while a session runs")
 	}
@@ -226,7 +226,7 @@ func TestScreenDrawsOnlyChanges(t *testing.T) {
 // A worker whose model went silent shows for how long.
 func TestQuietWorkerShows(t *testing.T) {
 	f := newFixture(t)
-	f.add(1, sessions.StatusRunning, "stalled", time.Hour, func(s *sessions.Session) {
+	f.add(1, record.StatusRunning, "stalled", time.Hour, func(s *record.Session) {
 		last := clock.Add(-5 * time.Minute)
 		s.LastEventAt = &last
 	})
@@ -240,7 +240,7 @@ func TestHostileTextIsShownEscaped(t *testing.T) {
 	f := newFixture(t)
 	bad := "x\x1b[2J\x1b]0;pwned\x07y\rz\u009b1m\u202e"
 	msg, _ := json.Marshal(bad)
-	id := f.add(1, sessions.StatusCompleted, "task "+bad, time.Minute)
+	id := f.add(1, record.StatusCompleted, "task "+bad, time.Minute)
 	f.writeTurn(id, 1, `{"type":"item.completed","item":{"id":"item_5","type":"agent_message","text":`+string(msg)+`}}`+"\n")
 	v := f.newModel(120, 30).View()
 	for _, r := range v {
@@ -255,10 +255,10 @@ func TestHostileTextIsShownEscaped(t *testing.T) {
 
 // Totals under a cent keep their digits.
 func TestHeaderCostBelowACent(t *testing.T) {
-	var list []*sessions.Session
+	var list []*record.Session
 	for range 11 {
 		c := 0.0003
-		list = append(list, &sessions.Session{Status: sessions.StatusCompleted, CostUSD: &c, Usage: sessions.Usage{TotalTokens: 10}})
+		list = append(list, &record.Session{Status: record.StatusCompleted, CostUSD: &c, Usage: record.Usage{TotalTokens: 10}})
 	}
 	h := header.New(common.New(), "/s")
 	h.SetSize(120, 1)
@@ -273,12 +273,12 @@ func TestHeaderCostBelowACent(t *testing.T) {
 // names the model and how to price it.
 func TestUnpricedModelIsNamedOnce(t *testing.T) {
 	f := newFixture(t)
-	unpriced := func(s *sessions.Session) {
+	unpriced := func(s *record.Session) {
 		s.Model, s.CostUSD, s.Turns[0].CostUSD = "mystery-model", nil, nil
 	}
-	f.add(1, sessions.StatusCompleted, "priced", time.Hour)
-	f.add(2, sessions.StatusCompleted, "unpriced", time.Hour, unpriced)
-	f.add(3, sessions.StatusFailed, "unpriced too", time.Hour, unpriced)
+	f.add(1, record.StatusCompleted, "priced", time.Hour)
+	f.add(2, record.StatusCompleted, "unpriced", time.Hour, unpriced)
+	f.add(3, record.StatusFailed, "unpriced too", time.Hour, unpriced)
 	v := f.newModel(160, 24).View()
 	note := `? no price known for model mystery-model: add [prices."mystery-model"]`
 	if strings.Count(v, note) != 1 || !strings.Contains(v, "$0.0045+?") {

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/diffview"
 )
 
@@ -21,12 +22,12 @@ import (
 func worktrees(t *testing.T) (f *fixture, small, huge, inPlace string) {
 	f = newFixture(t)
 	repo := f.repo(map[string]string{"limiter.go": "package limiter\n\nconst Rate = 10\n", "README": "limits\n"})
-	small = f.worker(1, sessions.StatusCompleted, "raise the rate and document it", repo, map[string]string{
+	small = f.worker(1, record.StatusCompleted, "raise the rate and document it", repo, map[string]string{
 		"limiter.go":   "package limiter\n\n// Rate is per second.\nconst Rate = 20\n",
 		"docs/rate.md": "# Rate\n\n20 per second.\n",
 	})
-	huge = f.worker(2, sessions.StatusCompleted, "vendor the world", repo, map[string]string{"vendor/big.txt": numbered(diffview.MaxLines + 2000)})
-	inPlace = f.add(3, sessions.StatusCompleted, "edit in my checkout", 3*time.Hour)
+	huge = f.worker(2, record.StatusCompleted, "vendor the world", repo, map[string]string{"vendor/big.txt": numbered(diffview.MaxLines + 2000)})
+	inPlace = f.add(3, record.StatusCompleted, "edit in my checkout", 3*time.Hour)
 	return f, small, huge, inPlace
 }
 
@@ -167,7 +168,7 @@ func TestDiffLoadsOffTheUIGoroutine(t *testing.T) {
 func TestDiffTextIsSafe(t *testing.T) {
 	f := newFixture(t)
 	repo := f.repo(map[string]string{"a.txt": "a\n"})
-	id := f.worker(1, sessions.StatusCompleted, "hostile", repo, map[string]string{
+	id := f.worker(1, record.StatusCompleted, "hostile", repo, map[string]string{
 		"a.txt": "a\x1b[2J\x1b]0;pwned\x07\u202e\x9b1m\tb\r\n",
 	})
 	for _, colour := range []bool{false, true} {
@@ -231,7 +232,7 @@ func TestDiffScrollsSideways(t *testing.T) {
 	f := newFixture(t)
 	repo := f.repo(map[string]string{"a.txt": "a\n"})
 	long := strings.Repeat("x", 100) + "THE END"
-	id := f.worker(1, sessions.StatusCompleted, "long", repo, map[string]string{"a.txt": long + "\n"})
+	id := f.worker(1, record.StatusCompleted, "long", repo, map[string]string{"a.txt": long + "\n"})
 	m := openDiffOf(t, f.newModel(80, 24), id)
 	if v := m.diff.View(); strings.Contains(v, "THE END") || !strings.Contains(v, "+"+strings.Repeat("x", 79)) {
 		t.Fatalf("the long line is not cut at the edge:\n%s", v)

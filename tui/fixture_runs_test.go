@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // The run of the fixtures and its two workers.
@@ -27,7 +27,7 @@ func (f *fixture) addRun(id string, status runs.Status, task string, age time.Du
 	cost, workerCost := 0.021, 0.0
 	rec := runs.Record{Version: runs.RecordVersion, ID: id, Task: task, Model: "gpt-5.1", Dir: "/w", Status: status,
 		Steps: steps, Limits: runs.Limits{MaxSteps: 10, MaxWorkers: 4}, CreatedAt: created, UpdatedAt: created.Add(age / 2),
-		Usage: sessions.Usage{InputTokens: 12000, OutputTokens: 800, TotalTokens: 12800}, CostUSD: &cost, WorkerCostUSD: &workerCost}
+		Usage: record.Usage{InputTokens: 12000, OutputTokens: 800, TotalTokens: 12800}, CostUSD: &cost, WorkerCostUSD: &workerCost}
 	if status == runs.StatusRunning {
 		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
@@ -82,7 +82,7 @@ func money(v float64) *float64 { return &v }
 func storySoFar(task string) []runs.Event {
 	lim := runs.Limits{MaxSteps: 10, MaxWorkers: 4}
 	totals := func(model, workers float64, running int) *runs.Totals {
-		return &runs.Totals{Usage: sessions.Usage{TotalTokens: 6400}, CostUSD: money(model), WorkerCostUSD: money(workers), WorkersRunning: running}
+		return &runs.Totals{Usage: record.Usage{TotalTokens: 6400}, CostUSD: money(model), WorkerCostUSD: money(workers), WorkersRunning: running}
 	}
 	return []runs.Event{
 		{Type: runs.EventStarted, Task: task, Model: "gpt-5.1", Dir: "/w", Limits: &lim},
@@ -109,9 +109,9 @@ func orchestrated(t *testing.T) *fixture {
 	f := standard(t)
 	task := "add rate limiting to the API, with tests"
 	f.addRun(runID, runs.StatusRunning, task, 40*time.Second, 2, storySoFar(task))
-	worker := func(s *sessions.Session) { s.Source = sessions.RunSource(runID) }
-	f.add(0x11, sessions.StatusRunning, "Add a token-bucket rate limiter", 35*time.Second, worker)
-	f.add(0x12, sessions.StatusCompleted, "Write the limiter's tests", 34*time.Second, worker)
+	worker := func(s *record.Session) { s.Source = record.RunSource(runID) }
+	f.add(0x11, record.StatusRunning, "Add a token-bucket rate limiter", 35*time.Second, worker)
+	f.add(0x12, record.StatusCompleted, "Write the limiter's tests", 34*time.Second, worker)
 	return f
 }
 

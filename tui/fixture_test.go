@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -55,25 +56,25 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{t: t, dir: dir, m: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})}
 }
 
-type sessOpt func(*sessions.Session)
+type sessOpt func(*record.Session)
 
 // add writes a session with n ended turns (the last one running if the
 // status is running) and returns its id.
-func (f *fixture) add(n int, status sessions.Status, task string, age time.Duration, opts ...sessOpt) string {
+func (f *fixture) add(n int, status record.Status, task string, age time.Duration, opts ...sessOpt) string {
 	f.t.Helper()
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+n, n)
 	created := clock.Add(-age)
 	code := 0
-	s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: task, Status: status, Adapter: "codex",
-		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: sessions.UserSource, CreatedAt: created, UpdatedAt: created,
-		Turn: 1, ThreadID: "thread-1", Usage: sessions.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}
+	s := record.Session{Version: record.SchemaVersion, ID: id, Task: task, Status: status, Adapter: "codex",
+		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: record.UserSource, CreatedAt: created, UpdatedAt: created,
+		Turn: 1, ThreadID: "thread-1", Usage: record.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}
 	cost := 0.0045
 	s.CostUSD = &cost
-	turn := sessions.Turn{N: 1, Prompt: task, StartedAt: created, Status: status, Usage: s.Usage, CostUSD: &cost}
+	turn := record.Turn{N: 1, Prompt: task, StartedAt: created, Status: status, Usage: s.Usage, CostUSD: &cost}
 	if status.Finished() {
 		end := created.Add(age / 2)
 		s.EndedAt, s.ExitCode, turn.EndedAt, turn.ExitCode = &end, &code, &end, &code
-		if status == sessions.StatusFailed {
+		if status == record.StatusFailed {
 			s.Error, turn.Error = "unexpected status 500", "unexpected status 500"
 			one := 1
 			s.ExitCode, turn.ExitCode = &one, &one
@@ -86,7 +87,7 @@ func (f *fixture) add(n int, status sessions.Status, task string, age time.Durat
 		self.Role = "supervisor"
 		s.Owner = self
 	}
-	s.Turns = []sessions.Turn{turn}
+	s.Turns = []record.Turn{turn}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -111,13 +112,13 @@ func (f *fixture) nextTurn(id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var s sessions.Session
+	var s record.Session
 	if err := json.Unmarshal(data, &s); err != nil {
 		f.t.Fatal(err)
 	}
 	n := len(s.Turns) + 1
-	s.Turns = append(s.Turns, sessions.Turn{N: n, Prompt: "also docs", StartedAt: clock, Status: sessions.StatusRunning})
-	s.Turn, s.Status, s.UpdatedAt = n, sessions.StatusRunning, clock.Add(time.Second)
+	s.Turns = append(s.Turns, record.Turn{N: n, Prompt: "also docs", StartedAt: clock, Status: record.StatusRunning})
+	s.Turn, s.Status, s.UpdatedAt = n, record.StatusRunning, clock.Add(time.Second)
 	data, _ = json.Marshal(s)
 	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
 		f.t.Fatal(err)
@@ -133,7 +134,7 @@ func (f *fixture) touch(id string, at time.Time) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var s sessions.Session
+	var s record.Session
 	if err := json.Unmarshal(data, &s); err != nil {
 		f.t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func (f *fixture) appendTurn(id string, n int, line string) {
 	fh.WriteString(line + "\n")
 }
 
-func sampleTurn(st sessions.Status) string {
+func sampleTurn(st record.Status) string {
 	body := `{"type":"thread.started","thread_id":"thread-1"}
 {"type":"turn.started"}
 {"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Reading the CLI** before changing flags"}}
@@ -174,9 +175,9 @@ func sampleTurn(st sessions.Status) string {
 {"type":"item.completed","item":{"id":"item_3","type":"file_change","changes":[{"path":"/w/cmd/root.go","kind":"update"}],"status":"completed"}}
 `
 	switch st {
-	case sessions.StatusRunning:
+	case record.StatusRunning:
 		return body + `{"type":"item.started","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc 'go vet ./...'","aggregated_output":"","exit_code":null,"status":"in_progress"}}` + "\n"
-	case sessions.StatusFailed:
+	case record.StatusFailed:
 		return body + `{"type":"turn.failed","error":{"message":"unexpected status 500"}}` + "\n"
 	}
 	return body + `{"type":"item.completed","item":{"id":"item_5","type":"agent_message","text":"Added --verbose; tests pass."}}
@@ -187,13 +188,13 @@ func sampleTurn(st sessions.Status) string {
 // standard is the fixture of the golden views: one session of each kind.
 func standard(t *testing.T) *fixture {
 	f := newFixture(t)
-	f.add(1, sessions.StatusCompleted, "add a --verbose flag to the CLI", 2*time.Hour)
-	f.add(2, sessions.StatusFailed, "fix the failing integration test in the payment service", 90*time.Minute)
-	f.add(3, sessions.StatusKilled, "rewrite the docs", time.Hour)
-	f.add(4, sessions.StatusCompleted, "bump dependencies", 50*time.Second, func(s *sessions.Session) {
-		s.Source = sessions.RunSource("9c1d2e3f-0000-4000-8000-000000000000")
+	f.add(1, record.StatusCompleted, "add a --verbose flag to the CLI", 2*time.Hour)
+	f.add(2, record.StatusFailed, "fix the failing integration test in the payment service", 90*time.Minute)
+	f.add(3, record.StatusKilled, "rewrite the docs", time.Hour)
+	f.add(4, record.StatusCompleted, "bump dependencies", 50*time.Second, func(s *record.Session) {
+		s.Source = record.RunSource("9c1d2e3f-0000-4000-8000-000000000000")
 	})
-	f.add(5, sessions.StatusRunning, "add --verbose to every subcommand and document it", 3*time.Minute, func(s *sessions.Session) {
+	f.add(5, record.StatusRunning, "add --verbose to every subcommand and document it", 3*time.Minute, func(s *record.Session) {
 		s.PendingInjects = 1
 	})
 	return f
@@ -271,7 +272,7 @@ func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.Inject
 	return t.Sessions.Inject(ctx, id, msg)
 }
 
-func (t *tracking) Kill(ctx context.Context, id string) (*sessions.Session, error) {
+func (t *tracking) Kill(ctx context.Context, id string) (*record.Session, error) {
 	working.Add(1)
 	defer working.Add(-1)
 	return t.Sessions.Kill(ctx, id)
@@ -283,7 +284,7 @@ func (t *tracking) Remove(ctx context.Context, id string, force bool) (string, e
 	return t.Sessions.Remove(ctx, id, force)
 }
 
-func (t *tracking) Diff(ctx context.Context, id string, w io.Writer, req sessions.DiffRequest) (*sessions.Session, error) {
+func (t *tracking) Diff(ctx context.Context, id string, w io.Writer, req sessions.DiffRequest) (*record.Session, error) {
 	working.Add(1)
 	defer working.Add(-1)
 	return t.Sessions.Diff(ctx, id, w, req)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -50,7 +51,7 @@ func (f *fixture) repo(files map[string]string) string {
 
 // worker adds session n, working in a worktree of repo whose agent wrote
 // change (a path with no content is deleted), committed as turn 1.
-func (f *fixture) worker(n int, status sessions.Status, task, repo string, change map[string]string, opts ...sessOpt) string {
+func (f *fixture) worker(n int, status record.Status, task, repo string, change map[string]string, opts ...sessOpt) string {
 	f.t.Helper()
 	ctx := context.Background()
 	id := fixtureID(n)
@@ -69,9 +70,9 @@ func (f *fixture) worker(n int, status sessions.Status, task, repo string, chang
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	ws := &sessions.Workspace{Repo: repo, GitDir: w.CommonDir, Origin: repo, Path: w.Path, Branch: w.Branch,
-		Base: "main", BaseBranch: true, BaseCommit: base, State: sessions.WorkspaceReady, Head: head, Changes: &stat}
-	return f.add(n, status, task, time.Hour, append([]sessOpt{func(s *sessions.Session) {
+	ws := &record.Workspace{Repo: repo, GitDir: w.CommonDir, Origin: repo, Path: w.Path, Branch: w.Branch,
+		Base: "main", BaseBranch: true, BaseCommit: base, State: record.WorkspaceReady, Head: head, Changes: &stat}
+	return f.add(n, status, task, time.Hour, append([]sessOpt{func(s *record.Session) {
 		s.Workspace, s.WorkingDir = ws, w.Path
 		s.Turns[0].Commit = head
 	}}, opts...)...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // landing starts a dashboard where `zwarm dash` would be started: in the
@@ -72,7 +73,7 @@ func TestLandLandsOnYes(t *testing.T) {
 func TestLandRefusals(t *testing.T) {
 	f, small, _, inPlace := worktrees(t)
 	repo := filepath.Dir(f.sessionOf(small).Workspace.GitDir)
-	running := f.worker(4, sessions.StatusRunning, "still at it", repo, map[string]string{"wip.go": "package wip\n"})
+	running := f.worker(4, record.StatusRunning, "still at it", repo, map[string]string{"wip.go": "package wip\n"})
 	m := landing(t, f, repo, 120, 40)
 	head := runGit(t, repo, "rev-parse", "HEAD")
 	for _, c := range []struct{ id, want string }{
@@ -123,7 +124,7 @@ func TestRunRowHasNoDiff(t *testing.T) {
 }
 
 // sessionOf reads a session's record as the dashboard would get it.
-func (f *fixture) sessionOf(id string) *sessions.Session {
+func (f *fixture) sessionOf(id string) *record.Session {
 	f.t.Helper()
 	s, err := f.m.Get(f.ctx(), id)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/sessionlist"
@@ -54,19 +55,19 @@ func generated(t *testing.T, n int) *fixture {
 
 // recorded adds up the records of a state dir the slow way: every
 // meta.json read and decoded.
-func recorded(t *testing.T, dir string) (counts map[sessions.Status]int, tokens int64, cost float64, unpriced int) {
+func recorded(t *testing.T, dir string) (counts map[record.Status]int, tokens int64, cost float64, unpriced int) {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(dir, "sessions", "*", "meta.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts = map[sessions.Status]int{}
+	counts = map[record.Status]int{}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s sessions.Session
+		var s record.Session
 		if err := json.Unmarshal(data, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -88,12 +89,12 @@ func recorded(t *testing.T, dir string) (counts map[sessions.Status]int, tokens 
 func TestHeaderCountsExactOnAGeneratedStateDir(t *testing.T) {
 	f := generated(t, 3000)
 	counts, tokens, cost, unpriced := recorded(t, f.dir)
-	if counts[sessions.StatusFailed] == 0 || counts[sessions.StatusKilled] == 0 || unpriced == 0 {
+	if counts[record.StatusFailed] == 0 || counts[record.StatusKilled] == 0 || unpriced == 0 {
 		t.Fatalf("the generator made no mix: %v, %d unpriced", counts, unpriced)
 	}
-	want := []string{fmt.Sprintf("%d completed", counts[sessions.StatusCompleted]), fmt.Sprintf("%d failed", counts[sessions.StatusFailed]),
-		fmt.Sprintf("%d killed", counts[sessions.StatusKilled]),
-		fmt.Sprintf("%s tokens %s", render.Tokens(tokens), render.PartialCost(sessions.RoundCost(cost), false))}
+	want := []string{fmt.Sprintf("%d completed", counts[record.StatusCompleted]), fmt.Sprintf("%d failed", counts[record.StatusFailed]),
+		fmt.Sprintf("%d killed", counts[record.StatusKilled]),
+		fmt.Sprintf("%s tokens %s", render.Tokens(tokens), render.PartialCost(record.RoundCost(cost), false))}
 	check := func(when string, m Model) {
 		t.Helper()
 		head := strings.SplitN(m.View(), "\n", 2)[0]
@@ -151,10 +152,10 @@ func TestEverySessionIsReachedByScrolling(t *testing.T) {
 func TestHeaderSaysLoadingUntilEverySessionIsIn(t *testing.T) {
 	f := newFixture(t)
 	for i := range 5 {
-		f.add(i+1, sessions.StatusCompleted, fmt.Sprintf("settled %d", i), time.Duration(10-i)*time.Hour)
+		f.add(i+1, record.StatusCompleted, fmt.Sprintf("settled %d", i), time.Duration(10-i)*time.Hour)
 	}
-	f.add(6, sessions.StatusRunning, "running 1", time.Minute)
-	f.add(7, sessions.StatusRunning, "running 2", 2*time.Minute)
+	f.add(6, record.StatusRunning, "running 1", time.Minute)
+	f.add(7, record.StatusRunning, "running 2", 2*time.Minute)
 	sub, err := f.m.Subscribe(context.Background(), sessions.SubscribeOptions{Listing: true})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // feed names a subscription of the dashboard: the list of every session,
@@ -33,7 +34,7 @@ type (
 		feed    feed
 		sub     *sessions.Subscription
 		updates []sessions.Update
-		read    map[int]*sessions.Session
+		read    map[int]*record.Session
 		closed  bool
 	}
 	actionMsg struct {
@@ -100,7 +101,7 @@ func withFirstRows(msg updatesMsg) updatesMsg {
 		}
 		// Not read: the rows are read as they come into view.
 		if list, err := u.Listing.Sessions(context.Background(), at); err == nil {
-			msg.read = make(map[int]*sessions.Session, len(list))
+			msg.read = make(map[int]*record.Session, len(list))
 			for i, s := range list {
 				msg.read[i] = s
 			}

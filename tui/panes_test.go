@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
@@ -38,9 +39,9 @@ func TestPaneGoldens(t *testing.T) {
 			golden.RequireEqual(t, []byte(l.View()))
 		})
 		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
-			var running *sessions.Session
+			var running *record.Session
 			for _, s := range list {
-				if s.Status == sessions.StatusRunning {
+				if s.Status == record.StatusRunning {
 					running = s
 				}
 			}

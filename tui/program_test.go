@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // stepper is an orchestrating model that answers when the test says so,
@@ -30,7 +31,7 @@ func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Respons
 		}
 		b, _ := json.Marshal(map[string]any{"type": "function_call", "id": "fc_" + name, "call_id": fmt.Sprintf("call_%s_%d", name, time.Now().UnixNano()),
 			"name": name, "arguments": args, "status": "completed"})
-		return &model.Response{ID: "resp", Output: []json.RawMessage{b}, Usage: sessions.Usage{InputTokens: 900, OutputTokens: 100, TotalTokens: 1000}}, nil
+		return &model.Response{ID: "resp", Output: []json.RawMessage{b}, Usage: record.Usage{InputTokens: 900, OutputTokens: 100, TotalTokens: 1000}}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -42,7 +43,7 @@ func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Respons
 // are written.
 func TestDashboardFollowsARealRun(t *testing.T) {
 	f := newFixture(t)
-	f.add(1, sessions.StatusCompleted, "a person's own task", time.Hour)
+	f.add(1, record.StatusCompleted, "a person's own task", time.Hour)
 	step := &stepper{replies: make(chan string)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -57,7 +58,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 		executed <- rec
 	}()
 	defer func() { cancel(); <-executed }()
-	worker := f.add(2, sessions.StatusRunning, "write the limiter", time.Minute, func(s *sessions.Session) { s.Source = sessions.RunSource(run.ID()) })
+	worker := f.add(2, record.StatusRunning, "write the limiter", time.Minute, func(s *record.Session) { s.Source = record.RunSource(run.ID()) })
 	short := sessions.ShortID(run.ID())
 
 	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state"}),

@@ -31,6 +31,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/diffview"
@@ -47,9 +48,9 @@ import (
 type Sessions interface {
 	Subscribe(context.Context, sessions.SubscribeOptions) (*sessions.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
-	Kill(context.Context, string) (*sessions.Session, error)
+	Kill(context.Context, string) (*record.Session, error)
 	Remove(context.Context, string, bool) (string, error)
-	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*sessions.Session, error)
+	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*record.Session, error)
 	Land(context.Context, string, sessions.LandOptions) (*sessions.LandResult, error)
 }
 

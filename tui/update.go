@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/diffview"
@@ -114,7 +115,7 @@ func (m *Model) setError(err error) {
 
 // noteTurn replaces a "follow-up queued" status once the session's next
 // turn has started: the follow-up is no longer queued.
-func (m *Model) noteTurn(s *sessions.Session) {
+func (m *Model) noteTurn(s *record.Session) {
 	if q := m.queued; q != nil && s.ID == q.id && s.Turn > q.behind {
 		m.setStatus(fmt.Sprintf("%s started the follow-up as turn %d", sessions.ShortID(s.ID), s.Turn))
 	}
@@ -151,7 +152,7 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		return nil
 	}
 	if msg.feed == listFeed {
-		var list []*sessions.Session
+		var list []*record.Session
 		var removed []string
 		for _, u := range msg.updates {
 			switch {

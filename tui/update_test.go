@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // recorder is the real manager with its actions observed, and kill made to
@@ -31,17 +32,17 @@ func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectR
 	defer r.mu.Unlock()
 	r.injected = append(r.injected, id+":"+text)
 	return &sessions.InjectResult{Entry: sessions.InboxEntry{Seq: len(r.injected) - 1, Text: text},
-		Outcome: sessions.InjectQueued, Turn: 1, Session: &sessions.Session{ID: id}}, nil
+		Outcome: sessions.InjectQueued, Turn: 1, Session: &record.Session{ID: id}}, nil
 }
 
-func (r *recorder) Kill(_ context.Context, id string) (*sessions.Session, error) {
+func (r *recorder) Kill(_ context.Context, id string) (*record.Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.killed = append(r.killed, id)
 	if r.killErr != nil {
 		return nil, r.killErr
 	}
-	return &sessions.Session{ID: id, Status: sessions.StatusKilled}, nil
+	return &record.Session{ID: id, Status: record.StatusKilled}, nil
 }
 
 func (f *fixture) recorded(w, h int) (Model, *recorder) {
@@ -190,7 +191,7 @@ func TestAppendedStepAppearsOnChange(t *testing.T) {
 
 func TestScrollingLeavesAndReturnsToFollow(t *testing.T) {
 	f := newFixture(t)
-	id := f.add(1, sessions.StatusRunning, "long", time.Minute)
+	id := f.add(1, record.StatusRunning, "long", time.Minute)
 	for i := range 100 {
 		f.appendTurn(id, 1, `{"type":"item.completed","item":{"id":"m`+string(rune('a'+i%26))+string(rune('a'+i/26))+`","type":"agent_message","text":"line"}}`)
 	}
@@ -236,7 +237,7 @@ func TestDeadSupervisorIsNoticedWithoutATick(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref.Role = "supervisor"
-	f.add(1, sessions.StatusRunning, "orphaned", time.Minute, func(s *sessions.Session) { s.Owner = ref })
+	f.add(1, record.StatusRunning, "orphaned", time.Minute, func(s *record.Session) { s.Owner = ref })
 	m := f.newModel(80, 24)
 	if v := m.View(); !strings.Contains(v, "running") {
 		t.Fatalf("not running at first:\n%s", v)

@@ -7,45 +7,45 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 )
 
 // changeStates are sessions in each state the CHANGES column tells apart.
-func changeStates() []*sessions.Session {
+func changeStates() []*record.Session {
 	stat := func(files, added, deleted int) *workspace.Stat {
 		return &workspace.Stat{Files: files, Added: added, Deleted: deleted}
 	}
-	ready := func(st *workspace.Stat) *sessions.Workspace {
-		return &sessions.Workspace{Branch: "zwarm/x", State: sessions.WorkspaceReady, Head: "h2", Changes: st}
+	ready := func(st *workspace.Stat) *record.Workspace {
+		return &record.Workspace{Branch: "zwarm/x", State: record.WorkspaceReady, Head: "h2", Changes: st}
 	}
 	landed := ready(stat(2, 12, 3))
-	landed.Landed = &sessions.Landing{Commit: "c0ffee", Into: "main", Head: "h2"}
+	landed.Landed = &record.Landing{Commit: "c0ffee", Into: "main", Head: "h2"}
 	conflict := ready(stat(1, 4, 4))
 	conflict.Conflict = []string{"go.mod"}
 	cases := []struct {
 		task   string
-		ws     *sessions.Workspace
+		ws     *record.Workspace
 		denied int
 	}{
 		{"add the rate limiter", ready(stat(5, 120, 8)), 0},
 		{"fix the flaky test", landed, 0},
 		{"bump go.mod", conflict, 0},
 		{"edit in my checkout", nil, 0},
-		{"just spawned", &sessions.Workspace{State: sessions.WorkspacePreparing}, 0},
+		{"just spawned", &record.Workspace{State: record.WorkspacePreparing}, 0},
 		{"only read the code", ready(stat(0, 0, 0)), 2},
 		{"first turn still running", ready(nil), 0},
-		{"setup failed", &sessions.Workspace{State: sessions.WorkspaceFailed, Error: "npm ci: exit 1"}, 0},
+		{"setup failed", &record.Workspace{State: record.WorkspaceFailed, Error: "npm ci: exit 1"}, 0},
 	}
-	var out []*sessions.Session
+	var out []*record.Session
 	for i, c := range cases {
 		created := clock.Add(-time.Duration(i+1) * time.Minute)
 		end := created.Add(30 * time.Second)
-		out = append(out, &sessions.Session{ID: fixtureID(i + 1), Task: c.task, Status: sessions.StatusCompleted,
-			Adapter: "codex", Model: "gpt-5.1-codex", Source: sessions.UserSource, CreatedAt: created, EndedAt: &end,
-			Turn: 1, Usage: sessions.Usage{TotalTokens: 1500}, Workspace: c.ws, Denied: c.denied})
+		out = append(out, &record.Session{ID: fixtureID(i + 1), Task: c.task, Status: record.StatusCompleted,
+			Adapter: "codex", Model: "gpt-5.1-codex", Source: record.UserSource, CreatedAt: created, EndedAt: &end,
+			Turn: 1, Usage: record.Usage{TotalTokens: 1500}, Workspace: c.ws, Denied: c.denied})
 	}
 	return out
 }

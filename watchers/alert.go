@@ -1,9 +1,8 @@
 package watchers
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // Alert is a worker watcher's finding about one session. In JSON (zwarm
@@ -17,14 +16,14 @@ type Alert struct {
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
 	// Status, Task and Source are the session's when the alert was made.
-	Status sessions.Status `json:"status"`
-	Task   string          `json:"task"`
-	Source sessions.Source `json:"source"`
+	Status record.Status `json:"status"`
+	Task   string        `json:"task"`
+	Source record.Source `json:"source"`
 	// Error is set when stopping the worker failed.
 	Error string `json:"error,omitempty"`
 }
 
-func alertFor(s *sessions.Session, watcher string, action Action, reason string, now time.Time) Alert {
+func alertFor(s *record.Session, watcher string, action Action, reason string, now time.Time) Alert {
 	return Alert{Watcher: watcher, SessionID: s.ID, Action: action, Reason: reason, At: now.UTC(),
 		Status: s.Status, Task: s.Task, Source: s.Source}
 }

@@ -3,10 +3,9 @@ package watchers
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // benchHistory is a long run: 1,000 steps of calls and messages, 100
@@ -18,7 +17,7 @@ func benchHistory() *history {
 	for i := 0; i < 100; i++ {
 		s := h.worker(fmt.Sprintf("w%03d", i))
 		if i%2 == 0 {
-			h.end(s, sessions.StatusCompleted)
+			h.end(s, record.StatusCompleted)
 		}
 		h.v.Changes[s.ID] = changes(fmt.Sprintf("pkg/p%d/a.go", i), fmt.Sprintf("pkg/p%d/a_test.go", i))
 	}
@@ -64,7 +63,7 @@ func mustRegexp(s string) Regexp {
 type instant struct{}
 
 func (instant) Complete(context.Context, Prompt) (Completion, error) {
-	return Completion{Text: `{"verdict":"ok"}`, Usage: sessions.Usage{InputTokens: 3000, OutputTokens: 20, TotalTokens: 3020}}, nil
+	return Completion{Text: `{"verdict":"ok"}`, Usage: record.Usage{InputTokens: 3000, OutputTokens: 20, TotalTokens: 3020}}, nil
 }
 
 // Every run watcher before one step of a run with 1,000 steps of history
@@ -75,7 +74,7 @@ func BenchmarkRunWatchersFirstLook(b *testing.B) {
 	cfg := benchConfig()
 	b.ReportAllocs()
 	for b.Loop() {
-		e := New(cfg, Options{Model: instant{}, Prices: sessions.DefaultPrices()})
+		e := New(cfg, Options{Model: instant{}, Prices: record.DefaultPrices()})
 		rep := e.Check(context.Background(), v)
 		if len(rep.Problems) > 0 {
 			b.Fatal(rep.Problems)
@@ -88,7 +87,7 @@ func BenchmarkRunWatchersFirstLook(b *testing.B) {
 // is added, so the history stays at 1,000 steps.
 func BenchmarkRunWatchersEachStep(b *testing.B) {
 	h := benchHistory()
-	e := New(benchConfig(), Options{Model: instant{}, Prices: sessions.DefaultPrices()})
+	e := New(benchConfig(), Options{Model: instant{}, Prices: record.DefaultPrices()})
 	e.Check(context.Background(), h.view())
 	b.ReportAllocs()
 	i := 0
@@ -113,7 +112,7 @@ func BenchmarkWorkerWatchersUpdate(b *testing.B) {
 		w.handle(context.Background(), r.update(true), t0)
 	}
 	w.handle(context.Background(), synced(), t0)
-	ev := sessions.Event{Type: sessions.EventCommand, Command: "go test ./...", Output: "ok"}
+	ev := record.Event{Type: record.EventCommand, Command: "go test ./...", Output: "ok"}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

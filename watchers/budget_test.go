@@ -1,10 +1,9 @@
 package watchers
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 func TestBudgetWarnsWithWhatIsLeftThenAborts(t *testing.T) {
@@ -59,7 +58,7 @@ func TestBudgetTooManyWorkers(t *testing.T) {
 	w := newBudget(DefaultConfig().Budget)
 	h := newHistory("fix the bug")
 	h.v.Limits.MaxWorkers = 2
-	var ws []*sessions.Session
+	var ws []*record.Session
 	for _, id := range []string{"a", "b", "c"} {
 		ws = append(ws, h.worker(id))
 	}
@@ -70,8 +69,8 @@ func TestBudgetTooManyWorkers(t *testing.T) {
 	ask(t, w, h, Continue)
 	h.worker("d")
 	ask(t, w, h, Nudge) // one more
-	h.end(ws[0], sessions.StatusCompleted)
-	h.end(ws[1], sessions.StatusCompleted)
+	h.end(ws[0], record.StatusCompleted)
+	h.end(ws[1], record.StatusCompleted)
 	ask(t, w, h, Continue)
 	// [watchers.budget] max_workers overrides the run's.
 	cfg := DefaultConfig().Budget

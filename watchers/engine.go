@@ -3,14 +3,13 @@ package watchers
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"log/slog"
 	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // RunWatcher is one run watcher. Check must return soon after ctx ends;
@@ -37,7 +36,7 @@ type Verdict struct {
 type ModelCost struct {
 	Watcher string
 	Model   string
-	Usage   sessions.Usage
+	Usage   record.Usage
 	CostUSD *float64 // nil: the model's price is unknown
 }
 
@@ -76,7 +75,7 @@ type Options struct {
 	// Model serves the llm watcher; without one the llm watcher is off.
 	Model Model
 	// Prices price the llm watcher's calls.
-	Prices sessions.Prices
+	Prices record.Prices
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
 }

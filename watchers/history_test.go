@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // history scripts a run step by step, as the orchestrator would show it
@@ -21,7 +21,7 @@ type history struct {
 func newHistory(task string) *history {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	return &history{v: RunView{RunID: "run-1", Task: task, Model: "gpt-5.1", Limits: Limits{MaxSteps: 50, MaxWorkers: 4},
-		Changes: map[string][]sessions.FileChange{}, Started: t0}, t: t0}
+		Changes: map[string][]record.FileChange{}, Started: t0}, t: t0}
 }
 
 // step adds a step with these calls (and the model's text, if any).
@@ -40,15 +40,15 @@ func (h *history) step(text string, calls ...Call) *history {
 }
 
 // worker adds a worker started now, running until end is called.
-func (h *history) worker(id string) *sessions.Session {
+func (h *history) worker(id string) *record.Session {
 	owner := proc.Ref{PID: 1, Start: 1}
-	s := &sessions.Session{ID: id, Task: "task of " + id, Status: sessions.StatusRunning, CreatedAt: h.t, Owner: &owner}
+	s := &record.Session{ID: id, Task: "task of " + id, Status: record.StatusRunning, CreatedAt: h.t, Owner: &owner}
 	h.t = h.t.Add(time.Second)
 	h.v.Workers = append(h.v.Workers, s)
 	return s
 }
 
-func (h *history) end(s *sessions.Session, st sessions.Status) {
+func (h *history) end(s *record.Session, st record.Status) {
 	end := h.t
 	s.Status, s.Owner, s.EndedAt = st, nil, &end
 	h.t = h.t.Add(time.Second)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -27,7 +27,7 @@ type Prompt struct {
 // Completion is the model's answer and what it cost in tokens.
 type Completion struct {
 	Text  string
-	Usage sessions.Usage
+	Usage record.Usage
 }
 
 // reviewInstructions ask for a verdict the watcher can read.
@@ -41,12 +41,12 @@ Decide whether it is on track. Answer with one JSON object and nothing else:
 type llm struct {
 	cfg    LLMConfig
 	model  Model
-	prices sessions.Prices
+	prices record.Prices
 	last   int // the step last reviewed
 	looked bool
 }
 
-func newLLM(cfg LLMConfig, m Model, prices sessions.Prices) *llm {
+func newLLM(cfg LLMConfig, m Model, prices record.Prices) *llm {
 	return &llm{cfg: cfg, model: m, prices: prices}
 }
 
@@ -120,12 +120,12 @@ func Trajectory(v *RunView, steps int) string {
 		fmt.Fprintf(&b, " of %d", v.Limits.MaxSteps)
 	}
 	fmt.Fprintf(&b, "; tokens %s; cost %s\n", render.Tokens(v.Tokens()), render.Money(cost))
-	byStatus := map[sessions.Status]int{}
+	byStatus := map[record.Status]int{}
 	for _, s := range v.Workers {
 		byStatus[s.Status]++
 	}
-	fmt.Fprintf(&b, "Workers: %d running, %d completed, %d failed, %d killed\n", byStatus[sessions.StatusRunning]+byStatus[sessions.StatusPending],
-		byStatus[sessions.StatusCompleted], byStatus[sessions.StatusFailed], byStatus[sessions.StatusKilled])
+	fmt.Fprintf(&b, "Workers: %d running, %d completed, %d failed, %d killed\n", byStatus[record.StatusRunning]+byStatus[record.StatusPending],
+		byStatus[record.StatusCompleted], byStatus[record.StatusFailed], byStatus[record.StatusKilled])
 	from := v.Step - steps
 	mi, ci := v.messagesFrom(from), v.callsFrom(from)
 	for step := max(from, 1); step < v.Step; step++ {

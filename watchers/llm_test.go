@@ -3,11 +3,10 @@ package watchers
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // reviewer answers reviews from a script and keeps the prompts.
@@ -27,7 +26,7 @@ func (r *reviewer) Complete(_ context.Context, p Prompt) (Completion, error) {
 	}
 	a := r.answers[0]
 	r.answers = r.answers[1:]
-	return Completion{Text: a, Usage: sessions.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}}, nil
+	return Completion{Text: a, Usage: record.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}}, nil
 }
 
 func llmCfg() LLMConfig {
@@ -41,7 +40,7 @@ func TestLLMConcernEveryNSteps(t *testing.T) {
 		"Sure: ```json\n{\"verdict\": \"concern\", \"reason\": \"It runs the tests itself instead of delegating.\"}\n```",
 		`{"verdict":"problem","reason":"It deletes the repository."}`,
 	}}
-	w := newLLM(llmCfg(), m, sessions.DefaultPrices())
+	w := newLLM(llmCfg(), m, record.DefaultPrices())
 	h := newHistory("add a parser")
 	h.step("plan", call("delegate", map[string]any{"task": "parser"}))
 	ask(t, w, h, Continue)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // overlaps is the overlap watcher's state: the files each worker with a
@@ -72,7 +73,7 @@ func (w *Workers) overlap(st *worker, u sessions.Update, now time.Time) []Alert 
 	}
 	for _, b := range u.Events {
 		for _, ev := range b.Events {
-			if ev.Type != sessions.EventFileChange {
+			if ev.Type != record.EventFileChange {
 				continue
 			}
 			for _, ch := range ev.Changes {
@@ -96,7 +97,7 @@ func (w *Workers) overlap(st *worker, u sessions.Update, now time.Time) []Alert 
 	return out
 }
 
-func (w *Workers) changerOf(s *sessions.Session) *changer {
+func (w *Workers) changerOf(s *record.Session) *changer {
 	c := &changer{id: s.ID, place: placeOf(s), files: map[string]bool{}}
 	w.ov.live[s.ID] = c
 	return c
@@ -104,7 +105,7 @@ func (w *Workers) changerOf(s *sessions.Session) *changer {
 
 // changed records that c (the worker of s) changes key, and reports the
 // other live workers of its repository that change it too.
-func (w *Workers) changed(s *sessions.Session, c *changer, key string, now time.Time) []Alert {
+func (w *Workers) changed(s *record.Session, c *changer, key string, now time.Time) []Alert {
 	if c.files[key] {
 		return nil
 	}

@@ -1,10 +1,9 @@
 package watchers
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 	"strings"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // place is where a worker's changed files are, for the overlap watcher.
@@ -29,7 +28,7 @@ func (p place) inPlace() bool { return p.gitDir == "" }
 // placeOf finds where s's changes go. Symbolic links in the recorded
 // directories are resolved once here: an agent that builds its paths from
 // its own working directory (getcwd) reports them resolved.
-func placeOf(s *sessions.Session) place {
+func placeOf(s *record.Session) place {
 	if ws := s.Workspace; ws != nil {
 		return place{gitDir: ws.GitDir, base: resolved(ws.Repo), roots: aliases(ws.Path), cwd: ws.Dir()}
 	}

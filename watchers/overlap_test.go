@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // The directories below do not exist: symbolic links are resolved only
@@ -21,8 +22,8 @@ const testSrc = "/zwarm-overlap-test/src"
 func inWorktree(id, repo string) *rec {
 	r := newRec(id).startTurn(t0)
 	r.s.WorkingDir = filepath.Join(testSrc, repo)
-	r.s.Workspace = &sessions.Workspace{Repo: filepath.Join(testSrc, repo), GitDir: filepath.Join(testSrc, repo, ".git"),
-		Origin: filepath.Join(testSrc, repo), Path: wtPath(repo, id), Branch: "zwarm/" + id, State: sessions.WorkspaceReady}
+	r.s.Workspace = &record.Workspace{Repo: filepath.Join(testSrc, repo), GitDir: filepath.Join(testSrc, repo, ".git"),
+		Origin: filepath.Join(testSrc, repo), Path: wtPath(repo, id), Branch: "zwarm/" + id, State: record.WorkspaceReady}
 	return r
 }
 
@@ -35,10 +36,10 @@ func workingInPlace(id, dir string) *rec {
 	return r
 }
 
-func edits(paths ...string) sessions.Event {
-	ev := sessions.Event{Type: sessions.EventFileChange}
+func edits(paths ...string) record.Event {
+	ev := record.Event{Type: record.EventFileChange}
 	for _, p := range paths {
-		ev.Changes = append(ev.Changes, sessions.FileChange{Path: p, Kind: "update"})
+		ev.Changes = append(ev.Changes, record.FileChange{Path: p, Kind: "update"})
 	}
 	return ev
 }
@@ -56,7 +57,7 @@ func (r *rec) edit(rel ...string) sessions.Update {
 // next (a queued follow-up), in one update as the supervisor does.
 func (r *rec) endTurn(at time.Time, files ...string) *rec {
 	t := &r.s.Turns[len(r.s.Turns)-1]
-	t.EndedAt, t.Status, t.Files = &at, sessions.StatusCompleted, files
+	t.EndedAt, t.Status, t.Files = &at, record.StatusCompleted, files
 	return r.startTurn(at)
 }
 
@@ -102,7 +103,7 @@ func TestOverlapSameFileInTwoLiveWorkers(t *testing.T) {
 	overlapAlerts(t, feed(t, w, t0, b.edit("api/handlers.go")))
 	got := feed(t, w, t0.Add(time.Second), b.edit("api/server.go"))
 	overlapAlerts(t, got, "9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict")
-	if a := got[0]; a.Action != Nudge || a.Status != sessions.StatusRunning || a.Task != "task "+idB || !a.At.Equal(t0.Add(time.Second)) {
+	if a := got[0]; a.Action != Nudge || a.Status != record.StatusRunning || a.Task != "task "+idB || !a.At.Equal(t0.Add(time.Second)) {
 		t.Errorf("alert %+v", a)
 	}
 	// Once per pair and file, whoever changes it again.
@@ -152,9 +153,9 @@ func TestOverlapDifferentFilesOrRepositories(t *testing.T) {
 // landed is r's change landed (or, with removed, its worktree removed).
 func (r *rec) landed(removed bool) *rec {
 	if removed {
-		r.s.Workspace.State = sessions.WorkspaceRemoved
+		r.s.Workspace.State = record.WorkspaceRemoved
 	} else {
-		r.s.Workspace.Landed = &sessions.Landing{Head: r.s.Workspace.Head, Into: "main"}
+		r.s.Workspace.Landed = &record.Landing{Head: r.s.Workspace.Head, Into: "main"}
 	}
 	return r
 }
@@ -173,7 +174,7 @@ func TestOverlapStandsUntilOneLands(t *testing.T) {
 			}
 			at := t0.Add(time.Minute)
 			// Settled, its change is still to land: the pair stands.
-			want(t, feed(t, w, at, done.settle(at, sessions.StatusCompleted, "done", "").update(false)))
+			want(t, feed(t, w, at, done.settle(at, record.StatusCompleted, "done", "").update(false)))
 			if st := standingOverlaps(w); st["9c1d4e2f"] != 1 {
 				t.Fatalf("standing %v after %s settled, its change not landed", st, lands)
 			}
@@ -197,7 +198,7 @@ func TestOverlapFromFinishedTurns(t *testing.T) {
 	a, b := inWorktree(idA, "shop"), inWorktree(idB, "shop")
 	// a changed the file with a shell command: no event, only its turn's
 	// files when the turn ended (a follow-up keeps it live).
-	overlapAlerts(t, feed(t, w, t0, a.update(false, sessions.Event{Type: sessions.EventCommand, Command: "sed -i s/a/b/ api/server.go"})))
+	overlapAlerts(t, feed(t, w, t0, a.update(false, record.Event{Type: record.EventCommand, Command: "sed -i s/a/b/ api/server.go"})))
 	at := t0.Add(time.Minute)
 	overlapAlerts(t, feed(t, w, at, a.endTurn(at, "api/server.go", "go.sum").update(false)))
 	overlapAlerts(t, feed(t, w, at, b.edit("api/server.go")),
@@ -223,12 +224,12 @@ func TestOverlapOfAWorkerAlreadyRunningWhenWatchStarts(t *testing.T) {
 	// One that settled before, its change not landed, counts: landing
 	// it may conflict with theirs. One landed is history.
 	old := inWorktree(idC, "shop")
-	old.endTurn(t0, "api/server.go").settle(t0, sessions.StatusCompleted, "done", "")
+	old.endTurn(t0, "api/server.go").settle(t0, record.StatusCompleted, "done", "")
 	overlapAlerts(t, feed(t, w, t0, old.update(true)),
 		"c0ffee00: 3f2a9c1d and c0ffee00 both change api/server.go: the second to land may conflict",
 		"c0ffee00: 9c1d4e2f and c0ffee00 both change api/server.go: the second to land may conflict")
 	gone := inWorktree("d00d0000-0000-4000-8000-00000000000d", "shop")
-	gone.endTurn(t0, "api/server.go").settle(t0, sessions.StatusCompleted, "done", "").landed(false)
+	gone.endTurn(t0, "api/server.go").settle(t0, record.StatusCompleted, "done", "").landed(false)
 	overlapAlerts(t, feed(t, w, t0, gone.update(true)))
 }
 
@@ -239,7 +240,7 @@ func TestOverlapAfterAFollowUpReopensAWorker(t *testing.T) {
 	overlapAlerts(t, feed(t, w, t0, a.edit("api/server.go")))
 	at := t0.Add(time.Minute)
 	a.s.Turns[0].Files = []string{"api/server.go"}
-	want(t, feed(t, w, at, a.settle(at, sessions.StatusCompleted, "done", "").landed(false).update(false)))
+	want(t, feed(t, w, at, a.settle(at, record.StatusCompleted, "done", "").landed(false).update(false)))
 	overlapAlerts(t, feed(t, w, at, b.edit("api/server.go")))
 	// A follow-up reopens a (landed with --keep): what it landed is in the
 	// branch, what it does now counts again.
@@ -333,8 +334,8 @@ func TestOverlapForgetsSettledAndRemovedWorkers(t *testing.T) {
 	if st := standingOverlaps(w); len(st) != 1 || st["c0ffee00"] != 2 {
 		t.Fatalf("standing %v", st)
 	}
-	want(t, feed(t, w, t0, b.settle(t0, sessions.StatusCompleted, "done", "").landed(false).update(false)))
-	want(t, feed(t, w, t0, c.settle(t0, sessions.StatusFailed, "", "boom").landed(true).update(false)), "failure")
+	want(t, feed(t, w, t0, b.settle(t0, record.StatusCompleted, "done", "").landed(false).update(false)))
+	want(t, feed(t, w, t0, c.settle(t0, record.StatusFailed, "", "boom").landed(true).update(false)), "failure")
 	if len(w.ov.live)+len(w.ov.files)+len(w.ov.told) != 0 || len(standingOverlaps(w)) != 0 {
 		t.Errorf("left behind: live %v files %v told %v standing %v", w.ov.live, w.ov.files, w.ov.told, w.Standing())
 	}
@@ -388,13 +389,13 @@ func TestOverlapOfShellEditsOfWorkersThatRanOneTurnEach(t *testing.T) {
 	w := NewWorkers(nil, WorkerOptions{})
 	want(t, feed(t, w, t0, synced()))
 	a, b := inWorktree(idA, "shop"), inWorktree(idB, "shop")
-	shell := sessions.Event{Type: sessions.EventCommand, Command: "echo mine > shared.txt"}
+	shell := record.Event{Type: record.EventCommand, Command: "echo mine > shared.txt"}
 	overlapAlerts(t, feed(t, w, t0, a.update(false, shell)))
 	overlapAlerts(t, feed(t, w, t0, b.update(false, shell)))
 	at := t0.Add(time.Minute)
 	a.s.Turns[0].Files = []string{"shared.txt"}
-	overlapAlerts(t, feed(t, w, at, a.settle(at, sessions.StatusCompleted, "done", "").update(false)))
+	overlapAlerts(t, feed(t, w, at, a.settle(at, record.StatusCompleted, "done", "").update(false)))
 	b.s.Turns[0].Files = []string{"shared.txt"}
-	overlapAlerts(t, feed(t, w, at, b.settle(at, sessions.StatusCompleted, "done", "").update(false)),
+	overlapAlerts(t, feed(t, w, at, b.settle(at, record.StatusCompleted, "done", "").update(false)),
 		"9c1d4e2f: 3f2a9c1d and 9c1d4e2f both change shared.txt: the second to land may conflict")
 }

@@ -2,16 +2,15 @@ package watchers
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
-func changes(paths ...string) []sessions.FileChange {
-	out := make([]sessions.FileChange, len(paths))
+func changes(paths ...string) []record.FileChange {
+	out := make([]record.FileChange, len(paths))
 	for i, p := range paths {
-		out[i] = sessions.FileChange{Path: p, Kind: "update"}
+		out[i] = record.FileChange{Path: p, Kind: "update"}
 	}
 	return out
 }
@@ -44,7 +43,7 @@ func TestQualityCodeWithoutTests(t *testing.T) {
 	w1 := h.worker("w1")
 	h.v.Changes["w1"] = changes("parser/parser.go", "README.md")
 	ask(t, w, h, Continue) // still running: it may write the tests yet
-	h.end(w1, sessions.StatusCompleted)
+	h.end(w1, record.StatusCompleted)
 	v := ask(t, w, h, Nudge)
 	if !strings.Contains(v.Message, "changed code (parser/parser.go) and no test") {
 		t.Errorf("message %q", v.Message)
@@ -58,8 +57,8 @@ func TestQualityQuietWhenAnotherWorkerWroteTests(t *testing.T) {
 	w1, w2 := h.worker("w1"), h.worker("w2")
 	h.v.Changes["w1"] = changes("parser/parser.go")
 	h.v.Changes["w2"] = changes("parser/tests/cases.py")
-	h.end(w1, sessions.StatusCompleted)
-	h.end(w2, sessions.StatusCompleted)
+	h.end(w1, record.StatusCompleted)
+	h.end(w2, record.StatusCompleted)
 	ask(t, w, h, Continue)
 	for _, p := range []string{"src/__tests__/x.js", "test_x.py", "x.spec.ts", "XTest.java", "pkg/x_test.go"} {
 		if !isTest(p, TestPatterns) {

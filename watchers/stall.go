@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -19,11 +19,11 @@ type silence struct {
 // silence finds the silence of s, whose last sign of life was at
 // activity (zero: none seen). A settled session has none, nor one a
 // person works in (attached): no agent of zwarm's runs it meanwhile.
-func (c StallConfig) silence(s *sessions.Session, activity time.Time) (silence, bool) {
-	if s.Settled() || s.Legacy || s.Status == sessions.StatusAttached {
+func (c StallConfig) silence(s *record.Session, activity time.Time) (silence, bool) {
+	if s.Settled() || s.Legacy || s.Status == record.StatusAttached {
 		return silence{}, false
 	}
-	var t *sessions.Turn
+	var t *record.Turn
 	if len(s.Turns) > 0 {
 		t = &s.Turns[len(s.Turns)-1]
 	}
@@ -60,7 +60,7 @@ func (c StallConfig) reason(sl silence, now time.Time) string {
 // started. It reads LastEventAt, which the supervisor keeps current, so
 // a listing can show a stalled session as such without following it.
 // A disabled stall watcher finds nothing stalled.
-func (c StallConfig) Stalled(s *sessions.Session, now time.Time) (string, bool) {
+func (c StallConfig) Stalled(s *record.Session, now time.Time) (string, bool) {
 	if !c.Enabled {
 		return "", false
 	}

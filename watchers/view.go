@@ -2,10 +2,9 @@ package watchers
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"sort"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // RunView is what a run watcher reads: the run so far, before the step
@@ -17,12 +16,12 @@ type RunView struct {
 	Limits Limits
 	// Usage and CostUSD are the orchestrating model's (nil: price
 	// unknown); the worker ones the workers'.
-	Usage         sessions.Usage
+	Usage         record.Usage
 	CostUSD       *float64
-	WorkerUsage   sessions.Usage
+	WorkerUsage   record.Usage
 	WorkerCostUSD *float64
 	// Workers are the run's workers as they are now.
-	Workers []*sessions.Session
+	Workers []*record.Session
 	// Calls are the tool calls so far and Messages the model's text and
 	// reasoning, oldest first, each with the step that made it.
 	Calls    []Call
@@ -33,7 +32,7 @@ type RunView struct {
 	Nudges []Nudged
 	// Changes are the files each worker changed (by session id), from
 	// their file_change events, in the order first changed.
-	Changes map[string][]sessions.FileChange
+	Changes map[string][]record.FileChange
 	Started time.Time
 	Elapsed time.Duration
 }

@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // worker is what the engine knows of one session.
 type worker struct {
-	s *sessions.Session
+	s *record.Session
 	// activity is the last sign of life: an event read, or the record's
 	// LastEventAt. stalled is the silence already reported.
 	activity time.Time
 	stalled  time.Time
 	// turns says, per turn, whether it printed a message or changed a file.
 	turns   map[int]*turnSeen
-	changes []sessions.FileChange
+	changes []record.FileChange
 	index   map[string]int // path -> position in changes
 	judged  int            // the turn count when the session last settled
 	stopped bool           // cost_guard stopped it (or tried)
@@ -110,9 +111,9 @@ func (st *worker) read(batches []sessions.TurnEvents) bool {
 		}
 		for _, ev := range b.Events {
 			switch ev.Type {
-			case sessions.EventMessage:
+			case record.EventMessage:
 				ts.message = ts.message || ev.Text != ""
-			case sessions.EventFileChange:
+			case record.EventFileChange:
 				for _, c := range ev.Changes {
 					ts.changed = true
 					if i, ok := st.index[c.Path]; ok {
@@ -169,9 +170,9 @@ func (w *Workers) tick(now time.Time) []Alert {
 func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 	s := st.s
 	switch {
-	case !w.cfg.Failure.Enabled, s.Status == sessions.StatusCompleted:
+	case !w.cfg.Failure.Enabled, s.Status == record.StatusCompleted:
 		return Alert{}, false
-	case s.Status == sessions.StatusKilled && (!w.cfg.Failure.Killed || st.stopped):
+	case s.Status == record.StatusKilled && (!w.cfg.Failure.Killed || st.stopped):
 		return Alert{}, false
 	}
 	why := s.Error
@@ -179,7 +180,7 @@ func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 		why = s.Turns[len(s.Turns)-1].Error
 	}
 	reason := string(s.Status)
-	if s.ExitCode != nil && s.Status == sessions.StatusFailed {
+	if s.ExitCode != nil && s.Status == record.StatusFailed {
 		reason += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
 	if why != "" {
@@ -191,7 +192,7 @@ func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 // hollow: a turn that completed without a message and without a change.
 func (w *Workers) hollow(st *worker, now time.Time) (Alert, bool) {
 	s := st.s
-	if !w.cfg.Hollow.Enabled || s.Status != sessions.StatusCompleted || len(s.Turns) == 0 {
+	if !w.cfg.Hollow.Enabled || s.Status != record.StatusCompleted || len(s.Turns) == 0 {
 		return Alert{}, false
 	}
 	t := s.Turns[len(s.Turns)-1]

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Killer stops a session with a reason; *sessions.Manager implements it.
 type Killer interface {
-	KillBecause(ctx context.Context, idOrPrefix, reason string) (*sessions.Session, error)
+	KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error)
 }
 
 // Subscriber is what Watch needs of the session core; *sessions.Manager
@@ -164,13 +165,13 @@ func (w *Workers) send(ctx context.Context, alerts []Alert) bool {
 // Changes returns the files each session changed, from the file_change
 // events seen, in the order first changed (a later change of a file
 // updates its kind).
-func (w *Workers) Changes() map[string][]sessions.FileChange {
+func (w *Workers) Changes() map[string][]record.FileChange {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string][]sessions.FileChange, len(w.workers))
+	out := make(map[string][]record.FileChange, len(w.workers))
 	for id, st := range w.workers {
 		if len(st.changes) > 0 {
-			out[id] = append([]sessions.FileChange(nil), st.changes...)
+			out[id] = append([]record.FileChange(nil), st.changes...)
 		}
 	}
 	return out

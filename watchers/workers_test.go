@@ -9,24 +9,25 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // worldClock is the time the scripted histories start at.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // rec is a session record at some point of its life.
-type rec struct{ s *sessions.Session }
+type rec struct{ s *record.Session }
 
 func newRec(id string) *rec {
 	owner := proc.Ref{PID: 42, Start: 1, Role: "supervisor"}
-	return &rec{&sessions.Session{ID: id, Task: "task " + id, Status: sessions.StatusPending, CreatedAt: t0, UpdatedAt: t0,
-		Source: sessions.UserSource, Owner: &owner}}
+	return &rec{&record.Session{ID: id, Task: "task " + id, Status: record.StatusPending, CreatedAt: t0, UpdatedAt: t0,
+		Source: record.UserSource, Owner: &owner}}
 }
 
 // startTurn starts a turn at at.
 func (r *rec) startTurn(at time.Time) *rec {
-	r.s.Status = sessions.StatusRunning
-	r.s.Turns = append(r.s.Turns, sessions.Turn{N: len(r.s.Turns) + 1, StartedAt: at, Status: sessions.StatusRunning})
+	r.s.Status = record.StatusRunning
+	r.s.Turns = append(r.s.Turns, record.Turn{N: len(r.s.Turns) + 1, StartedAt: at, Status: record.StatusRunning})
 	r.s.UpdatedAt = at
 	return r
 }
@@ -39,11 +40,11 @@ func (r *rec) printed(at time.Time) *rec {
 }
 
 // settle ends the turn and the session with status, message and error.
-func (r *rec) settle(at time.Time, status sessions.Status, msg, errText string) *rec {
+func (r *rec) settle(at time.Time, status record.Status, msg, errText string) *rec {
 	t := &r.s.Turns[len(r.s.Turns)-1]
 	t.EndedAt, t.Status, t.LastMessage, t.Error = &at, status, msg, errText
 	r.s.Status, r.s.Owner, r.s.EndedAt, r.s.Error, r.s.LastMessage = status, nil, &at, errText, msg
-	if status == sessions.StatusFailed {
+	if status == record.StatusFailed {
 		code := 1
 		r.s.ExitCode = &code
 	}
@@ -51,7 +52,7 @@ func (r *rec) settle(at time.Time, status sessions.Status, msg, errText string) 
 }
 
 // update is the subscription's update of the record as it is now.
-func (r *rec) update(initial bool, evs ...sessions.Event) sessions.Update {
+func (r *rec) update(initial bool, evs ...record.Event) sessions.Update {
 	u := sessions.Update{ID: r.s.ID, Session: r.s.Clone(), Initial: initial}
 	if len(evs) > 0 {
 		u.Events = []sessions.TurnEvents{{Turn: r.s.Turns[len(r.s.Turns)-1], Events: evs}}
@@ -95,7 +96,7 @@ func TestStallNoFirstEvent(t *testing.T) {
 	got := w.tick(t0.Add(61 * time.Second))
 	want(t, got, "stall")
 	if a := got[0]; a.SessionID != "a" || a.Action != Nudge || a.Reason != "no first event 1m01s after its turn started (first_event is 1m00s)" ||
-		a.Status != sessions.StatusRunning || a.Task != "task a" {
+		a.Status != record.StatusRunning || a.Task != "task a" {
 		t.Errorf("alert %+v", a)
 	}
 	want(t, w.tick(t0.Add(5*time.Minute))) // once per silence
@@ -107,7 +108,7 @@ func TestStallNoFirstEvent(t *testing.T) {
 	}
 	// It speaks: the stall no longer stands, and a new silence starts.
 	at := t0.Add(6 * time.Minute)
-	want(t, feed(t, w, at, r.printed(at).update(false, sessions.Event{Type: sessions.EventReasoning, Text: "thinking"})))
+	want(t, feed(t, w, at, r.printed(at).update(false, record.Event{Type: record.EventReasoning, Text: "thinking"})))
 	if len(w.Standing()) != 0 {
 		t.Errorf("standing %v", w.Standing())
 	}
@@ -129,13 +130,13 @@ func TestStallQuietWhileItSpeaks(t *testing.T) {
 	r.startTurn(t0.Add(time.Second))
 	want(t, feed(t, w, t0.Add(time.Second), r.update(false)))
 	want(t, w.tick(t0.Add(50*time.Second)))
-	want(t, feed(t, w, t0.Add(55*time.Second), r.update(false, sessions.Event{Type: sessions.EventTurnStarted})))
+	want(t, feed(t, w, t0.Add(55*time.Second), r.update(false, record.Event{Type: record.EventTurnStarted})))
 	// An event every 9 minutes for an hour, some seen only through the
 	// events of an update (the record's LastEventAt lags behind them).
 	for i := 1; i <= 7; i++ {
 		at := t0.Add(time.Duration(i) * 9 * time.Minute)
 		want(t, w.tick(at.Add(-time.Second)))
-		u := r.update(false, sessions.Event{Type: sessions.EventCommand, Command: "ls"})
+		u := r.update(false, record.Event{Type: record.EventCommand, Command: "ls"})
 		if i%2 == 0 {
 			u = r.printed(at).update(false)
 		}
@@ -143,7 +144,7 @@ func TestStallQuietWhileItSpeaks(t *testing.T) {
 	}
 	// Settled: never stalled, however long after.
 	end := t0.Add(64 * time.Minute)
-	want(t, feed(t, w, end, r.settle(end, sessions.StatusCompleted, "done", "").update(false)))
+	want(t, feed(t, w, end, r.settle(end, record.StatusCompleted, "done", "").update(false)))
 	if !w.next().IsZero() {
 		t.Error("a settled session has no stall due")
 	}
@@ -171,12 +172,12 @@ func TestStalledFromTheRecord(t *testing.T) {
 		t.Error("a disabled watcher finds a stall")
 	}
 	c.Enabled = true
-	r.settle(t0.Add(13*time.Minute), sessions.StatusCompleted, "ok", "")
+	r.settle(t0.Add(13*time.Minute), record.StatusCompleted, "ok", "")
 	if _, ok := c.Stalled(r.s, t0.Add(time.Hour)); ok {
 		t.Error("a settled session is stalled")
 	}
 	// A person works in its CLI for an hour: nothing of zwarm's is silent.
-	r.s.Status, r.s.Owner = sessions.StatusAttached, &proc.Ref{PID: 44}
+	r.s.Status, r.s.Owner = record.StatusAttached, &proc.Ref{PID: 44}
 	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
 		t.Errorf("an attached session is stalled: %s", why)
 	}
@@ -188,9 +189,9 @@ func TestFailureReportedWithItsError(t *testing.T) {
 	want(t, feed(t, w, t0, r.update(true)))
 	want(t, feed(t, w, t0, synced()))
 	at := t0.Add(time.Minute)
-	got := feed(t, w, at, r.settle(at, sessions.StatusFailed, "", `stream error: {"error":{"message":"model not found"}}`).update(false))
+	got := feed(t, w, at, r.settle(at, record.StatusFailed, "", `stream error: {"error":{"message":"model not found"}}`).update(false))
 	want(t, got, "failure")
-	if got[0].Reason != "failed (exit 1): stream error: model not found" || got[0].Status != sessions.StatusFailed {
+	if got[0].Reason != "failed (exit 1): stream error: model not found" || got[0].Status != record.StatusFailed {
 		t.Errorf("alert %+v", got[0])
 	}
 	want(t, feed(t, w, at, r.update(false))) // once
@@ -204,7 +205,7 @@ func TestFailureReportedWithItsError(t *testing.T) {
 	// Killed counts too, unless killed = false.
 	k := newRec("k").startTurn(t0)
 	want(t, feed(t, w, t0, k.update(true)))
-	want(t, feed(t, w, at, k.settle(at, sessions.StatusKilled, "", "killed by zwarm kill").update(false)), "failure")
+	want(t, feed(t, w, at, k.settle(at, record.StatusKilled, "", "killed by zwarm kill").update(false)), "failure")
 }
 
 func TestFailureQuiet(t *testing.T) {
@@ -213,24 +214,24 @@ func TestFailureQuiet(t *testing.T) {
 	w := NewWorkers(cfg, WorkerOptions{})
 	// Failed before the watchers started: history, the last of the
 	// initial state (marked Synced) too.
-	old := newRec("old").startTurn(t0).settle(t0, sessions.StatusFailed, "", "boom")
+	old := newRec("old").startTurn(t0).settle(t0, record.StatusFailed, "", "boom")
 	want(t, feed(t, w, t0, old.update(true)))
-	last := newRec("last").startTurn(t0).settle(t0, sessions.StatusFailed, "", "boom").update(true)
+	last := newRec("last").startTurn(t0).settle(t0, record.StatusFailed, "", "boom").update(true)
 	last.Synced = true
 	want(t, feed(t, w, t0, last))
 	r := newRec("a").startTurn(t0)
 	want(t, feed(t, w, t0, r.update(false)))
-	want(t, feed(t, w, t0, r.settle(t0, sessions.StatusCompleted, "all done", "").update(false)))
+	want(t, feed(t, w, t0, r.settle(t0, record.StatusCompleted, "all done", "").update(false)))
 	k := newRec("k").startTurn(t0)
 	want(t, feed(t, w, t0, k.update(false)))
-	want(t, feed(t, w, t0, k.settle(t0, sessions.StatusKilled, "", "killed by zwarm kill").update(false)))
+	want(t, feed(t, w, t0, k.settle(t0, record.StatusKilled, "", "killed by zwarm kill").update(false)))
 }
 
 func TestFailureOfASessionThatFailedBeforeItWasSeen(t *testing.T) {
 	w := NewWorkers(nil, WorkerOptions{})
 	want(t, feed(t, w, t0, synced()))
 	// It appeared after the start, already failed: news.
-	r := newRec("fast").startTurn(t0).settle(t0, sessions.StatusFailed, "", "bad flag")
+	r := newRec("fast").startTurn(t0).settle(t0, record.StatusFailed, "", "bad flag")
 	want(t, feed(t, w, t0, r.update(true)), "failure")
 }
 
@@ -238,8 +239,8 @@ func TestHollowCompletion(t *testing.T) {
 	w := NewWorkers(nil, WorkerOptions{})
 	want(t, feed(t, w, t0, synced()))
 	r := newRec("a").startTurn(t0)
-	want(t, feed(t, w, t0, r.update(true, sessions.Event{Type: sessions.EventReasoning, Text: "hmm"}, sessions.Event{Type: sessions.EventCommand, Command: "ls"})))
-	got := feed(t, w, t0, r.settle(t0, sessions.StatusCompleted, "", "").update(false))
+	want(t, feed(t, w, t0, r.update(true, record.Event{Type: record.EventReasoning, Text: "hmm"}, record.Event{Type: record.EventCommand, Command: "ls"})))
+	got := feed(t, w, t0, r.settle(t0, record.StatusCompleted, "", "").update(false))
 	want(t, got, "hollow")
 	if got[0].Reason != "turn 1 completed with no message and no file change" {
 		t.Errorf("reason %q", got[0].Reason)
@@ -251,12 +252,12 @@ func TestHollowQuietWhenItSaidOrChangedSomething(t *testing.T) {
 	want(t, feed(t, w, t0, synced()))
 	said := newRec("said").startTurn(t0)
 	want(t, feed(t, w, t0, said.update(true)))
-	want(t, feed(t, w, t0, said.settle(t0, sessions.StatusCompleted, "done: 3 files", "").update(false)))
+	want(t, feed(t, w, t0, said.settle(t0, record.StatusCompleted, "done: 3 files", "").update(false)))
 	changed := newRec("changed").startTurn(t0)
-	want(t, feed(t, w, t0, changed.update(true, sessions.Event{Type: sessions.EventFileChange, Changes: []sessions.FileChange{{Path: "a.go", Kind: "add"}}})))
-	want(t, feed(t, w, t0, changed.update(false, sessions.Event{Type: sessions.EventFileChange, Changes: []sessions.FileChange{{Path: "a.go", Kind: "update"}, {Path: "b.go", Kind: "add"}}})))
-	want(t, feed(t, w, t0, changed.settle(t0, sessions.StatusCompleted, "", "").update(false)))
-	if ch := w.Changes()["changed"]; len(ch) != 2 || ch[0] != (sessions.FileChange{Path: "a.go", Kind: "update"}) || ch[1].Path != "b.go" {
+	want(t, feed(t, w, t0, changed.update(true, record.Event{Type: record.EventFileChange, Changes: []record.FileChange{{Path: "a.go", Kind: "add"}}})))
+	want(t, feed(t, w, t0, changed.update(false, record.Event{Type: record.EventFileChange, Changes: []record.FileChange{{Path: "a.go", Kind: "update"}, {Path: "b.go", Kind: "add"}}})))
+	want(t, feed(t, w, t0, changed.settle(t0, record.StatusCompleted, "", "").update(false)))
+	if ch := w.Changes()["changed"]; len(ch) != 2 || ch[0] != (record.FileChange{Path: "a.go", Kind: "update"}) || ch[1].Path != "b.go" {
 		t.Errorf("changes %+v", ch)
 	}
 }
@@ -267,11 +268,11 @@ type killer struct {
 	reasons map[string]string
 }
 
-func (k *killer) KillBecause(_ context.Context, id, reason string) (*sessions.Session, error) {
+func (k *killer) KillBecause(_ context.Context, id, reason string) (*record.Session, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.reasons[id] = reason
-	return &sessions.Session{ID: id, Status: sessions.StatusKilled}, nil
+	return &record.Session{ID: id, Status: record.StatusKilled}, nil
 }
 
 func TestCostGuardStopsAWorkerPastItsCap(t *testing.T) {
@@ -294,7 +295,7 @@ func TestCostGuardStopsAWorkerPastItsCap(t *testing.T) {
 		t.Errorf("kill reason %q", k.reasons["a"])
 	}
 	// Its end as killed is what cost_guard did, not a failure to report.
-	want(t, feed(t, w, t0, r.settle(t0, sessions.StatusKilled, "", k.reasons["a"]).update(false)))
+	want(t, feed(t, w, t0, r.settle(t0, record.StatusKilled, "", k.reasons["a"]).update(false)))
 }
 
 func TestCostGuardQuietUnderItsCap(t *testing.T) {
@@ -309,7 +310,7 @@ func TestCostGuardQuietUnderItsCap(t *testing.T) {
 	want(t, feed(t, w, t0, r.update(true)))
 	// Past the cap but settled: nothing left to stop.
 	cost = 3
-	want(t, feed(t, w, t0, r.settle(t0, sessions.StatusCompleted, "done", "").update(false)))
+	want(t, feed(t, w, t0, r.settle(t0, record.StatusCompleted, "done", "").update(false)))
 	w.wg.Wait()
 	if len(k.reasons) != 0 || len(w.Alerts()) != 0 {
 		t.Errorf("kills %v", k.reasons)

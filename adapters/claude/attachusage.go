@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/internal/agenthome"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 var _ sessions.AttachAccountant = (*Adapter)(nil)
@@ -18,14 +19,14 @@ var _ sessions.AttachAccountant = (*Adapter)(nil)
 // transcript, which claude keeps as projects/DIR/SESSION.jsonl under
 // $CLAUDE_CONFIG_DIR (default ~/.claude), each message once (its lines
 // repeat its usage).
-func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (sessions.Usage, bool, bool) {
+func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (record.Usage, bool, bool) {
 	path := transcript(threadID)
 	if path == "" {
-		return sessions.Usage{}, false, false
+		return record.Usage{}, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return sessions.Usage{}, false, false
+		return record.Usage{}, false, false
 	}
 	defer f.Close()
 	byMsg := map[string]usage{}
@@ -54,7 +55,7 @@ func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (sessions.U
 		byMsg[l.Message.ID] = usage{input: u.Input, output: max(u.Output, byMsg[l.Message.ID].output), cacheRead: u.CacheRead, cacheCreation: u.CacheCreation}
 	}
 	if len(byMsg) == 0 {
-		return sessions.Usage{}, false, false
+		return record.Usage{}, false, false
 	}
 	var sum usage
 	for _, u := range byMsg {

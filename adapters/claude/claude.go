@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Name is the adapter's name.
@@ -53,7 +54,7 @@ func (*Adapter) DefaultModel(stateDir string) string {
 func (*Adapter) ReportsCost() bool { return true }
 
 // NewParser implements sessions.Adapter.
-func (*Adapter) NewParser() sessions.Parser { return NewParser() }
+func (*Adapter) NewParser() record.Parser { return NewParser() }
 
 // Command implements sessions.Adapter:
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func stateWith(t *testing.T, claudeTOML string) string {
@@ -131,7 +132,7 @@ func TestWorktreeLetsTheDefaultModeRunCommands(t *testing.T) {
 func TestDenialsReadPermissionDenials(t *testing.T) {
 	got := Denials([]byte(`[{"tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"go test ./..."}},` +
 		`{"tool_name":"Write","tool_input":{"file_path":"/etc/x","content":"y"}},{"tool_name":"WebFetch","tool_input":{"url":"u"}}]`))
-	want := []sessions.Denial{{Tool: "Bash", Input: "go test ./..."}, {Tool: "Write", Input: "/etc/x"}, {Tool: "WebFetch", Input: `{"url":"u"}`}}
+	want := []record.Denial{{Tool: "Bash", Input: "go test ./..."}, {Tool: "Write", Input: "/etc/x"}, {Tool: "WebFetch", Input: `{"url":"u"}`}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%+v", got)
 	}

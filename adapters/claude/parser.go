@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Parser reads `claude -p --output-format stream-json --verbose` output.
@@ -25,7 +25,7 @@ type Parser struct {
 	s, t  jsonscan.Scanner // s reads the line (and decodes its strings), t values within what s reads
 	l     line
 	inner []block // the content blocks of a tool result
-	out   []sessions.Event
+	out   []record.Event
 }
 
 // NewParser returns a parser for one turn file.
@@ -42,7 +42,7 @@ type toolUse struct {
 
 // ParseLine implements sessions.Parser. The events it returns are valid
 // until the next call.
-func (p *Parser) ParseLine(raw []byte) []sessions.Event {
+func (p *Parser) ParseLine(raw []byte) []record.Event {
 	clear(p.out)
 	p.out = p.out[:0]
 	b := bytes.TrimSpace(raw)
@@ -50,7 +50,7 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		return nil
 	}
 	if b[0] != '{' || !p.l.decode(&p.s, b) {
-		return p.emit(sessions.RawEvent(b))
+		return p.emit(record.RawEvent(b))
 	}
 	switch jsonscan.Peek(p.l.typ) { // a view into the line: compared, never kept
 	case "system":
@@ -62,12 +62,12 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 	case "result":
 		p.emit(p.result(&p.l))
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(p.l.typ)})
+		p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(p.l.typ)})
 	}
 	return p.out
 }
 
-func (p *Parser) emit(ev sessions.Event) []sessions.Event {
+func (p *Parser) emit(ev record.Event) []record.Event {
 	p.out = append(p.out, ev)
 	return p.out
 }
@@ -75,17 +75,17 @@ func (p *Parser) emit(ev sessions.Event) []sessions.Event {
 func (p *Parser) system(l *line) {
 	switch jsonscan.Peek(l.subtype) {
 	case "init":
-		p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.Text(l.sessionID)})
+		p.emit(record.Event{Type: record.EventThreadStarted, ThreadID: p.s.Text(l.sessionID)})
 	case "api_retry":
-		p.emit(sessions.Event{Type: sessions.EventRetry, Text: retryText(l)})
+		p.emit(record.Event{Type: record.EventRetry, Text: retryText(l)})
 	default:
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "system/" + p.s.Text(l.subtype)})
+		p.emit(record.Event{Type: record.EventUnknown, Text: "system/" + p.s.Text(l.subtype)})
 	}
 }
 
 func (p *Parser) assistant(l *line) {
 	if !l.hasMsg {
-		p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant"})
+		p.emit(record.Event{Type: record.EventUnknown, Text: "assistant"})
 		return
 	}
 	p.messageUsage(&l.msg)
@@ -97,16 +97,16 @@ func (p *Parser) assistant(l *line) {
 		case "text":
 			if jsonscan.Peek(l.msg.model) == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				p.emit(sessions.Event{Type: sessions.EventError, Text: p.s.Text(bl.text)})
+				p.emit(record.Event{Type: record.EventError, Text: p.s.Text(bl.text)})
 			} else {
-				p.emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: p.s.Text(bl.text)})
+				p.emit(record.Event{Type: record.EventMessage, Phase: record.PhaseCompleted, Text: p.s.Text(bl.text)})
 			}
 		case "thinking":
-			p.emit(sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: p.s.Text(bl.thinking)})
+			p.emit(record.Event{Type: record.EventReasoning, Phase: record.PhaseCompleted, Text: p.s.Text(bl.thinking)})
 		case "tool_use":
 			p.toolUse(bl)
 		default:
-			p.emit(sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + p.s.Text(bl.typ)})
+			p.emit(record.Event{Type: record.EventUnknown, Text: "assistant/" + p.s.Text(bl.typ)})
 		}
 	}
 }
@@ -133,7 +133,7 @@ func (p *Parser) messageUsage(m *message) {
 	if add == (usage{}) {
 		return
 	}
-	p.emit(sessions.Event{Type: sessions.EventUsage, Usage: add.tokens()})
+	p.emit(record.Event{Type: record.EventUsage, Usage: add.tokens()})
 }
 
 func (p *Parser) user(l *line) {
@@ -160,18 +160,18 @@ func (p *Parser) user(l *line) {
 		if bl.isError {
 			status = "failed"
 		}
-		ev := sessions.Event{Phase: sessions.PhaseCompleted, ItemID: id, Status: status}
+		ev := record.Event{Phase: record.PhaseCompleted, ItemID: id, Status: status}
 		tu, known := p.tools[id]
 		delete(p.tools, id) // a call has one result: keep only calls in flight
 		switch {
 		case known && tu.name == "Bash":
-			ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, tu.command, res, bashExit(res, bl.isError)
+			ev.Type, ev.Command, ev.Output, ev.ExitCode = record.EventCommand, tu.command, res, bashExit(res, bl.isError)
 		case known && fileTools[tu.name]:
 			kind := "update"
 			if tu.name == "Write" {
 				kind = "add"
 			}
-			ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: tu.path, Kind: kind}}
+			ev.Type, ev.Changes = record.EventFileChange, []record.FileChange{{Path: tu.path, Kind: kind}}
 			if bl.isError {
 				ev.Text = res
 			}
@@ -186,7 +186,7 @@ func (p *Parser) user(l *line) {
 			p.taskResult(ev, tu, res, bl.isError, structured)
 			continue
 		default:
-			ev.Type, ev.Output = sessions.EventToolResult, res
+			ev.Type, ev.Output = record.EventToolResult, res
 			if known {
 				ev.Tool = tu.name
 			}

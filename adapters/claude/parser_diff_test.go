@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // setupLines start the calls the tool results of trickyLines refer to.
@@ -89,7 +89,7 @@ type pair struct {
 
 // Compare parses a line with both parsers and returns their events, made
 // comparable by expected.
-func (c *pair) Compare(line []byte) (got, want []sessions.Event) {
+func (c *pair) Compare(line []byte) (got, want []record.Event) {
 	got = expected(c.p.ParseLine(line), false)
 	want = expected(c.ref.ParseLine(line), true)
 	// The new parser forgets a call once its result came, on purpose: the
@@ -119,17 +119,17 @@ func TestMatchesEncodingJSON(t *testing.T) {
 // events it makes what the new one does on purpose: one turn.failed
 // carrying the usage of a failed turn instead of turn.failed and
 // turn.completed. The text of a retry is new, so only its presence counts.
-func expected(evs []sessions.Event, old bool) []sessions.Event {
-	var out []sessions.Event
+func expected(evs []record.Event, old bool) []record.Event {
+	var out []record.Event
 	for _, ev := range evs {
 		switch {
-		case taskTools[ev.Tool] && (ev.Type == sessions.EventToolCall || ev.Type == sessions.EventToolResult),
-			ev.Type == sessions.EventTodoList && ev.ItemID == planItemID,
-			!old && ev.Type == sessions.EventToolResult && ev.Tool == "TodoWrite":
+		case taskTools[ev.Tool] && (ev.Type == record.EventToolCall || ev.Type == record.EventToolResult),
+			ev.Type == record.EventTodoList && ev.ItemID == planItemID,
+			!old && ev.Type == record.EventToolResult && ev.Tool == "TodoWrite":
 			continue
-		case ev.Type == sessions.EventRetry:
+		case ev.Type == record.EventRetry:
 			ev.Text = ""
-		case old && ev.Type == sessions.EventTurnCompleted && len(out) > 0 && out[len(out)-1].Type == sessions.EventTurnFailed:
+		case old && ev.Type == record.EventTurnCompleted && len(out) > 0 && out[len(out)-1].Type == record.EventTurnFailed:
 			failed := &out[len(out)-1]
 			failed.Usage, failed.CostUSD, failed.ProcessCost = ev.Usage, ev.CostUSD, ev.ProcessCost
 			continue
@@ -152,7 +152,7 @@ func (p *refParser) clone() *refParser { return &refParser{tools: maps.Clone(p.t
 // the caller reuses.
 func TestEventsAreCopies(t *testing.T) {
 	p := NewParser()
-	var evs []sessions.Event
+	var evs []record.Event
 	for _, l := range setupLines[:1] {
 		evs = append(evs, p.ParseLine([]byte(l))...)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Parser reads `claude -p --output-format stream-json --verbose` output.
@@ -77,14 +78,14 @@ type refToolUse struct {
 }
 
 // ParseLine implements sessions.Parser.
-func (p *refParser) ParseLine(raw []byte) []sessions.Event {
+func (p *refParser) ParseLine(raw []byte) []record.Event {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
 		return nil
 	}
 	var l refLine
 	if b[0] != '{' || json.Unmarshal(b, &l) != nil {
-		return []sessions.Event{sessions.RawEvent(b)}
+		return []record.Event{record.RawEvent(b)}
 	}
 	switch l.Type {
 	case "system":
@@ -96,27 +97,27 @@ func (p *refParser) ParseLine(raw []byte) []sessions.Event {
 	case "result":
 		return refResult(&l)
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+	return []record.Event{{Type: record.EventUnknown, Text: l.Type}}
 }
 
-func (p *refParser) system(l *refLine) []sessions.Event {
+func (p *refParser) system(l *refLine) []record.Event {
 	switch l.Subtype {
 	case "init":
-		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.SessionID}}
+		return []record.Event{{Type: record.EventThreadStarted, ThreadID: l.SessionID}}
 	case "api_retry":
-		return []sessions.Event{{Type: sessions.EventRetry, Text: fmt.Sprintf("API retry %d/%d (status %s): %s",
+		return []record.Event{{Type: record.EventRetry, Text: fmt.Sprintf("API retry %d/%d (status %s): %s",
 			l.Attempt, l.MaxRetries, strings.Trim(string(l.ErrorStatus), `"`), refText(l.Error))}}
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: "system/" + l.Subtype}}
+	return []record.Event{{Type: record.EventUnknown, Text: "system/" + l.Subtype}}
 }
 
-func (p *refParser) assistant(l *refLine) []sessions.Event {
+func (p *refParser) assistant(l *refLine) []record.Event {
 	if l.Message == nil {
-		return []sessions.Event{{Type: sessions.EventUnknown, Text: "assistant"}}
+		return []record.Event{{Type: record.EventUnknown, Text: "assistant"}}
 	}
 	var blocks []refBlock
 	json.Unmarshal(l.Message.Content, &blocks)
-	var out []sessions.Event
+	var out []record.Event
 	if u := l.Message.Usage; u != nil && l.Message.Model != "<synthetic>" {
 		cur, add := *u, *u
 		if l.Message.ID != "" && l.Message.ID == p.msgID {
@@ -131,7 +132,7 @@ func (p *refParser) assistant(l *refLine) []sessions.Event {
 		p.msgUsage = cur
 		if add != (refUsage{}) {
 			in := add.InputTokens + add.CacheReadInputTokens + add.CacheCreationInputTokens
-			out = append(out, sessions.Event{Type: sessions.EventUsage, Usage: &sessions.Usage{InputTokens: in, CachedInputTokens: add.CacheReadInputTokens,
+			out = append(out, record.Event{Type: record.EventUsage, Usage: &record.Usage{InputTokens: in, CachedInputTokens: add.CacheReadInputTokens,
 				CacheWriteInputTokens: add.CacheCreationInputTokens, OutputTokens: add.OutputTokens, TotalTokens: in + add.OutputTokens}})
 		}
 	}
@@ -140,16 +141,16 @@ func (p *refParser) assistant(l *refLine) []sessions.Event {
 		case "text":
 			if l.Message.Model == "<synthetic>" {
 				// claude's own words about a failure, not the model's.
-				out = append(out, sessions.Event{Type: sessions.EventError, Text: bl.Text})
+				out = append(out, record.Event{Type: record.EventError, Text: bl.Text})
 			} else {
-				out = append(out, sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, Text: bl.Text})
+				out = append(out, record.Event{Type: record.EventMessage, Phase: record.PhaseCompleted, Text: bl.Text})
 			}
 		case "thinking":
-			out = append(out, sessions.Event{Type: sessions.EventReasoning, Phase: sessions.PhaseCompleted, Text: bl.Thinking})
+			out = append(out, record.Event{Type: record.EventReasoning, Phase: record.PhaseCompleted, Text: bl.Thinking})
 		case "tool_use":
 			out = append(out, p.refToolUse(bl))
 		default:
-			out = append(out, sessions.Event{Type: sessions.EventUnknown, Text: "assistant/" + bl.Type})
+			out = append(out, record.Event{Type: record.EventUnknown, Text: "assistant/" + bl.Type})
 		}
 	}
 	return out
@@ -157,38 +158,38 @@ func (p *refParser) assistant(l *refLine) []sessions.Event {
 
 // toolUse maps claude's tools onto the normalized steps: Bash is a
 // command, file tools are file changes, TodoWrite is a plan.
-func (p *refParser) refToolUse(bl refBlock) sessions.Event {
+func (p *refParser) refToolUse(bl refBlock) record.Event {
 	var in map[string]any
 	json.Unmarshal(bl.Input, &in)
 	p.tools[bl.ID] = refToolUse{name: bl.Name, input: in}
 	str := func(k string) string { s, _ := in[k].(string); return s }
-	ev := sessions.Event{Phase: sessions.PhaseStarted, ItemID: bl.ID, Status: "in_progress"}
+	ev := record.Event{Phase: record.PhaseStarted, ItemID: bl.ID, Status: "in_progress"}
 	switch bl.Name {
 	case "Bash":
-		ev.Type, ev.Command = sessions.EventCommand, str("command")
+		ev.Type, ev.Command = record.EventCommand, str("command")
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
 		kind := "update"
 		if bl.Name == "Write" {
 			kind = "add"
 		}
 		path := refFirstNonEmpty(str("file_path"), str("notebook_path"))
-		ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
+		ev.Type, ev.Changes = record.EventFileChange, []record.FileChange{{Path: path, Kind: kind}}
 	case "TodoWrite":
-		ev.Type, ev.Phase = sessions.EventTodoList, sessions.PhaseCompleted
+		ev.Type, ev.Phase = record.EventTodoList, record.PhaseCompleted
 		todos, _ := in["todos"].([]any)
 		for _, t := range todos {
 			m, _ := t.(map[string]any)
 			content, _ := m["content"].(string)
 			status, _ := m["status"].(string)
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: content, Completed: status == "completed"})
+			ev.Todos = append(ev.Todos, record.Todo{Text: content, Completed: status == "completed"})
 		}
 	default:
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, bl.Name, sessions.CompactJSON(bl.Input)
+		ev.Type, ev.Tool, ev.Input = record.EventToolCall, bl.Name, sessions.CompactJSON(bl.Input)
 	}
 	return ev
 }
 
-func (p *refParser) user(l *refLine) []sessions.Event {
+func (p *refParser) user(l *refLine) []record.Event {
 	if l.Message == nil {
 		return nil
 	}
@@ -196,7 +197,7 @@ func (p *refParser) user(l *refLine) []sessions.Event {
 	if json.Unmarshal(l.Message.Content, &blocks) != nil {
 		return nil // a plain user message: the prompt, which the turn records
 	}
-	var out []sessions.Event
+	var out []record.Event
 	for _, bl := range blocks {
 		if bl.Type != "tool_result" {
 			continue
@@ -206,23 +207,23 @@ func (p *refParser) user(l *refLine) []sessions.Event {
 		if bl.IsError {
 			status = "failed"
 		}
-		ev := sessions.Event{Phase: sessions.PhaseCompleted, ItemID: bl.ToolUseID, Status: status}
+		ev := record.Event{Phase: record.PhaseCompleted, ItemID: bl.ToolUseID, Status: status}
 		tu, known := p.tools[bl.ToolUseID]
 		switch {
 		case known && tu.name == "Bash":
 			cmd, _ := tu.input["command"].(string)
-			ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, cmd, res, refBashExit(res, bl.IsError)
+			ev.Type, ev.Command, ev.Output, ev.ExitCode = record.EventCommand, cmd, res, refBashExit(res, bl.IsError)
 		case known && (tu.name == "Write" || tu.name == "Edit" || tu.name == "MultiEdit" || tu.name == "NotebookEdit"):
 			kind := map[bool]string{true: "add", false: "update"}[tu.name == "Write"]
 			path, _ := tu.input["file_path"].(string)
-			ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
+			ev.Type, ev.Changes = record.EventFileChange, []record.FileChange{{Path: path, Kind: kind}}
 			if bl.IsError {
 				ev.Text = res
 			}
 		case known && tu.name == "TodoWrite":
 			continue
 		default:
-			ev.Type, ev.Output = sessions.EventToolResult, res
+			ev.Type, ev.Output = record.EventToolResult, res
 			if known {
 				ev.Tool = tu.name
 			}
@@ -259,8 +260,8 @@ func refBashExit(out string, isErr bool) *int {
 
 // result ends a turn. Failure is is_error, never the subtype: API errors
 // still say "success".
-func refResult(l *refLine) []sessions.Event {
-	var out []sessions.Event
+func refResult(l *refLine) []record.Event {
+	var out []record.Event
 	if l.IsError {
 		msg := refFirstNonEmpty(refText(l.Result), strings.Join(l.Errors, "; "))
 		if msg == "" {
@@ -269,14 +270,14 @@ func refResult(l *refLine) []sessions.Event {
 		if st := strings.Trim(string(l.APIStatus), `"`); st != "" && st != "null" && !strings.Contains(msg, st) {
 			msg += " (API status " + st + ")"
 		}
-		out = append(out, sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
+		out = append(out, record.Event{Type: record.EventTurnFailed, Text: msg})
 	}
-	ev := sessions.Event{Type: sessions.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil, Denials: Denials(l.Denials)}
+	ev := record.Event{Type: record.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil, Denials: Denials(l.Denials)}
 	if u := l.Usage; u != nil {
 		// Anthropic counts cached input apart from input_tokens; zwarm's
 		// input includes it, as the OpenAI APIs count.
 		in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-		ev.Usage = &sessions.Usage{InputTokens: in, CachedInputTokens: u.CacheReadInputTokens,
+		ev.Usage = &record.Usage{InputTokens: in, CachedInputTokens: u.CacheReadInputTokens,
 			CacheWriteInputTokens: u.CacheCreationInputTokens, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens}
 	}
 	return append(out, ev)

@@ -8,16 +8,17 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // result ends a turn: one turn.completed, or one turn.failed when claude
 // gave up. Failure is is_error, never the subtype: API errors still say
 // "success". Both carry the usage and cost claude reports, which a failed
 // turn has too.
-func (p *Parser) result(l *line) sessions.Event {
-	ev := sessions.Event{Type: sessions.EventTurnCompleted}
+func (p *Parser) result(l *line) record.Event {
+	ev := record.Event{Type: record.EventTurnCompleted}
 	if l.isError {
-		ev.Type, ev.Text = sessions.EventTurnFailed, p.failure(l)
+		ev.Type, ev.Text = record.EventTurnFailed, p.failure(l)
 	}
 	if l.hasCost {
 		cost := l.cost
@@ -37,7 +38,7 @@ const maxDenialInput = 200
 // permissions refused in the turn ([{tool_name, tool_use_id, tool_input}]).
 // It is read leniently: anything else is no denial. Bash calls are shown
 // by their command, file tools by their path, others as compact JSON.
-func Denials(raw []byte) []sessions.Denial {
+func Denials(raw []byte) []record.Denial {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil
 	}
@@ -48,7 +49,7 @@ func Denials(raw []byte) []sessions.Denial {
 	if json.Unmarshal(raw, &list) != nil {
 		return nil
 	}
-	var out []sessions.Denial
+	var out []record.Denial
 	for _, d := range list {
 		var in struct {
 			Command  string `json:"command"`
@@ -66,7 +67,7 @@ func Denials(raw []byte) []sessions.Denial {
 		if r := []rune(text); len(r) > maxDenialInput {
 			text = string(r[:maxDenialInput-1]) + "…"
 		}
-		out = append(out, sessions.Denial{Tool: d.Tool, Input: text})
+		out = append(out, record.Denial{Tool: d.Tool, Input: text})
 	}
 	return out
 }
@@ -156,8 +157,8 @@ func delay(ms float64) string {
 
 // tokens is u as zwarm counts it. Anthropic counts cached input apart from
 // input_tokens; zwarm's input includes it, as the OpenAI APIs count.
-func (u usage) tokens() *sessions.Usage {
+func (u usage) tokens() *record.Usage {
 	in := u.input + u.cacheRead + u.cacheCreation
-	return &sessions.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
+	return &record.Usage{InputTokens: in, CachedInputTokens: u.cacheRead,
 		CacheWriteInputTokens: u.cacheCreation, OutputTokens: u.output, TotalTokens: in + u.output}
 }

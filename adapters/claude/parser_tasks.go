@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Claude Code 2.x plans with task tools instead of TodoWrite: TaskCreate
@@ -46,9 +46,9 @@ type task struct{ id, subject, status string }
 // event as far as the caller made it; structured is the line's
 // tool_use_result, claude's own account of the call, when it is this
 // result's.
-func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr bool, structured []byte) {
+func (p *Parser) taskResult(ev record.Event, tu toolUse, res string, isErr bool, structured []byte) {
 	fail := func(msg string) {
-		ev.Type, ev.Tool, ev.Output, ev.Text, ev.Status = sessions.EventToolResult, tu.name, res, msg, "failed"
+		ev.Type, ev.Tool, ev.Output, ev.Text, ev.Status = record.EventToolResult, tu.name, res, msg, "failed"
 		p.emit(ev)
 	}
 	if isErr {
@@ -78,7 +78,7 @@ func (p *Parser) taskResult(ev sessions.Event, tu toolUse, res string, isErr boo
 	case "TaskList":
 		list := p.s.Last(structured, "tasks")
 		if !jsonscan.IsArray(list) {
-			ev.Type, ev.Tool, ev.Output = sessions.EventToolResult, tu.name, res
+			ev.Type, ev.Tool, ev.Output = record.EventToolResult, tu.name, res
 			p.emit(ev)
 			return
 		}
@@ -140,13 +140,13 @@ func compareIDs(a, b string) int {
 }
 
 // event shows the whole plan.
-func (pl *plan) event() sessions.Event {
-	ev := sessions.Event{Type: sessions.EventTodoList, Phase: sessions.PhaseUpdated, ItemID: planItemID}
+func (pl *plan) event() record.Event {
+	ev := record.Event{Type: record.EventTodoList, Phase: record.PhaseUpdated, ItemID: planItemID}
 	if !pl.shown {
-		ev.Phase, pl.shown = sessions.PhaseStarted, true
+		ev.Phase, pl.shown = record.PhaseStarted, true
 	}
 	for _, t := range pl.tasks {
-		ev.Todos = append(ev.Todos, sessions.Todo{Text: t.subject, Completed: t.status == "completed"})
+		ev.Todos = append(ev.Todos, record.Todo{Text: t.subject, Completed: t.status == "completed"})
 	}
 	return ev
 }

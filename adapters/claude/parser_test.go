@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // TestGoldens: real claude output (captured against the fake model) fed
@@ -19,7 +19,7 @@ func TestGoldens(t *testing.T) {
 func TestResultFailureIsIsErrorNotSubtype(t *testing.T) {
 	p := NewParser()
 	evs := p.ParseLine([]byte(`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 boom","total_cost_usd":0.25,"usage":{"input_tokens":7,"output_tokens":3}}`))
-	if len(evs) != 1 || evs[0].Type != sessions.EventTurnFailed || evs[0].Text != "API Error: 500 boom" {
+	if len(evs) != 1 || evs[0].Type != record.EventTurnFailed || evs[0].Text != "API Error: 500 boom" {
 		t.Fatalf("%+v", evs)
 	}
 	if u := evs[0].Usage; u == nil || u.InputTokens != 7 || u.OutputTokens != 3 || u.TotalTokens != 10 ||
@@ -27,7 +27,7 @@ func TestResultFailureIsIsErrorNotSubtype(t *testing.T) {
 		t.Fatalf("usage %+v cost %v", evs[0].Usage, evs[0].CostUSD)
 	}
 	evs = p.ParseLine([]byte(`{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":3,"total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":2,"output_tokens":3}}`))
-	if len(evs) != 1 || evs[0].Type != sessions.EventTurnCompleted {
+	if len(evs) != 1 || evs[0].Type != record.EventTurnCompleted {
 		t.Fatalf("%+v", evs)
 	}
 	u := evs[0].Usage
@@ -59,7 +59,7 @@ func TestRetryText(t *testing.T) {
 	} {
 		p := NewParser()
 		line := `{"type":"system","subtype":"api_retry",` + c.line[1:]
-		if evs := p.ParseLine([]byte(line)); len(evs) != 1 || evs[0].Type != sessions.EventRetry || evs[0].Text != c.want {
+		if evs := p.ParseLine([]byte(line)); len(evs) != 1 || evs[0].Type != record.EventRetry || evs[0].Text != c.want {
 			t.Errorf("%s: %+v, want %q", c.line, evs, c.want)
 		}
 	}
@@ -69,7 +69,7 @@ func TestRetryText(t *testing.T) {
 // named them first, and a deleted one goes.
 func TestTaskPlanOrder(t *testing.T) {
 	p := NewParser()
-	var last sessions.Event
+	var last record.Event
 	for _, l := range []string{
 		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"c","name":"TaskCreate","input":{"subject":"third"}}]}}`,
 		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"c","content":"Task #3 created successfully: third"}]}}`,
@@ -84,8 +84,8 @@ func TestTaskPlanOrder(t *testing.T) {
 			last = ev
 		}
 	}
-	want := []sessions.Todo{{Text: "first"}, {Text: "task #10", Completed: true}}
-	if last.Type != sessions.EventTodoList || last.ItemID != "tasks" || last.Phase != sessions.PhaseUpdated || !slices.Equal(last.Todos, want) {
+	want := []record.Todo{{Text: "first"}, {Text: "task #10", Completed: true}}
+	if last.Type != record.EventTodoList || last.ItemID != "tasks" || last.Phase != record.PhaseUpdated || !slices.Equal(last.Todos, want) {
 		t.Fatalf("%+v, want todos %+v", last, want)
 	}
 }

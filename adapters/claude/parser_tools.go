@@ -2,7 +2,7 @@ package claude
 
 import (
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // toolUse maps claude's tools onto the normalized steps: Bash is a
@@ -12,11 +12,11 @@ func (p *Parser) toolUse(bl *block) {
 	id, name := p.s.Text(bl.id), p.s.Text(bl.name)
 	in := readInput(&p.s, bl.input)
 	tu := toolUse{name: name}
-	ev := sessions.Event{Phase: sessions.PhaseStarted, ItemID: id, Status: "in_progress"}
+	ev := record.Event{Phase: record.PhaseStarted, ItemID: id, Status: "in_progress"}
 	switch {
 	case name == "Bash":
 		tu.command = p.s.Text(in.command)
-		ev.Type, ev.Command = sessions.EventCommand, tu.command
+		ev.Type, ev.Command = record.EventCommand, tu.command
 	case fileTools[name]:
 		tu.path = p.s.Text(in.filePath)
 		kind := "update"
@@ -24,11 +24,11 @@ func (p *Parser) toolUse(bl *block) {
 			kind = "add"
 		}
 		path := firstNonEmpty(tu.path, p.s.Text(in.notebookPath))
-		ev.Type, ev.Changes = sessions.EventFileChange, []sessions.FileChange{{Path: path, Kind: kind}}
+		ev.Type, ev.Changes = record.EventFileChange, []record.FileChange{{Path: path, Kind: kind}}
 	case name == "TodoWrite":
-		ev.Type, ev.Phase = sessions.EventTodoList, sessions.PhaseCompleted
+		ev.Type, ev.Phase = record.EventTodoList, record.PhaseCompleted
 		for t := range p.s.Each(in.todos) {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: p.s.Text(p.t.Last(t, "content")), Completed: jsonscan.Peek(p.t.Last(t, "status")) == "completed"})
+			ev.Todos = append(ev.Todos, record.Todo{Text: p.s.Text(p.t.Last(t, "content")), Completed: jsonscan.Peek(p.t.Last(t, "status")) == "completed"})
 		}
 	case taskTools[name]:
 		// The plan changes when the result says it did: see taskResult.
@@ -36,7 +36,7 @@ func (p *Parser) toolUse(bl *block) {
 		p.tools[id] = tu
 		return
 	default:
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, name, jsonscan.Compact(bl.input)
+		ev.Type, ev.Tool, ev.Input = record.EventToolCall, name, jsonscan.Compact(bl.input)
 	}
 	p.tools[id] = tu
 	p.emit(ev)

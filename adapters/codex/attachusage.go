@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/internal/agenthome"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 var _ sessions.AttachAccountant = (*Adapter)(nil)
@@ -19,17 +20,17 @@ var _ sessions.AttachAccountant = (*Adapter)(nil)
 // under $CODEX_HOME (default ~/.codex) as sessions/YYYY/MM/DD/
 // rollout-TIME-THREAD.jsonl. It is the thread's running total, as codex's
 // turn.completed usage is.
-func (a *Adapter) AttachUsage(threadID string, _, _ time.Time) (sessions.Usage, bool, bool) {
+func (a *Adapter) AttachUsage(threadID string, _, _ time.Time) (record.Usage, bool, bool) {
 	path := rollout(threadID)
 	if path == "" {
-		return sessions.Usage{}, false, false
+		return record.Usage{}, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return sessions.Usage{}, false, false
+		return record.Usage{}, false, false
 	}
 	defer f.Close()
-	var last sessions.Usage
+	var last record.Usage
 	found := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), sessions.MaxLineBytes)
@@ -50,9 +51,9 @@ func rollout(threadID string) string {
 
 // tokenCount reads a rollout line's token_count event: the thread's usage
 // so far.
-func tokenCount(line []byte) (sessions.Usage, bool) {
+func tokenCount(line []byte) (record.Usage, bool) {
 	if !bytes.Contains(line, []byte(`"token_count"`)) {
-		return sessions.Usage{}, false
+		return record.Usage{}, false
 	}
 	var ev struct {
 		Type    string `json:"type"`
@@ -70,9 +71,9 @@ func tokenCount(line []byte) (sessions.Usage, bool) {
 	}
 	if json.Unmarshal(line, &ev) != nil || ev.Type != "event_msg" || ev.Payload.Type != "token_count" ||
 		ev.Payload.Info == nil || ev.Payload.Info.Total == nil {
-		return sessions.Usage{}, false
+		return record.Usage{}, false
 	}
 	t := ev.Payload.Info.Total
-	return sessions.Usage{InputTokens: t.Input, CachedInputTokens: t.Cached, OutputTokens: t.Output,
+	return record.Usage{InputTokens: t.Input, CachedInputTokens: t.Cached, OutputTokens: t.Output,
 		ReasoningOutputTokens: t.Reasoning, TotalTokens: t.Input + t.Output}, true
 }

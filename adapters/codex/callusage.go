@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 var _ sessions.UsageReporter = (*Adapter)(nil)
@@ -13,7 +14,7 @@ var _ sessions.UsageReporter = (*Adapter)(nil)
 // model call's response.completed event (codex.sse_event) carries its
 // token counts, sent about a second after the call, while the turn goes
 // on, where `exec --json` says the turn's usage only at its end.
-func (a *Adapter) CallUsage(body []byte) []sessions.Usage {
+func (a *Adapter) CallUsage(body []byte) []record.Usage {
 	var req struct {
 		ResourceLogs []struct {
 			ScopeLogs []struct {
@@ -32,7 +33,7 @@ func (a *Adapter) CallUsage(body []byte) []sessions.Usage {
 	if json.Unmarshal(body, &req) != nil {
 		return nil
 	}
-	var out []sessions.Usage
+	var out []record.Usage
 	for _, rl := range req.ResourceLogs {
 		for _, sl := range rl.ScopeLogs {
 			for _, r := range sl.LogRecords {
@@ -53,7 +54,7 @@ func (a *Adapter) CallUsage(body []byte) []sessions.Usage {
 					continue
 				}
 				n := func(k string) int64 { v, _ := strconv.ParseInt(attrs[k], 10, 64); return max(0, v) }
-				u := sessions.Usage{InputTokens: n("input_token_count"), CachedInputTokens: n("cached_token_count"),
+				u := record.Usage{InputTokens: n("input_token_count"), CachedInputTokens: n("cached_token_count"),
 					OutputTokens: n("output_token_count"), ReasoningOutputTokens: n("reasoning_token_count")}
 				u.TotalTokens = u.InputTokens + u.OutputTokens
 				out = append(out, u)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Codex's telemetry, as it sends it (OTLP/HTTP JSON, trimmed): only a
@@ -21,7 +22,7 @@ func TestCallUsageReadsResponseCompleted(t *testing.T) {
 			attr("output_token_count", "10"), attr("cached_token_count", "4000"), `{"key":"reasoning_token_count","value":{"intValue":"3"}}`) +
 		`]}]}]}`
 	got := New().CallUsage([]byte(body))
-	want := sessions.Usage{InputTokens: 100000, CachedInputTokens: 4000, OutputTokens: 10, ReasoningOutputTokens: 3, TotalTokens: 100010}
+	want := record.Usage{InputTokens: 100000, CachedInputTokens: 4000, OutputTokens: 10, ReasoningOutputTokens: 3, TotalTokens: 100010}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("%+v, want one call %+v", got, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Name is the adapter's name.
@@ -47,7 +48,7 @@ func (*Adapter) DefaultModel(stateDir string) string {
 }
 
 // NewParser implements sessions.Adapter.
-func (*Adapter) NewParser() sessions.Parser { return NewParser() }
+func (*Adapter) NewParser() record.Parser { return NewParser() }
 
 // Command implements sessions.Adapter:
 //

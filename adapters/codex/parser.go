@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Parser reads `codex exec --json` output. Every line stands alone, so a
@@ -14,7 +14,7 @@ import (
 type Parser struct {
 	s   jsonscan.Scanner
 	l   line
-	out []sessions.Event
+	out []record.Event
 }
 
 // NewParser returns a parser for one turn file.
@@ -22,7 +22,7 @@ func NewParser() *Parser { return &Parser{} }
 
 // ParseLine implements sessions.Parser. The events it returns are valid
 // until the next call.
-func (p *Parser) ParseLine(raw []byte) []sessions.Event {
+func (p *Parser) ParseLine(raw []byte) []record.Event {
 	clear(p.out)
 	p.out = p.out[:0]
 	b := bytes.TrimSpace(raw)
@@ -30,20 +30,20 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		return nil
 	}
 	if b[0] != '{' || !p.l.decode(&p.s, b) {
-		return p.emit(sessions.RawEvent(b))
+		return p.emit(record.RawEvent(b))
 	}
 	l := &p.l
 	typ := jsonscan.Peek(l.typ) // a view into the line: compared, never kept
 	switch typ {
 	case "thread.started":
-		return p.emit(sessions.Event{Type: sessions.EventThreadStarted, ThreadID: p.s.Text(l.threadID)})
+		return p.emit(record.Event{Type: record.EventThreadStarted, ThreadID: p.s.Text(l.threadID)})
 	case "turn.started":
-		return p.emit(sessions.Event{Type: sessions.EventTurnStarted})
+		return p.emit(record.Event{Type: record.EventTurnStarted})
 	case "turn.completed":
-		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
+		ev := record.Event{Type: record.EventTurnCompleted, Cumulative: true}
 		if l.hasUsage {
 			u := l.usage
-			ev.Usage = &sessions.Usage{InputTokens: u.input, CachedInputTokens: u.cached, CacheWriteInputTokens: u.cacheWrite,
+			ev.Usage = &record.Usage{InputTokens: u.input, CachedInputTokens: u.cached, CacheWriteInputTokens: u.cacheWrite,
 				OutputTokens: u.output, ReasoningOutputTokens: u.reasoning, TotalTokens: u.total}
 			if ev.Usage.TotalTokens == 0 {
 				ev.Usage.TotalTokens = u.input + u.output
@@ -55,67 +55,67 @@ func (p *Parser) ParseLine(raw []byte) []sessions.Event {
 		if l.hasErr {
 			msg = humanError(&p.s, p.s.Text(l.err.message))
 		}
-		return p.emit(sessions.Event{Type: sessions.EventTurnFailed, Text: msg})
+		return p.emit(record.Event{Type: record.EventTurnFailed, Text: msg})
 	case "error":
 		msg := messageText(&p.s, l.message)
 		if strings.HasPrefix(msg, "Reconnecting") {
-			return p.emit(sessions.Event{Type: sessions.EventRetry, Text: msg})
+			return p.emit(record.Event{Type: record.EventRetry, Text: msg})
 		}
-		return p.emit(sessions.Event{Type: sessions.EventError, Text: humanError(&p.s, msg)})
+		return p.emit(record.Event{Type: record.EventError, Text: humanError(&p.s, msg)})
 	case "item.started", "item.updated", "item.completed":
 		if !l.hasItem {
-			return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(l.typ)})
+			return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(l.typ)})
 		}
 		return p.emit(itemEvent(&p.s, phases[typ], &l.item))
 	}
-	return p.emit(sessions.Event{Type: sessions.EventUnknown, Text: p.s.Text(l.typ)})
+	return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(l.typ)})
 }
 
-var phases = map[string]sessions.Phase{
-	"item.started":   sessions.PhaseStarted,
-	"item.updated":   sessions.PhaseUpdated,
-	"item.completed": sessions.PhaseCompleted,
+var phases = map[string]record.Phase{
+	"item.started":   record.PhaseStarted,
+	"item.updated":   record.PhaseUpdated,
+	"item.completed": record.PhaseCompleted,
 }
 
-func (p *Parser) emit(ev sessions.Event) []sessions.Event {
+func (p *Parser) emit(ev record.Event) []record.Event {
 	p.out = append(p.out, ev)
 	return p.out
 }
 
 // itemEvent makes the event of an item; s is free to read its raw JSON.
-func itemEvent(s *jsonscan.Scanner, ph sessions.Phase, it *item) sessions.Event {
-	ev := sessions.Event{Phase: ph, ItemID: s.Text(it.id), Status: known(s, it.status)}
+func itemEvent(s *jsonscan.Scanner, ph record.Phase, it *item) record.Event {
+	ev := record.Event{Phase: ph, ItemID: s.Text(it.id), Status: known(s, it.status)}
 	switch jsonscan.Peek(it.typ) {
 	case "agent_message":
-		ev.Type, ev.Text = sessions.EventMessage, s.Text(it.text)
+		ev.Type, ev.Text = record.EventMessage, s.Text(it.text)
 	case "reasoning":
-		ev.Type, ev.Text = sessions.EventReasoning, s.Text(it.text)
+		ev.Type, ev.Text = record.EventReasoning, s.Text(it.text)
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output = sessions.EventCommand, s.Text(it.command), s.Text(it.output)
+		ev.Type, ev.Command, ev.Output = record.EventCommand, s.Text(it.command), s.Text(it.output)
 		if it.hasExit {
 			code := int(it.exitCode)
 			ev.ExitCode = &code
 		}
 	case "file_change":
-		ev.Type = sessions.EventFileChange
+		ev.Type = record.EventFileChange
 		for _, c := range it.changes {
-			ev.Changes = append(ev.Changes, sessions.FileChange{Path: s.Text(c.path), Kind: known(s, c.kind)})
+			ev.Changes = append(ev.Changes, record.FileChange{Path: s.Text(c.path), Kind: known(s, c.kind)})
 		}
 	case "todo_list":
-		ev.Type = sessions.EventTodoList
+		ev.Type = record.EventTodoList
 		for _, t := range it.todos {
-			ev.Todos = append(ev.Todos, sessions.Todo{Text: s.Text(t.text), Completed: t.completed})
+			ev.Todos = append(ev.Todos, record.Todo{Text: s.Text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
 		mcpEvent(s, &ev, it)
 	case "web_search":
 		// The line names "id" twice; the last one is kept, as encoding/json
 		// does. Item ids of web searches are unreliable.
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", s.Text(it.query)
+		ev.Type, ev.Tool, ev.Input = record.EventToolCall, "web_search", s.Text(it.query)
 	case "error":
-		ev.Type, ev.Text = sessions.EventError, firstNonEmpty(s.Text(it.message), s.Text(it.text))
+		ev.Type, ev.Text = record.EventError, firstNonEmpty(s.Text(it.message), s.Text(it.text))
 	default:
-		ev.Type, ev.Text = sessions.EventUnknown, "item:"+s.Text(it.typ)
+		ev.Type, ev.Text = record.EventUnknown, "item:"+s.Text(it.typ)
 	}
 	return ev
 }

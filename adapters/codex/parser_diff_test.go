@@ -7,7 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // trickyLines are valid and invalid lines that exercise the decoding
@@ -89,8 +89,8 @@ type pair struct {
 	ref *refParser
 }
 
-func (c pair) Compare(line []byte) (got, want []sessions.Event) {
-	got = append([]sessions.Event(nil), c.p.ParseLine(line)...)
+func (c pair) Compare(line []byte) (got, want []record.Event) {
+	got = append([]record.Event(nil), c.p.ParseLine(line)...)
 	want = c.ref.ParseLine(line)
 	for i := range want {
 		onPurpose(&want[i])
@@ -111,10 +111,10 @@ func TestMatchesEncodingJSON(t *testing.T) {
 
 // onPurpose applies to an event of the old parser what the new one does
 // differently by design.
-func onPurpose(ev *sessions.Event) {
+func onPurpose(ev *record.Event) {
 	var s jsonscan.Scanner
 	switch {
-	case ev.Type == sessions.EventToolCall && ev.Tool != "web_search":
+	case ev.Type == record.EventToolCall && ev.Tool != "web_search":
 		// An MCP call: Output was the result as JSON, which still holds
 		// everything the new Output is made of.
 		ev.Output = mcpResult(&s, []byte(ev.Output))
@@ -122,7 +122,7 @@ func onPurpose(ev *sessions.Event) {
 		if ev.Text == "" && ev.Status == "failed" {
 			ev.Text = ev.Output
 		}
-	case ev.Type == sessions.EventError && ev.ItemID == "", ev.Type == sessions.EventTurnFailed:
+	case ev.Type == record.EventError && ev.ItemID == "", ev.Type == record.EventTurnFailed:
 		ev.Text = humanError(&s, ev.Text)
 	}
 }
@@ -131,7 +131,7 @@ func onPurpose(ev *sessions.Event) {
 // its case-insensitive match of keys.
 func TestKeysMatchExactly(t *testing.T) {
 	evs := NewParser().ParseLine([]byte(`{"Type":"turn.started"}`))
-	if len(evs) != 1 || evs[0].Type != sessions.EventUnknown || evs[0].Text != "" {
+	if len(evs) != 1 || evs[0].Type != record.EventUnknown || evs[0].Text != "" {
 		t.Fatalf("%+v", evs)
 	}
 }
@@ -140,7 +140,7 @@ func TestKeysMatchExactly(t *testing.T) {
 // the caller reuses.
 func TestEventsAreCopies(t *testing.T) {
 	line := []byte(`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a\nb","exit_code":0,"status":"weird"}}`)
-	evs := append([]sessions.Event(nil), NewParser().ParseLine(line)...)
+	evs := append([]record.Event(nil), NewParser().ParseLine(line)...)
 	for i := range line {
 		line[i] = 'X'
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // mcpEvent fills in an MCP tool call. codex reports the tool's result as
@@ -13,8 +13,8 @@ import (
 // call's error. A tool that reported failure itself (MCP's isError) has a
 // result and no error, only the status "failed": its text is then the
 // error too.
-func mcpEvent(s *jsonscan.Scanner, ev *sessions.Event, it *item) {
-	ev.Type, ev.Tool = sessions.EventToolCall, s.Text(it.server)+"."+s.Text(it.tool)
+func mcpEvent(s *jsonscan.Scanner, ev *record.Event, it *item) {
+	ev.Type, ev.Tool = record.EventToolCall, s.Text(it.server)+"."+s.Text(it.tool)
 	ev.Input = jsonscan.Compact(it.arguments)
 	ev.Output = mcpResult(s, it.result)
 	if it.hasErr {

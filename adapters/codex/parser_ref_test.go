@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Parser reads `codex exec --json` output. It is stateless: every line
@@ -70,75 +71,75 @@ type refTodo struct {
 }
 
 // ParseLine implements sessions.Parser.
-func (*refParser) ParseLine(raw []byte) []sessions.Event {
+func (*refParser) ParseLine(raw []byte) []record.Event {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
 		return nil
 	}
 	if b[0] != '{' {
-		return []sessions.Event{sessions.RawEvent(b)}
+		return []record.Event{record.RawEvent(b)}
 	}
 	var l refLine
 	if err := json.Unmarshal(b, &l); err != nil {
-		return []sessions.Event{sessions.RawEvent(b)}
+		return []record.Event{record.RawEvent(b)}
 	}
 	switch l.Type {
 	case "thread.started":
-		return []sessions.Event{{Type: sessions.EventThreadStarted, ThreadID: l.ThreadID}}
+		return []record.Event{{Type: record.EventThreadStarted, ThreadID: l.ThreadID}}
 	case "turn.started":
-		return []sessions.Event{{Type: sessions.EventTurnStarted}}
+		return []record.Event{{Type: record.EventTurnStarted}}
 	case "turn.completed":
-		ev := sessions.Event{Type: sessions.EventTurnCompleted, Cumulative: true}
+		ev := record.Event{Type: record.EventTurnCompleted, Cumulative: true}
 		if l.Usage != nil {
-			u := sessions.Usage(*l.Usage)
+			u := record.Usage(*l.Usage)
 			if u.TotalTokens == 0 {
 				u.TotalTokens = u.InputTokens + u.OutputTokens
 			}
 			ev.Usage = &u
 		}
-		return []sessions.Event{ev}
+		return []record.Event{ev}
 	case "turn.failed":
 		msg := ""
 		if l.Error != nil {
 			msg = l.Error.Message
 		}
-		return []sessions.Event{{Type: sessions.EventTurnFailed, Text: msg}}
+		return []record.Event{{Type: record.EventTurnFailed, Text: msg}}
 	case "error":
 		msg := refMessageText(l.Message)
 		if strings.HasPrefix(msg, "Reconnecting") {
-			return []sessions.Event{{Type: sessions.EventRetry, Text: msg}}
+			return []record.Event{{Type: record.EventRetry, Text: msg}}
 		}
-		return []sessions.Event{{Type: sessions.EventError, Text: msg}}
+		return []record.Event{{Type: record.EventError, Text: msg}}
 	case "item.started", "item.updated", "item.completed":
 		if l.Item == nil {
-			return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+			return []record.Event{{Type: record.EventUnknown, Text: l.Type}}
 		}
-		return []sessions.Event{refItemEvent(sessions.Phase(strings.TrimPrefix(l.Type, "item.")), l.Item)}
+		return []record.Event{refItemEvent(record.Phase(strings.TrimPrefix(l.Type, "item.")), l.Item)}
 	}
-	return []sessions.Event{{Type: sessions.EventUnknown, Text: l.Type}}
+	return []record.Event{{Type: record.EventUnknown, Text: l.Type}}
 }
 
-func refItemEvent(ph sessions.Phase, it *refItem) sessions.Event {
-	ev := sessions.Event{Phase: ph, ItemID: it.ID, Status: it.Status}
+func refItemEvent(ph record.Phase, it *refItem) record.Event {
+	ev := record.Event{Phase: ph, ItemID: it.ID, Status: it.Status}
 	switch it.Type {
 	case "agent_message":
-		ev.Type, ev.Text = sessions.EventMessage, it.Text
+		ev.Type, ev.Text = record.EventMessage, it.Text
 	case "reasoning":
-		ev.Type, ev.Text = sessions.EventReasoning, it.Text
+		ev.Type, ev.Text = record.EventReasoning, it.Text
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output, ev.ExitCode = sessions.EventCommand, it.Command, it.AggregatedOutput, it.ExitCode
+		ev.Type, ev.Command, ev.Output, ev.ExitCode = record.EventCommand, it.Command, it.AggregatedOutput, it.ExitCode
 	case "file_change":
-		ev.Type = sessions.EventFileChange
+		ev.Type = record.EventFileChange
 		for _, c := range it.Changes {
-			ev.Changes = append(ev.Changes, sessions.FileChange(c))
+			ev.Changes = append(ev.Changes, record.FileChange(c))
 		}
 	case "todo_list":
-		ev.Type = sessions.EventTodoList
+		ev.Type = record.EventTodoList
 		for _, t := range it.Items {
-			ev.Todos = append(ev.Todos, sessions.Todo(t))
+			ev.Todos = append(ev.Todos, record.Todo(t))
 		}
 	case "mcp_tool_call":
-		ev.Type, ev.Tool = sessions.EventToolCall, it.Server+"."+it.Tool
+		ev.Type, ev.Tool = record.EventToolCall, it.Server+"."+it.Tool
 		ev.Input = sessions.CompactJSON(it.Arguments)
 		ev.Output = sessions.CompactJSON(it.Result)
 		if it.Error != nil {
@@ -146,11 +147,11 @@ func refItemEvent(ph sessions.Phase, it *refItem) sessions.Event {
 		}
 	case "web_search":
 		// The line names "id" twice; item ids of web searches are unreliable.
-		ev.Type, ev.Tool, ev.Input = sessions.EventToolCall, "web_search", it.Query
+		ev.Type, ev.Tool, ev.Input = record.EventToolCall, "web_search", it.Query
 	case "error":
-		ev.Type, ev.Text = sessions.EventError, refFirstNonEmpty(it.Message, it.Text)
+		ev.Type, ev.Text = record.EventError, refFirstNonEmpty(it.Message, it.Text)
 	default:
-		ev.Type, ev.Text = sessions.EventUnknown, "item:"+it.Type
+		ev.Type, ev.Text = record.EventUnknown, "item:"+it.Type
 	}
 	return ev
 }

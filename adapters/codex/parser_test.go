@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/internal/parsertest"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
@@ -23,7 +23,7 @@ func TestHugeLine(t *testing.T) {
 		"id": "item_0", "type": "command_execution", "command": "cat big", "aggregated_output": out, "exit_code": 0, "status": "completed"}})
 	data := append(append([]byte(`{"type":"turn.started"}`+"\n"), line...), '\n')
 	got := sessionstest.Feed(t, NewParser(), data, func(int) int { return 100 << 10 })
-	if len(got) != 2 || got[1].Type != sessions.EventCommand || len(got[1].Output) != len(out) {
+	if len(got) != 2 || got[1].Type != record.EventCommand || len(got[1].Output) != len(out) {
 		t.Fatalf("got %d events; want turn.started and a command with %d bytes of output", len(got), len(out))
 	}
 }

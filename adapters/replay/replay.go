@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Recordings are the demo's recordings, in recordings/*.jsonl.
@@ -60,14 +61,14 @@ type Header struct {
 // Adapter is the replay adapter. The recorded agent's output format is
 // read by the parser it is given.
 type Adapter struct {
-	newParser func() sessions.Parser
+	newParser func() record.Parser
 	player    []string
 }
 
 // New returns a replay adapter whose recordings are parsed by newParser and
 // played by the command player (argv; the recording path, the speed, thread
 // id and prompt are appended).
-func New(newParser func() sessions.Parser, player []string) *Adapter {
+func New(newParser func() record.Parser, player []string) *Adapter {
 	return &Adapter{newParser: newParser, player: player}
 }
 
@@ -78,7 +79,7 @@ func (*Adapter) Name() string { return Name }
 func (*Adapter) DefaultModel(string) string { return "recorded" }
 
 // NewParser implements sessions.Adapter.
-func (a *Adapter) NewParser() sessions.Parser { return a.newParser() }
+func (a *Adapter) NewParser() record.Parser { return a.newParser() }
 
 // Interactive implements sessions.Adapter: a recording has no CLI to work
 // in.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 const bundled = "recordings"
@@ -27,7 +28,7 @@ func TestBundledRecordingsAreValidCodexOutput(t *testing.T) {
 	for path := range recs {
 		data, _ := os.ReadFile(path)
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")[1:]
-		p, types, exits := codex.NewParser(), map[sessions.EventType]int{}, 0
+		p, types, exits := codex.NewParser(), map[record.EventType]int{}, 0
 		last := int64(-1)
 		for i, l := range lines {
 			var e entry
@@ -43,13 +44,13 @@ func TestBundledRecordingsAreValidCodexOutput(t *testing.T) {
 				continue
 			}
 			for _, ev := range p.ParseLine(e.Line) {
-				if ev.Type == sessions.EventRaw || ev.Type == sessions.EventUnknown {
+				if ev.Type == record.EventRaw || ev.Type == record.EventUnknown {
 					t.Errorf("%s:%d: not codex output: %s", path, i+2, l)
 				}
 				types[ev.Type]++
 			}
 		}
-		if exits != 1 || types[sessions.EventThreadStarted] != 1 || types[sessions.EventTurnCompleted]+types[sessions.EventTurnFailed] != 1 {
+		if exits != 1 || types[record.EventThreadStarted] != 1 || types[record.EventTurnCompleted]+types[record.EventTurnFailed] != 1 {
 			t.Errorf("%s: exits %d, events %v", path, exits, types)
 		}
 	}
@@ -91,7 +92,7 @@ func TestCommandPicksTheRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := New(func() sessions.Parser { return codex.NewParser() }, []string{"/bin/zwarm", "__replay"})
+	a := New(func() record.Parser { return codex.NewParser() }, []string{"/bin/zwarm", "__replay"})
 	cmd, err := a.Command(sessions.TurnRequest{StateDir: state, SessionID: "s1", Prompt: recs[0].Task, WorkingDir: "/w"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -117,13 +118,13 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 const startWindow = 10 * time.Second
 
 // failedToStart says the span's CLI exited non-zero within startWindow.
-func failedToStart(sp sessions.AttachSpan) bool {
+func failedToStart(sp record.AttachSpan) bool {
 	return sp.End != nil && sp.ExitCode != nil && *sp.ExitCode != 0 && sp.End.Sub(sp.Start) < startWindow
 }
 
 // detachedLine says how the attach ended: how long, what was committed,
 // and what the session does now.
-func detachedLine(s *sessions.Session) string {
+func detachedLine(s *record.Session) string {
 	short := sessions.ShortID(s.ID)
 	var b strings.Builder
 	if n := len(s.Attaches); n > 0 {

@@ -1,11 +1,10 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // The line an attach ends with says a CLI that exited non-zero at once
@@ -13,13 +12,13 @@ import (
 // a person worked in; a clean leave says neither.
 func TestDetachedLineSaysACLIFailedToStart(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	span := func(d time.Duration, code int) *sessions.Session {
+	span := func(d time.Duration, code int) *record.Session {
 		end := start.Add(d)
-		return &sessions.Session{ID: "3f2a0001-0000-0000-0000-000000000000", Adapter: "claude", WorkingDir: "/w", Status: sessions.StatusCompleted,
-			Attaches: []sessions.AttachSpan{{Start: start, End: &end, ExitCode: &code}}}
+		return &record.Session{ID: "3f2a0001-0000-0000-0000-000000000000", Adapter: "claude", WorkingDir: "/w", Status: record.StatusCompleted,
+			Attaches: []record.AttachSpan{{Start: start, End: &end, ExitCode: &code}}}
 	}
 	for _, tc := range []struct {
-		s         *sessions.Session
+		s         *record.Session
 		want, not string
 	}{
 		{span(2*time.Second, 1), "attached for 2s; the claude CLI exited 1 at once: it failed to start (run it in /w yourself", ""},

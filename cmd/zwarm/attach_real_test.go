@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A person attaches to a finished worker (the real CLI, in a worktree of
@@ -40,7 +40,7 @@ func TestRealAgentAttach(t *testing.T) {
 		srv.On("after the person", fakemodel.Reply{Text: "carried on"})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "first question"), &s)
-		if s.Status != sessions.StatusCompleted || s.Worktree == "" {
+		if s.Status != record.StatusCompleted || s.Worktree == "" {
 			t.Fatalf("spawn: %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
 		}
 		if a.name == "claude" {
@@ -62,7 +62,7 @@ func TestRealAgentAttach(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		if got := w.show(s.ID); got.Status != sessions.StatusAttached {
+		if got := w.show(s.ID); got.Status != record.StatusAttached {
 			t.Fatalf("while the CLI runs: %s", got.Status)
 		}
 		if r := w.zwarm("kill", s.ID); r.code == 0 || !strings.Contains(r.stderr, "a person is attached to it") {
@@ -77,7 +77,7 @@ func TestRealAgentAttach(t *testing.T) {
 			t.Fatalf("leaving the CLI:\n%s", screen)
 		}
 		got := w.show(s.ID)
-		if got.Status != sessions.StatusCompleted || len(got.Attached) != 1 || len(got.Turns) != 1 {
+		if got.Status != record.StatusCompleted || len(got.Attached) != 1 || len(got.Turns) != 1 {
 			t.Fatalf("after: %s, spans %+v, %d turns", got.Status, got.Attached, len(got.Turns))
 		}
 		// The file first: without it, a missing commit says nothing new.

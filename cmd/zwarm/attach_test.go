@@ -1,13 +1,12 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // fakeThread is the thread the fake agent reports; as a person's CLI
@@ -20,13 +19,13 @@ const fakeThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 func TestAttachRefusesARunningSession(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
-	eventually(t, "the turn to run", func() bool { return w.show(id).Status == sessions.StatusRunning })
+	eventually(t, "the turn to run", func() bool { return w.show(id).Status == record.StatusRunning })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
 	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
 	if !strings.Contains(screen, "zwarm-exit=2") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
 		t.Fatalf("attach to a running session:\n%s", screen)
 	}
-	if s := w.show(id); s.Status != sessions.StatusRunning || len(s.Attached) != 0 {
+	if s := w.show(id); s.Status != record.StatusRunning || len(s.Attached) != 0 {
 		t.Fatalf("after the refusal: %s, spans %+v", s.Status, s.Attached)
 	}
 	if r := w.zwarm("attach", id); r.code != exitUsage || !strings.Contains(r.stderr, "attach needs a terminal") {
@@ -44,14 +43,14 @@ func TestAttachInterruptsTheTurn(t *testing.T) {
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
 	}, fakeThread, []step{out("the person's CLI, in the thread"), {"wait_file": gate}})
-	eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == sessions.StatusRunning && s.ThreadID != "" })
+	eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == record.StatusRunning && s.ThreadID != "" })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", "--interrupt", id)
 	screen := tm.waitFor("the CLI", "the person's CLI, in the thread", 30*time.Second)
 	if !strings.Contains(screen, "interrupting turn 1") {
 		t.Fatalf("attach --interrupt said nothing of the turn:\n%s", screen)
 	}
 	s := w.show(id)
-	if s.Status != sessions.StatusAttached || s.Turns[0].Status != sessions.StatusInterrupted || len(s.Turns) != 1 {
+	if s.Status != record.StatusAttached || s.Turns[0].Status != record.StatusInterrupted || len(s.Turns) != 1 {
 		t.Fatalf("while attached: %s, turns %+v", s.Status, s.Turns)
 	}
 	touch(t, gate)
@@ -59,7 +58,7 @@ func TestAttachInterruptsTheTurn(t *testing.T) {
 	if !strings.Contains(screen, "zwarm-exit=0") {
 		t.Fatalf("leaving the CLI:\n%s", screen)
 	}
-	if s := w.show(id); s.Status != sessions.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
+	if s := w.show(id); s.Status != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
 		t.Fatalf("after: %s (%s), spans %+v", s.Status, s.Error, s.Attached)
 	}
 }
@@ -82,7 +81,7 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	if cli == 0 {
 		t.Fatal("no CLI under zwarm attach")
 	}
-	if s := w.show(id); s.Status != sessions.StatusAttached {
+	if s := w.show(id); s.Status != record.StatusAttached {
 		t.Fatalf("while attached: %s", s.Status)
 	}
 	syscall.Kill(attacher, syscall.SIGKILL)
@@ -90,8 +89,8 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	// A reader settles it once it sees the attacher gone; on a busy
 	// machine the first may still find its exit under way.
 	var s session
-	eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status != sessions.StatusAttached })
-	if s.Status != sessions.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
+	eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status != record.StatusAttached })
+	if s.Status != record.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
 		!strings.Contains(s.Attached[0].Note, "died without settling the session") {
 		t.Fatalf("after the attacher died: want completed and settled, its span ended with a note that it died; got %s (settled %v), %d spans, the last ended %v with note %q",
 			s.Status, s.Settled(), len(s.Attached), len(s.Attached) > 0 && s.Attached[len(s.Attached)-1].End != nil, lastNote(s.Attached))
@@ -102,7 +101,7 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 }
 
 // lastNote is the note of the last attach span, for a failure message.
-func lastNote(spans []sessions.AttachSpan) string {
+func lastNote(spans []record.AttachSpan) string {
 	if len(spans) == 0 {
 		return ""
 	}

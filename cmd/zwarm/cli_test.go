@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,6 @@ import (
 	"testing"
 	"time"
 	"unicode"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 func TestSpawnTaskFromFileOrStdin(t *testing.T) {
@@ -406,7 +405,7 @@ func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
 	if out := w.ok("show", id); !strings.Contains(out, "last event 5m ago: the agent has been quiet") {
 		t.Errorf("show:\n%s", out)
 	}
-	if s := w.show(id); s.Status != sessions.StatusRunning {
+	if s := w.show(id); s.Status != record.StatusRunning {
 		t.Errorf("status %s", s.Status)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -27,7 +28,7 @@ var sandboxes = []string{
 
 // completeIDs completes session ids, each described by its task, among the
 // sessions pick accepts (nil: all).
-func completeIDs(f *factory, pick func(*sessions.Session) bool) cobra.CompletionFunc {
+func completeIDs(f *factory, pick func(*record.Session) bool) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		m, err := f.manager()
 		if err != nil {
@@ -69,7 +70,7 @@ func completeFlags(c *cobra.Command, f *factory) {
 	}
 	if c.Flags().Lookup("status") != nil {
 		var st []string
-		for _, s := range sessions.Statuses {
+		for _, s := range record.Statuses {
 			st = append(st, string(s))
 		}
 		c.RegisterFlagCompletionFunc("status", fixed(st...))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Fifty zwarm commands at once on one state dir: spawns, follow-ups to one
@@ -25,7 +26,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 	for range 10 {
 		victims = append(victims, w.spawn("victim"))
 	}
-	eventually(t, "the target to run", func() bool { return w.show(target).Status == sessions.StatusRunning })
+	eventually(t, "the target to run", func() bool { return w.show(target).Status == record.StatusRunning })
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -62,10 +63,10 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 		t.Fatalf("%d sessions listed, want 21", len(list))
 	}
 	for _, s := range list {
-		want := sessions.StatusCompleted
+		want := record.StatusCompleted
 		for _, v := range victims {
 			if s.ID == v {
-				want = sessions.StatusKilled
+				want = record.StatusKilled
 			}
 		}
 		if s.Status != want {
@@ -81,7 +82,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 			t.Errorf("follow-up %q ended %s %q", e.Text, e.State, e.Reason)
 		}
 	}
-	if len(shown.Turns) != 11 || shown.Status != sessions.StatusCompleted {
+	if len(shown.Turns) != 11 || shown.Status != record.StatusCompleted {
 		t.Errorf("target: %d turns, %s", len(shown.Turns), shown.Status)
 	}
 	filepath.WalkDir(w.state, func(path string, d fs.DirEntry, err error) error {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Claude reports each model call's usage as it comes: a worker whose first
@@ -23,13 +23,13 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != exitFailure || s.Status != sessions.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
+	if r.code != exitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
 		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {
 		t.Fatal("the turn ran its course past the cost limit")
 	}
-	if len(s.Turns) != 1 || s.Turns[0].Status != sessions.StatusKilled {
+	if len(s.Turns) != 1 || s.Turns[0].Status != record.StatusKilled {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 	continuesWithAHigherLimit(t, w, s)
@@ -41,7 +41,7 @@ func continuesWithAHigherLimit(t *testing.T, w *world, s session) {
 	t.Helper()
 	out := w.ok("inject", "--max-cost", "5", "--wait", s.ID, "go on")
 	got := w.show(s.ID)
-	if !strings.Contains(out, "turn 2 completed") || got.MaxCostUSD != 5 || got.Status != sessions.StatusCompleted ||
+	if !strings.Contains(out, "turn 2 completed") || got.MaxCostUSD != 5 || got.Status != record.StatusCompleted ||
 		len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
 		t.Fatalf("after inject --max-cost 5: %q; limit %v, %s, %d turns, thread %q (was %q)", out, got.MaxCostUSD, got.Status, len(got.Turns), got.ThreadID, s.ThreadID)
 	}
@@ -63,7 +63,7 @@ func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != exitFailure || s.Status != sessions.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
+	if r.code != exitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
 		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui"
 )
 
@@ -69,7 +70,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	tm.Type("y")
 	waitFor(id[:8] + " killed")
 	s, err := mgr.Get(ctx, id)
-	if err != nil || s.Status != sessions.StatusKilled {
+	if err != nil || s.Status != record.StatusKilled {
 		t.Fatalf("after kill from the dashboard: %v %v", s.Status, err)
 	}
 	if left := markedProcs(id); len(left) > 0 {

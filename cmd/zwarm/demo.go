@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui"
 )
@@ -106,7 +107,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	for _, r := range recs {
 		// Recordings change no files: they need no worktree.
 		req := sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work,
-			Source: sessions.UserSource, Isolation: sessions.IsolationNone}
+			Source: record.UserSource, Isolation: sessions.IsolationNone}
 		if _, err := m.Spawn(ctx, req); err != nil {
 			return err
 		}
@@ -261,7 +262,7 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 
 // printTable prints the session table, as a block of its own when stdout
 // is shared with a run's steps.
-func printTable(s *streams, list []*sessions.Session) {
+func printTable(s *streams, list []*record.Session) {
 	shared, ok := s.out.(*sharedOut)
 	if !ok {
 		writeSessions(s, list, timeNow(), false, nil)
@@ -278,7 +279,7 @@ func printTable(s *streams, list []*sessions.Session) {
 // changeLine is one session's change, piped: when it was seen, the whole
 // id, the status, the turn, whose session it is and its task, tab
 // separated as zwarm ls prints when piped.
-func changeLine(x *sessions.Session, now time.Time) string {
+func changeLine(x *record.Session, now time.Time) string {
 	return fmt.Sprintf("%s\t%s\t%s\tturn %d\t%s\t%s\n", now.UTC().Format(time.RFC3339), x.ID, x.Status, x.Turn,
 		render.SafeLine(x.Source.String()), render.SafeLine(x.Task))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -36,7 +37,7 @@ coloured and paged ($PAGER, else less); piped, it is git's plain output.`,
 			o.id = args[0]
 			return runDiff(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return s.Workspace != nil }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return s.Workspace != nil }),
 	}
 	fl := c.Flags()
 	fl.BoolVar(&o.stat, "stat", false, "a diffstat only")

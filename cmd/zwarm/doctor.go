@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -156,7 +157,7 @@ func lockChecks(m *sessions.Manager, add func(check)) {
 // runnerChecks checks the runner new sessions run under, unless it is
 // this machine.
 func runnerChecks(ctx context.Context, m *sessions.Manager, kind string, add func(check)) {
-	if kind == "" || kind == sessions.LocalRunner {
+	if kind == "" || kind == record.LocalRunner {
 		return
 	}
 	problems, err := m.CheckRunner(ctx, kind)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // These tests drive the real agent CLIs: only the remote model is fake.
@@ -122,7 +123,7 @@ func TestRealAgentRunsACommandAndCreatesAFile(t *testing.T) {
 			fakemodel.Reply{Text: "made the file", InputTokens: 700, CachedTokens: 100, OutputTokens: 20})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "create the file"), &s)
-		if s.Status != sessions.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
+		if s.Status != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
 			t.Fatalf("status %s message %q thread %q error %q", s.Status, s.LastMessage, s.ThreadID, s.Error)
 		}
 		if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
@@ -233,7 +234,7 @@ func TestRealAgentKilledDuringACommand(t *testing.T) {
 		if left := markedProcs(id); len(left) > 0 {
 			t.Fatalf("alive after kill: %v", left)
 		}
-		if s := w.show(id); s.Status != sessions.StatusKilled {
+		if s := w.show(id); s.Status != record.StatusKilled {
 			t.Fatalf("status %s", s.Status)
 		}
 	})
@@ -246,7 +247,7 @@ func TestRealAgentModelError(t *testing.T) {
 		r := w.zwarm("spawn", "--wait", "--json", "fail please")
 		var s session
 		mustJSON(t, r.stdout, &s)
-		if r.code != 1 || s.Status != sessions.StatusFailed || s.Error == "" {
+		if r.code != 1 || s.Status != record.StatusFailed || s.Error == "" {
 			t.Fatalf("exit %d status %s error %q", r.code, s.Status, s.Error)
 		}
 		// The error is the agent's own message, as it printed it.
@@ -265,7 +266,7 @@ func TestRealCodexGivesUpOnAnUnreachableModel(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "anyone there?")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != 1 || s.Status != sessions.StatusFailed || s.Error == "" {
+	if r.code != 1 || s.Status != record.StatusFailed || s.Error == "" {
 		t.Fatalf("exit %d status %s error %q", r.code, s.Status, s.Error)
 	}
 	if d := time.Since(start); d > 2*time.Minute {
@@ -296,7 +297,7 @@ func TestRealAgentsTwentyAtOnce(t *testing.T) {
 	kinds := map[string]int{}
 	for _, s := range list {
 		kinds[s.Adapter]++
-		if s.Status != sessions.StatusCompleted || s.LastMessage != "parallel done" {
+		if s.Status != record.StatusCompleted || s.LastMessage != "parallel done" {
 			t.Errorf("%s %s: %s %q %s", s.ID, s.Adapter, s.Status, s.LastMessage, s.Error)
 		}
 		sum += s.Usage.TotalTokens

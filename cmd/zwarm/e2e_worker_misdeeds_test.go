@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Workers, the real CLIs each, that do to their worktree what a careless
@@ -166,7 +166,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 			t.Fatalf("spawn below an empty .git: %v\n%s", err, out)
 		}
 		mustJSON(t, string(out), &plain)
-		if plain.Status != sessions.StatusCompleted || plain.Worktree != "" {
+		if plain.Status != record.StatusCompleted || plain.Worktree != "" {
 			t.Fatalf("spawn below an empty .git: status %s (%s), worktree %q; want it completed in place", plain.Status, plain.Error, plain.Worktree)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // The real agent CLIs in worktrees of their own: only the model is fake.
@@ -44,7 +45,7 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 		fakemodel.Reply{Text: "committed made.txt"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "make and commit"), &s)
-	if s.Status != sessions.StatusCompleted || s.Worktree == "" {
+	if s.Status != record.StatusCompleted || s.Worktree == "" {
 		t.Fatalf("status %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
 	}
 	out := w.commandOutput(srv)
@@ -97,7 +98,7 @@ func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 			t.Fatalf("the sandboxed command could not plant what this test is about (%q missing); its output:\n%s", want, out)
 		}
 	}
-	if s.Status != sessions.StatusCompleted {
+	if s.Status != record.StatusCompleted {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	if got := w.git(w.work, "rev-parse", "main"); got != main {
@@ -156,7 +157,7 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 		fakemodel.Reply{Text: "wrote the answer"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "count files"), &s)
-	if s.Status != sessions.StatusCompleted || s.Denied != 0 {
+	if s.Status != record.StatusCompleted || s.Denied != 0 {
 		t.Fatalf("status %s, denied %d", s.Status, s.Denied)
 	}
 	if b, err := os.ReadFile(filepath.Join(s.Worktree, "answer.txt")); err != nil || string(b) != "42\n" {
@@ -197,7 +198,7 @@ func TestRealClaudeReadOnlyRole(t *testing.T) {
 		fakemodel.Reply{Text: "reviewed"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--role", "reviewer", "--wait", "--json", "review the notes"), &s)
-	if s.Status != sessions.StatusCompleted || s.Denied != 1 {
+	if s.Status != record.StatusCompleted || s.Denied != 1 {
 		t.Fatalf("status %s (%s), denied %d; want completed with the edit and the command refused\n%s", s.Status, s.Error, s.Denied, w.ok("show", s.ID))
 	}
 	for _, f := range []string{"edited.txt", "ran.txt"} {
@@ -228,7 +229,7 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	srv.On("the other worker", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"echo other > other.txt"}`}, fakemodel.Reply{Text: "done"})
 	var other session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "the other worker"), &other)
-	if other.Status != sessions.StatusCompleted {
+	if other.Status != record.StatusCompleted {
 		t.Fatalf("the other worker: status %s (%s)", other.Status, other.Error)
 	}
 	otherTip := w.git(w.work, "rev-parse", "zwarm/"+other.ID)
@@ -252,7 +253,7 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	if strings.Contains(out, "left-0-files") || strings.Contains(out, "wrote ") {
 		t.Fatalf("the sandboxed worker deleted your objects or wrote a ref outside its repository; its output:\n%s", out)
 	}
-	if s.Status != sessions.StatusCompleted {
+	if s.Status != record.StatusCompleted {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	// zwarm adds the worker's commits; none of yours may be gone.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
@@ -325,7 +326,7 @@ func (w *world) spawn(task string, flags ...string) string {
 
 // session is a session object as the JSON output gives it.
 type session struct {
-	sessions.Session
+	record.Session
 	// The worktree fields --json prints (the record keeps them in
 	// Workspace, which --json does not print).
 	Worktree    string                `json:"worktree"`
@@ -336,7 +337,7 @@ type session struct {
 	Messages    []sessions.Message    `json:"messages"`
 	Steps       []step                `json:"steps"`
 	Inbox       []sessions.InboxEntry `json:"inbox"`
-	Attached    []sessions.AttachSpan `json:"attached"`
+	Attached    []record.AttachSpan   `json:"attached"`
 }
 
 func (w *world) show(id string) session {
@@ -350,15 +351,15 @@ func (w *world) show(id string) session {
 
 // record is a session's meta.json as the supervisor wrote it, with the
 // bookkeeping --json leaves out (owner, agent).
-func (w *world) record(id string) sessions.Session {
+func (w *world) record(id string) record.Session {
 	w.t.Helper()
-	var s sessions.Session
+	var s record.Session
 	data, err := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
 	if err != nil {
 		return s
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
-		return sessions.Session{}
+		return record.Session{}
 	}
 	return s
 }

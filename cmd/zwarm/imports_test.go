@@ -18,26 +18,37 @@ const module = "github.com/zwarm/zwarm"
 // The run records (orchestrator/runs) are the session core's twin and
 // import nothing else of zwarm; the dashboard's palette and keys are
 // leaves, so drawing a status links neither the orchestrator nor its
-// model SDK. The state dir's file primitives (sessions/store) and the
-// listing cache's file format (sessions/index) know no record and import
-// no zwarm package.
+// model SDK, and the model client knows sessions only by their record.
+// The state dir's file primitives (sessions/store), the listing cache's
+// file format (sessions/index) and the OS layer (sessions/proc) know no
+// record and import no zwarm package; the record (sessions/record) sits on
+// the OS layer and the worktree, below everything else.
 var allowed = map[string][]string{
-	"sessions/store":    {},
-	"sessions/index":    {},
-	"sessions/proc":     {},
-	"sessions":          {"sessions/store", "sessions/index", "sessions/proc"},
-	"adapters/":         {"sessions"},
-	"adapters":          {"adapters/", "sessions"},
-	"watchers":          {"sessions"},
-	"orchestrator/runs": {"sessions", "sessions/store", "sessions/proc"},
-	"orchestrator":      {"sessions", "sessions/proc", "watchers", "orchestrator/runs"},
-	"tui/styles":        {"sessions"},
-	"tui/keys":          {"sessions"},
-	"tui":               {"sessions", "watchers", "orchestrator", "orchestrator/runs", "tui/styles", "tui/keys"},
+	"sessions/store":     {},
+	"sessions/index":     {},
+	"sessions/proc":      {},
+	"sessions/workspace": {"sessions/store"},
+	"sessions/record":    {"sessions/proc", "sessions/workspace"},
+	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record"},
+	"adapters/":          {"sessions", "sessions/record"},
+	"adapters":           {"adapters/", "sessions", "sessions/record"},
+	"watchers":           {"sessions", "sessions/record"},
+	"orchestrator/runs":  {"sessions", "sessions/store", "sessions/proc", "sessions/record"},
+	"orchestrator/model": {"sessions/record"},
+	"orchestrator":       core("watchers", "orchestrator/runs", "orchestrator/model"),
+	"tui/styles":         {"sessions/record"},
+	"tui/keys":           {"sessions/record"},
+	"tui":                core("watchers", "orchestrator", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"),
+}
+
+// core is what a package above the session core may import of it, and
+// more.
+func core(more ...string) []string {
+	return append([]string{"sessions", "sessions/record", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "orchestrator/runs", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

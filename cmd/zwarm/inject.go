@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -124,7 +125,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		}
 		io.out.Write([]byte(b.String()))
 	}
-	if t.Status != sessions.StatusCompleted {
+	if t.Status != record.StatusCompleted {
 		return &silentError{code: exitFailure}
 	}
 	return nil
@@ -160,7 +161,7 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 
 // waitInbox waits until the follow-up has become a turn that ended (or was
 // dropped), showing the session's progress on a terminal meanwhile.
-func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*sessions.InboxEntry, *sessions.Session, error) {
+func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*sessions.InboxEntry, *record.Session, error) {
 	var prog *progress
 	if !quiet {
 		prog = startProgress(io, "waiting for the follow-up to "+sessions.ShortID(res.Session.ID))

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +88,7 @@ func TestStressInjectCtrlC(t *testing.T) {
 			w.zwarm("wait", id)
 			s := w.record(id)
 			last := s.Turns[len(s.Turns)-1]
-			if s.Status != sessions.StatusCompleted || len(s.Turns) != len(before.Turns)+1 || last.Prompt != fmt.Sprintf("follow-up %d", i) || last.Status != sessions.StatusCompleted {
+			if s.Status != record.StatusCompleted || len(s.Turns) != len(before.Turns)+1 || last.Prompt != fmt.Sprintf("follow-up %d", i) || last.Status != record.StatusCompleted {
 				bad("after a delivered follow-up the session is %s (%s) with %d turns", s.Status, s.Error, len(s.Turns))
 			}
 		case 130:

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A busy worker (the real CLI running a command for its model) is
@@ -49,11 +49,11 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		close(hold)
 		w.ok("wait", "--timeout", "120s", id)
 		s := w.show(id)
-		if s.Status != sessions.StatusCompleted || len(s.Turns) != 2 {
+		if s.Status != record.StatusCompleted || len(s.Turns) != 2 {
 			t.Fatalf("status %s (%s), turns %+v", s.Status, s.Error, s.Turns)
 		}
 		first, second := s.Turns[0], s.Turns[1]
-		if first.Status != sessions.StatusInterrupted || first.Error != "" || second.Status != sessions.StatusCompleted ||
+		if first.Status != record.StatusInterrupted || first.Error != "" || second.Status != record.StatusCompleted ||
 			!second.Resumed || second.LastMessage != "took the short way" || s.ThreadID != thread || thread == "" {
 			t.Fatalf("thread %q then %q; turns %+v", thread, s.ThreadID, s.Turns)
 		}

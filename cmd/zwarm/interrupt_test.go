@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -243,10 +243,10 @@ func TestInterruptWhileStartingATurn(t *testing.T) {
 		if code == 0 {
 			eventually(t, "the follow-up's turn running", func() bool {
 				s := w.record(done)
-				return len(s.Turns) == 2 && s.Turns[1].Prompt == "and then" && s.Status == sessions.StatusRunning
+				return len(s.Turns) == 2 && s.Turns[1].Prompt == "and then" && s.Status == record.StatusRunning
 			})
 			w.zwarm("kill", done)
-		} else if s := w.record(done); len(s.Turns) != 1 || s.Status != sessions.StatusCompleted {
+		} else if s := w.record(done); len(s.Turns) != 1 || s.Status != record.StatusCompleted {
 			t.Fatalf("the interrupted follow-up changed the session: %s (%s) with %d turns", s.Status, s.Error, len(s.Turns))
 		}
 		last = out.String()

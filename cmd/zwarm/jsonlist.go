@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"math"
 	"runtime"
@@ -10,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // writeListJSON prints a listing as encoding/json prints []sessionJSON,
@@ -20,7 +19,7 @@ import (
 // written by hand (reflection was most of the cost). What the hand-written
 // path does not cover (turns, a landing, a string that needs escaping, a
 // number JSON cannot hold) goes through encoding/json, which says the same.
-func writeListJSON(w io.Writer, list []*sessions.Session) error {
+func writeListJSON(w io.Writer, list []*record.Session) error {
 	if len(list) == 0 {
 		_, err := io.WriteString(w, "[]\n")
 		return err

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -17,17 +17,17 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 	later := at.Add(90 * time.Second)
 	code, minus := 0, -9
 	costs := []float64{0, 0.0066, 1e-7, 2.5e21, 123456789.25, 3}
-	var list []*sessions.Session
+	var list []*record.Session
 	for i, text := range []string{"", "plain", `say "hi" \ there`, "<b>&amp;</b>", "tab\tnew\nline\r\x01\x7f", "ünïcödé ✓", "bad \xff utf8", "sep\u2028\u2029"} {
-		s := &sessions.Session{ID: "3f2a0000-0000-4000-8000-00000000000" + string(rune('0'+i)), Task: text, Status: sessions.StatusCompleted,
-			Adapter: "codex", Model: text, WorkingDir: "/w/" + text, Source: sessions.UserSource, CreatedAt: at, UpdatedAt: later,
+		s := &record.Session{ID: "3f2a0000-0000-4000-8000-00000000000" + string(rune('0'+i)), Task: text, Status: record.StatusCompleted,
+			Adapter: "codex", Model: text, WorkingDir: "/w/" + text, Source: record.UserSource, CreatedAt: at, UpdatedAt: later,
 			LastMessage: text, Error: text, ThreadID: text, PID: 1000 + i, Turn: i, PendingInjects: i % 2, Denied: i % 3,
-			Usage: sessions.Usage{InputTokens: int64(i) * 1000, CachedInputTokens: 7, OutputTokens: -1, TotalTokens: math.MaxInt64}}
+			Usage: record.Usage{InputTokens: int64(i) * 1000, CachedInputTokens: 7, OutputTokens: -1, TotalTokens: math.MaxInt64}}
 		if i%2 == 0 {
 			s.EndedAt, s.ExitCode, s.Sandbox = &later, &code, "workspace-write"
 			s.Usage.CacheWriteInputTokens = 42
 		} else {
-			s.LastEventAt, s.ExitCode, s.Source = &at, &minus, sessions.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
+			s.LastEventAt, s.ExitCode, s.Source = &at, &minus, record.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
 		}
 		if i < len(costs) {
 			c := costs[i]
@@ -37,27 +37,27 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 			s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD = "reviewer", "high", text, 0.25*float64(i)
 		}
 		if i%3 == 1 {
-			s.Job, s.RunnerState = &sessions.Job{Runner: "slurm", ID: "12" + text}, "queued · slurm 12 ("+text+")"
+			s.Job, s.RunnerState = &record.Job{Runner: "slurm", ID: "12" + text}, "queued · slurm 12 ("+text+")"
 		}
 		switch i % 4 {
 		case 1:
-			s.Workspace = &sessions.Workspace{Path: "/wt/" + text, Branch: "zwarm/x", Base: "main", BaseCommit: "abc",
-				Changes: &workspace.Stat{Files: 2, Added: 10, Deleted: 3}, State: sessions.WorkspaceReady}
+			s.Workspace = &record.Workspace{Path: "/wt/" + text, Branch: "zwarm/x", Base: "main", BaseCommit: "abc",
+				Changes: &workspace.Stat{Files: 2, Added: 10, Deleted: 3}, State: record.WorkspaceReady}
 		case 2:
-			s.Workspace = &sessions.Workspace{Path: "/wt", Conflict: []string{"a.go", text}, State: sessions.WorkspaceReady}
+			s.Workspace = &record.Workspace{Path: "/wt", Conflict: []string{"a.go", text}, State: record.WorkspaceReady}
 		case 3:
-			s.Workspace = &sessions.Workspace{Path: "/wt", State: sessions.WorkspaceRemoved,
-				Landed: &sessions.Landing{Commit: "def", Into: "main", Strategy: workspace.Squash, At: later}}
-			s.Turns = []sessions.Turn{{N: 1, Prompt: text, StartedAt: at, EndedAt: &later, ExitCode: &code, Status: sessions.StatusCompleted,
+			s.Workspace = &record.Workspace{Path: "/wt", State: record.WorkspaceRemoved,
+				Landed: &record.Landing{Commit: "def", Into: "main", Strategy: workspace.Squash, At: later}}
+			s.Turns = []record.Turn{{N: 1, Prompt: text, StartedAt: at, EndedAt: &later, ExitCode: &code, Status: record.StatusCompleted,
 				Files: []string{"x.go"}}, {N: 2, Prompt: "again", StartedAt: later}}
 		}
 		list = append(list, s)
 	}
-	var many []*sessions.Session // several chunks, encoded apart
+	var many []*record.Session // several chunks, encoded apart
 	for len(many) < 3*jsonChunk+5 {
 		many = append(many, list...)
 	}
-	for _, l := range [][]*sessions.Session{nil, list[:1], list, many[:jsonChunk], many} {
+	for _, l := range [][]*record.Session{nil, list[:1], list, many[:jsonChunk], many} {
 		var want, got bytes.Buffer
 		if err := writeJSONValue(&want, listJSON(l)); err != nil {
 			t.Fatal(err)

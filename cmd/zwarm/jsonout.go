@@ -10,6 +10,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -100,29 +101,29 @@ func (j *jsonFlags) write(w io.Writer, v any) error {
 // (docs/output.md, "JSON"), none of the bookkeeping the record also holds
 // (its owner and agent processes, inbox numbering, read offsets).
 type sessionJSON struct {
-	ID             string          `json:"id"`
-	Task           string          `json:"task"`
-	Status         sessions.Status `json:"status"`
-	Settled        bool            `json:"settled"`
-	Adapter        string          `json:"adapter"`
-	Model          string          `json:"model"`
-	Sandbox        string          `json:"sandbox,omitempty"`
-	WorkingDir     string          `json:"working_dir"`
-	Source         sessions.Source `json:"source"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-	EndedAt        *time.Time      `json:"ended_at"`
-	LastEventAt    *time.Time      `json:"last_event_at"`
-	PID            int             `json:"pid"`
-	ExitCode       *int            `json:"exit_code"`
-	Turn           int             `json:"turn"`
-	ThreadID       string          `json:"thread_id"`
-	Usage          sessions.Usage  `json:"usage"`
-	CostUSD        *float64        `json:"cost_usd"`
-	LastMessage    string          `json:"last_message"`
-	Error          string          `json:"error"`
-	PendingInjects int             `json:"pending_injects"`
-	Denied         int             `json:"denied"`
+	ID             string        `json:"id"`
+	Task           string        `json:"task"`
+	Status         record.Status `json:"status"`
+	Settled        bool          `json:"settled"`
+	Adapter        string        `json:"adapter"`
+	Model          string        `json:"model"`
+	Sandbox        string        `json:"sandbox,omitempty"`
+	WorkingDir     string        `json:"working_dir"`
+	Source         record.Source `json:"source"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+	EndedAt        *time.Time    `json:"ended_at"`
+	LastEventAt    *time.Time    `json:"last_event_at"`
+	PID            int           `json:"pid"`
+	ExitCode       *int          `json:"exit_code"`
+	Turn           int           `json:"turn"`
+	ThreadID       string        `json:"thread_id"`
+	Usage          record.Usage  `json:"usage"`
+	CostUSD        *float64      `json:"cost_usd"`
+	LastMessage    string        `json:"last_message"`
+	Error          string        `json:"error"`
+	PendingInjects int           `json:"pending_injects"`
+	Denied         int           `json:"denied"`
 	// Where the supervisor runs: "local", or a runner and its job id.
 	Runner      string `json:"runner"`
 	JobID       string `json:"job_id"`
@@ -157,8 +158,8 @@ type attachJSON struct {
 	Files    []string   `json:"files"`
 	// Usage and CostUSD are what the person's calls in the CLI used, as
 	// the agent's own session log says (null: it says nothing).
-	Usage   *sessions.Usage `json:"usage"`
-	CostUSD *float64        `json:"cost_usd"`
+	Usage   *record.Usage `json:"usage"`
+	CostUSD *float64      `json:"cost_usd"`
 }
 
 type landedJSON struct {
@@ -169,24 +170,24 @@ type landedJSON struct {
 }
 
 type turnJSON struct {
-	N           int             `json:"n"`
-	Prompt      string          `json:"prompt"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     *time.Time      `json:"ended_at"`
-	ExitCode    *int            `json:"exit_code"`
-	Status      sessions.Status `json:"status"`
-	Usage       sessions.Usage  `json:"usage"`
-	CostUSD     *float64        `json:"cost_usd"`
-	Resumed     bool            `json:"resumed"`
-	Live        bool            `json:"live"`
-	LastMessage string          `json:"last_message"`
-	Error       string          `json:"error"`
-	Commit      string          `json:"commit"`
-	Files       []string        `json:"files"`
-	Denied      int             `json:"denied"`
+	N           int           `json:"n"`
+	Prompt      string        `json:"prompt"`
+	StartedAt   time.Time     `json:"started_at"`
+	EndedAt     *time.Time    `json:"ended_at"`
+	ExitCode    *int          `json:"exit_code"`
+	Status      record.Status `json:"status"`
+	Usage       record.Usage  `json:"usage"`
+	CostUSD     *float64      `json:"cost_usd"`
+	Resumed     bool          `json:"resumed"`
+	Live        bool          `json:"live"`
+	LastMessage string        `json:"last_message"`
+	Error       string        `json:"error"`
+	Commit      string        `json:"commit"`
+	Files       []string      `json:"files"`
+	Denied      int           `json:"denied"`
 }
 
-func toJSON(s *sessions.Session) sessionJSON {
+func toJSON(s *record.Session) sessionJSON {
 	out := sessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
@@ -231,7 +232,7 @@ func toJSON(s *sessions.Session) sessionJSON {
 	return out
 }
 
-func listJSON(list []*sessions.Session) []sessionJSON {
+func listJSON(list []*record.Session) []sessionJSON {
 	out := make([]sessionJSON, len(list))
 	for i, s := range list {
 		out[i] = toJSON(s)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -37,7 +38,7 @@ func newKillCmd(f *factory) *cobra.Command {
 			}
 			return runKill(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "kill every running session")
 	c.Flags().BoolVar(&o.orphans, "orphans", false, "kill the processes left in the cgroups of sessions whose directory or record is gone, and of runs whose directory is (zwarm doctor lists them)")
@@ -69,7 +70,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool { return !s.Settled() })
+	ids, err := targets(ctx, m, o.ids, o.all, func(s *record.Session) bool { return !s.Settled() })
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	}
 	// Kills run side by side: each may wait out a grace period.
 	errs := make([]error, len(ids))
-	done := make([]*sessions.Session, len(ids))
+	done := make([]*record.Session, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Add(1)
@@ -102,9 +103,9 @@ func runKill(c *cobra.Command, o *killOptions) error {
 
 // settledPhrase says how and when a settled session ended: "completed 4m
 // ago".
-func settledPhrase(s *sessions.Session, now time.Time) string {
-	what := map[sessions.Status]string{sessions.StatusCompleted: "completed", sessions.StatusFailed: "failed",
-		sessions.StatusKilled: "was killed"}[s.Status]
+func settledPhrase(s *record.Session, now time.Time) string {
+	what := map[record.Status]string{record.StatusCompleted: "completed", record.StatusFailed: "failed",
+		record.StatusKilled: "was killed"}[s.Status]
 	if what == "" {
 		what = "is " + string(s.Status)
 	}
@@ -117,7 +118,7 @@ func settledPhrase(s *sessions.Session, now time.Time) string {
 // targets is the sessions a command acts on: the ids given, or with all,
 // every session for which pick is true. Records that cannot be read are
 // left out of --all and reported.
-func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, pick func(*sessions.Session) bool) ([]string, error) {
+func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, pick func(*record.Session) bool) ([]string, error) {
 	if !all {
 		return ids, nil
 	}

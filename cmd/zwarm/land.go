@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -61,7 +62,7 @@ verified, stopping at the first that fails.`,
 			}
 			return runLand(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool {
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool {
 			return s.Settled() && s.Workspace != nil && !s.Workspace.LandedNow()
 		}),
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,7 +116,7 @@ func TestInjectGivesUpAfterLockTimeout(t *testing.T) {
 		// wrapped in the lock file's path and the full id again.
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if s := w.record(id); s.Status != sessions.StatusCompleted || s.PendingInjects != 0 {
+	if s := w.record(id); s.Status != record.StatusCompleted || s.PendingInjects != 0 {
 		t.Fatalf("%s, %d pending", s.Status, s.PendingInjects)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -31,8 +32,8 @@ type logPrinter struct {
 }
 
 type turnLog struct {
-	turn   sessions.Turn
-	events []sessions.Event   // until it is known how the turn is shown
+	turn   record.Turn
+	events []record.Event     // until it is known how the turn is shown
 	w      *render.TurnWriter // once it is folded
 }
 
@@ -127,7 +128,7 @@ func (p *logPrinter) flush() {
 
 // fold starts folding a turn, its record t: a gap, its header
 // and prompt, and the events read so far.
-func (p *logPrinter) fold(tl *turnLog, t sessions.Turn) {
+func (p *logPrinter) fold(tl *turnLog, t record.Turn) {
 	p.emit(p.gap()...)
 	tl.w = render.NewTurnWriter(t, func(l []render.Line) { p.emit(l...) })
 	for _, ev := range tl.events {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -64,14 +65,14 @@ it is tab-separated and untruncated.`,
 func (o *lsOptions) filter() (sessions.ListOptions, error) {
 	opt := sessions.ListOptions{Adapter: o.adapter, Model: o.model, Text: o.text, Limit: o.limit}
 	if o.status != "" {
-		st, err := sessions.ParseStatus(o.status)
+		st, err := record.ParseStatus(o.status)
 		if err != nil {
 			return opt, usagef("--status: %v", err)
 		}
 		opt.Status = st
 	}
 	if o.source != "" {
-		src, err := sessions.ParseSource(o.source)
+		src, err := record.ParseSource(o.source)
 		if err != nil {
 			return opt, usagef("--source: %v", err)
 		}
@@ -170,7 +171,7 @@ const recent = time.Minute
 // writeSessions prints the session table; with summary, on a terminal, a
 // line of totals comes first.
 // stall, if set, marks the running sessions the stall watcher would report.
-func writeSessions(io *streams, list []*sessions.Session, now time.Time, summary bool, stall *watchers.StallConfig) error {
+func writeSessions(io *streams, list []*record.Session, now time.Time, summary bool, stall *watchers.StallConfig) error {
 	var b strings.Builder
 	if summary && io.outTTY {
 		b.WriteString(summaryLine(io, list) + "\n\n")
@@ -223,7 +224,7 @@ func writePriceFootnote(io *streams, models []string) error {
 
 // sessionRow is one line of ls on a terminal; changes says the CHANGES
 // column is shown.
-func sessionRow(s *sessions.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cell {
+func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cell {
 	status, sgr := statusCell(s, now, stall)
 	row := []cell{{text: sessions.ShortID(s.ID)}, {text: status, sgr: sgr}}
 	if changes {
@@ -245,7 +246,7 @@ func sessionRow(s *sessions.Session, now time.Time, stall *watchers.StallConfig,
 // dollars and RFC 3339 times, so awk and sort need no parsing of "12k" or
 // "4m". Only these exact values are made: formatting what only people see
 // was most of the cost of a long piped listing.
-func plainRow(row []cell, s *sessions.Session) []cell {
+func plainRow(row []cell, s *record.Session) []cell {
 	var cost string
 	if s.CostUSD != nil {
 		cost = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
@@ -267,8 +268,8 @@ func plainRow(row []cell, s *sessions.Session) []cell {
 	)
 }
 
-func sourceCell(src sessions.Source) string {
-	if src.Kind == sessions.SourceRun {
+func sourceCell(src record.Source) string {
+	if src.Kind == record.SourceRun {
 		return render.SafeLine(sessions.ShortID(src.Run))
 	}
 	return render.Source(src)
@@ -278,12 +279,12 @@ func sourceCell(src sessions.Source) string {
 // that just finished, ! one that failed or has follow-ups waiting, how long
 // a running agent has been silent, and "stalled" past the stall watcher's
 // thresholds.
-func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig) (string, string) {
+func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (string, string) {
 	text := string(s.Status)
 	if s.Settled() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
 		text += "*"
 	}
-	if s.Status == sessions.StatusFailed || s.PendingInjects > 0 || s.Denied > 0 {
+	if s.Status == record.StatusFailed || s.PendingInjects > 0 || s.Denied > 0 {
 		text += "!"
 	}
 	if stall != nil {
@@ -310,25 +311,25 @@ func statusCell(s *sessions.Session, now time.Time, stall *watchers.StallConfig)
 	return text, statusColor(s.Status)
 }
 
-func statusColor(st sessions.Status) string {
+func statusColor(st record.Status) string {
 	switch st {
-	case sessions.StatusRunning:
+	case record.StatusRunning:
 		return sgrCyan
-	case sessions.StatusAttached:
+	case record.StatusAttached:
 		return sgrBlue
-	case sessions.StatusCompleted:
+	case record.StatusCompleted:
 		return sgrGreen
-	case sessions.StatusFailed:
+	case record.StatusFailed:
 		return sgrRed
-	case sessions.StatusKilled:
+	case record.StatusKilled:
 		return sgrYellow
 	}
 	return sgrDim
 }
 
 // summaryLine counts sessions per status and sums their tokens and cost.
-func summaryLine(io *streams, list []*sessions.Session) string {
-	counts := map[sessions.Status]int{}
+func summaryLine(io *streams, list []*record.Session) string {
+	counts := map[record.Status]int{}
 	var total int64
 	var spent float64
 	priced := true
@@ -342,17 +343,17 @@ func summaryLine(io *streams, list []*sessions.Session) string {
 		}
 	}
 	var parts []string
-	for _, st := range sessions.Statuses {
+	for _, st := range record.Statuses {
 		if counts[st] > 0 {
 			parts = append(parts, io.paint(statusColor(st), fmt.Sprintf("%d %s", counts[st], st)))
 		}
 	}
-	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + render.PartialCost(sessions.RoundCost(spent), priced)
+	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + render.PartialCost(record.RoundCost(spent), priced)
 }
 
 // changesCell is what became of a worker's change: "+120 -8 in 5 files",
 // "landed", "conflict", "in place".
-func changesCell(s *sessions.Session) cell {
+func changesCell(s *record.Session) cell {
 	text := s.ChangesText()
 	sgr := ""
 	switch text {

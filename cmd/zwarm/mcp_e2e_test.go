@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // These tests run the real Claude Code and Codex CLIs as the orchestrator,
@@ -214,8 +214,8 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 			// The worker is a zwarm session, started over MCP in the
 			// directory the CLI ran in.
 			list := w.ls()
-			if len(list) != 1 || list[0].ID != wr.Finished[0].SessionID || list[0].Source != (sessions.Source{Kind: sessions.SourceMCP}) ||
-				list[0].Status != sessions.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.work {
+			if len(list) != 1 || list[0].ID != wr.Finished[0].SessionID || list[0].Source != (record.Source{Kind: record.SourceMCP}) ||
+				list[0].Status != record.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.work {
 				t.Fatalf("sessions: %+v", list)
 			}
 			// The CLI stopped its server when it quit.

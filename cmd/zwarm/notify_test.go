@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Two dashboards and a watcher (and the wait) see a worker complete and
@@ -28,7 +28,7 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
 	for _, id := range []string{good, bad} {
-		eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == sessions.StatusRunning })
+		eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == record.StatusRunning })
 	}
 
 	watch := exec.Command(bins.zwarm, "watch", "--all")

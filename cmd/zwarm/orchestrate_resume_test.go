@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // The resume hint raises the limit that stopped the run, whichever it
@@ -20,7 +20,7 @@ func TestTheResumeHintRaisesTheLimitThatStoppedTheRun(t *testing.T) {
 	}{
 		{"max_steps", runs.Record{Steps: 10}, " --max-steps 20"},
 		{"max_cost", runs.Record{Steps: 3, CostUSD: cost(0.3), WorkerCostUSD: cost(0.25)}, " --max-cost 1"},
-		{"max_tokens", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0), Usage: sessions.Usage{TotalTokens: 5000}}, " --max-tokens 10000"},
+		{"max_tokens", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0), Usage: record.Usage{TotalTokens: 5000}}, " --max-tokens 10000"},
 		{"timeout", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0)}, ""},
 	} {
 		rec := c.rec

@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
 )
@@ -180,7 +181,7 @@ func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 	case "max_steps":
 		cmd += fmt.Sprintf(" --max-steps %d", rec.Limits.MaxSteps*2)
 	case "max_cost":
-		cmd += " --max-cost " + strconv.FormatFloat(sessions.RoundCost(rec.Limits.MaxCostUSD*2), 'f', -1, 64)
+		cmd += " --max-cost " + strconv.FormatFloat(record.RoundCost(rec.Limits.MaxCostUSD*2), 'f', -1, 64)
 	case "max_tokens":
 		cmd += fmt.Sprintf(" --max-tokens %d", rec.Limits.MaxTokens*2)
 	}

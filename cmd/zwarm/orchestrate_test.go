@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // orchWorld is a world whose orchestrator talks to a fake model server.
@@ -296,7 +297,7 @@ func TestRealCodexOrchestrated(t *testing.T) {
 		t.Fatalf("run %+v", run)
 	}
 	s := w.show(run.Workers[0])
-	if s.Adapter != "codex" || s.Status != sessions.StatusCompleted || s.Source.String() != "run:"+run.ID ||
+	if s.Adapter != "codex" || s.Status != record.StatusCompleted || s.Source.String() != "run:"+run.ID ||
 		!hasStep(s, "command", "command", "greeting.txt") {
 		t.Fatalf("worker %s %s %s steps %v", s.Adapter, s.Status, s.Source, s.Steps)
 	}
@@ -370,8 +371,8 @@ func TestOrchestratedDemo(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	list, _ := m.List(ctx, sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
-	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != sessions.StatusCompleted {
+	list, _ := m.List(ctx, sessions.ListOptions{Source: record.RunSource(rec.ID)})
+	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != record.StatusCompleted {
 		t.Errorf("workers %+v", list)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -75,7 +76,7 @@ func (pl *pilot) status() error {
 		switch {
 		case !s.Settled():
 			running++
-		case s.Status == sessions.StatusCompleted:
+		case s.Status == record.StatusCompleted:
 			done++
 		default:
 			failed++
@@ -95,8 +96,8 @@ func (pl *pilot) status() error {
 	return nil
 }
 
-func (pl *pilot) runWorkers() ([]*sessions.Session, error) {
-	list, err := pl.m.List(pl.base, sessions.ListOptions{Source: sessions.RunSource(pl.run.ID())})
+func (pl *pilot) runWorkers() ([]*record.Session, error) {
+	list, err := pl.m.List(pl.base, sessions.ListOptions{Source: record.RunSource(pl.run.ID())})
 	var le *sessions.ListError
 	if err != nil && !errors.As(err, &le) {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -24,7 +25,7 @@ func printLines(w io.Writer, lines []render.Line) {
 
 // printOutcome says how a session's last turn ended, for wait and --wait:
 // its status, usage and cost, the error if any, and its last message.
-func printOutcome(io *streams, s *sessions.Session) {
+func printOutcome(io *streams, s *record.Session) {
 	var b strings.Builder
 	status, sgr := string(s.Status), statusColor(s.Status)
 	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", sessions.ShortID(s.ID), io.paint(sgr, status),
@@ -47,8 +48,8 @@ func printOutcome(io *streams, s *sessions.Session) {
 
 // stderrTail is the end of what a turn's agent wrote to stderr, for the
 // reason of a turn that failed; "" when there is none.
-func stderrTail(st *sessions.Store, id string, t sessions.Turn) string {
-	if t.EndedAt == nil || t.Status == sessions.StatusCompleted {
+func stderrTail(st *sessions.Store, id string, t record.Turn) string {
+	if t.EndedAt == nil || t.Status == record.StatusCompleted {
 		return ""
 	}
 	f, err := os.Open(st.StderrPath(id, t.N))

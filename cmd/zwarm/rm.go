@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 type rmOptions struct {
@@ -36,7 +37,7 @@ func newRmCmd(f *factory, runF func(*rmOptions) error) *cobra.Command {
 			}
 			return runRm(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return s.Settled() }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "delete every settled session (asks first on a terminal)")
 	c.Flags().BoolVar(&o.force, "force", false, "kill running sessions first instead of refusing; remove unreadable ones")
@@ -51,7 +52,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 		return err
 	}
 	ctx := c.Context()
-	ids, err := targets(ctx, m, o.ids, o.all, func(s *sessions.Session) bool {
+	ids, err := targets(ctx, m, o.ids, o.all, func(s *record.Session) bool {
 		return (s.Settled() || o.force) && !s.Legacy
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A role's reasoning effort and instructions reach the model through the
@@ -26,7 +26,7 @@ instructions = "Always answer like a pirate, matey."
 		srv.On("and the tests", fakemodel.Reply{Text: "arr, they pass"})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "--role", "pirate", "review the change"), &s)
-		if s.Status != sessions.StatusCompleted || s.ReasoningEffort != "low" {
+		if s.Status != record.StatusCompleted || s.ReasoningEffort != "low" {
 			t.Fatalf("%s %q: %+v", s.Status, s.Error, s.Session)
 		}
 		w.ok("inject", "--wait", s.ID, "and the tests")

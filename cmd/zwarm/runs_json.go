@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // runJSON is a run as --json prints it: the documented fields
@@ -12,25 +12,25 @@ import (
 // owner process, which workers' ends were read and announced, the
 // per-worker accounts).
 type runJSON struct {
-	ID            string         `json:"id"`
-	Task          string         `json:"task"`
-	Model         string         `json:"model"`
-	Dir           string         `json:"dir"`
-	Status        runs.Status    `json:"status"`
-	StopReason    string         `json:"stop_reason"`
-	Summary       string         `json:"summary"`
-	Steps         int            `json:"steps"`
-	Limits        limitsJSON     `json:"limits"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
-	EndedAt       *time.Time     `json:"ended_at"`
-	Usage         sessions.Usage `json:"usage"`
-	CostUSD       *float64       `json:"cost_usd"`
-	WorkerUsage   sessions.Usage `json:"worker_usage"`
-	WorkerCostUSD *float64       `json:"worker_cost_usd"`
-	TotalTokens   int64          `json:"total_tokens"`
-	TotalCostUSD  *float64       `json:"total_cost_usd"`
-	Workers       []string       `json:"workers"`
+	ID            string       `json:"id"`
+	Task          string       `json:"task"`
+	Model         string       `json:"model"`
+	Dir           string       `json:"dir"`
+	Status        runs.Status  `json:"status"`
+	StopReason    string       `json:"stop_reason"`
+	Summary       string       `json:"summary"`
+	Steps         int          `json:"steps"`
+	Limits        limitsJSON   `json:"limits"`
+	CreatedAt     time.Time    `json:"created_at"`
+	UpdatedAt     time.Time    `json:"updated_at"`
+	EndedAt       *time.Time   `json:"ended_at"`
+	Usage         record.Usage `json:"usage"`
+	CostUSD       *float64     `json:"cost_usd"`
+	WorkerUsage   record.Usage `json:"worker_usage"`
+	WorkerCostUSD *float64     `json:"worker_cost_usd"`
+	TotalTokens   int64        `json:"total_tokens"`
+	TotalCostUSD  *float64     `json:"total_cost_usd"`
+	Workers       []string     `json:"workers"`
 	// Isolation is where its workers worked by default; Changes what
 	// became of each worker's change when the run ended.
 	Isolation string              `json:"isolation"`

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -58,7 +59,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	workers, err := m.List(c.Context(), sessions.ListOptions{Source: sessions.RunSource(rec.ID)})
+	workers, err := m.List(c.Context(), sessions.ListOptions{Source: record.RunSource(rec.ID)})
 	var le *sessions.ListError
 	if err != nil && !errors.As(err, &le) {
 		return err

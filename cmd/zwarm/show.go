@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -52,13 +53,13 @@ type showJSON struct {
 // stepJSON is one step of the trajectory with the turn it belongs to.
 type stepJSON struct {
 	Turn int `json:"turn"`
-	sessions.Event
+	record.Event
 }
 
 func trajectory(turns []sessions.TurnLog) []stepJSON {
 	out := []stepJSON{}
 	for _, tl := range turns {
-		for _, ev := range sessions.Steps(tl.Events) {
+		for _, ev := range record.Steps(tl.Events) {
 			out = append(out, stepJSON{Turn: tl.Turn.N, Event: ev})
 		}
 	}
@@ -110,7 +111,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 // writeShowJSON prints show --json, reading the turns one event at a time:
 // the steps are written as they are folded, so a turn of any size is
 // printed without being held.
-func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *sessions.Session, inbox []sessions.InboxEntry) error {
+func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *record.Session, inbox []sessions.InboxEntry) error {
 	head, err := json.MarshalIndent(toJSON(s), "", "  ")
 	if err != nil {
 		return err
@@ -142,8 +143,8 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 		if t.Prompt != "" {
 			message(sessions.Message{Turn: t.N, Role: "user", Text: t.Prompt})
 		}
-		var fold sessions.StepFolder
-		step := func(ev sessions.Event) {
+		var fold record.StepFolder
+		step := func(ev record.Event) {
 			b, err := json.MarshalIndent(stepJSON{Turn: t.N, Event: ev}, "    ", "  ")
 			if err != nil {
 				werr = err
@@ -156,8 +157,8 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 			w.WriteString("\n    ")
 			w.Write(b)
 		}
-		err := m.ReadTurn(ctx, s, t.N, func(ev sessions.Event) {
-			if ev.Type == sessions.EventMessage && ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated {
+		err := m.ReadTurn(ctx, s, t.N, func(ev record.Event) {
+			if ev.Type == record.EventMessage && ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated {
 				message(sessions.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
 			}
 			fold.Add(ev, step)
@@ -205,7 +206,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	return nil
 }
 
-func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *sessions.Session, inbox []sessions.InboxEntry, now time.Time) error {
+func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *record.Session, inbox []sessions.InboxEntry, now time.Time) error {
 	field := func(name, format string, a ...any) {
 		fmt.Fprintf(b, "%-8s %s\n", name, fmt.Sprintf(format, a...))
 	}
@@ -216,7 +217,7 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
 	switch {
-	case s.Status == sessions.StatusAttached && s.Owner != nil:
+	case s.Status == record.StatusAttached && s.Owner != nil:
 		status += fmt.Sprintf(" · a person works in its CLI (zwarm attach, pid %d)", s.Owner.PID)
 	case !s.Settled():
 		status += " · turn " + fmt.Sprint(s.Turn)
@@ -308,7 +309,7 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 // attachedField says when a person worked in the agent's CLI, and what
 // they left: "12:00:01–12:10:22 (10m21s), exit 0 · commit 1a2b3c4d5e6f (3
 // files)", or "since 12:00:01" while they do.
-func attachedField(a sessions.AttachSpan, now time.Time) string {
+func attachedField(a record.AttachSpan, now time.Time) string {
 	start := a.Start.Local().Format("2006-01-02 15:04:05")
 	if a.End == nil {
 		return fmt.Sprintf("since %s (%s)", start, render.Runtime(now.Sub(a.Start)))
@@ -339,7 +340,7 @@ func writeLines(w *bufio.Writer, lines []render.Line) {
 
 // runnerField says where a session's supervisor runs under another
 // runner: its job, and what the runner says of it, once.
-func runnerField(s *sessions.Session) string {
+func runnerField(s *record.Session) string {
 	switch {
 	case s.Job.ID == "":
 		return render.SafeLine(s.Job.Runner + " (its job is not submitted yet)")
@@ -354,7 +355,7 @@ func runnerField(s *sessions.Session) string {
 // settingFields are the settings a session was started with beyond its
 // agent and model, as show prints them: its role and the instructions it
 // gave, the reasoning effort, sandbox and cost limit (each only if set).
-func settingFields(s *sessions.Session) [][2]string {
+func settingFields(s *record.Session) [][2]string {
 	var out [][2]string
 	var role []string
 	if s.Role != "" {

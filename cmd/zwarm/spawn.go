@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 type spawnOptions struct {
@@ -95,7 +96,7 @@ directory itself, as outside a repository.`,
 // waited: the worker was started and runs on, so its id is printed as
 // without --wait, and the error (printed after "interrupted", exit 130)
 // says how to stop it.
-func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *sessions.Session) error {
+func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) error {
 	if now, err := m.Get(context.Background(), s.ID); err == nil {
 		s = now
 	}
@@ -151,7 +152,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	case o.maxCost < 0 || math.IsNaN(o.maxCost) || math.IsInf(o.maxCost, 0):
 		return usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
-	src, err := sessions.ParseSource(o.source)
+	src, err := record.ParseSource(o.source)
 	if err != nil {
 		return usagef("--source: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func TestSpawnWaitCompletes(t *testing.T) {
@@ -18,7 +19,7 @@ func TestSpawnWaitCompletes(t *testing.T) {
 	var s session
 	out := w.ok("spawn", "--wait", "--json", "-m", "gpt-5.1-codex", "add a flag")
 	mustJSON(t, out, &s)
-	if s.Status != sessions.StatusCompleted || s.ExitCode == nil || *s.ExitCode != 0 {
+	if s.Status != record.StatusCompleted || s.ExitCode == nil || *s.ExitCode != 0 {
 		t.Fatalf("status %s exit %v error %q", s.Status, s.ExitCode, s.Error)
 	}
 	if s.LastMessage != "done" || s.ThreadID == "" || s.Turn != 1 || s.Usage.InputTokens != 700 || s.Usage.TotalTokens != 710 {
@@ -48,7 +49,7 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(append([]step{{"wait_file": gate}}, completes("late", 10)...))
 	id := w.spawn("slow task")
-	if s := w.show(id); s.Status != sessions.StatusPending && s.Status != sessions.StatusRunning {
+	if s := w.show(id); s.Status != record.StatusPending && s.Status != record.StatusRunning {
 		t.Fatalf("just spawned: %s", s.Status)
 	}
 	eventually(t, "the session to run", func() bool {
@@ -60,7 +61,7 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	}
 	touch(t, gate)
 	w.ok("wait", "--timeout", "60s", id)
-	if s := w.show(id); s.Status != sessions.StatusCompleted || s.LastMessage != "late" {
+	if s := w.show(id); s.Status != record.StatusCompleted || s.LastMessage != "late" {
 		t.Fatalf("%s %q", s.Status, s.LastMessage)
 	}
 }
@@ -85,7 +86,7 @@ func TestAgentFailures(t *testing.T) {
 		}
 		var s session
 		mustJSON(t, r.stdout, &s)
-		if s.Status != sessions.StatusFailed || !strings.Contains(s.Error, want) {
+		if s.Status != record.StatusFailed || !strings.Contains(s.Error, want) {
 			t.Errorf("%s: status %s error %q, want failed with %q", task, s.Status, s.Error, want)
 		}
 	}
@@ -108,7 +109,7 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 			t.Fatalf("inject into a running session: %q", out)
 		}
 	}
-	if s := w.show(id); s.PendingInjects != 2 || s.Status != sessions.StatusRunning {
+	if s := w.show(id); s.PendingInjects != 2 || s.Status != record.StatusRunning {
 		t.Fatalf("pending %d status %s", s.PendingInjects, s.Status)
 	}
 	touch(t, gate)
@@ -117,7 +118,7 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 	var prompts []string
 	for _, tr := range s.Turns {
 		prompts = append(prompts, tr.Prompt)
-		if tr.Status != sessions.StatusCompleted {
+		if tr.Status != record.StatusCompleted {
 			t.Errorf("turn %d %s", tr.N, tr.Status)
 		}
 	}
@@ -157,7 +158,7 @@ func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
 		t.Fatalf("inject --wait printed %q", out)
 	}
 	s := w.show(id)
-	if s.Turn != 2 || s.Status != sessions.StatusCompleted || s.Turns[1].Usage.InputTokens != 200 {
+	if s.Turn != 2 || s.Status != record.StatusCompleted || s.Turns[1].Usage.InputTokens != 200 {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 	var texts []string
@@ -217,7 +218,7 @@ func TestKillLeavesNoProcessAlive(t *testing.T) {
 				t.Errorf("processes of the session alive after kill: %v", left)
 			}
 			s := w.show(id)
-			if s.Status != sessions.StatusKilled || s.Turns[0].Status != sessions.StatusKilled || s.EndedAt == nil {
+			if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled || s.EndedAt == nil {
 				t.Fatalf("status %s turn %s", s.Status, s.Turns[0].Status)
 			}
 			wantExit := 143
@@ -262,7 +263,7 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 		list = w.ls()
 		return len(list) == 1 && strings.Contains(list[0].Error, "zwarm stopped what it left running")
 	})
-	if list[0].Status != sessions.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
+	if list[0].Status != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
 		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status, list[0].Error)
 	}
 	if alive(escaped) || len(markedProcs(id)) > 0 {
@@ -295,7 +296,7 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 	s := w.show(id)
 	inv := w.invocations()
 	last := inv[len(inv)-1].Argv
-	if s.Status != sessions.StatusCompleted || s.Turns[0].Status != sessions.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
+	if s.Status != record.StatusCompleted || s.Turns[0].Status != record.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
 		t.Fatalf("status %s, turn 1 %s, argv %q", s.Status, s.Turns[0].Status, last)
 	}
 }
@@ -351,7 +352,7 @@ func TestSupervisorSIGTERMFromElsewhere(t *testing.T) {
 		})
 		syscall.Kill(sup, syscall.SIGTERM)
 		w.zwarm("wait", id)
-		if s := w.show(id); s.Status != sessions.StatusKilled || s.Error != "stopped by SIGTERM" {
+		if s := w.show(id); s.Status != record.StatusKilled || s.Error != "stopped by SIGTERM" {
 			t.Fatalf("round %d: %s %q", i, s.Status, s.Error)
 		}
 	}

@@ -3,11 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // countingWriter counts the writes that reach the terminal.
@@ -24,11 +23,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // A listing reaches the terminal in a few large writes, not one per cell.
 func TestSessionTableIsWrittenInOneGo(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var list []*sessions.Session
+	var list []*record.Session
 	for i := range 1000 {
 		c := 0.001
-		list = append(list, &sessions.Session{ID: fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), Task: "task", Status: sessions.StatusCompleted,
-			Adapter: "codex", Model: "gpt-5.1-codex", CreatedAt: now, Turn: 1, CostUSD: &c, Usage: sessions.Usage{TotalTokens: 1500}})
+		list = append(list, &record.Session{ID: fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), Task: "task", Status: record.StatusCompleted,
+			Adapter: "codex", Model: "gpt-5.1-codex", CreatedAt: now, Turn: 1, CostUSD: &c, Usage: record.Usage{TotalTokens: 1500}})
 	}
 	for _, tty := range []bool{false, true} {
 		w := &countingWriter{}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -34,7 +35,7 @@ once that turn has ended.`,
 			o.id = args[0]
 			return runUpdate(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return s.Settled() && s.Workspace != nil }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return s.Settled() && s.Workspace != nil }),
 	}
 	c.Flags().StringVar(&o.from, "from", "", "the branch or commit to merge (default: the branch the worker started from)")
 	c.Flags().BoolVar(&o.wait, "wait", false, "after a conflict, wait until the worker has resolved it")

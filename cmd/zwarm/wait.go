@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 type waitOptions struct {
@@ -37,7 +38,7 @@ every session still running and --json prints them all as they are.`,
 			o.ids = args
 			return runWait(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "wait for every session not settled now")
 	c.Flags().BoolVar(&o.any, "any", false, "return when the first of them settles")
@@ -58,7 +59,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		return err
 	}
 	if o.all {
-		if o.ids, err = targets(c.Context(), m, nil, true, func(s *sessions.Session) bool { return !s.Settled() }); err != nil {
+		if o.ids, err = targets(c.Context(), m, nil, true, func(s *record.Session) bool { return !s.Settled() }); err != nil {
 			return err
 		}
 		if len(o.ids) == 0 {
@@ -111,7 +112,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 			printOutcome(o.f.io, s)
 		}
 	}
-	var done []*sessions.Session
+	var done []*record.Session
 	for _, s := range list {
 		if s.Settled() {
 			done = append(done, s)
@@ -122,7 +123,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 
 // waitSessions waits as wait does, with the progress on a terminal unless
 // the output is JSON. A timeout is a *timeoutError naming what still runs.
-func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []string, anyOf bool, timeout time.Duration, what string, quiet bool) ([]*sessions.Session, error) {
+func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []string, anyOf bool, timeout time.Duration, what string, quiet bool) ([]*record.Session, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -147,8 +148,8 @@ func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []s
 }
 
 // present drops the sessions that could not be read at all.
-func present(list []*sessions.Session) []*sessions.Session {
-	out := make([]*sessions.Session, 0, len(list))
+func present(list []*record.Session) []*record.Session {
+	out := make([]*record.Session, 0, len(list))
 	for _, s := range list {
 		if s != nil {
 			out = append(out, s)
@@ -158,9 +159,9 @@ func present(list []*sessions.Session) []*sessions.Session {
 }
 
 // failedExit makes a session that ended badly the command's failure.
-func failedExit(ss ...*sessions.Session) error {
+func failedExit(ss ...*record.Session) error {
 	for _, s := range ss {
-		if s.Status == sessions.StatusFailed || s.Status == sessions.StatusKilled {
+		if s.Status == record.StatusFailed || s.Status == record.StatusKilled {
 			return &silentError{code: exitFailure}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
@@ -91,7 +92,7 @@ event, whichever zwarm process sees it first); --notify also rings this terminal
 			o.ids = args
 			return runWatch(c, o)
 		},
-		ValidArgsFunction: completeIDs(f, func(s *sessions.Session) bool { return !s.Settled() }),
+		ValidArgsFunction: completeIDs(f, func(s *record.Session) bool { return !s.Settled() }),
 	}
 	c.Flags().BoolVar(&o.all, "all", false, "every session, not only those you spawned (orchestrator runs' and MCP's too)")
 	c.Flags().BoolVar(&o.json, "json", false, "print one JSON object per alert")
@@ -137,7 +138,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	case o.all:
 		what = "watching every session and the runs"
 	default:
-		filter.Source = sessions.UserSource
+		filter.Source = record.UserSource
 	}
 	var prog *progress
 	if !o.json {

@@ -3,14 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // watching is a running `zwarm watch` whose output lines are collected.
@@ -132,7 +131,7 @@ func TestWatchJSONAlerts(t *testing.T) {
 	// with exit 1, as for any session that failed or was killed.
 	r := w.zwarm("spawn", "--", "burn")
 	burn := strings.TrimSpace(r.stdout)
-	if r.code != 0 && (r.code != exitFailure || w.record(burn).Status != sessions.StatusKilled) {
+	if r.code != 0 && (r.code != exitFailure || w.record(burn).Status != record.StatusKilled) {
 		t.Fatalf("spawn burn: %+v", r)
 	}
 	wa.waitLine(`"watcher":"cost_guard"`, burn)

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/model"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 //go:embed recording/*.json recording/*.jsonl
@@ -38,7 +38,7 @@ type script struct {
 	Task  string `json:"task"`
 	Steps []struct {
 		DelayMS int64            `json:"delay_ms"`
-		Usage   sessions.Usage   `json:"usage"`
+		Usage   record.Usage     `json:"usage"`
 		Output  []map[string]any `json:"output"`
 	} `json:"steps"`
 }

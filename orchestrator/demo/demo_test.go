@@ -10,7 +10,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/demo"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 var bins *testenv.Bins
@@ -52,7 +52,7 @@ func TestRecordedRun(t *testing.T) {
 	}
 	for _, id := range rec.Workers {
 		s, err := w.Manager.Get(ctx, id)
-		if err != nil || s.Status != sessions.StatusCompleted || s.Adapter != "replay" || s.Source != sessions.RunSource(rec.ID) {
+		if err != nil || s.Status != record.StatusCompleted || s.Adapter != "replay" || s.Source != record.RunSource(rec.ID) {
 			t.Fatalf("worker %+v %v", s, err)
 		}
 	}

@@ -12,11 +12,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zwarm/zwarm/orchestrator/tools"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Source is the source of every worker started over MCP.
-var Source = sessions.Source{Kind: sessions.SourceMCP}
+var Source = record.Source{Kind: record.SourceMCP}
 
 // DefaultHeartbeat is how often a blocking wait reports progress.
 const DefaultHeartbeat = 5 * time.Second
@@ -136,7 +136,7 @@ func (s *Server) workerOptions(progress func(tools.Progress)) tools.WorkerOption
 		Sessions: s.opt.Sessions, Source: Source, Dir: s.opt.Dir, AllowedDirs: s.cfg.AllowedDirs,
 		MaxWorkers: s.cfg.MaxWorkers, DefaultAdapter: s.cfg.Adapter, DefaultModel: s.cfg.Model,
 		WaitCap: s.cfg.WaitCap.Duration, MinWait: s.cfg.minWait(), Seen: s.seen, Progress: progress,
-		OnSpawn: func(w *sessions.Session) {
+		OnSpawn: func(w *record.Session) {
 			s.log.Info("worker spawned", "id", w.ID, "adapter", w.Adapter, "model", w.Model, "dir", w.WorkingDir)
 		},
 	}

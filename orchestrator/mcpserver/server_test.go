@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
@@ -108,7 +109,7 @@ func TestMCPSpawnWaitShowList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Source != (sessions.Source{Kind: sessions.SourceMCP}) || s.WorkingDir != c.w.Work || s.Task != "write the parser" {
+	if s.Source != (record.Source{Kind: record.SourceMCP}) || s.WorkingDir != c.w.Work || s.Task != "write the parser" {
 		t.Fatalf("worker source %v dir %s task %q", s.Source, s.WorkingDir, s.Task)
 	}
 
@@ -396,7 +397,7 @@ func TestMCPInjectInterrupts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != sessions.StatusInterrupted || !s.Turns[1].Resumed {
+	if s.Turns[0].Status != record.StatusInterrupted || !s.Turns[1].Resumed {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 }

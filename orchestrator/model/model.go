@@ -19,8 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Tool is a function tool offered to the model.
@@ -47,7 +46,7 @@ type Response struct {
 	ID string
 	// Output is the new items, in order, each exactly as the API sent it.
 	Output []json.RawMessage
-	Usage  sessions.Usage
+	Usage  record.Usage
 	// Incomplete is why the model stopped early (e.g. max_output_tokens);
 	// "" for a complete response.
 	Incomplete string

@@ -1,6 +1,6 @@
 package model
 
-import "github.com/zwarm/zwarm/sessions"
+import "github.com/zwarm/zwarm/sessions/record"
 
 // apiUsage is the usage object of a Responses API response.
 type apiUsage struct {
@@ -15,8 +15,8 @@ type apiUsage struct {
 	TotalTokens int64 `json:"total_tokens"`
 }
 
-func (u apiUsage) usage() sessions.Usage {
-	out := sessions.Usage{
+func (u apiUsage) usage() record.Usage {
+	out := record.Usage{
 		InputTokens:           u.InputTokens,
 		CachedInputTokens:     u.InputTokensDetails.CachedTokens,
 		OutputTokens:          u.OutputTokens,

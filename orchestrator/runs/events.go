@@ -2,9 +2,8 @@ package runs
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // EventType names a line of events.jsonl.
@@ -74,9 +73,9 @@ type Event struct {
 	Text       string   `json:"text,omitempty"`
 	Reasoning  string   `json:"reasoning,omitempty"`
 
-	Usage   *sessions.Usage `json:"usage,omitempty"`
-	CostUSD *float64        `json:"cost_usd,omitempty"`
-	Totals  *Totals         `json:"totals,omitempty"`
+	Usage   *record.Usage `json:"usage,omitempty"`
+	CostUSD *float64      `json:"cost_usd,omitempty"`
+	Totals  *Totals       `json:"totals,omitempty"`
 
 	Attempt int    `json:"attempt,omitempty"`
 	Status  int    `json:"status,omitempty"`
@@ -111,13 +110,13 @@ type Event struct {
 // Totals are a run's running totals: the model, its workers, and the
 // workers by state.
 type Totals struct {
-	Usage          sessions.Usage `json:"usage"`
-	CostUSD        *float64       `json:"cost_usd"`
-	WorkerUsage    sessions.Usage `json:"worker_usage"`
-	WorkerCostUSD  *float64       `json:"worker_cost_usd"`
-	WorkersRunning int            `json:"workers_running"`
-	WorkersDone    int            `json:"workers_done"`
-	WorkersFailed  int            `json:"workers_failed"`
+	Usage          record.Usage `json:"usage"`
+	CostUSD        *float64     `json:"cost_usd"`
+	WorkerUsage    record.Usage `json:"worker_usage"`
+	WorkerCostUSD  *float64     `json:"worker_cost_usd"`
+	WorkersRunning int          `json:"workers_running"`
+	WorkersDone    int          `json:"workers_done"`
+	WorkersFailed  int          `json:"workers_failed"`
 }
 
 // Compaction says what a compaction dropped.

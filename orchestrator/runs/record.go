@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Status is where a run is.
@@ -56,12 +57,12 @@ type Record struct {
 
 	// Usage and CostUSD are the orchestrating model's; CostUSD is nil
 	// when its price is unknown.
-	Usage   sessions.Usage `json:"usage"`
-	CostUSD *float64       `json:"cost_usd"`
+	Usage   record.Usage `json:"usage"`
+	CostUSD *float64     `json:"cost_usd"`
 	// WorkerUsage and WorkerCostUSD are the workers' (nil: a price is
 	// unknown), as last seen; a deleted worker's stay counted.
-	WorkerUsage   sessions.Usage `json:"worker_usage"`
-	WorkerCostUSD *float64       `json:"worker_cost_usd"`
+	WorkerUsage   record.Usage `json:"worker_usage"`
+	WorkerCostUSD *float64     `json:"worker_cost_usd"`
 	// Workers are the ids of the run's workers, in the order started.
 	Workers []string `json:"workers"`
 	// Accounts is each worker's usage and cost as last seen.
@@ -137,9 +138,9 @@ func (e *PickError) Error() string {
 
 // Account is one worker's usage and cost.
 type Account struct {
-	Usage   sessions.Usage  `json:"usage"`
-	CostUSD *float64        `json:"cost_usd"`
-	Status  sessions.Status `json:"status"`
+	Usage   record.Usage  `json:"usage"`
+	CostUSD *float64      `json:"cost_usd"`
+	Status  record.Status `json:"status"`
 }
 
 // Current returns the record as it truly is: a run whose owner is gone is
@@ -173,7 +174,7 @@ func (r *Record) TotalCost() (float64, bool) {
 			c += *p
 		}
 	}
-	return sessions.RoundCost(c), known
+	return record.RoundCost(c), known
 }
 
 // LimitReached names the limit that stopped a run, as the run judges it before each step

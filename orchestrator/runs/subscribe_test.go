@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // stepper is an orchestrating model that answers when the test says so:
@@ -27,7 +28,7 @@ type stepper struct{ replies chan []string }
 func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Response, error) {
 	select {
 	case calls := <-s.replies:
-		resp := &model.Response{ID: "resp", Usage: sessions.Usage{InputTokens: 1000, OutputTokens: 50, TotalTokens: 1050}}
+		resp := &model.Response{ID: "resp", Usage: record.Usage{InputTokens: 1000, OutputTokens: 50, TotalTokens: 1050}}
 		for i, c := range calls {
 			name, args, _ := strings.Cut(c, " ")
 			if args == "" {

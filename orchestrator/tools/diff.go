@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -75,7 +76,7 @@ func (w *workers) diffTool() Tool {
 }
 
 // diffError says why there is no diff, and where the change is instead.
-func diffError(s *sessions.Session, id string, err error) Result {
+func diffError(s *record.Session, id string, err error) Result {
 	if errors.Is(err, sessions.ErrInPlace) && s != nil {
 		return Errorf("worker %s works in place, in %s: it has no branch of its own, so there is no diff against a base; "+
 			"its changes are in that directory already (git status and git diff there show them)", sessions.ShortID(s.ID), s.WorkingDir)
@@ -85,7 +86,7 @@ func diffError(s *sessions.Session, id string, err error) Result {
 
 // diffHeader is the first line: whose change, on which branch, from
 // what, how big, and whether it is landed.
-func diffHeader(s *sessions.Session) string {
+func diffHeader(s *record.Session) string {
 	ws := s.Workspace
 	h := fmt.Sprintf("worker %s · %s · branch %s from %s (%s) · %s", s.ID, s.Status, ws.Branch, ws.Base, workspace.Abbrev(ws.BaseCommit), s.ChangesText())
 	switch {
@@ -101,12 +102,12 @@ func diffHeader(s *sessions.Session) string {
 	return h
 }
 
-func emptyDiff(s *sessions.Session) string {
+func emptyDiff(s *record.Session) string {
 	ws := s.Workspace
 	switch {
 	case ws.Preparing():
 		return "Its worktree is being prepared: nothing has changed yet."
-	case ws.State == sessions.WorkspaceFailed:
+	case ws.State == record.WorkspaceFailed:
 		return "Its worktree could not be made, so it changed nothing: " + clip(ws.Error, 2000)
 	}
 	return "No changes against its base."
@@ -115,9 +116,9 @@ func emptyDiff(s *sessions.Session) string {
 // readHint says how to read a file's whole change with git, where the
 // change is: the worktree while it exists (its uncommitted work
 // included), else the commits it left in the repository.
-func readHint(s *sessions.Session) string {
+func readHint(s *record.Session) string {
 	ws := s.Workspace
-	if ws.State == sessions.WorkspaceReady {
+	if ws.State == record.WorkspaceReady {
 		return fmt.Sprintf("git -C %s diff %s -- PATH", ws.Path, workspace.Abbrev(ws.DiffBase()))
 	}
 	return fmt.Sprintf("git -C %s diff %s %s -- PATH", ws.Repo, workspace.Abbrev(ws.DiffBase()), workspace.Abbrev(ws.Head))

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -78,11 +79,11 @@ func (w *workers) checkTool() Tool {
 
 // filesChanged is every file the worker reported changing, once each,
 // with the last kind of change.
-func filesChanged(turns []sessions.TurnLog) []sessions.FileChange {
-	out := []sessions.FileChange{}
+func filesChanged(turns []sessions.TurnLog) []record.FileChange {
+	out := []record.FileChange{}
 	at := map[string]int{}
 	for _, tl := range turns {
-		for _, ev := range sessions.Steps(tl.Events) {
+		for _, ev := range record.Steps(tl.Events) {
 			for _, c := range ev.Changes {
 				if i, ok := at[c.Path]; ok {
 					out[i].Kind = c.Kind
@@ -117,14 +118,14 @@ func (w *workers) peekTool() Tool {
 	}
 }
 
-func peekLine(s *sessions.Session, now time.Time) string {
+func peekLine(s *record.Session, now time.Time) string {
 	line := fmt.Sprintf("%s · %s · turn %d · %s tokens · %s · %s", s.ID, s.Status, s.Turn,
 		render.Tokens(s.Usage.TotalTokens), render.Cost(s.CostUSD), render.Runtime(s.Runtime(now)))
 	if s.PendingInjects > 0 {
 		line += fmt.Sprintf(" · %d follow-ups queued", s.PendingInjects)
 	}
 	switch {
-	case s.Error != "" && s.Status != sessions.StatusCompleted:
+	case s.Error != "" && s.Status != record.StatusCompleted:
 		line += " · error: " + render.Clip(s.Error, 200)
 	case s.LastMessage != "":
 		line += " · “" + render.Clip(s.LastMessage, 200) + "”"
@@ -148,10 +149,10 @@ func (w *workers) listTool() Tool {
 			if err := decode("list_sessions", args, &a, schema); err != nil {
 				return Errorf("%v", err)
 			}
-			var st sessions.Status
+			var st record.Status
 			if a.Status != "" {
 				var err error
-				if st, err = sessions.ParseStatus(a.Status); err != nil {
+				if st, err = record.ParseStatus(a.Status); err != nil {
 					return Errorf("%v", err)
 				}
 			}
@@ -178,9 +179,9 @@ func (w *workers) listTool() Tool {
 }
 
 // attention says why a worker needs the model's attention, or "".
-func (w *workers) attention(s *sessions.Session) string {
+func (w *workers) attention(s *record.Session) string {
 	var why []string
-	if s.Status == sessions.StatusFailed {
+	if s.Status == record.StatusFailed {
 		why = append(why, "failed")
 	}
 	if s.PendingInjects > 0 {

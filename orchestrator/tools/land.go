@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -105,7 +106,7 @@ func landResult(res *sessions.LandResult, strategy workspace.Strategy, dir strin
 }
 
 // landError turns a refused landing into what the model can do about it.
-func (w *workers) landError(ctx context.Context, s *sessions.Session, err error) Result {
+func (w *workers) landError(ctx context.Context, s *record.Session, err error) Result {
 	id := sessions.ShortID(s.ID)
 	var conflict *sessions.LandConflictError
 	var dirty *sessions.DirtyError

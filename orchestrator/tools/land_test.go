@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // These tests run workers in real git repositories (testenv's Repo): each
@@ -51,7 +52,7 @@ func (f *fixture) worktreeReady(id string) {
 	}
 	defer sub.Close()
 	for u := range sub.C() {
-		if s := u.Session; s != nil && s.Workspace != nil && s.Workspace.State == sessions.WorkspaceReady {
+		if s := u.Session; s != nil && s.Workspace != nil && s.Workspace.State == record.WorkspaceReady {
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 const reviewerRole = `
@@ -24,7 +25,7 @@ max_cost_usd = 2.0
 func TestDelegateWithARole(t *testing.T) {
 	t.Parallel()
 	w := testenv.New(t, bins, reviewerRole)
-	reg, err := NewRegistry(Workers(WorkerOptions{Sessions: w.Manager, Source: sessions.RunSource("run-test"), Dir: w.Work,
+	reg, err := NewRegistry(Workers(WorkerOptions{Sessions: w.Manager, Source: record.RunSource("run-test"), Dir: w.Work,
 		DefaultAdapter: "codex", DefaultModel: "gpt-5.1-codex-mini"})...)
 	if err != nil {
 		t.Fatal(err)

@@ -7,26 +7,27 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Sessions is what the worker tools need of the session core.
 // *sessions.Manager implements it.
 type Sessions interface {
-	Spawn(ctx context.Context, req sessions.SpawnRequest) (*sessions.Session, error)
+	Spawn(ctx context.Context, req sessions.SpawnRequest) (*record.Session, error)
 	Inject(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
 	// Interrupt is Inject that first stops the running turn.
 	Interrupt(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
-	KillBecause(ctx context.Context, idOrPrefix, reason string) (*sessions.Session, error)
+	KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error)
 	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
-	Get(ctx context.Context, idOrPrefix string) (*sessions.Session, error)
-	List(ctx context.Context, opt sessions.ListOptions) ([]*sessions.Session, error)
+	Get(ctx context.Context, idOrPrefix string) (*record.Session, error)
+	List(ctx context.Context, opt sessions.ListOptions) ([]*record.Session, error)
 	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
-	Transcript(ctx context.Context, idOrPrefix string) (*sessions.Session, []sessions.TurnLog, error)
+	Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []sessions.TurnLog, error)
 	Config() (*sessions.Config, error)
 	// Diff, Land and Update are a worker's git worktree: what it changed,
 	// bringing that into the run's checkout, and merging the checkout's
 	// branch into the worker's when the two conflict.
-	Diff(ctx context.Context, idOrPrefix string, out io.Writer, req sessions.DiffRequest) (*sessions.Session, error)
+	Diff(ctx context.Context, idOrPrefix string, out io.Writer, req sessions.DiffRequest) (*record.Session, error)
 	Land(ctx context.Context, idOrPrefix string, opt sessions.LandOptions) (*sessions.LandResult, error)
 	Update(ctx context.Context, idOrPrefix, from string) (*sessions.UpdateResult, error)
 }
@@ -52,7 +53,7 @@ func NewSeen(snapshot map[string]time.Time) *Seen {
 }
 
 // Mark records that the model has been shown s as it is.
-func (sn *Seen) Mark(s *sessions.Session) {
+func (sn *Seen) Mark(s *record.Session) {
 	if s == nil || !s.Settled() || s.EndedAt == nil {
 		return
 	}
@@ -62,7 +63,7 @@ func (sn *Seen) Mark(s *sessions.Session) {
 }
 
 // Unread reports whether s finished and the model has not seen it since.
-func (sn *Seen) Unread(s *sessions.Session) bool {
+func (sn *Seen) Unread(s *record.Session) bool {
 	if !s.Settled() || s.EndedAt == nil {
 		return false
 	}

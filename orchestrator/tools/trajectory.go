@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -54,7 +55,7 @@ func (w *workers) trajectoryTool() Tool {
 // per step, newest steps within a bound) or full (each step at length,
 // within a larger bound). Older lines are dropped first, and the text says
 // how many.
-func Trajectory(s *sessions.Session, turns []sessions.TurnLog, full bool) string {
+func Trajectory(s *record.Session, turns []sessions.TurnLog, full bool) string {
 	var lines []string
 	n := 0
 	for _, tl := range turns {
@@ -63,7 +64,7 @@ func Trajectory(s *sessions.Session, turns []sessions.TurnLog, full bool) string
 			what = "follow-up"
 		}
 		lines = append(lines, fmt.Sprintf("── turn %d (%s, %s) ── %s", tl.Turn.N, what, tl.Turn.Status, oneLine(tl.Turn.Prompt, 300)))
-		for _, ev := range sessions.Steps(tl.Events) {
+		for _, ev := range record.Steps(tl.Events) {
 			text := stepText(ev, full)
 			if text == "" {
 				continue
@@ -102,7 +103,7 @@ func newest(lines []string, bound int, full bool) string {
 }
 
 // stepText is one step: render's one-line form, or at length.
-func stepText(ev sessions.Event, full bool) string {
+func stepText(ev record.Event, full bool) string {
 	if !full {
 		ls := render.Of(ev)
 		parts := make([]string, 0, len(ls))
@@ -112,11 +113,11 @@ func stepText(ev sessions.Event, full bool) string {
 		return strings.Join(parts, " ⏎ ")
 	}
 	switch ev.Type {
-	case sessions.EventReasoning:
+	case record.EventReasoning:
 		return "· " + clip(ev.Text, fullStepBytes)
-	case sessions.EventMessage:
+	case record.EventMessage:
 		return "» " + clip(ev.Text, fullStepBytes)
-	case sessions.EventCommand:
+	case record.EventCommand:
 		head := "$ " + ev.Command
 		switch {
 		case ev.ExitCode != nil:
@@ -128,7 +129,7 @@ func stepText(ev sessions.Event, full bool) string {
 			head += "\n" + headTail(out, fullStepBytes)
 		}
 		return head
-	case sessions.EventToolCall:
+	case record.EventToolCall:
 		text := fmt.Sprintf("→ %s %s", ev.Tool, clip(ev.Input, fullStepBytes/2))
 		if ev.Output != "" {
 			text += "\n← " + headTail(ev.Output, fullStepBytes/2)
@@ -137,7 +138,7 @@ func stepText(ev sessions.Event, full bool) string {
 			text += "\n! " + clip(ev.Text, 1000)
 		}
 		return text
-	case sessions.EventToolResult:
+	case record.EventToolResult:
 		if ev.Text != "" {
 			return "← ! " + clip(ev.Text, 1000)
 		}

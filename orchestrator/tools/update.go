@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -72,7 +73,7 @@ func (w *workers) updateTool() Tool {
 // the worker's repository: the branch land_session lands into, which is
 // what has to be merged for the landing to succeed. "" (the worker's
 // base branch) otherwise.
-func (w *workers) landingBranch(ctx context.Context, s *sessions.Session) string {
+func (w *workers) landingBranch(ctx context.Context, s *record.Session) string {
 	if s.Workspace == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // lastMessageBound is how much of a worker's last message wait returns;
@@ -117,8 +118,8 @@ func (w *workers) wait(ctx context.Context, ids []string, timeoutS *float64, any
 
 // waitTargets resolves the named workers, or picks the default set: the
 // unfinished ones and those finished but not yet read.
-func (w *workers) waitTargets(ctx context.Context, ids []string) ([]*sessions.Session, error) {
-	var out []*sessions.Session
+func (w *workers) waitTargets(ctx context.Context, ids []string) ([]*record.Session, error) {
+	var out []*record.Session
 	seen := map[string]bool{}
 	if len(ids) == 0 {
 		list, err := w.mine(ctx, "")
@@ -149,8 +150,8 @@ func (w *workers) waitTargets(ctx context.Context, ids []string) ([]*sessions.Se
 // timeout passes. It is driven by the subscription (file events and
 // supervisors' exits), never by polling. A removed session is nil in the
 // result.
-func (w *workers) block(ctx context.Context, targets []*sessions.Session, timeout time.Duration, anyOne bool) (map[string]*sessions.Session, bool, error) {
-	latest := map[string]*sessions.Session{}
+func (w *workers) block(ctx context.Context, targets []*record.Session, timeout time.Duration, anyOne bool) (map[string]*record.Session, bool, error) {
+	latest := map[string]*record.Session{}
 	ids := make([]string, len(targets))
 	for i, t := range targets {
 		ids[i], latest[t.ID] = t.ID, t
@@ -191,14 +192,14 @@ func (w *workers) block(ctx context.Context, targets []*sessions.Session, timeou
 
 // expired is the end of a wait whose context ended: the run's own end is
 // an error, the wait's timeout is a result.
-func (w *workers) expired(ctx context.Context, latest map[string]*sessions.Session) (map[string]*sessions.Session, bool, error) {
+func (w *workers) expired(ctx context.Context, latest map[string]*record.Session) (map[string]*record.Session, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, fmt.Errorf("the wait was interrupted: %v", context.Cause(ctx))
 	}
 	return latest, true, nil
 }
 
-func (w *workers) apply(latest map[string]*sessions.Session, u sessions.Update) {
+func (w *workers) apply(latest map[string]*record.Session, u sessions.Update) {
 	if u.ID == "" {
 		return
 	}

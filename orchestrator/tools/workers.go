@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Wait's timeout, in seconds: the default and the clamp.
@@ -21,7 +22,7 @@ type WorkerOptions struct {
 	Sessions Sessions
 	// Source is stamped on every worker delegate starts; the tools see and
 	// touch only sessions with this source (e.g. sessions.RunSource(id)).
-	Source sessions.Source
+	Source record.Source
 	// Dir is the base of relative working dirs and the root of the
 	// directories workers may run in; AllowedDirs are further roots.
 	Dir         string
@@ -50,13 +51,13 @@ type WorkerOptions struct {
 	// Progress, if set, hears of workers finishing while wait blocks.
 	Progress func(Progress)
 	// OnSpawn, if set, is told of every worker started, at once.
-	OnSpawn func(*sessions.Session)
+	OnSpawn func(*record.Session)
 }
 
 // Progress is news from a tool that is still running.
 type Progress struct {
 	Tool    string
-	Session *sessions.Session
+	Session *record.Session
 	Text    string
 }
 
@@ -86,7 +87,7 @@ func Workers(opt WorkerOptions) []Tool {
 
 // resolve finds one of this source's workers by id or prefix, or says in
 // words why it cannot.
-func (w *workers) resolve(ctx context.Context, id string) (*sessions.Session, error) {
+func (w *workers) resolve(ctx context.Context, id string) (*record.Session, error) {
 	if id == "" {
 		return nil, errors.New("session_id is required: pass a worker id from delegate or list_sessions")
 	}
@@ -106,7 +107,7 @@ func (w *workers) resolve(ctx context.Context, id string) (*sessions.Session, er
 }
 
 // mine lists this source's workers, newest first.
-func (w *workers) mine(ctx context.Context, status sessions.Status) ([]*sessions.Session, error) {
+func (w *workers) mine(ctx context.Context, status record.Status) ([]*record.Session, error) {
 	list, err := w.opt.Sessions.List(ctx, sessions.ListOptions{Source: w.opt.Source, Status: status})
 	var le *sessions.ListError
 	if errors.As(err, &le) {

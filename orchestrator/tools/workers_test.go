@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // fixture is a registry of worker tools over a real state dir whose codex
@@ -22,7 +23,7 @@ type fixture struct {
 	t       *testing.T
 	w       *testenv.World
 	reg     *Registry
-	src     sessions.Source
+	src     record.Source
 	mu      sync.Mutex
 	spawned []string
 	news    []string
@@ -31,9 +32,9 @@ type fixture struct {
 // newFixture's options, if any, change the tools' settings.
 func newFixture(t *testing.T, maxWorkers int, options ...func(*WorkerOptions)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, w: testenv.New(t, bins, ""), src: sessions.RunSource("run-test")}
+	f := &fixture{t: t, w: testenv.New(t, bins, ""), src: record.RunSource("run-test")}
 	opt := WorkerOptions{Sessions: f.w.Manager, Source: f.src, Dir: f.w.Work, MaxWorkers: maxWorkers,
-		OnSpawn:  func(s *sessions.Session) { f.mu.Lock(); f.spawned = append(f.spawned, s.ID); f.mu.Unlock() },
+		OnSpawn:  func(s *record.Session) { f.mu.Lock(); f.spawned = append(f.spawned, s.ID); f.mu.Unlock() },
 		Progress: func(p Progress) { f.mu.Lock(); f.news = append(f.news, p.Text); f.mu.Unlock() },
 	}
 	for _, o := range options {
@@ -161,11 +162,11 @@ func TestDelegateWaitCheck(t *testing.T) {
 	}
 
 	var check struct {
-		Status       string                `json:"status"`
-		LastMessage  string                `json:"last_message"`
-		FilesChanged []sessions.FileChange `json:"files_changed"`
-		Usage        sessions.Usage        `json:"usage"`
-		CostUSD      *float64              `json:"cost_usd"`
+		Status       string              `json:"status"`
+		LastMessage  string              `json:"last_message"`
+		FilesChanged []record.FileChange `json:"files_changed"`
+		Usage        record.Usage        `json:"usage"`
+		CostUSD      *float64            `json:"cost_usd"`
 	}
 	f.mustOK("check_session", map[string]any{"session_id": a[:8]}, &check)
 	if check.Status != "completed" || len(check.FilesChanged) != 1 || check.FilesChanged[0].Path != "parser.go" ||
@@ -423,7 +424,7 @@ func TestConverseInterrupts(t *testing.T) {
 	for _, tr := range s.Turns {
 		got = append(got, tr.Prompt+":"+string(tr.Status))
 	}
-	if strings.Join(got, ",") != "the long way:interrupted,redirect:completed,queued:completed" || s.Status != sessions.StatusCompleted {
+	if strings.Join(got, ",") != "the long way:interrupted,redirect:completed,queued:completed" || s.Status != record.StatusCompleted {
 		t.Fatalf("turns %q, status %s", got, s.Status)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Unknown stands for a number that is not known yet: a codex turn's usage
@@ -104,13 +105,13 @@ func PriceFootnote(models []string) string {
 
 // SessionUnpriced reports whether a session's cost is unpriced: it has reported
 // usage (or finished a turn) and its model has no price.
-func SessionUnpriced(s *sessions.Session) bool {
+func SessionUnpriced(s *record.Session) bool {
 	return s.CostUSD == nil && s.Turn > 0 && !usageUnknown(s)
 }
 
 // UnpricedModels lists, once each and in order, the models of the
 // sessions whose cost is unpriced.
-func UnpricedModels(list []*sessions.Session) []string {
+func UnpricedModels(list []*record.Session) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, s := range list {
@@ -124,13 +125,13 @@ func UnpricedModels(list []*sessions.Session) []string {
 
 // usageUnknown says a session has reported no usage yet while it runs:
 // codex reports a turn's usage only when the turn ends, so 0 would be a lie.
-func usageUnknown(s *sessions.Session) bool {
+func usageUnknown(s *record.Session) bool {
 	return s.Usage.IsZero() && !s.Settled()
 }
 
 // SessionTokens is a session's token total, Unknown while nothing has been
 // reported.
-func SessionTokens(s *sessions.Session) string {
+func SessionTokens(s *record.Session) string {
 	if usageUnknown(s) {
 		return Unknown
 	}
@@ -139,7 +140,7 @@ func SessionTokens(s *sessions.Session) string {
 
 // SessionCost is a session's cost: Unknown while nothing has been
 // reported, Unpriced when its model has no price.
-func SessionCost(s *sessions.Session) string {
+func SessionCost(s *record.Session) string {
 	if usageUnknown(s) || (s.CostUSD == nil && s.Turn == 0) {
 		return Unknown
 	}
@@ -195,8 +196,8 @@ func Plural(n int, noun string) string {
 
 // Source names who started a session in one word, the same everywhere (and
 // as in JSON): "user", "mcp", or "run:ID" shortened to the run's short id.
-func Source(s sessions.Source) string {
-	if s.Kind == sessions.SourceRun {
+func Source(s record.Source) string {
+	if s.Kind == record.SourceRun {
 		return "run:" + SafeLine(sessions.ShortID(s.Run))
 	}
 	return SafeLine(s.String())
@@ -206,8 +207,8 @@ func Source(s sessions.Source) string {
 // is not running or spoke recently: a stalled model shows at a glance. An
 // attached session is never quiet: a person works in the agent's own CLI,
 // whose output zwarm does not record, so its silence says nothing.
-func Quiet(s *sessions.Session, now time.Time) string {
-	if s.Settled() || s.Status == sessions.StatusAttached || s.LastEventAt == nil {
+func Quiet(s *record.Session, now time.Time) string {
+	if s.Settled() || s.Status == record.StatusAttached || s.LastEventAt == nil {
 		return ""
 	}
 	if d := now.Sub(*s.LastEventAt); d >= QuietAfter {

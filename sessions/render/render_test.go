@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func TestMoneyOneRule(t *testing.T) {
@@ -42,11 +42,11 @@ func TestMoneyOneRule(t *testing.T) {
 // second is named in a footnote, once per model.
 func TestUnpricedIsNotUnknown(t *testing.T) {
 	owner := &proc.Ref{PID: 1}
-	waiting := &sessions.Session{Status: sessions.StatusRunning, Owner: owner, Model: "mystery-1", Turn: 1}
-	unpriced := &sessions.Session{Status: sessions.StatusCompleted, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 10}, Turn: 1}
-	again := &sessions.Session{Status: sessions.StatusFailed, Model: "mystery-1", Usage: sessions.Usage{TotalTokens: 5}, Turn: 1}
-	other := &sessions.Session{Status: sessions.StatusCompleted, Model: "mystery-2", Usage: sessions.Usage{TotalTokens: 5}, Turn: 1}
-	never := &sessions.Session{Status: sessions.StatusFailed, Model: "mystery-3"}
+	waiting := &record.Session{Status: record.StatusRunning, Owner: owner, Model: "mystery-1", Turn: 1}
+	unpriced := &record.Session{Status: record.StatusCompleted, Model: "mystery-1", Usage: record.Usage{TotalTokens: 10}, Turn: 1}
+	again := &record.Session{Status: record.StatusFailed, Model: "mystery-1", Usage: record.Usage{TotalTokens: 5}, Turn: 1}
+	other := &record.Session{Status: record.StatusCompleted, Model: "mystery-2", Usage: record.Usage{TotalTokens: 5}, Turn: 1}
+	never := &record.Session{Status: record.StatusFailed, Model: "mystery-3"}
 	if got := SessionCost(waiting); got != Unknown {
 		t.Errorf("running, nothing reported: %s, want %s", got, Unknown)
 	}
@@ -56,7 +56,7 @@ func TestUnpricedIsNotUnknown(t *testing.T) {
 	if got := SessionCost(unpriced); got != Unpriced {
 		t.Errorf("usage without a price: %s, want %s", got, Unpriced)
 	}
-	models := UnpricedModels([]*sessions.Session{waiting, unpriced, never, again, other})
+	models := UnpricedModels([]*record.Session{waiting, unpriced, never, again, other})
 	if !reflect.DeepEqual(models, []string{"mystery-1", "mystery-2"}) {
 		t.Errorf("unpriced models %v", models)
 	}
@@ -71,12 +71,12 @@ func TestUnpricedIsNotUnknown(t *testing.T) {
 
 func TestUsageOfARunningTurnIsUnknownNotZero(t *testing.T) {
 	owner := &proc.Ref{PID: 1}
-	running := &sessions.Session{Status: sessions.StatusRunning, Owner: owner}
+	running := &record.Session{Status: record.StatusRunning, Owner: owner}
 	if SessionTokens(running) != Unknown || SessionCost(running) != Unknown {
 		t.Fatalf("running with no usage: %s %s", SessionTokens(running), SessionCost(running))
 	}
 	c := 0.003
-	done := &sessions.Session{Status: sessions.StatusCompleted, Usage: sessions.Usage{TotalTokens: 1500}, CostUSD: &c}
+	done := &record.Session{Status: record.StatusCompleted, Usage: record.Usage{TotalTokens: 1500}, CostUSD: &c}
 	if SessionTokens(done) != "1.5k" || SessionCost(done) != "$0.0030" {
 		t.Fatalf("completed: %s %s", SessionTokens(done), SessionCost(done))
 	}
@@ -113,21 +113,21 @@ func assertInert(t *testing.T, lines []Line) {
 
 func TestAgentTextCannotReachTheTerminal(t *testing.T) {
 	code := 1
-	events := []sessions.Event{
-		{Type: sessions.EventMessage, Text: hostile + "\nsecond " + hostile},
-		{Type: sessions.EventReasoning, Text: hostile},
-		{Type: sessions.EventCommand, Phase: sessions.PhaseCompleted, Command: hostile, Output: hostile + "\n" + hostile, ExitCode: &code},
-		{Type: sessions.EventToolCall, Tool: hostile, Input: hostile, Output: hostile, Text: hostile},
-		{Type: sessions.EventToolResult, Output: hostile},
-		{Type: sessions.EventFileChange, Changes: []sessions.FileChange{{Path: hostile, Kind: hostile}}},
-		{Type: sessions.EventTodoList, Todos: []sessions.Todo{{Text: hostile}}},
-		{Type: sessions.EventError, Text: hostile},
-		{Type: sessions.EventRetry, Text: hostile},
-		{Type: sessions.EventTurnFailed, Text: hostile},
-		{Type: sessions.EventRaw, Text: hostile},
+	events := []record.Event{
+		{Type: record.EventMessage, Text: hostile + "\nsecond " + hostile},
+		{Type: record.EventReasoning, Text: hostile},
+		{Type: record.EventCommand, Phase: record.PhaseCompleted, Command: hostile, Output: hostile + "\n" + hostile, ExitCode: &code},
+		{Type: record.EventToolCall, Tool: hostile, Input: hostile, Output: hostile, Text: hostile},
+		{Type: record.EventToolResult, Output: hostile},
+		{Type: record.EventFileChange, Changes: []record.FileChange{{Path: hostile, Kind: hostile}}},
+		{Type: record.EventTodoList, Todos: []record.Todo{{Text: hostile}}},
+		{Type: record.EventError, Text: hostile},
+		{Type: record.EventRetry, Text: hostile},
+		{Type: record.EventTurnFailed, Text: hostile},
+		{Type: record.EventRaw, Text: hostile},
 	}
 	end := time.Now()
-	turn := sessions.Turn{N: 1, Prompt: hostile, Status: sessions.StatusFailed, EndedAt: &end, Error: hostile + " reason"}
+	turn := record.Turn{N: 1, Prompt: hostile, Status: record.StatusFailed, EndedAt: &end, Error: hostile + " reason"}
 	assertInert(t, TurnLines(turn, events, hostile))
 	for _, ev := range events {
 		assertInert(t, Of(ev))
@@ -138,19 +138,19 @@ func TestAgentTextCannotReachTheTerminal(t *testing.T) {
 }
 
 func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
-	cmd := sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseStarted, ItemID: "i1", Command: "sleep 100"}
+	cmd := record.Event{Type: record.EventCommand, Phase: record.PhaseStarted, ItemID: "i1", Command: "sleep 100"}
 	if got := Of(cmd)[0].Text; got != "$ sleep 100  (running)" {
 		t.Fatalf("running: %q", got)
 	}
 	end := time.Now()
-	killed := sessions.Turn{N: 1, Status: sessions.StatusKilled, EndedAt: &end, Error: "killed by zwarm kill"}
-	text := Text(TurnLines(killed, []sessions.Event{cmd}, ""))
+	killed := record.Turn{N: 1, Status: record.StatusKilled, EndedAt: &end, Error: "killed by zwarm kill"}
+	text := Text(TurnLines(killed, []record.Event{cmd}, ""))
 	if !strings.Contains(text, "$ sleep 100  (killed)") || strings.Contains(text, "(running)") {
 		t.Fatalf("killed turn:\n%s", text)
 	}
 	failed := killed
-	failed.Status = sessions.StatusFailed
-	if text := Text(TurnLines(failed, []sessions.Event{cmd}, "")); !strings.Contains(text, "(did not finish)") {
+	failed.Status = record.StatusFailed
+	if text := Text(TurnLines(failed, []record.Event{cmd}, "")); !strings.Contains(text, "(did not finish)") {
 		t.Fatalf("failed turn:\n%s", text)
 	}
 }
@@ -158,11 +158,11 @@ func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
 func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 	end := time.Now()
 	one := 1
-	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusFailed, EndedAt: &end, ExitCode: &one,
+	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusFailed, EndedAt: &end, ExitCode: &one,
 		Error: "API Error: 400 bad request"}
-	events := []sessions.Event{
-		{Type: sessions.EventTurnFailed, Text: "API Error: 400 bad request"},
-		{Type: sessions.EventTurnCompleted, Usage: &sessions.Usage{}},
+	events := []record.Event{
+		{Type: record.EventTurnFailed, Text: "API Error: 400 bad request"},
+		{Type: record.EventTurnCompleted, Usage: &record.Usage{}},
 	}
 	text := Text(TurnLines(turn, events, ""))
 	if strings.Contains(text, "turn completed") || strings.Count(text, "400 bad request") != 1 {
@@ -176,7 +176,7 @@ func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 func TestStderrOnlyFailureShowsReasonAndStderrTail(t *testing.T) {
 	end := time.Now()
 	one := 1
-	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusFailed, EndedAt: &end, ExitCode: &one,
+	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusFailed, EndedAt: &end, ExitCode: &one,
 		Error: "codex exited with code 1"}
 	tail := "line 1\nError: unknown model\n"
 	text := Text(TurnLines(turn, nil, tail))
@@ -196,10 +196,10 @@ func TestTurnEndShowsThisTurnsUsageOnly(t *testing.T) {
 	end := time.Now()
 	zero := 0
 	c := 0.0012
-	turn := sessions.Turn{N: 2, Status: sessions.StatusCompleted, EndedAt: &end, ExitCode: &zero, CostUSD: &c,
-		Usage: sessions.Usage{InputTokens: 200, OutputTokens: 20, TotalTokens: 220}}
+	turn := record.Turn{N: 2, Status: record.StatusCompleted, EndedAt: &end, ExitCode: &zero, CostUSD: &c,
+		Usage: record.Usage{InputTokens: 200, OutputTokens: 20, TotalTokens: 220}}
 	// The agent's cumulative count (900 in) is not shown beside the turn's.
-	events := []sessions.Event{{Type: sessions.EventTurnCompleted, Cumulative: true, Usage: &sessions.Usage{InputTokens: 900, OutputTokens: 90}}}
+	events := []record.Event{{Type: record.EventTurnCompleted, Cumulative: true, Usage: &record.Usage{InputTokens: 900, OutputTokens: 90}}}
 	text := Text(TurnLines(turn, events, ""))
 	if strings.Contains(text, "900") || !strings.Contains(text, "── completed · exit 0 · 220 tokens (200 in, 20 out) · $0.0012") {
 		t.Fatalf("usage:\n%s", text)
@@ -218,14 +218,14 @@ func TestErrorBodiesShowTheirMessage(t *testing.T) {
 			t.Errorf("ErrorText(%q) = %q, want %q", in, got, want)
 		}
 	}
-	lines := Of(sessions.Event{Type: sessions.EventError, Text: `{"error":{"message":"Invalid request: bad tool"}}`})
+	lines := Of(record.Event{Type: record.EventError, Text: `{"error":{"message":"Invalid request: bad tool"}}`})
 	if lines[0].Text != "! Invalid request: bad tool" {
 		t.Fatalf("error line %q", lines[0].Text)
 	}
 }
 
 func TestMCPToolCallShowsItsResult(t *testing.T) {
-	ev := sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseCompleted, ItemID: "m1", Tool: "docs.search",
+	ev := record.Event{Type: record.EventToolCall, Phase: record.PhaseCompleted, ItemID: "m1", Tool: "docs.search",
 		Input: `{"q":"flags"}`, Output: `{"content":[{"type":"text","text":"found 3 pages\nsecond line"}],"structured_content":null}`}
 	text := Text(Of(ev))
 	if !strings.Contains(text, `→ docs.search {"q":"flags"}`) || !strings.Contains(text, "← found 3 pages") || !strings.Contains(text, "second line") {
@@ -234,15 +234,15 @@ func TestMCPToolCallShowsItsResult(t *testing.T) {
 }
 
 func TestClaudeTaskToolsRenderAsAPlan(t *testing.T) {
-	create := sessions.Event{Type: sessions.EventToolCall, Tool: "TaskCreate", Input: `{"subject":"Fix step 1","description":"d"}`}
-	update := sessions.Event{Type: sessions.EventToolCall, Tool: "TaskUpdate", Input: `{"taskId":"1","status":"completed"}`}
+	create := record.Event{Type: record.EventToolCall, Tool: "TaskCreate", Input: `{"subject":"Fix step 1","description":"d"}`}
+	update := record.Event{Type: record.EventToolCall, Tool: "TaskUpdate", Input: `{"taskId":"1","status":"completed"}`}
 	if got := Of(create)[0]; got.Text != "☐ Fix step 1" || got.Kind != Todo {
 		t.Fatalf("TaskCreate: %+v", got)
 	}
 	if got := Of(update)[0].Text; got != "☑ task 1 (completed)" {
 		t.Fatalf("TaskUpdate: %q", got)
 	}
-	plan := sessions.Event{Type: sessions.EventTodoList, Todos: []sessions.Todo{{Text: "a", Completed: true}, {Text: "b"}}}
+	plan := record.Event{Type: record.EventTodoList, Todos: []record.Todo{{Text: "a", Completed: true}, {Text: "b"}}}
 	if got := Text(Of(plan)); got != "  ☑ a\n  ☐ b\n" {
 		t.Fatalf("plan: %q", got)
 	}
@@ -251,18 +251,18 @@ func TestClaudeTaskToolsRenderAsAPlan(t *testing.T) {
 func TestStreamPrintsStartsAndOnlyWhatIsNewAtTheEnd(t *testing.T) {
 	var s Stream
 	var out []string
-	emit := func(ev sessions.Event) {
+	emit := func(ev record.Event) {
 		for _, l := range s.Event(ev) {
 			out = append(out, l.Text)
 		}
 	}
 	zero := 0
-	emit(sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseStarted, ItemID: "c", Command: "make"})
-	emit(sessions.Event{Type: sessions.EventCommand, Phase: sessions.PhaseCompleted, ItemID: "c", Command: "make", Output: "ok\n", ExitCode: &zero})
-	emit(sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseStarted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`})
-	emit(sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseCompleted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`, Output: "3 hits"})
-	emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseStarted, ItemID: "m", Text: "par"})
-	emit(sessions.Event{Type: sessions.EventMessage, Phase: sessions.PhaseCompleted, ItemID: "m", Text: "done"})
+	emit(record.Event{Type: record.EventCommand, Phase: record.PhaseStarted, ItemID: "c", Command: "make"})
+	emit(record.Event{Type: record.EventCommand, Phase: record.PhaseCompleted, ItemID: "c", Command: "make", Output: "ok\n", ExitCode: &zero})
+	emit(record.Event{Type: record.EventToolCall, Phase: record.PhaseStarted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`})
+	emit(record.Event{Type: record.EventToolCall, Phase: record.PhaseCompleted, ItemID: "t", Tool: "WebSearch", Input: `{"q":"x"}`, Output: "3 hits"})
+	emit(record.Event{Type: record.EventMessage, Phase: record.PhaseStarted, ItemID: "m", Text: "par"})
+	emit(record.Event{Type: record.EventMessage, Phase: record.PhaseCompleted, ItemID: "m", Text: "done"})
 	want := []string{"$ make  (running)", "$ make  (exit 0)", "│ ok", `→ WebSearch {"q":"x"}`, "← 3 hits", "» done"}
 	if strings.Join(out, "|") != strings.Join(want, "|") {
 		t.Fatalf("stream:\n%q\nwant\n%q", out, want)
@@ -272,11 +272,11 @@ func TestStreamPrintsStartsAndOnlyWhatIsNewAtTheEnd(t *testing.T) {
 // Claude's tools other than Bash are a started call and a separate result:
 // both are shown, folded or live.
 func TestClaudeToolCallAndResult(t *testing.T) {
-	call := sessions.Event{Type: sessions.EventToolCall, Phase: sessions.PhaseStarted, ItemID: "toolu_1", Tool: "WebSearch", Input: `{"query":"go 1.26"}`}
-	res := sessions.Event{Type: sessions.EventToolResult, Phase: sessions.PhaseCompleted, ItemID: "toolu_1", Tool: "WebSearch", Output: "5 results"}
+	call := record.Event{Type: record.EventToolCall, Phase: record.PhaseStarted, ItemID: "toolu_1", Tool: "WebSearch", Input: `{"query":"go 1.26"}`}
+	res := record.Event{Type: record.EventToolResult, Phase: record.PhaseCompleted, ItemID: "toolu_1", Tool: "WebSearch", Output: "5 results"}
 	end := time.Now()
-	turn := sessions.Turn{N: 1, Status: sessions.StatusCompleted, EndedAt: &end}
-	text := Text(TurnLines(turn, []sessions.Event{call, res}, ""))
+	turn := record.Turn{N: 1, Status: record.StatusCompleted, EndedAt: &end}
+	text := Text(TurnLines(turn, []record.Event{call, res}, ""))
 	if !strings.Contains(text, `→ WebSearch {"query":"go 1.26"}`) || !strings.Contains(text, "← 5 results") {
 		t.Fatalf("folded:\n%s", text)
 	}
@@ -394,10 +394,10 @@ func TestTurnNotesAreShown(t *testing.T) {
 	note := "turn file removed while the turn ran; the output from 2026-11-25T19:30:00Z on is in a new turn_1.jsonl"
 	end := time.Now()
 	zero := 0
-	turn := sessions.Turn{N: 1, Prompt: "go", Status: sessions.StatusCompleted, EndedAt: &end, ExitCode: &zero,
+	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusCompleted, EndedAt: &end, ExitCode: &zero,
 		Notes: []string{note, hostile}}
-	msg := sessions.Event{Type: sessions.EventMessage, Text: "done"}
-	ended := TurnLines(turn, []sessions.Event{msg}, "")
+	msg := record.Event{Type: record.EventMessage, Text: "done"}
+	ended := TurnLines(turn, []record.Event{msg}, "")
 	assertInert(t, ended)
 	text := Text(ended)
 	if !strings.Contains(text, "    note: "+note+"\n") || strings.Count(text, "note: ") != 2 {
@@ -407,8 +407,8 @@ func TestTurnNotesAreShown(t *testing.T) {
 		t.Fatalf("turn end:\n%s", Text(TurnEnd(turn, "")))
 	}
 	running := turn
-	running.EndedAt, running.Status, running.ExitCode = nil, sessions.StatusRunning, nil
-	lines := TurnLines(running, []sessions.Event{msg}, "")
+	running.EndedAt, running.Status, running.ExitCode = nil, record.StatusRunning, nil
+	lines := TurnLines(running, []record.Event{msg}, "")
 	assertInert(t, lines)
 	if text := Text(lines); !strings.Contains(text, "  note: "+note+"\n") {
 		t.Fatalf("running turn:\n%s", text)
@@ -428,8 +428,8 @@ func TestLimitAsGiven(t *testing.T) {
 func TestQuiet(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	last := now.Add(-7 * time.Minute)
-	for st, want := range map[sessions.Status]string{sessions.StatusRunning: "quiet 7m", sessions.StatusAttached: "", sessions.StatusCompleted: ""} {
-		s := &sessions.Session{Status: st, LastEventAt: &last}
+	for st, want := range map[record.Status]string{record.StatusRunning: "quiet 7m", record.StatusAttached: "", record.StatusCompleted: ""} {
+		s := &record.Session{Status: st, LastEventAt: &last}
 		if got := Quiet(s, now); got != want {
 			t.Errorf("%s: %q, want %q", st, got, want)
 		}

@@ -2,10 +2,9 @@ package render
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"strconv"
 	"strings"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // Kind says what a line shows, for styling.
@@ -48,21 +47,21 @@ func Text(lines []Line) string {
 }
 
 // Of renders one event as it stands, in a turn that is still running.
-func Of(ev sessions.Event) []Line { return Step(ev, nil) }
+func Of(ev record.Event) []Line { return Step(ev, nil) }
 
 // Step renders one step of a turn. ended is the turn's record once it has
 // ended, nil while it runs: an item that never finished is then shown as
 // cut short (a killed turn's last command reads "killed", not "running").
 // Bookkeeping events (thread and turn starts, the turn's completion, whose
 // usage the turn's end line shows per turn) render as nothing.
-func Step(ev sessions.Event, ended *sessions.Turn) []Line {
+func Step(ev record.Event, ended *record.Turn) []Line {
 	l := func(k Kind, text string) Line { return Line{Kind: k, Indent: 1, Text: text} }
 	switch ev.Type {
-	case sessions.EventReasoning:
+	case record.EventReasoning:
 		return []Line{l(Reasoning, "· "+Clip(ev.Text, 300))}
-	case sessions.EventCommand:
+	case record.EventCommand:
 		return command(ev, ended)
-	case sessions.EventFileChange:
+	case record.EventFileChange:
 		var out []Line
 		for _, c := range ev.Changes {
 			out = append(out, l(File, "✎ "+Clip(c.Kind, 20)+" "+Clip(c.Path, 300)))
@@ -71,43 +70,43 @@ func Step(ev sessions.Event, ended *sessions.Turn) []Line {
 			out = append(out, Line{Kind: Error, Indent: 2, Text: "! " + Clip(ev.Text, 300)})
 		}
 		return out
-	case sessions.EventTodoList:
+	case record.EventTodoList:
 		return plan(ev.Todos)
-	case sessions.EventToolCall:
+	case record.EventToolCall:
 		return toolCall(ev)
-	case sessions.EventToolResult:
+	case record.EventToolResult:
 		if ev.Text != "" {
 			return []Line{{Kind: Error, Indent: 2, Text: "← ! " + Clip(ev.Text, 300)}}
 		}
 		return output("← ", ev.Output)
-	case sessions.EventMessage:
+	case record.EventMessage:
 		var out []Line
 		for _, m := range Lines(ev.Text) {
 			out = append(out, l(Message, "» "+m))
 		}
 		return out
-	case sessions.EventError:
+	case record.EventError:
 		return []Line{l(Error, "! "+Clip(ErrorText(ev.Text), 1000))}
-	case sessions.EventRetry:
+	case record.EventRetry:
 		return []Line{l(Reasoning, "↻ "+Clip(ev.Text, 300))}
-	case sessions.EventTurnFailed:
+	case record.EventTurnFailed:
 		return []Line{l(Error, "✗ turn failed: "+Clip(ErrorText(ev.Text), 1000))}
-	case sessions.EventRaw:
+	case record.EventRaw:
 		return []Line{l(Raw, "| "+Clip(ev.Text, 300))}
 	}
 	return nil
 }
 
-func command(ev sessions.Event, ended *sessions.Turn) []Line {
+func command(ev record.Event, ended *record.Turn) []Line {
 	var state string
 	switch {
 	case ev.ExitCode != nil:
 		state = "exit " + strconv.Itoa(*ev.ExitCode)
-	case ev.Phase != sessions.PhaseStarted && ev.Phase != sessions.PhaseUpdated:
+	case ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated:
 		state = Clip(orElse(ev.Status, "no exit code"), 40)
 	case ended == nil:
 		state = "running"
-	case ended.Status == sessions.StatusKilled:
+	case ended.Status == record.StatusKilled:
 		state = "killed"
 	default:
 		state = "did not finish"
@@ -142,7 +141,7 @@ func output(mark, s string) []Line {
 	return out
 }
 
-func toolCall(ev sessions.Event) []Line {
+func toolCall(ev record.Event) []Line {
 	if lines, ok := taskTool(ev); ok {
 		return lines
 	}
@@ -155,7 +154,7 @@ func toolCall(ev sessions.Event) []Line {
 }
 
 // plan renders a plan as a checklist.
-func plan(todos []sessions.Todo) []Line {
+func plan(todos []record.Todo) []Line {
 	var out []Line
 	for _, t := range todos {
 		box := "☐"
@@ -169,7 +168,7 @@ func plan(todos []sessions.Todo) []Line {
 
 // taskTool renders Claude Code's plan tools (TaskCreate, TaskUpdate) as
 // plan entries when they arrive as plain tool calls.
-func taskTool(ev sessions.Event) ([]Line, bool) {
+func taskTool(ev record.Event) ([]Line, bool) {
 	if ev.Tool != "TaskCreate" && ev.Tool != "TaskUpdate" {
 		return nil, false
 	}

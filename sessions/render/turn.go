@@ -2,14 +2,13 @@ package render
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"reflect"
 	"strings"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // TurnHeader is the separator that starts a turn.
-func TurnHeader(t sessions.Turn) Line {
+func TurnHeader(t record.Turn) Line {
 	what := "task"
 	if t.N > 1 {
 		what = "follow-up"
@@ -18,7 +17,7 @@ func TurnHeader(t sessions.Turn) Line {
 }
 
 // Prompt is the user's message that started a turn.
-func Prompt(t sessions.Turn) []Line {
+func Prompt(t record.Turn) []Line {
 	var out []Line
 	for _, l := range Lines(t.Prompt) {
 		out = append(out, Line{Kind: User, Indent: 1, Text: "> " + l})
@@ -29,7 +28,7 @@ func Prompt(t sessions.Turn) []Line {
 // TurnLines renders a whole turn the one way show, logs and the dashboard
 // agree on: its header, the prompt, one step per item in its latest state,
 // and once it has ended, how (TurnEnd).
-func TurnLines(t sessions.Turn, events []sessions.Event, stderrTail string) []Line {
+func TurnLines(t record.Turn, events []record.Event, stderrTail string) []Line {
 	var out []Line
 	w := NewTurnWriter(t, func(l []Line) { out = append(out, l...) })
 	for _, ev := range events {
@@ -43,27 +42,27 @@ func TurnLines(t sessions.Turn, events []sessions.Event, stderrTail string) []Li
 // read, so a turn of any size is shown without holding it: lines go to
 // emit as soon as the steps they show are complete (sessions.StepFolder).
 type TurnWriter struct {
-	t     sessions.Turn
-	ended *sessions.Turn
+	t     record.Turn
+	ended *record.Turn
 	emit  func([]Line)
-	fold  sessions.StepFolder
+	fold  record.StepFolder
 	shown map[string]bool // failure texts already shown as steps
-	step  func(sessions.Event)
+	step  func(record.Event)
 }
 
 // NewTurnWriter starts a turn: its header and prompt go out at once. t is
 // the turn's record as it stands; an ended turn renders its unfinished
 // items as cut short.
-func NewTurnWriter(t sessions.Turn, emit func([]Line)) *TurnWriter {
+func NewTurnWriter(t record.Turn, emit func([]Line)) *TurnWriter {
 	w := &TurnWriter{t: t, emit: emit, shown: map[string]bool{}}
 	if t.EndedAt != nil {
 		w.ended = &w.t
 	}
-	w.step = func(ev sessions.Event) {
+	w.step = func(ev record.Event) {
 		if lines := Step(ev, w.ended); len(lines) > 0 {
 			w.emit(lines)
 		}
-		if ev.Type == sessions.EventTurnFailed || ev.Type == sessions.EventError {
+		if ev.Type == record.EventTurnFailed || ev.Type == record.EventError {
 			w.shown[strings.TrimSpace(ev.Text)] = true
 		}
 	}
@@ -72,12 +71,12 @@ func NewTurnWriter(t sessions.Turn, emit func([]Line)) *TurnWriter {
 }
 
 // Event takes the turn's next event.
-func (w *TurnWriter) Event(ev sessions.Event) { w.fold.Add(ev, w.step) }
+func (w *TurnWriter) Event(ev record.Event) { w.fold.Add(ev, w.step) }
 
 // Ended gives the writer the turn's record as it ended, when it was
 // started from the record of the turn still running: End then says how
 // the turn ended, and what it left unfinished shows as cut short.
-func (w *TurnWriter) Ended(t sessions.Turn) {
+func (w *TurnWriter) Ended(t record.Turn) {
 	if t.EndedAt != nil {
 		w.t = t
 		w.ended = &w.t
@@ -98,7 +97,7 @@ func (w *TurnWriter) End(stderrTail string) {
 // turnNotes are what the supervisor had to do to keep recording a turn
 // (its turn file was removed while it ran, say), one line each. They come
 // from meta.json, which anyone may have written: escaped like agent text.
-func turnNotes(t sessions.Turn, indent int) []Line {
+func turnNotes(t record.Turn, indent int) []Line {
 	var out []Line
 	for _, n := range t.Notes {
 		out = append(out, Line{Kind: Raw, Indent: indent, Text: "note: " + clipRunes(SafeLine(n), 500)})
@@ -110,29 +109,29 @@ func turnNotes(t sessions.Turn, indent int) []Line {
 // and cost, the supervisor's notes on it; for a turn that did not
 // complete, the reason and the end of what the agent wrote to stderr (when
 // the reason does not already hold it).
-func TurnEnd(t sessions.Turn, stderrTail string) []Line {
+func TurnEnd(t record.Turn, stderrTail string) []Line {
 	return turnEnd(t, stderrTail, nil)
 }
 
-func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
+func turnEnd(t record.Turn, stderrTail string, shown map[string]bool) []Line {
 	parts := []string{string(t.Status)}
 	if t.ExitCode != nil {
 		parts = append(parts, fmt.Sprintf("exit %d", *t.ExitCode))
 	}
-	if t.Usage.IsZero() && t.Status != sessions.StatusCompleted {
+	if t.Usage.IsZero() && t.Status != record.StatusCompleted {
 		parts = append(parts, "no usage reported")
 	} else {
 		parts = append(parts, fmt.Sprintf("%s tokens (%s in, %s out)", Tokens(t.Usage.TotalTokens),
 			Tokens(t.Usage.InputTokens), Tokens(t.Usage.OutputTokens)), Cost(t.CostUSD))
 	}
 	kind := Done
-	if t.Status != sessions.StatusCompleted {
+	if t.Status != record.StatusCompleted {
 		kind = Error
 	}
 	out := []Line{{Kind: kind, Indent: 1, Text: "── " + strings.Join(parts, " · ")}}
 	out = append(out, turnWork(t)...)
 	out = append(out, turnNotes(t, 2)...)
-	if t.Status == sessions.StatusCompleted {
+	if t.Status == record.StatusCompleted {
 		return out
 	}
 	reason := strings.TrimSpace(t.Error)
@@ -164,43 +163,43 @@ func turnEnd(t sessions.Turn, stderrTail string, shown map[string]bool) []Line {
 // It remembers only the items still open (and each plan's latest steps),
 // so following a turn of millions of commands holds none of them.
 type Stream struct {
-	open  map[string]bool            // commands and tool calls printed, not yet ended
-	plans map[string][]sessions.Todo // each plan's steps as last printed
+	open  map[string]bool          // commands and tool calls printed, not yet ended
+	plans map[string][]record.Todo // each plan's steps as last printed
 }
 
 // Event returns the lines to print for ev now, possibly none.
-func (s *Stream) Event(ev sessions.Event) []Line {
+func (s *Stream) Event(ev record.Event) []Line {
 	if s.open == nil {
-		s.open, s.plans = map[string]bool{}, map[string][]sessions.Todo{}
+		s.open, s.plans = map[string]bool{}, map[string][]record.Todo{}
 	}
 	if ev.ItemID == "" || ev.Phase == "" {
 		return Of(ev)
 	}
 	key := string(ev.Type) + "/" + ev.ItemID
 	switch ev.Type {
-	case sessions.EventCommand, sessions.EventToolCall:
+	case record.EventCommand, record.EventToolCall:
 		printed := s.open[key]
-		if ev.Phase == sessions.PhaseUpdated || printed && ev.Phase == sessions.PhaseStarted {
+		if ev.Phase == record.PhaseUpdated || printed && ev.Phase == record.PhaseStarted {
 			return nil
 		}
-		if ev.Phase == sessions.PhaseCompleted {
+		if ev.Phase == record.PhaseCompleted {
 			delete(s.open, key)
 		} else {
 			s.open[key] = true
 		}
-		if printed && ev.Type == sessions.EventToolCall {
+		if printed && ev.Type == record.EventToolCall {
 			lines := Of(ev)
 			return lines[1:] // the call was printed when it started
 		}
 		return Of(ev)
-	case sessions.EventTodoList:
+	case record.EventTodoList:
 		if prev, printed := s.plans[ev.ItemID]; printed && reflect.DeepEqual(prev, ev.Todos) {
 			return nil
 		}
 		s.plans[ev.ItemID] = ev.Todos
 		return Of(ev)
 	}
-	if ev.Phase != sessions.PhaseCompleted {
+	if ev.Phase != record.PhaseCompleted {
 		return nil // messages, reasoning and file changes are shown done
 	}
 	return Of(ev)

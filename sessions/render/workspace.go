@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -18,7 +19,7 @@ type Field struct{ Name, Text string }
 // WorkspaceFields describe where a session's agent works and what became
 // of its change: the worktree, its branch and base, and the change
 // (landed, conflicting, or how big and how to review and land it).
-func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
+func WorkspaceFields(s *record.Session, now time.Time) []Field {
 	ws := s.Workspace
 	if ws == nil {
 		return []Field{{"worktree", "none: it works in place, in " + SafeLine(s.WorkingDir)}}
@@ -36,7 +37,7 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 	switch {
 	case ws.Preparing():
 		change = "none yet: the worktree is being made"
-	case ws.State == sessions.WorkspaceFailed:
+	case ws.State == record.WorkspaceFailed:
 		change = "none: the worktree could not be made"
 	case len(ws.Conflict) > 0:
 		change = fmt.Sprintf("conflict in %s: zwarm update %s merges the base in and has the worker resolve it",
@@ -54,7 +55,7 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 		change = ws.Changes.String() + fmt.Sprintf(", not landed: zwarm diff %s shows it, zwarm land %s lands it", id, id)
 	}
 	out = append(out, Field{"changes", change})
-	if ws.State == sessions.WorkspaceRemoved {
+	if ws.State == record.WorkspaceRemoved {
 		out[0].Text += " (removed after landing; a follow-up makes it again)"
 	}
 	if ws.Error != "" {
@@ -65,7 +66,7 @@ func WorkspaceFields(s *sessions.Session, now time.Time) []Field {
 
 // DenialsText says how many tool calls a session's agent was refused and
 // how to allow them, "" when none was.
-func DenialsText(s *sessions.Session) string {
+func DenialsText(s *record.Session) string {
 	if s.Denied == 0 {
 		return ""
 	}
@@ -88,7 +89,7 @@ func DenialsText(s *sessions.Session) string {
 	return msg + ". The agent could not do that work; " + how
 }
 
-func denial(d sessions.Denial) string {
+func denial(d record.Denial) string {
 	if d.Input == "" {
 		return SafeLine(d.Tool)
 	}
@@ -97,7 +98,7 @@ func denial(d sessions.Denial) string {
 
 // turnWork is what a turn changed (its commit and files) and what its
 // agent was refused, under its end line.
-func turnWork(t sessions.Turn) []Line {
+func turnWork(t record.Turn) []Line {
 	var out []Line
 	if t.Commit != "" {
 		files := strings.Join(t.Files, ", ")

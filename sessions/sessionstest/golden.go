@@ -12,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Feed writes data to a turn file the way an agent does, in pieces of
 // sizes(i) bytes, and reads it back with a TurnReader after every write, as
 // a live reader does. It returns every event parsed.
-func Feed(t testing.TB, p sessions.Parser, data []byte, sizes func(i int) int) []sessions.Event {
+func Feed(t testing.TB, p record.Parser, data []byte, sizes func(i int) int) []record.Event {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
 	f, err := os.Create(path)
@@ -27,8 +28,8 @@ func Feed(t testing.TB, p sessions.Parser, data []byte, sizes func(i int) int) [
 	defer f.Close()
 	rd := sessions.NewTurnReader(path, p, 0)
 	defer rd.Close()
-	var got []sessions.Event
-	collect := func(ev sessions.Event) { got = append(got, ev) }
+	var got []record.Event
+	collect := func(ev record.Event) { got = append(got, ev) }
 	for i := 0; len(data) > 0; i++ {
 		n := max(1, min(sizes(i), len(data)))
 		if _, err := f.Write(data[:n]); err != nil {
@@ -46,7 +47,7 @@ func Feed(t testing.TB, p sessions.Parser, data []byte, sizes func(i int) int) [
 }
 
 // Encode writes events one JSON object a line, the golden format.
-func Encode(t testing.TB, evs []sessions.Event) []byte {
+func Encode(t testing.TB, evs []record.Event) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, ev := range evs {
@@ -63,7 +64,7 @@ func Encode(t testing.TB, evs []sessions.Event) []byte {
 // Goldens checks every testdata/*.jsonl against its .golden file, parsing
 // it whole, line by line and in odd chunks with a fresh parser from
 // newParser each time. With update set it rewrites the goldens first.
-func Goldens(t *testing.T, newParser func() sessions.Parser, update bool) {
+func Goldens(t *testing.T, newParser func() record.Parser, update bool) {
 	files, _ := filepath.Glob("testdata/*.jsonl")
 	if len(files) == 0 {
 		t.Fatal("no testdata/*.jsonl")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,7 +50,7 @@ type agentRun struct {
 	sv     *supervisor
 	id     string
 	n      int // the turn being served
-	parser sessions.Parser
+	parser record.Parser
 	p      *agentProc
 	cmd    sessions.Command
 	grace  time.Duration
@@ -76,7 +77,7 @@ type agentRun struct {
 	// cut holds back an unfinished line, so that the turn file gets
 	// whole lines, and cuts one longer than sessions.MaxLineBytes.
 	cut       sessions.LineCutter
-	pending   []sessions.Event
+	pending   []record.Event
 	written   int64 // bytes of the current turn file, whole lines (those a full disk dropped included)
 	turnDone  bool  // the current turn's completion event was parsed
 	lastFlush time.Time
@@ -89,7 +90,7 @@ type agentRun struct {
 	tel *telemetry
 }
 
-func newAgentRun(sv *supervisor, id string, n int, parser sessions.Parser, p *agentProc, cmd sessions.Command, grace time.Duration) *agentRun {
+func newAgentRun(sv *supervisor, id string, n int, parser record.Parser, p *agentProc, cmd sessions.Command, grace time.Duration) *agentRun {
 	return &agentRun{sv: sv, id: id, n: n, parser: parser, p: p, cmd: cmd, grace: grace}
 }
 
@@ -253,12 +254,12 @@ func (a *agentRun) parse(line []byte) {
 	}
 	for _, ev := range evs {
 		a.pending = append(a.pending, ev)
-		a.turnDone = a.turnDone || ev.Type == sessions.EventTurnCompleted || ev.Type == sessions.EventTurnFailed
+		a.turnDone = a.turnDone || ev.Type == record.EventTurnCompleted || ev.Type == record.EventTurnFailed
 	}
 	if len(a.pending) >= maxPending {
 		// A chatty agent prints thousands of events between two saves;
 		// only those that change the record are kept until the next.
-		a.pending = sessions.CompactEvents(a.pending)
+		a.pending = record.CompactEvents(a.pending)
 	}
 }
 
@@ -351,7 +352,7 @@ func (a *agentRun) saveAs(outcome bool) {
 		case sessions.IsNoSpace(err):
 			// The outcome may use the reserve; until then the events
 			// wait here, only those that change the record.
-			a.pending = sessions.CompactEvents(a.pending)
+			a.pending = record.CompactEvents(a.pending)
 		}
 	}
 	if why := a.sv.turns.OverCostLimit(); why != "" {
@@ -365,7 +366,7 @@ func (a *agentRun) saveAs(outcome bool) {
 // queued (or a kill in progress) it closes the agent's stdin, so it
 // finishes; the turn's end is recorded once the process has exited.
 func (a *agentRun) nextLive(ctx context.Context) {
-	var next *sessions.Turn
+	var next *record.Turn
 	if a.failure == "" && a.dropped == nil { // a failing turn hands nothing over
 		var err error
 		if next, err = a.sv.turns.HandOver(ctx, a.n); err != nil {
@@ -483,7 +484,7 @@ func (a *agentRun) callsReported() {
 		return // the turn's own report counts
 	}
 	for i := range calls {
-		a.pending = append(a.pending, sessions.Event{Type: sessions.EventUsage, Usage: &calls[i]})
+		a.pending = append(a.pending, record.Event{Type: record.EventUsage, Usage: &calls[i]})
 	}
 	if len(calls) > 0 && a.flush == nil {
 		a.flush = time.After(max(0, flushEvery-time.Since(a.lastFlush)))

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -184,7 +185,7 @@ func (sv *supervisor) run(ctx context.Context) error {
 // the task, or the follow-up that reopened it. A session whose worktree
 // is not made yet (or was removed) has it made first, between the claim
 // and the turn; meanwhile it is pending, and a kill stops the making.
-func (sv *supervisor) begin(ctx context.Context) (*sessions.Session, *sessions.Turn, error) {
+func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn, error) {
 	s, turn, prepare, err := sv.turns.Claim(ctx)
 	if err != nil {
 		return s, turn, err
@@ -242,7 +243,7 @@ func awaitJobSignal(ctx context.Context, end sessions.TurnEnd) bool {
 
 // afterTurn records how a turn ended and, in the same update, starts the
 // next queued follow-up or settles the session.
-func (sv *supervisor) afterTurn(ctx context.Context, end sessions.TurnEnd) (*sessions.Session, *sessions.Turn, error) {
+func (sv *supervisor) afterTurn(ctx context.Context, end sessions.TurnEnd) (*record.Session, *record.Turn, error) {
 	s, turn, err := sv.turns.EndTurn(ctx, end)
 	if err != nil {
 		return nil, nil, fmt.Errorf("record turn %d: %w", end.N, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // telemetry is the local OTLP/HTTP logs endpoint a turn's agent sends its
@@ -26,7 +27,7 @@ type telemetry struct {
 	done chan struct{}
 
 	mu    sync.Mutex
-	calls []sessions.Usage
+	calls []record.Usage
 	ready chan struct{} // signalled when calls has something
 }
 
@@ -74,7 +75,7 @@ func (t *telemetry) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 // take returns the calls reported since the last take.
-func (t *telemetry) take() []sessions.Usage {
+func (t *telemetry) take() []record.Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	calls := t.calls

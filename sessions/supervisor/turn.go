@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // runTurn runs one agent process for turn t. A live process (Command.Input)
 // may go on to serve the follow-ups queued meanwhile as further turns. It
 // returns when the process and everything it started are gone, with how
 // the last turn it served ended; the caller records that.
-func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessions.Turn) sessions.TurnEnd {
+func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.Turn) sessions.TurnEnd {
 	fail := func(format string, a ...any) sessions.TurnEnd {
 		return sessions.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
 	}
@@ -34,7 +35,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *sessions.Session, t *sessi
 	if t.N > 1 && s.ThreadID != "" {
 		req.ThreadID = s.ThreadID
 	}
-	if ws := s.Workspace; ws != nil && ws.State == sessions.WorkspaceReady {
+	if ws := s.Workspace; ws != nil && ws.State == record.WorkspaceReady {
 		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
 	}
 	// A cost limit wants each call's usage as it comes: an agent that

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -24,7 +25,7 @@ const gitTimeout = 30 * time.Second
 // after a landing removed it, at what was landed), what [worktrees] copy,
 // symlink and .worktreeinclude bring along, then the setup command.
 // Everything it does and prints goes to the session's setup.log.
-func (sv *supervisor) prepare(ctx context.Context, ws *sessions.Workspace) (sessions.Made, error) {
+func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (sessions.Made, error) {
 	var m sessions.Made
 	logf, err := sv.turns.OpenSetupLog()
 	if err != nil {
@@ -114,10 +115,10 @@ func (sv *supervisor) prepare(ctx context.Context, ws *sessions.Workspace) (sess
 // turn n, and measures the change. It runs whatever ended the turn (a
 // kill included), with a context of its own: no work is lost because the
 // turn was stopped.
-func (sv *supervisor) commitTurn(s *sessions.Session, n int) *sessions.TurnWork {
+func (sv *supervisor) commitTurn(s *record.Session, n int) *sessions.TurnWork {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	work := sessions.CommitWork(ctx, s.Workspace, s.CommitMessage(n), fmt.Sprintf("turn %d's work", n))
+	work := sessions.CommitWork(ctx, s.Workspace, sessions.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
 	if work != nil {
 		for _, u := range work.Undone {
 			sv.log.Warn("undid what the worker did to the repository's git dir", "turn", n, "what", u)

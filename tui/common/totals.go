@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -13,7 +14,7 @@ import (
 // sessions costs what the few that change cost.
 type Totals struct {
 	Sessions int
-	Counts   map[sessions.Status]int
+	Counts   map[record.Status]int
 	Tokens   int64
 	Cost     float64
 	// Unpriced counts the sessions whose model has no price (the money is
@@ -25,7 +26,7 @@ type Totals struct {
 }
 
 // TotalsOf adds up list.
-func TotalsOf(list []*sessions.Session) Totals {
+func TotalsOf(list []*record.Session) Totals {
 	var t Totals
 	for _, s := range list {
 		t.AddSession(s, 1)
@@ -34,7 +35,7 @@ func TotalsOf(list []*sessions.Session) Totals {
 }
 
 // AddSession adds a session (sign 1) or takes it away (-1).
-func (t *Totals) AddSession(s *sessions.Session, sign int) {
+func (t *Totals) AddSession(s *record.Session, sign int) {
 	cost := 0.0
 	if s.CostUSD != nil {
 		cost = *s.CostUSD
@@ -48,9 +49,9 @@ func (t *Totals) AddBrief(b sessions.Brief, sign int) {
 	t.add(b.Status, b.Model, b.Tokens, b.CostUSD, !b.Priced && b.Turn > 0, sign)
 }
 
-func (t *Totals) add(st sessions.Status, model string, tokens int64, cost float64, unpriced bool, sign int) {
+func (t *Totals) add(st record.Status, model string, tokens int64, cost float64, unpriced bool, sign int) {
 	if t.Counts == nil {
-		t.Counts = map[sessions.Status]int{}
+		t.Counts = map[record.Status]int{}
 	}
 	t.Sessions += sign
 	t.Counts[st] += sign
@@ -71,7 +72,7 @@ func (t *Totals) add(st sessions.Status, model string, tokens int64, cost float6
 
 // Plus is t and u together.
 func (t Totals) Plus(u Totals) Totals {
-	out := Totals{Sessions: t.Sessions + u.Sessions, Counts: map[sessions.Status]int{}, Tokens: t.Tokens + u.Tokens,
+	out := Totals{Sessions: t.Sessions + u.Sessions, Counts: map[record.Status]int{}, Tokens: t.Tokens + u.Tokens,
 		Cost: t.Cost + u.Cost, Unpriced: t.Unpriced + u.Unpriced, unpriced: map[string]int{}}
 	for _, x := range []Totals{t, u} {
 		for st, n := range x.Counts {

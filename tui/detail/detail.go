@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -25,7 +26,7 @@ const MaxSteps = 1000
 type step struct {
 	key   string // turn and item id, for items reported more than once
 	turn  int
-	ev    *sessions.Event // nil for a turn's header, prompt and end
+	ev    *record.Event // nil for a turn's header, prompt and end
 	lines []render.Line
 }
 
@@ -34,7 +35,7 @@ type Model struct {
 	common.Common
 	vp      viewport.Model
 	id      string
-	session *sessions.Session
+	session *record.Session
 	steps   []step
 	byKey   map[string]int
 	loaded  bool // an update of the session has been applied
@@ -83,7 +84,7 @@ func (m *Model) Reset(id string) {
 }
 
 // SetSession updates the session's record (the title).
-func (m *Model) SetSession(s *sessions.Session) {
+func (m *Model) SetSession(s *record.Session) {
 	if s == nil || s.ID != m.id {
 		return
 	}

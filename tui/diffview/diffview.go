@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 )
@@ -29,7 +30,7 @@ type Model struct {
 	open    bool
 	seq     int
 	id      string
-	session *sessions.Session
+	session *record.Session
 	loaded  bool
 	lines   []string
 	cut     string
@@ -51,7 +52,7 @@ func (m *Model) Init() tea.Cmd { return nil }
 // Open shows session s's diff, loading; the caller loads it with Load and
 // the number Open returns, so a load that an earlier opening asked for is
 // never shown.
-func (m *Model) Open(s *sessions.Session) int {
+func (m *Model) Open(s *record.Session) int {
 	m.seq++
 	m.open, m.id, m.session = true, s.ID, s
 	m.loaded, m.lines, m.cut, m.err = false, nil, "", nil
@@ -90,7 +91,7 @@ func (m *Model) SetSize(w, h int) {
 
 // SetSession updates the shown session's record (the title's summary of
 // its change).
-func (m *Model) SetSession(s *sessions.Session) {
+func (m *Model) SetSession(s *record.Session) {
 	if m.open && s != nil && s.ID == m.id {
 		m.session = s
 	}

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -23,7 +24,7 @@ const (
 // Source is what the view needs to load a diff; *sessions.Manager
 // satisfies it.
 type Source interface {
-	Diff(ctx context.Context, idOrPrefix string, out io.Writer, req sessions.DiffRequest) (*sessions.Session, error)
+	Diff(ctx context.Context, idOrPrefix string, out io.Writer, req sessions.DiffRequest) (*record.Session, error)
 }
 
 // LoadedMsg is a session's diff, as the view shows it.
@@ -31,7 +32,7 @@ type LoadedMsg struct {
 	ID string
 	// seq says which opening of the view asked for it.
 	seq     int
-	Session *sessions.Session
+	Session *record.Session
 	// Lines are safe to show: see displayLines.
 	Lines []string
 	// Cut, if not "", says how much was kept of a longer diff ("the first

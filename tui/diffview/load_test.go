@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // clip keeps whole lines up to its bounds, says so, and stops the writer
@@ -74,7 +75,7 @@ type fakeDiff struct {
 	stopped bool
 }
 
-func (f *fakeDiff) Diff(ctx context.Context, id string, out io.Writer, _ sessions.DiffRequest) (*sessions.Session, error) {
+func (f *fakeDiff) Diff(ctx context.Context, id string, out io.Writer, _ sessions.DiffRequest) (*record.Session, error) {
 	for _, l := range strings.SplitAfter(f.text, "\n") {
 		if ctx.Err() != nil {
 			f.stopped = true
@@ -82,7 +83,7 @@ func (f *fakeDiff) Diff(ctx context.Context, id string, out io.Writer, _ session
 		}
 		out.Write([]byte(l))
 	}
-	return &sessions.Session{ID: id}, f.err
+	return &record.Session{ID: id}, f.err
 }
 
 // Loading stops the diff at the bound and reports no error for it; real

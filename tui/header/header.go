@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -23,7 +23,7 @@ import (
 type Model struct {
 	common.Common
 	stateDir  string
-	counts    map[sessions.Status]int
+	counts    map[record.Status]int
 	runCounts map[runs.Status]int
 	runs      int
 	// Tokens and money of the sessions and of the runs' own models (their
@@ -43,7 +43,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns a header for the state dir.
 func New(c common.Common, stateDir string) Model {
-	return Model{Common: c, stateDir: stateDir, counts: map[sessions.Status]int{}, runCounts: map[runs.Status]int{}}
+	return Model{Common: c, stateDir: stateDir, counts: map[record.Status]int{}, runCounts: map[runs.Status]int{}}
 }
 
 // Init does nothing: the header is told what to show.
@@ -59,11 +59,11 @@ func (m *Model) ShortHelp() []key.Binding { return nil }
 func (m *Model) FullHelp() [][]key.Binding { return nil }
 
 // SetSessions recomputes the totals from every session (hidden ones too).
-func (m *Model) SetSessions(all []*sessions.Session) { m.SetTotals(common.TotalsOf(all)) }
+func (m *Model) SetSessions(all []*record.Session) { m.SetTotals(common.TotalsOf(all)) }
 
 // SetTotals sets the sessions' counts and usage.
 func (m *Model) SetTotals(t common.Totals) {
-	m.counts, m.tokens, m.cost, m.unpriced = map[sessions.Status]int{}, t.Tokens, t.Cost, t.Unpriced
+	m.counts, m.tokens, m.cost, m.unpriced = map[record.Status]int{}, t.Tokens, t.Cost, t.Unpriced
 	for st, n := range t.Counts {
 		m.counts[st] = n
 	}
@@ -139,7 +139,7 @@ func (m Model) line(short bool) (string, int) {
 		used := lipgloss.Width(strings.Join(parts, "  "))
 		return m.withDir(parts, used), used
 	}
-	for _, st := range sessions.Statuses {
+	for _, st := range record.Statuses {
 		if n := m.counts[st]; n > 0 {
 			add(m.Styles.StatusStyle(st).Render(count(styles.Icon(st), n, string(st))))
 		}
@@ -147,7 +147,7 @@ func (m Model) line(short bool) (string, int) {
 	if len(parts) == before {
 		add(m.Styles.Dim.Render("no sessions"))
 	}
-	money := render.PartialCost(sessions.RoundCost(m.cost+m.runCost), m.unpriced+m.runUnpriced == 0)
+	money := render.PartialCost(record.RoundCost(m.cost+m.runCost), m.unpriced+m.runUnpriced == 0)
 	parts = append(parts, fmt.Sprintf("%s tokens %s", render.Tokens(m.tokens+m.runTokens), money))
 	used := lipgloss.Width(strings.Join(parts, "  "))
 	return m.withDir(parts, used), used

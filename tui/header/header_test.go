@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestTheStateDirFitsTheWidth(t *testing.T) {
 	const dir = "/tmp/zwarm-demo-48244293/a/rather/long/path/to/the/.zwarm"
 	m := New(common.New(), dir)
-	m.SetTotals(common.Totals{Counts: map[sessions.Status]int{sessions.StatusRunning: 3, sessions.StatusCompleted: 12}, Tokens: 123456, Cost: 1.5})
+	m.SetTotals(common.Totals{Counts: map[record.Status]int{record.StatusRunning: 3, record.StatusCompleted: 12}, Tokens: 123456, Cost: 1.5})
 	for _, tc := range []struct {
 		width int
 		want  string // the end of the line, as it reads

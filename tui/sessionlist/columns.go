@@ -8,6 +8,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -32,7 +33,7 @@ const minTask = 16
 func (m Model) allColumns() []column {
 	// session builds a cell of sessions; a run's row has its own text, or
 	// none where the column says nothing of runs.
-	session := func(f func(s *sessions.Session) string, run func(r *runs.Record) string) func(Row) string {
+	session := func(f func(s *record.Session) string, run func(r *runs.Record) string) func(Row) string {
 		return func(r Row) string {
 			if r.Run != nil {
 				if run == nil {
@@ -47,25 +48,25 @@ func (m Model) allColumns() []column {
 		{title: "ID", cell: m.id},
 		// A session's refused tool calls, worth a mark, give way before
 		// what it changed does.
-		{title: "STATUS", shorten: 55, cell: session(func(s *sessions.Session) string { return m.status(s, true) }, m.runStatus),
-			short: session(func(s *sessions.Session) string { return m.status(s, false) }, m.runStatus)},
-		{title: "ADAPTER", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Adapter) }, nil)},
-		{title: "MODEL", cell: session(func(s *sessions.Session) string { return render.SafeLine(s.Model) },
+		{title: "STATUS", shorten: 55, cell: session(func(s *record.Session) string { return m.status(s, true) }, m.runStatus),
+			short: session(func(s *record.Session) string { return m.status(s, false) }, m.runStatus)},
+		{title: "ADAPTER", cell: session(func(s *record.Session) string { return render.SafeLine(s.Adapter) }, nil)},
+		{title: "MODEL", cell: session(func(s *record.Session) string { return render.SafeLine(s.Model) },
 			func(r *runs.Record) string { return render.SafeLine(r.Model) })},
-		{title: "TURN", drop: 30, cell: session(func(s *sessions.Session) string { return fmt.Sprint(s.Turn) }, nil)},
+		{title: "TURN", drop: 30, cell: session(func(s *record.Session) string { return fmt.Sprint(s.Turn) }, nil)},
 		{title: "TOKENS", drop: 50, cell: session(render.SessionTokens,
 			func(r *runs.Record) string { return render.Tokens(m.totals[r.ID].tokens) })},
 		{title: "COST", drop: 40, cell: session(render.SessionCost,
 			func(r *runs.Record) string { return render.Cost(m.totals[r.ID].cost) })},
-		{title: "RUNTIME", drop: 20, cell: session(func(s *sessions.Session) string { return render.Runtime(s.Runtime(m.now)) },
+		{title: "RUNTIME", drop: 20, cell: session(func(s *record.Session) string { return render.Runtime(s.Runtime(m.now)) },
 			func(r *runs.Record) string { return render.Runtime(runRuntime(r, m.now)) })},
-		{title: "SOURCE", drop: 10, cell: session(func(s *sessions.Session) string { return render.Source(s.Source) }, nil)},
+		{title: "SOURCE", drop: 10, cell: session(func(s *record.Session) string { return render.Source(s.Source) }, nil)},
 		// What the worker changed is what v shows and L lands: of the
 		// columns that give way, it is the last, and it first gives up
 		// the words ("+120 -8 in 5 files" becomes "+120 -8").
-		{title: "CHANGES", drop: 60, shorten: 45, cell: read(session(func(s *sessions.Session) string { return render.SafeLine(s.ChangesText()) }, nil)),
+		{title: "CHANGES", drop: 60, shorten: 45, cell: read(session(func(s *record.Session) string { return render.SafeLine(s.ChangesText()) }, nil)),
 			short: read(session(shortChanges, nil))},
-		{title: "TASK", cell: read(session(func(s *sessions.Session) string { return render.SafeLine(s.Task) },
+		{title: "TASK", cell: read(session(func(s *record.Session) string { return render.SafeLine(s.Task) },
 			func(r *runs.Record) string { return render.SafeLine(r.Task) }))},
 	}
 }
@@ -102,7 +103,7 @@ const runnerStateWidth = 40
 // been silent a while, for how long, and, with denied, how many of its
 // tool calls its permissions refused (work it could not do, whatever its
 // status says).
-func (m Model) status(s *sessions.Session, denied bool) string {
+func (m Model) status(s *record.Session, denied bool) string {
 	text := styles.Icon(s.Status) + " " + string(s.Status)
 	if s.RunnerState != "" {
 		// Where its job is, in its runner's words: "queued · slurm 1234
@@ -121,7 +122,7 @@ func (m Model) status(s *sessions.Session, denied bool) string {
 
 // shortChanges is the CHANGES cell in few cells: a change's lines added
 // and deleted, without its files.
-func shortChanges(s *sessions.Session) string {
+func shortChanges(s *record.Session) string {
 	text := s.ChangesText()
 	if w := s.Workspace; w != nil && w.Changes != nil && text == w.Changes.String() {
 		return fmt.Sprintf("+%d -%d", w.Changes.Added, w.Changes.Deleted)

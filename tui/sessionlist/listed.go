@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -23,7 +24,7 @@ type listed struct {
 	totals common.Totals
 	// read are the summaries read (ReadRows), by position; asked those
 	// being read.
-	read  map[int]*sessions.Session
+	read  map[int]*record.Session
 	asked map[int]bool
 	// orders are the entries in each sort order, made when first asked.
 	orders [sortCount][]int32
@@ -43,9 +44,9 @@ type entryKey struct {
 	run     uint32 // 1 + the index of its run's id in runIDs; 0: not a run's worker
 }
 
-func newListed(l *sessions.Listing, read map[int]*sessions.Session) *listed {
+func newListed(l *sessions.Listing, read map[int]*record.Session) *listed {
 	if read == nil {
-		read = map[int]*sessions.Session{}
+		read = map[int]*record.Session{}
 	}
 	x := &listed{l: l, read: read, asked: map[int]bool{}}
 	n := l.Len()
@@ -57,7 +58,7 @@ func newListed(l *sessions.Listing, read map[int]*sessions.Session) *listed {
 		if b.Priced {
 			k.cost = b.CostUSD
 		}
-		if b.Source.Kind == sessions.SourceRun {
+		if b.Source.Kind == record.SourceRun {
 			if runs[b.Source.Run] == 0 {
 				x.runIDs = append(x.runIDs, b.Source.Run)
 				runs[b.Source.Run] = uint32(len(x.runIDs))
@@ -103,13 +104,13 @@ func (x *listed) runOf(i int32) string {
 
 // session is entry i: its summary once read; until then (partial) a
 // record made of its brief, without its task and changes.
-func (x *listed) session(i int) (s *sessions.Session, partial bool) {
+func (x *listed) session(i int) (s *record.Session, partial bool) {
 	if s := x.read[i]; s != nil {
 		return s, false
 	}
 	b := x.l.Brief(i)
-	s = &sessions.Session{Version: sessions.SchemaVersion, ID: b.ID, Status: b.Status, Adapter: b.Adapter, Model: b.Model,
-		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: sessions.Usage{TotalTokens: b.Tokens}}
+	s = &record.Session{Version: record.SchemaVersion, ID: b.ID, Status: b.Status, Adapter: b.Adapter, Model: b.Model,
+		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: record.Usage{TotalTokens: b.Tokens}}
 	if !b.EndedAt.IsZero() {
 		end := b.EndedAt
 		s.EndedAt = &end
@@ -190,7 +191,7 @@ func (x *listed) matchCmd(filter string) tea.Cmd {
 	l := x.l
 	return func() tea.Msg {
 		match := make([]bool, l.Len())
-		err := l.Each(context.Background(), func(i int, s *sessions.Session) bool {
+		err := l.Each(context.Background(), func(i int, s *record.Session) bool {
 			match[i] = strings.Contains(strings.ToLower(sessionText(s)), filter)
 			return true
 		})
@@ -213,7 +214,7 @@ func (m *Model) ApplyMatched(msg Matched) {
 type Read struct {
 	listing  *sessions.Listing
 	at       []int
-	sessions []*sessions.Session
+	sessions []*record.Session
 	Err      error
 }
 

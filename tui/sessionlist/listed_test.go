@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -26,14 +27,14 @@ func listing(t *testing.T, n int) *sessions.Listing {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+i, i)
 		end := created.Add(time.Minute)
 		code := 0
-		s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i), Status: sessions.StatusCompleted,
-			Adapter: "codex", Model: "gpt-5.1-codex", Source: sessions.UserSource, CreatedAt: created.Add(time.Duration(i%7) * time.Hour),
-			EndedAt: &end, ExitCode: &code, Turn: 1, Usage: sessions.Usage{TotalTokens: int64(1000 * (i % 5))}}
+		s := record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i), Status: record.StatusCompleted,
+			Adapter: "codex", Model: "gpt-5.1-codex", Source: record.UserSource, CreatedAt: created.Add(time.Duration(i%7) * time.Hour),
+			EndedAt: &end, ExitCode: &code, Turn: 1, Usage: record.Usage{TotalTokens: int64(1000 * (i % 5))}}
 		switch i % 4 {
 		case 1:
-			s.Status = sessions.StatusFailed
+			s.Status = record.StatusFailed
 		case 2:
-			s.Status = sessions.StatusKilled
+			s.Status = record.StatusKilled
 		}
 		if i%3 != 0 {
 			cost := float64(i%6) / 100
@@ -78,18 +79,18 @@ func TestListingRowsInEachSortOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	cost := 0.02
-	live := []*sessions.Session{
-		{ID: "3f2a9999-0000-4000-8000-000000000001", Status: sessions.StatusRunning, CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-			Usage: sessions.Usage{TotalTokens: 3000}, CostUSD: &cost},
+	live := []*record.Session{
+		{ID: "3f2a9999-0000-4000-8000-000000000001", Status: record.StatusRunning, CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+			Usage: record.Usage{TotalTokens: 3000}, CostUSD: &cost},
 		// One of the listing's, changed since: it stands for its entry.
-		func() *sessions.Session { s := *all[7]; s.Usage.TotalTokens = 99999; return &s }(),
+		func() *record.Session { s := *all[7]; s.Usage.TotalTokens = 99999; return &s }(),
 	}
 	m := New(common.New())
 	m.SetSize(200, 400)
 	m.SetListing(l, nil)
 	m.Upsert(live, nil)
-	every := append(slices.DeleteFunc(slices.Clone(all), func(s *sessions.Session) bool { return s.ID == live[1].ID }), live...)
-	key := func(s *sessions.Session) []float64 {
+	every := append(slices.DeleteFunc(slices.Clone(all), func(s *record.Session) bool { return s.ID == live[1].ID }), live...)
+	key := func(s *record.Session) []float64 {
 		c := -1.0
 		if s.CostUSD != nil {
 			c = *s.CostUSD
@@ -100,7 +101,7 @@ func TestListingRowsInEachSortOrder(t *testing.T) {
 		m.sort = sort
 		m.rebuild()
 		want := slices.Clone(every)
-		slices.SortStableFunc(want, func(a, b *sessions.Session) int {
+		slices.SortStableFunc(want, func(a, b *record.Session) int {
 			if sort != ByNewest {
 				if c := cmp.Compare(key(a)[sort-1], key(b)[sort-1]); c != 0 {
 					return c
@@ -124,7 +125,7 @@ func TestListingRowsInEachSortOrder(t *testing.T) {
 	for _, s := range every {
 		tokens += s.Usage.TotalTokens
 	}
-	if tot.Sessions != 121 || tot.Tokens != tokens || tot.Counts[sessions.StatusRunning] != 1 {
+	if tot.Sessions != 121 || tot.Tokens != tokens || tot.Counts[record.StatusRunning] != 1 {
 		t.Fatalf("totals: %+v; want 121 sessions, %d tokens", tot, tokens)
 	}
 }

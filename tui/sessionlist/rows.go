@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Row is one line of the list: an orchestrator run, or a session. A run's
 // workers (the sessions whose source is the run) come right under it.
 type Row struct {
 	Run     *runs.Record
-	Session *sessions.Session
+	Session *record.Session
 	// Worker says the session is shown under its run; Last that it is the
 	// last one shown there.
 	Worker, Last bool
@@ -36,7 +36,7 @@ func RunKey(id string) string { return "run:" + id }
 // entry of the listing (at), made into a Row only when it is drawn.
 type ref struct {
 	run          *runs.Record
-	s            *sessions.Session
+	s            *record.Session
 	at           int32 // with neither run nor s
 	worker, last bool
 }
@@ -130,7 +130,7 @@ func (m *Model) rebuild() {
 		if !s.Settled() {
 			m.running++
 		}
-		if s.Source.Kind == sessions.SourceRun && m.runs[s.Source.Run] != nil {
+		if s.Source.Kind == record.SourceRun && m.runs[s.Source.Run] != nil {
 			byRun[s.Source.Run] = append(byRun[s.Source.Run], ref{s: s})
 			continue
 		}
@@ -227,13 +227,13 @@ func (m *Model) merge(rows, sorted []ref, listed []int32, add func([]ref, ref) [
 	return rows
 }
 
-func (m *Model) visible(s *sessions.Session) bool { return !(m.hideFinished && s.Settled()) }
+func (m *Model) visible(s *record.Session) bool { return !(m.hideFinished && s.Settled()) }
 
 func (m *Model) matches(text string) bool {
 	return m.filter == "" || strings.Contains(strings.ToLower(text), m.filter)
 }
 
-func sessionText(s *sessions.Session) string {
+func sessionText(s *record.Session) string {
 	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status), s.Source.String(), s.ChangesText()}, " ")
 }
 
@@ -267,9 +267,9 @@ func (m *Model) less(a, b ref) bool {
 }
 
 // rank orders statuses by how much they want attention.
-func rank(st sessions.Status) int {
-	return map[sessions.Status]int{sessions.StatusFailed: 0, sessions.StatusRunning: 1, sessions.StatusAttached: 1, sessions.StatusPending: 2,
-		sessions.StatusKilled: 3, sessions.StatusCompleted: 4}[st]
+func rank(st record.Status) int {
+	return map[record.Status]int{record.StatusFailed: 0, record.StatusRunning: 1, record.StatusAttached: 1, record.StatusPending: 2,
+		record.StatusKilled: 3, record.StatusCompleted: 4}[st]
 }
 
 func (m *Model) rankOf(r ref) int {

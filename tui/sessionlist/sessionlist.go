@@ -18,6 +18,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -47,7 +48,7 @@ type Model struct {
 	// the sessions as their own updates gave them, which stand for their
 	// listing entries.
 	listed *listed
-	live   map[string]*sessions.Session
+	live   map[string]*record.Session
 	runs   map[string]*runs.Record
 	totals map[string]totals // per run, with its workers
 	rows   []ref
@@ -67,7 +68,7 @@ var _ common.Component = (*Model)(nil)
 
 // New returns an empty list.
 func New(c common.Common) Model {
-	return Model{Common: c, live: map[string]*sessions.Session{}, runs: map[string]*runs.Record{}, listed: newListed(nil, nil)}
+	return Model{Common: c, live: map[string]*record.Session{}, runs: map[string]*runs.Record{}, listed: newListed(nil, nil)}
 }
 
 // Init does nothing: the list is told its rows.
@@ -86,9 +87,9 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
 // Replace sets the whole list: these sessions, and no listing.
-func (m *Model) Replace(list []*sessions.Session) {
+func (m *Model) Replace(list []*record.Session) {
 	m.listed = newListed(nil, nil)
-	m.live = make(map[string]*sessions.Session, len(list))
+	m.live = make(map[string]*record.Session, len(list))
 	for _, s := range list {
 		m.live[s.ID] = s
 	}
@@ -98,7 +99,7 @@ func (m *Model) Replace(list []*sessions.Session) {
 // SetListing sets the settled sessions the list starts from, and what was
 // read of them already (summaries by position); the sessions upserted
 // before are kept.
-func (m *Model) SetListing(l *sessions.Listing, read map[int]*sessions.Session) {
+func (m *Model) SetListing(l *sessions.Listing, read map[int]*record.Session) {
 	m.listed = newListed(l, read)
 	for id := range m.live {
 		m.listed.hide(id)
@@ -110,7 +111,7 @@ func (m *Model) SetListing(l *sessions.Listing, read map[int]*sessions.Session) 
 func (m Model) Listing() *sessions.Listing { return m.listed.l }
 
 // Upsert adds or updates sessions and drops removed ones.
-func (m *Model) Upsert(list []*sessions.Session, removed []string) {
+func (m *Model) Upsert(list []*record.Session, removed []string) {
 	for _, s := range list {
 		m.live[s.ID] = s
 		m.listed.hide(s.ID)
@@ -153,7 +154,7 @@ func (m *Model) SetAlert(id, watcher string) {
 
 // Get returns the session with id (from the listing, its summary as far
 // as it was read), or nil.
-func (m Model) Get(id string) *sessions.Session {
+func (m Model) Get(id string) *record.Session {
 	if s := m.live[id]; s != nil {
 		return s
 	}
@@ -201,7 +202,7 @@ func (m Model) SelectedRow() (Row, bool) {
 }
 
 // Selected is the session under the cursor, or nil (none, or a run).
-func (m Model) Selected() *sessions.Session {
+func (m Model) Selected() *record.Session {
 	if r, ok := m.SelectedRow(); ok {
 		return r.Session
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // View renders the column headers and the visible rows, never wider than
@@ -105,5 +105,5 @@ func (m Model) marks(r Row) (attention, fresh bool) {
 		return attention, run.EndedAt != nil && m.now.Sub(*run.EndedAt) < recent
 	}
 	s := r.Session
-	return s.Status == sessions.StatusFailed || s.PendingInjects > 0, s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
+	return s.Status == record.StatusFailed || s.PendingInjects > 0, s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
 }

@@ -5,7 +5,7 @@ package styles
 
 import (
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Styles is every style the panes use.
@@ -19,7 +19,7 @@ type Styles struct {
 	// Steps of a trajectory.
 	Turn, User, Reasoning, Command, Output, File, Todo, Tool, Message, Error lipgloss.Style
 
-	statusColors map[sessions.Status]lipgloss.Style
+	statusColors map[record.Status]lipgloss.Style
 	runColors    map[string]lipgloss.Style
 }
 
@@ -48,13 +48,13 @@ func New() Styles {
 		Tool:          c("12"),
 		Message:       lipgloss.NewStyle(),
 		Error:         c("9"),
-		statusColors: map[sessions.Status]lipgloss.Style{
-			sessions.StatusPending:   c("8"),
-			sessions.StatusRunning:   c("12"),
-			sessions.StatusAttached:  c("13"),
-			sessions.StatusCompleted: c("10"),
-			sessions.StatusFailed:    c("9"),
-			sessions.StatusKilled:    c("11"),
+		statusColors: map[record.Status]lipgloss.Style{
+			record.StatusPending:   c("8"),
+			record.StatusRunning:   c("12"),
+			record.StatusAttached:  c("13"),
+			record.StatusCompleted: c("10"),
+			record.StatusFailed:    c("9"),
+			record.StatusKilled:    c("11"),
 		},
 		runColors: map[string]lipgloss.Style{
 			"running":     c("12"),
@@ -68,26 +68,26 @@ func New() Styles {
 }
 
 // Icon is a status's symbol; it tells statuses apart without colour.
-func Icon(st sessions.Status) string {
+func Icon(st record.Status) string {
 	switch st {
-	case sessions.StatusPending:
+	case record.StatusPending:
 		return "…"
-	case sessions.StatusRunning:
+	case record.StatusRunning:
 		return "●"
-	case sessions.StatusAttached:
+	case record.StatusAttached:
 		return "◆" // a person works in it
-	case sessions.StatusCompleted:
+	case record.StatusCompleted:
 		return "✓"
-	case sessions.StatusFailed:
+	case record.StatusFailed:
 		return "✗"
-	case sessions.StatusKilled:
+	case record.StatusKilled:
 		return "■"
 	}
 	return "?"
 }
 
 // StatusStyle is the colour of a status.
-func (s Styles) StatusStyle(st sessions.Status) lipgloss.Style { return s.statusColors[st] }
+func (s Styles) StatusStyle(st record.Status) lipgloss.Style { return s.statusColors[st] }
 
 // RunIcon is the symbol of a run's status (a runs.Status, by its name,
 // so the palette needs nothing of the orchestrator): the statuses a run

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -20,12 +21,12 @@ type Workers struct {
 	sessions string // the state dir's sessions/
 
 	mu   sync.Mutex
-	seen map[string]*sessions.Session // the latest record of each unsettled session
+	seen map[string]*record.Session // the latest record of each unsettled session
 }
 
 // Workers is the notifier's side for the sessions of stateDir.
 func (n *Notifier) Workers(stateDir string) *Workers {
-	return &Workers{n: n, sessions: filepath.Join(stateDir, "sessions"), seen: map[string]*sessions.Session{}}
+	return &Workers{n: n, sessions: filepath.Join(stateDir, "sessions"), seen: map[string]*record.Session{}}
 }
 
 // Update takes one update of the watchers' subscription.
@@ -49,18 +50,18 @@ func (w *Workers) Update(u sessions.Update) {
 
 // Settled tells how s settled, if it completed, failed or was killed:
 // zwarm wait calls it for the sessions it waited for.
-func (w *Workers) Settled(s *sessions.Session) {
+func (w *Workers) Settled(s *record.Session) {
 	if w == nil || s == nil {
 		return
 	}
 	ev := Event{ID: s.ID, Status: string(s.Status), Dir: filepath.Join(w.sessions, s.ID), Key: fmt.Sprintf("turn-%d", len(s.Turns))}
 	switch s.Status {
-	case sessions.StatusCompleted:
+	case record.StatusCompleted:
 		ev.Name, ev.Text = WorkerCompleted, "completed: "+clip(s.Task)
 		if s.LastMessage != "" {
 			ev.Text += " · " + clip(s.LastMessage)
 		}
-	case sessions.StatusFailed, sessions.StatusKilled:
+	case record.StatusFailed, record.StatusKilled:
 		ev.Name, ev.Text = WorkerFailed, string(s.Status)+": "+clip(s.Task)
 		if s.Error != "" {
 			ev.Text += " · " + clip(s.Error)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Quote renders s as a JSON string the way both agents do (codex with
@@ -52,7 +53,7 @@ func CommandOutput(i, n int) string {
 // output, through a TurnReader with a fresh parser from newParser, as
 // readers of a session do. A raw or unknown event means the parser failed.
 // Besides the usual metrics it reports MB/cpu-s.
-func BenchParse[P sessions.Parser](b *testing.B, data []byte, newParser func() P) {
+func BenchParse[P record.Parser](b *testing.B, data []byte, newParser func() P) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "turn_1.jsonl")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -67,10 +68,10 @@ func BenchParse[P sessions.Parser](b *testing.B, data []byte, newParser func() P
 		b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(cpuTime()-cpu).Seconds(), "MB/cpu-s")
 	}()
 	for b.Loop() {
-		n, bad := 0, []sessions.Event(nil)
-		err := sessions.ReadTurnFile(path, newParser(), func(ev sessions.Event) {
+		n, bad := 0, []record.Event(nil)
+		err := sessions.ReadTurnFile(path, newParser(), func(ev record.Event) {
 			n++
-			if ev.Type == sessions.EventRaw || ev.Type == sessions.EventUnknown {
+			if ev.Type == record.EventRaw || ev.Type == record.EventUnknown {
 				bad = append(bad, ev)
 			}
 		})

@@ -3,13 +3,12 @@ package parsertest
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // A Pair is a parser and the encoding/json reference parser it replaced,
@@ -19,7 +18,7 @@ type Pair interface {
 	// comparable: to the reference's events it applies what the parser
 	// does differently on purpose. Both slices stay valid after the next
 	// call.
-	Compare(line []byte) (got, want []sessions.Event)
+	Compare(line []byte) (got, want []record.Event)
 	// Clone returns a pair in the same state, so that a line can be tried
 	// without changing this one. A pair of stateless parsers may return
 	// itself.

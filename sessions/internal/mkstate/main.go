@@ -19,12 +19,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 func main() {
@@ -53,19 +52,19 @@ func main() {
 // mix is what session i of a varied state dir is: its status, whether its
 // model has a price, whether a run started it, and how much it used (a
 // multiple of a plain session's usage).
-func mix(i int) (status sessions.Status, priced bool, source sessions.Source, scale int64) {
-	status, priced, source, scale = sessions.StatusCompleted, true, sessions.UserSource, int64(1+i%5)
+func mix(i int) (status record.Status, priced bool, source record.Source, scale int64) {
+	status, priced, source, scale = record.StatusCompleted, true, record.UserSource, int64(1+i%5)
 	switch {
 	case i%7 == 3:
-		status = sessions.StatusFailed
+		status = record.StatusFailed
 	case i%11 == 5:
-		status = sessions.StatusKilled
+		status = record.StatusKilled
 	}
 	if i%13 == 4 {
 		priced = false
 	}
 	if i%17 == 2 {
-		source = sessions.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
+		source = record.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")
 	}
 	return status, priced, source, scale
 }
@@ -79,12 +78,12 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			return err
 		}
 		created := start.Add(time.Duration(i) * time.Minute)
-		s := sessions.Session{Version: sessions.SchemaVersion, ID: id, Status: sessions.StatusCompleted,
+		s := record.Session{Version: record.SchemaVersion, ID: id, Status: record.StatusCompleted,
 			Task:    fmt.Sprintf("fix the failing integration test %d in the payment service and add a regression test for it", i),
-			Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/home/dev/project", Source: sessions.UserSource,
+			Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/home/dev/project", Source: record.UserSource,
 			CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), ThreadID: "0199a213-81c0-7800-8aa1-bbab2a035a53",
 			LastMessage: "Fixed the race in the settlement retry loop; the new test fails before the change and passes after it."}
-		status, priced, scale := sessions.StatusCompleted, true, int64(1)
+		status, priced, scale := record.StatusCompleted, true, int64(1)
 		if varied {
 			status, priced, s.Source, scale = mix(i)
 			if !priced {
@@ -92,10 +91,10 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			}
 		}
 		code := 0
-		var total sessions.Usage
+		var total record.Usage
 		for t := 1; t <= turns; t++ {
 			end := created.Add(time.Duration(t) * time.Minute)
-			u := sessions.Usage{InputTokens: 24763 * scale, CachedInputTokens: 24448 * scale, OutputTokens: 1220 * scale,
+			u := record.Usage{InputTokens: 24763 * scale, CachedInputTokens: 24448 * scale, OutputTokens: 1220 * scale,
 				ReasoningOutputTokens: 640 * scale, TotalTokens: 25983 * scale}
 			total = total.Add(u)
 			cost := 0.0033 * float64(scale)
@@ -107,8 +106,8 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			if err != nil {
 				return err
 			}
-			turn := sessions.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
-				ExitCode: &code, Status: sessions.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
+			turn := record.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+				ExitCode: &code, Status: record.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
 				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total}
 			if !priced {
 				turn.CostUSD = nil
@@ -121,10 +120,10 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 		if !priced {
 			s.CostUSD = nil
 		}
-		if status != sessions.StatusCompleted {
+		if status != record.StatusCompleted {
 			last := &s.Turns[len(s.Turns)-1]
 			failed := 1
-			if status == sessions.StatusKilled {
+			if status == record.StatusKilled {
 				failed = 143
 				s.Error = "killed by the user"
 			} else {

@@ -1,4 +1,4 @@
-package sessions
+package record
 
 // Steps turns a turn's events into its trajectory: one step per item in the
 // order items began, each in its latest state (a command that started and

@@ -1,4 +1,6 @@
-package sessions
+package record
+
+import "strings"
 
 // EventType names a normalized event. Every adapter's parser turns its agent's
 // raw output lines into these; doc.go describes each one.
@@ -98,4 +100,16 @@ type Todo struct {
 // may be reused by the next call: callers copy the events out.
 type Parser interface {
 	ParseLine(line []byte) []Event
+}
+
+// maxRawText bounds the text of a raw event.
+const maxRawText = 4096
+
+// RawEvent keeps a line that is not an event (stderr mixed in, a line cut
+// short by a kill), as valid UTF-8 and bounded in size.
+func RawEvent(line []byte) Event {
+	if len(line) > maxRawText {
+		line = line[:maxRawText]
+	}
+	return Event{Type: EventRaw, Text: strings.ToValidUTF8(string(line), "\uFFFD")}
 }

@@ -1,37 +1,17 @@
-package sessions
+package record
 
 import (
-	"errors"
 	"math"
 	"testing"
 )
-
-func TestResolveID(t *testing.T) {
-	all := []string{"3f2a0000-0000-4000-8000-000000000001", "3f2b0000-0000-4000-8000-000000000002", "9c1d0000-0000-4000-8000-000000000003"}
-	if id, err := resolveID("9c", all); err != nil || id != all[2] {
-		t.Fatalf("%q %v", id, err)
-	}
-	var amb *AmbiguousError
-	if _, err := resolveID("3f", all); !errors.As(err, &amb) || len(amb.Candidates) != 2 {
-		t.Fatalf("ambiguous: %v", err)
-	}
-	if _, err := resolveID("ff", all); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("missing: %v", err)
-	}
-	for _, bad := range []string{"", "..", "a/b", "../3f2a", "3f2a/meta.json", "x y", "zz"} {
-		if _, err := resolveID(bad, all); !errors.Is(err, ErrInvalidID) {
-			t.Errorf("%q: want a validation error, got %v", bad, err)
-		}
-	}
-}
 
 func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
 	s := &Session{Model: "gpt-5.1-codex"}
 	for i, total := range []int64{700, 900, 1100} {
 		s.Turns = append(s.Turns, Turn{N: i + 1})
-		s.fold(Event{Type: EventTurnCompleted, Cumulative: true, Usage: &Usage{InputTokens: total, CachedInputTokens: total / 2, OutputTokens: 10 * int64(i+1)}})
+		s.Fold(Event{Type: EventTurnCompleted, Cumulative: true, Usage: &Usage{InputTokens: total, CachedInputTokens: total / 2, OutputTokens: 10 * int64(i+1)}})
 	}
-	s.refresh(DefaultPrices())
+	s.Refresh(DefaultPrices())
 	wantIn := []int64{700, 200, 200}
 	for i, w := range wantIn {
 		if s.Turns[i].Usage.InputTokens != w {
@@ -50,8 +30,8 @@ func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
 
 func TestUnknownModelHasNoCost(t *testing.T) {
 	s := &Session{Model: "some-local-model", Turns: []Turn{{N: 1}}}
-	s.fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 5}})
-	s.refresh(DefaultPrices())
+	s.Fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 5}})
+	s.Refresh(DefaultPrices())
 	if s.CostUSD != nil {
 		t.Fatalf("cost %v for an unknown model", *s.CostUSD)
 	}
@@ -89,11 +69,11 @@ func TestDefaultPricesCoverTheCurrentModels(t *testing.T) {
 
 func TestFailureReason(t *testing.T) {
 	s := &Session{Turns: []Turn{{N: 1}}}
-	s.fold(Event{Type: EventError, Text: "stream cut"})
+	s.Fold(Event{Type: EventError, Text: "stream cut"})
 	if s.Turns[0].AgentError != "stream cut" || s.Turns[0].AgentFailed {
 		t.Fatalf("%+v", s.Turns[0])
 	}
-	s.fold(Event{Type: EventTurnFailed, Text: "boom"})
+	s.Fold(Event{Type: EventTurnFailed, Text: "boom"})
 	if !s.Turns[0].AgentFailed || s.Turns[0].Error != "boom" {
 		t.Fatalf("%+v", s.Turns[0])
 	}
@@ -110,12 +90,12 @@ func TestProcessCostBecomesPerTurn(t *testing.T) {
 		want  float64
 	}{{false, 0.5, 0.5}, {true, 0.75, 0.25}, {true, 1.0, 0.25}, {false, 0.125, 0.125}} {
 		s.Turns = append(s.Turns, Turn{N: i + 1, Live: tc.live})
-		s.fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 1}, CostUSD: cost(tc.total), ProcessCost: true})
+		s.Fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 1}, CostUSD: cost(tc.total), ProcessCost: true})
 		if got := s.Turns[i].CostUSD; got == nil || *got != tc.want {
 			t.Fatalf("turn %d cost %v, want %v", i+1, got, tc.want)
 		}
 	}
-	s.refresh(DefaultPrices())
+	s.Refresh(DefaultPrices())
 	if *s.CostUSD != 1.125 {
 		t.Fatalf("session cost %v", *s.CostUSD)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package record
 
 // Usage counts tokens. Cached input tokens are part of InputTokens and
 // reasoning tokens are part of OutputTokens, as the model APIs count them.
@@ -42,8 +42,8 @@ func (u Usage) Sub(v Usage) Usage {
 	}
 }
 
-// withTotal fills TotalTokens when the agent did not report it.
-func (u Usage) withTotal() Usage {
+// WithTotal fills TotalTokens when the agent did not report it.
+func (u Usage) WithTotal() Usage {
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}

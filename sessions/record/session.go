@@ -1,4 +1,4 @@
-package sessions
+package record
 
 import (
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -100,7 +100,9 @@ type Session struct {
 	// Legacy marks a record written by the Python zwarm: shown, never changed.
 	Legacy         bool            `json:"-"`
 	LegacyMessages []LegacyMessage `json:"-"`
-	legacyStatus   Status
+	// LegacyStatus is the status the Python zwarm last wrote, from which
+	// a reader judges the legacy session.
+	LegacyStatus Status `json:"-"`
 }
 
 // Turn is one run of the agent: the task, or one follow-up.
@@ -168,9 +170,9 @@ type Turn struct {
 const MaxTurnFiles = 200
 
 const (
-	roleSpawn      = "spawn"
-	roleSupervisor = "supervisor"
-	roleAttach     = "attach"
+	RoleSpawn      = "spawn"
+	RoleSupervisor = "supervisor"
+	RoleAttach     = "attach"
 )
 
 // StopRequest records that `zwarm kill` (or an orchestrator, or a watcher)
@@ -270,16 +272,16 @@ func (s *Session) threadBase() Usage {
 	return base
 }
 
-// current returns the running or last turn, or nil before the first.
-func (s *Session) current() *Turn {
+// Current returns the running or last turn, or nil before the first.
+func (s *Session) Current() *Turn {
 	if len(s.Turns) == 0 {
 		return nil
 	}
 	return &s.Turns[len(s.Turns)-1]
 }
 
-// refresh recomputes the summary fields from the turns.
-func (s *Session) refresh(prices Prices) {
+// Refresh recomputes the summary fields from the turns.
+func (s *Session) Refresh(prices Prices) {
 	var u Usage
 	var cost float64
 	known := true
@@ -339,18 +341,18 @@ func (s *Session) Clone() *Session {
 		o := *s.Owner
 		c.Owner = &o
 	}
-	c.Killer = clonePtr(s.Killer)
-	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = clonePtr(s.Agent), clonePtr(s.Stop), clonePtr(s.EndedAt), clonePtr(s.ExitCode), clonePtr(s.CostUSD), clonePtr(s.LastEventAt)
-	c.Workspace = cloneWorkspace(s.Workspace)
+	c.Killer = ClonePtr(s.Killer)
+	c.Agent, c.Stop, c.EndedAt, c.ExitCode, c.CostUSD, c.LastEventAt = ClonePtr(s.Agent), ClonePtr(s.Stop), ClonePtr(s.EndedAt), ClonePtr(s.ExitCode), ClonePtr(s.CostUSD), ClonePtr(s.LastEventAt)
+	c.Workspace = CloneWorkspace(s.Workspace)
 	if r := s.Interrupt; r != nil {
 		v := *r
-		v.Attacher = clonePtr(r.Attacher)
+		v.Attacher = ClonePtr(r.Attacher)
 		c.Interrupt = &v
 	}
 	c.Attaches = append([]AttachSpan(nil), s.Attaches...)
 	for i := range c.Attaches {
 		a := &c.Attaches[i]
-		a.End, a.CLI, a.ExitCode = clonePtr(a.End), clonePtr(a.CLI), clonePtr(a.ExitCode)
+		a.End, a.CLI, a.ExitCode = ClonePtr(a.End), ClonePtr(a.CLI), ClonePtr(a.ExitCode)
 		a.Files = append([]string(nil), a.Files...)
 	}
 	for i := range c.Turns {
@@ -359,14 +361,14 @@ func (s *Session) Clone() *Session {
 			v := *u
 			t.ThreadUsage = &v
 		}
-		t.EndedAt, t.ExitCode, t.CostUSD, t.ProcessCost = clonePtr(t.EndedAt), clonePtr(t.ExitCode), clonePtr(t.CostUSD), clonePtr(t.ProcessCost)
+		t.EndedAt, t.ExitCode, t.CostUSD, t.ProcessCost = ClonePtr(t.EndedAt), ClonePtr(t.ExitCode), ClonePtr(t.CostUSD), ClonePtr(t.ProcessCost)
 		t.Files = append([]string(nil), t.Files...)
 		t.Denials = append([]Denial(nil), t.Denials...)
 	}
 	return &c
 }
 
-func clonePtr[T any](p *T) *T {
+func ClonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}

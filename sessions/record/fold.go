@@ -1,10 +1,10 @@
-package sessions
+package record
 
-// fold applies one event to the session's current turn. It is the single
+// Fold applies one event to the session's current turn. It is the single
 // place where events become summary: the supervisor uses it while a turn
 // runs and readers use it on the unread tail of a running turn.
-func (s *Session) fold(ev Event) {
-	t := s.current()
+func (s *Session) Fold(ev Event) {
+	t := s.Current()
 	if t == nil {
 		return
 	}
@@ -19,7 +19,7 @@ func (s *Session) fold(ev Event) {
 		}
 	case EventUsage:
 		if ev.Usage != nil {
-			so := ev.Usage.withTotal()
+			so := ev.Usage.WithTotal()
 			if t.UsageSoFar != nil {
 				so = t.UsageSoFar.Add(so)
 			}
@@ -50,7 +50,7 @@ func (s *Session) fold(ev Event) {
 func (s *Session) foldUsage(t *Turn, ev Event) {
 	if ev.Usage != nil {
 		t.UsageSoFar = nil // the turn's own report replaces the calls'
-		u := ev.Usage.withTotal()
+		u := ev.Usage.WithTotal()
 		if ev.Cumulative {
 			t.Usage = u.Sub(s.threadBase())
 			t.ThreadUsage = &u
@@ -102,7 +102,7 @@ func (t *Turn) foldDenials(ds []Denial) {
 // record changes it as folding all of evs would. A supervisor that cannot
 // save its record for a while (a full disk) keeps only these, so what it
 // holds stays small however much the agent prints meanwhile: the events
-// fold does not use go, and of the thread ids and the final messages only
+// Fold does not use go, and of the thread ids and the final messages only
 // the last counts, as of the errors the last before a turn.failed. The
 // turn's ends stay (each adds usage and denials).
 func CompactEvents(evs []Event) []Event {

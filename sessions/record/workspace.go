@@ -1,9 +1,7 @@
-package sessions
+package record
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -84,19 +82,6 @@ type Workspace struct {
 	// while it lives, nothing else may change the worktree (a follow-up,
 	// another landing or update, a removal).
 	Lander *proc.Ref `json:"lander,omitempty"`
-}
-
-// ErrBusy is returned (wrapped) for a change asked of a worktree that a
-// landing or an update is changing: nothing was done.
-var ErrBusy = errors.New("its change is being landed or updated")
-
-// busy says who is landing or updating the session's change (an
-// ErrBusy), nil if nobody alive is.
-func (s *Session) busy() error {
-	if ws := s.Workspace; ws != nil && ws.Lander.Alive() {
-		return fmt.Errorf("%w (pid %d); try again once it is done", ErrBusy, ws.Lander.PID)
-	}
-	return nil
 }
 
 // Landing is the last time a session's work was landed.
@@ -198,16 +183,16 @@ func (s *Session) ChangesText() string {
 	return w.Changes.String()
 }
 
-// cloneWorkspace copies a workspace record deeply.
-func cloneWorkspace(w *Workspace) *Workspace {
+// CloneWorkspace copies a workspace record deeply.
+func CloneWorkspace(w *Workspace) *Workspace {
 	if w == nil {
 		return nil
 	}
 	c := *w
 	c.Brought = append([]string(nil), w.Brought...)
 	c.Conflict = append([]string(nil), w.Conflict...)
-	c.Changes = clonePtr(w.Changes)
-	c.Landed = clonePtr(w.Landed)
-	c.Lander = clonePtr(w.Lander)
+	c.Changes = ClonePtr(w.Changes)
+	c.Landed = ClonePtr(w.Landed)
+	c.Lander = ClonePtr(w.Lander)
 	return &c
 }
