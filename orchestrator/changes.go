@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -28,7 +29,7 @@ func (r *Run) worktrees(ctx context.Context) bool {
 			iso = cfg.Worktrees.Isolation
 		}
 	}
-	if iso == sessions.IsolationNone {
+	if iso == config.IsolationNone {
 		return false
 	}
 	_, err := workspace.Find(ctx, r.set.Dir)

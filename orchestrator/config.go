@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // Defaults of the [orchestrator] table.
@@ -35,11 +35,11 @@ type Config struct {
 	ReasoningEffort string `toml:"reasoning_effort"`
 
 	// Limits of a run; 0 means none (max_steps always has one).
-	MaxSteps   int               `toml:"max_steps"`
-	MaxCost    float64           `toml:"max_cost"`
-	MaxTokens  int64             `toml:"max_tokens"`
-	MaxWorkers int               `toml:"max_workers"`
-	Timeout    sessions.Duration `toml:"timeout"`
+	MaxSteps   int             `toml:"max_steps"`
+	MaxCost    float64         `toml:"max_cost"`
+	MaxTokens  int64           `toml:"max_tokens"`
+	MaxWorkers int             `toml:"max_workers"`
+	Timeout    config.Duration `toml:"timeout"`
 
 	// AllowedDirs widen where workers and commands may run, beyond the
 	// run's dir and below.
@@ -63,8 +63,8 @@ type Config struct {
 	// on: the answer then comes from zwarm runs answer. With a terminal
 	// the tool is offered anyway (unless --no-ask). AskTimeout, if set,
 	// answers "no answer: decide yourself" when nobody answered in time.
-	Ask        bool              `toml:"ask"`
-	AskTimeout sessions.Duration `toml:"ask_timeout"`
+	Ask        bool            `toml:"ask"`
+	AskTimeout config.Duration `toml:"ask_timeout"`
 
 	// ContextWindow is the model's window in tokens; ContextWindows sets
 	// it per model. Compaction starts when the conversation passes
@@ -78,10 +78,10 @@ type Config struct {
 	// connection errors; RetryMaxDelay bounds one wait (a longer
 	// Retry-After ends the retries); StreamRetries bounds new calls after a
 	// stream broke off midway; RequestTimeout bounds one HTTP attempt.
-	Retries        int               `toml:"retries"`
-	RetryMaxDelay  sessions.Duration `toml:"retry_max_delay"`
-	StreamRetries  int               `toml:"stream_retries"`
-	RequestTimeout sessions.Duration `toml:"request_timeout"`
+	Retries        int             `toml:"retries"`
+	RetryMaxDelay  config.Duration `toml:"retry_max_delay"`
+	StreamRetries  int             `toml:"stream_retries"`
+	RequestTimeout config.Duration `toml:"request_timeout"`
 }
 
 // ConfigKeys lists the table's keys, for the error about an unknown one.
@@ -93,18 +93,18 @@ const ConfigKeys = "model, base_url, api_key_env, reasoning_effort, max_steps, m
 func DefaultConfig() *Config {
 	return &Config{Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, MaxSteps: DefaultMaxSteps, MaxWorkers: DefaultMaxWorkers, Ask: true,
 		CompactAt: DefaultCompactAt, CompactTo: DefaultCompactTo, Retries: DefaultRetries, StreamRetries: DefaultStreamRetries,
-		RetryMaxDelay: sessions.Duration{Duration: time.Minute}, RequestTimeout: sessions.Duration{Duration: 10 * time.Minute}}
+		RetryMaxDelay: config.Duration{Duration: time.Minute}, RequestTimeout: config.Duration{Duration: 10 * time.Minute}}
 }
 
 // ConfigSection declares the [orchestrator] table to the session core's
 // config loader.
-func ConfigSection() sessions.ConfigSection {
-	return sessions.ConfigSection{Name: "orchestrator", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
+func ConfigSection() config.Section {
+	return config.Section{Name: "orchestrator", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
 }
 
 // FromConfig returns the [orchestrator] table of a loaded config, or the
 // defaults if the config was loaded without the section.
-func FromConfig(cfg *sessions.Config) *Config {
+func FromConfig(cfg *config.Config) *Config {
 	if c, ok := cfg.Section("orchestrator").(*Config); ok && c != nil {
 		return c
 	}
@@ -143,9 +143,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch c.Isolation {
-	case "", sessions.IsolationWorktree, sessions.IsolationNone:
+	case "", config.IsolationWorktree, config.IsolationNone:
 	default:
-		bad = append(bad, fmt.Sprintf("isolation %q is not %q or %q (or unset: the [worktrees] table decides)", c.Isolation, sessions.IsolationWorktree, sessions.IsolationNone))
+		bad = append(bad, fmt.Sprintf("isolation %q is not %q or %q (or unset: the [worktrees] table decides)", c.Isolation, config.IsolationWorktree, config.IsolationNone))
 	}
 	switch c.ReasoningEffort {
 	case "", "minimal", "low", "medium", "high":

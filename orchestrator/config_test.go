@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 func loadConfig(t *testing.T, body string) (*Config, error) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, sessions.ConfigFile), []byte(body), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.File), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := sessions.LoadConfig(dir, ConfigSection())
+	cfg, err := config.Load(dir, ConfigSection())
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +59,11 @@ base_url = "http://127.0.0.1:9/v1"
 	}
 	s := c.Settings("/w")
 	want := Settings{Model: "gpt-5.1-codex", Dir: "/w", Limits: runs.Limits{MaxSteps: 80, MaxCostUSD: 2.5, MaxTokens: 3000000, MaxWorkers: 6,
-		Timeout: sessions.Duration{Duration: 90 * time.Minute}}, AllowedDirs: []string{"/srv/other"}, Adapter: "claude", WorkerModel: "sonnet",
+		Timeout: config.Duration{Duration: 90 * time.Minute}}, AllowedDirs: []string{"/srv/other"}, Adapter: "claude", WorkerModel: "sonnet",
 		KillWorkersOnExit: true, ReasoningEffort: "high", ContextWindow: 200000, CompactAt: 0.9, CompactTo: 0.5, StreamRetries: 1}
 	if s.Model != want.Model || s.Limits != want.Limits || s.AllowedDirs[0] != "/srv/other" || s.Adapter != want.Adapter ||
 		s.WorkerModel != want.WorkerModel || !s.KillWorkersOnExit || s.ReasoningEffort != "high" || s.ContextWindow != 200000 ||
-		s.CompactAt != 0.9 || s.CompactTo != 0.5 || s.StreamRetries != 1 || s.Isolation != sessions.IsolationNone {
+		s.CompactAt != 0.9 || s.CompactTo != 0.5 || s.StreamRetries != 1 || s.Isolation != config.IsolationNone {
 		t.Errorf("settings %+v", s)
 	}
 	if c.Window("gpt-5.1") != 400000 || c.Retries != 5 || c.RetryMaxDelay.Duration != 30*time.Second || c.APIKeyEnv != "MY_KEY" {

@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // withWorkers builds a reply from the ids of every worker delegate
@@ -188,14 +189,14 @@ func TestRunIsolationNoneWorksInPlaceInARepo(t *testing.T) {
 		calls(call("wait", map[string]any{"mode": "all"})),
 		calls(call("finish", map[string]any{"summary": "done"})),
 	)
-	rec := h.execute(h.settings(func(s *Settings) { s.Isolation = sessions.IsolationNone }), 0)
+	rec := h.execute(h.settings(func(s *Settings) { s.Isolation = config.IsolationNone }), 0)
 	if s := workerOf(t, h.w, rec.Workers[0]); s.Workspace != nil {
 		t.Errorf("the worker has a worktree: %+v", s.Workspace)
 	}
 	if _, err := os.Stat(filepath.Join(h.w.Work, "x.txt")); err != nil {
 		t.Errorf("the worker did not work in place: %v", err)
 	}
-	if rec.Isolation != sessions.IsolationNone || rec.Summary != "done" {
+	if rec.Isolation != config.IsolationNone || rec.Summary != "done" {
 		t.Errorf("record isolation %q summary %q", rec.Isolation, rec.Summary)
 	}
 	mustContain(t, "the system prompt", fakemodel.Input(h.requests()[0].Body)[0].Text, "Workers work in place")

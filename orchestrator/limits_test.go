@@ -13,7 +13,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -90,7 +90,7 @@ func TestWallClockLimitStopsAModelCall(t *testing.T) {
 	defer close(stall)
 	h.script(fakemodel.Reply{Text: "late", Stall: stall})
 	began := time.Now()
-	rec := h.execute(h.settings(func(s *Settings) { s.Limits.Timeout = sessions.Duration{Duration: time.Second} }), 0)
+	rec := h.execute(h.settings(func(s *Settings) { s.Limits.Timeout = config.Duration{Duration: time.Second} }), 0)
 	if rec.Status != runs.StatusLimited || !strings.Contains(rec.StopReason, "wall-clock limit of 1s") || rec.Steps != 0 {
 		t.Fatalf("record %+v", rec)
 	}
@@ -238,7 +238,7 @@ func TestWallClockLimitSaysItEndedACall(t *testing.T) {
 	h := newHarness(t, "LIMIT time: wait forever")
 	h.script(calls(call("exec_command", map[string]any{"cmd": "sleep 100", "yield_time_ms": 60000, "login": false})))
 	rec := h.execute(h.settings(func(s *Settings) {
-		s.Limits.Timeout = sessions.Duration{Duration: 10 * time.Second}
+		s.Limits.Timeout = config.Duration{Duration: 10 * time.Second}
 	}), 0)
 	if rec.Status != runs.StatusLimited {
 		t.Fatalf("the run should have been stopped by its 10s timeout (status %q), but it ended %q: %s", runs.StatusLimited, rec.Status, rec.StopReason)

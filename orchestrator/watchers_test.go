@@ -12,7 +12,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
@@ -302,7 +302,7 @@ func (o *onStep) Check(_ context.Context, v *watchers.RunView) watchers.Verdict 
 func TestTheGuardsViewOfTheRun(t *testing.T) {
 	cost := 0.5
 	r := &Run{rec: &runs.Record{ID: "r", Task: "t", Model: "m", Steps: 2, CostUSD: &cost},
-		set:      Settings{Limits: runs.Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5, Timeout: sessions.Duration{Duration: time.Hour}}},
+		set:      Settings{Limits: runs.Limits{MaxSteps: 9, MaxWorkers: 2, MaxCostUSD: 1, MaxTokens: 5, Timeout: config.Duration{Duration: time.Hour}}},
 		calls:    []watchers.Call{{Step: 1, ID: "c1", Name: "wait", Args: json.RawMessage(`{}`), Output: "o", IsError: true}},
 		messages: []watchers.Message{{Step: 2, Kind: "reasoning", Text: "hm"}}, started: time.Now()}
 	rv := r.view()

@@ -1,28 +1,11 @@
 package sessions
 
 import (
-	"errors"
-	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
-
-// ErrInvalidRequest marks an adapter error caused by what was asked (an
-// unknown sandbox mode), as opposed to the machine (a missing binary): such
-// a spawn is refused without recording a session.
-var ErrInvalidRequest = errors.New("invalid request")
-
-// Invalidf makes an error that is ErrInvalidRequest (errors.Is says so) and
-// reads as its message alone.
-func Invalidf(format string, a ...any) error {
-	return &invalidError{err: fmt.Errorf(format, a...)}
-}
-
-type invalidError struct{ err error }
-
-func (e *invalidError) Error() string        { return e.err.Error() }
-func (e *invalidError) Unwrap() error        { return e.err }
-func (e *invalidError) Is(target error) bool { return target == ErrInvalidRequest }
 
 // Adapter is one agent CLI: how to start and resume it, and how to read what
 // it prints. Implementations live under adapters/.
@@ -62,7 +45,7 @@ type TurnRequest struct {
 	Instructions    string
 	// ThreadID, when set, continues that thread with the agent's native resume.
 	ThreadID string
-	Config   AdapterConfig
+	Config   config.AdapterConfig
 	// Worktree says the agent works in a git worktree of its own, where
 	// running commands touches nobody else's files: an agent whose default
 	// permissions would refuse them there lets them run.

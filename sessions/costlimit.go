@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"math"
 	"strconv"
@@ -35,13 +36,13 @@ func checkCostLimit(s *record.Session, ad Adapter, prices record.Prices) error {
 	case c == 0:
 		return nil
 	case c < 0 || math.IsNaN(c) || math.IsInf(c, 0):
-		return Invalidf("max cost %v: want a number of dollars above 0", c)
+		return config.Invalidf("max cost %v: want a number of dollars above 0", c)
 	}
 	if r, ok := ad.(CostReporter); ok && r.ReportsCost() {
 		return nil
 	}
 	if _, ok := prices.Lookup(s.Model); !ok {
-		return Invalidf("a cost limit needs the price of model %q, which zwarm does not know: "+
+		return config.Invalidf("a cost limit needs the price of model %q, which zwarm does not know: "+
 			"add a [prices.%q] table (input, cached_input, output in dollars per million tokens) to config.toml, "+
 			"or spawn without a cost limit", s.Model, s.Model)
 	}
@@ -105,7 +106,7 @@ func roleSaid(role string, err error) error {
 	if role == "" {
 		return err
 	}
-	return Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
+	return config.Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
 }
 
 // raiseCostLimit sets s's cost limit to usd (held under its lock), for a
@@ -113,7 +114,7 @@ func roleSaid(role string, err error) error {
 // above what s has spent, or the follow-up would be stopped at once.
 func raiseCostLimit(s *record.Session, usd float64) error {
 	if s.CostUSD != nil && *s.CostUSD >= usd {
-		return Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", dollars(usd, 4), dollars(*s.CostUSD, 4))
+		return config.Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", dollars(usd, 4), dollars(*s.CostUSD, 4))
 	}
 	s.MaxCostUSD = usd
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -80,14 +79,6 @@ func lockFile(root, path string) (*store.Lock, error) {
 // when ctx ends.
 func lockFileCtx(ctx context.Context, root, path string) (*store.Lock, error) {
 	return store.LockFile(ctx, root, path, filepath.Base(path))
-}
-
-// LockTimeout is how long a command waits for a lock, defaulted.
-func (c *Config) LockTimeout() time.Duration {
-	if c != nil && c.LockLimit.Duration > 0 {
-		return c.LockLimit.Duration
-	}
-	return DefaultLockTimeout
 }
 
 // writing is ctx for a command that changes sessions: its locks wait at

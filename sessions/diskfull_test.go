@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
@@ -43,7 +44,7 @@ func TestFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.MkdirAll(st.Dir(), 0o700)
-	for _, f := range []string{"script.json", ConfigFile} {
+	for _, f := range []string{"script.json", config.File} {
 		data, _ := os.ReadFile(filepath.Join(w.st.Dir(), f))
 		os.WriteFile(filepath.Join(st.Dir(), f), data, 0o600)
 	}

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"sort"
 )
@@ -110,7 +111,7 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 		return err
 	}
 	if opt.Only > 0 && opt.Only > m.turnCount(s) && (!opt.Live || s.Settled()) {
-		return Invalidf("session %s has no turn %d (it has %d)", ShortID(id), opt.Only, m.turnCount(s))
+		return config.Invalidf("session %s has no turn %d (it has %d)", ShortID(id), opt.Only, m.turnCount(s))
 	}
 	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}, Events: true, Window: opt.Window,
 		FromTurn: opt.From, OnlyTurn: opt.Only})

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
@@ -234,7 +235,7 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 	var set []string
 	if req.ReasoningEffort != "" {
 		if req.ReasoningEffort == "huge" {
-			return Command{}, Invalidf("unknown fake reasoning effort %q", req.ReasoningEffort)
+			return Command{}, config.Invalidf("unknown fake reasoning effort %q", req.ReasoningEffort)
 		}
 		set = append(set, "--effort="+req.ReasoningEffort)
 	}
@@ -375,7 +376,7 @@ func (w *world) script(sc fakeScript) {
 
 func (w *world) config(body string) {
 	w.t.Helper()
-	if err := os.WriteFile(filepath.Join(w.st.Dir(), ConfigFile), []byte(body), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(w.st.Dir(), config.File), []byte(body), 0o600); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -193,7 +193,7 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 		}
 		t.Notes = append(t.Notes, note)
 	case e.Killed:
-		t.Status, t.Error = record.StatusKilled, firstNonEmpty(stopReason(s), "killed by zwarm kill")
+		t.Status, t.Error = record.StatusKilled, firstNonBlank(stopReason(s), "killed by zwarm kill")
 	case e.Reason != "":
 		t.Status, t.Error = record.StatusFailed, e.Reason
 	case t.AgentFailed || e.ExitCode == nil || *e.ExitCode != 0:
@@ -203,7 +203,7 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 			if e.ExitCode != nil {
 				code = fmt.Sprintf("exited with code %d", *e.ExitCode)
 			}
-			t.Error = firstNonEmpty(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
+			t.Error = firstNonBlank(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
 		}
 	default:
 		t.Status = record.StatusCompleted
@@ -228,7 +228,7 @@ func handOver(s *record.Session, ts turnStart, now time.Time) error {
 	t.EndedAt, t.Status = &now, record.StatusCompleted
 	if t.AgentFailed {
 		t.Status = record.StatusFailed
-		t.Error = firstNonEmpty(t.Error, t.AgentError, "the agent reported failure")
+		t.Error = firstNonBlank(t.Error, t.AgentError, "the agent reported failure")
 	}
 	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
 		StartedAt: now, Status: record.StatusRunning, Resumed: true, Live: true})
@@ -261,7 +261,7 @@ func settle(s *record.Session, now time.Time) error {
 		}
 	case last == nil:
 		s.Status = record.StatusFailed
-		s.Error = firstNonEmpty(s.Error, "no turn ran")
+		s.Error = firstNonBlank(s.Error, "no turn ran")
 	case last.Status == record.StatusInterrupted:
 		// Nothing took over the thread (an attach --interrupt given up):
 		// zwarm stopped the turn, so the session was killed.
@@ -473,7 +473,9 @@ func detach(s *record.Session, exit *int, note string, now time.Time) error {
 	return nil
 }
 
-func firstNonEmpty(ss ...string) string {
+// firstNonBlank is the first of ss that is not blank, trimmed: a
+// recorded reason is never whitespace.
+func firstNonBlank(ss ...string) string {
 	for _, s := range ss {
 		if strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)

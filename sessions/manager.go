@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"io"
 	"slices"
@@ -16,7 +17,7 @@ type Manager struct {
 	// supervisorArgv is the command that runs the supervisor: the zwarm binary
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
-	sections       []ConfigSection
+	sections       []config.Section
 	runners        []RunnerKind
 	jobs           jobCache
 	warn           func(error)
@@ -36,7 +37,7 @@ type ManagerOptions struct {
 	// {"/usr/bin/zwarm", "__supervise"}.
 	SupervisorArgv []string
 	// ConfigSections are the config.toml tables other packages own.
-	ConfigSections []ConfigSection
+	ConfigSections []config.Section
 	// Runners are the runners other than the local one, in the order
 	// they are listed; their settings tables join ConfigSections.
 	Runners []RunnerKind
@@ -56,7 +57,7 @@ func NewManager(opt ManagerOptions) *Manager {
 	}
 	sections := slices.Clone(opt.ConfigSections)
 	for _, sec := range RunnerSections(opt.Runners) {
-		if !slices.ContainsFunc(sections, func(c ConfigSection) bool { return c.Name == sec.Name }) {
+		if !slices.ContainsFunc(sections, func(c config.Section) bool { return c.Name == sec.Name }) {
 			sections = append(sections, sec)
 		}
 	}
@@ -75,7 +76,9 @@ func (m *Manager) Store() *Store { return m.st }
 func (m *Manager) Adapters() Adapters { return m.adapters }
 
 // Config reads config.toml with every section the manager knows.
-func (m *Manager) Config() (*Config, error) { return LoadConfig(m.st.Dir(), m.sections...) }
+func (m *Manager) Config() (*config.Config, error) {
+	return config.Load(m.st.Dir(), m.sections...)
+}
 
 // Resolve turns an id prefix into a full id.
 func (m *Manager) Resolve(idOrPrefix string) (string, error) { return m.st.resolve(idOrPrefix) }
@@ -98,3 +101,6 @@ func writeJSONLine(w io.Writer, v any) error {
 func (m *Manager) containment(id string) proc.Scope {
 	return proc.Scope{ID: id, Cgroup: m.st.sessionCgroup(id)}
 }
+
+// trusted refuses a state dir that another user could have written.
+func (m *Manager) trusted() error { return config.CheckTrusted(m.st.Dir()) }

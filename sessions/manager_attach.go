@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
@@ -116,7 +117,7 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
 	}
-	a := &Attachment{m: m, id: id, self: *self, grace: DefaultKillGrace}
+	a := &Attachment{m: m, id: id, self: *self, grace: config.DefaultKillGrace}
 	if cfg, err := m.Config(); err == nil {
 		a.grace = cfg.Grace()
 	}

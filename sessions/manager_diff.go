@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -81,7 +82,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 // changed nothing).
 func turnRange(s *record.Session, n int) (from, to string, err error) {
 	if n < 1 || n > len(s.Turns) {
-		return "", "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
+		return "", "", config.Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
 	}
 	t := s.Turns[n-1]
 	if t.From != "" {
@@ -117,5 +118,5 @@ func (e *InPlaceError) Error() string {
 }
 
 func (e *InPlaceError) Is(target error) bool {
-	return target == ErrInPlace || target == ErrInvalidRequest
+	return target == ErrInPlace || target == config.ErrInvalidRequest
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"math"
@@ -91,10 +92,10 @@ func (m *Manager) Interrupt(ctx context.Context, idOrPrefix, text string) (*Inje
 func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt InjectOptions) (*InjectResult, error) {
 	interrupt := opt.Interrupt
 	if strings.TrimSpace(text) == "" {
-		return nil, Invalidf("empty message: say what the agent should do next")
+		return nil, config.Invalidf("empty message: say what the agent should do next")
 	}
 	if c := opt.MaxCostUSD; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-		return nil, Invalidf("max cost %v: want a number of dollars above 0", c)
+		return nil, config.Invalidf("max cost %v: want a number of dollars above 0", c)
 	}
 	if err := m.trusted(); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
@@ -57,7 +58,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, m.killUnreadable(ctx, id, err)
 	}
-	grace := DefaultKillGrace
+	grace := config.DefaultKillGrace
 	if cfg, err := m.Config(); err != nil {
 		m.warn(fmt.Errorf("%w; killing with the default grace period of %s", err, grace))
 	} else {

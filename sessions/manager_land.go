@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -128,7 +129,7 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandResult, error) {
 	strategy, err := workspace.ParseStrategy(string(opt.Strategy))
 	if err != nil {
-		return nil, Invalidf("%v", err)
+		return nil, config.Invalidf("%v", err)
 	}
 	s, err := m.Get(ctx, id)
 	if err != nil {
@@ -141,7 +142,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	// A worktree still being made belongs to a live session: that is the
 	// refusal (claimWorktree's "still running"), not "never made".
 	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
-		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonEmpty(ws.Error, string(ws.State)))
+		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonBlank(ws.Error, string(ws.State)))
 	}
 	s, release, err := m.claimWorktree(ctx, id, "land")
 	if err != nil {
@@ -392,21 +393,21 @@ func (m *Manager) landTarget(ctx context.Context, ws *record.Workspace, opt Land
 	case err == nil && repo.CommonDir != ws.GitDir:
 		if b, _ := repo.CurrentBranch(ctx); branch == "" && strings.HasPrefix(b, "zwarm/") && filepath.Dir(repo.CommonDir) == filepath.Dir(ws.Path) {
 			// A worker's worktree, in the worker's own repository.
-			return workspace.Target{}, "", Invalidf("%s is a worker's branch (you are in a worker's worktree, %s): land into your own branch, from your checkout of %s or with --into", b, repo.Top, ws.Repo)
+			return workspace.Target{}, "", config.Invalidf("%s is a worker's branch (you are in a worker's worktree, %s): land into your own branch, from your checkout of %s or with --into", b, repo.Top, ws.Repo)
 		}
 		if branch == "" {
-			return workspace.Target{}, "", Invalidf("%s is in another repository than the session's (%s): land from a checkout of it, or name the branch with --into", dir, ws.Repo)
+			return workspace.Target{}, "", config.Invalidf("%s is in another repository than the session's (%s): land from a checkout of it, or name the branch with --into", dir, ws.Repo)
 		}
 	case err == nil:
 		subdir = repo.Prefix
 		if branch == "" {
 			if branch, err = repo.CurrentBranch(ctx); err != nil {
-				return workspace.Target{}, "", Invalidf("%v", err)
+				return workspace.Target{}, "", config.Invalidf("%v", err)
 			}
 		}
 	case errors.Is(err, workspace.ErrNotRepo):
 		if branch == "" {
-			return workspace.Target{}, "", Invalidf("%s is not in a git repository: land from a checkout of %s, or name the branch with --into", dir, ws.Repo)
+			return workspace.Target{}, "", config.Invalidf("%s is not in a git repository: land from a checkout of %s, or name the branch with --into", dir, ws.Repo)
 		}
 	default:
 		return workspace.Target{}, "", err
@@ -414,11 +415,11 @@ func (m *Manager) landTarget(ctx context.Context, ws *record.Workspace, opt Land
 	if branch == ws.Branch || strings.HasPrefix(branch, "zwarm/") {
 		// A worker's branch is no place to land: its own, or another
 		// worker's, whose landing would then drop this change.
-		return workspace.Target{}, "", Invalidf("%s is a worker's branch (you are in a worker's worktree?): land into your own branch, from your checkout or with --into", branch)
+		return workspace.Target{}, "", config.Invalidf("%s is a worker's branch (you are in a worker's worktree?): land into your own branch, from your checkout or with --into", branch)
 	}
 	t, err := workspace.FindTarget(ctx, ws.GitDir, branch)
 	if err != nil {
-		return workspace.Target{}, "", Invalidf("%v", err)
+		return workspace.Target{}, "", config.Invalidf("%v", err)
 	}
 	return t, subdir, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -43,7 +44,7 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 	}
 	repo, err := workspace.Find(ctx, dir)
 	if errors.Is(err, workspace.ErrNotRepo) {
-		return nil, Invalidf("%s is not in a git repository: land --all lands the sessions of the repository it runs in", dir)
+		return nil, config.Invalidf("%s is not in a git repository: land --all lands the sessions of the repository it runs in", dir)
 	}
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
@@ -63,7 +64,7 @@ type SpawnRequest struct {
 func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session, error) {
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
-		return nil, Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
+		return nil, config.Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
 	// Everything that can refuse the request is checked before the state
 	// dir is touched: a refused spawn makes nothing (create proves the
@@ -85,13 +86,13 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if err != nil {
 		return nil, err
 	}
-	if req, err = cfg.ApplyRole(req); err != nil {
+	if req, err = ApplyRole(cfg, req); err != nil {
 		return nil, err
 	}
-	name := firstNonEmpty(req.Adapter, cfg.DefaultAdapter, "codex")
+	name := firstNonBlank(req.Adapter, cfg.DefaultAdapter, "codex")
 	ad, err := m.adapters.Lookup(name)
 	if err != nil {
-		return nil, Invalidf("%v", err)
+		return nil, config.Invalidf("%v", err)
 	}
 	acfg := cfg.Adapter(name)
 	dir, err := workingDir(req.WorkingDir)
@@ -105,8 +106,8 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	now := time.Now().UTC()
 	s := &record.Session{
 		ID: newID(), Task: req.Task, Status: record.StatusPending, Adapter: name,
-		Model:      firstNonEmpty(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
-		Sandbox:    firstNonEmpty(req.Sandbox, acfg.Sandbox),
+		Model:      firstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
+		Sandbox:    firstNonBlank(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
@@ -130,7 +131,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if _, err := ad.Command(TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
 		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg,
 		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions}); err != nil {
-		if errors.Is(err, ErrInvalidRequest) {
+		if errors.Is(err, config.ErrInvalidRequest) {
 			return nil, roleSaid(req.Role, err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
@@ -169,10 +170,10 @@ func workingDir(dir string) (string, error) {
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", Invalidf("working dir %s does not exist: create it or pass an existing one with -C", abs)
+		return "", config.Invalidf("working dir %s does not exist: create it or pass an existing one with -C", abs)
 	}
 	if !fi.IsDir() {
-		return "", Invalidf("working dir %s is not a directory", abs)
+		return "", config.Invalidf("working dir %s is not a directory", abs)
 	}
 	return abs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -62,13 +63,13 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	}
 	if from == "" {
 		if !ws.BaseBranch {
-			return nil, Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), workspace.Abbrev(ws.Base))
+			return nil, config.Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), workspace.Abbrev(ws.Base))
 		}
 		from = ws.Base
 	}
 	tip, err := workspace.ResolveCommit(ctx, ws.GitDir, from)
 	if err != nil {
-		return nil, Invalidf("update %s: %v", ShortID(id), err)
+		return nil, config.Invalidf("update %s: %v", ShortID(id), err)
 	}
 	if !s.AllCommitted() {
 		if s, err = m.commitLeftovers(ctx, s); err != nil {

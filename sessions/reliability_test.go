@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
@@ -384,7 +385,7 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 		{Task: "  "},
 		{Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
 	} {
-		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: want an invalid request, got %v", req, err)
 		}
 	}

@@ -4,71 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
-
-func TestRolesLoadAndAreCheckedStrictly(t *testing.T) {
-	dir := writeConfig(t, `
-[roles.reviewer]
-adapter = "codex"
-model = "gpt-5.1-codex"
-reasoning_effort = "high"
-sandbox = "read-only"
-instructions = """
-Review only: change no file.
-"""
-max_cost_usd = 2
-`)
-	c, err := LoadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.Role("reviewer")
-	if err != nil || r.Model != "gpt-5.1-codex" || r.ReasoningEffort != "high" || r.Sandbox != "read-only" ||
-		r.Instructions != "Review only: change no file.\n" || r.MaxCostUSD != 2 {
-		t.Fatalf("%+v %v", r, err)
-	}
-	if err := c.CheckAdapters(dir, []string{"codex", "claude"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CheckAdapters(dir, []string{"claude"}); err == nil || !strings.Contains(err.Error(), "[roles.reviewer] adapter \"codex\"") {
-		t.Fatalf("a role with an unknown adapter: %v", err)
-	}
-	_, err = c.Role("tester")
-	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), `no role "tester"`) || !strings.Contains(err.Error(), "reviewer") {
-		t.Fatalf("unknown role: %v", err)
-	}
-	empty, _ := LoadConfig(t.TempDir())
-	if _, err := empty.Role("tester"); err == nil || !strings.Contains(err.Error(), "[roles.tester]") {
-		t.Fatalf("unknown role, none configured: %v", err)
-	}
-
-	for body, want := range map[string]string{
-		"[roles.reviewer]\nmodle = \"x\"\n":            "roles.reviewer.modle",
-		"[roles.reviewer]\nmax_cost_usd = -1.0\n":      "max_cost_usd = -1",
-		"[roles.reviewer]\nmax_cost_usd = \"cheap\"\n": "roles",
-		"[roles.\"a b\"]\nmodel = \"x\"\n":             "a role's name",
-	} {
-		_, err := LoadConfig(writeConfig(t, body))
-		var ce *ConfigError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: want a config error with %q, got %v", body, want, err)
-		}
-		if want == "roles.reviewer.modle" && !strings.Contains(err.Error(), "reasoning_effort") {
-			t.Errorf("an unknown key in a role does not list a role's keys: %v", err)
-		}
-	}
-}
 
 // What a spawn names itself wins over its role; a role's model goes with
 // its adapter only.
 func TestApplyRole(t *testing.T) {
-	c := &Config{Roles: map[string]RoleConfig{
+	c := &config.Config{Roles: map[string]config.RoleConfig{
 		"reviewer": {Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: " Review only. \n", MaxCostUSD: 2},
 		"cheap":    {ReasoningEffort: "low"},
 	}}
@@ -87,11 +36,11 @@ func TestApplyRole(t *testing.T) {
 		{"a role without an adapter", SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus"},
 			SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus", ReasoningEffort: "low"}},
 	} {
-		got, err := c.ApplyRole(tc.in)
+		got, err := ApplyRole(c, tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("%s:\n got %+v %v\nwant %+v", tc.name, got, err, tc.want)
 		}
-		if again, _ := c.ApplyRole(got); again != got {
+		if again, _ := ApplyRole(c, got); again != got {
 			t.Errorf("%s: applied twice: %+v", tc.name, again)
 		}
 	}
@@ -156,7 +105,7 @@ func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 	} {
 		tc.req.Task, tc.req.WorkingDir = "x", w.work
 		_, err := w.m.Spawn(ctx, tc.req)
-		if !errors.Is(err, ErrInvalidRequest) {
+		if !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: want an invalid request, got %v", tc.req, err)
 			continue
 		}
@@ -263,34 +212,4 @@ func (w *world) argvs() [][]string {
 		}
 	}
 	return out
-}
-
-// The example role in .zwarm-example/config.toml, uncommented, loads and
-// says what the documentation says.
-func TestExampleRoleLoads(t *testing.T) {
-	b, err := os.ReadFile("../.zwarm-example/config.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body []string
-	in := false
-	for _, l := range strings.Split(string(b), "\n") {
-		if l == "# [roles.reviewer]" {
-			in = true
-		}
-		if in && !strings.HasPrefix(l, "# ") {
-			break
-		}
-		if in {
-			body = append(body, strings.TrimPrefix(l, "# "))
-		}
-	}
-	c, err := LoadConfig(writeConfig(t, strings.Join(body, "\n")))
-	if err != nil || len(body) == 0 {
-		t.Fatalf("%v in:\n%s", err, strings.Join(body, "\n"))
-	}
-	r, err := c.Role("reviewer")
-	if err != nil || r.Adapter != "codex" || r.ReasoningEffort != "high" || r.MaxCostUSD != 2 || r.Instructions == "" {
-		t.Fatalf("%+v %v", r, err)
-	}
 }

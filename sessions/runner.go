@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strings"
@@ -109,7 +110,7 @@ func runnerJudges(s *record.Session) bool {
 type RunnerKind struct {
 	Name string
 	// Settings declares the [runner.NAME] table; its Name is ignored.
-	Settings ConfigSection
+	Settings config.Section
 	// New makes the runner from the decoded table (what Settings.New
 	// returned, filled from the file).
 	New func(settings any) (Runner, error)
@@ -118,30 +119,26 @@ type RunnerKind struct {
 // RunnerSections are the config.toml tables of the runners: whatever
 // reads config.toml (the supervisor too) declares them, so that a
 // [runner.NAME] table is not an unknown key.
-func RunnerSections(kinds []RunnerKind) []ConfigSection {
-	out := make([]ConfigSection, 0, len(kinds))
+func RunnerSections(kinds []RunnerKind) []config.Section {
+	out := make([]config.Section, 0, len(kinds))
 	for _, k := range kinds {
 		sec := k.Settings
-		sec.Name = runnerSection(k.Name)
+		sec.Name = config.RunnerSection(k.Name)
 		out = append(out, sec)
 	}
 	return out
 }
 
-// runnerSection is the config section name of a runner's table.
-func runnerSection(name string) string { return "runner." + name }
-
-// runner returns the runner a session runs under, made from the config.
 func (m *Manager) runner(name string) (Runner, error) {
 	i := slices.IndexFunc(m.runners, func(k RunnerKind) bool { return k.Name == name })
 	if i < 0 {
-		return nil, Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+		return nil, config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
 	}
 	cfg, err := m.Config()
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.runners[i].New(cfg.Section(runnerSection(name)))
+	r, err := m.runners[i].New(cfg.Section(config.RunnerSection(name)))
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", name, err)
 	}
@@ -179,7 +176,7 @@ func (m *Manager) CheckRunnerName(name string) error {
 
 // chooseRunner is the runner a new session runs under: the one asked
 // for, else config.toml's [runner] kind, else local.
-func (m *Manager) chooseRunner(asked string, cfg *Config) (string, error) {
+func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error) {
 	name := asked
 	if name == "" && cfg != nil {
 		name = cfg.Runner.Kind
@@ -188,7 +185,7 @@ func (m *Manager) chooseRunner(asked string, cfg *Config) (string, error) {
 		return record.LocalRunner, nil
 	}
 	if !slices.Contains(m.RunnerNames(), name) {
-		return "", Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+		return "", config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
 	}
 	return name, nil
 }

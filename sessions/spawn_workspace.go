@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -17,24 +18,24 @@ import (
 // for, a base that is no commit) is checked here, before anything is
 // recorded. Isolation never falls back to working in place: a repository
 // git cannot read is an error, not "no repository".
-func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id string) (*record.Workspace, error) {
-	iso := firstNonEmpty(req.Isolation, cfg.Worktrees.Isolation, IsolationWorktree)
+func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, dir, id string) (*record.Workspace, error) {
+	iso := firstNonBlank(req.Isolation, cfg.Worktrees.Isolation, config.IsolationWorktree)
 	switch iso {
-	case IsolationWorktree, IsolationNone:
+	case config.IsolationWorktree, config.IsolationNone:
 	default:
-		return nil, Invalidf("isolation %q: want %q or %q", iso, IsolationWorktree, IsolationNone)
+		return nil, config.Invalidf("isolation %q: want %q or %q", iso, config.IsolationWorktree, config.IsolationNone)
 	}
-	if iso == IsolationNone {
+	if iso == config.IsolationNone {
 		if req.Base != "" || req.WithChanges {
-			return nil, Invalidf("a base and --with-changes need a worktree: they cannot go with working in place")
+			return nil, config.Invalidf("a base and --with-changes need a worktree: they cannot go with working in place")
 		}
 		return nil, nil
 	}
 	repo, err := workspace.Find(ctx, dir)
 	switch {
 	case errors.Is(err, workspace.ErrNotRepo):
-		if req.Isolation == IsolationWorktree || req.Base != "" || req.WithChanges {
-			return nil, Invalidf("%s is %v: a worktree needs one (run it in a repository, or work in place)", dir, errNoRepo)
+		if req.Isolation == config.IsolationWorktree || req.Base != "" || req.WithChanges {
+			return nil, config.Invalidf("%s is %v: a worktree needs one (run it in a repository, or work in place)", dir, config.ErrNoRepo)
 		}
 		return nil, nil // outside a repository, a worker works in place
 	case errors.Is(err, workspace.ErrNoGit):
@@ -43,15 +44,15 @@ func planWorkspace(ctx context.Context, cfg *Config, req SpawnRequest, dir, id s
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
 	if req.WithChanges && req.Base != "" {
-		return nil, Invalidf("--with-changes starts from HEAD and the uncommitted changes on it: it cannot go with a base")
+		return nil, config.Invalidf("--with-changes starts from HEAD and the uncommitted changes on it: it cannot go with a base")
 	}
 	base, err := repo.ResolveBase(ctx, req.Base)
 	if err != nil {
-		return nil, Invalidf("%v", err)
+		return nil, config.Invalidf("%v", err)
 	}
 	root, err := cfg.Worktrees.Root()
 	if err != nil {
-		return nil, &ConfigError{Path: "config.toml", Err: err}
+		return nil, &config.Error{Path: "config.toml", Err: err}
 	}
 	ws := &record.Workspace{
 		Repo: repo.Main(), GitDir: repo.CommonDir, Origin: repo.Top, Subdir: repo.Prefix,

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 		if s.Legacy {
 			last = len(legacyTurns(filepath.Dir(p), s))
 		}
-		return "", Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
+		return "", config.Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -74,7 +75,7 @@ func TestLandRefusesAWorkersBranchAsItsTarget(t *testing.T) {
 		{Dir: w.work, Into: two.Workspace.Branch, Strategy: workspace.Merge},
 	} {
 		_, err := w.m.Land(ctx, one.ID, opt)
-		if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), "is a worker's branch") {
+		if !errors.Is(err, config.ErrInvalidRequest) || !strings.Contains(err.Error(), "is a worker's branch") {
 			t.Errorf("land into %q from %s: %v", opt.Into, opt.Dir, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -451,11 +452,11 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 	for _, req := range []SpawnRequest{
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "no-such-branch"},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "main", WithChanges: true},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: IsolationNone, Base: "main"},
-		{Task: "x", Adapter: "fake", WorkingDir: t.TempDir(), Isolation: IsolationWorktree},
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationNone, Base: "main"},
+		{Task: "x", Adapter: "fake", WorkingDir: t.TempDir(), Isolation: config.IsolationWorktree},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: "bubble"},
 	} {
-		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: %v, want an invalid request", req, err)
 		}
 	}
@@ -463,7 +464,7 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 		t.Errorf("refused spawns recorded %v", ids)
 	}
 	// Outside a repository, and when asked, a worker works in place.
-	for _, req := range []SpawnRequest{{Isolation: IsolationNone}, {}} {
+	for _, req := range []SpawnRequest{{Isolation: config.IsolationNone}, {}} {
 		dir := w.work
 		if req.Isolation == "" {
 			dir = t.TempDir()
@@ -657,7 +658,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 			t.Errorf("%s did not land: %v", f, err)
 		}
 	}
-	if _, err := w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, ErrInvalidRequest) {
+	if _, err := w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Errorf("an unknown strategy: %v", err)
 	}
 }
@@ -734,8 +735,8 @@ func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
 	st, _ := NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
 	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	for _, req := range []SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: IsolationWorktree}} {
-		if _, err := m.Spawn(context.Background(), req); !errors.Is(err, ErrInvalidRequest) {
+		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationWorktree}} {
+		if _, err := m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: %v", req, err)
 		}
 	}

@@ -2,11 +2,10 @@ package watchers
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // Config is the [watchers] table of config.toml: a timeout for each
@@ -15,7 +14,7 @@ import (
 type Config struct {
 	// Timeout bounds one watcher's check before a step; the llm watcher
 	// has its own.
-	Timeout sessions.Duration `toml:"timeout"`
+	Timeout config.Duration `toml:"timeout"`
 
 	Progress           ProgressConfig   `toml:"progress"`
 	Budget             BudgetConfig     `toml:"budget"`
@@ -115,8 +114,8 @@ type LLMConfig struct {
 	Common
 	Every int `toml:"every"`
 	// Model reviews ("": the run's model), through the run's client.
-	Model   string            `toml:"model"`
-	Timeout sessions.Duration `toml:"timeout"`
+	Model   string          `toml:"model"`
+	Timeout config.Duration `toml:"timeout"`
 	// Steps is how many recent steps the review reads.
 	Steps     int    `toml:"steps"`
 	OnConcern Action `toml:"on_concern"`
@@ -127,9 +126,9 @@ type LLMConfig struct {
 type StallConfig struct {
 	Common
 	// After is how long a running worker may print nothing.
-	After sessions.Duration `toml:"after"`
+	After config.Duration `toml:"after"`
 	// FirstEvent is how long a turn may take to print its first event.
-	FirstEvent sessions.Duration `toml:"first_event"`
+	FirstEvent config.Duration `toml:"first_event"`
 }
 
 // FailureConfig: a worker that failed or was killed.
@@ -208,7 +207,7 @@ func on(priority int) Common { return Common{Enabled: true, Priority: priority} 
 // until given keywords or rules, cost_guard until given a cap.
 func DefaultConfig() *Config {
 	return &Config{
-		Timeout:  sessions.Duration{Duration: DefaultTimeout},
+		Timeout:  config.Duration{Duration: DefaultTimeout},
 		Progress: ProgressConfig{Common: on(80), Repeats: DefaultRepeats, AbortRepeats: DefaultAbortRepeats, IdleSteps: DefaultIdleSteps, EmptyWaits: DefaultEmptyWaits},
 		Budget:   BudgetConfig{Common: on(90), WarnAt: DefaultWarnAt},
 		Scope:    ScopeConfig{Common: on(20), Keywords: []string{}},
@@ -218,9 +217,9 @@ func DefaultConfig() *Config {
 		DelegationReminder: ReminderConfig{Common: on(10), Steps: DefaultReminder},
 		Quality: QualityConfig{Common: on(35), MaxFiles: DefaultMaxFiles, RequireTests: true,
 			Extensions: append([]string(nil), SourceExtensions...), TestPatterns: append([]string(nil), TestPatterns...)},
-		LLM: LLMConfig{Common: Common{Priority: 60}, Every: DefaultEvery, Timeout: sessions.Duration{Duration: DefaultLLMTimeout},
+		LLM: LLMConfig{Common: Common{Priority: 60}, Every: DefaultEvery, Timeout: config.Duration{Duration: DefaultLLMTimeout},
 			Steps: DefaultLLMSteps, OnConcern: Nudge, OnProblem: Nudge},
-		Stall:     StallConfig{Common: on(45), After: sessions.Duration{Duration: DefaultStallAfter}, FirstEvent: sessions.Duration{Duration: DefaultFirstEvent}},
+		Stall:     StallConfig{Common: on(45), After: config.Duration{Duration: DefaultStallAfter}, FirstEvent: config.Duration{Duration: DefaultFirstEvent}},
 		Failure:   FailureConfig{Common: on(50), Killed: true},
 		Hollow:    HollowConfig{Common: on(40)},
 		CostGuard: CostGuardConfig{Common: on(55)},
@@ -236,13 +235,13 @@ const ConfigKeys = "timeout; [watchers.NAME] enabled, priority and: progress rep
 
 // ConfigSection declares the [watchers] table to the session core's
 // config loader.
-func ConfigSection() sessions.ConfigSection {
-	return sessions.ConfigSection{Name: "watchers", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
+func ConfigSection() config.Section {
+	return config.Section{Name: "watchers", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
 }
 
 // FromConfig returns the [watchers] table of a loaded config, or the
 // defaults if the config was loaded without the section.
-func FromConfig(cfg *sessions.Config) *Config {
+func FromConfig(cfg *config.Config) *Config {
 	if cfg != nil {
 		if c, ok := cfg.Section("watchers").(*Config); ok && c != nil {
 			return c

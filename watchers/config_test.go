@@ -1,24 +1,23 @@
 package watchers
 
 import (
+	"github.com/zwarm/zwarm/sessions/config"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 func loadConfig(t *testing.T, body string) (*Config, string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, sessions.ConfigFile)
+	path := filepath.Join(dir, config.File)
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := sessions.LoadConfig(dir, ConfigSection())
+	cfg, err := config.Load(dir, ConfigSection())
 	if err != nil {
 		return nil, path, err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -97,7 +98,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 // wherever it is made.
 func setup(req sessions.TurnRequest) (bin string, set Settings, perm []string, err error) {
 	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
-		return "", set, nil, sessions.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
+		return "", set, nil, config.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
 	}
 	if set, err = LoadSettings(req.StateDir); err != nil {
 		return "", set, nil, err
@@ -139,7 +140,7 @@ func sessionArgs(req sessions.TurnRequest) []string {
 // sessions per directory: it runs in the worker's.
 func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
 	if req.ThreadID == "" {
-		return sessions.Command{}, sessions.Invalidf("claude --resume needs the session's id, and its agent never reported one")
+		return sessions.Command{}, config.Invalidf("claude --resume needs the session's id, and its agent never reported one")
 	}
 	bin, set, perm, err := setup(req)
 	if err != nil {
@@ -203,7 +204,7 @@ func permissionArgs(sandbox string, set Settings, worktree bool) ([]string, erro
 		return []string{"--dangerously-skip-permissions"}, nil
 	}
 	if !permissionModes[mode] {
-		return nil, sessions.Invalidf("unknown claude sandbox or permission mode %q (want read-only, workspace-write, danger-full-access, "+
+		return nil, config.Invalidf("unknown claude sandbox or permission mode %q (want read-only, workspace-write, danger-full-access, "+
 			"or one of claude's permission modes: acceptEdits, bypassPermissions, default, dontAsk, plan)", mode)
 	}
 	return []string{"--permission-mode", mode}, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -60,7 +61,7 @@ func TestCommandLines(t *testing.T) {
 	}
 
 	req.Sandbox = "yolo"
-	if _, err := New().Command(req); !errorsIs(err, sessions.ErrInvalidRequest) {
+	if _, err := New().Command(req); !errorsIs(err, config.ErrInvalidRequest) {
 		t.Fatalf("unknown permission mode: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // A session's effort and instructions reach claude on every turn: --effort
@@ -30,11 +31,11 @@ func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	}
 	req.ReasoningEffort = "minimal"
 	_, err := New().Command(req)
-	if !errors.Is(err, sessions.ErrInvalidRequest) || !strings.Contains(err.Error(), `"minimal"`) || !strings.Contains(err.Error(), "max") {
+	if !errors.Is(err, config.ErrInvalidRequest) || !strings.Contains(err.Error(), `"minimal"`) || !strings.Contains(err.Error(), "max") {
 		t.Errorf("an effort claude does not know: %v", err)
 	}
 	t.Setenv(BinaryEnv, "/no/such/claude")
-	if _, err := New().Command(req); !errors.Is(err, sessions.ErrInvalidRequest) {
+	if _, err := New().Command(req); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Errorf("a bad effort and no binary: the effort is what the user can fix first: %v", err)
 	}
 	if !New().ReportsCost() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // ConfigFile holds claude settings.
@@ -31,7 +31,7 @@ type Settings struct {
 
 // LoadSettings reads claude.toml from the state dir; a missing file is empty.
 func LoadSettings(stateDir string) (Settings, error) {
-	if err := sessions.CheckTrusted(stateDir); err != nil {
+	if err := config.CheckTrusted(stateDir); err != nil {
 		return Settings{}, err // its args would be run
 	}
 	path := filepath.Join(stateDir, ConfigFile)

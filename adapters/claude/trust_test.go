@@ -2,11 +2,10 @@ package claude
 
 import (
 	"errors"
+	"github.com/zwarm/zwarm/sessions/config"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // claude.toml's args are claude's arguments: one that others may write is
@@ -15,7 +14,7 @@ func TestAnUntrustedClaudeTOMLIsNotRead(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := stateWith(t, "args = [\"--x\"]\n")
 	os.Chmod(filepath.Join(dir, ConfigFile), 0o666)
-	var ue *sessions.UntrustedError
+	var ue *config.UntrustedError
 	if _, err := LoadSettings(dir); !errors.As(err, &ue) || ue.Path != filepath.Join(dir, ConfigFile) {
 		t.Fatalf("a claude.toml anyone may write: %v", err)
 	}

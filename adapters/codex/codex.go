@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -110,7 +111,7 @@ func tomlString(s string) string {
 // Approvals are the TUI's own: a person is there to answer them.
 func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
 	if req.ThreadID == "" {
-		return sessions.Command{}, sessions.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
+		return sessions.Command{}, config.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
 	}
 	if err := checkEffort(req); err != nil {
 		return sessions.Command{}, err
@@ -148,13 +149,13 @@ func (a *Adapter) setup(req sessions.TurnRequest) (bin string, ov Overrides, san
 	case DangerFullAccess, SandboxReadOnly, SandboxWorkspaceWrite:
 		return bin, ov, sandbox, nil
 	}
-	return "", ov, "", sessions.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
+	return "", ov, "", config.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
 }
 
 // checkEffort refuses a reasoning effort codex does not know.
 func checkEffort(req sessions.TurnRequest) error {
 	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
-		return sessions.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+		return config.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
 	}
 	return nil
 }

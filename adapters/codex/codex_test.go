@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 func writeCodexTOML(t *testing.T, body string) string {
@@ -138,7 +139,7 @@ func TestMissingBinarySaysHowToInstall(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "npm install -g @openai/codex") || !strings.Contains(err.Error(), `"codex"`) {
 		t.Fatalf("got %v", err)
 	}
-	_, err = New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: sessions.AdapterConfig{Binary: "/nope/codex"}})
+	_, err = New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: config.AdapterConfig{Binary: "/nope/codex"}})
 	if err == nil || !strings.Contains(err.Error(), "/nope/codex") || !strings.Contains(err.Error(), "config.toml") {
 		t.Fatalf("configured binary: got %v", err)
 	}

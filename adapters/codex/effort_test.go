@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // A session's reasoning effort and instructions reach codex on every turn
@@ -30,11 +31,11 @@ func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	}
 	req.ReasoningEffort = "max"
 	_, err := New().Command(req)
-	if !errors.Is(err, sessions.ErrInvalidRequest) || !strings.Contains(err.Error(), `"max"`) || !strings.Contains(err.Error(), "xhigh") {
+	if !errors.Is(err, config.ErrInvalidRequest) || !strings.Contains(err.Error(), `"max"`) || !strings.Contains(err.Error(), "xhigh") {
 		t.Errorf("an effort codex does not know: %v", err)
 	}
 	t.Setenv(BinaryEnv, "/no/such/codex")
-	if _, err := New().Command(req); !errors.Is(err, sessions.ErrInvalidRequest) {
+	if _, err := New().Command(req); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Errorf("a bad effort and no binary: the effort is what the user can fix first: %v", err)
 	}
 }

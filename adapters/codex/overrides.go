@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // ConfigFile holds codex settings passed through as `-c key=value`.
@@ -39,7 +39,7 @@ const writableRootsKey = "sandbox_workspace_write.writable_roots"
 
 // LoadOverrides reads codex.toml from the state dir; a missing file is empty.
 func LoadOverrides(stateDir string) (Overrides, error) {
-	if err := sessions.CheckTrusted(stateDir); err != nil {
+	if err := config.CheckTrusted(stateDir); err != nil {
 		return Overrides{}, err // its args would be run
 	}
 	path := filepath.Join(stateDir, ConfigFile)

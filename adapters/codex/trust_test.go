@@ -2,11 +2,10 @@ package codex
 
 import (
 	"errors"
+	"github.com/zwarm/zwarm/sessions/config"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // codex.toml's overrides become codex's arguments: one that others may
@@ -15,7 +14,7 @@ func TestAnUntrustedCodexTOMLIsNotRead(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := writeCodexTOML(t, "model = \"m\"\n")
 	os.Chmod(filepath.Join(dir, ConfigFile), 0o666)
-	var ue *sessions.UntrustedError
+	var ue *config.UntrustedError
 	if _, err := LoadOverrides(dir); !errors.As(err, &ue) || ue.Path != filepath.Join(dir, ConfigFile) {
 		t.Fatalf("a codex.toml anyone may write: %v", err)
 	}

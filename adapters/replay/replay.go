@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -84,7 +85,7 @@ func (a *Adapter) NewParser() record.Parser { return a.newParser() }
 // Interactive implements sessions.Adapter: a recording has no CLI to work
 // in.
 func (*Adapter) Interactive(sessions.TurnRequest) (sessions.Command, error) {
-	return sessions.Command{}, sessions.Invalidf("a replayed worker has no interactive CLI to attach to: it plays a recording")
+	return sessions.Command{}, config.Invalidf("a replayed worker has no interactive CLI to attach to: it plays a recording")
 }
 
 // Command implements sessions.Adapter.
@@ -107,7 +108,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 			}
 		}
 		if path == "" {
-			return sessions.Command{}, sessions.Invalidf("no recording in %s has the task %q", dir, req.Prompt)
+			return sessions.Command{}, config.Invalidf("no recording in %s has the task %q", dir, req.Prompt)
 		}
 	}
 	speed := os.Getenv(SpeedEnv)

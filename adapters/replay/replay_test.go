@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -105,7 +106,7 @@ func TestCommandPicksTheRecording(t *testing.T) {
 	if filepath.Base(cmd.Args[len(cmd.Args)-3]) != "followup.jsonl" || cmd.Args[len(cmd.Args)-2] != "replay-s1" {
 		t.Fatalf("follow-up: %q", cmd.Args)
 	}
-	if _, err := a.Command(sessions.TurnRequest{StateDir: state, Prompt: "no such task"}); !errors.Is(err, sessions.ErrInvalidRequest) {
+	if _, err := a.Command(sessions.TurnRequest{StateDir: state, Prompt: "no such task"}); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Fatalf("unknown task: %v", err)
 	}
 	if _, err := Stage(t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no recordings") {

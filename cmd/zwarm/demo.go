@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui"
@@ -107,7 +108,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	for _, r := range recs {
 		// Recordings change no files: they need no worktree.
 		req := sessions.SpawnRequest{Task: r.Task, Adapter: replay.Name, Model: r.Model, WorkingDir: work,
-			Source: record.UserSource, Isolation: sessions.IsolationNone}
+			Source: record.UserSource, Isolation: config.IsolationNone}
 		if _, err := m.Spawn(ctx, req); err != nil {
 			return err
 		}

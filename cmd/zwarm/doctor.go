@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -79,7 +80,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	cfg, err := m.Config()
 	defaultAdapter := "codex"
-	var untrusted *sessions.UntrustedError
+	var untrusted *config.UntrustedError
 	if errors.As(err, &untrusted) {
 		add(check{name: "config", result: safeLines(err.Error())})
 	} else if err != nil {
@@ -122,7 +123,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		if err != nil {
 			continue
 		}
-		var acfg sessions.AdapterConfig
+		var acfg config.AdapterConfig
 		if cfg != nil {
 			acfg = cfg.Adapter(name)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // Exit codes, the same for every command (README "Exit codes"):
@@ -90,14 +91,14 @@ func interrupted(err error, io *streams) int {
 func classify(err error) int {
 	var ue *usageError
 	var te *timeoutError
-	var ce *sessions.ConfigError
+	var ce *config.Error
 	var ae *sessions.AmbiguousError
-	var ut *sessions.UntrustedError
+	var ut *config.UntrustedError
 	switch {
 	case errors.As(err, &te):
 		return exitTimeout
 	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ae), errors.As(err, &ut),
-		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, sessions.ErrInvalidRequest):
+		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, config.ErrInvalidRequest):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

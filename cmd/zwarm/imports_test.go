@@ -29,11 +29,12 @@ var allowed = map[string][]string{
 	"sessions/proc":      {},
 	"sessions/workspace": {"sessions/store"},
 	"sessions/record":    {"sessions/proc", "sessions/workspace"},
-	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record"},
-	"adapters/":          {"sessions", "sessions/record"},
-	"adapters":           {"adapters/", "sessions", "sessions/record"},
-	"watchers":           {"sessions", "sessions/record"},
-	"orchestrator/runs":  {"sessions", "sessions/store", "sessions/proc", "sessions/record"},
+	"sessions/config":    {"sessions/store", "sessions/workspace", "sessions/record"},
+	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config"},
+	"adapters/":          {"sessions", "sessions/record", "sessions/config"},
+	"adapters":           {"adapters/", "sessions", "sessions/record", "sessions/config"},
+	"watchers":           {"sessions", "sessions/record", "sessions/config"},
+	"orchestrator/runs":  {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
 	"orchestrator/model": {"sessions/record"},
 	"orchestrator":       core("watchers", "orchestrator/runs", "orchestrator/model"),
 	"tui/styles":         {"sessions/record"},
@@ -44,11 +45,11 @@ var allowed = map[string][]string{
 // core is what a package above the session core may import of it, and
 // more.
 func core(more ...string) []string {
-	return append([]string{"sessions", "sessions/record", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
+	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // exampleConfig is .zwarm-example/config.toml (a test keeps the two equal).
@@ -60,7 +61,7 @@ func runInit(o *initOptions) error {
 	if err := st.Prepare(); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	cfg := filepath.Join(abs, sessions.ConfigFile)
+	cfg := filepath.Join(abs, config.File)
 	switch fi, err := os.Lstat(cfg); {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		// Settings are read through a symlink (judged by its target), but
@@ -68,9 +69,9 @@ func runInit(o *initOptions) error {
 		if _, err := os.Stat(cfg); err != nil {
 			return fmt.Errorf("init: %w", symlinkConfig(cfg))
 		}
-		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
+		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, config.File)
 	case err == nil:
-		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, sessions.ConfigFile)
+		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, config.File)
 	case errors.Is(err, fs.ErrNotExist):
 		// O_EXCL: a file or symlink already there is an error, so nothing
 		// is written through a planted symlink.
@@ -80,7 +81,7 @@ func runInit(o *initOptions) error {
 			}
 			return fmt.Errorf("init: %w", err)
 		}
-		fmt.Fprintf(io.out, "made %s with a commented %s (it ignores itself in git)\n", abs, sessions.ConfigFile)
+		fmt.Fprintf(io.out, "made %s with a commented %s (it ignores itself in git)\n", abs, config.File)
 	default:
 		return fmt.Errorf("init: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -192,7 +192,7 @@ func toJSON(s *record.Session) sessionJSON {
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
-		Denied: s.Denied, Isolation: sessions.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
+		Denied: s.Denied, Isolation: config.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
 		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState,
 		Attached: make([]attachJSON, len(s.Attaches))}
 	for i, a := range s.Attaches {
@@ -211,7 +211,7 @@ func toJSON(s *record.Session) sessionJSON {
 		out.MaxCostUSD = &s.MaxCostUSD
 	}
 	if ws := s.Workspace; ws != nil {
-		out.Isolation, out.Worktree, out.Branch, out.Base, out.BaseCommit = sessions.IsolationWorktree, ws.Path, ws.Branch, ws.Base, ws.BaseCommit
+		out.Isolation, out.Worktree, out.Branch, out.Base, out.BaseCommit = config.IsolationWorktree, ws.Path, ws.Branch, ws.Base, ws.BaseCommit
 		out.Changes = ws.Changes
 		if ws.Conflict != nil {
 			out.Conflict = ws.Conflict

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -69,7 +70,7 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		return err
 	}
 	if o.turn > 0 && o.turn > len(m.Turns(s)) && (!o.follow || s.Settled()) {
-		return sessions.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), o.turn, len(m.Turns(s)))
+		return config.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), o.turn, len(m.Turns(s)))
 	}
 	// Turns that have ended are read from their files as they are printed,
 	// like show: a turn of any size is printed without being held.
@@ -128,11 +129,11 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 		n = max(s.Turn, 1)
 	}
 	if !s.Legacy && n > len(s.Turns) {
-		return sessions.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), n, len(s.Turns))
+		return config.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), n, len(s.Turns))
 	}
 	path, err := m.RawTurn(ctx, s.ID, n)
 	if err != nil {
-		return sessions.Invalidf("%v", err)
+		return config.Invalidf("%v", err)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -14,11 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/orchestrator/mcpserver"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // mcpSections are the config.toml tables zwarm mcp owns.
-var mcpSections = []sessions.ConfigSection{mcpserver.ConfigSection()}
+var mcpSections = []config.Section{mcpserver.ConfigSection()}
 
 // mcpMinWait is the shortest wait the server allows (0: the orchestrator's
 // 10 s). Only tests shorten it, to see a wait time out sooner.
@@ -60,7 +60,7 @@ func runMCP(ctx context.Context, f *factory) error {
 	mc := mcpserver.FromConfig(cfg)
 	mc.MinWait = mcpMinWait
 	if err := mc.Validate(); err != nil {
-		return &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+		return &config.Error{Path: filepath.Join(m.Store().Dir(), config.File), Err: err}
 	}
 	dir, err := os.Getwd()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/watchers/notify"
 )
 
@@ -48,10 +49,10 @@ func newNotifyCmd(f *factory) *cobra.Command {
 
 // notifier is the state dir's notifier, per its [notify] table; bell is
 // the terminal to ring (nil: none).
-func (f *factory) notifier(m *sessions.Manager, cfg *sessions.Config, bell io.Writer, log *slog.Logger) (*notify.Notifier, error) {
+func (f *factory) notifier(m *sessions.Manager, cfg *config.Config, bell io.Writer, log *slog.Logger) (*notify.Notifier, error) {
 	nc := notify.FromConfig(cfg)
 	if err := nc.Validate(); err != nil {
-		return nil, &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+		return nil, &config.Error{Path: filepath.Join(m.Store().Dir(), config.File), Err: err}
 	}
 	exe, err := os.Executable()
 	if err != nil {

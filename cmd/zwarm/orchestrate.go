@@ -8,11 +8,12 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
 // every Manager and supervisor must know them to read config.toml.
-var orchestratorSections = []sessions.ConfigSection{orchestrator.ConfigSection()}
+var orchestratorSections = []config.Section{orchestrator.ConfigSection()}
 
 type orchestrateOptions struct {
 	f          *factory

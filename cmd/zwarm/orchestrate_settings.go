@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
@@ -77,7 +78,7 @@ func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) er
 		if o.timeout < 0 {
 			return usagef("--timeout cannot be negative")
 		}
-		oc.Timeout = sessions.Duration{Duration: o.timeout}
+		oc.Timeout = config.Duration{Duration: o.timeout}
 	}
 	if fl.Changed("kill-workers-on-exit") {
 		oc.KillWorkersOnExit = o.kill
@@ -218,7 +219,7 @@ func firstNonEmpty(vals ...string) string {
 // the model is paid for, the model's client, the log and the notifier.
 type runSetup struct {
 	m        *sessions.Manager
-	cfg      *sessions.Config
+	cfg      *config.Config
 	wc       *watchers.Config
 	set      orchestrator.Settings
 	client   *model.OpenAI

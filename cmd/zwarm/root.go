@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/runner/slurm"
 )
 
@@ -57,8 +58,8 @@ func (f *factory) manager() (*sessions.Manager, error) {
 // configSections are the config.toml tables owned by packages other than
 // sessions: every command reads the same config, and a typo in any table
 // is reported by all of them.
-func configSections() []sessions.ConfigSection {
-	sections := []sessions.ConfigSection{watcherSection, notifySection}
+func configSections() []config.Section {
+	sections := []config.Section{watcherSection, notifySection}
 	sections = append(sections, orchestratorSections...)
 	sections = append(sections, sessions.RunnerSections(runnerKinds())...)
 	return append(sections, mcpSections...)

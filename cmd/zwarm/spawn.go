@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -167,7 +168,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		Role: o.role, ReasoningEffort: o.effort, MaxCostUSD: o.maxCost,
 	}
 	if o.inPlace {
-		req.Isolation = sessions.IsolationNone
+		req.Isolation = config.IsolationNone
 	}
 	s, err := m.Spawn(ctx, req)
 	if err != nil {

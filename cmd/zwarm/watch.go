@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
@@ -24,7 +25,7 @@ var watcherSection = watchers.ConfigSection()
 
 // configured is where dash, orchestrate and watch start: the state dir's
 // manager and its config.
-func (f *factory) configured() (*sessions.Manager, *sessions.Config, error) {
+func (f *factory) configured() (*sessions.Manager, *config.Config, error) {
 	m, err := f.manager()
 	if err != nil {
 		return nil, nil, err
@@ -48,10 +49,10 @@ func (f *factory) watched() (*sessions.Manager, *watchers.Config, error) {
 }
 
 // watcherConfig is the [watchers] settings of cfg, checked.
-func watcherConfig(m *sessions.Manager, cfg *sessions.Config) (*watchers.Config, error) {
+func watcherConfig(m *sessions.Manager, cfg *config.Config) (*watchers.Config, error) {
 	wc := watchers.FromConfig(cfg)
 	if err := wc.Validate(); err != nil {
-		return nil, &sessions.ConfigError{Path: filepath.Join(m.Store().Dir(), sessions.ConfigFile), Err: err}
+		return nil, &config.Error{Path: filepath.Join(m.Store().Dir(), config.File), Err: err}
 	}
 	return wc, nil
 }
@@ -108,9 +109,9 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(m.Store().Dir(), sessions.ConfigFile)
+	path := filepath.Join(m.Store().Dir(), config.File)
 	if !wc.Stall.Enabled && !wc.Failure.Enabled && !wc.Hollow.Enabled && !wc.CostGuard.Enabled && !wc.Overlap.Enabled {
-		return &sessions.ConfigError{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow, cost_guard and overlap are all disabled: there is nothing to watch")}
+		return &config.Error{Path: path, Err: fmt.Errorf("[watchers]: stall, failure, hollow, cost_guard and overlap are all disabled: there is nothing to watch")}
 	}
 	log, closeLog, err := fileLogger(m.Store().Dir())
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/tools"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // Defaults of the [mcp] table.
@@ -31,7 +31,7 @@ type Config struct {
 	Adapter string `toml:"adapter"`
 	Model   string `toml:"model"`
 	// WaitCap is the longest a wait call blocks.
-	WaitCap sessions.Duration `toml:"wait_cap"`
+	WaitCap config.Duration `toml:"wait_cap"`
 	// MinWait is the shortest (0: tools.MinWaitSeconds). It is no
 	// setting: only tests shorten it, to see a wait time out sooner.
 	MinWait time.Duration `toml:"-"`
@@ -42,18 +42,18 @@ const ConfigKeys = "max_workers, allowed_dirs, adapter, model, wait_cap"
 
 // DefaultConfig is the table's defaults.
 func DefaultConfig() *Config {
-	return &Config{MaxWorkers: DefaultMaxWorkers, WaitCap: sessions.Duration{Duration: DefaultWaitCap}}
+	return &Config{MaxWorkers: DefaultMaxWorkers, WaitCap: config.Duration{Duration: DefaultWaitCap}}
 }
 
 // ConfigSection declares the [mcp] table to the session core's config
 // loader.
-func ConfigSection() sessions.ConfigSection {
-	return sessions.ConfigSection{Name: "mcp", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
+func ConfigSection() config.Section {
+	return config.Section{Name: "mcp", New: func() any { return DefaultConfig() }, Keys: ConfigKeys}
 }
 
 // FromConfig returns the [mcp] table of a loaded config, or the defaults
 // if the config was loaded without the section.
-func FromConfig(cfg *sessions.Config) *Config {
+func FromConfig(cfg *config.Config) *Config {
 	if c, ok := cfg.Section("mcp").(*Config); ok && c != nil {
 		return c
 	}

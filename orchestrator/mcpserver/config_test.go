@@ -1,23 +1,22 @@
 package mcpserver
 
 import (
+	"github.com/zwarm/zwarm/sessions/config"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 func loadConfig(t *testing.T, body string) (*Config, error) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, sessions.ConfigFile), []byte(body), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.File), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := sessions.LoadConfig(dir, ConfigSection())
+	cfg, err := config.Load(dir, ConfigSection())
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +49,7 @@ func TestMCPConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{MaxWorkers: 2, AllowedDirs: []string{"/srv/repos"}, Adapter: "claude", Model: "claude-sonnet-4-5",
-		WaitCap: sessions.Duration{Duration: 40 * time.Second}}
+		WaitCap: config.Duration{Duration: 40 * time.Second}}
 	if !reflect.DeepEqual(c, want) || c.Validate() != nil {
 		t.Fatalf("got %+v (%v)", c, c.Validate())
 	}

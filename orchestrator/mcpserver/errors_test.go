@@ -9,13 +9,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // Every refusal is a tool result flagged isError, in words that name the
 // served tools and say what to do.
 func TestMCPToolErrorsAreResultsAModelCanActOn(t *testing.T) {
 	t.Parallel()
-	c := connect(t, &Config{MaxWorkers: 1, WaitCap: sessions.Duration{Duration: DefaultWaitCap}}, 0)
+	c := connect(t, &Config{MaxWorkers: 1, WaitCap: config.Duration{Duration: DefaultWaitCap}}, 0)
 	gate := t.TempDir() + "/gate"
 	c.w.Script(map[string][]testenv.Step{"busy": append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("busy done", 100)...)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -168,7 +169,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	// worker's end even on a loaded machine, which the test awaits before
 	// the cap can pass.
 	const waitCap = 20 * time.Second
-	c := connect(t, &Config{MaxWorkers: 4, WaitCap: sessions.Duration{Duration: waitCap}, MinWait: time.Second}, 500*time.Millisecond)
+	c := connect(t, &Config{MaxWorkers: 4, WaitCap: config.Duration{Duration: waitCap}, MinWait: time.Second}, 500*time.Millisecond)
 	gates := t.TempDir()
 	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
 	c.w.Script(map[string][]testenv.Step{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -235,11 +236,11 @@ func cloneTimes(m map[string]time.Time) map[string]time.Time {
 
 // Limits bound a run. Zero values mean no limit, except MaxSteps.
 type Limits struct {
-	MaxSteps   int               `json:"max_steps"`
-	MaxCostUSD float64           `json:"max_cost_usd,omitempty"`
-	MaxTokens  int64             `json:"max_tokens,omitempty"`
-	MaxWorkers int               `json:"max_workers,omitempty"`
-	Timeout    sessions.Duration `json:"timeout,omitempty"`
+	MaxSteps   int             `json:"max_steps"`
+	MaxCostUSD float64         `json:"max_cost_usd,omitempty"`
+	MaxTokens  int64           `json:"max_tokens,omitempty"`
+	MaxWorkers int             `json:"max_workers,omitempty"`
+	Timeout    config.Duration `json:"timeout,omitempty"`
 }
 
 // Outcomes of a worker's change when the run ended.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 func (w *workers) delegateTool() Tool {
@@ -21,7 +22,7 @@ func (w *workers) delegateTool() Tool {
 			"so parallel workers never see each other's edits and nothing reaches the working dir until you land it; "+
 			"needs a git repository. none: it works in place, in the working dir itself. "+
 			"Omit for the default: a worktree inside a git repository, in place outside one.",
-			sessions.IsolationWorktree, sessions.IsolationNone),
+			config.IsolationWorktree, config.IsolationNone),
 		"role": str("A role from config.toml: named settings (adapter, model, reasoning effort, sandbox, instructions, cost limit) " +
 			"for a kind of worker" + w.roleList() + ". Parameters you pass yourself win over the role's."),
 		"reasoning_effort": str("How hard the worker's model thinks: codex none, minimal, low, medium, high, xhigh; " +
@@ -98,7 +99,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	case errors.As(err, &limit):
 		return Errorf("refused: %d workers are already running and the limit is %d (max_workers). "+
 			"Wait for one to finish (wait) or stop one (end_session), then delegate again.", limit.Running, limit.Limit)
-	case errors.Is(err, sessions.ErrInvalidRequest):
+	case errors.Is(err, config.ErrInvalidRequest):
 		return Errorf("refused: %v", err)
 	case errors.Is(err, sessions.ErrCannotRun):
 		return Errorf("cannot start the worker on this machine: %v", err)
@@ -109,7 +110,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 		w.opt.OnSpawn(s)
 	}
 	out := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
-		"working_dir": s.WorkingDir, "isolation": sessions.IsolationNone,
+		"working_dir": s.WorkingDir, "isolation": config.IsolationNone,
 		"note": "running in the background; call wait to block until it finishes"}
 	for k, v := range map[string]string{"role": s.Role, "reasoning_effort": s.ReasoningEffort, "sandbox": s.Sandbox} {
 		if v != "" {
@@ -120,7 +121,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 		out["max_cost_usd"] = s.MaxCostUSD
 	}
 	if ws := s.Workspace; ws != nil {
-		out["isolation"], out["branch"], out["worktree"] = sessions.IsolationWorktree, ws.Branch, ws.State
+		out["isolation"], out["branch"], out["worktree"] = config.IsolationWorktree, ws.Branch, ws.State
 		out["note"] = fmt.Sprintf("running in the background, in a git worktree of its own on branch %s (from %s): "+
 			"its changes reach %s only when they are landed; call wait to block until it finishes", ws.Branch, ws.Base, wd)
 	}
@@ -264,7 +265,7 @@ func (w *workers) applyRole(req sessions.SpawnRequest) (sessions.SpawnRequest, e
 	if err != nil {
 		return req, fmt.Errorf("cannot read the roles: %v", err)
 	}
-	return cfg.ApplyRole(req)
+	return sessions.ApplyRole(cfg, req)
 }
 
 // roleList names the configured roles for delegate's description ("" if

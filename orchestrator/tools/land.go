@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -139,7 +140,7 @@ func (w *workers) landError(ctx context.Context, s *record.Session, err error) R
 		}
 		return Errorf("refused: worker %s's branch still holds conflict markers from update_session in %s; nothing was changed. "+
 			"Ask the worker to resolve them (converse), wait for it, then call land_session again", id, files)
-	case errors.Is(err, sessions.ErrInvalidRequest):
+	case errors.Is(err, config.ErrInvalidRequest):
 		return Errorf("refused: %s. land_session lands into the branch checked out in the run's dir (%s)", cliFree(err), w.opt.Dir)
 	}
 	return Errorf("worker %s could not be landed: %s", id, cliFree(err))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -23,7 +24,7 @@ type Sessions interface {
 	List(ctx context.Context, opt sessions.ListOptions) ([]*record.Session, error)
 	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
 	Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []sessions.TurnLog, error)
-	Config() (*sessions.Config, error)
+	Config() (*config.Config, error)
 	// Diff, Land and Update are a worker's git worktree: what it changed,
 	// bringing that into the run's checkout, and merging the checkout's
 	// branch into the worker's when the two conflict.

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +48,7 @@ type supervisor struct {
 	st       *sessions.Store
 	turns    *sessions.Turns
 	adapters sessions.Adapters
-	sections []sessions.ConfigSection
+	sections []config.Section
 	id       string
 	log      *slog.Logger
 	cg       *cgroup // nil: marker-only containment
@@ -74,7 +75,7 @@ type Options struct {
 	Adapters sessions.Adapters
 	// ConfigSections are the config.toml tables other packages own, so the
 	// supervisor reads the same config as the command that spawned it.
-	ConfigSections []sessions.ConfigSection
+	ConfigSections []config.Section
 }
 
 // Supervise is the body of `zwarm __supervise ID`: it owns the session until
@@ -148,7 +149,7 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 func newSupervisor(opt Options, turns *sessions.Turns, log *slog.Logger) *supervisor {
 	sv := &supervisor{st: opt.Store, turns: turns, adapters: opt.Adapters, sections: opt.ConfigSections,
 		id: turns.ID(), log: log}
-	if cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...); err == nil {
+	if cfg, err := config.Load(sv.st.Dir(), sv.sections...); err == nil {
 		turns.UsePrices(cfg.PriceTable())
 	}
 	return sv

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -18,7 +19,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	fail := func(format string, a ...any) sessions.TurnEnd {
 		return sessions.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
 	}
-	cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...)
+	cfg, err := config.Load(sv.st.Dir(), sv.sections...)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -54,7 +55,7 @@ func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (sessio
 		}
 	}
 	m.Admin, m.Own = w.AdminDir, w.OwnDir
-	cfg, err := sessions.LoadConfig(sv.st.Dir(), sv.sections...)
+	cfg, err := config.Load(sv.st.Dir(), sv.sections...)
 	if err != nil {
 		return m, err
 	}

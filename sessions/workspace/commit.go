@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -288,18 +289,11 @@ func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
 	if err != nil {
 		return err
 	}
-	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's work, from "+firstNonEmpty(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's work, from "+cmp.Or(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
 		return err
 	}
 	_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)
 	return err
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // resolvedByContent reports whether a file in conflict reads as resolved:

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,7 +277,7 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 	}
 	g := git{dir: t.Checkout, writes: true}
 	if ref, _ := g.line(ctx, "symbolic-ref", "--quiet", "HEAD"); ref != "refs/heads/"+t.Branch {
-		return fmt.Errorf("%s no longer has %s checked out (now %s); nothing was changed: land again", t.Checkout, t.Branch, firstNonEmpty(strings.TrimPrefix(ref, "refs/heads/"), "a detached HEAD"))
+		return fmt.Errorf("%s no longer has %s checked out (now %s); nothing was changed: land again", t.Checkout, t.Branch, cmp.Or(strings.TrimPrefix(ref, "refs/heads/"), "a detached HEAD"))
 	}
 	head, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
 	if err != nil {

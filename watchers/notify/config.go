@@ -2,11 +2,10 @@ package notify
 
 import (
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/config"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // The events, as [notify] on names them and ZWARM_EVENT says them.
@@ -41,12 +40,12 @@ type Config struct {
 const Keys = "command/on/terminal/timeout"
 
 // ConfigSection declares the [notify] table to the session core's config.
-func ConfigSection() sessions.ConfigSection {
-	return sessions.ConfigSection{Name: "notify", New: func() any { return &Config{} }, Keys: Keys}
+func ConfigSection() config.Section {
+	return config.Section{Name: "notify", New: func() any { return &Config{} }, Keys: Keys}
 }
 
 // FromConfig is the [notify] table of cfg, or the defaults.
-func FromConfig(cfg *sessions.Config) *Config {
+func FromConfig(cfg *config.Config) *Config {
 	if cfg != nil {
 		if c, ok := cfg.Section("notify").(*Config); ok && c != nil {
 			return c

@@ -23,6 +23,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/testbin"
@@ -266,7 +267,7 @@ func New(t testing.TB, b *Bins, extraConfig string) *World {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf("kill_grace = \"1s\"\n%s\n[adapters.codex]\nbinary = %q\nmodel = \"gpt-5.1-codex-mini\"\n", extraConfig, wrapper)
-	if err := os.WriteFile(filepath.Join(w.State, sessions.ConfigFile), []byte(cfg), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(w.State, config.File), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w.Script(nil)

@@ -9,18 +9,19 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"golang.org/x/sys/unix"
 )
 
 // Settings is config.toml's [runner.slurm] table.
 type Settings struct {
-	Partition string            `toml:"partition"`
-	Account   string            `toml:"account"`
-	Time      string            `toml:"time"`
-	CPUs      int               `toml:"cpus"`
-	Mem       string            `toml:"mem"`
-	ExtraArgs []string          `toml:"extra_args"`
-	Poll      sessions.Duration `toml:"poll"`
+	Partition string          `toml:"partition"`
+	Account   string          `toml:"account"`
+	Time      string          `toml:"time"`
+	CPUs      int             `toml:"cpus"`
+	Mem       string          `toml:"mem"`
+	ExtraArgs []string        `toml:"extra_args"`
+	Poll      config.Duration `toml:"poll"`
 }
 
 // owned are the sbatch options zwarm sets itself: a job without them is
@@ -40,15 +41,15 @@ func (set *Settings) check() error {
 		name, _, _ := strings.Cut(a, "=")
 		for _, o := range owned {
 			if name == o || len(o) == 2 && strings.HasPrefix(a, o) {
-				return sessions.Invalidf("[runner.slurm] extra_args: %s is zwarm's to set (its workers need their own job name, output, directory, time-limit warning and no requeue); remove it", a)
+				return config.Invalidf("[runner.slurm] extra_args: %s is zwarm's to set (its workers need their own job name, output, directory, time-limit warning and no requeue); remove it", a)
 			}
 		}
 	}
 	if set.CPUs < 0 {
-		return sessions.Invalidf("[runner.slurm] cpus = %d: want a number of CPUs above 0, or leave it out for the cluster's default", set.CPUs)
+		return config.Invalidf("[runner.slurm] cpus = %d: want a number of CPUs above 0, or leave it out for the cluster's default", set.CPUs)
 	}
 	if set.Poll.Duration != 0 && set.Poll.Duration < minPoll {
-		return sessions.Invalidf("[runner.slurm] poll = %q: at least %s (each poll asks the cluster's controller)", set.Poll.Duration, minPoll)
+		return config.Invalidf("[runner.slurm] poll = %q: at least %s (each poll asks the cluster's controller)", set.Poll.Duration, minPoll)
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll"
 func Kind() sessions.RunnerKind {
 	return sessions.RunnerKind{
 		Name:     "slurm",
-		Settings: sessions.ConfigSection{New: func() any { return &Settings{} }, Keys: SettingsKeys},
+		Settings: config.Section{New: func() any { return &Settings{} }, Keys: SettingsKeys},
 		New: func(v any) (sessions.Runner, error) {
 			set, _ := v.(*Settings)
 			if set == nil {

@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"errors"
@@ -67,5 +67,5 @@ func (w WorktreesConfig) Root() (string, error) {
 	return w.Dir, nil
 }
 
-// errNoRepo explains an isolation that needs a repository and has none.
-var errNoRepo = errors.New("not in a git repository")
+// ErrNoRepo explains an isolation that needs a repository and has none.
+var ErrNoRepo = errors.New("not in a git repository")

@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -33,7 +34,7 @@ func (c *Config) decodeRunner(md toml.MetaData, prim toml.Primitive) error {
 			}
 			continue
 		}
-		into := c.sections[runnerSection(key)]
+		into := c.sections[RunnerSection(key)]
 		if into == nil {
 			known := "[runner] kind"
 			for _, n := range c.knownRunners() {
@@ -45,7 +46,7 @@ func (c *Config) decodeRunner(md toml.MetaData, prim toml.Primitive) error {
 			return fmt.Errorf("runner.%s: %w", key, err)
 		}
 	}
-	if k := c.Runner.Kind; k != "" && k != record.LocalRunner && c.sections[runnerSection(k)] == nil {
+	if k := c.Runner.Kind; k != "" && k != record.LocalRunner && c.sections[RunnerSection(k)] == nil {
 		return fmt.Errorf("[runner] kind %q is not a runner (known: %s)", k, strings.Join(append([]string{record.LocalRunner}, c.knownRunners()...), ", "))
 	}
 	return nil
@@ -79,3 +80,8 @@ func runnerKeys(known map[string]string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// RunnerSection is the config section name of a runner's table.
+func RunnerSection(name string) string { return "runner." + name }
+
+// runner returns the runner a session runs under, made from the config.

@@ -1,8 +1,7 @@
-package sessions
+package config
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,7 @@ import (
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(body), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, File), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -34,7 +33,7 @@ input = 1.0
 cached_input = 0.1
 output = 2.0
 `)
-	c, err := LoadConfig(dir)
+	c, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,14 +53,14 @@ output = 2.0
 
 func TestLoadConfigUnknownKeyNamesKeyAndFile(t *testing.T) {
 	dir := writeConfig(t, "[adapters.codex]\nmodle = \"x\"\n")
-	_, err := LoadConfig(dir)
-	if err == nil || !strings.Contains(err.Error(), "adapters.codex.modle") || !strings.Contains(err.Error(), filepath.Join(dir, ConfigFile)) {
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "adapters.codex.modle") || !strings.Contains(err.Error(), filepath.Join(dir, File)) {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := LoadConfig(writeConfig(t, `kill_grace = "soon"`)); err == nil || !strings.Contains(err.Error(), "duration") {
+	if _, err := Load(writeConfig(t, `kill_grace = "soon"`)); err == nil || !strings.Contains(err.Error(), "duration") {
 		t.Fatalf("bad duration: %v", err)
 	}
-	c, err := LoadConfig(t.TempDir())
+	c, err := Load(t.TempDir())
 	if err != nil || c.Grace() != DefaultKillGrace {
 		t.Fatalf("missing file: %v %v", c, err)
 	}
@@ -70,11 +69,11 @@ func TestLoadConfigUnknownKeyNamesKeyAndFile(t *testing.T) {
 // The example state dir in the repository must load: a README example that
 // does not work is worse than none.
 func TestExampleConfigLoads(t *testing.T) {
-	c, err := LoadConfig("../.zwarm-example")
+	c, err := Load("../../.zwarm-example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckAdapters("../.zwarm-example", []string{"codex", "claude"}); err != nil {
+	if err := c.CheckAdapters("../../.zwarm-example", []string{"codex", "claude"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,15 +85,15 @@ func TestConfigSectionsAndTypos(t *testing.T) {
 		Model    string `toml:"model"`
 		MaxSteps int    `toml:"max_steps"`
 	}
-	sec := ConfigSection{Name: "orchestrator", New: func() any { return &orch{MaxSteps: 50} }, Keys: "model, max_steps"}
-	c, err := LoadConfig(writeConfig(t, "[orchestrator]\nmodel = \"gpt-5.5\"\n"), sec)
+	sec := Section{Name: "orchestrator", New: func() any { return &orch{MaxSteps: 50} }, Keys: "model, max_steps"}
+	c, err := Load(writeConfig(t, "[orchestrator]\nmodel = \"gpt-5.5\"\n"), sec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o := c.Section("orchestrator").(*orch); o.Model != "gpt-5.5" || o.MaxSteps != 50 {
 		t.Fatalf("section %+v", o)
 	}
-	if c, _ := LoadConfig(t.TempDir(), sec); c.Section("orchestrator").(*orch).MaxSteps != 50 {
+	if c, _ := Load(t.TempDir(), sec); c.Section("orchestrator").(*orch).MaxSteps != 50 {
 		t.Fatal("a missing file does not give the section's defaults")
 	}
 	for body, want := range map[string]string{
@@ -104,16 +103,16 @@ func TestConfigSectionsAndTypos(t *testing.T) {
 		"[adapters.codex]\nmodle = \"x\"\n":      "adapters.codex.modle",
 		"[orchestrator]\nmax_steps = \"many\"\n": "max_steps",
 	} {
-		_, err := LoadConfig(writeConfig(t, body), sec)
-		var ce *ConfigError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ConfigFile) {
+		_, err := Load(writeConfig(t, body), sec)
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), File) {
 			t.Errorf("%q: want a config error naming %q, got %v", body, want, err)
 		}
 	}
 }
 
 func TestWorktreesConfig(t *testing.T) {
-	c, err := LoadConfig(writeConfig(t, "[worktrees]\nisolation = \"none\"\ndir = \"~/wt\"\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"npm ci\"\n"))
+	c, err := Load(writeConfig(t, "[worktrees]\nisolation = \"none\"\ndir = \"~/wt\"\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"npm ci\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +126,7 @@ func TestWorktreesConfig(t *testing.T) {
 		"[worktrees]\ndir = \"rel/dir\"\n":      "want an absolute path",
 		"[worktrees]\ncopie = [\"x\"]\n":        "worktrees.copie",
 	} {
-		if _, err := LoadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Load(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
 	}
@@ -138,32 +137,15 @@ func TestWorktreesConfig(t *testing.T) {
 func TestStateLocksConfig(t *testing.T) {
 	t.Setenv(store.LocksEnv, "")
 	dir := writeConfig(t, "[state]\nlocks = \"lease\"\n")
-	c, err := LoadConfig(dir)
+	c, err := Load(dir)
 	if err != nil || c.State.Locks != "lease" {
 		t.Fatalf("%+v, %v", c, err)
-	}
-	st, err := NewStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(st.Dir(), "land.lock")
-	l, err := lockFile(st.Dir(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	l.Unlock()
-	if err != nil || !strings.Contains(string(b), `"token":`) {
-		t.Fatalf("the lock file while held: %q, %v; want a lease record", b, err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("the lock file once let go: %v", err)
 	}
 	for body, want := range map[string]string{
 		"[state]\nlocks = \"nfs\"\n": `[state] locks = "nfs": want "flock", "lease" or "auto"`,
 		"[state]\nlokcs = \"x\"\n":   "unknown key state.lokcs (known: [state] locks)",
 	} {
-		if _, err := LoadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ConfigFile) {
+		if _, err := Load(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), File) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
 	}

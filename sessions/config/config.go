@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"errors"
@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
-// ConfigFile is the name of zwarm's settings file in the state directory.
-const ConfigFile = store.ConfigFile
+// File is the name of zwarm's settings file in the state directory.
+const File = store.ConfigFile
 
 // DefaultKillGrace is how long a killed agent gets between SIGTERM and SIGKILL.
 const DefaultKillGrace = 5 * time.Second
@@ -44,11 +45,11 @@ type Config struct {
 	sections map[string]any
 }
 
-// ConfigSection is a top-level table of config.toml that another package
+// Section is a top-level table of config.toml that another package
 // owns. New returns a pointer to the value the table decodes into, with
 // that package's defaults filled in; a key the value has no field for is an
 // error naming the key and the file, as for zwarm's own keys.
-type ConfigSection struct {
+type Section struct {
 	Name string
 	New  func() any
 	// Keys describes the table's keys for the error about an unknown one.
@@ -83,7 +84,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 
 const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys
 
-// LoadConfig reads the person's own config.toml (UserConfigPath: what
+// Load reads the person's own config.toml (UserConfigPath: what
 // goes with the person rather than the project, such as [notify] or a
 // default model), then the state directory's on top of it, with the tables of the given
 // sections: a key the project's file sets wins over the person's (a
@@ -91,7 +92,7 @@ const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] mod
 // [roles.NAME] as a whole). Missing files are empty configs (sections at
 // their defaults). A state dir this user must not trust is an
 // *UntrustedError, before anything is read (CheckTrusted).
-func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
+func Load(stateDir string, sections ...Section) (*Config, error) {
 	if err := CheckTrusted(stateDir); err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 		c.sections[sec.Name] = sec.New()
 	}
 	var last string
-	if path, err := UserConfigPath(); err == nil {
+	if path, err := UserPath(); err == nil {
 		found, err := c.decodeFile(path, sections, true)
 		if err != nil {
 			return nil, err
@@ -109,7 +110,7 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 			last = path
 		}
 	}
-	path := filepath.Join(stateDir, ConfigFile)
+	path := filepath.Join(stateDir, File)
 	found, err := c.decodeFile(path, sections, false)
 	if err != nil {
 		return nil, err
@@ -118,13 +119,13 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 		last = path
 	}
 	if err := c.Worktrees.check(); err != nil {
-		return nil, &ConfigError{Path: last, Err: fmt.Errorf("[worktrees] %w", err)}
+		return nil, &Error{Path: last, Err: fmt.Errorf("[worktrees] %w", err)}
 	}
 	if err := c.State.check(); err != nil {
-		return nil, &ConfigError{Path: last, Err: fmt.Errorf("[state] %w", err)}
+		return nil, &Error{Path: last, Err: fmt.Errorf("[state] %w", err)}
 	}
 	if err := c.checkRoles(); err != nil {
-		return nil, &ConfigError{Path: last, Err: err}
+		return nil, &Error{Path: last, Err: err}
 	}
 	return c, nil
 }
@@ -133,17 +134,17 @@ func LoadConfig(stateDir string, sections ...ConfigSection) (*Config, error) {
 // found is false when there is no such file. The person's own file (user)
 // must be theirs and writable by them alone, as for its [trust] list
 // (LoadUserConfig), which it alone may have.
-func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (found bool, err error) {
+func (c *Config) decodeFile(path string, sections []Section, user bool) (found bool, err error) {
 	if user {
 		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
 		if err != nil {
-			return false, &ConfigError{Path: path, Err: err}
+			return false, &Error{Path: path, Err: err}
 		}
 		if why := untrustedBy(fi, true); why != "" {
-			return false, &ConfigError{Path: path, Err: fmt.Errorf("%s, so it is not used: it must be yours, and writable by you alone", why)}
+			return false, &Error{Path: path, Err: fmt.Errorf("%s, so it is not used: it must be yours, and writable by you alone", why)}
 		}
 	}
 	var raw map[string]toml.Primitive
@@ -153,7 +154,7 @@ func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (f
 		return false, nil
 	}
 	if err != nil {
-		return false, &ConfigError{Path: path, Err: err}
+		return false, &Error{Path: path, Err: err}
 	}
 	if user {
 		delete(raw, "trust") // LoadUserConfig's
@@ -183,7 +184,7 @@ func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (f
 			into = &c.Roles
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
-				return false, &ConfigError{Path: path, Err: err}
+				return false, &Error{Path: path, Err: err}
 			}
 			continue
 		default:
@@ -194,7 +195,7 @@ func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (f
 			continue
 		}
 		if err := md.PrimitiveDecode(prim, into); err != nil {
-			return false, &ConfigError{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
+			return false, &Error{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
 		}
 	}
 	// Keys decoded into nothing are unknown: a top-level one never reaches
@@ -232,18 +233,18 @@ func (c *Config) decodeFile(path string, sections []ConfigSection, user bool) (f
 			sort.Strings(names)
 			hint += ", " + strings.Join(names, ", ")
 		}
-		return false, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
+		return false, &Error{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
 	}
 	return true, nil
 }
 
-// ConfigError is a config file that cannot be used as written.
-type ConfigError struct {
+// Error is a config file that cannot be used as written.
+type Error struct {
 	Path string
 	Err  error
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	msg := e.Err.Error()
 	if strings.HasPrefix(msg, e.Path) {
 		return msg
@@ -251,7 +252,7 @@ func (e *ConfigError) Error() string {
 	return e.Path + ": " + msg
 }
 
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Section is the decoded value of a section's table: what its New returned,
 // filled from the file.
@@ -281,13 +282,13 @@ func (c *Config) CheckAdapters(stateDir string, known []string) error {
 		}
 		return false
 	}
-	path := filepath.Join(stateDir, ConfigFile)
+	path := filepath.Join(stateDir, File)
 	if c.DefaultAdapter != "" && !ok(c.DefaultAdapter) {
-		return &ConfigError{Path: path, Err: fmt.Errorf("default_adapter %q is not an adapter (known: %s)", c.DefaultAdapter, strings.Join(known, ", "))}
+		return &Error{Path: path, Err: fmt.Errorf("default_adapter %q is not an adapter (known: %s)", c.DefaultAdapter, strings.Join(known, ", "))}
 	}
 	for n := range c.Adapters {
 		if !ok(n) {
-			return &ConfigError{Path: path, Err: fmt.Errorf("unknown adapter table [adapters.%s] (known: %s)", n, strings.Join(known, ", "))}
+			return &Error{Path: path, Err: fmt.Errorf("unknown adapter table [adapters.%s] (known: %s)", n, strings.Join(known, ", "))}
 		}
 	}
 	return c.checkRoleAdapters(stateDir, ok, known)

@@ -1,6 +1,10 @@
-package sessions
+package config
 
-import "github.com/zwarm/zwarm/sessions/store"
+import (
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/store"
+)
 
 // StateConfig is config.toml's [state] table: how the state dir itself is
 // kept.
@@ -17,4 +21,12 @@ const stateKeys = "[state] locks"
 func (s StateConfig) check() error {
 	_, err := store.ParseScheme(s.Locks)
 	return err
+}
+
+// LockTimeout is how long a command waits for a lock (lock_timeout).
+func (c *Config) LockTimeout() time.Duration {
+	if c != nil && c.LockLimit.Duration > 0 {
+		return c.LockLimit.Duration
+	}
+	return store.DefaultLockTimeout
 }

@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"strings"
@@ -10,9 +10,8 @@ type testRunnerSettings struct {
 	Poll      Duration `toml:"poll"`
 }
 
-func testRunnerSection() ConfigSection {
-	sec := ConfigSection{New: func() any { return &testRunnerSettings{} }, Keys: "partition, poll"}
-	return RunnerSections([]RunnerKind{{Name: "slurm", Settings: sec}})[0]
+func testRunnerSection() Section {
+	return Section{Name: RunnerSection("slurm"), New: func() any { return &testRunnerSettings{} }, Keys: "partition, poll"}
 }
 
 // [runner] kind and a runner's own table decode into what the runner
@@ -26,7 +25,7 @@ kind = "slurm"
 partition = "cpu"
 poll = "3s"
 `)
-	c, err := LoadConfig(dir, testRunnerSection())
+	c, err := Load(dir, testRunnerSection())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +33,7 @@ poll = "3s"
 	if c.Runner.Kind != "slurm" || set.Partition != "cpu" || set.Poll.Seconds() != 3 {
 		t.Fatalf("kind %q, settings %+v", c.Runner.Kind, set)
 	}
-	if c, err := LoadConfig(writeConfig(t, "")); err != nil || c.Runner.Kind != "" {
+	if c, err := Load(writeConfig(t, "")); err != nil || c.Runner.Kind != "" {
 		t.Fatalf("no [runner]: kind %q, %v", c.Runner.Kind, err)
 	}
 	for body, want := range map[string]string{
@@ -46,7 +45,7 @@ poll = "3s"
 		"[runner]\nkind = \"local\"\n[runner.slurm]\n":    "",
 		"[runner]\nkind = \"local\"\n[runner.slurm]\nx=1": "unknown key runner.slurm.x",
 	} {
-		_, err := LoadConfig(writeConfig(t, body), testRunnerSection())
+		_, err := Load(writeConfig(t, body), testRunnerSection())
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%q: %v", body, err)

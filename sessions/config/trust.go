@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"errors"
@@ -22,22 +22,22 @@ import (
 // that user put in its config.toml as root. Reading sessions to list
 // them is still allowed.
 
-// UserConfigPath is the user's own zwarm settings, outside any state dir:
+// UserPath is the user's own zwarm settings, outside any state dir:
 // $XDG_CONFIG_HOME/zwarm/config.toml, else ~/.config/zwarm/config.toml.
-func UserConfigPath() (string, error) {
+func UserPath() (string, error) {
 	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "zwarm", ConfigFile), nil
+		return filepath.Join(d, "zwarm", File), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("where your zwarm settings are: %w (set XDG_CONFIG_HOME or HOME)", err)
 	}
-	return filepath.Join(home, ".config", "zwarm", ConfigFile), nil
+	return filepath.Join(home, ".config", "zwarm", File), nil
 }
 
-// UserConfig is the [trust] table of the user's own config file, which
+// User is the [trust] table of the user's own config file, which
 // only that file may have; its other keys are config.toml's (LoadConfig).
-type UserConfig struct {
+type User struct {
 	Trust struct {
 		// Dirs are state dirs, or directories above them, whose settings
 		// are used although another user owns them or others may write
@@ -46,35 +46,35 @@ type UserConfig struct {
 	} `toml:"trust"`
 }
 
-// LoadUserConfig reads the user's own config; a missing file is empty.
+// LoadUser reads the user's own config; a missing file is empty.
 // It must be this user's (or root's) and writable by no one else, or it
 // could trust anything.
-func LoadUserConfig() (*UserConfig, string, error) {
-	path, err := UserConfigPath()
+func LoadUser() (*User, string, error) {
+	path, err := UserPath()
 	if err != nil {
 		return nil, "", err
 	}
-	c := &UserConfig{}
+	c := &User{}
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, path, nil
 	}
 	if err != nil {
-		return nil, path, &ConfigError{Path: path, Err: err}
+		return nil, path, &Error{Path: path, Err: err}
 	}
 	if why := untrustedBy(fi, true); why != "" {
-		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: it must be yours, and writable by you alone", why)}
+		return nil, path, &Error{Path: path, Err: fmt.Errorf("%s, so its [trust] list is not used: it must be yours, and writable by you alone", why)}
 	}
 	// Only [trust] is read here; the file's other keys are config.toml's
 	// (LoadConfig reads and checks them).
 	var raw map[string]toml.Primitive
 	md, err := toml.DecodeFile(path, &raw)
 	if err != nil {
-		return nil, path, &ConfigError{Path: path, Err: err}
+		return nil, path, &Error{Path: path, Err: err}
 	}
 	if prim, ok := raw["trust"]; ok {
 		if err := md.PrimitiveDecode(prim, &c.Trust); err != nil {
-			return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("trust: %w", err)}
+			return nil, path, &Error{Path: path, Err: fmt.Errorf("trust: %w", err)}
 		}
 	}
 	var keys []string
@@ -84,11 +84,11 @@ func LoadUserConfig() (*UserConfig, string, error) {
 		}
 	}
 	if len(keys) > 0 {
-		return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("unknown key %s (known: [trust] dirs)", strings.Join(keys, ", "))}
+		return nil, path, &Error{Path: path, Err: fmt.Errorf("unknown key %s (known: [trust] dirs)", strings.Join(keys, ", "))}
 	}
 	for _, t := range c.Trust.Dirs {
 		if _, ok := trustEntry(t); !ok && t != "*" {
-			return nil, path, &ConfigError{Path: path, Err: fmt.Errorf("[trust] dirs entry %q must be an absolute path or ~/... (or \"*\")", t)}
+			return nil, path, &Error{Path: path, Err: fmt.Errorf("[trust] dirs entry %q must be an absolute path or ~/... (or \"*\")", t)}
 		}
 	}
 	return c, path, nil
@@ -97,7 +97,7 @@ func LoadUserConfig() (*UserConfig, string, error) {
 // trusts says dir (absolute) is, or is under, one of the trusted dirs,
 // compared as named and as real paths, so that an entry naming a symlink
 // trusts what it points to.
-func (c *UserConfig) trusts(dir string) bool {
+func (c *User) trusts(dir string) bool {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		real = dir
@@ -222,7 +222,7 @@ func CheckTrusted(stateDir string) error {
 	if bad == nil {
 		return nil
 	}
-	uc, path, err := LoadUserConfig()
+	uc, path, err := LoadUser()
 	if err != nil {
 		return err
 	}
@@ -310,4 +310,3 @@ func userName(uid int) string {
 
 // trusted refuses, before anything runs, to act on a state dir whose
 // settings cannot be trusted (CheckTrusted).
-func (m *Manager) trusted() error { return CheckTrusted(m.st.Dir()) }

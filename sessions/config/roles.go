@@ -1,4 +1,4 @@
-package sessions
+package config
 
 import (
 	"fmt"
@@ -47,33 +47,6 @@ func (c *Config) Role(name string) (RoleConfig, error) {
 	return RoleConfig{}, Invalidf("no role %q: the roles in config.toml are %s", name, strings.Join(c.RoleNames(), ", "))
 }
 
-// ApplyRole fills what req leaves empty from its role (none: req as it
-// is). The role's model goes only with the role's adapter: a request for
-// another adapter keeps that adapter's default model, as a model name
-// means nothing to another agent. Applying it twice changes nothing.
-func (c *Config) ApplyRole(req SpawnRequest) (SpawnRequest, error) {
-	if req.Role == "" {
-		return req, nil
-	}
-	r, err := c.Role(req.Role)
-	if err != nil {
-		return req, err
-	}
-	if req.Model == "" && (req.Adapter == "" || r.Adapter == "" || req.Adapter == r.Adapter) {
-		req.Model = r.Model
-	}
-	req.Adapter = firstNonEmpty(req.Adapter, r.Adapter)
-	req.ReasoningEffort = firstNonEmpty(req.ReasoningEffort, r.ReasoningEffort)
-	req.Sandbox = firstNonEmpty(req.Sandbox, r.Sandbox)
-	if req.Instructions == "" {
-		req.Instructions = strings.TrimSpace(r.Instructions)
-	}
-	if req.MaxCostUSD == 0 {
-		req.MaxCostUSD = r.MaxCostUSD
-	}
-	return req, nil
-}
-
 // checkRoles refuses a role table that can never work, whatever spawns it.
 // The adapter's own values (its efforts, its sandboxes) are checked by the
 // adapter when a spawn uses the role.
@@ -106,7 +79,7 @@ func validRoleName(n string) bool {
 func (c *Config) checkRoleAdapters(stateDir string, ok func(string) bool, known []string) error {
 	for _, name := range c.RoleNames() {
 		if a := c.Roles[name].Adapter; a != "" && !ok(a) {
-			return &ConfigError{Path: filepath.Join(stateDir, ConfigFile),
+			return &Error{Path: filepath.Join(stateDir, File),
 				Err: fmt.Errorf("[roles.%s] adapter %q is not an adapter (known: %s)", name, a, strings.Join(known, ", "))}
 		}
 	}
