@@ -11,19 +11,18 @@ import (
 	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/adapters/replay"
-	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/agent"
 )
 
-// Registry maps adapter names to adapters. It implements sessions.Adapters.
+// Registry maps adapter names to adapters. It implements agent.Adapters.
 type Registry struct {
-	byName map[string]sessions.Adapter
+	byName map[string]agent.Adapter
 	hidden map[string]bool
 }
 
 // New returns a registry of the given adapters.
-func New(list ...sessions.Adapter) *Registry {
-	r := &Registry{byName: map[string]sessions.Adapter{}, hidden: map[string]bool{}}
+func New(list ...agent.Adapter) *Registry {
+	r := &Registry{byName: map[string]agent.Adapter{}, hidden: map[string]bool{}}
 	for _, a := range list {
 		r.byName[a.Name()] = a
 	}
@@ -52,19 +51,19 @@ func Builtin() *Registry {
 	return New(
 		codex.New(),
 		claude.New(),
-		replay.New(func() record.Parser { return codex.NewParser() }, player),
+		replay.New(func() agent.Parser { return codex.NewParser() }, player),
 	).Hide(replay.Name)
 }
 
-// Lookup implements sessions.Adapters.
-func (r *Registry) Lookup(name string) (sessions.Adapter, error) {
+// Lookup implements agent.Adapters.
+func (r *Registry) Lookup(name string) (agent.Adapter, error) {
 	if a, ok := r.byName[name]; ok {
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown adapter %q (known: %s)", name, strings.Join(r.Names(), ", "))
 }
 
-// Names implements sessions.Adapters: the adapters a user may choose, in
+// Names implements agent.Adapters: the adapters a user may choose, in
 // order. Hidden ones are left out.
 func (r *Registry) Names() []string {
 	out := make([]string, 0, len(r.byName))

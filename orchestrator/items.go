@@ -2,9 +2,8 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"strings"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // item is what the run reads of a conversation item; the item itself is
@@ -52,11 +51,11 @@ func (it item) text() string {
 		}
 		return strings.Join(parts, "\n")
 	}
-	return sessions.ContentText(it.Content)
+	return agent.ContentText(it.Content)
 }
 
 // outputText is an output's text.
-func (it item) outputText() string { return sessions.ContentText(it.Output) }
+func (it item) outputText() string { return agent.ContentText(it.Output) }
 
 // message is an input message item.
 func message(role, text string) json.RawMessage {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 	w := newWorld(t)
 	s := w.spawn("fine")
 	w.wait(s.ID)
-	big := strings.Repeat("y", MaxLineBytes-200)
+	big := strings.Repeat("y", agent.MaxLineBytes-200)
 	f, err := os.OpenFile(w.st.TurnPath(s.ID, 1), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

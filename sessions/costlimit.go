@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"math"
@@ -31,14 +32,14 @@ var ErrOverCostLimit = errors.New("the session takes no follow-up")
 // checkCostLimit refuses a cost limit that cannot be enforced: a negative
 // one, or one on a model whose price is unknown to an agent that does not
 // report its own cost.
-func checkCostLimit(s *record.Session, ad Adapter, prices record.Prices) error {
+func checkCostLimit(s *record.Session, ad agent.Adapter, prices record.Prices) error {
 	switch c := s.MaxCostUSD; {
 	case c == 0:
 		return nil
 	case c < 0 || math.IsNaN(c) || math.IsInf(c, 0):
 		return config.Invalidf("max cost %v: want a number of dollars above 0", c)
 	}
-	if r, ok := ad.(CostReporter); ok && r.ReportsCost() {
+	if r, ok := ad.(agent.CostReporter); ok && r.ReportsCost() {
 		return nil
 	}
 	if _, ok := prices.Lookup(s.Model); !ok {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/testbin"
@@ -201,7 +202,7 @@ func holdAtTheGate(stateDir string) {
 // input.
 type testAdapters struct{}
 
-func (testAdapters) Lookup(name string) (Adapter, error) {
+func (testAdapters) Lookup(name string) (agent.Adapter, error) {
 	if name != "fake" {
 		return nil, fmt.Errorf("unknown adapter %q (known: fake)", name)
 	}
@@ -214,14 +215,14 @@ type fakeAdapter struct{}
 
 func (fakeAdapter) Name() string               { return "fake" }
 func (fakeAdapter) DefaultModel(string) string { return "gpt-5.1-codex" }
-func (fakeAdapter) NewParser() record.Parser   { return &testParser{} }
-func (fakeAdapter) Command(req TurnRequest) (Command, error) {
+func (fakeAdapter) NewParser() agent.Parser    { return &testParser{} }
+func (fakeAdapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	script := filepath.Join(req.StateDir, "script.json")
 	data, err := os.ReadFile(script)
 	if err != nil {
-		return Command{}, fmt.Errorf("fake agent: no script: %w", err)
+		return agent.Command{}, fmt.Errorf("fake agent: no script: %w", err)
 	}
-	cmd := Command{Path: fakeAgentBin, Dir: req.WorkingDir, Env: []string{"FAKEAGENT_SCRIPT=" + script,
+	cmd := agent.Command{Path: fakeAgentBin, Dir: req.WorkingDir, Env: []string{"FAKEAGENT_SCRIPT=" + script,
 		"FAKEAGENT_ARGS_LOG=" + filepath.Join(req.StateDir, "args.log")}}
 	if strings.Contains(string(data), `"live":true`) {
 		cmd.Input = func(p string) []byte {
@@ -235,7 +236,7 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 	var set []string
 	if req.ReasoningEffort != "" {
 		if req.ReasoningEffort == "huge" {
-			return Command{}, config.Invalidf("unknown fake reasoning effort %q", req.ReasoningEffort)
+			return agent.Command{}, config.Invalidf("unknown fake reasoning effort %q", req.ReasoningEffort)
 		}
 		set = append(set, "--effort="+req.ReasoningEffort)
 	}
@@ -257,9 +258,9 @@ func (fakeAdapter) Command(req TurnRequest) (Command, error) {
 // Interactive runs the fake agent as a person's CLI in the thread: its
 // prompt is the thread id, so a script's by_prompt entry for the thread
 // says what the "person" does.
-func (fakeAdapter) Interactive(req TurnRequest) (Command, error) {
+func (fakeAdapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 	script := filepath.Join(req.StateDir, "script.json")
-	return Command{Path: fakeAgentBin, Dir: req.WorkingDir, Args: []string{"interactive", "--", req.ThreadID},
+	return agent.Command{Path: fakeAgentBin, Dir: req.WorkingDir, Args: []string{"interactive", "--", req.ThreadID},
 		Env: []string{"FAKEAGENT_SCRIPT=" + script, "FAKEAGENT_ARGS_LOG=" + filepath.Join(req.StateDir, "args.log")}}, nil
 }
 

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"io"
@@ -13,7 +14,7 @@ import (
 // supervisors it starts run in their own (package sessions/supervisor).
 type Manager struct {
 	st       *Store
-	adapters Adapters
+	adapters agent.Adapters
 	// supervisorArgv is the command that runs the supervisor: the zwarm binary
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
@@ -31,7 +32,7 @@ type Manager struct {
 // ManagerOptions configure a Manager.
 type ManagerOptions struct {
 	Store    *Store
-	Adapters Adapters
+	Adapters agent.Adapters
 	// SupervisorArgv is the command line that reaches the supervisor
 	// (supervisor.Supervise), e.g.
 	// {"/usr/bin/zwarm", "__supervise"}.
@@ -73,7 +74,7 @@ func (m *Manager) Warn(err error) { m.warn(err) }
 func (m *Manager) Store() *Store { return m.st }
 
 // Adapters returns the adapters the manager can run.
-func (m *Manager) Adapters() Adapters { return m.adapters }
+func (m *Manager) Adapters() agent.Adapters { return m.adapters }
 
 // Config reads config.toml with every section the manager knows.
 func (m *Manager) Config() (*config.Config, error) {

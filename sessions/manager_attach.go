@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -35,7 +36,7 @@ type AttachOptions struct {
 // session finds its owner gone and settles it again.
 type Attachment struct {
 	Session *record.Session
-	Command Command
+	Command agent.Command
 	m       *Manager
 	id      string
 	self    proc.Ref
@@ -218,16 +219,16 @@ func (a *Attachment) mine(s *record.Session) bool {
 }
 
 // interactiveCommand is the agent's CLI resuming the session's thread.
-func (m *Manager) interactiveCommand(s *record.Session) (Command, error) {
+func (m *Manager) interactiveCommand(s *record.Session) (agent.Command, error) {
 	ad, err := m.adapters.Lookup(s.Adapter)
 	if err != nil {
-		return Command{}, err
+		return agent.Command{}, err
 	}
 	cfg, err := m.Config()
 	if err != nil {
-		return Command{}, err
+		return agent.Command{}, err
 	}
-	req := TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
+	req := agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
 		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter)}
 	if ws := s.Workspace; ws != nil && ws.State == record.WorkspaceReady {
 		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
@@ -414,7 +415,7 @@ func (a *Attachment) spent() *attachSpent {
 	if err != nil {
 		return nil
 	}
-	acc, ok := ad.(AttachAccountant)
+	acc, ok := ad.(agent.AttachAccountant)
 	if !ok {
 		return nil
 	}

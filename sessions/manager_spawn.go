@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -128,7 +129,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	// Build the first command now, so a missing binary or a bad option is
 	// reported to whoever asked, and nothing is recorded for a spawn that
 	// could never run.
-	if _, err := ad.Command(TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
+	if _, err := ad.Command(agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
 		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg,
 		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions}); err != nil {
 		if errors.Is(err, config.ErrInvalidRequest) {

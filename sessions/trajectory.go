@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 )
@@ -138,7 +139,7 @@ func (t *Trajectory) behindOn(n int) bool { return t.behind[n] }
 // skipAhead moves rd to the last window of its file when more than a
 // window is left to read, and says how many bytes it skipped (0: rd reads
 // on where it was).
-func (t *Trajectory) skipAhead(rd *TurnReader, ad Adapter) (*TurnReader, int64) {
+func (t *Trajectory) skipAhead(rd *TurnReader, ad agent.Adapter) (*TurnReader, int64) {
 	if t.opt.Window <= 0 {
 		return rd, 0
 	}

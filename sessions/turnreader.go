@@ -3,13 +3,15 @@ package sessions
 import (
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"io/fs"
 	"os"
 	"runtime"
 	"sync"
 	"syscall"
+
+	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 const readChunk = 256 << 10
@@ -24,15 +26,15 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b
 // of a line; that line is held back until its newline arrives.
 type TurnReader struct {
 	path   string
-	parser record.Parser
+	parser agent.Parser
 	pos    int64 // next byte to read from the file
-	split  LineSplitter
+	split  agent.LineSplitter
 	f      *os.File
 }
 
 // NewTurnReader starts reading path at offset, which must be a line
 // boundary (a Turn.Offset or 0).
-func NewTurnReader(path string, p record.Parser, offset int64) *TurnReader {
+func NewTurnReader(path string, p agent.Parser, offset int64) *TurnReader {
 	return &TurnReader{path: path, parser: p, pos: offset}
 }
 
@@ -143,7 +145,7 @@ func (r *TurnReader) Close() error {
 }
 
 // ReadTurnFile parses a whole turn file.
-func ReadTurnFile(path string, p record.Parser, fn func(record.Event)) error {
+func ReadTurnFile(path string, p agent.Parser, fn func(record.Event)) error {
 	r := NewTurnReader(path, p, 0)
 	defer r.Close()
 	return r.Read(true, fn)
@@ -166,6 +168,6 @@ func (r *TurnReader) reopened(fi os.FileInfo) bool {
 		return false
 	}
 	r.f.Close()
-	r.f, r.pos, r.split = f, 0, LineSplitter{}
+	r.f, r.pos, r.split = f, 0, agent.LineSplitter{}
 	return true
 }

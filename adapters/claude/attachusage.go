@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/internal/agenthome"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
-var _ sessions.AttachAccountant = (*Adapter)(nil)
+var _ agent.AttachAccountant = (*Adapter)(nil)
 
 // AttachUsage sums what a person's model calls in claude's own CLI used
 // between start and end: the assistant messages of the session's
@@ -31,7 +31,7 @@ func (a *Adapter) AttachUsage(threadID string, start, end time.Time) (record.Usa
 	defer f.Close()
 	byMsg := map[string]usage{}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), sessions.MaxLineBytes)
+	sc.Buffer(make([]byte, 64<<10), agent.MaxLineBytes)
 	for sc.Scan() {
 		var l struct {
 			Type      string    `json:"type"`

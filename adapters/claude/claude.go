@@ -13,9 +13,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Name is the adapter's name.
@@ -39,10 +38,10 @@ type Adapter struct{}
 // New returns the claude adapter.
 func New() *Adapter { return &Adapter{} }
 
-// Name implements sessions.Adapter.
+// Name implements agent.Adapter.
 func (*Adapter) Name() string { return Name }
 
-// DefaultModel implements sessions.Adapter: claude.toml's model, else sonnet.
+// DefaultModel implements agent.Adapter: claude.toml's model, else sonnet.
 func (*Adapter) DefaultModel(stateDir string) string {
 	if s, err := LoadSettings(stateDir); err == nil && s.Model != "" {
 		return s.Model
@@ -50,14 +49,14 @@ func (*Adapter) DefaultModel(stateDir string) string {
 	return "sonnet"
 }
 
-// ReportsCost implements sessions.CostReporter: claude reports each
+// ReportsCost implements agent.CostReporter: claude reports each
 // turn's cost itself.
 func (*Adapter) ReportsCost() bool { return true }
 
-// NewParser implements sessions.Adapter.
-func (*Adapter) NewParser() record.Parser { return NewParser() }
+// NewParser implements agent.Adapter.
+func (*Adapter) NewParser() agent.Parser { return NewParser() }
 
-// Command implements sessions.Adapter:
+// Command implements agent.Adapter:
 //
 //	claude -p --output-format stream-json --verbose --input-format stream-json
 //	       [--resume SESSION_ID] [--model M] [--effort E] [--append-system-prompt=TEXT]
@@ -66,10 +65,10 @@ func (*Adapter) NewParser() record.Parser { return NewParser() }
 // With live_input = false in claude.toml the prompt is written to stdin,
 // which is then closed: `claude -p` reads its prompt there when it has no
 // argument, and stdin has no size limit.
-func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	bin, set, perm, err := setup(req)
 	if err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
 	live := set.LiveInput == nil || *set.LiveInput
@@ -82,7 +81,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	args = append(args, sessionArgs(req)...)
 	args = append(args, perm...)
 	args = append(args, set.Args...)
-	cmd := sessions.Command{Path: bin, Dir: req.WorkingDir}
+	cmd := agent.Command{Path: bin, Dir: req.WorkingDir}
 	if live {
 		cmd.Input = UserMessage
 	} else {
@@ -96,7 +95,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 // the binary, claude.toml's settings and the permission flags. What was
 // asked is checked before the machine: a bad request is refused as such
 // wherever it is made.
-func setup(req sessions.TurnRequest) (bin string, set Settings, perm []string, err error) {
+func setup(req agent.TurnRequest) (bin string, set Settings, perm []string, err error) {
 	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
 		return "", set, nil, config.Invalidf("unknown claude effort %q (want %s)", e, strings.Join(Efforts, ", "))
 	}
@@ -112,7 +111,7 @@ func setup(req sessions.TurnRequest) (bin string, set Settings, perm []string, e
 
 // sessionArgs are what the session asked for, given on every turn (a
 // resumed session keeps none of them): its model, effort and instructions.
-func sessionArgs(req sessions.TurnRequest) []string {
+func sessionArgs(req agent.TurnRequest) []string {
 	var args []string
 	if req.Model != "" {
 		args = append(args, "--model", req.Model)
@@ -128,7 +127,7 @@ func sessionArgs(req sessions.TurnRequest) []string {
 	return args
 }
 
-// Interactive implements sessions.Adapter: Claude Code's own interactive
+// Interactive implements agent.Adapter: Claude Code's own interactive
 // session, resuming the worker's, with the model and permissions of its
 // turns and claude.toml's args, for a person to work in (zwarm attach):
 //
@@ -138,17 +137,17 @@ func sessionArgs(req sessions.TurnRequest) []string {
 // It keeps the session's id (no --fork-session), so later follow-ups
 // resume the thread with what the person did in it. Claude keeps its
 // sessions per directory: it runs in the worker's.
-func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
+func (a *Adapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 	if req.ThreadID == "" {
-		return sessions.Command{}, config.Invalidf("claude --resume needs the session's id, and its agent never reported one")
+		return agent.Command{}, config.Invalidf("claude --resume needs the session's id, and its agent never reported one")
 	}
 	bin, set, perm, err := setup(req)
 	if err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	args := append([]string{"--resume", req.ThreadID}, sessionArgs(req)...)
 	args = append(append(args, perm...), set.Args...)
-	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
 }
 
 // UserMessage is one stream-json input line carrying a user message.
@@ -213,5 +212,5 @@ func permissionArgs(sandbox string, set Settings, worktree bool) ([]string, erro
 // binary finds the claude executable: ZWARM_CLAUDE_BIN, then config.toml's
 // [adapters.claude] binary, then `claude` on PATH.
 func binary(configured string) (string, error) {
-	return sessions.FindBinary(Name, BinaryEnv, configured, "npm install -g @anthropic-ai/claude-code")
+	return agent.FindBinary(Name, BinaryEnv, configured, "npm install -g @anthropic-ai/claude-code")
 }

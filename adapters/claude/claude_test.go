@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -27,7 +27,7 @@ func stateWith(t *testing.T, claudeTOML string) string {
 
 func TestCommandLines(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
-	req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "-v is broken", Model: "sonnet", WorkingDir: "/w"}
+	req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "-v is broken", Model: "sonnet", WorkingDir: "/w"}
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestSettings(t *testing.T) {
 	if m := New().DefaultModel(state); m != "opus" {
 		t.Fatalf("default model %q", m)
 	}
-	cmd, err := New().Command(sessions.TurnRequest{StateDir: state, Prompt: "-x", Model: "opus", WorkingDir: "/w"})
+	cmd, err := New().Command(agent.TurnRequest{StateDir: state, Prompt: "-x", Model: "opus", WorkingDir: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSettings(t *testing.T) {
 	if !reflect.DeepEqual(cmd.Args, want) || cmd.Input != nil || string(cmd.Stdin) != "-x" {
 		t.Fatalf("%q live=%v stdin %q", cmd.Args, cmd.Input != nil, cmd.Stdin)
 	}
-	_, err = New().Command(sessions.TurnRequest{StateDir: stateWith(t, "modle = 1\n")})
+	_, err = New().Command(agent.TurnRequest{StateDir: stateWith(t, "modle = 1\n")})
 	if err == nil || !strings.Contains(err.Error(), "modle") || !strings.Contains(err.Error(), ConfigFile) {
 		t.Fatalf("unknown key: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestSettings(t *testing.T) {
 func TestMissingBinarySaysHowToInstall(t *testing.T) {
 	t.Setenv(BinaryEnv, "")
 	t.Setenv("PATH", t.TempDir())
-	_, err := New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x"})
+	_, err := New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: "x"})
 	if err == nil || !strings.Contains(err.Error(), "npm install -g @anthropic-ai/claude-code") {
 		t.Fatalf("got %v", err)
 	}
@@ -110,7 +110,7 @@ func TestExampleSettingsLoad(t *testing.T) {
 // permission mode the user chose is kept as it is.
 func TestWorktreeLetsTheDefaultModeRunCommands(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
-	req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: true}
+	req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: true}
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestSandboxLevelsMapOntoPermissions(t *testing.T) {
 		{"workspace-write", true, "--permission-mode acceptEdits --allowedTools Bash"},
 		{"danger-full-access", false, "--dangerously-skip-permissions"},
 	} {
-		req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: tc.worktree, Sandbox: tc.sandbox}
+		req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Worktree: tc.worktree, Sandbox: tc.sandbox}
 		cmd, err := New().Command(req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.sandbox, err)
@@ -169,7 +169,7 @@ func TestSandboxLevelsMapOntoPermissions(t *testing.T) {
 			t.Errorf("%s (worktree %v): %s; want it to end in %s", tc.sandbox, tc.worktree, got, tc.want)
 		}
 	}
-	_, err := New().Command(sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Sandbox: "readonly"})
+	_, err := New().Command(agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w", Sandbox: "readonly"})
 	if err == nil || !strings.Contains(err.Error(), "want read-only, workspace-write, danger-full-access") {
 		t.Errorf("a misspelt level: %v", err)
 	}

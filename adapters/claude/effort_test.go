@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 )
 
@@ -16,7 +16,7 @@ import (
 // its start is not taken for an option.
 func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
-	req := sessions.TurnRequest{StateDir: stateWith(t, ""), Prompt: "review", Model: "sonnet", WorkingDir: "/w",
+	req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "review", Model: "sonnet", WorkingDir: "/w",
 		ReasoningEffort: "max", Instructions: "- review only\n- change nothing"}
 	for _, thread := range []string{"", "c85d04b6"} {
 		req.ThreadID = thread

@@ -40,7 +40,7 @@ type toolUse struct {
 	task    taskInput
 }
 
-// ParseLine implements sessions.Parser. The events it returns are valid
+// ParseLine implements agent.Parser. The events it returns are valid
 // until the next call.
 func (p *Parser) ParseLine(raw []byte) []record.Event {
 	clear(p.out)

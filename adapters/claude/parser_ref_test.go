@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -77,7 +77,7 @@ type refToolUse struct {
 	input map[string]any
 }
 
-// ParseLine implements sessions.Parser.
+// ParseLine implements agent.Parser.
 func (p *refParser) ParseLine(raw []byte) []record.Event {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
@@ -184,7 +184,7 @@ func (p *refParser) refToolUse(bl refBlock) record.Event {
 			ev.Todos = append(ev.Todos, record.Todo{Text: content, Completed: status == "completed"})
 		}
 	default:
-		ev.Type, ev.Tool, ev.Input = record.EventToolCall, bl.Name, sessions.CompactJSON(bl.Input)
+		ev.Type, ev.Tool, ev.Input = record.EventToolCall, bl.Name, agent.CompactJSON(bl.Input)
 	}
 	return ev
 }
@@ -302,7 +302,7 @@ func refText(raw json.RawMessage) string {
 		}
 		return strings.Join(parts, "\n")
 	}
-	return sessions.CompactJSON(raw)
+	return agent.CompactJSON(raw)
 }
 
 func refFirstNonEmpty(ss ...string) string {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/adapters/internal/jsonscan"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -62,7 +62,7 @@ func Denials(raw []byte) []record.Denial {
 				text = in.FilePath
 			}
 		} else if len(d.Input) > 0 {
-			text = sessions.CompactJSON(d.Input)
+			text = agent.CompactJSON(d.Input)
 		}
 		if r := []rune(text); len(r) > maxDenialInput {
 			text = string(r[:maxDenialInput-1]) + "…"

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/internal/agenthome"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
-var _ sessions.AttachAccountant = (*Adapter)(nil)
+var _ agent.AttachAccountant = (*Adapter)(nil)
 
 // AttachUsage reads what the thread had used when a person left codex's
 // own CLI: the last token_count of its session rollout, which codex keeps
@@ -33,7 +33,7 @@ func (a *Adapter) AttachUsage(threadID string, _, _ time.Time) (record.Usage, bo
 	var last record.Usage
 	found := false
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), sessions.MaxLineBytes)
+	sc.Buffer(make([]byte, 64<<10), agent.MaxLineBytes)
 	for sc.Scan() {
 		if u, ok := tokenCount(sc.Bytes()); ok {
 			last, found = u, true

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
-var _ sessions.UsageReporter = (*Adapter)(nil)
+var _ agent.UsageReporter = (*Adapter)(nil)
 
 // CallUsage reads codex's OpenTelemetry logs (OTLP/HTTP, JSON): each
 // model call's response.completed event (codex.sse_event) carries its

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -34,7 +34,7 @@ func TestCallUsageReadsResponseCompleted(t *testing.T) {
 // A turn given a usage endpoint sends codex's telemetry there, as JSON.
 func TestUsageEndpointTurnsOnTelemetry(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
-	req := sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "p", WorkingDir: "/w", UsageEndpoint: "http://127.0.0.1:9/x/v1/logs"}
+	req := agent.TurnRequest{StateDir: t.TempDir(), Prompt: "p", WorkingDir: "/w", UsageEndpoint: "http://127.0.0.1:9/x/v1/logs"}
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Name is the adapter's name.
@@ -36,10 +35,10 @@ type Adapter struct{}
 // New returns the codex adapter.
 func New() *Adapter { return &Adapter{} }
 
-// Name implements sessions.Adapter.
+// Name implements agent.Adapter.
 func (*Adapter) Name() string { return Name }
 
-// DefaultModel implements sessions.Adapter: codex.toml's model, else
+// DefaultModel implements agent.Adapter: codex.toml's model, else
 // gpt-5.1-codex-mini.
 func (*Adapter) DefaultModel(stateDir string) string {
 	if o, err := LoadOverrides(stateDir); err == nil && o.Model != "" {
@@ -48,10 +47,10 @@ func (*Adapter) DefaultModel(stateDir string) string {
 	return "gpt-5.1-codex-mini"
 }
 
-// NewParser implements sessions.Adapter.
-func (*Adapter) NewParser() record.Parser { return NewParser() }
+// NewParser implements agent.Adapter.
+func (*Adapter) NewParser() agent.Parser { return NewParser() }
 
-// Command implements sessions.Adapter:
+// Command implements agent.Adapter:
 //
 //	codex [-c k=v ...] [-c model_reasoning_effort=E] [-c developer_instructions=TEXT]
 //	      exec --json --skip-git-repo-check --disable unbounded_connection_retries
@@ -63,15 +62,15 @@ func (*Adapter) NewParser() record.Parser { return NewParser() }
 // argument it would meet the system's limit on argument lists. Without
 // `--disable unbounded_connection_retries` codex waits for an unreachable
 // model forever; with it, the turn fails and says why.
-func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	// What was asked is checked before the machine: a bad request is
 	// refused as such wherever it is made.
 	if err := checkEffort(req); err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	args := sessionArgs(ov, req)
 	if req.UsageEndpoint != "" {
@@ -93,7 +92,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	} else {
 		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
-	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
+	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
 }
 
 // tomlString writes a string as a TOML basic string (a JSON string is one).
@@ -102,23 +101,23 @@ func tomlString(s string) string {
 	return string(b)
 }
 
-// Interactive implements sessions.Adapter: codex's own TUI in the thread,
+// Interactive implements agent.Adapter: codex's own TUI in the thread,
 // with the sandbox and model of the session's turns and codex.toml's
 // overrides, for a person to work in (zwarm attach):
 //
 //	codex [-c k=v ...] resume SANDBOX -m MODEL -C DIR -- THREAD_ID   (run in DIR)
 //
 // Approvals are the TUI's own: a person is there to answer them.
-func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error) {
+func (a *Adapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 	if req.ThreadID == "" {
-		return sessions.Command{}, config.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
+		return agent.Command{}, config.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
 	}
 	if err := checkEffort(req); err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
-		return sessions.Command{}, err
+		return agent.Command{}, err
 	}
 	args := append(sessionArgs(ov, req), "resume")
 	args = append(args, sandboxArgs(sandbox, ov, req, true)...)
@@ -126,12 +125,12 @@ func (a *Adapter) Interactive(req sessions.TurnRequest) (sessions.Command, error
 		args = append(args, "-m", req.Model)
 	}
 	args = append(args, "-C", req.WorkingDir, "--", req.ThreadID)
-	return sessions.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
+	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir}, nil
 }
 
 // setup finds the binary, reads codex.toml and settles the sandbox mode of
 // a request: the session's, else full_danger's, else workspace-write.
-func (a *Adapter) setup(req sessions.TurnRequest) (bin string, ov Overrides, sandbox string, err error) {
+func (a *Adapter) setup(req agent.TurnRequest) (bin string, ov Overrides, sandbox string, err error) {
 	if bin, err = binary(req.Config.Binary); err != nil {
 		return "", ov, "", err
 	}
@@ -153,7 +152,7 @@ func (a *Adapter) setup(req sessions.TurnRequest) (bin string, ov Overrides, san
 }
 
 // checkEffort refuses a reasoning effort codex does not know.
-func checkEffort(req sessions.TurnRequest) error {
+func checkEffort(req agent.TurnRequest) error {
 	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
 		return config.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
 	}
@@ -163,7 +162,7 @@ func checkEffort(req sessions.TurnRequest) error {
 // sessionArgs are codex.toml's overrides, then what the session asked
 // for, which wins over them, on every turn (a resumed thread keeps
 // neither): its reasoning effort and instructions.
-func sessionArgs(ov Overrides, req sessions.TurnRequest) []string {
+func sessionArgs(ov Overrides, req agent.TurnRequest) []string {
 	args := configArgs(ov)
 	if e := req.ReasoningEffort; e != "" {
 		args = append(args, "-c", "model_reasoning_effort="+tomlString(e))
@@ -185,7 +184,7 @@ func configArgs(ov Overrides) []string {
 
 // sandboxArgs are the flags of a sandbox mode: -s MODE (withFlag), else
 // the config key that does the same (exec resume has no -s).
-func sandboxArgs(sandbox string, ov Overrides, req sessions.TurnRequest, withFlag bool) []string {
+func sandboxArgs(sandbox string, ov Overrides, req agent.TurnRequest, withFlag bool) []string {
 	if sandbox == DangerFullAccess {
 		return []string{"--dangerously-bypass-approvals-and-sandbox"}
 	}
@@ -215,5 +214,5 @@ func tomlStrings(list []string) string {
 // binary finds the codex executable: ZWARM_CODEX_BIN, then config.toml's
 // [adapters.codex] binary, then `codex` on PATH.
 func binary(configured string) (string, error) {
-	return sessions.FindBinary(Name, BinaryEnv, configured, "npm install -g @openai/codex")
+	return agent.FindBinary(Name, BinaryEnv, configured, "npm install -g @openai/codex")
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 )
 
@@ -99,7 +99,7 @@ func TestOverridesErrors(t *testing.T) {
 func TestCommandLines(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
 	state := writeCodexTOML(t, "[features]\nx = true\n")
-	req := sessions.TurnRequest{StateDir: state, Prompt: "-v is broken", Model: "gpt-5.5", WorkingDir: "/w"}
+	req := agent.TurnRequest{StateDir: state, Prompt: "-v is broken", Model: "gpt-5.5", WorkingDir: "/w"}
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)
@@ -135,11 +135,11 @@ func TestCommandLines(t *testing.T) {
 func TestMissingBinarySaysHowToInstall(t *testing.T) {
 	t.Setenv(BinaryEnv, "")
 	t.Setenv("PATH", t.TempDir())
-	_, err := New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", WorkingDir: "/"})
+	_, err := New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: "x", WorkingDir: "/"})
 	if err == nil || !strings.Contains(err.Error(), "npm install -g @openai/codex") || !strings.Contains(err.Error(), `"codex"`) {
 		t.Fatalf("got %v", err)
 	}
-	_, err = New().Command(sessions.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: config.AdapterConfig{Binary: "/nope/codex"}})
+	_, err = New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: config.AdapterConfig{Binary: "/nope/codex"}})
 	if err == nil || !strings.Contains(err.Error(), "/nope/codex") || !strings.Contains(err.Error(), "config.toml") {
 		t.Fatalf("configured binary: got %v", err)
 	}
@@ -157,7 +157,7 @@ func TestExampleOverridesLoad(t *testing.T) {
 func TestWorktreeGitDirsAreWritableRoots(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
 	state := writeCodexTOML(t, "[sandbox_workspace_write]\nwritable_roots = [\"/cache\"]\nnetwork_access = true\n")
-	req := sessions.TurnRequest{StateDir: state, Prompt: "p", WorkingDir: "/w", Worktree: true,
+	req := agent.TurnRequest{StateDir: state, Prompt: "p", WorkingDir: "/w", Worktree: true,
 		GitDirs: []string{"/r/.git/worktrees/x", "/r/.git/objects"}}
 	cmd, err := New().Command(req)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestEffortAndInstructionsOnEveryTurn(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
 	state := writeCodexTOML(t, "model_reasoning_effort = \"low\"\n")
-	req := sessions.TurnRequest{StateDir: state, Prompt: "review", Model: "gpt-5.1-codex", WorkingDir: "/w",
+	req := agent.TurnRequest{StateDir: state, Prompt: "review", Model: "gpt-5.1-codex", WorkingDir: "/w",
 		ReasoningEffort: "high", Instructions: "Review only: \"change\" nothing.\nSay what is wrong."}
 	want := []string{"-c", `model_reasoning_effort="low"`, "-c", `model_reasoning_effort="high"`,
 		"-c", `developer_instructions="Review only: \"change\" nothing.\nSay what is wrong."`}

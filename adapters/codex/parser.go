@@ -20,7 +20,7 @@ type Parser struct {
 // NewParser returns a parser for one turn file.
 func NewParser() *Parser { return &Parser{} }
 
-// ParseLine implements sessions.Parser. The events it returns are valid
+// ParseLine implements agent.Parser. The events it returns are valid
 // until the next call.
 func (p *Parser) ParseLine(raw []byte) []record.Event {
 	clear(p.out)

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -70,7 +70,7 @@ type refTodo struct {
 	Completed bool   `json:"completed"`
 }
 
-// ParseLine implements sessions.Parser.
+// ParseLine implements agent.Parser.
 func (*refParser) ParseLine(raw []byte) []record.Event {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
@@ -140,8 +140,8 @@ func refItemEvent(ph record.Phase, it *refItem) record.Event {
 		}
 	case "mcp_tool_call":
 		ev.Type, ev.Tool = record.EventToolCall, it.Server+"."+it.Tool
-		ev.Input = sessions.CompactJSON(it.Arguments)
-		ev.Output = sessions.CompactJSON(it.Result)
+		ev.Input = agent.CompactJSON(it.Arguments)
+		ev.Output = agent.CompactJSON(it.Result)
 		if it.Error != nil {
 			ev.Text = it.Error.Message
 		}
@@ -162,7 +162,7 @@ func refMessageText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	return sessions.CompactJSON(raw)
+	return agent.CompactJSON(raw)
 }
 
 func refFirstNonEmpty(ss ...string) string {

@@ -33,9 +33,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Recordings are the demo's recordings, in recordings/*.jsonl.
@@ -62,36 +61,36 @@ type Header struct {
 // Adapter is the replay adapter. The recorded agent's output format is
 // read by the parser it is given.
 type Adapter struct {
-	newParser func() record.Parser
+	newParser func() agent.Parser
 	player    []string
 }
 
 // New returns a replay adapter whose recordings are parsed by newParser and
 // played by the command player (argv; the recording path, the speed, thread
 // id and prompt are appended).
-func New(newParser func() record.Parser, player []string) *Adapter {
+func New(newParser func() agent.Parser, player []string) *Adapter {
 	return &Adapter{newParser: newParser, player: player}
 }
 
-// Name implements sessions.Adapter.
+// Name implements agent.Adapter.
 func (*Adapter) Name() string { return Name }
 
-// DefaultModel implements sessions.Adapter.
+// DefaultModel implements agent.Adapter.
 func (*Adapter) DefaultModel(string) string { return "recorded" }
 
-// NewParser implements sessions.Adapter.
-func (a *Adapter) NewParser() record.Parser { return a.newParser() }
+// NewParser implements agent.Adapter.
+func (a *Adapter) NewParser() agent.Parser { return a.newParser() }
 
-// Interactive implements sessions.Adapter: a recording has no CLI to work
+// Interactive implements agent.Adapter: a recording has no CLI to work
 // in.
-func (*Adapter) Interactive(sessions.TurnRequest) (sessions.Command, error) {
-	return sessions.Command{}, config.Invalidf("a replayed worker has no interactive CLI to attach to: it plays a recording")
+func (*Adapter) Interactive(agent.TurnRequest) (agent.Command, error) {
+	return agent.Command{}, config.Invalidf("a replayed worker has no interactive CLI to attach to: it plays a recording")
 }
 
-// Command implements sessions.Adapter.
-func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
+// Command implements agent.Adapter.
+func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	if len(a.player) == 0 {
-		return sessions.Command{}, errors.New("replay: no player command")
+		return agent.Command{}, errors.New("replay: no player command")
 	}
 	dir := filepath.Join(req.StateDir, Dir)
 	var path string
@@ -100,7 +99,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 	} else {
 		recs, err := List(dir)
 		if err != nil {
-			return sessions.Command{}, err
+			return agent.Command{}, err
 		}
 		for p, h := range recs {
 			if h.Task == req.Prompt {
@@ -108,7 +107,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 			}
 		}
 		if path == "" {
-			return sessions.Command{}, config.Invalidf("no recording in %s has the task %q", dir, req.Prompt)
+			return agent.Command{}, config.Invalidf("no recording in %s has the task %q", dir, req.Prompt)
 		}
 	}
 	speed := os.Getenv(SpeedEnv)
@@ -120,7 +119,7 @@ func (a *Adapter) Command(req sessions.TurnRequest) (sessions.Command, error) {
 		thread = "replay-" + req.SessionID
 	}
 	args := append(append([]string{}, a.player[1:]...), "--speed", speed, "--", path, thread, req.Prompt)
-	return sessions.Command{Path: a.player[0], Args: args, Dir: req.WorkingDir}, nil
+	return agent.Command{Path: a.player[0], Args: args, Dir: req.WorkingDir}, nil
 }
 
 // List reads the headers of the recordings in dir, by path.

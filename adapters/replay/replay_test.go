@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/codex"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -93,8 +93,8 @@ func TestCommandPicksTheRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := New(func() record.Parser { return codex.NewParser() }, []string{"/bin/zwarm", "__replay"})
-	cmd, err := a.Command(sessions.TurnRequest{StateDir: state, SessionID: "s1", Prompt: recs[0].Task, WorkingDir: "/w"})
+	a := New(func() agent.Parser { return codex.NewParser() }, []string{"/bin/zwarm", "__replay"})
+	cmd, err := a.Command(agent.TurnRequest{StateDir: state, SessionID: "s1", Prompt: recs[0].Task, WorkingDir: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,11 @@ func TestCommandPicksTheRecording(t *testing.T) {
 		cmd.Args[len(cmd.Args)-2] != "replay-s1" || cmd.Args[len(cmd.Args)-1] != recs[0].Task {
 		t.Fatalf("%q", cmd.Args)
 	}
-	cmd, _ = a.Command(sessions.TurnRequest{StateDir: state, SessionID: "s1", Prompt: "more", ThreadID: "replay-s1"})
+	cmd, _ = a.Command(agent.TurnRequest{StateDir: state, SessionID: "s1", Prompt: "more", ThreadID: "replay-s1"})
 	if filepath.Base(cmd.Args[len(cmd.Args)-3]) != "followup.jsonl" || cmd.Args[len(cmd.Args)-2] != "replay-s1" {
 		t.Fatalf("follow-up: %q", cmd.Args)
 	}
-	if _, err := a.Command(sessions.TurnRequest{StateDir: state, Prompt: "no such task"}); !errors.Is(err, config.ErrInvalidRequest) {
+	if _, err := a.Command(agent.TurnRequest{StateDir: state, Prompt: "no such task"}); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Fatalf("unknown task: %v", err)
 	}
 	if _, err := Stage(t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no recordings") {

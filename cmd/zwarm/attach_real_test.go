@@ -20,7 +20,7 @@ import (
 // make is committed when they leave, the session settles again with the
 // span recorded, and a follow-up continues the thread with all of it.
 func TestRealAgentAttach(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		needTmux(t)
 		w, srv := realRepoWorld(t, a.name)
 		srv.On("first question", fakemodel.Reply{Text: "first answer"})

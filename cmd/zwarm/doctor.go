@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -127,7 +128,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		if cfg != nil {
 			acfg = cfg.Adapter(name)
 		}
-		cmd, err := ad.Command(sessions.TurnRequest{StateDir: dir, SessionID: "doctor", Prompt: "doctor", WorkingDir: wd, Config: acfg})
+		cmd, err := ad.Command(agent.TurnRequest{StateDir: dir, SessionID: "doctor", Prompt: "doctor", WorkingDir: wd, Config: acfg})
 		switch {
 		case err != nil && name == defaultAdapter:
 			add(check{name: name, result: render.SafeLine(err.Error())})

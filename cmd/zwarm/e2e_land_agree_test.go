@@ -29,7 +29,7 @@ var changeStat = regexp.MustCompile(`\+\d+ -\d+ in \d+ files?`)
 // And two workers writing one file with the shell (no patch tool) raise
 // the overlap alert.
 func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realRepoWorld(t, a.name)
 		worker := func(task, script string) session {
 			t.Helper()

@@ -16,14 +16,14 @@ import (
 
 // These tests drive the real agent CLIs: only the remote model is fake.
 
-// agent describes how the fake model makes one CLI run a shell command.
-type agent struct {
+// realAgent describes how the fake model makes one CLI run a shell command.
+type realAgent struct {
 	name string
 	tool string
 	args func(cmd string) string
 }
 
-var realAgentKinds = []agent{
+var realAgentKinds = []realAgent{
 	{"codex", "exec_command", func(c string) string { return fmt.Sprintf(`{"cmd":%q}`, c) }},
 	{"claude", "Bash", func(c string) string { return fmt.Sprintf(`{"command":%q}`, c) }},
 }
@@ -94,7 +94,7 @@ func writeFile(t *testing.T, path, body string) {
 // forEachAgent runs fn for each real agent, in parallel with each other
 // and with the package's other parallel tests: each has a world and a
 // model server of its own, and the time goes into waiting for the agent.
-func forEachAgent(t *testing.T, fn func(t *testing.T, a agent)) {
+func forEachAgent(t *testing.T, fn func(t *testing.T, a realAgent)) {
 	t.Parallel()
 	for _, a := range realAgentKinds {
 		t.Run(a.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func hasStep(s session, typ, field, want string) bool {
 }
 
 func TestRealAgentRunsACommandAndCreatesAFile(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("create the file",
 			fakemodel.Reply{Reasoning: "I will use the shell", Tool: a.tool, Args: a.args("echo hello > made.txt && echo created")},
@@ -157,7 +157,7 @@ func TestRealAgentRunsACommandAndCreatesAFile(t *testing.T) {
 }
 
 func TestRealAgentFollowUpResumesTheThread(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("first question", fakemodel.Reply{Text: "first answer"})
 		srv.On("second question", fakemodel.Reply{Text: "second answer"})
@@ -181,7 +181,7 @@ func TestRealAgentFollowUpResumesTheThread(t *testing.T) {
 }
 
 func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		gate := make(chan struct{})
 		srv.On("long task", fakemodel.Reply{Text: "long done", Stall: gate})
@@ -218,7 +218,7 @@ func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
 }
 
 func TestRealAgentKilledDuringACommand(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("sleepy", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
 		id := w.spawn("sleepy")
@@ -241,7 +241,7 @@ func TestRealAgentKilledDuringACommand(t *testing.T) {
 }
 
 func TestRealAgentModelError(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("fail please", fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500})
 		r := w.zwarm("spawn", "--wait", "--json", "fail please")

@@ -33,7 +33,7 @@ import (
 //     verify's processes and edits go with it, the next land is clean;
 //   - an empty .git it made above a plain directory: spawn there works.
 func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realRepoWorld(t, a.name)
 		writeFile(t, filepath.Join(w.work, ".gitignore"), "notes\n")
 		w.git(w.work, "add", ".gitignore")
@@ -174,7 +174,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 
 // spawnWorker has the real agent a run script with its shell tool for
 // task, in a worktree, and waits for it to settle.
-func (w *world) spawnWorker(srv *fakemodel.Server, a agent, task, script string) session {
+func (w *world) spawnWorker(srv *fakemodel.Server, a realAgent, task, script string) session {
 	w.t.Helper()
 	srv.On(task, fakemodel.Reply{Tool: a.tool, Args: a.args(script)}, fakemodel.Reply{Text: "done"})
 	var s session

@@ -15,7 +15,7 @@ import (
 // gone, and the interrupting message runs at once as the next turn of
 // the same thread, with the first turn's history.
 func TestRealAgentInterruptedWhileBusy(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("the long way", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
 		// The follow-up's answer waits until the test has counted the

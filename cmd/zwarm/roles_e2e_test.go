@@ -14,7 +14,7 @@ import (
 // real CLIs, on the first turn and on a resumed one. The effort is low:
 // high is one agent's default, which would prove nothing.
 func TestRealAgentGetsTheRolesEffortAndInstructions(t *testing.T) {
-	forEachAgent(t, func(t *testing.T, a agent) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		cfg, _ := os.ReadFile(filepath.Join(w.state, "config.toml"))
 		writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+`

@@ -21,7 +21,7 @@ const (
 type WorkerOptions struct {
 	Sessions Sessions
 	// Source is stamped on every worker delegate starts; the tools see and
-	// touch only sessions with this source (e.g. sessions.RunSource(id)).
+	// touch only sessions with this source (e.g. record.RunSource(id)).
 	Source record.Source
 	// Dir is the base of relative working dirs and the root of the
 	// directories workers may run in; AllowedDirs are further roots.
@@ -33,8 +33,8 @@ type WorkerOptions struct {
 	// config.toml's defaults). DefaultModel is used only with the default
 	// adapter.
 	DefaultAdapter, DefaultModel string
-	// Isolation is delegate's default isolation: sessions.IsolationWorktree
-	// or sessions.IsolationNone ("": the [worktrees] table's, else a
+	// Isolation is delegate's default isolation: config.IsolationWorktree
+	// or config.IsolationNone ("": the [worktrees] table's, else a
 	// worktree inside a git repository and in place outside one).
 	Isolation string
 	// Runner is where its workers' supervisors run ("": config.toml's

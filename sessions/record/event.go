@@ -93,15 +93,6 @@ type Todo struct {
 	Completed bool   `json:"completed"`
 }
 
-// Parser turns one raw output line of an agent (without its newline) into
-// normalized events. A parser must accept anything: blank lines, lines that
-// are not JSON, unknown event types, invalid UTF-8. It never fails; what it
-// cannot understand becomes EventRaw or EventUnknown. The slice it returns
-// may be reused by the next call: callers copy the events out.
-type Parser interface {
-	ParseLine(line []byte) []Event
-}
-
 // maxRawText bounds the text of a raw event.
 const maxRawText = 4096
 

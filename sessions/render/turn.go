@@ -40,7 +40,7 @@ func TurnLines(t record.Turn, events []record.Event, stderrTail string) []Line {
 
 // TurnWriter renders a turn as TurnLines does, from its events as they are
 // read, so a turn of any size is shown without holding it: lines go to
-// emit as soon as the steps they show are complete (sessions.StepFolder).
+// emit as soon as the steps they show are complete (record.StepFolder).
 type TurnWriter struct {
 	t     record.Turn
 	ended *record.Turn

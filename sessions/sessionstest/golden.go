@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Feed writes data to a turn file the way an agent does, in pieces of
 // sizes(i) bytes, and reads it back with a TurnReader after every write, as
 // a live reader does. It returns every event parsed.
-func Feed(t testing.TB, p record.Parser, data []byte, sizes func(i int) int) []record.Event {
+func Feed(t testing.TB, p agent.Parser, data []byte, sizes func(i int) int) []record.Event {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
 	f, err := os.Create(path)
@@ -64,7 +65,7 @@ func Encode(t testing.TB, evs []record.Event) []byte {
 // Goldens checks every testdata/*.jsonl against its .golden file, parsing
 // it whole, line by line and in odd chunks with a fresh parser from
 // newParser each time. With update set it rewrites the goldens first.
-func Goldens(t *testing.T, newParser func() record.Parser, update bool) {
+func Goldens(t *testing.T, newParser func() agent.Parser, update bool) {
 	files, _ := filepath.Glob("testdata/*.jsonl")
 	if len(files) == 0 {
 		t.Fatal("no testdata/*.jsonl")

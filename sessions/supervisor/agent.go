@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +31,7 @@ type agentProc struct {
 // startAgent starts cmd for turn n in its own process group (and the
 // session's cgroup, when there is one), its stdout and stderr drained into
 // the turn's files and its stdin fed by a goroutine of its own.
-func (sv *supervisor) startAgent(id string, n int, cmd sessions.Command) (*agentProc, error) {
+func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentProc, error) {
 	out, errf, err := sv.turns.TurnFiles(n)
 	if err != nil {
 		return nil, err

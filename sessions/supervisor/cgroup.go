@@ -13,7 +13,7 @@ import (
 )
 
 // A session's agents run in a cgroup v2 of their own when the machine
-// allows it (see sessions.Containment). The supervisor makes it, beside
+// allows it (see proc.Containment). The supervisor makes it, beside
 // itself, and each agent process runs in a leaf of its own below it: a
 // cgroup that was once killed must not take new processes (the kernel
 // kills those too), and killing the session's cgroup kills the leaves with

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
@@ -50,9 +51,9 @@ type agentRun struct {
 	sv     *supervisor
 	id     string
 	n      int // the turn being served
-	parser record.Parser
+	parser agent.Parser
 	p      *agentProc
-	cmd    sessions.Command
+	cmd    agent.Command
 	grace  time.Duration
 
 	phase phase
@@ -75,8 +76,8 @@ type agentRun struct {
 	oneTurn bool
 
 	// cut holds back an unfinished line, so that the turn file gets
-	// whole lines, and cuts one longer than sessions.MaxLineBytes.
-	cut       sessions.LineCutter
+	// whole lines, and cuts one longer than agent.MaxLineBytes.
+	cut       agent.LineCutter
 	pending   []record.Event
 	written   int64 // bytes of the current turn file, whole lines (those a full disk dropped included)
 	turnDone  bool  // the current turn's completion event was parsed
@@ -90,7 +91,7 @@ type agentRun struct {
 	tel *telemetry
 }
 
-func newAgentRun(sv *supervisor, id string, n int, parser record.Parser, p *agentProc, cmd sessions.Command, grace time.Duration) *agentRun {
+func newAgentRun(sv *supervisor, id string, n int, parser agent.Parser, p *agentProc, cmd agent.Command, grace time.Duration) *agentRun {
 	return &agentRun{sv: sv, id: id, n: n, parser: parser, p: p, cmd: cmd, grace: grace}
 }
 
@@ -197,7 +198,7 @@ func (a *agentRun) line(rec []byte) {
 		a.record(rec)
 	}
 	a.written += int64(len(rec))
-	a.parse(sessions.ParseableLine(rec))
+	a.parse(agent.ParseableLine(rec))
 }
 
 // record appends a line of the agent's output to the turn file.

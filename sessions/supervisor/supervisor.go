@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
@@ -47,7 +48,7 @@ const flushEvery = 250 * time.Millisecond
 type supervisor struct {
 	st       *sessions.Store
 	turns    *sessions.Turns
-	adapters sessions.Adapters
+	adapters agent.Adapters
 	sections []config.Section
 	id       string
 	log      *slog.Logger
@@ -72,7 +73,7 @@ func (sv *supervisor) fenced(err error) {
 // Options configure a supervisor.
 type Options struct {
 	Store    *sessions.Store
-	Adapters sessions.Adapters
+	Adapters agent.Adapters
 	// ConfigSections are the config.toml tables other packages own, so the
 	// supervisor reads the same config as the command that spawned it.
 	ConfigSections []config.Section

@@ -10,18 +10,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // telemetry is the local OTLP/HTTP logs endpoint a turn's agent sends its
-// telemetry to (sessions.UsageReporter): the usage of each model call it
+// telemetry to (agent.UsageReporter): the usage of each model call it
 // reports is kept for the turn's loop, which records it as usage events,
 // so that a cost limit sees each call of an agent whose output tells the
 // turn's usage only at its end. It listens on the loopback only, at a
 // path with a random part, and lives as long as its turn.
 type telemetry struct {
-	rep  sessions.UsageReporter
+	rep  agent.UsageReporter
 	srv  *http.Server
 	url  string
 	done chan struct{}
@@ -34,7 +34,7 @@ type telemetry struct {
 // maxTelemetryBody bounds one request the endpoint reads.
 const maxTelemetryBody = 16 << 20
 
-func startTelemetry(rep sessions.UsageReporter) (*telemetry, error) {
+func startTelemetry(rep agent.UsageReporter) (*telemetry, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

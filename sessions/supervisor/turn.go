@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -28,7 +29,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	if err != nil {
 		return fail("%v", err)
 	}
-	req := sessions.TurnRequest{
+	req := agent.TurnRequest{
 		StateDir: sv.st.Dir(), SessionID: s.ID, Prompt: t.Prompt, Model: s.Model,
 		WorkingDir: s.WorkingDir, Sandbox: s.Sandbox, Config: cfg.Adapter(s.Adapter),
 		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions,
@@ -42,7 +43,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	// A cost limit wants each call's usage as it comes: an agent that
 	// reports it only as telemetry gets an endpoint for the turn.
 	var tel *telemetry
-	if rep, ok := ad.(sessions.UsageReporter); ok && s.MaxCostUSD > 0 {
+	if rep, ok := ad.(agent.UsageReporter); ok && s.MaxCostUSD > 0 {
 		if tel, err = startTelemetry(rep); err != nil {
 			sv.log.Warn("no telemetry endpoint for the turn; its usage is known at its end", "err", err)
 		} else {

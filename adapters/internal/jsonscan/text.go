@@ -163,7 +163,7 @@ func hex4(s string) rune {
 }
 
 // Compact renders a raw JSON value on one line, "" for null or nothing, as
-// sessions.CompactJSON does.
+// agent.CompactJSON does.
 func Compact(raw []byte) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""

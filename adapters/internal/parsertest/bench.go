@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -53,7 +54,7 @@ func CommandOutput(i, n int) string {
 // output, through a TurnReader with a fresh parser from newParser, as
 // readers of a session do. A raw or unknown event means the parser failed.
 // Besides the usual metrics it reports MB/cpu-s.
-func BenchParse[P record.Parser](b *testing.B, data []byte, newParser func() P) {
+func BenchParse[P agent.Parser](b *testing.B, data []byte, newParser func() P) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "turn_1.jsonl")
 	if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
@@ -17,13 +17,13 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // its .golden file, fed whole, line by line and in odd-sized chunks to a
 // fresh parser from newParser (sessionstest.Goldens). go test -update
 // rewrites the goldens first.
-func Goldens[P record.Parser](t *testing.T, newParser func() P) {
-	sessionstest.Goldens(t, func() record.Parser { return newParser() }, *update)
+func Goldens[P agent.Parser](t *testing.T, newParser func() P) {
+	sessionstest.Goldens(t, func() agent.Parser { return newParser() }, *update)
 }
 
 // Typed fails t for every line on which p makes an event without a type.
 // The lines go to p one after the other, so its state carries over.
-func Typed(t *testing.T, p record.Parser, lines []string) {
+func Typed(t *testing.T, p agent.Parser, lines []string) {
 	t.Helper()
 	for _, in := range lines {
 		for _, ev := range p.ParseLine([]byte(in)) {
@@ -43,7 +43,7 @@ const maxSeed = 1000
 // panics nor makes an event without a type. The seeds are every line of
 // the package's testdata/*.jsonl and the lines of extra shorter than
 // maxSeed.
-func FuzzParseLine(f *testing.F, p record.Parser, extra []string) {
+func FuzzParseLine(f *testing.F, p agent.Parser, extra []string) {
 	files, _ := filepath.Glob("testdata/*.jsonl")
 	for _, name := range files {
 		data, _ := os.ReadFile(name)

@@ -2,8 +2,7 @@ package fakemodel
 
 import (
 	"encoding/json"
-
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 )
 
 // Item is one input item of a Responses API request, as a test reads it.
@@ -40,8 +39,8 @@ func Input(body []byte) []Item {
 			it.Type = "message"
 		}
 		item := Item{Type: it.Type, Role: it.Role, Name: it.Name, CallID: it.CallID, Arguments: it.Arguments, Raw: raw}
-		item.Text = sessions.ContentText(it.Content)
-		item.Output = sessions.ContentText(it.Output)
+		item.Text = agent.ContentText(it.Content)
+		item.Output = agent.ContentText(it.Output)
 		out = append(out, item)
 	}
 	return out

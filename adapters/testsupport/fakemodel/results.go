@@ -2,8 +2,7 @@ package fakemodel
 
 import (
 	"encoding/json"
-
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/agent"
 )
 
 // ToolResult is a tool call an agent made and the result it sent back to
@@ -75,7 +74,7 @@ func anthropicResults(raw json.RawMessage) []ToolResult {
 				uses[b.ID] = ToolResult{Tool: b.Name, Args: string(b.Input)}
 			case "tool_result":
 				if u, ok := uses[b.ToolUseID]; ok {
-					u.Output, u.IsError = sessions.ContentText(b.Content), b.IsError
+					u.Output, u.IsError = agent.ContentText(b.Content), b.IsError
 					out = append(out, u)
 				}
 			}

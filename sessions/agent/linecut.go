@@ -1,4 +1,4 @@
-package sessions
+package agent
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ const TruncatedType = "zwarm.truncated"
 
 var truncatedPrefix = []byte(`{"type":"` + TruncatedType + `","bytes":`)
 
-// truncatedLine is the marker of a cut line of n bytes, with its newline.
-func truncatedLine(n int64) []byte {
+// TruncatedLine is the marker of a cut line of n bytes, with its newline.
+func TruncatedLine(n int64) []byte {
 	b := append([]byte(nil), truncatedPrefix...)
 	b = strconv.AppendInt(b, n, 10)
 	return append(b, '}', '\n')
@@ -76,13 +76,13 @@ func (c *LineCutter) Add(piece []byte) []byte {
 	case c.cutting:
 		cut := c.cut + body
 		c.reset()
-		return truncatedLine(cut)
+		return TruncatedLine(cut)
 	case len(c.buf) == 0 && body <= MaxLineBytes:
 		return piece
 	case int64(len(c.buf))+body > MaxLineBytes:
 		cut := int64(len(c.buf)) + body
 		c.reset()
-		return truncatedLine(cut)
+		return TruncatedLine(cut)
 	}
 	c.buf = append(c.buf, piece...)
 	line := c.buf
@@ -117,7 +117,7 @@ func (c *LineCutter) Flush() []byte {
 	defer c.reset()
 	switch {
 	case c.cutting:
-		return truncatedLine(c.cut)
+		return TruncatedLine(c.cut)
 	case len(c.buf) > 0:
 		return c.buf
 	}

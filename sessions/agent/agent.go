@@ -1,4 +1,4 @@
-package sessions
+package agent
 
 import (
 	"time"
@@ -20,7 +20,7 @@ type Adapter interface {
 	// the request is invalid (an unknown sandbox mode, say).
 	Command(req TurnRequest) (Command, error)
 	// NewParser returns a parser for one turn file.
-	NewParser() record.Parser
+	NewParser() Parser
 	// Interactive returns the agent's own interactive CLI, resuming the
 	// thread req.ThreadID in req.WorkingDir with req's model and sandbox,
 	// for a person to work in (zwarm attach); req.Prompt is unused. It is
@@ -113,4 +113,13 @@ type AttachAccountant interface {
 	// the span's own (cumulative false), or the thread's running total
 	// at its end (cumulative true). ok is false when the log says nothing.
 	AttachUsage(threadID string, start, end time.Time) (u record.Usage, cumulative, ok bool)
+}
+
+// Parser turns one raw output line of an agent (without its newline) into
+// normalized events. A parser must accept anything: blank lines, lines that
+// are not JSON, unknown event types, invalid UTF-8. It never fails; what it
+// cannot understand becomes EventRaw or EventUnknown. The slice it returns
+// may be reused by the next call: callers copy the events out.
+type Parser interface {
+	ParseLine(line []byte) []record.Event
 }

@@ -1,9 +1,6 @@
-package sessions
+package agent
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,22 +42,5 @@ func TestLineCutterKeepsLinesAndCutsLongOnes(t *testing.T) {
 				t.Fatalf("left %d bytes pending", c.Pending())
 			}
 		})
-	}
-}
-
-// A reader of a turn file gets a cut line's marker as the raw event of an
-// oversized line, saying how long it was.
-func TestTurnReaderReportsACutLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
-	body := `{"type":"noise"}` + "\n" + string(truncatedLine(524288000)) + `{"type":"turn.completed"}` + "\n"
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var got []record.Event
-	if err := ReadTurnFile(path, &testParser{}, func(ev record.Event) { got = append(got, ev) }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[0].Type != record.EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != record.EventTurnCompleted {
-		t.Fatalf("events %+v", got)
 	}
 }
