@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/runner"
 )
 
 // changeSource turns file events and process exits into a set of sessions
@@ -355,7 +356,7 @@ func (cs *changeSource) loop() {
 			cs.mu.Unlock()
 			switch {
 			case some && ticker == nil:
-				ticker = time.NewTicker(JobPoll)
+				ticker = time.NewTicker(runner.JobPoll)
 				tick = ticker.C
 			case !some && ticker != nil:
 				ticker.Stop()

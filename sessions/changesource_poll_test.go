@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"github.com/zwarm/zwarm/sessions/runner"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,7 @@ func TestPolledSessionsAreLookedAtWithoutEvents(t *testing.T) {
 		select {
 		case <-cs.wake():
 		case <-time.After(time.Minute):
-			t.Fatalf("round %d: a polled session was not looked at again within a minute; want a wake every %s", round, JobPoll)
+			t.Fatalf("round %d: a polled session was not looked at again within a minute; want a wake every %s", round, runner.JobPoll)
 		}
 		if got := cs.take(); !slices.Contains(got, id) {
 			t.Fatalf("round %d: woken for %v, not the polled session", round, got)

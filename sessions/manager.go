@@ -5,6 +5,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/runner"
 	"io"
 	"slices"
 )
@@ -19,8 +20,8 @@ type Manager struct {
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
 	sections       []config.Section
-	runners        []RunnerKind
-	jobs           jobCache
+	runners        []runner.Kind
+	jobs           runner.Cache
 	warn           func(error)
 	lockWaiting    func(LockWait)
 	// listings is what the subscriptions to every session start from,
@@ -41,7 +42,7 @@ type ManagerOptions struct {
 	ConfigSections []config.Section
 	// Runners are the runners other than the local one, in the order
 	// they are listed; their settings tables join ConfigSections.
-	Runners []RunnerKind
+	Runners []runner.Kind
 	// Warn receives problems that do not stop an operation, such as a broken
 	// config.toml while killing a session (the kill goes on with defaults).
 	Warn func(error)
@@ -57,7 +58,7 @@ func NewManager(opt ManagerOptions) *Manager {
 		warn = func(error) {}
 	}
 	sections := slices.Clone(opt.ConfigSections)
-	for _, sec := range RunnerSections(opt.Runners) {
+	for _, sec := range runner.Sections(opt.Runners) {
 		if !slices.ContainsFunc(sections, func(c config.Section) bool { return c.Name == sec.Name }) {
 			sections = append(sections, sec)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/runner"
 	"os"
 	"time"
 )
@@ -91,7 +92,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 	if err != nil {
 		return "", err
 	}
-	defer m.jobs.forget(job.Runner)
+	defer m.jobs.Forget(job.Runner)
 	// Each request to the engine is bounded: a controller that is down,
 	// or a job it cannot signal (a suspended one), must not hang a kill.
 	stop := func(force bool) error {
@@ -139,13 +140,13 @@ const jobStopLimit = 10 * time.Second
 
 // waitJobGone waits, at most ten seconds, until the engine no longer runs
 // a job: after a kill, nothing of the session runs on any node.
-func (m *Manager) waitJobGone(ctx context.Context, r Runner, job record.Job) error {
+func (m *Manager) waitJobGone(ctx context.Context, r runner.Runner, job record.Job) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {
 		states, err := r.Jobs(ctx, []string{job.ID})
 		if err == nil {
-			if st, ok := states[job.ID]; !ok || st.Phase == JobEnded {
+			if st, ok := states[job.ID]; !ok || st.Phase == runner.Ended {
 				return nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/runner"
 	"os"
 	"time"
 )
@@ -25,11 +26,11 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	// or cancel it, would be lost. It is bounded instead.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobSubmitLimit)
 	defer cancel()
-	jobID, err := r.Start(sctx, RunSpec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
+	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
 	if err != nil {
 		return err
 	}
-	m.jobs.forget(s.Job.Runner)
+	m.jobs.Forget(s.Job.Runner)
 	_, err = m.st.update(s.ID, func(s *record.Session) error {
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
@@ -71,7 +72,7 @@ func (m *Manager) ownerAlive(ctx context.Context, s *record.Session) (alive, kno
 	if err != nil {
 		return true, false
 	}
-	return ok && st.Phase != JobEnded, true
+	return ok && st.Phase != runner.Ended, true
 }
 
 // jobEnded is why a session's job is over, for its record: the engine's
@@ -92,12 +93,12 @@ func (m *Manager) jobEnded(ctx context.Context, s *record.Session) (msg string, 
 
 // jobState is what the session's runner says of its job, asked at most
 // once per poll interval for all the jobs asked about of late.
-func (m *Manager) jobState(ctx context.Context, s *record.Session) (JobState, bool, error) {
+func (m *Manager) jobState(ctx context.Context, s *record.Session) (runner.JobState, bool, error) {
 	r, err := m.runner(s.Job.Runner)
 	if err != nil {
-		return JobState{}, false, err
+		return runner.JobState{}, false, err
 	}
-	return m.jobs.state(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
+	return m.jobs.State(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
 }
 
 // abandonRemote settles a session whose job ended without its supervisor
@@ -140,13 +141,13 @@ func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 	}
 	st, ok, err := m.jobState(ctx, s)
 	switch {
-	case errors.Is(err, ErrRunnerUnreachable):
+	case errors.Is(err, runner.ErrUnreachable):
 		return s.Job.Runner + " unreachable"
 	case err != nil:
 		return fmt.Sprintf("%s: %v", s.Job.Runner, err)
 	case !ok:
 		return fmt.Sprintf("%s job %s gone", s.Job.Runner, s.Job.ID)
-	case st.Phase == JobQueued:
+	case st.Phase == runner.Queued:
 		return "queued · " + st.Detail
 	}
 	return st.Detail

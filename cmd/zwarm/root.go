@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/runner/slurm"
 )
 
@@ -61,14 +62,14 @@ func (f *factory) manager() (*sessions.Manager, error) {
 func configSections() []config.Section {
 	sections := []config.Section{watcherSection, notifySection}
 	sections = append(sections, orchestratorSections...)
-	sections = append(sections, sessions.RunnerSections(runnerKinds())...)
+	sections = append(sections, runner.Sections(runnerKinds())...)
 	return append(sections, mcpSections...)
 }
 
 // runnerKinds is the registry of the runners a session's supervisor may
 // run under besides this host: a literal list.
-func runnerKinds() []sessions.RunnerKind {
-	return []sessions.RunnerKind{slurm.Kind()}
+func runnerKinds() []runner.Kind {
+	return []runner.Kind{slurm.Kind()}
 }
 
 func newRootCmd(f *factory) *cobra.Command {

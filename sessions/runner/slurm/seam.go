@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/runner"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,11 +59,11 @@ const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll"
 
 // Kind is the Slurm runner's entry in the registry a front end passes to
 // the session manager.
-func Kind() sessions.RunnerKind {
-	return sessions.RunnerKind{
+func Kind() runner.Kind {
+	return runner.Kind{
 		Name:     "slurm",
 		Settings: config.Section{New: func() any { return &Settings{} }, Keys: SettingsKeys},
-		New: func(v any) (sessions.Runner, error) {
+		New: func(v any) (runner.Runner, error) {
 			set, _ := v.(*Settings)
 			if set == nil {
 				set = &Settings{}
@@ -77,22 +77,22 @@ func Kind() sessions.RunnerKind {
 }
 
 // NewRunner is the Slurm runner with the given settings.
-func NewRunner(set Settings) sessions.Runner {
-	return &runner{c: New(Options{Partition: set.Partition, Account: set.Account, Time: set.Time,
+func NewRunner(set Settings) runner.Runner {
+	return &jobs{c: New(Options{Partition: set.Partition, Account: set.Account, Time: set.Time,
 		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration}
 }
 
-// runner runs each session's supervisor as one batch job, named
+// jobs runs each session's supervisor as one batch job, named
 // zwarm-<session id>, whose main process is the supervisor itself.
-type runner struct {
+type jobs struct {
 	c    *Client
 	poll time.Duration
 }
 
 // Poll is how often a job's state is asked at most.
-func (r *runner) Poll() time.Duration { return r.poll }
+func (r *jobs) Poll() time.Duration { return r.poll }
 
-func (r *runner) Start(ctx context.Context, spec sessions.RunSpec) (string, error) {
+func (r *jobs) Start(ctx context.Context, spec runner.Spec) (string, error) {
 	// The job starts in the session's dir, which exists: the worker's
 	// own directory (a worktree) may be made by the supervisor only.
 	id, err := r.c.Submit(ctx, Job{Name: "zwarm-" + spec.SessionID, Dir: spec.SessionDir,
@@ -103,15 +103,15 @@ func (r *runner) Start(ctx context.Context, spec sessions.RunSpec) (string, erro
 	return id, nil
 }
 
-func (r *runner) Jobs(ctx context.Context, ids []string) (map[string]sessions.JobState, error) {
+func (r *jobs) Jobs(ctx context.Context, ids []string) (map[string]runner.JobState, error) {
 	states, err := r.c.States(ctx, ids)
 	if err != nil {
 		if errors.Is(err, ErrUnreachable) {
-			return nil, fmt.Errorf("%w: %v", sessions.ErrRunnerUnreachable, err)
+			return nil, fmt.Errorf("%w: %v", runner.ErrUnreachable, err)
 		}
 		return nil, err
 	}
-	out := make(map[string]sessions.JobState, len(states))
+	out := make(map[string]runner.JobState, len(states))
 	for id, st := range states {
 		out[id] = jobState(st)
 	}
@@ -119,16 +119,16 @@ func (r *runner) Jobs(ctx context.Context, ids []string) (map[string]sessions.Jo
 }
 
 // jobState is a job's state in the words of the session manager.
-func jobState(st State) sessions.JobState {
-	js := sessions.JobState{Phase: sessions.JobRunning, Detail: "slurm " + st.ID}
+func jobState(st State) runner.JobState {
+	js := runner.JobState{Phase: runner.Running, Detail: "slurm " + st.ID}
 	switch {
 	case st.Pending():
-		js.Phase = sessions.JobQueued
+		js.Phase = runner.Queued
 		if st.Reason != "" && st.Reason != "None" {
 			js.Detail += " (" + st.Reason + ")"
 		}
 	case st.Terminal():
-		js.Phase, js.Why = sessions.JobEnded, st.Why()
+		js.Phase, js.Why = runner.Ended, st.Why()
 		js.ByEngine = st.State != "COMPLETED" && st.State != "FAILED"
 	default:
 		if st.Nodes != "" {
@@ -142,7 +142,7 @@ func jobState(st State) sessions.JobState {
 	return js
 }
 
-func (r *runner) Stop(ctx context.Context, id string, force bool) error {
+func (r *jobs) Stop(ctx context.Context, id string, force bool) error {
 	if !force {
 		err := r.c.Signal(ctx, id, "TERM")
 		if errors.Is(err, ErrPending) {
@@ -162,7 +162,7 @@ func (r *runner) Stop(ctx context.Context, id string, force bool) error {
 // workers: a missing command, a controller that does not answer, no node
 // that can run a job, or, with more than one node, a state dir local to
 // this machine (the nodes' supervisors must write to it).
-func (r *runner) Check(ctx context.Context, stateDir string) []string {
+func (r *jobs) Check(ctx context.Context, stateDir string) []string {
 	var problems []string
 	nodes := 0
 	for _, line := range r.c.Check(ctx) {

@@ -1,13 +1,10 @@
-package sessions
+package runner
 
 import (
 	"context"
 	"errors"
-	"fmt"
+
 	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
-	"slices"
-	"strings"
 )
 
 // Runner is where a session's supervisor runs when it is not this host: a
@@ -28,7 +25,7 @@ type Runner interface {
 	// returns the job's id in the engine. An engine refusing the job
 	// (a bad partition, say) is an error carrying the engine's words;
 	// nothing then runs.
-	Start(ctx context.Context, spec RunSpec) (jobID string, err error)
+	Start(ctx context.Context, spec Spec) (jobID string, err error)
 	// Jobs reports the state of the given jobs with one call to the
 	// engine, whatever their number. A job the engine no longer knows is
 	// absent from the map. An engine that does not answer is an error
@@ -45,9 +42,9 @@ type Runner interface {
 	Check(ctx context.Context, stateDir string) []string
 }
 
-// RunSpec is what a runner starts: the supervisor's command line for one
+// Spec is what a runner starts: the supervisor's command line for one
 // session.
-type RunSpec struct {
+type Spec struct {
 	SessionID string
 	// Argv is the supervisor's command line, to be run as it is.
 	Argv []string
@@ -58,21 +55,21 @@ type RunSpec struct {
 	SessionDir string
 }
 
-// JobPhase is where a job is in its engine.
-type JobPhase int
+// Phase is where a job is in its engine.
+type Phase int
 
 const (
-	// JobQueued: submitted, waiting for the engine to run it.
-	JobQueued JobPhase = iota
-	// JobRunning: the supervisor runs.
-	JobRunning
-	// JobEnded: the job is over, however it ended.
-	JobEnded
+	// Queued: submitted, waiting for the engine to run it.
+	Queued Phase = iota
+	// Running: the supervisor runs.
+	Running
+	// Ended: the job is over, however it ended.
+	Ended
 )
 
 // JobState is what the engine says of a job.
 type JobState struct {
-	Phase JobPhase
+	Phase Phase
 	// Detail is the engine's own words for where the job is, for the
 	// session's step: "slurm 1234 (Resources)".
 	Detail string
@@ -85,29 +82,14 @@ type JobState struct {
 	ByEngine bool
 }
 
-// ErrRunnerUnreachable is a runner whose engine did not answer: records
+// ErrUnreachable is a runner whose engine did not answer: records
 // are shown as they are, and nothing is concluded about the job.
-var ErrRunnerUnreachable = errors.New("runner unreachable")
+var ErrUnreachable = errors.New("runner unreachable")
 
-// remote reports whether the session's supervisor runs under a runner
-// other than this host's.
-func remote(s *record.Session) bool {
-	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != record.LocalRunner
-}
-
-// runnerJudges says the session's runner, not a pid on this host, tells
-// whether its owner lives: it was handed to another runner, and no
-// command on this host is submitting its job or is attached to it (those
-// are judged by their pid). Until the job's id is known, nothing can be
-// told.
-func runnerJudges(s *record.Session) bool {
-	return remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
-}
-
-// RunnerKind is one entry of the registry of runners a front end passes
+// Kind is one entry of the registry of runners a front end passes
 // to the Manager: a name, the [runner.NAME] table of config.toml its
 // settings come from, and how to make the runner from them.
-type RunnerKind struct {
+type Kind struct {
 	Name string
 	// Settings declares the [runner.NAME] table; its Name is ignored.
 	Settings config.Section
@@ -116,10 +98,10 @@ type RunnerKind struct {
 	New func(settings any) (Runner, error)
 }
 
-// RunnerSections are the config.toml tables of the runners: whatever
+// Sections are the config.toml tables of the runners: whatever
 // reads config.toml (the supervisor too) declares them, so that a
 // [runner.NAME] table is not an unknown key.
-func RunnerSections(kinds []RunnerKind) []config.Section {
+func Sections(kinds []Kind) []config.Section {
 	out := make([]config.Section, 0, len(kinds))
 	for _, k := range kinds {
 		sec := k.Settings
@@ -127,65 +109,4 @@ func RunnerSections(kinds []RunnerKind) []config.Section {
 		out = append(out, sec)
 	}
 	return out
-}
-
-func (m *Manager) runner(name string) (Runner, error) {
-	i := slices.IndexFunc(m.runners, func(k RunnerKind) bool { return k.Name == name })
-	if i < 0 {
-		return nil, config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
-	}
-	cfg, err := m.Config()
-	if err != nil {
-		return nil, err
-	}
-	r, err := m.runners[i].New(cfg.Section(config.RunnerSection(name)))
-	if err != nil {
-		return nil, fmt.Errorf("runner %s: %w", name, err)
-	}
-	return r, nil
-}
-
-// CheckRunner says what is wrong with a runner's set-up for this state
-// dir (nothing, for the local runner).
-func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error) {
-	if name == "" || name == record.LocalRunner {
-		return nil, nil
-	}
-	r, err := m.runner(name)
-	if err != nil {
-		return nil, err
-	}
-	return r.Check(ctx, m.st.Dir()), nil
-}
-
-// RunnerNames are the runners sessions may run under: local first.
-func (m *Manager) RunnerNames() []string {
-	names := []string{record.LocalRunner}
-	for _, k := range m.runners {
-		names = append(names, k.Name)
-	}
-	return names
-}
-
-// CheckRunnerName refuses a runner that is not in the registry, as
-// Spawn would (Invalidf): "" and "local" are always known.
-func (m *Manager) CheckRunnerName(name string) error {
-	_, err := m.chooseRunner(name, nil)
-	return err
-}
-
-// chooseRunner is the runner a new session runs under: the one asked
-// for, else config.toml's [runner] kind, else local.
-func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error) {
-	name := asked
-	if name == "" && cfg != nil {
-		name = cfg.Runner.Kind
-	}
-	if name == "" || name == record.LocalRunner {
-		return record.LocalRunner, nil
-	}
-	if !slices.Contains(m.RunnerNames(), name) {
-		return "", config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
-	}
-	return name, nil
 }

@@ -1,10 +1,9 @@
-package sessions
+package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"maps"
 	"slices"
 	"sync"
@@ -16,9 +15,9 @@ import (
 // about of late together, however many sessions it looks at.
 var JobPoll = time.Second
 
-// pollOf is how long a runner's answer holds: its own poll interval if
+// PollOf is how long a runner's answer holds: its own poll interval if
 // it has one, else JobPoll.
-func pollOf(r Runner) time.Duration {
+func PollOf(r Runner) time.Duration {
 	if p, ok := r.(interface{ Poll() time.Duration }); ok && p.Poll() > 0 {
 		return p.Poll()
 	}
@@ -34,8 +33,8 @@ const jobAskLimit = 3 * time.Second
 // after a reader last asked for it.
 const jobAskedFor = 30 * time.Second
 
-// jobCache is what runners said of jobs, by runner.
-type jobCache struct {
+// Cache is what runners said of jobs, by runner.
+type Cache struct {
 	mu       sync.Mutex
 	byRunner map[string]*runnerJobs
 }
@@ -48,9 +47,9 @@ type runnerJobs struct {
 	asked   map[string]time.Time // ids asked about of late, and when
 }
 
-// state is what the runner says of job id: ok is false when the engine no
+// State is what the runner says of job id: ok is false when the engine no
 // longer knows it.
-func (c *jobCache) state(ctx context.Context, name string, r Runner, id string, now time.Time) (JobState, bool, error) {
+func (c *Cache) State(ctx context.Context, name string, r Runner, id string, now time.Time) (JobState, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rj := c.ask(ctx, name, r, []string{id}, now)
@@ -65,9 +64,9 @@ func (c *jobCache) state(ctx context.Context, name string, r Runner, id string, 
 // the engine is asked again, about every job asked about of late, when
 // its last answer is older than the poll interval or did not cover ids.
 // Callers hold mu.
-func (c *jobCache) ask(ctx context.Context, name string, r Runner, ids []string, now time.Time) *runnerJobs {
+func (c *Cache) ask(ctx context.Context, name string, r Runner, ids []string, now time.Time) *runnerJobs {
 	rj := c.of(name)
-	fresh := now.Sub(rj.at) < pollOf(r)
+	fresh := now.Sub(rj.at) < PollOf(r)
 	for _, id := range ids {
 		fresh = fresh && rj.queried[id]
 		rj.asked[id] = now
@@ -79,7 +78,7 @@ func (c *jobCache) ask(ctx context.Context, name string, r Runner, ids []string,
 }
 
 // of is a runner's entry, made on first use. Callers hold mu.
-func (c *jobCache) of(name string) *runnerJobs {
+func (c *Cache) of(name string) *runnerJobs {
 	if c.byRunner == nil {
 		c.byRunner = map[string]*runnerJobs{}
 	}
@@ -98,8 +97,8 @@ func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, jobAskLimit)
 	defer cancel()
 	rj.states, rj.err = r.Jobs(ctx, ids)
-	if rj.err != nil && ctx.Err() != nil && !errors.Is(rj.err, ErrRunnerUnreachable) {
-		rj.err = fmt.Errorf("%w: no answer within %s", ErrRunnerUnreachable, jobAskLimit)
+	if rj.err != nil && ctx.Err() != nil && !errors.Is(rj.err, ErrUnreachable) {
+		rj.err = fmt.Errorf("%w: no answer within %s", ErrUnreachable, jobAskLimit)
 	}
 	rj.at = now
 	rj.queried = make(map[string]bool, len(ids))
@@ -108,32 +107,19 @@ func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time) {
 	}
 }
 
-// forget drops what a runner said: a job was just submitted or stopped.
-func (c *jobCache) forget(name string) {
+// Prefetch asks about ids together, before a listing looks at their
+// sessions one by one.
+func (c *Cache) Prefetch(ctx context.Context, name string, r Runner, ids []string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ask(ctx, name, r, ids, now)
+}
+
+// Forget drops what a runner said: a job was just submitted or stopped.
+func (c *Cache) Forget(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rj := c.byRunner[name]; rj != nil {
 		rj.at = time.Time{}
-	}
-}
-
-// prefetch asks about the given sessions' jobs together, once per runner,
-// before a listing looks at them one by one.
-func (m *Manager) prefetchJobs(ctx context.Context, list []*record.Session) {
-	byRunner := map[string][]string{}
-	for _, s := range list {
-		if runnerJudges(s) && s.Job.ID != "" && !s.Settled() {
-			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
-		}
-	}
-	now := time.Now()
-	for name, ids := range byRunner {
-		r, err := m.runner(name)
-		if err != nil {
-			continue
-		}
-		m.jobs.mu.Lock()
-		m.jobs.ask(ctx, name, r, ids, now)
-		m.jobs.mu.Unlock()
 	}
 }

@@ -1,0 +1,108 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/runner"
+)
+
+// remote reports whether the session's supervisor runs under a runner
+// other than this host's.
+func remote(s *record.Session) bool {
+	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != record.LocalRunner
+}
+
+// runnerJudges says the session's runner, not a pid on this host, tells
+// whether its owner lives: it was handed to another runner, and no
+// command on this host is submitting its job or is attached to it (those
+// are judged by their pid). Until the job's id is known, nothing can be
+// told.
+func runnerJudges(s *record.Session) bool {
+	return remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
+}
+
+func (m *Manager) runner(name string) (runner.Runner, error) {
+	i := slices.IndexFunc(m.runners, func(k runner.Kind) bool { return k.Name == name })
+	if i < 0 {
+		return nil, config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.runners[i].New(cfg.Section(config.RunnerSection(name)))
+	if err != nil {
+		return nil, fmt.Errorf("runner %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// CheckRunner says what is wrong with a runner's set-up for this state
+// dir (nothing, for the local runner).
+func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error) {
+	if name == "" || name == record.LocalRunner {
+		return nil, nil
+	}
+	r, err := m.runner(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.Check(ctx, m.st.Dir()), nil
+}
+
+// RunnerNames are the runners sessions may run under: local first.
+func (m *Manager) RunnerNames() []string {
+	names := []string{record.LocalRunner}
+	for _, k := range m.runners {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// CheckRunnerName refuses a runner that is not in the registry, as
+// Spawn would (Invalidf): "" and "local" are always known.
+func (m *Manager) CheckRunnerName(name string) error {
+	_, err := m.chooseRunner(name, nil)
+	return err
+}
+
+// chooseRunner is the runner a new session runs under: the one asked
+// for, else config.toml's [runner] kind, else local.
+func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error) {
+	name := asked
+	if name == "" && cfg != nil {
+		name = cfg.Runner.Kind
+	}
+	if name == "" || name == record.LocalRunner {
+		return record.LocalRunner, nil
+	}
+	if !slices.Contains(m.RunnerNames(), name) {
+		return "", config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
+	}
+	return name, nil
+}
+
+// prefetch asks about the given sessions' jobs together, once per runner,
+// before a listing looks at them one by one.
+func (m *Manager) prefetchJobs(ctx context.Context, list []*record.Session) {
+	byRunner := map[string][]string{}
+	for _, s := range list {
+		if runnerJudges(s) && s.Job.ID != "" && !s.Settled() {
+			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
+		}
+	}
+	now := time.Now()
+	for name, ids := range byRunner {
+		r, err := m.runner(name)
+		if err != nil {
+			continue
+		}
+		m.jobs.Prefetch(ctx, name, r, ids, now)
+	}
+}
