@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A run's shell commands (exec_command) start in a cgroup of the run,
@@ -46,7 +47,7 @@ func (r *Run) openGroup(ctx context.Context) *proc.Group {
 	// Made anew (O_EXCL after a remove), never written through a symlink.
 	path := filepath.Join(r.dir, CgroupFile)
 	os.Remove(path)
-	if err := sessions.WriteFile(r.opt.StateDir, path, []byte(g.Dir()+"\n"), os.O_EXCL); err != nil {
+	if err := state.WriteFile(r.opt.StateDir, path, []byte(g.Dir()+"\n"), os.O_EXCL); err != nil {
 		r.opt.Log.Warn("orchestrator: cannot record the run's cgroup; running commands without it", "err", err)
 		g.Close(ctx)
 		return nil

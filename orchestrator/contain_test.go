@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // runHelperEnv makes the test binary a run's process (runHelper): it starts
@@ -28,15 +29,15 @@ import (
 // be killed.
 const runHelperEnv = "ZWARM_ORCH_TEST_RUN_HELPER"
 
-func runHelper(state string) int {
-	st, err := sessions.NewStore(state)
+func runHelper(stateDir string) int {
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
 	ctx := context.Background()
-	opt := Options{Sessions: m, StateDir: state, Settings: Settings{Model: "gpt-5.1", Dir: os.Getenv("ZWARM_ORCH_TEST_DIR")},
+	opt := Options{Sessions: m, StateDir: stateDir, Settings: Settings{Model: "gpt-5.1", Dir: os.Getenv("ZWARM_ORCH_TEST_DIR")},
 		Client: model.NewOpenAI(model.OpenAIOptions{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-test"})}
 	r, err := Start(ctx, opt, "escape")
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -119,7 +120,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), runs.DirPerm); err != nil {
 		return nil, fmt.Errorf("state dir %s is not usable: %w", opt.StateDir, err)
 	}
-	if err := sessions.CheckNoSymlinks(opt.StateDir, filepath.Dir(dir)); err != nil {
+	if err := state.CheckNoSymlinks(opt.StateDir, filepath.Dir(dir)); err != nil {
 		return nil, err // the run would be made wherever runs/ points
 	}
 	if err := os.Mkdir(dir, runs.DirPerm); err != nil {
@@ -163,7 +164,7 @@ func checkOptions(opt *Options) (Settings, error) {
 	set := opt.Settings
 	set.defaults()
 	switch {
-	case sessions.InSupervisor():
+	case state.InSupervisor():
 		// A supervisor reaps every child it has: the run's shell processes
 		// would lose their exit statuses to it (sessions/doc.go).
 		return set, errors.New("orchestrator: a run cannot be started inside a session supervisor")

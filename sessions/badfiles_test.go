@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +24,8 @@ func TestBrokenRecordsAreReportedNotHidden(t *testing.T) {
 		"3f2a0000-0000-4000-8000-00000000000c": `{"version": 7, "id": "3f2a0000-0000-4000-8000-00000000000c"}`,
 	}
 	for id, body := range broken {
-		os.MkdirAll(w.st.sessionDir(id), 0o700)
-		os.WriteFile(w.st.metaPath(id), []byte(body), 0o600)
+		os.MkdirAll(w.st.SessionDir(id), 0o700)
+		os.WriteFile(w.st.MetaPath(id), []byte(body), 0o600)
 	}
 	list, err := w.m.List(context.Background(), ListOptions{})
 	var le *ListError
@@ -52,7 +53,7 @@ func TestUnusableStateDir(t *testing.T) {
 	w := newWorld(t)
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	st, _ := NewStore(filepath.Join(file, "state"))
+	st, _ := state.NewStore(filepath.Join(file, "state"))
 	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	_, err := m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
 	if err == nil || !strings.Contains(err.Error(), "state dir") || !strings.Contains(err.Error(), "--state-dir") {

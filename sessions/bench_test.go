@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // turnLines is valid codex output: commands with output, messages,
@@ -93,7 +94,7 @@ func init() {
 // BenchmarkList1000Finished is `zwarm ls` over 1,000 finished sessions with
 // two 1 MB turn files each: it must read meta.json only.
 func BenchmarkList1000Finished(b *testing.B) {
-	st, err := sessions.NewStore(finishedStateDir(b))
+	st, err := state.NewStore(finishedStateDir(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func init() {
 }
 
 func benchList(b *testing.B, n int) {
-	st, err := sessions.NewStore(stateDir(b, n))
+	st, err := state.NewStore(stateDir(b, n))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func BenchmarkList10000(b *testing.B) { benchList(b, 10000) }
 // delivered, with the cache warm (the check of every record that follows
 // is not in it).
 func benchListing(b *testing.B, n int) {
-	st, err := sessions.NewStore(stateDir(b, n))
+	st, err := state.NewStore(stateDir(b, n))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(w.st.cgroupFile(s.ID), []byte(dir+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(w.st.CgroupFile(s.ID), []byte(dir+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, ErrNotRunning) {
@@ -102,7 +102,7 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.Role = record.RoleSupervisor
-	if _, err := w.st.update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
 		s.Status, s.Owner, s.EndedAt = record.StatusRunning, victim, nil
 		return nil
 	}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // changeSource turns file events and process exits into a set of sessions
@@ -24,7 +25,7 @@ import (
 // coalesces: a session changed a hundred times while the consumer was
 // busy is one entry.
 type changeSource struct {
-	st    *Store
+	st    *state.Store
 	fw    *fsnotify.Watcher
 	exits *proc.ExitWatch
 	only  map[string]bool // nil: every session
@@ -53,7 +54,7 @@ type changeSource struct {
 	done   chan struct{}
 }
 
-func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
+func newChangeSource(st *state.Store, only map[string]bool) (*changeSource, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -70,10 +71,10 @@ func newChangeSource(st *Store, only map[string]bool) (*changeSource, error) {
 		// A listing makes sessions.gen where there is none yet (in an
 		// existing state dir that can be written); a watch on it spares
 		// one on every settled session's dir.
-		if _, unlock, _ := st.generation(); unlock != nil {
+		if _, unlock, _ := st.Generation(); unlock != nil {
 			unlock()
 		}
-		if gw, err := newGenWatch(st.genPath()); err == nil {
+		if gw, err := newGenWatch(st.GenPath()); err == nil {
 			cs.gen, cs.genLost = gw, gw.Lost()
 		}
 	}
@@ -120,12 +121,12 @@ func (cs *changeSource) watchRoot() error {
 		}
 		return nil
 	}
-	if err := cs.fw.Add(cs.st.sessionsDir()); err == nil {
+	if err := cs.fw.Add(cs.st.SessionsDir()); err == nil {
 		cs.missing = false
 		if cs.watchingGen() {
 			return nil // the subscription watches the dirs it has to
 		}
-		ids, _ := cs.st.ids()
+		ids, _ := cs.st.Ids()
 		for _, id := range ids {
 			cs.addSession(id)
 		}
@@ -155,7 +156,7 @@ func (cs *changeSource) addSession(id string) {
 		cs.watchDir(id, true)
 		return
 	}
-	cs.fw.Add(cs.st.sessionDir(id))
+	cs.fw.Add(cs.st.SessionDir(id))
 }
 
 // watchDir watches a session's dir, or stops, while the settled sessions
@@ -169,11 +170,11 @@ func (cs *changeSource) watchDir(id string, on bool) {
 		return
 	}
 	if !on {
-		cs.fw.Remove(cs.st.sessionDir(id))
+		cs.fw.Remove(cs.st.SessionDir(id))
 		delete(cs.dirs, id)
 		return
 	}
-	if cs.fw.Add(cs.st.sessionDir(id)) == nil {
+	if cs.fw.Add(cs.st.SessionDir(id)) == nil {
 		cs.dirs[id] = true
 	}
 }
@@ -186,7 +187,7 @@ func (cs *changeSource) watchEveryDir() {
 	clear(cs.dirs)
 	cs.mu.Unlock()
 	if !cs.missing {
-		ids, _ := cs.st.ids()
+		ids, _ := cs.st.Ids()
 		for _, id := range ids {
 			cs.addSession(id)
 		}
@@ -210,7 +211,7 @@ func (cs *changeSource) settled(id string, settled bool) {
 	if cs.deep[id] == !settled {
 		return
 	}
-	for _, d := range []string{cs.st.turnsDir(id), cs.st.inboxDir(id)} {
+	for _, d := range []string{cs.st.TurnsDir(id), cs.st.InboxDir(id)} {
 		if settled {
 			cs.fw.Remove(d)
 		} else {
@@ -392,7 +393,7 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 		}
 		return
 	}
-	rel, err := filepath.Rel(cs.st.sessionsDir(), ev.Name)
+	rel, err := filepath.Rel(cs.st.SessionsDir(), ev.Name)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return
 	}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +16,11 @@ import (
 func TestPolledSessionsAreLookedAtWithoutEvents(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	st, err := NewStore(filepath.Join(root, "state"))
+	st, err := state.NewStore(filepath.Join(root, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(st.sessionsDir(), 0o700); err != nil {
+	if err := os.MkdirAll(st.SessionsDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := newChangeSource(st, nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,7 @@ func smallDisk(t *testing.T, size string) string {
 func TestFullDisk(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := NewStore(filepath.Join(disk, "state"))
+	st, err := state.NewStore(filepath.Join(disk, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +63,10 @@ func TestFullDisk(t *testing.T) {
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
 	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
-		log, _ := os.ReadFile(st.logPath(s.ID))
+		log, _ := os.ReadFile(st.LogPath(s.ID))
 		t.Fatalf("%s: %q\nsupervisor log:\n%s", got.Status, got.Error, log)
 	}
-	onDisk, err := st.load(s.ID)
+	onDisk, err := st.Load(s.ID)
 	if err != nil || !onDisk.Settled() || onDisk.Status != record.StatusFailed {
 		t.Fatalf("meta.json on disk: %v %v", onDisk, err)
 	}
@@ -75,7 +76,7 @@ func TestFullDisk(t *testing.T) {
 		if onDisk.ExitCode != nil {
 			code = fmt.Sprint(*onDisk.ExitCode)
 		}
-		log, _ := os.ReadFile(st.logPath(s.ID))
+		log, _ := os.ReadFile(st.LogPath(s.ID))
 		t.Fatalf("the record lost the turn's end: %d turns, last message %q, usage %+v, exit code %s, error %q\nsupervisor log:\n%s",
 			len(onDisk.Turns), onDisk.LastMessage, onDisk.Usage, code, onDisk.Error, log)
 	}
@@ -104,7 +105,7 @@ func TestFullDisk(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("spawn on a full disk: %v", err)
 	}
-	ents, _ := os.ReadDir(st.sessionsDir())
+	ents, _ := os.ReadDir(st.SessionsDir())
 	for _, e := range ents {
 		if e.Name() != s.ID && !strings.HasPrefix(e.Name(), ".probe") {
 			t.Fatalf("a failed spawn left %s behind", e.Name())
@@ -123,7 +124,7 @@ func TestFullDisk(t *testing.T) {
 func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := NewStore(filepath.Join(disk, "state"))
+	st, err := state.NewStore(filepath.Join(disk, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
 	}
-	onDisk, err := st.load(s.ID)
+	onDisk, err := st.Load(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := NewStore(filepath.Join(disk, "state"))
+	st, err := state.NewStore(filepath.Join(disk, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +188,13 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	s := w.spawn("fill the disk, then finish")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
-	onDisk, err := st.load(s.ID)
+	onDisk, err := st.Load(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != record.StatusCompleted || onDisk.Status != record.StatusCompleted || onDisk.LastMessage != "the last words" ||
 		onDisk.Usage.InputTokens != 1234 || len(onDisk.Turns) != 1 || len(onDisk.Turns[0].Notes) != 0 {
-		log, _ := os.ReadFile(st.logPath(s.ID))
+		log, _ := os.ReadFile(st.LogPath(s.ID))
 		t.Fatalf("%s (%s on disk): %q, last message %q, usage %+v\nsupervisor log:\n%s",
 			got.Status, onDisk.Status, onDisk.Error, onDisk.LastMessage, onDisk.Usage, log)
 	}
@@ -206,7 +207,7 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 // fillTheDiskOnceRecording lets the agent fill the disk (it waits for
 // goOn) once the spawn is done and the first line of the turn is in its
 // file.
-func fillTheDiskOnceRecording(t *testing.T, st *Store, id, goOn string) {
+func fillTheDiskOnceRecording(t *testing.T, st *state.Store, id, goOn string) {
 	t.Helper()
 	eventually(t, "the turn's first line", func() bool {
 		b, _ := os.ReadFile(st.TurnPath(id, 1))

@@ -52,7 +52,7 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
-	cg := w.st.sessionCgroup(s.ID)
+	cg := w.st.SessionCgroup(s.ID)
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	eventually(t, "a reader to notice the dead supervisor", func() bool {
 		g, err := w.m.Get(context.Background(), s.ID)

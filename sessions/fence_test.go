@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,9 +27,9 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 		out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
 	}})
 	id, done := w.inProcess(context.Background(), "hold")
-	eventually(t, "the agent to run", func() bool { g, _ := w.st.load(id); return g.ThreadID == "t1" && g.Agent != nil })
+	eventually(t, "the agent to run", func() bool { g, _ := w.st.Load(id); return g.ThreadID == "t1" && g.Agent != nil })
 	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: newID()}
-	if _, err := w.st.update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
+	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
@@ -36,13 +37,13 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrFenced) {
+		if !errors.Is(err, state.ErrFenced) {
 			t.Fatalf("the stale supervisor ended with %v, want ErrFenced", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the stale supervisor had not stopped a minute after its agent went on; want it to end with ErrFenced")
 	}
-	s, err := w.st.load(id)
+	s, err := w.st.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,5 +55,5 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}
 	// The record is the new owner's to settle; the test's cleanup must not
 	// wait on a supervisor that is not there.
-	w.st.update(id, func(s *record.Session) error { s.Owner = nil; return abandon(s, "test over", time.Now().UTC()) })
+	w.st.Update(id, func(s *record.Session) error { s.Owner = nil; return state.Abandon(s, "test over", time.Now().UTC()) })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"sort"
 )
 
@@ -102,7 +103,7 @@ type FollowOptions struct {
 // polling) and follows follow-up turns too, until the session settles. A
 // turn that does not exist is an error that says which turns do.
 func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptions, fn func(Step)) error {
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 // turnCount is how many turns a session has, the Python zwarm's included.
 func (m *Manager) turnCount(s *record.Session) int {
 	if s.Legacy {
-		return len(legacyTurns(m.st.turnsDir(s.ID), s))
+		return len(state.LegacyTurns(m.st.TurnsDir(s.ID), s))
 	}
 	return len(s.Turns)
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"testing"
 	"time"
 )
@@ -17,7 +18,7 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 
 	// The test holds the lock as a previous supervisor still tearing down
 	// would.
-	l, err := lockFile(w.st.Dir(), w.st.supervisorLockPath(s.ID))
+	l, err := state.LockFile(w.st.Dir(), w.st.SupervisorLockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
@@ -59,7 +60,7 @@ func TestMain(m *testing.M) {
 		// killed outright until its lease runs out.
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
-		l, err := lockFile(stateDirOfLock(path), path)
+		l, err := state.LockFile(stateDirOfLock(path), path)
 		if err != nil {
 			os.Exit(1)
 		}
@@ -164,7 +165,7 @@ func helperSupervisor(args []string) int {
 			}
 		}
 	}
-	st, err := NewStore(stateDir)
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -172,7 +173,7 @@ func helperSupervisor(args []string) int {
 	if detach {
 		// "__supervise" in its command line, as zwarm's: a kill signals a
 		// recorded supervisor only if its command line says it is one.
-		err = Detach(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
+		err = StartDetached(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
 	} else {
 		holdAtTheGate(st.Dir())
 		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
@@ -313,14 +314,14 @@ func (p *testParser) ParseLine(line []byte) []record.Event {
 type world struct {
 	t    testing.TB
 	m    *Manager
-	st   *Store
+	st   *state.Store
 	work string
 }
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
 	root := t.TempDir()
-	st, err := NewStore(filepath.Join(root, "state"))
+	st, err := state.NewStore(filepath.Join(root, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func newWorld(t testing.TB) *world {
 // cleanup stops whatever a test left running and fails it if any process
 // of its sessions survives.
 func (w *world) cleanup() {
-	ids, _ := w.st.ids()
+	ids, _ := w.st.Ids()
 	// A ceiling for the kills and for the supervisors to exit, generous for
 	// a machine at load 8 and more.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -416,7 +417,7 @@ func (w *world) waitFor(id string, limit time.Duration) *record.Session {
 	list, err := w.m.Wait(ctx, []string{id}, WaitOptions{})
 	if err != nil {
 		now := "unreadable"
-		if s, lerr := w.st.load(id); lerr == nil {
+		if s, lerr := w.st.Load(id); lerr == nil {
 			now = fmt.Sprintf("%s, turn %d running %v", s.Status, s.Turn, s.TurnRunning())
 		}
 		w.t.Fatalf("waiting up to %s for session %s to settle: %v; it is %s", limit, ShortID(id), err, now)

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/store"
-	"golang.org/x/sys/unix"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // The listing cache, sessions.index beside the sessions dir (its format is
@@ -58,7 +58,6 @@ import (
 
 const (
 	indexFile = "sessions.index"
-	genFile   = "sessions.gen"
 	// racyWindow is how recent a directory's modification time may be and
 	// still be trusted to say nothing changed: file systems with a coarse
 	// clock give two changes within a tick the same time.
@@ -102,13 +101,12 @@ type sessionIndex struct {
 	Unsettled []string
 }
 
-func (st *Store) indexPath() string { return filepath.Join(st.dir, indexFile) }
-func (st *Store) genPath() string   { return filepath.Join(st.dir, genFile) }
+func indexPath(st *state.Store) string { return filepath.Join(st.Dir(), indexFile) }
 
 // openIndex opens the cache for reading from the front; nil if there is
 // none that can be read.
-func (st *Store) openIndex() *index.Reader {
-	r, err := index.Open(st.indexPath())
+func openIndex(st *state.Store) *index.Reader {
+	r, err := index.Open(indexPath(st))
 	if err != nil {
 		return nil
 	}
@@ -117,8 +115,8 @@ func (st *Store) openIndex() *index.Reader {
 
 // loadIndex reads the whole cache; anything wrong with it is an empty
 // cache.
-func (st *Store) loadIndex() *sessionIndex {
-	r := st.openIndex()
+func loadIndex(st *state.Store) *sessionIndex {
+	r := openIndex(st)
 	if r == nil {
 		return &sessionIndex{}
 	}
@@ -140,7 +138,7 @@ func (st *Store) loadIndex() *sessionIndex {
 
 // saveIndex replaces the cache, best effort: a read-only state dir goes
 // without.
-func (st *Store) saveIndex(ix *sessionIndex) {
+func saveIndex(st *state.Store, ix *sessionIndex) {
 	out := &index.Index{Gen: ix.Gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked, Unsettled: ix.Unsettled,
 		Entries: make([]index.Entry, len(ix.Settled))}
 	e := &encoder{}
@@ -151,8 +149,8 @@ func (st *Store) saveIndex(ix *sessionIndex) {
 	if err != nil {
 		return // a name no session has: the next listing reads the records
 	}
-	st.dropStaleIndexTemps()
-	st.writeFileAtomic(st.indexPath(), data)
+	dropStaleIndexTemps(st)
+	st.WriteFileAtomic(indexPath(st), data)
 }
 
 // staleTemp is how old a temporary cache file must be to be taken for one
@@ -163,8 +161,8 @@ var staleTemp = time.Minute
 
 // dropStaleIndexTemps removes what listings killed while writing the
 // cache left behind.
-func (st *Store) dropStaleIndexTemps() {
-	tmps, _ := filepath.Glob(filepath.Join(st.dir, "."+indexFile+".tmp*"))
+func dropStaleIndexTemps(st *state.Store) {
+	tmps, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*"))
 	for _, p := range tmps {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleTemp {
 			os.Remove(p)
@@ -172,28 +170,12 @@ func (st *Store) dropStaleIndexTemps() {
 	}
 }
 
-// generation reads sessions.gen under a shared lock, which the caller
-// releases when it has finished trusting or rebuilding the cache. ok is
-// false when there is no usable generation (a read-only state dir, or a
-// writer holding it: a listing never waits for one): the cache is then
-// checked record by record, and not saved.
-func (st *Store) generation() (gen uint64, unlock func(), ok bool) {
-	return store.Generation(st.dir, st.genPath())
-}
-
-// bumpGeneration runs change (the rewrite of a settled record) after
-// advancing sessions.gen, under its exclusive lock, so that no listing
-// trusts its cache across the change.
-func (st *Store) bumpGeneration(ctx context.Context, change func() error) error {
-	return store.BumpGeneration(ctx, st.dir, st.genPath(), "the session list", change)
-}
-
 // scan is one pass over every session for a listing: the cached summary of
 // each settled session, the current record of every other one, newest
 // first. Records that cannot be read are returned beside. With keep nil it
 // only brings the cache up to date, and lists nothing.
-func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*RecordError, error) {
-	dir, err := os.Open(m.st.sessionsDir())
+func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*state.RecordError, error) {
+	dir, err := os.Open(m.st.SessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -205,9 +187,9 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*R
 	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
 		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
-	gen, unlock, genOK := m.st.generation()
+	gen, unlock, genOK := m.st.Generation()
 	defer unlock()
-	ix := m.st.loadIndex()
+	ix := loadIndex(m.st)
 	now := time.Now()
 	trusted := genOK && ix.Gen == gen
 	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked}
@@ -231,7 +213,7 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*R
 		next.DirMtime, next.DirCtime, next.Checked, changed = mtime, ctime, now.UnixNano(), true
 	}
 	out := make([]*record.Session, 0, len(ix.Settled)+len(ix.Unsettled))
-	var bad []*RecordError
+	var bad []*state.RecordError
 	fd := int(dir.Fd())
 	// The common case, nothing changed, must cost next to nothing per
 	// session: the records are made in one allocation.
@@ -303,13 +285,13 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*R
 	for len(rest) > 0 {
 		batch := rest[:min(loadBatch, len(rest))]
 		rest = rest[len(batch):]
-		for k, l := range m.st.loadAll(fd, batch) {
+		for k, l := range loadAll(m.st, fd, batch) {
 			id := batch[k]
 			if l.statErr != nil {
 				if !errors.Is(l.statErr, unix.ENOENT) {
-					bad = append(bad, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), l.statErr)})
-				} else if m.st.recordMissing(id) {
-					bad = append(bad, m.st.noRecordError(id))
+					bad = append(bad, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.MetaPath(id), l.statErr)})
+				} else if m.st.RecordMissing(id) {
+					bad = append(bad, m.st.NoRecordError(id))
 				}
 				// A session being created (or removed): it is read once it
 				// has a record.
@@ -322,7 +304,7 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*R
 				continue
 			}
 			if err != nil {
-				re := &RecordError{ID: id, Err: err}
+				re := &state.RecordError{ID: id, Err: err}
 				errors.As(err, &re)
 				bad = append(bad, re)
 				next.Unsettled = append(next.Unsettled, id)
@@ -349,7 +331,7 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*R
 		}
 	}
 	if genOK && (changed || len(next.Unsettled) != len(ix.Unsettled)) {
-		m.st.saveIndex(next) // it sorts them
+		saveIndex(m.st, next) // it sorts them
 	}
 	SortNewestFirst(out) // the cached ones are in order already: this is cheap
 	return out, bad, nil

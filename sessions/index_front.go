@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,8 +21,8 @@ import (
 // not current, a shown record changed behind zwarm's back, a session
 // settled since the cache was written): the caller makes the full
 // listing, which brings the cache up to date.
-func (m *Manager) listFront(opt ListOptions) (out []*record.Session, bad []*RecordError, ok bool) {
-	dir, err := os.Open(m.st.sessionsDir())
+func (m *Manager) listFront(opt ListOptions) (out []*record.Session, bad []*state.RecordError, ok bool) {
+	dir, err := os.Open(m.st.SessionsDir())
 	if err != nil {
 		return nil, nil, false
 	}
@@ -31,12 +32,12 @@ func (m *Manager) listFront(opt ListOptions) (out []*record.Session, bad []*Reco
 	if unix.Fstat(fd, &dst) != nil {
 		return nil, nil, false
 	}
-	gen, unlock, genOK := m.st.generation()
+	gen, unlock, genOK := m.st.Generation()
 	defer unlock()
 	if !genOK {
 		return nil, nil, false
 	}
-	r := m.st.openIndex()
+	r := openIndex(m.st)
 	if r == nil {
 		return nil, nil, false
 	}
@@ -48,7 +49,7 @@ func (m *Manager) listFront(opt ListOptions) (out []*record.Session, bad []*Reco
 	// The sessions that were not settled: read whole, as a full listing
 	// reads them.
 	rc := &readCtx{m: m, ids: r.Unsettled}
-	for k, l := range m.st.loadAll(fd, r.Unsettled) {
+	for k, l := range loadAll(m.st, fd, r.Unsettled) {
 		s, re := m.listed(r.Unsettled[k], l, rc)
 		switch {
 		case re != nil:
@@ -106,13 +107,13 @@ func (o ListOptions) onlyUnsettled() bool {
 // listed is what a listing makes of one record it read (the session to
 // list, why it cannot be read, or neither: a session being created or
 // removed).
-func (m *Manager) listed(id string, l loaded, rc *readCtx) (*record.Session, *RecordError) {
+func (m *Manager) listed(id string, l loaded, rc *readCtx) (*record.Session, *state.RecordError) {
 	if l.statErr != nil {
 		switch {
 		case !errors.Is(l.statErr, unix.ENOENT):
-			return nil, &RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.metaPath(id), l.statErr)}
-		case m.st.recordMissing(id):
-			return nil, m.st.noRecordError(id)
+			return nil, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.MetaPath(id), l.statErr)}
+		case m.st.RecordMissing(id):
+			return nil, m.st.NoRecordError(id)
 		}
 		return nil, nil
 	}
@@ -120,7 +121,7 @@ func (m *Manager) listed(id string, l loaded, rc *readCtx) (*record.Session, *Re
 		return nil, nil
 	}
 	if l.err != nil {
-		re := &RecordError{ID: id, Err: l.err}
+		re := &state.RecordError{ID: id, Err: l.err}
 		errors.As(l.err, &re)
 		return nil, re
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // what the records say, as the full listing does; a record it shows that
 // changed behind zwarm's back is read again.
 func TestListingFromTheFrontOfTheCache(t *testing.T) {
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 		writeSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(st.sessionsDir(), old, old) // a state dir in use: its directory is trusted
+	os.Chtimes(st.SessionsDir(), old, old) // a state dir in use: its directory is trusted
 	if _, err := m.List(ctx, ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 	// The newest record, broken in place: `ls -L 1` shows it, so it is
 	// checked, reported, and the next one listed in its place.
 	newest := sessionID(n - 1)
-	nextClockTick(t, st.metaPath(newest))
-	if err := os.WriteFile(st.metaPath(newest), []byte(`{"version":1,"id":`), 0o600); err != nil {
+	nextClockTick(t, st.MetaPath(newest))
+	if err := os.WriteFile(st.MetaPath(newest), []byte(`{"version":1,"id":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, when := range []string{"first", "second"} {
@@ -80,15 +81,15 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 }
 
 // recordSessions is every record read whole, newest first, as summaries.
-func recordSessions(t *testing.T, st *Store) []*record.Session {
+func recordSessions(t *testing.T, st *state.Store) []*record.Session {
 	t.Helper()
-	ids, err := st.ids()
+	ids, err := st.Ids()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []*record.Session
 	for _, id := range ids {
-		if s, err := st.load(id); err == nil {
+		if s, err := st.Load(id); err == nil {
 			out = append(out, summaryOf(s))
 		}
 	}
@@ -100,7 +101,7 @@ func recordSessions(t *testing.T, st *Store) []*record.Session {
 // cache saw it, and in the directory once it changed: either way it finds
 // what the directory holds.
 func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,16 +110,16 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 		writeSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(st.sessionsDir(), old, old)
+	os.Chtimes(st.SessionsDir(), old, old)
 	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string, fromCache bool) {
 		t.Helper()
-		if _, ok := st.lookupPrefix("3f2a"); ok != fromCache {
+		if _, ok := lookupPrefix(st, "3f2a"); ok != fromCache {
 			t.Fatalf("%s: the cache answered: %v, want %v", when, ok, fromCache)
 		}
-		ids, _ := st.ids()
+		ids, _ := st.Ids()
 		if c, err := m.Count(context.Background()); err != nil || c != len(ids) {
 			t.Fatalf("%s: %d sessions counted, %v; %d there", when, c, err, len(ids))
 		}
@@ -140,7 +141,7 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 	check("cache current", true)
 	writeSettledRecord(t, st, 41)
 	check("a session added since", false)
-	os.Chtimes(st.sessionsDir(), old, old)
+	os.Chtimes(st.SessionsDir(), old, old)
 	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
 		t.Fatal(err)
 	}

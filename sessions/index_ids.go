@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -17,25 +18,25 @@ import (
 // cache's sorted ids while the sessions dir has not changed since the
 // cache read it, so that a command about one session costs the same among
 // 100,000 as among 1,000; otherwise the directory's names are read.
-func (st *Store) resolve(prefix string) (string, error) {
+func resolve(st *state.Store, prefix string) (string, error) {
 	p := strings.ToLower(strings.TrimSpace(prefix))
 	if store.ValidID(p) == nil && len(p) < len(store.NewID()) {
-		if hits, ok := st.lookupPrefix(p); ok {
+		if hits, ok := lookupPrefix(st, p); ok {
 			return store.ResolveID(p, hits)
 		}
 	}
-	return st.files().ResolveSession(prefix)
+	return st.Files().ResolveSession(prefix)
 }
 
 // lookupPrefix is the session dirs whose names start with prefix, as the
 // listing cache knows them; ok is false when it cannot say (no cache, or
 // the sessions dir changed since it was read).
-func (st *Store) lookupPrefix(prefix string) ([]string, bool) {
+func lookupPrefix(st *state.Store, prefix string) ([]string, bool) {
 	var dst unix.Stat_t
-	if unix.Stat(st.sessionsDir(), &dst) != nil {
+	if unix.Stat(st.SessionsDir(), &dst) != nil {
 		return nil, false
 	}
-	r := st.openIndex()
+	r := openIndex(st)
 	if r == nil {
 		return nil, false
 	}
@@ -50,7 +51,7 @@ func (st *Store) lookupPrefix(prefix string) ([]string, bool) {
 	// The cache names what the directory held, not what each name is.
 	hits := ids[:0]
 	for _, id := range ids {
-		if fi, err := os.Lstat(filepath.Join(st.sessionsDir(), id)); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(st.SessionsDir(), id)); err == nil && fi.IsDir() {
 			hits = append(hits, id)
 		}
 	}
@@ -62,8 +63,8 @@ func (st *Store) lookupPrefix(prefix string) ([]string, bool) {
 // dir is as the cache saw it, else a listing's.
 func (m *Manager) Count(ctx context.Context) (int, error) {
 	var dst unix.Stat_t
-	if unix.Stat(m.st.sessionsDir(), &dst) == nil {
-		if r := m.st.openIndex(); r != nil {
+	if unix.Stat(m.st.SessionsDir(), &dst) == nil {
+		if r := openIndex(m.st); r != nil {
 			defer r.Close()
 			if r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(racyWindow)) {
 				return r.IDs, nil

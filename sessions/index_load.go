@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // loaded is one record read for a listing: the identity of its meta.json
@@ -30,12 +31,12 @@ const loadBatch = 256
 // on as many goroutines as there are processors when there are enough
 // records to share: the first listing of a big state dir, or one after its
 // cache was lost, is mostly decoding JSON.
-func (st *Store) loadAll(fd int, ids []string) []loaded {
+func loadAll(st *state.Store, fd int, ids []string) []loaded {
 	out := make([]loaded, len(ids))
 	one := func(i int) {
 		l := &out[i]
 		if l.statErr = unix.Fstatat(fd, ids[i]+"/meta.json", &l.st, 0); l.statErr == nil {
-			l.s, l.err = st.load(ids[i])
+			l.s, l.err = st.Load(ids[i])
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(ids)/32)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -19,7 +20,7 @@ import (
 
 // agreesWithRecords fails unless a full listing and a short one say what
 // the records say.
-func agreesWithRecords(t *testing.T, m *Manager, st *Store, when string) {
+func agreesWithRecords(t *testing.T, m *Manager, st *state.Store, when string) {
 	t.Helper()
 	want := recordsOnDisk(t, st, "")
 	for _, limit := range []int{0, 3} {
@@ -47,20 +48,20 @@ const indexWriterEnv = "ZWARM_SESSIONS_TEST_INDEX_WRITER"
 // changing the sessions dir's times, so that every listing rewrites the
 // cache, and rewrites the cache in between.
 func indexWriter(dir string) int {
-	st, err := NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		return 1
 	}
 	m := NewManager(ManagerOptions{Store: st})
 	for i := 0; ; i++ {
 		old := time.Now().Add(-time.Hour + time.Duration(i)*time.Millisecond)
-		os.Chtimes(st.sessionsDir(), old, old)
+		os.Chtimes(st.SessionsDir(), old, old)
 		if _, err := m.List(context.Background(), ListOptions{}); err != nil {
 			return 1
 		}
 		// Writing is most of what it does from here: a kill lands in it.
 		for range 5 {
-			st.saveIndex(st.loadIndex())
+			saveIndex(st, loadIndex(st))
 		}
 	}
 }
@@ -70,7 +71,7 @@ func indexWriter(dir string) int {
 // that lists what the records do not say.
 func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 	t.Parallel()
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 			t.Fatal("the writer stopped by itself")
 		}
 		// A change the killed writer's cache cannot know.
-		if _, err := st.updateSettled(context.Background(), sessionID(round), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionID(round), func(s *record.Session) error {
 			s.LastMessage = fmt.Sprintf("changed in round %d", round)
 			return nil
 		}); err != nil {
@@ -119,7 +120,7 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 // changed never leave a cache that disagrees with the records.
 func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 	t.Parallel()
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		// Each its own Manager and Store, as two processes have.
-		other, err := NewStore(st.Dir())
+		other, err := state.NewStore(st.Dir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +149,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 		if _, err := m.Remove(context.Background(), sessionID(i), false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.updateSettled(context.Background(), sessionID(100+i), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionID(100+i), func(s *record.Session) error {
 			s.Task = fmt.Sprintf("changed %d", i)
 			return nil
 		}); err != nil {
@@ -160,7 +161,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 	wg.Wait()
 	agreesWithRecords(t, m, st, "after both")
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(st.sessionsDir(), old, old) // trusted from now on
+	os.Chtimes(st.SessionsDir(), old, old) // trusted from now on
 	agreesWithRecords(t, m, st, "settled")
 	agreesWithRecords(t, m, st, "settled, again")
 }
@@ -169,7 +170,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 // rsync -a keep them) lists what its records say, its cache included, even
 // a record that differs from the original's with the same size and times.
 func TestListingCacheOfACopiedStateDir(t *testing.T) {
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,23 +179,23 @@ func TestListingCacheOfACopiedStateDir(t *testing.T) {
 		writeSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(st.sessionsDir(), old, old)
+	os.Chtimes(st.SessionsDir(), old, old)
 	agreesWithRecords(t, m, st, "original")
 
 	dst := t.TempDir()
 	copyTree(t, st.Dir(), dst)
-	cst, err := NewStore(dst)
+	cst, err := state.NewStore(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The copy's newest record is another one of the same size and times
 	// (a restore from elsewhere, say).
 	id := sessionID(299)
-	fi, err := os.Stat(cst.metaPath(id))
+	fi, err := os.Stat(cst.MetaPath(id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(cst.metaPath(id))
+	data, err := os.ReadFile(cst.MetaPath(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,11 +204,11 @@ func TestListingCacheOfACopiedStateDir(t *testing.T) {
 		t.Fatalf("no %s in %s", was, data)
 	}
 	data = bytes.Replace(data, was, []byte(`"last_message": "DONE 299"`), 1)
-	if err := os.WriteFile(cst.metaPath(id), data, 0o600); err != nil {
+	if err := os.WriteFile(cst.MetaPath(id), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.Chtimes(cst.metaPath(id), fi.ModTime(), fi.ModTime())
-	os.Chtimes(cst.sessionsDir(), old, old)
+	os.Chtimes(cst.MetaPath(id), fi.ModTime(), fi.ModTime())
+	os.Chtimes(cst.SessionsDir(), old, old)
 	cm := NewManager(ManagerOptions{Store: cst})
 	agreesWithRecords(t, cm, cst, "copy")
 	agreesWithRecords(t, cm, cst, "copy, again")

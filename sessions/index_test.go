@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	st, err := NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +37,11 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 		writeSettledRecord(t, st, i)
 	}
 	corrupt := "3f2affff-0000-4000-8000-000000000000"
-	os.MkdirAll(st.sessionDir(corrupt), 0o700)
-	os.WriteFile(st.metaPath(corrupt), []byte(`{"version":1,"id":`), 0o600)
+	os.MkdirAll(st.SessionDir(corrupt), 0o700)
+	os.WriteFile(st.MetaPath(corrupt), []byte(`{"version":1,"id":`), 0o600)
 	settle := func() { // as in a state dir in use: no change within the racy window
 		old := time.Now().Add(-time.Minute)
-		os.Chtimes(st.sessionsDir(), old, old)
+		os.Chtimes(st.SessionsDir(), old, old)
 	}
 	settle()
 
@@ -60,14 +61,14 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 		}
 	}
 	check("no cache")
-	if _, err := os.Stat(st.indexPath()); err != nil {
+	if _, err := os.Stat(indexPath(st)); err != nil {
 		t.Fatalf("the first listing left no cache: %v", err)
 	}
 	check("cache current")
 
 	// A settled record changed the way a follow-up changes one.
 	changed := sessionID(n / 2)
-	_, err = st.updateSettled(context.Background(), changed, func(s *record.Session) error {
+	_, err = st.UpdateSettled(context.Background(), changed, func(s *record.Session) error {
 		s.LastMessage, s.Task = "changed after the cache was written", "a new task"
 		return nil
 	})
@@ -86,7 +87,7 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 	settle()
 	check("cache current again")
 
-	whole, err := os.ReadFile(st.indexPath())
+	whole, err := os.ReadFile(indexPath(st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 		"cache is garbage": []byte("ZWIX\x01\x00\x00\x00 not a cache at all"),
 		"cache of another": append([]byte("XXXX"), whole[4:]...),
 	} {
-		if err := os.WriteFile(st.indexPath(), body, 0o600); err != nil {
+		if err := os.WriteFile(indexPath(st), body, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		check(name)
@@ -110,10 +111,10 @@ func sessionID(i int) string {
 
 // writeSettledRecord writes the record of a finished session of two turns,
 // created i minutes into the day, as zwarm writes it.
-func writeSettledRecord(t *testing.T, st *Store, i int) {
+func writeSettledRecord(t *testing.T, st *state.Store, i int) {
 	t.Helper()
 	id := sessionID(i)
-	if err := os.MkdirAll(filepath.Join(st.sessionDir(id), "turns"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(st.SessionDir(id), "turns"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
@@ -153,7 +154,7 @@ func writeSettledRecord(t *testing.T, st *Store, i int) {
 	if i%4 == 0 { // some ran as cluster jobs
 		s.Job = &record.Job{Runner: "slurm", ID: fmt.Sprint(1000 + i)}
 	}
-	if err := st.save(s); err != nil {
+	if err := st.Save(s); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -173,9 +174,9 @@ func fingerprint(s *record.Session) string {
 
 // recordsOnDisk is the listing made the slow way: every record read and
 // decoded, newest first.
-func recordsOnDisk(t *testing.T, st *Store, skip string) []string {
+func recordsOnDisk(t *testing.T, st *state.Store, skip string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(st.sessionsDir())
+	ents, err := os.ReadDir(st.SessionsDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func recordsOnDisk(t *testing.T, st *Store, skip string) []string {
 		if e.Name() == skip || !e.IsDir() {
 			continue
 		}
-		s, err := st.load(e.Name())
+		s, err := st.Load(e.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := NewStore(t.TempDir())
+			st, err := state.NewStore(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,14 +253,14 @@ func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
 				writeSettledRecord(t, st, i)
 			}
 			old := time.Now().Add(-time.Minute)
-			os.Chtimes(st.sessionsDir(), old, old) // a state dir in use: its directory is trusted
+			os.Chtimes(st.SessionsDir(), old, old) // a state dir in use: its directory is trusted
 			for range 2 {
 				if list, err := m.List(ctx, ListOptions{}); err != nil || len(list) != 3 {
 					t.Fatalf("before: %d sessions, %v", len(list), err)
 				}
 			}
 			broken := sessionID(3)
-			meta := st.metaPath(broken)
+			meta := st.MetaPath(broken)
 			before, err := os.Stat(meta)
 			if err != nil {
 				t.Fatal(err)

@@ -54,7 +54,7 @@ func TestStressInjectInterrupted(t *testing.T) {
 			delivered++
 			final := w.wait(s.ID)
 			inbox, _ := w.st.inbox(s.ID)
-			var e *InboxEntry
+			var e *record.InboxEntry
 			for k := range inbox {
 				if inbox[k].ID == res.Entry.ID {
 					e = &inbox[k]
@@ -63,7 +63,7 @@ func TestStressInjectInterrupted(t *testing.T) {
 			switch {
 			case e == nil:
 				bad("the follow-up is not in the inbox")
-			case e.State != InboxDelivered:
+			case e.State != record.InboxDelivered:
 				bad("the follow-up is %s: %s", e.State, e.Reason)
 			case e.Turn > len(final.Turns) || final.Turns[e.Turn-1].Status != record.StatusCompleted:
 				bad("its turn %d did not complete", e.Turn)

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,8 @@ func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), "not delivered") {
 		t.Fatalf("inject with a planted supervisor log: %v", err)
 	}
-	inbox, _ := w.st.inbox(s.ID)
-	if len(inbox) != 1 || inbox[0].State != InboxUndelivered || !strings.Contains(inbox[0].Reason, "symlink") {
+	inbox, _ := w.st.Inbox(s.ID)
+	if len(inbox) != 1 || inbox[0].State != record.InboxUndelivered || !strings.Contains(inbox[0].Reason, "symlink") {
 		t.Fatalf("inbox: %+v", inbox)
 	}
 	if g, _ := w.m.Get(context.Background(), s.ID); !g.Settled() || g.PendingInjects != 0 {
@@ -44,7 +45,7 @@ func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, got, err := w.m.WaitInbox(ctxTimeout(t, 2*time.Minute), s.ID, res.Entry.ID)
-	if err != nil || e.State != InboxDelivered {
+	if err != nil || e.State != record.InboxDelivered {
 		t.Fatalf("the retry: %+v, %v; want it delivered (waiting at most two minutes)", e, err)
 	}
 	if p := w.prompts(); len(p) != 2 || p[1] != "two" || len(got.Turns) != 2 {

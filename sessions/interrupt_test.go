@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,7 +253,7 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 		t.Fatalf("status %s settled %v span %+v", got.Status, got.Settled(), sp)
 	}
 	inbox, _ := w.m.Inbox(s.ID)
-	if len(inbox) != 1 || inbox[0].State != InboxUndelivered || got.PendingInjects != 0 {
+	if len(inbox) != 1 || inbox[0].State != record.InboxUndelivered || got.PendingInjects != 0 {
 		t.Fatalf("inbox %+v, pending %d", inbox, got.PendingInjects)
 	}
 }
@@ -275,7 +276,7 @@ func attacherDied(t *testing.T, w *world, id string) *proc.Ref {
 	t.Helper()
 	dead := deadProc(t)
 	dead.Role, dead.Token = record.RoleAttach, "gone"
-	if _, err := w.st.update(id, func(s *record.Session) error { s.Owner = dead; return nil }); err != nil {
+	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = dead; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return dead
@@ -314,7 +315,7 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 	ctx := context.Background()
 	s := attachedSession(t, w)
 	dead := attacherDied(t, w, s.ID)
-	l, err := lockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
+	l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.LockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 			got.Status, got.Settled(), got.Error, sp.End != nil, sp.Note)
 	}
 	// Nothing was recorded: the next reader, with the lock free, does it.
-	if rec, err := w.st.load(s.ID); err != nil || rec.Status != record.StatusAttached {
+	if rec, err := w.st.Load(s.ID); err != nil || rec.Status != record.StatusAttached {
 		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
 	}
 }

@@ -126,7 +126,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		}
 		inbox, _ := w.st.inbox(s.ID)
 		for _, e := range inbox {
-			if e.State == InboxQueued {
+			if e.State == record.InboxQueued {
 				bad("follow-up %d still queued", e.Seq)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -57,11 +58,11 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			// now and then, and a holder stopped before it took the lock
 			// would take it after the kill's first update.
 			ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
-			l, err := lockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
+			l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
 			if err == nil {
 				l.Unlock()
 			}
-			var te *LockTimeoutError
+			var te *state.LockTimeoutError
 			return errors.As(err, &te) && te.Holder.PID == holder.Process.Pid
 		})
 		if supervisorLike {
@@ -77,7 +78,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			bad("kill: %v", err)
 		case supervisorLike && (got.Status != record.StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
 			bad("recorded %s: %s", got.Status, got.Error)
-		case !supervisorLike && (!errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), "stopped its supervisor") ||
+		case !supervisorLike && (!errors.Is(err, state.ErrLockTimeout) || !strings.Contains(err.Error(), "stopped its supervisor") ||
 			strings.Contains(err.Error(), "nothing was changed")):
 			bad("kill under a foreign lock: %v", err)
 		}

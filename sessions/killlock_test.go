@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,7 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 		// until the kill, so the record a test reads stays as it is.
 		eventually(t, "the agent's first line in the record", func() bool {
 			var rec record.Session
-			b, _ := os.ReadFile(k.w.st.metaPath(id))
+			b, _ := os.ReadFile(k.w.st.MetaPath(id))
 			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""
 		})
 		k.s, _ = k.w.m.Get(context.Background(), id)
@@ -47,7 +48,7 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 	// 5 s, each wait gives exactly one, and a waiter stalled for up to 4 s
 	// as the notice comes due does not find its deadline due too.
 	k.w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
-	k.w.m.lockWaiting = func(LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() }
+	k.w.m.lockWaiting = func(state.LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() }
 	k.w.m.warn = func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() }
 	return k
 }
@@ -81,9 +82,9 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 	if len(agent) == 0 {
 		t.Fatal("no agent running")
 	}
-	holdLock(t, w.st.lockPath(s.ID))
+	holdLock(t, w.st.LockPath(s.ID))
 	r := k.kill(t, context.Background(), "")
-	if !errors.Is(r.err, ErrLockTimeout) {
+	if !errors.Is(r.err, state.ErrLockTimeout) {
 		t.Fatalf("kill under a held lock: %v", r.err)
 	}
 	msg := r.err.Error()
@@ -113,10 +114,10 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 	t.Parallel()
 	k := newKillUnderLock(t, false)
-	holdLock(t, k.w.st.lockPath(k.s.ID))
-	before, _ := os.ReadFile(k.w.st.metaPath(k.s.ID))
+	holdLock(t, k.w.st.LockPath(k.s.ID))
+	before, _ := os.ReadFile(k.w.st.MetaPath(k.s.ID))
 	r := k.kill(t, context.Background(), "")
-	if !errors.Is(r.err, ErrLockTimeout) || !strings.Contains(r.err.Error(), "nothing was changed") {
+	if !errors.Is(r.err, state.ErrLockTimeout) || !strings.Contains(r.err.Error(), "nothing was changed") {
 		t.Fatalf("kill under a held lock: %v", r.err)
 	}
 	k.mu.Lock()
@@ -124,7 +125,7 @@ func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 	if k.heard != 1 || len(k.warned) != 0 {
 		t.Fatalf("the kill said it waited %d times, with warnings %q; want once, with no warning", k.heard, k.warned)
 	}
-	if after, _ := os.ReadFile(k.w.st.metaPath(k.s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(k.w.st.MetaPath(k.s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
 }
@@ -139,32 +140,32 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	// A holder that looks like the session's supervisor to the kill, and
 	// does not let go (stopped).
 	holder := exec.Command(os.Args[0], "__supervise", s.ID)
-	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID))
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID))
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
-	waitHeldBy(t, w.st.lockPath(s.ID), holder.Process.Pid)
+	waitHeldBy(t, w.st.LockPath(s.ID), holder.Process.Pid)
 	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
-	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
 
 	// Interrupted while it waits.
 	ctx, cancel := context.WithCancel(context.Background())
-	w.m.lockWaiting = func(LockWait) { cancel() }
+	w.m.lockWaiting = func(state.LockWait) { cancel() }
 	r := k.kill(t, ctx, "")
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("kill interrupted while it waits: %v", r.err)
 	}
-	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) || !s.Owner.Alive() {
+	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) || !s.Owner.Alive() {
 		t.Fatalf("the interrupted kill changed something:\n%s\n%s", before, after)
 	}
 
 	// Interrupted as it starts forcing.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	w.m.lockWaiting = func(LockWait) {}
+	w.m.lockWaiting = func(state.LockWait) {}
 	w.m.warn = func(error) { cancel() }
 	r = k.kill(t, ctx, "over budget")
 	if r.err == nil || errors.Is(r.err, context.Canceled) ||
@@ -188,7 +189,7 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
-	holdLock(t, w.st.lockPath(s.ID))
+	holdLock(t, w.st.LockPath(s.ID))
 	r := within(t, "rm", func() error { _, err := w.m.Remove(context.Background(), s.ID, false); return err })
 	if want := "rm " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
 		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
@@ -203,9 +204,9 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 // what it did, never that nothing was changed; other errors pass as they
 // are.
 func TestAKillStoppedButUnrecordedSaysWhatItDid(t *testing.T) {
-	te := &LockTimeoutError{What: "session 1a2b", Holder: LockHolder{PID: 42, Command: "zwarm inject"}, After: time.Second}
+	te := &state.LockTimeoutError{What: "session 1a2b", Holder: state.LockHolder{PID: 42, Command: "zwarm inject"}, After: time.Second}
 	err := stoppedUnrecorded(fmt.Errorf("wrapped: %w", te))
-	if !errors.Is(err, ErrLockTimeout) || strings.Contains(err.Error(), "nothing was changed") ||
+	if !errors.Is(err, state.ErrLockTimeout) || strings.Contains(err.Error(), "nothing was changed") ||
 		!strings.Contains(err.Error(), "stopped the session and everything it ran, but could not record it") {
 		t.Fatalf("%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 const landerEnv = "ZWARM_SESSIONS_TEST_LANDER"
 
 func landerProcess(stateDir string) int {
-	st, err := NewStore(stateDir)
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

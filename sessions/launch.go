@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"io"
 	"os"
 	"syscall"
 )
 
-// Detach is the intermediate step of startSupervisor: it starts argv (the
+// StartDetached is the intermediate step of startSupervisor: it starts argv (the
 // supervisor without --detach) in a new session with stdio detached from
 // any terminal, stderr appended to the session's supervisor.log, writes the
 // supervisor's ProcRef as JSON to out and returns.
-func Detach(st *Store, id string, argv []string, out io.Writer) error {
+func StartDetached(st *state.Store, id string, argv []string, out io.Writer) error {
 	if err := validID(id); err != nil {
 		return err
 	}
@@ -22,7 +23,7 @@ func Detach(st *Store, id string, argv []string, out io.Writer) error {
 		return err
 	}
 	defer devnull.Close()
-	logf, err := OpenAppend(st.dir, st.logPath(id))
+	logf, err := state.OpenAppend(st.Dir(), st.LogPath(id))
 	if err != nil {
 		return fmt.Errorf("detach %s: %w", id, err)
 	}

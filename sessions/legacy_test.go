@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ const pythonRecord = `{"id":"3f2a","task":"fix it","status":"running","working_d
 "token_usage":{"input_tokens":100,"output_tokens":20},"error":null,"source":"orchestrator:9c1d","adapter":"codex"}`
 
 func TestDecodeLegacy(t *testing.T) {
-	s, err := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
+	s, err := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +30,10 @@ func TestDecodeLegacy(t *testing.T) {
 	if s.CreatedAt.IsZero() || s.UpdatedAt.IsZero() {
 		t.Fatalf("times not parsed: %v %v", s.CreatedAt, s.UpdatedAt)
 	}
-	if err := (&Store{dir: t.TempDir()}).save(s); err == nil {
+	if err := tempStore(t).Save(s); err == nil {
 		t.Fatal("a legacy record was written")
 	}
-	if _, err := decodeSession("meta.json", "x", []byte(`{"version": 99, "id": "x"}`)); err == nil {
+	if _, err := state.DecodeSession("meta.json", "x", []byte(`{"version": 99, "id": "x"}`)); err == nil {
 		t.Fatal("future schema accepted")
 	}
 }
@@ -41,8 +42,8 @@ func TestDecodeLegacy(t *testing.T) {
 // a runtime that stops at its last update, a cost from the price table and
 // its turns' prompts from its messages.
 func TestLegacyRecordWithADeadWorker(t *testing.T) {
-	m := &Manager{st: &Store{dir: t.TempDir()}}
-	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
+	m := &Manager{st: tempStore(t)}
+	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	s = m.current(s, nil)
 	if s.Status != record.StatusFailed || s.Error == "" || !s.Settled() {
 		t.Fatalf("status %s, error %q", s.Status, s.Error)
@@ -58,7 +59,7 @@ func TestLegacyRecordWithADeadWorker(t *testing.T) {
 	for _, n := range []string{"turn_1.jsonl", "turn_2.jsonl"} {
 		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
 	}
-	turns := legacyTurns(dir, s)
+	turns := state.LegacyTurns(dir, s)
 	if len(turns) != 2 || turns[0].Prompt != "fix it" || turns[1].Prompt != "and the docs" {
 		t.Fatalf("turn prompts: %+v", turns)
 	}
@@ -84,8 +85,8 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
 		return len(c) > 0
 	})
-	m := &Manager{st: &Store{dir: t.TempDir()}}
-	s, _ := decodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
+	m := &Manager{st: tempStore(t)}
+	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
 	s = m.current(s, nil)
 	if s.Status != record.StatusRunning || s.Settled() {
 		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)
@@ -99,9 +100,9 @@ func fmtRecord(format string, pid int) string { return fmt.Sprintf(format, pid) 
 func TestPythonSessionDirIsNeverTouched(t *testing.T) {
 	w := newWorld(t)
 	id := "9c1d0000-0000-4000-8000-000000000001"
-	dir := w.st.sessionDir(id)
+	dir := w.st.SessionDir(id)
 	os.MkdirAll(dir, 0o700)
-	os.WriteFile(w.st.metaPath(id), []byte(strings.Replace(fmtRecord(pythonRecord, 1<<22), `"3f2a"`, `"`+id+`"`, 1)), 0o600)
+	os.WriteFile(w.st.MetaPath(id), []byte(strings.Replace(fmtRecord(pythonRecord, 1<<22), `"3f2a"`, `"`+id+`"`, 1)), 0o600)
 	before, _ := os.ReadDir(dir)
 	ctx := context.Background()
 	if _, err := w.m.Inject(ctx, id, "more"); err == nil {
@@ -120,4 +121,14 @@ func TestPythonSessionDirIsNeverTouched(t *testing.T) {
 	if len(after) != len(before) {
 		t.Fatalf("the Python session's directory changed: %v -> %v", before, after)
 	}
+}
+
+// tempStore is a store in a directory of the test's own.
+func tempStore(t *testing.T) *state.Store {
+	t.Helper()
+	st, err := state.NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

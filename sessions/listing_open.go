@@ -65,7 +65,7 @@ func (m *Manager) openListing(check bool) (*listingStart, error) {
 func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool, err error) {
 	ls = &listingStart{l: &Listing{}, checked: true}
 	ls.l.refs.Store(1)
-	dir, err := os.Open(m.st.sessionsDir())
+	dir, err := os.Open(m.st.SessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return ls, false, nil
 	}
@@ -80,10 +80,10 @@ func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool
 	// Under the generation's shared lock, no settled record changes
 	// through zwarm while the listing is made: any change after it
 	// advances the generation the listing records.
-	gen, unlock, genOK := m.st.generation()
+	gen, unlock, genOK := m.st.Generation()
 	defer unlock()
 	ls.l.gen, ls.l.genOK = gen, genOK
-	r := m.st.openIndex()
+	r := openIndex(m.st)
 	if r == nil && !rebuilt {
 		return ls, true, nil
 	}

@@ -41,10 +41,10 @@ type listingKey struct {
 // work).
 func (m *Manager) listingKeyOf() (listingKey, bool) {
 	var dst, ist unix.Stat_t
-	if unix.Stat(m.st.sessionsDir(), &dst) != nil || unix.Stat(m.st.indexPath(), &ist) != nil {
+	if unix.Stat(m.st.SessionsDir(), &dst) != nil || unix.Stat(indexPath(m.st), &ist) != nil {
 		return listingKey{}, false
 	}
-	gen, ok := m.st.peekGeneration()
+	gen, ok := m.st.PeekGeneration()
 	return listingKey{dirMtime: dst.Mtim.Nano(), dirCtime: dst.Ctim.Nano(), index: index.KeyOf(&ist), gen: gen}, ok
 }
 

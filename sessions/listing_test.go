@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,9 +17,9 @@ import (
 // running ones given (owned by this process, which lives), and lists them
 // once, so that the cache holds the settled ones; the sessions dir's
 // times are set back so that the cache trusts it.
-func listingDir(t *testing.T, n int, running ...int) (*Manager, *Store) {
+func listingDir(t *testing.T, n int, running ...int) (*Manager, *state.Store) {
 	t.Helper()
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +43,9 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *Store) {
 
 // setStatus rewrites session i's record with status st; running is owned
 // by this process.
-func setStatus(t *testing.T, st *Store, i int, status record.Status) {
+func setStatus(t *testing.T, st *state.Store, i int, status record.Status) {
 	t.Helper()
-	s, err := st.load(sessionID(i))
+	s, err := st.Load(sessionID(i))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,17 +59,17 @@ func setStatus(t *testing.T, st *Store, i int, status record.Status) {
 		s.Owner, s.EndedAt = self, nil
 		s.Turns[len(s.Turns)-1].EndedAt = nil
 	}
-	if err := st.save(s); err != nil {
+	if err := st.Save(s); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // settleDir lists the state dir after setting the sessions dir's times
 // back: the cache is written, and trusted after.
-func settleDir(t *testing.T, m *Manager, st *Store) {
+func settleDir(t *testing.T, m *Manager, st *state.Store) {
 	t.Helper()
 	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(st.sessionsDir(), old, old); err != nil {
+	if err := os.Chtimes(st.SessionsDir(), old, old); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
@@ -188,21 +189,21 @@ func TestListingOfACacheBehind(t *testing.T) {
 	m, st := listingDir(t, 200, 200)
 	writeSettledRecord(t, st, 500)
 	writeSettledRecord(t, st, 501)
-	if err := os.RemoveAll(st.sessionDir(sessionID(10))); err != nil {
+	if err := os.RemoveAll(st.SessionDir(sessionID(10))); err != nil {
 		t.Fatal(err)
 	}
 	edited := sessionID(20)
-	s, err := st.load(edited)
+	s, err := st.Load(edited)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.LastMessage, s.UpdatedAt = "edited by hand", time.Now().UTC()
 	data, _ := json.Marshal(s)
-	tmp := filepath.Join(st.sessionDir(edited), "meta.json.tmp")
+	tmp := filepath.Join(st.SessionDir(edited), "meta.json.tmp")
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, st.metaPath(edited)); err != nil {
+	if err := os.Rename(tmp, st.MetaPath(edited)); err != nil {
 		t.Fatal(err)
 	}
 	sub, first, rest := initialOf(t, m)
@@ -233,7 +234,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	sub.Close()
 
 	through := sessionID(21)
-	if _, err := st.updateSettled(context.Background(), through, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(context.Background(), through, func(s *record.Session) error {
 		s.LastMessage = "through zwarm"
 		return nil
 	}); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -41,12 +42,12 @@ func waitHeldBy(t *testing.T, path string, pid int) {
 	t.Helper()
 	eventuallySee(t, fmt.Sprintf("the lock %s to be held by pid %d", path, pid), func() (bool, string) {
 		ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
-		l, err := lockFileCtx(ctx, stateDirOfLock(path), path)
+		l, err := state.LockFileCtx(ctx, stateDirOfLock(path), path)
 		if err == nil {
 			l.Unlock()
 			return false, "it free"
 		}
-		var te *LockTimeoutError
+		var te *state.LockTimeoutError
 		if !errors.As(err, &te) {
 			return false, err.Error()
 		}
@@ -83,7 +84,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 	// The settled session's supervisor may still be tearing down: it
 	// kills what is in the session's cgroup on its way out. Its lock is
 	// free once it has exited.
-	l, err := lockFileCtx(ctxTimeout(t, time.Minute), w.st.Dir(), w.st.supervisorLockPath(id))
+	l, err := state.LockFileCtx(ctxTimeout(t, time.Minute), w.st.Dir(), w.st.SupervisorLockPath(id))
 	if err != nil {
 		t.Fatalf("the settled session's supervisor had not exited (let go of its lock) after a minute: %v", err)
 	}
@@ -107,7 +108,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 		if err := unix.Setxattr(dir, proc.StateXattr, []byte(w.st.Dir()), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(w.st.cgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(w.st.CgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Env = os.Environ()
@@ -185,14 +186,14 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 		if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "--force") {
 			t.Fatalf("cgroup=%v: rm without --force: %v", cg, err)
 		}
-		if _, err := os.Stat(w.st.metaPath(s.ID)); err != nil || !alive(pid) {
+		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !alive(pid) {
 			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, alive(pid))
 		}
 		if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
 			t.Fatalf("cgroup=%v: rm --force: %v", cg, err)
 		}
 		eventually(t, "the stray to die", func() bool { return !alive(pid) })
-		if _, err := os.Stat(w.st.sessionDir(s.ID)); !os.IsNotExist(err) {
+		if _, err := os.Stat(w.st.SessionDir(s.ID)); !os.IsNotExist(err) {
 			t.Fatalf("cgroup=%v: still there: %v", cg, err)
 		}
 	}
@@ -207,19 +208,19 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	// A pending session whose spawning command died.
 	dead := exec.Command("true")
 	dead.Run()
-	orphan, err := w.st.update(s.ID, func(s *record.Session) error {
+	orphan, err := w.st.Update(s.ID, func(s *record.Session) error {
 		s.Status, s.EndedAt, s.Owner = record.StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdLock(t, w.st.lockPath(orphan.ID))
+	holdLock(t, w.st.LockPath(orphan.ID))
 	// The session list's lock, held as a writer holds it, whatever the
 	// state dir's lock scheme.
 	held, release, bumped := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		bumped <- w.st.bumpGeneration(context.Background(), func() error { close(held); <-release; return nil })
+		bumped <- w.st.BumpGeneration(context.Background(), func() error { close(held); <-release; return nil })
 	}()
 	select {
 	case <-held:
@@ -246,13 +247,13 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
-	holder := holdLock(t, w.st.lockPath(s.ID))
+	holder := holdLock(t, w.st.LockPath(s.ID))
 	var mu sync.Mutex
-	var heard []LockWait
-	w.m.lockWaiting = func(lw LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() }
-	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+	var heard []state.LockWait
+	w.m.lockWaiting = func(lw state.LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() }
+	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
 	err := within(t, "inject", func() error { _, err := w.m.Inject(context.Background(), s.ID, "then this"); return err })
-	var lte *LockTimeoutError
+	var lte *state.LockTimeoutError
 	if !errors.As(err, &lte) || lte.Holder.PID != holder || !strings.Contains(err.Error(), "lock_timeout") {
 		t.Fatalf("inject under a held lock: %v; want a lock timeout naming the holder, pid %d, and lock_timeout", err, holder)
 	}
@@ -265,10 +266,10 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 		t.Fatalf("%q, want it to start with %q", heard[0], want)
 	}
 	mu.Unlock()
-	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
-	if inbox, _ := w.st.inbox(s.ID); len(inbox) != 0 {
+	if inbox, _ := w.st.Inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
 }
@@ -280,19 +281,19 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	holdLock(t, w.st.lockPath(s.ID))
+	holdLock(t, w.st.LockPath(s.ID))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w.m.lockWaiting = func(LockWait) { cancel() } // interrupted once it says it waits
-	before, _ := os.ReadFile(w.st.metaPath(s.ID))
+	w.m.lockWaiting = func(state.LockWait) { cancel() } // interrupted once it says it waits
+	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
 	err := within(t, "inject", func() error { _, err := w.m.Inject(ctx, s.ID, "then this"); return err })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted inject: %v", err)
 	}
-	if after, _ := os.ReadFile(w.st.metaPath(s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
-	if inbox, _ := w.st.inbox(s.ID); len(inbox) != 0 {
+	if inbox, _ := w.st.Inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
 	if g, _ := w.m.Get(context.Background(), s.ID); g.Status != record.StatusCompleted || !g.Settled() {
@@ -321,7 +322,7 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
 		t.Fatal(err)
 	}
-	rst, _ := NewStore(ro)
+	rst, _ := state.NewStore(ro)
 	m := NewManager(ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	_, err := m.Kill(context.Background(), s.ID)
 	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
@@ -344,17 +345,17 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.update(s.ID, func(s *record.Session) error { s.Killer = killer; return nil }); err != nil {
+	if _, err := w.st.Update(s.ID, func(s *record.Session) error { s.Killer = killer; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, ErrStopping) {
 		t.Fatalf("inject while a kill finishes: %v", err)
 	}
-	if g, _ := w.st.load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
+	if g, _ := w.st.Load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
 		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
-	if _, err := w.st.update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
 		s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}
 		return nil
 	}); err != nil {
@@ -369,7 +370,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	}
 	// Nor does a live one's stamp long after the session settled (a
 	// long-lived process whose kill could not clear it).
-	if _, err := w.st.update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
 		ended := time.Now().Add(-2 * time.Minute)
 		s.Killer, s.EndedAt = killer, &ended
 		return nil

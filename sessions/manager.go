@@ -1,20 +1,25 @@
 package sessions
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"slices"
+
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
-	"io"
-	"slices"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // Manager is the API every front end uses: the CLI, the dashboard, the
 // orchestrator's tools and `zwarm mcp`. It runs in their process; the
 // supervisors it starts run in their own (package sessions/supervisor).
 type Manager struct {
-	st       *Store
+	st       *state.Store
 	adapters agent.Adapters
 	// supervisorArgv is the command that runs the supervisor: the zwarm binary
 	// and its hidden subcommand. Detach and the session id are appended.
@@ -23,7 +28,7 @@ type Manager struct {
 	runners        []runner.Kind
 	jobs           runner.Cache
 	warn           func(error)
-	lockWaiting    func(LockWait)
+	lockWaiting    func(state.LockWait)
 	// listings is what the subscriptions to every session start from,
 	// made one at a time and shared while the state it was made from
 	// stands (listing_share.go): the dashboard holds two.
@@ -32,7 +37,7 @@ type Manager struct {
 
 // ManagerOptions configure a Manager.
 type ManagerOptions struct {
-	Store    *Store
+	Store    *state.Store
 	Adapters agent.Adapters
 	// SupervisorArgv is the command line that reaches the supervisor
 	// (supervisor.Supervise), e.g.
@@ -48,7 +53,7 @@ type ManagerOptions struct {
 	Warn func(error)
 	// LockWaiting hears of a lock a command has waited for a second (the
 	// CLI says so on stderr); nil says nothing.
-	LockWaiting func(LockWait)
+	LockWaiting func(state.LockWait)
 }
 
 // NewManager returns a manager for a state directory.
@@ -72,7 +77,7 @@ func NewManager(opt ManagerOptions) *Manager {
 func (m *Manager) Warn(err error) { m.warn(err) }
 
 // Store returns the manager's state directory.
-func (m *Manager) Store() *Store { return m.st }
+func (m *Manager) Store() *state.Store { return m.st }
 
 // Adapters returns the adapters the manager can run.
 func (m *Manager) Adapters() agent.Adapters { return m.adapters }
@@ -83,15 +88,15 @@ func (m *Manager) Config() (*config.Config, error) {
 }
 
 // Resolve turns an id prefix into a full id.
-func (m *Manager) Resolve(idOrPrefix string) (string, error) { return m.st.resolve(idOrPrefix) }
+func (m *Manager) Resolve(idOrPrefix string) (string, error) { return resolve(m.st, idOrPrefix) }
 
 // Inbox lists a session's follow-ups and what became of each.
-func (m *Manager) Inbox(id string) ([]InboxEntry, error) {
-	id, err := m.st.resolve(id)
+func (m *Manager) Inbox(id string) ([]record.InboxEntry, error) {
+	id, err := resolve(m.st, id)
 	if err != nil {
 		return nil, err
 	}
-	return m.st.inbox(id)
+	return m.st.Inbox(id)
 }
 
 func writeJSONLine(w io.Writer, v any) error {
@@ -101,8 +106,18 @@ func writeJSONLine(w io.Writer, v any) error {
 // containment finds the processes of a session from outside its
 // supervisor: its cgroup and its marker.
 func (m *Manager) containment(id string) proc.Scope {
-	return proc.Scope{ID: id, Cgroup: m.st.sessionCgroup(id)}
+	return proc.Scope{ID: id, Cgroup: m.st.SessionCgroup(id)}
 }
 
 // trusted refuses a state dir that another user could have written.
 func (m *Manager) trusted() error { return config.CheckTrusted(m.st.Dir()) }
+
+// writing is ctx for a command that changes sessions: its locks wait at
+// most lock_timeout, and after a second it says what it waits for.
+func (m *Manager) writing(ctx context.Context) context.Context {
+	timeout := state.DefaultLockTimeout
+	if cfg, err := m.Config(); err == nil {
+		timeout = cfg.LockTimeout()
+	}
+	return store.WithLockPolicy(ctx, store.LockPolicy{Timeout: timeout, Notify: m.lockWaiting})
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"syscall"
@@ -51,17 +52,17 @@ type Attachment struct {
 // unless opt.Interrupt: then its turn is stopped and recorded
 // interrupted, and the session is handed to this process as it ends.
 func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptions) (*Attachment, error) {
-	if InSupervisor() {
+	if state.InSupervisor() {
 		return nil, errors.New("attach: not in a supervisor process")
 	}
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := m.st.load(id)
+	loaded, err := m.st.Load(id)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +82,9 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	}
 	self.Role, self.Token = record.RoleAttach, newID()
 	waiting := false
-	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *record.Session) error {
+	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) error {
 		now := time.Now().UTC()
-		if s.Stopping() || killFinishing(s, now) {
+		if s.Stopping() || state.KillFinishing(s, now) {
 			return fmt.Errorf("%w; attach once it has stopped", ErrStopping)
 		}
 		if err := busy(s); err != nil {
@@ -103,17 +104,17 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 			}
 			// As for a follow-up: the end of the attach is recorded even
 			// on a disk that fills up meanwhile.
-			if err := writeReserve(m.st.reservePath(id)); err != nil {
-				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+			if err := state.WriteReserve(m.st.ReservePath(id)); err != nil {
+				return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
 			}
-			return attach(s, *self, now)
+			return state.Attach(s, *self, now)
 		case !opt.Interrupt:
 			return fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
 		case !s.Interruptible():
 			return fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
 		}
 		waiting = true
-		return interruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
+		return state.InterruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
@@ -194,13 +195,13 @@ func (a *Attachment) handedOver(ctx context.Context) (*record.Session, error) {
 	// Given up: nobody is to take the thread, and if it was handed over
 	// meanwhile, it settles again at once.
 	wctx := context.WithoutCancel(ctx)
-	if _, werr := a.m.st.updateCtx(a.m.writing(wctx), a.id, func(s *record.Session) error {
-		withdrawAttach(s, a.self.Token)
+	if _, werr := a.m.st.UpdateCtx(a.m.writing(wctx), a.id, func(s *record.Session) error {
+		state.WithdrawAttach(s, a.self.Token)
 		return nil
 	}); werr != nil {
 		return nil, fmt.Errorf("%w (and the request to attach could not be withdrawn: %v)", err, werr)
 	}
-	if cur, gerr := a.m.st.load(a.id); gerr == nil && a.mine(cur) {
+	if cur, gerr := a.m.st.Load(a.id); gerr == nil && a.mine(cur) {
 		a.finish(wctx, nil, "zwarm attach gave up before the CLI started")
 	}
 	return nil, err
@@ -256,7 +257,7 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 		return nil, fmt.Errorf("attach %s: %w", ShortID(a.id), err)
 	}
 	if ref, err := proc.RefOf(cmd.Process.Pid); err == nil {
-		a.m.st.update(a.id, func(s *record.Session) error {
+		a.m.st.Update(a.id, func(s *record.Session) error {
 			if a.mine(s) {
 				s.Attaches[len(s.Attaches)-1].CLI = ref
 			}
@@ -305,19 +306,19 @@ func (a *Attachment) Release(ctx context.Context, why string) (*record.Session, 
 // left half ended.
 func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*record.Session, error) {
 	ctx = context.WithoutCancel(ctx)
-	var work *TurnWork
-	if cur, err := a.m.st.load(a.id); err == nil && a.mine(cur) && cur.Workspace != nil && cur.Workspace.Worktree().Exists() {
+	var work *state.TurnWork
+	if cur, err := a.m.st.Load(a.id); err == nil && a.mine(cur) && cur.Workspace != nil && cur.Workspace.Worktree().Exists() {
 		gctx, cancel := context.WithTimeout(ctx, gitTimeout)
 		work = CommitWork(gctx, cur.Workspace, fmt.Sprintf("zwarm %s attached: what was done in its CLI", ShortID(a.id)), "the attached work")
 		cancel()
 	}
 	spent := a.spent()
 	restart := false
-	s, err := a.m.st.changeCtx(a.m.writing(ctx), a.id, func(s *record.Session) error {
+	s, err := a.m.st.ChangeCtx(a.m.writing(ctx), a.id, func(s *record.Session) error {
 		if !a.mine(s) {
 			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status)
 		}
-		if err := detach(s, exit, note, time.Now().UTC()); err != nil {
+		if err := state.Detach(s, exit, note, time.Now().UTC()); err != nil {
 			return err
 		}
 		recordAttachWork(s, work)
@@ -332,11 +333,11 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 			return err
 		}
 		owner.Role = record.RoleSpawn
-		if err := writeReserve(a.m.st.reservePath(a.id)); err != nil {
-			return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+		if err := state.WriteReserve(a.m.st.ReservePath(a.id)); err != nil {
+			return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
 		}
 		restart = true
-		return reopen(s, *owner)
+		return state.Reopen(s, *owner)
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: settle it again: %w", ShortID(a.id), err)
@@ -355,11 +356,11 @@ const gitTimeout = 30 * time.Second
 // recordAttachWork puts what the attached span left in the worktree, as
 // committed, in the record: the span's commit and files, and the
 // worktree's head and change, as a turn's are.
-func recordAttachWork(s *record.Session, w *TurnWork) {
+func recordAttachWork(s *record.Session, w *state.TurnWork) {
 	if w == nil || len(s.Attaches) == 0 {
 		return
 	}
-	recordWork(s, 0, w)
+	state.RecordWork(s, 0, w)
 	if w.Err != "" {
 		return
 	}
@@ -392,10 +393,10 @@ func (m *Manager) attacherGone(s *record.Session) error {
 			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)
 		}
 	}
-	if err := detach(s, nil, note, time.Now().UTC()); err != nil {
+	if err := state.Detach(s, nil, note, time.Now().UTC()); err != nil {
 		return err
 	}
-	return m.st.dropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
+	return m.st.DropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
 }
 
 // attachSpent is what the agent's session log says a span used.
@@ -407,7 +408,7 @@ type attachSpent struct {
 // spent asks the agent's own session log what the person's calls in its
 // CLI used, from the span's start to now; nil when it cannot say.
 func (a *Attachment) spent() *attachSpent {
-	s, err := a.m.st.load(a.id)
+	s, err := a.m.st.Load(a.id)
 	if err != nil || len(s.Attaches) == 0 || s.ThreadID == "" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"math"
 	"os"
 	"strings"
@@ -35,7 +36,7 @@ const (
 
 // InjectResult says what Inject did, as decided under the session's lock.
 type InjectResult struct {
-	Entry   InboxEntry
+	Entry   record.InboxEntry
 	Outcome InjectOutcome
 	// Turn is the turn the follow-up waits behind (queued), stops
 	// (interrupted) or becomes (resumed, restarted).
@@ -100,13 +101,13 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
 	// A Python zwarm session is read-only: refuse before taking its lock,
 	// which would create a file in its directory.
-	if s, err := m.st.load(id); err == nil && s.Legacy {
+	if s, err := m.st.Load(id); err == nil && s.Legacy {
 		return nil, fmt.Errorf("inject %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
 	}
 	self, err := proc.RefOf(os.Getpid())
@@ -114,14 +115,14 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
 	}
 	self.Role = record.RoleSpawn
-	res := &InjectResult{Entry: InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: InboxQueued, Interrupt: interrupt}}
+	res := &InjectResult{Entry: record.InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: interrupt}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest
 	// (starting the supervisor that delivers it) is done whatever ctx says,
 	// so an interrupted follow-up is never left half sent.
-	s, err := m.st.updateSettled(m.writing(ctx), id, func(s *record.Session) error {
-		if s.Stopping() || killFinishing(s, time.Now()) {
+	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) error {
+		if s.Stopping() || state.KillFinishing(s, time.Now()) {
 			at := time.Now()
 			if s.Stop != nil {
 				at = s.Stop.At
@@ -132,13 +133,13 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 			return err // a landing works in the worktree: a turn must not run there
 		}
 		if opt.MaxCostUSD > 0 {
-			if err := raiseCostLimit(s, opt.MaxCostUSD); err != nil {
+			if err := state.RaiseCostLimit(s, opt.MaxCostUSD); err != nil {
 				return err
 			}
 		}
-		if why := overCostLimit(s); why != "" {
+		if why := state.OverCostLimit(s); why != "" {
 			// Its supervisor would stop the follow-up before it started.
-			return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", ErrOverCostLimit, why)
+			return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", state.ErrOverCostLimit, why)
 		}
 		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
 			// Its owner died unseen: record that first, then resume it.
@@ -147,21 +148,21 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 			}
 		}
 		if s.Settled() {
-			if err := writeReserve(m.st.reservePath(id)); err != nil {
-				return fmt.Errorf("cannot reserve space for the session: %w%s", err, noSpaceHint(err))
+			if err := state.WriteReserve(m.st.ReservePath(id)); err != nil {
+				return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
 			}
 		}
 		res.Entry.Seq = s.NextInboxSeq
 		s.NextInboxSeq++
 		res.Ahead = s.PendingInjects
 		if interrupt && s.PendingInjects > 0 {
-			ahead, err := m.st.interruptsQueued(id)
+			ahead, err := m.st.InterruptsQueued(id)
 			if err != nil {
 				return err
 			}
 			res.Ahead = ahead
 		}
-		if err := m.st.writeInbox(id, &res.Entry); err != nil {
+		if err := m.st.WriteInbox(id, &res.Entry); err != nil {
 			return err
 		}
 		s.PendingInjects++
@@ -170,7 +171,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 			res.Attached = s.Status == record.StatusAttached
 			if interrupt && s.Interruptible() {
 				res.Outcome, res.Live = InjectInterrupted, false
-				return interruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
+				return state.InterruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
 			}
 			return nil
 		}
@@ -178,7 +179,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		if s.ThreadID == "" {
 			res.Outcome = InjectRestarted
 		}
-		return reopen(s, *self)
+		return state.Reopen(s, *self)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
@@ -200,7 +201,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 // fateOf says what became of a follow-up whose supervisor could not be
 // started, as its inbox entry says.
 func (m *Manager) fateOf(id, entryID string) string {
-	entries, err := m.st.inbox(id)
+	entries, err := m.st.Inbox(id)
 	if err != nil {
 		return fmt.Sprintf("what became of the follow-up is unknown: %v", err)
 	}
@@ -209,9 +210,9 @@ func (m *Manager) fateOf(id, entryID string) string {
 			continue
 		}
 		switch e.State {
-		case InboxUndelivered:
+		case record.InboxUndelivered:
 			return "the follow-up was not delivered (recorded as undelivered): send it again once that is fixed"
-		case InboxDelivered:
+		case record.InboxDelivered:
 			return fmt.Sprintf("the follow-up was delivered all the same, as turn %d", e.Turn)
 		}
 		return "the follow-up is still queued: the next supervisor of the session delivers it"
@@ -221,14 +222,14 @@ func (m *Manager) fateOf(id, entryID string) string {
 
 // WaitInbox blocks until a follow-up has been answered: the turn it became
 // has ended, or it was reported undelivered.
-func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*InboxEntry, *record.Session, error) {
-	id, err := m.st.resolve(id)
+func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.InboxEntry, *record.Session, error) {
+	id, err := resolve(m.st, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	var got *InboxEntry
+	var got *record.InboxEntry
 	s, err := m.waitUntil(ctx, id, func(s *record.Session) (bool, error) {
-		entries, err := m.st.inbox(id)
+		entries, err := m.st.Inbox(id)
 		if err != nil {
 			return false, err
 		}
@@ -239,9 +240,9 @@ func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*InboxEntr
 			}
 			got = e
 			switch e.State {
-			case InboxUndelivered:
+			case record.InboxUndelivered:
 				return true, nil
-			case InboxDelivered:
+			case record.InboxDelivered:
 				return e.Turn <= len(s.Turns) && s.Turns[e.Turn-1].EndedAt != nil, nil
 			}
 			return s.Settled(), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 	"golang.org/x/sys/unix"
 )
@@ -48,11 +49,11 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if reason == "" {
 		reason = "killed by zwarm kill"
 	}
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := m.st.load(id)
+	loaded, err := m.st.Load(id)
 	if err == nil && loaded.Legacy {
 		return nil, fmt.Errorf("kill %s: written by the Python zwarm, which this zwarm does not supervise", ShortID(id))
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
@@ -64,7 +65,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	} else {
 		grace = cfg.Grace()
 	}
-	if err == nil && remote(loaded) {
+	if err == nil && state.Remote(loaded) {
 		return m.killRemote(ctx, id, reason, grace)
 	}
 	self, err := proc.RefOf(os.Getpid())
@@ -94,11 +95,11 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		if s.Status == record.StatusAttached {
 			return attachedError(s)
 		}
-		if err := requestStop(s, reason, time.Now().UTC()); err != nil {
+		if err := state.RequestStop(s, reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		s.Killer = self
-		owner, answers = record.ClonePtr(s.Owner), ownerAnswersSignals(s)
+		owner, answers = record.ClonePtr(s.Owner), state.OwnerAnswersSignals(s)
 		return nil
 	})
 	if forced != nil {
@@ -106,7 +107,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		// is left to do (each step bounded), whatever Ctrl+C says, and
 		// then says what it did.
 		ctx = context.WithoutCancel(ctx)
-		if errors.Is(err, ErrLockTimeout) {
+		if errors.Is(err, state.ErrLockTimeout) {
 			return nil, m.killForcedUnrecorded(ctx, id, forced)
 		}
 	}
@@ -115,7 +116,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 			return m.killUnrecorded(ctx, id, grace, err)
 		}
 		// A settled session's leftovers were swept: it had nothing to record.
-		if s, err = m.st.load(id); err != nil {
+		if s, err = m.st.Load(id); err != nil {
 			return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
 		}
 	}
@@ -181,7 +182,7 @@ func pidList(ps []proc.Stat) string {
 // has not exited after that; then everything left is swept. The error says
 // what was stopped and that the record could not be updated.
 func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Duration, werr error) (*record.Session, error) {
-	s, err := m.st.load(id)
+	s, err := m.st.Load(id)
 	c := m.containment(id)
 	sups := supervisorsOf(id)
 	if err == nil && s.Settled() && len(sups) == 0 && !c.Alive() {
@@ -227,14 +228,14 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // killed; it is nil when nothing was (no live supervisor: the timeout is
 // returned as it is, and nothing was changed).
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, *forcedStop, error) {
-	if s, err := m.st.load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && isSupervisorOf(s.Owner.PID, id) {
+	if s, err := m.st.Load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && isSupervisorOf(s.Owner.PID, id) {
 		s.Owner.Signal(unix.SIGCONT)
 	}
 	for _, pid := range supervisorsOf(id) {
 		unix.Kill(pid, unix.SIGCONT)
 	}
-	s, err := m.st.updateCtx(ctx, id, fn)
-	var te *LockTimeoutError
+	s, err := m.st.UpdateCtx(ctx, id, fn)
+	var te *state.LockTimeoutError
 	if !errors.As(err, &te) || ctx.Err() != nil {
 		return s, nil, err
 	}
@@ -263,13 +264,13 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.
 	if len(forced.pids) == 0 {
 		return nil, nil, err
 	}
-	m.st.dropLocksOfGone(id)
+	m.st.DropLocksOfGone(id)
 	// No second lock_timeout: a killed holder lets go of the lock as it
 	// finishes exiting (its other threads may outlive the main one by a
 	// moment), which forcedLockGrace allows for; any other holder is not
 	// waited for again.
-	s, err = m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: forcedLockGrace}), id, fn)
-	if errors.Is(err, ErrLockTimeout) {
+	s, err = m.st.UpdateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: forcedLockGrace}), id, fn)
+	if errors.Is(err, state.ErrLockTimeout) {
 		err = te // still held: the wait that counts is the first one
 	}
 	return s, forced, err
@@ -279,7 +280,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.
 // up its kill, interrupted or failed: the record no longer names it as
 // the killer they wait for.
 func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
-	m.st.updateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *record.Session) error {
+	m.st.UpdateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *record.Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
@@ -290,17 +291,17 @@ func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
 // recordKilled records the kill that self carried out, unless the
 // supervisor recorded it itself; note says what the kill had to do.
 func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, note string) (*record.Session, error) {
-	s, err := m.st.changeCtx(ctx, id, func(s *record.Session) error {
+	s, err := m.st.ChangeCtx(ctx, id, func(s *record.Session) error {
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
 		if s.Settled() {
 			return nil // the supervisor recorded it
 		}
-		if err := stopped(s, note, time.Now().UTC()); err != nil {
+		if err := state.Stopped(s, note, time.Now().UTC()); err != nil {
 			return err
 		}
-		return m.st.dropQueued(s, "the session was killed before it was delivered")
+		return m.st.DropQueued(s, "the session was killed before it was delivered")
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
@@ -313,7 +314,7 @@ func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, n
 // held past lock_timeout meanwhile. The lock's error would say nothing
 // was changed; it says what was done instead.
 func stoppedUnrecorded(err error) error {
-	var te *LockTimeoutError
+	var te *state.LockTimeoutError
 	if !errors.As(err, &te) || te.Did != "" {
 		return err
 	}
@@ -332,7 +333,7 @@ const forcedLockGrace = time.Second
 func (m *Manager) liveSupervisors(id string) []*proc.Ref {
 	var out []*proc.Ref
 	seen := map[int]bool{}
-	if s, err := m.st.load(id); err == nil {
+	if s, err := m.st.Load(id); err == nil {
 		if s.Settled() {
 			return nil
 		}
@@ -353,7 +354,7 @@ func (m *Manager) liveSupervisors(id string) []*proc.Ref {
 // forcedStop is what a kill did by force because the session's lock was
 // still held after lock_timeout.
 type forcedStop struct {
-	lock *LockTimeoutError
+	lock *state.LockTimeoutError
 	pids []proc.Stat // the supervisors killed
 }
 
@@ -432,7 +433,7 @@ func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, ans
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		owner.WaitGone(gctx)
 		cancel()
-		m.st.dropLocksOfGone(id)
+		m.st.DropLocksOfGone(id)
 		return fmt.Sprintf("its supervisor (pid %d) did not stop within %s and was killed", owner.PID, limit), nil
 	}
 	return fmt.Sprintf("its owner (pid %d) did not hand over within %s", owner.PID, limit), nil
@@ -447,7 +448,7 @@ func (m *Manager) sweepOut(ctx context.Context, id string) error {
 		return err
 	}
 	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
-		m.st.forgetCgroup(id)
+		m.st.ForgetCgroup(id)
 	}
 	return nil
 }
@@ -476,11 +477,11 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 	if len(stopped) > 0 {
 		what = "stopped its processes (pid " + strings.Join(stopped, " ") + ")"
 	}
-	var re *RecordError
+	var re *state.RecordError
 	if errors.As(readErr, &re) {
 		readErr = re.Err
 	}
-	return &RecordError{ID: id, Err: fmt.Errorf("%v; %s", readErr, what)}
+	return &state.RecordError{ID: id, Err: fmt.Errorf("%v; %s", readErr, what)}
 }
 
 // supervisorsOf finds the supervisor processes of a session by their
@@ -522,7 +523,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return "", err
 	}
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -531,7 +532,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		if !force {
 			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", ShortID(id), err, ShortID(id))
 		}
-		var re *RecordError
+		var re *state.RecordError
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
 			return "", kerr
 		}
@@ -541,7 +542,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		return "", err
 	}
 	if s.Legacy {
-		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", ShortID(id), m.st.sessionDir(id))
+		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", ShortID(id), m.st.SessionDir(id))
 	}
 	// A settled session whose processes still run is not forgotten: its
 	// record is what finds them.
@@ -582,7 +583,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 // removeRecord deletes a session's directory for rm, its errors said as
 // rm's other ones are ("rm 1a2b: ...").
 func (m *Manager) removeRecord(ctx context.Context, id string) error {
-	if err := m.st.remove(m.writing(ctx), id); err != nil {
+	if err := m.st.Remove(m.writing(ctx), id); err != nil {
 		return fmt.Errorf("rm %s: %w", ShortID(id), err)
 	}
 	return nil
@@ -678,7 +679,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 		}
 		defer release()
 		s = fresh
-	} else if _, err := m.st.load(s.ID); err != nil {
+	} else if _, err := m.st.Load(s.ID); err != nil {
 		// The listing saw a whole record; one broken, removed or unreadable
 		// since is not clean's to judge: its directory is what is left of it.
 		return false, nil, nil
@@ -693,7 +694,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 		if err := m.dropWorkspace(ctx, s, true); err != nil {
 			return false, nil, err
 		}
-		if err := m.st.remove(m.writing(ctx), s.ID); err != nil {
+		if err := m.st.Remove(m.writing(ctx), s.ID); err != nil {
 			return false, nil, fmt.Errorf("clean %s: %w", ShortID(s.ID), err)
 		}
 	}

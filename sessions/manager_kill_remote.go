@@ -6,6 +6,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"time"
 )
@@ -24,18 +25,18 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	}
 	var job record.Job
 	var claimed bool
-	s, err := m.st.updateCtx(m.writing(ctx), id, func(s *record.Session) error {
+	s, err := m.st.UpdateCtx(m.writing(ctx), id, func(s *record.Session) error {
 		if s.Settled() {
 			return nil
 		}
 		if s.Status == record.StatusAttached {
 			return attachedError(s)
 		}
-		if err := requestStop(s, reason, time.Now().UTC()); err != nil {
+		if err := state.RequestStop(s, reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		s.Killer = self
-		job, claimed = *s.Job, ownerAnswersSignals(s)
+		job, claimed = *s.Job, state.OwnerAnswersSignals(s)
 		return nil
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -114,11 +115,11 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return nil, err
 	}
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := m.st.landLock(ctx)
+	unlock, err := m.st.LandLock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	// A worktree still being made belongs to a live session: that is the
 	// refusal (claimWorktree's "still running"), not "never made".
 	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
-		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), firstNonBlank(ws.Error, string(ws.State)))
+		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), state.FirstNonBlank(ws.Error, string(ws.State)))
 	}
 	s, release, err := m.claimWorktree(ctx, id, "land")
 	if err != nil {
@@ -430,7 +431,7 @@ func squashMessage(s *record.Session) string {
 	var b strings.Builder
 	task := strings.TrimSpace(plainText(s.Task))
 	title, rest, _ := strings.Cut(task, "\n")
-	b.WriteString(firstLine(title, 72))
+	b.WriteString(state.FirstLine(title, 72))
 	if r := []rune(strings.TrimSpace(title)); len(r) > 72 {
 		rest = task // the title was cut: keep the whole task below it
 	}
@@ -445,7 +446,7 @@ func squashMessage(s *record.Session) string {
 }
 
 func mergeMessage(s *record.Session, into string) string {
-	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, firstLine(plainText(s.Task), 60), s.ID)
+	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, state.FirstLine(plainText(s.Task), 60), s.ID)
 }
 
 // plainText drops the control characters of text an agent or a user
@@ -498,7 +499,7 @@ func (m *Manager) adoptHead(ctx context.Context, s *record.Session, head string)
 // settled record is cached by listings, so the change first advances the
 // cache's generation (index.go).
 func (m *Manager) recordWorkspace(id string, fn func(*record.Workspace)) (*record.Session, error) {
-	return m.st.updateSettled(context.Background(), id, func(s *record.Session) error {
+	return m.st.UpdateSettled(context.Background(), id, func(s *record.Session) error {
 		if s.Workspace == nil {
 			return fmt.Errorf("session %s has no worktree", ShortID(id))
 		}
@@ -537,7 +538,7 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
-	claimed, err = m.st.updateCtx(m.writing(ctx), id, func(s *record.Session) error {
+	claimed, err = m.st.UpdateCtx(m.writing(ctx), id, func(s *record.Session) error {
 		if err := claimable(s); err != nil {
 			return err
 		}
@@ -548,24 +549,11 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
 	}
 	return claimed, func() {
-		m.st.update(id, func(s *record.Session) error {
+		m.st.Update(id, func(s *record.Session) error {
 			if ws := s.Workspace; ws != nil && ws.Lander != nil && *ws.Lander == *self {
 				ws.Lander = nil
 			}
 			return nil
 		})
 	}, nil
-}
-
-// landLock serializes the landings of a state dir: each builds on the
-// branch as the one before left it.
-func (st *Store) landLock(ctx context.Context) (func(), error) {
-	if err := st.ensureWritable(); err != nil {
-		return nil, err
-	}
-	l, err := lockFileCtx(ctx, st.dir, filepath.Join(st.dir, "land.lock"))
-	if err != nil {
-		return nil, fmt.Errorf("wait for another landing: %w", err)
-	}
-	return func() { l.Unlock() }, nil
 }

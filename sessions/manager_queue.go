@@ -49,7 +49,7 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := m.st.landLock(ctx)
+	unlock, err := m.st.LandLock(ctx)
 	if err != nil {
 		return nil, err
 	}

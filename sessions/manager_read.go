@@ -4,21 +4,23 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // Get returns the current state of one session, by id or unique prefix.
 func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*record.Session, error) {
-	id, err := m.st.resolve(idOrPrefix)
+	id, err := resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.st.load(id)
+	s, err := m.st.Load(id)
 	if err != nil {
 		return nil, err
 	}
@@ -61,18 +63,9 @@ func (o ListOptions) Match(s *record.Session) bool {
 	return false
 }
 
-// RecordError is a session whose record could not be read.
-type RecordError struct {
-	ID  string
-	Err error
-}
-
-func (e *RecordError) Error() string { return fmt.Sprintf("session %s: %v", ShortID(e.ID), e.Err) }
-func (e *RecordError) Unwrap() error { return e.Err }
-
 // ListError reports the records a listing could not read; the listing
 // holds every other session.
-type ListError struct{ Records []*RecordError }
+type ListError struct{ Records []*state.RecordError }
 
 func (e *ListError) Error() string {
 	msgs := make([]string, len(e.Records))
@@ -138,7 +131,7 @@ func (rc *readCtx) prefetchJobs(ctx context.Context) {
 	rc.prefetched = true
 	var list []*record.Session
 	for _, id := range rc.ids {
-		if s, err := rc.m.st.load(id); err == nil && remote(s) && !s.Settled() {
+		if s, err := rc.m.st.Load(id); err == nil && state.Remote(s) && !s.Settled() {
 			list = append(list, s)
 		}
 	}
@@ -162,18 +155,18 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 		rc = &readCtx{m: m}
 	}
 	if s.Legacy {
-		return m.legacyCurrent(s, rc)
+		return state.LegacyCurrent(s, rc.priceTable())
 	}
 	if s.Settled() {
 		return s
 	}
-	if remote(s) {
+	if state.Remote(s) {
 		rc.prefetchJobs(context.Background())
 	}
 	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)
 	}
-	if remote(s) && s.Status != record.StatusAttached {
+	if state.Remote(s) && s.Status != record.StatusAttached {
 		s.RunnerState = m.runnerState(context.Background(), s)
 	}
 	t := s.Current()
@@ -197,7 +190,7 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 // left of the session. The status becomes failed with an error that says
 // so: never "running" forever, never a guess.
 func (m *Manager) ownerDied(seen *record.Session) *record.Session {
-	s, _, err := m.st.tryRecord(seen.ID, func(s *record.Session) error {
+	s, _, err := m.st.TryRecord(seen.ID, func(s *record.Session) error {
 		if s.Settled() {
 			return nil // someone else settled it meanwhile
 		}
@@ -213,7 +206,7 @@ func (m *Manager) ownerDied(seen *record.Session) *record.Session {
 		c := seen.Clone()
 		if c.Status == record.StatusAttached {
 			// Settled as it was before the attach, as the record will be.
-			detach(c, nil, attacherDiedNote(c.Owner), time.Now().UTC())
+			state.Detach(c, nil, attacherDiedNote(c.Owner), time.Now().UTC())
 			return c
 		}
 		c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"
@@ -228,7 +221,7 @@ func (m *Manager) abandonLocked(s *record.Session) error {
 	if s.Status == record.StatusAttached {
 		return m.attacherGone(s)
 	}
-	if runnerJudges(s) && s.Job.ID != "" {
+	if state.RunnerJudges(s) && s.Job.ID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return m.abandonRemote(ctx, s)
@@ -261,10 +254,10 @@ func (m *Manager) abandonLocked(s *record.Session) error {
 		}
 	}
 	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
-		m.st.forgetCgroup(s.ID)
+		m.st.ForgetCgroup(s.ID)
 	}
-	if err := abandon(s, msg, time.Now().UTC()); err != nil {
+	if err := state.Abandon(s, msg, time.Now().UTC()); err != nil {
 		return err
 	}
-	return m.st.dropQueued(s, "the supervisor died before it was delivered")
+	return m.st.DropQueued(s, "the supervisor died before it was delivered")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"time"
 )
@@ -26,12 +27,12 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	// or cancel it, would be lost. It is bounded instead.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobSubmitLimit)
 	defer cancel()
-	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.sessionDir(s.ID)})
+	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.SessionDir(s.ID)})
 	if err != nil {
 		return err
 	}
 	m.jobs.Forget(s.Job.Runner)
-	_, err = m.st.update(s.ID, func(s *record.Session) error {
+	_, err = m.st.Update(s.ID, func(s *record.Session) error {
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
 		}
@@ -59,7 +60,7 @@ const jobSubmitLimit = time.Minute
 // runner can tell, and known is false when it did not answer: nothing is
 // concluded then, and the record is shown as it is.
 func (m *Manager) ownerAlive(ctx context.Context, s *record.Session) (alive, known bool) {
-	if !runnerJudges(s) {
+	if !state.RunnerJudges(s) {
 		return s.Owner.Alive(), true
 	}
 	if s.Job.ID == "" {
@@ -118,15 +119,15 @@ func (m *Manager) abandonRemote(ctx context.Context, s *record.Session) error {
 		if s.Stop == nil {
 			s.Stop = &record.StopRequest{At: now, Reason: msg}
 		}
-		if err := stopped(s, "", now); err != nil {
+		if err := state.Stopped(s, "", now); err != nil {
 			return err
 		}
-		return m.st.dropQueued(s, fmt.Sprintf("the session was stopped (%s) before it was delivered", msg))
+		return m.st.DropQueued(s, fmt.Sprintf("the session was stopped (%s) before it was delivered", msg))
 	}
-	if err := abandon(s, msg, now); err != nil {
+	if err := state.Abandon(s, msg, now); err != nil {
 		return err
 	}
-	return m.st.dropQueued(s, "the supervisor's job ended before it was delivered")
+	return m.st.DropQueued(s, "the supervisor's job ended before it was delivered")
 }
 
 // runnerState says where a live session's job is, in its runner's words:

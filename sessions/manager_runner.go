@@ -10,22 +10,8 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
 )
-
-// remote reports whether the session's supervisor runs under a runner
-// other than this host's.
-func remote(s *record.Session) bool {
-	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != record.LocalRunner
-}
-
-// runnerJudges says the session's runner, not a pid on this host, tells
-// whether its owner lives: it was handed to another runner, and no
-// command on this host is submitting its job or is attached to it (those
-// are judged by their pid). Until the job's id is known, nothing can be
-// told.
-func runnerJudges(s *record.Session) bool {
-	return remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
-}
 
 func (m *Manager) runner(name string) (runner.Runner, error) {
 	i := slices.IndexFunc(m.runners, func(k runner.Kind) bool { return k.Name == name })
@@ -93,7 +79,7 @@ func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error)
 func (m *Manager) prefetchJobs(ctx context.Context, list []*record.Session) {
 	byRunner := map[string][]string{}
 	for _, s := range list {
-		if runnerJudges(s) && s.Job.ID != "" && !s.Settled() {
+		if state.RunnerJudges(s) && s.Job.ID != "" && !s.Settled() {
 			byRunner[s.Job.Runner] = append(byRunner[s.Job.Runner], s.Job.ID)
 		}
 	}

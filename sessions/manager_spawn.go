@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
-	if err := m.st.checkUsable(); err != nil {
+	if err := m.st.CheckUsable(); err != nil {
 		return nil, err
 	}
 	cfg, err := m.Config()
@@ -90,7 +91,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if req, err = ApplyRole(cfg, req); err != nil {
 		return nil, err
 	}
-	name := firstNonBlank(req.Adapter, cfg.DefaultAdapter, "codex")
+	name := state.FirstNonBlank(req.Adapter, cfg.DefaultAdapter, "codex")
 	ad, err := m.adapters.Lookup(name)
 	if err != nil {
 		return nil, config.Invalidf("%v", err)
@@ -107,13 +108,13 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	now := time.Now().UTC()
 	s := &record.Session{
 		ID: newID(), Task: req.Task, Status: record.StatusPending, Adapter: name,
-		Model:      firstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
-		Sandbox:    firstNonBlank(req.Sandbox, acfg.Sandbox),
+		Model:      state.FirstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
+		Sandbox:    state.FirstNonBlank(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
 	}
-	if err := checkCostLimit(s, ad, cfg.PriceTable()); err != nil {
+	if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
 		return nil, err
 	}
 	if runnerName != record.LocalRunner {
@@ -133,7 +134,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg,
 		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions}); err != nil {
 		if errors.Is(err, config.ErrInvalidRequest) {
-			return nil, roleSaid(req.Role, err)
+			return nil, state.RoleSaid(req.Role, err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
@@ -149,10 +150,10 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if err := m.startSupervisor(ctx, s.ID); err != nil {
 		// Nothing ran: leave nothing behind rather than a record of a
 		// session that never was.
-		if rmErr := m.st.remove(context.WithoutCancel(ctx), s.ID); rmErr != nil {
+		if rmErr := m.st.Remove(context.WithoutCancel(ctx), s.ID); rmErr != nil {
 			return nil, fmt.Errorf("%w (and its record could not be removed: %v)", err, rmErr)
 		}
-		return nil, fmt.Errorf("%w%s", err, noSpaceHint(err))
+		return nil, fmt.Errorf("%w%s", err, state.NoSpaceHint(err))
 	}
 	return m.Get(ctx, s.ID)
 }
@@ -186,18 +187,18 @@ func workingDir(dir string) (string, error) {
 func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	fail := func(err error) error {
 		err = fmt.Errorf("start supervisor for %s: %w", ShortID(id), err)
-		m.st.record(id, func(s *record.Session) error {
+		m.st.Record(id, func(s *record.Session) error {
 			if s.Owner == nil || s.Owner.Role != record.RoleSpawn || s.Owner.PID != os.Getpid() {
 				return nil // a supervisor did start, or someone took over
 			}
-			if err := failStart(s, err.Error(), time.Now().UTC()); err != nil {
+			if err := state.FailStart(s, err.Error(), time.Now().UTC()); err != nil {
 				return err
 			}
 			// Nobody is left to deliver what is queued (the follow-up this
 			// command sent, if it sent one): it is reported undelivered
 			// rather than delivered by whatever next starts the session,
 			// after a retry of it. The failure is recorded all the same.
-			if derr := m.st.dropQueued(s, err.Error()); derr != nil {
+			if derr := m.st.DropQueued(s, err.Error()); derr != nil {
 				m.warn(fmt.Errorf("session %s: %w", ShortID(id), derr))
 			}
 			return nil
@@ -207,7 +208,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	if len(m.supervisorArgv) == 0 {
 		return fail(errors.New("no supervisor command configured"))
 	}
-	if s, err := m.st.load(id); err == nil && remote(s) {
+	if s, err := m.st.Load(id); err == nil && state.Remote(s) {
 		if err := m.submit(ctx, s); err != nil {
 			return fail(err)
 		}
@@ -233,7 +234,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	// it now so that nobody ever sees an owner-less pending session. If it
 	// already finished (a fast turn), it has cleared the owner: only a
 	// record still naming this process is handed over.
-	_, err = m.st.update(id, func(s *record.Session) error {
+	_, err = m.st.Update(id, func(s *record.Session) error {
 		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			s.Owner = &ref
 		}

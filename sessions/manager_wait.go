@@ -24,7 +24,7 @@ type WaitOptions struct {
 func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*record.Session, error) {
 	full := make([]string, len(ids))
 	for i, p := range ids {
-		id, err := m.st.resolve(p)
+		id, err := resolve(m.st, p)
 		if err != nil {
 			return nil, err
 		}

@@ -144,7 +144,7 @@ func (m *Manager) Leftovers(ctx context.Context, dir string) ([]Leftover, error)
 	if err != nil || repo == nil {
 		return nil, err
 	}
-	ids, err := m.st.ids()
+	ids, err := m.st.Ids()
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,23 +24,23 @@ func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.sessionCgroup(s.ID)
+	cg := w.st.SessionCgroup(s.ID)
 	// Removed under the session's lock: a progress write that loaded the
 	// record before an unlocked removal would put it back, and the session
 	// would rightly run on.
-	l, err := w.st.lock(s.ID)
+	l, err := w.st.Lock(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = os.Remove(w.st.metaPath(s.ID))
+	err = os.Remove(w.st.MetaPath(s.ID))
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); sup.Alive(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			meta, err := os.ReadFile(w.st.metaPath(s.ID))
-			log, _ := os.ReadFile(filepath.Join(w.st.sessionDir(s.ID), "supervisor.log"))
+			meta, err := os.ReadFile(w.st.MetaPath(s.ID))
+			log, _ := os.ReadFile(filepath.Join(w.st.SessionDir(s.ID), "supervisor.log"))
 			t.Fatalf("the supervisor did not stop the session within a minute of its record's removal; the record now: %v %s\nsupervisor.log:\n%s", err, meta, log)
 		}
 	}
@@ -61,13 +62,13 @@ func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
 	w := newWorld(t)
 	s := w.spawn("settle")
 	w.wait(s.ID)
-	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+	if err := os.Remove(w.st.MetaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
 	assertNoRecord(t, w, s.ID)
 
 	empty := newID()
-	if err := os.Mkdir(w.st.sessionDir(empty), 0o700); err != nil {
+	if err := os.Mkdir(w.st.SessionDir(empty), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	assertNoRecord(t, w, empty)
@@ -83,7 +84,7 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 	if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != id || !strings.Contains(le.Records[0].Err.Error(), "meta.json") {
 		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, ShortID(id))
 	}
-	var re *RecordError
+	var re *state.RecordError
 	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
 		t.Fatalf("get: %v; want a record error", err)
 	}
@@ -96,8 +97,8 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 	if _, err := w.m.Remove(ctx, id, true); err != nil {
 		t.Fatalf("rm --force: %v", err)
 	}
-	if _, err := os.Lstat(w.st.sessionDir(id)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("rm --force left %s (%v)", w.st.sessionDir(id), err)
+	if _, err := os.Lstat(w.st.SessionDir(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("rm --force left %s (%v)", w.st.SessionDir(id), err)
 	}
 	if _, err := w.m.List(ctx, ListOptions{}); err != nil {
 		t.Fatalf("listing after rm --force: %v", err)
@@ -114,7 +115,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.sessionCgroup(s.ID)
+	cg := w.st.SessionCgroup(s.ID)
 	t.Cleanup(func() {
 		// Should the test fail before kill --orphans, nothing else would.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -125,7 +126,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	})
 	sup.Signal(syscall.SIGKILL)
 	eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
-	if err := os.Remove(w.st.metaPath(s.ID)); err != nil {
+	if err := os.Remove(w.st.MetaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
 	list, err := w.m.Orphans()
@@ -141,7 +142,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the orphan's cgroup %s is left (%v)", cg, err)
 	}
-	if _, err := os.Stat(filepath.Join(w.st.sessionDir(s.ID), "turns")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.st.SessionDir(s.ID), "turns")); err != nil {
 		t.Fatalf("kill --orphans touched the session's directory: %v", err)
 	}
 }

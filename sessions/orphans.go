@@ -67,7 +67,7 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 		if !m.ownsCgroup(dir) {
 			continue
 		}
-		if _, err := os.Lstat(m.st.sessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !m.st.recordMissing(id) {
+		if _, err := os.Lstat(m.st.SessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !m.st.RecordMissing(id) {
 			continue
 		}
 		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: proc.CgroupPIDs(dir)})

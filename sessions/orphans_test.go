@@ -49,8 +49,8 @@ func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 	}
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
-	cg := w.st.sessionCgroup(s.ID)
-	if err := os.RemoveAll(w.st.sessionDir(s.ID)); err != nil {
+	cg := w.st.SessionCgroup(s.ID)
+	if err := os.RemoveAll(w.st.SessionDir(s.ID)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
@@ -72,7 +72,7 @@ func TestKillOrphans(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.sessionCgroup(s.ID)
+	cg := w.st.SessionCgroup(s.ID)
 	// The orphan of another state dir is not this one's to kill.
 	other := newWorld(t)
 	o, otherSup, otherEscaper := runningEscaper(t, other, t.TempDir())
@@ -85,7 +85,7 @@ func TestKillOrphans(t *testing.T) {
 	}{{w, s.ID, sup}, {other, o.ID, otherSup}} {
 		x.sup.Signal(syscall.SIGKILL)
 		eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
-		if err := os.RemoveAll(x.w.st.sessionDir(x.id)); err != nil {
+		if err := os.RemoveAll(x.w.st.SessionDir(x.id)); err != nil {
 			t.Fatal(err)
 		}
 	}

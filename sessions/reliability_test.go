@@ -7,6 +7,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +77,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			}
 			// Right after Kill returns: nothing runs, unless a follow-up
 			// reopened the session after the kill was recorded.
-			now, err := w.st.load(s.ID)
+			now, err := w.st.Load(s.ID)
 			if err == nil && now.Status == record.StatusKilled && now.Settled() {
 				if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
@@ -94,14 +95,14 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			t.Fatalf("round %d: inject: %v", i, injErr)
 		}
 		final := w.wait(s.ID)
-		inbox, _ := w.st.inbox(s.ID)
+		inbox, _ := w.st.Inbox(s.ID)
 		for _, e := range inbox {
 			switch e.State {
-			case InboxDelivered:
+			case record.InboxDelivered:
 				if e.Turn > len(final.Turns) || final.Turns[e.Turn-1].EndedAt == nil {
 					t.Fatalf("round %d: delivered to turn %d, which never ended", i, e.Turn)
 				}
-			case InboxUndelivered:
+			case record.InboxUndelivered:
 				if e.Reason == "" {
 					t.Fatalf("round %d: undelivered without a reason", i)
 				}
@@ -144,14 +145,14 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		} else {
 			s = w.spawn("first")
 		}
-		if got, _ := w.st.load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
+		if got, _ := w.st.Load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
 			t.Fatalf("reopen=%v: before the kill the session is %s; want pending, handed to its supervisor (held at the start)", reopen, recordState(got))
 		}
 		done := make(chan killResult, 1)
 		go func() { k, err := w.m.Kill(context.Background(), s.ID); done <- killResult{k, err} }()
 		var marked *record.Session
 		eventuallySee(t, "the kill to be marked in the record", func() (bool, string) {
-			marked, _ = w.st.load(s.ID)
+			marked, _ = w.st.Load(s.ID)
 			return marked != nil && marked.Stop != nil || len(done) > 0, recordState(marked)
 		})
 		if marked == nil || marked.Stop == nil {
@@ -311,7 +312,7 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 	if got.Status != record.StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
 	}
-	log, _ := os.ReadFile(w.st.logPath(s.ID))
+	log, _ := os.ReadFile(w.st.LogPath(s.ID))
 	if !strings.Contains(string(log), "stopping agent") {
 		t.Fatalf("the supervisor did not handle the kill itself:\n%s", log)
 	}
@@ -331,17 +332,17 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
 	// Corrupt the record under its lock, so no save of the supervisor's
 	// that read the record before can put a whole one back afterwards.
-	l, err := w.st.lock(s.ID)
+	l, err := w.st.Lock(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = os.WriteFile(w.st.metaPath(s.ID), []byte(`{"version":1,"id":`), 0o600)
+	err = os.WriteFile(w.st.MetaPath(s.ID), []byte(`{"version":1,"id":`), 0o600)
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = w.m.Kill(context.Background(), s.ID)
-	var re *RecordError
+	var re *state.RecordError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
@@ -354,7 +355,7 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
 		t.Fatalf("rm --force: %v", err)
 	}
-	if _, err := os.Stat(w.st.sessionDir(s.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.st.SessionDir(s.ID)); !os.IsNotExist(err) {
 		t.Fatalf("still there: %v", err)
 	}
 }
@@ -393,7 +394,7 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 	if _, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, ErrCannotRun) {
 		t.Errorf("a command that cannot be built: %v", err)
 	}
-	ents, _ := os.ReadDir(w.st.sessionsDir())
+	ents, _ := os.ReadDir(w.st.SessionsDir())
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), ".probe") {
 			t.Errorf("left behind: %s", e.Name())
@@ -428,14 +429,14 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	eventually(t, "the agent", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 	// A holder that looks like the session's supervisor to the kill.
 	holder := exec.Command(os.Args[0], "__supervise", s.ID)
-	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID))
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID))
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
-	waitHeldBy(t, w.st.lockPath(s.ID), holder.Process.Pid)
+	waitHeldBy(t, w.st.LockPath(s.ID), holder.Process.Pid)
 	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"500ms\"\n")
 	done := make(chan error, 1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // What a spawn names itself wins over its role; a role's model goes with
@@ -115,7 +116,7 @@ func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 			}
 		}
 	}
-	if ids, _ := w.st.ids(); len(ids) != 0 {
+	if ids, _ := w.st.Ids(); len(ids) != 0 {
 		t.Errorf("refused spawns recorded %d sessions", len(ids))
 	}
 }
@@ -171,12 +172,12 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 		t.Fatalf("%s %q turn %d %q", done.Status, done.Error, done.Turn, done.LastMessage)
 	}
 	inbox, err := w.m.Inbox(s.ID)
-	if err != nil || len(inbox) != 1 || inbox[0].State != InboxUndelivered {
+	if err != nil || len(inbox) != 1 || inbox[0].State != record.InboxUndelivered {
 		t.Fatalf("inbox %+v %v", inbox, err)
 	}
 	// A follow-up to it is refused, saying why: it is past its limit
 	// already (its supervisor would stop it before its agent started).
-	if _, err := w.m.Inject(ctx, s.ID, "spend again"); !errors.Is(err, ErrOverCostLimit) || !strings.Contains(err.Error(), why) {
+	if _, err := w.m.Inject(ctx, s.ID, "spend again"); !errors.Is(err, state.ErrOverCostLimit) || !strings.Contains(err.Error(), why) {
 		t.Fatalf("a follow-up past the limit: %v", err)
 	}
 	done = w.wait(s.ID)
@@ -189,14 +190,14 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 func TestDollars(t *testing.T) {
 	for v, want := range map[float64]string{0: "$0.00", 0.5: "$0.50", 2: "$2.00", 1.2501: "$1.25", 0.5004: "$0.5004",
 		0.00123: "$0.00123", 12.3456: "$12.35", 150.123: "$150.12"} {
-		if got := dollars(v, 4); got != want {
+		if got := state.Dollars(v, 4); got != want {
 			t.Errorf("%v: %s, want %s", v, got, want)
 		}
 	}
 	// The cost past a limit never reads as the limit.
 	c := 0.500004
 	s := &record.Session{MaxCostUSD: 0.5, CostUSD: &c}
-	if got := overCostLimit(s); got != "over its cost limit of $0.50: $0.500004 spent" {
+	if got := state.OverCostLimit(s); got != "over its cost limit of $0.50: $0.500004 spent" {
 		t.Errorf("%q", got)
 	}
 }

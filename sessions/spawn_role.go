@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // ApplyRole fills what req leaves empty from its role (none: req as it
@@ -21,9 +22,9 @@ func ApplyRole(c *config.Config, req SpawnRequest) (SpawnRequest, error) {
 	if req.Model == "" && (req.Adapter == "" || r.Adapter == "" || req.Adapter == r.Adapter) {
 		req.Model = r.Model
 	}
-	req.Adapter = firstNonBlank(req.Adapter, r.Adapter)
-	req.ReasoningEffort = firstNonBlank(req.ReasoningEffort, r.ReasoningEffort)
-	req.Sandbox = firstNonBlank(req.Sandbox, r.Sandbox)
+	req.Adapter = state.FirstNonBlank(req.Adapter, r.Adapter)
+	req.ReasoningEffort = state.FirstNonBlank(req.ReasoningEffort, r.ReasoningEffort)
+	req.Sandbox = state.FirstNonBlank(req.Sandbox, r.Sandbox)
 	if req.Instructions == "" {
 		req.Instructions = strings.TrimSpace(r.Instructions)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -19,7 +20,7 @@ import (
 // recorded. Isolation never falls back to working in place: a repository
 // git cannot read is an error, not "no repository".
 func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, dir, id string) (*record.Workspace, error) {
-	iso := firstNonBlank(req.Isolation, cfg.Worktrees.Isolation, config.IsolationWorktree)
+	iso := state.FirstNonBlank(req.Isolation, cfg.Worktrees.Isolation, config.IsolationWorktree)
 	switch iso {
 	case config.IsolationWorktree, config.IsolationNone:
 	default:

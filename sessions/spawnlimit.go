@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"path/filepath"
 )
 
@@ -31,12 +32,12 @@ func (e *LimitError) Error() string {
 // exists, so the next spawn to take the lock counts it.
 func (m *Manager) createWithin(ctx context.Context, s *record.Session, limit int) error {
 	if limit <= 0 {
-		return m.st.create(s)
+		return m.st.Create(s)
 	}
-	if err := m.st.ensureWritable(); err != nil {
+	if err := m.st.EnsureWritable(); err != nil {
 		return err
 	}
-	l, err := lockFileCtx(ctx, m.st.Dir(), filepath.Join(m.st.Dir(), spawnLockFile))
+	l, err := state.LockFileCtx(ctx, m.st.Dir(), filepath.Join(m.st.Dir(), spawnLockFile))
 	if err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
@@ -55,5 +56,5 @@ func (m *Manager) createWithin(ctx context.Context, s *record.Session, limit int
 	if n >= limit {
 		return &LimitError{Source: s.Source, Running: n, Limit: limit}
 	}
-	return m.st.create(s)
+	return m.st.Create(s)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,7 @@ func limitedSpawns(m *Manager, work, who string, n, limit int) (started, refused
 // spawnerProcess waits for the gate file beside the state dir, then makes
 // its spawns and prints "started refused".
 func spawnerProcess(stateDir string) int {
-	st, err := NewStore(stateDir)
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -126,10 +127,10 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	if err != nil || len(list) != limit {
 		t.Fatalf("%d sessions running, want %d: %v", len(list), limit, err)
 	}
-	ents, _ := os.ReadDir(w.st.sessionsDir())
+	ents, _ := os.ReadDir(w.st.SessionsDir())
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".new-") {
-			t.Fatalf("a refused spawn left %s", filepath.Join(w.st.sessionsDir(), e.Name()))
+			t.Fatalf("a refused spawn left %s", filepath.Join(w.st.SessionsDir(), e.Name()))
 		}
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -20,12 +21,12 @@ func TestLeaseLocksFromConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, config.File), []byte("[state]\nlocks = \"lease\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(st.Dir(), "land.lock")
-	l, err := lockFile(st.Dir(), path)
+	l, err := state.LockFile(st.Dir(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

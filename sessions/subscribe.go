@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"time"
 )
 
@@ -71,7 +72,7 @@ type Update struct {
 	// Ended only in the update that read the last of its events.
 	More bool
 	// Inbox is the follow-ups that were sent or changed state.
-	Inbox []InboxEntry
+	Inbox []record.InboxEntry
 	// Err is set when the record cannot be read (a *RecordError).
 	Err error
 	// Synced marks the last update of the initial state: from then on,
@@ -128,7 +129,7 @@ type subState struct {
 	ended  int // turns 1..ended have been reported ended
 	stamp  time.Time
 	errMsg string
-	inbox  map[string]InboxState
+	inbox  map[string]record.InboxState
 	owner  proc.Ref
 	traj   *Trajectory
 }
@@ -143,7 +144,7 @@ func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscri
 	if len(opt.IDs) > 0 {
 		sub.ids = map[string]bool{}
 		for _, p := range opt.IDs {
-			id, err := m.st.resolve(p)
+			id, err := resolve(m.st, p)
 			if err != nil {
 				return nil, err
 			}
@@ -210,7 +211,7 @@ func (s *Subscription) run(ctx context.Context) {
 		// What the cache said, trusted for the first state, is checked
 		// now: a record changed behind zwarm's back is a change.
 		rc := &readCtx{m: s.m}
-		for _, id := range s.settled.changed(s.m.st.sessionsDir()) {
+		for _, id := range s.settled.changed(s.m.st.SessionsDir()) {
 			if !s.emit(ctx, id, rc) {
 				return
 			}
@@ -276,16 +277,16 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	u := Update{ID: id, Initial: !seen}
 	// The file's identity before the record: a change in between is one
 	// more look later, never one missed.
-	key, keyOK := s.m.st.metaKey(id)
-	rec, err := s.m.st.load(id)
+	key, keyOK := s.m.st.MetaKey(id)
+	rec, err := s.m.st.Load(id)
 	// A directory without a record is no session to watch: one being made
 	// by hand, or one whose record was removed, which its supervisor
 	// stops (listings name it as broken).
-	if errors.Is(err, ErrNotFound) || errors.Is(err, errNoRecord) {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, state.ErrNoRecord) {
 		if s.settled != nil {
 			s.settled.drop(id)
 		}
-		if errors.Is(err, errNoRecord) {
+		if errors.Is(err, state.ErrNoRecord) {
 			s.src.watchDir(id, true) // for the record to come
 		} else {
 			s.src.watchDir(id, false)
@@ -302,11 +303,11 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 		return u, true
 	}
 	if !seen {
-		prev = &subState{inbox: map[string]InboxState{}}
+		prev = &subState{inbox: map[string]record.InboxState{}}
 	}
 	if err != nil {
 		s.watchUnsettled(id)
-		re := &RecordError{ID: id, Err: err}
+		re := &state.RecordError{ID: id, Err: err}
 		errors.As(err, &re)
 		u.Err = re
 		if seen && prev.errMsg == u.Err.Error() {
@@ -373,7 +374,7 @@ func (s *Subscription) diffTurns(u *Update, prev *subState, cur *record.Session)
 }
 
 func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
-	entries, err := s.m.st.inbox(id)
+	entries, err := s.m.st.Inbox(id)
 	if err != nil {
 		u.Err = err
 		return
@@ -389,7 +390,7 @@ func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
 // watchOwner follows the liveness of an unsettled session's owner, so a
 // supervisor that dies without a word is noticed at once.
 func (s *Subscription) watchOwner(id string, prev *subState, cur *record.Session) {
-	if runnerJudges(cur) && !cur.Settled() {
+	if state.RunnerJudges(cur) && !cur.Settled() {
 		// Its supervisor runs under another runner: no pid of it means
 		// anything here. It is polled, and its runner judges it.
 		if prev.owner.PID != 0 {

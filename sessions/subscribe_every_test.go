@@ -109,7 +109,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 
 	changed := sessionID(7)
-	if _, err := st.updateSettled(ctx, changed, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, changed, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
@@ -139,7 +139,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 		t.Fatal(err)
 	}
 	self.Role = record.RoleSupervisor
-	if _, err := st.updateSettled(ctx, reopened, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, reopened, func(s *record.Session) error {
 		s.Status, s.Owner = record.StatusRunning, self
 		return nil
 	}); err != nil {
@@ -153,7 +153,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 	// Running now, its dir is watched: a write that does not go through
 	// sessions.gen is seen too.
-	if _, err := st.update(reopened, func(s *record.Session) error {
+	if _, err := st.Update(reopened, func(s *record.Session) error {
 		s.LastMessage = "working"
 		return nil
 	}); err != nil {
@@ -169,7 +169,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 func TestEverySessionWithoutTheGeneration(t *testing.T) {
 	m, st := listingDir(t, 20)
 	sub, _, _ := initialOf(t, m)
-	if err := os.Remove(st.genPath()); err != nil {
+	if err := os.Remove(st.GenPath()); err != nil {
 		t.Fatal(err)
 	}
 	id := sessionID(3)
@@ -177,7 +177,7 @@ func TestEverySessionWithoutTheGeneration(t *testing.T) {
 	for try := 0; ; try++ {
 		// The fallback is in place once it was told the file went: a
 		// write before may go unseen, one after may not.
-		if _, err := st.update(id, func(s *record.Session) error {
+		if _, err := st.Update(id, func(s *record.Session) error {
 			s.LastMessage = "changed"
 			return nil
 		}); err != nil {

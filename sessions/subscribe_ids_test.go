@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"strconv"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 // A subscription to some sessions, which watches their directories and
 // not the sessions dir, still sees one of them removed, and changed.
 func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
-	st, err := NewStore(t.TempDir())
+	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 	defer sub.Close()
 	until := func(what string, ok func(Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
 	until("the session as it is", func(u Update) bool { return u.ID == id && u.Session != nil })
-	if _, err := st.updateSettled(ctx, id, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, id, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {

@@ -96,7 +96,7 @@ func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Upd
 				}
 				continue
 			}
-			st := &subState{status: cur.Status, turns: cur.Turn, ended: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]InboxState{}}
+			st := &subState{status: cur.Status, turns: cur.Turn, ended: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]record.InboxState{}}
 			s.known[cur.ID] = st
 			s.watchOwner(cur.ID, st, cur)
 			*out = append(*out, Update{ID: cur.ID, Session: cur, Initial: true})
@@ -141,7 +141,7 @@ func (s *Subscription) initialIDs() ([]string, error) {
 		}
 		return out, nil
 	}
-	return s.m.st.ids()
+	return s.m.st.Ids()
 }
 
 // resync is what a subscription to every session looks at after missed
@@ -152,8 +152,8 @@ func (s *Subscription) resync() []string {
 	for id := range s.known {
 		out = append(out, id)
 	}
-	out = appendNew(out, s.settled.changed(s.m.st.sessionsDir()))
-	present, _ := s.m.st.ids()
+	out = appendNew(out, s.settled.changed(s.m.st.SessionsDir()))
+	present, _ := s.m.st.Ids()
 	var unknown []string
 	for _, id := range present {
 		if _, ok := s.known[id]; !ok && !s.settled.has(id) {

@@ -5,8 +5,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
-	"github.com/zwarm/zwarm/sessions/store"
-	"golang.org/x/sys/unix"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A subscription to every session watches the directories of the sessions
@@ -112,22 +111,6 @@ func (ss *settledSet) has(id string) bool {
 	return ok
 }
 
-// metaKey is the identity of a session's meta.json as it is now; ok is
-// false when it cannot be had (no record: the session is watched instead).
-func (st *Store) metaKey(id string) (index.Key, bool) {
-	var fs unix.Stat_t
-	if unix.Lstat(st.metaPath(id), &fs) != nil {
-		return index.Key{}, false
-	}
-	return index.KeyOf(&fs), true
-}
-
-// peekGeneration is sessions.gen, read without raising a close-write
-// event of its own; ok is false when a writer holds it or there is none.
-func (st *Store) peekGeneration() (uint64, bool) {
-	return store.PeekGeneration(st.dir, st.genPath())
-}
-
 // listedState is what a subscription with a Listing knows of a session the
 // listing holds and no update has told of yet: what the listing says.
 func (s *Subscription) listedState(id string) (*subState, bool) {
@@ -140,7 +123,7 @@ func (s *Subscription) listedState(id string) (*subState, bool) {
 	}
 	b := &s.settled.l.briefs[i]
 	return &subState{status: b.status, turns: int(b.turn), ended: int(b.turn), stamp: time.Unix(0, b.updated).UTC(),
-		inbox: map[string]InboxState{}}, true
+		inbox: map[string]record.InboxState{}}, true
 }
 
 // watchUnsettled watches the dir of a session that is not settled (or
@@ -160,12 +143,12 @@ func (s *Subscription) settledChanged() []string {
 	if s.settled == nil {
 		return nil
 	}
-	gen, ok := s.m.st.peekGeneration()
+	gen, ok := s.m.st.PeekGeneration()
 	if !ok || s.genOK && gen == s.gen {
 		return nil
 	}
 	s.gen, s.genOK = gen, true
-	return s.settled.changed(s.m.st.sessionsDir())
+	return s.settled.changed(s.m.st.SessionsDir())
 }
 
 // appendNew appends to ids those of more it does not hold.

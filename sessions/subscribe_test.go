@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // writeSession writes a finished session record with one turn, as a
@@ -40,7 +41,7 @@ func writeSession(t testing.TB, dir, id string, turn string) {
 }
 
 func manager(t testing.TB, dir string) *sessions.Manager {
-	st, err := sessions.NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

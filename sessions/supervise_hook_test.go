@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/state"
 	"log/slog"
 )
 
@@ -12,7 +13,7 @@ import (
 // sets before TestMain runs.
 var (
 	// SuperviseHook is supervisor.Supervise: `zwarm __supervise ID`.
-	SuperviseHook func(ctx context.Context, st *Store, adapters agent.Adapters, id string) error
+	SuperviseHook func(ctx context.Context, st *state.Store, adapters agent.Adapters, id string) error
 	// RunHook is supervisor.Run: a supervisor's work inside this process.
-	RunHook func(ctx context.Context, st *Store, adapters agent.Adapters, id string, log *slog.Logger) error
+	RunHook func(ctx context.Context, st *state.Store, adapters agent.Adapters, id string, log *slog.Logger) error
 )

@@ -2,13 +2,15 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // These tests run the supervisor inside the test process (under the race
@@ -28,7 +30,7 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 	spawner := *self
 	spawner.Role = record.RoleSpawn
 	s.Owner = &spawner
-	if err := w.st.create(s); err != nil {
+	if err := w.st.Create(s); err != nil {
 		w.t.Fatal(err)
 	}
 	ch := make(chan error, 1)
@@ -39,7 +41,7 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 // runSupervisor runs the supervisor of session id in this process (see
 // RunHook), logging to its supervisor.log.
 func (w *world) runSupervisor(ctx context.Context, id string) error {
-	logf, err := os.OpenFile(w.st.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	logf, err := os.OpenFile(w.st.LogPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, store.FilePerm)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestSupervisorRunsATurnInProcess(t *testing.T) {
 	if p := w.prompts(); len(p) != 1 || p[0] != "add a flag" {
 		t.Fatalf("the agent was given %q", p)
 	}
-	if _, err := os.Stat(w.st.reservePath(id)); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.st.ReservePath(id)); !os.IsNotExist(err) {
 		t.Fatalf("a settled session keeps its disk reserve: %v", err)
 	}
 }
@@ -199,7 +201,7 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled {
 		t.Fatalf("%s: %s", s.Status, s.Error)
 	}
-	log, _ := os.ReadFile(w.st.logPath(id))
+	log, _ := os.ReadFile(w.st.LogPath(id))
 	if !strings.Contains(string(log), "stopping agent") {
 		t.Fatalf("supervisor log:\n%s", log)
 	}
@@ -228,7 +230,7 @@ func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	s := &record.Session{ID: newID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.work,
 		CreatedAt: time.Now().UTC(), Turns: []record.Turn{}, Owner: self,
 		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
-	if err := w.st.create(s); err != nil {
+	if err := w.st.Create(s); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.runSupervisor(context.Background(), s.ID); err != nil {

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"errors"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,7 +48,7 @@ func (pt *plantedTarget) untouched(what string) {
 // refused says err is the symlink error naming path.
 func refused(t *testing.T, what string, err error, path string) {
 	t.Helper()
-	var se *SymlinkError
+	var se *state.SymlinkError
 	if !errors.As(err, &se) || se.Path != path {
 		t.Errorf("%s: want the symlink %s named, got %v", what, path, err)
 	}
@@ -63,58 +65,58 @@ func TestNoWriteFollowsASymlinkInTheStateDir(t *testing.T) {
 
 	turn := w.st.TurnPath(id, 7)
 	target.plant(turn)
-	_, _, err := w.st.turnFiles(id, 7)
+	_, _, err := w.st.TurnFiles(id, 7)
 	refused(t, "turn file", err, turn)
 	target.untouched("a turn file")
 
 	stderr := w.st.StderrPath(id, 8)
 	target.plant(stderr)
-	_, _, err = w.st.turnFiles(id, 8)
+	_, _, err = w.st.TurnFiles(id, 8)
 	refused(t, "turn stderr file", err, stderr)
 	target.untouched("a turn's stderr file")
 
-	meta := w.st.metaPath(id)
+	meta := w.st.MetaPath(id)
 	saved, _ := os.ReadFile(meta)
 	target.plant(meta)
-	refused(t, "meta.json", w.st.save(s), meta)
+	refused(t, "meta.json", w.st.Save(s), meta)
 	target.untouched("meta.json")
 	os.Remove(meta)
 	os.WriteFile(meta, saved, 0o600)
 
-	e := &InboxEntry{ID: newID(), Seq: 9, Text: "x", CreatedAt: time.Now(), State: InboxQueued}
-	entry := w.st.inboxPath(id, e)
+	e := &record.InboxEntry{ID: newID(), Seq: 9, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued}
+	entry := w.st.InboxPath(id, e)
 	target.plant(entry)
-	refused(t, "inbox entry", w.st.writeInbox(id, e), entry)
+	refused(t, "inbox entry", w.st.WriteInbox(id, e), entry)
 	target.untouched("an inbox entry")
 
-	lock := w.st.lockPath(id)
+	lock := w.st.LockPath(id)
 	target.plant(lock)
-	_, err = w.st.lock(id)
+	_, err = w.st.Lock(id)
 	refused(t, "lock", err, lock)
 	target.untouched("the session's lock")
 
-	reserve := w.st.reservePath(id)
+	reserve := w.st.ReservePath(id)
 	target.plant(reserve)
-	refused(t, "reserve", writeReserve(reserve), reserve)
+	refused(t, "reserve", state.WriteReserve(reserve), reserve)
 	target.untouched("the space reserve")
 
 	log := w.st.SupervisorLog(id)
 	target.plant(log)
-	_, err = OpenAppend(w.st.Dir(), log)
+	_, err = state.OpenAppend(w.st.Dir(), log)
 	refused(t, "supervisor log", err, log)
 	target.untouched("the supervisor's log")
 
-	index := w.st.indexPath()
+	index := indexPath(w.st)
 	target.plant(index)
-	w.st.saveIndex(&sessionIndex{})
+	saveIndex(w.st, &sessionIndex{})
 	target.untouched("the index")
-	refused(t, "index", w.st.writeFileAtomic(index, []byte("x")), index)
+	refused(t, "index", w.st.WriteFileAtomic(index, []byte("x")), index)
 
-	gen := w.st.genPath()
+	gen := w.st.GenPath()
 	target.plant(gen)
-	_, err = w.st.openFile(gen, os.O_RDWR|os.O_CREATE)
+	_, err = w.st.OpenFile(gen, os.O_RDWR|os.O_CREATE)
 	refused(t, "sessions.gen", err, gen)
-	w.st.bumpGeneration(context.Background(), func() error { return nil })
+	w.st.BumpGeneration(context.Background(), func() error { return nil })
 	target.untouched("sessions.gen")
 }
 
@@ -132,11 +134,11 @@ func TestNoWriteGoesThroughASymlinkedDirectory(t *testing.T) {
 		dir   string
 		write func() error
 	}{
-		{"turns", w.st.turnsDir(id), func() error { _, _, err := w.st.turnFiles(id, 5); return err }},
-		{"inbox", w.st.inboxDir(id), func() error {
-			return w.st.writeInbox(id, &InboxEntry{ID: newID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: InboxQueued})
+		{"turns", w.st.TurnsDir(id), func() error { _, _, err := w.st.TurnFiles(id, 5); return err }},
+		{"inbox", w.st.InboxDir(id), func() error {
+			return w.st.WriteInbox(id, &record.InboxEntry{ID: newID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued})
 		}},
-		{"session dir", w.st.sessionDir(id), func() error { return w.st.save(s) }},
+		{"session dir", w.st.SessionDir(id), func() error { return w.st.Save(s) }},
 	} {
 		moved := c.dir + ".real"
 		if err := os.Rename(c.dir, moved); err != nil {
@@ -164,7 +166,7 @@ func TestAStateDirReachedThroughASymlinkIsUsed(t *testing.T) {
 	}
 	path := filepath.Join(link, "logs", "zwarm.log")
 	os.MkdirAll(filepath.Dir(path), 0o700)
-	f, err := OpenAppend(link, path)
+	f, err := state.OpenAppend(link, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +180,11 @@ func TestAStateDirReachedThroughASymlinkIsUsed(t *testing.T) {
 func TestSpawnRefusesASymlinkedSessionsDir(t *testing.T) {
 	w := newWorld(t)
 	outside := t.TempDir()
-	if err := os.Symlink(outside, w.st.sessionsDir()); err != nil {
+	if err := os.Symlink(outside, w.st.SessionsDir()); err != nil {
 		t.Fatal(err)
 	}
 	_, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
-	refused(t, "spawn", err, w.st.sessionsDir())
+	refused(t, "spawn", err, w.st.SessionsDir())
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
 		t.Errorf("spawn made %s where sessions/ points", ents[0].Name())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 )
 
@@ -81,7 +82,7 @@ func (t *Trajectory) read(ctx context.Context, s *record.Session) ([]TurnEvents,
 	}
 	turns := s.Turns
 	if s.Legacy {
-		turns = legacyTurns(t.m.st.turnsDir(s.ID), s)
+		turns = state.LegacyTurns(t.m.st.TurnsDir(s.ID), s)
 	}
 	var out []TurnEvents
 	for _, turn := range turns {

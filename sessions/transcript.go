@@ -2,11 +2,12 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
-	"regexp"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // TurnLog is one turn with the events its agent printed.
@@ -44,7 +45,7 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*record.Se
 // Turns lists a session's turns, those of a Python zwarm record included.
 func (m *Manager) Turns(s *record.Session) []record.Turn {
 	if s.Legacy {
-		return legacyTurns(m.st.turnsDir(s.ID), s)
+		return state.LegacyTurns(m.st.TurnsDir(s.ID), s)
 	}
 	return s.Turns
 }
@@ -65,8 +66,6 @@ func (m *Manager) ReadTurn(ctx context.Context, s *record.Session, n int, fn fun
 	defer r.Close()
 	return r.Read(final, fn)
 }
-
-var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
 
 // Messages is the conversation: each turn's prompt and the agent's replies.
 func Messages(s *record.Session, turns []TurnLog) []Message {
@@ -101,7 +100,7 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 	if _, err := os.Stat(p); err != nil {
 		last := s.Turn
 		if s.Legacy {
-			last = len(legacyTurns(filepath.Dir(p), s))
+			last = len(state.LegacyTurns(filepath.Dir(p), s))
 		}
 		return "", config.Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
 	}

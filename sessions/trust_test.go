@@ -21,14 +21,14 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	ctx := context.Background()
 	os.Chmod(w.st.Dir(), 0o777)
 	defer os.Chmod(w.st.Dir(), 0o700)
-	before, _ := os.ReadDir(w.st.sessionsDir())
+	before, _ := os.ReadDir(w.st.SessionsDir())
 	_, err := w.m.Spawn(ctx, SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
 	refusedUntrusted(t, "spawn", err, w.st.Dir(), "can be written by others")
 	_, err = w.m.Inject(ctx, s.ID, "more")
 	refusedUntrusted(t, "inject", err, w.st.Dir(), "can be written by others")
 	_, err = w.m.Remove(ctx, s.ID, true)
 	refusedUntrusted(t, "rm", err, w.st.Dir(), "can be written by others")
-	if after, _ := os.ReadDir(w.st.sessionsDir()); len(after) != len(before) {
+	if after, _ := os.ReadDir(w.st.SessionsDir()); len(after) != len(before) {
 		t.Errorf("a refused spawn recorded something: %d entries, was %d", len(after), len(before))
 	}
 	if in, _ := w.m.Inbox(s.ID); len(in) != 0 {

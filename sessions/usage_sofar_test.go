@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"testing"
 	"time"
 )
@@ -21,7 +22,7 @@ func TestUsageSoFarCountsUntilTheTurnsOwnReport(t *testing.T) {
 	if s.Usage.InputTokens != 500_000 || s.Usage.OutputTokens != 10_000 || s.CostUSD == nil || *s.CostUSD != 0.6 {
 		t.Fatalf("so far: usage %+v, cost %v", s.Usage, s.CostUSD)
 	}
-	if why := overCostLimit(s); why != "over its cost limit of $0.50: $0.60 spent" {
+	if why := state.OverCostLimit(s); why != "over its cost limit of $0.50: $0.60 spent" {
 		t.Fatalf("limit: %q", why)
 	}
 	final := 0.42

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -19,7 +20,7 @@ import (
 // a TurnWork whose Err says why when nothing could be committed (a merge
 // or rebase left halfway stays in the worktree, uncommitted, until it is
 // finished; land refuses it meanwhile).
-func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *TurnWork {
+func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *state.TurnWork {
 	if ws == nil || ws.State != record.WorkspaceReady {
 		return nil
 	}
@@ -27,16 +28,16 @@ func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *Tu
 	head, _, err := commitRetrying(ctx, w, msg)
 	var ue *workspace.UnfinishedError
 	if errors.As(err, &ue) {
-		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files, Undone: w.Undone}
+		return &state.TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files, Undone: w.Undone}
 	}
 	if err != nil {
-		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Undone: w.Undone}
+		return &state.TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Undone: w.Undone}
 	}
 	before := ws.Head
 	if before == "" {
 		before = ws.BaseCommit
 	}
-	work := &TurnWork{Head: head, From: before, Undone: w.Undone}
+	work := &state.TurnWork{Head: head, From: before, Undone: w.Undone}
 	if head != before {
 		work.Commit = head
 		// Without the list the commit still stands; the record just names

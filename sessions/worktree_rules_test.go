@@ -692,7 +692,7 @@ func TestCleanLeftoversKeepsUncommittedWorkOnTheBranch(t *testing.T) {
 	ws := s.Workspace
 	writeFile(t, filepath.Join(ws.Path, "late.txt"), "after the last turn\n")
 	writeFile(t, filepath.Join(ws.Path, "a.txt"), "a, edited\n")
-	if err := w.st.remove(context.Background(), s.ID); err != nil {
+	if err := w.st.Remove(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	left, err := w.m.Leftovers(ctx, w.work)
@@ -723,7 +723,7 @@ func TestCleanLeftoversKeepsUncommittedWorkOnTheBranch(t *testing.T) {
 	// Forced, the work goes with the worktree and the branch.
 	s = w.wait(w.spawnIn(w.work, "add w again", SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(s.Workspace.Path, "late.txt"), "dropped\n")
-	if err := w.st.remove(context.Background(), s.ID); err != nil {
+	if err := w.st.Remove(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	removed, kept, err = w.m.CleanLeftovers(ctx, w.work, true)
@@ -756,7 +756,7 @@ func TestCleanLeftoversLeavesWhatWasBroughtAlongOut(t *testing.T) {
 		t.Fatalf("node_modules was not linked into the worktree: %v", err)
 	}
 	writeFile(t, filepath.Join(ws.Path, "late.txt"), "after the last turn\n")
-	if err := w.st.remove(context.Background(), s.ID); err != nil {
+	if err := w.st.Remove(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := w.m.CleanLeftovers(ctx, w.work, false); err != nil {

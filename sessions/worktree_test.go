@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -460,7 +461,7 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 			t.Errorf("%+v: %v, want an invalid request", req, err)
 		}
 	}
-	if ids, _ := w.st.ids(); len(ids) != 0 {
+	if ids, _ := w.st.Ids(); len(ids) != 0 {
 		t.Errorf("refused spawns recorded %v", ids)
 	}
 	// Outside a repository, and when asked, a worker works in place.
@@ -732,7 +733,7 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 // A spawn that is refused makes nothing, not even the state dir.
 func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
 	w := newWorld(t)
-	st, _ := NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
+	st, _ := state.NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
 	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	for _, req := range []SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationWorktree}} {

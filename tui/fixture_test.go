@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -49,7 +50,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	dir := t.TempDir()
-	st, err := sessions.NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectR
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.injected = append(r.injected, id+":"+text)
-	return &sessions.InjectResult{Entry: sessions.InboxEntry{Seq: len(r.injected) - 1, Text: text},
+	return &sessions.InjectResult{Entry: record.InboxEntry{Seq: len(r.injected) - 1, Text: text},
 		Outcome: sessions.InjectQueued, Turn: 1, Session: &record.Session{ID: id}}, nil
 }
 

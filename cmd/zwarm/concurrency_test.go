@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -78,7 +77,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 		t.Fatalf("%d follow-ups recorded, want 10", len(shown.Inbox))
 	}
 	for _, e := range shown.Inbox {
-		if e.State == sessions.InboxQueued || e.State == sessions.InboxUndelivered && e.Reason == "" {
+		if e.State == record.InboxQueued || e.State == record.InboxUndelivered && e.Reason == "" {
 			t.Errorf("follow-up %q ended %s %q", e.Text, e.State, e.Reason)
 		}
 	}

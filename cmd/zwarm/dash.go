@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui"
 )
 
@@ -85,7 +85,7 @@ func fileLogger(stateDir string) (*slog.Logger, func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("log dir: %w", err)
 	}
-	f, err := sessions.OpenAppend(stateDir, filepath.Join(dir, "zwarm.log"))
+	f, err := state.OpenAppend(stateDir, filepath.Join(dir, "zwarm.log"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("log file: %w", err)
 	}

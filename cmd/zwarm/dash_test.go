@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui"
 )
 
@@ -30,7 +31,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	}, completes("built", 10)...))
 	id := w.spawn("build it")
 
-	st, err := sessions.NewStore(w.state)
+	st, err := state.NewStore(w.state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor("follow-up queued for " + id[:8])
 	inbox, err := mgr.Inbox(id)
-	if err != nil || len(inbox) != 1 || inbox[0].Text != "ship it too" || inbox[0].State != sessions.InboxQueued {
+	if err != nil || len(inbox) != 1 || inbox[0].Text != "ship it too" || inbox[0].State != record.InboxQueued {
 		t.Fatalf("inbox %+v %v", inbox, err)
 	}
 

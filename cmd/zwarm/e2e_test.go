@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -210,7 +209,7 @@ func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
 			t.Errorf("claude follow-ups should go to the running process: %+v", s.Turns)
 		}
 		for _, e := range s.Inbox {
-			if e.State != sessions.InboxDelivered {
+			if e.State != record.InboxDelivered {
 				t.Errorf("inbox %+v", e)
 			}
 		}

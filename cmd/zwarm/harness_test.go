@@ -329,15 +329,15 @@ type session struct {
 	record.Session
 	// The worktree fields --json prints (the record keeps them in
 	// Workspace, which --json does not print).
-	Worktree    string                `json:"worktree"`
-	Branch      string                `json:"branch"`
-	Base        string                `json:"base"`
-	BaseCommit  string                `json:"base_commit"`
-	ChangesText string                `json:"changes_text"`
-	Messages    []sessions.Message    `json:"messages"`
-	Steps       []step                `json:"steps"`
-	Inbox       []sessions.InboxEntry `json:"inbox"`
-	Attached    []record.AttachSpan   `json:"attached"`
+	Worktree    string              `json:"worktree"`
+	Branch      string              `json:"branch"`
+	Base        string              `json:"base"`
+	BaseCommit  string              `json:"base_commit"`
+	ChangesText string              `json:"changes_text"`
+	Messages    []sessions.Message  `json:"messages"`
+	Steps       []step              `json:"steps"`
+	Inbox       []record.InboxEntry `json:"inbox"`
+	Attached    []record.AttachSpan `json:"attached"`
 }
 
 func (w *world) show(id string) session {

@@ -32,7 +32,8 @@ var allowed = map[string][]string{
 	"sessions/config":    {"sessions/store", "sessions/workspace", "sessions/record"},
 	"sessions/agent":     {"sessions/record", "sessions/config"},
 	"sessions/runner":    {"sessions/config"},
-	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner"},
+	"sessions/state":     {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/index"},
+	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state"},
 	"adapters/":          {"sessions/agent", "sessions/record", "sessions/config"},
 	"adapters":           {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
 	"watchers":           {"sessions", "sessions/record", "sessions/config"},
@@ -47,11 +48,11 @@ var allowed = map[string][]string{
 // core is what a package above the session core may import of it, and
 // more.
 func core(more ...string) []string {
-	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
+	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

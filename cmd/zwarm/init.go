@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // exampleConfig is .zwarm-example/config.toml (a test keeps the two equal).
@@ -54,7 +54,7 @@ func runInit(o *initOptions) error {
 		return err
 	}
 	io := o.f.io
-	st, err := sessions.NewStore(abs)
+	st, err := state.NewStore(abs)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runInit(o *initOptions) error {
 	case errors.Is(err, fs.ErrNotExist):
 		// O_EXCL: a file or symlink already there is an error, so nothing
 		// is written through a planted symlink.
-		if err := sessions.WriteFile(abs, cfg, exampleConfig, os.O_EXCL); err != nil {
+		if err := state.WriteFile(abs, cfg, exampleConfig, os.O_EXCL); err != nil {
 			if fi, lerr := os.Lstat(cfg); errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 				err = symlinkConfig(cfg) // planted meanwhile
 			}
@@ -91,7 +91,7 @@ func runInit(o *initOptions) error {
 // danglingConfigError is a config.toml that is a symlink to nothing: init
 // does not make the file it points to.
 type danglingConfigError struct {
-	*sessions.SymlinkError
+	*state.SymlinkError
 	target string
 }
 
@@ -105,7 +105,7 @@ func (e *danglingConfigError) Unwrap() error { return e.SymlinkError }
 func symlinkConfig(path string) error {
 	target, err := os.Readlink(path)
 	if err != nil {
-		return &sessions.SymlinkError{Path: path}
+		return &state.SymlinkError{Path: path}
 	}
-	return &danglingConfigError{SymlinkError: &sessions.SymlinkError{Path: path}, target: target}
+	return &danglingConfigError{SymlinkError: &state.SymlinkError{Path: path}, target: target}
 }

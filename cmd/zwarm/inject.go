@@ -105,7 +105,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 			return err
 		}
 	}
-	if e.State == sessions.InboxUndelivered {
+	if e.State == record.InboxUndelivered {
 		if !o.out.on() {
 			fmt.Fprintf(io.out, "%s follow-up not delivered: %s\n", sessions.ShortID(s.ID), render.Clip(e.Reason, 300))
 		}
@@ -145,9 +145,9 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 			continue
 		}
 		switch e.State {
-		case sessions.InboxUndelivered:
+		case record.InboxUndelivered:
 			return fmt.Errorf("inject %s: the follow-up was not delivered: %s", short, render.Clip(e.Reason, 300))
-		case sessions.InboxDelivered:
+		case record.InboxDelivered:
 			if s, err := m.Get(context.Background(), res.Session.ID); err == nil && e.Turn <= len(s.Turns) && s.Turns[e.Turn-1].EndedAt != nil {
 				return fmt.Errorf("inject %s: the follow-up became turn %d, which has ended: %s", short, e.Turn, s.Turns[e.Turn-1].Status)
 			}
@@ -161,7 +161,7 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 
 // waitInbox waits until the follow-up has become a turn that ended (or was
 // dropped), showing the session's progress on a terminal meanwhile.
-func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*sessions.InboxEntry, *record.Session, error) {
+func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*record.InboxEntry, *record.Session, error) {
 	var prog *progress
 	if !quiet {
 		prog = startProgress(io, "waiting for the follow-up to "+sessions.ShortID(res.Session.ID))

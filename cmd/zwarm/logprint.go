@@ -7,6 +7,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // logPrinter prints a session's steps as they arrive the way show does: a
@@ -17,7 +18,7 @@ import (
 // of a turn at a time, and a folded turn goes through a render.TurnWriter
 // from the end of the first update that has it.
 type logPrinter struct {
-	st         *sessions.Store
+	st         *state.Store
 	w          io.Writer
 	from, only int
 	follow     bool

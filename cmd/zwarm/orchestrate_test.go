@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // orchWorld is a world whose orchestrator talks to a fake model server.
@@ -348,8 +349,8 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 // steps as zwarm orchestrate does.
 func TestOrchestratedDemo(t *testing.T) {
 	t.Setenv("ZWARM_REPLAY_SPEED", "40")
-	state, work := t.TempDir(), t.TempDir()
-	st, err := sessions.NewStore(state)
+	stateDir, work := t.TempDir(), t.TempDir()
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

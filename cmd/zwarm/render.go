@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // printLines writes rendered lines, indented. Their text is safe already.
@@ -48,7 +49,7 @@ func printOutcome(io *streams, s *record.Session) {
 
 // stderrTail is the end of what a turn's agent wrote to stderr, for the
 // reason of a turn that failed; "" when there is none.
-func stderrTail(st *sessions.Store, id string, t record.Turn) string {
+func stderrTail(st *state.Store, id string, t record.Turn) string {
 	if t.EndedAt == nil || t.Status == record.StatusCompleted {
 		return ""
 	}

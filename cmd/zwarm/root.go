@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/runner/slurm"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // factory gives commands what they share: streams and the session manager
@@ -35,8 +36,8 @@ func (f *factory) useStateDir(dir string) {
 	f.chosen = &stateDirChoice{dir, "--state-dir"}
 }
 
-func (f *factory) store() (*sessions.Store, error) {
-	return sessions.NewStore(f.state().dir)
+func (f *factory) store() (*state.Store, error) {
+	return state.NewStore(f.state().dir)
 }
 
 func (f *factory) manager() (*sessions.Manager, error) {
@@ -52,7 +53,7 @@ func (f *factory) manager() (*sessions.Manager, error) {
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
 		ConfigSections: configSections(), Runners: runnerKinds(),
 		Warn:        func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
-		LockWaiting: func(w sessions.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
+		LockWaiting: func(w state.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
 	}), nil
 }
 

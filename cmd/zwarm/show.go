@@ -45,9 +45,9 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 // showJSON is a session with its conversation, trajectory and follow-ups.
 type showJSON struct {
 	sessionJSON
-	Messages []sessions.Message    `json:"messages"`
-	Steps    []stepJSON            `json:"steps"`
-	Inbox    []sessions.InboxEntry `json:"inbox"`
+	Messages []sessions.Message  `json:"messages"`
+	Steps    []stepJSON          `json:"steps"`
+	Inbox    []record.InboxEntry `json:"inbox"`
 }
 
 // stepJSON is one step of the trajectory with the turn it belongs to.
@@ -111,7 +111,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 // writeShowJSON prints show --json, reading the turns one event at a time:
 // the steps are written as they are folded, so a turn of any size is
 // printed without being held.
-func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *record.Session, inbox []sessions.InboxEntry) error {
+func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *record.Session, inbox []record.InboxEntry) error {
 	head, err := json.MarshalIndent(toJSON(s), "", "  ")
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 		return werr
 	}
 	if inbox == nil {
-		inbox = []sessions.InboxEntry{}
+		inbox = []record.InboxEntry{}
 	}
 	w.WriteString("]")
 	w.WriteString(",\n  \"messages\": ")
@@ -206,7 +206,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	return nil
 }
 
-func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *record.Session, inbox []sessions.InboxEntry, now time.Time) error {
+func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *record.Session, inbox []record.InboxEntry, now time.Time) error {
 	field := func(name, format string, a ...any) {
 		fmt.Fprintf(b, "%-8s %s\n", name, fmt.Sprintf(format, a...))
 	}
@@ -293,14 +293,14 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	if len(inbox) > 0 {
 		b.WriteString("\nfollow-ups:\n")
 		for _, e := range inbox {
-			state := string(e.State)
+			where := string(e.State)
 			switch {
-			case e.State == sessions.InboxDelivered:
-				state = fmt.Sprintf("delivered as turn %d", e.Turn)
+			case e.State == record.InboxDelivered:
+				where = fmt.Sprintf("delivered as turn %d", e.Turn)
 			case e.Reason != "":
-				state += ": " + render.Clip(e.Reason, 200)
+				where += ": " + render.Clip(e.Reason, 200)
 			}
-			fmt.Fprintf(b, "  %s  %s  (%s)\n", render.Ago(now.Sub(e.CreatedAt)), render.Clip(e.Text, 60), state)
+			fmt.Fprintf(b, "  %s  %s  (%s)\n", render.Ago(now.Sub(e.CreatedAt)), render.Clip(e.Text, 60), where)
 		}
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -126,7 +125,7 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 		t.Fatalf("turn prompts %q pending %d", prompts, s.PendingInjects)
 	}
 	for i, e := range s.Inbox {
-		if e.State != sessions.InboxDelivered || e.Turn != i+2 {
+		if e.State != record.InboxDelivered || e.Turn != i+2 {
 			t.Errorf("inbox %d: %+v", i, e)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 )
 
@@ -53,12 +53,12 @@ const (
 
 // InboxState is what became of an inbox entry: the states of a session's
 // follow-ups, whose guarantees a run's inbox keeps.
-type InboxState = sessions.InboxState
+type InboxState = record.InboxState
 
 const (
-	InboxQueued      = sessions.InboxQueued
-	InboxDelivered   = sessions.InboxDelivered
-	InboxUndelivered = sessions.InboxUndelivered
+	InboxQueued      = record.InboxQueued
+	InboxDelivered   = record.InboxDelivered
+	InboxUndelivered = record.InboxUndelivered
 )
 
 // InboxEntry is one message of the person to a run.

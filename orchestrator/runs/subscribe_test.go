@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // stepper is an orchestrating model that answers when the test says so:
@@ -48,7 +49,7 @@ func (s *stepper) Respond(ctx context.Context, _ *model.Request) (*model.Respons
 // done delivers its record when it ends.
 func startRun(t *testing.T, stateDir, task string) (id string, step *stepper, done <-chan *runs.Record) {
 	t.Helper()
-	st, err := sessions.NewStore(stateDir)
+	st, err := state.NewStore(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

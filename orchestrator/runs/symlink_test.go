@@ -2,18 +2,17 @@ package runs
 
 import (
 	"errors"
+	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // A run's files are never written through a symlink planted at one of
 // them or at the run's directory: the symlink is named.
 func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
-	state := t.TempDir()
-	dir := RunDir(state, "3f2a9c1d-0000-4000-8000-0000000000aa")
+	stateDir := t.TempDir()
+	dir := RunDir(stateDir, "3f2a9c1d-0000-4000-8000-0000000000aa")
 	os.MkdirAll(dir, 0o700)
 	target := filepath.Join(t.TempDir(), "target")
 	os.WriteFile(target, []byte("precious\n"), 0o600)
@@ -25,7 +24,7 @@ func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
 	}
 	named := func(what string, err error, path string) {
 		t.Helper()
-		var se *sessions.SymlinkError
+		var se *state.SymlinkError
 		if !errors.As(err, &se) || se.Path != path {
 			t.Errorf("%s: want %s named, got %v", what, path, err)
 		}
@@ -53,12 +52,12 @@ func TestRunFilesAreNotWrittenThroughASymlink(t *testing.T) {
 
 	// runs/ itself swapped for a symlink to elsewhere.
 	outside := t.TempDir()
-	os.Rename(filepath.Join(state, RunsDir), filepath.Join(state, "runs.real"))
-	os.Symlink(outside, filepath.Join(state, RunsDir))
+	os.Rename(filepath.Join(stateDir, RunsDir), filepath.Join(stateDir, "runs.real"))
+	os.Symlink(outside, filepath.Join(stateDir, RunsDir))
 	os.Mkdir(filepath.Join(outside, filepath.Base(dir)), 0o700)
 	_, err = OpenJournal(filepath.Join(dir, EventsFile))
-	named("a symlinked runs dir", err, filepath.Join(state, RunsDir))
+	named("a symlinked runs dir", err, filepath.Join(stateDir, RunsDir))
 	if _, err := os.Stat(filepath.Join(outside, filepath.Base(dir), EventsFile)); err == nil {
-		t.Error("the journal was made outside the state dir")
+		t.Error("the journal was made outside the stateDir dir")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 var bigTurn struct {
@@ -38,7 +39,7 @@ func BenchmarkShowTurn100MB(b *testing.B) {
 	if bigTurn.err != nil {
 		b.Fatal(bigTurn.err)
 	}
-	st, _ := sessions.NewStore(bigTurn.dir)
+	st, _ := state.NewStore(bigTurn.dir)
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
 	ctx := context.Background()
 	s, err := m.Get(ctx, "3f2a0000")

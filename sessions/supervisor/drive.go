@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,7 +96,7 @@ func newAgentRun(sv *supervisor, id string, n int, parser agent.Parser, p *agent
 }
 
 // run drives the agent until it has exited and all its output is recorded.
-func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
+func (a *agentRun) run(ctx context.Context) state.TurnEnd {
 	a.setLive(a.cmd.Input != nil && !a.oneTurn)
 	if a.cmd.Input != nil {
 		a.p.stdin.feed(a.cmd.Input(a.prompt()))
@@ -138,7 +138,7 @@ func (a *agentRun) run(ctx context.Context) sessions.TurnEnd {
 	}
 	a.finish()
 	code := exitCode(a.ws)
-	end := sessions.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure,
+	end := state.TurnEnd{N: a.n, ExitCode: &code, Killed: a.signalled && a.failure == "", Reason: a.failure,
 		Interrupted: a.interrupted && a.failure == ""}
 	if d := a.dropped; d != nil {
 		// The note stays whatever ends the turn (a kill, say); the
@@ -206,7 +206,7 @@ func (a *agentRun) record(line []byte) {
 	n, err := a.p.out.Write(line)
 	switch {
 	case err == nil:
-	case sessions.IsNoSpace(err):
+	case state.IsNoSpace(err):
 		a.dropOutput(n, int64(len(line)), err)
 	default:
 		a.fail(fmt.Sprintf("cannot record the agent's output in %s: %v", a.sv.st.TurnPath(a.id, a.n), err))
@@ -295,7 +295,7 @@ func (a *agentRun) stop(why string) {
 }
 
 // interruptPoll is how often the supervisor reads its record, while a
-// turn runs, for an interrupt (sessions.Turns.InterruptAsked): well
+// turn runs, for an interrupt (state.Turns.InterruptAsked): well
 // within a second, and a small file read for a supervisor's loop.
 const interruptPoll = 200 * time.Millisecond
 
@@ -348,9 +348,9 @@ func (a *agentRun) saveAs(outcome bool) {
 		a.sv.log.Error("record progress", "err", err)
 		a.sv.fenced(err)
 		switch {
-		case sessions.IsNoSpace(err) && outcome:
+		case state.IsNoSpace(err) && outcome:
 			a.fail(fmt.Sprintf("%scannot record the session: %v", diskFull(err), err))
-		case sessions.IsNoSpace(err):
+		case state.IsNoSpace(err):
 			// The outcome may use the reserve; until then the events
 			// wait here, only those that change the record.
 			a.pending = record.CompactEvents(a.pending)
@@ -435,7 +435,7 @@ func (a *agentRun) finish() {
 // diskFull is how a reason begins when err is a full disk: the words a
 // person looks for.
 func diskFull(err error) string {
-	if sessions.IsNoSpace(err) {
+	if state.IsNoSpace(err) {
 		return "disk full: "
 	}
 	return ""

@@ -2,14 +2,13 @@ package supervisor
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/state"
 	"log/slog"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // Each supervisor holds its session's supervisor lock for its whole life
-// (see sessions.Turns.LockSupervisor): a new one makes its cgroup only once
+// (see state.Turns.LockSupervisor): a new one makes its cgroup only once
 // the previous one, which removes the cgroup on its way out, has exited.
 
 // handoverWait bounds the wait for a previous supervisor: it has settled
@@ -21,7 +20,7 @@ const handoverWait = 30 * time.Second
 // previous supervisor to exit. It returns the release, to be called after
 // the cgroup is gone; without the lock (a hung predecessor, a signal while
 // waiting, an unwritable lock file) the release does nothing.
-func holdSession(ctx context.Context, turns *sessions.Turns, log *slog.Logger) (release func()) {
+func holdSession(ctx context.Context, turns *state.Turns, log *slog.Logger) (release func()) {
 	ctx, cancel := context.WithTimeout(ctx, handoverWait)
 	defer cancel()
 	start := time.Now()

@@ -6,7 +6,7 @@
 // reads and changes sessions through package sessions, in other processes.
 //
 // The supervisor changes its session's record only through the narrow
-// turn API of the lifecycle (sessions.Turns): Claim, Prepared, EndTurn,
+// turn API of the lifecycle (state.Turns): Claim, Prepared, EndTurn,
 // HandOver, RequestStop (a stop at a job's time limit) and the progress
 // of a running turn. It never sets a status. While a turn runs it asks
 // the record whether the turn is to be interrupted (InterruptAsked),
@@ -15,7 +15,7 @@
 // A supervisor is a child subreaper that waits for every child it has
 // (wait4(-1)): no other code may start processes in a supervisor process,
 // or the supervisor would take their exit statuses (see
-// sessions.InSupervisor).
+// state.InSupervisor).
 //
 // Only the `__supervise` command imports this package.
 package supervisor
@@ -31,10 +31,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,8 +46,8 @@ const flushEvery = 250 * time.Millisecond
 // supervisor runs the turns of one session, one after another, until no
 // follow-up is queued. It is the only process that starts agents.
 type supervisor struct {
-	st       *sessions.Store
-	turns    *sessions.Turns
+	st       *state.Store
+	turns    *state.Turns
 	adapters agent.Adapters
 	sections []config.Section
 	id       string
@@ -64,7 +64,7 @@ type supervisor struct {
 // another owner now: this supervisor may not go on recording, and its
 // agent must not go on working unrecorded.
 func (sv *supervisor) fenced(err error) {
-	if errors.Is(err, sessions.ErrFenced) && sv.stop != nil {
+	if errors.Is(err, state.ErrFenced) && sv.stop != nil {
 		sv.log.Warn("the session has another owner now: stopping the agent, recording nothing more", "err", err)
 		sv.stop()
 	}
@@ -72,7 +72,7 @@ func (sv *supervisor) fenced(err error) {
 
 // Options configure a supervisor.
 type Options struct {
-	Store    *sessions.Store
+	Store    *state.Store
 	Adapters agent.Adapters
 	// ConfigSections are the config.toml tables other packages own, so the
 	// supervisor reads the same config as the command that spawned it.
@@ -88,7 +88,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	if err != nil {
 		return err
 	}
-	sessions.ActAsSupervisor()
+	state.ActAsSupervisor()
 	logf, err := turns.OpenLog()
 	if err != nil {
 		return fmt.Errorf("supervise %s: %w", id, err)
@@ -147,7 +147,7 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 	return sv.run(ctx)
 }
 
-func newSupervisor(opt Options, turns *sessions.Turns, log *slog.Logger) *supervisor {
+func newSupervisor(opt Options, turns *state.Turns, log *slog.Logger) *supervisor {
 	sv := &supervisor{st: opt.Store, turns: turns, adapters: opt.Adapters, sections: opt.ConfigSections,
 		id: turns.ID(), log: log}
 	if cfg, err := config.Load(sv.st.Dir(), sv.sections...); err == nil {
@@ -226,7 +226,7 @@ const jobSignalWait = 2 * time.Second
 // ("exited with code 143") rather than the job cancelled. ctx ends when
 // the supervisor's signal has been recorded (stopOnSignal); it reports
 // whether it did.
-func awaitJobSignal(ctx context.Context, end sessions.TurnEnd) bool {
+func awaitJobSignal(ctx context.Context, end state.TurnEnd) bool {
 	if os.Getenv("SLURM_JOB_ID") == "" || end.Killed || end.ExitCode == nil {
 		return false
 	}
@@ -245,7 +245,7 @@ func awaitJobSignal(ctx context.Context, end sessions.TurnEnd) bool {
 
 // afterTurn records how a turn ended and, in the same update, starts the
 // next queued follow-up or settles the session.
-func (sv *supervisor) afterTurn(ctx context.Context, end sessions.TurnEnd) (*record.Session, *record.Turn, error) {
+func (sv *supervisor) afterTurn(ctx context.Context, end state.TurnEnd) (*record.Session, *record.Turn, error) {
 	s, turn, err := sv.turns.EndTurn(ctx, end)
 	if err != nil {
 		return nil, nil, fmt.Errorf("record turn %d: %w", end.N, err)
@@ -309,7 +309,7 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 // Slurm job it also asks whether the warning came before it listened
 // (missedWarning). The returned func stops listening and waits for the
 // listener and the question.
-func stopOnSignal(ctx context.Context, turns *sessions.Turns, log *slog.Logger) (context.Context, func()) {
+func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)

@@ -6,19 +6,19 @@ import (
 	"os"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // runTurn runs one agent process for turn t. A live process (Command.Input)
 // may go on to serve the follow-ups queued meanwhile as further turns. It
 // returns when the process and everything it started are gone, with how
 // the last turn it served ended; the caller records that.
-func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.Turn) sessions.TurnEnd {
-	fail := func(format string, a ...any) sessions.TurnEnd {
-		return sessions.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
+func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.Turn) state.TurnEnd {
+	fail := func(format string, a ...any) state.TurnEnd {
+		return state.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
 	}
 	cfg, err := config.Load(sv.st.Dir(), sv.sections...)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -26,8 +27,8 @@ const gitTimeout = 30 * time.Second
 // after a landing removed it, at what was landed), what [worktrees] copy,
 // symlink and .worktreeinclude bring along, then the setup command.
 // Everything it does and prints goes to the session's setup.log.
-func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (sessions.Made, error) {
-	var m sessions.Made
+func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (state.Made, error) {
+	var m state.Made
 	logf, err := sv.turns.OpenSetupLog()
 	if err != nil {
 		return m, fmt.Errorf("open the setup log: %w", err)
@@ -116,10 +117,10 @@ func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (sessio
 // turn n, and measures the change. It runs whatever ended the turn (a
 // kill included), with a context of its own: no work is lost because the
 // turn was stopped.
-func (sv *supervisor) commitTurn(s *record.Session, n int) *sessions.TurnWork {
+func (sv *supervisor) commitTurn(s *record.Session, n int) *state.TurnWork {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	work := sessions.CommitWork(ctx, s.Workspace, sessions.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
+	work := sessions.CommitWork(ctx, s.Workspace, state.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
 	if work != nil {
 		for _, u := range work.Undone {
 			sv.log.Warn("undid what the worker did to the repository's git dir", "turn", n, "what", u)

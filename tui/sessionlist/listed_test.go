@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -46,7 +47,7 @@ func listing(t *testing.T, n int) *sessions.Listing {
 			t.Fatal(err)
 		}
 	}
-	st, err := sessions.NewStore(dir)
+	st, err := state.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
@@ -183,7 +184,7 @@ func supervise(args []string) int {
 		}
 	}
 	err := func() error {
-		st, err := sessions.NewStore(stateDir)
+		st, err := state.NewStore(stateDir)
 		if err != nil {
 			return err
 		}
@@ -192,7 +193,7 @@ func supervise(args []string) int {
 			if err != nil {
 				return err
 			}
-			return sessions.Detach(st, id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
+			return sessions.StartDetached(st, id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -271,7 +272,7 @@ func New(t testing.TB, b *Bins, extraConfig string) *World {
 		t.Fatal(err)
 	}
 	w.Script(nil)
-	st, err := sessions.NewStore(w.State)
+	st, err := state.NewStore(w.State)
 	if err != nil {
 		t.Fatal(err)
 	}

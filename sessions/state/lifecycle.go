@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -47,12 +48,12 @@ import (
 // it settles again when they leave the CLI, or when a reader finds the
 // attaching command gone (detach, with a note saying so).
 
-// killFinishing reports whether the command that killed the session is
+// KillFinishing reports whether the command that killed the session is
 // still finishing the kill (Killer). A kill has nothing left to do but
 // sweep and record once the session settled, so a stamp older than a
 // minute past the end is stale (a long-lived process whose kill could not
 // clear it) and holds nothing up.
-func killFinishing(s *record.Session, now time.Time) bool {
+func KillFinishing(s *record.Session, now time.Time) bool {
 	if !s.Killer.Alive() {
 		return false
 	}
@@ -68,7 +69,7 @@ type TransitionError struct {
 }
 
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("session %s: cannot %s a %s session: %s", ShortID(e.ID), e.Transition, e.From, e.Why)
+	return fmt.Sprintf("session %s: cannot %s a %s session: %s", store.ShortID(e.ID), e.Transition, e.From, e.Why)
 }
 
 func refuse(s *record.Session, transition, why string) error {
@@ -133,15 +134,15 @@ func prepareFailed(s *record.Session, m Made, reason string, now time.Time) erro
 	}
 	s.Workspace.State, s.Workspace.Error = record.WorkspaceFailed, reason
 	noteMade(s.Workspace, m)
-	return failStart(s, reason, now)
+	return FailStart(s, reason, now)
 }
 
-// ownerAnswersSignals says the session's owner is a supervisor that has
+// OwnerAnswersSignals says the session's owner is a supervisor that has
 // claimed it: it set up its handling of SIGTERM before claiming, so a kill
 // may signal it. A pending session's owner has not claimed it yet (it may
 // be a process a few instructions old, which SIGTERM would simply end): it
 // sees a recorded kill when it claims the session.
-func ownerAnswersSignals(s *record.Session) bool {
+func OwnerAnswersSignals(s *record.Session) bool {
 	claimed := s.Status != record.StatusPending || s.Workspace != nil && s.Workspace.State == record.WorkspacePreparing
 	return s.Owner != nil && s.Owner.Role == record.RoleSupervisor && claimed && !s.Settled()
 }
@@ -193,7 +194,7 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 		}
 		t.Notes = append(t.Notes, note)
 	case e.Killed:
-		t.Status, t.Error = record.StatusKilled, firstNonBlank(stopReason(s), "killed by zwarm kill")
+		t.Status, t.Error = record.StatusKilled, FirstNonBlank(stopReason(s), "killed by zwarm kill")
 	case e.Reason != "":
 		t.Status, t.Error = record.StatusFailed, e.Reason
 	case t.AgentFailed || e.ExitCode == nil || *e.ExitCode != 0:
@@ -203,7 +204,7 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 			if e.ExitCode != nil {
 				code = fmt.Sprintf("exited with code %d", *e.ExitCode)
 			}
-			t.Error = firstNonBlank(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
+			t.Error = FirstNonBlank(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
 		}
 	default:
 		t.Status = record.StatusCompleted
@@ -228,7 +229,7 @@ func handOver(s *record.Session, ts turnStart, now time.Time) error {
 	t.EndedAt, t.Status = &now, record.StatusCompleted
 	if t.AgentFailed {
 		t.Status = record.StatusFailed
-		t.Error = firstNonBlank(t.Error, t.AgentError, "the agent reported failure")
+		t.Error = FirstNonBlank(t.Error, t.AgentError, "the agent reported failure")
 	}
 	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
 		StartedAt: now, Status: record.StatusRunning, Resumed: true, Live: true})
@@ -261,7 +262,7 @@ func settle(s *record.Session, now time.Time) error {
 		}
 	case last == nil:
 		s.Status = record.StatusFailed
-		s.Error = firstNonBlank(s.Error, "no turn ran")
+		s.Error = FirstNonBlank(s.Error, "no turn ran")
 	case last.Status == record.StatusInterrupted:
 		// Nothing took over the thread (an attach --interrupt given up):
 		// zwarm stopped the turn, so the session was killed.
@@ -274,9 +275,9 @@ func settle(s *record.Session, now time.Time) error {
 	return nil
 }
 
-// reopen makes a settled session pending again for a follow-up; owner is
+// Reopen makes a settled session pending again for a follow-up; owner is
 // the command that will start its new supervisor.
-func reopen(s *record.Session, owner proc.Ref) error {
+func Reopen(s *record.Session, owner proc.Ref) error {
 	if !s.Settled() {
 		return refuse(s, "reopen", "it is not settled")
 	}
@@ -293,9 +294,9 @@ func unclaimWorkspace(s *record.Session) {
 	}
 }
 
-// requestStop marks a kill in progress: from now on no turn starts and no
+// RequestStop marks a kill in progress: from now on no turn starts and no
 // follow-up is handed over, whoever owns the session.
-func requestStop(s *record.Session, reason string, now time.Time) error {
+func RequestStop(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "stop", "it is not running")
 	}
@@ -315,9 +316,9 @@ func stopReason(s *record.Session) string {
 	return "killed by zwarm kill"
 }
 
-// stopped records a kill that nobody else recorded: the owner was gone or
+// Stopped records a kill that nobody else recorded: the owner was gone or
 // could not be reached. note says so.
-func stopped(s *record.Session, note string, now time.Time) error {
+func Stopped(s *record.Session, note string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "record the kill of", "it is not running")
 	}
@@ -338,9 +339,9 @@ func stopped(s *record.Session, note string, now time.Time) error {
 	return settle(s, now)
 }
 
-// abandon records that the session's owner died without recording the
+// Abandon records that the session's owner died without recording the
 // outcome: it failed, and msg says why.
-func abandon(s *record.Session, msg string, now time.Time) error {
+func Abandon(s *record.Session, msg string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "abandon", "it is settled")
 	}
@@ -364,8 +365,8 @@ func abandon(s *record.Session, msg string, now time.Time) error {
 	return nil
 }
 
-// failStart records that the session's agent could not be started.
-func failStart(s *record.Session, reason string, now time.Time) error {
+// FailStart records that the session's agent could not be started.
+func FailStart(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() || s.TurnRunning() {
 		return refuse(s, "fail the start of", "it is not waiting to start")
 	}
@@ -380,11 +381,11 @@ func failStart(s *record.Session, reason string, now time.Time) error {
 	return nil
 }
 
-// interruptTurn marks the running turn to be stopped so that the thread goes
+// InterruptTurn marks the running turn to be stopped so that the thread goes
 // on at once: with the follow-up r.InboxID, or in a person's CLI
 // (r.Attacher). Its supervisor sees it and stops the agent as a kill
 // does; endTurn records the turn interrupted.
-func interruptTurn(s *record.Session, r record.InterruptRequest) error {
+func InterruptTurn(s *record.Session, r record.InterruptRequest) error {
 	if !s.Interruptible() {
 		why := "no turn is running"
 		switch {
@@ -400,9 +401,9 @@ func interruptTurn(s *record.Session, r record.InterruptRequest) error {
 	return nil
 }
 
-// attach hands a settled session to a person, who works in its agent's own
+// Attach hands a settled session to a person, who works in its agent's own
 // CLI, in its thread, through the attaching command owner.
-func attach(s *record.Session, owner proc.Ref, now time.Time) error {
+func Attach(s *record.Session, owner proc.Ref, now time.Time) error {
 	switch {
 	case s.Legacy:
 		return refuse(s, "attach", "it was written by the Python zwarm")
@@ -448,19 +449,19 @@ func handToAttacher(s *record.Session, now time.Time) error {
 	return nil
 }
 
-// withdrawAttach forgets that the attaching command token waits for the
+// WithdrawAttach forgets that the attaching command token waits for the
 // thread (it gave up): the interrupt goes on, as its agent may be
 // stopping already, and only a follow-up may take over.
-func withdrawAttach(s *record.Session, token string) {
+func WithdrawAttach(s *record.Session, token string) {
 	if r := s.Interrupt; r != nil && r.Attacher != nil && r.Attacher.Token == token {
 		r.Attacher = nil
 	}
 }
 
-// detach settles an attached session again, as it was before the attach:
+// Detach settles an attached session again, as it was before the attach:
 // the person left the CLI (exit is its exit code), or note says how else
 // the attach ended (its command died, say).
-func detach(s *record.Session, exit *int, note string, now time.Time) error {
+func Detach(s *record.Session, exit *int, note string, now time.Time) error {
 	if s.Status != record.StatusAttached || len(s.Attaches) == 0 {
 		return refuse(s, "detach", "it is not attached")
 	}
@@ -473,13 +474,28 @@ func detach(s *record.Session, exit *int, note string, now time.Time) error {
 	return nil
 }
 
-// firstNonBlank is the first of ss that is not blank, trimmed: a
+// FirstNonBlank is the first of ss that is not blank, trimmed: a
 // recorded reason is never whitespace.
-func firstNonBlank(ss ...string) string {
+func FirstNonBlank(ss ...string) string {
 	for _, s := range ss {
 		if strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
 	}
 	return ""
+}
+
+// Remote reports whether the session's supervisor runs under a runner
+// other than this host's.
+func Remote(s *record.Session) bool {
+	return s.Job != nil && s.Job.Runner != "" && s.Job.Runner != record.LocalRunner
+}
+
+// RunnerJudges says the session's runner, not a pid on this host, tells
+// whether its owner lives: it was handed to another runner, and no
+// command on this host is submitting its job or is attached to it (those
+// are judged by their pid). Until the job's id is known, nothing can be
+// told.
+func RunnerJudges(s *record.Session) bool {
+	return Remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
 }

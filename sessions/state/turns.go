@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
-	"golang.org/x/sys/unix"
 )
 
 // The supervisor's side of the lifecycle. A session's supervisor (package
@@ -82,14 +83,14 @@ type fileStamp struct {
 // Own hands session id to its supervisor, this process. It records
 // nothing: Claim does.
 func (st *Store) Own(id string) (*Turns, error) {
-	if err := validID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
-	self.Role, self.Token = record.RoleSupervisor, newID()
+	self.Role, self.Token = record.RoleSupervisor, store.NewID()
 	return &Turns{st: st, id: id, self: *self, prices: record.DefaultPrices()}, nil
 }
 
@@ -106,7 +107,7 @@ var ErrFenced = errors.New("the session has another owner now")
 // owns fences a write of the supervisor's: it must still be the owner.
 func (t *Turns) owns(s *record.Session) error {
 	if s.Owner == nil || s.Owner.Token != t.self.Token {
-		return fmt.Errorf("session %s: %w", ShortID(t.id), ErrFenced)
+		return fmt.Errorf("session %s: %w", store.ShortID(t.id), ErrFenced)
 	}
 	return nil
 }
@@ -131,12 +132,12 @@ func (t *Turns) UsePrices(p record.Prices) { t.prices = p }
 // kill stops the making, until Prepared. next is nil when the session
 // settled instead (a kill recorded before the start).
 func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn, prepare bool, err error) {
-	s, err = t.st.update(t.id, func(s *record.Session) error {
+	s, err = t.st.Update(t.id, func(s *record.Session) error {
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
 		if err := claim(s, t.self, prepare); err != nil {
 			return err
 		}
-		if remote(s) && s.Job.ID == "" && t.job != "" {
+		if Remote(s) && s.Job.ID == "" && t.job != "" {
 			s.Job.ID = t.job
 		}
 		if prepare {
@@ -168,14 +169,14 @@ type Made struct {
 // the session, or kills it when ctx (the supervisor's) ended meanwhile.
 func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.record(t.id, func(s *record.Session) error {
+	s, err := t.st.Record(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
 		if perr != nil {
 			if ctx.Err() != nil {
-				requestStop(s, "stopped by a signal to its supervisor", now)
+				RequestStop(s, "stopped by a signal to its supervisor", now)
 			}
 			return prepareFailed(s, m, perr.Error(), now)
 		}
@@ -194,14 +195,14 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Sessi
 // settled while a follow-up is about to start.
 func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.record(t.id, func(s *record.Session) error {
+	s, err := t.st.Record(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
 		if err := endTurn(s, end, time.Now().UTC()); err != nil {
 			return err
 		}
-		recordWork(s, end.N, end.Work)
+		RecordWork(s, end.N, end.Work)
 		s.Refresh(t.prices)
 		t.enforceCostLimit(s, time.Now().UTC())
 		var err error
@@ -218,7 +219,7 @@ func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *rec
 func (t *Turns) next(ctx context.Context, s *record.Session) (*record.Turn, error) {
 	now := time.Now().UTC()
 	if ctx.Err() != nil {
-		requestStop(s, "stopped by a signal to its supervisor", now)
+		RequestStop(s, "stopped by a signal to its supervisor", now)
 	}
 	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
 	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
@@ -244,7 +245,7 @@ func (t *Turns) next(ctx context.Context, s *record.Session) (*record.Turn, erro
 		}
 	}
 	if s.Stop != nil {
-		if err := t.st.dropQueued(s, "the session was killed before it was delivered"); err != nil {
+		if err := t.st.DropQueued(s, "the session was killed before it was delivered"); err != nil {
 			return nil, err
 		}
 	}
@@ -270,7 +271,7 @@ func (st *Store) takeNext(s *record.Session, now time.Time) (turnStart, bool, er
 // ctx (the supervisor's) has ended.
 func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
 	var next *record.Turn
-	_, err := t.st.update(t.id, func(s *record.Session) error {
+	_, err := t.st.Update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -320,7 +321,7 @@ func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time,
 // SetAgent records which process the agent is, and whether it takes
 // follow-ups on its stdin.
 func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
-	_, err := t.st.update(t.id, func(s *record.Session) error {
+	_, err := t.st.Update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -334,11 +335,11 @@ func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
 // kill does: no turn starts from then on, and the turn it stops is killed
 // with that reason.
 func (t *Turns) RequestStop(reason string) error {
-	_, err := t.st.update(t.id, func(s *record.Session) error {
+	_, err := t.st.Update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
-		return requestStop(s, reason, time.Now().UTC())
+		return RequestStop(s, reason, time.Now().UTC())
 	})
 	return err
 }
@@ -360,14 +361,14 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 	var stamp fileStamp
 	if t.job == "" {
 		var st unix.Stat_t
-		if err := unix.Stat(t.st.metaPath(t.id), &st); err == nil {
+		if err := unix.Stat(t.st.MetaPath(t.id), &st); err == nil {
 			stamp = fileStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
 			if a := t.asked; a.stamp == stamp && a.n == n {
 				return a.answer, nil
 			}
 		}
 	}
-	s, err := t.st.load(t.id)
+	s, err := t.st.Load(t.id)
 	if err != nil {
 		return false, err
 	}
@@ -384,7 +385,7 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 
 // Current is the session's latest turn (a copy), nil before the first.
 func (t *Turns) Current() (*record.Turn, error) {
-	s, err := t.st.load(t.id)
+	s, err := t.st.Load(t.id)
 	if err != nil || s.Current() == nil {
 		return nil, err
 	}
@@ -395,7 +396,7 @@ func (t *Turns) Current() (*record.Turn, error) {
 // NoteNewTurnFile records that turn n's file was removed while it ran and
 // a new one holds the rest: note says so, and the offset starts again.
 func (t *Turns) NoteNewTurnFile(n int, note string) error {
-	_, err := t.st.update(t.id, func(s *record.Session) error {
+	_, err := t.st.Update(t.id, func(s *record.Session) error {
 		if err := t.owns(s); err != nil {
 			return err
 		}
@@ -446,8 +447,8 @@ type TurnWork struct {
 	Undone []string
 }
 
-// recordWork puts what turn n changed in the record.
-func recordWork(s *record.Session, n int, w *TurnWork) {
+// RecordWork puts what turn n changed in the record.
+func RecordWork(s *record.Session, n int, w *TurnWork) {
 	ws := s.Workspace
 	if w == nil || ws == nil {
 		return
@@ -485,10 +486,10 @@ func CommitMessage(s *record.Session, n int) string {
 	if n >= 1 && n <= len(s.Turns) {
 		prompt = s.Turns[n-1].Prompt
 	}
-	return fmt.Sprintf("zwarm %s turn %d: %s", ShortID(s.ID), n, firstLine(prompt, 72))
+	return fmt.Sprintf("zwarm %s turn %d: %s", store.ShortID(s.ID), n, FirstLine(prompt, 72))
 }
 
-func firstLine(s string, max int) string {
+func FirstLine(s string, max int) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
@@ -503,11 +504,11 @@ func firstLine(s string, max int) string {
 
 // Dir is the session's directory: the supervisor stops its session once
 // it is gone or replaced.
-func (t *Turns) Dir() string { return t.st.sessionDir(t.id) }
+func (t *Turns) Dir() string { return t.st.SessionDir(t.id) }
 
 // OpenLog opens the supervisor's own log, sessions/<id>/supervisor.log,
 // for appending.
-func (t *Turns) OpenLog() (*os.File, error) { return OpenAppend(t.st.dir, t.st.logPath(t.id)) }
+func (t *Turns) OpenLog() (*os.File, error) { return OpenAppend(t.st.dir, t.st.LogPath(t.id)) }
 
 // OpenSetupLog opens the log of the worktree's making for appending.
 func (t *Turns) OpenSetupLog() (*os.File, error) {
@@ -515,16 +516,16 @@ func (t *Turns) OpenSetupLog() (*os.File, error) {
 }
 
 // TurnFiles opens turn n's stdout and stderr files for appending.
-func (t *Turns) TurnFiles(n int) (out, errf *os.File, err error) { return t.st.turnFiles(t.id, n) }
+func (t *Turns) TurnFiles(n int) (out, errf *os.File, err error) { return t.st.TurnFiles(t.id, n) }
 
-// turnFiles opens turn n's stdout and stderr files for appending.
-func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
+// TurnFiles opens turn n's stdout and stderr files for appending.
+func (st *Store) TurnFiles(id string, n int) (out, errf *os.File, err error) {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	out, err = st.openFile(st.TurnPath(id, n), flags)
+	out, err = st.OpenFile(st.TurnPath(id, n), flags)
 	if err != nil {
 		return nil, nil, err
 	}
-	errf, err = st.openFile(st.StderrPath(id, n), flags)
+	errf, err = st.OpenFile(st.StderrPath(id, n), flags)
 	if err != nil {
 		out.Close()
 		return nil, nil, err
@@ -538,10 +539,10 @@ func (st *Store) turnFiles(id string, n int) (out, errf *os.File, err error) {
 func (t *Turns) NewTurnFile(n int) (*os.File, error) {
 	path := t.st.TurnPath(t.id, n)
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
-	f, err := t.st.openFile(path, flags)
+	f, err := t.st.OpenFile(path, flags)
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
-			f, err = t.st.openFile(path, flags)
+			f, err = t.st.OpenFile(path, flags)
 		}
 	}
 	if errors.Is(err, fs.ErrExist) {
@@ -581,7 +582,7 @@ func (t *Turns) MarkWorktree(path string) error {
 // ends) for a previous supervisor to exit. unlock releases it, once the
 // session's cgroup is gone.
 func (t *Turns) LockSupervisor(ctx context.Context) (unlock func(), err error) {
-	l, err := lockFileCtx(ctx, t.st.Dir(), t.st.supervisorLockPath(t.id))
+	l, err := LockFileCtx(ctx, t.st.Dir(), t.st.SupervisorLockPath(t.id))
 	if err != nil {
 		return nil, err
 	}
@@ -604,11 +605,11 @@ func (t *Turns) TagCgroup(dir string) error {
 // RecordCgroup writes the session's cgroup dir to sessions/<id>/cgroup,
 // where a kill finds it without the record.
 func (t *Turns) RecordCgroup(dir string) error {
-	return t.st.writeFileAtomic(t.st.cgroupFile(t.id), []byte(dir+"\n"))
+	return t.st.WriteFileAtomic(t.st.CgroupFile(t.id), []byte(dir+"\n"))
 }
 
 // ForgetCgroup removes the record of the session's cgroup, once removed.
-func (t *Turns) ForgetCgroup() { t.st.forgetCgroup(t.id) }
+func (t *Turns) ForgetCgroup() { t.st.ForgetCgroup(t.id) }
 
 // Sweep kills every process of the session until none is left: those in
 // cgroup (its dir, or ""), those carrying the session's marker and the

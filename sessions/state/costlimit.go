@@ -1,15 +1,16 @@
-package sessions
+package state
 
 import (
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/agent"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A session's cost limit (Session.MaxCostUSD) is enforced by its
@@ -29,10 +30,10 @@ import (
 // has spent past its cost limit: it takes none.
 var ErrOverCostLimit = errors.New("the session takes no follow-up")
 
-// checkCostLimit refuses a cost limit that cannot be enforced: a negative
+// CheckCostLimit refuses a cost limit that cannot be enforced: a negative
 // one, or one on a model whose price is unknown to an agent that does not
 // report its own cost.
-func checkCostLimit(s *record.Session, ad agent.Adapter, prices record.Prices) error {
+func CheckCostLimit(s *record.Session, ad agent.Adapter, prices record.Prices) error {
 	switch c := s.MaxCostUSD; {
 	case c == 0:
 		return nil
@@ -50,14 +51,14 @@ func checkCostLimit(s *record.Session, ad agent.Adapter, prices record.Prices) e
 	return nil
 }
 
-// overCostLimit is why s must stop for its cost ("" if it need not).
-func overCostLimit(s *record.Session) string {
+// OverCostLimit is why s must stop for its cost ("" if it need not).
+func OverCostLimit(s *record.Session) string {
 	if s.MaxCostUSD <= 0 || s.CostUSD == nil || *s.CostUSD <= s.MaxCostUSD {
 		return ""
 	}
-	limit, spent := dollars(s.MaxCostUSD, 4), dollars(*s.CostUSD, 4)
+	limit, spent := Dollars(s.MaxCostUSD, 4), Dollars(*s.CostUSD, 4)
 	for n := 5; spent == limit && n <= 12; n++ {
-		spent = dollars(*s.CostUSD, n) // never "$0.50: $0.50 spent"
+		spent = Dollars(*s.CostUSD, n) // never "$0.50: $0.50 spent"
 	}
 	return fmt.Sprintf("over its cost limit of %s: %s spent", limit, spent)
 }
@@ -65,12 +66,12 @@ func overCostLimit(s *record.Session) string {
 // enforceCostLimit records a stop on s (held under its lock) once its cost
 // has passed its limit, and tells the supervisor to stop its agent.
 func (t *Turns) enforceCostLimit(s *record.Session, now time.Time) {
-	why := overCostLimit(s)
+	why := OverCostLimit(s)
 	if why == "" || s.Settled() {
 		return
 	}
 	if s.Stop == nil {
-		requestStop(s, why, now)
+		RequestStop(s, why, now)
 	}
 	t.overCost.Store(&why)
 }
@@ -85,9 +86,9 @@ func (t *Turns) OverCostLimit() string {
 	return ""
 }
 
-// dollars writes an amount to the cent, or with sig significant digits
+// Dollars writes an amount to the cent, or with sig significant digits
 // when it has more than cents ("$0.0042"), at least to the cent.
-func dollars(v float64, sig int) string {
+func Dollars(v float64, sig int) string {
 	if c := math.Round(v * 100); math.Abs(v*100-c) < 1e-9 {
 		return fmt.Sprintf("$%.2f", v)
 	}
@@ -102,20 +103,20 @@ func dollars(v float64, sig int) string {
 	return "$" + s
 }
 
-// roleSaid names the role in an error about a setting it may have given.
-func roleSaid(role string, err error) error {
+// RoleSaid names the role in an error about a setting it may have given.
+func RoleSaid(role string, err error) error {
 	if role == "" {
 		return err
 	}
 	return config.Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
 }
 
-// raiseCostLimit sets s's cost limit to usd (held under its lock), for a
+// RaiseCostLimit sets s's cost limit to usd (held under its lock), for a
 // follow-up that continues a session stopped at its limit: it must be
 // above what s has spent, or the follow-up would be stopped at once.
-func raiseCostLimit(s *record.Session, usd float64) error {
+func RaiseCostLimit(s *record.Session, usd float64) error {
 	if s.CostUSD != nil && *s.CostUSD >= usd {
-		return config.Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", dollars(usd, 4), dollars(*s.CostUSD, 4))
+		return config.Invalidf("a cost limit of %s is not above the %s the session has spent: give a higher one", Dollars(usd, 4), Dollars(*s.CostUSD, 4))
 	}
 	s.MaxCostUSD = usd
 	return nil

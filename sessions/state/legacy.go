@@ -1,21 +1,24 @@
-package sessions
+package state
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
-// decodeSession reads meta.json, in this package's schema or in the one the
+// DecodeSession reads meta.json, in this package's schema or in the one the
 // Python zwarm wrote (no "version" key). A native record is decoded once.
 // Errors name the file and say what is wrong with it.
-func decodeSession(path, id string, data []byte) (*record.Session, error) {
+func DecodeSession(path, id string, data []byte) (*record.Session, error) {
 	bad := func(format string, a ...any) error {
 		return &RecordError{ID: id, Err: fmt.Errorf("%s: "+format, append([]any{path}, a...)...)}
 	}
@@ -34,7 +37,7 @@ func decodeSession(path, id string, data []byte) (*record.Session, error) {
 		Version *int `json:"version"`
 	}
 	if perr := json.Unmarshal(data, &probe); perr != nil {
-		return nil, bad("not valid JSON (%v); zwarm rm --force %s removes the session", perr, ShortID(id))
+		return nil, bad("not valid JSON (%v); zwarm rm --force %s removes the session", perr, store.ShortID(id))
 	}
 	if probe.Version != nil {
 		return nil, bad("not a session record: %v", err)
@@ -137,13 +140,13 @@ func legacySource(text string) record.Source {
 	return src
 }
 
-// legacyCurrent completes a Python zwarm record for display. The Python
+// LegacyCurrent completes a Python zwarm record for display. The Python
 // zwarm never recorded an exit: a record it left "running" is shown running
 // only while its worker is demonstrably alive (the pid runs an agent that
 // started after the session was created), else failed, saying why.
-func (m *Manager) legacyCurrent(s *record.Session, rc *readCtx) *record.Session {
+func LegacyCurrent(s *record.Session, prices record.Prices) *record.Session {
 	if s.CostUSD == nil && !s.Usage.IsZero() {
-		s.CostUSD = rc.priceTable().Cost(s.Model, s.Usage)
+		s.CostUSD = prices.Cost(s.Model, s.Usage)
 	}
 	if s.LegacyStatus.Finished() || s.LegacyStatus == "" {
 		return s
@@ -177,10 +180,13 @@ func legacyWorkerAlive(s *record.Session) bool {
 	return strings.Contains(c, "codex") || strings.Contains(c, "claude")
 }
 
-// legacyTurns lists the turns of a Python zwarm session, which kept no turn
+// turnFileRE is the name of a turn file.
+var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
+
+// LegacyTurns lists the turns of a Python zwarm session, which kept no turn
 // records: one per turn file, with the user's messages, in order, as their
 // prompts.
-func legacyTurns(dir string, s *record.Session) []record.Turn {
+func LegacyTurns(dir string, s *record.Session) []record.Turn {
 	ents, _ := os.ReadDir(dir)
 	var out []record.Turn
 	for _, e := range ents {

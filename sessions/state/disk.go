@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"context"
@@ -60,33 +60,23 @@ func WriteFile(root, path string, data []byte, flag int) error {
 // and it, naming it (store.CheckNoSymlinks).
 func CheckNoSymlinks(root, path string) error { return store.CheckNoSymlinks(root, path) }
 
-// writeFileAtomic replaces a file of the store atomically: no directory
+// WriteFileAtomic replaces a file of the store atomically: no directory
 // between the state dir and it may be a symlink.
-func (st *Store) writeFileAtomic(path string, data []byte) error {
+func (st *Store) WriteFileAtomic(path string, data []byte) error {
 	return store.WriteFileAtomic(st.dir, path, data)
 }
 
-// openFile is OpenFile under the store's state dir.
-func (st *Store) openFile(path string, flag int) (*os.File, error) {
+// OpenFile is OpenFile under the store's state dir.
+func (st *Store) OpenFile(path string, flag int) (*os.File, error) {
 	return store.OpenFile(st.dir, path, flag, filePerm)
 }
 
-func lockFile(root, path string) (*store.Lock, error) {
-	return lockFileCtx(context.Background(), root, path)
+func LockFile(root, path string) (*store.Lock, error) {
+	return LockFileCtx(context.Background(), root, path)
 }
 
-// lockFileCtx takes the lock on path, in the state dir root, or gives up
+// LockFileCtx takes the lock on path, in the state dir root, or gives up
 // when ctx ends.
-func lockFileCtx(ctx context.Context, root, path string) (*store.Lock, error) {
+func LockFileCtx(ctx context.Context, root, path string) (*store.Lock, error) {
 	return store.LockFile(ctx, root, path, filepath.Base(path))
-}
-
-// writing is ctx for a command that changes sessions: its locks wait at
-// most lock_timeout, and after a second it says what it waits for.
-func (m *Manager) writing(ctx context.Context) context.Context {
-	timeout := DefaultLockTimeout
-	if cfg, err := m.Config(); err == nil {
-		timeout = cfg.LockTimeout()
-	}
-	return store.WithLockPolicy(ctx, store.LockPolicy{Timeout: timeout, Notify: m.lockWaiting})
 }

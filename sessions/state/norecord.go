@@ -1,10 +1,12 @@
-package sessions
+package state
 
 import (
 	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // errNoRecord is a session directory without its meta.json: removed behind
@@ -12,21 +14,21 @@ import (
 // into place with its record, and out of place whole), so it is broken,
 // not being created: it is listed as unreadable, kill stops what runs of
 // it, rm --force removes it, and its supervisor stops its agent.
-var errNoRecord = errors.New("is missing: the directory holds no session record")
+var ErrNoRecord = errors.New("is missing: the directory holds no session record")
 
-// noRecordError is the error a read of id's record gets when its
+// NoRecordError is the error a read of id's record gets when its
 // directory is there without one.
-func (st *Store) noRecordError(id string) *RecordError {
-	return &RecordError{ID: id, Err: fmt.Errorf("%s %w", st.metaPath(id), errNoRecord)}
+func (st *Store) NoRecordError(id string) *RecordError {
+	return &RecordError{ID: id, Err: fmt.Errorf("%s %w", st.MetaPath(id), ErrNoRecord)}
 }
 
-// recordMissing reports whether the session directory of id is there
+// RecordMissing reports whether the session directory of id is there
 // without a meta.json. A directory being created or removed is never taken
 // for one: the record's absence is checked inside the directory as it was
 // opened, and that directory must still be the one in place afterwards
 // (a removal renames it away before it empties it).
-func (st *Store) recordMissing(id string) bool {
-	fd, err := unix.Open(st.sessionDir(id), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func (st *Store) RecordMissing(id string) bool {
+	fd, err := unix.Open(st.SessionDir(id), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
@@ -36,7 +38,7 @@ func (st *Store) recordMissing(id string) bool {
 		return false
 	}
 	var opened, now unix.Stat_t
-	if unix.Fstat(fd, &opened) != nil || unix.Lstat(st.sessionDir(id), &now) != nil {
+	if unix.Fstat(fd, &opened) != nil || unix.Lstat(st.SessionDir(id), &now) != nil {
 		return false
 	}
 	return opened.Dev == now.Dev && opened.Ino == now.Ino
@@ -45,4 +47,15 @@ func (st *Store) recordMissing(id string) bool {
 // RecordMissing reports whether the session's directory is there without
 // its record: what the supervisor watches for, besides its directory, since
 // a session nobody can see or kill must not go on running.
-func (t *Turns) RecordMissing() bool { return t.st.recordMissing(t.id) }
+func (t *Turns) RecordMissing() bool { return t.st.RecordMissing(t.id) }
+
+// RecordError is a session whose record could not be read.
+type RecordError struct {
+	ID  string
+	Err error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("session %s: %v", store.ShortID(e.ID), e.Err)
+}
+func (e *RecordError) Unwrap() error { return e.Err }
