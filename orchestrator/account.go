@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -13,8 +13,8 @@ import (
 // worker the record does not know (started just before a crash) is
 // adopted: its source says it is the run's.
 func (r *Run) refresh(ctx context.Context) {
-	list, err := r.opt.Sessions.List(ctx, sessions.ListOptions{Source: record.RunSource(r.rec.ID)})
-	var le *sessions.ListError
+	list, err := r.opt.Sessions.List(ctx, listing.Options{Source: record.RunSource(r.rec.ID)})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		r.opt.Log.Warn("list the run's workers", "err", err)
 		return

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -50,7 +50,7 @@ func (r *Run) Watch(ctx context.Context, cfg *watchers.Config) (stop func()) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		err := workers.Watch(ctx, r.opt.Sessions, sessions.ListOptions{Source: record.RunSource(r.rec.ID)})
+		err := workers.Watch(ctx, r.opt.Sessions, listing.Options{Source: record.RunSource(r.rec.ID)})
 		if err != nil {
 			r.opt.Log.Error("orchestrator: the worker watchers stopped", "run", r.rec.ID, "err", err)
 			g.mu.Lock()

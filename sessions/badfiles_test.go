@@ -3,13 +3,15 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/agent"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // Broken records are reported by id and reason, naming the file, and the
@@ -27,8 +29,8 @@ func TestBrokenRecordsAreReportedNotHidden(t *testing.T) {
 		os.MkdirAll(w.st.SessionDir(id), 0o700)
 		os.WriteFile(w.st.MetaPath(id), []byte(body), 0o600)
 	}
-	list, err := w.m.List(context.Background(), ListOptions{})
-	var le *ListError
+	list, err := w.m.List(context.Background(), listing.Options{})
+	var le *listing.Error
 	if !errors.As(err, &le) || len(le.Records) != 3 || len(list) != 1 || list[0].ID != good.ID {
 		t.Fatalf("list: %d sessions, %v", len(list), err)
 	}
@@ -59,7 +61,7 @@ func TestUnusableStateDir(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "state dir") || !strings.Contains(err.Error(), "--state-dir") {
 		t.Fatalf("spawn into an unusable state dir: %v", err)
 	}
-	if _, err := m.List(context.Background(), ListOptions{}); err == nil || !strings.Contains(err.Error(), filepath.Join(file, "state")) {
+	if _, err := m.List(context.Background(), listing.Options{}); err == nil || !strings.Contains(err.Error(), filepath.Join(file, "state")) {
 		t.Fatalf("listing an unusable state dir: %v", err)
 	}
 }

@@ -14,8 +14,10 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // turnLines is valid codex output: commands with output, messages,
@@ -102,7 +104,7 @@ func BenchmarkList1000Finished(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		list, err := m.List(context.Background(), sessions.ListOptions{})
+		list, err := m.List(context.Background(), listing.Options{})
 		if err != nil || len(list) != 1000 {
 			b.Fatalf("%d sessions, %v", len(list), err)
 		}
@@ -119,7 +121,7 @@ func BenchmarkSelectHugeTurn(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		tr := m.NewTrajectory(id, sessions.TrajectoryOptions{Window: 8 << 20})
+		tr := m.NewTrajectory(id, watch.TrajectoryOptions{Window: 8 << 20})
 		_, batches, err := tr.Read(context.Background())
 		if err != nil || len(batches) != 1 || batches[0].Skipped == 0 {
 			b.Fatalf("%v %d", err, len(batches))
@@ -173,14 +175,14 @@ func benchList(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
-	list, err := m.List(context.Background(), sessions.ListOptions{}) // builds the listing cache
+	list, err := m.List(context.Background(), listing.Options{}) // builds the listing cache
 	if err != nil || len(list) != n {
 		b.Fatalf("%d sessions, %v", len(list), err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := m.List(context.Background(), sessions.ListOptions{}); err != nil {
+		if _, err := m.List(context.Background(), listing.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -202,13 +204,13 @@ func benchListing(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
-	if _, err := m.List(context.Background(), sessions.ListOptions{}); err != nil { // builds the listing cache
+	if _, err := m.List(context.Background(), listing.Options{}); err != nil { // builds the listing cache
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		sub, err := m.Subscribe(context.Background(), sessions.SubscribeOptions{Listing: true})
+		sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 		if err != nil {
 			b.Fatal(err)
 		}

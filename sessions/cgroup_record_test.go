@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
-	"golang.org/x/sys/unix"
 )
 
 // A session's cgroup file can be written by anyone who can write the state
@@ -72,7 +74,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 			if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, ErrNotRunning) {
 				t.Errorf("kill: %v, want not running", err)
 			}
-			if _, err := w.m.List(context.Background(), ListOptions{}); err != nil {
+			if _, err := w.m.List(context.Background(), listing.Options{}); err != nil {
 				t.Errorf("list: %v", err)
 			}
 			time.Sleep(100 * time.Millisecond)

@@ -3,11 +3,12 @@
 package sessions
 
 import (
-	"github.com/zwarm/zwarm/sessions/proc"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 func containStressN(t *testing.T, def int) int {

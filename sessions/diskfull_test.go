@@ -3,14 +3,16 @@ package sessions
 import (
 	"context"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // smallDisk mounts a tmpfs of the given size for the test's state dir.
@@ -111,7 +113,7 @@ func TestFullDisk(t *testing.T) {
 			t.Fatalf("a failed spawn left %s behind", e.Name())
 		}
 	}
-	if list, err := w.m.List(context.Background(), ListOptions{}); err != nil || len(list) != 1 {
+	if list, err := w.m.List(context.Background(), listing.Options{}); err != nil || len(list) != 1 {
 		t.Fatalf("list: %d sessions, %v", len(list), err)
 	}
 }

@@ -2,10 +2,11 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A follow-up that reopens a settled session starts its agent only once

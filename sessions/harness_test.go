@@ -77,11 +77,6 @@ func TestMain(m *testing.M) {
 		fakeAgentBin = os.Getenv("ZWARM_SESSIONS_TEST_FAKEAGENT")
 		os.Exit(spawnerProcess(dir))
 	}
-	if dir := os.Getenv(indexWriterEnv); dir != "" {
-		// Rewrites the listing cache until killed (see
-		// TestListingCacheSurvivesAKillWhileWritten).
-		os.Exit(indexWriter(dir))
-	}
 	if dir := os.Getenv(landerEnv); dir != "" {
 		// Lands a session (see BenchmarkLandLargeBinary).
 		os.Exit(landerProcess(dir))

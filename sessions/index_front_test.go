@@ -3,12 +3,15 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A listing answered from the front of the cache (a limit, a filter) says
@@ -23,20 +26,20 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 	ctx := context.Background()
 	const n = 300
 	for i := range n {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(st.SessionsDir(), old, old) // a state dir in use: its directory is trusted
-	if _, err := m.List(ctx, ListOptions{}); err != nil {
+	if _, err := m.List(ctx, listing.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	all := recordsOnDisk(t, st, "")
-	for _, opt := range []ListOptions{
+	all := sessionstest.RecordsOnDisk(t, st, "")
+	for _, opt := range []listing.Options{
 		{}, {Limit: 1}, {Limit: 20}, {Limit: n + 5}, {Status: record.StatusCompleted, Limit: 7}, {Status: record.StatusRunning},
 		{Active: true}, {Text: "task 29"}, {Text: "task 29", Limit: 3}, {Source: record.UserSource, Limit: 50},
 		{Source: record.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")},
 	} {
-		if _, _, ok := m.listFront(opt); !ok {
+		if _, _, ok := m.cache.Front(opt); !ok {
 			t.Fatalf("%+v: the current cache did not answer", opt)
 		}
 		list, err := m.List(ctx, opt)
@@ -46,15 +49,15 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 		var want []string
 		for _, s := range recordSessions(t, st) {
 			if opt.Match(s) && (opt.Limit == 0 || len(want) < opt.Limit) {
-				want = append(want, fingerprint(s))
+				want = append(want, sessionstest.Fingerprint(s))
 			}
 		}
 		got := make([]string, len(list))
 		for i, s := range list {
-			got[i] = fingerprint(s)
+			got[i] = sessionstest.Fingerprint(s)
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("%+v: %d listed, want %d; first difference:\n%s", opt, len(got), len(want), firstDiff(got, want))
+			t.Fatalf("%+v: %d listed, want %d; first difference:\n%s", opt, len(got), len(want), sessionstest.FirstDiff(got, want))
 		}
 	}
 	if len(all) != n {
@@ -63,18 +66,18 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 
 	// The newest record, broken in place: `ls -L 1` shows it, so it is
 	// checked, reported, and the next one listed in its place.
-	newest := sessionID(n - 1)
+	newest := sessionstest.SessionID(n - 1)
 	nextClockTick(t, st.MetaPath(newest))
 	if err := os.WriteFile(st.MetaPath(newest), []byte(`{"version":1,"id":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, when := range []string{"first", "second"} {
-		list, err := m.List(ctx, ListOptions{Limit: 1})
-		var le *ListError
+		list, err := m.List(ctx, listing.Options{Limit: 1})
+		var le *listing.Error
 		if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != newest {
 			t.Fatalf("%s listing: the broken record is not reported: %v", when, err)
 		}
-		if len(list) != 1 || list[0].ID != sessionID(n-2) {
+		if len(list) != 1 || list[0].ID != sessionstest.SessionID(n-2) {
 			t.Fatalf("%s listing: %d listed, want the one before the broken one", when, len(list))
 		}
 	}
@@ -90,10 +93,10 @@ func recordSessions(t *testing.T, st *state.Store) []*record.Session {
 	var out []*record.Session
 	for _, id := range ids {
 		if s, err := st.Load(id); err == nil {
-			out = append(out, summaryOf(s))
+			out = append(out, listing.SummaryOf(s))
 		}
 	}
-	SortNewestFirst(out)
+	record.SortNewestFirst(out)
 	return out
 }
 
@@ -107,16 +110,16 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 	}
 	m := NewManager(ManagerOptions{Store: st})
 	for i := range 40 {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(st.SessionsDir(), old, old)
-	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+	if _, err := m.List(context.Background(), listing.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string, fromCache bool) {
 		t.Helper()
-		if _, ok := lookupPrefix(st, "3f2a"); ok != fromCache {
+		if _, ok := listing.LookupPrefix(st, "3f2a"); ok != fromCache {
 			t.Fatalf("%s: the cache answered: %v, want %v", when, ok, fromCache)
 		}
 		ids, _ := st.Ids()
@@ -139,17 +142,17 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 		}
 	}
 	check("cache current", true)
-	writeSettledRecord(t, st, 41)
+	sessionstest.WriteSettledRecord(t, st, 41)
 	check("a session added since", false)
 	os.Chtimes(st.SessionsDir(), old, old)
-	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+	if _, err := m.List(context.Background(), listing.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	check("cache current again", true)
-	if _, err := m.Remove(context.Background(), sessionID(5), false); err != nil {
+	if _, err := m.Remove(context.Background(), sessionstest.SessionID(5), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Resolve(sessionID(5)[:8]); !errors.Is(err, ErrNotFound) {
+	if _, err := m.Resolve(sessionstest.SessionID(5)[:8]); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a removed session resolves: %v", err)
 	}
 	check("a session removed since", false)

@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Inject interrupted at a random moment (its context cancelled, as Ctrl+C

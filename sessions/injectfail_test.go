@@ -2,12 +2,13 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A follow-up whose supervisor cannot be started (here its log is a

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // blocks is a turn that takes the steps first (before anything a test

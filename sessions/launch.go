@@ -2,12 +2,13 @@ package sessions
 
 import (
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // StartDetached is the intermediate step of startSupervisor: it starts argv (the

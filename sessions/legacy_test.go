@@ -3,14 +3,16 @@ package sessions
 import (
 	"context"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 const pythonRecord = `{"id":"3f2a","task":"fix it","status":"running","working_dir":"/w","created_at":"2025-03-01T10:00:00.123456",
@@ -114,7 +116,7 @@ func TestPythonSessionDirIsNeverTouched(t *testing.T) {
 	if _, err := w.m.Remove(ctx, id, true); err == nil {
 		t.Error("rm --force of a Python session")
 	}
-	if _, err := w.m.List(ctx, ListOptions{}); err != nil {
+	if _, err := w.m.List(ctx, listing.Options{}); err != nil {
 		t.Error(err)
 	}
 	after, _ := os.ReadDir(dir)

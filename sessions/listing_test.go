@@ -3,14 +3,18 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // listingDir writes n settled sessions, a few failed or killed, and the
@@ -25,7 +29,7 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *state.Store) {
 	}
 	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}})
 	for i := range n {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 		switch {
 		case i%5 == 0:
 			setStatus(t, st, i, record.StatusFailed)
@@ -34,7 +38,7 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *state.Store) {
 		}
 	}
 	for _, i := range running {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 		setStatus(t, st, i, record.StatusRunning)
 	}
 	settleDir(t, m, st)
@@ -45,7 +49,7 @@ func listingDir(t *testing.T, n int, running ...int) (*Manager, *state.Store) {
 // by this process.
 func setStatus(t *testing.T, st *state.Store, i int, status record.Status) {
 	t.Helper()
-	s, err := st.Load(sessionID(i))
+	s, err := st.Load(sessionstest.SessionID(i))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,22 +76,22 @@ func settleDir(t *testing.T, m *Manager, st *state.Store) {
 	if err := os.Chtimes(st.SessionsDir(), old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+	if _, err := m.List(context.Background(), listing.Options{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // initialOf subscribes with a listing and returns its first update and
 // the initial updates that follow it.
-func initialOf(t *testing.T, m *Manager) (*Subscription, Update, []Update) {
+func initialOf(t *testing.T, m *Manager) (*watch.Subscription, watch.Update, []watch.Update) {
 	t.Helper()
-	sub, err := m.Subscribe(context.Background(), SubscribeOptions{Listing: true})
+	sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sub.Close)
-	var first Update
-	var rest []Update
+	var first watch.Update
+	var rest []watch.Update
 	for u := range sub.C() {
 		if u.Listing != nil {
 			first = u
@@ -99,7 +103,7 @@ func initialOf(t *testing.T, m *Manager) (*Subscription, Update, []Update) {
 		}
 	}
 	t.Fatalf("subscription ended: %v", sub.Err())
-	return nil, Update{}, nil
+	return nil, watch.Update{}, nil
 }
 
 // The listing holds every settled session as a full listing shows it,
@@ -107,7 +111,7 @@ func initialOf(t *testing.T, m *Manager) (*Subscription, Update, []Update) {
 // ones follow as updates of their own, their records whole.
 func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 	m, _ := listingDir(t, 300, 300, 301, 302)
-	list, err := m.List(context.Background(), ListOptions{})
+	list, err := m.List(context.Background(), listing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +119,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 	var settled []*record.Session
 	for _, s := range list {
 		if s.Settled() {
-			want = append(want, fingerprint(s))
+			want = append(want, sessionstest.Fingerprint(s))
 			settled = append(settled, s)
 		}
 	}
@@ -137,13 +141,13 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		if b.ID != s.ID || b.Status != s.Status || b.Adapter != s.Adapter || b.Model != s.Model || b.Source != s.Source ||
 			!b.CreatedAt.Equal(s.CreatedAt) || !b.UpdatedAt.Equal(s.UpdatedAt) || !b.EndedAt.Equal(ended) || b.Turn != s.Turn ||
 			b.Tokens != s.Usage.TotalTokens || b.Priced != priced || b.CostUSD != cost {
-			t.Fatalf("brief %d: %+v\nof %s", i, b, fingerprint(s))
+			t.Fatalf("brief %d: %+v\nof %s", i, b, sessionstest.Fingerprint(s))
 		}
 		if at, ok := l.Find(s.ID); !ok || at != i {
 			t.Fatalf("find %s: %d %v; want %d", s.ID, at, ok, i)
 		}
 	}
-	if _, ok := l.Find(sessionID(300)); ok {
+	if _, ok := l.Find(sessionstest.SessionID(300)); ok {
 		t.Fatal("a running session found in the listing")
 	}
 	at := make([]int, l.Len())
@@ -155,7 +159,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, s := range read {
-		if got := fingerprint(s); got != want[at[k]] {
+		if got := sessionstest.Fingerprint(s); got != want[at[k]] {
 			t.Fatalf("read back %d:\n got  %s\n want %s", at[k], got, want[at[k]])
 		}
 	}
@@ -164,10 +168,10 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		if i != len(walked) {
 			t.Fatalf("walked %d after %d", i, len(walked))
 		}
-		walked = append(walked, fingerprint(s))
+		walked = append(walked, sessionstest.Fingerprint(s))
 		return true
 	}); err != nil || !slices.Equal(walked, want) {
-		t.Fatalf("walk: %v\n%s", err, firstDiff(walked, want))
+		t.Fatalf("walk: %v\n%s", err, sessionstest.FirstDiff(walked, want))
 	}
 	if len(rest) != 3 || !rest[2].Synced {
 		t.Fatalf("%d updates after the listing; want the 3 running, the last synced", len(rest))
@@ -187,12 +191,12 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 // follows the first state, and comes as a change.
 func TestListingOfACacheBehind(t *testing.T) {
 	m, st := listingDir(t, 200, 200)
-	writeSettledRecord(t, st, 500)
-	writeSettledRecord(t, st, 501)
-	if err := os.RemoveAll(st.SessionDir(sessionID(10))); err != nil {
+	sessionstest.WriteSettledRecord(t, st, 500)
+	sessionstest.WriteSettledRecord(t, st, 501)
+	if err := os.RemoveAll(st.SessionDir(sessionstest.SessionID(10))); err != nil {
 		t.Fatal(err)
 	}
-	edited := sessionID(20)
+	edited := sessionstest.SessionID(20)
 	s, err := st.Load(edited)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +215,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	if l.Len() != 199 || first.Pending != 3 {
 		t.Fatalf("listing of %d, %d pending; want 199 and 3", l.Len(), first.Pending)
 	}
-	for _, id := range []string{sessionID(10), sessionID(500), sessionID(200)} {
+	for _, id := range []string{sessionstest.SessionID(10), sessionstest.SessionID(500), sessionstest.SessionID(200)} {
 		if _, ok := l.Find(id); ok {
 			t.Fatalf("%s in the listing", ShortID(id))
 		}
@@ -220,7 +224,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	for _, u := range rest {
 		got[u.ID] = u.Session
 	}
-	if len(got) != 3 || got[sessionID(500)] == nil || got[sessionID(501)] == nil || got[sessionID(200)] == nil {
+	if len(got) != 3 || got[sessionstest.SessionID(500)] == nil || got[sessionstest.SessionID(501)] == nil || got[sessionstest.SessionID(200)] == nil {
 		t.Fatalf("updates after the listing: %v", got)
 	}
 	select {
@@ -233,7 +237,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	}
 	sub.Close()
 
-	through := sessionID(21)
+	through := sessionstest.SessionID(21)
 	if _, err := st.UpdateSettled(context.Background(), through, func(s *record.Session) error {
 		s.LastMessage = "through zwarm"
 		return nil
@@ -256,12 +260,12 @@ func TestListingOfACacheBehind(t *testing.T) {
 // to date first: the listing holds the settled sessions all the same.
 func TestListingWithoutACache(t *testing.T) {
 	m, st := listingDir(t, 400)
-	os.Remove(filepath.Join(st.Dir(), indexFile))
+	os.Remove(filepath.Join(st.Dir(), listing.IndexFile))
 	_, first, rest := initialOf(t, m)
 	if first.Listing.Len() != 400 || first.Pending != 0 || len(rest) != 0 || !first.Synced {
 		t.Fatalf("listing of %d, %d pending, %d updates; want 400 alone", first.Listing.Len(), first.Pending, len(rest))
 	}
-	if _, err := os.Stat(filepath.Join(st.Dir(), indexFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(st.Dir(), listing.IndexFile)); err != nil {
 		t.Fatalf("the cache was not written: %v", err)
 	}
 }
@@ -277,10 +281,10 @@ func TestListingSharedWhileTheStateStands(t *testing.T) {
 		t.Fatal("two subscriptions of the same state made two listings")
 	}
 	subA.Close()
-	if list, err := b.Listing.Sessions(context.Background(), []int{0, 99}); err != nil || list[1].ID != sessionID(0) {
+	if list, err := b.Listing.Sessions(context.Background(), []int{0, 99}); err != nil || list[1].ID != sessionstest.SessionID(0) {
 		t.Fatalf("the listing after one of its subscriptions ended: %v", err)
 	}
-	writeSettledRecord(t, st, 700)
+	sessionstest.WriteSettledRecord(t, st, 700)
 	_, c, _ := initialOf(t, m)
 	if c.Listing == a.Listing {
 		t.Fatal("a listing shared across a change of the sessions dir")

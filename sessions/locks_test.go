@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
-	"golang.org/x/sys/unix"
 )
 
 // holdLock starts a process that takes the session lock at path and holds
@@ -232,7 +234,7 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	if got == nil || got.Status != record.StatusFailed {
 		t.Fatalf("show of a session whose owner died: %+v", got)
 	}
-	list := within(t, "ls", func() []*record.Session { l, _ := w.m.List(context.Background(), ListOptions{}); return l })
+	list := within(t, "ls", func() []*record.Session { l, _ := w.m.List(context.Background(), listing.Options{}); return l })
 	if len(list) != 1 || list[0].Status != record.StatusFailed {
 		t.Fatalf("ls: %v", list)
 	}

@@ -8,11 +8,13 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Manager is the API every front end uses: the CLI, the dashboard, the
@@ -29,10 +31,9 @@ type Manager struct {
 	jobs           runner.Cache
 	warn           func(error)
 	lockWaiting    func(state.LockWait)
-	// listings is what the subscriptions to every session start from,
-	// made one at a time and shared while the state it was made from
-	// stands (listing_share.go): the dashboard holds two.
-	listings sharedListing
+	// cache is the listing cache: what listings and the subscriptions to
+	// every session start from.
+	cache *listing.Cache
 }
 
 // ManagerOptions configure a Manager.
@@ -68,8 +69,10 @@ func NewManager(opt ManagerOptions) *Manager {
 			sections = append(sections, sec)
 		}
 	}
-	return &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
+	m := &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
 		sections: sections, runners: opt.Runners, warn: warn, lockWaiting: opt.LockWaiting}
+	m.cache = listing.NewCache(opt.Store, m.Judge)
+	return m
 }
 
 // Warn reports a problem that does not stop an operation, through the
@@ -88,11 +91,13 @@ func (m *Manager) Config() (*config.Config, error) {
 }
 
 // Resolve turns an id prefix into a full id.
-func (m *Manager) Resolve(idOrPrefix string) (string, error) { return resolve(m.st, idOrPrefix) }
+func (m *Manager) Resolve(idOrPrefix string) (string, error) {
+	return listing.Resolve(m.st, idOrPrefix)
+}
 
 // Inbox lists a session's follow-ups and what became of each.
 func (m *Manager) Inbox(id string) ([]record.InboxEntry, error) {
-	id, err := resolve(m.st, id)
+	id, err := listing.Resolve(m.st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -120,4 +125,22 @@ func (m *Manager) writing(ctx context.Context) context.Context {
 		timeout = cfg.LockTimeout()
 	}
 	return store.WithLockPolicy(ctx, store.LockPolicy{Timeout: timeout, Notify: m.lockWaiting})
+}
+
+// Listings is the state dir's listing cache.
+func (m *Manager) Listings() *listing.Cache { return m.cache }
+
+// Subscribe follows sessions as they change (watch.go's Subscription).
+func (m *Manager) Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error) {
+	return watch.Subscribe(ctx, m, opt)
+}
+
+// Follow calls fn with each step of a session as it happens.
+func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt watch.FollowOptions, fn func(watch.Step)) error {
+	return watch.Follow(ctx, m, idOrPrefix, opt, fn)
+}
+
+// NewTrajectory reads a session's steps as they come.
+func (m *Manager) NewTrajectory(id string, opt watch.TrajectoryOptions) *watch.Trajectory {
+	return watch.NewTrajectory(m, id, opt)
 }

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/agent"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // ErrAttached is returned (wrapped) for a session a person is attached to
@@ -58,7 +60,7 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}

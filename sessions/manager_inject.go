@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"math"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // InjectOutcome is what became of a follow-up the moment it was sent.
@@ -101,7 +103,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +225,7 @@ func (m *Manager) fateOf(id, entryID string) string {
 // WaitInbox blocks until a follow-up has been answered: the turn it became
 // has ended, or it was reported undelivered.
 func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.InboxEntry, *record.Session, error) {
-	id, err := resolve(m.st, id)
+	id, err := listing.Resolve(m.st, id)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotRunning is returned (wrapped) by Kill for a settled session.
@@ -49,7 +51,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if reason == "" {
 		reason = "killed by zwarm kill"
 	}
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -523,7 +525,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return "", err
 	}
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -630,8 +632,8 @@ func (m *Manager) Clean(ctx context.Context, opt CleanOptions) (*CleanResult, er
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return nil, err
 	}
-	all, err := m.List(ctx, ListOptions{})
-	var le *ListError
+	all, err := m.List(ctx, listing.Options{})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}

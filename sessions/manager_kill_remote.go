@@ -3,12 +3,13 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"os"
+	"time"
+
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/state"
-	"os"
-	"time"
 )
 
 // killRemote stops a session whose supervisor runs under another runner.

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -115,7 +116,7 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return nil, err
 	}
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -54,8 +55,8 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 		return nil, err
 	}
 	defer unlock()
-	all, err := m.List(ctx, ListOptions{})
-	var le *ListError
+	all, err := m.List(ctx, listing.Options{})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}

@@ -1,22 +1,23 @@
 package sessions
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Get returns the current state of one session, by id or unique prefix.
 func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*record.Session, error) {
-	id, err := resolve(m.st, idOrPrefix)
+	id, err := listing.Resolve(m.st, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -27,54 +28,6 @@ func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*record.Session, 
 	return m.current(s, nil), nil
 }
 
-// ListOptions filters a listing. Zero values match everything.
-type ListOptions struct {
-	Status  record.Status
-	Source  record.Source
-	Adapter string
-	Model   string
-	// Text matches the id, task, model, adapter or source, ignoring case.
-	Text string
-	// Limit keeps only the newest so many (0: all).
-	Limit int
-	// Active keeps only sessions that are not settled.
-	Active bool
-}
-
-// Match reports whether s passes the filter.
-func (o ListOptions) Match(s *record.Session) bool {
-	switch {
-	case o.Active && s.Settled(),
-		o.Status != "" && s.Status != o.Status,
-		!s.Source.Matches(o.Source),
-		o.Adapter != "" && s.Adapter != o.Adapter,
-		o.Model != "" && !strings.EqualFold(s.Model, o.Model):
-		return false
-	}
-	if o.Text == "" {
-		return true
-	}
-	q := strings.ToLower(o.Text)
-	for _, f := range []string{s.ID, s.Task, s.Model, s.Adapter, s.Source.String(), string(s.Status)} {
-		if strings.Contains(strings.ToLower(f), q) {
-			return true
-		}
-	}
-	return false
-}
-
-// ListError reports the records a listing could not read; the listing
-// holds every other session.
-type ListError struct{ Records []*state.RecordError }
-
-func (e *ListError) Error() string {
-	msgs := make([]string, len(e.Records))
-	for i, r := range e.Records {
-		msgs[i] = r.Error()
-	}
-	return fmt.Sprintf("%d session record(s) could not be read: %s", len(e.Records), strings.Join(msgs, "; "))
-}
-
 // List returns every session that matches, newest first: settled ones as
 // a summary, the record without its turns (Get has them); unsettled ones
 // whole. Settled sessions cost a stat of their meta.json when the listing
@@ -83,31 +36,11 @@ func (e *ListError) Error() string {
 // otherwise; unsettled ones also parse what their agent wrote since the
 // supervisor last recorded progress, and nothing more. Records that cannot
 // be read are reported in a *ListError beside the sessions that could.
-func (m *Manager) List(ctx context.Context, opt ListOptions) ([]*record.Session, error) {
+func (m *Manager) List(ctx context.Context, opt listing.Options) ([]*record.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, bad, ok := m.listFront(opt)
-	if !ok {
-		var err error
-		if out, bad, err = m.scan(opt.Match); err != nil {
-			return nil, err
-		}
-	}
-	if opt.Limit > 0 && len(out) > opt.Limit {
-		out = out[:opt.Limit]
-	}
-	if len(bad) > 0 {
-		return out, &ListError{Records: bad}
-	}
-	return out, nil
-}
-
-// SortNewestFirst orders sessions by creation, newest first.
-func SortNewestFirst(list []*record.Session) {
-	slices.SortFunc(list, func(a, b *record.Session) int {
-		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(a.ID, b.ID))
-	})
+	return m.cache.List(opt)
 }
 
 // readCtx carries what one read of many sessions shares: the price table
@@ -177,7 +110,7 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 	if err != nil {
 		return s
 	}
-	rd := NewTurnReader(m.st.TurnPath(s.ID, t.N), ad.NewParser(), t.Offset)
+	rd := watch.NewTurnReader(m.st.TurnPath(s.ID, t.N), ad.NewParser(), t.Offset)
 	defer rd.Close()
 	rd.Read(false, s.Fold)
 	t.Offset = rd.Offset()
@@ -260,4 +193,27 @@ func (m *Manager) abandonLocked(s *record.Session) error {
 		return err
 	}
 	return m.st.DropQueued(s, "the supervisor died before it was delivered")
+}
+
+// Count is how many sessions the state dir holds, those whose records
+// cannot be read included: the listing cache's count while the sessions
+// dir is as the cache saw it, else a listing's.
+func (m *Manager) Count(ctx context.Context) (int, error) {
+	if n, ok := m.cache.CachedCount(); ok {
+		return n, nil
+	}
+	list, err := m.List(ctx, listing.Options{})
+	var le *listing.Error
+	if errors.As(err, &le) {
+		return len(list) + len(le.Records), nil
+	}
+	return len(list), err
+}
+
+// Judge is how a listing brings the records it reads up to date: one
+// read context for the ids it reads, so their runners' jobs are asked
+// about together.
+func (m *Manager) Judge(ids []string) func(*record.Session) *record.Session {
+	rc := &readCtx{m: m, ids: ids}
+	return func(s *record.Session) *record.Session { return m.current(s, rc) }
 }

@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
+
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/state"
-	"os"
-	"time"
 )
 
 // submit hands a session's supervisor to the runner it runs under, and

@@ -3,7 +3,10 @@ package sessions
 import (
 	"context"
 	"fmt"
+
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // WaitOptions choose what Wait waits for.
@@ -11,7 +14,7 @@ type WaitOptions struct {
 	// Any returns when the first of the sessions has settled.
 	Any bool
 	// OnUpdate, if set, sees every update while waiting (for progress).
-	OnUpdate func(Update)
+	OnUpdate func(watch.Update)
 	// Events delivers the agents' events to OnUpdate too.
 	Events bool
 }
@@ -24,13 +27,13 @@ type WaitOptions struct {
 func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*record.Session, error) {
 	full := make([]string, len(ids))
 	for i, p := range ids {
-		id, err := resolve(m.st, p)
+		id, err := listing.Resolve(m.st, p)
 		if err != nil {
 			return nil, err
 		}
 		full[i] = id
 	}
-	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: full, Events: opt.Events})
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: full, Events: opt.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +90,7 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*r
 
 // waitUntil re-evaluates cond on every change of one session until it holds.
 func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*record.Session) (bool, error)) (*record.Session, error) {
-	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}})
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		return nil, err
 	}

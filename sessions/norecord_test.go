@@ -3,14 +3,16 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A running session whose record (meta.json) is removed, its directory
@@ -79,8 +81,8 @@ func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
 func assertNoRecord(t *testing.T, w *world, id string) {
 	t.Helper()
 	ctx := context.Background()
-	list, err := w.m.List(ctx, ListOptions{})
-	var le *ListError
+	list, err := w.m.List(ctx, listing.Options{})
+	var le *listing.Error
 	if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != id || !strings.Contains(le.Records[0].Err.Error(), "meta.json") {
 		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, ShortID(id))
 	}
@@ -100,7 +102,7 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 	if _, err := os.Lstat(w.st.SessionDir(id)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("rm --force left %s (%v)", w.st.SessionDir(id), err)
 	}
-	if _, err := w.m.List(ctx, ListOptions{}); err != nil {
+	if _, err := w.m.List(ctx, listing.Options{}); err != nil {
 		t.Fatalf("listing after rm --force: %v", err)
 	}
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/proc"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // An Orphan is a session's cgroup whose session is gone from the state

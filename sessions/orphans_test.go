@@ -3,13 +3,14 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // runningEscaper spawns a session whose agent ignores SIGTERM and starts

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/config"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // These tests run sessions the way zwarm does: Spawn starts a detached
@@ -214,7 +216,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
-	sub, err := w.m.Subscribe(context.Background(), SubscribeOptions{IDs: []string{s.ID}})
+	sub, err := w.m.Subscribe(context.Background(), watch.SubscribeOptions{IDs: []string{s.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}

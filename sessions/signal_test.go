@@ -2,11 +2,12 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A signal to the supervisor that no kill recorded a reason for is

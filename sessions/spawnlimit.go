@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
-	"path/filepath"
 )
 
 // spawnLockFile, in the state dir, is held by a spawn with a limit while it
@@ -42,8 +44,8 @@ func (m *Manager) createWithin(ctx context.Context, s *record.Session, limit int
 		return fmt.Errorf("spawn: %w", err)
 	}
 	defer l.Unlock()
-	list, err := m.List(ctx, ListOptions{Active: true})
-	var le *ListError
+	list, err := m.List(ctx, listing.Options{Active: true})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return fmt.Errorf("count the running sessions: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // spawnerEnv makes the test binary a process that spawns sessions with a
@@ -123,7 +125,7 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	if started != limit || refused != 3*each-limit {
 		t.Fatalf("%d started and %d refused, want %d and %d", started, refused, limit, 3*each-limit)
 	}
-	list, err := w.m.List(context.Background(), ListOptions{Active: true})
+	list, err := w.m.List(context.Background(), listing.Options{Active: true})
 	if err != nil || len(list) != limit {
 		t.Fatalf("%d sessions running, want %d: %v", len(list), limit, err)
 	}

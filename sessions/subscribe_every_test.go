@@ -3,13 +3,17 @@ package sessions
 import (
 	"bufio"
 	"context"
-	"github.com/zwarm/zwarm/sessions/proc"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // inotifyWatches counts the inotify watches of the inotify instances this
@@ -63,7 +67,7 @@ func inotifyFDs(t *testing.T) map[string]bool {
 // each of 500 settled sessions.
 func TestSubscriptionToEverySessionWatchesNoSettledDir(t *testing.T) {
 	m, _ := listingDir(t, 500, 500)
-	for _, opt := range []SubscribeOptions{{Listing: true}, {Filter: ListOptions{Active: true}, Events: true}, {}} {
+	for _, opt := range []watch.SubscribeOptions{{Listing: true}, {Filter: listing.Options{Active: true}, Events: true}, {}} {
 		before := inotifyFDs(t)
 		sub, err := m.Subscribe(context.Background(), opt)
 		if err != nil {
@@ -95,7 +99,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	if first.Listing.Len() != 50 {
 		t.Fatalf("listing of %d", first.Listing.Len())
 	}
-	active, err := m.Subscribe(ctx, SubscribeOptions{Filter: ListOptions{Active: true}})
+	active, err := m.Subscribe(ctx, watch.SubscribeOptions{Filter: listing.Options{Active: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,37 +107,37 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	if u := <-active.C(); !u.Synced || u.ID != "" {
 		t.Fatalf("active sessions at first: %+v", u)
 	}
-	next := func(sub *Subscription, what string, want func(Update) bool) Update {
+	next := func(sub *watch.Subscription, what string, want func(watch.Update) bool) watch.Update {
 		t.Helper()
 		return awaitUpdate(ctx, t, sub, what, want)
 	}
 
-	changed := sessionID(7)
+	changed := sessionstest.SessionID(7)
 	if _, err := st.UpdateSettled(ctx, changed, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	u := next(sub, "changed", func(u Update) bool { return u.ID == changed })
+	u := next(sub, "changed", func(u watch.Update) bool { return u.ID == changed })
 	if u.Initial || u.Session == nil || u.Session.LastMessage != "changed" || u.Prev != record.StatusKilled {
 		t.Fatalf("changed: %+v", u)
 	}
 
-	removed := sessionID(8)
+	removed := sessionstest.SessionID(8)
 	if _, err := m.Remove(ctx, removed, false); err != nil {
 		t.Fatal(err)
 	}
-	if u := next(sub, "removed", func(u Update) bool { return u.ID == removed }); !u.Removed || u.Prev != record.StatusCompleted {
+	if u := next(sub, "removed", func(u watch.Update) bool { return u.ID == removed }); !u.Removed || u.Prev != record.StatusCompleted {
 		t.Fatalf("removed: %+v", u)
 	}
 
-	writeSettledRecord(t, st, 900)
-	if u := next(sub, "made", func(u Update) bool { return u.ID == sessionID(900) }); !u.Initial || u.Session == nil {
+	sessionstest.WriteSettledRecord(t, st, 900)
+	if u := next(sub, "made", func(u watch.Update) bool { return u.ID == sessionstest.SessionID(900) }); !u.Initial || u.Session == nil {
 		t.Fatalf("made: %+v", u)
 	}
 
-	reopened := sessionID(9)
+	reopened := sessionstest.SessionID(9)
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -145,8 +149,8 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*Subscription{sub, active} {
-		u := next(s, "reopened", func(u Update) bool { return u.ID == reopened })
+	for _, s := range []*watch.Subscription{sub, active} {
+		u := next(s, "reopened", func(u watch.Update) bool { return u.ID == reopened })
 		if u.Session == nil || u.Session.Status != record.StatusRunning {
 			t.Fatalf("reopened: %+v", u)
 		}
@@ -159,7 +163,7 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if u := next(sub, "running", func(u Update) bool { return u.ID == reopened }); u.Session.LastMessage != "working" {
+	if u := next(sub, "running", func(u watch.Update) bool { return u.ID == reopened }); u.Session.LastMessage != "working" {
 		t.Fatalf("running: %+v", u)
 	}
 }
@@ -172,7 +176,7 @@ func TestEverySessionWithoutTheGeneration(t *testing.T) {
 	if err := os.Remove(st.GenPath()); err != nil {
 		t.Fatal(err)
 	}
-	id := sessionID(3)
+	id := sessionstest.SessionID(3)
 	deadline := time.After(time.Minute)
 	for try := 0; ; try++ {
 		// The fallback is in place once it was told the file went: a

@@ -2,11 +2,14 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // A subscription to some sessions, which watches their directories and
@@ -18,37 +21,37 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 	}
 	m := NewManager(ManagerOptions{Store: st})
 	for i := range 3 {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
-	id := sessionID(1)
+	id := sessionstest.SessionID(1)
 	// A ceiling for the whole test, generous for a machine at load 8 and more.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id[:8]}})
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id[:8]}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	until := func(what string, ok func(Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
-	until("the session as it is", func(u Update) bool { return u.ID == id && u.Session != nil })
+	until := func(what string, ok func(watch.Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
+	until("the session as it is", func(u watch.Update) bool { return u.ID == id && u.Session != nil })
 	if _, err := st.UpdateSettled(ctx, id, func(s *record.Session) error {
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	until("the session changed", func(u Update) bool { return u.Session != nil && u.Session.LastMessage == "changed" })
+	until("the session changed", func(u watch.Update) bool { return u.Session != nil && u.Session.LastMessage == "changed" })
 	if _, err := m.Remove(ctx, id, false); err != nil {
 		t.Fatal(err)
 	}
-	until("the session removed", func(u Update) bool { return u.ID == id && u.Removed })
+	until("the session removed", func(u watch.Update) bool { return u.ID == id && u.Removed })
 }
 
 // awaitUpdate reads sub's updates until one is what the test waits for,
 // and returns it: a change may reach a subscription as more than one file
 // event, and so as more than one update, on a busy machine. ctx is the
 // test's ceiling.
-func awaitUpdate(ctx context.Context, t *testing.T, sub *Subscription, what string, want func(Update) bool) Update {
+func awaitUpdate(ctx context.Context, t *testing.T, sub *watch.Subscription, what string, want func(watch.Update) bool) watch.Update {
 	t.Helper()
 	var seen []string
 	for {
@@ -68,7 +71,7 @@ func awaitUpdate(ctx context.Context, t *testing.T, sub *Subscription, what stri
 }
 
 // describeUpdate says what an update held, for a failure message.
-func describeUpdate(u Update) string {
+func describeUpdate(u watch.Update) string {
 	switch {
 	case u.Removed:
 		return u.ID + " removed"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // A subscription without a window hands a turn over a stretch at a time:
@@ -29,7 +29,7 @@ func TestSubscriptionHandsAHugeTurnOverInStretches(t *testing.T) {
 	for _, follow := range []bool{false, true} {
 		got := 0
 		ended, updates := false, 0
-		fn := func(u sessions.Update) {
+		fn := func(u watch.Update) {
 			updates++
 			for _, te := range u.Events {
 				for _, ev := range te.Events {
@@ -51,18 +51,18 @@ func TestSubscriptionHandsAHugeTurnOverInStretches(t *testing.T) {
 		}
 		if follow {
 			// Follow reads on through every stretch, then returns.
-			var steps []sessions.Step
-			err := m.Follow(context.Background(), id, sessions.FollowOptions{OnUpdate: fn}, func(s sessions.Step) {
+			var steps []watch.Step
+			err := m.Follow(context.Background(), id, watch.FollowOptions{OnUpdate: fn}, func(s watch.Step) {
 				steps = append(steps, s)
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last := steps[len(steps)-1]; last.Kind != sessions.StepTurnEnded {
+			if last := steps[len(steps)-1]; last.Kind != watch.StepTurnEnded {
 				t.Fatalf("follow: the last step is %v, want the turn's end", last.Kind)
 			}
 		} else {
-			sub, err := m.Subscribe(context.Background(), sessions.SubscribeOptions{IDs: []string{id}, Events: true})
+			sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{IDs: []string{id}, Events: true})
 			if err != nil {
 				t.Fatal(err)
 			}

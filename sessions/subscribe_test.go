@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // writeSession writes a finished session record with one turn, as a
@@ -49,7 +50,7 @@ func manager(t testing.TB, dir string) *sessions.Manager {
 }
 
 // nextUpdate waits for an update that want accepts: what, it says.
-func nextUpdate(t *testing.T, sub *sessions.Subscription, what string, want func(sessions.Update) bool) sessions.Update {
+func nextUpdate(t *testing.T, sub *watch.Subscription, what string, want func(watch.Update) bool) watch.Update {
 	t.Helper()
 	timeout := time.After(time.Minute)
 	var seen []string
@@ -72,14 +73,14 @@ func nextUpdate(t *testing.T, sub *sessions.Subscription, what string, want func
 func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	dir := t.TempDir()
 	m := manager(t, dir)
-	sub, err := m.Subscribe(context.Background(), sessions.SubscribeOptions{Events: true})
+	sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{Events: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	id := "3f2a0000-0000-4000-8000-000000000001"
 	writeSession(t, dir, id, "")
-	u := nextUpdate(t, sub, "the new session", func(u sessions.Update) bool { return u.ID == id })
+	u := nextUpdate(t, sub, "the new session", func(u watch.Update) bool { return u.ID == id })
 	if !u.Initial || u.Session == nil || u.Session.Status != record.StatusCompleted || len(u.Ended) != 1 {
 		t.Fatalf("first update of a new session: %+v", u)
 	}
@@ -90,7 +91,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	// the record makes the subscription look again.
 	os.Chtimes(filepath.Join(dir, "sessions", id, "meta.json"), time.Now(), time.Now())
 	os.RemoveAll(filepath.Join(dir, "sessions", id))
-	u = nextUpdate(t, sub, "the session's removal", func(u sessions.Update) bool { return u.ID == id && u.Removed })
+	u = nextUpdate(t, sub, "the session's removal", func(u watch.Update) bool { return u.ID == id && u.Removed })
 	if u.Session != nil || u.Prev != record.StatusCompleted {
 		t.Fatalf("removal: %+v", u)
 	}
@@ -107,7 +108,7 @@ func TestTrajectoryReadsIncrementallyAndBoundsHugeTurns(t *testing.T) {
 	writeSession(t, dir, id, b.String())
 	m := manager(t, dir)
 
-	whole := m.NewTrajectory(id, sessions.TrajectoryOptions{})
+	whole := m.NewTrajectory(id, watch.TrajectoryOptions{})
 	_, batches, err := whole.Read(context.Background())
 	if err != nil || len(batches) != 1 || len(batches[0].Events) != 2001 || batches[0].Skipped != 0 || !batches[0].First {
 		t.Fatalf("whole: %v %+v", err, batches)
@@ -116,7 +117,7 @@ func TestTrajectoryReadsIncrementallyAndBoundsHugeTurns(t *testing.T) {
 		t.Fatalf("an ended turn was read twice: %+v", again)
 	}
 
-	tail := m.NewTrajectory(id, sessions.TrajectoryOptions{Window: 10_000})
+	tail := m.NewTrajectory(id, watch.TrajectoryOptions{Window: 10_000})
 	_, batches, err = tail.Read(context.Background())
 	if err != nil || len(batches) != 1 {
 		t.Fatal(err)

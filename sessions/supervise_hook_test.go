@@ -2,9 +2,10 @@ package sessions
 
 import (
 	"context"
+	"log/slog"
+
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/state"
-	"log/slog"
 )
 
 // The supervisor lives in package sessions/supervisor, which imports this

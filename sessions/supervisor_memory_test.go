@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // supervisorPeakLimit is the resident memory a supervisor may reach,

@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // These tests run the supervisor inside the test process (under the race
@@ -86,7 +87,7 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 700)...)}})
 	ctx := context.Background()
 	id, done := w.inProcess(ctx, "first")
-	sub, err := w.m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}})
+	sub, err := w.m.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // plantedTarget is a file outside the state dir that a planted symlink
@@ -106,9 +108,10 @@ func TestNoWriteFollowsASymlinkInTheStateDir(t *testing.T) {
 	refused(t, "supervisor log", err, log)
 	target.untouched("the supervisor's log")
 
-	index := indexPath(w.st)
+	index := listing.IndexPath(w.st)
 	target.plant(index)
-	saveIndex(w.st, &sessionIndex{})
+	// A listing that finds the sessions dir changed writes the cache.
+	w.m.List(context.Background(), listing.Options{})
 	target.untouched("the index")
 	refused(t, "index", w.st.WriteFileAtomic(index, []byte("x")), index)
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // A reader with a window that falls behind a running turn reads only the
@@ -42,7 +42,7 @@ func TestTrajectorySkipsWhatARunningTurnGrewBeyondTheWindow(t *testing.T) {
 		return `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"` + text + `"}}` + "\n"
 	}
 	os.WriteFile(turn, []byte(`{"type":"thread.started","thread_id":"x"}`+"\n"), 0o600)
-	tr := manager(t, dir).NewTrajectory(id, sessions.TrajectoryOptions{Window: 10_000})
+	tr := manager(t, dir).NewTrajectory(id, watch.TrajectoryOptions{Window: 10_000})
 	defer tr.Close()
 	if _, batches, err := tr.Read(context.Background()); err != nil || len(batches) != 1 || len(batches[0].Events) != 1 {
 		t.Fatalf("first read: %v %+v", err, batches)
@@ -66,8 +66,8 @@ func TestTrajectorySkipsWhatARunningTurnGrewBeyondTheWindow(t *testing.T) {
 	if b.First || b.Skipped < 200_000 || len(evs) == 0 || len(evs) > 100 || evs[len(evs)-1].Text != "the last" {
 		t.Fatalf("a big growth: skipped %d, %d events", b.Skipped, len(evs))
 	}
-	u := sessions.Update{ID: id, Events: batches}
-	if st := u.Timeline(); st[0].Kind != sessions.StepSkipped || st[0].Skipped != b.Skipped {
+	u := watch.Update{ID: id, Events: batches}
+	if st := u.Timeline(); st[0].Kind != watch.StepSkipped || st[0].Skipped != b.Skipped {
 		t.Fatalf("timeline starts with %+v", st[0])
 	}
 }

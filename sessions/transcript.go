@@ -8,6 +8,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // TurnLog is one turn with the events its agent printed.
@@ -62,7 +63,7 @@ func (m *Manager) ReadTurn(ctx context.Context, s *record.Session, n int, fn fun
 		return err
 	}
 	final := s.Legacy || n <= len(s.Turns) && s.Turns[n-1].EndedAt != nil
-	r := NewTurnReader(m.st.TurnPath(s.ID, n), ad.NewParser(), 0)
+	r := watch.NewTurnReader(m.st.TurnPath(s.ID, n), ad.NewParser(), 0)
 	defer r.Close()
 	return r.Read(final, fn)
 }

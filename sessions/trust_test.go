@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -34,7 +35,7 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	if in, _ := w.m.Inbox(s.ID); len(in) != 0 {
 		t.Errorf("a refused inject queued %d", len(in))
 	}
-	if list, err := w.m.List(ctx, ListOptions{}); err != nil || len(list) != 1 {
+	if list, err := w.m.List(ctx, listing.Options{}); err != nil || len(list) != 1 {
 		t.Errorf("listing: %d, %v", len(list), err)
 	}
 	if got, err := w.m.Get(ctx, s.ID); err != nil || got.Status != record.StatusCompleted {

@@ -2,11 +2,14 @@ package sessions
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/agent"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // A turn file removed while its turn runs: the supervisor records the rest
@@ -60,7 +63,7 @@ func TestTurnReaderFollowsAMadeAgainTurnFile(t *testing.T) {
 		return `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"` + text + `"}}` + "\n"
 	}
 	os.WriteFile(path, []byte(msg("before")), 0o600)
-	rd := NewTurnReader(path, &testParser{}, 0)
+	rd := watch.NewTurnReader(path, &testParser{}, 0)
 	var got []string
 	read := func() {
 		if err := rd.Read(false, func(ev record.Event) { got = append(got, ev.Text) }); err != nil {
@@ -104,5 +107,22 @@ func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
 	pt.untouched("the supervisor")
 	if got.Status != record.StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
 		t.Fatalf("%s: %q, want the symlink %s named", got.Status, got.Error, path)
+	}
+}
+
+// A reader of a turn file gets a cut line's marker as the raw event of an
+// oversized line, saying how long it was.
+func TestTurnReaderReportsACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
+	body := `{"type":"noise"}` + "\n" + string(agent.TruncatedLine(524288000)) + `{"type":"turn.completed"}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []record.Event
+	if err := watch.ReadTurnFile(path, &testParser{}, func(ev record.Event) { got = append(got, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Type != record.EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != record.EventTurnCompleted {
+		t.Fatalf("events %+v", got)
 	}
 }

@@ -1,10 +1,11 @@
 package sessions
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // Usage reported call by call counts in the turn's usage and cost as it

@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+
 	"github.com/zwarm/zwarm/sessions/record"
 )
 

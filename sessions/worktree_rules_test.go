@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -328,7 +329,7 @@ func TestAChangeTheBranchAlreadyHasCountsAsLanded(t *testing.T) {
 	if l := s.Workspace.Landed; s.ChangesText() != "landed" || l == nil || l.Commit != head || l.Into != "main" || l.Head != s.Workspace.Head {
 		t.Fatalf("recorded as %q, %+v", s.ChangesText(), s.Workspace.Landed)
 	}
-	if list, _ := w.m.List(ctx, ListOptions{}); len(list) != 1 || list[0].ChangesText() != "landed" {
+	if list, _ := w.m.List(ctx, listing.Options{}); len(list) != 1 || list[0].ChangesText() != "landed" {
 		t.Errorf("the listing says %q", list[0].ChangesText())
 	}
 	again, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -230,7 +231,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 		t.Errorf("landing again: %+v %v", again, err)
 	}
 	// The listing (through its cache) says so too.
-	list, _ := w.m.List(context.Background(), ListOptions{})
+	list, _ := w.m.List(context.Background(), listing.Options{})
 	if len(list) != 1 || list[0].ChangesText() != "landed" {
 		t.Errorf("listed as %q", list[0].ChangesText())
 	}

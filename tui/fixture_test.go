@@ -21,6 +21,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -259,7 +260,7 @@ func (t *trackingRuns) closeAll() {
 type tracking struct {
 	Sessions
 	mu   sync.Mutex
-	subs []*sessions.Subscription
+	subs []*watch.Subscription
 }
 
 // working counts the calls into the sessions that commands have under way:
@@ -297,7 +298,7 @@ func (t *tracking) Land(ctx context.Context, id string, opt sessions.LandOptions
 	return t.Sessions.Land(ctx, id, opt)
 }
 
-func (t *tracking) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+func (t *tracking) Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error) {
 	working.Add(1)
 	sub, err := t.Sessions.Subscribe(ctx, opt)
 	working.Add(-1)

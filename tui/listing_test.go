@@ -14,9 +14,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/sessionlist"
 )
@@ -116,7 +117,7 @@ func TestHeaderCountsExactOnAGeneratedStateDir(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(filepath.Join(f.dir, "sessions"), old, old)
-	if _, err := f.m.List(context.Background(), sessions.ListOptions{Limit: 1}); err != nil {
+	if _, err := f.m.List(context.Background(), listing.Options{Limit: 1}); err != nil {
 		t.Fatal(err)
 	}
 	check("cache current", f.newModel(200, 40))
@@ -156,12 +157,12 @@ func TestHeaderSaysLoadingUntilEverySessionIsIn(t *testing.T) {
 	}
 	f.add(6, record.StatusRunning, "running 1", time.Minute)
 	f.add(7, record.StatusRunning, "running 2", 2*time.Minute)
-	sub, err := f.m.Subscribe(context.Background(), sessions.SubscribeOptions{Listing: true})
+	sub, err := f.m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	var updates []sessions.Update
+	var updates []watch.Update
 	for u := range sub.C() {
 		updates = append(updates, u)
 		if u.Synced {
@@ -194,7 +195,7 @@ func TestHeaderSaysLoadingUntilEverySessionIsIn(t *testing.T) {
 // have what the listing holds, and "…" for the task and the changes.
 func TestListingPaneGoldens(t *testing.T) {
 	f := standard(t)
-	sub, err := f.m.Subscribe(context.Background(), sessions.SubscribeOptions{Listing: true})
+	sub, err := f.m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 	if err != nil {
 		t.Fatal(err)
 	}

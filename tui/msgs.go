@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // feed names a subscription of the dashboard: the list of every session,
@@ -24,7 +25,7 @@ type (
 	subscribedMsg struct {
 		feed feed
 		id   string // the selected session, for trajFeed
-		sub  *sessions.Subscription
+		sub  *watch.Subscription
 		err  error
 	}
 	// updatesMsg carries the updates a subscription had ready; with a
@@ -32,8 +33,8 @@ type (
 	// the first frame shows them.
 	updatesMsg struct {
 		feed    feed
-		sub     *sessions.Subscription
-		updates []sessions.Update
+		sub     *watch.Subscription
+		updates []watch.Update
 		read    map[int]*record.Session
 		closed  bool
 	}
@@ -51,7 +52,7 @@ type (
 const maxBatch = 512
 
 // subscribe starts a subscription off the UI goroutine.
-func (m Model) subscribe(f feed, id string, opt sessions.SubscribeOptions) tea.Cmd {
+func (m Model) subscribe(f feed, id string, opt watch.SubscribeOptions) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
 		sub, err := src.Subscribe(ctx, opt)
@@ -65,13 +66,13 @@ const firstRows = 200
 
 // next waits for a subscription's next updates and takes whatever else is
 // ready with them.
-func next(f feed, sub *sessions.Subscription) tea.Cmd {
+func next(f feed, sub *watch.Subscription) tea.Cmd {
 	return func() tea.Msg {
 		u, ok := <-sub.C()
 		if !ok {
 			return updatesMsg{feed: f, sub: sub, closed: true}
 		}
-		batch := []sessions.Update{u}
+		batch := []watch.Update{u}
 		for len(batch) < maxBatch {
 			select {
 			case u, ok := <-sub.C():
@@ -112,7 +113,7 @@ func withFirstRows(msg updatesMsg) updatesMsg {
 
 // closeSub ends a subscription the dashboard no longer reads, off the UI
 // goroutine.
-func closeSub(sub *sessions.Subscription) tea.Cmd {
+func closeSub(sub *watch.Subscription) tea.Cmd {
 	if sub == nil {
 		return nil
 	}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/header"
@@ -18,7 +19,7 @@ import (
 // Each pane alone, at the widths of the two screen sizes.
 func TestPaneGoldens(t *testing.T) {
 	f := standard(t)
-	list, err := f.m.List(context.Background(), sessions.ListOptions{})
+	list, err := f.m.List(context.Background(), listing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +49,11 @@ func TestPaneGoldens(t *testing.T) {
 			d := detail.New(c)
 			d.SetSize(w, 12)
 			d.Reset(running.ID)
-			_, batches, err := f.m.NewTrajectory(running.ID, sessions.TrajectoryOptions{}).Read(context.Background())
+			_, batches, err := f.m.NewTrajectory(running.ID, watch.TrajectoryOptions{}).Read(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Apply(sessions.Update{ID: running.ID, Session: running, Initial: true, Events: batches})
+			d.Apply(watch.Update{ID: running.ID, Session: running, Initial: true, Events: batches})
 			golden.RequireEqual(t, []byte(d.View()))
 		})
 	}
@@ -61,7 +62,7 @@ func TestPaneGoldens(t *testing.T) {
 // The panes that show runs, alone, at the widths of the two screen sizes.
 func TestRunPaneGoldens(t *testing.T) {
 	f := orchestrated(t)
-	list, err := f.m.List(context.Background(), sessions.ListOptions{})
+	list, err := f.m.List(context.Background(), listing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,9 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/detail"
 	"github.com/zwarm/zwarm/tui/diffview"
@@ -46,7 +48,7 @@ import (
 // satisfies it. Everything it shows arrives through subscriptions, but a
 // worker's diff, read when the user asks for it.
 type Sessions interface {
-	Subscribe(context.Context, sessions.SubscribeOptions) (*sessions.Subscription, error)
+	Subscribe(context.Context, watch.SubscribeOptions) (*watch.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
 	Kill(context.Context, string) (*record.Session, error)
 	Remove(context.Context, string, bool) (string, error)
@@ -148,7 +150,7 @@ type Model struct {
 	frame   int
 
 	// listSub follows every session; trajSub the selected one's events.
-	listSub, trajSub *sessions.Subscription
+	listSub, trajSub *watch.Subscription
 	// alerts are the watchers' latest alert per session, while it stands.
 	alerts map[string]watchers.Alert
 	// runListSub follows every run; runTrajSub the selected run's events.
@@ -199,7 +201,7 @@ func (m Model) Init() tea.Cmd {
 // listOptions follow every session, the settled ones in a listing: the
 // dashboard reads a session's summary when its row is shown, and its
 // record whole when it is selected or running.
-var listOptions = sessions.SubscribeOptions{Listing: true}
+var listOptions = watch.SubscribeOptions{Listing: true}
 
 // Run runs the dashboard on the terminal until the user quits or ctx ends,
 // with the worker watchers of cfg (nil: their defaults) on the active
@@ -224,7 +226,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	}
 	w := watchers.NewWorkers(cfg, watchers.WorkerOptions{Killer: killer, Log: log, Notify: told})
 	watched := make(chan error, 1)
-	go func() { watched <- w.Watch(ctx, mgr, sessions.ListOptions{Active: true}) }()
+	go func() { watched <- w.Watch(ctx, mgr, listing.Options{Active: true}) }()
 	defer func() { cancel(); <-watched }()
 	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), NotifyRun: notifyRun, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
 	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
@@ -242,7 +244,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 
 // Close ends the dashboard's subscriptions.
 func (m Model) Close() {
-	for _, sub := range []*sessions.Subscription{m.listSub, m.trajSub} {
+	for _, sub := range []*watch.Subscription{m.listSub, m.trajSub} {
 		if sub != nil {
 			sub.Close()
 		}

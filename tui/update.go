@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/diffview"
 	"github.com/zwarm/zwarm/tui/prompt"
@@ -259,5 +260,5 @@ func (m *Model) followSelection() tea.Cmd {
 		// task: the subscription's first update brings the record.
 		m.detail.SetSession(row.Session)
 	}
-	return tea.Batch(closing, m.subscribe(trajFeed, key, sessions.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
+	return tea.Batch(closing, m.subscribe(trajFeed, key, watch.SubscribeOptions{IDs: []string{key}, Events: true, Window: m.opt.Window}))
 }

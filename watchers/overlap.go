@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // overlaps is the overlap watcher's state: the files each worker with a
@@ -52,7 +53,7 @@ func newOverlaps() overlaps {
 // whose change is not landed either, once per pair and file. A worker
 // whose change is landed or removed is forgotten, and its pairs' alerts
 // no longer stand.
-func (w *Workers) overlap(st *worker, u sessions.Update, now time.Time) []Alert {
+func (w *Workers) overlap(st *worker, u watch.Update, now time.Time) []Alert {
 	s := st.s
 	if !w.cfg.Overlap.Enabled {
 		return nil

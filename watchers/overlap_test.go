@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // The directories below do not exist: symbolic links are resolved only
@@ -45,7 +45,7 @@ func edits(paths ...string) record.Event {
 }
 
 // edit is r's agent editing rel in its worktree, reported absolute.
-func (r *rec) edit(rel ...string) sessions.Update {
+func (r *rec) edit(rel ...string) watch.Update {
 	var abs []string
 	for _, p := range rel {
 		abs = append(abs, filepath.Join(r.s.Workspace.Path, p))
@@ -330,7 +330,7 @@ func TestOverlapForgetsSettledAndRemovedWorkers(t *testing.T) {
 		t.Fatalf("standing %v", st)
 	}
 	// Removed (zwarm rm) while running: gone, with the alerts about it.
-	want(t, feed(t, w, t0, sessions.Update{ID: idA, Removed: true}))
+	want(t, feed(t, w, t0, watch.Update{ID: idA, Removed: true}))
 	if st := standingOverlaps(w); len(st) != 1 || st["c0ffee00"] != 2 {
 		t.Fatalf("standing %v", st)
 	}
@@ -365,7 +365,7 @@ func TestOverlapAlertIsDelivered(t *testing.T) {
 	cfg.Stall.Enabled = false // its timers run on the wall clock
 	w := NewWorkers(cfg, WorkerOptions{})
 	a, b := inWorktree(idA, "shop"), inWorktree(idB, "shop")
-	updates := make(chan sessions.Update, 4)
+	updates := make(chan watch.Update, 4)
 	updates <- a.update(true)
 	updates <- b.update(true)
 	updates <- a.edit("api/server.go")

@@ -2,10 +2,9 @@ package watchers
 
 import (
 	"context"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"testing"
 	"time"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // Run wires the rules to a channel of updates and a timer: a silent
@@ -15,8 +14,8 @@ func TestRunReportsAStallByItsTimer(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Stall.FirstEvent.Duration = 50 * time.Millisecond
 	var seen []string
-	w := NewWorkers(cfg, WorkerOptions{OnUpdate: func(u sessions.Update) { seen = append(seen, u.ID) }})
-	updates := make(chan sessions.Update)
+	w := NewWorkers(cfg, WorkerOptions{OnUpdate: func(u watch.Update) { seen = append(seen, u.ID) }})
+	updates := make(chan watch.Update)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background(), updates) }()
 	r := newRec("quiet").startTurn(time.Now())
@@ -46,7 +45,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	w := NewWorkers(nil, WorkerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx, make(chan sessions.Update)) }()
+	go func() { done <- w.Run(ctx, make(chan watch.Update)) }()
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Run returned %v", err)

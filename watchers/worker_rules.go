@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // worker is what the engine knows of one session.
@@ -32,7 +33,7 @@ type worker struct {
 type turnSeen struct{ message, changed bool }
 
 // handle applies the watchers to one update.
-func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) []Alert {
+func (w *Workers) handle(ctx context.Context, u watch.Update, now time.Time) []Alert {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// The update marked Synced is the last of the initial state: the
@@ -97,7 +98,7 @@ func (w *Workers) handle(ctx context.Context, u sessions.Update, now time.Time) 
 
 // read takes in the events of an update and reports whether there were
 // any.
-func (st *worker) read(batches []sessions.TurnEvents) bool {
+func (st *worker) read(batches []watch.TurnEvents) bool {
 	some := false
 	for _, b := range batches {
 		if len(b.Events) == 0 {

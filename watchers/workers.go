@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Killer stops a session with a reason; *sessions.Manager implements it.
@@ -20,7 +21,7 @@ type Killer interface {
 // Subscriber is what Watch needs of the session core; *sessions.Manager
 // implements it.
 type Subscriber interface {
-	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
+	Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error)
 }
 
 // WorkerOptions configure a Workers engine.
@@ -29,7 +30,7 @@ type WorkerOptions struct {
 	Killer Killer
 	// OnUpdate sees every update before the watchers do, on the engine's
 	// goroutine, so a front end can follow the same subscription.
-	OnUpdate func(sessions.Update)
+	OnUpdate func(watch.Update)
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
 	// Notify, if set, sees every update and every alert too, on the
@@ -39,7 +40,7 @@ type WorkerOptions struct {
 
 // WorkerNotifier is told what the worker watchers see. It must not block.
 type WorkerNotifier interface {
-	Update(sessions.Update)
+	Update(watch.Update)
 	Alert(Alert)
 }
 
@@ -87,8 +88,8 @@ func (w *Workers) Alerts() <-chan Alert { return w.out }
 // Watch subscribes to the sessions filter selects (and ids, if any), with
 // their events, and runs the watchers on them until ctx ends (nil is
 // returned then) or the subscription fails.
-func (w *Workers) Watch(ctx context.Context, m Subscriber, filter sessions.ListOptions, ids ...string) error {
-	sub, err := m.Subscribe(ctx, sessions.SubscribeOptions{IDs: ids, Filter: filter, Events: true, Window: eventWindow})
+func (w *Workers) Watch(ctx context.Context, m Subscriber, filter listing.Options, ids ...string) error {
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: ids, Filter: filter, Events: true, Window: eventWindow})
 	if err != nil {
 		w.finish()
 		return fmt.Errorf("watch sessions: %w", err)
@@ -108,7 +109,7 @@ func (w *Workers) Watch(ctx context.Context, m Subscriber, filter sessions.ListO
 // ctx ends (its error). Stalls are timers that each event of a session
 // resets; nothing polls. Stops in flight are waited for, then Alerts is
 // closed.
-func (w *Workers) Run(ctx context.Context, updates <-chan sessions.Update) error {
+func (w *Workers) Run(ctx context.Context, updates <-chan watch.Update) error {
 	defer w.finish()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

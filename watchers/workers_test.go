@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // worldClock is the time the scripted histories start at.
@@ -52,17 +52,17 @@ func (r *rec) settle(at time.Time, status record.Status, msg, errText string) *r
 }
 
 // update is the subscription's update of the record as it is now.
-func (r *rec) update(initial bool, evs ...record.Event) sessions.Update {
-	u := sessions.Update{ID: r.s.ID, Session: r.s.Clone(), Initial: initial}
+func (r *rec) update(initial bool, evs ...record.Event) watch.Update {
+	u := watch.Update{ID: r.s.ID, Session: r.s.Clone(), Initial: initial}
 	if len(evs) > 0 {
-		u.Events = []sessions.TurnEvents{{Turn: r.s.Turns[len(r.s.Turns)-1], Events: evs}}
+		u.Events = []watch.TurnEvents{{Turn: r.s.Turns[len(r.s.Turns)-1], Events: evs}}
 	}
 	return u
 }
 
-func synced() sessions.Update { return sessions.Update{Synced: true} }
+func synced() watch.Update { return watch.Update{Synced: true} }
 
-func feed(t *testing.T, w *Workers, at time.Time, u sessions.Update) []Alert {
+func feed(t *testing.T, w *Workers, at time.Time, u watch.Update) []Alert {
 	t.Helper()
 	return w.handle(context.Background(), u, at)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -34,7 +35,7 @@ func completeIDs(f *factory, pick func(*record.Session) bool) cobra.CompletionFu
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
-		list, _ := m.List(c.Context(), sessions.ListOptions{})
+		list, _ := m.List(c.Context(), listing.Options{})
 		short := map[string]int{}
 		for _, s := range list {
 			short[sessions.ShortID(s.ID)]++

@@ -14,8 +14,10 @@ import (
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui"
 )
 
@@ -153,7 +155,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 
 // stopAll kills every session still running.
 func stopAll(ctx context.Context, m *sessions.Manager) {
-	list, _ := m.List(ctx, sessions.ListOptions{})
+	list, _ := m.List(ctx, listing.Options{})
 	for _, s := range list {
 		if !s.Settled() {
 			m.Kill(ctx, s.ID)
@@ -201,7 +203,7 @@ func (o *sharedOut) block(b []byte) {
 // table once and then a line per change (changeLine), so the output grows
 // with what happens, not with the size of the table.
 func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan struct{}) error {
-	sub, err := m.Subscribe(ctx, sessions.SubscribeOptions{})
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{})
 	if err != nil {
 		return err
 	}
@@ -227,7 +229,7 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 				drained = true
 			}
 		}
-		list, err := m.List(ctx, sessions.ListOptions{})
+		list, err := m.List(ctx, listing.Options{})
 		if err != nil {
 			return err
 		}

@@ -33,10 +33,12 @@ var allowed = map[string][]string{
 	"sessions/agent":     {"sessions/record", "sessions/config"},
 	"sessions/runner":    {"sessions/config"},
 	"sessions/state":     {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/index"},
-	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state"},
+	"sessions/listing":   {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state"},
+	"sessions/watch":     {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing"},
+	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch"},
 	"adapters/":          {"sessions/agent", "sessions/record", "sessions/config"},
 	"adapters":           {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
-	"watchers":           {"sessions", "sessions/record", "sessions/config"},
+	"watchers":           {"sessions", "sessions/record", "sessions/config", "sessions/listing", "sessions/watch"},
 	"orchestrator/runs":  {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
 	"orchestrator/model": {"sessions/record"},
 	"orchestrator":       core("watchers", "orchestrator/runs", "orchestrator/model"),
@@ -48,11 +50,11 @@ var allowed = map[string][]string{
 // core is what a package above the session core may import of it, and
 // more.
 func core(more ...string) []string {
-	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
+	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
+var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 type injectOptions struct {
@@ -174,7 +175,7 @@ func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessi
 			wg.Wait()
 			prog.Stop()
 		}()
-		if sub, err := m.Subscribe(pctx, sessions.SubscribeOptions{IDs: []string{res.Session.ID}, Events: true}); err == nil {
+		if sub, err := m.Subscribe(pctx, watch.SubscribeOptions{IDs: []string{res.Session.ID}, Events: true}); err == nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

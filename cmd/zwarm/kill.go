@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -122,8 +123,8 @@ func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, p
 	if !all {
 		return ids, nil
 	}
-	list, err := m.List(ctx, sessions.ListOptions{})
-	var le *sessions.ListError
+	list, err := m.List(ctx, listing.Options{})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}

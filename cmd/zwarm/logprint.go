@@ -4,10 +4,10 @@ import (
 	"io"
 	"sort"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // logPrinter prints a session's steps as they arrive the way show does: a
@@ -43,7 +43,7 @@ func (p *logPrinter) wanted(n int) bool {
 }
 
 // update takes one update of the subscription.
-func (p *logPrinter) update(u sessions.Update) {
+func (p *logPrinter) update(u watch.Update) {
 	p.prog.Update(u)
 	if u.Session == nil {
 		return
@@ -58,11 +58,11 @@ func (p *logPrinter) update(u sessions.Update) {
 			continue
 		}
 		switch st.Kind {
-		case sessions.StepTurnStarted:
+		case watch.StepTurnStarted:
 			if p.pending[n] == nil && p.live[n] == nil {
 				p.pending[n] = &turnLog{turn: st.Turn}
 			}
-		case sessions.StepEvent:
+		case watch.StepEvent:
 			if s := p.live[n]; s != nil {
 				p.emit(s.Event(st.Event)...)
 			} else if tl := p.pending[n]; tl != nil && tl.w != nil {
@@ -70,7 +70,7 @@ func (p *logPrinter) update(u sessions.Update) {
 			} else if tl != nil {
 				tl.events = append(tl.events, st.Event)
 			}
-		case sessions.StepTurnEnded:
+		case watch.StepTurnEnded:
 			if p.live[n] != nil {
 				p.emit(render.TurnEnd(st.Turn, stderrTail(p.st, p.id, st.Turn))...)
 				delete(p.live, n)

@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 type logsOptions struct {
@@ -112,8 +113,8 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		defer prog.Stop()
 	}
 	lp.w, lp.prog = io.out, prog
-	err = m.Follow(ctx, s.ID, sessions.FollowOptions{From: from, Only: o.turn, Live: o.follow, OnUpdate: lp.update},
-		func(sessions.Step) {})
+	err = m.Follow(ctx, s.ID, watch.FollowOptions{From: from, Only: o.turn, Live: o.follow, OnUpdate: lp.update},
+		func(watch.Step) {})
 	lp.finish()
 	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
@@ -62,8 +63,8 @@ it is tab-separated and untruncated.`,
 	return c
 }
 
-func (o *lsOptions) filter() (sessions.ListOptions, error) {
-	opt := sessions.ListOptions{Adapter: o.adapter, Model: o.model, Text: o.text, Limit: o.limit}
+func (o *lsOptions) filter() (listing.Options, error) {
+	opt := listing.Options{Adapter: o.adapter, Model: o.model, Text: o.text, Limit: o.limit}
 	if o.status != "" {
 		st, err := record.ParseStatus(o.status)
 		if err != nil {
@@ -99,7 +100,7 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 	io := o.f.io
 	deferGC(io)
 	list, err := m.List(c.Context(), opt)
-	var le *sessions.ListError
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return err
 	}
@@ -135,7 +136,7 @@ func stallConfig(m *sessions.Manager) *watchers.StallConfig {
 
 // reportUnreadable lists the records a listing could not read, each with
 // its reason, under the output; the command then exits 1.
-func reportUnreadable(io *streams, le *sessions.ListError) error {
+func reportUnreadable(io *streams, le *listing.Error) error {
 	if le == nil {
 		return nil
 	}
@@ -148,18 +149,18 @@ func reportUnreadable(io *streams, le *sessions.ListError) error {
 
 // emptyNote says why nothing is listed: nothing there yet, or nothing that
 // matches while other sessions exist.
-func emptyNote(c *cobra.Command, m *sessions.Manager, opt sessions.ListOptions) string {
+func emptyNote(c *cobra.Command, m *sessions.Manager, opt listing.Options) string {
 	if _, err := os.Stat(m.Store().Dir()); errors.Is(err, fs.ErrNotExist) {
 		// Not an empty list: there is nothing there at all (a mistyped
 		// --state-dir, say).
 		return fmt.Sprintf("no state dir at %s (zwarm init makes one; so does the first spawn)", m.Store().Dir())
 	}
-	if opt == (sessions.ListOptions{Limit: opt.Limit}) {
+	if opt == (listing.Options{Limit: opt.Limit}) {
 		return fmt.Sprintf("no sessions in %s (start one with: zwarm spawn \"TASK\")", m.Store().Dir())
 	}
 	all, _ := m.Count(c.Context())
 	what := "sessions match"
-	if opt == (sessions.ListOptions{Status: opt.Status, Limit: opt.Limit}) {
+	if opt == (listing.Options{Status: opt.Status, Limit: opt.Limit}) {
 		what = string(opt.Status) + " sessions"
 	}
 	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(all, "session"))

@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -372,7 +373,7 @@ func TestOrchestratedDemo(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	list, _ := m.List(ctx, sessions.ListOptions{Source: record.RunSource(rec.ID)})
+	list, _ := m.List(ctx, listing.Options{Source: record.RunSource(rec.ID)})
 	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != record.StatusCompleted {
 		t.Errorf("workers %+v", list)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -97,8 +98,8 @@ func (pl *pilot) status() error {
 }
 
 func (pl *pilot) runWorkers() ([]*record.Session, error) {
-	list, err := pl.m.List(pl.base, sessions.ListOptions{Source: record.RunSource(pl.run.ID())})
-	var le *sessions.ListError
+	list, err := pl.m.List(pl.base, listing.Options{Source: record.RunSource(pl.run.ID())})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // progress shows on a terminal's stderr what a blocking command awaits: a
@@ -66,7 +67,7 @@ func (p *progress) loop() {
 
 // Update takes what a subscription reports: the session's state and the
 // latest step its agent took.
-func (p *progress) Update(u sessions.Update) {
+func (p *progress) Update(u watch.Update) {
 	if p == nil || u.Session == nil {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -59,8 +59,8 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	workers, err := m.List(c.Context(), sessions.ListOptions{Source: record.RunSource(rec.ID)})
-	var le *sessions.ListError
+	workers, err := m.List(c.Context(), listing.Options{Source: record.RunSource(rec.ID)})
+	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		return err
 	}

@@ -13,8 +13,10 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
 )
@@ -131,7 +133,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	var filter sessions.ListOptions
+	var filter listing.Options
 	what := "watching the sessions you spawn and the runs"
 	switch {
 	case len(o.ids) > 0:
@@ -147,7 +149,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	}
 	defer prog.Stop()
 	shown := map[string]bool{}
-	w := watchers.NewWorkers(wc, watchers.WorkerOptions{Killer: m, Log: log, Notify: n.Workers(m.Store().Dir()), OnUpdate: func(u sessions.Update) {
+	w := watchers.NewWorkers(wc, watchers.WorkerOptions{Killer: m, Log: log, Notify: n.Workers(m.Store().Dir()), OnUpdate: func(u watch.Update) {
 		// The progress lists what runs, and how what it listed ended.
 		if u.Session != nil && (!u.Session.Settled() || shown[u.ID]) {
 			shown[u.ID] = true

@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
@@ -371,7 +372,7 @@ func TestMCPInjectInterrupts(t *testing.T) {
 	id := c.spawn("long job")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sub, err := c.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	sub, err := c.w.Manager.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		t.Fatal(err)
 	}

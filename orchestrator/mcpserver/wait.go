@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 )
 
 // wait is the orchestrator's wait, with the cap as its default timeout and
@@ -55,7 +56,7 @@ func (s *Server) defaultTimeout(args json.RawMessage) json.RawMessage {
 // and which workers still run.
 func (s *Server) stillRunning(ctx context.Context, waited time.Duration) string {
 	msg := fmt.Sprintf("waited %s", waited.Round(time.Second))
-	list, err := s.opt.Sessions.List(ctx, sessions.ListOptions{Source: Source})
+	list, err := s.opt.Sessions.List(ctx, listing.Options{Source: Source})
 	if err != nil && len(list) == 0 {
 		return msg
 	}

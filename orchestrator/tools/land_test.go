@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // These tests run workers in real git repositories (testenv's Repo): each
@@ -46,7 +47,7 @@ func (f *fixture) worktreeReady(id string) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sub, err := f.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	sub, err := f.w.Manager.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -78,7 +78,7 @@ func TestDelegateWithARole(t *testing.T) {
 			}
 		}
 	}
-	list, _ := w.Manager.List(context.Background(), sessions.ListOptions{})
+	list, _ := w.Manager.List(context.Background(), listing.Options{})
 	if len(list) != 2 {
 		t.Errorf("%d workers, want the 2 delegated", len(list))
 	}

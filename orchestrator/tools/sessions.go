@@ -8,7 +8,9 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Sessions is what the worker tools need of the session core.
@@ -21,8 +23,8 @@ type Sessions interface {
 	KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error)
 	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
 	Get(ctx context.Context, idOrPrefix string) (*record.Session, error)
-	List(ctx context.Context, opt sessions.ListOptions) ([]*record.Session, error)
-	Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error)
+	List(ctx context.Context, opt listing.Options) ([]*record.Session, error)
+	Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error)
 	Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []sessions.TurnLog, error)
 	Config() (*config.Config, error)
 	// Diff, Land and Update are a worker's git worktree: what it changed,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // lastMessageBound is how much of a worker's last message wait returns;
@@ -167,7 +168,7 @@ func (w *workers) block(ctx context.Context, targets []*record.Session, timeout 
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, err := w.opt.Sessions.Subscribe(wctx, sessions.SubscribeOptions{IDs: ids})
+	sub, err := w.opt.Sessions.Subscribe(wctx, watch.SubscribeOptions{IDs: ids})
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot follow the workers: %v", err)
 	}
@@ -199,7 +200,7 @@ func (w *workers) expired(ctx context.Context, latest map[string]*record.Session
 	return latest, true, nil
 }
 
-func (w *workers) apply(latest map[string]*record.Session, u sessions.Update) {
+func (w *workers) apply(latest map[string]*record.Session, u watch.Update) {
 	if u.ID == "" {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -108,8 +109,8 @@ func (w *workers) resolve(ctx context.Context, id string) (*record.Session, erro
 
 // mine lists this source's workers, newest first.
 func (w *workers) mine(ctx context.Context, status record.Status) ([]*record.Session, error) {
-	list, err := w.opt.Sessions.List(ctx, sessions.ListOptions{Source: w.opt.Source, Status: status})
-	var le *sessions.ListError
+	list, err := w.opt.Sessions.List(ctx, listing.Options{Source: w.opt.Source, Status: status})
+	var le *listing.Error
 	if errors.As(err, &le) {
 		err = nil // the readable ones are what there is to show
 	}

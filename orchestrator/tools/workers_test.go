@@ -14,7 +14,9 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // fixture is a registry of worker tools over a real state dir whose codex
@@ -106,7 +108,7 @@ type subscribeHook struct {
 	subscribed func()
 }
 
-func (h subscribeHook) Subscribe(ctx context.Context, opt sessions.SubscribeOptions) (*sessions.Subscription, error) {
+func (h subscribeHook) Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error) {
 	sub, err := h.Sessions.Subscribe(ctx, opt)
 	if err == nil {
 		h.subscribed()
@@ -327,7 +329,7 @@ func TestMaxWorkersAndConfinement(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text, `unknown adapter "nosuch"`) {
 		t.Errorf("bad adapter: %+v", res)
 	}
-	list, _ := f.w.Manager.List(context.Background(), sessions.ListOptions{})
+	list, _ := f.w.Manager.List(context.Background(), listing.Options{})
 	if len(list) != 1 {
 		t.Errorf("refused delegates recorded sessions: %d", len(list))
 	}
@@ -378,7 +380,7 @@ func (f *fixture) busy(id string) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sub, err := f.w.Manager.Subscribe(ctx, sessions.SubscribeOptions{IDs: []string{id}})
+	sub, err := f.w.Manager.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -456,7 +458,7 @@ func TestParallelDelegatesKeepMaxWorkers(t *testing.T) {
 			t.Errorf("delegate: %s", res.Text)
 		}
 	}
-	list, _ := f.w.Manager.List(context.Background(), sessions.ListOptions{Active: true})
+	list, _ := f.w.Manager.List(context.Background(), listing.Options{Active: true})
 	if started != 4 || refused != 2 || len(list) != 4 {
 		t.Fatalf("%d started, %d refused, %d running; want 4, 2, 4", started, refused, len(list))
 	}

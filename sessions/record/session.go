@@ -1,8 +1,12 @@
 package record
 
 import (
-	"github.com/zwarm/zwarm/sessions/proc"
+	"cmp"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // SchemaVersion is the version of meta.json this package writes. Records
@@ -374,4 +378,11 @@ func ClonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// SortNewestFirst orders sessions by creation, newest first.
+func SortNewestFirst(list []*Session) {
+	slices.SortFunc(list, func(a, b *Session) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
 }

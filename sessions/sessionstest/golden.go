@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Feed writes data to a turn file the way an agent does, in pieces of
@@ -27,7 +27,7 @@ func Feed(t testing.TB, p agent.Parser, data []byte, sizes func(i int) int) []re
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd := sessions.NewTurnReader(path, p, 0)
+	rd := watch.NewTurnReader(path, p, 0)
 	defer rd.Close()
 	var got []record.Event
 	collect := func(ev record.Event) { got = append(got, ev) }

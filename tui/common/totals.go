@@ -3,7 +3,7 @@ package common
 import (
 	"slices"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -45,7 +45,7 @@ func (t *Totals) AddSession(s *record.Session, sign int) {
 
 // AddBrief adds a listing's settled session (sign 1) or takes it away
 // (-1), as AddSession would its record: settled, its usage is known.
-func (t *Totals) AddBrief(b sessions.Brief, sign int) {
+func (t *Totals) AddBrief(b listing.Brief, sign int) {
 	t.add(b.Status, b.Model, b.Tokens, b.CostUSD, !b.Priced && b.Turn > 0, sign)
 }
 

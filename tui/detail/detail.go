@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -96,7 +97,7 @@ func (m *Model) SetSession(s *record.Session) {
 // happened: each turn's header, its steps, and its end line under it. When
 // a turn ends, its steps are drawn again as of its end: a command it never
 // finished reads "killed", not "running".
-func (m *Model) Apply(u sessions.Update) {
+func (m *Model) Apply(u watch.Update) {
 	if u.ID != m.id {
 		return
 	}
@@ -111,28 +112,28 @@ func (m *Model) Apply(u sessions.Update) {
 	// a few events.
 	skip := -MaxSteps
 	for i := range timeline {
-		if timeline[i].Kind == sessions.StepEvent {
+		if timeline[i].Kind == watch.StepEvent {
 			skip++
 		}
 	}
 	for _, st := range timeline {
 		n := st.Turn.N
-		if st.Kind == sessions.StepEvent && skip > 0 {
+		if st.Kind == watch.StepEvent && skip > 0 {
 			skip--
 			m.dropped++
 			continue
 		}
 		switch st.Kind {
-		case sessions.StepTurnStarted:
+		case watch.StepTurnStarted:
 			m.add(step{turn: n, lines: append([]render.Line{render.TurnHeader(st.Turn)}, render.Prompt(st.Turn)...)})
 			if st.Skipped > 0 {
 				m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
 					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
 			}
-		case sessions.StepSkipped:
+		case watch.StepSkipped:
 			m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
 				Text: fmt.Sprintf("… %s of output not shown while the dashboard caught up (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
-		case sessions.StepTurnEnded:
+		case watch.StepTurnEnded:
 			t := st.Turn
 			for i := range m.steps {
 				if s := &m.steps[i]; s.turn == n && s.ev != nil {
@@ -140,7 +141,7 @@ func (m *Model) Apply(u sessions.Update) {
 				}
 			}
 			m.add(step{turn: n, lines: render.TurnEnd(t, "")})
-		case sessions.StepEvent:
+		case watch.StepEvent:
 			ev := st.Event
 			lines := render.Of(ev)
 			if len(lines) == 0 {

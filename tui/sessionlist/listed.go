@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
@@ -15,7 +15,7 @@ import (
 // order, group and count it (a few dozen bytes), the summaries read for
 // the rows in view, and the entries a live record stands for now.
 type listed struct {
-	l      *sessions.Listing
+	l      *listing.Listing
 	keys   []entryKey
 	runIDs []string
 	off    []bool // entries a live record stands for, or gone
@@ -44,7 +44,7 @@ type entryKey struct {
 	run     uint32 // 1 + the index of its run's id in runIDs; 0: not a run's worker
 }
 
-func newListed(l *sessions.Listing, read map[int]*record.Session) *listed {
+func newListed(l *listing.Listing, read map[int]*record.Session) *listed {
 	if read == nil {
 		read = map[int]*record.Session{}
 	}
@@ -175,7 +175,7 @@ func (x *listed) passes(i int32, filter string) bool {
 // Matched is which of a listing's sessions match a filter, as a command
 // of SetFilter found.
 type Matched struct {
-	listing *sessions.Listing
+	listing *listing.Listing
 	filter  string
 	match   []bool
 	Err     error
@@ -212,7 +212,7 @@ func (m *Model) ApplyMatched(msg Matched) {
 // Read is the summaries of some of a listing's sessions, as a command of
 // ReadRows read them.
 type Read struct {
-	listing  *sessions.Listing
+	listing  *listing.Listing
 	at       []int
 	sessions []*record.Session
 	Err      error

@@ -13,14 +13,16 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
-// listing writes n settled sessions of varied status, usage and price into
+// settledListing writes n settled sessions of varied status, usage and price into
 // a state dir and returns the listing a subscription starts from.
-func listing(t *testing.T, n int) *sessions.Listing {
+func settledListing(t *testing.T, n int) *listing.Listing {
 	t.Helper()
 	dir := t.TempDir()
 	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -51,7 +53,7 @@ func listing(t *testing.T, n int) *sessions.Listing {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := sessions.NewManager(sessions.ManagerOptions{Store: st}).Subscribe(context.Background(), sessions.SubscribeOptions{Listing: true})
+	sub, err := sessions.NewManager(sessions.ManagerOptions{Store: st}).Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func listing(t *testing.T, n int) *sessions.Listing {
 // what sorting every record would give. Many sessions share a creation
 // time, tokens and cost, so ties are broken as less breaks them.
 func TestListingRowsInEachSortOrder(t *testing.T) {
-	l := listing(t, 120)
+	l := settledListing(t, 120)
 	all, err := l.Sessions(context.Background(), func() []int {
 		at := make([]int, l.Len())
 		for i := range at {

@@ -17,7 +17,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/common"
 )
@@ -99,7 +99,7 @@ func (m *Model) Replace(list []*record.Session) {
 // SetListing sets the settled sessions the list starts from, and what was
 // read of them already (summaries by position); the sessions upserted
 // before are kept.
-func (m *Model) SetListing(l *sessions.Listing, read map[int]*record.Session) {
+func (m *Model) SetListing(l *listing.Listing, read map[int]*record.Session) {
 	m.listed = newListed(l, read)
 	for id := range m.live {
 		m.listed.hide(id)
@@ -108,7 +108,7 @@ func (m *Model) SetListing(l *sessions.Listing, read map[int]*record.Session) {
 }
 
 // Listing is the listing the list shows, or nil.
-func (m Model) Listing() *sessions.Listing { return m.listed.l }
+func (m Model) Listing() *listing.Listing { return m.listed.l }
 
 // Upsert adds or updates sessions and drops removed ones.
 func (m *Model) Upsert(list []*record.Session, removed []string) {

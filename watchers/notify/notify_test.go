@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -180,18 +180,18 @@ func TestWorkersTellWhatHappens(t *testing.T) {
 	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "t", Status: record.StatusCompleted,
 		Turns: []record.Turn{{N: 1, StartedAt: now}}}
 	os.MkdirAll(filepath.Join(state, "sessions", s.ID), 0o700)
-	w.Update(sessions.Update{ID: s.ID, Session: s, Initial: true})
+	w.Update(watch.Update{ID: s.ID, Session: s, Initial: true})
 	running := *s
 	running.Status, running.LastEventAt = record.StatusRunning, &now
 	running.Turns = append(running.Turns, record.Turn{N: 2, StartedAt: now})
-	w.Update(sessions.Update{ID: s.ID, Session: &running, Prev: record.StatusCompleted})
+	w.Update(watch.Update{ID: s.ID, Session: &running, Prev: record.StatusCompleted})
 	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: record.StatusRunning})
 	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: record.StatusRunning}) // the same silence
 	w.Alert(watchers.Alert{Watcher: "hollow", SessionID: s.ID})
 	failed := running
 	failed.Status = record.StatusFailed
-	w.Update(sessions.Update{ID: s.ID, Session: &failed, Prev: record.StatusRunning})
-	w.Update(sessions.Update{ID: s.ID, Session: &failed, Prev: record.StatusFailed})
+	w.Update(watch.Update{ID: s.ID, Session: &failed, Prev: record.StatusRunning})
+	w.Update(watch.Update{ID: s.ID, Session: &failed, Prev: record.StatusFailed})
 	lines(t, out, 2)
 	time.Sleep(300 * time.Millisecond) // a third would have come by now
 	b, _ := os.ReadFile(out)

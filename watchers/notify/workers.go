@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -30,7 +30,7 @@ func (n *Notifier) Workers(stateDir string) *Workers {
 }
 
 // Update takes one update of the watchers' subscription.
-func (w *Workers) Update(u sessions.Update) {
+func (w *Workers) Update(u watch.Update) {
 	if w == nil || u.Session == nil {
 		return
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Quote renders s as a JSON string the way both agents do (codex with
@@ -70,7 +70,7 @@ func BenchParse[P agent.Parser](b *testing.B, data []byte, newParser func() P) {
 	}()
 	for b.Loop() {
 		n, bad := 0, []record.Event(nil)
-		err := sessions.ReadTurnFile(path, newParser(), func(ev record.Event) {
+		err := watch.ReadTurnFile(path, newParser(), func(ev record.Event) {
 			n++
 			if ev.Type == record.EventRaw || ev.Type == record.EventUnknown {
 				bad = append(bad, ev)

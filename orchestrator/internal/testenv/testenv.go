@@ -24,6 +24,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/replay"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/supervisor"
@@ -341,7 +342,7 @@ func (w *World) Script(byPrompt map[string][]Step) {
 func (w *World) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	list, _ := w.Manager.List(ctx, sessions.ListOptions{})
+	list, _ := w.Manager.List(ctx, listing.Options{})
 	for _, s := range list {
 		if !s.Settled() {
 			w.Manager.Kill(ctx, s.ID)

@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"errors"
@@ -13,20 +13,21 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
-// listingStart is what a subscription to every session starts from: the
+// Start is what a subscription to every session starts from: the
 // settled sessions the listing cache holds as they are, and the ids of the
 // others, whose records are read whole (those that were not settled when
 // the cache was written, changed since, or came since).
-type listingStart struct {
-	l    *Listing
-	rest []string
+type Start struct {
+	Listing *Listing
+	Rest    []string
 	// checked says every entry was checked against its record's file;
 	// when not, the cache's generation was current (no settled record
 	// changed through zwarm since it was written) and the subscription
 	// checks them once it has delivered its first state.
-	checked bool
+	Checked bool
 }
 
 // rebuildShare is how many of the sessions may have to be read whole
@@ -35,7 +36,7 @@ type listingStart struct {
 // holding them, costs more.
 const rebuildShare = 4
 
-// openListing makes the listing a subscription starts from. It reads the
+// OpenListing makes the listing a subscription starts from. It reads the
 // cache once through, in bounded memory. While the cache's generation is
 // the current one, its summaries are what zwarm last wrote; otherwise, or
 // with check, every one is checked against its record's file, one stat
@@ -43,18 +44,18 @@ const rebuildShare = 4
 // of 100,000 costs). Without a cache, or when too many records would have
 // to be read whole, a full listing brings the cache up to date first. A
 // state dir without a sessions dir is empty.
-func (m *Manager) openListing(check bool) (*listingStart, error) {
-	return m.listings.open(m, check, func() (*listingStart, error) {
-		ls, stale, err := m.readListing(false, check)
+func (c *Cache) OpenListing(check bool) (*Start, error) {
+	return c.shared.open(c, check, func() (*Start, error) {
+		ls, stale, err := c.readListing(false, check)
 		if err != nil || !stale {
 			return ls, err
 		}
-		ls.l.Close()
+		ls.Listing.Close()
 		// A listing of nothing: it writes the cache, and keeps no record.
-		if _, _, err := m.scan(nil); err != nil {
+		if _, _, err := c.Scan(nil); err != nil {
 			return nil, err
 		}
-		ls, _, err = m.readListing(true, check)
+		ls, _, err = c.readListing(true, check)
 		return ls, err
 	})
 }
@@ -62,10 +63,10 @@ func (m *Manager) openListing(check bool) (*listingStart, error) {
 // readListing is one try of openListing; stale says the cache is missing
 // or too far behind, and a full listing should update it first (asked
 // only before one did).
-func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool, err error) {
-	ls = &listingStart{l: &Listing{}, checked: true}
-	ls.l.refs.Store(1)
-	dir, err := os.Open(m.st.SessionsDir())
+func (c *Cache) readListing(rebuilt, check bool) (ls *Start, stale bool, err error) {
+	ls = &Start{Listing: &Listing{}, Checked: true}
+	ls.Listing.refs.Store(1)
+	dir, err := os.Open(c.st.SessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return ls, false, nil
 	}
@@ -80,10 +81,10 @@ func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool
 	// Under the generation's shared lock, no settled record changes
 	// through zwarm while the listing is made: any change after it
 	// advances the generation the listing records.
-	gen, unlock, genOK := m.st.Generation()
+	gen, unlock, genOK := c.st.Generation()
 	defer unlock()
-	ls.l.gen, ls.l.genOK = gen, genOK
-	r := openIndex(m.st)
+	ls.Listing.gen, ls.Listing.genOK = gen, genOK
+	r := OpenIndex(c.st)
 	if r == nil && !rebuilt {
 		return ls, true, nil
 	}
@@ -91,7 +92,7 @@ func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool
 	// Which sessions there are: the cache's, while the directory is as
 	// the cache saw it; else what it holds now.
 	var present map[string]bool
-	if r == nil || !r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(racyWindow)) {
+	if r == nil || !r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(RacyWindow)) {
 		names, err := dir.Readdirnames(-1)
 		if err != nil {
 			if r != nil {
@@ -101,19 +102,19 @@ func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool
 		}
 		present = make(map[string]bool, len(names))
 		for _, id := range names {
-			if !strings.HasPrefix(id, ".") && validID(id) == nil {
+			if !strings.HasPrefix(id, ".") && store.ValidID(id) == nil {
 				present[id] = true
 			}
 		}
 	}
 	if r == nil {
 		for id := range present {
-			ls.rest = append(ls.rest, id)
+			ls.Rest = append(ls.Rest, id)
 		}
-		slices.Sort(ls.rest)
+		slices.Sort(ls.Rest)
 		return ls, false, nil
 	}
-	l := ls.l
+	l := ls.Listing
 	l.r = r
 	if err := l.walk(present); err != nil {
 		r.Close()
@@ -127,33 +128,33 @@ func (m *Manager) readListing(rebuilt, check bool) (ls *listingStart, stale bool
 	// A summary is checked against its record's file: one changed behind
 	// zwarm's back is read again, and reported as broken if it is.
 	if check || !genOK || r.Gen != gen {
-		checks := make([]fileCheck, len(l.briefs))
+		checks := make([]FileCheck, len(l.briefs))
 		for i := range l.briefs {
-			checks[i] = fileCheck{l.briefs[i].id, l.keys[i]}
+			checks[i] = FileCheck{l.briefs[i].id, l.keys[i]}
 		}
-		same := sameFiles(int(dir.Fd()), checks)
+		same := SameFiles(int(dir.Fd()), checks)
 		for i, ok := range same {
 			if !ok {
-				ls.rest = append(ls.rest, l.briefs[i].id)
+				ls.Rest = append(ls.Rest, l.briefs[i].id)
 			}
 		}
-		if len(ls.rest) > 0 {
+		if len(ls.Rest) > 0 {
 			l.keep(same)
 		}
 	} else {
-		ls.checked = false
+		ls.Checked = false
 	}
 	for _, id := range r.Unsettled {
 		if present == nil || present[id] {
-			ls.rest = append(ls.rest, id)
+			ls.Rest = append(ls.Rest, id)
 		}
 		delete(present, id)
 	}
 	for id := range present { // new since the cache was written
-		ls.rest = append(ls.rest, id)
+		ls.Rest = append(ls.Rest, id)
 	}
 	l.index()
-	if !rebuilt && len(ls.rest) > max(256, len(l.briefs)/rebuildShare) {
+	if !rebuilt && len(ls.Rest) > max(256, len(l.briefs)/rebuildShare) {
 		return ls, true, nil
 	}
 	return ls, false, nil

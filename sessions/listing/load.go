@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"runtime"
@@ -22,16 +22,16 @@ type loaded struct {
 	err     error
 }
 
-// loadBatch is how many records a listing reads ahead of using them: enough
+// LoadBatch is how many records a listing reads ahead of using them: enough
 // to keep every processor busy, few enough that the full records (turns
 // and all) of a big state dir are never held at once.
-const loadBatch = 256
+const LoadBatch = 256
 
-// loadAll stats and reads the records of ids (a directory fd's entries),
+// LoadAll stats and reads the records of ids (a directory fd's entries),
 // on as many goroutines as there are processors when there are enough
 // records to share: the first listing of a big state dir, or one after its
 // cache was lost, is mostly decoding JSON.
-func loadAll(st *state.Store, fd int, ids []string) []loaded {
+func LoadAll(st *state.Store, fd int, ids []string) []loaded {
 	out := make([]loaded, len(ids))
 	one := func(i int) {
 		l := &out[i]
@@ -59,13 +59,13 @@ func loadAll(st *state.Store, fd int, ids []string) []loaded {
 	return out
 }
 
-// sameFiles says, for each cached summary, whether its meta.json is still
+// SameFiles says, for each cached summary, whether its meta.json is still
 // the file it was made from (size, modification and change time, inode).
 // A stat each is what a listing of a settled state dir costs: it is what
 // catches a record changed behind zwarm's back (an editor, a restored
 // backup, a disk that corrupted it), which no generation counter sees. The
 // stats share the processors when there are enough of them.
-func sameFiles(fd int, cached []fileCheck) []bool {
+func SameFiles(fd int, cached []FileCheck) []bool {
 	out := make([]bool, len(cached))
 	one := func(lo, hi int) {
 		var st unix.Stat_t
@@ -96,9 +96,9 @@ func sameFiles(fd int, cached []fileCheck) []bool {
 	return out
 }
 
-// fileCheck is a cached record to check: its id and the identity of the
+// FileCheck is a cached record to check: its id and the identity of the
 // meta.json it came from.
-type fileCheck struct {
+type FileCheck struct {
 	ID  string
 	Key index.Key
 }

@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"encoding/binary"
@@ -76,7 +76,7 @@ func (e *encoder) entry(s *summary) index.Entry {
 		e.str(v)
 	}
 	for _, v := range []int64{s.UpdatedAt, s.EndedAt, s.LastEventAt, int64(s.PID), int64(s.Turn),
-		int64(s.PendingInjects), int64(s.NextInboxSeq), int64(s.ExitCode), b2i(s.HasExit), b2i(s.HasCost),
+		int64(s.PendingInjects), int64(s.NextInboxSeq), int64(s.ExitCode), B2i(s.HasExit), B2i(s.HasCost),
 		s.InputTokens, s.CachedInputTokens, s.CacheWriteTokens, s.OutputTokens, s.ReasoningTokens, s.TotalTokens} {
 		e.i64(v)
 	}
@@ -113,7 +113,7 @@ func (d *decoder) summary(en index.Entry, s *summary) bool {
 	return d.err == nil && len(d.b) == 0
 }
 
-func b2i(b bool) int64 {
+func B2i(b bool) int64 {
 	if b {
 		return 1
 	}
@@ -131,7 +131,7 @@ func (e *encoder) workspace(w *record.Workspace) {
 	for _, v := range []string{w.Repo, w.GitDir, w.Origin, w.Path, w.Subdir, w.Branch, w.Base, w.BaseCommit, string(w.State), w.Head, w.Error} {
 		e.str(v)
 	}
-	e.i64(b2i(w.BaseBranch) | b2i(w.WithChanges)<<1 | b2i(w.Changes != nil)<<2 | b2i(w.Landed != nil)<<3)
+	e.i64(B2i(w.BaseBranch) | B2i(w.WithChanges)<<1 | B2i(w.Changes != nil)<<2 | B2i(w.Landed != nil)<<3)
 	e.i64(int64(w.Committed))
 	if w.Changes != nil {
 		e.i64(int64(w.Changes.Files))

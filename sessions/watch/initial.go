@@ -1,11 +1,13 @@
-package sessions
+package watch
 
 import (
 	"cmp"
 	"context"
-	"github.com/zwarm/zwarm/sessions/record"
 	"slices"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // What a subscription reports first, and what it looks at again when it
@@ -21,21 +23,21 @@ import (
 func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	var out []Update
 	if s.ids == nil {
-		start, err := s.m.openListing(false)
+		start, err := s.m.Listings().OpenListing(false)
 		if err != nil {
 			return nil, err
 		}
-		s.check = !start.checked
-		s.settled = newSettledSet(start.l)
-		s.gen, s.genOK = start.l.gen, start.l.genOK
+		s.check = !start.Checked
+		s.settled = listing.NewSettledSet(start.Listing)
+		s.gen, s.genOK = start.Listing.Generation()
 		if s.opt.Listing {
-			out = append(out, Update{Initial: true, Listing: start.l, Pending: len(start.rest)})
-		} else if err := s.initialListed(ctx, start.l, &out); err != nil {
+			out = append(out, Update{Initial: true, Listing: start.Listing, Pending: len(start.Rest)})
+		} else if err := s.initialListed(ctx, start.Listing, &out); err != nil {
 			return nil, err
 		}
-		rc := &readCtx{m: s.m, ids: start.rest}
-		for _, id := range start.rest {
-			if u, ok := s.build(ctx, id, rc); ok {
+		current := s.m.Judge(start.Rest)
+		for _, id := range start.Rest {
+			if u, ok := s.build(ctx, id, current); ok {
 				out = append(out, u)
 			}
 		}
@@ -45,7 +47,7 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 			slices.SortStableFunc(out, func(a, b Update) int {
 				switch {
 				case a.Session == nil || b.Session == nil:
-					return cmp.Compare(b2i(a.Session == nil), b2i(b.Session == nil))
+					return cmp.Compare(listing.B2i(a.Session == nil), listing.B2i(b.Session == nil))
 				}
 				return cmp.Or(b.Session.CreatedAt.Compare(a.Session.CreatedAt), strings.Compare(a.ID, b.ID))
 			})
@@ -56,9 +58,9 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &readCtx{m: s.m, ids: ids}
+	current := s.m.Judge(ids)
 	for _, id := range ids {
-		if u, ok := s.build(ctx, id, rc); ok {
+		if u, ok := s.build(ctx, id, current); ok {
 			out = append(out, u)
 		}
 	}
@@ -67,8 +69,8 @@ func (s *Subscription) initial(ctx context.Context) ([]Update, error) {
 
 // initialListed adds an update for each settled session of the listing
 // that the filter keeps.
-func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Update) error {
-	if s.opt.Filter.onlyUnsettled() {
+func (s *Subscription) initialListed(ctx context.Context, l *listing.Listing, out *[]Update) error {
+	if s.opt.Filter.OnlyUnsettled() {
 		return nil // no settled session can match
 	}
 	var keep []int
@@ -81,9 +83,9 @@ func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Upd
 	if err != nil {
 		return err
 	}
-	rc := &readCtx{m: s.m}
+	current := s.m.Judge(nil)
 	for len(keep) > 0 {
-		batch := keep[:min(loadBatch, len(keep))]
+		batch := keep[:min(listing.LoadBatch, len(keep))]
 		keep = keep[len(batch):]
 		list, err := l.Sessions(ctx, batch)
 		if err != nil {
@@ -91,7 +93,7 @@ func (s *Subscription) initialListed(ctx context.Context, l *Listing, out *[]Upd
 		}
 		for _, cur := range list {
 			if s.opt.Events {
-				if u, ok := s.build(ctx, cur.ID, rc); ok {
+				if u, ok := s.build(ctx, cur.ID, current); ok {
 					*out = append(*out, u)
 				}
 				continue
@@ -141,7 +143,7 @@ func (s *Subscription) initialIDs() ([]string, error) {
 		}
 		return out, nil
 	}
-	return s.m.st.Ids()
+	return s.m.Store().Ids()
 }
 
 // resync is what a subscription to every session looks at after missed
@@ -152,11 +154,11 @@ func (s *Subscription) resync() []string {
 	for id := range s.known {
 		out = append(out, id)
 	}
-	out = appendNew(out, s.settled.changed(s.m.st.SessionsDir()))
-	present, _ := s.m.st.Ids()
+	out = appendNew(out, s.settled.Changed(s.m.Store().SessionsDir()))
+	present, _ := s.m.Store().Ids()
 	var unknown []string
 	for _, id := range present {
-		if _, ok := s.known[id]; !ok && !s.settled.has(id) {
+		if _, ok := s.known[id]; !ok && !s.settled.Has(id) {
 			unknown = append(unknown, id)
 		}
 	}

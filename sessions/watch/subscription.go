@@ -1,13 +1,16 @@
-package sessions
+package watch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
-	"time"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // Debounce is how long a subscription gathers file events into one batch:
@@ -22,7 +25,7 @@ type SubscribeOptions struct {
 	IDs []string
 	// Filter keeps only sessions that match it (its Limit is ignored). A
 	// session that stops matching is reported once more, then dropped.
-	Filter ListOptions
+	Filter listing.Options
 	// Events delivers what the agents write, turn by turn, as it is written.
 	Events bool
 	// Window bounds, with Events, how much of each turn file is read when it
@@ -84,7 +87,7 @@ type Update struct {
 	// Until a session of it has an update of its own, the listing says
 	// what it is; Pending is how many sessions follow in initial updates
 	// of their own (a few of them may turn out gone or unreadable).
-	Listing *Listing
+	Listing *listing.Listing
 	Pending int
 }
 
@@ -98,7 +101,7 @@ func (u Update) StatusChanged() bool {
 // session's events are read from where the last update left off, and every
 // turn that started or ended is reported.
 type Subscription struct {
-	m      *Manager
+	m      Source
 	opt    SubscribeOptions
 	out    chan Update
 	src    *changeSource
@@ -114,7 +117,7 @@ type Subscription struct {
 	// settled, for every session, is the settled sessions whose dirs are
 	// not watched; gen the generation they were last checked at (genOK:
 	// one was read).
-	settled *settledSet
+	settled *listing.SettledSet
 	gen     uint64
 	genOK   bool
 	// check says the settled sessions' records are to be checked against
@@ -135,8 +138,8 @@ type subState struct {
 }
 
 // Subscribe starts delivering updates until ctx ends or Close is called.
-func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscription, error) {
-	if opt.Listing && (len(opt.IDs) > 0 || opt.Events || opt.Filter != (ListOptions{})) {
+func Subscribe(ctx context.Context, m Source, opt SubscribeOptions) (*Subscription, error) {
+	if opt.Listing && (len(opt.IDs) > 0 || opt.Events || opt.Filter != (listing.Options{})) {
 		return nil, errors.New("subscribe: a listing is of every session, without events or a filter")
 	}
 	sub := &Subscription{m: m, opt: opt, out: make(chan Update), done: make(chan struct{}), known: map[string]*subState{},
@@ -144,14 +147,14 @@ func (m *Manager) Subscribe(ctx context.Context, opt SubscribeOptions) (*Subscri
 	if len(opt.IDs) > 0 {
 		sub.ids = map[string]bool{}
 		for _, p := range opt.IDs {
-			id, err := resolve(m.st, p)
+			id, err := listing.Resolve(m.Store(), p)
 			if err != nil {
 				return nil, err
 			}
 			sub.ids[id] = true
 		}
 	}
-	src, err := newChangeSource(m.st, sub.ids)
+	src, err := newChangeSource(m.Store(), sub.ids)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +188,7 @@ func (s *Subscription) run(ctx context.Context) {
 			}
 		}
 		if s.settled != nil {
-			s.settled.l.Close()
+			s.settled.Listing().Close()
 		}
 	}()
 	initial, err := s.initial(ctx)
@@ -210,9 +213,9 @@ func (s *Subscription) run(ctx context.Context) {
 	if s.check {
 		// What the cache said, trusted for the first state, is checked
 		// now: a record changed behind zwarm's back is a change.
-		rc := &readCtx{m: s.m}
-		for _, id := range s.settled.changed(s.m.st.SessionsDir()) {
-			if !s.emit(ctx, id, rc) {
+		current := s.m.Judge(nil)
+		for _, id := range s.settled.Changed(s.m.Store().SessionsDir()) {
+			if !s.emit(ctx, id, current) {
 				return
 			}
 		}
@@ -241,9 +244,9 @@ func (s *Subscription) run(ctx context.Context) {
 		}
 		clear(s.behind)
 		dirty = appendNew(dirty, behind)
-		rc := &readCtx{m: s.m, ids: dirty}
+		current := s.m.Judge(dirty)
 		for _, id := range dirty {
-			if !s.emit(ctx, id, rc) {
+			if !s.emit(ctx, id, current) {
 				return
 			}
 		}
@@ -252,8 +255,8 @@ func (s *Subscription) run(ctx context.Context) {
 
 // emit builds the update of one session and delivers it if anything
 // changed. It reports false when the subscription is over.
-func (s *Subscription) emit(ctx context.Context, id string, rc *readCtx) bool {
-	u, ok := s.build(ctx, id, rc)
+func (s *Subscription) emit(ctx context.Context, id string, current func(*record.Session) *record.Session) bool {
+	u, ok := s.build(ctx, id, current)
 	if !ok {
 		return true
 	}
@@ -269,7 +272,7 @@ func (s *Subscription) send(ctx context.Context, u Update) bool {
 	}
 }
 
-func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Update, bool) {
+func (s *Subscription) build(ctx context.Context, id string, current func(*record.Session) *record.Session) (Update, bool) {
 	prev, seen := s.known[id]
 	if !seen {
 		prev, seen = s.listedState(id)
@@ -277,14 +280,14 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	u := Update{ID: id, Initial: !seen}
 	// The file's identity before the record: a change in between is one
 	// more look later, never one missed.
-	key, keyOK := s.m.st.MetaKey(id)
-	rec, err := s.m.st.Load(id)
+	key, keyOK := s.m.Store().MetaKey(id)
+	rec, err := s.m.Store().Load(id)
 	// A directory without a record is no session to watch: one being made
 	// by hand, or one whose record was removed, which its supervisor
 	// stops (listings name it as broken).
-	if errors.Is(err, ErrNotFound) || errors.Is(err, state.ErrNoRecord) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, state.ErrNoRecord) {
 		if s.settled != nil {
-			s.settled.drop(id)
+			s.settled.Drop(id)
 		}
 		if errors.Is(err, state.ErrNoRecord) {
 			s.src.watchDir(id, true) // for the record to come
@@ -318,11 +321,11 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 		return u, true
 	}
 	prev.errMsg = ""
-	cur := s.m.current(rec, rc)
+	cur := current(rec)
 	if s.settled != nil {
 		// Python zwarm records may change without a word: watched.
 		if cur.Settled() && !cur.Legacy && keyOK {
-			s.settled.add(id, key)
+			s.settled.Add(id, key)
 			s.src.watchDir(id, false)
 		} else {
 			s.watchUnsettled(id)
@@ -337,11 +340,11 @@ func (s *Subscription) build(ctx context.Context, id string, rc *readCtx) (Updat
 	s.known[id] = prev
 	if s.opt.Events {
 		if prev.traj == nil {
-			prev.traj = s.m.NewTrajectory(id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
+			prev.traj = NewTrajectory(s.m, id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
 		}
 		batches, err := prev.traj.read(ctx, cur)
 		if err != nil {
-			u.Err = fmt.Errorf("read the turns of %s: %w", ShortID(id), err)
+			u.Err = fmt.Errorf("read the turns of %s: %w", store.ShortID(id), err)
 		}
 		u.Events = batches
 		if u.More = prev.traj.Behind(); u.More {
@@ -374,7 +377,7 @@ func (s *Subscription) diffTurns(u *Update, prev *subState, cur *record.Session)
 }
 
 func (s *Subscription) diffInbox(u *Update, prev *subState, id string) {
-	entries, err := s.m.st.Inbox(id)
+	entries, err := s.m.Store().Inbox(id)
 	if err != nil {
 		u.Err = err
 		return

@@ -1,13 +1,15 @@
-package sessions
+package watch
 
 import (
-	"github.com/zwarm/zwarm/sessions/runner"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/runner"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // A session polled (its supervisor runs under another runner, whose
@@ -28,7 +30,7 @@ func TestPolledSessionsAreLookedAtWithoutEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.close()
-	id := newID()
+	id := store.NewID()
 	cs.poll(id, true)
 	for round := 0; round < 3; round++ {
 		select {

@@ -1,12 +1,15 @@
-package sessions
+package watch
 
 import (
 	"context"
 	"fmt"
+	"sort"
+
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
-	"sort"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // Step is one item of a session's story in the order it happened: a turn
@@ -102,8 +105,8 @@ type FollowOptions struct {
 // them. Live, it is driven by the subscription (appends reach fn without
 // polling) and follows follow-up turns too, until the session settles. A
 // turn that does not exist is an error that says which turns do.
-func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptions, fn func(Step)) error {
-	id, err := resolve(m.st, idOrPrefix)
+func Follow(ctx context.Context, m Source, idOrPrefix string, opt FollowOptions, fn func(Step)) error {
+	id, err := listing.Resolve(m.Store(), idOrPrefix)
 	if err != nil {
 		return err
 	}
@@ -111,10 +114,10 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 	if err != nil {
 		return err
 	}
-	if opt.Only > 0 && opt.Only > m.turnCount(s) && (!opt.Live || s.Settled()) {
-		return config.Invalidf("session %s has no turn %d (it has %d)", ShortID(id), opt.Only, m.turnCount(s))
+	if opt.Only > 0 && opt.Only > turnCount(m, s) && (!opt.Live || s.Settled()) {
+		return config.Invalidf("session %s has no turn %d (it has %d)", store.ShortID(id), opt.Only, turnCount(m, s))
 	}
-	sub, err := m.Subscribe(ctx, SubscribeOptions{IDs: []string{id}, Events: true, Window: opt.Window,
+	sub, err := Subscribe(ctx, m, SubscribeOptions{IDs: []string{id}, Events: true, Window: opt.Window,
 		FromTurn: opt.From, OnlyTurn: opt.Only})
 	if err != nil {
 		return err
@@ -132,10 +135,10 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 				return ctx.Err()
 			}
 			if u.Removed {
-				return fmt.Errorf("follow %s: %w (it was removed)", ShortID(id), ErrNotFound)
+				return fmt.Errorf("follow %s: %w (it was removed)", store.ShortID(id), store.ErrNotFound)
 			}
 			if u.Err != nil {
-				return fmt.Errorf("follow %s: %w", ShortID(id), u.Err)
+				return fmt.Errorf("follow %s: %w", store.ShortID(id), u.Err)
 			}
 			if u.Session == nil {
 				continue
@@ -159,9 +162,9 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt FollowOptio
 }
 
 // turnCount is how many turns a session has, the Python zwarm's included.
-func (m *Manager) turnCount(s *record.Session) int {
+func turnCount(m Source, s *record.Session) int {
 	if s.Legacy {
-		return len(state.LegacyTurns(m.st.TurnsDir(s.ID), s))
+		return len(state.LegacyTurns(m.Store().TurnsDir(s.ID), s))
 	}
 	return len(s.Turns)
 }

@@ -1,4 +1,4 @@
-package sessions
+package watch
 
 import (
 	"errors"
@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // changeSource turns file events and process exits into a set of sessions
@@ -399,7 +401,7 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	id := parts[0]
-	if validID(id) != nil || len(id) != 36 || !cs.wanted(id) {
+	if store.ValidID(id) != nil || len(id) != 36 || !cs.wanted(id) {
 		return // temp and trash entries (".new-…", ".removing-…")
 	}
 	switch {

@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // The listing cache, sessions.index beside the sessions dir (its format is
@@ -57,11 +58,11 @@ import (
 // changed.
 
 const (
-	indexFile = "sessions.index"
+	IndexFile = "sessions.index"
 	// racyWindow is how recent a directory's modification time may be and
 	// still be trusted to say nothing changed: file systems with a coarse
 	// clock give two changes within a tick the same time.
-	racyWindow = 2 * time.Second
+	RacyWindow = 2 * time.Second
 )
 
 // summary is a settled record as the cache keeps it: flat, so decoding
@@ -101,12 +102,12 @@ type sessionIndex struct {
 	Unsettled []string
 }
 
-func indexPath(st *state.Store) string { return filepath.Join(st.Dir(), indexFile) }
+func IndexPath(st *state.Store) string { return filepath.Join(st.Dir(), IndexFile) }
 
-// openIndex opens the cache for reading from the front; nil if there is
+// OpenIndex opens the cache for reading from the front; nil if there is
 // none that can be read.
-func openIndex(st *state.Store) *index.Reader {
-	r, err := index.Open(indexPath(st))
+func OpenIndex(st *state.Store) *index.Reader {
+	r, err := index.Open(IndexPath(st))
 	if err != nil {
 		return nil
 	}
@@ -116,7 +117,7 @@ func openIndex(st *state.Store) *index.Reader {
 // loadIndex reads the whole cache; anything wrong with it is an empty
 // cache.
 func loadIndex(st *state.Store) *sessionIndex {
-	r := openIndex(st)
+	r := OpenIndex(st)
 	if r == nil {
 		return &sessionIndex{}
 	}
@@ -150,7 +151,7 @@ func saveIndex(st *state.Store, ix *sessionIndex) {
 		return // a name no session has: the next listing reads the records
 	}
 	dropStaleIndexTemps(st)
-	st.WriteFileAtomic(indexPath(st), data)
+	st.WriteFileAtomic(IndexPath(st), data)
 }
 
 // staleTemp is how old a temporary cache file must be to be taken for one
@@ -162,7 +163,7 @@ var staleTemp = time.Minute
 // dropStaleIndexTemps removes what listings killed while writing the
 // cache left behind.
 func dropStaleIndexTemps(st *state.Store) {
-	tmps, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*"))
+	tmps, _ := filepath.Glob(filepath.Join(st.Dir(), "."+IndexFile+".tmp*"))
 	for _, p := range tmps {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleTemp {
 			os.Remove(p)
@@ -170,12 +171,12 @@ func dropStaleIndexTemps(st *state.Store) {
 	}
 }
 
-// scan is one pass over every session for a listing: the cached summary of
+// Scan is one pass over every session for a listing: the cached summary of
 // each settled session, the current record of every other one, newest
 // first. Records that cannot be read are returned beside. With keep nil it
 // only brings the cache up to date, and lists nothing.
-func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*state.RecordError, error) {
-	dir, err := os.Open(m.st.SessionsDir())
+func (c *Cache) Scan(keep func(*record.Session) bool) ([]*record.Session, []*state.RecordError, error) {
+	dir, err := os.Open(c.st.SessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -187,9 +188,9 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
 		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
-	gen, unlock, genOK := m.st.Generation()
+	gen, unlock, genOK := c.st.Generation()
 	defer unlock()
-	ix := loadIndex(m.st)
+	ix := loadIndex(c.st)
 	now := time.Now()
 	trusted := genOK && ix.Gen == gen
 	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked}
@@ -199,14 +200,14 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 	// not changed since it was read, else what it holds now.
 	var present map[string]bool
 	mtime, ctime := dst.Mtim.Nano(), dst.Ctim.Nano()
-	if mtime != ix.DirMtime || ctime != ix.DirCtime || ix.Checked-mtime < int64(racyWindow) {
+	if mtime != ix.DirMtime || ctime != ix.DirCtime || ix.Checked-mtime < int64(RacyWindow) {
 		names, err := dir.Readdirnames(-1)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list sessions: %w", err)
 		}
 		present = make(map[string]bool, len(names))
 		for _, id := range names {
-			if !strings.HasPrefix(id, ".") && validID(id) == nil {
+			if !strings.HasPrefix(id, ".") && store.ValidID(id) == nil {
 				present[id] = true
 			}
 		}
@@ -230,11 +231,11 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 		// so the kept summaries are filtered into it in place.
 		next.Settled = ix.Settled[:0]
 	}
-	checks := make([]fileCheck, len(ix.Settled))
+	checks := make([]FileCheck, len(ix.Settled))
 	for i := range ix.Settled {
-		checks[i] = fileCheck{ix.Settled[i].ID, ix.Settled[i].Key}
+		checks[i] = FileCheck{ix.Settled[i].ID, ix.Settled[i].Key}
 	}
-	same := sameFiles(fd, checks)
+	same := SameFiles(fd, checks)
 	var stale []string
 	for i := range ix.Settled {
 		e := &ix.Settled[i]
@@ -281,17 +282,17 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 			}
 		}
 	}
-	rc := &readCtx{m: m, ids: rest}
+	current := c.judge(rest)
 	for len(rest) > 0 {
-		batch := rest[:min(loadBatch, len(rest))]
+		batch := rest[:min(LoadBatch, len(rest))]
 		rest = rest[len(batch):]
-		for k, l := range loadAll(m.st, fd, batch) {
+		for k, l := range LoadAll(c.st, fd, batch) {
 			id := batch[k]
 			if l.statErr != nil {
 				if !errors.Is(l.statErr, unix.ENOENT) {
-					bad = append(bad, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", m.st.MetaPath(id), l.statErr)})
-				} else if m.st.RecordMissing(id) {
-					bad = append(bad, m.st.NoRecordError(id))
+					bad = append(bad, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", c.st.MetaPath(id), l.statErr)})
+				} else if c.st.RecordMissing(id) {
+					bad = append(bad, c.st.NoRecordError(id))
 				}
 				// A session being created (or removed): it is read once it
 				// has a record.
@@ -299,7 +300,7 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 				continue
 			}
 			s, err := l.s, l.err
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, store.ErrNotFound) {
 				next.Unsettled = append(next.Unsettled, id)
 				continue
 			}
@@ -310,12 +311,12 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 				next.Unsettled = append(next.Unsettled, id)
 				continue
 			}
-			s = m.current(s, rc)
+			s = current(s)
 			// Python zwarm records are never cached: that zwarm may change
 			// them without a word. A record that changed since the stat (a
 			// dead owner just recorded) is cached on the next listing.
 			if s.Settled() && !s.Legacy {
-				next.Settled = append(next.Settled, summarize(index.KeyOf(&l.st), s))
+				next.Settled = append(next.Settled, Summarize(index.KeyOf(&l.st), s))
 				changed = true
 			} else {
 				next.Unsettled = append(next.Unsettled, id)
@@ -323,7 +324,7 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 			// Settled sessions are listed without their turns; the few that
 			// run keep them: their current turn is what a listing shows.
 			if s.Settled() {
-				s = summaryOf(s)
+				s = SummaryOf(s)
 			}
 			if keep != nil && keep(s) {
 				out = append(out, s)
@@ -331,8 +332,25 @@ func (m *Manager) scan(keep func(*record.Session) bool) ([]*record.Session, []*s
 		}
 	}
 	if genOK && (changed || len(next.Unsettled) != len(ix.Unsettled)) {
-		saveIndex(m.st, next) // it sorts them
+		saveIndex(c.st, next) // it sorts them
 	}
-	SortNewestFirst(out) // the cached ones are in order already: this is cheap
+	record.SortNewestFirst(out) // the cached ones are in order already: this is cheap
 	return out, bad, nil
 }
+
+// Cache is the listing cache of a state dir and the listings made from
+// it. Judge brings a record that is not settled up to date (a dead owner
+// recorded, a running turn's progress folded in); it is given the ids a
+// listing is about to read, once.
+type Cache struct {
+	st     *state.Store
+	judge  Judge
+	shared sharedListing
+}
+
+// Judge makes, for a listing about to read the records of ids, what
+// brings each of them up to date.
+type Judge func(ids []string) func(*record.Session) *record.Session
+
+// NewCache is the listing cache of st.
+func NewCache(st *state.Store, judge Judge) *Cache { return &Cache{st: st, judge: judge} }

@@ -1,12 +1,13 @@
-package sessions
+package watch
 
 import (
 	"bytes"
 	"context"
+	"os"
+
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
-	"os"
 )
 
 // TurnEvents is what a Trajectory read of one turn found.
@@ -36,7 +37,7 @@ type TurnEvents struct {
 // so a reader of a turn that is gigabytes long holds one stretch of its
 // events at a time, never the whole turn.
 type Trajectory struct {
-	m       *Manager
+	m       Source
 	id      string
 	opt     TrajectoryOptions
 	readers map[int]*TurnReader
@@ -57,7 +58,7 @@ type TrajectoryOptions struct {
 }
 
 // NewTrajectory follows session id (a full id).
-func (m *Manager) NewTrajectory(id string, opt TrajectoryOptions) *Trajectory {
+func NewTrajectory(m Source, id string, opt TrajectoryOptions) *Trajectory {
 	return &Trajectory{m: m, id: id, opt: opt, readers: map[int]*TurnReader{}, done: map[int]bool{},
 		behind: map[int]bool{}}
 }
@@ -76,13 +77,13 @@ func (t *Trajectory) Read(ctx context.Context) (*record.Session, []TurnEvents, e
 
 // read reads the new events of s, a record of the session just loaded.
 func (t *Trajectory) read(ctx context.Context, s *record.Session) ([]TurnEvents, error) {
-	ad, err := t.m.adapters.Lookup(s.Adapter)
+	ad, err := t.m.Adapters().Lookup(s.Adapter)
 	if err != nil {
 		return nil, err
 	}
 	turns := s.Turns
 	if s.Legacy {
-		turns = state.LegacyTurns(t.m.st.TurnsDir(s.ID), s)
+		turns = state.LegacyTurns(t.m.Store().TurnsDir(s.ID), s)
 	}
 	var out []TurnEvents
 	for _, turn := range turns {
@@ -92,7 +93,7 @@ func (t *Trajectory) read(ctx context.Context, s *record.Session) ([]TurnEvents,
 		te := TurnEvents{Turn: turn}
 		rd, ok := t.readers[turn.N]
 		if !ok {
-			path := t.m.st.TurnPath(s.ID, turn.N)
+			path := t.m.Store().TurnPath(s.ID, turn.N)
 			te.First, te.Skipped = true, tailStart(path, t.opt.Window)
 			rd = NewTurnReader(path, ad.NewParser(), te.Skipped)
 			t.readers[turn.N] = rd

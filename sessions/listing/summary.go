@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"time"
@@ -10,14 +10,14 @@ import (
 // How a settled record is kept in the listing cache and made into a
 // Session again.
 
-// summaryOf is a record as listings carry it: without its turns.
-func summaryOf(s *record.Session) *record.Session {
+// SummaryOf is a record as listings carry it: without its turns.
+func SummaryOf(s *record.Session) *record.Session {
 	c := *s
 	c.Turns, c.LegacyMessages = nil, nil
 	return &c
 }
 
-func summarize(key index.Key, s *record.Session) summary {
+func Summarize(key index.Key, s *record.Session) summary {
 	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
 		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),

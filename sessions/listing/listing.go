@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"context"
@@ -74,6 +74,10 @@ func (l *Listing) Brief(i int) Brief {
 	}
 	return out
 }
+
+// Generation is sessions.gen when the listing was made; ok is false when
+// it could not be read.
+func (l *Listing) Generation() (gen uint64, ok bool) { return l.gen, l.genOK }
 
 // ID is the id of the listing's i-th session.
 func (l *Listing) ID(i int) string { return l.briefs[i].id }
@@ -184,5 +188,5 @@ func (l *Listing) acquire() bool {
 }
 
 func listingErr(err error) error {
-	return fmt.Errorf("read the listing cache (%s): %w", indexFile, err)
+	return fmt.Errorf("read the listing cache (%s): %w", IndexFile, err)
 }

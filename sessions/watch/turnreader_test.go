@@ -1,4 +1,4 @@
-package sessions
+package watch
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -107,22 +106,5 @@ func TestTurnReaderPipelinedEndsItsGoroutine(t *testing.T) {
 	stacks := string(buf[:runtime.Stack(buf, true)])
 	if strings.Contains(stacks, "(*TurnReader).readPipelined.func") {
 		t.Fatalf("the parsing goroutine outlived the read:\n%s", stacks)
-	}
-}
-
-// A reader of a turn file gets a cut line's marker as the raw event of an
-// oversized line, saying how long it was.
-func TestTurnReaderReportsACutLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "turn_1.jsonl")
-	body := `{"type":"noise"}` + "\n" + string(agent.TruncatedLine(524288000)) + `{"type":"turn.completed"}` + "\n"
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var got []record.Event
-	if err := ReadTurnFile(path, &testParser{}, func(ev record.Event) { got = append(got, ev) }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[0].Type != record.EventRaw || !strings.Contains(got[0].Text, "skipped a line of 524288000 bytes") || got[1].Type != record.EventTurnCompleted {
-		t.Fatalf("events %+v", got)
 	}
 }

@@ -1,8 +1,9 @@
-package sessions
+package watch
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
 	"sync"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A long stretch of a turn (a finished turn shown whole, a reader catching

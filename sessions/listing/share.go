@@ -1,4 +1,4 @@
-package sessions
+package listing
 
 import (
 	"slices"
@@ -39,12 +39,12 @@ type listingKey struct {
 // listingKeyOf is the state m's listing would be made from now; false when
 // it cannot be told (no sessions dir or cache, a writer of sessions.gen at
 // work).
-func (m *Manager) listingKeyOf() (listingKey, bool) {
+func (c *Cache) listingKeyOf() (listingKey, bool) {
 	var dst, ist unix.Stat_t
-	if unix.Stat(m.st.SessionsDir(), &dst) != nil || unix.Stat(indexPath(m.st), &ist) != nil {
+	if unix.Stat(c.st.SessionsDir(), &dst) != nil || unix.Stat(IndexPath(c.st), &ist) != nil {
 		return listingKey{}, false
 	}
-	gen, ok := m.st.PeekGeneration()
+	gen, ok := c.st.PeekGeneration()
 	return listingKey{dirMtime: dst.Mtim.Nano(), dirCtime: dst.Ctim.Nano(), index: index.KeyOf(&ist), gen: gen}, ok
 }
 
@@ -52,13 +52,13 @@ func (m *Manager) listingKeyOf() (listingKey, bool) {
 // stands, or what make makes (and keeps it for the next). A sessions dir
 // changed within racyWindow of the listing (a coarse clock gives two
 // changes the same time) is not trusted to have stood.
-func (sl *sharedListing) open(m *Manager, check bool, make func() (*listingStart, error)) (*listingStart, error) {
+func (sl *sharedListing) open(c *Cache, check bool, make func() (*Start, error)) (*Start, error) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	key, keyed := m.listingKeyOf()
+	key, keyed := c.listingKeyOf()
 	if l := sl.last.Value(); keyed && l != nil && key == sl.key && (sl.checked || !check) &&
-		sl.made.UnixNano()-key.dirMtime >= int64(racyWindow) && l.acquire() {
-		return &listingStart{l: l, rest: slices.Clone(sl.rest), checked: sl.checked}, nil
+		sl.made.UnixNano()-key.dirMtime >= int64(RacyWindow) && l.acquire() {
+		return &Start{Listing: l, Rest: slices.Clone(sl.rest), Checked: sl.checked}, nil
 	}
 	made := time.Now()
 	ls, err := make()
@@ -66,8 +66,8 @@ func (sl *sharedListing) open(m *Manager, check bool, make func() (*listingStart
 		return nil, err
 	}
 	sl.last = weak.Pointer[Listing]{}
-	if after, ok := m.listingKeyOf(); keyed && ok && after == key {
-		sl.last, sl.rest, sl.checked, sl.key, sl.made = weak.Make(ls.l), slices.Clone(ls.rest), ls.checked, key, made
+	if after, ok := c.listingKeyOf(); keyed && ok && after == key {
+		sl.last, sl.rest, sl.checked, sl.key, sl.made = weak.Make(ls.Listing), slices.Clone(ls.Rest), ls.Checked, key, made
 	}
 	return ls, nil
 }

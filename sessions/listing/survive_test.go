@@ -1,11 +1,9 @@
-package sessions
+package listing_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,28 +14,33 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // agreesWithRecords fails unless a full listing and a short one say what
 // the records say.
-func agreesWithRecords(t *testing.T, m *Manager, st *state.Store, when string) {
+func agreesWithRecords(t *testing.T, c *listing.Cache, st *state.Store, when string) {
 	t.Helper()
-	want := recordsOnDisk(t, st, "")
+	want := sessionstest.RecordsOnDisk(t, st, "")
 	for _, limit := range []int{0, 3} {
-		list, err := m.List(context.Background(), ListOptions{Limit: limit})
+		list, err := c.List(listing.Options{Limit: limit})
 		if err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}
 		got := make([]string, len(list))
 		for i, s := range list {
-			got[i] = fingerprint(s)
+			got[i] = sessionstest.Fingerprint(s)
 		}
 		w := want
 		if limit > 0 {
 			w = want[:min(limit, len(want))]
 		}
 		if !slices.Equal(got, w) {
-			t.Fatalf("%s, limit %d: %d listed, %d recorded; first difference:\n%s", when, limit, len(got), len(w), firstDiff(got, w))
+			t.Fatalf("%s, limit %d: %d listed, %d recorded; first difference:\n%s", when, limit, len(got), len(w), sessionstest.FirstDiff(got, w))
 		}
 	}
 }
@@ -52,16 +55,16 @@ func indexWriter(dir string) int {
 	if err != nil {
 		return 1
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := listing.NewCache(st, asRecorded)
 	for i := 0; ; i++ {
 		old := time.Now().Add(-time.Hour + time.Duration(i)*time.Millisecond)
 		os.Chtimes(st.SessionsDir(), old, old)
-		if _, err := m.List(context.Background(), ListOptions{}); err != nil {
+		if _, err := m.List(listing.Options{}); err != nil {
 			return 1
 		}
 		// Writing is most of what it does from here: a kill lands in it.
 		for range 5 {
-			saveIndex(st, loadIndex(st))
+			listing.RewriteCache(st)
 		}
 	}
 }
@@ -75,9 +78,9 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := listing.NewCache(st, asRecorded)
 	for i := range 1000 {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
 	for round := range 8 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -91,7 +94,7 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 			t.Fatal("the writer stopped by itself")
 		}
 		// A change the killed writer's cache cannot know.
-		if _, err := st.UpdateSettled(context.Background(), sessionID(round), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(round), func(s *record.Session) error {
 			s.LastMessage = fmt.Sprintf("changed in round %d", round)
 			return nil
 		}); err != nil {
@@ -101,17 +104,16 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 	}
 	// What the killed listings left is removed by the next that writes
 	// the cache (here at once; in use, once it is a minute old).
-	defer func(was time.Duration) { staleTemp = was }(staleTemp)
-	staleTemp = 0
-	before, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*"))
+	defer listing.SetStaleTemp(0)()
+	before, _ := filepath.Glob(filepath.Join(st.Dir(), "."+listing.IndexFile+".tmp*"))
 	t.Logf("%d temporary files left by the kills", len(before))
 	// One such file for certain, cut short.
-	if err := os.WriteFile(filepath.Join(st.Dir(), "."+indexFile+".tmp123"), []byte("ZWIX\x06"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(st.Dir(), "."+listing.IndexFile+".tmp123"), []byte("ZWIX\x06"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeSettledRecord(t, st, 5000)
+	sessionstest.WriteSettledRecord(t, st, 5000)
 	agreesWithRecords(t, m, st, "after the kills")
-	if left, _ := filepath.Glob(filepath.Join(st.Dir(), "."+indexFile+".tmp*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(st.Dir(), "."+listing.IndexFile+".tmp*")); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 }
@@ -125,7 +127,7 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -135,21 +137,21 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		om := NewManager(ManagerOptions{Store: other})
+		om := listing.NewCache(other, asRecorded)
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				om.List(ctx, ListOptions{})
-				om.List(ctx, ListOptions{Limit: 5})
+				om.List(listing.Options{})
+				om.List(listing.Options{Limit: 5})
 			}
 		})
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := listing.NewCache(st, asRecorded)
 	for i := range 20 {
-		writeSettledRecord(t, st, 200+i)
-		if _, err := m.Remove(context.Background(), sessionID(i), false); err != nil {
+		sessionstest.WriteSettledRecord(t, st, 200+i)
+		if err := st.Remove(context.Background(), sessionstest.SessionID(i)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.UpdateSettled(context.Background(), sessionID(100+i), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(100+i), func(s *record.Session) error {
 			s.Task = fmt.Sprintf("changed %d", i)
 			return nil
 		}); err != nil {
@@ -174,9 +176,9 @@ func TestListingCacheOfACopiedStateDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := listing.NewCache(st, asRecorded)
 	for i := range 300 {
-		writeSettledRecord(t, st, i)
+		sessionstest.WriteSettledRecord(t, st, i)
 	}
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(st.SessionsDir(), old, old)
@@ -190,7 +192,7 @@ func TestListingCacheOfACopiedStateDir(t *testing.T) {
 	}
 	// The copy's newest record is another one of the same size and times
 	// (a restore from elsewhere, say).
-	id := sessionID(299)
+	id := sessionstest.SessionID(299)
 	fi, err := os.Stat(cst.MetaPath(id))
 	if err != nil {
 		t.Fatal(err)
@@ -209,10 +211,10 @@ func TestListingCacheOfACopiedStateDir(t *testing.T) {
 	}
 	os.Chtimes(cst.MetaPath(id), fi.ModTime(), fi.ModTime())
 	os.Chtimes(cst.SessionsDir(), old, old)
-	cm := NewManager(ManagerOptions{Store: cst})
+	cm := listing.NewCache(cst, asRecorded)
 	agreesWithRecords(t, cm, cst, "copy")
 	agreesWithRecords(t, cm, cst, "copy, again")
-	if list, _ := cm.List(context.Background(), ListOptions{Limit: 1}); len(list) != 1 || list[0].LastMessage != "DONE 299" {
+	if list, _ := cm.List(listing.Options{Limit: 1}); len(list) != 1 || list[0].LastMessage != "DONE 299" {
 		t.Fatalf("the copy lists the original's record")
 	}
 }
@@ -258,4 +260,21 @@ func copyTree(t *testing.T, src, dst string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// asRecorded takes records as they are: the sessions these tests write
+// are settled.
+func asRecorded([]string) func(*record.Session) *record.Session {
+	return func(s *record.Session) *record.Session { return s }
+}
+
+// TestMain runs the test binary as the cache writer a test kills, when
+// asked to.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(indexWriterEnv); dir != "" {
+		// Rewrites the listing cache until killed (see
+		// TestListingCacheSurvivesAKillWhileWritten).
+		os.Exit(indexWriter(dir))
+	}
+	os.Exit(m.Run())
 }
