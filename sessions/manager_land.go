@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,7 +43,7 @@ type LandOptions struct {
 	// only its end is kept, for the error).
 	VerifyOut io.Writer
 	// VerifyTimeout stops a verify command that runs longer, failing the
-	// landing (0: DefaultVerifyTimeout).
+	// landing (0: workspace.DefaultVerifyTimeout).
 	VerifyTimeout time.Duration
 }
 
@@ -133,64 +132,15 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	if err != nil {
 		return nil, config.Invalidf("%v", err)
 	}
-	s, err := m.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ws, err := workspaceOf(s)
-	if err != nil {
-		return nil, err
-	}
-	// A worktree still being made belongs to a live session: that is the
-	// refusal (claimWorktree's "still running"), not "never made".
-	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
-		return nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), state.FirstNonBlank(ws.Error, string(ws.State)))
-	}
-	s, release, err := m.claimWorktree(ctx, id, "land")
+	s, release, err := m.claimToLand(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ws = s.Workspace
 	res := &LandResult{Session: s, DryRun: opt.DryRun}
-	w := ws.Worktree()
-	// A worker that may have left work uncommitted (its supervisor died
-	// before the turn's commit): that work lands too, committed first.
-	pending := w.Exists() && !s.AllCommitted()
-	if pending && !opt.DryRun {
-		if s, err = m.commitLeftovers(ctx, s); err != nil {
-			var ue *workspace.UnfinishedError
-			if errors.As(err, &ue) && len(ue.Files) > 0 {
-				return nil, unresolvedError(id, ue.Files)
-			}
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		ws, pending = s.Workspace, false
-		res.Session = s
-	}
-	if !pending {
-		// Commits made on the worker's branch since its last turn (by
-		// hand, say) are part of the change: they land with it.
-		head, diverged := branchHead(ctx, ws)
-		if diverged {
-			return nil, fmt.Errorf("land %s: its branch %s was moved off the worker's last commit %s (reset or amended by hand) and is at %s now; nothing was changed. "+
-				"Put the branch back to land the worker's commits (git -C %s reset --keep %s), or land what it has now yourself (git merge %s)",
-				ShortID(id), ws.Branch, workspace.Abbrev(ws.Head), workspace.Abbrev(w.Tip(ctx)), w.Path, workspace.Abbrev(ws.Head), ws.Branch)
-		}
-		if head != ws.Head {
-			if opt.DryRun {
-				ws = record.CloneWorkspace(ws)
-				ws.Head = head
-			} else {
-				if s, err = m.adoptHead(ctx, s, head); err != nil {
-					return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-				}
-				ws, res.Session = s.Workspace, s
-			}
-		}
-	}
-	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
-		return nil, unresolvedError(id, files)
+	ws, pending, err := m.branchToLand(ctx, id, res, opt.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	// Landed already means landed into the branch this landing targets:
 	// with no --into, that is the branch checked out where it is asked
@@ -212,138 +162,121 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return nil, err
 	}
 	res.Into = target.Branch
-	from, head := ws.DiffBase(), ws.Head
-	if pending {
-		// A dry run commits nothing: it measures a commit of what the
-		// worktree holds, made as the landing will make it, on no ref.
-		if head, err = w.Snapshot(ctx); err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		res.Uncommitted = true
-	}
-	res.Files, res.Stat, err = w.Changes(ctx, from, head)
+	plan, err := workspace.PlanLanding(ctx, workspace.LandSpec{Who: ShortID(id), Worktree: ws.Worktree(), GitDir: ws.GitDir,
+		From: ws.DiffBase(), Head: ws.Head, Pending: pending, Target: target, Strategy: strategy})
 	if err != nil {
-		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		return nil, m.landRefused(id, target, err)
 	}
-	if res.Stat.Empty() {
+	res.Files, res.Stat, res.Uncommitted = plan.Files, plan.Stat, plan.Uncommitted
+	switch {
+	case plan.Empty:
 		res.Nothing = true
 		return res, nil
-	}
-	if links, err := workspace.MissingGitlinks(ctx, ws.GitDir, from, head); err != nil {
-		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-	} else if len(links) > 0 {
-		return nil, fmt.Errorf("land %s: its change makes %s a link to a commit this repository does not have (a repository of the worker's own, committed as a submodule); landed, it would point nowhere and the files would be gone. "+
-			"Have the worker commit those files instead (zwarm inject %s \"remove the nested repository's .git and commit its files\")", ShortID(id), strings.Join(links, ", "), ShortID(id))
-	}
-	for _, f := range res.Files {
-		// At any depth: zwarm takes the nearest .zwarm above where it runs
-		// for its state dir, so a subdirectory's is one too (the per-turn
-		// commit leaves out only the top's).
-		if slices.Contains(strings.Split(f.Path, "/"), workspace.StateDirName) {
-			return nil, fmt.Errorf("land %s: its change writes %s, zwarm's own state, which is never landed (it could name programs zwarm runs); look at it with zwarm diff %s", ShortID(id), f.Path, ShortID(id))
-		}
-	}
-	// A change that starts from a commit the branch has merges three way
-	// (git merge-tree); one that starts from a commit it lacks (the
-	// uncommitted work spawn --with-changes started from, or a part landed
-	// before as a squash) lands as that change alone, applied three way.
-	// A branch reset below its base no longer descends from it: what
-	// lands is what diff shows, the change from..head, applied alone.
-	linear := workspace.IsAncestor(ctx, ws.GitDir, from, head)
-	fromBranch := linear && workspace.IsAncestor(ctx, ws.GitDir, from, target.Commit)
-	switch {
-	case !linear && strategy != workspace.Squash:
-		return nil, fmt.Errorf("land %s: its branch no longer descends from %s, where its change starts (it was reset below it): a %s would not land the change zwarm diff shows; land it with --squash", ShortID(id), workspace.Abbrev(from), strategy)
-	case strategy == workspace.Merge && !fromBranch:
-		return nil, fmt.Errorf("land %s: its change starts from %s, which %s does not have (the uncommitted work it was spawned --with-changes from, or a part landed before): a merge would land that too; land it with --squash", ShortID(id), workspace.Abbrev(from), target.Branch)
-	case strategy == workspace.Rebase:
-		if n, err := workspace.Merges(ctx, ws.GitDir, from, head); err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		} else if n > 0 {
-			return nil, fmt.Errorf("land %s: its branch has a merge (zwarm update makes one), which a rebase would drop: land it with --squash or --merge", ShortID(id))
-		}
-	}
-	var tree string
-	if fromBranch {
-		tree, err = workspace.MergeTree(ctx, ws.GitDir, target.Commit, head)
-	} else {
-		tree, err = workspace.ApplyTree(ctx, ws.GitDir, target.Commit, from, head)
-	}
-	var ce *workspace.ConflictError
-	if errors.As(err, &ce) {
-		// Recorded dry too: a conflict found is a fact about the change
-		// (ls shows it), whoever asked (the dashboard plans with a dry run).
-		m.setConflict(id, ce.Files)
-		return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-	}
-	if targetTree, _ := workspace.TreeOf(ctx, ws.GitDir, target.Commit); targetTree == tree {
-		// The branch has all of it already (landed by hand, or by another
-		// worker's same change): it counts as landed, so it can go.
+	case plan.InBranch:
+		// The branch has all of it already: it counts as landed, so it
+		// can go.
 		res.Nothing = true
 		if !opt.DryRun {
-			landed := &record.Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+			landed := &record.Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: plan.Head}
 			if s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil }); err == nil {
 				res.Session = s
 			}
 		}
 		return res, nil
-	}
-	// The checkout the landing updates must not lose a thing: what it
-	// changes is what the merged tree changes, whatever the strategy.
-	if target.Checkout != "" {
-		hit, err := workspace.Overlap(ctx, target.Checkout, target.Commit, tree)
-		if err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		if len(hit) > 0 {
-			return nil, &DirtyError{ID: id, Checkout: target.Checkout, Files: hit}
-		}
-	}
-	if opt.DryRun {
+	case opt.DryRun:
 		return res, nil // everything checked, nothing made
 	}
-	// The commit that would land.
-	var commit string
-	if strategy == workspace.Rebase {
-		if !w.Exists() {
-			return nil, fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", ShortID(id))
-		}
-		if commit, err = w.Rebase(ctx, target.Commit, from); err != nil {
-			if errors.As(err, &ce) {
-				m.setConflict(id, ce.Files)
-				return nil, &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
+	return m.applyLanding(ctx, id, ws, plan, target, strategy, subdir, opt, res)
+}
+
+// claimToLand is the session to land, claimed for the landing: its
+// worktree was made, and no one else is changing it.
+func (m *Manager) claimToLand(ctx context.Context, id string) (*record.Session, func(), error) {
+	s, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := workspaceOf(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A worktree still being made belongs to a live session: that is the
+	// refusal (claimWorktree's "still running"), not "never made".
+	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
+		return nil, nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), state.FirstNonBlank(ws.Error, string(ws.State)))
+	}
+	return m.claimWorktree(ctx, id, "land")
+}
+
+// branchToLand makes the worker's branch hold what lands: work its
+// supervisor left uncommitted is committed (pending, without, on a dry
+// run), and commits made on the branch by hand since its last turn are
+// adopted. A branch moved off the worker's commits, or one with conflict
+// markers left, is refused.
+func (m *Manager) branchToLand(ctx context.Context, id string, res *LandResult, dry bool) (ws *record.Workspace, pending bool, err error) {
+	s := res.Session
+	ws = s.Workspace
+	w := ws.Worktree()
+	pending = w.Exists() && !s.AllCommitted()
+	if pending && !dry {
+		if s, err = m.commitLeftovers(ctx, s); err != nil {
+			var ue *workspace.UnfinishedError
+			if errors.As(err, &ue) && len(ue.Files) > 0 {
+				return nil, false, unresolvedError(id, ue.Files)
 			}
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+			return nil, false, fmt.Errorf("land %s: %w", ShortID(id), err)
 		}
-		// The branch is rebased whether or not what follows lands it:
-		// the record says so at once.
-		_, stat, err := w.Changes(ctx, target.Commit, commit)
-		if err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
+		ws, pending = s.Workspace, false
+		res.Session = s
+	}
+	if !pending {
+		head, diverged := branchHead(ctx, ws)
+		if diverged {
+			return nil, false, fmt.Errorf("land %s: its branch %s was moved off the worker's last commit %s (reset or amended by hand) and is at %s now; nothing was changed. "+
+				"Put the branch back to land the worker's commits (git -C %s reset --keep %s), or land what it has now yourself (git merge %s)",
+				ShortID(id), ws.Branch, workspace.Abbrev(ws.Head), workspace.Abbrev(w.Tip(ctx)), w.Path, workspace.Abbrev(ws.Head), ws.Branch)
 		}
-		if _, err := m.recordWorkspace(id, func(ws *record.Workspace) {
-			ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
-		}); err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
-		head = commit
-	} else {
-		parents := []string{target.Commit}
-		msg := opt.Message
-		if strategy == workspace.Merge {
-			parents = append(parents, head)
-			if msg == "" {
-				msg = mergeMessage(s, target.Branch)
+		if head != ws.Head && dry {
+			ws = record.CloneWorkspace(ws)
+			ws.Head = head
+		} else if head != ws.Head {
+			if s, err = m.adoptHead(ctx, s, head); err != nil {
+				return nil, false, fmt.Errorf("land %s: %w", ShortID(id), err)
 			}
-		} else if msg == "" {
-			msg = squashMessage(s)
+			ws, res.Session = s.Workspace, s
 		}
-		if commit, err = workspace.CommitTree(ctx, ws.GitDir, tree, msg, parents...); err != nil {
-			return nil, fmt.Errorf("land %s: %w", ShortID(id), err)
-		}
+	}
+	if files := w.WithMarkers(ws.Conflict); w.Exists() && len(files) > 0 {
+		return nil, false, unresolvedError(id, files)
+	}
+	return ws, pending, nil
+}
+
+// landRefused is the error of a landing its plan refused: a conflict is
+// recorded (dry too: it is a fact about the change, which ls shows and
+// the dashboard plans with), a checkout it would overwrite named.
+func (m *Manager) landRefused(id string, target workspace.Target, err error) error {
+	var ce *workspace.ConflictError
+	var oe *workspace.OverlapError
+	switch {
+	case errors.As(err, &ce):
+		m.setConflict(id, ce.Files)
+		return &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
+	case errors.As(err, &oe):
+		return &DirtyError{ID: id, Checkout: oe.Checkout, Files: oe.Files}
+	}
+	return err
+}
+
+// applyLanding makes the commit that lands plan, verifies it when asked,
+// moves the branch to it, records the landing and removes the worktree
+// (unless kept, or changed by hand since).
+func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Workspace, plan *workspace.LandPlan, target workspace.Target,
+	strategy workspace.Strategy, subdir string, opt LandOptions, res *LandResult) (*LandResult, error) {
+	w := ws.Worktree()
+	commit, head, err := m.landingCommit(ctx, id, res.Session, ws, plan, target, strategy, opt.Message)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Verify != "" {
 		if err := m.verifyIn(ctx, w, commit, subdir, opt); err != nil {
@@ -356,30 +289,81 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 	}
 	res.Commit = commit
 	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
-	if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil }); err != nil {
+	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil })
+	if err != nil {
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), workspace.Abbrev(commit), err)
 	}
 	res.Session = s
 	if !opt.Keep && w.Exists() {
-		// Changes someone made in the worktree by hand after the worker
-		// settled are not the worker's, and did not land: they keep it.
-		if dirty, err := w.Dirty(ctx); err != nil || len(dirty) > 0 {
-			if err == nil {
-				err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
-			}
-			m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), workspace.Abbrev(commit), w.Path, err))
-			return res, nil
-		}
-		if err := w.Remove(ctx, false); err != nil {
-			m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), workspace.Abbrev(commit), err))
-			return res, nil
-		}
-		res.Removed = true
-		if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.State = record.WorkspaceRemoved }); err == nil {
-			res.Session = s
-		}
+		m.removeLanded(ctx, id, w, commit, res)
 	}
 	return res, nil
+}
+
+// landingCommit is the commit that lands plan, and the worker's commit
+// it lands: a rebase rewrites the worker's branch (recorded at once,
+// whether or not what follows lands it); a squash or a merge is made in
+// memory from the planned tree.
+func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Session, ws *record.Workspace, plan *workspace.LandPlan,
+	target workspace.Target, strategy workspace.Strategy, msg string) (commit, head string, err error) {
+	w := ws.Worktree()
+	if strategy != workspace.Rebase {
+		parents := []string{target.Commit}
+		if strategy == workspace.Merge {
+			parents = append(parents, plan.Head)
+			if msg == "" {
+				msg = mergeMessage(s, target.Branch)
+			}
+		} else if msg == "" {
+			msg = squashMessage(s)
+		}
+		if commit, err = workspace.CommitTree(ctx, ws.GitDir, plan.Tree, msg, parents...); err != nil {
+			return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+		}
+		return commit, plan.Head, nil
+	}
+	if !w.Exists() {
+		return "", "", fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", ShortID(id))
+	}
+	if commit, err = w.Rebase(ctx, target.Commit, ws.DiffBase()); err != nil {
+		var ce *workspace.ConflictError
+		if errors.As(err, &ce) {
+			m.setConflict(id, ce.Files)
+			return "", "", &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
+		}
+		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+	}
+	_, stat, err := w.Changes(ctx, target.Commit, commit)
+	if err != nil {
+		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+	}
+	if _, err := m.recordWorkspace(id, func(ws *record.Workspace) {
+		ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
+	}); err != nil {
+		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+	}
+	return commit, commit, nil
+}
+
+// removeLanded removes the worktree of a landed change. Changes someone
+// made in it by hand after the worker settled are not the worker's, and
+// did not land: they keep it.
+func (m *Manager) removeLanded(ctx context.Context, id string, w *workspace.Worktree, commit string, res *LandResult) {
+	if dirty, err := w.Dirty(ctx); err != nil || len(dirty) > 0 {
+		if err == nil {
+			err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
+		}
+		m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), workspace.Abbrev(commit), w.Path, err))
+		return
+	}
+	if err := w.Remove(ctx, false); err != nil {
+		m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), workspace.Abbrev(commit), err))
+		return
+	}
+	res.Removed = true
+	if s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.State = record.WorkspaceRemoved }); err == nil {
+		res.Session = s
+	}
 }
 
 // landTarget finds the branch a landing goes into, and the directory

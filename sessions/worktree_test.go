@@ -337,7 +337,7 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 	head := git(t, w.work, "rev-parse", "HEAD")
 	var out bytes.Buffer
 	q, err := w.m.LandAll(context.Background(), LandOptions{Dir: w.work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
-	var ve *VerifyError
+	var ve *workspace.VerifyError
 	if !errors.As(err, &ve) || ve.Code != 1 {
 		t.Fatalf("queue: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -74,7 +75,7 @@ verified, stopping at the first that fails.`,
 	fl.StringVarP(&o.message, "message", "m", "", "the commit message (squash, merge)")
 	fl.StringVar(&o.into, "into", "", "the branch to land into (default: the one checked out here)")
 	fl.StringVar(&o.verify, "verify", "", "a shell command run on exactly what would land (in a checkout of its own, in this directory's counterpart); land only if it passes")
-	fl.DurationVar(&o.verifyTimeout, "verify-timeout", sessions.DefaultVerifyTimeout, "stop --verify's command after this long, and land nothing")
+	fl.DurationVar(&o.verifyTimeout, "verify-timeout", workspace.DefaultVerifyTimeout, "stop --verify's command after this long, and land nothing")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "check everything, change nothing")
 	fl.BoolVar(&o.keep, "keep", false, "keep the worktree and the branch after landing")
 	o.out.add(c, "what was landed")

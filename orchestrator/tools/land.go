@@ -111,7 +111,7 @@ func (w *workers) landError(ctx context.Context, s *record.Session, err error) R
 	id := sessions.ShortID(s.ID)
 	var conflict *sessions.LandConflictError
 	var dirty *sessions.DirtyError
-	var verify *sessions.VerifyError
+	var verify *workspace.VerifyError
 	switch {
 	case errors.As(err, &verify):
 		return Errorf("refused: verify %q failed with exit code %d on exactly what worker %s's change would make; nothing was landed. "+

@@ -1,0 +1,179 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+)
+
+// VerifyError is a verify command that failed on what would have landed.
+type VerifyError struct {
+	Command string
+	Code    int
+	// Tail is the end of its output.
+	Tail string
+}
+
+func (e *VerifyError) Error() string {
+	msg := fmt.Sprintf("verify %q failed with exit code %d", e.Command, e.Code)
+	if e.Tail != "" {
+		msg += ":\n" + e.Tail
+	}
+	return msg
+}
+
+// verifyTail is how much of a verify command's output an error keeps.
+const verifyTail = 2048
+
+// DefaultVerifyTimeout is how long a verify command may run unless the
+// landing says otherwise: a test suite's time, with room.
+const DefaultVerifyTimeout = 30 * time.Minute
+
+// RunVerify runs command with sh -c in dir; its output goes to out (if
+// any), and its end is kept for the error. Everything it starts is
+// contained as a worker is: in a cgroup of its own where the machine
+// gives zwarm one (else in a process group), swept when it ends, when ctx
+// ends or timeout passes, and when this process dies, however it dies: a
+// guard outside the group, holding only a pipe from this process, sweeps
+// it as soon as that pipe closes.
+func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration) error {
+	tail := &tailBuffer{max: verifyTail}
+	var w io.Writer = tail
+	if out != nil {
+		w = io.MultiWriter(out, tail)
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	group, gerr := proc.MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if gerr == nil {
+		group.Tag(stateDir)
+	}
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if group != nil {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
+		}
+		cmd.Cancel = func() error {
+			// Its process group, and what left it (setsid) but not the group.
+			if group != nil {
+				for _, pid := range proc.GroupPIDs(group.Dir()) {
+					syscall.Kill(pid, syscall.SIGTERM)
+				}
+			}
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		}
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
+	}
+	cmd := newCmd()
+	err := cmd.Start()
+	if err != nil && group != nil {
+		// A cgroup zwarm may make but not start a process in (a
+		// delegation that stops short): its process group contains it.
+		group.Close(context.WithoutCancel(ctx))
+		group = nil
+		cmd = newCmd()
+		err = cmd.Start()
+	}
+	if err != nil {
+		return fmt.Errorf("verify %q could not run: %w", command, err)
+	}
+	stopGuard := guardVerify(group, cmd.Process.Pid)
+	err = cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
+	if group != nil {
+		group.Close(context.WithoutCancel(ctx))
+	}
+	stopGuard()
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("verify %q was stopped: %w", command, ctx.Err())
+	case tctx.Err() != nil:
+		return fmt.Errorf("verify %q did not finish within %s and was stopped (--verify-timeout sets the limit)", command, timeout)
+	}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			return fmt.Errorf("verify %q could not run: %w", command, err)
+		}
+		return &VerifyError{Command: command, Code: ee.ExitCode(), Tail: strings.TrimSpace(tail.String())}
+	}
+	return nil
+}
+
+// guardScript sweeps a verify run once its stdin closes, which happens
+// when the land that started it ends, however it ends (SIGKILL, a closed
+// terminal). It ignores the signals a closing terminal sends, and is in
+// a process group of its own, so it outlives the land it guards.
+const guardScript = `trap '' HUP INT TERM QUIT
+read done
+[ "$done" = done ] && exit 0
+if [ -n "$1" ] && [ -d "$1" ]; then
+  if [ -w "$1/cgroup.kill" ]; then echo 1 > "$1/cgroup.kill"; fi
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    for p in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    rmdir "$1" 2>/dev/null && break
+    sleep 0.1
+  done
+fi
+kill -9 -- "-$2" 2>/dev/null
+exit 0`
+
+// guardVerify starts the guard of a verify run (its cgroup, or only its
+// process group pgid without one). The returned func ends it and waits
+// for it: the run is over, and swept.
+func guardVerify(group *proc.Group, pgid int) func() {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return func() {}
+	}
+	dir := ""
+	if group != nil {
+		dir = group.Dir()
+	}
+	guard := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir, strconv.Itoa(pgid))
+	guard.Stdin = r
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := guard.Start(); err != nil {
+		r.Close()
+		wr.Close()
+		return func() {}
+	}
+	r.Close()
+	return func() {
+		wr.WriteString("done\n") // swept already: the pgid may be another's by now
+		wr.Close()
+		guard.Wait()
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > t.max {
+		p = p[len(p)-t.max:]
+	}
+	t.buf.Write(p)
+	if extra := t.buf.Len() - t.max; extra > 0 {
+		t.buf.Next(extra)
+	}
+	return n, nil
+}
+
+func (t *tailBuffer) String() string { return strings.ToValidUTF8(t.buf.String(), "\uFFFD") }
