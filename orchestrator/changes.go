@@ -90,7 +90,7 @@ func ChangesText(changes []runs.WorkerChange) string {
 	}
 	var landed, unlanded, inPlace []string
 	for _, c := range changes {
-		id := sessions.ShortID(c.Session)
+		id := record.ShortID(c.Session)
 		switch c.Outcome {
 		case runs.ChangeLanded:
 			line := fmt.Sprintf("%s into %s as %s", id, c.Into, workspace.Abbrev(c.Commit))
@@ -151,7 +151,7 @@ func changesLine(workers []*record.Session, files map[string]changedFiles) strin
 			more++
 			continue
 		}
-		item := sessions.ShortID(s.ID) + " " + s.ChangesText()
+		item := record.ShortID(s.ID) + " " + s.ChangesText()
 		switch {
 		case !s.Settled():
 			item += " (running)"

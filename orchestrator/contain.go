@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -85,7 +85,7 @@ func sweepRecorded(ctx context.Context, dir string) ([]int, error) {
 	cg := strings.TrimSpace(string(data))
 	pids := proc.GroupPIDs(cg)
 	if err := proc.SweepGroup(ctx, cg); err != nil {
-		return pids, fmt.Errorf("run %s: %w", sessions.ShortID(filepath.Base(dir)), err)
+		return pids, fmt.Errorf("run %s: %w", record.ShortID(filepath.Base(dir)), err)
 	}
 	os.Remove(path)
 	return pids, nil
@@ -135,7 +135,7 @@ func KillRun(ctx context.Context, stateDir, idOrPrefix string, grace time.Durati
 	}
 	lock, err := runs.LockRun(dir)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", sessions.ShortID(id), err)
+		return nil, fmt.Errorf("run %s: %w", record.ShortID(id), err)
 	}
 	defer lock.Unlock()
 	res.Swept, err = sweepRecorded(ctx, dir)

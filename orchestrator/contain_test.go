@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -101,13 +102,13 @@ func escapeRunKill(t testing.TB, w *testenv.World, try int, sweep func(id string
 	serr := sweep(id)
 	if alive(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
-		return true, fmt.Errorf("the escaper (pid %d) of run %s survived (sweep: %v)", pid, sessions.ShortID(id), serr)
+		return true, fmt.Errorf("the escaper (pid %d) of run %s survived (sweep: %v)", pid, record.ShortID(id), serr)
 	}
 	if serr != nil {
 		return false, serr
 	}
 	if _, err := os.Stat(filepath.Join(runs.RunDir(w.State, id), CgroupFile)); err == nil {
-		return false, fmt.Errorf("run %s still records a cgroup after the sweep", sessions.ShortID(id))
+		return false, fmt.Errorf("run %s still records a cgroup after the sweep", record.ShortID(id))
 	}
 	return false, nil
 }

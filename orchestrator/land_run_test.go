@@ -11,8 +11,8 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // withWorkers builds a reply from the ids of every worker delegate
@@ -106,8 +106,8 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 
 	// The summary says what was landed, after the model's own words.
 	mustContain(t, "the summary", rec.Summary, "alpha and beta are in; verified in the checkout\n\nLanded:",
-		fmt.Sprintf("- %s into main as ", sessions.ShortID(a)), "(+1 -0 in 1 file): add alpha",
-		fmt.Sprintf("- %s into main as ", sessions.ShortID(b)), "(+1 -0 in 1 file): add beta")
+		fmt.Sprintf("- %s into main as ", record.ShortID(a)), "(+1 -0 in 1 file): add alpha",
+		fmt.Sprintf("- %s into main as ", record.ShortID(b)), "(+1 -0 in 1 file): add beta")
 	if strings.Contains(rec.Summary, "Not landed") {
 		t.Errorf("the summary says something was not landed:\n%s", rec.Summary)
 	}
@@ -123,9 +123,9 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 		"After landing, verify in the run's directory with exec_command")
 	in := fakemodel.Input(reqs[2].Body)
 	mustContain(t, "the third observation", in[len(in)-1].Text, "Worktrees (diff_session reviews a change, land_session brings it into the run's dir): ",
-		sessions.ShortID(a)+" +1 -0 in 1 file: alpha.txt, not landed", sessions.ShortID(b)+" +1 -0 in 1 file: beta.txt, not landed")
+		record.ShortID(a)+" +1 -0 in 1 file: alpha.txt, not landed", record.ShortID(b)+" +1 -0 in 1 file: beta.txt, not landed")
 	in = fakemodel.Input(reqs[4].Body)
-	mustContain(t, "the observation after landing", in[len(in)-1].Text, sessions.ShortID(a)+" landed into main")
+	mustContain(t, "the observation after landing", in[len(in)-1].Text, record.ShortID(a)+" landed into main")
 }
 
 // A run ended with a change left unlanded says so, and where it is.
@@ -144,7 +144,7 @@ func TestRunSummaryListsWhatWasLeftUnlanded(t *testing.T) {
 	rec := h.execute(h.settings(nil), 0)
 	id := rec.Workers[0]
 	mustContain(t, "the summary", rec.Summary, "gamma is on its branch, not reviewed\n\nLanded: none.\nNot landed (the change is still on the worker's branch):",
-		fmt.Sprintf("- %s +1 -0 in 1 file on branch zwarm/%s: add gamma", sessions.ShortID(id), id))
+		fmt.Sprintf("- %s +1 -0 in 1 file on branch zwarm/%s: add gamma", record.ShortID(id), id))
 	if len(rec.Changes) != 1 || rec.Changes[0].Outcome != runs.ChangeUnlanded || rec.Changes[0].Branch != "zwarm/"+id {
 		t.Errorf("changes %+v", rec.Changes)
 	}

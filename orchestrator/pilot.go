@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A pilot run (Settings.Pilot) is a conversation: the person writes a
@@ -81,7 +81,7 @@ func (r *Run) pilotOnly() error {
 	case !r.set.Pilot:
 		return errors.New("orchestrator: not a pilot run: Execute runs it")
 	case r.ended:
-		return fmt.Errorf("run %s has ended: %s", sessions.ShortID(r.rec.ID), r.Record().StopReason)
+		return fmt.Errorf("run %s has ended: %s", record.ShortID(r.rec.ID), r.Record().StopReason)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -67,10 +67,10 @@ func eventLines(ev runs.Event, maxSteps int) []Line {
 	}
 	switch ev.Type {
 	case runs.EventStarted:
-		return []Line{l(LineHeader, 0, "run %s · %s · up to %d steps · %s", sessions.ShortID(ev.Run), ev.Model, stepLimit(ev, maxSteps), ev.Dir),
+		return []Line{l(LineHeader, 0, "run %s · %s · up to %d steps · %s", record.ShortID(ev.Run), ev.Model, stepLimit(ev, maxSteps), ev.Dir),
 			l(LineHeader, 0, "task: %s", render.Clip(ev.Task, 300))}
 	case runs.EventResumed:
-		return []Line{l(LineHeader, 0, "run %s · %s · %s", sessions.ShortID(ev.Run), ev.Model, ev.Text)}
+		return []Line{l(LineHeader, 0, "run %s · %s · %s", record.ShortID(ev.Run), ev.Model, ev.Text)}
 	case runs.EventUsage:
 		return []Line{l(LineStep, 0, "step %d/%d · %s", ev.Step, maxSteps, totalsText(ev.Totals))}
 	case runs.EventModelResponse:
@@ -231,7 +231,7 @@ func shortValue(key string, v any) string {
 	switch x := v.(type) {
 	case string:
 		if strings.HasPrefix(key, "session_id") && len(x) == 36 {
-			return sessions.ShortID(x)
+			return record.ShortID(x)
 		}
 		return fmt.Sprintf("%q", render.Clip(x, 60))
 	case []any:

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -20,11 +20,11 @@ func ShortResult(tool, output string) string {
 	case tool == "finish", tool == "ask_user":
 		return "" // the answer's own line says it
 	case tool == "delegate" && isJSON:
-		return fmt.Sprintf("started %s (%s, %s)", sessions.ShortID(str("session_id")), str("adapter"), str("model"))
+		return fmt.Sprintf("started %s (%s, %s)", record.ShortID(str("session_id")), str("adapter"), str("model"))
 	case tool == "wait" && isJSON:
 		return waitGist(m)
 	case tool == "check_session" && isJSON:
-		text := fmt.Sprintf("%s %s", sessions.ShortID(str("session_id")), str("status"))
+		text := fmt.Sprintf("%s %s", record.ShortID(str("session_id")), str("status"))
 		if files, _ := m["files_changed"].([]any); len(files) > 0 {
 			text += fmt.Sprintf(" · %d files changed", len(files))
 		}
@@ -45,10 +45,10 @@ func ShortResult(tool, output string) string {
 		if n := str("note"); n != "" {
 			return render.Clip(n, 140)
 		}
-		return fmt.Sprintf("%s %v", sessions.ShortID(str("session_id")), m["status"])
+		return fmt.Sprintf("%s %v", record.ShortID(str("session_id")), m["status"])
 	case tool == "land_session" && isJSON:
 		if m["landed"] == true {
-			return fmt.Sprintf("landed %s into %s as %s (%s)", sessions.ShortID(str("session_id")), str("into"), workspace.Abbrev(str("commit")), str("changes"))
+			return fmt.Sprintf("landed %s into %s as %s (%s)", record.ShortID(str("session_id")), str("into"), workspace.Abbrev(str("commit")), str("changes"))
 		}
 		return render.Clip(str("note"), 140)
 	case tool == "update_session" && isJSON:
@@ -57,7 +57,7 @@ func ShortResult(tool, output string) string {
 		// Its first line says whose change it is, how big, and if landed.
 		head, _, _ := strings.Cut(output, "\n")
 		if f := strings.Fields(head); len(f) > 1 && f[0] == "worker" {
-			head = strings.Replace(head, "worker "+f[1], sessions.ShortID(f[1]), 1)
+			head = strings.Replace(head, "worker "+f[1], record.ShortID(f[1]), 1)
 		}
 		return render.Clip(head, 160)
 	case tool == "exec_command" || tool == "write_stdin":
@@ -72,7 +72,7 @@ func waitGist(m map[string]any) string {
 	for _, f := range fin {
 		fm, _ := f.(map[string]any)
 		id, _ := fm["session_id"].(string)
-		parts = append(parts, fmt.Sprintf("%s %v", sessions.ShortID(id), fm["status"]))
+		parts = append(parts, fmt.Sprintf("%s %v", record.ShortID(id), fm["status"]))
 	}
 	text := "finished: none"
 	if len(parts) > 0 {

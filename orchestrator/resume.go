@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -30,7 +29,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 		return nil, err
 	}
 	if rec.Status.Live() && rec.Owner.Alive() {
-		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", sessions.ShortID(id), rec.Owner.PID)
+		return nil, fmt.Errorf("run %s is running in process %d; stop it first (Ctrl+C in its terminal) or let it finish", record.ShortID(id), rec.Owner.PID)
 	}
 	opt.Settings.Dir = rec.Dir
 	opt.Settings.Pilot = rec.Pilot // its conversation was begun for it

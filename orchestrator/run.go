@@ -18,7 +18,6 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/shell"
 	"github.com/zwarm/zwarm/orchestrator/tools"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -197,7 +196,7 @@ func checkOptions(opt *Options) (Settings, error) {
 func (r *Run) open() error {
 	lock, err := runs.LockRun(r.dir)
 	if err != nil {
-		return fmt.Errorf("run %s: %w", sessions.ShortID(r.rec.ID), err)
+		return fmt.Errorf("run %s: %w", record.ShortID(r.rec.ID), err)
 	}
 	// On failure the caller releases what was taken.
 	r.lock = lock

@@ -36,7 +36,7 @@ func TestBrokenRecordsAreReportedNotHidden(t *testing.T) {
 	}
 	for _, r := range le.Records {
 		msg := r.Error()
-		if !strings.Contains(msg, ShortID(r.ID)) || !strings.Contains(msg, "meta.json") {
+		if !strings.Contains(msg, record.ShortID(r.ID)) || !strings.Contains(msg, "meta.json") {
 			t.Errorf("%q does not name the session and its file", msg)
 		}
 		want := map[string]string{"a": "not valid JSON", "b": "not valid JSON", "c": "upgrade zwarm"}[r.ID[len(r.ID)-1:]]

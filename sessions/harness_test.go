@@ -350,7 +350,7 @@ func (w *world) cleanup() {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if left := w.m.containment(id).Procs(); len(left) > 0 {
-			w.t.Errorf("session %s left processes alive: %v", ShortID(id), left)
+			w.t.Errorf("session %s left processes alive: %v", record.ShortID(id), left)
 			w.m.sweepOut(ctx, id)
 		}
 	}
@@ -415,7 +415,7 @@ func (w *world) waitFor(id string, limit time.Duration) *record.Session {
 		if s, lerr := w.st.Load(id); lerr == nil {
 			now = fmt.Sprintf("%s, turn %d running %v", s.Status, s.Turn, s.TurnRunning())
 		}
-		w.t.Fatalf("waiting up to %s for session %s to settle: %v; it is %s", limit, ShortID(id), err, now)
+		w.t.Fatalf("waiting up to %s for session %s to settle: %v; it is %s", limit, record.ShortID(id), err, now)
 	}
 	return list[0]
 }

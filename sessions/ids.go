@@ -15,9 +15,6 @@ var ErrInvalidID = store.ErrInvalidID
 // AmbiguousError says an id prefix matches several sessions.
 type AmbiguousError = store.AmbiguousError
 
-// ShortID is the form the UI shows.
-func ShortID(id string) string { return store.ShortID(id) }
-
 func newID() string { return store.NewID() }
 
 func validID(s string) error { return store.ValidID(s) }

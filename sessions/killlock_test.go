@@ -192,11 +192,11 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
 	holdLock(t, w.st.LockPath(s.ID))
 	r := within(t, "rm", func() error { _, err := w.m.Remove(context.Background(), s.ID, false); return err })
-	if want := "rm " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
+	if want := "rm " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
 		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
 	}
 	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), CleanOptions{}); return err })
-	if want := "clean " + ShortID(s.ID) + ": session " + ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
+	if want := "clean " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
 		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
 	}
 }

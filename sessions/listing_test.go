@@ -217,7 +217,7 @@ func TestListingOfACacheBehind(t *testing.T) {
 	}
 	for _, id := range []string{sessionstest.SessionID(10), sessionstest.SessionID(500), sessionstest.SessionID(200)} {
 		if _, ok := l.Find(id); ok {
-			t.Fatalf("%s in the listing", ShortID(id))
+			t.Fatalf("%s in the listing", record.ShortID(id))
 		}
 	}
 	got := map[string]*record.Session{}

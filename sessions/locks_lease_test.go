@@ -31,9 +31,6 @@ var leaseRun = []string{
 	"TestNewSupervisorWaitsForThePreviousOne",
 	"TestSpawnLimitHoldsAcrossCallsAndProcesses",
 	"TestAStaleSupervisorIsFencedOff",
-	// the session list's generation, with listings killed and at once
-	"TestListingCacheSurvivesAKillWhileWritten",
-	"TestListingCacheWrittenByTwoAtOnce",
 	// a lock taken on a full disk, where a lease's record cannot be written
 	"TestFullDisk",
 	"TestFullDiskKeepsTheTurnsLastWords",

@@ -260,10 +260,10 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 		t.Fatalf("inject under a held lock: %v; want a lock timeout naming the holder, pid %d, and lock_timeout", err, holder)
 	}
 	mu.Lock()
-	if len(heard) != 1 || heard[0].Holder.PID != holder || heard[0].What != "session "+ShortID(s.ID) {
-		t.Fatalf("heard %+v; want one notice, of session %s held by pid %d", heard, ShortID(s.ID), holder)
+	if len(heard) != 1 || heard[0].Holder.PID != holder || heard[0].What != "session "+record.ShortID(s.ID) {
+		t.Fatalf("heard %+v; want one notice, of session %s held by pid %d", heard, record.ShortID(s.ID), holder)
 	}
-	want := fmt.Sprintf("waiting for session %s: locked by pid %d, ", ShortID(s.ID), holder)
+	want := fmt.Sprintf("waiting for session %s: locked by pid %d, ", record.ShortID(s.ID), holder)
 	if !strings.HasPrefix(heard[0].String(), want) {
 		t.Fatalf("%q, want it to start with %q", heard[0], want)
 	}

@@ -69,18 +69,18 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 		return nil, err
 	}
 	if loaded.Legacy {
-		return nil, fmt.Errorf("attach %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
+		return nil, fmt.Errorf("attach %s: written by the Python zwarm; this zwarm only reads it", record.ShortID(id))
 	}
 	// The command is built before anything changes, so a missing binary
 	// or an adapter without a CLI is refused with the session as it was.
 	if loaded.ThreadID != "" {
 		if _, err := m.interactiveCommand(loaded); err != nil {
-			return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+			return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 		}
 	}
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 	}
 	self.Role, self.Token = record.RoleAttach, newID()
 	waiting := false
@@ -119,7 +119,7 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 		return state.InterruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 	}
 	a := &Attachment{m: m, id: id, self: *self, grace: config.DefaultKillGrace}
 	if cfg, err := m.Config(); err == nil {
@@ -130,13 +130,13 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 			opt.Waiting(s.Interrupt.Turn)
 		}
 		if s, err = a.handedOver(ctx); err != nil {
-			return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+			return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 		}
 	}
 	a.Session = s
 	if a.Command, err = m.interactiveCommand(s); err != nil {
 		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
-		return nil, fmt.Errorf("attach %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 	}
 	return a, nil
 }
@@ -256,7 +256,7 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 	if err := cmd.Start(); err != nil {
 		err = fmt.Errorf("start %s: %w", a.Command.Path, err)
 		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
-		return nil, fmt.Errorf("attach %s: %w", ShortID(a.id), err)
+		return nil, fmt.Errorf("attach %s: %w", record.ShortID(a.id), err)
 	}
 	if ref, err := proc.RefOf(cmd.Process.Pid); err == nil {
 		a.m.st.Update(a.id, func(s *record.Session) error {
@@ -311,7 +311,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 	var work *state.TurnWork
 	if cur, err := a.m.st.Load(a.id); err == nil && a.mine(cur) && cur.Workspace != nil && cur.Workspace.Worktree().Exists() {
 		gctx, cancel := context.WithTimeout(ctx, gitTimeout)
-		work = CommitWork(gctx, cur.Workspace, fmt.Sprintf("zwarm %s attached: what was done in its CLI", ShortID(a.id)), "the attached work")
+		work = state.CommitWork(gctx, cur.Workspace, fmt.Sprintf("zwarm %s attached: what was done in its CLI", record.ShortID(a.id)), "the attached work")
 		cancel()
 	}
 	spent := a.spent()
@@ -342,11 +342,11 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 		return state.Reopen(s, *owner)
 	}, true)
 	if err != nil {
-		return nil, fmt.Errorf("attach %s: settle it again: %w", ShortID(a.id), err)
+		return nil, fmt.Errorf("attach %s: settle it again: %w", record.ShortID(a.id), err)
 	}
 	if restart {
 		if err := a.m.startSupervisor(ctx, a.id); err != nil {
-			return s, fmt.Errorf("attach %s: start the follow-ups queued meanwhile: %w", ShortID(a.id), err)
+			return s, fmt.Errorf("attach %s: start the follow-ups queued meanwhile: %w", record.ShortID(a.id), err)
 		}
 	}
 	return s, nil

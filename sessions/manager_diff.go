@@ -65,10 +65,10 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 	for _, c := range []string{from, to} {
 		gone, err := workspace.CommitGone(ctx, w.CommonDir, c)
 		if err != nil {
-			return fmt.Errorf("diff %s: %w", ShortID(s.ID), err) // git cannot read the repository: it says why
+			return fmt.Errorf("diff %s: %w", record.ShortID(s.ID), err) // git cannot read the repository: it says why
 		}
 		if gone {
-			msg := fmt.Sprintf("the commits of %s are gone from %s", ShortID(s.ID), w.CommonDir)
+			msg := fmt.Sprintf("the commits of %s are gone from %s", record.ShortID(s.ID), w.CommonDir)
 			if l := s.Workspace.Landed; l != nil {
 				msg += fmt.Sprintf(" (its work was landed as %s: git show %s)", workspace.Abbrev(l.Commit), workspace.Abbrev(l.Commit))
 			}
@@ -82,7 +82,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 // changed nothing).
 func turnRange(s *record.Session, n int) (from, to string, err error) {
 	if n < 1 || n > len(s.Turns) {
-		return "", "", config.Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, len(s.Turns))
+		return "", "", config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), n, len(s.Turns))
 	}
 	t := s.Turns[n-1]
 	if t.From != "" {
@@ -101,7 +101,7 @@ func turnRange(s *record.Session, n int) (from, to string, err error) {
 // workspaceOf is the session's workspace, or an error saying it has none.
 func workspaceOf(s *record.Session) (*record.Workspace, error) {
 	if s.Legacy {
-		return nil, fmt.Errorf("session %s was written by the Python zwarm, which made no worktrees: %w", ShortID(s.ID), ErrInPlace)
+		return nil, fmt.Errorf("session %s was written by the Python zwarm, which made no worktrees: %w", record.ShortID(s.ID), ErrInPlace)
 	}
 	if s.Workspace == nil {
 		return nil, &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
@@ -114,7 +114,7 @@ func workspaceOf(s *record.Session) (*record.Workspace, error) {
 type InPlaceError struct{ ID, Dir string }
 
 func (e *InPlaceError) Error() string {
-	return fmt.Sprintf("session %s worked in place, in %s: it has no branch of its own (git diff there shows what changed)", ShortID(e.ID), e.Dir)
+	return fmt.Sprintf("session %s worked in place, in %s: it has no branch of its own (git diff there shows what changed)", record.ShortID(e.ID), e.Dir)
 }
 
 func (e *InPlaceError) Is(target error) bool {

@@ -110,11 +110,11 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	// A Python zwarm session is read-only: refuse before taking its lock,
 	// which would create a file in its directory.
 	if s, err := m.st.Load(id); err == nil && s.Legacy {
-		return nil, fmt.Errorf("inject %s: written by the Python zwarm; this zwarm only reads it", ShortID(id))
+		return nil, fmt.Errorf("inject %s: written by the Python zwarm; this zwarm only reads it", record.ShortID(id))
 	}
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
 	}
 	self.Role = record.RoleSpawn
 	res := &InjectResult{Entry: record.InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: interrupt}}
@@ -184,7 +184,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		return state.Reopen(s, *self)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("inject %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
 	}
 	res.Session = s
 	// Only a session this command reopened needs a supervisor: a queued or
@@ -194,7 +194,7 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 	// to claim.
 	if res.Outcome == InjectResumed || res.Outcome == InjectRestarted {
 		if err := m.startSupervisor(context.WithoutCancel(ctx), id); err != nil {
-			return res, fmt.Errorf("inject %s: %w; %s", ShortID(id), err, m.fateOf(id, res.Entry.ID))
+			return res, fmt.Errorf("inject %s: %w; %s", record.ShortID(id), err, m.fateOf(id, res.Entry.ID))
 		}
 	}
 	return res, nil
@@ -249,7 +249,7 @@ func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.In
 			}
 			return s.Settled(), nil
 		}
-		return false, fmt.Errorf("follow-up %s of session %s not found", entryID, ShortID(id))
+		return false, fmt.Errorf("follow-up %s of session %s not found", entryID, record.ShortID(id))
 	})
 	return got, s, err
 }

@@ -57,7 +57,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	}
 	loaded, err := m.st.Load(id)
 	if err == nil && loaded.Legacy {
-		return nil, fmt.Errorf("kill %s: written by the Python zwarm, which this zwarm does not supervise", ShortID(id))
+		return nil, fmt.Errorf("kill %s: written by the Python zwarm, which this zwarm does not supervise", record.ShortID(id))
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, m.killUnreadable(ctx, id, err)
 	}
@@ -72,7 +72,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	}
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	ctx = m.writing(ctx)
 	interrupted := ctx // Ctrl+C: see forced below
@@ -119,21 +119,21 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		}
 		// A settled session's leftovers were swept: it had nothing to record.
 		if s, err = m.st.Load(id); err != nil {
-			return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+			return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if s.Settled() {
 		if strays == nil {
-			return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
+			return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
 		}
 		if sweepErr != nil {
-			return s, fmt.Errorf("kill %s: %w", ShortID(id), sweepErr)
+			return s, fmt.Errorf("kill %s: %w", record.ShortID(id), sweepErr)
 		}
 		m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
-			ShortID(id), s.Status, pidList(strays)))
+			record.ShortID(id), s.Status, pidList(strays)))
 		return s, nil
 	}
 	recorded := false
@@ -144,13 +144,13 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	}()
 	note, err := m.stopOwner(ctx, id, owner, answers, grace)
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if forced != nil {
 		note = forced.note()
 	}
 	if err := m.sweepOut(ctx, id); err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if note == "" {
 		note = "the supervisor was gone"
@@ -162,7 +162,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if forced != nil && interrupted.Err() != nil {
 		// Not context.Canceled: what it did is the message.
 		return s, fmt.Errorf("kill %s: interrupted after %s; the kill went on and is recorded: the session is %s",
-			ShortID(id), forced.did(), s.Status)
+			record.ShortID(id), forced.did(), s.Status)
 	}
 	return s, nil
 }
@@ -188,7 +188,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 	c := m.containment(id)
 	sups := supervisorsOf(id)
 	if err == nil && s.Settled() && len(sups) == 0 && !c.Alive() {
-		return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
 	}
 	var refs []*proc.Ref
 	for _, pid := range sups {
@@ -208,16 +208,16 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 		stopped = append(stopped, proc.Stat{PID: ref.PID})
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), ctx.Err())
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), ctx.Err())
 	}
 	if err := m.sweepOut(ctx, id); err != nil {
-		return nil, fmt.Errorf("kill %s: %w (and its record cannot be updated: %v)", ShortID(id), err, werr)
+		return nil, fmt.Errorf("kill %s: %w (and its record cannot be updated: %v)", record.ShortID(id), err, werr)
 	}
 	what := "nothing of it was running"
 	if len(stopped) > 0 {
 		what = "stopped its processes" + pidList(stopped)
 	}
-	return nil, fmt.Errorf("kill %s: %s, but its record could not be updated: %w", ShortID(id), what, werr)
+	return nil, fmt.Errorf("kill %s: %s, but its record could not be updated: %w", record.ShortID(id), what, werr)
 }
 
 // lockedForKill updates the record for a kill, waiting for the session's
@@ -250,7 +250,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.
 		pids[i] = proc.Stat{PID: ref.PID}
 	}
 	m.warn(fmt.Errorf("session %s: its lock was held by %s for %s; stopping its supervisor%s by force",
-		ShortID(id), te.Holder, te.After, pidList(pids)))
+		record.ShortID(id), te.Holder, te.After, pidList(pids)))
 	forced := &forcedStop{lock: te}
 	for _, ref := range sups {
 		if ref.Signal(unix.SIGKILL) != nil {
@@ -306,7 +306,7 @@ func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, n
 		return m.st.DropQueued(s, "the session was killed before it was delivered")
 	}, true)
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), stoppedUnrecorded(err))
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), stoppedUnrecorded(err))
 	}
 	return s, nil
 }
@@ -385,7 +385,7 @@ func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forced
 	}
 	te := *f.lock
 	te.Did = "zwarm " + what + " by force, but could not record the kill: the session will show as failed, its supervisor gone"
-	return fmt.Errorf("kill %s: %w", ShortID(id), &te)
+	return fmt.Errorf("kill %s: %w", record.ShortID(id), &te)
 }
 
 // stopOwner makes the session's owner stop and waits until it has. A
@@ -473,7 +473,7 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 		stopped = append(stopped, strconv.Itoa(p.PID))
 	}
 	if err := m.sweepOut(ctx, id); err != nil {
-		return fmt.Errorf("kill %s: %w (and its record cannot be read: %v)", ShortID(id), err, readErr)
+		return fmt.Errorf("kill %s: %w (and its record cannot be read: %v)", record.ShortID(id), err, readErr)
 	}
 	what := "nothing of it was running"
 	if len(stopped) > 0 {
@@ -532,7 +532,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	s, err := m.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		if !force {
-			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", ShortID(id), err, ShortID(id))
+			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", record.ShortID(id), err, record.ShortID(id))
 		}
 		var re *state.RecordError
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
@@ -544,18 +544,18 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		return "", err
 	}
 	if s.Legacy {
-		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", ShortID(id), m.st.SessionDir(id))
+		return "", fmt.Errorf("rm %s: written by the Python zwarm; this zwarm only reads it (delete %s by hand)", record.ShortID(id), m.st.SessionDir(id))
 	}
 	// A settled session whose processes still run is not forgotten: its
 	// record is what finds them.
 	c := m.containment(id)
 	if s.Settled() && !force && c.Alive() {
 		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
-			ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.Procs()), ShortID(id))
+			record.ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.Procs()), record.ShortID(id))
 	}
 	if !s.Settled() || force && c.Alive() {
 		if !force {
-			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", ShortID(id), ErrRunning, s.Status)
+			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", record.ShortID(id), ErrRunning, s.Status)
 		}
 		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
 			return "", err
@@ -586,7 +586,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 // rm's other ones are ("rm 1a2b: ...").
 func (m *Manager) removeRecord(ctx context.Context, id string) error {
 	if err := m.st.Remove(m.writing(ctx), id); err != nil {
-		return fmt.Errorf("rm %s: %w", ShortID(id), err)
+		return fmt.Errorf("rm %s: %w", record.ShortID(id), err)
 	}
 	return nil
 }
@@ -697,7 +697,7 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 			return false, nil, err
 		}
 		if err := m.st.Remove(m.writing(ctx), s.ID); err != nil {
-			return false, nil, fmt.Errorf("clean %s: %w", ShortID(s.ID), err)
+			return false, nil, fmt.Errorf("clean %s: %w", record.ShortID(s.ID), err)
 		}
 	}
 	return true, nil, nil

@@ -22,7 +22,7 @@ import (
 func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*record.Session, error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	var job record.Job
 	var claimed bool
@@ -41,10 +41,10 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if s.Settled() {
-		return s, fmt.Errorf("kill %s: %w: it %s", ShortID(id), ErrNotRunning, s.Status.Ended())
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
 	}
 	recorded := false
 	defer func() {
@@ -54,13 +54,13 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	}()
 	note, err := m.stopJob(ctx, id, job, claimed, grace)
 	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	// The job is over. Should it have run on this host, what a
 	// supervisor ended by force left here (its cgroup, a process that
 	// escaped the job) goes too; elsewhere there is nothing to find.
 	if err := m.sweepOut(ctx, id); err != nil {
-		m.warn(fmt.Errorf("session %s: %w", ShortID(id), err))
+		m.warn(fmt.Errorf("session %s: %w", record.ShortID(id), err))
 	}
 	if s, err = m.recordKilled(ctx, id, self, note); err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ type LandConflictError struct {
 
 func (e *LandConflictError) Error() string {
 	return fmt.Sprintf("land %s: it conflicts with %s in %s; nothing was changed. zwarm update %s merges %s into the worker's branch and asks the worker to resolve them; then land it again",
-		ShortID(e.ID), e.Into, strings.Join(e.Files, ", "), ShortID(e.ID), e.Into)
+		record.ShortID(e.ID), e.Into, strings.Join(e.Files, ", "), record.ShortID(e.ID), e.Into)
 }
 
 // DirtyError is a landing refused because the checkout it would update
@@ -91,7 +91,7 @@ type DirtyError struct {
 
 func (e *DirtyError) Error() string {
 	return fmt.Sprintf("land %s: %s has uncommitted changes to %s, which landing would overwrite; nothing was changed. Commit or stash them, then land again",
-		ShortID(e.ID), e.Checkout, strings.Join(e.Files, ", "))
+		record.ShortID(e.ID), e.Checkout, strings.Join(e.Files, ", "))
 }
 
 // ErrUnresolved is returned (wrapped) when a worker's branch still holds
@@ -100,7 +100,7 @@ var ErrUnresolved = errors.New("unresolved conflict")
 
 func unresolvedError(id string, files []string) error {
 	return fmt.Errorf("land %s: %w: conflict markers from zwarm update are still in %s; the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s\"), then land it",
-		ShortID(id), ErrUnresolved, strings.Join(files, ", "), ShortID(id), strings.Join(files, ", "))
+		record.ShortID(id), ErrUnresolved, strings.Join(files, ", "), record.ShortID(id), strings.Join(files, ", "))
 }
 
 // Land lands a settled session's change into a branch: the branch checked
@@ -162,7 +162,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return nil, err
 	}
 	res.Into = target.Branch
-	plan, err := workspace.PlanLanding(ctx, workspace.LandSpec{Who: ShortID(id), Worktree: ws.Worktree(), GitDir: ws.GitDir,
+	plan, err := workspace.PlanLanding(ctx, workspace.LandSpec{Who: record.ShortID(id), Worktree: ws.Worktree(), GitDir: ws.GitDir,
 		From: ws.DiffBase(), Head: ws.Head, Pending: pending, Target: target, Strategy: strategy})
 	if err != nil {
 		return nil, m.landRefused(id, target, err)
@@ -203,7 +203,7 @@ func (m *Manager) claimToLand(ctx context.Context, id string) (*record.Session, 
 	// A worktree still being made belongs to a live session: that is the
 	// refusal (claimWorktree's "still running"), not "never made".
 	if ws.Preparing() && s.Settled() || ws.State == record.WorkspaceFailed {
-		return nil, nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", ShortID(id), state.FirstNonBlank(ws.Error, string(ws.State)))
+		return nil, nil, fmt.Errorf("land %s: its worktree was never made (%s): there is nothing to land", record.ShortID(id), state.FirstNonBlank(ws.Error, string(ws.State)))
 	}
 	return m.claimWorktree(ctx, id, "land")
 }
@@ -224,7 +224,7 @@ func (m *Manager) branchToLand(ctx context.Context, id string, res *LandResult, 
 			if errors.As(err, &ue) && len(ue.Files) > 0 {
 				return nil, false, unresolvedError(id, ue.Files)
 			}
-			return nil, false, fmt.Errorf("land %s: %w", ShortID(id), err)
+			return nil, false, fmt.Errorf("land %s: %w", record.ShortID(id), err)
 		}
 		ws, pending = s.Workspace, false
 		res.Session = s
@@ -234,14 +234,14 @@ func (m *Manager) branchToLand(ctx context.Context, id string, res *LandResult, 
 		if diverged {
 			return nil, false, fmt.Errorf("land %s: its branch %s was moved off the worker's last commit %s (reset or amended by hand) and is at %s now; nothing was changed. "+
 				"Put the branch back to land the worker's commits (git -C %s reset --keep %s), or land what it has now yourself (git merge %s)",
-				ShortID(id), ws.Branch, workspace.Abbrev(ws.Head), workspace.Abbrev(w.Tip(ctx)), w.Path, workspace.Abbrev(ws.Head), ws.Branch)
+				record.ShortID(id), ws.Branch, workspace.Abbrev(ws.Head), workspace.Abbrev(w.Tip(ctx)), w.Path, workspace.Abbrev(ws.Head), ws.Branch)
 		}
 		if head != ws.Head && dry {
 			ws = record.CloneWorkspace(ws)
 			ws.Head = head
 		} else if head != ws.Head {
 			if s, err = m.adoptHead(ctx, s, head); err != nil {
-				return nil, false, fmt.Errorf("land %s: %w", ShortID(id), err)
+				return nil, false, fmt.Errorf("land %s: %w", record.ShortID(id), err)
 			}
 			ws, res.Session = s.Workspace, s
 		}
@@ -280,18 +280,18 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 	}
 	if opt.Verify != "" {
 		if err := m.verifyIn(ctx, w, commit, subdir, opt); err != nil {
-			return nil, fmt.Errorf("land %s: %w; nothing was landed", ShortID(id), err)
+			return nil, fmt.Errorf("land %s: %w; nothing was landed", record.ShortID(id), err)
 		}
 		res.Verified = true
 	}
 	if err := workspace.Advance(ctx, ws.GitDir, target, commit, "zwarm land "+id); err != nil {
-		return nil, fmt.Errorf("land %s into %s: %w", ShortID(id), target.Branch, err)
+		return nil, fmt.Errorf("land %s into %s: %w", record.ShortID(id), target.Branch, err)
 	}
 	res.Commit = commit
 	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
 	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil })
 	if err != nil {
-		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", ShortID(id), workspace.Abbrev(commit), err)
+		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", record.ShortID(id), workspace.Abbrev(commit), err)
 	}
 	res.Session = s
 	if !opt.Keep && w.Exists() {
@@ -318,12 +318,12 @@ func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Sessio
 			msg = squashMessage(s)
 		}
 		if commit, err = workspace.CommitTree(ctx, ws.GitDir, plan.Tree, msg, parents...); err != nil {
-			return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+			return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 		}
 		return commit, plan.Head, nil
 	}
 	if !w.Exists() {
-		return "", "", fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", ShortID(id))
+		return "", "", fmt.Errorf("land %s: its worktree is gone, and a rebase happens in it: land it with --squash or --merge", record.ShortID(id))
 	}
 	if commit, err = w.Rebase(ctx, target.Commit, ws.DiffBase()); err != nil {
 		var ce *workspace.ConflictError
@@ -331,16 +331,16 @@ func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Sessio
 			m.setConflict(id, ce.Files)
 			return "", "", &LandConflictError{ID: id, Into: target.Branch, Files: ce.Files}
 		}
-		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+		return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 	}
 	_, stat, err := w.Changes(ctx, target.Commit, commit)
 	if err != nil {
-		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+		return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 	}
 	if _, err := m.recordWorkspace(id, func(ws *record.Workspace) {
 		ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
 	}); err != nil {
-		return "", "", fmt.Errorf("land %s: %w", ShortID(id), err)
+		return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 	}
 	return commit, commit, nil
 }
@@ -353,11 +353,11 @@ func (m *Manager) removeLanded(ctx context.Context, id string, w *workspace.Work
 		if err == nil {
 			err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
 		}
-		m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", ShortID(id), workspace.Abbrev(commit), w.Path, err))
+		m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", record.ShortID(id), workspace.Abbrev(commit), w.Path, err))
 		return
 	}
 	if err := w.Remove(ctx, false); err != nil {
-		m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", ShortID(id), workspace.Abbrev(commit), err))
+		m.warn(fmt.Errorf("land %s: landed as %s, but its worktree could not be removed: %w", record.ShortID(id), workspace.Abbrev(commit), err))
 		return
 	}
 	res.Removed = true
@@ -454,7 +454,7 @@ func plainText(s string) string {
 func (m *Manager) commitLeftovers(ctx context.Context, s *record.Session) (*record.Session, error) {
 	ws := s.Workspace
 	w := ws.Worktree()
-	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", ShortID(s.ID), s.Turn))
+	head, made, err := w.Commit(ctx, fmt.Sprintf("zwarm %s: uncommitted work after turn %d", record.ShortID(s.ID), s.Turn))
 	if err != nil {
 		return nil, err // its callers name the session
 	}
@@ -486,7 +486,7 @@ func (m *Manager) adoptHead(ctx context.Context, s *record.Session, head string)
 func (m *Manager) recordWorkspace(id string, fn func(*record.Workspace)) (*record.Session, error) {
 	return m.st.UpdateSettled(context.Background(), id, func(s *record.Session) error {
 		if s.Workspace == nil {
-			return fmt.Errorf("session %s has no worktree", ShortID(id))
+			return fmt.Errorf("session %s has no worktree", record.ShortID(id))
 		}
 		fn(s.Workspace)
 		return nil
@@ -521,7 +521,7 @@ func claimable(s *record.Session) error {
 func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *record.Session, release func(), err error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, record.ShortID(id), err)
 	}
 	claimed, err = m.st.UpdateCtx(m.writing(ctx), id, func(s *record.Session) error {
 		if err := claimable(s); err != nil {
@@ -531,7 +531,7 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", what, ShortID(id), err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, record.ShortID(id), err)
 	}
 	return claimed, func() {
 		m.st.Update(id, func(s *record.Session) error {

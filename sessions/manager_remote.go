@@ -113,7 +113,7 @@ func (m *Manager) abandonRemote(ctx context.Context, s *record.Session) error {
 		r.Stop(ctx, s.Job.ID, true)
 	}
 	if err := m.sweepOut(ctx, s.ID); err != nil {
-		m.warn(fmt.Errorf("session %s: %w", ShortID(s.ID), err))
+		m.warn(fmt.Errorf("session %s: %w", record.ShortID(s.ID), err))
 	}
 	now := time.Now().UTC()
 	if byEngine {

@@ -187,7 +187,7 @@ func workingDir(dir string) (string, error) {
 // the caller and never becomes a zombie of a long-running front end.
 func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	fail := func(err error) error {
-		err = fmt.Errorf("start supervisor for %s: %w", ShortID(id), err)
+		err = fmt.Errorf("start supervisor for %s: %w", record.ShortID(id), err)
 		m.st.Record(id, func(s *record.Session) error {
 			if s.Owner == nil || s.Owner.Role != record.RoleSpawn || s.Owner.PID != os.Getpid() {
 				return nil // a supervisor did start, or someone took over
@@ -200,7 +200,7 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 			// rather than delivered by whatever next starts the session,
 			// after a retry of it. The failure is recorded all the same.
 			if derr := m.st.DropQueued(s, err.Error()); derr != nil {
-				m.warn(fmt.Errorf("session %s: %w", ShortID(id), derr))
+				m.warn(fmt.Errorf("session %s: %w", record.ShortID(id), derr))
 			}
 			return nil
 		})

@@ -59,21 +59,21 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	defer release()
 	w := ws.Worktree()
 	if ws.Preparing() || ws.State == record.WorkspaceFailed || !w.Exists() {
-		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", ShortID(id), ws.State)
+		return nil, fmt.Errorf("update %s: it has no worktree (%s): nothing to update", record.ShortID(id), ws.State)
 	}
 	if from == "" {
 		if !ws.BaseBranch {
-			return nil, config.Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", ShortID(id), workspace.Abbrev(ws.Base))
+			return nil, config.Invalidf("update %s: it started from %s, a commit, not a branch: name the branch to merge with --from", record.ShortID(id), workspace.Abbrev(ws.Base))
 		}
 		from = ws.Base
 	}
 	tip, err := workspace.ResolveCommit(ctx, ws.GitDir, from)
 	if err != nil {
-		return nil, config.Invalidf("update %s: %v", ShortID(id), err)
+		return nil, config.Invalidf("update %s: %v", record.ShortID(id), err)
 	}
 	if !s.AllCommitted() {
 		if s, err = m.commitLeftovers(ctx, s); err != nil {
-			return nil, fmt.Errorf("update %s: %w", ShortID(id), err)
+			return nil, fmt.Errorf("update %s: %w", record.ShortID(id), err)
 		}
 	}
 	ws = s.Workspace
@@ -82,7 +82,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 		res.UpToDate = true
 		return res, nil
 	}
-	msg := fmt.Sprintf("zwarm %s: merge %s into %s", ShortID(id), from, ws.Branch)
+	msg := fmt.Sprintf("zwarm %s: merge %s into %s", record.ShortID(id), from, ws.Branch)
 	head, err := w.MergeFrom(ctx, tip, msg)
 	var ce *workspace.ConflictError
 	switch {
@@ -96,12 +96,12 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 		res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(from, tip, ce.Files))
 		if err != nil {
 			return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",
-				ShortID(id), strings.Join(ce.Files, ", "), err)
+				record.ShortID(id), strings.Join(ce.Files, ", "), err)
 		}
 		res.Session = res.FollowUp.Session
 		return res, nil
 	case err != nil:
-		return nil, fmt.Errorf("update %s: %w", ShortID(id), err)
+		return nil, fmt.Errorf("update %s: %w", record.ShortID(id), err)
 	}
 	_, stat, err := w.Changes(ctx, tip, head)
 	if err != nil {

@@ -69,7 +69,7 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*r
 			}
 			switch {
 			case u.Removed:
-				return nil, fmt.Errorf("wait: session %s: %w (it was removed)", ShortID(u.ID), ErrNotFound)
+				return nil, fmt.Errorf("wait: session %s: %w (it was removed)", record.ShortID(u.ID), ErrNotFound)
 			case u.Err != nil && u.Session == nil:
 				return nil, u.Err
 			case u.Session != nil:
@@ -110,7 +110,7 @@ func (m *Manager) waitUntil(ctx context.Context, id string, cond func(*record.Se
 				return last, fmt.Errorf("wait: %w", ctx.Err())
 			}
 			if u.Removed {
-				return last, fmt.Errorf("session %s: %w (it was removed)", ShortID(id), ErrNotFound)
+				return last, fmt.Errorf("session %s: %w (it was removed)", record.ShortID(id), ErrNotFound)
 			}
 			if u.Session == nil {
 				if u.Err != nil {

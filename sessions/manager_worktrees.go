@@ -40,7 +40,7 @@ func (e *UnlandedError) Error() string {
 		what += fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file"))
 	}
 	return fmt.Sprintf("session %s: %s; land them with zwarm land %s, see them with zwarm diff %s, or pass --force to drop them",
-		ShortID(e.ID), what, ShortID(e.ID), ShortID(e.ID))
+		record.ShortID(e.ID), what, record.ShortID(e.ID), record.ShortID(e.ID))
 }
 
 func (e *UnlandedError) Unwrap() error { return ErrUnlanded }
@@ -64,12 +64,12 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 	// A worktree whose git dir someone deleted still holds files: they
 	// are looked at, never taken for gone with the git dir.
 	if err := w.Restore(ctx); err != nil {
-		return nil, fmt.Errorf("look at %s's worktree: %w", ShortID(s.ID), err)
+		return nil, fmt.Errorf("look at %s's worktree: %w", record.ShortID(s.ID), err)
 	}
 	if w.Exists() {
 		dirty, err := w.Dirty(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("look at %s's worktree: %w", ShortID(s.ID), err)
+			return nil, fmt.Errorf("look at %s's worktree: %w", record.ShortID(s.ID), err)
 		}
 		e.Uncommitted = len(dirty)
 	}
@@ -80,14 +80,14 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 	if !(ws.LandedNow() && head == ws.Head) && head != "" && workspace.CommitExists(ctx, ws.GitDir, head) {
 		n, err := w.Count(ctx, ws.DiffBaseFor(head), head)
 		if err != nil {
-			return nil, fmt.Errorf("count %s's commits: %w", ShortID(s.ID), err)
+			return nil, fmt.Errorf("count %s's commits: %w", record.ShortID(s.ID), err)
 		}
 		e.Commits = n
 	}
 	if tip := w.Tip(ctx); diverged && tip != "" {
 		n, err := w.Count(ctx, ws.Head, tip)
 		if err != nil {
-			return nil, fmt.Errorf("count %s's commits: %w", ShortID(s.ID), err)
+			return nil, fmt.Errorf("count %s's commits: %w", record.ShortID(s.ID), err)
 		}
 		e.Commits += n
 	}
@@ -129,7 +129,7 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *record.Session, force bo
 		}
 	}
 	if err := w.Remove(ctx, false); err != nil {
-		return fmt.Errorf("remove %s's worktree: %w", ShortID(s.ID), err)
+		return fmt.Errorf("remove %s's worktree: %w", record.ShortID(s.ID), err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -84,7 +85,7 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 	list, err := w.m.List(ctx, listing.Options{})
 	var le *listing.Error
 	if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != id || !strings.Contains(le.Records[0].Err.Error(), "meta.json") {
-		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, ShortID(id))
+		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, record.ShortID(id))
 	}
 	var re *state.RecordError
 	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
@@ -133,7 +134,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	}
 	list, err := w.m.Orphans()
 	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
-		t.Fatalf("orphans %+v, %v; want session %s", list, err, ShortID(s.ID))
+		t.Fatalf("orphans %+v, %v; want session %s", list, err, record.ShortID(s.ID))
 	}
 	if _, err := w.m.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // An Orphan is a session's cgroup whose session is gone from the state
@@ -26,9 +27,9 @@ type Orphan struct {
 // What names the orphan's owner: "session 1a2b3c4d" or "run 1a2b3c4d".
 func (o Orphan) What() string {
 	if o.Run {
-		return "run " + ShortID(o.ID)
+		return "run " + record.ShortID(o.ID)
 	}
-	return "session " + ShortID(o.ID)
+	return "session " + record.ShortID(o.ID)
 }
 
 // Orphans lists the cgroups of this state dir's sessions (zwarm-<id> under

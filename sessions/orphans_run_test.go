@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // An orchestrated run's cgroup whose run dir is gone (the run killed
@@ -57,8 +58,8 @@ func TestKillOrphansOfARun(t *testing.T) {
 	_, stranger := start(t.TempDir())
 
 	list, err := w.m.Orphans()
-	if err != nil || len(list) != 1 || !list[0].Run || list[0].ID != gone || list[0].What() != "run "+ShortID(gone) {
-		t.Fatalf("orphans %+v, %v; want run %s alone", list, err, ShortID(gone))
+	if err != nil || len(list) != 1 || !list[0].Run || list[0].ID != gone || list[0].What() != "run "+record.ShortID(gone) {
+		t.Fatalf("orphans %+v, %v; want run %s alone", list, err, record.ShortID(gone))
 	}
 	if _, err := w.m.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)

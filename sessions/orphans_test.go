@@ -92,7 +92,7 @@ func TestKillOrphans(t *testing.T) {
 	}
 	list, err := w.m.Orphans()
 	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
-		t.Fatalf("orphans %+v, %v; want session %s", list, err, ShortID(s.ID))
+		t.Fatalf("orphans %+v, %v; want session %s", list, err, record.ShortID(s.ID))
 	}
 	found := false
 	for _, pid := range list[0].PIDs {
@@ -114,7 +114,7 @@ func TestKillOrphans(t *testing.T) {
 		t.Fatalf("orphans after the kill: %+v", list)
 	}
 	if !alive(otherEscaper) {
-		t.Fatalf("kill --orphans stopped a session of another state dir (%s)", ShortID(o.ID))
+		t.Fatalf("kill --orphans stopped a session of another state dir (%s)", record.ShortID(o.ID))
 	}
 	if list, err := other.m.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || alive(otherEscaper) {
 		t.Fatalf("kill --orphans in the other state dir: %+v, %v (escaper alive: %v)", list, err, alive(otherEscaper))

@@ -194,7 +194,7 @@ func TestEverySessionWithoutTheGeneration(t *testing.T) {
 			}
 		case <-time.After(200 * time.Millisecond):
 		case <-deadline:
-			t.Fatalf("the change of session %s (last message \"changed\") was not seen within a minute of writes", ShortID(id))
+			t.Fatalf("the change of session %s (last message \"changed\") was not seen within a minute of writes", record.ShortID(id))
 		}
 	}
 }

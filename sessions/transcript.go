@@ -103,7 +103,7 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 		if s.Legacy {
 			last = len(state.LegacyTurns(filepath.Dir(p), s))
 		}
-		return "", config.Invalidf("session %s has no turn %d (it has %d)", ShortID(s.ID), n, last)
+		return "", config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), n, last)
 	}
 	return p, nil
 }

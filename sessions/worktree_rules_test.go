@@ -500,19 +500,19 @@ func TestVerifyLeavesTheWorktreeOnItsBranchWithoutItsArtifacts(t *testing.T) {
 		s, _ := w.m.Get(ctx, id)
 		p := s.Workspace.Path
 		if !s.Workspace.LandedNow() {
-			t.Errorf("%s was not landed", ShortID(id))
+			t.Errorf("%s was not landed", record.ShortID(id))
 		}
 		if got := git(t, p, "symbolic-ref", "--short", "HEAD"); got != s.Workspace.Branch {
-			t.Errorf("%s's worktree is on %q after verify", ShortID(id), got)
+			t.Errorf("%s's worktree is on %q after verify", record.ShortID(id), got)
 		}
 		if got := git(t, p, "rev-parse", "HEAD"); got != s.Workspace.Head {
-			t.Errorf("%s's worktree is at %s, its head is %s", ShortID(id), got, s.Workspace.Head)
+			t.Errorf("%s's worktree is at %s, its head is %s", record.ShortID(id), got, s.Workspace.Head)
 		}
 		if st := git(t, p, "status", "--porcelain", "--untracked-files=all"); st != "" {
-			t.Errorf("%s's worktree after verify: %q", ShortID(id), st)
+			t.Errorf("%s's worktree after verify: %q", record.ShortID(id), st)
 		}
 		if readFile(t, filepath.Join(p, "a.txt")) != "a\n" {
-			t.Errorf("%s: verify's change to a.txt stayed", ShortID(id))
+			t.Errorf("%s: verify's change to a.txt stayed", record.ShortID(id))
 		}
 	}
 	if got := git(t, w.work, "symbolic-ref", "--short", "HEAD"); got != "main" || git(t, w.work, "status", "--porcelain", "--untracked-files=all") != "" {
@@ -708,7 +708,7 @@ func TestCleanLeftoversKeepsUncommittedWorkOnTheBranch(t *testing.T) {
 		t.Error("the leftover worktree is still there")
 	}
 	log := git(t, w.work, "log", "--format=%an|%s", ws.BaseCommit+".."+ws.Branch)
-	if log != "zwarm|zwarm: uncommitted work of a worktree whose session is gone\nzwarm|zwarm "+ShortID(s.ID)+" turn 1: add w" {
+	if log != "zwarm|zwarm: uncommitted work of a worktree whose session is gone\nzwarm|zwarm "+record.ShortID(s.ID)+" turn 1: add w" {
 		t.Fatalf("the kept branch's log: %q", log)
 	}
 	if got := git(t, w.work, "show", "--name-only", "--format=", ws.Branch); got != "a.txt\nlate.txt" {

@@ -92,7 +92,7 @@ func (w *world) diff(id string, req DiffRequest) string {
 	w.t.Helper()
 	var b bytes.Buffer
 	if _, err := w.m.Diff(context.Background(), id, &b, req); err != nil {
-		w.t.Fatalf("diff %s: %v", ShortID(id), err)
+		w.t.Fatalf("diff %s: %v", record.ShortID(id), err)
 	}
 	return b.String()
 }
@@ -126,7 +126,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	if t1.Commit == "" || !reflect.DeepEqual(t1.Files, []string{"api/limit.go", "cwd.txt"}) {
 		t.Fatalf("turn 1 commit %q files %v", t1.Commit, t1.Files)
 	}
-	if got := git(t, w.work, "log", "-1", "--format=%an|%cn|%s", t1.Commit); got != "zwarm|zwarm|zwarm "+ShortID(s.ID)+" turn 1: add rate limiting" {
+	if got := git(t, w.work, "log", "-1", "--format=%an|%cn|%s", t1.Commit); got != "zwarm|zwarm|zwarm "+record.ShortID(s.ID)+" turn 1: add rate limiting" {
 		t.Errorf("commit %q", got)
 	}
 	if s.Workspace.Head != t1.Commit || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 2, Added: 4}) || s.ChangesText() != "+4 -0 in 2 files" {
@@ -164,7 +164,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 		port string
 	}{{a, "8080"}, {b, "9090"}} {
 		x := x
-		eventually(t, "worktree of "+ShortID(x.s.ID), func() bool { return x.s.Workspace.Worktree().Exists() })
+		eventually(t, "worktree of "+record.ShortID(x.s.ID), func() bool { return x.s.Workspace.Worktree().Exists() })
 	}
 	w.wait(a.ID)
 	w.wait(b.ID)
@@ -292,7 +292,7 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 	head, status := git(t, w.work, "rev-parse", "HEAD"), git(t, w.work, "status", "--porcelain")
 	_, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
 	var ce *LandConflictError
-	if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"a.txt"}) || !strings.Contains(err.Error(), "zwarm update "+ShortID(second.ID)) {
+	if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"a.txt"}) || !strings.Contains(err.Error(), "zwarm update "+record.ShortID(second.ID)) {
 		t.Fatalf("conflicting landing: %v", err)
 	}
 	if git(t, w.work, "rev-parse", "HEAD") != head || git(t, w.work, "status", "--porcelain") != status {
@@ -652,7 +652,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, w.work, "log", "--format=%s", before+"..main"); got != "zwarm "+ShortID(rb.ID)+" turn 1: rebase me\nagent: r" {
+	if got := git(t, w.work, "log", "--format=%s", before+"..main"); got != "zwarm "+record.ShortID(rb.ID)+" turn 1: rebase me\nagent: r" {
 		t.Errorf("a rebase landing puts the worker's commits on main: %q", got)
 	}
 	for _, f := range []string{"m.txt", "r.txt", "r2.txt"} {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -45,7 +44,7 @@ func (m *Model) onAlert(msg alertMsg) tea.Cmd {
 	if a.Action == watchers.Stop {
 		what = "■ " + a.Watcher + " stopped"
 	}
-	m.setStatus(fmt.Sprintf("%s %s: %s", what, sessions.ShortID(a.SessionID), a.Reason))
+	m.setStatus(fmt.Sprintf("%s %s: %s", what, record.ShortID(a.SessionID), a.Reason))
 	return nextAlert(m.opt.Alerts)
 }
 

@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/diffview"
 )
@@ -35,9 +34,9 @@ func worktrees(t *testing.T) (f *fixture, small, huge, inPlace string) {
 func selectRow(t *testing.T, m Model, id string) Model {
 	t.Helper()
 	m = press(t, m, "g")
-	for i := 0; selected(m) != sessions.ShortID(id); i++ {
+	for i := 0; selected(m) != record.ShortID(id); i++ {
 		if i > 20 {
-			t.Fatalf("no row %s in:\n%s", sessions.ShortID(id), m.View())
+			t.Fatalf("no row %s in:\n%s", record.ShortID(id), m.View())
 		}
 		m = press(t, m, "j")
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -62,7 +61,7 @@ func (f *fixture) worker(n int, status record.Status, task, repo string, change 
 		f.t.Fatal(err)
 	}
 	writeFiles(f.t, w.Path, change)
-	head, _, err := w.Commit(ctx, fmt.Sprintf("zwarm %s turn 1: %s", sessions.ShortID(id), task))
+	head, _, err := w.Commit(ctx, fmt.Sprintf("zwarm %s turn 1: %s", record.ShortID(id), task))
 	if err != nil {
 		f.t.Fatal(err)
 	}

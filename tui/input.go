@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/prompt"
 )
 
@@ -61,7 +61,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			m.setError(errors.New("no session selected"))
 			return nil
 		}
-		cmd := m.prompt.OpenInject(sel.ID, sessions.ShortID(sel.ID))
+		cmd := m.prompt.OpenInject(sel.ID, record.ShortID(sel.ID))
 		m.layout()
 		return cmd
 	case key.Matches(k, m.KeyMap.Kill):
@@ -69,10 +69,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if sel.Settled() {
-			m.setError(fmt.Errorf("%s is not running (%s)", sessions.ShortID(sel.ID), sel.Status))
+			m.setError(fmt.Errorf("%s is not running (%s)", record.ShortID(sel.ID), sel.Status))
 			return nil
 		}
-		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", sessions.ShortID(sel.ID)))
+		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", record.ShortID(sel.ID)))
 		m.layout()
 		return nil
 	case key.Matches(k, m.KeyMap.Delete):
@@ -80,10 +80,10 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if !sel.Settled() {
-			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", sessions.ShortID(sel.ID), sel.Status))
+			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", record.ShortID(sel.ID), sel.Status))
 			return nil
 		}
-		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", sessions.ShortID(sel.ID)))
+		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", record.ShortID(sel.ID)))
 		m.layout()
 		return nil
 	case key.Matches(k, m.KeyMap.Diff):
@@ -162,7 +162,7 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 			m.setError(errors.New("empty follow-up not sent"))
 			return nil
 		}
-		m.setStatus("sending follow-up to " + sessions.ShortID(msg.Target) + "…")
+		m.setStatus("sending follow-up to " + record.ShortID(msg.Target) + "…")
 		return m.inject(msg.Target, msg.Value)
 	case prompt.Filter:
 		match := m.list.SetFilter(msg.Value)
@@ -178,7 +178,7 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 	case prompt.Confirm:
 		switch msg.Action {
 		case "kill":
-			m.setStatus("killing " + sessions.ShortID(msg.Target) + "…")
+			m.setStatus("killing " + record.ShortID(msg.Target) + "…")
 			return m.kill(msg.Target)
 		case "delete":
 			return m.remove(msg.Target)

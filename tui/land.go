@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -27,7 +28,7 @@ type landPlanMsg struct {
 // planLand asks what landing session id would do. Like `zwarm land`, it
 // lands into the branch checked out where the dashboard was started.
 func (m *Model) planLand(id string) tea.Cmd {
-	m.setStatus("checking what " + sessions.ShortID(id) + " would land…")
+	m.setStatus("checking what " + record.ShortID(id) + " would land…")
 	src, ctx, dir := m.opt.Sessions, m.ctx, m.opt.Dir
 	return func() tea.Msg {
 		res, err := src.Land(ctx, id, sessions.LandOptions{DryRun: true, Dir: dir})
@@ -40,7 +41,7 @@ func (m *Model) onLandPlan(msg landPlanMsg) {
 		m.setError(msg.err)
 		return
 	}
-	id, res := sessions.ShortID(msg.id), msg.res
+	id, res := record.ShortID(msg.id), msg.res
 	switch {
 	case res.Already:
 		m.setStatus(fmt.Sprintf("%s is landed already: in %s as %s", id, res.Into, workspace.Short(res.Commit)))
@@ -66,9 +67,9 @@ func (m *Model) land(id string) tea.Cmd {
 	}
 	m.landing = landPlan{}
 	if into == "" {
-		m.setStatus("landing " + sessions.ShortID(id) + "…")
+		m.setStatus("landing " + record.ShortID(id) + "…")
 	} else {
-		m.setStatus("landing " + sessions.ShortID(id) + " into " + into + "…")
+		m.setStatus("landing " + record.ShortID(id) + " into " + into + "…")
 	}
 	src, ctx, dir := m.opt.Sessions, m.ctx, m.opt.Dir
 	return func() tea.Msg {
@@ -82,7 +83,7 @@ func (m *Model) land(id string) tea.Cmd {
 
 // landedText says what a landing did.
 func landedText(r *sessions.LandResult) string {
-	id := sessions.ShortID(r.Session.ID)
+	id := record.ShortID(r.Session.ID)
 	switch {
 	case r.Already:
 		return fmt.Sprintf("%s was landed already: in %s as %s", id, r.Into, workspace.Short(r.Commit))

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -82,7 +81,7 @@ func TestLandRefusals(t *testing.T) {
 	} {
 		m = askToLand(t, m, c.id)
 		if m.prompt.Active() || !m.statusErr || !strings.HasPrefix(m.status, c.want) {
-			t.Errorf("L on %s: status %q (error %v), prompt open %v", sessions.ShortID(c.id), m.status, m.statusErr, m.prompt.Active())
+			t.Errorf("L on %s: status %q (error %v), prompt open %v", record.ShortID(c.id), m.status, m.statusErr, m.prompt.Active())
 		}
 	}
 	// A conflict with what main gained meanwhile.

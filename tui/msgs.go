@@ -147,9 +147,9 @@ type queuedNote struct {
 
 // injectText says what became of a follow-up, as Inject decided it.
 func injectText(r *sessions.InjectResult) string {
-	id := sessions.ShortID(r.Entry.ID)
+	id := record.ShortID(r.Entry.ID)
 	if r.Session != nil {
-		id = sessions.ShortID(r.Session.ID)
+		id = record.ShortID(r.Session.ID)
 	}
 	switch r.Outcome {
 	case sessions.InjectQueued:
@@ -170,7 +170,7 @@ func (m Model) kill(id string) tea.Cmd {
 		if err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: fmt.Sprintf("%s %s", sessions.ShortID(id), s.Status)}
+		return actionMsg{text: fmt.Sprintf("%s %s", record.ShortID(id), s.Status)}
 	}
 }
 
@@ -180,6 +180,6 @@ func (m Model) remove(id string) tea.Cmd {
 		if _, err := src.Remove(ctx, id, false); err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: "deleted " + sessions.ShortID(id)}
+		return actionMsg{text: "deleted " + record.ShortID(id)}
 	}
 }

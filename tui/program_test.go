@@ -14,7 +14,6 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -59,7 +58,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 	}()
 	defer func() { cancel(); <-executed }()
 	worker := f.add(2, record.StatusRunning, "write the limiter", time.Minute, func(s *record.Session) { s.Source = record.RunSource(run.ID()) })
-	short := sessions.ShortID(run.ID())
+	short := record.ShortID(run.ID())
 
 	tm := teatest.NewTestModel(t, New(ctx, Options{Sessions: f.m, Runs: RunsOf(f.dir), StateDir: "/state"}),
 		teatest.WithInitialTermSize(120, 40))
@@ -74,7 +73,7 @@ func TestDashboardFollowsARealRun(t *testing.T) {
 			return true
 		}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
-	waitFor("run:"+short+" ● running · step 0/5", "└ "+sessions.ShortID(worker), "a person's own task",
+	waitFor("run:"+short+" ● running · step 0/5", "└ "+record.ShortID(worker), "a person's own task",
 		"runs: ● 1 running", "task: ship the rate limiter", "… step 1/5 · the model is thinking")
 
 	step.replies <- "list_sessions"

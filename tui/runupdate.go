@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/keys"
 	"github.com/zwarm/zwarm/tui/prompt"
@@ -126,7 +126,7 @@ func (m *Model) refreshRunTitle() {
 // its next call (or on resume, for a stopped run), as zwarm runs answer
 // and zwarm runs say do.
 func (m *Model) openRunMessage(r *runs.Record) tea.Cmd {
-	id := sessions.ShortID(r.ID)
+	id := record.ShortID(r.ID)
 	if r.Status == runs.StatusWaiting && r.Question != nil {
 		q := "answer run " + id + " (" + render.Clip(render.SafeLine(r.Question.Text), 60) + "): "
 		if n := len(r.Question.Options); n > 0 {
@@ -152,10 +152,10 @@ func (m *Model) sendRun(msg prompt.SubmitMsg) tea.Cmd {
 		return nil
 	}
 	if r == nil {
-		m.setError(fmt.Errorf("run %s is gone", sessions.ShortID(msg.Target)))
+		m.setError(fmt.Errorf("run %s is gone", record.ShortID(msg.Target)))
 		return nil
 	}
-	id, full, ctx := sessions.ShortID(r.ID), r.ID, m.ctx
+	id, full, ctx := record.ShortID(r.ID), r.ID, m.ctx
 	kind, qid, option := runs.MessageSay, "", 0
 	if msg.Action == "answer" {
 		if r.Status != runs.StatusWaiting || r.Question == nil {
@@ -191,7 +191,7 @@ func (m *Model) sendRun(msg prompt.SubmitMsg) tea.Cmd {
 // runRefusal says why a key that acts on sessions does nothing on a run,
 // and what does what the user meant.
 func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *runs.Record) error {
-	id := sessions.ShortID(r.ID)
+	id := record.ShortID(r.ID)
 	running := r.Status == runs.StatusRunning
 	switch {
 	case key.Matches(k, km.Kill) && running:

@@ -118,7 +118,7 @@ func (m *Model) setError(err error) {
 // turn has started: the follow-up is no longer queued.
 func (m *Model) noteTurn(s *record.Session) {
 	if q := m.queued; q != nil && s.ID == q.id && s.Turn > q.behind {
-		m.setStatus(fmt.Sprintf("%s started the follow-up as turn %d", sessions.ShortID(s.ID), s.Turn))
+		m.setStatus(fmt.Sprintf("%s started the follow-up as turn %d", record.ShortID(s.ID), s.Turn))
 	}
 }
 

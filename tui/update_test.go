@@ -52,7 +52,7 @@ func (f *fixture) recorded(w, h int) (Model, *recorder) {
 
 func selected(m Model) string {
 	if s := m.list.Selected(); s != nil {
-		return sessions.ShortID(s.ID)
+		return record.ShortID(s.ID)
 	}
 	return ""
 }
@@ -63,7 +63,7 @@ func TestSelectionMovesAndTheDetailFollows(t *testing.T) {
 		t.Fatalf("first row %s", selected(m))
 	}
 	m = press(t, m, "j")
-	if selected(m) != "3f2a0005" || sessions.ShortID(m.detail.ID()) != "3f2a0005" {
+	if selected(m) != "3f2a0005" || record.ShortID(m.detail.ID()) != "3f2a0005" {
 		t.Fatalf("after j: %s, detail %s", selected(m), m.detail.ID())
 	}
 	if v := m.View(); !strings.Contains(v, "$ /bin/bash -lc 'go vet ./...'  (running)") {

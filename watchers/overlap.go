@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -181,7 +180,7 @@ func overlapReason(first, second *changer, key string) string {
 		in = first.place // name the file relative to a repository when there is one
 	}
 	f := in.display(key)
-	a, b := sessions.ShortID(first.id), sessions.ShortID(second.id)
+	a, b := record.ShortID(first.id), record.ShortID(second.id)
 	switch {
 	case first.place.inPlace() && second.place.inPlace():
 		return fmt.Sprintf("%s and %s both change %s, both in place: each may overwrite the other's edits", a, b, f)

@@ -98,7 +98,7 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 		return err
 	}
 	s := a.Session
-	short := sessions.ShortID(s.ID)
+	short := record.ShortID(s.ID)
 	fmt.Fprintf(io.errOut, "zwarm: attached to %s (%s, thread %s) in %s; leave the CLI to hand it back\n",
 		short, s.Adapter, s.ThreadID, s.WorkingDir)
 	s, err = a.Run(stopCtx, in, out, errOut)
@@ -125,7 +125,7 @@ func failedToStart(sp record.AttachSpan) bool {
 // detachedLine says how the attach ended: how long, what was committed,
 // and what the session does now.
 func detachedLine(s *record.Session) string {
-	short := sessions.ShortID(s.ID)
+	short := record.ShortID(s.ID)
 	var b strings.Builder
 	if n := len(s.Attaches); n > 0 {
 		sp := s.Attaches[n-1]

@@ -8,7 +8,6 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/claude"
 	"github.com/zwarm/zwarm/adapters/codex"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -38,14 +37,14 @@ func completeIDs(f *factory, pick func(*record.Session) bool) cobra.CompletionFu
 		list, _ := m.List(c.Context(), listing.Options{})
 		short := map[string]int{}
 		for _, s := range list {
-			short[sessions.ShortID(s.ID)]++
+			short[record.ShortID(s.ID)]++
 		}
 		var out []cobra.Completion
 		for _, s := range list {
 			if pick != nil && !pick(s) {
 				continue
 			}
-			id := sessions.ShortID(s.ID)
+			id := record.ShortID(s.ID)
 			if short[id] > 1 {
 				id = s.ID // the short form would be ambiguous
 			}

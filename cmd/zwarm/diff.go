@@ -93,7 +93,7 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 		return err
 	}
 	if s.Workspace != nil && s.Workspace.Preparing() {
-		fmt.Fprintf(ios.errOut, "%s: its worktree is being made; nothing changed yet\n", sessions.ShortID(s.ID))
+		fmt.Fprintf(ios.errOut, "%s: its worktree is being made; nothing changed yet\n", record.ShortID(s.ID))
 	}
 	return nil
 }

@@ -285,7 +285,7 @@ func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add fun
 func deadRunChecks(ctx context.Context, dir string, add func(check)) {
 	swept, err := orchestrator.SweepDeadRuns(ctx, dir)
 	for _, s := range swept {
-		add(check{name: "dead run", result: fmt.Sprintf("run %s died and left processes running; stopped them (pid %s)", sessions.ShortID(s.ID), joinPIDs(s.PIDs)), ok: true, note: true})
+		add(check{name: "dead run", result: fmt.Sprintf("run %s died and left processes running; stopped them (pid %s)", record.ShortID(s.ID), joinPIDs(s.PIDs)), ok: true, note: true})
 	}
 	if err != nil {
 		add(check{name: "dead run", result: render.SafeLine(err.Error())})

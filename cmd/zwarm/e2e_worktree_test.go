@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -174,7 +173,7 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 	if s.Denied != 1 || s.Turns[0].Denied != 1 {
 		t.Fatalf("denied %d (turn %d): a refused call must be counted", s.Denied, s.Turns[0].Denied)
 	}
-	if out, _ := w.onTerminal(120, nil, "", "ls"); !strings.Contains(visible(out), sessions.ShortID(s.ID)+"  completed*!, 1 call denied") {
+	if out, _ := w.onTerminal(120, nil, "", "ls"); !strings.Contains(visible(out), record.ShortID(s.ID)+"  completed*!, 1 call denied") {
 		t.Errorf("ls on a terminal:\n%s", visible(out))
 	}
 	if out := w.ok("show", s.ID); !strings.Contains(out, "1 tool call refused by the agent's permissions: Bash python3") || !strings.Contains(out, "--allowedTools") {

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,46 +16,58 @@ const module = "github.com/zwarm/zwarm"
 
 // The package map of the design: which zwarm packages each may import.
 // Domain packages never import the terminal UI or command-line libraries.
-// The run records (orchestrator/runs) are the session core's twin and
-// import nothing else of zwarm; the dashboard's palette and keys are
-// leaves, so drawing a status links neither the orchestrator nor its
-// model SDK, and the model client knows sessions only by their record.
-// The state dir's file primitives (sessions/store), the listing cache's
-// file format (sessions/index) and the OS layer (sessions/proc) know no
-// record and import no zwarm package; the record (sessions/record) sits on
-// the OS layer and the worktree, below everything else.
+//
+// The session core is rooms, bottom up: the state dir's file primitives
+// (store), the listing cache's file format (index) and the OS layer
+// (proc) import no zwarm package; the worktree (workspace) and the record
+// (record) sit on them; settings (config), the agent contract (agent) and
+// the scheduler seam (runner) on the record; where a record changes
+// (state) on those; the listing cache (listing) and the live readers
+// (watch) on state; the supervisor (supervisor) beside them; and the
+// Manager (sessions) on all of them but the supervisor. Above it, the
+// adapters know only the contract, the record and their settings; the
+// run records (orchestrator/runs) are the session core's twin; the
+// dashboard's palette and keys are leaves, so drawing a status links
+// neither the orchestrator nor its model SDK, and the model client knows
+// sessions only by their record.
 var allowed = map[string][]string{
-	"sessions/store":     {},
-	"sessions/index":     {},
-	"sessions/proc":      {},
-	"sessions/workspace": {"sessions/store"},
-	"sessions/record":    {"sessions/proc", "sessions/workspace"},
-	"sessions/config":    {"sessions/store", "sessions/workspace", "sessions/record"},
-	"sessions/agent":     {"sessions/record", "sessions/config"},
-	"sessions/runner":    {"sessions/config"},
-	"sessions/state":     {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/index"},
-	"sessions/listing":   {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state"},
-	"sessions/watch":     {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing"},
-	"sessions":           {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch"},
-	"adapters/":          {"sessions/agent", "sessions/record", "sessions/config"},
-	"adapters":           {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
-	"watchers":           {"sessions", "sessions/record", "sessions/config", "sessions/listing", "sessions/watch"},
-	"orchestrator/runs":  {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
-	"orchestrator/model": {"sessions/record"},
-	"orchestrator":       core("watchers", "orchestrator/runs", "orchestrator/model"),
-	"tui/styles":         {"sessions/record"},
-	"tui/keys":           {"sessions/record"},
-	"tui":                core("watchers", "orchestrator", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"),
+	"sessions/store":      {},
+	"sessions/index":      {},
+	"sessions/proc":       {},
+	"sessions/workspace":  {"sessions/store", "sessions/proc"},
+	"sessions/record":     {"sessions/store", "sessions/proc", "sessions/workspace"},
+	"sessions/render":     {"sessions/record", "sessions/workspace"},
+	"sessions/config":     {"sessions/store", "sessions/workspace", "sessions/record"},
+	"sessions/agent":      {"sessions/record", "sessions/config"},
+	"sessions/runner":     {"sessions/config"},
+	"sessions/state":      {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent"},
+	"sessions/listing":    {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state"},
+	"sessions/watch":      {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing"},
+	"sessions/supervisor": {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state"},
+	"sessions":            rooms[:len(rooms)-1],
+	"adapters/":           {"sessions/agent", "sessions/record", "sessions/config"},
+	"adapters":            {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
+	"watchers":            core(),
+	"orchestrator/runs":   {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
+	"orchestrator/model":  {"sessions/record"},
+	"orchestrator":        core("watchers", "orchestrator/runs", "orchestrator/model"),
+	"tui/styles":          {"sessions/record"},
+	"tui/keys":            {"sessions/record"},
+	"tui":                 core("watchers", "orchestrator", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"),
 }
 
-// core is what a package above the session core may import of it, and
-// more.
+// rooms are the session core's packages, bottom up; the supervisor last.
+var rooms = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/render",
+	"sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "sessions/supervisor"}
+
+// core is what a package above the session core may import of it (the
+// Manager and every room but the supervisor), and more.
 func core(more ...string) []string {
-	return append([]string{"sessions", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "sessions/workspace", "sessions/proc", "sessions/store"}, more...)
+	return append(append([]string{"sessions"}, rooms[:len(rooms)-1]...), more...)
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"}
+var subtrees = append(slices.Clone(rooms), "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys")
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

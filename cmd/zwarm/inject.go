@@ -88,11 +88,11 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		if o.out.on() {
 			return o.out.write(io.out, toJSON(res.Session))
 		}
-		fmt.Fprintf(io.out, "%s %s\n", sessions.ShortID(res.Session.ID), injectOutcome(res))
+		fmt.Fprintf(io.out, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 		return nil
 	}
 	if !o.out.on() {
-		fmt.Fprintf(io.errOut, "%s %s\n", sessions.ShortID(res.Session.ID), injectOutcome(res))
+		fmt.Fprintf(io.errOut, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 	}
 	e, s, err := waitInbox(ctx, io, m, res, o.out.on())
 	if err != nil && ctx.Err() != nil {
@@ -108,14 +108,14 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	}
 	if e.State == record.InboxUndelivered {
 		if !o.out.on() {
-			fmt.Fprintf(io.out, "%s follow-up not delivered: %s\n", sessions.ShortID(s.ID), render.Clip(e.Reason, 300))
+			fmt.Fprintf(io.out, "%s follow-up not delivered: %s\n", record.ShortID(s.ID), render.Clip(e.Reason, 300))
 		}
 		return &silentError{code: exitFailure}
 	}
 	t := s.Turns[e.Turn-1]
 	if !o.out.on() {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s turn %d %s\n", sessions.ShortID(s.ID), t.N, io.paint(statusColor(t.Status), string(t.Status)))
+		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.paint(statusColor(t.Status), string(t.Status)))
 		if t.Error != "" {
 			b.WriteString("  error: " + render.Clip(render.ErrorText(t.Error), 1000) + "\n")
 		}
@@ -136,7 +136,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 // interrupted while it waited (printed after "interrupted", exit 130): the
 // follow-up was sent, so it says what became of it and what runs on.
 func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
-	short := sessions.ShortID(res.Session.ID)
+	short := record.ShortID(res.Session.ID)
 	entries, err := m.Inbox(res.Session.ID)
 	if err != nil {
 		return fmt.Errorf("inject %s: the follow-up was sent, but what became of it cannot be read: %w", short, err)
@@ -165,7 +165,7 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*record.InboxEntry, *record.Session, error) {
 	var prog *progress
 	if !quiet {
-		prog = startProgress(io, "waiting for the follow-up to "+sessions.ShortID(res.Session.ID))
+		prog = startProgress(io, "waiting for the follow-up to "+record.ShortID(res.Session.ID))
 	}
 	if prog != nil {
 		pctx, cancel := context.WithCancel(ctx)

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // A --wait interrupted after its action happened exits 130 but says what
@@ -29,7 +28,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 				if !uuid.MatchString(got) || got == id {
 					return "stdout is not the new session's id"
 				}
-				short := sessions.ShortID(got)
+				short := record.ShortID(got)
 				if !strings.Contains(stderr, "session "+short+" keeps running") || !strings.Contains(stderr, "zwarm kill "+short) {
 					return "stderr does not say the worker keeps running and how to stop it"
 				}
@@ -41,7 +40,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 		{name: "inject --wait", args: func(_ *world, id string) []string { return []string{"inject", "--wait", id, "and then"} },
 			check: func(w *world, id, stdout, stderr string) string {
 				if !strings.Contains(stderr, "queued behind") || !strings.Contains(stderr, "the follow-up stays queued") ||
-					!strings.Contains(stderr, "zwarm kill "+sessions.ShortID(id)) {
+					!strings.Contains(stderr, "zwarm kill "+record.ShortID(id)) {
 					return "stderr does not say the follow-up stays queued"
 				}
 				return ""

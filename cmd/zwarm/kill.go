@@ -94,9 +94,9 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	for i := range ids {
 		switch {
 		case errs[i] == nil:
-			fmt.Fprintf(o.f.io.out, "%s %s\n", sessions.ShortID(done[i].ID), done[i].Status)
+			fmt.Fprintf(o.f.io.out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status)
 		case errors.Is(errs[i], sessions.ErrNotRunning) && done[i] != nil:
-			errs[i] = fmt.Errorf("kill %s: not running: it %s", sessions.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
+			errs[i] = fmt.Errorf("kill %s: not running: it %s", record.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
 		}
 	}
 	return errors.Join(errs...)

@@ -183,14 +183,14 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		}
 	}
 	for _, s := range q.Skipped {
-		fmt.Fprintf(ios.errOut, "skipped %s: it %s (land it by its id if you want it)\n", sessions.ShortID(s.ID), s.Status.Ended())
+		fmt.Fprintf(ios.errOut, "skipped %s: it %s (land it by its id if you want it)\n", record.ShortID(s.ID), s.Status.Ended())
 	}
 	if q.Failed != nil {
 		left := make([]string, len(q.Left))
 		for i, s := range q.Left {
-			left[i] = sessions.ShortID(s.ID)
+			left[i] = record.ShortID(s.ID)
 		}
-		fmt.Fprintf(ios.errOut, "zwarm: the queue stopped at %s: %v\n", sessions.ShortID(q.Failed.ID), render.Safe(q.Err.Error()))
+		fmt.Fprintf(ios.errOut, "zwarm: the queue stopped at %s: %v\n", record.ShortID(q.Failed.ID), render.Safe(q.Err.Error()))
 		if len(left) > 0 {
 			fmt.Fprintf(ios.errOut, "not tried: %s\n", strings.Join(left, " "))
 		}
@@ -206,7 +206,7 @@ func runLand(c *cobra.Command, o *landOptions) error {
 }
 
 func printLanding(ios *streams, r *sessions.LandResult, strategy workspace.Strategy) {
-	id := sessions.ShortID(r.Session.ID)
+	id := record.ShortID(r.Session.ID)
 	switch {
 	case r.Already:
 		fmt.Fprintf(ios.out, "%s is landed already: %s has it as %s\n", id, render.SafeLine(r.Into), workspace.Short(r.Commit))

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"golang.org/x/sys/unix"
 )
@@ -72,7 +71,7 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 		cmd.Wait()
 		t.Fatal("inject never said it was waiting for the lock")
 	}
-	want := fmt.Sprintf("zwarm: waiting for session %s: locked by pid %d, zwarm kill", sessions.ShortID(id), os.Getpid())
+	want := fmt.Sprintf("zwarm: waiting for session %s: locked by pid %d, zwarm kill", record.ShortID(id), os.Getpid())
 	if line != want {
 		t.Fatalf("said %q, want %q", line, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -71,7 +72,7 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		return err
 	}
 	if o.turn > 0 && o.turn > len(m.Turns(s)) && (!o.follow || s.Settled()) {
-		return config.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), o.turn, len(m.Turns(s)))
+		return config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), o.turn, len(m.Turns(s)))
 	}
 	// Turns that have ended are read from their files as they are printed,
 	// like show: a turn of any size is printed without being held.
@@ -109,7 +110,7 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	}
 	var prog *progress
 	if o.follow {
-		prog = startProgress(io, "following "+sessions.ShortID(o.id))
+		prog = startProgress(io, "following "+record.ShortID(o.id))
 		defer prog.Stop()
 	}
 	lp.w, lp.prog = io.out, prog
@@ -130,7 +131,7 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 		n = max(s.Turn, 1)
 	}
 	if !s.Legacy && n > len(s.Turns) {
-		return config.Invalidf("session %s has no turn %d (it has %d)", sessions.ShortID(s.ID), n, len(s.Turns))
+		return config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), n, len(s.Turns))
 	}
 	path, err := m.RawTurn(ctx, s.ID, n)
 	if err != nil {

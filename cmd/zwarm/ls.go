@@ -227,7 +227,7 @@ func writePriceFootnote(io *streams, models []string) error {
 // column is shown.
 func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cell {
 	status, sgr := statusCell(s, now, stall)
-	row := []cell{{text: sessions.ShortID(s.ID)}, {text: status, sgr: sgr}}
+	row := []cell{{text: record.ShortID(s.ID)}, {text: status, sgr: sgr}}
 	if changes {
 		row = append(row, changesCell(s))
 	}
@@ -271,7 +271,7 @@ func plainRow(row []cell, s *record.Session) []cell {
 
 func sourceCell(src record.Source) string {
 	if src.Kind == record.SourceRun {
-		return render.SafeLine(sessions.ShortID(src.Run))
+		return render.SafeLine(record.ShortID(src.Run))
 	}
 	return render.Source(src)
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // orchestratorSections are the config.toml tables the orchestrator owns;
@@ -118,7 +118,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 			// The new instruction goes through the inbox like any
 			// message: given once, after those sent before it.
 			if _, err := runs.Send(ctx, runs.RunDir(m.Store().Dir(), id), runs.MessageSay, task, ""); err != nil {
-				return fmt.Errorf("give run %s the instruction: %w", sessions.ShortID(id), err)
+				return fmt.Errorf("give run %s the instruction: %w", record.ShortID(id), err)
 			}
 		}
 		run, err = orchestrator.Resume(ctx, opt, id)

@@ -108,15 +108,15 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	}
 	switch {
 	case rec.Pilot && !o.pilot:
-		return orchestrator.Settings{}, usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
+		return orchestrator.Settings{}, usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case !rec.Pilot && o.pilot:
-		return orchestrator.Settings{}, usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
+		return orchestrator.Settings{}, usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case rec.Status == runs.StatusCompleted && instruction == "" && queuedMessages(stateDir, rec.ID) == 0:
 		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
-			sessions.ShortID(rec.ID), sessions.ShortID(rec.ID))
+			record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case rec.Status.Live():
 		return orchestrator.Settings{}, usagef("run %s is %s (process %d): stop it first (Ctrl+C in its terminal) or let it finish; zwarm runs say %s sends it a message",
-			sessions.ShortID(rec.ID), rec.Status, rec.Owner.PID, sessions.ShortID(rec.ID))
+			record.ShortID(rec.ID), rec.Status, rec.Owner.PID, record.ShortID(rec.ID))
 	}
 	set := oc.Settings(rec.Dir)
 	fl := c.Flags()
@@ -148,7 +148,7 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}
 	if rec.Status == runs.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
-		return set, usagef("run %s has used its %d steps: resume it with a higher --max-steps", sessions.ShortID(rec.ID), rec.Steps)
+		return set, usagef("run %s has used its %d steps: resume it with a higher --max-steps", record.ShortID(rec.ID), rec.Steps)
 	}
 	return set, nil
 }
@@ -172,9 +172,9 @@ func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
 	}
 	if rec.Pilot {
-		cmd += " pilot --resume " + sessions.ShortID(rec.ID)
+		cmd += " pilot --resume " + record.ShortID(rec.ID)
 	} else {
-		cmd += " orchestrate --resume " + sessions.ShortID(rec.ID)
+		cmd += " orchestrate --resume " + record.ShortID(rec.ID)
 	}
 	// The limit that stopped it, raised: resumed as it was, the run would
 	// stop again at once.
@@ -195,7 +195,7 @@ func answerCommand(c *cobra.Command, id string) string {
 	if c.Flags().Changed("state-dir") {
 		cmd += " --state-dir " + shellWord(c.Flag("state-dir").Value.String())
 	}
-	return cmd + " runs answer " + sessions.ShortID(id)
+	return cmd + " runs answer " + record.ShortID(id)
 }
 
 func shellWord(s string) string {

@@ -177,7 +177,7 @@ func TestOrchestrateJSONAndLimitExit(t *testing.T) {
 		t.Errorf("events %v", types)
 	}
 	id := w.runs()[0].ID
-	want := fmt.Sprintf("resume with: zwarm orchestrate --resume %s --max-steps 4", sessions.ShortID(id))
+	want := fmt.Sprintf("resume with: zwarm orchestrate --resume %s --max-steps 4", record.ShortID(id))
 	if !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q lacks %q", r.stderr, want)
 	}
@@ -332,7 +332,7 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	run := w.runs()[0]
-	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, sessions.ShortID(run.ID))
+	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, record.ShortID(run.ID))
 	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 step ·") {
 		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
 	}

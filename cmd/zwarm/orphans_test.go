@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // A session whose supervisor died and whose directory was deleted: doctor
@@ -41,10 +41,10 @@ func TestKillOrphans(t *testing.T) {
 	// doctor asks the agent binary (the fake agent here) for its version:
 	// it must not start the script's processes again.
 	w.setScript(completes("done", 700))
-	if r := w.zwarm("doctor"); r.code != 1 || !strings.Contains(r.stdout, "orphans") || !strings.Contains(r.stdout, sessions.ShortID(id)) {
+	if r := w.zwarm("doctor"); r.code != 1 || !strings.Contains(r.stdout, "orphans") || !strings.Contains(r.stdout, record.ShortID(id)) {
 		t.Fatalf("doctor does not list the orphan: %+v", r)
 	}
-	if out := w.ok("kill", "--orphans"); !strings.Contains(out, sessions.ShortID(id)) || !strings.Contains(out, "killed pid") {
+	if out := w.ok("kill", "--orphans"); !strings.Contains(out, record.ShortID(id)) || !strings.Contains(out, "killed pid") {
 		t.Fatalf("kill --orphans printed %q", out)
 	}
 	if alive(escaped) {

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
@@ -299,6 +300,6 @@ func (pl *pilot) leave(err error) error {
 		return qerr
 	}
 	n := len(pl.run.Checkpoints())
-	fmt.Fprintf(pl.io.errOut, "left run %s after %s; resume with: %s\n", sessions.ShortID(rec.ID), render.Plural(n, "turn"), resumeCommand(pl.c, rec))
+	fmt.Fprintf(pl.io.errOut, "left run %s after %s; resume with: %s\n", record.ShortID(rec.ID), render.Plural(n, "turn"), resumeCommand(pl.c, rec))
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -84,7 +83,7 @@ func (pl *pilot) status() error {
 		}
 	}
 	lines := []orchestrator.Line{
-		{Kind: orchestrator.LineHeader, Text: fmt.Sprintf("run %s · %s · %s · pilot", sessions.ShortID(rec.ID), rec.Status, render.SafeLine(rec.Model))},
+		{Kind: orchestrator.LineHeader, Text: fmt.Sprintf("run %s · %s · %s · pilot", record.ShortID(rec.ID), rec.Status, render.SafeLine(rec.Model))},
 		{Kind: orchestrator.LineMessage, Text: "dir: " + render.SafeLine(rec.Dir)},
 		{Kind: orchestrator.LineMessage, Text: fmt.Sprintf("turn %d · steps %d/%d · %s · %s tokens (model %s, workers %s)", len(pl.run.Checkpoints()),
 			rec.Steps, rec.Limits.MaxSteps, totalCost(rec), render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens))},

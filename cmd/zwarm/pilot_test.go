@@ -13,7 +13,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // messagesOf are the texts of a model request's messages, "role: text".
@@ -69,11 +69,11 @@ func TestPilotOnATerminal(t *testing.T) {
 		t.Errorf("an answer was printed clipped among the steps:\n%s", p.out.String())
 	}
 	run := w.runs()[0]
-	short := sessions.ShortID(run.ID)
+	short := record.ShortID(run.ID)
 	if run.Status != runs.StatusRunning || run.Task != "PILOT ONE" || len(run.Workers) != 1 || run.Steps != 4 {
 		t.Fatalf("the run while the pilot waits: %+v", run)
 	}
-	worker := sessions.ShortID(run.Workers[0])
+	worker := record.ShortID(run.Workers[0])
 
 	mark := len(p.out.String())
 	p.f.WriteString(":history\r")

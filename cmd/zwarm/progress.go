@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -149,7 +149,7 @@ func (p *progress) lines() []string {
 			out = append(out, fmt.Sprintf("  … and %d more", len(p.order)-i))
 			break
 		}
-		out = append(out, "  "+sessions.ShortID(id)+" "+p.latest[id])
+		out = append(out, "  "+record.ShortID(id)+" "+p.latest[id])
 	}
 	return out
 }

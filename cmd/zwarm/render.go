@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -29,7 +28,7 @@ func printLines(w io.Writer, lines []render.Line) {
 func printOutcome(io *streams, s *record.Session) {
 	var b strings.Builder
 	status, sgr := string(s.Status), statusColor(s.Status)
-	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", sessions.ShortID(s.ID), io.paint(sgr, status),
+	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", record.ShortID(s.ID), io.paint(sgr, status),
 		render.Plural(s.Turn, "turn"), render.SessionTokens(s), render.SessionCost(s))
 	if s.Error != "" {
 		for i, l := range render.Lines(render.ErrorText(s.Error)) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -94,7 +94,7 @@ func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
 			cost.raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}
 		t.add(
-			cell{text: sessions.ShortID(r.ID), raw: r.ID},
+			cell{text: record.ShortID(r.ID), raw: r.ID},
 			cell{text: string(r.Status), sgr: runStatusColor(r.Status)},
 			cell{text: fmt.Sprintf("%d/%d", r.Steps, r.Limits.MaxSteps)},
 			cell{text: strconv.Itoa(len(r.Workers))},

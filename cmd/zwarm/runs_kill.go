@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // runKillGrace is how long a run has to end itself after SIGTERM (its
@@ -48,7 +48,7 @@ stops them. zwarm orchestrate --resume ID continues the run.`,
 			if len(what) == 0 {
 				what = append(what, "nothing of it was running")
 			}
-			fmt.Fprintf(f.io.out, "run %s: %s\n", sessions.ShortID(res.ID), strings.Join(what, "; "))
+			fmt.Fprintf(f.io.out, "run %s: %s\n", record.ShortID(res.ID), strings.Join(what, "; "))
 			return nil
 		},
 	}

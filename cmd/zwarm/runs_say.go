@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
@@ -40,7 +40,7 @@ Exit status: 0 the message is queued; 2 a bad run id or an empty message.`,
 			if err != nil {
 				return err
 			}
-			id := sessions.ShortID(rec.ID)
+			id := record.ShortID(rec.ID)
 			switch {
 			case rec.Status == runs.StatusRunning:
 				fmt.Fprintf(f.io.out, "run %s: message %d queued; its model reads it before its next call\n", id, e.Seq)
@@ -116,7 +116,7 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 	if err != nil {
 		return err
 	}
-	id := sessions.ShortID(rec.ID)
+	id := record.ShortID(rec.ID)
 	if rec.Status != runs.StatusWaiting || rec.Question == nil {
 		return usagef("run %s is %s and asks nothing: zwarm runs say %s MESSAGE gives its model a message", id, rec.Status, id)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // background is a zwarm process the test runs beside its own commands.
@@ -121,7 +121,7 @@ func TestRunsAnswerAnswersAWaitingRun(t *testing.T) {
 	if q := run.Question; q == nil || q.Text != "Which database?\x1b[31m" || strings.Join(q.Options, "|") != "postgres|sqlite" || q.ID == "" {
 		t.Fatalf("question %+v", run.Question)
 	}
-	short := sessions.ShortID(run.ID)
+	short := record.ShortID(run.ID)
 	if r := w.zwarm("runs"); r.code != 0 || !strings.Contains(r.stdout, "\twaiting\t") || !strings.Contains(r.stdout, task) {
 		t.Errorf("runs piped: %+v", r)
 	}
@@ -432,7 +432,7 @@ func TestRunsSayToAStoppedRunArrivesOnResume(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	id := w.runs()[0].ID
-	short := sessions.ShortID(id)
+	short := record.ShortID(id)
 	r := w.zwarm("runs", "say", short, "use the token bucket in pkg/limit")
 	if r.code != 0 || !strings.Contains(r.stdout, "is interrupted: message 1 is kept for when it is resumed") ||
 		!strings.Contains(r.stderr, "resume with: zwarm orchestrate --resume "+short) {

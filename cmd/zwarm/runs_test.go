@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // orchestrated runs a task whose model delegates one worker, waits for it
@@ -132,7 +132,7 @@ func TestLsShowsWhoStartedEachWorker(t *testing.T) {
 	// On a terminal a worker's source is its run's short id, at 80
 	// columns too.
 	out, _ := w.onTerminal(80, nil, "", "ls")
-	if !strings.Contains(visible(out), "SOURCE") || !strings.Contains(visible(out), "  "+sessions.ShortID(id)+"  ") {
+	if !strings.Contains(visible(out), "SOURCE") || !strings.Contains(visible(out), "  "+record.ShortID(id)+"  ") {
 		t.Errorf("on a terminal:\n%s", visible(out))
 	}
 }

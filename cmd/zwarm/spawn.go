@@ -108,7 +108,7 @@ func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) e
 	} else {
 		fmt.Fprintln(o.f.io.out, s.ID)
 	}
-	short := sessions.ShortID(s.ID)
+	short := record.ShortID(s.ID)
 	if s.Settled() {
 		return fmt.Errorf("session %s is %s", short, s.Status)
 	}
@@ -175,7 +175,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return err
 	}
 	if o.wait {
-		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+sessions.ShortID(s.ID), o.out.on())
+		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+record.ShortID(s.ID), o.out.on())
 		if err != nil && ctx.Err() != nil {
 			return spawnInterrupted(o, m, s)
 		}

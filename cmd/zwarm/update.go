@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -52,7 +51,7 @@ func runUpdate(c *cobra.Command, o *updateOptions) error {
 	if err != nil {
 		return err
 	}
-	id := sessions.ShortID(res.Session.ID)
+	id := record.ShortID(res.Session.ID)
 	from := render.SafeLine(res.From)
 	switch {
 	case res.UpToDate:

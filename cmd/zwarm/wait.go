@@ -72,7 +72,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	}
 	short := make([]string, len(o.ids))
 	for i, id := range o.ids {
-		short[i] = sessions.ShortID(id)
+		short[i] = record.ShortID(id)
 	}
 	what := "waiting for " + strings.Join(short, " ")
 	if len(o.ids) > 3 {
@@ -139,7 +139,7 @@ func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []s
 		var running []string
 		for _, s := range list {
 			if s != nil && !s.Settled() {
-				running = append(running, sessions.ShortID(s.ID))
+				running = append(running, record.ShortID(s.ID))
 			}
 		}
 		return list, &timeoutError{fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}

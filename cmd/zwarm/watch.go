@@ -221,7 +221,7 @@ func alertLine(io *streams, a watchers.Alert) string {
 	if a.Action == watchers.Stop {
 		name = fmt.Sprintf("%-10s", a.Watcher+" ■")
 	}
-	line := fmt.Sprintf("%s  %s  %s  %s", a.At.Local().Format("15:04:05"), io.paint(colour, name), sessions.ShortID(a.SessionID), render.SafeLine(a.Reason))
+	line := fmt.Sprintf("%s  %s  %s  %s", a.At.Local().Format("15:04:05"), io.paint(colour, name), record.ShortID(a.SessionID), render.SafeLine(a.Reason))
 	if a.Error != "" {
 		line += " (" + render.SafeLine(a.Error) + ")"
 	}
@@ -231,7 +231,7 @@ func alertLine(io *streams, a watchers.Alert) string {
 func shortIDs(ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = sessions.ShortID(id)
+		out[i] = record.ShortID(id)
 	}
 	return out
 }

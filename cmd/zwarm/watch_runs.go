@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers/notify"
 )
@@ -50,10 +50,10 @@ func (rn runNotice) line(io *streams) string {
 		for i, o := range rn.Options {
 			text += fmt.Sprintf(" [%d] %s", i+1, render.SafeLine(o))
 		}
-		text += " (zwarm runs answer " + sessions.ShortID(rn.RunID) + " ...)"
+		text += " (zwarm runs answer " + record.ShortID(rn.RunID) + " ...)"
 	} else if rn.Status != runs.StatusCompleted {
 		colour = sgrRed
 	}
 	return fmt.Sprintf("%s  %s  %s  %s  · %s", rn.At.Local().Format("15:04:05"), io.paint(colour, name),
-		sessions.ShortID(rn.RunID), text, render.Clip(rn.Task, 60))
+		record.ShortID(rn.RunID), text, render.Clip(rn.Task, 60))
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // zwarm watch tells a person working without a dashboard that a run waits
@@ -43,7 +43,7 @@ func TestWatchTellsOfARunsQuestionAndEnd(t *testing.T) {
 
 	bg := w.start("orchestrate", task)
 	run := w.waitingRun()
-	short := sessions.ShortID(run.ID)
+	short := record.ShortID(run.ID)
 	if !waitUntil(func() bool { return strings.Contains(visible(shown()), "run asks    "+short+"  Which port?") }, time.Minute) {
 		t.Fatalf("the terminal's watch did not print the question:\n%q", tailOf(visible(shown()), 2000))
 	}

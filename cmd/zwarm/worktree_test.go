@@ -1,12 +1,11 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/zwarm/zwarm/sessions"
 )
 
 // These tests drive the binary as a user would in a git repository:
@@ -82,7 +81,7 @@ func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 	// Land both, from a subdirectory of the checkout.
 	for _, id := range []string{a, b} {
 		r := w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "land", id)
-		if r.code != 0 || !strings.Contains(r.stdout, "landed "+sessions.ShortID(id)+" into main as ") {
+		if r.code != 0 || !strings.Contains(r.stdout, "landed "+record.ShortID(id)+" into main as ") {
 			t.Fatalf("land %s: %+v", id, r)
 		}
 	}
@@ -138,7 +137,7 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 	w.ok("land", first)
 	head := w.git(w.work, "rev-parse", "HEAD")
 	r := w.zwarm("land", second)
-	if r.code != 1 || !strings.Contains(r.stderr, "conflicts with main in a.txt") || !strings.Contains(r.stderr, "zwarm update "+sessions.ShortID(second)) {
+	if r.code != 1 || !strings.Contains(r.stderr, "conflicts with main in a.txt") || !strings.Contains(r.stderr, "zwarm update "+record.ShortID(second)) {
 		t.Fatalf("a conflicting landing: %+v", r)
 	}
 	if w.git(w.work, "rev-parse", "HEAD") != head || w.git(w.work, "status", "--porcelain") != "" {
@@ -174,8 +173,8 @@ func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
 		ids = append(ids, id)
 	}
 	r := w.zwarm("land", "--all", "--verify", "test ! -f bad.txt")
-	if r.code != 1 || !strings.Contains(r.stdout, "landed "+sessions.ShortID(ids[0])) ||
-		!strings.Contains(r.stderr, "the queue stopped at "+sessions.ShortID(ids[1])) || !strings.Contains(r.stderr, "not tried: "+sessions.ShortID(ids[2])) {
+	if r.code != 1 || !strings.Contains(r.stdout, "landed "+record.ShortID(ids[0])) ||
+		!strings.Contains(r.stderr, "the queue stopped at "+record.ShortID(ids[1])) || !strings.Contains(r.stderr, "not tried: "+record.ShortID(ids[2])) {
 		t.Fatalf("queue: %+v", r)
 	}
 	if got := w.git(w.work, "log", "--format=%s", "-2"); got != "one\ninit" {
@@ -190,11 +189,11 @@ func TestRmAndCleanKeepWorkThatWasNeverLanded(t *testing.T) {
 	id := w.spawn("add b")
 	w.ok("wait", id)
 	r := w.zwarm("rm", id)
-	if r.code != 1 || !strings.Contains(r.stderr, "1 commit never landed") || !strings.Contains(r.stderr, "zwarm land "+sessions.ShortID(id)) {
+	if r.code != 1 || !strings.Contains(r.stderr, "1 commit never landed") || !strings.Contains(r.stderr, "zwarm land "+record.ShortID(id)) {
 		t.Fatalf("rm: %+v", r)
 	}
 	r = w.zwarm("clean", "--older-than", "0s", "--yes")
-	if r.code != 1 || !strings.Contains(r.stderr, "kept session "+sessions.ShortID(id)) {
+	if r.code != 1 || !strings.Contains(r.stderr, "kept session "+record.ShortID(id)) {
 		t.Fatalf("clean: %+v", r)
 	}
 	if len(w.ls()) != 1 {

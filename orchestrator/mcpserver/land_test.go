@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // diff, land and update over MCP, in a real git repository: the same
@@ -54,7 +54,7 @@ func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, diff)
 		}
 	}
-	refused("land", map[string]any{"session_id": slow}, "refused: worker "+sessions.ShortID(slow)+" is still running",
+	refused("land", map[string]any{"session_id": slow}, "refused: worker "+record.ShortID(slow)+" is still running",
 		"wait for it (wait) or stop it (kill), then call land again")
 
 	var l struct {

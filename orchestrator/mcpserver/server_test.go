@@ -201,7 +201,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	beats := c.awaitProgress(ctx, 2)
 	touch(t, gateA)
 	// Worker a's end is told while the wait still blocks.
-	finished := fmt.Sprintf("worker %s completed", sessions.ShortID(a))
+	finished := fmt.Sprintf("worker %s completed", record.ShortID(a))
 	var ans answer
 	returned := false
 	for told := false; !told && !returned; {
@@ -245,7 +245,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	if took := ans.at.Sub(began); took < waitCap {
 		t.Fatalf("the wait returned after %s, before its %s timeout", took, waitCap)
 	}
-	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, sessions.ShortID(b)) {
+	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, record.ShortID(b)) {
 		t.Errorf("heartbeat %q does not say what runs", beats[0].Message)
 	}
 	all := c.awaitProgress(ctx, 0)
@@ -262,7 +262,7 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 		}
 	}
 	if !finishedNews {
-		t.Errorf("no notification that %s finished among %d", sessions.ShortID(a), len(all))
+		t.Errorf("no notification that %s finished among %d", record.ShortID(a), len(all))
 	}
 	touch(t, gateB)
 }

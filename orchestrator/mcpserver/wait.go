@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/tools"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // wait is the orchestrator's wait, with the cap as its default timeout and
@@ -63,7 +63,7 @@ func (s *Server) stillRunning(ctx context.Context, waited time.Duration) string 
 	var ids []string
 	for _, w := range list {
 		if w.Source == Source && !w.Settled() {
-			ids = append(ids, sessions.ShortID(w.ID))
+			ids = append(ids, record.ShortID(w.ID))
 		}
 	}
 	switch len(ids) {

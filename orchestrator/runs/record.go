@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -157,7 +156,7 @@ func (r *Record) Current() *Record {
 	if r.Owner != nil {
 		pid = r.Owner.PID
 	}
-	c.StopReason = fmt.Sprintf("its process (pid %d) ended without saving an outcome; zwarm orchestrate --resume %s continues it", pid, sessions.ShortID(r.ID))
+	c.StopReason = fmt.Sprintf("its process (pid %d) ended without saving an outcome; zwarm orchestrate --resume %s continues it", pid, record.ShortID(r.ID))
 	return &c
 }
 

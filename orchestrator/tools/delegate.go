@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func (w *workers) delegateTool() Tool {
@@ -163,7 +164,7 @@ func (w *workers) converseTool() Tool {
 			}
 			res, err := send(ctx, s.ID, a.Message)
 			if errors.Is(err, sessions.ErrStopping) {
-				return Errorf("refused: worker %s is being stopped; delegate a new worker instead", sessions.ShortID(s.ID))
+				return Errorf("refused: worker %s is being stopped; delegate a new worker instead", record.ShortID(s.ID))
 			}
 			if err != nil && res == nil {
 				return Errorf("the follow-up was not sent: %v", err)
@@ -229,7 +230,7 @@ func (w *workers) endTool() Tool {
 				}
 				k, err := w.opt.Sessions.KillBecause(ctx, s.ID, why)
 				if err != nil && !errors.Is(err, sessions.ErrNotRunning) {
-					return Errorf("could not stop worker %s: %v", sessions.ShortID(s.ID), err)
+					return Errorf("could not stop worker %s: %v", record.ShortID(s.ID), err)
 				}
 				if k != nil {
 					s = k

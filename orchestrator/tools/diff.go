@@ -79,7 +79,7 @@ func (w *workers) diffTool() Tool {
 func diffError(s *record.Session, id string, err error) Result {
 	if errors.Is(err, sessions.ErrInPlace) && s != nil {
 		return Errorf("worker %s works in place, in %s: it has no branch of its own, so there is no diff against a base; "+
-			"its changes are in that directory already (git status and git diff there show them)", sessions.ShortID(s.ID), s.WorkingDir)
+			"its changes are in that directory already (git status and git diff there show them)", record.ShortID(s.ID), s.WorkingDir)
 	}
 	return Errorf("cannot diff worker %s: %v", id, err)
 }

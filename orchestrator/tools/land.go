@@ -108,7 +108,7 @@ func landResult(res *sessions.LandResult, strategy workspace.Strategy, dir strin
 
 // landError turns a refused landing into what the model can do about it.
 func (w *workers) landError(ctx context.Context, s *record.Session, err error) Result {
-	id := sessions.ShortID(s.ID)
+	id := record.ShortID(s.ID)
 	var conflict *sessions.LandConflictError
 	var dirty *sessions.DirtyError
 	var verify *workspace.VerifyError

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -57,7 +56,7 @@ func (f *fixture) worktreeReady(id string) {
 			return
 		}
 	}
-	f.t.Fatalf("worker %s: its worktree was never made (%v)", sessions.ShortID(id), sub.Err())
+	f.t.Fatalf("worker %s: its worktree was never made (%v)", record.ShortID(id), sub.Err())
 }
 
 func (f *fixture) mustFail(name string, args any, wants ...string) string {
@@ -156,7 +155,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 
 	// A running worker is refused, with what to do instead.
 	f.worktreeReady(slow)
-	f.mustFail("land_session", map[string]any{"session_id": slow}, "refused: worker "+sessions.ShortID(slow)+" is still running",
+	f.mustFail("land_session", map[string]any{"session_id": slow}, "refused: worker "+record.ShortID(slow)+" is still running",
 		"wait for it (wait) or stop it (end_session)")
 	f.mustFail("land_session", map[string]any{"session_id": alpha, "strategy": "octopus"}, "strategy", "octopus")
 
@@ -216,7 +215,7 @@ func TestLandConflictUpdateAndResolve(t *testing.T) {
 	f.mustOK("land_session", map[string]any{"session_id": a}, &l)
 	before := f.w.Git("rev-parse", "HEAD")
 	f.mustFail("land_session", map[string]any{"session_id": b},
-		"refused: worker "+sessions.ShortID(b)+"'s change conflicts with main in conf.txt; nothing was changed",
+		"refused: worker "+record.ShortID(b)+"'s change conflicts with main in conf.txt; nothing was changed",
 		"update_session merges main into the worker's branch")
 	if after := f.w.Git("rev-parse", "HEAD"); after != before {
 		t.Fatal("a refused landing moved the branch")
@@ -283,7 +282,7 @@ func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
 	id := f.delegate("edit the readme")
 	f.waitAll(id)
 	os.WriteFile(filepath.Join(f.w.Work, "README"), []byte("mine, uncommitted\n"), 0o644)
-	f.mustFail("land_session", map[string]any{"session_id": id}, "has uncommitted changes to README, which landing worker "+sessions.ShortID(id)+" would overwrite",
+	f.mustFail("land_session", map[string]any{"session_id": id}, "has uncommitted changes to README, which landing worker "+record.ShortID(id)+" would overwrite",
 		"nothing was changed and they are intact", "do not discard them")
 	if got, _ := os.ReadFile(filepath.Join(f.w.Work, "README")); string(got) != "mine, uncommitted\n" {
 		t.Errorf("the uncommitted change was touched: %q", got)

@@ -31,7 +31,7 @@ func (w *workers) updateTool() Tool {
 				return Errorf("%v", err)
 			}
 			res, err := w.opt.Sessions.Update(ctx, s.ID, w.landingBranch(ctx, s))
-			sid := sessions.ShortID(s.ID)
+			sid := record.ShortID(s.ID)
 			switch {
 			case errors.Is(err, sessions.ErrRunning):
 				return Errorf("refused: worker %s is still running: wait for it (wait) or stop it (end_session), then call update_session again", sid)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -215,6 +214,6 @@ func (w *workers) apply(latest map[string]*record.Session, u watch.Update) {
 	latest[u.ID] = u.Session
 	if w.opt.Progress != nil && u.Session.Settled() && (prev == nil || !prev.Settled()) {
 		w.opt.Progress(Progress{Tool: "wait", Session: u.Session,
-			Text: fmt.Sprintf("worker %s %s", sessions.ShortID(u.ID), u.Session.Status)})
+			Text: fmt.Sprintf("worker %s %s", record.ShortID(u.ID), u.Session.Status)})
 	}
 }

@@ -102,7 +102,7 @@ func (w *workers) resolve(ctx context.Context, id string) (*record.Session, erro
 	case err != nil:
 		return nil, fmt.Errorf("cannot read worker %s: %v", id, err)
 	case s.Source != w.opt.Source:
-		return nil, fmt.Errorf("session %s is not one of your workers (it was started by %s); list_sessions shows yours", sessions.ShortID(s.ID), s.Source)
+		return nil, fmt.Errorf("session %s is not one of your workers (it was started by %s); list_sessions shows yours", record.ShortID(s.ID), s.Source)
 	}
 	return s, nil
 }

@@ -201,8 +201,8 @@ func TestDelegateWaitCheck(t *testing.T) {
 	f.mu.Lock()
 	news := strings.Join(f.news, ";")
 	f.mu.Unlock()
-	if !strings.Contains(news, sessions.ShortID(b)+" completed") {
-		t.Errorf("the wait's progress should tell that %s completed; it told %q", sessions.ShortID(b), news)
+	if !strings.Contains(news, record.ShortID(b)+" completed") {
+		t.Errorf("the wait's progress should tell that %s completed; it told %q", record.ShortID(b), news)
 	}
 	// Everything is read: nothing to wait for.
 	f.mustOK("wait", map[string]any{}, &wr)
@@ -390,7 +390,7 @@ func (f *fixture) busy(id string) {
 			return
 		}
 	}
-	f.t.Fatalf("worker %s never got busy (%v)", sessions.ShortID(id), sub.Err())
+	f.t.Fatalf("worker %s never got busy (%v)", record.ShortID(id), sub.Err())
 }
 
 // converse with interrupt stops a busy worker's turn and continues its

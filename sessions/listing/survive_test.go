@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // agreesWithRecords fails unless a full listing and a short one say what
@@ -277,4 +279,25 @@ func TestMain(m *testing.M) {
 		os.Exit(indexWriter(dir))
 	}
 	os.Exit(m.Run())
+}
+
+// The session list's generation holds under the lease scheme too (a state
+// dir on a network file system, ZWARM_LOCKS=lease), with listings killed
+// and writing at once: this test binary runs those tests again under it.
+func TestListingCacheUnderTheLeaseScheme(t *testing.T) {
+	if s := os.Getenv(store.LocksEnv); s != "" {
+		t.Skipf("this whole run is under %s=%s", store.LocksEnv, s)
+	}
+	leaseRun := []string{"TestListingCacheSurvivesAKillWhileWritten", "TestListingCacheWrittenByTwoAtOnce"}
+	cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(leaseRun, "|")+")$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), store.LocksEnv+"="+string(store.SchemeLease))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nPASS\n") {
+		t.Fatalf("under ZWARM_LOCKS=lease: %v\n%s", err, out)
+	}
+	for _, name := range leaseRun {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not run under leases", name)
+		}
+	}
 }

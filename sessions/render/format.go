@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -198,7 +197,7 @@ func Plural(n int, noun string) string {
 // as in JSON): "user", "mcp", or "run:ID" shortened to the run's short id.
 func Source(s record.Source) string {
 	if s.Kind == record.SourceRun {
-		return "run:" + SafeLine(sessions.ShortID(s.Run))
+		return "run:" + SafeLine(record.ShortID(s.Run))
 	}
 	return SafeLine(s.String())
 }

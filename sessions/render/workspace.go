@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -24,7 +23,7 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 	if ws == nil {
 		return []Field{{"worktree", "none: it works in place, in " + SafeLine(s.WorkingDir)}}
 	}
-	id := sessions.ShortID(s.ID)
+	id := record.ShortID(s.ID)
 	base := SafeLine(ws.Base)
 	if ws.BaseCommit != "" && !strings.HasPrefix(ws.BaseCommit, ws.Base) {
 		base += " at " + workspace.Short(ws.BaseCommit)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -120,7 +119,7 @@ func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (state.
 func (sv *supervisor) commitTurn(s *record.Session, n int) *state.TurnWork {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	work := sessions.CommitWork(ctx, s.Workspace, state.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
+	work := state.CommitWork(ctx, s.Workspace, state.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
 	if work != nil {
 		for _, u := range work.Undone {
 			sv.log.Warn("undid what the worker did to the repository's git dir", "turn", n, "what", u)

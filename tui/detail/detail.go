@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -128,11 +127,11 @@ func (m *Model) Apply(u watch.Update) {
 			m.add(step{turn: n, lines: append([]render.Line{render.TurnHeader(st.Turn)}, render.Prompt(st.Turn)...)})
 			if st.Skipped > 0 {
 				m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
-					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
+					Text: fmt.Sprintf("… %s of earlier output not shown (zwarm logs %s --turn %d has it all)", size(st.Skipped), record.ShortID(m.id), n)}}})
 			}
 		case watch.StepSkipped:
 			m.add(step{turn: n, lines: []render.Line{{Kind: render.Raw, Indent: 1,
-				Text: fmt.Sprintf("… %s of output not shown while the dashboard caught up (zwarm logs %s --turn %d has it all)", size(st.Skipped), sessions.ShortID(m.id), n)}}})
+				Text: fmt.Sprintf("… %s of output not shown while the dashboard caught up (zwarm logs %s --turn %d has it all)", size(st.Skipped), record.ShortID(m.id), n)}}})
 		case watch.StepTurnEnded:
 			t := st.Turn
 			for i := range m.steps {
@@ -272,12 +271,12 @@ func (m Model) View() string {
 	if m.run != nil {
 		title = m.runTitle()
 	} else if s := m.session; s != nil {
-		title = fmt.Sprintf("%s %s %s · %s · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, render.SafeLine(s.Task))
+		title = fmt.Sprintf("%s %s %s · %s · %s", record.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, render.SafeLine(s.Task))
 		if ws := s.Workspace; ws != nil && ws.Preparing() {
-			title = fmt.Sprintf("%s %s %s · preparing worktree · %s", sessions.ShortID(s.ID), styles.Icon(s.Status), s.Status, render.SafeLine(s.Task))
+			title = fmt.Sprintf("%s %s %s · preparing worktree · %s", record.ShortID(s.ID), styles.Icon(s.Status), s.Status, render.SafeLine(s.Task))
 		}
 	} else if m.id != "" {
-		title = sessions.ShortID(m.id)
+		title = record.ShortID(m.id)
 	}
 	mode := "follow"
 	if !m.follow {

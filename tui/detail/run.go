@@ -6,7 +6,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
 )
@@ -61,7 +61,7 @@ func (m *Model) ApplyRun(u runs.Update) {
 	}
 	if u.Skipped > 0 {
 		m.add(step{lines: []render.Line{{Kind: render.Raw, Text: fmt.Sprintf("… %s of earlier events not shown (zwarm runs show %s has them all)",
-			size(u.Skipped), sessions.ShortID(r.rec.ID))}}})
+			size(u.Skipped), record.ShortID(r.rec.ID))}}})
 	}
 	for _, ev := range u.Events {
 		r.thinking = 0
@@ -129,6 +129,6 @@ func (m Model) runTail() []render.Line {
 func (m Model) runTitle() string {
 	r := m.run
 	rec := r.rec
-	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", sessions.ShortID(rec.ID), styles.RunIcon(string(rec.Status)), rec.Status,
+	return fmt.Sprintf("run:%s %s %s · step %d/%d · %s · %s · %s", record.ShortID(rec.ID), styles.RunIcon(string(rec.Status)), rec.Status,
 		rec.Steps, rec.Limits.MaxSteps, render.Cost(r.cost), render.SafeLine(rec.Model), render.SafeLine(rec.Task))
 }

@@ -113,7 +113,7 @@ func (m *Model) render() {
 	if !m.open {
 		return
 	}
-	id := sessions.ShortID(m.id)
+	id := record.ShortID(m.id)
 	var body string
 	switch {
 	case !m.loaded:
@@ -179,7 +179,7 @@ func (m Model) View() string {
 		return ""
 	}
 	s := m.session
-	parts := []string{"diff " + sessions.ShortID(m.id), render.SafeLine(s.ChangesText())}
+	parts := []string{"diff " + record.ShortID(m.id), render.SafeLine(s.ChangesText())}
 	if m.cut != "" {
 		parts = append(parts, m.cut+" shown")
 	}

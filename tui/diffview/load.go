@@ -62,7 +62,7 @@ func load(ctx context.Context, src Source, id string, seq int, color bool, maxLi
 	case errors.Is(err, sessions.ErrInPlace):
 		msg.Err = err // written for people as it is
 	case err != nil:
-		msg.Err = fmt.Errorf("cannot show the diff of %s: %w", sessions.ShortID(id), err)
+		msg.Err = fmt.Errorf("cannot show the diff of %s: %w", record.ShortID(id), err)
 	}
 	msg.Lines = displayLines(c.buf, color)
 	return msg

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/orchestrator/runs"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/tui/styles"
@@ -87,13 +86,13 @@ func read(cell func(Row) string) func(Row) string {
 func (m Model) id(r Row) string {
 	switch {
 	case r.Run != nil:
-		return RunKey(sessions.ShortID(r.Run.ID))
+		return RunKey(record.ShortID(r.Run.ID))
 	case r.Worker && r.Last:
-		return "└ " + sessions.ShortID(r.Session.ID)
+		return "└ " + record.ShortID(r.Session.ID)
 	case r.Worker:
-		return "├ " + sessions.ShortID(r.Session.ID)
+		return "├ " + record.ShortID(r.Session.ID)
 	}
-	return sessions.ShortID(r.Session.ID)
+	return record.ShortID(r.Session.ID)
 }
 
 // runnerStateWidth bounds what the status cell says of a job.

@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -20,7 +19,7 @@ import (
 // a TurnWork whose Err says why when nothing could be committed (a merge
 // or rebase left halfway stays in the worktree, uncommitted, until it is
 // finished; land refuses it meanwhile).
-func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *state.TurnWork {
+func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *TurnWork {
 	if ws == nil || ws.State != record.WorkspaceReady {
 		return nil
 	}
@@ -28,16 +27,16 @@ func CommitWork(ctx context.Context, ws *record.Workspace, msg, what string) *st
 	head, _, err := commitRetrying(ctx, w, msg)
 	var ue *workspace.UnfinishedError
 	if errors.As(err, &ue) {
-		return &state.TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files, Undone: w.Undone}
+		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Conflict: ue.Files, Undone: w.Undone}
 	}
 	if err != nil {
-		return &state.TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Undone: w.Undone}
+		return &TurnWork{Err: fmt.Sprintf("%s is not committed: %v", what, err), Undone: w.Undone}
 	}
 	before := ws.Head
 	if before == "" {
 		before = ws.BaseCommit
 	}
-	work := &state.TurnWork{Head: head, From: before, Undone: w.Undone}
+	work := &TurnWork{Head: head, From: before, Undone: w.Undone}
 	if head != before {
 		work.Commit = head
 		// Without the list the commit still stands; the record just names
