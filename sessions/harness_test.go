@@ -17,6 +17,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/testbin"
@@ -346,7 +347,7 @@ func (w *world) cleanup() {
 		// A supervisor that has just settled its session is still tearing
 		// down, writing in the session's directory: the test's temporary
 		// dir is removed only once it is gone.
-		for len(supervisorsOf(id)) > 0 && ctx.Err() == nil {
+		for len(proc.SupervisorsOf(id)) > 0 && ctx.Err() == nil {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if left := w.m.containment(id).Procs(); len(left) > 0 {

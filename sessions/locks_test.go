@@ -330,8 +330,8 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
 		t.Fatalf("kill in a read-only state dir: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).Procs(), supervisorsOf(s.ID))
+	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
 	}
 }
 

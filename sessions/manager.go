@@ -144,3 +144,31 @@ func (m *Manager) Follow(ctx context.Context, idOrPrefix string, opt watch.Follo
 func (m *Manager) NewTrajectory(id string, opt watch.TrajectoryOptions) *watch.Trajectory {
 	return watch.NewTrajectory(m, id, opt)
 }
+
+// Transcript parses every turn of a session into memory (watch.Transcript).
+func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []watch.TurnLog, error) {
+	return watch.Transcript(ctx, m, idOrPrefix)
+}
+
+// Turns lists a session's turns, those of a Python zwarm record included.
+func (m *Manager) Turns(s *record.Session) []record.Turn { return watch.Turns(m, s) }
+
+// ReadTurn parses turn n of s, passing each event to fn as it is read.
+func (m *Manager) ReadTurn(ctx context.Context, s *record.Session, n int, fn func(record.Event)) error {
+	return watch.ReadTurn(ctx, m, s, n, fn)
+}
+
+// RawTurn returns the path of turn n's raw output, checking it exists.
+func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string, error) {
+	return watch.RawTurn(ctx, m, idOrPrefix, n)
+}
+
+// Orphans lists the cgroups of this state dir's sessions whose session is
+// gone or has no record (state.Store.Orphans).
+func (m *Manager) Orphans() ([]state.Orphan, error) { return m.st.Orphans() }
+
+// KillOrphans kills every process in the orphaned cgroups of this state
+// dir and removes them; it returns what it found.
+func (m *Manager) KillOrphans(ctx context.Context) ([]state.Orphan, error) {
+	return m.st.KillOrphans(ctx)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,7 +185,7 @@ func pidList(ps []proc.Stat) string {
 func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Duration, werr error) (*record.Session, error) {
 	s, err := m.st.Load(id)
 	c := m.containment(id)
-	sups := supervisorsOf(id)
+	sups := proc.SupervisorsOf(id)
 	if err == nil && s.Settled() && len(sups) == 0 && !c.Alive() {
 		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
 	}
@@ -230,10 +229,10 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // killed; it is nil when nothing was (no live supervisor: the timeout is
 // returned as it is, and nothing was changed).
 func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, *forcedStop, error) {
-	if s, err := m.st.Load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && isSupervisorOf(s.Owner.PID, id) {
+	if s, err := m.st.Load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && proc.IsSupervisorOf(s.Owner.PID, id) {
 		s.Owner.Signal(unix.SIGCONT)
 	}
-	for _, pid := range supervisorsOf(id) {
+	for _, pid := range proc.SupervisorsOf(id) {
 		unix.Kill(pid, unix.SIGCONT)
 	}
 	s, err := m.st.UpdateCtx(ctx, id, fn)
@@ -344,7 +343,7 @@ func (m *Manager) liveSupervisors(id string) []*proc.Ref {
 			seen[o.PID] = true
 		}
 	}
-	for _, pid := range supervisorsOf(id) {
+	for _, pid := range proc.SupervisorsOf(id) {
 		if ref, err := proc.RefOf(pid); err == nil && !seen[pid] {
 			out = append(out, ref)
 			seen[pid] = true
@@ -397,7 +396,7 @@ func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forced
 // sees the kill and settles at once. It returns a note for the record when
 // the owner had to be forced.
 func (m *Manager) stopOwner(ctx context.Context, id string, owner *proc.Ref, answers bool, grace time.Duration) (string, error) {
-	if owner == nil || !owner.Alive() || owner.Role == record.RoleSupervisor && !isSupervisorOf(owner.PID, id) {
+	if owner == nil || !owner.Alive() || owner.Role == record.RoleSupervisor && !proc.IsSupervisorOf(owner.PID, id) {
 		return "", nil
 	}
 	limit := grace + 10*time.Second
@@ -460,7 +459,7 @@ func (m *Manager) sweepOut(ctx context.Context, id string) error {
 // and marker. The record stays as it is; the error says so.
 func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) error {
 	var stopped []string
-	for _, pid := range supervisorsOf(id) {
+	for _, pid := range proc.SupervisorsOf(id) {
 		ref, err := proc.RefOf(pid)
 		if err != nil {
 			continue
@@ -484,38 +483,6 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 		readErr = re.Err
 	}
 	return &state.RecordError{ID: id, Err: fmt.Errorf("%v; %s", readErr, what)}
-}
-
-// supervisorsOf finds the supervisor processes of a session by their
-// command line (`zwarm __supervise ... ID`), for when the record that
-// names them cannot be read.
-func supervisorsOf(id string) []int {
-	var out []int
-	for _, p := range proc.List() {
-		if isSupervisorOf(p.PID, id) {
-			out = append(out, p.PID)
-		}
-	}
-	return out
-}
-
-// isSupervisorOf reports whether pid is `zwarm __supervise ... ID`: a
-// record names its supervisor by pid and start time, and a record can be
-// written by anyone who may write the state dir, so a pid from it is
-// signalled only if its command line says it is the session's supervisor.
-func isSupervisorOf(pid int, id string) bool {
-	if pid == os.Getpid() {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
-	if len(args) < 2 || args[len(args)-1] != id {
-		return false
-	}
-	return slices.Contains(args, "__supervise")
 }
 
 // Remove deletes a settled session and everything it recorded. A running

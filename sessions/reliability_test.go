@@ -348,7 +348,7 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(supervisorsOf(s.ID)) > 0 {
+	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
 		t.Fatalf("processes survive: child alive %v, %v", alive(child), w.m.containment(s.ID).Procs())
 	}
 	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // bins holds zwarm and the fake agent: supervision is tested through real
@@ -334,7 +334,7 @@ type session struct {
 	Base        string              `json:"base"`
 	BaseCommit  string              `json:"base_commit"`
 	ChangesText string              `json:"changes_text"`
-	Messages    []sessions.Message  `json:"messages"`
+	Messages    []watch.Message     `json:"messages"`
 	Steps       []step              `json:"steps"`
 	Inbox       []record.InboxEntry `json:"inbox"`
 	Attached    []record.AttachSpan `json:"attached"`

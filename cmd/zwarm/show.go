@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -45,7 +46,7 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 // showJSON is a session with its conversation, trajectory and follow-ups.
 type showJSON struct {
 	sessionJSON
-	Messages []sessions.Message  `json:"messages"`
+	Messages []watch.Message     `json:"messages"`
 	Steps    []stepJSON          `json:"steps"`
 	Inbox    []record.InboxEntry `json:"inbox"`
 }
@@ -56,7 +57,7 @@ type stepJSON struct {
 	record.Event
 }
 
-func trajectory(turns []sessions.TurnLog) []stepJSON {
+func trajectory(turns []watch.TurnLog) []stepJSON {
 	out := []stepJSON{}
 	for _, tl := range turns {
 		for _, ev := range record.Steps(tl.Events) {
@@ -86,7 +87,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 		if err != nil {
 			return err
 		}
-		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: sessions.Messages(s, turns),
+		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: watch.Messages(s, turns),
 			Steps: trajectory(turns), Inbox: inbox})
 	}
 	s, err := m.Get(ctx, o.id)
@@ -125,7 +126,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	defer messages.close()
 	nmsg := 0
 	var werr error
-	message := func(msg sessions.Message) {
+	message := func(msg watch.Message) {
 		b, err := json.MarshalIndent(msg, "    ", "  ")
 		if err != nil {
 			werr = err
@@ -141,7 +142,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	}
 	for _, t := range m.Turns(s) {
 		if t.Prompt != "" {
-			message(sessions.Message{Turn: t.N, Role: "user", Text: t.Prompt})
+			message(watch.Message{Turn: t.N, Role: "user", Text: t.Prompt})
 		}
 		var fold record.StepFolder
 		step := func(ev record.Event) {
@@ -159,7 +160,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 		}
 		err := m.ReadTurn(ctx, s, t.N, func(ev record.Event) {
 			if ev.Type == record.EventMessage && ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated {
-				message(sessions.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
+				message(watch.Message{Turn: t.N, Role: "assistant", Text: ev.Text})
 			}
 			fold.Add(ev, step)
 		})
@@ -176,7 +177,7 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	}
 	if s.Legacy {
 		messages, nmsg = spool{}, 0
-		for _, msg := range sessions.Messages(s, nil) {
+		for _, msg := range watch.Messages(s, nil) {
 			message(msg)
 		}
 	}
@@ -275,7 +276,7 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	}
 	if s.Legacy {
 		field("note", "written by the Python zwarm: read-only")
-		for _, msg := range sessions.Messages(s, nil) {
+		for _, msg := range watch.Messages(s, nil) {
 			fmt.Fprintf(b, "\n[%s]\n", render.SafeLine(msg.Role))
 			for _, l := range render.Lines(msg.Text) {
 				b.WriteString(l + "\n")

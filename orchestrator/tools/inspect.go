@@ -9,9 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // fullMessageBound bounds check_session's last message: the whole message
@@ -79,7 +79,7 @@ func (w *workers) checkTool() Tool {
 
 // filesChanged is every file the worker reported changing, once each,
 // with the last kind of change.
-func filesChanged(turns []sessions.TurnLog) []record.FileChange {
+func filesChanged(turns []watch.TurnLog) []record.FileChange {
 	out := []record.FileChange{}
 	at := map[string]int{}
 	for _, tl := range turns {

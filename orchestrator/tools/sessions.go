@@ -25,7 +25,7 @@ type Sessions interface {
 	Get(ctx context.Context, idOrPrefix string) (*record.Session, error)
 	List(ctx context.Context, opt listing.Options) ([]*record.Session, error)
 	Subscribe(ctx context.Context, opt watch.SubscribeOptions) (*watch.Subscription, error)
-	Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []sessions.TurnLog, error)
+	Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []watch.TurnLog, error)
 	Config() (*config.Config, error)
 	// Diff, Land and Update are a worker's git worktree: what it changed,
 	// bringing that into the run's checkout, and merging the checkout's

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // Bounds of get_trajectory's text, in bytes. The compact form keeps the
@@ -55,7 +55,7 @@ func (w *workers) trajectoryTool() Tool {
 // per step, newest steps within a bound) or full (each step at length,
 // within a larger bound). Older lines are dropped first, and the text says
 // how many.
-func Trajectory(s *record.Session, turns []sessions.TurnLog, full bool) string {
+func Trajectory(s *record.Session, turns []watch.TurnLog, full bool) string {
 	var lines []string
 	n := 0
 	for _, tl := range turns {

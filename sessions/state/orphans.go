@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // An Orphan is a session's cgroup whose session is gone from the state
@@ -37,7 +38,7 @@ func (o Orphan) What() string {
 // gone or has no record. Cgroups of other state dirs, and those made where
 // the tag could not be written, are not this state dir's to judge and are
 // left out. A machine that gives zwarm no cgroups has none.
-func (m *Manager) Orphans() ([]Orphan, error) {
+func (st *Store) Orphans() ([]Orphan, error) {
 	parent, err := proc.OwnCgroupDir()
 	if err != nil {
 		return nil, nil
@@ -52,24 +53,24 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 			// An orchestrated run's: its dir runs/<id> is where a resume,
 			// runs kill or doctor finds it; with that gone, only this.
 			dir := filepath.Join(parent, e.Name())
-			if !e.IsDir() || validID(rid) != nil || !m.ownsCgroup(dir) {
+			if !e.IsDir() || store.ValidID(rid) != nil || !st.ownsCgroup(dir) {
 				continue
 			}
-			if _, err := os.Lstat(filepath.Join(m.st.Dir(), "runs", rid)); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(st.dir, "runs", rid)); !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			out = append(out, Orphan{ID: rid, Run: true, Cgroup: dir, PIDs: proc.CgroupPIDs(dir)})
 			continue
 		}
 		id, ok := strings.CutPrefix(e.Name(), "zwarm-")
-		if !ok || !e.IsDir() || validID(id) != nil {
+		if !ok || !e.IsDir() || store.ValidID(id) != nil {
 			continue // not a session's: a run's (zwarm-run-...), a probe
 		}
 		dir := filepath.Join(parent, e.Name())
-		if !m.ownsCgroup(dir) {
+		if !st.ownsCgroup(dir) {
 			continue
 		}
-		if _, err := os.Lstat(m.st.SessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !m.st.RecordMissing(id) {
+		if _, err := os.Lstat(st.SessionDir(id)); !errors.Is(err, fs.ErrNotExist) && !st.RecordMissing(id) {
 			continue
 		}
 		out = append(out, Orphan{ID: id, Cgroup: dir, PIDs: proc.CgroupPIDs(dir)})
@@ -78,12 +79,12 @@ func (m *Manager) Orphans() ([]Orphan, error) {
 }
 
 // ownsCgroup reports whether a session cgroup is tagged with this state dir.
-func (m *Manager) ownsCgroup(dir string) bool { return proc.TaggedFor(dir, m.st.Dir()) }
+func (st *Store) ownsCgroup(dir string) bool { return proc.TaggedFor(dir, st.dir) }
 
 // KillOrphans kills every process in the orphaned cgroups of this state
 // dir and removes them; it returns what it found.
-func (m *Manager) KillOrphans(ctx context.Context) ([]Orphan, error) {
-	list, err := m.Orphans()
+func (st *Store) KillOrphans(ctx context.Context) ([]Orphan, error) {
+	list, err := st.Orphans()
 	if err != nil {
 		return nil, err
 	}

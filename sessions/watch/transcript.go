@@ -1,4 +1,4 @@
-package sessions
+package watch
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
-	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // TurnLog is one turn with the events its agent printed.
@@ -26,16 +25,16 @@ type Message struct {
 
 // Transcript parses every turn of a session into memory. For a session of
 // any size, Turns and ReadTurn read it turn by turn, event by event.
-func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*record.Session, []TurnLog, error) {
+func Transcript(ctx context.Context, m Source, idOrPrefix string) (*record.Session, []TurnLog, error) {
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	turns := m.Turns(s)
+	turns := Turns(m, s)
 	out := make([]TurnLog, 0, len(turns))
 	for _, t := range turns {
 		tl := TurnLog{Turn: t}
-		if err := m.ReadTurn(ctx, s, t.N, func(ev record.Event) { tl.Events = append(tl.Events, ev) }); err != nil {
+		if err := ReadTurn(ctx, m, s, t.N, func(ev record.Event) { tl.Events = append(tl.Events, ev) }); err != nil {
 			return s, nil, err
 		}
 		out = append(out, tl)
@@ -44,9 +43,9 @@ func (m *Manager) Transcript(ctx context.Context, idOrPrefix string) (*record.Se
 }
 
 // Turns lists a session's turns, those of a Python zwarm record included.
-func (m *Manager) Turns(s *record.Session) []record.Turn {
+func Turns(m Source, s *record.Session) []record.Turn {
 	if s.Legacy {
-		return state.LegacyTurns(m.st.TurnsDir(s.ID), s)
+		return state.LegacyTurns(m.Store().TurnsDir(s.ID), s)
 	}
 	return s.Turns
 }
@@ -54,16 +53,16 @@ func (m *Manager) Turns(s *record.Session) []record.Turn {
 // ReadTurn parses turn n of s, a record just read, passing each event to
 // fn as it is read: nothing of the turn is held. A turn that has not ended
 // is read as far as its last complete line.
-func (m *Manager) ReadTurn(ctx context.Context, s *record.Session, n int, fn func(record.Event)) error {
+func ReadTurn(ctx context.Context, m Source, s *record.Session, n int, fn func(record.Event)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ad, err := m.adapters.Lookup(s.Adapter)
+	ad, err := m.Adapters().Lookup(s.Adapter)
 	if err != nil {
 		return err
 	}
 	final := s.Legacy || n <= len(s.Turns) && s.Turns[n-1].EndedAt != nil
-	r := watch.NewTurnReader(m.st.TurnPath(s.ID, n), ad.NewParser(), 0)
+	r := NewTurnReader(m.Store().TurnPath(s.ID, n), ad.NewParser(), 0)
 	defer r.Close()
 	return r.Read(final, fn)
 }
@@ -92,12 +91,12 @@ func Messages(s *record.Session, turns []TurnLog) []Message {
 }
 
 // RawTurn returns the path of turn n's raw output, checking it exists.
-func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string, error) {
+func RawTurn(ctx context.Context, m Source, idOrPrefix string, n int) (string, error) {
 	s, err := m.Get(ctx, idOrPrefix)
 	if err != nil {
 		return "", err
 	}
-	p := m.st.TurnPath(s.ID, n)
+	p := m.Store().TurnPath(s.ID, n)
 	if _, err := os.Stat(p); err != nil {
 		last := s.Turn
 		if s.Legacy {
