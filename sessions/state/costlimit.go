@@ -65,7 +65,7 @@ func OverCostLimit(s *record.Session) string {
 
 // enforceCostLimit records a stop on s (held under its lock) once its cost
 // has passed its limit, and tells the supervisor to stop its agent.
-func (t *Turns) enforceCostLimit(s *record.Session, now time.Time) {
+func enforceCostLimit(t *Turns, s *record.Session, now time.Time) {
 	why := OverCostLimit(s)
 	if why == "" || s.Settled() {
 		return

@@ -47,7 +47,7 @@ func (st *Store) RecordMissing(id string) bool {
 // RecordMissing reports whether the session's directory is there without
 // its record: what the supervisor watches for, besides its directory, since
 // a session nobody can see or kill must not go on running.
-func (t *Turns) RecordMissing() bool { return t.st.RecordMissing(t.id) }
+func (f SessionFiles) RecordMissing() bool { return f.st.RecordMissing(f.id) }
 
 // RecordError is a session whose record could not be read.
 type RecordError struct {

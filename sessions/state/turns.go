@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,9 +52,15 @@ func ActAsSupervisor() {
 
 // Turns is a supervisor's hold on the one session it runs.
 type Turns struct {
+	// ID is the session's; Self the supervisor's process.
+	ID   string
+	Self proc.Ref
+	// Files are the session's files, Cgroups its cgroup, as the
+	// supervisor writes and contains them.
+	Files   SessionFiles
+	Cgroups Cgroups
+
 	st     *Store
-	id     string
-	self   proc.Ref
 	prices record.Prices
 	job    string // the job this supervisor runs as, under another runner
 	// overCost is why the session must stop for its cost, once found.
@@ -91,11 +95,8 @@ func (st *Store) Own(id string) (*Turns, error) {
 		return nil, err
 	}
 	self.Role, self.Token = record.RoleSupervisor, store.NewID()
-	return &Turns{st: st, id: id, self: *self, prices: record.DefaultPrices()}, nil
+	return &Turns{ID: id, Self: *self, Files: SessionFiles{st, id}, Cgroups: Cgroups{st, id}, st: st, prices: record.DefaultPrices()}, nil
 }
-
-// ID is the session's id.
-func (t *Turns) ID() string { return t.id }
 
 // ErrFenced is a write by a supervisor that no longer owns its session:
 // the record names another owner (a follow-up's supervisor, started after
@@ -105,15 +106,12 @@ func (t *Turns) ID() string { return t.id }
 var ErrFenced = errors.New("the session has another owner now")
 
 // owns fences a write of the supervisor's: it must still be the owner.
-func (t *Turns) owns(s *record.Session) error {
-	if s.Owner == nil || s.Owner.Token != t.self.Token {
-		return fmt.Errorf("session %s: %w", store.ShortID(t.id), ErrFenced)
+func owns(t *Turns, s *record.Session) error {
+	if s.Owner == nil || s.Owner.Token != t.Self.Token {
+		return fmt.Errorf("session %s: %w", store.ShortID(t.ID), ErrFenced)
 	}
 	return nil
 }
-
-// Self is the supervisor's process.
-func (t *Turns) Self() proc.Ref { return t.self }
 
 // RunsAsJob says the supervisor runs as job id of the session's runner:
 // Claim records it if the command that submitted the job has not yet (or
@@ -132,9 +130,9 @@ func (t *Turns) UsePrices(p record.Prices) { t.prices = p }
 // kill stops the making, until Prepared. next is nil when the session
 // settled instead (a kill recorded before the start).
 func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn, prepare bool, err error) {
-	s, err = t.st.Update(t.id, func(s *record.Session) error {
+	s, err = t.st.Update(t.ID, func(s *record.Session) error {
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
-		if err := claim(s, t.self, prepare); err != nil {
+		if err := claim(s, t.Self, prepare); err != nil {
 			return err
 		}
 		if Remote(s) && s.Job.ID == "" && t.job != "" {
@@ -144,7 +142,7 @@ func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn
 			return nil
 		}
 		var err error
-		next, err = t.next(ctx, s)
+		next, err = nextTurn(ctx, t, s)
 		return err
 	})
 	return s, next, prepare, err
@@ -169,8 +167,8 @@ type Made struct {
 // the session, or kills it when ctx (the supervisor's) ended meanwhile.
 func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.Record(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	s, err := t.st.Record(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
@@ -184,7 +182,7 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Sessi
 			return err
 		}
 		var err error
-		turn, err = t.next(ctx, s)
+		turn, err = nextTurn(ctx, t, s)
 		return err
 	})
 	return s, turn, err
@@ -195,8 +193,8 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Sessi
 // settled while a follow-up is about to start.
 func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.Record(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	s, err := t.st.Record(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		if err := endTurn(s, end, time.Now().UTC()); err != nil {
@@ -204,24 +202,24 @@ func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *rec
 		}
 		RecordWork(s, end.N, end.Work)
 		s.Refresh(t.prices)
-		t.enforceCostLimit(s, time.Now().UTC())
+		enforceCostLimit(t, s, time.Now().UTC())
 		var err error
-		turn, err = t.next(ctx, s)
+		turn, err = nextTurn(ctx, t, s)
 		return err
 	})
 	return s, turn, err
 }
 
-// next starts the next piece of work on s (held under the lock): the task
+// nextTurn starts the next piece of work on s (held under the lock): the task
 // first, then queued follow-ups in order. With nothing left, or a kill in
 // progress (ctx ended: a signal to the supervisor), it settles the session
 // and gives up ownership.
-func (t *Turns) next(ctx context.Context, s *record.Session) (*record.Turn, error) {
+func nextTurn(ctx context.Context, t *Turns, s *record.Session) (*record.Turn, error) {
 	now := time.Now().UTC()
 	if ctx.Err() != nil {
 		RequestStop(s, "stopped by a signal to its supervisor", now)
 	}
-	t.enforceCostLimit(s, now) // a follow-up to a session past its limit
+	enforceCostLimit(t, s, now) // a follow-up to a session past its limit
 	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
 		// A person asked for the thread (attach --interrupt): it is
 		// theirs now, and queued follow-ups wait until they leave.
@@ -271,8 +269,8 @@ func (st *Store) takeNext(s *record.Session, now time.Time) (turnStart, bool, er
 // ctx (the supervisor's) has ended.
 func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
 	var next *record.Turn
-	_, err := t.st.Update(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		if s.Stop != nil || ctx.Err() != nil || s.Interrupt != nil && s.Interrupt.Attacher != nil {
@@ -300,8 +298,8 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
 // a turn) it may use the session's disk reserve, so that a turn's last
 // words reach the record even on a full disk.
 func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time, outcome bool) error {
-	_, err := t.st.change(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	_, err := t.st.change(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		for _, ev := range evs {
@@ -312,7 +310,7 @@ func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time,
 			s.LastEventAt = &last
 		}
 		s.Refresh(t.prices)
-		t.enforceCostLimit(s, time.Now().UTC())
+		enforceCostLimit(t, s, time.Now().UTC())
 		return nil
 	}, outcome)
 	return err
@@ -321,8 +319,8 @@ func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time,
 // SetAgent records which process the agent is, and whether it takes
 // follow-ups on its stdin.
 func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
-	_, err := t.st.Update(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		s.Agent, s.PID, s.AgentLive = agent, agent.PID, live
@@ -335,8 +333,8 @@ func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
 // kill does: no turn starts from then on, and the turn it stops is killed
 // with that reason.
 func (t *Turns) RequestStop(reason string) error {
-	_, err := t.st.Update(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		return RequestStop(s, reason, time.Now().UTC())
@@ -361,18 +359,18 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 	var stamp fileStamp
 	if t.job == "" {
 		var st unix.Stat_t
-		if err := unix.Stat(t.st.MetaPath(t.id), &st); err == nil {
+		if err := unix.Stat(t.st.MetaPath(t.ID), &st); err == nil {
 			stamp = fileStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
 			if a := t.asked; a.stamp == stamp && a.n == n {
 				return a.answer, nil
 			}
 		}
 	}
-	s, err := t.st.Load(t.id)
+	s, err := t.st.Load(t.ID)
 	if err != nil {
 		return false, err
 	}
-	if err := t.owns(s); err != nil {
+	if err := owns(t, s); err != nil {
 		return false, err
 	}
 	r := s.Interrupt
@@ -385,7 +383,7 @@ func (t *Turns) InterruptAsked(n int) (bool, error) {
 
 // Current is the session's latest turn (a copy), nil before the first.
 func (t *Turns) Current() (*record.Turn, error) {
-	s, err := t.st.Load(t.id)
+	s, err := t.st.Load(t.ID)
 	if err != nil || s.Current() == nil {
 		return nil, err
 	}
@@ -396,8 +394,8 @@ func (t *Turns) Current() (*record.Turn, error) {
 // NoteNewTurnFile records that turn n's file was removed while it ran and
 // a new one holds the rest: note says so, and the offset starts again.
 func (t *Turns) NoteNewTurnFile(n int, note string) error {
-	_, err := t.st.Update(t.id, func(s *record.Session) error {
-		if err := t.owns(s); err != nil {
+	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+		if err := owns(t, s); err != nil {
 			return err
 		}
 		for i := range s.Turns {
@@ -498,122 +496,4 @@ func FirstLine(s string, max int) string {
 		s = string(r[:max-1]) + "…"
 	}
 	return s
-}
-
-// The session's files, as its supervisor writes them.
-
-// Dir is the session's directory: the supervisor stops its session once
-// it is gone or replaced.
-func (t *Turns) Dir() string { return t.st.SessionDir(t.id) }
-
-// OpenLog opens the supervisor's own log, sessions/<id>/supervisor.log,
-// for appending.
-func (t *Turns) OpenLog() (*os.File, error) { return OpenAppend(t.st.dir, t.st.LogPath(t.id)) }
-
-// OpenSetupLog opens the log of the worktree's making for appending.
-func (t *Turns) OpenSetupLog() (*os.File, error) {
-	return OpenAppend(t.st.Dir(), t.st.SetupLog(t.id))
-}
-
-// TurnFiles opens turn n's stdout and stderr files for appending.
-func (t *Turns) TurnFiles(n int) (out, errf *os.File, err error) { return t.st.TurnFiles(t.id, n) }
-
-// TurnFiles opens turn n's stdout and stderr files for appending.
-func (st *Store) TurnFiles(id string, n int) (out, errf *os.File, err error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	out, err = st.OpenFile(st.TurnPath(id, n), flags)
-	if err != nil {
-		return nil, nil, err
-	}
-	errf, err = st.OpenFile(st.StderrPath(id, n), flags)
-	if err != nil {
-		out.Close()
-		return nil, nil, err
-	}
-	return out, errf, nil
-}
-
-// NewTurnFile creates turn n's file, which must not exist (it was removed
-// while the turn ran), making its directory again if that went too; no
-// part of its path below the state dir may be a symlink.
-func (t *Turns) NewTurnFile(n int) (*os.File, error) {
-	path := t.st.TurnPath(t.id, n)
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
-	f, err := t.st.OpenFile(path, flags)
-	if errors.Is(err, fs.ErrNotExist) {
-		if merr := os.Mkdir(filepath.Dir(path), dirPerm); merr == nil || errors.Is(merr, fs.ErrExist) {
-			f, err = t.st.OpenFile(path, flags)
-		}
-	}
-	if errors.Is(err, fs.ErrExist) {
-		// What took the removed file's place may be a symlink, which
-		// O_EXCL refuses as "file exists": say what it is.
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			err = &SymlinkError{Path: path}
-		}
-	}
-	return f, err
-}
-
-// MarkWorktree writes, beside where the worktree at path goes, the state
-// dir whose session it is: commands run inside the worktree find the state
-// dir through it, and another state dir never takes the worktree for a
-// leftover of a session it does not have.
-func (t *Turns) MarkWorktree(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
-		return fmt.Errorf("make the worktree's directory: %w", err)
-	}
-	if err := store.WriteFileAtomic("", workspace.OwnerFile(path), []byte(t.st.Dir()+"\n")); err != nil {
-		return fmt.Errorf("record the worktree's state dir: %w", err)
-	}
-	return nil
-}
-
-// A settled session can be reopened by a follow-up while the supervisor that
-// settled it is still tearing down: it kills and removes the session's
-// cgroup on its way out, and would kill the agent a new supervisor has just
-// started there. So each supervisor holds sessions/<id>/supervisor.lock for
-// its whole life, and a new one makes its cgroup only once the lock is
-// free: once the previous supervisor has exited, which the kernel makes
-// true even of one that was SIGKILLed (under lease locks, once its lease
-// has run out: store.LockFile).
-
-// LockSupervisor takes the session's supervisor lock, waiting (until ctx
-// ends) for a previous supervisor to exit. unlock releases it, once the
-// session's cgroup is gone.
-func (t *Turns) LockSupervisor(ctx context.Context) (unlock func(), err error) {
-	l, err := LockFileCtx(ctx, t.st.Dir(), t.st.SupervisorLockPath(t.id))
-	if err != nil {
-		return nil, err
-	}
-	return l.Unlock, nil
-}
-
-// The session's processes, as its supervisor contains them.
-
-// MakeCgroup creates (or reuses) the session's cgroup, zwarm-<id> beside
-// the cgroup this process runs in, and returns its directory.
-func (t *Turns) MakeCgroup() (string, error) { return proc.MakeCgroup(t.id) }
-
-// TagCgroup names, on the session's cgroup dir, the state dir the session
-// is recorded in: a cgroup whose session is gone from it is an orphan (see
-// Orphans).
-func (t *Turns) TagCgroup(dir string) error {
-	return unix.Setxattr(dir, proc.StateXattr, []byte(t.st.Dir()), 0)
-}
-
-// RecordCgroup writes the session's cgroup dir to sessions/<id>/cgroup,
-// where a kill finds it without the record.
-func (t *Turns) RecordCgroup(dir string) error {
-	return t.st.WriteFileAtomic(t.st.CgroupFile(t.id), []byte(dir+"\n"))
-}
-
-// ForgetCgroup removes the record of the session's cgroup, once removed.
-func (t *Turns) ForgetCgroup() { t.st.ForgetCgroup(t.id) }
-
-// Sweep kills every process of the session until none is left: those in
-// cgroup (its dir, or ""), those carrying the session's marker and the
-// descendants of this process, the supervisor, which is never listed.
-func (t *Turns) Sweep(ctx context.Context, cgroup string) error {
-	return proc.Scope{ID: t.id, Root: os.Getpid(), Cgroup: cgroup}.Sweep(ctx)
 }

@@ -32,7 +32,7 @@ type agentProc struct {
 // session's cgroup, when there is one), its stdout and stderr drained into
 // the turn's files and its stdin fed by a goroutine of its own.
 func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentProc, error) {
-	out, errf, err := sv.turns.TurnFiles(n)
+	out, errf, err := sv.turns.Files.TurnFiles(n)
 	if err != nil {
 		return nil, err
 	}

@@ -59,15 +59,15 @@ func (cg *cgroup) closeLeaf() error {
 // openCgroup gives the supervisor's session a cgroup, or nil when the
 // machine does not allow it (the log says why).
 func (sv *supervisor) openCgroup() *cgroup {
-	dir, err := sv.turns.MakeCgroup()
+	dir, err := sv.turns.Cgroups.Make()
 	if err != nil {
 		sv.log.Info("no cgroup for the session; containing it by marker", "why", err)
 		return nil
 	}
-	if err := sv.turns.TagCgroup(dir); err != nil {
+	if err := sv.turns.Cgroups.Tag(dir); err != nil {
 		sv.log.Warn("cannot tag the session's cgroup with its state dir; kill --orphans will not know it", "err", err)
 	}
-	if err := sv.turns.RecordCgroup(dir); err != nil {
+	if err := sv.turns.Cgroups.Record(dir); err != nil {
 		sv.log.Warn("cannot record the session's cgroup; containing it by marker", "err", err)
 		os.Remove(dir)
 		return nil
@@ -84,7 +84,7 @@ func (sv *supervisor) closeCgroup() {
 	if err := proc.SweepCgroup(context.Background(), sv.cg.dir); err != nil {
 		sv.log.Error("remove the session's cgroup", "err", err)
 	} else {
-		sv.turns.ForgetCgroup()
+		sv.turns.Cgroups.Forget()
 	}
 	sv.cg = nil
 }
@@ -103,5 +103,5 @@ func (sv *supervisor) sweep(ctx context.Context) error {
 	if sv.cg != nil {
 		cg = sv.cg.dir
 	}
-	return sv.turns.Sweep(ctx, cg)
+	return sv.turns.Cgroups.Sweep(ctx, cg)
 }

@@ -379,7 +379,7 @@ func (a *agentRun) nextLive(ctx context.Context) {
 		a.closeInput()
 		return
 	}
-	out, errf, err := a.sv.turns.TurnFiles(next.N)
+	out, errf, err := a.sv.turns.Files.TurnFiles(next.N)
 	if err != nil {
 		a.n = next.N
 		a.fail(fmt.Sprintf("cannot open the files of turn %d: %v", next.N, err))
@@ -458,7 +458,7 @@ func (a *agentRun) outRemoved() bool {
 // put there.
 func (a *agentRun) reopenTurnFile() {
 	path := a.sv.st.TurnPath(a.id, a.n)
-	f, err := a.sv.turns.NewTurnFile(a.n)
+	f, err := a.sv.turns.Files.NewTurnFile(a.n)
 	if err != nil {
 		a.fail(fmt.Sprintf("the turn file %s was removed while the turn ran and cannot be made again: %v", path, err))
 		return

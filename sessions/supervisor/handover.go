@@ -24,7 +24,7 @@ func holdSession(ctx context.Context, turns *state.Turns, log *slog.Logger) (rel
 	ctx, cancel := context.WithTimeout(ctx, handoverWait)
 	defer cancel()
 	start := time.Now()
-	unlock, err := turns.LockSupervisor(ctx)
+	unlock, err := turns.Files.LockSupervisor(ctx)
 	if err != nil {
 		log.Warn("the previous supervisor of the session still holds it; going ahead without waiting longer", "waited", time.Since(start).Round(time.Millisecond), "err", err)
 		return func() {}

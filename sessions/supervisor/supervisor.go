@@ -89,7 +89,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 		return err
 	}
 	state.ActAsSupervisor()
-	logf, err := turns.OpenLog()
+	logf, err := turns.Files.OpenLog()
 	if err != nil {
 		return fmt.Errorf("supervise %s: %w", id, err)
 	}
@@ -110,7 +110,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	release := holdSession(ctx, turns, log)
 	defer release()
 	sv.contained = true
-	log.Info("supervisor started", "pid", turns.Self().PID)
+	log.Info("supervisor started", "pid", turns.Self.PID)
 	ctx, gone := context.WithCancel(ctx)
 	sv.stop = gone
 	watched := make(chan struct{})
@@ -149,7 +149,7 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 
 func newSupervisor(opt Options, turns *state.Turns, log *slog.Logger) *supervisor {
 	sv := &supervisor{st: opt.Store, turns: turns, adapters: opt.Adapters, sections: opt.ConfigSections,
-		id: turns.ID(), log: log}
+		id: turns.ID, log: log}
 	if cfg, err := config.Load(sv.st.Dir(), sv.sections...); err == nil {
 		turns.UsePrices(cfg.PriceTable())
 	}
@@ -268,7 +268,7 @@ const dirCheckEvery = 200 * time.Millisecond
 // could record what the agent does any more, and no listing would show it
 // nor kill find it. It returns when ctx ends.
 func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
-	dir := sv.turns.Dir()
+	dir := sv.turns.Files.Dir()
 	first, err := os.Lstat(dir)
 	if err != nil {
 		sv.log.Warn("cannot watch the session's directory", "err", err)
@@ -284,7 +284,7 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 		}
 		now, err := os.Lstat(dir)
 		if err == nil && os.SameFile(first, now) {
-			if sv.turns.RecordMissing() {
+			if sv.turns.Files.RecordMissing() {
 				sv.log.Error("the session's record (meta.json) was removed while it ran; stopping its agent", "dir", dir)
 				stop()
 				return

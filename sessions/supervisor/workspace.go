@@ -28,7 +28,7 @@ const gitTimeout = 30 * time.Second
 // Everything it does and prints goes to the session's setup.log.
 func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (state.Made, error) {
 	var m state.Made
-	logf, err := sv.turns.OpenSetupLog()
+	logf, err := sv.turns.Files.OpenSetupLog()
 	if err != nil {
 		return m, fmt.Errorf("open the setup log: %w", err)
 	}
@@ -44,7 +44,7 @@ func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (state.
 		} else if ws.Head != "" {
 			from = ws.Head
 		}
-		if err := sv.turns.MarkWorktree(w.Path); err != nil {
+		if err := sv.turns.Files.MarkWorktree(w.Path); err != nil {
 			logLine("%v", err)
 			return m, err
 		}
