@@ -137,12 +137,7 @@ func (m *Manager) ownerDied(seen *record.Session) *record.Session {
 		// waits for it; the next look records it): report the truth
 		// without recording it.
 		c := seen.Clone()
-		if c.Status == record.StatusAttached {
-			// Settled as it was before the attach, as the record will be.
-			state.Detach(c, nil, attacherDiedNote(c.Owner), time.Now().UTC())
-			return c
-		}
-		c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"
+		state.OwnerGoneUnrecorded(c, attacherDiedNote(c.Owner), time.Now().UTC())
 		return c
 	}
 	return s

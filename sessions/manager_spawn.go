@@ -107,14 +107,14 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 		src = record.UserSource
 	}
 	now := time.Now().UTC()
-	s := &record.Session{
-		ID: newID(), Task: req.Task, Status: record.StatusPending, Adapter: name,
+	s := state.Pending(&record.Session{
+		ID: newID(), Task: req.Task, Adapter: name,
 		Model:      state.FirstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    state.FirstNonBlank(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
-	}
+	})
 	if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
 		return nil, err
 	}

@@ -499,3 +499,23 @@ func Remote(s *record.Session) bool {
 func RunnerJudges(s *record.Session) bool {
 	return Remote(s) && (s.Owner == nil || s.Owner.Role != record.RoleSpawn && s.Owner.Role != record.RoleAttach)
 }
+
+// Pending is s as a new session starts: pending, until its supervisor
+// claims it.
+func Pending(s *record.Session) *record.Session {
+	s.Status = record.StatusPending
+	return s
+}
+
+// OwnerGoneUnrecorded is what a reader shows of c, a copy of a session
+// whose owner died, when it cannot record that (a read-only state dir, or
+// a lock held: a reader never waits): the record as it will be once
+// recorded. An attached session settles as it was before the attach; any
+// other fails, saying why.
+func OwnerGoneUnrecorded(c *record.Session, attacherNote string, now time.Time) {
+	if c.Status == record.StatusAttached {
+		Detach(c, nil, attacherNote, now)
+		return
+	}
+	c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"
+}
