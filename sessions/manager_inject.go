@@ -93,7 +93,6 @@ func (m *Manager) Interrupt(ctx context.Context, idOrPrefix, text string) (*Inje
 }
 
 func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt InjectOptions) (*InjectResult, error) {
-	interrupt := opt.Interrupt
 	if strings.TrimSpace(text) == "" {
 		return nil, config.Invalidf("empty message: say what the agent should do next")
 	}
@@ -117,71 +116,14 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
 	}
 	self.Role = record.RoleSpawn
-	res := &InjectResult{Entry: record.InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: interrupt}}
+	res := &InjectResult{Entry: record.InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: opt.Interrupt}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest
 	// (starting the supervisor that delivers it) is done whatever ctx says,
 	// so an interrupted follow-up is never left half sent.
 	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) error {
-		if s.Stopping() || state.KillFinishing(s, time.Now()) {
-			at := time.Now()
-			if s.Stop != nil {
-				at = s.Stop.At
-			}
-			return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, at.Local().Format("15:04:05"))
-		}
-		if err := busy(s); err != nil {
-			return err // a landing works in the worktree: a turn must not run there
-		}
-		if opt.MaxCostUSD > 0 {
-			if err := state.RaiseCostLimit(s, opt.MaxCostUSD); err != nil {
-				return err
-			}
-		}
-		if why := state.OverCostLimit(s); why != "" {
-			// Its supervisor would stop the follow-up before it started.
-			return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", state.ErrOverCostLimit, why)
-		}
-		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
-			// Its owner died unseen: record that first, then resume it.
-			if err := m.abandonLocked(s); err != nil {
-				return err
-			}
-		}
-		if s.Settled() {
-			if err := state.WriteReserve(m.st.ReservePath(id)); err != nil {
-				return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
-			}
-		}
-		res.Entry.Seq = s.NextInboxSeq
-		s.NextInboxSeq++
-		res.Ahead = s.PendingInjects
-		if interrupt && s.PendingInjects > 0 {
-			ahead, err := m.st.InterruptsQueued(id)
-			if err != nil {
-				return err
-			}
-			res.Ahead = ahead
-		}
-		if err := m.st.WriteInbox(id, &res.Entry); err != nil {
-			return err
-		}
-		s.PendingInjects++
-		if !s.Settled() {
-			res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
-			res.Attached = s.Status == record.StatusAttached
-			if interrupt && s.Interruptible() {
-				res.Outcome, res.Live = InjectInterrupted, false
-				return state.InterruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
-			}
-			return nil
-		}
-		res.Outcome, res.Turn = InjectResumed, s.Turn+1
-		if s.ThreadID == "" {
-			res.Outcome = InjectRestarted
-		}
-		return state.Reopen(s, *self)
+		return m.queueFollowUp(ctx, s, self, opt, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
@@ -252,4 +194,81 @@ func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.In
 		return false, fmt.Errorf("follow-up %s of session %s not found", entryID, record.ShortID(id))
 	})
 	return got, s, err
+}
+
+// readyForFollowUp refuses a follow-up s cannot take now (it is being
+// stopped, a landing works in its worktree, it is over its cost limit),
+// raises its cost limit when asked, records an owner that died unseen,
+// and reserves space for a settled session about to run again. Callers
+// hold its lock.
+func (m *Manager) readyForFollowUp(ctx context.Context, s *record.Session, opt InjectOptions) error {
+	if s.Stopping() || state.KillFinishing(s, time.Now()) {
+		at := time.Now()
+		if s.Stop != nil {
+			at = s.Stop.At
+		}
+		return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, at.Local().Format("15:04:05"))
+	}
+	if err := busy(s); err != nil {
+		return err // a landing works in the worktree: a turn must not run there
+	}
+	if opt.MaxCostUSD > 0 {
+		if err := state.RaiseCostLimit(s, opt.MaxCostUSD); err != nil {
+			return err
+		}
+	}
+	if why := state.OverCostLimit(s); why != "" {
+		// Its supervisor would stop the follow-up before it started.
+		return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", state.ErrOverCostLimit, why)
+	}
+	if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
+		// Its owner died unseen: record that first, then resume it.
+		if err := m.abandonLocked(s); err != nil {
+			return err
+		}
+	}
+	if s.Settled() {
+		if err := state.WriteReserve(m.st.ReservePath(s.ID)); err != nil {
+			return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
+		}
+	}
+	return nil
+}
+
+// queueFollowUp queues res.Entry for s (held under its lock), delivered
+// by its supervisor, as an interrupt of the running turn, or by a new
+// supervisor for a settled session it reopens for self.
+func (m *Manager) queueFollowUp(ctx context.Context, s *record.Session, self *proc.Ref, opt InjectOptions, res *InjectResult) error {
+	if err := m.readyForFollowUp(ctx, s, opt); err != nil {
+		return err
+	}
+	id := s.ID
+	res.Entry.Seq = s.NextInboxSeq
+	s.NextInboxSeq++
+	res.Ahead = s.PendingInjects
+	if opt.Interrupt && s.PendingInjects > 0 {
+		ahead, err := m.st.InterruptsQueued(id)
+		if err != nil {
+			return err
+		}
+		res.Ahead = ahead
+	}
+	if err := m.st.WriteInbox(id, &res.Entry); err != nil {
+		return err
+	}
+	s.PendingInjects++
+	if !s.Settled() {
+		res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
+		res.Attached = s.Status == record.StatusAttached
+		if opt.Interrupt && s.Interruptible() {
+			res.Outcome, res.Live = InjectInterrupted, false
+			return state.InterruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
+		}
+		return nil
+	}
+	res.Outcome, res.Turn = InjectResumed, s.Turn+1
+	if s.ThreadID == "" {
+		res.Outcome = InjectRestarted
+	}
+	return state.Reopen(s, *self)
 }

@@ -74,35 +74,8 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	ctx = m.writing(ctx)
-	interrupted := ctx // Ctrl+C: see forced below
-	var owner *proc.Ref
-	answers := false
-	var strays []proc.Stat
-	var sweepErr error
-	s, forced, err := m.lockedForKill(ctx, id, func(s *record.Session) error {
-		if s.Settled() {
-			// Nothing to stop but strays (a supervisor that died before it
-			// swept, say): they are swept here, under the lock, so that no
-			// follow-up can start a new turn, whose processes the sweep
-			// would take for strays, until it is done.
-			if c := m.containment(id); c.Alive() {
-				strays, sweepErr = c.Procs(), m.sweepOut(ctx, id)
-				if strays == nil {
-					strays = []proc.Stat{}
-				}
-			}
-			return nil
-		}
-		if s.Status == record.StatusAttached {
-			return attachedError(s)
-		}
-		if err := state.RequestStop(s, reason, time.Now().UTC()); err != nil {
-			return err
-		}
-		s.Killer = self
-		owner, answers = record.ClonePtr(s.Owner), state.OwnerAnswersSignals(s)
-		return nil
-	})
+	k := &killing{m: m, id: id, reason: reason, self: self, grace: grace, interrupted: ctx}
+	s, forced, err := m.lockedForKill(ctx, id, func(s *record.Session) error { return k.mark(ctx, s) })
 	if forced != nil {
 		// Its supervisor is dead already: the kill goes through with what
 		// is left to do (each step bounded), whatever Ctrl+C says, and
@@ -113,7 +86,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		}
 	}
 	if err != nil && store.IsReadOnly(err) {
-		if strays == nil {
+		if k.strays == nil {
 			return m.killUnrecorded(ctx, id, grace, err)
 		}
 		// A settled session's leftovers were swept: it had nothing to record.
@@ -125,23 +98,81 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if s.Settled() {
-		if strays == nil {
-			return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
-		}
-		if sweepErr != nil {
-			return s, fmt.Errorf("kill %s: %w", record.ShortID(id), sweepErr)
-		}
-		m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
-			record.ShortID(id), s.Status, pidList(strays)))
-		return s, nil
+		return k.settled(s)
 	}
+	return k.finish(ctx, forced)
+}
+
+// killing is one kill of a local session, from the update that marks it
+// stopping to the record of its end.
+type killing struct {
+	m           *Manager
+	id, reason  string
+	self        *proc.Ref
+	grace       time.Duration
+	interrupted context.Context // the caller's: Ctrl+C
+	// owner is who ran the session when it was marked; answers says it
+	// stops its agent on SIGTERM.
+	owner   *proc.Ref
+	answers bool
+	// strays are what a settled session left running, swept under the
+	// lock (nil: none were looked for); sweepErr says why some are left.
+	strays   []proc.Stat
+	sweepErr error
+}
+
+// mark is the kill's update of the record, under its lock: a running
+// session is marked stopping by this process; a settled one has its
+// strays (a supervisor that died before it swept, say) swept here, so
+// that no follow-up can start a new turn, whose processes the sweep would
+// take for strays, until it is done.
+func (k *killing) mark(ctx context.Context, s *record.Session) error {
+	if s.Settled() {
+		if c := k.m.containment(k.id); c.Alive() {
+			k.strays, k.sweepErr = c.Procs(), k.m.sweepOut(ctx, k.id)
+			if k.strays == nil {
+				k.strays = []proc.Stat{}
+			}
+		}
+		return nil
+	}
+	if s.Status == record.StatusAttached {
+		return attachedError(s)
+	}
+	if err := state.RequestStop(s, k.reason, time.Now().UTC()); err != nil {
+		return err
+	}
+	s.Killer = k.self
+	k.owner, k.answers = record.ClonePtr(s.Owner), state.OwnerAnswersSignals(s)
+	return nil
+}
+
+// settled is the answer of a kill of a settled session: there was nothing
+// to stop, or only the strays it swept.
+func (k *killing) settled(s *record.Session) (*record.Session, error) {
+	if k.strays == nil {
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(k.id), ErrNotRunning, s.Status.Ended())
+	}
+	if k.sweepErr != nil {
+		return s, fmt.Errorf("kill %s: %w", record.ShortID(k.id), k.sweepErr)
+	}
+	k.m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
+		record.ShortID(k.id), s.Status, pidList(k.strays)))
+	return s, nil
+}
+
+// finish stops the marked session's owner (gracefully, then by force),
+// sweeps what is left, and records the kill; a kill that could not be
+// recorded lets go of its mark.
+func (k *killing) finish(ctx context.Context, forced *forcedStop) (*record.Session, error) {
+	m, id := k.m, k.id
 	recorded := false
 	defer func() {
 		if !recorded {
-			m.releaseKill(ctx, id, self)
+			m.releaseKill(ctx, id, k.self)
 		}
 	}()
-	note, err := m.stopOwner(ctx, id, owner, answers, grace)
+	note, err := m.stopOwner(ctx, id, k.owner, k.answers, k.grace)
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
@@ -154,11 +185,12 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	if note == "" {
 		note = "the supervisor was gone"
 	}
-	if s, err = m.recordKilled(ctx, id, self, note); err != nil {
+	s, err := m.recordKilled(ctx, id, k.self, note)
+	if err != nil {
 		return nil, err
 	}
 	recorded = true
-	if forced != nil && interrupted.Err() != nil {
+	if forced != nil && k.interrupted.Err() != nil {
 		// Not context.Canceled: what it did is the message.
 		return s, fmt.Errorf("kill %s: interrupted after %s; the kill went on and is recorded: the session is %s",
 			record.ShortID(id), forced.did(), s.Status)

@@ -148,7 +148,6 @@ func (c *Config) decodeFile(path string, sections []Section, user bool) (found b
 		}
 	}
 	var raw map[string]toml.Primitive
-	var unknown []string
 	md, err := toml.DecodeFile(path, &raw)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -159,10 +158,35 @@ func (c *Config) decodeFile(path string, sections []Section, user bool) (found b
 	if user {
 		delete(raw, "trust") // LoadUserConfig's
 	}
+	unknown, err := c.decodeKeys(md, raw)
+	if err != nil {
+		return false, &Error{Path: path, Err: err}
+	}
 	known := map[string]string{}
 	for _, sec := range sections {
 		known[sec.Name] = sec.Keys
 	}
+	// Keys decoded into nothing are unknown: a top-level one never reaches
+	// Undecoded (it went into the raw map), the keys of a table do.
+	keys := unknown
+	var inTable string
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && !slices.Contains(unknown, k[0]) && !(user && k[0] == "trust") {
+			keys = append(keys, k.String())
+			inTable = k[0]
+		}
+	}
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		return false, &Error{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), knownKeys(inTable, known))}
+	}
+	return true, nil
+}
+
+// decodeKeys decodes each top-level key of a file into its place: a core
+// setting, a table, or a section declared by an adapter or a runner. It
+// returns the keys that have none.
+func (c *Config) decodeKeys(md toml.MetaData, raw map[string]toml.Primitive) (unknown []string, err error) {
 	for key, prim := range raw {
 		var into any
 		switch key {
@@ -184,7 +208,7 @@ func (c *Config) decodeFile(path string, sections []Section, user bool) (found b
 			into = &c.Roles
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
-				return false, &Error{Path: path, Err: err}
+				return nil, err
 			}
 			continue
 		default:
@@ -195,47 +219,38 @@ func (c *Config) decodeFile(path string, sections []Section, user bool) (found b
 			continue
 		}
 		if err := md.PrimitiveDecode(prim, into); err != nil {
-			return false, &Error{Path: path, Err: fmt.Errorf("%s: %w", key, err)}
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	// Keys decoded into nothing are unknown: a top-level one never reaches
-	// Undecoded (it went into the raw map), the keys of a table do.
-	keys := unknown
-	var inTable string
-	for _, k := range md.Undecoded() {
-		if len(k) > 1 && !slices.Contains(unknown, k[0]) && !(user && k[0] == "trust") {
-			keys = append(keys, k.String())
-			inTable = k[0]
-		}
-	}
-	if len(keys) > 0 {
-		sort.Strings(keys)
-		hint := coreKeys
-		if inTable == "worktrees" {
-			hint = "[worktrees] " + worktreesKeys + ", [runner] kind"
-		} else if inTable == "state" {
-			hint = stateKeys
-		} else if inTable == "runner" {
-			hint = runnerKeys(known)
-		} else if inTable == "roles" {
-			hint = rolesKeys
-		} else if known[inTable] != "" {
-			top := inTable
-			hint = "[" + top + "] " + known[top]
-		} else if len(known) > 0 {
-			names := make([]string, 0, len(known))
-			for n := range known {
-				if strings.HasPrefix(n, "runner.") {
-					continue
-				}
-				names = append(names, "["+n+"]")
+	return unknown, nil
+}
+
+// knownKeys says what may be written where an unknown key was: the keys
+// of the table it is in, or the top-level keys and tables.
+func knownKeys(inTable string, known map[string]string) string {
+	switch {
+	case inTable == "worktrees":
+		return "[worktrees] " + worktreesKeys + ", [runner] kind"
+	case inTable == "state":
+		return stateKeys
+	case inTable == "runner":
+		return runnerKeys(known)
+	case inTable == "roles":
+		return rolesKeys
+	case known[inTable] != "":
+		return "[" + inTable + "] " + known[inTable]
+	case len(known) > 0:
+		names := make([]string, 0, len(known))
+		for n := range known {
+			if strings.HasPrefix(n, "runner.") {
+				continue
 			}
-			sort.Strings(names)
-			hint += ", " + strings.Join(names, ", ")
+			names = append(names, "["+n+"]")
 		}
-		return false, &Error{Path: path, Err: fmt.Errorf("unknown key %s (known: %s)", strings.Join(keys, ", "), hint)}
+		sort.Strings(names)
+		return coreKeys + ", " + strings.Join(names, ", ")
 	}
-	return true, nil
+	return coreKeys
 }
 
 // Error is a config file that cannot be used as written.

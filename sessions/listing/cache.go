@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -190,152 +189,195 @@ func (c *Cache) Scan(keep func(*record.Session) bool) ([]*record.Session, []*sta
 	}
 	gen, unlock, genOK := c.st.Generation()
 	defer unlock()
-	ix := loadIndex(c.st)
-	now := time.Now()
-	trusted := genOK && ix.Gen == gen
-	next := &sessionIndex{Gen: gen, DirMtime: ix.DirMtime, DirCtime: ix.DirCtime, Checked: ix.Checked}
-	changed := !trusted
-
-	// Which sessions there are: the recorded set while the directory has
-	// not changed since it was read, else what it holds now.
-	var present map[string]bool
-	mtime, ctime := dst.Mtim.Nano(), dst.Ctim.Nano()
-	if mtime != ix.DirMtime || ctime != ix.DirCtime || ix.Checked-mtime < int64(RacyWindow) {
-		names, err := dir.Readdirnames(-1)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list sessions: %w", err)
-		}
-		present = make(map[string]bool, len(names))
-		for _, id := range names {
-			if !strings.HasPrefix(id, ".") && store.ValidID(id) == nil {
-				present[id] = true
-			}
-		}
-		next.DirMtime, next.DirCtime, next.Checked, changed = mtime, ctime, now.UnixNano(), true
+	p := &pass{c: c, keep: keep, fd: int(dir.Fd()), ix: loadIndex(c.st)}
+	trusted := genOK && p.ix.Gen == gen
+	p.next = &sessionIndex{Gen: gen, DirMtime: p.ix.DirMtime, DirCtime: p.ix.DirCtime, Checked: p.ix.Checked}
+	p.changed = !trusted
+	if err := p.readDirIfChanged(dir, &dst); err != nil {
+		return nil, nil, err
 	}
-	out := make([]*record.Session, 0, len(ix.Settled)+len(ix.Unsettled))
-	var bad []*state.RecordError
-	fd := int(dir.Fd())
+	p.out = make([]*record.Session, 0, len(p.ix.Settled)+len(p.ix.Unsettled))
+	stale := p.keepCached(trusted)
+	p.readRecords(p.rest(stale))
+	if genOK && (p.changed || len(p.next.Unsettled) != len(p.ix.Unsettled)) {
+		saveIndex(c.st, p.next) // it sorts them
+	}
+	record.SortNewestFirst(p.out) // the cached ones are in order already: this is cheap
+	return p.out, p.bad, nil
+}
+
+// A pass is one Scan: the cache as it was read (ix), the cache it makes
+// (next), and what it lists.
+type pass struct {
+	c    *Cache
+	keep func(*record.Session) bool
+	fd   int // the sessions dir
+	ix   *sessionIndex
+	next *sessionIndex
+	// present is the sessions the directory holds, when it was read
+	// (nil: the cache's set stands); seen those of them the cache had.
+	present, seen map[string]bool
+	changed       bool
+	out           []*record.Session
+	bad           []*state.RecordError
+}
+
+// readDirIfChanged reads which sessions there are: the recorded set while
+// the directory has not changed since it was read, else what it holds now.
+func (p *pass) readDirIfChanged(dir *os.File, dst *unix.Stat_t) error {
+	mtime, ctime := dst.Mtim.Nano(), dst.Ctim.Nano()
+	if mtime == p.ix.DirMtime && ctime == p.ix.DirCtime && p.ix.Checked-mtime >= int64(RacyWindow) {
+		return nil
+	}
+	present, err := sessionNames(dir)
+	if err != nil {
+		return err
+	}
+	p.present = present
+	p.next.DirMtime, p.next.DirCtime, p.next.Checked, p.changed = mtime, ctime, time.Now().UnixNano(), true
+	return nil
+}
+
+// keepCached keeps the cached summaries whose records are the files they
+// were read from, one stat each, and lists those keep wants; it returns
+// the ids of those that changed or went since, to be read again.
+func (p *pass) keepCached(trusted bool) (stale []string) {
+	ix := p.ix
 	// The common case, nothing changed, must cost next to nothing per
 	// session: the records are made in one allocation.
 	var slab *slab
-	if keep != nil {
+	if p.keep != nil {
 		slab = newSlab(len(ix.Settled))
 	}
-	var seen map[string]bool
-	if present != nil || !trusted {
-		seen = make(map[string]bool, len(ix.Settled))
-		next.Settled = make([]summary, 0, len(ix.Settled))
+	if p.present != nil || !trusted {
+		p.seen = make(map[string]bool, len(ix.Settled))
+		p.next.Settled = make([]summary, 0, len(ix.Settled))
 	} else {
 		// Nothing to look for among the rest: ix is this call's own copy,
 		// so the kept summaries are filtered into it in place.
-		next.Settled = ix.Settled[:0]
+		p.next.Settled = ix.Settled[:0]
 	}
 	checks := make([]FileCheck, len(ix.Settled))
 	for i := range ix.Settled {
 		checks[i] = FileCheck{ix.Settled[i].ID, ix.Settled[i].Key}
 	}
-	same := SameFiles(fd, checks)
-	var stale []string
+	same := SameFiles(p.fd, checks)
 	for i := range ix.Settled {
 		e := &ix.Settled[i]
-		if present != nil && !present[e.ID] {
-			changed = true // removed
+		if p.present != nil && !p.present[e.ID] {
+			p.changed = true // removed
 			continue
 		}
 		if !same[i] {
 			// Changed or gone since it was cached: read below, as if new,
 			// so a record broken behind zwarm's back is reported as broken.
 			stale = append(stale, e.ID)
-			changed = true
+			p.changed = true
 			continue
 		}
-		if seen != nil {
-			seen[e.ID] = true
+		if p.seen != nil {
+			p.seen[e.ID] = true
 		}
-		next.Settled = append(next.Settled, *e)
-		if keep == nil {
+		p.next.Settled = append(p.next.Settled, *e)
+		if p.keep == nil {
 			continue
 		}
-		if s := slab.session(e); keep(s) {
-			out = append(out, s)
+		if s := slab.session(e); p.keep(s) {
+			p.out = append(p.out, s)
 		}
 	}
-	rest := ix.Unsettled
-	if len(stale) > 0 && seen == nil {
-		rest = append(slices.Clip(ix.Unsettled), stale...)
-	}
-	if seen != nil {
-		rest = nil
-		if present == nil {
-			present = map[string]bool{}
-			for i := range ix.Settled {
-				present[ix.Settled[i].ID] = true
-			}
-			for _, id := range ix.Unsettled {
-				present[id] = true
-			}
+	return stale
+}
+
+// rest is the sessions whose records are read whole: the cache's
+// unsettled ones and the stale, or, when the set of sessions was read,
+// every one the cache did not keep.
+func (p *pass) rest(stale []string) []string {
+	ix := p.ix
+	if p.seen == nil {
+		if len(stale) > 0 {
+			return append(slices.Clip(ix.Unsettled), stale...)
 		}
-		for id := range present {
-			if !seen[id] {
-				rest = append(rest, id)
-			}
+		return ix.Unsettled
+	}
+	present := p.present
+	if present == nil {
+		present = map[string]bool{}
+		for i := range ix.Settled {
+			present[ix.Settled[i].ID] = true
+		}
+		for _, id := range ix.Unsettled {
+			present[id] = true
 		}
 	}
-	current := c.judge(rest)
+	var rest []string
+	for id := range present {
+		if !p.seen[id] {
+			rest = append(rest, id)
+		}
+	}
+	return rest
+}
+
+// readRecords reads the records of rest whole, in batches read in
+// parallel, brings each up to date, caches the settled ones and lists
+// those keep wants.
+func (p *pass) readRecords(rest []string) {
+	current := p.c.judge(rest)
 	for len(rest) > 0 {
 		batch := rest[:min(LoadBatch, len(rest))]
 		rest = rest[len(batch):]
-		for k, l := range LoadAll(c.st, fd, batch) {
-			id := batch[k]
-			if l.statErr != nil {
-				if !errors.Is(l.statErr, unix.ENOENT) {
-					bad = append(bad, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", c.st.MetaPath(id), l.statErr)})
-				} else if c.st.RecordMissing(id) {
-					bad = append(bad, c.st.NoRecordError(id))
-				}
-				// A session being created (or removed): it is read once it
-				// has a record.
-				next.Unsettled = append(next.Unsettled, id)
-				continue
-			}
-			s, err := l.s, l.err
-			if errors.Is(err, store.ErrNotFound) {
-				next.Unsettled = append(next.Unsettled, id)
-				continue
-			}
-			if err != nil {
-				re := &state.RecordError{ID: id, Err: err}
-				errors.As(err, &re)
-				bad = append(bad, re)
-				next.Unsettled = append(next.Unsettled, id)
-				continue
-			}
-			s = current(s)
-			// Python zwarm records are never cached: that zwarm may change
-			// them without a word. A record that changed since the stat (a
-			// dead owner just recorded) is cached on the next listing.
-			if s.Settled() && !s.Legacy {
-				next.Settled = append(next.Settled, Summarize(index.KeyOf(&l.st), s))
-				changed = true
-			} else {
-				next.Unsettled = append(next.Unsettled, id)
-			}
-			// Settled sessions are listed without their turns; the few that
-			// run keep them: their current turn is what a listing shows.
-			if s.Settled() {
-				s = SummaryOf(s)
-			}
-			if keep != nil && keep(s) {
-				out = append(out, s)
+		for k, l := range LoadAll(p.c.st, p.fd, batch) {
+			if s := p.readOne(batch[k], l, current); s != nil && p.keep != nil && p.keep(s) {
+				p.out = append(p.out, s)
 			}
 		}
 	}
-	if genOK && (changed || len(next.Unsettled) != len(ix.Unsettled)) {
-		saveIndex(c.st, next) // it sorts them
+}
+
+// readOne is what the pass makes of one record it read: the session to
+// list, or nil (it cannot be read, or is being created or removed).
+func (p *pass) readOne(id string, l loaded, current func(*record.Session) *record.Session) *record.Session {
+	st := p.c.st
+	if l.statErr != nil {
+		if !errors.Is(l.statErr, unix.ENOENT) {
+			p.bad = append(p.bad, &state.RecordError{ID: id, Err: fmt.Errorf("%s: %w", st.MetaPath(id), l.statErr)})
+		} else if st.RecordMissing(id) {
+			p.bad = append(p.bad, st.NoRecordError(id))
+		}
+		// A session being created (or removed): it is read once it has a
+		// record.
+		p.next.Unsettled = append(p.next.Unsettled, id)
+		return nil
 	}
-	record.SortNewestFirst(out) // the cached ones are in order already: this is cheap
-	return out, bad, nil
+	s, err := l.s, l.err
+	if errors.Is(err, store.ErrNotFound) {
+		p.next.Unsettled = append(p.next.Unsettled, id)
+		return nil
+	}
+	if err != nil {
+		re := &state.RecordError{ID: id, Err: err}
+		errors.As(err, &re)
+		p.bad = append(p.bad, re)
+		p.next.Unsettled = append(p.next.Unsettled, id)
+		return nil
+	}
+	s = current(s)
+	// Python zwarm records are never cached: that zwarm may change them
+	// without a word. A record that changed since the stat (a dead owner
+	// just recorded) is cached on the next listing.
+	if s.Settled() && !s.Legacy {
+		p.next.Settled = append(p.next.Settled, Summarize(index.KeyOf(&l.st), s))
+		p.changed = true
+	} else {
+		p.next.Unsettled = append(p.next.Unsettled, id)
+	}
+	// Settled sessions are listed without their turns; the few that run
+	// keep them: their current turn is what a listing shows.
+	if s.Settled() {
+		s = SummaryOf(s)
+	}
+	return s
 }
 
 // Cache is the listing cache of a state dir and the listings made from

@@ -93,18 +93,11 @@ func (c *Cache) readListing(rebuilt, check bool) (ls *Start, stale bool, err err
 	// the cache saw it; else what it holds now.
 	var present map[string]bool
 	if r == nil || !r.Unchanged(dst.Mtim.Nano(), dst.Ctim.Nano(), int64(RacyWindow)) {
-		names, err := dir.Readdirnames(-1)
-		if err != nil {
+		if present, err = sessionNames(dir); err != nil {
 			if r != nil {
 				r.Close()
 			}
-			return nil, false, fmt.Errorf("list sessions: %w", err)
-		}
-		present = make(map[string]bool, len(names))
-		for _, id := range names {
-			if !strings.HasPrefix(id, ".") && store.ValidID(id) == nil {
-				present[id] = true
-			}
+			return nil, false, err
 		}
 	}
 	if r == nil {
@@ -125,22 +118,8 @@ func (c *Cache) readListing(rebuilt, check bool) (ls *Start, stale bool, err err
 		return nil, false, listingErr(err)
 	}
 
-	// A summary is checked against its record's file: one changed behind
-	// zwarm's back is read again, and reported as broken if it is.
 	if check || !genOK || r.Gen != gen {
-		checks := make([]FileCheck, len(l.briefs))
-		for i := range l.briefs {
-			checks[i] = FileCheck{l.briefs[i].id, l.keys[i]}
-		}
-		same := SameFiles(int(dir.Fd()), checks)
-		for i, ok := range same {
-			if !ok {
-				ls.Rest = append(ls.Rest, l.briefs[i].id)
-			}
-		}
-		if len(ls.Rest) > 0 {
-			l.keep(same)
-		}
+		ls.checkFiles(int(dir.Fd()))
 	} else {
 		ls.Checked = false
 	}
@@ -237,4 +216,40 @@ func (a *arena) str(s string) string {
 	}
 	a.b = append(a.b, s...)
 	return unsafe.String(&a.b[len(a.b)-len(s)], len(s))
+}
+
+// checkFiles checks each summary against its record's file, one stat
+// each: one changed behind zwarm's back is read again (Rest), and
+// reported as broken if it is.
+func (ls *Start) checkFiles(fd int) {
+	l := ls.Listing
+	checks := make([]FileCheck, len(l.briefs))
+	for i := range l.briefs {
+		checks[i] = FileCheck{l.briefs[i].id, l.keys[i]}
+	}
+	same := SameFiles(fd, checks)
+	for i, ok := range same {
+		if !ok {
+			ls.Rest = append(ls.Rest, l.briefs[i].id)
+		}
+	}
+	if len(ls.Rest) > 0 {
+		l.keep(same)
+	}
+}
+
+// sessionNames is the sessions the sessions dir holds: its entries that
+// are session ids (a session being made or removed is a dot file).
+func sessionNames(dir *os.File) (map[string]bool, error) {
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	present := make(map[string]bool, len(names))
+	for _, id := range names {
+		if !strings.HasPrefix(id, ".") && store.ValidID(id) == nil {
+			present[id] = true
+		}
+	}
+	return present, nil
 }

@@ -36,35 +36,90 @@ func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentPro
 	if err != nil {
 		return nil, err
 	}
-	var files []*os.File // closed on failure
-	fail := func(err error) (*agentProc, error) {
-		for _, f := range append(files, out, errf) {
+	pp, err := newPipes(cmd.Input != nil || cmd.Stdin != nil)
+	if err != nil {
+		out.Close()
+		errf.Close()
+		return nil, err
+	}
+	started, err := sv.spawnContained(id, cmd, pp)
+	for _, f := range []*os.File{pp.inR, pp.outW, pp.errW} {
+		if f != nil {
+			f.Close() // the child holds its own copies
+		}
+	}
+	if err != nil {
+		for _, f := range []*os.File{pp.inW, pp.outR, pp.errR, out, errf} {
 			if f != nil {
 				f.Close()
 			}
 		}
 		return nil, err
 	}
-	var inR, inW *os.File
-	if cmd.Input != nil || cmd.Stdin != nil {
-		inR, inW, err = os.Pipe()
+	ref, err := proc.RefOf(started.Pid)
+	if err != nil {
+		ref = &proc.Ref{PID: started.Pid}
+	}
+	started.Release() // reaped by reap, which sees every child
+
+	p := &agentProc{ref: ref, chunks: make(chan []byte), stderr: &switchWriter{f: errf},
+		stderrDone: make(chan struct{}), exited: make(chan unix.WaitStatus, 1), reaped: make(chan struct{}), out: out}
+	if pp.inW != nil {
+		p.stdin = newStdinFeeder(pp.inW)
+		if cmd.Stdin != nil {
+			p.stdin.feed(cmd.Stdin)
+			p.stdin.closeAfterQueued()
+		}
+	}
+	go readChunks(pp.outR, p.chunks)
+	go func() {
+		defer close(p.stderrDone)
+		io.Copy(p.stderr, pp.errR)
+		pp.errR.Close()
+	}()
+	go func() {
+		defer close(p.reaped)
+		reap(ref.PID, p.exited)
+	}()
+	return p, nil
+}
+
+// pipes are the agent's stdin (a pipe, or /dev/null: inW nil), stdout and
+// stderr: the R ends the supervisor reads, the W ends it writes, each
+// end the child's closed once it started.
+type pipes struct {
+	inR, inW, outR, outW, errR, errW *os.File
+}
+
+func newPipes(stdin bool) (*pipes, error) {
+	p := &pipes{}
+	var err error
+	if stdin {
+		p.inR, p.inW, err = os.Pipe()
 	} else {
-		inR, err = os.Open(os.DevNull)
+		p.inR, err = os.Open(os.DevNull)
+	}
+	if err == nil {
+		p.outR, p.outW, err = os.Pipe()
+	}
+	if err == nil {
+		p.errR, p.errW, err = os.Pipe()
 	}
 	if err != nil {
-		return fail(err)
+		for _, f := range []*os.File{p.inR, p.inW, p.outR, p.outW, p.errR, p.errW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, err
 	}
-	files = append(files, inR, inW)
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return fail(err)
-	}
-	files = append(files, outR, outW)
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return fail(err)
-	}
-	files = append(files, errR, errW)
+	return p, nil
+}
+
+// spawnContained starts cmd in a process group of its own, marked with
+// the session's id, killed if the supervisor dies, and in the session's
+// cgroup when there is one (else contained by marker alone).
+func (sv *supervisor) spawnContained(id string, cmd agent.Command, pp *pipes) (*os.Process, error) {
 	env := append(os.Environ(), cmd.Env...)
 	env = append(env, proc.MarkerEnv+"="+id)
 	attr := &syscall.SysProcAttr{
@@ -81,7 +136,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentPro
 			attr.UseCgroupFD, attr.CgroupFD = true, sv.cg.fd
 		}
 	}
-	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{inR, outW, errW}, Sys: attr}
+	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{pp.inR, pp.outW, pp.errW}, Sys: attr}
 	argv := append([]string{cmd.Path}, cmd.Args...)
 	started, err := os.StartProcess(cmd.Path, argv, pa)
 	if err != nil && sv.cg != nil {
@@ -92,41 +147,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentPro
 		sv.closeCgroup()
 		started, err = os.StartProcess(cmd.Path, argv, pa)
 	}
-	for _, f := range []*os.File{inR, outW, errW} {
-		if f != nil {
-			f.Close() // the child holds its own copies
-		}
-	}
-	if err != nil {
-		files = []*os.File{inW, outR, errR}
-		return fail(err)
-	}
-	ref, err := proc.RefOf(started.Pid)
-	if err != nil {
-		ref = &proc.Ref{PID: started.Pid}
-	}
-	started.Release() // reaped by reap, which sees every child
-
-	p := &agentProc{ref: ref, chunks: make(chan []byte), stderr: &switchWriter{f: errf},
-		stderrDone: make(chan struct{}), exited: make(chan unix.WaitStatus, 1), reaped: make(chan struct{}), out: out}
-	if inW != nil {
-		p.stdin = newStdinFeeder(inW)
-		if cmd.Stdin != nil {
-			p.stdin.feed(cmd.Stdin)
-			p.stdin.closeAfterQueued()
-		}
-	}
-	go readChunks(outR, p.chunks)
-	go func() {
-		defer close(p.stderrDone)
-		io.Copy(p.stderr, errR)
-		errR.Close()
-	}()
-	go func() {
-		defer close(p.reaped)
-		reap(ref.PID, p.exited)
-	}()
-	return p, nil
+	return started, err
 }
 
 // reap waits for every child of the supervisor: the agent, and as child
