@@ -18,5 +18,3 @@ type AmbiguousError = store.AmbiguousError
 func newID() string { return store.NewID() }
 
 func validID(s string) error { return store.ValidID(s) }
-
-func resolveID(prefix string, all []string) (string, error) { return store.ResolveID(prefix, all) }

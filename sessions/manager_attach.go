@@ -84,39 +84,9 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	}
 	self.Role, self.Token = record.RoleAttach, newID()
 	waiting := false
-	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) error {
-		now := time.Now().UTC()
-		if s.Stopping() || state.KillFinishing(s, now) {
-			return fmt.Errorf("%w; attach once it has stopped", ErrStopping)
-		}
-		if err := busy(s); err != nil {
-			return err // a landing works in the worktree
-		}
-		if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
-			if err := m.abandonLocked(s); err != nil {
-				return err
-			}
-		}
-		switch {
-		case s.Status == record.StatusAttached:
-			return attachedError(s)
-		case s.Settled():
-			if err := worktreeThere(s); err != nil {
-				return err
-			}
-			// As for a follow-up: the end of the attach is recorded even
-			// on a disk that fills up meanwhile.
-			if err := state.WriteReserve(m.st.ReservePath(id)); err != nil {
-				return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
-			}
-			return state.Attach(s, *self, now)
-		case !opt.Interrupt:
-			return fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
-		case !s.Interruptible():
-			return fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
-		}
-		waiting = true
-		return state.InterruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
+	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) (err error) {
+		waiting, err = m.takeForAttach(ctx, s, self, opt)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
@@ -488,4 +458,42 @@ func (m *Manager) prices() record.Prices {
 		return cfg.PriceTable()
 	}
 	return record.DefaultPrices()
+}
+
+// takeForAttach hands s (held under its lock) to the person's attaching
+// command self: a settled session at once; a running one, with
+// opt.Interrupt, once its turn is interrupted (waiting). It refuses a
+// session being stopped, landed or updated, or attached already.
+func (m *Manager) takeForAttach(ctx context.Context, s *record.Session, self *proc.Ref, opt AttachOptions) (waiting bool, err error) {
+	now := time.Now().UTC()
+	if s.Stopping() || state.KillFinishing(s, now) {
+		return false, fmt.Errorf("%w; attach once it has stopped", ErrStopping)
+	}
+	if err := busy(s); err != nil {
+		return false, err // a landing works in the worktree
+	}
+	if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
+		if err := m.abandonLocked(s); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case s.Status == record.StatusAttached:
+		return false, attachedError(s)
+	case s.Settled():
+		if err := worktreeThere(s); err != nil {
+			return false, err
+		}
+		// As for a follow-up: the end of the attach is recorded even
+		// on a disk that fills up meanwhile.
+		if err := state.WriteReserve(m.st.ReservePath(s.ID)); err != nil {
+			return false, fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
+		}
+		return false, state.Attach(s, *self, now)
+	case !opt.Interrupt:
+		return false, fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
+	case !s.Interruptible():
+		return false, fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
+	}
+	return true, state.InterruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
 }

@@ -57,7 +57,7 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	if !s.AllCommitted() && w.Exists() {
 		return s, w.WorkingDiff(ctx, out, ws.DiffBase(), req.Options)
 	}
-	head, _ := branchHead(ctx, ws)
+	head, _ := ws.BranchHead(ctx)
 	return s, m.commitDiff(ctx, s, w, out, ws.DiffBaseFor(head), head, req.Options)
 }
 

@@ -157,7 +157,7 @@ func (k *killing) settled(s *record.Session) (*record.Session, error) {
 		return s, fmt.Errorf("kill %s: %w", record.ShortID(k.id), k.sweepErr)
 	}
 	k.m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
-		record.ShortID(k.id), s.Status, pidList(k.strays)))
+		record.ShortID(k.id), s.Status, proc.PIDList(k.strays)))
 	return s, nil
 }
 
@@ -198,17 +198,6 @@ func (k *killing) finish(ctx context.Context, forced *forcedStop) (*record.Sessi
 	return s, nil
 }
 
-func pidList(ps []proc.Stat) string {
-	if len(ps) == 0 {
-		return ""
-	}
-	pids := make([]string, len(ps))
-	for i, p := range ps {
-		pids[i] = strconv.Itoa(p.PID)
-	}
-	return " (pid " + strings.Join(pids, " ") + ")"
-}
-
 // killUnrecorded stops a session whose record cannot be written (a
 // read-only state dir): signals need no writes. Its supervisor gets
 // SIGTERM, so it stops its agent with the grace period, and SIGKILL if it
@@ -246,7 +235,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 	}
 	what := "nothing of it was running"
 	if len(stopped) > 0 {
-		what = "stopped its processes" + pidList(stopped)
+		what = "stopped its processes" + proc.PIDList(stopped)
 	}
 	return nil, fmt.Errorf("kill %s: %s, but its record could not be updated: %w", record.ShortID(id), what, werr)
 }
@@ -281,7 +270,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.
 		pids[i] = proc.Stat{PID: ref.PID}
 	}
 	m.warn(fmt.Errorf("session %s: its lock was held by %s for %s; stopping its supervisor%s by force",
-		record.ShortID(id), te.Holder, te.After, pidList(pids)))
+		record.ShortID(id), te.Holder, te.After, proc.PIDList(pids)))
 	forced := &forcedStop{lock: te}
 	for _, ref := range sups {
 		if ref.Signal(unix.SIGKILL) != nil {
@@ -393,12 +382,12 @@ type forcedStop struct {
 
 // did says what was done: "stopping its supervisor (pid 42) by force".
 func (f *forcedStop) did() string {
-	return fmt.Sprintf("stopping its supervisor%s by force", pidList(f.pids))
+	return fmt.Sprintf("stopping its supervisor%s by force", proc.PIDList(f.pids))
 }
 
 // note is for the record: why the supervisor was killed.
 func (f *forcedStop) note() string {
-	return fmt.Sprintf("its lock was held by %s for %s, so its supervisor%s was killed", f.lock.Holder, f.lock.After, pidList(f.pids))
+	return fmt.Sprintf("its lock was held by %s for %s, so its supervisor%s was killed", f.lock.Holder, f.lock.After, proc.PIDList(f.pids))
 }
 
 // killForcedUnrecorded finishes a kill that stopped the session's
@@ -407,9 +396,9 @@ func (f *forcedStop) note() string {
 // done and that the kill is not recorded.
 func (m *Manager) killForcedUnrecorded(ctx context.Context, id string, f *forcedStop) error {
 	left := m.containment(id).Procs()
-	what := "stopped its supervisor" + pidList(f.pids)
+	what := "stopped its supervisor" + proc.PIDList(f.pids)
 	if len(left) > 0 {
-		what += " and its processes" + pidList(left)
+		what += " and its processes" + proc.PIDList(left)
 	}
 	if err := m.sweepOut(ctx, id); err != nil {
 		what += fmt.Sprintf(" (some could not be stopped: %v)", err)
@@ -550,7 +539,7 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	c := m.containment(id)
 	if s.Settled() && !force && c.Alive() {
 		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
-			record.ShortID(id), ErrRunning, s.Status.Ended(), pidList(c.Procs()), record.ShortID(id))
+			record.ShortID(id), ErrRunning, s.Status.Ended(), proc.PIDList(c.Procs()), record.ShortID(id))
 	}
 	if !s.Settled() || force && c.Alive() {
 		if !force {

@@ -230,7 +230,7 @@ func (m *Manager) branchToLand(ctx context.Context, id string, res *LandResult, 
 		res.Session = s
 	}
 	if !pending {
-		head, diverged := branchHead(ctx, ws)
+		head, diverged := ws.BranchHead(ctx)
 		if diverged {
 			return nil, false, fmt.Errorf("land %s: its branch %s was moved off the worker's last commit %s (reset or amended by hand) and is at %s now; nothing was changed. "+
 				"Put the branch back to land the worker's commits (git -C %s reset --keep %s), or land what it has now yourself (git merge %s)",

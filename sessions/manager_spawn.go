@@ -69,9 +69,35 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if task == "" {
 		return nil, config.Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
-	// Everything that can refuse the request is checked before the state
-	// dir is touched: a refused spawn makes nothing (create proves the
-	// state dir writable, before anything starts).
+	s, err := m.newRecord(ctx, req, task)
+	if err != nil {
+		return nil, err
+	}
+	self, err := proc.RefOf(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("spawn: %w", err)
+	}
+	self.Role = record.RoleSpawn
+	s.Owner = self
+	if err := m.createWithin(ctx, s, req.Limit); err != nil {
+		return nil, err
+	}
+	if err := m.startSupervisor(ctx, s.ID); err != nil {
+		// Nothing ran: leave nothing behind rather than a record of a
+		// session that never was.
+		if rmErr := m.st.Remove(context.WithoutCancel(ctx), s.ID); rmErr != nil {
+			return nil, fmt.Errorf("%w (and its record could not be removed: %v)", err, rmErr)
+		}
+		return nil, fmt.Errorf("%w%s", err, state.NoSpaceHint(err))
+	}
+	return m.Get(ctx, s.ID)
+}
+
+// newRecord is the record of the session req asks for, with everything
+// that can refuse it checked before the state dir is touched: a refused
+// spawn makes nothing (create proves the state dir writable, before
+// anything starts).
+func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) (*record.Session, error) {
 	if err := m.trusted(); err != nil {
 		return nil, err
 	}
@@ -106,12 +132,11 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	if src.IsZero() {
 		src = record.UserSource
 	}
-	now := time.Now().UTC()
 	s := state.Pending(&record.Session{
 		ID: newID(), Task: req.Task, Adapter: name,
 		Model:      state.FirstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    state.FirstNonBlank(req.Sandbox, acfg.Sandbox),
-		WorkingDir: dir, Source: src, CreatedAt: now, Turns: []record.Turn{},
+		WorkingDir: dir, Source: src, CreatedAt: time.Now().UTC(), Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
 	})
@@ -139,24 +164,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
-	self, err := proc.RefOf(os.Getpid())
-	if err != nil {
-		return nil, fmt.Errorf("spawn: %w", err)
-	}
-	self.Role = record.RoleSpawn
-	s.Owner = self
-	if err := m.createWithin(ctx, s, req.Limit); err != nil {
-		return nil, err
-	}
-	if err := m.startSupervisor(ctx, s.ID); err != nil {
-		// Nothing ran: leave nothing behind rather than a record of a
-		// session that never was.
-		if rmErr := m.st.Remove(context.WithoutCancel(ctx), s.ID); rmErr != nil {
-			return nil, fmt.Errorf("%w (and its record could not be removed: %v)", err, rmErr)
-		}
-		return nil, fmt.Errorf("%w%s", err, state.NoSpaceHint(err))
-	}
-	return m.Get(ctx, s.ID)
+	return s, nil
 }
 
 // ErrCannotRun marks a request this machine cannot carry out as it is set

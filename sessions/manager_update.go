@@ -87,19 +87,7 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	var ce *workspace.ConflictError
 	switch {
 	case errors.As(err, &ce):
-		res.Conflict = ce.Files
-		if s, err = m.recordWorkspace(id, func(ws *record.Workspace) { ws.BaseCommit, ws.Conflict = tip, ce.Files }); err != nil {
-			return nil, err
-		}
-		res.Session = s
-		release()
-		res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(from, tip, ce.Files))
-		if err != nil {
-			return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",
-				record.ShortID(id), strings.Join(ce.Files, ", "), err)
-		}
-		res.Session = res.FollowUp.Session
-		return res, nil
+		return m.handConflict(ctx, res, ce.Files, release)
 	case err != nil:
 		return nil, fmt.Errorf("update %s: %w", record.ShortID(id), err)
 	}
@@ -120,4 +108,26 @@ func conflictFollowUp(from, tip string, files []string) string {
 		"Resolve the conflicts in them, keeping what both sides meant, and mark each file resolved (git add, or git rm for a deletion); "+
 		"check that the code still builds and its tests pass. zwarm commits the result, concluding the merge, when you finish.",
 		from, workspace.Abbrev(tip), strings.Join(files, ", "))
+}
+
+// handConflict records that merging res.From into the worker's branch
+// conflicts in files, and asks the worker to resolve them in a follow-up,
+// sent once the update's claim is released (the follow-up starts the
+// worker in the worktree).
+func (m *Manager) handConflict(ctx context.Context, res *UpdateResult, files []string, release func()) (*UpdateResult, error) {
+	id, tip := res.Session.ID, res.Commit
+	res.Conflict = files
+	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.BaseCommit, ws.Conflict = tip, files })
+	if err != nil {
+		return nil, err
+	}
+	res.Session = s
+	release()
+	res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(res.From, tip, files))
+	if err != nil {
+		return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",
+			record.ShortID(id), strings.Join(files, ", "), err)
+	}
+	res.Session = res.FollowUp.Session
+	return res, nil
 }

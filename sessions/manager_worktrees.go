@@ -76,7 +76,7 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 	// The branch as it is now: commits made on it by hand since the
 	// last turn are work too, and one moved off the recorded head has
 	// the recorded head's commits to lose as well as its own.
-	head, diverged := branchHead(ctx, ws)
+	head, diverged := ws.BranchHead(ctx)
 	if !(ws.LandedNow() && head == ws.Head) && head != "" && workspace.CommitExists(ctx, ws.GitDir, head) {
 		n, err := w.Count(ctx, ws.DiffBaseFor(head), head)
 		if err != nil {
@@ -189,33 +189,9 @@ func (m *Manager) CleanLeftovers(ctx context.Context, dir string, force bool) (r
 	}
 	bring := append(append(append([]string(nil), cfg.Worktrees.Copy...), cfg.Worktrees.Symlink...), include...)
 	for _, l := range left {
-		w := &workspace.Worktree{Path: l.Path, CommonDir: repo.CommonDir, OwnDir: l.Own, Branch: workspace.BranchFor(l.ID)}
-		if l.Registered && !force && w.Exists() {
-			// Its session's record of what was brought along is gone:
-			// what the settings would bring is left out instead.
-			w.Exclude = w.Untracked(ctx, bring)
-			// What is uncommitted in it goes onto its branch first: the
-			// disk is freed, the work is not lost.
-			if _, _, err := w.Commit(ctx, "zwarm: uncommitted work of a worktree whose session is gone"); err != nil {
-				return removed, keptBranches, fmt.Errorf("keep the uncommitted work of %s: %w (clean --worktrees --force drops it)", l.Path, err)
-			}
-			l.Branch = w.Branch
-		}
-		if l.Own != "" && !force {
-			// The worker's branch lives in its own repository, which goes
-			// with the worktree: yours gets it first.
-			if err := w.Follow(ctx); err != nil {
-				return removed, keptBranches, fmt.Errorf("keep the branch of %s: %w (clean --worktrees --force drops it)", l.Path, err)
-			}
-			l.Branch = w.Branch
-		}
-		keep := false
-		if l.Branch != "" && !force {
-			n, err := workspace.Unmerged(ctx, repo.CommonDir, l.Branch)
-			keep = err != nil || n > 0
-		}
-		if err := w.Remove(ctx, keep); err != nil {
-			return removed, keptBranches, fmt.Errorf("remove %s: %w", l.Path, err)
+		keep, err := workspace.RemoveLeftover(ctx, repo, &l, bring, force)
+		if err != nil {
+			return removed, keptBranches, err
 		}
 		removed = append(removed, l)
 		if keep {

@@ -278,3 +278,15 @@ func SweepCgroup(ctx context.Context, dir string) error {
 	}
 	return RemoveCgroup(dir)
 }
+
+// PIDList is " (pid 1 2 3)" for ps, "" for none, for a message.
+func PIDList(ps []Stat) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	pids := make([]string, len(ps))
+	for i, p := range ps {
+		pids[i] = strconv.Itoa(p.PID)
+	}
+	return " (pid " + strings.Join(pids, " ") + ")"
+}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -73,38 +74,11 @@ func (sv *supervisor) prepare(ctx context.Context, ws *record.Workspace) (state.
 		return m, err
 	}
 	if setup := strings.TrimSpace(cfg.Worktrees.Setup); setup != "" {
-		logLine("setup: %s", setup)
-		start := time.Now()
-		code, err := sv.runSetup(ctx, w.Path, setup, logf, cfg.Grace())
-		switch {
-		case err != nil:
-			logLine("setup could not run: %v", err)
-			return m, fmt.Errorf("setup %q could not run: %w", setup, err)
-		case ctx.Err() != nil:
-			logLine("setup stopped")
-			return m, fmt.Errorf("setup %q was stopped: %w", setup, ctx.Err())
-		case code != 0:
-			logLine("setup failed with exit code %d after %s", code, time.Since(start).Round(time.Millisecond))
-			logf.Sync()
-			tail := lastLines(sv.st.SetupLog(sv.id), 6)
-			return m, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
-		}
-		logLine("setup done in %s", time.Since(start).Round(time.Millisecond))
-		// What setup made is not the worker's change: left out of its
-		// commits, as what was brought along is.
-		w.Exclude = m.Brought
-		made, changed, err := w.SetupMade(ctx)
+		made, err := sv.setup(ctx, w, setup, cfg.Grace(), m.Brought, logf, logLine)
 		if err != nil {
-			logLine("look at what setup made: %v", err)
-			return m, fmt.Errorf("look at what setup %q made: %w", setup, err)
-		}
-		for _, p := range made {
-			logLine("setup made %s: not the worker's, left out of its commits", p)
+			return m, err
 		}
 		m.Brought = append(m.Brought, made...)
-		for _, p := range changed {
-			logLine("setup changed %s, which git tracks: the change will be committed as the worker's unless setup leaves it alone", p)
-		}
 	}
 	if m.Head, err = w.Head(ctx); err != nil {
 		return m, err
@@ -133,4 +107,43 @@ func (sv *supervisor) commitTurn(s *record.Session, n int) *state.TurnWork {
 		sv.log.Info("turn committed", "turn", n, "commit", work.Commit, "files", len(work.Files))
 	}
 	return work
+}
+
+// setup runs the worktree's setup command in it, logged to the setup
+// log, and returns what it made: not the worker's change, so left out of
+// its commits, as what was brought along (brought) is.
+func (sv *supervisor) setup(ctx context.Context, w *workspace.Worktree, setup string, grace time.Duration, brought []string,
+	logf *os.File, logLine func(format string, a ...any)) ([]string, error) {
+	logLine("setup: %s", setup)
+	start := time.Now()
+	code, err := sv.runSetup(ctx, w.Path, setup, logf, grace)
+	switch {
+	case err != nil:
+		logLine("setup could not run: %v", err)
+		return nil, fmt.Errorf("setup %q could not run: %w", setup, err)
+	case ctx.Err() != nil:
+		logLine("setup stopped")
+		return nil, fmt.Errorf("setup %q was stopped: %w", setup, ctx.Err())
+	case code != 0:
+		logLine("setup failed with exit code %d after %s", code, time.Since(start).Round(time.Millisecond))
+		logf.Sync()
+		tail := lastLines(sv.st.SetupLog(sv.id), 6)
+		return nil, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
+	}
+	logLine("setup done in %s", time.Since(start).Round(time.Millisecond))
+	// What setup made is not the worker's change: left out of its
+	// commits, as what was brought along is.
+	w.Exclude = brought
+	made, changed, err := w.SetupMade(ctx)
+	if err != nil {
+		logLine("look at what setup made: %v", err)
+		return nil, fmt.Errorf("look at what setup %q made: %w", setup, err)
+	}
+	for _, p := range made {
+		logLine("setup made %s: not the worker's, left out of its commits", p)
+	}
+	for _, p := range changed {
+		logLine("setup changed %s, which git tracks: the change will be committed as the worker's unless setup leaves it alone", p)
+	}
+	return made, nil
 }

@@ -286,24 +286,7 @@ func (s *Subscription) build(ctx context.Context, id string, current func(*recor
 	// by hand, or one whose record was removed, which its supervisor
 	// stops (listings name it as broken).
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, state.ErrNoRecord) {
-		if s.settled != nil {
-			s.settled.Drop(id)
-		}
-		if errors.Is(err, state.ErrNoRecord) {
-			s.src.watchDir(id, true) // for the record to come
-		} else {
-			s.src.watchDir(id, false)
-		}
-		if !seen {
-			return u, false
-		}
-		if prev.traj != nil {
-			prev.traj.Close()
-		}
-		delete(s.known, id)
-		s.src.forget(id)
-		u.Removed, u.Prev = true, prev.status
-		return u, true
+		return s.gone(u, prev, seen, errors.Is(err, state.ErrNoRecord))
 	}
 	if !seen {
 		prev = &subState{inbox: map[string]record.InboxState{}}
@@ -339,17 +322,7 @@ func (s *Subscription) build(ctx context.Context, id string, current func(*recor
 	u.Session, u.Prev = cur, prev.status
 	s.known[id] = prev
 	if s.opt.Events {
-		if prev.traj == nil {
-			prev.traj = NewTrajectory(s.m, id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
-		}
-		batches, err := prev.traj.read(ctx, cur)
-		if err != nil {
-			u.Err = fmt.Errorf("read the turns of %s: %w", store.ShortID(id), err)
-		}
-		u.Events = batches
-		if u.More = prev.traj.Behind(); u.More {
-			s.behind[id] = true
-		}
+		s.readEvents(ctx, &u, prev, cur)
 	}
 	s.diffTurns(&u, prev, cur)
 	if s.src.inboxChanged(id) || !seen {
@@ -416,5 +389,45 @@ func (s *Subscription) watchOwner(id string, prev *subState, cur *record.Session
 		prev.owner = *cur.Owner
 		s.src.exits.Add(id, cur.Owner)
 		s.src.settled(id, false)
+	}
+}
+
+// gone is the update for a session whose directory holds no record (one
+// being made by hand, or one whose record was removed, which its
+// supervisor stops: listings name it as broken): it is watched for a
+// record to come (noRecord) or not at all, and reported removed if it was
+// seen.
+func (s *Subscription) gone(u Update, prev *subState, seen, noRecord bool) (Update, bool) {
+	id := u.ID
+	if s.settled != nil {
+		s.settled.Drop(id)
+	}
+	s.src.watchDir(id, noRecord)
+	if !seen {
+		return u, false
+	}
+	if prev.traj != nil {
+		prev.traj.Close()
+	}
+	delete(s.known, id)
+	s.src.forget(id)
+	u.Removed, u.Prev = true, prev.status
+	return u, true
+}
+
+// readEvents reads into u the events of cur's turns that the session's
+// trajectory has not delivered yet.
+func (s *Subscription) readEvents(ctx context.Context, u *Update, prev *subState, cur *record.Session) {
+	id := u.ID
+	if prev.traj == nil {
+		prev.traj = NewTrajectory(s.m, id, TrajectoryOptions{Window: s.opt.Window, From: s.opt.FromTurn, Only: s.opt.OnlyTurn})
+	}
+	batches, err := prev.traj.read(ctx, cur)
+	if err != nil {
+		u.Err = fmt.Errorf("read the turns of %s: %w", store.ShortID(id), err)
+	}
+	u.Events = batches
+	if u.More = prev.traj.Behind(); u.More {
+		s.behind[id] = true
 	}
 }

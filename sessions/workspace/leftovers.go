@@ -197,3 +197,40 @@ func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
 }
+
+// RemoveLeftover removes the leftover worktree l of repo. Without force,
+// what is uncommitted in it goes onto its branch first (what bring, the
+// settings' copied and linked files, would bring is left out), a branch
+// in the worktree's own repository is fetched into repo's, and a branch
+// with commits no other branch has is kept (keep): the disk is freed, the
+// work is not lost.
+func RemoveLeftover(ctx context.Context, repo *Repo, l *Leftover, bring []string, force bool) (keep bool, err error) {
+	w := &Worktree{Path: l.Path, CommonDir: repo.CommonDir, OwnDir: l.Own, Branch: BranchFor(l.ID)}
+	if l.Registered && !force && w.Exists() {
+		// Its session's record of what was brought along is gone:
+		// what the settings would bring is left out instead.
+		w.Exclude = w.Untracked(ctx, bring)
+		// What is uncommitted in it goes onto its branch first: the
+		// disk is freed, the work is not lost.
+		if _, _, err := w.Commit(ctx, "zwarm: uncommitted work of a worktree whose session is gone"); err != nil {
+			return false, fmt.Errorf("keep the uncommitted work of %s: %w (clean --worktrees --force drops it)", l.Path, err)
+		}
+		l.Branch = w.Branch
+	}
+	if l.Own != "" && !force {
+		// The worker's branch lives in its own repository, which goes
+		// with the worktree: yours gets it first.
+		if err := w.Follow(ctx); err != nil {
+			return false, fmt.Errorf("keep the branch of %s: %w (clean --worktrees --force drops it)", l.Path, err)
+		}
+		l.Branch = w.Branch
+	}
+	if l.Branch != "" && !force {
+		n, err := Unmerged(ctx, repo.CommonDir, l.Branch)
+		keep = err != nil || n > 0
+	}
+	if err := w.Remove(ctx, keep); err != nil {
+		return false, fmt.Errorf("remove %s: %w", l.Path, err)
+	}
+	return keep, nil
+}
