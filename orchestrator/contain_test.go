@@ -21,6 +21,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -100,7 +101,7 @@ func escapeRunKill(t testing.TB, w *testenv.World, try int, sweep func(id string
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	serr := sweep(id)
-	if alive(pid) {
+	if sessionstest.Alive(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		return true, fmt.Errorf("the escaper (pid %d) of run %s survived (sweep: %v)", pid, record.ShortID(id), serr)
 	}
@@ -111,15 +112,6 @@ func escapeRunKill(t testing.TB, w *testenv.World, try int, sweep func(id string
 		return false, fmt.Errorf("run %s still records a cgroup after the sweep", record.ShortID(id))
 	}
 	return false, nil
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }
 
 // The three ways a dead run's leftovers are swept: resuming it, zwarm runs

@@ -10,17 +10,8 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
-
-// eventually polls cond until it holds, or fails the test after a minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
 
 // start starts a run of the harness's task and executes it on a
 // goroutine; the returned func waits for its record.
@@ -53,7 +44,7 @@ func (h *harness) start(ctx context.Context, opt Options) (*Run, func() *runs.Re
 func (h *harness) waiting(id string) *runs.Question {
 	h.t.Helper()
 	var q *runs.Question
-	eventually(h.t, "the run to wait for an answer", func() bool {
+	sessionstest.Eventually(h.t, "the run to wait for an answer", func() bool {
 		rec, err := runs.LoadRecord(h.w.State, id)
 		if err == nil && rec.Status == runs.StatusWaiting {
 			q = rec.Question
@@ -395,7 +386,7 @@ func TestSayCutsAWaitShort(t *testing.T) {
 	h.script(calls(call("sleep", map[string]any{"seconds": 60})), calls(call("finish", map[string]any{"summary": "woken"})))
 	ctx := context.Background()
 	r, wait := h.start(ctx, h.options(h.settings(nil), 0))
-	eventually(t, "the sleep to start", func() bool { return len(h.eventsOf(runs.EventToolCall)) == 1 })
+	sessionstest.Eventually(t, "the sleep to start", func() bool { return len(h.eventsOf(runs.EventToolCall)) == 1 })
 	if _, err := runs.Send(ctx, runs.RunDir(h.w.State, r.ID()), runs.MessageSay, "stop waiting", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A session's cgroup file can be written by anyone who can write the state
@@ -78,7 +79,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 				t.Errorf("list: %v", err)
 			}
 			time.Sleep(100 * time.Millisecond)
-			if !alive(pid) {
+			if !sessionstest.Alive(pid) {
 				t.Fatalf("%s named by a record was killed", c.what)
 			}
 		})
@@ -114,7 +115,7 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 		t.Logf("kill: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if !alive(pid) {
+	if !sessionstest.Alive(pid) {
 		t.Fatal("a process the record named as its supervisor was killed")
 	}
 }

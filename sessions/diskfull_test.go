@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -211,7 +212,7 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 // file.
 func fillTheDiskOnceRecording(t *testing.T, st *state.Store, id, goOn string) {
 	t.Helper()
-	eventually(t, "the turn's first line", func() bool {
+	sessionstest.Eventually(t, "the turn's first line", func() bool {
 		b, _ := os.ReadFile(st.TurnPath(id, 1))
 		return strings.HasSuffix(string(b), "\n")
 	})

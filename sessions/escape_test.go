@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // escaperInto is a command for the fake agent that escapes the way a
@@ -48,18 +49,18 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 	s := w.spawn("escape")
 	escaper := readPIDFile(t, pidfile)
 	var sup *proc.Ref
-	eventually(t, "the supervisor to own the session", func() bool {
+	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
 	cg := w.st.SessionCgroup(s.ID)
 	syscall.Kill(sup.PID, syscall.SIGKILL)
-	eventually(t, "a reader to notice the dead supervisor", func() bool {
+	sessionstest.Eventually(t, "a reader to notice the dead supervisor", func() bool {
 		g, err := w.m.Get(context.Background(), s.ID)
 		return err == nil && g.Settled()
 	})
-	if alive(escaper) {
+	if sessionstest.Alive(escaper) {
 		syscall.Kill(escaper, syscall.SIGKILL)
 		return true, fmt.Errorf("the escaper (pid %d, hiding in the %s cgroup) survived its supervisor", escaper, where)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -28,7 +29,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 		out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
 	}})
 	id, done := w.inProcess(context.Background(), "hold")
-	eventually(t, "the agent to run", func() bool { g, _ := w.st.Load(id); return g.ThreadID == "t1" && g.Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { g, _ := w.st.Load(id); return g.ThreadID == "t1" && g.Agent != nil })
 	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: newID()}
 	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)

@@ -434,20 +434,6 @@ func (w *world) prompts() []string {
 	return out
 }
 
-// eventually polls cond until it holds, for what happens in other
-// processes with no event to wait on.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	// A ceiling, not a wait: generous, for a machine at load 8 and more.
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // eventuallySee is eventually for a condition that says what it saw: the
 // failure says what was awaited and what was seen last.
 func eventuallySee(t testing.TB, what string, cond func() (bool, string)) {

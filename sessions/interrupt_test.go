@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -32,7 +33,7 @@ func blocks(t *testing.T, first ...map[string]any) []map[string]any {
 // busy waits until the session's first turn runs and its thread is known.
 func (w *world) busy(id string) {
 	w.t.Helper()
-	eventually(w.t, "the turn to run with its thread known", func() bool {
+	sessionstest.Eventually(w.t, "the turn to run with its thread known", func() bool {
 		s, err := w.m.Get(context.Background(), id)
 		return err == nil && s.TurnRunning() && s.ThreadID != "" && s.Agent != nil
 	})
@@ -358,7 +359,7 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	if res, err := w.m.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != InjectInterrupted {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
-	eventually(t, "the follow-up to run as turn 2", func() bool {
+	sessionstest.Eventually(t, "the follow-up to run as turn 2", func() bool {
 		got, err := w.m.Get(ctx, s.ID)
 		return err == nil && len(got.Turns) == 2 && got.TurnRunning() && got.Agent != nil
 	})

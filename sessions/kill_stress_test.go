@@ -18,6 +18,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // stressN is how many tries a stress test makes: ZWARM_STRESS_N, else def.
@@ -59,7 +60,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
 		}
 		s := w.spawn("run")
-		eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 		var wg sync.WaitGroup
 		var injErr, killErr error
 		var res *InjectResult

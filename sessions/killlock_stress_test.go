@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -41,7 +42,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		}
 		w.config("kill_grace = \"300ms\"\n")
 		s := w.spawn("run")
-		eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 		supervisorLike := i%2 == 1
 		args := []string{"hold-lock"}
 		if supervisorLike {
@@ -52,7 +53,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		if err := holder.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the holder to hold the lock", func() bool {
+		sessionstest.Eventually(t, "the holder to hold the lock", func() bool {
 			// Held, and by the holder, as a waiter is told (whatever the
 			// lock scheme): the session's supervisor holds it for a moment
 			// now and then, and a holder stopped before it took the lock

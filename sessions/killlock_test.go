@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -36,7 +37,7 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 		// The record itself, not Get (which folds in what the supervisor
 		// has not recorded yet): the supervisor has nothing more to write
 		// until the kill, so the record a test reads stays as it is.
-		eventually(t, "the agent's first line in the record", func() bool {
+		sessionstest.Eventually(t, "the agent's first line in the record", func() bool {
 			var rec record.Session
 			b, _ := os.ReadFile(k.w.st.MetaPath(id))
 			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""

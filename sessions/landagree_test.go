@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -25,7 +26,7 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	w.agent(`echo half > half.txt; sleep 300`)
 	s := w.spawnIn(w.work, "half", SpawnRequest{})
 	var sup *proc.Ref
-	eventually(t, "the worker to write", func() bool {
+	sessionstest.Eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(ctx, s.ID)
 		sup = g.Owner
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "half.txt"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -83,7 +84,7 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 	// Start returns while the kernel may still be setting up the new
 	// program: its command line reads empty for that instant. A Python
 	// worker is long past it.
-	eventually(t, "the command line of the worker", func() bool {
+	sessionstest.Eventually(t, "the command line of the worker", func() bool {
 		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
 		return len(c) > 0
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -157,7 +158,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kill of a completed session with a live process: %v", err)
 	}
-	eventually(t, "the stray to die", func() bool { return !alive(pid) })
+	sessionstest.Eventually(t, "the stray to die", func() bool { return !sessionstest.Alive(pid) })
 	if got.Status != record.StatusCompleted {
 		t.Fatalf("the kill changed the status to %s", got.Status)
 	}
@@ -188,13 +189,13 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 		if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "--force") {
 			t.Fatalf("cgroup=%v: rm without --force: %v", cg, err)
 		}
-		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !alive(pid) {
-			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, alive(pid))
+		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !sessionstest.Alive(pid) {
+			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, sessionstest.Alive(pid))
 		}
 		if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
 			t.Fatalf("cgroup=%v: rm --force: %v", cg, err)
 		}
-		eventually(t, "the stray to die", func() bool { return !alive(pid) })
+		sessionstest.Eventually(t, "the stray to die", func() bool { return !sessionstest.Alive(pid) })
 		if _, err := os.Stat(w.st.SessionDir(s.ID)); !os.IsNotExist(err) {
 			t.Fatalf("cgroup=%v: still there: %v", cg, err)
 		}
@@ -330,8 +331,8 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
 		t.Fatalf("kill in a read-only state dir: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child %v, %v, supervisors %v", alive(child), w.m.containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
+	if sessionstest.Alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", sessionstest.Alive(child), w.m.containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
 	}
 }
 

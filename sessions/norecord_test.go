@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -47,7 +48,7 @@ func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 			t.Fatalf("the supervisor did not stop the session within a minute of its record's removal; the record now: %v %s\nsupervisor.log:\n%s", err, meta, log)
 		}
 	}
-	if alive(escaper) {
+	if sessionstest.Alive(escaper) {
 		t.Fatalf("the escaper (pid %d) outlived its supervisor", escaper)
 	}
 	if _, err := os.Stat(cg); cg != "" && !errors.Is(err, os.ErrNotExist) {
@@ -128,7 +129,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 		}
 	})
 	sup.Signal(syscall.SIGKILL)
-	eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
+	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
 	if err := os.Remove(w.st.MetaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	if _, err := w.m.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if alive(escaper) {
+	if sessionstest.Alive(escaper) {
 		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaper)
 	}
 	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // An orchestrated run's cgroup whose run dir is gone (the run killed
@@ -64,8 +65,8 @@ func TestKillOrphansOfARun(t *testing.T) {
 	if _, err := w.m.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the orphaned run's process to die", func() bool { return !alive(orphan) })
-	if !alive(live) || !alive(stranger) {
-		t.Fatalf("kill --orphans stopped a run it does not own (live %v, other state dir %v)", alive(live), alive(stranger))
+	sessionstest.Eventually(t, "the orphaned run's process to die", func() bool { return !sessionstest.Alive(orphan) })
+	if !sessionstest.Alive(live) || !sessionstest.Alive(stranger) {
+		t.Fatalf("kill --orphans stopped a run it does not own (live %v, other state dir %v)", sessionstest.Alive(live), sessionstest.Alive(stranger))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // runningEscaper spawns a session whose agent ignores SIGTERM and starts
@@ -30,7 +31,7 @@ func runningEscaper(t *testing.T, w *world, dir string) (*record.Session, *proc.
 	var sup *proc.Ref
 	// Until the agent's thread is recorded, the supervisor still writes the
 	// record: a test that removes it before then could see it written back.
-	eventually(t, "the supervisor to run the agent and record its thread", func() bool {
+	sessionstest.Eventually(t, "the supervisor to run the agent and record its thread", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		if g == nil {
 			return false
@@ -54,8 +55,8 @@ func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 	if err := os.RemoveAll(w.st.SessionDir(s.ID)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
-	if alive(escaper) {
+	sessionstest.Eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
+	if sessionstest.Alive(escaper) {
 		syscall.Kill(escaper, syscall.SIGKILL)
 		t.Fatalf("the escaper (pid %d) outlived its supervisor", escaper)
 	}
@@ -85,7 +86,7 @@ func TestKillOrphans(t *testing.T) {
 		sup *proc.Ref
 	}{{w, s.ID, sup}, {other, o.ID, otherSup}} {
 		x.sup.Signal(syscall.SIGKILL)
-		eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
+		sessionstest.Eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
 		if err := os.RemoveAll(x.w.st.SessionDir(x.id)); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestKillOrphans(t *testing.T) {
 	if _, err := w.m.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if alive(escaper) {
+	if sessionstest.Alive(escaper) {
 		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaper)
 	}
 	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
@@ -113,10 +114,10 @@ func TestKillOrphans(t *testing.T) {
 	if list, _ := w.m.Orphans(); len(list) != 0 {
 		t.Fatalf("orphans after the kill: %+v", list)
 	}
-	if !alive(otherEscaper) {
+	if !sessionstest.Alive(otherEscaper) {
 		t.Fatalf("kill --orphans stopped a session of another state dir (%s)", record.ShortID(o.ID))
 	}
-	if list, err := other.m.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || alive(otherEscaper) {
-		t.Fatalf("kill --orphans in the other state dir: %+v, %v (escaper alive: %v)", list, err, alive(otherEscaper))
+	if list, err := other.m.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || sessionstest.Alive(otherEscaper) {
+		t.Fatalf("kill --orphans in the other state dir: %+v, %v (escaper alive: %v)", list, err, sessionstest.Alive(otherEscaper))
 	}
 }

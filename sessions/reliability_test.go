@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -25,15 +26,10 @@ import (
 // supervisor process (this test binary in supervisor mode), and the
 // assertions look at real processes.
 
-func alive(pid int) bool {
-	st, err := proc.ReadStat(pid)
-	return err == nil && st.State != 'Z' && st.State != 'X'
-}
-
 func readPIDFile(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, "pid file "+filepath.Base(path), func() bool {
+	sessionstest.Eventually(t, "pid file "+filepath.Base(path), func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || len(b) == 0 {
 			return false
@@ -63,7 +59,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 				map[string]any{"spawn": "sleep 300", "setsid": true}),
 		}})
 		s := w.spawn("first")
-		eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.TurnRunning() })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.TurnRunning() })
 		os.WriteFile(gate, nil, 0o600)
 		var wg sync.WaitGroup
 		var res *InjectResult
@@ -211,7 +207,7 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 	s := w.spawn("run forever")
 	escaped := readPIDFile(t, filepath.Join(dir, "escaped.pid"))
 	var sup *proc.Ref
-	eventually(t, "the supervisor to own the session", func() bool {
+	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
@@ -242,9 +238,9 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 			if u.Session.Status != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
 				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
 			}
-			if alive(escaped) || len(w.m.containment(s.ID).Procs()) > 0 {
+			if sessionstest.Alive(escaped) || len(w.m.containment(s.ID).Procs()) > 0 {
 				t.Fatalf("processes of the session survive its supervisor: escaped grandchild (pid %d) alive %v, session's processes %v; want none",
-					escaped, alive(escaped), w.m.containment(s.ID).Procs())
+					escaped, sessionstest.Alive(escaped), w.m.containment(s.ID).Procs())
 			}
 			if u.Session.Agent != nil {
 				t.Fatalf("the record keeps the dead agent: %+v; want no agent once settled", u.Session.Agent)
@@ -285,7 +281,7 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 		if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
 			t.Fatal(err)
 		}
-		if alive(escaper) {
+		if sessionstest.Alive(escaper) {
 			t.Fatalf("cycle %d: the escaper (pid %d) survived the kill", i, escaper)
 		}
 		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
@@ -301,7 +297,7 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
 	var sup *proc.Ref
-	eventually(t, "the agent", func() bool {
+	sessionstest.Eventually(t, "the agent", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
@@ -348,8 +344,8 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
-	if alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child alive %v, %v", alive(child), w.m.containment(s.ID).Procs())
+	if sessionstest.Alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child alive %v, %v", sessionstest.Alive(child), w.m.containment(s.ID).Procs())
 	}
 	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {
 		t.Fatal("rm without --force removed an unreadable session")
@@ -409,7 +405,7 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 	w := newWorld(t)
 	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
-	eventually(t, "a thread", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	sessionstest.Eventually(t, "a thread", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 	got, err := w.m.KillBecause(context.Background(), s.ID, "stopped by watcher cost_guard: past its $1.00 cap")
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +424,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	w := newWorld(t)
 	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
-	eventually(t, "the agent", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	sessionstest.Eventually(t, "the agent", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 	// A holder that looks like the session's supervisor to the kill.
 	holder := exec.Command(os.Args[0], "__supervise", s.ID)
 	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID))

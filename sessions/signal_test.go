@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A signal to the supervisor that no kill recorded a reason for is
@@ -32,7 +33,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		t.Setenv("SLURM_JOB_ID", c.job)
 		s := w.spawn("hold")
 		var sup *proc.Ref
-		eventually(t, "the agent to run", func() bool {
+		sessionstest.Eventually(t, "the agent to run", func() bool {
 			g, _ := w.m.Get(context.Background(), s.ID)
 			sup = g.Owner
 			return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor

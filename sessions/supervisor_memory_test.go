@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // supervisorPeakLimit is the resident memory a supervisor may reach,
@@ -46,7 +47,7 @@ func supervisorPeak(t *testing.T, w *world, task string) (*record.Session, int64
 	s := w.waitFor(w.spawn(task).ID, 5*time.Minute)
 	peakFile := filepath.Join(w.st.Dir(), "peak-"+s.ID)
 	var data []byte
-	eventually(t, "the supervisor's peak memory", func() bool {
+	sessionstest.Eventually(t, "the supervisor's peak memory", func() bool {
 		var err error
 		data, err = os.ReadFile(peakFile)
 		return err == nil && len(data) > 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -92,7 +93,7 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	eventually(t, "turn 1 to run", func() bool { s, _ := w.m.Get(ctx, id); return s.TurnRunning() })
+	sessionstest.Eventually(t, "turn 1 to run", func() bool { s, _ := w.m.Get(ctx, id); return s.TurnRunning() })
 	res, err := w.m.Inject(ctx, id, "again")
 	if err != nil || res.Outcome != InjectQueued || res.Turn != 1 {
 		t.Fatalf("inject: %+v %v", res, err)
@@ -138,7 +139,7 @@ func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 0)...)}})
 	ctx := context.Background()
 	id, done := w.inProcess(ctx, "first")
-	eventually(t, "the live agent", func() bool { s, _ := w.m.Get(ctx, id); return s.AgentLive })
+	sessionstest.Eventually(t, "the live agent", func() bool { s, _ := w.m.Get(ctx, id); return s.AgentLive })
 	for _, msg := range []string{"two", "three"} {
 		res, err := w.m.Inject(ctx, id, msg)
 		if err != nil || res.Outcome != InjectQueued || !res.Live {
@@ -192,7 +193,7 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	w.script(fakeScript{Live: true, Before: []map[string]any{{"out_bytes": 2 << 20}, {"wait_file": never}}, Default: completes("x", 1)})
 	ctx, cancel := context.WithCancel(context.Background())
 	id, done := w.inProcess(ctx, strings.Repeat("p", 100<<10))
-	eventually(t, "the agent's output", func() bool {
+	sessionstest.Eventually(t, "the agent's output", func() bool {
 		fi, err := os.Stat(w.st.TurnPath(id, 1))
 		return err == nil && fi.Size() >= 2<<20
 	})
@@ -215,7 +216,7 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 	w.script(fakeScript{Default: []map[string]any{{"ignore_sigterm": true}, out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": never}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	id, done := w.inProcess(ctx, "hold on")
-	eventually(t, "a thread", func() bool { s, _ := w.m.Get(ctx, id); return s.ThreadID != "" })
+	sessionstest.Eventually(t, "a thread", func() bool { s, _ := w.m.Get(ctx, id); return s.ThreadID != "" })
 	cancel()
 	await(t, done)
 	s := w.wait(id)

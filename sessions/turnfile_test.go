@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -25,7 +26,7 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	}, completes("after the removal", 700)[2:]...)})
 	s := w.spawn("write on")
 	path := w.st.TurnPath(s.ID, 1)
-	eventually(t, "the first lines", func() bool {
+	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")
 	})
@@ -96,7 +97,7 @@ func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
 	}, completes("after the swap", 700)[2:]...)})
 	s := w.spawn("write on")
 	path := w.st.TurnPath(s.ID, 1)
-	eventually(t, "the first lines", func() bool {
+	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -424,7 +425,7 @@ func TestCleanSkipsASessionWhileItIsLanded(t *testing.T) {
 			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
 		done <- err
 	}()
-	eventually(t, "the landing's verify to run", func() bool { _, err := os.Stat(started); return err == nil })
+	sessionstest.Eventually(t, "the landing's verify to run", func() bool { _, err := os.Stat(started); return err == nil })
 	for _, opt := range []CleanOptions{{DryRun: true, Force: true}, {Force: true}} {
 		res, err := w.m.Clean(ctx, opt)
 		if err != nil || !reflect.DeepEqual(res.Removed, []string{idle.ID}) || len(res.Kept) != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -164,7 +165,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 		port string
 	}{{a, "8080"}, {b, "9090"}} {
 		x := x
-		eventually(t, "worktree of "+record.ShortID(x.s.ID), func() bool { return x.s.Workspace.Worktree().Exists() })
+		sessionstest.Eventually(t, "worktree of "+record.ShortID(x.s.ID), func() bool { return x.s.Workspace.Worktree().Exists() })
 	}
 	w.wait(a.ID)
 	w.wait(b.ID)
@@ -252,7 +253,7 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`printf 'worker\n' > a.go; sleep 30`)
 	s := w.spawnIn(w.work, "edit a", SpawnRequest{})
-	eventually(t, "the worker to write", func() bool {
+	sessionstest.Eventually(t, "the worker to write", func() bool {
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
 		return string(b) == "worker\n"
 	})
@@ -422,7 +423,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
 	s := w.spawnIn(w.work, "slow setup", SpawnRequest{})
-	eventually(t, "setup to start", func() bool {
+	sessionstest.Eventually(t, "setup to start", func() bool {
 		b, _ := os.ReadFile(w.st.SetupLog(s.ID))
 		return strings.Contains(string(b), "setup: sleep")
 	})
@@ -527,7 +528,7 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
 	s := w.spawnIn(w.work, "half", SpawnRequest{})
 	var sup *proc.Ref
-	eventually(t, "the worker to write", func() bool {
+	sessionstest.Eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
 		sup = g.Owner
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
@@ -584,7 +585,7 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 		},
 		Default: completes("?", 1)})
 	s := w.spawnIn(w.work, "first", SpawnRequest{})
-	eventually(t, "the first turn to run", func() bool {
+	sessionstest.Eventually(t, "the first turn to run", func() bool {
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "one.txt"))
 		return err == nil
 	})
@@ -711,7 +712,7 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
 		done <- err
 	}()
-	eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
+	sessionstest.Eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
 	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, ErrBusy) {
 		t.Errorf("a follow-up during the landing: %v", err)
 	}

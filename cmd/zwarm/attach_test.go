@@ -1,12 +1,14 @@
 package main
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // fakeThread is the thread the fake agent reports; as a person's CLI
@@ -19,7 +21,7 @@ const fakeThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 func TestAttachRefusesARunningSession(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
-	eventually(t, "the turn to run", func() bool { return w.show(id).Status == record.StatusRunning })
+	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status == record.StatusRunning })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
 	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
 	if !strings.Contains(screen, "zwarm-exit=2") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
@@ -43,7 +45,7 @@ func TestAttachInterruptsTheTurn(t *testing.T) {
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
 	}, fakeThread, []step{out("the person's CLI, in the thread"), {"wait_file": gate}})
-	eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == record.StatusRunning && s.ThreadID != "" })
+	sessionstest.Eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == record.StatusRunning && s.ThreadID != "" })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", "--interrupt", id)
 	screen := tm.waitFor("the CLI", "the person's CLI, in the thread", 30*time.Second)
 	if !strings.Contains(screen, "interrupting turn 1") {
@@ -85,11 +87,11 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 		t.Fatalf("while attached: %s", s.Status)
 	}
 	syscall.Kill(attacher, syscall.SIGKILL)
-	eventually(t, "the CLI to go with its zwarm", func() bool { return !alive(cli) && !alive(attacher) })
+	sessionstest.Eventually(t, "the CLI to go with its zwarm", func() bool { return !sessionstest.Alive(cli) && !sessionstest.Alive(attacher) })
 	// A reader settles it once it sees the attacher gone; on a busy
 	// machine the first may still find its exit under way.
 	var s session
-	eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status != record.StatusAttached })
+	sessionstest.Eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status != record.StatusAttached })
 	if s.Status != record.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
 		!strings.Contains(s.Attached[0].Note, "died without settling the session") {
 		t.Fatalf("after the attacher died: want completed and settled, its span ended with a note that it died; got %s (settled %v), %d spans, the last ended %v with note %q",

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 func TestSpawnTaskFromFileOrStdin(t *testing.T) {
@@ -134,7 +136,7 @@ func TestMessagesReadRight(t *testing.T) {
 	defer touch(t, gate)
 	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
 	running := w.spawn("hang")
-	eventually(t, "the agent to run", func() bool { return w.record(running).Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(running).Agent != nil })
 	for _, c := range []struct {
 		args []string
 		want string
@@ -169,7 +171,7 @@ func TestUnreadableRecords(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(nil, "hang", []step{{"wait_file": gate}})
 	broken := w.spawn("hang")
-	eventually(t, "the agent to run", func() bool { return w.record(broken).Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(broken).Agent != nil })
 	agentPID := w.record(broken).Agent.PID
 	writeFile(t, filepath.Join(w.state, "sessions", broken, "meta.json"), "{not json")
 
@@ -187,8 +189,8 @@ func TestUnreadableRecords(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "rm --force") || !strings.Contains(r.stderr, "stopped its processes") {
 		t.Fatalf("kill: %+v", r)
 	}
-	if alive(agentPID) || len(markedProcs(broken)) > 0 {
-		t.Fatalf("the unreadable session's agent still runs: %v", markedProcs(broken))
+	if sessionstest.Alive(agentPID) || len(sessionstest.MarkedProcs(broken)) > 0 {
+		t.Fatalf("the unreadable session's agent still runs: %v", sessionstest.MarkedProcs(broken))
 	}
 	w.ok("rm", "--force", broken)
 	if r := w.zwarm("ls"); r.code != 0 || strings.Contains(r.stdout+r.stderr, broken) {
@@ -322,7 +324,7 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true},
 		out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": released}})
 	id := w.spawn("hang")
-	eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
 	if out := w.ok("inject", id, "next"); !strings.Contains(out, "queued behind turn 1") {
 		t.Fatalf("inject while running: %q", out)
 	}
@@ -338,7 +340,7 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	// grace before SIGKILL is a ceiling).
 	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"60s\"\n")
 	st := w.spawn("stubborn")
-	eventually(t, "the stubborn agent to ignore SIGTERM and start its thread", func() bool { return w.record(st).ThreadID != "" })
+	sessionstest.Eventually(t, "the stubborn agent to ignore SIGTERM and start its thread", func() bool { return w.record(st).ThreadID != "" })
 	kill := exec.Command(bins.zwarm, "kill", st)
 	kill.Dir, kill.Env = w.work, w.env()
 	var killOut lockedBuffer
@@ -346,7 +348,7 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	if err := kill.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the kill to be recorded", func() bool { return w.record(st).Stop != nil })
+	sessionstest.Eventually(t, "the kill to be recorded", func() bool { return w.record(st).Stop != nil })
 	r := w.zwarm("inject", st, "too late")
 	if r.code != 1 || !strings.Contains(r.stderr, "being killed") {
 		t.Errorf("inject during a kill: want exit 1 saying the session is being killed; exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -388,7 +390,7 @@ func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
 	w.setScript([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}})
 	defer touch(t, gate)
 	id := w.spawn("stall")
-	eventually(t, "the first event", func() bool { return w.record(id).LastEventAt != nil })
+	sessionstest.Eventually(t, "the first event", func() bool { return w.record(id).LastEventAt != nil })
 	// Five minutes of silence, as the supervisor would have recorded it.
 	path := filepath.Join(w.state, "sessions", id, "meta.json")
 	s := w.record(id)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // Fifty zwarm commands at once on one state dir: spawns, follow-ups to one
@@ -25,7 +26,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 	for range 10 {
 		victims = append(victims, w.spawn("victim"))
 	}
-	eventually(t, "the target to run", func() bool { return w.show(target).Status == record.StatusRunning })
+	sessionstest.Eventually(t, "the target to run", func() bool { return w.show(target).Status == record.StatusRunning })
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // dashPeakLimit is the resident memory the dashboard may reach on a session
@@ -76,7 +78,7 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 			<-exited
 		}
 	}()
-	eventually(t, "the dashboard's first frame", shows("q quit"))
+	sessionstest.Eventually(t, "the dashboard's first frame", shows("q quit"))
 	touch(t, gate)
 	// The supervisor, codex's parser and all, stays within its own bound:
 	// its peak is read while it runs (it exits with the session).

@@ -11,9 +11,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui"
 )
@@ -74,7 +76,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	if err != nil || s.Status != record.StatusKilled {
 		t.Fatalf("after kill from the dashboard: %v %v", s.Status, err)
 	}
-	if left := markedProcs(id); len(left) > 0 {
+	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("alive after kill: %v", left)
 	}
 	tm.Type("q")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // procsWithEnv lists live processes whose environment holds entry: the
@@ -25,7 +27,7 @@ func procsWithEnv(entry string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && bytes.Contains(append(b, 0), want) && alive(pid) {
+		if err == nil && bytes.Contains(append(b, 0), want) && sessionstest.Alive(pid) {
 			out = append(out, pid)
 		}
 	}
@@ -77,7 +79,7 @@ func (p *procWatch) check(t *testing.T, atLeast int) {
 		t.Errorf("saw only %d processes of the demo: %v", len(p.seen), p.seen)
 	}
 	for pid, cmd := range p.seen {
-		if alive(pid) {
+		if sessionstest.Alive(pid) {
 			t.Errorf("process %d (%s) outlived the demo", pid, cmd)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // changeStat is the "+N -M in K files" of what diff, land --dry-run and
@@ -51,7 +52,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		srv.On("half a job", fakemodel.Reply{Tool: a.tool, Args: a.args("echo half > half.txt && sleep 300")}, fakemodel.Reply{Text: "done"})
 		id := strings.TrimSpace(w.ok("spawn", "half a job"))
 		var sup []int
-		eventually(t, "the worker to write half.txt", func() bool {
+		sessionstest.Eventually(t, "the worker to write half.txt", func() bool {
 			s := w.show(id)
 			_, err := os.Stat(filepath.Join(s.Worktree, "half.txt"))
 			sup = supervisorsOf(id)

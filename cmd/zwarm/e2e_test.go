@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // These tests drive the real agent CLIs: only the remote model is fake.
@@ -187,7 +188,7 @@ func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
 		srv.On("follow up one", fakemodel.Reply{Text: "one done"})
 		srv.On("follow up two", fakemodel.Reply{Text: "two done"})
 		id := w.spawn("long task")
-		eventually(t, "the model to be asked", func() bool { return len(srv.Requests()) > 0 })
+		sessionstest.Eventually(t, "the model to be asked", func() bool { return len(srv.Requests()) > 0 })
 		for _, m := range []string{"follow up one", "follow up two"} {
 			w.ok("inject", id, m)
 		}
@@ -221,8 +222,8 @@ func TestRealAgentKilledDuringACommand(t *testing.T) {
 		w, srv := realWorld(t, a.name)
 		srv.On("sleepy", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
 		id := w.spawn("sleepy")
-		eventually(t, "sleep 1000 to run", func() bool {
-			for _, pid := range markedProcs(id) {
+		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
+			for _, pid := range sessionstest.MarkedProcs(id) {
 				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
 					return true
 				}
@@ -230,7 +231,7 @@ func TestRealAgentKilledDuringACommand(t *testing.T) {
 			return false
 		})
 		w.ok("kill", id)
-		if left := markedProcs(id); len(left) > 0 {
+		if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 			t.Fatalf("alive after kill: %v", left)
 		}
 		if s := w.show(id); s.Status != record.StatusKilled {

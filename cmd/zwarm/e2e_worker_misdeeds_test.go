@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // Workers, the real CLIs each, that do to their worktree what a careless
@@ -131,13 +132,13 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer land.Process.Kill() // should the test fail before it is hung up
-		eventually(t, "the verify to start", func() bool { _, err := os.Stat(pidFile); return err == nil })
+		sessionstest.Eventually(t, "the verify to start", func() bool { _, err := os.Stat(pidFile); return err == nil })
 		verifyPID := readPID(t, pidFile)
 		land.Process.Signal(syscall.SIGHUP)
 		if err := land.Wait(); err == nil || land.ProcessState.ExitCode() != 130 {
 			t.Fatalf("land --verify hung up: %v; want exit 130, as for Ctrl-C", err)
 		}
-		eventually(t, "the verify to die with land", func() bool { return !alive(verifyPID) })
+		sessionstest.Eventually(t, "the verify to die with land", func() bool { return !sessionstest.Alive(verifyPID) })
 		if got, st := w.git(verified.Worktree, "rev-parse", "HEAD"), w.git(verified.Worktree, "status", "--porcelain"); got != head || st != status {
 			t.Fatalf("the worker's worktree after a hung-up land: at %s (want %s), status %q (was %q)", got, head, st, status)
 		}

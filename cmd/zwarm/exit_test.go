@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // One rule for exit codes across every command: 0 ok, 1 the work failed,
@@ -107,7 +109,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	bad := newWorld(t)
 	bad.setScript(nil, "hang", []step{{"wait_file": gate + "-never"}})
 	id := bad.spawn("hang")
-	eventually(t, "the agent to run", func() bool { return bad.record(id).Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { return bad.record(id).Agent != nil })
 	writeFile(t, filepath.Join(bad.state, "config.toml"), "kill_grace = \"1s\"\n[adapters.codex]\nmodle = \"x\"\n")
 	for _, c := range []struct {
 		args []string

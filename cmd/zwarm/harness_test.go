@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/testbin"
 	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -94,7 +94,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) cleanup() {
 	w.zwarm("kill", "--all")
 	for _, id := range w.ids() {
-		if pids := markedProcs(id); len(pids) > 0 {
+		if pids := sessionstest.MarkedProcs(id); len(pids) > 0 {
 			w.t.Errorf("session %s left processes alive: %v", id, pids)
 			for _, p := range pids {
 				syscall.Kill(p, syscall.SIGKILL)
@@ -120,7 +120,7 @@ func supervisorsOf(id string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte("\x00__supervise\x00")) && bytes.Contains(b, []byte(id)) && alive(pid) {
+		if err == nil && bytes.Contains(b, []byte("\x00__supervise\x00")) && bytes.Contains(b, []byte(id)) && sessionstest.Alive(pid) {
 			found = append(found, pid)
 			parent[pid] = ppidOf(pid)
 		}
@@ -373,19 +373,6 @@ func (w *world) ls(args ...string) []session {
 	return list
 }
 
-// eventually polls cond; supervision happens in other processes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	// A ceiling, not a wait: generous, for a machine at load 8 and more.
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func touch(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -393,20 +380,10 @@ func touch(t *testing.T, path string) {
 	}
 }
 
-// alive reports whether pid is a live (non-zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
-}
-
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, "pid file "+path, func() bool {
+	sessionstest.Eventually(t, "pid file "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || len(b) == 0 {
 			return false
@@ -415,24 +392,6 @@ func readPID(t *testing.T, path string) int {
 		return err == nil
 	})
 	return pid
-}
-
-// markedProcs lists live processes whose environment names the session.
-func markedProcs(id string) []int {
-	want := []byte(proc.MarkerEnv + "=" + id + "\x00")
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && bytes.Contains(append(b, 0), want) && alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // argsLog is every fake agent invocation: its argv and working dir.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A busy worker (the real CLI running a command for its model) is
@@ -23,8 +24,8 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		hold := make(chan struct{})
 		srv.On("take the short way", fakemodel.Reply{Text: "took the short way", Stall: hold})
 		id := w.spawn("the long way")
-		eventually(t, "sleep 1000 to run", func() bool {
-			for _, pid := range markedProcs(id) {
+		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
+			for _, pid := range sessionstest.MarkedProcs(id) {
 				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
 					return true
 				}
@@ -39,7 +40,7 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		}
 		// One session, one supervisor: the one that ran turn 1 runs the
 		// follow-up; the interrupt starts no other.
-		eventually(t, "the follow-up to run", func() bool {
+		sessionstest.Eventually(t, "the follow-up to run", func() bool {
 			s := w.show(id)
 			return len(s.Turns) == 2 && s.TurnRunning()
 		})
@@ -57,7 +58,7 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 			!second.Resumed || second.LastMessage != "took the short way" || s.ThreadID != thread || thread == "" {
 			t.Fatalf("thread %q then %q; turns %+v", thread, s.ThreadID, s.Turns)
 		}
-		for _, pid := range markedProcs(id) {
+		for _, pid := range sessionstest.MarkedProcs(id) {
 			t.Errorf("still running after the interrupt: %d", pid)
 		}
 		// The follow-up went to the same conversation: its request carries

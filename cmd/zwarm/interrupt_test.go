@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -128,7 +130,7 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, c.name+" to block", func() bool { return c.ready(cmd.Process.Pid, out.String()) })
+				sessionstest.Eventually(t, c.name+" to block", func() bool { return c.ready(cmd.Process.Pid, out.String()) })
 				cmd.Process.Signal(sig)
 				if code := exitOf(t, cmd, &out); code != exitInterrupted {
 					t.Fatalf("%s on %s: exit %d, want %d\n%s", sig, c.name, code, exitInterrupted, out.String())
@@ -166,7 +168,7 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 			defer f.Close()
 			var out lockedBuffer
 			go io.Copy(&out, f)
-			eventually(t, "the dashboard to draw", func() bool { return strings.Contains(out.String(), "ADAPTER") })
+			sessionstest.Eventually(t, "the dashboard to draw", func() bool { return strings.Contains(out.String(), "ADAPTER") })
 			cmd.Process.Signal(sig)
 			if code := exitOf(t, cmd, &out); code != exitInterrupted {
 				t.Fatalf("%s on dash: exit %d, want %d", sig, code, exitInterrupted)
@@ -241,7 +243,7 @@ func TestInterruptWhileStartingATurn(t *testing.T) {
 		// Delivered whole, the follow-up's turn runs (this world's agent
 		// blocks in it); interrupted, the session is as it was.
 		if code == 0 {
-			eventually(t, "the follow-up's turn running", func() bool {
+			sessionstest.Eventually(t, "the follow-up's turn running", func() bool {
 				s := w.record(done)
 				return len(s.Turns) == 2 && s.Turns[1].Prompt == "and then" && s.Status == record.StatusRunning
 			})

@@ -1,12 +1,14 @@
 package main
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
 	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A --wait interrupted after its action happened exits 130 but says what
@@ -74,7 +76,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, c.name+" to block", func() bool { return watchesFiles(cmd.Process.Pid) })
+				sessionstest.Eventually(t, c.name+" to block", func() bool { return watchesFiles(cmd.Process.Pid) })
 				cmd.Process.Signal(sig)
 				if code := exitOf(t, cmd, &stderr); code != exitInterrupted {
 					t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitInterrupted, stdout.String(), stderr.String())

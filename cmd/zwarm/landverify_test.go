@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // land --verify runs its command in a checkout of its own, and whatever
@@ -38,7 +40,7 @@ func TestLandVerifyDiesWithLandAndLeavesTheWorktreeAlone(t *testing.T) {
 			defer cmd.Process.Kill() // should the test fail before it is signalled
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			eventually(t, "the verify to start its processes", func() bool {
+			sessionstest.Eventually(t, "the verify to start its processes", func() bool {
 				select {
 				case err := <-exited:
 					t.Fatalf("land ended before it was signalled: %v\n%s", err, stderr.String())
@@ -58,7 +60,7 @@ func TestLandVerifyDiesWithLandAndLeavesTheWorktreeAlone(t *testing.T) {
 					t.Fatalf("land after SIGHUP: %v, stderr %q; want exit 130, as for Ctrl-C", err, stderr.String())
 				}
 			}
-			eventually(t, "the verify's processes to die with land", func() bool { return !alive(escaper) && !alive(sleeper) })
+			sessionstest.Eventually(t, "the verify's processes to die with land", func() bool { return !sessionstest.Alive(escaper) && !sessionstest.Alive(sleeper) })
 			if got := w.git(wt, "rev-parse", "HEAD"); got != head {
 				t.Fatalf("the worker's worktree is at %s after the cut-short land, want its head %s", got, head)
 			}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // ls says a worker is stalled once the stall watcher's thresholds say so.
@@ -12,7 +14,7 @@ func TestLsShowsAStalledSession(t *testing.T) {
 	w := newWorld(t)
 	w.setScript([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}})
 	id := w.spawn("stall")
-	eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
+	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
 	if out := w.ok("ls"); strings.Contains(out, "stalled") {
 		t.Fatalf("stalled at once:\n%s", out)
 	}
@@ -20,7 +22,7 @@ func TestLsShowsAStalledSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	// On a terminal: piped, the STATUS column stays the bare status.
-	eventually(t, "ls to say stalled", func() bool {
+	sessionstest.Eventually(t, "ls to say stalled", func() bool {
 		out, _ := w.onTerminal(200, []string{"NO_COLOR=1"}, "", "ls")
 		return strings.Contains(out, "running, stalled")
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // These tests run the real Claude Code and Codex CLIs as the orchestrator,
@@ -219,7 +220,7 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 				t.Fatalf("sessions: %+v", list)
 			}
 			// The CLI stopped its server when it quit.
-			eventually(t, "zwarm mcp to exit", func() bool { return len(mcpServers(w.state)) == 0 })
+			sessionstest.Eventually(t, "zwarm mcp to exit", func() bool { return len(mcpServers(w.state)) == 0 })
 		})
 	}
 }
@@ -354,7 +355,7 @@ func mcpServers(state string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), "\x00"+state+"\x00mcp") && alive(pid) {
+		if err == nil && strings.Contains(string(b), "\x00"+state+"\x00mcp") && sessionstest.Alive(pid) {
 			out = append(out, pid)
 		}
 	}

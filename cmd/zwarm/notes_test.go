@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A turn file removed while its turn runs: show and logs say so, under
@@ -19,7 +21,7 @@ func TestShowPrintsATurnsNotes(t *testing.T) {
 	}, completes("after the removal", 700)[2:]...))
 	id := w.spawn("write on")
 	path := filepath.Join(w.state, "sessions", id, "turns", "turn_1.jsonl")
-	eventually(t, "the first lines", func() bool {
+	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")
 	})

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // Two dashboards and a watcher (and the wait) see a worker complete and
@@ -28,7 +30,7 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
 	for _, id := range []string{good, bad} {
-		eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == record.StatusRunning })
+		sessionstest.Eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == record.StatusRunning })
 	}
 
 	watch := exec.Command(bins.zwarm, "watch", "--all")
@@ -58,19 +60,19 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		}
 		bells = append(bells, func() int { return strings.Count(screen(), "\a") })
 	}
-	eventually(t, "zwarm watch to follow the state dir (an inotify descriptor open)", func() bool { return watchesFiles(watch.Process.Pid) })
+	sessionstest.Eventually(t, "zwarm watch to follow the state dir (an inotify descriptor open)", func() bool { return watchesFiles(watch.Process.Pid) })
 	before := []int{bells[0](), bells[1]()}
 	touch(t, gate)
 	if r := w.bin("wait", good, bad); r.code != 1 {
 		t.Fatalf("wait: %d %s", r.code, r.stderr)
 	}
 	want := []string{"worker.completed " + good + " completed", "worker.failed " + bad + " failed"}
-	eventually(t, "both notifications", func() bool {
+	sessionstest.Eventually(t, "both notifications", func() bool {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), "\n") >= 2
 	})
 	for i, bell := range bells {
-		eventually(t, fmt.Sprintf("dashboard %d's bells", i+1), func() bool { return bell() >= before[i]+2 })
+		sessionstest.Eventually(t, fmt.Sprintf("dashboard %d's bells", i+1), func() bool { return bell() >= before[i]+2 })
 	}
 	time.Sleep(time.Second) // a duplicate would have come by now
 	b, _ := os.ReadFile(log)
@@ -93,10 +95,10 @@ func TestAHangingNotifyCommandHoldsUpNothing(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("wait took %s with a notify command that sleeps 31.5 s; want it back well before the command ends", d)
 	}
-	eventually(t, "the command stopped at its timeout", func() bool {
+	sessionstest.Eventually(t, "the command stopped at its timeout", func() bool {
 		return len(procsWithArgs("sleep", "31.5")) == 0
 	})
-	eventually(t, "the log saying so", func() bool {
+	sessionstest.Eventually(t, "the log saying so", func() bool {
 		b, _ := os.ReadFile(filepath.Join(w.state, "logs", "zwarm.log"))
 		return strings.Contains(string(b), "still running after 1s")
 	})
@@ -137,7 +139,7 @@ func TestNotifyARunsQuestionAndEnd(t *testing.T) {
 	}
 	id := w.runs()[0].ID
 	want := []string{"run.asks " + id + " waiting asks: Which port?", "run.finished " + id + " completed completed: " + task + " · decided"}
-	eventually(t, "both notifications", func() bool {
+	sessionstest.Eventually(t, "both notifications", func() bool {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), "\n") >= 2
 	})

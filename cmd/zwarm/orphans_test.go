@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A session whose supervisor died and whose directory was deleted: doctor
@@ -34,7 +35,7 @@ func TestKillOrphans(t *testing.T) {
 		t.Fatal("no supervisor recorded")
 	}
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
-	eventually(t, "the supervisor to die", func() bool { return !alive(rec.Owner.PID) })
+	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(rec.Owner.PID) })
 	if err := os.RemoveAll(filepath.Join(w.state, "sessions", id)); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestKillOrphans(t *testing.T) {
 	if out := w.ok("kill", "--orphans"); !strings.Contains(out, record.ShortID(id)) || !strings.Contains(out, "killed pid") {
 		t.Fatalf("kill --orphans printed %q", out)
 	}
-	if alive(escaped) {
+	if sessionstest.Alive(escaped) {
 		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaped)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // messagesOf are the texts of a model request's messages, "role: text".
@@ -97,7 +98,7 @@ func TestPilotOnATerminal(t *testing.T) {
 		t.Errorf("the rewind was not shown:\n%s", p.out.String()[mark:])
 	}
 	p.f.WriteString("PILOT THREE\r")
-	eventually(t, "the model call of turn 2", func() bool {
+	sessionstest.Eventually(t, "the model call of turn 2", func() bool {
 		reqs := srv.Requests()
 		return strings.Contains(messagesOf(reqs[len(reqs)-1].Body), "PILOT THREE")
 	})
@@ -171,7 +172,7 @@ func TestPilotOnATerminal(t *testing.T) {
 // prompted waits until the prompt shows again after the last text.
 func (p *ptyRun) prompted(text string) {
 	p.t.Helper()
-	eventually(p.t, fmt.Sprintf("the prompt after %q", text), func() bool {
+	sessionstest.Eventually(p.t, fmt.Sprintf("the prompt after %q", text), func() bool {
 		s := p.out.String()
 		i := strings.LastIndex(s, text)
 		return i >= 0 && strings.Contains(s[i:], "you> ")
@@ -260,7 +261,7 @@ func TestPilotSignals(t *testing.T) {
 		}
 		n := len(srv.Requests())
 		bg := w.start(append([]string{"pilot"}, args...)...)
-		eventually(t, "the turn's model call", func() bool { return len(srv.Requests()) > n })
+		sessionstest.Eventually(t, "the turn's model call", func() bool { return len(srv.Requests()) > n })
 		bg.cmd.Process.Signal(c.sig)
 		if code := bg.wait(); code != c.code {
 			t.Fatalf("%v: exit %d\n%s\n%s", c.sig, code, bg.stdout.String(), bg.stderr.String())

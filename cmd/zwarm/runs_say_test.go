@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // background is a zwarm process the test runs beside its own commands.
@@ -68,7 +70,7 @@ func (b *background) wait() int {
 func (w *world) waitingRun() runJSON {
 	w.t.Helper()
 	var run runJSON
-	eventually(w.t, "the run to ask", func() bool {
+	sessionstest.Eventually(w.t, "the run to ask", func() bool {
 		// A run just made has no run.json yet, which runs reports.
 		var list []runJSON
 		r := w.zwarm("runs", "--json")
@@ -259,7 +261,7 @@ func (w *world) interactiveProgram(prog string, args ...string) *ptyRun {
 // await waits until the terminal shows text n times.
 func (p *ptyRun) await(text string, n int) {
 	p.t.Helper()
-	eventually(p.t, fmt.Sprintf("%q on the terminal", text), func() bool { return strings.Count(p.out.String(), text) >= n })
+	sessionstest.Eventually(p.t, fmt.Sprintf("%q on the terminal", text), func() bool { return strings.Count(p.out.String(), text) >= n })
 }
 
 func (p *ptyRun) wait() int {

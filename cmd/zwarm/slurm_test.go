@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // The Slurm runner's tests run zwarm's workers as jobs of a real one-node
@@ -70,7 +71,7 @@ func (w *world) runningJob(task string) (id, job string) {
 	w.t.Helper()
 	id = w.spawn(task)
 	job = w.jobOf(id)
-	eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
+	sessionstest.Eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == "t1" })
 	return id, job
 }
 
@@ -78,7 +79,7 @@ func (w *world) runningJob(task string) (id, job string) {
 func (w *world) jobOf(id string) string {
 	w.t.Helper()
 	var job string
-	eventually(w.t, "the job id in the record", func() bool {
+	sessionstest.Eventually(w.t, "the job id in the record", func() bool {
 		r := w.record(id)
 		if r.Job != nil {
 			job = r.Job.ID
@@ -125,7 +126,7 @@ func TestSlurmWorkerRunsAsAJob(t *testing.T) {
 	if out := w.ok("show", id); !strings.Contains(out, "slurm job "+job) {
 		t.Fatalf("show does not name the job:\n%s", out)
 	}
-	eventually(t, "the job to end", func() bool { st := w.jobState(job); return st == "COMPLETED" || st == "" })
+	sessionstest.Eventually(t, "the job to end", func() bool { st := w.jobState(job); return st == "COMPLETED" || st == "" })
 }
 
 // A job the cluster cannot run yet is the session pending, with the step
@@ -145,7 +146,7 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 	job := w.jobOf(id)
 	var queued session
 	var state string
-	eventually(t, "ls to say the job is queued", func() bool {
+	sessionstest.Eventually(t, "ls to say the job is queued", func() bool {
 		list := w.lsRaw("--json")
 		for _, s := range list {
 			if s.ID == id {
@@ -224,7 +225,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	if st := w.jobState(rjob); st == "PENDING" || st == "RUNNING" || st == "COMPLETING" {
 		t.Fatalf("the killed job is still %s", st)
 	}
-	if left := markedProcs(running); len(left) > 0 {
+	if left := sessionstest.MarkedProcs(running); len(left) > 0 {
 		t.Fatalf("processes of the killed job still run: %v", left)
 	}
 }
@@ -271,7 +272,7 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 		t.Logf("supervisor.log:\n%s", log)
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
 	}
-	if left := markedProcs(id); len(left) > 0 {
+	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("processes of the cancelled job still run: %v", left)
 	}
 }
@@ -390,7 +391,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 	if r.code != 1 || s.Status != record.StatusKilled || s.Error != "stopped ahead of the time limit of its slurm job "+job+", at Slurm's warning a minute before it" {
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
 	}
-	if left := markedProcs(id); len(left) > 0 {
+	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("processes of the job still run: %v", left)
 	}
 }
@@ -449,7 +450,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 	}
 	// The wait follows fifty running jobs over a few of its polls (each
 	// a call of the squeue on PATH) before they are let finish.
-	eventually(t, "wait --all to call squeue three times while fifty jobs run", func() bool {
+	sessionstest.Eventually(t, "wait --all to call squeue three times while fifty jobs run", func() bool {
 		return waitCalls(calls) >= 3
 	})
 	touch(t, gate)
@@ -561,7 +562,7 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var id string
-	eventually(t, "the job's supervisor to claim the session", func() bool {
+	sessionstest.Eventually(t, "the job's supervisor to claim the session", func() bool {
 		ids := w.ids()
 		if len(ids) == 1 {
 			id = ids[0]
@@ -602,7 +603,7 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 			w.slurm("scontrol", "resume", job)
 		}
 	}()
-	eventually(t, "show to say the job is suspended", func() bool {
+	sessionstest.Eventually(t, "show to say the job is suspended", func() bool {
 		return strings.Contains(w.ok("show", id), "slurm "+job+" on ") && strings.Contains(w.ok("show", id), "(suspended)")
 	})
 	r := w.zwarm("kill", id)
@@ -613,7 +614,7 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	if st := w.jobState(job); st == "SUSPENDED" || st == "RUNNING" {
 		t.Fatalf("the killed job is still %s", st)
 	}
-	eventually(t, "the job's processes to go", func() bool { return len(markedProcs(id)) == 0 })
+	sessionstest.Eventually(t, "the job's processes to go", func() bool { return len(sessionstest.MarkedProcs(id)) == 0 })
 	// Its supervisor was ended by force: what it left on this host (the
 	// job ran here), its cgroup included, is gone too.
 	if cgroup != "" {
@@ -678,8 +679,8 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 	if err := spawning.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the session to be recorded", func() bool { return len(w.ids()) == 1 })
-	eventually(t, "spawn to run sbatch (the sbatch on PATH touches "+started+" as it starts)", func() bool {
+	sessionstest.Eventually(t, "the session to be recorded", func() bool { return len(w.ids()) == 1 })
+	sessionstest.Eventually(t, "spawn to run sbatch (the sbatch on PATH touches "+started+" as it starts)", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
 	})
@@ -723,7 +724,7 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
 	}, fakeThread, []step{out("the person's CLI"), {"wait_file": leave}})
 	id := w.spawn("the long way")
-	eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == fakeThread })
+	sessionstest.Eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == fakeThread })
 	if out := w.ok("inject", "--interrupt", id, "the short way"); !strings.Contains(out, "interrupting turn 1") {
 		t.Fatalf("inject --interrupt: %q", out)
 	}
@@ -742,7 +743,7 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 	// What is looked at while attached is a session whose job the
 	// scheduler says has ended: that is not a dead owner.
 	var last string
-	eventually(t, "Slurm to say job "+job.ID+" has ended", func() bool {
+	sessionstest.Eventually(t, "Slurm to say job "+job.ID+" has ended", func() bool {
 		last = w.jobState(job.ID)
 		switch last {
 		case "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED":

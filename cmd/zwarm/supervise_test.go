@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 func TestSpawnWaitCompletes(t *testing.T) {
@@ -51,7 +52,7 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	if s := w.show(id); s.Status != record.StatusPending && s.Status != record.StatusRunning {
 		t.Fatalf("just spawned: %s", s.Status)
 	}
-	eventually(t, "the session to run", func() bool {
+	sessionstest.Eventually(t, "the session to run", func() bool {
 		list := w.ls("--status", "running")
 		return len(list) == 1 && list[0].ID == id
 	})
@@ -102,7 +103,7 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 		"second", completes("two", 900),
 		"third", completes("three", 1100))
 	id := w.spawn("first")
-	eventually(t, "turn 1 running", func() bool { return len(w.invocations()) == 1 })
+	sessionstest.Eventually(t, "turn 1 running", func() bool { return len(w.invocations()) == 1 })
 	for _, msg := range []string{"second", "third"} {
 		if out := w.ok("inject", id, msg); !strings.Contains(out, "queued") {
 			t.Fatalf("inject into a running session: %q", out)
@@ -203,17 +204,17 @@ func TestKillLeavesNoProcessAlive(t *testing.T) {
 			w.setScript(grandchildren(dir, stubborn))
 			id := w.spawn("run forever")
 			child, escaped := readPID(t, filepath.Join(dir, "child.pid")), readPID(t, filepath.Join(dir, "escaped.pid"))
-			eventually(t, "the command to show", func() bool { return strings.Contains(w.ok("logs", id), "sleep 1000") })
+			sessionstest.Eventually(t, "the command to show", func() bool { return strings.Contains(w.ok("logs", id), "sleep 1000") })
 			if out := w.ok("kill", id[:8]); !strings.Contains(out, "killed") {
 				t.Fatalf("kill printed %q", out)
 			}
 			// Checked at once: when kill returns, everything is gone.
 			for _, pid := range []int{child, escaped} {
-				if alive(pid) {
+				if sessionstest.Alive(pid) {
 					t.Errorf("pid %d survived the kill", pid)
 				}
 			}
-			if left := markedProcs(id); len(left) > 0 {
+			if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 				t.Errorf("processes of the session alive after kill: %v", left)
 			}
 			s := w.show(id)
@@ -242,7 +243,7 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 	id := w.spawn("run forever")
 	escaped := readPID(t, filepath.Join(dir, "escaped.pid"))
 	var owner *proc.Ref
-	eventually(t, "the supervisor to own the session", func() bool {
+	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
 		s := w.record(id)
 		owner = s.Owner
 		return owner != nil && owner.Role == "supervisor" && s.Agent != nil
@@ -250,7 +251,7 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 	if err := syscall.Kill(owner.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the supervisor to die", func() bool { return !alive(owner.PID) })
+	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(owner.PID) })
 	// A reader that finds the supervisor dead records it and stops what it
 	// left running: the agent's escaped grandchild. The first may find the
 	// session's lock still held: a SIGKILLed process reads as a zombie
@@ -258,15 +259,15 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 	// only with the last of them. A reader never waits for a lock; a later
 	// one records it.
 	var list []session
-	eventually(t, "a reader to record the dead supervisor", func() bool {
+	sessionstest.Eventually(t, "a reader to record the dead supervisor", func() bool {
 		list = w.ls()
 		return len(list) == 1 && strings.Contains(list[0].Error, "zwarm stopped what it left running")
 	})
 	if list[0].Status != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
 		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status, list[0].Error)
 	}
-	if alive(escaped) || len(markedProcs(id)) > 0 {
-		t.Fatalf("the reader left processes of a dead supervisor running: %v", markedProcs(id))
+	if sessionstest.Alive(escaped) || len(sessionstest.MarkedProcs(id)) > 0 {
+		t.Fatalf("the reader left processes of a dead supervisor running: %v", sessionstest.MarkedProcs(id))
 	}
 	if r := w.zwarm("kill", id); r.code != 1 || !strings.Contains(r.stderr, "not running") {
 		t.Fatalf("kill after the reader stopped it: exit %d %q", r.code, r.stderr)
@@ -286,7 +287,7 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 	w.setScript(completes("resumed fine", 900), "run forever", grandchildren(dir, false))
 	id := w.spawn("run forever")
 	readPID(t, filepath.Join(dir, "escaped.pid"))
-	eventually(t, "a thread id", func() bool { return w.show(id).ThreadID != "" })
+	sessionstest.Eventually(t, "a thread id", func() bool { return w.show(id).ThreadID != "" })
 	w.ok("kill", id)
 	out := w.ok("inject", "--wait", id, "pick up where you left off")
 	if !strings.Contains(out, "turn 2 completed") {
@@ -342,7 +343,7 @@ func TestSupervisorSIGTERMFromElsewhere(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		id := w.spawn("hold")
 		var sup int
-		eventually(t, "the agent to run", func() bool {
+		sessionstest.Eventually(t, "the agent to run", func() bool {
 			r := w.record(id)
 			if r.Owner != nil && r.ThreadID != "" {
 				sup = r.Owner.PID

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A person's own config.toml ($XDG_CONFIG_HOME/zwarm) holds what goes
@@ -23,7 +25,7 @@ func TestPersonalConfigUnderTheProjects(t *testing.T) {
 		"[adapters.codex]\nmodel = \"personal-model\"\n[trust]\ndirs = []\n", log))
 	told := func(id string) {
 		t.Helper()
-		eventually(t, "the personal notify command to run for "+id, func() bool {
+		sessionstest.Eventually(t, "the personal notify command to run for "+id, func() bool {
 			b, _ := os.ReadFile(log)
 			return strings.Contains(string(b), "worker.completed "+id)
 		})

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // zwarm watch tells a person working without a dashboard that a run waits
@@ -37,7 +39,7 @@ func TestWatchTellsOfARunsQuestionAndEnd(t *testing.T) {
 	shown := recordScreen(f)
 	// One piped, with --json.
 	js := w.startWatch("--json")
-	eventually(t, "both watches to follow the state dir", func() bool {
+	sessionstest.Eventually(t, "both watches to follow the state dir", func() bool {
 		return watchesFiles(cmd.Process.Pid) && watchesFiles(js.cmd.Process.Pid)
 	})
 
@@ -64,7 +66,7 @@ func TestWatchTellsOfARunsQuestionAndEnd(t *testing.T) {
 	if code := bg.wait(); code != 0 {
 		t.Fatalf("orchestrate exit %d\n%s", code, bg.stderr.String())
 	}
-	eventually(t, "the terminal's watch to print the end and ring again", func() bool {
+	sessionstest.Eventually(t, "the terminal's watch to print the end and ring again", func() bool {
 		s := shown()
 		return strings.Contains(visible(s), "run ended   "+short+"  completed: decided") && strings.Count(s, "\a") == 2
 	})
@@ -94,7 +96,7 @@ func TestLeavingAPilotIsNotTold(t *testing.T) {
 	srv.On("LEAVE ME", fakemodel.Reply{Text: "ok"})
 	srv.On("FINISH ME", replyCalls(fcall("finish", map[string]any{"summary": "finished"})))
 	js := w.startWatch("--json")
-	eventually(t, "the watch to follow the state dir", func() bool { return watchesFiles(js.cmd.Process.Pid) })
+	sessionstest.Eventually(t, "the watch to follow the state dir", func() bool { return watchesFiles(js.cmd.Process.Pid) })
 	if r := w.pilotScript("LEAVE ME\n:quit\n"); r.code != 0 {
 		t.Fatalf("pilot: exit %d\n%s", r.code, r.stderr)
 	}

@@ -3,13 +3,15 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // watching is a running `zwarm watch` whose output lines are collected.
@@ -52,7 +54,7 @@ func (w *world) startWatch(args ...string) *watching {
 func (wa *watching) waitLine(wants ...string) string {
 	wa.t.Helper()
 	var found string
-	eventually(wa.t, "zwarm watch to print "+strings.Join(wants, " and "), func() bool {
+	sessionstest.Eventually(wa.t, "zwarm watch to print "+strings.Join(wants, " and "), func() bool {
 		wa.mu.Lock()
 		defer wa.mu.Unlock()
 		for _, l := range wa.lines {

@@ -1,11 +1,13 @@
 package main
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // These tests drive the binary as a user would in a git repository:
@@ -114,7 +116,7 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 		"first", agentDoes(`printf '1\nfirst\n3\n' > a.txt`),
 		"second", agentDoes(`printf '1\nsecond\n3\n' > a.txt`))
 	slow := w.spawn("slow")
-	eventually(t, "the slow worker to start", func() bool { return len(w.invocations()) > 0 })
+	sessionstest.Eventually(t, "the slow worker to start", func() bool { return len(w.invocations()) > 0 })
 	if r := w.zwarm("land", slow); r.code != 1 || !strings.Contains(r.stderr, "still running: wait or kill it first") {
 		t.Fatalf("landing a running worker: %+v", r)
 	}
@@ -350,7 +352,7 @@ func TestAWorktreeNamesItsStateDir(t *testing.T) {
 	var s session
 	mustJSON(t, w.zwarmIn(sub, nil, "show", "--json", id).stdout, &s)
 	// The worker starts in the worktree's sub, as it was spawned from sub.
-	eventually(t, "the worktree", func() bool { _, err := os.Stat(filepath.Join(s.Worktree, "sub", "w.txt")); return err == nil })
+	sessionstest.Eventually(t, "the worktree", func() bool { _, err := os.Stat(filepath.Join(s.Worktree, "sub", "w.txt")); return err == nil })
 	if r := w.zwarmIn(s.Worktree, nil, "ls"); !strings.Contains(r.stdout, id) {
 		t.Fatalf("ls from the worktree: %+v", r)
 	}

@@ -10,12 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func alive(pid int) bool {
-	state, _, ok := readStat(pid)
-	return ok && state != 'Z'
-}
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+)
 
 // sessionOf is the process session (and group) id of a running command.
 func sessionOf(m *Manager, id int) int {
@@ -73,8 +70,8 @@ func TestCloseKillsEverything(t *testing.T) {
 
 	pids := append(members(t, m, a), members(t, m, b)...)
 	pids = append(pids, leftover)
-	if len(members(t, m, a)) < 3 || !alive(job) || !alive(leftover) {
-		t.Fatalf("processes before Close: session a %v, job %d alive %v, leftover %d alive %v", members(t, m, a), job, alive(job), leftover, alive(leftover))
+	if len(members(t, m, a)) < 3 || !sessionstest.Alive(job) || !sessionstest.Alive(leftover) {
+		t.Fatalf("processes before Close: session a %v, job %d alive %v, leftover %d alive %v", members(t, m, a), job, sessionstest.Alive(job), leftover, sessionstest.Alive(leftover))
 	}
 	if sid := sessionOf(m, b); pgrp(t, job) == sid {
 		t.Fatalf("the job is in process group %d of its session: the test proves nothing", sid)
@@ -83,7 +80,7 @@ func TestCloseKillsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if sessionstest.Alive(pid) {
 			t.Errorf("pid %d survived Close", pid)
 		}
 	}
@@ -121,7 +118,7 @@ func TestCloseKillsStubbornProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if sessionstest.Alive(pid) {
 			t.Errorf("pid %d survived Close", pid)
 		}
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
-	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/testbin"
@@ -349,7 +349,7 @@ func (w *World) cleanup() {
 		}
 	}
 	for _, s := range list {
-		if pids := markedProcs(s.ID); len(pids) > 0 {
+		if pids := sessionstest.MarkedProcs(s.ID); len(pids) > 0 {
 			w.T.Errorf("session %s left processes alive: %v", s.ID, pids)
 			for _, p := range pids {
 				syscall.Kill(p, syscall.SIGKILL)
@@ -380,28 +380,6 @@ func supervisorsOf(id string) []int {
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err != nil || !bytes.Contains(b, []byte("\x00__supervise\x00")) || !bytes.Contains(b, []byte(id)) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// markedProcs lists live processes whose environment names the session.
-func markedProcs(id string) []int {
-	want := []byte(proc.MarkerEnv + "=" + id + "\x00")
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(append(b, 0), want) {
 			continue
 		}
 		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")

@@ -1,0 +1,50 @@
+package sessionstest
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/proc"
+)
+
+// Eventually fails t unless cond holds within a minute, looking every few
+// milliseconds. The minute is a ceiling, not a wait: generous, for a
+// machine at load 8 and more.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Alive reports whether pid runs: it is neither gone nor a zombie.
+func Alive(pid int) bool {
+	st, err := proc.ReadStat(pid)
+	return err == nil && st.State != 'Z' && st.State != 'X'
+}
+
+// MarkedProcs are the live processes, this one aside, whose environment
+// carries session id's marker: whatever a session's agents left running.
+func MarkedProcs(id string) []int {
+	want := []byte(proc.MarkerEnv + "=" + id + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(append(b, 0), want) && Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
