@@ -1,17 +1,24 @@
-// Package sessions is the core of zwarm: the state directory, the session
-// record and its lifecycle, the Manager every front end uses, process
-// control, the subscription every live view builds on, and the normalized
-// events every agent's output is parsed into. It imports no zwarm package
-// outside sessions/; adapters implement its Adapter interface, and
-// sessions/render turns its events into text for people and models.
+// Package sessions is the core of zwarm: the Manager every front end uses
+// (spawn, inject, kill, land, list, wait and the rest), on rooms of its
+// own, one concern each: the record and its events (sessions/record),
+// settings (sessions/config), the agent contract (sessions/agent), where a
+// record changes (sessions/state: the store and the lifecycle), the
+// listing cache (sessions/listing), live reading (sessions/watch),
+// processes and cgroups (sessions/proc), worktrees (sessions/workspace)
+// and the scheduler seam (sessions/runner). This file specifies the state
+// directory, the lifecycle and the events they share; docs/architecture.md
+// maps the rooms. It imports no zwarm package outside sessions/; adapters
+// implement agent.Adapter, and sessions/render turns events into text for
+// people and models.
 //
 // Two kinds of process run zwarm's sessions. The supervisor (package
 // sessions/supervisor) runs inside `zwarm __supervise ID`, one detached
 // process per session with work; this package runs in the command that
 // reads and changes sessions (the CLI, the dashboard, the orchestrator,
 // `zwarm mcp`), and hands the supervisor the narrow turn API of the
-// lifecycle (Turns, turns.go): the one way a supervisor changes its
-// session, so that lifecycle.go stays the only place a status changes.
+// lifecycle (state.Turns): the one way a supervisor changes its session,
+// so that the lifecycle (sessions/state) stays the only place a status
+// changes.
 // Only `zwarm __supervise` imports sessions/supervisor.
 //
 // # State directory
@@ -51,7 +58,7 @@
 //	                                 was brought along, the [worktrees] setup command's output)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
 //	sessions/.removing-<id>/         a session being removed
-//	sessions.index                   the listing cache (index.go; its format sessions/index): never the source of truth
+//	sessions.index                   the listing cache (sessions/listing; its format sessions/index): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
 //	sessions.gen.lock                under leases, the writers' lock of sessions.gen (a flock is on the file itself)
 //	land.lock                        the lock held by a landing, so each builds on the one before
@@ -132,13 +139,15 @@
 //	pending ─► running ─► completed | failed | killed
 //	completed | failed | killed ─► attached ─► as it was
 //
-// lifecycle.go is the only place the status, the owner and the turns
-// change state: a closed set of transitions (claim, startTurn, handOver,
-// endTurn, settle, reopen, requestStop, stopped, abandon, failStart,
-// interrupt, attach, handToAttacher, detach), each refusing a state it
-// does not apply to. They are unexported: the Manager
-// applies them, and the supervisor reaches them only through Turns
-// (Claim, Prepared, EndTurn, HandOver), each one update of the record. Settled (no turn running and none
+// The lifecycle (sessions/state) is the only place the status, the owner
+// and the turns change state: a closed set of transitions (claim,
+// startTurn, handOver, endTurn, settle, reopen, requestStop, stopped,
+// abandon, failStart, interrupt, attach, handToAttacher, detach), each
+// refusing a state it does not apply to. The Manager applies them inside
+// one locked update of the record (state.Store.Update and its kin), the
+// supervisor only through Turns (Claim, Prepared, EndTurn, HandOver), each
+// one update of the record; a test (TestOnlyTheLifecycleChangesAStatus)
+// type-checks every package and fails on a status set anywhere else. Settled (no turn running and none
 // about to start) is the one answer to "is it done?"; a turn's end and the
 // start of the next queued follow-up, or the settling, are one update, so
 // nobody sees a session settled that is about to run again. "failed" means

@@ -482,7 +482,7 @@ func (m *Manager) adoptHead(ctx context.Context, s *record.Session, head string)
 
 // recordWorkspace changes a settled session's workspace record. A
 // settled record is cached by listings, so the change first advances the
-// cache's generation (index.go).
+// cache's generation (sessions/listing).
 func (m *Manager) recordWorkspace(id string, fn func(*record.Workspace)) (*record.Session, error) {
 	return m.st.UpdateSettled(context.Background(), id, func(s *record.Session) error {
 		if s.Workspace == nil {

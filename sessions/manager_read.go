@@ -31,8 +31,8 @@ func (m *Manager) Get(ctx context.Context, idOrPrefix string) (*record.Session, 
 // List returns every session that matches, newest first: settled ones as
 // a summary, the record without its turns (Get has them); unsettled ones
 // whole. Settled sessions cost a stat of their meta.json when the listing
-// cache (index.go) has them and they are listed (a listing with a limit
-// reads the cache only as far as it shows, index_front.go), one read
+// cache (sessions/listing) has them and they are listed (a listing with a
+// limit reads the cache only as far as it shows), one read
 // otherwise; unsettled ones also parse what their agent wrote since the
 // supervisor last recorded progress, and nothing more. Records that cannot
 // be read are reported in a *ListError beside the sessions that could.

@@ -15,7 +15,7 @@ import (
 
 // Front answers a listing from the front of the listing cache, when
 // the cache says everything as it is: its generation is the current one
-// and the sessions dir has not changed since it was read (index.go). The
+// and the sessions dir has not changed since it was read (cache.go). The
 // cache is then read newest first only as far as the listing shows
 // (--limit), settled sessions are skipped when the filter wants only
 // unsettled ones, and only the records shown are checked against their

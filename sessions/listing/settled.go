@@ -11,7 +11,7 @@ import (
 // kernel memory and the subscription a system call each, and a state dir
 // may hold 100,000 settled sessions. A settled record changes through
 // zwarm only when a follow-up reopens it or a landing records itself, and
-// both advance sessions.gen first (index.go); when a writer of it closes
+// both advance sessions.gen first (cache.go); when a writer of it closes
 // it (genWatch) and the generation moved, the settled sessions' records
 // are checked against the files they were read from, one stat each, and
 // those that changed are looked at again. Bookkeeping that changes no
