@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -22,16 +23,16 @@ import (
 // comes another way first, it stops reading and drops what was typed, so
 // nothing half-typed reaches the shell later.
 type termPrompt struct {
-	io   *streams
+	io   *cli.Streams
 	in   *os.File
 	hint string // how else to answer: zwarm runs answer ID
 }
 
 // newTermPrompt is the prompt of a command whose stdin and stderr are a
 // terminal, or nil.
-func newTermPrompt(s *streams, hint string) *termPrompt {
-	in, ok := s.in.(*os.File)
-	if !ok || !s.inTTY || !s.errTTY {
+func newTermPrompt(s *cli.Streams, hint string) *termPrompt {
+	in, ok := s.In.(*os.File)
+	if !ok || !s.InTTY || !s.ErrTTY {
 		return nil
 	}
 	return &termPrompt{io: s, in: in, hint: hint}
@@ -41,7 +42,7 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 	// On a terminal stdout, the run's steps show the question and its
 	// options just above.
 	var b strings.Builder
-	if !p.io.outTTY {
+	if !p.io.OutTTY {
 		b.WriteString("? " + render.SafeLine(q.Text) + "\n")
 		for i, o := range q.Options {
 			fmt.Fprintf(&b, "  %d) %s\n", i+1, render.SafeLine(o))
@@ -56,22 +57,22 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 		// A read would stop the whole run (SIGTTIN) until it is brought
 		// back: it waits for runs answer instead.
 		fmt.Fprintf(&b, "  the run is in the background: %s \"...\" answers it\n", p.hint)
-		io.WriteString(p.io.errOut, b.String())
+		io.WriteString(p.io.ErrOut, b.String())
 		return "", errBackground
 	}
-	fmt.Fprintf(&b, "  (or from elsewhere: %s \"...\")\n%s", p.hint, p.io.paint(sgrBold, prompt))
-	io.WriteString(p.io.errOut, b.String())
+	fmt.Fprintf(&b, "  (or from elsewhere: %s \"...\")\n%s", p.hint, p.io.Paint(cli.Bold, prompt))
+	io.WriteString(p.io.ErrOut, b.String())
 	for {
 		line, err := readLine(ctx, p.in)
 		switch {
 		case ctx.Err() != nil:
-			io.WriteString(p.io.errOut, "\n")
+			io.WriteString(p.io.ErrOut, "\n")
 			return "", ctx.Err()
 		case errors.Is(err, errBackground):
-			fmt.Fprintf(p.io.errOut, "\nthe run went to the background; %s \"...\" answers it\n", p.hint)
+			fmt.Fprintf(p.io.ErrOut, "\nthe run went to the background; %s \"...\" answers it\n", p.hint)
 			return "", err
 		case errors.Is(err, io.EOF):
-			fmt.Fprintf(p.io.errOut, "\nno answer from this terminal; %s \"...\" answers it\n", p.hint)
+			fmt.Fprintf(p.io.ErrOut, "\nno answer from this terminal; %s \"...\" answers it\n", p.hint)
 			return "", err
 		case err != nil:
 			return "", err
@@ -80,14 +81,14 @@ func (p *termPrompt) ask(ctx context.Context, q runs.Question) (string, error) {
 			text, n, err := q.Pick(line)
 			if err == nil {
 				if n > 0 {
-					fmt.Fprintf(p.io.errOut, "option %d: %s\n", n, render.SafeLine(text))
+					fmt.Fprintf(p.io.ErrOut, "option %d: %s\n", n, render.SafeLine(text))
 				}
 				return text, nil
 			}
 			// A number that is no option's: asked again, saying why.
-			fmt.Fprintf(p.io.errOut, "%v\n", err)
+			fmt.Fprintf(p.io.ErrOut, "%v\n", err)
 		}
-		io.WriteString(p.io.errOut, p.io.paint(sgrBold, prompt))
+		io.WriteString(p.io.ErrOut, p.io.Paint(cli.Bold, prompt))
 	}
 }
 
@@ -158,7 +159,7 @@ func readLine(ctx context.Context, f *os.File) (string, error) {
 // askSettings decides whether a run offers ask_user and where it asks:
 // never with --no-ask; on the terminal if stdin and stderr are one;
 // else only with [orchestrator] ask, through zwarm runs answer.
-func askSettings(s *streams, set *orchestrator.Settings, noAsk bool, hint string) *termPrompt {
+func askSettings(s *cli.Streams, set *orchestrator.Settings, noAsk bool, hint string) *termPrompt {
 	if noAsk {
 		set.Ask = false
 		return nil

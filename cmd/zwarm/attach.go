@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -57,11 +58,11 @@ soon as it has stopped.`,
 
 func runAttach(c *cobra.Command, o *attachOptions) error {
 	io := o.f.io
-	in, inOK := io.in.(*os.File)
-	out, outOK := io.out.(*os.File)
-	errOut, _ := io.errOut.(*os.File)
-	if !inOK || !outOK || !isTerminal(in) || !isTerminal(out) {
-		return usagef("attach needs a terminal: the agent's CLI is interactive (run zwarm attach in one)")
+	in, inOK := io.In.(*os.File)
+	out, outOK := io.Out.(*os.File)
+	errOut, _ := io.ErrOut.(*os.File)
+	if !inOK || !outOK || !cli.IsTerminal(in) || !cli.IsTerminal(out) {
+		return cli.Usagef("attach needs a terminal: the agent's CLI is interactive (run zwarm attach in one)")
 	}
 	if errOut == nil {
 		errOut = out
@@ -87,11 +88,11 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	}()
 
 	a, err := m.Attach(c.Context(), o.id, sessions.AttachOptions{Interrupt: o.interrupt, Waiting: func(n int) {
-		fmt.Fprintf(io.errOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
+		fmt.Fprintf(io.ErrOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
 	}})
 	switch {
 	case errors.Is(err, sessions.ErrRunning), errors.Is(err, sessions.ErrAttached):
-		return &usageError{err}
+		return &cli.UsageError{Err: err}
 	case err != nil && c.Context().Err() != nil:
 		return fmt.Errorf("attach %s: %w", o.id, context.Canceled)
 	case err != nil:
@@ -99,15 +100,15 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	}
 	s := a.Session
 	short := record.ShortID(s.ID)
-	fmt.Fprintf(io.errOut, "zwarm: attached to %s (%s, thread %s) in %s; leave the CLI to hand it back\n",
+	fmt.Fprintf(io.ErrOut, "zwarm: attached to %s (%s, thread %s) in %s; leave the CLI to hand it back\n",
 		short, s.Adapter, s.ThreadID, s.WorkingDir)
 	s, err = a.Run(stopCtx, in, out, errOut)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(io.errOut, "zwarm: "+detachedLine(s))
+	fmt.Fprintln(io.ErrOut, "zwarm: "+detachedLine(s))
 	if n := len(s.Attaches); n > 0 && failedToStart(s.Attaches[n-1]) {
-		return &silentError{code: exitFailure}
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }

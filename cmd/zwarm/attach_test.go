@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
@@ -30,7 +31,7 @@ func TestAttachRefusesARunningSession(t *testing.T) {
 	if s := w.show(id); s.Status != record.StatusRunning || len(s.Attached) != 0 {
 		t.Fatalf("after the refusal: %s, spans %+v", s.Status, s.Attached)
 	}
-	if r := w.zwarm("attach", id); r.code != exitUsage || !strings.Contains(r.stderr, "attach needs a terminal") {
+	if r := w.zwarm("attach", id); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "attach needs a terminal") {
 		t.Fatalf("attach without a terminal: %+v", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 )
 
@@ -46,13 +47,13 @@ branch has commits no other branch has: then it is kept (and named), unless
 func runClean(c *cobra.Command, o *cleanOptions) error {
 	if o.worktrees {
 		if c.Flags().Changed("older-than") {
-			return usagef("--worktrees removes worktrees whose session is gone, whatever their age: it takes no --older-than")
+			return cli.Usagef("--worktrees removes worktrees whose session is gone, whatever their age: it takes no --older-than")
 		}
 		return runCleanWorktrees(c, o)
 	}
 	d, err := parseAge(o.olderThan)
 	if err != nil {
-		return usagef("--older-than: %v", err)
+		return cli.Usagef("--older-than: %v", err)
 	}
 	m, err := o.f.manager()
 	if err != nil {
@@ -67,20 +68,20 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 	}
 	kept := func(res *sessions.CleanResult) error {
 		for _, k := range res.Kept {
-			fmt.Fprintf(io.errOut, "kept %s\n", k.Error())
+			fmt.Fprintf(io.ErrOut, "kept %s\n", k.Error())
 		}
 		if len(res.Kept) > 0 {
-			return &silentError{code: exitFailure}
+			return &cli.SilentError{Code: cli.ExitFailure}
 		}
 		return nil
 	}
 	if len(plan.Removed) == 0 {
-		fmt.Fprintf(io.errOut, "nothing settled more than %s ago to delete\n", o.olderThan)
+		fmt.Fprintf(io.ErrOut, "nothing settled more than %s ago to delete\n", o.olderThan)
 		return kept(plan)
 	}
 	if o.dryRun {
 		for _, id := range plan.Removed {
-			fmt.Fprintf(io.out, "would remove %s\n", id)
+			fmt.Fprintf(io.Out, "would remove %s\n", id)
 		}
 		return kept(plan)
 	}
@@ -90,7 +91,7 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 	res, err := m.Clean(ctx, sessions.CleanOptions{OlderThan: d, Force: o.force})
 	if res != nil {
 		for _, id := range res.Removed {
-			fmt.Fprintf(io.out, "removed %s\n", id)
+			fmt.Fprintf(io.Out, "removed %s\n", id)
 		}
 	}
 	if err != nil {
@@ -111,7 +112,7 @@ func runCleanWorktrees(c *cobra.Command, o *cleanOptions) error {
 		return err
 	}
 	if len(left) == 0 {
-		fmt.Fprintln(io.errOut, "no worktrees whose session is gone")
+		fmt.Fprintln(io.ErrOut, "no worktrees whose session is gone")
 		return nil
 	}
 	var total int64
@@ -120,7 +121,7 @@ func runCleanWorktrees(c *cobra.Command, o *cleanOptions) error {
 	}
 	if o.dryRun {
 		for _, l := range left {
-			fmt.Fprintf(io.out, "would remove %s\t%s\n", l.Path, humanBytes(l.Bytes))
+			fmt.Fprintf(io.Out, "would remove %s\t%s\n", l.Path, humanBytes(l.Bytes))
 		}
 		return nil
 	}
@@ -129,10 +130,10 @@ func runCleanWorktrees(c *cobra.Command, o *cleanOptions) error {
 	}
 	removed, kept, err := m.CleanLeftovers(ctx, "", o.force)
 	for _, l := range removed {
-		fmt.Fprintf(io.out, "removed %s\t%s\n", l.Path, humanBytes(l.Bytes))
+		fmt.Fprintf(io.Out, "removed %s\t%s\n", l.Path, humanBytes(l.Bytes))
 	}
 	for _, l := range kept {
-		fmt.Fprintf(io.errOut, "kept branch %s: it has commits no other branch has (git branch -D %s drops it; clean --worktrees --force does too)\n", l.Branch, l.Branch)
+		fmt.Fprintf(io.ErrOut, "kept branch %s: it has commits no other branch has (git branch -D %s drops it; clean --worktrees --force does too)\n", l.Branch, l.Branch)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -23,7 +24,7 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != exitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
+	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
 		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {
@@ -63,7 +64,7 @@ func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != exitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
+	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
 		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui"
 )
@@ -47,7 +48,7 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := o.f.notifier(m, cfg, o.f.io.out, log)
+	n, err := o.f.notifier(m, cfg, o.f.io.Out, log)
 	if err != nil {
 		return err
 	}
@@ -59,11 +60,11 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 // needTerminal refuses to start a full-screen program where there is no
 // terminal to draw on, saying what to use instead (Bubble Tea's own
 // error names /dev/tty and nothing else).
-func needTerminal(io *streams, what, instead string) error {
-	if io.inTTY && io.outTTY {
+func needTerminal(io *cli.Streams, what, instead string) error {
+	if io.InTTY && io.OutTTY {
 		return nil
 	}
-	return usagef("%s draws on a terminal, and stdin or stdout is not one: run it in one%s", what, instead)
+	return cli.Usagef("%s draws on a terminal, and stdin or stdout is not one: run it in one%s", what, instead)
 }
 
 // colorProfile honours NO_COLOR explicitly: the dashboard then draws with

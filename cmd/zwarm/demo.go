@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters/replay"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
@@ -57,7 +58,7 @@ whenever it changes; piped, the list once and then a line per change.`,
 
 func runDemo(c *cobra.Command, o *demoOptions) error {
 	if o.speed <= 0 {
-		return usagef("--speed must be positive")
+		return cli.Usagef("--speed must be positive")
 	}
 	dir, err := os.MkdirTemp("", "zwarm-demo-")
 	if err != nil {
@@ -67,7 +68,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	if err != nil {
 		os.RemoveAll(dir)
 		if o.replays != "" {
-			return usagef("--replays: %v", err)
+			return cli.Usagef("--replays: %v", err)
 		}
 		return err
 	}
@@ -98,7 +99,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 		}
 		stopAll(context.WithoutCancel(ctx), m)
 		if o.keep {
-			fmt.Fprintf(o.f.io.errOut, "demo state kept: zwarm --state-dir %s ls\n", dir)
+			fmt.Fprintf(o.f.io.ErrOut, "demo state kept: zwarm --state-dir %s ls\n", dir)
 		} else {
 			os.RemoveAll(dir)
 		}
@@ -121,8 +122,8 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	var steps io.Writer // nil: the dashboard shows the steps
 	if o.noTUI {
 		shared := *s
-		shared.out = newSharedOut(s.out)
-		s, steps = &shared, shared.out
+		shared.Out = newSharedOut(s.Out)
+		s, steps = &shared, shared.Out
 	}
 	run, err := startOrchestratedDemo(runCtx, s, m, work, o.speed, steps)
 	if err != nil {
@@ -202,7 +203,7 @@ func (o *sharedOut) block(b []byte) {
 // again whenever a session's status or turn changes; piped, it prints the
 // table once and then a line per change (changeLine), so the output grows
 // with what happens, not with the size of the table.
-func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan struct{}) error {
+func liveList(ctx context.Context, s *cli.Streams, m *sessions.Manager, done <-chan struct{}) error {
 	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{})
 	if err != nil {
 		return err
@@ -240,7 +241,7 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 		}
 		switch {
 		case key == last:
-		case s.outTTY || seen == nil:
+		case s.OutTTY || seen == nil:
 			printTable(s, list)
 			seen = map[string]string{}
 			for _, x := range list {
@@ -252,7 +253,7 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 				x := list[i]
 				if k := string(x.Status) + strconv.Itoa(x.Turn); seen[x.ID] != k {
 					seen[x.ID] = k
-					fmt.Fprint(s.out, changeLine(x, timeNow()))
+					fmt.Fprint(s.Out, changeLine(x, timeNow()))
 				}
 			}
 		}
@@ -265,16 +266,16 @@ func liveList(ctx context.Context, s *streams, m *sessions.Manager, done <-chan 
 
 // printTable prints the session table, as a block of its own when stdout
 // is shared with a run's steps.
-func printTable(s *streams, list []*record.Session) {
-	shared, ok := s.out.(*sharedOut)
+func printTable(s *cli.Streams, list []*record.Session) {
+	shared, ok := s.Out.(*sharedOut)
 	if !ok {
 		writeSessions(s, list, timeNow(), false, nil)
-		fmt.Fprintln(s.out)
+		fmt.Fprintln(s.Out)
 		return
 	}
 	var buf bytes.Buffer
 	own := *s
-	own.out = &buf
+	own.Out = &buf
 	writeSessions(&own, list, timeNow(), false, nil)
 	shared.block(buf.Bytes())
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -49,10 +50,10 @@ coloured and paged ($PAGER, else less); piped, it is git's plain output.`,
 
 func runDiff(c *cobra.Command, o *diffOptions) error {
 	if o.stat && o.nameOnly {
-		return usagef("--stat and --name-only choose different outputs: give one")
+		return cli.Usagef("--stat and --name-only choose different outputs: give one")
 	}
 	if o.turn < 0 {
-		return usagef("--turn must be a turn number (1 is the task's)")
+		return cli.Usagef("--turn must be a turn number (1 is the task's)")
 	}
 	m, err := o.f.manager()
 	if err != nil {
@@ -60,30 +61,30 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 	}
 	ios := o.f.io
 	// Piped, the patch is for git apply: binary files included.
-	opt := workspace.DiffOptions{Color: ios.color, Width: ios.width, Binary: !ios.outTTY}
+	opt := workspace.DiffOptions{Color: ios.Color, Width: ios.Width, Binary: !ios.OutTTY}
 	switch {
 	case o.stat:
 		opt.Format = workspace.StatOnly
 	case o.nameOnly:
 		opt.Format = workspace.NamesOnly
 	}
-	var out io.Writer = ios.out
-	var pager *pager
-	if ios.outTTY {
+	var out io.Writer = ios.Out
+	var pager *cli.Pager
+	if ios.OutTTY {
 		// What a worker wrote reaches the terminal: its control characters
 		// are escaped, git's colours kept.
-		if !o.noPager && ios.process {
-			if pager, err = startPager(); err != nil {
+		if !o.noPager && ios.Process {
+			if pager, err = cli.StartPager(); err != nil {
 				return err
 			}
 		}
 		if pager != nil {
 			out = pager
 		}
-		out = newTermSafe(out, opt.Color)
+		out = cli.NewTermSafe(out, opt.Color)
 	}
 	s, err := m.Diff(c.Context(), o.id, out, sessions.DiffRequest{Turn: o.turn, Options: opt})
-	if ts, ok := out.(*termSafe); ok {
+	if ts, ok := out.(*cli.TermSafe); ok {
 		ts.Flush()
 	}
 	if pager != nil {
@@ -93,7 +94,7 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 		return err
 	}
 	if s.Workspace != nil && s.Workspace.Preparing() {
-		fmt.Fprintf(ios.errOut, "%s: its worktree is being made; nothing changed yet\n", record.ShortID(s.ID))
+		fmt.Fprintf(ios.ErrOut, "%s: its worktree is being made; nothing changed yet\n", record.ShortID(s.ID))
 	}
 	return nil
 }

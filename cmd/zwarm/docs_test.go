@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // The command-line reference in docs/cli/ is generated from the commands
@@ -26,7 +27,7 @@ const (
 
 // writeCLIDocs writes one Markdown page per visible command into dir.
 func writeCLIDocs(dir string) error {
-	root := newRootCmd(&factory{io: &streams{in: strings.NewReader(""), out: io.Discard, errOut: io.Discard}})
+	root := newRootCmd(&factory{io: &cli.Streams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
 	// What cobra adds only when a command line runs: the version flag and
 	// the completion command belong in the reference too.
 	root.InitDefaultVersionFlag()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
@@ -179,18 +180,18 @@ func (o *doctorOptions) report(checks []check) error {
 	well := true
 	var b strings.Builder
 	for _, c := range checks {
-		mark, sgr := "✓", sgrGreen
+		mark, sgr := "✓", cli.Green
 		switch {
 		case !c.ok:
-			mark, sgr, well = "✗", sgrRed, false
+			mark, sgr, well = "✗", cli.Red, false
 		case c.note:
-			mark, sgr = "!", sgrYellow
+			mark, sgr = "!", cli.Yellow
 		}
-		fmt.Fprintf(&b, "%s %-12s %s\n", io.paint(sgr, mark), c.name, c.result)
+		fmt.Fprintf(&b, "%s %-12s %s\n", io.Paint(sgr, mark), c.name, c.result)
 	}
-	io.out.Write([]byte(b.String()))
+	io.Out.Write([]byte(b.String()))
 	if !well {
-		return &silentError{code: exitFailure}
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }

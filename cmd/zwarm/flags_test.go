@@ -9,31 +9,32 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // newTestStreams are streams on buffers, not a terminal (setTerminal
 // makes them one): what a command reads, and where its output and errors
 // go.
-func newTestStreams() (s *streams, in, out, errOut *bytes.Buffer) {
+func newTestStreams() (s *cli.Streams, in, out, errOut *bytes.Buffer) {
 	in, out, errOut = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &streams{in: in, out: out, errOut: errOut, width: 80}, in, out, errOut
+	return &cli.Streams{In: in, Out: out, ErrOut: errOut, Width: 80}, in, out, errOut
 }
 
 // setTerminal makes the streams a terminal cols wide, as a person's.
-func (s *streams) setTerminal(cols int) {
-	s.inTTY, s.outTTY, s.errTTY, s.width = true, true, true, cols
+func setTerminal(s *cli.Streams, cols int) {
+	s.InTTY, s.OutTTY, s.ErrTTY, s.Width = true, true, true, cols
 }
 
 // parse runs a command line of one command in this process, with the
 // command's run replaced (runF), and returns the exit code zwarm would
 // give: a usage error is 2 before anything runs.
-func parse(t *testing.T, c *cobra.Command, io *streams, args ...string) int {
+func parse(t *testing.T, c *cobra.Command, io *cli.Streams, args ...string) int {
 	t.Helper()
 	c.SetArgs(args)
-	c.SetOut(io.out)
-	c.SetErr(io.errOut)
+	c.SetOut(io.Out)
+	c.SetErr(io.ErrOut)
 	c.SilenceUsage, c.SilenceErrors = true, true
-	return exitCode(c.ExecuteContext(context.Background()), io)
+	return cli.ExitCode(c.ExecuteContext(context.Background()), io)
 }
 
 // Each command's flags and arguments land in its options; what the flags
@@ -58,7 +59,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	check("ls", []any{ls.status, ls.adapter, ls.model, ls.source, ls.limit, ls.out, ls.text},
 		[]any{"running", "codex", "gpt-5.1-codex", "run:ab", 3, jsonFlags{jq: ".[].id"}, "fix"})
 	ls = nil
-	if code := parse(t, lsCmd(), io, "one", "two"); code != exitUsage || ls != nil {
+	if code := parse(t, lsCmd(), io, "one", "two"); code != cli.ExitUsage || ls != nil {
 		t.Errorf("ls with two texts: exit %d, ran %v", code, ls != nil)
 	}
 
@@ -71,7 +72,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	}
 	check("show", []any{show.id, show.out}, []any{"3f2a", jsonFlags{json: true}})
 	show = nil
-	if code := parse(t, showCmd(), io); code != exitUsage || show != nil {
+	if code := parse(t, showCmd(), io); code != cli.ExitUsage || show != nil {
 		t.Errorf("show without an id: exit %d, ran %v", code, show != nil)
 	}
 
@@ -85,7 +86,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	check("logs", []any{logs.id, logs.follow, logs.raw, logs.turn}, []any{"3f2a", true, false, 2})
 	logs = nil
 	errOut.Reset()
-	if code := parse(t, logsCmd(), io, "--turn", "0", "3f2a"); code != exitUsage || logs != nil || !strings.Contains(errOut.String(), "--turn must be 1 or more") {
+	if code := parse(t, logsCmd(), io, "--turn", "0", "3f2a"); code != cli.ExitUsage || logs != nil || !strings.Contains(errOut.String(), "--turn must be 1 or more") {
 		t.Errorf("logs --turn 0: exit %d, ran %v, %q", code, logs != nil, errOut)
 	}
 
@@ -101,7 +102,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	check("rm ids", []any{rm.ids, rm.all, rm.force}, []any{[]string{"3f2a", "9c1d"}, false, true})
 	for _, args := range [][]string{{}, {"--all", "3f2a"}} {
 		rm = nil
-		if code := parse(t, rmCmd(), io, args...); code != exitUsage || rm != nil {
+		if code := parse(t, rmCmd(), io, args...); code != cli.ExitUsage || rm != nil {
 			t.Errorf("rm %q: exit %d, ran %v", args, code, rm != nil)
 		}
 	}
@@ -113,7 +114,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	}
 	check("runs", runs.out, jsonFlags{json: true})
 	runs = nil
-	if code := parse(t, runsCmd(), io, "3f2a"); code != exitUsage || runs != nil {
+	if code := parse(t, runsCmd(), io, "3f2a"); code != cli.ExitUsage || runs != nil {
 		t.Errorf("runs with an id: exit %d, ran %v", code, runs != nil)
 	}
 
@@ -126,7 +127,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	}
 	check("doctor", doctor.f, f)
 	doctor = nil
-	if code := parse(t, doctorCmd(), io, "now"); code != exitUsage || doctor != nil {
+	if code := parse(t, doctorCmd(), io, "now"); code != cli.ExitUsage || doctor != nil {
 		t.Errorf("doctor with an argument: exit %d, ran %v", code, doctor != nil)
 	}
 	if ran != 7 {
@@ -144,16 +145,16 @@ func TestCommandLineInProcess(t *testing.T) {
 		t.Fatalf("ls --json over an empty state dir: exit %d %q %q", code, out, errOut)
 	}
 	io, _, out, errOut = newTestStreams()
-	if code := run(context.Background(), []string{"--state-dir", dir, "ls", "--bogus"}, io); code != exitUsage || out.Len() != 0 ||
+	if code := run(context.Background(), []string{"--state-dir", dir, "ls", "--bogus"}, io); code != cli.ExitUsage || out.Len() != 0 ||
 		!strings.Contains(errOut.String(), "unknown flag: --bogus") || !strings.Contains(errOut.String(), "zwarm ls --help") {
 		t.Fatalf("ls --bogus: exit %d %q %q", code, out, errOut)
 	}
 	io, _, out, errOut = newTestStreams()
-	if code := run(context.Background(), []string{"spawn", "--state-dir", dir, "-v is broken"}, io); code != exitUsage || !strings.Contains(errOut.String(), "goes after --") {
+	if code := run(context.Background(), []string{"spawn", "--state-dir", dir, "-v is broken"}, io); code != cli.ExitUsage || !strings.Contains(errOut.String(), "goes after --") {
 		t.Fatalf("spawn with a task that looks like a flag: exit %d %q %q", code, out, errOut)
 	}
 	io, _, out, errOut = newTestStreams()
-	if code := run(context.Background(), []string{"--state-dir", dir, "lss"}, io); code != exitUsage || !strings.Contains(errOut.String(), `did you mean ls`) {
+	if code := run(context.Background(), []string{"--state-dir", dir, "lss"}, io); code != cli.ExitUsage || !strings.Contains(errOut.String(), `did you mean ls`) {
 		t.Fatalf("a misspelt command: exit %d %q %q", code, out, errOut)
 	}
 }
@@ -165,7 +166,7 @@ func TestLsFitsTheStreamsInProcess(t *testing.T) {
 	id := "9c1d0000-0000-4000-8000-000000000001"
 	writeLegacy(t, dir, id)
 	io, _, out, errOut := newTestStreams()
-	io.setTerminal(60)
+	setTerminal(io, 60)
 	if code := run(context.Background(), []string{"--state-dir", dir, "ls"}, io); code != 0 {
 		t.Fatalf("ls on a terminal: exit %d %q", code, errOut)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"math"
 	"os"
 	"runtime"
@@ -19,8 +20,8 @@ const shortLivedHeap = 64 << 20
 // frees. The collector still runs once the heap reaches shortLivedHeap, so
 // memory stays bounded however much is read. GOGC or GOMEMLIMIT in the environment win,
 // and only a process of our own is tuned, never a test's.
-func deferGC(io *streams) {
-	if !io.process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+func deferGC(io *cli.Streams) {
+	if !io.Process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	deferCollection()
@@ -81,7 +82,7 @@ const dashHeap = 96 << 20
 
 // limitDashHeap bounds a long-lived dashboard's memory (GOGC or GOMEMLIMIT
 // in the environment win; only a process of our own is tuned).
-func limitDashHeap(io *streams) { limitHeap(io, dashHeap) }
+func limitDashHeap(io *cli.Streams) { limitHeap(io, dashHeap) }
 
 // followHeap is the heap logs -f collects harder to stay under: its live
 // heap is one stretch of a turn's events (a megabyte of its file) and the
@@ -91,8 +92,8 @@ func limitDashHeap(io *streams) { limitHeap(io, dashHeap) }
 const followHeap = 48 << 20
 
 // limitHeap bounds a long-lived command's heap to limit, as limitDashHeap.
-func limitHeap(io *streams, limit int64) {
-	if !io.process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+func limitHeap(io *cli.Streams, limit int64) {
+	if !io.Process || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(limit)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/testbin"
@@ -274,7 +275,7 @@ func (w *world) inProcess(args []string) bool {
 func (w *world) inproc(args ...string) result {
 	w.t.Helper()
 	io, _, o, e := newTestStreams()
-	io.width = termWidth() // what a piped zwarm takes: $COLUMNS, else 80
+	io.Width = cli.TermWidth() // what a piped zwarm takes: $COLUMNS, else 80
 	code := run(context.Background(), append([]string{"--state-dir", w.state}, args...), io)
 	return result{o.String(), e.String(), code}
 }
@@ -291,7 +292,7 @@ func (w *world) here(args ...string) result {
 	}
 	w.t.Chdir(w.work)
 	io, _, o, e := newTestStreams()
-	io.width = termWidth()
+	io.Width = cli.TermWidth()
 	code := run(context.Background(), args, io)
 	return result{o.String(), e.String(), code}
 }

@@ -69,9 +69,9 @@ func runInit(o *initOptions) error {
 		if _, err := os.Stat(cfg); err != nil {
 			return fmt.Errorf("init: %w", symlinkConfig(cfg))
 		}
-		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, config.File)
+		fmt.Fprintf(io.Out, "%s already has a %s: left as it is\n", abs, config.File)
 	case err == nil:
-		fmt.Fprintf(io.out, "%s already has a %s: left as it is\n", abs, config.File)
+		fmt.Fprintf(io.Out, "%s already has a %s: left as it is\n", abs, config.File)
 	case errors.Is(err, fs.ErrNotExist):
 		// O_EXCL: a file or symlink already there is an error, so nothing
 		// is written through a planted symlink.
@@ -81,7 +81,7 @@ func runInit(o *initOptions) error {
 			}
 			return fmt.Errorf("init: %w", err)
 		}
-		fmt.Fprintf(io.out, "made %s with a commented %s (it ignores itself in git)\n", abs, config.File)
+		fmt.Fprintf(io.Out, "made %s with a commented %s (it ignores itself in git)\n", abs, config.File)
 	default:
 		return fmt.Errorf("init: %w", err)
 	}

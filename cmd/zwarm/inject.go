@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -63,10 +64,10 @@ thread with a higher one (which must be above what it has spent).`,
 
 func runInject(c *cobra.Command, o *injectOptions) error {
 	if strings.TrimSpace(o.message) == "" {
-		return usagef("empty message: say what the agent should do next")
+		return cli.Usagef("empty message: say what the agent should do next")
 	}
 	if c.Flags().Changed("max-cost") && !(o.maxCost > 0) {
-		return usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
+		return cli.Usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
 	if _, err := o.out.check(); err != nil {
 		return err
@@ -86,13 +87,13 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	io := o.f.io
 	if !o.wait {
 		if o.out.on() {
-			return o.out.write(io.out, toJSON(res.Session))
+			return o.out.write(io.Out, toJSON(res.Session))
 		}
-		fmt.Fprintf(io.out, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
+		fmt.Fprintf(io.Out, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 		return nil
 	}
 	if !o.out.on() {
-		fmt.Fprintf(io.errOut, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
+		fmt.Fprintf(io.ErrOut, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 	}
 	e, s, err := waitInbox(ctx, io, m, res, o.out.on())
 	if err != nil && ctx.Err() != nil {
@@ -102,20 +103,20 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return err
 	}
 	if o.out.on() {
-		if err := o.out.write(io.out, toJSON(s)); err != nil {
+		if err := o.out.write(io.Out, toJSON(s)); err != nil {
 			return err
 		}
 	}
 	if e.State == record.InboxUndelivered {
 		if !o.out.on() {
-			fmt.Fprintf(io.out, "%s follow-up not delivered: %s\n", record.ShortID(s.ID), render.Clip(e.Reason, 300))
+			fmt.Fprintf(io.Out, "%s follow-up not delivered: %s\n", record.ShortID(s.ID), render.Clip(e.Reason, 300))
 		}
-		return &silentError{code: exitFailure}
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	t := s.Turns[e.Turn-1]
 	if !o.out.on() {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.paint(statusColor(t.Status), string(t.Status)))
+		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.Paint(statusColor(t.Status), string(t.Status)))
 		if t.Error != "" {
 			b.WriteString("  error: " + render.Clip(render.ErrorText(t.Error), 1000) + "\n")
 		}
@@ -124,10 +125,10 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 				b.WriteString("  » " + l + "\n")
 			}
 		}
-		io.out.Write([]byte(b.String()))
+		io.Out.Write([]byte(b.String()))
 	}
 	if t.Status != record.StatusCompleted {
-		return &silentError{code: exitFailure}
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }
@@ -162,10 +163,10 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 
 // waitInbox waits until the follow-up has become a turn that ended (or was
 // dropped), showing the session's progress on a terminal meanwhile.
-func waitInbox(ctx context.Context, io *streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*record.InboxEntry, *record.Session, error) {
-	var prog *progress
+func waitInbox(ctx context.Context, io *cli.Streams, m *sessions.Manager, res *sessions.InjectResult, quiet bool) (*record.InboxEntry, *record.Session, error) {
+	var prog *cli.Progress
 	if !quiet {
-		prog = startProgress(io, "waiting for the follow-up to "+record.ShortID(res.Session.ID))
+		prog = cli.StartProgress(io, "waiting for the follow-up to "+record.ShortID(res.Session.ID))
 	}
 	if prog != nil {
 		pctx, cancel := context.WithCancel(ctx)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestInitWritesNoConfigThroughASymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := w.zwarm("init")
-	if r.code != exitFailure || !strings.Contains(r.stderr, cfg+" is a symlink") || strings.Contains(r.stderr, "file exists") {
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, cfg+" is a symlink") || strings.Contains(r.stderr, "file exists") {
 		t.Errorf("init with a dangling config.toml symlink: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if _, err := os.Lstat(target); err == nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
@@ -132,8 +133,8 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 				}
 				sessionstest.Eventually(t, c.name+" to block", func() bool { return c.ready(cmd.Process.Pid, out.String()) })
 				cmd.Process.Signal(sig)
-				if code := exitOf(t, cmd, &out); code != exitInterrupted {
-					t.Fatalf("%s on %s: exit %d, want %d\n%s", sig, c.name, code, exitInterrupted, out.String())
+				if code := exitOf(t, cmd, &out); code != cli.ExitInterrupted {
+					t.Fatalf("%s on %s: exit %d, want %d\n%s", sig, c.name, code, cli.ExitInterrupted, out.String())
 				}
 				if !strings.Contains(out.String(), "zwarm: interrupted") {
 					t.Errorf("%s on %s printed %q, want it to say it was interrupted", sig, c.name, out.String())
@@ -151,8 +152,8 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 			c.cmd.Process.Signal(sig)
 			for range c.lines {
 			}
-			if code := exitOf(t, c.cmd, &c.stderr); code != exitInterrupted {
-				t.Fatalf("%s on mcp: exit %d, want %d\n%s", sig, code, exitInterrupted, c.stderr.String())
+			if code := exitOf(t, c.cmd, &c.stderr); code != cli.ExitInterrupted {
+				t.Fatalf("%s on mcp: exit %d, want %d\n%s", sig, code, cli.ExitInterrupted, c.stderr.String())
 			}
 		})
 
@@ -170,8 +171,8 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 			go io.Copy(&out, f)
 			sessionstest.Eventually(t, "the dashboard to draw", func() bool { return strings.Contains(out.String(), "ADAPTER") })
 			cmd.Process.Signal(sig)
-			if code := exitOf(t, cmd, &out); code != exitInterrupted {
-				t.Fatalf("%s on dash: exit %d, want %d", sig, code, exitInterrupted)
+			if code := exitOf(t, cmd, &out); code != cli.ExitInterrupted {
+				t.Fatalf("%s on dash: exit %d, want %d", sig, code, cli.ExitInterrupted)
 			}
 		})
 	}
@@ -237,8 +238,8 @@ func TestInterruptWhileStartingATurn(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGINT)
 		caught++
 		code := exitOf(t, cmd, &out)
-		if !(code == exitInterrupted || code == 0 && strings.Contains(out.String(), "resumed as turn 2")) {
-			t.Fatalf("SIGINT while the next turn's supervisor started: exit %d, want %d, or 0 saying it resumed\n%s", code, exitInterrupted, out.String())
+		if !(code == cli.ExitInterrupted || code == 0 && strings.Contains(out.String(), "resumed as turn 2")) {
+			t.Fatalf("SIGINT while the next turn's supervisor started: exit %d, want %d, or 0 saying it resumed\n%s", code, cli.ExitInterrupted, out.String())
 		}
 		// Delivered whole, the follow-up's turn runs (this world's agent
 		// blocks in it); interrupted, the session is as it was.

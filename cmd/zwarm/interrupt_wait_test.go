@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
@@ -78,8 +79,8 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 				}
 				sessionstest.Eventually(t, c.name+" to block", func() bool { return watchesFiles(cmd.Process.Pid) })
 				cmd.Process.Signal(sig)
-				if code := exitOf(t, cmd, &stderr); code != exitInterrupted {
-					t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitInterrupted, stdout.String(), stderr.String())
+				if code := exitOf(t, cmd, &stderr); code != cli.ExitInterrupted {
+					t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, cli.ExitInterrupted, stdout.String(), stderr.String())
 				}
 				if msg := c.check(w, id, stdout.String(), stderr.String()); msg != "" {
 					t.Fatalf("%s\nstdout: %q\nstderr: %q", msg, stdout.String(), stderr.String())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -35,11 +36,11 @@ func (j *jsonFlags) check() (*gojq.Code, error) {
 	}
 	q, err := gojq.Parse(j.jq)
 	if err != nil {
-		return nil, usagef("--jq %q: %v", j.jq, err)
+		return nil, cli.Usagef("--jq %q: %v", j.jq, err)
 	}
 	code, err := gojq.Compile(q)
 	if err != nil {
-		return nil, usagef("--jq %q: %v", j.jq, err)
+		return nil, cli.Usagef("--jq %q: %v", j.jq, err)
 	}
 	return code, nil
 }

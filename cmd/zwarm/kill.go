@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -30,12 +31,12 @@ func newKillCmd(f *factory) *cobra.Command {
 			o.ids = args
 			if o.orphans {
 				if o.all || len(args) > 0 {
-					return usagef("--orphans takes no session ids and no --all")
+					return cli.Usagef("--orphans takes no session ids and no --all")
 				}
 				return runKillOrphans(c.Context(), o)
 			}
 			if o.all == (len(args) > 0) {
-				return usagef("give session ids or --all, not both and not neither")
+				return cli.Usagef("give session ids or --all, not both and not neither")
 			}
 			return runKill(c, o)
 		},
@@ -57,10 +58,10 @@ func runKillOrphans(ctx context.Context, o *killOptions) error {
 		if len(orphan.PIDs) > 0 {
 			what = "killed pid " + joinPIDs(orphan.PIDs)
 		}
-		fmt.Fprintf(o.f.io.out, "orphaned %s: %s\n", orphan.What(), what)
+		fmt.Fprintf(o.f.io.Out, "orphaned %s: %s\n", orphan.What(), what)
 	}
 	if len(list) == 0 && err == nil {
-		fmt.Fprintln(o.f.io.errOut, "no orphaned processes")
+		fmt.Fprintln(o.f.io.ErrOut, "no orphaned processes")
 	}
 	return err
 }
@@ -76,7 +77,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		return err
 	}
 	if len(ids) == 0 {
-		fmt.Fprintln(o.f.io.errOut, "no running sessions to kill")
+		fmt.Fprintln(o.f.io.ErrOut, "no running sessions to kill")
 		return nil
 	}
 	// Kills run side by side: each may wait out a grace period.
@@ -94,7 +95,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	for i := range ids {
 		switch {
 		case errs[i] == nil:
-			fmt.Fprintf(o.f.io.out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status)
+			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status)
 		case errors.Is(errs[i], sessions.ErrNotRunning) && done[i] != nil:
 			errs[i] = fmt.Errorf("kill %s: not running: it %s", record.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -56,7 +57,7 @@ verified, stopping at the first that fails.`,
 		Args: maxArgs(1, "one session id, or --all"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.all == (len(args) == 1) {
-				return usagef("give one session id or --all, not both and not neither")
+				return cli.Usagef("give one session id or --all, not both and not neither")
 			}
 			if len(args) == 1 {
 				o.id = args[0]
@@ -114,7 +115,7 @@ func (o *landOptions) strategy() (workspace.Strategy, error) {
 	case 1:
 		return picked[0], nil
 	}
-	return "", usagef("--squash, --merge and --rebase are different ways to land: give one")
+	return "", cli.Usagef("--squash, --merge and --rebase are different ways to land: give one")
 }
 
 func runLand(c *cobra.Command, o *landOptions) error {
@@ -123,13 +124,13 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		return err
 	}
 	if o.message != "" && strategy == workspace.Rebase {
-		return usagef("--message names the squash or merge commit; a rebase keeps the worker's own messages")
+		return cli.Usagef("--message names the squash or merge commit; a rebase keeps the worker's own messages")
 	}
 	if o.all && o.message != "" {
-		return usagef("--message names one landing's commit: it does not go with --all")
+		return cli.Usagef("--message names one landing's commit: it does not go with --all")
 	}
 	if o.verifyTimeout <= 0 {
-		return usagef("--verify-timeout must be more than 0 (it is %s)", o.verifyTimeout)
+		return cli.Usagef("--verify-timeout must be more than 0 (it is %s)", o.verifyTimeout)
 	}
 	if _, err := o.out.check(); err != nil {
 		return err
@@ -149,18 +150,18 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	if o.verify != "" && !o.dryRun {
 		// The verify command's output is progress: it goes to stderr, so
 		// stdout stays the result.
-		opt.VerifyOut = ios.errOut
+		opt.VerifyOut = ios.ErrOut
 	}
 	if !o.all {
 		if o.verify != "" && !o.dryRun && !o.out.on() {
-			fmt.Fprintf(ios.errOut, "verifying %s: %s\n", o.id, render.SafeLine(o.verify))
+			fmt.Fprintf(ios.ErrOut, "verifying %s: %s\n", o.id, render.SafeLine(o.verify))
 		}
 		res, err := m.Land(ctx, o.id, opt)
 		if err != nil {
 			return err
 		}
 		if o.out.on() {
-			return o.out.write(ios.out, toLandJSON(res, strategy))
+			return o.out.write(ios.Out, toLandJSON(res, strategy))
 		}
 		printLanding(ios, res, strategy)
 		return nil
@@ -174,7 +175,7 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		for _, r := range q.Landed {
 			list = append(list, toLandJSON(r, strategy))
 		}
-		if werr := o.out.write(ios.out, list); werr != nil {
+		if werr := o.out.write(ios.Out, list); werr != nil {
 			return werr
 		}
 	} else {
@@ -183,52 +184,52 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		}
 	}
 	for _, s := range q.Skipped {
-		fmt.Fprintf(ios.errOut, "skipped %s: it %s (land it by its id if you want it)\n", record.ShortID(s.ID), s.Status.Ended())
+		fmt.Fprintf(ios.ErrOut, "skipped %s: it %s (land it by its id if you want it)\n", record.ShortID(s.ID), s.Status.Ended())
 	}
 	if q.Failed != nil {
 		left := make([]string, len(q.Left))
 		for i, s := range q.Left {
 			left[i] = record.ShortID(s.ID)
 		}
-		fmt.Fprintf(ios.errOut, "zwarm: the queue stopped at %s: %v\n", record.ShortID(q.Failed.ID), render.Safe(q.Err.Error()))
+		fmt.Fprintf(ios.ErrOut, "zwarm: the queue stopped at %s: %v\n", record.ShortID(q.Failed.ID), render.Safe(q.Err.Error()))
 		if len(left) > 0 {
-			fmt.Fprintf(ios.errOut, "not tried: %s\n", strings.Join(left, " "))
+			fmt.Fprintf(ios.ErrOut, "not tried: %s\n", strings.Join(left, " "))
 		}
-		return &silentError{code: exitCodeFor(err)}
+		return &cli.SilentError{Code: exitCodeFor(err)}
 	}
 	if len(q.Landed) == 0 && !o.out.on() {
-		fmt.Fprintln(ios.errOut, "nothing to land: no completed worker of this repository has a change that is not landed")
+		fmt.Fprintln(ios.ErrOut, "nothing to land: no completed worker of this repository has a change that is not landed")
 	}
 	if o.dryRun && len(q.Left) > 0 && !o.out.on() {
-		fmt.Fprintf(ios.errOut, "and %d more after it, each checked once the one before has landed\n", len(q.Left))
+		fmt.Fprintf(ios.ErrOut, "and %d more after it, each checked once the one before has landed\n", len(q.Left))
 	}
 	return nil
 }
 
-func printLanding(ios *streams, r *sessions.LandResult, strategy workspace.Strategy) {
+func printLanding(ios *cli.Streams, r *sessions.LandResult, strategy workspace.Strategy) {
 	id := record.ShortID(r.Session.ID)
 	switch {
 	case r.Already:
-		fmt.Fprintf(ios.out, "%s is landed already: %s has it as %s\n", id, render.SafeLine(r.Into), workspace.Short(r.Commit))
+		fmt.Fprintf(ios.Out, "%s is landed already: %s has it as %s\n", id, render.SafeLine(r.Into), workspace.Short(r.Commit))
 	case r.Nothing:
-		fmt.Fprintf(ios.out, "%s has nothing to land: %s\n", id, nothingWhy(r))
+		fmt.Fprintf(ios.Out, "%s has nothing to land: %s\n", id, nothingWhy(r))
 	case r.DryRun:
 		uncommitted := ""
 		if r.Uncommitted {
 			uncommitted = ", work the worker left uncommitted included (committed when it lands)"
 		}
-		fmt.Fprintf(ios.out, "would land %s into %s: %s (%s%s); no conflict\n", id, render.SafeLine(r.Into), r.Stat, strategy, uncommitted)
+		fmt.Fprintf(ios.Out, "would land %s into %s: %s (%s%s); no conflict\n", id, render.SafeLine(r.Into), r.Stat, strategy, uncommitted)
 		for _, f := range r.Files {
-			fmt.Fprintf(ios.out, "  %s\t+%d -%d\n", render.SafeLine(f.Path), f.Added, f.Deleted)
+			fmt.Fprintf(ios.Out, "  %s\t+%d -%d\n", render.SafeLine(f.Path), f.Added, f.Deleted)
 		}
 	default:
 		verified := ""
 		if r.Verified {
 			verified = ", verified"
 		}
-		fmt.Fprintf(ios.out, "landed %s into %s as %s: %s (%s%s)\n", id, render.SafeLine(r.Into), ios.paint(sgrGreen, workspace.Short(r.Commit)), r.Stat, strategy, verified)
+		fmt.Fprintf(ios.Out, "landed %s into %s as %s: %s (%s%s)\n", id, render.SafeLine(r.Into), ios.Paint(cli.Green, workspace.Short(r.Commit)), r.Stat, strategy, verified)
 		if !r.Removed {
-			fmt.Fprintf(ios.out, "  its worktree stays at %s\n", render.SafeLine(r.Session.Workspace.Path))
+			fmt.Fprintf(ios.Out, "  its worktree stays at %s\n", render.SafeLine(r.Session.Workspace.Path))
 		}
 	}
 }
@@ -253,7 +254,7 @@ func toLandJSON(r *sessions.LandResult, strategy workspace.Strategy) landJSON {
 // exitCodeFor is the exit code an error maps to, for one reported already.
 func exitCodeFor(err error) int {
 	if err == nil {
-		return exitOK
+		return cli.ExitOK
 	}
-	return classify(err)
+	return cli.Classify(err)
 }

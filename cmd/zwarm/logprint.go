@@ -4,6 +4,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -22,7 +23,7 @@ type logPrinter struct {
 	w          io.Writer
 	from, only int
 	follow     bool
-	prog       *progress
+	prog       *cli.Progress
 
 	id      string
 	pending map[int]*turnLog // turns seen, not printed

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -39,7 +40,7 @@ the agent wrote, byte for byte.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id = args[0]
 			if c.Flags().Changed("turn") && o.turn < 1 {
-				return usagef("--turn must be 1 or more (turns are numbered from 1)")
+				return cli.Usagef("--turn must be 1 or more (turns are numbered from 1)")
 			}
 			if runF != nil {
 				return runF(o)
@@ -56,7 +57,7 @@ the agent wrote, byte for byte.`,
 
 func runLogs(c *cobra.Command, o *logsOptions) error {
 	if o.raw && o.follow {
-		return usagef("--raw and --follow do not go together: follow the rendered log, or read a finished turn raw")
+		return cli.Usagef("--raw and --follow do not go together: follow the rendered log, or read a finished turn raw")
 	}
 	m, err := o.f.manager()
 	if err != nil {
@@ -81,7 +82,7 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	} else {
 		limitHeap(io, followHeap)
 	}
-	w := bufio.NewWriterSize(io.out, 64<<10)
+	w := bufio.NewWriterSize(io.Out, 64<<10)
 	if o.turn <= 1 {
 		writeSetupLog(w, m.Store().SetupLog(s.ID))
 	}
@@ -108,12 +109,12 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 	if s.Settled() || o.turn > 0 && o.turn < from {
 		return nil
 	}
-	var prog *progress
+	var prog *cli.Progress
 	if o.follow {
-		prog = startProgress(io, "following "+record.ShortID(o.id))
+		prog = cli.StartProgress(io, "following "+record.ShortID(o.id))
 		defer prog.Stop()
 	}
-	lp.w, lp.prog = io.out, prog
+	lp.w, lp.prog = io.Out, prog
 	err = m.Follow(ctx, s.ID, watch.FollowOptions{From: from, Only: o.turn, Live: o.follow, OnUpdate: lp.update},
 		func(watch.Step) {})
 	lp.finish()
@@ -142,14 +143,14 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 		return err
 	}
 	defer f.Close()
-	written, err := io.Copy(o.f.io.out, f)
+	written, err := io.Copy(o.f.io.Out, f)
 	if err != nil {
 		return err
 	}
 	if written == 0 {
 		// Nothing on stdout: say where the rest is, off the byte-exact output.
 		if fi, err := os.Stat(m.Store().StderrPath(s.ID, n)); err == nil && fi.Size() > 0 {
-			fmt.Fprintf(o.f.io.errOut, "zwarm: turn %d printed nothing on stdout; its stderr (%d bytes) is %s\n",
+			fmt.Fprintf(o.f.io.ErrOut, "zwarm: turn %d printed nothing on stdout; its stderr (%d bytes) is %s\n",
 				n, fi.Size(), m.Store().StderrPath(s.ID, n))
 		}
 	}

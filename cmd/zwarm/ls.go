@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -68,19 +69,19 @@ func (o *lsOptions) filter() (listing.Options, error) {
 	if o.status != "" {
 		st, err := record.ParseStatus(o.status)
 		if err != nil {
-			return opt, usagef("--status: %v", err)
+			return opt, cli.Usagef("--status: %v", err)
 		}
 		opt.Status = st
 	}
 	if o.source != "" {
 		src, err := record.ParseSource(o.source)
 		if err != nil {
-			return opt, usagef("--source: %v", err)
+			return opt, cli.Usagef("--source: %v", err)
 		}
 		opt.Source = src
 	}
 	if o.limit < 0 {
-		return opt, usagef("--limit must not be negative")
+		return opt, cli.Usagef("--limit must not be negative")
 	}
 	return opt, nil
 }
@@ -105,15 +106,15 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 		return err
 	}
 	if o.out.on() {
-		write := func() error { return o.out.write(io.out, listJSON(list)) }
+		write := func() error { return o.out.write(io.Out, listJSON(list)) }
 		if o.out.jq == "" {
-			write = func() error { return writeListJSON(io.out, list) }
+			write = func() error { return writeListJSON(io.Out, list) }
 		}
 		if err := write(); err != nil {
 			return err
 		}
 	} else if len(list) == 0 {
-		fmt.Fprintln(io.errOut, emptyNote(c, m, opt))
+		fmt.Fprintln(io.ErrOut, emptyNote(c, m, opt))
 	} else {
 		writeSessions(io, list, o.now(), true, stallConfig(m))
 	}
@@ -136,15 +137,15 @@ func stallConfig(m *sessions.Manager) *watchers.StallConfig {
 
 // reportUnreadable lists the records a listing could not read, each with
 // its reason, under the output; the command then exits 1.
-func reportUnreadable(io *streams, le *listing.Error) error {
+func reportUnreadable(io *cli.Streams, le *listing.Error) error {
 	if le == nil {
 		return nil
 	}
 	for _, r := range le.Records {
-		fmt.Fprintf(io.errOut, "zwarm: cannot read session %s: %s\n", r.ID, render.SafeLine(r.Err.Error()))
+		fmt.Fprintf(io.ErrOut, "zwarm: cannot read session %s: %s\n", r.ID, render.SafeLine(r.Err.Error()))
 	}
-	fmt.Fprintf(io.errOut, "zwarm: %s could not be read (zwarm rm --force ID removes one)\n", render.Plural(len(le.Records), "session record"))
-	return &silentError{code: exitFailure}
+	fmt.Fprintf(io.ErrOut, "zwarm: %s could not be read (zwarm rm --force ID removes one)\n", render.Plural(len(le.Records), "session record"))
+	return &cli.SilentError{Code: cli.ExitFailure}
 }
 
 // emptyNote says why nothing is listed: nothing there yet, or nothing that
@@ -172,41 +173,41 @@ const recent = time.Minute
 // writeSessions prints the session table; with summary, on a terminal, a
 // line of totals comes first.
 // stall, if set, marks the running sessions the stall watcher would report.
-func writeSessions(io *streams, list []*record.Session, now time.Time, summary bool, stall *watchers.StallConfig) error {
+func writeSessions(io *cli.Streams, list []*record.Session, now time.Time, summary bool, stall *watchers.StallConfig) error {
 	var b strings.Builder
-	if summary && io.outTTY {
+	if summary && io.OutTTY {
 		b.WriteString(summaryLine(io, list) + "\n\n")
 	}
 	// Who started a session outlasts its numbers on a narrow terminal:
 	// a run's workers and a person's sessions read apart at 80 columns.
-	if _, err := io.out.Write([]byte(b.String())); err != nil {
+	if _, err := io.Out.Write([]byte(b.String())); err != nil {
 		return err
 	}
 	// On a terminal, CHANGES is shown when a worker listed has a worktree:
 	// "in place" on every row says nothing. Piped, it is always there, so
 	// scripts see the same columns.
-	changes := !io.outTTY
+	changes := !io.OutTTY
 	for _, s := range list {
 		changes = changes || s.Workspace != nil
 	}
-	cols := []column{{title: "ID"}, {title: "STATUS"}}
+	cols := []cli.Column{{Title: "ID"}, {Title: "STATUS"}}
 	if changes {
-		cols = append(cols, column{title: "CHANGES", drop: 8})
+		cols = append(cols, cli.Column{Title: "CHANGES", Drop: 8})
 	}
-	cols = append(cols, column{title: "ADAPTER", drop: 6}, column{title: "MODEL", drop: 7},
-		column{title: "TURN", drop: 2}, column{title: "TOKENS", drop: 4}, column{title: "COST", drop: 3}, column{title: "AGE", drop: 1},
-		column{title: "SOURCE", drop: 5}, column{title: "TASK", flex: true})
-	t := newTable(io, cols...)
-	var row []cell // piped rows are written as they are made: one will do
+	cols = append(cols, cli.Column{Title: "ADAPTER", Drop: 6}, cli.Column{Title: "MODEL", Drop: 7},
+		cli.Column{Title: "TURN", Drop: 2}, cli.Column{Title: "TOKENS", Drop: 4}, cli.Column{Title: "COST", Drop: 3}, cli.Column{Title: "AGE", Drop: 1},
+		cli.Column{Title: "SOURCE", Drop: 5}, cli.Column{Title: "TASK", Flex: true})
+	t := cli.NewTable(io, cols...)
+	var row []cli.Cell // piped rows are written as they are made: one will do
 	for _, s := range list {
-		if io.outTTY {
-			t.add(sessionRow(s, now, stall, changes)...)
+		if io.OutTTY {
+			t.Add(sessionRow(s, now, stall, changes)...)
 		} else {
 			row = plainRow(row[:0], s)
-			t.add(row...)
+			t.Add(row...)
 		}
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	return writePriceFootnote(io, render.UnpricedModels(list))
@@ -214,32 +215,32 @@ func writeSessions(io *streams, list []*record.Session, now time.Time, summary b
 
 // writePriceFootnote explains, on a terminal, the "?" a listing shows for a
 // model without a price: one line under it. Piped output has no footnotes.
-func writePriceFootnote(io *streams, models []string) error {
+func writePriceFootnote(io *cli.Streams, models []string) error {
 	note := render.PriceFootnote(models)
-	if note == "" || !io.outTTY {
+	if note == "" || !io.OutTTY {
 		return nil
 	}
-	_, err := fmt.Fprintln(io.out, io.paint(sgrDim, note))
+	_, err := fmt.Fprintln(io.Out, io.Paint(cli.Dim, note))
 	return err
 }
 
 // sessionRow is one line of ls on a terminal; changes says the CHANGES
 // column is shown.
-func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cell {
+func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, changes bool) []cli.Cell {
 	status, sgr := statusCell(s, now, stall)
-	row := []cell{{text: record.ShortID(s.ID)}, {text: status, sgr: sgr}}
+	row := []cli.Cell{{Text: record.ShortID(s.ID)}, {Text: status, SGR: sgr}}
 	if changes {
 		row = append(row, changesCell(s))
 	}
 	return append(row,
-		cell{text: render.SafeLine(s.Adapter)},
-		cell{text: render.SafeLine(s.Model)},
-		cell{text: strconv.Itoa(s.Turn)},
-		cell{text: render.SessionTokens(s)},
-		cell{text: render.SessionCost(s)},
-		cell{text: render.Age(now.Sub(s.CreatedAt))},
-		cell{text: sourceCell(s.Source)},
-		cell{text: render.Clip(s.Task, 200)},
+		cli.Cell{Text: render.SafeLine(s.Adapter)},
+		cli.Cell{Text: render.SafeLine(s.Model)},
+		cli.Cell{Text: strconv.Itoa(s.Turn)},
+		cli.Cell{Text: render.SessionTokens(s)},
+		cli.Cell{Text: render.SessionCost(s)},
+		cli.Cell{Text: render.Age(now.Sub(s.CreatedAt))},
+		cli.Cell{Text: sourceCell(s.Source)},
+		cli.Cell{Text: render.Clip(s.Task, 200)},
 	)
 }
 
@@ -247,7 +248,7 @@ func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, c
 // dollars and RFC 3339 times, so awk and sort need no parsing of "12k" or
 // "4m". Only these exact values are made: formatting what only people see
 // was most of the cost of a long piped listing.
-func plainRow(row []cell, s *record.Session) []cell {
+func plainRow(row []cli.Cell, s *record.Session) []cli.Cell {
 	var cost string
 	if s.CostUSD != nil {
 		cost = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
@@ -255,17 +256,17 @@ func plainRow(row []cell, s *record.Session) []cell {
 		cost = render.SessionCost(s)
 	}
 	return append(row,
-		cell{text: s.ID},
-		cell{text: string(s.Status)},
-		cell{text: s.ChangesText()},
-		cell{text: render.SafeLine(s.Adapter)},
-		cell{text: render.SafeLine(s.Model)},
-		cell{text: strconv.Itoa(s.Turn)},
-		cell{text: strconv.FormatInt(s.Usage.TotalTokens, 10)},
-		cell{text: cost},
-		cell{text: s.CreatedAt.UTC().Format(time.RFC3339)},
-		cell{text: render.SafeLine(s.Source.String())},
-		cell{text: render.SafeLine(s.Task)},
+		cli.Cell{Text: s.ID},
+		cli.Cell{Text: string(s.Status)},
+		cli.Cell{Text: s.ChangesText()},
+		cli.Cell{Text: render.SafeLine(s.Adapter)},
+		cli.Cell{Text: render.SafeLine(s.Model)},
+		cli.Cell{Text: strconv.Itoa(s.Turn)},
+		cli.Cell{Text: strconv.FormatInt(s.Usage.TotalTokens, 10)},
+		cli.Cell{Text: cost},
+		cli.Cell{Text: s.CreatedAt.UTC().Format(time.RFC3339)},
+		cli.Cell{Text: render.SafeLine(s.Source.String())},
+		cli.Cell{Text: render.SafeLine(s.Task)},
 	)
 }
 
@@ -294,7 +295,7 @@ func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (
 			if s.LastEventAt != nil {
 				silent = "quiet " + render.Age(now.Sub(*s.LastEventAt))
 			}
-			return text + ", stalled (" + silent + ")", sgrRed
+			return text + ", stalled (" + silent + ")", cli.Red
 		}
 	}
 	if s.RunnerState != "" {
@@ -302,12 +303,12 @@ func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (
 		text += ", " + render.Clip(s.RunnerState, 48)
 	}
 	if q := render.Quiet(s, now); q != "" {
-		return text + ", " + q, sgrYellow
+		return text + ", " + q, cli.Yellow
 	}
 	if s.Denied > 0 {
 		// Work the agent was asked to do and its permissions refused:
 		// never silent (show says which and how to allow them).
-		return text + ", " + render.Plural(s.Denied, "call") + " denied", sgrYellow
+		return text + ", " + render.Plural(s.Denied, "call") + " denied", cli.Yellow
 	}
 	return text, statusColor(s.Status)
 }
@@ -315,21 +316,21 @@ func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (
 func statusColor(st record.Status) string {
 	switch st {
 	case record.StatusRunning:
-		return sgrCyan
+		return cli.Cyan
 	case record.StatusAttached:
-		return sgrBlue
+		return cli.Blue
 	case record.StatusCompleted:
-		return sgrGreen
+		return cli.Green
 	case record.StatusFailed:
-		return sgrRed
+		return cli.Red
 	case record.StatusKilled:
-		return sgrYellow
+		return cli.Yellow
 	}
-	return sgrDim
+	return cli.Dim
 }
 
 // summaryLine counts sessions per status and sums their tokens and cost.
-func summaryLine(io *streams, list []*record.Session) string {
+func summaryLine(io *cli.Streams, list []*record.Session) string {
 	counts := map[record.Status]int{}
 	var total int64
 	var spent float64
@@ -346,7 +347,7 @@ func summaryLine(io *streams, list []*record.Session) string {
 	var parts []string
 	for _, st := range record.Statuses {
 		if counts[st] > 0 {
-			parts = append(parts, io.paint(statusColor(st), fmt.Sprintf("%d %s", counts[st], st)))
+			parts = append(parts, io.Paint(statusColor(st), fmt.Sprintf("%d %s", counts[st], st)))
 		}
 	}
 	return strings.Join(parts, "  ") + " · " + render.Tokens(total) + " tokens · " + render.PartialCost(record.RoundCost(spent), priced)
@@ -354,16 +355,16 @@ func summaryLine(io *streams, list []*record.Session) string {
 
 // changesCell is what became of a worker's change: "+120 -8 in 5 files",
 // "landed", "conflict", "in place".
-func changesCell(s *record.Session) cell {
+func changesCell(s *record.Session) cli.Cell {
 	text := s.ChangesText()
 	sgr := ""
 	switch text {
 	case "landed":
-		sgr = sgrGreen
+		sgr = cli.Green
 	case "conflict", "no worktree":
-		sgr = sgrRed
+		sgr = cli.Red
 	case "in place", "no changes", "preparing", "–":
-		sgr = sgrDim
+		sgr = cli.Dim
 	}
-	return cell{text: text, sgr: sgr}
+	return cli.Cell{Text: text, SGR: sgr}
 }

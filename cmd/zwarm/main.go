@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 func main() { os.Exit(runMain(os.Args[1:])) }
@@ -16,7 +17,7 @@ func main() { os.Exit(runMain(os.Args[1:])) }
 // interrupt or a SIGTERM cancels it.
 func runMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, args, newStreams())
+	code := run(ctx, args, cli.NewStreams())
 	// The outcome is decided: a signal that comes between here and the
 	// exit is ignored. Given back its default action it would kill the
 	// process, and a shell would report 130 for work that was done (a
@@ -27,14 +28,14 @@ func runMain(args []string) int {
 }
 
 // run executes one command line and returns the process exit code.
-func run(ctx context.Context, args []string, io *streams) int {
+func run(ctx context.Context, args []string, io *cli.Streams) int {
 	root := newRootCmd(&factory{io: io})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if ctx.Err() != nil && !ownsInterrupt(cmd) && !(err == nil && finishesWhatItStarts(cmd)) {
-		return interrupted(err, io)
+		return cli.Interrupted(err, io)
 	}
-	return exitCode(err, io)
+	return cli.ExitCode(err, io)
 }
 
 // finishesAnnotation marks a command that a signal either stops before it

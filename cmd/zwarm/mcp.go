@@ -78,11 +78,11 @@ func runMCP(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
-	out, err := protocolOut(f.io.out)
+	out, err := protocolOut(f.io.Out)
 	if err != nil {
 		return err
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.io.in), Writer: out})
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.io.In), Writer: out})
 	switch {
 	case err == nil, errors.Is(err, io.EOF), ctx.Err() != nil:
 		// The client hung up: its normal end. A signal that stopped the

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"io"
 	"os"
 	"os/exec"
@@ -223,7 +224,7 @@ func TestMCPRefusesABadConfig(t *testing.T) {
 		os.MkdirAll(w.state, 0o700)
 		writeFile(t, filepath.Join(w.state, "config.toml"), body)
 		c := startMCP(t, w)
-		if code := c.exit(30 * time.Second); code != exitUsage || !strings.Contains(c.stderr.String(), want) ||
+		if code := c.exit(30 * time.Second); code != cli.ExitUsage || !strings.Contains(c.stderr.String(), want) ||
 			!strings.Contains(c.stderr.String(), "config.toml") {
 			t.Errorf("%q: exit %d, stderr %q", body, code, c.stderr.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/watchers/notify"
@@ -30,7 +31,7 @@ func newNotifyCmd(f *factory) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			timeout, err := time.ParseDuration(args[0])
 			if err != nil {
-				return usagef("timeout %q: %v", args[0], err)
+				return cli.Usagef("timeout %q: %v", args[0], err)
 			}
 			log, closeLog, lerr := fileLogger(f.state().dir)
 			if lerr == nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
@@ -94,7 +95,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	}
 	defer rs.closeLog()
 	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
-	p := newStepPrinter(o.f.io, o.f.io.out, &o.out, set.Limits.MaxSteps, true)
+	p := newStepPrinter(o.f.io, o.f.io.Out, &o.out, set.Limits.MaxSteps, true)
 	defer p.close()
 	var run *orchestrator.Run
 	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: func(e runs.Event) {
@@ -112,7 +113,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	if o.resume != "" {
 		id, err := runs.ResolveRun(m.Store().Dir(), o.resume)
 		if err != nil {
-			return usagef("--resume: %v", err)
+			return cli.Usagef("--resume: %v", err)
 		}
 		if task != "" {
 			// The new instruction goes through the inbox like any
@@ -144,7 +145,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	p.outcome(rec, resumeCommand(c, rec))
 	n.Notify(orchestrator.FinishedEvent(m.Store().Dir(), rec))
 	if rec.Status != runs.StatusCompleted {
-		return &silentError{code: exitFailure}
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/demo"
 	"github.com/zwarm/zwarm/orchestrator/runs"
@@ -24,7 +25,7 @@ type orchestratedDemo struct {
 // dashboard). speed scales the recorded thinking time; the workers'
 // pacing follows ZWARM_REPLAY_SPEED (replay.SpeedEnv), which the caller
 // sets.
-func startOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*orchestratedDemo, error) {
+func startOrchestratedDemo(ctx context.Context, s *cli.Streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*orchestratedDemo, error) {
 	if err := demo.StageWorkers(m.Store().Dir()); err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (d *orchestratedDemo) execute(ctx context.Context) (*runs.Record, error) {
 
 // runOrchestratedDemo runs the orchestrated task of zwarm demo from start
 // to end (startOrchestratedDemo says how).
-func runOrchestratedDemo(ctx context.Context, s *streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*runs.Record, error) {
+func runOrchestratedDemo(ctx context.Context, s *cli.Streams, m *sessions.Manager, workDir string, speed float64, out io.Writer) (*runs.Record, error) {
 	d, err := startOrchestratedDemo(ctx, s, m, workDir, speed, out)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -17,12 +18,12 @@ import (
 // progress shows on stderr what the run is waiting for: the model, or a
 // tool.
 type stepPrinter struct {
-	io     *streams
+	io     *cli.Streams
 	out    io.Writer
 	json   *jsonFlags // nil or off: steps for people
 	render orchestrator.Renderer
 	spin   bool
-	prog   *progress
+	prog   *cli.Progress
 	jqErr  bool // a --jq error was reported
 	// prompting: the run asks its questions on this terminal, where the
 	// prompt takes the spinner's place; hint is how else to answer.
@@ -34,7 +35,7 @@ type stepPrinter struct {
 	pilot, echoed bool
 }
 
-func newStepPrinter(s *streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
+func newStepPrinter(s *cli.Streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
 	return &stepPrinter{io: s, out: out, json: j, render: orchestrator.Renderer{MaxSteps: maxSteps}, spin: spin}
 }
 
@@ -63,7 +64,7 @@ func (p *stepPrinter) event(ev runs.Event) {
 			return
 		}
 	case runs.EventTurnEnded:
-		if ev.Reason == runs.TurnStopped && p.io.outTTY {
+		if ev.Reason == runs.TurnStopped && p.io.OutTTY {
 			// The terminal echoed the Ctrl+C that stopped it where the
 			// cursor was: that line goes.
 			p.stopProgress()
@@ -90,7 +91,7 @@ func (p *stepPrinter) event(ev runs.Event) {
 func (p *stepPrinter) await(what string) {
 	p.stopProgress()
 	if p.spin {
-		p.prog = startProgress(p.io, what)
+		p.prog = cli.StartProgress(p.io, what)
 	}
 }
 
@@ -109,7 +110,7 @@ func (p *stepPrinter) writeJSON(ev runs.Event) {
 	}
 	if err := p.json.write(p.out, ev); err != nil && !p.jqErr {
 		p.jqErr = true
-		fmt.Fprintln(p.io.errOut, "zwarm:", err)
+		fmt.Fprintln(p.io.ErrOut, "zwarm:", err)
 	}
 }
 
@@ -144,7 +145,7 @@ func (p *stepPrinter) answer(text string) {
 // continue it (on stderr: it is advice, not output; "" gives none).
 func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if !p.asJSON() {
-		status := p.io.paint(runStatusColor(rec.Status), string(rec.Status))
+		status := p.io.Paint(runStatusColor(rec.Status), string(rec.Status))
 		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), totalCost(rec),
 			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
 		text := rec.StopReason
@@ -163,7 +164,7 @@ func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 		io.WriteString(p.out, b.String())
 	}
 	if rec.Status != runs.StatusCompleted && resume != "" {
-		fmt.Fprintf(p.io.errOut, "resume with: %s\n", resume)
+		fmt.Fprintf(p.io.ErrOut, "resume with: %s\n", resume)
 	}
 }
 
@@ -174,13 +175,13 @@ func totalCost(rec *runs.Record) string {
 
 // writeRunLines prints a run's rendered lines in one write: on a terminal
 // wrapped to its width and coloured by kind, piped as they are.
-func writeRunLines(s *streams, w io.Writer, lines []orchestrator.Line) {
+func writeRunLines(s *cli.Streams, w io.Writer, lines []orchestrator.Line) {
 	var b strings.Builder
 	for _, l := range lines {
 		indent := strings.Repeat("  ", l.Indent)
 		for _, piece := range fitLine(s, l.Text, indent) {
 			text := strings.TrimLeft(piece, " ")
-			b.WriteString(piece[:len(piece)-len(text)] + s.paint(lineColor(l.Kind), text) + "\n")
+			b.WriteString(piece[:len(piece)-len(text)] + s.Paint(lineColor(l.Kind), text) + "\n")
 		}
 	}
 	io.WriteString(w, b.String())
@@ -189,13 +190,13 @@ func writeRunLines(s *streams, w io.Writer, lines []orchestrator.Line) {
 func lineColor(k orchestrator.LineKind) string {
 	switch k {
 	case orchestrator.LineHeader, orchestrator.LineStep, orchestrator.LineDone:
-		return sgrBold
+		return cli.Bold
 	case orchestrator.LineReasoning, orchestrator.LineNote:
-		return sgrDim
+		return cli.Dim
 	case orchestrator.LineCall:
-		return sgrCyan
+		return cli.Cyan
 	case orchestrator.LineError:
-		return sgrRed
+		return cli.Red
 	}
 	return ""
 }
@@ -203,22 +204,22 @@ func lineColor(k orchestrator.LineKind) string {
 func runStatusColor(st runs.Status) string {
 	switch st {
 	case runs.StatusRunning:
-		return sgrCyan
+		return cli.Cyan
 	case runs.StatusWaiting:
-		return sgrBlue
+		return cli.Blue
 	case runs.StatusCompleted:
-		return sgrGreen
+		return cli.Green
 	case runs.StatusFailed:
-		return sgrRed
+		return cli.Red
 	}
-	return sgrYellow
+	return cli.Yellow
 }
 
 // fitLine is text after indent as the lines that show it: piped, one line
 // as it is; on a terminal, pieces that fit its width (render.Wrap).
-func fitLine(s *streams, text, indent string) []string {
-	if !s.outTTY {
+func fitLine(s *cli.Streams, text, indent string) []string {
+	if !s.OutTTY {
 		return []string{indent + text}
 	}
-	return render.Wrap(text, indent, s.width)
+	return render.Wrap(text, indent, s.Width)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
@@ -26,17 +27,17 @@ func (o *orchestrateOptions) task(args []string) (string, error) {
 	joined := strings.TrimSpace(strings.Join(args, " "))
 	switch {
 	case o.resume != "" && o.dir != "":
-		return "", usagef("--resume continues a run in its own dir: --dir cannot change it")
+		return "", cli.Usagef("--resume continues a run in its own dir: --dir cannot change it")
 	case o.taskFile != "" && joined != "":
-		return "", usagef("give the task as an argument or with --task-file, not both")
+		return "", cli.Usagef("give the task as an argument or with --task-file, not both")
 	case o.taskFile != "":
 		b, err := os.ReadFile(o.taskFile)
 		if err != nil {
-			return "", usagef("--task-file: %v", err)
+			return "", cli.Usagef("--task-file: %v", err)
 		}
 		joined = strings.TrimSpace(string(b))
 	case joined == "-":
-		b, err := io.ReadAll(o.f.io.in)
+		b, err := io.ReadAll(o.f.io.In)
 		if err != nil {
 			return "", fmt.Errorf("read the task from stdin: %w", err)
 		}
@@ -44,11 +45,11 @@ func (o *orchestrateOptions) task(args []string) (string, error) {
 	}
 	switch {
 	case o.resume != "" && len(joined) > runs.MaxMessageBytes:
-		return "", usagef("the instruction is %d bytes; at most %d fit", len(joined), runs.MaxMessageBytes)
+		return "", cli.Usagef("the instruction is %d bytes; at most %d fit", len(joined), runs.MaxMessageBytes)
 	case o.resume != "":
 		return joined, nil
 	case joined == "":
-		return "", usagef("no task: say what to do, e.g. zwarm orchestrate \"add rate limiting to the API, with tests\" (or --task-file F, or - for stdin)")
+		return "", cli.Usagef("no task: say what to do, e.g. zwarm orchestrate \"add rate limiting to the API, with tests\" (or --task-file F, or - for stdin)")
 	}
 	return joined, nil
 }
@@ -76,7 +77,7 @@ func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) er
 	}
 	if fl.Changed("timeout") {
 		if o.timeout < 0 {
-			return usagef("--timeout cannot be negative")
+			return cli.Usagef("--timeout cannot be negative")
 		}
 		oc.Timeout = config.Duration{Duration: o.timeout}
 	}
@@ -84,7 +85,7 @@ func (o *orchestrateOptions) apply(c *cobra.Command, oc *orchestrator.Config) er
 		oc.KillWorkersOnExit = o.kill
 	}
 	if err := oc.Validate(); err != nil {
-		return usagef("%v (flags count as their config keys)", err)
+		return cli.Usagef("%v (flags count as their config keys)", err)
 	}
 	return nil
 }
@@ -98,24 +99,24 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 			return orchestrator.Settings{}, err
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return orchestrator.Settings{}, usagef("--dir %s is not a directory", dir)
+			return orchestrator.Settings{}, cli.Usagef("--dir %s is not a directory", dir)
 		}
 		return oc.Settings(dir), nil
 	}
 	rec, err := runs.LoadRecord(stateDir, o.resume)
 	if err != nil {
-		return orchestrator.Settings{}, usagef("--resume: %v", err)
+		return orchestrator.Settings{}, cli.Usagef("--resume: %v", err)
 	}
 	switch {
 	case rec.Pilot && !o.pilot:
-		return orchestrator.Settings{}, usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
+		return orchestrator.Settings{}, cli.Usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case !rec.Pilot && o.pilot:
-		return orchestrator.Settings{}, usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
+		return orchestrator.Settings{}, cli.Usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case rec.Status == runs.StatusCompleted && instruction == "" && queuedMessages(stateDir, rec.ID) == 0:
-		return orchestrator.Settings{}, usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
+		return orchestrator.Settings{}, cli.Usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
 			record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case rec.Status.Live():
-		return orchestrator.Settings{}, usagef("run %s is %s (process %d): stop it first (Ctrl+C in its terminal) or let it finish; zwarm runs say %s sends it a message",
+		return orchestrator.Settings{}, cli.Usagef("run %s is %s (process %d): stop it first (Ctrl+C in its terminal) or let it finish; zwarm runs say %s sends it a message",
 			record.ShortID(rec.ID), rec.Status, rec.Owner.PID, record.ShortID(rec.ID))
 	}
 	set := oc.Settings(rec.Dir)
@@ -148,7 +149,7 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}
 	if rec.Status == runs.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
-		return set, usagef("run %s has used its %d steps: resume it with a higher --max-steps", record.ShortID(rec.ID), rec.Steps)
+		return set, cli.Usagef("run %s has used its %d steps: resume it with a higher --max-steps", record.ShortID(rec.ID), rec.Steps)
 	}
 	return set, nil
 }
@@ -159,7 +160,7 @@ func openAIClient(oc *orchestrator.Config) (*model.OpenAI, error) {
 	env := firstNonEmpty(oc.APIKeyEnv, orchestrator.DefaultAPIKeyEnv)
 	key := os.Getenv(env)
 	if key == "" && oc.BaseURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-		return nil, usagef("no API key: set %s (or name another variable with api_key_env in the [orchestrator] table of config.toml)", env)
+		return nil, cli.Usagef("no API key: set %s (or name another variable with api_key_env in the [orchestrator] table of config.toml)", env)
 	}
 	return model.NewOpenAI(model.OpenAIOptions{BaseURL: oc.BaseURL, APIKey: key, MaxRetries: oc.Retries,
 		MaxRetryDelay: oc.RetryMaxDelay.Duration, RequestTimeout: oc.RequestTimeout.Duration}), nil
@@ -250,7 +251,7 @@ func (o *orchestrateOptions) setup(c *cobra.Command, instruction string) (*runSe
 	set.Pilot = o.pilot
 	if err := m.CheckRunnerName(set.Runner); err != nil {
 		// Before the model is paid for: every delegate would be refused.
-		return nil, usagef("[orchestrator] runner: %v", err)
+		return nil, cli.Usagef("[orchestrator] runner: %v", err)
 	}
 	client, err := openAIClient(oc)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // rawOnTerminal runs zwarm on a pseudo-terminal cols wide and returns
@@ -75,7 +76,7 @@ func TestOrchestrateOnATerminal(t *testing.T) {
 	script("TERM ONE", slow)
 	raw := w.rawOnTerminalThinking(60, nil, slow, "orchestrate", "TERM ONE")
 	fitsWidth(t, "orchestrate", raw, 60)
-	for _, want := range []string{"the model is thinking", sgrCyan + "→ delegate", sgrGreen + "completed" + sgrReset + " after 3 steps", "Retry-After"} {
+	for _, want := range []string{"the model is thinking", cli.Cyan + "→ delegate", cli.Green + "completed" + cli.Reset + " after 3 steps", "Retry-After"} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("orchestrate on a terminal lacks %q:\n%q", want, raw)
 		}
@@ -103,13 +104,13 @@ func TestOrchestrateOnATerminal(t *testing.T) {
 	}
 	raw = w.rawOnTerminal(60, nil, "runs")
 	fitsWidth(t, "runs", raw, 60)
-	if !strings.Contains(raw, sgrGreen+"completed") || strings.Count(visible(raw), "completed") != 3 {
+	if !strings.Contains(raw, cli.Green+"completed") || strings.Count(visible(raw), "completed") != 3 {
 		t.Errorf("runs on a terminal:\n%s", visible(raw))
 	}
 	id := w.runs()[0].ID
 	raw = w.rawOnTerminal(60, nil, "runs", "show", id)
 	fitsWidth(t, "runs show", raw, 60)
-	if !strings.Contains(raw, sgrCyan+"→ delegate") || !strings.Contains(raw, "completed after 3 steps") {
+	if !strings.Contains(raw, cli.Cyan+"→ delegate") || !strings.Contains(raw, "completed after 3 steps") {
 		t.Errorf("runs show on a terminal:\n%s", visible(raw))
 	}
 }

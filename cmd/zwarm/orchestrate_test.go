@@ -16,6 +16,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
@@ -328,7 +329,7 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitInterrupted {
 		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	run := w.runs()[0]
@@ -360,7 +361,7 @@ func TestOrchestratedDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	rec, err := runOrchestratedDemo(ctx, &streams{out: &out, errOut: &out, width: 80}, m, work, 40, &out)
+	rec, err := runOrchestratedDemo(ctx, &cli.Streams{Out: &out, ErrOut: &out, Width: 80}, m, work, 40, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestOrchestrateRunsTheWatchers(t *testing.T) {
 // workers' changes: what was landed, and what is left on their branches.
 func TestOutcomeOfAStoppedRunListsItsWorkersChanges(t *testing.T) {
 	var out, errOut bytes.Buffer
-	p := newStepPrinter(&streams{out: &out, errOut: &errOut, width: 100}, &out, nil, 10, false)
+	p := newStepPrinter(&cli.Streams{Out: &out, ErrOut: &errOut, Width: 100}, &out, nil, 10, false)
 	rec := &runs.Record{ID: "aed2344a-5eb7-4020-ab4b-627075cc1918", Status: runs.StatusLimited, StopReason: "the run used its 10 steps",
 		Steps: 10, Changes: []runs.WorkerChange{
 			{Session: "3f2a9c1d-0000-4000-8000-000000000000", Outcome: runs.ChangeLanded, Into: "main", Commit: "0123456789abcdef", Changes: "+3 -1 in 2 files", Task: "add the parser"},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
@@ -83,9 +84,9 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	text := strings.TrimSpace(strings.Join(args, " "))
 	switch {
 	case o.resume != "" && o.dir != "":
-		return usagef("--resume continues a run in its own dir: --dir cannot change it")
+		return cli.Usagef("--resume continues a run in its own dir: --dir cannot change it")
 	case len(text) > runs.MaxMessageBytes:
-		return usagef("the message is %d bytes; at most %d fit", len(text), runs.MaxMessageBytes)
+		return cli.Usagef("the message is %d bytes; at most %d fit", len(text), runs.MaxMessageBytes)
 	}
 	rs, err := o.setup(c, text)
 	if err != nil {
@@ -94,7 +95,7 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	defer rs.closeLog()
 	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
 	pl := &pilot{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}, shown: map[string]bool{}}
-	pl.p = newStepPrinter(pl.io, pl.io.out, nil, set.Limits.MaxSteps, true)
+	pl.p = newStepPrinter(pl.io, pl.io.Out, nil, set.Limits.MaxSteps, true)
 	pl.p.pilot = true
 	defer pl.p.close()
 	pl.opt = orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: pl.p.event, Log: log,
@@ -107,7 +108,7 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 // signal goroutine only cancels.
 type pilot struct {
 	c         *cobra.Command
-	io        *streams
+	io        *cli.Streams
 	m         *sessions.Manager
 	wc        *watchers.Config
 	n         *notify.Notifier
@@ -127,7 +128,7 @@ type pilot struct {
 
 // errRunEnded: the run ended during a turn (a limit, a watcher), and that
 // was printed.
-var errRunEnded = &silentError{code: exitFailure}
+var errRunEnded = &cli.SilentError{Code: cli.ExitFailure}
 
 func (pl *pilot) session(resume, text string) error {
 	// Ctrl+C is handled here: it must not end the whole command.
@@ -135,7 +136,7 @@ func (pl *pilot) session(resume, text string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	in, err := newPilotInput(pl.io, pl.io.paint(sgrBold, "you> "))
+	in, err := newPilotInput(pl.io, pl.io.Paint(cli.Bold, "you> "))
 	if err != nil {
 		return err
 	}
@@ -167,8 +168,8 @@ func (pl *pilot) session(resume, text string) error {
 		pl.attach(run)
 		pl.recap()
 	}
-	if pl.io.inTTY && pl.io.errTTY {
-		fmt.Fprintln(pl.io.errOut, "Write what to do. :help lists the commands; Ctrl+C stops the model's turn; :quit or Ctrl+D leaves.")
+	if pl.io.InTTY && pl.io.ErrTTY {
+		fmt.Fprintln(pl.io.ErrOut, "Write what to do. :help lists the commands; Ctrl+C stops the model's turn; :quit or Ctrl+D leaves.")
 	}
 	if text != "" {
 		if err := pl.turn(text); err != nil {
@@ -201,7 +202,7 @@ func (pl *pilot) session(resume, text string) error {
 		if strings.HasPrefix(line, ":") {
 			quit, err := pl.command(line)
 			if err != nil {
-				fmt.Fprintln(pl.io.errOut, "zwarm:", err)
+				fmt.Fprintln(pl.io.ErrOut, "zwarm:", err)
 			}
 			if quit {
 				return pl.leave(nil)
@@ -241,7 +242,7 @@ func (pl *pilot) attach(run *orchestrator.Run) {
 	pl.run = run
 	pl.stopWatch = run.Watch(pl.base, pl.wc)
 	pl.in.useHistory(filepath.Join(pl.m.Store().Dir(), historyFile))
-	if pl.io.inTTY && pl.io.errTTY {
+	if pl.io.InTTY && pl.io.ErrTTY {
 		pl.p.echoed = true // the person's turns show where they typed them
 	}
 }
@@ -300,6 +301,6 @@ func (pl *pilot) leave(err error) error {
 		return qerr
 	}
 	n := len(pl.run.Checkpoints())
-	fmt.Fprintf(pl.io.errOut, "left run %s after %s; resume with: %s\n", record.ShortID(rec.ID), render.Plural(n, "turn"), resumeCommand(pl.c, rec))
+	fmt.Fprintf(pl.io.ErrOut, "left run %s after %s; resume with: %s\n", record.ShortID(rec.ID), render.Plural(n, "turn"), resumeCommand(pl.c, rec))
 	return err
 }

@@ -35,7 +35,7 @@ func (pl *pilot) command(line string) (quit bool, err error) {
 		for _, c := range pilotCommands {
 			fmt.Fprintf(&b, "  %-10s %s\n", c.name+c.args, c.help)
 		}
-		fmt.Fprint(pl.io.out, b.String())
+		fmt.Fprint(pl.io.Out, b.String())
 		return false, nil
 	}
 	if pl.run == nil {
@@ -57,7 +57,7 @@ func (pl *pilot) command(line string) (quit bool, err error) {
 		if _, err := pl.run.Rewind(n); err != nil {
 			return false, fmt.Errorf(":goto %d: %w", n, err)
 		}
-		fmt.Fprintf(pl.io.errOut, "your next message is turn %d\n", n+1)
+		fmt.Fprintf(pl.io.ErrOut, "your next message is turn %d\n", n+1)
 		return false, nil
 	}
 	return false, fmt.Errorf("unknown command %s; :help lists them", name)
@@ -92,7 +92,7 @@ func (pl *pilot) status() error {
 	if n := queuedMessages(pl.m.Store().Dir(), rec.ID); n > 0 {
 		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineMessage, Text: render.Plural(n, "message") + " from zwarm runs say waiting: given to the model in your next turn"})
 	}
-	writeRunLines(pl.io, pl.io.out, lines)
+	writeRunLines(pl.io, pl.io.Out, lines)
 	return nil
 }
 
@@ -111,7 +111,7 @@ func (pl *pilot) workers() error {
 		return err
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(pl.io.out, "no workers")
+		fmt.Fprintln(pl.io.Out, "no workers")
 		return nil
 	}
 	return writeSessions(pl.io, list, time.Now(), false, stallConfig(pl.m))
@@ -121,7 +121,7 @@ func (pl *pilot) workers() error {
 // model's answer.
 func (pl *pilot) history(cps []orchestrator.Checkpoint) {
 	if len(cps) == 0 {
-		fmt.Fprintln(pl.io.out, "no checkpoints yet")
+		fmt.Fprintln(pl.io.Out, "no checkpoints yet")
 		return
 	}
 	var lines []orchestrator.Line
@@ -133,7 +133,7 @@ func (pl *pilot) history(cps []orchestrator.Checkpoint) {
 		}
 		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineMessage, Indent: 2, Text: answer})
 	}
-	writeRunLines(pl.io, pl.io.out, lines)
+	writeRunLines(pl.io, pl.io.Out, lines)
 }
 
 // recap reminds the person, on resume, where the conversation stands.
@@ -144,6 +144,6 @@ func (pl *pilot) recap() {
 	}
 	pl.history(cps[len(cps)-1:])
 	if len(cps) > 1 {
-		fmt.Fprintf(pl.io.errOut, "%s before it: :history lists them\n", render.Plural(len(cps)-1, "turn"))
+		fmt.Fprintf(pl.io.ErrOut, "%s before it: :history lists them\n", render.Plural(len(cps)-1, "turn"))
 	}
 }

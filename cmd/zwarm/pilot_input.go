@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
 	"golang.org/x/sys/unix"
@@ -46,24 +47,24 @@ const historyFile = "pilot_history"
 // historyLimit bounds the lines kept.
 const historyLimit = 1000
 
-func newPilotInput(s *streams, prompt string) (pilotInput, error) {
-	if f, ok := s.in.(*os.File); ok && s.inTTY && s.errTTY {
+func newPilotInput(s *cli.Streams, prompt string) (pilotInput, error) {
+	if f, ok := s.In.(*os.File); ok && s.InTTY && s.ErrTTY {
 		var items []readline.PrefixCompleterInterface
 		for _, c := range pilotCommands {
 			items = append(items, readline.PcItem(c.name))
 		}
 		// Its own wrapper of stdin: closing it ends a read in progress,
 		// and leaves the terminal open.
-		rl, err := readline.NewEx(&readline.Config{Prompt: prompt, Stdin: readline.NewCancelableStdin(f), Stdout: s.errOut, Stderr: s.errOut,
+		rl, err := readline.NewEx(&readline.Config{Prompt: prompt, Stdin: readline.NewCancelableStdin(f), Stdout: s.ErrOut, Stderr: s.ErrOut,
 			HistoryLimit: historyLimit, DisableAutoSaveHistory: true, AutoComplete: readline.NewPrefixCompleter(items...)})
 		if err != nil {
 			return nil, fmt.Errorf("line editing on the terminal: %w", err)
 		}
 		return &termInput{rl: rl}, nil
 	}
-	p, err := newPlainInput(s.in)
+	p, err := newPlainInput(s.In)
 	if p != nil {
-		p.errOut = s.errOut
+		p.errOut = s.ErrOut
 	}
 	return p, err
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -154,7 +155,7 @@ func TestPilotOnATerminal(t *testing.T) {
 		t.Errorf("the resumed conversation:\n%s", seen)
 	}
 	p.f.WriteString("\x03") // Ctrl+C at the prompt leaves
-	if code := p.wait(); code != exitInterrupted {
+	if code := p.wait(); code != cli.ExitInterrupted {
 		t.Fatalf("exit %d after Ctrl+C at the prompt:\n%s", code, p.out.String())
 	}
 	<-p.done
@@ -253,7 +254,7 @@ func TestPilotSignals(t *testing.T) {
 		code int
 	}{
 		{syscall.SIGINT, []string{"SIGNAL ONE"}, 0},
-		{syscall.SIGTERM, nil, exitInterrupted},
+		{syscall.SIGTERM, nil, cli.ExitInterrupted},
 	} {
 		args := c.args
 		if args == nil {
@@ -301,7 +302,7 @@ func TestReasoningEffortFlag(t *testing.T) {
 	if strings.Join(efforts, ",") != "high,low" {
 		t.Fatalf("efforts sent: %q; want high for the run, then low for the pilot", efforts)
 	}
-	if r := w.zwarm("orchestrate", "--reasoning-effort", "extreme", "EFFORT ORCH"); r.code != exitUsage || !strings.Contains(r.stderr, `reasoning_effort "extreme" is not one of minimal, low, medium, high`) {
+	if r := w.zwarm("orchestrate", "--reasoning-effort", "extreme", "EFFORT ORCH"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, `reasoning_effort "extreme" is not one of minimal, low, medium, high`) {
 		t.Errorf("a bad effort: %+v", r)
 	}
 }

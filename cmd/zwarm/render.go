@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -25,10 +26,10 @@ func printLines(w io.Writer, lines []render.Line) {
 
 // printOutcome says how a session's last turn ended, for wait and --wait:
 // its status, usage and cost, the error if any, and its last message.
-func printOutcome(io *streams, s *record.Session) {
+func printOutcome(io *cli.Streams, s *record.Session) {
 	var b strings.Builder
 	status, sgr := string(s.Status), statusColor(s.Status)
-	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", record.ShortID(s.ID), io.paint(sgr, status),
+	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", record.ShortID(s.ID), io.Paint(sgr, status),
 		render.Plural(s.Turn, "turn"), render.SessionTokens(s), render.SessionCost(s))
 	if s.Error != "" {
 		for i, l := range render.Lines(render.ErrorText(s.Error)) {
@@ -43,7 +44,7 @@ func printOutcome(io *streams, s *record.Session) {
 			b.WriteString("  » " + l + "\n")
 		}
 	}
-	io.out.Write([]byte(b.String()))
+	io.Out.Write([]byte(b.String()))
 }
 
 // stderrTail is the end of what a turn's agent wrote to stderr, for the

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/adapters/replay"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 type replayOptions struct {
@@ -21,12 +22,12 @@ func newReplayCmd(f *factory) *cobra.Command {
 		Args:   exactArgs(3, "a recording, a thread id and a prompt"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.path, o.thread, o.prompt = args[0], args[1], args[2]
-			code, err := replay.Play(c.Context(), o.f.io.out, o.path, o.speed, o.thread, o.prompt)
+			code, err := replay.Play(c.Context(), o.f.io.Out, o.path, o.speed, o.thread, o.prompt)
 			if err != nil {
 				return err
 			}
 			if code != 0 {
-				return &silentError{code: code}
+				return &cli.SilentError{Code: code}
 			}
 			return nil
 		},

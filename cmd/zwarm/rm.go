@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -29,7 +30,7 @@ func newRmCmd(f *factory, runF func(*rmOptions) error) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.ids = args
 			if o.all == (len(args) > 0) {
-				return usagef("give session ids or --all, not both and not neither")
+				return cli.Usagef("give session ids or --all, not both and not neither")
 			}
 			if runF != nil {
 				return runF(o)
@@ -59,7 +60,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 	}
 	io := o.f.io
 	if o.all && len(ids) == 0 {
-		fmt.Fprintln(io.errOut, "no settled sessions to delete")
+		fmt.Fprintln(io.ErrOut, "no settled sessions to delete")
 		return nil
 	}
 	if o.dryRun {
@@ -74,7 +75,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 			case !o.force && !s.Settled() && !s.Legacy:
 				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status))
 			default:
-				fmt.Fprintf(io.out, "would remove %s\n", s.ID)
+				fmt.Fprintf(io.Out, "would remove %s\n", s.ID)
 			}
 		}
 		return errors.Join(errs...)
@@ -98,25 +99,25 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(io.out, "removed %s\n", full)
+		fmt.Fprintf(io.Out, "removed %s\n", full)
 	}
 	return errors.Join(errs...)
 }
 
 // confirm asks a yes/no question on a terminal. Without one, and without
 // --yes, it refuses: nothing is deleted in bulk without being asked for.
-func confirm(io *streams, yes bool, question, what string) error {
+func confirm(io *cli.Streams, yes bool, question, what string) error {
 	if yes {
 		return nil
 	}
-	if !io.interactive() {
-		return usagef("%s deletes without asking only with --yes (not a terminal, so it cannot ask)", what)
+	if !io.Interactive() {
+		return cli.Usagef("%s deletes without asking only with --yes (not a terminal, so it cannot ask)", what)
 	}
-	fmt.Fprintf(io.errOut, "%s [y/N] ", question)
-	answer, _ := bufio.NewReader(io.in).ReadString('\n')
+	fmt.Fprintf(io.ErrOut, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(io.In).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		fmt.Fprintln(io.errOut, "nothing deleted")
-		return &silentError{code: exitFailure}
+		fmt.Fprintln(io.ErrOut, "nothing deleted")
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }

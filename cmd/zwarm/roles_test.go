@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
@@ -103,8 +104,8 @@ func TestSpawnSettingsThatCannotWork(t *testing.T) {
 		{[]string{"--max-cost", "-1"}, []string{"--max-cost -1"}},
 	} {
 		r := w.zwarm(append(append([]string{"spawn"}, c.args...), "x")...)
-		if r.code != exitUsage {
-			t.Errorf("spawn %q: exit %d, want %d: %s", c.args, r.code, exitUsage, r.stderr)
+		if r.code != cli.ExitUsage {
+			t.Errorf("spawn %q: exit %d, want %d: %s", c.args, r.code, cli.ExitUsage, r.stderr)
 		}
 		for _, s := range c.want {
 			if !strings.Contains(r.stderr, s) {
@@ -119,7 +120,7 @@ func TestSpawnSettingsThatCannotWork(t *testing.T) {
 		t.Errorf("--reasoning-effort completes %q", out)
 	}
 	writeFile(t, filepath.Join(w.state, "config.toml"), "[roles.reviewer]\nreasoning_efort = \"high\"\n")
-	if r := w.zwarm("spawn", "x"); r.code != exitUsage || !strings.Contains(r.stderr, "roles.reviewer.reasoning_efort") ||
+	if r := w.zwarm("spawn", "x"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "roles.reviewer.reasoning_efort") ||
 		!strings.Contains(r.stderr, "reasoning_effort") {
 		t.Errorf("a typo in a role: exit %d %q", r.code, r.stderr)
 	}
@@ -144,7 +145,7 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	var s session
 	mustJSON(t, r.stdout, &s)
 	const why = "over its cost limit of $0.05: $0.10 spent"
-	if r.code != exitFailure || s.Status != record.StatusKilled || s.Error != why {
+	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || s.Error != why {
 		t.Fatalf("exit %d: %s %q", r.code, s.Status, s.Error)
 	}
 	if shown := w.ok("show", s.ID); !strings.Contains(shown, "error    "+why) {
@@ -153,13 +154,13 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	if _, err := os.Stat(went); err == nil {
 		t.Error("the agent went on past its cost limit")
 	}
-	if r := w.zwarm("inject", s.ID, "spend more"); r.code != exitFailure || !strings.Contains(r.stderr, "takes no follow-up: it is "+why) ||
+	if r := w.zwarm("inject", s.ID, "spend more"); r.code != cli.ExitFailure || !strings.Contains(r.stderr, "takes no follow-up: it is "+why) ||
 		!strings.Contains(r.stderr, "higher --max-cost") {
 		t.Errorf("a follow-up past the limit: %+v", r)
 	}
 	// A limit not above what it spent is refused, nothing sent; a higher
 	// one continues its thread.
-	if r := w.zwarm("inject", "--max-cost", "0.08", s.ID, "spend more"); r.code != exitUsage || !strings.Contains(r.stderr, "$0.08 is not above the $0.10") {
+	if r := w.zwarm("inject", "--max-cost", "0.08", s.ID, "spend more"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "$0.08 is not above the $0.10") {
 		t.Errorf("a limit below the spend: %+v", r)
 	}
 	w.setScript(completes("went on", 400_100)) // codex counts the thread's tokens

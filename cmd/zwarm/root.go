@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/runner"
@@ -17,7 +18,7 @@ import (
 // factory gives commands what they share: streams and the session manager
 // for the state dir chosen by the global flag.
 type factory struct {
-	io       *streams
+	io       *cli.Streams
 	stateDir string // the --state-dir flag
 	chosen   *stateDirChoice
 }
@@ -52,8 +53,8 @@ func (f *factory) manager() (*sessions.Manager, error) {
 	return sessions.NewManager(sessions.ManagerOptions{
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
 		ConfigSections: configSections(), Runners: runnerKinds(),
-		Warn:        func(err error) { fmt.Fprintln(f.io.errOut, "zwarm: warning:", err) },
-		LockWaiting: func(w state.LockWait) { fmt.Fprintln(f.io.errOut, "zwarm:", w) },
+		Warn:        func(err error) { fmt.Fprintln(f.io.ErrOut, "zwarm: warning:", err) },
+		LockWaiting: func(w state.LockWait) { fmt.Fprintln(f.io.ErrOut, "zwarm:", w) },
 	}), nil
 }
 
@@ -102,20 +103,20 @@ out; 130 interrupted.`,
 			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
-			return usagef("%s\nRun 'zwarm --help' for the commands.", msg)
+			return cli.Usagef("%s\nRun 'zwarm --help' for the commands.", msg)
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("zwarm {{.Version}}\n")
-	root.SetOut(io.out)
-	root.SetErr(io.errOut)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
 	root.PersistentFlags().StringVar(&f.stateDir, "state-dir", "", "state directory (default: $"+StateDirEnv+", else the nearest .zwarm above here)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := err.Error()
 		if takesText(c) && (strings.Contains(msg, "unknown shorthand flag") || strings.Contains(msg, "unknown flag")) {
 			msg += fmt.Sprintf(" (a %s that starts with '-' goes after --, e.g. zwarm %s -- \"-v is broken\")", textArg(c), c.Name())
 		}
-		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
+		return cli.Usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f), newAttachCmd(f),
@@ -144,7 +145,7 @@ func textArg(c *cobra.Command) string {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
+			return cli.Usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
 		}
 		return nil
 	}
@@ -153,7 +154,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usagef("%s needs %s\nUsage: %s", c.Name(), what, c.UseLine())
+			return cli.Usagef("%s needs %s\nUsage: %s", c.Name(), what, c.UseLine())
 		}
 		return nil
 	}
@@ -162,7 +163,7 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 func maxArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) > n {
-			return usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
+			return cli.Usagef("%s takes %s (got %d)\nUsage: %s", c.Name(), what, len(args), c.UseLine())
 		}
 		return nil
 	}

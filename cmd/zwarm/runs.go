@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -63,53 +64,53 @@ func runRuns(o *runsOptions) error {
 	unreadable := err
 	switch {
 	case o.out.on():
-		if err := o.out.write(io.out, runsJSON(list)); err != nil {
+		if err := o.out.write(io.Out, runsJSON(list)); err != nil {
 			return err
 		}
 	case len(list) == 0:
-		fmt.Fprintln(io.errOut, "no runs (start one with: zwarm orchestrate \"TASK\")")
+		fmt.Fprintln(io.ErrOut, "no runs (start one with: zwarm orchestrate \"TASK\")")
 	default:
 		if err := writeRuns(io, list, o.now()); err != nil {
 			return err
 		}
 	}
 	if unreadable != nil {
-		fmt.Fprintln(io.errOut, "zwarm:", unreadable)
-		return &silentError{code: exitFailure}
+		fmt.Fprintln(io.ErrOut, "zwarm:", unreadable)
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
 }
 
 // writeRuns prints the runs' table.
-func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
-	t := newTable(io,
-		column{title: "ID"}, column{title: "STATUS"}, column{title: "STEPS"}, column{title: "WORKERS", drop: 2}, column{title: "TOKENS", drop: 3},
-		column{title: "COST", drop: 4}, column{title: "AGE", drop: 1}, column{title: "TASK", flex: true},
+func writeRuns(io *cli.Streams, list []*runs.Record, now time.Time) error {
+	t := cli.NewTable(io,
+		cli.Column{Title: "ID"}, cli.Column{Title: "STATUS"}, cli.Column{Title: "STEPS"}, cli.Column{Title: "WORKERS", Drop: 2}, cli.Column{Title: "TOKENS", Drop: 3},
+		cli.Column{Title: "COST", Drop: 4}, cli.Column{Title: "AGE", Drop: 1}, cli.Column{Title: "TASK", Flex: true},
 	)
 	for _, r := range list {
 		// Piped, a plain number, or "?" when a price is missing: never a
 		// part of the sum passed off as the whole.
-		cost := cell{text: totalCost(r), raw: render.Unpriced}
+		cost := cli.Cell{Text: totalCost(r), Raw: render.Unpriced}
 		if c, known := r.TotalCost(); known {
-			cost.raw = strconv.FormatFloat(c, 'f', -1, 64)
+			cost.Raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}
-		t.add(
-			cell{text: record.ShortID(r.ID), raw: r.ID},
-			cell{text: string(r.Status), sgr: runStatusColor(r.Status)},
-			cell{text: fmt.Sprintf("%d/%d", r.Steps, r.Limits.MaxSteps)},
-			cell{text: strconv.Itoa(len(r.Workers))},
-			cell{text: render.Tokens(r.TotalTokens()), raw: strconv.FormatInt(r.TotalTokens(), 10)},
+		t.Add(
+			cli.Cell{Text: record.ShortID(r.ID), Raw: r.ID},
+			cli.Cell{Text: string(r.Status), SGR: runStatusColor(r.Status)},
+			cli.Cell{Text: fmt.Sprintf("%d/%d", r.Steps, r.Limits.MaxSteps)},
+			cli.Cell{Text: strconv.Itoa(len(r.Workers))},
+			cli.Cell{Text: render.Tokens(r.TotalTokens()), Raw: strconv.FormatInt(r.TotalTokens(), 10)},
 			cost,
-			cell{text: render.Age(now.Sub(r.CreatedAt)), raw: r.CreatedAt.UTC().Format(time.RFC3339)},
+			cli.Cell{Text: render.Age(now.Sub(r.CreatedAt)), Raw: r.CreatedAt.UTC().Format(time.RFC3339)},
 			taskCell(r),
 		)
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	models, workers := unpricedRunModels(list)
-	if len(models) == 0 && workers && io.outTTY {
-		_, err := fmt.Fprintln(io.out, io.paint(sgrDim, render.Unpriced+` no price known for a worker's model (zwarm ls --all shows which): add [prices."MODEL"] to config.toml`))
+	if len(models) == 0 && workers && io.OutTTY {
+		_, err := fmt.Fprintln(io.Out, io.Paint(cli.Dim, render.Unpriced+` no price known for a worker's model (zwarm ls --all shows which): add [prices."MODEL"] to config.toml`))
 		return err
 	}
 	return writePriceFootnote(io, models)
@@ -117,10 +118,10 @@ func writeRuns(io *streams, list []*runs.Record, now time.Time) error {
 
 // taskCell is a run's task or, on a terminal while it waits for an
 // answer, its question; piped, always the task.
-func taskCell(r *runs.Record) cell {
-	c := cell{text: render.Clip(r.Task, 200), raw: render.SafeLine(r.Task)}
+func taskCell(r *runs.Record) cli.Cell {
+	c := cli.Cell{Text: render.Clip(r.Task, 200), Raw: render.SafeLine(r.Task)}
 	if r.Status == runs.StatusWaiting && r.Question != nil {
-		c.text = "asks: " + render.Clip(r.Question.Text, 200)
+		c.Text = "asks: " + render.Clip(r.Question.Text, 200)
 	}
 	return c
 }

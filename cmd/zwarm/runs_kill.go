@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -32,7 +33,7 @@ stops them. zwarm orchestrate --resume ID continues the run.`,
 				return err
 			}
 			if _, err := runs.ResolveRun(st.Dir(), args[0]); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			res, err := orchestrator.KillRun(c.Context(), st.Dir(), args[0], runKillGrace)
 			if err != nil {
@@ -48,7 +49,7 @@ stops them. zwarm orchestrate --resume ID continues the run.`,
 			if len(what) == 0 {
 				what = append(what, "nothing of it was running")
 			}
-			fmt.Fprintf(f.io.out, "run %s: %s\n", record.ShortID(res.ID), strings.Join(what, "; "))
+			fmt.Fprintf(f.io.Out, "run %s: %s\n", record.ShortID(res.ID), strings.Join(what, "; "))
 			return nil
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -43,14 +44,14 @@ Exit status: 0 the message is queued; 2 a bad run id or an empty message.`,
 			id := record.ShortID(rec.ID)
 			switch {
 			case rec.Status == runs.StatusRunning:
-				fmt.Fprintf(f.io.out, "run %s: message %d queued; its model reads it before its next call\n", id, e.Seq)
+				fmt.Fprintf(f.io.Out, "run %s: message %d queued; its model reads it before its next call\n", id, e.Seq)
 			case rec.Status == runs.StatusWaiting:
-				fmt.Fprintf(f.io.out, "run %s: message %d queued; its model reads it after the answer to its question\n", id, e.Seq)
-				fmt.Fprintf(f.io.errOut, "run %s waits for an answer to: %s\n  %s \"...\" answers it\n", id,
+				fmt.Fprintf(f.io.Out, "run %s: message %d queued; its model reads it after the answer to its question\n", id, e.Seq)
+				fmt.Fprintf(f.io.ErrOut, "run %s waits for an answer to: %s\n  %s \"...\" answers it\n", id,
 					render.Clip(render.SafeLine(rec.Question.Text), 200), answerCommand(c, rec.ID))
 			default:
-				fmt.Fprintf(f.io.out, "run %s is %s: message %d is kept for when it is resumed\n", id, rec.Status, e.Seq)
-				fmt.Fprintf(f.io.errOut, "resume with: %s\n", resumeCommand(c, rec))
+				fmt.Fprintf(f.io.Out, "run %s is %s: message %d is kept for when it is resumed\n", id, rec.Status, e.Seq)
+				fmt.Fprintf(f.io.ErrOut, "resume with: %s\n", resumeCommand(c, rec))
 			}
 			return nil
 		},
@@ -65,11 +66,11 @@ func runMessage(f *factory, args []string) (dir string, rec *runs.Record, text s
 	}
 	rec, err = runs.LoadRecord(st.Dir(), args[0])
 	if err != nil {
-		return "", nil, "", usagef("%v", err)
+		return "", nil, "", cli.Usagef("%v", err)
 	}
 	text = strings.TrimSpace(strings.Join(args[1:], " "))
 	if text == "-" {
-		b, err := io.ReadAll(io.LimitReader(f.io.in, runs.MaxMessageBytes+1))
+		b, err := io.ReadAll(io.LimitReader(f.io.In, runs.MaxMessageBytes+1))
 		if err != nil {
 			return "", nil, "", fmt.Errorf("read the message from stdin: %w", err)
 		}
@@ -77,9 +78,9 @@ func runMessage(f *factory, args []string) (dir string, rec *runs.Record, text s
 	}
 	switch {
 	case text == "":
-		return "", nil, "", usagef("the message is empty: say what the model should know")
+		return "", nil, "", cli.Usagef("the message is empty: say what the model should know")
 	case len(text) > runs.MaxMessageBytes:
-		return "", nil, "", usagef("the message is more than %d bytes: shorten it, or point the model at a file", runs.MaxMessageBytes)
+		return "", nil, "", cli.Usagef("the message is more than %d bytes: shorten it, or point the model at a file", runs.MaxMessageBytes)
 	}
 	return runs.RunDir(st.Dir(), rec.ID), rec, text, nil
 }
@@ -118,12 +119,12 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 	}
 	id := record.ShortID(rec.ID)
 	if rec.Status != runs.StatusWaiting || rec.Question == nil {
-		return usagef("run %s is %s and asks nothing: zwarm runs say %s MESSAGE gives its model a message", id, rec.Status, id)
+		return cli.Usagef("run %s is %s and asks nothing: zwarm runs say %s MESSAGE gives its model a message", id, rec.Status, id)
 	}
 	q := *rec.Question
 	text, option, err := q.Pick(text)
 	if err != nil {
-		return usagef("run %s: %v", id, err)
+		return cli.Usagef("run %s: %v", id, err)
 	}
 	// Subscribed before sending: the run's answer event is seen however
 	// fast it comes.
@@ -139,7 +140,7 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, errOut := f.io.out, f.io.errOut
+	out, errOut := f.io.Out, f.io.ErrOut
 	for u := range sub.C() {
 		for _, ev := range u.Events {
 			if ev.Type != runs.EventAnswer || ev.QuestionID != q.ID {
@@ -159,12 +160,12 @@ func runRunsAnswer(c *cobra.Command, f *factory, args []string) error {
 				how = "by another runs answer"
 			}
 			fmt.Fprintf(errOut, "run %s: the question was answered %s first; this answer was not given to the model\n", id, how)
-			return &silentError{code: exitFailure}
+			return &cli.SilentError{Code: cli.ExitFailure}
 		}
 		if u.Record != nil && !u.Record.Status.Live() {
 			fmt.Fprintf(errOut, "run %s stopped (%s) before it read the answer: it is kept, and given to the model on resume\nresume with: %s\n",
 				id, u.Record.Status, resumeCommand(c, u.Record))
-			return &silentError{code: exitFailure}
+			return &cli.SilentError{Code: cli.ExitFailure}
 		}
 	}
 	if errors.Is(c.Context().Err(), context.Canceled) {

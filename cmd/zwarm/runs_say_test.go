@@ -17,6 +17,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -142,7 +143,7 @@ func TestRunsAnswerAnswersAWaitingRun(t *testing.T) {
 	}
 	// A number that is no option's is refused, not sent as text.
 	r = w.zwarm("runs", "answer", short, "3")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "3 is not one of the question's options (1-2)") {
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "3 is not one of the question's options (1-2)") {
 		t.Errorf("answer 3 of two options: %+v", r)
 	}
 	r = w.zwarm("runs", "answer", short, "2")
@@ -430,7 +431,7 @@ func TestRunsSayToAStoppedRunArrivesOnResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	bg.cmd.Process.Signal(syscall.SIGINT)
-	if code := bg.wait(); code != exitInterrupted {
+	if code := bg.wait(); code != cli.ExitInterrupted {
 		t.Fatalf("exit %d", code)
 	}
 	id := w.runs()[0].ID

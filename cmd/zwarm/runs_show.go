@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/listing"
@@ -53,7 +54,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	}
 	rec, err := runs.LoadRecord(m.Store().Dir(), id)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	events, err := runs.ReadEvents(m.Store().Dir(), rec.ID)
 	if err != nil {
@@ -69,7 +70,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 		if events == nil {
 			events = []runs.Event{}
 		}
-		if err := o.out.write(io.out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": listJSON(workers)}); err != nil {
+		if err := o.out.write(io.Out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": listJSON(workers)}); err != nil {
 			return err
 		}
 		return reportUnreadable(io, le)
@@ -109,17 +110,17 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if rec.Summary != "" {
 		add("summary: %s", render.SafeLine(rec.Summary))
 	}
-	writeRunLines(io, io.out, head)
-	fmt.Fprintln(io.out)
+	writeRunLines(io, io.Out, head)
+	fmt.Fprintln(io.Out)
 	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
 	var story []orchestrator.Line
 	for _, ev := range events {
 		story = append(story, rd.Lines(ev)...)
 	}
-	writeRunLines(io, io.out, story)
-	fmt.Fprintln(io.out)
+	writeRunLines(io, io.Out, story)
+	fmt.Fprintln(io.Out)
 	if len(workers) == 0 {
-		fmt.Fprintln(io.out, "no workers")
+		fmt.Fprintln(io.Out, "no workers")
 	} else if err := writeSessions(io, workers, o.now(), false, stallConfig(m)); err != nil {
 		return err
 	}

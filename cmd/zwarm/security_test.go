@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
 	refused := func(what, path, why string, args ...string) {
 		t.Helper()
 		r := w.zwarm(args...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, path+" "+why) || !strings.Contains(r.stderr, "[trust]") ||
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, path+" "+why) || !strings.Contains(r.stderr, "[trust]") ||
 			!strings.Contains(r.stderr, filepath.Join(userCfg, "zwarm", "config.toml")) || !strings.Contains(r.stderr, `dirs = ["`+w.state+`"]`) {
 			t.Errorf("%s: %v: exit %d, stderr %q", what, args, r.code, r.stderr)
 		}
@@ -50,7 +51,7 @@ func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
 	refused("a config anyone may write", cfg, "can be written by others", "spawn", "x")
 	// doctor fails on it, says why once, and runs none of the agents the
 	// config names (not even for their version).
-	if r := w.zwarm("doctor"); r.code != exitFailure || strings.Count(r.stdout, "can be written by others") != 1 ||
+	if r := w.zwarm("doctor"); r.code != cli.ExitFailure || strings.Count(r.stdout, "can be written by others") != 1 ||
 		!strings.Contains(r.stdout, "not checked") || len(w.invocations()) != ran {
 		t.Errorf("doctor on an untrusted config: exit %d, stdout %q", r.code, r.stdout)
 	}
@@ -102,7 +103,7 @@ func TestAStateDirNotYoursRunsNothingUntilTrusted(t *testing.T) {
 	// A user config others may write trusts nothing.
 	os.Chmod(filepath.Join(userCfg, "zwarm", "config.toml"), 0o666)
 	r := w.zwarm("spawn", "x")
-	if r.code != exitUsage || !strings.Contains(r.stderr, filepath.Join(userCfg, "zwarm", "config.toml")) {
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, filepath.Join(userCfg, "zwarm", "config.toml")) {
 		t.Errorf("a user config anyone may write: exit %d, %q", r.code, r.stderr)
 	}
 }

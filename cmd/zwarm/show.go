@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -87,7 +88,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 		if err != nil {
 			return err
 		}
-		return o.out.write(o.f.io.out, showJSON{sessionJSON: toJSON(s), Messages: watch.Messages(s, turns),
+		return o.out.write(o.f.io.Out, showJSON{sessionJSON: toJSON(s), Messages: watch.Messages(s, turns),
 			Steps: trajectory(turns), Inbox: inbox})
 	}
 	s, err := m.Get(ctx, o.id)
@@ -101,7 +102,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	// Streaming a turn makes garbage at the rate it reads and keeps little:
 	// collecting every few megabytes would cost a sixth of a long turn.
 	deferGC(o.f.io)
-	w := bufio.NewWriterSize(o.f.io.out, 64<<10)
+	w := bufio.NewWriterSize(o.f.io.Out, 64<<10)
 	defer w.Flush()
 	if o.out.on() {
 		return writeShowJSON(ctx, w, m, s, inbox)
@@ -207,13 +208,13 @@ func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s 
 	return nil
 }
 
-func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Manager, s *record.Session, inbox []record.InboxEntry, now time.Time) error {
+func writeShow(ctx context.Context, b *bufio.Writer, io *cli.Streams, m *sessions.Manager, s *record.Session, inbox []record.InboxEntry, now time.Time) error {
 	field := func(name, format string, a ...any) {
 		fmt.Fprintf(b, "%-8s %s\n", name, fmt.Sprintf(format, a...))
 	}
 	field("session", "%s", s.ID)
 	field("task", "%s", render.Clip(s.Task, 500))
-	status := io.paint(statusColor(s.Status), string(s.Status))
+	status := io.Paint(statusColor(s.Status), string(s.Status))
 	if s.ExitCode != nil && s.Settled() {
 		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
@@ -232,7 +233,7 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	if s.LastEventAt != nil && !s.Settled() {
 		last := "last event " + render.Ago(now.Sub(*s.LastEventAt))
 		if q := render.Quiet(s, now); q != "" {
-			last = io.paint(sgrYellow, last+": the agent has been quiet")
+			last = io.Paint(cli.Yellow, last+": the agent has been quiet")
 		}
 		field("", "%s", last)
 	}
@@ -266,13 +267,13 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *streams, m *sessions.Ma
 	field("usage", "%s · %s tokens (%s in, %s cached, %s out) · %s", render.Plural(s.Turn, "turn"), render.SessionTokens(s),
 		render.Tokens(s.Usage.InputTokens), render.Tokens(s.Usage.CachedInputTokens), render.Tokens(s.Usage.OutputTokens), render.SessionCost(s))
 	if render.SessionUnpriced(s) {
-		field("price", "%s", io.paint(sgrDim, render.PriceFootnote([]string{s.Model})))
+		field("price", "%s", io.Paint(cli.Dim, render.PriceFootnote([]string{s.Model})))
 	}
 	if s.Error != "" {
 		field("error", "%s", render.Clip(render.ErrorText(s.Error), 1000))
 	}
 	if d := render.DenialsText(s); d != "" {
-		field("denied", "%s", io.paint(sgrYellow, d))
+		field("denied", "%s", io.Paint(cli.Yellow, d))
 	}
 	if s.Legacy {
 		field("note", "written by the Python zwarm: read-only")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -63,7 +64,7 @@ directory itself, as outside a repository.`,
   git diff | zwarm spawn -
   zwarm spawn -- "-v prints nothing: fix it"`,
 		RunE: func(c *cobra.Command, args []string) error {
-			task, err := taskText(o, args, f.io.in)
+			task, err := taskText(o, args, f.io.In)
 			if err != nil {
 				return err
 			}
@@ -102,11 +103,11 @@ func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) e
 		s = now
 	}
 	if o.out.on() {
-		if err := o.out.write(o.f.io.out, toJSON(s)); err != nil {
+		if err := o.out.write(o.f.io.Out, toJSON(s)); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(o.f.io.out, s.ID)
+		fmt.Fprintln(o.f.io.Out, s.ID)
 	}
 	short := record.ShortID(s.ID)
 	if s.Settled() {
@@ -119,11 +120,11 @@ func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) e
 func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
 	switch {
 	case o.taskFile != "" && len(args) > 0:
-		return "", usagef("give the task as arguments or with -f FILE, not both")
+		return "", cli.Usagef("give the task as arguments or with -f FILE, not both")
 	case o.taskFile != "":
 		b, err := os.ReadFile(o.taskFile)
 		if err != nil {
-			return "", usagef("-f: %v", err)
+			return "", cli.Usagef("-f: %v", err)
 		}
 		return strings.TrimSpace(string(b)), nil
 	case len(args) == 1 && args[0] == "-":
@@ -133,29 +134,29 @@ func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
 		}
 		return strings.TrimSpace(string(b)), nil
 	case len(args) == 0:
-		return "", usagef("spawn needs a task: as arguments, -f FILE, or - to read it from stdin\nUsage: zwarm spawn [flags] [--] TASK")
+		return "", cli.Usagef("spawn needs a task: as arguments, -f FILE, or - to read it from stdin\nUsage: zwarm spawn [flags] [--] TASK")
 	}
 	return strings.Join(args, " "), nil
 }
 
 func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	if strings.TrimSpace(o.task) == "" {
-		return usagef("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
+		return cli.Usagef("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
 	if _, err := o.out.check(); err != nil {
 		return err
 	}
 	switch {
 	case o.inPlace && (o.base != "" || o.withChanges):
-		return usagef("--in-place works in the directory itself: it takes no --base or --with-changes")
+		return cli.Usagef("--in-place works in the directory itself: it takes no --base or --with-changes")
 	case o.base != "" && o.withChanges:
-		return usagef("--with-changes starts from HEAD and the uncommitted changes on it: it takes no --base")
+		return cli.Usagef("--with-changes starts from HEAD and the uncommitted changes on it: it takes no --base")
 	case o.maxCost < 0 || math.IsNaN(o.maxCost) || math.IsInf(o.maxCost, 0):
-		return usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
+		return cli.Usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
 	src, err := record.ParseSource(o.source)
 	if err != nil {
-		return usagef("--source: %v", err)
+		return cli.Usagef("--source: %v", err)
 	}
 	m, err := o.f.manager()
 	if err != nil {
@@ -193,14 +194,14 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	}
 	switch {
 	case o.out.on():
-		if err := o.out.write(o.f.io.out, toJSON(s)); err != nil {
+		if err := o.out.write(o.f.io.Out, toJSON(s)); err != nil {
 			return err
 		}
 	case o.wait:
-		fmt.Fprintln(o.f.io.out, s.ID)
+		fmt.Fprintln(o.f.io.Out, s.ID)
 		printOutcome(o.f.io, s)
 	default:
-		fmt.Fprintln(o.f.io.out, s.ID)
+		fmt.Fprintln(o.f.io.Out, s.ID)
 	}
 	return failedExit(s)
 }

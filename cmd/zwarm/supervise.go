@@ -47,7 +47,7 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		if err != nil {
 			return err
 		}
-		return sessions.StartDetached(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.out)
+		return sessions.StartDetached(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.Out)
 	}
 	// The supervisor handles SIGTERM and SIGINT itself, recording why it
 	// stops before it stops the agent: the command's context, which the

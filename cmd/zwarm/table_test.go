@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestSessionTableIsWrittenInOneGo(t *testing.T) {
 	}
 	for _, tty := range []bool{false, true} {
 		w := &countingWriter{}
-		io := &streams{out: w, outTTY: tty, width: 120}
+		io := &cli.Streams{Out: w, OutTTY: tty, Width: 120}
 		if err := writeSessions(io, list, now, true, nil); err != nil {
 			t.Fatal(err)
 		}

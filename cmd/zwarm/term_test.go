@@ -14,6 +14,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // onTerminal runs zwarm on a pseudo-terminal cols wide, as a person at a
@@ -159,7 +160,7 @@ func TestLsFitsTheTerminal(t *testing.T) {
 		if cols == 80 && !cut || cols == 200 && !strings.Contains(out, long) {
 			t.Errorf("%d columns: task column:\n%s", cols, visible(out))
 		}
-		if !strings.Contains(out, sgrGreen+"completed*") {
+		if !strings.Contains(out, cli.Green+"completed*") {
 			t.Errorf("%d columns: the status is not coloured:\n%q", cols, out)
 		}
 	}

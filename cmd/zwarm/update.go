@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -55,17 +56,17 @@ func runUpdate(c *cobra.Command, o *updateOptions) error {
 	from := render.SafeLine(res.From)
 	switch {
 	case res.UpToDate:
-		fmt.Fprintf(ios.out, "%s has every commit of %s already (%s)\n", id, from, workspace.Short(res.Commit))
+		fmt.Fprintf(ios.Out, "%s has every commit of %s already (%s)\n", id, from, workspace.Short(res.Commit))
 		return nil
 	case len(res.Conflict) == 0:
-		fmt.Fprintf(ios.out, "merged %s (%s) into %s: %s; zwarm land %s lands it\n", from, workspace.Short(res.Commit),
+		fmt.Fprintf(ios.Out, "merged %s (%s) into %s: %s; zwarm land %s lands it\n", from, workspace.Short(res.Commit),
 			render.SafeLine(res.Session.Workspace.Branch), res.Session.ChangesText(), id)
 		return nil
 	}
-	fmt.Fprintf(ios.out, "merging %s (%s) into %s conflicts in %s: the worker was asked to resolve them (turn %d)\n",
+	fmt.Fprintf(ios.Out, "merging %s (%s) into %s conflicts in %s: the worker was asked to resolve them (turn %d)\n",
 		from, workspace.Short(res.Commit), id, render.SafeLine(strings.Join(res.Conflict, ", ")), res.FollowUp.Turn)
 	if !o.wait {
-		fmt.Fprintf(ios.errOut, "then: zwarm wait %s && zwarm land %s\n", id, id)
+		fmt.Fprintf(ios.ErrOut, "then: zwarm wait %s && zwarm land %s\n", id, id)
 		return nil
 	}
 	done, err := waitSessions(ctx, ios, m, []string{res.Session.ID}, false, 0, "waiting for "+id+" to resolve the conflict", false)
@@ -75,8 +76,8 @@ func runUpdate(c *cobra.Command, o *updateOptions) error {
 	s := done[0]
 	printOutcome(ios, s)
 	if len(s.Workspace.Conflict) > 0 {
-		fmt.Fprintf(ios.errOut, "zwarm: %s still has conflict markers in %s\n", id, render.SafeLine(strings.Join(s.Workspace.Conflict, ", ")))
-		return &silentError{code: exitFailure}
+		fmt.Fprintf(ios.ErrOut, "zwarm: %s still has conflict markers in %s\n", id, render.SafeLine(strings.Join(s.Workspace.Conflict, ", ")))
+		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return failedExit(s)
 }

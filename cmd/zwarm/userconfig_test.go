@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
@@ -48,13 +49,13 @@ func TestPersonalConfigUnderTheProjects(t *testing.T) {
 
 	// [trust] is the person's alone.
 	writeFile(t, filepath.Join(w.state, "config.toml"), "[trust]\ndirs = [\"*\"]\n")
-	if r := w.zwarm("spawn", "trusting"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown key trust") {
+	if r := w.zwarm("spawn", "trusting"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "unknown key trust") {
 		t.Errorf("[trust] in the project's file: exit %d, %s", r.code, r.stderr)
 	}
 	os.Remove(filepath.Join(w.state, "config.toml"))
 
 	os.Chmod(personal, 0o666)
-	if r := w.zwarm("spawn", "refused"); r.code != exitUsage || !strings.Contains(r.stderr, personal) || !strings.Contains(r.stderr, "writable by you alone") {
+	if r := w.zwarm("spawn", "refused"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, personal) || !strings.Contains(r.stderr, "writable by you alone") {
 		t.Errorf("a personal config others may write: exit %d, %s", r.code, r.stderr)
 	}
 }

@@ -61,7 +61,7 @@ func newVersionCmd(f *factory) *cobra.Command {
 		Short: "Print zwarm's version and the revision it was built from",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(f.io.out, "zwarm %s\n", versionString())
+			_, err := fmt.Fprintf(f.io.Out, "zwarm %s\n", versionString())
 			return err
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -33,7 +34,7 @@ stderr shows what each session is doing meanwhile. On a timeout, stderr names
 every session still running and --json prints them all as they are.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.all == (len(args) > 0) {
-				return usagef("give session ids or --all, not both and not neither")
+				return cli.Usagef("give session ids or --all, not both and not neither")
 			}
 			o.ids = args
 			return runWait(c, o)
@@ -49,7 +50,7 @@ every session still running and --json prints them all as they are.`,
 
 func runWait(c *cobra.Command, o *waitOptions) error {
 	if o.timeout < 0 {
-		return usagef("--timeout must not be negative")
+		return cli.Usagef("--timeout must not be negative")
 	}
 	if _, err := o.out.check(); err != nil {
 		return err
@@ -64,9 +65,9 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		}
 		if len(o.ids) == 0 {
 			if o.out.on() {
-				return o.out.write(o.f.io.out, listJSON(nil))
+				return o.out.write(o.f.io.Out, listJSON(nil))
 			}
-			fmt.Fprintln(o.f.io.errOut, "no session is running")
+			fmt.Fprintln(o.f.io.ErrOut, "no session is running")
 			return nil
 		}
 	}
@@ -87,9 +88,9 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		return err
 	}
 	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.on())
-	if te := (*timeoutError)(nil); errors.As(err, &te) && o.out.on() {
+	if te := (*cli.TimeoutError)(nil); errors.As(err, &te) && o.out.on() {
 		// A script that gave up still learns where every session stands.
-		if werr := o.out.write(o.f.io.out, listJSON(present(list))); werr != nil {
+		if werr := o.out.write(o.f.io.Out, listJSON(present(list))); werr != nil {
 			return werr
 		}
 		return err
@@ -104,7 +105,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 		w.Settled(s)
 	}
 	if o.out.on() {
-		if err := o.out.write(o.f.io.out, listJSON(list)); err != nil {
+		if err := o.out.write(o.f.io.Out, listJSON(list)); err != nil {
 			return err
 		}
 	} else {
@@ -123,15 +124,15 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 
 // waitSessions waits as wait does, with the progress on a terminal unless
 // the output is JSON. A timeout is a *timeoutError naming what still runs.
-func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []string, anyOf bool, timeout time.Duration, what string, quiet bool) ([]*record.Session, error) {
+func waitSessions(ctx context.Context, io *cli.Streams, m *sessions.Manager, ids []string, anyOf bool, timeout time.Duration, what string, quiet bool) ([]*record.Session, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	var prog *progress
+	var prog *cli.Progress
 	if !quiet {
-		prog = startProgress(io, what)
+		prog = cli.StartProgress(io, what)
 	}
 	list, err := m.Wait(ctx, ids, sessions.WaitOptions{Any: anyOf, OnUpdate: prog.Update, Events: prog != nil})
 	prog.Stop()
@@ -142,7 +143,7 @@ func waitSessions(ctx context.Context, io *streams, m *sessions.Manager, ids []s
 				running = append(running, record.ShortID(s.ID))
 			}
 		}
-		return list, &timeoutError{fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}
+		return list, &cli.TimeoutError{Err: fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}
 	}
 	return list, err
 }
@@ -162,7 +163,7 @@ func present(list []*record.Session) []*record.Session {
 func failedExit(ss ...*record.Session) error {
 	for _, s := range ss {
 		if s.Status == record.StatusFailed || s.Status == record.StatusKilled {
-			return &silentError{code: exitFailure}
+			return &cli.SilentError{Code: cli.ExitFailure}
 		}
 	}
 	return nil

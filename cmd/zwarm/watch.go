@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
@@ -105,7 +106,7 @@ event, whichever zwarm process sees it first); --notify also rings this terminal
 
 func runWatch(c *cobra.Command, o *watchOptions) error {
 	if o.all && len(o.ids) > 0 {
-		return usagef("give session ids or --all, not both")
+		return cli.Usagef("give session ids or --all, not both")
 	}
 	m, wc, err := o.f.watched()
 	if err != nil {
@@ -126,8 +127,8 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 		return err
 	}
 	var bell stdio.Writer
-	if o.notify && io.errTTY {
-		bell = io.errOut
+	if o.notify && io.ErrTTY {
+		bell = io.ErrOut
 	}
 	n, err := o.f.notifier(m, cfg, bell, log)
 	if err != nil {
@@ -143,9 +144,9 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	default:
 		filter.Source = record.UserSource
 	}
-	var prog *progress
+	var prog *cli.Progress
 	if !o.json {
-		prog = startProgress(io, what+" · Ctrl+C stops")
+		prog = cli.StartProgress(io, what+" · Ctrl+C stops")
 	}
 	defer prog.Stop()
 	shown := map[string]bool{}
@@ -177,7 +178,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 	} else {
 		runsDone <- nil
 	}
-	enc := json.NewEncoder(io.out)
+	enc := json.NewEncoder(io.Out)
 	var werr error
 	emit := func(v any, line func() string) {
 		if o.json {
@@ -186,7 +187,7 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 			}
 			return
 		}
-		prog.Print(func() { fmt.Fprintln(io.out, line()) })
+		prog.Print(func() { fmt.Fprintln(io.Out, line()) })
 	}
 	for alerts := w.Alerts(); alerts != nil; {
 		select {
@@ -212,16 +213,16 @@ func runWatch(c *cobra.Command, o *watchOptions) error {
 }
 
 // alertLine is an alert for people: time, watcher, session, reason, task.
-func alertLine(io *streams, a watchers.Alert) string {
-	colour := sgrYellow
+func alertLine(io *cli.Streams, a watchers.Alert) string {
+	colour := cli.Yellow
 	if a.Action == watchers.Stop || a.Watcher == "failure" {
-		colour = sgrRed
+		colour = cli.Red
 	}
 	name := fmt.Sprintf("%-10s", a.Watcher)
 	if a.Action == watchers.Stop {
 		name = fmt.Sprintf("%-10s", a.Watcher+" ■")
 	}
-	line := fmt.Sprintf("%s  %s  %s  %s", a.At.Local().Format("15:04:05"), io.paint(colour, name), record.ShortID(a.SessionID), render.SafeLine(a.Reason))
+	line := fmt.Sprintf("%s  %s  %s  %s", a.At.Local().Format("15:04:05"), io.Paint(colour, name), record.ShortID(a.SessionID), render.SafeLine(a.Reason))
 	if a.Error != "" {
 		line += " (" + render.SafeLine(a.Error) + ")"
 	}

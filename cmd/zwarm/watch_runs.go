@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -42,18 +43,18 @@ func runNoticeOf(ev notify.Event, rec *runs.Record) runNotice {
 
 // line is the notice for people: time, what, run, the question (with
 // its options and how to answer) or the end, task.
-func (rn runNotice) line(io *streams) string {
-	name, colour := fmt.Sprintf("%-10s", "run ended"), sgrGreen
+func (rn runNotice) line(io *cli.Streams) string {
+	name, colour := fmt.Sprintf("%-10s", "run ended"), cli.Green
 	text := render.SafeLine(rn.Text)
 	if rn.Event == notify.RunAsks {
-		name, colour = fmt.Sprintf("%-10s", "run asks"), sgrYellow
+		name, colour = fmt.Sprintf("%-10s", "run asks"), cli.Yellow
 		for i, o := range rn.Options {
 			text += fmt.Sprintf(" [%d] %s", i+1, render.SafeLine(o))
 		}
 		text += " (zwarm runs answer " + record.ShortID(rn.RunID) + " ...)"
 	} else if rn.Status != runs.StatusCompleted {
-		colour = sgrRed
+		colour = cli.Red
 	}
-	return fmt.Sprintf("%s  %s  %s  %s  · %s", rn.At.Local().Format("15:04:05"), io.paint(colour, name),
+	return fmt.Sprintf("%s  %s  %s  %s  · %s", rn.At.Local().Format("15:04:05"), io.Paint(colour, name),
 		record.ShortID(rn.RunID), text, render.Clip(rn.Task, 60))
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
@@ -133,12 +134,12 @@ func TestWatchJSONAlerts(t *testing.T) {
 	// with exit 1, as for any session that failed or was killed.
 	r := w.zwarm("spawn", "--", "burn")
 	burn := strings.TrimSpace(r.stdout)
-	if r.code != 0 && (r.code != exitFailure || w.record(burn).Status != record.StatusKilled) {
+	if r.code != 0 && (r.code != cli.ExitFailure || w.record(burn).Status != record.StatusKilled) {
 		t.Fatalf("spawn burn: %+v", r)
 	}
 	wa.waitLine(`"watcher":"cost_guard"`, burn)
 	code, lines := wa.interrupt()
-	if code != exitInterrupted {
+	if code != cli.ExitInterrupted {
 		t.Fatalf("exit %d\n%s", code, wa.stderr.String())
 	}
 	byWatcher := map[string]alertJSON{}
@@ -190,7 +191,7 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 		t.Errorf("colour when piped: %q", line)
 	}
 	code, lines := wa.interrupt()
-	if code != exitInterrupted {
+	if code != cli.ExitInterrupted {
 		t.Fatalf("exit %d: %s", code, wa.stderr.String())
 	}
 	for _, l := range lines {
@@ -248,7 +249,7 @@ func TestWatchOverlap(t *testing.T) {
 		t.Errorf("the alert does not name both workers (%s, %s): %q", a[:8], b[:8], line)
 	}
 	code, lines := wa.interrupt()
-	if code != exitInterrupted {
+	if code != cli.ExitInterrupted {
 		t.Fatalf("exit %d: %s", code, wa.stderr.String())
 	}
 	n := 0

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
-// pager is the program a long output is read through on a terminal, as
+// Pager is the program a long output is read through on a terminal, as
 // git pages its diffs: $ZWARM_PAGER, else $PAGER, else less (with -FRX:
 // quit if it fits, keep colours, leave the screen as it was). "" or "cat"
 // means none.
-type pager struct {
+type Pager struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 }
 
-func startPager() (*pager, error) {
+func StartPager() (*Pager, error) {
 	spec, set := os.LookupEnv("ZWARM_PAGER")
 	if !set {
 		spec, set = os.LookupEnv("PAGER")
@@ -46,36 +46,36 @@ func startPager() (*pager, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, nil // no pager to be had: print straight
 	}
-	return &pager{cmd: cmd, in: in}, nil
+	return &Pager{cmd: cmd, in: in}, nil
 }
 
 // Write ignores a pager that was quit early: the reader has seen enough.
-func (p *pager) Write(b []byte) (int, error) {
+func (p *Pager) Write(b []byte) (int, error) {
 	p.in.Write(b)
 	return len(b), nil
 }
 
 // Close ends the input and waits for the reader to quit the pager.
-func (p *pager) Close() error {
+func (p *Pager) Close() error {
 	p.in.Close()
 	return p.cmd.Wait()
 }
 
-// termSafe passes a program's output to a terminal a line at a time,
+// TermSafe passes a program's output to a terminal a line at a time,
 // made safe: a file a worker wrote cannot move the cursor, clear the
 // screen or retitle the terminal through it. With colored, the colour
 // sequences (ESC [ ... m) git adds are kept (render.SafeColored), else
 // every control character is escaped (render.Safe).
-type termSafe struct {
+type TermSafe struct {
 	w       io.Writer
 	colored bool
 	line    []byte // a line not finished yet
 	buf     bytes.Buffer
 }
 
-func newTermSafe(w io.Writer, colored bool) *termSafe { return &termSafe{w: w, colored: colored} }
+func NewTermSafe(w io.Writer, colored bool) *TermSafe { return &TermSafe{w: w, colored: colored} }
 
-func (t *termSafe) Write(p []byte) (int, error) {
+func (t *TermSafe) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -94,7 +94,7 @@ func (t *termSafe) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *termSafe) emit() {
+func (t *TermSafe) emit() {
 	if t.colored {
 		t.buf.WriteString(render.SafeColored(string(t.line)))
 	} else {
@@ -104,7 +104,7 @@ func (t *termSafe) emit() {
 }
 
 // Flush writes what is held, an unfinished last line included.
-func (t *termSafe) Flush() error {
+func (t *TermSafe) Flush() error {
 	if len(t.line) > 0 {
 		t.emit()
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
-// progress shows on a terminal's stderr what a blocking command awaits: a
+// Progress shows on a terminal's stderr what a blocking command awaits: a
 // spinner, the elapsed time, and each session's latest step, redrawn in
 // place and erased when done. Piped, there is none: startProgress returns
 // nil and every method of a nil *progress does nothing.
-type progress struct {
-	io    *streams
+type Progress struct {
+	io    *Streams
 	what  string
 	start time.Time
 	stop  chan struct{}
@@ -35,17 +35,17 @@ const maxProgressRows = 8
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func startProgress(io *streams, what string) *progress {
-	if !io.errTTY {
+func StartProgress(io *Streams, what string) *Progress {
+	if !io.ErrTTY {
 		return nil
 	}
-	p := &progress{io: io, what: what, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}),
+	p := &Progress{io: io, what: what, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}),
 		latest: map[string]string{}}
 	go p.loop()
 	return p
 }
 
-func (p *progress) loop() {
+func (p *Progress) loop() {
 	defer close(p.done)
 	t := time.NewTicker(125 * time.Millisecond)
 	defer t.Stop()
@@ -67,7 +67,7 @@ func (p *progress) loop() {
 
 // Update takes what a subscription reports: the session's state and the
 // latest step its agent took.
-func (p *progress) Update(u watch.Update) {
+func (p *Progress) Update(u watch.Update) {
 	if p == nil || u.Session == nil {
 		return
 	}
@@ -105,7 +105,7 @@ func (p *progress) Update(u watch.Update) {
 }
 
 // stepOf recovers the step part of a previous state line.
-func (p *progress) stepOf(prev string) string {
+func (p *Progress) stepOf(prev string) string {
 	parts := strings.Split(prev, " · ")
 	if len(parts) < 3 {
 		return ""
@@ -119,7 +119,7 @@ func (p *progress) stepOf(prev string) string {
 
 // Print runs fn, which writes to the terminal, with the progress out of
 // its way.
-func (p *progress) Print(fn func()) {
+func (p *Progress) Print(fn func()) {
 	if p == nil {
 		fn()
 		return
@@ -132,7 +132,7 @@ func (p *progress) Print(fn func()) {
 }
 
 // Stop erases the progress; it is not drawn again.
-func (p *progress) Stop() {
+func (p *Progress) Stop() {
 	if p == nil {
 		return
 	}
@@ -140,7 +140,7 @@ func (p *progress) Stop() {
 	<-p.done
 }
 
-func (p *progress) lines() []string {
+func (p *Progress) lines() []string {
 	head := fmt.Sprintf("%s %s · %s", spinnerFrames[p.frame%len(spinnerFrames)], p.what,
 		render.Runtime(time.Since(p.start)))
 	out := []string{head}
@@ -154,10 +154,10 @@ func (p *progress) lines() []string {
 	return out
 }
 
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	var b strings.Builder
 	p.rewind(&b)
-	width := max(10, p.io.width-1)
+	width := max(10, p.io.Width-1)
 	lines := p.lines()
 	for i, l := range lines {
 		if i > 0 {
@@ -167,10 +167,10 @@ func (p *progress) draw() {
 	}
 	b.WriteString("\x1b[J")
 	p.drawn = len(lines)
-	p.io.errOut.Write([]byte(b.String()))
+	p.io.ErrOut.Write([]byte(b.String()))
 }
 
-func (p *progress) erase() {
+func (p *Progress) erase() {
 	if p.drawn == 0 {
 		return
 	}
@@ -178,11 +178,11 @@ func (p *progress) erase() {
 	p.rewind(&b)
 	b.WriteString("\x1b[J")
 	p.drawn = 0
-	p.io.errOut.Write([]byte(b.String()))
+	p.io.ErrOut.Write([]byte(b.String()))
 }
 
 // rewind moves the cursor to the start of the first drawn line.
-func (p *progress) rewind(b *strings.Builder) {
+func (p *Progress) rewind(b *strings.Builder) {
 	b.WriteByte('\r')
 	if p.drawn > 1 {
 		fmt.Fprintf(b, "\x1b[%dA", p.drawn-1)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -7,53 +7,53 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-// table prints rows for people or for programs. On a terminal, columns are
+// Table prints rows for people or for programs. On a terminal, columns are
 // as wide as their content, the flexible column gets what is left of the
 // width (cut with "…"), optional columns give way when even that does not
 // fit, and cells may be coloured. Piped, it is tab-separated and
 // untruncated, one line per row after the header, so awk and cut work.
 // Either way it is written in one go, through one buffer.
-type table struct {
-	io   *streams
-	cols []column
-	rows [][]cell
+type Table struct {
+	io   *Streams
+	cols []Column
+	rows [][]Cell
 	// plain is set when the table is piped: such a table needs no column
 	// widths, so each row goes straight out and none is held.
 	plain *bufio.Writer
 }
 
-// newTable starts a table written to io.out by flush. A piped one has its
+// NewTable starts a table written to io.out by flush. A piped one has its
 // header written at once.
-func newTable(io *streams, cols ...column) *table {
-	t := &table{io: io, cols: cols}
-	if !io.outTTY {
-		t.plain = bufio.NewWriterSize(io.out, 64<<10)
+func NewTable(io *Streams, cols ...Column) *Table {
+	t := &Table{io: io, cols: cols}
+	if !io.OutTTY {
+		t.plain = bufio.NewWriterSize(io.Out, 64<<10)
 		for i, c := range cols {
 			if i > 0 {
 				t.plain.WriteByte('\t')
 			}
-			t.plain.WriteString(c.title)
+			t.plain.WriteString(c.Title)
 		}
 		t.plain.WriteByte('\n')
 	}
 	return t
 }
 
-type column struct {
-	title string
-	// flex takes what width is left; at most one column has it.
-	flex bool
-	// drop orders optional columns: the lowest gives way first; 0 never.
-	drop int
+type Column struct {
+	Title string
+	// Flex takes what width is left; at most one column has it.
+	Flex bool
+	// Drop orders optional columns: the lowest gives way first; 0 never.
+	Drop int
 }
 
-type cell struct {
-	text string // shown on a terminal
-	raw  string // piped; text if empty
-	sgr  string // colour on a terminal
+type Cell struct {
+	Text string // shown on a terminal
+	Raw  string // piped; Text if empty
+	SGR  string // colour on a terminal
 }
 
-func (t *table) add(cells ...cell) {
+func (t *Table) Add(cells ...Cell) {
 	if t.plain != nil {
 		writePlainRow(t.plain, cells)
 		return
@@ -65,13 +65,13 @@ func (t *table) add(cells ...cell) {
 // columns are dropped.
 const minFlex = 16
 
-// flush writes what is left of the table and reports the first error
+// Flush writes what is left of the table and reports the first error
 // writing it met.
-func (t *table) flush() error {
+func (t *Table) Flush() error {
 	if t.plain != nil {
 		return t.plain.Flush()
 	}
-	bw := bufio.NewWriterSize(t.io.out, 64<<10)
+	bw := bufio.NewWriterSize(t.io.Out, 64<<10)
 	t.writeFitted(bw)
 	return bw.Flush()
 }
@@ -79,14 +79,14 @@ func (t *table) flush() error {
 // cellSeparators keeps a piped cell on its line and in its column.
 var cellSeparators = strings.NewReplacer("\t", " ", "\n", " ")
 
-func writePlainRow(w *bufio.Writer, r []cell) {
+func writePlainRow(w *bufio.Writer, r []Cell) {
 	for i, c := range r {
 		if i > 0 {
 			w.WriteByte('\t')
 		}
-		v := c.raw
+		v := c.Raw
 		if v == "" {
-			v = c.text
+			v = c.Text
 		}
 		if strings.IndexByte(v, '\t') >= 0 || strings.IndexByte(v, '\n') >= 0 {
 			v = cellSeparators.Replace(v)
@@ -96,14 +96,14 @@ func writePlainRow(w *bufio.Writer, r []cell) {
 	w.WriteByte('\n')
 }
 
-func (t *table) writeFitted(w *bufio.Writer) {
+func (t *Table) writeFitted(w *bufio.Writer) {
 	widths := make([]int, len(t.cols))
 	for i, c := range t.cols {
-		widths[i] = runewidth.StringWidth(c.title)
+		widths[i] = runewidth.StringWidth(c.Title)
 	}
 	for _, r := range t.rows {
 		for i, c := range r {
-			widths[i] = max(widths[i], runewidth.StringWidth(c.text))
+			widths[i] = max(widths[i], runewidth.StringWidth(c.Text))
 		}
 	}
 	shown := make([]bool, len(t.cols))
@@ -112,7 +112,7 @@ func (t *table) writeFitted(w *bufio.Writer) {
 	}
 	flex := -1
 	for i, c := range t.cols {
-		if c.flex {
+		if c.Flex {
 			flex = i
 		}
 	}
@@ -133,10 +133,10 @@ func (t *table) writeFitted(w *bufio.Writer) {
 		natural = widths[flex]
 		widths[flex] = min(natural, minFlex)
 	}
-	for total() > t.io.width {
+	for total() > t.io.Width {
 		victim := -1
 		for i, c := range t.cols {
-			if shown[i] && c.drop > 0 && (victim < 0 || c.drop < t.cols[victim].drop) {
+			if shown[i] && c.Drop > 0 && (victim < 0 || c.Drop < t.cols[victim].Drop) {
 				victim = i
 			}
 		}
@@ -146,9 +146,9 @@ func (t *table) writeFitted(w *bufio.Writer) {
 		shown[victim] = false
 	}
 	if flex >= 0 {
-		widths[flex] = max(1, min(natural, widths[flex]+t.io.width-total()))
+		widths[flex] = max(1, min(natural, widths[flex]+t.io.Width-total()))
 	}
-	line := func(cells []cell, header bool) {
+	line := func(cells []Cell, header bool) {
 		var b strings.Builder
 		last := len(cells) - 1
 		for last >= 0 && !shown[last] {
@@ -161,23 +161,23 @@ func (t *table) writeFitted(w *bufio.Writer) {
 			}
 			b.WriteString(sep)
 			sep = "  "
-			text := runewidth.Truncate(c.text, widths[i], "…")
+			text := runewidth.Truncate(c.Text, widths[i], "…")
 			pad := widths[i] - runewidth.StringWidth(text)
 			if i == last {
 				pad = 0
 			}
-			sgr := c.sgr
+			sgr := c.SGR
 			if header {
-				sgr = sgrBold
+				sgr = Bold
 			}
-			b.WriteString(t.io.paint(sgr, text))
+			b.WriteString(t.io.Paint(sgr, text))
 			b.WriteString(strings.Repeat(" ", pad))
 		}
 		w.WriteString(b.String() + "\n")
 	}
-	head := make([]cell, len(t.cols))
+	head := make([]Cell, len(t.cols))
 	for i, c := range t.cols {
-		head[i] = cell{text: c.title}
+		head[i] = Cell{Text: c.Title}
 	}
 	line(head, true)
 	for _, r := range t.rows {

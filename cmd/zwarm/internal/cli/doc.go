@@ -1,0 +1,6 @@
+// Package cli is what every zwarm command shares to talk to a person or
+// a program: the streams and what they are (a terminal of some width, with
+// colour or not), tables that fit a terminal and are tab-separated when
+// piped, a pager, output made safe for a terminal, the progress shown
+// while a command blocks, and the one mapping of errors to exit codes.
+package cli
