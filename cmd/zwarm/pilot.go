@@ -13,7 +13,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/pilot"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
@@ -94,7 +96,7 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	}
 	defer rs.closeLog()
 	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
-	pl := &pilot{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}, shown: map[string]bool{}}
+	pl := &pilotSession{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}, shown: map[string]bool{}}
 	pl.p = newStepPrinter(pl.io, pl.io.Out, nil, set.Limits.MaxSteps, true)
 	pl.p.pilot = true
 	defer pl.p.close()
@@ -103,10 +105,10 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	return pl.session(o.resume, text)
 }
 
-// pilot is one conversation at the prompt. The run is made at the first
+// pilotSession is one conversation at the prompt. The run is made at the first
 // turn (or resumed); one goroutine, the command's, drives it, and the
 // signal goroutine only cancels.
-type pilot struct {
+type pilotSession struct {
 	c         *cobra.Command
 	io        *cli.Streams
 	m         *sessions.Manager
@@ -114,7 +116,7 @@ type pilot struct {
 	n         *notify.Notifier
 	p         *stepPrinter
 	opt       orchestrator.Options
-	in        pilotInput
+	in        pilot.Input
 	base      context.Context
 	run       *orchestrator.Run
 	stopWatch func()
@@ -130,19 +132,19 @@ type pilot struct {
 // was printed.
 var errRunEnded = &cli.SilentError{Code: cli.ExitFailure}
 
-func (pl *pilot) session(resume, text string) error {
+func (pl *pilotSession) session(resume, text string) error {
 	// Ctrl+C is handled here: it must not end the whole command.
 	pl.base = context.WithoutCancel(pl.c.Context())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	in, err := newPilotInput(pl.io, pl.io.Paint(cli.Bold, "you> "))
+	in, err := pilot.NewInput(pl.io, pl.io.Paint(cli.Bold, "you> "), pilotCommandNames())
 	if err != nil {
 		return err
 	}
 	pl.in = in
-	defer in.close()
-	pl.in.useHistory(filepath.Join(pl.m.Store().Dir(), historyFile))
+	defer in.Close()
+	pl.in.UseHistory(filepath.Join(pl.m.Store().Dir(), pilot.HistoryFile))
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -184,10 +186,10 @@ func (pl *pilot) session(resume, text string) error {
 		if pl.run != nil {
 			stopInbox = pl.watchInbox(runs.RunDir(pl.m.Store().Dir(), pl.run.ID()))
 		}
-		line, err := pl.in.line()
+		line, err := pl.in.Line()
 		stopInbox()
 		switch {
-		case pl.signalled(), errors.Is(err, errQuitKey), errors.Is(err, errClosed):
+		case pl.signalled(), errors.Is(err, pilot.ErrQuitKey), errors.Is(err, pilot.ErrClosed):
 			return pl.leave(context.Canceled)
 		case errors.Is(err, io.EOF):
 			return pl.leave(nil)
@@ -198,7 +200,7 @@ func (pl *pilot) session(resume, text string) error {
 		if line == "" {
 			continue
 		}
-		pl.in.remember(line)
+		pl.in.Remember(line)
 		if strings.HasPrefix(line, ":") {
 			quit, err := pl.command(line)
 			if err != nil {
@@ -217,7 +219,7 @@ func (pl *pilot) session(resume, text string) error {
 
 // signal takes a signal: during a turn SIGINT stops the turn; at the
 // prompt, or SIGTERM at any time, it leaves.
-func (pl *pilot) signal(s os.Signal) {
+func (pl *pilotSession) signal(s os.Signal) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.stop != nil {
@@ -227,10 +229,10 @@ func (pl *pilot) signal(s os.Signal) {
 		}
 	}
 	pl.sig = s
-	pl.in.close()
+	pl.in.Close()
 }
 
-func (pl *pilot) signalled() bool {
+func (pl *pilotSession) signalled() bool {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	return pl.sig != nil
@@ -238,17 +240,17 @@ func (pl *pilot) signalled() bool {
 
 // attach takes the run the conversation works on: its watchers start,
 // and the prompt's history goes to the state dir, which exists now.
-func (pl *pilot) attach(run *orchestrator.Run) {
+func (pl *pilotSession) attach(run *orchestrator.Run) {
 	pl.run = run
 	pl.stopWatch = run.Watch(pl.base, pl.wc)
-	pl.in.useHistory(filepath.Join(pl.m.Store().Dir(), historyFile))
+	pl.in.UseHistory(filepath.Join(pl.m.Store().Dir(), pilot.HistoryFile))
 	if pl.io.InTTY && pl.io.ErrTTY {
 		pl.p.echoed = true // the person's turns show where they typed them
 	}
 }
 
 // turn gives the model a turn of the person's and prints how it ended.
-func (pl *pilot) turn(text string) error {
+func (pl *pilotSession) turn(text string) error {
 	ctx, cancel := context.WithCancel(pl.base)
 	defer cancel()
 	pl.mu.Lock()
@@ -290,7 +292,7 @@ func (pl *pilot) turn(text string) error {
 
 // leave ends the conversation: the run is saved, interrupted, for
 // --resume; err is the command's result.
-func (pl *pilot) leave(err error) error {
+func (pl *pilotSession) leave(err error) error {
 	if pl.run == nil {
 		return err
 	}

@@ -24,7 +24,7 @@ var pilotCommands = []struct{ name, args, help string }{
 }
 
 // command runs a line that starts with ':'; quit says to leave.
-func (pl *pilot) command(line string) (quit bool, err error) {
+func (pl *pilotSession) command(line string) (quit bool, err error) {
 	f := strings.Fields(line)
 	name, args := f[0], f[1:]
 	switch name {
@@ -65,7 +65,7 @@ func (pl *pilot) command(line string) (quit bool, err error) {
 
 // status prints the run as it is now: its record, with its workers read
 // again.
-func (pl *pilot) status() error {
+func (pl *pilotSession) status() error {
 	rec := pl.run.Refresh(pl.base)
 	list, err := pl.runWorkers()
 	if err != nil {
@@ -96,7 +96,7 @@ func (pl *pilot) status() error {
 	return nil
 }
 
-func (pl *pilot) runWorkers() ([]*record.Session, error) {
+func (pl *pilotSession) runWorkers() ([]*record.Session, error) {
 	list, err := pl.m.List(pl.base, listing.Options{Source: record.RunSource(pl.run.ID())})
 	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
@@ -105,7 +105,7 @@ func (pl *pilot) runWorkers() ([]*record.Session, error) {
 	return list, nil
 }
 
-func (pl *pilot) workers() error {
+func (pl *pilotSession) workers() error {
 	list, err := pl.runWorkers()
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (pl *pilot) workers() error {
 
 // history prints checkpoints: the turn, what the person wrote, and the
 // model's answer.
-func (pl *pilot) history(cps []orchestrator.Checkpoint) {
+func (pl *pilotSession) history(cps []orchestrator.Checkpoint) {
 	if len(cps) == 0 {
 		fmt.Fprintln(pl.io.Out, "no checkpoints yet")
 		return
@@ -137,7 +137,7 @@ func (pl *pilot) history(cps []orchestrator.Checkpoint) {
 }
 
 // recap reminds the person, on resume, where the conversation stands.
-func (pl *pilot) recap() {
+func (pl *pilotSession) recap() {
 	cps := pl.run.Checkpoints()
 	if len(cps) == 0 {
 		return
@@ -146,4 +146,13 @@ func (pl *pilot) recap() {
 	if len(cps) > 1 {
 		fmt.Fprintf(pl.io.ErrOut, "%s before it: :history lists them\n", render.Plural(len(cps)-1, "turn"))
 	}
+}
+
+// pilotCommandNames are the names the prompt completes.
+func pilotCommandNames() []string {
+	names := make([]string, len(pilotCommands))
+	for i, c := range pilotCommands {
+		names[i] = c.name
+	}
+	return names
 }

@@ -15,7 +15,7 @@ import (
 // come: the model reads them with the next turn, and without this they
 // would be invisible until then. It returns the stop, which waits for the
 // watch to end. Messages already queued when it starts are shown too.
-func (pl *pilot) watchInbox(dir string) (stop func()) {
+func (pl *pilotSession) watchInbox(dir string) (stop func()) {
 	in, err := runs.MakeInbox(dir)
 	if err != nil {
 		return func() {}
@@ -48,7 +48,7 @@ func (pl *pilot) watchInbox(dir string) (stop func()) {
 }
 
 // showQueued prints the queued messages not shown yet.
-func (pl *pilot) showQueued(ctx context.Context, dir string) {
+func (pl *pilotSession) showQueued(ctx context.Context, dir string) {
 	queued, err := runs.QueuedMessages(ctx, dir)
 	if err != nil {
 		return
@@ -58,6 +58,6 @@ func (pl *pilot) showQueued(ctx context.Context, dir string) {
 			continue
 		}
 		pl.shown[e.ID] = true
-		pl.in.notice(fmt.Sprintf("← message %d (runs say): %s · the model reads it with your next turn", e.Seq, render.Clip(e.Text, 300)))
+		pl.in.Notice(fmt.Sprintf("← message %d (runs say): %s · the model reads it with your next turn", e.Seq, render.Clip(e.Text, 300)))
 	}
 }

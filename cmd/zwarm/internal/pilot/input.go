@@ -1,4 +1,4 @@
-package main
+package pilot
 
 import (
 	"bufio"
@@ -18,40 +18,43 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pilotInput reads the person's lines at the pilot's prompt: with line
+// Input reads the person's lines at the pilot's prompt: with line
 // editing and history on a terminal, plain lines otherwise (a script).
-type pilotInput interface {
-	// line reads the next line: io.EOF at the end of input (Ctrl+D),
-	// errQuitKey for Ctrl+C at the prompt, errClosed once close was
+type Input interface {
+	// Line reads the next line: io.EOF at the end of input (Ctrl+D),
+	// ErrQuitKey for Ctrl+C at the prompt, ErrClosed once Close was
 	// called (by a signal) while it waited.
-	line() (string, error)
-	// remember keeps a line in the history.
-	remember(line string)
-	// useHistory sets the history file, once the state dir exists.
-	useHistory(path string)
-	// notice shows a line while line waits, above the line being typed,
+	Line() (string, error)
+	// Remember keeps a line in the history.
+	Remember(line string)
+	// UseHistory sets the history file, once the state dir exists.
+	UseHistory(path string)
+	// Notice shows a line while Line waits, above the line being typed,
 	// which is kept. Any goroutine may call it.
-	notice(text string)
-	close()
+	Notice(text string)
+	// Close ends the prompt, and a Line waiting.
+	Close()
 }
 
 var (
-	errQuitKey = errors.New("Ctrl+C at the prompt")
-	errClosed  = errors.New("the prompt was closed")
+	ErrQuitKey = errors.New("Ctrl+C at the prompt")
+	ErrClosed  = errors.New("the prompt was closed")
 )
 
-// historyFile is the pilot's prompt history in the state dir, one line
+// HistoryFile is the pilot's prompt history in the state dir, one line
 // a line, shared by every pilot of the state dir (as a shell's is).
-const historyFile = "pilot_history"
+const HistoryFile = "pilot_history"
 
 // historyLimit bounds the lines kept.
 const historyLimit = 1000
 
-func newPilotInput(s *cli.Streams, prompt string) (pilotInput, error) {
+// NewInput is the prompt on s: line editing, history and completion of
+// commands on a terminal, plain lines otherwise.
+func NewInput(s *cli.Streams, prompt string, commands []string) (Input, error) {
 	if f, ok := s.In.(*os.File); ok && s.InTTY && s.ErrTTY {
 		var items []readline.PrefixCompleterInterface
-		for _, c := range pilotCommands {
-			items = append(items, readline.PcItem(c.name))
+		for _, c := range commands {
+			items = append(items, readline.PcItem(c))
 		}
 		// Its own wrapper of stdin: closing it ends a read in progress,
 		// and leaves the terminal open.
@@ -84,21 +87,21 @@ type termInput struct {
 	session []string // the lines read before that, for the file
 }
 
-func (t *termInput) line() (string, error) {
+func (t *termInput) Line() (string, error) {
 	s, err := t.rl.Readline()
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
 	switch {
 	case closed:
-		return "", errClosed
+		return "", ErrClosed
 	case errors.Is(err, readline.ErrInterrupt):
-		return "", errQuitKey
+		return "", ErrQuitKey
 	}
 	return s, err
 }
 
-func (t *termInput) remember(line string) {
+func (t *termInput) Remember(line string) {
 	t.rl.SaveHistory(line)
 	if t.file == "" {
 		t.session = append(t.session, line)
@@ -107,7 +110,7 @@ func (t *termInput) remember(line string) {
 	appendHistory(t.file, line)
 }
 
-func (t *termInput) useHistory(path string) {
+func (t *termInput) UseHistory(path string) {
 	if t.file != "" {
 		return
 	}
@@ -127,12 +130,12 @@ func (t *termInput) useHistory(path string) {
 	t.session = nil
 }
 
-func (t *termInput) notice(text string) {
+func (t *termInput) Notice(text string) {
 	// readline clears the line being typed, writes, and draws it again.
 	t.rl.Write([]byte(render.SafeLine(text) + "\n"))
 }
 
-func (t *termInput) close() {
+func (t *termInput) Close() {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
@@ -173,7 +176,7 @@ func readHistory(path string) ([]string, error) {
 }
 
 func rewriteHistory(path string, lines []string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+historyFile+".tmp*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+HistoryFile+".tmp*")
 	if err != nil {
 		return err
 	}
@@ -233,7 +236,7 @@ func newPlainInput(in io.Reader) (*plainInput, error) {
 	return p, nil
 }
 
-func (p *plainInput) line() (string, error) {
+func (p *plainInput) Line() (string, error) {
 	if p.r != nil {
 		s, err := p.r.ReadString('\n')
 		if err == io.EOF && s != "" {
@@ -264,7 +267,7 @@ func (p *plainInput) line() (string, error) {
 			return "", err
 		}
 		if fds[1].Revents != 0 {
-			return "", errClosed
+			return "", ErrClosed
 		}
 		if fds[0].Revents == 0 {
 			continue
@@ -289,9 +292,9 @@ func trimEOL(s string) string {
 	return s
 }
 
-func (p *plainInput) remember(string) {}
+func (p *plainInput) Remember(string) {}
 
-func (p *plainInput) notice(text string) {
+func (p *plainInput) Notice(text string) {
 	if p.errOut == nil {
 		return
 	}
@@ -300,9 +303,9 @@ func (p *plainInput) notice(text string) {
 	fmt.Fprintln(p.errOut, render.SafeLine(text))
 }
 
-func (p *plainInput) useHistory(string) {}
+func (p *plainInput) UseHistory(string) {}
 
-func (p *plainInput) close() {
+func (p *plainInput) Close() {
 	if p.cw != nil {
 		p.once.Do(func() { p.cw.Close() })
 	}
