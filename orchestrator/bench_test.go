@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // timedClient measures the time spent in the model client.

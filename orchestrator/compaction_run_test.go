@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // A run whose conversation outgrows a small context window compacts, and

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/watchers"
 )
 

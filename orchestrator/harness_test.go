@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // harness is a real run: real workers (the scripted fake agent under

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // withWorkers builds a reply from the ids of every worker delegate

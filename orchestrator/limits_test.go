@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 func TestMaxSteps(t *testing.T) {

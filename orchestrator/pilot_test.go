@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/tools"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // inputTexts are the texts of a request's messages, tool outputs

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // A whole run: two workers in parallel, a wait, a check, a verification

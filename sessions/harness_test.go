@@ -19,9 +19,9 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"github.com/zwarm/zwarm/sessions/sessionstest/testbin"
 	"github.com/zwarm/zwarm/sessions/state"
-	"github.com/zwarm/zwarm/sessions/testbin"
-	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
 // The tests of this package run real processes: the fake agent (this

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // A person attaches to a finished worker (the real CLI, in a worktree of

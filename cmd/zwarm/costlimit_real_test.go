@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // Claude reports each model call's usage as it comes: a worker whose first

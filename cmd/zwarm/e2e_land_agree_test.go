@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // changeStat is the "+N -M in K files" of what diff, land --dry-run and

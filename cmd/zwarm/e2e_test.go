@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // These tests drive the real agent CLIs: only the remote model is fake.

@@ -18,8 +18,8 @@ import (
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
-	"github.com/zwarm/zwarm/sessions/testbin"
-	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"github.com/zwarm/zwarm/sessions/sessionstest/testbin"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 

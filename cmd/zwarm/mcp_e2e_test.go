@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // These tests run the real Claude Code and Codex CLIs as the orchestrator,

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // rawOnTerminal runs zwarm on a pseudo-terminal cols wide and returns

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/adapters"
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 

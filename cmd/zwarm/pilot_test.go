@@ -11,11 +11,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // messagesOf are the texts of a model request's messages, "role: text".

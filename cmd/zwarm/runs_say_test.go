@@ -16,12 +16,12 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // background is a zwarm process the test runs beside its own commands.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // orchestrated runs a task whose model delegates one worker, waits for it

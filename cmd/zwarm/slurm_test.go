@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 // The Slurm runner's tests run zwarm's workers as jobs of a real one-node

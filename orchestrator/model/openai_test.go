@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/adapters/testsupport/fakemodel"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
 func server(t *testing.T) *fakemodel.Server {

@@ -1,6 +1,12 @@
-// Package sessionstest helps test adapters' parsers the way test2json is
-// tested: golden files of raw agent output fed whole, line by line and in
-// odd-sized chunks, all of which must give the same events.
+// Package sessionstest is what the tests of every package share, as
+// net/http/httptest is: waiting for a condition (Eventually), processes
+// (Alive, MarkedProcs), records written as zwarm writes them
+// (WriteSettledRecord, Fingerprint), and parser goldens fed whole, line by
+// line and in odd-sized chunks (Feed), which must all give the same
+// events. Its packages are the stand-ins: fakeagent (a scripted agent
+// CLI), fakemodel (a scripted model server for the real agent CLIs) and
+// testbin (a test binary that serves as zwarm and the fake agent, so that
+// no test builds a program).
 package sessionstest
 
 import (

@@ -26,10 +26,10 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"github.com/zwarm/zwarm/sessions/sessionstest/testbin"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/supervisor"
-	"github.com/zwarm/zwarm/sessions/testbin"
-	"github.com/zwarm/zwarm/sessions/testbin/fakeagent"
 )
 
 // Bins are the binaries the tests run.
@@ -221,7 +221,7 @@ type World struct {
 	steps   map[string][]Step
 }
 
-// Step is one step of the fake agent (see sessions/testbin/fakeagent).
+// Step is one step of the fake agent (see sessions/sessionstest/fakeagent).
 type Step map[string]any
 
 // Out prints a line.
