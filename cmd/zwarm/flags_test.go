@@ -57,7 +57,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 		t.Fatalf("ls: exit %d %s", code, errOut)
 	}
 	check("ls", []any{ls.status, ls.adapter, ls.model, ls.source, ls.limit, ls.out, ls.text},
-		[]any{"running", "codex", "gpt-5.1-codex", "run:ab", 3, jsonFlags{jq: ".[].id"}, "fix"})
+		[]any{"running", "codex", "gpt-5.1-codex", "run:ab", 3, cli.JSONFlags{JQ: ".[].id"}, "fix"})
 	ls = nil
 	if code := parse(t, lsCmd(), io, "one", "two"); code != cli.ExitUsage || ls != nil {
 		t.Errorf("ls with two texts: exit %d, ran %v", code, ls != nil)
@@ -70,7 +70,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	if code := parse(t, showCmd(), io, "--json", "3f2a"); code != 0 {
 		t.Fatalf("show: exit %d %s", code, errOut)
 	}
-	check("show", []any{show.id, show.out}, []any{"3f2a", jsonFlags{json: true}})
+	check("show", []any{show.id, show.out}, []any{"3f2a", cli.JSONFlags{JSON: true}})
 	show = nil
 	if code := parse(t, showCmd(), io); code != cli.ExitUsage || show != nil {
 		t.Errorf("show without an id: exit %d, ran %v", code, show != nil)
@@ -112,7 +112,7 @@ func TestFlagsFillTheOptions(t *testing.T) {
 	if code := parse(t, runsCmd(), io, "--json"); code != 0 {
 		t.Fatalf("runs: exit %d %s", code, errOut)
 	}
-	check("runs", runs.out, jsonFlags{json: true})
+	check("runs", runs.out, cli.JSONFlags{JSON: true})
 	runs = nil
 	if code := parse(t, runsCmd(), io, "3f2a"); code != cli.ExitUsage || runs != nil {
 		t.Errorf("runs with an id: exit %d, ran %v", code, runs != nil)

@@ -22,7 +22,7 @@ type injectOptions struct {
 	wait      bool
 	interrupt bool
 	maxCost   float64
-	out       jsonFlags
+	out       cli.JSONFlags
 }
 
 func newInjectCmd(f *factory) *cobra.Command {
@@ -58,7 +58,7 @@ thread with a higher one (which must be above what it has spent).`,
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
 	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn and continue the thread with this message at once")
 	c.Flags().Float64Var(&o.maxCost, "max-cost", 0, "raise the session's cost limit to this many US dollars (above what it has spent)")
-	o.out.add(c, "the session (with --wait, once the turn ended)")
+	o.out.Add(c, "the session (with --wait, once the turn ended)")
 	return c
 }
 
@@ -69,7 +69,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	if c.Flags().Changed("max-cost") && !(o.maxCost > 0) {
 		return cli.Usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
 	}
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	m, err := o.f.manager()
@@ -86,35 +86,35 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	}
 	io := o.f.io
 	if !o.wait {
-		if o.out.on() {
-			return o.out.write(io.Out, toJSON(res.Session))
+		if o.out.On() {
+			return o.out.Write(io.Out, cli.ToJSON(res.Session))
 		}
 		fmt.Fprintf(io.Out, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 		return nil
 	}
-	if !o.out.on() {
+	if !o.out.On() {
 		fmt.Fprintf(io.ErrOut, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 	}
-	e, s, err := waitInbox(ctx, io, m, res, o.out.on())
+	e, s, err := waitInbox(ctx, io, m, res, o.out.On())
 	if err != nil && ctx.Err() != nil {
 		return injectInterrupted(m, res)
 	}
 	if err != nil {
 		return err
 	}
-	if o.out.on() {
-		if err := o.out.write(io.Out, toJSON(s)); err != nil {
+	if o.out.On() {
+		if err := o.out.Write(io.Out, cli.ToJSON(s)); err != nil {
 			return err
 		}
 	}
 	if e.State == record.InboxUndelivered {
-		if !o.out.on() {
+		if !o.out.On() {
 			fmt.Fprintf(io.Out, "%s follow-up not delivered: %s\n", record.ShortID(s.ID), render.Clip(e.Reason, 300))
 		}
 		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	t := s.Turns[e.Turn-1]
-	if !o.out.on() {
+	if !o.out.On() {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.Paint(statusColor(t.Status), string(t.Status)))
 		if t.Error != "" {

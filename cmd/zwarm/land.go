@@ -24,7 +24,7 @@ type landOptions struct {
 	message, into, verify string
 	dryRun, keep          bool
 	verifyTimeout         time.Duration
-	out                   jsonFlags
+	out                   cli.JSONFlags
 }
 
 func newLandCmd(f *factory) *cobra.Command {
@@ -79,7 +79,7 @@ verified, stopping at the first that fails.`,
 	fl.DurationVar(&o.verifyTimeout, "verify-timeout", workspace.DefaultVerifyTimeout, "stop --verify's command after this long, and land nothing")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "check everything, change nothing")
 	fl.BoolVar(&o.keep, "keep", false, "keep the worktree and the branch after landing")
-	o.out.add(c, "what was landed")
+	o.out.Add(c, "what was landed")
 	return c
 }
 
@@ -132,7 +132,7 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	if o.verifyTimeout <= 0 {
 		return cli.Usagef("--verify-timeout must be more than 0 (it is %s)", o.verifyTimeout)
 	}
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	m, err := o.f.manager()
@@ -153,15 +153,15 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		opt.VerifyOut = ios.ErrOut
 	}
 	if !o.all {
-		if o.verify != "" && !o.dryRun && !o.out.on() {
+		if o.verify != "" && !o.dryRun && !o.out.On() {
 			fmt.Fprintf(ios.ErrOut, "verifying %s: %s\n", o.id, render.SafeLine(o.verify))
 		}
 		res, err := m.Land(ctx, o.id, opt)
 		if err != nil {
 			return err
 		}
-		if o.out.on() {
-			return o.out.write(ios.Out, toLandJSON(res, strategy))
+		if o.out.On() {
+			return o.out.Write(ios.Out, toLandJSON(res, strategy))
 		}
 		printLanding(ios, res, strategy)
 		return nil
@@ -170,12 +170,12 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	if q == nil {
 		return err
 	}
-	if o.out.on() {
+	if o.out.On() {
 		list := []landJSON{}
 		for _, r := range q.Landed {
 			list = append(list, toLandJSON(r, strategy))
 		}
-		if werr := o.out.write(ios.Out, list); werr != nil {
+		if werr := o.out.Write(ios.Out, list); werr != nil {
 			return werr
 		}
 	} else {
@@ -197,10 +197,10 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		}
 		return &cli.SilentError{Code: exitCodeFor(err)}
 	}
-	if len(q.Landed) == 0 && !o.out.on() {
+	if len(q.Landed) == 0 && !o.out.On() {
 		fmt.Fprintln(ios.ErrOut, "nothing to land: no completed worker of this repository has a change that is not landed")
 	}
-	if o.dryRun && len(q.Left) > 0 && !o.out.on() {
+	if o.dryRun && len(q.Left) > 0 && !o.out.On() {
 		fmt.Fprintf(ios.ErrOut, "and %d more after it, each checked once the one before has landed\n", len(q.Left))
 	}
 	return nil

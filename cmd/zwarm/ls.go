@@ -26,7 +26,7 @@ type lsOptions struct {
 	source  string
 	text    string
 	limit   int
-	out     jsonFlags
+	out     cli.JSONFlags
 	now     func() time.Time
 }
 
@@ -59,7 +59,7 @@ it is tab-separated and untruncated.`,
 	fl.StringVarP(&o.model, "model", "m", "", "only sessions of this model")
 	fl.StringVar(&o.source, "source", "", "only sessions started by: user, mcp, run:RUN_ID")
 	fl.IntVarP(&o.limit, "limit", "L", 0, "at most this many, the newest (0: all)")
-	o.out.add(c, "a JSON array of sessions")
+	o.out.Add(c, "a JSON array of sessions")
 	completeFlags(c, f)
 	return c
 }
@@ -91,7 +91,7 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	m, err := o.f.manager()
@@ -105,10 +105,10 @@ func runLs(c *cobra.Command, o *lsOptions) error {
 	if err != nil && !errors.As(err, &le) {
 		return err
 	}
-	if o.out.on() {
-		write := func() error { return o.out.write(io.Out, listJSON(list)) }
-		if o.out.jq == "" {
-			write = func() error { return writeListJSON(io.Out, list) }
+	if o.out.On() {
+		write := func() error { return o.out.Write(io.Out, cli.ListJSON(list)) }
+		if o.out.JQ == "" {
+			write = func() error { return cli.WriteListJSON(io.Out, list) }
 		}
 		if err := write(); err != nil {
 			return err

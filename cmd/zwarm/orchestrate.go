@@ -30,7 +30,7 @@ type orchestrateOptions struct {
 	timeout    time.Duration
 	kill       bool
 	noAsk      bool
-	out        jsonFlags
+	out        cli.JSONFlags
 	pilot      bool // zwarm pilot: only pilot runs resume
 }
 
@@ -77,12 +77,12 @@ when Ctrl+C (or SIGTERM) stopped it.`,
 	fl.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of this invocation, e.g. 1h (config: timeout)")
 	fl.BoolVar(&o.kill, "kill-workers-on-exit", false, "stop the run's workers when it ends (config: kill_workers_on_exit)")
 	fl.BoolVar(&o.noAsk, "no-ask", false, "never let the model ask you a question (config: ask, for runs without a terminal)")
-	o.out.add(c, "the run's events (one a line)")
+	o.out.Add(c, "the run's events (one a line)")
 	return c
 }
 
 func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) error {
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	task, err := o.task(args)

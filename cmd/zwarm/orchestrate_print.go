@@ -20,7 +20,7 @@ import (
 type stepPrinter struct {
 	io     *cli.Streams
 	out    io.Writer
-	json   *jsonFlags // nil or off: steps for people
+	json   *cli.JSONFlags // nil or off: steps for people
 	render orchestrator.Renderer
 	spin   bool
 	prog   *cli.Progress
@@ -35,11 +35,11 @@ type stepPrinter struct {
 	pilot, echoed bool
 }
 
-func newStepPrinter(s *cli.Streams, out io.Writer, j *jsonFlags, maxSteps int, spin bool) *stepPrinter {
+func newStepPrinter(s *cli.Streams, out io.Writer, j *cli.JSONFlags, maxSteps int, spin bool) *stepPrinter {
 	return &stepPrinter{io: s, out: out, json: j, render: orchestrator.Renderer{MaxSteps: maxSteps}, spin: spin}
 }
 
-func (p *stepPrinter) asJSON() bool { return p.json != nil && p.json.on() }
+func (p *stepPrinter) asJSON() bool { return p.json != nil && p.json.On() }
 
 // event takes one event of the run, on the run's goroutine.
 func (p *stepPrinter) event(ev runs.Event) {
@@ -101,14 +101,14 @@ func (p *stepPrinter) stopProgress() {
 }
 
 func (p *stepPrinter) writeJSON(ev runs.Event) {
-	if p.json.jq == "" {
+	if p.json.JQ == "" {
 		b, err := json.Marshal(ev)
 		if err == nil {
 			p.out.Write(append(b, '\n'))
 		}
 		return
 	}
-	if err := p.json.write(p.out, ev); err != nil && !p.jqErr {
+	if err := p.json.Write(p.out, ev); err != nil && !p.jqErr {
 		p.jqErr = true
 		fmt.Fprintln(p.io.ErrOut, "zwarm:", err)
 	}

@@ -146,9 +146,9 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 		}
 	}
 	var shown struct {
-		Run     runJSON       `json:"run"`
-		Events  []runs.Event  `json:"events"`
-		Workers []sessionJSON `json:"workers"`
+		Run     runJSON           `json:"run"`
+		Events  []runs.Event      `json:"events"`
+		Workers []cli.SessionJSON `json:"workers"`
 	}
 	mustJSON(t, w.ok("runs", "show", "--json", id), &shown)
 	if shown.Run.ID != id || len(shown.Events) < 10 || len(shown.Workers) != 1 || shown.Workers[0].Source.String() != "run:"+id {

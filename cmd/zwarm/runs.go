@@ -14,7 +14,7 @@ import (
 
 type runsOptions struct {
 	f   *factory
-	out jsonFlags
+	out cli.JSONFlags
 	now func() time.Time
 }
 
@@ -40,7 +40,7 @@ it is tab-separated and untruncated.`,
 			return runRuns(o)
 		},
 	}
-	o.out.add(c, "a JSON array of runs")
+	o.out.Add(c, "a JSON array of runs")
 	c.AddCommand(newRunsShowCmd(f))
 	c.AddCommand(newRunsKillCmd(f))
 	c.AddCommand(newRunsSayCmd(f))
@@ -49,7 +49,7 @@ it is tab-separated and untruncated.`,
 }
 
 func runRuns(o *runsOptions) error {
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	st, err := o.f.store()
@@ -63,8 +63,8 @@ func runRuns(o *runsOptions) error {
 	}
 	unreadable := err
 	switch {
-	case o.out.on():
-		if err := o.out.write(io.Out, runsJSON(list)); err != nil {
+	case o.out.On():
+		if err := o.out.Write(io.Out, runsJSON(list)); err != nil {
 			return err
 		}
 	case len(list) == 0:

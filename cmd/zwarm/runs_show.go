@@ -16,7 +16,7 @@ import (
 
 type runsShowOptions struct {
 	f   *factory
-	out jsonFlags
+	out cli.JSONFlags
 	now func() time.Time
 }
 
@@ -28,7 +28,7 @@ func newRunsShowCmd(f *factory) *cobra.Command {
 		Args:  exactArgs(1, "a run id (or unique prefix)"),
 		RunE:  func(c *cobra.Command, args []string) error { return runRunsShow(c, o, args[0]) },
 	}
-	o.out.add(c, "{run, events, workers}")
+	o.out.Add(c, "{run, events, workers}")
 	return c
 }
 
@@ -45,7 +45,7 @@ func queuedMessages(stateDir, id string) int {
 }
 
 func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	m, err := o.f.manager()
@@ -66,11 +66,11 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 		return err
 	}
 	io := o.f.io
-	if o.out.on() {
+	if o.out.On() {
 		if events == nil {
 			events = []runs.Event{}
 		}
-		if err := o.out.write(io.Out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": listJSON(workers)}); err != nil {
+		if err := o.out.Write(io.Out, map[string]any{"run": toRunJSON(rec), "events": events, "workers": cli.ListJSON(workers)}); err != nil {
 			return err
 		}
 		return reportUnreadable(io, le)

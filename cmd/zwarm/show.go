@@ -20,7 +20,7 @@ import (
 type showOptions struct {
 	f   *factory
 	id  string
-	out jsonFlags
+	out cli.JSONFlags
 }
 
 // runF, if set, runs instead of the command, with the options the command
@@ -40,13 +40,13 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 		},
 		ValidArgsFunction: completeIDs(f, nil),
 	}
-	o.out.add(c, "the session with its turns, messages, steps and follow-ups")
+	o.out.Add(c, "the session with its turns, messages, steps and follow-ups")
 	return c
 }
 
 // showJSON is a session with its conversation, trajectory and follow-ups.
 type showJSON struct {
-	sessionJSON
+	cli.SessionJSON
 	Messages []watch.Message     `json:"messages"`
 	Steps    []stepJSON          `json:"steps"`
 	Inbox    []record.InboxEntry `json:"inbox"`
@@ -69,7 +69,7 @@ func trajectory(turns []watch.TurnLog) []stepJSON {
 }
 
 func runShow(c *cobra.Command, o *showOptions) error {
-	code, err := o.out.check()
+	code, err := o.out.Check()
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 		if err != nil {
 			return err
 		}
-		return o.out.write(o.f.io.Out, showJSON{sessionJSON: toJSON(s), Messages: watch.Messages(s, turns),
+		return o.out.Write(o.f.io.Out, showJSON{SessionJSON: cli.ToJSON(s), Messages: watch.Messages(s, turns),
 			Steps: trajectory(turns), Inbox: inbox})
 	}
 	s, err := m.Get(ctx, o.id)
@@ -104,7 +104,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	deferGC(o.f.io)
 	w := bufio.NewWriterSize(o.f.io.Out, 64<<10)
 	defer w.Flush()
-	if o.out.on() {
+	if o.out.On() {
 		return writeShowJSON(ctx, w, m, s, inbox)
 	}
 	return writeShow(ctx, w, o.f.io, m, s, inbox, timeNow())
@@ -114,7 +114,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 // the steps are written as they are folded, so a turn of any size is
 // printed without being held.
 func writeShowJSON(ctx context.Context, w *bufio.Writer, m *sessions.Manager, s *record.Session, inbox []record.InboxEntry) error {
-	head, err := json.MarshalIndent(toJSON(s), "", "  ")
+	head, err := json.MarshalIndent(cli.ToJSON(s), "", "  ")
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ type spawnOptions struct {
 	sandbox  string
 	source   string
 	wait     bool
-	out      jsonFlags
+	out      cli.JSONFlags
 	// Where the agent works: a worktree of its own (the default in a git
 	// repository), or in place.
 	inPlace     bool
@@ -88,7 +88,7 @@ directory itself, as outside a repository.`,
 	fl.StringVar(&o.role, "role", "", "start with the settings of config.toml's [roles.NAME]; flags given win over them")
 	fl.StringVar(&o.effort, "reasoning-effort", "", "how hard the model thinks: codex none..xhigh, claude low..max (default: the agent's)")
 	fl.Float64Var(&o.maxCost, "max-cost", 0, "stop the agent once it has spent more than this many US dollars (needs its model's price)")
-	o.out.add(c, "the session")
+	o.out.Add(c, "the session")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
 	return c
@@ -102,8 +102,8 @@ func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) e
 	if now, err := m.Get(context.Background(), s.ID); err == nil {
 		s = now
 	}
-	if o.out.on() {
-		if err := o.out.write(o.f.io.Out, toJSON(s)); err != nil {
+	if o.out.On() {
+		if err := o.out.Write(o.f.io.Out, cli.ToJSON(s)); err != nil {
 			return err
 		}
 	} else {
@@ -143,7 +143,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	if strings.TrimSpace(o.task) == "" {
 		return cli.Usagef("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
 	}
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	switch {
@@ -176,7 +176,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return err
 	}
 	if o.wait {
-		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+record.ShortID(s.ID), o.out.on())
+		done, err := waitSessions(ctx, o.f.io, m, []string{s.ID}, false, 0, "waiting for "+record.ShortID(s.ID), o.out.On())
 		if err != nil && ctx.Err() != nil {
 			return spawnInterrupted(o, m, s)
 		}
@@ -193,8 +193,8 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		}
 	}
 	switch {
-	case o.out.on():
-		if err := o.out.write(o.f.io.Out, toJSON(s)); err != nil {
+	case o.out.On():
+		if err := o.out.Write(o.f.io.Out, cli.ToJSON(s)); err != nil {
 			return err
 		}
 	case o.wait:

@@ -19,7 +19,7 @@ type waitOptions struct {
 	all     bool
 	any     bool
 	timeout time.Duration
-	out     jsonFlags
+	out     cli.JSONFlags
 }
 
 func newWaitCmd(f *factory) *cobra.Command {
@@ -44,7 +44,7 @@ every session still running and --json prints them all as they are.`,
 	c.Flags().BoolVar(&o.all, "all", false, "wait for every session not settled now")
 	c.Flags().BoolVar(&o.any, "any", false, "return when the first of them settles")
 	c.Flags().DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 10m) with exit 124; 0 waits forever")
-	o.out.add(c, "a JSON array of the sessions")
+	o.out.Add(c, "a JSON array of the sessions")
 	return c
 }
 
@@ -52,7 +52,7 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	if o.timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
 	}
-	if _, err := o.out.check(); err != nil {
+	if _, err := o.out.Check(); err != nil {
 		return err
 	}
 	m, err := o.f.manager()
@@ -64,8 +64,8 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 			return err
 		}
 		if len(o.ids) == 0 {
-			if o.out.on() {
-				return o.out.write(o.f.io.Out, listJSON(nil))
+			if o.out.On() {
+				return o.out.Write(o.f.io.Out, cli.ListJSON(nil))
 			}
 			fmt.Fprintln(o.f.io.ErrOut, "no session is running")
 			return nil
@@ -87,10 +87,10 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	if err != nil {
 		return err
 	}
-	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.on())
-	if te := (*cli.TimeoutError)(nil); errors.As(err, &te) && o.out.on() {
+	list, err := waitSessions(c.Context(), o.f.io, m, o.ids, o.any, o.timeout, what, o.out.On())
+	if te := (*cli.TimeoutError)(nil); errors.As(err, &te) && o.out.On() {
 		// A script that gave up still learns where every session stands.
-		if werr := o.out.write(o.f.io.Out, listJSON(present(list))); werr != nil {
+		if werr := o.out.Write(o.f.io.Out, cli.ListJSON(present(list))); werr != nil {
 			return werr
 		}
 		return err
@@ -104,8 +104,8 @@ func runWait(c *cobra.Command, o *waitOptions) error {
 	for _, s := range list {
 		w.Settled(s)
 	}
-	if o.out.on() {
-		if err := o.out.write(o.f.io.Out, listJSON(list)); err != nil {
+	if o.out.On() {
+		if err := o.out.Write(o.f.io.Out, cli.ListJSON(list)); err != nil {
 			return err
 		}
 	} else {

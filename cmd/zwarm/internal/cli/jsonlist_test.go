@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -59,10 +59,10 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 	}
 	for _, l := range [][]*record.Session{nil, list[:1], list, many[:jsonChunk], many} {
 		var want, got bytes.Buffer
-		if err := writeJSONValue(&want, listJSON(l)); err != nil {
+		if err := WriteJSONValue(&want, ListJSON(l)); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeListJSON(&got, l); err != nil {
+		if err := WriteListJSON(&got, l); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
@@ -77,7 +77,7 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 	nan := math.NaN()
 	list[0].CostUSD = &nan
 	var got bytes.Buffer
-	if err := writeListJSON(&got, list[:1]); err == nil {
+	if err := WriteListJSON(&got, list[:1]); err == nil {
 		t.Fatal("a NaN cost was written")
 	}
 }

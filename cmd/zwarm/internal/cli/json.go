@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -9,52 +9,52 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
-	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
-// jsonFlags are --json and --jq EXPR, which filters the JSON as gh does
+// JSONFlags are --json and --jq EXPR, which filters the JSON as gh does
 // (strings print raw, other values as JSON).
-type jsonFlags struct {
-	json bool
-	jq   string
+type JSONFlags struct {
+	JSON bool
+	JQ   string
 }
 
-func (j *jsonFlags) add(c *cobra.Command, what string) {
-	c.Flags().BoolVar(&j.json, "json", false, "print "+what+" as JSON")
-	c.Flags().StringVar(&j.jq, "jq", "", "filter the JSON with a jq expression (implies --json)")
+func (j *JSONFlags) Add(c *cobra.Command, what string) {
+	c.Flags().BoolVar(&j.JSON, "json", false, "print "+what+" as JSON")
+	c.Flags().StringVar(&j.JQ, "jq", "", "filter the JSON with a jq expression (implies --json)")
 }
 
-func (j *jsonFlags) on() bool { return j.json || j.jq != "" }
+func (j *JSONFlags) On() bool { return j.JSON || j.JQ != "" }
 
-// check compiles --jq before anything runs, so a typo is a usage error.
-func (j *jsonFlags) check() (*gojq.Code, error) {
-	if j.jq == "" {
+// Check compiles --jq before anything runs, so a typo is a usage error.
+func (j *JSONFlags) Check() (*gojq.Code, error) {
+	if j.JQ == "" {
 		return nil, nil
 	}
-	q, err := gojq.Parse(j.jq)
+	q, err := gojq.Parse(j.JQ)
 	if err != nil {
-		return nil, cli.Usagef("--jq %q: %v", j.jq, err)
+		return nil, Usagef("--jq %q: %v", j.JQ, err)
 	}
 	code, err := gojq.Compile(q)
 	if err != nil {
-		return nil, cli.Usagef("--jq %q: %v", j.jq, err)
+		return nil, Usagef("--jq %q: %v", j.JQ, err)
 	}
 	return code, nil
 }
 
-// writeJSONValue prints v as indented JSON.
-func writeJSONValue(w io.Writer, v any) error {
+// WriteJSONValue prints v as indented JSON.
+func WriteJSONValue(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-// write prints v as indented JSON, or what --jq makes of it.
-func (j *jsonFlags) write(w io.Writer, v any) error {
-	code, err := j.check()
+// Write prints v as indented JSON, or what --jq makes of it.
+func (j *JSONFlags) Write(w io.Writer, v any) error {
+	code, err := j.Check()
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (j *jsonFlags) write(w io.Writer, v any) error {
 			if h, ok := err.(*gojq.HaltError); ok && h.Value() == nil {
 				return nil // halt
 			}
-			return fmt.Errorf("--jq %q: %w", j.jq, err)
+			return fmt.Errorf("--jq %q: %w", j.JQ, err)
 		}
 		if s, ok := out.(string); ok {
 			fmt.Fprintln(bw, s)
@@ -98,10 +98,10 @@ func (j *jsonFlags) write(w io.Writer, v any) error {
 	}
 }
 
-// sessionJSON is a session as --json prints it: the documented fields
+// SessionJSON is a session as --json prints it: the documented fields
 // (docs/output.md, "JSON"), none of the bookkeeping the record also holds
 // (its owner and agent processes, inbox numbering, read offsets).
-type sessionJSON struct {
+type SessionJSON struct {
 	ID             string        `json:"id"`
 	Task           string        `json:"task"`
 	Status         record.Status `json:"status"`
@@ -188,8 +188,8 @@ type turnJSON struct {
 	Denied      int           `json:"denied"`
 }
 
-func toJSON(s *record.Session) sessionJSON {
-	out := sessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
+func ToJSON(s *record.Session) SessionJSON {
+	out := SessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
@@ -233,10 +233,10 @@ func toJSON(s *record.Session) sessionJSON {
 	return out
 }
 
-func listJSON(list []*record.Session) []sessionJSON {
-	out := make([]sessionJSON, len(list))
+func ListJSON(list []*record.Session) []SessionJSON {
+	out := make([]SessionJSON, len(list))
 	for i, s := range list {
-		out[i] = toJSON(s)
+		out[i] = ToJSON(s)
 	}
 	return out
 }

@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/record"
 	"io"
 	"math"
 	"runtime"
@@ -11,15 +10,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
-// writeListJSON prints a listing as encoding/json prints []sessionJSON,
+// WriteListJSON prints a listing as encoding/json prints []sessionJSON,
 // indented, byte for byte, one session at a time: a listing of 100,000
 // sessions is never held as JSON whole, and the fields of a session are
 // written by hand (reflection was most of the cost). What the hand-written
 // path does not cover (turns, a landing, a string that needs escaping, a
 // number JSON cannot hold) goes through encoding/json, which says the same.
-func writeListJSON(w io.Writer, list []*record.Session) error {
+func WriteListJSON(w io.Writer, list []*record.Session) error {
 	if len(list) == 0 {
 		_, err := io.WriteString(w, "[]\n")
 		return err
@@ -61,7 +62,7 @@ func writeListJSON(w io.Writer, list []*record.Session) error {
 				}
 				var err error
 				for k := i * jsonChunk; k < min(len(list), (i+1)*jsonChunk) && err == nil; k++ {
-					if b, err = appendSessionJSON(b, toJSON(list[k])); k < len(list)-1 {
+					if b, err = appendSessionJSON(b, ToJSON(list[k])); k < len(list)-1 {
 						b = append(b, ',')
 					}
 					b = append(b, '\n')
@@ -97,7 +98,7 @@ type jsonPart struct {
 }
 
 // appendSessionJSON appends v as the element of an indented array.
-func appendSessionJSON(b []byte, v sessionJSON) ([]byte, error) {
+func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	e := &jsonAppender{b: b}
 	e.raw("  {")
 	e.str("id", v.ID)
