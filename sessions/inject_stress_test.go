@@ -29,14 +29,14 @@ func TestStressInjectInterrupted(t *testing.T) {
 		bad := func(format string, a ...any) {
 			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
 		}
-		before, err := w.st.load(s.ID)
+		before, err := w.st.Load(s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inboxBefore, _ := w.st.inbox(s.ID)
+		inboxBefore, _ := w.st.Inbox(s.ID)
 		var wg sync.WaitGroup
 		if rand.IntN(2) == 0 {
-			l, err := w.st.lock(s.ID)
+			l, err := w.st.Lock(s.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestStressInjectInterrupted(t *testing.T) {
 		case err == nil:
 			delivered++
 			final := w.wait(s.ID)
-			inbox, _ := w.st.inbox(s.ID)
+			inbox, _ := w.st.Inbox(s.ID)
 			var e *record.InboxEntry
 			for k := range inbox {
 				if inbox[k].ID == res.Entry.ID {
@@ -74,8 +74,8 @@ func TestStressInjectInterrupted(t *testing.T) {
 			}
 		case errors.Is(err, context.Canceled):
 			interrupted++
-			now, lerr := w.st.load(s.ID)
-			inbox, _ := w.st.inbox(s.ID)
+			now, lerr := w.st.Load(s.ID)
+			inbox, _ := w.st.Inbox(s.ID)
 			switch {
 			case lerr != nil:
 				bad("record: %v", lerr)

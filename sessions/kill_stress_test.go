@@ -82,8 +82,8 @@ func TestStressKillRacingInject(t *testing.T) {
 			took = time.Since(start)
 			killDone = time.Now()
 			if killErr == nil {
-				if now, err := w.st.load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
-					left = w.m.containment(s.ID).procs()
+				if now, err := w.st.Load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
+					left = w.m.containment(s.ID).Procs()
 				}
 			}
 		}()
@@ -109,7 +109,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		if resumed && injDone.Before(killDone) {
 			// Inject returns after starting the supervisor; it must not
 			// have reopened the session before the kill was done.
-			if g, _ := w.st.load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
+			if g, _ := w.st.Load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
 				bad("the follow-up started turn 2 before the kill returned")
 			}
 		}
@@ -122,11 +122,11 @@ func TestStressKillRacingInject(t *testing.T) {
 		if final.TurnRunning() {
 			bad("a turn is left running")
 		}
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the session settled: %v", left)
 			w.m.sweepOut(context.Background(), s.ID)
 		}
-		inbox, _ := w.st.inbox(s.ID)
+		inbox, _ := w.st.Inbox(s.ID)
 		for _, e := range inbox {
 			if e.State == record.InboxQueued {
 				bad("follow-up %d still queued", e.Seq)

@@ -49,7 +49,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			args = []string{"__supervise", s.ID}
 		}
 		holder := exec.Command(os.Args[0], args...)
-		holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.lockPath(s.ID), helperEnv+"=")
+		holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID), helperEnv+"=")
 		if err := holder.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			// now and then, and a holder stopped before it took the lock
 			// would take it after the kill's first update.
 			ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
-			l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.lockPath(s.ID))
+			l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.LockPath(s.ID))
 			if err == nil {
 				l.Unlock()
 			}
@@ -71,7 +71,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		}
 		w.config("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
 		got, err := w.m.Kill(context.Background(), s.ID)
-		if left := w.m.containment(s.ID).procs(); len(left) > 0 {
+		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the kill returned: %v", left)
 		}
 		switch {
