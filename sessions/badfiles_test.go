@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -56,8 +57,8 @@ func TestUnusableStateDir(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
 	st, _ := state.NewStore(filepath.Join(file, "state"))
-	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
-	_, err := m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	_, err := m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
 	if err == nil || !strings.Contains(err.Error(), "state dir") || !strings.Contains(err.Error(), "--state-dir") {
 		t.Fatalf("spawn into an unusable state dir: %v", err)
 	}

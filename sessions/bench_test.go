@@ -86,7 +86,7 @@ func finishedStateDir(b *testing.B) string {
 }
 
 func init() {
-	sessions.AfterTests = append(sessions.AfterTests, func() {
+	AfterTests = append(AfterTests, func() {
 		if fixture.dir != "" {
 			os.RemoveAll(fixture.dir)
 		}
@@ -162,7 +162,7 @@ var stateDirs = struct {
 }{m: map[int]string{}}
 
 func init() {
-	sessions.AfterTests = append(sessions.AfterTests, func() {
+	AfterTests = append(AfterTests, func() {
 		for _, d := range stateDirs.m {
 			os.RemoveAll(d)
 		}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -72,7 +73,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 			if err := os.WriteFile(w.st.CgroupFile(s.ID), []byte(dir+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, ErrNotRunning) {
+			if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) {
 				t.Errorf("kill: %v, want not running", err)
 			}
 			if _, err := w.m.List(context.Background(), listing.Options{}); err != nil {

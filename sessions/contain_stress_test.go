@@ -1,6 +1,6 @@
 //go:build stress
 
-package sessions
+package sessions_test
 
 import (
 	"os"

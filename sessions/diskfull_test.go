@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -53,7 +54,7 @@ func TestFullDisk(t *testing.T) {
 		os.WriteFile(filepath.Join(st.Dir(), f), data, 0o600)
 	}
 	w.st = st
-	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	const printed = 4 << 20
 	goOn := filepath.Join(t.TempDir(), "go-on")
 	steps := []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": goOn}, {"out_bytes": printed}}
@@ -100,11 +101,11 @@ func TestFullDisk(t *testing.T) {
 	if total := len(turn) + lost; total < printed || total > printed+4096 {
 		t.Fatalf("%d bytes kept + %d not recorded, but the agent printed over %d", len(turn), lost, printed)
 	}
-	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 
-	_, err = w.m.Spawn(context.Background(), SpawnRequest{Task: "another", Adapter: "fake", WorkingDir: w.work})
+	_, err = w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "another", Adapter: "fake", WorkingDir: w.work})
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("spawn on a full disk: %v", err)
 	}
@@ -133,7 +134,7 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	}
 	os.MkdirAll(st.Dir(), 0o700)
 	w.st = st
-	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	goOn := filepath.Join(t.TempDir(), "go-on")
 	w.script(fakeScript{Default: append([]map[string]any{
 		out(`{"type":"thread.started","thread_id":"t"}`),
@@ -177,7 +178,7 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	}
 	os.MkdirAll(st.Dir(), 0o700)
 	w.st = st
-	w.m = NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	goOn := filepath.Join(t.TempDir(), "go-on")
 	w.script(fakeScript{Default: append([]map[string]any{
 		out(`{"type":"thread.started","thread_id":"t"}`),

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // A supervisor whose session was taken over (the record names another
@@ -30,7 +31,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}})
 	id, done := w.inProcess(context.Background(), "hold")
 	sessionstest.Eventually(t, "the agent to run", func() bool { g, _ := w.st.Load(id); return g.ThreadID == "t1" && g.Agent != nil })
-	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: newID()}
+	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: store.NewID()}
 	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != record.StatusRunning {
 		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status, s.LastMessage, s.Turns[0])
 	}
-	if left := w.m.containment(id).Procs(); len(left) > 0 {
+	if left := w.m.Containment(id).Procs(); len(left) > 0 {
 		t.Fatalf("the stale supervisor left its agent running: %v", left)
 	}
 	// The record is the new owner's to settle; the test's cleanup must not

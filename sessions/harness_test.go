@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -22,6 +23,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/testbin"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/supervisor"
 )
 
 // The tests of this package run real processes: the fake agent (this
@@ -169,10 +171,10 @@ func helperSupervisor(args []string) int {
 	if detach {
 		// "__supervise" in its command line, as zwarm's: a kill signals a
 		// recorded supervisor only if its command line says it is one.
-		err = StartDetached(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
+		err = sessions.StartDetached(st, id, []string{os.Args[0], "__supervise", "--state-dir", stateDir, id}, os.Stdout)
 	} else {
 		holdAtTheGate(st.Dir())
-		err = SuperviseHook(context.Background(), st, testAdapters{}, id)
+		err = supervisor.Supervise(context.Background(), supervisor.Options{Store: st, Adapters: testAdapters{}}, id)
 		reportPeak(stateDir, id)
 	}
 	if err != nil {
@@ -309,7 +311,7 @@ func (p *testParser) ParseLine(line []byte) []record.Event {
 // supervisors are this test binary.
 type world struct {
 	t    testing.TB
-	m    *Manager
+	m    *sessions.Manager
 	st   *state.Store
 	work string
 }
@@ -325,7 +327,7 @@ func newWorld(t testing.TB) *world {
 	os.MkdirAll(work, 0o700)
 	os.MkdirAll(st.Dir(), 0o700)
 	w := &world{t: t, st: st, work: work,
-		m: NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})}
+		m: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})}
 	w.script(fakeScript{Default: completes("done", 700)})
 	w.config("kill_grace = \"300ms\"\n")
 	t.Cleanup(w.cleanup)
@@ -350,9 +352,9 @@ func (w *world) cleanup() {
 		for len(proc.SupervisorsOf(id)) > 0 && ctx.Err() == nil {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if left := w.m.containment(id).Procs(); len(left) > 0 {
+		if left := w.m.Containment(id).Procs(); len(left) > 0 {
 			w.t.Errorf("session %s left processes alive: %v", record.ShortID(id), left)
-			w.m.sweepOut(ctx, id)
+			w.m.SweepOut(ctx, id)
 		}
 	}
 }
@@ -393,7 +395,7 @@ func completes(msg string, cumulativeInput int) []map[string]any {
 
 func (w *world) spawn(task string) *record.Session {
 	w.t.Helper()
-	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: task, Adapter: "fake", WorkingDir: w.work})
+	s, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: task, Adapter: "fake", WorkingDir: w.work})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -410,7 +412,7 @@ func (w *world) waitFor(id string, limit time.Duration) *record.Session {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	list, err := w.m.Wait(ctx, []string{id}, WaitOptions{})
+	list, err := w.m.Wait(ctx, []string{id}, sessions.WaitOptions{})
 	if err != nil {
 		now := "unreadable"
 		if s, lerr := w.st.Load(id); lerr == nil {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -22,7 +23,7 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st})
 	ctx := context.Background()
 	const n = 300
 	for i := range n {
@@ -39,7 +40,7 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 		{Active: true}, {Text: "task 29"}, {Text: "task 29", Limit: 3}, {Source: record.UserSource, Limit: 50},
 		{Source: record.RunSource("0199a213-81c0-7800-8aa1-bbab2a035a53")},
 	} {
-		if _, _, ok := m.cache.Front(opt); !ok {
+		if _, _, ok := m.Listings().Front(opt); !ok {
 			t.Fatalf("%+v: the current cache did not answer", opt)
 		}
 		list, err := m.List(ctx, opt)
@@ -108,7 +109,7 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st})
 	for i := range 40 {
 		sessionstest.WriteSettledRecord(t, st, i)
 	}
@@ -133,11 +134,11 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 				}
 			}
 		}
-		var amb *AmbiguousError
+		var amb *sessions.AmbiguousError
 		if _, err := m.Resolve("3f2a00"); !errors.As(err, &amb) || len(amb.Candidates) != len(ids) {
 			t.Fatalf("%s: 3f2a00 is not ambiguous among all: %v", when, err)
 		}
-		if _, err := m.Resolve("3f2b"); !errors.Is(err, ErrNotFound) {
+		if _, err := m.Resolve("3f2b"); !errors.Is(err, sessions.ErrNotFound) {
 			t.Fatalf("%s: 3f2b: %v", when, err)
 		}
 	}
@@ -152,7 +153,7 @@ func TestPrefixLookupAgreesWithTheDirectory(t *testing.T) {
 	if _, err := m.Remove(context.Background(), sessionstest.SessionID(5), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Resolve(sessionstest.SessionID(5)[:8]); !errors.Is(err, ErrNotFound) {
+	if _, err := m.Resolve(sessionstest.SessionID(5)[:8]); !errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("a removed session resolves: %v", err)
 	}
 	check("a session removed since", false)

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -29,7 +30,7 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st})
 	ctx := context.Background()
 	const n = 2*listing.LoadBatch + 17 // several batches, read in parallel
 	for i := range n {
@@ -136,7 +137,7 @@ func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := NewManager(ManagerOptions{Store: st})
+			m := sessions.NewManager(sessions.ManagerOptions{Store: st})
 			ctx := context.Background()
 			for _, i := range []int{0, 3, 6} { // no worktrees: clean removes them outright
 				sessionstest.WriteSettledRecord(t, st, i)
@@ -173,7 +174,7 @@ func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
 					t.Fatalf("%s: %d sessions listed, want the 2 whole ones", when, len(list))
 				}
 			}
-			res, err := m.Clean(ctx, CleanOptions{})
+			res, err := m.Clean(ctx, sessions.CleanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

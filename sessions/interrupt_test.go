@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -67,18 +68,18 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 			ctx := context.Background()
 			s := w.spawn("the long way")
 			w.busy(s.ID)
-			if res, err := w.m.Inject(ctx, s.ID, "queued before"); err != nil || res.Outcome != InjectQueued {
+			if res, err := w.m.Inject(ctx, s.ID, "queued before"); err != nil || res.Outcome != sessions.InjectQueued {
 				t.Fatalf("inject: %+v %v", res, err)
 			}
 			res, err := w.m.Interrupt(ctx, s.ID, "the short way")
-			if err != nil || res.Outcome != InjectInterrupted || res.Turn != 1 || res.Ahead != 0 || res.Live {
+			if err != nil || res.Outcome != sessions.InjectInterrupted || res.Turn != 1 || res.Ahead != 0 || res.Live {
 				t.Fatalf("interrupt: %+v %v", res, err)
 			}
 			want := "the long way:interrupted,the short way:completed,queued before:completed"
 			if tc.stay {
 				// A second interrupt while the first one works queues
 				// behind it, before what was queued without one.
-				if again, err := w.m.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != InjectQueued || again.Ahead != 1 {
+				if again, err := w.m.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != sessions.InjectQueued || again.Ahead != 1 {
 					t.Fatalf("second interrupt: %+v %v; want it queued behind the first, one ahead of it", again, err)
 				}
 				want = "the long way:interrupted,the short way:completed,and then this:completed,queued before:completed"
@@ -113,7 +114,7 @@ func TestInterruptOfASettledSessionResumesIt(t *testing.T) {
 	s := w.spawn("quick")
 	w.wait(s.ID)
 	res, err := w.m.Interrupt(ctx, s.ID, "more")
-	if err != nil || res.Outcome != InjectResumed || res.Turn != 2 {
+	if err != nil || res.Outcome != sessions.InjectResumed || res.Turn != 2 {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
 	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status != record.StatusCompleted {
@@ -134,21 +135,21 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	thread := s.ThreadID
 	w.script(fakeScript{Default: completes("after the person", 800),
 		ByPrompt: map[string][]map[string]any{thread: {out("the person works here"), {"run": "echo by hand > person.txt"}}}})
-	a, err := w.m.Attach(ctx, s.ID, AttachOptions{})
+	a, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Session.Status != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.work {
 		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status, a.Session.Settled(), a.Command.Dir)
 	}
-	if _, err := w.m.Attach(ctx, s.ID, AttachOptions{}); !errors.Is(err, ErrAttached) {
+	if _, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{}); !errors.Is(err, sessions.ErrAttached) {
 		t.Fatalf("a second attach: %v", err)
 	}
-	if _, err := w.m.Kill(ctx, s.ID); !errors.Is(err, ErrAttached) {
+	if _, err := w.m.Kill(ctx, s.ID); !errors.Is(err, sessions.ErrAttached) {
 		t.Fatalf("kill of an attached session: %v", err)
 	}
 	res, err := w.m.Inject(ctx, s.ID, "then this")
-	if err != nil || res.Outcome != InjectQueued || !res.Attached {
+	if err != nil || res.Outcome != sessions.InjectQueued || !res.Attached {
 		t.Fatalf("inject while attached: %+v %v", res, err)
 	}
 	if got, _ := w.m.Get(ctx, s.ID); got.Status != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
@@ -198,15 +199,15 @@ func TestAttachToARunningSession(t *testing.T) {
 	w.script(fakeScript{Default: completes("done", 700), ByPrompt: map[string][]map[string]any{"long": blocks(t)}})
 	s := w.spawn("long")
 	w.busy(s.ID)
-	_, err := w.m.Attach(ctx, s.ID, AttachOptions{})
-	if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "still running: wait, or attach --interrupt to stop its turn first") {
+	_, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{})
+	if !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "still running: wait, or attach --interrupt to stop its turn first") {
 		t.Fatalf("attach to a running session: %v", err)
 	}
 	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
 		t.Fatal(err)
 	}
 	waited := 0
-	a, err := w.m.Attach(ctx, s.ID, AttachOptions{Interrupt: true, Waiting: func(n int) { waited = n }})
+	a, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{Interrupt: true, Waiting: func(n int) { waited = n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func attachedSession(t *testing.T, w *world) *record.Session {
 	t.Helper()
 	s := w.spawn("first")
 	w.wait(s.ID)
-	if _, err := w.m.Attach(context.Background(), s.ID, AttachOptions{}); err != nil {
+	if _, err := w.m.Attach(context.Background(), s.ID, sessions.AttachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -356,7 +357,7 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("supervisors of the running session: %v; want one", first)
 	}
-	if res, err := w.m.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != InjectInterrupted {
+	if res, err := w.m.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != sessions.InjectInterrupted {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
 	sessionstest.Eventually(t, "the follow-up to run as turn 2", func() bool {

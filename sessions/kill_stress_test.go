@@ -1,6 +1,6 @@
 //go:build stress
 
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -63,7 +64,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
 		var wg sync.WaitGroup
 		var injErr, killErr error
-		var res *InjectResult
+		var res *sessions.InjectResult
 		var killed *record.Session
 		var took time.Duration
 		var killDone, injDone time.Time
@@ -83,12 +84,12 @@ func TestStressKillRacingInject(t *testing.T) {
 			killDone = time.Now()
 			if killErr == nil {
 				if now, err := w.st.Load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
-					left = w.m.containment(s.ID).Procs()
+					left = w.m.Containment(s.ID).Procs()
 				}
 			}
 		}()
 		wg.Wait()
-		if injErr != nil && !errors.Is(injErr, ErrStopping) {
+		if injErr != nil && !errors.Is(injErr, sessions.ErrStopping) {
 			bad("inject: %v", injErr)
 		}
 		if killErr != nil {
@@ -105,7 +106,7 @@ func TestStressKillRacingInject(t *testing.T) {
 				bad("processes alive after the kill returned: %v", left)
 			}
 		}
-		resumed := injErr == nil && res.Outcome != InjectQueued
+		resumed := injErr == nil && res.Outcome != sessions.InjectQueued
 		if resumed && injDone.Before(killDone) {
 			// Inject returns after starting the supervisor; it must not
 			// have reopened the session before the kill was done.
@@ -114,7 +115,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			}
 		}
 		if resumed {
-			if _, err := w.m.Kill(context.Background(), s.ID); err != nil && !errors.Is(err, ErrNotRunning) {
+			if _, err := w.m.Kill(context.Background(), s.ID); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
 				bad("the kill of the follow-up: %v", err)
 			}
 		}
@@ -122,9 +123,9 @@ func TestStressKillRacingInject(t *testing.T) {
 		if final.TurnRunning() {
 			bad("a turn is left running")
 		}
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the session settled: %v", left)
-			w.m.sweepOut(context.Background(), s.ID)
+			w.m.SweepOut(context.Background(), s.ID)
 		}
 		inbox, _ := w.st.Inbox(s.ID)
 		for _, e := range inbox {

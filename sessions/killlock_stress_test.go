@@ -1,6 +1,6 @@
 //go:build stress
 
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		}
 		w.config("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
 		got, err := w.m.Kill(context.Background(), s.ID)
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the kill returned: %v", left)
 		}
 		switch {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -50,8 +51,8 @@ func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 	// 5 s, each wait gives exactly one, and a waiter stalled for up to 4 s
 	// as the notice comes due does not find its deadline due too.
 	k.w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
-	k.w.m.lockWaiting = func(state.LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() }
-	k.w.m.warn = func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() }
+	k.w.m.SetLockWaiting(func(state.LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() })
+	k.w.m.SetWarn(func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() })
 	return k
 }
 
@@ -80,7 +81,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 		t.Fatalf("owner %+v", s.Owner)
 	}
 	sup := *s.Owner
-	agent := w.m.containment(s.ID).Procs()
+	agent := w.m.Containment(s.ID).Procs()
 	if len(agent) == 0 {
 		t.Fatal("no agent running")
 	}
@@ -106,7 +107,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 	if sup.Alive() {
 		t.Fatal("the supervisor still runs")
 	}
-	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }
@@ -155,7 +156,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 
 	// Interrupted while it waits.
 	ctx, cancel := context.WithCancel(context.Background())
-	w.m.lockWaiting = func(state.LockWait) { cancel() }
+	w.m.SetLockWaiting(func(state.LockWait) { cancel() })
 	r := k.kill(t, ctx, "")
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("kill interrupted while it waits: %v", r.err)
@@ -167,8 +168,8 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	// Interrupted as it starts forcing.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	w.m.lockWaiting = func(state.LockWait) {}
-	w.m.warn = func(error) { cancel() }
+	w.m.SetLockWaiting(func(state.LockWait) {})
+	w.m.SetWarn(func(error) { cancel() })
 	r = k.kill(t, ctx, "over budget")
 	if r.err == nil || errors.Is(r.err, context.Canceled) ||
 		!strings.Contains(r.err.Error(), "interrupted after stopping its supervisor") || !strings.Contains(r.err.Error(), "killed") {
@@ -178,7 +179,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	if got.Status != record.StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }
@@ -196,7 +197,7 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 	if want := "rm " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
 		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
 	}
-	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), CleanOptions{}); return err })
+	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), sessions.CleanOptions{}); return err })
 	if want := "clean " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
 		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
 	}
@@ -207,7 +208,7 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 // are.
 func TestAKillStoppedButUnrecordedSaysWhatItDid(t *testing.T) {
 	te := &state.LockTimeoutError{What: "session 1a2b", Holder: state.LockHolder{PID: 42, Command: "zwarm inject"}, After: time.Second}
-	err := stoppedUnrecorded(fmt.Errorf("wrapped: %w", te))
+	err := sessions.StoppedUnrecorded(fmt.Errorf("wrapped: %w", te))
 	if !errors.Is(err, state.ErrLockTimeout) || strings.Contains(err.Error(), "nothing was changed") ||
 		!strings.Contains(err.Error(), "stopped the session and everything it ran, but could not record it") {
 		t.Fatalf("%v", err)
@@ -216,7 +217,7 @@ func TestAKillStoppedButUnrecordedSaysWhatItDid(t *testing.T) {
 		t.Fatal("the original error was changed")
 	}
 	other := errors.New("disk on fire")
-	if stoppedUnrecorded(other) != other {
+	if sessions.StoppedUnrecorded(other) != other {
 		t.Fatal("an error other than a lock timeout was changed")
 	}
 }

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -25,8 +26,8 @@ func landerProcess(stateDir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
-	res, err := m.Land(context.Background(), os.Getenv(landerEnv+"_ID"), LandOptions{})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	res, err := m.Land(context.Background(), os.Getenv(landerEnv+"_ID"), sessions.LandOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

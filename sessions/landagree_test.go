@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -24,7 +25,7 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent(`echo half > half.txt; sleep 300`)
-	s := w.spawnIn(w.work, "half", SpawnRequest{})
+	s := w.spawnIn(w.work, "half", sessions.SpawnRequest{})
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(ctx, s.ID)
@@ -34,14 +35,14 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)
-	dry, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
 	if err != nil || dry.Nothing || dry.Stat.Files != 1 || !dry.Uncommitted {
 		t.Fatalf("land --dry-run: %v %v; want half.txt counted, uncommitted", dryStat(dry), err)
 	}
 	if st := git(t, s.Workspace.Path, "status", "--porcelain"); st != "?? half.txt" {
 		t.Fatalf("the dry run changed the worktree: %q", st)
 	}
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || res.Nothing || res.Stat != dry.Stat {
 		t.Fatalf("land: %v %v; want what the dry run said, %v", dryStat(res), err, dry.Stat)
 	}
@@ -59,18 +60,18 @@ func TestABranchResetBelowItsBaseLandsWhatDiffShows(t *testing.T) {
 	git(t, w.work, "add", "b.txt")
 	git(t, w.work, "commit", "-q", "-m", "b")
 	w.agent(`git reset -q --hard HEAD~1; echo w > w.txt`)
-	s := w.wait(w.spawnIn(w.work, "reset and write", SpawnRequest{}).ID)
-	if got := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "b.txt\nw.txt\n" {
+	s := w.wait(w.spawnIn(w.work, "reset and write", sessions.SpawnRequest{}).ID)
+	if got := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "b.txt\nw.txt\n" {
 		t.Fatalf("diff: %q", got)
 	}
-	if _, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Strategy: workspace.Merge}); err == nil || !strings.Contains(err.Error(), "no longer descends") {
+	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Merge}); err == nil || !strings.Contains(err.Error(), "no longer descends") {
 		t.Fatalf("land --merge: %v; want a refusal", err)
 	}
-	dry, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
 	if err != nil || dry.Stat.Files != 2 {
 		t.Fatalf("land --dry-run: %v %v", dryStat(dry), err)
 	}
-	if _, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\nw.txt" {
@@ -86,13 +87,13 @@ func TestAConflictFoundDryIsRecorded(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
-	if _, err := w.m.Land(ctx, first.ID, LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.m.Land(ctx, first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work, DryRun: true}); err == nil {
+	if _, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work, DryRun: true}); err == nil {
 		t.Fatal("the dry run found no conflict")
 	}
 	if s, _ := w.m.Get(ctx, second.ID); s.ChangesText() != "conflict" {
@@ -108,13 +109,13 @@ func TestAConflictResolvedByHandLandsAsTheDryRunSays(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt; echo b > b.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
-	if _, err := w.m.Land(ctx, first.ID, LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.m.Land(ctx, first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work}); err == nil {
+	if _, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work}); err == nil {
 		t.Fatal("the second landing found no conflict")
 	}
 	wt := second.Workspace.Path
@@ -128,11 +129,11 @@ func TestAConflictResolvedByHandLandsAsTheDryRunSays(t *testing.T) {
 	git(t, wt, "add", "a.txt")
 	git(t, wt, "-c", "user.name=You", "-c", "user.email=you@example.com", "commit", "-q", "--no-edit")
 
-	dry, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
 	if err != nil || dry.Nothing {
 		t.Fatalf("land --dry-run after the conflict was resolved by hand: %v %v", dryStat(dry), err)
 	}
-	res, err := w.m.Land(ctx, second.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || res.Stat != dry.Stat || !slices.Equal(fileNames(res.Files), fileNames(dry.Files)) {
 		t.Fatalf("land: %v %v %v; want what the dry run said: %v %v", dryStat(res), fileNames(res.Files), err, dry.Stat, fileNames(dry.Files))
 	}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -45,9 +46,9 @@ func TestDecodeLegacy(t *testing.T) {
 // a runtime that stops at its last update, a cost from the price table and
 // its turns' prompts from its messages.
 func TestLegacyRecordWithADeadWorker(t *testing.T) {
-	m := &Manager{st: tempStore(t)}
+	m := sessions.ManagerOn(tempStore(t))
 	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
-	s = m.current(s, nil)
+	s = m.Current(s)
 	if s.Status != record.StatusFailed || s.Error == "" || !s.Settled() {
 		t.Fatalf("status %s, error %q", s.Status, s.Error)
 	}
@@ -88,9 +89,9 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
 		return len(c) > 0
 	})
-	m := &Manager{st: tempStore(t)}
+	m := sessions.ManagerOn(tempStore(t))
 	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
-	s = m.current(s, nil)
+	s = m.Current(s)
 	if s.Status != record.StatusRunning || s.Settled() {
 		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)
 	}

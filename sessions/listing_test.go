@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -21,13 +22,13 @@ import (
 // running ones given (owned by this process, which lives), and lists them
 // once, so that the cache holds the settled ones; the sessions dir's
 // times are set back so that the cache trusts it.
-func listingDir(t *testing.T, n int, running ...int) (*Manager, *state.Store) {
+func listingDir(t *testing.T, n int, running ...int) (*sessions.Manager, *state.Store) {
 	t.Helper()
 	st, err := state.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}})
 	for i := range n {
 		sessionstest.WriteSettledRecord(t, st, i)
 		switch {
@@ -70,7 +71,7 @@ func setStatus(t *testing.T, st *state.Store, i int, status record.Status) {
 
 // settleDir lists the state dir after setting the sessions dir's times
 // back: the cache is written, and trusted after.
-func settleDir(t *testing.T, m *Manager, st *state.Store) {
+func settleDir(t *testing.T, m *sessions.Manager, st *state.Store) {
 	t.Helper()
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(st.SessionsDir(), old, old); err != nil {
@@ -83,7 +84,7 @@ func settleDir(t *testing.T, m *Manager, st *state.Store) {
 
 // initialOf subscribes with a listing and returns its first update and
 // the initial updates that follow it.
-func initialOf(t *testing.T, m *Manager) (*watch.Subscription, watch.Update, []watch.Update) {
+func initialOf(t *testing.T, m *sessions.Manager) (*watch.Subscription, watch.Update, []watch.Update) {
 	t.Helper()
 	sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
 	if err != nil {

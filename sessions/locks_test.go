@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -153,7 +154,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 	s := w.wait(w.spawn("first").ID)
 	pid := startStray(t, w, s.ID, true)
 	var warned []string
-	w.m.warn = func(err error) { warned = append(warned, err.Error()) }
+	w.m.SetWarn(func(err error) { warned = append(warned, err.Error()) })
 	got, err := w.m.Kill(context.Background(), s.ID)
 	if err != nil {
 		t.Fatalf("kill of a completed session with a live process: %v", err)
@@ -166,7 +167,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 		t.Fatalf("warnings: %q", warned)
 	}
 	// Nothing alive now: today's answer.
-	if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "it completed") {
+	if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) || !strings.Contains(err.Error(), "it completed") {
 		t.Fatalf("second kill: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 		s := w.wait(w.spawn("first").ID)
 		pid := startStray(t, w, s.ID, cg)
 		_, err := w.m.Remove(context.Background(), s.ID, false)
-		if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "--force") {
+		if !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "--force") {
 			t.Fatalf("cgroup=%v: rm without --force: %v", cg, err)
 		}
 		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !sessionstest.Alive(pid) {
@@ -253,7 +254,7 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 	holder := holdLock(t, w.st.LockPath(s.ID))
 	var mu sync.Mutex
 	var heard []state.LockWait
-	w.m.lockWaiting = func(lw state.LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() }
+	w.m.SetLockWaiting(func(lw state.LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() })
 	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
 	err := within(t, "inject", func() error { _, err := w.m.Inject(context.Background(), s.ID, "then this"); return err })
 	var lte *state.LockTimeoutError
@@ -287,7 +288,7 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 	holdLock(t, w.st.LockPath(s.ID))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w.m.lockWaiting = func(state.LockWait) { cancel() } // interrupted once it says it waits
+	w.m.SetLockWaiting(func(state.LockWait) { cancel() }) // interrupted once it says it waits
 	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
 	err := within(t, "inject", func() error { _, err := w.m.Inject(ctx, s.ID, "then this"); return err })
 	if !errors.Is(err, context.Canceled) {
@@ -326,13 +327,13 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	rst, _ := state.NewStore(ro)
-	m := NewManager(ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	_, err := m.Kill(context.Background(), s.ID)
-	if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
+	if err == nil || errors.Is(err, sessions.ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
 		t.Fatalf("kill in a read-only state dir: %v", err)
 	}
-	if sessionstest.Alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child %v, %v, supervisors %v", sessionstest.Alive(child), w.m.containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
+	if sessionstest.Alive(child) || len(w.m.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", sessionstest.Alive(child), w.m.Containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
 	}
 }
 
@@ -351,7 +352,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if _, err := w.st.Update(s.ID, func(s *record.Session) error { s.Killer = killer; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, ErrStopping) {
+	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, sessions.ErrStopping) {
 		t.Fatalf("inject while a kill finishes: %v", err)
 	}
 	if g, _ := w.st.Load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {

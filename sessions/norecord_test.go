@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // A running session whose record (meta.json) is removed, its directory
@@ -71,7 +73,7 @@ func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
 	}
 	assertNoRecord(t, w, s.ID)
 
-	empty := newID()
+	empty := store.NewID()
 	if err := os.Mkdir(w.st.SessionDir(empty), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +91,13 @@ func assertNoRecord(t *testing.T, w *world, id string) {
 		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, record.ShortID(id))
 	}
 	var re *state.RecordError
-	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
+	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("get: %v; want a record error", err)
 	}
-	if _, err := w.m.Kill(ctx, id); !errors.As(err, &re) || errors.Is(err, ErrNotFound) {
+	if _, err := w.m.Kill(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("kill: %v; want a record error", err)
 	}
-	if _, err := w.m.Remove(ctx, id, false); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "--force") {
+	if _, err := w.m.Remove(ctx, id, false); err == nil || errors.Is(err, sessions.ErrNotFound) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rm: %v; want a refusal that names --force", err)
 	}
 	if _, err := w.m.Remove(ctx, id, true); err != nil {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -62,7 +63,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.TurnRunning() })
 		os.WriteFile(gate, nil, 0o600)
 		var wg sync.WaitGroup
-		var res *InjectResult
+		var res *sessions.InjectResult
 		var injErr, killErr error
 		var killed *record.Session
 		wg.Add(2)
@@ -77,19 +78,19 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			// reopened the session after the kill was recorded.
 			now, err := w.st.Load(s.ID)
 			if err == nil && now.Status == record.StatusKilled && now.Settled() {
-				if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+				if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
 				}
 			}
 		}()
 		wg.Wait()
-		if killErr != nil && !errors.Is(killErr, ErrNotRunning) {
+		if killErr != nil && !errors.Is(killErr, sessions.ErrNotRunning) {
 			t.Fatalf("round %d: kill: %v", i, killErr)
 		}
 		if killErr == nil && killed.Status != record.StatusKilled {
 			t.Fatalf("round %d: kill returned a %s session: %q (inject: %+v, %v)", i, killed.Status, killed.Error, res, injErr)
 		}
-		if injErr != nil && !errors.Is(injErr, ErrStopping) {
+		if injErr != nil && !errors.Is(injErr, sessions.ErrStopping) {
 			t.Fatalf("round %d: inject: %v", i, injErr)
 		}
 		final := w.wait(s.ID)
@@ -108,10 +109,10 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 				t.Fatalf("round %d: a follow-up is still %s in a settled session", i, e.State)
 			}
 		}
-		if res != nil && res.Outcome == InjectQueued && killErr == nil && final.Status != record.StatusKilled {
+		if res != nil && res.Outcome == sessions.InjectQueued && killErr == nil && final.Status != record.StatusKilled {
 			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
 		}
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("round %d: processes alive after the session settled: %v", i, left)
 		}
 	}
@@ -177,7 +178,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		if r.s.Status != record.StatusKilled || r.s.Error != "killed by zwarm kill" {
 			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status, r.s.Error)
 		}
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("reopen=%v: processes alive after kill returned: %v; want none", reopen, left)
 		}
 	}
@@ -238,9 +239,9 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 			if u.Session.Status != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
 				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
 			}
-			if sessionstest.Alive(escaped) || len(w.m.containment(s.ID).Procs()) > 0 {
+			if sessionstest.Alive(escaped) || len(w.m.Containment(s.ID).Procs()) > 0 {
 				t.Fatalf("processes of the session survive its supervisor: escaped grandchild (pid %d) alive %v, session's processes %v; want none",
-					escaped, sessionstest.Alive(escaped), w.m.containment(s.ID).Procs())
+					escaped, sessionstest.Alive(escaped), w.m.Containment(s.ID).Procs())
 			}
 			if u.Session.Agent != nil {
 				t.Fatalf("the record keeps the dead agent: %+v; want no agent once settled", u.Session.Agent)
@@ -284,7 +285,7 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 		if sessionstest.Alive(escaper) {
 			t.Fatalf("cycle %d: the escaper (pid %d) survived the kill", i, escaper)
 		}
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("cycle %d: left %v", i, left)
 		}
 	}
@@ -344,8 +345,8 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
-	if sessionstest.Alive(child) || len(w.m.containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child alive %v, %v", sessionstest.Alive(child), w.m.containment(s.ID).Procs())
+	if sessionstest.Alive(child) || len(w.m.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child alive %v, %v", sessionstest.Alive(child), w.m.Containment(s.ID).Procs())
 	}
 	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {
 		t.Fatal("rm without --force removed an unreadable session")
@@ -379,7 +380,7 @@ func TestLongTaskReachesTheAgent(t *testing.T) {
 // does one that fails for a reason of the machine's.
 func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 	w := newWorld(t)
-	for _, req := range []SpawnRequest{
+	for _, req := range []sessions.SpawnRequest{
 		{Task: "x", Adapter: "nope"},
 		{Task: "  "},
 		{Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
@@ -389,7 +390,7 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 		}
 	}
 	os.Remove(filepath.Join(w.st.Dir(), "script.json")) // the fake adapter cannot build a command now
-	if _, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, ErrCannotRun) {
+	if _, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, sessions.ErrCannotRun) {
 		t.Errorf("a command that cannot be built: %v", err)
 	}
 	ents, _ := os.ReadDir(w.st.SessionsDir())
@@ -450,7 +451,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	if got := w.wait(s.ID); got.Status != record.StatusKilled {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -24,24 +25,24 @@ func TestApplyRole(t *testing.T) {
 	}}
 	for _, tc := range []struct {
 		name string
-		in   SpawnRequest
-		want SpawnRequest
+		in   sessions.SpawnRequest
+		want sessions.SpawnRequest
 	}{
-		{"none", SpawnRequest{Model: "m"}, SpawnRequest{Model: "m"}},
-		{"all from the role", SpawnRequest{Role: "reviewer"},
-			SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
-		{"overridden", SpawnRequest{Role: "reviewer", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", MaxCostUSD: 0.5},
-			SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", Instructions: "Review only.", MaxCostUSD: 0.5}},
-		{"another adapter drops the role's model", SpawnRequest{Role: "reviewer", Adapter: "claude"},
-			SpawnRequest{Role: "reviewer", Adapter: "claude", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
-		{"a role without an adapter", SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus"},
-			SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus", ReasoningEffort: "low"}},
+		{"none", sessions.SpawnRequest{Model: "m"}, sessions.SpawnRequest{Model: "m"}},
+		{"all from the role", sessions.SpawnRequest{Role: "reviewer"},
+			sessions.SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
+		{"overridden", sessions.SpawnRequest{Role: "reviewer", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", MaxCostUSD: 0.5},
+			sessions.SpawnRequest{Role: "reviewer", Adapter: "codex", Model: "gpt-5.2", ReasoningEffort: "xhigh", Sandbox: "workspace-write", Instructions: "Review only.", MaxCostUSD: 0.5}},
+		{"another adapter drops the role's model", sessions.SpawnRequest{Role: "reviewer", Adapter: "claude"},
+			sessions.SpawnRequest{Role: "reviewer", Adapter: "claude", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
+		{"a role without an adapter", sessions.SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus"},
+			sessions.SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus", ReasoningEffort: "low"}},
 	} {
-		got, err := ApplyRole(c, tc.in)
+		got, err := sessions.ApplyRole(c, tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("%s:\n got %+v %v\nwant %+v", tc.name, got, err, tc.want)
 		}
-		if again, _ := ApplyRole(c, got); again != got {
+		if again, _ := sessions.ApplyRole(c, got); again != got {
 			t.Errorf("%s: applied twice: %+v", tc.name, again)
 		}
 	}
@@ -54,7 +55,7 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 	w := newWorld(t)
 	w.config("kill_grace = \"300ms\"\n[roles.reviewer]\nadapter = \"fake\"\nreasoning_effort = \"high\"\nsandbox = \"read-only\"\ninstructions = \"Review only.\"\nmax_cost_usd = 5.0\n")
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "review it", Role: "reviewer", ReasoningEffort: "low", WorkingDir: w.work})
+	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "review it", Role: "reviewer", ReasoningEffort: "low", WorkingDir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +97,13 @@ func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 	w.config("[roles.reviewer]\nadapter = \"fake\"\n")
 	ctx := context.Background()
 	for _, tc := range []struct {
-		req  SpawnRequest
+		req  sessions.SpawnRequest
 		want []string
 	}{
-		{SpawnRequest{Role: "tester"}, []string{`no role "tester"`, "reviewer"}},
-		{SpawnRequest{Adapter: "fake", Model: "mystery-model", MaxCostUSD: 1}, []string{"mystery-model", `[prices."mystery-model"]`}},
-		{SpawnRequest{Adapter: "fake", MaxCostUSD: -1}, []string{"above 0"}},
-		{SpawnRequest{Role: "reviewer", ReasoningEffort: "huge"}, []string{`effort "huge"`, "role reviewer"}},
+		{sessions.SpawnRequest{Role: "tester"}, []string{`no role "tester"`, "reviewer"}},
+		{sessions.SpawnRequest{Adapter: "fake", Model: "mystery-model", MaxCostUSD: 1}, []string{"mystery-model", `[prices."mystery-model"]`}},
+		{sessions.SpawnRequest{Adapter: "fake", MaxCostUSD: -1}, []string{"above 0"}},
+		{sessions.SpawnRequest{Role: "reviewer", ReasoningEffort: "huge"}, []string{`effort "huge"`, "role reviewer"}},
 	} {
 		tc.req.Task, tc.req.WorkingDir = "x", w.work
 		_, err := w.m.Spawn(ctx, tc.req)
@@ -135,7 +136,7 @@ func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
 		{"sleep_ms": 300000},
 		{"run": "touch " + went},
 	}})
-	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 0.5})
+	s, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +158,12 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	w.script(fakeScript{Default: append([]map[string]any{{"wait_file": gate}}, completes("spent it", 1000000)...)})
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 1})
+	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.m.Inject(ctx, s.ID, "now spend more")
-	if err != nil || res.Outcome != InjectQueued {
+	if err != nil || res.Outcome != sessions.InjectQueued {
 		t.Fatalf("%+v %v", res, err)
 	}
 	os.WriteFile(gate, nil, 0o600)

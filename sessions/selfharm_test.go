@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -30,7 +31,7 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 			t.Parallel()
 			w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 			w.agent("echo one > one.txt")
-			s := w.wait(w.spawnIn(w.work, "one", SpawnRequest{}).ID)
+			s := w.wait(w.spawnIn(w.work, "one", sessions.SpawnRequest{}).ID)
 			first := s.Workspace.Head
 			w.agent(tc.script)
 			if _, err := w.m.Inject(ctx, s.ID, "two"); err != nil {
@@ -40,7 +41,7 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 			if s.Workspace.Error != "" || s.Turns[1].Commit == "" {
 				t.Fatalf("turn 2's work: commit %q, error %q", s.Turns[1].Commit, s.Workspace.Error)
 			}
-			if got := w.diff(s.ID, DiffRequest{Options: names}); got != tc.diff {
+			if got := w.diff(s.ID, sessions.DiffRequest{Options: names}); got != tc.diff {
 				t.Fatalf("diff: %q, want %q", got, tc.diff)
 			}
 			kept := git(t, w.work, "for-each-ref", "--format=%(objectname)", "refs/zwarm/"+s.ID+"/")
@@ -49,10 +50,10 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 					t.Fatalf("zwarm's commit %s of the worker's work is not kept (kept: %q)", workspace.Abbrev(c), kept)
 				}
 			}
-			if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, new(*UnlandedError)) {
+			if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, new(*sessions.UnlandedError)) {
 				t.Fatalf("rm: %v; want a refusal, nothing of it landed", err)
 			}
-			if _, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work}); err != nil {
+			if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 				t.Fatal(err)
 			}
 			if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\n"+strings.TrimSpace(tc.diff) {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -20,17 +21,17 @@ func TestWhatSetupMakesIsNotTheWorkersChange(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.config("[worktrees]\nsetup = \"mkdir -p node_modules/dep && echo dep > node_modules/dep/index.js && echo gen > generated.txt\"\n")
 	w.agent("echo work > work.txt")
-	s := w.wait(w.spawnIn(w.work, "work", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "work", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusCompleted {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
-	if got := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "work.txt\n" {
+	if got := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "work.txt\n" {
 		t.Fatalf("diff: %q, want only the worker's work.txt", got)
 	}
 	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "setup made node_modules: not the worker's") || !strings.Contains(log, "setup made generated.txt") {
 		t.Fatalf("setup log:\n%s", log)
 	}
-	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\nwork.txt" {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		if got.Status != record.StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
 			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status, got.Error, got.Turns[0].Error, c.want)
 		}
-		if left := w.m.containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Errorf("%v: processes alive after the session settled: %v", c.sig, left)
 		}
 	}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -25,15 +26,15 @@ const spawnerEnv = "ZWARM_SESSIONS_TEST_SPAWNER"
 // limitedSpawns starts n spawns with the given limit at once, each a task
 // named after its caller, and says how many were started and how many
 // refused for the limit; any other error fails.
-func limitedSpawns(m *Manager, work, who string, n, limit int) (started, refused int, err error) {
+func limitedSpawns(m *sessions.Manager, work, who string, n, limit int) (started, refused int, err error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
 	for i := range n {
 		wg.Go(func() {
-			_, e := m.Spawn(context.Background(), SpawnRequest{Task: fmt.Sprintf("%s %d", who, i), Adapter: "fake",
+			_, e := m.Spawn(context.Background(), sessions.SpawnRequest{Task: fmt.Sprintf("%s %d", who, i), Adapter: "fake",
 				WorkingDir: work, Source: record.Source{Kind: record.SourceMCP}, Limit: limit})
-			var le *LimitError
+			var le *sessions.LimitError
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -60,7 +61,7 @@ func spawnerProcess(stateDir string) int {
 	}
 	os.Unsetenv(spawnerEnv)
 	os.Setenv(helperEnv, "1") // the supervisors are this binary too
-	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	n, _ := strconv.Atoi(os.Getenv(spawnerEnv + "_N"))
 	limit, _ := strconv.Atoi(os.Getenv(spawnerEnv + "_LIMIT"))
 	for {
@@ -137,14 +138,14 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	}
 
 	// Another source has a limit of its own.
-	s, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "a person's", Adapter: "fake", WorkingDir: w.work, Limit: 1})
+	s, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "a person's", Adapter: "fake", WorkingDir: w.work, Limit: 1})
 	if err != nil {
 		t.Fatalf("a person's spawn under its own limit: %v", err)
 	}
 	w.m.Kill(context.Background(), s.ID)
-	_, err = w.m.Spawn(context.Background(), SpawnRequest{Task: "one more", Adapter: "fake", WorkingDir: w.work,
+	_, err = w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "one more", Adapter: "fake", WorkingDir: w.work,
 		Source: record.Source{Kind: record.SourceMCP}, Limit: limit})
-	var le *LimitError
+	var le *sessions.LimitError
 	if !errors.As(err, &le) || le.Running != limit || !strings.Contains(err.Error(), "already running and the limit is 4") {
 		t.Fatalf("a spawn past the limit: %v", err)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -19,7 +20,7 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: st})
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st})
 	for i := range 3 {
 		sessionstest.WriteSettledRecord(t, st, i)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -27,7 +29,7 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	s := &record.Session{ID: newID(), Task: task, Status: record.StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
+	s := &record.Session{ID: store.NewID(), Task: task, Status: record.StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
 		WorkingDir: w.work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}
 	spawner := *self
 	spawner.Role = record.RoleSpawn
@@ -40,15 +42,15 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 	return s.ID, ch
 }
 
-// runSupervisor runs the supervisor of session id in this process (see
-// RunHook), logging to its supervisor.log.
+// runSupervisor runs the supervisor of session id in this process,
+// logging to its supervisor.log.
 func (w *world) runSupervisor(ctx context.Context, id string) error {
 	logf, err := os.OpenFile(w.st.LogPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, store.FilePerm)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { logf.Close() })
-	return RunHook(ctx, w.st, testAdapters{}, id, slogTo(logf))
+	return supervisor.Run(ctx, supervisor.Options{Store: w.st, Adapters: testAdapters{}}, id, slogTo(logf))
 }
 
 func await(t testing.TB, done <-chan error) {
@@ -95,12 +97,12 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	defer sub.Close()
 	sessionstest.Eventually(t, "turn 1 to run", func() bool { s, _ := w.m.Get(ctx, id); return s.TurnRunning() })
 	res, err := w.m.Inject(ctx, id, "again")
-	if err != nil || res.Outcome != InjectQueued || res.Turn != 1 {
+	if err != nil || res.Outcome != sessions.InjectQueued || res.Turn != 1 {
 		t.Fatalf("inject: %+v %v", res, err)
 	}
 	waited := make(chan []*record.Session, 1)
 	go func() {
-		list, _ := w.m.Wait(ctx, []string{id}, WaitOptions{})
+		list, _ := w.m.Wait(ctx, []string{id}, sessions.WaitOptions{})
 		waited <- list
 	}()
 	os.WriteFile(gate, nil, 0o600)
@@ -142,7 +144,7 @@ func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 	sessionstest.Eventually(t, "the live agent", func() bool { s, _ := w.m.Get(ctx, id); return s.AgentLive })
 	for _, msg := range []string{"two", "three"} {
 		res, err := w.m.Inject(ctx, id, msg)
-		if err != nil || res.Outcome != InjectQueued || !res.Live {
+		if err != nil || res.Outcome != sessions.InjectQueued || !res.Live {
 			t.Fatalf("inject %q: %+v %v", msg, res, err)
 		}
 	}
@@ -229,7 +231,7 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	w := newWorld(t)
 	self, _ := proc.RefOf(os.Getpid())
-	s := &record.Session{ID: newID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.work,
+	s := &record.Session{ID: store.NewID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.work,
 		CreatedAt: time.Now().UTC(), Turns: []record.Turn{}, Owner: self,
 		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
 	if err := w.st.Create(s); err != nil {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // plantedTarget is a file outside the state dir that a planted symlink
@@ -85,7 +87,7 @@ func TestNoWriteFollowsASymlinkInTheStateDir(t *testing.T) {
 	os.Remove(meta)
 	os.WriteFile(meta, saved, 0o600)
 
-	e := &record.InboxEntry{ID: newID(), Seq: 9, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued}
+	e := &record.InboxEntry{ID: store.NewID(), Seq: 9, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued}
 	entry := w.st.InboxPath(id, e)
 	target.plant(entry)
 	refused(t, "inbox entry", w.st.WriteInbox(id, e), entry)
@@ -139,7 +141,7 @@ func TestNoWriteGoesThroughASymlinkedDirectory(t *testing.T) {
 	}{
 		{"turns", w.st.TurnsDir(id), func() error { _, _, err := w.st.TurnFiles(id, 5); return err }},
 		{"inbox", w.st.InboxDir(id), func() error {
-			return w.st.WriteInbox(id, &record.InboxEntry{ID: newID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued})
+			return w.st.WriteInbox(id, &record.InboxEntry{ID: store.NewID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued})
 		}},
 		{"session dir", w.st.SessionDir(id), func() error { return w.st.Save(s) }},
 	} {
@@ -186,7 +188,7 @@ func TestSpawnRefusesASymlinkedSessionsDir(t *testing.T) {
 	if err := os.Symlink(outside, w.st.SessionsDir()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.m.Spawn(context.Background(), SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	_, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
 	refused(t, "spawn", err, w.st.SessionsDir())
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
 		t.Errorf("spawn made %s where sessions/ points", ents[0].Name())

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -23,7 +24,7 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	os.Chmod(w.st.Dir(), 0o777)
 	defer os.Chmod(w.st.Dir(), 0o700)
 	before, _ := os.ReadDir(w.st.SessionsDir())
-	_, err := w.m.Spawn(ctx, SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	_, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
 	refusedUntrusted(t, "spawn", err, w.st.Dir(), "can be written by others")
 	_, err = w.m.Inject(ctx, s.ID, "more")
 	refusedUntrusted(t, "inject", err, w.st.Dir(), "can be written by others")

