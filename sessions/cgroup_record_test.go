@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A session's cgroup file can be written by anyone who can write the state
@@ -106,7 +107,8 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.Role = record.RoleSupervisor
-	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.Status, s.Owner, s.EndedAt = record.StatusRunning, victim, nil
 		return nil
 	}); err != nil {

@@ -32,7 +32,7 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	id, done := w.inProcess(context.Background(), "hold")
 	sessionstest.Eventually(t, "the agent to run", func() bool { g, _ := w.st.Load(id); return g.ThreadID == "t1" && g.Agent != nil })
 	other := proc.Ref{PID: 1, Start: 1, Role: record.RoleSupervisor, Token: store.NewID()}
-	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = &other; return nil }); err != nil {
+	if _, err := w.st.Update(id, func(tx *state.Tx) error { s := tx.Session(); s.Owner = &other; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
@@ -58,5 +58,9 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	}
 	// The record is the new owner's to settle; the test's cleanup must not
 	// wait on a supervisor that is not there.
-	w.st.Update(id, func(s *record.Session) error { s.Owner = nil; return state.Abandon(s, "test over", time.Now().UTC()) })
+	w.st.Update(id, func(tx *state.Tx) error {
+		s := tx.Session()
+		s.Owner = nil
+		return tx.Abandon("test over", time.Now().UTC())
+	})
 }

@@ -14,7 +14,3 @@ var ErrInvalidID = store.ErrInvalidID
 
 // AmbiguousError says an id prefix matches several sessions.
 type AmbiguousError = store.AmbiguousError
-
-func newID() string { return store.NewID() }
-
-func validID(s string) error { return store.ValidID(s) }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
-	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -68,7 +67,8 @@ func TestListingAgreesWithTheRecordsWhateverTheCache(t *testing.T) {
 
 	// A settled record changed the way a follow-up changes one.
 	changed := sessionstest.SessionID(n / 2)
-	_, err = st.UpdateSettled(context.Background(), changed, func(s *record.Session) error {
+	_, err = st.UpdateSettled(context.Background(), changed, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.LastMessage, s.Task = "changed after the cache was written", "a new task"
 		return nil
 	})

@@ -279,7 +279,7 @@ func attacherDied(t *testing.T, w *world, id string) *proc.Ref {
 	t.Helper()
 	dead := deadProc(t)
 	dead.Role, dead.Token = record.RoleAttach, "gone"
-	if _, err := w.st.Update(id, func(s *record.Session) error { s.Owner = dead; return nil }); err != nil {
+	if _, err := w.st.Update(id, func(tx *state.Tx) error { s := tx.Session(); s.Owner = dead; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return dead

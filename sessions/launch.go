@@ -7,6 +7,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // StartDetached is the intermediate step of startSupervisor: it starts argv (the
@@ -14,7 +15,7 @@ import (
 // any terminal, stderr appended to the session's supervisor.log, writes the
 // supervisor's ProcRef as JSON to out and returns.
 func StartDetached(st *state.Store, id string, argv []string, out io.Writer) error {
-	if err := validID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return err
 	}
 	logf, err := state.OpenAppend(st.Dir(), st.LogPath(id))

@@ -239,7 +239,8 @@ func TestListingOfACacheBehind(t *testing.T) {
 	sub.Close()
 
 	through := sessionstest.SessionID(21)
-	if _, err := st.UpdateSettled(context.Background(), through, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(context.Background(), through, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.LastMessage = "through zwarm"
 		return nil
 	}); err != nil {

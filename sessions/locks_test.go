@@ -212,7 +212,8 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	// A pending session whose spawning command died.
 	dead := exec.Command("true")
 	dead.Run()
-	orphan, err := w.st.Update(s.ID, func(s *record.Session) error {
+	orphan, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.Status, s.EndedAt, s.Owner = record.StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
 		return nil
 	})
@@ -349,7 +350,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.Update(s.ID, func(s *record.Session) error { s.Killer = killer; return nil }); err != nil {
+	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error { s := tx.Session(); s.Killer = killer; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, sessions.ErrStopping) {
@@ -359,7 +360,8 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
-	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}
 		return nil
 	}); err != nil {
@@ -374,7 +376,8 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	}
 	// Nor does a live one's stamp long after the session settled (a
 	// long-lived process whose kill could not clear it).
-	if _, err := w.st.Update(s.ID, func(s *record.Session) error {
+	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		ended := time.Now().Add(-2 * time.Minute)
 		s.Killer, s.EndedAt = killer, &ended
 		return nil

@@ -163,12 +163,10 @@ func (m *Manager) RawTurn(ctx context.Context, idOrPrefix string, n int) (string
 	return watch.RawTurn(ctx, m, idOrPrefix, n)
 }
 
-// Orphans lists the cgroups of this state dir's sessions whose session is
-// gone or has no record (state.Store.Orphans).
+// Orphans lists the cgroups of sessions gone from the state dir.
 func (m *Manager) Orphans() ([]state.Orphan, error) { return m.st.Orphans() }
 
-// KillOrphans kills every process in the orphaned cgroups of this state
-// dir and removes them; it returns what it found.
+// KillOrphans kills and removes the orphaned cgroups, and lists them.
 func (m *Manager) KillOrphans(ctx context.Context) ([]state.Orphan, error) {
 	return m.st.KillOrphans(ctx)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // ErrAttached is returned (wrapped) for a session a person is attached to
@@ -82,10 +83,10 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 	}
-	self.Role, self.Token = record.RoleAttach, newID()
+	self.Role, self.Token = record.RoleAttach, store.NewID()
 	waiting := false
-	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) (err error) {
-		waiting, err = m.takeForAttach(ctx, s, self, opt)
+	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(tx *state.Tx) (err error) {
+		waiting, err = m.takeForAttach(ctx, tx, self, opt)
 		return err
 	})
 	if err != nil {
@@ -167,8 +168,8 @@ func (a *Attachment) handedOver(ctx context.Context) (*record.Session, error) {
 	// Given up: nobody is to take the thread, and if it was handed over
 	// meanwhile, it settles again at once.
 	wctx := context.WithoutCancel(ctx)
-	if _, werr := a.m.st.UpdateCtx(a.m.writing(wctx), a.id, func(s *record.Session) error {
-		state.WithdrawAttach(s, a.self.Token)
+	if _, werr := a.m.st.UpdateCtx(a.m.writing(wctx), a.id, func(tx *state.Tx) error {
+		tx.WithdrawAttach(a.self.Token)
 		return nil
 	}); werr != nil {
 		return nil, fmt.Errorf("%w (and the request to attach could not be withdrawn: %v)", err, werr)
@@ -229,7 +230,8 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 		return nil, fmt.Errorf("attach %s: %w", record.ShortID(a.id), err)
 	}
 	if ref, err := proc.RefOf(cmd.Process.Pid); err == nil {
-		a.m.st.Update(a.id, func(s *record.Session) error {
+		a.m.st.Update(a.id, func(tx *state.Tx) error {
+			s := tx.Session()
 			if a.mine(s) {
 				s.Attaches[len(s.Attaches)-1].CLI = ref
 			}
@@ -286,11 +288,12 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 	}
 	spent := a.spent()
 	restart := false
-	s, err := a.m.st.ChangeCtx(a.m.writing(ctx), a.id, func(s *record.Session) error {
+	s, err := a.m.st.ChangeCtx(a.m.writing(ctx), a.id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if !a.mine(s) {
 			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status)
 		}
-		if err := state.Detach(s, exit, note, time.Now().UTC()); err != nil {
+		if err := tx.Detach(exit, note, time.Now().UTC()); err != nil {
 			return err
 		}
 		recordAttachWork(s, work)
@@ -309,7 +312,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 			return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
 		}
 		restart = true
-		return state.Reopen(s, *owner)
+		return tx.Reopen(*owner)
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: settle it again: %w", record.ShortID(a.id), err)
@@ -358,14 +361,15 @@ func attacherDiedNote(owner *proc.Ref) string {
 // still alive is killed), and the follow-ups queued meanwhile are
 // reported undelivered, since nobody is left to start them. Callers hold
 // the lock.
-func (m *Manager) attacherGone(s *record.Session) error {
+func (m *Manager) attacherGone(tx *state.Tx) error {
+	s := tx.Session()
 	note := attacherDiedNote(s.Owner)
 	if n := len(s.Attaches); n > 0 {
 		if cli := s.Attaches[n-1].CLI; cli != nil && cli.Signal(syscall.SIGKILL) == nil {
 			note += fmt.Sprintf("; zwarm stopped its CLI (pid %d)", cli.PID)
 		}
 	}
-	if err := state.Detach(s, nil, note, time.Now().UTC()); err != nil {
+	if err := tx.Detach(nil, note, time.Now().UTC()); err != nil {
 		return err
 	}
 	return m.st.DropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
@@ -464,16 +468,17 @@ func (m *Manager) prices() record.Prices {
 // command self: a settled session at once; a running one, with
 // opt.Interrupt, once its turn is interrupted (waiting). It refuses a
 // session being stopped, landed or updated, or attached already.
-func (m *Manager) takeForAttach(ctx context.Context, s *record.Session, self *proc.Ref, opt AttachOptions) (waiting bool, err error) {
+func (m *Manager) takeForAttach(ctx context.Context, tx *state.Tx, self *proc.Ref, opt AttachOptions) (waiting bool, err error) {
+	s := tx.Session()
 	now := time.Now().UTC()
 	if s.Stopping() || state.KillFinishing(s, now) {
 		return false, fmt.Errorf("%w; attach once it has stopped", ErrStopping)
 	}
-	if err := busy(s); err != nil {
+	if err := s.Busy(); err != nil {
 		return false, err // a landing works in the worktree
 	}
 	if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
-		if err := m.abandonLocked(s); err != nil {
+		if err := m.abandonLocked(tx); err != nil {
 			return false, err
 		}
 	}
@@ -489,11 +494,11 @@ func (m *Manager) takeForAttach(ctx context.Context, s *record.Session, self *pr
 		if err := state.WriteReserve(m.st.ReservePath(s.ID)); err != nil {
 			return false, fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
 		}
-		return false, state.Attach(s, *self, now)
+		return false, tx.Attach(*self, now)
 	case !opt.Interrupt:
 		return false, fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
 	case !s.Interruptible():
 		return false, fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
 	}
-	return true, state.InterruptTurn(s, record.InterruptRequest{At: now, Attacher: self})
+	return true, tx.InterruptTurn(record.InterruptRequest{At: now, Attacher: self})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // InjectOutcome is what became of a follow-up the moment it was sent.
@@ -116,14 +117,14 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
 	}
 	self.Role = record.RoleSpawn
-	res := &InjectResult{Entry: record.InboxEntry{ID: newID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: opt.Interrupt}}
+	res := &InjectResult{Entry: record.InboxEntry{ID: store.NewID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: opt.Interrupt}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest
 	// (starting the supervisor that delivers it) is done whatever ctx says,
 	// so an interrupted follow-up is never left half sent.
-	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(s *record.Session) error {
-		return m.queueFollowUp(ctx, s, self, opt, res)
+	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(tx *state.Tx) error {
+		return m.queueFollowUp(ctx, tx, self, opt, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
@@ -201,7 +202,8 @@ func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.In
 // raises its cost limit when asked, records an owner that died unseen,
 // and reserves space for a settled session about to run again. Callers
 // hold its lock.
-func (m *Manager) readyForFollowUp(ctx context.Context, s *record.Session, opt InjectOptions) error {
+func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt InjectOptions) error {
+	s := tx.Session()
 	if s.Stopping() || state.KillFinishing(s, time.Now()) {
 		at := time.Now()
 		if s.Stop != nil {
@@ -209,7 +211,7 @@ func (m *Manager) readyForFollowUp(ctx context.Context, s *record.Session, opt I
 		}
 		return fmt.Errorf("%w (since %s); send the follow-up once it has stopped", ErrStopping, at.Local().Format("15:04:05"))
 	}
-	if err := busy(s); err != nil {
+	if err := s.Busy(); err != nil {
 		return err // a landing works in the worktree: a turn must not run there
 	}
 	if opt.MaxCostUSD > 0 {
@@ -223,7 +225,7 @@ func (m *Manager) readyForFollowUp(ctx context.Context, s *record.Session, opt I
 	}
 	if alive, known := m.ownerAlive(ctx, s); !s.Settled() && !alive && known {
 		// Its owner died unseen: record that first, then resume it.
-		if err := m.abandonLocked(s); err != nil {
+		if err := m.abandonLocked(tx); err != nil {
 			return err
 		}
 	}
@@ -238,8 +240,9 @@ func (m *Manager) readyForFollowUp(ctx context.Context, s *record.Session, opt I
 // queueFollowUp queues res.Entry for s (held under its lock), delivered
 // by its supervisor, as an interrupt of the running turn, or by a new
 // supervisor for a settled session it reopens for self.
-func (m *Manager) queueFollowUp(ctx context.Context, s *record.Session, self *proc.Ref, opt InjectOptions, res *InjectResult) error {
-	if err := m.readyForFollowUp(ctx, s, opt); err != nil {
+func (m *Manager) queueFollowUp(ctx context.Context, tx *state.Tx, self *proc.Ref, opt InjectOptions, res *InjectResult) error {
+	s := tx.Session()
+	if err := m.readyForFollowUp(ctx, tx, opt); err != nil {
 		return err
 	}
 	id := s.ID
@@ -262,7 +265,7 @@ func (m *Manager) queueFollowUp(ctx context.Context, s *record.Session, self *pr
 		res.Attached = s.Status == record.StatusAttached
 		if opt.Interrupt && s.Interruptible() {
 			res.Outcome, res.Live = InjectInterrupted, false
-			return state.InterruptTurn(s, record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
+			return tx.InterruptTurn(record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})
 		}
 		return nil
 	}
@@ -270,5 +273,5 @@ func (m *Manager) queueFollowUp(ctx context.Context, s *record.Session, self *pr
 	if s.ThreadID == "" {
 		res.Outcome = InjectRestarted
 	}
-	return state.Reopen(s, *self)
+	return tx.Reopen(*self)
 }

@@ -75,7 +75,7 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 	}
 	ctx = m.writing(ctx)
 	k := &killing{m: m, id: id, reason: reason, self: self, grace: grace, interrupted: ctx}
-	s, forced, err := m.lockedForKill(ctx, id, func(s *record.Session) error { return k.mark(ctx, s) })
+	s, forced, err := m.lockedForKill(ctx, id, func(tx *state.Tx) error { return k.mark(ctx, tx) })
 	if forced != nil {
 		// Its supervisor is dead already: the kill goes through with what
 		// is left to do (each step bounded), whatever Ctrl+C says, and
@@ -126,7 +126,8 @@ type killing struct {
 // strays (a supervisor that died before it swept, say) swept here, so
 // that no follow-up can start a new turn, whose processes the sweep would
 // take for strays, until it is done.
-func (k *killing) mark(ctx context.Context, s *record.Session) error {
+func (k *killing) mark(ctx context.Context, tx *state.Tx) error {
+	s := tx.Session()
 	if s.Settled() {
 		if c := k.m.containment(k.id); c.Alive() {
 			k.strays, k.sweepErr = c.Procs(), k.m.sweepOut(ctx, k.id)
@@ -139,7 +140,7 @@ func (k *killing) mark(ctx context.Context, s *record.Session) error {
 	if s.Status == record.StatusAttached {
 		return attachedError(s)
 	}
-	if err := state.RequestStop(s, k.reason, time.Now().UTC()); err != nil {
+	if err := tx.RequestStop(k.reason, time.Now().UTC()); err != nil {
 		return err
 	}
 	s.Killer = k.self
@@ -249,7 +250,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 // The lock is then tried once more, briefly. forced says what was
 // killed; it is nil when nothing was (no live supervisor: the timeout is
 // returned as it is, and nothing was changed).
-func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, *forcedStop, error) {
+func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*state.Tx) error) (*record.Session, *forcedStop, error) {
 	if s, err := m.st.Load(id); err == nil && s.Owner != nil && s.Owner.Role == record.RoleSupervisor && proc.IsSupervisorOf(s.Owner.PID, id) {
 		s.Owner.Signal(unix.SIGCONT)
 	}
@@ -302,7 +303,8 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*record.
 // up its kill, interrupted or failed: the record no longer names it as
 // the killer they wait for.
 func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
-	m.st.UpdateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(s *record.Session) error {
+	m.st.UpdateCtx(store.WithLockPolicy(context.WithoutCancel(ctx), store.LockPolicy{Timeout: store.LockPolicyOf(ctx).Timeout}), id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
@@ -313,14 +315,15 @@ func (m *Manager) releaseKill(ctx context.Context, id string, self *proc.Ref) {
 // recordKilled records the kill that self carried out, unless the
 // supervisor recorded it itself; note says what the kill had to do.
 func (m *Manager) recordKilled(ctx context.Context, id string, self *proc.Ref, note string) (*record.Session, error) {
-	s, err := m.st.ChangeCtx(ctx, id, func(s *record.Session) error {
+	s, err := m.st.ChangeCtx(ctx, id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Killer != nil && *s.Killer == *self {
 			s.Killer = nil
 		}
 		if s.Settled() {
 			return nil // the supervisor recorded it
 		}
-		if err := state.Stopped(s, note, time.Now().UTC()); err != nil {
+		if err := tx.Stopped(note, time.Now().UTC()); err != nil {
 			return err
 		}
 		return m.st.DropQueued(s, "the session was killed before it was delivered")

@@ -26,14 +26,15 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	}
 	var job record.Job
 	var claimed bool
-	s, err := m.st.UpdateCtx(m.writing(ctx), id, func(s *record.Session) error {
+	s, err := m.st.UpdateCtx(m.writing(ctx), id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Settled() {
 			return nil
 		}
 		if s.Status == record.StatusAttached {
 			return attachedError(s)
 		}
-		if err := state.RequestStop(s, reason, time.Now().UTC()); err != nil {
+		if err := tx.RequestStop(reason, time.Now().UTC()); err != nil {
 			return err
 		}
 		s.Killer = self

@@ -484,7 +484,8 @@ func (m *Manager) adoptHead(ctx context.Context, s *record.Session, head string)
 // settled record is cached by listings, so the change first advances the
 // cache's generation (sessions/listing).
 func (m *Manager) recordWorkspace(id string, fn func(*record.Workspace)) (*record.Session, error) {
-	return m.st.UpdateSettled(context.Background(), id, func(s *record.Session) error {
+	return m.st.UpdateSettled(context.Background(), id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Workspace == nil {
 			return fmt.Errorf("session %s has no worktree", record.ShortID(id))
 		}
@@ -511,7 +512,7 @@ func claimable(s *record.Session) error {
 	case !s.Settled():
 		return fmt.Errorf("%w: wait or kill it first", ErrRunning)
 	}
-	return busy(s)
+	return s.Busy()
 }
 
 // claimWorktree makes this process the session's lander: the session
@@ -523,7 +524,8 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, record.ShortID(id), err)
 	}
-	claimed, err = m.st.UpdateCtx(m.writing(ctx), id, func(s *record.Session) error {
+	claimed, err = m.st.UpdateCtx(m.writing(ctx), id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if err := claimable(s); err != nil {
 			return err
 		}
@@ -534,7 +536,8 @@ func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *
 		return nil, nil, fmt.Errorf("%s %s: %w", what, record.ShortID(id), err)
 	}
 	return claimed, func() {
-		m.st.Update(id, func(s *record.Session) error {
+		m.st.Update(id, func(tx *state.Tx) error {
+			s := tx.Session()
 			if ws := s.Workspace; ws != nil && ws.Lander != nil && *ws.Lander == *self {
 				ws.Lander = nil
 			}

@@ -123,14 +123,15 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 // left of the session. The status becomes failed with an error that says
 // so: never "running" forever, never a guess.
 func (m *Manager) ownerDied(seen *record.Session) *record.Session {
-	s, _, err := m.st.TryRecord(seen.ID, func(s *record.Session) error {
+	s, _, err := m.st.TryRecord(seen.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Settled() {
 			return nil // someone else settled it meanwhile
 		}
 		if alive, known := m.ownerAlive(context.Background(), s); alive || !known {
 			return nil
 		}
-		return m.abandonLocked(s)
+		return m.abandonLocked(tx)
 	})
 	if err != nil || s == nil {
 		// A read-only state dir, or someone holds the lock (a reader never
@@ -145,14 +146,15 @@ func (m *Manager) ownerDied(seen *record.Session) *record.Session {
 
 // abandonLocked settles a session whose owner died, after stopping every
 // process left of it. Callers hold the lock.
-func (m *Manager) abandonLocked(s *record.Session) error {
+func (m *Manager) abandonLocked(tx *state.Tx) error {
+	s := tx.Session()
 	if s.Status == record.StatusAttached {
-		return m.attacherGone(s)
+		return m.attacherGone(tx)
 	}
 	if state.RunnerJudges(s) && s.Job.ID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return m.abandonRemote(ctx, s)
+		return m.abandonRemote(ctx, tx)
 	}
 	what, pid := "the supervisor", 0
 	if s.Owner != nil {
@@ -184,7 +186,7 @@ func (m *Manager) abandonLocked(s *record.Session) error {
 	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
 		m.st.ForgetCgroup(s.ID)
 	}
-	if err := state.Abandon(s, msg, time.Now().UTC()); err != nil {
+	if err := tx.Abandon(msg, time.Now().UTC()); err != nil {
 		return err
 	}
 	return m.st.DropQueued(s, "the supervisor died before it was delivered")

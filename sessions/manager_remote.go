@@ -33,7 +33,8 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 		return err
 	}
 	m.jobs.Forget(s.Job.Runner)
-	_, err = m.st.Update(s.ID, func(s *record.Session) error {
+	_, err = m.st.Update(s.ID, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
 		}
@@ -105,7 +106,8 @@ func (m *Manager) jobState(ctx context.Context, s *record.Session) (runner.JobSt
 
 // abandonRemote settles a session whose job ended without its supervisor
 // recording the outcome. Callers hold the lock.
-func (m *Manager) abandonRemote(ctx context.Context, s *record.Session) error {
+func (m *Manager) abandonRemote(ctx context.Context, tx *state.Tx) error {
+	s := tx.Session()
 	msg, byEngine := m.jobEnded(ctx, s)
 	if r, err := m.runner(s.Job.Runner); err == nil {
 		// Whatever is left of the job goes with it, and what it left
@@ -120,12 +122,12 @@ func (m *Manager) abandonRemote(ctx context.Context, s *record.Session) error {
 		if s.Stop == nil {
 			s.Stop = &record.StopRequest{At: now, Reason: msg}
 		}
-		if err := state.Stopped(s, "", now); err != nil {
+		if err := tx.Stopped("", now); err != nil {
 			return err
 		}
 		return m.st.DropQueued(s, fmt.Sprintf("the session was stopped (%s) before it was delivered", msg))
 	}
-	if err := state.Abandon(s, msg, now); err != nil {
+	if err := tx.Abandon(msg, now); err != nil {
 		return err
 	}
 	return m.st.DropQueued(s, "the supervisor's job ended before it was delivered")

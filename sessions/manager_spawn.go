@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // SpawnRequest is a new session.
@@ -133,7 +134,7 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 		src = record.UserSource
 	}
 	s := state.Pending(&record.Session{
-		ID: newID(), Task: req.Task, Adapter: name,
+		ID: store.NewID(), Task: req.Task, Adapter: name,
 		Model:      state.FirstNonBlank(req.Model, acfg.Model, ad.DefaultModel(m.st.Dir())),
 		Sandbox:    state.FirstNonBlank(req.Sandbox, acfg.Sandbox),
 		WorkingDir: dir, Source: src, CreatedAt: time.Now().UTC(), Turns: []record.Turn{},
@@ -196,11 +197,12 @@ func workingDir(dir string) (string, error) {
 func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	fail := func(err error) error {
 		err = fmt.Errorf("start supervisor for %s: %w", record.ShortID(id), err)
-		m.st.Record(id, func(s *record.Session) error {
+		m.st.Record(id, func(tx *state.Tx) error {
+			s := tx.Session()
 			if s.Owner == nil || s.Owner.Role != record.RoleSpawn || s.Owner.PID != os.Getpid() {
 				return nil // a supervisor did start, or someone took over
 			}
-			if err := state.FailStart(s, err.Error(), time.Now().UTC()); err != nil {
+			if err := tx.FailStart(err.Error(), time.Now().UTC()); err != nil {
 				return err
 			}
 			// Nobody is left to deliver what is queued (the follow-up this
@@ -243,7 +245,8 @@ func (m *Manager) startSupervisor(ctx context.Context, id string) error {
 	// it now so that nobody ever sees an owner-less pending session. If it
 	// already finished (a fast turn), it has cleared the owner: only a
 	// record still naming this process is handed over.
-	_, err = m.st.Update(id, func(s *record.Session) error {
+	_, err = m.st.Update(id, func(tx *state.Tx) error {
+		s := tx.Session()
 		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			s.Owner = &ref
 		}

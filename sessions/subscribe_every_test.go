@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -113,7 +114,8 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 
 	changed := sessionstest.SessionID(7)
-	if _, err := st.UpdateSettled(ctx, changed, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, changed, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {
@@ -143,7 +145,8 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 		t.Fatal(err)
 	}
 	self.Role = record.RoleSupervisor
-	if _, err := st.UpdateSettled(ctx, reopened, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, reopened, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.Status, s.Owner = record.StatusRunning, self
 		return nil
 	}); err != nil {
@@ -157,7 +160,8 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	}
 	// Running now, its dir is watched: a write that does not go through
 	// sessions.gen is seen too.
-	if _, err := st.Update(reopened, func(s *record.Session) error {
+	if _, err := st.Update(reopened, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.LastMessage = "working"
 		return nil
 	}); err != nil {
@@ -181,7 +185,8 @@ func TestEverySessionWithoutTheGeneration(t *testing.T) {
 	for try := 0; ; try++ {
 		// The fallback is in place once it was told the file went: a
 		// write before may go unseen, one after may not.
-		if _, err := st.Update(id, func(s *record.Session) error {
+		if _, err := st.Update(id, func(tx *state.Tx) error {
+			s := tx.Session()
 			s.LastMessage = "changed"
 			return nil
 		}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -35,7 +34,8 @@ func TestSubscriptionToOneSessionSeesItChangedAndRemoved(t *testing.T) {
 	defer sub.Close()
 	until := func(what string, ok func(watch.Update) bool) { t.Helper(); awaitUpdate(ctx, t, sub, what, ok) }
 	until("the session as it is", func(u watch.Update) bool { return u.ID == id && u.Session != nil })
-	if _, err := st.UpdateSettled(ctx, id, func(s *record.Session) error {
+	if _, err := st.UpdateSettled(ctx, id, func(tx *state.Tx) error {
+		s := tx.Session()
 		s.LastMessage = "changed"
 		return nil
 	}); err != nil {

@@ -467,7 +467,7 @@ func TestCleanSkipsASessionWhoseWorktreeIsClaimed(t *testing.T) {
 			t.Fatalf("clean %+v with the worktree claimed: %+v %v", opt, res, err)
 		}
 	}
-	if _, err := w.m.Remove(ctx, s.ID, true); !errors.Is(err, sessions.ErrBusy) {
+	if _, err := w.m.Remove(ctx, s.ID, true); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("rm --force with the worktree claimed: %v", err)
 	}
 	release()

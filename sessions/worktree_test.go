@@ -714,13 +714,13 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 		done <- err
 	}()
 	sessionstest.Eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
-	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, sessions.ErrBusy) {
+	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("a follow-up during the landing: %v", err)
 	}
-	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, sessions.ErrBusy) {
+	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("an update during the landing: %v", err)
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, sessions.ErrBusy) {
+	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("rm --force during the landing: %v", err)
 	}
 	writeFile(t, gate, "")

@@ -96,7 +96,8 @@ func TestListingCacheSurvivesAKillWhileWritten(t *testing.T) {
 			t.Fatal("the writer stopped by itself")
 		}
 		// A change the killed writer's cache cannot know.
-		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(round), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(round), func(tx *state.Tx) error {
+			s := tx.Session()
 			s.LastMessage = fmt.Sprintf("changed in round %d", round)
 			return nil
 		}); err != nil {
@@ -153,7 +154,8 @@ func TestListingCacheWrittenByTwoAtOnce(t *testing.T) {
 		if err := st.Remove(context.Background(), sessionstest.SessionID(i)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(100+i), func(s *record.Session) error {
+		if _, err := st.UpdateSettled(context.Background(), sessionstest.SessionID(100+i), func(tx *state.Tx) error {
+			s := tx.Session()
 			s.Task = fmt.Sprintf("changed %d", i)
 			return nil
 		}); err != nil {

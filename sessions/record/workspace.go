@@ -3,6 +3,8 @@ package record
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -219,4 +221,17 @@ func (ws *Workspace) BranchHead(ctx context.Context) (head string, diverged bool
 		return tip, false
 	}
 	return ws.Head, true
+}
+
+// ErrBusy is returned (wrapped) for a change asked of a worktree that a
+// landing or an update is changing: nothing was done.
+var ErrBusy = errors.New("its change is being landed or updated")
+
+// Busy says who is landing or updating the session's change (an ErrBusy),
+// nil if nobody alive is.
+func (s *Session) Busy() error {
+	if ws := s.Workspace; ws != nil && ws.Lander.Alive() {
+		return fmt.Errorf("%w (pid %d); try again once it is done", ErrBusy, ws.Lander.PID)
+	}
+	return nil
 }

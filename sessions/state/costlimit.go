@@ -71,7 +71,7 @@ func enforceCostLimit(t *Turns, s *record.Session, now time.Time) {
 		return
 	}
 	if s.Stop == nil {
-		RequestStop(s, why, now)
+		requestStop(s, why, now)
 	}
 	t.overCost.Store(&why)
 }

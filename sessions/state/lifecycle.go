@@ -134,7 +134,7 @@ func prepareFailed(s *record.Session, m Made, reason string, now time.Time) erro
 	}
 	s.Workspace.State, s.Workspace.Error = record.WorkspaceFailed, reason
 	noteMade(s.Workspace, m)
-	return FailStart(s, reason, now)
+	return failStart(s, reason, now)
 }
 
 // OwnerAnswersSignals says the session's owner is a supervisor that has
@@ -275,9 +275,9 @@ func settle(s *record.Session, now time.Time) error {
 	return nil
 }
 
-// Reopen makes a settled session pending again for a follow-up; owner is
+// reopen makes a settled session pending again for a follow-up; owner is
 // the command that will start its new supervisor.
-func Reopen(s *record.Session, owner proc.Ref) error {
+func reopen(s *record.Session, owner proc.Ref) error {
 	if !s.Settled() {
 		return refuse(s, "reopen", "it is not settled")
 	}
@@ -294,9 +294,9 @@ func unclaimWorkspace(s *record.Session) {
 	}
 }
 
-// RequestStop marks a kill in progress: from now on no turn starts and no
+// requestStop marks a kill in progress: from now on no turn starts and no
 // follow-up is handed over, whoever owns the session.
-func RequestStop(s *record.Session, reason string, now time.Time) error {
+func requestStop(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "stop", "it is not running")
 	}
@@ -316,9 +316,9 @@ func stopReason(s *record.Session) string {
 	return "killed by zwarm kill"
 }
 
-// Stopped records a kill that nobody else recorded: the owner was gone or
+// stopped records a kill that nobody else recorded: the owner was gone or
 // could not be reached. note says so.
-func Stopped(s *record.Session, note string, now time.Time) error {
+func stopped(s *record.Session, note string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "record the kill of", "it is not running")
 	}
@@ -339,9 +339,9 @@ func Stopped(s *record.Session, note string, now time.Time) error {
 	return settle(s, now)
 }
 
-// Abandon records that the session's owner died without recording the
+// abandon records that the session's owner died without recording the
 // outcome: it failed, and msg says why.
-func Abandon(s *record.Session, msg string, now time.Time) error {
+func abandon(s *record.Session, msg string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "abandon", "it is settled")
 	}
@@ -365,8 +365,8 @@ func Abandon(s *record.Session, msg string, now time.Time) error {
 	return nil
 }
 
-// FailStart records that the session's agent could not be started.
-func FailStart(s *record.Session, reason string, now time.Time) error {
+// failStart records that the session's agent could not be started.
+func failStart(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() || s.TurnRunning() {
 		return refuse(s, "fail the start of", "it is not waiting to start")
 	}
@@ -381,11 +381,11 @@ func FailStart(s *record.Session, reason string, now time.Time) error {
 	return nil
 }
 
-// InterruptTurn marks the running turn to be stopped so that the thread goes
+// interruptTurn marks the running turn to be stopped so that the thread goes
 // on at once: with the follow-up r.InboxID, or in a person's CLI
 // (r.Attacher). Its supervisor sees it and stops the agent as a kill
 // does; endTurn records the turn interrupted.
-func InterruptTurn(s *record.Session, r record.InterruptRequest) error {
+func interruptTurn(s *record.Session, r record.InterruptRequest) error {
 	if !s.Interruptible() {
 		why := "no turn is running"
 		switch {
@@ -401,9 +401,9 @@ func InterruptTurn(s *record.Session, r record.InterruptRequest) error {
 	return nil
 }
 
-// Attach hands a settled session to a person, who works in its agent's own
+// attach hands a settled session to a person, who works in its agent's own
 // CLI, in its thread, through the attaching command owner.
-func Attach(s *record.Session, owner proc.Ref, now time.Time) error {
+func attach(s *record.Session, owner proc.Ref, now time.Time) error {
 	switch {
 	case s.Legacy:
 		return refuse(s, "attach", "it was written by the Python zwarm")
@@ -449,19 +449,19 @@ func handToAttacher(s *record.Session, now time.Time) error {
 	return nil
 }
 
-// WithdrawAttach forgets that the attaching command token waits for the
+// withdrawAttach forgets that the attaching command token waits for the
 // thread (it gave up): the interrupt goes on, as its agent may be
 // stopping already, and only a follow-up may take over.
-func WithdrawAttach(s *record.Session, token string) {
+func withdrawAttach(s *record.Session, token string) {
 	if r := s.Interrupt; r != nil && r.Attacher != nil && r.Attacher.Token == token {
 		r.Attacher = nil
 	}
 }
 
-// Detach settles an attached session again, as it was before the attach:
+// detach settles an attached session again, as it was before the attach:
 // the person left the CLI (exit is its exit code), or note says how else
 // the attach ended (its command died, say).
-func Detach(s *record.Session, exit *int, note string, now time.Time) error {
+func detach(s *record.Session, exit *int, note string, now time.Time) error {
 	if s.Status != record.StatusAttached || len(s.Attaches) == 0 {
 		return refuse(s, "detach", "it is not attached")
 	}
@@ -514,7 +514,7 @@ func Pending(s *record.Session) *record.Session {
 // other fails, saying why.
 func OwnerGoneUnrecorded(c *record.Session, attacherNote string, now time.Time) {
 	if c.Status == record.StatusAttached {
-		Detach(c, nil, attacherNote, now)
+		detach(c, nil, attacherNote, now)
 		return
 	}
 	c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"

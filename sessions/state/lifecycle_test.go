@@ -104,55 +104,55 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"between", "settle", func(s *record.Session) error { return settle(s, now) }, "completed/settled"},
 		{"running", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
 		{"completed", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
-		{"completed", "reopen", func(s *record.Session) error { return Reopen(s, sup) }, "pending/between"},
-		{"killed", "reopen", func(s *record.Session) error { return Reopen(s, sup) }, "pending/between"},
-		{"running", "reopen", func(s *record.Session) error { return Reopen(s, sup) }, ""},
-		{"running", "requestStop", func(s *record.Session) error { return RequestStop(s, "killed by zwarm kill", now) }, "running/turn/stop"},
-		{"pending", "requestStop", func(s *record.Session) error { return RequestStop(s, "killed by zwarm kill", now) }, "pending/between/stop"},
-		{"failed", "requestStop", func(s *record.Session) error { return RequestStop(s, "killed by zwarm kill", now) }, ""},
+		{"completed", "reopen", func(s *record.Session) error { return reopen(s, sup) }, "pending/between"},
+		{"killed", "reopen", func(s *record.Session) error { return reopen(s, sup) }, "pending/between"},
+		{"running", "reopen", func(s *record.Session) error { return reopen(s, sup) }, ""},
+		{"running", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "running/turn/stop"},
+		{"pending", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "pending/between/stop"},
+		{"failed", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, ""},
 		{"stopping", "endTurn killed", func(s *record.Session) error { return endTurn(s, TurnEnd{ExitCode: &code143, Killed: true}, now) }, "running/between/stop"},
-		{"running", "stopped", func(s *record.Session) error { return Stopped(s, "the supervisor was gone", now) }, "killed/settled"},
-		{"pending", "stopped", func(s *record.Session) error { return Stopped(s, "", now) }, "killed/settled"},
-		{"completed", "stopped", func(s *record.Session) error { return Stopped(s, "", now) }, ""},
-		{"running", "abandon", func(s *record.Session) error { return Abandon(s, "supervisor died", now) }, "failed/settled"},
-		{"stopping", "abandon", func(s *record.Session) error { return Abandon(s, "supervisor died", now) }, "killed/settled"},
-		{"completed", "abandon", func(s *record.Session) error { return Abandon(s, "x", now) }, ""},
-		{"claimed", "failStart", func(s *record.Session) error { return FailStart(s, "no binary", now) }, "failed/settled"},
-		{"running", "failStart", func(s *record.Session) error { return FailStart(s, "no binary", now) }, ""},
+		{"running", "stopped", func(s *record.Session) error { return stopped(s, "the supervisor was gone", now) }, "killed/settled"},
+		{"pending", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, "killed/settled"},
+		{"completed", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, ""},
+		{"running", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "failed/settled"},
+		{"stopping", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "killed/settled"},
+		{"completed", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
+		{"claimed", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, "failed/settled"},
+		{"running", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, ""},
 
-		{"running", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, "running/turn/interrupt"},
-		{"interrupting", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
-		{"stopping", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
-		{"between", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
-		{"claimed", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
-		{"completed", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
-		{"attached", "interrupt", func(s *record.Session) error { return InterruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"running", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, "running/turn/interrupt"},
+		{"interrupting", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"stopping", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"between", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"claimed", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"completed", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
+		{"attached", "interrupt", func(s *record.Session) error { return interruptTurn(s, record.InterruptRequest{InboxID: "e2"}) }, ""},
 		{"interrupting", "endTurn interrupted", func(s *record.Session) error {
 			return endTurn(s, TurnEnd{ExitCode: &code143, Killed: true, Interrupted: true}, now)
 		}, "running/between/interrupt"},
 		{"interrupting", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, "running/turn"},
 		{"interrupting for attach", "handOver", func(s *record.Session) error { return handOver(s, turnStart{Prompt: "more"}, now) }, ""},
-		{"interrupting", "requestStop", func(s *record.Session) error { return RequestStop(s, "killed by zwarm kill", now) }, "running/turn/stop/interrupt"},
+		{"interrupting", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, "running/turn/stop/interrupt"},
 		{"interrupting", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
 
-		{"completed", "attach", func(s *record.Session) error { return Attach(s, *attacher, now) }, "attached/between"},
-		{"failed", "attach", func(s *record.Session) error { return Attach(s, *attacher, now) }, "attached/between"},
-		{"running", "attach", func(s *record.Session) error { return Attach(s, *attacher, now) }, ""},
-		{"pending", "attach", func(s *record.Session) error { return Attach(s, *attacher, now) }, ""},
-		{"attached", "attach", func(s *record.Session) error { return Attach(s, *attacher, now) }, ""},
+		{"completed", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, "attached/between"},
+		{"failed", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, "attached/between"},
+		{"running", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
+		{"pending", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
+		{"attached", "attach", func(s *record.Session) error { return attach(s, *attacher, now) }, ""},
 		{"interrupted for attach", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, "attached/between"},
 		{"interrupting for attach", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, ""},
 		{"between", "handToAttacher", func(s *record.Session) error { return handToAttacher(s, now) }, ""},
-		{"attached", "detach", func(s *record.Session) error { return Detach(s, &code0, "", now) }, "completed/settled"},
-		{"completed", "detach", func(s *record.Session) error { return Detach(s, &code0, "", now) }, ""},
-		{"running", "detach", func(s *record.Session) error { return Detach(s, &code0, "", now) }, ""},
+		{"attached", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, "completed/settled"},
+		{"completed", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, ""},
+		{"running", "detach", func(s *record.Session) error { return detach(s, &code0, "", now) }, ""},
 		{"attached", "startTurn", func(s *record.Session) error { return startTurn(s, turnStart{Prompt: "more"}, now) }, ""},
-		{"attached", "reopen", func(s *record.Session) error { return Reopen(s, sup) }, ""},
+		{"attached", "reopen", func(s *record.Session) error { return reopen(s, sup) }, ""},
 		{"attached", "settle", func(s *record.Session) error { return settle(s, now) }, ""},
-		{"attached", "requestStop", func(s *record.Session) error { return RequestStop(s, "killed by zwarm kill", now) }, ""},
-		{"attached", "stopped", func(s *record.Session) error { return Stopped(s, "", now) }, ""},
-		{"attached", "abandon", func(s *record.Session) error { return Abandon(s, "x", now) }, ""},
-		{"attached", "failStart", func(s *record.Session) error { return FailStart(s, "x", now) }, ""},
+		{"attached", "requestStop", func(s *record.Session) error { return requestStop(s, "killed by zwarm kill", now) }, ""},
+		{"attached", "stopped", func(s *record.Session) error { return stopped(s, "", now) }, ""},
+		{"attached", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
+		{"attached", "failStart", func(s *record.Session) error { return failStart(s, "x", now) }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.from+"/"+tc.transition, func(t *testing.T) {
@@ -267,7 +267,7 @@ func TestInterruptedTurn(t *testing.T) {
 	}
 
 	s = state("interrupting")
-	RequestStop(s, "killed by zwarm kill", now)
+	requestStop(s, "killed by zwarm kill", now)
 	if err := endTurn(s, TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 		t.Fatalf("owner %v interrupt %v", s.Owner, s.Interrupt)
 	}
 	code := 0
-	if err := Detach(s, &code, "", now.Add(time.Minute)); err != nil {
+	if err := detach(s, &code, "", now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	a := s.Attaches[0]
@@ -298,11 +298,11 @@ func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 	// A failed session a person attached to is failed again after.
 	s = state("failed")
 	s.Error = "tests fail"
-	Attach(s, *attacher, now)
+	attach(s, *attacher, now)
 	if s.Error != "" {
 		t.Fatalf("attached, the error reads %q", s.Error)
 	}
-	Detach(s, nil, "", now)
+	detach(s, nil, "", now)
 	if s.Status != record.StatusFailed || s.Error != "tests fail" {
 		t.Fatalf("after the attach: %s %q", s.Status, s.Error)
 	}

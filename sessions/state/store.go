@@ -154,27 +154,27 @@ func (st *Store) Load(id string) (*record.Session, error) {
 
 // Update changes a session under its lock: the change sees the latest record
 // and no other writer (supervisor, inject, kill) interleaves with it.
-func (st *Store) Update(id string, fn func(*record.Session) error) (*record.Session, error) {
+func (st *Store) Update(id string, fn func(*Tx) error) (*record.Session, error) {
 	return st.change(id, fn, false)
 }
 
 // Record is update for an outcome (a turn's end, a kill, a dead owner): on
 // a full disk it gives back the session's reserve and tries once more, so
 // the outcome and its reason reach the record.
-func (st *Store) Record(id string, fn func(*record.Session) error) (*record.Session, error) {
+func (st *Store) Record(id string, fn func(*Tx) error) (*record.Session, error) {
 	return st.change(id, fn, true)
 }
 
-func (st *Store) change(id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
+func (st *Store) change(id string, fn func(*Tx) error, outcome bool) (*record.Session, error) {
 	return st.ChangeCtx(context.Background(), id, fn, outcome)
 }
 
 // UpdateCtx is update that gives up waiting for the lock when ctx ends.
-func (st *Store) UpdateCtx(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, error) {
+func (st *Store) UpdateCtx(ctx context.Context, id string, fn func(*Tx) error) (*record.Session, error) {
 	return st.ChangeCtx(ctx, id, fn, false)
 }
 
-func (st *Store) ChangeCtx(ctx context.Context, id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
+func (st *Store) ChangeCtx(ctx context.Context, id string, fn func(*Tx) error, outcome bool) (*record.Session, error) {
 	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (st *Store) ChangeCtx(ctx context.Context, id string, fn func(*record.Sessi
 // advances sessions.gen first, so no listing trusts its cache across the
 // change (index.go). The session's lock comes first: a command waiting
 // for it holds up nobody else's.
-func (st *Store) UpdateSettled(ctx context.Context, id string, fn func(*record.Session) error) (*record.Session, error) {
+func (st *Store) UpdateSettled(ctx context.Context, id string, fn func(*Tx) error) (*record.Session, error) {
 	l, err := st.lockCtx(ctx, id)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (st *Store) UpdateSettled(ctx context.Context, id string, fn func(*record.S
 // whose holder is a process of this machine that is gone counts as free,
 // as a flock is once its holder died (store.BreakIfHolderGone): nothing
 // else would make the reader look again when its lease runs out.
-func (st *Store) TryRecord(id string, fn func(*record.Session) error) (s *record.Session, ok bool, err error) {
+func (st *Store) TryRecord(id string, fn func(*Tx) error) (s *record.Session, ok bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // one try, no waiting
 	l, err := st.lockCtx(ctx, id)
@@ -228,12 +228,12 @@ func (st *Store) TryRecord(id string, fn func(*record.Session) error) (s *record
 }
 
 // changeLocked loads, changes and saves a record; the caller holds its lock.
-func (st *Store) changeLocked(id string, fn func(*record.Session) error, outcome bool) (*record.Session, error) {
+func (st *Store) changeLocked(id string, fn func(*Tx) error, outcome bool) (*record.Session, error) {
 	s, err := st.Load(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := fn(s); err != nil {
+	if err := fn(&Tx{s: s}); err != nil {
 		return nil, err
 	}
 	err = st.Save(s)

@@ -130,7 +130,8 @@ func (t *Turns) UsePrices(p record.Prices) { t.prices = p }
 // kill stops the making, until Prepared. next is nil when the session
 // settled instead (a kill recorded before the start).
 func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn, prepare bool, err error) {
-	s, err = t.st.Update(t.ID, func(s *record.Session) error {
+	s, err = t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
 		if err := claim(s, t.Self, prepare); err != nil {
 			return err
@@ -167,14 +168,15 @@ type Made struct {
 // the session, or kills it when ctx (the supervisor's) ended meanwhile.
 func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.Record(t.ID, func(s *record.Session) error {
+	s, err := t.st.Record(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
 		if perr != nil {
 			if ctx.Err() != nil {
-				RequestStop(s, "stopped by a signal to its supervisor", now)
+				requestStop(s, "stopped by a signal to its supervisor", now)
 			}
 			return prepareFailed(s, m, perr.Error(), now)
 		}
@@ -193,7 +195,8 @@ func (t *Turns) Prepared(ctx context.Context, m Made, perr error) (*record.Sessi
 // settled while a follow-up is about to start.
 func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *record.Turn, error) {
 	var turn *record.Turn
-	s, err := t.st.Record(t.ID, func(s *record.Session) error {
+	s, err := t.st.Record(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
@@ -217,7 +220,7 @@ func (t *Turns) EndTurn(ctx context.Context, end TurnEnd) (*record.Session, *rec
 func nextTurn(ctx context.Context, t *Turns, s *record.Session) (*record.Turn, error) {
 	now := time.Now().UTC()
 	if ctx.Err() != nil {
-		RequestStop(s, "stopped by a signal to its supervisor", now)
+		requestStop(s, "stopped by a signal to its supervisor", now)
 	}
 	enforceCostLimit(t, s, now) // a follow-up to a session past its limit
 	if r := s.Interrupt; r != nil && r.Attacher != nil && s.Stop == nil {
@@ -269,7 +272,8 @@ func (st *Store) takeNext(s *record.Session, now time.Time) (turnStart, bool, er
 // ctx (the supervisor's) has ended.
 func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
 	var next *record.Turn
-	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+	_, err := t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
@@ -298,7 +302,8 @@ func (t *Turns) HandOver(ctx context.Context, n int) (*record.Turn, error) {
 // a turn) it may use the session's disk reserve, so that a turn's last
 // words reach the record even on a full disk.
 func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time, outcome bool) error {
-	_, err := t.st.change(t.ID, func(s *record.Session) error {
+	_, err := t.st.change(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
@@ -319,7 +324,8 @@ func (t *Turns) RecordProgress(evs []record.Event, offset int64, last time.Time,
 // SetAgent records which process the agent is, and whether it takes
 // follow-ups on its stdin.
 func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
-	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+	_, err := t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
@@ -333,11 +339,12 @@ func (t *Turns) SetAgent(agent *proc.Ref, live bool) error {
 // kill does: no turn starts from then on, and the turn it stops is killed
 // with that reason.
 func (t *Turns) RequestStop(reason string) error {
-	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+	_, err := t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
-		return RequestStop(s, reason, time.Now().UTC())
+		return requestStop(s, reason, time.Now().UTC())
 	})
 	return err
 }
@@ -394,7 +401,8 @@ func (t *Turns) Current() (*record.Turn, error) {
 // NoteNewTurnFile records that turn n's file was removed while it ran and
 // a new one holds the rest: note says so, and the offset starts again.
 func (t *Turns) NoteNewTurnFile(n int, note string) error {
-	_, err := t.st.Update(t.ID, func(s *record.Session) error {
+	_, err := t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
 		if err := owns(t, s); err != nil {
 			return err
 		}
