@@ -143,11 +143,12 @@
 // and the turns change state: a closed set of transitions (claim,
 // startTurn, handOver, endTurn, settle, reopen, requestStop, stopped,
 // abandon, failStart, interrupt, attach, handToAttacher, detach), each
-// refusing a state it does not apply to. The Manager applies them inside
-// one locked update of the record (state.Store.Update and its kin), the
-// supervisor only through Turns (Claim, Prepared, EndTurn, HandOver), each
-// one update of the record; a test (TestOnlyTheLifecycleChangesAStatus)
-// type-checks every package and fails on a status set anywhere else. Settled (no turn running and none
+// refusing a state it does not apply to. They are unexported: the Manager
+// applies them through the state.Tx that one locked update of the record
+// (state.Store.Update and its kin) hands its change, the supervisor only
+// through Turns (Claim, Prepared, EndTurn, HandOver), each one update of
+// the record; a test (TestOnlyTheLifecycleChangesAStatus) type-checks
+// every package and fails on a status set anywhere else. Settled (no turn running and none
 // about to start) is the one answer to "is it done?"; a turn's end and the
 // start of the next queued follow-up, or the settling, are one update, so
 // nobody sees a session settled that is about to run again. "failed" means
