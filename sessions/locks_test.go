@@ -188,7 +188,11 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 		pid := startStray(t, w, s.ID, cg)
 		_, err := w.m.Remove(context.Background(), s.ID, false)
 		if !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "--force") {
-			t.Fatalf("cgroup=%v: rm without --force: %v", cg, err)
+			// What the stray was when rm looked past it: gone, or there
+			// without its marker being seen.
+			st, serr := proc.ReadStat(pid)
+			t.Fatalf("cgroup=%v: rm without --force: %v (stray %d: alive %v, stat %+v %v, marker seen %v)", cg, err, pid,
+				sessionstest.Alive(pid), st, serr, proc.HasMarker(pid, []byte(proc.MarkerEnv+"="+s.ID)))
 		}
 		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !sessionstest.Alive(pid) {
 			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, sessionstest.Alive(pid))
