@@ -1,12 +1,9 @@
 package sessions_test
 
 import (
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // leaseRun are the tests of locks and their waiters that run a second
@@ -40,28 +37,9 @@ var leaseRun = []string{
 // The lock tests hold under the lease scheme too: this test binary runs
 // them again with ZWARM_LOCKS=lease.
 func TestLocksUnderTheLeaseScheme(t *testing.T) {
-	if s := os.Getenv(store.LocksEnv); s != "" {
-		t.Skipf("this whole run is under %s=%s", store.LocksEnv, s)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(leaseRun, "|")+")$", "-test.count=1", "-test.v")
 	// A fresh TestMain: not the supervisor this binary's own children are
-	// told to be.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, helperEnv+"=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, store.LocksEnv+"="+string(store.SchemeLease))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "\nPASS\n") {
-		t.Fatalf("under ZWARM_LOCKS=lease: %v\n%s", err, out)
-	}
-	for _, name := range leaseRun {
-		// Those that need what this machine lacks (cgroups) skip here as
-		// they do in this run.
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") && !strings.Contains(string(out), "--- SKIP: "+name+" ") {
-			t.Errorf("%s did not run under leases", name)
-		}
-	}
+	// told to be. Those that need what this machine lacks (cgroups) skip
+	// there as they do here.
+	out := sessionstest.UnderLeases(t, leaseRun, true, helperEnv)
 	t.Logf("under ZWARM_LOCKS=lease:\n%s", out)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,7 +100,7 @@ func TestOnlyTheLifecycleChangesAStatus(t *testing.T) {
 				if fd, ok := n.(*ast.FuncDecl); ok {
 					in = fd.Name.Name
 				}
-				if slicesContains(funcs, in) {
+				if slices.Contains(funcs, in) {
 					return true
 				}
 				switch n := n.(type) {
@@ -134,13 +135,4 @@ func TestOnlyTheLifecycleChangesAStatus(t *testing.T) {
 	if checked < 20 {
 		t.Fatalf("checked only %d packages", checked)
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

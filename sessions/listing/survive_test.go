@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
-	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // agreesWithRecords fails unless a full listing and a short one say what
@@ -287,19 +285,5 @@ func TestMain(m *testing.M) {
 // dir on a network file system, ZWARM_LOCKS=lease), with listings killed
 // and writing at once: this test binary runs those tests again under it.
 func TestListingCacheUnderTheLeaseScheme(t *testing.T) {
-	if s := os.Getenv(store.LocksEnv); s != "" {
-		t.Skipf("this whole run is under %s=%s", store.LocksEnv, s)
-	}
-	leaseRun := []string{"TestListingCacheSurvivesAKillWhileWritten", "TestListingCacheWrittenByTwoAtOnce"}
-	cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(leaseRun, "|")+")$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), store.LocksEnv+"="+string(store.SchemeLease))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "\nPASS\n") {
-		t.Fatalf("under ZWARM_LOCKS=lease: %v\n%s", err, out)
-	}
-	for _, name := range leaseRun {
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Errorf("%s did not run under leases", name)
-		}
-	}
+	sessionstest.UnderLeases(t, []string{"TestListingCacheSurvivesAKillWhileWritten", "TestListingCacheWrittenByTwoAtOnce"}, false)
 }
