@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -39,9 +39,9 @@ func TestRunLandsItsWorkersChangesIntoTheCheckout(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "LAND RUN: add alpha and beta")
 	h.w.Repo(map[string]string{"README": "hi\n"})
-	h.w.Script(map[string][]testenv.Step{
-		"add alpha": append([]testenv.Step{testenv.Run(`printf 'alpha\n' > alpha.txt`)}, testenv.Completes("alpha.txt added", 500)...),
-		"add beta":  append([]testenv.Step{testenv.Run(`printf 'beta\n' > beta.txt`)}, testenv.Completes("beta.txt added", 500)...),
+	h.w.Script(map[string][]fakeagent.Step{
+		"add alpha": append([]fakeagent.Step{fakeagent.Run(`printf 'alpha\n' > alpha.txt`)}, fakeagent.Completes("alpha.txt added", 500)...),
+		"add beta":  append([]fakeagent.Step{fakeagent.Run(`printf 'beta\n' > beta.txt`)}, fakeagent.Completes("beta.txt added", 500)...),
 	})
 	each := func(tool string, extra map[string]any) fakemodel.Reply {
 		return withWorkers(func(ids []string) fakemodel.Reply {
@@ -133,8 +133,8 @@ func TestRunSummaryListsWhatWasLeftUnlanded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "UNLANDED RUN: add gamma")
 	h.w.Repo(map[string]string{"README": "hi\n"})
-	h.w.Script(map[string][]testenv.Step{
-		"add gamma": append([]testenv.Step{testenv.Run(`printf 'gamma\n' > gamma.txt`)}, testenv.Completes("gamma added", 500)...),
+	h.w.Script(map[string][]fakeagent.Step{
+		"add gamma": append([]fakeagent.Step{fakeagent.Run(`printf 'gamma\n' > gamma.txt`)}, fakeagent.Completes("gamma added", 500)...),
 	})
 	h.script(
 		calls(call("delegate", map[string]any{"task": "add gamma"})),
@@ -183,7 +183,7 @@ func TestRunIsolationNoneWorksInPlaceInARepo(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "NONE RUN")
 	h.w.Repo(map[string]string{"README": "hi\n"})
-	h.w.Script(map[string][]testenv.Step{"touch it": append([]testenv.Step{testenv.Run(`printf 'x\n' > x.txt`)}, testenv.Completes("done", 10)...)})
+	h.w.Script(map[string][]fakeagent.Step{"touch it": append([]fakeagent.Step{fakeagent.Run(`printf 'x\n' > x.txt`)}, fakeagent.Completes("done", 10)...)})
 	h.script(
 		calls(call("delegate", map[string]any{"task": "touch it"})),
 		calls(call("wait", map[string]any{"mode": "all"})),

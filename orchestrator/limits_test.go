@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -38,7 +38,7 @@ func TestMaxCostCountsTheModelAndItsWorkers(t *testing.T) {
 	h := newHarness(t, "LIMIT cost: spend")
 	// The worker reports 1M input tokens: $0.25 at gpt-5.1-codex-mini
 	// prices; each model call 100k input tokens: $0.125.
-	h.w.Script(map[string][]testenv.Step{"spend": testenv.Completes("spent", 1_000_000)})
+	h.w.Script(map[string][]fakeagent.Step{"spend": fakeagent.Completes("spent", 1_000_000)})
 	h.script(calls(call("delegate", map[string]any{"task": "spend"})), calls(call("wait", map[string]any{})))
 	h.srv.Fallback(fakemodel.Reply{Calls: []fakemodel.Call{call("list_sessions", map[string]any{})}, InputTokens: 100_000})
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxCostUSD = 0.3 }), 0)
@@ -55,7 +55,7 @@ func TestMaxCostCountsTheModelAndItsWorkers(t *testing.T) {
 func TestMaxTokens(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "LIMIT tokens: use them")
-	h.w.Script(map[string][]testenv.Step{"use tokens": testenv.Completes("used", 1000)})
+	h.w.Script(map[string][]fakeagent.Step{"use tokens": fakeagent.Completes("used", 1000)})
 	h.script(calls(call("delegate", map[string]any{"task": "use tokens"})), calls(call("wait", map[string]any{})))
 	h.srv.Fallback(calls(call("list_sessions", map[string]any{})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxTokens = 1200 }), 0)
@@ -69,7 +69,7 @@ func TestMaxWorkersRefusesAndTheRunGoesOn(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "LIMIT workers: two at once")
 	g, open := gate(t)
-	h.w.Script(map[string][]testenv.Step{"first": append([]testenv.Step{testenv.WaitFile(g)}, testenv.Completes("first done", 10)...)})
+	h.w.Script(map[string][]fakeagent.Step{"first": append([]fakeagent.Step{fakeagent.WaitFile(g)}, fakeagent.Completes("first done", 10)...)})
 	h.script(calls(call("delegate", map[string]any{"task": "first"})), calls(call("delegate", map[string]any{"task": "second"})),
 		calls(call("finish", map[string]any{"summary": "one worker only"})))
 	rec := h.execute(h.settings(func(s *Settings) { s.Limits.MaxWorkers = 1 }), 0)
@@ -106,7 +106,7 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "CLEANUP: leave nothing")
 	g, _ := gate(t)
-	h.w.Script(map[string][]testenv.Step{"never ends": {testenv.WaitFile(g)}})
+	h.w.Script(map[string][]fakeagent.Step{"never ends": {fakeagent.WaitFile(g)}})
 	// The command writes its pid once it runs; the model's second step
 	// waits for it, so the run ends with the command surely started.
 	pidFile := filepath.Join(t.TempDir(), "pid")

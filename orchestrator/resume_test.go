@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -20,7 +20,7 @@ func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "RESUME: carry on")
 	g, open := gate(t)
-	h.w.Script(map[string][]testenv.Step{"slow worker": append([]testenv.Step{testenv.WaitFile(g)}, testenv.Completes("slow worker done", 10)...)})
+	h.w.Script(map[string][]fakeagent.Step{"slow worker": append([]fakeagent.Step{fakeagent.WaitFile(g)}, fakeagent.Completes("slow worker done", 10)...)})
 	stall := make(chan struct{})
 	defer close(stall)
 	h.script(calls(call("delegate", map[string]any{"task": "slow worker"})), fakemodel.Reply{Text: "never", Stall: stall},

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -17,10 +17,10 @@ import (
 func TestFullRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "FULL RUN: add a parser with tests")
-	h.w.Script(map[string][]testenv.Step{
-		"write the parser": append([]testenv.Step{{"run": "echo 'package parser' > parser.go"}, testenv.ChangesFile("parser.go")},
-			testenv.Completes("parser.go written", 1000)...),
-		"write the tests": testenv.Completes("tests written", 2000),
+	h.w.Script(map[string][]fakeagent.Step{
+		"write the parser": append([]fakeagent.Step{{"run": "echo 'package parser' > parser.go"}, fakeagent.ChangesFile("parser.go")},
+			fakeagent.Completes("parser.go written", 1000)...),
+		"write the tests": fakeagent.Completes("tests written", 2000),
 	})
 	h.script(
 		fakemodel.Reply{Reasoning: "plan: two workers", Encrypted: "ENC-ONE", Extra: map[string]any{"x_unknown": 7},

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -105,9 +105,9 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "WATCH stall")
 	gatePath, _ := gate(t)
-	h.w.Script(map[string][]testenv.Step{
-		"index the docs":       {testenv.WaitFile(gatePath)},
-		"index the docs again": testenv.Completes("indexed", 500),
+	h.w.Script(map[string][]fakeagent.Step{
+		"index the docs":       {fakeagent.WaitFile(gatePath)},
+		"index the docs again": fakeagent.Completes("indexed", 500),
 	})
 	var stalled string
 	h.script(calls(call("delegate", map[string]any{"task": "index the docs"})))
@@ -173,11 +173,11 @@ func TestWatchersCostGuardStopsARunWorker(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "WATCH cost")
 	gatePath, _ := gate(t)
-	h.w.Script(map[string][]testenv.Step{"burn tokens": {
-		testenv.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		testenv.Out(`{"type":"turn.started"}`),
-		testenv.Out(`{"type":"turn.completed","usage":{"input_tokens":50000,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`),
-		testenv.WaitFile(gatePath),
+	h.w.Script(map[string][]fakeagent.Step{"burn tokens": {
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
+		fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":50000,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`),
+		fakeagent.WaitFile(gatePath),
 	}})
 	h.script(calls(call("delegate", map[string]any{"task": "burn tokens"})))
 	h.srv.Fallback(fakemodel.Reply{Dynamic: func(body []byte) fakemodel.Reply {

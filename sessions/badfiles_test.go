@@ -27,10 +27,10 @@ func TestBrokenRecordsAreReportedNotHidden(t *testing.T) {
 		"3f2a0000-0000-4000-8000-00000000000c": `{"version": 7, "id": "3f2a0000-0000-4000-8000-00000000000c"}`,
 	}
 	for id, body := range broken {
-		os.MkdirAll(w.st.SessionDir(id), 0o700)
-		os.WriteFile(w.st.MetaPath(id), []byte(body), 0o600)
+		os.MkdirAll(w.Store.SessionDir(id), 0o700)
+		os.WriteFile(w.Store.MetaPath(id), []byte(body), 0o600)
 	}
-	list, err := w.m.List(context.Background(), listing.Options{})
+	list, err := w.Manager.List(context.Background(), listing.Options{})
 	var le *listing.Error
 	if !errors.As(err, &le) || len(le.Records) != 3 || len(list) != 1 || list[0].ID != good.ID {
 		t.Fatalf("list: %d sessions, %v", len(list), err)
@@ -45,7 +45,7 @@ func TestBrokenRecordsAreReportedNotHidden(t *testing.T) {
 			t.Errorf("%q does not say %q", msg, want)
 		}
 	}
-	if _, err := w.m.Get(context.Background(), "3f2a0000-0000-4000-8000-00000000000c"); err == nil || !strings.Contains(err.Error(), "upgrade zwarm") {
+	if _, err := w.Manager.Get(context.Background(), "3f2a0000-0000-4000-8000-00000000000c"); err == nil || !strings.Contains(err.Error(), "upgrade zwarm") {
 		t.Fatalf("get of a newer record: %v", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestUnusableStateDir(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	st, _ := state.NewStore(filepath.Join(file, "state"))
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
-	_, err := m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
+	_, err := m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.Work})
 	if err == nil || !strings.Contains(err.Error(), "state dir") || !strings.Contains(err.Error(), "--state-dir") {
 		t.Fatalf("spawn into an unusable state dir: %v", err)
 	}
@@ -77,7 +77,7 @@ func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 	s := w.spawn("fine")
 	w.wait(s.ID)
 	big := strings.Repeat("y", agent.MaxLineBytes-200)
-	f, err := os.OpenFile(w.st.TurnPath(s.ID, 1), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(w.Store.TurnPath(s.ID, 1), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestHugeLinesAndJunkInATurnFile(t *testing.T) {
 	f.WriteString(`{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"` + big + big + `"}}` + "\n")
 	f.WriteString(`{"type":"item.completed","item":{"id":"item_10","type":"agent_message","text":"after"}}` + "\n")
 	f.Close()
-	_, turns, err := w.m.Transcript(context.Background(), s.ID)
+	_, turns, err := w.Manager.Transcript(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 	for _, c := range []struct {
 		what, name, tag string
 	}{
-		{"a cgroup of another name", "victim-" + s.ID, w.st.Dir()},
+		{"a cgroup of another name", "victim-" + s.ID, w.Store.Dir()},
 		{"a zwarm-named cgroup zwarm did not tag", "zwarm-" + s.ID, ""},
 		{"a cgroup of another state dir", "zwarm-" + s.ID, other},
 	} {
@@ -71,13 +71,13 @@ func TestACgroupARecordNamesIsKilledOnlyIfZwarmMadeIt(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(w.st.CgroupFile(s.ID), []byte(dir+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(w.Store.CgroupFile(s.ID), []byte(dir+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) {
+			if _, err := w.Manager.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) {
 				t.Errorf("kill: %v, want not running", err)
 			}
-			if _, err := w.m.List(context.Background(), listing.Options{}); err != nil {
+			if _, err := w.Manager.List(context.Background(), listing.Options{}); err != nil {
 				t.Errorf("list: %v", err)
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -107,14 +107,14 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.Role = record.RoleSupervisor
-	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
 		s.Status, s.Owner, s.EndedAt = record.StatusRunning, victim, nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+	if _, err := w.Manager.Kill(context.Background(), s.ID); err != nil {
 		t.Logf("kill: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions"
-	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -44,24 +44,15 @@ func smallDisk(t *testing.T, size string) string {
 func TestFullDisk(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := state.NewStore(filepath.Join(disk, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(st.Dir(), 0o700)
-	for _, f := range []string{"script.json", config.File} {
-		data, _ := os.ReadFile(filepath.Join(w.st.Dir(), f))
-		os.WriteFile(filepath.Join(st.Dir(), f), data, 0o600)
-	}
-	w.st = st
-	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.MoveState(filepath.Join(disk, "state"))
+	st := w.Store
 	const printed = 4 << 20
 	goOn := filepath.Join(t.TempDir(), "go-on")
-	steps := []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": goOn}, {"out_bytes": printed}}
+	steps := []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": goOn}, {"out_bytes": printed}}
 	for i := 0; i < 20; i++ {
 		steps = append(steps, map[string]any{"err": strings.Repeat("e", 8<<10)})
 	}
-	w.script(fakeScript{Default: append(steps, completes("the final message", 4321)...)})
+	w.SetScript(fakeagent.Script{Default: append(steps, fakeagent.Completes("the final message", 4321)...)})
 
 	s := w.spawn("fill the disk")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
@@ -101,11 +92,11 @@ func TestFullDisk(t *testing.T) {
 	if total := len(turn) + lost; total < printed || total > printed+4096 {
 		t.Fatalf("%d bytes kept + %d not recorded, but the agent printed over %d", len(turn), lost, printed)
 	}
-	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 
-	_, err = w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "another", Adapter: "fake", WorkingDir: w.work})
+	_, err = w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "another", Adapter: "fake", WorkingDir: w.Work})
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("spawn on a full disk: %v", err)
 	}
@@ -115,7 +106,7 @@ func TestFullDisk(t *testing.T) {
 			t.Fatalf("a failed spawn left %s behind", e.Name())
 		}
 	}
-	if list, err := w.m.List(context.Background(), listing.Options{}); err != nil || len(list) != 1 {
+	if list, err := w.Manager.List(context.Background(), listing.Options{}); err != nil || len(list) != 1 {
 		t.Fatalf("list: %d sessions, %v", len(list), err)
 	}
 }
@@ -128,21 +119,16 @@ func TestFullDisk(t *testing.T) {
 func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := state.NewStore(filepath.Join(disk, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(st.Dir(), 0o700)
-	w.st = st
-	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.MoveState(filepath.Join(disk, "state"))
+	st := w.Store
 	goOn := filepath.Join(t.TempDir(), "go-on")
-	w.script(fakeScript{Default: append([]map[string]any{
-		out(`{"type":"thread.started","thread_id":"t"}`),
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 		{"wait_file": goOn},
 		{"run": "cat /dev/zero > " + filepath.Join(disk, "filler") + " 2>/dev/null; true"},
 		// More than what is left of the turn file's last page.
 		{"out_bytes": 64 << 10},
-	}, completes("the last words", 1234)[2:]...)})
+	}, fakeagent.Completes("the last words", 1234)[2:]...)})
 
 	s := w.spawn("fill the disk, then finish")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
@@ -172,22 +158,17 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	w := newWorld(t)
 	disk := smallDisk(t, "2m")
-	st, err := state.NewStore(filepath.Join(disk, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(st.Dir(), 0o700)
-	w.st = st
-	w.m = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+	w.MoveState(filepath.Join(disk, "state"))
+	st := w.Store
 	goOn := filepath.Join(t.TempDir(), "go-on")
-	w.script(fakeScript{Default: append([]map[string]any{
-		out(`{"type":"thread.started","thread_id":"t"}`),
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 		{"wait_file": goOn},
 		{"run": "cat /dev/zero > " + filepath.Join(disk, "filler") + " 2>/dev/null; true"},
 		// Something to save, and the time for a save to be tried.
-		out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"working"}}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"working"}}`),
 		{"sleep_ms": 600},
-	}, completes("the last words", 1234)[2:]...)})
+	}, fakeagent.Completes("the last words", 1234)[2:]...)})
 
 	s := w.spawn("fill the disk, then finish")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // escaperInto is a command for the fake agent that escapes the way a
@@ -41,8 +42,8 @@ func escaperInto(t testing.TB, where, pidfile string) string {
 // lets a reader notice, and reports whether the escaper survived.
 func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (survived bool, err error) {
 	pidfile := filepath.Join(dir, fmt.Sprintf("escaper-%s-%d.pid", where, try))
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"t1"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
 		{"spawn": escaperInto(t, where, pidfile)},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
@@ -50,14 +51,14 @@ func escapeSupervisorKill(t testing.TB, w *world, dir, where string, try int) (s
 	escaper := readPIDFile(t, pidfile)
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
-		g, _ := w.m.Get(context.Background(), s.ID)
+		g, _ := w.Manager.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
-	cg := w.st.SessionCgroup(s.ID)
+	cg := w.Store.SessionCgroup(s.ID)
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	sessionstest.Eventually(t, "a reader to notice the dead supervisor", func() bool {
-		g, err := w.m.Get(context.Background(), s.ID)
+		g, err := w.Manager.Get(context.Background(), s.ID)
 		return err == nil && g.Settled()
 	})
 	if sessionstest.Alive(escaper) {

@@ -3,11 +3,12 @@ package sessions_test
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // Commits someone makes by hand on a worker's branch after its turn are
@@ -18,7 +19,7 @@ func TestHandCommitsOnAWorkersBranchLandAndAreNeverDropped(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent("echo turn > turn.txt")
-	s := w.wait(w.spawnIn(w.work, "add turn.txt", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "add turn.txt", sessions.SpawnRequest{}).ID)
 	wt := s.Workspace.Path
 	handCommit := func(file string) string {
 		t.Helper()
@@ -32,16 +33,16 @@ func TestHandCommitsOnAWorkersBranchLandAndAreNeverDropped(t *testing.T) {
 	if got := w.diff(s.ID, sessions.DiffRequest{}); !strings.Contains(got, "fix.txt") || !strings.Contains(got, "turn.txt") {
 		t.Fatalf("diff lacks the hand commit or the turn's file:\n%s", got)
 	}
-	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, DryRun: true})
 	if err != nil || dry.Stat.Files != 2 || dry.Nothing {
 		t.Fatalf("land --dry-run: %v, %v; want 2 files (the turn's and the hand commit's)", dryStat(dry), err)
 	}
-	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Keep: true, Verify: "test -f fix.txt && test -f turn.txt"})
+	res, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, Keep: true, Verify: "test -f fix.txt && test -f turn.txt"})
 	if err != nil || res.Stat.Files != 2 || !res.Verified {
 		t.Fatalf("land --keep --verify: %v, %v; want both files landed, verified", dryStat(res), err)
 	}
 	for _, f := range []string{"turn.txt", "fix.txt"} {
-		if _, err := os.Stat(filepath.Join(w.work, f)); err != nil {
+		if _, err := os.Stat(filepath.Join(w.Work, f)); err != nil {
 			t.Fatalf("%s did not land: %v", f, err)
 		}
 	}
@@ -49,19 +50,19 @@ func TestHandCommitsOnAWorkersBranchLandAndAreNeverDropped(t *testing.T) {
 	// After land --keep, another hand commit: rm refuses to drop it,
 	// and a second landing takes it.
 	later := handCommit("later.txt")
-	_, err = w.m.Remove(ctx, s.ID, false)
+	_, err = w.Manager.Remove(ctx, s.ID, false)
 	var ue *sessions.UnlandedError
 	if !errors.As(err, &ue) || ue.Commits != 1 {
 		t.Fatalf("rm after a hand commit on a kept branch: %v; want a refusal naming 1 commit never landed", err)
 	}
-	if got := git(t, w.work, "rev-parse", "zwarm/"+s.ID); got != later {
+	if got := git(t, w.Work, "rev-parse", "zwarm/"+s.ID); got != later {
 		t.Fatalf("the branch is at %s after the refused rm, want the hand commit %s", got, later)
 	}
-	res, err = w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
+	res, err = w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil || res.Already || res.Stat.Files != 1 {
 		t.Fatalf("second land: %v, %v; want later.txt landed", dryStat(res), err)
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "later.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.Work, "later.txt")); err != nil {
 		t.Fatalf("later.txt did not land: %v", err)
 	}
 }
@@ -74,21 +75,21 @@ func TestABranchMovedOffTheWorkersCommitIsRefusedNotGuessed(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent("echo turn > turn.txt")
-	s := w.wait(w.spawnIn(w.work, "add turn.txt", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "add turn.txt", sessions.SpawnRequest{}).ID)
 	wt := s.Workspace.Path
 	git(t, wt, "reset", "-q", "--hard", "HEAD~1")
 	writeFile(t, filepath.Join(wt, "other.txt"), "other\n")
 	git(t, wt, "add", "other.txt")
 	git(t, wt, "-c", "user.name=You", "-c", "user.email=you@example.com", "commit", "-q", "-m", "another way")
-	before := git(t, w.work, "rev-parse", "main")
-	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err == nil || !strings.Contains(err.Error(), "moved off the worker's last commit") || !strings.Contains(err.Error(), "reset --keep") {
+	before := git(t, w.Work, "rev-parse", "main")
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err == nil || !strings.Contains(err.Error(), "moved off the worker's last commit") || !strings.Contains(err.Error(), "reset --keep") {
 		t.Fatalf("land of a branch moved by hand: %v; want a refusal that says how to go on", err)
 	}
-	if got := git(t, w.work, "rev-parse", "main"); got != before {
+	if got := git(t, w.Work, "rev-parse", "main"); got != before {
 		t.Fatal("the refused landing moved main")
 	}
 	var ue *sessions.UnlandedError
-	if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, &ue) || ue.Commits != 2 {
+	if _, err := w.Manager.Remove(ctx, s.ID, false); !errors.As(err, &ue) || ue.Commits != 2 {
 		t.Fatalf("rm: %v; want a refusal naming the worker's commit and the one made by hand", err)
 	}
 }

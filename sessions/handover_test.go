@@ -19,16 +19,16 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 
 	// The test holds the lock as a previous supervisor still tearing down
 	// would.
-	l, err := state.LockFile(w.st.Dir(), w.st.SupervisorLockPath(s.ID))
+	l, err := state.LockFile(w.Store.Dir(), w.Store.SupervisorLockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); err != nil {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "then this"); err != nil {
 		l.Unlock()
 		t.Fatal(err)
 	}
 	time.Sleep(700 * time.Millisecond)
-	if p := w.prompts(); len(p) != 1 {
+	if p := w.Prompts(); len(p) != 1 {
 		l.Unlock()
 		t.Fatalf("the follow-up's agent started while the previous supervisor held the session: prompts %q", p)
 	}
@@ -37,7 +37,7 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 	if got.Status != record.StatusCompleted || len(got.Turns) != 2 {
 		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
 	}
-	if p := w.prompts(); len(p) != 2 || p[1] != "then this" {
+	if p := w.Prompts(); len(p) != 2 || p[1] != "then this" {
 		t.Fatalf("prompts %q", p)
 	}
 }

@@ -29,14 +29,14 @@ func TestStressInjectInterrupted(t *testing.T) {
 		bad := func(format string, a ...any) {
 			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
 		}
-		before, err := w.st.Load(s.ID)
+		before, err := w.Store.Load(s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inboxBefore, _ := w.st.Inbox(s.ID)
+		inboxBefore, _ := w.Store.Inbox(s.ID)
 		var wg sync.WaitGroup
 		if rand.IntN(2) == 0 {
-			l, err := w.st.Lock(s.ID)
+			l, err := w.Store.Lock(s.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestStressInjectInterrupted(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		stop := time.AfterFunc(time.Duration(rand.IntN(80000))*time.Microsecond, cancel)
-		res, err := w.m.Inject(ctx, s.ID, fmt.Sprintf("follow-up %d", i))
+		res, err := w.Manager.Inject(ctx, s.ID, fmt.Sprintf("follow-up %d", i))
 		stop.Stop()
 		cancel()
 		wg.Wait()
@@ -54,7 +54,7 @@ func TestStressInjectInterrupted(t *testing.T) {
 		case err == nil:
 			delivered++
 			final := w.wait(s.ID)
-			inbox, _ := w.st.Inbox(s.ID)
+			inbox, _ := w.Store.Inbox(s.ID)
 			var e *record.InboxEntry
 			for k := range inbox {
 				if inbox[k].ID == res.Entry.ID {
@@ -74,8 +74,8 @@ func TestStressInjectInterrupted(t *testing.T) {
 			}
 		case errors.Is(err, context.Canceled):
 			interrupted++
-			now, lerr := w.st.Load(s.ID)
-			inbox, _ := w.st.Inbox(s.ID)
+			now, lerr := w.Store.Load(s.ID)
+			inbox, _ := w.Store.Inbox(s.ID)
 			switch {
 			case lerr != nil:
 				bad("record: %v", lerr)

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -25,17 +26,17 @@ import (
 func blocks(t *testing.T, first ...map[string]any) []map[string]any {
 	steps := append([]map[string]any{}, first...)
 	steps = append(steps,
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.started"}`),
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
 	)
 	return append(steps, map[string]any{"wait_file": filepath.Join(t.TempDir(), "never")})
 }
 
 // busy waits until the session's first turn runs and its thread is known.
 func (w *world) busy(id string) {
-	w.t.Helper()
-	sessionstest.Eventually(w.t, "the turn to run with its thread known", func() bool {
-		s, err := w.m.Get(context.Background(), id)
+	w.T.Helper()
+	sessionstest.Eventually(w.T, "the turn to run with its thread known", func() bool {
+		s, err := w.Manager.Get(context.Background(), id)
 		return err == nil && s.TurnRunning() && s.ThreadID != "" && s.Agent != nil
 	})
 }
@@ -61,17 +62,17 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 				// Long enough that a second interrupt comes while the
 				// first one still waits for the agent to go, however
 				// slow the machine: the agent goes only at SIGKILL.
-				w.config("kill_grace = \"15s\"\n")
+				w.WriteConfig("kill_grace = \"15s\"\n")
 			}
-			w.script(fakeScript{Live: tc.live, Default: completes("went on", 900),
+			w.SetScript(fakeagent.Script{Live: tc.live, Default: fakeagent.Completes("went on", 900),
 				ByPrompt: map[string][]map[string]any{"the long way": blocks(t, before...)}})
 			ctx := context.Background()
 			s := w.spawn("the long way")
 			w.busy(s.ID)
-			if res, err := w.m.Inject(ctx, s.ID, "queued before"); err != nil || res.Outcome != sessions.InjectQueued {
+			if res, err := w.Manager.Inject(ctx, s.ID, "queued before"); err != nil || res.Outcome != sessions.InjectQueued {
 				t.Fatalf("inject: %+v %v", res, err)
 			}
-			res, err := w.m.Interrupt(ctx, s.ID, "the short way")
+			res, err := w.Manager.Interrupt(ctx, s.ID, "the short way")
 			if err != nil || res.Outcome != sessions.InjectInterrupted || res.Turn != 1 || res.Ahead != 0 || res.Live {
 				t.Fatalf("interrupt: %+v %v", res, err)
 			}
@@ -79,7 +80,7 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 			if tc.stay {
 				// A second interrupt while the first one works queues
 				// behind it, before what was queued without one.
-				if again, err := w.m.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != sessions.InjectQueued || again.Ahead != 1 {
+				if again, err := w.Manager.Interrupt(ctx, s.ID, "and then this"); err != nil || again.Outcome != sessions.InjectQueued || again.Ahead != 1 {
 					t.Fatalf("second interrupt: %+v %v; want it queued behind the first, one ahead of it", again, err)
 				}
 				want = "the long way:interrupted,the short way:completed,and then this:completed,queued before:completed"
@@ -99,7 +100,7 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 			if got.Interrupt != nil || !got.Turns[1].Resumed || got.Turns[1].Live {
 				t.Fatalf("interrupt %+v, turn 2 %+v", got.Interrupt, got.Turns[1])
 			}
-			if p := w.prompts(); strings.Join(p, ",") != strings.Join(promptsOf(got), ",") {
+			if p := w.Prompts(); strings.Join(p, ",") != strings.Join(promptsOf(got), ",") {
 				t.Fatalf("the agent was given %q", p)
 			}
 		})
@@ -113,7 +114,7 @@ func TestInterruptOfASettledSessionResumesIt(t *testing.T) {
 	ctx := context.Background()
 	s := w.spawn("quick")
 	w.wait(s.ID)
-	res, err := w.m.Interrupt(ctx, s.ID, "more")
+	res, err := w.Manager.Interrupt(ctx, s.ID, "more")
 	if err != nil || res.Outcome != sessions.InjectResumed || res.Turn != 2 {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
@@ -133,26 +134,26 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	s := w.spawn("first")
 	s = w.wait(s.ID)
 	thread := s.ThreadID
-	w.script(fakeScript{Default: completes("after the person", 800),
-		ByPrompt: map[string][]map[string]any{thread: {out("the person works here"), {"run": "echo by hand > person.txt"}}}})
-	a, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{})
+	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("after the person", 800),
+		ByPrompt: map[string][]map[string]any{thread: {fakeagent.Out("the person works here"), {"run": "echo by hand > person.txt"}}}})
+	a, err := w.Manager.Attach(ctx, s.ID, sessions.AttachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Session.Status != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.work {
+	if a.Session.Status != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.Work {
 		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status, a.Session.Settled(), a.Command.Dir)
 	}
-	if _, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{}); !errors.Is(err, sessions.ErrAttached) {
+	if _, err := w.Manager.Attach(ctx, s.ID, sessions.AttachOptions{}); !errors.Is(err, sessions.ErrAttached) {
 		t.Fatalf("a second attach: %v", err)
 	}
-	if _, err := w.m.Kill(ctx, s.ID); !errors.Is(err, sessions.ErrAttached) {
+	if _, err := w.Manager.Kill(ctx, s.ID); !errors.Is(err, sessions.ErrAttached) {
 		t.Fatalf("kill of an attached session: %v", err)
 	}
-	res, err := w.m.Inject(ctx, s.ID, "then this")
+	res, err := w.Manager.Inject(ctx, s.ID, "then this")
 	if err != nil || res.Outcome != sessions.InjectQueued || !res.Attached {
 		t.Fatalf("inject while attached: %+v %v", res, err)
 	}
-	if got, _ := w.m.Get(ctx, s.ID); got.Status != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
+	if got, _ := w.Manager.Get(ctx, s.ID); got.Status != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
 		t.Fatalf("while attached: %s, %d queued, %d turns", got.Status, got.PendingInjects, len(got.Turns))
 	}
 	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
@@ -169,7 +170,7 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	if shown, _ := os.ReadFile(term.Name()); !strings.Contains(string(shown), "the person works here") {
 		t.Fatalf("the CLI printed %q", shown)
 	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "person.txt")); err != nil || string(b) != "by hand\n" {
+	if b, err := os.ReadFile(filepath.Join(w.Work, "person.txt")); err != nil || string(b) != "by hand\n" {
 		t.Fatalf("the CLI did not work in the session's dir: %q %v", b, err)
 	}
 	if after.Settled() || len(after.Attaches) != 1 {
@@ -184,7 +185,7 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 		t.Fatalf("after the attach: %s, turns %+v", got.Status, got.Turns)
 	}
 	// The CLI resumed the thread: its prompt (the fake's) is the thread.
-	if p := w.prompts(); strings.Join(p, ",") != "first,"+thread+",then this" {
+	if p := w.Prompts(); strings.Join(p, ",") != "first,"+thread+",then this" {
 		t.Fatalf("the agent was given %q", p)
 	}
 }
@@ -196,18 +197,18 @@ func TestAttachToARunningSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.script(fakeScript{Default: completes("done", 700), ByPrompt: map[string][]map[string]any{"long": blocks(t)}})
+	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("done", 700), ByPrompt: map[string][]map[string]any{"long": blocks(t)}})
 	s := w.spawn("long")
 	w.busy(s.ID)
-	_, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{})
+	_, err := w.Manager.Attach(ctx, s.ID, sessions.AttachOptions{})
 	if !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "still running: wait, or attach --interrupt to stop its turn first") {
 		t.Fatalf("attach to a running session: %v", err)
 	}
-	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
+	if _, err := w.Manager.Inject(ctx, s.ID, "queued"); err != nil {
 		t.Fatal(err)
 	}
 	waited := 0
-	a, err := w.m.Attach(ctx, s.ID, sessions.AttachOptions{Interrupt: true, Waiting: func(n int) { waited = n }})
+	a, err := w.Manager.Attach(ctx, s.ID, sessions.AttachOptions{Interrupt: true, Waiting: func(n int) { waited = n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +244,11 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	s := attachedSession(t, w)
-	if _, err := w.m.Inject(ctx, s.ID, "queued"); err != nil {
+	if _, err := w.Manager.Inject(ctx, s.ID, "queued"); err != nil {
 		t.Fatal(err)
 	}
 	attacherDied(t, w, s.ID)
-	got, err := w.m.Get(ctx, s.ID)
+	got, err := w.Manager.Get(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 	if got.Status != record.StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
 		t.Fatalf("status %s settled %v span %+v", got.Status, got.Settled(), sp)
 	}
-	inbox, _ := w.m.Inbox(s.ID)
+	inbox, _ := w.Manager.Inbox(s.ID)
 	if len(inbox) != 1 || inbox[0].State != record.InboxUndelivered || got.PendingInjects != 0 {
 		t.Fatalf("inbox %+v, pending %d", inbox, got.PendingInjects)
 	}
@@ -267,7 +268,7 @@ func attachedSession(t *testing.T, w *world) *record.Session {
 	t.Helper()
 	s := w.spawn("first")
 	w.wait(s.ID)
-	if _, err := w.m.Attach(context.Background(), s.ID, sessions.AttachOptions{}); err != nil {
+	if _, err := w.Manager.Attach(context.Background(), s.ID, sessions.AttachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -279,7 +280,7 @@ func attacherDied(t *testing.T, w *world, id string) *proc.Ref {
 	t.Helper()
 	dead := deadProc(t)
 	dead.Role, dead.Token = record.RoleAttach, "gone"
-	if _, err := w.st.Update(id, func(tx *state.Tx) error { s := tx.Session(); s.Owner = dead; return nil }); err != nil {
+	if _, err := w.Store.Update(id, func(tx *state.Tx) error { s := tx.Session(); s.Owner = dead; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return dead
@@ -318,11 +319,11 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 	ctx := context.Background()
 	s := attachedSession(t, w)
 	dead := attacherDied(t, w, s.ID)
-	l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.LockPath(s.ID))
+	l, err := state.LockFileCtx(ctx, w.Store.Dir(), w.Store.LockPath(s.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := w.m.Get(ctx, s.ID)
+	got, err := w.Manager.Get(ctx, s.ID)
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +337,7 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 			got.Status, got.Settled(), got.Error, sp.End != nil, sp.Note)
 	}
 	// Nothing was recorded: the next reader, with the lock free, does it.
-	if rec, err := w.st.Load(s.ID); err != nil || rec.Status != record.StatusAttached {
+	if rec, err := w.Store.Load(s.ID); err != nil || rec.Status != record.StatusAttached {
 		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
 	}
 }
@@ -348,7 +349,7 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.script(fakeScript{Default: completes("went on", 900), ByPrompt: map[string][]map[string]any{
+	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("went on", 900), ByPrompt: map[string][]map[string]any{
 		"the long way": blocks(t), "longer still": blocks(t)}})
 	ctx := context.Background()
 	s := w.spawn("the long way")
@@ -357,11 +358,11 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("supervisors of the running session: %v; want one", first)
 	}
-	if res, err := w.m.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != sessions.InjectInterrupted {
+	if res, err := w.Manager.Interrupt(ctx, s.ID, "longer still"); err != nil || res.Outcome != sessions.InjectInterrupted {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
 	sessionstest.Eventually(t, "the follow-up to run as turn 2", func() bool {
-		got, err := w.m.Get(ctx, s.ID)
+		got, err := w.Manager.Get(ctx, s.ID)
 		return err == nil && len(got.Turns) == 2 && got.TurnRunning() && got.Agent != nil
 	})
 	if now := supervisorPIDs(s.ID); fmt.Sprint(now) != fmt.Sprint(first) {
@@ -371,10 +372,10 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	// waited for the first's lock runs on: nothing gave up waiting and
 	// took its cgroup down.
 	time.Sleep(handoverWaitOfSupervisor + 2*time.Second)
-	if got, err := w.m.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != record.StatusRunning {
+	if got, err := w.Manager.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != record.StatusRunning {
 		t.Fatalf("the follow-up after the hand-over wait: %+v %v", got, err)
 	}
-	if _, err := w.m.Kill(ctx, s.ID); err != nil {
+	if _, err := w.Manager.Kill(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)

@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // stressN is how many tries a stress test makes: ZWARM_STRESS_N, else def.
@@ -49,8 +50,8 @@ func TestStressKillRacingInject(t *testing.T) {
 	n := stressN(t, 200)
 	w := newWorld(t)
 	dir := t.TempDir()
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"spawn": "sleep 300", "setsid": true},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
@@ -61,7 +62,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
 		}
 		s := w.spawn("run")
-		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.Manager.Get(context.Background(), s.ID); return g.ThreadID != "" })
 		var wg sync.WaitGroup
 		var injErr, killErr error
 		var res *sessions.InjectResult
@@ -73,18 +74,18 @@ func TestStressKillRacingInject(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(time.Duration(rand.IntN(150000)) * time.Microsecond)
-			res, injErr = w.m.Inject(context.Background(), s.ID, fmt.Sprintf("follow-up %d", i))
+			res, injErr = w.Manager.Inject(context.Background(), s.ID, fmt.Sprintf("follow-up %d", i))
 			injDone = time.Now()
 		}()
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			killed, killErr = w.m.Kill(context.Background(), s.ID)
+			killed, killErr = w.Manager.Kill(context.Background(), s.ID)
 			took = time.Since(start)
 			killDone = time.Now()
 			if killErr == nil {
-				if now, err := w.st.Load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
-					left = w.m.Containment(s.ID).Procs()
+				if now, err := w.Store.Load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
+					left = w.Manager.Containment(s.ID).Procs()
 				}
 			}
 		}()
@@ -110,12 +111,12 @@ func TestStressKillRacingInject(t *testing.T) {
 		if resumed && injDone.Before(killDone) {
 			// Inject returns after starting the supervisor; it must not
 			// have reopened the session before the kill was done.
-			if g, _ := w.st.Load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
+			if g, _ := w.Store.Load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
 				bad("the follow-up started turn 2 before the kill returned")
 			}
 		}
 		if resumed {
-			if _, err := w.m.Kill(context.Background(), s.ID); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
+			if _, err := w.Manager.Kill(context.Background(), s.ID); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
 				bad("the kill of the follow-up: %v", err)
 			}
 		}
@@ -123,11 +124,11 @@ func TestStressKillRacingInject(t *testing.T) {
 		if final.TurnRunning() {
 			bad("a turn is left running")
 		}
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the session settled: %v", left)
-			w.m.SweepOut(context.Background(), s.ID)
+			w.Manager.SweepOut(context.Background(), s.ID)
 		}
-		inbox, _ := w.st.Inbox(s.ID)
+		inbox, _ := w.Store.Inbox(s.ID)
 		for _, e := range inbox {
 			if e.State == record.InboxQueued {
 				bad("follow-up %d still queued", e.Seq)

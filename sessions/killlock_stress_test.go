@@ -16,6 +16,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -30,8 +31,8 @@ import (
 func TestStressKillUnderAHeldLock(t *testing.T) {
 	n := stressN(t, 40)
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"spawn": "sleep 300", "setsid": true},
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
 	}})
@@ -40,16 +41,16 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		bad := func(format string, a ...any) {
 			wrong = append(wrong, fmt.Sprintf("try %d: ", i)+fmt.Sprintf(format, a...))
 		}
-		w.config("kill_grace = \"300ms\"\n")
+		w.WriteConfig("kill_grace = \"300ms\"\n")
 		s := w.spawn("run")
-		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.Manager.Get(context.Background(), s.ID); return g.ThreadID != "" })
 		supervisorLike := i%2 == 1
 		args := []string{"hold-lock"}
 		if supervisorLike {
 			args = []string{"__supervise", s.ID}
 		}
 		holder := exec.Command(os.Args[0], args...)
-		holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID), helperEnv+"=")
+		holder.Env = append(os.Environ(), lockHolderEnv+"="+w.Store.LockPath(s.ID), helperEnv+"=")
 		if err := holder.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			// now and then, and a holder stopped before it took the lock
 			// would take it after the kill's first update.
 			ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
-			l, err := state.LockFileCtx(ctx, w.st.Dir(), w.st.LockPath(s.ID))
+			l, err := state.LockFileCtx(ctx, w.Store.Dir(), w.Store.LockPath(s.ID))
 			if err == nil {
 				l.Unlock()
 			}
@@ -69,9 +70,9 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		if supervisorLike {
 			syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
 		}
-		w.config("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
-		got, err := w.m.Kill(context.Background(), s.ID)
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
+		got, err := w.Manager.Kill(context.Background(), s.ID)
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			bad("processes alive after the kill returned: %v", left)
 		}
 		switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -33,26 +34,26 @@ type killUnderLock struct {
 func newKillUnderLock(t *testing.T, running bool) *killUnderLock {
 	k := &killUnderLock{w: newWorld(t)}
 	if running {
-		k.w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+		k.w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 		id := k.w.spawn("hold").ID
 		// The record itself, not Get (which folds in what the supervisor
 		// has not recorded yet): the supervisor has nothing more to write
 		// until the kill, so the record a test reads stays as it is.
 		sessionstest.Eventually(t, "the agent's first line in the record", func() bool {
 			var rec record.Session
-			b, _ := os.ReadFile(k.w.st.MetaPath(id))
+			b, _ := os.ReadFile(k.w.Store.MetaPath(id))
 			return json.Unmarshal(b, &rec) == nil && rec.ThreadID != ""
 		})
-		k.s, _ = k.w.m.Get(context.Background(), id)
+		k.s, _ = k.w.Manager.Get(context.Background(), id)
 	} else {
 		k.s = k.w.wait(k.w.spawn("first").ID)
 	}
 	// A notice comes after a second of waiting: with a lock_timeout of
 	// 5 s, each wait gives exactly one, and a waiter stalled for up to 4 s
 	// as the notice comes due does not find its deadline due too.
-	k.w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
-	k.w.m.SetLockWaiting(func(state.LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() })
-	k.w.m.SetWarn(func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() })
+	k.w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
+	k.w.Manager.SetLockWaiting(func(state.LockWait) { k.mu.Lock(); k.heard++; k.mu.Unlock() })
+	k.w.Manager.SetWarn(func(err error) { k.mu.Lock(); k.warned = append(k.warned, err.Error()); k.mu.Unlock() })
 	return k
 }
 
@@ -64,7 +65,7 @@ type killResult struct {
 func (k *killUnderLock) kill(t *testing.T, ctx context.Context, reason string) killResult {
 	t.Helper()
 	return within(t, "kill", func() killResult {
-		s, err := k.w.m.KillBecause(ctx, k.s.ID, reason)
+		s, err := k.w.Manager.KillBecause(ctx, k.s.ID, reason)
 		return killResult{s, err}
 	})
 }
@@ -81,11 +82,11 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 		t.Fatalf("owner %+v", s.Owner)
 	}
 	sup := *s.Owner
-	agent := w.m.Containment(s.ID).Procs()
+	agent := w.Manager.Containment(s.ID).Procs()
 	if len(agent) == 0 {
 		t.Fatal("no agent running")
 	}
-	holdLock(t, w.st.LockPath(s.ID))
+	holdLock(t, w.Store.LockPath(s.ID))
 	r := k.kill(t, context.Background(), "")
 	if !errors.Is(r.err, state.ErrLockTimeout) {
 		t.Fatalf("kill under a held lock: %v", r.err)
@@ -107,7 +108,7 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 	if sup.Alive() {
 		t.Fatal("the supervisor still runs")
 	}
-	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }
@@ -117,8 +118,8 @@ func TestKillUnderAForeignLockStopsTheSessionAndSaysSo(t *testing.T) {
 func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 	t.Parallel()
 	k := newKillUnderLock(t, false)
-	holdLock(t, k.w.st.LockPath(k.s.ID))
-	before, _ := os.ReadFile(k.w.st.MetaPath(k.s.ID))
+	holdLock(t, k.w.Store.LockPath(k.s.ID))
+	before, _ := os.ReadFile(k.w.Store.MetaPath(k.s.ID))
 	r := k.kill(t, context.Background(), "")
 	if !errors.Is(r.err, state.ErrLockTimeout) || !strings.Contains(r.err.Error(), "nothing was changed") {
 		t.Fatalf("kill under a held lock: %v", r.err)
@@ -128,7 +129,7 @@ func TestKillOfASettledSessionUnderAHeldLockForcesNothing(t *testing.T) {
 	if k.heard != 1 || len(k.warned) != 0 {
 		t.Fatalf("the kill said it waited %d times, with warnings %q; want once, with no warning", k.heard, k.warned)
 	}
-	if after, _ := os.ReadFile(k.w.st.MetaPath(k.s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(k.w.Store.MetaPath(k.s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
 }
@@ -143,33 +144,33 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	// A holder that looks like the session's supervisor to the kill, and
 	// does not let go (stopped).
 	holder := exec.Command(os.Args[0], "__supervise", s.ID)
-	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID))
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.Store.LockPath(s.ID))
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
-	waitHeldBy(t, w.st.LockPath(s.ID), holder.Process.Pid)
+	waitHeldBy(t, w.Store.LockPath(s.ID), holder.Process.Pid)
 	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
-	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
+	before, _ := os.ReadFile(w.Store.MetaPath(s.ID))
 
 	// Interrupted while it waits.
 	ctx, cancel := context.WithCancel(context.Background())
-	w.m.SetLockWaiting(func(state.LockWait) { cancel() })
+	w.Manager.SetLockWaiting(func(state.LockWait) { cancel() })
 	r := k.kill(t, ctx, "")
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("kill interrupted while it waits: %v", r.err)
 	}
-	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) || !s.Owner.Alive() {
+	if after, _ := os.ReadFile(w.Store.MetaPath(s.ID)); string(after) != string(before) || !s.Owner.Alive() {
 		t.Fatalf("the interrupted kill changed something:\n%s\n%s", before, after)
 	}
 
 	// Interrupted as it starts forcing.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	w.m.SetLockWaiting(func(state.LockWait) {})
-	w.m.SetWarn(func(error) { cancel() })
+	w.Manager.SetLockWaiting(func(state.LockWait) {})
+	w.Manager.SetWarn(func(error) { cancel() })
 	r = k.kill(t, ctx, "over budget")
 	if r.err == nil || errors.Is(r.err, context.Canceled) ||
 		!strings.Contains(r.err.Error(), "interrupted after stopping its supervisor") || !strings.Contains(r.err.Error(), "killed") {
@@ -179,7 +180,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	if got.Status != record.StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }
@@ -191,13 +192,13 @@ func TestRemoveUnderAHeldLockNamesTheCommand(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	w.config("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
-	holdLock(t, w.st.LockPath(s.ID))
-	r := within(t, "rm", func() error { _, err := w.m.Remove(context.Background(), s.ID, false); return err })
+	w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"200ms\"\n")
+	holdLock(t, w.Store.LockPath(s.ID))
+	r := within(t, "rm", func() error { _, err := w.Manager.Remove(context.Background(), s.ID, false); return err })
 	if want := "rm " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; r == nil || !strings.HasPrefix(r.Error(), want) {
 		t.Fatalf("rm under a held lock: %v, want it to start with %q", r, want)
 	}
-	c := within(t, "clean", func() error { _, err := w.m.Clean(context.Background(), sessions.CleanOptions{}); return err })
+	c := within(t, "clean", func() error { _, err := w.Manager.Clean(context.Background(), sessions.CleanOptions{}); return err })
 	if want := "clean " + record.ShortID(s.ID) + ": session " + record.ShortID(s.ID) + " is still locked"; c == nil || !strings.HasPrefix(c.Error(), want) {
 		t.Fatalf("clean under a held lock: %v, want it to start with %q", c, want)
 	}

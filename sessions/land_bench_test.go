@@ -75,8 +75,8 @@ func BenchmarkLandLargeBinary(b *testing.B) {
 				b.Fatalf("worker: %s %s", s.Status, s.Error)
 			}
 			cmd := exec.Command(os.Args[0])
-			cmd.Dir = w.work
-			cmd.Env = append(os.Environ(), landerEnv+"="+w.st.Dir(), landerEnv+"_ID="+s.ID)
+			cmd.Dir = w.Work
+			cmd.Env = append(os.Environ(), landerEnv+"="+w.Store.Dir(), landerEnv+"_ID="+s.ID)
 			b.StartTimer()
 			_, rss := measured(b, cmd)
 			peak = max(peak, rss)

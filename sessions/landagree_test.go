@@ -25,24 +25,24 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent(`echo half > half.txt; sleep 300`)
-	s := w.spawnIn(w.work, "half", sessions.SpawnRequest{})
+	s := w.spawnIn(w.Work, "half", sessions.SpawnRequest{})
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the worker to write", func() bool {
-		g, _ := w.m.Get(ctx, s.ID)
+		g, _ := w.Manager.Get(ctx, s.ID)
 		sup = g.Owner
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "half.txt"))
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil && err == nil
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)
-	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, DryRun: true})
 	if err != nil || dry.Nothing || dry.Stat.Files != 1 || !dry.Uncommitted {
 		t.Fatalf("land --dry-run: %v %v; want half.txt counted, uncommitted", dryStat(dry), err)
 	}
 	if st := git(t, s.Workspace.Path, "status", "--porcelain"); st != "?? half.txt" {
 		t.Fatalf("the dry run changed the worktree: %q", st)
 	}
-	res, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil || res.Nothing || res.Stat != dry.Stat {
 		t.Fatalf("land: %v %v; want what the dry run said, %v", dryStat(res), err, dry.Stat)
 	}
@@ -56,25 +56,25 @@ func TestABranchResetBelowItsBaseLandsWhatDiffShows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
-	writeFile(t, filepath.Join(w.work, "b.txt"), "b\n")
-	git(t, w.work, "add", "b.txt")
-	git(t, w.work, "commit", "-q", "-m", "b")
+	writeFile(t, filepath.Join(w.Work, "b.txt"), "b\n")
+	git(t, w.Work, "add", "b.txt")
+	git(t, w.Work, "commit", "-q", "-m", "b")
 	w.agent(`git reset -q --hard HEAD~1; echo w > w.txt`)
-	s := w.wait(w.spawnIn(w.work, "reset and write", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "reset and write", sessions.SpawnRequest{}).ID)
 	if got := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "b.txt\nw.txt\n" {
 		t.Fatalf("diff: %q", got)
 	}
-	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, Strategy: workspace.Merge}); err == nil || !strings.Contains(err.Error(), "no longer descends") {
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, Strategy: workspace.Merge}); err == nil || !strings.Contains(err.Error(), "no longer descends") {
 		t.Fatalf("land --merge: %v; want a refusal", err)
 	}
-	dry, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, DryRun: true})
 	if err != nil || dry.Stat.Files != 2 {
 		t.Fatalf("land --dry-run: %v %v", dryStat(dry), err)
 	}
-	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\nw.txt" {
+	if got := git(t, w.Work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\nw.txt" {
 		t.Fatalf("main after landing: %q; want what diff showed (b.txt deleted, w.txt added)", got)
 	}
 }
@@ -87,16 +87,16 @@ func TestAConflictFoundDryIsRecorded(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.Work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
-	if _, err := w.m.Land(ctx, first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.Work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.Manager.Land(ctx, first.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work, DryRun: true}); err == nil {
+	if _, err := w.Manager.Land(ctx, second.ID, sessions.LandOptions{Dir: w.Work, DryRun: true}); err == nil {
 		t.Fatal("the dry run found no conflict")
 	}
-	if s, _ := w.m.Get(ctx, second.ID); s.ChangesText() != "conflict" {
+	if s, _ := w.Manager.Get(ctx, second.ID); s.ChangesText() != "conflict" {
 		t.Fatalf("after a dry run found the conflict, listed as %q", s.ChangesText())
 	}
 }
@@ -109,17 +109,17 @@ func TestAConflictResolvedByHandLandsAsTheDryRunSays(t *testing.T) {
 	ctx := context.Background()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.Work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt; echo b > b.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
-	if _, err := w.m.Land(ctx, first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.Work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.Manager.Land(ctx, first.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work}); err == nil {
+	if _, err := w.Manager.Land(ctx, second.ID, sessions.LandOptions{Dir: w.Work}); err == nil {
 		t.Fatal("the second landing found no conflict")
 	}
 	wt := second.Workspace.Path
-	main := git(t, w.work, "rev-parse", "main")
+	main := git(t, w.Work, "rev-parse", "main")
 	cmd := exec.Command("git", "-c", "user.name=You", "-c", "user.email=you@example.com", "merge", "-q", main)
 	cmd.Dir = wt
 	if out, err := cmd.CombinedOutput(); err == nil {
@@ -129,18 +129,18 @@ func TestAConflictResolvedByHandLandsAsTheDryRunSays(t *testing.T) {
 	git(t, wt, "add", "a.txt")
 	git(t, wt, "-c", "user.name=You", "-c", "user.email=you@example.com", "commit", "-q", "--no-edit")
 
-	dry, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work, DryRun: true})
+	dry, err := w.Manager.Land(ctx, second.ID, sessions.LandOptions{Dir: w.Work, DryRun: true})
 	if err != nil || dry.Nothing {
 		t.Fatalf("land --dry-run after the conflict was resolved by hand: %v %v", dryStat(dry), err)
 	}
-	res, err := w.m.Land(ctx, second.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(ctx, second.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil || res.Stat != dry.Stat || !slices.Equal(fileNames(res.Files), fileNames(dry.Files)) {
 		t.Fatalf("land: %v %v %v; want what the dry run said: %v %v", dryStat(res), fileNames(res.Files), err, dry.Stat, fileNames(dry.Files))
 	}
-	if got := git(t, w.work, "show", "main:a.txt"); got != "1\nfirst and second\n3" {
+	if got := git(t, w.Work, "show", "main:a.txt"); got != "1\nfirst and second\n3" {
 		t.Fatalf("a.txt on main: %q, want the hand resolution", got)
 	}
-	if got := git(t, w.work, "show", "main:b.txt"); got != "b" {
+	if got := git(t, w.Work, "show", "main:b.txt"); got != "b" {
 		t.Fatalf("b.txt on main: %q", got)
 	}
 }

@@ -104,21 +104,21 @@ func fmtRecord(format string, pid int) string { return fmt.Sprintf(format, pid) 
 func TestPythonSessionDirIsNeverTouched(t *testing.T) {
 	w := newWorld(t)
 	id := "9c1d0000-0000-4000-8000-000000000001"
-	dir := w.st.SessionDir(id)
+	dir := w.Store.SessionDir(id)
 	os.MkdirAll(dir, 0o700)
-	os.WriteFile(w.st.MetaPath(id), []byte(strings.Replace(fmtRecord(pythonRecord, 1<<22), `"3f2a"`, `"`+id+`"`, 1)), 0o600)
+	os.WriteFile(w.Store.MetaPath(id), []byte(strings.Replace(fmtRecord(pythonRecord, 1<<22), `"3f2a"`, `"`+id+`"`, 1)), 0o600)
 	before, _ := os.ReadDir(dir)
 	ctx := context.Background()
-	if _, err := w.m.Inject(ctx, id, "more"); err == nil {
+	if _, err := w.Manager.Inject(ctx, id, "more"); err == nil {
 		t.Error("inject into a Python session")
 	}
-	if _, err := w.m.Kill(ctx, id); err == nil {
+	if _, err := w.Manager.Kill(ctx, id); err == nil {
 		t.Error("kill of a Python session")
 	}
-	if _, err := w.m.Remove(ctx, id, true); err == nil {
+	if _, err := w.Manager.Remove(ctx, id, true); err == nil {
 		t.Error("rm --force of a Python session")
 	}
-	if _, err := w.m.List(ctx, listing.Options{}); err != nil {
+	if _, err := w.Manager.List(ctx, listing.Options{}); err != nil {
 		t.Error(err)
 	}
 	after, _ := os.ReadDir(dir)

@@ -21,6 +21,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -44,7 +45,7 @@ func holdLock(t *testing.T, path string) int {
 // session's supervisor holds its lock for a moment now and then.
 func waitHeldBy(t *testing.T, path string, pid int) {
 	t.Helper()
-	eventuallySee(t, fmt.Sprintf("the lock %s to be held by pid %d", path, pid), func() (bool, string) {
+	sessionstest.EventuallySee(t, fmt.Sprintf("the lock %s to be held by pid %d", path, pid), func() (bool, string) {
 		ctx := store.WithLockPolicy(context.Background(), store.LockPolicy{Timeout: 10 * time.Millisecond})
 		l, err := state.LockFileCtx(ctx, stateDirOfLock(path), path)
 		if err == nil {
@@ -88,7 +89,7 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 	// The settled session's supervisor may still be tearing down: it
 	// kills what is in the session's cgroup on its way out. Its lock is
 	// free once it has exited.
-	l, err := state.LockFileCtx(ctxTimeout(t, time.Minute), w.st.Dir(), w.st.SupervisorLockPath(id))
+	l, err := state.LockFileCtx(ctxTimeout(t, time.Minute), w.Store.Dir(), w.Store.SupervisorLockPath(id))
 	if err != nil {
 		t.Fatalf("the settled session's supervisor had not exited (let go of its lock) after a minute: %v", err)
 	}
@@ -109,10 +110,10 @@ func startStray(t *testing.T, w *world, id string, cg bool) int {
 		t.Cleanup(func() { os.Remove(leaf); os.Remove(dir) })
 		// Tagged with the state dir, as a supervisor tags the cgroups
 		// it makes: no other cgroup is taken for the session's.
-		if err := unix.Setxattr(dir, proc.StateXattr, []byte(w.st.Dir()), 0); err != nil {
+		if err := unix.Setxattr(dir, proc.StateXattr, []byte(w.Store.Dir()), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(w.st.CgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(w.Store.CgroupFile(id), []byte(dir+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Env = os.Environ()
@@ -154,8 +155,8 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 	s := w.wait(w.spawn("first").ID)
 	pid := startStray(t, w, s.ID, true)
 	var warned []string
-	w.m.SetWarn(func(err error) { warned = append(warned, err.Error()) })
-	got, err := w.m.Kill(context.Background(), s.ID)
+	w.Manager.SetWarn(func(err error) { warned = append(warned, err.Error()) })
+	got, err := w.Manager.Kill(context.Background(), s.ID)
 	if err != nil {
 		t.Fatalf("kill of a completed session with a live process: %v", err)
 	}
@@ -167,7 +168,7 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 		t.Fatalf("warnings: %q", warned)
 	}
 	// Nothing alive now: today's answer.
-	if _, err := w.m.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) || !strings.Contains(err.Error(), "it completed") {
+	if _, err := w.Manager.Kill(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotRunning) || !strings.Contains(err.Error(), "it completed") {
 		t.Fatalf("second kill: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 		}
 		s := w.wait(w.spawn("first").ID)
 		pid := startStray(t, w, s.ID, cg)
-		_, err := w.m.Remove(context.Background(), s.ID, false)
+		_, err := w.Manager.Remove(context.Background(), s.ID, false)
 		if !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "--force") {
 			// What the stray was when rm looked past it: gone, or there
 			// without its marker being seen.
@@ -194,14 +195,14 @@ func TestRemoveRefusesASettledSessionWithLiveProcesses(t *testing.T) {
 			t.Fatalf("cgroup=%v: rm without --force: %v (stray %d: alive %v, stat %+v %v, marker seen %v)", cg, err, pid,
 				sessionstest.Alive(pid), st, serr, proc.HasMarker(pid, []byte(proc.MarkerEnv+"="+s.ID)))
 		}
-		if _, err := os.Stat(w.st.MetaPath(s.ID)); err != nil || !sessionstest.Alive(pid) {
+		if _, err := os.Stat(w.Store.MetaPath(s.ID)); err != nil || !sessionstest.Alive(pid) {
 			t.Fatalf("cgroup=%v: the refused rm removed something: %v, alive %v", cg, err, sessionstest.Alive(pid))
 		}
-		if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+		if _, err := w.Manager.Remove(context.Background(), s.ID, true); err != nil {
 			t.Fatalf("cgroup=%v: rm --force: %v", cg, err)
 		}
 		sessionstest.Eventually(t, "the stray to die", func() bool { return !sessionstest.Alive(pid) })
-		if _, err := os.Stat(w.st.SessionDir(s.ID)); !os.IsNotExist(err) {
+		if _, err := os.Stat(w.Store.SessionDir(s.ID)); !os.IsNotExist(err) {
 			t.Fatalf("cgroup=%v: still there: %v", cg, err)
 		}
 	}
@@ -216,7 +217,7 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	// A pending session whose spawning command died.
 	dead := exec.Command("true")
 	dead.Run()
-	orphan, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+	orphan, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
 		s.Status, s.EndedAt, s.Owner = record.StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
 		return nil
@@ -224,12 +225,12 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdLock(t, w.st.LockPath(orphan.ID))
+	holdLock(t, w.Store.LockPath(orphan.ID))
 	// The session list's lock, held as a writer holds it, whatever the
 	// state dir's lock scheme.
 	held, release, bumped := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		bumped <- w.st.BumpGeneration(context.Background(), func() error { close(held); <-release; return nil })
+		bumped <- w.Store.BumpGeneration(context.Background(), func() error { close(held); <-release; return nil })
 	}()
 	select {
 	case <-held:
@@ -237,11 +238,11 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	case err := <-bumped:
 		t.Fatalf("hold the session list's lock: %v", err)
 	}
-	got := within(t, "show", func() *record.Session { g, _ := w.m.Get(context.Background(), s.ID); return g })
+	got := within(t, "show", func() *record.Session { g, _ := w.Manager.Get(context.Background(), s.ID); return g })
 	if got == nil || got.Status != record.StatusFailed {
 		t.Fatalf("show of a session whose owner died: %+v", got)
 	}
-	list := within(t, "ls", func() []*record.Session { l, _ := w.m.List(context.Background(), listing.Options{}); return l })
+	list := within(t, "ls", func() []*record.Session { l, _ := w.Manager.List(context.Background(), listing.Options{}); return l })
 	if len(list) != 1 || list[0].Status != record.StatusFailed {
 		t.Fatalf("ls: %v", list)
 	}
@@ -255,13 +256,13 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	w.config("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
-	holder := holdLock(t, w.st.LockPath(s.ID))
+	w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"5s\"\n")
+	holder := holdLock(t, w.Store.LockPath(s.ID))
 	var mu sync.Mutex
 	var heard []state.LockWait
-	w.m.SetLockWaiting(func(lw state.LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() })
-	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
-	err := within(t, "inject", func() error { _, err := w.m.Inject(context.Background(), s.ID, "then this"); return err })
+	w.Manager.SetLockWaiting(func(lw state.LockWait) { mu.Lock(); heard = append(heard, lw); mu.Unlock() })
+	before, _ := os.ReadFile(w.Store.MetaPath(s.ID))
+	err := within(t, "inject", func() error { _, err := w.Manager.Inject(context.Background(), s.ID, "then this"); return err })
 	var lte *state.LockTimeoutError
 	if !errors.As(err, &lte) || lte.Holder.PID != holder || !strings.Contains(err.Error(), "lock_timeout") {
 		t.Fatalf("inject under a held lock: %v; want a lock timeout naming the holder, pid %d, and lock_timeout", err, holder)
@@ -275,10 +276,10 @@ func TestWriterWaitsAtMostLockTimeout(t *testing.T) {
 		t.Fatalf("%q, want it to start with %q", heard[0], want)
 	}
 	mu.Unlock()
-	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(w.Store.MetaPath(s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
-	if inbox, _ := w.st.Inbox(s.ID); len(inbox) != 0 {
+	if inbox, _ := w.Store.Inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
 }
@@ -290,22 +291,22 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	s := w.wait(w.spawn("first").ID)
-	holdLock(t, w.st.LockPath(s.ID))
+	holdLock(t, w.Store.LockPath(s.ID))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w.m.SetLockWaiting(func(state.LockWait) { cancel() }) // interrupted once it says it waits
-	before, _ := os.ReadFile(w.st.MetaPath(s.ID))
-	err := within(t, "inject", func() error { _, err := w.m.Inject(ctx, s.ID, "then this"); return err })
+	w.Manager.SetLockWaiting(func(state.LockWait) { cancel() }) // interrupted once it says it waits
+	before, _ := os.ReadFile(w.Store.MetaPath(s.ID))
+	err := within(t, "inject", func() error { _, err := w.Manager.Inject(ctx, s.ID, "then this"); return err })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted inject: %v", err)
 	}
-	if after, _ := os.ReadFile(w.st.MetaPath(s.ID)); string(after) != string(before) {
+	if after, _ := os.ReadFile(w.Store.MetaPath(s.ID)); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
-	if inbox, _ := w.st.Inbox(s.ID); len(inbox) != 0 {
+	if inbox, _ := w.Store.Inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
-	if g, _ := w.m.Get(context.Background(), s.ID); g.Status != record.StatusCompleted || !g.Settled() {
+	if g, _ := w.Manager.Get(context.Background(), s.ID); g.Status != record.StatusCompleted || !g.Settled() {
 		t.Fatalf("the session is %s: %s", g.Status, g.Error)
 	}
 }
@@ -315,8 +316,8 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 func TestKillInAReadOnlyStateDir(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"t"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 		{"spawn": "sleep 300", "pidfile": filepath.Join(dir, "child.pid")},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
@@ -324,7 +325,7 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
 	ro := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(ro, 0o700)
-	if err := unix.Mount(w.st.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
+	if err := unix.Mount(w.Store.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
 		t.Skipf("cannot bind-mount a read-only view here: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
@@ -337,8 +338,8 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	if err == nil || errors.Is(err, sessions.ErrNotRunning) || !strings.Contains(err.Error(), "record could not be updated") || !strings.Contains(err.Error(), "stopped its processes") {
 		t.Fatalf("kill in a read-only state dir: %v", err)
 	}
-	if sessionstest.Alive(child) || len(w.m.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child %v, %v, supervisors %v", sessionstest.Alive(child), w.m.Containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
+	if sessionstest.Alive(child) || len(w.Manager.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child %v, %v, supervisors %v", sessionstest.Alive(child), w.Manager.Containment(s.ID).Procs(), proc.SupervisorsOf(s.ID))
 	}
 }
 
@@ -354,24 +355,24 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error { s := tx.Session(); s.Killer = killer; return nil }); err != nil {
+	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error { s := tx.Session(); s.Killer = killer; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, sessions.ErrStopping) {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, sessions.ErrStopping) {
 		t.Fatalf("inject while a kill finishes: %v", err)
 	}
-	if g, _ := w.st.Load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
+	if g, _ := w.Store.Load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
 		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
-	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
 		s.Killer = &proc.Ref{PID: killer.PID, Start: killer.Start + 1}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.m.Inject(context.Background(), s.ID, "then this")
+	res, err := w.Manager.Inject(context.Background(), s.ID, "then this")
 	if err != nil || res.Session.Killer != nil {
 		t.Fatalf("inject once the kill is done: %v, %+v", err, res)
 	}
@@ -380,7 +381,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	}
 	// Nor does a live one's stamp long after the session settled (a
 	// long-lived process whose kill could not clear it).
-	if _, err := w.st.Update(s.ID, func(tx *state.Tx) error {
+	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
 		ended := time.Now().Add(-2 * time.Minute)
 		s.Killer, s.EndedAt = killer, &ended
@@ -388,7 +389,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Inject(context.Background(), s.ID, "and this"); err != nil {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "and this"); err != nil {
 		t.Fatalf("inject past a stale kill stamp: %v", err)
 	}
 	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 3 {

@@ -3,11 +3,12 @@ package sessions_test
 import (
 	"context"
 	"errors"
-	"github.com/zwarm/zwarm/sessions"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
 )
 
 // A repository the worker made inside its worktree (git init, a clone)
@@ -26,33 +27,33 @@ func TestANestedRepositoryIsRefusedNeverLandedAsALinkToNowhere(t *testing.T) {
 			t.Parallel()
 			w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 			w.agent(tc.script)
-			s := w.wait(w.spawnIn(w.work, "make app", sessions.SpawnRequest{}).ID)
+			s := w.wait(w.spawnIn(w.Work, "make app", sessions.SpawnRequest{}).ID)
 			if !strings.Contains(s.Workspace.Error, "app/ is a git repository of its own") {
 				t.Fatalf("the turn's work: error %q; want the nested repository named", s.Workspace.Error)
 			}
 			var buf strings.Builder
-			if _, err := w.m.Diff(ctx, s.ID, &buf, sessions.DiffRequest{}); err == nil || !strings.Contains(err.Error(), "remove its .git") {
+			if _, err := w.Manager.Diff(ctx, s.ID, &buf, sessions.DiffRequest{}); err == nil || !strings.Contains(err.Error(), "remove its .git") {
 				t.Fatalf("diff: %v; want a refusal that says what to do", err)
 			}
-			before := git(t, w.work, "rev-parse", "main")
-			if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err == nil || !strings.Contains(err.Error(), "app/") {
+			before := git(t, w.Work, "rev-parse", "main")
+			if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err == nil || !strings.Contains(err.Error(), "app/") {
 				t.Fatalf("land: %v; want a refusal naming app/", err)
 			}
-			if got := git(t, w.work, "rev-parse", "main"); got != before {
+			if got := git(t, w.Work, "rev-parse", "main"); got != before {
 				t.Fatal("the refused landing moved main")
 			}
 			var ue *sessions.UnlandedError
-			if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, &ue) {
+			if _, err := w.Manager.Remove(ctx, s.ID, false); !errors.As(err, &ue) {
 				t.Fatalf("rm: %v; want a refusal, the worktree holding work never committed", err)
 			}
 			// The worker removes the nested .git: its files are its work.
 			if err := os.RemoveAll(filepath.Join(s.Workspace.Path, "app", ".git")); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+			if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 				t.Fatal(err)
 			}
-			if got := git(t, w.work, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD"); !strings.Contains(got, "100644 app/f.txt") || !strings.Contains(got, "100644 top.txt") {
+			if got := git(t, w.Work, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD"); !strings.Contains(got, "100644 app/f.txt") || !strings.Contains(got, "100644 top.txt") {
 				t.Fatalf("main's tree after landing:\n%s\nwant app/f.txt and top.txt as files", got)
 			}
 		})
@@ -68,12 +69,12 @@ func TestALinkToACommitTheRepositoryLacksIsNotLanded(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 	w.agent("git init -q app && echo app > app/f.txt && git -C app add f.txt && git -C app -c user.name=w -c user.email=w@x commit -q -m app && " +
 		"git add app 2>/dev/null; git -c user.name=w -c user.email=w@x commit -q -m link")
-	s := w.wait(w.spawnIn(w.work, "link app", sessions.SpawnRequest{}).ID)
-	before := git(t, w.work, "rev-parse", "main")
-	if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err == nil || !strings.Contains(err.Error(), "link to a commit this repository does not have") {
+	s := w.wait(w.spawnIn(w.Work, "link app", sessions.SpawnRequest{}).ID)
+	before := git(t, w.Work, "rev-parse", "main")
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err == nil || !strings.Contains(err.Error(), "link to a commit this repository does not have") {
 		t.Fatalf("land: %v; want a refusal of the link to nowhere", err)
 	}
-	if got := git(t, w.work, "rev-parse", "main"); got != before {
+	if got := git(t, w.Work, "rev-parse", "main"); got != before {
 		t.Fatal("the refused landing moved main")
 	}
 }

@@ -30,23 +30,23 @@ func TestSessionRecordRemovedWhileItRuns(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.SessionCgroup(s.ID)
+	cg := w.Store.SessionCgroup(s.ID)
 	// Removed under the session's lock: a progress write that loaded the
 	// record before an unlocked removal would put it back, and the session
 	// would rightly run on.
-	l, err := w.st.Lock(s.ID)
+	l, err := w.Store.Lock(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = os.Remove(w.st.MetaPath(s.ID))
+	err = os.Remove(w.Store.MetaPath(s.ID))
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); sup.Alive(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			meta, err := os.ReadFile(w.st.MetaPath(s.ID))
-			log, _ := os.ReadFile(filepath.Join(w.st.SessionDir(s.ID), "supervisor.log"))
+			meta, err := os.ReadFile(w.Store.MetaPath(s.ID))
+			log, _ := os.ReadFile(filepath.Join(w.Store.SessionDir(s.ID), "supervisor.log"))
 			t.Fatalf("the supervisor did not stop the session within a minute of its record's removal; the record now: %v %s\nsupervisor.log:\n%s", err, meta, log)
 		}
 	}
@@ -68,13 +68,13 @@ func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
 	w := newWorld(t)
 	s := w.spawn("settle")
 	w.wait(s.ID)
-	if err := os.Remove(w.st.MetaPath(s.ID)); err != nil {
+	if err := os.Remove(w.Store.MetaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
 	assertNoRecord(t, w, s.ID)
 
 	empty := store.NewID()
-	if err := os.Mkdir(w.st.SessionDir(empty), 0o700); err != nil {
+	if err := os.Mkdir(w.Store.SessionDir(empty), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	assertNoRecord(t, w, empty)
@@ -85,28 +85,28 @@ func TestSessionWithoutRecordIsBrokenNotAbsent(t *testing.T) {
 func assertNoRecord(t *testing.T, w *world, id string) {
 	t.Helper()
 	ctx := context.Background()
-	list, err := w.m.List(ctx, listing.Options{})
+	list, err := w.Manager.List(ctx, listing.Options{})
 	var le *listing.Error
 	if !errors.As(err, &le) || len(le.Records) != 1 || le.Records[0].ID != id || !strings.Contains(le.Records[0].Err.Error(), "meta.json") {
 		t.Fatalf("listing: %d sessions, %v; want %s named as broken", len(list), err, record.ShortID(id))
 	}
 	var re *state.RecordError
-	if _, err := w.m.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
+	if _, err := w.Manager.Get(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("get: %v; want a record error", err)
 	}
-	if _, err := w.m.Kill(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
+	if _, err := w.Manager.Kill(ctx, id); !errors.As(err, &re) || errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("kill: %v; want a record error", err)
 	}
-	if _, err := w.m.Remove(ctx, id, false); err == nil || errors.Is(err, sessions.ErrNotFound) || !strings.Contains(err.Error(), "--force") {
+	if _, err := w.Manager.Remove(ctx, id, false); err == nil || errors.Is(err, sessions.ErrNotFound) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rm: %v; want a refusal that names --force", err)
 	}
-	if _, err := w.m.Remove(ctx, id, true); err != nil {
+	if _, err := w.Manager.Remove(ctx, id, true); err != nil {
 		t.Fatalf("rm --force: %v", err)
 	}
-	if _, err := os.Lstat(w.st.SessionDir(id)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("rm --force left %s (%v)", w.st.SessionDir(id), err)
+	if _, err := os.Lstat(w.Store.SessionDir(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("rm --force left %s (%v)", w.Store.SessionDir(id), err)
 	}
-	if _, err := w.m.List(ctx, listing.Options{}); err != nil {
+	if _, err := w.Manager.List(ctx, listing.Options{}); err != nil {
 		t.Fatalf("listing after rm --force: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.SessionCgroup(s.ID)
+	cg := w.Store.SessionCgroup(s.ID)
 	t.Cleanup(func() {
 		// Should the test fail before kill --orphans, nothing else would.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -132,14 +132,14 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	})
 	sup.Signal(syscall.SIGKILL)
 	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sup.Alive() })
-	if err := os.Remove(w.st.MetaPath(s.ID)); err != nil {
+	if err := os.Remove(w.Store.MetaPath(s.ID)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := w.m.Orphans()
+	list, err := w.Manager.Orphans()
 	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
 		t.Fatalf("orphans %+v, %v; want session %s", list, err, record.ShortID(s.ID))
 	}
-	if _, err := w.m.KillOrphans(context.Background()); err != nil {
+	if _, err := w.Manager.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if sessionstest.Alive(escaper) {
@@ -148,7 +148,7 @@ func TestOrphansOfASessionWithoutRecord(t *testing.T) {
 	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the orphan's cgroup %s is left (%v)", cg, err)
 	}
-	if _, err := os.Stat(filepath.Join(w.st.SessionDir(s.ID), "turns")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.Store.SessionDir(s.ID), "turns")); err != nil {
 		t.Fatalf("kill --orphans touched the session's directory: %v", err)
 	}
 }

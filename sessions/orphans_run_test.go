@@ -51,18 +51,18 @@ func TestKillOrphansOfARun(t *testing.T) {
 		}
 		return id, cmd.Process.Pid
 	}
-	gone, orphan := start(w.st.Dir())
-	kept, live := start(w.st.Dir())
-	if err := os.MkdirAll(filepath.Join(w.st.Dir(), "runs", kept), 0o700); err != nil {
+	gone, orphan := start(w.Store.Dir())
+	kept, live := start(w.Store.Dir())
+	if err := os.MkdirAll(filepath.Join(w.Store.Dir(), "runs", kept), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	_, stranger := start(t.TempDir())
 
-	list, err := w.m.Orphans()
+	list, err := w.Manager.Orphans()
 	if err != nil || len(list) != 1 || !list[0].Run || list[0].ID != gone || list[0].What() != "run "+record.ShortID(gone) {
 		t.Fatalf("orphans %+v, %v; want run %s alone", list, err, record.ShortID(gone))
 	}
-	if _, err := w.m.KillOrphans(context.Background()); err != nil {
+	if _, err := w.Manager.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	sessionstest.Eventually(t, "the orphaned run's process to die", func() bool { return !sessionstest.Alive(orphan) })

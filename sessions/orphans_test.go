@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // runningEscaper spawns a session whose agent ignores SIGTERM and starts
@@ -20,9 +21,9 @@ import (
 func runningEscaper(t *testing.T, w *world, dir string) (*record.Session, *proc.Ref, int) {
 	t.Helper()
 	pids := filepath.Join(dir, "escaper.pid")
-	w.script(fakeScript{Default: []map[string]any{
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
 		{"ignore_sigterm": true},
-		out(`{"type":"thread.started","thread_id":"t"}`),
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 		{"spawn": "env -u " + proc.MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
@@ -32,7 +33,7 @@ func runningEscaper(t *testing.T, w *world, dir string) (*record.Session, *proc.
 	// Until the agent's thread is recorded, the supervisor still writes the
 	// record: a test that removes it before then could see it written back.
 	sessionstest.Eventually(t, "the supervisor to run the agent and record its thread", func() bool {
-		g, _ := w.m.Get(context.Background(), s.ID)
+		g, _ := w.Manager.Get(context.Background(), s.ID)
 		if g == nil {
 			return false
 		}
@@ -51,8 +52,8 @@ func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 	}
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
-	cg := w.st.SessionCgroup(s.ID)
-	if err := os.RemoveAll(w.st.SessionDir(s.ID)); err != nil {
+	cg := w.Store.SessionCgroup(s.ID)
+	if err := os.RemoveAll(w.Store.SessionDir(s.ID)); err != nil {
 		t.Fatal(err)
 	}
 	sessionstest.Eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
@@ -74,7 +75,7 @@ func TestKillOrphans(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	defer syscall.Kill(escaper, syscall.SIGKILL)
-	cg := w.st.SessionCgroup(s.ID)
+	cg := w.Store.SessionCgroup(s.ID)
 	// The orphan of another state dir is not this one's to kill.
 	other := newWorld(t)
 	o, otherSup, otherEscaper := runningEscaper(t, other, t.TempDir())
@@ -87,11 +88,11 @@ func TestKillOrphans(t *testing.T) {
 	}{{w, s.ID, sup}, {other, o.ID, otherSup}} {
 		x.sup.Signal(syscall.SIGKILL)
 		sessionstest.Eventually(t, "the supervisor to die", func() bool { return !x.sup.Alive() })
-		if err := os.RemoveAll(x.w.st.SessionDir(x.id)); err != nil {
+		if err := os.RemoveAll(x.w.Store.SessionDir(x.id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	list, err := w.m.Orphans()
+	list, err := w.Manager.Orphans()
 	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Cgroup != cg {
 		t.Fatalf("orphans %+v, %v; want session %s", list, err, record.ShortID(s.ID))
 	}
@@ -102,7 +103,7 @@ func TestKillOrphans(t *testing.T) {
 	if !found {
 		t.Fatalf("the orphan's pids %v lack the escaper %d", list[0].PIDs, escaper)
 	}
-	if _, err := w.m.KillOrphans(context.Background()); err != nil {
+	if _, err := w.Manager.KillOrphans(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if sessionstest.Alive(escaper) {
@@ -111,13 +112,13 @@ func TestKillOrphans(t *testing.T) {
 	if _, err := os.Stat(cg); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the orphan's cgroup %s is left (%v)", cg, err)
 	}
-	if list, _ := w.m.Orphans(); len(list) != 0 {
+	if list, _ := w.Manager.Orphans(); len(list) != 0 {
 		t.Fatalf("orphans after the kill: %+v", list)
 	}
 	if !sessionstest.Alive(otherEscaper) {
 		t.Fatalf("kill --orphans stopped a session of another state dir (%s)", record.ShortID(o.ID))
 	}
-	if list, err := other.m.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || sessionstest.Alive(otherEscaper) {
+	if list, err := other.Manager.KillOrphans(context.Background()); err != nil || len(list) != 1 || list[0].ID != o.ID || sessionstest.Alive(otherEscaper) {
 		t.Fatalf("kill --orphans in the other state dir: %+v, %v (escaper alive: %v)", list, err, sessionstest.Alive(otherEscaper))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -55,30 +56,30 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 	}
 	for i := range rounds {
 		gate := filepath.Join(dir, fmt.Sprintf("gate%d", i))
-		w.script(fakeScript{Default: completes("follow-up ran", 900), ByPrompt: map[string][]map[string]any{
-			"first": append(append([]map[string]any{{"wait_file": gate}}, completes("first", 700)...),
+		w.SetScript(fakeagent.Script{Default: fakeagent.Completes("follow-up ran", 900), ByPrompt: map[string][]map[string]any{
+			"first": append(append([]map[string]any{{"wait_file": gate}}, fakeagent.Completes("first", 700)...),
 				map[string]any{"spawn": "sleep 300", "setsid": true}),
 		}})
 		s := w.spawn("first")
-		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.TurnRunning() })
+		sessionstest.Eventually(t, "the turn to run", func() bool { g, _ := w.Manager.Get(context.Background(), s.ID); return g.TurnRunning() })
 		os.WriteFile(gate, nil, 0o600)
 		var wg sync.WaitGroup
 		var res *sessions.InjectResult
 		var injErr, killErr error
 		var killed *record.Session
 		wg.Add(2)
-		go func() { defer wg.Done(); res, injErr = w.m.Inject(context.Background(), s.ID, "then this") }()
+		go func() { defer wg.Done(); res, injErr = w.Manager.Inject(context.Background(), s.ID, "then this") }()
 		go func() {
 			defer wg.Done()
-			killed, killErr = w.m.Kill(context.Background(), s.ID)
+			killed, killErr = w.Manager.Kill(context.Background(), s.ID)
 			if killErr != nil {
 				return
 			}
 			// Right after Kill returns: nothing runs, unless a follow-up
 			// reopened the session after the kill was recorded.
-			now, err := w.st.Load(s.ID)
+			now, err := w.Store.Load(s.ID)
 			if err == nil && now.Status == record.StatusKilled && now.Settled() {
-				if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+				if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
 				}
 			}
@@ -94,7 +95,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			t.Fatalf("round %d: inject: %v", i, injErr)
 		}
 		final := w.wait(s.ID)
-		inbox, _ := w.st.Inbox(s.ID)
+		inbox, _ := w.Store.Inbox(s.ID)
 		for _, e := range inbox {
 			switch e.State {
 			case record.InboxDelivered:
@@ -112,7 +113,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		if res != nil && res.Outcome == sessions.InjectQueued && killErr == nil && final.Status != record.StatusKilled {
 			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
 		}
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("round %d: processes alive after the session settled: %v", i, left)
 		}
 	}
@@ -127,7 +128,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 // the machine.
 func TestKillWhileTheSupervisorStarts(t *testing.T) {
 	w := newWorld(t)
-	gate := filepath.Join(w.st.Dir(), startGate)
+	gate := filepath.Join(w.Store.Dir(), startGate)
 	t.Cleanup(func() { os.Remove(gate) })
 	for _, reopen := range []bool{false, true} {
 		var s *record.Session
@@ -138,20 +139,20 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if reopen {
-			if _, err := w.m.Inject(context.Background(), s.ID, "then this"); err != nil {
+			if _, err := w.Manager.Inject(context.Background(), s.ID, "then this"); err != nil {
 				t.Fatalf("reopen=%v: inject: %v", reopen, err)
 			}
 		} else {
 			s = w.spawn("first")
 		}
-		if got, _ := w.st.Load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
+		if got, _ := w.Store.Load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
 			t.Fatalf("reopen=%v: before the kill the session is %s; want pending, handed to its supervisor (held at the start)", reopen, recordState(got))
 		}
 		done := make(chan killResult, 1)
-		go func() { k, err := w.m.Kill(context.Background(), s.ID); done <- killResult{k, err} }()
+		go func() { k, err := w.Manager.Kill(context.Background(), s.ID); done <- killResult{k, err} }()
 		var marked *record.Session
-		eventuallySee(t, "the kill to be marked in the record", func() (bool, string) {
-			marked, _ = w.st.Load(s.ID)
+		sessionstest.EventuallySee(t, "the kill to be marked in the record", func() (bool, string) {
+			marked, _ = w.Store.Load(s.ID)
 			return marked != nil && marked.Stop != nil || len(done) > 0, recordState(marked)
 		})
 		if marked == nil || marked.Stop == nil {
@@ -178,7 +179,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		if r.s.Status != record.StatusKilled || r.s.Error != "killed by zwarm kill" {
 			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status, r.s.Error)
 		}
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("reopen=%v: processes alive after kill returned: %v; want none", reopen, left)
 		}
 	}
@@ -200,8 +201,8 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
 	never := filepath.Join(dir, "never")
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"t1"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
 		{"spawn": "sleep 300", "setsid": true, "pidfile": filepath.Join(dir, "escaped.pid")},
 		{"wait_file": never},
 	}})
@@ -209,11 +210,11 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 	escaped := readPIDFile(t, filepath.Join(dir, "escaped.pid"))
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
-		g, _ := w.m.Get(context.Background(), s.ID)
+		g, _ := w.Manager.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil
 	})
-	sub, err := w.m.Subscribe(context.Background(), watch.SubscribeOptions{IDs: []string{s.ID}})
+	sub, err := w.Manager.Subscribe(context.Background(), watch.SubscribeOptions{IDs: []string{s.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,9 +240,9 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 			if u.Session.Status != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
 				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
 			}
-			if sessionstest.Alive(escaped) || len(w.m.Containment(s.ID).Procs()) > 0 {
+			if sessionstest.Alive(escaped) || len(w.Manager.Containment(s.ID).Procs()) > 0 {
 				t.Fatalf("processes of the session survive its supervisor: escaped grandchild (pid %d) alive %v, session's processes %v; want none",
-					escaped, sessionstest.Alive(escaped), w.m.Containment(s.ID).Procs())
+					escaped, sessionstest.Alive(escaped), w.Manager.Containment(s.ID).Procs())
 			}
 			if u.Session.Agent != nil {
 				t.Fatalf("the record keeps the dead agent: %+v; want no agent once settled", u.Session.Agent)
@@ -270,22 +271,22 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 	}
 	for i := range cycles {
 		pids := filepath.Join(dir, fmt.Sprintf("escaper%d.pid", i))
-		w.script(fakeScript{Default: []map[string]any{
+		w.SetScript(fakeagent.Script{Default: []map[string]any{
 			{"ignore_sigterm": true},
-			out(`{"type":"thread.started","thread_id":"t"}`),
+			fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 			{"spawn": "nohup sleep 300 >/dev/null 2>&1 &"},
 			{"spawn": "env -u " + proc.MarkerEnv + " setsid sh -c 'sleep 300 & echo $! > " + pids + "' &", "setsid": true},
 			{"wait_file": filepath.Join(dir, "never")},
 		}})
 		s := w.spawn("misbehave")
 		escaper := readPIDFile(t, pids)
-		if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+		if _, err := w.Manager.Kill(context.Background(), s.ID); err != nil {
 			t.Fatal(err)
 		}
 		if sessionstest.Alive(escaper) {
 			t.Fatalf("cycle %d: the escaper (pid %d) survived the kill", i, escaper)
 		}
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("cycle %d: left %v", i, left)
 		}
 	}
@@ -295,23 +296,23 @@ func TestHostileAgentLeavesNoSurvivors(t *testing.T) {
 // continued, stops its agent and records the kill itself.
 func TestKillOfAStoppedSupervisor(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the agent", func() bool {
-		g, _ := w.m.Get(context.Background(), s.ID)
+		g, _ := w.Manager.Get(context.Background(), s.ID)
 		sup = g.Owner
 		return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
 	})
 	syscall.Kill(sup.PID, syscall.SIGSTOP)
-	got, err := w.m.Kill(context.Background(), s.ID)
+	got, err := w.Manager.Kill(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != record.StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
 		t.Fatalf("%s: %q", got.Status, got.Error)
 	}
-	log, _ := os.ReadFile(w.st.LogPath(s.ID))
+	log, _ := os.ReadFile(w.Store.LogPath(s.ID))
 	if !strings.Contains(string(log), "stopping agent") {
 		t.Fatalf("the supervisor did not handle the kill itself:\n%s", log)
 	}
@@ -322,8 +323,8 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 func TestCorruptRecordOfARunningSession(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"t"}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`),
 		{"spawn": "sleep 300", "pidfile": filepath.Join(dir, "child.pid")},
 		{"wait_file": filepath.Join(dir, "never")},
 	}})
@@ -331,30 +332,30 @@ func TestCorruptRecordOfARunningSession(t *testing.T) {
 	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
 	// Corrupt the record under its lock, so no save of the supervisor's
 	// that read the record before can put a whole one back afterwards.
-	l, err := w.st.Lock(s.ID)
+	l, err := w.Store.Lock(s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = os.WriteFile(w.st.MetaPath(s.ID), []byte(`{"version":1,"id":`), 0o600)
+	err = os.WriteFile(w.Store.MetaPath(s.ID), []byte(`{"version":1,"id":`), 0o600)
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.m.Kill(context.Background(), s.ID)
+	_, err = w.Manager.Kill(context.Background(), s.ID)
 	var re *state.RecordError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rm --force") {
 		t.Fatalf("kill of a corrupt record: %v", err)
 	}
-	if sessionstest.Alive(child) || len(w.m.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
-		t.Fatalf("processes survive: child alive %v, %v", sessionstest.Alive(child), w.m.Containment(s.ID).Procs())
+	if sessionstest.Alive(child) || len(w.Manager.Containment(s.ID).Procs()) > 0 || len(proc.SupervisorsOf(s.ID)) > 0 {
+		t.Fatalf("processes survive: child alive %v, %v", sessionstest.Alive(child), w.Manager.Containment(s.ID).Procs())
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, false); err == nil {
+	if _, err := w.Manager.Remove(context.Background(), s.ID, false); err == nil {
 		t.Fatal("rm without --force removed an unreadable session")
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+	if _, err := w.Manager.Remove(context.Background(), s.ID, true); err != nil {
 		t.Fatalf("rm --force: %v", err)
 	}
-	if _, err := os.Stat(w.st.SessionDir(s.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.Store.SessionDir(s.ID)); !os.IsNotExist(err) {
 		t.Fatalf("still there: %v", err)
 	}
 }
@@ -371,7 +372,7 @@ func TestLongTaskReachesTheAgent(t *testing.T) {
 	if got.Status != record.StatusCompleted {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if p := w.prompts(); len(p) != 1 || p[0] != task {
+	if p := w.Prompts(); len(p) != 1 || p[0] != task {
 		t.Fatalf("the agent got %d bytes of a %d-byte task", len(p[0]), len(task))
 	}
 }
@@ -385,15 +386,15 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 		{Task: "  "},
 		{Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
 	} {
-		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
+		if _, err := w.Manager.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: want an invalid request, got %v", req, err)
 		}
 	}
-	os.Remove(filepath.Join(w.st.Dir(), "script.json")) // the fake adapter cannot build a command now
-	if _, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, sessions.ErrCannotRun) {
+	os.Remove(w.ScriptFile) // the fake adapter cannot build a command now
+	if _, err := w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake"}); !errors.Is(err, sessions.ErrCannotRun) {
 		t.Errorf("a command that cannot be built: %v", err)
 	}
-	ents, _ := os.ReadDir(w.st.SessionsDir())
+	ents, _ := os.ReadDir(w.Store.SessionsDir())
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), ".probe") {
 			t.Errorf("left behind: %s", e.Name())
@@ -404,10 +405,10 @@ func TestRefusedSpawnsLeaveNoRecord(t *testing.T) {
 // The reason given to KillBecause is what the record says.
 func TestKillBecauseRecordsTheReason(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
-	sessionstest.Eventually(t, "a thread", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
-	got, err := w.m.KillBecause(context.Background(), s.ID, "stopped by watcher cost_guard: past its $1.00 cap")
+	sessionstest.Eventually(t, "a thread", func() bool { g, _ := w.Manager.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	got, err := w.Manager.KillBecause(context.Background(), s.ID, "stopped by watcher cost_guard: past its $1.00 cap")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,23 +424,23 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	s := w.spawn("hold")
-	sessionstest.Eventually(t, "the agent", func() bool { g, _ := w.m.Get(context.Background(), s.ID); return g.ThreadID != "" })
+	sessionstest.Eventually(t, "the agent", func() bool { g, _ := w.Manager.Get(context.Background(), s.ID); return g.ThreadID != "" })
 	// A holder that looks like the session's supervisor to the kill.
 	holder := exec.Command(os.Args[0], "__supervise", s.ID)
-	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.st.LockPath(s.ID))
+	holder.Env = append(os.Environ(), lockHolderEnv+"="+w.Store.LockPath(s.ID))
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
-	waitHeldBy(t, w.st.LockPath(s.ID), holder.Process.Pid)
+	waitHeldBy(t, w.Store.LockPath(s.ID), holder.Process.Pid)
 	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
-	w.config("kill_grace = \"300ms\"\nlock_timeout = \"500ms\"\n")
+	w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"500ms\"\n")
 	done := make(chan error, 1)
-	go func() { _, err := w.m.Kill(context.Background(), s.ID); done <- err }()
+	go func() { _, err := w.Manager.Kill(context.Background(), s.ID); done <- err }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -451,7 +452,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	if got := w.wait(s.ID); got.Status != record.StatusKilled {
 		t.Fatalf("%s: %s", got.Status, got.Error)
 	}
-	if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -53,9 +54,9 @@ func TestApplyRole(t *testing.T) {
 func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.config("kill_grace = \"300ms\"\n[roles.reviewer]\nadapter = \"fake\"\nreasoning_effort = \"high\"\nsandbox = \"read-only\"\ninstructions = \"Review only.\"\nmax_cost_usd = 5.0\n")
+	w.WriteConfig("kill_grace = \"300ms\"\n[roles.reviewer]\nadapter = \"fake\"\nreasoning_effort = \"high\"\nsandbox = \"read-only\"\ninstructions = \"Review only.\"\nmax_cost_usd = 5.0\n")
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "review it", Role: "reviewer", ReasoningEffort: "low", WorkingDir: w.work})
+	s, err := w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "review it", Role: "reviewer", ReasoningEffort: "low", WorkingDir: w.Work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +65,8 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 		t.Fatalf("record %+v", s)
 	}
 	w.wait(s.ID)
-	w.config("kill_grace = \"300ms\"\n") // the role is gone: the record keeps what it gave
-	if _, err := w.m.Inject(ctx, s.ID, "and the tests"); err != nil {
+	w.WriteConfig("kill_grace = \"300ms\"\n") // the role is gone: the record keeps what it gave
+	if _, err := w.Manager.Inject(ctx, s.ID, "and the tests"); err != nil {
 		t.Fatal(err)
 	}
 	if done := w.wait(s.ID); done.Status != record.StatusCompleted || done.Turn != 2 {
@@ -80,7 +81,7 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 			t.Errorf("turn %d: %q", i+1, j)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(w.st.Dir(), "sessions", s.ID, "meta.json"))
+	b, err := os.ReadFile(filepath.Join(w.Store.Dir(), "sessions", s.ID, "meta.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.config("[roles.reviewer]\nadapter = \"fake\"\n")
+	w.WriteConfig("[roles.reviewer]\nadapter = \"fake\"\n")
 	ctx := context.Background()
 	for _, tc := range []struct {
 		req  sessions.SpawnRequest
@@ -105,8 +106,8 @@ func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 		{sessions.SpawnRequest{Adapter: "fake", MaxCostUSD: -1}, []string{"above 0"}},
 		{sessions.SpawnRequest{Role: "reviewer", ReasoningEffort: "huge"}, []string{`effort "huge"`, "role reviewer"}},
 	} {
-		tc.req.Task, tc.req.WorkingDir = "x", w.work
-		_, err := w.m.Spawn(ctx, tc.req)
+		tc.req.Task, tc.req.WorkingDir = "x", w.Work
+		_, err := w.Manager.Spawn(ctx, tc.req)
 		if !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: want an invalid request, got %v", tc.req, err)
 			continue
@@ -117,7 +118,7 @@ func TestSpawnRefusesWhatCannotBeHonoured(t *testing.T) {
 			}
 		}
 	}
-	if ids, _ := w.st.Ids(); len(ids) != 0 {
+	if ids, _ := w.Store.Ids(); len(ids) != 0 {
 		t.Errorf("refused spawns recorded %d sessions", len(ids))
 	}
 }
@@ -129,14 +130,14 @@ func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
 	w := newWorld(t)
 	went := filepath.Join(t.TempDir(), "went-on")
 	// gpt-5.1-codex: $1.25 per million input tokens.
-	w.script(fakeScript{Default: []map[string]any{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":0}}`),
+	w.SetScript(fakeagent.Script{Default: []map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":0}}`),
 		// Longer than the wait below: only the stop ends it in time.
 		{"sleep_ms": 300000},
 		{"run": "touch " + went},
 	}})
-	s, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 0.5})
+	s, err := w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.Work, MaxCostUSD: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +157,13 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.script(fakeScript{Default: append([]map[string]any{{"wait_file": gate}}, completes("spent it", 1000000)...)})
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{{"wait_file": gate}}, fakeagent.Completes("spent it", 1000000)...)})
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.work, MaxCostUSD: 1})
+	s, err := w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "spend", Adapter: "fake", WorkingDir: w.Work, MaxCostUSD: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.m.Inject(ctx, s.ID, "now spend more")
+	res, err := w.Manager.Inject(ctx, s.ID, "now spend more")
 	if err != nil || res.Outcome != sessions.InjectQueued {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -172,19 +173,19 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
 		t.Fatalf("%s %q turn %d %q", done.Status, done.Error, done.Turn, done.LastMessage)
 	}
-	inbox, err := w.m.Inbox(s.ID)
+	inbox, err := w.Manager.Inbox(s.ID)
 	if err != nil || len(inbox) != 1 || inbox[0].State != record.InboxUndelivered {
 		t.Fatalf("inbox %+v %v", inbox, err)
 	}
 	// A follow-up to it is refused, saying why: it is past its limit
 	// already (its supervisor would stop it before its agent started).
-	if _, err := w.m.Inject(ctx, s.ID, "spend again"); !errors.Is(err, state.ErrOverCostLimit) || !strings.Contains(err.Error(), why) {
+	if _, err := w.Manager.Inject(ctx, s.ID, "spend again"); !errors.Is(err, state.ErrOverCostLimit) || !strings.Contains(err.Error(), why) {
 		t.Fatalf("a follow-up past the limit: %v", err)
 	}
 	done = w.wait(s.ID)
-	inbox, _ = w.m.Inbox(s.ID)
-	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || len(w.prompts()) != 1 || len(inbox) != 1 {
-		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status, done.Error, done.Turn, len(w.prompts()), inbox)
+	inbox, _ = w.Manager.Inbox(s.ID)
+	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || len(w.Prompts()) != 1 || len(inbox) != 1 {
+		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status, done.Error, done.Turn, len(w.Prompts()), inbox)
 	}
 }
 
@@ -205,13 +206,9 @@ func TestDollars(t *testing.T) {
 
 // argvs lists the command lines the fake agent was run with, in order.
 func (w *world) argvs() [][]string {
-	data, _ := os.ReadFile(filepath.Join(w.st.Dir(), "args.log"))
 	var out [][]string
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var inv struct{ Argv []string }
-		if json.Unmarshal([]byte(l), &inv) == nil {
-			out = append(out, inv.Argv)
-		}
+	for _, inv := range w.Invocations() {
+		out = append(out, inv.Argv)
 	}
 	return out
 }

@@ -31,10 +31,10 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 			t.Parallel()
 			w := repoWorld(t, map[string]string{"a.txt": "a\n"})
 			w.agent("echo one > one.txt")
-			s := w.wait(w.spawnIn(w.work, "one", sessions.SpawnRequest{}).ID)
+			s := w.wait(w.spawnIn(w.Work, "one", sessions.SpawnRequest{}).ID)
 			first := s.Workspace.Head
 			w.agent(tc.script)
-			if _, err := w.m.Inject(ctx, s.ID, "two"); err != nil {
+			if _, err := w.Manager.Inject(ctx, s.ID, "two"); err != nil {
 				t.Fatal(err)
 			}
 			s = w.wait(s.ID)
@@ -44,22 +44,22 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 			if got := w.diff(s.ID, sessions.DiffRequest{Options: names}); got != tc.diff {
 				t.Fatalf("diff: %q, want %q", got, tc.diff)
 			}
-			kept := git(t, w.work, "for-each-ref", "--format=%(objectname)", "refs/zwarm/"+s.ID+"/")
+			kept := git(t, w.Work, "for-each-ref", "--format=%(objectname)", "refs/zwarm/"+s.ID+"/")
 			for _, c := range []string{first, s.Workspace.Head} {
 				if !strings.Contains(kept, c) {
 					t.Fatalf("zwarm's commit %s of the worker's work is not kept (kept: %q)", workspace.Abbrev(c), kept)
 				}
 			}
-			if _, err := w.m.Remove(ctx, s.ID, false); !errors.As(err, new(*sessions.UnlandedError)) {
+			if _, err := w.Manager.Remove(ctx, s.ID, false); !errors.As(err, new(*sessions.UnlandedError)) {
 				t.Fatalf("rm: %v; want a refusal, nothing of it landed", err)
 			}
-			if _, err := w.m.Land(ctx, s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+			if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 				t.Fatal(err)
 			}
-			if got := git(t, w.work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\n"+strings.TrimSpace(tc.diff) {
+			if got := git(t, w.Work, "ls-tree", "--name-only", "HEAD"); got != "a.txt\n"+strings.TrimSpace(tc.diff) {
 				t.Fatalf("main after landing: %q", got)
 			}
-			if kept := git(t, w.work, "for-each-ref", "refs/zwarm/"+s.ID+"/"); kept != "" {
+			if kept := git(t, w.Work, "for-each-ref", "refs/zwarm/"+s.ID+"/"); kept != "" {
 				t.Fatalf("the kept refs outlived the landed session's worktree: %q", kept)
 			}
 		})

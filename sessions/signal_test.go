@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // A signal to the supervisor that no kill recorded a reason for is
@@ -19,7 +20,7 @@ import (
 // reason, recorded before its SIGTERM, is kept (TestKillBecauseRecordsTheReason).
 func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	for _, c := range []struct {
 		sig  syscall.Signal
 		job  string
@@ -34,7 +35,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		s := w.spawn("hold")
 		var sup *proc.Ref
 		sessionstest.Eventually(t, "the agent to run", func() bool {
-			g, _ := w.m.Get(context.Background(), s.ID)
+			g, _ := w.Manager.Get(context.Background(), s.ID)
 			sup = g.Owner
 			return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
 		})
@@ -45,7 +46,7 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 		if got.Status != record.StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
 			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status, got.Error, got.Turns[0].Error, c.want)
 		}
-		if left := w.m.Containment(s.ID).Procs(); len(left) > 0 {
+		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Errorf("%v: processes alive after the session settled: %v", c.sig, left)
 		}
 	}

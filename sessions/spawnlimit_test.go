@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -85,14 +86,14 @@ func spawnerProcess(stateDir string) int {
 func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	w := newWorld(t)
 	// Running until the test's cleanup kills them, however long the test.
-	w.script(fakeScript{Default: []map[string]any{out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}})
 	const limit, each = 4, 3
-	gate := w.st.Dir() + ".go"
+	gate := w.Store.Dir() + ".go"
 	var procs []*exec.Cmd
 	var outs []*strings.Builder
 	for range 2 {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), spawnerEnv+"="+w.st.Dir(), spawnerEnv+"_WORK="+w.work,
+		cmd.Env = append(os.Environ(), spawnerEnv+"="+w.Store.Dir(), spawnerEnv+"_WORK="+w.Work,
 			spawnerEnv+"_N="+strconv.Itoa(each), spawnerEnv+"_LIMIT="+strconv.Itoa(limit))
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -109,7 +110,7 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	started, refused, err := limitedSpawns(w.m, w.work, "here", each, limit)
+	started, refused, err := limitedSpawns(w.Manager, w.Work, "here", each, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,24 +127,24 @@ func TestSpawnLimitHoldsAcrossCallsAndProcesses(t *testing.T) {
 	if started != limit || refused != 3*each-limit {
 		t.Fatalf("%d started and %d refused, want %d and %d", started, refused, limit, 3*each-limit)
 	}
-	list, err := w.m.List(context.Background(), listing.Options{Active: true})
+	list, err := w.Manager.List(context.Background(), listing.Options{Active: true})
 	if err != nil || len(list) != limit {
 		t.Fatalf("%d sessions running, want %d: %v", len(list), limit, err)
 	}
-	ents, _ := os.ReadDir(w.st.SessionsDir())
+	ents, _ := os.ReadDir(w.Store.SessionsDir())
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".new-") {
-			t.Fatalf("a refused spawn left %s", filepath.Join(w.st.SessionsDir(), e.Name()))
+			t.Fatalf("a refused spawn left %s", filepath.Join(w.Store.SessionsDir(), e.Name()))
 		}
 	}
 
 	// Another source has a limit of its own.
-	s, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "a person's", Adapter: "fake", WorkingDir: w.work, Limit: 1})
+	s, err := w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "a person's", Adapter: "fake", WorkingDir: w.Work, Limit: 1})
 	if err != nil {
 		t.Fatalf("a person's spawn under its own limit: %v", err)
 	}
-	w.m.Kill(context.Background(), s.ID)
-	_, err = w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "one more", Adapter: "fake", WorkingDir: w.work,
+	w.Manager.Kill(context.Background(), s.ID)
+	_, err = w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "one more", Adapter: "fake", WorkingDir: w.Work,
 		Source: record.Source{Kind: record.SourceMCP}, Limit: limit})
 	var le *sessions.LimitError
 	if !errors.As(err, &le) || le.Running != limit || !strings.Contains(err.Error(), "already running and the limit is 4") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // supervisorPeakLimit is the resident memory a supervisor may reach,
@@ -41,11 +42,11 @@ func reportPeak(stateDir, id string) {
 // with its supervisor's peak resident memory in bytes.
 func supervisorPeak(t *testing.T, w *world, task string) (*record.Session, int64) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(w.st.Dir(), peakWanted), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(w.Store.Dir(), peakWanted), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := w.waitFor(w.spawn(task).ID, 5*time.Minute)
-	peakFile := filepath.Join(w.st.Dir(), "peak-"+s.ID)
+	peakFile := filepath.Join(w.Store.Dir(), "peak-"+s.ID)
 	var data []byte
 	sessionstest.Eventually(t, "the supervisor's peak memory", func() bool {
 		var err error
@@ -71,22 +72,22 @@ func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
 		cut   int64  // the bytes the marker says were cut
 		tail  string // what follows the marker in the turn file
 	}{
-		{"then a message", append([]map[string]any{{"line_bytes": huge}}, completes("after the flood", 900)[2:]...), huge - 1,
+		{"then a message", append([]map[string]any{{"line_bytes": huge}}, fakeagent.Completes("after the flood", 900)[2:]...), huge - 1,
 			`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"after the flood"}}` + "\n" +
-				`{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":10}}` + "\n"},
+				`{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}` + "\n"},
 		{"with no newline", []map[string]any{{"partial_bytes": huge}}, huge, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			head := completes("", 0)[:2]
-			w.script(fakeScript{Default: append(head, tc.steps...)})
+			head := fakeagent.Completes("", 0)[:2]
+			w.SetScript(fakeagent.Script{Default: append(head, tc.steps...)})
 			s, peak := supervisorPeak(t, w, "print a flood")
 			t.Logf("supervisor peak RSS %.1f MiB", float64(peak)/(1<<20))
 			if tc.tail != "" && (s.Status != record.StatusCompleted || s.LastMessage != "after the flood" || s.Usage.InputTokens != 900) {
 				t.Fatalf("%s %q %+v: %s", s.Status, s.LastMessage, s.Usage, s.Error)
 			}
-			got, err := os.ReadFile(w.st.TurnPath(s.ID, 1))
+			got, err := os.ReadFile(w.Store.TurnPath(s.ID, 1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,12 +109,12 @@ func TestSupervisorMemoryBoundedByManyLines(t *testing.T) {
 	t.Parallel()
 	const lines = 3_000_000
 	w := newWorld(t)
-	w.script(fakeScript{Default: append([]map[string]any{{"out_lines": lines}}, completes("all done", 900)...)})
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{{"out_lines": lines}}, fakeagent.Completes("all done", 900)...)})
 	s, peak := supervisorPeak(t, w, "print a lot")
 	if s.Status != record.StatusCompleted || s.LastMessage != "all done" {
 		t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
 	}
-	f, err := os.Open(w.st.TurnPath(s.ID, 1))
+	f, err := os.Open(w.Store.TurnPath(s.ID, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

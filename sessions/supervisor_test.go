@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -24,18 +25,18 @@ import (
 // inProcess records a session and runs its supervisor on a goroutine of
 // this process. done receives the supervisor's result.
 func (w *world) inProcess(ctx context.Context, task string) (id string, done <-chan error) {
-	w.t.Helper()
+	w.T.Helper()
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	s := &record.Session{ID: store.NewID(), Task: task, Status: record.StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
-		WorkingDir: w.work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}
+		WorkingDir: w.Work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}
 	spawner := *self
 	spawner.Role = record.RoleSpawn
 	s.Owner = &spawner
-	if err := w.st.Create(s); err != nil {
-		w.t.Fatal(err)
+	if err := w.Store.Create(s); err != nil {
+		w.T.Fatal(err)
 	}
 	ch := make(chan error, 1)
 	go func() { ch <- w.runSupervisor(ctx, s.ID) }()
@@ -45,12 +46,12 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 // runSupervisor runs the supervisor of session id in this process,
 // logging to its supervisor.log.
 func (w *world) runSupervisor(ctx context.Context, id string) error {
-	logf, err := os.OpenFile(w.st.LogPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, store.FilePerm)
+	logf, err := os.OpenFile(w.Store.LogPath(id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, store.FilePerm)
 	if err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
-	w.t.Cleanup(func() { logf.Close() })
-	return supervisor.Run(ctx, supervisor.Options{Store: w.st, Adapters: testAdapters{}}, id, slogTo(logf))
+	w.T.Cleanup(func() { logf.Close() })
+	return supervisor.Run(ctx, supervisor.Options{Store: w.Store, Adapters: testAdapters{}}, id, slogTo(logf))
 }
 
 func await(t testing.TB, done <-chan error) {
@@ -73,10 +74,10 @@ func TestSupervisorRunsATurnInProcess(t *testing.T) {
 	if s.Status != record.StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
 		t.Fatalf("%s settled=%v usage %+v message %q thread %q", s.Status, s.Settled(), s.Usage, s.LastMessage, s.ThreadID)
 	}
-	if p := w.prompts(); len(p) != 1 || p[0] != "add a flag" {
+	if p := w.Prompts(); len(p) != 1 || p[0] != "add a flag" {
 		t.Fatalf("the agent was given %q", p)
 	}
-	if _, err := os.Stat(w.st.ReservePath(id)); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.Store.ReservePath(id)); !os.IsNotExist(err) {
 		t.Fatalf("a settled session keeps its disk reserve: %v", err)
 	}
 }
@@ -86,23 +87,23 @@ func TestSupervisorRunsATurnInProcess(t *testing.T) {
 func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.script(fakeScript{Default: completes("second", 900),
-		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 700)...)}})
+	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("second", 900),
+		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, fakeagent.Completes("first", 700)...)}})
 	ctx := context.Background()
 	id, done := w.inProcess(ctx, "first")
-	sub, err := w.m.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
+	sub, err := w.Manager.Subscribe(ctx, watch.SubscribeOptions{IDs: []string{id}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	sessionstest.Eventually(t, "turn 1 to run", func() bool { s, _ := w.m.Get(ctx, id); return s.TurnRunning() })
-	res, err := w.m.Inject(ctx, id, "again")
+	sessionstest.Eventually(t, "turn 1 to run", func() bool { s, _ := w.Manager.Get(ctx, id); return s.TurnRunning() })
+	res, err := w.Manager.Inject(ctx, id, "again")
 	if err != nil || res.Outcome != sessions.InjectQueued || res.Turn != 1 {
 		t.Fatalf("inject: %+v %v", res, err)
 	}
 	waited := make(chan []*record.Session, 1)
 	go func() {
-		list, _ := w.m.Wait(ctx, []string{id}, sessions.WaitOptions{})
+		list, _ := w.Manager.Wait(ctx, []string{id}, sessions.WaitOptions{})
 		waited <- list
 	}()
 	os.WriteFile(gate, nil, 0o600)
@@ -127,7 +128,7 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	if len(s.Turns) != 2 || s.Status != record.StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
 		t.Fatalf("Wait returned %d turns, %s, resumed %v, usage %+v", len(s.Turns), s.Status, s.Turns[1].Resumed, s.Usage)
 	}
-	if p := w.prompts(); len(p) != 2 || p[1] != "again" {
+	if p := w.Prompts(); len(p) != 2 || p[1] != "again" {
 		t.Fatalf("prompts %q", p)
 	}
 }
@@ -137,13 +138,13 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.script(fakeScript{Live: true, Default: completes("more", 0),
-		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, completes("first", 0)...)}})
+	w.SetScript(fakeagent.Script{Live: true, Default: fakeagent.Completes("more", 0),
+		ByPrompt: map[string][]map[string]any{"first": append([]map[string]any{{"wait_file": gate}}, fakeagent.Completes("first", 0)...)}})
 	ctx := context.Background()
 	id, done := w.inProcess(ctx, "first")
-	sessionstest.Eventually(t, "the live agent", func() bool { s, _ := w.m.Get(ctx, id); return s.AgentLive })
+	sessionstest.Eventually(t, "the live agent", func() bool { s, _ := w.Manager.Get(ctx, id); return s.AgentLive })
 	for _, msg := range []string{"two", "three"} {
-		res, err := w.m.Inject(ctx, id, msg)
+		res, err := w.Manager.Inject(ctx, id, msg)
 		if err != nil || res.Outcome != sessions.InjectQueued || !res.Live {
 			t.Fatalf("inject %q: %+v %v", msg, res, err)
 		}
@@ -154,11 +155,11 @@ func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status != record.StatusCompleted {
 		t.Fatalf("turns %+v status %s", s.Turns, s.Status)
 	}
-	if p := w.prompts(); strings.Join(p, ",") != "first,two,three" {
+	if p := w.Prompts(); strings.Join(p, ",") != "first,two,three" {
 		t.Fatalf("prompts %q", p)
 	}
 	for n := 1; n <= 3; n++ {
-		data, _ := os.ReadFile(w.st.TurnPath(id, n))
+		data, _ := os.ReadFile(w.Store.TurnPath(id, n))
 		if strings.Count(string(data), "turn.completed") != 1 {
 			t.Fatalf("turn file %d is not cut at its turn's end:\n%s", n, data)
 		}
@@ -172,7 +173,7 @@ func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
 		name := map[bool]string{false: "prompt on stdin", true: "live"}[live]
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakeScript{Live: live, Before: []map[string]any{{"out_bytes": 2 << 20}}, Default: completes("read it", 100)})
+			w.SetScript(fakeagent.Script{Live: live, Before: []map[string]any{{"out_bytes": 2 << 20}}, Default: fakeagent.Completes("read it", 100)})
 			prompt := strings.Repeat("p", 100<<10)
 			id, done := w.inProcess(context.Background(), prompt)
 			await(t, done)
@@ -180,7 +181,7 @@ func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
 			if s.Status != record.StatusCompleted || s.LastMessage != "read it" {
 				t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
 			}
-			if p := w.prompts(); len(p) != 1 || len(p[0]) != len(prompt) {
+			if p := w.Prompts(); len(p) != 1 || len(p[0]) != len(prompt) {
 				t.Fatalf("the agent got a prompt of %d bytes", len(p[0]))
 			}
 		})
@@ -192,11 +193,11 @@ func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
 func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	w := newWorld(t)
 	never := filepath.Join(t.TempDir(), "never")
-	w.script(fakeScript{Live: true, Before: []map[string]any{{"out_bytes": 2 << 20}, {"wait_file": never}}, Default: completes("x", 1)})
+	w.SetScript(fakeagent.Script{Live: true, Before: []map[string]any{{"out_bytes": 2 << 20}, {"wait_file": never}}, Default: fakeagent.Completes("x", 1)})
 	ctx, cancel := context.WithCancel(context.Background())
 	id, done := w.inProcess(ctx, strings.Repeat("p", 100<<10))
 	sessionstest.Eventually(t, "the agent's output", func() bool {
-		fi, err := os.Stat(w.st.TurnPath(id, 1))
+		fi, err := os.Stat(w.Store.TurnPath(id, 1))
 		return err == nil && fi.Size() >= 2<<20
 	})
 	cancel()
@@ -205,7 +206,7 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled {
 		t.Fatalf("%s: %s", s.Status, s.Error)
 	}
-	log, _ := os.ReadFile(w.st.LogPath(id))
+	log, _ := os.ReadFile(w.Store.LogPath(id))
 	if !strings.Contains(string(log), "stopping agent") {
 		t.Fatalf("supervisor log:\n%s", log)
 	}
@@ -215,10 +216,10 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 	w := newWorld(t)
 	never := filepath.Join(t.TempDir(), "never")
-	w.script(fakeScript{Default: []map[string]any{{"ignore_sigterm": true}, out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": never}}})
+	w.SetScript(fakeagent.Script{Default: []map[string]any{{"ignore_sigterm": true}, fakeagent.Out(`{"type":"thread.started","thread_id":"t"}`), {"wait_file": never}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	id, done := w.inProcess(ctx, "hold on")
-	sessionstest.Eventually(t, "a thread", func() bool { s, _ := w.m.Get(ctx, id); return s.ThreadID != "" })
+	sessionstest.Eventually(t, "a thread", func() bool { s, _ := w.Manager.Get(ctx, id); return s.ThreadID != "" })
 	cancel()
 	await(t, done)
 	s := w.wait(id)
@@ -231,17 +232,17 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	w := newWorld(t)
 	self, _ := proc.RefOf(os.Getpid())
-	s := &record.Session{ID: store.NewID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.work,
+	s := &record.Session{ID: store.NewID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.Work,
 		CreatedAt: time.Now().UTC(), Turns: []record.Turn{}, Owner: self,
 		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
-	if err := w.st.Create(s); err != nil {
+	if err := w.Store.Create(s); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.runSupervisor(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)
-	if got.Status != record.StatusKilled || len(got.Turns) != 0 || len(w.prompts()) != 0 {
-		t.Fatalf("%s, %d turns, prompts %q", got.Status, len(got.Turns), w.prompts())
+	if got.Status != record.StatusKilled || len(got.Turns) != 0 || len(w.Prompts()) != 0 {
+		t.Fatalf("%s, %d turns, prompts %q", got.Status, len(got.Turns), w.Prompts())
 	}
 }

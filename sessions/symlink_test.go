@@ -67,61 +67,61 @@ func TestNoWriteFollowsASymlinkInTheStateDir(t *testing.T) {
 	id := s.ID
 	target := newTarget(t)
 
-	turn := w.st.TurnPath(id, 7)
+	turn := w.Store.TurnPath(id, 7)
 	target.plant(turn)
-	_, _, err := w.st.TurnFiles(id, 7)
+	_, _, err := w.Store.TurnFiles(id, 7)
 	refused(t, "turn file", err, turn)
 	target.untouched("a turn file")
 
-	stderr := w.st.StderrPath(id, 8)
+	stderr := w.Store.StderrPath(id, 8)
 	target.plant(stderr)
-	_, _, err = w.st.TurnFiles(id, 8)
+	_, _, err = w.Store.TurnFiles(id, 8)
 	refused(t, "turn stderr file", err, stderr)
 	target.untouched("a turn's stderr file")
 
-	meta := w.st.MetaPath(id)
+	meta := w.Store.MetaPath(id)
 	saved, _ := os.ReadFile(meta)
 	target.plant(meta)
-	refused(t, "meta.json", w.st.Save(s), meta)
+	refused(t, "meta.json", w.Store.Save(s), meta)
 	target.untouched("meta.json")
 	os.Remove(meta)
 	os.WriteFile(meta, saved, 0o600)
 
 	e := &record.InboxEntry{ID: store.NewID(), Seq: 9, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued}
-	entry := w.st.InboxPath(id, e)
+	entry := w.Store.InboxPath(id, e)
 	target.plant(entry)
-	refused(t, "inbox entry", w.st.WriteInbox(id, e), entry)
+	refused(t, "inbox entry", w.Store.WriteInbox(id, e), entry)
 	target.untouched("an inbox entry")
 
-	lock := w.st.LockPath(id)
+	lock := w.Store.LockPath(id)
 	target.plant(lock)
-	_, err = w.st.Lock(id)
+	_, err = w.Store.Lock(id)
 	refused(t, "lock", err, lock)
 	target.untouched("the session's lock")
 
-	reserve := w.st.ReservePath(id)
+	reserve := w.Store.ReservePath(id)
 	target.plant(reserve)
 	refused(t, "reserve", state.WriteReserve(reserve), reserve)
 	target.untouched("the space reserve")
 
-	log := w.st.SupervisorLog(id)
+	log := w.Store.SupervisorLog(id)
 	target.plant(log)
-	_, err = state.OpenAppend(w.st.Dir(), log)
+	_, err = state.OpenAppend(w.Store.Dir(), log)
 	refused(t, "supervisor log", err, log)
 	target.untouched("the supervisor's log")
 
-	index := listing.IndexPath(w.st)
+	index := listing.IndexPath(w.Store)
 	target.plant(index)
 	// A listing that finds the sessions dir changed writes the cache.
-	w.m.List(context.Background(), listing.Options{})
+	w.Manager.List(context.Background(), listing.Options{})
 	target.untouched("the index")
-	refused(t, "index", w.st.WriteFileAtomic(index, []byte("x")), index)
+	refused(t, "index", w.Store.WriteFileAtomic(index, []byte("x")), index)
 
-	gen := w.st.GenPath()
+	gen := w.Store.GenPath()
 	target.plant(gen)
-	_, err = w.st.OpenFile(gen, os.O_RDWR|os.O_CREATE)
+	_, err = w.Store.OpenFile(gen, os.O_RDWR|os.O_CREATE)
 	refused(t, "sessions.gen", err, gen)
-	w.st.BumpGeneration(context.Background(), func() error { return nil })
+	w.Store.BumpGeneration(context.Background(), func() error { return nil })
 	target.untouched("sessions.gen")
 }
 
@@ -139,11 +139,11 @@ func TestNoWriteGoesThroughASymlinkedDirectory(t *testing.T) {
 		dir   string
 		write func() error
 	}{
-		{"turns", w.st.TurnsDir(id), func() error { _, _, err := w.st.TurnFiles(id, 5); return err }},
-		{"inbox", w.st.InboxDir(id), func() error {
-			return w.st.WriteInbox(id, &record.InboxEntry{ID: store.NewID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued})
+		{"turns", w.Store.TurnsDir(id), func() error { _, _, err := w.Store.TurnFiles(id, 5); return err }},
+		{"inbox", w.Store.InboxDir(id), func() error {
+			return w.Store.WriteInbox(id, &record.InboxEntry{ID: store.NewID(), Seq: 5, Text: "x", CreatedAt: time.Now(), State: record.InboxQueued})
 		}},
-		{"session dir", w.st.SessionDir(id), func() error { return w.st.Save(s) }},
+		{"session dir", w.Store.SessionDir(id), func() error { return w.Store.Save(s) }},
 	} {
 		moved := c.dir + ".real"
 		if err := os.Rename(c.dir, moved); err != nil {
@@ -185,11 +185,11 @@ func TestAStateDirReachedThroughASymlinkIsUsed(t *testing.T) {
 func TestSpawnRefusesASymlinkedSessionsDir(t *testing.T) {
 	w := newWorld(t)
 	outside := t.TempDir()
-	if err := os.Symlink(outside, w.st.SessionsDir()); err != nil {
+	if err := os.Symlink(outside, w.Store.SessionsDir()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.m.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
-	refused(t, "spawn", err, w.st.SessionsDir())
+	_, err := w.Manager.Spawn(context.Background(), sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.Work})
+	refused(t, "spawn", err, w.Store.SessionsDir())
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
 		t.Errorf("spawn made %s where sessions/ points", ents[0].Name())
 	}

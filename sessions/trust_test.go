@@ -21,25 +21,25 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	s := w.spawn("fine")
 	w.wait(s.ID)
 	ctx := context.Background()
-	os.Chmod(w.st.Dir(), 0o777)
-	defer os.Chmod(w.st.Dir(), 0o700)
-	before, _ := os.ReadDir(w.st.SessionsDir())
-	_, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.work})
-	refusedUntrusted(t, "spawn", err, w.st.Dir(), "can be written by others")
-	_, err = w.m.Inject(ctx, s.ID, "more")
-	refusedUntrusted(t, "inject", err, w.st.Dir(), "can be written by others")
-	_, err = w.m.Remove(ctx, s.ID, true)
-	refusedUntrusted(t, "rm", err, w.st.Dir(), "can be written by others")
-	if after, _ := os.ReadDir(w.st.SessionsDir()); len(after) != len(before) {
+	os.Chmod(w.Store.Dir(), 0o777)
+	defer os.Chmod(w.Store.Dir(), 0o700)
+	before, _ := os.ReadDir(w.Store.SessionsDir())
+	_, err := w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "x", Adapter: "fake", WorkingDir: w.Work})
+	refusedUntrusted(t, "spawn", err, w.Store.Dir(), "can be written by others")
+	_, err = w.Manager.Inject(ctx, s.ID, "more")
+	refusedUntrusted(t, "inject", err, w.Store.Dir(), "can be written by others")
+	_, err = w.Manager.Remove(ctx, s.ID, true)
+	refusedUntrusted(t, "rm", err, w.Store.Dir(), "can be written by others")
+	if after, _ := os.ReadDir(w.Store.SessionsDir()); len(after) != len(before) {
 		t.Errorf("a refused spawn recorded something: %d entries, was %d", len(after), len(before))
 	}
-	if in, _ := w.m.Inbox(s.ID); len(in) != 0 {
+	if in, _ := w.Manager.Inbox(s.ID); len(in) != 0 {
 		t.Errorf("a refused inject queued %d", len(in))
 	}
-	if list, err := w.m.List(ctx, listing.Options{}); err != nil || len(list) != 1 {
+	if list, err := w.Manager.List(ctx, listing.Options{}); err != nil || len(list) != 1 {
 		t.Errorf("listing: %d, %v", len(list), err)
 	}
-	if got, err := w.m.Get(ctx, s.ID); err != nil || got.Status != record.StatusCompleted {
+	if got, err := w.Manager.Get(ctx, s.ID); err != nil || got.Status != record.StatusCompleted {
 		t.Errorf("get: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -19,13 +20,13 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
 	goOn := filepath.Join(dir, "go-on")
-	w.script(fakeScript{Default: append([]map[string]any{
-		out(`{"type":"thread.started","thread_id":"t1"}`),
-		out(`{"type":"turn.started"}`),
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": goOn},
-	}, completes("after the removal", 700)[2:]...)})
+	}, fakeagent.Completes("after the removal", 700)[2:]...)})
 	s := w.spawn("write on")
-	path := w.st.TurnPath(s.ID, 1)
+	path := w.Store.TurnPath(s.ID, 1)
 	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")
@@ -50,7 +51,7 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	if got.Turns[0].Offset != int64(len(b)) {
 		t.Fatalf("offset %d, want the new file's size %d", got.Turns[0].Offset, len(b))
 	}
-	shown, err := w.m.Get(context.Background(), s.ID)
+	shown, err := w.Manager.Get(context.Background(), s.ID)
 	if err != nil || shown.LastMessage != "after the removal" {
 		t.Fatalf("read back: %v %+v", err, shown)
 	}
@@ -90,13 +91,13 @@ func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
 	goOn := filepath.Join(dir, "go-on")
-	w.script(fakeScript{Default: append([]map[string]any{
-		out(`{"type":"thread.started","thread_id":"t1"}`),
-		out(`{"type":"turn.started"}`),
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": goOn},
-	}, completes("after the swap", 700)[2:]...)})
+	}, fakeagent.Completes("after the swap", 700)[2:]...)})
 	s := w.spawn("write on")
-	path := w.st.TurnPath(s.ID, 1)
+	path := w.Store.TurnPath(s.ID, 1)
 	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")

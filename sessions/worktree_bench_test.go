@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -55,8 +56,8 @@ func benchWorldOf(b *testing.B, makeRepo func(*testing.B, string)) *world {
 	b.Setenv("GIT_CONFIG_GLOBAL", cfg)
 	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	b.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
-	makeRepo(b, w.work)
-	w.script(fakeScript{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.st.Dir(), "agent.sh")}}, completes("done", 700)...)})
+	makeRepo(b, w.Work)
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.Store.Dir(), "agent.sh")}}, fakeagent.Completes("done", 700)...)})
 	w.agent("true")
 	return w
 }
@@ -70,7 +71,7 @@ func BenchmarkSpawnInRepo20000Files(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
-		s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "add rate limiting", Adapter: "fake", WorkingDir: w.work})
+		s, err := w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "add rate limiting", Adapter: "fake", WorkingDir: w.Work})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func BenchmarkSpawnInRepo20000Files(b *testing.B) {
 			b.Fatal("no worktree")
 		}
 		w.waitFor(s.ID, 5*60e9)
-		if _, err := w.m.Remove(ctx, s.ID, true); err != nil {
+		if _, err := w.Manager.Remove(ctx, s.ID, true); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -93,7 +94,7 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 	w := benchWorld(b)
 	w.agent(`for i in 1 2 3 4 5; do echo "// changed" >> $(printf 'pkg%03d/sub0/file%05d.go' $i $((i*50))); done`)
 	ctx := context.Background()
-	s, err := w.m.Spawn(ctx, sessions.SpawnRequest{Task: "change five files", Adapter: "fake", WorkingDir: w.work})
+	s, err := w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "change five files", Adapter: "fake", WorkingDir: w.Work})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 	opt := sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := w.m.Diff(ctx, s.ID, io.Discard, opt); err != nil {
+		if _, err := w.Manager.Diff(ctx, s.ID, io.Discard, opt); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -33,31 +34,31 @@ import (
 func repoWorld(t *testing.T, files map[string]string) *world {
 	t.Helper()
 	w := newWorld(t)
-	git(t, w.work, "init", "-q")
+	git(t, w.Work, "init", "-q")
 	for name, body := range files {
-		writeFile(t, filepath.Join(w.work, name), body)
+		writeFile(t, filepath.Join(w.Work, name), body)
 	}
-	git(t, w.work, "add", "-A")
-	git(t, w.work, "commit", "-q", "-m", "init")
-	w.script(fakeScript{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.st.Dir(), "agent.sh")}}, completes("done", 700)...)})
+	git(t, w.Work, "add", "-A")
+	git(t, w.Work, "commit", "-q", "-m", "init")
+	w.SetScript(fakeagent.Script{Default: append([]map[string]any{{"run": "sh " + filepath.Join(w.Store.Dir(), "agent.sh")}}, fakeagent.Completes("done", 700)...)})
 	w.agent("true")
 	return w
 }
 
 // agent sets what the fake agent does at its next turns.
 func (w *world) agent(script string) {
-	w.t.Helper()
-	if err := os.WriteFile(filepath.Join(w.st.Dir(), "agent.sh"), []byte(script+"\n"), 0o600); err != nil {
-		w.t.Fatal(err)
+	w.T.Helper()
+	if err := os.WriteFile(filepath.Join(w.Store.Dir(), "agent.sh"), []byte(script+"\n"), 0o600); err != nil {
+		w.T.Fatal(err)
 	}
 }
 
 func (w *world) spawnIn(dir, task string, req sessions.SpawnRequest) *record.Session {
-	w.t.Helper()
+	w.T.Helper()
 	req.Task, req.Adapter, req.WorkingDir = task, "fake", dir
-	s, err := w.m.Spawn(context.Background(), req)
+	s, err := w.Manager.Spawn(context.Background(), req)
 	if err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	return s
 }
@@ -91,10 +92,10 @@ func readFile(t testing.TB, path string) string {
 }
 
 func (w *world) diff(id string, req sessions.DiffRequest) string {
-	w.t.Helper()
+	w.T.Helper()
 	var b bytes.Buffer
-	if _, err := w.m.Diff(context.Background(), id, &b, req); err != nil {
-		w.t.Fatalf("diff %s: %v", record.ShortID(id), err)
+	if _, err := w.Manager.Diff(context.Background(), id, &b, req); err != nil {
+		w.T.Fatalf("diff %s: %v", record.ShortID(id), err)
 	}
 	return b.String()
 }
@@ -103,9 +104,9 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"api/server.go": "package api\n", "README": "hi\n"})
 	w.agent(`pwd > ../cwd.txt; printf 'package api\n\nvar Limit = 10\n' > limit.go`)
-	s := w.spawnIn(filepath.Join(w.work, "api"), "add rate limiting\nwith a token bucket", sessions.SpawnRequest{})
+	s := w.spawnIn(filepath.Join(w.Work, "api"), "add rate limiting\nwith a token bucket", sessions.SpawnRequest{})
 	ws := s.Workspace
-	if ws == nil || !ws.Preparing() || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.work {
+	if ws == nil || !ws.Preparing() || ws.Branch != "zwarm/"+s.ID || ws.Base != "main" || ws.Subdir != "api" || ws.Origin != w.Work {
 		t.Fatalf("workspace %+v", ws)
 	}
 	if !strings.HasPrefix(ws.Path, filepath.Join(os.Getenv("XDG_DATA_HOME"), "zwarm", "worktrees", "work-")) || s.WorkingDir != filepath.Join(ws.Path, "api") {
@@ -118,17 +119,17 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 	if got := strings.TrimSpace(readFile(t, filepath.Join(ws.Path, "cwd.txt"))); got != filepath.Join(ws.Path, "api") {
 		t.Errorf("the agent ran in %s, want the same subdirectory of its worktree", got)
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "api", "limit.go")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.Work, "api", "limit.go")); !os.IsNotExist(err) {
 		t.Error("the worker's file appeared in the main checkout")
 	}
-	if st := git(t, w.work, "status", "--porcelain"); st != "" {
+	if st := git(t, w.Work, "status", "--porcelain"); st != "" {
 		t.Errorf("the main checkout is not clean: %q", st)
 	}
 	t1 := s.Turns[0]
 	if t1.Commit == "" || !reflect.DeepEqual(t1.Files, []string{"api/limit.go", "cwd.txt"}) {
 		t.Fatalf("turn 1 commit %q files %v", t1.Commit, t1.Files)
 	}
-	if got := git(t, w.work, "log", "-1", "--format=%an|%cn|%s", t1.Commit); got != "zwarm|zwarm|zwarm "+record.ShortID(s.ID)+" turn 1: add rate limiting" {
+	if got := git(t, w.Work, "log", "-1", "--format=%an|%cn|%s", t1.Commit); got != "zwarm|zwarm|zwarm "+record.ShortID(s.ID)+" turn 1: add rate limiting" {
 		t.Errorf("commit %q", got)
 	}
 	if s.Workspace.Head != t1.Commit || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 2, Added: 4}) || s.ChangesText() != "+4 -0 in 2 files" {
@@ -137,7 +138,7 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 
 	// A follow-up's turn is committed on its own, and lists only its files.
 	w.agent(`printf 'package api\n\nvar Limit = 20\n' > limit.go`)
-	if _, err := w.m.Inject(context.Background(), s.ID, "raise the limit"); err != nil {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "raise the limit"); err != nil {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
@@ -159,8 +160,8 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat ../port 2>/dev/null || echo 0)" > config.go`)
 	// Each worker reads its port from a file only its worktree has, written
 	// before it starts: the two must never see each other's edits.
-	a := w.spawnIn(w.work, "use port 8080", sessions.SpawnRequest{})
-	b := w.spawnIn(w.work, "use port 9090", sessions.SpawnRequest{})
+	a := w.spawnIn(w.Work, "use port 8080", sessions.SpawnRequest{})
+	b := w.spawnIn(w.Work, "use port 9090", sessions.SpawnRequest{})
 	for _, x := range []struct {
 		s    *record.Session
 		port string
@@ -180,7 +181,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	}
 	w.agent(`printf 'package config\n\nconst Port = %s\n' "$(cat "$(pwd).port")" > config.go`)
 	for _, s := range []*record.Session{a, b} {
-		if _, err := w.m.Inject(context.Background(), s.ID, "now for real"); err != nil {
+		if _, err := w.Manager.Inject(context.Background(), s.ID, "now for real"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,7 +193,7 @@ func TestTwoWorkersOfOneRepoChangeTheSameFileApart(t *testing.T) {
 	if !strings.Contains(db, "+const Port = 9090") || strings.Contains(db, "8080") {
 		t.Errorf("b's diff:\n%s", db)
 	}
-	if got := readFile(t, filepath.Join(w.work, "config.go")); got != "package config\n\nconst Port = 80\n" {
+	if got := readFile(t, filepath.Join(w.Work, "config.go")); got != "package config\n\nconst Port = 80\n" {
 		t.Errorf("the main checkout changed before any landing: %q", got)
 	}
 }
@@ -201,46 +202,46 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n", "notes.txt": "mine\n"})
 	w.agent(`printf 'package a\n\nvar X = 1\n' > a.go`)
-	s := w.wait(w.spawnIn(w.work, "set X", sessions.SpawnRequest{}).ID)
-	writeFile(t, filepath.Join(w.work, "notes.txt"), "mine, edited\n")
-	before := git(t, w.work, "rev-parse", "HEAD")
+	s := w.wait(w.spawnIn(w.Work, "set X", sessions.SpawnRequest{}).ID)
+	writeFile(t, filepath.Join(w.Work, "notes.txt"), "mine, edited\n")
+	before := git(t, w.Work, "rev-parse", "HEAD")
 
-	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Into != "main" || res.Commit == "" || !res.Removed || res.Stat != (workspace.Stat{Files: 1, Added: 2}) {
 		t.Fatalf("%+v", res)
 	}
-	if git(t, w.work, "rev-parse", "HEAD") != res.Commit || git(t, w.work, "rev-parse", "HEAD^") != before {
+	if git(t, w.Work, "rev-parse", "HEAD") != res.Commit || git(t, w.Work, "rev-parse", "HEAD^") != before {
 		t.Error("main is not one commit further")
 	}
-	if msg := git(t, w.work, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "set X\n\ndone") || !strings.Contains(msg, "Zwarm-Session: "+s.ID) {
+	if msg := git(t, w.Work, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "set X\n\ndone") || !strings.Contains(msg, "Zwarm-Session: "+s.ID) {
 		t.Errorf("message %q: the task, the worker's last message, the session", msg)
 	}
-	if readFile(t, filepath.Join(w.work, "a.go")) != "package a\n\nvar X = 1\n" || readFile(t, filepath.Join(w.work, "notes.txt")) != "mine, edited\n" {
+	if readFile(t, filepath.Join(w.Work, "a.go")) != "package a\n\nvar X = 1\n" || readFile(t, filepath.Join(w.Work, "notes.txt")) != "mine, edited\n" {
 		t.Error("the landed change is missing, or the uncommitted edit was lost")
 	}
 	s = res.Session
 	if !s.Workspace.LandedNow() || s.ChangesText() != "landed" || s.Workspace.State != record.WorkspaceRemoved {
 		t.Errorf("after landing: %+v %q", s.Workspace, s.ChangesText())
 	}
-	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.Work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("the worktree or the branch is still there")
 	}
-	again, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	again, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil || !again.Already {
 		t.Errorf("landing again: %+v %v", again, err)
 	}
 	// The listing (through its cache) says so too.
-	list, _ := w.m.List(context.Background(), listing.Options{})
+	list, _ := w.Manager.List(context.Background(), listing.Options{})
 	if len(list) != 1 || list[0].ChangesText() != "landed" {
 		t.Errorf("listed as %q", list[0].ChangesText())
 	}
 
 	// A follow-up makes the worktree again, from what was landed.
 	w.agent(`printf 'package a\n\nvar X = 2\n' > a.go`)
-	if _, err := w.m.Inject(context.Background(), s.ID, "make it 2"); err != nil {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "make it 2"); err != nil {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
@@ -253,30 +254,30 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`printf 'worker\n' > a.go; sleep 30`)
-	s := w.spawnIn(w.work, "edit a", sessions.SpawnRequest{})
+	s := w.spawnIn(w.Work, "edit a", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "the worker to write", func() bool {
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
 		return string(b) == "worker\n"
 	})
-	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work}); !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "wait or kill it first") {
+	if _, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work}); !errors.Is(err, sessions.ErrRunning) || !strings.Contains(err.Error(), "wait or kill it first") {
 		t.Fatalf("landing a running worker: %v", err)
 	}
 	// A kill leaves the worktree, and what the worker did is committed.
-	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+	if _, err := w.Manager.Kill(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
 	if s.Status != record.StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
 		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.Worktree().Exists(), s.Turns[0].Commit)
 	}
-	writeFile(t, filepath.Join(w.work, "a.go"), "person\n")
-	head := git(t, w.work, "rev-parse", "HEAD")
-	_, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	writeFile(t, filepath.Join(w.Work, "a.go"), "person\n")
+	head := git(t, w.Work, "rev-parse", "HEAD")
+	_, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
 	var de *sessions.DirtyError
 	if !errors.As(err, &de) || !reflect.DeepEqual(de.Files, []string{"a.go"}) {
 		t.Fatalf("landing over an uncommitted change: %v", err)
 	}
-	if readFile(t, filepath.Join(w.work, "a.go")) != "person\n" || git(t, w.work, "rev-parse", "HEAD") != head {
+	if readFile(t, filepath.Join(w.Work, "a.go")) != "person\n" || git(t, w.Work, "rev-parse", "HEAD") != head {
 		t.Error("the refused landing changed something")
 	}
 }
@@ -285,28 +286,28 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
 	w.agent(`printf '1\nfirst\n3\n' > a.txt`)
-	first := w.wait(w.spawnIn(w.work, "first", sessions.SpawnRequest{}).ID)
+	first := w.wait(w.spawnIn(w.Work, "first", sessions.SpawnRequest{}).ID)
 	w.agent(`printf '1\nsecond\n3\n' > a.txt`)
-	second := w.wait(w.spawnIn(w.work, "second", sessions.SpawnRequest{}).ID)
-	if _, err := w.m.Land(context.Background(), first.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+	second := w.wait(w.spawnIn(w.Work, "second", sessions.SpawnRequest{}).ID)
+	if _, err := w.Manager.Land(context.Background(), first.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 		t.Fatal(err)
 	}
-	head, status := git(t, w.work, "rev-parse", "HEAD"), git(t, w.work, "status", "--porcelain")
-	_, err := w.m.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.work})
+	head, status := git(t, w.Work, "rev-parse", "HEAD"), git(t, w.Work, "status", "--porcelain")
+	_, err := w.Manager.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.Work})
 	var ce *sessions.LandConflictError
 	if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Files, []string{"a.txt"}) || !strings.Contains(err.Error(), "zwarm update "+record.ShortID(second.ID)) {
 		t.Fatalf("conflicting landing: %v", err)
 	}
-	if git(t, w.work, "rev-parse", "HEAD") != head || git(t, w.work, "status", "--porcelain") != status {
+	if git(t, w.Work, "rev-parse", "HEAD") != head || git(t, w.Work, "status", "--porcelain") != status {
 		t.Fatal("the refused landing changed the checkout")
 	}
-	if s, _ := w.m.Get(context.Background(), second.ID); s.ChangesText() != "conflict" {
+	if s, _ := w.Manager.Get(context.Background(), second.ID); s.ChangesText() != "conflict" {
 		t.Errorf("listed as %q", s.ChangesText())
 	}
 
 	// The worker resolves the markers it finds.
 	w.agent(`grep -q '<<<<<<<' a.txt && printf '1\nfirst and second\n3\n' > a.txt || true`)
-	up, err := w.m.Update(context.Background(), second.ID, "")
+	up, err := w.Manager.Update(context.Background(), second.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,11 +319,11 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 	if s.Status != record.StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
 		t.Fatalf("after the worker's turn: %s %+v %q", s.Status, s.Workspace.Conflict, s.ChangesText())
 	}
-	res, err := w.m.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, filepath.Join(w.work, "a.txt")); got != "1\nfirst and second\n3\n" || git(t, w.work, "rev-parse", "HEAD") != res.Commit {
+	if got := readFile(t, filepath.Join(w.Work, "a.txt")); got != "1\nfirst and second\n3\n" || git(t, w.Work, "rev-parse", "HEAD") != res.Commit {
 		t.Errorf("after landing the resolution: %q", got)
 	}
 }
@@ -333,12 +334,12 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 	var ids []string
 	for _, f := range []string{"one", "bad", "three"} {
 		w.agent("echo " + f + " > " + f + ".txt")
-		ids = append(ids, w.wait(w.spawnIn(w.work, "write "+f, sessions.SpawnRequest{}).ID).ID)
+		ids = append(ids, w.wait(w.spawnIn(w.Work, "write "+f, sessions.SpawnRequest{}).ID).ID)
 		time.Sleep(10 * time.Millisecond) // distinct creation times: the queue's order
 	}
-	head := git(t, w.work, "rev-parse", "HEAD")
+	head := git(t, w.Work, "rev-parse", "HEAD")
 	var out bytes.Buffer
-	q, err := w.m.LandAll(context.Background(), sessions.LandOptions{Dir: w.work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
+	q, err := w.Manager.LandAll(context.Background(), sessions.LandOptions{Dir: w.Work, Verify: "ls; test ! -f bad.txt", VerifyOut: &out})
 	var ve *workspace.VerifyError
 	if !errors.As(err, &ve) || ve.Code != 1 {
 		t.Fatalf("queue: %v", err)
@@ -346,17 +347,17 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 	if len(q.Landed) != 1 || q.Landed[0].Session.ID != ids[0] || !q.Landed[0].Verified || q.Failed.ID != ids[1] || len(q.Left) != 1 || q.Left[0].ID != ids[2] {
 		t.Fatalf("landed %d, failed %v, left %d", len(q.Landed), q.Failed, len(q.Left))
 	}
-	if got := git(t, w.work, "log", "--format=%s", head+"..HEAD"); got != "write one" {
+	if got := git(t, w.Work, "log", "--format=%s", head+"..HEAD"); got != "write one" {
 		t.Errorf("main got %q, want only the first", got)
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "bad.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.Work, "bad.txt")); !os.IsNotExist(err) {
 		t.Error("the change that failed its verify landed")
 	}
 	if !strings.Contains(out.String(), "one.txt") || !strings.Contains(out.String(), "bad.txt") {
 		t.Errorf("verify output %q: each ran on its own candidate", out.String())
 	}
 	// The failed one is back on its branch, untouched.
-	bad, _ := w.m.Get(context.Background(), ids[1])
+	bad, _ := w.Manager.Get(context.Background(), ids[1])
 	if got := git(t, bad.Workspace.Path, "symbolic-ref", "--short", "HEAD"); got != bad.Workspace.Branch || bad.Workspace.LandedNow() {
 		t.Errorf("the failed worker's worktree is on %q", got)
 	}
@@ -366,8 +367,8 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo new > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
-	_, err := w.m.Remove(context.Background(), s.ID, false)
+	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
+	_, err := w.Manager.Remove(context.Background(), s.ID, false)
 	var ue *sessions.UnlandedError
 	if !errors.As(err, &ue) || ue.Commits != 1 || !strings.Contains(err.Error(), "1 commit never landed (+1 -0 in 1 file)") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rm: %v", err)
@@ -375,20 +376,20 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	if !s.Workspace.Worktree().Exists() {
 		t.Fatal("a refused rm removed the worktree")
 	}
-	res, err := w.m.Clean(context.Background(), sessions.CleanOptions{})
+	res, err := w.Manager.Clean(context.Background(), sessions.CleanOptions{})
 	if err != nil || len(res.Removed) != 0 || len(res.Kept) != 1 {
 		t.Fatalf("clean: %+v %v", res, err)
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, true); err != nil {
+	if _, err := w.Manager.Remove(context.Background(), s.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if s.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", "zwarm/*") != "" {
+	if s.Workspace.Worktree().Exists() || git(t, w.Work, "branch", "--list", "zwarm/*") != "" {
 		t.Error("rm --force left the worktree or the branch")
 	}
 	// A worker that changed nothing goes without --force.
 	w.agent("true")
-	s = w.wait(w.spawnIn(w.work, "nothing", sessions.SpawnRequest{}).ID)
-	if _, err := w.m.Remove(context.Background(), s.ID, false); err != nil {
+	s = w.wait(w.spawnIn(w.Work, "nothing", sessions.SpawnRequest{}).ID)
+	if _, err := w.Manager.Remove(context.Background(), s.ID, false); err != nil {
 		t.Fatalf("rm of a worker that changed nothing: %v", err)
 	}
 }
@@ -396,23 +397,23 @@ func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{".gitignore": ".env\nnode_modules/\n", "a": "a\n"})
-	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
-	writeFile(t, filepath.Join(w.work, "node_modules", "m.js"), "x\n")
-	w.config("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
+	writeFile(t, filepath.Join(w.Work, ".env"), "TOKEN=1\n")
+	writeFile(t, filepath.Join(w.Work, "node_modules", "m.js"), "x\n")
+	w.WriteConfig("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
 	w.agent("cat .env node_modules/m.js > seen.txt")
-	s := w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
-	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "setting up\nTOKEN=1") || !strings.Contains(log, "copy .env") {
+	if log := readFile(t, w.Store.SetupLog(s.ID)); !strings.Contains(log, "setting up\nTOKEN=1") || !strings.Contains(log, "copy .env") {
 		t.Errorf("setup log %q", log)
 	}
 	if files := git(t, s.Workspace.Path, "show", "--name-only", "--format=", "HEAD"); files != "seen.txt" {
 		t.Errorf("committed %q: what was brought along stays out", files)
 	}
 
-	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
-	s = w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
+	w.WriteConfig("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
+	s = w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
 	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
 		s.Workspace.State != record.WorkspaceFailed || len(s.Turns) != 0 {
 		t.Fatalf("failing setup: %s %q %s", s.Status, s.Error, s.Workspace.State)
@@ -422,22 +423,22 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	w.config("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
-	s := w.spawnIn(w.work, "slow setup", sessions.SpawnRequest{})
+	w.WriteConfig("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"sleep 60 & sleep 60\"\n")
+	s := w.spawnIn(w.Work, "slow setup", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "setup to start", func() bool {
-		b, _ := os.ReadFile(w.st.SetupLog(s.ID))
+		b, _ := os.ReadFile(w.Store.SetupLog(s.ID))
 		return strings.Contains(string(b), "setup: sleep")
 	})
-	if got, _ := w.m.Get(context.Background(), s.ID); got.Status != record.StatusPending || got.Workspace.State != record.WorkspacePreparing || got.ChangesText() != "preparing" {
+	if got, _ := w.Manager.Get(context.Background(), s.ID); got.Status != record.StatusPending || got.Workspace.State != record.WorkspacePreparing || got.ChangesText() != "preparing" {
 		t.Fatalf("while preparing: %s %s", got.Status, got.Workspace.State)
 	}
 	// A session whose worktree is being made is live: land refuses it as
 	// still running, not as a worktree never made.
-	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{}); !errors.Is(err, sessions.ErrRunning) {
+	if _, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{}); !errors.Is(err, sessions.ErrRunning) {
 		t.Fatalf("land while preparing: %v; want it refused as still running", err)
 	}
 	start := time.Now()
-	if _, err := w.m.Kill(context.Background(), s.ID); err != nil {
+	if _, err := w.Manager.Kill(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
@@ -454,22 +455,22 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	for _, req := range []sessions.SpawnRequest{
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "no-such-branch"},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Base: "main", WithChanges: true},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationNone, Base: "main"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.Work, Base: "no-such-branch"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.Work, Base: "main", WithChanges: true},
+		{Task: "x", Adapter: "fake", WorkingDir: w.Work, Isolation: config.IsolationNone, Base: "main"},
 		{Task: "x", Adapter: "fake", WorkingDir: t.TempDir(), Isolation: config.IsolationWorktree},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: "bubble"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.Work, Isolation: "bubble"},
 	} {
-		if _, err := w.m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
+		if _, err := w.Manager.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: %v, want an invalid request", req, err)
 		}
 	}
-	if ids, _ := w.st.Ids(); len(ids) != 0 {
+	if ids, _ := w.Store.Ids(); len(ids) != 0 {
 		t.Errorf("refused spawns recorded %v", ids)
 	}
 	// Outside a repository, and when asked, a worker works in place.
 	for _, req := range []sessions.SpawnRequest{{Isolation: config.IsolationNone}, {}} {
-		dir := w.work
+		dir := w.Work
 		if req.Isolation == "" {
 			dir = t.TempDir()
 		}
@@ -484,18 +485,18 @@ func TestSpawnChecksTheRepositoryAndTheBaseFirst(t *testing.T) {
 func TestWithChangesStartsFromTheUncommittedWork(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
-	writeFile(t, filepath.Join(w.work, "a.go"), "package a // wip\n")
-	writeFile(t, filepath.Join(w.work, "new.go"), "package a\n")
+	writeFile(t, filepath.Join(w.Work, "a.go"), "package a // wip\n")
+	writeFile(t, filepath.Join(w.Work, "new.go"), "package a\n")
 	w.agent(`cat a.go new.go > seen.txt`)
-	s := w.wait(w.spawnIn(w.work, "continue", sessions.SpawnRequest{WithChanges: true}).ID)
+	s := w.wait(w.spawnIn(w.Work, "continue", sessions.SpawnRequest{WithChanges: true}).ID)
 	if got := readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")); got != "package a // wip\npackage a\n" {
 		t.Fatalf("the worker saw %q", got)
 	}
 	if d := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); d != "seen.txt\n" {
 		t.Errorf("its diff is against the snapshot: %q", d)
 	}
-	if git(t, w.work, "status", "--porcelain") != "M a.go\n?? new.go" && git(t, w.work, "status", "--porcelain") != " M a.go\n?? new.go" {
-		t.Errorf("the checkout's work in progress changed: %q", git(t, w.work, "status", "--porcelain"))
+	if git(t, w.Work, "status", "--porcelain") != "M a.go\n?? new.go" && git(t, w.Work, "status", "--porcelain") != " M a.go\n?? new.go" {
+		t.Errorf("the checkout's work in progress changed: %q", git(t, w.Work, "status", "--porcelain"))
 	}
 }
 
@@ -503,19 +504,19 @@ func TestALinkedWorktreeCallerStartsFromItsOwnHeadAndLandsThere(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	linked := filepath.Join(t.TempDir(), "side")
-	git(t, w.work, "worktree", "add", "-q", "-b", "side", linked)
+	git(t, w.Work, "worktree", "add", "-q", "-b", "side", linked)
 	git(t, linked, "commit", "-q", "--allow-empty", "-m", "side work")
-	mainHead := git(t, w.work, "rev-parse", "main")
+	mainHead := git(t, w.Work, "rev-parse", "main")
 	w.agent("echo x > x.txt")
 	s := w.wait(w.spawnIn(linked, "on side", sessions.SpawnRequest{}).ID)
 	if s.Workspace.Base != "side" || s.Workspace.BaseCommit != git(t, linked, "rev-parse", "HEAD") || s.Workspace.Origin != linked {
 		t.Fatalf("base %s %s, origin %s", s.Workspace.Base, s.Workspace.BaseCommit, s.Workspace.Origin)
 	}
-	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: linked})
+	res, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: linked})
 	if err != nil || res.Into != "side" {
 		t.Fatalf("land: %+v %v", res, err)
 	}
-	if git(t, w.work, "rev-parse", "main") != mainHead || readFile(t, filepath.Join(linked, "x.txt")) != "x\n" {
+	if git(t, w.Work, "rev-parse", "main") != mainHead || readFile(t, filepath.Join(linked, "x.txt")) != "x\n" {
 		t.Error("the main checkout's branch moved, or the linked checkout did not get the change")
 	}
 }
@@ -527,10 +528,10 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // half done' > a.go; sleep 300`)
-	s := w.spawnIn(w.work, "half", sessions.SpawnRequest{})
+	s := w.spawnIn(w.Work, "half", sessions.SpawnRequest{})
 	var sup *proc.Ref
 	sessionstest.Eventually(t, "the worker to write", func() bool {
-		g, _ := w.m.Get(context.Background(), s.ID)
+		g, _ := w.Manager.Get(context.Background(), s.ID)
 		sup = g.Owner
 		b, _ := os.ReadFile(filepath.Join(s.Workspace.Path, "a.go"))
 		return sup != nil && sup.Role == record.RoleSupervisor && g.Agent != nil && string(b) == "package a // half done\n"
@@ -543,11 +544,11 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	if d := w.diff(s.ID, sessions.DiffRequest{}); !strings.Contains(d, "+package a // half done") {
 		t.Fatalf("diff misses the uncommitted work:\n%s", d)
 	}
-	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, filepath.Join(w.work, "a.go")) != "package a // half done\n" || !res.Removed {
+	if readFile(t, filepath.Join(w.Work, "a.go")) != "package a // half done\n" || !res.Removed {
 		t.Fatalf("landed %+v", res)
 	}
 }
@@ -558,16 +559,16 @@ func TestLandKeepsAWorktreeSomeoneEditedByHand(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
 	w.agent(`echo 'package a // worker' > a.go`)
-	s := w.wait(w.spawnIn(w.work, "edit", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "edit", sessions.SpawnRequest{}).ID)
 	writeFile(t, filepath.Join(s.Workspace.Path, "mine.txt"), "by hand\n")
-	res, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work})
+	res, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Removed || readFile(t, filepath.Join(s.Workspace.Path, "mine.txt")) != "by hand\n" {
 		t.Fatal("the hand-made change went with the worktree")
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "mine.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.Work, "mine.txt")); !os.IsNotExist(err) {
 		t.Fatal("a change that is not the worker's landed")
 	}
 }
@@ -579,18 +580,18 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	gate := filepath.Join(t.TempDir(), "go")
-	w.script(fakeScript{Live: true,
+	w.SetScript(fakeagent.Script{Live: true,
 		ByPrompt: map[string][]map[string]any{
-			"first":  append([]map[string]any{{"run": "echo 1 > one.txt"}, {"wait_file": gate}}, completes("one", 100)...),
-			"second": append([]map[string]any{{"run": "echo 2 > two.txt"}}, completes("two", 200)...),
+			"first":  append([]map[string]any{{"run": "echo 1 > one.txt"}, {"wait_file": gate}}, fakeagent.Completes("one", 100)...),
+			"second": append([]map[string]any{{"run": "echo 2 > two.txt"}}, fakeagent.Completes("two", 200)...),
 		},
-		Default: completes("?", 1)})
-	s := w.spawnIn(w.work, "first", sessions.SpawnRequest{})
+		Default: fakeagent.Completes("?", 1)})
+	s := w.spawnIn(w.Work, "first", sessions.SpawnRequest{})
 	sessionstest.Eventually(t, "the first turn to run", func() bool {
 		_, err := os.Stat(filepath.Join(s.Workspace.Path, "one.txt"))
 		return err == nil
 	})
-	res, err := w.m.Inject(context.Background(), s.ID, "second")
+	res, err := w.Manager.Inject(context.Background(), s.ID, "second")
 	if err != nil || res.Outcome != sessions.InjectQueued || res.Live {
 		t.Fatalf("inject: %+v %v (in a worktree, a follow-up waits for the next process)", res, err)
 	}
@@ -612,57 +613,57 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 func TestLandStrategiesAndTargets(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	git(t, w.work, "branch", "release")
+	git(t, w.Work, "branch", "release")
 	ctx := context.Background()
 	spawnWith := func(task, script string) *record.Session {
 		w.agent(script)
-		return w.wait(w.spawnIn(w.work, task, sessions.SpawnRequest{}).ID)
+		return w.wait(w.spawnIn(w.Work, task, sessions.SpawnRequest{}).ID)
 	}
 	sq := spawnWith("squash me", `echo s > s.txt; git add s.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent's own"; echo s2 > s2.txt`)
-	if n := git(t, w.work, "rev-list", "--count", sq.Workspace.BaseCommit+".."+sq.Workspace.Head); n != "2" {
+	if n := git(t, w.Work, "rev-list", "--count", sq.Workspace.BaseCommit+".."+sq.Workspace.Head); n != "2" {
 		t.Fatalf("the worker's branch has %s commits, want its own and zwarm's", n)
 	}
 	// Into a branch no worktree has checked out: only the ref moves; with
 	// --keep the worktree and the branch stay.
-	res, err := w.m.Land(ctx, sq.ID, sessions.LandOptions{Dir: w.work, Into: "release", Message: "Squashed\n\nby hand", Keep: true})
+	res, err := w.Manager.Land(ctx, sq.ID, sessions.LandOptions{Dir: w.Work, Into: "release", Message: "Squashed\n\nby hand", Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if git(t, w.work, "rev-parse", "release") != res.Commit || git(t, w.work, "log", "-1", "--format=%B", "release") != "Squashed\n\nby hand" ||
-		git(t, w.work, "rev-parse", "release^") != sq.Workspace.BaseCommit {
-		t.Errorf("release after a squash landing: %s", git(t, w.work, "log", "--format=%s", "release"))
+	if git(t, w.Work, "rev-parse", "release") != res.Commit || git(t, w.Work, "log", "-1", "--format=%B", "release") != "Squashed\n\nby hand" ||
+		git(t, w.Work, "rev-parse", "release^") != sq.Workspace.BaseCommit {
+		t.Errorf("release after a squash landing: %s", git(t, w.Work, "log", "--format=%s", "release"))
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "s.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.Work, "s.txt")); !os.IsNotExist(err) {
 		t.Error("a landing into another branch touched the checkout")
 	}
-	if res.Removed || !sq.Workspace.Worktree().Exists() || git(t, w.work, "branch", "--list", sq.Workspace.Branch) == "" {
+	if res.Removed || !sq.Workspace.Worktree().Exists() || git(t, w.Work, "branch", "--list", sq.Workspace.Branch) == "" {
 		t.Error("--keep did not keep the worktree and the branch")
 	}
 
 	mg := spawnWith("merge me", "echo m > m.txt")
-	res, err = w.m.Land(ctx, mg.ID, sessions.LandOptions{Dir: w.work, Strategy: "merge"})
+	res, err = w.Manager.Land(ctx, mg.ID, sessions.LandOptions{Dir: w.Work, Strategy: "merge"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if parents := strings.Fields(git(t, w.work, "log", "-1", "--format=%P", "main")); len(parents) != 2 || parents[1] != mg.Workspace.Head {
+	if parents := strings.Fields(git(t, w.Work, "log", "-1", "--format=%P", "main")); len(parents) != 2 || parents[1] != mg.Workspace.Head {
 		t.Errorf("a merge landing's parents: %v", parents)
 	}
 
 	rb := spawnWith("rebase me", `echo r > r.txt; git add r.txt; git -c user.name=Agent -c user.email=a@x commit -qm "agent: r"; echo r2 > r2.txt`)
-	before := git(t, w.work, "rev-parse", "main")
-	res, err = w.m.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.work, Strategy: "rebase"})
+	before := git(t, w.Work, "rev-parse", "main")
+	res, err = w.Manager.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.Work, Strategy: "rebase"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, w.work, "log", "--format=%s", before+"..main"); got != "zwarm "+record.ShortID(rb.ID)+" turn 1: rebase me\nagent: r" {
+	if got := git(t, w.Work, "log", "--format=%s", before+"..main"); got != "zwarm "+record.ShortID(rb.ID)+" turn 1: rebase me\nagent: r" {
 		t.Errorf("a rebase landing puts the worker's commits on main: %q", got)
 	}
 	for _, f := range []string{"m.txt", "r.txt", "r2.txt"} {
-		if _, err := os.Stat(filepath.Join(w.work, f)); err != nil {
+		if _, err := os.Stat(filepath.Join(w.Work, f)); err != nil {
 			t.Errorf("%s did not land: %v", f, err)
 		}
 	}
-	if _, err := w.m.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.work, Strategy: "sideways"}); !errors.Is(err, config.ErrInvalidRequest) {
+	if _, err := w.Manager.Land(ctx, rb.ID, sessions.LandOptions{Dir: w.Work, Strategy: "sideways"}); !errors.Is(err, config.ErrInvalidRequest) {
 		t.Errorf("an unknown strategy: %v", err)
 	}
 }
@@ -673,7 +674,7 @@ func TestLandStrategiesAndTargets(t *testing.T) {
 func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	hooks := filepath.Join(w.work, ".git", "hooks")
+	hooks := filepath.Join(w.Work, ".git", "hooks")
 	ran := filepath.Join(t.TempDir(), "ran")
 	for name, body := range map[string]string{
 		"pre-commit":    "#!/bin/sh\nexit 1\n",
@@ -685,11 +686,11 @@ func TestTheUsersHooksDoNotRunForZwarm(t *testing.T) {
 		os.Chmod(filepath.Join(hooks, name), 0o755)
 	}
 	w.agent("echo x > x.txt")
-	s := w.wait(w.spawnIn(w.work, "with hooks", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "with hooks", sessions.SpawnRequest{}).ID)
 	if s.Turns[0].Commit == "" || s.Workspace.Error != "" {
 		t.Fatalf("the turn was not committed: %q", s.Workspace.Error)
 	}
-	if _, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work}); err != nil {
+	if _, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(ran); err == nil {
@@ -704,30 +705,30 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
 	w.agent("echo b > b.txt")
-	s := w.wait(w.spawnIn(w.work, "add b", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
 	dir := t.TempDir()
 	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.work,
+		_, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work,
 			Verify: "touch " + started + "; while [ ! -f " + gate + " ]; do sleep 0.02; done"})
 		done <- err
 	}()
 	sessionstest.Eventually(t, "the verify to run", func() bool { _, err := os.Stat(started); return err == nil })
-	if _, err := w.m.Inject(context.Background(), s.ID, "more"); !errors.Is(err, record.ErrBusy) {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "more"); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("a follow-up during the landing: %v", err)
 	}
-	if _, err := w.m.Update(context.Background(), s.ID, ""); !errors.Is(err, record.ErrBusy) {
+	if _, err := w.Manager.Update(context.Background(), s.ID, ""); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("an update during the landing: %v", err)
 	}
-	if _, err := w.m.Remove(context.Background(), s.ID, true); !errors.Is(err, record.ErrBusy) {
+	if _, err := w.Manager.Remove(context.Background(), s.ID, true); !errors.Is(err, record.ErrBusy) {
 		t.Errorf("rm --force during the landing: %v", err)
 	}
 	writeFile(t, gate, "")
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.m.Inject(context.Background(), s.ID, "more"); err != nil {
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "more"); err != nil {
 		t.Errorf("a follow-up after the landing: %v", err)
 	}
 	w.wait(s.ID)
@@ -738,8 +739,8 @@ func TestARefusedSpawnMakesNoStateDir(t *testing.T) {
 	w := newWorld(t)
 	st, _ := state.NewStore(filepath.Join(t.TempDir(), "fresh", ".zwarm"))
 	m := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
-	for _, req := range []sessions.SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
-		{Task: "x", Adapter: "fake", WorkingDir: w.work, Isolation: config.IsolationWorktree}} {
+	for _, req := range []sessions.SpawnRequest{{Task: "x", Adapter: "nope", WorkingDir: w.Work}, {Task: "x", Adapter: "fake", WorkingDir: "/no/such/dir"},
+		{Task: "x", Adapter: "fake", WorkingDir: w.Work, Isolation: config.IsolationWorktree}} {
 		if _, err := m.Spawn(context.Background(), req); !errors.Is(err, config.ErrInvalidRequest) {
 			t.Errorf("%+v: %v", req, err)
 		}
@@ -756,16 +757,16 @@ func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
 	w := repoWorld(t, map[string]string{".gitignore": "evil\n", ".worktreeinclude": "evil/secret.txt\n", "a": "a\n"})
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "secret.txt"), "secret\n")
-	if err := os.Symlink(outside, filepath.Join(w.work, "evil")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(w.Work, "evil")); err != nil {
 		t.Fatal(err)
 	}
 	w.agent("true")
-	s := w.wait(w.spawnIn(w.work, "look", sessions.SpawnRequest{}).ID)
+	s := w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
 	const why = "evil in "
 	if s.Status != record.StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
-	if log := readFile(t, w.st.SetupLog(s.ID)); !strings.Contains(log, "copy evil/secret.txt: evil in ") {
+	if log := readFile(t, w.Store.SetupLog(s.ID)); !strings.Contains(log, "copy evil/secret.txt: evil in ") {
 		t.Errorf("setup log %q", log)
 	}
 	if _, err := os.Lstat(filepath.Join(s.Workspace.Path, "evil", "secret.txt")); err == nil {

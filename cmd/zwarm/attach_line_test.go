@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // The line an attach ends with says a CLI that exited non-zero at once

@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // fakeThread is the thread the fake agent reports; as a person's CLI
@@ -42,10 +43,10 @@ func TestAttachInterruptsTheTurn(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.setScript(completes("done", 10), "block", []step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
+	w.setScript(fakeagent.Completes("done", 10), "block", []fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
-	}, fakeThread, []step{out("the person's CLI, in the thread"), {"wait_file": gate}})
+	}, fakeThread, []fakeagent.Step{fakeagent.Out("the person's CLI, in the thread"), {"wait_file": gate}})
 	sessionstest.Eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == record.StatusRunning && s.ThreadID != "" })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", "--interrupt", id)
 	screen := tm.waitFor("the CLI", "the person's CLI, in the thread", 30*time.Second)
@@ -73,7 +74,7 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
-	w.setScript(completes("after the attach", 20), fakeThread, []step{out("the person's CLI"), {"wait_file": filepath.Join(t.TempDir(), "never")}})
+	w.setScript(fakeagent.Completes("after the attach", 20), fakeThread, []fakeagent.Step{fakeagent.Out("the person's CLI"), {"wait_file": filepath.Join(t.TempDir(), "never")}})
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
 	tm.waitFor("the CLI", "the person's CLI", 30*time.Second)
 	attacher := childWith(tm.shellPID(), "attach")

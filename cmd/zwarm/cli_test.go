@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 func TestSpawnTaskFromFileOrStdin(t *testing.T) {
@@ -22,11 +23,11 @@ func TestSpawnTaskFromFileOrStdin(t *testing.T) {
 	writeFile(t, task, "# Task\n\nfix the flaky test\n")
 	w.ok("spawn", "--wait", "-f", task)
 	cmd := exec.Command(bins.zwarm, "spawn", "--wait", "-")
-	cmd.Dir, cmd.Env, cmd.Stdin = w.work, w.env(), strings.NewReader("from stdin\n")
+	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), strings.NewReader("from stdin\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("spawn -: %v\n%s", err, out)
 	}
-	inv := w.invocations()
+	inv := w.Invocations()
 	if len(inv) != 2 || inv[0].Prompt != "# Task\n\nfix the flaky test" || inv[1].Prompt != "from stdin" {
 		t.Fatalf("prompts: %+v", inv)
 	}
@@ -132,7 +133,7 @@ func TestLsFilters(t *testing.T) {
 func TestMessagesReadRight(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("done", 5), "hang", []step{{"wait_file": gate}})
+	w.setScript(fakeagent.Completes("done", 5), "hang", []fakeagent.Step{{"wait_file": gate}})
 	defer touch(t, gate)
 	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
 	running := w.spawn("hang")
@@ -169,11 +170,11 @@ func TestUnreadableRecords(t *testing.T) {
 	w := newWorld(t)
 	good := strings.Fields(w.ok("spawn", "--wait", "fine"))[0]
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(nil, "hang", []step{{"wait_file": gate}})
+	w.setScript(nil, "hang", []fakeagent.Step{{"wait_file": gate}})
 	broken := w.spawn("hang")
 	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(broken).Agent != nil })
 	agentPID := w.record(broken).Agent.PID
-	writeFile(t, filepath.Join(w.state, "sessions", broken, "meta.json"), "{not json")
+	writeFile(t, filepath.Join(w.State, "sessions", broken, "meta.json"), "{not json")
 
 	r := w.zwarm("ls")
 	if r.code != 1 || !strings.Contains(r.stdout, good) || !strings.Contains(r.stderr, "cannot read session "+broken) {
@@ -216,11 +217,11 @@ func TestAgentTextCannotDriveTheTerminal(t *testing.T) {
 	w := newWorld(t)
 	msg, _ := json.Marshal(hostile)
 	line := `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":` + string(msg) + `}}`
-	w.setScript([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":` + string(msg) + `,"aggregated_output":` + string(msg) + `,"exit_code":0,"status":"completed"}}`),
-		out(line),
-		out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
+	w.setScript([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":` + string(msg) + `,"aggregated_output":` + string(msg) + `,"exit_code":0,"status":"completed"}}`),
+		fakeagent.Out(line),
+		fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}`),
 	})
 	task := "task " + hostile
 	wait := w.ok("spawn", "--wait", "--", task)
@@ -256,18 +257,18 @@ func TestAgentTextCannotDriveTheTerminal(t *testing.T) {
 // steps, each once, with the follow-up prompts.
 func TestLogsReadsLikeShow(t *testing.T) {
 	w := newWorld(t)
-	w.setScript([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.started"}`),
-		out(`{"type":"item.started","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":false},{"text":"fix","completed":false}]}}`),
-		out(`{"type":"item.started","item":{"id":"c","type":"command_execution","command":"go test ./...","status":"in_progress"}}`),
-		out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"go test ./...","aggregated_output":"FAIL\n","exit_code":1,"status":"failed"}}`),
-		out(`{"type":"item.updated","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":false}]}}`),
-		out(`{"type":"item.started","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"status":"in_progress"}}`),
-		out(`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"result":{"content":[{"type":"text","text":"3 pages about flags"}]},"status":"completed"}}`),
-		out(`{"type":"item.completed","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":true}]}}`),
-		out(`{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"fixed it"}}`),
-		out(`{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":90}}`),
+	w.setScript([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":false},{"text":"fix","completed":false}]}}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"c","type":"command_execution","command":"go test ./...","status":"in_progress"}}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"go test ./...","aggregated_output":"FAIL\n","exit_code":1,"status":"failed"}}`),
+		fakeagent.Out(`{"type":"item.updated","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":false}]}}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"status":"in_progress"}}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"flags"},"result":{"content":[{"type":"text","text":"3 pages about flags"}]},"status":"completed"}}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"p","type":"todo_list","items":[{"text":"test","completed":true},{"text":"fix","completed":true}]}}`),
+		fakeagent.Out(`{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"fixed it"}}`),
+		fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":90}}`),
 	})
 	id := strings.Fields(w.ok("spawn", "--wait", "fix the tests"))[0]
 	w.ok("inject", "--wait", id, "now the docs")
@@ -301,7 +302,7 @@ func TestLogsReadsLikeShow(t *testing.T) {
 // A turn that failed with only stderr says why at its end.
 func TestLogsOfATurnThatFailedOnStderr(t *testing.T) {
 	w := newWorld(t)
-	w.setScript([]step{{"err": "Error: unknown model gpt-9\nsee codex --help"}, {"exit": 1}})
+	w.setScript([]fakeagent.Step{{"err": "Error: unknown model gpt-9\nsee codex --help"}, {"exit": 1}})
 	id := strings.Fields(w.zwarm("spawn", "--wait", "x").stdout)[0]
 	logs := w.ok("logs", id)
 	if !strings.Contains(logs, "── failed · exit 1") || !strings.Contains(logs, "Error: unknown model gpt-9") {
@@ -321,8 +322,8 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	// ends (so that its kill does) only once the test has looked.
 	released := filepath.Join(t.TempDir(), "released")
 	t.Cleanup(func() { os.WriteFile(released, nil, 0o600) })
-	w.setScript(completes("ok", 5), "hang", []step{{"wait_file": gate}}, "stubborn", []step{{"ignore_sigterm": true},
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": released}})
+	w.setScript(fakeagent.Completes("ok", 5), "hang", []fakeagent.Step{{"wait_file": gate}}, "stubborn", []fakeagent.Step{{"ignore_sigterm": true},
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": released}})
 	id := w.spawn("hang")
 	sessionstest.Eventually(t, "the agent to run", func() bool { return w.record(id).Agent != nil })
 	if out := w.ok("inject", id, "next"); !strings.Contains(out, "queued behind turn 1") {
@@ -338,11 +339,11 @@ func TestInjectSaysWhatHappened(t *testing.T) {
 	// While a kill is in progress, a follow-up is refused plainly. The
 	// kill lasts until the agent, which ignores SIGTERM, is released (the
 	// grace before SIGKILL is a ceiling).
-	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"60s\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "kill_grace = \"60s\"\n")
 	st := w.spawn("stubborn")
 	sessionstest.Eventually(t, "the stubborn agent to ignore SIGTERM and start its thread", func() bool { return w.record(st).ThreadID != "" })
 	kill := exec.Command(bins.zwarm, "kill", st)
-	kill.Dir, kill.Env = w.work, w.env()
+	kill.Dir, kill.Env = w.Work, w.env()
 	var killOut lockedBuffer
 	kill.Stdout, kill.Stderr = &killOut, &killOut
 	if err := kill.Start(); err != nil {
@@ -366,14 +367,14 @@ func TestDoctor(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("doctor: %+v", r)
 	}
-	for _, want := range []string{"state dir", w.state, "config", "containment", "codex", bins.fake, "locks        flock(2)"} {
+	for _, want := range []string{"state dir", w.State, "config", "containment", "codex", bins.fake, "locks        flock(2)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
 	}
 	leased := newWorld(t)
-	os.MkdirAll(leased.state, 0o700)
-	writeFile(t, filepath.Join(leased.state, "config.toml"), "[state]\nlocks = \"lease\"\n")
+	os.MkdirAll(leased.State, 0o700)
+	writeFile(t, filepath.Join(leased.State, "config.toml"), "[state]\nlocks = \"lease\"\n")
 	if r := leased.here("doctor"); !strings.Contains(r.stdout, "locks        leases") {
 		t.Errorf("doctor of a state dir whose locks are leases:\n%s", r.stdout)
 	}
@@ -387,12 +388,12 @@ func TestDoctor(t *testing.T) {
 func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}})
+	w.setScript([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}})
 	defer touch(t, gate)
 	id := w.spawn("stall")
 	sessionstest.Eventually(t, "the first event", func() bool { return w.record(id).LastEventAt != nil })
 	// Five minutes of silence, as the supervisor would have recorded it.
-	path := filepath.Join(w.state, "sessions", id, "meta.json")
+	path := filepath.Join(w.State, "sessions", id, "meta.json")
 	s := w.record(id)
 	old := time.Now().Add(-5 * time.Minute).UTC()
 	s.LastEventAt = &old

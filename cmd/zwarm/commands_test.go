@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 func TestBadInputGetsClearErrors(t *testing.T) {
@@ -59,7 +61,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 func TestTaskStartingWithDashAfterDoubleDash(t *testing.T) {
 	w := newWorld(t)
 	w.ok("spawn", "--wait", "--", "-v is broken")
-	inv := w.invocations()
+	inv := w.Invocations()
 	a := inv[0].Argv
 	if a[len(a)-2] != "--" || a[len(a)-1] != "-" || inv[0].Prompt != "-v is broken" {
 		t.Fatalf("agent argv %q, prompt %q", a, inv[0].Prompt)
@@ -81,7 +83,7 @@ func TestMissingCodexBinaryIsRefusedBeforeRecording(t *testing.T) {
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 	w := newWorld(t)
 	for _, id := range []string{"3f2a0000-0000-4000-8000-000000000001", "3f2a0000-0000-4000-8000-000000000002"} {
-		writeLegacy(t, w.state, id)
+		writeLegacy(t, w.State, id)
 	}
 	r := w.zwarm("show", "3f2a")
 	if r.code != 2 || !strings.Contains(r.stderr, "ambiguous") || !strings.Contains(r.stderr, "3f2a0000-0000-4000-8000-000000000002") {
@@ -128,7 +130,7 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("fast", 1), "slow", append([]step{{"wait_file": gate}}, completes("slow", 1)...))
+	w.setScript(fakeagent.Completes("fast", 1), "slow", append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("slow", 1)...))
 	slow := w.spawn("slow")
 	fast := w.spawn("fast")
 	var got []session
@@ -160,7 +162,7 @@ func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
 		t.Fatalf("wait --all with nothing running: exit %d %q", r.code, r.stderr)
 	}
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("fast", 1), "slow", append([]step{{"wait_file": gate}}, completes("slow", 1)...))
+	w.setScript(fakeagent.Completes("fast", 1), "slow", append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("slow", 1)...))
 	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
 	slow := w.spawn("slow")
 	fast := w.spawn("fast")
@@ -185,7 +187,7 @@ func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
 func TestRmAndClean(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("x", 1), "hang", []step{{"wait_file": gate}})
+	w.setScript(fakeagent.Completes("x", 1), "hang", []fakeagent.Step{{"wait_file": gate}})
 	done := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
 	running := w.spawn("hang")
 	r := w.zwarm("rm", running)
@@ -193,7 +195,7 @@ func TestRmAndClean(t *testing.T) {
 		t.Fatalf("rm running: exit %d %q", r.code, r.stderr)
 	}
 	w.ok("rm", "--force", running)
-	if _, err := os.Stat(filepath.Join(w.state, "sessions", running)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.State, "sessions", running)); !os.IsNotExist(err) {
 		t.Fatalf("rm --force left the session: %v", err)
 	}
 	if r := w.zwarm("clean"); r.code != 0 || !strings.Contains(r.stderr, "nothing") {
@@ -217,16 +219,16 @@ func TestRmAndClean(t *testing.T) {
 func TestLogsFollowStreamsUntilTheEnd(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make test","status":"in_progress"}}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make test","status":"in_progress"}}`),
 		{"partial": `{"type":"item.completed","item":{"id":"item_0","type":"command_execution",`},
 		{"wait_file": gate},
-		out(`"command":"make test","aggregated_output":"ok\n","exit_code":0,"status":"completed"}}`),
-	}, completes("all green", 5)...))
+		fakeagent.Out(`"command":"make test","aggregated_output":"ok\n","exit_code":0,"status":"completed"}}`),
+	}, fakeagent.Completes("all green", 5)...))
 	id := w.spawn("test it")
 	cmd := exec.Command(bins.zwarm, "logs", "-f", id)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -293,7 +295,7 @@ Reading additional input from stdin...
 func TestPythonStateDirIsReadOnly(t *testing.T) {
 	w := newWorld(t)
 	id := "9c1d0000-0000-4000-8000-000000000001"
-	writeLegacy(t, w.state, id)
+	writeLegacy(t, w.State, id)
 	list := w.ls()
 	if len(list) != 1 || list[0].Task != "legacy task" || list[0].Status != record.StatusCompleted || list[0].Usage.TotalTokens != 120 {
 		t.Fatalf("ls: %+v", list)
@@ -313,9 +315,9 @@ func TestPythonStateDirIsReadOnly(t *testing.T) {
 			t.Errorf("%q: exit %d %q", args, r.code, r.stderr)
 		}
 	}
-	before, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	before, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "meta.json"))
 	w.ok("ls")
-	after, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	after, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "meta.json"))
 	if string(before) != string(after) {
 		t.Fatal("reading a legacy session changed it")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // Fifty zwarm commands at once on one state dir: spawns, follow-ups to one
@@ -18,9 +19,9 @@ import (
 func TestFiftyConcurrentCommands(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("ok", 100),
-		"target", append([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}}, completes("target", 700)...),
-		"victim", append([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}, completes("never", 1)...))
+	w.setScript(fakeagent.Completes("ok", 100),
+		"target", append([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}}, fakeagent.Completes("target", 700)...),
+		"victim", append([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": filepath.Join(t.TempDir(), "never")}}, fakeagent.Completes("never", 1)...))
 	target := w.spawn("target")
 	var victims []string
 	for range 10 {
@@ -53,7 +54,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 		t.Fatalf("%d of 50 commands failed:\n%s", len(failures), strings.Join(failures, "\n"))
 	}
 	touch(t, gate)
-	ids := w.ids()
+	ids := w.IDs()
 	if r := w.zwarm(append([]string{"wait", "--timeout", "120s"}, ids...)...); r.code != 1 { // the killed ones
 		t.Fatalf("wait: exit %d: %s", r.code, r.stderr)
 	}
@@ -85,7 +86,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 	if len(shown.Turns) != 11 || shown.Status != record.StatusCompleted {
 		t.Errorf("target: %d turns, %s", len(shown.Turns), shown.Status)
 	}
-	filepath.WalkDir(w.state, func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(w.State, func(path string, d fs.DirEntry, err error) error {
 		name := d.Name()
 		if strings.Contains(name, ".tmp") || strings.HasPrefix(name, ".new-") || strings.HasPrefix(name, ".removing-") || strings.HasPrefix(name, ".probe") {
 			t.Errorf("left behind: %s", path)

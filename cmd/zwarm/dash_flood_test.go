@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // dashPeakLimit is the resident memory the dashboard may reach on a session
@@ -29,15 +30,15 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 	// collects late, and its peak says more about them than about it.
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"wait_file": gate},
 		{"out_lines": 3_000_000},
-	}, completes("the flood is over", 10)[1:]...))
+	}, fakeagent.Completes("the flood is over", 10)[1:]...))
 	id := w.spawn("flood the dashboard")
 
 	cmd := exec.Command(bins.zwarm, "dash")
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui"
 )
@@ -26,21 +27,21 @@ import (
 func TestDashboardWholeProgram(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make build","status":"in_progress"}}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make build","status":"in_progress"}}`),
 		{"wait_file": gate},
-	}, completes("built", 10)...))
+	}, fakeagent.Completes("built", 10)...))
 	id := w.spawn("build it")
 
-	st, err := state.NewStore(w.state)
+	st, err := state.NewStore(w.State)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mgr := sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{bins.zwarm, supervisorCmd}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tm := teatest.NewTestModel(t, tui.New(ctx, tui.Options{Sessions: mgr, StateDir: w.state}),
+	tm := teatest.NewTestModel(t, tui.New(ctx, tui.Options{Sessions: mgr, StateDir: w.State}),
 		teatest.WithInitialTermSize(120, 40))
 	waitFor := func(what string) {
 		t.Helper()
@@ -49,7 +50,7 @@ func TestDashboardWholeProgram(t *testing.T) {
 	}
 	waitFor("make build  (running)")
 
-	turn := filepath.Join(w.state, "sessions", id, "turns", "turn_1.jsonl")
+	turn := filepath.Join(w.State, "sessions", id, "turns", "turn_1.jsonl")
 	f, err := os.OpenFile(turn, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -163,7 +163,7 @@ func TestDemoOnTheDashboard(t *testing.T) {
 	w.extraEnv = []string{"TMPDIR=" + tmp}
 	procs := watchProcs("TMPDIR=" + tmp)
 	cmd := exec.Command(bins.zwarm, "demo", "--speed", "4")
-	cmd.Dir = w.work
+	cmd.Dir = w.Work
 	cmd.Env = append(w.env(), "TERM=tmux-256color")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
 	if err != nil {

@@ -20,7 +20,7 @@ func TestDiffPipedIntoGitApplyTakesBinaryFiles(t *testing.T) {
 	w.ok("wait", id)
 	patch := w.ok("diff", id)
 	clone := filepath.Join(t.TempDir(), "clone")
-	w.git(w.work, "clone", "-q", w.work, clone)
+	w.git(w.Work, "clone", "-q", w.Work, clone)
 	apply := exec.Command("git", "apply")
 	apply.Dir, apply.Env, apply.Stdin = clone, w.env(), strings.NewReader(patch)
 	if out, err := apply.CombinedOutput(); err != nil {

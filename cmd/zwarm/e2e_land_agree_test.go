@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
@@ -55,7 +56,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		sessionstest.Eventually(t, "the worker to write half.txt", func() bool {
 			s := w.show(id)
 			_, err := os.Stat(filepath.Join(s.Worktree, "half.txt"))
-			sup = supervisorsOf(id)
+			sup = proc.SupervisorsOf(id)
 			return s.Worktree != "" && err == nil && len(sup) == 1
 		})
 		syscall.Kill(sup[0], syscall.SIGKILL)
@@ -74,7 +75,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 			t.Fatalf("diff of a branch reset below its base: %q\n%s", d, w.commandOutput(srv))
 		}
 		agree(reset.ID, "+1 -1 in 2 files")
-		if got := w.git(w.work, "ls-files"); got != "README.md\nw.txt" {
+		if got := w.git(w.Work, "ls-files"); got != "README.md\nw.txt" {
 			t.Fatalf("main after landing the reset branch: %q; want what diff showed", got)
 		}
 
@@ -85,7 +86,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		if r := w.zwarm("land", second.ID); r.code == 0 || !strings.Contains(r.stderr, "README.md") {
 			t.Fatalf("the second landing found no conflict: %+v", r)
 		}
-		merge := exec.Command("git", "merge", "-q", w.git(w.work, "rev-parse", "main"))
+		merge := exec.Command("git", "merge", "-q", w.git(w.Work, "rev-parse", "main"))
 		merge.Dir, merge.Env = second.Worktree, w.env()
 		if out, err := merge.CombinedOutput(); err == nil {
 			t.Fatalf("the hand merge did not conflict: %s", out)
@@ -94,7 +95,7 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		w.git(second.Worktree, "add", "README.md")
 		w.git(second.Worktree, "commit", "-q", "--no-edit")
 		agree(second.ID, "+2 -0 in 2 files")
-		if got := w.git(w.work, "show", "main:README.md"); got != "# api\nfirst and second" {
+		if got := w.git(w.Work, "show", "main:README.md"); got != "# api\nfirst and second" {
 			t.Fatalf("README.md on main: %q, want the hand resolution", got)
 		}
 

@@ -51,8 +51,8 @@ func realWorld(t *testing.T, defaultAdapter string) (*world, *fakemodel.Server) 
 		"DISABLE_ERROR_REPORTING=1", "IS_SANDBOX=1", "CLAUDE_CODE_MAX_RETRIES=1",
 	}
 	os.MkdirAll(filepath.Join(home, "codex"), 0o700)
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), `
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), `
 default_adapter = "`+defaultAdapter+`"
 kill_grace = "2s"
 [adapters.codex]
@@ -72,7 +72,7 @@ output = 10.0
 // codexProvider points codex at a model server through codex.toml, whose
 // tables zwarm flattens into -c overrides.
 func (w *world) codexProvider(baseURL string) {
-	writeFile(w.t, filepath.Join(w.state, "codex.toml"), `
+	writeFile(w.t, filepath.Join(w.State, "codex.toml"), `
 model_provider = "mock"
 [model_providers.mock]
 name = "mock"
@@ -126,7 +126,7 @@ func TestRealAgentRunsACommandAndCreatesAFile(t *testing.T) {
 		if s.Status != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
 			t.Fatalf("status %s message %q thread %q error %q", s.Status, s.LastMessage, s.ThreadID, s.Error)
 		}
-		if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
+		if b, err := os.ReadFile(filepath.Join(w.Work, "made.txt")); err != nil || string(b) != "hello\n" {
 			t.Fatalf("made.txt: %q %v", b, err)
 		}
 		shown := w.show(s.ID)

@@ -36,22 +36,22 @@ import (
 func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realRepoWorld(t, a.name)
-		writeFile(t, filepath.Join(w.work, ".gitignore"), "notes\n")
-		w.git(w.work, "add", ".gitignore")
-		w.git(w.work, "commit", "-q", "-m", "ignore notes")
-		writeFile(t, filepath.Join(w.work, "notes"), "yours\n")
-		cfg, _ := os.ReadFile(filepath.Join(w.state, "config.toml"))
-		writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+"[worktrees]\nsetup = \"mkdir -p build && echo generated > build/out.txt\"\n")
-		main := w.git(w.work, "rev-parse", "main")
+		writeFile(t, filepath.Join(w.Work, ".gitignore"), "notes\n")
+		w.git(w.Work, "add", ".gitignore")
+		w.git(w.Work, "commit", "-q", "-m", "ignore notes")
+		writeFile(t, filepath.Join(w.Work, "notes"), "yours\n")
+		cfg, _ := os.ReadFile(filepath.Join(w.State, "config.toml"))
+		writeFile(t, filepath.Join(w.State, "config.toml"), string(cfg)+"[worktrees]\nsetup = \"mkdir -p build && echo generated > build/out.txt\"\n")
+		main := w.git(w.Work, "rev-parse", "main")
 		unchanged := func(what string) {
 			t.Helper()
-			if got := w.git(w.work, "rev-parse", "main"); got != main {
+			if got := w.git(w.Work, "rev-parse", "main"); got != main {
 				t.Fatalf("%s: main moved to %s", what, got)
 			}
-			if b, err := os.ReadFile(filepath.Join(w.work, "notes")); err != nil || string(b) != "yours\n" {
+			if b, err := os.ReadFile(filepath.Join(w.Work, "notes")); err != nil || string(b) != "yours\n" {
 				t.Fatalf("%s: your ignored notes hold %q (%v)", what, b, err)
 			}
-			if st := w.git(w.work, "status", "--porcelain"); st != "" {
+			if st := w.git(w.Work, "status", "--porcelain"); st != "" {
 				t.Fatalf("%s: your checkout is dirty: %q", what, st)
 			}
 		}
@@ -88,15 +88,15 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		if r := w.zwarm("land", fixed.ID); r.code != 0 {
 			t.Fatalf("land with a hand commit: %+v", r)
 		}
-		if got := w.git(w.work, "ls-files"); got != ".gitignore\nREADME.md\nfix.txt\nturn.txt" {
+		if got := w.git(w.Work, "ls-files"); got != ".gitignore\nREADME.md\nfix.txt\nturn.txt" {
 			t.Fatalf("your branch after landing the turn and the hand commit: %q", got)
 		}
-		main = w.git(w.work, "rev-parse", "main")
+		main = w.git(w.Work, "rev-parse", "main")
 
 		binary := worker("draw a logo", `printf 'PNG\000\001\002\377' > logo.bin && echo logo-made`)
 		patch := w.ok("diff", binary.ID)
 		clone := filepath.Join(t.TempDir(), "clone")
-		w.git(w.work, "clone", "-q", w.work, clone)
+		w.git(w.Work, "clone", "-q", w.Work, clone)
 		cmd := exec.Command("git", "apply")
 		cmd.Dir, cmd.Env, cmd.Stdin = clone, w.env(), strings.NewReader(patch)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -107,7 +107,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		}
 
 		gitless := worker("lose the git dir", `echo keep > keep.txt && find "$(git rev-parse --git-dir)" -delete; echo git-dir-gone`)
-		if log, _ := os.ReadFile(filepath.Join(w.state, "sessions", gitless.ID, "supervisor.log")); !strings.Contains(string(log), "the worker had deleted it") {
+		if log, _ := os.ReadFile(filepath.Join(w.State, "sessions", gitless.ID, "supervisor.log")); !strings.Contains(string(log), "the worker had deleted it") {
 			t.Fatalf("the worker's deleting its git dir is not in the supervisor's log (did it delete it?):\n%s\n%s", log, w.commandOutput(srv))
 		}
 		if d := w.ok("diff", gitless.ID, "--name-only"); d != "keep.txt\n" {
@@ -116,7 +116,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		if r := w.zwarm("land", gitless.ID); r.code != 0 {
 			t.Fatalf("land of a worker that deleted its git dir: %+v", r)
 		}
-		if b, err := os.ReadFile(filepath.Join(w.work, "keep.txt")); err != nil || string(b) != "keep\n" {
+		if b, err := os.ReadFile(filepath.Join(w.Work, "keep.txt")); err != nil || string(b) != "keep\n" {
 			t.Fatalf("keep.txt after landing: %q %v", b, err)
 		}
 
@@ -127,7 +127,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		head, status := w.git(verified.Worktree, "rev-parse", "HEAD"), w.git(verified.Worktree, "status", "--porcelain")
 		pidFile := filepath.Join(t.TempDir(), "verify.pid")
 		land := exec.Command(bins.zwarm, "land", verified.ID, "--verify", "echo junk >> README.md; printf %s $$ > "+pidFile+"; sleep 300")
-		land.Dir, land.Env = w.work, w.env()
+		land.Dir, land.Env = w.Work, w.env()
 		if err := land.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		if r := w.zwarm("land", verified.ID, "--verify", "test -f checked.txt"); r.code != 0 {
 			t.Fatalf("land --verify after the hung-up one: %+v", r)
 		}
-		if b, _ := os.ReadFile(filepath.Join(w.work, "README.md")); string(b) != "# api\n" {
+		if b, _ := os.ReadFile(filepath.Join(w.Work, "README.md")); string(b) != "# api\n" {
 			t.Fatalf("README.md in your checkout after landing: %q; the verify's junk landed", b)
 		}
 

@@ -18,10 +18,10 @@ func realRepoWorld(t *testing.T, adapter string) (*world, *fakemodel.Server) {
 	t.Helper()
 	w, srv := realWorld(t, adapter)
 	w.gitEnv()
-	writeFile(t, filepath.Join(w.work, "README.md"), "# api\n")
-	w.git(w.work, "init", "-q")
-	w.git(w.work, "add", "-A")
-	w.git(w.work, "commit", "-q", "-m", "init")
+	writeFile(t, filepath.Join(w.Work, "README.md"), "# api\n")
+	w.git(w.Work, "init", "-q")
+	w.git(w.Work, "add", "-A")
+	w.git(w.Work, "commit", "-q", "-m", "init")
 	return w, srv
 }
 
@@ -33,7 +33,7 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
 	w.codexOutOfTmp()
-	outside := filepath.Join(w.work, "outside.txt")
+	outside := filepath.Join(w.Work, "outside.txt")
 	script := fmt.Sprintf(`echo hello > made.txt && git add made.txt && git commit -q -m "made by codex" && echo committed; `+
 		`echo sneaky > %s 2>/dev/null || echo "main checkout is read-only"; `+
 		`git update-ref refs/heads/sneaky HEAD 2>/dev/null || echo "other branches are read-only"; `+
@@ -53,7 +53,7 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 			t.Fatalf("the command's output, as codex returned it to the model, lacks %q:\n%s", want, out)
 		}
 	}
-	if refs := w.git(w.work, "for-each-ref", "--format=%(refname)", "refs/tags", "refs/heads/sneaky"); refs != "" {
+	if refs := w.git(w.Work, "for-each-ref", "--format=%(refname)", "refs/tags", "refs/heads/sneaky"); refs != "" {
 		t.Fatalf("the worker made %q", refs)
 	}
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {
@@ -68,7 +68,7 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 	if r := w.zwarm("land", s.ID); r.code != 0 || !strings.Contains(r.stdout, "landed ") {
 		t.Fatalf("land: %+v", r)
 	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
+	if b, err := os.ReadFile(filepath.Join(w.Work, "made.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("made.txt in the main checkout after landing: %q %v", b, err)
 	}
 }
@@ -82,7 +82,7 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
-	main := w.git(w.work, "rev-parse", "main")
+	main := w.git(w.Work, "rev-parse", "main")
 	victim := filepath.Join(t.TempDir(), "yours.txt")
 	writeFile(t, victim, "yours\n")
 	script := fmt.Sprintf(`echo work > work.txt; common=$(git rev-parse --path-format=absolute --git-common-dir); b=$(git symbolic-ref --short HEAD); `+
@@ -100,17 +100,17 @@ func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 	if s.Status != record.StatusCompleted {
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
-	if got := w.git(w.work, "rev-parse", "main"); got != main {
+	if got := w.git(w.Work, "rev-parse", "main"); got != main {
 		t.Fatalf("main moved from %s to %s: zwarm's commit followed the worker's symbolic ref", main, got)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "yours\n" {
 		t.Fatalf("your file, which the worker symlinked its branch's reflog to, now holds %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(w.work, ".git", "refs", "heads", "zwarm", s.ID)); strings.HasPrefix(string(b), "ref:") {
+	if b, _ := os.ReadFile(filepath.Join(w.Work, ".git", "refs", "heads", "zwarm", s.ID)); strings.HasPrefix(string(b), "ref:") {
 		t.Fatalf("the worker's branch is still a symbolic ref: %q", b)
 	}
 	if d := w.ok("diff", s.ID, "--name-only"); d != "work.txt\n" {
-		log, _ := os.ReadFile(filepath.Join(w.state, "sessions", s.ID, "supervisor.log"))
+		log, _ := os.ReadFile(filepath.Join(w.State, "sessions", s.ID, "supervisor.log"))
 		t.Fatalf("diff: %q, want the turn's work.txt\n%s\n%s\n%s", d, log, out, w.git(s.Worktree, "status", "--short"))
 	}
 }
@@ -120,8 +120,8 @@ func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 // repositories and worktrees are there, and only what zwarm names as
 // writable roots may be writable to the worker.
 func (w *world) codexOutOfTmp() {
-	codexTOML, _ := os.ReadFile(filepath.Join(w.state, "codex.toml"))
-	writeFile(w.t, filepath.Join(w.state, "codex.toml"), string(codexTOML)+`
+	codexTOML, _ := os.ReadFile(filepath.Join(w.State, "codex.toml"))
+	writeFile(w.t, filepath.Join(w.State, "codex.toml"), string(codexTOML)+`
 [sandbox_workspace_write]
 exclude_slash_tmp = true
 exclude_tmpdir_env_var = true
@@ -150,7 +150,7 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 	w.gitEnv()
 	// The test's config runs claude with every permission; these take the
 	// worktree's defaults.
-	writeFile(t, filepath.Join(w.state, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n")
 	srv.On("count files",
 		fakemodel.Reply{Tool: "Bash", Args: `{"command":"python3 -c 'print(40+2)' > answer.txt; cat answer.txt"}`},
 		fakemodel.Reply{Text: "wrote the answer"})
@@ -187,12 +187,12 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 func TestRealClaudeReadOnlyRole(t *testing.T) {
 	t.Parallel()
 	w, srv := realWorld(t, "claude")
-	writeFile(t, filepath.Join(w.state, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n"+
+	writeFile(t, filepath.Join(w.State, "config.toml"), "default_adapter = \"claude\"\nkill_grace = \"2s\"\n"+
 		"[roles.reviewer]\nsandbox = \"read-only\"\ninstructions = \"Review; change no file.\"\n")
-	writeFile(t, filepath.Join(w.work, "notes.txt"), "the secret is 4242\n")
+	writeFile(t, filepath.Join(w.Work, "notes.txt"), "the secret is 4242\n")
 	srv.On("review the notes",
-		fakemodel.Reply{Tool: "Read", Args: fmt.Sprintf(`{"file_path":%q}`, filepath.Join(w.work, "notes.txt"))},
-		fakemodel.Reply{Tool: "Write", Args: fmt.Sprintf(`{"file_path":%q,"content":"x"}`, filepath.Join(w.work, "edited.txt"))},
+		fakemodel.Reply{Tool: "Read", Args: fmt.Sprintf(`{"file_path":%q}`, filepath.Join(w.Work, "notes.txt"))},
+		fakemodel.Reply{Tool: "Write", Args: fmt.Sprintf(`{"file_path":%q,"content":"x"}`, filepath.Join(w.Work, "edited.txt"))},
 		fakemodel.Reply{Tool: "Bash", Args: `{"command":"touch ran.txt"}`},
 		fakemodel.Reply{Text: "reviewed"})
 	var s session
@@ -201,7 +201,7 @@ func TestRealClaudeReadOnlyRole(t *testing.T) {
 		t.Fatalf("status %s (%s), denied %d; want completed with the edit and the command refused\n%s", s.Status, s.Error, s.Denied, w.ok("show", s.ID))
 	}
 	for _, f := range []string{"edited.txt", "ran.txt"} {
-		if _, err := os.Stat(filepath.Join(w.work, f)); err == nil {
+		if _, err := os.Stat(filepath.Join(w.Work, f)); err == nil {
 			t.Errorf("the read-only worker made %s", f)
 		}
 	}
@@ -224,16 +224,16 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	t.Parallel()
 	w, srv := realRepoWorld(t, "codex")
 	w.codexOutOfTmp()
-	main := w.git(w.work, "rev-parse", "main")
+	main := w.git(w.Work, "rev-parse", "main")
 	srv.On("the other worker", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"echo other > other.txt"}`}, fakemodel.Reply{Text: "done"})
 	var other session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "the other worker"), &other)
 	if other.Status != record.StatusCompleted {
 		t.Fatalf("the other worker: status %s (%s)", other.Status, other.Error)
 	}
-	otherTip := w.git(w.work, "rev-parse", "zwarm/"+other.ID)
-	yours := filepath.Join(w.work, ".git")
-	objects := strings.Fields(w.git(w.work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"))
+	otherTip := w.git(w.Work, "rev-parse", "zwarm/"+other.ID)
+	yours := filepath.Join(w.Work, ".git")
+	objects := strings.Fields(w.git(w.Work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"))
 
 	// Where your objects and every branch but its own are: a worker can
 	// read them all (its sandbox limits writes, not reads).
@@ -256,17 +256,17 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 		t.Fatalf("status %s (%s)", s.Status, s.Error)
 	}
 	// zwarm adds the worker's commits; none of yours may be gone.
-	after := w.git(w.work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+	after := w.git(w.Work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
 	for _, o := range objects {
 		if !strings.Contains(after, o) {
 			t.Fatalf("your object %s is gone after the worker's turn (%d objects before, now %q)", o, len(objects), after)
 		}
 	}
-	w.git(w.work, "fsck", "--connectivity-only", "--no-dangling")
-	if got := w.git(w.work, "rev-parse", "main"); got != main {
+	w.git(w.Work, "fsck", "--connectivity-only", "--no-dangling")
+	if got := w.git(w.Work, "rev-parse", "main"); got != main {
 		t.Fatalf("main moved from %s to %s", main, got)
 	}
-	if got := w.git(w.work, "rev-parse", "zwarm/"+other.ID); got != otherTip {
+	if got := w.git(w.Work, "rev-parse", "zwarm/"+other.ID); got != otherTip {
 		t.Fatalf("the other worker's branch moved from %s to %s", otherTip, got)
 	}
 	if got := w.git(other.Worktree, "rev-parse", "HEAD"); got != otherTip {
@@ -280,7 +280,7 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 			t.Fatalf("land %s: %+v", id, r)
 		}
 	}
-	if got := w.git(w.work, "ls-files"); got != "README.md\nother.txt\nwork.txt" {
+	if got := w.git(w.Work, "ls-files"); got != "README.md\nother.txt\nwork.txt" {
 		t.Fatalf("your checkout after landing both: %q", got)
 	}
 	// Landed, each worker's worktree goes with its repository, and its
@@ -292,7 +292,7 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 			}
 		}
 	}
-	if refs := w.git(w.work, "for-each-ref", "refs/zwarm/", "refs/heads/zwarm/"); refs != "" {
+	if refs := w.git(w.Work, "for-each-ref", "refs/zwarm/", "refs/heads/zwarm/"); refs != "" {
 		t.Errorf("zwarm's refs of landed workers are left: %q", refs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // One rule for exit codes across every command: 0 ok, 1 the work failed,
@@ -16,16 +17,16 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("fine", 5),
-		"fails", []step{out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}},
-		"hang", []step{{"wait_file": gate}})
+	w.setScript(fakeagent.Completes("fine", 5),
+		"fails", []fakeagent.Step{fakeagent.Out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}},
+		"hang", []fakeagent.Step{{"wait_file": gate}})
 	done := strings.Fields(w.ok("spawn", "--wait", "ok task"))[0]
 	failed := strings.Fields(w.zwarm("spawn", "--wait", "fails").stdout)[0]
 	hanging := w.spawn("hang")
 	doomed := w.spawn("hang")
 	removable := strings.Fields(w.ok("spawn", "--wait", "ok task"))[0]
 	for _, id := range []string{"3f2a0000-0000-4000-8000-000000000001", "3f2a0000-0000-4000-8000-000000000002"} {
-		writeLegacy(t, w.state, id)
+		writeLegacy(t, w.State, id)
 	}
 	cases := []struct {
 		args []string
@@ -107,10 +108,10 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	// A config that is wrong stops what reads it with 2; doctor says so
 	// with 1, and a kill goes on with the default grace, warning.
 	bad := newWorld(t)
-	bad.setScript(nil, "hang", []step{{"wait_file": gate + "-never"}})
+	bad.setScript(nil, "hang", []fakeagent.Step{{"wait_file": gate + "-never"}})
 	id := bad.spawn("hang")
 	sessionstest.Eventually(t, "the agent to run", func() bool { return bad.record(id).Agent != nil })
-	writeFile(t, filepath.Join(bad.state, "config.toml"), "kill_grace = \"1s\"\n[adapters.codex]\nmodle = \"x\"\n")
+	writeFile(t, filepath.Join(bad.State, "config.toml"), "kill_grace = \"1s\"\n[adapters.codex]\nmodle = \"x\"\n")
 	for _, c := range []struct {
 		args []string
 		code int
@@ -124,7 +125,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 			t.Errorf("broken config: zwarm %q: exit %d, want %d mentioning %q\nstdout: %s\nstderr: %s", c.args, r.code, c.code, c.want, r.stdout, r.stderr)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(bad.state, "sessions", id)); err != nil {
+	if _, err := os.Stat(filepath.Join(bad.State, "sessions", id)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,7 +146,7 @@ func TestFullScreenCommandsWithoutATerminal(t *testing.T) {
 			t.Errorf("%v: exit %d %q", c.args, r.code, r.stderr)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(w.state, "sessions")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(w.State, "sessions")); len(ents) != 0 {
 		t.Errorf("made %d sessions", len(ents))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/testbin"
+	"github.com/zwarm/zwarm/sessions/sessionstest/testworld"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -67,145 +67,46 @@ func waitersInParallel() {
 	}
 }
 
-// world is one test's state dir, working dir and fake agent script.
+// world is a testworld whose commands are run as a person runs them:
+// the zwarm binary (or, where it makes no difference, run in this
+// process), with codex played by the fake agent.
 type world struct {
+	*testworld.World
 	t        *testing.T
-	state    string
-	work     string
-	script   string
-	argsLog  string
 	extraEnv []string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	root := t.TempDir()
-	w := &world{t: t, state: filepath.Join(root, "state"), work: filepath.Join(root, "work"),
-		script: filepath.Join(root, "script.json"), argsLog: filepath.Join(root, "args.log")}
-	if err := os.MkdirAll(w.work, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	w.setScript(completes("done", 700))
-	t.Cleanup(w.cleanup)
+	w := &world{t: t}
+	w.World = testworld.New(t, testworld.Options{
+		Stop: func(context.Context, *testworld.World) { w.zwarm("kill", "--all") }})
+	w.setScript(fakeagent.Completes("done", 700))
 	return w
 }
 
-// cleanup stops whatever a test left running and fails it if any process
-// of its sessions survives.
-func (w *world) cleanup() {
-	w.zwarm("kill", "--all")
-	for _, id := range w.ids() {
-		if pids := sessionstest.MarkedProcs(id); len(pids) > 0 {
-			w.t.Errorf("session %s left processes alive: %v", id, pids)
-			for _, p := range pids {
-				syscall.Kill(p, syscall.SIGKILL)
-			}
-		}
-		// A supervisor whose session has settled may still be closing
-		// its log and cgroup: the test's dirs go once it has.
-		for deadline := time.Now().Add(15 * time.Second); len(supervisorsOf(id)) > 0 && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
-
-// supervisorsOf lists the live supervisors of session id: zwarm
-// __supervise processes whose command line names it.
-func supervisorsOf(id string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var found []int
-	parent := map[int]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte("\x00__supervise\x00")) && bytes.Contains(b, []byte(id)) && sessionstest.Alive(pid) {
-			found = append(found, pid)
-			parent[pid] = ppidOf(pid)
-		}
-	}
-	// A supervisor's child between its fork and its exec (an agent or a
-	// git being started) still has the supervisor's command line: it is
-	// not a second supervisor, which would be nobody's child (detached).
-	var out []int
-	for _, pid := range found {
-		if _, child := parent[parent[pid]]; !child {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// ppidOf is a process's parent, 0 if it cannot be read.
-func ppidOf(pid int) int {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := bytes.LastIndexByte(st, ')')
-	if err != nil || i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(st[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
-}
-
-func (w *world) ids() []string {
-	ents, _ := os.ReadDir(filepath.Join(w.state, "sessions"))
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
-// script is what the fake agent does, by prompt.
-type script struct {
-	Default  []step            `json:"default"`
-	ByPrompt map[string][]step `json:"by_prompt,omitempty"`
-}
-
-type step map[string]any
-
-func out(line string) step { return step{"out": line} }
-
-// completes is a turn that reports a thread, a message and cumulative usage.
-func completes(msg string, cumulativeInput int) []step {
-	return []step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.started"}`),
-		out(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"` + msg + `"}}`),
-		out(fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`, cumulativeInput)),
-	}
-}
-
-func (w *world) setScript(def []step, byPrompt ...any) {
-	sc := script{Default: def, ByPrompt: map[string][]step{}}
+// setScript sets what the fake agent does: def, then pairs of a prompt
+// and its steps.
+func (w *world) setScript(def []fakeagent.Step, byPrompt ...any) {
+	w.t.Helper()
+	sc := fakeagent.Script{Default: def, ByPrompt: map[string][]fakeagent.Step{}}
 	for i := 0; i+1 < len(byPrompt); i += 2 {
-		sc.ByPrompt[byPrompt[i].(string)] = byPrompt[i+1].([]step)
+		sc.ByPrompt[byPrompt[i].(string)] = byPrompt[i+1].([]fakeagent.Step)
 	}
-	b, _ := json.Marshal(sc)
-	if err := os.WriteFile(w.script, b, 0o600); err != nil {
-		w.t.Fatal(err)
-	}
+	w.SetScript(sc)
 }
 
 func (w *world) env() []string {
 	// The person's own config is the world's (none, unless a test writes
 	// one), never that of whoever runs the tests.
-	env := append(os.Environ(), "ZWARM_STATE_DIR="+w.state, "ZWARM_CODEX_BIN="+bins.fake,
-		"FAKEAGENT_SCRIPT="+w.script, "FAKEAGENT_ARGS_LOG="+w.argsLog, "XDG_CONFIG_HOME="+w.userConfigHome())
+	env := append(append(os.Environ(), "ZWARM_STATE_DIR="+w.State, "ZWARM_CODEX_BIN="+bins.fake,
+		"XDG_CONFIG_HOME="+w.userConfigHome()), w.AgentEnv()...)
 	return append(env, w.extraEnv...)
 }
 
 // userConfigHome is the world's XDG_CONFIG_HOME: the person's own
 // config.toml is zwarm/config.toml under it.
-func (w *world) userConfigHome() string { return filepath.Join(filepath.Dir(w.state), "user-config") }
+func (w *world) userConfigHome() string { return filepath.Join(w.Dir, "user-config") }
 
 type result struct {
 	stdout, stderr string
@@ -225,7 +126,7 @@ func (w *world) zwarm(args ...string) result {
 // bin runs the binary in the working dir, whatever the command.
 func (w *world) bin(args ...string) result {
 	w.t.Helper()
-	return w.exec(w.work, w.env(), args)
+	return w.exec(w.Work, w.env(), args)
 }
 
 // exec runs the binary in dir with env.
@@ -276,7 +177,7 @@ func (w *world) inproc(args ...string) result {
 	w.t.Helper()
 	io, _, o, e := newTestStreams()
 	io.Width = cli.TermWidth() // what a piped zwarm takes: $COLUMNS, else 80
-	code := run(context.Background(), append([]string{"--state-dir", w.state}, args...), io)
+	code := run(context.Background(), append([]string{"--state-dir", w.State}, args...), io)
 	return result{o.String(), e.String(), code}
 }
 
@@ -290,7 +191,7 @@ func (w *world) here(args ...string) result {
 		k, v, _ := strings.Cut(kv, "=")
 		w.t.Setenv(k, v)
 	}
-	w.t.Chdir(w.work)
+	w.t.Chdir(w.Work)
 	io, _, o, e := newTestStreams()
 	io.Width = cli.TermWidth()
 	code := run(context.Background(), args, io)
@@ -336,7 +237,7 @@ type session struct {
 	BaseCommit  string              `json:"base_commit"`
 	ChangesText string              `json:"changes_text"`
 	Messages    []watch.Message     `json:"messages"`
-	Steps       []step              `json:"steps"`
+	Steps       []fakeagent.Step    `json:"steps"`
 	Inbox       []record.InboxEntry `json:"inbox"`
 	Attached    []record.AttachSpan `json:"attached"`
 }
@@ -355,7 +256,7 @@ func (w *world) show(id string) session {
 func (w *world) record(id string) record.Session {
 	w.t.Helper()
 	var s record.Session
-	data, err := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	data, err := os.ReadFile(filepath.Join(w.State, "sessions", id, "meta.json"))
 	if err != nil {
 		return s
 	}
@@ -395,30 +296,6 @@ func readPID(t *testing.T, path string) int {
 	return pid
 }
 
-// argsLog is every fake agent invocation: its argv and working dir.
-type invocation struct {
-	Argv   []string `json:"argv"`
-	Cwd    string   `json:"cwd"`
-	Prompt string   `json:"prompt"`
-}
-
-func (w *world) invocations() []invocation {
-	w.t.Helper()
-	data, _ := os.ReadFile(w.argsLog)
-	var out []invocation
-	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(l) == 0 {
-			continue
-		}
-		var inv invocation
-		if err := json.Unmarshal(l, &inv); err != nil {
-			w.t.Fatal(err)
-		}
-		out = append(out, inv)
-	}
-	return out
-}
-
 var jsonUnmarshal = json.Unmarshal
 
 // gitEnv gives the world's commands (git, zwarm and the workers) a git of
@@ -426,12 +303,11 @@ var jsonUnmarshal = json.Unmarshal
 // under the test's own data dir.
 func (w *world) gitEnv() {
 	w.t.Helper()
-	home := w.t.TempDir()
-	cfg := filepath.Join(home, "gitconfig")
-	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o600); err != nil {
+	env, err := testworld.GitEnv(w.t.TempDir())
+	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.extraEnv = append(w.extraEnv, "GIT_CONFIG_GLOBAL="+cfg, "GIT_CONFIG_NOSYSTEM=1", "XDG_DATA_HOME="+filepath.Join(home, "data"))
+	w.extraEnv = append(w.extraEnv, env...)
 }
 
 // git runs git in dir with the world's environment and returns its output.

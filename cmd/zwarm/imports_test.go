@@ -29,7 +29,8 @@ const module = "github.com/zwarm/zwarm"
 // run records (orchestrator/runs) are the session core's twin; the
 // dashboard's palette and keys are leaves, so drawing a status links
 // neither the orchestrator nor its model SDK, and the model client knows
-// sessions only by their record.
+// sessions only by their record. The tests' world (sessions/sessionstest)
+// stands on the whole core.
 var allowed = map[string][]string{
 	"sessions/store":      {},
 	"sessions/index":      {},
@@ -45,15 +46,17 @@ var allowed = map[string][]string{
 	"sessions/watch":      {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing"},
 	"sessions/supervisor": {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state"},
 	"sessions":            rooms[:len(rooms)-1],
-	"adapters/":           {"sessions/agent", "sessions/record", "sessions/config"},
-	"adapters":            {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
-	"watchers":            core(),
-	"orchestrator/runs":   {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
-	"orchestrator/model":  {"sessions/record"},
-	"orchestrator":        core("watchers", "orchestrator/runs", "orchestrator/model"),
-	"tui/styles":          {"sessions/record"},
-	"tui/keys":            {"sessions/record"},
-	"tui":                 core("watchers", "orchestrator", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"),
+	// The tests' stand-ins and their world, which plays zwarm __supervise.
+	"sessions/sessionstest": append(core(), "sessions/supervisor"),
+	"adapters/":             {"sessions/agent", "sessions/record", "sessions/config"},
+	"adapters":              {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
+	"watchers":              core(),
+	"orchestrator/runs":     {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
+	"orchestrator/model":    {"sessions/record"},
+	"orchestrator":          core("watchers", "orchestrator/runs", "orchestrator/model"),
+	"tui/styles":            {"sessions/record"},
+	"tui/keys":              {"sessions/record"},
+	"tui":                   core("watchers", "orchestrator", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys"),
 }
 
 // rooms are the session core's packages, bottom up; the supervisor last.
@@ -67,7 +70,7 @@ func core(more ...string) []string {
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = append(slices.Clone(rooms), "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys")
+var subtrees = append(slices.Clone(rooms), "sessions/sessionstest", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys")
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 
@@ -182,7 +185,7 @@ func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
 		for _, imp := range f[1:] {
 			// The orchestrator's test environment stands in for `zwarm
 			// __supervise` in the test binaries it serves.
-			if imp == supervisor && f[0] != module+"/cmd/zwarm" && f[0] != module+"/orchestrator/internal/testenv" {
+			if imp == supervisor && f[0] != module+"/cmd/zwarm" && f[0] != module+"/sessions/sessionstest/testworld" {
 				t.Errorf("%s imports %s: only `zwarm __supervise` may", f[0], imp)
 			}
 		}

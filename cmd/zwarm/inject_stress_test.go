@@ -37,8 +37,8 @@ func TestStressInjectCtrlC(t *testing.T) {
 	w := newWorld(t)
 	id := w.spawn("first")
 	w.zwarm("wait", id)
-	lockPath := filepath.Join(w.state, "sessions", id, ".lock")
-	inboxDir := filepath.Join(w.state, "sessions", id, "inbox")
+	lockPath := filepath.Join(w.State, "sessions", id, ".lock")
+	inboxDir := filepath.Join(w.State, "sessions", id, "inbox")
 	var wrong []string
 	delivered, interrupted := 0, 0
 	for i := range n {
@@ -61,7 +61,7 @@ func TestStressInjectCtrlC(t *testing.T) {
 			go func() { defer wg.Done(); time.Sleep(hold); f.Close() }()
 		}
 		cmd := exec.Command(bins.zwarm, "inject", id, fmt.Sprintf("follow-up %d", i))
-		cmd.Dir, cmd.Env = w.work, w.env()
+		cmd.Dir, cmd.Env = w.Work, w.env()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

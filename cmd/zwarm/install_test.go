@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // The installed binary says what it is: its module version, and the
@@ -135,11 +136,11 @@ func TestNoBuiltBinaryIsTracked(t *testing.T) {
 // a symlink (not "file exists"), and what it points to is not made.
 func TestInitWritesNoConfigThroughASymlink(t *testing.T) {
 	w := newWorld(t)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(t.TempDir(), "elsewhere.toml")
-	cfg := filepath.Join(w.state, "config.toml")
+	cfg := filepath.Join(w.State, "config.toml")
 	if err := os.Symlink(target, cfg); err != nil {
 		t.Fatal(err)
 	}

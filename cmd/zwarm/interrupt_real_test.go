@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
@@ -33,7 +34,7 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 			return false
 		})
 		thread := w.show(id).ThreadID
-		before := supervisorsOf(id)
+		before := proc.SupervisorsOf(id)
 		out := w.ok("inject", "--interrupt", id, "take the short way")
 		if !strings.Contains(out, "interrupting turn 1") {
 			t.Fatalf("inject --interrupt: %q", out)
@@ -44,7 +45,7 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 			s := w.show(id)
 			return len(s.Turns) == 2 && s.TurnRunning()
 		})
-		if now := supervisorsOf(id); len(before) != 1 || fmt.Sprint(now) != fmt.Sprint(before) {
+		if now := proc.SupervisorsOf(id); len(before) != 1 || fmt.Sprint(now) != fmt.Sprint(before) {
 			t.Errorf("supervisors: %v before the interrupt, %v while the follow-up runs; want the same one", before, now)
 		}
 		close(hold)

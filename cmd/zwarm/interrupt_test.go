@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -125,7 +126,7 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 				t.Parallel()
 				w, id := blockedWorld(t)
 				cmd := exec.Command(bins.zwarm, c.args(w, id)...)
-				cmd.Dir, cmd.Env = w.work, w.env()
+				cmd.Dir, cmd.Env = w.Work, w.env()
 				var out lockedBuffer
 				cmd.Stdout, cmd.Stderr = &out, &out
 				if err := cmd.Start(); err != nil {
@@ -161,7 +162,7 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 			t.Parallel()
 			w, _ := blockedWorld(t)
 			cmd := exec.Command(bins.zwarm, "dash")
-			cmd.Dir, cmd.Env = w.work, append(w.env(), "TERM=tmux-256color")
+			cmd.Dir, cmd.Env = w.Work, append(w.env(), "TERM=tmux-256color")
 			f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
 			if err != nil {
 				t.Fatal(err)
@@ -182,11 +183,11 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 // ends, so every command that waits for it blocks.
 func blockedWorld(t *testing.T) (*world, string) {
 	w := newWorld(t)
-	w.setScript([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.started"}`),
+	w.setScript([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
-	}, "quick", completes("quick", 10))
+	}, "quick", fakeagent.Completes("quick", 10))
 	return w, w.spawn("block")
 }
 
@@ -218,7 +219,7 @@ func TestInterruptWhileStartingATurn(t *testing.T) {
 		done := w.spawn("quick")
 		w.ok("wait", done)
 		cmd := exec.Command(bins.zwarm, "inject", done, "and then")
-		cmd.Dir, cmd.Env = w.work, w.env()
+		cmd.Dir, cmd.Env = w.Work, w.env()
 		var out lockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {

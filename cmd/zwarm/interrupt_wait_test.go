@@ -71,7 +71,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 				t.Parallel()
 				w, id := blockedWorld(t)
 				cmd := exec.Command(bins.zwarm, c.args(w, id)...)
-				cmd.Dir, cmd.Env = w.work, w.env()
+				cmd.Dir, cmd.Env = w.Work, w.env()
 				var stdout, stderr lockedBuffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				if err := cmd.Start(); err != nil {

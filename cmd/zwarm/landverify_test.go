@@ -31,7 +31,7 @@ func TestLandVerifyDiesWithLandAndLeavesTheWorktreeAlone(t *testing.T) {
 			dir := t.TempDir()
 			verify := "echo junk >> a.txt; setsid sh -c 'sleep 300 & printf %s $! > " + filepath.Join(dir, "escaper") + "; wait' & sleep 300 & printf %s $! > " + filepath.Join(dir, "sleeper") + "; wait"
 			cmd := exec.Command(bins.zwarm, "land", id, "--verify", verify)
-			cmd.Dir, cmd.Env = w.work, w.env()
+			cmd.Dir, cmd.Env = w.Work, w.env()
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -67,16 +67,16 @@ func TestLandVerifyDiesWithLandAndLeavesTheWorktreeAlone(t *testing.T) {
 			if st := w.git(wt, "status", "--porcelain"); st != "" {
 				t.Fatalf("the worker's worktree after the cut-short land: %q", st)
 			}
-			if got := w.git(w.work, "rev-parse", "--abbrev-ref", "HEAD"); got != "main" {
+			if got := w.git(w.Work, "rev-parse", "--abbrev-ref", "HEAD"); got != "main" {
 				t.Fatalf("your checkout is on %q", got)
 			}
 			// The next landing lands the worker's change, not the verify's,
 			// and takes away the checkout the killed land left.
 			w.ok("land", id, "--verify", "test -f b.txt")
-			if b, _ := os.ReadFile(filepath.Join(w.work, "a.txt")); string(b) != "a\n" {
+			if b, _ := os.ReadFile(filepath.Join(w.Work, "a.txt")); string(b) != "a\n" {
 				t.Fatalf("a.txt in your checkout after landing: %q; the verify's junk landed", b)
 			}
-			if wts := w.git(w.work, "worktree", "list", "--porcelain"); strings.Contains(wts, "verify-") {
+			if wts := w.git(w.Work, "worktree", "list", "--porcelain"); strings.Contains(wts, "verify-") {
 				t.Fatalf("a verify checkout is left:\n%s", wts)
 			}
 		})
@@ -91,12 +91,12 @@ func TestLandVerifyTimeout(t *testing.T) {
 	w.setScript(agentDoes("echo b > b.txt"))
 	id := strings.TrimSpace(w.ok("spawn", "add b"))
 	w.ok("wait", id)
-	before := w.git(w.work, "rev-parse", "main")
+	before := w.git(w.Work, "rev-parse", "main")
 	r := w.zwarm("land", id, "--verify", "sleep 300", "--verify-timeout", "1s")
 	if r.code != 1 || !strings.Contains(r.stderr, "did not finish within 1s") || !strings.Contains(r.stderr, "--verify-timeout") {
 		t.Fatalf("land with a verify over its time: %+v", r)
 	}
-	if got := w.git(w.work, "rev-parse", "main"); got != before {
+	if got := w.git(w.Work, "rev-parse", "main"); got != before {
 		t.Fatal("main moved though the verify timed out")
 	}
 	if r := w.zwarm("land", id, "--verify", "true", "--verify-timeout", "0s"); r.code != 2 || !strings.Contains(r.stderr, "--verify-timeout") {

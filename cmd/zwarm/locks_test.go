@@ -19,7 +19,7 @@ import (
 // its holder the way zwarm does, until the test ends.
 func holdSessionLock(t *testing.T, w *world, id string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(w.state, "sessions", id, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(w.State, "sessions", id, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +40,10 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 	id := w.spawn("first")
 	w.ok("wait", id)
 	holdSessionLock(t, w, id)
-	before, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json"))
+	before, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "meta.json"))
 
 	cmd := exec.Command(bins.zwarm, "inject", id, "then this")
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	// A job of its own, as a shell runs it: Ctrl+C signals the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
@@ -88,10 +88,10 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want 130", err)
 	}
-	if after, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "meta.json")); string(after) != string(before) {
+	if after, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "meta.json")); string(after) != string(before) {
 		t.Fatalf("the record changed:\n%s\n%s", before, after)
 	}
-	if ents, _ := os.ReadDir(filepath.Join(w.state, "sessions", id, "inbox")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(w.State, "sessions", id, "inbox")); len(ents) != 0 {
 		t.Fatalf("inbox: %v", ents)
 	}
 }
@@ -103,7 +103,7 @@ func TestInjectGivesUpAfterLockTimeout(t *testing.T) {
 	w := newWorld(t)
 	id := w.spawn("first")
 	w.ok("wait", id)
-	if err := os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("lock_timeout = \"1500ms\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("lock_timeout = \"1500ms\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	holdSessionLock(t, w, id)

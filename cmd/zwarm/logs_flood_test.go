@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // peakFileEnv names a file where a zwarm run by a test writes its peak
@@ -39,13 +41,13 @@ func TestLogsOfARunningFloodInBoundedMemory(t *testing.T) {
 	// collects late, and its peak says more about them than about it.
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"out_lines": 3_000_000},
 		{"wait_file": gate},
-	}, completes("the flood is over", 10)[1:]...))
+	}, fakeagent.Completes("the flood is over", 10)[1:]...))
 	id := w.spawn("flood the logs")
-	turn := filepath.Join(w.state, "sessions", id, "turns", "turn_1.jsonl")
+	turn := filepath.Join(w.State, "sessions", id, "turns", "turn_1.jsonl")
 	// The flood is written when the turn file stops growing.
 	var size int64
 	for still := 0; still < 3; time.Sleep(300 * time.Millisecond) {
@@ -65,7 +67,7 @@ func TestLogsOfARunningFloodInBoundedMemory(t *testing.T) {
 	peak := func(args ...string) int64 {
 		peakFile := filepath.Join(t.TempDir(), "peak")
 		cmd := exec.Command(bins.zwarm, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout = w.work, append(w.env(), peakFileEnv+"="+peakFile), io.Discard
+		cmd.Dir, cmd.Env, cmd.Stdout = w.Work, append(w.env(), peakFileEnv+"="+peakFile), io.Discard
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

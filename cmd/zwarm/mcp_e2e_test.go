@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -38,12 +39,12 @@ func mcpWorld(t *testing.T) (w *world, srv *fakemodel.Server, env []string, code
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	root := filepath.Dir(w.state)
+	root := filepath.Dir(w.State)
 	worker := filepath.Join(root, "worker-agent")
-	writeFile(t, worker, fmt.Sprintf("#!/bin/sh\nFAKEAGENT_SCRIPT=%s exec %s \"$@\"\n", shellWord(w.script), shellWord(bins.fake)))
+	writeFile(t, worker, fmt.Sprintf("#!/bin/sh\nFAKEAGENT_SCRIPT=%s exec %s \"$@\"\n", shellWord(w.ScriptFile), shellWord(bins.fake)))
 	os.Chmod(worker, 0o700)
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), fmt.Sprintf("kill_grace = \"1s\"\n[adapters.codex]\nbinary = %q\n", worker))
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), fmt.Sprintf("kill_grace = \"1s\"\n[adapters.codex]\nbinary = %q\n", worker))
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, "codex"), 0o700)
 	for _, e := range os.Environ() {
@@ -74,7 +75,7 @@ func orchestratorCommand(ctx context.Context, kind, bin string, w *world, srv *f
 // orchestratorServedBy is orchestratorCommand with zwarm as the program
 // that serves it.
 func orchestratorServedBy(ctx context.Context, zwarm, kind, bin string, w *world, srv *fakemodel.Server, prompt string, extra ...string) *exec.Cmd {
-	server := []string{"--state-dir", w.state, "mcp"}
+	server := []string{"--state-dir", w.State, "mcp"}
 	var cmd *exec.Cmd
 	switch kind {
 	case "claude":
@@ -92,7 +93,7 @@ func orchestratorServedBy(ctx context.Context, zwarm, kind, bin string, w *world
 			"exec", "--json", "--skip-git-repo-check", "-m", "gpt-5.5")
 	}
 	cmd.Args = append(append(cmd.Args, extra...), "--", prompt)
-	cmd.Dir = w.work
+	cmd.Dir = w.Work
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
@@ -145,8 +146,8 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 			t.Parallel()
 			w, srv, env, codex, claude := mcpWorld(t)
 			bin := map[string]string{"claude": claude, "codex": codex}[kind]
-			w.setScript(completes("done", 700), "compute the answer",
-				append([]step{{"sleep_ms": 1500}}, completes("the answer is 42", 500)...))
+			w.setScript(fakeagent.Completes("done", 700), "compute the answer",
+				append([]fakeagent.Step{{"sleep_ms": 1500}}, fakeagent.Completes("the answer is 42", 500)...))
 
 			call := func(tool, args string) fakemodel.Reply { return mcpCall(kind, tool, args) }
 			replies := append(findTools(kind), call("spawn", `{"task":"compute the answer"}`),
@@ -216,11 +217,11 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 			// directory the CLI ran in.
 			list := w.ls()
 			if len(list) != 1 || list[0].ID != wr.Finished[0].SessionID || list[0].Source != (record.Source{Kind: record.SourceMCP}) ||
-				list[0].Status != record.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.work {
+				list[0].Status != record.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.Work {
 				t.Fatalf("sessions: %+v", list)
 			}
 			// The CLI stopped its server when it quit.
-			sessionstest.Eventually(t, "zwarm mcp to exit", func() bool { return len(mcpServers(w.state)) == 0 })
+			sessionstest.Eventually(t, "zwarm mcp to exit", func() bool { return len(mcpServers(w.State)) == 0 })
 		})
 	}
 }
@@ -235,7 +236,7 @@ func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
 			t.Parallel()
 			w, srv, env, codex, claude := mcpWorld(t)
 			bin := map[string]string{"claude": claude, "codex": codex}[kind]
-			f, err := os.OpenFile(filepath.Join(w.state, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			f, err := os.OpenFile(filepath.Join(w.State, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,8 +245,8 @@ func TestRealAgentOverMCPWaitsAgainAfterATimedOutWait(t *testing.T) {
 			fmt.Fprintln(f, "[mcp]\nwait_cap = \"4s\"")
 			f.Close()
 			gate := filepath.Join(t.TempDir(), "gate")
-			w.setScript(completes("done", 700), "slow task",
-				append([]step{{"wait_file": gate}}, completes("slow answer", 500)...))
+			w.setScript(fakeagent.Completes("done", 700), "slow task",
+				append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("slow answer", 500)...))
 			replies := append(findTools(kind), mcpCall(kind, "spawn", `{"task":"slow task"}`),
 				mcpCall(kind, "wait", `{}`),
 				// The model reads timed_out and waits again; the worker

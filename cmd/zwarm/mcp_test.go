@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 )
 
 // mcpConn is a raw JSON-RPC conversation with `zwarm mcp` over its stdin
@@ -32,7 +33,7 @@ func startMCP(t *testing.T, w *world, args ...string) *mcpConn {
 	t.Helper()
 	c := &mcpConn{t: t, lines: make(chan []byte, 64)}
 	c.cmd = exec.Command(bins.zwarm, append(args, "mcp")...)
-	c.cmd.Dir, c.cmd.Env, c.cmd.Stderr = w.work, w.env(), &c.stderr
+	c.cmd.Dir, c.cmd.Env, c.cmd.Stderr = w.Work, w.env(), &c.stderr
 	var err error
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -205,10 +206,10 @@ func TestMCPServesWorkersOverStdio(t *testing.T) {
 	// The worker is an ordinary session, marked as started over MCP; the
 	// server logged to the state dir.
 	list := w.ls()
-	if len(list) != 1 || list[0].ID != sp.SessionID || list[0].Source.String() != "mcp" || list[0].WorkingDir != w.work {
+	if len(list) != 1 || list[0].ID != sp.SessionID || list[0].Source.String() != "mcp" || list[0].WorkingDir != w.Work {
 		t.Fatalf("ls: %+v", list)
 	}
-	log, err := os.ReadFile(filepath.Join(w.state, "logs", "zwarm.log"))
+	log, err := os.ReadFile(filepath.Join(w.State, "logs", "zwarm.log"))
 	if err != nil || !bytes.Contains(log, []byte("mcp server starting")) || !bytes.Contains(log, []byte("tool=spawn")) {
 		t.Fatalf("log: %v\n%s", err, log)
 	}
@@ -221,8 +222,8 @@ func TestMCPRefusesABadConfig(t *testing.T) {
 		"[mcp]\nmax_worker = 3\n":    "max_worker",
 	} {
 		w := newWorld(t)
-		os.MkdirAll(w.state, 0o700)
-		writeFile(t, filepath.Join(w.state, "config.toml"), body)
+		os.MkdirAll(w.State, 0o700)
+		writeFile(t, filepath.Join(w.State, "config.toml"), body)
 		c := startMCP(t, w)
 		if code := c.exit(30 * time.Second); code != cli.ExitUsage || !strings.Contains(c.stderr.String(), want) ||
 			!strings.Contains(c.stderr.String(), "config.toml") {
@@ -251,7 +252,7 @@ func TestMCPAnswersEverythingReadBeforeEOF(t *testing.T) {
 		in.Write(append(b, '\n'))
 	}
 	cmd := exec.Command(bins.zwarm, "mcp")
-	cmd.Dir, cmd.Env, cmd.Stdin = w.work, w.env(), &in
+	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

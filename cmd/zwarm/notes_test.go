@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // A turn file removed while its turn runs: show and logs say so, under
@@ -14,13 +15,13 @@ import (
 func TestShowPrintsATurnsNotes(t *testing.T) {
 	w := newWorld(t)
 	goOn := filepath.Join(t.TempDir(), "go-on")
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"t1"}`),
-		out(`{"type":"turn.started"}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
+		fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": goOn},
-	}, completes("after the removal", 700)[2:]...))
+	}, fakeagent.Completes("after the removal", 700)[2:]...))
 	id := w.spawn("write on")
-	path := filepath.Join(w.state, "sessions", id, "turns", "turn_1.jsonl")
+	path := filepath.Join(w.State, "sessions", id, "turns", "turn_1.jsonl")
 	sessionstest.Eventually(t, "the first lines", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "turn.started")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // Two dashboards and a watcher (and the wait) see a worker complete and
@@ -22,19 +23,19 @@ import (
 func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	os.MkdirAll(w.state, 0o700)
+	os.MkdirAll(w.State, 0o700)
 	log := filepath.Join(t.TempDir(), "notified")
-	writeFile(t, filepath.Join(w.state, "config.toml"), fmt.Sprintf("kill_grace = \"1s\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS\" >> %s'\n", log))
+	writeFile(t, filepath.Join(w.State, "config.toml"), fmt.Sprintf("kill_grace = \"1s\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS\" >> %s'\n", log))
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{{"wait_file": gate}}, completes("all good", 10)...),
-		"break it", []step{{"wait_file": gate}, out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
+	w.setScript(append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("all good", 10)...),
+		"break it", []fakeagent.Step{{"wait_file": gate}, fakeagent.Out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
 	for _, id := range []string{good, bad} {
 		sessionstest.Eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == record.StatusRunning })
 	}
 
 	watch := exec.Command(bins.zwarm, "watch", "--all")
-	watch.Dir, watch.Env = w.work, w.env()
+	watch.Dir, watch.Env = w.Work, w.env()
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 	var bells []func() int
 	for range 2 {
 		dash := exec.Command(bins.zwarm, "dash")
-		dash.Dir, dash.Env = w.work, w.env()
+		dash.Dir, dash.Env = w.Work, w.env()
 		f, err := pty.StartWithSize(dash, &pty.Winsize{Cols: 120, Rows: 40})
 		if err != nil {
 			t.Fatal(err)
@@ -87,8 +88,8 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 func TestAHangingNotifyCommandHoldsUpNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[notify]\ncommand = \"sleep 31.5\"\ntimeout = \"1s\"\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[notify]\ncommand = \"sleep 31.5\"\ntimeout = \"1s\"\n")
 	id := w.spawn("do it")
 	start := time.Now()
 	w.ok("wait", id)
@@ -99,7 +100,7 @@ func TestAHangingNotifyCommandHoldsUpNothing(t *testing.T) {
 		return len(procsWithArgs("sleep", "31.5")) == 0
 	})
 	sessionstest.Eventually(t, "the log saying so", func() bool {
-		b, _ := os.ReadFile(filepath.Join(w.state, "logs", "zwarm.log"))
+		b, _ := os.ReadFile(filepath.Join(w.State, "logs", "zwarm.log"))
 		return strings.Contains(string(b), "still running after 1s")
 	})
 	// A second wait sees the same completion: already sent, nothing runs.
@@ -129,9 +130,9 @@ func procsWithArgs(args ...string) []string {
 func TestNotifyARunsQuestionAndEnd(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
-	os.MkdirAll(w.state, 0o700)
+	os.MkdirAll(w.State, 0o700)
 	log := filepath.Join(t.TempDir(), "notified")
-	writeFile(t, filepath.Join(w.state, "config.toml"), fmt.Sprintf("[orchestrator]\nask_timeout = \"300ms\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS $ZWARM_TEXT\" >> %s'\n", log))
+	writeFile(t, filepath.Join(w.State, "config.toml"), fmt.Sprintf("[orchestrator]\nask_timeout = \"300ms\"\n[notify]\ncommand = 'echo \"$ZWARM_EVENT $ZWARM_ID $ZWARM_STATUS $ZWARM_TEXT\" >> %s'\n", log))
 	task := "ASK CLI: notify me"
 	srv.On(task, replyCalls(fcall("ask_user", map[string]any{"question": "Which port?"})), replyCalls(fcall("finish", map[string]any{"summary": "decided"})))
 	if r := w.zwarm("orchestrate", task); r.code != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -88,15 +89,15 @@ func TestOrchestrateUsageErrors(t *testing.T) {
 		}
 	}
 	// A runner that does not exist, before any model call.
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[orchestrator]\nrunner = \"nosuch\"\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[orchestrator]\nrunner = \"nosuch\"\n")
 	if r := w.zwarm("orchestrate", "task"); r.code != 2 || !strings.Contains(r.stderr, `[orchestrator] runner: unknown runner "nosuch" (known: local, slurm)`) {
 		t.Errorf("orchestrate with an unknown runner: %+v", r)
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("the model was asked %d times for a run that could not delegate", n)
 	}
-	os.Remove(filepath.Join(w.state, "config.toml"))
+	os.Remove(filepath.Join(w.State, "config.toml"))
 	if r := w.zwarm("runs"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no runs") {
 		t.Errorf("runs: %+v", r)
 	}
@@ -109,7 +110,7 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
 	task := "ORCH CLI: get it done"
-	w.setScript(completes("worker finished the job", 500))
+	w.setScript(fakeagent.Completes("worker finished the job", 500))
 	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job"})),
 		fakemodel.Reply{Reasoning: "wait for it", Calls: []fakemodel.Call{fcall("wait", map[string]any{})}},
 		replyCalls(fcall("finish", map[string]any{"summary": "the job is done"})))
@@ -213,13 +214,13 @@ func TestOrchestrateResumeAfterSIGKILL(t *testing.T) {
 	w, srv := orchWorld(t)
 	task := "ORCH KILL: survive"
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.setScript(completes("done", 100), "slow job", append([]step{{"wait_file": gate}}, completes("slow job done", 300)...))
+	w.setScript(fakeagent.Completes("done", 100), "slow job", append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("slow job done", 300)...))
 	stall := make(chan struct{})
 	defer close(stall)
 	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "slow job"})), fakemodel.Reply{Text: "never", Stall: stall},
 		replyCalls(fcall("finish", map[string]any{"summary": "survived"})))
 	cmd := exec.Command(bins.zwarm, "orchestrate", task)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -292,7 +293,7 @@ func TestRealCodexOrchestrated(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "greeting.txt verified") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "greeting.txt")); err != nil || string(b) != "hello from codex\n" {
+	if b, err := os.ReadFile(filepath.Join(w.Work, "greeting.txt")); err != nil || string(b) != "hello from codex\n" {
 		t.Fatalf("greeting.txt: %q %v", b, err)
 	}
 	run := w.runs()[0]
@@ -314,8 +315,8 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 	stall := make(chan struct{})
 	defer close(stall)
 	srv.On(task, replyCalls(fcall("list_sessions", map[string]any{})), fakemodel.Reply{Text: "never", Stall: stall})
-	cmd := exec.Command(bins.zwarm, "--state-dir", w.state, "orchestrate", task)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd := exec.Command(bins.zwarm, "--state-dir", w.State, "orchestrate", task)
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -333,14 +334,14 @@ func TestOrchestrateCtrlCSavesAndPrintsResume(t *testing.T) {
 		t.Fatalf("exit %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	run := w.runs()[0]
-	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.state, record.ShortID(run.ID))
+	want := fmt.Sprintf("resume with: zwarm --state-dir %s orchestrate --resume %s", w.State, record.ShortID(run.ID))
 	if !strings.Contains(stderr.String(), want) || !strings.Contains(stdout.String(), "interrupted after 1 step ·") {
 		t.Errorf("stdout %q\nstderr %q\nwant %q", stdout.String(), stderr.String(), want)
 	}
 	if run.Status != runs.StatusInterrupted || run.Steps != 1 {
 		t.Errorf("run %+v", run)
 	}
-	if rec, err := runs.LoadRecord(w.state, run.ID); err != nil {
+	if rec, err := runs.LoadRecord(w.State, run.ID); err != nil {
 		t.Error(err)
 	} else if rec.Owner != nil {
 		t.Errorf("run.json after Ctrl+C still has an owner: %+v", rec.Owner)
@@ -386,8 +387,8 @@ func TestOrchestrateRunsTheWatchers(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
 	task := "ORCH CLI: loop"
-	os.MkdirAll(w.state, 0o700)
-	if err := os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("[watchers.progress]\nrepeats = 2\nabort_repeats = 3\n"), 0o600); err != nil {
+	os.MkdirAll(w.State, 0o700)
+	if err := os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("[watchers.progress]\nrepeats = 2\nabort_repeats = 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	loop := make([]fakemodel.Reply, 8)
@@ -404,7 +405,7 @@ func TestOrchestrateRunsTheWatchers(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("[watchers.progres]\nrepeats = 2\n"), 0o600)
+	os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("[watchers.progres]\nrepeats = 2\n"), 0o600)
 	if r := w.zwarm("orchestrate", task); r.code != 2 || !strings.Contains(r.stderr, "progres") {
 		t.Errorf("a typo in [watchers]: exit %d %q", r.code, r.stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // A session whose supervisor died and whose directory was deleted: doctor
@@ -36,12 +37,12 @@ func TestKillOrphans(t *testing.T) {
 	}
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
 	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(rec.Owner.PID) })
-	if err := os.RemoveAll(filepath.Join(w.state, "sessions", id)); err != nil {
+	if err := os.RemoveAll(filepath.Join(w.State, "sessions", id)); err != nil {
 		t.Fatal(err)
 	}
 	// doctor asks the agent binary (the fake agent here) for its version:
 	// it must not start the script's processes again.
-	w.setScript(completes("done", 700))
+	w.setScript(fakeagent.Completes("done", 700))
 	if r := w.zwarm("doctor"); r.code != 1 || !strings.Contains(r.stdout, "orphans") || !strings.Contains(r.stdout, record.ShortID(id)) {
 		t.Fatalf("doctor does not list the orphan: %+v", r)
 	}

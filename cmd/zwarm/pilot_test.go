@@ -129,7 +129,7 @@ func TestPilotOnATerminal(t *testing.T) {
 	if r := w.runs()[0]; r.Status != runs.StatusInterrupted {
 		t.Errorf("after :quit the run is %s", r.Status)
 	}
-	hist := filepath.Join(w.state, "pilot_history")
+	hist := filepath.Join(w.State, "pilot_history")
 	if fi, err := os.Stat(hist); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the prompt's history: %v %v", fi, err)
 	}
@@ -184,7 +184,7 @@ func (p *ptyRun) prompted(text string) {
 func (w *world) pilotScript(stdin string, args ...string) result {
 	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, append([]string{"pilot"}, args...)...)
-	cmd.Dir, cmd.Env, cmd.Stdin = w.work, w.env(), strings.NewReader(stdin)
+	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -16,8 +16,8 @@ import (
 func TestRealAgentGetsTheRolesEffortAndInstructions(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
-		cfg, _ := os.ReadFile(filepath.Join(w.state, "config.toml"))
-		writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+`
+		cfg, _ := os.ReadFile(filepath.Join(w.State, "config.toml"))
+		writeFile(t, filepath.Join(w.State, "config.toml"), string(cfg)+`
 [roles.pirate]
 reasoning_effort = "low"
 instructions = "Always answer like a pirate, matey."

@@ -1,13 +1,15 @@
 package main
 
 import (
-	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 const reviewerRole = `
@@ -25,8 +27,8 @@ max_cost_usd = 3.0
 func TestSpawnWithARoleAndOverrides(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), reviewerRole)
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), reviewerRole)
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--role", "reviewer", "--reasoning-effort", "high", "--max-cost", "1.5", "review the change"), &s)
 	if s.Status != record.StatusCompleted || s.Role != "reviewer" || s.Model != "gpt-5.1-codex" || s.ReasoningEffort != "high" ||
@@ -38,9 +40,9 @@ func TestSpawnWithARoleAndOverrides(t *testing.T) {
 	}
 	// A follow-up resumes the thread with the same settings, whatever
 	// config.toml says by then.
-	writeFile(t, filepath.Join(w.state, "config.toml"), "")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "")
 	w.ok("inject", "--wait", s.ID, "and the tests")
-	inv := w.invocations()
+	inv := w.Invocations()
 	if len(inv) != 2 {
 		t.Fatalf("%d agent runs: %+v", len(inv), inv)
 	}
@@ -91,8 +93,8 @@ func hasArgs(argv []string, seq ...string) bool {
 func TestSpawnSettingsThatCannotWork(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), reviewerRole)
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), reviewerRole)
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -119,12 +121,12 @@ func TestSpawnSettingsThatCannotWork(t *testing.T) {
 	if out := w.ok("__complete", "spawn", "--reasoning-effort", ""); !strings.Contains(out, "xhigh\n") || !strings.Contains(out, "max\n") {
 		t.Errorf("--reasoning-effort completes %q", out)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[roles.reviewer]\nreasoning_efort = \"high\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[roles.reviewer]\nreasoning_efort = \"high\"\n")
 	if r := w.zwarm("spawn", "x"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "roles.reviewer.reasoning_efort") ||
 		!strings.Contains(r.stderr, "reasoning_effort") {
 		t.Errorf("a typo in a role: exit %d %q", r.code, r.stderr)
 	}
-	if ids := w.ids(); len(ids) != 0 {
+	if ids := w.IDs(); len(ids) != 0 {
 		t.Errorf("refused spawns made sessions: %v", ids)
 	}
 }
@@ -135,9 +137,9 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	w := newWorld(t)
 	went := filepath.Join(t.TempDir(), "went-on")
 	// gpt-5.1-codex-mini, the default: $0.25 per million input tokens.
-	w.setScript([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}}`),
+	w.setScript([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}}`),
 		{"sleep_ms": 20000},
 		{"run": "touch " + went},
 	})
@@ -163,7 +165,7 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	if r := w.zwarm("inject", "--max-cost", "0.08", s.ID, "spend more"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "$0.08 is not above the $0.10") {
 		t.Errorf("a limit below the spend: %+v", r)
 	}
-	w.setScript(completes("went on", 400_100)) // codex counts the thread's tokens
+	w.setScript(fakeagent.Completes("went on", 400_100)) // codex counts the thread's tokens
 	w.ok("inject", "--max-cost", "1", "--wait", s.ID, "spend more")
 	got := w.show(s.ID)
 	if got.MaxCostUSD != 1 || got.Status != record.StatusCompleted || len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {

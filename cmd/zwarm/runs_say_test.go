@@ -37,7 +37,7 @@ type background struct {
 func (w *world) start(args ...string) *background {
 	w.t.Helper()
 	b := &background{t: w.t, cmd: exec.Command(bins.zwarm, args...), done: make(chan struct{})}
-	b.cmd.Dir, b.cmd.Env = w.work, w.env()
+	b.cmd.Dir, b.cmd.Env = w.Work, w.env()
 	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
 	if err := b.cmd.Start(); err != nil {
 		w.t.Fatal(err)
@@ -178,8 +178,8 @@ func TestRunsAnswerAnswersAWaitingRun(t *testing.T) {
 func TestAskTimeoutAndNoAsk(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
-	os.MkdirAll(w.state, 0o700)
-	cfg := filepath.Join(w.state, "config.toml")
+	os.MkdirAll(w.State, 0o700)
+	cfg := filepath.Join(w.State, "config.toml")
 	writeFile(t, cfg, "[orchestrator]\nask_timeout = \"300ms\"\n")
 	task := "ASK CLI: nobody there"
 	srv.On(task, replyCalls(fcall("ask_user", map[string]any{"question": "Which port?"})), replyCalls(fcall("finish", map[string]any{"summary": "decided"})))
@@ -232,7 +232,7 @@ func (w *world) interactive(args ...string) *ptyRun {
 func (w *world) interactiveProgram(prog string, args ...string) *ptyRun {
 	w.t.Helper()
 	p := &ptyRun{t: w.t, cmd: exec.Command(prog, args...), done: make(chan struct{})}
-	p.cmd.Dir = w.work
+	p.cmd.Dir = w.Work
 	p.cmd.Env = append(w.env(), "TERM=tmux-256color", "NO_COLOR=1")
 	f, err := pty.StartWithSize(p.cmd, &pty.Winsize{Cols: 120, Rows: 40})
 	if err != nil {
@@ -380,7 +380,7 @@ func TestRunsSayFromManyProcesses(t *testing.T) {
 	if got := userMessages(reqs[0].Body); len(got) != 0 {
 		t.Errorf("the first call saw %q", got)
 	}
-	entries, err := runs.ReadInbox(runs.RunDir(w.state, id))
+	entries, err := runs.ReadInbox(runs.RunDir(w.State, id))
 	if err != nil || len(entries) != senders*each {
 		t.Fatalf("%d entries, %v", len(entries), err)
 	}

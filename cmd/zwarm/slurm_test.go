@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -31,10 +32,10 @@ func slurmWorld(t *testing.T, settings string) *world {
 	env := slurmtest.Cluster(t)
 	w := newWorld(t)
 	w.extraEnv = append(w.extraEnv, env...)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"2s\"\n[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n"+settings)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "kill_grace = \"2s\"\n[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n"+settings)
 	return w
 }
 
@@ -61,8 +62,8 @@ func (w *world) jobState(id string) string {
 
 // holdScript is a worker that starts its thread and waits until gate
 // exists, then does what after says.
-func (w *world) holdScript(gate string, after ...step) {
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, after...))
+func (w *world) holdScript(gate string, after ...fakeagent.Step) {
+	w.setScript(append([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}}, after...))
 }
 
 // runningJob spawns task and returns its session and job once its agent
@@ -112,7 +113,7 @@ func TestSlurmWorkerRunsAsAJob(t *testing.T) {
 	if extra.Runner != "slurm" || extra.JobID != job {
 		t.Fatalf("--json says runner %q job %q; the record says slurm %s", extra.Runner, extra.JobID, job)
 	}
-	outFile := filepath.Join(w.state, "sessions", id, "slurm-"+job+".out")
+	outFile := filepath.Join(w.State, "sessions", id, "slurm-"+job+".out")
 	fi, err := os.Stat(outFile)
 	if err != nil {
 		t.Fatalf("the job's output file: %v", err)
@@ -197,7 +198,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	w := slurmWorld(t, "")
 	env := slurmtest.Cluster(t)
 	gate := filepath.Join(t.TempDir(), "never")
-	w.holdScript(gate, completes("late", 1)...)
+	w.holdScript(gate, fakeagent.Completes("late", 1)...)
 
 	slurmtest.Drain(t, env)
 	queued := w.spawn("queued")
@@ -250,7 +251,7 @@ func TestSlurmFollowUpIsANewJob(t *testing.T) {
 	if rec.Status != record.StatusCompleted || len(rec.Turns) != 2 || !rec.Turns[1].Resumed {
 		t.Fatalf("after the follow-up: %s, %d turns, %+v", rec.Status, len(rec.Turns), rec.Turns)
 	}
-	outs, _ := filepath.Glob(filepath.Join(w.state, "sessions", id, "slurm-*.out"))
+	outs, _ := filepath.Glob(filepath.Join(w.State, "sessions", id, "slurm-*.out"))
 	if len(outs) != 2 {
 		t.Fatalf("want one output file per job, got %v", outs)
 	}
@@ -268,7 +269,7 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 	r := w.zwarm("wait", "--timeout", "60s", id)
 	s := w.show(id)
 	if r.code != 1 || s.Status != record.StatusKilled || s.Error != "cancelled by slurm (job "+job+")" {
-		log, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "supervisor.log"))
+		log, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "supervisor.log"))
 		t.Logf("supervisor.log:\n%s", log)
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
 	}
@@ -289,12 +290,12 @@ func TestSlurmSettingsRefused(t *testing.T) {
 		"poll = \"1ms\"\n":                    "poll = \"1ms\": at least 250ms",
 	} {
 		w := slurmWorld(t, "")
-		writeFile(t, filepath.Join(w.state, "config.toml"), "[runner]\nkind = \"slurm\"\n[runner.slurm]\n"+settings)
+		writeFile(t, filepath.Join(w.State, "config.toml"), "[runner]\nkind = \"slurm\"\n[runner.slurm]\n"+settings)
 		r := w.zwarm("spawn", "refused")
 		if r.code != 2 || !strings.Contains(r.stderr, want) {
 			t.Errorf("%q: %+v; want exit 2 saying %q", settings, r, want)
 		}
-		if ids := w.ids(); len(ids) != 0 {
+		if ids := w.IDs(); len(ids) != 0 {
 			t.Errorf("%q: a refused spawn left sessions: %v", settings, ids)
 		}
 	}
@@ -309,7 +310,7 @@ func TestSlurmRefusedJobLeavesNothing(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "sbatch") || !strings.Contains(strings.ToLower(r.stderr), "partition") {
 		t.Fatalf("spawn on a bad partition: %+v", r)
 	}
-	if ids := w.ids(); len(ids) != 0 {
+	if ids := w.IDs(); len(ids) != 0 {
 		t.Fatalf("a refused spawn left sessions: %v", ids)
 	}
 }
@@ -322,11 +323,11 @@ func TestSlurmRealCodex(t *testing.T) {
 	env := slurmtest.Cluster(t)
 	w, srv := realWorld(t, "codex")
 	w.extraEnv = append(w.extraEnv, env...)
-	cfg, err := os.ReadFile(filepath.Join(w.state, "config.toml"))
+	cfg, err := os.ReadFile(filepath.Join(w.State, "config.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), string(cfg)+"[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), string(cfg)+"[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
 	a := realAgentKinds[0]
 	srv.On("create the file",
 		fakemodel.Reply{Tool: a.tool, Args: a.args("echo hello > made.txt && echo created")},
@@ -341,7 +342,7 @@ func TestSlurmRealCodex(t *testing.T) {
 	if first == nil || first.Runner != "slurm" || first.ID == "" {
 		t.Fatalf("the session ran under %+v", first)
 	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "made.txt")); err != nil || string(b) != "hello\n" {
+	if b, err := os.ReadFile(filepath.Join(w.Work, "made.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("made.txt: %q %v", b, err)
 	}
 	if u := s.Usage; u.InputTokens != 800 || u.CachedInputTokens != 100 || u.OutputTokens != 30 {
@@ -409,7 +410,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 	// calls are not the wait's.
 	w.wrapOnPath("squeue", "echo \"call $*\" >> '"+calls+"'\nexec '%s' \"$@\"")
 	gate := filepath.Join(t.TempDir(), "go")
-	w.holdScript(gate, completes("done", 5)...)
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
 
 	const n = 50
 	var wg sync.WaitGroup
@@ -421,7 +422,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = w.exec(w.work, w.env(), []string{"spawn", "--", fmt.Sprintf("worker %d", i)})
+			results[i] = w.exec(w.Work, w.env(), []string{"spawn", "--", fmt.Sprintf("worker %d", i)})
 		}()
 	}
 	wg.Wait()
@@ -443,7 +444,7 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 
 	os.Remove(calls)
 	waiting := exec.Command(bins.zwarm, "wait", "--all", "--timeout", "3m")
-	waiting.Dir, waiting.Env = w.work, w.env()
+	waiting.Dir, waiting.Env = w.Work, w.env()
 	began := time.Now()
 	if err := waiting.Start(); err != nil {
 		t.Fatal(err)
@@ -480,7 +481,7 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	gate := filepath.Join(t.TempDir(), "go")
-	w.holdScript(gate, completes("done", 5)...)
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
 	id, job := w.runningJob("hold")
 	good := w.extraEnv
 	gone := filepath.Join(t.TempDir(), "slurm.conf")
@@ -515,12 +516,12 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 	env := slurmtest.Cluster(t)
 	w, srv := orchWorld(t)
 	w.extraEnv = append(w.extraEnv, env...)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
 	task := "SLURM ORCH: get it done"
-	w.setScript(completes("worker finished the job", 500))
+	w.setScript(fakeagent.Completes("worker finished the job", 500))
 	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job"})),
 		replyCalls(fcall("wait", map[string]any{})),
 		replyCalls(fcall("finish", map[string]any{"summary": "the job is done"})))
@@ -529,7 +530,7 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 	}
 	local := w.spawn("by hand")
 	var worker string
-	for _, id := range w.ids() {
+	for _, id := range w.IDs() {
 		if id != local {
 			worker = id
 		}
@@ -554,16 +555,16 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 	answer, finish := filepath.Join(t.TempDir(), "answer"), filepath.Join(t.TempDir(), "finish")
 	w.slowSbatch(answer)
 	t.Cleanup(func() { os.WriteFile(finish, nil, 0o600) })
-	w.setScript(append([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": finish}}, completes("done", 5)...))
+	w.setScript(append([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": finish}}, fakeagent.Completes("done", 5)...))
 
 	spawning := exec.Command(bins.zwarm, "spawn", "--", "slow sbatch")
-	spawning.Dir, spawning.Env = w.work, w.env()
+	spawning.Dir, spawning.Env = w.Work, w.env()
 	if err := spawning.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var id string
 	sessionstest.Eventually(t, "the job's supervisor to claim the session", func() bool {
-		ids := w.ids()
+		ids := w.IDs()
 		if len(ids) == 1 {
 			id = ids[0]
 			r := w.record(id)
@@ -595,7 +596,7 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "never")
 	w.holdScript(gate)
 	id, job := w.runningJob("hold")
-	recorded, _ := os.ReadFile(filepath.Join(w.state, "sessions", id, "cgroup"))
+	recorded, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "cgroup"))
 	cgroup := strings.TrimSpace(string(recorded))
 	w.slurm("scontrol", "suspend", job)
 	defer func() {
@@ -673,13 +674,13 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "sbatch-started")
 	w.wrapOnPath("sbatch", "touch '"+percentSafe(started)+"'\nout=$('%s' \"$@\") || exit $?\nsleep 3\necho \"$out\"")
 	spawning := exec.Command(bins.zwarm, "spawn", "--", "interrupted")
-	spawning.Dir, spawning.Env = w.work, w.env()
+	spawning.Dir, spawning.Env = w.Work, w.env()
 	var out strings.Builder
 	spawning.Stdout = &out
 	if err := spawning.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sessionstest.Eventually(t, "the session to be recorded", func() bool { return len(w.ids()) == 1 })
+	sessionstest.Eventually(t, "the session to be recorded", func() bool { return len(w.IDs()) == 1 })
 	sessionstest.Eventually(t, "spawn to run sbatch (the sbatch on PATH touches "+started+" as it starts)", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
@@ -694,7 +695,7 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 		<-exited
 		t.Fatalf("the spawn interrupted while sbatch ran had not ended a minute later; it printed %q", out.String())
 	}
-	ids := w.ids()
+	ids := w.IDs()
 	if len(ids) != 1 {
 		t.Fatalf("after the interrupted spawn: sessions %v (stdout %q)", ids, out.String())
 	}
@@ -719,10 +720,10 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 	// while attached.
 	leave := filepath.Join(t.TempDir(), "leave")
 	t.Cleanup(func() { os.WriteFile(leave, nil, 0o600) })
-	w.setScript(completes("went the short way", 20), "the long way", []step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
+	w.setScript(fakeagent.Completes("went the short way", 20), "the long way", []fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
-	}, fakeThread, []step{out("the person's CLI"), {"wait_file": leave}})
+	}, fakeThread, []fakeagent.Step{fakeagent.Out("the person's CLI"), {"wait_file": leave}})
 	id := w.spawn("the long way")
 	sessionstest.Eventually(w.t, "the agent to run in the job", func() bool { return w.record(id).ThreadID == fakeThread })
 	if out := w.ok("inject", "--interrupt", id, "the short way"); !strings.Contains(out, "interrupting turn 1") {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // A spool gives back what was written to it, byte for byte, whether it
@@ -42,7 +44,7 @@ func TestSpoolGivesBackWhatWasWritten(t *testing.T) {
 func TestShowJSONListsManyMessages(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.setScript(append([]step{{"out_lines": 200_000}}, completes("the last one", 10)...))
+	w.setScript(append([]fakeagent.Step{{"out_lines": 200_000}}, fakeagent.Completes("the last one", 10)...))
 	id := w.spawn("talk a lot")
 	w.ok("wait", id)
 	var doc struct {

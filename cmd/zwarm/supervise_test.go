@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 func TestSpawnWaitCompletes(t *testing.T) {
@@ -25,11 +26,11 @@ func TestSpawnWaitCompletes(t *testing.T) {
 	if s.LastMessage != "done" || s.ThreadID == "" || s.Turn != 1 || s.Usage.InputTokens != 700 || s.Usage.TotalTokens != 710 {
 		t.Fatalf("summary wrong: %+v", s.Session)
 	}
-	if s.CostUSD == nil || *s.CostUSD <= 0 || s.EndedAt == nil || s.Model != "gpt-5.1-codex" || s.WorkingDir != w.work {
+	if s.CostUSD == nil || *s.CostUSD <= 0 || s.EndedAt == nil || s.Model != "gpt-5.1-codex" || s.WorkingDir != w.Work {
 		t.Fatalf("cost %v ended %v model %s dir %s", s.CostUSD, s.EndedAt, s.Model, s.WorkingDir)
 	}
-	inv := w.invocations()
-	if len(inv) != 1 || inv[0].Argv[len(inv[0].Argv)-1] != "-" || inv[0].Prompt != "add a flag" || inv[0].Cwd != w.work {
+	inv := w.Invocations()
+	if len(inv) != 1 || inv[0].Argv[len(inv[0].Argv)-1] != "-" || inv[0].Prompt != "add a flag" || inv[0].Cwd != w.Work {
 		t.Fatalf("invocations %+v", inv)
 	}
 	shown := w.show(s.ID[:6])
@@ -47,7 +48,7 @@ func TestSpawnWaitCompletes(t *testing.T) {
 func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(append([]step{{"wait_file": gate}}, completes("late", 10)...))
+	w.setScript(append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("late", 10)...))
 	id := w.spawn("slow task")
 	if s := w.show(id); s.Status != record.StatusPending && s.Status != record.StatusRunning {
 		t.Fatalf("just spawned: %s", s.Status)
@@ -69,13 +70,13 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 func TestAgentFailures(t *testing.T) {
 	w := newWorld(t)
 	w.setScript(nil,
-		"reports failure", []step{
-			out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-			out(`{"type":"error","message":"unexpected status 500: boom"}`),
-			out(`{"type":"turn.failed","error":{"message":"unexpected status 500: boom"}}`),
+		"reports failure", []fakeagent.Step{
+			fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+			fakeagent.Out(`{"type":"error","message":"unexpected status 500: boom"}`),
+			fakeagent.Out(`{"type":"turn.failed","error":{"message":"unexpected status 500: boom"}}`),
 			{"exit": 1}},
-		"crashes", []step{{"err": "panic: out of cheese"}, {"exit": 3}},
-		"failed but exit 0", []step{out(`{"type":"turn.failed","error":{"message":"quota"}}`)},
+		"crashes", []fakeagent.Step{{"err": "panic: out of cheese"}, {"exit": 3}},
+		"failed but exit 0", []fakeagent.Step{fakeagent.Out(`{"type":"turn.failed","error":{"message":"quota"}}`)},
 	)
 	for task, want := range map[string]string{
 		"reports failure": "unexpected status 500: boom", "crashes": "out of cheese", "failed but exit 0": "quota",
@@ -90,7 +91,7 @@ func TestAgentFailures(t *testing.T) {
 			t.Errorf("%s: status %s error %q, want failed with %q", task, s.Status, s.Error, want)
 		}
 	}
-	if r := w.zwarm("wait", w.ids()[0]); r.code != 1 {
+	if r := w.zwarm("wait", w.IDs()[0]); r.code != 1 {
 		t.Errorf("wait on a failed session: exit %d", r.code)
 	}
 }
@@ -98,12 +99,12 @@ func TestAgentFailures(t *testing.T) {
 func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "go")
-	w.setScript(completes("ok", 100),
-		"first", append([]step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}}, completes("one", 700)...),
-		"second", completes("two", 900),
-		"third", completes("three", 1100))
+	w.setScript(fakeagent.Completes("ok", 100),
+		"first", append([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate}}, fakeagent.Completes("one", 700)...),
+		"second", fakeagent.Completes("two", 900),
+		"third", fakeagent.Completes("three", 1100))
 	id := w.spawn("first")
-	sessionstest.Eventually(t, "turn 1 running", func() bool { return len(w.invocations()) == 1 })
+	sessionstest.Eventually(t, "turn 1 running", func() bool { return len(w.Invocations()) == 1 })
 	for _, msg := range []string{"second", "third"} {
 		if out := w.ok("inject", id, msg); !strings.Contains(out, "queued") {
 			t.Fatalf("inject into a running session: %q", out)
@@ -140,10 +141,10 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 		t.Errorf("total input %d", s.Usage.InputTokens)
 	}
 	// Follow-ups resume the same thread natively, in the working dir.
-	inv := w.invocations()
+	inv := w.Invocations()
 	for _, i := range []int{1, 2} {
 		a := inv[i].Argv
-		if a[0] != "exec" || a[1] != "resume" || a[len(a)-2] != s.ThreadID || inv[i].Cwd != w.work {
+		if a[0] != "exec" || a[1] != "resume" || a[len(a)-2] != s.ThreadID || inv[i].Cwd != w.Work {
 			t.Errorf("turn %d ran %q in %s", i+1, a, inv[i].Cwd)
 		}
 	}
@@ -151,7 +152,7 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 
 func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
 	w := newWorld(t)
-	w.setScript(completes("first answer", 700), "again", completes("second answer", 900))
+	w.setScript(fakeagent.Completes("first answer", 700), "again", fakeagent.Completes("second answer", 900))
 	id := strings.Fields(w.ok("spawn", "--wait", "task one"))[0]
 	out := w.ok("inject", "--wait", id, "again")
 	if !strings.Contains(out, "turn 2 completed") || !strings.Contains(out, "second answer") {
@@ -178,18 +179,18 @@ func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
 // escapes with setsid, runs a command, and never finishes on its own.
 // With ignoreTerm, the agent (not its children, started before) ignores
 // SIGTERM by the time it reports the command, which tests wait for.
-func grandchildren(dir string, ignoreTerm bool) []step {
-	s := []step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+func grandchildren(dir string, ignoreTerm bool) []fakeagent.Step {
+	s := []fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
 		{"spawn": "exec sleep 1000", "pidfile": filepath.Join(dir, "child.pid")},
 		{"spawn": "exec sleep 1001", "setsid": true, "pidfile": filepath.Join(dir, "escaped.pid")},
 	}
 	if ignoreTerm {
-		s = append(s, step{"ignore_sigterm": true})
+		s = append(s, fakeagent.Step{"ignore_sigterm": true})
 	}
 	return append(s,
-		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 1000","status":"in_progress"}}`),
-		step{"wait_file": filepath.Join(dir, "never")})
+		fakeagent.Out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 1000","status":"in_progress"}}`),
+		fakeagent.Step{"wait_file": filepath.Join(dir, "never")})
 }
 
 func TestKillLeavesNoProcessAlive(t *testing.T) {
@@ -198,8 +199,8 @@ func TestKillLeavesNoProcessAlive(t *testing.T) {
 		name := map[bool]string{false: "agent obeys SIGTERM", true: "agent ignores SIGTERM"}[stubborn]
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
-			os.MkdirAll(w.state, 0o700)
-			os.WriteFile(filepath.Join(w.state, "config.toml"), []byte("kill_grace = \"300ms\"\n"), 0o600)
+			os.MkdirAll(w.State, 0o700)
+			os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("kill_grace = \"300ms\"\n"), 0o600)
 			dir := t.TempDir()
 			w.setScript(grandchildren(dir, stubborn))
 			id := w.spawn("run forever")
@@ -284,7 +285,7 @@ func mustJSON(t *testing.T, s string, v any) {
 func TestKilledSessionCanBeContinued(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
-	w.setScript(completes("resumed fine", 900), "run forever", grandchildren(dir, false))
+	w.setScript(fakeagent.Completes("resumed fine", 900), "run forever", grandchildren(dir, false))
 	id := w.spawn("run forever")
 	readPID(t, filepath.Join(dir, "escaped.pid"))
 	sessionstest.Eventually(t, "a thread id", func() bool { return w.show(id).ThreadID != "" })
@@ -294,7 +295,7 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 		t.Fatalf("inject after kill: %q", out)
 	}
 	s := w.show(id)
-	inv := w.invocations()
+	inv := w.Invocations()
 	last := inv[len(inv)-1].Argv
 	if s.Status != record.StatusCompleted || s.Turns[0].Status != record.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
 		t.Fatalf("status %s, turn 1 %s, argv %q", s.Status, s.Turns[0].Status, last)
@@ -305,11 +306,11 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 // summary and no decoration; a note about an empty listing goes to stderr.
 func TestLsPiped(t *testing.T) {
 	w := newWorld(t)
-	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no state dir at "+w.state) {
+	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no state dir at "+w.State) {
 		t.Fatalf("ls of a state dir that is not there: %+v", r)
 	}
-	os.MkdirAll(w.state, 0o700)
-	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no sessions in "+w.state) {
+	os.MkdirAll(w.State, 0o700)
+	if r := w.zwarm("ls"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no sessions in "+w.State) {
 		t.Fatalf("empty ls: %+v", r)
 	}
 	long := "write the docs " + strings.Repeat("and more ", 30)
@@ -339,7 +340,7 @@ func TestLsPiped(t *testing.T) {
 func TestSupervisorSIGTERMFromElsewhere(t *testing.T) {
 	w := newWorld(t)
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript([]step{out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
+	w.setScript([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`), {"wait_file": gate}})
 	for i := 0; i < 3; i++ {
 		id := w.spawn("hold")
 		var sup int
@@ -365,7 +366,7 @@ func TestSpawnOnAnUnknownRunner(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, `unknown runner "k8s" (known: local, slurm)`) {
 		t.Fatalf("spawn --runner k8s: %+v", r)
 	}
-	if ids := w.ids(); len(ids) != 0 {
+	if ids := w.IDs(); len(ids) != 0 {
 		t.Fatalf("a refused spawn left sessions: %v", ids)
 	}
 }

@@ -11,10 +11,10 @@ import (
 // zwarm mcp logs to logs/zwarm.log, never through a symlink planted there.
 func TestMCPDoesNotLogThroughASymlink(t *testing.T) {
 	w := newWorld(t)
-	os.MkdirAll(filepath.Join(w.state, "logs"), 0o700)
+	os.MkdirAll(filepath.Join(w.State, "logs"), 0o700)
 	target := filepath.Join(t.TempDir(), "target")
 	writeFile(t, target, "precious\n")
-	link := filepath.Join(w.state, "logs", "zwarm.log")
+	link := filepath.Join(w.State, "logs", "zwarm.log")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}

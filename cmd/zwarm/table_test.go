@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
-	"github.com/zwarm/zwarm/sessions/record"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // countingWriter counts the writes that reach the terminal.

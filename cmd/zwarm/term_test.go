@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // onTerminal runs zwarm on a pseudo-terminal cols wide, as a person at a
@@ -62,7 +63,7 @@ type terminal struct {
 func (w *world) startOnTerminal(cols int, env []string, args ...string) *terminal {
 	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir = w.work
+	cmd.Dir = w.Work
 	cmd.Env = append(append(w.env(), "TERM=tmux-256color"), env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: 40})
 	if err != nil {
@@ -177,11 +178,11 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 	// The command runs until the wait has shown it running.
 	gate := filepath.Join(t.TempDir(), "go")
 	t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) })
-	w.setScript(append([]step{
-		out(`{"type":"thread.started","thread_id":"$THREAD"}`),
-		out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make slow-test","status":"in_progress"}}`),
+	w.setScript(append([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`),
+		fakeagent.Out(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"make slow-test","status":"in_progress"}}`),
 		{"wait_file": gate},
-	}, completes("done waiting", 5)...))
+	}, fakeagent.Completes("done waiting", 5)...))
 	id := w.spawn("take a while")
 	term := w.startOnTerminal(100, nil, "wait", id)
 	term.waitFor("the wait's progress", "$ make slow-test  (running)")

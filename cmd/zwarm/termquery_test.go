@@ -22,7 +22,7 @@ var termQueries = []string{"\x1b]11;?", "\x1b[6n"}
 func (w *world) onSilentTerminal(ready string, args ...string) string {
 	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, args...)
-	cmd.Dir = w.work
+	cmd.Dir = w.Work
 	for _, e := range w.env() {
 		// CI set makes the terminal library skip its queries; TERM
 		// naming a multiplexer or dumb too.

@@ -57,7 +57,7 @@ func startTmux(t *testing.T, w *world, env []string, cols, rows int, argv ...str
 	}
 	shell := strings.Join(quoted, " ") + `; echo "zwarm-exit=$?"; exec sleep 3600`
 	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "z", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
-		"-c", w.work, "sh", "-c", shell)
+		"-c", w.Work, "sh", "-c", shell)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
 	return tm
 }

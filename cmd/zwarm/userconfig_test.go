@@ -38,8 +38,8 @@ func TestPersonalConfigUnderTheProjects(t *testing.T) {
 		t.Fatalf("model %q; want the personal default", m)
 	}
 
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[adapters.codex]\nmodel = \"project-model\"\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[adapters.codex]\nmodel = \"project-model\"\n")
 	theirs := w.spawn("theirs")
 	w.ok("wait", theirs)
 	told(theirs) // the project's file sets no [notify]: the person's holds
@@ -48,11 +48,11 @@ func TestPersonalConfigUnderTheProjects(t *testing.T) {
 	}
 
 	// [trust] is the person's alone.
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[trust]\ndirs = [\"*\"]\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[trust]\ndirs = [\"*\"]\n")
 	if r := w.zwarm("spawn", "trusting"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "unknown key trust") {
 		t.Errorf("[trust] in the project's file: exit %d, %s", r.code, r.stderr)
 	}
-	os.Remove(filepath.Join(w.state, "config.toml"))
+	os.Remove(filepath.Join(w.State, "config.toml"))
 
 	os.Chmod(personal, 0o666)
 	if r := w.zwarm("spawn", "refused"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, personal) || !strings.Contains(r.stderr, "writable by you alone") {

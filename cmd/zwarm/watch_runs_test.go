@@ -30,7 +30,7 @@ func TestWatchTellsOfARunsQuestionAndEnd(t *testing.T) {
 
 	// One watch on a terminal, with --notify.
 	cmd := exec.Command(bins.zwarm, "watch", "--notify")
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 40})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // watching is a running `zwarm watch` whose output lines are collected.
@@ -28,7 +29,7 @@ type watching struct {
 func (w *world) startWatch(args ...string) *watching {
 	w.t.Helper()
 	cmd := exec.Command(bins.zwarm, append([]string{"watch"}, args...)...)
-	cmd.Dir, cmd.Env = w.work, w.env()
+	cmd.Dir, cmd.Env = w.Work, w.env()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		w.t.Fatal(err)
@@ -106,19 +107,19 @@ type alertJSON struct {
 func TestWatchJSONAlerts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"),
+	writeFile(t, filepath.Join(w.State, "config.toml"),
 		"kill_grace = \"1s\"\n[watchers.stall]\nfirst_event = \"1s\"\n[watchers.cost_guard]\nmax_tokens = 10000\n")
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.setScript(completes("done", 5),
-		"hang", []step{{"wait_file": gate + "-never"}},
-		"fails later", []step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate},
-			out(`{"type":"turn.failed","error":{"message":"the model is overloaded"}}`), {"exit": 1}},
-		"fails now", []step{out(`{"type":"turn.failed","error":{"message":"old news"}}`), {"exit": 1}},
-		"burn", []step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
-			out(`{"type":"turn.completed","usage":{"input_tokens":50000,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`),
+	w.setScript(fakeagent.Completes("done", 5),
+		"hang", []fakeagent.Step{{"wait_file": gate + "-never"}},
+		"fails later", []fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), {"wait_file": gate},
+			fakeagent.Out(`{"type":"turn.failed","error":{"message":"the model is overloaded"}}`), {"exit": 1}},
+		"fails now", []fakeagent.Step{fakeagent.Out(`{"type":"turn.failed","error":{"message":"old news"}}`), {"exit": 1}},
+		"burn", []fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
+			fakeagent.Out(`{"type":"turn.completed","usage":{"input_tokens":50000,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`),
 			{"wait_file": gate + "-never"}},
 	)
 	// Failed before watch started: history, not reported.
@@ -177,12 +178,12 @@ func TestWatchJSONAlerts(t *testing.T) {
 func TestWatchPlainAndItsErrors(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), "kill_grace = \"1s\"\n[watchers.stall]\nfirst_event = \"1s\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "kill_grace = \"1s\"\n[watchers.stall]\nfirst_event = \"1s\"\n")
 	gate := filepath.Join(t.TempDir(), "never")
-	w.setScript(completes("done", 5), "hang", []step{{"wait_file": gate}}, "quiet too", []step{{"wait_file": gate}})
+	w.setScript(fakeagent.Completes("done", 5), "hang", []fakeagent.Step{{"wait_file": gate}}, "quiet too", []fakeagent.Step{{"wait_file": gate}})
 	hang := w.spawn("hang")
 	other := w.spawn("quiet too")
 	wa := w.startWatch(hang[:8])
@@ -210,12 +211,12 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 		{"", []string{"--all", hang}, "give session ids or --all, not both"},
 		{"", []string{"abcdef"}, "abcdef"},
 	} {
-		writeFile(t, filepath.Join(w.state, "config.toml"), c.config)
+		writeFile(t, filepath.Join(w.State, "config.toml"), c.config)
 		r := w.zwarm(append([]string{"watch"}, c.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("config %q args %q: exit %d, stderr %q; want 2 and %q", c.config, c.args, r.code, r.stderr, c.want)
 		}
-		if c.config != "" && !strings.Contains(r.stderr, filepath.Join(w.state, "config.toml")) {
+		if c.config != "" && !strings.Contains(r.stderr, filepath.Join(w.State, "config.toml")) {
 			t.Errorf("the error does not name the file: %q", r.stderr)
 		}
 	}
@@ -228,19 +229,19 @@ func TestWatchPlainAndItsErrors(t *testing.T) {
 func TestWatchOverlap(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	if err := os.MkdirAll(w.state, 0o700); err != nil {
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"),
+	writeFile(t, filepath.Join(w.State, "config.toml"),
 		"[watchers.stall]\nenabled = false\n[watchers.failure]\nenabled = false\n[watchers.hollow]\nenabled = false\n[watchers.cost_guard]\nenabled = false\n")
 	never := filepath.Join(t.TempDir(), "never")
 	// Reported relative to the agent's working dir; the other file differs.
-	edits := func(path string) []step {
-		return []step{out(`{"type":"thread.started","thread_id":"$THREAD"}`), out(`{"type":"turn.started"}`),
-			out(`{"type":"item.completed","item":{"id":"f1","type":"file_change","changes":[{"path":"api/server.go","kind":"update"},{"path":"` + path + `","kind":"add"}],"status":"completed"}}`),
+	edits := func(path string) []fakeagent.Step {
+		return []fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
+			fakeagent.Out(`{"type":"item.completed","item":{"id":"f1","type":"file_change","changes":[{"path":"api/server.go","kind":"update"},{"path":"` + path + `","kind":"add"}],"status":"completed"}}`),
 			{"wait_file": never}}
 	}
-	w.setScript(completes("done", 700), "edit a", edits("a.go"), "edit b", edits("b.go"))
+	w.setScript(fakeagent.Completes("done", 700), "edit a", edits("a.go"), "edit b", edits("b.go"))
 	wa := w.startWatch()
 	a := w.spawn("edit a")
 	b := w.spawn("edit b")

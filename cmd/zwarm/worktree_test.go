@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // These tests drive the binary as a user would in a git repository:
@@ -20,19 +21,19 @@ func repoWorld(t *testing.T, files map[string]string) *world {
 	t.Helper()
 	w := newWorld(t)
 	w.gitEnv()
-	w.git(w.work, "init", "-q")
+	w.git(w.Work, "init", "-q")
 	for name, body := range files {
-		os.MkdirAll(filepath.Dir(filepath.Join(w.work, name)), 0o755)
-		writeFile(t, filepath.Join(w.work, name), body)
+		os.MkdirAll(filepath.Dir(filepath.Join(w.Work, name)), 0o755)
+		writeFile(t, filepath.Join(w.Work, name), body)
 	}
-	w.git(w.work, "add", "-A")
-	w.git(w.work, "commit", "-q", "-m", "init")
+	w.git(w.Work, "add", "-A")
+	w.git(w.Work, "commit", "-q", "-m", "init")
 	return w
 }
 
 // agentDoes makes the fake agent run cmd for a prompt, then complete.
-func agentDoes(cmd string) []step {
-	return append([]step{{"run": cmd}}, completes("did it", 700)...)
+func agentDoes(cmd string) []fakeagent.Step {
+	return append([]fakeagent.Step{{"run": cmd}}, fakeagent.Completes("did it", 700)...)
 }
 
 func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
@@ -40,16 +41,16 @@ func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n")
 func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"api/server.go": "package api\n"})
-	w.setScript(completes("done", 700),
+	w.setScript(fakeagent.Completes("done", 700),
 		"add a", agentDoes(`printf 'package api\n\nvar A = 1\n' > a.go`),
 		"add b", agentDoes(`printf 'package api\n\nvar B = 2\n' > b.go`))
-	api := filepath.Join(w.work, "api")
-	a := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "spawn", "add a").stdout)
-	b := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "spawn", "add b").stdout)
+	api := filepath.Join(w.Work, "api")
+	a := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.State}, "spawn", "add a").stdout)
+	b := strings.TrimSpace(w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.State}, "spawn", "add b").stdout)
 	w.ok("wait", a, b)
 
 	// The main checkout is untouched until a landing.
-	if st := w.git(w.work, "status", "--porcelain"); st != "" {
+	if st := w.git(w.Work, "status", "--porcelain"); st != "" {
 		t.Fatalf("main checkout changed: %q", st)
 	}
 	// ls, piped: a CHANGES column, tab-separated.
@@ -75,19 +76,19 @@ func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 	var s session
 	mustJSON(t, w.ok("show", "--json", a), &s)
 	if s.Branch != "zwarm/"+a || s.Base != "main" || len(s.BaseCommit) != 40 || s.ChangesText != "+3 -0 in 1 file" ||
-		!strings.HasPrefix(s.Worktree, os.Getenv("HOME")) && strings.HasPrefix(s.Worktree, w.work) ||
+		!strings.HasPrefix(s.Worktree, os.Getenv("HOME")) && strings.HasPrefix(s.Worktree, w.Work) ||
 		s.Turns[0].Commit == "" || strings.Join(s.Turns[0].Files, ",") != "api/a.go" {
 		t.Fatalf("show --json: %q %q %q %q %q, turn %+v", s.Worktree, s.Branch, s.Base, s.BaseCommit, s.ChangesText, s.Turns[0])
 	}
 
 	// Land both, from a subdirectory of the checkout.
 	for _, id := range []string{a, b} {
-		r := w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.state}, "land", id)
+		r := w.zwarmIn(api, []string{"ZWARM_STATE_DIR=" + w.State}, "land", id)
 		if r.code != 0 || !strings.Contains(r.stdout, "landed "+record.ShortID(id)+" into main as ") {
 			t.Fatalf("land %s: %+v", id, r)
 		}
 	}
-	if got := w.git(w.work, "log", "--format=%s", "-3"); got != "add b\nadd a\ninit" {
+	if got := w.git(w.Work, "log", "--format=%s", "-3"); got != "add b\nadd a\ninit" {
 		t.Errorf("main's log:\n%s", got)
 	}
 	for _, f := range []string{"a.go", "b.go"} {
@@ -100,7 +101,7 @@ func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 			t.Errorf("after landing: %q", l)
 		}
 	}
-	if br := w.git(w.work, "branch", "--list", "zwarm/*"); br != "" {
+	if br := w.git(w.Work, "branch", "--list", "zwarm/*"); br != "" {
 		t.Errorf("branches left after landing: %q", br)
 	}
 	if r := w.zwarm("land", a); r.code != 0 || !strings.Contains(r.stdout, "is landed already") {
@@ -111,19 +112,19 @@ func TestParallelWorkersInOneRepoTheWholeLoop(t *testing.T) {
 func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "1\n2\n3\n"})
-	w.setScript(completes("done", 700),
-		"slow", append([]step{{"run": "echo wip > wip.txt"}, {"sleep_ms": 30000}}, completes("x", 1)...),
+	w.setScript(fakeagent.Completes("done", 700),
+		"slow", append([]fakeagent.Step{{"run": "echo wip > wip.txt"}, {"sleep_ms": 30000}}, fakeagent.Completes("x", 1)...),
 		"first", agentDoes(`printf '1\nfirst\n3\n' > a.txt`),
 		"second", agentDoes(`printf '1\nsecond\n3\n' > a.txt`))
 	slow := w.spawn("slow")
-	sessionstest.Eventually(t, "the slow worker to start", func() bool { return len(w.invocations()) > 0 })
+	sessionstest.Eventually(t, "the slow worker to start", func() bool { return len(w.Invocations()) > 0 })
 	if r := w.zwarm("land", slow); r.code != 1 || !strings.Contains(r.stderr, "still running: wait or kill it first") {
 		t.Fatalf("landing a running worker: %+v", r)
 	}
 	w.ok("kill", slow)
 	inPlace := w.spawn("first", "--in-place")
 	w.ok("wait", inPlace)
-	w.git(w.work, "checkout", "-q", "--", "a.txt") // what the in-place worker did
+	w.git(w.Work, "checkout", "-q", "--", "a.txt") // what the in-place worker did
 	if r := w.zwarm("land", inPlace); r.code != 2 || !strings.Contains(r.stderr, "worked in place") {
 		t.Fatalf("landing an in-place worker: %+v", r)
 	}
@@ -137,12 +138,12 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 	first, second := w.spawn("first"), w.spawn("second")
 	w.ok("wait", first, second)
 	w.ok("land", first)
-	head := w.git(w.work, "rev-parse", "HEAD")
+	head := w.git(w.Work, "rev-parse", "HEAD")
 	r := w.zwarm("land", second)
 	if r.code != 1 || !strings.Contains(r.stderr, "conflicts with main in a.txt") || !strings.Contains(r.stderr, "zwarm update "+record.ShortID(second)) {
 		t.Fatalf("a conflicting landing: %+v", r)
 	}
-	if w.git(w.work, "rev-parse", "HEAD") != head || w.git(w.work, "status", "--porcelain") != "" {
+	if w.git(w.Work, "rev-parse", "HEAD") != head || w.git(w.Work, "status", "--porcelain") != "" {
 		t.Fatal("the refused landing changed the checkout")
 	}
 	if f := strings.Split(lines(w.ok("ls", second))[1], "\t"); f[2] != "conflict" {
@@ -158,7 +159,7 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 	if out := w.ok("land", second); !strings.Contains(out, "landed ") {
 		t.Fatalf("land after update: %s", out)
 	}
-	if got, _ := os.ReadFile(filepath.Join(w.work, "a.txt")); string(got) != "1\nfirst and second\n3\n" {
+	if got, _ := os.ReadFile(filepath.Join(w.Work, "a.txt")); string(got) != "1\nfirst and second\n3\n" {
 		t.Errorf("a.txt after both landed: %q", got)
 	}
 }
@@ -166,7 +167,7 @@ func TestLandRefusalsSayWhatToDoAndExitAsDocumented(t *testing.T) {
 func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	w.setScript(completes("done", 700),
+	w.setScript(fakeagent.Completes("done", 700),
 		"one", agentDoes("echo one > one.txt"), "bad", agentDoes("echo bad > bad.txt"), "three", agentDoes("echo three > three.txt"))
 	var ids []string
 	for _, task := range []string{"one", "bad", "three"} {
@@ -179,7 +180,7 @@ func TestLandAllIsAVerifiedMergeQueue(t *testing.T) {
 		!strings.Contains(r.stderr, "the queue stopped at "+record.ShortID(ids[1])) || !strings.Contains(r.stderr, "not tried: "+record.ShortID(ids[2])) {
 		t.Fatalf("queue: %+v", r)
 	}
-	if got := w.git(w.work, "log", "--format=%s", "-2"); got != "one\ninit" {
+	if got := w.git(w.Work, "log", "--format=%s", "-2"); got != "one\ninit" {
 		t.Errorf("main's log: %q", got)
 	}
 }
@@ -202,24 +203,24 @@ func TestRmAndCleanKeepWorkThatWasNeverLanded(t *testing.T) {
 		t.Fatal("the session was removed")
 	}
 	w.ok("rm", "--force", id)
-	if br := w.git(w.work, "branch", "--list", "zwarm/*"); br != "" || len(w.ls()) != 0 {
+	if br := w.git(w.Work, "branch", "--list", "zwarm/*"); br != "" || len(w.ls()) != 0 {
 		t.Fatalf("rm --force left branch %q", br)
 	}
 }
 
 func TestWorktreeCommandsFromInsideAWorkersWorktree(t *testing.T) {
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	state := filepath.Join(w.work, ".zwarm")
-	if r := w.zwarmIn(w.work, nil, "init"); r.code != 0 {
+	state := filepath.Join(w.Work, ".zwarm")
+	if r := w.zwarmIn(w.Work, nil, "init"); r.code != 0 {
 		t.Fatalf("init: %+v", r)
 	}
 	w.setScript(agentDoes("echo b > b.txt"))
-	id := strings.TrimSpace(w.zwarmIn(w.work, nil, "spawn", "add b").stdout)
-	w.zwarmIn(w.work, nil, "wait", id)
+	id := strings.TrimSpace(w.zwarmIn(w.Work, nil, "spawn", "add b").stdout)
+	w.zwarmIn(w.Work, nil, "wait", id)
 	var s session
-	mustJSON(t, w.zwarmIn(w.work, nil, "show", "--json", id).stdout, &s)
+	mustJSON(t, w.zwarmIn(w.Work, nil, "show", "--json", id).stdout, &s)
 	wt := s.Worktree
-	if strings.HasPrefix(wt, w.work) {
+	if strings.HasPrefix(wt, w.Work) {
 		t.Fatalf("the worktree %s is inside the repository", wt)
 	}
 	// From inside the worktree, the repository's state dir is found.
@@ -229,8 +230,8 @@ func TestWorktreeCommandsFromInsideAWorkersWorktree(t *testing.T) {
 	if r := w.zwarmIn(wt, nil, "diff", id, "--name-only"); r.stdout != "b.txt\n" {
 		t.Fatalf("diff from the worktree: %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(state, ".gitignore")); err != nil || w.git(w.work, "status", "--porcelain") != "" {
-		t.Fatalf("the state dir dirties the repository: %v %q", err, w.git(w.work, "status", "--porcelain"))
+	if _, err := os.Stat(filepath.Join(state, ".gitignore")); err != nil || w.git(w.Work, "status", "--porcelain") != "" {
+		t.Fatalf("the state dir dirties the repository: %v %q", err, w.git(w.Work, "status", "--porcelain"))
 	}
 }
 
@@ -243,7 +244,7 @@ func TestDoctorFindsWorktreesWhoseSessionIsGoneAndCleanRemovesThem(t *testing.T)
 	mustJSON(t, w.ok("show", "--json", id), &s)
 	// The record goes, the worktree stays: what a crash or a hand-made
 	// removal leaves.
-	os.RemoveAll(filepath.Join(w.state, "sessions", id))
+	os.RemoveAll(filepath.Join(w.State, "sessions", id))
 	r := w.zwarm("doctor")
 	if !strings.Contains(r.stdout, "1 worktree whose session is gone") || !strings.Contains(r.stdout, s.Worktree) {
 		t.Fatalf("doctor: %+v", r)
@@ -255,7 +256,7 @@ func TestDoctorFindsWorktreesWhoseSessionIsGoneAndCleanRemovesThem(t *testing.T)
 	if _, err := os.Stat(s.Worktree); !os.IsNotExist(err) {
 		t.Fatal("the worktree is still there")
 	}
-	if br := w.git(w.work, "branch", "--list", "zwarm/*"); !strings.Contains(br, id) {
+	if br := w.git(w.Work, "branch", "--list", "zwarm/*"); !strings.Contains(br, id) {
 		t.Fatalf("the branch with unlanded work went: %q", br)
 	}
 	if r := w.zwarm("doctor"); strings.Contains(r.stdout, "whose session is gone take") {
@@ -306,9 +307,9 @@ func TestLsShowsChangesOnATerminal(t *testing.T) {
 func TestLogsShowTheWorktreeSetup(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{".gitignore": ".env\n", "a": "a\n"})
-	writeFile(t, filepath.Join(w.work, ".env"), "TOKEN=1\n")
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\ncopy = [\".env\"]\nsetup = \"echo installing deps\"\n")
+	writeFile(t, filepath.Join(w.Work, ".env"), "TOKEN=1\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\ncopy = [\".env\"]\nsetup = \"echo installing deps\"\n")
 	w.setScript(agentDoes("cat .env"))
 	id := w.spawn("look")
 	w.ok("wait", id)
@@ -317,7 +318,7 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 	if setup < 0 || !strings.Contains(out, "copy .env") || !strings.Contains(out, "installing deps") || strings.Index(out, "turn 1") < setup {
 		t.Fatalf("logs:\n%s", out)
 	}
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\nsetup = \"echo npm ci failed; exit 7\"\n")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"echo npm ci failed; exit 7\"\n")
 	r := w.zwarm("spawn", "--wait", "look again")
 	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "exit code 7") || !strings.Contains(r.stdout+r.stderr, "npm ci failed") {
 		t.Fatalf("a failing setup: %+v", r)
@@ -328,8 +329,8 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
-	os.MkdirAll(w.state, 0o700)
-	writeFile(t, filepath.Join(w.state, "config.toml"), "[worktrees]\nsetup = \"sleep 1\"\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"sleep 1\"\n")
 	out, code := w.onTerminal(100, nil, "", "spawn", "--wait", "slow to prepare")
 	if code != 0 || !strings.Contains(visible(out), "preparing worktree") {
 		t.Fatalf("exit %d:\n%s", code, visible(out))
@@ -343,8 +344,8 @@ func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
 func TestAWorktreeNamesItsStateDir(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"sub/a": "a\n"})
-	w.setScript(append([]step{{"run": "echo w > w.txt"}, {"sleep_ms": 1500}}, completes("done", 1)...))
-	sub := filepath.Join(w.work, "sub")
+	w.setScript(append([]fakeagent.Step{{"run": "echo w > w.txt"}, {"sleep_ms": 1500}}, fakeagent.Completes("done", 1)...))
+	sub := filepath.Join(w.Work, "sub")
 	id := strings.TrimSpace(w.zwarmIn(sub, nil, "spawn", "slow").stdout)
 	if _, err := os.Stat(filepath.Join(sub, ".zwarm", "sessions", id)); err != nil {
 		t.Fatalf("spawn in sub did not make its state dir there: %v", err)
@@ -357,11 +358,11 @@ func TestAWorktreeNamesItsStateDir(t *testing.T) {
 		t.Fatalf("ls from the worktree: %+v", r)
 	}
 	// The repository's top has a state dir of its own, without the session.
-	w.zwarmIn(w.work, nil, "init")
-	if r := w.zwarmIn(w.work, nil, "doctor"); strings.Contains(r.stdout, "whose session is gone") {
+	w.zwarmIn(w.Work, nil, "init")
+	if r := w.zwarmIn(w.Work, nil, "doctor"); strings.Contains(r.stdout, "whose session is gone") {
 		t.Fatalf("another state dir's running worker taken for a leftover:\n%s", r.stdout)
 	}
-	w.zwarmIn(w.work, nil, "clean", "--worktrees", "--yes")
+	w.zwarmIn(w.Work, nil, "clean", "--worktrees", "--yes")
 	if _, err := os.Stat(s.Worktree); err != nil {
 		t.Fatal("clean --worktrees removed another state dir's worktree")
 	}

@@ -1,13 +1,14 @@
 package mcpserver
 
 import (
-	"github.com/zwarm/zwarm/sessions/config"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 func loadConfig(t *testing.T, body string) (*Config, error) {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // Every refusal is a tool result flagged isError, in words that name the
@@ -18,7 +18,7 @@ func TestMCPToolErrorsAreResultsAModelCanActOn(t *testing.T) {
 	t.Parallel()
 	c := connect(t, &Config{MaxWorkers: 1, WaitCap: config.Duration{Duration: DefaultWaitCap}}, 0)
 	gate := t.TempDir() + "/gate"
-	c.w.Script(map[string][]testenv.Step{"busy": append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("busy done", 100)...)})
+	c.w.Script(map[string][]fakeagent.Step{"busy": append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("busy done", 100)...)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	other, err := c.w.Manager.Spawn(ctx, sessions.SpawnRequest{Task: "someone else's", WorkingDir: c.w.Work})

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // diff, land and update over MCP, in a real git repository: the same
@@ -19,11 +19,11 @@ func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 	c := connect(t, nil, 0)
 	c.w.Repo(map[string]string{"conf.txt": "port = 80\n"})
 	gate := filepath.Join(t.TempDir(), "gate")
-	c.w.Script(map[string][]testenv.Step{
-		"add alpha": append([]testenv.Step{testenv.Run(`printf 'alpha\n' > alpha.txt`)}, testenv.Completes("alpha added", 100)...),
-		"use 8080":  append([]testenv.Step{testenv.WaitFile(gate), testenv.Run(`printf 'port = 8080\n' > conf.txt`)}, testenv.Completes("8080", 100)...),
-		"use 9090":  append([]testenv.Step{testenv.Run(`printf 'port = 9090\n' > conf.txt`)}, testenv.Completes("9090", 100)...),
-		"here":      append([]testenv.Step{testenv.Run(`printf 'here\n' > here.txt`)}, testenv.Completes("here", 100)...),
+	c.w.Script(map[string][]fakeagent.Step{
+		"add alpha": append([]fakeagent.Step{fakeagent.Run(`printf 'alpha\n' > alpha.txt`)}, fakeagent.Completes("alpha added", 100)...),
+		"use 8080":  append([]fakeagent.Step{fakeagent.WaitFile(gate), fakeagent.Run(`printf 'port = 8080\n' > conf.txt`)}, fakeagent.Completes("8080", 100)...),
+		"use 9090":  append([]fakeagent.Step{fakeagent.Run(`printf 'port = 9090\n' > conf.txt`)}, fakeagent.Completes("9090", 100)...),
+		"here":      append([]fakeagent.Step{fakeagent.Run(`printf 'here\n' > here.txt`)}, fakeagent.Completes("here", 100)...),
 	})
 	refused := func(tool string, args any, wants ...string) {
 		t.Helper()

@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -103,8 +103,8 @@ func sorted(s []string) []string {
 func TestMCPSpawnWaitShowList(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
-	c.w.Script(map[string][]testenv.Step{
-		"write the parser": append([]testenv.Step{testenv.ChangesFile("parser.go")}, testenv.Completes("parser written, tests pass", 1200)...),
+	c.w.Script(map[string][]fakeagent.Step{
+		"write the parser": append([]fakeagent.Step{fakeagent.ChangesFile("parser.go")}, fakeagent.Completes("parser written, tests pass", 1200)...),
 	})
 	id := c.spawn("write the parser")
 	s, err := c.w.Manager.Get(context.Background(), id)
@@ -173,9 +173,9 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	c := connect(t, &Config{MaxWorkers: 4, WaitCap: config.Duration{Duration: waitCap}, MinWait: time.Second}, 500*time.Millisecond)
 	gates := t.TempDir()
 	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
-	c.w.Script(map[string][]testenv.Step{
-		"task a": append([]testenv.Step{testenv.WaitFile(gateA)}, testenv.Completes("a done", 100)...),
-		"task b": append([]testenv.Step{testenv.WaitFile(gateB)}, testenv.Completes("b done", 100)...),
+	c.w.Script(map[string][]fakeagent.Step{
+		"task a": append([]fakeagent.Step{fakeagent.WaitFile(gateA)}, fakeagent.Completes("a done", 100)...),
+		"task b": append([]fakeagent.Step{fakeagent.WaitFile(gateB)}, fakeagent.Completes("b done", 100)...),
 	})
 	a, b := c.spawn("task a"), c.spawn("task b")
 
@@ -291,10 +291,10 @@ func TestMCPInjectResumesAndKillStops(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
-	c.w.Script(map[string][]testenv.Step{
-		"first question":  testenv.Completes("first answer", 100),
-		"second question": testenv.Completes("second answer", 300),
-		"long job":        append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("never", 100)...),
+	c.w.Script(map[string][]fakeagent.Step{
+		"first question":  fakeagent.Completes("first answer", 100),
+		"second question": fakeagent.Completes("second answer", 300),
+		"long job":        append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("never", 100)...),
 	})
 	id := c.spawn("first question")
 	var wr waitResult
@@ -349,9 +349,9 @@ func TestMCPInjectInterrupts(t *testing.T) {
 	t.Parallel()
 	c := connect(t, nil, 0)
 	never := filepath.Join(t.TempDir(), "never")
-	c.w.Script(map[string][]testenv.Step{
-		"long job": {testenv.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), testenv.Out(`{"type":"turn.started"}`), testenv.WaitFile(never)},
-		"instead":  testenv.Completes("did it instead", 200),
+	c.w.Script(map[string][]fakeagent.Step{
+		"long job": {fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`), fakeagent.WaitFile(never)},
+		"instead":  fakeagent.Completes("did it instead", 200),
 	})
 	tools, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -2,10 +2,11 @@ package runs
 
 import (
 	"errors"
-	"github.com/zwarm/zwarm/sessions/state"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A run's files are never written through a symlink planted at one of

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -27,8 +27,8 @@ func newRepoFixture(t *testing.T, files map[string]string) *fixture {
 
 // edits is a worker that runs a shell command in its working dir, then
 // says msg.
-func edits(shell, msg string) []testenv.Step {
-	return append([]testenv.Step{testenv.Run(shell)}, testenv.Completes(msg, 100)...)
+func edits(shell, msg string) []fakeagent.Step {
+	return append([]fakeagent.Step{fakeagent.Run(shell)}, fakeagent.Completes(msg, 100)...)
 }
 
 func (f *fixture) waitAll(ids ...string) {
@@ -96,7 +96,7 @@ func TestAModelLandsOnlyWhatPassesVerify(t *testing.T) {
 	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"a.txt": "a\n"})
 	f.w.Git("branch", "release")
-	f.w.Script(map[string][]testenv.Step{"add good": edits("echo good > good.txt", "added"), "add bad": edits("echo bad > bad.txt", "added")})
+	f.w.Script(map[string][]fakeagent.Step{"add good": edits("echo good > good.txt", "added"), "add bad": edits("echo bad > bad.txt", "added")})
 	good, bad := f.delegate("add good"), f.delegate("add bad")
 	f.waitAll(good, bad)
 	before := f.w.Git("rev-parse", "main")
@@ -121,9 +121,9 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
 	gate := filepath.Join(t.TempDir(), "gate")
-	f.w.Script(map[string][]testenv.Step{
+	f.w.Script(map[string][]fakeagent.Step{
 		"add alpha": edits(`printf 'alpha\n' > alpha.txt`, "alpha added"),
-		"slow":      append([]testenv.Step{testenv.WaitFile(gate)}, edits(`printf 'slow\n' > slow.txt`, "slow done")...),
+		"slow":      append([]fakeagent.Step{fakeagent.WaitFile(gate)}, edits(`printf 'slow\n' > slow.txt`, "slow done")...),
 	})
 	var d struct {
 		SessionID string `json:"session_id"`
@@ -204,7 +204,7 @@ func TestDiffAndLandAWorkerOfAGitRepo(t *testing.T) {
 func TestLandConflictUpdateAndResolve(t *testing.T) {
 	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"conf.txt": "port = 80\n"})
-	f.w.Script(map[string][]testenv.Step{
+	f.w.Script(map[string][]fakeagent.Step{
 		"use 8080":                    edits(`printf 'port = 8080\n' > conf.txt`, "8080"),
 		"use 9090":                    edits(`printf 'port = 9090\n' > conf.txt`, "9090"),
 		"keep 9090, drop the markers": edits(`printf 'port = 9090\n' > conf.txt`, "resolved"),
@@ -261,7 +261,7 @@ func TestLandConflictUpdateAndResolve(t *testing.T) {
 func TestLandRefusalsInPlaceAndDirty(t *testing.T) {
 	t.Parallel()
 	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
-	f.w.Script(map[string][]testenv.Step{
+	f.w.Script(map[string][]fakeagent.Step{
 		"edit the readme": edits(`printf 'hello\n' > README`, "edited"),
 		"in place":        edits(`printf 'here\n' > here.txt`, "done here"),
 		"generate":        edits(`seq 1 20000 > big.txt; echo small > small.txt`, "generated"),

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -130,9 +131,9 @@ func TestDelegateWaitCheck(t *testing.T) {
 		}}
 	})
 	gate := filepath.Join(t.TempDir(), "gate")
-	f.w.Script(map[string][]testenv.Step{
-		"write the parser": append([]testenv.Step{testenv.ChangesFile("parser.go")}, testenv.Completes("parser written, tests pass", 1200)...),
-		"slow one":         append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("slow done", 50)...),
+	f.w.Script(map[string][]fakeagent.Step{
+		"write the parser": append([]fakeagent.Step{fakeagent.ChangesFile("parser.go")}, fakeagent.Completes("parser written, tests pass", 1200)...),
+		"slow one":         append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("slow done", 50)...),
 	})
 	a := f.delegate("write the parser")
 	b := f.delegate("slow one")
@@ -225,7 +226,7 @@ func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
 	// checks the real one), so that the wait is over sooner.
 	f := newFixture(t, 0, func(o *WorkerOptions) { o.MinWait = 2 * time.Second })
 	gate := filepath.Join(t.TempDir(), "gate")
-	f.w.Script(map[string][]testenv.Step{"forever": {testenv.WaitFile(gate)}})
+	f.w.Script(map[string][]fakeagent.Step{"forever": {fakeagent.WaitFile(gate)}})
 	id := f.delegate("forever")
 	began := time.Now()
 	var wr waitResult
@@ -308,7 +309,7 @@ func TestMaxWorkersAndConfinement(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1)
 	gate := filepath.Join(t.TempDir(), "gate")
-	f.w.Script(map[string][]testenv.Step{"first": append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("first done", 10)...)})
+	f.w.Script(map[string][]fakeagent.Step{"first": append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("first done", 10)...)})
 	first := f.delegate("first")
 	res := f.call("delegate", map[string]any{"task": "second"}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "1 workers are already running and the limit is 1 (max_workers)") {
@@ -341,10 +342,10 @@ func TestConverse(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
-	f.w.Script(map[string][]testenv.Step{
-		"start":       testenv.Completes("started", 10),
-		"and then":    append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("then done", 20)...),
-		"and finally": testenv.Completes("finally done", 30),
+	f.w.Script(map[string][]fakeagent.Step{
+		"start":       fakeagent.Completes("started", 10),
+		"and then":    append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("then done", 20)...),
+		"and finally": fakeagent.Completes("finally done", 30),
 	})
 	id := f.delegate("start")
 	var wr waitResult
@@ -399,10 +400,10 @@ func TestConverseInterrupts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 0)
 	never := filepath.Join(t.TempDir(), "never")
-	f.w.Script(map[string][]testenv.Step{
-		"the long way": {testenv.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), testenv.Out(`{"type":"turn.started"}`), testenv.WaitFile(never)},
-		"queued":       testenv.Completes("queued done", 20),
-		"redirect":     testenv.Completes("redirected", 30),
+	f.w.Script(map[string][]fakeagent.Step{
+		"the long way": {fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`), fakeagent.WaitFile(never)},
+		"queued":       fakeagent.Completes("queued done", 20),
+		"redirect":     fakeagent.Completes("redirected", 30),
 	})
 	id := f.delegate("the long way")
 	f.busy(id)
@@ -439,8 +440,8 @@ func TestParallelDelegatesKeepMaxWorkers(t *testing.T) {
 	f := newFixture(t, 4)
 	gate := filepath.Join(t.TempDir(), "gate")
 	t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) })
-	steps := append([]testenv.Step{testenv.WaitFile(gate)}, testenv.Completes("done", 10)...)
-	f.w.Script(map[string][]testenv.Step{"": steps})
+	steps := append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("done", 10)...)
+	f.w.Script(map[string][]fakeagent.Step{"": steps})
 	var wg sync.WaitGroup
 	results := make([]Result, 6)
 	for i := range results {

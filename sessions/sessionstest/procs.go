@@ -15,10 +15,24 @@ import (
 // machine at load 8 and more.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
+	EventuallySee(t, what, func() (bool, string) { return cond(), "" })
+}
+
+// EventuallySee is Eventually for a condition that says what it saw: the
+// failure says what was awaited and what was seen last.
+func EventuallySee(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for !cond() {
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			if saw == "" {
+				t.Fatalf("timed out after a minute waiting for %s", what)
+			}
+			t.Fatalf("timed out after a minute waiting for %s; saw %s", what, saw)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
