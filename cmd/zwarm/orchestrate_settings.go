@@ -112,7 +112,7 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 		return orchestrator.Settings{}, cli.Usagef("run %s is a pilot conversation: zwarm pilot --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case !rec.Pilot && o.pilot:
 		return orchestrator.Settings{}, cli.Usagef("run %s is not a pilot conversation: zwarm orchestrate --resume %s continues it", record.ShortID(rec.ID), record.ShortID(rec.ID))
-	case rec.Status == runs.StatusCompleted && instruction == "" && queuedMessages(stateDir, rec.ID) == 0:
+	case rec.Status == runs.StatusCompleted && instruction == "" && runs.QueuedCount(runs.RunDir(stateDir, rec.ID)) == 0:
 		return orchestrator.Settings{}, cli.Usagef("run %s is completed: there is nothing to resume; give it a new instruction (zwarm orchestrate --resume %s \"...\") or start a new run",
 			record.ShortID(rec.ID), record.ShortID(rec.ID))
 	case rec.Status.Live():

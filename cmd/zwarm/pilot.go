@@ -1,16 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,9 +12,6 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/render"
-	"github.com/zwarm/zwarm/watchers"
-	"github.com/zwarm/zwarm/watchers/notify"
 )
 
 // pilotOptions are orchestrate's, for a run that goes turn by turn.
@@ -95,214 +84,34 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 		return err
 	}
 	defer rs.closeLog()
-	m, wc, set, client, log, n := rs.m, rs.wc, rs.set, rs.client, rs.log, rs.n
-	pl := &pilotSession{c: c, io: o.f.io, m: m, wc: wc, n: n, stopWatch: func() {}, shown: map[string]bool{}}
-	pl.p = newStepPrinter(pl.io, pl.io.Out, nil, set.Limits.MaxSteps, true)
-	pl.p.pilot = true
-	defer pl.p.close()
-	pl.opt = orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: pl.p.event, Log: log,
-		Notify: n.Workers(m.Store().Dir())}
-	return pl.session(o.resume, text)
+	m, io := rs.m, o.f.io
+	p := newStepPrinter(io, io.Out, nil, rs.set.Limits.MaxSteps, true)
+	p.pilot = true
+	defer p.close()
+	return pilot.Converse(c.Context(), pilot.Options{IO: io, Manager: m, Watchers: rs.wc, Notifier: rs.n,
+		Run: orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: rs.client, Settings: rs.set, Log: rs.log,
+			Notify: rs.n.Workers(m.Store().Dir())},
+		Printer: pilotPrinter{p}, View: pilotView{io, m},
+		Resume: func(rec *runs.Record) string { return resumeCommand(c, rec) }}, o.resume, text)
 }
 
-// pilotSession is one conversation at the prompt. The run is made at the first
-// turn (or resumed); one goroutine, the command's, drives it, and the
-// signal goroutine only cancels.
-type pilotSession struct {
-	c         *cobra.Command
-	io        *cli.Streams
-	m         *sessions.Manager
-	wc        *watchers.Config
-	n         *notify.Notifier
-	p         *stepPrinter
-	opt       orchestrator.Options
-	in        pilot.Input
-	base      context.Context
-	run       *orchestrator.Run
-	stopWatch func()
-	// shown are the inbox messages shown at the prompt (watchInbox).
-	shown map[string]bool
+// pilotPrinter is orchestrate's printer of steps as the pilot's.
+type pilotPrinter struct{ p *stepPrinter }
 
-	mu   sync.Mutex
-	stop context.CancelFunc // the running turn's, else nil
-	sig  os.Signal          // a signal that asks to leave
+func (pp pilotPrinter) Event(ev runs.Event)                     { pp.p.event(ev) }
+func (pp pilotPrinter) Close()                                  { pp.p.close() }
+func (pp pilotPrinter) Answer(text string)                      { pp.p.answer(text) }
+func (pp pilotPrinter) Outcome(rec *runs.Record, resume string) { pp.p.outcome(rec, resume) }
+func (pp pilotPrinter) EchoTurns()                              { pp.p.echoed = true }
+
+// pilotView prints the prompt's commands as the commands print runs and
+// sessions.
+type pilotView struct {
+	io *cli.Streams
+	m  *sessions.Manager
 }
 
-// errRunEnded: the run ended during a turn (a limit, a watcher), and that
-// was printed.
-var errRunEnded = &cli.SilentError{Code: cli.ExitFailure}
-
-func (pl *pilotSession) session(resume, text string) error {
-	// Ctrl+C is handled here: it must not end the whole command.
-	pl.base = context.WithoutCancel(pl.c.Context())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	in, err := pilot.NewInput(pl.io, pl.io.Paint(cli.Bold, "you> "), pilotCommandNames())
-	if err != nil {
-		return err
-	}
-	pl.in = in
-	defer in.Close()
-	pl.in.UseHistory(filepath.Join(pl.m.Store().Dir(), pilot.HistoryFile))
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case s := <-sigs:
-				pl.signal(s)
-			case <-stop:
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		<-done
-	}()
-
-	if resume != "" {
-		run, err := orchestrator.Resume(pl.base, pl.opt, resume)
-		if err != nil {
-			return err
-		}
-		pl.attach(run)
-		pl.recap()
-	}
-	if pl.io.InTTY && pl.io.ErrTTY {
-		fmt.Fprintln(pl.io.ErrOut, "Write what to do. :help lists the commands; Ctrl+C stops the model's turn; :quit or Ctrl+D leaves.")
-	}
-	if text != "" {
-		if err := pl.turn(text); err != nil {
-			return pl.leave(err)
-		}
-	}
-	for {
-		if pl.signalled() {
-			return pl.leave(context.Canceled)
-		}
-		stopInbox := func() {}
-		if pl.run != nil {
-			stopInbox = pl.watchInbox(runs.RunDir(pl.m.Store().Dir(), pl.run.ID()))
-		}
-		line, err := pl.in.Line()
-		stopInbox()
-		switch {
-		case pl.signalled(), errors.Is(err, pilot.ErrQuitKey), errors.Is(err, pilot.ErrClosed):
-			return pl.leave(context.Canceled)
-		case errors.Is(err, io.EOF):
-			return pl.leave(nil)
-		case err != nil:
-			return pl.leave(fmt.Errorf("read your next turn: %w", err))
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		pl.in.Remember(line)
-		if strings.HasPrefix(line, ":") {
-			quit, err := pl.command(line)
-			if err != nil {
-				fmt.Fprintln(pl.io.ErrOut, "zwarm:", err)
-			}
-			if quit {
-				return pl.leave(nil)
-			}
-			continue
-		}
-		if err := pl.turn(line); err != nil {
-			return pl.leave(err)
-		}
-	}
-}
-
-// signal takes a signal: during a turn SIGINT stops the turn; at the
-// prompt, or SIGTERM at any time, it leaves.
-func (pl *pilotSession) signal(s os.Signal) {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.stop != nil {
-		pl.stop()
-		if s != syscall.SIGTERM {
-			return
-		}
-	}
-	pl.sig = s
-	pl.in.Close()
-}
-
-func (pl *pilotSession) signalled() bool {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	return pl.sig != nil
-}
-
-// attach takes the run the conversation works on: its watchers start,
-// and the prompt's history goes to the state dir, which exists now.
-func (pl *pilotSession) attach(run *orchestrator.Run) {
-	pl.run = run
-	pl.stopWatch = run.Watch(pl.base, pl.wc)
-	pl.in.UseHistory(filepath.Join(pl.m.Store().Dir(), pilot.HistoryFile))
-	if pl.io.InTTY && pl.io.ErrTTY {
-		pl.p.echoed = true // the person's turns show where they typed them
-	}
-}
-
-// turn gives the model a turn of the person's and prints how it ended.
-func (pl *pilotSession) turn(text string) error {
-	ctx, cancel := context.WithCancel(pl.base)
-	defer cancel()
-	pl.mu.Lock()
-	pl.stop = cancel
-	pl.mu.Unlock()
-	defer func() {
-		pl.mu.Lock()
-		pl.stop = nil
-		pl.mu.Unlock()
-	}()
-	var end orchestrator.TurnEnd
-	var err error
-	if pl.run == nil {
-		run, serr := orchestrator.Start(ctx, pl.opt, text)
-		if serr != nil {
-			return serr
-		}
-		pl.attach(run)
-		end, err = run.Work(ctx)
-	} else {
-		end, err = pl.run.Turn(ctx, text)
-	}
-	pl.p.close()
-	switch {
-	case end.Answered:
-		pl.p.answer(end.Answer)
-	case end.Ended:
-		rec := pl.run.Record()
-		pl.p.outcome(rec, resumeCommand(pl.c, rec))
-		pl.n.Notify(orchestrator.FinishedEvent(pl.m.Store().Dir(), rec))
-		pl.stopWatch()
-		pl.run = nil // nothing is left to leave
-		if err == nil {
-			err = errRunEnded
-		}
-	}
-	return err
-}
-
-// leave ends the conversation: the run is saved, interrupted, for
-// --resume; err is the command's result.
-func (pl *pilotSession) leave(err error) error {
-	if pl.run == nil {
-		return err
-	}
-	rec, qerr := pl.run.Quit(pl.base)
-	pl.stopWatch()
-	pl.p.close()
-	if qerr != nil {
-		return qerr
-	}
-	n := len(pl.run.Checkpoints())
-	fmt.Fprintf(pl.io.ErrOut, "left run %s after %s; resume with: %s\n", record.ShortID(rec.ID), render.Plural(n, "turn"), resumeCommand(pl.c, rec))
-	return err
+func (v pilotView) Lines(lines []orchestrator.Line) { writeRunLines(v.io, v.io.Out, lines) }
+func (v pilotView) Sessions(list []*record.Session) error {
+	return writeSessions(v.io, list, time.Now(), false, stallConfig(v.m))
 }

@@ -32,18 +32,6 @@ func newRunsShowCmd(f *factory) *cobra.Command {
 	return c
 }
 
-// queuedMessages counts the messages queued in a run's inbox.
-func queuedMessages(stateDir, id string) int {
-	entries, _ := runs.ReadInbox(runs.RunDir(stateDir, id))
-	n := 0
-	for _, e := range entries {
-		if e.State == runs.InboxQueued {
-			n++
-		}
-	}
-	return n
-}
-
 func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	if _, err := o.out.Check(); err != nil {
 		return err
@@ -97,7 +85,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 		}
 		add("answer with: %s \"...\"", answerCommand(c, rec.ID))
 	}
-	if n := queuedMessages(m.Store().Dir(), rec.ID); n > 0 {
+	if n := runs.QueuedCount(runs.RunDir(m.Store().Dir(), rec.ID)); n > 0 {
 		when := "before its next model call"
 		if !rec.Status.Live() {
 			when = "when it is resumed"

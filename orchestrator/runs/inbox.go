@@ -242,6 +242,19 @@ func QueuedMessages(ctx context.Context, dir string) ([]InboxEntry, error) {
 	return out, err
 }
 
+// QueuedCount counts the queued entries of the run in dir, as read
+// without the lock (ReadInbox): a count to show, not to act on.
+func QueuedCount(dir string) int {
+	entries, _ := ReadInbox(dir)
+	n := 0
+	for _, e := range entries {
+		if e.State == InboxQueued {
+			n++
+		}
+	}
+	return n
+}
+
 // SettleEntry records what became of an entry: its State, Step,
 // DeliveredAt and Reason as set. Only the process running the run calls
 // it.

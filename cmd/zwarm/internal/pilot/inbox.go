@@ -1,4 +1,4 @@
-package main
+package pilot
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // come: the model reads them with the next turn, and without this they
 // would be invisible until then. It returns the stop, which waits for the
 // watch to end. Messages already queued when it starts are shown too.
-func (pl *pilotSession) watchInbox(dir string) (stop func()) {
+func (pl *Conversation) watchInbox(dir string) (stop func()) {
 	in, err := runs.MakeInbox(dir)
 	if err != nil {
 		return func() {}
@@ -48,7 +48,7 @@ func (pl *pilotSession) watchInbox(dir string) (stop func()) {
 }
 
 // showQueued prints the queued messages not shown yet.
-func (pl *pilotSession) showQueued(ctx context.Context, dir string) {
+func (pl *Conversation) showQueued(ctx context.Context, dir string) {
 	queued, err := runs.QueuedMessages(ctx, dir)
 	if err != nil {
 		return

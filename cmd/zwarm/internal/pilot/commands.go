@@ -1,20 +1,20 @@
-package main
+package pilot
 
 import (
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/zwarm/zwarm/orchestrator"
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 )
 
-// pilotCommands are what the prompt takes besides turns.
-var pilotCommands = []struct{ name, args, help string }{
+// commands are what the prompt takes besides turns.
+var commands = []struct{ name, args, help string }{
 	{":status", "", "the run: its status, steps, tokens and cost, workers"},
 	{":workers", "", "the run's workers"},
 	{":history", "", "the checkpoints: one per turn of yours, with the model's answer"},
@@ -24,7 +24,7 @@ var pilotCommands = []struct{ name, args, help string }{
 }
 
 // command runs a line that starts with ':'; quit says to leave.
-func (pl *pilotSession) command(line string) (quit bool, err error) {
+func (pl *Conversation) command(line string) (quit bool, err error) {
 	f := strings.Fields(line)
 	name, args := f[0], f[1:]
 	switch name {
@@ -32,7 +32,7 @@ func (pl *pilotSession) command(line string) (quit bool, err error) {
 		return true, nil
 	case ":help":
 		var b strings.Builder
-		for _, c := range pilotCommands {
+		for _, c := range commands {
 			fmt.Fprintf(&b, "  %-10s %s\n", c.name+c.args, c.help)
 		}
 		fmt.Fprint(pl.io.Out, b.String())
@@ -65,7 +65,7 @@ func (pl *pilotSession) command(line string) (quit bool, err error) {
 
 // status prints the run as it is now: its record, with its workers read
 // again.
-func (pl *pilotSession) status() error {
+func (pl *Conversation) status() error {
 	rec := pl.run.Refresh(pl.base)
 	list, err := pl.runWorkers()
 	if err != nil {
@@ -86,17 +86,17 @@ func (pl *pilotSession) status() error {
 		{Kind: orchestrator.LineHeader, Text: fmt.Sprintf("run %s · %s · %s · pilot", record.ShortID(rec.ID), rec.Status, render.SafeLine(rec.Model))},
 		{Kind: orchestrator.LineMessage, Text: "dir: " + render.SafeLine(rec.Dir)},
 		{Kind: orchestrator.LineMessage, Text: fmt.Sprintf("turn %d · steps %d/%d · %s · %s tokens (model %s, workers %s)", len(pl.run.Checkpoints()),
-			rec.Steps, rec.Limits.MaxSteps, totalCost(rec), render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens))},
+			rec.Steps, rec.Limits.MaxSteps, render.PartialCost(rec.TotalCost()), render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens))},
 		{Kind: orchestrator.LineMessage, Text: fmt.Sprintf("workers: %d running, %d done, %d failed or killed", running, done, failed)},
 	}
-	if n := queuedMessages(pl.m.Store().Dir(), rec.ID); n > 0 {
+	if n := runs.QueuedCount(runs.RunDir(pl.m.Store().Dir(), rec.ID)); n > 0 {
 		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineMessage, Text: render.Plural(n, "message") + " from zwarm runs say waiting: given to the model in your next turn"})
 	}
-	writeRunLines(pl.io, pl.io.Out, lines)
+	pl.opt.View.Lines(lines)
 	return nil
 }
 
-func (pl *pilotSession) runWorkers() ([]*record.Session, error) {
+func (pl *Conversation) runWorkers() ([]*record.Session, error) {
 	list, err := pl.m.List(pl.base, listing.Options{Source: record.RunSource(pl.run.ID())})
 	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
@@ -105,7 +105,7 @@ func (pl *pilotSession) runWorkers() ([]*record.Session, error) {
 	return list, nil
 }
 
-func (pl *pilotSession) workers() error {
+func (pl *Conversation) workers() error {
 	list, err := pl.runWorkers()
 	if err != nil {
 		return err
@@ -114,12 +114,12 @@ func (pl *pilotSession) workers() error {
 		fmt.Fprintln(pl.io.Out, "no workers")
 		return nil
 	}
-	return writeSessions(pl.io, list, time.Now(), false, stallConfig(pl.m))
+	return pl.opt.View.Sessions(list)
 }
 
 // history prints checkpoints: the turn, what the person wrote, and the
 // model's answer.
-func (pl *pilotSession) history(cps []orchestrator.Checkpoint) {
+func (pl *Conversation) history(cps []orchestrator.Checkpoint) {
 	if len(cps) == 0 {
 		fmt.Fprintln(pl.io.Out, "no checkpoints yet")
 		return
@@ -133,11 +133,11 @@ func (pl *pilotSession) history(cps []orchestrator.Checkpoint) {
 		}
 		lines = append(lines, orchestrator.Line{Kind: orchestrator.LineMessage, Indent: 2, Text: answer})
 	}
-	writeRunLines(pl.io, pl.io.Out, lines)
+	pl.opt.View.Lines(lines)
 }
 
 // recap reminds the person, on resume, where the conversation stands.
-func (pl *pilotSession) recap() {
+func (pl *Conversation) recap() {
 	cps := pl.run.Checkpoints()
 	if len(cps) == 0 {
 		return
@@ -149,9 +149,9 @@ func (pl *pilotSession) recap() {
 }
 
 // pilotCommandNames are the names the prompt completes.
-func pilotCommandNames() []string {
-	names := make([]string, len(pilotCommands))
-	for i, c := range pilotCommands {
+func commandNames() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
 		names[i] = c.name
 	}
 	return names
