@@ -2,8 +2,9 @@ package orchestrator
 
 import (
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/agent"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions/agent"
 )
 
 // item is what the run reads of a conversation item; the item itself is

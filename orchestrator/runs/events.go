@@ -2,8 +2,9 @@ package runs
 
 import (
 	"encoding/json"
-	"github.com/zwarm/zwarm/sessions/record"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // EventType names a line of events.jsonl.
