@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"github.com/zwarm/zwarm/sessions/telemetry"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -140,6 +142,9 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 		WorkingDir: dir, Source: src, CreatedAt: time.Now().UTC(), Turns: []record.Turn{},
 		Role: req.Role, ReasoningEffort: strings.TrimSpace(req.ReasoningEffort), Instructions: req.Instructions,
 		MaxCostUSD: req.MaxCostUSD,
+		// The span of the caller (an orchestrator's tool call) is the
+		// parent of the session's: its spans join the caller's trace.
+		TraceParent: telemetry.Parent(ctx),
 	})
 	if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
 		return nil, err

@@ -21,7 +21,8 @@ const module = "github.com/zwarm/zwarm"
 // (store), the listing cache's file format (index) and the OS layer
 // (proc) import no zwarm package; the worktree (workspace) and the record
 // (record) sit on them; settings (config), the agent contract (agent) and
-// the scheduler seam (runner) on the record; where a record changes
+// the scheduler seam (runner) and the traces (telemetry) on the record;
+// where a record changes
 // (state) on those; the listing cache (listing) and the live readers
 // (watch) on state; the supervisor (supervisor) beside them; and the
 // Manager (sessions) on all of them but the supervisor. Above it, the
@@ -41,17 +42,18 @@ var allowed = map[string][]string{
 	"sessions/config":     {"sessions/store", "sessions/workspace", "sessions/record"},
 	"sessions/agent":      {"sessions/record", "sessions/config"},
 	"sessions/runner":     {"sessions/config"},
+	"sessions/telemetry":  {"sessions/record", "sessions/config"},
 	"sessions/state":      {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent"},
 	"sessions/listing":    {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state"},
-	"sessions/watch":      {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing"},
-	"sessions/supervisor": {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state"},
+	"sessions/watch":      {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/telemetry"},
+	"sessions/supervisor": {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state", "sessions/telemetry"},
 	"sessions":            rooms[:len(rooms)-1],
 	// The tests' stand-ins and their world, which plays zwarm __supervise.
 	"sessions/sessionstest": append(core(), "sessions/supervisor"),
 	"adapters/":             {"sessions/agent", "sessions/record", "sessions/config"},
 	"adapters":              {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
 	"watchers":              core(),
-	"orchestrator/runs":     {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config"},
+	"orchestrator/runs":     {"sessions", "sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/telemetry"},
 	"orchestrator/model":    {"sessions/record"},
 	"orchestrator":          core("watchers", "orchestrator/runs", "orchestrator/model"),
 	"tui/styles":            {"sessions/record"},
@@ -61,7 +63,7 @@ var allowed = map[string][]string{
 
 // rooms are the session core's packages, bottom up; the supervisor last.
 var rooms = []string{"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/render",
-	"sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/watch", "sessions/supervisor"}
+	"sessions/config", "sessions/agent", "sessions/runner", "sessions/telemetry", "sessions/state", "sessions/listing", "sessions/watch", "sessions/supervisor"}
 
 // core is what a package above the session core may import of it (the
 // Manager and every room but the supervisor), and more.

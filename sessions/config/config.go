@@ -41,6 +41,8 @@ type Config struct {
 	Roles map[string]RoleConfig `toml:"roles"`
 	// Runner is [runner]: where new sessions' supervisors run.
 	Runner RunnerConfig `toml:"-"`
+	// Tel is [telemetry] as written; Telemetry is what is in force.
+	Tel TelemetryConfig `toml:"telemetry"`
 
 	sections map[string]any
 }

@@ -58,6 +58,11 @@ type Session struct {
 	Instructions    string  `json:"instructions,omitempty"`
 	MaxCostUSD      float64 `json:"max_cost_usd,omitempty"`
 
+	// TraceParent is the W3C traceparent of what started the session (an
+	// orchestrator's tool call), whose trace its spans join; "" for a
+	// session that is a trace of its own.
+	TraceParent string `json:"trace_parent,omitempty"`
+
 	// Owner is the process responsible for the session right now: the
 	// command that is spawning it, then its supervisor. Nil when nobody is.
 	Owner *proc.Ref `json:"owner,omitempty"`

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// TelemetryConfig is config.toml's [telemetry] table: where zwarm sends its
+// traces (OTLP over HTTP). The standard OpenTelemetry variables override
+// it (Telemetry), so a person points every program they run, zwarm
+// included, at one collector the same way.
+type TelemetryConfig struct {
+	// Endpoint is the collector's OTLP/HTTP base URL
+	// (http://127.0.0.1:4318); traces go to its /v1/traces. Empty: off.
+	Endpoint string `toml:"endpoint"`
+	// Headers are sent with every export (an API key, say); they are
+	// never logged or shown.
+	Headers map[string]string `toml:"headers"`
+	// Content exports prompts, messages and command output; without it a
+	// trace holds their sizes only.
+	Content bool `toml:"content"`
+	// Disabled turns telemetry off whatever the endpoint.
+	Disabled bool `toml:"disabled"`
+}
+
+// Telemetry is the telemetry in force: [telemetry], then the variables
+// OTEL_SDK_DISABLED, OTEL_EXPORTER_OTLP_ENDPOINT (a base URL),
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the traces URL itself, as the
+// specification has it) and OTEL_EXPORTER_OTLP_HEADERS (k=v,k=v). TracesURL
+// is empty when telemetry is off.
+func (c *Config) Telemetry() (t TelemetryConfig, tracesURL string, err error) {
+	t = c.Tel
+	t.Headers = map[string]string{}
+	for k, v := range c.Tel.Headers {
+		t.Headers[k] = v
+	}
+	if v := os.Getenv("OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
+		t.Disabled = true
+	}
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_HEADERS"); v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				return t, "", fmt.Errorf("OTEL_EXPORTER_OTLP_HEADERS: %q is not key=value", kv)
+			}
+			if uv, err := url.QueryUnescape(strings.TrimSpace(val)); err == nil {
+				val = uv
+			}
+			t.Headers[strings.TrimSpace(k)] = val
+		}
+	}
+	base := t.Endpoint
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
+		base = v
+	}
+	if base != "" {
+		tracesURL = strings.TrimRight(base, "/") + "/v1/traces"
+	}
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
+		tracesURL = v
+	}
+	if t.Disabled || tracesURL == "" {
+		return t, "", nil
+	}
+	u, err := url.Parse(tracesURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return t, "", fmt.Errorf("telemetry endpoint %q is not an http:// or https:// URL (set [telemetry] endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to one such as http://127.0.0.1:4318)", tracesURL)
+	}
+	return t, tracesURL, nil
+}
