@@ -65,6 +65,15 @@ func (l Layout) Stderr(id string, n int) string {
 	return filepath.Join(l.Turns(id), "turn_"+strconv.Itoa(n)+".stderr")
 }
 
+// TurnTimes is when each item of turn n was first and last reported (the
+// telemetry package's format), kept so a trace rebuilt later has them.
+func (l Layout) TurnTimes(id string, n int) string {
+	return filepath.Join(l.Turns(id), "turn_"+strconv.Itoa(n)+".times")
+}
+
+// SpanEnd holds when the session first settled: where its trace span ends.
+func (l Layout) SpanEnd(id string) string { return filepath.Join(l.Session(id), "span_end") }
+
 // Cgroup holds the path of the session's cgroup, while it has one.
 func (l Layout) Cgroup(id string) string { return filepath.Join(l.Session(id), "cgroup") }
 

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"github.com/zwarm/zwarm/sessions/telemetry"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -88,7 +90,9 @@ type agentRun struct {
 
 	// tel is the endpoint the agent reports each call's usage to, when
 	// the turn has one (nil: it has not).
-	tel *telemetry
+	tel *usageEndpoint
+	// clocks note when each turn's items were reported, by turn.
+	clocks map[int]*telemetry.Clock
 }
 
 func newAgentRun(sv *supervisor, id string, n int, parser agent.Parser, p *agentProc, cmd agent.Command, grace time.Duration) *agentRun {
@@ -252,6 +256,7 @@ func (a *agentRun) parse(line []byte) {
 	evs := a.parser.ParseLine(line)
 	if len(evs) > 0 {
 		a.lastEvent = time.Now().UTC()
+		a.clock().Observe(evs, a.lastEvent)
 	}
 	for _, ev := range evs {
 		a.pending = append(a.pending, ev)
@@ -262,6 +267,19 @@ func (a *agentRun) parse(line []byte) {
 		// only those that change the record are kept until the next.
 		a.pending = record.CompactEvents(a.pending)
 	}
+}
+
+// clock is the current turn's.
+func (a *agentRun) clock() *telemetry.Clock {
+	c := a.clocks[a.n]
+	if c == nil {
+		if a.clocks == nil {
+			a.clocks = map[int]*telemetry.Clock{}
+		}
+		c = &telemetry.Clock{}
+		a.clocks[a.n] = c
+	}
+	return c
 }
 
 // maxPending is how many events wait for the next save before those that

@@ -2,9 +2,10 @@ package supervisor
 
 import (
 	"context"
-	"github.com/zwarm/zwarm/sessions/state"
 	"log/slog"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // Each supervisor holds its session's supervisor lock for its whole life

@@ -35,6 +35,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,6 +59,8 @@ type supervisor struct {
 	contained bool
 	// stop ends the run as a signal does: the agent is stopped.
 	stop context.CancelFunc
+	// tracer sends the turns' spans; nil with telemetry off.
+	tracer *telemetry.Tracer
 }
 
 // fenced stops the run when a write was refused because the session has
@@ -122,6 +125,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	gone()
 	<-watched
 	sv.closeCgroup()
+	sv.tracer.Close()
 	if err != nil {
 		log.Error("supervisor failed", "err", err)
 	} else {
@@ -143,6 +147,7 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	sv := newSupervisor(opt, turns, log)
+	defer sv.tracer.Close()
 	sv.stop = stop
 	return sv.run(ctx)
 }
@@ -152,6 +157,9 @@ func newSupervisor(opt Options, turns *state.Turns, log *slog.Logger) *superviso
 		id: turns.ID, log: log}
 	if cfg, err := config.Load(sv.st.Dir(), sv.sections...); err == nil {
 		turns.UsePrices(cfg.PriceTable())
+		if sv.tracer, err = telemetry.Open(cfg, log); err != nil {
+			log.Warn("telemetry off", "err", err)
+		}
 	}
 	return sv
 }
@@ -168,7 +176,8 @@ func becomeSubreaper() error {
 func (sv *supervisor) run(ctx context.Context) error {
 	s, next, err := sv.begin(ctx)
 	for err == nil && next != nil {
-		end := sv.runTurn(ctx, s, next)
+		first := next.N
+		end, clocks := sv.runTurn(ctx, s, next)
 		if awaitJobSignal(ctx, end) {
 			end.Killed = true // by the job's cancellation, recorded as such
 		}
@@ -176,6 +185,7 @@ func (sv *supervisor) run(ctx context.Context) error {
 			end.Work = sv.commitTurn(s, end.N)
 		}
 		s, next, err = sv.afterTurn(ctx, end)
+		sv.traceTurns(s, clocks, first, end.N)
 	}
 	if err != nil {
 		return fmt.Errorf("supervise %s: %w", sv.id, err)

@@ -10,15 +10,16 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 )
 
 // runTurn runs one agent process for turn t. A live process (Command.Input)
 // may go on to serve the follow-ups queued meanwhile as further turns. It
 // returns when the process and everything it started are gone, with how
 // the last turn it served ended; the caller records that.
-func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.Turn) state.TurnEnd {
-	fail := func(format string, a ...any) state.TurnEnd {
-		return state.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}
+func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.Turn) (state.TurnEnd, map[int]*telemetry.Clock) {
+	fail := func(format string, a ...any) (state.TurnEnd, map[int]*telemetry.Clock) {
+		return state.TurnEnd{N: t.N, Reason: fmt.Sprintf(format, a...), Adapter: s.Adapter}, nil
 	}
 	cfg, err := config.Load(sv.st.Dir(), sv.sections...)
 	if err != nil {
@@ -42,9 +43,9 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	}
 	// A cost limit wants each call's usage as it comes: an agent that
 	// reports it only as telemetry gets an endpoint for the turn.
-	var tel *telemetry
+	var tel *usageEndpoint
 	if rep, ok := ad.(agent.UsageReporter); ok && s.MaxCostUSD > 0 {
-		if tel, err = startTelemetry(rep); err != nil {
+		if tel, err = startUsageEndpoint(rep); err != nil {
 			sv.log.Warn("no telemetry endpoint for the turn; its usage is known at its end", "err", err)
 		} else {
 			defer tel.close()
@@ -68,7 +69,7 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	if end.ExitCode != nil && *end.ExitCode != 0 && !end.Killed {
 		end.StderrTail = lastLines(sv.st.StderrPath(sv.id, end.N), 3)
 	}
-	return end
+	return end, r.clocks
 }
 
 // lastLines returns the last n non-empty lines of a small tail of a file.

@@ -14,13 +14,13 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
-// telemetry is the local OTLP/HTTP logs endpoint a turn's agent sends its
+// usageEndpoint is the local OTLP/HTTP logs endpoint a turn's agent sends its
 // telemetry to (agent.UsageReporter): the usage of each model call it
 // reports is kept for the turn's loop, which records it as usage events,
 // so that a cost limit sees each call of an agent whose output tells the
 // turn's usage only at its end. It listens on the loopback only, at a
 // path with a random part, and lives as long as its turn.
-type telemetry struct {
+type usageEndpoint struct {
 	rep  agent.UsageReporter
 	srv  *http.Server
 	url  string
@@ -31,10 +31,10 @@ type telemetry struct {
 	ready chan struct{} // signalled when calls has something
 }
 
-// maxTelemetryBody bounds one request the endpoint reads.
-const maxTelemetryBody = 16 << 20
+// maxUsageBody bounds one request the endpoint reads.
+const maxUsageBody = 16 << 20
 
-func startTelemetry(rep agent.UsageReporter) (*telemetry, error) {
+func startUsageEndpoint(rep agent.UsageReporter) (*usageEndpoint, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func startTelemetry(rep agent.UsageReporter) (*telemetry, error) {
 		return nil, err
 	}
 	path := "/" + hex.EncodeToString(secret[:]) + "/v1/logs"
-	t := &telemetry{rep: rep, url: "http://" + ln.Addr().String() + path, done: make(chan struct{}), ready: make(chan struct{}, 1)}
+	t := &usageEndpoint{rep: rep, url: "http://" + ln.Addr().String() + path, done: make(chan struct{}), ready: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+path, t.logs)
 	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -59,8 +59,8 @@ func startTelemetry(rep agent.UsageReporter) (*telemetry, error) {
 }
 
 // logs takes one export: an empty OTLP answer, whatever it held.
-func (t *telemetry) logs(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, maxTelemetryBody))
+func (t *usageEndpoint) logs(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxUsageBody))
 	if calls := t.rep.CallUsage(body); len(calls) > 0 {
 		t.mu.Lock()
 		t.calls = append(t.calls, calls...)
@@ -75,7 +75,7 @@ func (t *telemetry) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 // take returns the calls reported since the last take.
-func (t *telemetry) take() []record.Usage {
+func (t *usageEndpoint) take() []record.Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	calls := t.calls
@@ -84,7 +84,7 @@ func (t *telemetry) take() []record.Usage {
 }
 
 // close stops the endpoint and waits for it.
-func (t *telemetry) close() {
+func (t *usageEndpoint) close() {
 	if t == nil {
 		return
 	}
