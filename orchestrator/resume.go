@@ -112,6 +112,7 @@ func (r *Run) load() ([]string, error) {
 		return nil, err
 	}
 	r.replay(events)
+	r.traceWith(events)
 	return notes, nil
 }
 

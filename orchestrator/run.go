@@ -21,6 +21,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	Log *slog.Logger
 	// Notify, if set, is told what the run's worker watchers see.
 	Notify watchers.WorkerNotifier
+	// Tracer sends the run's spans as its events come; nil with telemetry
+	// off. The caller closes it.
+	Tracer *telemetry.Tracer
 }
 
 // Run is one orchestrated task: its state on disk and the loop that
@@ -66,17 +70,19 @@ type Run struct {
 	convo  *runs.Journal
 	events *runs.Journal
 
-	sh       *shell.Manager
-	group    *proc.Group // the cgroup of the shell's commands, or nil
-	reg      *tools.Registry
-	seen     *tools.Seen
-	prices   record.Prices
-	summary  *string // set by finish
-	started  time.Time
-	workers  []*record.Session       // as of the last refresh
-	files    map[string]changedFiles // the files of each worker's change, for the observation
-	counts   runs.Totals
-	calls    []watchers.Call
+	sh      *shell.Manager
+	group   *proc.Group // the cgroup of the shell's commands, or nil
+	reg     *tools.Registry
+	seen    *tools.Seen
+	prices  record.Prices
+	summary *string // set by finish
+	started time.Time
+	workers []*record.Session       // as of the last refresh
+	files   map[string]changedFiles // the files of each worker's change, for the observation
+	counts  runs.Totals
+	calls   []watchers.Call
+	// spans builds the run's trace as its events come (telemetry on).
+	spans    *runs.Spans
 	callIDs  map[string]bool // every call_id of the conversation (nil: not yet gathered)
 	messages []watchers.Message
 	nudges   []watchers.Nudged
@@ -132,6 +138,7 @@ func Start(ctx context.Context, opt Options, task string) (*Run, error) {
 		Adapter: set.Adapter, WorkerModel: set.WorkerModel, Isolation: set.Isolation, Runner: set.Runner, KillWorkersOnExit: set.KillWorkersOnExit,
 		Pilot: set.Pilot}
 	r := &Run{opt: opt, set: set, dir: dir, rec: rec}
+	r.traceWith(nil)
 	r.initPerson()
 	// Until run.json is written, a failure leaves nothing behind.
 	fail := func(err error) (*Run, error) {
@@ -298,9 +305,25 @@ func (r *Run) emit(ev runs.Event) {
 	if err != nil {
 		r.opt.Log.Error("write event", "err", err)
 	}
+	if r.spans != nil {
+		r.spans.Add(ev)
+	}
 	if r.opt.OnEvent != nil {
 		r.opt.OnEvent(ev)
 	}
+}
+
+// traceWith starts the run's spans, with telemetry on: earlier are the
+// events of a run resumed, taken in again to know where it stands.
+func (r *Run) traceWith(earlier []runs.Event) {
+	if r.opt.Tracer == nil {
+		return
+	}
+	r.spans = &runs.Spans{Emit: func(...telemetry.Span) {}, Content: r.opt.Tracer.Content()}
+	for _, ev := range earlier {
+		r.spans.Add(ev)
+	}
+	r.spans.Emit = r.opt.Tracer.Emit
 }
 
 // appendItems adds items to the conversation; save makes them durable at

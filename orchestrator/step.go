@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/render"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -212,6 +213,9 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 		if interruptible[c.Name] {
 			cctx, stop = r.untilMessage(ctx)
 		}
+		// The call's span is the parent of the workers it starts: they
+		// record it, and their spans join the run's trace.
+		cctx = telemetry.Context(cctx, runs.TraceOf(r.rec.ID), runs.ToolSpan(r.rec.ID, step, c.CallID))
 		res := r.reg.Call(cctx, c.Name, json.RawMessage(c.Arguments))
 		stop()
 		text, isErr = res.Text, res.IsError

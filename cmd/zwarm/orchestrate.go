@@ -98,7 +98,7 @@ func runOrchestrate(c *cobra.Command, o *orchestrateOptions, args []string) erro
 	p := newStepPrinter(o.f.io, o.f.io.Out, &o.out, set.Limits.MaxSteps, true)
 	defer p.close()
 	var run *orchestrator.Run
-	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, OnEvent: func(e runs.Event) {
+	opt := orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: client, Settings: set, Tracer: rs.tracer, OnEvent: func(e runs.Event) {
 		p.event(e)
 		if e.Type == runs.EventQuestion && run != nil {
 			n.Notify(orchestrator.AsksEvent(m.Store().Dir(), run.Record().ID, runs.Question{ID: e.QuestionID, Text: e.Text}))

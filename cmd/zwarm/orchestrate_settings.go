@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
 )
@@ -227,6 +228,7 @@ type runSetup struct {
 	log      *slog.Logger
 	closeLog func()
 	n        *notify.Notifier
+	tracer   *telemetry.Tracer // nil: telemetry off
 }
 
 // setup makes the runSetup of a run with instruction (its task, or what a
@@ -266,5 +268,12 @@ func (o *orchestrateOptions) setup(c *cobra.Command, instruction string) (*runSe
 		closeLog()
 		return nil, err
 	}
-	return &runSetup{m: m, cfg: cfg, wc: wc, set: set, client: client, log: log, closeLog: closeLog, n: n}, nil
+	tracer, err := telemetry.Open(cfg, log)
+	if err != nil {
+		closeLog()
+		return nil, config.Invalidf("%v", err)
+	}
+	// The spans still queued go before the log they may write to closes.
+	closeAll := func() { tracer.Close(); closeLog() }
+	return &runSetup{m: m, cfg: cfg, wc: wc, set: set, client: client, log: log, closeLog: closeAll, n: n, tracer: tracer}, nil
 }

@@ -89,7 +89,7 @@ func runPilot(c *cobra.Command, o *pilotOptions, args []string) error {
 	p.pilot = true
 	defer p.close()
 	return pilot.Converse(c.Context(), pilot.Options{IO: io, Manager: m, Watchers: rs.wc, Notifier: rs.n,
-		Run: orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: rs.client, Settings: rs.set, Log: rs.log,
+		Run: orchestrator.Options{Sessions: m, StateDir: m.Store().Dir(), Client: rs.client, Settings: rs.set, Log: rs.log, Tracer: rs.tracer,
 			Notify: rs.n.Workers(m.Store().Dir())},
 		Printer: pilotPrinter{p}, View: pilotView{io, m},
 		Resume: func(rec *runs.Record) string { return resumeCommand(c, rec) }}, o.resume, text)
