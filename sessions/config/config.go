@@ -84,7 +84,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys + ", " + telemetryKeys
 
 // Load reads the person's own config.toml (UserConfigPath: what
 // goes with the person rather than the project, such as [notify] or a
@@ -208,6 +208,8 @@ func (c *Config) decodeKeys(md toml.MetaData, raw map[string]toml.Primitive) (un
 			into = &c.State
 		case "roles":
 			into = &c.Roles
+		case "telemetry":
+			into = &c.Tel
 		case "runner":
 			if err := c.decodeRunner(md, prim); err != nil {
 				return nil, err
@@ -239,6 +241,8 @@ func knownKeys(inTable string, known map[string]string) string {
 		return runnerKeys(known)
 	case inTable == "roles":
 		return rolesKeys
+	case inTable == "telemetry":
+		return telemetryKeys
 	case known[inTable] != "":
 		return "[" + inTable + "] " + known[inTable]
 	case len(known) > 0:

@@ -21,9 +21,12 @@ type RoleConfig struct {
 	// --append-system-prompt), beside the task rather than in it.
 	Instructions string  `toml:"instructions"`
 	MaxCostUSD   float64 `toml:"max_cost_usd"`
+	// Runner is where the role's workers' supervisors run ("local", or a
+	// runner such as "slurm"): a role that needs a cluster's node says so.
+	Runner string `toml:"runner"`
 }
 
-const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd"
+const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd/runner"
 
 // RoleNames lists the configured roles, sorted.
 func (c *Config) RoleNames() []string {

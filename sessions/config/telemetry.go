@@ -25,6 +25,8 @@ type TelemetryConfig struct {
 	Disabled bool `toml:"disabled"`
 }
 
+const telemetryKeys = "[telemetry] endpoint/headers/content/disabled"
+
 // Telemetry is the telemetry in force: [telemetry], then the variables
 // OTEL_SDK_DISABLED, OTEL_EXPORTER_OTLP_ENDPOINT (a base URL),
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the traces URL itself, as the
@@ -45,7 +47,7 @@ func (c *Config) Telemetry() (t TelemetryConfig, tracesURL string, err error) {
 			if !ok {
 				return t, "", fmt.Errorf("OTEL_EXPORTER_OTLP_HEADERS: %q is not key=value", kv)
 			}
-			if uv, err := url.QueryUnescape(strings.TrimSpace(val)); err == nil {
+			if uv, err := url.PathUnescape(strings.TrimSpace(val)); err == nil {
 				val = uv
 			}
 			t.Headers[strings.TrimSpace(k)] = val
