@@ -114,11 +114,11 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if err := cfg.CheckAdapters(m.st.Dir(), m.adapters.Names()); err != nil {
 		return nil, err
 	}
-	runnerName, err := m.chooseRunner(req.Runner, cfg)
-	if err != nil {
+	if req, err = ApplyRole(cfg, req); err != nil {
 		return nil, err
 	}
-	if req, err = ApplyRole(cfg, req); err != nil {
+	runnerName, err := m.chooseRunner(req.Runner, cfg)
+	if err != nil {
 		return nil, err
 	}
 	name := state.FirstNonBlank(req.Adapter, cfg.DefaultAdapter, "codex")

@@ -23,6 +23,7 @@ func TestApplyRole(t *testing.T) {
 	c := &config.Config{Roles: map[string]config.RoleConfig{
 		"reviewer": {Adapter: "codex", Model: "gpt-5.1-codex", ReasoningEffort: "high", Sandbox: "read-only", Instructions: " Review only. \n", MaxCostUSD: 2},
 		"cheap":    {ReasoningEffort: "low"},
+		"cluster":  {Runner: "slurm"},
 	}}
 	for _, tc := range []struct {
 		name string
@@ -38,6 +39,8 @@ func TestApplyRole(t *testing.T) {
 			sessions.SpawnRequest{Role: "reviewer", Adapter: "claude", ReasoningEffort: "high", Sandbox: "read-only", Instructions: "Review only.", MaxCostUSD: 2}},
 		{"a role without an adapter", sessions.SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus"},
 			sessions.SpawnRequest{Role: "cheap", Adapter: "claude", Model: "opus", ReasoningEffort: "low"}},
+		{"a role's runner", sessions.SpawnRequest{Role: "cluster"}, sessions.SpawnRequest{Role: "cluster", Runner: "slurm"}},
+		{"a spawn's runner wins", sessions.SpawnRequest{Role: "cluster", Runner: "local"}, sessions.SpawnRequest{Role: "cluster", Runner: "local"}},
 	} {
 		got, err := sessions.ApplyRole(c, tc.in)
 		if err != nil || got != tc.want {

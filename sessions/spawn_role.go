@@ -25,6 +25,7 @@ func ApplyRole(c *config.Config, req SpawnRequest) (SpawnRequest, error) {
 	req.Adapter = state.FirstNonBlank(req.Adapter, r.Adapter)
 	req.ReasoningEffort = state.FirstNonBlank(req.ReasoningEffort, r.ReasoningEffort)
 	req.Sandbox = state.FirstNonBlank(req.Sandbox, r.Sandbox)
+	req.Runner = state.FirstNonBlank(req.Runner, r.Runner)
 	if req.Instructions == "" {
 		req.Instructions = strings.TrimSpace(r.Instructions)
 	}
