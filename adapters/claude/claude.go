@@ -10,7 +10,9 @@ package claude
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions/agent"
@@ -81,7 +83,7 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	args = append(args, sessionArgs(req)...)
 	args = append(args, perm...)
 	args = append(args, set.Args...)
-	cmd := agent.Command{Path: bin, Dir: req.WorkingDir}
+	cmd := agent.Command{Path: bin, Dir: req.WorkingDir, Env: telemetryEnv(req.Telemetry)}
 	if live {
 		cmd.Input = UserMessage
 	} else {
@@ -89,6 +91,33 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	}
 	cmd.Args = args
 	return cmd, nil
+}
+
+// telemetryEnv turns on Claude Code's OpenTelemetry export, to zwarm's
+// collector: its metrics and its events (logs), which carry each call's
+// usage and each tool's result.
+func telemetryEnv(t agent.Telemetry) []string {
+	if !t.On() || t.LogsURL == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(t.LogsURL, "/v1/logs")
+	env := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_METRICS_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp",
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=" + base}
+	if len(t.Headers) > 0 {
+		keys := make([]string, 0, len(t.Headers))
+		for k := range t.Headers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			keys[i] = k + "=" + url.PathEscape(t.Headers[k])
+		}
+		env = append(env, "OTEL_EXPORTER_OTLP_HEADERS="+strings.Join(keys, ","))
+	}
+	if t.Content {
+		env = append(env, "OTEL_LOG_USER_PROMPTS=1")
+	}
+	return env
 }
 
 // setup checks a request and finds what every command line of it needs:

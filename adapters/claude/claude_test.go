@@ -174,3 +174,24 @@ func TestSandboxLevelsMapOntoPermissions(t *testing.T) {
 		t.Errorf("a misspelt level: %v", err)
 	}
 }
+
+// With zwarm's telemetry on, Claude Code's own telemetry goes to the same
+// collector; prompts only with content.
+func TestTelemetryPointsClaudeAtTheCollector(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w",
+		Telemetry: agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"authorization": "Bearer a b"}}}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_METRICS_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp",
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20a%20b"}
+	if !reflect.DeepEqual(cmd.Env, want) {
+		t.Fatalf("env %q\nwant %q", cmd.Env, want)
+	}
+	req.Telemetry = agent.Telemetry{}
+	if cmd, _ := New().Command(req); len(cmd.Env) != 0 {
+		t.Fatalf("telemetry off, env %q", cmd.Env)
+	}
+}

@@ -48,3 +48,31 @@ func TestUsageEndpointTurnsOnTelemetry(t *testing.T) {
 		t.Fatalf("telemetry without an endpoint: %s", cmd.Args)
 	}
 }
+
+// With zwarm's telemetry on, codex's traces go to the same collector, and
+// its logs too unless a cost limit wants them at the usage endpoint.
+func TestTelemetryPointsCodexAtTheCollector(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	tel := agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"x-key": `s"1`}}
+	req := agent.TurnRequest{StateDir: t.TempDir(), Prompt: "p", WorkingDir: "/w", Telemetry: tel}
+	cmd, err := New().Command(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cmd.Args, " ")
+	for _, want := range []string{
+		`-c otel.trace_exporter={otlp-http={endpoint="http://c:4318/v1/traces",protocol="binary",headers={"x-key"="s\"1"}}}`,
+		`-c otel.exporter={otlp-http={endpoint="http://c:4318/v1/logs",protocol="binary",headers={"x-key"="s\"1"}}}`,
+		`-c otel.log_user_prompt=false`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("args lack %s:\n%s", want, got)
+		}
+	}
+	req.UsageEndpoint = "http://127.0.0.1:9/x/v1/logs"
+	cmd, _ = New().Command(req)
+	got = strings.Join(cmd.Args, " ")
+	if !strings.Contains(got, `otel.exporter={otlp-http={endpoint="http://127.0.0.1:9/x/v1/logs",protocol="json"}}`) || strings.Count(got, "otel.exporter=") != 1 {
+		t.Errorf("with a usage endpoint too: %s", got)
+	}
+}

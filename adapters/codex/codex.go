@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions/agent"
@@ -73,9 +74,7 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 		return agent.Command{}, err
 	}
 	args := sessionArgs(ov, req)
-	if req.UsageEndpoint != "" {
-		args = append(args, "-c", "otel.exporter={otlp-http={endpoint="+tomlString(req.UsageEndpoint)+`,protocol="json"}}`)
-	}
+	args = append(args, otelArgs(req)...)
 	resume := req.ThreadID != ""
 	args = append(args, "exec")
 	if resume {
@@ -93,6 +92,42 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
 	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
+}
+
+// otelArgs point codex's OpenTelemetry export: its logs (each model call's
+// usage) at the supervisor's usage endpoint when a cost limit wants them,
+// else with its traces at zwarm's collector.
+func otelArgs(req agent.TurnRequest) []string {
+	var args []string
+	tel := req.Telemetry
+	if tel.On() {
+		args = append(args, "-c", "otel.trace_exporter={otlp-http={endpoint="+tomlString(tel.TracesURL)+`,protocol="binary"`+tomlHeaders(tel.Headers)+"}}")
+		args = append(args, "-c", fmt.Sprintf("otel.log_user_prompt=%t", tel.Content))
+	}
+	switch {
+	case req.UsageEndpoint != "":
+		args = append(args, "-c", "otel.exporter={otlp-http={endpoint="+tomlString(req.UsageEndpoint)+`,protocol="json"}}`)
+	case tel.On() && tel.LogsURL != "":
+		args = append(args, "-c", "otel.exporter={otlp-http={endpoint="+tomlString(tel.LogsURL)+`,protocol="binary"`+tomlHeaders(tel.Headers)+"}}")
+	}
+	return args
+}
+
+// tomlHeaders is ",headers={...}" for an inline table, "" for none.
+func tomlHeaders(h map[string]string) string {
+	if len(h) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = tomlString(k) + "=" + tomlString(h[k])
+	}
+	return ",headers={" + strings.Join(parts, ",") + "}"
 }
 
 // tomlString writes a string as a TOML basic string (a JSON string is one).

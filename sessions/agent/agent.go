@@ -58,7 +58,25 @@ type TurnRequest struct {
 	// that a UsageReporter's agent sends its telemetry to, so that each
 	// model call's usage is known as the turn goes (a cost limit's).
 	UsageEndpoint string
+	// Telemetry, when its TracesURL is set, is the collector zwarm sends
+	// its traces to: the agent's own telemetry goes there too, so one
+	// backend holds both (the supervisor puts the turn's span in the
+	// agent's TRACEPARENT, for an agent that nests its spans under it).
+	Telemetry Telemetry
 }
+
+// Telemetry is where an agent sends its own OpenTelemetry data.
+type Telemetry struct {
+	// TracesURL and LogsURL are OTLP/HTTP URLs (LogsURL may be "").
+	TracesURL, LogsURL string
+	// Headers go with every export (an API key); never logged.
+	Headers map[string]string
+	// Content lets the agent export prompts and output.
+	Content bool
+}
+
+// On says the agent's telemetry goes somewhere.
+func (t Telemetry) On() bool { return t.TracesURL != "" }
 
 // UsageReporter is an adapter whose agent reports each model call's usage
 // as OpenTelemetry logs while its turn runs, where its output says it

@@ -52,9 +52,16 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 			req.UsageEndpoint = tel.url
 		}
 	}
+	if tr := sv.tracer; tr != nil {
+		req.Telemetry = agent.Telemetry{TracesURL: tr.URL, LogsURL: tr.LogsURL(), Headers: tr.Headers, Content: tr.Content()}
+	}
 	cmd, err := ad.Command(req)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if sv.tracer != nil {
+		// The turn's span, for an agent that nests its own spans under it.
+		cmd.Env = append(cmd.Env, "TRACEPARENT="+telemetry.TraceParent(telemetry.SessionTrace(s), telemetry.TurnSpanID(s.ID, t.N)))
 	}
 	p, err := sv.startAgent(s.ID, t.N, cmd)
 	if err != nil {

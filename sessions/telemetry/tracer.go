@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,19 @@ type Tracer struct {
 	tp      *sdktrace.TracerProvider
 	tr      trace.Tracer
 	content bool
-	// URL is where the spans go.
-	URL string
-	out *logged
+	// URL is where the spans go, with Headers (never logged).
+	URL     string
+	Headers map[string]string
+	out     *logged
+}
+
+// LogsURL is the collector's logs URL beside URL, "" when URL is not the
+// usual .../v1/traces.
+func (t *Tracer) LogsURL() string {
+	if t == nil || !strings.HasSuffix(t.URL, "/v1/traces") {
+		return ""
+	}
+	return strings.TrimSuffix(t.URL, "/v1/traces") + "/v1/logs"
 }
 
 // Open starts a tracer for the telemetry in force in c, or returns nil when
@@ -54,7 +65,7 @@ func OpenURL(url string, headers map[string]string, content bool, log *slog.Logg
 	}
 	out := &logged{SpanExporter: exp, log: log, url: url}
 	t := New(out, content)
-	t.URL, t.out = url, out
+	t.URL, t.Headers, t.out = url, headers, out
 	return t, nil
 }
 
