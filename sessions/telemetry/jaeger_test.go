@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,45 @@ func TestADeadCollectorNeverHoldsUpTheExit(t *testing.T) {
 	// The bound is the flush limit, with room for a machine under load.
 	if took := time.Since(began); took > telemetry.FlushLimit+5*time.Second {
 		t.Fatalf("Close took %s with a collector that never answers", took)
+	}
+}
+
+// The Jaeger the tests run is the one the tools module pins (and .ci/run
+// builds): jaegertest.Version names its binary.
+func TestTheToolsModulePinsTheTestsJaeger(t *testing.T) {
+	b, err := os.ReadFile("../../.ci/tools/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\tgithub.com/jaegertracing/jaeger " + jaegertest.Version + " "; !strings.Contains(string(b), want) {
+		t.Fatalf(".ci/tools/go.mod does not pin jaeger %s", jaegertest.Version)
+	}
+}
+
+// A collector that refuses connections is found out in the background and
+// its spans are dropped unbuilt, counted, with the reason.
+func TestARefusingCollectorsSpansAreDroppedUnbuilt(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nobody listens there now
+	tr, err := telemetry.OpenURL("http://"+addr+"/v1/traces", nil, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	s, _, _ := worker()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tr.Emit(telemetry.SessionSpan(s, *s.EndedAt, false))
+		n, err := tr.Dropped()
+		if n > 0 && err != nil && strings.Contains(err.Error(), "refuses connections") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s of spans to a closed port: %d dropped, %v", n, err)
+		}
 	}
 }

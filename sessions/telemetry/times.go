@@ -39,7 +39,9 @@ func (c *Clock) Observe(evs []record.Event, now time.Time) {
 		}
 		if i, ok := c.at[ev.ItemID]; ok {
 			c.times[i].End = now
-			c.items[i] = trimmed(ev)
+			if ev.Phase != record.PhaseUpdated || ev.Type != c.items[i].Type {
+				c.items[i] = trimmed(ev) // an update adds output, which a span leaves out
+			}
 			continue
 		}
 		if len(c.times) >= MaxItems {

@@ -35,6 +35,7 @@ type Tracer struct {
 	URL     string
 	Headers map[string]string
 	out     *logged
+	reach   *reach
 }
 
 // LogsURL is the collector's logs URL beside URL, "" when URL is not the
@@ -65,7 +66,7 @@ func OpenURL(url string, headers map[string]string, content bool, log *slog.Logg
 	}
 	out := &logged{SpanExporter: exp, log: log, url: url}
 	t := New(out, content)
-	t.URL, t.Headers, t.out = url, headers, out
+	t.URL, t.Headers, t.out, t.reach = url, headers, out, newReach(url)
 	return t, nil
 }
 
@@ -92,6 +93,10 @@ func (t *Tracer) Content() bool { return t != nil && t.content }
 // Emit sends spans.
 func (t *Tracer) Emit(spans ...Span) {
 	if t == nil {
+		return
+	}
+	if !t.reach.up() {
+		t.out.refused(len(spans))
 		return
 	}
 	for _, s := range spans {
@@ -153,6 +158,7 @@ func (t *Tracer) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), FlushLimit)
 	defer cancel()
 	t.tp.Shutdown(ctx)
+	t.reach.wait()
 }
 
 // fixedIDs gives each span the ids its Span says (carried by the context
@@ -186,6 +192,18 @@ type logged struct {
 	dropped atomic.Int64
 	mu      sync.Mutex
 	last    error
+}
+
+// refused counts n spans dropped unbuilt: the collector refuses
+// connections.
+func (l *logged) refused(n int) {
+	total := l.dropped.Add(int64(n))
+	l.mu.Lock()
+	l.last = fmt.Errorf("%s refuses connections", l.url)
+	l.mu.Unlock()
+	if !l.failing.Swap(true) && l.log != nil {
+		l.log.Warn("telemetry: spans dropped: the collector refuses connections", "url", l.url, "spans", total)
+	}
 }
 
 func (l *logged) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
