@@ -31,6 +31,8 @@ type runJSON struct {
 	TotalTokens   int64        `json:"total_tokens"`
 	TotalCostUSD  *float64     `json:"total_cost_usd"`
 	Workers       []string     `json:"workers"`
+	// TraceID is the run's OpenTelemetry trace (docs/telemetry.md).
+	TraceID string `json:"trace_id"`
 	// Isolation is where its workers worked by default; Changes what
 	// became of each worker's change when the run ended.
 	Isolation string              `json:"isolation"`
@@ -59,6 +61,7 @@ func toRunJSON(r *runs.Record) runJSON {
 	out := runJSON{ID: r.ID, Task: r.Task, Model: r.Model, Dir: r.Dir, Status: r.Status, StopReason: r.StopReason, Summary: r.Summary,
 		Steps: r.Steps, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Usage: r.Usage, CostUSD: r.CostUSD,
 		WorkerUsage: r.WorkerUsage, WorkerCostUSD: r.WorkerCostUSD, TotalTokens: r.TotalTokens(), Workers: r.Workers,
+		TraceID: runs.TraceOf(r.ID).String(),
 		Limits: limitsJSON{MaxSteps: r.Limits.MaxSteps, MaxCostUSD: r.Limits.MaxCostUSD, MaxTokens: r.Limits.MaxTokens,
 			MaxWorkers: r.Limits.MaxWorkers, Timeout: r.Limits.Timeout.String()}}
 	if c, known := r.TotalCost(); known {

@@ -78,6 +78,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	add("steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s", rec.Steps, rec.Limits.MaxSteps, totalCost(rec),
 		render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens),
 		render.When(rec.CreatedAt, o.now()))
+	add("trace: %s (zwarm trace %s sends it to a collector)", runs.TraceOf(rec.ID), record.ShortID(rec.ID))
 	if q := rec.Question; rec.Status == runs.StatusWaiting && q != nil {
 		add("asks: %s", render.SafeLine(q.Text))
 		if len(q.Options) > 0 {

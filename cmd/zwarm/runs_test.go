@@ -45,7 +45,7 @@ func TestRunsJSONIsDocumentedAndFiltered(t *testing.T) {
 	t.Parallel()
 	w, srv := orchWorld(t)
 	id, worker := orchestrated(t, w, srv, "RUNS JSON: one worker")
-	const runFields = "changes cost_usd created_at dir ended_at id isolation limits model question status steps stop_reason summary task total_cost_usd total_tokens updated_at usage worker_cost_usd worker_usage workers"
+	const runFields = "changes cost_usd created_at dir ended_at id isolation limits model question status steps stop_reason summary task total_cost_usd total_tokens trace_id updated_at usage worker_cost_usd worker_usage workers"
 	var list []json.RawMessage
 	mustJSON(t, w.ok("runs", "--json"), &list)
 	if len(list) != 1 || keysOf(t, list[0]) != runFields {
@@ -60,6 +60,9 @@ func TestRunsJSONIsDocumentedAndFiltered(t *testing.T) {
 	}
 	if out := w.ok("runs", "--jq", ".[0].id"); out != id+"\n" {
 		t.Errorf("runs --jq: %q", out)
+	}
+	if out := w.ok("runs", "--jq", ".[0].trace_id"); out != strings.ReplaceAll(id, "-", "")+"\n" {
+		t.Errorf("the run's trace id: %q, want its id without dashes", out)
 	}
 	var shown map[string]json.RawMessage
 	mustJSON(t, w.ok("runs", "show", id[:8], "--json"), &shown)
