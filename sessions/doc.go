@@ -45,6 +45,11 @@
 //	                                 (the line but its newline); readers report it as a raw
 //	                                 event, and no process holds more of a line than that
 //	sessions/<id>/turns/turn_N.stderr the agent's stderr for turn N
+//	sessions/<id>/turns/turn_N.times when each item of turn N was first and last reported, one
+//	                                 JSON object a line {item, start, end} (package telemetry),
+//	                                 written when the turn ends: what a rebuilt trace's times are
+//	sessions/<id>/span_end           when the session first settled (RFC 3339): where its trace
+//	                                 span ends; made once (O_EXCL) by the supervisor that sent it
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry; an interrupt's goes first)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
 //	sessions/<id>/slurm-<job>.out    what a Slurm job running the supervisor printed (runner slurm)
