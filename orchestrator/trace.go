@@ -11,13 +11,14 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/telemetry"
+	"github.com/zwarm/zwarm/sessions/watch"
 )
 
 // TraceSource is what a trace is rebuilt from besides the runs' own
 // records: the sessions (*sessions.Manager).
 type TraceSource interface {
+	watch.Source
 	Get(ctx context.Context, idOrPrefix string) (*record.Session, error)
-	SessionSpans(ctx context.Context, s *record.Session, content bool) ([]telemetry.Span, error)
 }
 
 // RebuildTrace returns the spans of the run, or else the session, that
@@ -30,7 +31,7 @@ func RebuildTrace(ctx context.Context, src TraceSource, stateDir, idOrPrefix str
 		if serr != nil {
 			return trace.TraceID{}, nil, fmt.Errorf("no run or session %q: %w", idOrPrefix, errors.Join(err, serr))
 		}
-		spans, err := src.SessionSpans(ctx, s, content)
+		spans, err := watch.SessionSpans(ctx, src, s, content)
 		return telemetry.SessionTrace(s), spans, err
 	}
 	events, err := runs.ReadEvents(stateDir, rec.ID)
@@ -47,7 +48,7 @@ func RebuildTrace(ctx context.Context, src TraceSource, stateDir, idOrPrefix str
 		if err != nil {
 			continue // removed since (zwarm rm): its spans are gone with it
 		}
-		more, err := src.SessionSpans(ctx, s, content)
+		more, err := watch.SessionSpans(ctx, src, s, content)
 		if err != nil {
 			return trace.TraceID{}, nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 )
 
 // ErrAttached is returned (wrapped) for a session a person is attached to
@@ -316,6 +317,9 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: settle it again: %w", record.ShortID(a.id), err)
+	}
+	if cfg, err := a.m.Config(); err == nil {
+		telemetry.SendAttach(cfg, s) // with telemetry on, the span into the session's trace
 	}
 	if restart {
 		if err := a.m.startSupervisor(ctx, a.id); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -67,6 +68,9 @@ type LandResult struct {
 	// Uncommitted: a dry run's figures include work the worker left
 	// uncommitted, which a landing commits first.
 	Uncommitted bool
+
+	started time.Time        // when the landing began
+	verify  *record.Interval // when its --verify ran
 }
 
 // LandConflictError is a landing refused because the worker's change
@@ -127,7 +131,30 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 	return m.land(ctx, id, opt)
 }
 
+// land lands session id, and with telemetry on sends the landing's spans
+// (a refused one's too) into the session's trace.
 func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandResult, error) {
+	began := time.Now().UTC()
+	res, err := m.landOne(ctx, id, opt)
+	if cfg, cerr := m.Config(); cerr == nil && !opt.DryRun {
+		if s, lerr := m.st.Load(id); lerr == nil {
+			telemetry.SendLanding(cfg, s, began, landingVerify(res), err)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func landingVerify(res *LandResult) *record.Interval {
+	if res == nil {
+		return nil
+	}
+	return res.verify
+}
+
+func (m *Manager) landOne(ctx context.Context, id string, opt LandOptions) (*LandResult, error) {
 	strategy, err := workspace.ParseStrategy(string(opt.Strategy))
 	if err != nil {
 		return nil, config.Invalidf("%v", err)
@@ -137,7 +164,7 @@ func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandRe
 		return nil, err
 	}
 	defer release()
-	res := &LandResult{Session: s, DryRun: opt.DryRun}
+	res := &LandResult{Session: s, DryRun: opt.DryRun, started: time.Now().UTC()}
 	ws, pending, err := m.branchToLand(ctx, id, res, opt.DryRun)
 	if err != nil {
 		return nil, err
@@ -279,8 +306,11 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 		return nil, err
 	}
 	if opt.Verify != "" {
-		if err := m.verifyIn(ctx, w, commit, subdir, opt); err != nil {
-			return nil, fmt.Errorf("land %s: %w; nothing was landed", record.ShortID(id), err)
+		res.verify = &record.Interval{Start: time.Now().UTC()}
+		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, m.warn)
+		res.verify.End = time.Now().UTC()
+		if err != nil {
+			return res, fmt.Errorf("land %s: %w; nothing was landed", record.ShortID(id), err)
 		}
 		res.Verified = true
 	}
@@ -288,7 +318,8 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 		return nil, fmt.Errorf("land %s into %s: %w", record.ShortID(id), target.Branch, err)
 	}
 	res.Commit = commit
-	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head}
+	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head,
+		Started: res.started, Verify: res.verify}
 	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil })
 	if err != nil {
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", record.ShortID(id), workspace.Abbrev(commit), err)

@@ -198,3 +198,72 @@ func checkTrace(t *testing.T, spans []jaegertest.Span, job string) []string {
 	sort.Strings(lines)
 	return lines
 }
+
+// A worker spawned by hand is a trace of its own, and what a person does
+// with it later joins that trace: its landing, with the --verify command
+// under it, and a refused landing as a failed span; zwarm trace rebuilds
+// the landing that landed.
+func TestALandingJoinsTheWorkersTrace(t *testing.T) {
+	t.Parallel()
+	live, rebuilt := jaegertest.Start(t), jaegertest.Start(t)
+	w := repoWorld(t, map[string]string{"README.md": "hello\n"})
+	w.setScript(agentDoes(`printf 'x\n' > x.go`))
+	w.extraEnv = append(w.extraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+live.OTLP)
+	id := w.spawn("add x")
+	w.ok("wait", id)
+	if r := w.zwarm("land", id, "--verify", "exit 3"); r.code != 1 {
+		t.Fatalf("a landing whose verify fails: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := w.zwarm("land", id, "--verify", "test -f x.go"); r.code != 0 {
+		t.Fatalf("land: exit %d\n%s", r.code, r.stderr)
+	}
+	trace := strings.ReplaceAll(id, "-", "")
+	// the session, its turn, the refused landing, its verify, the landing, its verify
+	spans, err := live.Trace(t.Context(), trace, "zwarm", 6, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := map[string]int{}
+	names := map[string]string{}
+	for _, s := range spans {
+		names[s.SpanID] = s.OperationName
+	}
+	for _, s := range spans {
+		edge := names[s.Parent()] + " > " + s.OperationName
+		if res, _ := s.Tag("zwarm.landing.result"); res != "" {
+			edge += " (" + res + ")"
+		}
+		if _, failed := s.Tag("error.type"); failed {
+			edge += " failed"
+		}
+		edges[edge]++
+	}
+	for edge, n := range map[string]int{
+		" > invoke_agent codex": 1, "invoke_agent codex > turn 1": 1,
+		"invoke_agent codex > land (refused) failed": 1, "land > verify failed": 1,
+		"invoke_agent codex > land (landed)": 1, "land > verify": 1,
+	} {
+		if edges[edge] != n {
+			t.Errorf("%d × %q, want %d; all: %v", edges[edge], edge, n, edges)
+		}
+	}
+	if r := w.zwarm("trace", id, "--endpoint", rebuilt.OTLP); r.code != 0 {
+		t.Fatalf("zwarm trace: exit %d\n%s", r.code, r.stderr)
+	}
+	again, err := rebuilt.Trace(t.Context(), trace, "zwarm", 4, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range again {
+		got[s.SpanID] = fmt.Sprint(s.OperationName, s.StartTime, s.Duration)
+	}
+	for _, s := range spans {
+		if _, failed := s.Tag("error.type"); failed {
+			continue // a refused landing is not in the records
+		}
+		if want := fmt.Sprint(s.OperationName, s.StartTime, s.Duration); got[s.SpanID] != want {
+			t.Errorf("rebuilt %s as %q, sent live as %q", s.SpanID, got[s.SpanID], want)
+		}
+	}
+}

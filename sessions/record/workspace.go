@@ -97,6 +97,16 @@ type Landing struct {
 	At       time.Time          `json:"at"`
 	// Head is the worker's commit that was landed.
 	Head string `json:"head"`
+	// Started is when the landing began, and Verify when its --verify
+	// command ran (nil: it had none): a trace's land and verify spans.
+	Started time.Time `json:"started,omitzero"`
+	Verify  *Interval `json:"verify,omitempty"`
+}
+
+// Interval is a stretch of time.
+type Interval struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
 }
 
 // Worktree is the workspace as the workspace package drives it.

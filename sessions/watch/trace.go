@@ -33,6 +33,10 @@ func SessionSpans(ctx context.Context, m Source, s *record.Session, content bool
 		}
 		out = append(out, telemetry.TurnSpans(s, t, c.Items(), times, content)...)
 	}
+	out = append(out, telemetry.AttachSpans(s)...)
+	if w := s.Workspace; w != nil && w.Landed != nil {
+		out = append(out, telemetry.LandSpans(s, w.Landed, w.Landed.Started, nil, nil)...)
+	}
 	if end, ok := settledAt(files.SpanEnd(s.ID), s); ok {
 		out = append(out, telemetry.SessionSpan(s, end, content))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -177,3 +178,29 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string { return strings.ToValidUTF8(t.buf.String(), "\uFFFD") }
+
+// Verify runs command on exactly commit, in a checkout of its own
+// (NewVerifyCheckout) made for the run and removed after it, so the
+// worktree itself is never touched: in subdir of the checkout (where the
+// landing was asked from) if it has one, contained (RunVerify), for at
+// most timeout (DefaultVerifyTimeout when 0). warn hears of a checkout
+// that could not be removed.
+func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command string, out io.Writer, timeout time.Duration, warn func(error)) error {
+	co, err := w.NewVerifyCheckout(ctx, commit)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := co.Remove(context.WithoutCancel(ctx)); err != nil {
+			warn(fmt.Errorf("remove the verify checkout %s: %w", co.Path, err))
+		}
+	}()
+	dir := filepath.Join(co.Path, subdir)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = co.Path
+	}
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	return RunVerify(ctx, stateDir, dir, command, out, timeout)
+}
