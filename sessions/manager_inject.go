@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/telemetry"
 )
 
 // InjectOutcome is what became of a follow-up the moment it was sent.
@@ -117,7 +118,8 @@ func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt Injec
 		return nil, fmt.Errorf("inject %s: %w", record.ShortID(id), err)
 	}
 	self.Role = record.RoleSpawn
-	res := &InjectResult{Entry: record.InboxEntry{ID: store.NewID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: opt.Interrupt}}
+	res := &InjectResult{Entry: record.InboxEntry{ID: store.NewID(), Text: text, CreatedAt: time.Now().UTC(), State: record.InboxQueued, Interrupt: opt.Interrupt,
+		TraceParent: telemetry.Parent(ctx)}}
 	// The follow-up is sent whole or not at all. Until the record is
 	// changed, under the session's lock, an interrupt (ctx) or a lock held
 	// past lock_timeout ends it with nothing changed; once it is, the rest

@@ -24,4 +24,7 @@ type InboxEntry struct {
 	// Interrupt marks a follow-up sent with inject --interrupt: it is
 	// delivered before the follow-ups queued without it.
 	Interrupt bool `json:"interrupt,omitempty"`
+	// TraceParent is the W3C traceparent of what sent it (an
+	// orchestrator's converse call): the turn that delivers it links there.
+	TraceParent string `json:"trace_parent,omitempty"`
 }

@@ -21,6 +21,11 @@ func (sv *supervisor) traceTurns(s *record.Session, clocks map[int]*telemetry.Cl
 		return
 	}
 	files := sv.st.Files()
+	var sentBy map[string]string
+	if sv.tracer != nil {
+		entries, _ := sv.st.Inbox(sv.id)
+		sentBy = telemetry.SentBy(entries)
+	}
 	for n := from; n <= to && n <= len(s.Turns); n++ {
 		c := clocks[n]
 		if c == nil {
@@ -36,7 +41,8 @@ func (sv *supervisor) traceTurns(s *record.Session, clocks map[int]*telemetry.Cl
 		for _, t := range c.Times() {
 			times[t.Item] = t
 		}
-		sv.tracer.Emit(telemetry.TurnSpans(s, &s.Turns[n-1], c.Items(), times, sv.tracer.Content())...)
+		t := &s.Turns[n-1]
+		sv.tracer.Emit(telemetry.TurnSpans(s, t, c.Items(), times, sentBy[t.InboxID], sv.tracer.Content())...)
 	}
 	if s.Settled() {
 		if end, first := sv.firstSettled(files, s); first && sv.tracer != nil {

@@ -13,7 +13,7 @@ import (
 // it and does nothing (0 B/op, 0 allocs/op).
 func BenchmarkOff(b *testing.B) {
 	s, items, times := worker()
-	spans := telemetry.TurnSpans(s, &s.Turns[0], items, times, false)
+	spans := telemetry.TurnSpans(s, &s.Turns[0], items, times, "", false)
 	var tr *telemetry.Tracer
 	b.ReportAllocs()
 	for b.Loop() {

@@ -23,7 +23,7 @@ func TestSpansReadBackFromJaeger(t *testing.T) {
 	}
 	s, items, times := worker()
 	tr.Emit(telemetry.SessionSpan(s, *s.EndedAt, false))
-	tr.Emit(telemetry.TurnSpans(s, &s.Turns[0], items, times, false)...)
+	tr.Emit(telemetry.TurnSpans(s, &s.Turns[0], items, times, "", false)...)
 	tr.Close()
 	if n, err := tr.Dropped(); n != 0 {
 		t.Fatalf("%d spans dropped: %v", n, err)

@@ -32,6 +32,18 @@ func SessionSpanID(id string) trace.SpanID { return SpanOf("session", id) }
 // TurnSpanID is the id of turn n of session id.
 func TurnSpanID(id string, n int) trace.SpanID { return SpanOf("turn", id, n) }
 
+// SentBy is, by inbox entry id, the traceparent of what sent each of a
+// session's follow-ups (TurnSpans' sentBy).
+func SentBy(entries []record.InboxEntry) map[string]string {
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.TraceParent != "" {
+			out[e.ID] = e.TraceParent
+		}
+	}
+	return out
+}
+
 // SessionSpan is session s's own span, from its creation to end: the
 // agent invoked for a task, until the session first settled.
 func SessionSpan(s *record.Session, end time.Time, content bool) Span {
@@ -66,8 +78,10 @@ func SessionSpan(s *record.Session, end time.Time, content bool) Span {
 // TurnSpans are turn t's span and, under it, a span for each command and
 // tool call of items; the turn's other items (messages, reasoning, file
 // changes, plans, errors) are its events. times are the items' times; an
-// item without one has the turn's.
-func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times map[string]ItemTime, content bool) []Span {
+// item without one has the turn's. sentBy is the traceparent of what sent
+// a follow-up's turn (an orchestrator's converse call), which the turn
+// links to.
+func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times map[string]ItemTime, sentBy string, content bool) []Span {
 	tr, _ := sessionTrace(s)
 	end := t.StartedAt
 	if t.EndedAt != nil {
@@ -83,6 +97,9 @@ func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times ma
 	attrs = append(attrs, text("zwarm.prompt", t.Prompt, content)...)
 	turn := Span{Trace: tr, ID: id, Parent: SessionSpanID(s.ID), Name: fmt.Sprintf("turn %d", t.N),
 		Start: t.StartedAt, End: end, Attrs: attrs}
+	if sc, ok := ParseParent(sentBy); ok {
+		turn.Links = append(turn.Links, sc)
+	}
 	switch t.Status {
 	case record.StatusFailed:
 		turn.Error = "failed"

@@ -63,7 +63,7 @@ func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
 
 func TestAWorkersSpansHangUnderTheToolCallThatStartedIt(t *testing.T) {
 	s, items, times := worker()
-	spans := append([]telemetry.Span{telemetry.SessionSpan(s, *s.EndedAt, false)}, telemetry.TurnSpans(s, &s.Turns[0], items, times, false)...)
+	spans := append([]telemetry.Span{telemetry.SessionSpan(s, *s.EndedAt, false)}, telemetry.TurnSpans(s, &s.Turns[0], items, times, "", false)...)
 	got := export(t, false, spans...)
 	if len(got) != 3 {
 		t.Fatalf("%d spans, want the session, its turn and the command's", len(got))
@@ -107,7 +107,7 @@ func TestAWorkersSpansHangUnderTheToolCallThatStartedIt(t *testing.T) {
 func TestWithoutContentNoWordsLeave(t *testing.T) {
 	s, items, times := worker()
 	for _, content := range []bool{false, true} {
-		spans := append([]telemetry.Span{telemetry.SessionSpan(s, *s.EndedAt, content)}, telemetry.TurnSpans(s, &s.Turns[0], items, times, content)...)
+		spans := append([]telemetry.Span{telemetry.SessionSpan(s, *s.EndedAt, content)}, telemetry.TurnSpans(s, &s.Turns[0], items, times, "", content)...)
 		var all strings.Builder
 		for _, sp := range export(t, content, spans...) {
 			for _, a := range sp.Attributes {
@@ -191,4 +191,24 @@ func TestTheClockNotesEachItemOnce(t *testing.T) {
 	if got := back["i1"]; len(back) != 1 || !got.End.Equal(at(4)) {
 		t.Errorf("read back %+v from %q", back, b.String())
 	}
+}
+
+// A follow-up's turn links to what sent it (an orchestrator's converse
+// call), whose traceparent its inbox entry kept.
+func TestAFollowUpsTurnLinksToWhatSentIt(t *testing.T) {
+	s, items, times := worker()
+	sender := telemetry.TraceParent(telemetry.TraceOf("7c1e2f3a-0000-4000-8000-00000000beef"), telemetry.SpanOf("tool", "x", 3, "call_9"))
+	sentBy := telemetry.SentBy([]record.InboxEntry{{ID: "e1", TraceParent: sender}, {ID: "e2"}})
+	s.Turns[0].InboxID = "e1"
+	got := export(t, false, telemetry.TurnSpans(s, &s.Turns[0], items, times, sentBy[s.Turns[0].InboxID], false)...)
+	for _, sp := range got {
+		if sp.Name != "turn 1" {
+			continue
+		}
+		if len(sp.Links) != 1 || sp.Links[0].SpanContext.SpanID() != telemetry.SpanOf("tool", "x", 3, "call_9") {
+			t.Fatalf("the turn's links: %+v", sp.Links)
+		}
+		return
+	}
+	t.Fatal("no turn span")
 }

@@ -16,6 +16,8 @@ import (
 func SessionSpans(ctx context.Context, m Source, s *record.Session, content bool) ([]telemetry.Span, error) {
 	files := m.Store().Files()
 	var out []telemetry.Span
+	entries, _ := m.Store().Inbox(s.ID)
+	sentBy := telemetry.SentBy(entries)
 	for i := range s.Turns {
 		t := &s.Turns[i]
 		if t.EndedAt == nil {
@@ -31,7 +33,7 @@ func SessionSpans(ctx context.Context, m Source, s *record.Session, content bool
 			times = telemetry.ReadTimes(f)
 			f.Close()
 		}
-		out = append(out, telemetry.TurnSpans(s, t, c.Items(), times, content)...)
+		out = append(out, telemetry.TurnSpans(s, t, c.Items(), times, sentBy[t.InboxID], content)...)
 	}
 	out = append(out, telemetry.AttachSpans(s)...)
 	if w := s.Workspace; w != nil && w.Landed != nil {
