@@ -53,22 +53,22 @@ func (c *Config) Telemetry() (t TelemetryConfig, tracesURL string, err error) {
 			t.Headers[strings.TrimSpace(k)] = val
 		}
 	}
-	base := t.Endpoint
+	base, from := t.Endpoint, "[telemetry] endpoint"
 	if v := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
-		base = v
+		base, from = v, "OTEL_EXPORTER_OTLP_ENDPOINT"
 	}
 	if base != "" {
 		tracesURL = strings.TrimRight(base, "/") + "/v1/traces"
 	}
 	if v := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
-		tracesURL = v
+		tracesURL, base, from = v, v, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	}
 	if t.Disabled || tracesURL == "" {
 		return t, "", nil
 	}
 	u, err := url.Parse(tracesURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return t, "", fmt.Errorf("telemetry endpoint %q is not an http:// or https:// URL (set [telemetry] endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to one such as http://127.0.0.1:4318)", tracesURL)
+		return t, "", fmt.Errorf("%s %q is not an http:// or https:// URL: give the collector's OTLP/HTTP address, such as http://127.0.0.1:4318", from, base)
 	}
 	return t, tracesURL, nil
 }
