@@ -123,7 +123,7 @@ out; 130 interrupted.`,
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f, nil), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
 		newDiffCmd(f), newLandCmd(f), newUpdateCmd(f),
 		newOrchestrateCmd(f), newPilotCmd(f), newRunsCmd(f, nil),
-		newWatchCmd(f), newMCPCmd(f), newTraceCmd(f),
+		newWatchCmd(f), newMCPCmd(f), newTraceCmd(f), newServeCmd(f),
 		newInitCmd(f), newDoctorCmd(f, nil), newVersionCmd(f),
 		newSuperviseCmd(f), newReplayCmd(f), newNotifyCmd(f),
 	)

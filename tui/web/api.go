@@ -1,0 +1,162 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// maxBody bounds what an action's request may carry.
+const maxBody = 1 << 20
+
+func (s *Server) api(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/sessions", s.look(s.list))
+	mux.HandleFunc("GET /api/sessions/{id}", s.look(s.session))
+	mux.HandleFunc("GET /api/sessions/{id}/diff", s.look(s.diff))
+	mux.HandleFunc("POST /api/stream", s.look(s.ticket))
+	mux.HandleFunc("GET /api/events", s.events)
+	mux.HandleFunc("POST /api/sessions/{id}/inject", s.act(s.inject))
+	mux.HandleFunc("POST /api/sessions/{id}/kill", s.act(s.kill))
+}
+
+// look lets a request through with either token.
+func (s *Server) look(h func(http.ResponseWriter, *http.Request, access)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a := s.accessOf(r)
+		if a == denied {
+			fail(w, http.StatusUnauthorized, "a token is needed: open the link zwarm serve printed")
+			return
+		}
+		if r.Method != http.MethodGet && !sameOrigin(r) {
+			fail(w, http.StatusForbidden, "refused: the request came from another site")
+			return
+		}
+		h(w, r, a)
+	}
+}
+
+// act lets a request through with the full token only, from the page's
+// own origin.
+func (s *Server) act(h func(http.ResponseWriter, *http.Request)) http.HandlerFunc {
+	return s.look(func(w http.ResponseWriter, r *http.Request, a access) {
+		if a != full {
+			fail(w, http.StatusForbidden, "this link can look but not act: the read-only token changes nothing")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h(w, r)
+	})
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, _ access) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 100000 {
+		limit = 200
+	}
+	q := r.URL.Query()
+	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: limit, Text: q.Get("q"), Status: status(q.Get("status"))})
+	var le *listing.Error
+	if err != nil && !errors.As(err, &le) {
+		s.failed(w, err)
+		return
+	}
+	out := make([]sessionJSON, len(list))
+	for i, sess := range list {
+		out[i] = toJSON(sess)
+	}
+	reply(w, map[string]any{"sessions": out, "limit": limit})
+}
+
+func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {
+	sess, turns, err := s.opt.Manager.Transcript(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.failed(w, err)
+		return
+	}
+	reply(w, map[string]any{"session": toJSON(sess), "turns": storyOf(turns), "can_act": a == full})
+}
+
+func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
+	var buf bytes.Buffer
+	req := sessions.DiffRequest{}
+	if r.URL.Query().Get("stat") != "" {
+		req.Options.Format = workspace.StatOnly
+		req.Options.Width = 100
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	if _, err := s.opt.Manager.Diff(ctx, r.PathValue("id"), &limited{w: &buf, n: maxDiff}, req); err != nil && !errors.Is(err, errCut) {
+		s.failed(w, err)
+		return
+	}
+	reply(w, map[string]any{"diff": buf.String(), "cut": buf.Len() >= maxDiff})
+}
+
+func (s *Server) ticket(w http.ResponseWriter, _ *http.Request, a access) {
+	reply(w, map[string]any{"ticket": s.tickets.issue(a)})
+}
+
+func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text      string `json:"text"`
+		Interrupt bool   `json:"interrupt"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Text) == "" {
+		fail(w, http.StatusBadRequest, "a follow-up needs its text")
+		return
+	}
+	res, err := s.opt.Manager.InjectWith(r.Context(), r.PathValue("id"), body.Text, sessions.InjectOptions{Interrupt: body.Interrupt})
+	if err != nil {
+		s.failed(w, err)
+		return
+	}
+	reply(w, map[string]any{"entry": res.Entry.ID, "session": toJSON(res.Session)})
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.opt.Manager.Kill(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.failed(w, err)
+		return
+	}
+	reply(w, map[string]any{"session": toJSON(sess)})
+}
+
+// failed answers with what went wrong, classed as the commands' exit codes
+// class it: no such session (404), a request that cannot be run as asked
+// (400, the commands' 2), work that was refused or failed (409, their 1).
+func (s *Server) failed(w http.ResponseWriter, err error) {
+	code := http.StatusConflict
+	var ce *config.Error
+	var ae *sessions.AmbiguousError
+	var ut *config.UntrustedError
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, config.ErrInvalidRequest), errors.Is(err, sessions.ErrInvalidID), errors.As(err, &ce), errors.As(err, &ae), errors.As(err, &ut):
+		code = http.StatusBadRequest
+	}
+	s.opt.Log.Info("web: request refused", "code", code, "err", err)
+	fail(w, code, err.Error())
+}
+
+func reply(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// access is what a request's token allows.
+type access int
+
+const (
+	denied access = iota
+	readOnly
+	full
+)
+
+// NewToken is a random token, 128 bits in hex.
+func NewToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// accessOf is what the request's bearer token allows.
+func (s *Server) accessOf(r *http.Request) access {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return denied
+	}
+	return s.tokenAccess(tok)
+}
+
+func (s *Server) tokenAccess(tok string) access {
+	switch {
+	case subtle.ConstantTimeCompare([]byte(tok), []byte(s.opt.Token)) == 1:
+		return full
+	case s.opt.ReadOnlyToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opt.ReadOnlyToken)) == 1:
+		return readOnly
+	}
+	return denied
+}
+
+// sameOrigin says a request that changes something comes from the page
+// itself: its Origin, when a browser sent one, is the server's own.
+// Requests from other programs (no Origin) pass on their token alone.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return o == scheme+"://"+r.Host
+}
+
+// tickets are the single-use passes to the event stream.
+type tickets struct {
+	mu   sync.Mutex
+	live map[string]ticket
+}
+
+type ticket struct {
+	access  access
+	expires time.Time
+}
+
+// ticketLife is how long a ticket may wait to be used.
+const ticketLife = 30 * time.Second
+
+func (t *tickets) issue(a access) string {
+	id := NewToken()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.live == nil {
+		t.live = map[string]ticket{}
+	}
+	now := time.Now()
+	for k, v := range t.live {
+		if now.After(v.expires) {
+			delete(t.live, k)
+		}
+	}
+	t.live[id] = ticket{access: a, expires: now.Add(ticketLife)}
+	return id
+}
+
+// use spends a ticket: what it allows, denied for one unknown, spent or
+// expired.
+func (t *tickets) use(id string) access {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v, ok := t.live[id]
+	delete(t.live, id)
+	if !ok || time.Now().After(v.expires) {
+		return denied
+	}
+	return v.access
+}

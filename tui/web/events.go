@@ -1,0 +1,138 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/watch"
+)
+
+// hub feeds every open page's event stream from one subscription to the
+// state dir: a change costs one read however many pages are open, and
+// nothing runs while nothing changes.
+type hub struct {
+	mu      sync.Mutex
+	clients map[*client]bool
+}
+
+// client is one page's stream. A page too slow to take a change gets
+// "resync" once it catches up, and reloads what it shows.
+type client struct {
+	ch     chan []byte
+	lagged bool
+}
+
+func newHub() *hub { return &hub{clients: map[*client]bool{}} }
+
+// run follows the state dir until ctx ends, retrying a subscription that
+// fails after a pause.
+func (h *hub) run(ctx context.Context, m *sessions.Manager, log *slog.Logger) {
+	for ctx.Err() == nil {
+		err := h.follow(ctx, m)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("web: following the state dir", "err", err)
+		h.broadcast([]byte("event: resync\ndata: {}\n\n"))
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func (h *hub) follow(ctx context.Context, m *sessions.Manager) error {
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{Listing: true})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	synced := false
+	for u := range sub.C() {
+		if u.Synced {
+			synced = true
+		}
+		if !synced || u.ID == "" {
+			continue // the pages read the state they start from themselves
+		}
+		ev := map[string]any{"id": u.ID, "removed": u.Removed}
+		if u.Session != nil {
+			ev["session"] = toJSON(u.Session)
+		}
+		b, _ := json.Marshal(ev)
+		h.broadcast([]byte(fmt.Sprintf("event: session\ndata: %s\n\n", b)))
+	}
+	return sub.Err()
+}
+
+func (h *hub) broadcast(msg []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		select {
+		case c.ch <- msg:
+		default:
+			c.lagged = true
+		}
+	}
+}
+
+func (h *hub) join() *client {
+	c := &client{ch: make(chan []byte, 256)}
+	h.mu.Lock()
+	h.clients[c] = true
+	h.mu.Unlock()
+	return c
+}
+
+func (h *hub) leave(c *client) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+}
+
+// events is a page's stream (GET /api/events?ticket=T): Server-Sent
+// Events, one "session" event per change of a session.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if s.tickets.use(r.URL.Query().Get("ticket")) == denied {
+		fail(w, http.StatusUnauthorized, "the event stream needs a fresh ticket (POST /api/stream)")
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		fail(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(": zwarm\n\n"))
+	fl.Flush()
+	c := s.hub.join()
+	defer s.hub.leave(c)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case msg := <-c.ch:
+			if _, err := w.Write(msg); err != nil {
+				return
+			}
+			if len(c.ch) == 0 {
+				s.hub.mu.Lock()
+				lagged := c.lagged
+				c.lagged = false
+				s.hub.mu.Unlock()
+				if lagged {
+					w.Write([]byte("event: resync\ndata: {}\n\n"))
+				}
+			}
+			fl.Flush()
+		}
+	}
+}

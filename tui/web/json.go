@@ -1,0 +1,108 @@
+package web
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/watch"
+)
+
+// sessionJSON is a session as the page shows it.
+type sessionJSON struct {
+	ID          string     `json:"id"`
+	Short       string     `json:"short"`
+	Task        string     `json:"task"`
+	Status      string     `json:"status"`
+	Settled     bool       `json:"settled"`
+	Adapter     string     `json:"adapter"`
+	Model       string     `json:"model"`
+	Source      string     `json:"source"`
+	Turn        int        `json:"turn"`
+	Tokens      int64      `json:"tokens"`
+	CostUSD     *float64   `json:"cost_usd"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	EndedAt     *time.Time `json:"ended_at"`
+	LastMessage string     `json:"last_message"`
+	Error       string     `json:"error"`
+	Branch      string     `json:"branch,omitempty"`
+}
+
+func toJSON(s *record.Session) sessionJSON {
+	out := sessionJSON{ID: s.ID, Short: record.ShortID(s.ID), Task: s.Task, Status: string(s.Status), Settled: s.Settled(),
+		Adapter: s.Adapter, Model: s.Model, Source: s.Source.String(), Turn: s.Turn, Tokens: s.Usage.TotalTokens, CostUSD: s.CostUSD,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt, LastMessage: s.LastMessage, Error: s.Error}
+	if w := s.Workspace; w != nil {
+		out.Branch = w.Branch
+	}
+	return out
+}
+
+// stepJSON is one step of a turn, its output bounded.
+type stepJSON struct {
+	Type     string   `json:"type"`
+	Text     string   `json:"text,omitempty"`
+	Command  string   `json:"command,omitempty"`
+	Output   string   `json:"output,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Tool     string   `json:"tool,omitempty"`
+	Files    []string `json:"files,omitempty"`
+}
+
+type turnJSON struct {
+	N      int        `json:"n"`
+	Prompt string     `json:"prompt"`
+	Status string     `json:"status"`
+	Steps  []stepJSON `json:"steps"`
+}
+
+// maxStepText bounds each text a step carries to the page.
+const maxStepText = 16 << 10
+
+func storyOf(turns []watch.TurnLog) []turnJSON {
+	out := make([]turnJSON, 0, len(turns))
+	for _, tl := range turns {
+		t := turnJSON{N: tl.Turn.N, Prompt: tl.Turn.Prompt, Status: string(tl.Turn.Status), Steps: []stepJSON{}}
+		for _, ev := range record.Steps(tl.Events) {
+			st := stepJSON{Type: string(ev.Type), Text: clip(ev.Text), Command: clip(ev.Command), Output: clip(ev.Output), ExitCode: ev.ExitCode, Tool: ev.Tool}
+			for _, c := range ev.Changes {
+				st.Files = append(st.Files, c.Kind+" "+c.Path)
+			}
+			t.Steps = append(t.Steps, st)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func clip(s string) string {
+	if len(s) <= maxStepText {
+		return s
+	}
+	return s[:maxStepText] + "…"
+}
+
+// maxDiff bounds a diff sent to the page at once.
+const maxDiff = 4 << 20
+
+var errCut = errors.New("cut")
+
+// limited takes at most n bytes, then fails the write (git stops).
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if len(p) > l.n {
+		l.w.Write(p[:l.n])
+		l.n = 0
+		return 0, errCut
+	}
+	l.n -= len(p)
+	return l.w.Write(p)
+}
+
+func status(s string) record.Status { return record.Status(s) }

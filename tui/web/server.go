@@ -1,0 +1,87 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options configure a Server.
+type Options struct {
+	Manager *sessions.Manager
+	// Token may look and act; ReadOnlyToken, if set, only look.
+	Token, ReadOnlyToken string
+	Log                  *slog.Logger
+}
+
+// Server serves the page and its API.
+type Server struct {
+	opt     Options
+	handler http.Handler
+	tickets tickets
+	hub     *hub
+}
+
+// New makes a server; Serve runs it.
+func New(opt Options) (*Server, error) {
+	if opt.Token == "" {
+		return nil, errors.New("web: a server needs a token")
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opt: opt, hub: newHub()}
+	files, _ := fs.Sub(static, "static")
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServerFS(files))
+	s.api(mux)
+	s.handler = secure(mux)
+	return s, nil
+}
+
+// Handler is the server's handler (for a test's server).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on ln until ctx ends, feeding the pages' event streams from
+// one subscription to the state dir; it returns once every request and
+// the subscription are done.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, tls func(net.Listener) net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.hub.run(ctx, s.opt.Manager, s.opt.Log)
+	}()
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer stop()
+		srv.Shutdown(sctx)
+	}()
+	if tls != nil {
+		ln = tls(ln)
+	}
+	err := srv.Serve(ln)
+	cancel()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,99 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+)
+
+func request(t *testing.T, sv *serving, method, path, token, origin, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, sv.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// Every request needs a token in its header; a read-only one looks but
+// does not act; a request that acts from another site is refused even
+// with the full token; the event stream takes a ticket once.
+func TestTheAPIsDoors(t *testing.T) {
+	sv := serve(t)
+	id := sessionstest.SessionID(1)
+	for _, tc := range []struct {
+		name, method, path, token, origin string
+		code                              int
+	}{
+		{"no token", "GET", "/api/sessions", "", "", 401},
+		{"a token in the URL is no token", "GET", "/api/sessions?token=" + sv.full, "", "", 401},
+		{"a wrong token", "GET", "/api/sessions", "0123", "", 401},
+		{"read-only looks", "GET", "/api/sessions/" + id, sv.ro, "", 200},
+		{"read-only does not act", "POST", "/api/sessions/" + id + "/kill", sv.ro, sv.base, 403},
+		{"another site does not act", "POST", "/api/sessions/" + id + "/kill", sv.full, "http://evil.example", 403},
+		{"a follow-up without text", "POST", "/api/sessions/" + id + "/inject", sv.full, sv.base, 400},
+		{"no such session", "GET", "/api/sessions/ffffffff", sv.full, "", 404},
+		{"an id that is no id", "GET", "/api/sessions/..%2f..", sv.full, "", 400},
+		{"the event stream without a ticket", "GET", "/api/events", "", "", 401},
+	} {
+		if code, body := request(t, sv, tc.method, tc.path, tc.token, tc.origin, ""); code != tc.code {
+			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.code)
+		}
+	}
+	code, body := request(t, sv, "POST", "/api/stream", sv.ro, sv.base, "")
+	var tk struct{ Ticket string }
+	if json.Unmarshal([]byte(body), &tk); code != 200 || tk.Ticket == "" {
+		t.Fatalf("a ticket: %d %s", code, body)
+	}
+	if code, _ := request(t, sv, "GET", "/api/events?ticket=bogus", "", "", ""); code != 401 {
+		t.Errorf("a bogus ticket: %d", code)
+	}
+}
+
+// The headers of every answer forbid inline script, framing and sniffing.
+func TestTheHeadersOfACarefulWebApp(t *testing.T) {
+	sv := serve(t)
+	for _, path := range []string{"/", "/app.js", "/api/sessions"} {
+		res, err := http.Get(sv.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		h := res.Header
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
+			!strings.Contains(csp, "frame-ancestors 'none'") || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: %v", path, h)
+		}
+	}
+}
+
+// The page itself holds no script of its own inline, and no secret.
+func TestThePageHasNoInlineScript(t *testing.T) {
+	sv := serve(t)
+	res, err := http.Get(sv.base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	page := string(b)
+	if strings.Count(page, "<script") != 1 || !strings.Contains(page, `<script src="app.js" defer></script>`) || strings.Contains(page, sv.full) {
+		t.Fatalf("the page: %s", page)
+	}
+}

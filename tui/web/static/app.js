@@ -1,0 +1,171 @@
+// zwarm serve's page. Everything that came from an agent or a person is
+// put on the page as text (textContent), never as markup.
+"use strict";
+
+const state = { token: "", limit: 200, sessions: new Map(), order: [], sort: "updated_at", desc: true, selected: "", canAct: false };
+
+function token() {
+  const m = location.hash.match(/token=([0-9a-f]+)/);
+  if (m) {
+    sessionStorage.setItem("zwarm-token", m[1]);
+    history.replaceState(null, "", location.pathname); // the token leaves the address bar
+  }
+  return sessionStorage.getItem("zwarm-token") || "";
+}
+
+async function api(path, opts = {}) {
+  const headers = Object.assign({ Authorization: "Bearer " + state.token }, opts.body ? { "Content-Type": "application/json" } : {});
+  const res = await fetch(path, Object.assign({}, opts, { headers }));
+  const body = await res.json().catch(() => ({ error: res.statusText }));
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function cost(c) { return c === null || c === undefined ? "–" : "$" + c.toFixed(4); }
+
+async function loadList() {
+  const q = document.getElementById("filter").value.trim();
+  const body = await api("/api/sessions?limit=" + state.limit + (q ? "&q=" + encodeURIComponent(q) : ""));
+  state.sessions = new Map(body.sessions.map((s) => [s.id, s]));
+  document.getElementById("more").hidden = body.sessions.length < state.limit;
+  renderList();
+}
+
+function renderList() {
+  const rows = [...state.sessions.values()];
+  const k = state.sort;
+  rows.sort((a, b) => {
+    const x = a[k] ?? "", y = b[k] ?? "";
+    return (x < y ? -1 : x > y ? 1 : 0) * (state.desc ? -1 : 1);
+  });
+  const tbody = document.querySelector("#sessions tbody");
+  tbody.replaceChildren(...rows.map(row));
+}
+
+function row(s) {
+  const tr = el("tr");
+  tr.dataset.id = s.id;
+  if (s.id === state.selected) tr.className = "selected";
+  tr.append(el("td", s.short), el("td", s.status, "status-" + s.status), el("td", s.task, "task"), el("td", s.source),
+    el("td", s.tokens), el("td", cost(s.cost_usd)), el("td", new Date(s.updated_at).toLocaleTimeString()));
+  tr.addEventListener("click", () => select(s.id));
+  return tr;
+}
+
+async function select(id) {
+  state.selected = id;
+  renderList();
+  await loadDetail();
+}
+
+async function loadDetail() {
+  const id = state.selected;
+  if (!id) return;
+  const body = await api("/api/sessions/" + encodeURIComponent(id));
+  if (id !== state.selected) return;
+  const s = body.session;
+  state.canAct = body.can_act;
+  document.getElementById("detail-pane").hidden = false;
+  document.getElementById("detail-title").textContent = s.short + " · " + s.status;
+  document.getElementById("detail-meta").textContent = [s.adapter, s.model, s.source, s.branch, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · ");
+  document.getElementById("actions").hidden = !body.can_act;
+  const story = document.getElementById("story");
+  story.replaceChildren(...body.turns.map(turn));
+}
+
+function turn(t) {
+  const div = el("div", null, "turn");
+  div.append(el("h3", "turn " + t.n + " · " + t.status), el("p", t.prompt, "prompt"));
+  for (const st of t.steps) {
+    const d = el("div", null, "step step-" + st.type);
+    if (st.type === "command") {
+      d.append(el("code", "$ " + st.command + (st.exit_code !== undefined ? "  → exit " + st.exit_code : "")));
+      if (st.output) d.append(el("pre", st.output));
+    } else if (st.type === "file_change") {
+      d.append(el("span", "files: " + (st.files || []).join(", ")));
+    } else if (st.type === "tool_call" || st.type === "tool_result") {
+      d.append(el("span", st.type + " " + (st.tool || "") + " " + (st.text || "")));
+    } else {
+      d.append(el("span", (st.type === "message" ? "» " : st.type + ": ") + (st.text || "")));
+    }
+    div.append(d);
+  }
+  return div;
+}
+
+async function act(path, body) {
+  const out = document.getElementById("action-result");
+  out.textContent = "…";
+  try {
+    await api(path, { method: "POST", body: JSON.stringify(body || {}) });
+    out.textContent = "done";
+  } catch (e) {
+    out.textContent = e.message;
+  }
+}
+
+async function stream() {
+  const live = document.getElementById("live");
+  try {
+    const { ticket } = await api("/api/stream", { method: "POST", body: "{}" });
+    const es = new EventSource("/api/events?ticket=" + encodeURIComponent(ticket));
+    es.addEventListener("open", () => { live.textContent = "live"; });
+    es.addEventListener("session", (e) => {
+      const ev = JSON.parse(e.data);
+      if (ev.removed) state.sessions.delete(ev.id);
+      else if (ev.session) state.sessions.set(ev.id, ev.session);
+      renderList();
+      if (ev.id === state.selected) loadDetail();
+    });
+    es.addEventListener("resync", () => { loadList(); loadDetail(); });
+    es.onerror = () => { // a ticket is good once: a new stream needs a new one
+      es.close();
+      live.textContent = "reconnecting…";
+      setTimeout(stream, 1000);
+    };
+  } catch (e) {
+    live.textContent = e.message;
+    setTimeout(stream, 3000);
+  }
+}
+
+function init() {
+  state.token = token();
+  if (!state.token) {
+    document.getElementById("live").textContent = "no token: open the link zwarm serve printed";
+    return;
+  }
+  for (const th of document.querySelectorAll("th[data-sort]")) {
+    th.addEventListener("click", () => {
+      state.desc = state.sort === th.dataset.sort ? !state.desc : true;
+      state.sort = th.dataset.sort;
+      renderList();
+    });
+  }
+  let typing;
+  document.getElementById("filter").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 200); });
+  document.getElementById("more").addEventListener("click", () => { state.limit *= 2; loadList(); });
+  document.getElementById("inject-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = document.getElementById("inject-text").value;
+    act("/api/sessions/" + encodeURIComponent(state.selected) + "/inject", { text, interrupt: document.getElementById("inject-interrupt").checked });
+  });
+  document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
+  document.getElementById("show-diff").addEventListener("click", async () => {
+    const pre = document.getElementById("diff");
+    const body = await api("/api/sessions/" + encodeURIComponent(state.selected) + "/diff");
+    pre.textContent = body.diff || "(no change)";
+    pre.hidden = false;
+  });
+  loadList().catch((e) => { document.getElementById("live").textContent = e.message; });
+  stream();
+}
+
+init();
