@@ -276,7 +276,7 @@ func (a *agentRun) clock() *telemetry.Clock {
 		if a.clocks == nil {
 			a.clocks = map[int]*telemetry.Clock{}
 		}
-		c = &telemetry.Clock{}
+		c = &telemetry.Clock{Words: a.sv.tracer.Content()}
 		a.clocks[a.n] = c
 	}
 	return c

@@ -31,14 +31,15 @@ func (sv *supervisor) traceTurns(s *record.Session, clocks map[int]*telemetry.Cl
 		if c == nil {
 			c = &telemetry.Clock{}
 		}
-		if len(c.Times()) > 0 {
-			sv.keepTimes(files, n, c.Times())
+		ts := c.Times()
+		if len(ts) > 0 {
+			sv.keepTimes(files, n, ts)
 		}
 		if sv.tracer == nil {
 			continue
 		}
-		times := make(map[string]telemetry.ItemTime, len(c.Times()))
-		for _, t := range c.Times() {
+		times := make(map[string]telemetry.ItemTime, len(ts))
+		for _, t := range ts {
 			times[t.Item] = t
 		}
 		t := &s.Turns[n-1]

@@ -180,7 +180,7 @@ func TestTheClockNotesEachItemOnce(t *testing.T) {
 	if len(times) != 1 || !times[0].Start.Equal(at(1)) || !times[0].End.Equal(at(4)) {
 		t.Fatalf("times %+v", times)
 	}
-	if items[0].Output != "" || items[0].ExitCode == nil || items[0].Phase != record.PhaseCompleted {
+	if items[0].Output != "" || items[0].ExitCode == nil || *items[0].ExitCode != 0 || items[0].Type != record.EventCommand {
 		t.Errorf("the item kept is %+v, want its latest event without its output", items[0])
 	}
 	var b strings.Builder

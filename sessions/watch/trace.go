@@ -23,7 +23,7 @@ func SessionSpans(ctx context.Context, m Source, s *record.Session, content bool
 		if t.EndedAt == nil {
 			continue
 		}
-		var c telemetry.Clock
+		c := telemetry.Clock{Words: content}
 		err := ReadTurn(ctx, m, s, t.N, func(ev record.Event) { c.Observe([]record.Event{ev}, time.Time{}) })
 		if err != nil && !os.IsNotExist(err) {
 			return nil, err
