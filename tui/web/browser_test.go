@@ -58,7 +58,7 @@ type serving struct {
 	full, ro string
 }
 
-func serve(t *testing.T) *serving {
+func serve(t testing.TB) *serving {
 	t.Helper()
 	st, err := state.NewStore(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
@@ -92,7 +92,7 @@ func serve(t *testing.T) *serving {
 // hostile is a session whose task is markup: it must show as text.
 const hostile = `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">`
 
-func (sv *serving) addHostile(t *testing.T) string {
+func (sv *serving) addHostile(t testing.TB) string {
 	t.Helper()
 	sessionstest.WriteSettledRecord(t, sv.st, 4)
 	s, err := sv.st.Load(sessionstest.SessionID(4))

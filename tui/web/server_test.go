@@ -10,7 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
-func request(t *testing.T, sv *serving, method, path, token, origin, body string) (int, string) {
+func request(t testing.TB, sv *serving, method, path, token, origin, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, sv.base+path, strings.NewReader(body))
 	if err != nil {

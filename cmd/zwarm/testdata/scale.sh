@@ -205,6 +205,28 @@ if command -v tmux >/dev/null; then
 	done
 fi
 
+# serve's first screen: from starting zwarm serve to the page's first 200
+# sessions read (the page itself, then GET /api/sessions), as a browser
+# opening the link does.
+declare -A sms
+if command -v curl >/dev/null; then
+	for n in "${sizes[@]}"; do
+		: >"$tmp/w.$n"
+		for _ in $(seq "$runs"); do
+			t0=$(now)
+			"$tmp/zwarm" --state-dir "$keep/s$n" serve --addr 127.0.0.1:0 --token scale >"$tmp/link" 2>/dev/null &
+			spid=$!
+			until [ -s "$tmp/link" ]; do sleep 0.002; done
+			base=$(sed -n 's|/#token=.*||p' "$tmp/link" | head -1)
+			curl -sf -o /dev/null "$base/" && curl -sf -o /dev/null -H "Authorization: Bearer scale" "$base/api/sessions?limit=200"
+			echo "$((($(now) - t0) / 1000))" >>"$tmp/w.$n"
+			kill "$spid"
+			wait "$spid" 2>/dev/null || true
+		done
+		sms[$n]=$(median <"$tmp/w.$n" | awk '{printf "%.1f", $1/1000}')
+	done
+fi
+
 lo=${sizes[0]}
 hi=${sizes[${#sizes[@]} - 1]}
 printf '%-26s' "median wall ms"
@@ -222,6 +244,11 @@ for name in "${order[@]}"; do
 	esac
 	echo
 done
+if [ -n "${sms[$hi]:-}" ]; then
+	printf '%-26s' "serve: first screen, ms"
+	for n in "${sizes[@]}"; do printf '%10s' "${sms[$n]}"; done
+	printf '   %s at %s\n' "$(awk -v a="${sms[$hi]}" 'BEGIN{printf "%s (at most 1000)", (a <= 1000 ? "ok" : "MISSED")}')" "$hi"
+fi
 printf '%-26s   %s\n' "ls --json vs floor" "$(verdict "${med[ls --json,$hi]}" "${med[floor (every meta.json),$hi]}" 1) at $hi"
 printf '%-26s   %s\n' "ls --status running" "$(verdict "${med[ls --status running,$hi]}" "${med[ls --status running,$lo]}" 2) of $lo"
 if command -v tmux >/dev/null; then
