@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/zwarm/zwarm/tui/web/webtest"
 )
 
 // serve refuses what would put its token on the network in the clear, and
@@ -24,4 +31,63 @@ func TestServeRefusesPlainHTTPOffTheLoopback(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
 		}
 	}
+}
+
+// startServe runs zwarm serve in the world and returns its link (with the
+// full token) once it listens; it is stopped when the test ends.
+func (w *world) startServe(args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(bins.zwarm, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir, cmd.Env = w.Work, w.env()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "/#token=") {
+		w.t.Fatalf("serve printed %q: %v", line, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// A worker's change lands from the page, its verify command's output
+// shown as it runs, as zwarm land would land it from the checkout the
+// worker was spawned from.
+func TestALandFromThePageLands(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README.md": "hello\n"})
+	w.setScript(agentDoes(`printf 'package x\n' > x.go`))
+	id := w.spawn("add x.go")
+	w.ok("wait", id)
+	link := w.startServe()
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the worker listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-id="`+id+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#land-verify"), "cat x.go && echo VERIFIED"),
+		chromedp.Click(chromedp.CSS(`#land-form button`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the landing", `document.getElementById("action-result").textContent.startsWith("landed into main")`, time.Minute)
+	shown := webtest.Eval[string](t, ctx, `document.getElementById("land-out").textContent`)
+	result := webtest.Eval[string](t, ctx, `document.getElementById("action-result").textContent`)
+	if !strings.Contains(shown, "package x") || !strings.Contains(shown, "VERIFIED") || !strings.Contains(result, "verified") {
+		t.Fatalf("the verify's output %q, the result %q", shown, result)
+	}
+	if got := w.git(w.Work, "show", "main:x.go"); got != "package x" {
+		t.Fatalf("main's x.go after the landing: %q", got)
+	}
+	webtest.Screenshot(t, ctx, "land")
 }

@@ -111,6 +111,46 @@ async function act(path, body) {
   }
 }
 
+// land lands the selected session, showing its verify command's output as
+// it runs: the answer is JSON lines ({out}, then {landed} or {error}).
+async function land() {
+  const out = document.getElementById("land-out");
+  const result = document.getElementById("action-result");
+  out.textContent = "";
+  out.hidden = false;
+  result.textContent = "landing…";
+  const res = await fetch("/api/sessions/" + encodeURIComponent(state.selected) + "/land", {
+    method: "POST",
+    headers: { Authorization: "Bearer " + state.token, "Content-Type": "application/json" },
+    body: JSON.stringify({ verify: document.getElementById("land-verify").value }),
+  });
+  if (!res.ok) {
+    const body = await res.json().catch(() => ({ error: res.statusText }));
+    result.textContent = body.error;
+    return;
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const msg = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      if (msg.out !== undefined) out.textContent += msg.out;
+      else if (msg.error !== undefined) result.textContent = msg.error;
+      else if (msg.landed) {
+        const l = msg.landed;
+        result.textContent = l.nothing ? "nothing to land" : l.already ? "landed already" :
+          "landed into " + l.into + " as " + l.commit.slice(0, 12) + ": +" + l.added + " -" + l.deleted + " in " + l.files + (l.files === 1 ? " file" : " files") + (l.verified ? ", verified" : "");
+      }
+    }
+  }
+}
+
 async function stream() {
   const live = document.getElementById("live");
   try {
@@ -156,6 +196,10 @@ function init() {
     e.preventDefault();
     const text = document.getElementById("inject-text").value;
     act("/api/sessions/" + encodeURIComponent(state.selected) + "/inject", { text, interrupt: document.getElementById("inject-interrupt").checked });
+  });
+  document.getElementById("land-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    land().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
   document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
   document.getElementById("show-diff").addEventListener("click", async () => {

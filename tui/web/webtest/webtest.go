@@ -1,0 +1,96 @@
+// Package webtest drives zwarm serve's page in a real browser for tests:
+// the distribution's headless Chromium, through the DevTools protocol
+// (chromedp). Without Chromium a test is skipped, except in CI (CI=true),
+// where .ci/run installs it and its absence is a failure.
+package webtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Chromium is the browser's path.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found (.ci/run installs Debian's chromium package)")
+		}
+		t.Skip("chromium not found: install the chromium package to test the page in a browser (CI=true makes this a failure)")
+	}
+	return path
+}
+
+// Browser is a headless Chromium of the test's own, with a profile of its
+// own and none of the background traffic a closed network refuses; it is
+// closed when the test ends, and every step in it is bounded by limit.
+func Browser(t testing.TB, limit time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Chromium(t)), chromedp.NoSandbox,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx, stop := context.WithTimeout(ctx, limit)
+	t.Cleanup(stop)
+	return ctx
+}
+
+// Eval evaluates js in the page; a failure fails the test.
+func Eval[T any](t testing.TB, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// WaitFor waits until js is true in the page, at most limit, and says how
+// long that took.
+func WaitFor(t testing.TB, ctx context.Context, what, js string, limit time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return time.Since(began)
+		}
+		if time.Since(began) > limit {
+			t.Fatalf("waited %s for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Screenshot saves the page as it is, as web-NAME.png under
+// $ZWARM_SCREENSHOTS if set (docs/web.md shows one), else the test's
+// temporary dir, and returns its path.
+func Screenshot(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("ZWARM_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path := filepath.Join(dir, "web-"+name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
