@@ -2,6 +2,9 @@ package main
 
 import (
 	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -76,6 +79,16 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#show-diff"))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the diff, file by file", `[...document.querySelectorAll("#diff-files summary")].some(s => s.textContent === "x.go")`, 30*time.Second)
+	added := webtest.Eval[string](t, ctx, `[...document.querySelectorAll("#diff-files .add")].map(s => s.textContent).join("")`)
+	stat := webtest.Eval[string](t, ctx, `document.getElementById("diff-stat").textContent`)
+	if !strings.Contains(added, "+package x") || !strings.Contains(stat, "x.go") {
+		t.Fatalf("the diff shows %q added, stat %q", added, stat)
+	}
+	webtest.Screenshot(t, ctx, "diff")
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#land-verify"), "cat x.go && echo VERIFIED"),
 		chromedp.Click(chromedp.CSS(`#land-form button`))); err != nil {
 		t.Fatal(err)
@@ -90,4 +103,34 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatalf("main's x.go after the landing: %q", got)
 	}
 	webtest.Screenshot(t, ctx, "land")
+}
+
+// Another site's page that holds the token still cannot act with it: the
+// browser asks first (CORS), the server says nothing it would take, and
+// the request never lands.
+func TestAnotherSitesPageCannotAct(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.spawn("stay as you are")
+	w.ok("wait", id)
+	link := w.startServe()
+	base, tok, _ := strings.Cut(link, "/#token=")
+	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(rw, `<script>fetch(%q, {method: "POST", headers: {Authorization: "Bearer %s", "Content-Type": "application/json"},
+			body: JSON.stringify({text: "do evil"})}).then(r => document.title = "answered " + r.status, e => document.title = "refused")</script>`,
+			base+"/api/sessions/"+id+"/inject", tok)
+	}))
+	defer evil.Close()
+	ctx := webtest.Browser(t, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the cross-site request to end", `document.title !== ""`, 30*time.Second)
+	if title := webtest.Eval[string](t, ctx, `document.title`); title != "refused" {
+		t.Fatalf("the cross-site request: %s", title)
+	}
+	if s := w.show(id); len(s.Inbox) != 0 || s.Turn != 1 {
+		t.Fatalf("the cross-site follow-up reached the session: inbox %v, turn %d", s.Inbox, s.Turn)
+	}
 }

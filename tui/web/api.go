@@ -87,20 +87,44 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {
 	reply(w, map[string]any{"session": toJSON(sess), "turns": storyOf(turns), "can_act": a == full})
 }
 
+// diff is a session's change (GET /api/sessions/{id}/diff): its --stat
+// summary and its patch file by file. Files whose patches would take the
+// answer past maxDiffAnswer come without them ("more": true); the page asks
+// for one at a time (?file=PATH).
 func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
-	var buf bytes.Buffer
-	req := sessions.DiffRequest{}
-	if r.URL.Query().Get("stat") != "" {
-		req.Options.Format = workspace.StatOnly
-		req.Options.Width = 100
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
-	if _, err := s.opt.Manager.Diff(ctx, r.PathValue("id"), &limited{w: &buf, n: maxDiff}, req); err != nil && !errors.Is(err, errCut) {
+	id := r.PathValue("id")
+	var stat bytes.Buffer
+	if _, err := s.opt.Manager.Diff(ctx, id, &limited{w: &stat, n: maxDiff}, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly, Width: 100}}); err != nil && !errors.Is(err, errCut) {
 		s.failed(w, err)
 		return
 	}
-	reply(w, map[string]any{"diff": buf.String(), "cut": buf.Len() >= maxDiff})
+	var patch bytes.Buffer
+	if _, err := s.opt.Manager.Diff(ctx, id, &limited{w: &patch, n: maxDiff}, sessions.DiffRequest{}); err != nil && !errors.Is(err, errCut) {
+		s.failed(w, err)
+		return
+	}
+	files := splitDiff(patch.String())
+	if want := r.URL.Query().Get("file"); want != "" {
+		for _, f := range files {
+			if f.Path == want {
+				reply(w, f)
+				return
+			}
+		}
+		fail(w, http.StatusNotFound, "the change has no file "+want)
+		return
+	}
+	budget := maxDiffAnswer
+	for i := range files {
+		if len(files[i].Patch) > budget {
+			files[i].Patch, files[i].More = "", true
+			continue
+		}
+		budget -= len(files[i].Patch)
+	}
+	reply(w, map[string]any{"stat": stat.String(), "files": files, "cut": patch.Len() >= maxDiff})
 }
 
 func (s *Server) ticket(w http.ResponseWriter, _ *http.Request, a access) {

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
@@ -66,6 +67,9 @@ func storyOf(turns []watch.TurnLog) []turnJSON {
 	for _, tl := range turns {
 		t := turnJSON{N: tl.Turn.N, Prompt: tl.Turn.Prompt, Status: string(tl.Turn.Status), Steps: []stepJSON{}}
 		for _, ev := range record.Steps(tl.Events) {
+			if ev.Type == record.EventTurnCompleted || ev.Type == record.EventUsage {
+				continue // the turn's status and the session's tokens say it
+			}
 			st := stepJSON{Type: string(ev.Type), Text: clip(ev.Text), Command: clip(ev.Command), Output: clip(ev.Output), ExitCode: ev.ExitCode, Tool: ev.Tool}
 			for _, c := range ev.Changes {
 				st.Files = append(st.Files, c.Kind+" "+c.Path)
@@ -84,8 +88,64 @@ func clip(s string) string {
 	return s[:maxStepText] + "…"
 }
 
-// maxDiff bounds a diff sent to the page at once.
-const maxDiff = 4 << 20
+// maxDiff bounds the diff read for the page; maxDiffAnswer what one
+// answer carries of it (the other files' patches follow one by one).
+const (
+	maxDiff       = 16 << 20
+	maxDiffAnswer = 512 << 10
+)
+
+// fileDiff is one file of a unified diff.
+type fileDiff struct {
+	Path  string `json:"path"`
+	Bytes int    `json:"bytes"`
+	Patch string `json:"patch"`
+	More  bool   `json:"more,omitempty"`
+}
+
+// splitDiff splits git's unified diff at each line that starts a file
+// ("diff --git ...").
+func splitDiff(patch string) []fileDiff {
+	var starts []int
+	for i := 0; i < len(patch); {
+		if strings.HasPrefix(patch[i:], "diff --git ") {
+			starts = append(starts, i)
+		}
+		nl := strings.IndexByte(patch[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		i += nl + 1
+	}
+	var out []fileDiff
+	for k, at := range starts {
+		end := len(patch)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		part := patch[at:end]
+		out = append(out, fileDiff{Path: diffPath(part), Bytes: len(part), Patch: part})
+	}
+	return out
+}
+
+// diffPath is the file a diff's part is about: its "+++ b/PATH" line, or
+// the header's second path (a deletion, a binary file).
+func diffPath(part string) string {
+	for _, l := range strings.Split(part, "\n") {
+		if p, ok := strings.CutPrefix(l, "+++ b/"); ok {
+			return p
+		}
+		if strings.HasPrefix(l, "@@") {
+			break
+		}
+	}
+	head, _, _ := strings.Cut(part, "\n")
+	if i := strings.LastIndex(head, " b/"); i >= 0 {
+		return head[i+3:]
+	}
+	return head
+}
 
 var errCut = errors.New("cut")
 

@@ -151,6 +151,41 @@ async function land() {
   }
 }
 
+// showDiff shows the selected session's change: its --stat summary, then
+// each file's patch, a line each, coloured by what it does; a file left
+// out of the answer (a large change) loads when it is opened.
+async function showDiff() {
+  const id = state.selected;
+  const body = await api("/api/sessions/" + encodeURIComponent(id) + "/diff");
+  document.getElementById("diff-stat").textContent = body.stat || "(no change)";
+  const files = document.getElementById("diff-files");
+  files.replaceChildren(...body.files.map((f) => {
+    const d = el("details", null, "diff-file");
+    d.open = !f.more && body.files.length <= 20;
+    d.append(el("summary", f.path + (f.more ? "  (" + f.bytes + " bytes: open to load)" : "")));
+    const pre = el("pre", null, "patch");
+    if (!f.more) fillPatch(pre, f.patch);
+    else d.addEventListener("toggle", async () => {
+      if (!d.open || pre.childElementCount) return;
+      const one = await api("/api/sessions/" + encodeURIComponent(id) + "/diff?file=" + encodeURIComponent(f.path));
+      fillPatch(pre, one.patch);
+    });
+    d.append(pre);
+    return d;
+  }));
+  document.getElementById("diff").hidden = false;
+}
+
+function fillPatch(pre, patch) {
+  pre.replaceChildren(...patch.split("\n").map((line) => {
+    let cls = "";
+    if (line.startsWith("+") && !line.startsWith("+++")) cls = "add";
+    else if (line.startsWith("-") && !line.startsWith("---")) cls = "del";
+    else if (line.startsWith("@@")) cls = "hunk";
+    return el("span", line + "\n", cls);
+  }));
+}
+
 async function stream() {
   const live = document.getElementById("live");
   try {
@@ -202,11 +237,8 @@ function init() {
     land().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
   document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
-  document.getElementById("show-diff").addEventListener("click", async () => {
-    const pre = document.getElementById("diff");
-    const body = await api("/api/sessions/" + encodeURIComponent(state.selected) + "/diff");
-    pre.textContent = body.diff || "(no change)";
-    pre.hidden = false;
+  document.getElementById("show-diff").addEventListener("click", () => {
+    showDiff().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
   loadList().catch((e) => { document.getElementById("live").textContent = e.message; });
   stream();
