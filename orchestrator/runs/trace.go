@@ -88,7 +88,7 @@ func (b *Spans) Add(ev Event) {
 			Name: telemetry.OpExecuteTool + " " + ev.Tool, Start: ev.Time, End: ev.Time,
 			Attrs: []attribute.KeyValue{telemetry.OperationName.String(telemetry.OpExecuteTool), telemetry.ToolName.String(ev.Tool),
 				telemetry.ToolCallID.String(ev.CallID), telemetry.ToolType.String("function")}}
-		sp.Attrs = append(sp.Attrs, words("zwarm.tool.args", string(ev.Args), b.Content)...)
+		sp.Attrs = append(sp.Attrs, telemetry.Words("zwarm.tool.args", string(ev.Args), b.Content)...)
 		st.tools[ev.CallID] = sp
 	case EventToolResult:
 		sp := st.tools[ev.CallID]
@@ -97,7 +97,7 @@ func (b *Spans) Add(ev Event) {
 		}
 		delete(st.tools, ev.CallID)
 		sp.End = ev.Time
-		sp.Attrs = append(sp.Attrs, words("zwarm.tool.output", ev.Output, b.Content)...)
+		sp.Attrs = append(sp.Attrs, telemetry.Words("zwarm.tool.output", ev.Output, b.Content)...)
 		if ev.IsError {
 			sp.Error = "tool_error"
 		}
@@ -116,7 +116,7 @@ func (b *Spans) onChat(st *stepSpans, ev Event) {
 	switch ev.Type {
 	case EventModelResponse:
 		c.End = ev.Time
-		c.Attrs = append(c.Attrs, words("zwarm.response", ev.Text, b.Content)...)
+		c.Attrs = append(c.Attrs, telemetry.Words("zwarm.response", ev.Text, b.Content)...)
 	case EventRetry:
 		c.Events = append(c.Events, telemetry.Event{Name: "retry", Time: ev.Time, Attrs: []attribute.KeyValue{
 			attribute.Int("zwarm.attempt", ev.Attempt), attribute.Int("http.response.status_code", ev.Status), attribute.String("zwarm.error", ev.Error)}})
@@ -167,7 +167,7 @@ func (b *Spans) stop(ev Event) {
 	if ev.Reason != "" {
 		sp.Attrs = append(sp.Attrs, attribute.String("zwarm.reason", ev.Reason))
 	}
-	sp.Attrs = append(sp.Attrs, words("zwarm.summary", ev.Summary, b.Content)...)
+	sp.Attrs = append(sp.Attrs, telemetry.Words("zwarm.summary", ev.Summary, b.Content)...)
 	if ev.RunStatus == StatusFailed {
 		sp.Error = "failed"
 	}
@@ -175,7 +175,7 @@ func (b *Spans) stop(ev Event) {
 		sp.Name = telemetry.OpInvokeAgent + " zwarm"
 		sp.Attrs = append(sp.Attrs, telemetry.OperationName.String(telemetry.OpInvokeAgent), telemetry.AgentName.String("zwarm"),
 			telemetry.AgentID.String(b.run))
-		sp.Attrs = append(sp.Attrs, words("zwarm.task", b.task, b.Content)...)
+		sp.Attrs = append(sp.Attrs, telemetry.Words("zwarm.task", b.task, b.Content)...)
 	} else {
 		sp.Name, sp.Parent = fmt.Sprintf("resume %d", b.segment-1), b.segmentID(1)
 	}
@@ -220,16 +220,5 @@ func (b *Spans) event(ev Event) telemetry.Event {
 			a = append(a, attribute.String(kv[0], kv[1]))
 		}
 	}
-	return telemetry.Event{Name: string(ev.Type), Time: ev.Time, Attrs: append(a, words("zwarm.text", ev.Text, b.Content)...)}
-}
-
-// words is an attribute of words: them with content, else their size.
-func words(key, s string, content bool) []attribute.KeyValue {
-	switch {
-	case s == "":
-		return nil
-	case content:
-		return []attribute.KeyValue{attribute.String(key, s)}
-	}
-	return []attribute.KeyValue{attribute.Int(key+".bytes", len(s))}
+	return telemetry.Event{Name: string(ev.Type), Time: ev.Time, Attrs: append(a, telemetry.Words("zwarm.text", ev.Text, b.Content)...)}
 }

@@ -66,7 +66,7 @@ func SessionSpan(s *record.Session, end time.Time, content bool) Span {
 	if s.Role != "" {
 		attrs = append(attrs, attribute.String("zwarm.role", s.Role))
 	}
-	attrs = append(attrs, text("zwarm.task", s.Task, content)...)
+	attrs = append(attrs, Words("zwarm.task", s.Task, content)...)
 	sp := Span{Trace: tr, ID: SessionSpanID(s.ID), Parent: parent, Name: OpInvokeAgent + " " + s.Adapter,
 		Kind: trace.SpanKindInternal, Start: s.CreatedAt, End: end, Attrs: attrs}
 	if s.Status == record.StatusFailed {
@@ -94,7 +94,7 @@ func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times ma
 	if t.ExitCode != nil {
 		attrs = append(attrs, attribute.Int("zwarm.exit_code", *t.ExitCode))
 	}
-	attrs = append(attrs, text("zwarm.prompt", t.Prompt, content)...)
+	attrs = append(attrs, Words("zwarm.prompt", t.Prompt, content)...)
 	turn := Span{Trace: tr, ID: id, Parent: SessionSpanID(s.ID), Name: fmt.Sprintf("turn %d", t.N),
 		Start: t.StartedAt, End: end, Attrs: attrs}
 	if sc, ok := ParseParent(sentBy); ok {
@@ -162,12 +162,13 @@ func itemAttrs(ev record.Event, content bool) []attribute.KeyValue {
 		}
 		a = append(a, attribute.StringSlice("zwarm.changes", paths))
 	}
-	a = append(a, text("zwarm.command", ev.Command, content)...)
-	return append(a, text("zwarm.text", ev.Text, content)...)
+	a = append(a, Words("zwarm.command", ev.Command, content)...)
+	return append(a, Words("zwarm.text", ev.Text, content)...)
 }
 
-// text is an attribute of words: them with content, else their size.
-func text(key, s string, content bool) []attribute.KeyValue {
+// Words is an attribute of words (a prompt, a message, output): them with
+// content, else only how many bytes and lines they were.
+func Words(key, s string, content bool) []attribute.KeyValue {
 	switch {
 	case s == "":
 		return nil
