@@ -134,3 +134,45 @@ func TestAnotherSitesPageCannotAct(t *testing.T) {
 		t.Fatalf("the cross-site follow-up reached the session: inbox %v, turn %d", s.Inbox, s.Turn)
 	}
 }
+
+// A run that asks shows its question on the page with a button per
+// option; a person says something to it and answers with a button, and
+// the run goes on with what they said and picked.
+func TestARunIsAnsweredFromThePage(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "ASK PAGE: which database"
+	srv.On(task, replyCalls(fcall("ask_user", map[string]any{"question": "Which database?", "options": []string{"postgres", "sqlite"}})),
+		replyCalls(fcall("finish", map[string]any{"summary": "chose"})))
+	bg := w.start("orchestrate", task)
+	run := w.waitingRun()
+	link := w.startServe()
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr").length === 1`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the question", `document.getElementById("run-asks").textContent === "asks: Which database?"`, 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#say-text"), "and keep it simple"),
+		chromedp.Click(chromedp.CSS(`#say-form button`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the message said", `document.getElementById("run-result").textContent === "said"`, 10*time.Second)
+	webtest.Screenshot(t, ctx, "run")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//div[@id="run-options"]/button[text()="sqlite"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if code := bg.wait(); code != 0 {
+		t.Fatalf("orchestrate exit %d\n%s\n%s", code, bg.stdout.String(), bg.stderr.String())
+	}
+	out := bg.stdout.String()
+	for _, want := range []string{"← you (runs answer): sqlite", "you: and keep it simple"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("orchestrate's output lacks %q:\n%s", want, out)
+		}
+	}
+	webtest.WaitFor(t, ctx, "the run shown completed", `document.getElementById("run-title").textContent.includes("completed")`, 10*time.Second)
+}

@@ -28,6 +28,7 @@ func (s *Server) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{id}/inject", s.act(s.inject))
 	mux.HandleFunc("POST /api/sessions/{id}/kill", s.act(s.kill))
 	mux.HandleFunc("POST /api/sessions/{id}/land", s.act(s.land))
+	s.runsAPI(mux)
 }
 
 // look lets a request through with either token.

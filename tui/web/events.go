@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
@@ -30,11 +31,22 @@ type client struct {
 
 func newHub() *hub { return &hub{clients: map[*client]bool{}} }
 
-// run follows the state dir until ctx ends, retrying a subscription that
-// fails after a pause.
+// run follows the state dir's sessions and runs until ctx ends,
+// retrying a subscription that fails after a pause.
 func (h *hub) run(ctx context.Context, m *sessions.Manager, log *slog.Logger) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.retry(ctx, log, func() error { return h.followRuns(ctx, m.Store().Dir()) })
+	}()
+	h.retry(ctx, log, func() error { return h.follow(ctx, m) })
+	wg.Wait()
+}
+
+func (h *hub) retry(ctx context.Context, log *slog.Logger, follow func() error) {
 	for ctx.Err() == nil {
-		err := h.follow(ctx, m)
+		err := follow()
 		if ctx.Err() != nil {
 			return
 		}
@@ -45,6 +57,31 @@ func (h *hub) run(ctx context.Context, m *sessions.Manager, log *slog.Logger) {
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// followRuns tells the pages of every change of a run's record.
+func (h *hub) followRuns(ctx context.Context, stateDir string) error {
+	sub, err := runs.Subscribe(ctx, stateDir, runs.SubscribeOptions{Window: 1})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	synced := false
+	for u := range sub.C() {
+		if u.Synced {
+			synced = true
+		}
+		if !synced || u.ID == "" || (u.Record == nil && !u.Removed) {
+			continue
+		}
+		ev := map[string]any{"id": u.ID, "removed": u.Removed}
+		if u.Record != nil {
+			ev["run"] = toRunJSON(u.Record)
+		}
+		b, _ := json.Marshal(ev)
+		h.broadcast([]byte(fmt.Sprintf("event: run\ndata: %s\n\n", b)))
+	}
+	return sub.Err()
 }
 
 func (h *hub) follow(ctx context.Context, m *sessions.Manager) error {

@@ -2,7 +2,7 @@
 // put on the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: "", limit: 200, sessions: new Map(), order: [], sort: "updated_at", desc: true, selected: "", canAct: false };
+const state = { token: "", limit: 200, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", canAct: false };
 
 function token() {
   const m = location.hash.match(/token=([0-9a-f]+)/);
@@ -59,8 +59,82 @@ function row(s) {
   return tr;
 }
 
+async function loadRuns() {
+  const body = await api("/api/runs");
+  state.runs = new Map(body.runs.map((r) => [r.id, r]));
+  renderRuns();
+}
+
+function renderRuns() {
+  const tbody = document.querySelector("#runs tbody");
+  tbody.replaceChildren(...[...state.runs.values()].map((r) => {
+    const tr = el("tr");
+    tr.dataset.id = r.id;
+    if (r.id === state.run) tr.className = "selected";
+    tr.append(el("td", r.short), el("td", r.status, "status-" + r.status), el("td", r.task, "task"), el("td", r.steps),
+      el("td", r.workers.length), el("td", cost(r.cost_usd)));
+    tr.addEventListener("click", () => selectRun(r.id));
+    return tr;
+  }));
+}
+
+async function selectRun(id) {
+  state.run = id;
+  state.selected = "";
+  document.getElementById("detail-pane").hidden = true;
+  renderRuns();
+  renderList();
+  await loadRun();
+}
+
+// loadRun shows the selected run: its story as runs show prints it, its
+// workers (each opens its session), and while it waits, its question with
+// an answer button per option.
+async function loadRun() {
+  const id = state.run;
+  if (!id) return;
+  const body = await api("/api/runs/" + encodeURIComponent(id));
+  if (id !== state.run) return;
+  const r = body.run;
+  document.getElementById("run-pane").hidden = false;
+  document.getElementById("run-title").textContent = "run " + r.short + " · " + r.status;
+  document.getElementById("run-task").textContent = r.task;
+  document.getElementById("run-lines").replaceChildren(...body.lines.map((l) => el("div", "  ".repeat(l.indent) + l.text)));
+  document.getElementById("run-workers").replaceChildren(...r.workers.map((w) => {
+    const s = state.sessions.get(w);
+    const li = el("li", w.slice(0, 8) + (s ? " · " + s.status + " · " + s.task : ""));
+    li.addEventListener("click", () => { document.getElementById("run-pane").hidden = true; state.run = ""; renderRuns(); select(w); });
+    return li;
+  }));
+  const q = document.getElementById("run-question");
+  q.hidden = !r.question;
+  if (r.question) {
+    document.getElementById("run-asks").textContent = "asks: " + r.question.text;
+    document.getElementById("run-options").replaceChildren(...(r.question.options || []).map((o, i) => {
+      const b = el("button", o);
+      b.hidden = !body.can_act;
+      b.addEventListener("click", () => runAct("answer", String(i + 1)));
+      return b;
+    }));
+  }
+  document.getElementById("say-form").hidden = !body.can_act;
+}
+
+async function runAct(what, text) {
+  const out = document.getElementById("run-result");
+  try {
+    await api("/api/runs/" + encodeURIComponent(state.run) + "/" + what, { method: "POST", body: JSON.stringify({ text }) });
+    out.textContent = what === "say" ? "said" : "answered";
+  } catch (e) {
+    out.textContent = e.message;
+  }
+}
+
 async function select(id) {
   state.selected = id;
+  state.run = "";
+  document.getElementById("run-pane").hidden = true;
+  renderRuns();
   renderList();
   await loadDetail();
 }
@@ -199,7 +273,14 @@ async function stream() {
       renderList();
       if (ev.id === state.selected) loadDetail();
     });
-    es.addEventListener("resync", () => { loadList(); loadDetail(); });
+    es.addEventListener("run", (e) => {
+      const ev = JSON.parse(e.data);
+      if (ev.removed) state.runs.delete(ev.id);
+      else if (ev.run) state.runs.set(ev.id, ev.run);
+      renderRuns();
+      if (ev.id === state.run) loadRun();
+    });
+    es.addEventListener("resync", () => { loadList(); loadRuns(); loadDetail(); loadRun(); });
     es.onerror = () => { // a ticket is good once: a new stream needs a new one
       es.close();
       live.textContent = "reconnecting…";
@@ -240,7 +321,12 @@ function init() {
   document.getElementById("show-diff").addEventListener("click", () => {
     showDiff().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
+  document.getElementById("say-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    runAct("say", document.getElementById("say-text").value);
+  });
   loadList().catch((e) => { document.getElementById("live").textContent = e.message; });
+  loadRuns().catch((e) => { document.getElementById("live").textContent = e.message; });
   stream();
 }
 
