@@ -78,7 +78,11 @@ func runServe(c *cobra.Command, o *serveOptions) error {
 		return err
 	}
 	defer closeLog()
-	opt := web.Options{Manager: m, Token: cmp.Or(o.token, os.Getenv("ZWARM_SERVE_TOKEN"), web.NewToken()), Log: log}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	opt := web.Options{Manager: m, Dir: dir, Token: cmp.Or(o.token, os.Getenv("ZWARM_SERVE_TOKEN"), web.NewToken()), Log: log}
 	if o.readOnly {
 		opt.ReadOnlyToken = web.NewToken()
 	}

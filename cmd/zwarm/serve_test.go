@@ -176,3 +176,29 @@ func TestARunIsAnsweredFromThePage(t *testing.T) {
 	}
 	webtest.WaitFor(t, ctx, "the run shown completed", `document.getElementById("run-title").textContent.includes("completed")`, 10*time.Second)
 }
+
+// A worker spawned from the page runs as zwarm spawn run where serve was
+// started would, and the page follows it to its end.
+func TestAWorkerSpawnedFromThePage(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README.md": "hello\n"})
+	w.setScript(agentDoes(`printf 'y\n' > y.txt`))
+	link := w.startServe()
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the spawn form", `!document.getElementById("spawn-form").hidden`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#spawn-task"), "write y.txt"),
+		chromedp.Click(chromedp.CSS(`#spawn-form button`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the worker done", `document.getElementById("detail-title").textContent.includes("completed")`, time.Minute)
+	ids := w.IDs()
+	if len(ids) != 1 {
+		t.Fatalf("sessions after a spawn from the page: %v", ids)
+	}
+	if s := w.show(ids[0]); s.Task != "write y.txt" || s.Source.String() != "user" || s.Worktree == "" {
+		t.Fatalf("the spawned worker: task %q, source %s, worktree %q", s.Task, s.Source, s.Worktree)
+	}
+}

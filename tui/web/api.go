@@ -28,6 +28,7 @@ func (s *Server) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{id}/inject", s.act(s.inject))
 	mux.HandleFunc("POST /api/sessions/{id}/kill", s.act(s.kill))
 	mux.HandleFunc("POST /api/sessions/{id}/land", s.act(s.land))
+	mux.HandleFunc("POST /api/spawn", s.act(s.spawn))
 	s.runsAPI(mux)
 }
 
@@ -60,7 +61,7 @@ func (s *Server) act(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 	})
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request, _ access) {
+func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	if limit <= 0 || limit > 100000 {
 		limit = 200
@@ -76,7 +77,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, _ access) {
 	for i, sess := range list {
 		out[i] = toJSON(sess)
 	}
-	reply(w, map[string]any{"sessions": out, "limit": limit})
+	reply(w, map[string]any{"sessions": out, "limit": limit, "can_act": a == full})
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {

@@ -23,6 +23,9 @@ type Options struct {
 	// Token may look and act; ReadOnlyToken, if set, only look.
 	Token, ReadOnlyToken string
 	Log                  *slog.Logger
+	// Dir is where workers spawned from the page work ("": the current
+	// directory).
+	Dir string
 }
 
 // Server serves the page and its API.

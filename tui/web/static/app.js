@@ -33,6 +33,7 @@ function cost(c) { return c === null || c === undefined ? "–" : "$" + c.toFixe
 async function loadList() {
   const q = document.getElementById("filter").value.trim();
   const body = await api("/api/sessions?limit=" + state.limit + (q ? "&q=" + encodeURIComponent(q) : ""));
+  document.getElementById("spawn-form").hidden = !body.can_act;
   state.sessions = new Map(body.sessions.map((s) => [s.id, s]));
   document.getElementById("more").hidden = body.sessions.length < state.limit;
   renderList();
@@ -320,6 +321,18 @@ function init() {
   document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
   document.getElementById("show-diff").addEventListener("click", () => {
     showDiff().catch((err) => { document.getElementById("action-result").textContent = err.message; });
+  });
+  document.getElementById("spawn-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const input = document.getElementById("spawn-task");
+    try {
+      const body = await api("/api/spawn", { method: "POST", body: JSON.stringify({ task: input.value }) });
+      input.value = "";
+      state.sessions.set(body.session.id, body.session);
+      select(body.session.id);
+    } catch (err) {
+      document.getElementById("live").textContent = err.message;
+    }
   });
   document.getElementById("say-form").addEventListener("submit", (e) => {
     e.preventDefault();
