@@ -91,6 +91,13 @@ func TestThePageInABrowser(t *testing.T) {
 	if pwned != "undefined" || shown != hostile {
 		t.Fatalf("a task of markup: window.pwned=%s, shown as %q", pwned, shown)
 	}
+	one, err := sv.st.Load(sessionstest.SessionID(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := webtest.Eval[string](t, ctx, `document.querySelector('tr[data-id="`+one.ID+`"]').children[4].textContent`); got != one.ChangesText() || got == "" {
+		t.Errorf("the CHANGES cell says %q, zwarm ls %q", got, one.ChangesText())
+	}
 	if strings.Contains(address, sv.full) {
 		t.Fatalf("the token stayed in the address bar: %s", address)
 	}

@@ -29,6 +29,9 @@ type sessionJSON struct {
 	LastMessage string     `json:"last_message"`
 	Error       string     `json:"error"`
 	Branch      string     `json:"branch,omitempty"`
+	// Changes is the CHANGES cell of zwarm ls (+added -deleted in files,
+	// landed, a conflict, "–" while unknown).
+	Changes string `json:"changes"`
 }
 
 func toJSON(s *record.Session) sessionJSON {
@@ -38,6 +41,7 @@ func toJSON(s *record.Session) sessionJSON {
 	if w := s.Workspace; w != nil {
 		out.Branch = w.Branch
 	}
+	out.Changes = s.ChangesText()
 	return out
 }
 

@@ -55,7 +55,7 @@ function row(s) {
   tr.dataset.id = s.id;
   if (s.id === state.selected) tr.className = "selected";
   tr.append(el("td", s.short), el("td", s.status, "status-" + s.status), el("td", s.task, "task"), el("td", s.source),
-    el("td", s.tokens), el("td", cost(s.cost_usd)), el("td", new Date(s.updated_at).toLocaleTimeString()));
+    el("td", s.changes), el("td", s.tokens), el("td", cost(s.cost_usd)), el("td", new Date(s.updated_at).toLocaleTimeString()));
   tr.addEventListener("click", () => select(s.id));
   return tr;
 }
