@@ -61,23 +61,30 @@ func (s *Server) act(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 	})
 }
 
+// list is a page of the sessions, newest first (GET /api/sessions?limit=N
+// &offset=K&q=TEXT&status=S): the first screen comes from the listing
+// cache's front, and the page asks for the next as its reader scrolls.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 || limit > 100000 {
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit <= 0 || limit > 5000 {
 		limit = 200
 	}
-	q := r.URL.Query()
-	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: limit, Text: q.Get("q"), Status: status(q.Get("status"))})
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	offset = max(offset, 0)
+	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: offset + limit + 1, Text: q.Get("q"), Status: status(q.Get("status"))})
 	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		s.failed(w, err)
 		return
 	}
+	more := len(list) > offset+limit
+	list = list[min(offset, len(list)):min(offset+limit, len(list))]
 	out := make([]sessionJSON, len(list))
 	for i, sess := range list {
 		out[i] = toJSON(sess)
 	}
-	reply(w, map[string]any{"sessions": out, "limit": limit, "can_act": a == full})
+	reply(w, map[string]any{"sessions": out, "offset": offset, "more": more, "can_act": a == full})
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {

@@ -150,3 +150,30 @@ func TestAReadOnlyLinkCannotAct(t *testing.T) {
 		t.Fatalf("read-only: actions hidden %v, a kill answered %d", hidden, status)
 	}
 }
+
+// The first screen is a page of the newest sessions; the next loads as the
+// reader scrolls to the end of the list, until there are no more.
+func TestTheListLoadsAsItIsScrolled(t *testing.T) {
+	sv := serve(t)
+	for i := 4; i <= 450; i++ {
+		sessionstest.WriteSettledRecord(t, sv.st, i)
+	}
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.full)); err != nil {
+		t.Fatal(err)
+	}
+	rows := `document.querySelectorAll("#sessions tbody tr").length`
+	webtest.WaitFor(t, ctx, "the first page", rows+` === 200`, 30*time.Second)
+	if first := webtest.Eval[string](t, ctx, `document.querySelector("#sessions tbody tr").dataset.id`); first != sessionstest.SessionID(450) {
+		t.Errorf("the first row is %s, want the newest", first)
+	}
+	for _, want := range []string{"400", "450"} {
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("more").scrollIntoView()`)); err != nil {
+			t.Fatal(err)
+		}
+		webtest.WaitFor(t, ctx, want+" rows", rows+` === `+want, 30*time.Second)
+	}
+	if !webtest.Eval[bool](t, ctx, `document.getElementById("more").hidden`) {
+		t.Error("a list that has it all still offers more")
+	}
+}

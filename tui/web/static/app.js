@@ -2,7 +2,7 @@
 // put on the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: "", limit: 200, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", canAct: false };
+const state = { token: "", page: 200, loaded: 0, more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", canAct: false };
 
 function token() {
   const m = location.hash.match(/token=([0-9a-f]+)/);
@@ -30,13 +30,29 @@ function el(tag, text, cls) {
 
 function cost(c) { return c === null || c === undefined ? "–" : "$" + c.toFixed(4); }
 
+// loadList reads the first page of sessions again; loadMore the next
+// page, as the reader scrolls to the end of the list.
 async function loadList() {
-  const q = document.getElementById("filter").value.trim();
-  const body = await api("/api/sessions?limit=" + state.limit + (q ? "&q=" + encodeURIComponent(q) : ""));
-  document.getElementById("spawn-form").hidden = !body.can_act;
-  state.sessions = new Map(body.sessions.map((s) => [s.id, s]));
-  document.getElementById("more").hidden = body.sessions.length < state.limit;
-  renderList();
+  state.loaded = 0;
+  state.sessions = new Map();
+  await loadMore();
+}
+
+async function loadMore() {
+  if (state.loading) return;
+  state.loading = true;
+  try {
+    const q = document.getElementById("filter").value.trim();
+    const body = await api("/api/sessions?limit=" + state.page + "&offset=" + state.loaded + (q ? "&q=" + encodeURIComponent(q) : ""));
+    document.getElementById("spawn-form").hidden = !body.can_act;
+    for (const s of body.sessions) state.sessions.set(s.id, s);
+    state.loaded += body.sessions.length;
+    state.more = body.more;
+    document.getElementById("more").hidden = !body.more;
+    renderList();
+  } finally {
+    state.loading = false;
+  }
 }
 
 function renderList() {
@@ -308,7 +324,12 @@ function init() {
   }
   let typing;
   document.getElementById("filter").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 200); });
-  document.getElementById("more").addEventListener("click", () => { state.limit *= 2; loadList(); });
+  const more = document.getElementById("more");
+  more.addEventListener("click", () => loadMore());
+  // The next page loads when the end of the list comes into view.
+  new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting) && state.more) loadMore();
+  }).observe(more);
   document.getElementById("inject-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = document.getElementById("inject-text").value;
