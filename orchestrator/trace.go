@@ -29,7 +29,9 @@ func RebuildTrace(ctx context.Context, src TraceSource, stateDir, idOrPrefix str
 	if err != nil {
 		s, serr := src.Get(ctx, idOrPrefix)
 		if serr != nil {
-			return trace.TraceID{}, nil, fmt.Errorf("no run or session %q: %w", idOrPrefix, errors.Join(err, serr))
+			// Said once: the session's error says what is wrong with the id
+			// (not one, ambiguous, or no such), and that zwarm runs lists runs.
+			return trace.TraceID{}, nil, fmt.Errorf("%w; nor is it a run's (zwarm runs lists them)", serr)
 		}
 		spans, err := watch.SessionSpans(ctx, src, s, content)
 		return telemetry.SessionTrace(s), spans, err

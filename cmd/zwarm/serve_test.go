@@ -66,7 +66,7 @@ func (w *world) startServe(args ...string) string {
 func TestALandFromThePageLands(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"README.md": "hello\n"})
-	w.setScript(agentDoes(`printf 'package x\n' > x.go`))
+	w.setScript(agentDoes(`printf 'package x\n' > x.go && printf 'hello, world\n' > README.md`))
 	id := w.spawn("add x.go")
 	w.ok("wait", id)
 	link := w.startServe()
@@ -87,6 +87,14 @@ func TestALandFromThePageLands(t *testing.T) {
 	stat := webtest.Eval[string](t, ctx, `document.getElementById("diff-stat").textContent`)
 	if !strings.Contains(added, "+package x") || !strings.Contains(stat, "x.go") {
 		t.Fatalf("the diff shows %q added, stat %q", added, stat)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#side-by-side"))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the diff side by side", `document.querySelectorAll("#diff-files table.side-by-side").length === 2`, 10*time.Second)
+	pair := webtest.Eval[string](t, ctx, `[...document.querySelectorAll("table.side-by-side tr")].map(tr => [...tr.children].map(td => td.className + ":" + td.textContent).join(" | ")).find(r => r.startsWith("del:")) || ""`)
+	if pair != "del:hello | add:hello, world" {
+		t.Fatalf("README.md side by side: %q", pair)
 	}
 	webtest.Screenshot(t, ctx, "diff")
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#land-verify"), "cat x.go && echo VERIFIED"),

@@ -254,20 +254,29 @@ async function showDiff() {
     const d = el("details", null, "diff-file");
     d.open = !f.more && body.files.length <= 20;
     d.append(el("summary", f.path + (f.more ? "  (" + f.bytes + " bytes: open to load)" : "")));
-    const pre = el("pre", null, "patch");
-    if (!f.more) fillPatch(pre, f.patch);
+    const box = el("div", null, "patch-box");
+    if (!f.more) fillPatch(box, f.patch);
     else d.addEventListener("toggle", async () => {
-      if (!d.open || pre.childElementCount) return;
+      if (!d.open || box.childElementCount) return;
       const one = await api("/api/sessions/" + encodeURIComponent(id) + "/diff?file=" + encodeURIComponent(f.path));
-      fillPatch(pre, one.patch);
+      fillPatch(box, one.patch);
     });
-    d.append(pre);
+    d.append(box);
     return d;
   }));
   document.getElementById("diff").hidden = false;
 }
 
-function fillPatch(pre, patch) {
+// fillPatch shows a file's patch in box: unified, a line each, or side by
+// side (the old lines left, the new right, a change's removed and added
+// lines paired), as the checkbox says.
+function fillPatch(box, patch) {
+  box.dataset.patch = patch;
+  if (document.getElementById("side-by-side").checked) {
+    box.replaceChildren(sideBySide(patch));
+    return;
+  }
+  const pre = el("pre", null, "patch");
   pre.replaceChildren(...patch.split("\n").map((line) => {
     let cls = "";
     if (line.startsWith("+") && !line.startsWith("+++")) cls = "add";
@@ -275,6 +284,46 @@ function fillPatch(pre, patch) {
     else if (line.startsWith("@@")) cls = "hunk";
     return el("span", line + "\n", cls);
   }));
+  box.replaceChildren(pre);
+}
+
+function sideBySide(patch) {
+  const table = el("table", null, "side-by-side");
+  let left = [], right = [], inHunk = false;
+  const row = (a, b, ca, cb) => {
+    const tr = el("tr");
+    tr.append(el("td", a, ca), el("td", b, cb));
+    table.append(tr);
+  };
+  const flush = () => {
+    for (let i = 0; i < Math.max(left.length, right.length); i++) {
+      row(left[i] ?? "", right[i] ?? "", left[i] !== undefined ? "del" : "", right[i] !== undefined ? "add" : "");
+    }
+    left = [];
+    right = [];
+  };
+  for (const line of patch.split("\n")) {
+    if (line.startsWith("@@")) {
+      flush();
+      inHunk = true;
+      const tr = el("tr");
+      const td = el("td", line, "hunk");
+      td.colSpan = 2;
+      tr.append(td);
+      table.append(tr);
+    } else if (!inHunk) {
+      continue; // the file's header: its name is the summary's
+    } else if (line.startsWith("-")) {
+      left.push(line.slice(1));
+    } else if (line.startsWith("+")) {
+      right.push(line.slice(1));
+    } else {
+      flush();
+      row(line.slice(1), line.slice(1), "", "");
+    }
+  }
+  flush();
+  return table;
 }
 
 async function stream() {
@@ -340,6 +389,11 @@ function init() {
     land().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
   document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
+  document.getElementById("side-by-side").addEventListener("change", () => {
+    for (const box of document.querySelectorAll("#diff-files .patch-box")) {
+      if (box.dataset.patch !== undefined) fillPatch(box, box.dataset.patch);
+    }
+  });
   document.getElementById("show-diff").addEventListener("click", () => {
     showDiff().catch((err) => { document.getElementById("action-result").textContent = err.message; });
   });
