@@ -136,7 +136,7 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 func (m *Manager) land(ctx context.Context, id string, opt LandOptions) (*LandResult, error) {
 	began := time.Now().UTC()
 	res, err := m.landOne(ctx, id, opt)
-	if cfg, cerr := m.Config(); cerr == nil && !opt.DryRun {
+	if cfg, cerr := m.Config(); cerr == nil && !opt.DryRun && telemetry.On(cfg) {
 		if s, lerr := m.st.Load(id); lerr == nil {
 			telemetry.SendLanding(cfg, s, began, landingVerify(res), err)
 		}

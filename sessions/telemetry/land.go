@@ -87,6 +87,13 @@ func SendAttach(cfg *config.Config, s *record.Session) {
 	}
 }
 
+// On says telemetry is on in cfg: a caller that would read records only
+// to send their spans asks first.
+func On(cfg *config.Config) bool {
+	_, url, err := cfg.Telemetry()
+	return err == nil && url != ""
+}
+
 // send sends spans with the telemetry in force in cfg, if it is on, and
 // waits at most FlushLimit for them to go.
 func send(cfg *config.Config, spans []Span) {

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -72,7 +73,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	}
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	offset = max(offset, 0)
-	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: offset + limit + 1, Text: q.Get("q"), Status: status(q.Get("status"))})
+	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: offset + limit + 1, Text: q.Get("q"), Status: record.Status(q.Get("status"))})
 	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		s.failed(w, err)
@@ -170,18 +171,22 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
 // class it: no such session (404), a request that cannot be run as asked
 // (400, the commands' 2), work that was refused or failed (409, their 1).
 func (s *Server) failed(w http.ResponseWriter, err error) {
-	code := http.StatusConflict
+	code := codeOf(err)
+	s.opt.Log.Info("web: request refused", "code", code, "err", err)
+	fail(w, code, err.Error())
+}
+
+func codeOf(err error) int {
 	var ce *config.Error
 	var ae *sessions.AmbiguousError
 	var ut *config.UntrustedError
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		code = http.StatusNotFound
+		return http.StatusNotFound
 	case errors.Is(err, config.ErrInvalidRequest), errors.Is(err, sessions.ErrInvalidID), errors.As(err, &ce), errors.As(err, &ae), errors.As(err, &ut):
-		code = http.StatusBadRequest
+		return http.StatusBadRequest
 	}
-	s.opt.Log.Info("web: request refused", "code", code, "err", err)
-	fail(w, code, err.Error())
+	return http.StatusConflict
 }
 
 func reply(w http.ResponseWriter, v any) {

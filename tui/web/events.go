@@ -51,7 +51,7 @@ func (h *hub) retry(ctx context.Context, log *slog.Logger, follow func() error) 
 			return
 		}
 		log.Warn("web: following the state dir", "err", err)
-		h.broadcast([]byte("event: resync\ndata: {}\n\n"))
+		h.send("resync", struct{}{})
 		select {
 		case <-ctx.Done():
 		case <-time.After(2 * time.Second):
@@ -78,8 +78,7 @@ func (h *hub) followRuns(ctx context.Context, stateDir string) error {
 		if u.Record != nil {
 			ev["run"] = toRunJSON(u.Record)
 		}
-		b, _ := json.Marshal(ev)
-		h.broadcast([]byte(fmt.Sprintf("event: run\ndata: %s\n\n", b)))
+		h.send("run", ev)
 	}
 	return sub.Err()
 }
@@ -102,10 +101,19 @@ func (h *hub) follow(ctx context.Context, m *sessions.Manager) error {
 		if u.Session != nil {
 			ev["session"] = toJSON(u.Session)
 		}
-		b, _ := json.Marshal(ev)
-		h.broadcast([]byte(fmt.Sprintf("event: session\ndata: %s\n\n", b)))
+		h.send("session", ev)
 	}
 	return sub.Err()
+}
+
+// send tells every page of an event: its name and its data as JSON.
+func (h *hub) send(name string, data any) {
+	b, _ := json.Marshal(data)
+	h.broadcast(sseEvent(name, b))
+}
+
+func sseEvent(name string, data []byte) []byte {
+	return []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", name, data))
 }
 
 func (h *hub) broadcast(msg []byte) {
@@ -166,7 +174,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				c.lagged = false
 				s.hub.mu.Unlock()
 				if lagged {
-					w.Write([]byte("event: resync\ndata: {}\n\n"))
+					w.Write(sseEvent("resync", []byte("{}")))
 				}
 			}
 			fl.Flush()

@@ -168,5 +168,3 @@ func (l *limited) Write(p []byte) (int, error) {
 	l.n -= len(p)
 	return l.w.Write(p)
 }
-
-func status(s string) record.Status { return record.Status(s) }

@@ -38,9 +38,8 @@ func (s *Server) land(w http.ResponseWriter, r *http.Request) {
 	opt.VerifyOut = lines
 	res, err := s.opt.Manager.Land(r.Context(), sess.ID, opt)
 	if err != nil {
-		rec := &statusOf{header: http.Header{}}
-		s.failed(rec, err)
-		lines.send(map[string]any{"error": err.Error(), "status": rec.code})
+		s.opt.Log.Info("web: landing refused", "err", err)
+		lines.send(map[string]any{"error": err.Error(), "status": codeOf(err)})
 		return
 	}
 	lines.send(map[string]any{"landed": map[string]any{"into": res.Into, "commit": res.Commit, "files": res.Stat.Files, "added": res.Stat.Added,
@@ -67,13 +66,3 @@ func (n *ndjson) send(v any) {
 		f.Flush()
 	}
 }
-
-// statusOf takes the status failed would answer with.
-type statusOf struct {
-	header http.Header
-	code   int
-}
-
-func (s *statusOf) Header() http.Header         { return s.header }
-func (s *statusOf) Write(p []byte) (int, error) { return len(p), nil }
-func (s *statusOf) WriteHeader(code int)        { s.code = code }

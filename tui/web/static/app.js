@@ -53,6 +53,13 @@ async function loadMore() {
   } finally {
     state.loading = false;
   }
+  if (state.observer) {
+    // Observed anew, the end of the list is reported at once if it is
+    // still in view (a short page, a tall window): the next page follows.
+    const more = document.getElementById("more");
+    state.observer.unobserve(more);
+    state.observer.observe(more);
+  }
 }
 
 function renderList() {
@@ -376,9 +383,10 @@ function init() {
   const more = document.getElementById("more");
   more.addEventListener("click", () => loadMore());
   // The next page loads when the end of the list comes into view.
-  new IntersectionObserver((entries) => {
+  state.observer = new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting) && state.more) loadMore();
-  }).observe(more);
+  });
+  state.observer.observe(more);
   document.getElementById("inject-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = document.getElementById("inject-text").value;
