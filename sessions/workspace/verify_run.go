@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +76,10 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 		cmd.WaitDelay = 5 * time.Second
 		return cmd
 	}
+	// The guard starts first, so that a land killed as the command
+	// starts still has its cgroup swept; it hears the process group once
+	// there is one.
+	guard := startGuard(group)
 	cmd := newCmd()
 	err := cmd.Start()
 	if err != nil && group != nil {
@@ -88,15 +91,16 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 		err = cmd.Start()
 	}
 	if err != nil {
+		guard.stop()
 		return fmt.Errorf("verify %q could not run: %w", command, err)
 	}
-	stopGuard := guardVerify(group, cmd.Process.Pid)
+	guard.watch(cmd.Process.Pid)
 	err = cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
 	if group != nil {
 		group.Close(context.WithoutCancel(ctx))
 	}
-	stopGuard()
+	guard.stop()
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("verify %q was stopped: %w", command, ctx.Err())
@@ -115,9 +119,12 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 
 // guardScript sweeps a verify run once its stdin closes, which happens
 // when the land that started it ends, however it ends (SIGKILL, a closed
-// terminal). It ignores the signals a closing terminal sends, and is in
-// a process group of its own, so it outlives the land it guards.
+// terminal). Its first line is the run's process group, its second
+// "done" once the run is over and swept. It ignores the signals a closing
+// terminal sends, and is in a process group of its own, so it outlives
+// the land it guards.
 const guardScript = `trap '' HUP INT TERM QUIT
+read pgid
 read done
 [ "$done" = done ] && exit 0
 if [ -n "$1" ] && [ -d "$1" ]; then
@@ -128,35 +135,60 @@ if [ -n "$1" ] && [ -d "$1" ]; then
     sleep 0.1
   done
 fi
-kill -9 -- "-$2" 2>/dev/null
+case "$pgid" in ''|*[!0-9]*) ;; *) kill -9 -- "-$pgid" 2>/dev/null ;; esac
 exit 0`
 
-// guardVerify starts the guard of a verify run (its cgroup, or only its
-// process group pgid without one). The returned func ends it and waits
-// for it: the run is over, and swept.
-func guardVerify(group *proc.Group, pgid int) func() {
-	r, wr, err := os.Pipe()
+// verifyGuard is the guard of one verify run; nil (no guard could start)
+// guards nothing.
+type verifyGuard struct {
+	w       *os.File
+	cmd     *exec.Cmd
+	watched bool
+}
+
+// startGuard starts the guard of a verify run in group (nil: no cgroup,
+// only its process group, told by watch, is swept).
+func startGuard(group *proc.Group) *verifyGuard {
+	r, w, err := os.Pipe()
 	if err != nil {
-		return func() {}
+		return nil
 	}
 	dir := ""
 	if group != nil {
 		dir = group.Dir()
 	}
-	guard := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir, strconv.Itoa(pgid))
-	guard.Stdin = r
-	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := guard.Start(); err != nil {
-		r.Close()
-		wr.Close()
-		return func() {}
-	}
+	cmd := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
 	r.Close()
-	return func() {
-		wr.WriteString("done\n") // swept already: the pgid may be another's by now
-		wr.Close()
-		guard.Wait()
+	if err != nil {
+		w.Close()
+		return nil
 	}
+	return &verifyGuard{w: w, cmd: cmd}
+}
+
+// watch tells the guard the run's process group.
+func (g *verifyGuard) watch(pgid int) {
+	if g != nil {
+		fmt.Fprintf(g.w, "%d\n", pgid)
+		g.watched = true
+	}
+}
+
+// stop ends the guard and waits for it: the run is over, and swept (its
+// process group may be another's by now).
+func (g *verifyGuard) stop() {
+	if g == nil {
+		return
+	}
+	if !g.watched {
+		g.w.WriteString("\n") // no process group
+	}
+	g.w.WriteString("done\n")
+	g.w.Close()
+	g.cmd.Wait()
 }
 
 // tailBuffer keeps the last max bytes written to it.

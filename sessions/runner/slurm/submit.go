@@ -23,9 +23,10 @@ type Job struct {
 }
 
 // WarnSignal is what the batch step's main process gets WarnBefore
-// seconds before its time limit (sbatch --signal=B:USR1@60): the command
-// must catch it (it is a warning, not an order), or its default action
-// ends the job early.
+// seconds before its time limit (sbatch --signal=B:USR1@60). It is a
+// warning, not an order: the batch script ignores it, so that it cannot
+// end the job early, and the command inherits the ignore; a command that
+// wants it installs a handler.
 const (
 	WarnSignal = "USR1"
 	WarnBefore = 60
@@ -113,12 +114,18 @@ func parseJobID(out string) (string, error) {
 
 var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// batchScript is the job's batch script: job.Env exported, then exec of
-// job.Argv, every word single-quoted so spaces, quotes and $ reach the
-// command as they are.
+// batchScript is the job's batch script: Slurm's warning ignored, job.Env
+// exported, then exec of job.Argv, every word single-quoted so spaces,
+// quotes and $ reach the command as they are.
 func batchScript(job Job) (string, error) {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
+	// Slurm's warning may come as the job starts (a time limit within
+	// WarnBefore of it): ignored from the first line, it cannot kill this
+	// shell, whose death by a signal Slurm reports as a launch failure.
+	// The command inherits the ignore; zwarm's supervisor catches the
+	// signal once it listens and asks squeue about a warning it missed.
+	fmt.Fprintf(&b, "trap '' %s\n", WarnSignal)
 	fmt.Fprintf(&b, "umask %04o\n", currentUmask())
 	for _, kv := range job.Env {
 		k, v, ok := strings.Cut(kv, "=")
