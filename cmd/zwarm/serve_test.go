@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,5 +210,42 @@ func TestAWorkerSpawnedFromThePage(t *testing.T) {
 	}
 	if s := w.show(ids[0]); s.Task != "write y.txt" || s.Source.String() != "user" || s.Worktree == "" {
 		t.Fatalf("the spawned worker: task %q, source %s, worktree %q", s.Task, s.Source, s.Worktree)
+	}
+}
+
+// A run's story on the page follows the run as it writes it: a tool call
+// shows while it still runs, in the middle of its step (the run's record
+// changes only once the step is done), and its result when it comes.
+func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	task := "LIVE PAGE: wait for the gate"
+	srv.On(task, replyCalls(fcall("exec_command", map[string]any{"cmd": "while [ ! -f " + gate + " ]; do sleep 0.1; done; echo through", "yield_time_ms": 60000})),
+		replyCalls(fcall("finish", map[string]any{"summary": "through the gate"})))
+	bg := w.start("orchestrate", task)
+	link := w.startServe()
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr").length === 1`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tbody tr`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the call while it runs", `document.getElementById("run-lines").textContent.includes("→ exec_command")`, 30*time.Second)
+	if runs := w.runs(); len(runs) != 1 || runs[0].Steps != 0 {
+		t.Fatalf("the call showed, but the run's record is %+v; want it mid-step", runs)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := bg.wait(); code != 0 {
+		t.Fatalf("orchestrate exit %d\n%s\n%s", code, bg.stdout.String(), bg.stderr.String())
+	}
+	webtest.WaitFor(t, ctx, "the result and the end", `(() => { const t = document.getElementById("run-lines").textContent;
+		return t.includes("← exit 0") && t.includes("through the gate"); })()`, 10*time.Second)
+	if n := webtest.Eval[int](t, ctx, `document.getElementById("run-lines").textContent.split("→ exec_command").length - 1`); n != 1 {
+		t.Fatalf("the call shows %d times in the story", n)
 	}
 }

@@ -149,15 +149,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "the event stream needs a fresh ticket (POST /api/stream)")
 		return
 	}
-	fl, ok := w.(http.Flusher)
+	fl, ok := startStream(w)
 	if !ok {
-		fail(w, http.StatusInternalServerError, "streaming unsupported")
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	w.Write([]byte(": zwarm\n\n"))
-	fl.Flush()
 	c := s.hub.join()
 	defer s.hub.leave(c)
 	for {

@@ -49,6 +49,7 @@ func toRunJSON(r *runs.Record) runJSON {
 func (s *Server) runsAPI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/runs", s.look(s.runList))
 	mux.HandleFunc("GET /api/runs/{id}", s.look(s.run))
+	mux.HandleFunc("GET /api/runs/{id}/story", s.runStory)
 	mux.HandleFunc("POST /api/runs/{id}/say", s.act(s.say))
 	mux.HandleFunc("POST /api/runs/{id}/answer", s.act(s.answer))
 }
@@ -82,17 +83,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, a access) {
 		return
 	}
 	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
-	type lineJSON struct {
-		Kind   int    `json:"kind"`
-		Indent int    `json:"indent"`
-		Text   string `json:"text"`
-	}
-	lines := []lineJSON{}
-	for _, ev := range events {
-		for _, l := range rd.Lines(ev) {
-			lines = append(lines, lineJSON{Kind: int(l.Kind), Indent: l.Indent, Text: l.Text})
-		}
-	}
+	lines := storyLines(&rd, events)
 	reply(w, map[string]any{"run": toRunJSON(rec), "lines": lines, "can_act": a == full})
 }
 

@@ -2,7 +2,7 @@
 // put on the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: "", page: 200, loaded: 0, more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", canAct: false };
+const state = { token: "", page: 200, loaded: 0, more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", story: null, canAct: false };
 
 function token() {
   const m = location.hash.match(/token=([0-9a-f]+)/);
@@ -108,11 +108,44 @@ async function selectRun(id) {
   document.getElementById("detail-pane").hidden = true;
   renderRuns();
   renderList();
+  followStory(id);
   await loadRun();
 }
 
-// loadRun shows the selected run: its story as runs show prints it, its
-// workers (each opens its session), and while it waits, its question with
+// followStory shows run id's story as runs show prints it, line by line as
+// the run writes it (each tool call as it is made, not the step once it is
+// done); "" stops. A stream that breaks is opened again, with a fresh
+// ticket, and starts over.
+async function followStory(id) {
+  if (state.story) state.story.close();
+  state.story = null;
+  if (!id) return;
+  let ticket;
+  try {
+    ({ ticket } = await api("/api/stream", { method: "POST", body: "{}" }));
+  } catch (e) {
+    setTimeout(() => { if (state.run === id && !state.story) followStory(id); }, 3000);
+    return;
+  }
+  if (state.run !== id || state.story) return;
+  const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/story?ticket=" + encodeURIComponent(ticket));
+  state.story = es;
+  const box = document.getElementById("run-lines");
+  es.addEventListener("lines", (e) => {
+    const ev = JSON.parse(e.data);
+    const rows = ev.lines.map((l) => el("div", "  ".repeat(l.indent) + l.text));
+    if (ev.reset) box.replaceChildren(...(ev.skipped ? [el("div", "… earlier steps not shown (zwarm runs show has them)")] : []), ...rows);
+    else box.append(...rows);
+  });
+  es.onerror = () => {
+    es.close();
+    if (state.story !== es) return;
+    state.story = null;
+    setTimeout(() => { if (state.run === id && !state.story) followStory(id); }, 1000);
+  };
+}
+
+// loadRun shows the selected run: its workers (each opens its session), and while it waits, its question with
 // an answer button per option.
 async function loadRun() {
   const id = state.run;
@@ -123,11 +156,10 @@ async function loadRun() {
   document.getElementById("run-pane").hidden = false;
   document.getElementById("run-title").textContent = "run " + r.short + " · " + r.status;
   document.getElementById("run-task").textContent = r.task;
-  document.getElementById("run-lines").replaceChildren(...body.lines.map((l) => el("div", "  ".repeat(l.indent) + l.text)));
   document.getElementById("run-workers").replaceChildren(...r.workers.map((w) => {
     const s = state.sessions.get(w);
     const li = el("li", w.slice(0, 8) + (s ? " · " + s.status + " · " + s.task : ""));
-    li.addEventListener("click", () => { document.getElementById("run-pane").hidden = true; state.run = ""; renderRuns(); select(w); });
+    li.addEventListener("click", () => select(w));
     return li;
   }));
   const q = document.getElementById("run-question");
@@ -157,6 +189,7 @@ async function runAct(what, text) {
 async function select(id) {
   state.selected = id;
   state.run = "";
+  followStory("");
   document.getElementById("run-pane").hidden = true;
   renderRuns();
   renderList();
