@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -80,6 +81,73 @@ func TestListingFromTheFrontOfTheCache(t *testing.T) {
 		}
 		if len(list) != 1 || list[0].ID != sessionstest.SessionID(n-2) {
 			t.Fatalf("%s listing: %d listed, want the one before the broken one", when, len(list))
+		}
+	}
+}
+
+// Page after page, each after the last one shown, a listing shows every
+// session once and in order, from the cache's front or from a full
+// listing, while new sessions are made at its head; a cursor travels as
+// text.
+func TestListingPageByPage(t *testing.T) {
+	st, err := state.NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sessions.NewManager(sessions.ManagerOptions{Store: st})
+	ctx := context.Background()
+	const n = 200
+	for i := range n {
+		sessionstest.WriteSettledRecord(t, st, i)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(st.SessionsDir(), old, old)
+	var want []string
+	for _, s := range recordSessions(t, st) {
+		want = append(want, s.ID)
+	}
+	for _, from := range []string{"the front of the cache", "full listings"} {
+		if from == "full listings" {
+			os.Remove(filepath.Join(st.Dir(), listing.IndexFile))
+		} else if _, err := m.List(ctx, listing.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var after *listing.Cursor
+		for page := 0; ; page++ {
+			opt := listing.Options{Limit: 37, After: after}
+			if from == "the front of the cache" {
+				if _, _, ok := m.Listings().Front(opt); !ok {
+					t.Fatalf("page %d: the current cache did not answer", page)
+				}
+			}
+			list, err := m.List(ctx, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) == 0 {
+				break
+			}
+			if page > n {
+				t.Fatalf("paged through %s: no end after %d pages", from, page)
+			}
+			for _, s := range list {
+				got = append(got, s.ID)
+			}
+			if after, err = listing.ParseCursor(listing.CursorOf(list[len(list)-1]).String()); err != nil {
+				t.Fatal(err)
+			}
+			if page == 1 && from == "full listings" {
+				sessionstest.WriteSettledRecord(t, st, n+page) // made meanwhile: newer than every page
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("paged through %s: %d listed, want %d; first difference:\n%s", from, len(got), len(want), sessionstest.FirstDiff(got, want))
+		}
+	}
+	for _, bad := range []string{"", "yesterday,abc", "2026-11-29T08:00:00Z", "2026-11-29T08:00:00Z,"} {
+		if _, err := listing.ParseCursor(bad); err == nil {
+			t.Errorf("cursor %q was taken", bad)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package listing
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -149,12 +151,47 @@ type Options struct {
 	Limit int
 	// Active keeps only sessions that are not settled.
 	Active bool
+	// After, when set, keeps only the sessions that come after it newest
+	// first: the next page of a listing that showed it last. Unlike an
+	// offset, it holds as sessions are made and removed meanwhile.
+	After *Cursor
+}
+
+// Cursor is a place in the newest-first order: a session's creation
+// time and id.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// CursorOf is the place of s.
+func CursorOf(s *record.Session) *Cursor { return &Cursor{CreatedAt: s.CreatedAt, ID: s.ID} }
+
+// String is the cursor as a query parameter takes it: its time
+// (RFC 3339, to the nanosecond), a comma, its id.
+func (c *Cursor) String() string { return c.CreatedAt.UTC().Format(time.RFC3339Nano) + "," + c.ID }
+
+// ParseCursor reads a cursor's String.
+func ParseCursor(s string) (*Cursor, error) {
+	at, id, ok := strings.Cut(s, ",")
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || id == "" {
+		return nil, fmt.Errorf("%q is no cursor: want the time and id of a session (RFC 3339 time, a comma, the id), as a listing's next gives it", s)
+	}
+	return &Cursor{CreatedAt: t, ID: id}, nil
+}
+
+// before reports whether s comes before c, or is c, newest first (the
+// order of record.SortNewestFirst).
+func (c *Cursor) before(s *record.Session) bool {
+	return cmp.Or(s.CreatedAt.Compare(c.CreatedAt), strings.Compare(c.ID, s.ID)) >= 0
 }
 
 // Match reports whether s passes the filter.
 func (o Options) Match(s *record.Session) bool {
 	switch {
-	case o.Active && s.Settled(),
+	case o.After != nil && o.After.before(s),
+		o.Active && s.Settled(),
 		o.Status != "" && s.Status != o.Status,
 		!s.Source.Matches(o.Source),
 		o.Adapter != "" && s.Adapter != o.Adapter,

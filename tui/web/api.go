@@ -63,29 +63,42 @@ func (s *Server) act(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 }
 
 // list is a page of the sessions, newest first (GET /api/sessions?limit=N
-// &offset=K&q=TEXT&status=S): the first screen comes from the listing
-// cache's front, and the page asks for the next as its reader scrolls.
+// &after=CURSOR&q=TEXT&status=S): the first screen comes from the listing
+// cache's front, and the page asks for the next, after the last one it
+// shows (next), as its reader scrolls. A page costs its own sessions
+// however deep it is, and holds while sessions are made meanwhile.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	if limit <= 0 || limit > 5000 {
 		limit = 200
 	}
-	offset, _ := strconv.Atoi(q.Get("offset"))
-	offset = max(offset, 0)
-	list, err := s.opt.Manager.List(r.Context(), listing.Options{Limit: offset + limit + 1, Text: q.Get("q"), Status: record.Status(q.Get("status"))})
+	opt := listing.Options{Limit: limit + 1, Text: q.Get("q"), Status: record.Status(q.Get("status"))}
+	if after := q.Get("after"); after != "" {
+		c, err := listing.ParseCursor(after)
+		if err != nil {
+			fail(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		opt.After = c
+	}
+	list, err := s.opt.Manager.List(r.Context(), opt)
 	var le *listing.Error
 	if err != nil && !errors.As(err, &le) {
 		s.failed(w, err)
 		return
 	}
-	more := len(list) > offset+limit
-	list = list[min(offset, len(list)):min(offset+limit, len(list))]
+	more := len(list) > limit
+	list = list[:min(limit, len(list))]
 	out := make([]sessionJSON, len(list))
 	for i, sess := range list {
 		out[i] = toJSON(sess)
 	}
-	reply(w, map[string]any{"sessions": out, "offset": offset, "more": more, "can_act": a == full})
+	next := ""
+	if more {
+		next = listing.CursorOf(list[len(list)-1]).String()
+	}
+	reply(w, map[string]any{"sessions": out, "more": more, "next": next, "can_act": a == full})
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {

@@ -51,6 +51,7 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"no such session", "GET", "/api/sessions/ffffffff", sv.full, "", 404},
 		{"an id that is no id", "GET", "/api/sessions/..%2f..", sv.full, "", 400},
 		{"the event stream without a ticket", "GET", "/api/events", "", "", 401},
+		{"a cursor that is none", "GET", "/api/sessions?after=yesterday", sv.full, "", 400},
 		{"a run's story without a ticket", "GET", "/api/runs/" + id + "/story", sv.full, "", 401},
 	} {
 		if code, body := request(t, sv, tc.method, tc.path, tc.token, tc.origin, ""); code != tc.code {

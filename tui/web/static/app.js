@@ -2,7 +2,7 @@
 // put on the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: "", page: 200, loaded: 0, more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", story: null, canAct: false };
+const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", story: null, canAct: false };
 
 function token() {
   const m = location.hash.match(/token=([0-9a-f]+)/);
@@ -33,26 +33,31 @@ function cost(c) { return c === null || c === undefined ? "–" : "$" + c.toFixe
 // loadList reads the first page of sessions again; loadMore the next
 // page, as the reader scrolls to the end of the list.
 async function loadList() {
-  state.loaded = 0;
+  state.gen = (state.gen || 0) + 1; // a page still loading is of the old list
+  state.next = "";
   state.sessions = new Map();
+  state.loading = false;
   await loadMore();
 }
 
 async function loadMore() {
   if (state.loading) return;
   state.loading = true;
+  const gen = state.gen;
   try {
     const q = document.getElementById("filter").value.trim();
-    const body = await api("/api/sessions?limit=" + state.page + "&offset=" + state.loaded + (q ? "&q=" + encodeURIComponent(q) : ""));
+    const body = await api("/api/sessions?limit=" + state.page + (state.next ? "&after=" + encodeURIComponent(state.next) : "") + (q ? "&q=" + encodeURIComponent(q) : ""));
+    if (gen !== state.gen) return;
     document.getElementById("spawn-form").hidden = !body.can_act;
     for (const s of body.sessions) state.sessions.set(s.id, s);
-    state.loaded += body.sessions.length;
+    state.next = body.next;
     state.more = body.more;
     document.getElementById("more").hidden = !body.more;
     renderList();
   } finally {
-    state.loading = false;
+    if (gen === state.gen) state.loading = false;
   }
+  if (gen !== state.gen) return;
   if (state.observer) {
     // Observed anew, the end of the list is reported at once if it is
     // still in view (a short page, a tall window): the next page follows.
