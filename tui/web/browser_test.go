@@ -36,6 +36,12 @@ func serve(t testing.TB) *serving {
 	for i := 1; i <= 3; i++ {
 		sessionstest.WriteSettledRecord(t, st, i)
 	}
+	return serveStore(t, st)
+}
+
+// serveStore is zwarm serve over st, stopped when the test ends.
+func serveStore(t testing.TB, st *state.Store) *serving {
+	t.Helper()
 	sv := &serving{st: st, full: web.NewToken(), ro: web.NewToken()}
 	srv, err := web.New(web.Options{Manager: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()}), Token: sv.full, ReadOnlyToken: sv.ro})
 	if err != nil {
