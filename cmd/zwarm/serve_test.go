@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,6 +82,10 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 10*time.Second)
+	ws := `document.getElementById("detail-workspace").textContent`
+	if got, want := webtest.Eval[string](t, ctx, ws), "worktree"+w.show(id).Worktree; !strings.HasPrefix(got, want) || !strings.Contains(got, "not landed") {
+		t.Fatalf("the session's worktree and change: %q, want it to start %q and say it is not landed", got, want)
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#show-diff"))); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +117,8 @@ func TestALandFromThePageLands(t *testing.T) {
 	if got := w.git(w.Work, "show", "main:x.go"); got != "package x" {
 		t.Fatalf("main's x.go after the landing: %q", got)
 	}
+	landed := "landed into main as " + w.git(w.Work, "rev-parse", "main")[:8]
+	webtest.WaitFor(t, ctx, "the landing in the session's record", ws+`.includes(`+strconv.Quote(landed)+`)`, 10*time.Second)
 	webtest.Screenshot(t, ctx, "land")
 }
 
@@ -211,6 +218,13 @@ func TestAWorkerSpawnedFromThePage(t *testing.T) {
 	if s := w.show(ids[0]); s.Task != "write y.txt" || s.Source.String() != "user" || s.Worktree == "" {
 		t.Fatalf("the spawned worker: task %q, source %s, worktree %q", s.Task, s.Source, s.Worktree)
 	}
+	// A follow-up from the page is a second turn, and the page says so.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#inject-text"), "and then z"),
+		chromedp.Click(chromedp.CSS(`#inject-form button`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the follow-up delivered", `document.getElementById("detail-follow-ups").textContent === "follow-up: and then z · delivered as turn 2"`, time.Minute)
+	webtest.WaitFor(t, ctx, "its turn done", `document.querySelectorAll("#story .turn").length === 2 && document.getElementById("detail-title").textContent.includes("completed")`, time.Minute)
 }
 
 // A run's story on the page follows the run as it writes it: a tool call

@@ -107,7 +107,13 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {
 		s.failed(w, err)
 		return
 	}
-	reply(w, map[string]any{"session": toJSON(sess), "turns": storyOf(turns), "can_act": a == full})
+	inbox, err := s.opt.Manager.Inbox(sess.ID)
+	if err != nil {
+		s.failed(w, err)
+		return
+	}
+	reply(w, map[string]any{"session": toJSON(sess), "turns": storyOf(turns), "workspace": workspaceOf(sess, time.Now()),
+		"follow_ups": followUpsOf(inbox), "can_act": a == full})
 }
 
 // diff is a session's change (GET /api/sessions/{id}/diff): its --stat

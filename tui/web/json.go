@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -42,6 +43,40 @@ func toJSON(s *record.Session) sessionJSON {
 		out.Branch = w.Branch
 	}
 	out.Changes = s.ChangesText()
+	return out
+}
+
+// fieldJSON is one labelled line of where a session works and what became
+// of its change, as zwarm show says it.
+type fieldJSON struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+func workspaceOf(s *record.Session, now time.Time) []fieldJSON {
+	out := []fieldJSON{}
+	for _, f := range render.WorkspaceFields(s, now) {
+		out = append(out, fieldJSON{Name: f.Name, Text: f.Text})
+	}
+	return out
+}
+
+// followUpJSON is a follow-up sent to a session: queued, delivered as a
+// turn, or not delivered and why.
+type followUpJSON struct {
+	Text      string    `json:"text"`
+	State     string    `json:"state"`
+	Turn      int       `json:"turn,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Interrupt bool      `json:"interrupt,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func followUpsOf(inbox []record.InboxEntry) []followUpJSON {
+	out := make([]followUpJSON, len(inbox))
+	for i, e := range inbox {
+		out[i] = followUpJSON{Text: clip(e.Text), State: string(e.State), Turn: e.Turn, Reason: e.Reason, Interrupt: e.Interrupt, CreatedAt: e.CreatedAt}
+	}
 	return out
 }
 

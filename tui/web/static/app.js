@@ -210,7 +210,13 @@ async function loadDetail() {
   state.canAct = body.can_act;
   document.getElementById("detail-pane").hidden = false;
   document.getElementById("detail-title").textContent = s.short + " · " + s.status;
-  document.getElementById("detail-meta").textContent = [s.adapter, s.model, s.source, s.branch, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · ");
+  document.getElementById("detail-meta").textContent = [s.adapter, s.model, s.source, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · ");
+  // Where it works and what became of its change, as zwarm show says it.
+  document.getElementById("detail-workspace").replaceChildren(...body.workspace.flatMap((f) => [el("dt", f.name), el("dd", f.text)]));
+  document.getElementById("detail-follow-ups").replaceChildren(...body.follow_ups.map((f) => {
+    const where = f.state === "delivered" ? "delivered as turn " + f.turn : f.state + (f.reason ? ": " + f.reason : "");
+    return el("li", "follow-up" + (f.interrupt ? " (interrupt)" : "") + ": " + f.text + " · " + where);
+  }));
   document.getElementById("actions").hidden = !body.can_act;
   const story = document.getElementById("story");
   story.replaceChildren(...body.turns.map(turn));
