@@ -168,7 +168,7 @@ func TestARunIsAnsweredFromThePage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)
 	}
-	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr").length === 1`, 30*time.Second)
+	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +243,8 @@ func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)
 	}
-	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr").length === 1`, 30*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tbody tr`))); err != nil {
+	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tbody tr[data-id]`))); err != nil {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the call while it runs", `document.getElementById("run-lines").textContent.includes("→ exec_command")`, 30*time.Second)

@@ -2,7 +2,7 @@
 // put on the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, selected: "", run: "", story: null, canAct: false };
+const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), known: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, runSort: "created_at", runDesc: true, selected: "", run: "", story: null, canAct: false };
 
 function token() {
   const m = location.hash.match(/token=([0-9a-f]+)/);
@@ -49,7 +49,10 @@ async function loadMore() {
     const body = await api("/api/sessions?limit=" + state.page + (state.next ? "&after=" + encodeURIComponent(state.next) : "") + (q ? "&q=" + encodeURIComponent(q) : ""));
     if (gen !== state.gen) return;
     document.getElementById("spawn-form").hidden = !body.can_act;
-    for (const s of body.sessions) state.sessions.set(s.id, s);
+    for (const s of body.sessions) {
+      state.sessions.set(s.id, s);
+      state.known.set(s.id, s); // whatever the filter: a run's workers show under it
+    }
     state.next = body.next;
     state.more = body.more;
     document.getElementById("more").hidden = !body.more;
@@ -94,17 +97,39 @@ async function loadRuns() {
   renderRuns();
 }
 
+// renderRuns lists the runs that pass the filter, sorted as asked, each
+// with its workers under it, as the dashboard shows them.
 function renderRuns() {
+  const q = document.getElementById("filter").value.trim().toLowerCase();
+  const k = state.runSort;
+  const key = (r) => (k === "workers" ? r.workers.length : r[k] ?? "");
+  const list = [...state.runs.values()]
+    .filter((r) => !q || [r.id, r.task, r.status, r.model].some((f) => (f || "").toLowerCase().includes(q)))
+    .sort((a, b) => {
+      const x = key(a), y = key(b);
+      return (x < y ? -1 : x > y ? 1 : 0) * (state.runDesc ? -1 : 1);
+    });
   const tbody = document.querySelector("#runs tbody");
-  tbody.replaceChildren(...[...state.runs.values()].map((r) => {
+  tbody.replaceChildren(...list.flatMap((r) => {
     const tr = el("tr");
     tr.dataset.id = r.id;
     if (r.id === state.run) tr.className = "selected";
     tr.append(el("td", r.short), el("td", r.status, "status-" + r.status), el("td", r.task, "task"), el("td", r.steps),
       el("td", r.workers.length), el("td", cost(r.cost_usd)));
     tr.addEventListener("click", () => selectRun(r.id));
-    return tr;
+    return [tr, ...r.workers.map((id) => workerRow(id))];
   }));
+}
+
+// workerRow is a run's worker under it; it opens the worker's session.
+function workerRow(id) {
+  const s = state.known.get(id);
+  const tr = el("tr", null, "worker" + (id === state.selected ? " selected" : ""));
+  tr.dataset.session = id;
+  tr.append(el("td", "└ " + id.slice(0, 8)), el("td", s ? s.status : "", s ? "status-" + s.status : ""), el("td", s ? s.task : "", "task"),
+    el("td", ""), el("td", ""), el("td", s ? cost(s.cost_usd) : ""));
+  tr.addEventListener("click", () => select(id));
+  return tr;
 }
 
 async function selectRun(id) {
@@ -162,7 +187,7 @@ async function loadRun() {
   document.getElementById("run-title").textContent = "run " + r.short + " · " + r.status;
   document.getElementById("run-task").textContent = r.task;
   document.getElementById("run-workers").replaceChildren(...r.workers.map((w) => {
-    const s = state.sessions.get(w);
+    const s = state.known.get(w);
     const li = el("li", w.slice(0, 8) + (s ? " · " + s.status + " · " + s.task : ""));
     li.addEventListener("click", () => select(w));
     return li;
@@ -385,9 +410,15 @@ async function stream() {
     es.addEventListener("open", () => { live.textContent = "live"; });
     es.addEventListener("session", (e) => {
       const ev = JSON.parse(e.data);
-      if (ev.removed) state.sessions.delete(ev.id);
-      else if (ev.session) state.sessions.set(ev.id, ev.session);
+      if (ev.removed) {
+        state.sessions.delete(ev.id);
+        state.known.delete(ev.id);
+      } else if (ev.session) {
+        state.sessions.set(ev.id, ev.session);
+        state.known.set(ev.id, ev.session);
+      }
       renderList();
+      renderRuns(); // a run's worker is shown under it
       if (ev.id === state.selected) loadDetail();
     });
     es.addEventListener("run", (e) => {
@@ -415,6 +446,13 @@ function init() {
     document.getElementById("live").textContent = "no token: open the link zwarm serve printed";
     return;
   }
+  for (const th of document.querySelectorAll("th[data-run-sort]")) {
+    th.addEventListener("click", () => {
+      state.runDesc = state.runSort === th.dataset.runSort ? !state.runDesc : true;
+      state.runSort = th.dataset.runSort;
+      renderRuns();
+    });
+  }
   for (const th of document.querySelectorAll("th[data-sort]")) {
     th.addEventListener("click", () => {
       state.desc = state.sort === th.dataset.sort ? !state.desc : true;
@@ -423,7 +461,7 @@ function init() {
     });
   }
   let typing;
-  document.getElementById("filter").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 200); });
+  document.getElementById("filter").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(() => { loadList(); renderRuns(); }, 200); });
   const more = document.getElementById("more");
   more.addEventListener("click", () => loadMore());
   // The next page loads when the end of the list comes into view.

@@ -1,0 +1,69 @@
+package web_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/tui/web/webtest"
+)
+
+// writeRun writes a settled run's record into the served state dir.
+func (sv *serving) writeRun(t *testing.T, id, task string, steps int, created time.Time, workers ...string) {
+	t.Helper()
+	dir := runs.RunDir(sv.st.Dir(), id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	end := created.Add(time.Minute)
+	r := &runs.Record{Version: runs.RecordVersion, ID: id, Task: task, Model: "gpt-5.1", Status: runs.StatusCompleted, Steps: steps,
+		Limits: runs.Limits{MaxSteps: 50}, CreatedAt: created, UpdatedAt: end, EndedAt: &end, Workers: workers}
+	if err := runs.WriteRecord(dir, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The runs are listed as the dashboard lists them, each with its workers
+// under it (a worker opens its session); they sort by a column and the
+// filter finds them as it finds sessions.
+func TestRunsWithTheirWorkers(t *testing.T) {
+	sv := serve(t)
+	at := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	alpha, beta := "0199a213-81c0-7800-8aa1-000000000001", "0199a213-81c0-7800-8aa1-000000000002"
+	sv.writeRun(t, alpha, "alpha: two workers", 5, at, sessionstest.SessionID(1), sessionstest.SessionID(2))
+	sv.writeRun(t, beta, "beta: none", 9, at.Add(time.Hour))
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.ro)); err != nil {
+		t.Fatal(err)
+	}
+	rows := `[...document.querySelectorAll("#runs tbody tr")].map(tr => tr.dataset.id ? "run " + tr.children[2].textContent : "worker " + tr.children[0].textContent + " " + tr.children[2].textContent).join("; ")`
+	w1, w2 := sessionstest.SessionID(1)[:8], sessionstest.SessionID(2)[:8]
+	newest := "run beta: none; run alpha: two workers; worker └ " + w1 + " task 1; worker └ " + w2 + " task 2"
+	webtest.WaitFor(t, ctx, "the runs, newest first, with their workers", rows+` === `+strconv.Quote(newest), 30*time.Second)
+	click := func(sel string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	click(`th[data-run-sort="steps"]`) // most steps first
+	webtest.WaitFor(t, ctx, "the runs by steps", rows+` === `+strconv.Quote(newest), 5*time.Second)
+	click(`th[data-run-sort="steps"]`) // fewest first
+	fewest := "run alpha: two workers; worker └ " + w1 + " task 1; worker └ " + w2 + " task 2; run beta: none"
+	webtest.WaitFor(t, ctx, "the runs by steps, fewest first", rows+` === `+strconv.Quote(fewest), 5*time.Second)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "beta")); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the runs filtered", rows+` === "run beta: none"`, 5*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("filter").value = ""`), chromedp.SendKeys(chromedp.CSS("#filter"), "alpha")); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the other run filtered", rows+` === `+strconv.Quote(fewest[:len(fewest)-len("; run beta: none")]), 5*time.Second)
+	click(`#runs tr[data-session="` + sessionstest.SessionID(2) + `"]`)
+	webtest.WaitFor(t, ctx, "the worker's session", `document.getElementById("detail-title").textContent === "`+w2+` · completed"`, 10*time.Second)
+}
