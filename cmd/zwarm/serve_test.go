@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -261,5 +262,54 @@ func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
 		return t.includes("← exit 0") && t.includes("through the gate"); })()`, 10*time.Second)
 	if n := webtest.Eval[int](t, ctx, `document.getElementById("run-lines").textContent.split("→ exec_command").length - 1`); n != 1 {
 		t.Fatalf("the call shows %d times in the story", n)
+	}
+}
+
+// No secret reaches the page: not the environment serve runs in (API
+// keys), not a config value that holds one (a collector's header), in
+// any answer the page reads, for a worker and a run alike.
+func TestNoSecretReachesThePage(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	const envKey, hdrKey = "sk-zwarm-env-secret-0001", "zwarm-header-secret-0002"
+	w.extraEnv = append(w.extraEnv, "OPENAI_API_KEY="+envKey, "ANTHROPIC_API_KEY="+envKey)
+	cfg, _ := os.ReadFile(filepath.Join(w.State, "config.toml"))
+	w.WriteConfig(string(cfg) + "\n[telemetry]\ndisabled = true\nendpoint = \"http://127.0.0.1:1\"\nheaders = { authorization = \"Bearer " + hdrKey + "\" }\n")
+	task := "SECRETS: delegate one"
+	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "print the environment"})),
+		replyCalls(fcall("finish", map[string]any{"summary": "done"})))
+	w.setScript(agentDoes("env > env.txt"))
+	w.ok("orchestrate", task)
+	link := w.startServe()
+	base, token, _ := strings.Cut(link, "/#token=")
+	get := func(path string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	run := w.runs()[0]
+	id := run.Workers[0]
+	answers := map[string]string{}
+	for _, path := range []string{"/", "/app.js", "/api/sessions", "/api/sessions/" + id,
+		"/api/runs", "/api/runs/" + run.ID} {
+		answers[path] = get(path)
+	}
+	if !strings.Contains(answers["/api/sessions/"+id], "print the environment") || !strings.Contains(answers["/api/runs/"+run.ID], "delegate") {
+		t.Fatalf("the answers do not hold the worker and the run:\n%s\n%s", answers["/api/sessions/"+id], answers["/api/runs/"+run.ID])
+	}
+	for path, body := range answers {
+		if strings.Contains(body, envKey) || strings.Contains(body, hdrKey) {
+			t.Errorf("GET %s holds a secret:\n%s", path, body)
+		}
 	}
 }
