@@ -70,6 +70,9 @@
 //	spawn.lock                       the lock held by a spawn with a limit while it counts and records
 //	.<lock>.<token>, <lock>.break    under leases, a lock being taken, and the lock of breaking one
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
+//	runners/<runner>.json            what a runner's engine last said of the jobs readers asked about,
+//	                                 and since when it has not answered (sessions/runner, Seen): shown
+//	                                 while the engine is unreachable; a note, never the source of truth
 //	logs/zwarm.log                   zwarm's own log
 //
 // # Locks

@@ -72,6 +72,7 @@ func NewManager(opt ManagerOptions) *Manager {
 	m := &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
 		sections: sections, runners: opt.Runners, warn: warn, lockWaiting: opt.LockWaiting}
 	m.cache = listing.NewCache(opt.Store, m.Judge)
+	m.jobs.StateDir = opt.Store.Dir()
 	return m
 }
 

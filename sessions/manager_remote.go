@@ -146,7 +146,7 @@ func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 	st, ok, err := m.jobState(ctx, s)
 	switch {
 	case errors.Is(err, runner.ErrUnreachable):
-		return s.Job.Runner + " unreachable"
+		return m.lastSeen(s, time.Now())
 	case err != nil:
 		return fmt.Sprintf("%s: %v", s.Job.Runner, err)
 	case !ok:
@@ -155,4 +155,22 @@ func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 		return "queued · " + st.Detail
 	}
 	return st.Detail
+}
+
+// lastSeen says, for a session whose runner does not answer, for how long
+// it has not, and what it last said of the session's job and when.
+func (m *Manager) lastSeen(s *record.Session, now time.Time) string {
+	seen := m.jobs.LastSeen(s.Job.Runner)
+	msg := s.Job.Runner + " unreachable"
+	if seen.UnreachableSince != nil {
+		msg += " for " + now.Sub(*seen.UnreachableSince).Round(time.Second).String()
+	}
+	if j, ok := seen.Jobs[s.Job.ID]; ok {
+		what := j.Detail
+		if j.Phase == runner.Queued {
+			what = "queued · " + what
+		}
+		msg += fmt.Sprintf("; %s as of %s ago", what, now.Sub(j.At).Round(time.Second))
+	}
+	return msg
 }

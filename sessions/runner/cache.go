@@ -29,18 +29,29 @@ func PollOf(r Runner) time.Duration {
 // not wait for that to say it is unreachable.
 const jobAskLimit = 3 * time.Second
 
+// unreachableHold is how long an engine that did not answer is taken as
+// unreachable before it is asked again: a reader does not spend a bounded
+// wait on each of its sessions in turn, nor on each poll.
+const unreachableHold = 10 * time.Second
+
 // jobAskedFor is how long a job stays in the set asked about together
 // after a reader last asked for it.
 const jobAskedFor = 30 * time.Second
 
 // Cache is what runners said of jobs, by runner.
 type Cache struct {
+	// StateDir, if set, is where the cache keeps what each engine last
+	// said for the next reader (Seen).
+	StateDir string
+
 	mu       sync.Mutex
 	byRunner map[string]*runnerJobs
 }
 
 type runnerJobs struct {
+	name    string
 	at      time.Time
+	seen    Seen // as last noted in the state dir
 	states  map[string]JobState
 	err     error
 	queried map[string]bool      // the ids the last answer was about
@@ -66,13 +77,17 @@ func (c *Cache) State(ctx context.Context, name string, r Runner, id string, now
 // Callers hold mu.
 func (c *Cache) ask(ctx context.Context, name string, r Runner, ids []string, now time.Time) *runnerJobs {
 	rj := c.of(name)
-	fresh := now.Sub(rj.at) < PollOf(r)
+	hold := PollOf(r)
+	if errors.Is(rj.err, ErrUnreachable) {
+		hold = max(hold, unreachableHold)
+	}
+	fresh := now.Sub(rj.at) < hold
 	for _, id := range ids {
 		fresh = fresh && rj.queried[id]
 		rj.asked[id] = now
 	}
 	if !fresh {
-		rj.refresh(ctx, r, now)
+		rj.refresh(ctx, r, now, c.StateDir)
 	}
 	return rj
 }
@@ -84,27 +99,41 @@ func (c *Cache) of(name string) *runnerJobs {
 	}
 	rj := c.byRunner[name]
 	if rj == nil {
-		rj = &runnerJobs{asked: map[string]time.Time{}}
+		rj = &runnerJobs{name: name, asked: map[string]time.Time{}}
 		c.byRunner[name] = rj
 	}
 	return rj
 }
 
 // refresh asks the engine once about every job asked about of late.
-func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time) {
+func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time, stateDir string) {
 	maps.DeleteFunc(rj.asked, func(_ string, at time.Time) bool { return now.Sub(at) > jobAskedFor })
 	ids := slices.Sorted(maps.Keys(rj.asked))
 	ctx, cancel := context.WithTimeout(ctx, jobAskLimit)
 	defer cancel()
+	began := time.Now()
 	rj.states, rj.err = r.Jobs(ctx, ids)
 	if rj.err != nil && ctx.Err() != nil && !errors.Is(rj.err, ErrUnreachable) {
 		rj.err = fmt.Errorf("%w: no answer within %s", ErrUnreachable, jobAskLimit)
 	}
-	rj.at = now
+	// The answer is as old as its end: an engine slow to answer is not
+	// asked again at once because the question took longer than a poll.
+	rj.at = now.Add(time.Since(began))
+	if rj.err == nil || errors.Is(rj.err, ErrUnreachable) {
+		rj.seen = note(stateDir, rj.name, rj.states, rj.err != nil, rj.at)
+	}
 	rj.queried = make(map[string]bool, len(ids))
 	for _, id := range ids {
 		rj.queried[id] = true
 	}
+}
+
+// LastSeen is what the engine last said, to any reader of the state dir,
+// and since when it has not answered: for a reader that cannot reach it.
+func (c *Cache) LastSeen(name string) Seen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.of(name).seen
 }
 
 // Prefetch asks about ids together, before a listing looks at their
