@@ -24,6 +24,15 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
+	if s, err := m.st.Load(id); err == nil && !s.Settled() {
+		// Another cluster's job is not this machine's to end: nothing
+		// is marked.
+		if r, err := m.runner(s.Job.Runner); err == nil {
+			if err := foreignJob(ctx, r, s); err != nil {
+				return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
+			}
+		}
+	}
 	var job record.Job
 	var claimed bool
 	s, err := m.st.UpdateCtx(m.writing(ctx), id, func(tx *state.Tx) error {
@@ -101,7 +110,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 	stop := func(force bool) error {
 		sctx, cancel := context.WithTimeout(ctx, jobStopLimit)
 		defer cancel()
-		if err := r.Stop(sctx, job.ID, force); err != nil {
+		if err := r.Stop(sctx, runner.JobRef{ID: job.ID, Session: id}, force); err != nil {
 			return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
 		}
 		return nil
@@ -113,7 +122,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 			}
 			return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
 		}
-		return why, m.waitJobGone(ctx, r, job)
+		return why, m.waitJobGone(ctx, r, id, job)
 	}
 	if !claimed {
 		// Queued, or started and not yet listening for signals: nothing
@@ -135,7 +144,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 		}
 		return force(fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
 	}
-	return "", m.waitJobGone(ctx, r, job)
+	return "", m.waitJobGone(ctx, r, id, job)
 }
 
 // jobStopLimit bounds one request to stop a job.
@@ -143,13 +152,13 @@ const jobStopLimit = 10 * time.Second
 
 // waitJobGone waits, at most ten seconds, until the engine no longer runs
 // a job: after a kill, nothing of the session runs on any node.
-func (m *Manager) waitJobGone(ctx context.Context, r runner.Runner, job record.Job) error {
+func (m *Manager) waitJobGone(ctx context.Context, r runner.Runner, id string, job record.Job) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {
 		states, err := r.Jobs(ctx, []string{job.ID})
 		if err == nil {
-			if st, ok := states[job.ID]; !ok || st.Phase == runner.Ended {
+			if st, ok := states[job.ID]; !ok || st.Phase == runner.Ended || st.Session != id {
 				return nil
 			}
 		}

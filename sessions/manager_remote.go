@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -28,6 +29,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	// or cancel it, would be lost. It is bounded instead.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobSubmitLimit)
 	defer cancel()
+	cluster := r.Cluster(sctx)
 	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.SessionDir(s.ID)})
 	if err != nil {
 		return err
@@ -38,7 +40,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
 		}
-		s.Job.ID = jobID
+		s.Job.ID, s.Job.Cluster = jobID, cluster
 		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			// The job owns the session now, wherever it runs.
 			s.Owner = nil
@@ -48,7 +50,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	if err != nil {
 		// The job runs, but nothing records it: stop it rather than leave
 		// a supervisor nobody can find.
-		r.Stop(context.WithoutCancel(ctx), jobID, true)
+		r.Stop(context.WithoutCancel(ctx), runner.JobRef{ID: jobID, Session: s.ID}, true)
 		return err
 	}
 	return nil
@@ -95,13 +97,52 @@ func (m *Manager) jobEnded(ctx context.Context, s *record.Session) (msg string, 
 }
 
 // jobState is what the session's runner says of its job, asked at most
-// once per poll interval for all the jobs asked about of late.
+// once per poll interval for all the jobs asked about of late. A job of
+// another cluster is not asked about (a *ForeignJobError); a job of that
+// id that runs another session is not the session's, which is gone.
 func (m *Manager) jobState(ctx context.Context, s *record.Session) (runner.JobState, bool, error) {
 	r, err := m.runner(s.Job.Runner)
 	if err != nil {
 		return runner.JobState{}, false, err
 	}
-	return m.jobs.State(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
+	if err := foreignJob(ctx, r, s); err != nil {
+		return runner.JobState{}, false, err
+	}
+	st, ok, err := m.jobs.State(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
+	if ok && st.Session != s.ID {
+		return runner.JobState{}, false, err
+	}
+	return st, ok, err
+}
+
+// ForeignJobError is a session whose job runs on another cluster than
+// the one this machine's commands reach: its id means another job here,
+// so nothing is concluded of it nor done to it from here.
+type ForeignJobError struct {
+	ID, Runner, JobID, Cluster, Here string
+}
+
+func (e *ForeignJobError) Error() string {
+	return fmt.Sprintf("session %s runs as %s job %s on cluster %s, and this machine's %s commands reach cluster %s: "+
+		"act on it from a machine of %s (or point SLURM_CONF at its config)", record.ShortID(e.ID), e.Runner, e.JobID, e.Cluster, e.Runner, e.Here, e.Cluster)
+}
+
+// Is makes a foreign job a request zwarm cannot carry out as asked here
+// (exit code 2): nothing was done.
+func (e *ForeignJobError) Is(target error) bool { return target == config.ErrInvalidRequest }
+
+// foreignJob says whether s's job is another cluster's than the one r
+// reaches; a job recorded without its cluster, or a cluster r cannot
+// name, is taken as this one's.
+func foreignJob(ctx context.Context, r runner.Runner, s *record.Session) error {
+	if s.Job == nil || s.Job.Cluster == "" {
+		return nil
+	}
+	here := r.Cluster(ctx)
+	if here == "" || here == s.Job.Cluster {
+		return nil
+	}
+	return &ForeignJobError{ID: s.ID, Runner: s.Job.Runner, JobID: s.Job.ID, Cluster: s.Job.Cluster, Here: here}
 }
 
 // abandonRemote settles a session whose job ended without its supervisor
@@ -112,7 +153,7 @@ func (m *Manager) abandonRemote(ctx context.Context, tx *state.Tx) error {
 	if r, err := m.runner(s.Job.Runner); err == nil {
 		// Whatever is left of the job goes with it, and what it left
 		// on this host, should it have run here.
-		r.Stop(ctx, s.Job.ID, true)
+		r.Stop(ctx, runner.JobRef{ID: s.Job.ID, Session: s.ID}, true)
 	}
 	if err := m.sweepOut(ctx, s.ID); err != nil {
 		m.warn(fmt.Errorf("session %s: %w", record.ShortID(s.ID), err))
@@ -147,6 +188,9 @@ func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 	switch {
 	case errors.Is(err, runner.ErrUnreachable):
 		return m.lastSeen(s, time.Now())
+	case errors.As(err, new(*ForeignJobError)):
+		fe := err.(*ForeignJobError)
+		return fmt.Sprintf("%s job %s on cluster %s (this machine reaches %s: not judged from here)", s.Job.Runner, s.Job.ID, fe.Cluster, fe.Here)
 	case err != nil:
 		return fmt.Sprintf("%s: %v", s.Job.Runner, err)
 	case !ok:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 )
 
 // hungController is a copy of the world's cluster config whose controller
@@ -102,5 +103,48 @@ func TestSlurmReadersDoNotWaitOnAHungController(t *testing.T) {
 		if s := w.show(id); s.Status != record.StatusCompleted {
 			t.Fatalf("session %s: %s %q", id, s.Status, s.Error)
 		}
+	}
+}
+
+// A session's job is its cluster's: with another cluster's config (a lab
+// with two, the same job ids in both), ls shows the session as its
+// record says and judges nothing, and kill refuses, naming both
+// clusters, rather than cancel whatever job has that id here; the job
+// runs on, and completes.
+func TestSlurmAnotherClustersSessionIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	other := slurmtest.Second(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.holdScript(gate)
+	id, job := w.runningJob("held on the first cluster")
+	if c := w.record(id).Job.Cluster; c != "zwarm" {
+		t.Fatalf("the job's cluster is recorded as %q, want zwarm", c)
+	}
+	home := append([]string{}, w.extraEnv...)
+	w.extraEnv = append(w.extraEnv, other...)
+	var list []struct {
+		ID          string `json:"id"`
+		Status      string `json:"status"`
+		RunnerState string `json:"runner_state"`
+	}
+	mustJSON(t, w.ok("ls", "--json"), &list)
+	if len(list) != 1 || list[0].Status != "running" || !strings.Contains(list[0].RunnerState, "on cluster zwarm (this machine reaches zwarmb") {
+		t.Fatalf("ls with the other cluster's config: %+v", list)
+	}
+	r := w.zwarm("kill", id)
+	if r.code != 2 || !strings.Contains(r.stderr, "cluster zwarm") || !strings.Contains(r.stderr, "cluster zwarmb") {
+		t.Fatalf("kill with the other cluster's config: %+v", r)
+	}
+	w.extraEnv = home
+	if st := w.jobState(job); st != "RUNNING" {
+		t.Fatalf("the session's job is %s after ls and kill with the other cluster's config", orGone(st))
+	}
+	if s := w.show(id); s.Status != record.StatusRunning || s.Stop != nil {
+		t.Fatalf("the session after ls and kill with the other cluster's config: %s, stop %+v", s.Status, s.Stop)
+	}
+	writeFile(t, gate, "")
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
+		t.Fatalf("wait on its own cluster: %+v", r)
 	}
 }

@@ -11,6 +11,10 @@ type Job struct {
 	Runner string `json:"runner"`
 	// ID is the job's id in the engine, for the current or last start.
 	ID string `json:"id"`
+	// Cluster names the engine's cluster the job was submitted to ("":
+	// not known, as for jobs recorded before clusters were): the id
+	// means this job there only.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // RunnerName is the runner the session's supervisor runs under.

@@ -34,8 +34,14 @@ type Runner interface {
 	// Stop stops a job: gracefully (SIGTERM to the supervisor, which
 	// stops its agent and records the kill itself), or by force (the job
 	// and everything it started ends now; a queued job is cancelled).
-	// Stopping a job that is gone is no error.
-	Stop(ctx context.Context, jobID string, force bool) error
+	// Stopping a job that is gone is no error, and a job of that id that
+	// is not job.Session's is left alone.
+	Stop(ctx context.Context, job JobRef, force bool) error
+	// Cluster names the engine this machine's commands reach (Slurm's
+	// ClusterName), "" when it cannot tell: a job is recorded with it,
+	// and a job of another cluster is never judged or acted on from here,
+	// where its id means another job.
+	Cluster(ctx context.Context) string
 	// Check says what is wrong with the runner's set-up for a state dir,
 	// for doctor: one line each, empty when nothing is. A state dir its
 	// nodes cannot see is one of those.
@@ -53,6 +59,12 @@ type Spec struct {
 	// SessionDir is the session's directory in the state dir: an engine's
 	// own output for the job goes there.
 	SessionDir string
+}
+
+// JobRef is a session's job: its id in the engine and the session it
+// runs, which the engine's job of that id must be running to be acted on.
+type JobRef struct {
+	ID, Session string
 }
 
 // Phase is where a job is in its engine.
@@ -80,6 +92,10 @@ type JobState struct {
 	// ByEngine says the engine ended the job itself (cancelled, time
 	// limit, node lost) rather than the job's command exiting.
 	ByEngine bool
+	// Session is the session the engine's job of this id runs, as its
+	// name says; "" for a job that is not a zwarm worker. A job of
+	// another session is not the one asked about: that one is gone.
+	Session string
 }
 
 // ErrUnreachable is a runner whose engine did not answer: records

@@ -27,3 +27,13 @@ func TestBatchScriptOutlivesTheWarning(t *testing.T) {
 		t.Fatalf("the batch script warned with SIG%s: %v, output %q\n%s", WarnSignal, err, out, script)
 	}
 }
+
+// A job is a session's when its name says so (zwarm-<session>); any other
+// job of that id is no session's.
+func TestAJobsSessionIsItsName(t *testing.T) {
+	for name, want := range map[string]string{"zwarm-0199a213-81c0": "0199a213-81c0", "victim": "", "zwarm": "", "": ""} {
+		if got := jobState(State{ID: "51", State: "RUNNING", Name: name}).Session; got != want {
+			t.Errorf("job named %q: session %q, want %q", name, got, want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func shJob(t *testing.T, c *slurm.Client, script string, args ...string) (id, di
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.Cancel(ctx, id); err != nil {
+		if err := c.Cancel(ctx, slurm.Ref{ID: id}); err != nil {
 			t.Errorf("cancel %s at the end: %v", id, err)
 		}
 	})

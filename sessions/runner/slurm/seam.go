@@ -95,7 +95,7 @@ func (r *jobs) Poll() time.Duration { return r.poll }
 func (r *jobs) Start(ctx context.Context, spec runner.Spec) (string, error) {
 	// The job starts in the session's dir, which exists: the worker's
 	// own directory (a worktree) may be made by the supervisor only.
-	id, err := r.c.Submit(ctx, Job{Name: "zwarm-" + spec.SessionID, Dir: spec.SessionDir,
+	id, err := r.c.Submit(ctx, Job{Name: jobName(spec.SessionID), Dir: spec.SessionDir,
 		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv})
 	if err != nil {
 		return "", fmt.Errorf("slurm: %w", err)
@@ -118,9 +118,18 @@ func (r *jobs) Jobs(ctx context.Context, ids []string) (map[string]runner.JobSta
 	return out, nil
 }
 
+// namePrefix begins the name of every job zwarm submits: zwarm-<session>.
+const namePrefix = "zwarm-"
+
+func jobName(session string) string { return namePrefix + session }
+
 // jobState is a job's state in the words of the session manager.
 func jobState(st State) runner.JobState {
 	js := runner.JobState{Phase: runner.Running, Detail: "slurm " + st.ID}
+	js.Session, _ = strings.CutPrefix(st.Name, namePrefix)
+	if !strings.HasPrefix(st.Name, namePrefix) {
+		js.Session = ""
+	}
 	switch {
 	case st.Pending():
 		js.Phase = runner.Queued
@@ -142,21 +151,24 @@ func jobState(st State) runner.JobState {
 	return js
 }
 
-func (r *jobs) Stop(ctx context.Context, id string, force bool) error {
+func (r *jobs) Stop(ctx context.Context, job runner.JobRef, force bool) error {
+	ref := Ref{ID: job.ID, Name: jobName(job.Session)}
 	if !force {
-		err := r.c.Signal(ctx, id, "TERM")
+		err := r.c.Signal(ctx, ref, "TERM")
 		if errors.Is(err, ErrPending) {
 			// Nothing of it runs yet: it is cancelled.
-			return r.c.Cancel(ctx, id)
+			return r.c.Cancel(ctx, ref)
 		}
 		return err
 	}
-	if err := r.c.Kill(ctx, id); err != nil {
+	if err := r.c.Kill(ctx, ref); err != nil {
 		return err
 	}
 	// A queued job has no process to signal: it is cancelled.
-	return r.c.Cancel(ctx, id)
+	return r.c.Cancel(ctx, ref)
 }
+
+func (r *jobs) Cluster(ctx context.Context) string { return r.c.Cluster(ctx) }
 
 // Check lists what stops the cluster from running this state dir's
 // workers: a missing command, a controller that does not answer, no node

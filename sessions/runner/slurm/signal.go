@@ -8,6 +8,21 @@ import (
 	"strings"
 )
 
+// Ref names a job to act on: its id and, when set, its name, which the
+// job must also have (scancel --name): an id alone may be another
+// cluster's job, or, once this cluster forgot it, a later job's.
+type Ref struct {
+	ID   string
+	Name string
+}
+
+func (r Ref) filter() []string {
+	if r.Name == "" {
+		return nil
+	}
+	return []string{"--name=" + r.Name}
+}
+
 // ErrPending is wrapped by Signal's error for a job that has not started:
 // there is no process to signal yet. Cancel ends such a job.
 var ErrPending = errors.New("job is pending")
@@ -16,13 +31,14 @@ var ErrPending = errors.New("job is pending")
 // main process, the command Submit exec'd, and to nothing else:
 //
 //	squeue ... -j ID ...   (as States)
-//	scancel --batch -s SIG ID
+//	scancel --batch -s SIG [--name=NAME] ID
 //
 // It is the graceful stop: the command decides what to do with it. A job
 // that is already gone is not an error. A pending job is an error wrapping
 // ErrPending, found by the squeue call first: scancel would retry it for a
 // minute and a half ("Job can not be altered now, try again later").
-func (c *Client) Signal(ctx context.Context, id, sig string) error {
+func (c *Client) Signal(ctx context.Context, ref Ref, sig string) error {
+	id := ref.ID
 	if !sigRe.MatchString(sig) {
 		return fmt.Errorf("signal job %s: %q is not a signal name or number", id, sig)
 	}
@@ -31,34 +47,34 @@ func (c *Client) Signal(ctx context.Context, id, sig string) error {
 		return fmt.Errorf("signal job %s: %w", id, err)
 	}
 	s, known := states[id]
-	if !known || s.Terminal() {
+	if !known || s.Terminal() || ref.Name != "" && s.Name != ref.Name {
 		return nil
 	}
 	if s.Pending() {
 		return fmt.Errorf("signal job %s: %w (%s): cancel it instead", id, ErrPending, s.Reason)
 	}
-	return c.scancel(ctx, id, "signal job "+id+" with "+sig, "--batch", "-s", sig)
+	return c.scancel(ctx, ref, "signal job "+id+" with "+sig, "--batch", "-s", sig)
 }
 
 // Kill sends SIGKILL to every process of the job, the batch step and all
 // it started:
 //
-//	scancel --full -s KILL ID
+//	scancel --full -s KILL [--name=NAME] ID
 //
 // A pending job is cancelled by it. A job that is already gone is not an
 // error.
-func (c *Client) Kill(ctx context.Context, id string) error {
-	return c.scancel(ctx, id, "kill job "+id, "--full", "-s", "KILL")
+func (c *Client) Kill(ctx context.Context, ref Ref) error {
+	return c.scancel(ctx, ref, "kill job "+ref.ID, "--full", "-s", "KILL")
 }
 
 // Cancel removes the job: a pending one never starts; a running one gets
 // SIGTERM, then SIGKILL after the cluster's KillWait, and ends CANCELLED.
 //
-//	scancel ID
+//	scancel [--name=NAME] ID
 //
 // A job that is already gone is not an error.
-func (c *Client) Cancel(ctx context.Context, id string) error {
-	return c.scancel(ctx, id, "cancel job "+id)
+func (c *Client) Cancel(ctx context.Context, ref Ref) error {
+	return c.scancel(ctx, ref, "cancel job "+ref.ID)
 }
 
 var sigRe = regexp.MustCompile(`^(SIG)?[A-Z0-9+-]+$`)
@@ -71,11 +87,11 @@ var gone = []string{
 	"Job has already finished",
 }
 
-func (c *Client) scancel(ctx context.Context, id, what string, args ...string) error {
-	if !jobIDRe.MatchString(id) {
-		return fmt.Errorf("%s: %q is not a job id", what, id)
+func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...string) error {
+	if !jobIDRe.MatchString(ref.ID) {
+		return fmt.Errorf("%s: %q is not a job id", what, ref.ID)
 	}
-	_, err := c.run(ctx, "", "scancel", append(args, id)...)
+	_, err := c.run(ctx, "", "scancel", append(append(args, ref.filter()...), ref.ID)...)
 	var ce *CommandError
 	if err != nil && errors.As(err, &ce) && !errors.Is(err, ErrUnreachable) {
 		for _, g := range gone {

@@ -18,7 +18,7 @@ func TestSignalTerm(t *testing.T) {
 	id, dir := shJob(t, c, `trap 'echo got TERM > "$D/term"; exit 0' TERM; echo ready > "$D/ready"; while :; do sleep 0.1; done`)
 	waitFor(t, c, id, "running", time.Minute, running)
 	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
-	if err := c.Signal(ctxFor(t), id, "TERM"); err != nil {
+	if err := c.Signal(ctxFor(t), slurm.Ref{ID: id}, "TERM"); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitFile(t, filepath.Join(dir, "term"), time.Minute); got != "got TERM\n" {
@@ -28,7 +28,7 @@ func TestSignalTerm(t *testing.T) {
 		t.Fatalf("ended %+v after handling TERM and exiting 0", s)
 	}
 	// The job is gone: signalling it again is no error.
-	if err := c.Signal(ctxFor(t), id, "TERM"); err != nil {
+	if err := c.Signal(ctxFor(t), slurm.Ref{ID: id}, "TERM"); err != nil {
 		t.Fatalf("signal of an ended job: %v", err)
 	}
 }
@@ -41,7 +41,7 @@ func TestKill(t *testing.T) {
 	waitFor(t, c, id, "running", time.Minute, running)
 	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
 	child := strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), time.Minute))
-	if err := c.Kill(ctxFor(t), id); err != nil {
+	if err := c.Kill(ctxFor(t), slurm.Ref{ID: id}); err != nil {
 		t.Fatal(err)
 	}
 	s := waitFor(t, c, id, "ended", time.Minute, terminal)
@@ -55,7 +55,7 @@ func TestKill(t *testing.T) {
 	if b, err := os.ReadFile("/proc/" + child + "/cmdline"); err == nil && strings.HasPrefix(string(b), "sleep\x00300") {
 		t.Errorf("the job's child %s (sleep 300) outlived Kill", child)
 	}
-	if err := c.Kill(ctxFor(t), id); err != nil {
+	if err := c.Kill(ctxFor(t), slurm.Ref{ID: id}); err != nil {
 		t.Fatalf("kill of an ended job: %v", err)
 	}
 }
@@ -67,10 +67,10 @@ func TestCancel(t *testing.T) {
 	c := client(t, slurm.Options{ExtraArgs: []string{"--begin=now+1hour"}})
 	pending, _ := shJob(t, c, "echo ran")
 	s := waitFor(t, c, pending, "pending", time.Minute, func(s slurm.State) bool { return s.Pending() })
-	if err := c.Signal(ctxFor(t), pending, "TERM"); !errors.Is(err, slurm.ErrPending) {
+	if err := c.Signal(ctxFor(t), slurm.Ref{ID: pending}, "TERM"); !errors.Is(err, slurm.ErrPending) {
 		t.Errorf("signal of a pending job: %v, want ErrPending", err)
 	}
-	if err := c.Cancel(ctxFor(t), pending); err != nil {
+	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: pending}); err != nil {
 		t.Fatal(err)
 	}
 	s = waitFor(t, c, pending, "ended", time.Minute, terminal)
@@ -82,7 +82,7 @@ func TestCancel(t *testing.T) {
 	live, dir := shJob(t, c2, `echo ready > "$D/ready"; while :; do sleep 0.1; done`)
 	waitFor(t, c2, live, "running", time.Minute, running)
 	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
-	if err := c2.Cancel(ctxFor(t), live); err != nil {
+	if err := c2.Cancel(ctxFor(t), slurm.Ref{ID: live}); err != nil {
 		t.Fatal(err)
 	}
 	s = waitFor(t, c2, live, "ended", time.Minute, terminal)
@@ -90,8 +90,41 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancelled running job: %+v, why %q", s, s.Why())
 	}
 	for _, id := range []string{live, neverID} {
-		if err := c2.Cancel(ctxFor(t), id); err != nil {
+		if err := c2.Cancel(ctxFor(t), slurm.Ref{ID: id}); err != nil {
 			t.Errorf("cancel of gone job %s: %v", id, err)
 		}
+	}
+}
+
+// A job is acted on only when it has the name asked for: the same id may
+// be another cluster's job, or a later job of this one. A signal, a kill
+// and a cancel of a job by its id and another name leave it running; by
+// its own name, they reach it.
+func TestActsOnlyOnAJobOfItsName(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{})
+	id, dir := shJob(t, c, `echo ready > "$D/ready"; while :; do sleep 0.1; done`)
+	waitFor(t, c, id, "running", time.Minute, running)
+	waitFile(t, filepath.Join(dir, "ready"), time.Minute)
+	other := slurm.Ref{ID: id, Name: "zwarm-another-session"}
+	if err := c.Signal(ctxFor(t), other, "TERM"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(ctxFor(t), other); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctxFor(t), other); err != nil {
+		t.Fatal(err)
+	}
+	states, err := c.States(ctxFor(t), []string{id})
+	name := "zwarm-test-" + t.Name()
+	if err != nil || states[id].State != "RUNNING" || states[id].Name != name {
+		t.Fatalf("the job after a signal, a kill and a cancel under another name: %+v %v; want it RUNNING, named %s", states[id], err, name)
+	}
+	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: id, Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	if s := waitFor(t, c, id, "ended", time.Minute, terminal); s.State != "CANCELLED" {
+		t.Fatalf("cancelled by its own name, it ended %+v", s)
 	}
 }

@@ -17,6 +17,7 @@ type State struct {
 	TimeLimit string // as squeue prints it: "1:00", "30:00", "1-00:00:00", "UNLIMITED"
 	TimeUsed  string // as squeue prints it: "0:05"
 	ExitCode  string // "code:signal" once it ended ("3:0", "0:9"); empty before
+	Name      string // the job's name (sbatch --job-name)
 }
 
 // Pending reports a job that waits to start (or to be re-queued).
@@ -117,13 +118,13 @@ func clock(t string) string {
 }
 
 // stateFields is the -O format of States: every field sized to its value
-// (":0") and ended by "|", which none of these fields can hold. The job
-// name, which can hold anything, is not asked for.
-const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|"
+// (":0") and ended by "|", which none of these fields can hold but the
+// job's name, which can hold anything but a newline and comes last.
+const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|,Name:0|"
 
 // States reads the state of the given jobs with one command:
 //
-//	squeue -h --states=all -j ID,ID,... -O JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|
+//	squeue -h --states=all -j ID,ID,... -O JobID:0|,State:0|,...,Name:0|
 //
 // A job squeue no longer knows (it forgets a finished job after the
 // cluster's MinJobAge) is absent from the map; what that means is the
@@ -176,14 +177,15 @@ func (c *Client) States(ctx context.Context, ids []string) (map[string]State, er
 
 // parseState reads one line of stateFields.
 func parseState(line string) (State, error) {
-	f := strings.Split(line, "|")
-	if len(f) < 7 {
-		return State{}, fmt.Errorf("squeue printed %q, not the %d fields asked for", line, 7)
+	f := strings.SplitN(line, "|", 8)
+	if len(f) < 8 {
+		return State{}, fmt.Errorf("squeue printed %q, not the %d fields asked for", line, 8)
 	}
-	for i := range f {
+	for i := range 7 {
 		f[i] = strings.TrimSpace(f[i])
 	}
-	s := State{ID: f[0], State: f[1], Reason: f[2], Nodes: f[3], TimeLimit: f[4], TimeUsed: f[5]}
+	s := State{ID: f[0], State: f[1], Reason: f[2], Nodes: f[3], TimeLimit: f[4], TimeUsed: f[5],
+		Name: strings.TrimSuffix(strings.TrimRight(f[7], " \r"), "|")}
 	if s.Nodes == "(null)" {
 		s.Nodes = ""
 	}

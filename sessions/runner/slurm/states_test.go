@@ -192,7 +192,7 @@ func TestUnreachable(t *testing.T) {
 			_, err := c.Submit(ctxFor(t), slurm.Job{Name: "zwarm-test-x", Dir: dir, Output: dir + "/out", Argv: []string{"true"}})
 			return err
 		},
-		"Cancel": func() error { return c.Cancel(ctxFor(t), "1") },
+		"Cancel": func() error { return c.Cancel(ctxFor(t), slurm.Ref{ID: "1"}) },
 		"Check": func() error {
 			lines := strings.Join(c.Check(ctxFor(t)), "\n")
 			if !strings.Contains(lines, "problem: the controller does not answer") {

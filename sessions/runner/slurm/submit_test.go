@@ -32,7 +32,7 @@ func TestSubmitRunsToCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	t.Cleanup(func() { _ = c.Cancel(ctxFor(t), id) })
+	t.Cleanup(func() { _ = c.Cancel(ctxFor(t), slurm.Ref{ID: id}) })
 
 	s := waitFor(t, c, id, "running", time.Minute, running)
 	if s.Nodes == "" {

@@ -31,6 +31,38 @@ func Cluster(t testing.TB) []string {
 	return probe.env
 }
 
+// Second returns the environment that reaches the second test cluster,
+// which .ci/run starts beside the first as a lab's other cluster
+// (ZWARM_SLURM_DIR=.tools/slurm-b ZWARM_SLURM_CLUSTER=zwarmb
+// ZWARM_SLURM_PARTITION=batch .ci/slurm/up with ports of its own): the
+// one ZWARM_SLURM_CONF_B names, else .tools/slurm-b/slurm.conf. It is
+// skipped, or failed under ZWARM_SLURM_REQUIRED=1, as Cluster is.
+func Second(t testing.TB) []string {
+	t.Helper()
+	second.Do(func() {
+		conf := os.Getenv("ZWARM_SLURM_CONF_B")
+		if conf == "" {
+			root, err := moduleRoot()
+			if err != nil {
+				second.why = err.Error()
+				return
+			}
+			conf = filepath.Join(root, ".tools", "slurm-b", "slurm.conf")
+		}
+		second.env, second.why = findConf(conf)
+	})
+	if second.why != "" {
+		unavailable(t, "second cluster: "+second.why)
+	}
+	return second.env
+}
+
+var second struct {
+	sync.Once
+	env []string
+	why string
+}
+
 // probe is what find concluded, once per test process: asking a cluster
 // that is down takes sinfo its whole message timeout (about 10 s), and a
 // package's Slurm tests should not each wait it out to learn the same.
@@ -51,6 +83,11 @@ func find() (env []string, why string) {
 		}
 		conf = filepath.Join(root, ".tools", "slurm", "slurm.conf")
 	}
+	return findConf(conf)
+}
+
+// findConf asks the cluster of conf whether it answers.
+func findConf(conf string) (env []string, why string) {
 	if _, err := os.Stat(conf); err != nil {
 		return nil, "no Slurm config at " + conf
 	}
