@@ -150,13 +150,15 @@ func emptyWaits(calls []Call) int {
 }
 
 // idle finds the oldest running worker and counts the steps taken since
-// it started, if no worker finished since then.
+// it began, if no worker finished since then. A worker queued on its
+// runner has not begun: steps taken while it waits are no lack of
+// progress.
 func (p *progress) idle(v *RunView) (since time.Time, steps, running int) {
 	for _, s := range v.Workers {
-		if !s.Settled() {
+		if began := s.Began(); !s.Settled() && !began.IsZero() {
 			running++
-			if since.IsZero() || s.CreatedAt.Before(since) {
-				since = s.CreatedAt
+			if since.IsZero() || began.Before(since) {
+				since = began
 			}
 		}
 	}

@@ -3,6 +3,9 @@ package watchers
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func progressCfg() ProgressConfig {
@@ -123,5 +126,33 @@ func TestProgressQuietWhenWorkersFinish(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		h.step("", callOut("exec_command", map[string]any{"cmd": "ls"}, "out "+string(rune('a'+i))), callOut("check_session", map[string]any{"session_id": "w1"}, "c"+string(rune('a'+i))))
 		ask(t, w, h, Continue)
+	}
+}
+
+// Workers waiting in their cluster's queue have not begun: the steps the
+// model takes while they wait are no lack of progress. Once one begins,
+// its steps count from then.
+func TestProgressQuietWhileWorkersAreQueued(t *testing.T) {
+	cfg := progressCfg()
+	cfg.IdleSteps = 4
+	w := newProgress(cfg)
+	h := newHistory("fix the bug")
+	h.step("", call("delegate", map[string]any{"task": "a"}))
+	w1 := h.worker("w1")
+	w1.Status, w1.Owner, w1.Job = record.StatusPending, nil, &record.Job{Runner: "slurm", ID: "51"}
+	for i := 0; i < 8; i++ {
+		h.step("", callOut("exec_command", map[string]any{"cmd": "squeue " + string(rune('a'+i))}, "queued "+string(rune('a'+i))))
+		ask(t, w, h, Continue)
+	}
+	w1.Status = record.StatusRunning
+	w1.Turns = []record.Turn{{N: 1, StartedAt: h.t}}
+	h.t = h.t.Add(time.Second)
+	for i := 0; i < 3; i++ {
+		h.step("", callOut("exec_command", map[string]any{"cmd": "cat " + string(rune('a'+i))}, "running "+string(rune('a'+i))))
+		ask(t, w, h, Continue)
+	}
+	h.step("", callOut("exec_command", map[string]any{"cmd": "ls"}, "a b"))
+	if v := ask(t, w, h, Nudge); !strings.Contains(v.Message, "1 worker(s) running and none finished in the 4 steps") {
+		t.Errorf("message %q", v.Message)
 	}
 }

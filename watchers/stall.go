@@ -18,9 +18,11 @@ type silence struct {
 
 // silence finds the silence of s, whose last sign of life was at
 // activity (zero: none seen). A settled session has none, nor one a
-// person works in (attached): no agent of zwarm's runs it meanwhile.
+// person works in (attached): no agent of zwarm's runs it meanwhile; nor
+// one queued on its runner (a job waiting in a cluster's queue): nothing
+// of it runs yet, and its silence counts from its job's start.
 func (c StallConfig) silence(s *record.Session, activity time.Time) (silence, bool) {
-	if s.Settled() || s.Legacy || s.Status == record.StatusAttached {
+	if s.Settled() || s.Legacy || s.Status == record.StatusAttached || s.Queued() {
 		return silence{}, false
 	}
 	var t *record.Turn

@@ -316,3 +316,31 @@ func TestCostGuardQuietUnderItsCap(t *testing.T) {
 		t.Errorf("kills %v", k.reasons)
 	}
 }
+
+// A worker waiting in its cluster's queue is not stalled, however long it
+// waits: nothing of it runs. Its silence counts from its job's start. On
+// this host a session that never starts is.
+func TestAQueuedJobIsNotStalled(t *testing.T) {
+	c := stallCfg().Stall
+	r := newRec("a")
+	r.s.Status, r.s.Owner, r.s.Job = record.StatusPending, nil, &record.Job{Runner: "slurm", ID: "51"}
+	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
+		t.Errorf("a job queued for two hours is stalled: %s", why)
+	}
+	local := newRec("b")
+	local.s.Status, local.s.Owner = record.StatusPending, nil
+	if _, ok := c.Stalled(local.s, t0.Add(2*time.Hour)); !ok {
+		t.Error("a session of this host pending for two hours is not stalled")
+	}
+	// The job starts after two hours in the queue: its first event is
+	// due a FirstEvent after that, not at once.
+	began := t0.Add(2 * time.Hour)
+	r.s.Status, r.s.Owner = record.StatusRunning, &proc.Ref{PID: 44}
+	r.startTurn(began)
+	if why, ok := c.Stalled(r.s, began.Add(30*time.Second)); ok {
+		t.Errorf("30 s after its job started, after two hours queued: %s", why)
+	}
+	if why, ok := c.Stalled(r.s, began.Add(2*time.Minute)); !ok || !strings.HasPrefix(why, "no first event 2m00s") {
+		t.Errorf("2 m after its job started: %q %v", why, ok)
+	}
+}

@@ -134,7 +134,9 @@ func TestSlurmWorkerRunsAsAJob(t *testing.T) {
 // saying so in the scheduler's words; once the node takes jobs again it
 // runs and completes.
 func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
-	w := slurmWorld(t, "")
+	// A first event due a second after a turn starts: time in the queue
+	// is no time running, so the queued job is never stalled.
+	w := slurmWorld(t, "[watchers.stall]\nenabled = true\nfirst_event = \"1s\"\n")
 	env := slurmtest.Cluster(t)
 	slurmtest.Drain(t, env)
 	resumed := false
@@ -161,6 +163,10 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 	}
 	if out := w.ok("show", id); !strings.Contains(out, "runner   queued · slurm "+job+" (") {
 		t.Fatalf("show does not say the job is queued:\n%s", out)
+	}
+	time.Sleep(2 * time.Second) // past first_event, in the queue
+	if out, _ := w.onTerminal(160, nil, "", "ls"); strings.Contains(out, "stalled") || !strings.Contains(out, "queued · slurm "+job) {
+		t.Fatalf("ls on a terminal, the job queued past first_event:\n%s", out)
 	}
 	// A follow-up waits for the task, which has not started.
 	if out := w.ok("inject", id, "and then this"); !strings.Contains(out, "queued behind the task, which has not started yet") {

@@ -121,6 +121,10 @@ func (w *workers) peekTool() Tool {
 func peekLine(s *record.Session, now time.Time) string {
 	line := fmt.Sprintf("%s · %s · turn %d · %s tokens · %s · %s", s.ID, s.Status, s.Turn,
 		render.Tokens(s.Usage.TotalTokens), render.Cost(s.CostUSD), render.Runtime(s.Runtime(now)))
+	if s.Queued() && s.RunnerState != "" {
+		// In its cluster's queue: not running, not stuck.
+		line += " · " + render.Clip(s.RunnerState, 80)
+	}
 	if s.PendingInjects > 0 {
 		line += fmt.Sprintf(" · %d follow-ups queued", s.PendingInjects)
 	}
@@ -166,6 +170,9 @@ func (w *workers) listTool() Tool {
 				e := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
 					"turn": s.Turn, "tokens": s.Usage.TotalTokens, "cost_usd": roundCost(s.CostUSD),
 					"age_s": math.Round(now.Sub(s.CreatedAt).Seconds()), "task": render.Clip(s.Task, 120), "changes": s.ChangesText()}
+				if s.Queued() && s.RunnerState != "" {
+					e["queued"] = render.Clip(s.RunnerState, 80) // waiting in its cluster's queue, not stuck
+				}
 				if why := w.attention(s); why != "" {
 					e["needs_attention"], e["attention"] = true, why
 				} else {

@@ -1,5 +1,7 @@
 package record
 
+import "time"
+
 // LocalRunner is the runner that starts a session's supervisor on this
 // host, as a detached process: the default, and what a record without a
 // job ran under.
@@ -23,4 +25,26 @@ func (s *Session) RunnerName() string {
 		return s.Job.Runner
 	}
 	return LocalRunner
+}
+
+// Queued says the session waits for its runner to start its supervisor: a
+// job in a cluster's queue, behind others or on a drained node. No turn
+// of it runs, and time there is no time running: a stall, a turn's first
+// event and a worker's progress count from the job's start. A session on
+// this host is never queued: its supervisor starts at once.
+func (s *Session) Queued() bool {
+	return s.Status == StatusPending && s.RunnerName() != LocalRunner
+}
+
+// Began is when the session's supervisor began its first turn: its
+// creation on this host, its job's start under a runner; zero while it
+// is queued.
+func (s *Session) Began() time.Time {
+	switch {
+	case len(s.Turns) > 0:
+		return s.Turns[0].StartedAt
+	case s.Queued():
+		return time.Time{}
+	}
+	return s.CreatedAt
 }
