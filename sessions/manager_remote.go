@@ -27,10 +27,18 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	// A submission is not interrupted: an engine may have queued the job
 	// by the time its client is killed, and the job id, needed to follow
 	// or cancel it, would be lost. It is bounded instead.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobSubmitLimit)
+	limit := jobSubmitLimit
+	if l, ok := r.(interface{ SubmitLimit() time.Duration }); ok && l.SubmitLimit() > 0 {
+		limit = l.SubmitLimit()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	cluster := r.Cluster(sctx)
 	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.SessionDir(s.ID)})
+	if err != nil && (sctx.Err() != nil || errors.Is(err, runner.ErrUnreachable)) {
+		// No answer is no refusal: the engine may have queued the job.
+		jobID, err = m.findSubmitted(ctx, r, s, limit, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -56,8 +64,31 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	return nil
 }
 
-// jobSubmitLimit bounds the submission of a job.
+// jobSubmitLimit bounds the submission of a job, unless the runner says
+// otherwise (SubmitLimit).
 const jobSubmitLimit = time.Minute
+
+// findLimit bounds looking for a job whose submission got no answer.
+const findLimit = 30 * time.Second
+
+// findSubmitted resolves a submission that got no answer (startErr): the
+// job the engine queued for s all the same, its newest one that is not
+// the job s already had (a follow-up's submission), or startErr when it
+// has none.
+func (m *Manager) findSubmitted(ctx context.Context, r runner.Runner, s *record.Session, limit time.Duration, startErr error) (string, error) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), findLimit)
+	defer cancel()
+	ids, err := r.Find(fctx, s.ID)
+	if err != nil {
+		return "", fmt.Errorf("%w; nor could zwarm ask whether it was queued all the same (%v): if it was, it will find no session to run", startErr, err)
+	}
+	if n := len(ids); n > 0 && ids[n-1] != s.Job.ID {
+		m.warn(fmt.Errorf("session %s: %s did not answer within %s; it had queued job %s all the same, which zwarm follows",
+			record.ShortID(s.ID), s.Job.Runner, limit, ids[n-1]))
+		return ids[n-1], nil
+	}
+	return "", startErr
+}
 
 // ownerAlive says whether the session's owner still runs. On this host,
 // that is its pid with its start time; under another runner, only the

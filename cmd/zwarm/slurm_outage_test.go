@@ -148,3 +148,26 @@ func TestSlurmAnotherClustersSessionIsLeftAlone(t *testing.T) {
 		t.Fatalf("wait on its own cluster: %+v", r)
 	}
 }
+
+// An sbatch that queues the job but answers too late loses nothing: the
+// spawn, cut off at submit_timeout, finds the job the scheduler queued by
+// its name, and follows it; the worker completes.
+func TestSlurmSlowSubmissionKeepsItsJob(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "submit_timeout = \"2s\"\n")
+	w.wrapOnPath("sbatch", "out=$('%s' \"$@\") || exit $?\nsleep 8\necho \"$out\"")
+	r := w.zwarm("spawn", "--", "say hello")
+	if r.code != 0 || !strings.Contains(r.stderr, "did not answer within 2s") || !strings.Contains(r.stderr, "queued job") {
+		t.Fatalf("spawn with an sbatch that answers after 8 s: %+v", r)
+	}
+	id := strings.TrimSpace(r.stdout)
+	if job := w.record(id).Job; job == nil || job.ID == "" {
+		t.Fatalf("the session's job: %+v", job)
+	}
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	if s := w.show(id); s.Status != record.StatusCompleted || len(w.IDs()) != 1 {
+		t.Fatalf("after the slow submission: %s %q, %d sessions", s.Status, s.Error, len(w.IDs()))
+	}
+}

@@ -37,6 +37,11 @@ type Runner interface {
 	// Stopping a job that is gone is no error, and a job of that id that
 	// is not job.Session's is left alone.
 	Stop(ctx context.Context, job JobRef, force bool) error
+	// Find lists the jobs the engine knows (queued, running or ended of
+	// late) that run session's supervisor, oldest first: how a submission
+	// whose answer never came (the engine slow, the client cut off) is
+	// resolved, since the engine may have queued the job all the same.
+	Find(ctx context.Context, session string) ([]string, error)
 	// Cluster names the engine this machine's commands reach (Slurm's
 	// ClusterName), "" when it cannot tell: a job is recorded with it,
 	// and a job of another cluster is never judged or acted on from here,

@@ -22,6 +22,8 @@ type Settings struct {
 	Mem       string          `toml:"mem"`
 	ExtraArgs []string        `toml:"extra_args"`
 	Poll      config.Duration `toml:"poll"`
+	// SubmitTimeout bounds one sbatch (a minute by default).
+	SubmitTimeout config.Duration `toml:"submit_timeout"`
 }
 
 // owned are the sbatch options zwarm sets itself: a job without them is
@@ -48,6 +50,9 @@ func (set *Settings) check() error {
 	if set.CPUs < 0 {
 		return config.Invalidf("[runner.slurm] cpus = %d: want a number of CPUs above 0, or leave it out for the cluster's default", set.CPUs)
 	}
+	if set.SubmitTimeout.Duration < 0 {
+		return config.Invalidf("[runner.slurm] submit_timeout = %q: want a duration above 0, or leave it out for a minute", set.SubmitTimeout.Duration)
+	}
 	if set.Poll.Duration != 0 && set.Poll.Duration < minPoll {
 		return config.Invalidf("[runner.slurm] poll = %q: at least %s (each poll asks the cluster's controller)", set.Poll.Duration, minPoll)
 	}
@@ -55,7 +60,7 @@ func (set *Settings) check() error {
 }
 
 // SettingsKeys describes the table's keys for an error about an unknown one.
-const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll"
+const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll, submit_timeout"
 
 // Kind is the Slurm runner's entry in the registry a front end passes to
 // the session manager.
@@ -79,14 +84,15 @@ func Kind() runner.Kind {
 // NewRunner is the Slurm runner with the given settings.
 func NewRunner(set Settings) runner.Runner {
 	return &jobs{c: New(Options{Partition: set.Partition, Account: set.Account, Time: set.Time,
-		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration}
+		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration, submit: set.SubmitTimeout.Duration}
 }
 
 // jobs runs each session's supervisor as one batch job, named
 // zwarm-<session id>, whose main process is the supervisor itself.
 type jobs struct {
-	c    *Client
-	poll time.Duration
+	c      *Client
+	poll   time.Duration
+	submit time.Duration
 }
 
 // Poll is how often a job's state is asked at most.
@@ -97,6 +103,9 @@ func (r *jobs) Start(ctx context.Context, spec runner.Spec) (string, error) {
 	// own directory (a worktree) may be made by the supervisor only.
 	id, err := r.c.Submit(ctx, Job{Name: jobName(spec.SessionID), Dir: spec.SessionDir,
 		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv})
+	if errors.Is(err, ErrUnreachable) {
+		return "", fmt.Errorf("slurm: %w: %w", runner.ErrUnreachable, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("slurm: %w", err)
 	}
@@ -169,6 +178,14 @@ func (r *jobs) Stop(ctx context.Context, job runner.JobRef, force bool) error {
 }
 
 func (r *jobs) Cluster(ctx context.Context) string { return r.c.Cluster(ctx) }
+
+func (r *jobs) Find(ctx context.Context, session string) ([]string, error) {
+	return r.c.Named(ctx, jobName(session))
+}
+
+// SubmitLimit is how long a submission may take before its answer is
+// looked for in the queue instead.
+func (r *jobs) SubmitLimit() time.Duration { return r.submit }
 
 // Check lists what stops the cluster from running this state dir's
 // workers: a missing command, a controller that does not answer, no node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -205,4 +206,27 @@ func exitCode(raw string) string {
 		return fmt.Sprintf("0:%d", n&0x7f)
 	}
 	return fmt.Sprintf("%d:0", n>>8&0xff)
+}
+
+// Named lists the jobs of that name squeue knows (queued, running, or
+// ended within the cluster's MinJobAge), oldest first:
+//
+//	squeue -h --states=all --name=NAME -O JobID:0|
+func (c *Client) Named(ctx context.Context, name string) ([]string, error) {
+	out, err := c.run(ctx, "", "squeue", "-h", "--states=all", "--name="+name, "-O", "JobID:0|")
+	if err != nil {
+		return nil, fmt.Errorf("jobs named %s: %w", name, err)
+	}
+	var ids []string
+	for _, line := range strings.Split(out, "\n") {
+		if id := strings.TrimSuffix(strings.TrimSpace(line), "|"); jobIDRe.MatchString(id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	return ids, nil
 }
