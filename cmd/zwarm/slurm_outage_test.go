@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // hungController is a copy of the world's cluster config whose controller
@@ -115,6 +116,7 @@ func TestSlurmAnotherClustersSessionIsLeftAlone(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	other := slurmtest.Second(t)
+	slurmtest.Undrained(t, other) // its node not lost meanwhile
 	gate := filepath.Join(t.TempDir(), "gate")
 	w.holdScript(gate)
 	id, job := w.runningJob("held on the first cluster")
@@ -169,5 +171,47 @@ func TestSlurmSlowSubmissionKeepsItsJob(t *testing.T) {
 	}
 	if s := w.show(id); s.Status != record.StatusCompleted || len(w.IDs()) != 1 {
 		t.Fatalf("after the slow submission: %s %q, %d sessions", s.Status, s.Error, len(w.IDs()))
+	}
+}
+
+// sbatch's own variables in the submitter's environment do not undo what
+// zwarm asks of a job: with SBATCH_EXPORT=NONE the job still gets the
+// environment its agent needs, and with SBATCH_WAIT the spawn still
+// returns while the job runs (the worker waits on a gate the test opens
+// only after that).
+func TestSlurmSbatchVariablesDoNotWin(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
+	w.extraEnv = append(w.extraEnv, "SBATCH_EXPORT=NONE", "SBATCH_WAIT=1", "SBATCH_ERROR=/dev/null")
+	id := w.spawn("held")
+	writeFile(t, gate, "")
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	if s := w.show(id); s.Status != record.StatusCompleted || s.LastMessage != "done" {
+		t.Fatalf("with SBATCH_EXPORT=NONE, SBATCH_WAIT and SBATCH_ERROR set: %s %q", s.Status, s.Error)
+	}
+}
+
+// A node lost under a running worker fails the session (the work failed
+// for a reason of the machine's, to be run again; killed is for a stop
+// from outside), with the scheduler's words. The second cluster's node
+// is lost: its slurmd and every job on it killed at once, as when a
+// machine dies.
+func TestSlurmALostNodeFailsTheSession(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	second := slurmtest.Second(t)
+	w.extraEnv = append(w.extraEnv, second...)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.holdScript(gate)
+	id, _ := w.runningJob("held on a node about to be lost")
+	slurmtest.LoseNode(t, second)
+	r := w.zwarm("wait", "--timeout", "2m", id)
+	s := w.show(id)
+	if r.code != 1 || s.Status != record.StatusFailed || !strings.Contains(s.Error, "node lost") {
+		t.Fatalf("a lost node: wait exit %d, the session %s %q", r.code, s.Status, s.Error)
 	}
 }

@@ -51,11 +51,13 @@ func (c *Client) Check(ctx context.Context) []string {
 	lines = append(lines, "ok: the controller answers")
 	nodes := 0
 	usable := 0
+	seen := map[string]bool{}
 	for _, l := range strings.Split(out, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(l), "|")
-		if !ok {
-			continue
+		if !ok || seen[name] {
+			continue // sinfo -N lists a node once per partition it is in
 		}
+		seen[name] = true
 		state, reason, _ := strings.Cut(rest, "|")
 		nodes++
 		if nodeUsable(state) {

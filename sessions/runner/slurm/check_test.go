@@ -45,3 +45,22 @@ func TestMissingBinary(t *testing.T) {
 		t.Errorf("check without binaries:\n%s", text)
 	}
 }
+
+// A node in two partitions is one node: the second cluster's node is in
+// batch and long, and check names it once.
+func TestCheckCountsANodeOnce(t *testing.T) {
+	t.Parallel()
+	env := slurmtest.Second(t)
+	slurmtest.Undrained(t, env) // its node not lost meanwhile
+	c := slurm.New(slurm.Options{Env: env})
+	lines := c.Check(ctxFor(t))
+	nodes := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "ok: node ") || strings.HasPrefix(l, "problem: node ") {
+			nodes++
+		}
+	}
+	if want := len(slurmtest.Nodes(t, env)); nodes != want || want != 1 {
+		t.Fatalf("check names %d nodes of a cluster of %d, its node in two partitions:\n%s", nodes, want, strings.Join(lines, "\n"))
+	}
+}

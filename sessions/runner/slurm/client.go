@@ -108,7 +108,8 @@ func (c *Client) run(ctx context.Context, stdin string, name string, args ...str
 	return c.runEnv(ctx, nil, stdin, name, args...)
 }
 
-// runEnv is run with env added to the command's environment.
+// runEnv is run with env added to the command's environment: KEY=VALUE
+// sets KEY, a KEY alone removes it.
 func (c *Client) runEnv(ctx context.Context, env []string, stdin string, name string, args ...string) (string, error) {
 	path, err := lookPath(name)
 	if err != nil {
@@ -116,7 +117,7 @@ func (c *Client) runEnv(ctx context.Context, env []string, stdin string, name st
 	}
 	c.calls.Add(1)
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(append(os.Environ(), c.opts.Env...), env...)
+	cmd.Env = withEnv(append(os.Environ(), c.opts.Env...), env)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -143,4 +144,25 @@ func (c *Client) runEnv(ctx context.Context, env []string, stdin string, name st
 		return out.String(), fmt.Errorf("%w: %w", ErrUnreachable, ce)
 	}
 	return out.String(), ce
+}
+
+// withEnv is base with env applied: KEY=VALUE sets KEY (the last setting
+// wins, as exec's does), a KEY alone removes it.
+func withEnv(base, env []string) []string {
+	drop := map[string]bool{}
+	var set []string
+	for _, kv := range env {
+		if strings.Contains(kv, "=") {
+			set = append(set, kv)
+		} else {
+			drop[kv] = true
+		}
+	}
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -147,7 +148,16 @@ func jobState(st State) runner.JobState {
 		}
 	case st.Terminal():
 		js.Phase, js.Why = runner.Ended, st.Why()
-		js.ByEngine = st.State != "COMPLETED" && st.State != "FAILED"
+		// A job the scheduler ended itself (cancelled, at its time
+		// limit, out of memory, preempted) is a session stopped from
+		// outside: killed. A node lost, or one that never booted, is
+		// the work failing for a reason of the machine's, as a command
+		// that exits non-zero fails: failed, to be run again.
+		switch st.State {
+		case "COMPLETED", "FAILED", "NODE_FAIL", "BOOT_FAIL":
+		default:
+			js.ByEngine = true
+		}
 	default:
 		if st.Nodes != "" {
 			js.Detail += " on " + st.Nodes
@@ -189,23 +199,36 @@ func (r *jobs) SubmitLimit() time.Duration { return r.submit }
 
 // Check lists what stops the cluster from running this state dir's
 // workers: a missing command, a controller that does not answer, no node
-// that can run a job, or, with more than one node, a state dir local to
-// this machine (the nodes' supervisors must write to it).
+// that can run a job, or a state dir local to this machine (the nodes'
+// supervisors must write to it) with a node that is not this machine.
 func (r *jobs) Check(ctx context.Context, stateDir string) []string {
-	var problems []string
-	nodes := 0
+	var problems, others []string
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
 	for _, line := range r.c.Check(ctx) {
-		if strings.HasPrefix(line, "ok: node ") || strings.HasPrefix(line, "problem: node ") {
-			nodes++
+		for _, prefix := range []string{"ok: node ", "problem: node "} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				if name, _, _ := strings.Cut(rest, " "); name != host {
+					others = append(others, name)
+				}
+			}
 		}
 		if p, ok := strings.CutPrefix(line, "problem: "); ok {
 			problems = append(problems, p)
 		}
 	}
-	if why := localOnly(stateDir); why != "" && nodes > 1 {
-		problems = append(problems, fmt.Sprintf("the state dir %s is %s: the cluster's %d nodes cannot see it; use a directory on a file system they share", stateDir, why, nodes))
+	if why := localOnly(stateDir); why != "" && len(others) > 0 {
+		problems = append(problems, fmt.Sprintf("the state dir %s is %s: the cluster's %s (%s) cannot see it; use a directory on a file system they share",
+			stateDir, why, plural(len(others), "other node"), strings.Join(others, ", ")))
 	}
 	return problems
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // localOnly says why a directory is surely local to this machine (under

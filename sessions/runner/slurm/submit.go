@@ -35,10 +35,12 @@ const (
 // Submit queues job and returns its id. It runs
 //
 //	sbatch --parsable --job-name=NAME --no-requeue --chdir=DIR --output=OUTPUT
-//	       --signal=B:USR1@60 [--partition=P] [--account=A] [--time=T]
+//	       --signal=B:USR1@60 --export=ALL [--partition=P] [--account=A] [--time=T]
 //	       [--cpus-per-task=N] [--mem=M] [ExtraArgs...]
 //
-// with the batch script on stdin. The script execs Argv, so the command is
+// with the batch script on stdin, and without the SBATCH_* variables of
+// the options zwarm sets (ownedEnv): zwarm's own options win over the
+// submitter's environment. The script execs Argv, so the command is
 // the batch step's main process: scancel --batch (Signal) reaches it, not a
 // shell in between. --no-requeue: a job whose node fails ends (NODE_FAIL)
 // instead of starting again behind the caller's back. sbatch's refusal (a
@@ -67,6 +69,9 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		// sbatch expands %j, %x... in the file name; %% is a plain %.
 		"--output=" + strings.ReplaceAll(job.Output, "%", "%%") + job.OutputPattern,
 		fmt.Sprintf("--signal=B:%s@%d", WarnSignal, WarnBefore),
+		// The submitter's environment reaches the job (PATH, the agent's
+		// keys), whatever SBATCH_EXPORT says.
+		"--export=ALL",
 	}
 	o := c.opts
 	if o.Partition != "" {
@@ -89,7 +94,11 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	// sbatch takes from SLURM_UMASK: 077, as every file of a session is
 	// its owner's alone. The script gives the command the submitter's
 	// own umask back.
-	out, err := c.runEnv(ctx, []string{"SLURM_UMASK=0077"}, script, "sbatch", args...)
+	env := []string{"SLURM_UMASK=0077"}
+	for _, k := range ownedEnv {
+		env = append(env, k) // a name alone: dropped (runEnv)
+	}
+	out, err := c.runEnv(ctx, env, script, "sbatch", args...)
 	if err != nil {
 		return "", fmt.Errorf("submit %s: %w", job.Name, err)
 	}
@@ -99,6 +108,12 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	return id, nil
 }
+
+// ownedEnv are sbatch's input variables for the options zwarm sets itself
+// (owned): a flag wins over most, but none undoes SBATCH_WAIT or
+// SBATCH_ARRAY, and SBATCH_ERROR would take stderr from the job's output.
+var ownedEnv = []string{"SBATCH_EXPORT", "SBATCH_WAIT", "SBATCH_ARRAY", "SBATCH_ERROR", "SBATCH_OUTPUT",
+	"SBATCH_JOB_NAME", "SBATCH_SIGNAL", "SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}
 
 var jobIDRe = regexp.MustCompile(`^[0-9]+$`)
 

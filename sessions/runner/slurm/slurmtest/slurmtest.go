@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +35,8 @@ func Cluster(t testing.TB) []string {
 // Second returns the environment that reaches the second test cluster,
 // which .ci/run starts beside the first as a lab's other cluster
 // (ZWARM_SLURM_DIR=.tools/slurm-b ZWARM_SLURM_CLUSTER=zwarmb
-// ZWARM_SLURM_PARTITION=batch .ci/slurm/up with ports of its own): the
+// ZWARM_SLURM_PARTITION=batch ZWARM_SLURM_PARTITION2=long .ci/slurm/up
+// with ports of its own: its one node in two partitions): the
 // one ZWARM_SLURM_CONF_B names, else .tools/slurm-b/slurm.conf. It is
 // skipped, or failed under ZWARM_SLURM_REQUIRED=1, as Cluster is.
 func Second(t testing.TB) []string {
@@ -211,13 +213,7 @@ func Undrained(t testing.TB, env []string) {
 // the test after that.
 func lockDrain(t testing.TB, env []string, mode int) func() {
 	t.Helper()
-	conf := ""
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "SLURM_CONF="); ok {
-			conf = v
-		}
-	}
-	path := filepath.Join(filepath.Dir(conf), "test-drain.lock")
+	path := filepath.Join(filepath.Dir(confOf(env)), "test-drain.lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatalf("the test cluster's drain lock: %v", err)
@@ -261,4 +257,58 @@ func resume(env []string) error {
 		}
 	}
 	return nil
+}
+
+// LoseNode loses the cluster's node as a machine that dies does: its
+// slurmd, recorded by .ci/slurm/up, is killed with SIGKILL (under
+// --pidns, every job on it dies with it, its supervisor unable to say a
+// word), and the controller is told the node is down (it would find out
+// itself only after SlurmdTimeout). The cluster is started again when the
+// test ends. No other test uses the cluster meanwhile: the test holds it
+// as Drain does, and tests that need it whole hold Undrained.
+func LoseNode(t testing.TB, env []string) {
+	t.Helper()
+	t.Cleanup(lockDrain(t, env, unix.LOCK_EX))
+	dir := filepath.Dir(confOf(env))
+	nodes := Nodes(t, env)
+	t.Cleanup(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		cmd := exec.Command(filepath.Join(root, ".ci", "slurm", "up"), "--pidns")
+		cmd.Env = append(os.Environ(), "ZWARM_SLURM_DIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("starting the cluster of %s again: %v\n%s", dir, err, out)
+		}
+	})
+	b, err := os.ReadFile(filepath.Join(dir, "pids", "slurmd"))
+	pid, comm, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if err != nil || comm != "slurmd" {
+		t.Fatalf("the cluster's slurmd is not recorded in %s (%v): it was not started by .ci/slurm/up", dir, err)
+	}
+	if got, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.TrimSpace(string(got)) != comm {
+		t.Fatalf("the cluster's slurmd (pid %s) does not run", pid)
+	}
+	n, _ := strconv.Atoi(pid)
+	if err := unix.Kill(n, unix.SIGKILL); err != nil {
+		t.Fatalf("kill slurmd %d: %v", n, err)
+	}
+	for _, node := range nodes {
+		if out, err := command(env, "scontrol", "update", "nodename="+node, "state=down", "reason=lost"); err != nil {
+			t.Fatalf("mark %s down: %v: %s", node, err, out)
+		}
+	}
+}
+
+// confOf is the SLURM_CONF of env.
+func confOf(env []string) string {
+	conf := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "SLURM_CONF="); ok {
+			conf = v
+		}
+	}
+	return conf
 }
