@@ -60,7 +60,8 @@
 //	sessions/<id>/notified/<event>.<key>  made (O_EXCL) by the zwarm process that ran the
 //	                                 [notify] command for that event (package watchers/notify)
 //	sessions/<id>/setup.log          what making the session's worktree did and printed (git, what
-//	                                 was brought along, the [worktrees] setup command's output)
+//	                                 was brought along, the [worktrees] setup command's output), and
+//	                                 what each of its jobs' setup printed ([runner.slurm] setup)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
 //	sessions/.removing-<id>/         a session being removed
 //	sessions.index                   the listing cache (sessions/listing; its format sessions/index): never the source of truth

@@ -34,7 +34,8 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	cluster := r.Cluster(sctx)
-	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir, SessionDir: m.st.SessionDir(s.ID)})
+	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir,
+		SessionDir: m.st.SessionDir(s.ID), SetupLog: m.st.SetupLog(s.ID)})
 	if err != nil && (sctx.Err() != nil || errors.Is(err, runner.ErrUnreachable)) {
 		// No answer is no refusal: the engine may have queued the job.
 		jobID, err = m.findSubmitted(ctx, r, s, limit, err)

@@ -158,8 +158,9 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 }
 
 // writeSetupLog prints what making the session's worktree did and printed
-// (git, what was brought along, the setup command's output), before the
-// first turn; a session in place has none.
+// (git, what was brought along, the setup command's output) and what its
+// jobs' setup printed ([runner.slurm] setup), before the first turn; a
+// session in place on this machine has none.
 func writeSetupLog(w *bufio.Writer, path string) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -171,7 +172,7 @@ func writeSetupLog(w *bufio.Writer, path string) {
 	if err != nil || st.Size() == 0 {
 		return
 	}
-	w.WriteString("── worktree setup\n")
+	w.WriteString("── setup\n")
 	off := max(0, st.Size()-limit)
 	if off > 0 {
 		fmt.Fprintf(w, "  … (%d bytes cut: %s has all of it)\n", off, path)

@@ -215,3 +215,34 @@ func TestSlurmALostNodeFailsTheSession(t *testing.T) {
 		t.Fatalf("a lost node: wait exit %d, the session %s %q", r.code, s.Status, s.Error)
 	}
 }
+
+// [runner.slurm] setup runs in each job before the supervisor, in its
+// shell: what it exports reaches the agent, and what it prints is in zwarm
+// logs. A setup that fails fails the session with its exit code and the
+// end of what it printed; the agent does not run.
+func TestSlurmJobSetup(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "setup = \"\"\"\necho loading the toolchain\nexport ZWARM_TEST_TOOLCHAIN=loaded\n\"\"\"\n")
+	w.setScript(append([]fakeagent.Step{fakeagent.Run(`printf '%s' "$ZWARM_TEST_TOOLCHAIN" > toolchain.txt`)}, fakeagent.Completes("done", 5)...))
+	id := w.spawn("use the toolchain")
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Work, "toolchain.txt")); string(b) != "loaded" {
+		t.Fatalf("the agent saw ZWARM_TEST_TOOLCHAIN=%q, want what the setup exported", b)
+	}
+	if out := w.ok("logs", id); !strings.Contains(out, "[runner.slurm] setup") || !strings.Contains(out, "loading the toolchain") {
+		t.Fatalf("logs lacks the job's setup:\n%s", out)
+	}
+
+	bad := slurmWorld(t, "setup = \"echo module python/3.12 not found >&2; false\"\n")
+	id = bad.spawn("never runs")
+	if r := bad.zwarm("wait", "--timeout", "2m", id); r.code != 1 {
+		t.Fatalf("wait on a job whose setup failed: %+v", r)
+	}
+	s := bad.show(id)
+	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "setup ([runner.slurm] setup) failed with exit code 1") ||
+		!strings.Contains(s.Error, "module python/3.12 not found") || len(bad.Invocations()) != 0 {
+		t.Fatalf("a failed setup: %s %q, the agent ran %d times", s.Status, s.Error, len(bad.Invocations()))
+	}
+}

@@ -314,7 +314,7 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 	id := w.spawn("look")
 	w.ok("wait", id)
 	out := w.ok("logs", id)
-	setup := strings.Index(out, "── worktree setup")
+	setup := strings.Index(out, "── setup")
 	if setup < 0 || !strings.Contains(out, "copy .env") || !strings.Contains(out, "installing deps") || strings.Index(out, "turn 1") < setup {
 		t.Fatalf("logs:\n%s", out)
 	}

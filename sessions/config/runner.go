@@ -81,6 +81,13 @@ func runnerKeys(known map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
+// JobSetupExitEnv is set in a job whose runner's setup (the commands a
+// job runs before its supervisor: [runner.slurm] setup) failed, to the
+// setup's exit code: the supervisor the job starts fails the session
+// with the setup's output, rather than run the agent without what it set
+// up.
+const JobSetupExitEnv = "ZWARM_JOB_SETUP_EXIT"
+
 // RunnerSection is the config section name of a runner's table.
 func RunnerSection(name string) string { return "runner." + name }
 

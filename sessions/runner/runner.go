@@ -64,6 +64,9 @@ type Spec struct {
 	// SessionDir is the session's directory in the state dir: an engine's
 	// own output for the job goes there.
 	SessionDir string
+	// SetupLog is the session's setup log, where what a job runs before
+	// the supervisor (a runner's setup) writes its output, for zwarm logs.
+	SetupLog string
 }
 
 // JobRef is a session's job: its id in the engine and the session it

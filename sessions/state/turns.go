@@ -149,6 +149,21 @@ func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn
 	return s, next, prepare, err
 }
 
+// ClaimFailed claims the session and fails its start at once, for
+// reason: what had to happen before its turn (the job's setup) did not.
+func (t *Turns) ClaimFailed(ctx context.Context, reason string) (*record.Session, error) {
+	return t.st.Update(t.ID, func(tx *Tx) error {
+		s := tx.Session()
+		if err := claim(s, t.Self, false); err != nil {
+			return err
+		}
+		if Remote(s) && s.Job.ID == "" && t.job != "" {
+			s.Job.ID = t.job
+		}
+		return failStart(s, reason, time.Now().UTC())
+	})
+}
+
 // needsMaking reports whether a session's worktree must be made before
 // its next turn: it never was, its making failed or was cut short, or it
 // was removed (landed, or deleted by hand).

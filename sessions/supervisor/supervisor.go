@@ -198,6 +198,10 @@ func (sv *supervisor) run(ctx context.Context) error {
 // is not made yet (or was removed) has it made first, between the claim
 // and the turn; meanwhile it is pending, and a kill stops the making.
 func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn, error) {
+	if reason := sv.jobSetupFailed(); reason != "" {
+		s, err := sv.turns.ClaimFailed(ctx, reason)
+		return s, nil, err
+	}
 	s, turn, prepare, err := sv.turns.Claim(ctx)
 	if err != nil {
 		return s, turn, err

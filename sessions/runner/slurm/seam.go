@@ -25,6 +25,9 @@ type Settings struct {
 	Poll      config.Duration `toml:"poll"`
 	// SubmitTimeout bounds one sbatch (a minute by default).
 	SubmitTimeout config.Duration `toml:"submit_timeout"`
+	// Setup is shell run in each job before the supervisor (module
+	// load, a conda env): what it exports reaches the agent.
+	Setup string `toml:"setup"`
 }
 
 // owned are the sbatch options zwarm sets itself: a job without them is
@@ -61,7 +64,7 @@ func (set *Settings) check() error {
 }
 
 // SettingsKeys describes the table's keys for an error about an unknown one.
-const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll, submit_timeout"
+const SettingsKeys = "partition, account, time, cpus, mem, extra_args, poll, submit_timeout, setup"
 
 // Kind is the Slurm runner's entry in the registry a front end passes to
 // the session manager.
@@ -85,7 +88,7 @@ func Kind() runner.Kind {
 // NewRunner is the Slurm runner with the given settings.
 func NewRunner(set Settings) runner.Runner {
 	return &jobs{c: New(Options{Partition: set.Partition, Account: set.Account, Time: set.Time,
-		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration, submit: set.SubmitTimeout.Duration}
+		CPUs: set.CPUs, Mem: set.Mem, ExtraArgs: set.ExtraArgs}), poll: set.Poll.Duration, submit: set.SubmitTimeout.Duration, setup: set.Setup}
 }
 
 // jobs runs each session's supervisor as one batch job, named
@@ -94,6 +97,7 @@ type jobs struct {
 	c      *Client
 	poll   time.Duration
 	submit time.Duration
+	setup  string
 }
 
 // Poll is how often a job's state is asked at most.
@@ -103,7 +107,8 @@ func (r *jobs) Start(ctx context.Context, spec runner.Spec) (string, error) {
 	// The job starts in the session's dir, which exists: the worker's
 	// own directory (a worktree) may be made by the supervisor only.
 	id, err := r.c.Submit(ctx, Job{Name: jobName(spec.SessionID), Dir: spec.SessionDir,
-		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv})
+		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv,
+		Setup: r.setup, SetupLog: spec.SetupLog})
 	if errors.Is(err, ErrUnreachable) {
 		return "", fmt.Errorf("slurm: %w: %w", runner.ErrUnreachable, err)
 	}

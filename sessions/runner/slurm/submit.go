@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // Job is one command to run as a batch job.
@@ -20,6 +22,11 @@ type Job struct {
 	OutputPattern string
 	Argv          []string // the command; the batch script execs it
 	Env           []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
+	// Setup is shell the batch script runs before it execs Argv, in its
+	// own shell (what it exports reaches the command), its output
+	// appended to SetupLog. If it fails, the command runs all the same,
+	// with config.JobSetupExitEnv set to its exit code, and decides.
+	Setup, SetupLog string
 }
 
 // WarnSignal is what the batch step's main process gets WarnBefore
@@ -130,7 +137,7 @@ func parseJobID(out string) (string, error) {
 var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // batchScript is the job's batch script: Slurm's warning ignored, job.Env
-// exported, then exec of job.Argv, every word single-quoted so spaces,
+// exported, job.Setup run, then exec of job.Argv, every word single-quoted so spaces,
 // quotes and $ reach the command as they are.
 func batchScript(job Job) (string, error) {
 	var b strings.Builder
@@ -151,6 +158,15 @@ func batchScript(job Job) (string, error) {
 			return "", fmt.Errorf("job environment %s holds a NUL byte", k)
 		}
 		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
+	}
+	if job.Setup != "" {
+		if job.SetupLog == "" {
+			return "", errors.New("the job's setup has no log to write to")
+		}
+		log := shellQuote(job.SetupLog)
+		fmt.Fprintf(&b, "echo \"── job $SLURM_JOB_ID on $(hostname): [runner.slurm] setup\" >>%s\n", log)
+		fmt.Fprintf(&b, "{\n%s\n} </dev/null >>%s 2>&1\n", job.Setup, log)
+		fmt.Fprintf(&b, "zwarm_setup=$?\nif [ \"$zwarm_setup\" -ne 0 ]; then export %s=\"$zwarm_setup\"; fi\n", config.JobSetupExitEnv)
 	}
 	b.WriteString("exec")
 	for _, a := range job.Argv {
