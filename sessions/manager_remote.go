@@ -35,7 +35,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	defer cancel()
 	cluster := r.Cluster(sctx)
 	jobID, err := r.Start(sctx, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir,
-		SessionDir: m.st.SessionDir(s.ID), SetupLog: m.st.SetupLog(s.ID)})
+		SessionDir: m.st.SessionDir(s.ID), SetupLog: m.st.SetupLog(s.ID), Resources: s.Job.Resources})
 	if err != nil && (sctx.Err() != nil || errors.Is(err, runner.ErrUnreachable)) {
 		// No answer is no refusal: the engine may have queued the job.
 		jobID, err = m.findSubmitted(ctx, r, s, limit, err)

@@ -1,6 +1,9 @@
 package sessions
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/zwarm/zwarm/sessions/telemetry"
 
 	"context"
@@ -60,6 +63,11 @@ type SpawnRequest struct {
 	// It needs a known price for the model (or an agent that reports its
 	// own cost): otherwise the spawn is refused.
 	MaxCostUSD float64
+	// Resources are what its jobs ask of a cluster over the runner's
+	// settings (config.ResourceKeys: partition, time, cpus, mem, gres,
+	// account, qos, constraint), over its role's. Only a worker that
+	// runs under a runner can have them.
+	Resources map[string]string
 }
 
 // Spawn records a session and starts its supervisor, which runs the agent
@@ -150,7 +158,21 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 		return nil, err
 	}
 	if runnerName != record.LocalRunner {
-		s.Job = &record.Job{Runner: runnerName}
+		// What the spawn asks, over its role's.
+		res := req.Resources
+		if role, err := cfg.Role(req.Role); err == nil && runnerName == "slurm" {
+			res = config.MergeResources(res, role.Slurm.Map())
+		}
+		s.Job = &record.Job{Runner: runnerName, Resources: res}
+		r, err := m.runner(runnerName)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.CheckResources(res); err != nil {
+			return nil, state.RoleSaid(req.Role, err)
+		}
+	} else if len(req.Resources) > 0 {
+		return nil, config.Invalidf("resources (%s) are what a cluster's job asks, and this worker runs on this machine: run it under a runner (--runner slurm, or [runner] kind)", strings.Join(slices.Sorted(maps.Keys(req.Resources)), ", "))
 	}
 	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -43,10 +44,10 @@ func TestApplyRole(t *testing.T) {
 		{"a spawn's runner wins", sessions.SpawnRequest{Role: "cluster", Runner: "local"}, sessions.SpawnRequest{Role: "cluster", Runner: "local"}},
 	} {
 		got, err := sessions.ApplyRole(c, tc.in)
-		if err != nil || got != tc.want {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v %v\nwant %+v", tc.name, got, err, tc.want)
 		}
-		if again, _ := sessions.ApplyRole(c, got); again != got {
+		if again, _ := sessions.ApplyRole(c, got); !reflect.DeepEqual(again, got) {
 			t.Errorf("%s: applied twice: %+v", tc.name, again)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -248,6 +249,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *cli.Streams, m *session
 	field("dir", "%s", render.SafeLine(s.WorkingDir))
 	if s.Job != nil {
 		field("runner", "%s", runnerField(s))
+		if len(s.Job.Resources) > 0 {
+			field("asks", "%s", resourcesField(s.Job.Resources))
+		}
 	}
 	if !s.Legacy {
 		for _, f := range render.WorkspaceFields(s, now) {
@@ -352,6 +356,18 @@ func runnerField(s *record.Session) string {
 		return render.SafeLine(s.RunnerState)
 	}
 	return render.SafeLine(s.Job.Runner + " job " + s.Job.ID + " · " + s.RunnerState)
+}
+
+// resourcesField is what a session's jobs ask of their cluster, in the
+// order of config.ResourceKeys: "partition=gpu time=2h gres=gpu:1".
+func resourcesField(res map[string]string) string {
+	var parts []string
+	for _, k := range config.ResourceKeys {
+		if v, ok := res[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return render.SafeLine(strings.Join(parts, " "))
 }
 
 // settingFields are the settings a session was started with beyond its

@@ -246,3 +246,43 @@ func TestSlurmJobSetup(t *testing.T) {
 		t.Fatalf("a failed setup: %s %q, the agent ran %d times", s.Status, s.Error, len(bad.Invocations()))
 	}
 }
+
+// What a worker's jobs ask of the cluster comes from [runner.slurm], its
+// role's [roles.NAME.slurm] over that, and the spawn's flags over both;
+// a follow-up's job asks the same. What sbatch could not take is refused
+// before anything is submitted, and a request sbatch refuses (a GPU the
+// cluster has none of) leaves nothing.
+func TestSlurmResourcesPerWorker(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "time = \"30\"\ncpus = 1\n[roles.trainer]\nrunner = \"slurm\"\n[roles.trainer.slurm]\ncpus = 2\ntime = \"45\"\n")
+	asked := func(job string) string {
+		t.Helper()
+		return strings.TrimSpace(w.slurm("squeue", "-h", "--states=all", "-j", job, "-O", "TimeLimit:0|,NumCPUs:0|,MinMemory:0|"))
+	}
+	id := w.spawn("train", "--role", "trainer", "--slurm-time", "2h", "--slurm", "mem=100M")
+	if got := asked(w.jobOf(id)); got != "2:00:00|2|100M|" {
+		t.Fatalf("the job asked %q, want the spawn's time and memory and the role's CPUs", got)
+	}
+	if out := w.ok("show", id); !strings.Contains(out, "asks     time=2h cpus=2 mem=100M") && !strings.Contains(out, "asks     cpus=2 time=2h mem=100M") {
+		t.Fatalf("show does not say what the jobs ask:\n%s", out)
+	}
+	w.ok("wait", "--timeout", "2m", id)
+	w.ok("inject", "--wait", id, "and again")
+	if rec := w.record(id); asked(rec.Job.ID) != "2:00:00|2|100M|" {
+		t.Fatalf("the follow-up's job %s asked %q", rec.Job.ID, asked(rec.Job.ID))
+	}
+	for _, bad := range [][]string{{"--slurm-time", "soon"}, {"--slurm", "cpus=0"}, {"--slurm", "mem=lots"}, {"--slurm", "disk=1G"},
+		{"--runner", "local", "--gres", "gpu:1"}} {
+		r := w.zwarm(append(append([]string{"spawn"}, bad...), "--", "refused")...)
+		if r.code != 2 || r.stderr == "" {
+			t.Errorf("spawn %v: %+v; want it refused as a usage error", bad, r)
+		}
+	}
+	r := w.zwarm("spawn", "--gres", "gpu:1", "--", "no gpu here")
+	if r.code != 1 || !strings.Contains(r.stderr, "gres") {
+		t.Fatalf("spawn asking a GPU of a cluster with none: %+v", r)
+	}
+	if ids := w.IDs(); len(ids) != 1 {
+		t.Fatalf("refused spawns left sessions: %v", ids)
+	}
+}

@@ -530,7 +530,7 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 	writeFile(t, filepath.Join(w.State, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
 	task := "SLURM ORCH: get it done"
 	w.setScript(fakeagent.Completes("worker finished the job", 500))
-	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job"})),
+	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job", "slurm": map[string]any{"time": "20m", "cpus": 2}})),
 		replyCalls(fcall("wait", map[string]any{})),
 		replyCalls(fcall("finish", map[string]any{"summary": "the job is done"})))
 	if r := w.zwarm("orchestrate", "--max-steps", "7", task); r.code != 0 {
@@ -549,6 +549,10 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 	}
 	if rec := w.record(local); rec.Job != nil {
 		t.Fatalf("a worker spawned by hand ran under %+v, want this machine", rec.Job)
+	}
+	// What the model asked of the cluster for its worker, the job asked.
+	if got := strings.TrimSpace(w.slurm("squeue", "-h", "--states=all", "-j", rec.Job.ID, "-O", "TimeLimit:0|,NumCPUs:0|")); got != "20:00|2|" {
+		t.Fatalf("the delegated worker's job: time limit and CPUs %q, want 20:00 and 2 as delegate asked", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,6 +37,11 @@ type spawnOptions struct {
 	role    string
 	effort  string
 	maxCost float64
+	// What its jobs ask of a cluster: --slurm KEY=VALUE, and the two
+	// asked most, --slurm-time and --gres.
+	slurm     []string
+	slurmTime string
+	gres      string
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
@@ -57,6 +63,7 @@ directory itself, as outside a repository.`,
   zwarm spawn --with-changes "finish what I started"
   zwarm spawn --in-place "fix the typo in README"
   zwarm spawn --runner slurm "run the whole benchmark suite and fix what fails"
+  zwarm spawn --runner slurm --slurm-time 2h --gres gpu:1 --slurm partition=gpu "train the baseline"
   zwarm spawn --role reviewer --reasoning-effort high "review the retry change on this branch"
   zwarm spawn --max-cost 2 "upgrade the HTTP client"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
@@ -88,6 +95,9 @@ directory itself, as outside a repository.`,
 	fl.StringVar(&o.role, "role", "", "start with the settings of config.toml's [roles.NAME]; flags given win over them")
 	fl.StringVar(&o.effort, "reasoning-effort", "", "how hard the model thinks: codex none..xhigh, claude low..max (default: the agent's)")
 	fl.Float64Var(&o.maxCost, "max-cost", 0, "stop the agent once it has spent more than this many US dollars (needs its model's price)")
+	fl.StringArrayVar(&o.slurm, "slurm", nil, "what its Slurm jobs ask, KEY=VALUE, over [runner.slurm] and its role's: "+strings.Join(config.ResourceKeys, ", ")+" (repeatable)")
+	fl.StringVar(&o.slurmTime, "slurm-time", "", "its Slurm jobs' time limit: 2h, 90m, or as sbatch --time takes it (--slurm time=...)")
+	fl.StringVar(&o.gres, "gres", "", "the generic resources its Slurm jobs ask, as sbatch --gres: gpu:1 (--slurm gres=...)")
 	o.out.Add(c, "the session")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
@@ -158,6 +168,10 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	if err != nil {
 		return cli.Usagef("--source: %v", err)
 	}
+	res, err := resourcesOf(o)
+	if err != nil {
+		return err
+	}
 	m, err := o.f.manager()
 	if err != nil {
 		return err
@@ -166,7 +180,7 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	req := sessions.SpawnRequest{
 		Task: o.task, Adapter: o.adapter, Model: o.model, WorkingDir: o.dir, Sandbox: o.sandbox, Source: src,
 		Base: o.base, WithChanges: o.withChanges, Runner: o.runner,
-		Role: o.role, ReasoningEffort: o.effort, MaxCostUSD: o.maxCost,
+		Role: o.role, ReasoningEffort: o.effort, MaxCostUSD: o.maxCost, Resources: res,
 	}
 	if o.inPlace {
 		req.Isolation = config.IsolationNone
@@ -204,4 +218,27 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		fmt.Fprintln(o.f.io.Out, s.ID)
 	}
 	return failedExit(s)
+}
+
+// resourcesOf is what the spawn's jobs ask of a cluster, from --slurm
+// KEY=VALUE, --slurm-time and --gres; their values are the runner's to
+// check, and a key none of them knows is refused here.
+func resourcesOf(o *spawnOptions) (map[string]string, error) {
+	res := map[string]string{}
+	for _, kv := range o.slurm {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !slices.Contains(config.ResourceKeys, k) || strings.TrimSpace(v) == "" {
+			return nil, cli.Usagef("--slurm %q: want KEY=VALUE, KEY one of %s", kv, strings.Join(config.ResourceKeys, ", "))
+		}
+		res[k] = v
+	}
+	for k, v := range map[string]string{"time": o.slurmTime, "gres": o.gres} {
+		if v != "" {
+			res[k] = v
+		}
+	}
+	if len(res) == 0 {
+		return nil, nil
+	}
+	return res, nil
 }

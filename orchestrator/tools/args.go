@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // prop is one property of an arguments schema.
@@ -22,6 +24,15 @@ func enum(desc string, values ...string) prop {
 }
 func strArray(desc string) prop {
 	return prop{"type": "array", "items": prop{"type": "string"}, "description": desc}
+}
+
+// resources is an object of config.ResourceKeys, each a string.
+func resources(desc string) prop {
+	props := map[string]prop{}
+	for _, k := range config.ResourceKeys {
+		props[k] = prop{"type": "string"}
+	}
+	return prop{"type": "object", "properties": props, "additionalProperties": false, "description": desc}
 }
 
 // object is the schema of an arguments object.

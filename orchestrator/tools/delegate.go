@@ -32,6 +32,9 @@ func (w *workers) delegateTool() Tool {
 			"(claude also takes a permission mode: acceptEdits, plan, ...). Omit for the configured default."),
 		"max_cost_usd": num("Stop the worker once it has spent more than this many dollars (it is killed, saying so). " +
 			"Needs a known price for its model. Omit for no limit."),
+		"slurm": resources("What the worker's jobs ask of the Slurm cluster it runs on, over the configured defaults and its role's: " +
+			"partition, time (\"2h\", \"90m\", or as sbatch --time takes it), cpus, mem (\"16G\"), gres (\"gpu:1\"), account, qos, constraint. " +
+			"Only for workers that run as Slurm jobs. Omit for the defaults."),
 	}, "task")
 	return Tool{
 		Name: "delegate",
@@ -40,21 +43,22 @@ func (w *workers) delegateTool() Tool {
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			var a struct {
-				Task            string  `json:"task"`
-				Adapter         string  `json:"adapter"`
-				Model           string  `json:"model"`
-				WorkingDir      string  `json:"working_dir"`
-				Isolation       string  `json:"isolation"`
-				Role            string  `json:"role"`
-				ReasoningEffort string  `json:"reasoning_effort"`
-				Sandbox         string  `json:"sandbox"`
-				MaxCostUSD      float64 `json:"max_cost_usd"`
+				Task            string            `json:"task"`
+				Adapter         string            `json:"adapter"`
+				Model           string            `json:"model"`
+				WorkingDir      string            `json:"working_dir"`
+				Isolation       string            `json:"isolation"`
+				Role            string            `json:"role"`
+				ReasoningEffort string            `json:"reasoning_effort"`
+				Sandbox         string            `json:"sandbox"`
+				MaxCostUSD      float64           `json:"max_cost_usd"`
+				Slurm           map[string]any    `json:"slurm"`
 			}
 			if err := decode("delegate", args, &a, schema); err != nil {
 				return Errorf("%v", err)
 			}
 			return w.delegate(ctx, delegation{task: a.Task, adapter: a.Adapter, model: a.Model, dir: a.WorkingDir, isolation: a.Isolation,
-				role: a.Role, effort: a.ReasoningEffort, sandbox: a.Sandbox, maxCost: a.MaxCostUSD})
+				role: a.Role, effort: a.ReasoningEffort, sandbox: a.Sandbox, maxCost: a.MaxCostUSD, resources: stringValues(a.Slurm)})
 		},
 	}
 }
@@ -64,6 +68,7 @@ type delegation struct {
 	task, adapter, model, dir, isolation string
 	role, effort, sandbox                string
 	maxCost                              float64
+	resources                            map[string]string
 }
 
 func (w *workers) delegate(ctx context.Context, d delegation) Result {
@@ -80,7 +85,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	}
 	req := sessions.SpawnRequest{Task: task, Adapter: d.adapter, Model: d.model, WorkingDir: wd, Source: w.opt.Source,
 		Isolation: firstNonEmpty(d.isolation, w.opt.Isolation), Role: d.role, ReasoningEffort: d.effort, Sandbox: d.sandbox,
-		MaxCostUSD: d.maxCost,
+		MaxCostUSD: d.maxCost, Resources: d.resources,
 		// Counting the running workers and starting this one are one step
 		// in Spawn, so parallel delegate calls (and other processes on the
 		// state dir) cannot together pass the limit.
@@ -280,4 +285,17 @@ func (w *workers) roleList() string {
 		return ""
 	}
 	return " (configured: " + strings.Join(cfg.RoleNames(), ", ") + ")"
+}
+
+// stringValues is m with its values as text: a model may send cpus as
+// the number it is.
+func stringValues(m map[string]any) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
 }

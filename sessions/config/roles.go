@@ -24,9 +24,60 @@ type RoleConfig struct {
 	// Runner is where the role's workers' supervisors run ("local", or a
 	// runner such as "slurm"): a role that needs a cluster's node says so.
 	Runner string `toml:"runner"`
+	// Slurm is what the role's workers' jobs ask of a Slurm cluster, over
+	// [runner.slurm]'s: [roles.NAME.slurm].
+	Slurm Resources `toml:"slurm"`
 }
 
-const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd/runner"
+// Resources are what a worker's jobs ask of its cluster, over the
+// runner's own settings: "" (0) keeps the runner's.
+type Resources struct {
+	Partition  string `toml:"partition"`
+	Time       string `toml:"time"`
+	CPUs       int    `toml:"cpus"`
+	Mem        string `toml:"mem"`
+	Gres       string `toml:"gres"`
+	Account    string `toml:"account"`
+	QOS        string `toml:"qos"`
+	Constraint string `toml:"constraint"`
+}
+
+// ResourceKeys are the keys of Resources, as a spawn's --slurm KEY=VALUE
+// and a delegate's slurm object name them.
+var ResourceKeys = []string{"partition", "time", "cpus", "mem", "gres", "account", "qos", "constraint"}
+
+// Map is r by key, its set fields only.
+func (r Resources) Map() map[string]string {
+	m := map[string]string{}
+	for k, v := range map[string]string{"partition": r.Partition, "time": r.Time, "mem": r.Mem, "gres": r.Gres,
+		"account": r.Account, "qos": r.QOS, "constraint": r.Constraint} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if r.CPUs != 0 {
+		m["cpus"] = fmt.Sprint(r.CPUs)
+	}
+	return m
+}
+
+// MergeResources is over with under's keys it lacks: what a spawn asks
+// wins over its role's.
+func MergeResources(over, under map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range under {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd/runner, [roles.NAME.slurm] partition/time/cpus/mem/gres/account/qos/constraint"
 
 // RoleNames lists the configured roles, sorted.
 func (c *Config) RoleNames() []string {

@@ -17,6 +17,11 @@ type Job struct {
 	// not known, as for jobs recorded before clusters were): the id
 	// means this job there only.
 	Cluster string `json:"cluster,omitempty"`
+	// Resources are what every job of the session asks of its engine
+	// over the runner's settings, by key (slurm: partition, time, cpus,
+	// mem, gres, account, qos, constraint): a follow-up's job asks the
+	// same.
+	Resources map[string]string `json:"resources,omitempty"`
 }
 
 // RunnerName is the runner the session's supervisor runs under.

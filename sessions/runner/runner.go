@@ -37,6 +37,10 @@ type Runner interface {
 	// Stopping a job that is gone is no error, and a job of that id that
 	// is not job.Session's is left alone.
 	Stop(ctx context.Context, job JobRef, force bool) error
+	// CheckResources refuses resources the engine cannot be asked for
+	// (an unknown key, a value of the wrong form), before anything is
+	// submitted; the error (ErrInvalidRequest) says what to write.
+	CheckResources(res map[string]string) error
 	// Find lists the jobs the engine knows (queued, running or ended of
 	// late) that run session's supervisor, oldest first: how a submission
 	// whose answer never came (the engine slow, the client cut off) is
@@ -64,6 +68,9 @@ type Spec struct {
 	// SessionDir is the session's directory in the state dir: an engine's
 	// own output for the job goes there.
 	SessionDir string
+	// Resources are what the job asks over the runner's settings, by
+	// key (CheckResources has refused what it cannot ask).
+	Resources map[string]string
 	// SetupLog is the session's setup log, where what a job runs before
 	// the supervisor (a runner's setup) writes its output, for zwarm logs.
 	SetupLog string

@@ -108,7 +108,7 @@ func (r *jobs) Start(ctx context.Context, spec runner.Spec) (string, error) {
 	// own directory (a worktree) may be made by the supervisor only.
 	id, err := r.c.Submit(ctx, Job{Name: jobName(spec.SessionID), Dir: spec.SessionDir,
 		Output: filepath.Join(spec.SessionDir, "slurm"), OutputPattern: "-%j.out", Argv: spec.Argv,
-		Setup: r.setup, SetupLog: spec.SetupLog})
+		Setup: r.setup, SetupLog: spec.SetupLog, Resources: spec.Resources})
 	if errors.Is(err, ErrUnreachable) {
 		return "", fmt.Errorf("slurm: %w: %w", runner.ErrUnreachable, err)
 	}

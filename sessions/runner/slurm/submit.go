@@ -22,6 +22,9 @@ type Job struct {
 	OutputPattern string
 	Argv          []string // the command; the batch script execs it
 	Env           []string // KEY=VALUE exported to the command, on top of sbatch's usual export of the submitter's environment
+	// Resources are what the job asks over the Client's Options, by key
+	// (config.ResourceKeys): a key here wins over the same Option.
+	Resources map[string]string
 	// Setup is shell the batch script runs before it execs Argv, in its
 	// own shell (what it exports reaches the command), its output
 	// appended to SetupLog. If it fails, the command runs all the same,
@@ -81,21 +84,19 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		"--export=ALL",
 	}
 	o := c.opts
-	if o.Partition != "" {
-		args = append(args, "--partition="+o.Partition)
+	own, err := resourceArgs(job.Resources)
+	if err != nil {
+		return "", fmt.Errorf("submit %s: %w", job.Name, err)
 	}
-	if o.Account != "" {
-		args = append(args, "--account="+o.Account)
+	for _, d := range []struct{ key, flag, value string }{
+		{"partition", "--partition=", o.Partition}, {"account", "--account=", o.Account}, {"time", "--time=", o.Time},
+		{"cpus", "--cpus-per-task=", strconv.Itoa(o.CPUs)}, {"mem", "--mem=", o.Mem},
+	} {
+		if _, asked := job.Resources[d.key]; !asked && d.value != "" && d.value != "0" {
+			args = append(args, d.flag+d.value)
+		}
 	}
-	if o.Time != "" {
-		args = append(args, "--time="+o.Time)
-	}
-	if o.CPUs > 0 {
-		args = append(args, "--cpus-per-task="+strconv.Itoa(o.CPUs))
-	}
-	if o.Mem != "" {
-		args = append(args, "--mem="+o.Mem)
-	}
+	args = append(args, own...)
 	args = append(args, o.ExtraArgs...)
 	// The job's output file is made by Slurm with the job's umask, which
 	// sbatch takes from SLURM_UMASK: 077, as every file of a session is
