@@ -43,16 +43,16 @@ func (w *workers) delegateTool() Tool {
 		Schema: schema,
 		Handler: func(ctx context.Context, args json.RawMessage) Result {
 			var a struct {
-				Task            string            `json:"task"`
-				Adapter         string            `json:"adapter"`
-				Model           string            `json:"model"`
-				WorkingDir      string            `json:"working_dir"`
-				Isolation       string            `json:"isolation"`
-				Role            string            `json:"role"`
-				ReasoningEffort string            `json:"reasoning_effort"`
-				Sandbox         string            `json:"sandbox"`
-				MaxCostUSD      float64           `json:"max_cost_usd"`
-				Slurm           map[string]any    `json:"slurm"`
+				Task            string         `json:"task"`
+				Adapter         string         `json:"adapter"`
+				Model           string         `json:"model"`
+				WorkingDir      string         `json:"working_dir"`
+				Isolation       string         `json:"isolation"`
+				Role            string         `json:"role"`
+				ReasoningEffort string         `json:"reasoning_effort"`
+				Sandbox         string         `json:"sandbox"`
+				MaxCostUSD      float64        `json:"max_cost_usd"`
+				Slurm           map[string]any `json:"slurm"`
 			}
 			if err := decode("delegate", args, &a, schema); err != nil {
 				return Errorf("%v", err)
