@@ -122,7 +122,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 			}
 			return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
 		}
-		return why, m.waitJobGone(ctx, r, id, job)
+		return why, runner.WaitGone(ctx, r, runner.JobRef{ID: job.ID, Session: id}, job.Runner)
 	}
 	if !claimed {
 		// Queued, or started and not yet listening for signals: nothing
@@ -144,31 +144,8 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 		}
 		return force(fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
 	}
-	return "", m.waitJobGone(ctx, r, id, job)
+	return "", runner.WaitGone(ctx, r, runner.JobRef{ID: job.ID, Session: id}, job.Runner)
 }
 
 // jobStopLimit bounds one request to stop a job.
 const jobStopLimit = 10 * time.Second
-
-// waitJobGone waits, at most ten seconds, until the engine no longer runs
-// a job: after a kill, nothing of the session runs on any node.
-func (m *Manager) waitJobGone(ctx context.Context, r runner.Runner, id string, job record.Job) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		states, err := r.Jobs(ctx, []string{job.ID})
-		if err == nil {
-			if st, ok := states[job.ID]; !ok || st.Phase == runner.Ended || st.Session != id {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
-			}
-			return fmt.Errorf("%s job %s still runs after it was ended", job.Runner, job.ID)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}

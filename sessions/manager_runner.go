@@ -74,6 +74,24 @@ func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error)
 	return name, nil
 }
 
+// jobOf gives s, a new session under runner (or this machine), the job
+// it runs as, with what it asks of the engine over its role's, checked.
+func (m *Manager) jobOf(s *record.Session, cfg *config.Config, runner string, req SpawnRequest) error {
+	res, err := cfg.JobResources(req.Role, runner, req.Resources)
+	if err != nil || runner == record.LocalRunner {
+		return err
+	}
+	s.Job = &record.Job{Runner: runner, Resources: res}
+	r, err := m.runner(runner)
+	if err != nil {
+		return err
+	}
+	if err := r.CheckResources(res); err != nil {
+		return state.RoleSaid(req.Role, err)
+	}
+	return nil
+}
+
 // prefetch asks about the given sessions' jobs together, once per runner,
 // before a listing looks at them one by one.
 func (m *Manager) prefetchJobs(ctx context.Context, list []*record.Session) {

@@ -1,9 +1,6 @@
 package sessions
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/zwarm/zwarm/sessions/telemetry"
 
 	"context"
@@ -157,22 +154,8 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
 		return nil, err
 	}
-	if runnerName != record.LocalRunner {
-		// What the spawn asks, over its role's.
-		res := req.Resources
-		if role, err := cfg.Role(req.Role); err == nil && runnerName == "slurm" {
-			res = config.MergeResources(res, role.Slurm.Map())
-		}
-		s.Job = &record.Job{Runner: runnerName, Resources: res}
-		r, err := m.runner(runnerName)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.CheckResources(res); err != nil {
-			return nil, state.RoleSaid(req.Role, err)
-		}
-	} else if len(req.Resources) > 0 {
-		return nil, config.Invalidf("resources (%s) are what a cluster's job asks, and this worker runs on this machine: run it under a runner (--runner slurm, or [runner] kind)", strings.Join(slices.Sorted(maps.Keys(req.Resources)), ", "))
+	if err := m.jobOf(s, cfg, runnerName, req); err != nil {
+		return nil, err
 	}
 	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
 	if err != nil {

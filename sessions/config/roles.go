@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -61,20 +63,26 @@ func (r Resources) Map() map[string]string {
 	return m
 }
 
-// MergeResources is over with under's keys it lacks: what a spawn asks
-// wins over its role's.
-func MergeResources(over, under map[string]string) map[string]string {
+// JobResources is what a worker's jobs under runner ask of its engine:
+// asked (a spawn's, a delegation's) over its role's [roles.NAME.slurm]
+// (role "": none). On this machine (runner "local") there is no engine
+// to ask: resources asked are refused, a role's are left unused.
+func (c *Config) JobResources(role, runner string, asked map[string]string) (map[string]string, error) {
+	if runner == "local" || runner == "" {
+		if len(asked) > 0 {
+			return nil, Invalidf("resources (%s) are what a cluster's job asks, and this worker runs on this machine: run it under a runner (--runner slurm, or [runner] kind)", strings.Join(slices.Sorted(maps.Keys(asked)), ", "))
+		}
+		return nil, nil
+	}
 	out := map[string]string{}
-	for k, v := range under {
-		out[k] = v
+	if r, ok := c.Roles[role]; ok && runner == "slurm" {
+		out = r.Slurm.Map()
 	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, asked)
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
 
 const rolesKeys = "[roles.NAME] adapter/model/reasoning_effort/sandbox/instructions/max_cost_usd/runner, [roles.NAME.slurm] partition/time/cpus/mem/gres/account/qos/constraint"

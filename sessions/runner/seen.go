@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -89,4 +90,22 @@ func note(stateDir, name string, states map[string]JobState, failed bool, now ti
 		os.Remove(f.Name())
 	}
 	return s
+}
+
+// Describe says, for a job of an engine that does not answer, for how
+// long it has not, and what it last said of the job and when: "slurm
+// unreachable for 40s; slurm 1234 on node7 as of 52s ago".
+func (s Seen) Describe(runner, jobID string, now time.Time) string {
+	msg := runner + " unreachable"
+	if s.UnreachableSince != nil {
+		msg += " for " + now.Sub(*s.UnreachableSince).Round(time.Second).String()
+	}
+	if j, ok := s.Jobs[jobID]; ok {
+		what := j.Detail
+		if j.Phase == Queued {
+			what = "queued · " + what
+		}
+		msg += fmt.Sprintf("; %s as of %s ago", what, now.Sub(j.At).Round(time.Second))
+	}
+	return msg
 }

@@ -57,6 +57,7 @@ async function loadMore() {
     state.more = body.more;
     document.getElementById("more").hidden = !body.more;
     renderList();
+    renderRuns(); // the runs' workers, now known
   } finally {
     if (gen === state.gen) state.loading = false;
   }

@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// submitLimit bounds the submission of a job, unless the runner says
+// otherwise (SubmitLimit).
+const submitLimit = time.Minute
+
+// Submit starts spec's job with r and returns its id and the cluster it
+// was submitted to. A submission is not interrupted (an engine may have
+// queued the job by the time its client is killed, and the job id,
+// needed to follow or cancel it, would be lost): it is bounded instead.
+// One that got no answer within the bound is no refusal: the job the
+// engine queued all the same is found by the session (FindSubmitted; not
+// previous, the session's job before), and warn hears of it.
+func Submit(ctx context.Context, r Runner, spec Spec, previous string, warn func(error)) (id, cluster string, err error) {
+	limit := submitLimit
+	if l, ok := r.(interface{ SubmitLimit() time.Duration }); ok && l.SubmitLimit() > 0 {
+		limit = l.SubmitLimit()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
+	cluster = r.Cluster(sctx)
+	id, err = r.Start(sctx, spec)
+	if err != nil && (sctx.Err() != nil || errors.Is(err, ErrUnreachable)) {
+		if id, err = FindSubmitted(ctx, r, spec.SessionID, previous, err); err == nil {
+			warn(fmt.Errorf("session %.8s: the scheduler did not answer within %s; it had queued job %s all the same, which zwarm follows",
+				spec.SessionID, limit, id))
+		}
+	}
+	return id, cluster, err
+}
+
+// findLimit bounds looking for a job whose submission got no answer.
+const findLimit = 30 * time.Second
+
+// FindSubmitted resolves a submission of session's job that got no answer
+// (startErr): the job the engine queued all the same, its newest one
+// that is not previous (the job the session had: a follow-up's
+// submission), or startErr when it has none.
+func FindSubmitted(ctx context.Context, r Runner, session, previous string, startErr error) (string, error) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), findLimit)
+	defer cancel()
+	ids, err := r.Find(fctx, session)
+	if err != nil {
+		return "", fmt.Errorf("%w; nor could zwarm ask whether it was queued all the same (%v): if it was, it will find no session to run", startErr, err)
+	}
+	if n := len(ids); n > 0 && ids[n-1] != previous {
+		return ids[n-1], nil
+	}
+	return "", startErr
+}
