@@ -27,7 +27,7 @@ type Manager struct {
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
 	sections       []config.Section
-	runners        []runner.Kind
+	runners        runner.Registry
 	jobs           runner.Cache
 	warn           func(error)
 	lockWaiting    func(state.LockWait)

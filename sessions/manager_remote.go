@@ -145,3 +145,40 @@ func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
 	st, ok, err := m.jobState(ctx, s)
 	return runner.StateText(s.Job.Runner, s.Job.ID, st, ok, err, m.jobs.LastSeen(s.Job.Runner), time.Now())
 }
+
+// Account fills in what the cluster's accounting says of s's ended jobs
+// that its record lacks (one bounded call to the engine for all of them),
+// and returns s as recorded then: the record keeps it after the engine's
+// queue forgets the jobs, and its cost counts their core-hours. Without
+// accounting (a runner or a cluster that keeps none), s is as it was.
+func (m *Manager) Account(ctx context.Context, s *record.Session) *record.Session {
+	ids := s.Unaccounted()
+	if len(ids) == 0 {
+		return s
+	}
+	r, err := m.runner(s.Job.Runner)
+	acc, ok := r.(runner.Accountant)
+	if err != nil || !ok {
+		return s
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	got, err := acc.Accounting(actx, ids)
+	if err != nil || len(got) == 0 {
+		return s
+	}
+	var accounts []record.JobAccount
+	for id, a := range got {
+		accounts = append(accounts, record.JobAccount{ID: id, Node: a.Node, Elapsed: a.Elapsed, MaxRSS: a.MaxRSS, CPUs: a.CPUs, ExitCode: a.ExitCode, State: a.State})
+	}
+	prices := record.DefaultPrices()
+	if cfg, err := m.Config(); err == nil {
+		prices = cfg.PriceTable()
+	}
+	now, err := m.st.UpdateSettled(ctx, s.ID, func(tx *state.Tx) error { return state.Accounted(tx.Session(), accounts, prices) })
+	if err != nil {
+		m.warn(fmt.Errorf("session %s: record its jobs' accounting: %w", record.ShortID(s.ID), err))
+		return s
+	}
+	return m.current(now, nil)
+}

@@ -2,9 +2,6 @@ package sessions
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
@@ -14,19 +11,11 @@ import (
 )
 
 func (m *Manager) runner(name string) (runner.Runner, error) {
-	i := slices.IndexFunc(m.runners, func(k runner.Kind) bool { return k.Name == name })
-	if i < 0 {
-		return nil, config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
-	}
 	cfg, err := m.Config()
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.runners[i].New(cfg.Section(config.RunnerSection(name)))
-	if err != nil {
-		return nil, fmt.Errorf("runner %s: %w", name, err)
-	}
-	return r, nil
+	return m.runners.Make(name, cfg)
 }
 
 // CheckRunner says what is wrong with a runner's set-up for this state
@@ -43,35 +32,13 @@ func (m *Manager) CheckRunner(ctx context.Context, name string) ([]string, error
 }
 
 // RunnerNames are the runners sessions may run under: local first.
-func (m *Manager) RunnerNames() []string {
-	names := []string{record.LocalRunner}
-	for _, k := range m.runners {
-		names = append(names, k.Name)
-	}
-	return names
-}
+func (m *Manager) RunnerNames() []string { return m.runners.Names() }
 
 // CheckRunnerName refuses a runner that is not in the registry, as
 // Spawn would (Invalidf): "" and "local" are always known.
 func (m *Manager) CheckRunnerName(name string) error {
-	_, err := m.chooseRunner(name, nil)
+	_, err := m.runners.Choose(name, nil)
 	return err
-}
-
-// chooseRunner is the runner a new session runs under: the one asked
-// for, else config.toml's [runner] kind, else local.
-func (m *Manager) chooseRunner(asked string, cfg *config.Config) (string, error) {
-	name := asked
-	if name == "" && cfg != nil {
-		name = cfg.Runner.Kind
-	}
-	if name == "" || name == record.LocalRunner {
-		return record.LocalRunner, nil
-	}
-	if !slices.Contains(m.RunnerNames(), name) {
-		return "", config.Invalidf("unknown runner %q (known: %s)", name, strings.Join(m.RunnerNames(), ", "))
-	}
-	return name, nil
 }
 
 // jobOf gives s, a new session under runner (or this machine), the job

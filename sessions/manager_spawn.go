@@ -122,7 +122,7 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if req, err = ApplyRole(cfg, req); err != nil {
 		return nil, err
 	}
-	runnerName, err := m.chooseRunner(req.Runner, cfg)
+	runnerName, err := m.runners.Choose(req.Runner, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,6 +97,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 	if err != nil {
 		return err
 	}
+	s = m.Account(ctx, s) // what its ended jobs took, from the cluster's accounting
 	inbox, err := m.Inbox(s.ID)
 	if err != nil {
 		return err
@@ -252,6 +254,9 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *cli.Streams, m *session
 		if len(s.Job.Resources) > 0 {
 			field("asks", "%s", resourcesField(s.Job.Resources))
 		}
+		for i, a := range s.Accounting {
+			field(map[bool]string{true: "jobs"}[i == 0], "%s", accountField(s, a))
+		}
 	}
 	if !s.Legacy {
 		for _, f := range render.WorkspaceFields(s, now) {
@@ -356,6 +361,27 @@ func runnerField(s *record.Session) string {
 		return render.SafeLine(s.RunnerState)
 	}
 	return render.SafeLine(s.Job.Runner + " job " + s.Job.ID + " · " + s.RunnerState)
+}
+
+// accountField is what the cluster's accounting says of one of a
+// session's jobs: "job 8 (turns 1, 2) on node7 · 2m10s · 2 CPUs · max RSS
+// 67.8 MB · COMPLETED 0:0".
+func accountField(s *record.Session, a record.JobAccount) string {
+	var turns []string
+	for _, t := range s.Turns {
+		if t.Job == a.ID {
+			turns = append(turns, strconv.Itoa(t.N))
+		}
+	}
+	text := "job " + a.ID
+	if len(turns) == 1 {
+		text += " (turn " + turns[0] + ")"
+	} else if len(turns) > 1 {
+		text += " (turns " + strings.Join(turns, ", ") + ")"
+	}
+	text += fmt.Sprintf(" on %s · %s · %s · max RSS %s · %s %s", a.Node, render.Runtime(time.Duration(a.Elapsed)*time.Second),
+		render.Plural(a.CPUs, "CPU"), humanBytes(a.MaxRSS), a.State, a.ExitCode)
+	return render.SafeLine(text)
 }
 
 // resourcesField is what a session's jobs ask of their cluster, in the

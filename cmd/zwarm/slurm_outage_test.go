@@ -286,3 +286,47 @@ func TestSlurmResourcesPerWorker(t *testing.T) {
 		t.Fatalf("refused spawns left sessions: %v", ids)
 	}
 }
+
+// On a cluster that keeps accounts (the second test cluster has slurmdbd),
+// show asks sacct once what each ended job took (its node, elapsed time,
+// CPUs, largest resident set, state), keeps it in the record, which the
+// scheduler's queue does not, and counts its core-hours in the worker's
+// cost at [prices.slurm] core_hour.
+func TestSlurmAccounting(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "[prices.slurm]\ncore_hour = 3.6\n")
+	second := slurmtest.Second(t)
+	slurmtest.Undrained(t, second)
+	w.extraEnv = append(w.extraEnv, second...)
+	w.setScript(append([]fakeagent.Step{fakeagent.Run(`python3 -c "x = bytearray(80 << 20); import time; time.sleep(6)"`)}, fakeagent.Completes("done", 5)...))
+	id := w.spawn("take some memory")
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
+		t.Fatalf("wait: %+v", r)
+	}
+	before := w.record(id)
+	out := w.ok("show", id)
+	rec := w.record(id)
+	if len(rec.Accounting) != 1 {
+		t.Fatalf("after show, the record keeps %+v of its job's accounting; show said:\n%s", rec.Accounting, out)
+	}
+	a := rec.Accounting[0]
+	if a.ID != rec.Job.ID || a.Node == "" || a.Elapsed < 6 || a.CPUs < 1 || a.MaxRSS < 80<<20 || a.State != "COMPLETED" || a.ExitCode != "0:0" {
+		t.Fatalf("the job's accounting: %+v", a)
+	}
+	if want := "jobs     job " + a.ID + " (turn 1) on " + a.Node + " · "; !strings.Contains(out, want) || !strings.Contains(out, "max RSS ") {
+		t.Fatalf("show lacks %q:\n%s", want, out)
+	}
+	if before.CostUSD == nil || rec.CostUSD == nil {
+		t.Fatalf("cost before %v, after %v", before.CostUSD, rec.CostUSD)
+	}
+	if got, want := *rec.CostUSD-*before.CostUSD, a.CoreHours()*3.6; got < want-0.0001 || got > want+0.0001 {
+		t.Fatalf("the core-hours added %.4f to the cost, want %.4f (%d CPUs, %d s at 3.6 a core-hour)", got, want, a.CPUs, a.Elapsed)
+	}
+	// Asked once: the next show reads the record.
+	calls := filepath.Join(t.TempDir(), "calls")
+	w.wrapOnPath("sacct", "echo call >> '"+calls+"'\nexec '%s' \"$@\"")
+	w.ok("show", id)
+	if b, _ := os.ReadFile(calls); len(b) != 0 {
+		t.Fatalf("show asked sacct again for a job the record has: %q", b)
+	}
+}

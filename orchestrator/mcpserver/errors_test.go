@@ -49,7 +49,7 @@ func TestMCPToolErrorsAreResultsAModelCanActOn(t *testing.T) {
 	}{
 		{"spawn", map[string]any{"task": "   "}, []string{"task is empty"}},
 		{"spawn", map[string]any{"task": 5}, []string{"parameter task must be of type string", "bad arguments for spawn", "working_dir"}},
-		{"spawn", map[string]any{"task": "x", "dir": "sub"}, []string{`unknown field "dir"`, "its parameters: adapter, isolation, max_cost_usd, model, reasoning_effort, role, sandbox, task, working_dir"}},
+		{"spawn", map[string]any{"task": "x", "dir": "sub"}, []string{`unknown field "dir"`, "its parameters: adapter, isolation, max_cost_usd, model, reasoning_effort, role, sandbox, slurm, task, working_dir"}},
 		{"spawn", map[string]any{"task": "x", "working_dir": "/"}, []string{"outside the allowed directories", "[mcp] table"}},
 		{"spawn", []int{1}, []string{"must be a JSON object"}},
 		{"show", map[string]any{"session_id": "nope"}, []string{`no worker "nope"`, "spawn or list returned"}},

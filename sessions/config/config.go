@@ -84,7 +84,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys + ", " + telemetryKeys
+const coreKeys = "default_adapter, kill_grace, lock_timeout, [adapters.NAME] model/binary/sandbox, [prices.\"MODEL\"] input/cached_input/output, [prices.RUNNER] core_hour, [worktrees] " + worktreesKeys + ", [runner] kind, " + stateKeys + ", " + rolesKeys + ", " + telemetryKeys
 
 // Load reads the person's own config.toml (UserConfigPath: what
 // goes with the person rather than the project, such as [notify] or a

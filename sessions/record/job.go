@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // LocalRunner is the runner that starts a session's supervisor on this
 // host, as a detached process: the default, and what a record without a
@@ -52,4 +55,45 @@ func (s *Session) Began() time.Time {
 		return time.Time{}
 	}
 	return s.CreatedAt
+}
+
+// JobAccount is what a cluster's accounting says of one of a session's
+// jobs once it ended.
+type JobAccount struct {
+	ID       string `json:"id"`
+	Node     string `json:"node"`
+	Elapsed  int64  `json:"elapsed_s"`
+	MaxRSS   int64  `json:"max_rss_bytes"`
+	CPUs     int    `json:"cpus"`
+	ExitCode string `json:"exit_code"` // "code:signal"
+	State    string `json:"state"`
+}
+
+// CoreHours is the job's CPUs times its elapsed time, in hours.
+func (a JobAccount) CoreHours() float64 { return float64(a.CPUs) * float64(a.Elapsed) / 3600 }
+
+// Account is the accounting of job id, if the record has it.
+func (s *Session) Account(id string) (JobAccount, bool) {
+	for _, a := range s.Accounting {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return JobAccount{}, false
+}
+
+// Unaccounted are the jobs of s's ended turns whose accounting the record
+// lacks, oldest first: once s settles, its last job's too.
+func (s *Session) Unaccounted() []string {
+	var ids []string
+	for _, t := range s.Turns {
+		running := !s.Settled() && s.Job != nil && t.Job == s.Job.ID // the job runs on
+		if t.Job == "" || running || slices.Contains(ids, t.Job) {
+			continue
+		}
+		if _, ok := s.Account(t.Job); !ok {
+			ids = append(ids, t.Job)
+		}
+	}
+	return ids
 }

@@ -11,6 +11,10 @@ type Price struct {
 	Input       float64 `toml:"input" json:"input"`
 	CachedInput float64 `toml:"cached_input" json:"cached_input"`
 	Output      float64 `toml:"output" json:"output"`
+	// CoreHour is, in the entry named after a runner ([prices.slurm]),
+	// what one core-hour of its jobs costs: a worker's cost counts its
+	// accounted jobs' core-hours at it.
+	CoreHour float64 `toml:"core_hour" json:"core_hour,omitempty"`
 }
 
 // Prices maps model names to prices.

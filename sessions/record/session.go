@@ -104,7 +104,11 @@ type Session struct {
 	// in place (outside a repository, asked to, or recorded before zwarm
 	// made worktrees).
 	Workspace *Workspace `json:"workspace,omitempty"`
-	Turns     []Turn     `json:"turns"`
+	// Accounting is what the cluster's accounting said of each of the
+	// session's jobs once it ended (runner Slurm with slurmdbd: sacct),
+	// kept here because the scheduler forgets its jobs.
+	Accounting []JobAccount `json:"accounting,omitempty"`
+	Turns      []Turn       `json:"turns"`
 
 	// Legacy marks a record written by the Python zwarm: shown, never changed.
 	Legacy         bool            `json:"-"`
@@ -133,6 +137,10 @@ type Turn struct {
 	// the previous turn.
 	Resumed bool `json:"resumed,omitempty"`
 	Live    bool `json:"live,omitempty"`
+	// Job is the job of the session's runner the turn ran in (a follow-up
+	// to a settled session runs in a job of its own; those queued while
+	// one ran, in that one).
+	Job string `json:"job,omitempty"`
 	// ProcessCost is the agent process's own running cost total at the end
 	// of this turn, for agents that report one (the next live turn's cost
 	// is the difference).
@@ -334,6 +342,11 @@ func (s *Session) Refresh(prices Prices) {
 	}
 	s.Usage = u
 	s.CostUSD = nil
+	if s.Job != nil && len(s.Accounting) > 0 {
+		for _, a := range s.Accounting {
+			cost += a.CoreHours() * prices[s.Job.Runner].CoreHour
+		}
+	}
 	if known && len(s.Turns) > 0 {
 		cost = RoundCost(cost)
 		s.CostUSD = &cost
@@ -345,6 +358,7 @@ func (s *Session) Refresh(prices Prices) {
 func (s *Session) Clone() *Session {
 	c := *s
 	c.Turns = append([]Turn(nil), s.Turns...)
+	c.Accounting = append([]JobAccount(nil), s.Accounting...)
 	c.LegacyMessages = append([]LegacyMessage(nil), s.LegacyMessages...)
 	if s.Owner != nil {
 		o := *s.Owner

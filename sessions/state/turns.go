@@ -255,6 +255,7 @@ func nextTurn(ctx context.Context, t *Turns, s *record.Session) (*record.Turn, e
 			if err := startTurn(s, ts, now); err != nil {
 				return nil, err
 			}
+			s.Current().Job = t.job
 			s.Refresh(t.prices)
 			turn := *s.Current()
 			return &turn, nil
