@@ -12,6 +12,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"golang.org/x/sys/unix"
 )
 
 // hungController is a copy of the world's cluster config whose controller
@@ -328,5 +329,32 @@ func TestSlurmAccounting(t *testing.T) {
 	w.ok("show", id)
 	if b, _ := os.ReadFile(calls); len(b) != 0 {
 		t.Fatalf("show asked sacct again for a job the record has: %q", b)
+	}
+}
+
+// A node that cannot see the state dir (here: the state dir on a tmpfs
+// mounted after the cluster's slurmd started, in its own mount namespace,
+// so the node sees the empty directory under it) fails the job before its
+// supervisor runs; the session says so, not a bare "JobLaunchFailure".
+func TestSlurmANodeThatCannotSeeTheStateDir(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+	}
+	w := slurmWorld(t, "")
+	mnt := t.TempDir()
+	if err := unix.Mount("zwarm-test", mnt, "tmpfs", 0, "size=64m"); err != nil {
+		t.Fatalf("mount a tmpfs on %s: %v", mnt, err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	w.MoveState(filepath.Join(mnt, "state"))
+	id := w.spawn("never starts")
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 1 {
+		t.Fatalf("wait: %+v", r)
+	}
+	s := w.show(id)
+	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "could not open the job's output file") ||
+		!strings.Contains(s.Error, "cannot reach the state dir") {
+		t.Fatalf("a node that cannot see the state dir: %s %q", s.Status, s.Error)
 	}
 }

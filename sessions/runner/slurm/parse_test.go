@@ -35,12 +35,12 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestParseState(t *testing.T) {
-	s, err := parseState("12|TIMEOUT|TimeLimit|vm|1:00|1:01|15|zwarm-a|b c|")
+	s, err := parseState("12|TIMEOUT|TimeLimit|vm|1:00|1:01|15|/s/slurm-%j.out|zwarm-a|b c|")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := State{ID: "12", State: "TIMEOUT", Reason: "TimeLimit", Nodes: "vm", TimeLimit: "1:00", TimeUsed: "1:01", ExitCode: "0:15", Name: "zwarm-a|b c"}
-	if s != want || !s.Terminal() || s.Why() != "time limit 00:01:00" {
+	want := State{ID: "12", State: "TIMEOUT", Reason: "TimeLimit", Nodes: "vm", TimeLimit: "1:00", TimeUsed: "1:01", ExitCode: "0:15", Name: "zwarm-a|b c", StdOut: "/s/slurm-%j.out"}
+	if s != want || !s.Terminal() || s.Why() != "time limit 00:01:00" || s.Output() != "/s/slurm-12.out" {
 		t.Fatalf("parseState: %+v (why %q)", s, s.Why())
 	}
 	if _, err := parseState("12|RUNNING|None|vm|1:00|0:01"); err == nil {

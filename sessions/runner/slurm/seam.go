@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,6 +154,15 @@ func jobState(st State) runner.JobState {
 		}
 	case st.Terminal():
 		js.Phase, js.Why = runner.Ended, st.Why()
+		if st.State == "FAILED" && st.StdOut != "" {
+			if _, err := os.Stat(st.Output()); errors.Is(err, fs.ErrNotExist) {
+				// Slurm opens it on the node before anything runs: a
+				// node that cannot see the session's directory fails
+				// the job there, as "JobLaunchFailure".
+				js.Why = "its node" + onNodes(st.Nodes) + " could not open the job's output file " + st.Output() +
+					": the node cannot reach the state dir, which must be on a file system the nodes share (zwarm doctor checks)"
+			}
+		}
 		// A job the scheduler ended itself (cancelled, at its time
 		// limit, out of memory, preempted) is a session stopped from
 		// outside: killed. A node lost, or one that never booted, is

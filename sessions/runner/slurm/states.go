@@ -19,6 +19,14 @@ type State struct {
 	TimeUsed  string // as squeue prints it: "0:05"
 	ExitCode  string // "code:signal" once it ended ("3:0", "0:9"); empty before
 	Name      string // the job's name (sbatch --job-name)
+	// StdOut is the job's output file as it was asked for, its patterns
+	// (%j) not expanded: Output expands them.
+	StdOut string
+}
+
+// Output is the path of the job's output file, its id and %% expanded.
+func (s State) Output() string {
+	return strings.NewReplacer("%%", "%", "%j", s.ID).Replace(s.StdOut)
 }
 
 // Pending reports a job that waits to start (or to be re-queued).
@@ -121,7 +129,7 @@ func clock(t string) string {
 // stateFields is the -O format of States: every field sized to its value
 // (":0") and ended by "|", which none of these fields can hold but the
 // job's name, which can hold anything but a newline and comes last.
-const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|,Name:0|"
+const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|,STDOUT:0|,Name:0|"
 
 // States reads the state of the given jobs with one command:
 //
@@ -178,15 +186,15 @@ func (c *Client) States(ctx context.Context, ids []string) (map[string]State, er
 
 // parseState reads one line of stateFields.
 func parseState(line string) (State, error) {
-	f := strings.SplitN(line, "|", 8)
-	if len(f) < 8 {
-		return State{}, fmt.Errorf("squeue printed %q, not the %d fields asked for", line, 8)
+	f := strings.SplitN(line, "|", 9)
+	if len(f) < 9 {
+		return State{}, fmt.Errorf("squeue printed %q, not the %d fields asked for", line, 9)
 	}
-	for i := range 7 {
+	for i := range 8 {
 		f[i] = strings.TrimSpace(f[i])
 	}
-	s := State{ID: f[0], State: f[1], Reason: f[2], Nodes: f[3], TimeLimit: f[4], TimeUsed: f[5],
-		Name: strings.TrimSuffix(strings.TrimRight(f[7], " \r"), "|")}
+	s := State{ID: f[0], State: f[1], Reason: f[2], Nodes: f[3], TimeLimit: f[4], TimeUsed: f[5], StdOut: f[7],
+		Name: strings.TrimSuffix(strings.TrimRight(f[8], " \r"), "|")}
 	if s.Nodes == "(null)" {
 		s.Nodes = ""
 	}
