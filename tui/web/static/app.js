@@ -116,7 +116,7 @@ function renderRuns() {
     tr.dataset.id = r.id;
     if (r.id === state.run) tr.className = "selected";
     tr.append(el("td", r.short), el("td", r.status, "status-" + r.status), el("td", r.task, "task"), el("td", r.steps),
-      el("td", r.workers.length), el("td", cost(r.cost_usd)));
+      el("td", r.workers.length), el("td", r.tokens), el("td", cost(r.cost_usd)));
     tr.addEventListener("click", () => selectRun(r.id));
     return [tr, ...r.workers.map((id) => workerRow(id))];
   }));
@@ -128,7 +128,7 @@ function workerRow(id) {
   const tr = el("tr", null, "worker" + (id === state.selected ? " selected" : ""));
   tr.dataset.session = id;
   tr.append(el("td", "└ " + id.slice(0, 8)), el("td", s ? s.status : "", s ? "status-" + s.status : ""), el("td", s ? s.task : "", "task"),
-    el("td", ""), el("td", ""), el("td", s ? cost(s.cost_usd) : ""));
+    el("td", ""), el("td", ""), el("td", s ? s.tokens : ""), el("td", s ? cost(s.cost_usd) : ""));
   tr.addEventListener("click", () => select(id));
   return tr;
 }
