@@ -86,6 +86,7 @@ func runShow(c *cobra.Command, o *showOptions) error {
 		if err != nil {
 			return err
 		}
+		s = m.Account(ctx, s)
 		inbox, err := m.Inbox(s.ID)
 		if err != nil {
 			return err

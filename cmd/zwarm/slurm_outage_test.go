@@ -264,8 +264,14 @@ func TestSlurmResourcesPerWorker(t *testing.T) {
 	if got := asked(w.jobOf(id)); got != "2:00:00|2|100M|" {
 		t.Fatalf("the job asked %q, want the spawn's time and memory and the role's CPUs", got)
 	}
-	if out := w.ok("show", id); !strings.Contains(out, "asks     time=2h cpus=2 mem=100M") && !strings.Contains(out, "asks     cpus=2 time=2h mem=100M") {
+	if out := w.ok("show", id); !strings.Contains(out, "asks     time=2h cpus=2 mem=100M") {
 		t.Fatalf("show does not say what the jobs ask:\n%s", out)
+	}
+	var doc struct {
+		JobResources map[string]string `json:"job_resources"`
+	}
+	if mustJSON(t, w.ok("show", "--json", id), &doc); doc.JobResources["time"] != "2h" || doc.JobResources["cpus"] != "2" || doc.JobResources["mem"] != "100M" {
+		t.Fatalf("show --json job_resources %v", doc.JobResources)
 	}
 	w.ok("wait", "--timeout", "2m", id)
 	w.ok("inject", "--wait", id, "and again")
@@ -322,6 +328,14 @@ func TestSlurmAccounting(t *testing.T) {
 	}
 	if got, want := *rec.CostUSD-*before.CostUSD, a.CoreHours()*3.6; got < want-0.0001 || got > want+0.0001 {
 		t.Fatalf("the core-hours added %.4f to the cost, want %.4f (%d CPUs, %d s at 3.6 a core-hour)", got, want, a.CPUs, a.Elapsed)
+	}
+	var doc struct {
+		Accounting   []record.JobAccount `json:"accounting"`
+		JobResources map[string]string   `json:"job_resources"`
+	}
+	mustJSON(t, w.ok("show", "--json", id), &doc)
+	if len(doc.Accounting) != 1 || doc.Accounting[0] != a {
+		t.Fatalf("show --json accounting %+v, want %+v", doc.Accounting, a)
 	}
 	// Asked once: the next show reads the record.
 	calls := filepath.Join(t.TempDir(), "calls")

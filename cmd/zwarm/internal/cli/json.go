@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -129,6 +130,10 @@ type SessionJSON struct {
 	Runner      string `json:"runner"`
 	JobID       string `json:"job_id"`
 	RunnerState string `json:"runner_state"`
+	// What its jobs ask of the cluster over the runner's settings, and
+	// what the cluster's accounting said of each of its ended jobs.
+	JobResources map[string]string   `json:"job_resources"`
+	Accounting   []record.JobAccount `json:"accounting"`
 	// Where the agent works: a worktree of its own, or in place.
 	Isolation   string          `json:"isolation"`
 	Worktree    string          `json:"worktree"`
@@ -204,9 +209,12 @@ func ToJSON(s *record.Session) SessionJSON {
 		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files,
 			Usage: a.Usage, CostUSD: a.CostUSD}
 	}
+	out.JobResources, out.Accounting = map[string]string{}, []record.JobAccount{}
 	if s.Job != nil {
 		out.JobID = s.Job.ID
+		maps.Copy(out.JobResources, s.Job.Resources)
 	}
+	out.Accounting = append(out.Accounting, s.Accounting...)
 	out.Role, out.ReasoningEffort, out.Instructions = s.Role, s.ReasoningEffort, s.Instructions
 	if s.MaxCostUSD > 0 {
 		out.MaxCostUSD = &s.MaxCostUSD

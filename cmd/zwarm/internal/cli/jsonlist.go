@@ -151,6 +151,18 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	e.str("runner", v.Runner)
 	e.str("job_id", v.JobID)
 	e.str("runner_state", v.RunnerState)
+	e.key("job_resources")
+	if len(v.JobResources) == 0 {
+		e.raw("{}")
+	} else {
+		e.value(v.JobResources)
+	}
+	e.key("accounting")
+	if len(v.Accounting) == 0 {
+		e.raw("[]")
+	} else {
+		e.value(v.Accounting)
+	}
 	e.str("isolation", v.Isolation)
 	e.str("worktree", v.Worktree)
 	e.str("branch", v.Branch)

@@ -38,6 +38,10 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 		}
 		if i%3 == 1 {
 			s.Job, s.RunnerState = &record.Job{Runner: "slurm", ID: "12" + text}, "queued · slurm 12 ("+text+")"
+			if i > 1 {
+				s.Job.Resources = map[string]string{"time": "2h", "gres": text, "cpus": "4"}
+				s.Accounting = []record.JobAccount{{ID: "12", Node: text, Elapsed: 130, MaxRSS: 3 << 30, CPUs: 4, ExitCode: "0:0", State: "COMPLETED"}}
+			}
 		}
 		switch i % 4 {
 		case 1:
