@@ -11,6 +11,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"golang.org/x/sys/unix"
 )
@@ -196,24 +197,73 @@ func TestSlurmSbatchVariablesDoNotWin(t *testing.T) {
 	}
 }
 
-// A node lost under a running worker fails the session (the work failed
-// for a reason of the machine's, to be run again; killed is for a stop
-// from outside), with the scheduler's words. The second cluster's node
-// is lost: its slurmd and every job on it killed at once, as when a
-// machine dies.
-func TestSlurmALostNodeFailsTheSession(t *testing.T) {
+// A node lost under a running worker costs its turn, not the session: the
+// job goes back to the queue (sbatch --requeue) and, once it runs again,
+// its supervisor takes the session over and continues the agent's thread.
+// Meanwhile the session is judged by its job, queued again, never failed.
+// The second cluster's node is lost: its slurmd and every job on it
+// killed at once, as when a machine dies.
+func TestSlurmALostNodesWorkerContinues(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
 	second := slurmtest.Second(t)
 	w.extraEnv = append(w.extraEnv, second...)
 	gate := filepath.Join(t.TempDir(), "gate")
-	w.holdScript(gate)
-	id, _ := w.runningJob("held on a node about to be lost")
-	slurmtest.LoseNode(t, second)
-	r := w.zwarm("wait", "--timeout", "2m", id)
-	s := w.show(id)
-	if r.code != 1 || s.Status != record.StatusFailed || !strings.Contains(s.Error, "node lost") {
-		t.Fatalf("a lost node: wait exit %d, the session %s %q", r.code, s.Status, s.Error)
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
+	id, job := w.runningJob("held on a node about to be lost")
+	back := slurmtest.LoseNode(t, second)
+	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
+	if s := w.show(id); s.Status != record.StatusRunning {
+		t.Fatalf("with its job requeued, the session is %s %q", s.Status, s.Error)
+	}
+	writeFile(t, gate, "")
+	back()
+	slurmtest.StartNow(t, second, job)
+	continued(t, w, id, job)
+}
+
+// A job the scheduler requeues (as a preemption does; here scontrol
+// requeue) is not a cancel: its supervisor stops the agent and records
+// nothing, the session waits with its job in the queue, and the job's next
+// run continues the thread. A cancel is still a kill (the runner sees the
+// job CANCELLED: TestSlurmCancelledFromOutside).
+func TestSlurmARequeuedWorkerContinues(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
+	id, job := w.runningJob("held until requeued")
+	w.slurm("scontrol", "requeue", job)
+	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
+	var list []struct {
+		Status      string `json:"status"`
+		RunnerState string `json:"runner_state"`
+	}
+	mustJSON(t, w.ok("ls", "--json"), &list)
+	if len(list) != 1 || list[0].Status != "running" || !strings.HasPrefix(list[0].RunnerState, "queued · slurm "+job) {
+		t.Fatalf("with its job requeued: %+v", list)
+	}
+	writeFile(t, gate, "")
+	slurmtest.StartNow(t, slurmtest.Cluster(t), job)
+	continued(t, w, id, job)
+}
+
+// continued waits for session id, whose job was requeued while its first
+// turn ran, to complete in that job's next run: the first turn
+// interrupted, the second continuing the thread.
+func continued(t *testing.T, w *world, id, job string) {
+	t.Helper()
+	if r := w.zwarm("wait", "--timeout", "3m", id); r.code != 0 {
+		t.Fatalf("wait for the job's next run: %+v", r)
+	}
+	rec := w.record(id)
+	if rec.Status != record.StatusCompleted || len(rec.Turns) != 2 || rec.Job.ID != job {
+		t.Fatalf("after the requeue: %s %q, %d turns, job %s (was %s)", rec.Status, rec.Error, len(rec.Turns), rec.Job.ID, job)
+	}
+	first, second := rec.Turns[0], rec.Turns[1]
+	if first.Status != record.StatusInterrupted || !strings.Contains(strings.Join(first.Notes, " "), "requeued") ||
+		!second.Resumed || !strings.Contains(second.Prompt, "requeued") || second.Job != job {
+		t.Fatalf("the turns: %+v / %+v", first, second)
 	}
 }
 

@@ -286,6 +286,30 @@ func reopen(s *record.Session, owner proc.Ref) error {
 	return nil
 }
 
+// RequeuedPrompt continues a thread whose turn the cluster cut short by
+// requeueing its job.
+const RequeuedPrompt = "Your previous run was interrupted: the cluster requeued its job (it was preempted, or its node was lost), " +
+	"and this is the next run of it. Continue the task where you left off: check what is already done first."
+
+// requeued takes over a session whose job the cluster requeued: the turn
+// the job's previous run left running ends interrupted, and the next one
+// continues the thread (the agent's own resume) in this run, owned by
+// sv; a session whose agent never began a thread starts its task again.
+func requeued(s *record.Session, sv proc.Ref, now time.Time) error {
+	if s.Settled() || !s.TurnRunning() {
+		return refuse(s, "resume after its job was requeued", "no turn of it was running")
+	}
+	t := s.Current()
+	t.EndedAt, t.Status = &now, record.StatusInterrupted
+	t.Notes = append(t.Notes, "interrupted: the cluster requeued its job; the next turn continues in the job's next run")
+	s.Owner, s.Agent, s.AgentLive, s.Interrupt = &sv, nil, false, nil
+	ts := turnStart{Prompt: s.Task}
+	if s.ThreadID != "" {
+		ts = turnStart{Prompt: RequeuedPrompt, Resumed: true}
+	}
+	return startTurn(s, ts, now)
+}
+
 // unclaimWorkspace forgets that a supervisor was making the worktree:
 // until the next one claims the session, nobody is.
 func unclaimWorkspace(s *record.Session) {

@@ -117,6 +117,9 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"running", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "failed/settled"},
 		{"stopping", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "killed/settled"},
 		{"completed", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
+		{"running", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, "running/turn"},
+		{"between", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, ""},
+		{"completed", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, ""},
 		{"claimed", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, "failed/settled"},
 		{"running", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, ""},
 

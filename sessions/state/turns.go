@@ -132,6 +132,15 @@ func (t *Turns) UsePrices(p record.Prices) { t.prices = p }
 func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn, prepare bool, err error) {
 	s, err = t.st.Update(t.ID, func(tx *Tx) error {
 		s := tx.Session()
+		if t.requeued(s) {
+			if err := requeued(s, t.Self, time.Now().UTC()); err != nil {
+				return err
+			}
+			s.Current().Job = t.job
+			turn := *s.Current()
+			next = &turn
+			return nil
+		}
 		prepare = s.Workspace != nil && s.Stop == nil && needsMaking(s.Workspace)
 		if err := claim(s, t.Self, prepare); err != nil {
 			return err
@@ -162,6 +171,17 @@ func (t *Turns) ClaimFailed(ctx context.Context, reason string) (*record.Session
 		}
 		return failStart(s, reason, time.Now().UTC())
 	})
+}
+
+// requeued says s's running turn is this supervisor's job's, in a run of
+// it before this one: the cluster requeued the job (a preemption, a lost
+// node) and started it again, under the same id, and the supervisor of
+// that run left without a word (it was killed, or, signalled, left the
+// outcome to the scheduler). A job id is one job's: no other supervisor
+// runs as it.
+func (t *Turns) requeued(s *record.Session) bool {
+	return t.job != "" && s.Job != nil && s.Job.ID == t.job && s.TurnRunning() &&
+		s.Owner != nil && s.Owner.Role == record.RoleSupervisor && s.Owner.Token != t.Self.Token && s.Stop == nil
 }
 
 // needsMaking reports whether a session's worktree must be made before

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,9 @@ const flushEvery = 250 * time.Millisecond
 // supervisor runs the turns of one session, one after another, until no
 // follow-up is queued. It is the only process that starts agents.
 type supervisor struct {
+	// left says a signal handed the job's outcome to its scheduler: the
+	// supervisor stops its agent and records nothing more.
+	left     *atomic.Bool
 	st       *state.Store
 	turns    *state.Turns
 	adapters agent.Adapters
@@ -103,13 +107,16 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 		log.Warn("cannot become child subreaper; escaped descendants are found by marker only", "err", err)
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	ctx, stopListening := stopOnSignal(ctx, turns, log)
+	var left atomic.Bool
+	stopRecorded := func() bool { s, err := opt.Store.Load(id); return err == nil && s.Stop != nil }
+	ctx, stopListening := stopOnSignal(ctx, turns, log, stopRecorded, &left)
 	defer stopListening()
 
 	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
 		turns.RunsAsJob(job)
 	}
 	sv := newSupervisor(opt, turns, log)
+	sv.left = &left
 	release := holdSession(ctx, turns, log)
 	defer release()
 	sv.contained = true
@@ -178,6 +185,13 @@ func (sv *supervisor) run(ctx context.Context) error {
 	for err == nil && next != nil {
 		first := next.N
 		end, clocks := sv.runTurn(ctx, s, next)
+		if sv.left != nil && sv.left.Load() {
+			// The scheduler signalled the job: whether it cancelled or
+			// requeued it is its to say (the runner's judgement, or this
+			// job's next run), not this process's.
+			sv.log.Info("left to the scheduler", "turn", next.N)
+			return nil
+		}
 		if awaitJobSignal(ctx, end) {
 			end.Killed = true // by the job's cancellation, recorded as such
 		}
@@ -323,7 +337,7 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 // Slurm job it also asks whether the warning came before it listened
 // (missedWarning). The returned func stops listening and waits for the
 // listener and the question.
-func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger) (context.Context, func()) {
+func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger, stopRecorded func() bool, left *atomic.Bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
@@ -351,7 +365,19 @@ func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger) (co
 		case <-ctx.Done():
 			return
 		}
-		reason := signalReason(sig.(syscall.Signal), os.Getenv("SLURM_JOB_ID"))
+		job := os.Getenv("SLURM_JOB_ID")
+		if sig != syscall.SIGUSR1 && job != "" && !stopRecorded() {
+			// Slurm's SIGTERM, not zwarm kill's (which records the kill
+			// first): a cancel and a requeue (a preemption) look alike
+			// from here. The agent is stopped and nothing recorded:
+			// the runner judges a cancelled job, and a requeued job's
+			// next run takes the session over and continues.
+			log.Info("stopping; the job's fate is the scheduler's", "signal", sig)
+			left.Store(true)
+			cancel()
+			return
+		}
+		reason := signalReason(sig.(syscall.Signal), job)
 		if err := turns.RequestStop(reason); err != nil {
 			log.Warn("record the stop", "reason", reason, "err", err)
 		}

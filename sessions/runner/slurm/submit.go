@@ -44,7 +44,7 @@ const (
 
 // Submit queues job and returns its id. It runs
 //
-//	sbatch --parsable --job-name=NAME --no-requeue --chdir=DIR --output=OUTPUT
+//	sbatch --parsable --job-name=NAME --requeue --chdir=DIR --output=OUTPUT
 //	       --signal=B:USR1@60 --export=ALL [--partition=P] [--account=A] [--time=T]
 //	       [--cpus-per-task=N] [--mem=M] [ExtraArgs...]
 //
@@ -52,9 +52,11 @@ const (
 // the options zwarm sets (ownedEnv): zwarm's own options win over the
 // submitter's environment. The script execs Argv, so the command is
 // the batch step's main process: scancel --batch (Signal) reaches it, not a
-// shell in between. --no-requeue: a job whose node fails ends (NODE_FAIL)
-// instead of starting again behind the caller's back. sbatch's refusal (a
-// bad partition or account) is an error carrying sbatch's own message.
+// shell in between. --requeue: a job preempted, or whose node is lost,
+// goes back to the queue and runs again under the same id, where the
+// command takes up what the last run left (zwarm's supervisor continues
+// the agent's thread). sbatch's refusal (a bad partition or account) is
+// an error carrying sbatch's own message.
 func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if len(job.Argv) == 0 {
 		return "", errors.New("submit: the job has no command (empty Argv)")
@@ -74,7 +76,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	args := []string{
 		"--parsable",
 		"--job-name=" + job.Name,
-		"--no-requeue",
+		"--requeue",
 		"--chdir=" + job.Dir,
 		// sbatch expands %j, %x... in the file name; %% is a plain %.
 		"--output=" + strings.ReplaceAll(job.Output, "%", "%%") + job.OutputPattern,

@@ -263,26 +263,31 @@ func resume(env []string) error {
 // slurmd, recorded by .ci/slurm/up, is killed with SIGKILL (under
 // --pidns, every job on it dies with it, its supervisor unable to say a
 // word), and the controller is told the node is down (it would find out
-// itself only after SlurmdTimeout). The cluster is started again when the
-// test ends. No other test uses the cluster meanwhile: the test holds it
-// as Drain does, and tests that need it whole hold Undrained.
-func LoseNode(t testing.TB, env []string) {
+// itself only after SlurmdTimeout). back starts the cluster again, as
+// it was (.ci/slurm/up on its directory); it runs when the test ends if the
+// test has not run it. No other test uses the cluster meanwhile: the test
+// holds it as Drain does, and tests that need it whole hold Undrained.
+func LoseNode(t testing.TB, env []string) (back func()) {
 	t.Helper()
 	t.Cleanup(lockDrain(t, env, unix.LOCK_EX))
 	dir := filepath.Dir(confOf(env))
 	nodes := Nodes(t, env)
-	t.Cleanup(func() {
-		root, err := moduleRoot()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		cmd := exec.Command(filepath.Join(root, ".ci", "slurm", "up"), "--pidns")
-		cmd.Env = append(os.Environ(), "ZWARM_SLURM_DIR="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("starting the cluster of %s again: %v\n%s", dir, err, out)
-		}
-	})
+	var once sync.Once
+	back = func() {
+		once.Do(func() {
+			root, err := moduleRoot()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			cmd := exec.Command(filepath.Join(root, ".ci", "slurm", "up"), "--pidns")
+			cmd.Env = append(os.Environ(), "ZWARM_SLURM_DIR="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("starting the cluster of %s again: %v\n%s", dir, err, out)
+			}
+		})
+	}
+	t.Cleanup(back)
 	b, err := os.ReadFile(filepath.Join(dir, "pids", "slurmd"))
 	pid, comm, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
 	if err != nil || comm != "slurmd" {
@@ -299,6 +304,18 @@ func LoseNode(t testing.TB, env []string) {
 		if out, err := command(env, "scontrol", "update", "nodename="+node, "state=down", "reason=lost"); err != nil {
 			t.Fatalf("mark %s down: %v: %s", node, err, out)
 		}
+	}
+	return back
+}
+
+// StartNow lets a job the cluster requeued start at once: Slurm holds a
+// requeued job back for its first two minutes (BeginTime).
+//
+//	scontrol update jobid=ID StartTime=now
+func StartNow(t testing.TB, env []string, id string) {
+	t.Helper()
+	if out, err := command(env, "scontrol", "update", "jobid="+id, "StartTime=now"); err != nil {
+		t.Fatalf("start job %s now: %v: %s", id, err, out)
 	}
 }
 
