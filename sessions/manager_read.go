@@ -100,7 +100,7 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 		return m.ownerDied(s)
 	}
 	if state.Remote(s) && s.Status != record.StatusAttached {
-		s.RunnerState = m.runnerState(context.Background(), s)
+		s.RunnerState, s.JobQueued = m.runnerState(context.Background(), s)
 	}
 	t := s.Current()
 	if t == nil || t.EndedAt != nil {

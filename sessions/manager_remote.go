@@ -134,16 +134,16 @@ func (m *Manager) abandonRemote(ctx context.Context, tx *state.Tx) error {
 }
 
 // runnerState says where a live session's job is, in its runner's words
-// (runner.StateText).
-func (m *Manager) runnerState(ctx context.Context, s *record.Session) string {
+// (runner.StateText), and whether it waits in the engine's queue.
+func (m *Manager) runnerState(ctx context.Context, s *record.Session) (string, bool) {
 	switch {
 	case s.Settled():
-		return ""
+		return "", false
 	case s.Job.ID == "":
-		return "submitting to " + s.Job.Runner
+		return "submitting to " + s.Job.Runner, false
 	}
 	st, ok, err := m.jobState(ctx, s)
-	return runner.StateText(s.Job.Runner, s.Job.ID, st, ok, err, m.jobs.LastSeen(s.Job.Runner), time.Now())
+	return runner.StateText(s.Job.Runner, s.Job.ID, st, ok, err, m.jobs.LastSeen(s.Job.Runner), time.Now()), ok && err == nil && st.Phase == runner.Queued
 }
 
 // Account fills in what the cluster's accounting says of s's ended jobs

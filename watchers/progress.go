@@ -155,7 +155,7 @@ func emptyWaits(calls []Call) int {
 // progress.
 func (p *progress) idle(v *RunView) (since time.Time, steps, running int) {
 	for _, s := range v.Workers {
-		if began := s.Began(); !s.Settled() && !began.IsZero() {
+		if began := s.Began(); !s.Settled() && !s.Queued() && !began.IsZero() {
 			running++
 			if since.IsZero() || began.Before(since) {
 				since = began

@@ -343,4 +343,10 @@ func TestAQueuedJobIsNotStalled(t *testing.T) {
 	if why, ok := c.Stalled(r.s, began.Add(2*time.Minute)); !ok || !strings.HasPrefix(why, "no first event 2m00s") {
 		t.Errorf("2 m after its job started: %q %v", why, ok)
 	}
+	// Preempted mid-turn, its job back in the queue (as a reader found
+	// it): silent, and not stalled, until the job runs again.
+	r.s.JobQueued = true
+	if why, ok := c.Stalled(r.s, began.Add(time.Hour)); ok {
+		t.Errorf("a requeued job's session is stalled: %s", why)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
@@ -229,7 +230,7 @@ func TestSlurmALostNodesWorkerContinues(t *testing.T) {
 // job CANCELLED: TestSlurmCancelledFromOutside).
 func TestSlurmARequeuedWorkerContinues(t *testing.T) {
 	t.Parallel()
-	w := slurmWorld(t, "")
+	w := slurmWorld(t, "[watchers.stall]\nenabled = true\nafter = \"1s\"\nfirst_event = \"1s\"\n")
 	gate := filepath.Join(t.TempDir(), "gate")
 	w.holdScript(gate, fakeagent.Completes("done", 5)...)
 	id, job := w.runningJob("held until requeued")
@@ -242,6 +243,10 @@ func TestSlurmARequeuedWorkerContinues(t *testing.T) {
 	mustJSON(t, w.ok("ls", "--json"), &list)
 	if len(list) != 1 || list[0].Status != "running" || !strings.HasPrefix(list[0].RunnerState, "queued · slurm "+job) {
 		t.Fatalf("with its job requeued: %+v", list)
+	}
+	time.Sleep(2 * time.Second) // past the stall thresholds, in the queue
+	if out, _ := w.onTerminal(160, nil, "", "ls"); strings.Contains(out, "stalled") || !strings.Contains(out, "queued · slurm "+job) {
+		t.Fatalf("ls on a terminal, the job requeued past the stall thresholds:\n%s", out)
 	}
 	writeFile(t, gate, "")
 	slurmtest.StartNow(t, slurmtest.Cluster(t), job)

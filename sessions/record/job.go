@@ -36,12 +36,13 @@ func (s *Session) RunnerName() string {
 }
 
 // Queued says the session waits for its runner to start its supervisor: a
-// job in a cluster's queue, behind others or on a drained node. No turn
-// of it runs, and time there is no time running: a stall, a turn's first
+// job in a cluster's queue, behind others or on a drained node, or back
+// in it after a preemption (JobQueued, as a reader found it). Nothing of
+// it runs, and time there is no time running: a stall, a turn's first
 // event and a worker's progress count from the job's start. A session on
 // this host is never queued: its supervisor starts at once.
 func (s *Session) Queued() bool {
-	return s.Status == StatusPending && s.RunnerName() != LocalRunner
+	return s.RunnerName() != LocalRunner && (s.Status == StatusPending || s.JobQueued && !s.Settled())
 }
 
 // Began is when the session's supervisor began its first turn: its

@@ -75,6 +75,9 @@ type Session struct {
 	// the record was read ("queued · slurm 1234 (Resources)"); never
 	// written.
 	RunnerState string `json:"-"`
+	// JobQueued says a reader found the job waiting in its engine's queue:
+	// not yet started, or started and requeued (preempted); not recorded.
+	JobQueued bool `json:"-"`
 	// Agent is the agent process of the running turn. AgentLive says it
 	// reads follow-ups on its stdin, so a queued one becomes its next turn.
 	Agent     *proc.Ref `json:"agent,omitempty"`
