@@ -108,8 +108,9 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	var left atomic.Bool
-	stopRecorded := func() bool { s, err := opt.Store.Load(id); return err == nil && s.Stop != nil }
-	ctx, stopListening := stopOnSignal(ctx, turns, log, stopRecorded, &left)
+	// A job's own scheduler judges it when zwarm did not ask for the stop.
+	schedulers := func() bool { s, err := opt.Store.Load(id); return err == nil && s.Stop == nil && state.Remote(s) }
+	ctx, stopListening := stopOnSignal(ctx, turns, log, schedulers, &left)
 	defer stopListening()
 
 	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
@@ -333,11 +334,14 @@ func (sv *supervisor) watchDir(ctx context.Context, stop context.CancelFunc) {
 // or SIGUSR1, which a cluster's scheduler sends shortly before the job's
 // time limit (sbatch --signal=B:USR1@60) and whose default action would
 // end the supervisor without a word. The reason is recorded before the
-// agent is stopped, and a kill's own reason, recorded first, is kept. In a
-// Slurm job it also asks whether the warning came before it listened
-// (missedWarning). The returned func stops listening and waits for the
-// listener and the question.
-func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger, stopRecorded func() bool, left *atomic.Bool) (context.Context, func()) {
+// agent is stopped, and a kill's own reason, recorded first, is kept. A
+// session that runs as a job of its runner, signalled by nobody who
+// recorded why (schedulers: Slurm's SIGTERM, a cancel and a requeue
+// alike), is left to the scheduler's judgement: the agent stops, nothing
+// is recorded, and left says so. In a Slurm job it also asks whether the
+// warning came before it listened (missedWarning). The returned func
+// stops listening and waits for the listener and the question.
+func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger, schedulers func() bool, left *atomic.Bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
@@ -366,7 +370,7 @@ func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger, sto
 			return
 		}
 		job := os.Getenv("SLURM_JOB_ID")
-		if sig != syscall.SIGUSR1 && job != "" && !stopRecorded() {
+		if sig != syscall.SIGUSR1 && job != "" && schedulers() {
 			// Slurm's SIGTERM, not zwarm kill's (which records the kill
 			// first): a cancel and a requeue (a preemption) look alike
 			// from here. The agent is stopped and nothing recorded:
