@@ -119,8 +119,8 @@ func (rj *runnerJobs) refresh(ctx context.Context, r Runner, now time.Time, stat
 	// The answer is as old as its end: an engine slow to answer is not
 	// asked again at once because the question took longer than a poll.
 	rj.at = now.Add(time.Since(began))
-	if rj.err == nil || errors.Is(rj.err, ErrUnreachable) {
-		rj.seen = note(stateDir, rj.name, rj.states, rj.err != nil, rj.at)
+	if failed := rj.err != nil; (!failed || errors.Is(rj.err, ErrUnreachable)) && rj.seen.stale(rj.states, failed, rj.at) {
+		rj.seen = note(stateDir, rj.name, rj.states, failed, rj.at)
 	}
 	rj.queried = make(map[string]bool, len(ids))
 	for _, id := range ids {

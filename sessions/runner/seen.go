@@ -48,6 +48,29 @@ func LoadSeen(stateDir, name string) (Seen, bool) {
 	return s, true
 }
 
+// noteEvery is how often a reader that polls notes an answer that says
+// nothing new: the note's age is read in seconds.
+const noteEvery = 10 * time.Second
+
+// stale says whether what this process last noted (s) no longer says what
+// the engine just said (states, or failed) at now: a reader that polls
+// (the dashboard, wait) writes the note when something changed, and every
+// noteEvery, not at each poll.
+func (s Seen) stale(states map[string]JobState, failed bool, now time.Time) bool {
+	if failed {
+		return s.UnreachableSince == nil
+	}
+	if s.UnreachableSince != nil || now.Sub(s.AnsweredAt) >= noteEvery {
+		return true
+	}
+	for id, st := range states {
+		if j, ok := s.Jobs[id]; !ok || j.JobState != st {
+			return true
+		}
+	}
+	return false
+}
+
 // note records an answer (states) or a failure to get one, at now.
 func note(stateDir, name string, states map[string]JobState, failed bool, now time.Time) Seen {
 	s, _ := LoadSeen(stateDir, name)
