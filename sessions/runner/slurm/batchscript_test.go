@@ -37,3 +37,23 @@ func TestAJobsSessionIsItsName(t *testing.T) {
 		}
 	}
 }
+
+// The cluster's name comes from the config file the commands read; a
+// controller that cannot be asked (no ClusterName in the file, nothing
+// listening) is asked once, then not again for clusterRetry.
+func TestClusterNameFromTheConfig(t *testing.T) {
+	dir := t.TempDir()
+	named := filepath.Join(dir, "named.conf")
+	os.WriteFile(named, []byte("# a lab's\nclustername = Lab-A # as it is written\n"), 0o600)
+	if got := New(Options{Env: []string{"SLURM_CONF=" + named}}).Cluster(t.Context()); got != "lab-a" {
+		t.Errorf("cluster of %s: %q, want lab-a", named, got)
+	}
+	nameless := filepath.Join(dir, "nameless.conf")
+	os.WriteFile(nameless, []byte("SlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\n"), 0o600)
+	c := New(Options{Env: []string{"SLURM_CONF=" + nameless}})
+	c.Cluster(t.Context())
+	first := c.Calls()
+	if got := c.Cluster(t.Context()); got != "" || c.Calls() != first {
+		t.Errorf("a cluster that did not say its name: %q, asked %d more times within clusterRetry", got, c.Calls()-first)
+	}
+}

@@ -13,8 +13,19 @@ import (
 // no config file says it.
 const clusterAskLimit = 3 * time.Second
 
-// clusterNames are the names found, by config file: a process asks once.
+// clusterNames are the names found, by config file: a process asks once,
+// and, when the controller did not say, not again for clusterRetry (a
+// reader judging many sessions must not wait on it for each).
 var clusterNames sync.Map
+
+// clusterRetry is how long a controller that did not name its cluster is
+// not asked again.
+const clusterRetry = 10 * time.Second
+
+type clusterName struct {
+	name string
+	at   time.Time // when the controller did not answer; zero once known
+}
 
 // Cluster is the name of the cluster this Client's commands reach (its
 // ClusterName), "" when it cannot tell. It is read from the config file
@@ -25,7 +36,9 @@ var clusterNames sync.Map
 func (c *Client) Cluster(ctx context.Context) string {
 	conf := c.confPath()
 	if v, ok := clusterNames.Load(conf); ok {
-		return v.(string)
+		if cn := v.(clusterName); cn.at.IsZero() || time.Since(cn.at) < clusterRetry {
+			return cn.name
+		}
 	}
 	name := confClusterName(conf)
 	if name == "" {
@@ -33,12 +46,13 @@ func (c *Client) Cluster(ctx context.Context) string {
 		defer cancel()
 		out, err := c.run(ctx, "", "scontrol", "show", "config")
 		if err != nil {
-			return "" // asked again next time: the controller may answer then
+			clusterNames.Store(conf, clusterName{at: time.Now()}) // asked again later
+			return ""
 		}
 		name = configValue(out, "ClusterName", " = ")
 	}
 	name = strings.ToLower(name) // as Slurm keeps it
-	clusterNames.Store(conf, name)
+	clusterNames.Store(conf, clusterName{name: name})
 	return name
 }
 
