@@ -227,13 +227,38 @@ func TestSlurmALostNodesWorkerContinues(t *testing.T) {
 // requeue) is not a cancel: its supervisor stops the agent and records
 // nothing, the session waits with its job in the queue, and the job's next
 // run continues the thread. A cancel is still a kill (the runner sees the
-// job CANCELLED: TestSlurmCancelledFromOutside).
+// job CANCELLED: TestSlurmCancelledFromOutside). Slurm signals every
+// process of the job at once, so the agent may end before its supervisor
+// sees the signal: the second subtest makes that order certain.
 func TestSlurmARequeuedWorkerContinues(t *testing.T) {
 	t.Parallel()
+	for _, agentFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "signalled together", true: "its agent ended first"}[agentFirst], func(t *testing.T) {
+			t.Parallel()
+			requeued(t, agentFirst)
+		})
+	}
+}
+
+func requeued(t *testing.T, agentFirst bool) {
 	w := slurmWorld(t, "[watchers.stall]\nenabled = true\nafter = \"1s\"\nfirst_event = \"1s\"\n")
-	gate := filepath.Join(t.TempDir(), "gate")
-	w.holdScript(gate, fakeagent.Completes("done", 5)...)
+	dir := t.TempDir()
+	gate, die, died := filepath.Join(dir, "gate"), filepath.Join(dir, "die"), filepath.Join(dir, "died")
+	steps := fakeagent.Completes("done", 5)
+	if agentFirst {
+		// The agent dies of a SIGTERM (once: not in the job's next run)
+		// a moment before its supervisor gets the scheduler's.
+		steps = append([]fakeagent.Step{fakeagent.WaitFile(die),
+			fakeagent.Run(fmt.Sprintf("[ -e '%[1]s' ] || { touch '%[1]s'; kill -TERM $PPID; sleep 5; }", died))}, steps...)
+	}
+	w.holdScript(gate, steps...)
 	id, job := w.runningJob("held until requeued")
+	if agentFirst {
+		writeFile(t, gate, "")
+		writeFile(t, die, "")
+		sessionstest.Eventually(t, "the agent to end", func() bool { _, err := os.Stat(died); return err == nil })
+		time.Sleep(200 * time.Millisecond)
+	}
 	w.slurm("scontrol", "requeue", job)
 	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
 	var list []struct {
@@ -366,8 +391,14 @@ func TestSlurmAccounting(t *testing.T) {
 		t.Fatalf("wait: %+v", r)
 	}
 	before := w.record(id)
-	out := w.ok("show", id)
-	rec := w.record(id)
+	// The controller tells the database of the job's end in its own
+	// time; until then show has no account to keep, and asks again.
+	var out string
+	var rec record.Session
+	sessionstest.Eventually(t, "show to keep the job's accounting", func() bool {
+		out, rec = w.ok("show", id), w.record(id)
+		return len(rec.Accounting) > 0
+	})
 	if len(rec.Accounting) != 1 {
 		t.Fatalf("after show, the record keeps %+v of its job's accounting; show said:\n%s", rec.Accounting, out)
 	}

@@ -186,14 +186,17 @@ func (sv *supervisor) run(ctx context.Context) error {
 	for err == nil && next != nil {
 		first := next.N
 		end, clocks := sv.runTurn(ctx, s, next)
-		if sv.left != nil && sv.left.Load() {
+		signalled := awaitJobSignal(ctx, end)
+		if sv.leftToScheduler() {
 			// The scheduler signalled the job: whether it cancelled or
 			// requeued it is its to say (the runner's judgement, or this
-			// job's next run), not this process's.
+			// job's next run), not this process's. Asked only after the
+			// wait above: the agent, signalled with the supervisor, may
+			// have ended before the supervisor's own signal was seen.
 			sv.log.Info("left to the scheduler", "turn", next.N)
 			return nil
 		}
-		if awaitJobSignal(ctx, end) {
+		if signalled {
 			end.Killed = true // by the job's cancellation, recorded as such
 		}
 		if s.Workspace != nil {
@@ -243,6 +246,10 @@ func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn,
 	}
 	return sv.turns.Prepared(ctx, made, perr)
 }
+
+// leftToScheduler says a signal handed the job's outcome to its
+// scheduler (stopOnSignal).
+func (sv *supervisor) leftToScheduler() bool { return sv.left != nil && sv.left.Load() }
 
 // jobSignalWait is how long a supervisor in a cluster job waits, once its
 // agent has died of SIGTERM or SIGINT, for the same signal to reach it.

@@ -17,7 +17,8 @@ import (
 //
 // The job's own line gives its node, elapsed time, CPUs, exit code and
 // state; its steps' lines the largest resident set of its processes. A
-// cluster without accounting (no slurmdbd) is runner.ErrNoAccounting.
+// job the database does not have as ended yet is left out, to be asked
+// again later. A cluster without accounting (no slurmdbd) is runner.ErrNoAccounting.
 func (r *jobs) Accounting(ctx context.Context, ids []string) (map[string]runner.Account, error) {
 	out := map[string]runner.Account{}
 	if len(ids) == 0 {
@@ -65,7 +66,22 @@ func parseAccounting(text string, out map[string]runner.Account) map[string]runn
 		}
 		out[id] = a
 	}
+	for id, a := range out {
+		if !finalStates[a.State] {
+			// The controller tells the database of a job's end in its
+			// own time: until then sacct has the job still running (its
+			// elapsed time still counting), which is not its account.
+			delete(out, id)
+		}
+	}
 	return out
+}
+
+// finalStates are sacct's states of a job that has ended for good; what
+// it says of a job in any other is not yet the job's account.
+var finalStates = map[string]bool{
+	"BOOT_FAIL": true, "CANCELLED": true, "COMPLETED": true, "DEADLINE": true, "FAILED": true,
+	"NODE_FAIL": true, "OUT_OF_MEMORY": true, "PREEMPTED": true, "TIMEOUT": true,
 }
 
 // rssBytes reads sacct's MaxRSS ("66228K", "1.50G", "" before any

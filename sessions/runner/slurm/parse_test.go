@@ -1,6 +1,10 @@
 package slurm
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions/runner"
+)
 
 func TestParseJobID(t *testing.T) {
 	for out, want := range map[string]string{"42\n": "42", "42;cluster\n": "42", " 7 ": "7"} {
@@ -45,5 +49,24 @@ func TestParseState(t *testing.T) {
 	}
 	if _, err := parseState("12|RUNNING|None|vm|1:00|0:01"); err == nil {
 		t.Fatal("parseState took a short line")
+	}
+}
+
+// sacct's answer as slurmdbd gives it: an ended job with its steps, and a
+// job the controller has ended but not yet told the database of, which is
+// not its account yet.
+func TestParseAccounting(t *testing.T) {
+	text := "12|vm|9|||COMPLETED|1\n12.batch|vm|9|170815488||COMPLETED|1\n12.extern|vm|9|1024K|0:0|COMPLETED|1\n" +
+		"13|vm|8||0:0|RUNNING|1\n13.batch|vm|8|90M||RUNNING|1\n" +
+		"14|vm|3||0:15|CANCELLED by 1000|2\n"
+	got := parseAccounting(text, map[string]runner.Account{})
+	if len(got) != 2 {
+		t.Fatalf("accounts %+v; want jobs 12 and 14 only", got)
+	}
+	if a := got["12"]; a.Node != "vm" || a.Elapsed != 9 || a.MaxRSS != 170815488 || a.State != "COMPLETED" || a.CPUs != 1 {
+		t.Errorf("job 12: %+v", a)
+	}
+	if a := got["14"]; a.State != "CANCELLED" || a.ExitCode != "0:15" || a.CPUs != 2 {
+		t.Errorf("job 14: %+v", a)
 	}
 }
