@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
@@ -343,10 +342,10 @@ func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Sessio
 		if strategy == workspace.Merge {
 			parents = append(parents, plan.Head)
 			if msg == "" {
-				msg = mergeMessage(s, target.Branch)
+				msg = state.MergeMessage(s, target.Branch)
 			}
 		} else if msg == "" {
-			msg = squashMessage(s)
+			msg = state.SquashMessage(s)
 		}
 		if commit, err = workspace.CommitTree(ctx, ws.GitDir, plan.Tree, msg, parents...); err != nil {
 			return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
@@ -439,45 +438,6 @@ func (m *Manager) landTarget(ctx context.Context, ws *record.Workspace, opt Land
 		return workspace.Target{}, "", config.Invalidf("%v", err)
 	}
 	return t, subdir, nil
-}
-
-// squashMessage is the task, then the worker's last message (what they
-// hold that would act on a terminal, control characters, goes).
-func squashMessage(s *record.Session) string {
-	var b strings.Builder
-	task := strings.TrimSpace(plainText(s.Task))
-	title, rest, _ := strings.Cut(task, "\n")
-	b.WriteString(state.FirstLine(title, 72))
-	if r := []rune(strings.TrimSpace(title)); len(r) > 72 {
-		rest = task // the title was cut: keep the whole task below it
-	}
-	if rest = strings.TrimSpace(rest); rest != "" {
-		b.WriteString("\n\n" + rest)
-	}
-	if last := strings.TrimSpace(plainText(s.LastMessage)); last != "" {
-		b.WriteString("\n\n" + last)
-	}
-	fmt.Fprintf(&b, "\n\nZwarm-Session: %s\n", s.ID)
-	return b.String()
-}
-
-func mergeMessage(s *record.Session, into string) string {
-	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, state.FirstLine(plainText(s.Task), 60), s.ID)
-}
-
-// plainText drops the control characters of text an agent or a user
-// wrote (newlines and tabs stay): a commit message is printed by git log
-// as it is.
-func plainText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, s)
 }
 
 // commitLeftovers commits what a settled session's worktree holds that

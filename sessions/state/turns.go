@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -519,25 +518,4 @@ func RecordWork(s *record.Session, n int, w *TurnWork) {
 	if len(tr.Files) > record.MaxTurnFiles {
 		tr.Files, tr.FilesOmitted = tr.Files[:record.MaxTurnFiles], len(tr.Files)-record.MaxTurnFiles
 	}
-}
-
-// CommitMessage is the message of the commit that holds what the agent
-// left in the worktree at the end of turn n.
-func CommitMessage(s *record.Session, n int) string {
-	prompt := ""
-	if n >= 1 && n <= len(s.Turns) {
-		prompt = s.Turns[n-1].Prompt
-	}
-	return fmt.Sprintf("zwarm %s turn %d: %s", store.ShortID(s.ID), n, FirstLine(prompt, 72))
-}
-
-func FirstLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max-1]) + "…"
-	}
-	return s
 }
