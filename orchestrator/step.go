@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/model"
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/watchers"
@@ -173,29 +174,73 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 		}
 		return r.appendItems(message("developer", reminder))
 	}
-	for _, c := range calls {
-		// A call_id the conversation already has cannot be answered on its
-		// own: the model is told so instead of the call being run.
-		again := r.callIDs[c.CallID]
-		r.callIDs[c.CallID] = true
-		if err := r.runCall(ctx, step, c, again); err != nil {
+	for len(calls) > 0 {
+		n := together(calls)
+		if err := r.runCalls(ctx, step, calls[:n]); err != nil {
 			return err
 		}
+		calls = calls[n:]
 	}
 	return nil
 }
 
-// runCall runs one tool call and records its result. Every call gets an
-// output, so the conversation stays valid however the run goes on.
-func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
-	args := json.RawMessage(c.Arguments)
-	if !json.Valid(args) {
-		args, _ = json.Marshal(c.Arguments)
+// together is how many of calls, from the first, run at once: a reply's
+// delegate calls in a row start their workers together (under a runner
+// that submits many as one, one job array); any other call runs alone.
+func together(calls []item) int {
+	n := 1
+	for n < len(calls) && calls[0].Name == "delegate" && calls[n].Name == "delegate" {
+		n++
 	}
-	r.emit(runs.Event{Type: runs.EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: args})
-	began := time.Now()
-	var text string
-	var isErr bool
+	return n
+}
+
+// runCalls runs calls, at once when they are several, and records their
+// results in order. Every call gets an output, so the conversation stays
+// valid however the run goes on.
+func (r *Run) runCalls(ctx context.Context, step int, calls []item) error {
+	type done struct {
+		args  json.RawMessage
+		began time.Time
+		text  string
+		isErr bool
+	}
+	out := make([]done, len(calls))
+	again := make([]bool, len(calls))
+	for i, c := range calls {
+		// A call_id the conversation already has cannot be answered on its
+		// own: the model is told so instead of the call being run.
+		again[i] = r.callIDs[c.CallID]
+		r.callIDs[c.CallID] = true
+		out[i].args = json.RawMessage(c.Arguments)
+		if !json.Valid(out[i].args) {
+			out[i].args, _ = json.Marshal(c.Arguments)
+		}
+		r.emit(runs.Event{Type: runs.EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: out[i].args})
+		out[i].began = time.Now()
+	}
+	if len(calls) == 1 {
+		out[0].text, out[0].isErr = r.callOutput(ctx, step, calls[0], again[0])
+	} else {
+		sessions.Together(ctx, len(calls), func(i int, ctx context.Context) {
+			out[i].text, out[i].isErr = r.callOutput(ctx, step, calls[i], again[i])
+		})
+	}
+	for i, c := range calls {
+		d := out[i]
+		if err := r.appendItems(outputFor(c, d.text)); err != nil {
+			return err
+		}
+		r.calls = append(r.calls, watchers.Call{Step: step, ID: c.CallID, Name: c.Name, Args: d.args, Output: render.Clip(d.text, outputBound), IsError: d.isErr, At: d.began})
+		r.emit(runs.Event{Type: runs.EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(d.text), IsError: d.isErr,
+			DurationMS: time.Since(d.began).Milliseconds()})
+	}
+	return nil
+}
+
+// callOutput runs one tool call, or says why it is not run, and returns
+// its output.
+func (r *Run) callOutput(ctx context.Context, step int, c item, again bool) (text string, isErr bool) {
 	switch {
 	case again:
 		text, isErr = fmt.Sprintf("Not run: call_id %q was already used by an earlier call in this conversation; "+
@@ -223,13 +268,7 @@ func (r *Run) runCall(ctx context.Context, step int, c item, again bool) error {
 			text = r.cutShort(ctx, text)
 		}
 	}
-	if err := r.appendItems(outputFor(c, text)); err != nil {
-		return err
-	}
-	r.calls = append(r.calls, watchers.Call{Step: step, ID: c.CallID, Name: c.Name, Args: args, Output: render.Clip(text, outputBound), IsError: isErr, At: began})
-	r.emit(runs.Event{Type: runs.EventToolResult, Step: step, CallID: c.CallID, Tool: c.Name, Output: clipOutput(text), IsError: isErr,
-		DurationMS: time.Since(began).Milliseconds()})
-	return nil
+	return text, isErr
 }
 
 // cutShort says what stopped a call that failed as the run's context

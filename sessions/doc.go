@@ -74,6 +74,8 @@
 //	runners/<runner>.json            what a runner's engine last said of the jobs readers asked about,
 //	                                 and since when it has not answered (sessions/runner, Seen): shown
 //	                                 while the engine is unreachable; a note, never the source of truth
+//	runners/slurm-batches/<batch>/<i>  a link to the session of task i of a Slurm job array (spawn -n):
+//	                                 the array's one output file name reaches each task's session dir
 //	logs/zwarm.log                   zwarm's own log
 //
 // # Locks

@@ -105,12 +105,13 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 		return "", err
 	}
 	defer m.jobs.Forget(job.Runner)
+	ref := runner.JobRef{ID: job.ID, Session: id, Batch: job.Batch}
 	// Each request to the engine is bounded: a controller that is down,
 	// or a job it cannot signal (a suspended one), must not hang a kill.
 	stop := func(force bool) error {
 		sctx, cancel := context.WithTimeout(ctx, jobStopLimit)
 		defer cancel()
-		if err := r.Stop(sctx, runner.JobRef{ID: job.ID, Session: id}, force); err != nil {
+		if err := r.Stop(sctx, ref, force); err != nil {
 			return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
 		}
 		return nil
@@ -122,7 +123,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 			}
 			return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
 		}
-		return why, runner.WaitGone(ctx, r, runner.JobRef{ID: job.ID, Session: id}, job.Runner)
+		return why, runner.WaitGone(ctx, r, ref, job.Runner)
 	}
 	if !claimed {
 		// Queued, or started and not yet listening for signals: nothing
@@ -144,7 +145,7 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 		}
 		return force(fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
 	}
-	return "", runner.WaitGone(ctx, r, runner.JobRef{ID: job.ID, Session: id}, job.Runner)
+	return "", runner.WaitGone(ctx, r, ref, job.Runner)
 }
 
 // jobStopLimit bounds one request to stop a job.

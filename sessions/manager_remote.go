@@ -21,8 +21,8 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 		return err
 	}
 	argv := append(append([]string{}, m.supervisorArgv...), "--state-dir", m.st.Dir(), s.ID)
-	jobID, cluster, err := runner.Submit(ctx, r, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir,
-		SessionDir: m.st.SessionDir(s.ID), SetupLog: m.st.SetupLog(s.ID), Resources: s.Job.Resources}, s.Job.ID, m.warn)
+	got, err := runner.Submit(ctx, r, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir,
+		SessionDir: m.st.SessionDir(s.ID), StateDir: m.st.Dir(), SetupLog: m.st.SetupLog(s.ID), Resources: s.Job.Resources}, s.Job.ID, m.warn)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 		if s.Job == nil {
 			return fmt.Errorf("the record lost its job")
 		}
-		s.Job.ID, s.Job.Cluster = jobID, cluster
+		s.Job.ID, s.Job.Cluster, s.Job.Batch = got.ID, got.Cluster, got.Batch
 		if s.Owner != nil && s.Owner.Role == record.RoleSpawn && s.Owner.PID == os.Getpid() {
 			// The job owns the session now, wherever it runs.
 			s.Owner = nil
@@ -42,7 +42,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	if err != nil {
 		// The job runs, but nothing records it: stop it rather than leave
 		// a supervisor nobody can find.
-		r.Stop(context.WithoutCancel(ctx), runner.JobRef{ID: jobID, Session: s.ID}, true)
+		r.Stop(context.WithoutCancel(ctx), runner.JobRef{ID: got.ID, Session: s.ID, Batch: got.Batch}, true)
 		return err
 	}
 	return nil
@@ -89,10 +89,15 @@ func (m *Manager) jobState(ctx context.Context, s *record.Session) (runner.JobSt
 		return runner.JobState{}, false, err
 	}
 	st, ok, err := m.jobs.State(ctx, s.Job.Runner, r, s.Job.ID, time.Now())
-	if ok && st.Session != s.ID {
+	if ok && !st.Runs(jobRef(s)) {
 		return runner.JobState{}, false, err
 	}
 	return st, ok, err
+}
+
+// jobRef is s's job, for its runner.
+func jobRef(s *record.Session) runner.JobRef {
+	return runner.JobRef{ID: s.Job.ID, Session: s.ID, Batch: s.Job.Batch}
 }
 
 // foreignJob says whether s's job is another cluster's than the one r
@@ -112,7 +117,7 @@ func (m *Manager) abandonRemote(ctx context.Context, tx *state.Tx) error {
 	if r, err := m.runner(s.Job.Runner); err == nil {
 		// Whatever is left of the job goes with it, and what it left
 		// on this host, should it have run here.
-		r.Stop(ctx, runner.JobRef{ID: s.Job.ID, Session: s.ID}, true)
+		r.Stop(ctx, jobRef(s), true)
 	}
 	if err := m.sweepOut(ctx, s.ID); err != nil {
 		m.warn(fmt.Errorf("session %s: %w", record.ShortID(s.ID), err))

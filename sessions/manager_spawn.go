@@ -1,6 +1,9 @@
 package sessions
 
 import (
+	"sync"
+
+	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/telemetry"
 
 	"context"
@@ -73,6 +76,7 @@ type SpawnRequest struct {
 // adapter, a missing binary, a bad setting) is refused before anything is
 // recorded.
 func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session, error) {
+	defer runner.Leave(ctx) // started or refused, the rest of its batch goes on
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
 		return nil, config.Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
@@ -99,6 +103,30 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 		return nil, fmt.Errorf("%w%s", err, state.NoSpaceHint(err))
 	}
 	return m.Get(ctx, s.ID)
+}
+
+// Together runs fn(i, ctx) for each i below n at once, each with a ctx of
+// its own: the Spawns made with them (spawn -n, a reply's delegate calls)
+// are submitted together, under a runner that submits many workers as
+// one (Slurm: a job array) with one call to its engine.
+func Together(ctx context.Context, n int, fn func(i int, ctx context.Context)) {
+	var wg sync.WaitGroup
+	for i, slot := range runner.NewBatch(n) {
+		c := runner.WithSlot(ctx, slot)
+		wg.Go(func() {
+			defer runner.Leave(c) // a call that came to no Spawn holds no one up
+			fn(i, c)
+		})
+	}
+	wg.Wait()
+}
+
+// SpawnAll starts the workers reqs ask for Together, each as Spawn does:
+// its results are at the requests' indexes.
+func (m *Manager) SpawnAll(ctx context.Context, reqs []SpawnRequest) ([]*record.Session, []error) {
+	out, errs := make([]*record.Session, len(reqs)), make([]error, len(reqs))
+	Together(ctx, len(reqs), func(i int, ctx context.Context) { out[i], errs[i] = m.Spawn(ctx, reqs[i]) })
+	return out, errs
 }
 
 // newRecord is the record of the session req asks for, with everything

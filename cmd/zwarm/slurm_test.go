@@ -521,13 +521,7 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 // worker spawned by hand stays on this machine.
 func TestSlurmOrchestratedWorkers(t *testing.T) {
 	t.Parallel()
-	env := slurmtest.Cluster(t)
-	w, srv := orchWorld(t)
-	w.extraEnv = append(w.extraEnv, env...)
-	if err := os.MkdirAll(w.State, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(w.State, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	w, srv := slurmOrchWorld(t)
 	task := "SLURM ORCH: get it done"
 	w.setScript(fakeagent.Completes("worker finished the job", 500))
 	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "do the job", "slurm": map[string]any{"time": "20m", "cpus": 2}})),
@@ -554,6 +548,20 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 	if got := strings.TrimSpace(w.slurm("squeue", "-h", "--states=all", "-j", rec.Job.ID, "-O", "TimeLimit:0|,NumCPUs:0|")); got != "20:00|2|" {
 		t.Fatalf("the delegated worker's job: time limit and CPUs %q, want 20:00 and 2 as delegate asked", got)
 	}
+}
+
+// slurmOrchWorld is an orchestrator's world whose runs' workers run on the
+// test cluster ([orchestrator] runner = "slurm").
+func slurmOrchWorld(t *testing.T) (*world, *fakemodel.Server) {
+	t.Helper()
+	env := slurmtest.Cluster(t)
+	w, srv := orchWorld(t)
+	w.extraEnv = append(w.extraEnv, env...)
+	if err := os.MkdirAll(w.State, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[orchestrator]\nrunner = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	return w, srv
 }
 
 // A job that starts before the command that submitted it has recorded its

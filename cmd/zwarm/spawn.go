@@ -42,6 +42,8 @@ type spawnOptions struct {
 	slurm     []string
 	slurmTime string
 	gres      string
+	// count workers on the same task, started together.
+	count int
 }
 
 func newSpawnCmd(f *factory) *cobra.Command {
@@ -64,6 +66,7 @@ directory itself, as outside a repository.`,
   zwarm spawn --in-place "fix the typo in README"
   zwarm spawn --runner slurm "run the whole benchmark suite and fix what fails"
   zwarm spawn --runner slurm --slurm-time 2h --gres gpu:1 --slurm partition=gpu "train the baseline"
+  zwarm spawn -n 4 --runner slurm "try a different fix for the flaky test"
   zwarm spawn --role reviewer --reasoning-effort high "review the retry change on this branch"
   zwarm spawn --max-cost 2 "upgrade the HTTP client"
   zwarm spawn --wait -m gpt-5.1-codex -C ../other "fix the failing test"
@@ -98,7 +101,8 @@ directory itself, as outside a repository.`,
 	fl.StringArrayVar(&o.slurm, "slurm", nil, "what its Slurm jobs ask, KEY=VALUE, over [runner.slurm] and its role's: "+strings.Join(config.ResourceKeys, ", ")+" (repeatable)")
 	fl.StringVar(&o.slurmTime, "slurm-time", "", "its Slurm jobs' time limit: 2h, 90m, or as sbatch --time takes it (--slurm time=...)")
 	fl.StringVar(&o.gres, "gres", "", "the generic resources its Slurm jobs ask, as sbatch --gres: gpu:1 (--slurm gres=...)")
-	o.out.Add(c, "the session")
+	fl.IntVarP(&o.count, "count", "n", 1, "start this many workers on the task, each in its own worktree (slurm: one job array)")
+	o.out.Add(c, "the session (with -n, a list of them)")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
 	return c
@@ -163,6 +167,8 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 		return cli.Usagef("--with-changes starts from HEAD and the uncommitted changes on it: it takes no --base")
 	case o.maxCost < 0 || math.IsNaN(o.maxCost) || math.IsInf(o.maxCost, 0):
 		return cli.Usagef("--max-cost %v: want a number of dollars above 0", o.maxCost)
+	case o.count < 1 || o.count > maxCount:
+		return cli.Usagef("-n %d: want a number of workers from 1 to %d", o.count, maxCount)
 	}
 	src, err := record.ParseSource(o.source)
 	if err != nil {
@@ -184,6 +190,9 @@ func runSpawn(c *cobra.Command, o *spawnOptions) error {
 	}
 	if o.inPlace {
 		req.Isolation = config.IsolationNone
+	}
+	if o.count != 1 {
+		return spawnMany(ctx, o, m, req)
 	}
 	s, err := m.Spawn(ctx, req)
 	if err != nil {

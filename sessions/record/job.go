@@ -20,6 +20,10 @@ type Job struct {
 	// not known, as for jobs recorded before clusters were): the id
 	// means this job there only.
 	Cluster string `json:"cluster,omitempty"`
+	// Batch names the batch the job was submitted in with other
+	// sessions' (spawn -n: a Slurm job array), whose name the job bears
+	// rather than the session's; "" for a job of its own.
+	Batch string `json:"batch,omitempty"`
 	// Resources are what every job of the session asks of its engine
 	// over the runner's settings, by key (slurm: partition, time, cpus,
 	// mem, gres, account, qos, constraint): a follow-up's job asks the

@@ -68,6 +68,8 @@ type Spec struct {
 	// SessionDir is the session's directory in the state dir: an engine's
 	// own output for the job goes there.
 	SessionDir string
+	// StateDir is the state dir; its SeenDir is the runners' own.
+	StateDir string
 	// Resources are what the job asks over the runner's settings, by
 	// key (CheckResources has refused what it cannot ask).
 	Resources map[string]string
@@ -77,9 +79,10 @@ type Spec struct {
 }
 
 // JobRef is a session's job: its id in the engine and the session it
-// runs, which the engine's job of that id must be running to be acted on.
+// runs, which the engine's job of that id must be running to be acted on;
+// for a job submitted in a batch, the batch, which it must bear instead.
 type JobRef struct {
-	ID, Session string
+	ID, Session, Batch string
 }
 
 // Phase is where a job is in its engine.
@@ -110,7 +113,18 @@ type JobState struct {
 	// Session is the session the engine's job of this id runs, as its
 	// name says; "" for a job that is not a zwarm worker. A job of
 	// another session is not the one asked about: that one is gone.
-	Session string
+	// Batch is, for a job submitted in a batch, that batch, whose name
+	// its jobs bear instead (Runs).
+	Session, Batch string
+}
+
+// Runs says whether the engine's job in st is job: it bears job's
+// session's name, or its batch's.
+func (st JobState) Runs(job JobRef) bool {
+	if job.Batch != "" {
+		return st.Batch == job.Batch
+	}
+	return st.Session != "" && st.Session == job.Session
 }
 
 // ErrUnreachable is a runner whose engine did not answer: records

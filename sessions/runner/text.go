@@ -56,7 +56,7 @@ func WaitGone(ctx context.Context, r Runner, job JobRef, runner string) error {
 	for {
 		states, err := r.Jobs(ctx, []string{job.ID})
 		if err == nil {
-			if st, ok := states[job.ID]; !ok || st.Phase == Ended || st.Session != job.Session {
+			if st, ok := states[job.ID]; !ok || st.Phase == Ended || !st.Runs(job) {
 				return nil
 			}
 		}

@@ -113,7 +113,7 @@ func Supervise(ctx context.Context, opt Options, id string) error {
 	ctx, stopListening := stopOnSignal(ctx, turns, log, schedulers, &left)
 	defer stopListening()
 
-	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
+	if job := slurmJob(); job != "" {
 		turns.RunsAsJob(job)
 	}
 	sv := newSupervisor(opt, turns, log)
@@ -247,6 +247,15 @@ func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn,
 	return sv.turns.Prepared(ctx, made, perr)
 }
 
+// slurmJob is the Slurm job this supervisor runs as, as its record names
+// it: a job array's task is ARRAY_TASK, not its own job number.
+func slurmJob() string {
+	if array, task := os.Getenv("SLURM_ARRAY_JOB_ID"), os.Getenv("SLURM_ARRAY_TASK_ID"); array != "" && task != "" {
+		return array + "_" + task
+	}
+	return os.Getenv("SLURM_JOB_ID")
+}
+
 // leftToScheduler says a signal handed the job's outcome to its
 // scheduler (stopOnSignal).
 func (sv *supervisor) leftToScheduler() bool { return sv.left != nil && sv.left.Load() }
@@ -376,7 +385,7 @@ func stopOnSignal(ctx context.Context, turns *state.Turns, log *slog.Logger, sch
 		case <-ctx.Done():
 			return
 		}
-		job := os.Getenv("SLURM_JOB_ID")
+		job := slurmJob()
 		if sig != syscall.SIGUSR1 && job != "" && schedulers() {
 			// Slurm's SIGTERM, not zwarm kill's (which records the kill
 			// first): a cancel and a requeue (a preemption) look alike

@@ -134,17 +134,32 @@ func (r *jobs) Jobs(ctx context.Context, ids []string) (map[string]runner.JobSta
 	return out, nil
 }
 
-// namePrefix begins the name of every job zwarm submits: zwarm-<session>.
-const namePrefix = "zwarm-"
+// namePrefix begins the name of every job zwarm submits: zwarm-<session>,
+// or zwarm-batch-<batch> for the tasks of a batch's job array.
+const (
+	namePrefix  = "zwarm-"
+	batchPrefix = namePrefix + "batch-"
+)
 
 func jobName(session string) string { return namePrefix + session }
+
+func batchJobName(batch string) string { return batchPrefix + batch }
+
+// refName is the name job's job bears.
+func refName(job runner.JobRef) string {
+	if job.Batch != "" {
+		return batchJobName(job.Batch)
+	}
+	return jobName(job.Session)
+}
 
 // jobState is a job's state in the words of the session manager.
 func jobState(st State) runner.JobState {
 	js := runner.JobState{Phase: runner.Running, Detail: "slurm " + st.ID}
-	js.Session, _ = strings.CutPrefix(st.Name, namePrefix)
-	if !strings.HasPrefix(st.Name, namePrefix) {
-		js.Session = ""
+	if batch, ok := strings.CutPrefix(st.Name, batchPrefix); ok {
+		js.Batch = batch
+	} else if session, ok := strings.CutPrefix(st.Name, namePrefix); ok {
+		js.Session = session
 	}
 	switch {
 	case st.Pending():
@@ -186,7 +201,7 @@ func jobState(st State) runner.JobState {
 }
 
 func (r *jobs) Stop(ctx context.Context, job runner.JobRef, force bool) error {
-	ref := Ref{ID: job.ID, Name: jobName(job.Session)}
+	ref := Ref{ID: job.ID, Name: refName(job)}
 	if !force {
 		err := r.c.Signal(ctx, ref, "TERM")
 		if errors.Is(err, ErrPending) {

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,8 @@ type State struct {
 
 // Output is the path of the job's output file, its id and %% expanded.
 func (s State) Output() string {
-	return strings.NewReplacer("%%", "%", "%j", s.ID).Replace(s.StdOut)
+	array, task, _ := strings.Cut(s.ID, "_")
+	return strings.NewReplacer("%%", "%", "%j", s.ID, "%A", array, "%a", task).Replace(s.StdOut)
 }
 
 // Pending reports a job that waits to start (or to be re-queued).
@@ -129,11 +131,11 @@ func clock(t string) string {
 // stateFields is the -O format of States: every field sized to its value
 // (":0") and ended by "|", which none of these fields can hold but the
 // job's name, which can hold anything but a newline and comes last.
-const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|,STDOUT:0|,Name:0|"
+const stateFields = "JobArrayID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUsed:0|,exit_code:0|,STDOUT:0|,Name:0|"
 
 // States reads the state of the given jobs with one command:
 //
-//	squeue -h --states=all -j ID,ID,... -O JobID:0|,State:0|,...,Name:0|
+//	squeue -h -r --states=all -j ID,ID,... -O JobArrayID:0|,State:0|,...,Name:0|
 //
 // A job squeue no longer knows (it forgets a finished job after the
 // cluster's MinJobAge) is absent from the map; what that means is the
@@ -142,9 +144,11 @@ const stateFields = "JobID:0|,State:0|,Reason:0|,NodeList:0|,TimeLimit:0|,TimeUs
 // asked for one; others for more); States then makes one more call
 // listing the user's own jobs,
 //
-//	squeue -h --states=all --me -O ...
+//	squeue -h -r --states=all --me -O ...
 //
-// and keeps those asked for. An error wrapping ErrUnreachable means the
+// and keeps those asked for. -r gives each task of a job array a line of
+// its own, named ARRAY_TASK (squeue would fold the queued ones into one).
+// An error wrapping ErrUnreachable means the
 // controller did not answer; squeue takes its time to give up (18 s with
 // Slurm 22.05's default timeouts), so a caller polling on a schedule bounds
 // ctx.
@@ -160,11 +164,11 @@ func (c *Client) States(ctx context.Context, ids []string) (map[string]State, er
 		}
 		want[id] = true
 	}
-	out, err := c.run(ctx, "", "squeue", "-h", "--states=all", "-j", strings.Join(ids, ","), "-O", stateFields)
+	out, err := c.run(ctx, "", "squeue", "-h", "-r", "--states=all", "-j", strings.Join(ids, ","), "-O", stateFields)
 	var ce *CommandError
 	if err != nil && errors.As(err, &ce) && !errors.Is(err, ErrUnreachable) &&
 		strings.Contains(ce.Stderr, "Invalid job id specified") {
-		out, err = c.run(ctx, "", "squeue", "-h", "--states=all", "--me", "-O", stateFields)
+		out, err = c.run(ctx, "", "squeue", "-h", "-r", "--states=all", "--me", "-O", stateFields)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("job states: %w", err)
@@ -204,6 +208,12 @@ func parseState(line string) (State, error) {
 	return s, nil
 }
 
+// number is a job id's number; 0 for none.
+func number(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
 // exitCode turns squeue's raw wait status into Slurm's "code:signal".
 func exitCode(raw string) string {
 	n, err := strconv.Atoi(raw)
@@ -219,9 +229,9 @@ func exitCode(raw string) string {
 // Named lists the jobs of that name squeue knows (queued, running, or
 // ended within the cluster's MinJobAge), oldest first:
 //
-//	squeue -h --states=all --name=NAME -O JobID:0|
+//	squeue -h -r --states=all --name=NAME -O JobArrayID:0|
 func (c *Client) Named(ctx context.Context, name string) ([]string, error) {
-	out, err := c.run(ctx, "", "squeue", "-h", "--states=all", "--name="+name, "-O", "JobID:0|")
+	out, err := c.run(ctx, "", "squeue", "-h", "-r", "--states=all", "--name="+name, "-O", "JobArrayID:0|")
 	if err != nil {
 		return nil, fmt.Errorf("jobs named %s: %w", name, err)
 	}
@@ -232,9 +242,9 @@ func (c *Client) Named(ctx context.Context, name string) ([]string, error) {
 		}
 	}
 	slices.SortFunc(ids, func(a, b string) int {
-		x, _ := strconv.Atoi(a)
-		y, _ := strconv.Atoi(b)
-		return x - y
+		x, xt, _ := strings.Cut(a, "_")
+		y, yt, _ := strings.Cut(b, "_")
+		return cmp.Or(number(x)-number(y), number(xt)-number(yt))
 	})
 	return ids, nil
 }

@@ -61,18 +61,33 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if len(job.Argv) == 0 {
 		return "", errors.New("submit: the job has no command (empty Argv)")
 	}
-	if job.Name == "" || job.Dir == "" || job.Output == "" {
-		return "", fmt.Errorf("submit: the job needs a name, a directory and an output file (got name %q, dir %q, output %q)", job.Name, job.Dir, job.Output)
-	}
-	if strings.Contains(job.Output, `\`) {
-		// sbatch drops every backslash of the name (its "expand nothing"
-		// mark): the file would be written somewhere else.
-		return "", fmt.Errorf("submit %s: output file %q holds a backslash, which sbatch would drop: choose a path without one", job.Name, job.Output)
+	if err := job.checkPlace(); err != nil {
+		return "", err
 	}
 	script, err := batchScript(job)
 	if err != nil {
 		return "", fmt.Errorf("submit %s: %w", job.Name, err)
 	}
+	return c.sbatch(ctx, job, script)
+}
+
+// checkPlace refuses a job without the name, directory and output file
+// every zwarm job has, or with an output file sbatch would misplace.
+func (job Job) checkPlace() error {
+	if job.Name == "" || job.Dir == "" || job.Output == "" {
+		return fmt.Errorf("submit: the job needs a name, a directory and an output file (got name %q, dir %q, output %q)", job.Name, job.Dir, job.Output)
+	}
+	if strings.Contains(job.Output, `\`) {
+		// sbatch drops every backslash of the name (its "expand nothing"
+		// mark): the file would be written somewhere else.
+		return fmt.Errorf("submit %s: output file %q holds a backslash, which sbatch would drop: choose a path without one", job.Name, job.Output)
+	}
+	return nil
+}
+
+// sbatch submits script with job's name, directory, output and resources
+// over the Client's options, and extra, and returns the job's id.
+func (c *Client) sbatch(ctx context.Context, job Job, script string, extra ...string) (string, error) {
 	args := []string{
 		"--parsable",
 		"--job-name=" + job.Name,
@@ -85,6 +100,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		// keys), whatever SBATCH_EXPORT says.
 		"--export=ALL",
 	}
+	args = append(args, extra...)
 	o := c.opts
 	own, err := resourceArgs(job.Resources)
 	if err != nil {
@@ -125,13 +141,15 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 var ownedEnv = []string{"SBATCH_EXPORT", "SBATCH_WAIT", "SBATCH_ARRAY", "SBATCH_ERROR", "SBATCH_OUTPUT",
 	"SBATCH_JOB_NAME", "SBATCH_SIGNAL", "SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}
 
-var jobIDRe = regexp.MustCompile(`^[0-9]+$`)
+// jobIDRe matches a job's id: a job's number, or a job array's task's
+// (ARRAY_TASK, as squeue's JobArrayID and sacct print it).
+var jobIDRe = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
 
 // parseJobID reads sbatch --parsable's answer: "id" or "id;cluster".
 func parseJobID(out string) (string, error) {
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	id, _, _ := strings.Cut(strings.TrimSpace(line), ";")
-	if !jobIDRe.MatchString(id) {
+	if !regexp.MustCompile(`^[0-9]+$`).MatchString(id) {
 		return "", fmt.Errorf("sbatch --parsable printed %q, not a job id", strings.TrimSpace(out))
 	}
 	return id, nil
@@ -144,42 +162,66 @@ var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // quotes and $ reach the command as they are.
 func batchScript(job Job) (string, error) {
 	var b strings.Builder
+	if err := writeHead(&b, job.Env); err != nil {
+		return "", err
+	}
+	if job.Setup != "" {
+		if job.SetupLog == "" {
+			return "", errors.New("the job's setup has no log to write to")
+		}
+		writeSetup(&b, job.Setup, shellQuote(job.SetupLog))
+	}
+	argv, err := quoteArgv(job.Argv)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("exec" + argv + "\n")
+	return b.String(), nil
+}
+
+// writeHead begins a batch script: Slurm's warning ignored, the
+// submitter's umask, env exported.
+func writeHead(b *strings.Builder, env []string) error {
 	b.WriteString("#!/bin/sh\n")
 	// Slurm's warning may come as the job starts (a time limit within
 	// WarnBefore of it): ignored from the first line, it cannot kill this
 	// shell, whose death by a signal Slurm reports as a launch failure.
 	// The command inherits the ignore; zwarm's supervisor catches the
 	// signal once it listens and asks squeue about a warning it missed.
-	fmt.Fprintf(&b, "trap '' %s\n", WarnSignal)
-	fmt.Fprintf(&b, "umask %04o\n", currentUmask())
-	for _, kv := range job.Env {
+	fmt.Fprintf(b, "trap '' %s\n", WarnSignal)
+	fmt.Fprintf(b, "umask %04o\n", currentUmask())
+	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !envNameRe.MatchString(k) {
-			return "", fmt.Errorf("job environment entry %q is not NAME=VALUE with a shell variable name", kv)
+			return fmt.Errorf("job environment entry %q is not NAME=VALUE with a shell variable name", kv)
 		}
 		if strings.ContainsRune(v, 0) {
-			return "", fmt.Errorf("job environment %s holds a NUL byte", k)
+			return fmt.Errorf("job environment %s holds a NUL byte", k)
 		}
-		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
+		fmt.Fprintf(b, "export %s=%s\n", k, shellQuote(v))
 	}
-	if job.Setup != "" {
-		if job.SetupLog == "" {
-			return "", errors.New("the job's setup has no log to write to")
-		}
-		log := shellQuote(job.SetupLog)
-		fmt.Fprintf(&b, "echo \"── job $SLURM_JOB_ID on $(hostname): [runner.slurm] setup\" >>%s\n", log)
-		fmt.Fprintf(&b, "{\n%s\n} </dev/null >>%s 2>&1\n", job.Setup, log)
-		fmt.Fprintf(&b, "zwarm_setup=$?\nif [ \"$zwarm_setup\" -ne 0 ]; then export %s=\"$zwarm_setup\"; fi\n", config.JobSetupExitEnv)
-	}
-	b.WriteString("exec")
-	for _, a := range job.Argv {
+	return nil
+}
+
+// writeSetup runs setup in the script's shell, its output appended to
+// the log that the shell word log names; its failure is passed on in
+// config.JobSetupExitEnv.
+func writeSetup(b *strings.Builder, setup, log string) {
+	fmt.Fprintf(b, "echo \"── job $SLURM_JOB_ID on $(hostname): [runner.slurm] setup\" >>%s\n", log)
+	fmt.Fprintf(b, "{\n%s\n} </dev/null >>%s 2>&1\n", setup, log)
+	fmt.Fprintf(b, "zwarm_setup=$?\nif [ \"$zwarm_setup\" -ne 0 ]; then export %s=\"$zwarm_setup\"; fi\n", config.JobSetupExitEnv)
+}
+
+// quoteArgv is argv as shell words, each after a space.
+func quoteArgv(argv []string) (string, error) {
+	var b strings.Builder
+	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {
 			return "", fmt.Errorf("command argument %q holds a NUL byte", a)
 		}
 		b.WriteString(" ")
 		b.WriteString(shellQuote(a))
 	}
-	b.WriteString("\n")
 	return b.String(), nil
 }
 
