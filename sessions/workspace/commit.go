@@ -47,12 +47,13 @@ const StateDirName = ".zwarm"
 // names an ignored file (a glob is not refused).
 func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 	spec := []string{"--", ":/", ":(top,exclude,glob)**/" + StateDirName, ":(top,exclude,glob)**/" + StateDirName + "/**"}
-	candidates := []string{StateDirName}
-	for _, e := range w.Exclude {
+	var candidates []string
+	for _, e := range append([]string{StateDirName}, w.Exclude...) {
 		// Beyond a symlinked directory (the worker made one where a
 		// brought directory was) git tracks nothing, and refuses a
-		// pathspec naming it: there is nothing to leave out.
-		if link, _ := symlinkOnTheWay(w.Path, e); link == "" {
+		// pathspec naming it; and a path that is not there has nothing
+		// to leave out (nor anything to ask check-ignore about).
+		if link, _ := symlinkOnTheWay(w.Path, e); link == "" && exists(filepath.Join(w.Path, e)) {
 			candidates = append(candidates, e)
 		}
 	}
@@ -66,6 +67,13 @@ func (w *Worktree) pathspec(ctx context.Context) ([]string, error) {
 		}
 	}
 	return spec, nil
+}
+
+// exists says whether there is anything at path, a broken symlink
+// included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // ignoredOf says which of paths an ignore rule keeps out, as git
@@ -225,23 +233,57 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	if err := w.add(ctx, g, time.Time{}); err != nil {
 		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
 	}
-	_, derr := g.run(ctx, "diff", "--cached", "--quiet")
-	merging := w.merging()
-	switch code := exitCodeOf(derr); {
-	case derr == nil && !merging:
-		// The worker's own commits, if any, are taken all the same.
-		head, err = w.followHead(ctx)
-		return head, false, err
-	case derr != nil && code != 1:
-		return "", false, fmt.Errorf("look for the worker's changes: %w", derr)
+	if w.merging() {
+		// git commit concludes the merge (its second parent, its state
+		// files gone).
+		if _, err := g.run(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
+			return "", false, fmt.Errorf("commit the worker's changes: %w", err)
+		}
+		if head, err = w.Head(ctx); err != nil {
+			return "", false, err
+		}
+		return head, true, w.follow(ctx, head)
 	}
-	if _, err := g.run(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
-		return "", false, fmt.Errorf("commit the worker's changes: %w", err)
-	}
-	if head, err = w.Head(ctx); err != nil {
+	head, parent, err := commitOnHead(ctx, g, message)
+	if err != nil {
 		return "", false, err
 	}
-	return head, true, w.follow(ctx, head)
+	if parent == "" {
+		return head, false, w.follow(ctx, head)
+	}
+	return head, true, w.followMade(ctx, head, parent)
+}
+
+// commitOnHead commits g's index on HEAD's branch as it is, unless it
+// holds HEAD's tree, and returns HEAD then, and its parent when it made
+// the commit ("" when it made none). It is what git commit does
+// outside a merge, with git's plumbing: git commit would first read every
+// file's metadata again (the index's refresh), which git status has just
+// done, and in a repository of 20,000 files that is most of its time.
+func commitOnHead(ctx context.Context, g git, message string) (head, parent string, err error) {
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
+	}
+	out, err := g.run(ctx, "rev-parse", "HEAD", "HEAD^{tree}")
+	if f := strings.Fields(out); err != nil || len(f) != 2 {
+		return "", "", fmt.Errorf("read the worktree's HEAD: %w", cmp.Or(err, fmt.Errorf("git rev-parse printed %q", out)))
+	} else if head = f[0]; f[1] == tree {
+		// Nothing uncommitted; the worker's own commits, if any, are
+		// taken all the same.
+		return head, "", nil
+	}
+	commit, err := g.line(ctx, "commit-tree", tree, "-p", head, "-m", message)
+	if err != nil {
+		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
+	}
+	// Through HEAD, as git commit moves the branch: both reflogs say so,
+	// and a branch moved meanwhile is not overwritten.
+	subject, _, _ := strings.Cut(message, "\n")
+	if _, err := g.run(ctx, "update-ref", "-m", "commit: "+subject, "HEAD", commit, head); err != nil {
+		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
+	}
+	return commit, head, nil
 }
 
 // keepRefs is where zwarm keeps every commit it made of a worker's turn,

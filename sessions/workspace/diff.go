@@ -182,5 +182,5 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return snap, w.bring(ctx, snap)
+	return snap, w.bring(ctx, snap, false)
 }

@@ -150,11 +150,13 @@ func quoteConfig(s string) string {
 // fetched (its objects checked) and kept under refs/zwarm/<id>/, where
 // gc keeps it and no worker can reach it. A commit you have already is
 // only kept.
-func (w *Worktree) bring(ctx context.Context, commit string) error {
+func (w *Worktree) bring(ctx context.Context, commit string, fresh bool) error {
 	if commit == "" {
 		return nil
 	}
-	if w.OwnDir == "" || CommitExists(ctx, w.CommonDir, commit) {
+	// A commit zwarm has just made in the worker's repository (fresh) is
+	// not one of yours yet: nothing to ask.
+	if w.OwnDir == "" || !fresh && CommitExists(ctx, w.CommonDir, commit) {
 		return w.keep(ctx, commit)
 	}
 	g := git{dir: w.CommonDir, writes: true}
@@ -177,8 +179,13 @@ func (w *Worktree) bring(ctx context.Context, commit string) error {
 // only while no checkout of yours has it: a commit made on it in your
 // repository is never dropped, and a checkout's files never change under
 // it. What it left as it is goes to w.Undone.
-func (w *Worktree) follow(ctx context.Context, head string) error {
-	if err := w.bring(ctx, head); err != nil || w.OwnDir == "" {
+func (w *Worktree) follow(ctx context.Context, head string) error { return w.followMade(ctx, head, "") }
+
+// followMade is follow of head, a commit zwarm has just made on parent in
+// the worker's repository (parent "" when head is not one): your branch
+// at parent is behind it, with nothing to ask.
+func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
+	if err := w.bring(ctx, head, parent != ""); err != nil || w.OwnDir == "" {
 		return err
 	}
 	ref := "refs/heads/" + w.Branch
@@ -187,7 +194,7 @@ func (w *Worktree) follow(ctx context.Context, head string) error {
 	switch {
 	case now == head:
 		return nil
-	case now != "" && !IsAncestor(ctx, w.CommonDir, now, head):
+	case now != "" && now != parent && !IsAncestor(ctx, w.CommonDir, now, head):
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it holds commits the worker's branch (%s) lacks", w.Branch, Abbrev(now), Abbrev(head)))
 		return nil
 	case now != "" && w.checkedOutInYours(ctx):

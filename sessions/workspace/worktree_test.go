@@ -179,11 +179,6 @@ func mode(t *testing.T, path string) os.FileMode {
 	return fi.Mode().Perm()
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // Worktrees added and removed at once in one repository (workers spawned
 // together) all succeed: zwarm serializes its changes to them.
 func TestWorktreesAddedAtOnceAllSucceed(t *testing.T) {
