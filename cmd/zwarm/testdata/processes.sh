@@ -20,7 +20,9 @@ go build -o "$tmp/mkstate" ./sessions/internal/mkstate
 go build -o "$tmp/floor" ./sessions/internal/floor
 "$tmp/mkstate" -dir "$tmp/s1k" -n 1000
 "$tmp/mkstate" -dir "$tmp/s10k" -n 10000
-"$tmp/mkstate" -dir "$tmp/big" -n 1 -turns 1 -turn-mb 100
+# A real codex session of two turns, each grown to 50 MB (as
+# BenchmarkShowSession100MB reads it).
+"$tmp/mkstate" -dir "$tmp/big" -n 1 -turns 2 -turn-mb 50 -recorded
 # A state dir in use: its last session was not created this very second,
 # and an earlier listing left its cache (sessions.index).
 touch -d '1 hour ago' "$tmp/s1k/sessions" "$tmp/s10k/sessions"
@@ -64,7 +66,7 @@ cp "$tmp/s1k/sessions.index" "$tmp/index.keep"
 pair "$tmp/zwarm --state-dir $tmp/s1k ls" "$tmp/floor $tmp/s1k" "rm -f $tmp/s1k/sessions.index"
 cp "$tmp/index.keep" "$tmp/s1k/sessions.index"
 pair "$tmp/zwarm --state-dir $tmp/s10k ls" "$tmp/zwarm --state-dir $tmp/s1k ls"
-pair "$tmp/zwarm --state-dir $tmp/big show $big" "jq -c . $tmp/big/sessions/$big/turns/turn_1.jsonl"
+pair "$tmp/zwarm --state-dir $tmp/big show $big" "jq -c . $tmp/big/sessions/$big/turns/turn_1.jsonl $tmp/big/sessions/$big/turns/turn_2.jsonl"
 
 if command -v tmux >/dev/null; then
 	echo "== idle zwarm dash, 1,000 settled sessions, 30 s"

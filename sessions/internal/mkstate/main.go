@@ -8,6 +8,9 @@
 //	mkstate ... -cut-line                    and a line the supervisor cut (a 500 MB one) in its middle
 //	mkstate ... -mix                         some failed and killed, some of a model without a price,
 //	                                         some a run's workers, usage varying (mix, below)
+//	mkstate -dir DIR -n 1 -turn-mb 50 -recorded
+//	                                         one session of two turns of a real codex session (recorded/),
+//	                                         each grown to 50 MB by repeating its items
 //
 // Records are written as zwarm writes them (the sessions package's own
 // types), with realistic prompts, usage and messages; turn files hold real
@@ -19,11 +22,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/zwarm/zwarm/sessions/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 func main() {
@@ -34,12 +38,13 @@ func main() {
 	turnLines := flag.Int("turn-lines", 0, "lines of each turn file (0: as -turn-mb says)")
 	cut := flag.Bool("cut-line", false, "put the marker of a cut 500 MB line in the middle of each turn")
 	varied := flag.Bool("mix", false, "vary the sessions' statuses, models, sources and usage")
+	recorded := flag.Bool("recorded", false, "turn files grown from a real codex session's (recorded/), not made up")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "mkstate: -dir is required")
 		os.Exit(2)
 	}
-	shape := turnShape{size: int64(*turnMB) << 20, lines: *turnLines, cut: *cut}
+	shape := turnShape{size: int64(*turnMB) << 20, lines: *turnLines, cut: *cut, recorded: *recorded}
 	if shape.size == 0 && shape.lines == 0 {
 		shape.size = 4 << 10
 	}
@@ -102,7 +107,7 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			if t > 1 {
 				prompt = "also update the changelog and run the whole suite once more"
 			}
-			size, err := writeTurn(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", t)), shape)
+			size, err := writeTurn(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", t)), shape, t)
 			if err != nil {
 				return err
 			}
@@ -148,11 +153,14 @@ type turnShape struct {
 	size  int64
 	lines int
 	cut   bool
+	// recorded grows the turn from the real session's turn of its
+	// number (recorded/), rather than making one up.
+	recorded bool
 }
 
 // writeTurn writes a turn file of the shape, a piece at a time, and returns
 // its size.
-func writeTurn(path string, shape turnShape) (int64, error) {
+func writeTurn(path string, shape turnShape, n int) (int64, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return 0, err
@@ -160,7 +168,13 @@ func writeTurn(path string, shape turnShape) (int64, error) {
 	defer f.Close()
 	cw := &countWriter{w: f}
 	w := bufio.NewWriterSize(cw, 1<<20)
-	turnBody(w, shape)
+	if shape.recorded {
+		if err := grownTurn(w, shape, n); err != nil {
+			return 0, err
+		}
+	} else {
+		turnBody(w, shape)
+	}
 	if err := w.Flush(); err != nil {
 		return 0, err
 	}
