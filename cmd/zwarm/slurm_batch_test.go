@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
@@ -14,8 +15,8 @@ import (
 // Workers spawned together (spawn -n) are one job array, submitted with
 // one sbatch: each is a task of it, with its own worktree, its output in
 // its own session's directory, and a life of its own: one killed leaves
-// the others running, and a follow-up runs as a job of its own. A batch
-// sbatch refuses leaves nothing.
+// the others running, one requeued continues its thread, and a follow-up
+// runs as a job of its own. A batch sbatch refuses leaves nothing.
 func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
@@ -64,10 +65,17 @@ func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 			t.Fatalf("with task 1 killed, task %d is %q", i, st)
 		}
 	}
+	// A task the scheduler requeues continues its thread when it runs
+	// again, as a job of its own does.
+	requeued := w.record(ids[2]).Job.ID
+	w.slurm("scontrol", "requeue", requeued)
+	sessionstest.Eventually(t, "task 2 requeued", func() bool { return w.jobState(requeued) == "PENDING" })
 	writeFile(t, gate, "")
+	slurmtest.StartNow(t, slurmtest.Cluster(t), requeued)
 	if r := w.zwarm("wait", "--timeout", "2m", ids[0], ids[2]); r.code != 0 {
 		t.Fatalf("wait for the other tasks: %+v", r)
 	}
+	continued(t, w, ids[2], requeued)
 	seen := map[string]bool{}
 	for _, i := range []int{0, 2} {
 		s := w.show(ids[i])
