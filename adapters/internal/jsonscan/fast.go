@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -286,6 +287,17 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
+// plain8 says whether the eight bytes of x (as little-endian) are all
+// plainByte: none of them at or above 0x80, below 0x20, a quote or a
+// backslash. Each test is the classic one for a zero byte, or a byte below
+// a bound, in a word; it is exact for whether there is any.
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	below20 := (x - 0x20*ones) & ^x & highs
+	return (x&highs)|below20|zero(x^('"'*ones))|zero(x^('\\'*ones)) == 0
+}
+
 // skipString reads over the string whose opening quote is at in[i],
 // returning the index after its closing quote. It accepts only what
 // jsontext accepts with strictOpts and decode then turns into the same
@@ -295,6 +307,12 @@ func skipString(in []byte, i int) (int, bool) {
 	i++
 	for i < len(in) {
 		// Eight plain bytes at a time, where there are.
+		for i+8 <= len(in) && plain8(binary.LittleEndian.Uint64(in[i:])) {
+			i += 8
+		}
+		if i >= len(in) {
+			break
+		}
 		c := in[i]
 		if plainByte[c] {
 			i++

@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +149,36 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		readBoth(t, b)
 	})
+}
+
+// plain8 says what plainByte says of each of eight bytes, for every byte
+// in every position among plain ones, and for words of random bytes.
+func TestPlain8IsPlainByteEightTimes(t *testing.T) {
+	check := func(w [8]byte) {
+		want := true
+		for _, c := range w {
+			want = want && plainByte[c]
+		}
+		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("plain8(%q) = %v, want %v", w[:], got, want)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := [8]byte{'a', 'b', 'c', ' ', '~', '0', 'z', '!'}
+			w[pos] = byte(c)
+			check(w)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(r.IntN(256))
+			if r.IntN(4) > 0 {
+				w[i] = byte(0x20 + r.IntN(0x60)) // mostly printable, as text is
+			}
+		}
+		check(w)
+	}
 }
