@@ -62,6 +62,12 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 }
 
 func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspace.Worktree, out io.Writer, from, to string, o workspace.DiffOptions) error {
+	err := w.Diff(ctx, out, from, to, o)
+	if err == nil {
+		return nil
+	}
+	// git diff fails before it writes anything when a commit is gone
+	// (git gc took it): only then is each asked about, to say so.
 	for _, c := range []string{from, to} {
 		gone, err := workspace.CommitGone(ctx, w.CommonDir, c)
 		if err != nil {
@@ -75,7 +81,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 			return errors.New(msg)
 		}
 	}
-	return w.Diff(ctx, out, from, to, o)
+	return err
 }
 
 // turnRange is the commits before and after turn n ("" after: the turn

@@ -105,10 +105,9 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session,
 	return m.Get(ctx, s.ID)
 }
 
-// Together runs fn(i, ctx) for each i below n at once, each with a ctx of
-// its own: the Spawns made with them (spawn -n, a reply's delegate calls)
-// are submitted together, under a runner that submits many workers as
-// one (Slurm: a job array) with one call to its engine.
+// Together runs fn(i, ctx) for each i below n at once: the Spawns made
+// with those contexts (spawn -n, a reply's delegate calls) are submitted
+// as one under a runner that can (Slurm: a job array).
 func Together(ctx context.Context, n int, fn func(i int, ctx context.Context)) {
 	var wg sync.WaitGroup
 	for i, slot := range runner.NewBatch(n) {
@@ -121,8 +120,7 @@ func Together(ctx context.Context, n int, fn func(i int, ctx context.Context)) {
 	wg.Wait()
 }
 
-// SpawnAll starts the workers reqs ask for Together, each as Spawn does:
-// its results are at the requests' indexes.
+// SpawnAll is Spawn of each of reqs, Together, its results by index.
 func (m *Manager) SpawnAll(ctx context.Context, reqs []SpawnRequest) ([]*record.Session, []error) {
 	out, errs := make([]*record.Session, len(reqs)), make([]error, len(reqs))
 	Together(ctx, len(reqs), func(i int, ctx context.Context) { out[i], errs[i] = m.Spawn(ctx, reqs[i]) })

@@ -368,3 +368,19 @@ func TestAWorktreeNamesItsStateDir(t *testing.T) {
 	}
 	w.zwarmIn(sub, nil, "wait", id)
 }
+
+// A landed worker whose commits git gc has since taken is diffed no more:
+// diff says they are gone and where its work went, and exits 1.
+func TestDiffOfCommitsGitGcTook(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hello\n"})
+	w.setScript(agentDoes(`echo more >> README`))
+	id := strings.Fields(w.ok("spawn", "--wait", "--", "add a line"))[0]
+	w.ok("land", id) // its worktree, branch and kept commits go
+	w.git(w.Work, "reflog", "expire", "--expire=now", "--all")
+	w.git(w.Work, "gc", "--prune=now", "--quiet")
+	r := w.zwarm("diff", id)
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "are gone from") || !strings.Contains(r.stderr, "its work was landed as") {
+		t.Fatalf("diff of a worker whose commits are gone: %+v", r)
+	}
+}

@@ -179,7 +179,25 @@ func (w *Worktree) bring(ctx context.Context, commit string, fresh bool) error {
 // only while no checkout of yours has it: a commit made on it in your
 // repository is never dropped, and a checkout's files never change under
 // it. What it left as it is goes to w.Undone.
-func (w *Worktree) follow(ctx context.Context, head string) error { return w.followMade(ctx, head, "") }
+func (w *Worktree) follow(ctx context.Context, head string) error {
+	if w.OwnDir != "" && w.followed(ctx, head) {
+		return nil
+	}
+	return w.followMade(ctx, head, "")
+}
+
+// followed says whether your repository has head kept and zwarm/<id> at
+// it already, as after the turn's commit that made head: what a diff or
+// a show of a settled worker finds, with one read of your refs rather
+// than the three of following it again.
+func (w *Worktree) followed(ctx context.Context, head string) bool {
+	branch, kept := "refs/heads/"+w.Branch, keepRefs(w.Branch)+head
+	out, err := git{dir: w.CommonDir}.run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", branch, kept)
+	if err != nil {
+		return false
+	}
+	return strings.Contains(out, head+" "+branch+"\n") && strings.Contains(out, head+" "+kept+"\n")
+}
 
 // followMade is follow of head, a commit zwarm has just made on parent in
 // the worker's repository (parent "" when head is not one): your branch
