@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -284,15 +285,43 @@ func (r *Run) progress(p tools.Progress) {
 	r.emit(ev)
 }
 
-func (r *Run) spawned(s *record.Session) {
+// spawned adds a worker to the run's, or, for a call among a reply's
+// delegate calls made at once, to their order (spawnOrder).
+func (r *Run) spawned(ctx context.Context, s *record.Session) {
+	if at, ok := ctx.Value(spawnAtKey{}).(spawnAt); ok {
+		at.order.mu.Lock()
+		at.order.ids[at.call] = s.ID
+		at.order.mu.Unlock()
+		return
+	}
+	r.addWorkers(s.ID)
+}
+
+// addWorkers adds workers to the run's, each once; "" is none.
+func (r *Run) addWorkers(ids ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, id := range r.rec.Workers {
-		if id == s.ID {
-			return
+	for _, id := range ids {
+		if id != "" && !slices.Contains(r.rec.Workers, id) {
+			r.rec.Workers = append(r.rec.Workers, id)
 		}
 	}
-	r.rec.Workers = append(r.rec.Workers, s.ID)
+}
+
+// spawnOrder keeps the workers of a reply's delegate calls made at once
+// in the order of the calls, not of their starts: the run lists them as
+// the model asked for them.
+type spawnOrder struct {
+	mu  sync.Mutex
+	ids []string // by call
+}
+
+type spawnAtKey struct{}
+
+// spawnAt is a call's place in its spawnOrder.
+type spawnAt struct {
+	order *spawnOrder
+	call  int
 }
 
 // emit writes an event (made durable at the next sync) and shows it.

@@ -222,9 +222,12 @@ func (r *Run) runCalls(ctx context.Context, step int, calls []item) error {
 	if len(calls) == 1 {
 		out[0].text, out[0].isErr = r.callOutput(ctx, step, calls[0], again[0])
 	} else {
+		order := &spawnOrder{ids: make([]string, len(calls))}
 		sessions.Together(ctx, len(calls), func(i int, ctx context.Context) {
+			ctx = context.WithValue(ctx, spawnAtKey{}, spawnAt{order, i})
 			out[i].text, out[i].isErr = r.callOutput(ctx, step, calls[i], again[i])
 		})
+		r.addWorkers(order.ids...)
 	}
 	for i, c := range calls {
 		d := out[i]

@@ -136,7 +136,7 @@ func (s *Server) workerOptions(progress func(tools.Progress)) tools.WorkerOption
 		Sessions: s.opt.Sessions, Source: Source, Dir: s.opt.Dir, AllowedDirs: s.cfg.AllowedDirs,
 		MaxWorkers: s.cfg.MaxWorkers, DefaultAdapter: s.cfg.Adapter, DefaultModel: s.cfg.Model,
 		WaitCap: s.cfg.WaitCap.Duration, MinWait: s.cfg.minWait(), Seen: s.seen, Progress: progress,
-		OnSpawn: func(w *record.Session) {
+		OnSpawn: func(_ context.Context, w *record.Session) {
 			s.log.Info("worker spawned", "id", w.ID, "adapter", w.Adapter, "model", w.Model, "dir", w.WorkingDir)
 		},
 	}

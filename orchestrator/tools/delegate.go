@@ -113,7 +113,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 		return Errorf("the worker could not be started: %v", err)
 	}
 	if w.opt.OnSpawn != nil {
-		w.opt.OnSpawn(s)
+		w.opt.OnSpawn(ctx, s)
 	}
 	out := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
 		"working_dir": s.WorkingDir, "isolation": config.IsolationNone,

@@ -51,8 +51,9 @@ type WorkerOptions struct {
 	Seen *Seen
 	// Progress, if set, hears of workers finishing while wait blocks.
 	Progress func(Progress)
-	// OnSpawn, if set, is told of every worker started, at once.
-	OnSpawn func(*record.Session)
+	// OnSpawn, if set, is told of every worker started, at once, with the
+	// context of the call that started it.
+	OnSpawn func(context.Context, *record.Session)
 }
 
 // Progress is news from a tool that is still running.

@@ -37,7 +37,11 @@ func newFixture(t *testing.T, maxWorkers int, options ...func(*WorkerOptions)) *
 	t.Helper()
 	f := &fixture{t: t, w: testenv.New(t, bins, ""), src: record.RunSource("run-test")}
 	opt := WorkerOptions{Sessions: f.w.Manager, Source: f.src, Dir: f.w.Work, MaxWorkers: maxWorkers,
-		OnSpawn:  func(s *record.Session) { f.mu.Lock(); f.spawned = append(f.spawned, s.ID); f.mu.Unlock() },
+		OnSpawn: func(_ context.Context, s *record.Session) {
+			f.mu.Lock()
+			f.spawned = append(f.spawned, s.ID)
+			f.mu.Unlock()
+		},
 		Progress: func(p Progress) { f.mu.Lock(); f.news = append(f.news, p.Text); f.mu.Unlock() },
 	}
 	for _, o := range options {
