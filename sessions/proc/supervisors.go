@@ -11,9 +11,17 @@ import (
 // command line (`zwarm __supervise ... ID`), for when the record that
 // names them cannot be read.
 func SupervisorsOf(id string) []int {
-	var out []int
+	var found []Stat
 	for _, p := range List() {
 		if IsSupervisorOf(p.PID, id) {
+			found = append(found, p)
+		}
+	}
+	// A supervisor's child caught between fork and exec (a git command,
+	// the agent) still reads as its parent: it is not a second one.
+	var out []int
+	for _, p := range found {
+		if !slices.ContainsFunc(found, func(q Stat) bool { return q.PID == p.PPID }) {
 			out = append(out, p.PID)
 		}
 	}
