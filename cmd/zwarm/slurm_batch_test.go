@@ -116,7 +116,7 @@ func TestSlurmADelegatedReplyIsOneJobArray(t *testing.T) {
 	w.setScript(fakeagent.Completes("worker finished", 500))
 	srv.On(task, replyCalls(fcall("delegate", map[string]any{"task": "part one"}), fcall("delegate", map[string]any{"task": "part two"}),
 		fcall("delegate", map[string]any{"task": " "}), fcall("delegate", map[string]any{"task": "part three"})),
-		replyCalls(fcall("wait", map[string]any{})),
+		replyCalls(fcall("wait", map[string]any{"mode": "all"})),
 		replyCalls(fcall("finish", map[string]any{"summary": "all three done"})))
 	if r := w.zwarm("orchestrate", "--max-steps", "7", task); r.code != 0 {
 		t.Fatalf("orchestrate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -125,6 +125,9 @@ func TestSlurmADelegatedReplyIsOneJobArray(t *testing.T) {
 	ids := w.IDs()
 	if n := strings.Count(string(b), "call"); n != 1 || len(ids) != 3 {
 		t.Fatalf("%d workers with %d sbatch calls; want 3 workers, one call", len(ids), n)
+	}
+	if r := w.zwarm(append([]string{"wait", "--timeout", "2m"}, ids...)...); r.code != 0 {
+		t.Fatalf("wait for the run's workers: %+v", r)
 	}
 	batch := w.record(ids[0]).Job.Batch
 	for _, id := range ids {
