@@ -76,7 +76,6 @@ type SpawnRequest struct {
 // adapter, a missing binary, a bad setting) is refused before anything is
 // recorded.
 func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session, error) {
-	defer runner.Leave(ctx) // started or refused, the rest of its batch goes on
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
 		return nil, config.Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")

@@ -90,13 +90,18 @@ func TestProgressEmptyWaits(t *testing.T) {
 	ask(t, w, h, Continue)
 }
 
-func TestProgressWorkersNeverFinishing(t *testing.T) {
+// delegatedOne is the progress watcher, idle after 4 steps, over a run
+// whose first step delegated one worker, w1.
+func delegatedOne() (*progress, *history, *record.Session) {
 	cfg := progressCfg()
 	cfg.IdleSteps = 4
-	w := newProgress(cfg)
 	h := newHistory("fix the bug")
 	h.step("", call("delegate", map[string]any{"task": "a"}))
-	h.worker("w1")
+	return newProgress(cfg), h, h.worker("w1")
+}
+
+func TestProgressWorkersNeverFinishing(t *testing.T) {
+	w, h, _ := delegatedOne()
 	h.step("", call("delegate", map[string]any{"task": "b"}))
 	h.worker("w2")
 	for i := 0; i < 2; i++ {
@@ -113,12 +118,7 @@ func TestProgressWorkersNeverFinishing(t *testing.T) {
 }
 
 func TestProgressQuietWhenWorkersFinish(t *testing.T) {
-	cfg := progressCfg()
-	cfg.IdleSteps = 4
-	w := newProgress(cfg)
-	h := newHistory("fix the bug")
-	h.step("", call("delegate", map[string]any{"task": "a"}))
-	w1 := h.worker("w1")
+	w, h, w1 := delegatedOne()
 	h.step("", call("delegate", map[string]any{"task": "b"}))
 	h.worker("w2")
 	h.step("", callOut("exec_command", map[string]any{"cmd": "ls"}, "1"))
@@ -133,12 +133,7 @@ func TestProgressQuietWhenWorkersFinish(t *testing.T) {
 // model takes while they wait are no lack of progress. Once one begins,
 // its steps count from then.
 func TestProgressQuietWhileWorkersAreQueued(t *testing.T) {
-	cfg := progressCfg()
-	cfg.IdleSteps = 4
-	w := newProgress(cfg)
-	h := newHistory("fix the bug")
-	h.step("", call("delegate", map[string]any{"task": "a"}))
-	w1 := h.worker("w1")
+	w, h, w1 := delegatedOne()
 	w1.Status, w1.Owner, w1.Job = record.StatusPending, nil, &record.Job{Runner: "slurm", ID: "51"}
 	for i := 0; i < 8; i++ {
 		h.step("", callOut("exec_command", map[string]any{"cmd": "squeue " + string(rune('a'+i))}, "queued "+string(rune('a'+i))))

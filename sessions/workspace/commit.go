@@ -261,21 +261,14 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 // file's metadata again (the index's refresh), which git status has just
 // done, and in a repository of 20,000 files that is most of its time.
 func commitOnHead(ctx context.Context, g git, message string) (head, parent string, err error) {
-	tree, err := g.line(ctx, "write-tree")
-	if err != nil {
+	commit, head, err := commitIndex(ctx, g, "HEAD", message)
+	switch {
+	case err != nil:
 		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
-	}
-	out, err := g.run(ctx, "rev-parse", "HEAD", "HEAD^{tree}")
-	if f := strings.Fields(out); err != nil || len(f) != 2 {
-		return "", "", fmt.Errorf("read the worktree's HEAD: %w", cmp.Or(err, fmt.Errorf("git rev-parse printed %q", out)))
-	} else if head = f[0]; f[1] == tree {
+	case commit == head:
 		// Nothing uncommitted; the worker's own commits, if any, are
 		// taken all the same.
 		return head, "", nil
-	}
-	commit, err := g.line(ctx, "commit-tree", tree, "-p", head, "-m", message)
-	if err != nil {
-		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
 	}
 	// Through HEAD, as git commit moves the branch: both reflogs say so,
 	// and a branch moved meanwhile is not overwritten.

@@ -178,7 +178,7 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	snap, err := commitIndex(ctx, g, head, "zwarm: what the worktree holds, uncommitted")
+	snap, _, err := commitIndex(ctx, g, head, "zwarm: what the worktree holds, uncommitted")
 	if err != nil {
 		return "", err
 	}

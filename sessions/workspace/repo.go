@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -184,28 +185,31 @@ func (r *Repo) Snapshot(ctx context.Context, head string) (string, error) {
 	if _, err := g.run(ctx, "add", "-A", "--", ":/"); err != nil {
 		return "", fmt.Errorf("snapshot the uncommitted changes: %w", err)
 	}
-	c, err := commitIndex(ctx, g, head, "zwarm: uncommitted changes of "+r.Top)
+	c, _, err := commitIndex(ctx, g, head, "zwarm: uncommitted changes of "+r.Top)
 	if err != nil {
 		return "", fmt.Errorf("snapshot the uncommitted changes: %w", err)
 	}
 	return c, nil
 }
 
-// commitIndex makes a commit of the index g stages into, on top of head,
-// moving no ref; head itself when the index holds head's tree.
-func commitIndex(ctx context.Context, g git, head, message string) (string, error) {
+// commitIndex makes a commit of the index g stages into, on top of rev
+// (a commit, or HEAD), moving no ref, and returns it and its parent, the
+// commit rev names; the parent itself when the index holds its tree.
+func commitIndex(ctx context.Context, g git, rev, message string) (commit, parent string, err error) {
 	tree, err := g.line(ctx, "write-tree")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	headTree, err := g.line(ctx, "rev-parse", head+"^{tree}")
-	if err != nil {
-		return "", err
+	out, err := g.run(ctx, "rev-parse", rev, rev+"^{tree}")
+	f := strings.Fields(out)
+	if err != nil || len(f) != 2 {
+		return "", "", cmp.Or(err, fmt.Errorf("git rev-parse %s printed %q", rev, out))
 	}
-	if tree == headTree {
-		return head, nil
+	if parent = f[0]; f[1] == tree {
+		return parent, parent, nil
 	}
-	return g.line(ctx, "commit-tree", tree, "-p", head, "-m", message)
+	commit, err = g.line(ctx, "commit-tree", tree, "-p", parent, "-m", message)
+	return commit, parent, err
 }
 
 // tempIndex copies a checkout's index to a temporary file, so that git

@@ -151,18 +151,8 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	e.str("runner", v.Runner)
 	e.str("job_id", v.JobID)
 	e.str("runner_state", v.RunnerState)
-	e.key("job_resources")
-	if len(v.JobResources) == 0 {
-		e.raw("{}")
-	} else {
-		e.value(v.JobResources)
-	}
-	e.key("accounting")
-	if len(v.Accounting) == 0 {
-		e.raw("[]")
-	} else {
-		e.value(v.Accounting)
-	}
+	e.valueOr("job_resources", len(v.JobResources) == 0, "{}", v.JobResources)
+	e.valueOr("accounting", len(v.Accounting) == 0, "[]", v.Accounting)
 	e.str("isolation", v.Isolation)
 	e.str("worktree", v.Worktree)
 	e.str("branch", v.Branch)
@@ -180,12 +170,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 		e.close('}')
 	}
 	e.str("changes_text", v.ChangesText)
-	e.key("landed")
-	if v.Landed == nil {
-		e.raw("null")
-	} else {
-		e.value(v.Landed)
-	}
+	e.valueOr("landed", v.Landed == nil, "null", v.Landed)
 	e.key("conflict")
 	if len(v.Conflict) == 0 {
 		e.raw("[]")
@@ -198,12 +183,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 		}
 		e.close(']')
 	}
-	e.key("turns")
-	if len(v.Turns) == 0 {
-		e.raw("[]")
-	} else {
-		e.value(v.Turns)
-	}
+	e.valueOr("turns", len(v.Turns) == 0, "[]", v.Turns)
 	e.str("role", v.Role)
 	e.str("reasoning_effort", v.ReasoningEffort)
 	e.str("instructions", v.Instructions)
@@ -213,12 +193,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	} else {
 		e.float(*v.MaxCostUSD)
 	}
-	e.key("attached")
-	if len(v.Attached) == 0 {
-		e.raw("[]")
-	} else {
-		e.value(v.Attached)
-	}
+	e.valueOr("attached", len(v.Attached) == 0, "[]", v.Attached)
 	e.depth--
 	e.b = append(e.b, "\n  }"...)
 	return e.b, e.err
@@ -341,6 +316,17 @@ func (e *jsonAppender) float(f float64) {
 }
 
 // value appends v through encoding/json, indented at the current level.
+// valueOr writes v under key, or, when empty says it holds nothing,
+// none: what --json gives for it ("[]", "{}" or "null").
+func (e *jsonAppender) valueOr(key string, empty bool, none string, v any) {
+	e.key(key)
+	if empty {
+		e.raw(none)
+		return
+	}
+	e.value(v)
+}
+
 func (e *jsonAppender) value(v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
