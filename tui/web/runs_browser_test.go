@@ -56,13 +56,19 @@ func TestRunsWithTheirWorkers(t *testing.T) {
 	click(`th[data-run-sort="steps"]`) // fewest first
 	fewest := "run alpha: two workers; worker └ " + w1 + " task 1; worker └ " + w2 + " task 2; run beta: none"
 	webtest.WaitFor(t, ctx, "the runs by steps, fewest first", rows+` === `+strconv.Quote(fewest), 5*time.Second)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "beta")); err != nil {
-		t.Fatal(err)
+	// Typed as a person types, into the focused box: SendKeys resolves the
+	// box by a node id, which the runs table's redrawing (beside it) made
+	// stale on a busy machine ("Could not find node with given id").
+	typeFilter := func(text string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(f => { f.value = ""; f.focus(); })(document.getElementById("filter"))`),
+			chromedp.KeyEvent(text)); err != nil {
+			t.Fatal(err)
+		}
 	}
+	typeFilter("beta")
 	webtest.WaitFor(t, ctx, "the runs filtered", rows+` === "run beta: none"`, 5*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("filter").value = ""`), chromedp.SendKeys(chromedp.CSS("#filter"), "alpha")); err != nil {
-		t.Fatal(err)
-	}
+	typeFilter("alpha")
 	webtest.WaitFor(t, ctx, "the other run filtered", rows+` === `+strconv.Quote(fewest[:len(fewest)-len("; run beta: none")]), 5*time.Second)
 	click(`#runs tr[data-session="` + sessionstest.SessionID(2) + `"]`)
 	webtest.WaitFor(t, ctx, "the worker's session", `document.getElementById("detail-title").textContent === "`+w2+` · completed"`, 10*time.Second)
