@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -291,11 +292,17 @@ var plainByte = func() (t [256]bool) {
 // plainByte: none of them at or above 0x80, below 0x20, a quote or a
 // backslash. Each test is the classic one for a zero byte, or a byte below
 // a bound, in a word; it is exact for whether there is any.
-func plain8(x uint64) bool {
+func plain8(x uint64) bool { return special8(x) == 0 }
+
+// special8 marks the high bit of each byte of x that is not plainByte, and
+// perhaps of bytes after the first such: a borrow runs only upwards from
+// a byte that is, so the lowest mark is exact and says where the first
+// one is.
+func special8(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
 	below20 := (x - 0x20*ones) & ^x & highs
-	return (x&highs)|below20|zero(x^('"'*ones))|zero(x^('\\'*ones)) == 0
+	return (x & highs) | below20 | zero(x^('"'*ones)) | zero(x^('\\'*ones))
 }
 
 // skipString reads over the string whose opening quote is at in[i],
@@ -306,8 +313,14 @@ func plain8(x uint64) bool {
 func skipString(in []byte, i int) (int, bool) {
 	i++
 	for i < len(in) {
-		// Eight plain bytes at a time, where there are.
-		for i+8 <= len(in) && plain8(binary.LittleEndian.Uint64(in[i:])) {
+		// Eight bytes at a time, where there are, to the first one that is
+		// not plain.
+		for i+8 <= len(in) {
+			m := special8(binary.LittleEndian.Uint64(in[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(in) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -180,5 +181,35 @@ func TestPlain8IsPlainByteEightTimes(t *testing.T) {
 			}
 		}
 		check(w)
+	}
+}
+
+// special8's lowest mark is the first byte that is not plainByte, whatever
+// the bytes after it: skipString jumps straight to it.
+func TestSpecial8FindsTheFirstByteThatIsNotPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(r.IntN(256))
+			if r.IntN(3) > 0 {
+				w[i] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		want := 8
+		for i, c := range w {
+			if !plainByte[c] {
+				want = i
+				break
+			}
+		}
+		m := special8(binary.LittleEndian.Uint64(w[:]))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if got != want {
+			t.Fatalf("special8(%q) points at byte %d, want %d", w[:], got, want)
+		}
 	}
 }
