@@ -2,7 +2,7 @@ package render
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -92,7 +92,7 @@ func Excerpt(s string, head, tail int) []string {
 			return lines
 		}
 		out := append([]string{}, lines[:head]...)
-		out = append(out, fmt.Sprintf("… %d more lines …", len(lines)-head-tail))
+		out = append(out, moreLines(len(lines)-head-tail))
 		return append(out, lines[len(lines)-tail:]...)
 	}
 	// The first head lines end at the head-th newline; the last tail lines
@@ -110,12 +110,16 @@ func Excerpt(s string, head, tail int) []string {
 		h := strings.ReplaceAll(body[:end], "\r\n", "\n")
 		out = append(out, splitSafe(h[:len(h)-1])...)
 	}
-	out = append(out, fmt.Sprintf("… %d more lines …", n-head-tail))
+	out = append(out, moreLines(n-head-tail))
 	if tail > 0 {
 		out = append(out, splitSafe(strings.ReplaceAll(body[start+1:], "\r\n", "\n"))...)
 	}
 	return out
 }
+
+// moreLines marks the lines an excerpt leaves out (fmt cost more than the
+// rest of a short command's excerpt).
+func moreLines(n int) string { return "… " + strconv.Itoa(n) + " more lines …" }
 
 // ErrorText is an agent's error as a person wants to read it. Agents pass
 // on the model API's response body as it came, so a message may be, or
