@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // walk reads the next value through the Scanner's API, as the parsers
@@ -150,6 +152,66 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		readBoth(t, b)
 	})
+}
+
+// skipString ends a string where reading it byte by byte would, and
+// accepts what that accepts, on random strings of quotes, escapes,
+// controls and multi-byte characters.
+func TestSkipStringAgreesWithAByteByByteReading(t *testing.T) {
+	pieces := []string{"a", "bc", " ", "~", `\n`, `\"`, `\\`, `\u00e9`, `\ud83d`, `\x`, `\u12`, "\"", "\\", "\x01", "\x7f", "é", "\xe2\x80\xae", "\xff", "\xc3", "0123456789abcdef"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200000 {
+		b := []byte{'"'}
+		for range r.IntN(12) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		end, ok := skipString(b, 0)
+		wantEnd, wantOK := skipStringByByte(b, 0)
+		if ok != wantOK || ok && end != wantEnd {
+			t.Fatalf("skipString(%q) = %d, %v; byte by byte %d, %v", b, end, ok, wantEnd, wantOK)
+		}
+	}
+}
+
+// skipStringByByte is skipString as it was, one byte at a time.
+func skipStringByByte(in []byte, i int) (int, bool) {
+	i++
+	for i < len(in) {
+		switch c := in[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(in) {
+				return i, false
+			}
+			switch in[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(in) {
+					return i, false
+				}
+				v, err := strconv.ParseUint(string(in[i+2:i+6]), 16, 32)
+				if err != nil || v >= 0xd800 && v <= 0xdfff {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, false
+			}
+			i += size
+		case c < 0x20:
+			return i, false
+		default:
+			i++
+		}
+	}
+	return i, false
 }
 
 // plain8 says what plainByte says of each of eight bytes, for every byte
