@@ -62,19 +62,24 @@ func (p *Parser) ParseLine(raw []byte) []record.Event {
 			return p.emit(record.Event{Type: record.EventRetry, Text: msg})
 		}
 		return p.emit(record.Event{Type: record.EventError, Text: humanError(&p.s, msg)})
-	case "item.started", "item.updated", "item.completed":
-		if !l.hasItem {
-			return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(l.typ)})
-		}
-		return p.emit(itemEvent(&p.s, phases[typ], &l.item))
+	case "item.started":
+		return p.item(record.PhaseStarted)
+	case "item.updated":
+		return p.item(record.PhaseUpdated)
+	case "item.completed":
+		return p.item(record.PhaseCompleted)
 	}
 	return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(l.typ)})
 }
 
-var phases = map[string]record.Phase{
-	"item.started":   record.PhaseStarted,
-	"item.updated":   record.PhaseUpdated,
-	"item.completed": record.PhaseCompleted,
+// item is the event of an item line, made in place.
+func (p *Parser) item(ph record.Phase) []record.Event {
+	if !p.l.hasItem {
+		return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(p.l.typ)})
+	}
+	p.out = append(p.out, record.Event{})
+	itemEvent(&p.out[len(p.out)-1], &p.s, ph, &p.l.item)
+	return p.out
 }
 
 func (p *Parser) emit(ev record.Event) []record.Event {
@@ -82,9 +87,10 @@ func (p *Parser) emit(ev record.Event) []record.Event {
 	return p.out
 }
 
-// itemEvent makes the event of an item; s is free to read its raw JSON.
-func itemEvent(s *jsonscan.Scanner, ph record.Phase, it *item) record.Event {
-	ev := record.Event{Phase: ph, ItemID: s.Text(it.id), Status: known(s, it.status)}
+// itemEvent makes the event of an item in ev, which is empty; s is free
+// to read its raw JSON.
+func itemEvent(ev *record.Event, s *jsonscan.Scanner, ph record.Phase, it *item) {
+	ev.Phase, ev.ItemID, ev.Status = ph, s.Text(it.id), known(s, it.status)
 	switch jsonscan.Peek(it.typ) {
 	case "agent_message":
 		ev.Type, ev.Text = record.EventMessage, s.Text(it.text)
@@ -107,7 +113,7 @@ func itemEvent(s *jsonscan.Scanner, ph record.Phase, it *item) record.Event {
 			ev.Todos = append(ev.Todos, record.Todo{Text: s.Text(t.text), Completed: t.completed})
 		}
 	case "mcp_tool_call":
-		mcpEvent(s, &ev, it)
+		mcpEvent(s, ev, it)
 	case "web_search":
 		// The line names "id" twice; the last one is kept, as encoding/json
 		// does. Item ids of web searches are unreliable.
@@ -117,7 +123,6 @@ func itemEvent(s *jsonscan.Scanner, ph record.Phase, it *item) record.Event {
 	default:
 		ev.Type, ev.Text = record.EventUnknown, "item:"+s.Text(it.typ)
 	}
-	return ev
 }
 
 // known returns the words codex repeats on every line (statuses, kinds
