@@ -54,7 +54,11 @@ func Of(ev record.Event) []Line { return Step(ev, nil) }
 // cut short (a killed turn's last command reads "killed", not "running").
 // Bookkeeping events (thread and turn starts, the turn's completion, whose
 // usage the turn's end line shows per turn) render as nothing.
-func Step(ev record.Event, ended *record.Turn) []Line {
+func Step(ev record.Event, ended *record.Turn) []Line { return step(&ev, ended) }
+
+// step is Step without copying the event (a turn has hundreds of
+// thousands).
+func step(ev *record.Event, ended *record.Turn) []Line {
 	l := func(k Kind, text string) Line { return Line{Kind: k, Indent: 1, Text: text} }
 	switch ev.Type {
 	case record.EventReasoning:
@@ -97,7 +101,7 @@ func Step(ev record.Event, ended *record.Turn) []Line {
 	return nil
 }
 
-func command(ev record.Event, ended *record.Turn) []Line {
+func command(ev *record.Event, ended *record.Turn) []Line {
 	var state string
 	switch {
 	case ev.ExitCode != nil:
@@ -116,13 +120,32 @@ func command(ev record.Event, ended *record.Turn) []Line {
 		return []Line{head}
 	}
 	excerpt := Excerpt(ev.Output, 4, 2)
+	// One string holds every output line's text, each line a slice of it:
+	// a long turn's commands were a string each line.
+	size := 0
+	for i, o := range excerpt {
+		excerpt[i] = clipRunes(o, 500)
+		size += len(outputMark) + len(excerpt[i])
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, o := range excerpt {
+		b.WriteString(outputMark)
+		b.WriteString(o)
+	}
+	all := b.String()
 	out := make([]Line, 1, 1+len(excerpt))
 	out[0] = head
 	for _, o := range excerpt {
-		out = append(out, Line{Kind: Output, Indent: 2, Text: "│ " + clipRunes(o, 500)})
+		n := len(outputMark) + len(o)
+		out = append(out, Line{Kind: Output, Indent: 2, Text: all[:n]})
+		all = all[n:]
 	}
 	return out
 }
+
+// outputMark starts each line of a command's output.
+const outputMark = "│ "
 
 // output renders what a tool returned: an excerpt of its text.
 func output(mark, s string) []Line {
@@ -141,7 +164,7 @@ func output(mark, s string) []Line {
 	return out
 }
 
-func toolCall(ev record.Event) []Line {
+func toolCall(ev *record.Event) []Line {
 	if lines, ok := taskTool(ev); ok {
 		return lines
 	}
@@ -168,7 +191,7 @@ func plan(todos []record.Todo) []Line {
 
 // taskTool renders Claude Code's plan tools (TaskCreate, TaskUpdate) as
 // plan entries when they arrive as plain tool calls.
-func taskTool(ev record.Event) ([]Line, bool) {
+func taskTool(ev *record.Event) ([]Line, bool) {
 	if ev.Tool != "TaskCreate" && ev.Tool != "TaskUpdate" {
 		return nil, false
 	}

@@ -105,16 +105,29 @@ func Excerpt(s string, head, tail int) []string {
 	for i := 0; i < tail; i++ {
 		start = strings.LastIndexByte(body[:start], '\n')
 	}
-	var out []string
+	out := make([]string, 0, head+1+tail)
 	if head > 0 {
 		h := strings.ReplaceAll(body[:end], "\r\n", "\n")
-		out = append(out, splitSafe(h[:len(h)-1])...)
+		out = appendSplitSafe(out, h[:len(h)-1])
 	}
 	out = append(out, moreLines(n-head-tail))
 	if tail > 0 {
-		out = append(out, splitSafe(strings.ReplaceAll(body[start+1:], "\r\n", "\n"))...)
+		out = appendSplitSafe(out, strings.ReplaceAll(body[start+1:], "\r\n", "\n"))
 	}
 	return out
+}
+
+// appendSplitSafe appends splitSafe(s) to out.
+func appendSplitSafe(out []string, s string) []string {
+	s = Safe(s)
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return append(out, expandTabs(s))
+		}
+		out = append(out, expandTabs(s[:i]))
+		s = s[i+1:]
+	}
 }
 
 // moreLines marks the lines an excerpt leaves out (fmt cost more than the

@@ -59,7 +59,7 @@ func NewTurnWriter(t record.Turn, emit func([]Line)) *TurnWriter {
 		w.ended = &w.t
 	}
 	w.step = func(ev record.Event) {
-		if lines := Step(ev, w.ended); len(lines) > 0 {
+		if lines := step(&ev, w.ended); len(lines) > 0 {
 			w.emit(lines)
 		}
 		if ev.Type == record.EventTurnFailed || ev.Type == record.EventError {
