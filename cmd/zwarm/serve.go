@@ -32,10 +32,12 @@ func newServeCmd(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "The swarm in a browser: sessions, their stories and diffs, live, with follow-ups and kills",
-		Long: `serve shows the state dir's sessions in a browser, live as they change: the
-list as the dashboard has it, a session's story (turns, commands with their
-output, messages), its diff, and the actions the commands have (a
-follow-up, a kill), each through the same calls the commands make.
+		Long: `serve shows the state dir's runs and sessions in a browser, live as they
+change: the lists as the dashboard has them, a session's story (turns,
+commands with their output, messages, its worktree and landing), its diff,
+a run's story call by call, and the actions the commands have (spawn, a
+follow-up, a kill, a landing with a verify command, saying to a run and
+answering it), each through the same calls the commands make.
 
 Every request needs a token, sent in a header: serve prints a link that
 carries it in the URL's fragment, which never reaches a server or its log.
@@ -110,7 +112,9 @@ func runServe(c *cobra.Command, o *serveOptions) error {
 		fmt.Fprintf(io.Out, "%s/#token=%s   (read-only)\n", base, opt.ReadOnlyToken)
 	}
 	if o.open {
-		openBrowser(base + "/#token=" + opt.Token)
+		if err := openBrowser(base + "/#token=" + opt.Token); err != nil {
+			fmt.Fprintf(io.ErrOut, "--open: %v; open the link above yourself\n", err)
+		}
 	}
 	err = srv.Serve(c.Context(), ln, wrap)
 	if errors.Is(c.Context().Err(), context.Canceled) {
@@ -160,15 +164,21 @@ func pageURL(bound, asked string, tlsOn bool) string {
 	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
-func openBrowser(url string) {
+// openBrowser hands url to the desktop's opener (xdg-open, or open on a
+// Mac); it says why it could not.
+func openBrowser(url string) error {
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	}
-	if path, err := exec.LookPath(name); err == nil {
-		cmd := exec.Command(path, url)
-		if cmd.Start() == nil {
-			go cmd.Wait()
-		}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("no %s here to open a browser with", name)
 	}
+	cmd := exec.Command(path, url)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	go cmd.Wait() // reaped whenever the opener exits; serve does not wait for it
+	return nil
 }

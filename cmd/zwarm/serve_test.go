@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -311,5 +312,82 @@ func TestNoSecretReachesThePage(t *testing.T) {
 		if strings.Contains(body, envKey) || strings.Contains(body, hdrKey) {
 			t.Errorf("GET %s holds a secret:\n%s", path, body)
 		}
+	}
+}
+
+// --open hands the link, token and all, to the desktop's opener, and says
+// so on stderr where there is none, serving all the same.
+func TestServeOpensThePage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the opener is xdg-open on Linux only")
+	}
+	opener := t.TempDir()
+	got := filepath.Join(opener, "opened")
+	writeFile(t, filepath.Join(opener, "xdg-open"), "#!/bin/sh\necho \"$1\" > "+got+"\n")
+	if err := os.Chmod(filepath.Join(opener, "xdg-open"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// serveWith starts serve --open with PATH set to path; it returns the
+	// link it printed and its stderr.
+	serveWith := func(path string) (link string, stderr io.Reader) {
+		cmd := exec.Command(bins.zwarm, "serve", "--addr", "127.0.0.1:0", "--open")
+		cmd.Dir, cmd.Env = w.Work, append(w.env(), "PATH="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stderr, err = cmd.StderrPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		})
+		link, err = bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(link), stderr
+	}
+
+	link, _ := serveWith(opener + ":" + os.Getenv("PATH"))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(got)
+		if err == nil && strings.TrimSpace(string(b)) == link {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the opener was given %q, want the printed link %q", b, link)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	link, stderr := serveWith(t.TempDir())
+	base, token, _ := strings.Cut(link, "/#token=")
+	req, _ := http.NewRequest("GET", base+"/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	line := make(chan string, 1)
+	go func() { // serve writes it before it serves, or never
+		l, _ := bufio.NewReader(stderr).ReadString('\n')
+		line <- l
+	}()
+	var said string
+	select {
+	case said = <-line:
+	case <-time.After(5 * time.Second):
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(said, "--open: no xdg-open here") {
+		t.Fatalf("without an opener: the list answered %d, stderr %q", resp.StatusCode, said)
 	}
 }
