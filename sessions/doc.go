@@ -283,8 +283,10 @@
 // on exactly the result), queues landings (LandAll), merges a base's new
 // commits in (Update; a conflict is handed to the worker as a follow-up),
 // and removes a worktree and its branch with its session, refusing to drop
-// work never landed unless forced. Landing and updating change a settled
-// record, so they advance sessions.gen as a follow-up does; while one
+// work never landed unless forced. A landing removes the worktree
+// (Workspace.Landed); a follow-up makes it again from what was landed,
+// starting a new change, and the landing moves to Workspace.Earlier.
+// Landing and updating change a settled record, so they advance sessions.gen as a follow-up does; while one
 // works in the worktree, its process is recorded as Workspace.Lander, and
 // a follow-up, another landing or update, or a removal is refused until
 // it is done (or dead).

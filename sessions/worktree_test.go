@@ -248,6 +248,10 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 	if s.Status != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
 		t.Fatalf("after the follow-up: %s %+v %q", s.Status, s.Workspace, s.ChangesText())
 	}
+	// The first landing stays on record.
+	if e := s.Workspace.Earlier; len(e) != 1 || e[0].Commit != res.Commit || e[0].Into != "main" || s.Workspace.Landed != nil {
+		t.Errorf("the earlier landings after the follow-up: %+v", e)
+	}
 }
 
 func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testing.T) {

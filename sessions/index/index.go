@@ -27,7 +27,7 @@ import (
 
 const (
 	magic   = "ZWIX"
-	version = 8 // 8: the sessions' entries carry their role and its settings
+	version = 9 // 9: the sessions' entries carry their earlier landings
 	// idLen is the width of an id in the sorted table: a uuid's.
 	idLen      = 36
 	headerSize = len(magic) + 9*8

@@ -131,7 +131,7 @@ func (e *encoder) workspace(w *record.Workspace) {
 	for _, v := range []string{w.Repo, w.GitDir, w.Origin, w.Path, w.Subdir, w.Branch, w.Base, w.BaseCommit, string(w.State), w.Head, w.Error} {
 		e.str(v)
 	}
-	e.i64(B2i(w.BaseBranch) | B2i(w.WithChanges)<<1 | B2i(w.Changes != nil)<<2 | B2i(w.Landed != nil)<<3)
+	e.i64(B2i(w.BaseBranch) | B2i(w.WithChanges)<<1 | B2i(w.Changes != nil)<<2 | B2i(w.Landed != nil)<<3 | B2i(len(w.Earlier) > 0)<<4)
 	e.i64(int64(w.Committed))
 	if w.Changes != nil {
 		e.i64(int64(w.Changes.Files))
@@ -139,13 +139,23 @@ func (e *encoder) workspace(w *record.Workspace) {
 		e.i64(int64(w.Changes.Deleted))
 	}
 	if l := w.Landed; l != nil {
-		for _, v := range []string{l.Commit, l.Into, string(l.Strategy), l.Head} {
-			e.str(v)
+		e.landing(l)
+	}
+	if len(w.Earlier) > 0 {
+		e.u64(uint64(len(w.Earlier)))
+		for i := range w.Earlier {
+			e.landing(&w.Earlier[i])
 		}
-		e.i64(l.At.UnixNano())
 	}
 	e.strs(w.Brought)
 	e.strs(w.Conflict)
+}
+
+func (e *encoder) landing(l *record.Landing) {
+	for _, v := range []string{l.Commit, l.Into, string(l.Strategy), l.Head} {
+		e.str(v)
+	}
+	e.i64(l.At.UnixNano())
 }
 
 func (e *encoder) strs(list []string) {
@@ -188,15 +198,30 @@ func (d *decoder) workspace() *record.Workspace {
 		if len(d.landings) == cap(d.landings) {
 			d.landings = make([]record.Landing, 0, 256)
 		}
-		d.landings = append(d.landings, record.Landing{Commit: d.str(), Into: d.str()})
-		l := &d.landings[len(d.landings)-1]
-		l.Strategy = workspace.Strategy(d.str())
-		l.Head = d.str()
-		l.At = time.Unix(0, d.i64()).UTC()
-		w.Landed = l
+		d.landings = append(d.landings, d.landing())
+		w.Landed = &d.landings[len(d.landings)-1]
+	}
+	if flags&16 != 0 {
+		n := d.u64()
+		if d.err != nil || n > uint64(len(d.b)) {
+			d.err = errBadIndex
+			return nil
+		}
+		w.Earlier = make([]record.Landing, n)
+		for i := range w.Earlier {
+			w.Earlier[i] = d.landing()
+		}
 	}
 	w.Brought, w.Conflict = d.strs(), d.strs()
 	return w
+}
+
+func (d *decoder) landing() record.Landing {
+	l := record.Landing{Commit: d.str(), Into: d.str()}
+	l.Strategy = workspace.Strategy(d.str())
+	l.Head = d.str()
+	l.At = time.Unix(0, d.i64()).UTC()
+	return l
 }
 
 func (d *decoder) strs() []string {

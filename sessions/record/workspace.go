@@ -78,6 +78,10 @@ type Workspace struct {
 	// that was refused, or, after an update, that still hold markers.
 	Conflict []string `json:"conflict,omitempty"`
 	Landed   *Landing `json:"landed,omitempty"`
+	// Earlier are the session's landings before its worktree was made
+	// again for a follow-up, oldest first: what a landed change became
+	// stays on record when the next one starts.
+	Earlier []Landing `json:"earlier_landings,omitempty"`
 	// Error is the last thing zwarm could not do in the worktree (make
 	// it, commit in it), for show.
 	Error string `json:"error,omitempty"`
@@ -206,6 +210,7 @@ func CloneWorkspace(w *Workspace) *Workspace {
 	c.Conflict = append([]string(nil), w.Conflict...)
 	c.Changes = ClonePtr(w.Changes)
 	c.Landed = ClonePtr(w.Landed)
+	c.Earlier = append([]Landing(nil), w.Earlier...)
 	c.Lander = ClonePtr(w.Lander)
 	return &c
 }

@@ -54,6 +54,17 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 		change = ws.Changes.String() + fmt.Sprintf(", not landed: zwarm diff %s shows it, zwarm land %s lands it", id, id)
 	}
 	out = append(out, Field{"changes", change})
+	if n := len(ws.Earlier); n > 0 {
+		var was []string
+		for _, l := range ws.Earlier[max(0, n-3):] {
+			was = append(was, fmt.Sprintf("into %s as %s (%s)", SafeLine(l.Into), workspace.Short(l.Commit), Ago(now.Sub(l.At))))
+		}
+		text := "earlier: " + strings.Join(was, "; ")
+		if n > 3 {
+			text = fmt.Sprintf("earlier, %d times; the last three %s", n, strings.Join(was, "; "))
+		}
+		out = append(out, Field{"landed", text + "; the changes above came after"})
+	}
 	if ws.State == record.WorkspaceRemoved {
 		out[0].Text += " (removed after landing; a follow-up makes it again)"
 	}

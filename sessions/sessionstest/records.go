@@ -55,6 +55,9 @@ func WriteSettledRecord(t testing.TB, st *state.Store, i int) {
 		case 3:
 			ws.WithChanges, ws.Error, ws.Changes = true, "turn 2's work is not committed", nil
 		}
+		if i%7 == 2 { // landed before, then given a follow-up
+			ws.Earlier = []record.Landing{{Commit: fmt.Sprintf("%040d", i+3), Into: "main", Strategy: workspace.Merge, At: created.Add(time.Minute), Head: ws.BaseCommit}}
+		}
 		s.Workspace = ws
 	}
 	if i%5 == 1 { // some were started with a role's settings

@@ -95,13 +95,15 @@ func claim(s *record.Session, sv proc.Ref, prepare bool) error {
 
 // prepared records the session's worktree as made, at commit head, with
 // what was brought into it. A worktree made again after its work was
-// landed and removed starts a new change from head.
+// landed and removed starts a new change from head; the landing goes to
+// the earlier ones.
 func prepared(s *record.Session, m Made) error {
 	ws := s.Workspace
 	if ws == nil || ws.State != record.WorkspacePreparing {
 		return refuse(s, "record the worktree of", "it is not making one")
 	}
 	if ws.Landed != nil && ws.Landed.Head != m.Head {
+		ws.Earlier = append(ws.Earlier, *ws.Landed)
 		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.Head, &workspace.Stat{}, nil, nil
 	}
 	ws.State, ws.Head, ws.Error = record.WorkspaceReady, m.Head, ""

@@ -143,8 +143,10 @@ type SessionJSON struct {
 	Changes     *workspace.Stat `json:"changes"`
 	ChangesText string          `json:"changes_text"`
 	Landed      *landedJSON     `json:"landed"`
-	Conflict    []string        `json:"conflict"`
-	Turns       []turnJSON      `json:"turns"`
+	// Landings before a follow-up made the worktree again, oldest first.
+	EarlierLandings []landedJSON `json:"earlier_landings"`
+	Conflict        []string     `json:"conflict"`
+	Turns           []turnJSON   `json:"turns"`
 	// What it was started with: a role of config.toml and the settings
 	// given to its agent on every turn; max_cost_usd is null for none.
 	Role            string   `json:"role"`
@@ -198,7 +200,7 @@ func ToJSON(s *record.Session) SessionJSON {
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
-		Denied: s.Denied, Isolation: config.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{},
+		Denied: s.Denied, Isolation: config.IsolationNone, ChangesText: s.ChangesText(), Conflict: []string{}, EarlierLandings: []landedJSON{},
 		Turns: make([]turnJSON, len(s.Turns)), Runner: s.RunnerName(), RunnerState: s.RunnerState,
 		Attached: make([]attachJSON, len(s.Attaches))}
 	for i, a := range s.Attaches {
@@ -227,6 +229,9 @@ func ToJSON(s *record.Session) SessionJSON {
 		}
 		if l := ws.Landed; l != nil {
 			out.Landed = &landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At}
+		}
+		for _, l := range ws.Earlier {
+			out.EarlierLandings = append(out.EarlierLandings, landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At})
 		}
 	}
 	for i, t := range s.Turns {

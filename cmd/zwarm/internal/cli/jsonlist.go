@@ -171,6 +171,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	}
 	e.str("changes_text", v.ChangesText)
 	e.valueOr("landed", v.Landed == nil, "null", v.Landed)
+	e.valueOr("earlier_landings", len(v.EarlierLandings) == 0, "[]", v.EarlierLandings)
 	e.key("conflict")
 	if len(v.Conflict) == 0 {
 		e.raw("[]")

@@ -46,7 +46,8 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 		switch i % 4 {
 		case 1:
 			s.Workspace = &record.Workspace{Path: "/wt/" + text, Branch: "zwarm/x", Base: "main", BaseCommit: "abc",
-				Changes: &workspace.Stat{Files: 2, Added: 10, Deleted: 3}, State: record.WorkspaceReady}
+				Changes: &workspace.Stat{Files: 2, Added: 10, Deleted: 3}, State: record.WorkspaceReady,
+				Earlier: []record.Landing{{Commit: "abc", Into: text, Strategy: workspace.Merge, At: at}}}
 		case 2:
 			s.Workspace = &record.Workspace{Path: "/wt", Conflict: []string{"a.go", text}, State: record.WorkspaceReady}
 		case 3:
