@@ -15,6 +15,24 @@ type Parser struct {
 	s   jsonscan.Scanner
 	l   line
 	out []record.Event
+	// id and command are the last of each decoded: an item's started
+	// and completed lines repeat them.
+	id, command repeat
+}
+
+// repeat keeps the last text decoded for a field, with the raw JSON it
+// came from, so a value the next line repeats costs a comparison, not a
+// string.
+type repeat struct {
+	raw  []byte
+	text string
+}
+
+func (r *repeat) decode(s *jsonscan.Scanner, raw []byte) string {
+	if !bytes.Equal(raw, r.raw) || r.raw == nil {
+		r.raw, r.text = append(r.raw[:0], raw...), s.Text(raw)
+	}
+	return r.text
 }
 
 // NewParser returns a parser for one turn file.
@@ -78,7 +96,12 @@ func (p *Parser) item(ph record.Phase) []record.Event {
 		return p.emit(record.Event{Type: record.EventUnknown, Text: p.s.Text(p.l.typ)})
 	}
 	p.out = append(p.out, record.Event{})
-	itemEvent(&p.out[len(p.out)-1], &p.s, ph, &p.l.item)
+	ev, it := &p.out[len(p.out)-1], &p.l.item
+	itemEvent(ev, &p.s, ph, it)
+	ev.ItemID = p.id.decode(&p.s, it.id)
+	if ev.Type == record.EventCommand {
+		ev.Command = p.command.decode(&p.s, it.command)
+	}
 	return p.out
 }
 
@@ -87,17 +110,17 @@ func (p *Parser) emit(ev record.Event) []record.Event {
 	return p.out
 }
 
-// itemEvent makes the event of an item in ev, which is empty; s is free
-// to read its raw JSON.
+// itemEvent makes the event of an item in ev, which is empty, but for
+// its id and a command's command line; s is free to read its raw JSON.
 func itemEvent(ev *record.Event, s *jsonscan.Scanner, ph record.Phase, it *item) {
-	ev.Phase, ev.ItemID, ev.Status = ph, s.Text(it.id), known(s, it.status)
+	ev.Phase, ev.Status = ph, known(s, it.status)
 	switch jsonscan.Peek(it.typ) {
 	case "agent_message":
 		ev.Type, ev.Text = record.EventMessage, s.Text(it.text)
 	case "reasoning":
 		ev.Type, ev.Text = record.EventReasoning, s.Text(it.text)
 	case "command_execution":
-		ev.Type, ev.Command, ev.Output = record.EventCommand, s.Text(it.command), s.Text(it.output)
+		ev.Type, ev.Output = record.EventCommand, s.Text(it.output)
 		if it.hasExit {
 			code := int(it.exitCode)
 			ev.ExitCode = &code
