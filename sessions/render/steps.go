@@ -54,19 +54,18 @@ func Of(ev record.Event) []Line { return Step(ev, nil) }
 // cut short (a killed turn's last command reads "killed", not "running").
 // Bookkeeping events (thread and turn starts, the turn's completion, whose
 // usage the turn's end line shows per turn) render as nothing.
-func Step(ev record.Event, ended *record.Turn) []Line { return step(&ev, ended) }
+func Step(ev record.Event, ended *record.Turn) []Line { return appendStep(nil, &ev, ended) }
 
-// step is Step without copying the event (a turn has hundreds of
-// thousands).
-func step(ev *record.Event, ended *record.Turn) []Line {
+// appendStep appends Step's lines to out, without copying the event or
+// making a slice for each step (a turn has hundreds of thousands).
+func appendStep(out []Line, ev *record.Event, ended *record.Turn) []Line {
 	l := func(k Kind, text string) Line { return Line{Kind: k, Indent: 1, Text: text} }
 	switch ev.Type {
 	case record.EventReasoning:
-		return []Line{l(Reasoning, "· "+Clip(ev.Text, 300))}
+		return append(out, l(Reasoning, "· "+Clip(ev.Text, 300)))
 	case record.EventCommand:
-		return command(ev, ended)
+		return appendCommand(out, ev, ended)
 	case record.EventFileChange:
-		var out []Line
 		for _, c := range ev.Changes {
 			out = append(out, l(File, "✎ "+Clip(c.Kind, 20)+" "+Clip(c.Path, 300)))
 		}
@@ -75,33 +74,32 @@ func step(ev *record.Event, ended *record.Turn) []Line {
 		}
 		return out
 	case record.EventTodoList:
-		return plan(ev.Todos)
+		return append(out, plan(ev.Todos)...)
 	case record.EventToolCall:
-		return toolCall(ev)
+		return appendToolCall(out, ev)
 	case record.EventToolResult:
 		if ev.Text != "" {
-			return []Line{{Kind: Error, Indent: 2, Text: "← ! " + Clip(ev.Text, 300)}}
+			return append(out, Line{Kind: Error, Indent: 2, Text: "← ! " + Clip(ev.Text, 300)})
 		}
-		return output("← ", ev.Output)
+		return appendOutput(out, "← ", ev.Output)
 	case record.EventMessage:
-		var out []Line
 		for _, m := range Lines(ev.Text) {
 			out = append(out, l(Message, "» "+m))
 		}
 		return out
 	case record.EventError:
-		return []Line{l(Error, "! "+Clip(ErrorText(ev.Text), 1000))}
+		return append(out, l(Error, "! "+Clip(ErrorText(ev.Text), 1000)))
 	case record.EventRetry:
-		return []Line{l(Reasoning, "↻ "+Clip(ev.Text, 300))}
+		return append(out, l(Reasoning, "↻ "+Clip(ev.Text, 300)))
 	case record.EventTurnFailed:
-		return []Line{l(Error, "✗ turn failed: "+Clip(ErrorText(ev.Text), 1000))}
+		return append(out, l(Error, "✗ turn failed: "+Clip(ErrorText(ev.Text), 1000)))
 	case record.EventRaw:
-		return []Line{l(Raw, "| "+Clip(ev.Text, 300))}
+		return append(out, l(Raw, "| "+Clip(ev.Text, 300)))
 	}
-	return nil
+	return out
 }
 
-func command(ev *record.Event, ended *record.Turn) []Line {
+func appendCommand(out []Line, ev *record.Event, ended *record.Turn) []Line {
 	var state string
 	switch {
 	case ev.ExitCode != nil:
@@ -115,9 +113,9 @@ func command(ev *record.Event, ended *record.Turn) []Line {
 	default:
 		state = "did not finish"
 	}
-	head := Line{Kind: Command, Indent: 1, Text: "$ " + Clip(ev.Command, 300) + "  (" + state + ")"}
+	out = append(out, Line{Kind: Command, Indent: 1, Text: "$ " + Clip(ev.Command, 300) + "  (" + state + ")"})
 	if state == "running" || strings.TrimSpace(ev.Output) == "" {
-		return []Line{head}
+		return out
 	}
 	excerpt := Excerpt(ev.Output, 4, 2)
 	// One string holds every output line's text, each line a slice of it:
@@ -134,8 +132,6 @@ func command(ev *record.Event, ended *record.Turn) []Line {
 		b.WriteString(o)
 	}
 	all := b.String()
-	out := make([]Line, 1, 1+len(excerpt))
-	out[0] = head
 	for _, o := range excerpt {
 		n := len(outputMark) + len(o)
 		out = append(out, Line{Kind: Output, Indent: 2, Text: all[:n]})
@@ -147,13 +143,12 @@ func command(ev *record.Event, ended *record.Turn) []Line {
 // outputMark starts each line of a command's output.
 const outputMark = "│ "
 
-// output renders what a tool returned: an excerpt of its text.
-func output(mark, s string) []Line {
+// appendOutput appends what a tool returned: an excerpt of its text.
+func appendOutput(out []Line, mark, s string) []Line {
 	s = ToolOutput(s)
 	if strings.TrimSpace(s) == "" {
-		return nil
+		return out
 	}
-	var out []Line
 	for i, o := range Excerpt(s, 3, 1) {
 		prefix := "  "
 		if i == 0 {
@@ -164,12 +159,12 @@ func output(mark, s string) []Line {
 	return out
 }
 
-func toolCall(ev *record.Event) []Line {
+func appendToolCall(out []Line, ev *record.Event) []Line {
 	if lines, ok := taskTool(ev); ok {
-		return lines
+		return append(out, lines...)
 	}
-	out := []Line{{Kind: Tool, Indent: 1, Text: strings.TrimRight("→ "+Clip(ev.Tool, 80)+" "+Clip(ev.Input, 160), " ")}}
-	out = append(out, output("← ", ev.Output)...)
+	out = append(out, Line{Kind: Tool, Indent: 1, Text: strings.TrimRight("→ "+Clip(ev.Tool, 80)+" "+Clip(ev.Input, 160), " ")})
+	out = appendOutput(out, "← ", ev.Output)
 	if ev.Text != "" {
 		out = append(out, Line{Kind: Error, Indent: 2, Text: "! " + Clip(ErrorText(ev.Text), 300)})
 	}

@@ -48,19 +48,21 @@ type TurnWriter struct {
 	fold  record.StepFolder
 	shown map[string]bool // failure texts already shown as steps
 	step  func(record.Event)
+	lines []Line // a step's, handed to emit and then reused
 }
 
 // NewTurnWriter starts a turn: its header and prompt go out at once. t is
 // the turn's record as it stands; an ended turn renders its unfinished
-// items as cut short.
+// items as cut short. emit may keep the lines it is given, but not the
+// slice that holds them: the writer reuses it.
 func NewTurnWriter(t record.Turn, emit func([]Line)) *TurnWriter {
 	w := &TurnWriter{t: t, emit: emit, shown: map[string]bool{}}
 	if t.EndedAt != nil {
 		w.ended = &w.t
 	}
 	w.step = func(ev record.Event) {
-		if lines := step(&ev, w.ended); len(lines) > 0 {
-			w.emit(lines)
+		if w.lines = appendStep(w.lines[:0], &ev, w.ended); len(w.lines) > 0 {
+			w.emit(w.lines)
 		}
 		if ev.Type == record.EventTurnFailed || ev.Type == record.EventError {
 			w.shown[strings.TrimSpace(ev.Text)] = true
