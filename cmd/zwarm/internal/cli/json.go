@@ -195,6 +195,11 @@ type turnJSON struct {
 	Denied      int           `json:"denied"`
 }
 
+// noResources is the job_resources of a session that asks nothing of a
+// cluster: {} rather than null, and one map for all, never written (a
+// listing of 100,000 made as many).
+var noResources = map[string]string{}
+
 func ToJSON(s *record.Session) SessionJSON {
 	out := SessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
@@ -211,10 +216,12 @@ func ToJSON(s *record.Session) SessionJSON {
 		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files,
 			Usage: a.Usage, CostUSD: a.CostUSD}
 	}
-	out.JobResources, out.Accounting = map[string]string{}, []record.JobAccount{}
+	out.JobResources, out.Accounting = noResources, []record.JobAccount{}
 	if s.Job != nil {
 		out.JobID = s.Job.ID
-		maps.Copy(out.JobResources, s.Job.Resources)
+		if len(s.Job.Resources) > 0 {
+			out.JobResources = maps.Clone(s.Job.Resources)
+		}
 	}
 	out.Accounting = append(out.Accounting, s.Accounting...)
 	out.Role, out.ReasoningEffort, out.Instructions = s.Role, s.ReasoningEffort, s.Instructions

@@ -151,8 +151,8 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	e.str("runner", v.Runner)
 	e.str("job_id", v.JobID)
 	e.str("runner_state", v.RunnerState)
-	e.valueOr("job_resources", len(v.JobResources) == 0, "{}", v.JobResources)
-	e.valueOr("accounting", len(v.Accounting) == 0, "[]", v.Accounting)
+	valueOr(e, "job_resources", len(v.JobResources) == 0, "{}", v.JobResources)
+	valueOr(e, "accounting", len(v.Accounting) == 0, "[]", v.Accounting)
 	e.str("isolation", v.Isolation)
 	e.str("worktree", v.Worktree)
 	e.str("branch", v.Branch)
@@ -170,8 +170,8 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 		e.close('}')
 	}
 	e.str("changes_text", v.ChangesText)
-	e.valueOr("landed", v.Landed == nil, "null", v.Landed)
-	e.valueOr("earlier_landings", len(v.EarlierLandings) == 0, "[]", v.EarlierLandings)
+	valueOr(e, "landed", v.Landed == nil, "null", v.Landed)
+	valueOr(e, "earlier_landings", len(v.EarlierLandings) == 0, "[]", v.EarlierLandings)
 	e.key("conflict")
 	if len(v.Conflict) == 0 {
 		e.raw("[]")
@@ -184,7 +184,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 		}
 		e.close(']')
 	}
-	e.valueOr("turns", len(v.Turns) == 0, "[]", v.Turns)
+	valueOr(e, "turns", len(v.Turns) == 0, "[]", v.Turns)
 	e.str("role", v.Role)
 	e.str("reasoning_effort", v.ReasoningEffort)
 	e.str("instructions", v.Instructions)
@@ -194,7 +194,7 @@ func appendSessionJSON(b []byte, v SessionJSON) ([]byte, error) {
 	} else {
 		e.float(*v.MaxCostUSD)
 	}
-	e.valueOr("attached", len(v.Attached) == 0, "[]", v.Attached)
+	valueOr(e, "attached", len(v.Attached) == 0, "[]", v.Attached)
 	e.depth--
 	e.b = append(e.b, "\n  }"...)
 	return e.b, e.err
@@ -291,7 +291,7 @@ func (e *jsonAppender) time(k string, t *time.Time) {
 		return
 	}
 	if y := t.Year(); y < 0 || y > 9999 {
-		e.value(t) // encoding/json says why it cannot
+		e.value(*t) // encoding/json says why it cannot (a copy: t must not escape)
 		return
 	}
 	e.b = append(e.b, '"')
@@ -316,10 +316,10 @@ func (e *jsonAppender) float(f float64) {
 	}
 }
 
-// value appends v through encoding/json, indented at the current level.
 // valueOr writes v under key, or, when empty says it holds nothing,
-// none: what --json gives for it ("[]", "{}" or "null").
-func (e *jsonAppender) valueOr(key string, empty bool, none string, v any) {
+// none. It is generic so that v becomes an interface (a boxed copy) only
+// when it is written: a list's sessions mostly hold nothing there.
+func valueOr[T any](e *jsonAppender, key string, empty bool, none string, v T) {
 	e.key(key)
 	if empty {
 		e.raw(none)
@@ -328,6 +328,7 @@ func (e *jsonAppender) valueOr(key string, empty bool, none string, v any) {
 	e.value(v)
 }
 
+// value appends v through encoding/json, indented at the current level.
 func (e *jsonAppender) value(v any) {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -86,3 +86,21 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 		t.Fatal("a NaN cost was written")
 	}
 }
+
+// A listed session with nothing in its lists (as the listing cache gives
+// most) is encoded with one allocation, its CHANGES text: at 100,000
+// sessions the seven it made were a collection more of the listing's live
+// heap.
+func TestListJSONAllocatesLittleForAPlainSession(t *testing.T) {
+	at := time.Date(2026, 11, 2, 1, 39, 0, 0, time.UTC)
+	cost := 0.0066
+	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000000", Task: "fix it", Status: record.StatusCompleted, Adapter: "codex",
+		Model: "gpt-5.1-codex-mini", WorkingDir: "/w", Source: record.UserSource, CreatedAt: at, UpdatedAt: at, EndedAt: &at,
+		CostUSD: &cost, Workspace: &record.Workspace{Path: "/wt", Branch: "zwarm/x", Base: "main", State: record.WorkspaceReady,
+			Changes: &workspace.Stat{Files: 1, Added: 2}}}
+	b := make([]byte, 0, 4096)
+	var err error
+	if n := testing.AllocsPerRun(20, func() { b, err = appendSessionJSON(b[:0], ToJSON(s)) }); n > 1 || err != nil {
+		t.Errorf("%v allocations a session (%v), want one", n, err)
+	}
+}
