@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"slices"
 
 	"github.com/zwarm/zwarm/sessions/agent"
@@ -103,10 +101,6 @@ func (m *Manager) Inbox(id string) ([]record.InboxEntry, error) {
 		return nil, err
 	}
 	return m.st.Inbox(id)
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
 }
 
 // containment finds the processes of a session from outside its

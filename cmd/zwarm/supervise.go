@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zwarm/zwarm/adapters"
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 )
 
@@ -47,7 +46,7 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		if err != nil {
 			return err
 		}
-		return sessions.StartDetached(st, o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.Out)
+		return st.StartDetached(o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.Out)
 	}
 	// The supervisor handles SIGTERM and SIGINT itself, recording why it
 	// stops before it stops the agent: the command's context, which the

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/supervisor"
@@ -58,7 +57,7 @@ func (sv Supervisor) run(stateDir, id string, detach bool) error {
 		}
 		// "__supervise" in its command line, as zwarm's: a kill signals a
 		// recorded supervisor only if its command line says it is one.
-		return sessions.StartDetached(st, id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
+		return st.StartDetached(id, []string{exe, "__supervise", "--state-dir", st.Dir(), id}, os.Stdout)
 	}
 	if sv.Before != nil {
 		sv.Before(st, id)
