@@ -235,15 +235,20 @@ func TestPlain8IsPlainByteEightTimes(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200000 {
-		var w [8]byte
-		for i := range w {
-			w[i] = byte(r.IntN(256))
-			if r.IntN(4) > 0 {
-				w[i] = byte(0x20 + r.IntN(0x60)) // mostly printable, as text is
-			}
-		}
-		check(w)
+		check(textWord(r))
 	}
+}
+
+// textWord is eight random bytes, mostly printable, as text is.
+func textWord(r *rand.Rand) [8]byte {
+	var w [8]byte
+	for i := range w {
+		w[i] = byte(r.IntN(256))
+		if r.IntN(4) > 0 {
+			w[i] = byte(0x20 + r.IntN(0x60))
+		}
+	}
+	return w
 }
 
 // special8's lowest mark is the first byte that is not plainByte, whatever
@@ -251,13 +256,7 @@ func TestPlain8IsPlainByteEightTimes(t *testing.T) {
 func TestSpecial8FindsTheFirstByteThatIsNotPlain(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 300000 {
-		var w [8]byte
-		for i := range w {
-			w[i] = byte(r.IntN(256))
-			if r.IntN(3) > 0 {
-				w[i] = byte(0x20 + r.IntN(0x60))
-			}
-		}
+		w := textWord(r)
 		want := 8
 		for i, c := range w {
 			if !plainByte[c] {
