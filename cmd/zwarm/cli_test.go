@@ -50,7 +50,7 @@ func TestJSONHasDocumentedFieldsAndJQ(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "accounting adapter attached base base_commit branch changes changes_text conflict cost_usd created_at denied ended_at error exit_code id inbox instructions isolation job_id job_resources landed " +
+	want := "accounting adapter attached base base_commit branch changes changes_text conflict cost_usd created_at denied earlier_landings ended_at error exit_code id inbox instructions isolation job_id job_resources landed " +
 		"last_event_at last_message max_cost_usd messages model pending_injects pid reasoning_effort role runner runner_state settled source status steps task thread_id turn turns updated_at usage working_dir worktree"
 	if strings.Join(keys, " ") != want {
 		t.Fatalf("show --json fields:\n%s\nwant\n%s", strings.Join(keys, " "), want)
