@@ -204,7 +204,7 @@ func (m *Manager) landOne(ctx context.Context, id string, opt LandOptions) (*Lan
 		res.Nothing = true
 		if !opt.DryRun {
 			landed := &record.Landing{Commit: target.Commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: plan.Head}
-			if s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil }); err == nil {
+			if s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Land(landed); ws.Conflict = nil }); err == nil {
 				res.Session = s
 			}
 		}
@@ -319,7 +319,7 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 	res.Commit = commit
 	landed := &record.Landing{Commit: commit, Into: target.Branch, Strategy: strategy, At: time.Now().UTC(), Head: head,
 		Started: res.started, Verify: res.verify}
-	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Landed, ws.Conflict = landed, nil })
+	s, err := m.recordWorkspace(id, func(ws *record.Workspace) { ws.Land(landed); ws.Conflict = nil })
 	if err != nil {
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", record.ShortID(id), workspace.Abbrev(commit), err)
 	}
@@ -368,7 +368,8 @@ func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Sessio
 		return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 	}
 	if _, err := m.recordWorkspace(id, func(ws *record.Workspace) {
-		ws.BaseCommit, ws.Head, ws.Changes, ws.Landed = target.Commit, commit, &stat, nil
+		ws.BaseCommit, ws.Head, ws.Changes = target.Commit, commit, &stat
+		ws.RetireLanding()
 	}); err != nil {
 		return "", "", fmt.Errorf("land %s: %w", record.ShortID(id), err)
 	}

@@ -777,3 +777,30 @@ func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
 		t.Error("the secret was brought into the worktree")
 	}
 }
+
+// Every landing stays on record: one whose worktree was kept, and the
+// session went on working there, moves to the earlier landings when the
+// next lands.
+func TestEveryLandingOfAKeptWorktreeStaysOnRecord(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a.go": "package a\n"})
+	w.agent(`printf 'package a\n\nvar X = 1\n' > a.go`)
+	s := w.wait(w.spawnIn(w.Work, "set X", sessions.SpawnRequest{}).ID)
+	first, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work, Keep: true})
+	if err != nil || first.Removed {
+		t.Fatalf("the first landing: %+v %v", first, err)
+	}
+	w.agent(`printf 'package a\n\nvar X = 2\n' > a.go`)
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "make it 2"); err != nil {
+		t.Fatal(err)
+	}
+	w.wait(s.ID)
+	second, err := w.Manager.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
+	if err != nil || second.Commit == first.Commit {
+		t.Fatalf("the second landing: %+v %v", second, err)
+	}
+	ws := second.Session.Workspace
+	if len(ws.Earlier) != 1 || ws.Earlier[0].Commit != first.Commit || ws.Landed == nil || ws.Landed.Commit != second.Commit {
+		t.Fatalf("after two landings: earlier %+v, landed %+v", ws.Earlier, ws.Landed)
+	}
+}

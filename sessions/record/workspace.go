@@ -139,6 +139,25 @@ func (w *Workspace) LandedNow() bool {
 	return w.Landed != nil && w.Head == w.Landed.Head
 }
 
+// Land records l as the session's landing. A landing of another change
+// (the session went on working after the last one, in the worktree kept
+// or made again) moves to Earlier: every landing stays on record.
+func (w *Workspace) Land(l *Landing) {
+	if o := w.Landed; o != nil && (o.Commit != l.Commit || o.Head != l.Head || o.Into != l.Into) {
+		w.Earlier = append(w.Earlier, *o)
+	}
+	w.Landed = l
+}
+
+// RetireLanding moves the landing, if there is one, to Earlier: the
+// worker's branch starts a change that is not landed.
+func (w *Workspace) RetireLanding() {
+	if w.Landed != nil {
+		w.Earlier = append(w.Earlier, *w.Landed)
+		w.Landed = nil
+	}
+}
+
 // DiffBase is the commit the worker's change is measured from: its base,
 // or, on a branch kept after a landing that has new work since, what was
 // landed (so only the new work shows).

@@ -103,8 +103,8 @@ func prepared(s *record.Session, m Made) error {
 		return refuse(s, "record the worktree of", "it is not making one")
 	}
 	if ws.Landed != nil && ws.Landed.Head != m.Head {
-		ws.Earlier = append(ws.Earlier, *ws.Landed)
-		ws.BaseCommit, ws.Changes, ws.Landed, ws.Conflict = m.Head, &workspace.Stat{}, nil, nil
+		ws.RetireLanding()
+		ws.BaseCommit, ws.Changes, ws.Conflict = m.Head, &workspace.Stat{}, nil
 	}
 	ws.State, ws.Head, ws.Error = record.WorkspaceReady, m.Head, ""
 	noteMade(ws, m)
