@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -33,10 +34,12 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*r
 		}
 		full[i] = id
 	}
-	if list, ok := m.settledAlready(ctx, full, opt.Any); ok {
+	if list, ok := m.settledAlready(full, opt.Any); ok {
 		return list, nil
 	}
-	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: full, Events: opt.Events})
+	// A session named twice (an id and its prefix) is one to hear from.
+	unique := slices.Compact(slices.Sorted(slices.Values(full)))
+	sub, err := m.Subscribe(ctx, watch.SubscribeOptions{IDs: unique, Events: opt.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*r
 			case u.Session != nil:
 				latest[u.ID] = u.Session
 			}
-			if len(latest) == len(full) {
+			if len(latest) == len(unique) {
 				if list := result(); settledEnough(list, opt.Any) {
 					return list, nil
 				}
@@ -90,11 +93,14 @@ func (m *Manager) Wait(ctx context.Context, ids []string, opt WaitOptions) ([]*r
 // settledAlready answers a Wait from the records when they have settled
 // already (with anyOf, when one has): watching their files would only find
 // that out, and closing a watch makes the kernel wait out a grace period,
-// 10 to 30 ms of a command that has nothing to wait for.
-func (m *Manager) settledAlready(ctx context.Context, ids []string, anyOf bool) ([]*record.Session, bool) {
+// 10 to 30 ms of a command that has nothing to wait for. A settled record
+// is final as it stands, so the records are read as they are on disk; what
+// a live session's record does not say yet (a runner's word, a turn's
+// unrecorded end) is the subscription's to learn.
+func (m *Manager) settledAlready(ids []string, anyOf bool) ([]*record.Session, bool) {
 	list := make([]*record.Session, len(ids))
 	for i, id := range ids {
-		s, err := m.Get(ctx, id)
+		s, err := m.st.Load(id)
 		if err != nil {
 			return nil, false // the subscription reports it
 		}

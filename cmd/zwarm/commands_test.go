@@ -151,8 +151,17 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 			t.Fatalf("wait --json --timeout %s: want exit 124 and [%s pending or running], got exit %d, stdout %q (%v)", d, slow[:8], r.code, r.stdout, err)
 		}
 	}
+	// A session named twice, by its id and its prefix, is waited for once
+	// and listed twice (it used to be waited for until the deadline).
+	done := make(chan result, 1)
+	go func() { done <- w.zwarm("wait", "--json", "--timeout", "20s", slow, slow[:8]) }()
+	time.Sleep(300 * time.Millisecond) // most often, the wait watches before the session ends
 	touch(t, gate)
-	w.ok("wait", slow)
+	r := <-done
+	var both []session
+	if err := json.Unmarshal([]byte(r.stdout), &both); err != nil || r.code != 0 || len(both) != 2 || both[0].ID != slow || both[1].ID != slow {
+		t.Fatalf("wait ID PREFIX of one session: exit %d, %d sessions listed, stderr %q (%v)", r.code, len(both), r.stderr, err)
+	}
 }
 
 func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
