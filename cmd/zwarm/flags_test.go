@@ -157,6 +157,10 @@ func TestCommandLineInProcess(t *testing.T) {
 	if code := run(context.Background(), []string{"--state-dir", dir, "lss"}, io); code != cli.ExitUsage || !strings.Contains(errOut.String(), `did you mean ls`) {
 		t.Fatalf("a misspelt command: exit %d %q %q", code, out, errOut)
 	}
+	io, _, out, errOut = newTestStreams()
+	if code := run(context.Background(), []string{"--state-dir", dir, "wait", "--timeout", "30", "x"}, io); code != cli.ExitUsage || !strings.Contains(errOut.String(), "takes a unit: 90s") {
+		t.Fatalf("a duration without a unit: exit %d %q %q", code, out, errOut)
+	}
 }
 
 // Over a state dir of fixtures, ls on a terminal is a table that fits its

@@ -116,6 +116,9 @@ out; 130 interrupted.`,
 		if takesText(c) && (strings.Contains(msg, "unknown shorthand flag") || strings.Contains(msg, "unknown flag")) {
 			msg += fmt.Sprintf(" (a %s that starts with '-' goes after --, e.g. zwarm %s -- \"-v is broken\")", textArg(c), c.Name())
 		}
+		if strings.Contains(msg, "missing unit in duration") {
+			msg += " (a duration takes a unit: 90s, 10m, 1h30m)"
+		}
 		return cli.Usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
 	root.AddCommand(
