@@ -73,6 +73,7 @@ func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 	writeFile(t, gate, "")
 	slurmtest.StartNow(t, slurmtest.Cluster(t), requeued)
 	if r := w.zwarm("wait", "--timeout", "2m", ids[0], ids[2]); r.code != 0 {
+		w.logSessionLogs(ids...)
 		t.Fatalf("wait for the other tasks: %+v", r)
 	}
 	continued(t, w, ids[2], requeued)

@@ -40,6 +40,23 @@ func slurmWorld(t *testing.T, settings string) *world {
 }
 
 // slurm runs a Slurm command against the world's cluster.
+// logSessionLogs logs what the sessions' supervisors, setups and jobs
+// wrote (supervisor.log, setup.log, slurm-*.out): what a failure on a
+// cluster is read from, gone with the test's directory.
+func (w *world) logSessionLogs(ids ...string) {
+	w.t.Helper()
+	for _, id := range ids {
+		dir := filepath.Join(w.State, "sessions", id)
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".log") || strings.HasSuffix(e.Name(), ".out") {
+				b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+				w.t.Logf("%s %s:\n%s", record.ShortID(id), e.Name(), b)
+			}
+		}
+	}
+}
+
 func (w *world) slurm(name string, args ...string) string {
 	w.t.Helper()
 	cmd := exec.Command(name, args...)
@@ -275,8 +292,7 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 	r := w.zwarm("wait", "--timeout", "60s", id)
 	s := w.show(id)
 	if r.code != 1 || s.Status != record.StatusKilled || s.Error != "cancelled by slurm (job "+job+")" {
-		log, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "supervisor.log"))
-		t.Logf("supervisor.log:\n%s", log)
+		w.logSessionLogs(id)
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
 	}
 	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
