@@ -71,7 +71,7 @@ func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 	w.slurm("scontrol", "requeue", requeued)
 	sessionstest.Eventually(t, "task 2 requeued", func() bool { return w.jobState(requeued) == "PENDING" })
 	writeFile(t, gate, "")
-	slurmtest.StartNow(t, slurmtest.Cluster(t), requeued)
+	slurmtest.StartSoon(t, slurmtest.Cluster(t), requeued)
 	if r := w.zwarm("wait", "--timeout", "2m", ids[0], ids[2]); r.code != 0 {
 		w.logSessionLogs(ids...)
 		t.Fatalf("wait for the other tasks: %+v", r)

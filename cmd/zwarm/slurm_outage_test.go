@@ -219,7 +219,7 @@ func TestSlurmALostNodesWorkerContinues(t *testing.T) {
 	}
 	writeFile(t, gate, "")
 	back()
-	slurmtest.StartNow(t, second, job)
+	slurmtest.StartSoon(t, second, job)
 	continued(t, w, id, job)
 }
 
@@ -274,7 +274,7 @@ func requeued(t *testing.T, agentFirst bool) {
 		t.Fatalf("ls on a terminal, the job requeued past the stall thresholds:\n%s", out)
 	}
 	writeFile(t, gate, "")
-	slurmtest.StartNow(t, slurmtest.Cluster(t), job)
+	slurmtest.StartSoon(t, slurmtest.Cluster(t), job)
 	continued(t, w, id, job)
 }
 

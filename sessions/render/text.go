@@ -45,13 +45,7 @@ func Lines(s string) []string {
 
 // splitSafe is Lines of text whose CRLFs are already LFs, without the
 // trimming: every line, blank ones at the end included.
-func splitSafe(s string) []string {
-	parts := strings.Split(Safe(s), "\n")
-	for i, p := range parts {
-		parts[i] = expandTabs(p)
-	}
-	return parts
-}
+func splitSafe(s string) []string { return appendSplitSafe(nil, s) }
 
 // expandTabs replaces tabs by spaces up to the next multiple of 8 columns,
 // as a terminal would show them, so a line's width is what it looks like.

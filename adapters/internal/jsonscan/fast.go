@@ -288,16 +288,12 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// plain8 says whether the eight bytes of x (as little-endian) are all
-// plainByte: none of them at or above 0x80, below 0x20, a quote or a
-// backslash. Each test is the classic one for a zero byte, or a byte below
-// a bound, in a word; it is exact for whether there is any.
-func plain8(x uint64) bool { return special8(x) == 0 }
-
-// special8 marks the high bit of each byte of x that is not plainByte, and
-// perhaps of bytes after the first such: a borrow runs only upwards from
-// a byte that is, so the lowest mark is exact and says where the first
-// one is.
+// special8 marks the high bit of each byte of x (as little-endian) that
+// is not plainByte (at or above 0x80, below 0x20, a quote or a
+// backslash), and perhaps of bytes after the first such. Each test is the
+// classic one for a zero byte, or a byte below a bound, in a word: a
+// borrow runs only upwards from a byte that is, so the lowest mark is
+// exact and says where the first one is, and no mark means none is.
 func special8(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }

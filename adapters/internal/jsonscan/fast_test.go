@@ -214,16 +214,17 @@ func skipStringByByte(in []byte, i int) (int, bool) {
 	return i, false
 }
 
-// plain8 says what plainByte says of each of eight bytes, for every byte
-// in every position among plain ones, and for words of random bytes.
-func TestPlain8IsPlainByteEightTimes(t *testing.T) {
+// special8 marks none of eight bytes exactly when plainByte says each is
+// plain, for every byte in every position among plain ones, and for words
+// of random bytes.
+func TestSpecial8MarksNoneOfEightPlainBytes(t *testing.T) {
 	check := func(w [8]byte) {
 		want := true
 		for _, c := range w {
 			want = want && plainByte[c]
 		}
-		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
-			t.Fatalf("plain8(%q) = %v, want %v", w[:], got, want)
+		if got := special8(binary.LittleEndian.Uint64(w[:])) == 0; got != want {
+			t.Fatalf("special8(%q) == 0 is %v, want %v", w[:], got, want)
 		}
 	}
 	for pos := range 8 {

@@ -308,7 +308,7 @@ func LoseNode(t testing.TB, env []string) (back func()) {
 	return back
 }
 
-// StartNow lets a job the cluster requeued start in two seconds: Slurm
+// StartSoon lets a job the cluster requeued start in two seconds: Slurm
 // holds a requeued job back for its first two minutes (BeginTime). Not at
 // once: slurmd refuses to launch a job whose credential was made in the
 // second its last run's was revoked in ("Killing non-startable batch job:
@@ -316,7 +316,7 @@ func LoseNode(t testing.TB, env []string) (back func()) {
 // on a busy machine, the time to revoke the last run's first.
 //
 //	scontrol update jobid=ID StartTime=now+2
-func StartNow(t testing.TB, env []string, id string) {
+func StartSoon(t testing.TB, env []string, id string) {
 	t.Helper()
 	if out, err := command(env, "scontrol", "update", "jobid="+id, "StartTime=now+2"); err != nil {
 		t.Fatalf("start job %s now: %v: %s", id, err, out)
