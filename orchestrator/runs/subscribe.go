@@ -22,7 +22,9 @@ type SubscribeOptions struct {
 type Update struct {
 	ID string
 	// Record is the run as it truly is (a run whose process died reads
-	// interrupted); nil when only events arrived, or when Removed.
+	// interrupted); nil when only events arrived, or when Removed. It
+	// never runs ahead of Events: every event written before the record
+	// was read is in this update or an earlier one.
 	Record  *Record
 	Removed bool
 	// Events are those appended since the last update (with
@@ -203,8 +205,12 @@ func (r *reader) read(id string, what int) (Update, bool) {
 				st.tail = &tail{path: filepath.Join(RunDir(r.stateDir, id), EventsFile), window: r.opt.Window}
 			}
 			r.runs[id] = st
-			what |= eventsChanged
 		}
+		// The events are read after the record, always: a run writes an
+		// event before the record that follows from it, so the update
+		// holds every event the record has seen, whichever notification
+		// (the events file's, or the owner's exit) woke the reader first.
+		what |= eventsChanged
 	}
 	if st == nil {
 		return u, false // events of a run whose record is not readable yet

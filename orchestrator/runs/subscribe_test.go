@@ -222,6 +222,46 @@ func TestARunWhoseProcessDiesReadsInterrupted(t *testing.T) {
 	}
 }
 
+// An update's record never runs ahead of its events: a record that says
+// the run ended comes with every event written before it, however late
+// the events file's own notification is (the owner's exit, heard through
+// a pidfd, can wake the reader before it). zwarm runs answer depends on
+// it: it reads "the run ended" as "it ended without reading the answer"
+// only if the answer's event is not in the same update or an earlier one.
+func TestARecordComesWithTheEventsWrittenBeforeIt(t *testing.T) {
+	state := t.TempDir()
+	id := uuid.NewString()
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusWaiting, CreatedAt: time.Now().UTC()})
+	// The events file is written through a hard link in another dir: the
+	// run dir's watch hears nothing of it, as if its notification were
+	// still on its way.
+	aside := filepath.Join(t.TempDir(), runs.EventsFile)
+	if err := os.WriteFile(aside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(aside, filepath.Join(runs.RunDir(state, id), runs.EventsFile)); err != nil {
+		t.Fatal(err)
+	}
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id})
+	if u := await(t, sub, "the first load", func(runs.Update) bool { return true }); u.Record == nil || len(u.Events) != 0 {
+		t.Fatalf("first load %+v", u)
+	}
+	f, err := os.OpenFile(aside, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(runs.Event{Type: runs.EventAnswer, Run: id, QuestionID: "q", Text: "8080"})
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusCompleted, CreatedAt: time.Now().UTC()})
+	u := await(t, sub, "the ended record", func(u runs.Update) bool { return u.Record != nil })
+	if u.Record.Status != runs.StatusCompleted || len(u.Events) != 1 || u.Events[0].Type != runs.EventAnswer {
+		t.Fatalf("the record came as %s with events %+v; want completed with the answer written before it", u.Record.Status, u.Events)
+	}
+}
+
 // A line is delivered once whole: a torn line waits for its newline; at
 // first only the newest Window bytes are read, from a line's start.
 func TestEventsTornLinesAndWindow(t *testing.T) {
