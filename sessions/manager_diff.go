@@ -44,9 +44,12 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	}
 	w := ws.Worktree()
 	if req.Turn != 0 {
-		from, to, err := turnRange(s, req.Turn)
-		if err != nil || to == "" {
-			return s, err
+		if req.Turn < 1 || req.Turn > len(s.Turns) {
+			return s, config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), req.Turn, len(s.Turns))
+		}
+		from, to := s.TurnCommits(req.Turn)
+		if to == "" {
+			return s, nil // the turn changed nothing
 		}
 		return s, m.commitDiff(ctx, s, w, out, from, to, req.Options)
 	}
@@ -82,26 +85,6 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 		}
 	}
 	return err
-}
-
-// turnRange is the commits before and after turn n ("" after: the turn
-// changed nothing).
-func turnRange(s *record.Session, n int) (from, to string, err error) {
-	if n < 1 || n > len(s.Turns) {
-		return "", "", config.Invalidf("session %s has no turn %d (it has %d)", record.ShortID(s.ID), n, len(s.Turns))
-	}
-	t := s.Turns[n-1]
-	if t.From != "" {
-		return t.From, t.Commit, nil
-	}
-	to, from = t.Commit, s.Workspace.BaseCommit
-	for i := n - 2; i >= 0; i-- {
-		if c := s.Turns[i].Commit; c != "" {
-			from = c
-			break
-		}
-	}
-	return from, to, nil
 }
 
 // workspaceOf is the session's workspace, or an error saying it has none.

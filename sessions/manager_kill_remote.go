@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -24,18 +25,19 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
-	if s, err := m.st.Load(id); err == nil && !s.Settled() {
+	pre, err := m.st.Load(id)
+	if err == nil && !pre.Settled() {
 		// Another cluster's job is not this machine's to end: nothing
 		// is marked.
-		if r, err := m.runner(s.Job.Runner); err == nil {
-			if err := foreignJob(ctx, r, s); err != nil {
+		if r, err := m.runner(pre.Job.Runner); err == nil {
+			if err := foreignJob(ctx, r, pre); err != nil {
 				return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 			}
 		}
 	}
 	var job record.Job
 	var claimed bool
-	s, err := m.st.UpdateCtx(m.writing(ctx), id, func(tx *state.Tx) error {
+	mark := func(tx *state.Tx) error {
 		s := tx.Session()
 		if s.Settled() {
 			return nil
@@ -49,11 +51,27 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		s.Killer = self
 		job, claimed = *s.Job, state.OwnerAnswersSignals(s)
 		return nil
-	})
+	}
+	s, err := m.st.UpdateCtx(m.writing(ctx), id, mark)
+	forced := ""
+	if errors.Is(err, state.ErrLockTimeout) && pre != nil && pre.Job != nil && pre.Job.ID != "" {
+		// The record stays locked while the job runs: its supervisor,
+		// which holds the lock while it writes, cannot finish (a
+		// suspended job's processes are stopped). The job is ended by
+		// force, which frees the lock, and the kill recorded after.
+		why := fmt.Sprintf("its record stayed locked past lock_timeout while its %s job %s ran; the job was ended by force", pre.Job.Runner, pre.Job.ID)
+		m.warn(fmt.Errorf("session %s: its record stayed locked past lock_timeout; ending its %s job %s by force", record.ShortID(id), pre.Job.Runner, pre.Job.ID))
+		if forced, err = m.endJob(ctx, id, *pre.Job, why); err == nil {
+			s, err = m.st.UpdateCtx(m.writing(ctx), id, mark)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	if s.Settled() {
+		if forced != "" {
+			return s, nil // ended by this kill, and judged so by a reader first
+		}
 		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
 	}
 	recorded := false
@@ -62,9 +80,11 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 			m.releaseKill(ctx, id, self)
 		}
 	}()
-	note, err := m.stopJob(ctx, id, job, claimed, grace)
-	if err != nil {
-		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
+	note := forced
+	if forced == "" {
+		if note, err = m.stopJob(ctx, id, job, claimed, grace); err != nil {
+			return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
+		}
 	}
 	// The job is over. Should it have run on this host, what a
 	// supervisor ended by force left here (its cgroup, a process that
@@ -106,35 +126,16 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 	}
 	defer m.jobs.Forget(job.Runner)
 	ref := runner.JobRef{ID: job.ID, Session: id, Batch: job.Batch}
-	// Each request to the engine is bounded: a controller that is down,
-	// or a job it cannot signal (a suspended one), must not hang a kill.
-	stop := func(force bool) error {
-		sctx, cancel := context.WithTimeout(ctx, jobStopLimit)
-		defer cancel()
-		if err := r.Stop(sctx, ref, force); err != nil {
-			return fmt.Errorf("%s job %s: %w", job.Runner, job.ID, err)
-		}
-		return nil
-	}
-	force := func(why string) (string, error) {
-		if err := stop(true); err != nil {
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
-		}
-		return why, runner.WaitGone(ctx, r, ref, job.Runner)
-	}
 	if !claimed {
 		// Queued, or started and not yet listening for signals: nothing
 		// of the agent ran, and the job is ended at once.
-		return force(fmt.Sprintf("its %s job %s was cancelled before it ran the agent", job.Runner, job.ID))
+		return m.endJob(ctx, id, job, fmt.Sprintf("its %s job %s was cancelled before it ran the agent", job.Runner, job.ID))
 	}
-	if err := stop(false); err != nil {
+	if err := runner.StopWithin(ctx, r, ref, job.Runner, false); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return force(fmt.Sprintf("its supervisor could not be signalled (%v); its %s job %s was ended by force", err, job.Runner, job.ID))
+		return m.endJob(ctx, id, job, fmt.Sprintf("its supervisor could not be signalled (%v); its %s job %s was ended by force", err, job.Runner, job.ID))
 	}
 	wctx, cancel := context.WithTimeout(ctx, grace+10*time.Second)
 	_, werr := m.waitUntil(wctx, id, func(s *record.Session) (bool, error) { return s.Settled(), nil })
@@ -143,10 +144,24 @@ func (m *Manager) stopJob(ctx context.Context, id string, job record.Job, claime
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return force(fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
+		return m.endJob(ctx, id, job, fmt.Sprintf("its supervisor did not stop within %s; its %s job %s was ended by force", grace+10*time.Second, job.Runner, job.ID))
 	}
 	return "", runner.WaitGone(ctx, r, ref, job.Runner)
 }
 
-// jobStopLimit bounds one request to stop a job.
-const jobStopLimit = 10 * time.Second
+// endJob ends a session's job by force and waits until its engine no
+// longer runs it; why is the note for the record.
+func (m *Manager) endJob(ctx context.Context, id string, job record.Job, why string) (string, error) {
+	r, err := m.runner(job.Runner)
+	if err != nil {
+		return "", err
+	}
+	ref := runner.JobRef{ID: job.ID, Session: id, Batch: job.Batch}
+	if err := runner.StopWithin(ctx, r, ref, job.Runner, true); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
+	}
+	return why, runner.WaitGone(ctx, r, ref, job.Runner)
+}

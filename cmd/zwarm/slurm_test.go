@@ -661,6 +661,43 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	}
 }
 
+// A job suspended while one of its processes holds the session's lock
+// (its supervisor writing the record, as it does all the time; here its
+// agent, to make the moment certain) leaves the record locked for as long
+// as it stays suspended. A kill waits lock_timeout for it, then ends the
+// job by force, which frees the lock, and records the kill with why.
+func TestSlurmKillOfASuspendedJobHoldingTheLock(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	writeFile(t, filepath.Join(w.State, "config.toml"), "lock_timeout = \"2s\"\nkill_grace = \"2s\"\n[runner]\nkind = \"slurm\"\n[runner.slurm]\npoll = \"300ms\"\n")
+	dir := t.TempDir()
+	grab, held, gate := filepath.Join(dir, "grab"), filepath.Join(dir, "held"), filepath.Join(dir, "never")
+	lock := filepath.Join(w.State, "sessions", "$ZWARM_SESSION_ID", ".lock")
+	w.holdScript(grab, fakeagent.Run(fmt.Sprintf(`(flock -x "%s" sh -c 'touch "%s"; exec sleep 600') >/dev/null 2>&1 &`, lock, held)),
+		fakeagent.Step{"wait_file": gate})
+	id, job := w.runningJob("hold the lock")
+	touch(t, grab)
+	sessionstest.Eventually(t, "the agent to hold the session's lock", func() bool { _, err := os.Stat(held); return err == nil })
+	w.slurm("scontrol", "suspend", job)
+	defer func() {
+		if st := w.jobState(job); st == "SUSPENDED" {
+			w.slurm("scontrol", "resume", job)
+		}
+	}()
+	r := w.zwarm("kill", id)
+	s := w.show(id)
+	if r.code != 0 || s.Status != record.StatusKilled || !strings.Contains(s.Error, "stayed locked") || !strings.Contains(s.Error, "ended by force") {
+		t.Fatalf("kill of a suspended job holding the lock: %+v; the session is %s %q", r, s.Status, s.Error)
+	}
+	if !strings.Contains(r.stderr, "stayed locked past lock_timeout; ending its slurm job "+job+" by force") {
+		t.Errorf("kill said nothing of ending the job by force:\n%s", r.stderr)
+	}
+	if st := w.jobState(job); st == "SUSPENDED" || st == "RUNNING" {
+		t.Fatalf("the killed job is still %s", st)
+	}
+	sessionstest.Eventually(t, "the job's processes to go", func() bool { return len(sessionstest.MarkedProcs(id)) == 0 })
+}
+
 // slowSbatch puts an sbatch on the world's PATH that submits the job at
 // once (the real sbatch) but answers only once answer exists: a
 // controller slow to answer, for as long as the test needs. The test's

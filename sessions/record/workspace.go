@@ -269,3 +269,19 @@ func (s *Session) Busy() error {
 	}
 	return nil
 }
+
+// TurnCommits is the commits before and after turn n, one of s's turns
+// (from 1): to is "" when the turn changed nothing.
+func (s *Session) TurnCommits(n int) (from, to string) {
+	t := s.Turns[n-1]
+	if t.From != "" {
+		return t.From, t.Commit
+	}
+	to, from = t.Commit, s.Workspace.BaseCommit
+	for i := n - 2; i >= 0; i-- {
+		if c := s.Turns[i].Commit; c != "" {
+			return c, to
+		}
+	}
+	return from, to
+}

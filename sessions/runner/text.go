@@ -70,3 +70,18 @@ func WaitGone(ctx context.Context, r Runner, job JobRef, runner string) error {
 		}
 	}
 }
+
+// StopLimit bounds one request to stop a job.
+const StopLimit = 10 * time.Second
+
+// StopWithin asks the engine to stop a job (named by runner, for errors),
+// the request bounded by StopLimit: a controller that is down, or a job
+// it cannot signal (a suspended one), must not hang a kill.
+func StopWithin(ctx context.Context, r Runner, job JobRef, runner string, force bool) error {
+	ctx, cancel := context.WithTimeout(ctx, StopLimit)
+	defer cancel()
+	if err := r.Stop(ctx, job, force); err != nil {
+		return fmt.Errorf("%s job %s: %w", runner, job.ID, err)
+	}
+	return nil
+}
