@@ -80,36 +80,28 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the worker listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-id="`+id+`"]`))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 10*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 30*time.Second)
 	ws := `document.getElementById("detail-workspace").textContent`
 	if got, want := webtest.Eval[string](t, ctx, ws), "worktree"+w.show(id).Worktree; !strings.HasPrefix(got, want) || !strings.Contains(got, "not landed") {
 		t.Fatalf("the session's worktree and change: %q, want it to start %q and say it is not landed", got, want)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#show-diff"))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Click(t, ctx, chromedp.CSS("#show-diff"))
 	webtest.WaitFor(t, ctx, "the diff, file by file", `[...document.querySelectorAll("#diff-files summary")].some(s => s.textContent === "x.go")`, 30*time.Second)
 	added := webtest.Eval[string](t, ctx, `[...document.querySelectorAll("#diff-files .add")].map(s => s.textContent).join("")`)
 	stat := webtest.Eval[string](t, ctx, `document.getElementById("diff-stat").textContent`)
 	if !strings.Contains(added, "+package x") || !strings.Contains(stat, "x.go") {
 		t.Fatalf("the diff shows %q added, stat %q", added, stat)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#side-by-side"))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the diff side by side", `document.querySelectorAll("#diff-files table.side-by-side").length === 2`, 10*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS("#side-by-side"))
+	webtest.WaitFor(t, ctx, "the diff side by side", `document.querySelectorAll("#diff-files table.side-by-side").length === 2`, 30*time.Second)
 	pair := webtest.Eval[string](t, ctx, `[...document.querySelectorAll("table.side-by-side tr")].map(tr => [...tr.children].map(td => td.className + ":" + td.textContent).join(" | ")).find(r => r.startsWith("del:")) || ""`)
 	if pair != "del:hello | add:hello, world" {
 		t.Fatalf("README.md side by side: %q", pair)
 	}
-	webtest.Screenshot(t, ctx, "diff")
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#land-verify"), "cat x.go && echo VERIFIED"),
-		chromedp.Click(chromedp.CSS(`#land-form button`))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Screenshot(t, ctx, "web-diff")
+	webtest.Type(t, ctx, "#land-verify", "cat x.go && echo VERIFIED")
+	webtest.Click(t, ctx, chromedp.CSS(`#land-form button`))
 	webtest.WaitFor(t, ctx, "the landing", `document.getElementById("action-result").textContent.startsWith("landed into main")`, time.Minute)
 	shown := webtest.Eval[string](t, ctx, `document.getElementById("land-out").textContent`)
 	result := webtest.Eval[string](t, ctx, `document.getElementById("action-result").textContent`)
@@ -120,8 +112,8 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatalf("main's x.go after the landing: %q", got)
 	}
 	landed := "landed into main as " + w.git(w.Work, "rev-parse", "main")[:8]
-	webtest.WaitFor(t, ctx, "the landing in the session's record", ws+`.includes(`+strconv.Quote(landed)+`)`, 10*time.Second)
-	webtest.Screenshot(t, ctx, "land")
+	webtest.WaitFor(t, ctx, "the landing in the session's record", ws+`.includes(`+strconv.Quote(landed)+`)`, 30*time.Second)
+	webtest.Screenshot(t, ctx, "web-land")
 }
 
 // Another site's page that holds the token still cannot act with it: the
@@ -171,19 +163,13 @@ func TestARunIsAnsweredFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the question", `document.getElementById("run-asks").textContent === "asks: Which database?"`, 10*time.Second)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#say-text"), "and keep it simple"),
-		chromedp.Click(chromedp.CSS(`#say-form button`))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the message said", `document.getElementById("run-result").textContent === "said"`, 10*time.Second)
-	webtest.Screenshot(t, ctx, "run")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//div[@id="run-options"]/button[text()="sqlite"]`))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Click(t, ctx, chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`))
+	webtest.WaitFor(t, ctx, "the question", `document.getElementById("run-asks").textContent === "asks: Which database?"`, 30*time.Second)
+	webtest.Type(t, ctx, "#say-text", "and keep it simple")
+	webtest.Click(t, ctx, chromedp.CSS(`#say-form button`))
+	webtest.WaitFor(t, ctx, "the message said", `document.getElementById("run-result").textContent === "said"`, 30*time.Second)
+	webtest.Screenshot(t, ctx, "web-run")
+	webtest.Click(t, ctx, chromedp.Search(`//div[@id="run-options"]/button[text()="sqlite"]`))
 	if code := bg.wait(); code != 0 {
 		t.Fatalf("orchestrate exit %d\n%s\n%s", code, bg.stdout.String(), bg.stderr.String())
 	}
@@ -193,7 +179,7 @@ func TestARunIsAnsweredFromThePage(t *testing.T) {
 			t.Errorf("orchestrate's output lacks %q:\n%s", want, out)
 		}
 	}
-	webtest.WaitFor(t, ctx, "the run shown completed", `document.getElementById("run-title").textContent.includes("completed")`, 10*time.Second)
+	webtest.WaitFor(t, ctx, "the run shown completed", `document.getElementById("run-title").textContent.includes("completed")`, 30*time.Second)
 }
 
 // A worker spawned from the page runs as zwarm spawn run where serve was
@@ -208,10 +194,8 @@ func TestAWorkerSpawnedFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the spawn form", `!document.getElementById("spawn-form").hidden`, 30*time.Second)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#spawn-task"), "write y.txt"),
-		chromedp.Click(chromedp.CSS(`#spawn-form button`))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Type(t, ctx, "#spawn-task", "write y.txt")
+	webtest.Click(t, ctx, chromedp.CSS(`#spawn-form button`))
 	webtest.WaitFor(t, ctx, "the worker done", `document.getElementById("detail-title").textContent.includes("completed")`, time.Minute)
 	ids := w.IDs()
 	if len(ids) != 1 {
@@ -221,10 +205,8 @@ func TestAWorkerSpawnedFromThePage(t *testing.T) {
 		t.Fatalf("the spawned worker: task %q, source %s, worktree %q", s.Task, s.Source, s.Worktree)
 	}
 	// A follow-up from the page is a second turn, and the page says so.
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#inject-text"), "and then z"),
-		chromedp.Click(chromedp.CSS(`#inject-form button`))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Type(t, ctx, "#inject-text", "and then z")
+	webtest.Click(t, ctx, chromedp.CSS(`#inject-form button`))
 	webtest.WaitFor(t, ctx, "the follow-up delivered", `document.getElementById("detail-follow-ups").textContent === "follow-up: and then z · delivered as turn 2"`, time.Minute)
 	webtest.WaitFor(t, ctx, "its turn done", `document.querySelectorAll("#story .turn").length === 2 && document.getElementById("detail-title").textContent.includes("completed")`, time.Minute)
 }
@@ -246,9 +228,7 @@ func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#runs tbody tr[data-id]`))); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Click(t, ctx, chromedp.CSS(`#runs tbody tr[data-id]`))
 	webtest.WaitFor(t, ctx, "the call while it runs", `document.getElementById("run-lines").textContent.includes("→ exec_command")`, 30*time.Second)
 	if runs := w.runs(); len(runs) != 1 || runs[0].Steps != 0 {
 		t.Fatalf("the call showed, but the run's record is %+v; want it mid-step", runs)
@@ -260,7 +240,7 @@ func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
 		t.Fatalf("orchestrate exit %d\n%s\n%s", code, bg.stdout.String(), bg.stderr.String())
 	}
 	webtest.WaitFor(t, ctx, "the result and the end", `(() => { const t = document.getElementById("run-lines").textContent;
-		return t.includes("← exit 0") && t.includes("through the gate"); })()`, 10*time.Second)
+		return t.includes("← exit 0") && t.includes("through the gate"); })()`, 30*time.Second)
 	if n := webtest.Eval[int](t, ctx, `document.getElementById("run-lines").textContent.split("→ exec_command").length - 1`); n != 1 {
 		t.Fatalf("the call shows %d times in the story", n)
 	}

@@ -107,14 +107,12 @@ func TestThePageInABrowser(t *testing.T) {
 	if strings.Contains(address, sv.full) {
 		t.Fatalf("the token stayed in the address bar: %s", address)
 	}
-	shot := webtest.Screenshot(t, ctx, "list")
+	shot := webtest.Screenshot(t, ctx, "web-list")
 
 	// The story follows the record.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-id="`+id+`"]`))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the session's story", `document.getElementById("detail-title").textContent.includes("completed")`, 10*time.Second)
-	webtest.WaitFor(t, ctx, "the event stream", `document.getElementById("live").textContent === "live"`, 10*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.WaitFor(t, ctx, "the session's story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
+	webtest.WaitFor(t, ctx, "the event stream", `document.getElementById("live").textContent === "live"`, 30*time.Second)
 	s, err := sv.st.Load(id)
 	if err != nil {
 		t.Fatal(err)
@@ -125,11 +123,11 @@ func TestThePageInABrowser(t *testing.T) {
 	if err := sv.st.BumpGeneration(t.Context(), func() error { return sv.st.Save(s) }); err != nil {
 		t.Fatal(err)
 	}
-	took := webtest.WaitFor(t, ctx, "the story to show the change", `document.getElementById("detail-title").textContent.includes("failed")`, 10*time.Second)
+	took := webtest.WaitFor(t, ctx, "the story to show the change", `document.getElementById("detail-title").textContent.includes("failed")`, 30*time.Second)
 	if took > time.Second {
 		t.Errorf("the change reached the page in %s, want within a second", took)
 	}
-	t.Logf("a record's change reached the page in %s; screenshots %s, %s", took.Round(time.Millisecond), shot, webtest.Screenshot(t, ctx, "story"))
+	t.Logf("a record's change reached the page in %s; screenshots %s, %s", took.Round(time.Millisecond), shot, webtest.Screenshot(t, ctx, "web-story"))
 }
 
 // A read-only link shows everything and changes nothing: the page offers
@@ -142,10 +140,8 @@ func TestAReadOnlyLinkCannotAct(t *testing.T) {
 	}
 	webtest.WaitFor(t, ctx, "the sessions listed", `document.querySelectorAll("#sessions tbody tr").length === 3`, 30*time.Second)
 	id := sessionstest.SessionID(1)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-id="`+id+`"]`))); err != nil {
-		t.Fatal(err)
-	}
-	webtest.WaitFor(t, ctx, "the story", `document.getElementById("detail-title").textContent.includes("completed")`, 10*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.WaitFor(t, ctx, "the story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
 	hidden := webtest.Eval[bool](t, ctx, `document.getElementById("actions").hidden`)
 	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/api/sessions/`+id+`/kill", {method: "POST", headers: {Authorization: "Bearer `+sv.ro+`"}}).then(r => r.status)`,
 		chromedp.EvalAwaitPromise))

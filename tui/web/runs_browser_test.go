@@ -45,31 +45,17 @@ func TestRunsWithTheirWorkers(t *testing.T) {
 	w1, w2 := sessionstest.SessionID(1)[:8], sessionstest.SessionID(2)[:8]
 	newest := "run beta: none; run alpha: two workers; worker └ " + w1 + " task 1; worker └ " + w2 + " task 2"
 	webtest.WaitFor(t, ctx, "the runs, newest first, with their workers", rows+` === `+strconv.Quote(newest), 30*time.Second)
-	click := func(sel string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	click := func(sel string) { t.Helper(); webtest.Click(t, ctx, chromedp.CSS(sel)) }
 	click(`th[data-run-sort="steps"]`) // most steps first
-	webtest.WaitFor(t, ctx, "the runs by steps", rows+` === `+strconv.Quote(newest), 5*time.Second)
+	webtest.WaitFor(t, ctx, "the runs by steps", rows+` === `+strconv.Quote(newest), 30*time.Second)
 	click(`th[data-run-sort="steps"]`) // fewest first
 	fewest := "run alpha: two workers; worker └ " + w1 + " task 1; worker └ " + w2 + " task 2; run beta: none"
-	webtest.WaitFor(t, ctx, "the runs by steps, fewest first", rows+` === `+strconv.Quote(fewest), 5*time.Second)
-	// Typed as a person types, into the focused box: SendKeys resolves the
-	// box by a node id, which the runs table's redrawing (beside it) made
-	// stale on a busy machine ("Could not find node with given id").
-	typeFilter := func(text string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(f => { f.value = ""; f.focus(); })(document.getElementById("filter"))`),
-			chromedp.KeyEvent(text)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	webtest.WaitFor(t, ctx, "the runs by steps, fewest first", rows+` === `+strconv.Quote(fewest), 30*time.Second)
+	typeFilter := func(text string) { t.Helper(); webtest.Type(t, ctx, "#filter", text) }
 	typeFilter("beta")
-	webtest.WaitFor(t, ctx, "the runs filtered", rows+` === "run beta: none"`, 5*time.Second)
+	webtest.WaitFor(t, ctx, "the runs filtered", rows+` === "run beta: none"`, 30*time.Second)
 	typeFilter("alpha")
-	webtest.WaitFor(t, ctx, "the other run filtered", rows+` === `+strconv.Quote(fewest[:len(fewest)-len("; run beta: none")]), 5*time.Second)
+	webtest.WaitFor(t, ctx, "the other run filtered", rows+` === `+strconv.Quote(fewest[:len(fewest)-len("; run beta: none")]), 30*time.Second)
 	click(`#runs tr[data-session="` + sessionstest.SessionID(2) + `"]`)
-	webtest.WaitFor(t, ctx, "the worker's session", `document.getElementById("detail-title").textContent === "`+w2+` · completed"`, 10*time.Second)
+	webtest.WaitFor(t, ctx, "the worker's session", `document.getElementById("detail-title").textContent === "`+w2+` · completed"`, 30*time.Second)
 }

@@ -6,9 +6,12 @@ package webtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,9 +78,9 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string, limit time.Dura
 	}
 }
 
-// Screenshot saves the page as it is, as web-NAME.png under
-// $ZWARM_SCREENSHOTS if set (docs/web.md shows one), else the test's
-// temporary dir, and returns its path.
+// Screenshot saves the page as it is, as NAME.png under
+// $ZWARM_SCREENSHOTS if set (docs/web.md and docs/telemetry.md show
+// them), else the test's temporary dir, and returns its path.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -88,9 +91,39 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	path := filepath.Join(dir, "web-"+name+".png")
+	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Click clicks the first element sel finds, as a person does: a mouse
+// event at its place once it is visible. The page redraws parts of itself
+// as the swarm changes, which can leave the node chromedp found stale
+// before its click lands ("Could not find node with given id"); the click
+// is then made again on the element sel finds now, as a person would
+// click the redrawn one.
+func Click[S chromedp.Selectable](t testing.TB, ctx context.Context, sel S) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := chromedp.Do(ctx, chromedp.Click(sel))
+		if err == nil {
+			return
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "Could not find node with given id") {
+			t.Fatalf("click %v: %v", sel, err)
+		}
+	}
+}
+
+// Type types text, key by key, into the element with the CSS selector
+// css after emptying it. The page itself focuses the element, rather
+// than chromedp through a node id that a redraw beside it can make stale.
+func Type(t testing.TB, ctx context.Context, css, text string) {
+	t.Helper()
+	focus := fmt.Sprintf(`(f => { f.value = ""; f.focus(); })(document.querySelector(%s))`, strconv.Quote(css))
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](focus), chromedp.KeyEvent(text)); err != nil {
+		t.Fatalf("type into %s: %v", css, err)
+	}
 }
