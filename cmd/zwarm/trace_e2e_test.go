@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/runner/slurm/slurmtest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/sessions/sessionstest/jaegertest"
+	"github.com/zwarm/zwarm/tui/web/webtest"
 )
 
 // An orchestrated run with two workers, the real codex on this machine and
@@ -95,6 +97,67 @@ endpoint = %q
 	if got := checkTrace(t, again, onCluster); strings.Join(got, "\n") != strings.Join(tree, "\n") {
 		t.Errorf("the rebuilt trace differs:\n%s\nsent live:\n%s", strings.Join(got, "\n"), strings.Join(tree, "\n"))
 	}
+	t.Run("in Jaeger's UI", func(t *testing.T) { seeInJaegerUI(t, live, id, all) })
+}
+
+// seeInJaegerUI opens the trace in Jaeger's own UI, in headless Chromium:
+// its header counts every span the query API holds; folded to the depth
+// of the workers' turns, it shows the tree as the tests check it (a row
+// for each span that deep), saved as jaeger-trace.png (docs/telemetry.md
+// shows it).
+func seeInJaegerUI(t *testing.T, j *jaegertest.Jaeger, traceID string, all []jaegertest.Span) {
+	if !j.UI {
+		t.Skipf("Jaeger's UI is not in its Go module: set %s to a built jaeger-ui to look at the trace in it (docs/telemetry.md)", jaegertest.UIEnv)
+	}
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 700), chromedp.Navigate(j.Query+"/trace/"+traceID)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the trace in Jaeger's UI", `document.querySelectorAll(".span-row").length > 0`, time.Minute)
+	total := webtest.Eval[string](t, ctx, `[...document.querySelectorAll("li")].map(e => e.innerText).find(s => s.startsWith("Total Spans")) || ""`)
+	if n, ok := strings.CutPrefix(total, "Total Spans"); !ok || strings.TrimSpace(n) != strconv.Itoa(len(all)) {
+		t.Errorf("Jaeger's UI says %q; the query API holds %d spans", total, len(all))
+	}
+	// Collapse all, then open one level at a time (the timeline header's
+	// buttons: expand one, collapse one, expand all, collapse all).
+	const depth = 4 // run, step, delegate, invoke_agent codex, turn 1
+	webtest.Eval[bool](t, ctx, `(() => {
+		const click = i => document.querySelectorAll(".TimelineCollapser > svg")[i].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+		click(3);
+		for (let n = 0; n < `+strconv.Itoa(depth)+`; n++) click(0);
+		return true;
+	})()`)
+	want := 0
+	for _, d := range spanDepths(all) {
+		if d <= depth {
+			want++
+		}
+	}
+	webtest.WaitFor(t, ctx, fmt.Sprintf("%d rows, the spans %d deep or less", want, depth),
+		`document.querySelectorAll(".span-row").length === `+strconv.Itoa(want), 10*time.Second)
+	for _, name := range []string{"invoke_agent zwarm", "execute_tool delegate", "invoke_agent codex", "turn 1"} {
+		if !webtest.Eval[bool](t, ctx, `document.body.innerText.includes(`+strconv.Quote(name)+`)`) {
+			t.Errorf("Jaeger's UI shows no %q", name)
+		}
+	}
+	t.Logf("the trace in Jaeger's UI: %s", webtest.Screenshot(t, ctx, "jaeger-trace"))
+}
+
+// spanDepths is how deep each span is in its trace, the root 0.
+func spanDepths(spans []jaegertest.Span) map[string]int {
+	byID := map[string]jaegertest.Span{}
+	for _, s := range spans {
+		byID[s.SpanID] = s
+	}
+	depths := map[string]int{}
+	for _, s := range spans {
+		d := 0
+		for p, ok := byID[s.Parent()]; ok; p, ok = byID[p.Parent()] {
+			d++
+		}
+		depths[s.SpanID] = d
+	}
+	return depths
 }
 
 func ofService(spans []jaegertest.Span, service string) []jaegertest.Span {

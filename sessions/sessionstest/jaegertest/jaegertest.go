@@ -30,13 +30,21 @@ const Version = "v1.76.0"
 // BinEnv names a Jaeger binary to use instead of building one.
 const BinEnv = "ZWARM_JAEGER_BIN"
 
+// UIEnv names a directory of Jaeger's UI, built from the jaeger-ui
+// repository (its packages/jaeger-ui/build). The program's Go module holds
+// no UI (its page says "ui assets not embedded"), so a test that looks at
+// the UI needs one given.
+const UIEnv = "ZWARM_JAEGER_UI"
+
 // Jaeger is a running Jaeger.
 type Jaeger struct {
 	// OTLP is its OTLP/HTTP base URL (traces go to OTLP+"/v1/traces").
 	OTLP string
 	// Query is its query service and UI.
 	Query string
-	log   string
+	// UI says its UI is served (UIEnv), not its placeholder.
+	UI  bool
+	log string
 }
 
 var built struct {
@@ -61,11 +69,17 @@ func Start(t testing.TB) *Jaeger {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "jaeger.yaml")
-	if err := os.WriteFile(cfg, []byte(config(ports)), 0o600); err != nil {
+	ui := os.Getenv(UIEnv)
+	if ui != "" {
+		if _, err := os.Stat(filepath.Join(ui, "index.html")); err != nil {
+			t.Fatalf("%s=%s is not a built Jaeger UI: %v", UIEnv, ui, err)
+		}
+	}
+	if err := os.WriteFile(cfg, []byte(config(ports, ui)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	j := &Jaeger{OTLP: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), Query: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
-		log: filepath.Join(dir, "jaeger.log")}
+		UI: ui != "", log: filepath.Join(dir, "jaeger.log")}
 	out, err := os.Create(j.log)
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +112,13 @@ func Start(t testing.TB) *Jaeger {
 }
 
 // config is a Jaeger that keeps traces in memory, takes OTLP over HTTP on
-// ports[0] and answers queries on ports[1] (HTTP) and ports[2] (gRPC).
-func config(ports []int) string {
+// ports[0] and answers queries on ports[1] (HTTP) and ports[2] (gRPC),
+// serving the UI in dir ui if one is given.
+func config(ports []int, ui string) string {
+	assets := ""
+	if ui != "" {
+		assets = fmt.Sprintf("    ui:\n      assets_path: %q\n", ui)
+	}
 	return fmt.Sprintf(`service:
   extensions: [jaeger_storage, jaeger_query]
   pipelines:
@@ -119,7 +138,7 @@ extensions:
       endpoint: 127.0.0.1:%d
     grpc:
       endpoint: 127.0.0.1:%d
-  jaeger_storage:
+%s  jaeger_storage:
     backends:
       mem:
         memory:
@@ -132,7 +151,7 @@ receivers:
 exporters:
   jaeger_storage_exporter:
     trace_storage: mem
-`, ports[1], ports[2], ports[0])
+`, ports[1], ports[2], assets, ports[0])
 }
 
 // ready waits until the query service answers and the OTLP port listens.
