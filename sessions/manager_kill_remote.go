@@ -161,7 +161,7 @@ func (m *Manager) endJob(ctx context.Context, id string, job record.Job, why str
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("could not end it: %w; the session stays marked as being killed: run zwarm kill again once %s answers", err, job.Runner)
+		return "", fmt.Errorf("could not end it: %w; run zwarm kill again once %s answers", err, job.Runner)
 	}
 	return why, runner.WaitGone(ctx, r, ref, job.Runner)
 }
