@@ -177,6 +177,12 @@ type landedJSON struct {
 	At       time.Time `json:"at"`
 }
 
+// landedOf is a landing as --json gives it, the current one and the
+// earlier ones alike.
+func landedOf(l record.Landing) landedJSON {
+	return landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At}
+}
+
 type turnJSON struct {
 	N           int           `json:"n"`
 	Prompt      string        `json:"prompt"`
@@ -235,10 +241,11 @@ func ToJSON(s *record.Session) SessionJSON {
 			out.Conflict = ws.Conflict
 		}
 		if l := ws.Landed; l != nil {
-			out.Landed = &landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At}
+			lj := landedOf(*l)
+			out.Landed = &lj
 		}
 		for _, l := range ws.Earlier {
-			out.EarlierLandings = append(out.EarlierLandings, landedJSON{Commit: l.Commit, Into: l.Into, Strategy: string(l.Strategy), At: l.At})
+			out.EarlierLandings = append(out.EarlierLandings, landedOf(l))
 		}
 	}
 	for i, t := range s.Turns {
