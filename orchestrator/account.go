@@ -37,7 +37,7 @@ func (r *Run) refresh(ctx context.Context) {
 			zero := 0.0
 			cost = &zero // nothing ran: nothing to price
 		}
-		r.rec.Accounts[s.ID] = runs.Account{Usage: s.Usage, CostUSD: cost, Status: s.Status}
+		r.rec.Accounts[s.ID] = runs.Account{Usage: s.Usage, CostUSD: cost, Status: s.Status()}
 	}
 	var u record.Usage
 	total, known2 := 0.0, true
@@ -60,7 +60,7 @@ func (r *Run) refresh(ctx context.Context) {
 		switch {
 		case !s.Settled():
 			r.counts.WorkersRunning++
-		case s.Status == record.StatusCompleted:
+		case s.Status() == record.StatusCompleted:
 			r.counts.WorkersDone++
 		default:
 			r.counts.WorkersFailed++

@@ -125,8 +125,8 @@ func TestKillWorkersOnExitAndShellCleanup(t *testing.T) {
 	if rec.Status != runs.StatusLimited || len(rec.Workers) != 1 {
 		t.Fatalf("the run should have used its 2 steps with one worker; it ended %q (%s) with %d workers", rec.Status, rec.StopReason, len(rec.Workers))
 	}
-	if s := workerOf(t, h.w, rec.Workers[0]); s.Status != record.StatusKilled || rec.Accounts[s.ID].Status != record.StatusKilled {
-		t.Errorf("the worker should have been killed on exit, and its account say so; the worker is %s, its account %+v", s.Status, rec.Accounts[s.ID])
+	if s := workerOf(t, h.w, rec.Workers[0]); s.Status() != record.StatusKilled || rec.Accounts[s.ID].Status != record.StatusKilled {
+		t.Errorf("the worker should have been killed on exit, and its account say so; the worker is %s, its account %+v", s.Status(), rec.Accounts[s.ID])
 	}
 	var out string
 	for _, ev := range h.eventsOf(runs.EventToolResult) {

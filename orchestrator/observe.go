@@ -102,8 +102,8 @@ func (r *Run) news() ([]string, map[string]time.Time) {
 	sort.Slice(done, func(i, j int) bool { return done[i].EndedAt.Before(*done[j].EndedAt) })
 	out := make([]string, 0, len(done))
 	for _, s := range done {
-		line := fmt.Sprintf("%s %s (turn %d)", s.ID, s.Status, s.Turn)
-		if s.Status != record.StatusCompleted && s.Error != "" {
+		line := fmt.Sprintf("%s %s (turn %d)", s.ID, s.Status(), s.Turn)
+		if s.Status() != record.StatusCompleted && s.Error != "" {
 			line += ": " + render.Clip(s.Error, 160)
 		}
 		out = append(out, line)

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/orchestrator/tools"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -16,7 +17,7 @@ import (
 // model: a call that failed does not count.
 func TestObservationNewsUntilAnnounced(t *testing.T) {
 	end := time.Now().UTC()
-	w := &record.Session{ID: "3f2a1c9d-0000-4000-8000-000000000001", Status: record.StatusFailed, Turn: 1, EndedAt: &end, Error: "tests fail"}
+	w := new(sessionstest.WithStatus(record.Session{ID: "3f2a1c9d-0000-4000-8000-000000000001", Turn: 1, EndedAt: &end, Error: "tests fail"}, record.StatusFailed))
 	r := &Run{rec: &runs.Record{}, set: Settings{Limits: runs.Limits{MaxSteps: 10}}, seen: tools.NewSeen(nil),
 		workers: []*record.Session{w}, started: time.Now(), resumed: true}
 	first, marks := r.observe(3)
@@ -53,13 +54,13 @@ func TestObservationListsWorktreeChanges(t *testing.T) {
 	landed := ws("h2", workspace.Stat{Files: 1, Added: 1})
 	landed.Landed = &record.Landing{Into: "main", Head: "h2", Commit: "c2"}
 	workers := []*record.Session{
-		{ID: id(1), Status: record.StatusCompleted, EndedAt: &end, Workspace: ws("h1", workspace.Stat{Files: 7, Added: 70})},
-		{ID: id(2), Status: record.StatusCompleted, EndedAt: &end, Workspace: landed},
-		{ID: id(3), Status: record.StatusRunning, Workspace: ws("base", workspace.Stat{})},
-		{ID: id(4), Status: record.StatusCompleted, EndedAt: &end}, // in place: not listed
+		new(sessionstest.WithStatus(record.Session{ID: id(1), EndedAt: &end, Workspace: ws("h1", workspace.Stat{Files: 7, Added: 70})}, record.StatusCompleted)),
+		new(sessionstest.WithStatus(record.Session{ID: id(2), EndedAt: &end, Workspace: landed}, record.StatusCompleted)),
+		new(sessionstest.WithStatus(record.Session{ID: id(3), Workspace: ws("base", workspace.Stat{})}, record.StatusRunning)),
+		new(sessionstest.WithStatus(record.Session{ID: id(4), EndedAt: &end}, record.StatusCompleted)), // in place: not listed
 	}
 	for n := 5; n < 20; n++ {
-		workers = append(workers, &record.Session{ID: id(n), Status: record.StatusCompleted, EndedAt: &end, Workspace: ws("h", workspace.Stat{})})
+		workers = append(workers, new(sessionstest.WithStatus(record.Session{ID: id(n), EndedAt: &end, Workspace: ws("h", workspace.Stat{})}, record.StatusCompleted)))
 	}
 	files := map[string]changedFiles{id(1): {key: "base..h1", names: []string{"a", "b", "c", "d", "e", "f", "g"}}}
 	line := changesLine(workers, files)

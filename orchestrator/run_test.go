@@ -47,8 +47,8 @@ func TestFullRun(t *testing.T) {
 		t.Errorf("worker usage %+v %v %v", disk.WorkerUsage, disk.WorkerCostUSD, disk.Accounts)
 	}
 	for _, id := range disk.Workers {
-		if s := workerOf(t, h.w, id); s.Source.String() != "run:"+rec.ID || s.Status != "completed" {
-			t.Errorf("worker %s: source %s status %s", id, s.Source, s.Status)
+		if s := workerOf(t, h.w, id); s.Source.String() != "run:"+rec.ID || s.Status() != "completed" {
+			t.Errorf("worker %s: source %s status %s", id, s.Source, s.Status())
 		}
 	}
 	if err := checkPairs(items); err != nil {

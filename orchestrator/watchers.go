@@ -111,7 +111,7 @@ func (g *watcherGuard) workerVerdicts(v *watchers.RunView) []watchers.Verdict {
 		case a.Watcher == "overlap" && s != nil && s.Settled():
 			// Its change still meets the other's (the watcher forgets it
 			// once landed): the advice is for two finished changes now.
-			a.Status = s.Status
+			a.Status = s.Status()
 		case a.Watcher == "failure" && a.Status == record.StatusKilled && endedByModel(v, a.SessionID):
 			continue // the model ended it itself
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -30,9 +31,10 @@ func BenchmarkWatcherGuard(b *testing.B) {
 		v.Messages = append(v.Messages, watchers.Message{Step: i + 1, Kind: "message", Text: "checking the workers next"})
 	}
 	for i := 0; i < 100; i++ {
-		s := &record.Session{ID: fmt.Sprintf("w%03d", i), Status: record.StatusCompleted, CreatedAt: t0}
+		s := new(sessionstest.WithStatus(record.Session{ID: fmt.Sprintf("w%03d", i), CreatedAt: t0}, record.StatusCompleted))
 		if i%2 == 0 {
-			s.Status, s.Owner = record.StatusRunning, &proc.Ref{PID: 1}
+			sessionstest.SetStatus(s, record.StatusRunning)
+			s.Owner = &proc.Ref{PID: 1}
 		}
 		v.Workers = append(v.Workers, s)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 	"github.com/zwarm/zwarm/watchers"
@@ -145,9 +146,9 @@ func TestWatchersReportAStalledWorker(t *testing.T) {
 			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	first, second := workerOf(t, h.w, rec.Workers[0]), workerOf(t, h.w, rec.Workers[1])
-	if first.Status != record.StatusKilled || second.Status != record.StatusCompleted || second.Task != "index the docs again" {
+	if first.Status() != record.StatusKilled || second.Status() != record.StatusCompleted || second.Task != "index the docs again" {
 		t.Errorf("the first worker should be killed and the second (\"index the docs again\") completed; they are: %s %s, %s %s",
-			first.Task, first.Status, second.Task, second.Status)
+			first.Task, first.Status(), second.Task, second.Status())
 	}
 	mustContain(t, "the nudge", stalled, "no first event", "after its turn started", "end it (end_session) and delegate its task again")
 	// Only the stalls of the first worker count: on a loaded machine the
@@ -199,8 +200,8 @@ func TestWatchersCostGuardStopsARunWorker(t *testing.T) {
 			rec.Status, rec.StopReason, len(rec.Workers), guardEvents(h))
 	}
 	w := workerOf(t, h.w, rec.Workers[0])
-	if w.Status != record.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
-		t.Errorf("worker %s: %s", w.Status, w.Error)
+	if w.Status() != record.StatusKilled || !strings.Contains(w.Error, "stopped by watcher cost_guard: it used 50k tokens, its cap is 10k") {
+		t.Errorf("worker %s: %s", w.Status(), w.Error)
 	}
 	ge := h.eventsOf(runs.EventGuard)
 	if len(ge) != 1 || ge[0].Watcher != "cost_guard" || !strings.Contains(ge[0].Text, w.ID) || !strings.Contains(ge[0].Text, "It has been stopped") {
@@ -359,8 +360,8 @@ func TestWatchersPauseThenResume(t *testing.T) {
 func TestOverlapAlertsBecomeNudgesWithAdvice(t *testing.T) {
 	cfg := watchers.DefaultConfig()
 	g := &watcherGuard{cfg: cfg}
-	running := &record.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Status: record.StatusRunning, Owner: &proc.Ref{PID: 1}}
-	done := &record.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000", Status: record.StatusCompleted}
+	running := new(sessionstest.WithStatus(record.Session{ID: "9c1d4e2f-0000-4000-8000-000000000000", Owner: &proc.Ref{PID: 1}}, record.StatusRunning))
+	done := new(sessionstest.WithStatus(record.Session{ID: "3f2a9c1d-0000-4000-8000-000000000000"}, record.StatusCompleted))
 	reason := "3f2a9c1d and 9c1d4e2f both change api/server.go: the second to land may conflict"
 	g.alerts = []watchers.Alert{
 		{Watcher: "overlap", SessionID: running.ID, Task: "add limits", Reason: reason},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -61,12 +62,12 @@ func finishedStateDir(b *testing.B) string {
 			sdir := filepath.Join(dir, "sessions", id)
 			os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
 			code := 0
-			s := record.Session{Version: record.SchemaVersion, ID: id, Task: "task", Status: record.StatusCompleted,
+			s := statusfield.With(record.Session{Version: record.SchemaVersion, ID: id, Task: "task",
 				Adapter: "codex", Model: "gpt-5.1-codex", WorkingDir: "/w", Source: record.UserSource, CreatedAt: now, UpdatedAt: now,
-				EndedAt: &now, ExitCode: &code, Turn: 2}
+				EndedAt: &now, ExitCode: &code, Turn: 2}, record.StatusCompleted)
 			for n := 1; n <= 2; n++ {
-				s.Turns = append(s.Turns, record.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
-					Status: record.StatusCompleted, Offset: int64(len(turn))})
+				s.Turns = append(s.Turns, statusfield.With(record.Turn{N: n, Prompt: "p", StartedAt: now, EndedAt: &now, ExitCode: &code,
+					Offset: int64(len(turn))}, record.StatusCompleted))
 				if err := os.WriteFile(filepath.Join(sdir, "turns", fmt.Sprintf("turn_%d.jsonl", n)), turn, 0o600); err != nil {
 					fixture.err = err
 					return

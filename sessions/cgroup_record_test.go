@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -109,7 +110,8 @@ func TestARecordedSupervisorIsSignalledOnlyIfItIsOne(t *testing.T) {
 	victim.Role = record.RoleSupervisor
 	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
-		s.Status, s.Owner, s.EndedAt = record.StatusRunning, victim, nil
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner, s.EndedAt = victim, nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)

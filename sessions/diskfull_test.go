@@ -57,12 +57,12 @@ func TestFullDisk(t *testing.T) {
 	s := w.spawn("fill the disk")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
-	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
+	if got.Status() != record.StatusFailed || !strings.Contains(got.Error, "disk full") || !strings.Contains(got.Error, "no space left on device") {
 		log, _ := os.ReadFile(st.LogPath(s.ID))
-		t.Fatalf("%s: %q\nsupervisor log:\n%s", got.Status, got.Error, log)
+		t.Fatalf("%s: %q\nsupervisor log:\n%s", got.Status(), got.Error, log)
 	}
 	onDisk, err := st.Load(s.ID)
-	if err != nil || !onDisk.Settled() || onDisk.Status != record.StatusFailed {
+	if err != nil || !onDisk.Settled() || onDisk.Status() != record.StatusFailed {
 		t.Fatalf("meta.json on disk: %v %v", onDisk, err)
 	}
 	if len(onDisk.Turns) != 1 || onDisk.LastMessage != "the final message" || onDisk.Usage.InputTokens != 4321 ||
@@ -133,8 +133,8 @@ func TestFullDiskKeepsTheTurnsLastWords(t *testing.T) {
 	s := w.spawn("fill the disk, then finish")
 	fillTheDiskOnceRecording(t, st, s.ID, goOn)
 	got := w.wait(s.ID)
-	if got.Status != record.StatusFailed || !strings.Contains(got.Error, "disk full") {
-		t.Fatalf("%s: %q", got.Status, got.Error)
+	if got.Status() != record.StatusFailed || !strings.Contains(got.Error, "disk full") {
+		t.Fatalf("%s: %q", got.Status(), got.Error)
 	}
 	onDisk, err := st.Load(s.ID)
 	if err != nil {
@@ -177,11 +177,11 @@ func TestFullDiskWhileTheOutputStillFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != record.StatusCompleted || onDisk.Status != record.StatusCompleted || onDisk.LastMessage != "the last words" ||
+	if got.Status() != record.StatusCompleted || onDisk.Status() != record.StatusCompleted || onDisk.LastMessage != "the last words" ||
 		onDisk.Usage.InputTokens != 1234 || len(onDisk.Turns) != 1 || len(onDisk.Turns[0].Notes) != 0 {
 		log, _ := os.ReadFile(st.LogPath(s.ID))
 		t.Fatalf("%s (%s on disk): %q, last message %q, usage %+v\nsupervisor log:\n%s",
-			got.Status, onDisk.Status, onDisk.Error, onDisk.LastMessage, onDisk.Usage, log)
+			got.Status(), onDisk.Status(), onDisk.Error, onDisk.LastMessage, onDisk.Usage, log)
 	}
 	turn, err := os.ReadFile(st.TurnPath(s.ID, 1))
 	if err != nil || !strings.Contains(string(turn), "the last words") || !strings.Contains(string(turn), "turn.completed") {

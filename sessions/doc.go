@@ -158,13 +158,16 @@
 // applies them through the state.Tx that one locked update of the record
 // (state.Store.Update and its kin) hands its change, the supervisor only
 // through Turns (Claim, Prepared, EndTurn, HandOver), each one update of
-// the record; a test (TestOnlyTheLifecycleChangesAStatus) type-checks
-// every package and fails on a status set anywhere else. Settled (no turn running and none
-// about to start) is the one answer to "is it done?"; a turn's end and the
-// start of the next queued follow-up, or the settling, are one update, so
-// nobody sees a session settled that is about to run again. "failed" means
-// the agent reported failure or exited non-zero, or zwarm could not start
-// or record it (a full disk); "killed" means zwarm stopped it.
+// the record. The compiler refuses a status set anywhere else: the record
+// reads it with Status() from a field only sessions/internal/statusfield
+// writes, a door only the lifecycle uses (and what rebuilds records from
+// what was read: the listing cache, test fixtures). Settled (no turn
+// running and none about to start) is the one answer to "is it done?"; a
+// turn's end and the start of the next queued follow-up, or the settling,
+// are one update, so nobody sees a session settled that is about to run
+// again. "failed" means the agent reported failure or exited non-zero, or
+// zwarm could not start or record it (a full disk); "killed" means zwarm
+// stopped it.
 //
 // The record names its owner: the process that is spawning the session or
 // sending it a follow-up (role "spawn"), then its supervisor (role

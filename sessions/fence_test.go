@@ -51,8 +51,8 @@ func TestAStaleSupervisorIsFencedOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status != record.StatusRunning {
-		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status, s.LastMessage, s.Turns[0])
+	if s.Owner == nil || *s.Owner != other || s.LastMessage == "written by the stale one" || s.Turns[0].EndedAt != nil || s.Status() != record.StatusRunning {
+		t.Fatalf("the stale supervisor changed the record: owner %+v, status %s, message %q, turn %+v", s.Owner, s.Status(), s.LastMessage, s.Turns[0])
 	}
 	if left := w.Manager.Containment(id).Procs(); len(left) > 0 {
 		t.Fatalf("the stale supervisor left its agent running: %v", left)

@@ -34,8 +34,8 @@ func TestNewSupervisorWaitsForThePreviousOne(t *testing.T) {
 	}
 	l.Unlock()
 	got := w.wait(s.ID)
-	if got.Status != record.StatusCompleted || len(got.Turns) != 2 {
-		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	if got.Status() != record.StatusCompleted || len(got.Turns) != 2 {
+		t.Fatalf("%s, %d turns", got.Status(), len(got.Turns))
 	}
 	if p := w.Prompts(); len(p) != 2 || p[1] != "then this" {
 		t.Fatalf("prompts %q", p)

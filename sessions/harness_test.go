@@ -291,7 +291,7 @@ func (w *world) waitFor(id string, limit time.Duration) *record.Session {
 	if err != nil {
 		now := "unreadable"
 		if s, lerr := w.Store.Load(id); lerr == nil {
-			now = fmt.Sprintf("%s, turn %d running %v", s.Status, s.Turn, s.TurnRunning())
+			now = fmt.Sprintf("%s, turn %d running %v", s.Status(), s.Turn, s.TurnRunning())
 		}
 		w.T.Fatalf("waiting up to %s for session %s to settle: %v; it is %s", limit, record.ShortID(id), err, now)
 	}

@@ -167,7 +167,7 @@ func TestListingSeesARecordBrokenBehindItsBack(t *testing.T) {
 				}
 				for _, s := range list {
 					if s.ID == broken {
-						t.Fatalf("%s: the broken record is listed as %s", when, s.Status)
+						t.Fatalf("%s: the broken record is listed as %s", when, s.Status())
 					}
 				}
 				if len(list) != 2 {

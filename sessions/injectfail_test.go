@@ -37,7 +37,7 @@ func TestFailedInjectLeavesNoFollowUpQueued(t *testing.T) {
 		t.Fatalf("inbox: %+v", inbox)
 	}
 	if g, _ := w.Manager.Get(context.Background(), s.ID); !g.Settled() || g.PendingInjects != 0 {
-		t.Fatalf("session %s, %d pending", g.Status, g.PendingInjects)
+		t.Fatalf("session %s, %d pending", g.Status(), g.PendingInjects)
 	}
 
 	os.Remove(log)

@@ -88,10 +88,10 @@ func TestInterruptStopsTheTurnAndContinuesTheThread(t *testing.T) {
 			got := w.wait(s.ID)
 			var turns []string
 			for _, tr := range got.Turns {
-				turns = append(turns, tr.Prompt+":"+string(tr.Status))
+				turns = append(turns, tr.Prompt+":"+string(tr.Status()))
 			}
-			if strings.Join(turns, ",") != want || got.Status != record.StatusCompleted {
-				t.Fatalf("turns %q, session %s (%s); want %s", turns, got.Status, got.Error, want)
+			if strings.Join(turns, ",") != want || got.Status() != record.StatusCompleted {
+				t.Fatalf("turns %q, session %s (%s); want %s", turns, got.Status(), got.Error, want)
 			}
 			first := got.Turns[0]
 			if first.Error != "" || len(first.Notes) != 1 || !strings.Contains(first.Notes[0], "a follow-up took over") || first.EndedAt == nil {
@@ -118,7 +118,7 @@ func TestInterruptOfASettledSessionResumesIt(t *testing.T) {
 	if err != nil || res.Outcome != sessions.InjectResumed || res.Turn != 2 {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
-	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status != record.StatusCompleted {
+	if got := w.wait(s.ID); len(got.Turns) != 2 || got.Turns[1].Status() != record.StatusCompleted {
 		t.Fatalf("turns %+v", got.Turns)
 	}
 }
@@ -140,8 +140,8 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Session.Status != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.Work {
-		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status, a.Session.Settled(), a.Command.Dir)
+	if a.Session.Status() != record.StatusAttached || a.Session.Settled() || a.Command.Dir != w.Work {
+		t.Fatalf("attached: %s settled %v dir %s", a.Session.Status(), a.Session.Settled(), a.Command.Dir)
 	}
 	if _, err := w.Manager.Attach(ctx, s.ID, sessions.AttachOptions{}); !errors.Is(err, sessions.ErrAttached) {
 		t.Fatalf("a second attach: %v", err)
@@ -153,8 +153,8 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 	if err != nil || res.Outcome != sessions.InjectQueued || !res.Attached {
 		t.Fatalf("inject while attached: %+v %v", res, err)
 	}
-	if got, _ := w.Manager.Get(ctx, s.ID); got.Status != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
-		t.Fatalf("while attached: %s, %d queued, %d turns", got.Status, got.PendingInjects, len(got.Turns))
+	if got, _ := w.Manager.Get(ctx, s.ID); got.Status() != record.StatusAttached || got.PendingInjects != 1 || len(got.Turns) != 1 {
+		t.Fatalf("while attached: %s, %d queued, %d turns", got.Status(), got.PendingInjects, len(got.Turns))
 	}
 	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
 	if err != nil {
@@ -174,15 +174,15 @@ func TestAttachRunsTheCLIThenTheQueuedFollowUp(t *testing.T) {
 		t.Fatalf("the CLI did not work in the session's dir: %q %v", b, err)
 	}
 	if after.Settled() || len(after.Attaches) != 1 {
-		t.Fatalf("with a follow-up queued, the attach's end starts it: %s, spans %+v", after.Status, after.Attaches)
+		t.Fatalf("with a follow-up queued, the attach's end starts it: %s, spans %+v", after.Status(), after.Attaches)
 	}
 	got := w.wait(s.ID)
 	sp := got.Attaches[0]
 	if sp.End == nil || sp.ExitCode == nil || *sp.ExitCode != 0 || sp.Note != "" || sp.Was != record.StatusCompleted || sp.CLI == nil {
 		t.Fatalf("span %+v", sp)
 	}
-	if len(got.Turns) != 2 || got.Turns[1].Prompt != "then this" || !got.Turns[1].Resumed || got.ThreadID != thread || got.Status != record.StatusCompleted {
-		t.Fatalf("after the attach: %s, turns %+v", got.Status, got.Turns)
+	if len(got.Turns) != 2 || got.Turns[1].Prompt != "then this" || !got.Turns[1].Resumed || got.ThreadID != thread || got.Status() != record.StatusCompleted {
+		t.Fatalf("after the attach: %s, turns %+v", got.Status(), got.Turns)
 	}
 	// The CLI resumed the thread: its prompt (the fake's) is the thread.
 	if p := w.Prompts(); strings.Join(p, ",") != "first,"+thread+",then this" {
@@ -213,8 +213,8 @@ func TestAttachToARunningSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := a.Session
-	if waited != 1 || got.Status != record.StatusAttached || got.Turns[0].Status != record.StatusInterrupted || len(got.Turns) != 1 || got.PendingInjects != 1 {
-		t.Fatalf("waited for turn %d; %s, turns %+v, %d queued", waited, got.Status, got.Turns, got.PendingInjects)
+	if waited != 1 || got.Status() != record.StatusAttached || got.Turns[0].Status() != record.StatusInterrupted || len(got.Turns) != 1 || got.PendingInjects != 1 {
+		t.Fatalf("waited for turn %d; %s, turns %+v, %d queued", waited, got.Status(), got.Turns, got.PendingInjects)
 	}
 	if !strings.Contains(got.Turns[0].Notes[0], "a person took over") {
 		t.Fatalf("notes %q", got.Turns[0].Notes)
@@ -231,8 +231,8 @@ func TestAttachToARunningSession(t *testing.T) {
 	if after.Attaches[0].Was != record.StatusCompleted || after.Attaches[0].Note != "not run in this test" {
 		t.Fatalf("span %+v", after.Attaches[0])
 	}
-	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 2 || got.Turns[1].Prompt != "queued" {
-		t.Fatalf("after: %s turns %+v", got.Status, got.Turns)
+	if got := w.wait(s.ID); got.Status() != record.StatusCompleted || len(got.Turns) != 2 || got.Turns[1].Prompt != "queued" {
+		t.Fatalf("after: %s turns %+v", got.Status(), got.Turns)
 	}
 }
 
@@ -253,8 +253,8 @@ func TestAttachOfADeadCommandSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := got.Attaches[0]
-	if got.Status != record.StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
-		t.Fatalf("status %s settled %v span %+v", got.Status, got.Settled(), sp)
+	if got.Status() != record.StatusCompleted || !got.Settled() || sp.End == nil || !strings.Contains(sp.Note, "died without settling the session") {
+		t.Fatalf("status %s settled %v span %+v", got.Status(), got.Settled(), sp)
 	}
 	inbox, _ := w.Manager.Inbox(s.ID)
 	if len(inbox) != 1 || inbox[0].State != record.InboxUndelivered || got.PendingInjects != 0 {
@@ -332,13 +332,13 @@ func TestDeadAttacherSeenWhileLockedReadsSettled(t *testing.T) {
 		t.Fatalf("want the one attach span, got %d", len(got.Attaches))
 	}
 	sp := got.Attaches[0]
-	if got.Status != record.StatusCompleted || !got.Settled() || sp.End == nil || sp.Note != fmt.Sprintf("zwarm attach (pid %d) died without settling the session", dead.PID) {
+	if got.Status() != record.StatusCompleted || !got.Settled() || sp.End == nil || sp.Note != fmt.Sprintf("zwarm attach (pid %d) died without settling the session", dead.PID) {
 		t.Fatalf("read while locked: want completed, settled, the span ended saying the attacher died; got %s (settled %v, error %q), span ended %v, note %q",
-			got.Status, got.Settled(), got.Error, sp.End != nil, sp.Note)
+			got.Status(), got.Settled(), got.Error, sp.End != nil, sp.Note)
 	}
 	// Nothing was recorded: the next reader, with the lock free, does it.
-	if rec, err := w.Store.Load(s.ID); err != nil || rec.Status != record.StatusAttached {
-		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status, err)
+	if rec, err := w.Store.Load(s.ID); err != nil || rec.Status() != record.StatusAttached {
+		t.Fatalf("the record after a read under someone's lock: want it still attached, got %v %v", rec.Status(), err)
 	}
 }
 
@@ -372,15 +372,15 @@ func TestInterruptLeavesOneSupervisor(t *testing.T) {
 	// waited for the first's lock runs on: nothing gave up waiting and
 	// took its cgroup down.
 	time.Sleep(handoverWaitOfSupervisor + 2*time.Second)
-	if got, err := w.Manager.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status != record.StatusRunning {
+	if got, err := w.Manager.Get(ctx, s.ID); err != nil || len(got.Turns) != 2 || !got.TurnRunning() || got.Status() != record.StatusRunning {
 		t.Fatalf("the follow-up after the hand-over wait: %+v %v", got, err)
 	}
 	if _, err := w.Manager.Kill(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)
-	if len(got.Turns) != 2 || got.Turns[0].Status != record.StatusInterrupted || got.Status != record.StatusKilled {
-		t.Fatalf("session %s (%s), turns %+v", got.Status, got.Error, got.Turns)
+	if len(got.Turns) != 2 || got.Turns[0].Status() != record.StatusInterrupted || got.Status() != record.StatusKilled {
+		t.Fatalf("session %s (%s), turns %+v", got.Status(), got.Error, got.Turns)
 	}
 }
 

@@ -177,8 +177,8 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 		t.Fatalf("kill interrupted as it forced: %v", r.err)
 	}
 	got := w.wait(s.ID)
-	if got.Status != record.StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
-		t.Fatalf("%s: %s", got.Status, got.Error)
+	if got.Status() != record.StatusKilled || !strings.HasPrefix(got.Error, "over budget (its lock was held by ") {
+		t.Fatalf("%s: %s", got.Status(), got.Error)
 	}
 	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)

@@ -71,8 +71,8 @@ func BenchmarkLandLargeBinary(b *testing.B) {
 		for range b.N {
 			b.StopTimer()
 			s := w.spawn("add the model")
-			if s = w.waitFor(s.ID, 10*time.Minute); s.Status != record.StatusCompleted {
-				b.Fatalf("worker: %s %s", s.Status, s.Error)
+			if s = w.waitFor(s.ID, 10*time.Minute); s.Status() != record.StatusCompleted {
+				b.Fatalf("worker: %s %s", s.Status(), s.Error)
 			}
 			cmd := exec.Command(os.Args[0])
 			cmd.Dir = w.Work

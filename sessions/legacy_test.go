@@ -49,8 +49,8 @@ func TestLegacyRecordWithADeadWorker(t *testing.T) {
 	m := sessions.ManagerOn(tempStore(t))
 	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, 1<<22)))
 	s = m.Current(s)
-	if s.Status != record.StatusFailed || s.Error == "" || !s.Settled() {
-		t.Fatalf("status %s, error %q", s.Status, s.Error)
+	if s.Status() != record.StatusFailed || s.Error == "" || !s.Settled() {
+		t.Fatalf("status %s, error %q", s.Status(), s.Error)
 	}
 	if r1, r2 := s.Runtime(time.Now()), s.Runtime(time.Now().Add(1000*time.Hour)); r1 != r2 || r1 > time.Hour {
 		t.Fatalf("runtime keeps growing or is wrong: %v then %v", r1, r2)
@@ -92,8 +92,8 @@ func TestLegacyRecordWithALiveWorker(t *testing.T) {
 	m := sessions.ManagerOn(tempStore(t))
 	s, _ := state.DecodeSession("meta.json", "3f2a", []byte(fmtRecord(pythonRecord, cmd.Process.Pid)))
 	s = m.Current(s)
-	if s.Status != record.StatusRunning || s.Settled() {
-		t.Fatalf("a live Python worker shows %s: %q", s.Status, s.Error)
+	if s.Status() != record.StatusRunning || s.Settled() {
+		t.Fatalf("a live Python worker shows %s: %q", s.Status(), s.Error)
 	}
 }
 

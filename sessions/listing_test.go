@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -54,7 +55,7 @@ func setStatus(t *testing.T, st *state.Store, i int, status record.Status) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Status = status
+	statusfield.Set(s, status)
 	if status == record.StatusRunning {
 		self, err := proc.RefOf(os.Getpid())
 		if err != nil {
@@ -139,7 +140,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		if s.EndedAt != nil {
 			ended = *s.EndedAt
 		}
-		if b.ID != s.ID || b.Status != s.Status || b.Adapter != s.Adapter || b.Model != s.Model || b.Source != s.Source ||
+		if b.ID != s.ID || b.Status != s.Status() || b.Adapter != s.Adapter || b.Model != s.Model || b.Source != s.Source ||
 			!b.CreatedAt.Equal(s.CreatedAt) || !b.UpdatedAt.Equal(s.UpdatedAt) || !b.EndedAt.Equal(ended) || b.Turn != s.Turn ||
 			b.Tokens != s.Usage.TotalTokens || b.Priced != priced || b.CostUSD != cost {
 			t.Fatalf("brief %d: %+v\nof %s", i, b, sessionstest.Fingerprint(s))
@@ -178,7 +179,7 @@ func TestListingHoldsTheSettledSessionsAsListed(t *testing.T) {
 		t.Fatalf("%d updates after the listing; want the 3 running, the last synced", len(rest))
 	}
 	for _, u := range rest {
-		if !u.Initial || u.Session == nil || u.Session.Status != record.StatusRunning || len(u.Session.Turns) != 2 {
+		if !u.Initial || u.Session == nil || u.Session.Status() != record.StatusRunning || len(u.Session.Turns) != 2 {
 			t.Fatalf("running session's update: %+v", u)
 		}
 	}

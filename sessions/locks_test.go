@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -161,8 +162,8 @@ func TestKillStopsWhatASettledSessionLeft(t *testing.T) {
 		t.Fatalf("kill of a completed session with a live process: %v", err)
 	}
 	sessionstest.Eventually(t, "the stray to die", func() bool { return !sessionstest.Alive(pid) })
-	if got.Status != record.StatusCompleted {
-		t.Fatalf("the kill changed the status to %s", got.Status)
+	if got.Status() != record.StatusCompleted {
+		t.Fatalf("the kill changed the status to %s", got.Status())
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "still running") {
 		t.Fatalf("warnings: %q", warned)
@@ -219,7 +220,8 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 	dead.Run()
 	orphan, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
 		s := tx.Session()
-		s.Status, s.EndedAt, s.Owner = record.StatusPending, nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
+		statusfield.Set(s, record.StatusPending)
+		s.EndedAt, s.Owner = nil, &proc.Ref{PID: dead.Process.Pid, Start: 1, Role: record.RoleSpawn}
 		return nil
 	})
 	if err != nil {
@@ -239,11 +241,11 @@ func TestReadersDoNotWaitForLocks(t *testing.T) {
 		t.Fatalf("hold the session list's lock: %v", err)
 	}
 	got := within(t, "show", func() *record.Session { g, _ := w.Manager.Get(context.Background(), s.ID); return g })
-	if got == nil || got.Status != record.StatusFailed {
+	if got == nil || got.Status() != record.StatusFailed {
 		t.Fatalf("show of a session whose owner died: %+v", got)
 	}
 	list := within(t, "ls", func() []*record.Session { l, _ := w.Manager.List(context.Background(), listing.Options{}); return l })
-	if len(list) != 1 || list[0].Status != record.StatusFailed {
+	if len(list) != 1 || list[0].Status() != record.StatusFailed {
 		t.Fatalf("ls: %v", list)
 	}
 }
@@ -306,8 +308,8 @@ func TestInjectInterruptedWhileWaitingChangesNothing(t *testing.T) {
 	if inbox, _ := w.Store.Inbox(s.ID); len(inbox) != 0 {
 		t.Fatalf("inbox: %+v", inbox)
 	}
-	if g, _ := w.Manager.Get(context.Background(), s.ID); g.Status != record.StatusCompleted || !g.Settled() {
-		t.Fatalf("the session is %s: %s", g.Status, g.Error)
+	if g, _ := w.Manager.Get(context.Background(), s.ID); g.Status() != record.StatusCompleted || !g.Settled() {
+		t.Fatalf("the session is %s: %s", g.Status(), g.Error)
 	}
 }
 
@@ -361,8 +363,8 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if _, err := w.Manager.Inject(context.Background(), s.ID, "then this"); !errors.Is(err, sessions.ErrStopping) {
 		t.Fatalf("inject while a kill finishes: %v", err)
 	}
-	if g, _ := w.Store.Load(s.ID); g.Status != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
-		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status, g.NextInboxSeq)
+	if g, _ := w.Store.Load(s.ID); g.Status() != record.StatusCompleted || g.NextInboxSeq != s.NextInboxSeq {
+		t.Fatalf("the refused follow-up changed the record: %s, seq %d", g.Status(), g.NextInboxSeq)
 	}
 	// A killer that is gone holds nothing up.
 	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
@@ -376,8 +378,8 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if err != nil || res.Session.Killer != nil {
 		t.Fatalf("inject once the kill is done: %v, %+v", err, res)
 	}
-	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 2 {
-		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	if got := w.wait(s.ID); got.Status() != record.StatusCompleted || len(got.Turns) != 2 {
+		t.Fatalf("%s, %d turns", got.Status(), len(got.Turns))
 	}
 	// Nor does a live one's stamp long after the session settled (a
 	// long-lived process whose kill could not clear it).
@@ -392,7 +394,7 @@ func TestInjectWaitsForAKillToFinish(t *testing.T) {
 	if _, err := w.Manager.Inject(context.Background(), s.ID, "and this"); err != nil {
 		t.Fatalf("inject past a stale kill stamp: %v", err)
 	}
-	if got := w.wait(s.ID); got.Status != record.StatusCompleted || len(got.Turns) != 3 {
-		t.Fatalf("%s, %d turns", got.Status, len(got.Turns))
+	if got := w.wait(s.ID); got.Status() != record.StatusCompleted || len(got.Turns) != 3 {
+		t.Fatalf("%s, %d turns", got.Status(), len(got.Turns))
 	}
 }

@@ -143,7 +143,7 @@ func notInterruptible(s *record.Session) string {
 		return "a kill is in progress"
 	case s.Interrupt != nil:
 		return fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
-	case s.Status == record.StatusPending:
+	case s.Status() == record.StatusPending:
 		return "it is starting"
 	}
 	return "no turn is running"
@@ -159,7 +159,7 @@ func (a *Attachment) handedOver(ctx context.Context) (*record.Session, error) {
 			return true, nil
 		}
 		if r := s.Interrupt; r == nil || r.Attacher == nil || r.Attacher.Token != a.self.Token {
-			return true, fmt.Errorf("its turn was not handed over: the session is %s%s", s.Status, errorSuffix(s.Error))
+			return true, fmt.Errorf("its turn was not handed over: the session is %s%s", s.Status(), errorSuffix(s.Error))
 		}
 		return false, nil
 	})
@@ -190,7 +190,7 @@ func errorSuffix(msg string) string {
 
 // mine reports whether s is attached to this Attachment.
 func (a *Attachment) mine(s *record.Session) bool {
-	return s.Status == record.StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
+	return s.Status() == record.StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
 }
 
 // interactiveCommand is the agent's CLI resuming the session's thread.
@@ -292,7 +292,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 	s, err := a.m.st.ChangeCtx(a.m.writing(ctx), a.id, func(tx *state.Tx) error {
 		s := tx.Session()
 		if !a.mine(s) {
-			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status)
+			return fmt.Errorf("it is no longer attached to this zwarm (it is %s)", s.Status())
 		}
 		if err := tx.Detach(exit, note, time.Now().UTC()); err != nil {
 			return err
@@ -487,7 +487,7 @@ func (m *Manager) takeForAttach(ctx context.Context, tx *state.Tx, self *proc.Re
 		}
 	}
 	switch {
-	case s.Status == record.StatusAttached:
+	case s.Status() == record.StatusAttached:
 		return false, attachedError(s)
 	case s.Settled():
 		if err := worktreeThere(s); err != nil {

@@ -264,7 +264,7 @@ func (m *Manager) queueFollowUp(ctx context.Context, tx *state.Tx, self *proc.Re
 	s.PendingInjects++
 	if !s.Settled() {
 		res.Outcome, res.Turn, res.Live = InjectQueued, s.Turn, s.AgentLive
-		res.Attached = s.Status == record.StatusAttached
+		res.Attached = s.Status() == record.StatusAttached
 		if opt.Interrupt && s.Interruptible() {
 			res.Outcome, res.Live = InjectInterrupted, false
 			return tx.InterruptTurn(record.InterruptRequest{At: time.Now().UTC(), InboxID: res.Entry.ID})

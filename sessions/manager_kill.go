@@ -137,7 +137,7 @@ func (k *killing) mark(ctx context.Context, tx *state.Tx) error {
 		}
 		return nil
 	}
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return attachedError(s)
 	}
 	if err := tx.RequestStop(k.reason, time.Now().UTC()); err != nil {
@@ -152,13 +152,13 @@ func (k *killing) mark(ctx context.Context, tx *state.Tx) error {
 // to stop, or only the strays it swept.
 func (k *killing) settled(s *record.Session) (*record.Session, error) {
 	if k.strays == nil {
-		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(k.id), ErrNotRunning, s.Status.Ended())
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(k.id), ErrNotRunning, s.Status().Ended())
 	}
 	if k.sweepErr != nil {
 		return s, fmt.Errorf("kill %s: %w", record.ShortID(k.id), k.sweepErr)
 	}
 	k.m.warn(fmt.Errorf("session %s had %s, but processes it started were still running: stopped them%s",
-		record.ShortID(k.id), s.Status, proc.PIDList(k.strays)))
+		record.ShortID(k.id), s.Status(), proc.PIDList(k.strays)))
 	return s, nil
 }
 
@@ -194,7 +194,7 @@ func (k *killing) finish(ctx context.Context, forced *forcedStop) (*record.Sessi
 	if forced != nil && k.interrupted.Err() != nil {
 		// Not context.Canceled: what it did is the message.
 		return s, fmt.Errorf("kill %s: interrupted after %s; the kill went on and is recorded: the session is %s",
-			record.ShortID(id), forced.did(), s.Status)
+			record.ShortID(id), forced.did(), s.Status())
 	}
 	return s, nil
 }
@@ -209,7 +209,7 @@ func (m *Manager) killUnrecorded(ctx context.Context, id string, grace time.Dura
 	c := m.containment(id)
 	sups := proc.SupervisorsOf(id)
 	if err == nil && s.Settled() && len(sups) == 0 && !c.Alive() {
-		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status().Ended())
 	}
 	var refs []*proc.Ref
 	for _, pid := range sups {
@@ -542,11 +542,11 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	c := m.containment(id)
 	if s.Settled() && !force && c.Alive() {
 		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
-			record.ShortID(id), ErrRunning, s.Status.Ended(), proc.PIDList(c.Procs()), record.ShortID(id))
+			record.ShortID(id), ErrRunning, s.Status().Ended(), proc.PIDList(c.Procs()), record.ShortID(id))
 	}
 	if !s.Settled() || force && c.Alive() {
 		if !force {
-			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", record.ShortID(id), ErrRunning, s.Status)
+			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", record.ShortID(id), ErrRunning, s.Status())
 		}
 		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
 			return "", err

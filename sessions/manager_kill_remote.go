@@ -42,7 +42,7 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		if s.Settled() {
 			return nil
 		}
-		if s.Status == record.StatusAttached {
+		if s.Status() == record.StatusAttached {
 			return attachedError(s)
 		}
 		if err := tx.RequestStop(reason, time.Now().UTC()); err != nil {
@@ -72,7 +72,7 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		if forced != "" {
 			return s, nil // ended by this kill, and judged so by a reader first
 		}
-		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status.Ended())
+		return s, fmt.Errorf("kill %s: %w: it %s", record.ShortID(id), ErrNotRunning, s.Status().Ended())
 	}
 	recorded := false
 	defer func() {

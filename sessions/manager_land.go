@@ -499,7 +499,7 @@ func claimable(s *record.Session) error {
 	switch {
 	case s.Workspace == nil:
 		return &InPlaceError{ID: s.ID, Dir: s.WorkingDir}
-	case s.Status == record.StatusAttached:
+	case s.Status() == record.StatusAttached:
 		return attachedError(s)
 	case !s.Settled():
 		return fmt.Errorf("%w: wait or kill it first", ErrRunning)

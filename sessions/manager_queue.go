@@ -68,7 +68,7 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 			ws.Preparing() || ws.State == record.WorkspaceFailed || ws.Changes == nil || ws.Changes.Empty() {
 			continue
 		}
-		if s.Status != record.StatusCompleted {
+		if s.Status() != record.StatusCompleted {
 			q.Skipped = append(q.Skipped, s)
 			continue
 		}

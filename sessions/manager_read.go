@@ -99,7 +99,7 @@ func (m *Manager) current(s *record.Session, rc *readCtx) *record.Session {
 	if alive, known := m.ownerAlive(context.Background(), s); !alive && known {
 		return m.ownerDied(s)
 	}
-	if state.Remote(s) && s.Status != record.StatusAttached {
+	if state.Remote(s) && s.Status() != record.StatusAttached {
 		s.RunnerState, s.JobQueued = m.runnerState(context.Background(), s)
 	}
 	t := s.Current()
@@ -148,7 +148,7 @@ func (m *Manager) ownerDied(seen *record.Session) *record.Session {
 // process left of it. Callers hold the lock.
 func (m *Manager) abandonLocked(tx *state.Tx) error {
 	s := tx.Session()
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return m.attacherGone(tx)
 	}
 	if state.RunnerJudges(s) && s.Job.ID != "" {

@@ -78,7 +78,7 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 			// Right after Kill returns: nothing runs, unless a follow-up
 			// reopened the session after the kill was recorded.
 			now, err := w.Store.Load(s.ID)
-			if err == nil && now.Status == record.StatusKilled && now.Settled() {
+			if err == nil && now.Status() == record.StatusKilled && now.Settled() {
 				if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 					t.Errorf("round %d: processes alive after kill returned: %v", i, left)
 				}
@@ -88,8 +88,8 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 		if killErr != nil && !errors.Is(killErr, sessions.ErrNotRunning) {
 			t.Fatalf("round %d: kill: %v", i, killErr)
 		}
-		if killErr == nil && killed.Status != record.StatusKilled {
-			t.Fatalf("round %d: kill returned a %s session: %q (inject: %+v, %v)", i, killed.Status, killed.Error, res, injErr)
+		if killErr == nil && killed.Status() != record.StatusKilled {
+			t.Fatalf("round %d: kill returned a %s session: %q (inject: %+v, %v)", i, killed.Status(), killed.Error, res, injErr)
 		}
 		if injErr != nil && !errors.Is(injErr, sessions.ErrStopping) {
 			t.Fatalf("round %d: inject: %v", i, injErr)
@@ -110,8 +110,8 @@ func TestKillRacingInjectAtTheEndOfATurn(t *testing.T) {
 				t.Fatalf("round %d: a follow-up is still %s in a settled session", i, e.State)
 			}
 		}
-		if res != nil && res.Outcome == sessions.InjectQueued && killErr == nil && final.Status != record.StatusKilled {
-			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status)
+		if res != nil && res.Outcome == sessions.InjectQueued && killErr == nil && final.Status() != record.StatusKilled {
+			t.Fatalf("round %d: a follow-up queued before the kill ran after it: %s", i, final.Status())
 		}
 		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("round %d: processes alive after the session settled: %v", i, left)
@@ -145,7 +145,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		} else {
 			s = w.spawn("first")
 		}
-		if got, _ := w.Store.Load(s.ID); got == nil || got.Status != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
+		if got, _ := w.Store.Load(s.ID); got == nil || got.Status() != record.StatusPending || got.Owner == nil || got.Owner.Role != record.RoleSupervisor {
 			t.Fatalf("reopen=%v: before the kill the session is %s; want pending, handed to its supervisor (held at the start)", reopen, recordState(got))
 		}
 		done := make(chan killResult, 1)
@@ -160,7 +160,7 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 			t.Fatalf("reopen=%v: the kill returned (%v, %v) before it was marked in the record; the session is %s; want it marked, then waiting for the supervisor held at the start",
 				reopen, r.s, r.err, recordState(marked))
 		}
-		if marked.Status != record.StatusPending {
+		if marked.Status() != record.StatusPending {
 			t.Fatalf("reopen=%v: when the kill was marked the session was %s; want pending, its supervisor still held at the start", reopen, recordState(marked))
 		}
 		// Let the supervisor start: it claims the session and sees the kill.
@@ -176,8 +176,8 @@ func TestKillWhileTheSupervisorStarts(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("reopen=%v: kill: %v", reopen, r.err)
 		}
-		if r.s.Status != record.StatusKilled || r.s.Error != "killed by zwarm kill" {
-			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status, r.s.Error)
+		if r.s.Status() != record.StatusKilled || r.s.Error != "killed by zwarm kill" {
+			t.Fatalf("reopen=%v: kill left the session %s (%q); want killed, recorded by its supervisor as \"killed by zwarm kill\"", reopen, r.s.Status(), r.s.Error)
 		}
 		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Fatalf("reopen=%v: processes alive after kill returned: %v; want none", reopen, left)
@@ -190,7 +190,7 @@ func recordState(s *record.Session) string {
 	if s == nil {
 		return "unreadable"
 	}
-	return fmt.Sprintf("%s (error %q, owner %+v, kill requested %v)", s.Status, s.Error, s.Owner, s.Stop != nil)
+	return fmt.Sprintf("%s (error %q, owner %+v, kill requested %v)", s.Status(), s.Error, s.Owner, s.Stop != nil)
 }
 
 // A supervisor killed with SIGKILL mid-turn: a subscriber sees the session
@@ -231,14 +231,14 @@ func TestSupervisorKilledMidTurn(t *testing.T) {
 		case u := <-sub.C():
 			if u.Session == nil || !u.Session.Settled() {
 				if u.Session != nil {
-					seen = append(seen, string(u.Session.Status))
+					seen = append(seen, string(u.Session.Status()))
 				}
 				continue
 			}
 			took := time.Since(killed)
 			t.Logf("the dead supervisor was noticed %s after its kill (the goal: within 2s)", took.Round(time.Millisecond))
-			if u.Session.Status != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
-				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status, u.Session.Error)
+			if u.Session.Status() != record.StatusFailed || !strings.Contains(u.Session.Error, "supervisor") {
+				t.Fatalf("the session settled %s (%q); want failed, with an error naming its dead supervisor", u.Session.Status(), u.Session.Error)
 			}
 			if sessionstest.Alive(escaped) || len(w.Manager.Containment(s.ID).Procs()) > 0 {
 				t.Fatalf("processes of the session survive its supervisor: escaped grandchild (pid %d) alive %v, session's processes %v; want none",
@@ -309,8 +309,8 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != record.StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
-		t.Fatalf("%s: %q", got.Status, got.Error)
+	if got.Status() != record.StatusKilled || strings.Contains(got.Error, "did not stop") || strings.Contains(got.Error, "gone") {
+		t.Fatalf("%s: %q", got.Status(), got.Error)
 	}
 	log, _ := os.ReadFile(w.Store.LogPath(s.ID))
 	if !strings.Contains(string(log), "stopping agent") {
@@ -369,8 +369,8 @@ func TestLongTaskReachesTheAgent(t *testing.T) {
 	// Each update of the record carries the task: slow under the race
 	// detector, so the deadline is generous.
 	got := w.waitFor(s.ID, 3*time.Minute)
-	if got.Status != record.StatusCompleted {
-		t.Fatalf("%s: %s", got.Status, got.Error)
+	if got.Status() != record.StatusCompleted {
+		t.Fatalf("%s: %s", got.Status(), got.Error)
 	}
 	if p := w.Prompts(); len(p) != 1 || p[0] != task {
 		t.Fatalf("the agent got %d bytes of a %d-byte task", len(p[0]), len(task))
@@ -412,8 +412,8 @@ func TestKillBecauseRecordsTheReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != record.StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
-		t.Fatalf("%s %q %q", got.Status, got.Error, got.Turns[0].Error)
+	if got.Status() != record.StatusKilled || got.Error != "stopped by watcher cost_guard: past its $1.00 cap" || got.Turns[0].Error != got.Error {
+		t.Fatalf("%s %q %q", got.Status(), got.Error, got.Turns[0].Error)
 	}
 }
 
@@ -449,8 +449,8 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("kill hung on the session's lock: want it to take the lock by force after lock_timeout (500ms), it had not returned after two minutes")
 	}
-	if got := w.wait(s.ID); got.Status != record.StatusKilled {
-		t.Fatalf("%s: %s", got.Status, got.Error)
+	if got := w.wait(s.ID); got.Status() != record.StatusKilled {
+		t.Fatalf("%s: %s", got.Status(), got.Error)
 	}
 	if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 		t.Fatalf("left running: %v", left)

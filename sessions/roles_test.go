@@ -73,8 +73,8 @@ func TestSpawnWithARoleRecordsItAndEveryTurnGetsIt(t *testing.T) {
 	if _, err := w.Manager.Inject(ctx, s.ID, "and the tests"); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.wait(s.ID); done.Status != record.StatusCompleted || done.Turn != 2 {
-		t.Fatalf("%s turn %d: %s", done.Status, done.Turn, done.Error)
+	if done := w.wait(s.ID); done.Status() != record.StatusCompleted || done.Turn != 2 {
+		t.Fatalf("%s turn %d: %s", done.Status(), done.Turn, done.Error)
 	}
 	argv := w.argvs()
 	if len(argv) != 2 {
@@ -147,8 +147,8 @@ func TestWorkerOverItsCostLimitIsStopped(t *testing.T) {
 	}
 	done := w.waitFor(s.ID, 2*time.Minute)
 	const why = "over its cost limit of $0.50: $1.25 spent"
-	if done.Status != record.StatusKilled || done.Error != why || done.Turns[0].Status != record.StatusKilled || done.Turns[0].Error != why {
-		t.Fatalf("session %s %q, turn %s %q; want both killed, saying %q", done.Status, done.Error, done.Turns[0].Status, done.Turns[0].Error, why)
+	if done.Status() != record.StatusKilled || done.Error != why || done.Turns[0].Status() != record.StatusKilled || done.Turns[0].Error != why {
+		t.Fatalf("session %s %q, turn %s %q; want both killed, saying %q", done.Status(), done.Error, done.Turns[0].Status(), done.Turns[0].Error, why)
 	}
 	if _, err := os.Stat(went); err == nil {
 		t.Error("the agent went on past its cost limit")
@@ -174,8 +174,8 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	os.WriteFile(gate, nil, 0o600)
 	done := w.wait(s.ID)
 	const why = "over its cost limit of $1.00: $1.25 spent"
-	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
-		t.Fatalf("%s %q turn %d %q", done.Status, done.Error, done.Turn, done.LastMessage)
+	if done.Status() != record.StatusKilled || done.Error != why || done.Turn != 1 || done.LastMessage != "spent it" {
+		t.Fatalf("%s %q turn %d %q", done.Status(), done.Error, done.Turn, done.LastMessage)
 	}
 	inbox, err := w.Manager.Inbox(s.ID)
 	if err != nil || len(inbox) != 1 || inbox[0].State != record.InboxUndelivered {
@@ -188,8 +188,8 @@ func TestCostLimitPassedAtTheEndOfATurnDeliversNothingMore(t *testing.T) {
 	}
 	done = w.wait(s.ID)
 	inbox, _ = w.Manager.Inbox(s.ID)
-	if done.Status != record.StatusKilled || done.Error != why || done.Turn != 1 || len(w.Prompts()) != 1 || len(inbox) != 1 {
-		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status, done.Error, done.Turn, len(w.Prompts()), inbox)
+	if done.Status() != record.StatusKilled || done.Error != why || done.Turn != 1 || len(w.Prompts()) != 1 || len(inbox) != 1 {
+		t.Fatalf("after a follow-up: %s %q turn %d, %d agent runs, inbox %+v", done.Status(), done.Error, done.Turn, len(w.Prompts()), inbox)
 	}
 }
 

@@ -22,8 +22,8 @@ func TestWhatSetupMakesIsNotTheWorkersChange(t *testing.T) {
 	w.WriteConfig("[worktrees]\nsetup = \"mkdir -p node_modules/dep && echo dep > node_modules/dep/index.js && echo gen > generated.txt\"\n")
 	w.agent("echo work > work.txt")
 	s := w.wait(w.spawnIn(w.Work, "work", sessions.SpawnRequest{}).ID)
-	if s.Status != record.StatusCompleted {
-		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	if s.Status() != record.StatusCompleted {
+		t.Fatalf("status %s (%s)", s.Status(), s.Error)
 	}
 	if got := w.diff(s.ID, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.NamesOnly}}); got != "work.txt\n" {
 		t.Fatalf("diff: %q, want only the worker's work.txt", got)

@@ -43,8 +43,8 @@ func TestASignalNobodyExplainedIsRecordedAsSuch(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := w.wait(s.ID)
-		if got.Status != record.StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
-			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status, got.Error, got.Turns[0].Error, c.want)
+		if got.Status() != record.StatusKilled || got.Error != c.want || got.Turns[0].Error != c.want {
+			t.Errorf("%v (job %q): %s %q, turn %q; want killed %q", c.sig, c.job, got.Status(), got.Error, got.Turns[0].Error, c.want)
 		}
 		if left := w.Manager.Containment(s.ID).Procs(); len(left) > 0 {
 			t.Errorf("%v: processes alive after the session settled: %v", c.sig, left)

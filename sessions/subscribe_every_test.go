@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -147,14 +148,15 @@ func TestEverySessionSeesSettledRecordsChangeThroughTheGeneration(t *testing.T) 
 	self.Role = record.RoleSupervisor
 	if _, err := st.UpdateSettled(ctx, reopened, func(tx *state.Tx) error {
 		s := tx.Session()
-		s.Status, s.Owner = record.StatusRunning, self
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner = self
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*watch.Subscription{sub, active} {
 		u := next(s, "reopened", func(u watch.Update) bool { return u.ID == reopened })
-		if u.Session == nil || u.Session.Status != record.StatusRunning {
+		if u.Session == nil || u.Session.Status() != record.StatusRunning {
 			t.Fatalf("reopened: %+v", u)
 		}
 	}

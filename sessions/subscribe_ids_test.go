@@ -77,7 +77,7 @@ func describeUpdate(u watch.Update) string {
 	case u.Removed:
 		return u.ID + " removed"
 	case u.Session != nil:
-		return u.ID + " " + string(u.Session.Status) + " last message " + strconv.Quote(u.Session.LastMessage)
+		return u.ID + " " + string(u.Session.Status()) + " last message " + strconv.Quote(u.Session.LastMessage)
 	case u.Err != nil:
 		return u.ID + " error " + u.Err.Error()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -23,9 +24,9 @@ func writeSession(t testing.TB, dir, id string, turn string) {
 	t.Helper()
 	now := time.Now().UTC()
 	code := 0
-	s := record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Status: record.StatusCompleted, Adapter: "codex",
+	s := statusfield.With(record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Adapter: "codex",
 		CreatedAt: now, EndedAt: &now, ExitCode: &code,
-		Turns: []record.Turn{{N: 1, Prompt: "t", StartedAt: now, EndedAt: &now, Status: record.StatusCompleted}}}
+		Turns: []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "t", StartedAt: now, EndedAt: &now}, record.StatusCompleted)}}, record.StatusCompleted)
 	sdir := filepath.Join(dir, "sessions", id)
 	os.MkdirAll(filepath.Join(sdir, "turns"), 0o700)
 	if err := os.WriteFile(filepath.Join(sdir, "turns", "turn_1.jsonl"), []byte(turn), 0o600); err != nil {
@@ -81,7 +82,7 @@ func TestSubscriptionReportsNewSessionsEventsAndRemovals(t *testing.T) {
 	id := "3f2a0000-0000-4000-8000-000000000001"
 	writeSession(t, dir, id, "")
 	u := nextUpdate(t, sub, "the new session", func(u watch.Update) bool { return u.ID == id })
-	if !u.Initial || u.Session == nil || u.Session.Status != record.StatusCompleted || len(u.Ended) != 1 {
+	if !u.Initial || u.Session == nil || u.Session.Status() != record.StatusCompleted || len(u.Ended) != 1 {
 		t.Fatalf("first update of a new session: %+v", u)
 	}
 	f, _ := os.OpenFile(filepath.Join(dir, "sessions", id, "turns", "turn_1.jsonl"), os.O_WRONLY|os.O_APPEND, 0)

@@ -84,8 +84,8 @@ func TestSupervisorCutsAHugeLineInBoundedMemory(t *testing.T) {
 			w.SetScript(fakeagent.Script{Default: append(head, tc.steps...)})
 			s, peak := supervisorPeak(t, w, "print a flood")
 			t.Logf("supervisor peak RSS %.1f MiB", float64(peak)/(1<<20))
-			if tc.tail != "" && (s.Status != record.StatusCompleted || s.LastMessage != "after the flood" || s.Usage.InputTokens != 900) {
-				t.Fatalf("%s %q %+v: %s", s.Status, s.LastMessage, s.Usage, s.Error)
+			if tc.tail != "" && (s.Status() != record.StatusCompleted || s.LastMessage != "after the flood" || s.Usage.InputTokens != 900) {
+				t.Fatalf("%s %q %+v: %s", s.Status(), s.LastMessage, s.Usage, s.Error)
 			}
 			got, err := os.ReadFile(w.Store.TurnPath(s.ID, 1))
 			if err != nil {
@@ -111,8 +111,8 @@ func TestSupervisorMemoryBoundedByManyLines(t *testing.T) {
 	w := newWorld(t)
 	w.SetScript(fakeagent.Script{Default: append([]map[string]any{{"out_lines": lines}}, fakeagent.Completes("all done", 900)...)})
 	s, peak := supervisorPeak(t, w, "print a lot")
-	if s.Status != record.StatusCompleted || s.LastMessage != "all done" {
-		t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
+	if s.Status() != record.StatusCompleted || s.LastMessage != "all done" {
+		t.Fatalf("%s %q: %s", s.Status(), s.LastMessage, s.Error)
 	}
 	f, err := os.Open(w.Store.TurnPath(s.ID, 1))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
@@ -30,8 +31,8 @@ func (w *world) inProcess(ctx context.Context, task string) (id string, done <-c
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	s := &record.Session{ID: store.NewID(), Task: task, Status: record.StatusPending, Adapter: "fake", Model: "gpt-5.1-codex",
-		WorkingDir: w.Work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}
+	s := new(statusfield.With(record.Session{ID: store.NewID(), Task: task, Adapter: "fake", Model: "gpt-5.1-codex",
+		WorkingDir: w.Work, Source: record.UserSource, CreatedAt: time.Now().UTC(), Turns: []record.Turn{}}, record.StatusPending))
 	spawner := *self
 	spawner.Role = record.RoleSpawn
 	s.Owner = &spawner
@@ -71,8 +72,8 @@ func TestSupervisorRunsATurnInProcess(t *testing.T) {
 	id, done := w.inProcess(context.Background(), "add a flag")
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != record.StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
-		t.Fatalf("%s settled=%v usage %+v message %q thread %q", s.Status, s.Settled(), s.Usage, s.LastMessage, s.ThreadID)
+	if s.Status() != record.StatusCompleted || !s.Settled() || s.Usage.InputTokens != 700 || s.LastMessage != "done" || s.ThreadID == "" {
+		t.Fatalf("%s settled=%v usage %+v message %q thread %q", s.Status(), s.Settled(), s.Usage, s.LastMessage, s.ThreadID)
 	}
 	if p := w.Prompts(); len(p) != 1 || p[0] != "add a flag" {
 		t.Fatalf("the agent was given %q", p)
@@ -125,8 +126,8 @@ func TestQueuedFollowUpNeverShowsTheSessionSettled(t *testing.T) {
 	}
 	list := <-waited
 	s := list[0]
-	if len(s.Turns) != 2 || s.Status != record.StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
-		t.Fatalf("Wait returned %d turns, %s, resumed %v, usage %+v", len(s.Turns), s.Status, s.Turns[1].Resumed, s.Usage)
+	if len(s.Turns) != 2 || s.Status() != record.StatusCompleted || !s.Turns[1].Resumed || s.Usage.InputTokens != 900 {
+		t.Fatalf("Wait returned %d turns, %s, resumed %v, usage %+v", len(s.Turns), s.Status(), s.Turns[1].Resumed, s.Usage)
 	}
 	if p := w.Prompts(); len(p) != 2 || p[1] != "again" {
 		t.Fatalf("prompts %q", p)
@@ -152,8 +153,8 @@ func TestLiveAgentTakesFollowUpsAsTurns(t *testing.T) {
 	os.WriteFile(gate, nil, 0o600)
 	await(t, done)
 	s := w.wait(id)
-	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status != record.StatusCompleted {
-		t.Fatalf("turns %+v status %s", s.Turns, s.Status)
+	if len(s.Turns) != 3 || !s.Turns[1].Live || !s.Turns[2].Live || s.Status() != record.StatusCompleted {
+		t.Fatalf("turns %+v status %s", s.Turns, s.Status())
 	}
 	if p := w.Prompts(); strings.Join(p, ",") != "first,two,three" {
 		t.Fatalf("prompts %q", p)
@@ -178,8 +179,8 @@ func TestAgentPrintingBeforeReadingDoesNotWedge(t *testing.T) {
 			id, done := w.inProcess(context.Background(), prompt)
 			await(t, done)
 			s := w.wait(id)
-			if s.Status != record.StatusCompleted || s.LastMessage != "read it" {
-				t.Fatalf("%s %q: %s", s.Status, s.LastMessage, s.Error)
+			if s.Status() != record.StatusCompleted || s.LastMessage != "read it" {
+				t.Fatalf("%s %q: %s", s.Status(), s.LastMessage, s.Error)
 			}
 			if p := w.Prompts(); len(p) != 1 || len(p[0]) != len(prompt) {
 				t.Fatalf("the agent got a prompt of %d bytes", len(p[0]))
@@ -203,8 +204,8 @@ func TestStopWhileTheAgentIgnoresItsInput(t *testing.T) {
 	cancel()
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled {
-		t.Fatalf("%s: %s", s.Status, s.Error)
+	if s.Status() != record.StatusKilled || s.Turns[0].Status() != record.StatusKilled {
+		t.Fatalf("%s: %s", s.Status(), s.Error)
 	}
 	log, _ := os.ReadFile(w.Store.LogPath(id))
 	if !strings.Contains(string(log), "stopping agent") {
@@ -223,8 +224,8 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 	cancel()
 	await(t, done)
 	s := w.wait(id)
-	if s.Status != record.StatusKilled || s.ExitCode == nil || *s.ExitCode != 137 {
-		t.Fatalf("%s exit %v", s.Status, s.ExitCode)
+	if s.Status() != record.StatusKilled || s.ExitCode == nil || *s.ExitCode != 137 {
+		t.Fatalf("%s exit %v", s.Status(), s.ExitCode)
 	}
 }
 
@@ -232,9 +233,9 @@ func TestStubbornAgentIsKilledAfterTheGrace(t *testing.T) {
 func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 	w := newWorld(t)
 	self, _ := proc.RefOf(os.Getpid())
-	s := &record.Session{ID: store.NewID(), Task: "never", Status: record.StatusPending, Adapter: "fake", WorkingDir: w.Work,
+	s := new(statusfield.With(record.Session{ID: store.NewID(), Task: "never", Adapter: "fake", WorkingDir: w.Work,
 		CreatedAt: time.Now().UTC(), Turns: []record.Turn{}, Owner: self,
-		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}
+		Stop: &record.StopRequest{At: time.Now().UTC(), Reason: "killed by zwarm kill"}}, record.StatusPending))
 	if err := w.Store.Create(s); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestStopBeforeTheFirstTurnStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := w.wait(s.ID)
-	if got.Status != record.StatusKilled || len(got.Turns) != 0 || len(w.Prompts()) != 0 {
-		t.Fatalf("%s, %d turns, prompts %q", got.Status, len(got.Turns), w.Prompts())
+	if got.Status() != record.StatusKilled || len(got.Turns) != 0 || len(w.Prompts()) != 0 {
+		t.Fatalf("%s, %d turns, prompts %q", got.Status(), len(got.Turns), w.Prompts())
 	}
 }

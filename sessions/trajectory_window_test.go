@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/watch"
@@ -22,8 +23,8 @@ func TestTrajectorySkipsWhatARunningTurnGrewBeyondTheWindow(t *testing.T) {
 	dir := t.TempDir()
 	id := "3f2a0000-0000-4000-8000-000000000003"
 	now := time.Now().UTC()
-	s := record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Status: record.StatusRunning, Adapter: "codex",
-		CreatedAt: now, Turns: []record.Turn{{N: 1, Prompt: "t", StartedAt: now, Status: record.StatusRunning}}}
+	s := statusfield.With(record.Session{Version: record.SchemaVersion, ID: id, Task: "t", Adapter: "codex",
+		CreatedAt: now, Turns: []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "t", StartedAt: now}, record.StatusRunning)}}, record.StatusRunning)
 	// Its supervisor is this process, alive.
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {

@@ -39,7 +39,7 @@ func TestAnUntrustedStateDirRunsNothing(t *testing.T) {
 	if list, err := w.Manager.List(ctx, listing.Options{}); err != nil || len(list) != 1 {
 		t.Errorf("listing: %d, %v", len(list), err)
 	}
-	if got, err := w.Manager.Get(ctx, s.ID); err != nil || got.Status != record.StatusCompleted {
+	if got, err := w.Manager.Get(ctx, s.ID); err != nil || got.Status() != record.StatusCompleted {
 		t.Errorf("get: %v", err)
 	}
 }

@@ -36,8 +36,8 @@ func TestTurnFileRemovedWhileTheTurnRuns(t *testing.T) {
 	}
 	os.WriteFile(goOn, nil, 0o600)
 	got := w.wait(s.ID)
-	if got.Status != record.StatusCompleted || got.LastMessage != "after the removal" {
-		t.Fatalf("%s %q %q", got.Status, got.LastMessage, got.Error)
+	if got.Status() != record.StatusCompleted || got.LastMessage != "after the removal" {
+		t.Fatalf("%s %q %q", got.Status(), got.LastMessage, got.Error)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil || !strings.Contains(string(b), "after the removal") || !strings.Contains(string(b), "turn.completed") {
@@ -107,8 +107,8 @@ func TestTurnFileReplacedByASymlinkWhileTheTurnRuns(t *testing.T) {
 	os.WriteFile(goOn, nil, 0o600)
 	got := w.wait(s.ID)
 	pt.untouched("the supervisor")
-	if got.Status != record.StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
-		t.Fatalf("%s: %q, want the symlink %s named", got.Status, got.Error, path)
+	if got.Status() != record.StatusFailed || !strings.Contains(got.Error, path+" is a symlink") {
+		t.Fatalf("%s: %q, want the symlink %s named", got.Status(), got.Error, path)
 	}
 }
 

@@ -99,8 +99,8 @@ func BenchmarkDiffStatInRepo20000Files(b *testing.B) {
 		b.Fatal(err)
 	}
 	s = w.waitFor(s.ID, 5*60e9)
-	if s.Status != record.StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
-		b.Fatalf("worker: %s %s %+v", s.Status, s.Error, s.Workspace.Changes)
+	if s.Status() != record.StatusCompleted || s.Workspace.Changes == nil || *s.Workspace.Changes != (workspace.Stat{Files: 5, Added: 5}) {
+		b.Fatalf("worker: %s %s %+v", s.Status(), s.Error, s.Workspace.Changes)
 	}
 	opt := sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly}}
 	b.ResetTimer()

@@ -113,8 +113,8 @@ func TestAWorkerInARepoWorksInItsOwnWorktreeAndEachTurnIsCommitted(t *testing.T)
 		t.Fatalf("worktree at %s, agent in %s", ws.Path, s.WorkingDir)
 	}
 	s = w.wait(s.ID)
-	if s.Status != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady {
-		t.Fatalf("status %s (%s), worktree %s", s.Status, s.Error, s.Workspace.State)
+	if s.Status() != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady {
+		t.Fatalf("status %s (%s), worktree %s", s.Status(), s.Error, s.Workspace.State)
 	}
 	if got := strings.TrimSpace(readFile(t, filepath.Join(ws.Path, "cwd.txt"))); got != filepath.Join(ws.Path, "api") {
 		t.Errorf("the agent ran in %s, want the same subdirectory of its worktree", got)
@@ -245,8 +245,8 @@ func TestLandSquashesIntoTheCheckoutAndKeepsItsUncommittedWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
-		t.Fatalf("after the follow-up: %s %+v %q", s.Status, s.Workspace, s.ChangesText())
+	if s.Status() != record.StatusCompleted || s.Workspace.State != record.WorkspaceReady || s.Workspace.BaseCommit != res.Commit || s.ChangesText() != "+1 -1 in 1 file" {
+		t.Fatalf("after the follow-up: %s %+v %q", s.Status(), s.Workspace, s.ChangesText())
 	}
 	// The first landing stays on record.
 	if e := s.Workspace.Earlier; len(e) != 1 || e[0].Commit != res.Commit || e[0].Into != "main" || s.Workspace.Landed != nil {
@@ -271,8 +271,8 @@ func TestLandRefusesARunningWorkerAndUncommittedChangesItWouldOverwrite(t *testi
 		t.Fatal(err)
 	}
 	s = w.wait(s.ID)
-	if s.Status != record.StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
-		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status, s.Workspace.Worktree().Exists(), s.Turns[0].Commit)
+	if s.Status() != record.StatusKilled || !s.Workspace.Worktree().Exists() || s.Turns[0].Commit == "" {
+		t.Fatalf("after kill: %s, worktree there %v, commit %q", s.Status(), s.Workspace.Worktree().Exists(), s.Turns[0].Commit)
 	}
 	writeFile(t, filepath.Join(w.Work, "a.go"), "person\n")
 	head := git(t, w.Work, "rev-parse", "HEAD")
@@ -320,8 +320,8 @@ func TestAConflictIsRefusedAndUpdateHasTheWorkerResolveIt(t *testing.T) {
 		t.Fatalf("update %+v", up)
 	}
 	s := w.wait(second.ID)
-	if s.Status != record.StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
-		t.Fatalf("after the worker's turn: %s %+v %q", s.Status, s.Workspace.Conflict, s.ChangesText())
+	if s.Status() != record.StatusCompleted || len(s.Workspace.Conflict) != 0 || s.ChangesText() == "conflict" {
+		t.Fatalf("after the worker's turn: %s %+v %q", s.Status(), s.Workspace.Conflict, s.ChangesText())
 	}
 	res, err := w.Manager.Land(context.Background(), second.ID, sessions.LandOptions{Dir: w.Work})
 	if err != nil {
@@ -406,8 +406,8 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 	w.WriteConfig("kill_grace = \"300ms\"\n[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"echo setting up; cat .env\"\n")
 	w.agent("cat .env node_modules/m.js > seen.txt")
 	s := w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
-	if s.Status != record.StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
-		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	if s.Status() != record.StatusCompleted || readFile(t, filepath.Join(s.Workspace.Path, "seen.txt")) != "TOKEN=1\nx\n" {
+		t.Fatalf("status %s (%s)", s.Status(), s.Error)
 	}
 	if log := readFile(t, w.Store.SetupLog(s.ID)); !strings.Contains(log, "setting up\nTOKEN=1") || !strings.Contains(log, "copy .env") {
 		t.Errorf("setup log %q", log)
@@ -418,9 +418,9 @@ func TestWorktreeSetupBringsFilesAlongAndAFailingSetupFailsTheSession(t *testing
 
 	w.WriteConfig("kill_grace = \"300ms\"\n[worktrees]\nsetup = \"echo npm ci is broken; exit 3\"\n")
 	s = w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
-	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
+	if s.Status() != record.StatusFailed || !strings.Contains(s.Error, "exit code 3") || !strings.Contains(s.Error, "npm ci is broken") ||
 		s.Workspace.State != record.WorkspaceFailed || len(s.Turns) != 0 {
-		t.Fatalf("failing setup: %s %q %s", s.Status, s.Error, s.Workspace.State)
+		t.Fatalf("failing setup: %s %q %s", s.Status(), s.Error, s.Workspace.State)
 	}
 }
 
@@ -433,8 +433,8 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 		b, _ := os.ReadFile(w.Store.SetupLog(s.ID))
 		return strings.Contains(string(b), "setup: sleep")
 	})
-	if got, _ := w.Manager.Get(context.Background(), s.ID); got.Status != record.StatusPending || got.Workspace.State != record.WorkspacePreparing || got.ChangesText() != "preparing" {
-		t.Fatalf("while preparing: %s %s", got.Status, got.Workspace.State)
+	if got, _ := w.Manager.Get(context.Background(), s.ID); got.Status() != record.StatusPending || got.Workspace.State != record.WorkspacePreparing || got.ChangesText() != "preparing" {
+		t.Fatalf("while preparing: %s %s", got.Status(), got.Workspace.State)
 	}
 	// A session whose worktree is being made is live: land refuses it as
 	// still running, not as a worktree never made.
@@ -449,8 +449,8 @@ func TestKillWhileTheWorktreeIsPrepared(t *testing.T) {
 	t.Logf("killed while its worktree was prepared in %s", time.Since(start).Round(time.Millisecond))
 	// The outcome, not the time: had the supervisor not stopped the setup
 	// itself, the kill would have taken over and said so in the error.
-	if s.Status != record.StatusKilled || strings.Contains(s.Error, "did not stop") || strings.Contains(s.Error, "did not hand over") {
-		t.Fatalf("the session is %s (%q); want killed, its supervisor having stopped the setup itself (no kill taking over)", s.Status, s.Error)
+	if s.Status() != record.StatusKilled || strings.Contains(s.Error, "did not stop") || strings.Contains(s.Error, "did not hand over") {
+		t.Fatalf("the session is %s (%q); want killed, its supervisor having stopped the setup itself (no kill taking over)", s.Status(), s.Error)
 	}
 	// cleanup fails the test if a setup process survived
 }
@@ -542,8 +542,8 @@ func TestWorkLeftUncommittedByADeadSupervisorIsDiffedAndLanded(t *testing.T) {
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)
-	if s.Status != record.StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
-		t.Fatalf("after the supervisor died: %s, all committed %v", s.Status, s.AllCommitted())
+	if s.Status() != record.StatusFailed || s.AllCommitted() || s.Turns[0].Commit != "" {
+		t.Fatalf("after the supervisor died: %s, all committed %v", s.Status(), s.AllCommitted())
 	}
 	if d := w.diff(s.ID, sessions.DiffRequest{}); !strings.Contains(d, "+package a // half done") {
 		t.Fatalf("diff misses the uncommitted work:\n%s", d)
@@ -601,8 +601,8 @@ func TestALiveWorkerInAWorktreeCommitsEveryTurn(t *testing.T) {
 	}
 	writeFile(t, gate, "")
 	s = w.wait(s.ID)
-	if len(s.Turns) != 2 || s.Status != record.StatusCompleted {
-		t.Fatalf("%s with %d turns", s.Status, len(s.Turns))
+	if len(s.Turns) != 2 || s.Status() != record.StatusCompleted {
+		t.Fatalf("%s with %d turns", s.Status(), len(s.Turns))
 	}
 	t1, t2 := s.Turns[0], s.Turns[1]
 	if t2.Live || !t2.Resumed {
@@ -767,8 +767,8 @@ func TestNothingIsBroughtAlongThroughASymlink(t *testing.T) {
 	w.agent("true")
 	s := w.wait(w.spawnIn(w.Work, "look", sessions.SpawnRequest{}).ID)
 	const why = "evil in "
-	if s.Status != record.StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
-		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	if s.Status() != record.StatusFailed || !strings.Contains(s.Error, why) || !strings.Contains(s.Error, "is a symlink") || len(s.Turns) != 0 {
+		t.Fatalf("status %s (%s)", s.Status(), s.Error)
 	}
 	if log := readFile(t, w.Store.SetupLog(s.ID)); !strings.Contains(log, "copy evil/secret.txt: evil in ") {
 		t.Errorf("setup log %q", log)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -65,7 +66,10 @@ func TestOverlapMarkStaysUntilTheWorkersChangeLands(t *testing.T) {
 	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
 		t.Fatalf("an event cleared the overlap mark: %q", row)
 	}
-	f.rewrite(id, func(s *record.Session) { s.Status, s.Owner, s.Model = record.StatusCompleted, nil, "gpt-5.5-done" })
+	f.rewrite(id, func(s *record.Session) {
+		sessionstest.SetStatus(s, record.StatusCompleted)
+		s.Owner, s.Model = nil, "gpt-5.5-done"
+	})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(rowOf(m.View(), "busy"), "gpt-5.5-done") })
 	if row := rowOf(m.View(), "busy"); !strings.Contains(row, "⚠") {
 		t.Fatalf("settling with its change not landed cleared the overlap mark: %q", row)

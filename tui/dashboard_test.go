@@ -14,6 +14,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/header"
 )
@@ -64,8 +65,9 @@ func TestTurnEndStaysUnderItsTurn(t *testing.T) {
 	f.writeTurn(id, 2, `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"second answer"}}`+"\n")
 	f.rewrite(id, func(s *record.Session) {
 		t1 := &s.Turns[0]
-		t1.EndedAt, t1.ExitCode, t1.Status = &end, &zero, record.StatusCompleted
-		s.Turns = append(s.Turns, record.Turn{N: 2, Prompt: "the follow-up", StartedAt: end, Status: record.StatusRunning, Resumed: true, Live: true})
+		sessionstest.SetStatus(t1, record.StatusCompleted)
+		t1.EndedAt, t1.ExitCode = &end, &zero
+		s.Turns = append(s.Turns, sessionstest.WithStatus(record.Turn{N: 2, Prompt: "the follow-up", StartedAt: end, Resumed: true, Live: true}, record.StatusRunning))
 		s.Turn, s.PendingInjects = 2, 0
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "second answer") })
@@ -73,8 +75,10 @@ func TestTurnEndStaysUnderItsTurn(t *testing.T) {
 
 	f.rewrite(id, func(s *record.Session) {
 		t2 := &s.Turns[1]
-		t2.EndedAt, t2.ExitCode, t2.Status = &end, &zero, record.StatusCompleted
-		s.Status, s.Owner, s.EndedAt, s.ExitCode = record.StatusCompleted, nil, &end, &zero
+		sessionstest.SetStatus(t2, record.StatusCompleted)
+		t2.EndedAt, t2.ExitCode = &end, &zero
+		sessionstest.SetStatus(s, record.StatusCompleted)
+		s.Owner, s.EndedAt, s.ExitCode = nil, &end, &zero
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Count(m.detail.View(), "── completed") == 2 })
 	order(t, m.detail.View(), "── turn 1 · task", "── completed", "── turn 2 · follow-up", "» second answer", "── completed")
@@ -95,8 +99,10 @@ func TestKilledTurnShowsItsCommandKilled(t *testing.T) {
 	code := 143
 	f.rewrite(id, func(s *record.Session) {
 		t1 := &s.Turns[0]
-		t1.EndedAt, t1.ExitCode, t1.Status, t1.Error = &end, &code, record.StatusKilled, "killed by zwarm kill"
-		s.Status, s.Owner, s.EndedAt, s.ExitCode = record.StatusKilled, nil, &end, &code
+		sessionstest.SetStatus(t1, record.StatusKilled)
+		t1.EndedAt, t1.ExitCode, t1.Error = &end, &code, "killed by zwarm kill"
+		sessionstest.SetStatus(s, record.StatusKilled)
+		s.Owner, s.EndedAt, s.ExitCode = nil, &end, &code
 	})
 	m = settle(t, m, func(m Model) bool { return strings.Contains(m.detail.View(), "── killed") })
 	if v := m.detail.View(); !strings.Contains(v, "go vet ./...'  (killed)") || strings.Contains(v, "(running)") {
@@ -258,7 +264,7 @@ func TestHeaderCostBelowACent(t *testing.T) {
 	var list []*record.Session
 	for range 11 {
 		c := 0.0003
-		list = append(list, &record.Session{Status: record.StatusCompleted, CostUSD: &c, Usage: record.Usage{TotalTokens: 10}})
+		list = append(list, new(sessionstest.WithStatus(record.Session{CostUSD: &c, Usage: record.Usage{TotalTokens: 10}}, record.StatusCompleted)))
 	}
 	h := header.New(common.New(), "/s")
 	h.SetSize(120, 1)

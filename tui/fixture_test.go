@@ -20,6 +20,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
@@ -67,12 +68,12 @@ func (f *fixture) add(n int, status record.Status, task string, age time.Duratio
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+n, n)
 	created := clock.Add(-age)
 	code := 0
-	s := record.Session{Version: record.SchemaVersion, ID: id, Task: task, Status: status, Adapter: "codex",
+	s := sessionstest.WithStatus(record.Session{Version: record.SchemaVersion, ID: id, Task: task, Adapter: "codex",
 		Model: "gpt-5.1-codex", WorkingDir: "/w", Source: record.UserSource, CreatedAt: created, UpdatedAt: created,
-		Turn: 1, ThreadID: "thread-1", Usage: record.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}
+		Turn: 1, ThreadID: "thread-1", Usage: record.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}}, status)
 	cost := 0.0045
 	s.CostUSD = &cost
-	turn := record.Turn{N: 1, Prompt: task, StartedAt: created, Status: status, Usage: s.Usage, CostUSD: &cost}
+	turn := sessionstest.WithStatus(record.Turn{N: 1, Prompt: task, StartedAt: created, Usage: s.Usage, CostUSD: &cost}, status)
 	if status.Finished() {
 		end := created.Add(age / 2)
 		s.EndedAt, s.ExitCode, turn.EndedAt, turn.ExitCode = &end, &code, &end, &code
@@ -119,8 +120,9 @@ func (f *fixture) nextTurn(id string) {
 		f.t.Fatal(err)
 	}
 	n := len(s.Turns) + 1
-	s.Turns = append(s.Turns, record.Turn{N: n, Prompt: "also docs", StartedAt: clock, Status: record.StatusRunning})
-	s.Turn, s.Status, s.UpdatedAt = n, record.StatusRunning, clock.Add(time.Second)
+	s.Turns = append(s.Turns, sessionstest.WithStatus(record.Turn{N: n, Prompt: "also docs", StartedAt: clock}, record.StatusRunning))
+	sessionstest.SetStatus(&s, record.StatusRunning)
+	s.Turn, s.UpdatedAt = n, clock.Add(time.Second)
 	data, _ = json.Marshal(s)
 	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
 		f.t.Fatal(err)

@@ -69,7 +69,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if sel.Settled() {
-			m.setError(fmt.Errorf("%s is not running (%s)", record.ShortID(sel.ID), sel.Status))
+			m.setError(fmt.Errorf("%s is not running (%s)", record.ShortID(sel.ID), sel.Status()))
 			return nil
 		}
 		m.prompt.OpenConfirm("kill", sel.ID, fmt.Sprintf("kill %s and every process it started?", record.ShortID(sel.ID)))
@@ -80,7 +80,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if !sel.Settled() {
-			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", record.ShortID(sel.ID), sel.Status))
+			m.setError(fmt.Errorf("%s is %s: only finished sessions can be deleted (kill it first with x)", record.ShortID(sel.ID), sel.Status()))
 			return nil
 		}
 		m.prompt.OpenConfirm("delete", sel.ID, fmt.Sprintf("delete %s and everything it recorded?", record.ShortID(sel.ID)))

@@ -72,7 +72,7 @@ func recorded(t *testing.T, dir string) (counts map[record.Status]int, tokens in
 		if err := json.Unmarshal(data, &s); err != nil {
 			t.Fatal(err)
 		}
-		counts[s.Status]++
+		counts[s.Status()]++
 		tokens += s.Usage.TotalTokens
 		if s.CostUSD != nil {
 			cost += *s.CostUSD

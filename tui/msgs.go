@@ -170,7 +170,7 @@ func (m Model) kill(id string) tea.Cmd {
 		if err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: fmt.Sprintf("%s %s", record.ShortID(id), s.Status)}
+		return actionMsg{text: fmt.Sprintf("%s %s", record.ShortID(id), s.Status())}
 	}
 }
 

@@ -42,7 +42,7 @@ func TestPaneGoldens(t *testing.T) {
 		t.Run(fmt.Sprintf("detail_%dx12", w), func(t *testing.T) {
 			var running *record.Session
 			for _, s := range list {
-				if s.Status == record.StatusRunning {
+				if s.Status() == record.StatusRunning {
 					running = s
 				}
 			}

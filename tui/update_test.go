@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // recorder is the real manager with its actions observed, and kill made to
@@ -42,7 +43,7 @@ func (r *recorder) Kill(_ context.Context, id string) (*record.Session, error) {
 	if r.killErr != nil {
 		return nil, r.killErr
 	}
-	return &record.Session{ID: id, Status: record.StatusKilled}, nil
+	return new(sessionstest.WithStatus(record.Session{ID: id}, record.StatusKilled)), nil
 }
 
 func (f *fixture) recorded(w, h int) (Model, *recorder) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 	"github.com/zwarm/zwarm/tui/common"
 	"github.com/zwarm/zwarm/tui/sessionlist"
@@ -43,9 +44,9 @@ func changeStates() []*record.Session {
 	for i, c := range cases {
 		created := clock.Add(-time.Duration(i+1) * time.Minute)
 		end := created.Add(30 * time.Second)
-		out = append(out, &record.Session{ID: fixtureID(i + 1), Task: c.task, Status: record.StatusCompleted,
+		out = append(out, new(sessionstest.WithStatus(record.Session{ID: fixtureID(i + 1), Task: c.task,
 			Adapter: "codex", Model: "gpt-5.1-codex", Source: record.UserSource, CreatedAt: created, EndedAt: &end,
-			Turn: 1, Usage: record.Usage{TotalTokens: 1500}, Workspace: c.ws, Denied: c.denied})
+			Turn: 1, Usage: record.Usage{TotalTokens: 1500}, Workspace: c.ws, Denied: c.denied}, record.StatusCompleted)))
 	}
 	return out
 }

@@ -25,5 +25,5 @@ type Alert struct {
 
 func alertFor(s *record.Session, watcher string, action Action, reason string, now time.Time) Alert {
 	return Alert{Watcher: watcher, SessionID: s.ID, Action: action, Reason: reason, At: now.UTC(),
-		Status: s.Status, Task: s.Task, Source: s.Source}
+		Status: s.Status(), Task: s.Task, Source: s.Source}
 }

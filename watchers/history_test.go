@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // history scripts a run step by step, as the orchestrator would show it
@@ -42,7 +43,7 @@ func (h *history) step(text string, calls ...Call) *history {
 // worker adds a worker started now, running until end is called.
 func (h *history) worker(id string) *record.Session {
 	owner := proc.Ref{PID: 1, Start: 1}
-	s := &record.Session{ID: id, Task: "task of " + id, Status: record.StatusRunning, CreatedAt: h.t, Owner: &owner}
+	s := new(sessionstest.WithStatus(record.Session{ID: id, Task: "task of " + id, CreatedAt: h.t, Owner: &owner}, record.StatusRunning))
 	h.t = h.t.Add(time.Second)
 	h.v.Workers = append(h.v.Workers, s)
 	return s
@@ -50,7 +51,8 @@ func (h *history) worker(id string) *record.Session {
 
 func (h *history) end(s *record.Session, st record.Status) {
 	end := h.t
-	s.Status, s.Owner, s.EndedAt = st, nil, &end
+	sessionstest.SetStatus(s, st)
+	s.Owner, s.EndedAt = nil, &end
 	h.t = h.t.Add(time.Second)
 }
 

@@ -122,7 +122,7 @@ func Trajectory(v *RunView, steps int) string {
 	fmt.Fprintf(&b, "; tokens %s; cost %s\n", render.Tokens(v.Tokens()), render.Money(cost))
 	byStatus := map[record.Status]int{}
 	for _, s := range v.Workers {
-		byStatus[s.Status]++
+		byStatus[s.Status()]++
 	}
 	fmt.Fprintf(&b, "Workers: %d running, %d completed, %d failed, %d killed\n", byStatus[record.StatusRunning]+byStatus[record.StatusPending],
 		byStatus[record.StatusCompleted], byStatus[record.StatusFailed], byStatus[record.StatusKilled])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -57,7 +58,8 @@ func (r *rec) edit(rel ...string) watch.Update {
 // next (a queued follow-up), in one update as the supervisor does.
 func (r *rec) endTurn(at time.Time, files ...string) *rec {
 	t := &r.s.Turns[len(r.s.Turns)-1]
-	t.EndedAt, t.Status, t.Files = &at, record.StatusCompleted, files
+	sessionstest.SetStatus(t, record.StatusCompleted)
+	t.EndedAt, t.Files = &at, files
 	return r.startTurn(at)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 func progressCfg() ProgressConfig {
@@ -134,12 +135,13 @@ func TestProgressQuietWhenWorkersFinish(t *testing.T) {
 // its steps count from then.
 func TestProgressQuietWhileWorkersAreQueued(t *testing.T) {
 	w, h, w1 := delegatedOne()
-	w1.Status, w1.Owner, w1.Job = record.StatusPending, nil, &record.Job{Runner: "slurm", ID: "51"}
+	sessionstest.SetStatus(w1, record.StatusPending)
+	w1.Owner, w1.Job = nil, &record.Job{Runner: "slurm", ID: "51"}
 	for i := 0; i < 8; i++ {
 		h.step("", callOut("exec_command", map[string]any{"cmd": "squeue " + string(rune('a'+i))}, "queued "+string(rune('a'+i))))
 		ask(t, w, h, Continue)
 	}
-	w1.Status = record.StatusRunning
+	sessionstest.SetStatus(w1, record.StatusRunning)
 	w1.Turns = []record.Turn{{N: 1, StartedAt: h.t}}
 	h.t = h.t.Add(time.Second)
 	for i := 0; i < 3; i++ {

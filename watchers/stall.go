@@ -22,7 +22,7 @@ type silence struct {
 // one queued on its runner (a job waiting in a cluster's queue): nothing
 // of it runs yet, and its silence counts from its job's start.
 func (c StallConfig) silence(s *record.Session, activity time.Time) (silence, bool) {
-	if s.Settled() || s.Legacy || s.Status == record.StatusAttached || s.Queued() {
+	if s.Settled() || s.Legacy || s.Status() == record.StatusAttached || s.Queued() {
 		return silence{}, false
 	}
 	var t *record.Turn

@@ -171,17 +171,17 @@ func (w *Workers) tick(now time.Time) []Alert {
 func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 	s := st.s
 	switch {
-	case !w.cfg.Failure.Enabled, s.Status == record.StatusCompleted:
+	case !w.cfg.Failure.Enabled, s.Status() == record.StatusCompleted:
 		return Alert{}, false
-	case s.Status == record.StatusKilled && (!w.cfg.Failure.Killed || st.stopped):
+	case s.Status() == record.StatusKilled && (!w.cfg.Failure.Killed || st.stopped):
 		return Alert{}, false
 	}
 	why := s.Error
 	if why == "" && len(s.Turns) > 0 {
 		why = s.Turns[len(s.Turns)-1].Error
 	}
-	reason := string(s.Status)
-	if s.ExitCode != nil && s.Status == record.StatusFailed {
+	reason := string(s.Status())
+	if s.ExitCode != nil && s.Status() == record.StatusFailed {
 		reason += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
 	if why != "" {
@@ -193,7 +193,7 @@ func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 // hollow: a turn that completed without a message and without a change.
 func (w *Workers) hollow(st *worker, now time.Time) (Alert, bool) {
 	s := st.s
-	if !w.cfg.Hollow.Enabled || s.Status != record.StatusCompleted || len(s.Turns) == 0 {
+	if !w.cfg.Hollow.Enabled || s.Status() != record.StatusCompleted || len(s.Turns) == 0 {
 		return Alert{}, false
 	}
 	t := s.Turns[len(s.Turns)-1]

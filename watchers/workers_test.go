@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -20,14 +21,14 @@ type rec struct{ s *record.Session }
 
 func newRec(id string) *rec {
 	owner := proc.Ref{PID: 42, Start: 1, Role: "supervisor"}
-	return &rec{&record.Session{ID: id, Task: "task " + id, Status: record.StatusPending, CreatedAt: t0, UpdatedAt: t0,
-		Source: record.UserSource, Owner: &owner}}
+	return &rec{new(sessionstest.WithStatus(record.Session{ID: id, Task: "task " + id, CreatedAt: t0, UpdatedAt: t0,
+		Source: record.UserSource, Owner: &owner}, record.StatusPending))}
 }
 
 // startTurn starts a turn at at.
 func (r *rec) startTurn(at time.Time) *rec {
-	r.s.Status = record.StatusRunning
-	r.s.Turns = append(r.s.Turns, record.Turn{N: len(r.s.Turns) + 1, StartedAt: at, Status: record.StatusRunning})
+	sessionstest.SetStatus(r.s, record.StatusRunning)
+	r.s.Turns = append(r.s.Turns, sessionstest.WithStatus(record.Turn{N: len(r.s.Turns) + 1, StartedAt: at}, record.StatusRunning))
 	r.s.UpdatedAt = at
 	return r
 }
@@ -42,8 +43,10 @@ func (r *rec) printed(at time.Time) *rec {
 // settle ends the turn and the session with status, message and error.
 func (r *rec) settle(at time.Time, status record.Status, msg, errText string) *rec {
 	t := &r.s.Turns[len(r.s.Turns)-1]
-	t.EndedAt, t.Status, t.LastMessage, t.Error = &at, status, msg, errText
-	r.s.Status, r.s.Owner, r.s.EndedAt, r.s.Error, r.s.LastMessage = status, nil, &at, errText, msg
+	sessionstest.SetStatus(t, status)
+	t.EndedAt, t.LastMessage, t.Error = &at, msg, errText
+	sessionstest.SetStatus(r.s, status)
+	r.s.Owner, r.s.EndedAt, r.s.Error, r.s.LastMessage = nil, &at, errText, msg
 	if status == record.StatusFailed {
 		code := 1
 		r.s.ExitCode = &code
@@ -177,7 +180,8 @@ func TestStalledFromTheRecord(t *testing.T) {
 		t.Error("a settled session is stalled")
 	}
 	// A person works in its CLI for an hour: nothing of zwarm's is silent.
-	r.s.Status, r.s.Owner = record.StatusAttached, &proc.Ref{PID: 44}
+	sessionstest.SetStatus(r.s, record.StatusAttached)
+	r.s.Owner = &proc.Ref{PID: 44}
 	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
 		t.Errorf("an attached session is stalled: %s", why)
 	}
@@ -272,7 +276,7 @@ func (k *killer) KillBecause(_ context.Context, id, reason string) (*record.Sess
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.reasons[id] = reason
-	return &record.Session{ID: id, Status: record.StatusKilled}, nil
+	return new(sessionstest.WithStatus(record.Session{ID: id}, record.StatusKilled)), nil
 }
 
 func TestCostGuardStopsAWorkerPastItsCap(t *testing.T) {
@@ -323,19 +327,22 @@ func TestCostGuardQuietUnderItsCap(t *testing.T) {
 func TestAQueuedJobIsNotStalled(t *testing.T) {
 	c := stallCfg().Stall
 	r := newRec("a")
-	r.s.Status, r.s.Owner, r.s.Job = record.StatusPending, nil, &record.Job{Runner: "slurm", ID: "51"}
+	sessionstest.SetStatus(r.s, record.StatusPending)
+	r.s.Owner, r.s.Job = nil, &record.Job{Runner: "slurm", ID: "51"}
 	if why, ok := c.Stalled(r.s, t0.Add(2*time.Hour)); ok {
 		t.Errorf("a job queued for two hours is stalled: %s", why)
 	}
 	local := newRec("b")
-	local.s.Status, local.s.Owner = record.StatusPending, nil
+	sessionstest.SetStatus(local.s, record.StatusPending)
+	local.s.Owner = nil
 	if _, ok := c.Stalled(local.s, t0.Add(2*time.Hour)); !ok {
 		t.Error("a session of this host pending for two hours is not stalled")
 	}
 	// The job starts after two hours in the queue: its first event is
 	// due a FirstEvent after that, not at once.
 	began := t0.Add(2 * time.Hour)
-	r.s.Status, r.s.Owner = record.StatusRunning, &proc.Ref{PID: 44}
+	sessionstest.SetStatus(r.s, record.StatusRunning)
+	r.s.Owner = &proc.Ref{PID: 44}
 	r.startTurn(began)
 	if why, ok := c.Stalled(r.s, began.Add(30*time.Second)); ok {
 		t.Errorf("30 s after its job started, after two hours queued: %s", why)

@@ -144,7 +144,7 @@ func detachedLine(s *record.Session) string {
 		}
 	}
 	if s.Settled() {
-		fmt.Fprintf(&b, "; it is %s again", s.Status)
+		fmt.Fprintf(&b, "; it is %s again", s.Status())
 	} else {
 		fmt.Fprintf(&b, "; the follow-ups sent meanwhile run now (zwarm wait %s)", short)
 	}

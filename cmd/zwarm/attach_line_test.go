@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // The line an attach ends with says a CLI that exited non-zero at once
@@ -15,8 +16,8 @@ func TestDetachedLineSaysACLIFailedToStart(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	span := func(d time.Duration, code int) *record.Session {
 		end := start.Add(d)
-		return &record.Session{ID: "3f2a0001-0000-0000-0000-000000000000", Adapter: "claude", WorkingDir: "/w", Status: record.StatusCompleted,
-			Attaches: []record.AttachSpan{{Start: start, End: &end, ExitCode: &code}}}
+		return new(sessionstest.WithStatus(record.Session{ID: "3f2a0001-0000-0000-0000-000000000000", Adapter: "claude", WorkingDir: "/w",
+			Attaches: []record.AttachSpan{{Start: start, End: &end, ExitCode: &code}}}, record.StatusCompleted))
 	}
 	for _, tc := range []struct {
 		s         *record.Session

@@ -40,8 +40,8 @@ func TestRealAgentAttach(t *testing.T) {
 		srv.On("after the person", fakemodel.Reply{Text: "carried on"})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "first question"), &s)
-		if s.Status != record.StatusCompleted || s.Worktree == "" {
-			t.Fatalf("spawn: %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
+		if s.Status() != record.StatusCompleted || s.Worktree == "" {
+			t.Fatalf("spawn: %s (%s), worktree %q", s.Status(), s.Error, s.Worktree)
 		}
 		if a.name == "claude" {
 			claudeTrusts(t, w, s.WorkingDir)
@@ -62,8 +62,8 @@ func TestRealAgentAttach(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		if got := w.show(s.ID); got.Status != record.StatusAttached {
-			t.Fatalf("while the CLI runs: %s", got.Status)
+		if got := w.show(s.ID); got.Status() != record.StatusAttached {
+			t.Fatalf("while the CLI runs: %s", got.Status())
 		}
 		if r := w.zwarm("kill", s.ID); r.code == 0 || !strings.Contains(r.stderr, "a person is attached to it") {
 			t.Fatalf("kill while attached: %+v", r)
@@ -77,8 +77,8 @@ func TestRealAgentAttach(t *testing.T) {
 			t.Fatalf("leaving the CLI:\n%s", screen)
 		}
 		got := w.show(s.ID)
-		if got.Status != record.StatusCompleted || len(got.Attached) != 1 || len(got.Turns) != 1 {
-			t.Fatalf("after: %s, spans %+v, %d turns", got.Status, got.Attached, len(got.Turns))
+		if got.Status() != record.StatusCompleted || len(got.Attached) != 1 || len(got.Turns) != 1 {
+			t.Fatalf("after: %s, spans %+v, %d turns", got.Status(), got.Attached, len(got.Turns))
 		}
 		// The file first: without it, a missing commit says nothing new.
 		if b, err := os.ReadFile(filepath.Join(got.Worktree, "person.txt")); err != nil || string(b) != "by hand\n" {

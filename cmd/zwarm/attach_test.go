@@ -23,14 +23,14 @@ const fakeThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 func TestAttachRefusesARunningSession(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
-	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status == record.StatusRunning })
+	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status() == record.StatusRunning })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
 	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
 	if !strings.Contains(screen, "zwarm-exit=2") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
 		t.Fatalf("attach to a running session:\n%s", screen)
 	}
-	if s := w.show(id); s.Status != record.StatusRunning || len(s.Attached) != 0 {
-		t.Fatalf("after the refusal: %s, spans %+v", s.Status, s.Attached)
+	if s := w.show(id); s.Status() != record.StatusRunning || len(s.Attached) != 0 {
+		t.Fatalf("after the refusal: %s, spans %+v", s.Status(), s.Attached)
 	}
 	if r := w.zwarm("attach", id); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "attach needs a terminal") {
 		t.Fatalf("attach without a terminal: %+v", r)
@@ -47,23 +47,23 @@ func TestAttachInterruptsTheTurn(t *testing.T) {
 		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
 		{"wait_file": filepath.Join(t.TempDir(), "never")},
 	}, fakeThread, []fakeagent.Step{fakeagent.Out("the person's CLI, in the thread"), {"wait_file": gate}})
-	sessionstest.Eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status == record.StatusRunning && s.ThreadID != "" })
+	sessionstest.Eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status() == record.StatusRunning && s.ThreadID != "" })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", "--interrupt", id)
 	screen := tm.waitFor("the CLI", "the person's CLI, in the thread", 30*time.Second)
 	if !strings.Contains(screen, "interrupting turn 1") {
 		t.Fatalf("attach --interrupt said nothing of the turn:\n%s", screen)
 	}
 	s := w.show(id)
-	if s.Status != record.StatusAttached || s.Turns[0].Status != record.StatusInterrupted || len(s.Turns) != 1 {
-		t.Fatalf("while attached: %s, turns %+v", s.Status, s.Turns)
+	if s.Status() != record.StatusAttached || s.Turns[0].Status() != record.StatusInterrupted || len(s.Turns) != 1 {
+		t.Fatalf("while attached: %s, turns %+v", s.Status(), s.Turns)
 	}
 	touch(t, gate)
 	screen = tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
 	if !strings.Contains(screen, "zwarm-exit=0") {
 		t.Fatalf("leaving the CLI:\n%s", screen)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
-		t.Fatalf("after: %s (%s), spans %+v", s.Status, s.Error, s.Attached)
+	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
+		t.Fatalf("after: %s (%s), spans %+v", s.Status(), s.Error, s.Attached)
 	}
 }
 
@@ -85,19 +85,19 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	if cli == 0 {
 		t.Fatal("no CLI under zwarm attach")
 	}
-	if s := w.show(id); s.Status != record.StatusAttached {
-		t.Fatalf("while attached: %s", s.Status)
+	if s := w.show(id); s.Status() != record.StatusAttached {
+		t.Fatalf("while attached: %s", s.Status())
 	}
 	syscall.Kill(attacher, syscall.SIGKILL)
 	sessionstest.Eventually(t, "the CLI to go with its zwarm", func() bool { return !sessionstest.Alive(cli) && !sessionstest.Alive(attacher) })
 	// A reader settles it once it sees the attacher gone; on a busy
 	// machine the first may still find its exit under way.
-	var s session
-	sessionstest.Eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status != record.StatusAttached })
-	if s.Status != record.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
+	var s *session
+	sessionstest.Eventually(t, "a reader to settle the session", func() bool { s = w.show(id); return s.Status() != record.StatusAttached })
+	if s.Status() != record.StatusCompleted || !s.Settled() || len(s.Attached) != 1 || s.Attached[0].End == nil ||
 		!strings.Contains(s.Attached[0].Note, "died without settling the session") {
 		t.Fatalf("after the attacher died: want completed and settled, its span ended with a note that it died; got %s (settled %v), %d spans, the last ended %v with note %q",
-			s.Status, s.Settled(), len(s.Attached), len(s.Attached) > 0 && s.Attached[len(s.Attached)-1].End != nil, lastNote(s.Attached))
+			s.Status(), s.Settled(), len(s.Attached), len(s.Attached) > 0 && s.Attached[len(s.Attached)-1].End != nil, lastNote(s.Attached))
 	}
 	if out := w.ok("inject", "--wait", id, "go on"); !strings.Contains(out, "turn 2 completed") {
 		t.Fatalf("inject after: %q", out)

@@ -408,7 +408,7 @@ func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
 	if out := w.ok("show", id); !strings.Contains(out, "last event 5m ago: the agent has been quiet") {
 		t.Errorf("show:\n%s", out)
 	}
-	if s := w.show(id); s.Status != record.StatusRunning {
-		t.Errorf("status %s", s.Status)
+	if s := w.show(id); s.Status() != record.StatusRunning {
+		t.Errorf("status %s", s.Status())
 	}
 }

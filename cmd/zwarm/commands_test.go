@@ -53,7 +53,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		})
 	}
 	// Nothing above created a session or harmed the one there is.
-	if list := w.ls(); len(list) != 1 || list[0].Status != record.StatusCompleted {
+	if list := w.ls(); len(list) != 1 || list[0].Status() != record.StatusCompleted {
 		t.Fatalf("sessions after bad input: %+v", list)
 	}
 }
@@ -116,8 +116,8 @@ func TestParallelSpawnsAreAllRecorded(t *testing.T) {
 	mustJSON(t, w.ok(append([]string{"wait", "--json", "--timeout", "60s"}, ids...)...), &done)
 	var total int64
 	for _, s := range w.ls() {
-		if s.Status != record.StatusCompleted || s.Usage.InputTokens != 700 {
-			t.Errorf("%s: %s %+v %s", s.ID, s.Status, s.Usage, s.Error)
+		if s.Status() != record.StatusCompleted || s.Usage.InputTokens != 700 {
+			t.Errorf("%s: %s %+v %s", s.ID, s.Status(), s.Usage, s.Error)
 		}
 		total += s.Usage.TotalTokens
 	}
@@ -135,7 +135,7 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 	fast := w.spawn("fast")
 	var got []session
 	mustJSON(t, w.ok("wait", "--any", "--json", slow, fast), &got)
-	if len(got) != 2 || got[1].Status != record.StatusCompleted {
+	if len(got) != 2 || got[1].Status() != record.StatusCompleted {
 		t.Fatalf("wait --any: %+v", got)
 	}
 	// A deadline that passes before the first read of the sessions still
@@ -147,7 +147,7 @@ func TestWaitAnyAndTimeout(t *testing.T) {
 		}
 		r = w.zwarm("wait", "--json", "--timeout", d, slow)
 		var left []session
-		if err := json.Unmarshal([]byte(r.stdout), &left); err != nil || r.code != 124 || len(left) != 1 || left[0].ID != slow || (left[0].Status != record.StatusRunning && left[0].Status != record.StatusPending) {
+		if err := json.Unmarshal([]byte(r.stdout), &left); err != nil || r.code != 124 || len(left) != 1 || left[0].ID != slow || (left[0].Status() != record.StatusRunning && left[0].Status() != record.StatusPending) {
 			t.Fatalf("wait --json --timeout %s: want exit 124 and [%s pending or running], got exit %d, stdout %q (%v)", d, slow[:8], r.code, r.stdout, err)
 		}
 	}
@@ -186,7 +186,7 @@ func TestWaitAllWaitsForWhatRunsNow(t *testing.T) {
 	mustJSON(t, w.ok("wait", "--all", "--json"), &got)
 	// What settled before is not waited for; what ran is, to the end.
 	for _, s := range got {
-		if s.ID == done || s.Status != record.StatusCompleted {
+		if s.ID == done || s.Status() != record.StatusCompleted {
 			t.Fatalf("wait --all returned %+v", got)
 		}
 	}
@@ -306,7 +306,7 @@ func TestPythonStateDirIsReadOnly(t *testing.T) {
 	id := "9c1d0000-0000-4000-8000-000000000001"
 	writeLegacy(t, w.State, id)
 	list := w.ls()
-	if len(list) != 1 || list[0].Task != "legacy task" || list[0].Status != record.StatusCompleted || list[0].Usage.TotalTokens != 120 {
+	if len(list) != 1 || list[0].Task != "legacy task" || list[0].Status() != record.StatusCompleted || list[0].Usage.TotalTokens != 120 {
 		t.Fatalf("ls: %+v", list)
 	}
 	if table := w.ok("ls"); !strings.Contains(table, "9c1d0000") || !strings.Contains(table, "legacy task") {

@@ -49,7 +49,7 @@ func completeIDs(f *factory, pick func(*record.Session) bool) cobra.CompletionFu
 				id = s.ID // the short form would be ambiguous
 			}
 			if strings.HasPrefix(id, strings.ToLower(prefix)) {
-				out = append(out, cobra.CompletionWithDesc(id, string(s.Status)+": "+render.Clip(s.Task, 60)))
+				out = append(out, cobra.CompletionWithDesc(id, string(s.Status())+": "+render.Clip(s.Task, 60)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

@@ -27,7 +27,7 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 	for range 10 {
 		victims = append(victims, w.spawn("victim"))
 	}
-	sessionstest.Eventually(t, "the target to run", func() bool { return w.show(target).Status == record.StatusRunning })
+	sessionstest.Eventually(t, "the target to run", func() bool { return w.show(target).Status() == record.StatusRunning })
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -70,8 +70,8 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 				want = record.StatusKilled
 			}
 		}
-		if s.Status != want {
-			t.Errorf("%s: %s, want %s (%s)", s.ID[:8], s.Status, want, s.Error)
+		if s.Status() != want {
+			t.Errorf("%s: %s, want %s (%s)", s.ID[:8], s.Status(), want, s.Error)
 		}
 	}
 	shown := w.show(target)
@@ -83,8 +83,8 @@ func TestFiftyConcurrentCommands(t *testing.T) {
 			t.Errorf("follow-up %q ended %s %q", e.Text, e.State, e.Reason)
 		}
 	}
-	if len(shown.Turns) != 11 || shown.Status != record.StatusCompleted {
-		t.Errorf("target: %d turns, %s", len(shown.Turns), shown.Status)
+	if len(shown.Turns) != 11 || shown.Status() != record.StatusCompleted {
+		t.Errorf("target: %d turns, %s", len(shown.Turns), shown.Status())
 	}
 	filepath.WalkDir(w.State, func(path string, d fs.DirEntry, err error) error {
 		name := d.Name()

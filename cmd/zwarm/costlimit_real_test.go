@@ -24,27 +24,27 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
-		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
+	if r.code != cli.ExitFailure || s.Status() != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.3") {
+		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status(), s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {
 		t.Fatal("the turn ran its course past the cost limit")
 	}
-	if len(s.Turns) != 1 || s.Turns[0].Status != record.StatusKilled {
+	if len(s.Turns) != 1 || s.Turns[0].Status() != record.StatusKilled {
 		t.Fatalf("turns %+v", s.Turns)
 	}
-	continuesWithAHigherLimit(t, w, s)
+	continuesWithAHigherLimit(t, w, &s)
 }
 
 // continuesWithAHigherLimit sends a worker stopped at its cost limit a
 // follow-up with a higher one: its thread goes on.
-func continuesWithAHigherLimit(t *testing.T, w *world, s session) {
+func continuesWithAHigherLimit(t *testing.T, w *world, s *session) {
 	t.Helper()
 	out := w.ok("inject", "--max-cost", "5", "--wait", s.ID, "go on")
 	got := w.show(s.ID)
-	if !strings.Contains(out, "turn 2 completed") || got.MaxCostUSD != 5 || got.Status != record.StatusCompleted ||
+	if !strings.Contains(out, "turn 2 completed") || got.MaxCostUSD != 5 || got.Status() != record.StatusCompleted ||
 		len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
-		t.Fatalf("after inject --max-cost 5: %q; limit %v, %s, %d turns, thread %q (was %q)", out, got.MaxCostUSD, got.Status, len(got.Turns), got.ThreadID, s.ThreadID)
+		t.Fatalf("after inject --max-cost 5: %q; limit %v, %s, %d turns, thread %q (was %q)", out, got.MaxCostUSD, got.Status(), len(got.Turns), got.ThreadID, s.ThreadID)
 	}
 }
 
@@ -64,8 +64,8 @@ func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "--max-cost", "0.05", "spend it")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
-		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status, s.Error, r.stderr)
+	if r.code != cli.ExitFailure || s.Status() != record.StatusKilled || !strings.HasPrefix(s.Error, "over its cost limit of $0.05: $0.1") {
+		t.Fatalf("exit %d: %s %q\n%s", r.code, s.Status(), s.Error, r.stderr)
 	}
 	if _, err := os.Stat(late); err == nil {
 		t.Fatal("the turn ran its course past the cost limit")
@@ -73,5 +73,5 @@ func TestRealCodexCostLimitStopsTheTurn(t *testing.T) {
 	if len(s.Turns) != 1 || s.Usage.InputTokens < 100_000 {
 		t.Fatalf("turns %+v, usage %+v", s.Turns, s.Usage)
 	}
-	continuesWithAHigherLimit(t, w, s)
+	continuesWithAHigherLimit(t, w, &s)
 }

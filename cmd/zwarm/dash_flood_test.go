@@ -87,9 +87,9 @@ func TestDashboardMemoryWhileASessionFloods(t *testing.T) {
 	const floodLimit = 5 * time.Minute
 	var supPeak int64
 	deadline := time.Now().Add(floodLimit)
-	for rec := w.record(id); rec.Status != "completed"; rec = w.record(id) {
+	for rec := w.record(id); rec.Status() != "completed"; rec = w.record(id) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the flooding session had not completed %s on: it is %s %q", floodLimit, rec.Status, rec.Error)
+			t.Fatalf("the flooding session had not completed %s on: it is %s %q", floodLimit, rec.Status(), rec.Error)
 		}
 		if o := rec.Owner; o != nil && o.Role == "supervisor" {
 			supPeak = max(supPeak, procPeak(o.PID))

@@ -74,8 +74,8 @@ func TestDashboardWholeProgram(t *testing.T) {
 	tm.Type("y")
 	waitFor(id[:8] + " killed")
 	s, err := mgr.Get(ctx, id)
-	if err != nil || s.Status != record.StatusKilled {
-		t.Fatalf("after kill from the dashboard: %v %v", s.Status, err)
+	if err != nil || s.Status() != record.StatusKilled {
+		t.Fatalf("after kill from the dashboard: %v %v", s.Status(), err)
 	}
 	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("alive after kill: %v", left)

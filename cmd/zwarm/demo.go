@@ -236,7 +236,7 @@ func liveList(ctx context.Context, s *cli.Streams, m *sessions.Manager, done <-c
 		}
 		key, settled := "", true
 		for _, s := range list {
-			key += s.ID + string(s.Status) + strconv.Itoa(s.Turn) + ";"
+			key += s.ID + string(s.Status()) + strconv.Itoa(s.Turn) + ";"
 			settled = settled && s.Settled()
 		}
 		switch {
@@ -245,13 +245,13 @@ func liveList(ctx context.Context, s *cli.Streams, m *sessions.Manager, done <-c
 			printTable(s, list)
 			seen = map[string]string{}
 			for _, x := range list {
-				seen[x.ID] = string(x.Status) + strconv.Itoa(x.Turn)
+				seen[x.ID] = string(x.Status()) + strconv.Itoa(x.Turn)
 			}
 		default:
 			// Oldest first, as the changes happened.
 			for i := len(list) - 1; i >= 0; i-- {
 				x := list[i]
-				if k := string(x.Status) + strconv.Itoa(x.Turn); seen[x.ID] != k {
+				if k := string(x.Status()) + strconv.Itoa(x.Turn); seen[x.ID] != k {
 					seen[x.ID] = k
 					fmt.Fprint(s.Out, changeLine(x, timeNow()))
 				}
@@ -284,6 +284,6 @@ func printTable(s *cli.Streams, list []*record.Session) {
 // id, the status, the turn, whose session it is and its task, tab
 // separated as zwarm ls prints when piped.
 func changeLine(x *record.Session, now time.Time) string {
-	return fmt.Sprintf("%s\t%s\t%s\tturn %d\t%s\t%s\n", now.UTC().Format(time.RFC3339), x.ID, x.Status, x.Turn,
+	return fmt.Sprintf("%s\t%s\t%s\tturn %d\t%s\t%s\n", now.UTC().Format(time.RFC3339), x.ID, x.Status(), x.Turn,
 		render.SafeLine(x.Source.String()), render.SafeLine(x.Task))
 }

@@ -106,7 +106,7 @@ func forEachAgent(t *testing.T, fn func(t *testing.T, a realAgent)) {
 
 // hasStep reports whether a trajectory has a step of the type whose field
 // contains want.
-func hasStep(s session, typ, field, want string) bool {
+func hasStep(s *session, typ, field, want string) bool {
 	for _, st := range s.Steps {
 		if st["type"] == typ && strings.Contains(fmt.Sprint(st[field]), want) {
 			return true
@@ -123,8 +123,8 @@ func TestRealAgentRunsACommandAndCreatesAFile(t *testing.T) {
 			fakemodel.Reply{Text: "made the file", InputTokens: 700, CachedTokens: 100, OutputTokens: 20})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "create the file"), &s)
-		if s.Status != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
-			t.Fatalf("status %s message %q thread %q error %q", s.Status, s.LastMessage, s.ThreadID, s.Error)
+		if s.Status() != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
+			t.Fatalf("status %s message %q thread %q error %q", s.Status(), s.LastMessage, s.ThreadID, s.Error)
 		}
 		if b, err := os.ReadFile(filepath.Join(w.Work, "made.txt")); err != nil || string(b) != "hello\n" {
 			t.Fatalf("made.txt: %q %v", b, err)
@@ -168,7 +168,7 @@ func TestRealAgentFollowUpResumesTheThread(t *testing.T) {
 		if !strings.Contains(out, "turn 2 completed") || !strings.Contains(out, "second answer") {
 			t.Fatalf("inject --wait: %q", out)
 		}
-		s = w.show(s.ID)
+		s = *w.show(s.ID)
 		if s.ThreadID != thread || !s.Turns[1].Resumed || s.Turns[0].LastMessage != "first answer" {
 			t.Fatalf("thread %q then %q, turns %+v", thread, s.ThreadID, s.Turns)
 		}
@@ -200,7 +200,7 @@ func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
 		s := w.show(id)
 		var got []string
 		for _, tr := range s.Turns {
-			got = append(got, tr.Prompt+"→"+tr.LastMessage+":"+string(tr.Status))
+			got = append(got, tr.Prompt+"→"+tr.LastMessage+":"+string(tr.Status()))
 		}
 		want := []string{"long task→long done:completed", "follow up one→one done:completed", "follow up two→two done:completed"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -234,8 +234,8 @@ func TestRealAgentKilledDuringACommand(t *testing.T) {
 		if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 			t.Fatalf("alive after kill: %v", left)
 		}
-		if s := w.show(id); s.Status != record.StatusKilled {
-			t.Fatalf("status %s", s.Status)
+		if s := w.show(id); s.Status() != record.StatusKilled {
+			t.Fatalf("status %s", s.Status())
 		}
 	})
 }
@@ -247,8 +247,8 @@ func TestRealAgentModelError(t *testing.T) {
 		r := w.zwarm("spawn", "--wait", "--json", "fail please")
 		var s session
 		mustJSON(t, r.stdout, &s)
-		if r.code != 1 || s.Status != record.StatusFailed || s.Error == "" {
-			t.Fatalf("exit %d status %s error %q", r.code, s.Status, s.Error)
+		if r.code != 1 || s.Status() != record.StatusFailed || s.Error == "" {
+			t.Fatalf("exit %d status %s error %q", r.code, s.Status(), s.Error)
 		}
 		// The error is the agent's own message, as it printed it.
 		raw := w.ok("logs", "--raw", s.ID)
@@ -266,8 +266,8 @@ func TestRealCodexGivesUpOnAnUnreachableModel(t *testing.T) {
 	r := w.zwarm("spawn", "--wait", "--json", "anyone there?")
 	var s session
 	mustJSON(t, r.stdout, &s)
-	if r.code != 1 || s.Status != record.StatusFailed || s.Error == "" {
-		t.Fatalf("exit %d status %s error %q", r.code, s.Status, s.Error)
+	if r.code != 1 || s.Status() != record.StatusFailed || s.Error == "" {
+		t.Fatalf("exit %d status %s error %q", r.code, s.Status(), s.Error)
 	}
 	if d := time.Since(start); d > 2*time.Minute {
 		t.Fatalf("took %s to give up", d)
@@ -297,8 +297,8 @@ func TestRealAgentsTwentyAtOnce(t *testing.T) {
 	kinds := map[string]int{}
 	for _, s := range list {
 		kinds[s.Adapter]++
-		if s.Status != record.StatusCompleted || s.LastMessage != "parallel done" {
-			t.Errorf("%s %s: %s %q %s", s.ID, s.Adapter, s.Status, s.LastMessage, s.Error)
+		if s.Status() != record.StatusCompleted || s.LastMessage != "parallel done" {
+			t.Errorf("%s %s: %s %q %s", s.ID, s.Adapter, s.Status(), s.LastMessage, s.Error)
 		}
 		sum += s.Usage.TotalTokens
 		for _, tr := range w.show(s.ID).Turns { // a listing carries no turns

@@ -167,8 +167,8 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 			t.Fatalf("spawn below an empty .git: %v\n%s", err, out)
 		}
 		mustJSON(t, string(out), &plain)
-		if plain.Status != record.StatusCompleted || plain.Worktree != "" {
-			t.Fatalf("spawn below an empty .git: status %s (%s), worktree %q; want it completed in place", plain.Status, plain.Error, plain.Worktree)
+		if plain.Status() != record.StatusCompleted || plain.Worktree != "" {
+			t.Fatalf("spawn below an empty .git: status %s (%s), worktree %q; want it completed in place", plain.Status(), plain.Error, plain.Worktree)
 		}
 	})
 }

@@ -44,8 +44,8 @@ func TestRealCodexCommitsInItsWorktreeUnderWorkspaceWrite(t *testing.T) {
 		fakemodel.Reply{Text: "committed made.txt"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "make and commit"), &s)
-	if s.Status != record.StatusCompleted || s.Worktree == "" {
-		t.Fatalf("status %s (%s), worktree %q", s.Status, s.Error, s.Worktree)
+	if s.Status() != record.StatusCompleted || s.Worktree == "" {
+		t.Fatalf("status %s (%s), worktree %q", s.Status(), s.Error, s.Worktree)
 	}
 	out := w.commandOutput(srv)
 	for _, want := range []string{"committed", "main checkout is read-only", "other branches are read-only", "tags are read-only", "config is read-only"} {
@@ -97,8 +97,8 @@ func TestRealCodexWorkerCannotMoveMainThroughItsBranch(t *testing.T) {
 			t.Fatalf("the sandboxed command could not plant what this test is about (%q missing); its output:\n%s", want, out)
 		}
 	}
-	if s.Status != record.StatusCompleted {
-		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	if s.Status() != record.StatusCompleted {
+		t.Fatalf("status %s (%s)", s.Status(), s.Error)
 	}
 	if got := w.git(w.Work, "rev-parse", "main"); got != main {
 		t.Fatalf("main moved from %s to %s: zwarm's commit followed the worker's symbolic ref", main, got)
@@ -156,8 +156,8 @@ func TestRealClaudeRunsCommandsInItsWorktreeAndDenialsShow(t *testing.T) {
 		fakemodel.Reply{Text: "wrote the answer"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "count files"), &s)
-	if s.Status != record.StatusCompleted || s.Denied != 0 {
-		t.Fatalf("status %s, denied %d", s.Status, s.Denied)
+	if s.Status() != record.StatusCompleted || s.Denied != 0 {
+		t.Fatalf("status %s, denied %d", s.Status(), s.Denied)
 	}
 	if b, err := os.ReadFile(filepath.Join(s.Worktree, "answer.txt")); err != nil || string(b) != "42\n" {
 		t.Fatalf("the command did not run in the worktree: %q %v", b, err)
@@ -197,8 +197,8 @@ func TestRealClaudeReadOnlyRole(t *testing.T) {
 		fakemodel.Reply{Text: "reviewed"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--role", "reviewer", "--wait", "--json", "review the notes"), &s)
-	if s.Status != record.StatusCompleted || s.Denied != 1 {
-		t.Fatalf("status %s (%s), denied %d; want completed with the edit and the command refused\n%s", s.Status, s.Error, s.Denied, w.ok("show", s.ID))
+	if s.Status() != record.StatusCompleted || s.Denied != 1 {
+		t.Fatalf("status %s (%s), denied %d; want completed with the edit and the command refused\n%s", s.Status(), s.Error, s.Denied, w.ok("show", s.ID))
 	}
 	for _, f := range []string{"edited.txt", "ran.txt"} {
 		if _, err := os.Stat(filepath.Join(w.Work, f)); err == nil {
@@ -228,8 +228,8 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	srv.On("the other worker", fakemodel.Reply{Tool: "exec_command", Args: `{"cmd":"echo other > other.txt"}`}, fakemodel.Reply{Text: "done"})
 	var other session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--sandbox", "workspace-write", "the other worker"), &other)
-	if other.Status != record.StatusCompleted {
-		t.Fatalf("the other worker: status %s (%s)", other.Status, other.Error)
+	if other.Status() != record.StatusCompleted {
+		t.Fatalf("the other worker: status %s (%s)", other.Status(), other.Error)
 	}
 	otherTip := w.git(w.Work, "rev-parse", "zwarm/"+other.ID)
 	yours := filepath.Join(w.Work, ".git")
@@ -252,8 +252,8 @@ func TestRealCodexWorkerCannotCorruptYourRepositoryOrAnotherWorkers(t *testing.T
 	if strings.Contains(out, "left-0-files") || strings.Contains(out, "wrote ") {
 		t.Fatalf("the sandboxed worker deleted your objects or wrote a ref outside its repository; its output:\n%s", out)
 	}
-	if s.Status != record.StatusCompleted {
-		t.Fatalf("status %s (%s)", s.Status, s.Error)
+	if s.Status() != record.StatusCompleted {
+		t.Fatalf("status %s (%s)", s.Status(), s.Error)
 	}
 	// zwarm adds the worker's commits; none of yours may be gone.
 	after := w.git(w.Work, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")

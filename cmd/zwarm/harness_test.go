@@ -242,13 +242,13 @@ type session struct {
 	Attached    []record.AttachSpan `json:"attached"`
 }
 
-func (w *world) show(id string) session {
+func (w *world) show(id string) *session {
 	w.t.Helper()
 	var s session
 	if err := json.Unmarshal([]byte(w.ok("show", "--json", id)), &s); err != nil {
 		w.t.Fatal(err)
 	}
-	return s
+	return &s
 }
 
 // record is a session's meta.json as the supervisor wrote it, with the

@@ -33,23 +33,26 @@ const module = "github.com/zwarm/zwarm"
 // sessions only by their record. The tests' world (sessions/sessionstest)
 // stands on the whole core.
 var allowed = map[string][]string{
-	"sessions/store":      {},
-	"sessions/index":      {},
-	"sessions/proc":       {},
-	"sessions/workspace":  {"sessions/store", "sessions/proc"},
-	"sessions/record":     {"sessions/store", "sessions/proc", "sessions/workspace"},
-	"sessions/render":     {"sessions/record", "sessions/workspace"},
-	"sessions/config":     {"sessions/store", "sessions/workspace", "sessions/record"},
-	"sessions/agent":      {"sessions/record", "sessions/config"},
-	"sessions/runner":     {"sessions/config"},
-	"sessions/telemetry":  {"sessions/record", "sessions/config"},
-	"sessions/state":      {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent"},
-	"sessions/listing":    {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state"},
-	"sessions/watch":      {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/telemetry"},
-	"sessions/supervisor": {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state", "sessions/telemetry"},
-	"sessions":            rooms[:len(rooms)-1],
+	"sessions/store":     {},
+	"sessions/index":     {},
+	"sessions/proc":      {},
+	"sessions/workspace": {"sessions/store", "sessions/proc"},
+	// A record's status, whose door only the record (which embeds it), the
+	// lifecycle, the listing cache and the tests' world may import.
+	"sessions/internal/statusfield": {},
+	"sessions/record":               {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/internal/statusfield"},
+	"sessions/render":               {"sessions/record", "sessions/workspace"},
+	"sessions/config":               {"sessions/store", "sessions/workspace", "sessions/record"},
+	"sessions/agent":                {"sessions/record", "sessions/config"},
+	"sessions/runner":               {"sessions/config"},
+	"sessions/telemetry":            {"sessions/record", "sessions/config"},
+	"sessions/state":                {"sessions/store", "sessions/index", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/internal/statusfield"},
+	"sessions/listing":              {"sessions/store", "sessions/index", "sessions/workspace", "sessions/record", "sessions/state", "sessions/internal/statusfield"},
+	"sessions/watch":                {"sessions/store", "sessions/proc", "sessions/record", "sessions/config", "sessions/agent", "sessions/runner", "sessions/state", "sessions/listing", "sessions/telemetry"},
+	"sessions/supervisor":           {"sessions/store", "sessions/proc", "sessions/workspace", "sessions/record", "sessions/config", "sessions/agent", "sessions/state", "sessions/telemetry"},
+	"sessions":                      rooms[:len(rooms)-1],
 	// The tests' stand-ins and their world, which plays zwarm __supervise.
-	"sessions/sessionstest": append(core(), "sessions/supervisor"),
+	"sessions/sessionstest": append(core(), "sessions/supervisor", "sessions/internal/statusfield"),
 	"adapters/":             {"sessions/agent", "sessions/record", "sessions/config"},
 	"adapters":              {"adapters/", "sessions/agent", "sessions/record", "sessions/config"},
 	"watchers":              core(),
@@ -72,7 +75,7 @@ func core(more ...string) []string {
 }
 
 // subtrees are the packages with a rule of their own inside a tree.
-var subtrees = append(slices.Clone(rooms), "sessions/sessionstest", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys")
+var subtrees = append(slices.Clone(rooms), "sessions/internal/statusfield", "sessions/sessionstest", "orchestrator/runs", "orchestrator/model", "tui/styles", "tui/keys")
 
 var uiLibs = []string{"github.com/spf13/cobra", "github.com/charmbracelet/"}
 

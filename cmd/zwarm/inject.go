@@ -116,7 +116,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	t := s.Turns[e.Turn-1]
 	if !o.out.On() {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.Paint(statusColor(t.Status), string(t.Status)))
+		fmt.Fprintf(&b, "%s turn %d %s\n", record.ShortID(s.ID), t.N, io.Paint(statusColor(t.Status()), string(t.Status())))
 		if t.Error != "" {
 			b.WriteString("  error: " + render.Clip(render.ErrorText(t.Error), 1000) + "\n")
 		}
@@ -127,7 +127,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		}
 		io.Out.Write([]byte(b.String()))
 	}
-	if t.Status != record.StatusCompleted {
+	if t.Status() != record.StatusCompleted {
 		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
@@ -151,7 +151,7 @@ func injectInterrupted(m *sessions.Manager, res *sessions.InjectResult) error {
 			return fmt.Errorf("inject %s: the follow-up was not delivered: %s", short, render.Clip(e.Reason, 300))
 		case record.InboxDelivered:
 			if s, err := m.Get(context.Background(), res.Session.ID); err == nil && e.Turn <= len(s.Turns) && s.Turns[e.Turn-1].EndedAt != nil {
-				return fmt.Errorf("inject %s: the follow-up became turn %d, which has ended: %s", short, e.Turn, s.Turns[e.Turn-1].Status)
+				return fmt.Errorf("inject %s: the follow-up became turn %d, which has ended: %s", short, e.Turn, s.Turns[e.Turn-1].Status())
 			}
 			return fmt.Errorf("inject %s: the follow-up became turn %d, which goes on in the background: zwarm wait %s waits for it, zwarm kill %s stops it",
 				short, e.Turn, short, short)

@@ -51,11 +51,11 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		close(hold)
 		w.ok("wait", "--timeout", "120s", id)
 		s := w.show(id)
-		if s.Status != record.StatusCompleted || len(s.Turns) != 2 {
-			t.Fatalf("status %s (%s), turns %+v", s.Status, s.Error, s.Turns)
+		if s.Status() != record.StatusCompleted || len(s.Turns) != 2 {
+			t.Fatalf("status %s (%s), turns %+v", s.Status(), s.Error, s.Turns)
 		}
 		first, second := s.Turns[0], s.Turns[1]
-		if first.Status != record.StatusInterrupted || first.Error != "" || second.Status != record.StatusCompleted ||
+		if first.Status() != record.StatusInterrupted || first.Error != "" || second.Status() != record.StatusCompleted ||
 			!second.Resumed || second.LastMessage != "took the short way" || s.ThreadID != thread || thread == "" {
 			t.Fatalf("thread %q then %q; turns %+v", thread, s.ThreadID, s.Turns)
 		}

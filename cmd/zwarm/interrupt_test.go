@@ -247,11 +247,11 @@ func TestInterruptWhileStartingATurn(t *testing.T) {
 		if code == 0 {
 			sessionstest.Eventually(t, "the follow-up's turn running", func() bool {
 				s := w.record(done)
-				return len(s.Turns) == 2 && s.Turns[1].Prompt == "and then" && s.Status == record.StatusRunning
+				return len(s.Turns) == 2 && s.Turns[1].Prompt == "and then" && s.Status() == record.StatusRunning
 			})
 			w.zwarm("kill", done)
-		} else if s := w.record(done); len(s.Turns) != 1 || s.Status != record.StatusCompleted {
-			t.Fatalf("the interrupted follow-up changed the session: %s (%s) with %d turns", s.Status, s.Error, len(s.Turns))
+		} else if s := w.record(done); len(s.Turns) != 1 || s.Status() != record.StatusCompleted {
+			t.Fatalf("the interrupted follow-up changed the session: %s (%s) with %d turns", s.Status(), s.Error, len(s.Turns))
 		}
 		last = out.String()
 	}

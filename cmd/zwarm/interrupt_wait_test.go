@@ -36,7 +36,7 @@ func TestInterruptedWaitSaysWhatRunsOn(t *testing.T) {
 					return "stderr does not say the worker keeps running and how to stop it"
 				}
 				if s := w.record(got); s.Settled() {
-					return "the worker is " + string(s.Status)
+					return "the worker is " + string(s.Status())
 				}
 				return ""
 			}},

@@ -95,7 +95,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	for i := range ids {
 		switch {
 		case errs[i] == nil:
-			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status)
+			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status())
 		case errors.Is(errs[i], sessions.ErrNotRunning) && done[i] != nil:
 			errs[i] = fmt.Errorf("kill %s: not running: it %s", record.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
 		}
@@ -107,9 +107,9 @@ func runKill(c *cobra.Command, o *killOptions) error {
 // ago".
 func settledPhrase(s *record.Session, now time.Time) string {
 	what := map[record.Status]string{record.StatusCompleted: "completed", record.StatusFailed: "failed",
-		record.StatusKilled: "was killed"}[s.Status]
+		record.StatusKilled: "was killed"}[s.Status()]
 	if what == "" {
-		what = "is " + string(s.Status)
+		what = "is " + string(s.Status())
 	}
 	if s.EndedAt != nil {
 		what += " " + render.Ago(now.Sub(*s.EndedAt))

@@ -184,7 +184,7 @@ func runLand(c *cobra.Command, o *landOptions) error {
 		}
 	}
 	for _, s := range q.Skipped {
-		fmt.Fprintf(ios.ErrOut, "skipped %s: it %s (land it by its id if you want it)\n", record.ShortID(s.ID), s.Status.Ended())
+		fmt.Fprintf(ios.ErrOut, "skipped %s: it %s (land it by its id if you want it)\n", record.ShortID(s.ID), s.Status().Ended())
 	}
 	if q.Failed != nil {
 		left := make([]string, len(q.Left))

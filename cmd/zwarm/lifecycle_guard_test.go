@@ -1,138 +1,152 @@
 package main
 
 import (
+	"encoding/json"
 	"go/ast"
-	"go/importer"
 	"go/parser"
 	"go/token"
-	"go/types"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// statusWriters are the packages that may set a session's or a turn's
-// status: the lifecycle's transitions, in sessions/state. The compiler
-// cannot refuse a write to an exported field elsewhere; this test does,
-// with the type checker, in every package of the module (tests, which
-// make records to read, aside). Besides the lifecycle, a status is only
-// ever copied from what was read: the listing cache's decoder rebuilds the
-// record it summarized, and the dashboard's row of a listing stands for
-// its record; and the test fixtures (sessionstest, and mkstate, which
-// makes state dirs for the scale benchmarks) write records as zwarm would.
-var statusWriters = map[string][]string{
-	module + "/sessions/state":            nil, // all of it
-	module + "/sessions/listing":          {"session"},
-	module + "/tui/sessionlist":           {"session"},
-	module + "/sessions/sessionstest":     nil,
-	module + "/sessions/internal/mkstate": nil,
-}
+// A record's status lives in sessions/internal/statusfield, embedded in
+// record.Session and record.Turn under an unexported name and read through
+// their Status methods, so the compiler refuses a write anywhere else. These
+// tests check that it does, and who may use the door.
 
-func TestOnlyTheLifecycleChangesAStatus(t *testing.T) {
-	out, err := exec.Command("go", "list", "-buildvcs=false", "-export", "-deps", "-f",
-		"{{.ImportPath}}\t{{.Export}}\t{{.Dir}}\t{{join .GoFiles \",\"}}", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v%s", err, stderrOf(err))
-	}
-	exports := map[string]string{}
-	type pkg struct{ path, dir, files string }
-	var mine []pkg
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, "\t")
-		exports[f[0]] = f[1]
-		if strings.HasPrefix(f[0], module+"/") && f[3] != "" {
-			mine = append(mine, pkg{f[0], f[2], f[3]})
-		}
-	}
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
-	rec, err := imp.Import(module + "/sessions/record")
+// TestTheCompilerKeepsAStatusToTheLifecycle builds, as a package of the
+// module outside sessions/, code that tries each way of changing a status,
+// and wants the compiler to refuse every one; code that only reads one
+// builds.
+func TestTheCompilerKeepsAStatusToTheLifecycle(t *testing.T) {
+	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	status := map[*types.Var]string{}
-	for _, typ := range []string{"Session", "Turn"} {
-		st := rec.Scope().Lookup(typ).Type().Underlying().(*types.Struct)
-		for i := range st.NumFields() {
-			if st.Field(i).Name() == "Status" {
-				status[st.Field(i)] = typ
-			}
+	build := func(t *testing.T, code string) (string, error) {
+		t.Helper()
+		src := filepath.Join(t.TempDir(), "probe.go")
+		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, "tui", "zzstatusprobe", "probe.go"): src}})
+		overlay := filepath.Join(t.TempDir(), "overlay.json")
+		if err := os.WriteFile(overlay, ov, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("go", "build", "-buildvcs=false", "-overlay", overlay, "./tui/zzstatusprobe")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		return string(out), err
 	}
-	if len(status) != 2 {
-		t.Fatalf("found %d Status fields in the record, want Session's and Turn's", len(status))
+	const head = "package probe\n\nimport \"" + module + "/sessions/record\"\n\n"
+	t.Run("reading", func(t *testing.T) {
+		out, err := build(t, head+`func F(s record.Session, t *record.Turn) bool {
+	return s.Status() == record.StatusRunning || s.Turns[0].Status().Finished() || t.Status() != ""
+}
+`)
+		if err != nil {
+			t.Fatalf("a package that reads a status does not build: %v\n%s", err, out)
+		}
+	})
+	for _, c := range []struct{ name, stmt, want string }{
+		{"assign", "s.Status = record.StatusKilled", "cannot assign to s.Status"},
+		{"assign a turn's", "s.Turns[0].Status = record.StatusKilled", "cannot assign to s.Turns[0].Status"},
+		{"address", "p := &s.Status; _ = p", "cannot take address of s.Status"},
+		{"literal", "*s = record.Session{ID: s.ID, Status: record.StatusKilled}", "unknown field Status in struct literal of type record.Session"},
+		{"turn literal", "s.Turns = append(s.Turns, record.Turn{N: 2, Status: record.StatusRunning})", "unknown field Status in struct literal of type record.Turn"},
+		{"embedded field", "s.statusField.Status = record.StatusKilled", "s.statusField undefined"},
+		{"embedding", "m := struct{ *record.Session }{s}; m.Status = record.StatusKilled", "cannot assign to m.Status"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := build(t, head+"func F(s *record.Session) {\n\t"+c.stmt+"\n}\n")
+			if err == nil || !strings.Contains(out, c.want) {
+				t.Errorf("%s: built (%v), want the compiler to refuse it with %q:\n%s", c.stmt, err, c.want, out)
+			}
+		})
 	}
+	t.Run("door", func(t *testing.T) {
+		out, err := build(t, head+`import "`+module+`/sessions/internal/statusfield"
+
+func F(s *record.Session) { statusfield.Set(s, record.StatusKilled) }
+`)
+		if err == nil || !strings.Contains(out, "use of internal package") {
+			t.Errorf("a package outside sessions/ used the status's door (%v):\n%s", err, out)
+		}
+	})
+}
+
+// statusChangers are the packages whose code (tests aside) may change a
+// status through the door: the lifecycle, and those that make a record
+// from what was read, as decoding one does: the listing cache rebuilding
+// a record it summarized, and the fixtures that write state dirs as zwarm
+// would (sessionstest, mkstate). The package map keeps every other
+// package of sessions/ from importing the door; this test keeps the record
+// itself, which must import it to embed the field, from using it.
+var statusChangers = map[string]bool{
+	"sessions/state":            true,
+	"sessions/listing":          true,
+	"sessions/sessionstest":     true,
+	"sessions/internal/mkstate": true,
+}
+
+func TestOnlyTheLifecycleChangesAStatus(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const door = module + "/sessions/internal/statusfield"
+	fset := token.NewFileSet()
 	checked := 0
-	for _, p := range mine {
-		funcs, exempt := statusWriters[p.path]
-		if exempt && funcs == nil {
-			continue
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		var files []*ast.File
-		for _, name := range strings.Split(p.files, ",") {
-			f, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != root {
+			return filepath.SkipDir
 		}
-		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
-		if _, err := (&types.Config{Importer: imp}).Check(p.path, fset, files, info); err != nil {
-			t.Fatalf("type-check %s: %v", p.path, err)
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		if dir == "sessions/internal/statusfield" {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
 		}
 		checked++
-		written := func(e ast.Expr) (string, bool) {
-			se, ok := ast.Unparen(e).(*ast.SelectorExpr)
-			if !ok || info.Selections[se] == nil {
-				return "", false
+		name := ""
+		for _, im := range f.Imports {
+			if p, _ := strconv.Unquote(im.Path.Value); p == door {
+				name = "statusfield"
+				if im.Name != nil {
+					name = im.Name.Name
+				}
 			}
-			v, ok := info.Selections[se].Obj().(*types.Var)
-			typ, is := status[v]
-			return typ, ok && is
 		}
-		for _, f := range files {
-			var in string // the function the node is in
-			ast.Inspect(f, func(n ast.Node) bool {
-				if fd, ok := n.(*ast.FuncDecl); ok {
-					in = fd.Name.Name
-				}
-				if slices.Contains(funcs, in) {
-					return true
-				}
-				switch n := n.(type) {
-				case *ast.AssignStmt:
-					for _, lhs := range n.Lhs {
-						if typ, ok := written(lhs); ok {
-							t.Errorf("%s: sets a %s's status: only the lifecycle (sessions/state) changes one", fset.Position(lhs.Pos()), typ)
-						}
-					}
-				case *ast.UnaryExpr:
-					if typ, ok := written(n.X); ok && n.Op == token.AND {
-						t.Errorf("%s: takes the address of a %s's status: only the lifecycle (sessions/state) changes one", fset.Position(n.Pos()), typ)
-					}
-				case *ast.CompositeLit:
-					tv := info.Types[n]
-					named, ok := tv.Type.(*types.Named)
-					if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != rec.Path() {
-						return true
-					}
-					for _, el := range n.Elts {
-						if kv, ok := el.(*ast.KeyValueExpr); ok {
-							if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "Status" && (named.Obj().Name() == "Session" || named.Obj().Name() == "Turn") {
-								t.Errorf("%s: makes a %s with a status: only the lifecycle (sessions/state) sets one", fset.Position(kv.Pos()), named.Obj().Name())
-							}
-						}
-					}
-				}
-				return true
-			})
+		if name == "" || statusChangers[dir] {
+			return nil
 		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if se, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := se.X.(*ast.Ident); ok && id.Name == name && (se.Sel.Name == "Set" || se.Sel.Name == "With") {
+					t.Errorf("%s: changes a status through the door: only the lifecycle (sessions/state) changes one", fset.Position(se.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if checked < 20 {
-		t.Fatalf("checked only %d packages", checked)
+	if checked < 200 {
+		t.Fatalf("checked only %d files", checked)
 	}
 }

@@ -115,7 +115,7 @@ func TestInjectGivesUpAfterLockTimeout(t *testing.T) {
 		// wrapped in the lock file's path and the full id again.
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if s := w.record(id); s.Status != record.StatusCompleted || s.PendingInjects != 0 {
-		t.Fatalf("%s, %d pending", s.Status, s.PendingInjects)
+	if s := w.record(id); s.Status() != record.StatusCompleted || s.PendingInjects != 0 {
+		t.Fatalf("%s, %d pending", s.Status(), s.PendingInjects)
 	}
 }

@@ -61,8 +61,8 @@ func TestLogsOfARunningFloodInBoundedMemory(t *testing.T) {
 		}
 	}
 	t.Logf("a running turn of %d MiB", size>>20)
-	if rec := w.record(id); rec.Status != "running" {
-		t.Fatalf("the session is %s, want running", rec.Status)
+	if rec := w.record(id); rec.Status() != "running" {
+		t.Fatalf("the session is %s, want running", rec.Status())
 	}
 	peak := func(args ...string) int64 {
 		peakFile := filepath.Join(t.TempDir(), "peak")
@@ -95,7 +95,7 @@ func TestLogsOfARunningFloodInBoundedMemory(t *testing.T) {
 			t.Errorf("zwarm %s: peak RSS %d MiB, over %d MiB", strings.Join(args, " "), p>>20, logsPeakLimit>>20)
 		}
 	}
-	if rec := w.record(id); rec.Status != "completed" || rec.LastMessage != "the flood is over" {
-		t.Fatalf("after logs -f the session is %s (%q), want completed with its last message", rec.Status, rec.LastMessage)
+	if rec := w.record(id); rec.Status() != "completed" || rec.LastMessage != "the flood is over" {
+		t.Fatalf("after logs -f the session is %s (%q), want completed with its last message", rec.Status(), rec.LastMessage)
 	}
 }

@@ -257,7 +257,7 @@ func plainRow(row []cli.Cell, s *record.Session) []cli.Cell {
 	}
 	return append(row,
 		cli.Cell{Text: s.ID},
-		cli.Cell{Text: string(s.Status)},
+		cli.Cell{Text: string(s.Status())},
 		cli.Cell{Text: s.ChangesText()},
 		cli.Cell{Text: render.SafeLine(s.Adapter)},
 		cli.Cell{Text: render.SafeLine(s.Model)},
@@ -282,11 +282,11 @@ func sourceCell(src record.Source) string {
 // a running agent has been silent, and "stalled" past the stall watcher's
 // thresholds.
 func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (string, string) {
-	text := string(s.Status)
+	text := string(s.Status())
 	if s.Settled() && s.EndedAt != nil && now.Sub(*s.EndedAt) < recent {
 		text += "*"
 	}
-	if s.Status == record.StatusFailed || s.PendingInjects > 0 || s.Denied > 0 {
+	if s.Status() == record.StatusFailed || s.PendingInjects > 0 || s.Denied > 0 {
 		text += "!"
 	}
 	if stall != nil {
@@ -310,7 +310,7 @@ func statusCell(s *record.Session, now time.Time, stall *watchers.StallConfig) (
 		// never silent (show says which and how to allow them).
 		return text + ", " + render.Plural(s.Denied, "call") + " denied", cli.Yellow
 	}
-	return text, statusColor(s.Status)
+	return text, statusColor(s.Status())
 }
 
 func statusColor(st record.Status) string {
@@ -336,7 +336,7 @@ func summaryLine(io *cli.Streams, list []*record.Session) string {
 	var spent float64
 	priced := true
 	for _, s := range list {
-		counts[s.Status]++
+		counts[s.Status()]++
 		total += s.Usage.TotalTokens
 		if s.CostUSD != nil {
 			spent += *s.CostUSD

@@ -217,7 +217,7 @@ func TestRealAgentDelegatesOverMCP(t *testing.T) {
 			// directory the CLI ran in.
 			list := w.ls()
 			if len(list) != 1 || list[0].ID != wr.Finished[0].SessionID || list[0].Source != (record.Source{Kind: record.SourceMCP}) ||
-				list[0].Status != record.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.Work {
+				list[0].Status() != record.StatusCompleted || list[0].LastMessage != "the answer is 42" || list[0].WorkingDir != w.Work {
 				t.Fatalf("sessions: %+v", list)
 			}
 			// The CLI stopped its server when it quit.

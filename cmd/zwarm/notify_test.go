@@ -31,7 +31,7 @@ func TestNotifyOncePerEventWhoeverSeesIt(t *testing.T) {
 		"break it", []fakeagent.Step{{"wait_file": gate}, fakeagent.Out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}})
 	good, bad := w.spawn("do it"), w.spawn("break it")
 	for _, id := range []string{good, bad} {
-		sessionstest.Eventually(t, "session "+id+" to run", func() bool { return w.record(id).Status == record.StatusRunning })
+		sessionstest.Eventually(t, "session "+id+" to run", func() bool { s := w.record(id); return s.Status() == record.StatusRunning })
 	}
 
 	watch := exec.Command(bins.zwarm, "watch", "--all")

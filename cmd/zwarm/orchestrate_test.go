@@ -301,9 +301,9 @@ func TestRealCodexOrchestrated(t *testing.T) {
 		t.Fatalf("run %+v", run)
 	}
 	s := w.show(run.Workers[0])
-	if s.Adapter != "codex" || s.Status != record.StatusCompleted || s.Source.String() != "run:"+run.ID ||
+	if s.Adapter != "codex" || s.Status() != record.StatusCompleted || s.Source.String() != "run:"+run.ID ||
 		!hasStep(s, "command", "command", "greeting.txt") {
-		t.Fatalf("worker %s %s %s steps %v", s.Adapter, s.Status, s.Source, s.Steps)
+		t.Fatalf("worker %s %s %s steps %v", s.Adapter, s.Status(), s.Source, s.Steps)
 	}
 }
 
@@ -376,7 +376,7 @@ func TestOrchestratedDemo(t *testing.T) {
 		}
 	}
 	list, _ := m.List(ctx, listing.Options{Source: record.RunSource(rec.ID)})
-	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status != record.StatusCompleted {
+	if len(list) != 2 || list[0].Adapter != "replay" || list[0].Status() != record.StatusCompleted {
 		t.Errorf("workers %+v", list)
 	}
 }

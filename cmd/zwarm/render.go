@@ -28,7 +28,7 @@ func printLines(w io.Writer, lines []render.Line) {
 // its status, usage and cost, the error if any, and its last message.
 func printOutcome(io *cli.Streams, s *record.Session) {
 	var b strings.Builder
-	status, sgr := string(s.Status), statusColor(s.Status)
+	status, sgr := string(s.Status()), statusColor(s.Status())
 	fmt.Fprintf(&b, "%s %s · %s · %s tokens · %s\n", record.ShortID(s.ID), io.Paint(sgr, status),
 		render.Plural(s.Turn, "turn"), render.SessionTokens(s), render.SessionCost(s))
 	if s.Error != "" {
@@ -50,7 +50,7 @@ func printOutcome(io *cli.Streams, s *record.Session) {
 // stderrTail is the end of what a turn's agent wrote to stderr, for the
 // reason of a turn that failed; "" when there is none.
 func stderrTail(st *state.Store, id string, t record.Turn) string {
-	if t.EndedAt == nil || t.Status == record.StatusCompleted {
+	if t.EndedAt == nil || t.Status() == record.StatusCompleted {
 		return ""
 	}
 	f, err := os.Open(st.StderrPath(id, t.N))

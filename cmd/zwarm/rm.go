@@ -73,7 +73,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 			case err != nil:
 				errs = append(errs, err)
 			case !o.force && !s.Settled() && !s.Legacy:
-				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status))
+				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status()))
 			default:
 				fmt.Fprintf(io.Out, "would remove %s\n", s.ID)
 			}
@@ -90,7 +90,7 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 		if !o.force {
 			// Say it plainly before the core refuses it.
 			if s, err := m.Get(ctx, id); err == nil && !s.Settled() && !s.Legacy {
-				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status))
+				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status()))
 				continue
 			}
 		}

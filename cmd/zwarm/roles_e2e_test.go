@@ -26,8 +26,8 @@ instructions = "Always answer like a pirate, matey."
 		srv.On("and the tests", fakemodel.Reply{Text: "arr, they pass"})
 		var s session
 		mustJSON(t, w.ok("spawn", "--wait", "--json", "--role", "pirate", "review the change"), &s)
-		if s.Status != record.StatusCompleted || s.ReasoningEffort != "low" {
-			t.Fatalf("%s %q: %+v", s.Status, s.Error, s.Session)
+		if s.Status() != record.StatusCompleted || s.ReasoningEffort != "low" {
+			t.Fatalf("%s %q: %+v", s.Status(), s.Error, s.Session)
 		}
 		w.ok("inject", "--wait", s.ID, "and the tests")
 		effort := map[string]string{"codex": `"reasoning":{"effort":"low"`, "claude": `"output_config":{"effort":"low"}`}[a.name]

@@ -31,7 +31,7 @@ func TestSpawnWithARoleAndOverrides(t *testing.T) {
 	writeFile(t, filepath.Join(w.State, "config.toml"), reviewerRole)
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "--role", "reviewer", "--reasoning-effort", "high", "--max-cost", "1.5", "review the change"), &s)
-	if s.Status != record.StatusCompleted || s.Role != "reviewer" || s.Model != "gpt-5.1-codex" || s.ReasoningEffort != "high" ||
+	if s.Status() != record.StatusCompleted || s.Role != "reviewer" || s.Model != "gpt-5.1-codex" || s.ReasoningEffort != "high" ||
 		s.Sandbox != "read-only" || s.Instructions != "Review only: change no file." || s.MaxCostUSD != 1.5 {
 		t.Fatalf("spawn --json: %+v", s.Session)
 	}
@@ -147,8 +147,8 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	var s session
 	mustJSON(t, r.stdout, &s)
 	const why = "over its cost limit of $0.05: $0.10 spent"
-	if r.code != cli.ExitFailure || s.Status != record.StatusKilled || s.Error != why {
-		t.Fatalf("exit %d: %s %q", r.code, s.Status, s.Error)
+	if r.code != cli.ExitFailure || s.Status() != record.StatusKilled || s.Error != why {
+		t.Fatalf("exit %d: %s %q", r.code, s.Status(), s.Error)
 	}
 	if shown := w.ok("show", s.ID); !strings.Contains(shown, "error    "+why) {
 		t.Errorf("show:\n%s", shown)
@@ -168,7 +168,7 @@ func TestSpawnMaxCostStopsTheWorker(t *testing.T) {
 	w.setScript(fakeagent.Completes("went on", 400_100)) // codex counts the thread's tokens
 	w.ok("inject", "--max-cost", "1", "--wait", s.ID, "spend more")
 	got := w.show(s.ID)
-	if got.MaxCostUSD != 1 || got.Status != record.StatusCompleted || len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
-		t.Errorf("after a higher limit: limit %v, %s, turns %d, thread %q (was %q)", got.MaxCostUSD, got.Status, len(got.Turns), got.ThreadID, s.ThreadID)
+	if got.MaxCostUSD != 1 || got.Status() != record.StatusCompleted || len(got.Turns) != 2 || !got.Turns[1].Resumed || got.ThreadID != s.ThreadID {
+		t.Errorf("after a higher limit: limit %v, %s, turns %d, thread %q (was %q)", got.MaxCostUSD, got.Status(), len(got.Turns), got.ThreadID, s.ThreadID)
 	}
 }

@@ -218,12 +218,12 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *cli.Streams, m *session
 	}
 	field("session", "%s", s.ID)
 	field("task", "%s", render.Clip(s.Task, 500))
-	status := io.Paint(statusColor(s.Status), string(s.Status))
+	status := io.Paint(statusColor(s.Status()), string(s.Status()))
 	if s.ExitCode != nil && s.Settled() {
 		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
 	switch {
-	case s.Status == record.StatusAttached && s.Owner != nil:
+	case s.Status() == record.StatusAttached && s.Owner != nil:
 		status += fmt.Sprintf(" · a person works in its CLI (zwarm attach, pid %d)", s.Owner.PID)
 	case !s.Settled():
 		status += " · turn " + fmt.Sprint(s.Turn)

@@ -57,8 +57,8 @@ func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 	if r := w.zwarm("kill", ids[1]); r.code != 0 {
 		t.Fatalf("kill one task: %+v", r)
 	}
-	if s := w.show(ids[1]); s.Status != record.StatusKilled {
-		t.Fatalf("the killed task's session is %s %q", s.Status, s.Error)
+	if s := w.show(ids[1]); s.Status() != record.StatusKilled {
+		t.Fatalf("the killed task's session is %s %q", s.Status(), s.Error)
 	}
 	for _, i := range []int{0, 2} {
 		if st := w.jobState(w.record(ids[i]).Job.ID); st != "RUNNING" {
@@ -82,8 +82,8 @@ func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 		s := w.show(ids[i])
 		rec := w.record(ids[i])
 		out := filepath.Join(w.State, "sessions", ids[i], "slurm-"+rec.Job.ID+".out")
-		if _, err := os.Stat(out); s.Status != record.StatusCompleted || err != nil {
-			t.Fatalf("task %d: %s %q; its output file: %v", i, s.Status, s.Error, err)
+		if _, err := os.Stat(out); s.Status() != record.StatusCompleted || err != nil {
+			t.Fatalf("task %d: %s %q; its output file: %v", i, s.Status(), s.Error, err)
 		}
 		where, err := os.ReadFile(filepath.Join(s.Worktree, "where.txt"))
 		if err != nil || strings.TrimSpace(string(where)) != s.Worktree || seen[s.Worktree] {
@@ -133,8 +133,8 @@ func TestSlurmADelegatedReplyIsOneJobArray(t *testing.T) {
 	batch := w.record(ids[0]).Job.Batch
 	for _, id := range ids {
 		rec := w.record(id)
-		if rec.Status != record.StatusCompleted || rec.Job.Batch == "" || rec.Job.Batch != batch || !strings.Contains(rec.Job.ID, "_") {
-			t.Fatalf("worker %s: %s %q, job %+v", record.ShortID(id), rec.Status, rec.Error, rec.Job)
+		if rec.Status() != record.StatusCompleted || rec.Job.Batch == "" || rec.Job.Batch != batch || !strings.Contains(rec.Job.ID, "_") {
+			t.Fatalf("worker %s: %s %q, job %+v", record.ShortID(id), rec.Status(), rec.Error, rec.Job)
 		}
 	}
 }

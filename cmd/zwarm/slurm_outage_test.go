@@ -104,8 +104,8 @@ func TestSlurmReadersDoNotWaitOnAHungController(t *testing.T) {
 		if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
 			t.Fatalf("wait %s once the controller answers: %+v", id, r)
 		}
-		if s := w.show(id); s.Status != record.StatusCompleted {
-			t.Fatalf("session %s: %s %q", id, s.Status, s.Error)
+		if s := w.show(id); s.Status() != record.StatusCompleted {
+			t.Fatalf("session %s: %s %q", id, s.Status(), s.Error)
 		}
 	}
 }
@@ -145,8 +145,8 @@ func TestSlurmAnotherClustersSessionIsLeftAlone(t *testing.T) {
 	if st := w.jobState(job); st != "RUNNING" {
 		t.Fatalf("the session's job is %s after ls and kill with the other cluster's config", orGone(st))
 	}
-	if s := w.show(id); s.Status != record.StatusRunning || s.Stop != nil {
-		t.Fatalf("the session after ls and kill with the other cluster's config: %s, stop %+v", s.Status, s.Stop)
+	if s := w.show(id); s.Status() != record.StatusRunning || s.Stop != nil {
+		t.Fatalf("the session after ls and kill with the other cluster's config: %s, stop %+v", s.Status(), s.Stop)
 	}
 	writeFile(t, gate, "")
 	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
@@ -172,8 +172,8 @@ func TestSlurmSlowSubmissionKeepsItsJob(t *testing.T) {
 	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
 		t.Fatalf("wait: %+v", r)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || len(w.IDs()) != 1 {
-		t.Fatalf("after the slow submission: %s %q, %d sessions", s.Status, s.Error, len(w.IDs()))
+	if s := w.show(id); s.Status() != record.StatusCompleted || len(w.IDs()) != 1 {
+		t.Fatalf("after the slow submission: %s %q, %d sessions", s.Status(), s.Error, len(w.IDs()))
 	}
 }
 
@@ -193,8 +193,8 @@ func TestSlurmSbatchVariablesDoNotWin(t *testing.T) {
 	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 0 {
 		t.Fatalf("wait: %+v", r)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || s.LastMessage != "done" {
-		t.Fatalf("with SBATCH_EXPORT=NONE, SBATCH_WAIT and SBATCH_ERROR set: %s %q", s.Status, s.Error)
+	if s := w.show(id); s.Status() != record.StatusCompleted || s.LastMessage != "done" {
+		t.Fatalf("with SBATCH_EXPORT=NONE, SBATCH_WAIT and SBATCH_ERROR set: %s %q", s.Status(), s.Error)
 	}
 }
 
@@ -214,8 +214,8 @@ func TestSlurmALostNodesWorkerContinues(t *testing.T) {
 	id, job := w.runningJob("held on a node about to be lost")
 	back := slurmtest.LoseNode(t, second)
 	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
-	if s := w.show(id); s.Status != record.StatusRunning {
-		t.Fatalf("with its job requeued, the session is %s %q", s.Status, s.Error)
+	if s := w.show(id); s.Status() != record.StatusRunning {
+		t.Fatalf("with its job requeued, the session is %s %q", s.Status(), s.Error)
 	}
 	writeFile(t, gate, "")
 	back()
@@ -287,11 +287,11 @@ func continued(t *testing.T, w *world, id, job string) {
 		t.Fatalf("wait for the job's next run: %+v", r)
 	}
 	rec := w.record(id)
-	if rec.Status != record.StatusCompleted || len(rec.Turns) != 2 || rec.Job.ID != job {
-		t.Fatalf("after the requeue: %s %q, %d turns, job %s (was %s)", rec.Status, rec.Error, len(rec.Turns), rec.Job.ID, job)
+	if rec.Status() != record.StatusCompleted || len(rec.Turns) != 2 || rec.Job.ID != job {
+		t.Fatalf("after the requeue: %s %q, %d turns, job %s (was %s)", rec.Status(), rec.Error, len(rec.Turns), rec.Job.ID, job)
 	}
 	first, second := rec.Turns[0], rec.Turns[1]
-	if first.Status != record.StatusInterrupted || !strings.Contains(strings.Join(first.Notes, " "), "requeued") ||
+	if first.Status() != record.StatusInterrupted || !strings.Contains(strings.Join(first.Notes, " "), "requeued") ||
 		!second.Resumed || !strings.Contains(second.Prompt, "requeued") || second.Job != job {
 		t.Fatalf("the turns: %+v / %+v", first, second)
 	}
@@ -322,9 +322,9 @@ func TestSlurmJobSetup(t *testing.T) {
 		t.Fatalf("wait on a job whose setup failed: %+v", r)
 	}
 	s := bad.show(id)
-	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "setup ([runner.slurm] setup) failed with exit code 1") ||
+	if s.Status() != record.StatusFailed || !strings.Contains(s.Error, "setup ([runner.slurm] setup) failed with exit code 1") ||
 		!strings.Contains(s.Error, "module python/3.12 not found") || len(bad.Invocations()) != 0 {
-		t.Fatalf("a failed setup: %s %q, the agent ran %d times", s.Status, s.Error, len(bad.Invocations()))
+		t.Fatalf("a failed setup: %s %q, the agent ran %d times", s.Status(), s.Error, len(bad.Invocations()))
 	}
 }
 
@@ -453,8 +453,8 @@ func TestSlurmANodeThatCannotSeeTheStateDir(t *testing.T) {
 		t.Fatalf("wait: %+v", r)
 	}
 	s := w.show(id)
-	if s.Status != record.StatusFailed || !strings.Contains(s.Error, "could not open the job's output file") ||
+	if s.Status() != record.StatusFailed || !strings.Contains(s.Error, "could not open the job's output file") ||
 		!strings.Contains(s.Error, "cannot reach the state dir") {
-		t.Fatalf("a node that cannot see the state dir: %s %q", s.Status, s.Error)
+		t.Fatalf("a node that cannot see the state dir: %s %q", s.Status(), s.Error)
 	}
 }

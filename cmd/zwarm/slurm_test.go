@@ -124,8 +124,8 @@ func TestSlurmWorkerRunsAsAJob(t *testing.T) {
 		JobID  string `json:"job_id"`
 	}
 	json.Unmarshal([]byte(w.ok("show", "--json", id)), &extra)
-	if s.Status != record.StatusCompleted || s.LastMessage != "done" || s.Usage.InputTokens != 700 || s.Usage.OutputTokens != 10 {
-		t.Fatalf("status %s, message %q, usage %+v", s.Status, s.LastMessage, s.Usage)
+	if s.Status() != record.StatusCompleted || s.LastMessage != "done" || s.Usage.InputTokens != 700 || s.Usage.OutputTokens != 10 {
+		t.Fatalf("status %s, message %q, usage %+v", s.Status(), s.LastMessage, s.Usage)
 	}
 	if extra.Runner != "slurm" || extra.JobID != job {
 		t.Fatalf("--json says runner %q job %q; the record says slurm %s", extra.Runner, extra.JobID, job)
@@ -175,8 +175,8 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 		}
 		return strings.HasPrefix(state, "queued · slurm "+job+" (")
 	})
-	if queued.Status != record.StatusPending {
-		t.Fatalf("a queued job's session is %s, want pending", queued.Status)
+	if queued.Status() != record.StatusPending {
+		t.Fatalf("a queued job's session is %s, want pending", queued.Status())
 	}
 	if out := w.ok("show", id); !strings.Contains(out, "runner   queued · slurm "+job+" (") {
 		t.Fatalf("show does not say the job is queued:\n%s", out)
@@ -194,8 +194,8 @@ func TestSlurmQueuedJobIsPendingThenRuns(t *testing.T) {
 	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
 		t.Fatalf("wait after the node came back: %+v", r)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || len(s.Turns) != 2 {
-		t.Fatalf("after the node came back: %s %q, %d turns (want the task and the follow-up)", s.Status, s.Error, len(s.Turns))
+	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Turns) != 2 {
+		t.Fatalf("after the node came back: %s %q, %d turns (want the task and the follow-up)", s.Status(), s.Error, len(s.Turns))
 	}
 }
 
@@ -231,8 +231,8 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("kill of a queued job: %+v", r)
 	}
-	if s := w.show(queued); s.Status != record.StatusKilled {
-		t.Fatalf("a killed queued job's session is %s %q", s.Status, s.Error)
+	if s := w.show(queued); s.Status() != record.StatusKilled {
+		t.Fatalf("a killed queued job's session is %s %q", s.Status(), s.Error)
 	}
 	if st := w.jobState(qjob); st == "PENDING" || st == "RUNNING" {
 		t.Fatalf("the killed queued job is still %s", st)
@@ -243,8 +243,8 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 		t.Fatalf("kill of a running job: %+v", r)
 	}
 	s := w.show(running)
-	if s.Status != record.StatusKilled || s.Error != "killed by zwarm kill" {
-		t.Fatalf("a killed running job's session is %s %q", s.Status, s.Error)
+	if s.Status() != record.StatusKilled || s.Error != "killed by zwarm kill" {
+		t.Fatalf("a killed running job's session is %s %q", s.Status(), s.Error)
 	}
 	if st := w.jobState(rjob); st == "PENDING" || st == "RUNNING" || st == "COMPLETING" {
 		t.Fatalf("the killed job is still %s", st)
@@ -271,8 +271,8 @@ func TestSlurmFollowUpIsANewJob(t *testing.T) {
 	if rec.Job == nil || rec.Job.ID == first || rec.Job.ID == "" {
 		t.Fatalf("the follow-up ran as job %+v; the first was %s", rec.Job, first)
 	}
-	if rec.Status != record.StatusCompleted || len(rec.Turns) != 2 || !rec.Turns[1].Resumed {
-		t.Fatalf("after the follow-up: %s, %d turns, %+v", rec.Status, len(rec.Turns), rec.Turns)
+	if rec.Status() != record.StatusCompleted || len(rec.Turns) != 2 || !rec.Turns[1].Resumed {
+		t.Fatalf("after the follow-up: %s, %d turns, %+v", rec.Status(), len(rec.Turns), rec.Turns)
 	}
 	outs, _ := filepath.Glob(filepath.Join(w.State, "sessions", id, "slurm-*.out"))
 	if len(outs) != 2 {
@@ -291,9 +291,9 @@ func TestSlurmCancelledFromOutside(t *testing.T) {
 	w.slurm("scancel", job)
 	r := w.zwarm("wait", "--timeout", "60s", id)
 	s := w.show(id)
-	if r.code != 1 || s.Status != record.StatusKilled || s.Error != "cancelled by slurm (job "+job+")" {
+	if r.code != 1 || s.Status() != record.StatusKilled || s.Error != "cancelled by slurm (job "+job+")" {
 		w.logSessionLogs(id)
-		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
+		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status(), s.Error)
 	}
 	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("processes of the cancelled job still run: %v", left)
@@ -357,8 +357,8 @@ func TestSlurmRealCodex(t *testing.T) {
 	srv.On("and then", fakemodel.Reply{Text: "second answer"})
 	var s session
 	mustJSON(t, w.ok("spawn", "--wait", "--json", "create the file"), &s)
-	if s.Status != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
-		t.Fatalf("status %s message %q thread %q error %q", s.Status, s.LastMessage, s.ThreadID, s.Error)
+	if s.Status() != record.StatusCompleted || s.LastMessage != "made the file" || s.ThreadID == "" {
+		t.Fatalf("status %s message %q thread %q error %q", s.Status(), s.LastMessage, s.ThreadID, s.Error)
 	}
 	first := w.record(s.ID).Job
 	if first == nil || first.Runner != "slurm" || first.ID == "" {
@@ -411,8 +411,8 @@ func TestSlurmTimeLimit(t *testing.T) {
 	job := w.jobOf(id)
 	r := w.zwarm("wait", "--timeout", "3m", id)
 	s := w.show(id)
-	if r.code != 1 || s.Status != record.StatusKilled || s.Error != "stopped ahead of the time limit of its slurm job "+job+", at Slurm's warning a minute before it" {
-		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status, s.Error)
+	if r.code != 1 || s.Status() != record.StatusKilled || s.Error != "stopped ahead of the time limit of its slurm job "+job+", at Slurm's warning a minute before it" {
+		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status(), s.Error)
 	}
 	if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 		t.Fatalf("processes of the job still run: %v", left)
@@ -487,8 +487,8 @@ func TestSlurmFiftyWorkers(t *testing.T) {
 		t.Fatalf("wait --all made %d squeue calls in %s with a 300ms poll; at most %d allowed, and some needed", made, elapsed, allowed)
 	}
 	for _, s := range w.lsRaw("--json") {
-		if s.Status != record.StatusCompleted {
-			t.Fatalf("session %s settled %s %q", s.ID, s.Status, s.Error)
+		if s.Status() != record.StatusCompleted {
+			t.Fatalf("session %s settled %s %q", s.ID, s.Status(), s.Error)
 		}
 	}
 	t.Logf("%d workers: wait --all made %d squeue calls in %s", n, made, elapsed.Round(time.Millisecond))
@@ -521,15 +521,15 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 	if listed.code != 0 || !strings.Contains(listed.stdout, `"runner_state": "slurm unreachable`) || !strings.Contains(listed.stdout, `"status": "running"`) {
 		t.Fatalf("ls --json with the controller out of reach: %+v", listed)
 	}
-	if rec.Status != record.StatusRunning {
-		t.Fatalf("the record of a worker whose controller is out of reach became %s %q", rec.Status, rec.Error)
+	if rec.Status() != record.StatusRunning {
+		t.Fatalf("the record of a worker whose controller is out of reach became %s %q", rec.Status(), rec.Error)
 	}
 	touch(t, gate)
 	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
 		t.Fatalf("wait once the controller answers: %+v", r)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || w.record(id).Job.ID != job {
-		t.Fatalf("after the controller came back: %s %q", s.Status, s.Error)
+	if s := w.show(id); s.Status() != record.StatusCompleted || w.record(id).Job.ID != job {
+		t.Fatalf("after the controller came back: %s %q", s.Status(), s.Error)
 	}
 }
 
@@ -554,8 +554,8 @@ func TestSlurmOrchestratedWorkers(t *testing.T) {
 		}
 	}
 	rec := w.record(worker)
-	if rec.Job == nil || rec.Job.Runner != "slurm" || rec.Job.ID == "" || rec.Status != record.StatusCompleted {
-		t.Fatalf("the run's worker ran under %+v and is %s %q", rec.Job, rec.Status, rec.Error)
+	if rec.Job == nil || rec.Job.Runner != "slurm" || rec.Job.ID == "" || rec.Status() != record.StatusCompleted {
+		t.Fatalf("the run's worker ran under %+v and is %s %q", rec.Job, rec.Status(), rec.Error)
 	}
 	if rec := w.record(local); rec.Job != nil {
 		t.Fatalf("a worker spawned by hand ran under %+v, want this machine", rec.Job)
@@ -609,8 +609,8 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 		return false
 	})
 	w.bin("ls") // a reader while the job runs and spawn has not recorded it
-	if r := w.record(id); r.Status != record.StatusRunning && r.Status != record.StatusPending {
-		t.Fatalf("a reader judged the job before its id was recorded: the session is %s %q, want running or pending", r.Status, r.Error)
+	if r := w.record(id); r.Status() != record.StatusRunning && r.Status() != record.StatusPending {
+		t.Fatalf("a reader judged the job before its id was recorded: the session is %s %q, want running or pending", r.Status(), r.Error)
 	}
 	spawning.Process.Kill() // killed before it records the job
 	spawning.Wait()
@@ -619,8 +619,8 @@ func TestSlurmJobRunsBeforeItsIDIsRecorded(t *testing.T) {
 	if r := w.zwarm("wait", "--timeout", "60s", id); r.code != 0 {
 		t.Fatalf("wait: %+v (%q)", r, w.record(id).Error)
 	}
-	if rec := w.record(id); rec.Status != record.StatusCompleted || rec.Job == nil || rec.Job.ID == "" {
-		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
+	if rec := w.record(id); rec.Status() != record.StatusCompleted || rec.Job == nil || rec.Job.ID == "" {
+		t.Fatalf("the session is %s %q, job %+v", rec.Status(), rec.Error, rec.Job)
 	}
 }
 
@@ -645,8 +645,8 @@ func TestSlurmKillOfASuspendedJob(t *testing.T) {
 	})
 	r := w.zwarm("kill", id)
 	s := w.show(id)
-	if r.code != 0 || s.Status != record.StatusKilled {
-		t.Fatalf("kill of a suspended job: %+v; the session is %s %q", r, s.Status, s.Error)
+	if r.code != 0 || s.Status() != record.StatusKilled {
+		t.Fatalf("kill of a suspended job: %+v; the session is %s %q", r, s.Status(), s.Error)
 	}
 	if st := w.jobState(job); st == "SUSPENDED" || st == "RUNNING" {
 		t.Fatalf("the killed job is still %s", st)
@@ -686,8 +686,8 @@ func TestSlurmKillOfASuspendedJobHoldingTheLock(t *testing.T) {
 	}()
 	r := w.zwarm("kill", id)
 	s := w.show(id)
-	if r.code != 0 || s.Status != record.StatusKilled || !strings.Contains(s.Error, "stayed locked") || !strings.Contains(s.Error, "ended by force") {
-		t.Fatalf("kill of a suspended job holding the lock: %+v; the session is %s %q", r, s.Status, s.Error)
+	if r.code != 0 || s.Status() != record.StatusKilled || !strings.Contains(s.Error, "stayed locked") || !strings.Contains(s.Error, "ended by force") {
+		t.Fatalf("kill of a suspended job holding the lock: %+v; the session is %s %q", r, s.Status(), s.Error)
 	}
 	if !strings.Contains(r.stderr, "stayed locked past lock_timeout; ending its slurm job "+job+" by force") {
 		t.Errorf("kill said nothing of ending the job by force:\n%s", r.stderr)
@@ -775,8 +775,8 @@ func TestSlurmInterruptedSpawnKeepsItsJob(t *testing.T) {
 	if r := w.zwarm("wait", "--timeout", "60s", ids[0]); r.code != 0 {
 		t.Fatalf("wait: %+v (%q)", r, w.record(ids[0]).Error)
 	}
-	if rec := w.record(ids[0]); rec.Job == nil || rec.Job.ID == "" || rec.Status != record.StatusCompleted {
-		t.Fatalf("the session is %s %q, job %+v", rec.Status, rec.Error, rec.Job)
+	if rec := w.record(ids[0]); rec.Job == nil || rec.Job.ID == "" || rec.Status() != record.StatusCompleted {
+		t.Fatalf("the session is %s %q, job %+v", rec.Status(), rec.Error, rec.Job)
 	}
 }
 
@@ -804,9 +804,9 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 	}
 	w.ok("wait", "--timeout", "120s", id)
 	s := w.show(id)
-	if s.Status != record.StatusCompleted || len(s.Turns) != 2 || s.Turns[0].Status != record.StatusInterrupted ||
+	if s.Status() != record.StatusCompleted || len(s.Turns) != 2 || s.Turns[0].Status() != record.StatusInterrupted ||
 		s.Turns[1].LastMessage != "went the short way" || !s.Turns[1].Resumed {
-		t.Fatalf("after the interrupt: %s (%s), turns %+v", s.Status, s.Error, s.Turns)
+		t.Fatalf("after the interrupt: %s (%s), turns %+v", s.Status(), s.Error, s.Turns)
 	}
 	job := w.record(id).Job
 	if job == nil || job.ID == "" {
@@ -825,15 +825,15 @@ func TestSlurmInterruptAndAttach(t *testing.T) {
 		}
 		return true
 	})
-	if s := w.show(id); s.Status != record.StatusAttached {
-		t.Fatalf("while attached, with its job %s %s, the session is %s (%s); want attached", job.ID, orGone(last), s.Status, s.Error)
+	if s := w.show(id); s.Status() != record.StatusAttached {
+		t.Fatalf("while attached, with its job %s %s, the session is %s (%s); want attached", job.ID, orGone(last), s.Status(), s.Error)
 	}
 	touch(t, leave)
 	if screen := tm.waitFor("attach to exit", "zwarm-exit=", time.Minute); !strings.Contains(screen, "zwarm-exit=0") {
 		t.Fatalf("leaving the CLI: want zwarm-exit=0 on the screen, which shows:\n%s", screen)
 	}
-	if s := w.show(id); s.Status != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].Note != "" {
-		t.Fatalf("after the attach: %s, spans %+v", s.Status, s.Attached)
+	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].Note != "" {
+		t.Fatalf("after the attach: %s, spans %+v", s.Status(), s.Attached)
 	}
 }
 

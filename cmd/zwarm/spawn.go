@@ -125,7 +125,7 @@ func spawnInterrupted(o *spawnOptions, m *sessions.Manager, s *record.Session) e
 	}
 	short := record.ShortID(s.ID)
 	if s.Settled() {
-		return fmt.Errorf("session %s is %s", short, s.Status)
+		return fmt.Errorf("session %s is %s", short, s.Status())
 	}
 	return fmt.Errorf("session %s keeps running in the background: zwarm wait %s waits for it, zwarm kill %s stops it", short, short, short)
 }

@@ -20,8 +20,8 @@ func TestSpawnMany(t *testing.T) {
 	}
 	trees := map[string]bool{}
 	for _, s := range list {
-		if s.Status != record.StatusCompleted || s.Worktree == "" || trees[s.Worktree] {
-			t.Fatalf("a worker: %s %q in worktree %q (seen: %v)", s.Status, s.Error, s.Worktree, trees)
+		if s.Status() != record.StatusCompleted || s.Worktree == "" || trees[s.Worktree] {
+			t.Fatalf("a worker: %s %q in worktree %q (seen: %v)", s.Status(), s.Error, s.Worktree, trees)
 		}
 		trees[s.Worktree] = true
 	}

@@ -20,8 +20,8 @@ func TestSpawnWaitCompletes(t *testing.T) {
 	var s session
 	out := w.ok("spawn", "--wait", "--json", "-m", "gpt-5.1-codex", "add a flag")
 	mustJSON(t, out, &s)
-	if s.Status != record.StatusCompleted || s.ExitCode == nil || *s.ExitCode != 0 {
-		t.Fatalf("status %s exit %v error %q", s.Status, s.ExitCode, s.Error)
+	if s.Status() != record.StatusCompleted || s.ExitCode == nil || *s.ExitCode != 0 {
+		t.Fatalf("status %s exit %v error %q", s.Status(), s.ExitCode, s.Error)
 	}
 	if s.LastMessage != "done" || s.ThreadID == "" || s.Turn != 1 || s.Usage.InputTokens != 700 || s.Usage.TotalTokens != 710 {
 		t.Fatalf("summary wrong: %+v", s.Session)
@@ -50,8 +50,8 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(append([]fakeagent.Step{{"wait_file": gate}}, fakeagent.Completes("late", 10)...))
 	id := w.spawn("slow task")
-	if s := w.show(id); s.Status != record.StatusPending && s.Status != record.StatusRunning {
-		t.Fatalf("just spawned: %s", s.Status)
+	if s := w.show(id); s.Status() != record.StatusPending && s.Status() != record.StatusRunning {
+		t.Fatalf("just spawned: %s", s.Status())
 	}
 	sessionstest.Eventually(t, "the session to run", func() bool {
 		list := w.ls("--status", "running")
@@ -62,8 +62,8 @@ func TestSpawnReturnsWhileAgentRuns(t *testing.T) {
 	}
 	touch(t, gate)
 	w.ok("wait", "--timeout", "60s", id)
-	if s := w.show(id); s.Status != record.StatusCompleted || s.LastMessage != "late" {
-		t.Fatalf("%s %q", s.Status, s.LastMessage)
+	if s := w.show(id); s.Status() != record.StatusCompleted || s.LastMessage != "late" {
+		t.Fatalf("%s %q", s.Status(), s.LastMessage)
 	}
 }
 
@@ -87,8 +87,8 @@ func TestAgentFailures(t *testing.T) {
 		}
 		var s session
 		mustJSON(t, r.stdout, &s)
-		if s.Status != record.StatusFailed || !strings.Contains(s.Error, want) {
-			t.Errorf("%s: status %s error %q, want failed with %q", task, s.Status, s.Error, want)
+		if s.Status() != record.StatusFailed || !strings.Contains(s.Error, want) {
+			t.Errorf("%s: status %s error %q, want failed with %q", task, s.Status(), s.Error, want)
 		}
 	}
 	if r := w.zwarm("wait", w.IDs()[0]); r.code != 1 {
@@ -110,8 +110,8 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 			t.Fatalf("inject into a running session: %q", out)
 		}
 	}
-	if s := w.show(id); s.PendingInjects != 2 || s.Status != record.StatusRunning {
-		t.Fatalf("pending %d status %s", s.PendingInjects, s.Status)
+	if s := w.show(id); s.PendingInjects != 2 || s.Status() != record.StatusRunning {
+		t.Fatalf("pending %d status %s", s.PendingInjects, s.Status())
 	}
 	touch(t, gate)
 	w.ok("wait", id)
@@ -119,8 +119,8 @@ func TestInjectWhileRunningIsQueuedThenDeliveredInOrder(t *testing.T) {
 	var prompts []string
 	for _, tr := range s.Turns {
 		prompts = append(prompts, tr.Prompt)
-		if tr.Status != record.StatusCompleted {
-			t.Errorf("turn %d %s", tr.N, tr.Status)
+		if tr.Status() != record.StatusCompleted {
+			t.Errorf("turn %d %s", tr.N, tr.Status())
 		}
 	}
 	if !reflect.DeepEqual(prompts, []string{"first", "second", "third"}) || s.PendingInjects != 0 {
@@ -159,7 +159,7 @@ func TestInjectAfterCompletionResumesAndKeepsHistory(t *testing.T) {
 		t.Fatalf("inject --wait printed %q", out)
 	}
 	s := w.show(id)
-	if s.Turn != 2 || s.Status != record.StatusCompleted || s.Turns[1].Usage.InputTokens != 200 {
+	if s.Turn != 2 || s.Status() != record.StatusCompleted || s.Turns[1].Usage.InputTokens != 200 {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 	var texts []string
@@ -219,8 +219,8 @@ func TestKillLeavesNoProcessAlive(t *testing.T) {
 				t.Errorf("processes of the session alive after kill: %v", left)
 			}
 			s := w.show(id)
-			if s.Status != record.StatusKilled || s.Turns[0].Status != record.StatusKilled || s.EndedAt == nil {
-				t.Fatalf("status %s turn %s", s.Status, s.Turns[0].Status)
+			if s.Status() != record.StatusKilled || s.Turns[0].Status() != record.StatusKilled || s.EndedAt == nil {
+				t.Fatalf("status %s turn %s", s.Status(), s.Turns[0].Status())
 			}
 			wantExit := 143
 			if stubborn {
@@ -264,8 +264,8 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 		list = w.ls()
 		return len(list) == 1 && strings.Contains(list[0].Error, "zwarm stopped what it left running")
 	})
-	if list[0].Status != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
-		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status, list[0].Error)
+	if list[0].Status() != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
+		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status(), list[0].Error)
 	}
 	if sessionstest.Alive(escaped) || len(sessionstest.MarkedProcs(id)) > 0 {
 		t.Fatalf("the reader left processes of a dead supervisor running: %v", sessionstest.MarkedProcs(id))
@@ -297,8 +297,8 @@ func TestKilledSessionCanBeContinued(t *testing.T) {
 	s := w.show(id)
 	inv := w.Invocations()
 	last := inv[len(inv)-1].Argv
-	if s.Status != record.StatusCompleted || s.Turns[0].Status != record.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
-		t.Fatalf("status %s, turn 1 %s, argv %q", s.Status, s.Turns[0].Status, last)
+	if s.Status() != record.StatusCompleted || s.Turns[0].Status() != record.StatusKilled || last[1] != "resume" || last[len(last)-2] != s.ThreadID {
+		t.Fatalf("status %s, turn 1 %s, argv %q", s.Status(), s.Turns[0].Status(), last)
 	}
 }
 
@@ -353,8 +353,8 @@ func TestSupervisorSIGTERMFromElsewhere(t *testing.T) {
 		})
 		syscall.Kill(sup, syscall.SIGTERM)
 		w.zwarm("wait", id)
-		if s := w.show(id); s.Status != record.StatusKilled || s.Error != "stopped by SIGTERM" {
-			t.Fatalf("round %d: %s %q", i, s.Status, s.Error)
+		if s := w.show(id); s.Status() != record.StatusKilled || s.Error != "stopped by SIGTERM" {
+			t.Fatalf("round %d: %s %q", i, s.Status(), s.Error)
 		}
 	}
 }

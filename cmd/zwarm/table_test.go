@@ -9,6 +9,7 @@ import (
 
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // countingWriter counts the writes that reach the terminal.
@@ -28,8 +29,8 @@ func TestSessionTableIsWrittenInOneGo(t *testing.T) {
 	var list []*record.Session
 	for i := range 1000 {
 		c := 0.001
-		list = append(list, &record.Session{ID: fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), Task: "task", Status: record.StatusCompleted,
-			Adapter: "codex", Model: "gpt-5.1-codex", CreatedAt: now, Turn: 1, CostUSD: &c, Usage: record.Usage{TotalTokens: 1500}})
+		list = append(list, new(sessionstest.WithStatus(record.Session{ID: fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), Task: "task",
+			Adapter: "codex", Model: "gpt-5.1-codex", CreatedAt: now, Turn: 1, CostUSD: &c, Usage: record.Usage{TotalTokens: 1500}}, record.StatusCompleted)))
 	}
 	for _, tty := range []bool{false, true} {
 		w := &countingWriter{}

@@ -67,8 +67,8 @@ endpoint = %q
 		if rec := w.record(id); rec.Job != nil {
 			onCluster = rec.Job.ID
 		}
-		if rec := w.record(id); rec.Status != record.StatusCompleted {
-			t.Fatalf("worker %s is %s %q", id, rec.Status, rec.Error)
+		if rec := w.record(id); rec.Status() != record.StatusCompleted {
+			t.Fatalf("worker %s is %s %q", id, rec.Status(), rec.Error)
 		}
 	}
 	if onCluster == "" {

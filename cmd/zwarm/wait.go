@@ -162,7 +162,7 @@ func present(list []*record.Session) []*record.Session {
 // failedExit makes a session that ended badly the command's failure.
 func failedExit(ss ...*record.Session) error {
 	for _, s := range ss {
-		if s.Status == record.StatusFailed || s.Status == record.StatusKilled {
+		if s.Status() == record.StatusFailed || s.Status() == record.StatusKilled {
 			return &cli.SilentError{Code: cli.ExitFailure}
 		}
 	}

@@ -135,7 +135,8 @@ func TestWatchJSONAlerts(t *testing.T) {
 	// with exit 1, as for any session that failed or was killed.
 	r := w.zwarm("spawn", "--", "burn")
 	burn := strings.TrimSpace(r.stdout)
-	if r.code != 0 && (r.code != cli.ExitFailure || w.record(burn).Status != record.StatusKilled) {
+	burned := w.record(burn)
+	if r.code != 0 && (r.code != cli.ExitFailure || burned.Status() != record.StatusKilled) {
 		t.Fatalf("spawn burn: %+v", r)
 	}
 	wa.waitLine(`"watcher":"cost_guard"`, burn)
@@ -165,8 +166,8 @@ func TestWatchJSONAlerts(t *testing.T) {
 			t.Errorf("reported a session that failed before watch started: %s", k)
 		}
 	}
-	if s := w.show(burn); s.Status != "killed" || !strings.Contains(s.Error, "stopped by watcher cost_guard") {
-		t.Errorf("burn: %s %q", s.Status, s.Error)
+	if s := w.show(burn); s.Status() != "killed" || !strings.Contains(s.Error, "stopped by watcher cost_guard") {
+		t.Errorf("burn: %s %q", s.Status(), s.Error)
 	}
 	if wa.stderr.String() != "zwarm: interrupted\n" {
 		t.Errorf("stderr when piped: %q, want only the interruption", wa.stderr.String())

@@ -52,7 +52,7 @@ func TestRecordedRun(t *testing.T) {
 	}
 	for _, id := range rec.Workers {
 		s, err := w.Manager.Get(ctx, id)
-		if err != nil || s.Status != record.StatusCompleted || s.Adapter != "replay" || s.Source != record.RunSource(rec.ID) {
+		if err != nil || s.Status() != record.StatusCompleted || s.Adapter != "replay" || s.Source != record.RunSource(rec.ID) {
 			t.Fatalf("worker %+v %v", s, err)
 		}
 	}

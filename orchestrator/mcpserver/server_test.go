@@ -399,7 +399,7 @@ func TestMCPInjectInterrupts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != record.StatusInterrupted || !s.Turns[1].Resumed {
+	if s.Turns[0].Status() != record.StatusInterrupted || !s.Turns[1].Resumed {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 }

@@ -115,7 +115,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	if w.opt.OnSpawn != nil {
 		w.opt.OnSpawn(ctx, s)
 	}
-	out := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
+	out := map[string]any{"session_id": s.ID, "status": s.Status(), "adapter": s.Adapter, "model": s.Model,
 		"working_dir": s.WorkingDir, "isolation": config.IsolationNone,
 		"note": "running in the background; call wait to block until it finishes"}
 	for k, v := range map[string]string{"role": s.Role, "reasoning_effort": s.ReasoningEffort, "sandbox": s.Sandbox} {
@@ -243,9 +243,9 @@ func (w *workers) endTool() Tool {
 				out["stopped"] = true
 			} else {
 				out["stopped"] = false
-				out["note"] = fmt.Sprintf("it had already finished (%s)", s.Status)
+				out["note"] = fmt.Sprintf("it had already finished (%s)", s.Status())
 			}
-			out["status"] = s.Status
+			out["status"] = s.Status()
 			if a.Delete {
 				if _, err := w.opt.Sessions.Remove(ctx, s.ID, false); err != nil {
 					out["error"] = fmt.Sprintf("its record was not deleted: %v", err)

@@ -88,7 +88,7 @@ func diffError(s *record.Session, id string, err error) Result {
 // what, how big, and whether it is landed.
 func diffHeader(s *record.Session) string {
 	ws := s.Workspace
-	h := fmt.Sprintf("worker %s · %s · branch %s from %s (%s) · %s", s.ID, s.Status, ws.Branch, ws.Base, workspace.Abbrev(ws.BaseCommit), s.ChangesText())
+	h := fmt.Sprintf("worker %s · %s · branch %s from %s (%s) · %s", s.ID, s.Status(), ws.Branch, ws.Base, workspace.Abbrev(ws.BaseCommit), s.ChangesText())
 	switch {
 	case !s.Settled():
 		h += " · still running: this is its work so far"

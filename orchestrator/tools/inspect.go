@@ -55,7 +55,7 @@ func (w *workers) checkTool() Tool {
 			}
 			w.seen.Mark(s)
 			out := map[string]any{
-				"session_id": s.ID, "status": s.Status, "task": clip(s.Task, 2000), "adapter": s.Adapter, "model": s.Model,
+				"session_id": s.ID, "status": s.Status(), "task": clip(s.Task, 2000), "adapter": s.Adapter, "model": s.Model,
 				"working_dir": s.WorkingDir, "turns": s.Turn, "usage": s.Usage, "cost_usd": roundCost(s.CostUSD),
 				"runtime_s": math.Round(s.Runtime(time.Now()).Seconds()), "last_message": clip(s.LastMessage, fullMessageBound),
 				"files_changed": filesChanged(turns), "pending_follow_ups": s.PendingInjects, "changes": s.ChangesText(),
@@ -119,7 +119,7 @@ func (w *workers) peekTool() Tool {
 }
 
 func peekLine(s *record.Session, now time.Time) string {
-	line := fmt.Sprintf("%s · %s · turn %d · %s tokens · %s · %s", s.ID, s.Status, s.Turn,
+	line := fmt.Sprintf("%s · %s · turn %d · %s tokens · %s · %s", s.ID, s.Status(), s.Turn,
 		render.Tokens(s.Usage.TotalTokens), render.Cost(s.CostUSD), render.Runtime(s.Runtime(now)))
 	if s.Queued() && s.RunnerState != "" {
 		// In its cluster's queue: not running, not stuck.
@@ -129,7 +129,7 @@ func peekLine(s *record.Session, now time.Time) string {
 		line += fmt.Sprintf(" · %d follow-ups queued", s.PendingInjects)
 	}
 	switch {
-	case s.Error != "" && s.Status != record.StatusCompleted:
+	case s.Error != "" && s.Status() != record.StatusCompleted:
 		line += " · error: " + render.Clip(s.Error, 200)
 	case s.LastMessage != "":
 		line += " · “" + render.Clip(s.LastMessage, 200) + "”"
@@ -167,7 +167,7 @@ func (w *workers) listTool() Tool {
 			now := time.Now()
 			out := make([]map[string]any, 0, len(list))
 			for _, s := range list {
-				e := map[string]any{"session_id": s.ID, "status": s.Status, "adapter": s.Adapter, "model": s.Model,
+				e := map[string]any{"session_id": s.ID, "status": s.Status(), "adapter": s.Adapter, "model": s.Model,
 					"turn": s.Turn, "tokens": s.Usage.TotalTokens, "cost_usd": roundCost(s.CostUSD),
 					"age_s": math.Round(now.Sub(s.CreatedAt).Seconds()), "task": render.Clip(s.Task, 120), "changes": s.ChangesText()}
 				if s.Queued() && s.RunnerState != "" {
@@ -188,7 +188,7 @@ func (w *workers) listTool() Tool {
 // attention says why a worker needs the model's attention, or "".
 func (w *workers) attention(s *record.Session) string {
 	var why []string
-	if s.Status == record.StatusFailed {
+	if s.Status() == record.StatusFailed {
 		why = append(why, "failed")
 	}
 	if s.PendingInjects > 0 {

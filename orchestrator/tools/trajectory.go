@@ -63,7 +63,7 @@ func Trajectory(s *record.Session, turns []watch.TurnLog, full bool) string {
 		if tl.Turn.N > 1 {
 			what = "follow-up"
 		}
-		lines = append(lines, fmt.Sprintf("── turn %d (%s, %s) ── %s", tl.Turn.N, what, tl.Turn.Status, oneLine(tl.Turn.Prompt, 300)))
+		lines = append(lines, fmt.Sprintf("── turn %d (%s, %s) ── %s", tl.Turn.N, what, tl.Turn.Status(), oneLine(tl.Turn.Prompt, 300)))
 		for _, ev := range record.Steps(tl.Events) {
 			text := stepText(ev, full)
 			if text == "" {
@@ -76,7 +76,7 @@ func Trajectory(s *record.Session, turns []watch.TurnLog, full bool) string {
 			lines = append(lines, "   turn error: "+oneLine(tl.Turn.Error, 500))
 		}
 	}
-	head := fmt.Sprintf("worker %s · %s · %d turns · %d steps", s.ID, s.Status, s.Turn, n)
+	head := fmt.Sprintf("worker %s · %s · %d turns · %d steps", s.ID, s.Status(), s.Turn, n)
 	bound := compactTrajectoryBytes
 	if full {
 		bound = fullTrajectoryBytes

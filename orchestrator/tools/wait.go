@@ -99,13 +99,13 @@ func (w *workers) wait(ctx context.Context, ids []string, timeoutS *float64, any
 			finished = append(finished, map[string]any{"session_id": t.ID, "status": "removed", "note": "its record was deleted"})
 		case s.Settled():
 			w.seen.Mark(s)
-			e := map[string]any{"session_id": s.ID, "status": s.Status, "turn": s.Turn, "last_message": clip(s.LastMessage, lastMessageBound)}
+			e := map[string]any{"session_id": s.ID, "status": s.Status(), "turn": s.Turn, "last_message": clip(s.LastMessage, lastMessageBound)}
 			if s.Error != "" {
 				e["error"] = clip(s.Error, 1000)
 			}
 			finished = append(finished, e)
 		default:
-			running = append(running, map[string]any{"session_id": s.ID, "status": s.Status, "turn": s.Turn})
+			running = append(running, map[string]any{"session_id": s.ID, "status": s.Status(), "turn": s.Turn})
 		}
 	}
 	out := map[string]any{"finished": finished, "running": running, "timed_out": timedOut,
@@ -214,6 +214,6 @@ func (w *workers) apply(latest map[string]*record.Session, u watch.Update) {
 	latest[u.ID] = u.Session
 	if w.opt.Progress != nil && u.Session.Settled() && (prev == nil || !prev.Settled()) {
 		w.opt.Progress(Progress{Tool: "wait", Session: u.Session,
-			Text: fmt.Sprintf("worker %s %s", record.ShortID(u.ID), u.Session.Status)})
+			Text: fmt.Sprintf("worker %s %s", record.ShortID(u.ID), u.Session.Status())})
 	}
 }

@@ -429,10 +429,10 @@ func TestConverseInterrupts(t *testing.T) {
 	}
 	var got []string
 	for _, tr := range s.Turns {
-		got = append(got, tr.Prompt+":"+string(tr.Status))
+		got = append(got, tr.Prompt+":"+string(tr.Status()))
 	}
-	if strings.Join(got, ",") != "the long way:interrupted,redirect:completed,queued:completed" || s.Status != record.StatusCompleted {
-		t.Fatalf("turns %q, status %s", got, s.Status)
+	if strings.Join(got, ",") != "the long way:interrupted,redirect:completed,queued:completed" || s.Status() != record.StatusCompleted {
+		t.Fatalf("turns %q, status %s", got, s.Status())
 	}
 }
 

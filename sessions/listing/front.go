@@ -192,7 +192,7 @@ func (o Options) Match(s *record.Session) bool {
 	switch {
 	case o.After != nil && o.After.before(s),
 		o.Active && s.Settled(),
-		o.Status != "" && s.Status != o.Status,
+		o.Status != "" && s.Status() != o.Status,
 		!s.Source.Matches(o.Source),
 		o.Adapter != "" && s.Adapter != o.Adapter,
 		o.Model != "" && !strings.EqualFold(s.Model, o.Model):
@@ -202,7 +202,7 @@ func (o Options) Match(s *record.Session) bool {
 		return true
 	}
 	q := strings.ToLower(o.Text)
-	for _, f := range []string{s.ID, s.Task, s.Model, s.Adapter, s.Source.String(), string(s.Status)} {
+	for _, f := range []string{s.ID, s.Task, s.Model, s.Adapter, s.Source.String(), string(s.Status())} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -52,6 +53,22 @@ type Brief struct {
 	Tokens  int64
 	CostUSD float64
 	Priced  bool
+}
+
+// Record is a record made of the brief, for showing the session until its
+// summary is read: it has no task, messages or changes.
+func (b Brief) Record() *record.Session {
+	s := new(statusfield.With(record.Session{Version: record.SchemaVersion, ID: b.ID, Adapter: b.Adapter, Model: b.Model,
+		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: record.Usage{TotalTokens: b.Tokens}}, b.Status))
+	if !b.EndedAt.IsZero() {
+		end := b.EndedAt
+		s.EndedAt = &end
+	}
+	if b.Priced {
+		cost := b.CostUSD
+		s.CostUSD = &cost
+	}
+	return s
 }
 
 // Len is how many sessions the listing holds.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/index"
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -18,7 +19,7 @@ func SummaryOf(s *record.Session) *record.Session {
 }
 
 func Summarize(key index.Key, s *record.Session) summary {
-	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status), Adapter: s.Adapter, Model: s.Model,
+	sum := summary{Key: key, ID: s.ID, Task: s.Task, Status: string(s.Status()), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source.String(), ThreadID: s.ThreadID,
 		LastMessage: s.LastMessage, Error: s.Error, CreatedAt: s.CreatedAt.UnixNano(), UpdatedAt: s.UpdatedAt.UnixNano(),
 		PID: s.PID, Turn: s.Turn, PendingInjects: s.PendingInjects, NextInboxSeq: s.NextInboxSeq,
@@ -81,7 +82,7 @@ func (sl *slab) grow() {
 func (sl *slab) session(e *summary) *record.Session {
 	sl.grow()
 	src, _ := record.ParseSource(e.Source)
-	sl.sessions = append(sl.sessions, record.Session{Version: record.SchemaVersion, ID: e.ID, Task: e.Task, Status: record.Status(e.Status),
+	sl.sessions = append(sl.sessions, record.Session{Version: record.SchemaVersion, ID: e.ID, Task: e.Task,
 		Adapter: e.Adapter, Model: e.Model, Sandbox: e.Sandbox, WorkingDir: e.WorkingDir, Source: src, ThreadID: e.ThreadID,
 		LastMessage: e.LastMessage, Error: e.Error, CreatedAt: time.Unix(0, e.CreatedAt).UTC(), UpdatedAt: time.Unix(0, e.UpdatedAt).UTC(),
 		PID: e.PID, Turn: e.Turn, PendingInjects: e.PendingInjects, NextInboxSeq: e.NextInboxSeq,
@@ -90,6 +91,7 @@ func (sl *slab) session(e *summary) *record.Session {
 		Denied: e.Denied, Workspace: e.Workspace,
 		Role: e.Role, ReasoningEffort: e.ReasoningEffort, Instructions: e.Instructions, MaxCostUSD: e.MaxCostUSD})
 	s := &sl.sessions[len(sl.sessions)-1]
+	statusfield.Set(s, record.Status(e.Status))
 	if e.EndedAt != 0 {
 		sl.times = append(sl.times, time.Unix(0, e.EndedAt).UTC())
 		s.EndedAt = &sl.times[len(sl.times)-1]

@@ -46,7 +46,7 @@ func (s *Session) RunnerName() string {
 // event and a worker's progress count from the job's start. A session on
 // this host is never queued: its supervisor starts at once.
 func (s *Session) Queued() bool {
-	return s.RunnerName() != LocalRunner && (s.Status == StatusPending || s.JobQueued && !s.Settled())
+	return s.RunnerName() != LocalRunner && (s.Status() == StatusPending || s.JobQueued && !s.Settled())
 }
 
 // Began is when the session's supervisor began its first turn: its

@@ -17,18 +17,18 @@ const SchemaVersion = 1
 // Turns are a summary the supervisor keeps current so that listings never
 // parse the turn files of finished sessions.
 type Session struct {
-	Version    int        `json:"version"`
-	ID         string     `json:"id"`
-	Task       string     `json:"task"`
-	Status     Status     `json:"status"`
-	Adapter    string     `json:"adapter"`
-	Model      string     `json:"model"`
-	Sandbox    string     `json:"sandbox,omitempty"`
-	WorkingDir string     `json:"working_dir"`
-	Source     Source     `json:"source"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	EndedAt    *time.Time `json:"ended_at"`
+	Version     int        `json:"version"`
+	ID          string     `json:"id"`
+	Task        string     `json:"task"`
+	statusField            // "status": read with Status
+	Adapter     string     `json:"adapter"`
+	Model       string     `json:"model"`
+	Sandbox     string     `json:"sandbox,omitempty"`
+	WorkingDir  string     `json:"working_dir"`
+	Source      Source     `json:"source"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	EndedAt     *time.Time `json:"ended_at"`
 	// PID is the agent process of the current or last turn.
 	PID      int    `json:"pid"`
 	ExitCode *int   `json:"exit_code"`
@@ -123,15 +123,15 @@ type Session struct {
 
 // Turn is one run of the agent: the task, or one follow-up.
 type Turn struct {
-	N         int        `json:"n"`
-	Prompt    string     `json:"prompt"`
-	InboxID   string     `json:"inbox_id,omitempty"`
-	StartedAt time.Time  `json:"started_at"`
-	EndedAt   *time.Time `json:"ended_at"`
-	ExitCode  *int       `json:"exit_code"`
-	Status    Status     `json:"status"`
-	Usage     Usage      `json:"usage"`
-	CostUSD   *float64   `json:"cost_usd"`
+	N           int        `json:"n"`
+	Prompt      string     `json:"prompt"`
+	InboxID     string     `json:"inbox_id,omitempty"`
+	StartedAt   time.Time  `json:"started_at"`
+	EndedAt     *time.Time `json:"ended_at"`
+	ExitCode    *int       `json:"exit_code"`
+	statusField            // "status": read with Status
+	Usage       Usage      `json:"usage"`
+	CostUSD     *float64   `json:"cost_usd"`
 	// CostReported says the agent reported CostUSD itself (claude); otherwise
 	// it is computed from Usage and the price table.
 	CostReported bool `json:"cost_reported,omitempty"`
@@ -184,6 +184,14 @@ type Turn struct {
 	Denied  int      `json:"denied,omitempty"`
 	Denials []Denial `json:"denials,omitempty"`
 }
+
+// Status is where the session is in its lifecycle. Only the lifecycle
+// (sessions/state) changes it.
+func (s *Session) Status() Status { return s.statusField.Status }
+
+// Status is how the turn went, or "running" while it runs. Only the
+// lifecycle (sessions/state) changes it.
+func (t *Turn) Status() Status { return t.statusField.Status }
 
 // MaxTurnFiles bounds the files a turn's record lists: the record is
 // rewritten while a turn runs, and a generator may touch thousands.

@@ -4,9 +4,9 @@ package record
 // about to start. Only then is its status final (until a follow-up).
 func (s *Session) Settled() bool {
 	if s.Legacy {
-		return s.Status.Finished()
+		return s.Status().Finished()
 	}
-	return s.Status.Finished() && s.Owner == nil
+	return s.Status().Finished() && s.Owner == nil
 }
 
 // Stopping reports whether a kill is in progress.
@@ -23,5 +23,5 @@ func (s *Session) TurnRunning() bool {
 // interrupt still at work). A session that cannot (settled, attached,
 // pending, or already being stopped) takes the follow-up as inject does.
 func (s *Session) Interruptible() bool {
-	return !s.Legacy && s.Status == StatusRunning && s.TurnRunning() && s.Stop == nil && s.Interrupt == nil
+	return !s.Legacy && s.Status() == StatusRunning && s.TurnRunning() && s.Stop == nil && s.Interrupt == nil
 }

@@ -1,6 +1,10 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
+)
 
 // Status is where a session is in its lifecycle:
 //
@@ -10,7 +14,14 @@ import "fmt"
 // A finished session goes back to running when a follow-up turn starts,
 // and is attached while a person works in its agent's own CLI (zwarm
 // attach).
-type Status string
+//
+// A record's status is read with its Status method and changed only by
+// the lifecycle (sessions/state): see sessions/internal/statusfield.
+type Status = statusfield.Status
+
+// statusField is a record's status, embedded under this unexported name
+// so that no package but the lifecycle's can write it.
+type statusField = statusfield.Field
 
 const (
 	StatusPending   Status = "pending"
@@ -28,21 +39,6 @@ const StatusInterrupted Status = "interrupted"
 
 // Statuses lists every status of a session in lifecycle order.
 var Statuses = []Status{StatusPending, StatusRunning, StatusAttached, StatusCompleted, StatusFailed, StatusKilled}
-
-// Finished reports whether no turn is running or about to run, and nobody
-// works in the session's thread.
-func (s Status) Finished() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusKilled
-}
-
-// Ended says how a settled session ended, as the end of a sentence about
-// it: "completed", "failed", "was killed".
-func (s Status) Ended() string {
-	if s == StatusKilled {
-		return "was killed"
-	}
-	return string(s)
-}
 
 // ParseStatus validates a status name given by a user.
 func ParseStatus(s string) (Status, error) {

@@ -207,7 +207,7 @@ func Source(s record.Source) string {
 // attached session is never quiet: a person works in the agent's own CLI,
 // whose output zwarm does not record, so its silence says nothing.
 func Quiet(s *record.Session, now time.Time) string {
-	if s.Settled() || s.Status == record.StatusAttached || s.LastEventAt == nil {
+	if s.Settled() || s.Status() == record.StatusAttached || s.LastEventAt == nil {
 		return ""
 	}
 	if d := now.Sub(*s.LastEventAt); d >= QuietAfter {

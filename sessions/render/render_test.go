@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -42,11 +43,11 @@ func TestMoneyOneRule(t *testing.T) {
 // second is named in a footnote, once per model.
 func TestUnpricedIsNotUnknown(t *testing.T) {
 	owner := &proc.Ref{PID: 1}
-	waiting := &record.Session{Status: record.StatusRunning, Owner: owner, Model: "mystery-1", Turn: 1}
-	unpriced := &record.Session{Status: record.StatusCompleted, Model: "mystery-1", Usage: record.Usage{TotalTokens: 10}, Turn: 1}
-	again := &record.Session{Status: record.StatusFailed, Model: "mystery-1", Usage: record.Usage{TotalTokens: 5}, Turn: 1}
-	other := &record.Session{Status: record.StatusCompleted, Model: "mystery-2", Usage: record.Usage{TotalTokens: 5}, Turn: 1}
-	never := &record.Session{Status: record.StatusFailed, Model: "mystery-3"}
+	waiting := new(statusfield.With(record.Session{Owner: owner, Model: "mystery-1", Turn: 1}, record.StatusRunning))
+	unpriced := new(statusfield.With(record.Session{Model: "mystery-1", Usage: record.Usage{TotalTokens: 10}, Turn: 1}, record.StatusCompleted))
+	again := new(statusfield.With(record.Session{Model: "mystery-1", Usage: record.Usage{TotalTokens: 5}, Turn: 1}, record.StatusFailed))
+	other := new(statusfield.With(record.Session{Model: "mystery-2", Usage: record.Usage{TotalTokens: 5}, Turn: 1}, record.StatusCompleted))
+	never := new(statusfield.With(record.Session{Model: "mystery-3"}, record.StatusFailed))
 	if got := SessionCost(waiting); got != Unknown {
 		t.Errorf("running, nothing reported: %s, want %s", got, Unknown)
 	}
@@ -71,12 +72,12 @@ func TestUnpricedIsNotUnknown(t *testing.T) {
 
 func TestUsageOfARunningTurnIsUnknownNotZero(t *testing.T) {
 	owner := &proc.Ref{PID: 1}
-	running := &record.Session{Status: record.StatusRunning, Owner: owner}
+	running := new(statusfield.With(record.Session{Owner: owner}, record.StatusRunning))
 	if SessionTokens(running) != Unknown || SessionCost(running) != Unknown {
 		t.Fatalf("running with no usage: %s %s", SessionTokens(running), SessionCost(running))
 	}
 	c := 0.003
-	done := &record.Session{Status: record.StatusCompleted, Usage: record.Usage{TotalTokens: 1500}, CostUSD: &c}
+	done := new(statusfield.With(record.Session{Usage: record.Usage{TotalTokens: 1500}, CostUSD: &c}, record.StatusCompleted))
 	if SessionTokens(done) != "1.5k" || SessionCost(done) != "$0.0030" {
 		t.Fatalf("completed: %s %s", SessionTokens(done), SessionCost(done))
 	}
@@ -127,7 +128,7 @@ func TestAgentTextCannotReachTheTerminal(t *testing.T) {
 		{Type: record.EventRaw, Text: hostile},
 	}
 	end := time.Now()
-	turn := record.Turn{N: 1, Prompt: hostile, Status: record.StatusFailed, EndedAt: &end, Error: hostile + " reason"}
+	turn := statusfield.With(record.Turn{N: 1, Prompt: hostile, EndedAt: &end, Error: hostile + " reason"}, record.StatusFailed)
 	assertInert(t, TurnLines(turn, events, hostile))
 	for _, ev := range events {
 		assertInert(t, Of(ev))
@@ -143,13 +144,13 @@ func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
 		t.Fatalf("running: %q", got)
 	}
 	end := time.Now()
-	killed := record.Turn{N: 1, Status: record.StatusKilled, EndedAt: &end, Error: "killed by zwarm kill"}
+	killed := statusfield.With(record.Turn{N: 1, EndedAt: &end, Error: "killed by zwarm kill"}, record.StatusKilled)
 	text := Text(TurnLines(killed, []record.Event{cmd}, ""))
 	if !strings.Contains(text, "$ sleep 100  (killed)") || strings.Contains(text, "(running)") {
 		t.Fatalf("killed turn:\n%s", text)
 	}
 	failed := killed
-	failed.Status = record.StatusFailed
+	statusfield.Set(&failed, record.StatusFailed)
 	if text := Text(TurnLines(failed, []record.Event{cmd}, "")); !strings.Contains(text, "(did not finish)") {
 		t.Fatalf("failed turn:\n%s", text)
 	}
@@ -158,8 +159,8 @@ func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
 func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 	end := time.Now()
 	one := 1
-	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusFailed, EndedAt: &end, ExitCode: &one,
-		Error: "API Error: 400 bad request"}
+	turn := statusfield.With(record.Turn{N: 1, Prompt: "go", EndedAt: &end, ExitCode: &one,
+		Error: "API Error: 400 bad request"}, record.StatusFailed)
 	events := []record.Event{
 		{Type: record.EventTurnFailed, Text: "API Error: 400 bad request"},
 		{Type: record.EventTurnCompleted, Usage: &record.Usage{}},
@@ -176,8 +177,8 @@ func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 func TestStderrOnlyFailureShowsReasonAndStderrTail(t *testing.T) {
 	end := time.Now()
 	one := 1
-	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusFailed, EndedAt: &end, ExitCode: &one,
-		Error: "codex exited with code 1"}
+	turn := statusfield.With(record.Turn{N: 1, Prompt: "go", EndedAt: &end, ExitCode: &one,
+		Error: "codex exited with code 1"}, record.StatusFailed)
 	tail := "line 1\nError: unknown model\n"
 	text := Text(TurnLines(turn, nil, tail))
 	for _, want := range []string{"codex exited with code 1", "stderr:", "│ Error: unknown model"} {
@@ -196,8 +197,8 @@ func TestTurnEndShowsThisTurnsUsageOnly(t *testing.T) {
 	end := time.Now()
 	zero := 0
 	c := 0.0012
-	turn := record.Turn{N: 2, Status: record.StatusCompleted, EndedAt: &end, ExitCode: &zero, CostUSD: &c,
-		Usage: record.Usage{InputTokens: 200, OutputTokens: 20, TotalTokens: 220}}
+	turn := statusfield.With(record.Turn{N: 2, EndedAt: &end, ExitCode: &zero, CostUSD: &c,
+		Usage: record.Usage{InputTokens: 200, OutputTokens: 20, TotalTokens: 220}}, record.StatusCompleted)
 	// The agent's cumulative count (900 in) is not shown beside the turn's.
 	events := []record.Event{{Type: record.EventTurnCompleted, Cumulative: true, Usage: &record.Usage{InputTokens: 900, OutputTokens: 90}}}
 	text := Text(TurnLines(turn, events, ""))
@@ -275,7 +276,7 @@ func TestClaudeToolCallAndResult(t *testing.T) {
 	call := record.Event{Type: record.EventToolCall, Phase: record.PhaseStarted, ItemID: "toolu_1", Tool: "WebSearch", Input: `{"query":"go 1.26"}`}
 	res := record.Event{Type: record.EventToolResult, Phase: record.PhaseCompleted, ItemID: "toolu_1", Tool: "WebSearch", Output: "5 results"}
 	end := time.Now()
-	turn := record.Turn{N: 1, Status: record.StatusCompleted, EndedAt: &end}
+	turn := statusfield.With(record.Turn{N: 1, EndedAt: &end}, record.StatusCompleted)
 	text := Text(TurnLines(turn, []record.Event{call, res}, ""))
 	if !strings.Contains(text, `→ WebSearch {"query":"go 1.26"}`) || !strings.Contains(text, "← 5 results") {
 		t.Fatalf("folded:\n%s", text)
@@ -394,8 +395,8 @@ func TestTurnNotesAreShown(t *testing.T) {
 	note := "turn file removed while the turn ran; the output from 2026-11-25T19:30:00Z on is in a new turn_1.jsonl"
 	end := time.Now()
 	zero := 0
-	turn := record.Turn{N: 1, Prompt: "go", Status: record.StatusCompleted, EndedAt: &end, ExitCode: &zero,
-		Notes: []string{note, hostile}}
+	turn := statusfield.With(record.Turn{N: 1, Prompt: "go", EndedAt: &end, ExitCode: &zero,
+		Notes: []string{note, hostile}}, record.StatusCompleted)
 	msg := record.Event{Type: record.EventMessage, Text: "done"}
 	ended := TurnLines(turn, []record.Event{msg}, "")
 	assertInert(t, ended)
@@ -407,7 +408,8 @@ func TestTurnNotesAreShown(t *testing.T) {
 		t.Fatalf("turn end:\n%s", Text(TurnEnd(turn, "")))
 	}
 	running := turn
-	running.EndedAt, running.Status, running.ExitCode = nil, record.StatusRunning, nil
+	statusfield.Set(&running, record.StatusRunning)
+	running.EndedAt, running.ExitCode = nil, nil
 	lines := TurnLines(running, []record.Event{msg}, "")
 	assertInert(t, lines)
 	if text := Text(lines); !strings.Contains(text, "  note: "+note+"\n") {
@@ -429,7 +431,7 @@ func TestQuiet(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	last := now.Add(-7 * time.Minute)
 	for st, want := range map[record.Status]string{record.StatusRunning: "quiet 7m", record.StatusAttached: "", record.StatusCompleted: ""} {
-		s := &record.Session{Status: st, LastEventAt: &last}
+		s := new(statusfield.With(record.Session{LastEventAt: &last}, st))
 		if got := Quiet(s, now); got != want {
 			t.Errorf("%s: %q, want %q", st, got, want)
 		}

@@ -108,7 +108,7 @@ func appendCommand(out []Line, ev *record.Event, ended *record.Turn) []Line {
 		state = Clip(orElse(ev.Status, "no exit code"), 40)
 	case ended == nil:
 		state = "running"
-	case ended.Status == record.StatusKilled:
+	case ended.Status() == record.StatusKilled:
 		state = "killed"
 	default:
 		state = "did not finish"

@@ -116,24 +116,24 @@ func TurnEnd(t record.Turn, stderrTail string) []Line {
 }
 
 func turnEnd(t record.Turn, stderrTail string, shown map[string]bool) []Line {
-	parts := []string{string(t.Status)}
+	parts := []string{string(t.Status())}
 	if t.ExitCode != nil {
 		parts = append(parts, fmt.Sprintf("exit %d", *t.ExitCode))
 	}
-	if t.Usage.IsZero() && t.Status != record.StatusCompleted {
+	if t.Usage.IsZero() && t.Status() != record.StatusCompleted {
 		parts = append(parts, "no usage reported")
 	} else {
 		parts = append(parts, fmt.Sprintf("%s tokens (%s in, %s out)", Tokens(t.Usage.TotalTokens),
 			Tokens(t.Usage.InputTokens), Tokens(t.Usage.OutputTokens)), Cost(t.CostUSD))
 	}
 	kind := Done
-	if t.Status != record.StatusCompleted {
+	if t.Status() != record.StatusCompleted {
 		kind = Error
 	}
 	out := []Line{{Kind: kind, Indent: 1, Text: "── " + strings.Join(parts, " · ")}}
 	out = append(out, turnWork(t)...)
 	out = append(out, turnNotes(t, 2)...)
-	if t.Status == record.StatusCompleted {
+	if t.Status() == record.StatusCompleted {
 		return out
 	}
 	reason := strings.TrimSpace(t.Error)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -28,14 +29,14 @@ func WriteSettledRecord(t testing.TB, st *state.Store, i int) {
 	}
 	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	code, cost := 0, 0.0033*float64(i%7)
-	s := &record.Session{Version: record.SchemaVersion, ID: id, Status: record.StatusCompleted, Task: fmt.Sprintf("task %d", i),
+	s := new(statusfield.With(record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i),
 		Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/srv/project", Source: record.UserSource,
-		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}
+		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}, record.StatusCompleted))
 	for n := 1; n <= 2; n++ {
 		end := created.Add(time.Duration(n) * time.Minute)
 		u := record.Usage{InputTokens: int64(1000 * n), OutputTokens: int64(10 * i), TotalTokens: int64(1000*n + 10*i)}
-		s.Turns = append(s.Turns, record.Turn{N: n, Prompt: s.Task, StartedAt: end.Add(-time.Minute), EndedAt: &end,
-			ExitCode: &code, Status: record.StatusCompleted, Usage: u, CostUSD: &cost})
+		s.Turns = append(s.Turns, statusfield.With(record.Turn{N: n, Prompt: s.Task, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+			ExitCode: &code, Usage: u, CostUSD: &cost}, record.StatusCompleted))
 		s.Usage = s.Usage.Add(u)
 	}
 	end := created.Add(2 * time.Minute)
@@ -79,7 +80,7 @@ func Fingerprint(s *record.Session) string {
 	}
 	ws, _ := json.Marshal(s.Workspace)
 	job, _ := json.Marshal(s.Job)
-	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s %s role %q %q %q $%g", s.ID, s.Status, s.Turn, s.Task, s.LastMessage,
+	return fmt.Sprintf("%s %s turn %d %q %q %d tokens $%.4f %s denied %d %q %s %s role %q %q %q $%g", s.ID, s.Status(), s.Turn, s.Task, s.LastMessage,
 		s.Usage.TotalTokens, cost, s.CreatedAt.Format(time.RFC3339), s.Denied, s.ChangesText(), ws, job,
 		s.Role, s.ReasoningEffort, s.Instructions, s.MaxCostUSD)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
@@ -80,12 +81,12 @@ func decodeLegacy(id string, data []byte) (*record.Session, error) {
 	if err != nil {
 		st = record.StatusFailed
 	}
-	s := &record.Session{
-		ID: id, Task: r.Task, Status: st, Adapter: r.Adapter, Model: r.Model,
+	s := new(statusfield.With(record.Session{
+		ID: id, Task: r.Task, Adapter: r.Adapter, Model: r.Model,
 		WorkingDir: r.WorkingDir, Source: legacySource(r.Source), PID: r.PID, ExitCode: r.ExitCode,
 		Turn: r.Turn, Error: r.Error, Legacy: true, LegacyStatus: st,
 		CreatedAt: legacyTime(r.CreatedAt), UpdatedAt: legacyTime(r.UpdatedAt),
-	}
+	}, st))
 	if s.Adapter == "" {
 		s.Adapter = "codex"
 	}
@@ -152,11 +153,11 @@ func LegacyCurrent(s *record.Session, prices record.Prices) *record.Session {
 		return s
 	}
 	if legacyWorkerAlive(s) {
-		s.Status = record.StatusRunning
+		statusfield.Set(s, record.StatusRunning)
 		s.Error = ""
 		return s
 	}
-	s.Status = record.StatusFailed
+	statusfield.Set(s, record.StatusFailed)
 	s.Error = "written by the Python zwarm while it was " + string(s.LegacyStatus) + "; its worker is gone and its outcome was never recorded"
 	return s
 }
@@ -192,7 +193,7 @@ func LegacyTurns(dir string, s *record.Session) []record.Turn {
 	for _, e := range ents {
 		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			out = append(out, record.Turn{N: n, Status: record.StatusCompleted})
+			out = append(out, statusfield.With(record.Turn{N: n}, record.StatusCompleted))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
@@ -210,8 +211,8 @@ func LegacyTurns(dir string, s *record.Session) []record.Turn {
 			out[i].Prompt = prompts[i]
 		}
 	}
-	if n := len(out); n > 0 && s.Status == record.StatusRunning {
-		out[n-1].Status = record.StatusRunning
+	if n := len(out); n > 0 && s.Status() == record.StatusRunning {
+		statusfield.Set(&out[n-1], record.StatusRunning)
 	}
 	return out
 }

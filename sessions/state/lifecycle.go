@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/store"
@@ -73,14 +74,14 @@ func (e *TransitionError) Error() string {
 }
 
 func refuse(s *record.Session, transition, why string) error {
-	return &TransitionError{ID: s.ID, Transition: transition, From: s.Status, Why: why}
+	return &TransitionError{ID: s.ID, Transition: transition, From: s.Status(), Why: why}
 }
 
 // claim makes the supervisor the owner of a pending session. With
 // prepare, it is about to make the session's worktree before the first
 // turn; it handles signals from now on, so a kill may signal it.
 func claim(s *record.Session, sv proc.Ref, prepare bool) error {
-	if s.Status != record.StatusPending {
+	if s.Status() != record.StatusPending {
 		return refuse(s, "claim", "only a pending session waits for its supervisor")
 	}
 	if prepare && s.Workspace == nil {
@@ -145,7 +146,7 @@ func prepareFailed(s *record.Session, m Made, reason string, now time.Time) erro
 // be a process a few instructions old, which SIGTERM would simply end): it
 // sees a recorded kill when it claims the session.
 func OwnerAnswersSignals(s *record.Session) bool {
-	claimed := s.Status != record.StatusPending || s.Workspace != nil && s.Workspace.State == record.WorkspacePreparing
+	claimed := s.Status() != record.StatusPending || s.Workspace != nil && s.Workspace.State == record.WorkspacePreparing
 	return s.Owner != nil && s.Owner.Role == record.RoleSupervisor && claimed && !s.Settled()
 }
 
@@ -164,12 +165,13 @@ func startTurn(s *record.Session, ts turnStart, now time.Time) error {
 		return refuse(s, "start a turn of", "a kill is in progress")
 	case s.TurnRunning():
 		return refuse(s, "start a turn of", fmt.Sprintf("turn %d is still running", s.Turn))
-	case s.Status != record.StatusPending && s.Status != record.StatusRunning:
+	case s.Status() != record.StatusPending && s.Status() != record.StatusRunning:
 		return refuse(s, "start a turn of", "reopen it first")
 	}
-	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
-		StartedAt: now, Status: record.StatusRunning, Resumed: ts.Resumed, Live: ts.Live})
-	s.Status, s.EndedAt, s.ExitCode, s.Error = record.StatusRunning, nil, nil, ""
+	s.Turns = append(s.Turns, statusfield.With(record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Resumed: ts.Resumed, Live: ts.Live}, record.StatusRunning))
+	statusfield.Set(s, record.StatusRunning)
+	s.EndedAt, s.ExitCode, s.Error = nil, nil, ""
 	s.Turn = len(s.Turns)
 	return nil
 }
@@ -186,7 +188,8 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 	switch {
 	case e.Interrupted && s.Stop == nil && s.Interrupt != nil && s.Interrupt.Turn == t.N:
 		// Not failed: stopped so that the thread goes on at once.
-		t.Status, t.Error = record.StatusInterrupted, ""
+		statusfield.Set(t, record.StatusInterrupted)
+		t.Error = ""
 		note := "interrupted: a follow-up took over the thread"
 		switch r := s.Interrupt; {
 		case r.Attacher != nil:
@@ -196,11 +199,13 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 		}
 		t.Notes = append(t.Notes, note)
 	case e.Killed:
-		t.Status, t.Error = record.StatusKilled, FirstNonBlank(stopReason(s), "killed by zwarm kill")
+		statusfield.Set(t, record.StatusKilled)
+		t.Error = FirstNonBlank(stopReason(s), "killed by zwarm kill")
 	case e.Reason != "":
-		t.Status, t.Error = record.StatusFailed, e.Reason
+		statusfield.Set(t, record.StatusFailed)
+		t.Error = e.Reason
 	case t.AgentFailed || e.ExitCode == nil || *e.ExitCode != 0:
-		t.Status = record.StatusFailed
+		statusfield.Set(t, record.StatusFailed)
 		if t.Error == "" {
 			code := "no exit code"
 			if e.ExitCode != nil {
@@ -209,7 +214,7 @@ func endTurn(s *record.Session, e TurnEnd, now time.Time) error {
 			t.Error = FirstNonBlank(t.AgentError, e.StderrTail, fmt.Sprintf("%s %s", e.Adapter, code))
 		}
 	default:
-		t.Status = record.StatusCompleted
+		statusfield.Set(t, record.StatusCompleted)
 	}
 	s.ExitCode, s.Agent, s.AgentLive = e.ExitCode, nil, false
 	return nil
@@ -228,13 +233,14 @@ func handOver(s *record.Session, ts turnStart, now time.Time) error {
 		return refuse(s, "hand over", "a person is about to take over the thread")
 	}
 	t := s.Current()
-	t.EndedAt, t.Status = &now, record.StatusCompleted
+	statusfield.Set(t, record.StatusCompleted)
+	t.EndedAt = &now
 	if t.AgentFailed {
-		t.Status = record.StatusFailed
+		statusfield.Set(t, record.StatusFailed)
 		t.Error = FirstNonBlank(t.Error, t.AgentError, "the agent reported failure")
 	}
-	s.Turns = append(s.Turns, record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
-		StartedAt: now, Status: record.StatusRunning, Resumed: true, Live: true})
+	s.Turns = append(s.Turns, statusfield.With(record.Turn{N: len(s.Turns) + 1, Prompt: ts.Prompt, InboxID: ts.InboxID,
+		StartedAt: now, Resumed: true, Live: true}, record.StatusRunning))
 	s.Turn = len(s.Turns)
 	// An interrupt of the turn that just completed is moot: its follow-up,
 	// delivered first, is the turn that starts now.
@@ -251,26 +257,28 @@ func settle(s *record.Session, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "settle", "it is already settled")
 	}
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return refuse(s, "settle", "a person works in its CLI: detach it")
 	}
 	switch last := s.Current(); {
 	case s.Stop != nil:
-		s.Status = record.StatusKilled
-		if last == nil || last.Status != record.StatusKilled {
+		statusfield.Set(s, record.StatusKilled)
+		if last == nil || last.Status() != record.StatusKilled {
 			s.Error = stopReason(s)
 		} else {
 			s.Error = last.Error
 		}
 	case last == nil:
-		s.Status = record.StatusFailed
+		statusfield.Set(s, record.StatusFailed)
 		s.Error = FirstNonBlank(s.Error, "no turn ran")
-	case last.Status == record.StatusInterrupted:
+	case last.Status() == record.StatusInterrupted:
 		// Nothing took over the thread (an attach --interrupt given up):
 		// zwarm stopped the turn, so the session was killed.
-		s.Status, s.Error = record.StatusKilled, "its turn was interrupted and nothing took over the thread"
+		statusfield.Set(s, record.StatusKilled)
+		s.Error = "its turn was interrupted and nothing took over the thread"
 	default:
-		s.Status, s.Error = last.Status, last.Error
+		statusfield.Set(s, last.Status())
+		s.Error = last.Error
 	}
 	s.Owner, s.Agent, s.AgentLive, s.Stop, s.PendingInjects, s.Interrupt = nil, nil, false, nil, 0, nil
 	s.EndedAt = &now
@@ -283,7 +291,8 @@ func reopen(s *record.Session, owner proc.Ref) error {
 	if !s.Settled() {
 		return refuse(s, "reopen", "it is not settled")
 	}
-	s.Status, s.Owner, s.EndedAt, s.Error, s.Killer = record.StatusPending, &owner, nil, "", nil
+	statusfield.Set(s, record.StatusPending)
+	s.Owner, s.EndedAt, s.Error, s.Killer = &owner, nil, "", nil
 	unclaimWorkspace(s)
 	return nil
 }
@@ -302,7 +311,8 @@ func requeued(s *record.Session, sv proc.Ref, now time.Time) error {
 		return refuse(s, "resume after its job was requeued", "no turn of it was running")
 	}
 	t := s.Current()
-	t.EndedAt, t.Status = &now, record.StatusInterrupted
+	statusfield.Set(t, record.StatusInterrupted)
+	t.EndedAt = &now
 	t.Notes = append(t.Notes, "interrupted: the cluster requeued its job; the next turn continues in the job's next run")
 	s.Owner, s.Agent, s.AgentLive, s.Interrupt = &sv, nil, false, nil
 	ts := turnStart{Prompt: s.Task}
@@ -326,7 +336,7 @@ func requestStop(s *record.Session, reason string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "stop", "it is not running")
 	}
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return refuse(s, "stop", "a person works in its CLI; it settles when they leave it")
 	}
 	if s.Stop == nil {
@@ -348,7 +358,7 @@ func stopped(s *record.Session, note string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "record the kill of", "it is not running")
 	}
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return refuse(s, "record the kill of", "a person works in its CLI")
 	}
 	if s.Stop == nil {
@@ -359,7 +369,8 @@ func stopped(s *record.Session, note string, now time.Time) error {
 		reason += " (" + note + ")"
 	}
 	if t := s.Current(); t != nil && t.EndedAt == nil {
-		t.Status, t.EndedAt, t.Error = record.StatusKilled, &now, reason
+		statusfield.Set(t, record.StatusKilled)
+		t.EndedAt, t.Error = &now, reason
 	}
 	s.Stop.Reason = reason
 	return settle(s, now)
@@ -371,11 +382,12 @@ func abandon(s *record.Session, msg string, now time.Time) error {
 	if s.Settled() {
 		return refuse(s, "abandon", "it is settled")
 	}
-	if s.Status == record.StatusAttached {
+	if s.Status() == record.StatusAttached {
 		return refuse(s, "abandon", "a person's attach is ended by detach")
 	}
 	if t := s.Current(); t != nil && t.EndedAt == nil {
-		t.Status, t.EndedAt, t.Error = record.StatusFailed, &now, msg
+		statusfield.Set(t, record.StatusFailed)
+		t.EndedAt, t.Error = &now, msg
 	}
 	stop := s.Stop
 	s.Stop = nil
@@ -383,10 +395,11 @@ func abandon(s *record.Session, msg string, now time.Time) error {
 	if err := settle(s, now); err != nil {
 		return err
 	}
-	s.Status, s.Error = record.StatusFailed, msg
+	statusfield.Set(s, record.StatusFailed)
+	s.Error = msg
 	if stop != nil {
 		// A kill was in progress: it is what the user asked for.
-		s.Status = record.StatusKilled
+		statusfield.Set(s, record.StatusKilled)
 	}
 	return nil
 }
@@ -400,9 +413,10 @@ func failStart(s *record.Session, reason string, now time.Time) error {
 	if err := settle(s, now); err != nil {
 		return err
 	}
-	s.Status, s.Error = record.StatusFailed, reason
+	statusfield.Set(s, record.StatusFailed)
+	s.Error = reason
 	if stop {
-		s.Status = record.StatusKilled
+		statusfield.Set(s, record.StatusKilled)
 	}
 	return nil
 }
@@ -438,8 +452,9 @@ func attach(s *record.Session, owner proc.Ref, now time.Time) error {
 	case s.ThreadID == "":
 		return refuse(s, "attach", "its agent never reported a thread to resume")
 	}
-	s.Attaches = append(s.Attaches, record.AttachSpan{Start: now, PID: owner.PID, Was: s.Status, WasError: s.Error})
-	s.Status, s.Owner, s.Error, s.Killer = record.StatusAttached, &owner, "", nil
+	s.Attaches = append(s.Attaches, record.AttachSpan{Start: now, PID: owner.PID, Was: s.Status(), WasError: s.Error})
+	statusfield.Set(s, record.StatusAttached)
+	s.Owner, s.Error, s.Killer = &owner, "", nil
 	return nil
 }
 
@@ -462,15 +477,16 @@ func handToAttacher(s *record.Session, now time.Time) error {
 	// The session settles as it would have, but that an interrupted turn
 	// is no failure: the person carries on from where it stopped.
 	was, wasErr := record.StatusCompleted, ""
-	if last := s.Current(); last != nil && last.Status != record.StatusInterrupted {
-		was, wasErr = last.Status, last.Error
+	if last := s.Current(); last != nil && last.Status() != record.StatusInterrupted {
+		was, wasErr = last.Status(), last.Error
 	} else {
 		// The stopped agent's exit (143) is not the session's outcome:
 		// "completed (exit 143)" would read as a failure.
 		s.ExitCode = nil
 	}
 	s.Attaches = append(s.Attaches, record.AttachSpan{Start: now, PID: r.Attacher.PID, Was: was, WasError: wasErr})
-	s.Status, s.Owner, s.Error, s.Interrupt = record.StatusAttached, record.ClonePtr(r.Attacher), "", nil
+	statusfield.Set(s, record.StatusAttached)
+	s.Owner, s.Error, s.Interrupt = record.ClonePtr(r.Attacher), "", nil
 	s.Agent, s.AgentLive = nil, false
 	return nil
 }
@@ -488,14 +504,15 @@ func withdrawAttach(s *record.Session, token string) {
 // the person left the CLI (exit is its exit code), or note says how else
 // the attach ended (its command died, say).
 func detach(s *record.Session, exit *int, note string, now time.Time) error {
-	if s.Status != record.StatusAttached || len(s.Attaches) == 0 {
+	if s.Status() != record.StatusAttached || len(s.Attaches) == 0 {
 		return refuse(s, "detach", "it is not attached")
 	}
 	a := &s.Attaches[len(s.Attaches)-1]
 	a.End, a.ExitCode, a.Note = &now, exit, note
-	s.Status, s.Error, s.Owner, s.EndedAt = a.Was, a.WasError, nil, &now
-	if !s.Status.Finished() {
-		s.Status = record.StatusCompleted // a record changed by hand
+	statusfield.Set(s, a.Was)
+	s.Error, s.Owner, s.EndedAt = a.WasError, nil, &now
+	if !s.Status().Finished() {
+		statusfield.Set(s, record.StatusCompleted) // a record changed by hand
 	}
 	return nil
 }
@@ -529,7 +546,7 @@ func RunnerJudges(s *record.Session) bool {
 // Pending is s as a new session starts: pending, until its supervisor
 // claims it.
 func Pending(s *record.Session) *record.Session {
-	s.Status = record.StatusPending
+	statusfield.Set(s, record.StatusPending)
 	return s
 }
 
@@ -539,9 +556,10 @@ func Pending(s *record.Session) *record.Session {
 // recorded. An attached session settles as it was before the attach; any
 // other fails, saying why.
 func OwnerGoneUnrecorded(c *record.Session, attacherNote string, now time.Time) {
-	if c.Status == record.StatusAttached {
+	if c.Status() == record.StatusAttached {
 		detach(c, nil, attacherNote, now)
 		return
 	}
-	c.Status, c.Error = record.StatusFailed, "its supervisor is gone without recording the outcome"
+	statusfield.Set(c, record.StatusFailed)
+	c.Error = "its supervisor is gone without recording the outcome"
 }

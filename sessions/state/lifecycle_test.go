@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 )
@@ -16,39 +17,48 @@ func state(name string) *record.Session {
 	spawner := &proc.Ref{PID: 1, Start: 1, Role: record.RoleSpawn}
 	code := 0
 	ended := func(st record.Status) record.Turn {
-		return record.Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code, Status: st}
+		return statusfield.With(record.Turn{N: 1, Prompt: "task", StartedAt: now, EndedAt: &now, ExitCode: &code}, st)
 	}
 	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "task", Adapter: "codex"}
 	switch name {
 	case "pending":
-		s.Status, s.Owner = record.StatusPending, spawner
+		statusfield.Set(s, record.StatusPending)
+		s.Owner = spawner
 	case "claimed":
-		s.Status, s.Owner = record.StatusPending, sup
+		statusfield.Set(s, record.StatusPending)
+		s.Owner = sup
 	case "running":
-		s.Status, s.Owner = record.StatusRunning, sup
-		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner = sup
+		s.Turns = []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "task", StartedAt: now}, record.StatusRunning)}
 	case "between":
-		s.Status, s.Owner = record.StatusRunning, sup
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner = sup
 		s.Turns = []record.Turn{ended(record.StatusCompleted)}
 	case "completed", "failed", "killed":
-		s.Status, s.EndedAt = record.Status(name), &now
+		statusfield.Set(s, record.Status(name))
+		s.EndedAt = &now
 		s.Turns = []record.Turn{ended(record.Status(name))}
 	case "stopping":
-		s.Status, s.Owner, s.Stop = record.StatusRunning, sup, &record.StopRequest{At: now, Reason: "killed by zwarm kill"}
-		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner, s.Stop = sup, &record.StopRequest{At: now, Reason: "killed by zwarm kill"}
+		s.Turns = []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "task", StartedAt: now}, record.StatusRunning)}
 	case "interrupting", "interrupting for attach":
-		s.Status, s.Owner = record.StatusRunning, sup
-		s.Turns = []record.Turn{{N: 1, Prompt: "task", StartedAt: now, Status: record.StatusRunning}}
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner = sup
+		s.Turns = []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "task", StartedAt: now}, record.StatusRunning)}
 		s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, InboxID: "e1"}
 		if name == "interrupting for attach" {
 			s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, Attacher: attacher}
 		}
 	case "interrupted for attach":
-		s.Status, s.Owner = record.StatusRunning, sup
+		statusfield.Set(s, record.StatusRunning)
+		s.Owner = sup
 		s.Turns = []record.Turn{ended(record.StatusInterrupted)}
 		s.Interrupt = &record.InterruptRequest{At: now, Turn: 1, Attacher: attacher}
 	case "attached":
-		s.Status, s.Owner, s.EndedAt = record.StatusAttached, attacher, &now
+		statusfield.Set(s, record.StatusAttached)
+		s.Owner, s.EndedAt = attacher, &now
 		s.Turns = []record.Turn{ended(record.StatusCompleted)}
 		s.Attaches = []record.AttachSpan{{Start: now, PID: attacher.PID, Was: record.StatusCompleted}}
 	}
@@ -62,7 +72,7 @@ var attacher = &proc.Ref{PID: 3, Start: 3, Role: record.RoleAttach, Token: "t3"}
 
 // describe reduces a session to what the lifecycle table talks about.
 func describe(s *record.Session) string {
-	d := string(s.Status)
+	d := string(s.Status())
 	switch {
 	case s.Settled():
 		d += "/settled"
@@ -183,7 +193,7 @@ func TestLifecycleTransitions(t *testing.T) {
 				t.Fatalf("settled but owner %v ended %v agent %v stop %v interrupt %v", s.Owner, s.EndedAt, s.Agent, s.Stop, s.Interrupt)
 			}
 			// Whoever is attached owns it, in an open span.
-			if s.Status == record.StatusAttached && (s.Owner == nil || s.Owner.Role != record.RoleAttach || s.Attaches[len(s.Attaches)-1].End != nil) {
+			if s.Status() == record.StatusAttached && (s.Owner == nil || s.Owner.Role != record.RoleAttach || s.Attaches[len(s.Attaches)-1].End != nil) {
 				t.Fatalf("attached but owner %v spans %+v", s.Owner, s.Attaches)
 			}
 		})
@@ -199,13 +209,13 @@ func TestEndThenStartNeverSettles(t *testing.T) {
 	if err := endTurn(s, TurnEnd{ExitCode: &code}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Settled() || s.Status != record.StatusRunning {
-		t.Fatalf("between turns the session reads %s (settled %v)", s.Status, s.Settled())
+	if s.Settled() || s.Status() != record.StatusRunning {
+		t.Fatalf("between turns the session reads %s (settled %v)", s.Status(), s.Settled())
 	}
 	if err := startTurn(s, turnStart{Prompt: "next"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != record.StatusCompleted || s.Turns[1].Status != record.StatusRunning || s.Turn != 2 {
+	if s.Turns[0].Status() != record.StatusCompleted || s.Turns[1].Status() != record.StatusRunning || s.Turn != 2 {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 }
@@ -241,8 +251,8 @@ func TestEndTurnOutcomes(t *testing.T) {
 			if err := settle(s, now); err != nil {
 				t.Fatal(err)
 			}
-			if s.Status != tc.status || s.Turns[0].Status != tc.status || s.Error != tc.reason {
-				t.Fatalf("status %s (turn %s), error %q; want %s, %q", s.Status, s.Turns[0].Status, s.Error, tc.status, tc.reason)
+			if s.Status() != tc.status || s.Turns[0].Status() != tc.status || s.Error != tc.reason {
+				t.Fatalf("status %s (turn %s), error %q; want %s, %q", s.Status(), s.Turns[0].Status(), s.Error, tc.status, tc.reason)
 			}
 		})
 	}
@@ -258,15 +268,15 @@ func TestInterruptedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := s.Turns[0]
-	if tr.Status != record.StatusInterrupted || tr.Error != "" || len(tr.Notes) != 1 || tr.Notes[0] != "interrupted: a follow-up took over the thread" {
+	if tr.Status() != record.StatusInterrupted || tr.Error != "" || len(tr.Notes) != 1 || tr.Notes[0] != "interrupted: a follow-up took over the thread" {
 		t.Fatalf("turn %+v", tr)
 	}
 	// Nothing took over (the follow-up is not there): zwarm stopped it.
 	if err := settle(s, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != record.StatusKilled || s.Interrupt != nil || s.Error == "" {
-		t.Fatalf("settled as %s (%q), interrupt %v", s.Status, s.Error, s.Interrupt)
+	if s.Status() != record.StatusKilled || s.Interrupt != nil || s.Error == "" {
+		t.Fatalf("settled as %s (%q), interrupt %v", s.Status(), s.Error, s.Interrupt)
 	}
 
 	s = state("interrupting")
@@ -274,8 +284,8 @@ func TestInterruptedTurn(t *testing.T) {
 	if err := endTurn(s, TurnEnd{ExitCode: &code, Killed: true, Interrupted: true}, now); err != nil {
 		t.Fatal(err)
 	}
-	if s.Turns[0].Status != record.StatusKilled {
-		t.Fatalf("a kill during an interrupt: turn %s", s.Turns[0].Status)
+	if s.Turns[0].Status() != record.StatusKilled {
+		t.Fatalf("a kill during an interrupt: turn %s", s.Turns[0].Status())
 	}
 }
 
@@ -295,8 +305,8 @@ func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := s.Attaches[0]
-	if s.Status != record.StatusCompleted || !s.Settled() || a.End == nil || a.End.Sub(a.Start) != time.Minute || *a.ExitCode != 0 {
-		t.Fatalf("status %s settled %v span %+v", s.Status, s.Settled(), a)
+	if s.Status() != record.StatusCompleted || !s.Settled() || a.End == nil || a.End.Sub(a.Start) != time.Minute || *a.ExitCode != 0 {
+		t.Fatalf("status %s settled %v span %+v", s.Status(), s.Settled(), a)
 	}
 	// A failed session a person attached to is failed again after.
 	s = state("failed")
@@ -306,7 +316,7 @@ func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 		t.Fatalf("attached, the error reads %q", s.Error)
 	}
 	detach(s, nil, "", now)
-	if s.Status != record.StatusFailed || s.Error != "tests fail" {
-		t.Fatalf("after the attach: %s %q", s.Status, s.Error)
+	if s.Status() != record.StatusFailed || s.Error != "tests fail" {
+		t.Fatalf("after the attach: %s %q", s.Status(), s.Error)
 	}
 }

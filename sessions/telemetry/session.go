@@ -49,7 +49,7 @@ func SentBy(entries []record.InboxEntry) map[string]string {
 func SessionSpan(s *record.Session, end time.Time, content bool) Span {
 	tr, parent := sessionTrace(s)
 	attrs := []attribute.KeyValue{OperationName.String(OpInvokeAgent), AgentName.String(s.Adapter), AgentID.String(s.ID),
-		RequestModel.String(s.Model), attribute.String("zwarm.session.id", s.ID), attribute.String("zwarm.status", string(s.Status)),
+		RequestModel.String(s.Model), attribute.String("zwarm.session.id", s.ID), attribute.String("zwarm.status", string(s.Status())),
 		attribute.Int("zwarm.turns", s.Turn)}
 	attrs = append(attrs, usageAttrs(s.Usage, s.CostUSD)...)
 	if s.ThreadID != "" {
@@ -69,7 +69,7 @@ func SessionSpan(s *record.Session, end time.Time, content bool) Span {
 	attrs = append(attrs, Words("zwarm.task", s.Task, content)...)
 	sp := Span{Trace: tr, ID: SessionSpanID(s.ID), Parent: parent, Name: OpInvokeAgent + " " + s.Adapter,
 		Kind: trace.SpanKindInternal, Start: s.CreatedAt, End: end, Attrs: attrs}
-	if s.Status == record.StatusFailed {
+	if s.Status() == record.StatusFailed {
 		sp.Error = "failed"
 	}
 	return sp
@@ -89,7 +89,7 @@ func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times ma
 	}
 	id := TurnSpanID(s.ID, t.N)
 	attrs := []attribute.KeyValue{attribute.String("zwarm.session.id", s.ID), attribute.Int("zwarm.turn", t.N),
-		attribute.String("zwarm.status", string(t.Status)), RequestModel.String(s.Model)}
+		attribute.String("zwarm.status", string(t.Status())), RequestModel.String(s.Model)}
 	attrs = append(attrs, usageAttrs(t.Usage, t.CostUSD)...)
 	if t.ExitCode != nil {
 		attrs = append(attrs, attribute.Int("zwarm.exit_code", *t.ExitCode))
@@ -100,7 +100,7 @@ func TurnSpans(s *record.Session, t *record.Turn, items []record.Event, times ma
 	if sc, ok := ParseParent(sentBy); ok {
 		turn.Links = append(turn.Links, sc)
 	}
-	switch t.Status {
+	switch t.Status() {
 	case record.StatusFailed:
 		turn.Error = "failed"
 	case record.StatusKilled:

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/telemetry"
 )
@@ -24,11 +25,11 @@ func worker() (*record.Session, []record.Event, map[string]telemetry.ItemTime) {
 	call := telemetry.SpanOf("tool", "7c1e2f3a-0000-4000-8000-00000000beef", "call_1")
 	end := at(30)
 	cost := 0.25
-	s := &record.Session{ID: "0199a213-81c0-7800-8aa1-bbab2a035a53", Task: "fix the secret test", Adapter: "codex", Model: "gpt-5.1-codex",
-		Status: record.StatusCompleted, CreatedAt: at(0), EndedAt: &end, Turn: 1, TraceParent: telemetry.TraceParent(run, call),
-		Usage: record.Usage{InputTokens: 1200, OutputTokens: 80, TotalTokens: 1280}, CostUSD: &cost}
-	s.Turns = []record.Turn{{N: 1, Prompt: "fix the secret test", StartedAt: at(2), EndedAt: &end, Status: record.StatusCompleted,
-		ExitCode: exitCode(0), Usage: s.Usage, CostUSD: &cost}}
+	s := new(statusfield.With(record.Session{ID: "0199a213-81c0-7800-8aa1-bbab2a035a53", Task: "fix the secret test", Adapter: "codex", Model: "gpt-5.1-codex",
+		CreatedAt: at(0), EndedAt: &end, Turn: 1, TraceParent: telemetry.TraceParent(run, call),
+		Usage: record.Usage{InputTokens: 1200, OutputTokens: 80, TotalTokens: 1280}, CostUSD: &cost}, record.StatusCompleted))
+	s.Turns = []record.Turn{statusfield.With(record.Turn{N: 1, Prompt: "fix the secret test", StartedAt: at(2), EndedAt: &end,
+		ExitCode: exitCode(0), Usage: s.Usage, CostUSD: &cost}, record.StatusCompleted)}
 	items := []record.Event{
 		{Type: record.EventCommand, ItemID: "item_1", Command: "go test ./...", ExitCode: exitCode(1), Status: "failed"},
 		{Type: record.EventMessage, ItemID: "item_2", Text: "the password is hunter2"},

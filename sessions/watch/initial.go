@@ -98,7 +98,7 @@ func (s *Subscription) initialListed(ctx context.Context, l *listing.Listing, ou
 				}
 				continue
 			}
-			st := &subState{status: cur.Status, turns: cur.Turn, ended: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]record.InboxState{}}
+			st := &subState{status: cur.Status(), turns: cur.Turn, ended: cur.Turn, stamp: cur.UpdatedAt, inbox: map[string]record.InboxState{}}
 			s.known[cur.ID] = st
 			s.watchOwner(cur.ID, st, cur)
 			*out = append(*out, Update{ID: cur.ID, Session: cur, Initial: true})

@@ -93,7 +93,7 @@ type Update struct {
 
 // StatusChanged reports whether the status differs from the previous update.
 func (u Update) StatusChanged() bool {
-	return u.Initial || u.Prev != "" && u.Session != nil && u.Session.Status != u.Prev
+	return u.Initial || u.Prev != "" && u.Session != nil && u.Session.Status() != u.Prev
 }
 
 // Subscription delivers Updates in order. Delivery waits for the consumer
@@ -329,9 +329,9 @@ func (s *Subscription) build(ctx context.Context, id string, current func(*recor
 		s.diffInbox(&u, prev, id)
 	}
 	s.watchOwner(id, prev, cur)
-	changed := !seen || cur.Status != prev.status || len(u.Started)+len(u.Ended)+len(u.Events)+len(u.Inbox) > 0 ||
+	changed := !seen || cur.Status() != prev.status || len(u.Started)+len(u.Ended)+len(u.Events)+len(u.Inbox) > 0 ||
 		!cur.UpdatedAt.Equal(prev.stamp) || u.Err != nil
-	prev.status, prev.turns, prev.stamp = cur.Status, len(cur.Turns), cur.UpdatedAt
+	prev.status, prev.turns, prev.stamp = cur.Status(), len(cur.Turns), cur.UpdatedAt
 	return u, changed
 }
 

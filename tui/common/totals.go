@@ -40,7 +40,7 @@ func (t *Totals) AddSession(s *record.Session, sign int) {
 	if s.CostUSD != nil {
 		cost = *s.CostUSD
 	}
-	t.add(s.Status, s.Model, s.Usage.TotalTokens, cost, render.SessionUnpriced(s), sign)
+	t.add(s.Status(), s.Model, s.Usage.TotalTokens, cost, render.SessionUnpriced(s), sign)
 }
 
 // AddBrief adds a listing's settled session (sign 1) or takes it away

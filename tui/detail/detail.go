@@ -271,9 +271,9 @@ func (m Model) View() string {
 	if m.run != nil {
 		title = m.runTitle()
 	} else if s := m.session; s != nil {
-		title = fmt.Sprintf("%s %s %s · %s · %s", record.ShortID(s.ID), styles.Icon(s.Status), s.Status, s.Adapter, render.SafeLine(s.Task))
+		title = fmt.Sprintf("%s %s %s · %s · %s", record.ShortID(s.ID), styles.Icon(s.Status()), s.Status(), s.Adapter, render.SafeLine(s.Task))
 		if ws := s.Workspace; ws != nil && ws.Preparing() {
-			title = fmt.Sprintf("%s %s %s · preparing worktree · %s", record.ShortID(s.ID), styles.Icon(s.Status), s.Status, render.SafeLine(s.Task))
+			title = fmt.Sprintf("%s %s %s · preparing worktree · %s", record.ShortID(s.ID), styles.Icon(s.Status()), s.Status(), render.SafeLine(s.Task))
 		}
 	} else if m.id != "" {
 		title = record.ShortID(m.id)

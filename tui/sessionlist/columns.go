@@ -103,7 +103,7 @@ const runnerStateWidth = 40
 // tool calls its permissions refused (work it could not do, whatever its
 // status says).
 func (m Model) status(s *record.Session, denied bool) string {
-	text := styles.Icon(s.Status) + " " + string(s.Status)
+	text := styles.Icon(s.Status()) + " " + string(s.Status())
 	if s.RunnerState != "" {
 		// Where its job is, in its runner's words: "queued · slurm 1234
 		// (Resources)", "slurm unreachable".

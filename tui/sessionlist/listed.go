@@ -108,18 +108,7 @@ func (x *listed) session(i int) (s *record.Session, partial bool) {
 	if s := x.read[i]; s != nil {
 		return s, false
 	}
-	b := x.l.Brief(i)
-	s = &record.Session{Version: record.SchemaVersion, ID: b.ID, Status: b.Status, Adapter: b.Adapter, Model: b.Model,
-		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: record.Usage{TotalTokens: b.Tokens}}
-	if !b.EndedAt.IsZero() {
-		end := b.EndedAt
-		s.EndedAt = &end
-	}
-	if b.Priced {
-		cost := b.CostUSD
-		s.CostUSD = &cost
-	}
-	return s, true
+	return x.l.Brief(i).Record(), true
 }
 
 // order is the entries in sort order: the listing's own (newest first)

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/tui/common"
@@ -30,14 +31,14 @@ func settledListing(t *testing.T, n int) *listing.Listing {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x3f2a0000+i, i)
 		end := created.Add(time.Minute)
 		code := 0
-		s := record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i), Status: record.StatusCompleted,
+		s := sessionstest.WithStatus(record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i),
 			Adapter: "codex", Model: "gpt-5.1-codex", Source: record.UserSource, CreatedAt: created.Add(time.Duration(i%7) * time.Hour),
-			EndedAt: &end, ExitCode: &code, Turn: 1, Usage: record.Usage{TotalTokens: int64(1000 * (i % 5))}}
+			EndedAt: &end, ExitCode: &code, Turn: 1, Usage: record.Usage{TotalTokens: int64(1000 * (i % 5))}}, record.StatusCompleted)
 		switch i % 4 {
 		case 1:
-			s.Status = record.StatusFailed
+			sessionstest.SetStatus(&s, record.StatusFailed)
 		case 2:
-			s.Status = record.StatusKilled
+			sessionstest.SetStatus(&s, record.StatusKilled)
 		}
 		if i%3 != 0 {
 			cost := float64(i%6) / 100
@@ -83,8 +84,8 @@ func TestListingRowsInEachSortOrder(t *testing.T) {
 	}
 	cost := 0.02
 	live := []*record.Session{
-		{ID: "3f2a9999-0000-4000-8000-000000000001", Status: record.StatusRunning, CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-			Usage: record.Usage{TotalTokens: 3000}, CostUSD: &cost},
+		new(sessionstest.WithStatus(record.Session{ID: "3f2a9999-0000-4000-8000-000000000001", CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+			Usage: record.Usage{TotalTokens: 3000}, CostUSD: &cost}, record.StatusRunning)),
 		// One of the listing's, changed since: it stands for its entry.
 		func() *record.Session { s := *all[7]; s.Usage.TotalTokens = 99999; return &s }(),
 	}
@@ -98,7 +99,7 @@ func TestListingRowsInEachSortOrder(t *testing.T) {
 		if s.CostUSD != nil {
 			c = *s.CostUSD
 		}
-		return []float64{float64(rank(s.Status)), -float64(s.Usage.TotalTokens), -c}
+		return []float64{float64(rank(s.Status())), -float64(s.Usage.TotalTokens), -c}
 	}
 	for sort := range sortCount {
 		m.sort = sort

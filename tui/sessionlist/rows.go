@@ -234,7 +234,7 @@ func (m *Model) matches(text string) bool {
 }
 
 func sessionText(s *record.Session) string {
-	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status), s.Source.String(), s.ChangesText()}, " ")
+	return strings.Join([]string{s.ID, s.Task, s.Model, s.Adapter, string(s.Status()), s.Source.String(), s.ChangesText()}, " ")
 }
 
 func runText(r *runs.Record) string {
@@ -279,7 +279,7 @@ func (m *Model) rankOf(r ref) int {
 		return map[runs.Status]int{runs.StatusWaiting: -1, runs.StatusFailed: 0, runs.StatusRunning: 1, runs.StatusLimited: 2,
 			runs.StatusInterrupted: 3, runs.StatusCompleted: 4}[r.run.Status]
 	case r.s != nil:
-		return rank(r.s.Status)
+		return rank(r.s.Status())
 	}
 	return int(m.listed.keys[r.at].rank)
 }

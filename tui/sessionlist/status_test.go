@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/tui/common"
 )
 
@@ -15,8 +16,8 @@ func TestStatusSaysWhereARemoteJobIs(t *testing.T) {
 	m := New(common.New())
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	m.SetNow(now)
-	s := &record.Session{ID: "0f1e2d3c-0000-4000-8000-000000000001", Status: record.StatusPending, CreatedAt: now,
-		Job: &record.Job{Runner: "slurm", ID: "1234"}, RunnerState: "queued · slurm 1234 (Resources)\x1b[2J"}
+	s := new(sessionstest.WithStatus(record.Session{ID: "0f1e2d3c-0000-4000-8000-000000000001", CreatedAt: now,
+		Job: &record.Job{Runner: "slurm", ID: "1234"}, RunnerState: "queued · slurm 1234 (Resources)\x1b[2J"}, record.StatusPending))
 	got := m.status(s, true)
 	if !strings.Contains(got, "pending · queued · slurm 1234 (Resources)") || strings.Contains(got, "\x1b") {
 		t.Fatalf("status cell %q", got)
@@ -25,7 +26,7 @@ func TestStatusSaysWhereARemoteJobIs(t *testing.T) {
 	if got := m.status(s, true); len([]rune(got)) > 60 || !strings.HasSuffix(got, "…") {
 		t.Fatalf("a long queue reason takes %d cells: %q", len([]rune(got)), got)
 	}
-	local := &record.Session{ID: s.ID, Status: record.StatusRunning, CreatedAt: now}
+	local := new(sessionstest.WithStatus(record.Session{ID: s.ID, CreatedAt: now}, record.StatusRunning))
 	if got := m.status(local, true); strings.Contains(got, "slurm") || strings.Contains(got, " · ") {
 		t.Fatalf("a local session's status cell %q", got)
 	}

@@ -84,7 +84,7 @@ func (m Model) line(cols []column, r Row, selected bool) string {
 			if r.Run != nil {
 				cell = m.Styles.RunStatusStyle(string(r.Run.Status)).Render(cell)
 			} else {
-				cell = m.Styles.StatusStyle(r.Session.Status).Render(cell)
+				cell = m.Styles.StatusStyle(r.Session.Status()).Render(cell)
 			}
 		}
 		if fresh || attention {
@@ -105,5 +105,5 @@ func (m Model) marks(r Row) (attention, fresh bool) {
 		return attention, run.EndedAt != nil && m.now.Sub(*run.EndedAt) < recent
 	}
 	s := r.Session
-	return s.Status == record.StatusFailed || s.PendingInjects > 0, s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
+	return s.Status() == record.StatusFailed || s.PendingInjects > 0, s.Settled() && s.EndedAt != nil && m.now.Sub(*s.EndedAt) < recent
 }

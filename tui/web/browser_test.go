@@ -117,7 +117,8 @@ func TestThePageInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Status, s.Error = record.StatusFailed, "failed for the test"
+	sessionstest.SetStatus(s, record.StatusFailed)
+	s.Error = "failed for the test"
 	// A settled record is rewritten as zwarm rewrites one (a landing, say):
 	// with the listing's generation advanced.
 	if err := sv.st.BumpGeneration(t.Context(), func() error { return sv.st.Save(s) }); err != nil {

@@ -36,7 +36,7 @@ type sessionJSON struct {
 }
 
 func toJSON(s *record.Session) sessionJSON {
-	out := sessionJSON{ID: s.ID, Short: record.ShortID(s.ID), Task: s.Task, Status: string(s.Status), Settled: s.Settled(),
+	out := sessionJSON{ID: s.ID, Short: record.ShortID(s.ID), Task: s.Task, Status: string(s.Status()), Settled: s.Settled(),
 		Adapter: s.Adapter, Model: s.Model, Source: s.Source.String(), Turn: s.Turn, Tokens: s.Usage.TotalTokens, CostUSD: s.CostUSD,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt, LastMessage: s.LastMessage, Error: s.Error}
 	if w := s.Workspace; w != nil {
@@ -104,7 +104,7 @@ const maxStepText = 16 << 10
 func storyOf(turns []watch.TurnLog) []turnJSON {
 	out := make([]turnJSON, 0, len(turns))
 	for _, tl := range turns {
-		t := turnJSON{N: tl.Turn.N, Prompt: tl.Turn.Prompt, Status: string(tl.Turn.Status), Steps: []stepJSON{}}
+		t := turnJSON{N: tl.Turn.N, Prompt: tl.Turn.Prompt, Status: string(tl.Turn.Status()), Steps: []stepJSON{}}
 		for _, ev := range record.Steps(tl.Events) {
 			if ev.Type == record.EventTurnCompleted || ev.Type == record.EventUsage {
 				continue // the turn's status and the session's tokens say it

@@ -91,7 +91,7 @@ func BenchmarkPages(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Error = "change " + string(rune('a'+n%26))
-		s.Status = record.StatusFailed
+		sessionstest.SetStatus(s, record.StatusFailed)
 		if err := sv.st.BumpGeneration(ctx, func() error { return sv.st.Save(s) }); err != nil {
 			b.Fatal(err)
 		}

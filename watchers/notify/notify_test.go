@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/watch"
 	"github.com/zwarm/zwarm/watchers"
 )
@@ -177,19 +178,20 @@ func TestWorkersTellWhatHappens(t *testing.T) {
 	state, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	w := New(&Config{Command: `echo "$ZWARM_EVENT" >> ` + out}, Options{Runner: shRunner}).Workers(state)
 	now := time.Now()
-	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "t", Status: record.StatusCompleted,
-		Turns: []record.Turn{{N: 1, StartedAt: now}}}
+	s := new(sessionstest.WithStatus(record.Session{ID: "3f2a0000-0000-4000-8000-000000000001", Task: "t",
+		Turns: []record.Turn{{N: 1, StartedAt: now}}}, record.StatusCompleted))
 	os.MkdirAll(filepath.Join(state, "sessions", s.ID), 0o700)
 	w.Update(watch.Update{ID: s.ID, Session: s, Initial: true})
 	running := *s
-	running.Status, running.LastEventAt = record.StatusRunning, &now
+	sessionstest.SetStatus(&running, record.StatusRunning)
+	running.LastEventAt = &now
 	running.Turns = append(running.Turns, record.Turn{N: 2, StartedAt: now})
 	w.Update(watch.Update{ID: s.ID, Session: &running, Prev: record.StatusCompleted})
 	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: record.StatusRunning})
 	w.Alert(watchers.Alert{Watcher: "stall", SessionID: s.ID, Status: record.StatusRunning}) // the same silence
 	w.Alert(watchers.Alert{Watcher: "hollow", SessionID: s.ID})
 	failed := running
-	failed.Status = record.StatusFailed
+	sessionstest.SetStatus(&failed, record.StatusFailed)
 	w.Update(watch.Update{ID: s.ID, Session: &failed, Prev: record.StatusRunning})
 	w.Update(watch.Update{ID: s.ID, Session: &failed, Prev: record.StatusFailed})
 	lines(t, out, 2)

@@ -54,15 +54,15 @@ func (w *Workers) Settled(s *record.Session) {
 	if w == nil || s == nil {
 		return
 	}
-	ev := Event{ID: s.ID, Status: string(s.Status), Dir: filepath.Join(w.sessions, s.ID), Key: fmt.Sprintf("turn-%d", len(s.Turns))}
-	switch s.Status {
+	ev := Event{ID: s.ID, Status: string(s.Status()), Dir: filepath.Join(w.sessions, s.ID), Key: fmt.Sprintf("turn-%d", len(s.Turns))}
+	switch s.Status() {
 	case record.StatusCompleted:
 		ev.Name, ev.Text = WorkerCompleted, "completed: "+clip(s.Task)
 		if s.LastMessage != "" {
 			ev.Text += " · " + clip(s.LastMessage)
 		}
 	case record.StatusFailed, record.StatusKilled:
-		ev.Name, ev.Text = WorkerFailed, string(s.Status)+": "+clip(s.Task)
+		ev.Name, ev.Text = WorkerFailed, string(s.Status())+": "+clip(s.Task)
 		if s.Error != "" {
 			ev.Text += " · " + clip(s.Error)
 		}

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -83,11 +84,11 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			return err
 		}
 		created := start.Add(time.Duration(i) * time.Minute)
-		s := record.Session{Version: record.SchemaVersion, ID: id, Status: record.StatusCompleted,
+		s := statusfield.With(record.Session{Version: record.SchemaVersion, ID: id,
 			Task:    fmt.Sprintf("fix the failing integration test %d in the payment service and add a regression test for it", i),
 			Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/home/dev/project", Source: record.UserSource,
 			CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), ThreadID: "0199a213-81c0-7800-8aa1-bbab2a035a53",
-			LastMessage: "Fixed the race in the settlement retry loop; the new test fails before the change and passes after it."}
+			LastMessage: "Fixed the race in the settlement retry loop; the new test fails before the change and passes after it."}, record.StatusCompleted)
 		status, priced, scale := record.StatusCompleted, true, int64(1)
 		if varied {
 			status, priced, s.Source, scale = mix(i)
@@ -111,9 +112,9 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			if err != nil {
 				return err
 			}
-			turn := record.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
-				ExitCode: &code, Status: record.StatusCompleted, Usage: u, CostUSD: &cost, Resumed: t > 1,
-				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total}
+			turn := statusfield.With(record.Turn{N: t, Prompt: prompt, StartedAt: end.Add(-time.Minute), EndedAt: &end,
+				ExitCode: &code, Usage: u, CostUSD: &cost, Resumed: t > 1,
+				LastMessage: s.LastMessage, Offset: size, ThreadUsage: &total}, record.StatusCompleted)
 			if !priced {
 				turn.CostUSD = nil
 			}
@@ -134,7 +135,9 @@ func run(dir string, n, turns int, shape turnShape, varied bool) error {
 			} else {
 				s.Error = "unexpected status 500 from the model"
 			}
-			s.Status, s.ExitCode, last.Status, last.ExitCode, last.Error = status, &failed, status, &failed, s.Error
+			statusfield.Set(&s, status)
+			statusfield.Set(last, status)
+			s.ExitCode, last.ExitCode, last.Error = &failed, &failed, s.Error
 		}
 		data, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {

@@ -207,7 +207,7 @@ type turnJSON struct {
 var noResources = map[string]string{}
 
 func ToJSON(s *record.Session) SessionJSON {
-	out := SessionJSON{ID: s.ID, Task: s.Task, Status: s.Status, Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
+	out := SessionJSON{ID: s.ID, Task: s.Task, Status: s.Status(), Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
 		Sandbox: s.Sandbox, WorkingDir: s.WorkingDir, Source: s.Source, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		EndedAt: s.EndedAt, LastEventAt: s.LastEventAt, PID: s.PID, ExitCode: s.ExitCode, Turn: s.Turn, ThreadID: s.ThreadID,
 		Usage: s.Usage, CostUSD: s.CostUSD, LastMessage: s.LastMessage, Error: s.Error, PendingInjects: s.PendingInjects,
@@ -254,7 +254,7 @@ func ToJSON(s *record.Session) SessionJSON {
 			files = []string{}
 		}
 		out.Turns[i] = turnJSON{N: t.N, Prompt: t.Prompt, StartedAt: t.StartedAt, EndedAt: t.EndedAt, ExitCode: t.ExitCode,
-			Status: t.Status, Usage: t.Usage, CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
+			Status: t.Status(), Usage: t.Usage, CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
 			LastMessage: t.LastMessage, Error: t.Error, Commit: t.Commit, Files: files, Denied: t.Denied}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -19,10 +20,10 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 	costs := []float64{0, 0.0066, 1e-7, 2.5e21, 123456789.25, 3}
 	var list []*record.Session
 	for i, text := range []string{"", "plain", `say "hi" \ there`, "<b>&amp;</b>", "tab\tnew\nline\r\x01\x7f", "ünïcödé ✓", "bad \xff utf8", "sep\u2028\u2029"} {
-		s := &record.Session{ID: "3f2a0000-0000-4000-8000-00000000000" + string(rune('0'+i)), Task: text, Status: record.StatusCompleted,
+		s := new(sessionstest.WithStatus(record.Session{ID: "3f2a0000-0000-4000-8000-00000000000" + string(rune('0'+i)), Task: text,
 			Adapter: "codex", Model: text, WorkingDir: "/w/" + text, Source: record.UserSource, CreatedAt: at, UpdatedAt: later,
 			LastMessage: text, Error: text, ThreadID: text, PID: 1000 + i, Turn: i, PendingInjects: i % 2, Denied: i % 3,
-			Usage: record.Usage{InputTokens: int64(i) * 1000, CachedInputTokens: 7, OutputTokens: -1, TotalTokens: math.MaxInt64}}
+			Usage: record.Usage{InputTokens: int64(i) * 1000, CachedInputTokens: 7, OutputTokens: -1, TotalTokens: math.MaxInt64}}, record.StatusCompleted))
 		if i%2 == 0 {
 			s.EndedAt, s.ExitCode, s.Sandbox = &later, &code, "workspace-write"
 			s.Usage.CacheWriteInputTokens = 42
@@ -53,8 +54,8 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 		case 3:
 			s.Workspace = &record.Workspace{Path: "/wt", State: record.WorkspaceRemoved,
 				Landed: &record.Landing{Commit: "def", Into: "main", Strategy: workspace.Squash, At: later}}
-			s.Turns = []record.Turn{{N: 1, Prompt: text, StartedAt: at, EndedAt: &later, ExitCode: &code, Status: record.StatusCompleted,
-				Files: []string{"x.go"}}, {N: 2, Prompt: "again", StartedAt: later}}
+			s.Turns = []record.Turn{sessionstest.WithStatus(record.Turn{N: 1, Prompt: text, StartedAt: at, EndedAt: &later, ExitCode: &code,
+				Files: []string{"x.go"}}, record.StatusCompleted), {N: 2, Prompt: "again", StartedAt: later}}
 		}
 		list = append(list, s)
 	}
@@ -94,10 +95,10 @@ func TestListJSONIsEncodingJSONs(t *testing.T) {
 func TestListJSONAllocatesLittleForAPlainSession(t *testing.T) {
 	at := time.Date(2026, 11, 2, 1, 39, 0, 0, time.UTC)
 	cost := 0.0066
-	s := &record.Session{ID: "3f2a0000-0000-4000-8000-000000000000", Task: "fix it", Status: record.StatusCompleted, Adapter: "codex",
+	s := new(sessionstest.WithStatus(record.Session{ID: "3f2a0000-0000-4000-8000-000000000000", Task: "fix it", Adapter: "codex",
 		Model: "gpt-5.1-codex-mini", WorkingDir: "/w", Source: record.UserSource, CreatedAt: at, UpdatedAt: at, EndedAt: &at,
 		CostUSD: &cost, Workspace: &record.Workspace{Path: "/wt", Branch: "zwarm/x", Base: "main", State: record.WorkspaceReady,
-			Changes: &workspace.Stat{Files: 1, Added: 2}}}
+			Changes: &workspace.Stat{Files: 1, Added: 2}}}, record.StatusCompleted))
 	b := make([]byte, 0, 4096)
 	var err error
 	if n := testing.AllocsPerRun(20, func() { b, err = appendSessionJSON(b[:0], ToJSON(s)) }); n > 1 || err != nil {

@@ -85,7 +85,7 @@ func (p *Progress) Update(u watch.Update) {
 	if _, ok := p.latest[s.ID]; !ok {
 		p.order = append(p.order, s.ID)
 	}
-	state := string(s.Status)
+	state := string(s.Status())
 	if !s.Settled() {
 		state += " · turn " + fmt.Sprint(s.Turn)
 		if q := render.Quiet(s, time.Now()); q != "" {

@@ -76,7 +76,7 @@ func (pl *Conversation) status() error {
 		switch {
 		case !s.Settled():
 			running++
-		case s.Status == record.StatusCompleted:
+		case s.Status() == record.StatusCompleted:
 			done++
 		default:
 			failed++
