@@ -1,8 +1,12 @@
 package record
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/internal/statusfield"
 )
 
 func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
@@ -98,5 +102,46 @@ func TestProcessCostBecomesPerTurn(t *testing.T) {
 	s.Refresh(DefaultPrices())
 	if *s.CostUSD != 1.125 {
 		t.Fatalf("session cost %v", *s.CostUSD)
+	}
+}
+
+// The status's own methods (in sessions/internal/statusfield, which cannot
+// import the record) agree with the record's names for the statuses.
+func TestStatusesSayWhetherFinished(t *testing.T) {
+	for _, st := range append(Statuses, StatusInterrupted) {
+		finished := st == StatusCompleted || st == StatusFailed || st == StatusKilled
+		if st.Finished() != finished {
+			t.Errorf("%s.Finished() = %v, want %v", st, st.Finished(), finished)
+		}
+		want := string(st)
+		if st == StatusKilled {
+			want = "was killed"
+		}
+		if st.Ended() != want {
+			t.Errorf("%s.Ended() = %q, want %q", st, st.Ended(), want)
+		}
+	}
+}
+
+// A record's status, a field the record embeds, is its JSON's own
+// "status", where it always was (after "task"), and decodes back.
+func TestStatusIsTheRecordsOwnJSONField(t *testing.T) {
+	s := statusfield.With(Session{ID: "a1", Task: "t", Adapter: "codex",
+		Turns: []Turn{statusfield.With(Turn{N: 1}, StatusFailed)}}, StatusRunning)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"task":"t","status":"running","adapter":"codex"`, `"exit_code":null,"status":"failed","usage":`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the record's JSON has no %s:\n%s", want, b)
+		}
+	}
+	var back Session
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Status() != StatusRunning || len(back.Turns) != 1 || back.Turns[0].Status() != StatusFailed {
+		t.Errorf("decoded back: %s with turns %+v", back.Status(), back.Turns)
 	}
 }

@@ -6,12 +6,12 @@
 // the field: outside this package no code can write a status, take its
 // address or set it in a composite literal; the compiler refuses each.
 // JSON sees the field as the record's own "status", so the record's files
-// and --json are as they were. Set is the one door, and Go lets only
-// packages under sessions/ import this one; the package map
-// (cmd/zwarm/imports_test.go) narrows that to the lifecycle
-// (sessions/state), the listing cache that rebuilds records it summarized
-// (sessions/listing) and the test fixtures that write records as zwarm
-// would (sessions/sessionstest).
+// and --json are as they were. Set and With are the one door, and Go lets
+// only packages under sessions/ import this one; the package map
+// (cmd/zwarm/imports_test.go) narrows that to the record, which embeds the
+// field and never sets it, the lifecycle (sessions/state), the listing
+// cache that rebuilds records it summarized (sessions/listing) and the
+// test fixtures that write records as zwarm would (sessions/sessionstest).
 package statusfield
 
 // Status is where a session, or a turn, is in its lifecycle; the record
