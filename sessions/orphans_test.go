@@ -53,8 +53,17 @@ func TestSessionDirRemovedWhileItRuns(t *testing.T) {
 	w := newWorld(t)
 	s, sup, escaper := runningEscaper(t, w, t.TempDir())
 	cg := w.Store.SessionCgroup(s.ID)
-	if err := os.RemoveAll(w.Store.SessionDir(s.ID)); err != nil {
-		t.Fatal(err)
+	// The supervisor may be writing the record (a new file renamed into
+	// place) while the directory goes, and then the removal meets an entry
+	// made after it listed the directory ("directory not empty"), as rm -rf
+	// would: it is tried again, as a person would.
+	var removeErr error
+	sessionstest.Eventually(t, "the session's directory to be removed", func() bool {
+		removeErr = os.RemoveAll(w.Store.SessionDir(s.ID))
+		return removeErr == nil || !errors.Is(removeErr, syscall.ENOTEMPTY)
+	})
+	if removeErr != nil {
+		t.Fatal(removeErr)
 	}
 	sessionstest.Eventually(t, "the supervisor to stop the session", func() bool { return !sup.Alive() })
 	if sessionstest.Alive(escaper) {
