@@ -58,8 +58,9 @@ type Brief struct {
 // Record is a record made of the brief, for showing the session until its
 // summary is read: it has no task, messages or changes.
 func (b Brief) Record() *record.Session {
-	s := new(statusfield.With(record.Session{Version: record.SchemaVersion, ID: b.ID, Adapter: b.Adapter, Model: b.Model,
-		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: record.Usage{TotalTokens: b.Tokens}}, b.Status))
+	s := &record.Session{Version: record.SchemaVersion, ID: b.ID, Adapter: b.Adapter, Model: b.Model,
+		Source: b.Source, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Turn: b.Turn, Usage: record.Usage{TotalTokens: b.Tokens}}
+	statusfield.Set(s, b.Status)
 	if !b.EndedAt.IsZero() {
 		end := b.EndedAt
 		s.EndedAt = &end

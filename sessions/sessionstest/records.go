@@ -29,9 +29,10 @@ func WriteSettledRecord(t testing.TB, st *state.Store, i int) {
 	}
 	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	code, cost := 0, 0.0033*float64(i%7)
-	s := new(statusfield.With(record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i),
+	s := &record.Session{Version: record.SchemaVersion, ID: id, Task: fmt.Sprintf("task %d", i),
 		Adapter: "codex", Model: "gpt-5.1-codex-mini", WorkingDir: "/srv/project", Source: record.UserSource,
-		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}, record.StatusCompleted))
+		CreatedAt: created, UpdatedAt: created.Add(3 * time.Minute), LastMessage: fmt.Sprintf("done %d", i)}
+	statusfield.Set(s, record.StatusCompleted)
 	for n := 1; n <= 2; n++ {
 		end := created.Add(time.Duration(n) * time.Minute)
 		u := record.Usage{InputTokens: int64(1000 * n), OutputTokens: int64(10 * i), TotalTokens: int64(1000*n + 10*i)}

@@ -81,12 +81,13 @@ func decodeLegacy(id string, data []byte) (*record.Session, error) {
 	if err != nil {
 		st = record.StatusFailed
 	}
-	s := new(statusfield.With(record.Session{
+	s := &record.Session{
 		ID: id, Task: r.Task, Adapter: r.Adapter, Model: r.Model,
 		WorkingDir: r.WorkingDir, Source: legacySource(r.Source), PID: r.PID, ExitCode: r.ExitCode,
 		Turn: r.Turn, Error: r.Error, Legacy: true, LegacyStatus: st,
 		CreatedAt: legacyTime(r.CreatedAt), UpdatedAt: legacyTime(r.UpdatedAt),
-	}, st))
+	}
+	statusfield.Set(s, st)
 	if s.Adapter == "" {
 		s.Adapter = "codex"
 	}
