@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -45,11 +44,11 @@ type OpenAI struct {
 	maxDelay   time.Duration // the longest Retry-After the SDK waits for
 }
 
-// NewOpenAI returns a client. The SDK also reads the usual environment
-// (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID);
-// options given here win.
+// NewOpenAI returns a client. It reads the usual environment
+// (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
+// OPENAI_CUSTOM_HEADERS) as the SDK's client does; options given here win.
 func NewOpenAI(opt OpenAIOptions) *OpenAI {
-	opts := []option.RequestOption{option.WithMaxRetries(max(opt.MaxRetries, 0))}
+	opts := append(sdkDefaults(), option.WithMaxRetries(max(opt.MaxRetries, 0)))
 	if opt.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(opt.BaseURL))
 	}
@@ -70,8 +69,7 @@ func NewOpenAI(opt OpenAIOptions) *OpenAI {
 		c.maxDelay = sdkMaxRetryAfter
 	}
 	opts = append(opts, option.WithMiddleware(c.observe))
-	client := openai.NewClient(opts...)
-	c.svc = client.Responses
+	c.svc = responses.NewResponseService(opts...)
 	return c
 }
 
@@ -226,7 +224,7 @@ func (c *OpenAI) fail(ctx context.Context, err error, res *http.Response, starte
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var apiErr *openai.Error
+	var apiErr *responses.Error
 	if errors.As(err, &apiErr) {
 		return &APIError{Status: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code,
 			Message: firstNonEmpty(apiErr.Message, http.StatusText(apiErr.StatusCode))}

@@ -245,3 +245,34 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// The client reads the environment the SDK's own client reads, and what
+// zwarm's config gives wins over it.
+func TestTheEnvironmentConfiguresTheClient(t *testing.T) {
+	srv := server(t)
+	srv.Fallback(fakemodel.Reply{Text: "ok"})
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	t.Setenv("OPENAI_ORG_ID", "org-1")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-1")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Team: infra\nX-Flag:on\nnot a header")
+	if _, err := call(t, NewOpenAI(OpenAIOptions{}), userItem("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(t, NewOpenAI(OpenAIOptions{APIKey: "sk-config"}), userItem("hi")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for name, want := range map[string]string{"Authorization": "Bearer sk-env", "Openai-Organization": "org-1",
+		"Openai-Project": "proj-1", "X-Team": "infra", "X-Flag": "on"} {
+		if got := reqs[0].Header.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if got := reqs[1].Header.Get("Authorization"); got != "Bearer sk-config" {
+		t.Errorf("with a key configured, Authorization = %q, want the configured key", got)
+	}
+}

@@ -21,7 +21,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(body, &req)
 	if !req.Stream {
 		s.mu.Lock()
-		s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
+		s.record(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()})
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": "msg_side", "type": "message", "role": "assistant", "model": req.Model,

@@ -80,6 +80,7 @@ type Call struct {
 // Request is one request an agent made.
 type Request struct {
 	Method, Path string
+	Header       http.Header
 	Body         []byte
 	Time         time.Time
 }
@@ -168,7 +169,7 @@ func (s *Server) next(r *http.Request, body []byte, userText string) (Reply, int
 func (s *Server) pick(r *http.Request, body []byte, userText string) (Reply, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
+	s.record(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()})
 	s.seq++
 	best, at := "", -1
 	for _, k := range s.keys {
@@ -235,7 +236,7 @@ func stall(r *http.Request, rep Reply) bool {
 func (s *Server) other(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.record(Request{Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
+	s.record(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()})
 	s.mu.Unlock()
 	http.NotFound(w, r)
 }
