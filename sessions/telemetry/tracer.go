@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -59,11 +60,11 @@ func Open(c *config.Config, log *slog.Logger) (*Tracer, error) {
 
 // OpenURL starts a tracer that sends to the OTLP/HTTP traces URL url.
 func OpenURL(url string, headers map[string]string, content bool, log *slog.Logger) (*Tracer, error) {
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(url), otlptracehttp.WithHeaders(headers),
-		otlptracehttp.WithTimeout(5*time.Second), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	client, err := newOTLPHTTP(url, headers, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
+	exp := otlptrace.NewUnstarted(client)
 	out := &logged{SpanExporter: exp, log: log, url: url}
 	t := New(out, content)
 	t.URL, t.Headers, t.out, t.reach = url, headers, out, newReach(url)

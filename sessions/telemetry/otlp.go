@@ -1,0 +1,269 @@
+package telemetry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// otlpHTTP sends spans to a collector as OTLP/HTTP in protobuf, what
+// otlptracehttp sends. That exporter is not linked: its request and
+// response types live in a package that also holds the collector's gRPC
+// service, and linking grpc, its gateway and their registrations cost every
+// zwarm command 0.9 ms at start, telemetry on or off (docs/performance.md).
+// The spans are still built and encoded by the SDK (otlptrace); what is
+// here is the POST.
+type otlpHTTP struct {
+	url     string
+	headers map[string]string
+	gzip    bool
+	client  *http.Client
+}
+
+var _ otlptrace.Client = (*otlpHTTP)(nil)
+
+const (
+	exportTimeout   = 5 * time.Second
+	maxResponseBody = 64 << 10 // more than any collector's answer needs
+)
+
+// newOTLPHTTP is a client for the traces URL url. It honours the
+// specification's variables (read with getenv) for what zwarm's config
+// does not set: the collector's CA certificate, a client certificate and
+// key, and gzip.
+func newOTLPHTTP(url string, headers map[string]string, getenv func(string) string) (*otlpHTTP, error) {
+	c := &otlpHTTP{url: url, headers: headers}
+	env := func(name string) string {
+		if v := getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
+			return v
+		}
+		return getenv("OTEL_EXPORTER_OTLP_" + name)
+	}
+	switch v := strings.ToLower(env("COMPRESSION")); v {
+	case "", "none":
+	case "gzip":
+		c.gzip = true
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_COMPRESSION %q is not gzip or none", v)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	tc, err := tlsFromEnv(env)
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		t.TLSClientConfig = tc
+	}
+	c.client = &http.Client{Transport: t, Timeout: exportTimeout}
+	return c, nil
+}
+
+// tlsFromEnv is the TLS the variables ask for, nil when they ask nothing.
+// env(name) is OTEL_EXPORTER_OTLP_TRACES_<name>, else OTEL_EXPORTER_OTLP_<name>.
+func tlsFromEnv(env func(string) string) (*tls.Config, error) {
+	ca, cert, key := env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %s holds no PEM certificate", ca)
+		}
+	}
+	if cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
+}
+
+func (c *otlpHTTP) Start(context.Context) error { return nil }
+
+func (c *otlpHTTP) Stop(context.Context) error {
+	c.client.CloseIdleConnections()
+	return nil
+}
+
+// UploadTraces posts one ExportTraceServiceRequest. zwarm does not retry:
+// a batch the collector did not take is dropped, and said in the log.
+func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
+	body, err := exportRequest(spans)
+	if err != nil {
+		return err
+	}
+	if c.gzip {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(body) // a bytes.Buffer takes all
+		zw.Close()
+		body = b.Bytes()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", "zwarm OTLP exporter (otlptrace "+otlptrace.Version()+")")
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if c.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	res, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBody))
+	if err != nil {
+		return fmt.Errorf("read the collector's answer: %w", err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.url, res.Status, refusal(res.Header.Get("Content-Type"), answer))
+	}
+	if res.Header.Get("Content-Type") != "application/x-protobuf" {
+		return nil
+	}
+	return partialSuccess(answer)
+}
+
+// The field numbers of opentelemetry/proto/collector/trace/v1's messages.
+const (
+	requestResourceSpans = 1 // ExportTraceServiceRequest.resource_spans
+	responsePartial      = 1 // ExportTraceServiceResponse.partial_success
+	partialRejectedSpans = 1 // ExportTracePartialSuccess.rejected_spans
+	partialErrorMessage  = 2 // ExportTracePartialSuccess.error_message
+)
+
+var errNotOTLPAnswer = errors.New("the collector's answer is not an ExportTraceServiceResponse")
+
+// statusMessage is google.rpc.Status's message, what an OTLP/HTTP
+// collector answers a refused export with in protobuf.
+const statusMessage = 2
+
+// refusal is what a collector said when it refused an export, as text:
+// the message of its Status in protobuf, else its body, without control
+// characters (it reaches the log and a terminal).
+func refusal(contentType string, body []byte) string {
+	if contentType == "application/x-protobuf" {
+		var msg []byte
+		err := eachField(body, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+			if num == statusMessage && typ == protowire.BytesType {
+				msg = v
+			}
+			return nil
+		})
+		if err == nil && msg != nil {
+			body = msg
+		}
+	}
+	text := strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, string(body)))
+	if text == "" {
+		return "(empty)"
+	}
+	return text
+}
+
+// exportRequest is the protobuf of an ExportTraceServiceRequest: its one
+// field, repeated, is each ResourceSpans as a message.
+func exportRequest(spans []*tracepb.ResourceSpans) ([]byte, error) {
+	var b []byte
+	for _, rs := range spans {
+		m, err := proto.Marshal(rs)
+		if err != nil {
+			return nil, fmt.Errorf("encode spans: %w", err)
+		}
+		b = protowire.AppendTag(b, requestResourceSpans, protowire.BytesType)
+		b = protowire.AppendBytes(b, m)
+	}
+	return b, nil
+}
+
+// partialSuccess is the error an ExportTraceServiceResponse carries: nil
+// unless the collector says it rejected spans or warns.
+func partialSuccess(b []byte) error {
+	var rejected int64
+	var msg string
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+		if num != responsePartial || typ != protowire.BytesType {
+			return nil
+		}
+		return eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+			switch {
+			case num == partialRejectedSpans && typ == protowire.VarintType:
+				rejected = int64(n)
+			case num == partialErrorMessage && typ == protowire.BytesType:
+				msg = string(v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if rejected == 0 && msg == "" {
+		return nil
+	}
+	return fmt.Errorf("the collector took the batch in part: %d spans rejected: %s", rejected, msg)
+}
+
+// eachField calls fn with each field of the message b: its bytes for a
+// length-delimited field, its value for a varint.
+func eachField(b []byte, fn func(protowire.Number, protowire.Type, []byte, uint64) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errNotOTLPAnswer
+		}
+		b = b[n:]
+		var v []byte
+		var x uint64
+		switch typ {
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		case protowire.VarintType:
+			x, n = protowire.ConsumeVarint(b)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return errNotOTLPAnswer
+		}
+		b = b[n:]
+		if err := fn(num, typ, v, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
