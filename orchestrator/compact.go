@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 )
@@ -157,7 +158,7 @@ func workerIDs(infos []item, head int) [][]string {
 				ids[i] = []string{a.SessionID}
 			}
 		}
-		ids[i] = slices.DeleteFunc(ids[i], func(id string) bool { return !sessionIDRE.MatchString(id) })
+		ids[i] = slices.DeleteFunc(ids[i], func(id string) bool { return !sessionIDRE().MatchString(id) })
 	}
 	return ids
 }
@@ -191,7 +192,9 @@ func pinUserMessages(items []json.RawMessage, infos []item, us [][]int, budget i
 // maxMarkerWorkers bounds the worker ids a marker names.
 const maxMarkerWorkers = 12
 
-var sessionIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var sessionIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 func boolInt(b bool) int {
 	if b {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -24,7 +25,7 @@ import (
 // with its number in the conversation.
 
 // userMarker starts what the person sent, in the conversation.
-var userMarker = regexp.MustCompile(`^\[from the user, message (\d+)\]`)
+var userMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[from the user, message (\d+)\]`) })
 
 func fromUser(seq int, text string) string {
 	return fmt.Sprintf("[from the user, message %d] %s", seq, text)
@@ -115,7 +116,7 @@ func (r *Run) reconcileInbox() {
 		case it.isOutput():
 			text = it.outputText()
 		}
-		if m := userMarker.FindStringSubmatch(text); m != nil {
+		if m := userMarker().FindStringSubmatch(text); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			inConvo[n] = true
 		}

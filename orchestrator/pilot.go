@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
@@ -29,7 +30,7 @@ import (
 // as compaction does), so a resumed run sees it rewound; the workers and
 // every record of what happened stay.
 
-var turnMarker = regexp.MustCompile(`^\[from the user, turn (\d+)\] `)
+var turnMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[from the user, turn (\d+)\] `) })
 
 func turnMessage(n int, text string) string {
 	return fmt.Sprintf("[from the user, turn %d] %s", n, text)
@@ -206,7 +207,7 @@ func (r *Run) Checkpoints() []Checkpoint {
 		switch {
 		case it.isInput() && it.Role == "user":
 			text := it.text()
-			m := turnMarker.FindStringSubmatch(text)
+			m := turnMarker().FindStringSubmatch(text)
 			if m == nil {
 				continue // a message sent with runs say
 			}

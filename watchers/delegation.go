@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/zwarm/zwarm/sessions/render"
 )
@@ -23,23 +24,27 @@ func (d *delegation) Name() string { return "delegation" }
 
 var (
 	// redirectTarget finds where output is written: > F, >> F, tee [-a] F.
-	redirectTarget = regexp.MustCompile(`(?:\d?>>?|\btee(?:\s+-a)?)\s*['"]?([^\s'";|&<>()]+)`)
-	writers        = regexp.MustCompile(`<<-?\s*['"]?\w+|\b(?:echo|printf|cat)\b`)
-	inPlace        = regexp.MustCompile(`\bsed\s+(?:-\w+\s+)*(?:-i|--in-place)|\bperl\s+-\w*p\w*i|\bperl\s+-\w*i\w*p`)
-	words          = regexp.MustCompile(`[^\s'";|&<>()]+`)
+	redirectTarget = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:\d?>>?|\btee(?:\s+-a)?)\s*['"]?([^\s'";|&<>()]+)`)
+	})
+	writers = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<<-?\s*['"]?\w+|\b(?:echo|printf|cat)\b`) })
+	inPlace = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bsed\s+(?:-\w+\s+)*(?:-i|--in-place)|\bperl\s+-\w*p\w*i|\bperl\s+-\w*i\w*p`)
+	})
+	words = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\s'";|&<>()]+`) })
 )
 
 // writesCode says whether a shell command writes a source file, and which.
 func writesCode(cmd string, exts []string) (string, bool) {
-	if writers.MatchString(cmd) {
-		for _, m := range redirectTarget.FindAllStringSubmatch(cmd, -1) {
+	if writers().MatchString(cmd) {
+		for _, m := range redirectTarget().FindAllStringSubmatch(cmd, -1) {
 			if isSource(m[1], exts) {
 				return m[1], true
 			}
 		}
 	}
-	if inPlace.MatchString(cmd) {
-		for _, w := range words.FindAllString(cmd, -1) {
+	if inPlace().MatchString(cmd) {
+		for _, w := range words().FindAllString(cmd, -1) {
 			if isSource(w, exts) {
 				return w, true
 			}

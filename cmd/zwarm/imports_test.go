@@ -218,8 +218,11 @@ func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
 
 // Every package's init runs at every zwarm start, whatever the command.
 // These do work at init that no command needs: the clipboard package looks
-// for clipboard programs along PATH (some fifty file lookups).
-var heavyInit = []string{"github.com/atotto/clipboard"}
+// for clipboard programs along PATH (some fifty file lookups); the SDK's
+// root package registers the types of every OpenAI API (0.75 ms), grpc,
+// which otlptracehttp links, its codecs, logs and channelz (0.9 ms with
+// its gateway); docs/performance.md.
+var heavyInit = []string{"github.com/atotto/clipboard", "github.com/openai/openai-go/v3", "google.golang.org/grpc"}
 
 func TestNoDependencyWorksAtStartup(t *testing.T) {
 	out, err := exec.Command("go", "list", "-buildvcs=false", "-deps", ".").Output()

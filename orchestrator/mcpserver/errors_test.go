@@ -38,7 +38,7 @@ func TestMCPToolErrorsAreResultsAModelCanActOn(t *testing.T) {
 				t.Errorf("%s(%v): %q lacks %q", tool, args, got, w)
 			}
 		}
-		if m := renamed.FindString(got); m != "" || strings.Contains(got, "[orchestrator]") {
+		if m := renamed().FindString(got); m != "" || strings.Contains(got, "[orchestrator]") {
 			t.Errorf("%s(%v): %q names %q, which is not served", tool, args, got, m)
 		}
 	}

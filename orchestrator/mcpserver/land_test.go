@@ -37,7 +37,7 @@ func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 				t.Errorf("%s(%v): %q lacks %q", tool, args, got, w)
 			}
 		}
-		if m := renamed.FindString(got); m != "" || strings.Contains(got, "run's dir") {
+		if m := renamed().FindString(got); m != "" || strings.Contains(got, "run's dir") {
 			t.Errorf("%s(%v): %q speaks of the orchestrator (%q)", tool, args, got, m)
 		}
 	}

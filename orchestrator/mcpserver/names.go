@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/zwarm/zwarm/orchestrator/tools"
 )
@@ -27,7 +28,9 @@ var names = []struct{ orchestrator, mcp string }{
 // renamed matches the orchestrator's tool names in the tools' texts, which
 // refer to one another ("call wait, then check_session"). peek_session is
 // not served: show says all it says.
-var renamed = regexp.MustCompile(`\b(delegate|converse|check_session|list_sessions|end_session|peek_session|diff_session|land_session|update_session)\b`)
+var renamed = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(delegate|converse|check_session|list_sessions|end_session|peek_session|diff_session|land_session|update_session)\b`)
+})
 
 // phrases are the hints that fit only the orchestrator's own loop.
 var phrases = strings.NewReplacer(
@@ -40,7 +43,7 @@ var phrases = strings.NewReplacer(
 // adapt rewrites a tool's text for MCP clients: the served names, and no
 // hint about the orchestrator.
 func adapt(text string) string {
-	text = renamed.ReplaceAllStringFunc(text, func(name string) string {
+	text = renamed().ReplaceAllStringFunc(text, func(name string) string {
 		if name == "peek_session" {
 			return "show"
 		}

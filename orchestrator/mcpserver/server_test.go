@@ -50,7 +50,7 @@ func TestMCPListToolsServesTheWorkerToolsRenamed(t *testing.T) {
 		}
 		// Nothing a client shows its model names a tool it cannot call.
 		for _, words := range append([]string{tool.Description}, propDescriptions(b)...) {
-			if m := renamed.FindString(words); m != "" || strings.Contains(words, "[orchestrator]") || strings.Contains(words, "run's dir") {
+			if m := renamed().FindString(words); m != "" || strings.Contains(words, "[orchestrator]") || strings.Contains(words, "run's dir") {
 				t.Errorf("%s: %q speaks of the orchestrator (%q)", tool.Name, words, m)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -215,7 +216,7 @@ func pageStat(out *capped, offset, bound int) string {
 	var files []string
 	summary := ""
 	for _, l := range lines {
-		if statSummary.MatchString(l) {
+		if statSummary().MatchString(l) {
 			summary = l
 			break
 		}
@@ -249,7 +250,7 @@ func pageStat(out *capped, offset, bound int) string {
 }
 
 // statSummary is git's last diffstat line: " 3 files changed, ...".
-var statSummary = regexp.MustCompile(`^ \d+ files? changed`)
+var statSummary = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ \d+ files? changed`) })
 
 // patchFile is one file's part of a patch.
 type patchFile struct {

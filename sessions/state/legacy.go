@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/internal/statusfield"
@@ -183,7 +184,7 @@ func legacyWorkerAlive(s *record.Session) bool {
 }
 
 // turnFileRE is the name of a turn file.
-var turnFileRE = regexp.MustCompile(`^turn_(\d+)\.jsonl$`)
+var turnFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^turn_(\d+)\.jsonl$`) })
 
 // LegacyTurns lists the turns of a Python zwarm session, which kept no turn
 // records: one per turn file, with the user's messages, in order, as their
@@ -192,7 +193,7 @@ func LegacyTurns(dir string, s *record.Session) []record.Turn {
 	ents, _ := os.ReadDir(dir)
 	var out []record.Turn
 	for _, e := range ents {
-		if m := turnFileRE.FindStringSubmatch(e.Name()); m != nil {
+		if m := turnFileRE().FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			out = append(out, statusfield.With(record.Turn{N: n}, record.StatusCompleted))
 		}

@@ -25,7 +25,7 @@ func (r *jobs) Accounting(ctx context.Context, ids []string) (map[string]runner.
 		return out, nil
 	}
 	for _, id := range ids {
-		if !jobIDRe.MatchString(id) {
+		if !jobIDRe().MatchString(id) {
 			return nil, fmt.Errorf("sacct: %q is not a job id", id)
 		}
 	}
@@ -50,7 +50,7 @@ func parseAccounting(text string, out map[string]runner.Account) map[string]runn
 			continue
 		}
 		id, step, isStep := strings.Cut(f[0], ".")
-		if !jobIDRe.MatchString(id) {
+		if !jobIDRe().MatchString(id) {
 			continue
 		}
 		a := out[id]

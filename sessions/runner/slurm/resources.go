@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
@@ -17,10 +18,12 @@ var resourceFlags = map[string]string{
 }
 
 var (
-	memRe   = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
-	gresRe  = regexp.MustCompile(`^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$`)
-	wordRe  = regexp.MustCompile(`^[A-Za-z0-9_.,:@&|\[\]*+-]+$`)
-	slurmTm = regexp.MustCompile(`^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$`)
+	memRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+[KMGT]?$`) })
+	gresRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$`)
+	})
+	wordRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,:@&|\[\]*+-]+$`) })
+	slurmTm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$`) })
 )
 
 // CheckResources refuses what sbatch would be asked wrongly: an unknown
@@ -55,15 +58,15 @@ func resourceArgs(res map[string]string) ([]string, error) {
 				return nil, bad("a number of CPUs above 0")
 			}
 		case "mem":
-			if !memRe.MatchString(v) {
+			if !memRe().MatchString(v) {
 				return nil, bad(`memory as sbatch --mem takes it ("8G", "500M")`)
 			}
 		case "gres":
-			if !gresRe.MatchString(v) {
+			if !gresRe().MatchString(v) {
 				return nil, bad(`generic resources as sbatch --gres takes them ("gpu:1", "gpu:a100:2")`)
 			}
 		default:
-			if !wordRe.MatchString(v) {
+			if !wordRe().MatchString(v) {
 				return nil, bad("a name sbatch takes, without spaces")
 			}
 		}
@@ -80,7 +83,7 @@ func resourceArgs(res map[string]string) ([]string, error) {
 // slurmTime is a time limit in sbatch's forms, or a Go duration ("2h",
 // "1h30m") turned into minutes, rounded up.
 func slurmTime(v string) (string, error) {
-	if slurmTm.MatchString(v) {
+	if slurmTm().MatchString(v) {
 		return v, nil
 	}
 	d, err := time.ParseDuration(v)

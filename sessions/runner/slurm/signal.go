@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Ref names a job to act on: its id and, when set, its name, which the
@@ -39,7 +40,7 @@ var ErrPending = errors.New("job is pending")
 // minute and a half ("Job can not be altered now, try again later").
 func (c *Client) Signal(ctx context.Context, ref Ref, sig string) error {
 	id := ref.ID
-	if !sigRe.MatchString(sig) {
+	if !sigRe().MatchString(sig) {
 		return fmt.Errorf("signal job %s: %q is not a signal name or number", id, sig)
 	}
 	states, err := c.States(ctx, []string{id})
@@ -77,7 +78,7 @@ func (c *Client) Cancel(ctx context.Context, ref Ref) error {
 	return c.scancel(ctx, ref, "cancel job "+ref.ID)
 }
 
-var sigRe = regexp.MustCompile(`^(SIG)?[A-Z0-9+-]+$`)
+var sigRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(SIG)?[A-Z0-9+-]+$`) })
 
 // gone are scancel's words for a job that has ended or been forgotten.
 var gone = []string{
@@ -88,7 +89,7 @@ var gone = []string{
 }
 
 func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...string) error {
-	if !jobIDRe.MatchString(ref.ID) {
+	if !jobIDRe().MatchString(ref.ID) {
 		return fmt.Errorf("%s: %q is not a job id", what, ref.ID)
 	}
 	_, err := c.run(ctx, "", "scancel", append(append(args, ref.filter()...), ref.ID)...)

@@ -159,7 +159,7 @@ func (c *Client) States(ctx context.Context, ids []string) (map[string]State, er
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if !jobIDRe.MatchString(id) {
+		if !jobIDRe().MatchString(id) {
 			return nil, fmt.Errorf("squeue: %q is not a job id", id)
 		}
 		want[id] = true
@@ -237,7 +237,7 @@ func (c *Client) Named(ctx context.Context, name string) ([]string, error) {
 	}
 	var ids []string
 	for _, line := range strings.Split(out, "\n") {
-		if id := strings.TrimSuffix(strings.TrimSpace(line), "|"); jobIDRe.MatchString(id) {
+		if id := strings.TrimSuffix(strings.TrimSpace(line), "|"); jobIDRe().MatchString(id) {
 			ids = append(ids, id)
 		}
 	}

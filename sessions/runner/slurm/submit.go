@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zwarm/zwarm/sessions/config"
 )
@@ -143,7 +144,7 @@ var ownedEnv = []string{"SBATCH_EXPORT", "SBATCH_WAIT", "SBATCH_ARRAY", "SBATCH_
 
 // jobIDRe matches a job's id: a job's number, or a job array's task's
 // (ARRAY_TASK, as squeue's JobArrayID and sacct print it).
-var jobIDRe = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
+var jobIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`) })
 
 // parseJobID reads sbatch --parsable's answer: "id" or "id;cluster".
 func parseJobID(out string) (string, error) {
@@ -155,7 +156,7 @@ func parseJobID(out string) (string, error) {
 	return id, nil
 }
 
-var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // batchScript is the job's batch script: Slurm's warning ignored, job.Env
 // exported, job.Setup run, then exec of job.Argv, every word single-quoted so spaces,
@@ -192,7 +193,7 @@ func writeHead(b *strings.Builder, env []string) error {
 	fmt.Fprintf(b, "umask %04o\n", currentUmask())
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !envNameRe.MatchString(k) {
+		if !ok || !envNameRe().MatchString(k) {
 			return fmt.Errorf("job environment entry %q is not NAME=VALUE with a shell variable name", kv)
 		}
 		if strings.ContainsRune(v, 0) {
