@@ -247,7 +247,7 @@ func (ws *Workspace) BranchHead(ctx context.Context) (head string, diverged bool
 	if recorded == "" {
 		recorded = ws.BaseCommit
 	}
-	tip := ws.Worktree().Tip(ctx)
+	tip := ws.Worktree().TipNear(ctx, recorded)
 	switch {
 	case tip == "" || tip == recorded:
 		return ws.Head, false

@@ -522,16 +522,36 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 // branch is gone, is a symbolic ref (the worker's doing, which pin undoes
 // before zwarm writes), or names a commit zwarm cannot take.
 func (w *Worktree) Tip(ctx context.Context) string {
-	tip, err := w.tip(ctx)
+	tip, err := w.tip(ctx, "")
 	if err != nil {
 		return ""
 	}
 	return tip
 }
 
-// tip is Tip with the error of taking the commit into your repository.
-func (w *Worktree) tip(ctx context.Context) (string, error) {
+// TipNear is Tip where the tip is likely at commit (where the last turn
+// left it): whether your repository has that commit followed already is
+// asked at the same time as the worker's repository is asked for the
+// tip, so that a diff or a show of a settled worker waits for one git
+// where it waited for two in turn.
+func (w *Worktree) TipNear(ctx context.Context, likely string) string {
+	tip, err := w.tip(ctx, likely)
+	if err != nil {
+		return ""
+	}
+	return tip
+}
+
+// tip is TipNear with the error of taking the commit into your
+// repository; likely may be "".
+func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
+	var followed chan bool
+	if w.OwnDir != "" && likely != "" {
+		followed = make(chan bool, 1)
+		go func() { followed <- w.followed(ctx, likely) }()
+	}
 	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	already := followed != nil && <-followed
 	if err != nil {
 		return "", nil
 	}
@@ -542,10 +562,17 @@ func (w *Worktree) tip(ctx context.Context) (string, error) {
 	// What the worker's repository says is taken into yours first (and
 	// zwarm/<id> there follows it): the commit is then yours to diff, land
 	// and keep.
-	if w.OwnDir != "" {
-		if err := w.follow(ctx, commit); err != nil {
-			return "", err
+	switch {
+	case w.OwnDir == "":
+	case followed != nil && commit == likely:
+		if !already {
+			err = w.followMade(ctx, commit, "")
 		}
+	default:
+		err = w.follow(ctx, commit)
+	}
+	if err != nil {
+		return "", err
 	}
 	return commit, nil
 }

@@ -279,6 +279,6 @@ func (w *Worktree) Follow(ctx context.Context) error {
 	if w.OwnDir == "" {
 		return nil
 	}
-	_, err := w.tip(ctx)
+	_, err := w.tip(ctx, "")
 	return err
 }

@@ -365,6 +365,45 @@ func TestFollowingTheWorkersBranchConcurrently(t *testing.T) {
 	}
 }
 
+// TipNear answers as Tip does whatever it is told is likely: the tip,
+// taken into your repository with zwarm/<id> there following it, when the
+// guess is right and already followed, right and not followed (your branch
+// deleted), or stale (the worker's branch moved on).
+func TestTipNearIsTipWhateverItGuesses(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000052")
+	commit := func(name string) string {
+		sh(t, w.Path, "echo x > "+name+" && git add "+name+" && git -c user.name=W -c user.email=w@x commit -qm "+name)
+		return sh(t, w.Path, "git rev-parse HEAD")
+	}
+	check := func(what, likely, want string) {
+		t.Helper()
+		if got := w.TipNear(ctx, likely); got != want {
+			t.Fatalf("%s: TipNear %q, want %s", what, got, want)
+		}
+		if got := sh(t, repo, "git rev-parse "+w.Branch); got != want {
+			t.Fatalf("%s: %s in your repository at %s, want %s", what, w.Branch, got, want)
+		}
+		if got := sh(t, repo, "git for-each-ref '--format=%(objectname)' refs/zwarm/"); !strings.Contains(got, want) {
+			t.Fatalf("%s: the commit is not kept: %q", what, got)
+		}
+	}
+	t1 := commit("b.txt")
+	check("a right guess, not yet followed", t1, t1)
+	check("a right guess, followed", t1, t1)
+	sh(t, repo, "git branch -D -q "+w.Branch)
+	check("a right guess, your branch deleted", t1, t1)
+	t2 := commit("c.txt")
+	check("a stale guess", t1, t2)
+	check("no guess", "", t2)
+	sh(t, w.Path, "git symbolic-ref refs/heads/"+w.Branch+" refs/heads/elsewhere")
+	if got := w.TipNear(ctx, t2); got != "" {
+		t.Fatalf("a branch made a symbolic ref: TipNear %q, want none", got)
+	}
+}
+
 // A file made the moment after a turn's commit, in a directory the worker
 // has, is in the next diff and the next commit; one deleted is gone from
 // both (a copy of the index dated now once hid such a file).
