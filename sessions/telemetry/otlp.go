@@ -70,7 +70,10 @@ func newOTLPHTTP(url string, headers map[string]string, getenv func(string) stri
 	if tc != nil {
 		t.TLSClientConfig = tc
 	}
-	c.client = &http.Client{Transport: t, Timeout: exportTimeout}
+	c.client = &http.Client{Transport: t, Timeout: exportTimeout,
+		// A collector has no reason to redirect an export, and following
+		// one would hand the headers (credentials) to wherever it points.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return c, nil
 }
 

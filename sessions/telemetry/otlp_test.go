@@ -147,6 +147,7 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 		{"not a response", "application/x-protobuf", 200, []byte{0xff, 0xff}, "not an ExportTraceServiceResponse"},
 		{"refused", "text/plain", 400, []byte("bad span id\n"), "400 Bad Request (body: bad span id)"},
 		{"overloaded", "", 503, nil, "503 Service Unavailable (body: (empty))"},
+		{"redirected", "", 307, nil, "307 Temporary Redirect"},
 		{"refused with a status", "application/x-protobuf", 400, status, "400 Bad Request (body: unsupported Content-Encoding: br)"},
 		{"refused with controls", "text/plain", 400, []byte("bad\x1b[2J\x00span"), "(body: bad [2J span)"},
 	} {
@@ -158,6 +159,24 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A redirect is not followed: the headers, credentials among them, never
+// go where a collector points.
+func TestARedirectKeepsTheHeadersHome(t *testing.T) {
+	elsewhere := newCollector(t, http.StatusOK, "", nil)
+	c := newCollector(t, http.StatusTemporaryRedirect, "", nil)
+	c.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/v1/traces", http.StatusTemporaryRedirect)
+	})
+	if err := upload(t, c.URL+"/v1/traces", env(), someSpans("s")); err == nil || !strings.Contains(err.Error(), "307") {
+		t.Errorf("a redirected export: %v, want it failed with the 307", err)
+	}
+	select {
+	case r := <-elsewhere.got:
+		t.Errorf("the export followed the redirect, x-api-key %q", r.Header.Get("x-api-key"))
+	default:
 	}
 }
 
