@@ -150,10 +150,15 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.url, res.Status, refusal(res.Header.Get("Content-Type"), answer))
 	}
-	if res.Header.Get("Content-Type") != "application/x-protobuf" {
-		return nil
+	switch ct := res.Header.Get("Content-Type"); {
+	case ct == "application/x-protobuf":
+		return partialSuccess(answer)
+	case strings.HasPrefix(ct, "text/html"):
+		// What a UI or a proxy's page says to any path: the spans went
+		// nowhere.
+		return fmt.Errorf("%s answered with a web page, not as an OTLP/HTTP collector: give the collector's OTLP/HTTP address (its port 4318, not its UI's)", c.url)
 	}
-	return partialSuccess(answer)
+	return nil
 }
 
 // The field numbers of opentelemetry/proto/collector/trace/v1's messages.

@@ -148,6 +148,7 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 		{"refused", "text/plain", 400, []byte("bad span id\n"), "400 Bad Request (body: bad span id)"},
 		{"overloaded", "", 503, nil, "503 Service Unavailable (body: (empty))"},
 		{"redirected", "", 307, nil, "307 Temporary Redirect"},
+		{"a web page", "text/html; charset=utf-8", 200, []byte("<!doctype html><title>Jaeger UI</title>"), "answered with a web page, not as an OTLP/HTTP collector"},
 		{"refused with a status", "application/x-protobuf", 400, status, "400 Bad Request (body: unsupported Content-Encoding: br)"},
 		{"refused with controls", "text/plain", 400, []byte("bad\x1b[2J\x00span"), "(body: bad [2J span)"},
 	} {
@@ -213,7 +214,8 @@ func TestTLSAndCompressionFromTheEnvironment(t *testing.T) {
 	}
 }
 
-// A real Jaeger takes a gzipped export.
+// A real Jaeger takes a gzipped export, and its UI's port is told from its
+// collector's.
 func TestJaegerTakesAGzippedExport(t *testing.T) {
 	t.Parallel()
 	j := jaegertest.Start(t)
@@ -238,5 +240,10 @@ func TestJaegerTakesAGzippedExport(t *testing.T) {
 	}
 	if len(spans) != 2 {
 		t.Errorf("Jaeger has %d spans of the trace, want 2", len(spans))
+	}
+	// Its query port answers any path with its UI's page: an export sent
+	// there is said to have gone nowhere.
+	if err := upload(t, j.Query+"/v1/traces", env(), someSpans("s")); err == nil || !strings.Contains(err.Error(), "web page") {
+		t.Errorf("an export to Jaeger's query port: %v, want it refused as a web page", err)
 	}
 }
