@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -31,6 +33,7 @@ import (
 // here is the POST.
 type otlpHTTP struct {
 	url     string
+	shown   string // url without its password, for errors
 	headers map[string]string
 	gzip    bool
 	client  *http.Client
@@ -46,29 +49,45 @@ const (
 // newOTLPHTTP is a client for the traces URL url. It honours the
 // specification's variables (read with getenv) for what zwarm's config
 // does not set: the collector's CA certificate, a client certificate and
-// key, and gzip.
-func newOTLPHTTP(url string, headers map[string]string, getenv func(string) string) (*otlpHTTP, error) {
-	c := &otlpHTTP{url: url, headers: headers}
-	env := func(name string) string {
-		if v := getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
-			return v
-		}
-		return getenv("OTEL_EXPORTER_OTLP_" + name)
+// key, and gzip. It sends http/protobuf whatever OTEL_EXPORTER_OTLP_PROTOCOL
+// says: every OTLP/HTTP collector takes it, and grpc, which the variable
+// often names for other programs, is not spoken here.
+func newOTLPHTTP(rawURL string, headers map[string]string, getenv func(string) string) (*otlpHTTP, error) {
+	c := &otlpHTTP{url: rawURL, shown: rawURL, headers: headers}
+	if u, err := url.Parse(rawURL); err == nil {
+		c.shown = u.Redacted() // a password in the URL stays out of errors and the log
 	}
-	switch v := strings.ToLower(env("COMPRESSION")); v {
+	env := func(name string) otlpVar {
+		for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_" + name, "OTEL_EXPORTER_OTLP_" + name} {
+			if val := getenv(v); val != "" {
+				return otlpVar{v, val}
+			}
+		}
+		return otlpVar{}
+	}
+	switch v := env("COMPRESSION"); strings.ToLower(v.value) {
 	case "", "none":
 	case "gzip":
 		c.gzip = true
 	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_COMPRESSION %q is not gzip or none", v)
+		return nil, fmt.Errorf("%s=%q: give gzip or none", v.name, v.value)
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	tc, err := tlsFromEnv(env)
+	tc, err := tlsFromEnv(env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY"))
 	if err != nil {
 		return nil, err
 	}
-	if tc != nil {
-		t.TLSClientConfig = tc
+	// A transport of its own, as otlptracehttp has: the default one may be
+	// wrapped by whatever else the process links, and exports keep their
+	// idle connection to themselves.
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       tc,
 	}
 	c.client = &http.Client{Transport: t, Timeout: exportTimeout,
 		// A collector has no reason to redirect an export, and following
@@ -77,28 +96,32 @@ func newOTLPHTTP(url string, headers map[string]string, getenv func(string) stri
 	return c, nil
 }
 
+// otlpVar is one of the variables, as read: its name and its value.
+type otlpVar struct{ name, value string }
+
 // tlsFromEnv is the TLS the variables ask for, nil when they ask nothing.
-// env(name) is OTEL_EXPORTER_OTLP_TRACES_<name>, else OTEL_EXPORTER_OTLP_<name>.
-func tlsFromEnv(env func(string) string) (*tls.Config, error) {
-	ca, cert, key := env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY")
-	if ca == "" && cert == "" && key == "" {
+func tlsFromEnv(ca, cert, key otlpVar) (*tls.Config, error) {
+	if ca.value == "" && cert.value == "" && key.value == "" {
 		return nil, nil
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
+	if ca.value != "" {
+		pem, err := os.ReadFile(ca.value)
 		if err != nil {
-			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
+			return nil, fmt.Errorf("%s: %w", ca.name, err)
 		}
 		tc.RootCAs = x509.NewCertPool()
 		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %s holds no PEM certificate", ca)
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", ca.name, ca.value)
 		}
 	}
-	if cert != "" || key != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
+	if cert.value != "" || key.value != "" {
+		if cert.value == "" || key.value == "" {
+			return nil, errors.New("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY go together: give both, or neither")
+		}
+		pair, err := tls.LoadX509KeyPair(cert.value, key.value)
 		if err != nil {
-			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY: %w", err)
+			return nil, fmt.Errorf("%s and %s: %w", cert.name, key.name, err)
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
@@ -143,12 +166,15 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 		return err
 	}
 	defer res.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBody))
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBody+1))
 	if err != nil {
 		return fmt.Errorf("read the collector's answer: %w", err)
 	}
+	if len(answer) > maxResponseBody {
+		return fmt.Errorf("%s answered with more than %d bytes, more than any collector says: is it an OTLP/HTTP collector?", c.shown, maxResponseBody)
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.url, res.Status, refusal(res.Header.Get("Content-Type"), answer))
+		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.shown, res.Status, refusal(res.Header.Get("Content-Type"), answer))
 	}
 	switch ct := res.Header.Get("Content-Type"); {
 	case ct == "application/x-protobuf":
@@ -156,7 +182,7 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 	case strings.HasPrefix(ct, "text/html"):
 		// What a UI or a proxy's page says to any path: the spans went
 		// nowhere.
-		return fmt.Errorf("%s answered with a web page, not as an OTLP/HTTP collector: give the collector's OTLP/HTTP address (its port 4318, not its UI's)", c.url)
+		return fmt.Errorf("%s answered with a web page, not as an OTLP/HTTP collector: give the collector's OTLP/HTTP address (its port 4318, not its UI's)", c.shown)
 	}
 	return nil
 }

@@ -4,14 +4,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
 	"log"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,6 +157,7 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 		{"refused", "text/plain", 400, []byte("bad span id\n"), "400 Bad Request (body: bad span id)"},
 		{"overloaded", "", 503, nil, "503 Service Unavailable (body: (empty))"},
 		{"redirected", "", 307, nil, "307 Temporary Redirect"},
+		{"too long an answer", "application/x-protobuf", 200, bytes.Repeat([]byte{0}, maxResponseBody+1), "answered with more than 65536 bytes"},
 		{"a web page", "text/html; charset=utf-8", 200, []byte("<!doctype html><title>Jaeger UI</title>"), "answered with a web page, not as an OTLP/HTTP collector"},
 		{"refused with a status", "application/x-protobuf", 400, status, "400 Bad Request (body: unsupported Content-Encoding: br)"},
 		{"refused with controls", "text/plain", 400, []byte("bad\x1b[2J\x00span"), "(body: bad [2J span)"},
@@ -203,14 +213,124 @@ func TestTLSAndCompressionFromTheEnvironment(t *testing.T) {
 		env  []string
 		want string
 	}{
-		{[]string{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"}, `OTEL_EXPORTER_OTLP_COMPRESSION "zstd" is not gzip or none`},
+		{[]string{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"}, `OTEL_EXPORTER_OTLP_COMPRESSION="zstd": give gzip or none`},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "br", "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"}, `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION="br"`},
 		{[]string{"OTEL_EXPORTER_OTLP_CERTIFICATE", ca + ".missing"}, "OTEL_EXPORTER_OTLP_CERTIFICATE: open"},
-		{[]string{"OTEL_EXPORTER_OTLP_CERTIFICATE", os.Args[0]}, "holds no PEM certificate"},
-		{[]string{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ca}, "_CLIENT_KEY"},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", os.Args[0]}, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: " + os.Args[0] + " holds no PEM certificate"},
+		{[]string{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ca}, "go together: give both, or neither"},
+		{[]string{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ca, "OTEL_EXPORTER_OTLP_CLIENT_KEY", ca}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY: "},
 	} {
 		if _, err := newOTLPHTTP(srv.URL, nil, env(tc.env...)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.env, err, tc.want)
 		}
+	}
+}
+
+// A collector that asks for a client certificate takes the export with
+// the one the variables name, and refuses it without.
+func TestAClientCertificateFromTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	pool := x509.NewCertPool()
+	pool.AddCert(selfSigned(t, cert, key))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake, expected
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := upload(t, srv.URL+"/v1/traces", env("OTEL_EXPORTER_OTLP_CERTIFICATE", ca), someSpans("s")); err == nil {
+		t.Error("without a client certificate the export went through")
+	}
+	if err := upload(t, srv.URL+"/v1/traces", env("OTEL_EXPORTER_OTLP_CERTIFICATE", ca,
+		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", cert, "OTEL_EXPORTER_OTLP_CLIENT_KEY", key), someSpans("s")); err != nil {
+		t.Errorf("with the client certificate: %v", err)
+	}
+}
+
+// selfSigned writes a client certificate and its key as PEM files, and
+// returns the certificate.
+func selfSigned(t *testing.T, certPath, keyPath string) *x509.Certificate {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zwarm test client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A password in the collector's URL is sent and never shown.
+func TestAPasswordInTheURLStaysOutOfErrors(t *testing.T) {
+	c := newCollector(t, http.StatusBadRequest, "text/plain", []byte("no"))
+	u := strings.Replace(c.URL, "http://", "http://user:s3cret@", 1) + "/v1/traces"
+	err := upload(t, u, env(), someSpans("s"))
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "user:xxxxx@") {
+		t.Errorf("refused: %v, want the URL without its password", err)
+	}
+	if r := <-c.got; r.Header.Get("Authorization") == "" {
+		t.Error("the URL's user and password were not sent")
+	}
+}
+
+// Closing the tracer closes its connection to the collector: nothing is
+// left open for the idle timeout.
+func TestClosingTheTracerClosesItsConnection(t *testing.T) {
+	closed := make(chan struct{}, 10)
+	var mu sync.Mutex
+	served := map[net.Conn]bool{} // not the tracer's probe, which only dials
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateActive:
+			served[c] = true
+		case http.StateClosed:
+			if served[c] {
+				closed <- struct{}{}
+			}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tr, err := OpenURL(srv.URL+"/v1/traces", nil, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now().Add(-time.Second)
+	tr.Emit(Span{Trace: TraceOf("closing"), ID: SpanOf("closing"), Name: "s", Start: began, End: began})
+	tr.Close()
+	if n, err := tr.Dropped(); n != 0 {
+		t.Fatalf("%d spans dropped: %v", n, err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the collector's connection is still open 5 s after the tracer closed")
 	}
 }
 
@@ -223,7 +343,11 @@ func TestJaegerTakesAGzippedExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &logged{SpanExporter: otlptrace.NewUnstarted(c), url: j.OTLP}
+	exp, err := otlptrace.New(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &logged{SpanExporter: exp, url: j.OTLP}
 	tr := New(out, false)
 	tr.out = out
 	id := TraceOf("gzipped")

@@ -64,8 +64,13 @@ func OpenURL(url string, headers map[string]string, content bool, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	exp := otlptrace.NewUnstarted(client)
-	out := &logged{SpanExporter: exp, log: log, url: url}
+	// Started, so that shutting down stops the client: its idle
+	// connection closes with the tracer.
+	exp, err := otlptrace.New(context.Background(), client)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	out := &logged{SpanExporter: exp, log: log, url: client.shown}
 	t := New(out, content)
 	t.URL, t.Headers, t.out, t.reach = url, headers, out, newReach(url)
 	return t, nil
