@@ -39,7 +39,6 @@ func slurmWorld(t *testing.T, settings string) *world {
 	return w
 }
 
-// slurm runs a Slurm command against the world's cluster.
 // logSessionLogs logs what the sessions' supervisors, setups and jobs
 // wrote (supervisor.log, setup.log, slurm-*.out): what a failure on a
 // cluster is read from, gone with the test's directory.
@@ -57,15 +56,11 @@ func (w *world) logSessionLogs(ids ...string) {
 	}
 }
 
+// slurm runs a Slurm command against the world's cluster
+// (slurmtest.Run).
 func (w *world) slurm(name string, args ...string) string {
 	w.t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), w.extraEnv...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		w.t.Fatalf("%s %v: %v: %s", name, args, err, out)
-	}
-	return string(out)
+	return slurmtest.Run(w.t, w.extraEnv, name, args...)
 }
 
 // jobState is what squeue says of a job now ("" once it forgot it).

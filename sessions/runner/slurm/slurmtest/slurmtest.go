@@ -318,8 +318,29 @@ func LoseNode(t testing.TB, env []string) (back func()) {
 //	scontrol update jobid=ID StartTime=now+2
 func StartSoon(t testing.TB, env []string, id string) {
 	t.Helper()
-	if out, err := command(env, "scontrol", "update", "jobid="+id, "StartTime=now+2"); err != nil {
-		t.Fatalf("start job %s now: %v: %s", id, err, out)
+	Run(t, env, "scontrol", "update", "jobid="+id, "StartTime=now+2")
+}
+
+// busyNow is how slurmctld refuses a change to a job it has just queued,
+// until the accounting database has given the job its index.
+const busyNow = "try again in a bit"
+
+// Run runs a Slurm command against env's cluster and returns what it
+// printed, failing t if it fails. A refusal that asks to try again in a
+// bit (a job just queued on a cluster with accounting) is tried again,
+// as the message asks, for up to 30 s.
+func Run(t testing.TB, env []string, name string, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := command(env, name, args...)
+		if err == nil {
+			return out
+		}
+		if !strings.Contains(out, busyNow) || time.Now().After(deadline) {
+			t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
