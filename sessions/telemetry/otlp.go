@@ -170,19 +170,18 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 	if err != nil {
 		return fmt.Errorf("read the collector's answer: %w", err)
 	}
-	if len(answer) > maxResponseBody {
-		return fmt.Errorf("%s answered with more than %d bytes, more than any collector says: is it an OTLP/HTTP collector?", c.shown, maxResponseBody)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.shown, res.Status, refusal(res.Header.Get("Content-Type"), answer))
-	}
-	switch ct := res.Header.Get("Content-Type"); {
-	case ct == "application/x-protobuf":
-		return partialSuccess(answer)
+	ct := res.Header.Get("Content-Type")
+	switch {
+	case res.StatusCode < 200 || res.StatusCode > 299:
+		return fmt.Errorf("failed to send to %s: %s (body: %s)", c.shown, res.Status, refusal(ct, answer))
 	case strings.HasPrefix(ct, "text/html"):
 		// What a UI or a proxy's page says to any path: the spans went
 		// nowhere.
 		return fmt.Errorf("%s answered with a web page, not as an OTLP/HTTP collector: give the collector's OTLP/HTTP address (its port 4318, not its UI's)", c.shown)
+	case len(answer) > maxResponseBody:
+		return fmt.Errorf("%s answered with more than %d bytes, more than any collector says: is it an OTLP/HTTP collector?", c.shown, maxResponseBody)
+	case strings.HasPrefix(ct, "application/x-protobuf"):
+		return partialSuccess(answer)
 	}
 	return nil
 }
@@ -223,11 +222,18 @@ func refusal(contentType string, body []byte) string {
 		}
 		return r
 	}, string(body)))
-	if text == "" {
+	switch {
+	case text == "":
 		return "(empty)"
+	case utf8.RuneCountInString(text) > maxRefusal:
+		return string([]rune(text)[:maxRefusal]) + "…"
 	}
 	return text
 }
+
+// maxRefusal bounds the runes of a refusal's text in an error: a proxy's
+// error page is not worth a screen of the log.
+const maxRefusal = 300
 
 // exportRequest is the protobuf of an ExportTraceServiceRequest: its one
 // field, repeated, is each ResourceSpans as a message.

@@ -158,6 +158,8 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 		{"overloaded", "", 503, nil, "503 Service Unavailable (body: (empty))"},
 		{"redirected", "", 307, nil, "307 Temporary Redirect"},
 		{"too long an answer", "application/x-protobuf", 200, bytes.Repeat([]byte{0}, maxResponseBody+1), "answered with more than 65536 bytes"},
+		{"refused at length", "text/plain", 502, bytes.Repeat([]byte("bad gateway "), 10000), "502 Bad Gateway (body: bad gateway bad gateway"},
+		{"a long web page", "text/html", 200, bytes.Repeat([]byte("<p>"), maxResponseBody), "answered with a web page"},
 		{"a web page", "text/html; charset=utf-8", 200, []byte("<!doctype html><title>Jaeger UI</title>"), "answered with a web page, not as an OTLP/HTTP collector"},
 		{"refused with a status", "application/x-protobuf", 400, status, "400 Bad Request (body: unsupported Content-Encoding: br)"},
 		{"refused with controls", "text/plain", 400, []byte("bad\x1b[2J\x00span"), "(body: bad [2J span)"},
@@ -169,6 +171,8 @@ func TestWhatTheCollectorAnswers(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		case err != nil && len(err.Error()) > 1000:
+			t.Errorf("%s: an error of %d bytes, for the log", tc.name, len(err.Error()))
 		}
 	}
 }
