@@ -55,9 +55,12 @@ func TestRealAgentDiffDryRunAndLandAgree(t *testing.T) {
 		var sup []int
 		sessionstest.Eventually(t, "the worker to write half.txt", func() bool {
 			s := w.show(id)
-			_, err := os.Stat(filepath.Join(s.Worktree, "half.txt"))
+			// Its content, not only the file: the shell makes the file
+			// empty before echo writes, and a kill between the two
+			// leaves a change of no lines.
+			b, err := os.ReadFile(filepath.Join(s.Worktree, "half.txt"))
 			sup = proc.SupervisorsOf(id)
-			return s.Worktree != "" && err == nil && len(sup) == 1
+			return s.Worktree != "" && err == nil && string(b) == "half\n" && len(sup) == 1
 		})
 		syscall.Kill(sup[0], syscall.SIGKILL)
 		if r := w.zwarm("wait", id); r.code != 1 {
