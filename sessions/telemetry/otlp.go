@@ -42,8 +42,8 @@ type otlpHTTP struct {
 var _ otlptrace.Client = (*otlpHTTP)(nil)
 
 const (
-	exportTimeout   = 5 * time.Second
-	maxResponseBody = 64 << 10 // more than any collector's answer needs
+	exportTimeout   = 5 * time.Second // one export, the batcher's bound and the POST's
+	maxResponseBody = 64 << 10        // more than any collector's answer needs
 )
 
 // newOTLPHTTP is a client for the traces URL url. It honours the

@@ -89,7 +89,7 @@ func New(exp sdktrace.SpanExporter, content bool) *Tracer {
 	res := resource.NewSchemaless(attribute.String("service.name", "zwarm"), attribute.String("service.version", version))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithIDGenerator(fixedIDs{}),
-		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(4096), sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(5*time.Second)))
+		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(4096), sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(exportTimeout)))
 	return &Tracer{tp: tp, tr: tp.Tracer("github.com/zwarm/zwarm"), content: content}
 }
 

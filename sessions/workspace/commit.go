@@ -521,19 +521,13 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 // following a symbolic ref, and brought into your repository: "" when the
 // branch is gone, is a symbolic ref (the worker's doing, which pin undoes
 // before zwarm writes), or names a commit zwarm cannot take.
-func (w *Worktree) Tip(ctx context.Context) string {
-	tip, err := w.tip(ctx, "")
-	if err != nil {
-		return ""
-	}
-	return tip
-}
+func (w *Worktree) Tip(ctx context.Context) string { return w.TipNear(ctx, "") }
 
 // TipNear is Tip where the tip is likely at commit (where the last turn
 // left it): whether your repository has that commit followed already is
 // asked at the same time as the worker's repository is asked for the
 // tip, so that a diff or a show of a settled worker waits for one git
-// where it waited for two in turn.
+// where it waited for two in turn. likely may be "" (Tip).
 func (w *Worktree) TipNear(ctx context.Context, likely string) string {
 	tip, err := w.tip(ctx, likely)
 	if err != nil {
