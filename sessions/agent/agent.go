@@ -136,8 +136,11 @@ type AttachAccountant interface {
 // Parser turns one raw output line of an agent (without its newline) into
 // normalized events. A parser must accept anything: blank lines, lines that
 // are not JSON, unknown event types, invalid UTF-8. It never fails; what it
-// cannot understand becomes EventRaw or EventUnknown. The slice it returns
-// may be reused by the next call: callers copy the events out.
+// cannot understand becomes EventRaw or EventUnknown. The line's bytes are
+// its only during the call: callers reuse the buffer (the supervisor
+// recycles the buffers of an agent's output), so nothing a parser returns
+// or keeps may point into them. The slice it returns may be reused by the
+// next call: callers copy the events out.
 type Parser interface {
 	ParseLine(line []byte) []record.Event
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 )
 
@@ -100,6 +101,12 @@ func (c *LineCutter) hold(p []byte) {
 		c.cutting, c.cut = true, int64(len(c.buf)+len(p))
 		c.buf = nil
 	default:
+		if n := len(c.buf) + len(p); n > cap(c.buf) {
+			// Doubling, not append's quarter steps past a few hundred
+			// bytes: a line of megabytes is copied a few times, not
+			// dozens, and leaves a few megabytes of garbage, not tens.
+			c.buf = slices.Grow(c.buf, min(max(n, 2*cap(c.buf)), MaxLineBytes+1)-len(c.buf))
+		}
 		c.buf = append(c.buf, p...)
 	}
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"bytes"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,5 +44,29 @@ func TestLineCutterKeepsLinesAndCutsLongOnes(t *testing.T) {
 				t.Fatalf("left %d bytes pending", c.Pending())
 			}
 		})
+	}
+}
+
+// Holding a line of megabytes copies it a few times, not dozens: what the
+// supervisor allocates for its agent's longest lines stays near twice the
+// longest line kept (doubling's sum), so its memory does not wait on the
+// collector.
+func TestLineCutterHoldsALongLineInFewCopies(t *testing.T) {
+	piece := bytes.Repeat([]byte("z"), 64<<10)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var c LineCutter
+	held := 0
+	for held+len(piece) < MaxLineBytes {
+		c.Add(piece)
+		held += len(piece)
+	}
+	line := c.Add([]byte("\n"))
+	runtime.ReadMemStats(&after)
+	if len(line) != held+1 {
+		t.Fatalf("recorded %d bytes of a %d-byte line", len(line), held+1)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 5*MaxLineBytes/2 {
+		t.Fatalf("holding a %d MiB line allocated %d MiB, over 2.5 times MaxLineBytes", held>>20, alloc>>20)
 	}
 }

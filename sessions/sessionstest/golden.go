@@ -2,7 +2,8 @@
 // net/http/httptest is: waiting for a condition (Eventually), processes
 // (Alive, MarkedProcs), records written as zwarm writes them
 // (WriteSettledRecord, Fingerprint), and parser goldens fed whole, line by
-// line and in odd-sized chunks (Feed), which must all give the same
+// line and in odd-sized chunks (Feed), and line by line from one buffer
+// overwritten after each (FeedReused), which must all give the same
 // events. Its packages are the stand-ins: fakeagent (a scripted agent
 // CLI), fakemodel (a scripted model server for the real agent CLIs) and
 // testbin (a test binary that serves as zwarm and the fake agent, so that
@@ -53,6 +54,26 @@ func Feed(t testing.TB, p agent.Parser, data []byte, sizes func(i int) int) []re
 	return got
 }
 
+// FeedReused parses data line by line as the supervisor does, each line
+// in the same buffer, overwritten once the line is parsed: a parser may
+// not keep any part of a line past it (the supervisor recycles the
+// buffers of the agent's output), and an event that did would change.
+func FeedReused(p agent.Parser, data []byte) []record.Event {
+	var got []record.Event
+	var buf []byte
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		buf = append(buf[:0], line...)
+		got = append(got, p.ParseLine(agent.ParseableLine(buf))...)
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	return got
+}
+
 // Encode writes events one JSON object a line, the golden format.
 func Encode(t testing.TB, evs []record.Event) []byte {
 	t.Helper()
@@ -69,8 +90,8 @@ func Encode(t testing.TB, evs []record.Event) []byte {
 }
 
 // Goldens checks every testdata/*.jsonl against its .golden file, parsing
-// it whole, line by line and in odd chunks with a fresh parser from
-// newParser each time. With update set it rewrites the goldens first.
+// it whole, line by line, in odd chunks and from a reused buffer with a
+// fresh parser from newParser each time. With update set it rewrites the goldens first.
 func Goldens(t *testing.T, newParser func() agent.Parser, update bool) {
 	files, _ := filepath.Glob("testdata/*.jsonl")
 	if len(files) == 0 {
@@ -111,6 +132,9 @@ func Goldens(t *testing.T, newParser func() agent.Parser, update bool) {
 				if got := Encode(t, Feed(t, newParser(), data, m.sizes)); !bytes.Equal(got, want) {
 					t.Errorf("%s: events differ from %s\n got:\n%s\nwant:\n%s", m.name, golden, got, want)
 				}
+			}
+			if got := Encode(t, FeedReused(newParser(), data)); !bytes.Equal(got, want) {
+				t.Errorf("reused: events differ from %s (the parser keeps bytes of a line past it)\n got:\n%s\nwant:\n%s", golden, got, want)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -20,7 +19,7 @@ import (
 type agentProc struct {
 	ref        *proc.Ref
 	stdin      *stdinFeeder // nil for stdin /dev/null
-	chunks     chan []byte
+	chunks     *chunkReader
 	stderr     *switchWriter
 	stderrDone chan struct{}
 	exited     chan unix.WaitStatus
@@ -62,7 +61,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentPro
 	}
 	started.Release() // reaped by reap, which sees every child
 
-	p := &agentProc{ref: ref, chunks: make(chan []byte), stderr: &switchWriter{f: errf},
+	p := &agentProc{ref: ref, chunks: newChunkReader(pp.outR), stderr: &switchWriter{f: errf},
 		stderrDone: make(chan struct{}), exited: make(chan unix.WaitStatus, 1), reaped: make(chan struct{}), out: out}
 	if pp.inW != nil {
 		p.stdin = newStdinFeeder(pp.inW)
@@ -71,7 +70,7 @@ func (sv *supervisor) startAgent(id string, n int, cmd agent.Command) (*agentPro
 			p.stdin.closeAfterQueued()
 		}
 	}
-	go readChunks(pp.outR, p.chunks)
+	go p.chunks.run()
 	go func() {
 		defer close(p.stderrDone)
 		io.Copy(p.stderr, pp.errR)
@@ -175,37 +174,6 @@ func exitCode(ws unix.WaitStatus) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// maxChunk bounds how much of an unfinished line the stdout reader holds
-// before passing it on, so a huge line never sits in memory whole here.
-const maxChunk = 1 << 20
-
-// readChunks drains r (the agent's stdout) until EOF and sends what it
-// reads in pieces that end at a line boundary whenever possible, so the
-// owner can cut turn files exactly between lines. It closes out at EOF.
-func readChunks(r *os.File, out chan<- []byte) {
-	defer close(out)
-	defer r.Close()
-	buf := make([]byte, 0, 64<<10)
-	tmp := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(tmp)
-		buf = append(buf, tmp[:n]...)
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			out <- append([]byte(nil), buf[:i+1]...)
-			buf = append(buf[:0], buf[i+1:]...)
-		} else if len(buf) >= maxChunk {
-			out <- append([]byte(nil), buf...)
-			buf = buf[:0]
-		}
-		if err != nil {
-			if len(buf) > 0 {
-				out <- append([]byte(nil), buf...)
-			}
-			return
-		}
-	}
 }
 
 // switchWriter writes to whichever file is current: the agent's stderr goes

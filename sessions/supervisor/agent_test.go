@@ -15,42 +15,6 @@ import (
 // follow-ups, kills) is tested in package sessions, which runs this
 // package as `zwarm __supervise` and in process.
 
-// readChunks passes stdout on in pieces that end at a line boundary, but
-// for the output's unfinished end and for a line so long that it holds
-// maxChunk of it.
-func TestReadChunksCutsBetweenLines(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := strings.Repeat("x", 3*maxChunk)
-	want := "one\ntwo\n" + long + "\nlast"
-	go func() {
-		io.WriteString(w, "one\ntw")
-		io.WriteString(w, want[len("one\ntw"):])
-		w.Close()
-	}()
-	out := make(chan []byte)
-	go readChunks(r, out)
-	var chunks [][]byte
-	for c := range out {
-		chunks = append(chunks, c)
-	}
-	var all []byte
-	for i, c := range chunks {
-		if i < len(chunks)-1 && !bytes.HasSuffix(c, []byte("\n")) && len(c) < maxChunk {
-			t.Fatalf("chunk %d ends inside a line: ...%q", i, c[max(0, len(c)-20):])
-		}
-		all = append(all, c...)
-	}
-	if string(all) != want {
-		t.Fatalf("read %d bytes, want %d", len(all), len(want))
-	}
-	if last := chunks[len(chunks)-1]; string(last) != "last" {
-		t.Fatalf("the unfinished end came as ...%q", last[max(0, len(last)-20):])
-	}
-}
-
 // The stdin feeder writes what it is given in order and closes the pipe
 // after the last, without blocking its caller on a reader that is slow.
 func TestStdinFeederDeliversInOrderThenCloses(t *testing.T) {

@@ -105,7 +105,7 @@ func (a *agentRun) run(ctx context.Context) state.TurnEnd {
 	if a.cmd.Input != nil {
 		a.p.stdin.feed(a.cmd.Input(a.prompt()))
 	}
-	chunks, done := a.p.chunks, ctx.Done()
+	chunks, done := a.p.chunks.Chunks(), ctx.Done()
 	poll := time.NewTicker(interruptPoll)
 	defer poll.Stop()
 	var reported <-chan struct{}
@@ -125,6 +125,7 @@ func (a *agentRun) run(ctx context.Context) state.TurnEnd {
 				continue
 			}
 			a.onChunk(ctx, c)
+			a.p.chunks.Done(c)
 		case <-a.flush:
 			a.flush = nil
 			a.save()

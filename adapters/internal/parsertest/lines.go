@@ -14,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // Goldens checks every testdata/*.jsonl of the package under test against
-// its .golden file, fed whole, line by line and in odd-sized chunks to a
-// fresh parser from newParser (sessionstest.Goldens). go test -update
+// its .golden file, fed whole, line by line, in odd-sized chunks and from
+// a reused buffer to a fresh parser from newParser (sessionstest.Goldens). go test -update
 // rewrites the goldens first.
 func Goldens[P agent.Parser](t *testing.T, newParser func() P) {
 	sessionstest.Goldens(t, func() agent.Parser { return newParser() }, *update)
