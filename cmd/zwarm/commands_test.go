@@ -20,6 +20,8 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 	id := strings.Fields(w.ok("spawn", "--wait", "ok task"))[0]
 	file := filepath.Join(t.TempDir(), "file")
 	touch(t, file)
+	repo := t.TempDir()
+	w.Git(repo, "init", "-q")
 	cases := []struct {
 		name string
 		args []string
@@ -37,6 +39,8 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"unknown adapter", []string{"spawn", "--adapter", "nope", "x"}, 2, "unknown adapter"},
 		{"bad sandbox", []string{"spawn", "--sandbox", "yolo", "x"}, 2, "sandbox"},
 		{"state dir not writable", []string{"--state-dir", filepath.Join(file, "state"), "spawn", "x"}, 1, "state dir"},
+		{"state dir a repository's top", []string{"--state-dir", repo, "spawn", "x"}, 2, "top of a git repository"},
+		{"init in a repository's top", []string{"--state-dir", repo, "init"}, 2, filepath.Join(repo, ".zwarm")},
 		{"kill finished", []string{"kill", id}, 1, "not running"},
 		{"kill nothing", []string{"kill"}, 2, "--all"},
 		{"bad status", []string{"ls", "--status", "done"}, 2, "unknown status"},
@@ -52,7 +56,11 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 			}
 		})
 	}
-	// Nothing above created a session or harmed the one there is.
+	// Nothing above created a session or harmed the one there is, nor
+	// wrote to the repository taken for a state dir.
+	if entries, err := os.ReadDir(repo); err != nil || len(entries) != 1 {
+		t.Errorf("the repository given as state dir holds %v (%v), want only .git", entries, err)
+	}
 	if list := w.ls(); len(list) != 1 || list[0].Status() != record.StatusCompleted {
 		t.Fatalf("sessions after bad input: %+v", list)
 	}

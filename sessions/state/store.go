@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/index"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -72,11 +73,33 @@ func (st *Store) Prepare() error { return st.EnsureWritable() }
 
 // CheckUsable refuses, creating nothing, a state dir that can never be
 // made: a file in the way of it or of one of its parents.
-func (st *Store) CheckUsable() error { return st.Files().CheckUsable() }
+func (st *Store) CheckUsable() error {
+	if err := st.notARepository(); err != nil {
+		return err
+	}
+	return st.Files().CheckUsable()
+}
 
 // EnsureWritable creates the sessions directory and proves it can be
 // written, so that a read-only state dir fails before anything starts.
-func (st *Store) EnsureWritable() error { return st.Files().Prepare() }
+func (st *Store) EnsureWritable() error {
+	if err := st.notARepository(); err != nil {
+		return err
+	}
+	return st.Files().Prepare()
+}
+
+// notARepository refuses a state dir that is the top of a git work tree
+// (it holds .git: --state-dir given the project instead of its .zwarm).
+// zwarm would write its sessions among the project's files, and its
+// .gitignore of "*" there would hide every new file from git add.
+func (st *Store) notARepository() error {
+	if _, err := os.Lstat(filepath.Join(st.dir, ".git")); err != nil {
+		return nil
+	}
+	return config.Invalidf("state dir %s is the top of a git repository (it holds .git), not a directory of zwarm's own: give one such as %s with --state-dir or ZWARM_STATE_DIR",
+		st.dir, filepath.Join(st.dir, ".zwarm"))
+}
 
 // IgnoreFile is the state dir's own .gitignore (store.IgnoreFile).
 const IgnoreFile = store.IgnoreFile
