@@ -513,6 +513,26 @@ func (m *Manager) killUnreadable(ctx context.Context, id string, readErr error) 
 // session is refused unless force is set, which kills it first; force also
 // removes a session whose record cannot be read.
 func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (string, error) {
+	return m.remove(ctx, idOrPrefix, force, false)
+}
+
+// CanRemove answers as Remove would, killing and deleting nothing (rm
+// --dry-run): the id Remove would delete, or the error it would refuse with.
+func (m *Manager) CanRemove(ctx context.Context, idOrPrefix string, force bool) (string, error) {
+	return m.remove(ctx, idOrPrefix, force, true)
+}
+
+// refusal is an error that reads as its message alone and is its kind
+// (errors.Is).
+type refusal struct {
+	msg  string
+	kind error
+}
+
+func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Unwrap() error { return e.kind }
+
+func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool) (string, error) {
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return "", err
 	}
@@ -524,6 +544,8 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		if !force {
 			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", record.ShortID(id), err, record.ShortID(id))
+		} else if dry {
+			return id, nil
 		}
 		var re *state.RecordError
 		if kerr := m.killUnreadable(ctx, id, err); !errors.As(kerr, &re) {
@@ -544,10 +566,18 @@ func (m *Manager) Remove(ctx context.Context, idOrPrefix string, force bool) (st
 		return "", fmt.Errorf("rm %s: %w: it %s, but processes it started are still running%s; stop them with zwarm kill %s first, or pass --force",
 			record.ShortID(id), ErrRunning, s.Status().Ended(), proc.PIDList(c.Procs()), record.ShortID(id))
 	}
-	if !s.Settled() || force && c.Alive() {
-		if !force {
-			return "", fmt.Errorf("rm %s: %w (%s); stop it with zwarm kill first, or pass --force", record.ShortID(id), ErrRunning, s.Status())
+	switch {
+	case !force && !s.Settled():
+		return "", &refusal{fmt.Sprintf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(id), s.Status()), ErrRunning}
+	case dry && (force || s.Workspace == nil):
+		return id, nil // nothing else is refused: what is left asks about work never landed
+	case dry:
+		u, err := m.unlanded(ctx, s)
+		if u != nil {
+			return "", fmt.Errorf("rm: %w", u)
 		}
+		return id, err
+	case !s.Settled() || c.Alive():
 		if _, err := m.Kill(ctx, id); err != nil && !errors.Is(err, ErrNotRunning) {
 			return "", err
 		}

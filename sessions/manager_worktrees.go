@@ -13,44 +13,11 @@ import (
 
 // ErrUnlanded is returned (wrapped) by Remove and reported by Clean for a
 // session whose worktree holds work that was never landed.
-var ErrUnlanded = errors.New("work never landed")
+var ErrUnlanded = workspace.ErrUnlanded
 
 // UnlandedError is a removal refused because it would drop a worker's
-// work: commits never landed, or files never committed.
-type UnlandedError struct {
-	ID, Branch string
-	Commits    int
-	Stat       *workspace.Stat
-	// Uncommitted counts files in the worktree that are not committed.
-	Uncommitted int
-}
-
-func (e *UnlandedError) Error() string {
-	what := ""
-	if e.Commits > 0 {
-		what = fmt.Sprintf("%s has %s never landed", e.Branch, plural(e.Commits, "commit"))
-		if e.Stat != nil && !e.Stat.Empty() {
-			what += " (" + e.Stat.String() + ")"
-		}
-	}
-	if e.Uncommitted > 0 {
-		if what != "" {
-			what += ", and "
-		}
-		what += fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file"))
-	}
-	return fmt.Sprintf("session %s: %s; land them with zwarm land %s, see them with zwarm diff %s, or pass --force to drop them",
-		record.ShortID(e.ID), what, record.ShortID(e.ID), record.ShortID(e.ID))
-}
-
-func (e *UnlandedError) Unwrap() error { return ErrUnlanded }
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// work (workspace.Unlanded).
+type UnlandedError = workspace.Unlanded
 
 // unlanded reports the work a settled session's worktree holds that was
 // never landed, or nil.

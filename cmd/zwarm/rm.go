@@ -64,18 +64,15 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 		return nil
 	}
 	if o.dryRun {
-		// A dry run answers for the ids as rm would take them: an unknown
-		// or ambiguous one is an error, a running one is refused.
+		// A dry run answers for each id as rm would: an unknown or
+		// ambiguous one, a running one, one with work never landed is
+		// refused, with rm's own words.
 		var errs []error
 		for _, id := range ids {
-			s, err := m.Get(ctx, id)
-			switch {
-			case err != nil:
+			if full, err := m.CanRemove(ctx, id, o.force); err != nil {
 				errs = append(errs, err)
-			case !o.force && !s.Settled() && !s.Legacy:
-				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status()))
-			default:
-				fmt.Fprintf(io.Out, "would remove %s\n", s.ID)
+			} else {
+				fmt.Fprintf(io.Out, "would remove %s\n", full)
 			}
 		}
 		return errors.Join(errs...)
@@ -87,13 +84,6 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 	}
 	var errs []error
 	for _, id := range ids {
-		if !o.force {
-			// Say it plainly before the core refuses it.
-			if s, err := m.Get(ctx, id); err == nil && !s.Settled() && !s.Legacy {
-				errs = append(errs, fmt.Errorf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(s.ID), s.Status()))
-				continue
-			}
-		}
 		full, err := m.Remove(ctx, id, o.force)
 		if err != nil {
 			errs = append(errs, err)

@@ -195,6 +195,15 @@ func TestRmAndCleanKeepWorkThatWasNeverLanded(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "1 commit never landed") || !strings.Contains(r.stderr, "zwarm land "+record.ShortID(id)) {
 		t.Fatalf("rm: %+v", r)
 	}
+	// A dry run refuses it as rm does, and --force as rm --force would not.
+	for _, args := range [][]string{{"rm", "--dry-run", id}, {"rm", "--all", "--dry-run"}} {
+		if dry := w.zwarm(args...); dry.code != 1 || dry.stdout != "" || dry.stderr != r.stderr {
+			t.Fatalf("%q: %+v; want rm's refusal %q", args, dry, r.stderr)
+		}
+	}
+	if out := w.ok("rm", "--dry-run", "--force", id); out != "would remove "+id+"\n" {
+		t.Fatalf("rm --dry-run --force: %q", out)
+	}
 	r = w.zwarm("clean", "--older-than", "0s", "--yes")
 	if r.code != 1 || !strings.Contains(r.stderr, "kept session "+record.ShortID(id)) {
 		t.Fatalf("clean: %+v", r)
