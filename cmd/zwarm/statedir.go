@@ -38,14 +38,24 @@ func chooseStateDir(flag string) stateDirChoice {
 	if err != nil {
 		return stateDirChoice{stateDirName, "default"}
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
+	// Inside a worker's worktree, the file beside it names the state dir
+	// of its session (which may be a subdirectory's, or another
+	// checkout's). A .zwarm in the worktree is the worker's doing, never
+	// taken: its config would name the programs your zwarm runs there.
+	start, home := wd, wd
+	if top := workerTop(wd); top != "" {
+		owner := workspace.TrustedOwner(top)
+		switch {
+		case owner != "" && isDir(owner):
+			return stateDirChoice{owner, "found"}
+		case owner != "":
+			return stateDirChoice{owner, "default"} // its session's, gone: made again there
+		}
+		start, home = filepath.Dir(top), filepath.Dir(top)
+	}
+	for dir := start; ; dir = filepath.Dir(dir) {
 		if isDir(filepath.Join(dir, stateDirName)) {
 			return stateDirChoice{filepath.Join(dir, stateDirName), "found"}
-		}
-		// A worker's worktree names the state dir of its session (which
-		// may be a subdirectory's, or another checkout's) beside it.
-		if owner := workspace.TrustedOwner(dir); owner != "" && isDir(owner) {
-			return stateDirChoice{owner, "found"}
 		}
 		// The top of another linked worktree: its repository's state dir
 		// is beside the main checkout, found through git's files.
@@ -56,7 +66,22 @@ func chooseStateDir(flag string) stateDirChoice {
 			break
 		}
 	}
-	return stateDirChoice{filepath.Join(wd, stateDirName), "default"}
+	return stateDirChoice{filepath.Join(home, stateDirName), "default"}
+}
+
+// workerTop is the top of the worker's worktree dir is in (a linked
+// worktree with an owner file beside it, trusted or not), "" if none.
+func workerTop(dir string) string {
+	for ; ; dir = filepath.Dir(dir) {
+		if workspace.Owner(dir) != "" {
+			if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.Mode().IsRegular() {
+				return dir
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
 }
 
 func isDir(path string) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // These tests drive the binary as a user would in a git repository:
@@ -241,6 +242,28 @@ func TestWorktreeCommandsFromInsideAWorkersWorktree(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, ".gitignore")); err != nil || w.git(w.Work, "status", "--porcelain") != "" {
 		t.Fatalf("the state dir dirties the repository: %v %q", err, w.git(w.Work, "status", "--porcelain"))
+	}
+	// A .zwarm the worker made in its worktree is never the state dir:
+	// its config would choose the programs zwarm runs there, outside the
+	// worker's sandbox.
+	for _, d := range []string{wt, filepath.Join(wt, "sub")} {
+		if err := os.MkdirAll(filepath.Join(d, ".zwarm", "sessions"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, ".zwarm", "config.toml"), []byte("[adapters.codex]\nbinary = \"/tmp/planted\"\n"), 0o644)
+		if r := w.zwarmIn(d, nil, "ls"); r.code != 0 || !strings.Contains(r.stdout, id) {
+			t.Errorf("ls in %s, beside a planted .zwarm: %+v", d, r)
+		}
+		if r := w.zwarmIn(d, nil, "doctor"); !strings.Contains(r.stdout, state) {
+			t.Errorf("doctor in %s names another state dir than %s:\n%s", d, state, r.stdout)
+		}
+	}
+	// Nor when the file beside the worktree cannot be trusted to name it.
+	if err := os.Chmod(workspace.OwnerFile(wt), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.zwarmIn(wt, nil, "doctor"); strings.Contains(r.stdout, filepath.Join(wt, ".zwarm")) {
+		t.Errorf("doctor in %s, its owner file writable by others, takes the planted state dir:\n%s", wt, r.stdout)
 	}
 }
 
