@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,11 +346,8 @@ func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
 // one side, says nothing by its content: the worker marks it resolved
 // (git add, git rm).
 func resolvedByContent(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil || bytes.IndexByte(b, 0) >= 0 {
-		return false
-	}
-	return !hasMarkers(path)
+	text, markers := scanConflict(path)
+	return text && !markers
 }
 
 // merging reports whether a merge waits to be concluded in the worktree.
@@ -468,24 +466,43 @@ func (w *Worktree) WithMarkers(files []string) []string {
 }
 
 func hasMarkers(path string) bool {
-	f, err := os.Open(path)
+	_, markers := scanConflict(path)
+	return markers
+}
+
+// maxConflictScan is how much of a file in conflict is read for markers:
+// a text file a person could resolve by hand is far smaller, and a worker
+// may have left one of any size (a sparse file of terabytes takes no disk).
+const maxConflictScan = 64 << 20
+
+// scanConflict reads a file of the worktree for conflict markers without
+// trusting what is at the path (openPlain): text says it is a regular
+// file of at most maxConflictScan bytes, none of them NUL; markers that
+// an opening marker line is followed by a closing one.
+func scanConflict(path string) (text, markers bool) {
+	f, err := openPlain(path)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	if fi, err := f.Stat(); err != nil || fi.Size() > maxConflictScan {
+		return false, false
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, maxConflictScan))
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	open := false
 	for sc.Scan() {
 		l := sc.Bytes()
 		switch {
+		case bytes.IndexByte(l, 0) >= 0:
+			return false, false // binary: its content says nothing
 		case len(l) >= 8 && string(l[:8]) == "<<<<<<< ":
 			open = true
 		case open && len(l) >= 8 && string(l[:8]) == ">>>>>>> ":
-			return true
+			return true, true
 		}
 	}
-	return false
+	return sc.Err() == nil, false
 }
 
 // Count is how many commits are in to but not in from.

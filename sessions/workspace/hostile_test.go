@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // What a worker may do to its worktree, on purpose or not, and what
@@ -416,4 +417,44 @@ func TestACommitGitRefusesIsNeverTaken(t *testing.T) {
 		t.Fatalf("%s in your repository moved to %s, want it left at %s", w.Branch, got, base)
 	}
 	sh(t, repo, "git fsck --strict --no-dangling")
+}
+
+// A file in conflict is read by zwarm, outside the worker's sandbox, to
+// tell whether the worker resolved it: whatever the worker left at its
+// path (a FIFO no one writes, a symlink to an endless device, a sparse
+// file of terabytes) is judged unresolved at once, never waited on and
+// never read whole.
+func TestAConflictedPathIsNeverWaitedOnOrReadWhole(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, plant string }{
+		{"fifo", "rm c.txt && mkfifo c.txt"},
+		{"symlink to a device", "rm c.txt && ln -s /dev/zero c.txt"},
+		{"sparse file", "rm c.txt && truncate -s 1T c.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo := newRepo(t, map[string]string{"c.txt": "base\n"})
+			w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000040")
+			sh(t, w.Path, "echo a > c.txt && git -c user.name=W -c user.email=w@x commit -qam a && git checkout -q -b side HEAD~1 && "+
+				"echo b > c.txt && git -c user.name=W -c user.email=w@x commit -qam b && git checkout -q "+w.Branch+" && "+
+				"(git -c user.name=W -c user.email=w@x merge -q side >/dev/null 2>&1 || true) && "+tc.plant)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := w.Commit(context.Background(), "zwarm turn")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var ue *UnfinishedError
+				if !errors.As(err, &ue) || !reflect.DeepEqual(ue.Files, []string{"c.txt"}) {
+					t.Fatalf("commit: %v; want the merge left unfinished on c.txt", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the commit still waits on what the worker left at c.txt after a minute")
+			}
+			if m := w.WithMarkers([]string{"c.txt"}); m != nil {
+				t.Errorf("markers found in %v", m)
+			}
+		})
+	}
 }
