@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -122,7 +123,7 @@ func (m *Manager) Land(ctx context.Context, idOrPrefix string, opt LandOptions) 
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := m.st.LandLock(ctx)
+	unlock, err := m.st.LandLock(store.WithLockPolicy(ctx, store.LockPolicy{Notify: m.lockWaiting}))
 	if err != nil {
 		return nil, err
 	}

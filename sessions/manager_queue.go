@@ -11,6 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/store"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
@@ -50,7 +51,7 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := m.st.LandLock(ctx)
+	unlock, err := m.st.LandLock(store.WithLockPolicy(ctx, store.LockPolicy{Notify: m.lockWaiting}))
 	if err != nil {
 		return nil, err
 	}

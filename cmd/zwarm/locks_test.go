@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +20,14 @@ import (
 // its holder the way zwarm does, until the test ends.
 func holdSessionLock(t *testing.T, w *world, id string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(w.State, "sessions", id, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	holdLock(t, filepath.Join(w.State, "sessions", id, ".lock"), "zwarm kill")
+}
+
+// holdLock takes the lock file at path, noting this process as its holder
+// running command, until the test ends or the returned func is called.
+func holdLock(t *testing.T, path, command string) (release func()) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +35,59 @@ func holdSessionLock(t *testing.T, w *world, id string) {
 		t.Fatal(err)
 	}
 	f.Truncate(0)
-	fmt.Fprintf(f, "%d zwarm kill\n", os.Getpid())
-	t.Cleanup(func() { f.Truncate(0); f.Close() })
+	fmt.Fprintf(f, "%d %s\n", os.Getpid(), command)
+	var once sync.Once
+	release = func() { once.Do(func() { f.Truncate(0); f.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// A landing waits for the one before it as long as that takes, and says
+// who it waits for; then it lands.
+func TestLandSaysWhoseLandingItWaitsFor(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := w.spawn("add b")
+	w.ok("wait", id)
+	release := holdLock(t, filepath.Join(w.State, "land.lock"), "zwarm land 0000abcd")
+	cmd := exec.Command(bins.zwarm, "land", id)
+	cmd.Dir, cmd.Env = w.Work, w.env()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			select {
+			case said <- sc.Text():
+			default:
+			}
+		}
+	}()
+	select {
+	case line := <-said:
+		want := fmt.Sprintf("zwarm: waiting for another landing: locked by pid %d, zwarm land 0000abcd", os.Getpid())
+		if line != want {
+			t.Errorf("said %q, want %q", line, want)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("land said nothing in 30 s of waiting for the landing before it")
+	}
+	release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("land after the lock was released: %v", err)
+	}
+	if got := w.git(w.Work, "show", "HEAD:b.txt"); got != "b" {
+		t.Fatalf("b.txt on main: %q", got)
+	}
 }
 
 // Ctrl+C on inject while it waits for the session's lock (held by a

@@ -341,12 +341,14 @@ const genFile = "sessions.gen"
 func (st *Store) GenPath() string { return filepath.Join(st.dir, genFile) }
 
 // LandLock serializes the landings of a state dir: each builds on the
-// branch as the one before left it.
+// branch as the one before left it. It waits as long as the landing before
+// takes (its verify command may run for minutes), saying who holds it as
+// ctx's lock policy asks.
 func (st *Store) LandLock(ctx context.Context) (func(), error) {
 	if err := st.EnsureWritable(); err != nil {
 		return nil, err
 	}
-	l, err := LockFileCtx(ctx, st.dir, filepath.Join(st.dir, "land.lock"))
+	l, err := store.LockFile(ctx, st.dir, filepath.Join(st.dir, "land.lock"), "another landing")
 	if err != nil {
 		return nil, fmt.Errorf("wait for another landing: %w", err)
 	}
