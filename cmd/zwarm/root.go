@@ -114,7 +114,7 @@ out; 130 interrupted.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := err.Error()
 		if takesText(c) && (strings.Contains(msg, "unknown shorthand flag") || strings.Contains(msg, "unknown flag")) {
-			msg += fmt.Sprintf(" (a %s that starts with '-' goes after --, e.g. zwarm %s -- \"-v is broken\")", textArg(c), c.Name())
+			msg += fmt.Sprintf(" (a %s that starts with '-' goes after --, e.g. %s -- \"-v is broken\")", textArg(c), textExample(c))
 		}
 		if strings.Contains(msg, "missing unit in duration") {
 			msg += " (a duration takes a unit: 90s, 10m, 1h30m)"
@@ -136,6 +136,14 @@ out; 130 interrupted.`,
 // takesText says a command's arguments are free text (a task, a message),
 // where a leading '-' may be meant literally.
 func takesText(c *cobra.Command) bool { return c.Name() == "spawn" || c.Name() == "inject" }
+
+// textExample is the command line before a text given after --.
+func textExample(c *cobra.Command) string {
+	if c.Name() == "spawn" {
+		return "zwarm spawn"
+	}
+	return "zwarm " + c.Name() + " ID"
+}
 
 func textArg(c *cobra.Command) string {
 	if c.Name() == "spawn" {
