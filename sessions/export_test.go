@@ -38,7 +38,7 @@ var StoppedUnrecorded = stoppedUnrecorded
 
 // RecordAttachUsage charges a person's attached span its usage.
 func RecordAttachUsage(s *record.Session, u record.Usage, cumulative bool) bool {
-	return recordAttachUsage(s, &attachSpent{usage: u, cumulative: cumulative})
+	return state.RecordAttachUsage(s, u, cumulative)
 }
 
 // ManagerOn is a Manager of st with no adapters or runners: enough to

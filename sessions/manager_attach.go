@@ -298,7 +298,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 			return err
 		}
 		recordAttachWork(s, work)
-		if recordAttachUsage(s, spent) {
+		if spent != nil && state.RecordAttachUsage(s, spent.usage, spent.cumulative) {
 			s.Refresh(a.m.prices())
 		}
 		if s.PendingInjects == 0 {
@@ -405,58 +405,6 @@ func (a *Attachment) spent() *attachSpent {
 		return nil
 	}
 	return &attachSpent{usage: u.WithTotal(), cumulative: cumulative}
-}
-
-// recordAttachUsage puts what the span used in its record (held under the
-// session's lock, the span still the last): a thread's running total is
-// taken less what the thread had used before the span.
-func recordAttachUsage(s *record.Session, sp *attachSpent) (recorded bool) {
-	if sp == nil || len(s.Attaches) == 0 {
-		return false
-	}
-	n := len(s.Attaches) - 1
-	a := &s.Attaches[n]
-	u := sp.usage
-	if sp.cumulative {
-		total := u
-		u = total.Sub(threadSoFar(s, n))
-		a.ThreadUsage = &total
-	}
-	if u == (record.Usage{}) {
-		return sp.cumulative // its total is recorded all the same
-	}
-	a.Usage = &u
-	return true
-}
-
-// threadSoFar is the agent's last known running total for the thread: the
-// latest to end of the turns and of the first spans attached spans that
-// recorded one.
-func threadSoFar(s *record.Session, spans int) record.Usage {
-	var last *record.Usage
-	var at time.Time
-	take := func(u *record.Usage, end *time.Time) {
-		if u == nil {
-			return
-		}
-		e := time.Time{}
-		if end != nil {
-			e = *end
-		}
-		if last == nil || !e.Before(at) {
-			last, at = u, e
-		}
-	}
-	for i := range s.Turns {
-		take(s.Turns[i].ThreadUsage, s.Turns[i].EndedAt)
-	}
-	for i := 0; i < spans && i < len(s.Attaches); i++ {
-		take(s.Attaches[i].ThreadUsage, s.Attaches[i].End)
-	}
-	if last == nil {
-		return record.Usage{}
-	}
-	return *last
 }
 
 // prices is the price table of the state dir's config (the defaults when
