@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -221,6 +222,9 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 			return err
 		}
 	}
+	if err := m.runnable(s, opt.MaxCostUSD > 0); err != nil {
+		return err
+	}
 	if why := state.OverCostLimit(s); why != "" {
 		// Its supervisor would stop the follow-up before it started.
 		return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", state.ErrOverCostLimit, why)
@@ -237,6 +241,29 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 		}
 	}
 	return nil
+}
+
+// runnable refuses a follow-up whose turn could never run, as spawn
+// refuses a first turn: the agent's binary missing, or a cost limit just
+// set (limitSet) on a model whose price zwarm does not know, which the
+// supervisor could never enforce.
+func (m *Manager) runnable(s *record.Session, limitSet bool) error {
+	ad, err := m.adapters.Lookup(s.Adapter)
+	if err != nil {
+		return err
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return err
+	}
+	if limitSet {
+		if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
+			return err
+		}
+	}
+	_, err = ad.Command(agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
+		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter), ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions})
+	return err
 }
 
 // queueFollowUp queues res.Entry for s (held under its lock), delivered

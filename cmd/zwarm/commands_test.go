@@ -89,6 +89,31 @@ func TestMissingCodexBinaryIsRefusedBeforeRecording(t *testing.T) {
 	}
 }
 
+// A follow-up that could never run is refused as spawn refuses a first
+// turn, before anything is queued: a missing agent binary, a cost limit
+// on a model whose price zwarm does not know.
+func TestAFollowUpThatCouldNeverRunIsRefused(t *testing.T) {
+	w := newWorld(t)
+	if r := w.zwarm("spawn", "--model", "no-such-model", "--max-cost", "1", "x"); r.code != 2 || !strings.Contains(r.stderr, `a cost limit needs the price of model "no-such-model"`) {
+		t.Fatalf("spawn --max-cost on an unknown model: %+v", r)
+	}
+	id := strings.Fields(w.ok("spawn", "--wait", "--model", "no-such-model", "first"))[0]
+	before := w.record(id)
+	r := w.zwarm("inject", "--max-cost", "1", id, "go on")
+	if r.code != 2 || !strings.Contains(r.stderr, `a cost limit needs the price of model "no-such-model"`) {
+		t.Fatalf("inject --max-cost on an unknown model: %+v", r)
+	}
+	w.extraEnv = []string{"ZWARM_CODEX_BIN=/no/such/codex"}
+	r = w.zwarm("inject", id, "go on")
+	if r.code != 1 || !strings.Contains(r.stderr, "/no/such/codex") {
+		t.Fatalf("inject without the agent's binary: %+v", r)
+	}
+	after := w.record(id)
+	if after.Status() != record.StatusCompleted || len(after.Turns) != len(before.Turns) || after.MaxCostUSD != 0 || after.PendingInjects != 0 {
+		t.Fatalf("a refused follow-up changed the session: %s, %d turns, limit %v, %d pending", after.Status(), len(after.Turns), after.MaxCostUSD, after.PendingInjects)
+	}
+}
+
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 	w := newWorld(t)
 	for _, id := range []string{"3f2a0000-0000-4000-8000-000000000001", "3f2a0000-0000-4000-8000-000000000002"} {
