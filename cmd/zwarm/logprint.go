@@ -24,6 +24,7 @@ type logPrinter struct {
 	from, only int
 	follow     bool
 	prog       *cli.Progress
+	setup      *setupTail // printed until the first turn starts
 
 	id      string
 	pending map[int]*turnLog // turns seen, not printed
@@ -50,6 +51,7 @@ func (p *logPrinter) update(u watch.Update) {
 		return
 	}
 	p.id = u.ID
+	p.print(p.setup.next(u.Session.Turn > 0 || u.Session.Settled()))
 	if p.pending == nil {
 		p.pending, p.live, p.done = map[int]*turnLog{}, map[int]*render.Stream{}, map[int]bool{}
 	}
@@ -142,6 +144,7 @@ func (p *logPrinter) fold(tl *turnLog, t record.Turn) {
 // finish prints what was read of turns that have not ended (a snapshot of
 // a running session, without --follow), folded like show.
 func (p *logPrinter) finish() {
+	p.print(p.setup.next(true))
 	for _, n := range sortedTurns(p.pending) {
 		tl := p.pending[n]
 		if tl.w == nil {

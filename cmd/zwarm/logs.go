@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -83,10 +84,9 @@ func runLogs(c *cobra.Command, o *logsOptions) error {
 		limitHeap(io, followHeap)
 	}
 	w := bufio.NewWriterSize(io.Out, 64<<10)
-	if o.turn <= 1 {
-		writeSetupLog(w, m.Store().SetupLog(s.ID))
-	}
-	lp := &logPrinter{st: m.Store(), w: w, from: 1, only: o.turn, follow: o.follow}
+	setup := &setupTail{path: m.Store().SetupLog(s.ID), done: o.turn > 1}
+	writeLines(w, setup.next(!o.follow || s.Settled() || s.Turn > 0))
+	lp := &logPrinter{st: m.Store(), w: w, from: 1, only: o.turn, follow: o.follow, setup: setup}
 	from := 1
 	for _, t := range m.Turns(s) {
 		if t.EndedAt == nil && !s.Legacy {
@@ -157,30 +157,66 @@ func rawLog(ctx context.Context, o *logsOptions, m *sessions.Manager) error {
 	return nil
 }
 
-// writeSetupLog prints what making the session's worktree did and printed
+// setupLimit bounds how much of a setup log is printed: a setup that
+// printed more is cut, and its end is what tells.
+const setupLimit = 1 << 20
+
+// setupTail prints what making the session's worktree did and printed
 // (git, what was brought along, the setup command's output) and what its
 // jobs' setup printed ([runner.slurm] setup), before the first turn; a
-// session in place on this machine has none.
-func writeSetupLog(w *bufio.Writer, path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return
+// session in place on this machine has none. Followed, the log is printed
+// as it grows, each time the session's record changes, until the first
+// turn starts or the session settles (a setup that failed says so last).
+type setupTail struct {
+	path   string
+	at     int64 // bytes of the log printed
+	header bool  // "── setup" is printed
+	done   bool
+}
+
+// next is what the log holds past what was printed: whole lines only, or
+// with last all of it, then the blank line that sets it apart.
+func (t *setupTail) next(last bool) []render.Line {
+	if t == nil || t.done {
+		return nil
 	}
-	defer f.Close()
-	const limit = 1 << 20 // a setup that printed more is cut: its end is what tells
+	t.done = last
+	var lines []render.Line
+	if f, err := os.Open(t.path); err == nil {
+		lines = t.read(f, last)
+		f.Close()
+	}
+	if last && t.header {
+		lines = append(lines, render.Line{})
+	}
+	return lines
+}
+
+func (t *setupTail) read(f *os.File, last bool) []render.Line {
 	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return
+	if err != nil || st.Size() <= t.at {
+		return nil
 	}
-	w.WriteString("── setup\n")
-	off := max(0, st.Size()-limit)
-	if off > 0 {
-		fmt.Fprintf(w, "  … (%d bytes cut: %s has all of it)\n", off, path)
+	from := max(t.at, st.Size()-setupLimit)
+	buf := make([]byte, st.Size()-from)
+	n, _ := f.ReadAt(buf, from)
+	if buf = buf[:n]; !last {
+		buf = buf[:bytes.LastIndexByte(buf, '\n')+1]
 	}
-	buf := make([]byte, st.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	for _, l := range render.Lines(string(buf[:n])) {
-		w.WriteString("  " + l + "\n")
+	if len(buf) == 0 {
+		return nil
 	}
-	w.WriteString("\n")
+	var lines []render.Line
+	if !t.header {
+		t.header = true
+		lines = append(lines, render.Line{Text: "── setup"})
+	}
+	if from > t.at {
+		lines = append(lines, render.Line{Indent: 1, Text: fmt.Sprintf("… (%d bytes cut: %s has all of it)", from-t.at, t.path)})
+	}
+	for _, l := range render.Lines(string(buf)) {
+		lines = append(lines, render.Line{Indent: 1, Text: l})
+	}
+	t.at = from + int64(len(buf))
+	return lines
 }

@@ -357,6 +357,26 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 	}
 }
 
+// logs -f from the moment of spawn follows the setup as it goes, before
+// the first turn, and a setup that fails says so.
+func TestLogsFollowTheWorktreeSetup(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"echo first; sleep 1; echo second\"\n")
+	w.setScript(agentDoes("echo b > b.txt"))
+	out := w.ok("logs", "-f", w.spawn("look"))
+	setup, second, turn := strings.Index(out, "── setup"), strings.Index(out, "second"), strings.Index(out, "turn 1")
+	if setup < 0 || !strings.Contains(out, "first") || second < setup || turn < second {
+		t.Fatalf("logs -f:\n%s", out)
+	}
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"sleep 1; echo npm ci failed; exit 7\"\n")
+	r := w.zwarm("logs", "-f", w.spawn("look again"))
+	if !strings.Contains(r.stdout, "npm ci failed") || !strings.Contains(r.stdout, "exit code 7") {
+		t.Fatalf("logs -f of a failing setup: %+v", r)
+	}
+}
+
 // While its worktree is made, a waiting spawn shows it on a terminal.
 func TestSpawnWaitShowsThePreparingWorktree(t *testing.T) {
 	t.Parallel()
