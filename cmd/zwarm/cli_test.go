@@ -22,13 +22,15 @@ func TestSpawnTaskFromFileOrStdin(t *testing.T) {
 	task := filepath.Join(t.TempDir(), "task.md")
 	writeFile(t, task, "# Task\n\nfix the flaky test\n")
 	w.ok("spawn", "--wait", "-f", task)
-	cmd := exec.Command(bins.zwarm, "spawn", "--wait", "-")
-	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), strings.NewReader("from stdin\n")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("spawn -: %v\n%s", err, out)
+	for _, args := range [][]string{{"-"}, {"-f", "-"}} {
+		cmd := exec.Command(bins.zwarm, append([]string{"spawn", "--wait"}, args...)...)
+		cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), strings.NewReader("from stdin\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("spawn %q: %v\n%s", args, err, out)
+		}
 	}
 	inv := w.Invocations()
-	if len(inv) != 2 || inv[0].Prompt != "# Task\n\nfix the flaky test" || inv[1].Prompt != "from stdin" {
+	if len(inv) != 3 || inv[0].Prompt != "# Task\n\nfix the flaky test" || inv[1].Prompt != "from stdin" || inv[2].Prompt != "from stdin" {
 		t.Fatalf("prompts: %+v", inv)
 	}
 	if r := w.zwarm("spawn", "-f", task, "also words"); r.code != 2 || !strings.Contains(r.stderr, "not both") {

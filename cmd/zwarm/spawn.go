@@ -84,7 +84,7 @@ directory itself, as outside a repository.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
 	fl := c.Flags()
-	fl.StringVarP(&o.taskFile, "file", "f", "", "read the task from this file")
+	fl.StringVarP(&o.taskFile, "file", "f", "", "read the task from this file (- for standard input)")
 	fl.StringVar(&o.adapter, "adapter", "", "agent to run: "+strings.Join(publicAdapters(), ", ")+" (default: config default_adapter, else codex)")
 	fl.StringVarP(&o.model, "model", "m", "", "model (default: config, else the adapter's default)")
 	fl.StringVarP(&o.dir, "dir", "C", "", "working directory of the agent (default: current)")
@@ -135,13 +135,13 @@ func taskText(o *spawnOptions, args []string, in io.Reader) (string, error) {
 	switch {
 	case o.taskFile != "" && len(args) > 0:
 		return "", cli.Usagef("give the task as arguments or with -f FILE, not both")
-	case o.taskFile != "":
+	case o.taskFile != "" && o.taskFile != "-":
 		b, err := os.ReadFile(o.taskFile)
 		if err != nil {
 			return "", cli.Usagef("-f: %v", err)
 		}
 		return strings.TrimSpace(string(b)), nil
-	case len(args) == 1 && args[0] == "-":
+	case o.taskFile == "-" || len(args) == 1 && args[0] == "-":
 		b, err := io.ReadAll(in)
 		if err != nil {
 			return "", fmt.Errorf("read the task from stdin: %w", err)
