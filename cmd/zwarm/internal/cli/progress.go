@@ -92,7 +92,7 @@ func (p *Progress) Update(u watch.Update) {
 			state += " · " + q
 		}
 		if ws := s.Workspace; ws != nil && ws.Preparing() {
-			step = "preparing worktree"
+			step = preparingStep
 		}
 		if step == "" {
 			step = p.stepOf(p.latest[s.ID])
@@ -111,11 +111,14 @@ func (p *Progress) stepOf(prev string) string {
 		return ""
 	}
 	last := parts[len(parts)-1]
-	if strings.HasPrefix(last, "quiet ") {
-		return ""
+	if strings.HasPrefix(last, "quiet ") || last == preparingStep {
+		return "" // said of the session, not a step its agent took
 	}
 	return last
 }
+
+// preparingStep stands for the agent's step while the worktree is made.
+const preparingStep = "preparing worktree"
 
 // Print runs fn, which writes to the terminal, with the progress out of
 // its way.
