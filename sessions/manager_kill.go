@@ -543,7 +543,11 @@ func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool
 	s, err := m.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		if !force {
-			return "", fmt.Errorf("rm %s: %w; zwarm rm --force %s removes it anyway", record.ShortID(id), err, record.ShortID(id))
+			hint := "; zwarm rm --force " + record.ShortID(id) + " removes it anyway"
+			if strings.Contains(err.Error(), "rm --force") {
+				hint = "" // the error says so already
+			}
+			return "", fmt.Errorf("rm %s: %w%s", record.ShortID(id), err, hint)
 		} else if dry {
 			return id, nil
 		}

@@ -195,6 +195,10 @@ func TestUnreadableRecords(t *testing.T) {
 	if sessionstest.Alive(agentPID) || len(sessionstest.MarkedProcs(broken)) > 0 {
 		t.Fatalf("the unreadable session's agent still runs: %v", sessionstest.MarkedProcs(broken))
 	}
+	r = w.zwarm("rm", broken)
+	if r.code != 1 || strings.Count(r.stderr, "rm --force") != 1 {
+		t.Fatalf("rm: %+v; want one hint of rm --force", r)
+	}
 	w.ok("rm", "--force", broken)
 	if r := w.zwarm("ls"); r.code != 0 || strings.Contains(r.stdout+r.stderr, broken) {
 		t.Fatalf("after rm --force: %+v", r)
