@@ -222,9 +222,6 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 			return err
 		}
 	}
-	if err := m.runnable(s, opt.MaxCostUSD > 0); err != nil {
-		return err
-	}
 	if why := state.OverCostLimit(s); why != "" {
 		// Its supervisor would stop the follow-up before it started.
 		return fmt.Errorf("%w: it is %s; send it with a higher --max-cost to continue its thread, or spawn a new worker", state.ErrOverCostLimit, why)
@@ -235,6 +232,9 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 			return err
 		}
 	}
+	if err := m.runnable(s, opt.MaxCostUSD > 0); err != nil {
+		return err
+	}
 	if s.Settled() {
 		if err := state.WriteReserve(m.st.ReservePath(s.ID)); err != nil {
 			return fmt.Errorf("cannot reserve space for the session: %w%s", err, state.NoSpaceHint(err))
@@ -244,9 +244,11 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 }
 
 // runnable refuses a follow-up whose turn could never run, as spawn
-// refuses a first turn: the agent's binary missing, or a cost limit just
-// set (limitSet) on a model whose price zwarm does not know, which the
-// supervisor could never enforce.
+// refuses a first turn: a cost limit just set (limitSet) on a model whose
+// price zwarm does not know, which the supervisor could never enforce, or
+// for a settled session, whose supervisor starts here with this
+// environment, the agent's binary missing. A running session's own
+// supervisor, with its own environment, delivers the follow-up.
 func (m *Manager) runnable(s *record.Session, limitSet bool) error {
 	ad, err := m.adapters.Lookup(s.Adapter)
 	if err != nil {
@@ -260,6 +262,9 @@ func (m *Manager) runnable(s *record.Session, limitSet bool) error {
 		if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
 			return err
 		}
+	}
+	if !s.Settled() {
+		return nil
 	}
 	_, err = ad.Command(agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
 		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter), ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions})
