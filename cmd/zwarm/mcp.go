@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
@@ -82,7 +81,7 @@ func runMCP(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.io.In), Writer: out})
+	err = srv.Run(ctx, mcpserver.Stdio(f.io.In, out))
 	switch {
 	case err == nil, errors.Is(err, io.EOF), ctx.Err() != nil:
 		// The client hung up: its normal end. A signal that stopped the

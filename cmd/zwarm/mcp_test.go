@@ -234,7 +234,8 @@ func TestMCPRefusesABadConfig(t *testing.T) {
 
 // A client that writes its requests and closes stdin at once (a script,
 // a pipe) gets every answer before the server exits: the end of input
-// ends the server only once what was read is answered.
+// ends the server only once what was read is answered. A line that is
+// not a JSON-RPC message is answered with an error, and ends nothing.
 func TestMCPAnswersEverythingReadBeforeEOF(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -250,6 +251,9 @@ func TestMCPAnswersEverythingReadBeforeEOF(t *testing.T) {
 		m["jsonrpc"] = "2.0"
 		b, _ := json.Marshal(m)
 		in.Write(append(b, '\n'))
+		// Lines that are not JSON-RPC, among them, are answered with
+		// errors and end nothing.
+		in.WriteString("{bad\n" + "not json\n" + "{}\n" + "123\n" + "[]\n" + strings.Repeat("x", 17<<20) + "\n")
 	}
 	cmd := exec.Command(bins.zwarm, "mcp")
 	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), &in
@@ -260,15 +264,28 @@ func TestMCPAnswersEverythingReadBeforeEOF(t *testing.T) {
 		t.Fatalf("zwarm mcp: %v\n%s", err, stderr.String())
 	}
 	var ids []string
+	refused := map[int]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var r struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
+			ID     json.RawMessage     `json:"id"`
+			Result json.RawMessage     `json:"result"`
+			Error  *struct{ Code int } `json:"error"`
 		}
-		if json.Unmarshal([]byte(line), &r) != nil || r.Result == nil {
+		switch {
+		case json.Unmarshal([]byte(line), &r) != nil:
+			t.Fatalf("not JSON: %.300s", line)
+		case r.Error != nil && string(r.ID) == "null":
+			refused[r.Error.Code]++
+		case r.Result == nil:
 			t.Fatalf("not an answer: %.300s", line)
+		default:
+			ids = append(ids, string(r.ID))
 		}
-		ids = append(ids, string(r.ID))
+	}
+	// Per request: two parse errors ({bad, not json), four invalid
+	// requests ({}, 123, [], the line over 16 MiB).
+	if refused[-32700] != 10 || refused[-32600] != 20 || len(refused) != 2 {
+		t.Errorf("errors for the bad lines: %v, want 10 of -32700 and 20 of -32600", refused)
 	}
 	slices.Sort(ids) // calls may be answered in any order
 	if strings.Join(ids, ",") != "1,2,3,4" {
