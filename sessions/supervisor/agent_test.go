@@ -65,3 +65,28 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+// A failed turn's error is the agent's error line, not the stack trace
+// printed after it (codex with RUST_BACKTRACE set, a Node CLI's throw).
+func TestLastLinesLeavesStackTracesOut(t *testing.T) {
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"rust", "Error: Input exceeds the maximum length of 1048576 characters\n\nStack backtrace:\n" +
+			"   0: anyhow::error::<impl anyhow::Error>::msg\n             at ./src/error.rs:83:36\n   1: codex_exec::run_main\n" +
+			strings.Repeat("  11: <unknown>\n", 30) + "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n",
+			"Error: Input exceeds the maximum length of 1048576 characters"},
+		{"node", "starting\nError: ENOENT: no such file or directory, open 'x'\n    at Object.openSync (node:fs:573:18)\n    at main (file:///cli.js:1:2)\n",
+			"starting\nError: ENOENT: no such file or directory, open 'x'"},
+		{"plain", "one\ntwo\nthree\nfour\n", "two\nthree\nfour"},
+		{"only a trace", "   0: f\n   1: g\n", "0: f\n1: g"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "stderr")
+			if err := os.WriteFile(path, []byte(tc.stderr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := lastLines(path, 3); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -79,14 +79,17 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 	return end, r.clocks
 }
 
-// lastLines returns the last n non-empty lines of a small tail of a file.
+// lastLines returns the last n non-empty lines of the tail of a file that
+// are not a stack trace's: with RUST_BACKTRACE set, codex ends its error
+// with dozens of frames ("11: <unknown>"), and a Node CLI's error with its
+// "at ..." lines; the error is the line before them.
 func lastLines(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	const tail = 4096
+	const tail = 64 << 10
 	st, err := f.Stat()
 	if err != nil {
 		return ""
@@ -94,14 +97,32 @@ func lastLines(path string, n int) string {
 	off := max(0, st.Size()-tail)
 	buf := make([]byte, st.Size()-off)
 	n2, _ := f.ReadAt(buf, off)
-	var out []string
+	var all, out []string
 	for _, l := range strings.Split(strings.ToValidUTF8(string(buf[:n2]), "\uFFFD"), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
+			all = append(all, l)
+			if !stackLine(l) {
+				out = append(out, l)
+			}
 		}
+	}
+	if len(out) == 0 {
+		out = all // nothing but a trace: better than nothing
 	}
 	if len(out) > n {
 		out = out[len(out)-n:]
 	}
 	return strings.Join(out, "\n")
+}
+
+// stackLine reports whether a line (trimmed) is part of a stack trace: a
+// Rust backtrace's header, frames ("7: codex_exec::run_main") and
+// locations ("at ./src/lib.rs:12:5"), its note on RUST_BACKTRACE, or a
+// JavaScript frame ("at Object.<anonymous> (file.js:1:2)").
+func stackLine(l string) bool {
+	if strings.EqualFold(l, "stack backtrace:") || strings.HasPrefix(l, "at ") || strings.Contains(l, "RUST_BACKTRACE") {
+		return true
+	}
+	digits := len(l) - len(strings.TrimLeft(l, "0123456789"))
+	return digits > 0 && strings.HasPrefix(l[digits:], ": ")
 }
