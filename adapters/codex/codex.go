@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
@@ -59,15 +60,23 @@ func (*Adapter) NewParser() agent.Parser { return NewParser() }
 //	codex [-c ...] exec resume --json --skip-git-repo-check --disable unbounded_connection_retries
 //	      SANDBOX -m MODEL -- THREAD_ID -             < PROMPT   (run in DIR)
 //
-// The prompt goes through stdin (`-`), so a task of any size works: as an
-// argument it would meet the system's limit on argument lists. Without
+// The prompt goes through stdin (`-`), so a task of any size codex takes
+// works: as an argument it would meet the system's limit on argument lists. Without
 // `--disable unbounded_connection_retries` codex waits for an unreachable
 // model forever; with it, the turn fails and says why.
+// MaxPromptChars is the longest prompt codex takes: a longer one fails
+// its turn at once ("Input exceeds the maximum length of 1048576
+// characters"), so it is refused before a session is made for it.
+const MaxPromptChars = 1 << 20
+
 func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	// What was asked is checked before the machine: a bad request is
 	// refused as such wherever it is made.
 	if err := checkEffort(req); err != nil {
 		return agent.Command{}, err
+	}
+	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
+		return agent.Command{}, config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
@@ -149,6 +158,9 @@ func (a *Adapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 	}
 	if err := checkEffort(req); err != nil {
 		return agent.Command{}, err
+	}
+	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
+		return agent.Command{}, config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -142,6 +143,21 @@ func TestMissingBinarySaysHowToInstall(t *testing.T) {
 	_, err = New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: "x", Config: config.AdapterConfig{Binary: "/nope/codex"}})
 	if err == nil || !strings.Contains(err.Error(), "/nope/codex") || !strings.Contains(err.Error(), "config.toml") {
 		t.Fatalf("configured binary: got %v", err)
+	}
+}
+
+// A prompt over codex's limit is refused as a bad request, before a
+// session is made for a turn that would fail; one at the limit, counted
+// in characters, not bytes, is taken.
+func TestAPromptOverCodexsLimitIsRefused(t *testing.T) {
+	t.Setenv(BinaryEnv, "/bin/true")
+	at := strings.Repeat("é", MaxPromptChars)
+	if _, err := New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: at, WorkingDir: "/"}); err != nil {
+		t.Fatalf("a prompt of %d characters: %v", MaxPromptChars, err)
+	}
+	_, err := New().Command(agent.TurnRequest{StateDir: t.TempDir(), Prompt: at + "!", WorkingDir: "/"})
+	if !errors.Is(err, config.ErrInvalidRequest) || !strings.Contains(err.Error(), "at most 1048576") {
+		t.Fatalf("a prompt one character over: %v", err)
 	}
 }
 
