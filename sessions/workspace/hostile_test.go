@@ -458,3 +458,16 @@ func TestAConflictedPathIsNeverWaitedOnOrReadWhole(t *testing.T) {
 		})
 	}
 }
+
+// A base resolution cut short (a client that went away) says so: it is
+// not taken for a repository without commits.
+func TestACutShortBaseIsNotANewRepository(t *testing.T) {
+	t.Parallel()
+	r := find(t, newRepo(t, map[string]string{"a": "1\n"}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := r.ResolveBase(ctx, "")
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "no commits") {
+		t.Fatalf("a cancelled resolution: %v", err)
+	}
+}

@@ -154,9 +154,12 @@ func (r *Repo) ResolveBase(ctx context.Context, rev string) (Base, error) {
 		rev = "HEAD"
 	}
 	commit, err := g.line(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if ctx.Err() != nil {
+		return Base{}, fmt.Errorf("resolve the base in %s: %w", r.Top, ctx.Err()) // cut short, not answered
+	}
 	if err != nil || commit == "" {
 		if rev == "HEAD" {
-			return Base{}, fmt.Errorf("%s has no commits yet: commit something first, or spawn with --in-place", r.Top)
+			return Base{}, fmt.Errorf("%s has no commits yet: commit something first, or work in place (spawn --in-place; isolation \"none\" over MCP)", r.Top)
 		}
 		return Base{}, fmt.Errorf("base %q is not a commit in %s (a branch, tag or commit id)", rev, r.Top)
 	}
