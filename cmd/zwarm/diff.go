@@ -61,7 +61,7 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 	}
 	ios := o.f.io
 	// Piped, the patch is for git apply: binary files included.
-	opt := workspace.DiffOptions{Color: ios.Color, Width: ios.Width, Binary: !ios.OutTTY}
+	opt := workspace.DiffOptions{Width: ios.Width, Binary: !ios.OutTTY}
 	switch {
 	case o.stat:
 		opt.Format = workspace.StatOnly
@@ -72,7 +72,7 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 	var pager *cli.Pager
 	if ios.OutTTY {
 		// What a worker wrote reaches the terminal: its control characters
-		// are escaped, git's colours kept.
+		// are escaped, and the diff coloured by its grammar.
 		if !o.noPager && ios.Process {
 			if pager, err = cli.StartPager(); err != nil {
 				return err
@@ -81,7 +81,7 @@ func runDiff(c *cobra.Command, o *diffOptions) error {
 		if pager != nil {
 			out = pager
 		}
-		out = cli.NewTermSafe(out, opt.Color)
+		out = cli.NewTermSafe(out, ios.Color)
 	}
 	s, err := m.Diff(c.Context(), o.id, out, sessions.DiffRequest{Turn: o.turn, Options: opt})
 	if ts, ok := out.(*cli.TermSafe); ok {

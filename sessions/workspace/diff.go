@@ -24,8 +24,6 @@ const (
 // DiffOptions say how to print a diff.
 type DiffOptions struct {
 	Format DiffFormat
-	// Color makes git colour it (for a terminal).
-	Color bool
 	// Width is the terminal's width, for --stat.
 	Width int
 	// Binary makes a patch of binary files too (git diff --binary), so
@@ -35,12 +33,9 @@ type DiffOptions struct {
 }
 
 func (o DiffOptions) args() []string {
-	args := []string{"diff", "--no-ext-diff", "--no-textconv"}
-	if o.Color {
-		args = append(args, "--color=always")
-	} else {
-		args = append(args, "--no-color")
-	}
+	// Never coloured by git: its colour codes could not be told from those
+	// in a worker's files (render.DiffPainter colours it for a terminal).
+	args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color"}
 	switch o.Format {
 	case StatOnly:
 		if o.Width > 0 {

@@ -41,8 +41,7 @@ type LoadedMsg struct {
 	Err error
 }
 
-// Load reads session id's diff off the UI goroutine: git's colours kept
-// when color, the first MaxLines lines or MaxBytes bytes at most. seq is
+// Load reads session id's diff off the UI goroutine, coloured when color, the first MaxLines lines or MaxBytes bytes at most. seq is
 // what Open returned.
 func Load(ctx context.Context, src Source, id string, seq int, color bool) tea.Cmd {
 	return func() tea.Msg { return load(ctx, src, id, seq, color, MaxLines, MaxBytes) }
@@ -54,7 +53,7 @@ func load(ctx context.Context, src Source, id string, seq int, color bool, maxLi
 	// Once the bound is reached, git is stopped rather than read to its
 	// end: the rest of a huge diff is never produced.
 	c := &clip{maxLines: maxLines, maxBytes: maxBytes, stop: cancel}
-	s, err := src.Diff(ctx, id, c, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.Patch, Color: color}})
+	s, err := src.Diff(ctx, id, c, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.Patch}})
 	msg := LoadedMsg{ID: id, seq: seq, Session: s}
 	switch {
 	case c.cut:

@@ -13,26 +13,31 @@ const maxCols = 1000
 
 // displayLines turns git's output into lines that are safe on a terminal.
 // A diff shows what a worker wrote, so every control character is escaped
-// (render.Safe), except, when keepSGR, the colour sequences (ESC [ ... m)
-// git adds; tabs are expanded, so a line's width is what it looks like.
-func displayLines(out []byte, keepSGR bool) []string {
+// (render.Safe); with color, the lines are then coloured by the diff's
+// grammar (render.DiffPainter); tabs are expanded, so a line's width is
+// what it looks like.
+func displayLines(out []byte, color bool) []string {
 	text := strings.TrimRight(string(out), "\n")
 	if text == "" {
 		return nil
 	}
+	var paint *render.DiffPainter
+	if color {
+		paint = &render.DiffPainter{}
+	}
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		lines[i] = safeLine(l, keepSGR)
+		lines[i] = safeLine(l, paint)
 	}
 	return lines
 }
 
-// safeLine is one line of git's output made safe: see displayLines.
-func safeLine(l string, keepSGR bool) string {
-	if keepSGR {
-		l = render.SafeColored(l)
-	} else {
-		l = render.Safe(l)
+// safeLine is one line of git's output made safe, then painted by paint
+// if it is not nil: see displayLines.
+func safeLine(l string, paint *render.DiffPainter) string {
+	l = render.Safe(l)
+	if paint != nil {
+		l = paint.Paint(l)
 	}
 	// What is left of ESC starts a colour sequence, which takes no width.
 	var w lineWriter

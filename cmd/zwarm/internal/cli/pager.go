@@ -61,19 +61,25 @@ func (p *Pager) Close() error {
 	return p.cmd.Wait()
 }
 
-// TermSafe passes a program's output to a terminal a line at a time,
-// made safe: a file a worker wrote cannot move the cursor, clear the
-// screen or retitle the terminal through it. With colored, the colour
-// sequences (ESC [ ... m) git adds are kept (render.SafeColored), else
-// every control character is escaped (render.Safe).
+// TermSafe passes git's diff output to a terminal a line at a time, made
+// safe: every control character is escaped (render.Safe), so a file a
+// worker wrote cannot move the cursor, clear the screen, retitle the
+// terminal or hide a line through it. With colored, the lines are then
+// coloured by the diff's grammar (render.DiffPainter).
 type TermSafe struct {
-	w       io.Writer
-	colored bool
-	line    []byte // a line not finished yet
-	buf     bytes.Buffer
+	w     io.Writer
+	paint *render.DiffPainter
+	line  []byte // a line not finished yet
+	buf   bytes.Buffer
 }
 
-func NewTermSafe(w io.Writer, colored bool) *TermSafe { return &TermSafe{w: w, colored: colored} }
+func NewTermSafe(w io.Writer, colored bool) *TermSafe {
+	t := &TermSafe{w: w}
+	if colored {
+		t.paint = &render.DiffPainter{}
+	}
+	return t
+}
 
 func (t *TermSafe) Write(p []byte) (int, error) {
 	n := len(p)
@@ -95,11 +101,11 @@ func (t *TermSafe) Write(p []byte) (int, error) {
 }
 
 func (t *TermSafe) emit() {
-	if t.colored {
-		t.buf.WriteString(render.SafeColored(string(t.line)))
-	} else {
-		t.buf.WriteString(render.Safe(string(t.line)))
+	l := render.Safe(string(t.line))
+	if t.paint != nil {
+		l = t.paint.Paint(l)
 	}
+	t.buf.WriteString(l)
 	t.line = t.line[:0]
 }
 
