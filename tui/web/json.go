@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,22 +169,47 @@ func splitDiff(patch string) []fileDiff {
 	return out
 }
 
-// diffPath is the file a diff's part is about: its "+++ b/PATH" line, or
-// the header's second path (a deletion, a binary file).
+// diffPath is the file a diff's part is about: its "+++ b/PATH" line,
+// else its "--- a/PATH" (a deletion), else the header's second path (a
+// binary file, a mode change).
 func diffPath(part string) string {
+	minus := ""
 	for _, l := range strings.Split(part, "\n") {
-		if p, ok := strings.CutPrefix(l, "+++ b/"); ok {
-			return p
+		if p, ok := strings.CutPrefix(l, "+++ "); ok && p != "/dev/null" {
+			return gitPath(p, "b/")
+		}
+		if p, ok := strings.CutPrefix(l, "--- "); ok && p != "/dev/null" {
+			minus = gitPath(p, "a/")
 		}
 		if strings.HasPrefix(l, "@@") {
 			break
 		}
 	}
+	if minus != "" {
+		return minus
+	}
 	head, _, _ := strings.Cut(part, "\n")
+	if i := strings.LastIndex(head, ` "b/`); i >= 0 && strings.HasSuffix(head, `"`) {
+		return gitPath(head[i+1:], "b/")
+	}
 	if i := strings.LastIndex(head, " b/"); i >= 0 {
 		return head[i+3:]
 	}
 	return head
+}
+
+// gitPath is a path as a diff's header writes it, without its a/ or b/:
+// git ends one that holds a space with a tab, and writes one with other
+// special bytes (a quote, a control character, non-ASCII) C-quoted, octal
+// escapes and all, which Go's own quoting reads.
+func gitPath(p, prefix string) string {
+	p = strings.TrimSuffix(p, "\t")
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			p = u
+		}
+	}
+	return strings.TrimPrefix(p, prefix)
 }
 
 var errCut = errors.New("cut")
