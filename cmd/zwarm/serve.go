@@ -107,12 +107,12 @@ func runServe(c *cobra.Command, o *serveOptions) error {
 	}
 	base := pageURL(ln.Addr().String(), o.addr, tlsOn)
 	io := o.f.io
-	fmt.Fprintf(io.Out, "%s/#token=%s\n", base, opt.Token)
+	fmt.Fprintln(io.Out, web.Link(base, opt.Token))
 	if opt.ReadOnlyToken != "" {
-		fmt.Fprintf(io.Out, "%s/#token=%s   (read-only)\n", base, opt.ReadOnlyToken)
+		fmt.Fprintf(io.Out, "%s   (read-only)\n", web.Link(base, opt.ReadOnlyToken))
 	}
 	if o.open {
-		if err := openBrowser(base + "/#token=" + opt.Token); err != nil {
+		if err := openBrowser(web.Link(base, opt.Token)); err != nil {
 			fmt.Fprintf(io.ErrOut, "--open: %v; open the link above yourself\n", err)
 		}
 	}

@@ -135,6 +135,9 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
 		return
 	}
 	files := splitDiff(patch.String())
+	if files == nil {
+		files = []fileDiff{} // "files": [], for a change of none
+	}
 	if want := r.URL.Query().Get("file"); want != "" {
 		for _, f := range files {
 			if f.Path == want {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,14 @@ const (
 	readOnly
 	full
 )
+
+// Link is the page at base with tok in its fragment (never sent to the
+// server, and taken out of the address bar by the page), escaped whole so
+// that a token of any characters (serve --token) reads back as it is: the
+// page decodes it with decodeURIComponent, which takes no + for a space.
+func Link(base, tok string) string {
+	return base + "/#token=" + strings.ReplaceAll(url.QueryEscape(tok), "+", "%20")
+}
 
 // NewToken is a random token, 128 bits in hex.
 func NewToken() string {

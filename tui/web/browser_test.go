@@ -42,7 +42,13 @@ func serve(t testing.TB) *serving {
 // serveStore is zwarm serve over st, stopped when the test ends.
 func serveStore(t testing.TB, st *state.Store) *serving {
 	t.Helper()
-	sv := &serving{st: st, full: web.NewToken(), ro: web.NewToken()}
+	return serveTokens(t, st, web.NewToken(), web.NewToken())
+}
+
+// serveTokens is serveStore with the tokens given (serve --token).
+func serveTokens(t testing.TB, st *state.Store, full, ro string) *serving {
+	t.Helper()
+	sv := &serving{st: st, full: full, ro: ro}
 	srv, err := web.New(web.Options{Manager: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()}), Token: sv.full, ReadOnlyToken: sv.ro})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +135,22 @@ func TestThePageInABrowser(t *testing.T) {
 		t.Errorf("the change reached the page in %s, want within a second", took)
 	}
 	t.Logf("a record's change reached the page in %s; screenshots %s, %s", took.Round(time.Millisecond), shot, webtest.Screenshot(t, ctx, "web-story"))
+}
+
+// A token of the person's choosing (serve --token), whatever characters
+// it has, works from the link serve prints for it.
+func TestTheLinkOfAChosenTokenWorks(t *testing.T) {
+	st, err := state.NewStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionstest.WriteSettledRecord(t, st, 1)
+	sv := serveTokens(t, st, "Our Team_token+/=&x?1", "")
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(web.Link(sv.base, sv.full))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the session listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
 }
 
 // A read-only link shows everything and changes nothing: the page offers

@@ -5,9 +5,9 @@
 const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), known: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, runSort: "created_at", runDesc: true, selected: "", run: "", story: null, canAct: false };
 
 function token() {
-  const m = location.hash.match(/token=([0-9a-f]+)/);
+  const m = location.hash.match(/(?:^#|&)token=([^&]+)/);
   if (m) {
-    sessionStorage.setItem("zwarm-token", m[1]);
+    sessionStorage.setItem("zwarm-token", decodeURIComponent(m[1]));
     history.replaceState(null, "", location.pathname); // the token leaves the address bar
   }
   return sessionStorage.getItem("zwarm-token") || "";
@@ -327,9 +327,10 @@ async function showDiff() {
   const body = await api("/api/sessions/" + encodeURIComponent(id) + "/diff");
   document.getElementById("diff-stat").textContent = body.stat || "(no change)";
   const files = document.getElementById("diff-files");
-  files.replaceChildren(...body.files.map((f) => {
+  const list = body.files || [];
+  files.replaceChildren(...list.map((f) => {
     const d = el("details", null, "diff-file");
-    d.open = !f.more && body.files.length <= 20;
+    d.open = !f.more && list.length <= 20;
     d.append(el("summary", f.path + (f.more ? "  (" + f.bytes + " bytes: open to load)" : "")));
     const box = el("div", null, "patch-box");
     if (!f.more) fillPatch(box, f.patch);
