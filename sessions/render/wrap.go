@@ -23,11 +23,14 @@ func Wrap(text, indent string, width int) []string {
 	prefix := indent
 	for text != "" {
 		avail := max(1, width-runewidth.StringWidth(prefix))
-		if runewidth.StringWidth(text) <= avail {
+		// Measured in a window, not the whole rest: a line of megabytes
+		// (a pasted file as a task) is wrapped in one pass, not one a line.
+		win := window(text, avail)
+		if len(win) == len(text) && runewidth.StringWidth(text) <= avail {
 			out = append(out, prefix+text)
 			break
 		}
-		cut := runewidth.Truncate(text, avail, "")
+		cut := runewidth.Truncate(win, avail, "")
 		if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
 			cut = cut[:i+1]
 		}
@@ -40,4 +43,18 @@ func Wrap(text, indent string, width int) []string {
 		prefix = hang
 	}
 	return out
+}
+
+// window is the start of text that can hold all a line of avail columns
+// takes: 16 bytes a column, more than any but a run of combining marks
+// needs (such a line is cut shorter, never wider).
+func window(text string, avail int) string {
+	n := 16*avail + 16
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
 }

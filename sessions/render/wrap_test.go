@@ -2,6 +2,7 @@ package render
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mattn/go-runewidth"
@@ -34,5 +35,34 @@ func TestWrap(t *testing.T) {
 				t.Errorf("Wrap(%q, %q, %d): %q is wider", c.text, c.indent, c.width, piece)
 			}
 		}
+	}
+}
+
+// A line of megabytes (a file pasted as a task) wraps as a short one
+// does, piece for piece: every piece but the last fills the width, and
+// together they are the line.
+func TestWrapAHugeLine(t *testing.T) {
+	word := "wörd 日本 "
+	text := strings.Repeat(word, 100_000)
+	got := Wrap(text, "", 80)
+	var joined strings.Builder
+	for i, piece := range got {
+		if w := runewidth.StringWidth(piece); w > 80 || i > 0 && i < len(got)-1 && w < 80-2-len("wörd") {
+			t.Fatalf("piece %d is %d wide: %q", i, w, piece)
+		}
+		joined.WriteString(strings.TrimPrefix(piece, "  "))
+	}
+	if strings.ReplaceAll(joined.String(), " ", "") != strings.ReplaceAll(text, " ", "") {
+		t.Fatal("the pieces do not make the line")
+	}
+}
+
+// BenchmarkWrapHugeLine is what the dashboard pays to show a task of 1 MB
+// pasted from a file: one pass over it, not one a line.
+func BenchmarkWrapHugeLine(b *testing.B) {
+	text := strings.Repeat("x", 1<<20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Wrap(text, "", 120)
 	}
 }
