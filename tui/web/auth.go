@@ -37,8 +37,9 @@ func NewToken() string {
 
 // accessOf is what the request's bearer token allows.
 func (s *Server) accessOf(r *http.Request) access {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || tok == "" {
+	// The scheme's case is the client's (RFC 9110): "bearer" is "Bearer".
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return denied
 	}
 	return s.tokenAccess(tok)

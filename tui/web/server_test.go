@@ -66,6 +66,19 @@ func TestTheAPIsDoors(t *testing.T) {
 	if code, _ := request(t, sv, "GET", "/api/events?ticket=bogus", "", "", ""); code != 401 {
 		t.Errorf("a bogus ticket: %d", code)
 	}
+	// The scheme is case-insensitive (RFC 9110); the token is not.
+	for header, want := range map[string]int{"bearer " + sv.ro: 200, "BEARER " + sv.ro: 200, "Basic " + sv.ro: 401, "bearer " + strings.ToUpper(sv.ro): 401} {
+		req, _ := http.NewRequest("GET", sv.base+"/api/sessions", nil)
+		req.Header.Set("Authorization", header)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("Authorization: %s…: %d, want %d", header[:8], res.StatusCode, want)
+		}
+	}
 }
 
 // The headers of every answer forbid inline script, framing and sniffing.
