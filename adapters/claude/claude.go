@@ -68,6 +68,9 @@ func (*Adapter) NewParser() agent.Parser { return NewParser() }
 // which is then closed: `claude -p` reads its prompt there when it has no
 // argument, and stdin has no size limit.
 func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
+	if err := agent.CheckModel(req.Model); err != nil {
+		return agent.Command{}, err
+	}
 	bin, set, perm, err := setup(req)
 	if err != nil {
 		return agent.Command{}, err

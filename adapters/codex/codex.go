@@ -75,6 +75,9 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	if err := checkEffort(req); err != nil {
 		return agent.Command{}, err
 	}
+	if err := agent.CheckModel(req.Model); err != nil {
+		return agent.Command{}, err
+	}
 	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
 		return agent.Command{}, config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
@@ -157,6 +160,9 @@ func (a *Adapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 		return agent.Command{}, config.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
 	}
 	if err := checkEffort(req); err != nil {
+		return agent.Command{}, err
+	}
+	if err := agent.CheckModel(req.Model); err != nil {
 		return agent.Command{}, err
 	}
 	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {

@@ -39,6 +39,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"missing working dir", []string{"spawn", "-C", "/no/such/dir", "x"}, 2, "does not exist"},
 		{"unknown adapter", []string{"spawn", "--adapter", "nope", "x"}, 2, "unknown adapter"},
 		{"bad sandbox", []string{"spawn", "--sandbox", "yolo", "x"}, 2, "sandbox"},
+		{"a model that reads as an option", []string{"spawn", "--model=--help", "x"}, 2, "does not start with '-'"},
 		{"state dir not writable", []string{"--state-dir", filepath.Join(file, "state"), "spawn", "x"}, 1, "state dir"},
 		{"state dir a repository's top", []string{"--state-dir", repo, "spawn", "x"}, 2, "top of a git repository"},
 		{"init in a repository's top", []string{"--state-dir", repo, "init"}, 2, filepath.Join(repo, ".zwarm")},

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 func TestContentText(t *testing.T) {
@@ -15,6 +18,14 @@ func TestContentText(t *testing.T) {
 	} {
 		if got := ContentText(json.RawMessage(c.raw)); got != c.want {
 			t.Errorf("ContentText(%s) = %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestCheckModel(t *testing.T) {
+	for model, ok := range map[string]bool{"": true, "gpt-5.1-codex": true, "claude-sonnet-4-5": true, "--help": false, "-m": false, "  ": false} {
+		if err := CheckModel(model); (err == nil) != ok || err != nil && !errors.Is(err, config.ErrInvalidRequest) {
+			t.Errorf("CheckModel(%q) = %v", model, err)
 		}
 	}
 }
