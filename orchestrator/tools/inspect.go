@@ -138,8 +138,12 @@ func peekLine(s *record.Session, now time.Time) string {
 }
 
 func (w *workers) listTool() Tool {
+	statuses := make([]string, len(record.Statuses))
+	for i, st := range record.Statuses {
+		statuses[i] = string(st) // every status list takes, attached too
+	}
 	schema := object(map[string]prop{
-		"status": enum("Only workers with this status.", "pending", "running", "completed", "failed", "killed"),
+		"status": enum("Only workers with this status.", statuses...),
 	})
 	return Tool{
 		Name: "list_sessions",
