@@ -97,6 +97,10 @@ func (r *Run) loop(ctx context.Context) (outcome, error) {
 		if r.answer != nil {
 			return outcome{answered: true}, nil
 		}
+		if r.silent >= maxSilent {
+			return outcome{status: runs.StatusFailed, reason: fmt.Sprintf("the model replied %d times in a row without calling a tool, "+
+				"though reminded each time (a run ends when it calls finish)", r.silent)}, nil
+		}
 	}
 }
 

@@ -77,6 +77,9 @@ type Run struct {
 	seen    *tools.Seen
 	prices  record.Prices
 	summary *string // set by finish
+	// silent counts the model's replies in a row that called no tool (in
+	// a run that is not a pilot's, where such a reply answers the person).
+	silent  int
 	started time.Time
 	workers []*record.Session       // as of the last refresh
 	files   map[string]changedFiles // the files of each worker's change, for the observation

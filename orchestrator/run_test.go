@@ -187,3 +187,31 @@ func TestIncompleteResponse(t *testing.T) {
 		t.Errorf("notices %+v", n)
 	}
 }
+
+// A model that only talks, reminded each time, ends its run after
+// maxSilent replies in a row, not at the step limit; a tool call between
+// them starts the count again.
+func TestAModelThatOnlyTalksEndsItsRun(t *testing.T) {
+	t.Parallel()
+	talk := func(n int) []fakemodel.Reply {
+		out := make([]fakemodel.Reply, n)
+		for i := range out {
+			out[i] = fakemodel.Reply{Text: "done, I think"}
+		}
+		return out
+	}
+	h := newHarness(t, "TALK: only")
+	h.script(talk(maxSilent + 5)...)
+	rec := h.execute(h.settings(nil), 0)
+	if rec.Status != runs.StatusFailed || rec.Steps != maxSilent || !strings.Contains(rec.StopReason, "without calling a tool") {
+		t.Fatalf("a model that only talks: %s after %d steps: %q", rec.Status, rec.Steps, rec.StopReason)
+	}
+
+	h = newHarness(t, "TALK: then act")
+	replies := append(talk(maxSilent-1), calls(call("list_sessions", map[string]any{})))
+	replies = append(replies, talk(maxSilent-1)...)
+	h.script(append(replies, calls(call("finish", map[string]any{"summary": "ok"})))...)
+	if rec := h.execute(h.settings(nil), 0); rec.Status != runs.StatusCompleted || rec.Steps != 2*maxSilent {
+		t.Fatalf("talk broken by a call: %s after %d steps: %q", rec.Status, rec.Steps, rec.StopReason)
+	}
+}

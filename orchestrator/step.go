@@ -172,8 +172,12 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 			r.answer = &text
 			return nil
 		}
+		if r.silent++; r.silent >= maxSilent {
+			return nil // the loop ends the run
+		}
 		return r.appendItems(message("developer", reminder))
 	}
+	r.silent = 0
 	for len(calls) > 0 {
 		n := together(calls)
 		if err := r.runCalls(ctx, step, calls[:n]); err != nil {
@@ -183,6 +187,11 @@ func (r *Run) respond(ctx context.Context, resp *model.Response) error {
 	}
 	return nil
 }
+
+// maxSilent is how many replies in a row that call no tool end a run:
+// reminded each time, a model that still only talks will not stop, and
+// each reply is a step paid for.
+const maxSilent = 10
 
 // together is how many of calls, from the first, run at once: a reply's
 // delegate calls in a row start their workers together (under a runner
