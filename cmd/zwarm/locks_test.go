@@ -42,17 +42,11 @@ func holdLock(t *testing.T, path, command string) (release func()) {
 	return release
 }
 
-// A landing waits for the one before it as long as that takes, and says
-// who it waits for; then it lands.
-func TestLandSaysWhoseLandingItWaitsFor(t *testing.T) {
-	t.Parallel()
-	w := repoWorld(t, map[string]string{"a": "a\n"})
-	w.setScript(agentDoes("echo b > b.txt"))
-	id := w.spawn("add b")
-	w.ok("wait", id)
-	release := holdLock(t, filepath.Join(w.State, "land.lock"), "zwarm land 0000abcd")
-	cmd := exec.Command(bins.zwarm, "land", id)
-	cmd.Dir, cmd.Env = w.Work, w.env()
+// waitingLine starts cmd and returns the first line it writes on stderr
+// that says it waits for a lock; cmd is killed and t failed if none comes
+// in 30 s. The rest of its stderr is drained as it comes.
+func waitingLine(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,22 +58,39 @@ func TestLandSaysWhoseLandingItWaitsFor(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			select {
-			case said <- sc.Text():
-			default:
+			if strings.Contains(sc.Text(), "waiting for") {
+				select {
+				case said <- sc.Text():
+				default:
+				}
 			}
 		}
 	}()
 	select {
 	case line := <-said:
-		want := fmt.Sprintf("zwarm: waiting for another landing: locked by pid %d, zwarm land 0000abcd", os.Getpid())
-		if line != want {
-			t.Errorf("said %q, want %q", line, want)
-		}
+		return line
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatal("land said nothing in 30 s of waiting for the landing before it")
+		t.Fatalf("%s never said it was waiting for a lock", cmd.Args[1])
+	}
+	return ""
+}
+
+// A landing waits for the one before it as long as that takes, and says
+// who it waits for; then it lands.
+func TestLandSaysWhoseLandingItWaitsFor(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.setScript(agentDoes("echo b > b.txt"))
+	id := w.spawn("add b")
+	w.ok("wait", id)
+	release := holdLock(t, filepath.Join(w.State, "land.lock"), "zwarm land 0000abcd")
+	cmd := exec.Command(bins.zwarm, "land", id)
+	cmd.Dir, cmd.Env = w.Work, w.env()
+	want := fmt.Sprintf("zwarm: waiting for another landing: locked by pid %d, zwarm land 0000abcd", os.Getpid())
+	if line := waitingLine(t, cmd); line != want {
+		t.Errorf("said %q, want %q", line, want)
 	}
 	release()
 	if err := cmd.Wait(); err != nil {
@@ -105,31 +116,7 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 	cmd.Dir, cmd.Env = w.Work, w.env()
 	// A job of its own, as a shell runs it: Ctrl+C signals the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	said := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "waiting for") {
-				said <- sc.Text()
-			}
-		}
-		close(said)
-	}()
-	var line string
-	select {
-	case line = <-said:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("inject never said it was waiting for the lock")
-	}
+	line := waitingLine(t, cmd)
 	want := fmt.Sprintf("zwarm: waiting for session %s: locked by pid %d, zwarm kill", record.ShortID(id), os.Getpid())
 	if line != want {
 		t.Fatalf("said %q, want %q", line, want)
@@ -137,6 +124,7 @@ func TestInjectInterruptedWhileWaitingForTheLock(t *testing.T) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
