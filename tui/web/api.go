@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,6 +32,12 @@ func (s *Server) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{id}/land", s.act(s.land))
 	mux.HandleFunc("POST /api/spawn", s.act(s.spawn))
 	s.runsAPI(mux)
+	// Anything else under /api/ is answered as the API answers, in JSON.
+	none := func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, fmt.Sprintf("the API has no %s %s", r.Method, r.URL.Path))
+	}
+	mux.HandleFunc("GET /api/", none)
+	mux.HandleFunc("POST /api/", none)
 }
 
 // look lets a request through with either token.
@@ -168,7 +175,10 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 		Text      string `json:"text"`
 		Interrupt bool   `json:"interrupt"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Text) == "" {
+	if !decode(w, r, &body) {
+		return
+	}
+	if strings.TrimSpace(body.Text) == "" {
 		fail(w, http.StatusBadRequest, "a follow-up needs its text")
 		return
 	}
@@ -214,6 +224,23 @@ func codeOf(err error) int {
 func reply(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// decode reads an action's JSON body into v, answering for it (and
+// returning false) when it cannot be: 413 for one over maxBody, 400 for
+// one that is not JSON.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	err := json.NewDecoder(r.Body).Decode(v)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request is over %d bytes", tooBig.Limit))
+	default:
+		fail(w, http.StatusBadRequest, "the request's body is not JSON: "+err.Error())
+	}
+	return false
 }
 
 func fail(w http.ResponseWriter, code int, msg string) {

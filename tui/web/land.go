@@ -20,8 +20,7 @@ func (s *Server) land(w http.ResponseWriter, r *http.Request) {
 		Strategy string `json:"strategy"`
 		Into     string `json:"into"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, http.StatusBadRequest, "a landing's request is JSON: {verify, strategy, into}")
+	if !decode(w, r, &body) {
 		return
 	}
 	sess, err := s.opt.Manager.Get(r.Context(), r.PathValue("id"))

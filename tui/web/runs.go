@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -91,7 +90,10 @@ func (s *Server) runMessage(w http.ResponseWriter, r *http.Request) (*runs.Recor
 	var body struct {
 		Text string `json:"text"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Text) == "" {
+	if !decode(w, r, &body) {
+		return nil, "", false
+	}
+	if strings.TrimSpace(body.Text) == "" {
 		fail(w, http.StatusBadRequest, "a message needs its text")
 		return nil, "", false
 	}

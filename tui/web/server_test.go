@@ -66,6 +66,23 @@ func TestTheAPIsDoors(t *testing.T) {
 	if code, _ := request(t, sv, "GET", "/api/events?ticket=bogus", "", "", ""); code != 401 {
 		t.Errorf("a bogus ticket: %d", code)
 	}
+	// A body over the bound, a body that is not JSON, a path the API does
+	// not have: each answered in JSON, with its own status.
+	for _, tc := range []struct {
+		name, method, path, body string
+		code                     int
+	}{
+		{"a follow-up over 1 MiB", "POST", "/api/sessions/" + id + "/inject", `{"text":"` + strings.Repeat("x", 1<<20) + `"}`, 413},
+		{"a follow-up that is not JSON", "POST", "/api/sessions/" + id + "/inject", `text=hi`, 400},
+		{"no such path", "GET", "/api/nothing", "", 404},
+		{"an action's path looked at", "GET", "/api/sessions/" + id + "/kill", "", 404},
+	} {
+		code, body := request(t, sv, tc.method, tc.path, sv.full, sv.base, tc.body)
+		var answer struct{ Error string }
+		if code != tc.code || json.Unmarshal([]byte(body), &answer) != nil || answer.Error == "" {
+			t.Errorf("%s: %d %.200s, want %d with a JSON error", tc.name, code, body, tc.code)
+		}
+	}
 	// The scheme is case-insensitive (RFC 9110); the token is not.
 	for header, want := range map[string]int{"bearer " + sv.ro: 200, "BEARER " + sv.ro: 200, "Basic " + sv.ro: 401, "bearer " + strings.ToUpper(sv.ro): 401} {
 		req, _ := http.NewRequest("GET", sv.base+"/api/sessions", nil)

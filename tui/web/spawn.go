@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -18,7 +17,10 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 		Model   string `json:"model"`
 		Role    string `json:"role"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Task) == "" {
+	if !decode(w, r, &body) {
+		return
+	}
+	if strings.TrimSpace(body.Task) == "" {
 		fail(w, http.StatusBadRequest, "a worker needs its task")
 		return
 	}
