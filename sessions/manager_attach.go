@@ -193,6 +193,13 @@ func (a *Attachment) mine(s *record.Session) bool {
 	return s.Status() == record.StatusAttached && s.Owner != nil && s.Owner.Token == a.self.Token
 }
 
+// turnRequest is what an adapter is asked for a turn in s's thread, with
+// cfg's settings for s's adapter.
+func (m *Manager) turnRequest(s *record.Session, cfg *config.Config) agent.TurnRequest {
+	return agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
+		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter)}
+}
+
 // interactiveCommand is the agent's CLI resuming the session's thread.
 func (m *Manager) interactiveCommand(s *record.Session) (agent.Command, error) {
 	ad, err := m.adapters.Lookup(s.Adapter)
@@ -203,8 +210,7 @@ func (m *Manager) interactiveCommand(s *record.Session) (agent.Command, error) {
 	if err != nil {
 		return agent.Command{}, err
 	}
-	req := agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
-		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter)}
+	req := m.turnRequest(s, cfg)
 	if ws := s.Workspace; ws != nil && ws.State == record.WorkspaceReady {
 		req.Worktree, req.GitDirs = true, ws.Worktree().WritableGitDirs()
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -266,8 +265,9 @@ func (m *Manager) runnable(s *record.Session, limitSet bool) error {
 	if !s.Settled() {
 		return nil
 	}
-	_, err = ad.Command(agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Model: s.Model, WorkingDir: s.WorkingDir,
-		Sandbox: s.Sandbox, ThreadID: s.ThreadID, Config: cfg.Adapter(s.Adapter), ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions})
+	req := m.turnRequest(s, cfg)
+	req.ReasoningEffort, req.Instructions = s.ReasoningEffort, s.Instructions
+	_, err = ad.Command(req)
 	return err
 }
 

@@ -73,10 +73,10 @@ func chooseStateDir(flag string) stateDirChoice {
 // worktree with an owner file beside it, trusted or not), "" if none.
 func workerTop(dir string) string {
 	for ; ; dir = filepath.Dir(dir) {
-		if workspace.Owner(dir) != "" {
-			if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.Mode().IsRegular() {
-				return dir
-			}
+		// The .git first: an lstat, where the owner file is a read, and
+		// every command walks up here as it starts.
+		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.Mode().IsRegular() && workspace.Owner(dir) != "" {
+			return dir
 		}
 		if filepath.Dir(dir) == dir {
 			return ""

@@ -480,12 +480,12 @@ const maxConflictScan = 64 << 20
 // file of at most maxConflictScan bytes, none of them NUL; markers that
 // an opening marker line is followed by a closing one.
 func scanConflict(path string) (text, markers bool) {
-	f, err := openPlain(path)
+	f, fi, err := openPlain(path)
 	if err != nil {
 		return false, false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > maxConflictScan {
+	if fi.Size() > maxConflictScan {
 		return false, false
 	}
 	sc := bufio.NewScanner(io.LimitReader(f, maxConflictScan))

@@ -11,11 +11,12 @@ import (
 // have put anything: a FIFO or a device is never waited on (O_NONBLOCK
 // makes the open return at once), a symlink never followed (it could lead
 // to /dev/zero or a FIFO elsewhere), and anything but a regular file is
-// refused.
-func openPlain(path string) (*os.File, error) {
+// refused. It returns what it found there, so the caller need not stat
+// it again.
+func openPlain(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -23,7 +24,7 @@ func openPlain(path string) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, fi, nil
 }
