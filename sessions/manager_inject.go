@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -199,12 +200,13 @@ func (m *Manager) WaitInbox(ctx context.Context, id, entryID string) (*record.In
 	return got, s, err
 }
 
-// readyForFollowUp refuses a follow-up s cannot take now (it is being
-// stopped, a landing works in its worktree, it is over its cost limit),
+// readyForFollowUp refuses a follow-up (text) s cannot take now (it is
+// being stopped, a landing works in its worktree, it is over its cost
+// limit) or whose turn could never run (runnable),
 // raises its cost limit when asked, records an owner that died unseen,
 // and reserves space for a settled session about to run again. Callers
 // hold its lock.
-func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt InjectOptions) error {
+func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt InjectOptions, text string) error {
 	s := tx.Session()
 	if s.Stopping() || state.KillFinishing(s, time.Now()) {
 		at := time.Now()
@@ -231,7 +233,7 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 			return err
 		}
 	}
-	if err := m.runnable(s, opt.MaxCostUSD > 0); err != nil {
+	if err := m.runnable(s, opt.MaxCostUSD > 0, text); err != nil {
 		return err
 	}
 	if s.Settled() {
@@ -242,13 +244,15 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 	return nil
 }
 
-// runnable refuses a follow-up whose turn could never run, as spawn
-// refuses a first turn: a cost limit just set (limitSet) on a model whose
-// price zwarm does not know, which the supervisor could never enforce, or
-// for a settled session, whose supervisor starts here with this
-// environment, the agent's binary missing. A running session's own
-// supervisor, with its own environment, delivers the follow-up.
-func (m *Manager) runnable(s *record.Session, limitSet bool) error {
+// runnable refuses a follow-up (text) whose turn could never run, as
+// spawn refuses a first turn: a cost limit just set (limitSet) on a model
+// whose price zwarm does not know, which the supervisor could never
+// enforce, a request the agent refuses whatever the machine (a prompt
+// longer than it takes), or for a settled session, whose supervisor
+// starts here with this environment, the agent's binary missing. A
+// running session's own supervisor, with its own environment, delivers
+// the follow-up.
+func (m *Manager) runnable(s *record.Session, limitSet bool, text string) error {
 	ad, err := m.adapters.Lookup(s.Adapter)
 	if err != nil {
 		return err
@@ -262,11 +266,16 @@ func (m *Manager) runnable(s *record.Session, limitSet bool) error {
 			return err
 		}
 	}
+	req := m.turnRequest(s, cfg)
+	req.ReasoningEffort, req.Instructions, req.Prompt = s.ReasoningEffort, s.Instructions, text
+	if c, ok := ad.(agent.RequestChecker); ok {
+		if err := c.CheckRequest(req); err != nil {
+			return err
+		}
+	}
 	if !s.Settled() {
 		return nil
 	}
-	req := m.turnRequest(s, cfg)
-	req.ReasoningEffort, req.Instructions = s.ReasoningEffort, s.Instructions
 	_, err = ad.Command(req)
 	return err
 }
@@ -276,7 +285,7 @@ func (m *Manager) runnable(s *record.Session, limitSet bool) error {
 // supervisor for a settled session it reopens for self.
 func (m *Manager) queueFollowUp(ctx context.Context, tx *state.Tx, self *proc.Ref, opt InjectOptions, res *InjectResult) error {
 	s := tx.Session()
-	if err := m.readyForFollowUp(ctx, tx, opt); err != nil {
+	if err := m.readyForFollowUp(ctx, tx, opt, res.Entry.Text); err != nil {
 		return err
 	}
 	id := s.ID

@@ -72,14 +72,8 @@ const MaxPromptChars = 1 << 20
 func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	// What was asked is checked before the machine: a bad request is
 	// refused as such wherever it is made.
-	if err := checkEffort(req); err != nil {
+	if err := a.CheckRequest(req); err != nil {
 		return agent.Command{}, err
-	}
-	if err := agent.CheckModel(req.Model); err != nil {
-		return agent.Command{}, err
-	}
-	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
-		return agent.Command{}, config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
@@ -159,14 +153,8 @@ func (a *Adapter) Interactive(req agent.TurnRequest) (agent.Command, error) {
 	if req.ThreadID == "" {
 		return agent.Command{}, config.Invalidf("codex resume needs the session's thread id, and its agent never reported one")
 	}
-	if err := checkEffort(req); err != nil {
+	if err := a.CheckRequest(req); err != nil {
 		return agent.Command{}, err
-	}
-	if err := agent.CheckModel(req.Model); err != nil {
-		return agent.Command{}, err
-	}
-	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
-		return agent.Command{}, config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
 	bin, ov, sandbox, err := a.setup(req)
 	if err != nil {
@@ -204,10 +192,18 @@ func (a *Adapter) setup(req agent.TurnRequest) (bin string, ov Overrides, sandbo
 	return "", ov, "", config.Invalidf("unknown codex sandbox mode %q (want read-only, workspace-write or danger-full-access)", sandbox)
 }
 
-// checkEffort refuses a reasoning effort codex does not know.
-func checkEffort(req agent.TurnRequest) error {
+// CheckRequest implements agent.RequestChecker: a reasoning effort codex
+// does not know, a model name that reads as an option, or a prompt
+// longer than codex takes.
+func (a *Adapter) CheckRequest(req agent.TurnRequest) error {
 	if e := req.ReasoningEffort; e != "" && !slices.Contains(Efforts, e) {
 		return config.Invalidf("unknown codex reasoning effort %q (want %s)", e, strings.Join(Efforts, ", "))
+	}
+	if err := agent.CheckModel(req.Model); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
+		return config.Invalidf("the prompt is %d characters, and codex takes at most %d: put the bulk of it in a file and name the file in the task", n, MaxPromptChars)
 	}
 	return nil
 }

@@ -109,10 +109,42 @@ func TestAFollowUpThatCouldNeverRunIsRefused(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "/no/such/codex") {
 		t.Fatalf("inject without the agent's binary: %+v", r)
 	}
+	w.extraEnv = nil
+	long := longFollowUp()
+	r = w.zwarm(append([]string{"inject", id}, long...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "codex takes at most 1048576") {
+		t.Fatalf("inject of a follow-up longer than codex takes: code %d, %.300s", r.code, r.stderr)
+	}
 	after := w.record(id)
 	if after.Status() != record.StatusCompleted || len(after.Turns) != len(before.Turns) || after.MaxCostUSD != 0 || after.PendingInjects != 0 {
 		t.Fatalf("a refused follow-up changed the session: %s, %d turns, limit %v, %d pending", after.Status(), len(after.Turns), after.MaxCostUSD, after.PendingInjects)
 	}
+}
+
+// A follow-up for a running session is queued for its supervisor, which
+// builds the turn later: one longer than the agent takes is refused now,
+// not when its turn fails the session.
+func TestAFollowUpTooLongForARunningWorkerIsRefused(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	r := w.zwarm(append([]string{"inject", id}, longFollowUp()...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "codex takes at most 1048576") {
+		t.Fatalf("inject of a follow-up longer than codex takes: code %d, %.300s", r.code, r.stderr)
+	}
+	if s := w.record(id); s.PendingInjects != 0 || s.Status() != record.StatusRunning {
+		t.Fatalf("the refused follow-up was queued: %s, %d pending", s.Status(), s.PendingInjects)
+	}
+}
+
+// longFollowUp is the words of a follow-up one character longer than
+// codex takes, each short enough for one argument of a command line.
+func longFollowUp() []string {
+	word := strings.Repeat("w", 1<<16-1)
+	words := make([]string, 16) // 16 words and 15 spaces: 1<<20 characters
+	for i := range words {
+		words[i] = word
+	}
+	return append(words, "x")
 }
 
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {

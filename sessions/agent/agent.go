@@ -110,6 +110,15 @@ type Command struct {
 	Input func(prompt string) []byte
 }
 
+// RequestChecker is an Adapter that can tell a request it would refuse
+// without looking at the machine (the agent's binary, its settings): a
+// follow-up for a running session, whose own supervisor builds the
+// command later in an environment of its own, is checked so before it is
+// queued. Command makes the same checks.
+type RequestChecker interface {
+	CheckRequest(req TurnRequest) error
+}
+
 // CostReporter is an Adapter whose agent reports the cost of each turn
 // itself (claude): a session's cost limit holds whatever the price table
 // says of its model.
