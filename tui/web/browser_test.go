@@ -137,6 +137,39 @@ func TestThePageInABrowser(t *testing.T) {
 	t.Logf("a record's change reached the page in %s; screenshots %s, %s", took.Round(time.Millisecond), shot, webtest.Screenshot(t, ctx, "web-story"))
 }
 
+// Text that would display as something it is not is shown escaped, as a
+// terminal shows it: a bidi override that turns "fdp.exe" into what
+// reads as "exe.pdf", and control characters; the JSON keeps them as
+// they are.
+func TestTextThatWouldReadOtherwiseIsShownEscaped(t *testing.T) {
+	sv := serve(t)
+	sessionstest.WriteSettledRecord(t, sv.st, 4)
+	s, err := sv.st.Load(sessionstest.SessionID(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Task = "open invoice\u202efdp.exe\x1b[8m now\r\tdone"
+	s.Turns[0].Prompt = s.Task
+	if err := sv.st.Save(s); err != nil {
+		t.Fatal(err)
+	}
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.full)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the four sessions listed", `document.querySelectorAll("#sessions tbody tr").length === 4`, 30*time.Second)
+	cell := `document.querySelector('tr[data-id="` + s.ID + `"] td.task').textContent`
+	if got, want := webtest.Eval[string](t, ctx, cell), `open invoice\u202efdp.exe\x1b[8m now\x0d`+"\tdone"; got != want {
+		t.Fatalf("the task is shown as %q, want %q", got, want)
+	}
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+s.ID+`"]`))
+	webtest.WaitFor(t, ctx, "the session's story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
+	story := webtest.Eval[string](t, ctx, `document.getElementById("detail-pane").textContent`)
+	if strings.ContainsAny(story, "\u202e\x1b\r") || !strings.Contains(story, `invoice\u202efdp.exe`) {
+		t.Fatalf("the story shows the task's controls raw: %q", story)
+	}
+}
+
 // A token of the person's choosing (serve --token), whatever characters
 // it has, works from the link serve prints for it.
 func TestTheLinkOfAChosenTokenWorks(t *testing.T) {

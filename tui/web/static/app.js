@@ -1,5 +1,6 @@
 // zwarm serve's page. Everything that came from an agent or a person is
-// put on the page as text (textContent), never as markup.
+// put on the page as text (setText, el), never as markup, and shown as
+// it is (shown).
 "use strict";
 
 const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), known: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, runSort: "created_at", runDesc: true, selected: "", run: "", story: null, canAct: false };
@@ -21,9 +22,24 @@ async function api(path, opts = {}) {
   return body;
 }
 
+// shown is text as the page shows it: the characters that would make it
+// display as something it is not (controls, and the bidirectional
+// overrides and isolates that reorder what follows them) are written
+// escaped, \x1b or \u202e, as zwarm shows them on a terminal. Newlines
+// and tabs stay.
+const unshowable = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function shown(text) {
+  return String(text).replace(unshowable, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? "\\x" + n.toString(16).padStart(2, "0") : "\\u" + n.toString(16).padStart(4, "0");
+  });
+}
+
+function setText(node, text) { node.textContent = shown(text); }
+
 function el(tag, text, cls) {
   const e = document.createElement(tag);
-  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (text !== undefined && text !== null) setText(e, text);
   if (cls) e.className = cls;
   return e;
 }
@@ -185,8 +201,8 @@ async function loadRun() {
   if (id !== state.run) return;
   const r = body.run;
   document.getElementById("run-pane").hidden = false;
-  document.getElementById("run-title").textContent = "run " + r.short + " · " + r.status;
-  document.getElementById("run-task").textContent = r.task;
+  setText(document.getElementById("run-title"), "run " + r.short + " · " + r.status);
+  setText(document.getElementById("run-task"), r.task);
   document.getElementById("run-workers").replaceChildren(...r.workers.map((w) => {
     const s = state.known.get(w);
     const li = el("li", w.slice(0, 8) + (s ? " · " + s.status + " · " + s.task : ""));
@@ -196,7 +212,7 @@ async function loadRun() {
   const q = document.getElementById("run-question");
   q.hidden = !r.question;
   if (r.question) {
-    document.getElementById("run-asks").textContent = "asks: " + r.question.text;
+    setText(document.getElementById("run-asks"), "asks: " + r.question.text);
     document.getElementById("run-options").replaceChildren(...(r.question.options || []).map((o, i) => {
       const b = el("button", o);
       b.hidden = !body.can_act;
@@ -213,7 +229,7 @@ async function runAct(what, text) {
     await api("/api/runs/" + encodeURIComponent(state.run) + "/" + what, { method: "POST", body: JSON.stringify({ text }) });
     out.textContent = what === "say" ? "said" : "answered";
   } catch (e) {
-    out.textContent = e.message;
+    setText(out, e.message);
   }
 }
 
@@ -235,8 +251,8 @@ async function loadDetail() {
   const s = body.session;
   state.canAct = body.can_act;
   document.getElementById("detail-pane").hidden = false;
-  document.getElementById("detail-title").textContent = s.short + " · " + s.status;
-  document.getElementById("detail-meta").textContent = [s.adapter, s.model, s.source, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · ");
+  setText(document.getElementById("detail-title"), s.short + " · " + s.status);
+  setText(document.getElementById("detail-meta"), [s.adapter, s.model, s.source, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · "));
   // Where it works and what became of its change, as zwarm show says it.
   document.getElementById("detail-workspace").replaceChildren(...body.workspace.flatMap((f) => [el("dt", f.name), el("dd", f.text)]));
   document.getElementById("detail-follow-ups").replaceChildren(...body.follow_ups.map((f) => {
@@ -275,7 +291,7 @@ async function act(path, body) {
     await api(path, { method: "POST", body: JSON.stringify(body || {}) });
     out.textContent = "done";
   } catch (e) {
-    out.textContent = e.message;
+    setText(out, e.message);
   }
 }
 
@@ -294,7 +310,7 @@ async function land() {
   });
   if (!res.ok) {
     const body = await res.json().catch(() => ({ error: res.statusText }));
-    result.textContent = body.error;
+    setText(result, body.error);
     return;
   }
   const reader = res.body.getReader();
@@ -308,12 +324,12 @@ async function land() {
     while ((nl = buf.indexOf("\n")) >= 0) {
       const msg = JSON.parse(buf.slice(0, nl));
       buf = buf.slice(nl + 1);
-      if (msg.out !== undefined) out.textContent += msg.out;
-      else if (msg.error !== undefined) result.textContent = msg.error;
+      if (msg.out !== undefined) out.textContent += shown(msg.out);
+      else if (msg.error !== undefined) setText(result, msg.error);
       else if (msg.landed) {
         const l = msg.landed;
-        result.textContent = l.nothing ? "nothing to land" : l.already ? "landed already" :
-          "landed into " + l.into + " as " + l.commit.slice(0, 12) + ": +" + l.added + " -" + l.deleted + " in " + l.files + (l.files === 1 ? " file" : " files") + (l.verified ? ", verified" : "");
+        setText(result, l.nothing ? "nothing to land" : l.already ? "landed already" :
+          "landed into " + l.into + " as " + l.commit.slice(0, 12) + ": +" + l.added + " -" + l.deleted + " in " + l.files + (l.files === 1 ? " file" : " files") + (l.verified ? ", verified" : ""));
       }
     }
   }
@@ -325,7 +341,7 @@ async function land() {
 async function showDiff() {
   const id = state.selected;
   const body = await api("/api/sessions/" + encodeURIComponent(id) + "/diff");
-  document.getElementById("diff-stat").textContent = body.stat || "(no change)";
+  setText(document.getElementById("diff-stat"), body.stat || "(no change)");
   const files = document.getElementById("diff-files");
   const list = body.files || [];
   files.replaceChildren(...list.map((f) => {
@@ -437,7 +453,7 @@ async function stream() {
       setTimeout(stream, 1000);
     };
   } catch (e) {
-    live.textContent = e.message;
+    setText(live, e.message);
     setTimeout(stream, 3000);
   }
 }
@@ -478,7 +494,7 @@ function init() {
   });
   document.getElementById("land-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    land().catch((err) => { document.getElementById("action-result").textContent = err.message; });
+    land().catch((err) => { setText(document.getElementById("action-result"), err.message); });
   });
   document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
   document.getElementById("side-by-side").addEventListener("change", () => {
@@ -487,7 +503,7 @@ function init() {
     }
   });
   document.getElementById("show-diff").addEventListener("click", () => {
-    showDiff().catch((err) => { document.getElementById("action-result").textContent = err.message; });
+    showDiff().catch((err) => { setText(document.getElementById("action-result"), err.message); });
   });
   document.getElementById("spawn-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -498,15 +514,15 @@ function init() {
       state.sessions.set(body.session.id, body.session);
       select(body.session.id);
     } catch (err) {
-      document.getElementById("live").textContent = err.message;
+      setText(document.getElementById("live"), err.message);
     }
   });
   document.getElementById("say-form").addEventListener("submit", (e) => {
     e.preventDefault();
     runAct("say", document.getElementById("say-text").value);
   });
-  loadList().catch((e) => { document.getElementById("live").textContent = e.message; });
-  loadRuns().catch((e) => { document.getElementById("live").textContent = e.message; });
+  loadList().catch((e) => { setText(document.getElementById("live"), e.message); });
+  loadRuns().catch((e) => { setText(document.getElementById("live"), e.message); });
   stream();
 }
 
