@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
@@ -127,6 +128,7 @@ func TestAFollowUpThatCouldNeverRunIsRefused(t *testing.T) {
 func TestAFollowUpTooLongForARunningWorkerIsRefused(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
+	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status() == record.StatusRunning })
 	r := w.zwarm(append([]string{"inject", id}, longFollowUp()...)...)
 	if r.code != 2 || !strings.Contains(r.stderr, "codex takes at most 1048576") {
 		t.Fatalf("inject of a follow-up longer than codex takes: code %d, %.300s", r.code, r.stderr)

@@ -249,11 +249,14 @@ func sessionRow(s *record.Session, now time.Time, stall *watchers.StallConfig, c
 // "4m". Only these exact values are made: formatting what only people see
 // was most of the cost of a long piped listing.
 func plainRow(row []cli.Cell, s *record.Session) []cli.Cell {
-	var cost string
-	if s.CostUSD != nil {
+	// Unknown (a running session that has reported no usage yet) and
+	// unpriced are said as on a terminal; a known number is exact.
+	tokens, cost := render.SessionTokens(s), render.SessionCost(s)
+	if tokens != render.Unknown {
+		tokens = strconv.FormatInt(s.Usage.TotalTokens, 10)
+	}
+	if cost != render.Unknown && s.CostUSD != nil {
 		cost = strconv.FormatFloat(*s.CostUSD, 'f', -1, 64)
-	} else {
-		cost = render.SessionCost(s)
 	}
 	return append(row,
 		cli.Cell{Text: s.ID},
@@ -262,7 +265,7 @@ func plainRow(row []cli.Cell, s *record.Session) []cli.Cell {
 		cli.Cell{Text: render.SafeLine(s.Adapter)},
 		cli.Cell{Text: render.SafeLine(s.Model)},
 		cli.Cell{Text: strconv.Itoa(s.Turn)},
-		cli.Cell{Text: strconv.FormatInt(s.Usage.TotalTokens, 10)},
+		cli.Cell{Text: tokens},
 		cli.Cell{Text: cost},
 		cli.Cell{Text: s.CreatedAt.UTC().Format(time.RFC3339)},
 		cli.Cell{Text: render.SafeLine(s.Source.String())},

@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // A model without a price costs "?", not "–" (which waits for a turn's
@@ -88,4 +91,22 @@ func TestRunsCostPlainWhenPiped(t *testing.T) {
 	if code != 0 || strings.Count(screen, `? no price known for model mystery-orchestrator: add [prices."mystery-orchestrator"]`) != 1 {
 		t.Errorf("runs on a terminal: exit %d\n%s", code, screen)
 	}
+}
+
+// A running session that has reported no usage yet (codex reports a
+// turn's at its end) has tokens and cost unknown, "–" piped as on a
+// terminal: not 0, which would be a lie, and alike for every agent.
+func TestPipedLsSaysUnknownWhileNothingIsReported(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status() == record.StatusRunning })
+	for _, l := range strings.Split(w.ok("ls"), "\n") {
+		if f := strings.Split(l, "\t"); len(f) == 11 && f[0] == id {
+			if f[1] != "running" || f[6] != "–" || f[7] != "–" {
+				t.Fatalf("piped ls of a running session with no usage: status %s, tokens %q, cost %q", f[1], f[6], f[7])
+			}
+			return
+		}
+	}
+	t.Fatalf("no row for %s", id)
 }
