@@ -17,6 +17,13 @@ import (
 // it). A run resumed after it stopped has a span for each resumption under
 // the root, holding the steps it ran. Watchers, limits, notices, the
 // person's messages and answers are events of the span they happened in.
+//
+// A process that died (kill -9, a crash) wrote no run_stopped: its span
+// and its open step are ended when the run is resumed, at its last event,
+// as interrupted. The root is its first process's span, so its status is
+// that process's; the run's last is on the last resumption's. A step the
+// resumption runs again (the model asked again) is a span of its own:
+// step and chat span ids include the process's segment.
 
 // TraceOf is the trace of run id.
 func TraceOf(id string) trace.TraceID { return telemetry.TraceOf(id) }
@@ -42,11 +49,17 @@ type Spans struct {
 	segStart         time.Time
 	segEvents        []telemetry.Event
 	step             *stepSpans
+	// open says the segment has not stopped; last and steps are the time
+	// of the last event and the most steps seen, where a segment whose
+	// process died ends.
+	open  bool
+	last  time.Time
+	steps int
 }
 
 // stepSpans is the step being built.
 type stepSpans struct {
-	n      int
+	n, segment int
 	start  time.Time
 	chat   *telemetry.Span
 	tools  map[string]*telemetry.Span
@@ -55,6 +68,9 @@ type stepSpans struct {
 
 // Add takes the run's next event.
 func (b *Spans) Add(ev Event) {
+	if b.run != "" && ev.Type != EventResumed {
+		b.last, b.steps = ev.Time, max(b.steps, ev.Step)
+	}
 	switch ev.Type {
 	case EventStarted, EventResumed:
 		b.begin(ev)
@@ -68,7 +84,7 @@ func (b *Spans) Add(ev Event) {
 	}
 	if ev.Step > 0 && (b.step == nil || ev.Step != b.step.n) && ev.Type == EventModelCall {
 		b.endStep(ev.Time)
-		b.step = &stepSpans{n: ev.Step, start: ev.Time, tools: map[string]*telemetry.Span{}}
+		b.step = &stepSpans{n: ev.Step, segment: b.segment, start: ev.Time, tools: map[string]*telemetry.Span{}}
 	}
 	st := b.step
 	if st == nil || ev.Step != st.n {
@@ -77,14 +93,14 @@ func (b *Spans) Add(ev Event) {
 	}
 	switch ev.Type {
 	case EventModelCall:
-		st.chat = &telemetry.Span{Trace: b.trace, ID: telemetry.SpanOf("chat", b.run, st.n), Parent: b.stepID(st.n),
+		st.chat = &telemetry.Span{Trace: b.trace, ID: b.chatID(st), Parent: b.stepID(st),
 			Name: telemetry.OpChat + " " + b.model, Kind: trace.SpanKindClient, Start: ev.Time, End: ev.Time,
 			Attrs: []attribute.KeyValue{telemetry.OperationName.String(telemetry.OpChat), telemetry.RequestModel.String(b.model),
 				attribute.Int("zwarm.step", st.n), attribute.Int("zwarm.input_items", ev.InputItems)}}
 	case EventModelResponse, EventUsage, EventRetry:
 		b.onChat(st, ev)
 	case EventToolCall:
-		sp := &telemetry.Span{Trace: b.trace, ID: ToolSpan(b.run, st.n, ev.CallID), Parent: b.stepID(st.n),
+		sp := &telemetry.Span{Trace: b.trace, ID: ToolSpan(b.run, st.n, ev.CallID), Parent: b.stepID(st),
 			Name: telemetry.OpExecuteTool + " " + ev.Tool, Start: ev.Time, End: ev.Time,
 			Attrs: []attribute.KeyValue{telemetry.OperationName.String(telemetry.OpExecuteTool), telemetry.ToolName.String(ev.Tool),
 				telemetry.ToolCallID.String(ev.CallID), telemetry.ToolType.String("function")}}
@@ -136,10 +152,14 @@ func (b *Spans) onChat(st *stepSpans, ev Event) {
 	}
 }
 
-// begin starts the run, or a resumption of it.
+// begin starts the run, or a resumption of it, first ending the segment
+// before it if its process died.
 func (b *Spans) begin(ev Event) {
 	if b.run == "" {
 		b.run, b.trace, b.start = ev.Run, TraceOf(ev.Run), ev.Time
+	}
+	if b.open && ev.Type == EventResumed {
+		b.stop(Event{Time: b.last, RunStatus: StatusInterrupted, Step: b.steps, Reason: "its process ended without stopping the run"})
 	}
 	if ev.Model != "" {
 		b.model = ev.Model
@@ -148,7 +168,7 @@ func (b *Spans) begin(ev Event) {
 		b.task = ev.Task
 	}
 	b.segment++
-	b.parent, b.segStart, b.segEvents = b.segmentID(b.segment), ev.Time, nil
+	b.parent, b.segStart, b.segEvents, b.open, b.last = b.segmentID(b.segment), ev.Time, nil, true, ev.Time
 	if ev.Type == EventResumed {
 		b.segEvents = append(b.segEvents, b.event(ev))
 	}
@@ -157,9 +177,10 @@ func (b *Spans) begin(ev Event) {
 // stop ends the step and the segment: the first segment is the run's own
 // span, the root; a later one a span under it.
 func (b *Spans) stop(ev Event) {
-	if b.run == "" {
+	if b.run == "" || !b.open {
 		return
 	}
+	b.open = false
 	b.endStep(ev.Time)
 	sp := telemetry.Span{Trace: b.trace, ID: b.parent, Start: b.segStart, End: ev.Time, Events: b.segEvents,
 		Attrs: []attribute.KeyValue{attribute.String("zwarm.run.id", b.run), attribute.String("zwarm.status", string(ev.RunStatus)),
@@ -197,11 +218,25 @@ func (b *Spans) endStep(at time.Time) {
 		sp.End, sp.Error = at, "unfinished"
 		b.Emit(*sp)
 	}
-	b.Emit(telemetry.Span{Trace: b.trace, ID: b.stepID(st.n), Parent: b.parent, Name: fmt.Sprintf("step %d", st.n),
+	b.Emit(telemetry.Span{Trace: b.trace, ID: b.stepID(st), Parent: b.parent, Name: fmt.Sprintf("step %d", st.n),
 		Start: st.start, End: at, Events: st.events, Attrs: []attribute.KeyValue{attribute.Int("zwarm.step", st.n)}})
 }
 
-func (b *Spans) stepID(n int) trace.SpanID { return telemetry.SpanOf("step", b.run, n) }
+// stepID and chatID are the spans of a step and its model call: the
+// first process's keep the ids they always had.
+func (b *Spans) stepID(st *stepSpans) trace.SpanID {
+	if st.segment > 1 {
+		return telemetry.SpanOf("step", b.run, st.segment, st.n)
+	}
+	return telemetry.SpanOf("step", b.run, st.n)
+}
+
+func (b *Spans) chatID(st *stepSpans) trace.SpanID {
+	if st.segment > 1 {
+		return telemetry.SpanOf("chat", b.run, st.segment, st.n)
+	}
+	return telemetry.SpanOf("chat", b.run, st.n)
+}
 
 func (b *Spans) segmentID(k int) trace.SpanID {
 	if k == 1 {

@@ -142,3 +142,105 @@ func TestARunsWordsStayHomeWithoutContent(t *testing.T) {
 		}
 	}
 }
+
+// A run whose process died (kill -9) in step 2, while it asked the
+// person, was resumed, asked again in step 2, and finished: it is still
+// one tree under one root. The dead process's span and its open step end
+// at its last event, as interrupted; the step asked again is a span of
+// its own, under the resumption; no id is sent twice. The same holds
+// when the spans are made live, the earlier events taken in unsent.
+func TestARunWhoseProcessDiedIsStillOneTree(t *testing.T) {
+	const id = "7c1e2f3a-0000-4000-8000-00000000dead"
+	cost := 0.01
+	u := &record.Usage{InputTokens: 900, OutputTokens: 40, TotalTokens: 940}
+	events := []runs.Event{
+		{Time: sec(0), Type: runs.EventStarted, Run: id, Task: "t", Model: "gpt-5.1"},
+		{Time: sec(1), Type: runs.EventModelCall, Run: id, Step: 1},
+		{Time: sec(2), Type: runs.EventModelResponse, Run: id, Step: 1},
+		{Time: sec(2), Type: runs.EventUsage, Run: id, Step: 1, Usage: u, CostUSD: &cost},
+		{Time: sec(3), Type: runs.EventModelCall, Run: id, Step: 2},
+		{Time: sec(4), Type: runs.EventModelResponse, Run: id, Step: 2},
+		{Time: sec(4), Type: runs.EventUsage, Run: id, Step: 2, Usage: u, CostUSD: &cost},
+		{Time: sec(4), Type: runs.EventToolCall, Run: id, Step: 2, CallID: "call_ask", Tool: "ask_user"},
+		{Time: sec(5), Type: runs.EventQuestion, Run: id, Step: 2, QuestionID: "q1", Text: "which port?"},
+		// killed here; resumed a minute later
+		{Time: sec(60), Type: runs.EventResumed, Run: id, Step: 1, Text: "resumed a run that was interrupted after 1 steps"},
+		{Time: sec(61), Type: runs.EventModelCall, Run: id, Step: 2},
+		{Time: sec(62), Type: runs.EventModelResponse, Run: id, Step: 2},
+		{Time: sec(62), Type: runs.EventUsage, Run: id, Step: 2, Usage: u, CostUSD: &cost},
+		{Time: sec(63), Type: runs.EventStopped, Run: id, Step: 2, RunStatus: runs.StatusCompleted, Summary: "done"},
+	}
+	check := func(t *testing.T, spans []telemetry.Span) {
+		byID := map[[8]byte]telemetry.Span{}
+		for _, s := range spans {
+			if _, dup := byID[s.ID]; dup {
+				t.Errorf("span id %s sent twice (%s)", s.ID, s.Name)
+			}
+			byID[s.ID] = s
+		}
+		var tree []string
+		for _, s := range spans {
+			p, ok := byID[s.Parent]
+			if !ok && s.Parent.IsValid() {
+				t.Errorf("%s has a parent never sent", s.Name)
+			}
+			// A resumption hangs under the root, after it: the root is
+			// the first process's span.
+			if ok && !strings.HasPrefix(s.Name, "resume ") && (s.Start.Before(p.Start) || s.End.After(p.End)) {
+				t.Errorf("%s (%v to %v) is outside its parent %s (%v to %v)", s.Name, s.Start, s.End, p.Name, p.Start, p.End)
+			}
+			tree = append(tree, p.Name+" > "+s.Name)
+		}
+		sort.Strings(tree)
+		want := []string{
+			" > invoke_agent zwarm",
+			"invoke_agent zwarm > resume 1",
+			"invoke_agent zwarm > step 1",
+			"invoke_agent zwarm > step 2",
+			"resume 1 > step 2",
+			"step 1 > chat gpt-5.1",
+			"step 2 > chat gpt-5.1",
+			"step 2 > chat gpt-5.1",
+			"step 2 > execute_tool ask_user",
+		}
+		if strings.Join(tree, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("tree:\n%s\nwant:\n%s", strings.Join(tree, "\n"), strings.Join(want, "\n"))
+		}
+		root := byID[telemetry.SpanOf("run", id)]
+		status := ""
+		for _, a := range root.Attrs {
+			if a.Key == "zwarm.status" {
+				status = a.Value.AsString()
+			}
+		}
+		if !root.End.Equal(sec(5)) || status != string(runs.StatusInterrupted) {
+			t.Errorf("the dead process's span ends %v as %q, want at its last event (%v), interrupted", root.End, status, sec(5))
+		}
+	}
+	t.Run("rebuilt", func(t *testing.T) {
+		var out []telemetry.Span
+		b := runs.Spans{Emit: func(s ...telemetry.Span) { out = append(out, s...) }}
+		for _, ev := range events {
+			b.Add(ev)
+		}
+		check(t, out)
+	})
+	t.Run("live", func(t *testing.T) {
+		// The dead process sent what it finished; the resumed one takes
+		// its events in unsent, then sends from its resumption on.
+		var out []telemetry.Span
+		dead := runs.Spans{Emit: func(s ...telemetry.Span) { out = append(out, s...) }}
+		for _, ev := range events[:9] {
+			dead.Add(ev)
+		}
+		b := runs.Spans{Emit: func(...telemetry.Span) {}}
+		for _, ev := range events[:9] {
+			b.Add(ev)
+		}
+		b.Emit = func(s ...telemetry.Span) { out = append(out, s...) }
+		for _, ev := range events[9:] {
+			b.Add(ev)
+		}
+		check(t, out)
+	})
+}
