@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -79,12 +80,18 @@ func runTrace(c *cobra.Command, o *traceOptions) error {
 	}
 	progress := cli.StartProgress(o.f.io, fmt.Sprintf("sending %d spans to %s", len(spans), url))
 	tr.Emit(spans...)
-	tr.Flush()
+	// Sending is the work: it is done when the collector has answered for
+	// every span, not when the spans are handed to it.
+	ctx, cancel := context.WithTimeout(c.Context(), telemetry.SendLimit)
+	taken, serr := tr.Send(ctx)
+	cancel()
 	progress.Stop()
-	dropped, derr := tr.Dropped()
 	tr.Close()
-	if dropped > 0 {
-		return fmt.Errorf("the collector at %s did not take %d of the %d spans of trace %s: %v", url, dropped, len(spans), id, derr)
+	if c.Context().Err() != nil {
+		return c.Context().Err()
+	}
+	if missing := int64(len(spans)) - taken; missing > 0 {
+		return fmt.Errorf("the collector at %s did not take %d of the %d spans of trace %s: %v", url, missing, len(spans), id, serr)
 	}
 	io := o.f.io
 	if io.OutTTY {

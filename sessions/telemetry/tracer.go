@@ -145,6 +145,28 @@ func (t *Tracer) Flush() {
 	t.tp.ForceFlush(ctx)
 }
 
+// Send sends every span emitted so far and waits, until ctx ends, for the
+// collector to take or refuse them: it returns how many spans the
+// collector has taken since the tracer opened, and why the rest did not
+// go (the last refusal, else ctx's error while an export still waited for
+// an answer). For a command whose work is the sending (zwarm trace);
+// everything else sends in the background and never waits.
+func (t *Tracer) Send(ctx context.Context) (taken int64, err error) {
+	if t == nil {
+		return 0, nil
+	}
+	ferr := t.tp.ForceFlush(ctx)
+	_, err = t.Dropped()
+	if err == nil && ferr != nil {
+		err = fmt.Errorf("no answer from %s: %w", t.out.url, ferr)
+	}
+	return t.out.taken.Load(), err
+}
+
+// SendLimit is how long Send is worth waiting: one export's own bound,
+// and a moment.
+const SendLimit = exportTimeout + time.Second
+
 // Dropped is how many spans the collector did not take, and why the last
 // did not go.
 func (t *Tracer) Dropped() (int64, error) {
@@ -196,6 +218,7 @@ type logged struct {
 	url     string
 	failing atomic.Bool
 	dropped atomic.Int64
+	taken   atomic.Int64
 	mu      sync.Mutex
 	last    error
 }
@@ -226,6 +249,7 @@ func (l *logged) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan)
 		}
 		return err
 	}
+	l.taken.Add(int64(len(spans)))
 	if l.failing.Swap(false) && l.log != nil {
 		l.log.Info("telemetry: the collector takes spans again", "url", l.url, "dropped", l.dropped.Load())
 	}
