@@ -60,10 +60,10 @@ type Spans struct {
 // stepSpans is the step being built.
 type stepSpans struct {
 	n, segment int
-	start  time.Time
-	chat   *telemetry.Span
-	tools  map[string]*telemetry.Span
-	events []telemetry.Event
+	start      time.Time
+	chat       *telemetry.Span
+	tools      map[string]*telemetry.Span
+	events     []telemetry.Event
 }
 
 // Add takes the run's next event.
