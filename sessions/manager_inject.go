@@ -276,6 +276,9 @@ func (m *Manager) runnable(s *record.Session, limitSet bool, text string) error 
 	if !s.Settled() {
 		return nil
 	}
+	if _, _, err := cfg.Telemetry(); err != nil {
+		return config.Invalidf("%v", err) // as spawn refuses it
+	}
 	_, err = ad.Command(req)
 	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,9 +60,8 @@ func runTrace(c *cobra.Command, o *traceOptions) error {
 		return config.Invalidf("%v", err)
 	}
 	if o.endpoint != "" {
-		url = strings.TrimRight(o.endpoint, "/") + "/v1/traces"
-		if strings.HasSuffix(o.endpoint, "/v1/traces") {
-			url = o.endpoint
+		if url, err = config.TracesURL("--endpoint", o.endpoint); err != nil {
+			return cli.Usagef("%v", err)
 		}
 	}
 	if url == "" {

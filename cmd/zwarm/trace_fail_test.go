@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,35 @@ func TestTraceFailsWhenTheCollectorDoesNotTakeTheSpans(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "did not take") || r.stdout != "" {
 			t.Errorf("%s collector: exit %d, stdout %q, stderr %q", name, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// An address no supervisor could send to is refused by whatever would
+// start one (spawn, a settled session's follow-up), with nothing made,
+// as orchestrate refuses it: not found later in a supervisor's log.
+func TestABadCollectorAddressIsRefusedBeforeAWorkerStarts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.spawn("first")
+	w.ok("wait", id)
+	before := len(w.ls())
+	w.extraEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector"}
+	for _, args := range [][]string{{"spawn", "second"}, {"inject", id, "more"}} {
+		r := w.zwarm(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `OTEL_EXPORTER_OTLP_ENDPOINT "ftp://collector" is not an http:// or https:// URL`) {
+			t.Errorf("%s with a bad collector address: exit %d, %q", args[0], r.code, r.stderr)
+		}
+	}
+	w.extraEnv = nil
+	for _, endpoint := range []string{"ftp://collector", "127.0.0.1:4318"} {
+		if r := w.zwarm("trace", id, "--endpoint", endpoint); r.code != 2 || !strings.Contains(r.stderr, "--endpoint "+strconv.Quote(endpoint)+" is not an http:// or https:// URL") {
+			t.Errorf("trace --endpoint %s: exit %d, %q", endpoint, r.code, r.stderr)
+		}
+	}
+	if n := len(w.ls()); n != before {
+		t.Errorf("%d sessions after the refusals, want %d", n, before)
+	}
+	if s := w.record(id); len(s.Turns) != 1 || s.PendingInjects != 0 {
+		t.Errorf("the refused follow-up changed the session: %d turns, %d pending", len(s.Turns), s.PendingInjects)
 	}
 }

@@ -66,9 +66,27 @@ func (c *Config) Telemetry() (t TelemetryConfig, tracesURL string, err error) {
 	if t.Disabled || tracesURL == "" {
 		return t, "", nil
 	}
-	u, err := url.Parse(tracesURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return t, "", fmt.Errorf("%s %q is not an http:// or https:// URL: give the collector's OTLP/HTTP address, such as http://127.0.0.1:4318", from, base)
+	if err := checkCollector(from, base, tracesURL); err != nil {
+		return t, "", err
 	}
 	return t, tracesURL, nil
+}
+
+// TracesURL is the OTLP/HTTP traces URL of a collector given by its base
+// URL (http://127.0.0.1:4318) or by that URL itself (…/v1/traces), or an
+// error saying what is wrong with it; from names where it was given.
+func TracesURL(from, base string) (string, error) {
+	traces := base
+	if !strings.HasSuffix(base, "/v1/traces") {
+		traces = strings.TrimRight(base, "/") + "/v1/traces"
+	}
+	return traces, checkCollector(from, base, traces)
+}
+
+func checkCollector(from, base, traces string) error {
+	u, err := url.Parse(traces)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %q is not an http:// or https:// URL: give the collector's OTLP/HTTP address, such as http://127.0.0.1:4318", from, base)
+	}
+	return nil
 }
