@@ -120,7 +120,7 @@ func telemetryEnv(t agent.Telemetry) []string {
 	if t.Content {
 		env = append(env, "OTEL_LOG_USER_PROMPTS=1")
 	}
-	return env
+	return append(env, t.TimeoutEnv()...)
 }
 
 // setup checks a request and finds what every command line of it needs:

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
@@ -180,13 +181,16 @@ func TestSandboxLevelsMapOntoPermissions(t *testing.T) {
 func TestTelemetryPointsClaudeAtTheCollector(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
 	req := agent.TurnRequest{StateDir: stateWith(t, ""), Prompt: "p", WorkingDir: "/w",
-		Telemetry: agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"authorization": "Bearer a b"}}}
+		Telemetry: agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"authorization": "Bearer a b"},
+			ExportTimeout: 2 * time.Second}}
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "")
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_METRICS_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp",
-		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20a%20b"}
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20a%20b",
+		"OTEL_EXPORTER_OTLP_TIMEOUT=2000"}
 	if !reflect.DeepEqual(cmd.Env, want) {
 		t.Fatalf("env %q\nwant %q", cmd.Env, want)
 	}

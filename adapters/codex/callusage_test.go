@@ -1,8 +1,10 @@
 package codex
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -53,12 +55,24 @@ func TestUsageEndpointTurnsOnTelemetry(t *testing.T) {
 // its logs too unless a cost limit wants them at the usage endpoint.
 func TestTelemetryPointsCodexAtTheCollector(t *testing.T) {
 	t.Setenv(BinaryEnv, "/bin/true")
-	tel := agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"x-key": `s"1`}}
+	tel := agent.Telemetry{TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs", Headers: map[string]string{"x-key": `s"1`},
+		ExportTimeout: 2 * time.Second}
 	req := agent.TurnRequest{StateDir: t.TempDir(), Prompt: "p", WorkingDir: "/w", Telemetry: tel}
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "")
 	cmd, err := New().Command(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A collector that never answers holds codex's exit for its
+	// exporters' own bound: 10 s each, unless told.
+	if !slices.Contains(cmd.Env, "OTEL_EXPORTER_OTLP_TIMEOUT=2000") {
+		t.Errorf("env %q lacks the export bound", cmd.Env)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "7000")
+	if cmd, _ := New().Command(req); len(cmd.Env) != 0 {
+		t.Errorf("the person's own bound is overridden: %q", cmd.Env)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "")
 	got := strings.Join(cmd.Args, " ")
 	for _, want := range []string{
 		`-c otel.trace_exporter={otlp-http={endpoint="http://c:4318/v1/traces",protocol="binary",headers={"x-key"="s\"1"}}}`,

@@ -97,7 +97,7 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	} else {
 		args = append(args, "-C", req.WorkingDir, "--", "-")
 	}
-	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt)}, nil
+	return agent.Command{Path: bin, Args: args, Dir: req.WorkingDir, Stdin: []byte(req.Prompt), Env: req.Telemetry.TimeoutEnv()}, nil
 }
 
 // otelArgs point codex's OpenTelemetry export: its logs (each model call's

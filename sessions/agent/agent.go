@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
@@ -73,10 +75,25 @@ type Telemetry struct {
 	Headers map[string]string
 	// Content lets the agent export prompts and output.
 	Content bool
+	// ExportTimeout bounds each export of the agent's: an agent sends what
+	// it holds as it exits, and a collector that takes the connection and
+	// never answers would otherwise hold the turn's end for the exporter's
+	// own default (10 s, for each of its exporters).
+	ExportTimeout time.Duration
 }
 
 // On says the agent's telemetry goes somewhere.
 func (t Telemetry) On() bool { return t.TracesURL != "" }
+
+// TimeoutEnv is ExportTimeout as the OpenTelemetry SDKs read it
+// (OTEL_EXPORTER_OTLP_TIMEOUT, in milliseconds), for an agent whose
+// telemetry is on: none when the person set it themselves.
+func (t Telemetry) TimeoutEnv() []string {
+	if !t.On() || t.ExportTimeout <= 0 || os.Getenv("OTEL_EXPORTER_OTLP_TIMEOUT") != "" {
+		return nil
+	}
+	return []string{"OTEL_EXPORTER_OTLP_TIMEOUT=" + strconv.FormatInt(t.ExportTimeout.Milliseconds(), 10)}
+}
 
 // UsageReporter is an adapter whose agent reports each model call's usage
 // as OpenTelemetry logs while its turn runs, where its output says it

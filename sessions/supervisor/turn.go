@@ -53,7 +53,8 @@ func (sv *supervisor) runTurn(ctx context.Context, s *record.Session, t *record.
 		}
 	}
 	if tr := sv.tracer; tr != nil {
-		req.Telemetry = agent.Telemetry{TracesURL: tr.URL, LogsURL: tr.LogsURL(), Headers: tr.Headers, Content: tr.Content()}
+		req.Telemetry = agent.Telemetry{TracesURL: tr.URL, LogsURL: tr.LogsURL(), Headers: tr.Headers, Content: tr.Content(),
+			ExportTimeout: telemetry.FlushLimit}
 	}
 	cmd, err := ad.Command(req)
 	if err != nil {
