@@ -232,23 +232,30 @@ func markerText(c *runs.Compaction, earlier string) string {
 	return b.String()
 }
 
-// clipOutputs cuts the longest string outputs among items, in the middle,
-// until over tokens are saved or none is left to cut. It returns how many
-// it cut.
+// clipOutputs cuts the longest string outputs among items, and the
+// longest arguments of calls (a model that wrote a task of megabytes), in
+// the middle, until over tokens are saved or none is left to cut. It
+// returns how many it cut.
 func clipOutputs(items []json.RawMessage, over int64, est estimator) int {
 	type cand struct {
-		i    int
-		size int64
+		i     int
+		field string
+		size  int64
 	}
 	var cands []cand
 	for i, raw := range items {
 		if len(raw) < 1600 {
 			continue // too short to be worth a cut
 		}
-		if it := inspect(raw); it.isOutput() {
+		it := inspect(raw)
+		var fields map[string]json.RawMessage
+		if !(it.isOutput() || it.isCall()) || json.Unmarshal(raw, &fields) != nil {
+			continue
+		}
+		for _, f := range []string{"output", "arguments"} {
 			var s string
-			if json.Unmarshal(it.Output, &s) == nil && len(s) > 400 {
-				cands = append(cands, cand{i, est(raw)})
+			if json.Unmarshal(fields[f], &s) == nil && len(s) > 400 {
+				cands = append(cands, cand{i, f, est(raw)})
 			}
 		}
 	}
@@ -263,22 +270,58 @@ func clipOutputs(items []json.RawMessage, over int64, est estimator) int {
 			continue
 		}
 		var s string
-		json.Unmarshal(fields["output"], &s)
+		json.Unmarshal(fields[c.field], &s)
 		keepBytes := int64(len(s)) - over*4 - 64
 		if keepBytes < 400 {
 			keepBytes = 400
 		}
 		cut := middleCut(s, int(keepBytes))
-		fields["output"], _ = json.Marshal(cut)
+		if c.field == "arguments" {
+			cut = cutArguments(s, int(keepBytes))
+		}
+		fields[c.field], _ = json.Marshal(cut)
 		b, err := json.Marshal(fields)
 		if err != nil {
 			continue
 		}
-		over -= c.size - est(b)
+		over -= est(items[c.i]) - est(b)
 		items[c.i] = b
 		clipped++
 	}
 	return clipped
+}
+
+// cutArguments is a call's arguments (a JSON object) in about n bytes,
+// still JSON: its longest strings are cut in the middle. Arguments that
+// are not an object of strings are cut as text.
+func cutArguments(args string, n int) string {
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return middleCut(args, n)
+	}
+	keys := make([]string, 0, len(obj))
+	for k, v := range obj {
+		if _, ok := v.(string); ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(a, b int) bool { return len(obj[keys[a]].(string)) > len(obj[keys[b]].(string)) })
+	over := len(args) - n
+	for _, k := range keys {
+		if over <= 0 {
+			break
+		}
+		v := obj[k].(string)
+		keep := max(len(v)-over, 200)
+		cut := middleCut(v, keep)
+		over -= len(v) - len(cut)
+		obj[k] = cut
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return middleCut(args, n)
+	}
+	return string(b)
 }
 
 // middleCut keeps the first and last halves of n bytes of s, on rune

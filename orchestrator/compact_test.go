@@ -231,6 +231,43 @@ func TestCompactHugeNewestOutputIsCut(t *testing.T) {
 	}
 }
 
+// A model that wrote a call of megabytes (a task pasted whole into
+// delegate) has the call's arguments cut, still JSON, so the run can go
+// on: dropping older steps alone could never bring it under the window.
+func TestCompactHugeCallArgumentsAreCut(t *testing.T) {
+	h := newHistory()
+	rng := rand.New(rand.NewSource(9))
+	for i := 0; i < 3; i++ {
+		h.response(rng, 1, false, 1, func() int { return 100 })
+	}
+	task := "BEGIN " + strings.Repeat("x", 2<<20) + " END"
+	args, _ := json.Marshal(map[string]any{"task": task, "model": "gpt-5.1-codex-mini", "n": 1})
+	h.items = append(h.items, h.raw(map[string]any{"type": "function_call", "id": "fc_big", "call_id": "call_big", "name": "delegate", "arguments": string(args)}),
+		output("call_big", "started 0199"))
+	out, info := compact(h.items, 2, 10_000, bytesEstimate)
+	if info == nil || info.ClippedItems != 1 {
+		t.Fatalf("info %+v", info)
+	}
+	if got := estimateAll(out, bytesEstimate); got > 10_000 {
+		t.Fatalf("%d tokens after compaction, want at most 10,000", got)
+	}
+	if err := checkPairs(out); err != nil {
+		t.Fatal(err)
+	}
+	var call struct{ Arguments string }
+	if err := json.Unmarshal(out[len(out)-2], &call); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(call.Arguments), &got); err != nil {
+		t.Fatalf("the cut arguments are not JSON: %v: %.200s", err, call.Arguments)
+	}
+	cut, _ := got["task"].(string)
+	if !strings.HasPrefix(cut, "BEGIN ") || !strings.HasSuffix(cut, " END") || !strings.Contains(cut, "bytes cut to fit the context window") || got["model"] != "gpt-5.1-codex-mini" || got["n"] != 1.0 {
+		t.Errorf("the arguments after the cut: %.300s", call.Arguments)
+	}
+}
+
 func TestCompactUnderTargetIsANoop(t *testing.T) {
 	h := newHistory()
 	h.response(rand.New(rand.NewSource(1)), 1, true, 1, func() int { return 10 })

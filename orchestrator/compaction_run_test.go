@@ -75,3 +75,39 @@ func TestCompactionDuringARun(t *testing.T) {
 	}
 	check(n)
 }
+
+// A model that pastes a task of megabytes into a call: the run goes on,
+// every request after it under the window (the call's arguments are cut
+// when it compacts), and events.jsonl keeps a bounded copy of them.
+func TestARunGoesOnAfterACallOfMegabytes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "HUGE: a huge call")
+	step := 0
+	h.srv.Fallback(fakemodel.Reply{Dynamic: func(body []byte) fakemodel.Reply {
+		step++
+		rep := fakemodel.Reply{InputTokens: int64(len(body) / 4)}
+		if step == 1 {
+			rep.Calls = []fakemodel.Call{call("list_sessions", map[string]any{"note": strings.Repeat("n", 2<<20)})}
+		} else {
+			rep.Calls = []fakemodel.Call{call("list_sessions", map[string]any{})}
+		}
+		return rep
+	}})
+	rec := h.execute(h.settings(func(s *Settings) {
+		s.Limits.MaxSteps = 4
+		s.ContextWindow, s.CompactAt, s.CompactTo = 12000, 0.8, 0.5
+	}), 0)
+	if rec.Status != runs.StatusLimited || rec.Steps != 4 || rec.Compactions == 0 {
+		t.Fatalf("record %+v", rec)
+	}
+	for i, req := range h.requests()[2:] {
+		if len(req.Body) > 12000*4 {
+			t.Errorf("request %d is %d bytes, over the window", i+3, len(req.Body))
+		}
+	}
+	for _, ev := range h.eventsOf(runs.EventToolCall) {
+		if len(ev.Args) > 9<<10 || !json.Valid(ev.Args) {
+			t.Errorf("step %d's call is kept as %d bytes (valid JSON: %t)", ev.Step, len(ev.Args), json.Valid(ev.Args))
+		}
+	}
+}

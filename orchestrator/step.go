@@ -221,10 +221,7 @@ func (r *Run) runCalls(ctx context.Context, step int, calls []item) error {
 		// own: the model is told so instead of the call being run.
 		again[i] = r.callIDs[c.CallID]
 		r.callIDs[c.CallID] = true
-		out[i].args = json.RawMessage(c.Arguments)
-		if !json.Valid(out[i].args) {
-			out[i].args, _ = json.Marshal(c.Arguments)
-		}
+		out[i].args = clipArgs(c.Arguments)
 		r.emit(runs.Event{Type: runs.EventToolCall, Step: step, CallID: c.CallID, Tool: c.Name, Args: out[i].args})
 		out[i].began = time.Now()
 	}
@@ -310,6 +307,24 @@ func clipOutput(s string) string {
 	}
 	return middleCut(s, outputBound)
 }
+
+// clipArgs is a call's arguments for events.jsonl and the watchers: as
+// the model wrote them, a JSON string of them if they are not JSON, and
+// with their longest strings cut in the middle past argsBound (a task of
+// megabytes is not written again with each event, nor held by the run).
+func clipArgs(args string) json.RawMessage {
+	if len(args) > argsBound {
+		args = cutArguments(args, argsBound)
+	}
+	if !json.Valid([]byte(args)) {
+		b, _ := json.Marshal(args)
+		return b
+	}
+	return json.RawMessage(args)
+}
+
+// argsBound is the most of a call's arguments an event keeps.
+const argsBound = 8 << 10
 
 func itemTypes(items []json.RawMessage) []string {
 	out := make([]string, len(items))
