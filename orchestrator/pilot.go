@@ -238,6 +238,9 @@ func (r *Run) Rewind(n int) (Rewound, error) {
 	case len(cps) == 0:
 		return Rewound{}, errors.New("no checkpoints yet: each turn makes one")
 	case n < 1 || n > len(cps):
+		if len(cps) == 1 {
+			return Rewound{}, fmt.Errorf("no checkpoint %d: there is only 1", n)
+		}
 		return Rewound{}, fmt.Errorf("no checkpoint %d: there are 1 to %d", n, len(cps))
 	case n == len(cps):
 		return Rewound{}, fmt.Errorf("the conversation is at checkpoint %d already", n)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/watchers"
 )
 
@@ -64,7 +65,7 @@ func Resume(ctx context.Context, opt Options, idOrPrefix string) (*Run, error) {
 	rec.Isolation, rec.Runner, rec.Changes = set.Isolation, set.Runner, nil
 	rec.UpdatedAt = now
 	r.mu.Unlock()
-	text := fmt.Sprintf("resumed a run that was %s after %d steps", prev, rec.Steps)
+	text := fmt.Sprintf("resumed a run that was %s after %s", prev, render.Plural(rec.Steps, "step"))
 	if len(notes) > 0 {
 		text += "; the conversation was repaired: " + strings.Join(notes, "; ")
 	}

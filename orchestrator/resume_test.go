@@ -66,7 +66,7 @@ func TestResumeAfterInterruptReportsWorkersThatFinished(t *testing.T) {
 	if rec2.Usage.TotalTokens != 220 || rec2.WorkerUsage.TotalTokens != 20 {
 		t.Errorf("usage %+v workers %+v", rec2.Usage, rec2.WorkerUsage)
 	}
-	if ev := h.eventsOf(runs.EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "was interrupted after 1 steps") {
+	if ev := h.eventsOf(runs.EventResumed); len(ev) != 1 || !strings.Contains(ev[0].Text, "was interrupted after 1 step") {
 		t.Errorf("resumed events %+v", ev)
 	}
 }

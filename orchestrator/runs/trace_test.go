@@ -164,7 +164,7 @@ func TestARunWhoseProcessDiedIsStillOneTree(t *testing.T) {
 		{Time: sec(4), Type: runs.EventToolCall, Run: id, Step: 2, CallID: "call_ask", Tool: "ask_user"},
 		{Time: sec(5), Type: runs.EventQuestion, Run: id, Step: 2, QuestionID: "q1", Text: "which port?"},
 		// killed here; resumed a minute later
-		{Time: sec(60), Type: runs.EventResumed, Run: id, Step: 1, Text: "resumed a run that was interrupted after 1 steps"},
+		{Time: sec(60), Type: runs.EventResumed, Run: id, Step: 1, Text: "resumed a run that was interrupted after 1 step"},
 		{Time: sec(61), Type: runs.EventModelCall, Run: id, Step: 2},
 		{Time: sec(62), Type: runs.EventModelResponse, Run: id, Step: 2},
 		{Time: sec(62), Type: runs.EventUsage, Run: id, Step: 2, Usage: u, CostUSD: &cost},
