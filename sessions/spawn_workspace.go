@@ -32,6 +32,16 @@ func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, di
 		}
 		return nil, nil
 	}
+	root, err := cfg.Worktrees.Root()
+	if err != nil {
+		return nil, &config.Error{Path: "config.toml", Err: err}
+	}
+	if id, ok := inWorktree(root, dir); ok {
+		// Its git dir is the worker's to write: git there would run what
+		// the worker put in it, outside any sandbox.
+		return nil, config.Invalidf("%s is in the worktree of worker %s, a repository zwarm does not take for yours: spawn from your own checkout (--base %s starts from that worker's work)",
+			dir, record.ShortID(id), workspace.BranchFor(id))
+	}
 	repo, err := workspace.Find(ctx, dir)
 	switch {
 	case errors.Is(err, workspace.ErrNotRepo):
@@ -51,10 +61,6 @@ func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, di
 	if err != nil {
 		return nil, config.Invalidf("%v", err)
 	}
-	root, err := cfg.Worktrees.Root()
-	if err != nil {
-		return nil, &config.Error{Path: "config.toml", Err: err}
-	}
 	ws := &record.Workspace{
 		Repo: repo.Main(), GitDir: repo.CommonDir, Origin: repo.Top, Subdir: repo.Prefix,
 		Path: filepath.Join(repo.WorktreesRoot(root), id), Branch: workspace.BranchFor(id),
@@ -69,4 +75,18 @@ func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, di
 	}
 	ws.Head = ws.BaseCommit
 	return ws, nil
+}
+
+// inWorktree is workspace.WorkerOf for dir as it is and as its links
+// resolve.
+func inWorktree(root, dir string) (string, bool) {
+	if id, ok := workspace.WorkerOf(root, dir); ok {
+		return id, true
+	}
+	r, rerr := filepath.EvalSymlinks(root)
+	d, derr := filepath.EvalSymlinks(dir)
+	if rerr != nil || derr != nil {
+		return "", false
+	}
+	return workspace.WorkerOf(r, d)
 }

@@ -258,6 +258,18 @@ func TestWorktreeCommandsFromInsideAWorkersWorktree(t *testing.T) {
 			t.Errorf("doctor in %s names another state dir than %s:\n%s", d, state, r.stdout)
 		}
 	}
+	// A worker's repository is never taken for yours: spawn from inside
+	// its worktree (or -C it) is refused, as the worker's git dir could
+	// hold a config whose commands zwarm's git would run.
+	before := len(w.ls())
+	for _, r := range []result{w.zwarmIn(wt, nil, "spawn", "more"), w.zwarmIn(w.Work, nil, "spawn", "-C", filepath.Join(wt, "sub"), "more")} {
+		if r.code != 2 || !strings.Contains(r.stderr, "is in the worktree of worker "+id[:8]) || !strings.Contains(r.stderr, "--base zwarm/"+id) {
+			t.Errorf("spawn in a worker's worktree: %+v", r)
+		}
+	}
+	if n := len(w.ls()); n != before {
+		t.Errorf("%d sessions after the refused spawns, want %d", n, before)
+	}
 	// Nor when the file beside the worktree cannot be trusted to name it.
 	if err := os.Chmod(workspace.OwnerFile(wt), 0o666); err != nil {
 		t.Fatal(err)

@@ -3,12 +3,15 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // What a worker may do to its worktree, on purpose or not, and what
@@ -469,5 +472,104 @@ func TestACutShortBaseIsNotANewRepository(t *testing.T) {
 	_, err := r.ResolveBase(ctx, "")
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "no commits") {
 		t.Fatalf("a cancelled resolution: %v", err)
+	}
+}
+
+// A worker may write its worktree's git dir and its objects. It points
+// the worktree's commondir at a repository of its making, whose config
+// runs a command of its choosing (a filter), and symlinks every objects
+// directory git has not made yet to a directory outside. zwarm's turn
+// commit goes on the worker's real branch, writes nothing outside, and
+// puts commondir back: git run by a person in the worktree afterwards
+// runs none of the worker's config.
+func TestAWorkerCannotRedirectItsRepositoryOrItsObjects(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000070")
+	base := sh(t, repo, "git rev-parse main")
+	w.Known = base
+	outside := t.TempDir()
+	pwned := filepath.Join(outside, "PWNED")
+
+	evil := filepath.Join(w.admin(), "evil")
+	sh(t, w.admin(), "git init -q --bare evil")
+	write(t, filepath.Join(evil, "objects", "info", "alternates"), filepath.Join(repo, ".git", "objects")+"\n")
+	sh(t, evil, "git --git-dir=. update-ref refs/heads/"+w.Branch+" "+base+" && git --git-dir=. symbolic-ref HEAD refs/heads/"+w.Branch)
+	write(t, filepath.Join(evil, "config"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"+
+		"[filter \"x\"]\n\tclean = \"touch "+pwned+"; cat\"\n\tsmudge = \"touch "+pwned+"; cat\"\n\trequired = true\n")
+	write(t, filepath.Join(w.admin(), "commondir"), "evil\n")
+	write(t, filepath.Join(w.Path, ".gitattributes"), "* filter=x\n")
+	victim := filepath.Join(outside, "objects")
+	os.MkdirAll(victim, 0o755)
+	for i := 0; i < 256; i++ {
+		d := filepath.Join(w.OwnDir, "objects", fmt.Sprintf("%02x", i))
+		if _, err := os.Lstat(d); err == nil {
+			continue
+		}
+		if err := os.Symlink(victim, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(w.Path, "work.txt"), "work\n")
+
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", err, made)
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != head {
+		t.Fatalf("%s in your repository is at %s, want the turn's commit %s", w.Branch, got, head)
+	}
+	if got := sh(t, w.OwnDir, "git --git-dir=. rev-parse refs/heads/"+w.Branch); got != head {
+		t.Fatalf("the worker's branch in its repository is at %s, want the turn's commit %s", got, head)
+	}
+	if got := sh(t, repo, "git show --name-only --format= "+head); !strings.Contains(got, "work.txt") {
+		t.Fatalf("the turn's commit holds %q", got)
+	}
+	if entries, _ := os.ReadDir(victim); len(entries) != 0 {
+		t.Fatalf("zwarm's git wrote %d entries through the worker's symlinks", len(entries))
+	}
+	if got := read(t, filepath.Join(w.admin(), "commondir")); got != "../..\n" {
+		t.Fatalf("commondir is %q after the turn's commit", got)
+	}
+	// A person looks at the worktree with git, as the docs say they may.
+	sh(t, w.Path, "git status --porcelain >/dev/null && git diff HEAD~1 >/dev/null")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("git in the worktree ran the worker's filter: its config was read")
+	}
+	if !strings.Contains(strings.Join(w.Undone, "\n"), "commondir") {
+		t.Errorf("undone: %q; want commondir named", w.Undone)
+	}
+}
+
+// A FIFO where the worker's commit keeps an object: zwarm's git never
+// opens it (it would wait forever, holding the land lock): the turn's
+// commit ends, done or refused, and so does a removal.
+func TestAFIFOAmongTheObjectsIsNeverWaitedOn(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000071")
+	w.Known = sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, "mine.txt"), "the worker's own commit\n")
+	sh(t, w.Path, "git add mine.txt && git -c user.name=w -c user.email=w@x commit -qm mine")
+	blob := sh(t, w.Path, "git rev-parse HEAD:mine.txt")
+	obj := filepath.Join(w.OwnDir, "objects", blob[:2], blob[2:])
+	if err := os.Remove(obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(obj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w.Commit(ctx, "zwarm turn") // refused or not: the object is gone
+	if ctx.Err() != nil {
+		t.Fatal("the turn's commit waited on the FIFO")
+	}
+	if fi, err := os.Lstat(obj); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		t.Fatal("the FIFO is still among the objects")
+	}
+	if err := w.Remove(ctx, false); err != nil && ctx.Err() != nil {
+		t.Fatalf("the removal waited on the FIFO: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,9 +23,14 @@ import (
 //   - a FIFO or a device, which would hang or feed whoever opens it;
 //   - the worker's branch made a symbolic ref ("ref: refs/heads/main"):
 //     every commit zwarm makes on the branch would move the branch it
-//     names instead.
+//     names instead;
+//   - the worktree's commondir (in its git dir) naming a repository of
+//     the worker's making: git, zwarm's included, reads the branches
+//     there, and a person's git its config too (a filter, an fsmonitor:
+//     commands run outside the sandbox);
+//   - the objects' alternates naming other objects than yours.
 //
-// pin clears all three before zwarm's git writes in the worktree. The
+// pin undoes all of them before zwarm's git writes in the worktree. The
 // worker has stopped by then (a turn's commit follows the sweep of its
 // processes; landing and updating claim a settled session), so nothing
 // puts them back meanwhile.
@@ -36,6 +42,11 @@ import (
 func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 	var undone []string
 	roots := []string{w.admin(), filepath.Join(w.own(), "refs", "heads", "zwarm"), filepath.Join(w.own(), "logs", "refs", "heads", "zwarm")}
+	if w.OwnDir != "" {
+		// The worker writes its own objects: zwarm's git writes there too
+		// (a turn's commit), through whatever is planted.
+		roots = append(roots, filepath.Join(w.OwnDir, "objects"))
+	}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -56,6 +67,11 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return undone, err
 		}
+	}
+	pointers, err := w.pinPointers()
+	undone = append(undone, pointers...)
+	if err != nil {
+		return undone, err
 	}
 	ref := "refs/heads/" + w.Branch
 	b, err := os.ReadFile(filepath.Join(w.own(), filepath.FromSlash(ref)))
@@ -106,4 +122,50 @@ func kind(m fs.FileMode) string {
 		return "device"
 	}
 	return "special file"
+}
+
+// pinPointers puts back the files by which git finds the worktree's
+// repository and objects, where the worker changed them: the worktree's
+// commondir, and the alternates of the worker's repository (which borrow
+// your objects). Each is written as zwarm made it.
+func (w *Worktree) pinPointers() ([]string, error) {
+	if w.OwnDir == "" || filepath.Dir(w.admin()) != filepath.Join(w.OwnDir, "worktrees") {
+		return nil, nil // a worktree of your repository's own (older), or git dirs zwarm did not lay out
+	}
+	if _, err := os.Lstat(w.admin()); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // gone: restoreAdmin makes it again, as zwarm made it
+	}
+	want := []struct{ path, body string }{
+		{filepath.Join(w.admin(), "commondir"), "../..\n"},
+		{filepath.Join(w.OwnDir, "objects", "info", "alternates"), filepath.Join(w.CommonDir, "objects") + "\n"},
+	}
+	var undone []string
+	for _, f := range want {
+		// Read without following: the sweep removed what is no regular
+		// file, so a symlink here is one put back meanwhile.
+		b, err := readPlainSmall(f.path)
+		if err == nil && b == f.body {
+			continue
+		}
+		if rerr := os.Remove(f.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return undone, fmt.Errorf("put back %s, which the worker changed: %w", f.path, rerr)
+		}
+		if werr := os.WriteFile(f.path, []byte(f.body), 0o644); werr != nil {
+			return undone, fmt.Errorf("put back %s, which the worker changed: %w", f.path, werr)
+		}
+		undone = append(undone, fmt.Sprintf("put back %s: the worker had changed it", f.path))
+	}
+	return undone, nil
+}
+
+// readPlainSmall is a small regular file's content, without following a
+// symlink or waiting on a FIFO; anything else is an error.
+func readPlainSmall(path string) (string, error) {
+	f, _, err := openPlain(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	return string(b), err
 }

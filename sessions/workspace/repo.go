@@ -279,6 +279,22 @@ func (r *Repo) WorktreesRoot(root string) string {
 	return filepath.Join(root, r.Name()+"-"+hex.EncodeToString(sum[:4]))
 }
 
+// WorkerOf says whether dir is in a worker's worktree under root (the
+// root of every repository's worktrees), and which: the name of its
+// worktree's directory, the session's id. A worker's repository is the
+// worker's to write, so zwarm never takes it for yours.
+func WorkerOf(root, dir string) (string, bool) {
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(dir))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	if len(parts) < 2 {
+		return "", false // a repository's own directory of worktrees
+	}
+	return strings.TrimSuffix(parts[1], ".git"), true
+}
+
 // DefaultRoot is $XDG_DATA_HOME/zwarm/worktrees, else
 // ~/.local/share/zwarm/worktrees.
 func DefaultRoot() (string, error) {
