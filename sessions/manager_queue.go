@@ -65,8 +65,10 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 	var todo []*record.Session
 	for _, s := range all {
 		ws := s.Workspace
+		// Changes unknown (the turn's commit did not finish: a timeout,
+		// say) is not no change: land looks, as land ID does.
 		if s.Legacy || ws == nil || ws.GitDir != repo.CommonDir || !s.Settled() || ws.LandedNow() ||
-			ws.Preparing() || ws.State == record.WorkspaceFailed || ws.Changes == nil || ws.Changes.Empty() {
+			ws.Preparing() || ws.State == record.WorkspaceFailed || (ws.Changes != nil && ws.Changes.Empty()) {
 			continue
 		}
 		if s.Status() != record.StatusCompleted {

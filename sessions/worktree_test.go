@@ -367,6 +367,31 @@ func TestLandAllVerifiesEachAndStopsAtTheFirstFailure(t *testing.T) {
 	}
 }
 
+// A worker whose turn's commit did not finish (a timeout: its changes
+// are unknown, not none) is landed by land --all as land ID lands it,
+// what it left uncommitted included, not passed over unnamed.
+func TestLandAllLandsAWorkerWhoseChangesAreUnknown(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.agent("echo b > b.txt")
+	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
+	writeFile(t, filepath.Join(s.Workspace.Path, "c.txt"), "left uncommitted\n")
+	if _, err := w.Store.Update(s.ID, func(tx *state.Tx) error {
+		ws := tx.Session().Workspace // as a turn's commit cut short leaves it
+		ws.Changes, ws.Committed, ws.Error = nil, 0, "stage the worker's changes: signal: killed (git took over 30s)"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := w.Manager.LandAll(context.Background(), sessions.LandOptions{Dir: w.Work})
+	if err != nil || len(q.Landed) != 1 || q.Landed[0].Session.ID != s.ID {
+		t.Fatalf("land --all: %+v %v", q, err)
+	}
+	if got := git(t, w.Work, "show", "--name-only", "--format=", "HEAD"); got != "b.txt\nc.txt" {
+		t.Fatalf("landed %q, want b.txt and c.txt", got)
+	}
+}
+
 func TestRmRefusesWorkNeverLandedUnlessForced(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
