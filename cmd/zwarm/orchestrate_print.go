@@ -170,7 +170,16 @@ func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 
 // totalCost is the cost of a run and its workers, for people.
 func totalCost(rec *runs.Record) string {
+	if costNotYet(rec) {
+		return render.Unknown
+	}
 	return render.PartialCost(rec.TotalCost())
+}
+
+// costNotYet says a live run has reported no usage yet (its first model
+// call has not ended): its cost is not known yet, which is not unpriced.
+func costNotYet(rec *runs.Record) bool {
+	return rec.Status.Live() && rec.TotalTokens() == 0
 }
 
 // writeRunLines prints a run's rendered lines in one write: on a terminal

@@ -94,6 +94,9 @@ func writeRuns(io *cli.Streams, list []*runs.Record, now time.Time) error {
 		if c, known := r.TotalCost(); known {
 			cost.Raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}
+		if costNotYet(r) {
+			cost.Raw = render.Unknown
+		}
 		t.Add(
 			cli.Cell{Text: record.ShortID(r.ID), Raw: r.ID},
 			cli.Cell{Text: string(r.Status), SGR: runStatusColor(r.Status)},

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
@@ -151,4 +155,36 @@ func TestRunsKillSaysWhatItDid(t *testing.T) {
 	if r := w.zwarm("runs", "kill", "ffffffff"); r.code != 2 || !strings.Contains(r.stderr, "ffffffff") {
 		t.Errorf("runs kill of no run: %+v", r)
 	}
+}
+
+// A run whose first model call has not ended has reported no usage: its
+// cost is not known yet, "–", which is not "?" (a price zwarm lacks).
+func TestARunsCostIsUnknownUntilItsFirstCallEnds(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	task := "RUNS COST: not yet"
+	stall := make(chan struct{})
+	defer close(stall)
+	srv.On(task, fakemodel.Reply{Text: "never", Stall: stall})
+	cmd := exec.Command(bins.zwarm, "--state-dir", w.State, "orchestrate", task)
+	cmd.Dir, cmd.Env = w.Work, w.env()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := srv.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	table := w.ok("runs")
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Split(l, "\t"); len(f) == 8 && f[1] == "running" {
+			if f[5] != "–" {
+				t.Fatalf("a running run with no usage yet costs %q, want –:\n%s", f[5], table)
+			}
+			return
+		}
+	}
+	t.Fatalf("no running run in:\n%s", table)
 }
