@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -244,14 +243,8 @@ func (m *Manager) readyForFollowUp(ctx context.Context, tx *state.Tx, opt Inject
 	return nil
 }
 
-// runnable refuses a follow-up (text) whose turn could never run, as
-// spawn refuses a first turn: a cost limit just set (limitSet) on a model
-// whose price zwarm does not know, which the supervisor could never
-// enforce, a request the agent refuses whatever the machine (a prompt
-// longer than it takes), or for a settled session, whose supervisor
-// starts here with this environment, the agent's binary missing. A
-// running session's own supervisor, with its own environment, delivers
-// the follow-up.
+// runnable refuses a follow-up (text) whose turn could never run
+// (state.CheckFollowUp).
 func (m *Manager) runnable(s *record.Session, limitSet bool, text string) error {
 	ad, err := m.adapters.Lookup(s.Adapter)
 	if err != nil {
@@ -261,26 +254,9 @@ func (m *Manager) runnable(s *record.Session, limitSet bool, text string) error 
 	if err != nil {
 		return err
 	}
-	if limitSet {
-		if err := state.CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
-			return err
-		}
-	}
 	req := m.turnRequest(s, cfg)
 	req.ReasoningEffort, req.Instructions, req.Prompt = s.ReasoningEffort, s.Instructions, text
-	if c, ok := ad.(agent.RequestChecker); ok {
-		if err := c.CheckRequest(req); err != nil {
-			return err
-		}
-	}
-	if !s.Settled() {
-		return nil
-	}
-	if _, _, err := cfg.Telemetry(); err != nil {
-		return config.Invalidf("%v", err) // as spawn refuses it
-	}
-	_, err = ad.Command(req)
-	return err
+	return state.CheckFollowUp(s, ad, cfg, req, limitSet)
 }
 
 // queueFollowUp queues res.Entry for s (held under its lock), delivered

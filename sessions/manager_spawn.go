@@ -144,10 +144,8 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if err := cfg.CheckAdapters(m.st.Dir(), m.adapters.Names()); err != nil {
 		return nil, err
 	}
-	// The supervisor sends to the collector: an address it could never
-	// use is the spawner's to hear about, not only the supervisor's log.
-	if _, _, err := cfg.Telemetry(); err != nil {
-		return nil, config.Invalidf("%v", err)
+	if err := cfg.CheckTelemetry(); err != nil {
+		return nil, err
 	}
 	if req, err = ApplyRole(cfg, req); err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, di
 	if err != nil {
 		return nil, &config.Error{Path: "config.toml", Err: err}
 	}
-	if id, ok := inWorktree(root, dir); ok {
+	if id, ok := workspace.WorkerOf(root, dir); ok {
 		// Its git dir is the worker's to write: git there would run what
 		// the worker put in it, outside any sandbox.
 		return nil, config.Invalidf("%s is in the worktree of worker %s, a repository zwarm does not take for yours: spawn from your own checkout (--base %s starts from that worker's work)",
@@ -75,18 +75,4 @@ func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, di
 	}
 	ws.Head = ws.BaseCommit
 	return ws, nil
-}
-
-// inWorktree is workspace.WorkerOf for dir as it is and as its links
-// resolve.
-func inWorktree(root, dir string) (string, bool) {
-	if id, ok := workspace.WorkerOf(root, dir); ok {
-		return id, true
-	}
-	r, rerr := filepath.EvalSymlinks(root)
-	d, derr := filepath.EvalSymlinks(dir)
-	if rerr != nil || derr != nil {
-		return "", false
-	}
-	return workspace.WorkerOf(r, d)
 }

@@ -11,6 +11,12 @@ import (
 	"github.com/zwarm/zwarm/tui/prompt"
 )
 
+// interrupt quits on Ctrl+C: the command exits 130 (ErrInterrupted).
+func (m *Model) interrupt() tea.Cmd {
+	m.interrupted = true
+	return tea.Quit
+}
+
 // onKey handles a key: the prompt's when it is open, else the help's, the
 // global bindings', or the focused pane's.
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
@@ -19,7 +25,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.showHelp {
 		if key.Matches(k, m.KeyMap.Quit) && k.String() == "ctrl+c" {
-			return tea.Quit
+			return m.interrupt()
 		}
 		m.showHelp = false
 		m.layout()
@@ -41,6 +47,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 	}
 	switch {
+	case k.String() == "ctrl+c":
+		return m.interrupt()
 	case key.Matches(k, m.KeyMap.Quit):
 		return tea.Quit
 	case key.Matches(k, m.KeyMap.Help):
@@ -137,7 +145,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 func (m *Model) onDiffKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case k.String() == "ctrl+c":
-		return tea.Quit
+		return m.interrupt()
 	case key.Matches(k, m.KeyMap.Close):
 		m.diff.Close()
 		m.layout()

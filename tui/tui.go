@@ -18,6 +18,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -126,10 +127,13 @@ type Model struct {
 	diff   diffview.Model
 	help   help.Model
 
-	focus     focus
-	showHelp  bool
-	status    string
-	statusErr bool
+	focus    focus
+	showHelp bool
+	// interrupted says Ctrl+C quit the dashboard: the command exits 130,
+	// as for any command Ctrl+C ends; q quits with 0.
+	interrupted bool
+	status      string
+	statusErr   bool
 	// priceNote names the models whose cost reads "?", and how to price
 	// them: the status line says it when it has nothing else to say.
 	priceNote string
@@ -235,12 +239,18 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	final, err := runOnTerminal(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}, progOpts...))
 	if fm, ok := final.(Model); ok {
 		fm.Close()
+		if fm.interrupted && err == nil {
+			return ErrInterrupted
+		}
 	}
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
+
+// ErrInterrupted is Run's error when Ctrl+C quit the dashboard.
+var ErrInterrupted = fmt.Errorf("the dashboard was quit with Ctrl+C: %w", context.Canceled)
 
 // Close ends the dashboard's subscriptions.
 func (m Model) Close() {

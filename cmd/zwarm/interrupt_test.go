@@ -179,6 +179,30 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 	}
 }
 
+// Ctrl+C typed in the dashboard (a key in its raw terminal, not a
+// signal) ends it as a signal does, 130; q quits it, 0.
+func TestDashQuitsWithCtrlCAs130AndQAs0(t *testing.T) {
+	t.Parallel()
+	w, _ := blockedWorld(t)
+	for key, want := range map[string]int{"\x03": cli.ExitInterrupted, "q": cli.ExitOK} {
+		cmd := exec.Command(bins.zwarm, "dash")
+		cmd.Dir, cmd.Env = w.Work, append(w.env(), "TERM=tmux-256color")
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out lockedBuffer
+		go io.Copy(&out, f)
+		sessionstest.Eventually(t, "the dashboard to draw", func() bool { return strings.Contains(out.String(), "ADAPTER") })
+		io.WriteString(f, key)
+		code := exitOf(t, cmd, &out)
+		f.Close()
+		if code != want {
+			t.Errorf("%q in the dashboard: exit %d, want %d", key, code, want)
+		}
+	}
+}
+
 // blockedWorld is a world with one session whose turn runs until the test
 // ends, so every command that waits for it blocks.
 func blockedWorld(t *testing.T) (*world, string) {

@@ -72,6 +72,17 @@ func (c *Config) Telemetry() (t TelemetryConfig, tracesURL string, err error) {
 	return t, tracesURL, nil
 }
 
+// CheckTelemetry refuses telemetry settings nothing could send with (a
+// collector's address that is no http:// or https:// URL, headers that
+// are not key=value), as a request's error: what starts a worker checks
+// them first, so that they are not found later in a supervisor's log.
+func (c *Config) CheckTelemetry() error {
+	if _, _, err := c.Telemetry(); err != nil {
+		return Invalidf("%v", err)
+	}
+	return nil
+}
+
 // TracesURL is the OTLP/HTTP traces URL of a collector given by its base
 // URL (http://127.0.0.1:4318) or by that URL itself (…/v1/traces), or an
 // error saying what is wrong with it; from names where it was given.

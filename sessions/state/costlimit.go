@@ -121,3 +121,33 @@ func RaiseCostLimit(s *record.Session, usd float64) error {
 	s.MaxCostUSD = usd
 	return nil
 }
+
+// CheckFollowUp refuses a follow-up (req, its prompt the follow-up's text)
+// whose turn could never run, as spawn refuses a first turn: a cost limit
+// just set (limitSet) on a model whose price zwarm does not know, which
+// the supervisor could never enforce, a request the agent refuses
+// whatever the machine (a prompt longer than it takes), or for a settled
+// session, whose supervisor starts in this process's environment,
+// telemetry that could not be sent or the agent's binary missing. A
+// running session's own supervisor, with its own environment, delivers
+// the follow-up.
+func CheckFollowUp(s *record.Session, ad agent.Adapter, cfg *config.Config, req agent.TurnRequest, limitSet bool) error {
+	if limitSet {
+		if err := CheckCostLimit(s, ad, cfg.PriceTable()); err != nil {
+			return err
+		}
+	}
+	if c, ok := ad.(agent.RequestChecker); ok {
+		if err := c.CheckRequest(req); err != nil {
+			return err
+		}
+	}
+	if !s.Settled() {
+		return nil
+	}
+	if err := cfg.CheckTelemetry(); err != nil {
+		return err
+	}
+	_, err := ad.Command(req)
+	return err
+}

@@ -280,10 +280,23 @@ func (r *Repo) WorktreesRoot(root string) string {
 }
 
 // WorkerOf says whether dir is in a worker's worktree under root (the
-// root of every repository's worktrees), and which: the name of its
-// worktree's directory, the session's id. A worker's repository is the
-// worker's to write, so zwarm never takes it for yours.
+// root of every repository's worktrees), as named or as its links
+// resolve, and which: the name of its worktree's directory, the
+// session's id. A worker's repository is the worker's to write, so zwarm
+// never takes it for yours.
 func WorkerOf(root, dir string) (string, bool) {
+	if id, ok := workerUnder(root, dir); ok {
+		return id, true
+	}
+	r, rerr := filepath.EvalSymlinks(root)
+	d, derr := filepath.EvalSymlinks(dir)
+	if rerr != nil || derr != nil {
+		return "", false
+	}
+	return workerUnder(r, d)
+}
+
+func workerUnder(root, dir string) (string, bool) {
 	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(dir))
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false
