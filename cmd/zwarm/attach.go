@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,20 +80,29 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	var signaled atomic.Bool
 	go func() {
 		select {
 		case <-sigs:
+			signaled.Store(true)
 			stop()
 		case <-stopCtx.Done():
 		}
 	}()
 
+	interrupting := 0
 	a, err := m.Attach(c.Context(), o.id, sessions.AttachOptions{Interrupt: o.interrupt, Waiting: func(n int) {
+		interrupting = n
 		fmt.Fprintf(io.ErrOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
 	}})
 	switch {
 	case errors.Is(err, sessions.ErrRunning), errors.Is(err, sessions.ErrAttached):
 		return &cli.UsageError{Err: err}
+	case err != nil && c.Context().Err() != nil && interrupting > 0:
+		// The turn was stopped for the person, who then left: nothing
+		// took over its thread.
+		return fmt.Errorf("attach %s: given up while turn %d stopped, so the session is left killed; zwarm inject %s MESSAGE continues its thread: %w",
+			o.id, interrupting, o.id, context.Canceled)
 	case err != nil && c.Context().Err() != nil:
 		return fmt.Errorf("attach %s: %w", o.id, context.Canceled)
 	case err != nil:
@@ -102,12 +112,20 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	short := record.ShortID(s.ID)
 	fmt.Fprintf(io.ErrOut, "zwarm: attached to %s (%s, thread %s) in %s; leave the CLI to hand it back\n",
 		short, s.Adapter, s.ThreadID, s.WorkingDir)
+	restore := cli.KeepTerminal(in)
 	s, err = a.Run(stopCtx, in, out, errOut)
+	restore()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(io.ErrOut, "zwarm: "+detachedLine(s))
-	if n := len(s.Attaches); n > 0 && failedToStart(s.Attaches[n-1]) {
+	// A CLI that ended on a signal (zwarm's, or Ctrl+C typed in it) did
+	// not fail to start, whatever its exit.
+	interrupted := signaled.Load() || c.Context().Err() != nil
+	fmt.Fprintln(io.ErrOut, "zwarm: "+detachedLine(s, interrupted))
+	switch n := len(s.Attaches); {
+	case signaled.Load():
+		return &cli.SilentError{Code: cli.ExitInterrupted} // ended properly, as a signal asked
+	case n > 0 && !interrupted && failedToStart(s.Attaches[n-1]):
 		return &cli.SilentError{Code: cli.ExitFailure}
 	}
 	return nil
@@ -118,21 +136,22 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 // rather than one a person worked in and left.
 const startWindow = 10 * time.Second
 
-// failedToStart says the span's CLI exited non-zero within startWindow.
+// failedToStart says the span's CLI exited non-zero within startWindow,
+// for no reason zwarm noted.
 func failedToStart(sp record.AttachSpan) bool {
-	return sp.End != nil && sp.ExitCode != nil && *sp.ExitCode != 0 && sp.End.Sub(sp.Start) < startWindow
+	return sp.End != nil && sp.ExitCode != nil && *sp.ExitCode != 0 && sp.End.Sub(sp.Start) < startWindow && sp.Note == ""
 }
 
 // detachedLine says how the attach ended: how long, what was committed,
-// and what the session does now.
-func detachedLine(s *record.Session) string {
+// and what the session does now; interrupted says a signal ended it.
+func detachedLine(s *record.Session, interrupted bool) string {
 	short := record.ShortID(s.ID)
 	var b strings.Builder
 	if n := len(s.Attaches); n > 0 {
 		sp := s.Attaches[n-1]
 		if sp.End != nil {
 			fmt.Fprintf(&b, "%s attached for %s", short, render.Runtime(sp.End.Sub(sp.Start)))
-			if failedToStart(sp) {
+			if !interrupted && failedToStart(sp) {
 				fmt.Fprintf(&b, "; the %s CLI exited %d at once: it failed to start (run it in %s yourself to see why: a login, a first-run question)",
 					s.Adapter, *sp.ExitCode, s.WorkingDir)
 			} else if sp.ExitCode != nil && *sp.ExitCode != 0 {

@@ -27,7 +27,7 @@ func TestDetachedLineSaysACLIFailedToStart(t *testing.T) {
 		{span(5*time.Minute, 1), "attached for 5m00s; the claude CLI exited 1; it is completed again", "failed to start"},
 		{span(5*time.Minute, 0), "attached for 5m00s; it is completed again", "exited"},
 	} {
-		got := detachedLine(tc.s)
+		got := detachedLine(tc.s, false)
 		if !strings.Contains(got, tc.want) || tc.not != "" && strings.Contains(got, tc.not) {
 			t.Errorf("%q; want %q, without %q", got, tc.want, tc.not)
 		}

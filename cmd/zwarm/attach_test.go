@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -110,4 +111,41 @@ func lastNote(spans []record.AttachSpan) string {
 		return ""
 	}
 	return spans[len(spans)-1].Note
+}
+
+// A SIGTERM to zwarm attach stops the CLI and ends the attach properly,
+// exit 130 as for any command a signal ends; and a CLI that dies with
+// the terminal in raw mode (codex stopped by a signal does) leaves the
+// person's shell as it was: echo and Ctrl+C work after it.
+func TestAttachStoppedBySignalRestoresTheTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	w.setScript(fakeagent.Completes("after", 20), fakeThread, []fakeagent.Step{
+		{"run": "stty raw -echo -isig < /dev/tty"}, fakeagent.Out("the person's CLI, raw"),
+		{"wait_file": filepath.Join(t.TempDir(), "never")}})
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	tm.waitFor("the CLI", "the person's CLI, raw", 30*time.Second)
+	attacher := childWith(tm.shellPID(), "attach")
+	if attacher == 0 {
+		t.Fatal("no zwarm attach under the terminal's shell")
+	}
+	syscall.Kill(attacher, syscall.SIGTERM)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=130") || strings.Contains(screen, "failed to start") {
+		t.Fatalf("attach stopped by SIGTERM:\n%s", screen)
+	}
+	tty := strings.TrimSpace(tm.run("display-message", "-p", "-t", "z", "#{pane_tty}"))
+	out, err := exec.Command("stty", "-a", "-F", tty).CombinedOutput()
+	if err != nil {
+		t.Fatalf("stty -F %s: %v\n%s", tty, err, out)
+	}
+	for _, flag := range strings.Fields(string(out)) {
+		if flag == "-echo" || flag == "-icanon" || flag == "-isig" {
+			t.Fatalf("the terminal is left with %s:\n%s", flag, out)
+		}
+	}
+	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Attached) != 1 || !strings.Contains(s.Attached[0].Note, "zwarm attach was stopped") {
+		t.Fatalf("after: %s, spans %+v", s.Status(), s.Attached)
+	}
 }

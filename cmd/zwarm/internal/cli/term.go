@@ -83,3 +83,16 @@ func (s *Streams) Paint(sgr, text string) string {
 	}
 	return sgr + text + Reset
 }
+
+// KeepTerminal saves the settings of the terminal f and returns what
+// puts them back: a program run in the foreground that dies without
+// restoring them (a CLI in raw mode stopped by a signal) leaves the
+// person's shell as it found it, echo and Ctrl+C included.
+func KeepTerminal(f *os.File) (restore func()) {
+	fd := int(f.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return func() {}
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, saved) }
+}
