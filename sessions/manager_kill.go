@@ -571,6 +571,10 @@ func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool
 			record.ShortID(id), ErrRunning, s.Status().Ended(), proc.PIDList(c.Procs()), record.ShortID(id))
 	}
 	switch {
+	case s.Status() == record.StatusAttached:
+		// A person works in its CLI: kill refuses it, so neither can say
+		// kill it first.
+		return "", fmt.Errorf("rm %s: %w", record.ShortID(id), attachedError(s))
 	case !force && !s.Settled():
 		return "", &refusal{fmt.Sprintf("rm %s: it is %s; kill it first, or pass --force to kill and remove it", record.ShortID(id), s.Status()), ErrRunning}
 	case dry && (force || s.Workspace == nil):

@@ -89,6 +89,12 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	if s := w.show(id); s.Status() != record.StatusAttached {
 		t.Fatalf("while attached: %s", s.Status())
 	}
+	// rm says who holds it, not "kill it first", which kill refuses.
+	for _, args := range [][]string{{"rm", id}, {"rm", "--force", "--yes", id}} {
+		if r := w.zwarm(args...); r.code == 0 || !strings.Contains(r.stderr, "a person is attached to it (zwarm attach, pid") || strings.Contains(r.stderr, "kill it first") {
+			t.Errorf("%s while attached: %+v", strings.Join(args, " "), r)
+		}
+	}
 	syscall.Kill(attacher, syscall.SIGKILL)
 	sessionstest.Eventually(t, "the CLI to go with its zwarm", func() bool { return !sessionstest.Alive(cli) && !sessionstest.Alive(attacher) })
 	// A reader settles it once it sees the attacher gone; on a busy
