@@ -89,6 +89,9 @@ func TestKilledAttacherLeavesNoStuckStatus(t *testing.T) {
 	if s := w.show(id); s.Status() != record.StatusAttached {
 		t.Fatalf("while attached: %s", s.Status())
 	}
+	if r := w.zwarm("wait", "--timeout", "200ms", id); r.code != 124 || !strings.Contains(r.stderr, "still running: "+id[:8]+" (attached)") {
+		t.Errorf("wait on an attached session: %+v", r)
+	}
 	// rm says who holds it, not "kill it first", which kill refuses.
 	for _, args := range [][]string{{"rm", id}, {"rm", "--force", "--yes", id}} {
 		if r := w.zwarm(args...); r.code == 0 || !strings.Contains(r.stderr, "a person is attached to it (zwarm attach, pid") || strings.Contains(r.stderr, "kill it first") {

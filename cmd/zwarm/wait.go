@@ -140,7 +140,11 @@ func waitSessions(ctx context.Context, io *cli.Streams, m *sessions.Manager, ids
 		var running []string
 		for _, s := range list {
 			if s != nil && !s.Settled() {
-				running = append(running, record.ShortID(s.ID))
+				id := record.ShortID(s.ID)
+				if st := s.Status(); st != record.StatusRunning {
+					id += " (" + string(st) + ")" // attached, pending, queued: not running as such
+				}
+				running = append(running, id)
 			}
 		}
 		return list, &cli.TimeoutError{Err: fmt.Errorf("timed out after %s; still running: %s", timeout, strings.Join(running, " "))}
