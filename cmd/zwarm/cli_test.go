@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
@@ -416,5 +417,21 @@ func TestQuietWorkerShowsWhenItLastSpoke(t *testing.T) {
 	}
 	if s := w.show(id); s.Status() != record.StatusRunning {
 		t.Errorf("status %s", s.Status())
+	}
+}
+
+// A follow-up queued behind another that resumed a settled session
+// waits for that follow-up, not for the turn that has ended.
+func TestInjectQueuedBehindAResumingFollowUp(t *testing.T) {
+	t.Parallel()
+	ended := time.Now()
+	s := &record.Session{Turn: 1, Turns: []record.Turn{{N: 1, EndedAt: &ended}}}
+	got := injectOutcome(&sessions.InjectResult{Outcome: sessions.InjectQueued, Turn: 1, Ahead: 1, Session: s})
+	if got != "queued after 1 earlier follow-up: the agent's thread takes them in order" {
+		t.Fatalf("queued behind a resuming follow-up: %q", got)
+	}
+	s.Turns[0].EndedAt = nil
+	if got := injectOutcome(&sessions.InjectResult{Outcome: sessions.InjectQueued, Turn: 1, Ahead: 1, Session: s}); !strings.HasPrefix(got, "queued behind turn 1") {
+		t.Fatalf("queued behind a running turn: %q", got)
 	}
 }

@@ -207,6 +207,11 @@ func injectOutcome(r *sessions.InjectResult) string {
 			// Pending: its supervisor has not started yet (a job still queued).
 			return fmt.Sprintf("queued behind the task, which has not started yet: the agent takes it when the task's turn ends%s", ahead)
 		}
+		if r.Ahead > 0 && r.Session != nil && !r.Session.TurnRunning() {
+			// Turn r.Turn has ended: what it waits for is the follow-ups
+			// sent before it (one of them resumed the session).
+			return fmt.Sprintf("queued after %s: the agent's thread takes them in order", render.Plural(r.Ahead, "earlier follow-up"))
+		}
 		if r.Live {
 			return fmt.Sprintf("queued behind turn %d: the running agent takes it as its next turn%s", r.Turn, ahead)
 		}
