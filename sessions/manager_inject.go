@@ -43,7 +43,8 @@ type InjectResult struct {
 	Entry   record.InboxEntry
 	Outcome InjectOutcome
 	// Turn is the turn the follow-up waits behind (queued), stops
-	// (interrupted) or becomes (resumed, restarted).
+	// (interrupted) or becomes (resumed, restarted): 2 for a session that
+	// never ran a turn, whose task runs first.
 	Turn int
 	// Ahead is how many follow-ups go before this one.
 	Ahead int
@@ -291,7 +292,10 @@ func (m *Manager) queueFollowUp(ctx context.Context, tx *state.Tx, self *proc.Re
 		}
 		return nil
 	}
-	res.Outcome, res.Turn = InjectResumed, s.Turn+1
+	res.Outcome, res.Turn = InjectResumed, len(s.Turns)+1
+	if len(s.Turns) == 0 {
+		res.Turn = 2 // the task first (its worktree or job failed before it ran)
+	}
 	if s.ThreadID == "" {
 		res.Outcome = InjectRestarted
 	}

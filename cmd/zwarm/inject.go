@@ -113,6 +113,15 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		}
 		return &cli.SilentError{Code: cli.ExitFailure}
 	}
+	if e.State != record.InboxDelivered || e.Turn < 1 || e.Turn > len(s.Turns) {
+		// The session settled before it took the follow-up (its setup
+		// failed again, say): it waits for the next start of the session.
+		if !o.out.On() {
+			fmt.Fprintf(io.Out, "%s follow-up not delivered: the session %s before it ran%s; it stays queued, for the next inject to deliver\n",
+				record.ShortID(s.ID), s.Status().Ended(), errorTail(s.Error))
+		}
+		return &cli.SilentError{Code: cli.ExitFailure}
+	}
 	t := s.Turns[e.Turn-1]
 	if !o.out.On() {
 		var b strings.Builder
@@ -217,7 +226,18 @@ func injectOutcome(r *sessions.InjectResult) string {
 		}
 		return fmt.Sprintf("queued behind turn %d: the agent's thread resumes with it when that turn ends%s", r.Turn, ahead)
 	case sessions.InjectRestarted:
+		if r.Turn == 2 && r.Session != nil && len(r.Session.Turns) == 0 {
+			return "restarted: it never ran a turn, so its task runs first, as turn 1, and the message as turn 2"
+		}
 		return fmt.Sprintf("restarted as turn %d: the agent never reported a thread to resume, so a new run starts with the message", r.Turn)
 	}
 	return fmt.Sprintf("resumed as turn %d: the agent continues its thread", r.Turn)
+}
+
+// errorTail is ": err", clipped and made safe, or "" for none.
+func errorTail(err string) string {
+	if err == "" {
+		return ""
+	}
+	return ": " + render.Clip(render.ErrorText(err), 300)
 }

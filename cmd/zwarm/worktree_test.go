@@ -369,6 +369,30 @@ func TestLogsShowTheWorktreeSetup(t *testing.T) {
 	}
 }
 
+// A follow-up to a session whose setup failed runs its task first; when
+// the setup fails again, inject --wait says the follow-up was not
+// delivered (1), and it is recorded so, not left looking queued: no
+// crash on a session without turns.
+func TestAFollowUpToASessionWhoseSetupFailed(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"echo npm ci failed; exit 7\"\n")
+	id := strings.Fields(w.zwarm("spawn", "--wait", "look").stdout + " ")[0]
+	if s := w.record(id); s.Status() != record.StatusFailed || len(s.Turns) != 0 {
+		t.Fatalf("after the failed setup: %s, %d turns", s.Status(), len(s.Turns))
+	}
+	r := w.zwarm("inject", "--wait", id, "try again")
+	if r.code != 1 || strings.Contains(r.stderr, "panic") ||
+		!strings.Contains(r.stderr, "its task runs first, as turn 1, and the message as turn 2") ||
+		!strings.Contains(r.stdout, "follow-up not delivered: the session failed before it was delivered") {
+		t.Fatalf("inject --wait to a session whose setup fails again: %+v", r)
+	}
+	if inbox := w.ok("show", "--json", "--jq", ".inbox[].state", id); strings.TrimSpace(inbox) != "undelivered" {
+		t.Errorf("the follow-up is recorded %q", inbox)
+	}
+}
+
 // logs -f from the moment of spawn follows the setup as it goes, before
 // the first turn, and a setup that fails says so.
 func TestLogsFollowTheWorktreeSetup(t *testing.T) {

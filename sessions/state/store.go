@@ -256,8 +256,18 @@ func (st *Store) changeLocked(id string, fn func(*Tx) error, outcome bool) (*rec
 	if err != nil {
 		return nil, err
 	}
+	pending := s.PendingInjects
 	if err := fn(&Tx{s: s}); err != nil {
 		return nil, err
+	}
+	if pending > 0 && s.Settled() {
+		// It settled with follow-ups queued (its setup or job failed
+		// before they ran): nothing will deliver them, and the record
+		// counts none, so none is left looking queued.
+		if err := st.DropQueued(s, fmt.Sprintf("the session %s before it was delivered (zwarm show %s says why): send it again once that is fixed",
+			s.Status().Ended(), record.ShortID(id))); err != nil {
+			return nil, err
+		}
 	}
 	err = st.Save(s)
 	if err != nil && outcome && IsNoSpace(err) && os.Remove(st.ReservePath(id)) == nil {
