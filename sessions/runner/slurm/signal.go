@@ -92,7 +92,19 @@ func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...stri
 	if !jobIDRe().MatchString(ref.ID) {
 		return fmt.Errorf("%s: %q is not a job id", what, ref.ID)
 	}
-	_, err := c.run(ctx, "", "scancel", append(append(args, ref.filter()...), ref.ID)...)
+	filter := ref.filter()
+	if strings.Contains(ref.ID, "_") && filter != nil {
+		// A task of an array still pending is one record with its
+		// siblings, and a filter makes scancel take the record whole
+		// (every pending task cancelled). The task's name is checked
+		// first instead, and the task named alone.
+		ours, err := c.named(ctx, ref)
+		if err != nil || !ours {
+			return err
+		}
+		filter = nil
+	}
+	_, err := c.run(ctx, "", "scancel", append(append(args, filter...), ref.ID)...)
 	var ce *CommandError
 	if err != nil && errors.As(err, &ce) && !errors.Is(err, ErrUnreachable) {
 		for _, g := range gone {
@@ -105,4 +117,15 @@ func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...stri
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// named says the job ref names is there and has ref's name: one that is
+// gone, or another's (the id reused), is not to be acted on.
+func (c *Client) named(ctx context.Context, ref Ref) (bool, error) {
+	states, err := c.States(ctx, []string{ref.ID})
+	if err != nil {
+		return false, err
+	}
+	s, known := states[ref.ID]
+	return known && s.Name == ref.Name, nil
 }

@@ -1,6 +1,7 @@
 package slurm_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -126,5 +127,64 @@ func TestActsOnlyOnAJobOfItsName(t *testing.T) {
 	}
 	if s := waitFor(t, c, id, "ended", time.Minute, terminal); s.State != "CANCELLED" {
 		t.Fatalf("cancelled by its own name, it ended %+v", s)
+	}
+}
+
+// A task of an array still pending is cancelled alone: its siblings, in
+// the same pending record until they start, stay queued (a name filter
+// would have scancel take the record whole).
+func TestCancelOfOnePendingArrayTaskLeavesItsSiblings(t *testing.T) {
+	t.Parallel()
+	c := client(t, slurm.Options{ExtraArgs: []string{"--begin=now+1hour"}})
+	dir := t.TempDir()
+	name := "zwarm-test-" + t.Name()
+	array := slurm.Job{Name: name, Dir: dir, Output: filepath.Join(dir, "out-%A_%a")}
+	var jobs []slurm.Job
+	for range 3 {
+		jobs = append(jobs, slurm.Job{Dir: dir, Argv: []string{"sh", "-c", "echo ran"}})
+	}
+	ids, err := c.SubmitArray(ctxFor(t), array, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, id := range ids {
+			c.Cancel(context.Background(), slurm.Ref{ID: id})
+		}
+	})
+	for _, id := range ids {
+		waitFor(t, c, id, "pending", time.Minute, func(s slurm.State) bool { return s.Pending() })
+	}
+	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: ids[1], Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled pending task leaves the queue at once, or shows as
+	// CANCELLED a while.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		states, err := c.States(ctxFor(t), []string{ids[1]})
+		if s, known := states[ids[1]]; err == nil && (!known || s.State == "CANCELLED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s not cancelled after a minute: %+v %v", ids[1], states[ids[1]], err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	states, err := c.States(ctxFor(t), []string{ids[0], ids[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{ids[0], ids[2]} {
+		if s, ok := states[id]; !ok || !s.Pending() {
+			t.Errorf("sibling %s after the cancel of %s: %+v (known %t), want it still pending", id, ids[1], s, ok)
+		}
+	}
+	// Another name's cancel of a task leaves it queued.
+	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: ids[0], Name: "zwarm-another-session"}); err != nil {
+		t.Fatal(err)
+	}
+	if states, err := c.States(ctxFor(t), []string{ids[0]}); err != nil || !states[ids[0]].Pending() {
+		t.Fatalf("a task after a cancel under another name: %+v %v", states[ids[0]], err)
 	}
 }
