@@ -20,7 +20,7 @@ func (m *Manager) submit(ctx context.Context, s *record.Session) error {
 	if err != nil {
 		return err
 	}
-	argv := append(append([]string{}, m.supervisorArgv...), "--state-dir", m.st.Dir(), s.ID)
+	argv := append(append([]string{}, m.supervisorArgv...), "--state-dir", m.st.Dir(), "--job", s.ID)
 	got, err := runner.Submit(ctx, r, runner.Spec{SessionID: s.ID, Argv: argv, Dir: s.WorkingDir,
 		SessionDir: m.st.SessionDir(s.ID), StateDir: m.st.Dir(), SetupLog: m.st.SetupLog(s.ID), Resources: s.Job.Resources}, s.Job.ID, m.warn)
 	if err != nil {

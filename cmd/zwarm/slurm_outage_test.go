@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -457,4 +460,55 @@ func TestSlurmANodeThatCannotSeeTheStateDir(t *testing.T) {
 		!strings.Contains(s.Error, "cannot reach the state dir") {
 		t.Fatalf("a node that cannot see the state dir: %s %q", s.Status(), s.Error)
 	}
+}
+
+// A supervisor killed outright inside its job (an OOM kill, a kill -9)
+// leaves nothing of its worker running after the job: its agent and a
+// daemon the agent started (setsid) are killed and reaped by the job's
+// main process, whatever the cluster's process tracking.
+func TestSlurmASupervisorKilledOutrightLeavesNothing(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	mark := fmt.Sprintf("7777.%d", time.Now().UnixNano()%1_000_000)
+	w.setScript([]fakeagent.Step{fakeagent.Out(`{"type":"thread.started","thread_id":"t1"}`),
+		{"spawn": "sleep " + mark, "setsid": true}, {"wait_file": filepath.Join(t.TempDir(), "never")}})
+	id, job := w.runningJob("hold, with a daemon")
+	inner := 0
+	sessionstest.Eventually(t, "the job's supervisor", func() bool {
+		inner = processWith(func(args []string) bool {
+			return slices.Contains(args, "__supervise") && !slices.Contains(args, "--job") && args[len(args)-1] == id
+		})
+		return inner != 0 && processWith(func(args []string) bool { return len(args) == 2 && args[0] == "sleep" && args[1] == mark }) != 0
+	})
+	syscall.Kill(inner, syscall.SIGKILL)
+	sessionstest.Eventually(t, "the job to end", func() bool { st := w.jobState(job); return st != "RUNNING" && st != "PENDING" })
+	sessionstest.Eventually(t, "the worker's processes to go", func() bool {
+		return processWith(func(args []string) bool {
+			return len(args) == 2 && args[0] == "sleep" && args[1] == mark || slices.Contains(args, "__supervise") && args[len(args)-1] == id
+		}) == 0
+	})
+	// The job's end is the runner's word: a reader records it.
+	var s *session
+	sessionstest.Eventually(t, "the session to settle", func() bool { s = w.show(id); return s.Settled() })
+	t.Logf("settled %s: %s", s.Status(), s.Error)
+}
+
+// processWith is the pid of a process whose command line match says
+// yes of, or 0.
+func processWith(match func(args []string) bool) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"); match(args) {
+			return pid
+		}
+	}
+	return 0
 }

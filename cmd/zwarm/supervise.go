@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zwarm/zwarm/adapters"
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/supervisor"
 )
 
@@ -15,6 +18,7 @@ const supervisorCmd = "__supervise"
 type superviseOptions struct {
 	f      *factory
 	detach bool
+	job    bool
 	id     string
 }
 
@@ -33,6 +37,7 @@ func newSuperviseCmd(f *factory) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&o.detach, "detach", false, "start the supervisor detached and exit")
+	c.Flags().BoolVar(&o.job, "job", false, "be a batch job's main process: the supervisor runs as its child, and nothing it leaves outlives it")
 	return c
 }
 
@@ -47,6 +52,22 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 			return err
 		}
 		return st.StartDetached(o.id, []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, o.f.io.Out)
+	}
+	if o.job {
+		// A scheduler that tracks a job's processes by descent would lose
+		// the agent of a supervisor killed outright: this process stays
+		// the job's main process, and reaps whatever the supervisor leaves.
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		warn := syscall.SIGUSR1 // the scheduler's warning (slurm.WarnSignal), which the batch script ignores
+		code, err := proc.Reaped{Argv: []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, Env: os.Environ(),
+			Forward: []os.Signal{syscall.SIGTERM, syscall.SIGINT, warn}, Ignore: []os.Signal{warn}}.Run(context.WithoutCancel(c.Context()))
+		if err != nil {
+			return err
+		}
+		return &cli.SilentError{Code: code}
 	}
 	// The supervisor handles SIGTERM and SIGINT itself, recording why it
 	// stops before it stops the agent: the command's context, which the
