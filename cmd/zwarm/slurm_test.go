@@ -526,6 +526,20 @@ func TestSlurmControllerOutOfReach(t *testing.T) {
 	if s := w.show(id); s.Status() != record.StatusCompleted || w.record(id).Job.ID != job {
 		t.Fatalf("after the controller came back: %s %q", s.Status(), s.Error)
 	}
+	// A follow-up sent while the controller is gone is not delivered (1),
+	// and costs the worker nothing: it stays completed, its work whole.
+	w.extraEnv = append(append([]string{}, good...), "SLURM_CONF="+gone)
+	r := w.zwarm("inject", id, "more")
+	w.extraEnv = good
+	if r.code != 1 || !strings.Contains(r.stderr, "not delivered") {
+		t.Fatalf("inject with the controller out of reach: %+v", r)
+	}
+	if s := w.show(id); s.Status() != record.StatusCompleted || s.Error != "" || len(s.Turns) != 1 {
+		t.Fatalf("after a follow-up that could not be submitted: %s %q, %d turns", s.Status(), s.Error, len(s.Turns))
+	}
+	if inbox := w.ok("show", "--json", "--jq", ".inbox[].state", id); strings.TrimSpace(inbox) != "undelivered" {
+		t.Fatalf("the follow-up is recorded %q", inbox)
+	}
 }
 
 // [orchestrator] runner sends a run's workers to the cluster while a

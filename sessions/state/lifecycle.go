@@ -413,6 +413,13 @@ func failStart(s *record.Session, reason string, now time.Time) error {
 	if err := settle(s, now); err != nil {
 		return err
 	}
+	if len(s.Turns) > 0 && !stop {
+		// A follow-up's turn never started (its job could not be
+		// submitted, its setup failed): the session is as its last turn
+		// left it, and the follow-up is the one not delivered (the
+		// caller records why).
+		return nil
+	}
 	statusfield.Set(s, record.StatusFailed)
 	s.Error = reason
 	if stop {

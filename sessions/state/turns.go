@@ -168,6 +168,9 @@ func (t *Turns) ClaimFailed(ctx context.Context, reason string) (*record.Session
 		if Remote(s) && s.Job.ID == "" && t.job != "" {
 			s.Job.ID = t.job
 		}
+		if err := t.st.DropQueued(s, reason); err != nil {
+			return err
+		}
 		return failStart(s, reason, time.Now().UTC())
 	})
 }
