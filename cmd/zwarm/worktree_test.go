@@ -393,6 +393,24 @@ func TestAFollowUpToASessionWhoseSetupFailed(t *testing.T) {
 	}
 }
 
+// A kill while the worktree's setup runs is recorded as the kill, with its
+// reason, not as the setup's failure it caused.
+func TestAKillDuringTheSetupIsTheKill(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"echo installing; sleep 60\"\n")
+	id := w.spawn("look")
+	sessionstest.Eventually(t, "the setup to run", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), "installing")
+	})
+	w.ok("kill", id)
+	if s := w.record(id); s.Status() != record.StatusKilled || s.Error != "killed by zwarm kill" {
+		t.Fatalf("killed during its setup: %s %q", s.Status(), s.Error)
+	}
+}
+
 // logs -f from the moment of spawn follows the setup as it goes, before
 // the first turn, and a setup that fails says so.
 func TestLogsFollowTheWorktreeSetup(t *testing.T) {

@@ -413,17 +413,18 @@ func failStart(s *record.Session, reason string, now time.Time) error {
 	if err := settle(s, now); err != nil {
 		return err
 	}
-	if len(s.Turns) > 0 && !stop {
+	switch {
+	case stop:
+		// settle recorded the kill and why (a time limit, zwarm kill):
+		// what failed was cut short by it, and says less.
+	case len(s.Turns) > 0:
 		// A follow-up's turn never started (its job could not be
 		// submitted, its setup failed): the session is as its last turn
 		// left it, and the follow-up is the one not delivered (the
 		// caller records why).
-		return nil
-	}
-	statusfield.Set(s, record.StatusFailed)
-	s.Error = reason
-	if stop {
-		statusfield.Set(s, record.StatusKilled)
+	default:
+		statusfield.Set(s, record.StatusFailed)
+		s.Error = reason
 	}
 	return nil
 }
