@@ -217,6 +217,12 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	env := slurmtest.Cluster(t)
 	gate := filepath.Join(t.TempDir(), "never")
 	w.holdScript(gate, fakeagent.Completes("late", 1)...)
+	// In a repository: each worker has a worktree, made once its job runs.
+	w.gitEnv()
+	w.git(w.Work, "init", "-q")
+	writeFile(t, filepath.Join(w.Work, "a"), "a\n")
+	w.git(w.Work, "add", "-A")
+	w.git(w.Work, "commit", "-q", "-m", "init")
 
 	slurmtest.Drain(t, env)
 	queued := w.spawn("queued")
@@ -231,6 +237,13 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	}
 	if st := w.jobState(qjob); st == "PENDING" || st == "RUNNING" {
 		t.Fatalf("the killed queued job is still %s", st)
+	}
+	// Its worktree was never made: it says so, not "being made" for ever.
+	if out := w.ok("show", queued); !strings.Contains(out, "none: the session ended before its worktree was made") {
+		t.Fatalf("show of a worker killed before its worktree was made:\n%s", out)
+	}
+	if d := w.zwarm("diff", queued); d.code != 0 || strings.Contains(d.stderr, "being made") {
+		t.Fatalf("diff of a worker killed before its worktree was made: %+v", d)
 	}
 
 	running, rjob := w.runningJob("running")

@@ -24,11 +24,16 @@ const (
 	WorkspacePreparing WorkspaceState = "preparing"
 	// WorkspaceReady: the agent works in it.
 	WorkspaceReady WorkspaceState = "ready"
-	// WorkspaceFailed: it could not be made; Error says why.
+	// WorkspaceFailed: it could not be made; Error says why (NeverMade:
+	// the session ended first).
 	WorkspaceFailed WorkspaceState = "failed"
 	// WorkspaceRemoved: landed and removed (a follow-up makes it again).
 	WorkspaceRemoved WorkspaceState = "removed"
 )
+
+// NeverMade is the Error of the worktree of a session that ended before
+// it was made (killed while its job was queued, say).
+const NeverMade = "the session ended before its worktree was made"
 
 // Workspace is a session's git worktree: where its agent works, on a
 // branch of its own, and what became of that work. A session without one

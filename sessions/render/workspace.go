@@ -36,6 +36,8 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 	switch {
 	case ws.Preparing():
 		change = "none yet: the worktree is being made"
+	case ws.State == record.WorkspaceFailed && ws.Error == record.NeverMade:
+		change = "none: " + record.NeverMade
 	case ws.State == record.WorkspaceFailed:
 		change = "none: the worktree could not be made"
 	case len(ws.Conflict) > 0:

@@ -280,6 +280,10 @@ func settle(s *record.Session, now time.Time) error {
 		statusfield.Set(s, last.Status())
 		s.Error = last.Error
 	}
+	if ws := s.Workspace; ws != nil && ws.Preparing() {
+		// Nothing will make it now: a settled session is not "being made".
+		ws.State, ws.Error = record.WorkspaceFailed, record.NeverMade
+	}
 	s.Owner, s.Agent, s.AgentLive, s.Stop, s.PendingInjects, s.Interrupt = nil, nil, false, nil, 0, nil
 	s.EndedAt = &now
 	return nil
