@@ -361,7 +361,7 @@ func TestSlurmResourcesPerWorker(t *testing.T) {
 	if rec := w.record(id); asked(rec.Job.ID) != "2:00:00|2|100M|" {
 		t.Fatalf("the follow-up's job %s asked %q", rec.Job.ID, asked(rec.Job.ID))
 	}
-	for _, bad := range [][]string{{"--slurm-time", "soon"}, {"--slurm", "cpus=0"}, {"--slurm", "mem=lots"}, {"--slurm", "disk=1G"},
+	for _, bad := range [][]string{{"--slurm-time", "soon"}, {"--gres", "gpu:-1"}, {"--slurm", "cpus=0"}, {"--slurm", "mem=lots"}, {"--slurm", "disk=1G"},
 		{"--runner", "local", "--gres", "gpu:1"}} {
 		r := w.zwarm(append(append([]string{"spawn"}, bad...), "--", "refused")...)
 		if r.code != 2 || r.stderr == "" {

@@ -20,7 +20,10 @@ var resourceFlags = map[string]string{
 var (
 	memRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+[KMGT]?$`) })
 	gresRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$`)
+		// name[:type][:count], comma separated: a type or a count never
+		// starts with "-" ("gpu:-1"), which sbatch would refuse.
+		item := `[A-Za-z0-9_]+(:[A-Za-z0-9_.][A-Za-z0-9_.-]*)?(:[0-9]+[kKmMgGtT]?)?`
+		return regexp.MustCompile(`^` + item + `(,` + item + `)*$`)
 	})
 	wordRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,:@&|\[\]*+-]+$`) })
 	slurmTm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$`) })
