@@ -132,12 +132,19 @@ func (w *Worktree) pinPointers() ([]string, error) {
 	if w.OwnDir == "" || filepath.Dir(w.admin()) != filepath.Join(w.OwnDir, "worktrees") {
 		return nil, nil // a worktree of your repository's own (older), or git dirs zwarm did not lay out
 	}
-	if _, err := os.Lstat(w.admin()); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // gone: restoreAdmin makes it again, as zwarm made it
+	var want []struct{ path, body string }
+	if fi, err := os.Lstat(filepath.Join(w.OwnDir, "objects")); err == nil && fi.IsDir() {
+		// (None when the worker's repository is gone: removed, or to be
+		// made again.) Its info dir, if the worker removed it, too.
+		if err := os.MkdirAll(filepath.Join(w.OwnDir, "objects", "info"), 0o755); err != nil {
+			return nil, err
+		}
+		want = append(want, struct{ path, body string }{filepath.Join(w.OwnDir, "objects", "info", "alternates"), filepath.Join(w.CommonDir, "objects") + "\n"})
 	}
-	want := []struct{ path, body string }{
-		{filepath.Join(w.admin(), "commondir"), "../..\n"},
-		{filepath.Join(w.OwnDir, "objects", "info", "alternates"), filepath.Join(w.CommonDir, "objects") + "\n"},
+	if _, err := os.Lstat(w.admin()); err == nil {
+		// (A git dir the worker deleted is made again by restoreAdmin,
+		// as zwarm made it.)
+		want = append(want, struct{ path, body string }{filepath.Join(w.admin(), "commondir"), "../..\n"})
 	}
 	var undone []string
 	for _, f := range want {
