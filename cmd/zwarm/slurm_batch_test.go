@@ -138,3 +138,40 @@ func TestSlurmADelegatedReplyIsOneJobArray(t *testing.T) {
 		}
 	}
 }
+
+// Killing one worker of spawn -n 3 while the array waits in the queue
+// leaves the other two queued, and they run once the cluster takes jobs:
+// a task still pending shares one record with its siblings, which a
+// signal or a filtered cancel takes whole.
+func TestSlurmKillOfOneQueuedWorkerOfAnArray(t *testing.T) {
+	w := slurmWorld(t, "")
+	env := slurmtest.Cluster(t)
+	w.setScript(fakeagent.Completes("done", 5))
+	slurmtest.Drain(t, env)
+	ids := lines(w.ok("spawn", "-n", "3", "--", "wait your turn"))
+	if len(ids) != 3 {
+		t.Fatalf("spawn -n 3 printed %q", ids)
+	}
+	jobs := make([]string, 3)
+	for i, id := range ids {
+		jobs[i] = w.jobOf(id)
+	}
+	if r := w.zwarm("kill", ids[0]); r.code != 0 {
+		t.Fatalf("kill of one queued task: %+v", r)
+	}
+	for i := 1; i < 3; i++ {
+		if st := w.jobState(jobs[i]); st != "PENDING" {
+			t.Fatalf("task %s after its sibling's kill is %q, want PENDING", jobs[i], st)
+		}
+		if s := w.show(ids[i]); s.Status() != record.StatusPending {
+			t.Fatalf("worker %d after its sibling's kill is %s %q", i, s.Status(), s.Error)
+		}
+	}
+	slurmtest.Resume(t, env)
+	if r := w.zwarm("wait", "--timeout", "60s", ids[1], ids[2]); r.code != 0 {
+		t.Fatalf("the two left, once the cluster takes jobs: %+v", r)
+	}
+	if s := w.show(ids[0]); s.Status() != record.StatusKilled {
+		t.Fatalf("the killed worker is %s", s.Status())
+	}
+}

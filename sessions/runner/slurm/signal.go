@@ -62,9 +62,19 @@ func (c *Client) Signal(ctx context.Context, ref Ref, sig string) error {
 //
 //	scancel --full -s KILL [--name=NAME] ID
 //
-// A pending job is cancelled by it. A job that is already gone is not an
-// error.
+// A pending task of an array is cancelled instead (Cancel): it shares one
+// record with its pending siblings, and a signal takes the record whole.
+// A job that is already gone is not an error.
 func (c *Client) Kill(ctx context.Context, ref Ref) error {
+	if strings.Contains(ref.ID, "_") {
+		states, err := c.States(ctx, []string{ref.ID})
+		if err != nil {
+			return fmt.Errorf("kill job %s: %w", ref.ID, err)
+		}
+		if s, known := states[ref.ID]; known && s.Pending() {
+			return c.Cancel(ctx, ref)
+		}
+	}
 	return c.scancel(ctx, ref, "kill job "+ref.ID, "--full", "-s", "KILL")
 }
 

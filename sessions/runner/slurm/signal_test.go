@@ -130,10 +130,10 @@ func TestActsOnlyOnAJobOfItsName(t *testing.T) {
 	}
 }
 
-// A task of an array still pending is cancelled alone: its siblings, in
-// the same pending record until they start, stay queued (a name filter
-// would have scancel take the record whole).
-func TestCancelOfOnePendingArrayTaskLeavesItsSiblings(t *testing.T) {
+// A task of an array still pending is killed or cancelled alone: its
+// siblings, in the same pending record until they start, stay queued (a
+// name filter or a signal would have scancel take the record whole).
+func TestKillOfOnePendingArrayTaskLeavesItsSiblings(t *testing.T) {
 	t.Parallel()
 	c := client(t, slurm.Options{ExtraArgs: []string{"--begin=now+1hour"}})
 	dir := t.TempDir()
@@ -155,7 +155,8 @@ func TestCancelOfOnePendingArrayTaskLeavesItsSiblings(t *testing.T) {
 	for _, id := range ids {
 		waitFor(t, c, id, "pending", time.Minute, func(s slurm.State) bool { return s.Pending() })
 	}
-	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: ids[1], Name: name}); err != nil {
+	// A kill (zwarm kill's forced stop) of a pending task is its cancel.
+	if err := c.Kill(ctxFor(t), slurm.Ref{ID: ids[1], Name: name}); err != nil {
 		t.Fatal(err)
 	}
 	// A cancelled pending task leaves the queue at once, or shows as
@@ -180,8 +181,12 @@ func TestCancelOfOnePendingArrayTaskLeavesItsSiblings(t *testing.T) {
 			t.Errorf("sibling %s after the cancel of %s: %+v (known %t), want it still pending", id, ids[1], s, ok)
 		}
 	}
-	// Another name's cancel of a task leaves it queued.
+	// Another name's cancel of a task leaves it queued; so does the
+	// cancel of its sibling by its own name.
 	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: ids[0], Name: "zwarm-another-session"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctxFor(t), slurm.Ref{ID: ids[2], Name: name}); err != nil {
 		t.Fatal(err)
 	}
 	if states, err := c.States(ctxFor(t), []string{ids[0]}); err != nil || !states[ids[0]].Pending() {
