@@ -326,7 +326,7 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 	}
 	res.Session = s
 	if !opt.Keep && w.Exists() {
-		m.removeLanded(ctx, id, w, commit, res)
+		m.removeLanded(ctx, id, w, commit, head, res)
 	}
 	return res, nil
 }
@@ -377,11 +377,16 @@ func (m *Manager) landingCommit(ctx context.Context, id string, s *record.Sessio
 	return commit, commit, nil
 }
 
-// removeLanded removes the worktree of a landed change. Changes someone
-// made in it by hand after the worker settled are not the worker's, and
-// did not land: they keep it.
-func (m *Manager) removeLanded(ctx context.Context, id string, w *workspace.Worktree, commit string, res *LandResult) {
-	if dirty, err := w.Dirty(ctx); err != nil || len(dirty) > 0 {
+// removeLanded removes the worktree of a landed change (the worker's
+// head). Changes someone made in it by hand after the worker settled,
+// committed or not (a commit made while the landing verified), did not
+// land: they keep it.
+func (m *Manager) removeLanded(ctx context.Context, id string, w *workspace.Worktree, commit, head string, res *LandResult) {
+	dirty, err := w.Dirty(ctx)
+	if tip := w.Tip(ctx); err == nil && tip != "" && tip != head {
+		err = fmt.Errorf("its branch moved from %s to %s while it landed, and those commits did not land: land %s again to land them", workspace.Abbrev(head), workspace.Abbrev(tip), record.ShortID(id))
+	}
+	if err != nil || len(dirty) > 0 {
 		if err == nil {
 			err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
 		}

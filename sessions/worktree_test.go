@@ -829,3 +829,41 @@ func TestEveryLandingOfAKeptWorktreeStaysOnRecord(t *testing.T) {
 		t.Fatalf("after two landings: earlier %+v, landed %+v", ws.Earlier, ws.Landed)
 	}
 }
+
+// A commit made by hand in the worker's worktree while its landing runs
+// (here: during the verify) did not land, and is never thrown away with
+// the worktree: the worktree stays, the commit on the worker's branch,
+// and the landing says why.
+func TestACommitMadeWhileLandingKeepsTheWorktree(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.agent("echo b > b.txt")
+	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
+	wt := s.Workspace.Path
+	hand := "cd '" + wt + "' && echo fix > fix.txt && git add fix.txt && git -c user.name=p -c user.email=p@x commit -qm 'hand fix'"
+	var warned []string
+	m := sessions.NewManager(sessions.ManagerOptions{Store: w.Store, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]},
+		Warn: func(err error) { warned = append(warned, err.Error()) }})
+	res, err := m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work, Verify: hand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed || !s.Workspace.Worktree().Exists() {
+		t.Fatalf("the worktree was removed with a commit made in it while it landed")
+	}
+	fix := git(t, wt, "rev-parse", "HEAD")
+	if got := git(t, wt, "log", "-1", "--format=%s", fix); got != "hand fix" {
+		t.Fatalf("the worktree's HEAD is %q", got)
+	}
+	if got := git(t, w.Work, "show", "--name-only", "--format=", "HEAD"); got != "b.txt" {
+		t.Fatalf("landed %q, want the worker's b.txt alone", got)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "moved from") || !strings.Contains(warned[0], "land "+s.ID[:8]+" again") {
+		t.Fatalf("warned %q", warned)
+	}
+	// Landed again, it goes with its worktree.
+	res, err = m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work})
+	if err != nil || !res.Removed || git(t, w.Work, "show", "--name-only", "--format=", "HEAD") != "fix.txt" {
+		t.Fatalf("landing the hand commit: %+v %v", res, err)
+	}
+}
