@@ -287,7 +287,13 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 		return ErrMoved
 	}
 	if _, err := g.run(ctx, append(smallPackWindows, "merge", "--quiet", "--ff-only", "--no-stat", commit)...); err != nil {
-		return fmt.Errorf("update %s in %s: %w", t.Branch, t.Checkout, err)
+		if now, _ := g.line(ctx, "rev-parse", "--verify", "HEAD"); now != t.Commit && now != commit {
+			return ErrMoved // committed on between the look above and git's own
+		}
+		// git stopped while it wrote the checkout (a full disk): the
+		// branch did not move, but files may be half written.
+		return fmt.Errorf("update %s in %s: %w; %s did not move, but the files git was writing may be left half written: look at git status in %s before you commit anything",
+			t.Branch, t.Checkout, err, t.Branch, t.Checkout)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -221,5 +222,36 @@ func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
 	if len(left) != 2 || left[0].Path != gone.Path || !left[0].Registered || left[0].Own != gone.OwnDir || left[0].Branch != gone.Branch || left[0].Bytes < 64<<10 ||
 		left[1].Path != forgotten || left[1].Registered || left[1].Branch != "" {
 		t.Fatalf("leftovers %+v", left)
+	}
+}
+
+// A commit on the branch after Advance has looked and before git moves
+// it (git's merge sees it) is the branch having moved, said as such:
+// nothing was changed, land again.
+func TestAdvanceRefusesABranchThatMovesUnderGit(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.go": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000014")
+	head := work(t, w, "b.go", "b\n")
+	r := find(t, repo)
+	target, _ := FindTarget(ctx, r.CommonDir, "main")
+	tree, _ := MergeTree(ctx, r.CommonDir, target.Commit, head)
+	commit, _ := CommitTree(ctx, r.CommonDir, tree, "x", target.Commit)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// git as it is, but for a person's commit in the checkout the moment
+	// before the fast-forward.
+	bin := t.TempDir()
+	write(t, filepath.Join(bin, "git"), "#!/bin/sh\ncase \" $* \" in *\" --ff-only \"*) '"+real+"' -C '"+repo+
+		"' -c user.name=p -c user.email=p@x commit -q --allow-empty -m between ;; esac\nexec '"+real+"' \"$@\"\n")
+	os.Chmod(filepath.Join(bin, "git"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := Advance(ctx, r.CommonDir, target, commit, "zwarm land"); !errors.Is(err, ErrMoved) {
+		t.Fatalf("a commit between the look and git's merge: %v, want ErrMoved", err)
+	}
+	if got := sh(t, repo, "git log -1 --format=%s main"); got != "between" {
+		t.Fatalf("main is at %q, want the person's commit", got)
 	}
 }
