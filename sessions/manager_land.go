@@ -164,6 +164,7 @@ func (m *Manager) landOne(ctx context.Context, id string, opt LandOptions) (*Lan
 		return nil, err
 	}
 	defer release()
+	s.Workspace.Worktree().RemoveStaleVerifyCheckouts(ctx)
 	res := &LandResult{Session: s, DryRun: opt.DryRun, started: time.Now().UTC()}
 	ws, pending, err := m.branchToLand(ctx, id, res, opt.DryRun)
 	if err != nil {

@@ -77,6 +77,13 @@ func (c *VerifyCheckout) Remove(ctx context.Context) error {
 	return err
 }
 
+// RemoveStaleVerifyCheckouts removes the verify checkouts beside the
+// worktree whose land is gone (killed before it could remove its own):
+// every landing does, verified or not.
+func (w *Worktree) RemoveStaleVerifyCheckouts(ctx context.Context) {
+	removeStaleVerifyCheckouts(ctx, w.CommonDir, filepath.Dir(w.Path))
+}
+
 // removeStaleVerifyCheckouts removes the verify checkouts under root whose
 // land is gone (killed before it could remove its own).
 func removeStaleVerifyCheckouts(ctx context.Context, commonDir, root string) {
