@@ -43,18 +43,17 @@ func (c *Client) Signal(ctx context.Context, ref Ref, sig string) error {
 	if !sigRe().MatchString(sig) {
 		return fmt.Errorf("signal job %s: %q is not a signal name or number", id, sig)
 	}
-	states, err := c.States(ctx, []string{id})
+	s, known, err := c.look(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("signal job %s: %w", id, err)
 	}
-	s, known := states[id]
-	if !known || s.Terminal() || ref.Name != "" && s.Name != ref.Name {
+	if !known || s.Terminal() {
 		return nil
 	}
 	if s.Pending() {
 		return fmt.Errorf("signal job %s: %w (%s): cancel it instead", id, ErrPending, s.Reason)
 	}
-	return c.scancel(ctx, ref, "signal job "+id+" with "+sig, "--batch", "-s", sig)
+	return c.scancel(ctx, seen(ref), "signal job "+id+" with "+sig, "--batch", "-s", sig)
 }
 
 // Kill sends SIGKILL to every process of the job, the batch step and all
@@ -66,16 +65,19 @@ func (c *Client) Signal(ctx context.Context, ref Ref, sig string) error {
 // record with its pending siblings, and a signal takes the record whole.
 // A job that is already gone is not an error.
 func (c *Client) Kill(ctx context.Context, ref Ref) error {
-	if strings.Contains(ref.ID, "_") {
-		states, err := c.States(ctx, []string{ref.ID})
-		if err != nil {
-			return fmt.Errorf("kill job %s: %w", ref.ID, err)
-		}
-		if s, known := states[ref.ID]; known && s.Pending() {
-			return c.Cancel(ctx, ref)
-		}
+	if !isTask(ref) {
+		return c.scancel(ctx, ref, "kill job "+ref.ID, "--full", "-s", "KILL")
 	}
-	return c.scancel(ctx, ref, "kill job "+ref.ID, "--full", "-s", "KILL")
+	s, known, err := c.look(ctx, ref)
+	switch {
+	case err != nil:
+		return fmt.Errorf("kill job %s: %w", ref.ID, err)
+	case !known:
+		return nil
+	case s.Pending():
+		return c.scancel(ctx, seen(ref), "cancel job "+ref.ID)
+	}
+	return c.scancel(ctx, seen(ref), "kill job "+ref.ID, "--full", "-s", "KILL")
 }
 
 // Cancel removes the job: a pending one never starts; a running one gets
@@ -85,7 +87,40 @@ func (c *Client) Kill(ctx context.Context, ref Ref) error {
 //
 // A job that is already gone is not an error.
 func (c *Client) Cancel(ctx context.Context, ref Ref) error {
-	return c.scancel(ctx, ref, "cancel job "+ref.ID)
+	if !isTask(ref) {
+		return c.scancel(ctx, ref, "cancel job "+ref.ID)
+	}
+	_, known, err := c.look(ctx, ref)
+	if err != nil || !known {
+		return err
+	}
+	return c.scancel(ctx, seen(ref), "cancel job "+ref.ID)
+}
+
+// look is the job as squeue shows it; known says it is there, under ref's
+// name when ref has one (a job of another name is not ref's: the id is
+// another cluster's, or reused).
+func (c *Client) look(ctx context.Context, ref Ref) (State, bool, error) {
+	states, err := c.States(ctx, []string{ref.ID})
+	if err != nil {
+		return State{}, false, err
+	}
+	s, known := states[ref.ID]
+	return s, known && (ref.Name == "" || s.Name == ref.Name), nil
+}
+
+// isTask says ref is a task of a job array (ID_TASK) with a name to
+// check: a pending task shares one record with its pending siblings, and
+// a name filter (or a signal) makes scancel take that record whole.
+func isTask(ref Ref) bool { return strings.Contains(ref.ID, "_") && ref.Name != "" }
+
+// seen is ref, once look has found it under its name, for scancel: a task
+// of an array by its id alone.
+func seen(ref Ref) Ref {
+	if isTask(ref) {
+		return Ref{ID: ref.ID}
+	}
+	return ref
 }
 
 var sigRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(SIG)?[A-Z0-9+-]+$`) })
@@ -102,19 +137,7 @@ func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...stri
 	if !jobIDRe().MatchString(ref.ID) {
 		return fmt.Errorf("%s: %q is not a job id", what, ref.ID)
 	}
-	filter := ref.filter()
-	if strings.Contains(ref.ID, "_") && filter != nil {
-		// A task of an array still pending is one record with its
-		// siblings, and a filter makes scancel take the record whole
-		// (every pending task cancelled). The task's name is checked
-		// first instead, and the task named alone.
-		ours, err := c.named(ctx, ref)
-		if err != nil || !ours {
-			return err
-		}
-		filter = nil
-	}
-	_, err := c.run(ctx, "", "scancel", append(append(args, filter...), ref.ID)...)
+	_, err := c.run(ctx, "", "scancel", append(append(args, ref.filter()...), ref.ID)...)
 	var ce *CommandError
 	if err != nil && errors.As(err, &ce) && !errors.Is(err, ErrUnreachable) {
 		for _, g := range gone {
@@ -127,15 +150,4 @@ func (c *Client) scancel(ctx context.Context, ref Ref, what string, args ...stri
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
-}
-
-// named says the job ref names is there and has ref's name: one that is
-// gone, or another's (the id reused), is not to be acted on.
-func (c *Client) named(ctx context.Context, ref Ref) (bool, error) {
-	states, err := c.States(ctx, []string{ref.ID})
-	if err != nil {
-		return false, err
-	}
-	s, known := states[ref.ID]
-	return known && s.Name == ref.Name, nil
 }
