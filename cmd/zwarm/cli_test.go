@@ -128,8 +128,13 @@ func TestLsFilters(t *testing.T) {
 			t.Errorf("ls %q: %q, want %q", tc.args, got, tc.want)
 		}
 	}
-	if r := w.zwarm("ls", "--adapter", "claude"); !strings.Contains(r.stderr, "no sessions match (3 sessions in all") {
+	if r := w.zwarm("ls", "--adapter", "claude"); !strings.Contains(r.stderr, "no sessions match (3 sessions in all") || strings.Contains(r.stderr, "no adapter") {
 		t.Errorf("empty filtered ls: %+v", r)
+	}
+	// A mistyped adapter is named as such (it used to read as if no
+	// session of a real adapter existed).
+	if r := w.zwarm("ls", "--adapter", "codx"); r.code != 0 || !strings.Contains(r.stderr, `no adapter is named "codx" (known: claude, codex)`) {
+		t.Errorf("ls --adapter codx: %+v", r)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -164,7 +165,13 @@ func emptyNote(c *cobra.Command, m *sessions.Manager, opt listing.Options) strin
 	if opt == (listing.Options{Status: opt.Status, Limit: opt.Limit}) {
 		what = string(opt.Status) + " sessions"
 	}
-	return fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(all, "session"))
+	note := fmt.Sprintf("no %s (%s in all; zwarm ls shows them)", what, render.Plural(all, "session"))
+	if known := publicAdapters(); opt.Adapter != "" && !slices.Contains(known, opt.Adapter) {
+		// Not refused: a record may name an adapter this build lacks. A
+		// mistyped name is said so, though.
+		note += fmt.Sprintf("\nzwarm: no adapter is named %q (known: %s)", opt.Adapter, strings.Join(known, ", "))
+	}
+	return note
 }
 
 // recent is how long a finished session stays marked as news.
