@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -247,4 +249,23 @@ func stderrOf(err error) string {
 		return "\n" + string(ee.Stderr)
 	}
 	return ""
+}
+
+// The README installs zwarm with CGO_ENABLED=0, for a static binary that
+// runs on compute nodes whatever their C library: no package zwarm links
+// may need cgo to build, nor lose what zwarm uses of it without (go list
+// leaves a package that cannot build so out, with its error).
+func TestZwarmBuildsWithoutCgo(t *testing.T) {
+	cmd := exec.Command("go", "list", "-e", "-buildvcs=false", "-deps", "-f", `{{.ImportPath}} {{if .Error}}{{.Error}}{{end}}{{range .DepsErrors}}{{.}}{{end}}`, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list with CGO_ENABLED=0: %v%s", err, stderrOf(err))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, problem, _ := strings.Cut(line, " ")
+		if problem != "" || pkg == "runtime/cgo" {
+			t.Errorf("without cgo, %s: %s", pkg, cmp.Or(problem, "linked"))
+		}
+	}
 }
