@@ -105,16 +105,35 @@ func ignoredOf(ctx context.Context, g git, paths []string, args ...string) (map[
 	return ignored, nil
 }
 
-// exclusions are the parts of a pathspec w.pathspec made that leave
-// paths out.
-func exclusions(spec []string) []string {
-	var out []string
-	for _, s := range spec {
-		if strings.HasPrefix(s, ":(top,exclude") {
-			out = append(out, s)
+// leftOut says whether path (as git lists it, "dir/" for a directory)
+// is one w.pathspec leaves out: a state dir at any depth or what is in
+// one, or what was brought along, or is below it. Lists of paths named
+// to git literally are filtered with it (untrackedWithin says why).
+func (w *Worktree) leftOut(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	for part := range strings.SplitSeq(path, "/") {
+		if part == StateDirName {
+			return true
 		}
 	}
-	return out
+	for _, e := range w.Exclude {
+		e = strings.TrimSuffix(filepath.ToSlash(e), "/")
+		if path == e || strings.HasPrefix(path, e+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// literally is paths as a pathspec for --pathspec-from-file
+// --pathspec-file-nul, each taken literally, from the top.
+func literally(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		// A literal "dir/" matches nothing: "dir" matches it and below.
+		b.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
+	}
+	return b.String()
 }
 
 // add stages everything but what was brought along, with git g. The
@@ -166,18 +185,9 @@ func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
 	if len(ch.untracked) == 0 {
 		return nil // and never an empty list, which would stage everything
 	}
-	// What git does not track, literally, and the exclusions again: an
-	// untracked directory is listed whole ("dir/"), and a state dir below
-	// it is not the worker's change either.
-	var list strings.Builder
-	for _, p := range ch.untracked {
-		// A literal "dir/" matches nothing: "dir" matches it and below.
-		list.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
-	}
-	for _, s := range exclusions(spec) {
-		list.WriteString(s + "\x00")
-	}
-	g.stdin = strings.NewReader(list.String())
+	// What git does not track, literally: an untracked directory whole
+	// ("dir/") when nothing in it is left out (changed).
+	g.stdin = strings.NewReader(literally(ch.untracked))
 	_, err = g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
@@ -624,12 +634,14 @@ func (w *Worktree) SetupMade(ctx context.Context) (untracked, changed []string, 
 	if len(mixed) == 0 {
 		return untracked, changed, nil
 	}
-	paths, err := w.untrackedIn(ctx, w.tree(), mixed, spec)
+	paths, err := w.untrackedIn(ctx, w.tree(), mixed)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, p := range paths {
-		untracked = append(untracked, strings.TrimSuffix(p, "/"))
+		if !w.leftOut(p) {
+			untracked = append(untracked, strings.TrimSuffix(p, "/"))
+		}
 	}
 	return untracked, changed, nil
 }

@@ -108,11 +108,10 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 		}
 	}
 	if len(dirs) == 0 {
-		deeper, err := w.nestedBelow(ctx, g, ch.untracked, spec)
-		if err != nil {
+		var err error
+		if ch.untracked, dirs, err = w.untrackedWithin(ctx, g, ch.untracked); err != nil {
 			return ch, nil, err
 		}
-		dirs = deeper
 	}
 	if len(dirs) > 0 {
 		return ch, &NestedRepoError{Dirs: dirs, Branch: w.Branch}, nil
@@ -120,47 +119,85 @@ func (w *Worktree) changed(ctx context.Context, g git, spec []string, ignored bo
 	return ch, nil, nil
 }
 
-// nestedBelow finds the repositories of the worker's own deeper inside
-// the untracked directories git status listed whole ("app/" holding
-// "app/lib/.git"): git add of the directory would stage each as a link to
-// a commit that exists only there.
-func (w *Worktree) nestedBelow(ctx context.Context, g git, untracked, spec []string) ([]string, error) {
+// untrackedWithin is what git status listed untracked (an untracked
+// directory whole, "dir/"), ready to be named to git literally, and the
+// repositories of the worker's own deeper inside those directories
+// ("app/" holding "app/lib/.git": git add of the directory would stage
+// each as a link to a commit that exists only there). What the pathspec
+// leaves out (leftOut) is left out here, by zwarm: a directory that holds
+// some of it is listed file by file, without it; any other stays whole.
+// Never an exclusion beside literal paths: git (2.39 at least) reads an
+// exclusion from the offset of the other paths' common directory, so
+// that with a new file in pkg/util/ only, the state dir's exclusion
+// matched it, and with a longer directory, whatever memory held past the
+// exclusion's end.
+func (w *Worktree) untrackedWithin(ctx context.Context, g git, untracked []string) (list, nested []string, err error) {
 	var whole []string
 	for _, p := range untracked {
-		if strings.HasSuffix(p, "/") {
+		switch {
+		case w.leftOut(p):
+		case strings.HasSuffix(p, "/"):
 			whole = append(whole, p)
+		default:
+			list = append(list, p)
 		}
 	}
 	if len(whole) == 0 {
-		return nil, nil
+		return list, nil, nil
 	}
-	paths, err := w.untrackedIn(ctx, g, whole, spec)
+	paths, err := w.untrackedIn(ctx, g, whole)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var dirs []string
+	listed := make(map[string]bool, len(whole))
+	for _, d := range whole {
+		listed[d] = true
+	}
+	mixed := map[string]bool{}
 	for _, p := range paths {
-		if strings.HasSuffix(p, "/") {
-			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil {
-				dirs = append(dirs, p)
-			}
+		switch {
+		case w.leftOut(p):
+			mixed[dirOf(listed, p)] = true
+		case strings.HasSuffix(p, "/") && w.holdsGit(p):
+			nested = append(nested, p)
 		}
 	}
-	return dirs, nil
+	for _, d := range whole {
+		if !mixed[d] {
+			list = append(list, d)
+		}
+	}
+	for _, p := range paths {
+		if mixed[dirOf(listed, p)] && !w.leftOut(p) {
+			list = append(list, p)
+		}
+	}
+	return list, nested, nil
+}
+
+// dirOf is the directory of dirs ("dir/", none inside another) that path
+// is in, "" if none.
+func dirOf(dirs map[string]bool, path string) string {
+	for i := range len(path) {
+		if path[i] == '/' && dirs[path[:i+1]] {
+			return path[:i+1]
+		}
+	}
+	return ""
 }
 
 // untrackedIn lists, file by file, what is untracked in the directories
-// dirs ("dir/", as git status lists a new directory whole), with spec's
-// exclusions, a repository among them as "dir/", its files unread: the
-// walk git add makes of them anyway.
-func (w *Worktree) untrackedIn(ctx context.Context, g git, dirs, spec []string) ([]string, error) {
+// dirs ("dir/", as git status lists a new directory whole), what the
+// pathspec leaves out included, a repository among them as "dir/", its
+// files unread: the walk git add makes of them anyway.
+func (w *Worktree) untrackedIn(ctx context.Context, g git, dirs []string) ([]string, error) {
 	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no", "--no-renames", "--"}
 	for _, d := range dirs {
 		// A literal "dir/" matches nothing: "dir" matches it and below.
 		args = append(args, ":(top,literal)"+strings.TrimSuffix(d, "/"))
 	}
 	g.stdout, g.stdin = nil, nil
-	out, err := g.run(ctx, append(args, exclusions(spec)...)...)
+	out, err := g.run(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,28 +44,19 @@ func scanFile(path string) string { return path + ".scan" }
 func forget(path string) { os.Remove(scanFile(path)) }
 
 // intend adds what the scan found untracked to g's index as intended
-// (git add -N), with the scan's exclusions: git diff then shows each as
-// new, as staging it would.
+// (git add -N): git diff then shows each as new, as staging it would.
 func (s *scan) intend(ctx context.Context, g git) error {
 	if len(s.untracked) == 0 {
 		return nil
 	}
-	var list strings.Builder
-	for _, p := range s.untracked {
-		// A literal "dir/" matches nothing: "dir" matches it and below.
-		list.WriteString(":(top,literal)" + strings.TrimSuffix(p, "/") + "\x00")
-	}
-	for _, e := range exclusions(s.spec) {
-		list.WriteString(e + "\x00")
-	}
-	g.stdin, g.stdout = strings.NewReader(list.String()), nil
+	g.stdin, g.stdout = strings.NewReader(literally(s.untracked)), nil
 	_, err := g.run(ctx, "add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
 
 // scanVersion changes whenever what a scan holds, or how it is read,
 // does.
-const scanVersion = "zwarm scan 2"
+const scanVersion = "zwarm scan 3"
 
 // racyWithin is how close to the scan a stamp may be and still count,
 // for file systems that stamp in nanoseconds: the kernel stamps from a
@@ -171,7 +162,8 @@ type scan struct {
 	pruned []string
 	// spec is the pathspec the answer was given for (w.pathspec).
 	spec []string
-	// untracked is what git status listed untracked, as it listed it.
+	// untracked is what git status listed untracked, ready to be named
+	// to git literally (untrackedWithin).
 	untracked []string
 }
 

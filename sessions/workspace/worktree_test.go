@@ -574,3 +574,44 @@ func TestATrackedFileUnderAnIgnoredDirectoryMadeADirectoryIsCommitted(t *testing
 		t.Errorf("committed:\n%s", got)
 	}
 }
+
+// What a worker makes in a directory is committed and diffed whatever the
+// directory's name: git (2.39) reads a pathspec's exclusion from the
+// offset of the other paths' common directory, so that an exclusion for
+// the state dir matched every file of one new in pkg/util/ or internal/,
+// and past its end, what memory held. Nothing named to git literally goes
+// with an exclusion now; what is left out is left out by zwarm.
+func TestNewFilesAreCommittedAndDiffedWhateverTheirDirectory(t *testing.T) {
+	t.Parallel()
+	for i, dir := range []string{"a", "pkg/util", "internal", "sub/deep", "abcdefghi", "abcdefghijk", "ab/defgh/ijklm", "very/long/directory/name"} {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			repo := newRepo(t, map[string]string{dir + "/f.go": "package f\n"})
+			ctx := context.Background()
+			w := newWorktree(t, repo, fmt.Sprintf("3f2a9c1d-0000-4000-8000-0000000001%02d", i))
+			base := sh(t, w.Path, "git rev-parse HEAD")
+			w.Exclude = []string{dir + "/made/brought.env"}
+			sh(t, w.Path, "mkdir -p "+dir+"/made/.zwarm && echo n > "+dir+"/new.go && echo m > "+dir+"/made/m.go && echo b > "+dir+"/made/brought.env && echo s > "+dir+"/made/.zwarm/config.toml")
+			want := dir + "/made/m.go\n" + dir + "/new.go"
+			for _, how := range []string{"walking", "through the scan"} {
+				var out bytes.Buffer
+				if how == "through the scan" {
+					remembered(t, w, base)
+				}
+				if err := w.WorkingDiff(ctx, &out, base, DiffOptions{Format: NamesOnly}); err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.TrimSpace(out.String()); got != want {
+					t.Errorf("the diff %s names %q, want %q", how, got, want)
+				}
+			}
+			head, made, err := w.Commit(ctx, "zwarm turn")
+			if err != nil || !made {
+				t.Fatalf("commit: %v %v", err, made)
+			}
+			if got := sh(t, w.Path, "git diff --name-only "+base+" "+head); got != want {
+				t.Fatalf("the turn committed %q, want %q", got, want)
+			}
+		})
+	}
+}
