@@ -139,9 +139,11 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 		cmd.Stdout = g.stdout
 	}
 	cmd.Stderr = &stderr
-	// A cancelled command gets SIGTERM first: git removes its lock files
-	// on SIGTERM, not on SIGKILL.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A cancelled command gets SIGTERM first, and so does one whose zwarm
+	// dies (a supervisor killed during the turn's commit): git removes its
+	// lock files on SIGTERM, not on SIGKILL, and a lock left behind would
+	// fail every later commit and landing in the worktree.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()

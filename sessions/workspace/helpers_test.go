@@ -31,9 +31,15 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := 1
-	if err != nil {
+	switch dir := os.Getenv("ZWARM_TEST_GIT_ADD"); {
+	case err != nil:
 		fmt.Fprintln(os.Stderr, err)
-	} else {
+	case dir != "":
+		// A process that runs zwarm's git and is killed meanwhile
+		// (TestAGitWhoseZwarmDiesLeavesNoLock).
+		_, err = git{dir: dir, writes: true, config: []string{"filter.slow.clean=sleep 2; cat"}}.run(context.Background(), "add", "-A")
+		fmt.Fprintln(os.Stderr, err)
+	default:
 		code = m.Run()
 	}
 	os.RemoveAll(home)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -571,5 +573,40 @@ func TestAFIFOAmongTheObjectsIsNeverWaitedOn(t *testing.T) {
 	}
 	if err := w.Remove(ctx, false); err != nil && ctx.Err() != nil {
 		t.Fatalf("the removal waited on the FIFO: %v", err)
+	}
+}
+
+// A zwarm process killed outright while its git holds the worktree's
+// index lock (a supervisor killed during the turn's commit) leaves no
+// lock behind: every later commit, and the landing, would fail on it.
+func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{".gitattributes": "* filter=slow\n", "a.txt": "a\n"})
+	write(t, filepath.Join(repo, "b.txt"), "b\n")
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), "ZWARM_TEST_GIT_ADD="+repo)
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(repo, ".git", "index.lock")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(lock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			helper.Process.Kill()
+			helper.Wait()
+			t.Fatal("git never took the index lock")
+		}
+	}
+	helper.Process.Kill()
+	helper.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(lock); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is left 10s after its zwarm was killed: no git can write the index again", lock)
+		}
 	}
 }
