@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,11 @@ type Server struct {
 	seen *tools.Seen
 	reg  *tools.Registry
 	mcp  *mcp.Server
+	// ended is Run's context: a call under way ends with it (the SDK
+	// gives handlers a context of their own, which a signal does not
+	// reach), so that a signal stops a landing's verify, not only the
+	// reading of requests.
+	ended atomic.Pointer[context.Context]
 }
 
 // New builds a server; Run serves it.
@@ -93,6 +99,7 @@ func New(opt Options) (*Server, error) {
 // keep running after it returns.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.log.Info("mcp server starting", "dir", s.opt.Dir, "max_workers", s.cfg.MaxWorkers, "wait_cap", s.cfg.WaitCap.Duration)
+	s.ended.Store(&ctx)
 	err := s.mcp.Run(ctx, answerAll(t))
 	s.log.Info("mcp server stopped", "err", err)
 	return err
@@ -148,6 +155,12 @@ func (s *Server) workerOptions(progress func(tools.Progress)) tools.WorkerOption
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		began := time.Now()
+		if ended := s.ended.Load(); ended != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(*ended, cancel)()
+		}
 		p := newProgress(req, s.log)
 		res := s.reg.Call(withProgress(ctx, p), name, req.Params.Arguments)
 		if res.IsError {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zwarm/zwarm/orchestrator/internal/testenv"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -401,5 +402,42 @@ func TestMCPInjectInterrupts(t *testing.T) {
 	}
 	if s.Turns[0].Status() != record.StatusInterrupted || !s.Turns[1].Resumed {
 		t.Fatalf("turns %+v", s.Turns)
+	}
+}
+
+// A signal (Run's context ending) ends a call under way too: a wait, a
+// landing's verify. The SDK gave each call a context a signal does not
+// reach, and the server answered it first, up to verify's half hour
+// later, landing a change the user had interrupted.
+func TestMCPRunsEndStopsACallUnderWay(t *testing.T) {
+	t.Parallel()
+	w := testenv.New(t, bins, "")
+	gate := filepath.Join(t.TempDir(), "never")
+	w.Script(map[string][]fakeagent.Step{"task": append([]fakeagent.Step{fakeagent.WaitFile(gate)}, fakeagent.Completes("done", 10)...)})
+	srv, err := New(Options{Sessions: w.Manager, Dir: w.Work, Config: &Config{MaxWorkers: 4, WaitCap: config.Duration{Duration: time.Minute}, MinWait: time.Second}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "spawn", Arguments: map[string]any{"task": "task"}})
+	if err != nil || res.IsError {
+		t.Fatalf("spawn: %v %+v", err, res)
+	}
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{"timeout_s": 60}})
+	time.Sleep(300 * time.Millisecond) // the wait is under way
+	cancel()
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still serves 10s after its context ended: the wait under way held it")
 	}
 }
