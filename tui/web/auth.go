@@ -56,18 +56,27 @@ func (s *Server) tokenAccess(tok string) access {
 }
 
 // sameOrigin says a request that changes something comes from the page
-// itself: its Origin, when a browser sent one, is the server's own.
-// Requests from other programs (no Origin) pass on their token alone.
+// itself: its Origin, when a browser sent one, names the host the
+// browser asked for, as the request's Host (or a proxy's
+// X-Forwarded-Host) says it. The scheme is not compared: behind a
+// proxy that ends TLS the page is https and the request reaching zwarm
+// plain http. Requests from other programs (no Origin) pass on their
+// token alone.
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || o != u.Scheme+"://"+u.Host {
+		return false // "null", or not an origin at all
 	}
-	return o == scheme+"://"+r.Host
+	for _, host := range []string{r.Host, r.Header.Get("X-Forwarded-Host")} {
+		if host != "" && strings.EqualFold(u.Host, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // tickets are the single-use passes to the event stream.

@@ -48,6 +48,12 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"read-only does not act", "POST", "/api/sessions/" + id + "/kill", sv.ro, sv.base, 403},
 		{"another site does not act", "POST", "/api/sessions/" + id + "/kill", sv.full, "http://evil.example", 403},
 		{"a follow-up without text", "POST", "/api/sessions/" + id + "/inject", sv.full, sv.base, 400},
+		// Behind a proxy that ends TLS the page is https, the request
+		// to zwarm plain http: it acts (it was refused, every action and
+		// the live feed).
+		{"the page behind a TLS proxy acts", "POST", "/api/sessions/" + id + "/inject", sv.full, "https://" + strings.TrimPrefix(sv.base, "http://"), 400},
+		{"another https site does not act", "POST", "/api/sessions/" + id + "/kill", sv.full, "https://evil.example", 403},
+		{"an origin that is no origin does not act", "POST", "/api/sessions/" + id + "/kill", sv.full, "null", 403},
 		{"no such session", "GET", "/api/sessions/ffffffff", sv.full, "", 404},
 		{"an id that is no id", "GET", "/api/sessions/..%2f..", sv.full, "", 400},
 		{"the event stream without a ticket", "GET", "/api/events", "", "", 401},
