@@ -55,9 +55,12 @@ func (s *Server) runsAPI(mux *http.ServeMux) {
 
 func (s *Server) stateDir() string { return s.opt.Manager.Store().Dir() }
 
+// runList is every run that can be read, and, when some cannot, why:
+// one broken record must not hide the others (runs lists them too, and
+// warns).
 func (s *Server) runList(w http.ResponseWriter, _ *http.Request, _ access) {
 	list, err := runs.ListRuns(s.stateDir())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil && list == nil && !errors.Is(err, fs.ErrNotExist) {
 		s.failed(w, err)
 		return
 	}
@@ -66,7 +69,11 @@ func (s *Server) runList(w http.ResponseWriter, _ *http.Request, _ access) {
 	for i, r := range list {
 		out[i] = toRunJSON(r)
 	}
-	reply(w, map[string]any{"runs": out})
+	body := map[string]any{"runs": out}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		body["unreadable"] = err.Error()
+	}
+	reply(w, body)
 }
 
 // run is a run and its story, as runs show prints it.

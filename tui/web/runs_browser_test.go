@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +60,27 @@ func TestRunsWithTheirWorkers(t *testing.T) {
 	webtest.WaitFor(t, ctx, "the other run filtered", rows+` === `+strconv.Quote(fewest[:len(fewest)-len("; run beta: none")]), 30*time.Second)
 	click(`#runs tr[data-session="` + sessionstest.SessionID(2) + `"]`)
 	webtest.WaitFor(t, ctx, "the worker's session", `document.getElementById("detail-title").textContent === "`+w2+` · completed"`, 30*time.Second)
+}
+
+// One run record that cannot be read hides no other: the page lists the
+// rest and says which could not be read (the whole list was refused, and
+// the page showed no run at all).
+func TestAnUnreadableRunHidesNoOther(t *testing.T) {
+	sv := serve(t)
+	at := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	good, bad := "0199a213-81c0-7800-8aa1-000000000011", "0199a213-81c0-7800-8aa1-000000000012"
+	sv.writeRun(t, good, "good run", 3, at)
+	sv.writeRun(t, bad, "bad run", 3, at.Add(time.Hour))
+	if err := os.WriteFile(filepath.Join(runs.RunDir(sv.st.Dir(), bad), "run.json"), []byte(`{"version":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := request(t, sv, "GET", "/api/runs", sv.ro, "", ""); code != 200 || !strings.Contains(body, good) || !strings.Contains(body, `"unreadable":"1 runs could not be read`) {
+		t.Fatalf("GET /api/runs with one record broken: %d %s", code, body)
+	}
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.ro)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the readable run listed", `[...document.querySelectorAll("#runs tbody tr")].map(tr => tr.children[2].textContent).join() === "good run"`, 30*time.Second)
+	webtest.WaitFor(t, ctx, "the note on the other", `document.getElementById("runs-note").textContent.includes(`+strconv.Quote(bad)+`)`, 30*time.Second)
 }

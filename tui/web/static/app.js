@@ -111,6 +111,7 @@ function row(s) {
 async function loadRuns() {
   const body = await api("/api/runs");
   state.runs = new Map(body.runs.map((r) => [r.id, r]));
+  setText(document.getElementById("runs-note"), body.unreadable || "");
   renderRuns();
 }
 
