@@ -244,3 +244,27 @@ func TestTheListLoadsAsItIsScrolled(t *testing.T) {
 		t.Errorf("%d rows shown of 445; a list that has it all must not offer more", n)
 	}
 }
+
+// A session that changes while the list is filtered is listed only if it
+// passes the filter, as the server filters a page: every new session
+// used to join the filtered list.
+func TestTheFilterHoldsAsSessionsChange(t *testing.T) {
+	sv := serve(t)
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.ro)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the event stream", `document.getElementById("live").textContent === "live"`, 30*time.Second)
+	webtest.Type(t, ctx, "#filter", "task 1")
+	tasks := `[...document.querySelectorAll("#sessions td.task")].map(td => td.textContent).sort().join("; ")`
+	webtest.WaitFor(t, ctx, "the filtered list", tasks+` === "task 1"`, 30*time.Second)
+	for _, i := range []int{4, 10} { // task 4 does not pass, task 10 does
+		if err := sv.st.BumpGeneration(t.Context(), func() error { sessionstest.WriteSettledRecord(t, sv.st, i); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	webtest.WaitFor(t, ctx, "the new session that passes", tasks+`.includes("task 10")`, 30*time.Second)
+	if got := webtest.Eval[string](t, ctx, tasks); got != "task 1; task 10" {
+		t.Fatalf("filtered by %q, the list holds %q", "task 1", got)
+	}
+}

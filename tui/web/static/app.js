@@ -87,6 +87,14 @@ async function loadMore() {
   }
 }
 
+// passes says whether a session passes the filter as the server reads
+// it (GET /api/sessions?q=): the text in its id, task, model, adapter,
+// source or status, whatever the case.
+function passes(s) {
+  const q = document.getElementById("filter").value.trim().toLowerCase();
+  return !q || [s.id, s.task, s.model, s.adapter, s.source, s.status].some((f) => (f || "").toLowerCase().includes(q));
+}
+
 function renderList() {
   const rows = [...state.sessions.values()];
   const k = state.sort;
@@ -433,7 +441,10 @@ async function stream() {
         state.sessions.delete(ev.id);
         state.known.delete(ev.id);
       } else if (ev.session) {
-        state.sessions.set(ev.id, ev.session);
+        // Listed only while it passes the filter, as the server filters
+        // a page (a session that changed may pass it no longer).
+        if (passes(ev.session)) state.sessions.set(ev.id, ev.session);
+        else state.sessions.delete(ev.id);
         state.known.set(ev.id, ev.session);
       }
       renderList();
