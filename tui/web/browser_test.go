@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -267,4 +268,24 @@ func TestTheFilterHoldsAsSessionsChange(t *testing.T) {
 	if got := webtest.Eval[string](t, ctx, tasks); got != "task 1; task 10" {
 		t.Fatalf("filtered by %q, the list holds %q", "task 1", got)
 	}
+}
+
+// A session whose record cannot be read, chosen after another, shows as
+// such, with no button: the pane kept the other's story and buttons, which
+// then acted on the session chosen.
+func TestAnUnreadableSessionChosenShowsNothingOfTheLast(t *testing.T) {
+	sv := serve(t)
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.full)); err != nil {
+		t.Fatal(err)
+	}
+	one, two := sessionstest.SessionID(1), sessionstest.SessionID(2)
+	webtest.WaitFor(t, ctx, "the sessions listed", `document.querySelectorAll("#sessions tbody tr").length === 3`, 30*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+one+`"]`))
+	webtest.WaitFor(t, ctx, "the first session's story", `document.getElementById("detail-title").textContent === "`+one[:8]+` · completed" && !document.getElementById("actions").hidden`, 30*time.Second)
+	if err := os.WriteFile(filepath.Join(sv.st.SessionDir(two), "meta.json"), []byte(`{"version":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+two+`"]`))
+	webtest.WaitFor(t, ctx, "the second said unreadable, its buttons hidden", `document.getElementById("detail-title").textContent === "`+two[:8]+` · could not be read" && document.getElementById("actions").hidden && document.getElementById("story").children.length === 0`, 30*time.Second)
 }

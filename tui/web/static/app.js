@@ -255,7 +255,20 @@ async function select(id) {
 async function loadDetail() {
   const id = state.selected;
   if (!id) return;
-  const body = await api("/api/sessions/" + encodeURIComponent(id));
+  let body;
+  try {
+    body = await api("/api/sessions/" + encodeURIComponent(id));
+  } catch (e) {
+    if (id !== state.selected) return;
+    // The pane says so, and shows nothing of the session shown before:
+    // its buttons would act on this one.
+    document.getElementById("detail-pane").hidden = false;
+    setText(document.getElementById("detail-title"), id.slice(0, 8) + " · could not be read");
+    setText(document.getElementById("detail-meta"), e.message);
+    for (const part of ["detail-workspace", "detail-follow-ups", "story"]) document.getElementById(part).replaceChildren();
+    document.getElementById("actions").hidden = true;
+    return;
+  }
   if (id !== state.selected) return;
   const s = body.session;
   state.canAct = body.can_act;
