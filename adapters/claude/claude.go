@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
@@ -86,7 +87,7 @@ func (a *Adapter) Command(req agent.TurnRequest) (agent.Command, error) {
 	args = append(args, sessionArgs(req)...)
 	args = append(args, perm...)
 	args = append(args, set.Args...)
-	cmd := agent.Command{Path: bin, Dir: req.WorkingDir, Env: telemetryEnv(req.Telemetry)}
+	cmd := agent.Command{Path: bin, Dir: req.WorkingDir, Env: telemetryEnv(req.Telemetry), StopSignal: syscall.SIGINT}
 	if live {
 		cmd.Input = UserMessage
 	} else {

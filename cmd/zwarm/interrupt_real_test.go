@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -79,6 +81,47 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		shown := w.ok("show", id)
 		if !strings.Contains(shown, "interrupted") {
 			t.Fatalf("show says nothing of the interruption:\n%s", shown)
+		}
+	})
+}
+
+// A worker killed while it runs a command does nothing more: no call to
+// its model after the kill, no command run. Claude Code took SIGTERM as
+// the end of its command, told its model, and ran the next command the
+// model asked for before it exited.
+func TestRealAgentKilledMidCommandDoesNothingMore(t *testing.T) {
+	forEachAgent(t, func(t *testing.T, a realAgent) {
+		// In a worktree, as a user's worker runs (claude runs a process
+		// a turn there, not one fed each follow-up live).
+		w, srv := realRepoWorld(t, a.name)
+		w.gitEnv()
+		writeFile(t, filepath.Join(w.State, "config.toml"), "default_adapter = \""+a.name+"\"\nkill_grace = \"2s\"\n") // a worktree's default sandbox
+		after := filepath.Join(t.TempDir(), "after-the-kill")
+		srv.On("the long way", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000; echo slept")},
+			fakemodel.Reply{Tool: a.tool, Args: a.args("touch " + after)}, fakemodel.Reply{Text: "done after the kill"})
+		id := w.spawn("the long way")
+		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
+			for _, pid := range sessionstest.MarkedProcs(id) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
+					return true
+				}
+			}
+			return false
+		})
+		// Claude Code runs on once a command has run some seconds; a
+		// command just started it stopped with.
+		time.Sleep(6 * time.Second)
+		asked := len(srv.Requests())
+		w.ok("kill", id)
+		if s := w.show(id); s.Status() != record.StatusKilled {
+			t.Fatalf("after kill: %s", s.Status())
+		}
+		time.Sleep(time.Second) // what the agent would do next, it would do now
+		if n := len(srv.Requests()); n != asked {
+			t.Errorf("the model was called %d more times after the kill", n-asked)
+		}
+		if _, err := os.Stat(after); err == nil {
+			t.Errorf("the agent ran its model's next command after the kill")
 		}
 	})
 }

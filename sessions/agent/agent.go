@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
@@ -125,6 +126,11 @@ type Command struct {
 	// after each turn's end the next queued follow-up, so one process serves
 	// several turns. With nothing queued it closes stdin and the agent exits.
 	Input func(prompt string) []byte
+	// StopSignal is the signal that stops the agent at once, sent to its
+	// process group when it is killed or interrupted (0: SIGTERM). Claude
+	// Code takes SIGTERM as the end of the command it runs, tells its
+	// model, and runs what the model asks next; SIGINT stops it.
+	StopSignal syscall.Signal
 }
 
 // RequestChecker is an Adapter that can tell a request it would refuse

@@ -308,8 +308,12 @@ func (a *agentRun) stop(why string) {
 		return
 	}
 	a.phase, a.signalled = stopping, true
-	a.sv.log.Info(why, "grace", a.grace)
-	sigGroup(a.p.ref.PID, unix.SIGTERM)
+	sig := a.cmd.StopSignal
+	if sig == 0 {
+		sig = unix.SIGTERM
+	}
+	a.sv.log.Info(why, "grace", a.grace, "signal", sig)
+	sigGroup(a.p.ref.PID, sig)
 	a.force = time.After(a.grace)
 }
 
