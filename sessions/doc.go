@@ -190,7 +190,7 @@
 // runs (a stat first, on this host; a read each time under another
 // runner, whose record is on a shared file system that raises no inotify
 // event for another host's writes), stops the agent as a kill does
-// (SIGTERM, kill_grace, SIGKILL, a sweep), records the turn
+// (stop signal, kill_grace, SIGKILL, a sweep), records the turn
 // "interrupted" (a turn's status only, never a session's; not failed,
 // and a kill that comes too makes it killed), and starts the follow-up
 // as the next turn in the same update, by the agent's native resume.
@@ -350,7 +350,7 @@
 // owns the session; then it sends SIGTERM (and SIGCONT) to the supervisor
 // (one that has not claimed the session yet is not signalled: it sees the
 // kill as it claims it and settles at once), which gives the agent's group
-// SIGTERM, the grace period (config
+// its stop signal (SIGTERM; SIGINT for claude), the grace period (config
 // kill_grace, default 5s), then SIGKILL, sweeps every remaining process of
 // the session, and records "killed". If the supervisor is gone or does not
 // answer in time, Kill does the same itself. A session whose record cannot
