@@ -15,6 +15,7 @@ import (
 // newest steps that fit; the full one shows each step at length.
 const (
 	compactTrajectoryBytes = 6000
+	compactStepBytes       = 400
 	fullTrajectoryBytes    = 60000
 	fullStepBytes          = 4000
 )
@@ -110,7 +111,9 @@ func stepText(ev record.Event, full bool) string {
 		for _, l := range ls {
 			parts = append(parts, strings.TrimSpace(l.Text))
 		}
-		return strings.Join(parts, " ⏎ ")
+		// One short line: a step as long as the bound (a final report
+		// of many lines) would leave no room for any other.
+		return clip(strings.Join(parts, " ⏎ "), compactStepBytes)
 	}
 	switch ev.Type {
 	case record.EventReasoning:
