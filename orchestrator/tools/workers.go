@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -97,15 +98,43 @@ func (w *workers) resolve(ctx context.Context, id string) (*record.Session, erro
 	var amb *sessions.AmbiguousError
 	switch {
 	case errors.Is(err, sessions.ErrNotFound), errors.Is(err, sessions.ErrInvalidID):
-		return nil, fmt.Errorf("no worker %q: use an id that delegate or list_sessions returned", id)
+		return nil, fmt.Errorf("no worker %q: use an id that delegate or list_sessions returned", clip(id, 80))
 	case errors.As(err, &amb):
-		return nil, fmt.Errorf("%v", err)
+		// A prefix is one of this caller's workers: the sessions of
+		// others it also matches are neither its concern nor named to it.
+		return w.resolveAmong(ctx, id)
 	case err != nil:
 		return nil, fmt.Errorf("cannot read worker %s: %v", id, err)
 	case s.Source != w.opt.Source:
 		return nil, fmt.Errorf("session %s is not one of your workers (it was started by %s); list_sessions shows yours", record.ShortID(s.ID), s.Source)
 	}
 	return s, nil
+}
+
+// resolveAmong resolves a prefix that several sessions share among this
+// source's workers alone.
+func (w *workers) resolveAmong(ctx context.Context, prefix string) (*record.Session, error) {
+	list, err := w.mine(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("cannot list your workers: %v", err)
+	}
+	var match []*record.Session
+	for _, s := range list {
+		if strings.HasPrefix(s.ID, prefix) {
+			match = append(match, s)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return nil, fmt.Errorf("no worker %q: use an id that delegate or list_sessions returned", clip(prefix, 80))
+	case 1:
+		return match[0], nil
+	}
+	ids := make([]string, 0, 3)
+	for _, s := range match[:min(3, len(match))] {
+		ids = append(ids, record.ShortID(s.ID))
+	}
+	return nil, fmt.Errorf("id prefix %q is ambiguous: it matches %d of your workers (%s…); give more of the id", prefix, len(match), strings.Join(ids, ", "))
 }
 
 // mine lists this source's workers, newest first.

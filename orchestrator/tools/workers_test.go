@@ -468,3 +468,41 @@ func TestParallelDelegatesKeepMaxWorkers(t *testing.T) {
 		t.Fatalf("%d started, %d refused, %d running; want 4, 2, 4", started, refused, len(list))
 	}
 }
+
+// A prefix that one of the caller's workers and someone else's session
+// share names the caller's worker: the others are not its concern, and
+// were named to it in the ambiguity.
+func TestAPrefixIsResolvedAmongTheCallersWorkers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	f.w.Script(map[string][]fakeagent.Step{"mine": fakeagent.Completes("mine done", 1)})
+	mine := f.delegate("mine")
+	f.mustOK("wait", map[string]any{"session_ids": []string{mine}}, nil)
+	st := f.w.Manager.Store()
+	other, err := st.Load(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone else's session whose id starts as the worker's does.
+	other.ID, other.Source = mine[:1]+strings.Repeat("0", 7)+mine[8:], record.UserSource
+	if other.ID == mine {
+		other.ID = mine[:1] + strings.Repeat("1", 7) + mine[8:]
+	}
+	if err := os.MkdirAll(filepath.Join(st.SessionDir(other.ID), "turns"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.BumpGeneration(t.Context(), func() error { return st.Save(other) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.w.Manager.Get(t.Context(), mine[:1]); err == nil {
+		t.Fatalf("the prefix %q names one session of the state dir: the test needs two", mine[:1])
+	}
+	res := f.mustOK("check_session", map[string]any{"session_id": mine[:1]}, nil)
+	if !strings.Contains(res.Text, record.ShortID(mine)) || strings.Contains(res.Text, record.ShortID(other.ID)) {
+		t.Fatalf("check_session of the shared prefix %q: %s", mine[:1], res.Text)
+	}
+	huge := strings.Repeat("f", 100000)
+	if res := f.call("check_session", map[string]any{"session_id": huge}, nil); !res.IsError || len(res.Text) > 500 {
+		t.Fatalf("an unknown id of 100 kB: %d bytes back", len(res.Text))
+	}
+}
