@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/orchestrator/mcpserver"
 	"github.com/zwarm/zwarm/sessions/config"
 )
@@ -61,6 +62,13 @@ func runMCP(ctx context.Context, f *factory) error {
 	if err := mc.Validate(); err != nil {
 		return &config.Error{Path: filepath.Join(m.Store().Dir(), config.File), Err: err}
 	}
+	if mc.Adapter != "" {
+		// Refused here, not at each spawn, where the model would read it
+		// without knowing it comes from config.toml.
+		if _, err := adapters.Builtin().Lookup(mc.Adapter); err != nil {
+			return &config.Error{Path: filepath.Join(m.Store().Dir(), config.File), Err: fmt.Errorf("[mcp] adapter: %w", err)}
+		}
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("mcp: working directory: %w", err)
@@ -83,8 +91,9 @@ func runMCP(ctx context.Context, f *factory) error {
 	}
 	err = srv.Run(ctx, mcpserver.Stdio(f.io.In, out))
 	switch {
-	case err == nil, errors.Is(err, io.EOF), ctx.Err() != nil:
-		// The client hung up: its normal end. A signal that stopped the
+	case err == nil, errors.Is(err, io.EOF), errors.Is(err, unix.EPIPE), ctx.Err() != nil:
+		// The client hung up (closed our stdin, or stopped reading our
+		// stdout): its normal end. A signal that stopped the
 		// server makes the exit 130 (run), as for every command.
 		return nil
 	}

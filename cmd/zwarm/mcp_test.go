@@ -220,6 +220,7 @@ func TestMCPRefusesABadConfig(t *testing.T) {
 	for body, want := range map[string]string{
 		"[mcp]\nwait_cap = \"5s\"\n": "wait_cap is 5s: it must be from 10s",
 		"[mcp]\nmax_worker = 3\n":    "max_worker",
+		"[mcp]\nadapter = \"gpt\"\n": `[mcp] adapter: unknown adapter "gpt" (known: claude, codex)`,
 	} {
 		w := newWorld(t)
 		os.MkdirAll(w.State, 0o700)
