@@ -33,8 +33,9 @@ type doctorOptions struct {
 func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
 	o := &doctorOptions{f: f}
 	return &cobra.Command{
-		Use:   "doctor",
-		Short: "Check this machine: state dir, config, agent binaries, process containment",
+		Use:         "doctor",
+		Annotations: map[string]string{reportsConfigAnnotation: "true"},
+		Short:       "Check this machine: state dir, config, agent binaries, process containment",
 		Long: `Check what zwarm needs: which state dir it uses, whether its config is valid,
 which agent binaries it finds (and their versions), and how it contains the
 processes of a session (a cgroup of its own where the machine allows it,

@@ -29,9 +29,11 @@ func runMain(args []string) int {
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, io *cli.Streams) int {
-	root := newRootCmd(&factory{io: io})
+	f := &factory{io: io}
+	root := newRootCmd(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	f.warnBrokenConfig(cmd, err)
 	if ctx.Err() != nil && !ownsInterrupt(cmd) && !(err == nil && finishesWhatItStarts(cmd)) {
 		return cli.Interrupted(err, io)
 	}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/runner"
 	"github.com/zwarm/zwarm/sessions/runner/slurm"
 	"github.com/zwarm/zwarm/sessions/state"
@@ -21,6 +23,10 @@ type factory struct {
 	io       *cli.Streams
 	stateDir string // the --state-dir flag
 	chosen   *stateDirChoice
+	// mgr is the manager the command asked for, if it did; toldConfig
+	// says a warning already named a broken config (warnBrokenConfig).
+	mgr        *sessions.Manager
+	toldConfig atomic.Bool
 }
 
 // state is the state dir this invocation uses (chooseStateDir).
@@ -50,13 +56,38 @@ func (f *factory) manager() (*sessions.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sessions.NewManager(sessions.ManagerOptions{
+	f.mgr = sessions.NewManager(sessions.ManagerOptions{
 		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
 		ConfigSections: configSections(), Runners: runnerKinds(),
-		Warn:        func(err error) { fmt.Fprintln(f.io.ErrOut, "zwarm: warning:", err) },
+		Warn: func(err error) {
+			if _, cerr := f.mgr.Config(); cerr != nil && strings.Contains(err.Error(), cerr.Error()) {
+				f.toldConfig.Store(true)
+			}
+			fmt.Fprintln(f.io.ErrOut, "zwarm: warning:", err)
+		},
 		LockWaiting: func(w state.LockWait) { fmt.Fprintln(f.io.ErrOut, "zwarm:", w) },
-	}), nil
+	})
+	return f.mgr, nil
 }
+
+// warnBrokenConfig says, after a command that read the state dir, that
+// its config is broken, unless the command said so itself (it refused,
+// or warned): every command reports a typo in any table, as the docs
+// say, and one that goes on does so with the defaults.
+func (f *factory) warnBrokenConfig(cmd *cobra.Command, err error) {
+	if f.chosen == nil || f.toldConfig.Load() || cmd == nil || cmd.Hidden || cmd.Annotations[reportsConfigAnnotation] == "true" {
+		return // it read no state dir
+	}
+	_, cerr := config.Load(f.chosen.dir, configSections()...)
+	if cerr == nil || err != nil && strings.Contains(err.Error(), cerr.Error()) {
+		return
+	}
+	fmt.Fprintf(f.io.ErrOut, "zwarm: warning: %s\nzwarm: what the config sets took its defaults (zwarm doctor checks the config)\n", render.SafeLine(cerr.Error()))
+}
+
+// reportsConfigAnnotation marks a command that reports the config's
+// problems itself (doctor).
+const reportsConfigAnnotation = "zwarm/reports-config"
 
 // configSections are the config.toml tables owned by packages other than
 // sessions: every command reads the same config, and a typo in any table
