@@ -18,7 +18,8 @@ import (
 // QueueResult is what a merge queue (LandAll) did.
 type QueueResult struct {
 	// Landed are the sessions landed, in order (and with DryRun, those
-	// that would be).
+	// that would be), those whose change the branch had already among
+	// them (Nothing, with a change).
 	Landed []*LandResult
 	// Skipped are settled sessions with changes the queue does not take:
 	// they failed or were killed (land them by id).
@@ -88,7 +89,10 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 			q.Failed, q.Err, q.Left = s, err, todo[i+1:]
 			return q, err
 		}
-		if !res.Nothing && !res.Already {
+		// One whose change the branch has already (another's landing
+		// brought it) is recorded landed: it is told as such, as land ID
+		// tells it.
+		if !res.Already && !(res.Nothing && res.Stat.Empty()) {
 			q.Landed = append(q.Landed, res)
 		}
 		if opt.DryRun && len(todo) > 1 {

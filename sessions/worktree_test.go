@@ -867,3 +867,24 @@ func TestACommitMadeWhileLandingKeepsTheWorktree(t *testing.T) {
 		t.Fatalf("landing the hand commit: %+v %v", res, err)
 	}
 }
+
+// A worker whose change the branch has already (a twin's landing brought
+// it) is recorded landed by the queue and told: the queue recorded it and
+// said "nothing to land".
+func TestLandAllTellsAChangeTheBranchHadAlready(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	w.agent("echo b > b.txt")
+	first := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
+	twin := w.wait(w.spawnIn(w.Work, "add b too", sessions.SpawnRequest{}).ID)
+	if _, err := w.Manager.Land(context.Background(), first.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := w.Manager.LandAll(context.Background(), sessions.LandOptions{Dir: w.Work})
+	if err != nil || len(q.Landed) != 1 || q.Landed[0].Session.ID != twin.ID || !q.Landed[0].Nothing || q.Landed[0].Stat.Empty() {
+		t.Fatalf("land --all after its twin landed: %+v %v", q, err)
+	}
+	if s, _ := w.Manager.Get(context.Background(), twin.ID); s.Workspace.Landed == nil {
+		t.Fatal("the twin is not recorded landed")
+	}
+}
