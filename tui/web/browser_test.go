@@ -289,3 +289,17 @@ func TestAnUnreadableSessionChosenShowsNothingOfTheLast(t *testing.T) {
 	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+two+`"]`))
 	webtest.WaitFor(t, ctx, "the second said unreadable, its buttons hidden", `document.getElementById("detail-title").textContent === "`+two[:8]+` · could not be read" && document.getElementById("actions").hidden && document.getElementById("story").children.length === 0`, 30*time.Second)
 }
+
+// The printed link opened in a tab already on the page (a fragment
+// change, which reloads nothing) takes its token: the page stayed asking
+// for one, with the token left in the address bar.
+func TestTheLinkOpenedInATabOnThePageTakesItsToken(t *testing.T) {
+	sv := serve(t)
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/")); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the page to ask for a token", `document.getElementById("live").textContent.startsWith("no token")`, 30*time.Second)
+	webtest.Eval[string](t, ctx, `location.hash = "token=`+sv.full+`"`)
+	webtest.WaitFor(t, ctx, "the sessions listed with the token", `document.querySelectorAll("#sessions tbody tr").length === 3 && !location.href.includes("token")`, 30*time.Second)
+}

@@ -551,4 +551,13 @@ function init() {
   stream();
 }
 
+// A link with a token opened in a tab already on the page changes only
+// the fragment, which reloads nothing: the page starts again with it.
+window.addEventListener("hashchange", () => {
+  if (/(?:^#|&)token=/.test(location.hash)) {
+    token();
+    location.reload();
+  }
+});
+
 init();
