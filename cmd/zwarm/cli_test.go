@@ -394,6 +394,20 @@ func TestDoctor(t *testing.T) {
 	if r := w.here("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ codex") {
 		t.Errorf("doctor without the default agent: %+v", r)
 	}
+	// Where worktrees cannot be made, and a repository without git: each
+	// spawn would fail there, which doctor said nothing of (or that workers
+	// work in place, which spawn never does in a repository).
+	file := filepath.Join(t.TempDir(), "a-file")
+	writeFile(t, file, "")
+	w.extraEnv = []string{"XDG_DATA_HOME=" + filepath.Join(file, "data")}
+	if r := w.here("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ worktree dir "+filepath.Join(file, "data", "zwarm", "worktrees")+" cannot be made: "+file+" is not a directory") {
+		t.Errorf("doctor with worktrees under a file: %+v", r)
+	}
+	os.MkdirAll(filepath.Join(w.Work, ".git"), 0o700)
+	w.extraEnv = []string{"PATH=" + t.TempDir()}
+	if r := w.here("doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ git          not found, and "+w.Work+" is a git repository: spawn refuses here") {
+		t.Errorf("doctor without git in a repository: %+v", r)
+	}
 }
 
 // A worker whose agent went silent shows for how long, at a glance.

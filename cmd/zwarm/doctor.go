@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -121,6 +122,9 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 	wd, _ := os.Getwd()
 	worktreeChecks(ctx, m, wd, add)
+	if cfg != nil {
+		worktreesDirCheck(cfg, add)
+	}
 	for _, name := range m.Adapters().Names() {
 		ad, err := m.Adapters().Lookup(name)
 		if err != nil {
@@ -248,7 +252,12 @@ func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add fun
 	v, err := workspace.GitVersion(ctx)
 	switch {
 	case errors.Is(err, workspace.ErrNoGit):
-		add(check{name: "git", result: "not found: workers work in place (install git for a worktree per worker)", ok: true, note: true})
+		if top := gitTopAbove(wd); top != "" {
+			// spawn never falls back to working in place.
+			add(check{name: "git", result: fmt.Sprintf("not found, and %s is a git repository: spawn refuses here (install git, or spawn --in-place)", render.SafeLine(top))})
+		} else {
+			add(check{name: "git", result: "not found: workers outside a repository work in place; in one, spawn refuses (install git for a worktree per worker)", ok: true, note: true})
+		}
 		return
 	case err != nil && v == "":
 		add(check{name: "git", result: render.SafeLine(err.Error())})
@@ -280,6 +289,55 @@ func worktreeChecks(ctx context.Context, m *sessions.Manager, wd string, add fun
 	for _, l := range left {
 		add(check{name: "", ok: true, note: true, result: fmt.Sprintf("  %s  %s", render.SafeLine(l.Path), humanBytes(l.Bytes))})
 	}
+}
+
+// gitTopAbove is the nearest directory from dir up that holds a .git,
+// "" if none: where git would find a repository, found without git.
+func gitTopAbove(dir string) string {
+	for d := dir; d != ""; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return ""
+		}
+		d = up
+	}
+	return ""
+}
+
+// worktreesDirCheck says whether workers' worktrees can be made where
+// the config puts them: the directory, or the nearest one above it that
+// exists, must be writable (a HOME that does not exist, or a read-only
+// one, failed every spawn in a repository after recording it).
+func worktreesDirCheck(cfg *config.Config, add func(check)) {
+	root, err := cfg.Worktrees.Root()
+	if err != nil {
+		add(check{name: "worktree dir", result: render.SafeLine(err.Error())})
+		return
+	}
+	d := root
+	for {
+		fi, err := os.Stat(d)
+		if err == nil && !fi.IsDir() {
+			add(check{name: "worktree dir", result: fmt.Sprintf("%s cannot be made: %s is not a directory ([worktrees] dir chooses another)", render.SafeLine(root), render.SafeLine(d))})
+			return
+		}
+		if err == nil {
+			break
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if err := writable(d); err != nil {
+		add(check{name: "worktree dir", result: fmt.Sprintf("%s cannot be made: %s is not writable (%v; [worktrees] dir chooses another)", render.SafeLine(root), render.SafeLine(d), err)})
+		return
+	}
+	add(check{name: "worktree dir", result: render.SafeLine(root), ok: true})
 }
 
 // deadRunChecks stops what the shell commands of runs whose process died
