@@ -449,6 +449,12 @@ func TestInjectQueuedBehindAResumingFollowUp(t *testing.T) {
 	if got != "queued after 1 earlier follow-up: the agent's thread takes them in order" {
 		t.Fatalf("queued behind a resuming follow-up: %q", got)
 	}
+	// An interrupt there has no turn to stop, and goes first (it was said
+	// to wait for turn 1, which had ended).
+	interrupt := &sessions.InjectResult{Outcome: sessions.InjectQueued, Turn: 1, Session: s, Entry: record.InboxEntry{Interrupt: true}}
+	if got := injectOutcome(interrupt); got != "queued to run next, before the follow-ups sent without --interrupt: no turn is running to stop" {
+		t.Fatalf("an interrupt queued behind a resuming follow-up: %q", got)
+	}
 	s.Turns[0].EndedAt = nil
 	if got := injectOutcome(&sessions.InjectResult{Outcome: sessions.InjectQueued, Turn: 1, Ahead: 1, Session: s}); !strings.HasPrefix(got, "queued behind turn 1") {
 		t.Fatalf("queued behind a running turn: %q", got)

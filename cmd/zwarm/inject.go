@@ -216,6 +216,12 @@ func injectOutcome(r *sessions.InjectResult) string {
 			// Pending: its supervisor has not started yet (a job still queued).
 			return fmt.Sprintf("queued behind the task, which has not started yet: the agent takes it when the task's turn ends%s", ahead)
 		}
+		if r.Entry.Interrupt && r.Session != nil && !r.Session.TurnRunning() {
+			// No turn to stop: the session resumes with a follow-up sent
+			// before, and this one goes ahead of those sent without
+			// --interrupt.
+			return fmt.Sprintf("queued to run next%s, before the follow-ups sent without --interrupt: no turn is running to stop", ahead)
+		}
 		if r.Ahead > 0 && r.Session != nil && !r.Session.TurnRunning() {
 			// Turn r.Turn has ended: what it waits for is the follow-ups
 			// sent before it (one of them resumed the session).

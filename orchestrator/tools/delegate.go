@@ -181,7 +181,7 @@ func (w *workers) converseTool() Tool {
 				out["note"] = fmt.Sprintf("turn %d is being stopped (recorded as interrupted); the worker continues its thread with this message as its next turn", res.Turn)
 			case sessions.InjectQueued:
 				out["ahead"] = res.Ahead
-				out["note"] = fmt.Sprintf("the worker is busy with turn %d; the message is queued (%d ahead of it) and runs when that turn ends", res.Turn, res.Ahead)
+				out["note"] = queuedNote(res, a.Interrupt)
 				if res.Attached {
 					out["note"] = fmt.Sprintf("a person is working in the worker's thread (zwarm attach); the message is queued (%d ahead of it) and runs when they leave", res.Ahead)
 				}
@@ -298,4 +298,17 @@ func stringValues(m map[string]any) map[string]string {
 		out[k] = fmt.Sprint(v)
 	}
 	return out
+}
+
+// queuedNote says when a queued message runs: after the running turn, or,
+// when the worker is resuming its thread with a message sent before
+// (no turn runs yet), after that one, or with interrupt before it.
+func queuedNote(res *sessions.InjectResult, interrupt bool) string {
+	if s := res.Session; s != nil && len(s.Turns) > 0 && !s.TurnRunning() {
+		if interrupt {
+			return fmt.Sprintf("the worker is resuming its thread with an earlier message; no turn is running to stop, so this message is queued to run next (%d ahead of it), before the messages sent without interrupt", res.Ahead)
+		}
+		return fmt.Sprintf("the worker is resuming its thread with an earlier message; this one is queued (%d ahead of it) and runs after them", res.Ahead)
+	}
+	return fmt.Sprintf("the worker is busy with turn %d; the message is queued (%d ahead of it) and runs when that turn ends", res.Turn, res.Ahead)
 }
