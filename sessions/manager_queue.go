@@ -17,9 +17,8 @@ import (
 
 // QueueResult is what a merge queue (LandAll) did.
 type QueueResult struct {
-	// Landed are the sessions landed, in order (and with DryRun, those
-	// that would be), those whose change the branch had already among
-	// them (Nothing, with a change).
+	// Landed are the sessions landed, in order (with DryRun, those that
+	// would be; Nothing with a change: the branch had it whole already).
 	Landed []*LandResult
 	// Skipped are settled sessions with changes the queue does not take:
 	// they failed or were killed (land them by id).
@@ -89,9 +88,7 @@ func (m *Manager) LandAll(ctx context.Context, opt LandOptions) (*QueueResult, e
 			q.Failed, q.Err, q.Left = s, err, todo[i+1:]
 			return q, err
 		}
-		// One whose change the branch has already (another's landing
-		// brought it) is recorded landed: it is told as such, as land ID
-		// tells it.
+		// One the branch has whole already is recorded landed: told so.
 		if !res.Already && !(res.Nothing && res.Stat.Empty()) {
 			q.Landed = append(q.Landed, res)
 		}
