@@ -16,6 +16,9 @@ func main() { os.Exit(runMain(os.Args[1:])) }
 // runMain is the process: args on the process's own streams, until an
 // interrupt or a SIGTERM cancels it.
 func runMain(args []string) int {
+	if len(args) > 0 && args[0] == guardCmd {
+		return runGuard(args[1:])
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, args, cli.NewStreams())
 	// The outcome is decided: a signal that comes between here and the

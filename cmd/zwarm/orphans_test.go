@@ -32,9 +32,15 @@ func TestKillOrphans(t *testing.T) {
 	escaped := readPID(t, filepath.Join(dir, "escaped.pid"))
 	defer syscall.Kill(escaped, syscall.SIGKILL)
 	rec := w.record(id)
-	if rec.Owner == nil {
-		t.Fatal("no supervisor recorded")
+	if rec.Owner == nil || rec.Agent == nil {
+		t.Fatal("no supervisor or agent recorded")
 	}
+	// The whole tree killed outright (the OOM killer): the supervisor
+	// stopped first so that it cannot sweep, the agent's guard killed,
+	// then the supervisor. The escaped process is left.
+	syscall.Kill(rec.Owner.PID, syscall.SIGSTOP)
+	syscall.Kill(rec.Agent.PID, syscall.SIGKILL)
+	sessionstest.Eventually(t, "the guard to die", func() bool { return !sessionstest.Alive(rec.Agent.PID) })
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
 	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(rec.Owner.PID) })
 	if err := os.RemoveAll(filepath.Join(w.State, "sessions", id)); err != nil {
@@ -51,5 +57,31 @@ func TestKillOrphans(t *testing.T) {
 	}
 	if sessionstest.Alive(escaped) {
 		t.Fatalf("the escaper (pid %d) survived kill --orphans", escaped)
+	}
+}
+
+// A supervisor killed outright takes every process of its agent with it,
+// at once: what the agent started apart (setsid) ran on, unsupervised,
+// until a later zwarm command came upon the dead supervisor.
+func TestASupervisorKilledOutrightLeavesNoAgentProcess(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dir := t.TempDir()
+	w.setScript(grandchildren(dir, false))
+	id := w.spawn("run forever")
+	child, escaped := readPID(t, filepath.Join(dir, "child.pid")), readPID(t, filepath.Join(dir, "escaped.pid"))
+	defer syscall.Kill(child, syscall.SIGKILL)
+	defer syscall.Kill(escaped, syscall.SIGKILL)
+	rec := w.record(id)
+	if rec.Owner == nil {
+		t.Fatal("no supervisor recorded")
+	}
+	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
+	// No zwarm command runs meanwhile.
+	sessionstest.Eventually(t, "the agent's processes to die with their supervisor", func() bool {
+		return !sessionstest.Alive(child) && !sessionstest.Alive(escaped)
+	})
+	if s := w.show(id); s.Status() != record.StatusFailed {
+		t.Fatalf("after its supervisor was killed: %s (%s)", s.Status(), s.Error)
 	}
 }

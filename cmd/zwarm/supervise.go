@@ -72,5 +72,10 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 	// The supervisor handles SIGTERM and SIGINT itself, recording why it
 	// stops before it stops the agent: the command's context, which the
 	// same signals cancel, must not race it to the agent.
-	return supervisor.Supervise(context.WithoutCancel(c.Context()), supervisor.Options{Store: st, Adapters: adapters.Builtin(), ConfigSections: configSections()}, o.id)
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return supervisor.Supervise(context.WithoutCancel(c.Context()), supervisor.Options{Store: st, Adapters: adapters.Builtin(),
+		ConfigSections: configSections(), GuardArgv: []string{exe, guardCmd}}, o.id)
 }

@@ -253,16 +253,16 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(owner.PID) })
-	// A reader that finds the supervisor dead records it and stops what it
-	// left running: the agent's escaped grandchild. The first may find the
-	// session's lock still held: a SIGKILLed process reads as a zombie
-	// while its other threads are still exiting, and lets go of its files
-	// only with the last of them. A reader never waits for a lock; a later
-	// one records it.
+	// Its agent's guard stopped everything the agent started, the escaped
+	// grandchild too; a reader that finds the supervisor dead records it.
+	// The first may find the session's lock still held: a SIGKILLed process
+	// reads as a zombie while its other threads are still exiting, and
+	// lets go of its files only with the last of them. A reader never
+	// waits for a lock; a later one records it.
 	var list []session
 	sessionstest.Eventually(t, "a reader to record the dead supervisor", func() bool {
 		list = w.ls()
-		return len(list) == 1 && strings.Contains(list[0].Error, "zwarm stopped what it left running")
+		return len(list) == 1 && list[0].Status() == record.StatusFailed
 	})
 	if list[0].Status() != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
 		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status(), list[0].Error)

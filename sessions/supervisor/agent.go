@@ -127,6 +127,13 @@ func (sv *supervisor) spawnContained(id string, cmd agent.Command, pp *pipes) (*
 		// unsupervised.
 		Pdeathsig: syscall.SIGKILL,
 	}
+	path, argv := cmd.Path, append([]string{cmd.Path}, cmd.Args...)
+	if g := sv.guard; len(g) > 0 {
+		// The guard, told of the supervisor's death, kills the agent
+		// and all it started (proc.Guard).
+		path, argv = g[0], append(append(append([]string(nil), g...), "--"), argv...)
+		attr.Pdeathsig = proc.GuardOrphaned
+	}
 	if sv.cg != nil {
 		if err := sv.cg.newLeaf(); err != nil {
 			sv.log.Warn("cannot make the agent's cgroup; using the marker only", "err", err)
@@ -136,15 +143,14 @@ func (sv *supervisor) spawnContained(id string, cmd agent.Command, pp *pipes) (*
 		}
 	}
 	pa := &os.ProcAttr{Dir: cmd.Dir, Env: env, Files: []*os.File{pp.inR, pp.outW, pp.errW}, Sys: attr}
-	argv := append([]string{cmd.Path}, cmd.Args...)
-	started, err := os.StartProcess(cmd.Path, argv, pa)
+	started, err := os.StartProcess(path, argv, pa)
 	if err != nil && sv.cg != nil {
 		// The cgroup could not take the process (a controller's limit, a
 		// kernel without clone3 into cgroups): run it contained by marker.
 		sv.log.Warn("cannot start the agent in the session's cgroup; using the marker only", "err", err)
 		attr.UseCgroupFD, attr.CgroupFD = false, 0
 		sv.closeCgroup()
-		started, err = os.StartProcess(cmd.Path, argv, pa)
+		started, err = os.StartProcess(path, argv, pa)
 	}
 	return started, err
 }

@@ -55,6 +55,7 @@ type supervisor struct {
 	turns    *state.Turns
 	adapters agent.Adapters
 	sections []config.Section
+	guard    []string // Options.GuardArgv
 	id       string
 	log      *slog.Logger
 	cg       *cgroup // nil: marker-only containment
@@ -84,6 +85,12 @@ type Options struct {
 	// ConfigSections are the config.toml tables other packages own, so the
 	// supervisor reads the same config as the command that spawned it.
 	ConfigSections []config.Section
+	// GuardArgv, if set, is the command that runs an agent under a
+	// proc.Guard (the agent's argv follows it): killed outright, the
+	// supervisor takes every process of the agent with it at once.
+	// Without it the agent dies with the supervisor, and what it started
+	// apart is found by the next zwarm command.
+	GuardArgv []string
 }
 
 // Supervise is the body of `zwarm __supervise ID`: it owns the session until
@@ -162,7 +169,7 @@ func Run(ctx context.Context, opt Options, id string, log *slog.Logger) error {
 
 func newSupervisor(opt Options, turns *state.Turns, log *slog.Logger) *supervisor {
 	sv := &supervisor{st: opt.Store, turns: turns, adapters: opt.Adapters, sections: opt.ConfigSections,
-		id: turns.ID, log: log}
+		guard: opt.GuardArgv, id: turns.ID, log: log}
 	if cfg, err := config.Load(sv.st.Dir(), sv.sections...); err == nil {
 		turns.UsePrices(cfg.PriceTable())
 		if sv.tracer, err = telemetry.Open(cfg, log); err != nil {
