@@ -66,11 +66,11 @@ func TestStressInjectInterrupted(t *testing.T) {
 				bad("the follow-up is not in the inbox")
 			case e.State != record.InboxDelivered:
 				bad("the follow-up is %s: %s", e.State, e.Reason)
-			case e.Turn > len(final.Turns) || final.Turns[e.Turn-1].Status != record.StatusCompleted:
+			case e.Turn > len(final.Turns) || final.Turns[e.Turn-1].Status() != record.StatusCompleted:
 				bad("its turn %d did not complete", e.Turn)
 			}
-			if final.Status != record.StatusCompleted || final.PendingInjects != 0 {
-				bad("the session ended %s (%s), %d pending", final.Status, final.Error, final.PendingInjects)
+			if final.Status() != record.StatusCompleted || final.PendingInjects != 0 {
+				bad("the session ended %s (%s), %d pending", final.Status(), final.Error, final.PendingInjects)
 			}
 		case errors.Is(err, context.Canceled):
 			interrupted++
@@ -79,8 +79,8 @@ func TestStressInjectInterrupted(t *testing.T) {
 			switch {
 			case lerr != nil:
 				bad("record: %v", lerr)
-			case now.Status != before.Status || !now.Settled():
-				bad("the interrupted follow-up changed the session to %s (%s)", now.Status, now.Error)
+			case now.Status() != before.Status() || !now.Settled():
+				bad("the interrupted follow-up changed the session to %s (%s)", now.Status(), now.Error)
 			case now.NextInboxSeq != before.NextInboxSeq || now.PendingInjects != 0 || len(inbox) != len(inboxBefore):
 				bad("the interrupted follow-up left a trace: seq %d→%d, %d pending, inbox %d→%d",
 					before.NextInboxSeq, now.NextInboxSeq, now.PendingInjects, len(inboxBefore), len(inbox))

@@ -84,7 +84,7 @@ func TestStressKillRacingInject(t *testing.T) {
 			took = time.Since(start)
 			killDone = time.Now()
 			if killErr == nil {
-				if now, err := w.Store.Load(s.ID); err == nil && now.Status == record.StatusKilled && now.Settled() {
+				if now, err := w.Store.Load(s.ID); err == nil && now.Status() == record.StatusKilled && now.Settled() {
 					left = w.Manager.Containment(s.ID).Procs()
 				}
 			}
@@ -97,8 +97,8 @@ func TestStressKillRacingInject(t *testing.T) {
 			bad("kill: %v", killErr)
 		} else {
 			lat = append(lat, took)
-			if killed.Status != record.StatusKilled {
-				bad("kill returned a %s session", killed.Status)
+			if killed.Status() != record.StatusKilled {
+				bad("kill returned a %s session", killed.Status())
 			}
 			if strings.Contains(killed.Error, "did not stop") || strings.Contains(killed.Error, "did not hand over") {
 				bad("the kill had to take over: %s (after %s)", killed.Error, took.Round(time.Millisecond))
@@ -111,7 +111,7 @@ func TestStressKillRacingInject(t *testing.T) {
 		if resumed && injDone.Before(killDone) {
 			// Inject returns after starting the supervisor; it must not
 			// have reopened the session before the kill was done.
-			if g, _ := w.Store.Load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status == record.StatusKilled {
+			if g, _ := w.Store.Load(s.ID); g != nil && len(g.Turns) > 1 && g.Turns[1].StartedAt.Before(killDone.Add(-time.Millisecond)) && killErr == nil && killed.Status() == record.StatusKilled {
 				bad("the follow-up started turn 2 before the kill returned")
 			}
 		}

@@ -78,8 +78,8 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		switch {
 		case supervisorLike && err != nil:
 			bad("kill: %v", err)
-		case supervisorLike && (got.Status != record.StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
-			bad("recorded %s: %s", got.Status, got.Error)
+		case supervisorLike && (got.Status() != record.StatusKilled || !strings.Contains(got.Error, "its lock was held by")):
+			bad("recorded %s: %s", got.Status(), got.Error)
 		case !supervisorLike && (!errors.Is(err, state.ErrLockTimeout) || !strings.Contains(err.Error(), "stopped its supervisor") ||
 			strings.Contains(err.Error(), "nothing was changed")):
 			bad("kill under a foreign lock: %v", err)
@@ -87,7 +87,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 		holder.Process.Kill()
 		holder.Wait()
 		if final := w.wait(s.ID); final.TurnRunning() || !final.Settled() {
-			bad("left %s", final.Status)
+			bad("left %s", final.Status())
 		}
 	}
 	t.Logf("%d tries, %d wrong", n, len(wrong))

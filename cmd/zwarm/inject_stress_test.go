@@ -88,16 +88,16 @@ func TestStressInjectCtrlC(t *testing.T) {
 			w.zwarm("wait", id)
 			s := w.record(id)
 			last := s.Turns[len(s.Turns)-1]
-			if s.Status != record.StatusCompleted || len(s.Turns) != len(before.Turns)+1 || last.Prompt != fmt.Sprintf("follow-up %d", i) || last.Status != record.StatusCompleted {
-				bad("after a delivered follow-up the session is %s (%s) with %d turns", s.Status, s.Error, len(s.Turns))
+			if s.Status() != record.StatusCompleted || len(s.Turns) != len(before.Turns)+1 || last.Prompt != fmt.Sprintf("follow-up %d", i) || last.Status() != record.StatusCompleted {
+				bad("after a delivered follow-up the session is %s (%s) with %d turns", s.Status(), s.Error, len(s.Turns))
 			}
 		case 130:
 			interrupted++
 			s := w.record(id)
 			inbox, _ := os.ReadDir(inboxDir)
-			if s.Status != before.Status || s.Owner != nil || s.NextInboxSeq != before.NextInboxSeq || s.PendingInjects != 0 || len(inbox) != len(inboxBefore) {
+			if s.Status() != before.Status() || s.Owner != nil || s.NextInboxSeq != before.NextInboxSeq || s.PendingInjects != 0 || len(inbox) != len(inboxBefore) {
 				bad("the interrupted follow-up changed the session: %s (%s), seq %d→%d, %d pending, inbox %d→%d",
-					s.Status, s.Error, before.NextInboxSeq, s.NextInboxSeq, s.PendingInjects, len(inboxBefore), len(inbox))
+					s.Status(), s.Error, before.NextInboxSeq, s.NextInboxSeq, s.PendingInjects, len(inboxBefore), len(inbox))
 				w.zwarm("wait", id)
 			}
 		default:
