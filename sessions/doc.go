@@ -52,6 +52,7 @@
 //	                                 span ends; made once (O_EXCL) by the supervisor that sent it
 //	sessions/<id>/inbox/<seq>-<id>.json  one follow-up each (InboxEntry; an interrupt's goes first)
 //	sessions/<id>/supervisor.log     the supervisor's own diagnostics
+//	sessions/<id>/supervisor.died    "PID TIME", written by the agent's guard when its supervisor died
 //	sessions/<id>/slurm-<job>.out    what a Slurm job running the supervisor printed (runner slurm)
 //	sessions/<id>/supervisor.lock    the lock held by a supervisor for its whole life, so a
 //	                                 follow-up's new one starts its agent only after the previous

@@ -17,8 +17,7 @@ var ErrInPlace = errors.New("works in place")
 
 // DiffRequest is what Diff shows.
 type DiffRequest struct {
-	// Turn, if not 0, shows what that turn changed (its commit) instead
-	// of the whole change.
+	// Turn, if not 0, shows that turn's change (its commit), not the whole.
 	Turn    int
 	Options workspace.DiffOptions
 }

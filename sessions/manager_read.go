@@ -186,7 +186,7 @@ func (m *Manager) abandonLocked(tx *state.Tx) error {
 	if err := proc.RemoveCgroup(c.Cgroup); err == nil {
 		m.st.ForgetCgroup(s.ID)
 	}
-	if err := tx.Abandon(msg, time.Now().UTC()); err != nil {
+	if err := tx.Abandon(msg, m.st.DiedAt(s, time.Now().UTC())); err != nil {
 		return err
 	}
 	return m.st.DropQueued(s, "the supervisor died before it was delivered")

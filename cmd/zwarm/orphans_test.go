@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -76,12 +77,20 @@ func TestASupervisorKilledOutrightLeavesNoAgentProcess(t *testing.T) {
 	if rec.Owner == nil {
 		t.Fatal("no supervisor recorded")
 	}
+	killed := time.Now()
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
 	// No zwarm command runs meanwhile.
 	sessionstest.Eventually(t, "the agent's processes to die with their supervisor", func() bool {
 		return !sessionstest.Alive(child) && !sessionstest.Alive(escaped)
 	})
-	if s := w.show(id); s.Status() != record.StatusFailed {
+	time.Sleep(2 * time.Second) // before a reader comes upon it
+	s := w.show(id)
+	if s.Status() != record.StatusFailed {
 		t.Fatalf("after its supervisor was killed: %s (%s)", s.Status(), s.Error)
+	}
+	// Its end is when its supervisor died, as the guard heard it, not
+	// when the reader came upon it.
+	if s.EndedAt == nil || s.EndedAt.Sub(killed) > time.Second || s.EndedAt.Before(killed.Add(-time.Second)) {
+		t.Fatalf("killed at %s, recorded as ended at %v", killed.UTC().Format(time.RFC3339Nano), s.EndedAt)
 	}
 }

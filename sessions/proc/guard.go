@@ -2,10 +2,12 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +25,10 @@ type Guard struct {
 	// process when it dies (its death signal): SIGUSR2, which nothing
 	// else sends the agent's group.
 	Orphaned syscall.Signal
+	// DiedFile, if set, is where the supervisor's death is written when
+	// it is heard, as "PID TIME" (RFC 3339): the moment a reader that
+	// comes upon it later records as the session's end.
+	DiedFile string
 }
 
 // GuardOrphaned is the death signal a supervisor gives a guard.
@@ -46,6 +52,7 @@ func (g Guard) Run() (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, g.Orphaned, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	supervisor := os.Getppid()
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The guard killed outright takes the agent with it; what it leaves
@@ -61,6 +68,9 @@ func (g Guard) Run() (int, error) {
 		case s := <-sigs:
 			if s != g.Orphaned {
 				continue
+			}
+			if g.DiedFile != "" {
+				os.WriteFile(g.DiedFile, fmt.Appendf(nil, "%d %s\n", supervisor, time.Now().UTC().Format(time.RFC3339Nano)), 0o600)
 			}
 			cmd.Process.Kill()
 			<-exited

@@ -47,6 +47,12 @@ func (l Layout) SupervisorLog(id string) string {
 	return filepath.Join(l.Session(id), "supervisor.log")
 }
 
+// SupervisorDied is written by an agent's guard when its supervisor
+// dies: the supervisor's pid and when (proc.Guard).
+func (l Layout) SupervisorDied(id string) string {
+	return filepath.Join(l.Session(id), "supervisor.died")
+}
+
 // SupervisorLock is held by a supervisor for its whole life.
 func (l Layout) SupervisorLock(id string) string {
 	return filepath.Join(l.Session(id), "supervisor.lock")

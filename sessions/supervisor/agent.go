@@ -131,7 +131,7 @@ func (sv *supervisor) spawnContained(id string, cmd agent.Command, pp *pipes) (*
 	if g := sv.guard; len(g) > 0 {
 		// The guard, told of the supervisor's death, kills the agent
 		// and all it started (proc.Guard).
-		path, argv = g[0], append(append(append([]string(nil), g...), "--"), argv...)
+		path, argv = g[0], append(append(append([]string(nil), g...), "--died", sv.st.Files().SupervisorDied(id), "--"), argv...)
 		attr.Pdeathsig = proc.GuardOrphaned
 	}
 	if sv.cg != nil {
