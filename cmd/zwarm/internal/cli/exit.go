@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // Exit codes, the same for every command (README "Exit codes"):
@@ -65,7 +66,9 @@ func ExitCode(err error, io *Streams) int {
 		fmt.Fprintln(io.ErrOut, "zwarm: interrupted")
 		return code
 	}
-	fmt.Fprintln(io.ErrOut, "zwarm:", err)
+	// An error may carry what a user or an agent wrote (an address, a
+	// path, a message): its control characters reach no terminal raw.
+	fmt.Fprintln(io.ErrOut, "zwarm:", render.Safe(err.Error()))
 	return code
 }
 
@@ -82,7 +85,7 @@ func Interrupted(err error, io *Streams) int {
 	case err == nil, errors.Is(err, context.Canceled):
 		fmt.Fprintln(io.ErrOut, "zwarm: interrupted")
 	default:
-		fmt.Fprintln(io.ErrOut, "zwarm: interrupted:", err)
+		fmt.Fprintln(io.ErrOut, "zwarm: interrupted:", render.Safe(err.Error()))
 	}
 	return ExitInterrupted
 }
