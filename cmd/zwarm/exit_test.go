@@ -39,6 +39,9 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{[]string{"--version"}, 0},
 		{[]string{"help", "spawn"}, 0},
 		{[]string{"completion", "bash"}, 0},
+		{[]string{"completion", "tcsh"}, 2},
+		{[]string{"help", "sapwn"}, 2},
+		{[]string{"help"}, 0},
 
 		{[]string{"spawn", "--wait", "ok task"}, 0},
 		{[]string{"spawn", "--wait", "fails"}, 1},

@@ -58,7 +58,7 @@ thread with a higher one (which must be above what it has spent).`,
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
 	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn and continue the thread with this message at once")
 	c.Flags().Float64Var(&o.maxCost, "max-cost", 0, "raise the session's cost limit to this many US dollars (above what it has spent)")
-	o.out.Add(c, "the session (with --wait, once the turn ended)")
+	o.out.Add(c, "the session as JSON (with --wait, once the turn ended)")
 	return c
 }
 

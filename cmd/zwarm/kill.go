@@ -36,7 +36,7 @@ func newKillCmd(f *factory) *cobra.Command {
 				return runKillOrphans(c.Context(), o)
 			}
 			if o.all == (len(args) > 0) {
-				return cli.Usagef("give session ids or --all, not both and not neither")
+				return cli.Usagef("give session ids, --all or --orphans")
 			}
 			return runKill(c, o)
 		},

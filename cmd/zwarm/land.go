@@ -79,7 +79,7 @@ verified, stopping at the first that fails.`,
 	fl.DurationVar(&o.verifyTimeout, "verify-timeout", workspace.DefaultVerifyTimeout, "stop --verify's command after this long, and land nothing")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "check everything, change nothing")
 	fl.BoolVar(&o.keep, "keep", false, "keep the worktree and the branch after landing")
-	o.out.Add(c, "what was landed")
+	o.out.Add(c, "what was landed as JSON")
 	return c
 }
 

@@ -55,7 +55,7 @@ it is tab-separated and untruncated.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
 	fl := c.Flags()
-	fl.StringVar(&o.status, "status", "", "only sessions with this status (pending, running, completed, failed, killed)")
+	fl.StringVar(&o.status, "status", "", "only sessions with this status (pending, running, attached, completed, failed, killed)")
 	fl.StringVar(&o.adapter, "adapter", "", "only sessions of this adapter")
 	fl.StringVarP(&o.model, "model", "m", "", "only sessions of this model")
 	fl.StringVar(&o.source, "source", "", "only sessions started by: user, mcp, run:RUN_ID")

@@ -77,7 +77,7 @@ when Ctrl+C (or SIGTERM) stopped it.`,
 	fl.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of this invocation, e.g. 1h (config: timeout)")
 	fl.BoolVar(&o.kill, "kill-workers-on-exit", false, "stop the run's workers when it ends (config: kill_workers_on_exit)")
 	fl.BoolVar(&o.noAsk, "no-ask", false, "never let the model ask you a question (config: ask, for runs without a terminal)")
-	o.out.Add(c, "the run's events (one a line)")
+	o.out.Add(c, "the run's events as JSON (one a line)")
 	return c
 }
 

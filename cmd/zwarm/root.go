@@ -152,6 +152,28 @@ out; 130 interrupted.`,
 		}
 		return cli.Usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
 	})
+	// help and completion of something that is not there are a wrong
+	// command line (exit 2), not help printed with success.
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return cli.Usagef("no help topic %q\nRun 'zwarm --help' for the commands.", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+		ValidArgsFunction: func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, sub := range root.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	})
 	root.AddCommand(
 		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f), newAttachCmd(f),
 		newWaitCmd(f), newKillCmd(f), newRmCmd(f, nil), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
@@ -161,6 +183,17 @@ out; 130 interrupted.`,
 		newInitCmd(f), newDoctorCmd(f, nil), newVersionCmd(f),
 		newSuperviseCmd(f), newReplayCmd(f), newNotifyCmd(f),
 	)
+	// After the commands: the completion scripts are made for them.
+	root.InitDefaultCompletionCmd()
+	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
+		comp.Args = cobra.ArbitraryArgs // RunE says what is wrong
+		comp.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("no completion for %q: give bash, zsh, fish or powershell", args[0])
+			}
+			return c.Help()
+		}
+	}
 	return root
 }
 

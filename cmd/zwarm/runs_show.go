@@ -28,7 +28,7 @@ func newRunsShowCmd(f *factory) *cobra.Command {
 		Args:  exactArgs(1, "a run id (or unique prefix)"),
 		RunE:  func(c *cobra.Command, args []string) error { return runRunsShow(c, o, args[0]) },
 	}
-	o.out.Add(c, "{run, events, workers}")
+	o.out.Add(c, "{run, events, workers} as JSON")
 	return c
 }
 

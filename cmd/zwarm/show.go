@@ -42,7 +42,7 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 		},
 		ValidArgsFunction: completeIDs(f, nil),
 	}
-	o.out.Add(c, "the session with its turns, messages, steps and follow-ups")
+	o.out.Add(c, "the session with its turns, messages, steps and follow-ups as JSON")
 	return c
 }
 

@@ -102,7 +102,7 @@ directory itself, as outside a repository.`,
 	fl.StringVar(&o.slurmTime, "slurm-time", "", "its Slurm jobs' time limit: 2h, 90m, or as sbatch --time takes it (--slurm time=...)")
 	fl.StringVar(&o.gres, "gres", "", "the generic resources its Slurm jobs ask, as sbatch --gres: gpu:1 (--slurm gres=...)")
 	fl.IntVarP(&o.count, "count", "n", 1, "start this many workers on the task, each in its own worktree (slurm: one job array)")
-	o.out.Add(c, "the session (with -n, a list of them)")
+	o.out.Add(c, "the session as JSON (with -n, an array of them)")
 	fl.MarkHidden("source")
 	completeFlags(c, f)
 	return c

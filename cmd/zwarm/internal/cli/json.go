@@ -24,7 +24,7 @@ type JSONFlags struct {
 }
 
 func (j *JSONFlags) Add(c *cobra.Command, what string) {
-	c.Flags().BoolVar(&j.JSON, "json", false, "print "+what+" as JSON")
+	c.Flags().BoolVar(&j.JSON, "json", false, "print "+what)
 	c.Flags().StringVar(&j.JQ, "jq", "", "filter the JSON with a jq expression (implies --json)")
 }
 
