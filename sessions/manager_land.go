@@ -514,15 +514,15 @@ func claimable(s *record.Session) error {
 	return s.Busy()
 }
 
-// claimWorktree makes this process the session's lander: the session
-// must be settled, and stays so (a follow-up is refused) until release,
-// so nothing runs in the worktree while it is landed, updated or removed.
-// It returns the record as claimed: what was read before may be stale.
+// claimWorktree makes this process (role what) the session's lander: it
+// must be settled, and stays so (a follow-up is refused) until release, so
+// nothing runs in the worktree meanwhile. It returns the record as claimed.
 func (m *Manager) claimWorktree(ctx context.Context, id, what string) (claimed *record.Session, release func(), err error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, record.ShortID(id), err)
 	}
+	self.Role = what // what Busy tells others
 	claimed, err = m.st.UpdateCtx(m.writing(ctx), id, func(tx *state.Tx) error {
 		s := tx.Session()
 		if err := claimable(s); err != nil {

@@ -467,8 +467,17 @@ func TestCleanSkipsASessionWhoseWorktreeIsClaimed(t *testing.T) {
 			t.Fatalf("clean %+v with the worktree claimed: %+v %v", opt, res, err)
 		}
 	}
-	if _, err := w.Manager.Remove(ctx, s.ID, true); !errors.Is(err, record.ErrBusy) {
+	if _, err := w.Manager.Remove(ctx, s.ID, true); !errors.Is(err, record.ErrBusy) || !strings.Contains(err.Error(), "landing it (zwarm pid") {
 		t.Errorf("rm --force with the worktree claimed: %v", err)
+	}
+	release()
+	// A removal under way is told as such (it was told as a landing).
+	_, release, err = w.Manager.ClaimWorktree(context.Background(), s.ID, "rm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); !errors.Is(err, record.ErrBusy) || !strings.Contains(err.Error(), "removing it (zwarm pid") {
+		t.Errorf("land while another removes it: %v", err)
 	}
 	release()
 	res, err := w.Manager.Clean(ctx, sessions.CleanOptions{})

@@ -96,6 +96,10 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		switch {
 		case errs[i] == nil:
 			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status())
+		case o.all && (errors.Is(errs[i], sessions.ErrNotRunning) || errors.Is(errs[i], sessions.ErrNotFound)):
+			// It settled, or went, between the listing and its kill
+			// (another kill --all, say): --all asked for nothing to run.
+			errs[i] = nil
 		case errors.Is(errs[i], sessions.ErrNotRunning) && done[i] != nil:
 			errs[i] = fmt.Errorf("kill %s: not running: it %s", record.ShortID(done[i].ID), settledPhrase(done[i], timeNow()))
 		}

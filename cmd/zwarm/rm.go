@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
 )
 
@@ -85,6 +86,9 @@ func runRm(c *cobra.Command, o *rmOptions) error {
 	var errs []error
 	for _, id := range ids {
 		full, err := m.Remove(ctx, id, o.force)
+		if o.all && errors.Is(err, sessions.ErrNotFound) {
+			continue // removed meanwhile (a clean, another rm): gone, as asked
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -264,13 +264,18 @@ func (ws *Workspace) BranchHead(ctx context.Context) (head string, diverged bool
 
 // ErrBusy is returned (wrapped) for a change asked of a worktree that a
 // landing or an update is changing: nothing was done.
-var ErrBusy = errors.New("its change is being landed or updated")
+var ErrBusy = errors.New("another zwarm works in its worktree")
 
 // Busy says who is landing or updating the session's change (an ErrBusy),
 // nil if nobody alive is.
 func (s *Session) Busy() error {
 	if ws := s.Workspace; ws != nil && ws.Lander.Alive() {
-		return fmt.Errorf("%w (pid %d); try again once it is done", ErrBusy, ws.Lander.PID)
+		// What it does is the command that claimed it (its role).
+		doing := map[string]string{"land": "landing it", "update": "updating it", "rm": "removing it", "clean": "removing it"}[ws.Lander.Role]
+		if doing == "" {
+			doing = "landing, updating or removing it"
+		}
+		return fmt.Errorf("%w: %s (zwarm pid %d); try again once it is done", ErrBusy, doing, ws.Lander.PID)
 	}
 	return nil
 }

@@ -217,7 +217,10 @@ func (l Layout) RemoveSession(ctx context.Context, id string) error {
 	}
 	defer lk.Unlock()
 	trash := filepath.Join(l.Sessions(), ".removing-"+id)
-	if err := os.Rename(l.Session(id), trash); err != nil {
+	if err := os.Rename(l.Session(id), trash); errors.Is(err, fs.ErrNotExist) {
+		// Another process removed it while this one waited for its lock.
+		return fmt.Errorf("session %s: %w (removed meanwhile)", id, ErrNotFound)
+	} else if err != nil {
 		return err // it names both paths
 	}
 	return os.RemoveAll(trash)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+)
+
+// A typo in config.toml is reported whatever the command, once: a command
+// that refuses says why (exit 2), one that goes on warns, with the
+// defaults taken. show, land, rm, runs and others said nothing, and land
+// landed.
+func TestEveryCommandReportsABrokenConfigOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "quick"))[0]
+	if err := os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("kill_grac = \"2s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const typo = "unknown key kill_grac"
+	for _, args := range [][]string{{"show", id}, {"logs", id}, {"ls"}, {"runs"}, {"rm", "--dry-run", "--all"}, {"clean"}, {"kill", "--all"}, {"wait", id}, {"spawn", "again"}, {"doctor"}} {
+		r := w.zwarm(args...)
+		if n := strings.Count(r.stdout+r.stderr, typo); n != 1 {
+			t.Errorf("zwarm %s: the typo named %d times (exit %d)\nstdout %q\nstderr %q", strings.Join(args, " "), n, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// Two rm --all at once, and two kill --all: each takes what the other did
+// for done (a session gone, or settled, meanwhile), exit 0. They failed,
+// one with exit 2 ("no such session") after it had removed the rest.
+func TestBulkCommandsRacingEachOtherBothSucceed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript(fakeagent.Completes("done", 1), "hang", []fakeagent.Step{{"wait_file": gate}})
+	for range 16 {
+		w.spawn("hang")
+	}
+	both := func(args ...string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		rs := make([]result, 2)
+		for i := range rs {
+			wg.Add(1)
+			go func() { defer wg.Done(); rs[i] = w.zwarm(args...) }()
+		}
+		wg.Wait()
+		for _, r := range rs {
+			if r.code != 0 {
+				t.Errorf("zwarm %s, two at once: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+			}
+		}
+	}
+	both("kill", "--all")
+	both("rm", "--all", "--yes")
+	if left := w.ls(); len(left) != 0 {
+		t.Fatalf("%d sessions left after two rm --all", len(left))
+	}
+}
