@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -59,19 +61,25 @@ func (w *workers) diffTool() Tool {
 			if a.Stat {
 				format = workspace.StatOnly
 			}
-			out := &capped{limit: diffCapture}
+			// A patch is read from the offset-th file on: a page is never
+			// out of reach behind the capture of those before it.
+			stat, patch := &capped{limit: diffCapture}, &pagedPatch{skip: a.Offset, limit: diffCapture}
+			var out io.Writer = patch
+			if a.Stat {
+				out = stat
+			}
 			s, err = w.opt.Sessions.Diff(ctx, s.ID, out, sessions.DiffRequest{Options: workspace.DiffOptions{Format: format, Width: 120}})
 			if err != nil {
 				return diffError(s, a.SessionID, err)
 			}
 			head := diffHeader(s)
-			if out.total == 0 {
+			if stat.total == 0 && patch.files == 0 {
 				return Result{Text: head + "\n" + emptyDiff(s)}
 			}
 			if a.Stat {
-				return Result{Text: head + "\n" + pageStat(out, a.Offset, diffStatBytes-len(head)-1)}
+				return Result{Text: head + "\n" + pageStat(stat, a.Offset, diffStatBytes-len(head)-1)}
 			}
-			return Result{Text: head + "\n" + boundPatch(out, a.Offset, diffPatchBytes-len(head)-1, readHint(s))}
+			return Result{Text: head + "\n" + boundPatch(patch, diffPatchBytes-len(head)-1, readHint(s))}
 		},
 	}
 }
@@ -129,34 +137,38 @@ func readHint(s *record.Session) string {
 // out, named, and how to read one whole): a quarter of it at most.
 func noteRoom(bound int) int { return min(2000, bound/4) }
 
-// boundPatch keeps the files of a patch from the offset-th on, in git's
-// order, whole, while they fit in bound bytes (its notes included). A file
-// too big for any answer is left out and named, with how to read it, and
-// the files after it still shown; the first file that would not fit in
-// what is left ends the answer, which says the offset that shows it and
-// those after. If nothing fits, the beginning of the first file is shown,
-// on whole lines.
-func boundPatch(out *capped, offset, bound int, hint string) string {
-	files := splitPatch(out.String())
-	overflow := out.total > out.limit
-	if overflow && len(files) > 0 {
-		files[len(files)-1].partial = true // git went on past what was read
+// boundPatch keeps the files of a patch read from its out.skip-th file on,
+// in git's order, whole, while they fit in bound bytes (its notes
+// included). A file too big for any answer is left out and named, with
+// how to read it, and the files after it still shown; the first file that
+// would not fit in what is left, or that the capture cut, ends the
+// answer, which says the offset that shows it and those after. If
+// nothing fits, the beginning of the first file is shown, on whole lines.
+func boundPatch(out *pagedPatch, bound int, hint string) string {
+	offset := out.skip
+	if offset > 0 && offset >= out.files {
+		return fmt.Sprintf("offset %d is past the last file: the change has %s.", offset, render.Plural(out.files, "file"))
 	}
-	if offset > len(files) {
-		return fmt.Sprintf("offset %d is past the last file: the change has %s.", offset, render.Plural(len(files), "file"))
+	files := splitPatch(out.String())
+	readTo := offset + len(files) // the files read, whole or in part
+	if out.total > out.limit && len(files) > 0 {
+		if len(files) > 1 {
+			files, readTo = files[:len(files)-1], readTo-1 // the next page reads it whole
+		} else {
+			files[0].partial = true // larger than any read: left out
+		}
 	}
 	room := bound - noteRoom(bound)
 	var b strings.Builder
 	var tooBig []patchFile
-	next := len(files)
-	for i := offset; i < len(files); i++ {
-		f := files[i]
+	next := readTo
+	for i, f := range files {
 		switch {
 		case f.partial || len(f.text) > room:
 			tooBig = append(tooBig, f)
 			continue
 		case b.Len()+len(f.text) > room:
-			next = i
+			next = offset + i
 		default:
 			b.WriteString(f.text)
 			continue
@@ -164,7 +176,7 @@ func boundPatch(out *capped, offset, bound int, hint string) string {
 		break
 	}
 	var notes []string
-	if b.Len() == 0 && len(tooBig) > 0 && next == len(files) {
+	if b.Len() == 0 && len(tooBig) > 0 && next == out.files {
 		first := tooBig[0]
 		cut := prefix(first.text, lineStart(first.text, room))
 		b.WriteString(cut)
@@ -174,11 +186,12 @@ func boundPatch(out *capped, offset, bound int, hint string) string {
 	if len(tooBig) > 0 {
 		notes = append(notes, fmt.Sprintf("%s left out to keep this answer under %d bytes:%s", render.Plural(len(tooBig), "file"), diffPatchBytes, nameFiles(tooBig, noteRoom(bound)/3)))
 	}
-	if next < len(files) {
-		notes = append(notes, fmt.Sprintf("%s more after these: call again with offset=%d for them:%s", render.Plural(len(files)-next, "file"), next, nameFiles(files[next:], noteRoom(bound)/3)))
-	}
-	if overflow {
-		notes = append(notes, fmt.Sprintf("git's diff is %d bytes: only its first %d were read, so files after those are not named here", out.total, out.limit))
+	if next < out.files {
+		names := nameFiles(files[next-offset:], noteRoom(bound)/3) // those read
+		if names != "" {
+			names = ":" + names
+		}
+		notes = append(notes, fmt.Sprintf("%s more after these: call again with offset=%d for them%s", render.Plural(out.files-next, "file"), next, names))
 	}
 	if len(notes) == 0 {
 		return b.String()
@@ -222,7 +235,7 @@ func pageStat(out *capped, offset, bound int) string {
 		}
 		files = append(files, l)
 	}
-	if offset > len(files) {
+	if offset > 0 && offset >= len(files) {
 		return fmt.Sprintf("offset %d is past the last file: the change has %s.", offset, render.Plural(len(files), "file"))
 	}
 	room := bound - len(summary) - noteRoom(bound)
@@ -339,3 +352,62 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 func (c *capped) String() string { return string(c.buf) }
+
+// pagedPatch keeps git's patch from its skip-th file on (a file begins at
+// a "diff --git " line) up to limit bytes, and counts every file: a page
+// of a patch larger than what is read is read from its own first file,
+// not from the patch's. Like capped, it never fails a write.
+type pagedPatch struct {
+	skip, limit int
+	files       int    // the files begun
+	buf         []byte // from the skip-th file on, at most limit bytes
+	total       int    // the bytes from the skip-th file on
+	head        []byte // the current line's first bytes, while they may begin a file
+	mid         bool   // within a line, past its head
+}
+
+const fileHeader = "diff --git "
+
+func (p *pagedPatch) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		if p.mid {
+			k := len(b)
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				k, p.mid = i+1, false
+			}
+			p.keep(b[:k])
+			b = b[k:]
+			continue
+		}
+		// A line's beginning, gathered until it tells a file's header.
+		k := min(len(fileHeader)-len(p.head), len(b))
+		if i := bytes.IndexByte(b[:k], '\n'); i >= 0 {
+			k = i + 1
+		}
+		p.head, b = append(p.head, b[:k]...), b[k:]
+		ended := p.head[len(p.head)-1] == '\n'
+		if len(p.head) < len(fileHeader) && !ended {
+			continue // b is spent: the rest comes with the next write
+		}
+		if string(p.head) == fileHeader {
+			p.files++
+		}
+		p.keep(p.head)
+		p.head, p.mid = p.head[:0], !ended
+	}
+	return n, nil
+}
+
+// keep takes b if it is of a file from the skip-th on.
+func (p *pagedPatch) keep(b []byte) {
+	if p.files <= p.skip {
+		return
+	}
+	p.total += len(b)
+	if room := p.limit - len(p.buf); room > 0 {
+		p.buf = append(p.buf, b[:min(room, len(b))]...)
+	}
+}
+
+func (p *pagedPatch) String() string { return string(p.buf) }

@@ -29,9 +29,9 @@ type pf = struct {
 }
 
 func bounded(patch string, limit, bound int) string {
-	c := &capped{limit: limit}
+	c := &pagedPatch{limit: limit}
 	c.Write([]byte(patch))
-	return boundPatch(c, 0, bound, "git -C /wt diff abc -- PATH")
+	return boundPatch(c, bound, "git -C /wt diff abc -- PATH")
 }
 
 func TestBoundPatchKeepsWholeFilesAndNamesTheRest(t *testing.T) {
@@ -56,12 +56,48 @@ func TestBoundPatchKeepsWholeFilesAndNamesTheRest(t *testing.T) {
 		t.Errorf("the cut is not on a line boundary, or too long (%d bytes):\n%s", len(got), got[max(0, len(got)-600):])
 	}
 	// git's output beyond what is read: the file cut by the capture is not
-	// shown as if whole, and the answer says files may be missing.
+	// shown as if whole; the next page starts at it, and every file after
+	// it is counted.
 	p = patchOf(pf{"a.go", 3}, pf{"b.go", 400}, pf{"c.go", 400})
 	got = bounded(p, len(patchOf(pf{"a.go", 3}))+200, 20000)
-	mustHave(t, "an overflowing diff", got, "+line 2 of a.go", "1 file left out", ": b.go; git's diff is", "only its first")
+	mustHave(t, "an overflowing diff", got, "+line 2 of a.go", "2 files more after these: call again with offset=1 for them.")
 	if strings.Contains(got, "line 100 of b.go") || strings.Contains(got, "c.go") {
 		t.Errorf("the partial file was shown, or an unread one named:\n%s", got)
+	}
+}
+
+// A patch larger than what is read is paged from each page's own first
+// file: every file is reachable, and counted (files past the first
+// MiB were out of reach, and an offset among them said to be past the
+// end).
+func TestPagesReachEveryFileOfAPatchLargerThanWhatIsRead(t *testing.T) {
+	t.Parallel()
+	var files []pf
+	for i := 0; i < 400; i++ {
+		files = append(files, pf{fmt.Sprintf("f%03d.go", i), 100}) // 400 files of 2.5 kB: 1 MB
+	}
+	p := patchOf(files...)
+	const limit = 200000 // a fifth of it
+	for _, offset := range []int{0, 300, 399} {
+		c := &pagedPatch{skip: offset, limit: limit}
+		// In odd chunks, as a pipe delivers it.
+		for rest := p; len(rest) > 0; {
+			n := min(len(rest), 7+offset%13)
+			c.Write([]byte(rest[:n]))
+			rest = rest[n:]
+		}
+		if c.files != 400 {
+			t.Fatalf("offset %d: %d files counted, want 400", offset, c.files)
+		}
+		got := boundPatch(c, 30000, "git diff -- PATH")
+		if first := fmt.Sprintf("+line 0 of f%03d.go", offset); !strings.Contains(got, first) {
+			t.Errorf("offset %d: the page lacks its first file (%q):\n%.300s", offset, first, got)
+		}
+	}
+	c := &pagedPatch{skip: 400, limit: limit}
+	c.Write([]byte(p))
+	if got := boundPatch(c, 30000, "git diff -- PATH"); got != "offset 400 is past the last file: the change has 400 files." {
+		t.Errorf("offset 400: %q", got)
 	}
 }
 
@@ -96,9 +132,9 @@ func TestBoundPatchPagesThroughEveryFile(t *testing.T) {
 	seen := map[string]int{}
 	offset, pages := 0, 0
 	for {
-		c := &capped{limit: diffCapture}
+		c := &pagedPatch{skip: offset, limit: diffCapture}
 		c.Write([]byte(p))
-		got := boundPatch(c, offset, 8000, "git diff -- PATH")
+		got := boundPatch(c, 8000, "git diff -- PATH")
 		if len(got) > 8000 {
 			t.Fatalf("page %d is %d bytes, over its bound", pages, len(got))
 		}
@@ -172,5 +208,16 @@ func TestPageStatPagesThroughEveryFile(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%q shown %d times", l, n)
 		}
+	}
+}
+
+// An offset at the end of a diffstat is past its last file (it was shown
+// as "files 401-400 of 400").
+func TestPageStatOffsetAtTheEnd(t *testing.T) {
+	t.Parallel()
+	c := &capped{limit: diffCapture}
+	c.Write([]byte(" a.go | 1 +\n b.go | 1 +\n 2 files changed, 2 insertions(+)\n"))
+	if got := pageStat(c, 2, diffStatBytes); got != "offset 2 is past the last file: the change has 2 files." {
+		t.Errorf("offset 2 of 2 files: %q", got)
 	}
 }
