@@ -133,3 +133,26 @@ func TestTrajectoryReadsIncrementallyAndBoundsHugeTurns(t *testing.T) {
 		}
 	}
 }
+
+// A state dir removed while a subscription watches it, then made again:
+// its sessions are reported gone, and the new ones seen (the
+// subscription kept watching the directory that was removed, and saw
+// nothing more for good: zwarm serve's page stopped updating).
+func TestSubscriptionOutlivesItsStateDirMadeAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	m := manager(t, dir)
+	old, again := "3f2a0000-0000-4000-8000-000000000011", "3f2a0000-0000-4000-8000-000000000012"
+	writeSession(t, dir, old, "")
+	sub, err := m.Subscribe(context.Background(), watch.SubscribeOptions{Listing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	nextUpdate(t, sub, "the first state", func(u watch.Update) bool { return u.Synced })
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	nextUpdate(t, sub, "the old session gone", func(u watch.Update) bool { return u.ID == old && u.Removed })
+	writeSession(t, dir, again, "")
+	nextUpdate(t, sub, "the session of the state dir made again", func(u watch.Update) bool { return u.ID == again && u.Session != nil })
+}

@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -139,11 +140,27 @@ func (cs *changeSource) watchRoot() error {
 	cs.missing = true
 	for dir := cs.st.Dir(); ; dir = filepath.Dir(dir) {
 		if err := cs.fw.Add(dir); err == nil {
+			// The next dir down may have been made before this watch
+			// existed, which then never sees it: look again.
+			if next := nextDown(dir, cs.st.SessionsDir()); next != "" {
+				if _, err := os.Stat(next); err == nil {
+					return cs.watchRoot()
+				}
+			}
 			return nil
 		} else if !errors.Is(err, fs.ErrNotExist) || dir == filepath.Dir(dir) {
 			return err
 		}
 	}
+}
+
+// nextDown is the directory below dir on the way to path, "" if none.
+func nextDown(dir, path string) string {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	return filepath.Join(dir, strings.Split(rel, string(filepath.Separator))[0])
 }
 
 func (cs *changeSource) wanted(id string) bool { return cs.only == nil || cs.only[id] }
@@ -391,6 +408,16 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 		// Something above the sessions dir changed: it may exist now. What
 		// happened in it before its watch existed is unknown.
 		if cs.watchRoot() == nil && !cs.missing {
+			cs.markAll()
+		}
+		return
+	}
+	if ev.Name == cs.st.SessionsDir() && ev.Has(fsnotify.Remove|fsnotify.Rename) && cs.only == nil {
+		// The sessions dir itself went (its state dir removed): watch for
+		// it to come back, as when it was missing, and look again at
+		// everything, which is gone.
+		cs.fw.Remove(ev.Name)
+		if cs.watchRoot() == nil {
 			cs.markAll()
 		}
 		return
