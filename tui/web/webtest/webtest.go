@@ -65,7 +65,10 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string, limit time.Dura
 	began := time.Now()
 	for {
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
-		if err != nil {
+		// A page that reloads (as it does to take a token) loses what
+		// was evaluated in it: asked again, its new document answers.
+		if err != nil && !strings.Contains(err.Error(), "Inspected target navigated or closed") &&
+			!strings.Contains(err.Error(), "Cannot find context with specified id") {
 			t.Fatalf("%s: %v", what, err)
 		}
 		if ok {
