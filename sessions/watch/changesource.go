@@ -125,10 +125,13 @@ func (cs *changeSource) watchRoot() error {
 		return nil
 	}
 	if err := cs.fw.Add(cs.st.SessionsDir()); err == nil {
+		came := cs.missing
 		cs.missing = false
-		if cs.watchingGen() {
+		if cs.watchingGen() && !came {
 			return nil // the subscription watches the dirs it has to
 		}
+		// The sessions made before this watch existed (all of them, in a
+		// state dir that was missing) are watched: each is looked at once.
 		ids, _ := cs.st.Ids()
 		for _, id := range ids {
 			cs.addSession(id)
@@ -140,6 +143,12 @@ func (cs *changeSource) watchRoot() error {
 	cs.missing = true
 	for dir := cs.st.Dir(); ; dir = filepath.Dir(dir) {
 		if err := cs.fw.Add(dir); err == nil {
+			// Its parent too: a directory removed while it is open
+			// somewhere tells its own watch only once it is closed, and
+			// one made again in its place is another; the parent sees both.
+			if up := filepath.Dir(dir); up != dir {
+				cs.fw.Add(up)
+			}
 			// The next dir down may have been made before this watch
 			// existed, which then never sees it: look again.
 			if next := nextDown(dir, cs.st.SessionsDir()); next != "" {
@@ -417,6 +426,7 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 		// it to come back, as when it was missing, and look again at
 		// everything, which is gone.
 		cs.fw.Remove(ev.Name)
+		cs.missing = true
 		if cs.watchRoot() == nil {
 			cs.markAll()
 		}

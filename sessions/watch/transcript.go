@@ -2,6 +2,9 @@ package watch
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -62,9 +65,26 @@ func ReadTurn(ctx context.Context, m Source, s *record.Session, n int, fn func(r
 		return err
 	}
 	final := s.Legacy || n <= len(s.Turns) && s.Turns[n-1].EndedAt != nil
-	r := NewTurnReader(m.Store().TurnPath(s.ID, n), ad.NewParser(), 0)
+	path := m.Store().TurnPath(s.ID, n)
+	if final && n <= len(s.Turns) && outputLost(path, s.Turns[n-1]) {
+		// It read as a turn in which nothing happened.
+		fn(record.Event{Type: record.EventError, Text: fmt.Sprintf("the turn's output, %s, is gone: what the agent printed in it is lost (its last message was %q)",
+			path, s.Turns[n-1].LastMessage)})
+		return nil
+	}
+	r := NewTurnReader(path, ad.NewParser(), 0)
 	defer r.Close()
 	return r.Read(final, fn)
+}
+
+// outputLost says the output file of turn t, at path, is gone although
+// the record says the agent spoke in it (its last message, its usage).
+func outputLost(path string, t record.Turn) bool {
+	if t.LastMessage == "" && t.Usage.TotalTokens == 0 {
+		return false
+	}
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // Messages is the conversation: each turn's prompt and the agent's replies.
