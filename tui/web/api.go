@@ -80,7 +80,17 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	if limit <= 0 || limit > 5000 {
 		limit = 200
 	}
-	opt := listing.Options{Limit: limit + 1, Text: q.Get("q"), Status: record.Status(q.Get("status"))}
+	opt := listing.Options{Limit: limit + 1, Text: q.Get("q")}
+	if st := q.Get("status"); st != "" {
+		// A status that is none is the request's mistake, as ls says it
+		// is: not an empty list.
+		parsed, err := record.ParseStatus(st)
+		if err != nil {
+			fail(w, http.StatusBadRequest, "status: "+err.Error())
+			return
+		}
+		opt.Status = parsed
+	}
 	if after := q.Get("after"); after != "" {
 		c, err := listing.ParseCursor(after)
 		if err != nil {

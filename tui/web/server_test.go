@@ -58,6 +58,8 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"an id that is no id", "GET", "/api/sessions/..%2f..", sv.full, "", 400},
 		{"the event stream without a ticket", "GET", "/api/events", "", "", 401},
 		{"a cursor that is none", "GET", "/api/sessions?after=yesterday", sv.full, "", 400},
+		{"a status that is none", "GET", "/api/sessions?status=bogus", sv.full, "", 400},
+		{"a status", "GET", "/api/sessions?status=completed", sv.full, "", 200},
 		{"a run's story without a ticket", "GET", "/api/runs/" + id + "/story", sv.full, "", 401},
 	} {
 		if code, body := request(t, sv, tc.method, tc.path, tc.token, tc.origin, ""); code != tc.code {
