@@ -217,19 +217,26 @@ func TestRealAgentFollowUpsWhileATurnRuns(t *testing.T) {
 	})
 }
 
+// awaitSleep1000 waits until session id's agent runs the command its
+// model asked for: sleep 1000.
+func awaitSleep1000(t *testing.T, id string) {
+	t.Helper()
+	sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
+		for _, pid := range sessionstest.MarkedProcs(id) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 func TestRealAgentKilledDuringACommand(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realWorld(t, a.name)
 		srv.On("sleepy", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000")})
 		id := w.spawn("sleepy")
-		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
-			for _, pid := range sessionstest.MarkedProcs(id) {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
-					return true
-				}
-			}
-			return false
-		})
+		awaitSleep1000(t, id)
 		w.ok("kill", id)
 		if left := sessionstest.MarkedProcs(id); len(left) > 0 {
 			t.Fatalf("alive after kill: %v", left)

@@ -27,14 +27,7 @@ func TestRealAgentInterruptedWhileBusy(t *testing.T) {
 		hold := make(chan struct{})
 		srv.On("take the short way", fakemodel.Reply{Text: "took the short way", Stall: hold})
 		id := w.spawn("the long way")
-		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
-			for _, pid := range sessionstest.MarkedProcs(id) {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
-					return true
-				}
-			}
-			return false
-		})
+		awaitSleep1000(t, id)
 		thread := w.show(id).ThreadID
 		before := proc.SupervisorsOf(id)
 		out := w.ok("inject", "--interrupt", id, "take the short way")
@@ -100,14 +93,7 @@ func TestRealAgentKilledMidCommandDoesNothingMore(t *testing.T) {
 		srv.On("the long way", fakemodel.Reply{Tool: a.tool, Args: a.args("sleep 1000; echo slept")},
 			fakemodel.Reply{Tool: a.tool, Args: a.args("touch " + after)}, fakemodel.Reply{Text: "done after the kill"})
 		id := w.spawn("the long way")
-		sessionstest.Eventually(t, "sleep 1000 to run", func() bool {
-			for _, pid := range sessionstest.MarkedProcs(id) {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x001000") {
-					return true
-				}
-			}
-			return false
-		})
+		awaitSleep1000(t, id)
 		// Claude Code runs on once a command has run some seconds; a
 		// command just started it stopped with.
 		time.Sleep(6 * time.Second)
