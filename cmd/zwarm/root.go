@@ -82,7 +82,7 @@ func (f *factory) warnBrokenConfig(cmd *cobra.Command, err error) {
 	if cerr == nil || err != nil && strings.Contains(err.Error(), cerr.Error()) {
 		return
 	}
-	fmt.Fprintf(f.io.ErrOut, "zwarm: warning: %s\nzwarm: what the config sets took its defaults (zwarm doctor checks the config)\n", render.SafeLine(cerr.Error()))
+	fmt.Fprintf(f.io.ErrOut, "zwarm: warning: %s\nzwarm: what the config sets took its defaults (zwarm doctor checks the config)\n", render.Safe(cerr.Error()))
 }
 
 // reportsConfigAnnotation marks a command that reports the config's
