@@ -72,6 +72,7 @@
 //	spawn.lock                       the lock held by a spawn with a limit while it counts and records
 //	.<lock>.<token>, <lock>.break    under leases, a lock being taken, and the lock of breaking one
 //	runs/<run-id>/                   orchestrator runs (package orchestrator)
+//	mcp-seen.json                    what zwarm mcp's clients were shown of each worker (package mcpserver)
 //	runners/<runner>.json            what a runner's engine last said of the jobs readers asked about,
 //	                                 and since when it has not answered (sessions/runner, Seen): shown
 //	                                 while the engine is unreachable; a note, never the source of truth

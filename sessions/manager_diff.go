@@ -11,8 +11,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
-// ErrInPlace is returned (wrapped) for a worktree operation on a session
-// that works in place: zwarm has no branch of its own to diff or land.
+// ErrInPlace is a worktree operation on a session that works in place.
 var ErrInPlace = errors.New("works in place")
 
 // DiffRequest is what Diff shows.

@@ -81,7 +81,8 @@ func runMCP(ctx context.Context, f *factory) error {
 		return err
 	}
 	defer closeLog()
-	srv, err := mcpserver.New(mcpserver.Options{Sessions: m, Dir: dir, Config: mc, Log: log.With("cmd", "mcp"), Version: versionString()})
+	srv, err := mcpserver.New(mcpserver.Options{Sessions: m, Dir: dir, Config: mc, Log: log.With("cmd", "mcp"), Version: versionString(),
+		SeenPath: filepath.Join(m.Store().Dir(), mcpserver.SeenFile)})
 	if err != nil {
 		return err
 	}

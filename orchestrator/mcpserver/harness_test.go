@@ -31,7 +31,13 @@ func connect(t *testing.T, cfg *Config, heartbeat time.Duration) *client {
 // connectTo connects a client to a server over world w.
 func connectTo(t *testing.T, w *testenv.World, cfg *Config, heartbeat time.Duration) *client {
 	t.Helper()
-	srv, err := New(Options{Sessions: w.Manager, Dir: w.Work, Config: cfg, Heartbeat: heartbeat, Version: "test"})
+	return connectWith(t, w, Options{Sessions: w.Manager, Dir: w.Work, Config: cfg, Heartbeat: heartbeat, Version: "test"})
+}
+
+// connectWith connects a client to a server of opt over world w.
+func connectWith(t *testing.T, w *testenv.World, opt Options) *client {
+	t.Helper()
+	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +40,9 @@ type Options struct {
 	// Heartbeat is how often a blocking wait tells a client that asked for
 	// progress that it still waits (0: DefaultHeartbeat).
 	Heartbeat time.Duration
+	// SeenPath, if set, is where what clients were shown of each worker
+	// is kept from one server to the next (SeenFile in the state dir).
+	SeenPath string
 }
 
 // Server serves the worker tools over MCP.
@@ -53,6 +58,27 @@ type Server struct {
 	// reach), so that a signal stops a landing's verify, not only the
 	// reading of requests.
 	ended atomic.Pointer[context.Context]
+	// saving serializes keepSeen; saved is the snapshot it last wrote.
+	saving sync.Mutex
+	saved  map[string]time.Time
+}
+
+// keepSeen saves what the client has been shown, when that changed.
+func (s *Server) keepSeen() {
+	if s.opt.SeenPath == "" {
+		return
+	}
+	s.saving.Lock()
+	defer s.saving.Unlock()
+	now := s.seen.Snapshot()
+	if maps.Equal(now, s.saved) {
+		return
+	}
+	if err := saveSeen(s.opt.SeenPath, s.seen); err != nil {
+		s.log.Warn("keep what the client was shown", "err", err)
+		return
+	}
+	s.saved = now
 }
 
 // New builds a server; Run serves it.
@@ -80,7 +106,11 @@ func New(opt Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{opt: opt, cfg: cfg, log: log, seen: tools.NewSeen(nil)}
+	var shown map[string]time.Time
+	if opt.SeenPath != "" {
+		shown = loadSeen(opt.SeenPath)
+	}
+	s := &Server{opt: opt, cfg: cfg, log: log, seen: tools.NewSeen(shown), saved: shown}
 	reg, err := s.registry()
 	if err != nil {
 		return nil, err
@@ -163,6 +193,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}
 		p := newProgress(req, s.log)
 		res := s.reg.Call(withProgress(ctx, p), name, req.Params.Arguments)
+		s.keepSeen()
 		if res.IsError {
 			res.Text = adapt(res.Text)
 			s.log.Info("tool call refused", "tool", name, "took", time.Since(began), "progress", p != nil, "answer", clip(res.Text, 500))

@@ -441,3 +441,30 @@ func TestMCPRunsEndStopsACallUnderWay(t *testing.T) {
 		t.Fatal("Run still serves 10s after its context ended: the wait under way held it")
 	}
 }
+
+// What a client was shown is kept from one server to the next: a new
+// conversation does not take every worker that finished before it for
+// news (each new server's first wait returned all of them), and one that
+// finished while no server ran still is.
+func TestMCPANewServerKnowsWhatWasShown(t *testing.T) {
+	t.Parallel()
+	w := testenv.New(t, bins, "")
+	w.Script(map[string][]fakeagent.Step{"quick": fakeagent.Completes("quick done", 10)})
+	opt := Options{Sessions: w.Manager, Dir: w.Work, Version: "test", SeenPath: filepath.Join(t.TempDir(), SeenFile),
+		Config: &Config{MaxWorkers: 4, WaitCap: config.Duration{Duration: time.Minute}, MinWait: time.Second}}
+	first := connectWith(t, w, opt)
+	shown := first.spawn("quick")
+	var wr waitResult
+	first.ok("wait", map[string]any{"session_ids": []string{shown}}, &wr)
+	unseen := first.spawn("quick")
+	if _, err := w.Manager.Wait(t.Context(), []string{unseen}, sessions.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first.cs.Close()
+	next := connectWith(t, w, opt)
+	wr = waitResult{}
+	next.ok("wait", map[string]any{}, &wr)
+	if len(wr.Finished) != 1 || !strings.Contains(fmt.Sprint(wr.Finished), unseen) || strings.Contains(fmt.Sprint(wr.Finished), shown) {
+		t.Fatalf("a new server's first wait: %+v (shown before: %s, never shown: %s)", wr, shown[:8], unseen[:8])
+	}
+}
