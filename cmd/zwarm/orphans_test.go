@@ -32,10 +32,13 @@ func TestKillOrphans(t *testing.T) {
 	id := w.spawn("run forever")
 	escaped := readPID(t, filepath.Join(dir, "escaped.pid"))
 	defer syscall.Kill(escaped, syscall.SIGKILL)
-	rec := w.record(id)
-	if rec.Owner == nil || rec.Agent == nil {
-		t.Fatal("no supervisor or agent recorded")
-	}
+	// The owner first recorded is the spawning command: the supervisor
+	// claims the session after.
+	var rec record.Session
+	sessionstest.Eventually(t, "the supervisor to own the session, its agent started", func() bool {
+		rec = w.record(id)
+		return rec.Owner != nil && rec.Owner.Role == "supervisor" && rec.Agent != nil
+	})
 	// The whole tree killed outright (the OOM killer): the supervisor
 	// stopped first so that it cannot sweep, the agent's guard killed,
 	// then the supervisor. The escaped process is left.
@@ -73,10 +76,11 @@ func TestASupervisorKilledOutrightLeavesNoAgentProcess(t *testing.T) {
 	child, escaped := readPID(t, filepath.Join(dir, "child.pid")), readPID(t, filepath.Join(dir, "escaped.pid"))
 	defer syscall.Kill(child, syscall.SIGKILL)
 	defer syscall.Kill(escaped, syscall.SIGKILL)
-	rec := w.record(id)
-	if rec.Owner == nil {
-		t.Fatal("no supervisor recorded")
-	}
+	var rec record.Session
+	sessionstest.Eventually(t, "the supervisor to own the session", func() bool {
+		rec = w.record(id)
+		return rec.Owner != nil && rec.Owner.Role == "supervisor"
+	})
 	killed := time.Now()
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)
 	// No zwarm command runs meanwhile.

@@ -34,18 +34,33 @@ func Chromium(t testing.TB) string {
 // Browser is a headless Chromium of the test's own, with a profile of its
 // own and none of the background traffic a closed network refuses; it is
 // closed when the test ends, and every step in it is bounded by limit.
+//
+// A browser that exits before it listens (it did, once, on a machine at
+// a load of 29) is started once more: that is the machine's, not the
+// page's.
 func Browser(t testing.TB, limit time.Duration) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Chromium(t)), chromedp.NoSandbox,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 800))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	ctx, stop := context.WithTimeout(ctx, limit)
-	t.Cleanup(stop)
-	return ctx
+	for attempt := 1; ; attempt++ {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Chromium(t)), chromedp.NoSandbox,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
+			chromedp.WindowSize(1280, 800))
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		ctx, stop := context.WithTimeout(ctx, limit)
+		err := chromedp.Do(ctx, chromedp.Navigate("about:blank")) // starts it
+		if err == nil {
+			t.Cleanup(func() { stop(); cancel(); cancelAlloc() })
+			return ctx
+		}
+		stop()
+		cancel()
+		cancelAlloc()
+		if attempt == 2 || !strings.Contains(err.Error(), "chrome failed to start") {
+			t.Fatalf("start chromium: %v", err)
+		}
+		t.Logf("chromium did not start; once more: %v", err)
+	}
 }
 
 // Eval evaluates js in the page; a failure fails the test.
