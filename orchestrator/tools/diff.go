@@ -63,7 +63,7 @@ func (w *workers) diffTool() Tool {
 			}
 			// A patch is read from the offset-th file on: a page is never
 			// out of reach behind the capture of those before it.
-			stat, patch := &capped{limit: diffCapture}, &pagedPatch{skip: a.Offset, limit: diffCapture}
+			stat, patch := &capped{limit: diffCapture}, &pagedPatch{skip: a.Offset, capped: capped{limit: diffCapture}}
 			var out io.Writer = patch
 			if a.Stat {
 				out = stat
@@ -358,12 +358,13 @@ func (c *capped) String() string { return string(c.buf) }
 // of a patch larger than what is read is read from its own first file,
 // not from the patch's. Like capped, it never fails a write.
 type pagedPatch struct {
-	skip, limit int
-	files       int    // the files begun
-	buf         []byte // from the skip-th file on, at most limit bytes
-	total       int    // the bytes from the skip-th file on
-	head        []byte // the current line's first bytes, while they may begin a file
-	mid         bool   // within a line, past its head
+	skip  int
+	files int // the files begun
+	// capped holds the bytes from the skip-th file on: at most its limit,
+	// and its total counts them all.
+	capped
+	head []byte // the current line's first bytes, while they may begin a file
+	mid  bool   // within a line, past its head
 }
 
 const fileHeader = "diff --git "
@@ -401,13 +402,7 @@ func (p *pagedPatch) Write(b []byte) (int, error) {
 
 // keep takes b if it is of a file from the skip-th on.
 func (p *pagedPatch) keep(b []byte) {
-	if p.files <= p.skip {
-		return
-	}
-	p.total += len(b)
-	if room := p.limit - len(p.buf); room > 0 {
-		p.buf = append(p.buf, b[:min(room, len(b))]...)
+	if p.files > p.skip {
+		p.capped.Write(b)
 	}
 }
-
-func (p *pagedPatch) String() string { return string(p.buf) }

@@ -29,7 +29,7 @@ type pf = struct {
 }
 
 func bounded(patch string, limit, bound int) string {
-	c := &pagedPatch{limit: limit}
+	c := &pagedPatch{capped: capped{limit: limit}}
 	c.Write([]byte(patch))
 	return boundPatch(c, bound, "git -C /wt diff abc -- PATH")
 }
@@ -79,7 +79,7 @@ func TestPagesReachEveryFileOfAPatchLargerThanWhatIsRead(t *testing.T) {
 	p := patchOf(files...)
 	const limit = 200000 // a fifth of it
 	for _, offset := range []int{0, 300, 399} {
-		c := &pagedPatch{skip: offset, limit: limit}
+		c := &pagedPatch{skip: offset, capped: capped{limit: limit}}
 		// In odd chunks, as a pipe delivers it.
 		for rest := p; len(rest) > 0; {
 			n := min(len(rest), 7+offset%13)
@@ -94,7 +94,7 @@ func TestPagesReachEveryFileOfAPatchLargerThanWhatIsRead(t *testing.T) {
 			t.Errorf("offset %d: the page lacks its first file (%q):\n%.300s", offset, first, got)
 		}
 	}
-	c := &pagedPatch{skip: 400, limit: limit}
+	c := &pagedPatch{skip: 400, capped: capped{limit: limit}}
 	c.Write([]byte(p))
 	if got := boundPatch(c, 30000, "git diff -- PATH"); got != "offset 400 is past the last file: the change has 400 files." {
 		t.Errorf("offset 400: %q", got)
@@ -132,7 +132,7 @@ func TestBoundPatchPagesThroughEveryFile(t *testing.T) {
 	seen := map[string]int{}
 	offset, pages := 0, 0
 	for {
-		c := &pagedPatch{skip: offset, limit: diffCapture}
+		c := &pagedPatch{skip: offset, capped: capped{limit: diffCapture}}
 		c.Write([]byte(p))
 		got := boundPatch(c, 8000, "git diff -- PATH")
 		if len(got) > 8000 {
