@@ -142,9 +142,14 @@ func (w *World) SetScript(sc fakeagent.Script) {
 	if sc.Default == nil {
 		sc.Default = []fakeagent.Step{}
 	}
+	// Whole, by rename: an agent that starts meanwhile (a session spawned
+	// just before) reads the old script or the new, never half of one.
 	b, err := json.Marshal(sc)
 	if err == nil {
-		err = os.WriteFile(w.ScriptFile, b, 0o600)
+		err = os.WriteFile(w.ScriptFile+".tmp", b, 0o600)
+	}
+	if err == nil {
+		err = os.Rename(w.ScriptFile+".tmp", w.ScriptFile)
 	}
 	if err != nil {
 		w.T.Fatal(err)

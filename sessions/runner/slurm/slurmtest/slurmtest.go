@@ -328,10 +328,11 @@ const busyNow = "try again in a bit"
 // Run runs a Slurm command against env's cluster and returns what it
 // printed, failing t if it fails. A refusal that asks to try again in a
 // bit (a job just queued on a cluster with accounting) is tried again,
-// as the message asks, for up to 30 s.
+// as the message asks, for up to 90 s: a cluster just started, on a
+// loaded machine, took over 30 s to index a job.
 func Run(t testing.TB, env []string, name string, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		out, err := command(env, name, args...)
 		if err == nil {
