@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +67,7 @@ func TestStressKillUnderAHeldLock(t *testing.T) {
 			return errors.As(err, &te) && te.Holder.PID == holder.Process.Pid
 		})
 		if supervisorLike {
-			syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+			sessionstest.Stop(t, holder.Process.Pid)
 		}
 		w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"300ms\"\n")
 		got, err := w.Manager.Kill(context.Background(), s.ID)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -152,7 +151,7 @@ func TestKillInterruptedAroundForcingALock(t *testing.T) {
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
 	waitHeldBy(t, w.Store.LockPath(s.ID), holder.Process.Pid)
-	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+	sessionstest.Stop(t, holder.Process.Pid)
 	before, _ := os.ReadFile(w.Store.MetaPath(s.ID))
 
 	// Interrupted while it waits.

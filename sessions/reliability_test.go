@@ -304,7 +304,7 @@ func TestKillOfAStoppedSupervisor(t *testing.T) {
 		sup = g.Owner
 		return g.ThreadID != "" && sup != nil && sup.Role == record.RoleSupervisor
 	})
-	syscall.Kill(sup.PID, syscall.SIGSTOP)
+	sessionstest.Stop(t, sup.PID)
 	got, err := w.Manager.Kill(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestKillTakesALockThatIsNeverReleased(t *testing.T) {
 	// Held by the holder, not by the session's supervisor for a moment: a
 	// holder stopped before it took the lock would take it after the kill.
 	waitHeldBy(t, w.Store.LockPath(s.ID), holder.Process.Pid)
-	syscall.Kill(holder.Process.Pid, syscall.SIGSTOP)
+	sessionstest.Stop(t, holder.Process.Pid)
 	w.WriteConfig("kill_grace = \"300ms\"\nlock_timeout = \"500ms\"\n")
 	done := make(chan error, 1)
 	go func() { _, err := w.Manager.Kill(context.Background(), s.ID); done <- err }()

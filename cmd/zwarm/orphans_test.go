@@ -42,7 +42,7 @@ func TestKillOrphans(t *testing.T) {
 	// The whole tree killed outright (the OOM killer): the supervisor
 	// stopped first so that it cannot sweep, the agent's guard killed,
 	// then the supervisor. The escaped process is left.
-	syscall.Kill(rec.Owner.PID, syscall.SIGSTOP)
+	sessionstest.Stop(t, rec.Owner.PID)
 	syscall.Kill(rec.Agent.PID, syscall.SIGKILL)
 	sessionstest.Eventually(t, "the guard to die", func() bool { return !sessionstest.Alive(rec.Agent.PID) })
 	syscall.Kill(rec.Owner.PID, syscall.SIGKILL)

@@ -2,8 +2,10 @@ package sessionstest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,4 +63,32 @@ func MarkedProcs(id string) []int {
 		}
 	}
 	return out
+}
+
+// Stop stops pid with SIGSTOP and returns once every one of its threads
+// has stopped. The signal is not synchronous: until one of its threads
+// takes it, the process runs on (for milliseconds at load), and a test
+// that means to act behind a stopped process's back would race it.
+func Stop(t testing.TB, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop pid %d: %v", pid, err)
+	}
+	EventuallySee(t, fmt.Sprintf("pid %d to stop", pid), func() (bool, string) {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			if err != nil {
+				continue // the thread ended
+			}
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				return false, fmt.Sprintf("thread %s: %q", task.Name(), b)
+			}
+		}
+		return true, ""
+	})
 }
