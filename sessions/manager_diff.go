@@ -22,9 +22,8 @@ type DiffRequest struct {
 }
 
 // Diff writes what a session's worker changed against its base to out,
-// as git prints it: the worktree as it is now (what the worker has not
-// committed included) while it exists, else the commits it left. It
-// returns the session.
+// as git prints it (its worktree while that may hold uncommitted work,
+// else its commits), and returns the session.
 func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, req DiffRequest) (*record.Session, error) {
 	if err := m.trusted(); err != nil { // it runs git, with the settings
 		return nil, err
@@ -53,10 +52,12 @@ func (m *Manager) Diff(ctx context.Context, idOrPrefix string, out io.Writer, re
 	}
 	// A worker that may have left work uncommitted (it runs, or its
 	// supervisor died before the turn's commit) is diffed as its worktree
-	// is; otherwise its commits say it all, and reading them is cheap in a
-	// large repository (no file of the worktree is looked at).
+	// is; otherwise its commits say it all (no file is looked at).
 	if !s.AllCommitted() && w.Exists() {
 		return s, w.WorkingDiff(ctx, out, ws.DiffBase(), req.Options)
+	}
+	if done, err := w.DiffAtRecordedTip(ctx, out, ws.DiffBaseFor(ws.Head), ws.Head, req.Options); done {
+		return s, err
 	}
 	head, _ := ws.BranchHead(ctx)
 	return s, m.commitDiff(ctx, s, w, out, ws.DiffBaseFor(head), head, req.Options)
@@ -67,8 +68,7 @@ func (m *Manager) commitDiff(ctx context.Context, s *record.Session, w *workspac
 	if err == nil {
 		return nil
 	}
-	// git diff fails before it writes anything when a commit is gone
-	// (git gc took it): only then is each asked about, to say so.
+	// Only when git diff fails (a commit gc took) is each asked about.
 	for _, c := range []string{from, to} {
 		gone, err := workspace.CommitGone(ctx, w.CommonDir, c)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -571,13 +572,12 @@ func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
 		followed = make(chan bool, 1)
 		go func() { followed <- w.followed(ctx, likely) }()
 	}
-	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	commit, err := w.ownTip(ctx)
 	already := followed != nil && <-followed
-	if err != nil {
-		return "", nil
+	if errors.Is(err, errNoBranch) {
+		return "", err
 	}
-	commit, symref, _ := strings.Cut(out, " ")
-	if symref != "" || strings.Contains(commit, "\n") {
+	if err != nil || commit == "" {
 		return "", nil
 	}
 	// What the worker's repository says is taken into yours first (and
@@ -597,6 +597,25 @@ func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
 	}
 	return commit, nil
 }
+
+// ownTip is the tip of the worker's branch in its repository, "" when
+// the branch is a symbolic ref (a worker's trick) or reads as two.
+func (w *Worktree) ownTip(ctx context.Context) (string, error) {
+	out, err := w.ownRepo().line(ctx, "for-each-ref", "--format=%(objectname) %(symref)", "refs/heads/"+w.Branch)
+	if err != nil {
+		return "", err
+	}
+	if out == "" {
+		return "", fmt.Errorf("%w %s", errNoBranch, w.Branch)
+	}
+	commit, symref, _ := strings.Cut(out, " ")
+	if symref != "" || strings.Contains(commit, "\n") {
+		return "", nil
+	}
+	return commit, nil
+}
+
+var errNoBranch = errors.New("the worker's repository has no branch")
 
 // SetupMade lists what the worktree holds that it did not when it was
 // made, as git status sees it beside the worker's branch: the untracked
