@@ -22,7 +22,7 @@ type line struct {
 	errorStatus, err    []byte // any JSON
 	// Read leniently, any JSON: the parser before this one ignored them,
 	// so their type never made a line raw.
-	retryDelay, toolUseResult, denials []byte
+	retryDelay, toolUseResult, denials, modelUsage []byte
 }
 
 type message struct {
@@ -117,6 +117,8 @@ func (l *line) read(s *jsonscan.Scanner) bool {
 			l.toolUseResult = s.Value()
 		case "permission_denials":
 			l.denials = s.Value()
+		case "modelUsage":
+			l.modelUsage = s.Value()
 		default:
 			s.Skip()
 		}

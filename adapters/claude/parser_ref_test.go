@@ -39,6 +39,7 @@ type refLine struct {
 	Usage     *refUsage       `json:"usage"`
 	Errors    []string        `json:"errors"`
 	Denials   json.RawMessage `json:"permission_denials"`
+	Models    json.RawMessage `json:"modelUsage"`
 	// system/api_retry
 	Attempt     int             `json:"attempt"`
 	MaxRetries  int             `json:"max_retries"`
@@ -273,7 +274,9 @@ func refResult(l *refLine) []record.Event {
 		out = append(out, record.Event{Type: record.EventTurnFailed, Text: msg})
 	}
 	ev := record.Event{Type: record.EventTurnCompleted, CostUSD: l.CostUSD, ProcessCost: l.CostUSD != nil, Denials: Denials(l.Denials)}
-	if u := l.Usage; u != nil {
+	if u, ok := processUsage(l.Models); ok {
+		ev.Usage, ev.ProcessUsage = u.tokens(), true
+	} else if u := l.Usage; u != nil {
 		// Anthropic counts cached input apart from input_tokens; zwarm's
 		// input includes it, as the OpenAI APIs count.
 		in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens

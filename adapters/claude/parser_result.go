@@ -24,11 +24,41 @@ func (p *Parser) result(l *line) record.Event {
 		cost := l.cost
 		ev.CostUSD, ev.ProcessCost = &cost, true
 	}
-	if l.hasUsage {
+	if u, ok := processUsage(l.modelUsage); ok {
+		ev.Usage, ev.ProcessUsage = u.tokens(), true
+	} else if l.hasUsage {
 		ev.Usage = l.usage.tokens()
 	}
 	ev.Denials = Denials(l.denials)
 	return ev
+}
+
+// processUsage reads a result's modelUsage, the tokens of every model
+// call the claude process made so far by model ({"claude-…": {inputTokens,
+// outputTokens, cacheReadInputTokens, cacheCreationInputTokens, …}}), as
+// one sum. Unlike the result's usage, which is the turn's calls of the
+// main agent alone, it counts the calls of its subagents (the Task tool)
+// and its side calls; over the turns of one live process it runs on. It
+// is read leniently: ok is false, and the turn's usage counts, when it is
+// absent, empty or not what it should be.
+func processUsage(raw []byte) (u usage, ok bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return usage{}, false
+	}
+	var models map[string]struct {
+		Input         int64 `json:"inputTokens"`
+		Output        int64 `json:"outputTokens"`
+		CacheRead     int64 `json:"cacheReadInputTokens"`
+		CacheCreation int64 `json:"cacheCreationInputTokens"`
+	}
+	if json.Unmarshal(raw, &models) != nil || len(models) == 0 {
+		return usage{}, false
+	}
+	for _, m := range models {
+		u.input, u.output = u.input+m.Input, u.output+m.Output
+		u.cacheRead, u.cacheCreation = u.cacheRead+m.CacheRead, u.cacheCreation+m.CacheCreation
+	}
+	return u, true
 }
 
 // maxDenialInput shortens what a denied call was asked to do.

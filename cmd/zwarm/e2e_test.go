@@ -321,3 +321,39 @@ func TestRealAgentsTwentyAtOnce(t *testing.T) {
 		t.Fatalf("ls:\n%s", table)
 	}
 }
+
+// Claude Code's subagents (its Task tool) call the model too: their tokens
+// are in the turn's usage, where claude's own per-turn usage leaves them
+// out, and a follow-up the same process serves counts only its own.
+func TestRealClaudeCountsItsSubagentsTokens(t *testing.T) {
+	t.Parallel()
+	w, srv := realWorld(t, "claude")
+	gate := make(chan struct{})
+	srv.On("delegate the count",
+		fakemodel.Reply{Tool: "Task", Args: `{"description":"count","prompt":"subtask: count the files","subagent_type":"general-purpose"}`, InputTokens: 1000, OutputTokens: 50},
+		fakemodel.Reply{Text: "the subagent counted", InputTokens: 1200, OutputTokens: 30, Stall: gate})
+	srv.On("subtask: count the files", fakemodel.Reply{Text: "sub done: 3 files", InputTokens: 7000, OutputTokens: 700})
+	srv.On("and again", fakemodel.Reply{Text: "again done", InputTokens: 1300, OutputTokens: 20})
+	id := w.spawn("delegate the count")
+	sessionstest.Eventually(t, "the subagent to be asked", func() bool { return srv.Pending("subtask: count the files") == 0 })
+	w.ok("inject", id, "and again")
+	close(gate)
+	w.ok("wait", "--timeout", "120s", id)
+	s := w.show(id)
+	if len(s.Turns) != 2 || !s.Turns[1].Live || s.Status() != record.StatusCompleted {
+		t.Fatalf("%s, turns %+v", s.Status(), s.Turns)
+	}
+	if u := s.Turns[0].Usage; u.InputTokens != 1000+7000+1200 || u.OutputTokens != 50+700+30 {
+		t.Errorf("turn 1 usage %+v: the subagent's 7000 in and 700 out belong in it", u)
+	}
+	if u := s.Turns[1].Usage; u.InputTokens != 1300 || u.OutputTokens != 20 {
+		t.Errorf("turn 2 usage %+v, want its own call's 1300 in and 20 out", u)
+	}
+	if u := s.Usage; u.InputTokens != 10500 || u.OutputTokens != 800 {
+		t.Errorf("session usage %+v", u)
+	}
+	if c1, c2 := s.Turns[0].CostUSD, s.Turns[1].CostUSD; s.CostUSD == nil || c1 == nil || c2 == nil || *c2 <= 0 || *c2 >= *c1 ||
+		fmt.Sprintf("%.9f", *s.CostUSD) != fmt.Sprintf("%.9f", *c1+*c2) {
+		t.Errorf("cost %v of turns %v and %v", s.CostUSD, s.Turns[0].CostUSD, s.Turns[1].CostUSD)
+	}
+}

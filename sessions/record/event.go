@@ -68,6 +68,10 @@ type Event struct {
 	// the turns of one live process) rather than this turn's own.
 	CostUSD     *float64 `json:"cost_usd,omitempty"`
 	ProcessCost bool     `json:"process_cost,omitempty"`
+	// ProcessUsage says Usage is the running total of the agent process
+	// (claude's modelUsage: its subagents' calls included, which its
+	// per-turn usage leaves out) rather than this turn's own.
+	ProcessUsage bool `json:"process_usage,omitempty"`
 	// Denials are the tool calls the agent's permissions refused during
 	// the turn (claude's permission_denials), on turn.completed and
 	// turn.failed.

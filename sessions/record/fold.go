@@ -51,10 +51,17 @@ func (s *Session) foldUsage(t *Turn, ev Event) {
 	if ev.Usage != nil {
 		t.UsageSoFar = nil // the turn's own report replaces the calls'
 		u := ev.Usage.WithTotal()
-		if ev.Cumulative {
+		switch {
+		case ev.Cumulative:
 			t.Usage = u.Sub(s.threadBase())
 			t.ThreadUsage = &u
-		} else {
+		case ev.ProcessUsage:
+			t.Usage = u
+			if base := s.processUsageBase(); base != nil && u.TotalTokens >= base.TotalTokens {
+				t.Usage = u.Sub(*base)
+			}
+			t.ProcessUsage = &u
+		default:
 			t.Usage = t.Usage.Add(u)
 		}
 	}
@@ -82,6 +89,16 @@ func (s *Session) processCostBase() float64 {
 		return 0
 	}
 	return *s.Turns[n-2].ProcessCost
+}
+
+// processUsageBase is processCostBase for tokens: the process's running
+// total before the current turn, nil if it is a process of its own.
+func (s *Session) processUsageBase() *Usage {
+	n := len(s.Turns)
+	if n < 2 || !s.Turns[n-1].Live {
+		return nil
+	}
+	return s.Turns[n-2].ProcessUsage
 }
 
 // maxDenials bounds the denied calls a turn's record lists.

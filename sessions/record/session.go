@@ -148,8 +148,10 @@ type Turn struct {
 	// of this turn, for agents that report one (the next live turn's cost
 	// is the difference).
 	ProcessCost *float64 `json:"process_cost,omitempty"`
-	LastMessage string   `json:"last_message,omitempty"`
-	Error       string   `json:"error,omitempty"`
+	// ProcessUsage is the same for tokens (see Event.ProcessUsage).
+	ProcessUsage *Usage `json:"process_usage,omitempty"`
+	LastMessage  string `json:"last_message,omitempty"`
+	Error        string `json:"error,omitempty"`
 	// Notes are what the supervisor had to do to keep recording the turn
 	// (its turn file was removed while it ran, say), one line each.
 	Notes []string `json:"notes,omitempty"`
@@ -396,6 +398,7 @@ func (s *Session) Clone() *Session {
 			t.ThreadUsage = &v
 		}
 		t.EndedAt, t.ExitCode, t.CostUSD, t.ProcessCost = ClonePtr(t.EndedAt), ClonePtr(t.ExitCode), ClonePtr(t.CostUSD), ClonePtr(t.ProcessCost)
+		t.ProcessUsage = ClonePtr(t.ProcessUsage)
 		t.Files = append([]string(nil), t.Files...)
 		t.Denials = append([]Denial(nil), t.Denials...)
 	}

@@ -105,6 +105,35 @@ func TestProcessCostBecomesPerTurn(t *testing.T) {
 	}
 }
 
+// claude's modelUsage, which counts its subagents' calls, is a running
+// total over the turns of one live process too; a resumed process starts
+// again from zero.
+func TestProcessUsageBecomesPerTurn(t *testing.T) {
+	s := &Session{}
+	for i, tc := range []struct {
+		live          bool
+		input, output int64
+		want          Usage
+	}{
+		{false, 9200, 780, Usage{InputTokens: 9200, OutputTokens: 780, TotalTokens: 9980}},
+		{true, 10500, 800, Usage{InputTokens: 1300, OutputTokens: 20, TotalTokens: 1320}},
+		{false, 400, 40, Usage{InputTokens: 400, OutputTokens: 40, TotalTokens: 440}},
+	} {
+		s.Turns = append(s.Turns, Turn{N: i + 1, Live: tc.live})
+		s.Fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: tc.input, OutputTokens: tc.output}, ProcessUsage: true})
+		if got := s.Turns[i].Usage; got != tc.want {
+			t.Fatalf("turn %d usage %+v, want %+v", i+1, got, tc.want)
+		}
+	}
+	s.Refresh(DefaultPrices())
+	if s.Usage.InputTokens != 9200+1300+400 || s.Usage.OutputTokens != 780+20+40 {
+		t.Fatalf("session usage %+v", s.Usage)
+	}
+	if c := s.Clone(); c.Turns[0].ProcessUsage == s.Turns[0].ProcessUsage {
+		t.Fatal("a clone shares a turn's process usage")
+	}
+}
+
 // The status's own methods (in sessions/internal/statusfield, which cannot
 // import the record) agree with the record's names for the statuses.
 func TestStatusesSayWhetherFinished(t *testing.T) {
