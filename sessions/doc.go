@@ -64,7 +64,7 @@
 //	                                 was brought along, the [worktrees] setup command's output), and
 //	                                 what each of its jobs' setup printed ([runner.slurm] setup)
 //	sessions/.new-<id>/              a session being created: renamed into place whole, or removed
-//	sessions/.removing-<id>/         a session being removed
+//	sessions/.removing-<id>/         a session being removed (what a killed command left: zwarm clean)
 //	sessions.index                   the listing cache (sessions/listing; its format sessions/index): never the source of truth
 //	sessions.gen                     bumped, under its lock, before a settled record changes
 //	sessions.gen.lock                under leases, the writers' lock of sessions.gen (a flock is on the file itself)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 type cleanOptions struct {
@@ -27,7 +28,8 @@ func newCleanCmd(f *factory) *cobra.Command {
 		Short: "Delete settled sessions that ended long ago, with their worktrees (asks first on a terminal)",
 		Long: `Delete settled sessions that ended more than --older-than ago, with their
 worktrees and branches. A session whose worktree holds work that was never
-landed is kept (and named) unless --force.
+landed is kept (and named) unless --force. What a spawn or an rm killed
+midway left in the state dir goes too, without asking.
 
 With --worktrees, delete instead the worktrees of this repository whose
 session is gone (zwarm doctor lists them). Their branches go too, unless a
@@ -61,6 +63,9 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 	}
 	io := o.f.io
 	ctx := c.Context()
+	if err := cleanDebris(o, m); err != nil {
+		return err
+	}
 	// Always look first: the question names how many, and --dry-run stops here.
 	plan, err := m.Clean(ctx, sessions.CleanOptions{OlderThan: d, DryRun: true, Force: o.force})
 	if err != nil {
@@ -98,6 +103,25 @@ func runClean(c *cobra.Command, o *cleanOptions) error {
 		return err
 	}
 	return kept(res)
+}
+
+// cleanDebris removes (or, with --dry-run, lists) what spawns and
+// removals killed midway left in the sessions dir: no session, and not
+// the user's to confirm.
+func cleanDebris(o *cleanOptions, m *sessions.Manager) error {
+	files := m.Store().Files()
+	if o.dryRun {
+		list, err := files.Debris(time.Now())
+		for _, p := range list {
+			fmt.Fprintf(o.f.io.Out, "would remove %s\n", render.SafeLine(p))
+		}
+		return err
+	}
+	removed, err := files.RemoveDebris(time.Now())
+	if len(removed) > 0 {
+		fmt.Fprintf(o.f.io.ErrOut, "removed %d directories left by a spawn or an rm killed midway\n", len(removed))
+	}
+	return err
 }
 
 // runCleanWorktrees removes the worktrees whose session is gone.

@@ -106,6 +106,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	deadRunChecks(ctx, dir, add)
 	orphanChecks(m, add)
+	debrisChecks(m, add)
 	lockChecks(m, add)
 	if cfg != nil {
 		runnerChecks(ctx, m, cfg.Runner.Kind, add)
@@ -349,6 +350,17 @@ func deadRunChecks(ctx context.Context, dir string, add func(check)) {
 	}
 	if err != nil {
 		add(check{name: "dead run", result: render.SafeLine(err.Error())})
+	}
+}
+
+// debrisChecks says what spawns and removals killed midway left in the
+// sessions dir.
+func debrisChecks(m *sessions.Manager, add func(check)) {
+	list, err := m.Store().Files().Debris(time.Now())
+	if err != nil {
+		add(check{name: "debris", result: render.SafeLine(err.Error())})
+	} else if len(list) > 0 {
+		add(check{name: "debris", result: fmt.Sprintf("%d directories in %s left by a spawn or an rm killed midway (zwarm clean removes them)", len(list), render.SafeLine(filepath.Dir(list[0]))), ok: true, note: true})
 	}
 }
 
