@@ -39,10 +39,13 @@ func DecodeSession(path, id string, data []byte) (*record.Session, error) {
 		Version *int `json:"version"`
 	}
 	if perr := json.Unmarshal(data, &probe); perr != nil {
+		if _, ok := perr.(*json.UnmarshalTypeError); ok {
+			return nil, bad("not a session record: %s; zwarm rm --force %s removes the session", wrongField(perr), store.ShortID(id))
+		}
 		return nil, bad("not valid JSON (%v); zwarm rm --force %s removes the session", perr, store.ShortID(id))
 	}
 	if probe.Version != nil {
-		return nil, bad("not a session record: %v", err)
+		return nil, bad("not a session record: %s; zwarm rm --force %s removes the session", wrongField(err), store.ShortID(id))
 	}
 	ls, lerr := decodeLegacy(id, data)
 	if lerr != nil {

@@ -1,0 +1,33 @@
+package state
+
+import (
+	"strings"
+	"testing"
+)
+
+// A record of the wrong shape is named in its own terms (its JSON fields
+// and kinds, never Go's types), with what removes it.
+func TestARecordOfTheWrongShapeSaysWhatIsWrongInItsOwnTerms(t *testing.T) {
+	const id = "0a1b2c3d-0000-4000-8000-000000000009"
+	head := `{"version":1,"id":"` + id + `",`
+	for _, tc := range []struct{ record, want string }{
+		{head + `"task":5}`, "its field task is a number, want a string"},
+		{head + `"turns":{"a":1}}`, "its field turns is an object, want an array"},
+		{head + `"turns":[{"n":"one"}]}`, "its field turns.n is a string, want a whole number"},
+		{head + `"turns":[{"usage":{"input_tokens":true}}]}`, "its field turns.usage.input_tokens is a boolean, want a whole number"},
+		{head + `"created_at":"yesterday"}`, `a time in it, "yesterday", is not an RFC 3339 time`},
+		{`[1]`, "it is an array, want an object"},
+		{`{"version":"1"}`, "its field version is a string, want a whole number"},
+	} {
+		_, err := DecodeSession("meta.json", id, []byte(tc.record))
+		if err == nil {
+			t.Errorf("%s: read", tc.record)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "meta.json: not a session record: "+tc.want+"; zwarm rm --force 0a1b2c3d removes the session") ||
+			strings.Contains(msg, "Go ") || strings.Contains(msg, "record.") {
+			t.Errorf("%s:\n got %s\nwant %s", tc.record, msg, tc.want)
+		}
+	}
+}
