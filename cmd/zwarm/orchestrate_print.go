@@ -146,7 +146,7 @@ func (p *stepPrinter) answer(text string) {
 func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if !p.asJSON() {
 		status := p.io.Paint(runStatusColor(rec.Status), string(rec.Status))
-		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), totalCost(rec),
+		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), rec.CostText(),
 			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
 		text := rec.StopReason
 		if rec.Status == runs.StatusCompleted {
@@ -166,20 +166,6 @@ func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if rec.Status != runs.StatusCompleted && resume != "" {
 		fmt.Fprintf(p.io.ErrOut, "resume with: %s\n", resume)
 	}
-}
-
-// totalCost is the cost of a run and its workers, for people.
-func totalCost(rec *runs.Record) string {
-	if costNotYet(rec) {
-		return render.Unknown
-	}
-	return render.PartialCost(rec.TotalCost())
-}
-
-// costNotYet says a live run has reported no usage yet (its first model
-// call has not ended): its cost is not known yet, which is not unpriced.
-func costNotYet(rec *runs.Record) bool {
-	return rec.Status.Live() && rec.TotalTokens() == 0
 }
 
 // writeRunLines prints a run's rendered lines in one write: on a terminal

@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/adapters"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/tui/web"
@@ -110,6 +111,10 @@ func TestThePageInABrowser(t *testing.T) {
 	}
 	if got := webtest.Eval[string](t, ctx, `document.querySelector('tr[data-id="`+one.ID+`"]').children[4].textContent`); got != one.ChangesText() || got == "" {
 		t.Errorf("the CHANGES cell says %q, zwarm ls %q", got, one.ChangesText())
+	}
+	cells := webtest.Eval[string](t, ctx, `[...document.querySelector('tr[data-id="`+one.ID+`"]').children].slice(5, 7).map(td => td.textContent).join(" ")`)
+	if want := render.SessionTokens(one) + " " + render.SessionCost(one); cells != want || strings.Contains(cells, "undefined") {
+		t.Errorf("the TOKENS and COST cells say %q, zwarm ls %q", cells, want)
 	}
 	if strings.Contains(address, sv.full) {
 		t.Fatalf("the token stayed in the address bar: %s", address)

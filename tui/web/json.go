@@ -14,17 +14,22 @@ import (
 
 // sessionJSON is a session as the page shows it.
 type sessionJSON struct {
-	ID          string     `json:"id"`
-	Short       string     `json:"short"`
-	Task        string     `json:"task"`
-	Status      string     `json:"status"`
-	Settled     bool       `json:"settled"`
-	Adapter     string     `json:"adapter"`
-	Model       string     `json:"model"`
-	Source      string     `json:"source"`
-	Turn        int        `json:"turn"`
-	Tokens      int64      `json:"tokens"`
-	CostUSD     *float64   `json:"cost_usd"`
+	ID      string   `json:"id"`
+	Short   string   `json:"short"`
+	Task    string   `json:"task"`
+	Status  string   `json:"status"`
+	Settled bool     `json:"settled"`
+	Adapter string   `json:"adapter"`
+	Model   string   `json:"model"`
+	Source  string   `json:"source"`
+	Turn    int      `json:"turn"`
+	Tokens  int64    `json:"tokens"`
+	CostUSD *float64 `json:"cost_usd"`
+	// TokensText and CostText are the two as zwarm ls shows them: "–"
+	// while a running agent has reported nothing, "?" for a cost whose
+	// price is unknown.
+	TokensText  string     `json:"tokens_text"`
+	CostText    string     `json:"cost_text"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	EndedAt     *time.Time `json:"ended_at"`
@@ -44,6 +49,7 @@ func toJSON(s *record.Session) sessionJSON {
 		out.Branch = w.Branch
 	}
 	out.Changes = s.ChangesText()
+	out.TokensText, out.CostText = render.SessionTokens(s), render.SessionCost(s)
 	return out
 }
 

@@ -11,28 +11,33 @@ import (
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // runJSON is a run as the page shows it: with its workers' ids, which the
 // page lists under it, and the question it waits on.
 type runJSON struct {
-	ID        string         `json:"id"`
-	Short     string         `json:"short"`
-	Task      string         `json:"task"`
-	Status    string         `json:"status"`
-	Model     string         `json:"model"`
-	Steps     int            `json:"steps"`
-	Tokens    int64          `json:"tokens"`
-	CostUSD   *float64       `json:"cost_usd"`
-	Workers   []string       `json:"workers"`
-	Question  *runs.Question `json:"question"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	ID      string   `json:"id"`
+	Short   string   `json:"short"`
+	Task    string   `json:"task"`
+	Status  string   `json:"status"`
+	Model   string   `json:"model"`
+	Steps   int      `json:"steps"`
+	Tokens  int64    `json:"tokens"`
+	CostUSD *float64 `json:"cost_usd"`
+	// As zwarm runs shows them.
+	TokensText string         `json:"tokens_text"`
+	CostText   string         `json:"cost_text"`
+	Workers    []string       `json:"workers"`
+	Question   *runs.Question `json:"question"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
 }
 
 func toRunJSON(r *runs.Record) runJSON {
 	out := runJSON{ID: r.ID, Short: record.ShortID(r.ID), Task: r.Task, Status: string(r.Status), Model: r.Model, Steps: r.Steps,
-		Tokens: r.TotalTokens(), Workers: r.Workers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Tokens: r.TotalTokens(), Workers: r.Workers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		TokensText: render.Tokens(r.TotalTokens()), CostText: r.CostText()}
 	if c, known := r.TotalCost(); known {
 		out.CostUSD = &c
 	}

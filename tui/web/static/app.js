@@ -44,8 +44,6 @@ function el(tag, text, cls) {
   return e;
 }
 
-function cost(c) { return c === null || c === undefined ? "–" : "$" + c.toFixed(4); }
-
 // loadList reads the first page of sessions again; loadMore the next
 // page, as the reader scrolls to the end of the list.
 async function loadList() {
@@ -111,7 +109,7 @@ function row(s) {
   tr.dataset.id = s.id;
   if (s.id === state.selected) tr.className = "selected";
   tr.append(el("td", s.short), el("td", s.status, "status-" + s.status), el("td", s.task, "task"), el("td", s.source),
-    el("td", s.changes), el("td", s.tokens), el("td", cost(s.cost_usd)), el("td", new Date(s.updated_at).toLocaleTimeString()));
+    el("td", s.changes), el("td", s.tokens_text), el("td", s.cost_text), el("td", new Date(s.updated_at).toLocaleTimeString()));
   tr.addEventListener("click", () => select(s.id));
   return tr;
 }
@@ -141,7 +139,7 @@ function renderRuns() {
     tr.dataset.id = r.id;
     if (r.id === state.run) tr.className = "selected";
     tr.append(el("td", r.short), el("td", r.status, "status-" + r.status), el("td", r.task, "task"), el("td", r.steps),
-      el("td", r.workers.length), el("td", r.tokens), el("td", cost(r.cost_usd)));
+      el("td", r.workers.length), el("td", r.tokens_text), el("td", r.cost_text));
     tr.addEventListener("click", () => selectRun(r.id));
     return [tr, ...r.workers.map((id) => workerRow(id))];
   }));
@@ -153,7 +151,7 @@ function workerRow(id) {
   const tr = el("tr", null, "worker" + (id === state.selected ? " selected" : ""));
   tr.dataset.session = id;
   tr.append(el("td", "└ " + id.slice(0, 8)), el("td", s ? s.status : "", s ? "status-" + s.status : ""), el("td", s ? s.task : "", "task"),
-    el("td", ""), el("td", ""), el("td", s ? s.tokens : ""), el("td", s ? cost(s.cost_usd) : ""));
+    el("td", ""), el("td", ""), el("td", s ? s.tokens_text : ""), el("td", s ? s.cost_text : ""));
   tr.addEventListener("click", () => select(id));
   return tr;
 }
@@ -274,7 +272,7 @@ async function loadDetail() {
   state.canAct = body.can_act;
   document.getElementById("detail-pane").hidden = false;
   setText(document.getElementById("detail-title"), s.short + " · " + s.status);
-  setText(document.getElementById("detail-meta"), [s.adapter, s.model, s.source, s.tokens + " tokens", cost(s.cost_usd)].filter(Boolean).join(" · "));
+  setText(document.getElementById("detail-meta"), [s.adapter, s.model, s.source, s.tokens_text + " tokens", s.cost_text].filter(Boolean).join(" · "));
   // Where it works and what became of its change, as zwarm show says it.
   document.getElementById("detail-workspace").replaceChildren(...body.workspace.flatMap((f) => [el("dt", f.name), el("dd", f.text)]));
   document.getElementById("detail-follow-ups").replaceChildren(...body.follow_ups.map((f) => {
