@@ -9,6 +9,7 @@ package jaegertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -63,18 +64,45 @@ func Start(t testing.TB) *Jaeger {
 		}
 		t.Skipf("jaeger unavailable (CI=true makes this a failure): %v", built.err)
 	}
-	ports, err := freePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "jaeger.yaml")
 	ui := os.Getenv(UIEnv)
 	if ui != "" {
 		if _, err := os.Stat(filepath.Join(ui, "index.html")); err != nil {
 			t.Fatalf("%s=%s is not a built Jaeger UI: %v", UIEnv, ui, err)
 		}
 	}
+	// The ports are free when chosen, not when Jaeger binds them: another
+	// process may take one in between (at load, it happens), and Jaeger
+	// then exits. It is started again on others.
+	var err error
+	for range 5 {
+		var j *Jaeger
+		if j, err = launch(t, ui); err == nil {
+			return j
+		}
+		if !errors.Is(err, errExited) {
+			break
+		}
+	}
+	t.Fatalf("jaeger did not start: %v", err)
+	return nil
+}
+
+// quick asks whether Jaeger is ready: a port another process holds may
+// never answer.
+var quick = &http.Client{Timeout: 2 * time.Second}
+
+// errExited is a Jaeger that exited before it was ready.
+var errExited = errors.New("jaeger exited")
+
+// launch starts a Jaeger on ports free a moment before, stopped when t
+// ends, and waits until it is ready.
+func launch(t testing.TB, ui string) (*Jaeger, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "jaeger.yaml")
 	if err := os.WriteFile(cfg, []byte(config(ports, ui)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +119,10 @@ func Start(t testing.TB) *Jaeger {
 		out.Close()
 		t.Fatalf("start jaeger: %v", err)
 	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second):
@@ -104,11 +132,11 @@ func Start(t testing.TB) *Jaeger {
 		}
 		out.Close()
 	})
-	if err := j.ready(time.Minute); err != nil {
+	if err := j.ready(time.Minute, done); err != nil {
 		log, _ := os.ReadFile(j.log)
-		t.Fatalf("jaeger did not start: %v\n%s", err, log)
+		return nil, fmt.Errorf("%w\n%s", err, log)
 	}
-	return j
+	return j, nil
 }
 
 // config is a Jaeger that keeps traces in memory, takes OTLP over HTTP on
@@ -154,16 +182,29 @@ exporters:
 `, ports[1], ports[2], assets, ports[0])
 }
 
-// ready waits until the query service answers and the OTLP port listens.
-func (j *Jaeger) ready(limit time.Duration) error {
+// ready waits until the query service answers and the OTLP port listens,
+// while the process runs (done is closed when it exits). It is asked
+// again after: a port another process holds answers too, while Jaeger
+// fails to bind it and exits.
+func (j *Jaeger) ready(limit time.Duration, done <-chan struct{}) error {
 	deadline := time.Now().Add(limit)
 	for {
-		resp, err := http.Get(j.Query + "/api/services")
+		select {
+		case <-done:
+			return errExited
+		default:
+		}
+		resp, err := quick.Get(j.Query + "/api/services")
 		if err == nil {
 			resp.Body.Close()
 			if c, err := net.Dial("tcp", strings.TrimPrefix(j.OTLP, "http://")); err == nil {
 				c.Close()
-				return nil
+				select {
+				case <-done:
+					return errExited
+				case <-time.After(100 * time.Millisecond):
+					return nil
+				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -173,7 +214,9 @@ func (j *Jaeger) ready(limit time.Duration) error {
 	}
 }
 
-func freePorts(n int) ([]int, error) {
+// freePorts chooses n ports free a moment before (a variable, for the
+// test that takes one of them first).
+var freePorts = func(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
