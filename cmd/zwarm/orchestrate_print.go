@@ -146,7 +146,7 @@ func (p *stepPrinter) answer(text string) {
 func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if !p.asJSON() {
 		status := p.io.Paint(runStatusColor(rec.Status), string(rec.Status))
-		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), rec.CostText(),
+		head := fmt.Sprintf("%s after %s · %s · %s tokens · %s", status, render.Plural(rec.Steps, "step"), runCost(rec),
 			render.Tokens(rec.TotalTokens()), render.Plural(len(rec.Workers), "worker"))
 		text := rec.StopReason
 		if rec.Status == runs.StatusCompleted {
@@ -166,6 +166,12 @@ func (p *stepPrinter) outcome(rec *runs.Record, resume string) {
 	if rec.Status != runs.StatusCompleted && resume != "" {
 		fmt.Fprintf(p.io.ErrOut, "resume with: %s\n", resume)
 	}
+}
+
+// runCost is the cost of a run and its workers, for people.
+func runCost(rec *runs.Record) string {
+	c, known := rec.TotalCost()
+	return render.LaterCost(rec.CostNotYet(), c, known)
 }
 
 // writeRunLines prints a run's rendered lines in one write: on a terminal

@@ -90,7 +90,7 @@ func writeRuns(io *cli.Streams, list []*runs.Record, now time.Time) error {
 	for _, r := range list {
 		// Piped, a plain number, or "?" when a price is missing: never a
 		// part of the sum passed off as the whole.
-		cost := cli.Cell{Text: r.CostText(), Raw: render.Unpriced}
+		cost := cli.Cell{Text: runCost(r), Raw: render.Unpriced}
 		if c, known := r.TotalCost(); known {
 			cost.Raw = strconv.FormatFloat(c, 'f', -1, 64)
 		}

@@ -75,7 +75,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	add("run %s · %s · %s", rec.ID, rec.Status, render.SafeLine(rec.Model))
 	add("task: %s", render.SafeLine(rec.Task))
 	add("dir: %s", render.SafeLine(rec.Dir))
-	add("steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s", rec.Steps, rec.Limits.MaxSteps, rec.CostText(),
+	add("steps %d/%d · %s · %s tokens (model %s, workers %s) · started %s", rec.Steps, rec.Limits.MaxSteps, runCost(rec),
 		render.Tokens(rec.TotalTokens()), render.Tokens(rec.Usage.TotalTokens), render.Tokens(rec.WorkerUsage.TotalTokens),
 		render.When(rec.CreatedAt, o.now()))
 	add("trace: %s (zwarm trace %s sends it to a collector)", runs.TraceOf(rec.ID), record.ShortID(rec.ID))

@@ -9,7 +9,6 @@ import (
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/render"
 )
 
 // Status is where a run is.
@@ -181,15 +180,6 @@ func (r *Record) TotalCost() (float64, bool) {
 // CostNotYet says a live run has reported no usage yet (its first model
 // call has not ended): its cost is not known yet, which is not unpriced.
 func (r *Record) CostNotYet() bool { return r.Status.Live() && r.TotalTokens() == 0 }
-
-// CostText is the run's cost as a person reads it: Unknown before it is
-// known, the priced part and "+?" for the rest when a price is missing.
-func (r *Record) CostText() string {
-	if r.CostNotYet() {
-		return render.Unknown
-	}
-	return render.PartialCost(r.TotalCost())
-}
 
 // LimitReached names the limit that stopped a run, as the run judges it before each step
 // ("max_steps", "max_cost", "max_tokens"), "timeout" for the wall clock,

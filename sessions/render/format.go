@@ -67,6 +67,15 @@ func Cost(c *float64) string {
 	return Money(*c)
 }
 
+// LaterCost is PartialCost of a cost that may not be known yet (notYet:
+// what runs has reported no usage yet), Unknown then.
+func LaterCost(notYet bool, c float64, known bool) string {
+	if notYet {
+		return Unknown
+	}
+	return PartialCost(c, known)
+}
+
 // PartialCost writes a sum of costs of which some may be unpriced (known
 // false): the priced part, "+?" for the rest ($0.0081+?), or Unpriced when
 // nothing was priced.

@@ -37,7 +37,9 @@ type runJSON struct {
 func toRunJSON(r *runs.Record) runJSON {
 	out := runJSON{ID: r.ID, Short: record.ShortID(r.ID), Task: r.Task, Status: string(r.Status), Model: r.Model, Steps: r.Steps,
 		Tokens: r.TotalTokens(), Workers: r.Workers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		TokensText: render.Tokens(r.TotalTokens()), CostText: r.CostText()}
+		TokensText: render.Tokens(r.TotalTokens())}
+	c, known := r.TotalCost()
+	out.CostText = render.LaterCost(r.CostNotYet(), c, known)
 	if c, known := r.TotalCost(); known {
 		out.CostUSD = &c
 	}
