@@ -106,7 +106,7 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	}
 	rec, err := runs.LoadRecord(stateDir, o.resume)
 	if err != nil {
-		return orchestrator.Settings{}, cli.Usagef("--resume: %v", err)
+		return orchestrator.Settings{}, fmt.Errorf("--resume: %w", err)
 	}
 	switch {
 	case rec.Pilot && !o.pilot:

@@ -98,6 +98,16 @@ func TestOrchestrateUsageErrors(t *testing.T) {
 		t.Errorf("the model was asked %d times for a run that could not delegate", n)
 	}
 	os.Remove(filepath.Join(w.State, "config.toml"))
+	// A run whose record cannot be read is a failure, not a mistyped id.
+	broken := filepath.Join(w.State, "runs", "7c1e0000-0000-4000-8000-000000000001")
+	os.MkdirAll(broken, 0o700)
+	writeFile(t, filepath.Join(broken, "run.json"), "{half")
+	for _, args := range [][]string{{"runs", "show", "7c1e"}, {"runs", "say", "7c1e", "hi"}, {"orchestrate", "--resume", "7c1e"}} {
+		if r := w.zwarm(args...); r.code != 1 || !strings.Contains(r.stderr, "run.json is not readable") {
+			t.Errorf("zwarm %v of an unreadable run: %+v", args, r)
+		}
+	}
+	os.RemoveAll(broken)
 	if r := w.zwarm("runs"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no runs") {
 		t.Errorf("runs: %+v", r)
 	}

@@ -66,7 +66,7 @@ func runMessage(f *factory, args []string) (dir string, rec *runs.Record, text s
 	}
 	rec, err = runs.LoadRecord(st.Dir(), args[0])
 	if err != nil {
-		return "", nil, "", cli.Usagef("%v", err)
+		return "", nil, "", err // no such run, not a run's id: exit 2; unreadable: 1
 	}
 	text = strings.TrimSpace(strings.Join(args[1:], " "))
 	if text == "-" {

@@ -42,7 +42,7 @@ func runRunsShow(c *cobra.Command, o *runsShowOptions, id string) error {
 	}
 	rec, err := runs.LoadRecord(m.Store().Dir(), id)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err // no such run, not a run's id: exit 2; unreadable: 1
 	}
 	events, err := runs.ReadEvents(m.Store().Dir(), rec.ID)
 	if err != nil {

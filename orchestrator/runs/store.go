@@ -41,6 +41,16 @@ func openRunFile(path string, flag int) (*os.File, error) {
 // ErrNoRun is returned (wrapped) when no run matches an id.
 var ErrNoRun = errors.New("no such run")
 
+// ErrRunID is returned (wrapped) for what cannot name one run: not a run
+// id, or a prefix of several.
+var ErrRunID = errors.New("not one run's id")
+
+// badRunID is an ErrRunID that says why.
+type badRunID string
+
+func (e badRunID) Error() string { return string(e) }
+func (e badRunID) Unwrap() error { return ErrRunID }
+
 // RunDir is the directory of a run.
 func RunDir(stateDir, id string) string { return filepath.Join(stateDir, RunsDir, id) }
 
@@ -131,18 +141,18 @@ func ResolveRun(stateDir, prefix string) (string, error) {
 		return hits[0], nil
 	}
 	sort.Strings(hits)
-	return "", fmt.Errorf("run id prefix %q is ambiguous: it matches %s; give more characters", prefix, strings.Join(hits, ", "))
+	return "", badRunID(fmt.Sprintf("run id prefix %q is ambiguous: it matches %s; give more characters", prefix, strings.Join(hits, ", ")))
 }
 
 // ValidID accepts only hex digits and dashes, so nothing typed reaches
 // a path.
 func ValidID(s string) error {
 	if s == "" || len(s) > 36 {
-		return fmt.Errorf("invalid run id %q: run ids are up to 36 hex digits and dashes (see zwarm runs)", s)
+		return badRunID(fmt.Sprintf("invalid run id %q: run ids are up to 36 hex digits and dashes (see zwarm runs)", s))
 	}
 	for _, r := range s {
 		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {
-			return fmt.Errorf("invalid run id %q: run ids are hex digits and dashes (see zwarm runs)", s)
+			return badRunID(fmt.Sprintf("invalid run id %q: run ids are hex digits and dashes (see zwarm runs)", s))
 		}
 	}
 	return nil

@@ -87,7 +87,7 @@ func (s *Server) runList(w http.ResponseWriter, _ *http.Request, _ access) {
 func (s *Server) run(w http.ResponseWriter, r *http.Request, a access) {
 	rec, err := runs.LoadRecord(s.stateDir(), r.PathValue("id"))
 	if err != nil {
-		fail(w, http.StatusNotFound, err.Error())
+		fail(w, runCode(err), err.Error())
 		return
 	}
 	events, err := runs.ReadEvents(s.stateDir(), rec.ID)
@@ -98,6 +98,18 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, a access) {
 	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
 	lines := storyLines(&rd, events)
 	reply(w, map[string]any{"run": toRunJSON(rec), "lines": lines, "can_act": a == full})
+}
+
+// runCode is the HTTP status of a run that could not be read: 404 for
+// none, 400 for what names none, 500 for a record that cannot be read.
+func runCode(err error) int {
+	switch {
+	case errors.Is(err, runs.ErrNoRun):
+		return http.StatusNotFound
+	case errors.Is(err, runs.ErrRunID):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
 }
 
 func (s *Server) runMessage(w http.ResponseWriter, r *http.Request) (*runs.Record, string, bool) {
@@ -117,7 +129,7 @@ func (s *Server) runMessage(w http.ResponseWriter, r *http.Request) (*runs.Recor
 	}
 	rec, err := runs.LoadRecord(s.stateDir(), r.PathValue("id"))
 	if err != nil {
-		fail(w, http.StatusNotFound, err.Error())
+		fail(w, runCode(err), err.Error())
 		return nil, "", false
 	}
 	return rec, body.Text, true

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,6 +63,10 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"a status that is none", "GET", "/api/sessions?status=bogus", sv.full, "", 400},
 		{"a status", "GET", "/api/sessions?status=completed", sv.full, "", 200},
 		{"a run's story without a ticket", "GET", "/api/runs/" + id + "/story", sv.full, "", 401},
+		// A run is answered as a session is.
+		{"no such run", "GET", "/api/runs/0123abcd", sv.full, "", 404},
+		{"a run id that is no id", "GET", "/api/runs/zz", sv.full, "", 400},
+		{"an unreadable run", "GET", "/api/runs/" + unreadableRun(t, sv), sv.full, "", 500},
 	} {
 		if code, body := request(t, sv, tc.method, tc.path, tc.token, tc.origin, ""); code != tc.code {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.code)
@@ -136,4 +142,18 @@ func TestThePageHasNoInlineScript(t *testing.T) {
 	if strings.Count(page, "<script") != 1 || !strings.Contains(page, `<script src="app.js" defer></script>`) || strings.Contains(page, sv.full) {
 		t.Fatalf("the page: %s", page)
 	}
+}
+
+// unreadableRun makes a run whose record is not JSON and returns its id.
+func unreadableRun(t *testing.T, sv *serving) string {
+	t.Helper()
+	const id = "7c1e0000-0000-4000-8000-000000000001"
+	dir := filepath.Join(sv.st.Dir(), "runs", id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte("{half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -101,7 +102,8 @@ func Classify(err error) int {
 	case errors.As(err, &te):
 		return ExitTimeout
 	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ae), errors.As(err, &ut),
-		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, config.ErrInvalidRequest):
+		errors.Is(err, sessions.ErrInvalidID), errors.Is(err, sessions.ErrNotFound), errors.Is(err, config.ErrInvalidRequest),
+		errors.Is(err, runs.ErrNoRun), errors.Is(err, runs.ErrRunID):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
