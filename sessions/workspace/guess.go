@@ -14,10 +14,10 @@ import (
 // and the two gits at once cost little more than the diff alone. Its
 // output is held until the tip is known, and thrown away if it moved.
 //
-// done is false when nothing was recorded, when the tip moved, or when the diff failed before it
-// wrote anything (a commit missing from your repository): the caller then
-// reads the tip the long way, which takes the worker's commits into your
-// repository first, and diffs again.
+// done is false when nothing was recorded, when the tip moved, or when
+// the diff failed before it wrote anything (a commit missing from your
+// repository): the caller then reads the tip the long way, which takes
+// the worker's commits into your repository first, and diffs again.
 func (w *Worktree) DiffAtRecordedTip(ctx context.Context, out io.Writer, base, head string, o DiffOptions) (done bool, err error) {
 	if head == "" {
 		return false, nil // nothing recorded to guess
