@@ -2,13 +2,13 @@ package sessions_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // A turn whose output file is gone, though the record says its agent
@@ -18,15 +18,18 @@ func TestATurnWhoseOutputIsGoneSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	id := "3f2a0000-0000-4000-8000-000000000021"
 	writeSession(t, dir, id, `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"slept 1"}}`+"\n")
-	meta := filepath.Join(dir, "sessions", id, "meta.json")
-	var s record.Session
-	b, _ := os.ReadFile(meta)
-	if err := json.Unmarshal(b, &s); err != nil {
+	st, err := state.NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Load(id)
+	if err != nil {
 		t.Fatal(err)
 	}
 	s.Turns[0].LastMessage = "slept 1"
-	b, _ = json.Marshal(&s)
-	os.WriteFile(meta, b, 0o600)
+	if err := st.Save(s); err != nil {
+		t.Fatal(err)
+	}
 	m := manager(t, dir)
 	_, turns, err := m.Transcript(context.Background(), id)
 	if err != nil || len(turns) != 1 || len(turns[0].Events) == 0 {

@@ -57,8 +57,8 @@ func (s *Session) foldUsage(t *Turn, ev Event) {
 			t.ThreadUsage = &u
 		case ev.ProcessUsage:
 			t.Usage = u
-			if base := s.processUsageBase(); base != nil && u.TotalTokens >= base.TotalTokens {
-				t.Usage = u.Sub(*base)
+			if prev := s.sameProcessBefore(); prev != nil && prev.ProcessUsage != nil && u.TotalTokens >= prev.ProcessUsage.TotalTokens {
+				t.Usage = u.Sub(*prev.ProcessUsage)
 			}
 			t.ProcessUsage = &u
 		default:
@@ -69,8 +69,8 @@ func (s *Session) foldUsage(t *Turn, ev Event) {
 		c := *ev.CostUSD
 		if ev.ProcessCost {
 			total := c
-			if base := s.processCostBase(); c >= base {
-				c -= base
+			if prev := s.sameProcessBefore(); prev != nil && prev.ProcessCost != nil && c >= *prev.ProcessCost {
+				c -= *prev.ProcessCost
 			}
 			t.ProcessCost = &total
 		} else if t.CostReported && t.CostUSD != nil {
@@ -80,25 +80,15 @@ func (s *Session) foldUsage(t *Turn, ev Event) {
 	}
 }
 
-// processCostBase is the running cost total the agent process reported
-// before the current turn: the previous turn's, if the current one was
-// delivered live to the same process.
-func (s *Session) processCostBase() float64 {
-	n := len(s.Turns)
-	if n < 2 || !s.Turns[n-1].Live || s.Turns[n-2].ProcessCost == nil {
-		return 0
-	}
-	return *s.Turns[n-2].ProcessCost
-}
-
-// processUsageBase is processCostBase for tokens: the process's running
-// total before the current turn, nil if it is a process of its own.
-func (s *Session) processUsageBase() *Usage {
+// sameProcessBefore is the turn before the current one if the current
+// one was delivered live to the same agent process (nil otherwise): its
+// running totals (ProcessCost, ProcessUsage) are the current turn's base.
+func (s *Session) sameProcessBefore() *Turn {
 	n := len(s.Turns)
 	if n < 2 || !s.Turns[n-1].Live {
 		return nil
 	}
-	return s.Turns[n-2].ProcessUsage
+	return &s.Turns[n-2]
 }
 
 // maxDenials bounds the denied calls a turn's record lists.

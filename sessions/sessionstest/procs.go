@@ -80,13 +80,13 @@ func Stop(t testing.TB, pid int) {
 			return false, err.Error()
 		}
 		for _, task := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			tid, _ := strconv.Atoi(task.Name())
+			st, err := proc.ReadStat(tid) // a thread's /proc/<tid> is there too
 			if err != nil {
 				continue // the thread ended
 			}
-			i := bytes.LastIndexByte(b, ')')
-			if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-				return false, fmt.Sprintf("thread %s: %q", task.Name(), b)
+			if st.State != 'T' && st.State != 't' {
+				return false, fmt.Sprintf("thread %d in state %c", tid, st.State)
 			}
 		}
 		return true, ""
