@@ -333,6 +333,32 @@ func TestExcerptMatchesTheWholeText(t *testing.T) {
 	}
 }
 
+// Text that shows as nothing, or breaks a line where the reader sees none,
+// is escaped: "rm\u200b -rf" is not shown as "rm -rf". The joiners that
+// scripts and emoji sequences are made of reach the terminal as they are.
+func TestSafeShowsWhatWouldBeInvisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"rm\u200b -rf":        `rm\u200b -rf`,
+		"a\u2060b\u2064c":     `a\u2060b\u2064c`,
+		"\ufeffpackage main":  `\ufeffpackage main`,
+		"x\u180ey":            `x\u180ey`,
+		"one\u2028two\u2029.": `one\u2028two\u2029.`,
+		"ok \u2067evil\u2069": `ok \u2067evil\u2069`,
+	} {
+		if got := Safe(in); got != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
+		}
+		if got := SafeLine(in); got != want {
+			t.Errorf("SafeLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, kept := range []string{"می\u200cخواهم", "👩\u200d💻", "naïve café", "日本語"} {
+		if got := Safe(kept); got != kept {
+			t.Errorf("Safe(%q) = %q: it should be kept as it is", kept, got)
+		}
+	}
+}
+
 func TestSafeEscapesControlsAfterUnicode(t *testing.T) {
 	if got := Safe("ü \x1b[2J"); got != `ü \x1b[2J` {
 		t.Fatalf("%q", got)

@@ -10,7 +10,8 @@ import (
 
 // Safe makes text that came from an agent or a user harmless on a terminal:
 // control characters (ESC, BEL, CR, the C1 range, ...) and the Unicode
-// controls that reorder or hide text (bidi overrides, zero-width joiners are
+// characters that reorder, hide or break text (bidi overrides, zero-width
+// spaces, line separators; the joiners that scripts and emoji need are
 // kept) are shown escaped, as \x1b or \u202e, and invalid UTF-8 becomes
 // U+FFFD. Newlines and tabs are kept. A message carrying "ESC[2J" cannot
 // clear the screen or retitle the terminal once it has been through Safe.
@@ -106,12 +107,18 @@ func hasUnsafeUnicode(s string) bool {
 
 // unsafeRune reports the runes a terminal acts on instead of printing:
 // C0 and C1 controls, DEL, and the bidirectional formatting characters that
-// make text display differently from what it is.
+// make text display differently from what it is. With them go the
+// characters that show as nothing, so that two names or commands that look
+// alike are told apart (zero-width and word-joining spaces, the BOM,
+// invisible operators), and the line and paragraph separators, which some
+// terminals break a line at and others do not show.
 func unsafeRune(r rune) bool {
 	switch {
 	case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f:
 		return true
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r == 0x180e, r == 0x2028, r == 0x2029:
 		return true
 	}
 	return false

@@ -23,11 +23,11 @@ async function api(path, opts = {}) {
 }
 
 // shown is text as the page shows it: the characters that would make it
-// display as something it is not (controls, and the bidirectional
-// overrides and isolates that reorder what follows them) are written
-// escaped, \x1b or \u202e, as zwarm shows them on a terminal. Newlines
-// and tabs stay.
-const unshowable = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// display as something it is not (controls, the bidirectional overrides
+// and isolates that reorder what follows them, and the spaces and
+// separators that show as nothing) are written escaped, \x1b or \u202e,
+// as zwarm shows them on a terminal. Newlines and tabs stay.
+const unshowable = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 function shown(text) {
   return String(text).replace(unshowable, (c) => {
     const n = c.charCodeAt(0);
