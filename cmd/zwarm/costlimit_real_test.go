@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,6 +33,14 @@ func TestRealClaudeCostLimitStopsTheTurn(t *testing.T) {
 	}
 	if len(s.Turns) != 1 || s.Turns[0].Status() != record.StatusKilled {
 		t.Fatalf("turns %+v", s.Turns)
+	}
+	if s.ExitCode == nil || *s.ExitCode != 0 {
+		t.Fatalf("claude answers the stop with exit 0, the record says %v", s.ExitCode)
+	}
+	// show says why it stopped, not "killed (exit 0)".
+	human := w.ok("show", s.ID)
+	if !regexp.MustCompile(`(?m)^status +killed$`).MatchString(human) || strings.Contains(human, "exit 0") || !strings.Contains(human, "over its cost limit of $0.05") {
+		t.Fatalf("show:\n%s", human)
 	}
 	continuesWithAHigherLimit(t, w, &s)
 }

@@ -219,8 +219,8 @@ func writeShow(ctx context.Context, b *bufio.Writer, io *cli.Streams, m *session
 	field("session", "%s", s.ID)
 	field("task", "%s", render.Clip(s.Task, 500))
 	status := io.Paint(statusColor(s.Status()), string(s.Status()))
-	if s.ExitCode != nil && s.Settled() {
-		status += fmt.Sprintf(" (exit %d)", *s.ExitCode)
+	if x := render.ExitText(s.Status(), s.ExitCode); x != "" && s.Settled() {
+		status += " (" + x + ")"
 	}
 	switch {
 	case s.Status() == record.StatusAttached && s.Owner != nil:

@@ -155,6 +155,16 @@ func SessionCost(s *record.Session) string {
 	return Cost(s.CostUSD)
 }
 
+// ExitText is an ended agent's exit code as shown, "exit 3", or "" when it
+// tells nothing: a killed agent's exit 0 is only its answer to the stop,
+// and "killed · exit 0" would read as a contradiction.
+func ExitText(st record.Status, code *int) string {
+	if code == nil || st == record.StatusKilled && *code == 0 {
+		return ""
+	}
+	return "exit " + strconv.Itoa(*code)
+}
+
 // Runtime writes a duration to the second: 42s, 3m05s, 2h10m.
 func Runtime(d time.Duration) string {
 	d = d.Round(time.Second)

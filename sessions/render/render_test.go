@@ -473,3 +473,28 @@ func TestQuiet(t *testing.T) {
 		}
 	}
 }
+
+// An exit code is shown where it tells something: a killed agent's exit 0
+// is only its answer to the stop.
+func TestTurnEndShowsTheExitCodeThatTellsSomething(t *testing.T) {
+	code := func(n int) *int { return &n }
+	end := time.Now()
+	for _, c := range []struct {
+		st   record.Status
+		code *int
+		want string
+	}{
+		{record.StatusKilled, code(0), ""},
+		{record.StatusKilled, code(137), "exit 137"},
+		{record.StatusFailed, code(0), "exit 0"},
+		{record.StatusFailed, code(2), "exit 2"},
+		{record.StatusCompleted, code(0), "exit 0"},
+		{record.StatusKilled, nil, ""},
+	} {
+		turn := statusfield.With(record.Turn{N: 1, EndedAt: &end, ExitCode: c.code}, c.st)
+		head := TurnEnd(turn, "")[0].Text
+		if got := strings.Contains(head, "exit"); got != (c.want != "") || c.want != "" && !strings.Contains(head, "· "+c.want+" ·") {
+			t.Errorf("%s, exit %v: %q, want %q in it", c.st, c.code, head, c.want)
+		}
+	}
+}

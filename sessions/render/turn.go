@@ -117,8 +117,8 @@ func TurnEnd(t record.Turn, stderrTail string) []Line {
 
 func turnEnd(t record.Turn, stderrTail string, shown map[string]bool) []Line {
 	parts := []string{string(t.Status())}
-	if t.ExitCode != nil {
-		parts = append(parts, fmt.Sprintf("exit %d", *t.ExitCode))
+	if x := ExitText(t.Status(), t.ExitCode); x != "" {
+		parts = append(parts, x)
 	}
 	if t.Usage.IsZero() && t.Status() != record.StatusCompleted {
 		parts = append(parts, "no usage reported")
