@@ -705,8 +705,8 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 		// or an update works in the worktree now is read from the record
 		// itself, and a removal claims it, so none starts while it goes.
 		fresh, release, err := m.cleanClaim(ctx, s.ID, opt.DryRun)
-		if err != nil {
-			return false, nil, nil // removed, reopened, busy or unreadable meanwhile: not clean's to judge
+		if err != nil { // removed, reopened, busy or unreadable meanwhile: not clean's to judge
+			return false, nil, state.RefusedWrite(err)
 		}
 		defer release()
 		s = fresh

@@ -37,6 +37,7 @@ func run(ctx context.Context, args []string, io *cli.Streams) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	f.warnBrokenConfig(cmd, err)
+	err = f.withWriteHint(err)
 	if ctx.Err() != nil && !ownsInterrupt(cmd) && !(err == nil && finishesWhatItStarts(cmd)) {
 		return cli.Interrupted(err, io)
 	}

@@ -135,6 +135,19 @@ func IsNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
 
+// RefusedWrite is err if it is the state dir refusing a write (it is
+// read-only, or full), else nil: a caller that passes over a session it
+// cannot change (one removed or reopened meanwhile) must not pass over
+// every session in a state dir that takes no change at all. A record that
+// cannot be read is the first kind.
+func RefusedWrite(err error) error {
+	var re *RecordError
+	if errors.As(err, &re) || !IsNoSpace(err) && !store.IsReadOnly(err) {
+		return nil
+	}
+	return err
+}
+
 // Save replaces meta.json atomically.
 func (st *Store) Save(s *record.Session) error {
 	data, err := st.encode(s)

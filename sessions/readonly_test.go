@@ -1,0 +1,63 @@
+package sessions_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/state"
+)
+
+// readOnlyView is the world's state dir through a read-only bind mount,
+// the state dir of a user who may read it but not write it.
+func readOnlyView(t *testing.T, w *world) *sessions.Manager {
+	t.Helper()
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o700)
+	if err := unix.Mount(w.Store.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount a read-only view here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
+	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	rst, err := state.NewStore(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sessions.NewManager(sessions.ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
+}
+
+// Clean in a state dir it may not write fails and says why. It passes over
+// a session whose worktree it cannot claim (one reopened or removed
+// meanwhile), but a state dir that takes no claim at all is not that:
+// it removed nothing, and said nothing, and exited 0.
+func TestCleanInAReadOnlyStateDirFails(t *testing.T) {
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+	if s.Workspace == nil {
+		t.Fatal("no worktree")
+	}
+	before, _ := os.ReadFile(w.Store.MetaPath(s.ID))
+	m := readOnlyView(t, w)
+	ctx := context.Background()
+	plan, err := m.Clean(ctx, sessions.CleanOptions{DryRun: true})
+	if err != nil || len(plan.Removed) != 1 {
+		t.Fatalf("a dry run reads: %+v, %v", plan, err)
+	}
+	res, err := m.Clean(ctx, sessions.CleanOptions{})
+	if !errors.Is(err, unix.EROFS) || res == nil || len(res.Removed) != 0 {
+		t.Fatalf("clean in a read-only state dir: %+v, %v", res, err)
+	}
+	if after, _ := os.ReadFile(w.Store.MetaPath(s.ID)); string(after) != string(before) {
+		t.Fatalf("the record changed:\n%s\n%s", before, after)
+	}
+	if _, err := os.Stat(s.Workspace.Path); err != nil {
+		t.Fatalf("the worktree went: %v", err)
+	}
+}
