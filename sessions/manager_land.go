@@ -301,7 +301,7 @@ func (m *Manager) landRefused(id string, target workspace.Target, err error) err
 // (unless kept, or changed by hand since).
 func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Workspace, plan *workspace.LandPlan, target workspace.Target,
 	strategy workspace.Strategy, subdir string, opt LandOptions, res *LandResult) (*LandResult, error) {
-	w := ws.Worktree()
+	w := m.st.Worktree(ws)
 	commit, head, err := m.landingCommit(ctx, id, res.Session, ws, plan, target, strategy, opt.Message)
 	if err != nil {
 		return nil, err

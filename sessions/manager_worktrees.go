@@ -19,8 +19,7 @@ var ErrUnlanded = workspace.ErrUnlanded
 // work (workspace.Unlanded).
 type UnlandedError = workspace.Unlanded
 
-// unlanded reports the work a settled session's worktree holds that was
-// never landed, or nil.
+// unlanded is the work a settled session's worktree holds never landed.
 func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedError, error) {
 	ws := s.Workspace
 	if ws == nil || ws.Preparing() || s.Turn == 0 {
@@ -64,9 +63,9 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 	return e, nil
 }
 
-// dropWorkspace removes a settled session's worktree and branch. Unless
-// force, it refuses (an *UnlandedError) when that would drop work never
-// landed.
+// dropWorkspace removes a settled session's worktree and branch; unless
+// force, not work never landed (an *UnlandedError), nor what zwarm did not
+// make (with force, it warns and leaves it).
 func (m *Manager) dropWorkspace(ctx context.Context, s *record.Session, force bool) error {
 	ws := s.Workspace
 	if ws == nil || s.Legacy {
@@ -81,21 +80,22 @@ func (m *Manager) dropWorkspace(ctx context.Context, s *record.Session, force bo
 			return u
 		}
 	}
-	w := ws.Worktree()
+	w := m.st.Worktree(ws)
 	_, ownErr := os.Lstat(w.OwnDir)
 	if _, err := os.Lstat(w.Path); err != nil && (w.OwnDir == "" || ownErr != nil) {
 		if _, err := workspace.ResolveCommit(ctx, ws.GitDir, "refs/heads/"+ws.Branch); err != nil {
-			// Neither the worktree nor its branch is there (its making
-			// failed before git made them, or they are gone): nothing is
-			// left to remove. Removing would still lock the worktrees
-			// directory, making it first, and a directory that cannot be
-			// made (the [worktrees] dir that failed the session) would
-			// refuse the removal for good.
+			// Neither the worktree nor its branch is there (its making failed
+			// before git made them, or they are gone): nothing to remove. The
+			// lock would make the worktrees dir first, which one that cannot
+			// be made (the [worktrees] dir that failed it) refuses for good.
 			workspace.RemoveSidecars(w.Path)
 			return nil
 		}
 	}
-	if err := w.Remove(ctx, false); err != nil {
+	switch err := w.Remove(ctx, false); {
+	case errors.Is(err, workspace.ErrNotMade) && force: // the record goes, what it names stays
+		m.warn(fmt.Errorf("%s: %w", record.ShortID(s.ID), err))
+	case err != nil:
 		return fmt.Errorf("remove %s's worktree: %w", record.ShortID(s.ID), err)
 	}
 	return nil

@@ -33,6 +33,9 @@ func DecodeSession(path, id string, data []byte) (*record.Session, error) {
 		if s.ID != id {
 			return nil, bad("names id %q, not the directory's", s.ID)
 		}
+		if why := foreignWorktree(&s); why != "" {
+			return nil, bad("%s; zwarm rm --force %s removes the session and leaves what it names", why, store.ShortID(id))
+		}
 		return &s, nil
 	}
 	var probe struct {
@@ -80,6 +83,12 @@ func decodeLegacy(id string, data []byte) (*record.Session, error) {
 	var r legacyRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("unreadable Python zwarm record: %w", err)
+	}
+	// The Python zwarm wrote both in every record: without them it is no
+	// record of its (an empty object, say), and would show as a session
+	// that failed in the year 1.
+	if r.ID != id || legacyTime(r.CreatedAt).IsZero() {
+		return nil, fmt.Errorf("not a session record: it has no version, and no id and created_at as the Python zwarm's have; zwarm rm --force %s removes the session", store.ShortID(id))
 	}
 	st, err := record.ParseStatus(r.Status)
 	if err != nil {

@@ -31,3 +31,26 @@ func TestARecordOfTheWrongShapeSaysWhatIsWrongInItsOwnTerms(t *testing.T) {
 		}
 	}
 }
+
+// Without a version a record must be the Python zwarm's, which named its
+// session and when it began: an empty object, or one of another
+// session's, is no session to show (it read as one that failed in the
+// year 1).
+func TestARecordWithoutAVersionMustBeThePythonZwarms(t *testing.T) {
+	const id = "0a1b2c3d-0000-4000-8000-000000000009"
+	for _, rec := range []string{
+		`{}`,
+		`{"task":"x","status":"completed"}`,
+		`{"id":"0a1b2c3d-0000-4000-8000-000000000001","created_at":"2025-03-01T10:00:00"}`,
+		`{"id":"` + id + `","created_at":"soon"}`,
+	} {
+		_, err := DecodeSession("meta.json", id, []byte(rec))
+		if err == nil || !strings.Contains(err.Error(), "not a session record") || !strings.Contains(err.Error(), "zwarm rm --force 0a1b2c3d removes the session") {
+			t.Errorf("%s: %v", rec, err)
+		}
+	}
+	s, err := DecodeSession("meta.json", id, []byte(`{"id":"`+id+`","task":"t","created_at":"2025-03-01T10:00:00.123456","status":"completed"}`))
+	if err != nil || !s.Legacy || s.Task != "t" {
+		t.Fatalf("a Python record: %+v, %v", s, err)
+	}
+}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -183,6 +184,12 @@ func TrustedOwner(path string) string {
 	if fi, err := os.Lstat(filepath.Join(path, ".git")); err != nil || !fi.Mode().IsRegular() {
 		return ""
 	}
+	return trustedOwnerFile(path)
+}
+
+// trustedOwnerFile is Owner if the owner file is this user's and no one
+// else may write it, else "".
+func trustedOwnerFile(path string) string {
 	fi, err := os.Lstat(OwnerFile(path))
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
 		return ""
@@ -191,6 +198,31 @@ func TrustedOwner(path string) string {
 		return ""
 	}
 	return Owner(path)
+}
+
+// ErrNotMade is a removal refused because zwarm did not make what a
+// record names, or made it for another state dir.
+var ErrNotMade = errors.New("zwarm did not make it for this state dir")
+
+// ownedBy refuses (ErrNotMade) a worktree that is there but whose owner
+// file, which zwarm writes beside each worktree it makes, does not name
+// stateDir: a record changed to name a directory of the user's, or
+// another state dir's worktree of the same session id, makes zwarm delete
+// nothing. A stateDir of "" asks nothing.
+func (w *Worktree) ownedBy(stateDir string) error {
+	_, perr := os.Lstat(w.Path)
+	_, oerr := os.Lstat(w.OwnDir)
+	if stateDir == "" || errors.Is(perr, fs.ErrNotExist) && (w.OwnDir == "" || errors.Is(oerr, fs.ErrNotExist)) {
+		return nil
+	}
+	named := trustedOwnerFile(w.Path)
+	a, aerr := os.Stat(named)
+	b, berr := os.Stat(stateDir)
+	if named != "" && aerr == nil && berr == nil && os.SameFile(a, b) {
+		return nil
+	}
+	return fmt.Errorf("%s is left as it is: %w (the file beside it that zwarm writes when it makes a worktree, %s, does not name %s)",
+		w.Path, ErrNotMade, OwnerFile(w.Path), stateDir)
 }
 
 func isDir(p string) bool {

@@ -41,6 +41,10 @@ type Worktree struct {
 	// Undone says what zwarm undid of the worker's doing in the git dir
 	// before it wrote there (pin), one line each.
 	Undone []string
+	// Owner, when set, is the state dir whose session's worktree this is
+	// (a record names it): Remove then deletes nothing unless the owner
+	// file beside the worktree names that state dir (ownedBy).
+	Owner string
 }
 
 // BranchFor is the branch of a session's worktree.
@@ -215,6 +219,9 @@ func indexEntries(path string) uint32 {
 // in yours; zwarm/<id> there is deleted only if it holds nothing the
 // worker's branch lacks.
 func (w *Worktree) Remove(ctx context.Context, keepBranch bool) error {
+	if err := w.ownedBy(w.Owner); err != nil {
+		return err
+	}
 	unlock, err := w.lock(ctx)
 	if err != nil {
 		return err

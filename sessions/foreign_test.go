@@ -1,0 +1,128 @@
+package sessions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zwarm/zwarm/sessions"
+)
+
+// editRecord changes a session's meta.json as a person, or a worker that
+// can write the state dir (one working in place), could.
+func editRecord(t *testing.T, w *world, id string, change func(ws map[string]any)) {
+	t.Helper()
+	p := w.Store.MetaPath(id)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	change(rec["workspace"].(map[string]any))
+	if b, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// usersDir is a directory of the user's, with a file in it.
+func usersDir(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(path, "thesis.tex")
+	if err := os.WriteFile(f, []byte("years of work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A record that names a directory zwarm never makes for its session (a
+// path, a worker's repository or a branch of the user's) is refused as
+// unreadable: rm deletes none of it, and rm --force forgets the session
+// and leaves what the record named.
+func TestARecordNamingAnotherDirectoryMakesRmDeleteNothing(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	victims := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		change func(ws map[string]any, victim string)
+		says   string
+	}{
+		{"path", func(ws map[string]any, v string) { ws["path"] = v }, "is not a directory zwarm makes for it"},
+		{"path and its repository", func(ws map[string]any, v string) {
+			ws["path"], ws["own_git_dir"] = v, v+".git"
+		}, "is not a directory zwarm makes for it"},
+		{"its repository", func(ws map[string]any, v string) { ws["own_git_dir"] = v }, "is not the one zwarm makes beside its worktree"},
+		{"a branch of the user's", func(ws map[string]any, v string) { ws["branch"] = "main" }, `its branch "main" is not the one zwarm makes`},
+	} {
+		s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+		victim := filepath.Join(victims, strings.ReplaceAll(c.name, " ", "-"))
+		file := usersDir(t, victim)
+		usersDir(t, victim+".git")
+		editRecord(t, w, s.ID, func(ws map[string]any) { c.change(ws, victim) })
+		ctx := context.Background()
+		if _, err := w.Manager.Remove(ctx, s.ID, false); err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "rm --force") {
+			t.Errorf("%s: rm: %v", c.name, err)
+		}
+		if _, err := w.Manager.Remove(ctx, s.ID, true); err != nil {
+			t.Errorf("%s: rm --force: %v", c.name, err)
+		}
+		if _, err := os.Stat(file); err != nil {
+			t.Errorf("%s: rm deleted what the record named: %v", c.name, err)
+		}
+		if _, err := os.Stat(filepath.Join(victim+".git", "thesis.tex")); err != nil {
+			t.Errorf("%s: rm deleted the repository the record named: %v", c.name, err)
+		}
+		if _, err := w.Manager.Get(ctx, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+			t.Errorf("%s: rm --force left the session: %v", c.name, err)
+		}
+	}
+	if got := git(t, w.Work, "rev-parse", "--verify", "main"); got == "" {
+		t.Fatal("main is gone")
+	}
+}
+
+// A record that names a worktree of zwarm's making for the same session id
+// in another state dir (a worker can read where they are) is not this
+// state dir's to delete: the owner file beside the worktree says whose it
+// is. rm refuses; rm --force forgets the session and leaves the worktree.
+func TestAnotherStateDirsWorktreeIsNotRemoved(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+	theirs := filepath.Join(t.TempDir(), "wt", s.ID)
+	file := usersDir(t, theirs)
+	usersDir(t, theirs+".git")
+	other := t.TempDir()
+	if err := os.WriteFile(theirs+".state", []byte(other+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	editRecord(t, w, s.ID, func(ws map[string]any) { ws["path"], ws["own_git_dir"] = theirs, theirs+".git" })
+	ctx := context.Background()
+	if _, err := w.Manager.Remove(ctx, s.ID, false); err == nil {
+		t.Error("rm removed it")
+	}
+	if _, err := w.Manager.Remove(ctx, s.ID, true); err != nil {
+		t.Fatalf("rm --force: %v", err)
+	}
+	for _, f := range []string{file, filepath.Join(theirs+".git", "thesis.tex"), theirs + ".state"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("rm --force deleted another state dir's worktree: %v", err)
+		}
+	}
+	if g, err := w.Manager.Get(ctx, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+		t.Fatalf("the session: %v, %v", g, err)
+	}
+}

@@ -1,0 +1,32 @@
+package state
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/workspace"
+)
+
+// foreignWorktree says why a record's worktree is not one zwarm makes for
+// its session, "" if it is. zwarm names them all the same way (a
+// directory named after the session, its worker's repository beside it as
+// <dir>.git, on branch zwarm/<id>), and removes what a record names: a
+// record changed by hand, or by a worker that could write it, must not
+// make rm delete a directory of the user's, or a branch of theirs.
+func foreignWorktree(s *record.Session) string {
+	ws := s.Workspace
+	if ws == nil {
+		return ""
+	}
+	if ws.Path != "" && (!filepath.IsAbs(ws.Path) || filepath.Base(ws.Path) != s.ID) {
+		return fmt.Sprintf("its worktree %q is not a directory zwarm makes for it (…/%s)", ws.Path, s.ID)
+	}
+	if ws.OwnGitDir != "" && ws.OwnGitDir != workspace.OwnRepoFor(ws.Path) {
+		return fmt.Sprintf("its worker's repository %q is not the one zwarm makes beside its worktree (%s)", ws.OwnGitDir, workspace.OwnRepoFor(ws.Path))
+	}
+	if ws.Branch != "" && ws.Branch != workspace.BranchFor(s.ID) {
+		return fmt.Sprintf("its branch %q is not the one zwarm makes for it (%s)", ws.Branch, workspace.BranchFor(s.ID))
+	}
+	return ""
+}
