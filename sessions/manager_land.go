@@ -326,8 +326,8 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 		return res, fmt.Errorf("land %s: landed as %s, but the record could not say so: %w", record.ShortID(id), workspace.Abbrev(commit), err)
 	}
 	res.Session = s
-	if !opt.Keep && w.Exists() {
-		m.removeLanded(ctx, id, w, commit, head, res)
+	if !opt.Keep && w.Exists() { // landed: what it began is finished, a Ctrl+C or not
+		m.removeLanded(context.WithoutCancel(ctx), id, w, commit, head, res)
 	}
 	return res, nil
 }

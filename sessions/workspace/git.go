@@ -61,6 +61,11 @@ type git struct {
 	zwarm bool
 	// config is more of git's -c options, "key=value" each.
 	config []string
+	// whole runs git to its end whatever befalls zwarm: in a process
+	// group of its own (a Ctrl+C at the terminal is zwarm's, not its),
+	// not stopped when ctx ends, nor when zwarm dies. For a checkout of
+	// your files, which git stopped midway would leave half written.
+	whole bool
 }
 
 // redirecting are the variables with which a caller's environment (a git
@@ -125,6 +130,9 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 		full = append(full, "-c", c)
 	}
 	full = append(full, args...)
+	if g.whole {
+		ctx = context.WithoutCancel(ctx)
+	}
 	cmd := exec.CommandContext(ctx, path, full...)
 	cmd.Dir = g.dir
 	env := g.env
@@ -144,6 +152,9 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	// lock files on SIGTERM, not on SIGKILL, and a lock left behind would
 	// fail every later commit and landing in the worktree.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if g.whole {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()

@@ -286,8 +286,12 @@ func Advance(ctx context.Context, commonDir string, t Target, commit, reason str
 	if head != t.Commit {
 		return ErrMoved
 	}
-	if _, err := g.run(ctx, append(smallPackWindows, "merge", "--quiet", "--ff-only", "--no-stat", commit)...); err != nil {
-		if now, _ := g.line(ctx, "rev-parse", "--verify", "HEAD"); now != t.Commit && now != commit {
+	// Once begun, the checkout is finished, whatever comes (a Ctrl+C, a
+	// kill): stopped midway it would leave your files half written.
+	ff := g
+	ff.whole = true
+	if _, err := ff.run(ctx, append(smallPackWindows, "merge", "--quiet", "--ff-only", "--no-stat", commit)...); err != nil {
+		if now, _ := g.line(context.WithoutCancel(ctx), "rev-parse", "--verify", "HEAD"); now != t.Commit && now != commit {
 			return ErrMoved // committed on between the look above and git's own
 		}
 		// git stopped while it wrote the checkout (a full disk): the
