@@ -30,11 +30,11 @@ type landOptions struct {
 func newLandCmd(f *factory) *cobra.Command {
 	o := &landOptions{f: f}
 	c := &cobra.Command{
-		Use:   "land ID | --all",
+		Use: "land ID | --all",
 		// A Ctrl+C stops it before it lands, or once the checkout it
 		// began is whole (workspace.Advance): never midway.
 		Annotations: map[string]string{finishesAnnotation: "true"},
-		Short: "Land a worker's change into the branch checked out here",
+		Short:       "Land a worker's change into the branch checked out here",
 		Long: `Land a settled worker's change into the branch checked out where zwarm runs
 (or --into BRANCH): by default as one squashed commit whose message is the
 task and the worker's last message.
