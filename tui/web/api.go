@@ -141,13 +141,13 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
 	id := r.PathValue("id")
-	var stat bytes.Buffer
-	if _, err := s.opt.Manager.Diff(ctx, id, &limited{w: &stat, n: maxDiff}, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly, Width: 100}}); err != nil && !errors.Is(err, errCut) {
+	var stat, patch bytes.Buffer
+	statOut, patchOut := &limited{w: &stat, n: maxDiff}, &limited{w: &patch, n: maxDiff}
+	if _, err := s.opt.Manager.Diff(ctx, id, statOut, sessions.DiffRequest{Options: workspace.DiffOptions{Format: workspace.StatOnly, Width: 100}}); err != nil && !statOut.cut {
 		s.failed(w, err)
 		return
 	}
-	var patch bytes.Buffer
-	if _, err := s.opt.Manager.Diff(ctx, id, &limited{w: &patch, n: maxDiff}, sessions.DiffRequest{}); err != nil && !errors.Is(err, errCut) {
+	if _, err := s.opt.Manager.Diff(ctx, id, patchOut, sessions.DiffRequest{}); err != nil && !patchOut.cut {
 		s.failed(w, err)
 		return
 	}
@@ -173,7 +173,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
 		}
 		budget -= len(files[i].Patch)
 	}
-	reply(w, map[string]any{"stat": stat.String(), "files": files, "cut": patch.Len() >= maxDiff})
+	reply(w, map[string]any{"stat": stat.String(), "files": files, "cut": patchOut.cut})
 }
 
 func (s *Server) ticket(w http.ResponseWriter, _ *http.Request, a access) {

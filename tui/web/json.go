@@ -220,16 +220,19 @@ func gitPath(p, prefix string) string {
 
 var errCut = errors.New("cut")
 
-// limited takes at most n bytes, then fails the write (git stops).
+// limited takes at most n bytes, then fails the write (git stops) and
+// says it cut: what the diff then returns is git's end by a broken pipe,
+// not errCut, and is no failure.
 type limited struct {
-	w io.Writer
-	n int
+	w   io.Writer
+	n   int
+	cut bool
 }
 
 func (l *limited) Write(p []byte) (int, error) {
 	if len(p) > l.n {
 		l.w.Write(p[:l.n])
-		l.n = 0
+		l.n, l.cut = 0, true
 		return 0, errCut
 	}
 	l.n -= len(p)
