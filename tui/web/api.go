@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -239,18 +241,44 @@ func reply(w http.ResponseWriter, v any) {
 // decode reads an action's JSON body into v, answering for it (and
 // returning false) when it cannot be: 413 for one over maxBody, 400 for
 // one that is not JSON.
+// decode reads a request's body, one JSON object with the fields v has
+// and no others: a field this request does not take (a misspelt one, or
+// one the CLI takes and the API does not) is refused, not ignored, as
+// the MCP tools refuse it, and so is anything after the object.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	err := json.NewDecoder(r.Body).Decode(v)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("it holds more than one JSON value")
+		}
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
 		return true
 	case errors.As(err, &tooBig):
 		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request is over %d bytes", tooBig.Limit))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		fail(w, http.StatusBadRequest, fmt.Sprintf("the request has a field it does not take, %s: it takes %s",
+			strings.TrimPrefix(err.Error(), "json: unknown field "), strings.Join(fieldsOf(v), ", ")))
 	default:
 		fail(w, http.StatusBadRequest, "the request's body is not JSON: "+err.Error())
 	}
 	return false
+}
+
+// fieldsOf names the JSON fields of the struct v points to.
+func fieldsOf(v any) []string {
+	t := reflect.TypeOf(v).Elem()
+	var names []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func fail(w http.ResponseWriter, code int, msg string) {

@@ -88,6 +88,13 @@ func TestTheAPIsDoors(t *testing.T) {
 	}{
 		{"a follow-up over 1 MiB", "POST", "/api/sessions/" + id + "/inject", `{"text":"` + strings.Repeat("x", 1<<20) + `"}`, 413},
 		{"a follow-up that is not JSON", "POST", "/api/sessions/" + id + "/inject", `text=hi`, 400},
+		// A field the request does not take is refused, not ignored (a
+		// spawn asked for "isolation" ran in a worktree all the same),
+		// and so is anything after the object.
+		{"a field the request does not take", "POST", "/api/spawn", `{"task":"t","working_dir":"/elsewhere"}`, 400},
+		{"a misspelt field", "POST", "/api/sessions/" + id + "/inject", `{"txt":"hi"}`, 400},
+		{"more after the object", "POST", "/api/sessions/" + id + "/inject", `{"text":"hi"} and more`, 400},
+		{"two objects", "POST", "/api/runs/" + id + "/say", `{"text":"a"}{"text":"b"}`, 400},
 		{"no such path", "GET", "/api/nothing", "", 404},
 		{"an action's path looked at", "GET", "/api/sessions/" + id + "/kill", "", 404},
 	} {
