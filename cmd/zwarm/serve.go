@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -102,7 +103,13 @@ func runServe(c *cobra.Command, o *serveOptions) error {
 		wrap = func(ln net.Listener) net.Listener { return tls.NewListener(ln, cfg) }
 	}
 	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		// The command line is right; the port is taken (exit 1).
+		return fmt.Errorf("cannot listen on %s: another program listens there (choose another port with --addr)", o.addr)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("cannot listen on %s: %v (a port below 1024 needs privileges: choose a higher one with --addr)", o.addr, err)
+	case err != nil:
 		return cli.Usagef("cannot listen on %s: %v", o.addr, err)
 	}
 	base := pageURL(ln.Addr().String(), o.addr, tlsOn)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,6 +39,22 @@ func TestServeRefusesPlainHTTPOffTheLoopback(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
 		}
+	}
+}
+
+// A port another program holds is no wrong command line: serve says so,
+// and how to choose another, and exits 1.
+func TestServeOnATakenPortSaysSo(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := w.bin("serve", "--addr", ln.Addr().String())
+	if r.code != 1 || !strings.Contains(r.stderr, "another program listens there (choose another port with --addr)") || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
 
