@@ -56,3 +56,22 @@ func TestCleanRemovesWhatKilledSpawnsAndRemovalsLeft(t *testing.T) {
 		t.Fatalf("the session after clean: %+v", s)
 	}
 }
+
+// A session record that cannot be read is a problem doctor names, as ls
+// does: such a session is in no list, and doctor said all was well.
+func TestDoctorNamesARecordThatCannotBeRead(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.spawn("real work")
+	w.ok("wait", id)
+	if r := w.zwarm("doctor"); strings.Contains(r.stdout, "records") {
+		t.Fatalf("doctor of readable records: %+v", r)
+	}
+	if err := os.WriteFile(filepath.Join(w.State, "sessions", id, "meta.json"), []byte(`{"id":"x","status": 5`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := w.zwarm("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "records") || !strings.Contains(r.stdout, "not valid JSON") || !strings.Contains(r.stdout, "zwarm rm --force "+id[:8]) {
+		t.Fatalf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

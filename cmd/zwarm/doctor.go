@@ -18,6 +18,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
+	"github.com/zwarm/zwarm/sessions/listing"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/render"
@@ -40,9 +41,10 @@ func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
 		Long: `Check what zwarm needs: which state dir it uses, whether its config is valid,
 which agent binaries it finds (and their versions), and how it contains the
 processes of a session (a cgroup of its own where the machine allows it,
-else a marker variable), which git it finds, and, in a repository, the
-worktrees whose session is gone and the disk they take (zwarm clean
---worktrees removes them). Exit 0 when all is well, 1 otherwise.`,
+else a marker variable), which session records cannot be read, which git it
+finds, and, in a repository, the worktrees whose session is gone and the
+disk they take (zwarm clean --worktrees removes them). Exit 0 when all is
+well, 1 otherwise.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -106,6 +108,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 
 	deadRunChecks(ctx, dir, add)
 	orphanChecks(m, add)
+	recordChecks(ctx, m, add)
 	debrisChecks(m, add)
 	lockChecks(m, add)
 	if cfg != nil {
@@ -350,6 +353,21 @@ func deadRunChecks(ctx context.Context, dir string, add func(check)) {
 	}
 	if err != nil {
 		add(check{name: "dead run", result: render.SafeLine(err.Error())})
+	}
+}
+
+// recordChecks names each session record that cannot be read, as ls
+// does (and, as ls, doctor then exits 1): such a session is in no list.
+func recordChecks(ctx context.Context, m *sessions.Manager, add func(check)) {
+	_, err := m.List(ctx, listing.Options{})
+	var le *listing.Error
+	switch {
+	case errors.As(err, &le):
+		for _, r := range le.Records {
+			add(check{name: "records", result: render.SafeLine(r.Error())})
+		}
+	case err != nil:
+		add(check{name: "records", result: render.SafeLine(err.Error())})
 	}
 }
 
