@@ -117,7 +117,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	if more {
 		next = listing.CursorOf(list[len(list)-1]).String()
 	}
-	reply(w, map[string]any{"sessions": out, "more": more, "next": next, "can_act": a == full})
+	body := map[string]any{"sessions": out, "more": more, "next": next, "can_act": a == full}
+	if le != nil {
+		// As ls names them (and /api/runs its own): a session whose
+		// record cannot be read is in no page, and would go unseen.
+		body["unreadable"] = le.Error()
+	}
+	reply(w, body)
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, a access) {

@@ -84,3 +84,22 @@ func TestAnUnreadableRunHidesNoOther(t *testing.T) {
 	webtest.WaitFor(t, ctx, "the readable run listed", `[...document.querySelectorAll("#runs tbody tr")].map(tr => tr.children[2].textContent).join() === "good run"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the note on the other", `document.getElementById("runs-note").textContent.includes(`+strconv.Quote(bad)+`)`, 30*time.Second)
 }
+
+// A session record that cannot be read hides no other, and the API and
+// the page say which it is, as ls does: it was in no page, unseen.
+func TestAnUnreadableSessionIsNamed(t *testing.T) {
+	sv := serve(t)
+	bad := sessionstest.SessionID(2)
+	if err := os.WriteFile(sv.st.MetaPath(bad), []byte(`{"version":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, body := request(t, sv, "GET", "/api/sessions", sv.ro, "", "")
+	if code != 200 || !strings.Contains(body, sessionstest.SessionID(1)) || !strings.Contains(body, `"unreadable":"1 session record(s) could not be read`) || !strings.Contains(body, bad) {
+		t.Fatalf("GET /api/sessions with one record broken: %d %s", code, body)
+	}
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sv.base+"/#token="+sv.ro)); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, ctx, "the note on the unreadable record", `document.getElementById("sessions-note").textContent.includes(`+strconv.Quote(bad)+`)`, 30*time.Second)
+}

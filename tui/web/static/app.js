@@ -67,6 +67,8 @@ async function loadMore() {
       state.sessions.set(s.id, s);
       state.known.set(s.id, s); // whatever the filter: a run's workers show under it
     }
+    // Records that cannot be read, as the pages read so far met them.
+    if (!state.next || body.unreadable) setText(document.getElementById("sessions-note"), body.unreadable || "");
     state.next = body.next;
     state.more = body.more;
     document.getElementById("more").hidden = !body.more;
