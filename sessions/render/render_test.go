@@ -498,3 +498,13 @@ func TestTurnEndShowsTheExitCodeThatTellsSomething(t *testing.T) {
 		}
 	}
 }
+
+// A command is shown as it ran: a newline in it separates two commands,
+// and is shown escaped, not as a space that makes them read as one.
+func TestACommandKeepsItsNewlines(t *testing.T) {
+	code := 0
+	ev := record.Event{Type: record.EventCommand, Phase: record.PhaseCompleted, Command: "/bin/bash -lc 'echo ok\nrm -rf  x'", ExitCode: &code}
+	if got, want := Of(ev)[0].Text, `$ /bin/bash -lc 'echo ok\nrm -rf  x'  (exit 0)`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}

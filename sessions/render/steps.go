@@ -113,7 +113,9 @@ func appendCommand(out []Line, ev *record.Event, ended *record.Turn) []Line {
 	default:
 		state = "did not finish"
 	}
-	out = append(out, Line{Kind: Command, Indent: 1, Text: "$ " + Clip(ev.Command, 300) + "  (" + state + ")"})
+	// A command is shown as it ran: its newlines escaped, not made spaces
+	// ("echo ok\nrm -rf x" runs two commands, and must not read as one).
+	out = append(out, Line{Kind: Command, Indent: 1, Text: "$ " + clipRunes(SafeLine(ev.Command), 300) + "  (" + state + ")"})
 	if state == "running" || strings.TrimSpace(ev.Output) == "" {
 		return out
 	}
