@@ -342,6 +342,16 @@ func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
 		return nil
 	}
 	cur, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil && ref != "" {
+		if _, uerr := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); uerr != nil {
+			// A branch with no commit yet (git symbolic-ref HEAD, git
+			// checkout --orphan): nothing to move the worker's branch
+			// to. HEAD goes back on it, the files as they are, which the
+			// commit to come takes.
+			_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)
+			return err
+		}
+	}
 	if err != nil {
 		return err
 	}

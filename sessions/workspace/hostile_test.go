@@ -610,3 +610,30 @@ func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
 		}
 	}
 }
+
+// A worker that puts HEAD on a branch with no commit (git symbolic-ref
+// HEAD, git checkout --orphan) has its work committed on its own branch
+// all the same, HEAD put back on it: the turn's commit failed ("Needed a
+// single revision"), and so did every land and rm after it.
+func TestHeadOnABranchWithNoCommitIsPutBack(t *testing.T) {
+	t.Parallel()
+	for _, move := range []string{"git symbolic-ref HEAD refs/heads/master", "git checkout -q --orphan fresh"} {
+		repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+		w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000041")
+		base := sh(t, w.Path, "git rev-parse HEAD")
+		sh(t, w.Path, move+" && echo work > b.txt")
+		commit, _, err := w.Commit(context.Background(), "zwarm turn")
+		if err != nil || commit == "" {
+			t.Fatalf("%s: commit %q, %v", move, commit, err)
+		}
+		if got := sh(t, w.Path, "git symbolic-ref --short HEAD"); got != w.Branch {
+			t.Errorf("%s: HEAD on %s", move, got)
+		}
+		if got := sh(t, w.Path, "git rev-parse "+w.Branch+"^"); got != base {
+			t.Errorf("%s: the commit's parent is %s, not the branch's %s", move, got, base)
+		}
+		if got := sh(t, w.Path, "git show "+w.Branch+":b.txt"); got != "work" {
+			t.Errorf("%s: b.txt on the branch: %q", move, got)
+		}
+	}
+}
