@@ -34,12 +34,36 @@ func (s *Server) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{id}/land", s.act(s.land))
 	mux.HandleFunc("POST /api/spawn", s.act(s.spawn))
 	s.runsAPI(mux)
-	// Anything else under /api/ is answered as the API answers, in JSON.
+	// Anything else under /api/ is answered as the API answers, in JSON:
+	// 405 for a path the API has with another method, else 404.
 	none := func(w http.ResponseWriter, r *http.Request) {
+		if allow := otherMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method))
+			return
+		}
 		fail(w, http.StatusNotFound, fmt.Sprintf("the API has no %s %s", r.Method, r.URL.Path))
 	}
-	mux.HandleFunc("GET /api/", none)
-	mux.HandleFunc("POST /api/", none)
+	for _, m := range apiMethods {
+		mux.HandleFunc(m+" /api/", none)
+	}
+}
+
+// apiMethods are those the API answers in its own words; it takes GET
+// and POST alone.
+var apiMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// otherMethods are the methods other than r's with which mux has r's path.
+func otherMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range apiMethods[:2] {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); m != r.Method && pattern != m+" /api/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // look lets a request through with either token.
@@ -246,11 +270,10 @@ func reply(w http.ResponseWriter, v any) {
 
 // decode reads an action's JSON body into v, answering for it (and
 // returning false) when it cannot be: 413 for one over maxBody, 400 for
-// one that is not JSON.
-// decode reads a request's body, one JSON object with the fields v has
-// and no others: a field this request does not take (a misspelt one, or
-// one the CLI takes and the API does not) is refused, not ignored, as
-// the MCP tools refuse it, and so is anything after the object.
+// one that is not one JSON object with the fields v has and no others. A
+// field the request does not take (a misspelt one, or one the CLI takes
+// and the API does not) is refused, not ignored, as the MCP tools refuse
+// it, and so is anything after the object.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()

@@ -157,7 +157,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rec.Status != runs.StatusWaiting || rec.Question == nil {
-		fail(w, http.StatusConflict, "run "+record.ShortID(rec.ID)+" is "+string(rec.Status)+" and asks nothing")
+		// As runs answer exits 2 for it: the request names no question.
+		fail(w, http.StatusBadRequest, "run "+record.ShortID(rec.ID)+" is "+string(rec.Status)+" and asks nothing")
 		return
 	}
 	q := *rec.Question

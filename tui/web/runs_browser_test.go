@@ -103,3 +103,14 @@ func TestAnUnreadableSessionIsNamed(t *testing.T) {
 	}
 	webtest.WaitFor(t, ctx, "the note on the unreadable record", `document.getElementById("sessions-note").textContent.includes(`+strconv.Quote(bad)+`)`, 30*time.Second)
 }
+
+// An answer to a run that asks nothing is the request's mistake, as runs
+// answer's exit 2 says: 400, not 409.
+func TestAnAnswerToARunThatAsksNothingIsABadRequest(t *testing.T) {
+	sv := serve(t)
+	id := "0199a213-81c0-7800-8aa1-000000000021"
+	sv.writeRun(t, id, "done run", 3, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	if code, body := request(t, sv, "POST", "/api/runs/"+id+"/answer", sv.full, sv.base, `{"text":"1"}`); code != 400 || !strings.Contains(body, "asks nothing") {
+		t.Fatalf("%d %s", code, body)
+	}
+}

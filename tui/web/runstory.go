@@ -45,7 +45,7 @@ func (s *Server) runStory(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := runs.LoadRecord(s.stateDir(), r.PathValue("id"))
 	if err != nil {
-		fail(w, http.StatusNotFound, err.Error())
+		fail(w, runCode(err), err.Error()) // as GET /api/runs/ID answers
 		return
 	}
 	sub, err := runs.Subscribe(r.Context(), s.stateDir(), runs.SubscribeOptions{Run: rec.ID, Window: storyWindow})

@@ -96,7 +96,12 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"more after the object", "POST", "/api/sessions/" + id + "/inject", `{"text":"hi"} and more`, 400},
 		{"two objects", "POST", "/api/runs/" + id + "/say", `{"text":"a"}{"text":"b"}`, 400},
 		{"no such path", "GET", "/api/nothing", "", 404},
-		{"an action's path looked at", "GET", "/api/sessions/" + id + "/kill", "", 404},
+		{"an action's path looked at", "GET", "/api/sessions/" + id + "/kill", "", 405},
+		{"a list put", "PUT", "/api/sessions", "", 405},
+		{"a list deleted", "DELETE", "/api/sessions", "", 405},
+		{"the event stream posted to", "POST", "/api/events", "", 405},
+		{"no such path put", "PUT", "/api/nothing", "", 404},
+		{"a story of what names no run", "GET", "/api/runs/a%20b/story?ticket=" + ticket(t, sv), "", 400},
 	} {
 		code, body := request(t, sv, tc.method, tc.path, sv.full, sv.base, tc.body)
 		var answer struct{ Error string }
@@ -163,4 +168,15 @@ func unreadableRun(t *testing.T, sv *serving) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// ticket is a fresh ticket for a stream.
+func ticket(t *testing.T, sv *serving) string {
+	t.Helper()
+	code, body := request(t, sv, "POST", "/api/stream", sv.ro, sv.base, "")
+	var tk struct{ Ticket string }
+	if json.Unmarshal([]byte(body), &tk); code != 200 || tk.Ticket == "" {
+		t.Fatalf("a ticket: %d %s", code, body)
+	}
+	return tk.Ticket
 }
