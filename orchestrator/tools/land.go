@@ -39,7 +39,7 @@ func (w *workers) landTool() Tool {
 				SessionID     string `json:"session_id"`
 				Strategy      string `json:"strategy"`
 				Verify        string `json:"verify"`
-				VerifyTimeout int    `json:"verify_timeout_seconds"`
+				VerifyTimeout *int   `json:"verify_timeout_seconds"` // nil: the default
 				Into          string `json:"into"`
 			}
 			if err := decode("land_session", args, &a, schema); err != nil {
@@ -53,11 +53,15 @@ func (w *workers) landTool() Tool {
 			if err != nil {
 				return Errorf("%v", err)
 			}
-			if a.VerifyTimeout < 0 {
-				return Errorf("verify_timeout_seconds must be more than 0 (it is %d)", a.VerifyTimeout)
+			var timeout time.Duration
+			if a.VerifyTimeout != nil {
+				if *a.VerifyTimeout <= 0 {
+					return Errorf("verify_timeout_seconds must be more than 0 (it is %d); leave it out for the default", *a.VerifyTimeout)
+				}
+				timeout = time.Duration(*a.VerifyTimeout) * time.Second
 			}
 			res, err := w.opt.Sessions.Land(ctx, s.ID, sessions.LandOptions{Strategy: strategy, Dir: w.opt.Dir, Into: a.Into,
-				Verify: strings.TrimSpace(a.Verify), VerifyTimeout: time.Duration(a.VerifyTimeout) * time.Second})
+				Verify: strings.TrimSpace(a.Verify), VerifyTimeout: timeout})
 			switch {
 			case err != nil && res != nil && res.Commit != "":
 				// It landed, and something after (recording it) failed:

@@ -104,6 +104,11 @@ func TestAModelLandsOnlyWhatPassesVerify(t *testing.T) {
 		"refused: verify", "failed with exit code 1", "nothing was landed", "checking")
 	f.mustFail("land_session", map[string]any{"session_id": bad, "verify": "sleep 30", "verify_timeout_seconds": 1},
 		"did not finish within 1s", "verify_timeout_seconds sets the limit")
+	// 0 is no limit of a second: refused, as -1 is, not taken for the default.
+	for _, n := range []int{0, -1} {
+		f.mustFail("land_session", map[string]any{"session_id": bad, "verify": "true", "verify_timeout_seconds": n},
+			"verify_timeout_seconds must be more than 0", "leave it out for the default")
+	}
 	if got := f.w.Git("rev-parse", "main"); got != before {
 		t.Fatal("main moved though verify failed")
 	}
