@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/tui/web/webtest"
 )
 
@@ -386,5 +387,29 @@ func TestServeOpensThePage(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusOK || !strings.Contains(said, "--open: no xdg-open here") {
 		t.Fatalf("without an opener: the list answered %d, stderr %q", resp.StatusCode, said)
+	}
+}
+
+// A worker killed from the page says so: it read "killed by zwarm kill",
+// a command no one ran.
+func TestAKillFromThePageSaysWhereItCameFrom(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	link := w.startServe()
+	base, tok, _ := strings.Cut(link, "/#token=")
+	req, _ := http.NewRequest("POST", base+"/api/sessions/"+id+"/kill", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Origin", base)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("kill: %d", res.StatusCode)
+	}
+	w.zwarm("wait", id)
+	if s := w.show(id); s.Status() != record.StatusKilled || s.Error != "killed from the web page (zwarm serve)" {
+		t.Fatalf("%s: %q", s.Status(), s.Error)
 	}
 }

@@ -233,7 +233,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.opt.Manager.Kill(r.Context(), r.PathValue("id"))
+	sess, err := s.opt.Manager.KillBecause(r.Context(), r.PathValue("id"), "killed from the web page (zwarm serve)")
 	if err != nil {
 		s.failed(w, err)
 		return
