@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -293,5 +294,60 @@ func TestEventsTornLinesAndWindow(t *testing.T) {
 	u = await(t, sub, "the whole line", func(runs.Update) bool { return true })
 	if len(u.Events) != 1 || u.Events[0].Step != 201 || u.Events[0].Text != "torn" {
 		t.Fatalf("after the newline %+v", u)
+	}
+}
+
+// An events file replaced behind the run's back, by one as long or
+// longer, or removed and put back, is read again from its start with
+// Reset: only one that shrank was, and a story read on was shown twice.
+func TestAReplacedEventsFileStartsOver(t *testing.T) {
+	state := t.TempDir()
+	id := uuid.NewString()
+	writeRecord(t, state, runs.Record{Version: 1, ID: id, Task: "t", Status: runs.StatusCompleted, CreatedAt: time.Now().UTC()})
+	path := filepath.Join(runs.RunDir(state, id), runs.EventsFile)
+	events := func(from, to int) []byte {
+		var b bytes.Buffer
+		for i := from; i <= to; i++ {
+			line, _ := json.Marshal(runs.Event{Type: runs.EventNotice, Run: id, Step: i, Text: "n"})
+			b.Write(append(line, '\n'))
+		}
+		return b.Bytes()
+	}
+	if err := os.WriteFile(path, events(1, 5), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := subscribe(t, state, runs.SubscribeOptions{Run: id})
+	if u := await(t, sub, "the first load", func(u runs.Update) bool { return len(u.Events) > 0 }); len(u.Events) != 5 {
+		t.Fatalf("first load: %d events", len(u.Events))
+	}
+	// Replaced by another file, longer: written aside and renamed over.
+	aside := path + ".new"
+	if err := os.WriteFile(aside, events(11, 16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, path); err != nil {
+		t.Fatal(err)
+	}
+	u := await(t, sub, "the replacement", func(u runs.Update) bool { return len(u.Events) > 0 || u.Reset })
+	if !u.Reset || len(u.Events) != 6 || u.Events[0].Step != 11 {
+		t.Fatalf("after a replacement: reset %v, %d events %+v", u.Reset, len(u.Events), u.Events)
+	}
+	// Removed, then put back as it was (its inode may be the old one's).
+	saved, _ := os.ReadFile(path)
+	os.Remove(path)
+	quiet(t, sub, 300*time.Millisecond)
+	if err := os.WriteFile(path, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u = await(t, sub, "the file put back", func(u runs.Update) bool { return len(u.Events) > 0 || u.Reset })
+	if !u.Reset {
+		t.Fatalf("after it was put back: no reset, %d events", len(u.Events))
+	}
+	// (Read as it was written, empty at first, maybe.)
+	for n := len(u.Events); n < 6; n += len(u.Events) {
+		u = await(t, sub, "the rest of the file put back", func(u runs.Update) bool { return len(u.Events) > 0 || u.Reset })
+		if u.Reset || n+len(u.Events) > 6 {
+			t.Fatalf("after it was put back: reset %v, %d events more than %d", u.Reset, len(u.Events), n)
+		}
 	}
 }

@@ -12,13 +12,16 @@ import (
 
 // tail reads a run's events.jsonl as it grows: each read returns the whole
 // lines appended since the last one. A torn last line waits for its
-// newline. The file is append-only; should it shrink all the same, it is
-// read again from its start.
+// newline. The file is append-only; should it be replaced all the same
+// (it shrank, it is another file, or it was gone for a while), it is read
+// again from its start, and the read says so (reset).
 type tail struct {
 	path    string
 	window  int64 // at first, read at most this much of the end; 0: all
 	off     int64
 	started bool
+	file    fs.FileInfo // the file read so far
+	gone    bool        // it was not there at a read since
 }
 
 type tailRead struct {
@@ -34,6 +37,7 @@ func (t *tail) read() (tailRead, error) {
 	var r tailRead
 	f, err := os.Open(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
+		t.gone = t.started
 		return r, nil
 	}
 	if err != nil {
@@ -45,9 +49,10 @@ func (t *tail) read() (tailRead, error) {
 		return r, err
 	}
 	size := fi.Size()
-	if size < t.off {
+	if t.started && (size < t.off || t.gone || !os.SameFile(t.file, fi)) {
 		t.off, t.started, r.reset = 0, false, true
 	}
+	t.file, t.gone = fi, false
 	if !t.started {
 		t.started = true
 		if t.window > 0 && size > t.window {
