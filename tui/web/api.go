@@ -280,7 +280,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	err := dec.Decode(v)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("it holds more than one JSON value")
+			fail(w, http.StatusBadRequest, "the request's body is more than one JSON object: send one, and nothing after it")
+			return false
 		}
 	}
 	var tooBig *http.MaxBytesError
