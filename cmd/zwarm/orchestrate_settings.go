@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/telemetry"
 	"github.com/zwarm/zwarm/watchers"
 	"github.com/zwarm/zwarm/watchers/notify"
@@ -149,10 +150,30 @@ func (o *orchestrateOptions) settings(c *cobra.Command, stateDir string, oc *orc
 	if !fl.Changed("kill-workers-on-exit") {
 		set.KillWorkersOnExit = rec.KillWorkersOnExit
 	}
-	if rec.Status == runs.StatusLimited && rec.Steps >= set.Limits.MaxSteps {
-		return set, cli.Usagef("run %s has used its %d steps: resume it with a higher --max-steps", record.ShortID(rec.ID), rec.Steps)
+	// A limit the run has used up already would stop it at once, having
+	// changed its record: refused, whatever stopped it before.
+	if name := rec.Spent(set.Limits); name != "" {
+		flag, used, limit, raised := limitFigures(rec, name, set.Limits)
+		return set, cli.Usagef("run %s has used %s, and --%s is %s: resume it with a higher --%s (--%s %s)",
+			record.ShortID(rec.ID), used, flag, limit, flag, flag, raised)
 	}
 	return set, nil
+}
+
+// limitFigures are a spent limit's flag, what the run used of it, the
+// limit, and a limit twice the larger of those two, which a resumed run
+// does not meet at once.
+func limitFigures(rec *runs.Record, name string, lim runs.Limits) (flag, used, limit, raised string) {
+	switch name {
+	case "max_steps":
+		return "max-steps", render.Plural(rec.Steps, "step"), strconv.Itoa(lim.MaxSteps), strconv.Itoa(max(rec.Steps, lim.MaxSteps) * 2)
+	case "max_cost":
+		cost, _ := rec.TotalCost()
+		return "max-cost", render.Money(cost) + " with its workers", render.Money(lim.MaxCostUSD),
+			strconv.FormatFloat(record.RoundCost(max(cost, lim.MaxCostUSD)*2), 'f', -1, 64)
+	}
+	tokens := rec.TotalTokens()
+	return "max-tokens", render.Tokens(tokens) + " tokens with its workers", strconv.FormatInt(lim.MaxTokens, 10), strconv.FormatInt(max(tokens, lim.MaxTokens)*2, 10)
 }
 
 // openAIClient is the Responses API client of the config: its base URL
@@ -180,13 +201,9 @@ func resumeCommand(c *cobra.Command, rec *runs.Record) string {
 	}
 	// The limit that stopped it, raised: resumed as it was, the run would
 	// stop again at once.
-	switch rec.LimitReached() {
-	case "max_steps":
-		cmd += fmt.Sprintf(" --max-steps %d", rec.Limits.MaxSteps*2)
-	case "max_cost":
-		cmd += " --max-cost " + strconv.FormatFloat(record.RoundCost(rec.Limits.MaxCostUSD*2), 'f', -1, 64)
-	case "max_tokens":
-		cmd += fmt.Sprintf(" --max-tokens %d", rec.Limits.MaxTokens*2)
+	if name := rec.LimitReached(); name != "" && name != "timeout" {
+		flag, _, _, raised := limitFigures(rec, name, rec.Limits)
+		cmd += " --" + flag + " " + raised
 	}
 	return cmd
 }
