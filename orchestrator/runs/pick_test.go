@@ -24,6 +24,8 @@ func TestPick(t *testing.T) {
 		{opts, "4", "", 0, true},
 		{opts, "0", "", 0, true},
 		{opts, "-1", "", 0, true},
+		{opts, "99999999999999999999", "", 0, true}, // a number past an int is a number
+		{opts, "-99999999999999999999", "", 0, true},
 		{opts, "sqlite, please", "sqlite, please", 0, false},
 		{Question{}, "4", "4", 0, false},
 	} {

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,21 +120,27 @@ func (q Question) Pick(answer string) (text string, n int, err error) {
 		}
 	}
 	k, cerr := strconv.Atoi(a)
+	// A number too large for an int is a number all the same, and none
+	// of the options'.
+	var ne *strconv.NumError
 	switch {
-	case cerr != nil || len(q.Options) == 0:
+	case len(q.Options) == 0, cerr != nil && !(errors.As(cerr, &ne) && ne.Err == strconv.ErrRange):
 		return answer, 0, nil
-	case k >= 1 && k <= len(q.Options):
+	case cerr == nil && k >= 1 && k <= len(q.Options):
 		return q.Options[k-1], k, nil
 	}
-	return "", 0, &PickError{N: k, Options: len(q.Options)}
+	return "", 0, &PickError{N: a, Options: len(q.Options)}
 }
 
 // PickError is a number given as the answer to a question with options
 // that is none of theirs.
-type PickError struct{ N, Options int }
+type PickError struct {
+	N       string
+	Options int
+}
 
 func (e *PickError) Error() string {
-	return fmt.Sprintf("%d is not one of the question's options (1-%d): give the number of one, or write the answer in words", e.N, e.Options)
+	return fmt.Sprintf("%s is not one of the question's options (1-%d): give the number of one, or write the answer in words", e.N, e.Options)
 }
 
 // Account is one worker's usage and cost.
