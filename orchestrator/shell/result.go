@@ -88,7 +88,7 @@ func outputBudget(tokens *int) (int, error) {
 		return budgetBytes(DefaultMaxOutputTokens), nil
 	}
 	if *tokens < 0 {
-		return 0, fmt.Errorf("max_output_tokens is %d: pass a positive number of tokens, or omit it for %d", *tokens, DefaultMaxOutputTokens)
+		return 0, fmt.Errorf("max_output_tokens is %d: pass a number of tokens, 0 or more (0: the count of the output alone), or omit it for %d", *tokens, DefaultMaxOutputTokens)
 	}
 	return budgetBytes(*tokens), nil
 }
