@@ -36,8 +36,11 @@ func (r *Run) call(ctx context.Context) (*model.Response, error) {
 			return // the run or the turn was stopped: the API did nothing wrong
 		}
 		text := "the model API answered with an error, which is not retried"
-		if a.Retried {
+		switch {
+		case a.Retried:
 			text = "the model API answered with an error; trying again"
+		case a.NotRetried != "":
+			text = "the model API answered with an error, and it is not tried again: " + a.NotRetried
 		}
 		ev := runs.Event{Type: runs.EventRetry, Step: step, Attempt: a.N + 1, Status: a.Status, Text: text}
 		if a.Err != nil {

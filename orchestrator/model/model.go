@@ -103,4 +103,8 @@ type Attempt struct {
 	// left. A Retry-After longer than the client's longest wait still
 	// ends the retries.
 	Retried bool
+	// NotRetried says why a failure the client would retry is not, ""
+	// otherwise: its retries are used up, or the server asks for a wait
+	// longer than the client's longest.
+	NotRetried string
 }

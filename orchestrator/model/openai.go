@@ -86,6 +86,13 @@ func (c *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.R
 		a.Status, a.RetryAfter = res.StatusCode, res.Header.Get("Retry-After")
 	}
 	a.Retried = n < c.maxRetries && retryable(res) && !retryAfterTooLong(res, c.maxDelay) && req.Context().Err() == nil
+	switch {
+	case a.Retried || !retryable(res) || req.Context().Err() != nil:
+	case retryAfterTooLong(res, c.maxDelay):
+		a.NotRetried = fmt.Sprintf("the server asks to wait longer than [orchestrator] retry_max_delay (%s)", c.maxDelay)
+	default:
+		a.NotRetried = fmt.Sprintf("its %d retries are used up ([orchestrator] retries)", c.maxRetries)
+	}
 	if c.onAttempt != nil {
 		c.onAttempt(a)
 	}

@@ -212,23 +212,31 @@ func TestAnAttemptSaysWhetherItIsRetried(t *testing.T) {
 		replies []fakemodel.Reply
 		retries int
 		want    []bool // Retried of each failed attempt
+		why     string // the last one's NotRetried
 	}{
-		{"401", []fakemodel.Reply{{Status: 401, Body: `{"error":{"message":"bad key"}}`}}, 2, []bool{false}},
-		{"500 then ok", []fakemodel.Reply{{Status: 500, Header: map[string]string{"Retry-After-Ms": "1"}}, {Text: "ok"}}, 2, []bool{true}},
-		{"no retries left", []fakemodel.Reply{{Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}, {Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}}, 1, []bool{true, false}},
-		{"Retry-After beyond the longest wait", []fakemodel.Reply{{Status: 429, Header: map[string]string{"Retry-After": "60"}}}, 2, []bool{false}},
-		{"x-should-retry false", []fakemodel.Reply{{Status: 500, Header: map[string]string{"x-should-retry": "false"}}}, 2, []bool{false}},
+		{"401", []fakemodel.Reply{{Status: 401, Body: `{"error":{"message":"bad key"}}`}}, 2, []bool{false}, ""},
+		{"500 then ok", []fakemodel.Reply{{Status: 500, Header: map[string]string{"Retry-After-Ms": "1"}}, {Text: "ok"}}, 2, []bool{true}, ""},
+		{"no retries left", []fakemodel.Reply{{Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}, {Status: 503, Header: map[string]string{"Retry-After-Ms": "1"}}}, 1, []bool{true, false},
+			"its 1 retries are used up ([orchestrator] retries)"},
+		{"Retry-After beyond the longest wait", []fakemodel.Reply{{Status: 429, Header: map[string]string{"Retry-After": "60"}}}, 2, []bool{false},
+			"the server asks to wait longer than [orchestrator] retry_max_delay"},
+		{"x-should-retry false", []fakemodel.Reply{{Status: 500, Header: map[string]string{"x-should-retry": "false"}}}, 2, []bool{false}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := server(t)
 			srv.On("go", c.replies...)
 			var mu sync.Mutex
 			var got []bool
-			call(t, client(srv, c.retries, func(a Attempt) { mu.Lock(); got = append(got, a.Retried); mu.Unlock() }), userItem("go"))
+			var why string
+			call(t, client(srv, c.retries, func(a Attempt) { mu.Lock(); got, why = append(got, a.Retried), a.NotRetried; mu.Unlock() }), userItem("go"))
 			mu.Lock()
 			defer mu.Unlock()
 			if !slices.Equal(got, c.want) {
 				t.Errorf("retried %v, want %v", got, c.want)
+			}
+			// Why the last is not tried again, when the client would have.
+			if c.why == "" && why != "" || !strings.HasPrefix(why, c.why) {
+				t.Errorf("not retried because %q, want %q", why, c.why)
 			}
 			// Every failed attempt was a request; one said to be retried
 			// last was followed by the request that succeeded.
