@@ -1,9 +1,11 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,7 +67,57 @@ func LoadRecord(stateDir, idOrPrefix string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.Current(), nil
+	return current(RunDir(stateDir, id), r), nil
+}
+
+// current is r.Current, and for a run found dead, what its events say it
+// spent after run.json was last written: a run killed in the middle of a
+// step (its model call made and paid for, its tools running) recorded the
+// step's usage in events.jsonl only, and read as a step and its tokens
+// short of what a resume then counts.
+func current(dir string, r *Record) *Record {
+	c := r.Current()
+	if c == r || c.Status != StatusInterrupted {
+		return c
+	}
+	if ev := lastUsage(filepath.Join(dir, EventsFile)); ev != nil && ev.Step > c.Steps {
+		t := ev.Totals
+		c.Steps, c.Usage, c.CostUSD, c.WorkerUsage, c.WorkerCostUSD = ev.Step, t.Usage, t.CostUSD, t.WorkerUsage, t.WorkerCostUSD
+	}
+	return c
+}
+
+// lastUsage is the last usage event with totals among the last MiB of the
+// events file, nil if none.
+func lastUsage(path string) *Event {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(0, fi.Size()-1<<20)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	lines := bytes.Split(buf, []byte{'\n'})
+	for i := len(lines) - 1; i >= 0; i-- {
+		if i == 0 && off > 0 {
+			break // a line cut by the window
+		}
+		if !bytes.Contains(lines[i], []byte(`"usage"`)) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(lines[i], &ev) == nil && ev.Type == EventUsage && ev.Totals != nil {
+			return &ev
+		}
+	}
+	return nil
 }
 
 // ReadRecord reads run.json of the run in dir, as it was written.
@@ -102,7 +154,7 @@ func ListRuns(stateDir string) ([]*Record, error) {
 			bad = append(bad, err.Error())
 			continue
 		}
-		out = append(out, r.Current())
+		out = append(out, current(filepath.Join(stateDir, RunsDir, e.Name()), r))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
