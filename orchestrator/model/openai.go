@@ -1,12 +1,14 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -219,9 +221,22 @@ func (c *OpenAI) Respond(ctx context.Context, req *Request) (*Response, error) {
 		return nil, c.fail(ctx, err, httpRes, acc.started)
 	}
 	if !acc.done {
+		if ct := contentType(httpRes); !acc.started && httpRes != nil && ct != "text/event-stream" {
+			// Not a stream that broke: an answer of another kind (a
+			// proxy's page, another API), which no new call mends.
+			return nil, &APIError{Status: httpRes.StatusCode, Message: fmt.Sprintf("the model API answered with %s, not an event stream: is base_url the Responses API's?", cmp.Or(ct, "no content type"))}
+		}
 		return nil, ErrStreamBroken
 	}
 	return acc.response()
+}
+
+func contentType(res *http.Response) string {
+	if res == nil {
+		return ""
+	}
+	ct, _, _ := strings.Cut(res.Header.Get("Content-Type"), ";")
+	return strings.TrimSpace(ct)
 }
 
 // fail turns an error of the SDK into what the run acts on: the caller's

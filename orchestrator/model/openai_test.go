@@ -177,6 +177,18 @@ func TestBrokenStream(t *testing.T) {
 	}
 }
 
+// An answer that is no event stream at all (a proxy's page, another API
+// at base_url) says what it was, and is no broken stream to call again.
+func TestAnAnswerThatIsNoStreamSaysWhatItIs(t *testing.T) {
+	srv := server(t)
+	srv.On("plain", fakemodel.Reply{Status: 200, Body: "this is not json"})
+	_, err := call(t, client(srv, 2, nil), userItem("plain"))
+	var ae *APIError
+	if errors.Is(err, ErrStreamBroken) || !errors.As(err, &ae) || !strings.Contains(err.Error(), "answered with text/plain, not an event stream") {
+		t.Fatalf("err %v", err)
+	}
+}
+
 func TestCancelDuringCall(t *testing.T) {
 	srv := server(t)
 	gate := make(chan struct{})
