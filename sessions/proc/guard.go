@@ -50,7 +50,7 @@ func (g Guard) Run() (int, error) {
 	// Orphaned before this, the process ends by its default action,
 	// before the agent starts; after it, the loop below hears it.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, g.Orphaned, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, g.Orphaned, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
 	defer signal.Stop(sigs)
 	supervisor := os.Getppid()
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
@@ -66,6 +66,10 @@ func (g Guard) Run() (int, error) {
 	for {
 		select {
 		case s := <-sigs:
+			if s == syscall.SIGCHLD {
+				reapExited(cmd.Process.Pid) // orphans that ended
+				continue
+			}
 			if s != g.Orphaned {
 				continue
 			}

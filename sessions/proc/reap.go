@@ -58,7 +58,7 @@ func (r Reaped) Run(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, r.Forward...)
+	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, r.Forward...)...)
 	defer signal.Stop(sigs)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -67,6 +67,10 @@ wait:
 	for {
 		select {
 		case s := <-sigs:
+			if s == syscall.SIGCHLD {
+				reapExited(cmd.Process.Pid)
+				continue
+			}
 			cmd.Process.Signal(s)
 		case <-ctx.Done():
 			cmd.Process.Kill()
@@ -84,6 +88,19 @@ wait:
 		return code, werr
 	}
 	return code, nil
+}
+
+// reapExited reaps this process's children that have exited, but the one
+// its caller waits for (keep), whose status cmd.Wait takes: a subreaper is
+// the parent of each orphan its child leaves, and one that has exited is a
+// zombie until reaped, for as long as the child runs (SIGCHLD says when).
+func reapExited(keep int) {
+	for _, pid := range children() {
+		if pid != keep {
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
 }
 
 // reapOrphans kills this process's children (what the reaped child left,

@@ -18,7 +18,18 @@ import (
 // itself a subreaper, which the test process must not become).
 const reaperEnv = "ZWARM_TEST_REAPER_SCRIPT"
 
+// guardEnv makes the test binary a Guard of the script it names.
+const guardEnv = "ZWARM_TEST_GUARD_SCRIPT"
+
 func TestMain(m *testing.M) {
+	if script := os.Getenv(guardEnv); script != "" {
+		code, err := Guard{Argv: []string{"/bin/sh", "-c", script}, Orphaned: GuardOrphaned}.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "guard:", err)
+			os.Exit(99)
+		}
+		os.Exit(code)
+	}
 	if script := os.Getenv(reaperEnv); script != "" {
 		code, err := Reaped{Argv: []string{"/bin/sh", "-c", script}, Env: os.Environ(),
 			Forward: []os.Signal{syscall.SIGTERM, syscall.SIGUSR1}, Ignore: []os.Signal{syscall.SIGUSR1}}.Run(context.Background())
@@ -109,5 +120,51 @@ func TestReapedKeepsWhatItStartedWithIgnored(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGUSR1) // forwarded, and ignored by the child
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the reaper exited %v after a SIGUSR1", err)
+	}
+}
+
+// zombies are the children of pid that have exited and wait to be reaped.
+func zombies(pid int) []int {
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	var out []int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			kid, _ := strconv.Atoi(field)
+			if st, err := ReadStat(kid); err == nil && st.State == 'Z' {
+				out = append(out, kid)
+			}
+		}
+	}
+	return out
+}
+
+// The orphans a child leaves become the subreaper's children; each that
+// ends is reaped as it ends, not left a zombie for as long as the child
+// runs (a whole turn of an agent, a whole batch job), the guard's and the
+// reaper's alike.
+func TestOrphansThatEndAreReapedWhileTheChildRuns(t *testing.T) {
+	t.Parallel()
+	script := `for i in 1 2 3; do (sleep 0.1 &); done; sleep 0.5; echo ready > "$D/ready"; sleep 300`
+	guardDir := t.TempDir()
+	guard := exec.Command(os.Args[0], "-test.run=^$")
+	guard.Env = append(os.Environ(), guardEnv+"="+script, "D="+guardDir)
+	if err := guard.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { guard.Process.Kill(); guard.Wait() })
+	reaped, reapedDir := reaper(t, script)
+	for name, c := range map[string]struct {
+		pid int
+		dir string
+	}{"guard": {guard.Process.Pid, guardDir}, "reaper": {reaped.Process.Pid, reapedDir}} {
+		waitForFile(t, filepath.Join(c.dir, "ready"))
+		deadline := time.Now().Add(10 * time.Second)
+		for len(zombies(c.pid)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if z := zombies(c.pid); len(z) > 0 {
+			t.Errorf("the %s holds zombies %v while its child runs", name, z)
+		}
 	}
 }
