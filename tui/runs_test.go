@@ -64,17 +64,22 @@ func TestRunStepsAppearLive(t *testing.T) {
 		t.Fatalf("still thinking after the answer:\n%s", v)
 	}
 	// The run ends: its outcome and summary close the story, its row says so.
+	// A summary of several lines shows them as lines (it showed "\n").
+	summary := "Rate limiting is in.\n\nLanded: none."
 	f.appendEvents(runID, runs.Event{Type: runs.EventStopped, Step: 3, RunStatus: runs.StatusCompleted,
-		Reason: "the model called finish", Summary: "Rate limiting is in."})
+		Reason: "the model called finish", Summary: summary})
 	f.rewriteRun(runID, func(r *runs.Record) {
 		end := clock
-		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = runs.StatusCompleted, 3, nil, &end, "Rate limiting is in."
+		r.Status, r.Steps, r.Owner, r.EndedAt, r.Summary = runs.StatusCompleted, 3, nil, &end, summary
 	})
 	// The record and the events are two files: each arrives on its own.
 	m = settle(t, m, func(m Model) bool {
 		return strings.Contains(m.View(), "✓ completed · step 3/10") && strings.Contains(m.detail.View(), "Rate limiting is in.")
 	})
-	order(t, m.detail.View(), "completed after 3 steps: the model called finish", "» Rate limiting is in.")
+	order(t, m.detail.View(), "completed after 3 steps: the model called finish", "» Rate limiting is in.", "\n    Landed: none.")
+	if strings.Contains(m.detail.View(), `\n`) {
+		t.Fatalf("the summary's breaks escaped:\n%s", m.detail.View())
+	}
 }
 
 // A run whose process dies without a word reads interrupted, with no tick:

@@ -73,7 +73,13 @@ func (m *Model) ApplyRun(u runs.Update) {
 			lines = append(lines, render.Line{Kind: lineKind(l.Kind), Indent: l.Indent, Text: l.Text})
 		}
 		if ev.Type == runs.EventStopped && ev.Summary != "" {
-			lines = append(lines, render.Line{Kind: render.Message, Indent: 1, Text: "» " + render.SafeLine(ev.Summary)})
+			// The summary's lines as the model wrote them (orchestrate
+			// prints them so), not one line with its breaks escaped.
+			prefix := "» "
+			for _, text := range render.Lines(ev.Summary) {
+				lines = append(lines, render.Line{Kind: render.Message, Indent: 1, Text: prefix + text})
+				prefix = "  "
+			}
 		}
 		if len(lines) > 0 {
 			m.add(step{lines: lines})
