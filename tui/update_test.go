@@ -246,3 +246,21 @@ func TestDeadSupervisorIsNoticedWithoutATick(t *testing.T) {
 	sup.Process.Kill()
 	settle(t, m, func(m Model) bool { return strings.Contains(m.View(), "✗ failed") })
 }
+
+// A list that shows few rows (a filter, finished ones hidden, none at all)
+// leaves the rest of the screen to the story: the help line stays on the
+// last row, and the story shows more than it does beside a long list. The
+// footer rose, the rows below it blank.
+func TestAShortListGivesItsRowsToTheStory(t *testing.T) {
+	m := standard(t).newModel(80, 24)
+	full := strings.Count(m.detail.View(), "\n") + 1
+	m = press(t, m, "/", "d", "o", "c", "s", "enter")
+	v := m.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) != 24 || strings.TrimSpace(lines[23]) == "" || strings.TrimSpace(lines[22]) == "" {
+		t.Fatalf("the footer is not on the last rows:\n%s", v)
+	}
+	if short := strings.Count(m.detail.View(), "\n") + 1; short <= full {
+		t.Fatalf("the story has %d rows beside one session, %d beside them all", short, full)
+	}
+}

@@ -21,8 +21,10 @@ func (m *Model) layout() {
 		return
 	}
 	avail := max(2, m.Height-3) // header, status line, help line
-	rows := m.list.Len() + 1
-	listH := min(max(4, rows), max(4, avail*2/5))
+	// The rows shown and their header (with none, the line saying so): a
+	// short list leaves the rest to the story, not to blank lines.
+	rows := max(1, m.list.Shown()) + 1
+	listH := min(rows, max(4, avail*2/5))
 	if listH > avail-2 {
 		listH = max(1, avail/2)
 	}
@@ -54,8 +56,8 @@ func (m Model) View() string {
 		b.WriteString(list + "\n")
 		b.WriteString(m.helpView(avail - lipgloss.Height(list)))
 	default:
-		b.WriteString(m.list.View() + "\n")
-		b.WriteString(m.detail.View())
+		b.WriteString(fitHeight(m.list.View(), m.list.Height) + "\n")
+		b.WriteString(fitHeight(m.detail.View(), m.detail.Height))
 	}
 	b.WriteString("\n" + m.statusLine() + "\n")
 	b.WriteString(m.help.ShortHelpView(m.ShortHelp()))

@@ -246,6 +246,9 @@ func (m *Model) ToggleFinished() bool {
 // Len is how many sessions and runs there are, hidden ones too.
 func (m Model) Len() int { return m.Count() + len(m.runs) }
 
+// Shown is how many rows the list shows, the filter and hiding applied.
+func (m Model) Shown() int { return len(m.rows) }
+
 // Count is how many sessions there are, hidden ones too.
 func (m Model) Count() int { return m.listed.count() + len(m.live) }
 
