@@ -107,11 +107,13 @@ func update(p common.Component, msg tea.Msg) tea.Cmd {
 
 func (m *Model) setStatus(s string) {
 	m.status, m.statusErr, m.queued = render.SafeLine(s), false, nil
+	m.layout() // a long one takes more lines (statusHeight)
 }
 
 func (m *Model) setError(err error) {
 	m.status, m.statusErr, m.queued = render.SafeLine(err.Error()), true, nil
 	m.opt.Log.Warn("dashboard", "err", err)
+	m.layout()
 }
 
 // noteTurn replaces a "follow-up queued" status once the session's next

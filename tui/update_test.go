@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
@@ -262,5 +263,24 @@ func TestAShortListGivesItsRowsToTheStory(t *testing.T) {
 	}
 	if short := strings.Count(m.detail.View(), "\n") + 1; short <= full {
 		t.Fatalf("the story has %d rows beside one session, %d beside them all", short, full)
+	}
+}
+
+// A message longer than the screen is wide is wrapped, not cut: the end
+// of it, which says what to do, was lost at 80 columns.
+func TestALongMessageIsWrappedWhole(t *testing.T) {
+	m := standard(t).newModel(80, 24)
+	msg := "land 2049d791: /srv/project has uncommitted changes to hello.txt, which landing would overwrite; nothing was changed. Commit or stash them, then land again"
+	m.setError(errors.New(msg))
+	lines := strings.Split(m.View(), "\n")
+	if len(lines) != 24 || !strings.Contains(lines[23], "q quit") {
+		t.Fatalf("the help line is not the last:\n%s", strings.Join(lines, "\n"))
+	}
+	var status []string
+	for _, l := range lines[20:23] {
+		status = append(status, strings.TrimSpace(ansi.Strip(l)))
+	}
+	if got := strings.TrimPrefix(strings.Join(status, " "), "◐ "); got != msg { // (the spinner: a session runs)
+		t.Fatalf("the message on the screen:\n%q\nwant\n%q", got, msg)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // SetSize sizes the screen and lays the panes out on it.
@@ -20,7 +21,7 @@ func (m *Model) layout() {
 	if m.Width == 0 || m.Height == 0 {
 		return
 	}
-	avail := max(2, m.Height-3) // header, status line, help line
+	avail := m.bodyHeight()
 	// The rows shown and their header (with none, the line saying so): a
 	// short list leaves the rest to the story, not to blank lines.
 	rows := max(1, m.list.Shown()) + 1
@@ -43,7 +44,7 @@ func (m Model) View() string {
 	}
 	var b strings.Builder
 	b.WriteString(m.header.View() + "\n")
-	avail := max(2, m.Height-3)
+	avail := m.bodyHeight()
 	switch {
 	case m.diff.Active():
 		if m.showHelp {
@@ -86,6 +87,21 @@ func (m Model) ShortHelp() []key.Binding {
 // among them.
 func (m Model) FullHelp() [][]key.Binding { return m.KeyMap.FullHelp() }
 
+// bodyHeight is what the header, the status and the help line leave.
+func (m Model) bodyHeight() int { return max(2, m.Height-2-m.statusHeight()) }
+
+// maxStatusLines bounds a status that wraps: a message says what was
+// wrong and what to do, and the part that says what to do comes last.
+const maxStatusLines = 3
+
+// statusHeight is the lines the status takes at the screen's width.
+func (m Model) statusHeight() int {
+	if m.Width <= 0 || m.prompt.Active() {
+		return 1
+	}
+	return min(maxStatusLines, max(1, lipgloss.Height(m.statusLine())))
+}
+
 func (m Model) statusLine() string {
 	if m.prompt.Active() {
 		return m.prompt.View()
@@ -104,7 +120,9 @@ func (m Model) statusLine() string {
 	if m.statusErr {
 		style = m.Styles.StatusError
 	}
-	return lipgloss.NewStyle().MaxWidth(m.Width).Render(style.Render(line))
+	// Wrapped, not cut: at most maxStatusLines lines.
+	lines := strings.Split(ansi.Wrap(style.Render(line), max(1, m.Width), ""), "\n")
+	return strings.Join(lines[:min(len(lines), maxStatusLines)], "\n")
 }
 
 var spinnerFrames = []string{"◐", "◓", "◑", "◒"}
