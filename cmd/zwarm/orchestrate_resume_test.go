@@ -19,7 +19,8 @@ func TestTheResumeHintRaisesTheLimitThatStoppedTheRun(t *testing.T) {
 		want  string
 	}{
 		{"max_steps", runs.Record{Steps: 10}, " --max-steps 20"},
-		{"max_cost", runs.Record{Steps: 3, CostUSD: cost(0.3), WorkerCostUSD: cost(0.25)}, " --max-cost 1"},
+		// Twice what it spent, which passed the limit ($0.55).
+		{"max_cost", runs.Record{Steps: 3, CostUSD: cost(0.3), WorkerCostUSD: cost(0.25)}, " --max-cost 1.1"},
 		{"max_tokens", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0), Usage: record.Usage{TotalTokens: 5000}}, " --max-tokens 10000"},
 		{"timeout", runs.Record{Steps: 3, CostUSD: cost(0.01), WorkerCostUSD: cost(0)}, ""},
 	} {
