@@ -45,6 +45,9 @@ func RebuildTrace(ctx context.Context, src TraceSource, stateDir, idOrPrefix str
 	for _, ev := range events {
 		b.Add(ev)
 	}
+	if rec.Status == runs.StatusInterrupted {
+		b.Interrupted() // its process died (runs.Record.Current)
+	}
 	for _, id := range rec.Workers {
 		s, err := src.Get(ctx, id)
 		if err != nil {

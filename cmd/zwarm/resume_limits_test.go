@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
 
 // A run resumed with a limit it has used up already would stop at once,
@@ -49,5 +50,29 @@ func TestResumingWithALimitAlreadyUsedIsRefused(t *testing.T) {
 	rec.Status, rec.Limits.MaxCostUSD = runs.StatusLimited, 0.5
 	if got := resumeCommand(newOrchestrateCmd(&factory{}), rec); !strings.HasSuffix(got, "--max-cost 2.4") {
 		t.Fatalf("resume with: %s", got)
+	}
+}
+
+// A run with nothing ended yet has no span to send: trace says so and
+// exits 1, where it said "0 spans sent" and exited 0.
+func TestTraceOfNothingYetSaysSo(t *testing.T) {
+	t.Parallel()
+	w, _ := orchWorld(t)
+	self, err := proc.RefOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &runs.Record{Version: runs.RecordVersion, ID: "0199a213-81c0-7800-8aa1-000000000032", Task: "t", Model: "gpt-5.1", Dir: w.Work,
+		Status: runs.StatusRunning, Owner: self, Limits: runs.Limits{MaxSteps: 50}, CreatedAt: time.Now().UTC()}
+	dir := runs.RunDir(w.State, rec.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.WriteRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	r := w.zwarm("trace", rec.ID[:8], "--endpoint", "http://127.0.0.1:9")
+	if r.code != 1 || !strings.Contains(r.stderr, "has nothing to send yet") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -72,6 +72,10 @@ func runTrace(c *cobra.Command, o *traceOptions) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if len(spans) == 0 {
+		// Nothing sent is no trace sent: said, not "0 spans sent".
+		return fmt.Errorf("trace %s has nothing to send yet: no step or turn of it has ended", id)
+	}
 	tr, err := telemetry.OpenURL(url, set.Headers, content, nil)
 	if err != nil {
 		return cli.Usagef("%v", err)

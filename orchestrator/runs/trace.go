@@ -174,6 +174,14 @@ func (b *Spans) begin(ev Event) {
 	}
 }
 
+// Interrupted ends what is still open of a run whose process died and
+// that was not resumed since: at its last event, as a resumption ends the
+// segment before it. Without it such a run had no span of its own, nor
+// of the step it died in.
+func (b *Spans) Interrupted() {
+	b.stop(Event{Time: b.last, RunStatus: StatusInterrupted, Step: b.steps, Reason: "its process ended without stopping the run"})
+}
+
 // stop ends the step and the segment: the first segment is the run's own
 // span, the root; a later one a span under it.
 func (b *Spans) stop(ev Event) {

@@ -244,3 +244,36 @@ func TestARunWhoseProcessDiedIsStillOneTree(t *testing.T) {
 		check(t, out)
 	})
 }
+
+// A run whose process died and that was never resumed is a tree all the
+// same, once its reader says so (Interrupted): its root and the step it
+// died in end at its last event, as interrupted, the call it was in as
+// unfinished. Without it such a run sent no root, and zwarm trace sent
+// nothing of it.
+func TestADeadRunNeverResumedIsATree(t *testing.T) {
+	const id = "7c1e2f3a-0000-4000-8000-00000000dea2"
+	events := []runs.Event{
+		{Time: sec(0), Type: runs.EventStarted, Run: id, Task: "t", Model: "gpt-5.1"},
+		{Time: sec(1), Type: runs.EventModelCall, Run: id, Step: 1},
+		{Time: sec(2), Type: runs.EventModelResponse, Run: id, Step: 1},
+		{Time: sec(2), Type: runs.EventToolCall, Run: id, Step: 1, CallID: "call_wait", Tool: "wait"},
+	}
+	var out []telemetry.Span
+	b := runs.Spans{Emit: func(s ...telemetry.Span) { out = append(out, s...) }}
+	for _, ev := range events {
+		b.Add(ev)
+	}
+	b.Interrupted()
+	names := map[string]telemetry.Span{}
+	for _, s := range out {
+		names[s.Name] = s
+	}
+	root, ok := names["invoke_agent zwarm"]
+	if !ok || !root.End.Equal(sec(2)) || names["execute_tool wait"].Error != "unfinished" || names["step 1"].Parent != root.ID {
+		t.Fatalf("spans %+v", names)
+	}
+	b.Interrupted() // a second time adds nothing
+	if len(out) != len(names) {
+		t.Fatalf("%d spans, %d names", len(out), len(names))
+	}
+}
