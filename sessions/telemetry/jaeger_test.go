@@ -1,6 +1,8 @@
 package telemetry_test
 
 import (
+	"bytes"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -71,7 +73,8 @@ func TestADeadCollectorNeverHoldsUpTheExit(t *testing.T) {
 			defer c.Close() // held open, never answered
 		}
 	}()
-	tr, err := telemetry.OpenURL("http://"+l.Addr().String()+"/v1/traces", nil, false, nil)
+	var log bytes.Buffer
+	tr, err := telemetry.OpenURL("http://"+l.Addr().String()+"/v1/traces", nil, false, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +85,11 @@ func TestADeadCollectorNeverHoldsUpTheExit(t *testing.T) {
 	// The bound is the flush limit, with room for a machine under load.
 	if took := time.Since(began); took > telemetry.FlushLimit+5*time.Second {
 		t.Fatalf("Close took %s with a collector that never answers", took)
+	}
+	// And the spans it could not send are said to be dropped, as they
+	// are for a collector that refuses.
+	if !strings.Contains(log.String(), "spans dropped: the collector did not answer in time") {
+		t.Fatalf("the log says %q", log.String())
 	}
 }
 

@@ -185,7 +185,11 @@ func (t *Tracer) Close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), FlushLimit)
 	defer cancel()
-	t.tp.Shutdown(ctx)
+	// A collector that takes the connection and never answers fails no
+	// export before this wait ends: its spans go unsaid unless said here.
+	if err := t.tp.Shutdown(ctx); err != nil && t.out != nil && t.out.log != nil && !t.out.failing.Load() {
+		t.out.log.Warn("telemetry: spans dropped: the collector did not answer in time", "url", t.out.url, "wait", FlushLimit, "err", err)
+	}
 	t.reach.wait()
 }
 
