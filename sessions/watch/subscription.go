@@ -128,6 +128,7 @@ type Subscription struct {
 // subState is what the subscription last told about one session.
 type subState struct {
 	status record.Status
+	runner string // what the runner said of its job (RunnerState)
 	turns  int
 	ended  int // turns 1..ended have been reported ended
 	stamp  time.Time
@@ -329,9 +330,11 @@ func (s *Subscription) build(ctx context.Context, id string, current func(*recor
 		s.diffInbox(&u, prev, id)
 	}
 	s.watchOwner(id, prev, cur)
+	// A job's state in its runner's words changes with no write to its
+	// record (queued again, the controller silent): it is news too.
 	changed := !seen || cur.Status() != prev.status || len(u.Started)+len(u.Ended)+len(u.Events)+len(u.Inbox) > 0 ||
-		!cur.UpdatedAt.Equal(prev.stamp) || u.Err != nil
-	prev.status, prev.turns, prev.stamp = cur.Status(), len(cur.Turns), cur.UpdatedAt
+		!cur.UpdatedAt.Equal(prev.stamp) || u.Err != nil || cur.RunnerState != prev.runner
+	prev.status, prev.turns, prev.stamp, prev.runner = cur.Status(), len(cur.Turns), cur.UpdatedAt, cur.RunnerState
 	return u, changed
 }
 
