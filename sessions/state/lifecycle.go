@@ -316,8 +316,17 @@ func requeued(s *record.Session, sv proc.Ref, now time.Time) error {
 	}
 	t := s.Current()
 	statusfield.Set(t, record.StatusInterrupted)
-	t.EndedAt = &now
-	t.Notes = append(t.Notes, "interrupted: the cluster requeued its job; the next turn continues in the job's next run")
+	// It ended when its job was stopped, which nothing recorded (the
+	// scheduler's SIGTERM is its to judge): at its last event, the last
+	// it was seen at work, not now, after the time the job waited in the
+	// queue.
+	end := t.StartedAt
+	if s.LastEventAt != nil && s.LastEventAt.After(end) && s.LastEventAt.Before(now) {
+		end = *s.LastEventAt
+	}
+	t.EndedAt = &end
+	t.Notes = append(t.Notes, fmt.Sprintf("interrupted: the cluster requeued its job; the next turn continues in the job's next run, which began %s later",
+		now.Sub(end).Round(time.Second)))
 	s.Owner, s.Agent, s.AgentLive, s.Interrupt = &sv, nil, false, nil
 	ts := turnStart{Prompt: s.Task}
 	if s.ThreadID != "" {

@@ -2,6 +2,8 @@ package state
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,5 +320,33 @@ func TestAttachAfterInterruptSettlesCompleted(t *testing.T) {
 	detach(s, nil, "", now)
 	if s.Status() != record.StatusFailed || s.Error != "tests fail" {
 		t.Fatalf("after the attach: %s %q", s.Status(), s.Error)
+	}
+}
+
+// The turn a requeue cut ends when it was last seen at work (its last
+// event), not when the job's next run took over: its span counted the
+// minutes the job waited in the queue. With no event of it, it ends when
+// it began.
+func TestARequeuedTurnEndsWhenItWasLastSeen(t *testing.T) {
+	sup := proc.Ref{PID: 9, Start: 9, Role: record.RoleSupervisor}
+	for _, c := range []struct {
+		last time.Duration // after the turn began; <0 none in the turn
+		want time.Duration
+	}{{30 * time.Second, 30 * time.Second}, {-time.Minute, 0}} {
+		s := state("running")
+		began := s.Turns[0].StartedAt
+		last := began.Add(c.last)
+		s.LastEventAt = &last
+		now := began.Add(3 * time.Minute)
+		if err := requeued(s, sup, now); err != nil {
+			t.Fatal(err)
+		}
+		tr := s.Turns[0]
+		if tr.Status() != record.StatusInterrupted || tr.EndedAt == nil || !tr.EndedAt.Equal(began.Add(c.want)) {
+			t.Fatalf("last event +%s: the cut turn ended %v, want +%s", c.last, tr.EndedAt, c.want)
+		}
+		if note := tr.Notes[len(tr.Notes)-1]; !strings.Contains(note, fmt.Sprintf("began %s later", 3*time.Minute-c.want)) {
+			t.Fatalf("note %q", note)
+		}
 	}
 }
