@@ -213,6 +213,13 @@ func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
 	write(t, filepath.Join(forgotten, "f"), "x")
 	// Something else in the root that is not zwarm's.
 	os.MkdirAll(filepath.Join(filepath.Dir(live.Path), "notes"), 0o700)
+	// Checkouts of yours on branches named zwarm/...: your repository's
+	// own (git lists it first), and worktrees of yours elsewhere, one
+	// even named as a session is. clean --worktrees deleted them all.
+	sh(t, repo, "git checkout -q -b zwarm/3f2a9c1d-0000-4000-8000-000000000099")
+	mine := t.TempDir()
+	sh(t, repo, "git worktree add -q "+filepath.Join(mine, "review")+" -b zwarm/review")
+	sh(t, repo, "git worktree add -q "+filepath.Join(mine, "3f2a9c1d-0000-4000-8000-000000000098")+" -b zwarm/3f2a9c1d-0000-4000-8000-000000000098")
 
 	known := func(id, _ string) bool { return id == "3f2a9c1d-0000-4000-8000-000000000020" }
 	left, err := Leftovers(ctx, live.CommonDir, filepath.Dir(live.Path), known)

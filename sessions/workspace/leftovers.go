@@ -76,9 +76,15 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id, owner
 	}
 	var out []Leftover
 	seen := map[string]bool{}
-	for _, wt := range wts {
+	for i, wt := range wts {
 		id, ok := strings.CutPrefix(wt.Branch, "refs/heads/zwarm/")
-		if !ok {
+		// Only a worktree zwarm made: named after a session, in the
+		// worktrees root or beside an owner file it wrote. Never the
+		// repository's own checkout (git lists it first), nor a
+		// worktree of yours on a branch you named zwarm/something: they
+		// were taken for leftovers, and clean --worktrees deleted them.
+		if !ok || i == 0 || wt.Bare || !looksLikeID(id) || filepath.Base(filepath.Clean(wt.Path)) != id ||
+			filepath.Dir(filepath.Clean(wt.Path)) != filepath.Clean(root) && trustedOwnerFile(wt.Path) == "" {
 			continue
 		}
 		seen[filepath.Clean(wt.Path)] = true
