@@ -66,6 +66,7 @@ func TestARecordNamingAnotherDirectoryMakesRmDeleteNothing(t *testing.T) {
 		}, "is not a directory zwarm makes for it"},
 		{"its repository", func(ws map[string]any, v string) { ws["own_git_dir"] = v }, "is not the one zwarm makes beside its worktree"},
 		{"a branch of the user's", func(ws map[string]any, v string) { ws["branch"] = "main" }, `its branch "main" is not the one zwarm makes`},
+		{"its own path, with a slash after", func(ws map[string]any, v string) { ws["path"] = ws["path"].(string) + "/" }, "is not a directory zwarm makes for it"},
 	} {
 		s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
 		victim := filepath.Join(victims, strings.ReplaceAll(c.name, " ", "-"))
@@ -124,5 +125,60 @@ func TestAnotherStateDirsWorktreeIsNotRemoved(t *testing.T) {
 	}
 	if g, err := w.Manager.Get(ctx, s.ID); !errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("the session: %v, %v", g, err)
+	}
+}
+
+// A symlink where the record's worktree is, and an owner file beside it
+// naming this state dir (a worker can plant both wherever it may write),
+// do not make rm follow it to a worktree of yours: git removed that
+// worktree, its staged work with it.
+func TestASymlinkedWorktreeIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+	yours := filepath.Join(t.TempDir(), "yours")
+	git(t, w.Work, "worktree", "add", "-q", yours, "-b", "feature")
+	file := usersDir(t, yours)
+	evil := filepath.Join(t.TempDir(), s.ID)
+	if err := os.Symlink(yours, evil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(evil+".state", []byte(w.Store.Dir()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	editRecord(t, w, s.ID, func(ws map[string]any) {
+		ws["path"] = evil
+		delete(ws, "own_git_dir")
+		delete(ws, "admin_dir")
+	})
+	ctx := context.Background()
+	w.Manager.Remove(ctx, s.ID, false)
+	w.Manager.Remove(ctx, s.ID, true)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("rm followed the symlink to your worktree: %v", err)
+	}
+}
+
+// A record whose worktree's git dir is not where git makes one is
+// unreadable: zwarm removes every symlink, FIFO and device in that dir
+// (what a worker may plant there), and did so in any dir a record named.
+func TestARecordNamingAnotherGitDirIsRefused(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+	yours := t.TempDir()
+	usersDir(t, yours)
+	link := filepath.Join(yours, "link")
+	if err := os.Symlink("thesis.tex", link); err != nil {
+		t.Fatal(err)
+	}
+	editRecord(t, w, s.ID, func(ws map[string]any) { ws["admin_dir"] = yours })
+	ctx := context.Background()
+	if _, err := w.Manager.Remove(ctx, s.ID, false); err == nil || !strings.Contains(err.Error(), "git dir") {
+		t.Errorf("rm: %v", err)
+	}
+	w.Manager.Remove(ctx, s.ID, true)
+	if _, err := os.Lstat(link); err != nil {
+		t.Fatalf("rm removed a symlink of yours: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 
@@ -19,11 +20,16 @@ func foreignWorktree(s *record.Session) string {
 	if ws == nil {
 		return ""
 	}
-	if ws.Path != "" && (!filepath.IsAbs(ws.Path) || filepath.Base(ws.Path) != s.ID) {
+	if ws.Path != "" && (!filepath.IsAbs(ws.Path) || filepath.Clean(ws.Path) != ws.Path || filepath.Base(ws.Path) != s.ID) {
 		return fmt.Sprintf("its worktree %q is not a directory zwarm makes for it (…/%s)", ws.Path, s.ID)
 	}
 	if ws.OwnGitDir != "" && ws.OwnGitDir != workspace.OwnRepoFor(ws.Path) {
 		return fmt.Sprintf("its worker's repository %q is not the one zwarm makes beside its worktree (%s)", ws.OwnGitDir, workspace.OwnRepoFor(ws.Path))
+	}
+	// The worktree's own git dir is git's, in the worktrees dir of the
+	// repository it belongs to; zwarm removes what a worker plants in it.
+	if own := cmp.Or(ws.OwnGitDir, ws.GitDir); ws.AdminDir != "" && filepath.Dir(ws.AdminDir) != filepath.Join(own, "worktrees") {
+		return fmt.Sprintf("its worktree's git dir %q is not in %s", ws.AdminDir, filepath.Join(own, "worktrees"))
 	}
 	if ws.Branch != "" && ws.Branch != workspace.BranchFor(s.ID) {
 		return fmt.Sprintf("its branch %q is not the one zwarm makes for it (%s)", ws.Branch, workspace.BranchFor(s.ID))

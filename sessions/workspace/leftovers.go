@@ -216,10 +216,18 @@ var ErrNotMade = errors.New("zwarm did not make it for this state dir")
 // another state dir's worktree of the same session id, makes zwarm delete
 // nothing. A stateDir of "" asks nothing.
 func (w *Worktree) ownedBy(stateDir string) error {
-	_, perr := os.Lstat(w.Path)
-	_, oerr := os.Lstat(w.OwnDir)
+	pfi, perr := os.Lstat(w.Path)
+	ofi, oerr := os.Lstat(w.OwnDir)
 	if stateDir == "" || errors.Is(perr, fs.ErrNotExist) && (w.OwnDir == "" || errors.Is(oerr, fs.ErrNotExist)) {
 		return nil
+	}
+	// zwarm makes both as directories: a symlink in their place (a worker
+	// can plant one, and an owner file beside it, wherever it may write)
+	// would have git, and the removal, follow it to a worktree of yours.
+	for _, fi := range []fs.FileInfo{pfi, ofi} {
+		if fi != nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is left as it is: %w (it is a symlink, where zwarm makes a directory)", filepath.Join(filepath.Dir(w.Path), fi.Name()), ErrNotMade)
+		}
 	}
 	named := trustedOwnerFile(w.Path)
 	a, aerr := os.Stat(named)
