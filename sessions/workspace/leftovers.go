@@ -229,14 +229,18 @@ func (w *Worktree) ownedBy(stateDir string) error {
 			return fmt.Errorf("%s is left as it is: %w (it is a symlink, where zwarm makes a directory)", filepath.Join(filepath.Dir(w.Path), fi.Name()), ErrNotMade)
 		}
 	}
-	named := trustedOwnerFile(w.Path)
-	a, aerr := os.Stat(named)
-	b, berr := os.Stat(stateDir)
-	if named != "" && aerr == nil && berr == nil && os.SameFile(a, b) {
+	if named := trustedOwnerFile(w.Path); named != "" && sameDir(named, stateDir) {
 		return nil
 	}
 	return fmt.Errorf("%s is left as it is: %w (the file beside it that zwarm writes when it makes a worktree, %s, does not name %s)",
 		w.Path, ErrNotMade, OwnerFile(w.Path), stateDir)
+}
+
+// sameDir says a and b name one directory, whatever their names.
+func sameDir(a, b string) bool {
+	fa, aerr := os.Stat(a)
+	fb, berr := os.Stat(b)
+	return aerr == nil && berr == nil && os.SameFile(fa, fb)
 }
 
 func isDir(p string) bool {

@@ -157,6 +157,12 @@ func (w *Worktree) Add(ctx context.Context, commit string) error {
 		admin = filepath.Join(w.Path, admin)
 	}
 	admin = filepath.Clean(admin)
+	// git writes the path with its symlinks resolved (a HOME that is a
+	// link, /tmp on macOS): the same directory by another name is kept
+	// under the name zwarm gave it, which the record must use.
+	if filepath.Dir(admin) != filepath.Join(own, "worktrees") && sameDir(filepath.Dir(admin), filepath.Join(own, "worktrees")) {
+		admin = filepath.Join(own, "worktrees", filepath.Base(admin))
+	}
 	if filepath.Dir(admin) != filepath.Join(own, "worktrees") {
 		return fmt.Errorf("the new worktree's git dir %s is not in %s", admin, filepath.Join(own, "worktrees"))
 	}

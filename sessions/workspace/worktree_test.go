@@ -615,3 +615,32 @@ func TestNewFilesAreCommittedAndDiffedWhateverTheirDirectory(t *testing.T) {
 		})
 	}
 }
+
+// A worktrees dir reached through a symlink (a HOME that is a link, /tmp
+// on macOS) makes worktrees as any other: git writes the worktree's git
+// dir by its resolved name, which zwarm took for one outside the worker's
+// repository, and refused every spawn.
+func TestAWorktreesDirThroughASymlink(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a": "1\n"})
+	ctx := context.Background()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	r := find(t, repo)
+	id := "3f2a9c1d-0000-4000-8000-000000000050"
+	w := &Worktree{Path: filepath.Join(link, id), CommonDir: r.CommonDir, Branch: BranchFor(id)}
+	if err := w.Add(ctx, sh(t, repo, "git rev-parse HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(link, id+".git", "worktrees", id); w.AdminDir != want {
+		t.Fatalf("its git dir is recorded as %s, want %s", w.AdminDir, want)
+	}
+	if _, _, err := w.Commit(ctx, "zwarm turn"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Remove(ctx, false); err != nil || w.Exists() {
+		t.Fatalf("remove: %v, exists %v", err, w.Exists())
+	}
+}
