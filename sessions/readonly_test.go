@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions"
+	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
 
@@ -59,5 +61,27 @@ func TestCleanInAReadOnlyStateDirFails(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Workspace.Path); err != nil {
 		t.Fatalf("the worktree went: %v", err)
+	}
+}
+
+// A follow-up to a session whose agent never began a thread (its first
+// turn failed, or was interrupted, before it said one) starts the agent
+// again with the task and the follow-up: the follow-up alone was all the
+// new run knew, and the task was lost.
+func TestAFollowUpWithoutAThreadCarriesTheTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.SetScript(fakeagent.Script{Default: []map[string]any{fakeagent.Out(`{"type":"turn.started"}`), {"exit": 1}}})
+	s := w.wait(w.spawn("write the report").ID)
+	if s.ThreadID != "" || s.Status() != record.StatusFailed {
+		t.Fatalf("turn 1: %s, thread %q", s.Status(), s.ThreadID)
+	}
+	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("done", 700)})
+	if _, err := w.Manager.Inject(context.Background(), s.ID, "in French"); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	if len(s.Turns) != 2 || s.Turns[1].Resumed || s.Turns[1].Prompt != "write the report\n\nA follow-up from the user: in French" {
+		t.Fatalf("turn 2: %+v", s.Turns[len(s.Turns)-1])
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
+	"github.com/zwarm/zwarm/sessions/state"
 )
 
 // One rule for exit codes across every command: 0 ok, 1 the work failed,
@@ -19,6 +20,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	w.setScript(fakeagent.Completes("fine", 5),
 		"fails", []fakeagent.Step{fakeagent.Out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}},
+		// A follow-up to it (no thread began) comes with its task.
+		state.WithTask("fails", "fails"), []fakeagent.Step{fakeagent.Out(`{"type":"turn.failed","error":{"message":"nope"}}`), {"exit": 1}},
 		"hang", []fakeagent.Step{{"wait_file": gate}})
 	done := strings.Fields(w.ok("spawn", "--wait", "ok task"))[0]
 	failed := strings.Fields(w.zwarm("spawn", "--wait", "fails").stdout)[0]

@@ -207,6 +207,9 @@ func injectOutcome(r *sessions.InjectResult) string {
 	}
 	switch r.Outcome {
 	case sessions.InjectInterrupted:
+		if r.Session != nil && r.Session.ThreadID == "" {
+			return fmt.Sprintf("interrupting turn %d: it stops; its agent had not begun a thread, so the next turn begins again with the task and the follow-up%s", r.Turn, ahead)
+		}
 		return fmt.Sprintf("interrupting turn %d: it stops, and the follow-up continues the same thread as the next turn%s", r.Turn, ahead)
 	case sessions.InjectQueued:
 		if r.Attached {
@@ -235,7 +238,7 @@ func injectOutcome(r *sessions.InjectResult) string {
 		if r.Turn == 2 && r.Session != nil && len(r.Session.Turns) == 0 {
 			return "restarted: it never ran a turn, so its task runs first, as turn 1, and the message as turn 2"
 		}
-		return fmt.Sprintf("restarted as turn %d: the agent never reported a thread to resume, so a new run starts with the message", r.Turn)
+		return fmt.Sprintf("restarted as turn %d: the agent never reported a thread to resume, so a new run starts with the task and the message", r.Turn)
 	}
 	return fmt.Sprintf("resumed as turn %d: the agent continues its thread", r.Turn)
 }

@@ -301,7 +301,19 @@ func (st *Store) takeNext(s *record.Session, now time.Time) (turnStart, bool, er
 	if err != nil || e == nil {
 		return turnStart{}, false, err
 	}
-	return turnStart{Prompt: e.Text, InboxID: e.ID, Resumed: s.ThreadID != ""}, true, nil
+	if s.ThreadID == "" {
+		// No thread to continue: the agent begins again, knowing
+		// nothing of the task unless it comes too (a follow-up sent with
+		// --interrupt before the agent began its thread lost it).
+		return turnStart{Prompt: WithTask(s.Task, e.Text), InboxID: e.ID}, true, nil
+	}
+	return turnStart{Prompt: e.Text, InboxID: e.ID, Resumed: true}, true, nil
+}
+
+// WithTask is a follow-up given to an agent that begins again, without
+// the thread it would have continued: the task, then the follow-up.
+func WithTask(task, followUp string) string {
+	return task + "\n\nA follow-up from the user: " + followUp
 }
 
 // HandOver gives the next queued follow-up to the live agent, which just
