@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -96,8 +95,6 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 		fmt.Fprintf(io.ErrOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
 	}})
 	switch {
-	case errors.Is(err, sessions.ErrRunning), errors.Is(err, sessions.ErrAttached):
-		return &cli.UsageError{Err: err}
 	case err != nil && c.Context().Err() != nil && interrupting > 0:
 		// The turn was stopped for the person, who then left: nothing
 		// took over its thread.

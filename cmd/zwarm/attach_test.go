@@ -20,14 +20,15 @@ import (
 const fakeThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 // Attach is refused, having changed nothing, for a session still running
-// (exit 2, saying what to do) and where there is no terminal to work on.
+// (exit 1, as a landing refused for it is, saying what to do) and where
+// there is no terminal to work on (exit 2: the command line's).
 func TestAttachRefusesARunningSession(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
 	sessionstest.Eventually(t, "the turn to run", func() bool { return w.show(id).Status() == record.StatusRunning })
 	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
 	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
-	if !strings.Contains(screen, "zwarm-exit=2") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
+	if !strings.Contains(screen, "zwarm-exit=1") || !strings.Contains(screen, "still running: wait, or attach --interrupt to stop its turn first") {
 		t.Fatalf("attach to a running session:\n%s", screen)
 	}
 	if s := w.show(id); s.Status() != record.StatusRunning || len(s.Attached) != 0 {
