@@ -42,6 +42,21 @@ func TestSpawnTaskFromFileOrStdin(t *testing.T) {
 	}
 }
 
+// inject ID - reads the follow-up from stdin, as spawn - reads a task: it
+// sent the agent a lone "-".
+func TestInjectMessageFromStdin(t *testing.T) {
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	cmd := exec.Command(bins.zwarm, "inject", "--wait", id, "-")
+	cmd.Dir, cmd.Env, cmd.Stdin = w.Work, w.env(), strings.NewReader("diff --git a/x b/x\n+more\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("inject -: %v\n%s", err, out)
+	}
+	if s := w.record(id); len(s.Turns) != 2 || s.Turns[1].Prompt != "diff --git a/x b/x\n+more" {
+		t.Fatalf("turn 2: %+v", s.Turns[len(s.Turns)-1].Prompt)
+	}
+}
+
 // --json prints the documented fields only; --jq filters them as gh does.
 func TestJSONHasDocumentedFieldsAndJQ(t *testing.T) {
 	w := newWorld(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -28,7 +29,7 @@ type injectOptions struct {
 func newInjectCmd(f *factory) *cobra.Command {
 	o := &injectOptions{f: f}
 	c := &cobra.Command{
-		Use:     "inject ID [--] MESSAGE",
+		Use:     "inject ID [--] MESSAGE | -",
 		Aliases: []string{"continue"},
 		// Ctrl+C either stops it with nothing sent, or the follow-up is
 		// delivered whole and it says so (exit 0).
@@ -47,10 +48,20 @@ to a person (zwarm attach) queues it until they leave the CLI.
 
 With --max-cost, the session's cost limit becomes that many dollars, in the
 same step that sends the message: a worker stopped at its limit continues its
-thread with a higher one (which must be above what it has spent).`,
+thread with a higher one (which must be above what it has spent).
+
+A lone - reads the message from standard input, as spawn - reads a task:
+git diff | zwarm inject ID -.`,
 		Args: minArgs(2, "a session id and a message"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id, o.message = args[0], strings.Join(args[1:], " ")
+			if len(args) == 2 && args[1] == "-" {
+				b, err := io.ReadAll(f.io.In)
+				if err != nil {
+					return fmt.Errorf("read the message from stdin: %w", err)
+				}
+				o.message = strings.TrimSpace(string(b))
+			}
 			return runInject(c, o)
 		},
 		ValidArgsFunction: completeIDs(f, nil),
@@ -217,6 +228,9 @@ func injectOutcome(r *sessions.InjectResult) string {
 		}
 		if r.Turn == 0 {
 			// Pending: its supervisor has not started yet (a job still queued).
+			if r.Entry.Interrupt {
+				return fmt.Sprintf("queued behind the task, which has not started yet, so there is no turn to stop: it runs first once the task's turn ends%s (inject --interrupt again once it runs to stop that turn)", ahead)
+			}
 			return fmt.Sprintf("queued behind the task, which has not started yet: the agent takes it when the task's turn ends%s", ahead)
 		}
 		if r.Entry.Interrupt && r.Session != nil && !r.Session.TurnRunning() {
