@@ -96,6 +96,12 @@ func (r *Run) Turn(ctx context.Context, text string) (TurnEnd, error) {
 	if text == "" {
 		return TurnEnd{}, errors.New("an empty turn: say what to do")
 	}
+	// What was sent with runs say while the prompt waited came first:
+	// given before the turn, not after it (the model read the older
+	// note last, as the newest thing said).
+	if err := r.deliverInbox(ctx); err != nil {
+		return TurnEnd{}, err
+	}
 	n := len(r.Checkpoints()) + 1
 	if err := r.appendItems(message("user", turnMessage(n, text))); err != nil {
 		return TurnEnd{}, err

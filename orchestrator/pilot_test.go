@@ -203,3 +203,34 @@ func TestPilotTurnStoppedGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A message sent with runs say while the prompt waits comes before the
+// person's next turn, in the order things were said: it came after, and
+// the model took the older note for the newest word.
+func TestPilotGivesWhatWasSaidMeanwhileBeforeTheTurn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "PILOT SAY")
+	h.srv.On("PILOT SAY", fakemodel.Reply{Text: "FIRST"})
+	h.srv.On("PILOT NEXT", fakemodel.Reply{Text: "SECOND"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := Start(ctx, h.options(h.settings(func(s *Settings) { s.Pilot = true }), 0), "PILOT SAY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Work(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runs.Send(ctx, runs.RunDir(h.w.State, r.ID()), runs.MessageSay, "a note from outside", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Turn(ctx, "PILOT NEXT"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.requests()
+	in := strings.Join(inputTexts(reqs[len(reqs)-1].Body), "\n")
+	note, turn := strings.Index(in, "a note from outside"), strings.Index(in, "[from the user, turn 2] PILOT NEXT")
+	if note < 0 || turn < 0 || note > turn {
+		t.Fatalf("the last request's messages:\n%s", in)
+	}
+}
