@@ -153,6 +153,12 @@ func injectText(r *sessions.InjectResult) string {
 	}
 	switch r.Outcome {
 	case sessions.InjectQueued:
+		switch {
+		case r.Attached:
+			return fmt.Sprintf("follow-up queued for %s: a person is attached to it (zwarm attach); the thread resumes with it when they leave the CLI", id)
+		case r.Turn == 0:
+			return fmt.Sprintf("follow-up queued for %s: its task has not started yet; the agent takes it when the task's turn ends", id)
+		}
 		if r.Live {
 			return fmt.Sprintf("follow-up queued for %s: the running agent takes it when turn %d ends", id, r.Turn)
 		}

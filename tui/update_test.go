@@ -284,3 +284,14 @@ func TestALongMessageIsWrappedWhole(t *testing.T) {
 		t.Fatalf("the message on the screen:\n%q\nwant\n%q", got, msg)
 	}
 }
+
+// The dashboard says what became of a follow-up as inject does: one to a
+// session a person works in waits for them to leave, not for "turn 1 to
+// end", which had ended minutes before.
+func TestAFollowUpToAnAttachedSessionSaysSo(t *testing.T) {
+	s := &record.Session{ID: "8243bc6d-0000-4000-8000-000000000001", Turn: 1}
+	r := &sessions.InjectResult{Session: s, Entry: record.InboxEntry{ID: "e1"}, Outcome: sessions.InjectQueued, Turn: 1, Attached: true}
+	if got := injectText(r); !strings.Contains(got, "a person is attached to it") || strings.Contains(got, "when turn 1 ends") {
+		t.Fatalf("%q", got)
+	}
+}
