@@ -35,6 +35,9 @@ func (m *Model) onAlert(msg alertMsg) tea.Cmd {
 		return nil
 	}
 	a := msg.alert
+	if a.Watcher == "failure" && a.Status == record.StatusKilled && m.killedHere[a.SessionID] {
+		return nextAlert(m.opt.Alerts) // the person's own kill, which the status line said
+	}
 	if m.alerts == nil {
 		m.alerts = map[string]watchers.Alert{}
 	}

@@ -84,3 +84,21 @@ func TestOverlapMarkStaysUntilTheWorkersChangeLands(t *testing.T) {
 	}
 	settle(t, m, func(m Model) bool { return !strings.Contains(rowOf(m.View(), "busy"), "⚠") })
 }
+
+// A kill the person made from this dashboard is no news to them: the
+// failure watcher's alert of it marks no row. Another session's is.
+func TestTheFailureAlertOfAKillMadeHereIsNotShown(t *testing.T) {
+	f := newFixture(t)
+	mine := f.add(1, record.StatusKilled, "killed here", time.Minute)
+	other := f.add(2, record.StatusKilled, "killed elsewhere", time.Minute)
+	alerts := make(chan watchers.Alert, 2)
+	m := f.startWith(f.m, alerts, 120, 40)
+	m.killedHere = map[string]bool{mine: true}
+	at := time.Now().UTC()
+	alerts <- watchers.Alert{Watcher: "failure", SessionID: mine, Action: watchers.Nudge, Reason: "killed: killed by zwarm kill", At: at, Status: record.StatusKilled}
+	alerts <- watchers.Alert{Watcher: "failure", SessionID: other, Action: watchers.Nudge, Reason: "killed: by slurm", At: at, Status: record.StatusKilled}
+	m = settle(t, m, func(m Model) bool { return strings.Contains(rowOf(m.View(), "killed elsewhere"), "⚠") })
+	if row := rowOf(m.View(), "killed here"); strings.Contains(row, "⚠") {
+		t.Fatalf("the person's own kill is marked: %q", row)
+	}
+}

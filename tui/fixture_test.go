@@ -276,10 +276,10 @@ func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.Inject
 	return t.Sessions.Inject(ctx, id, msg)
 }
 
-func (t *tracking) Kill(ctx context.Context, id string) (*record.Session, error) {
+func (t *tracking) KillBecause(ctx context.Context, id, reason string) (*record.Session, error) {
 	working.Add(1)
 	defer working.Add(-1)
-	return t.Sessions.Kill(ctx, id)
+	return t.Sessions.KillBecause(ctx, id, reason)
 }
 
 func (t *tracking) Remove(ctx context.Context, id string, force bool) (string, error) {

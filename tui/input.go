@@ -187,6 +187,10 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 		switch msg.Action {
 		case "kill":
 			m.setStatus("killing " + record.ShortID(msg.Target) + "…")
+			if m.killedHere == nil {
+				m.killedHere = map[string]bool{}
+			}
+			m.killedHere[msg.Target] = true
 			return m.kill(msg.Target)
 		case "delete":
 			return m.remove(msg.Target)

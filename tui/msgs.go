@@ -169,10 +169,14 @@ func injectText(r *sessions.InjectResult) string {
 	return fmt.Sprintf("%s is resuming its thread as turn %d", id, r.Turn)
 }
 
+// KillReason is the error of a session killed from the dashboard: it said
+// "killed by zwarm kill", a command no one ran.
+const KillReason = "killed from the dashboard (zwarm dash)"
+
 func (m Model) kill(id string) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
-		s, err := src.Kill(ctx, id)
+		s, err := src.KillBecause(ctx, id, KillReason)
 		if err != nil {
 			return actionMsg{err: err}
 		}

@@ -51,7 +51,7 @@ import (
 type Sessions interface {
 	Subscribe(context.Context, watch.SubscribeOptions) (*watch.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
-	Kill(context.Context, string) (*record.Session, error)
+	KillBecause(ctx context.Context, id, reason string) (*record.Session, error)
 	Remove(context.Context, string, bool) (string, error)
 	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*record.Session, error)
 	Land(context.Context, string, sessions.LandOptions) (*sessions.LandResult, error)
@@ -157,6 +157,9 @@ type Model struct {
 	listSub, trajSub *watch.Subscription
 	// alerts are the watchers' latest alert per session, while it stands.
 	alerts map[string]watchers.Alert
+	// killedHere are the sessions the person killed from this dashboard:
+	// the failure watcher's alert of that kill tells them nothing.
+	killedHere map[string]bool
 	// runListSub follows every run; runTrajSub the selected run's events.
 	runListSub, runTrajSub *runs.Subscription
 	// trajID is the key of the selected row (sessionlist.Row.Key).

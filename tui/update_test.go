@@ -26,6 +26,7 @@ type recorder struct {
 	mu       sync.Mutex
 	injected []string
 	killed   []string
+	reasons  []string
 	killErr  error
 }
 
@@ -37,10 +38,10 @@ func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectR
 		Outcome: sessions.InjectQueued, Turn: 1, Session: &record.Session{ID: id}}, nil
 }
 
-func (r *recorder) Kill(_ context.Context, id string) (*record.Session, error) {
+func (r *recorder) KillBecause(_ context.Context, id, reason string) (*record.Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.killed = append(r.killed, id)
+	r.killed, r.reasons = append(r.killed, id), append(r.reasons, reason)
 	if r.killErr != nil {
 		return nil, r.killErr
 	}
@@ -156,6 +157,11 @@ func TestKillAndDeleteConfirmAndReportErrors(t *testing.T) {
 	m = press(t, m, "x", "y")
 	if len(rec.killed) != 1 || !strings.Contains(m.View(), "processes still alive: 4242") {
 		t.Fatalf("kill error not shown:\n%s", m.View())
+	}
+	// The session says where its kill came from (it read "killed by
+	// zwarm kill", a command no one ran).
+	if rec.reasons[0] != "killed from the dashboard (zwarm dash)" {
+		t.Fatalf("killed because %q", rec.reasons[0])
 	}
 	// d on a running session: refused; on a finished one: deleted for real.
 	m = press(t, m, "d")
