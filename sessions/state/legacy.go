@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -129,15 +130,24 @@ func legacyTime(raw json.RawMessage) time.Time {
 			}
 		}
 		if f, err := strconv.ParseFloat(str, 64); err == nil {
-			return time.Unix(0, int64(f*1e9)).UTC()
+			return epochTime(f)
 		}
 		return time.Time{}
 	}
 	var f float64
 	if json.Unmarshal(raw, &f) == nil {
-		return time.Unix(0, int64(f*1e9)).UTC()
+		return epochTime(f)
 	}
 	return time.Time{}
+}
+
+// epochTime is seconds since the epoch as a time, zero for what no clock
+// says (NaN, or past what nanoseconds since 1970 hold, which read as 1677).
+func epochTime(f float64) time.Time {
+	if math.IsNaN(f) || f <= 0 || f >= math.MaxInt64/1e9 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(f*1e9)).UTC()
 }
 
 func legacyInt(v any) int64 {

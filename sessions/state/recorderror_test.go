@@ -43,6 +43,8 @@ func TestARecordWithoutAVersionMustBeThePythonZwarms(t *testing.T) {
 		`{"task":"x","status":"completed"}`,
 		`{"id":"0a1b2c3d-0000-4000-8000-000000000001","created_at":"2025-03-01T10:00:00"}`,
 		`{"id":"` + id + `","created_at":"soon"}`,
+		`{"id":"` + id + `","created_at":"NaN"}`,
+		`{"id":"` + id + `","created_at":1e30}`,
 	} {
 		_, err := DecodeSession("meta.json", id, []byte(rec))
 		if err == nil || !strings.Contains(err.Error(), "not a session record") || !strings.Contains(err.Error(), "zwarm rm --force 0a1b2c3d removes the session") {
