@@ -83,12 +83,15 @@ func runKill(c *cobra.Command, o *killOptions) error {
 	// Kills run side by side: each may wait out a grace period.
 	errs := make([]error, len(ids))
 	done := make([]*record.Session, len(ids))
+	dropped := make([]int, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			queued := queuedFollowUps(m, id)
 			done[i], errs[i] = m.Kill(ctx, id)
+			dropped[i] = droppedOf(m, id, queued)
 		}()
 	}
 	wg.Wait()
@@ -96,6 +99,10 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		switch {
 		case errs[i] == nil:
 			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status())
+			if dropped[i] > 0 {
+				fmt.Fprintf(o.f.io.ErrOut, "%s: %s dropped, undelivered (zwarm show %s lists them)\n",
+					record.ShortID(done[i].ID), render.Plural(dropped[i], "queued follow-up"), record.ShortID(done[i].ID))
+			}
 		case o.all && (errors.Is(errs[i], sessions.ErrNotRunning) || errors.Is(errs[i], sessions.ErrNotFound)):
 			// It settled, or went, between the listing and its kill
 			// (another kill --all, say): --all asked for nothing to run.
@@ -105,6 +112,34 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// queuedFollowUps are the follow-ups of session id waiting for a turn.
+func queuedFollowUps(m *sessions.Manager, id string) map[string]bool {
+	entries, _ := m.Inbox(id)
+	queued := map[string]bool{}
+	for _, e := range entries {
+		if e.State == record.InboxQueued {
+			queued[e.ID] = true
+		}
+	}
+	return queued
+}
+
+// droppedOf counts those of queued that a kill left undelivered: the
+// person is told, not left to find them in show.
+func droppedOf(m *sessions.Manager, id string, queued map[string]bool) int {
+	if len(queued) == 0 {
+		return 0
+	}
+	entries, _ := m.Inbox(id)
+	n := 0
+	for _, e := range entries {
+		if queued[e.ID] && e.State == record.InboxUndelivered {
+			n++
+		}
+	}
+	return n
 }
 
 // settledPhrase says how and when a settled session ended: "completed 4m

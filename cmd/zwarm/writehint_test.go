@@ -71,3 +71,16 @@ func TestWriteHintIsTheStateDirsOnly(t *testing.T) {
 		}
 	}
 }
+
+// A kill that drops queued follow-ups says so: they were left for show
+// to tell, undelivered.
+func TestKillSaysWhichFollowUpsItDropped(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	w.ok("inject", id, "then this")
+	w.ok("inject", id, "and that")
+	r := w.zwarm("kill", id)
+	if r.code != 0 || !strings.Contains(r.stderr, "2 queued follow-ups dropped, undelivered (zwarm show "+id[:8]+" lists them)") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
