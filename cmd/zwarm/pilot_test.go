@@ -15,6 +15,7 @@ import (
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakemodel"
 )
 
@@ -336,4 +337,19 @@ func TestPilotShowsARunsSayAtThePrompt(t *testing.T) {
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, p.out.String())
 	}
+}
+
+// Leaving a pilot run whose worker still runs says so, as orchestrate
+// does: the worker went on unmentioned.
+func TestLeavingPilotNamesTheWorkersStillRunning(t *testing.T) {
+	t.Parallel()
+	w, srv := orchWorld(t)
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript(fakeagent.Completes("done", 100), "slow notes", []fakeagent.Step{{"wait_file": gate}})
+	srv.On("PILOT LEAVE", replyCalls(fcall("delegate", map[string]any{"task": "slow notes"})), fakemodel.Reply{Text: "delegated"})
+	r := w.pilotScript("PILOT LEAVE\n:quit\n")
+	if r.code != 0 || !strings.Contains(r.stderr, "still running: 1 worker") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	w.zwarm("kill", "--all")
 }

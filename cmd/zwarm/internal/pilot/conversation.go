@@ -260,5 +260,18 @@ func (pl *Conversation) leave(err error) error {
 	}
 	n := len(pl.run.Checkpoints())
 	fmt.Fprintf(pl.io.ErrOut, "left run %s after %s; resume with: %s\n", record.ShortID(rec.ID), render.Plural(n, "turn"), pl.opt.Resume(rec))
+	// Its workers go on without it: said, as orchestrate says them.
+	if list, lerr := pl.runWorkers(); lerr == nil {
+		var running []string
+		for _, s := range list {
+			if !s.Settled() {
+				running = append(running, record.ShortID(s.ID))
+			}
+		}
+		if len(running) > 0 {
+			fmt.Fprintf(pl.io.ErrOut, "still running: %s %s (zwarm wait, or zwarm kill, to end them)\n",
+				render.Plural(len(running), "worker"), strings.Join(running, " "))
+		}
+	}
 	return err
 }
