@@ -67,6 +67,16 @@ func TestARecordNamingAnotherDirectoryMakesRmDeleteNothing(t *testing.T) {
 		{"its repository", func(ws map[string]any, v string) { ws["own_git_dir"] = v }, "is not the one zwarm makes beside its worktree"},
 		{"a branch of the user's", func(ws map[string]any, v string) { ws["branch"] = "main" }, `its branch "main" is not the one zwarm makes`},
 		{"its own path, with a slash after", func(ws map[string]any, v string) { ws["path"] = ws["path"].(string) + "/" }, "is not a directory zwarm makes for it"},
+		// The worktree's git dir climbing out of the worktrees dir, to a
+		// repository of the user's: rm swept it, then removed it whole.
+		{"a git dir climbing out", func(ws map[string]any, v string) {
+			delete(ws, "own_git_dir")
+			ws["git_dir"], ws["admin_dir"] = v, v+"/worktrees/.."
+		}, "is not the one git makes for it"},
+		{"a git dir of another name", func(ws map[string]any, v string) {
+			delete(ws, "own_git_dir")
+			ws["git_dir"], ws["admin_dir"] = v, v+"/worktrees/mine"
+		}, "is not the one git makes for it"},
 	} {
 		s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
 		victim := filepath.Join(victims, strings.ReplaceAll(c.name, " ", "-"))

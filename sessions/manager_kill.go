@@ -17,6 +17,7 @@ import (
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/store"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 // ErrNotRunning is returned (wrapped) by Kill for a settled session.
@@ -594,8 +595,7 @@ func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool
 		}
 	}
 	if s.Workspace != nil {
-		// Claimed, so that no landing, update or follow-up starts in the
-		// worktree while it goes (the claim goes with the record).
+		// Claimed: no landing, update or follow-up starts in it meanwhile.
 		claimed, release, err := m.claimWorktree(ctx, id, "rm")
 		if err != nil {
 			return "", err
@@ -611,8 +611,7 @@ func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool
 	return id, m.removeRecord(ctx, id)
 }
 
-// removeRecord deletes a session's directory for rm, its errors said as
-// rm's other ones are ("rm 1a2b: ...").
+// removeRecord deletes a session's directory for rm ("rm 1a2b: ...").
 func (m *Manager) removeRecord(ctx context.Context, id string) error {
 	if err := m.st.Remove(m.writing(ctx), id); err != nil {
 		return fmt.Errorf("rm %s: %w", record.ShortID(id), err)
@@ -700,10 +699,8 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 		return false, nil, nil // processes it started still run: its record is what finds them
 	}
 	if s.Workspace != nil {
-		// The listing's records may come from its cache, which keeps no
-		// lander (and a claim does not invalidate it): whether a landing
-		// or an update works in the worktree now is read from the record
-		// itself, and a removal claims it, so none starts while it goes.
+		// The listing's cache keeps no lander (a claim does not invalidate
+		// it): the record itself says, and a removal claims it.
 		fresh, release, err := m.cleanClaim(ctx, s.ID, opt.DryRun)
 		if err != nil { // removed, reopened, busy or unreadable meanwhile: not clean's to judge
 			return false, nil, state.RefusedWrite(err)
@@ -717,7 +714,10 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 	}
 	if !opt.Force {
 		u, err := m.unlanded(ctx, s)
-		if err != nil || u != nil {
+		if errors.Is(err, workspace.ErrNotMade) { // not clean's to judge either
+			m.warn(fmt.Errorf("clean: %w", err))
+			return false, nil, nil
+		} else if err != nil || u != nil {
 			return false, u, err
 		}
 	}

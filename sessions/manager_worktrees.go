@@ -25,7 +25,7 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 	if ws == nil || ws.Preparing() || s.Turn == 0 {
 		return nil, nil // no turn ran: nothing in it is a worker's
 	}
-	w := ws.Worktree()
+	w := m.st.Worktree(ws)
 	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
 	// A worktree whose git dir someone deleted still holds files: they
 	// are looked at, never taken for gone with the git dir.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/workspace"
@@ -28,8 +29,11 @@ func foreignWorktree(s *record.Session) string {
 	}
 	// The worktree's own git dir is git's, in the worktrees dir of the
 	// repository it belongs to; zwarm removes what a worker plants in it.
-	if own := cmp.Or(ws.OwnGitDir, ws.GitDir); ws.AdminDir != "" && filepath.Dir(ws.AdminDir) != filepath.Join(own, "worktrees") {
-		return fmt.Sprintf("its worktree's git dir %q is not in %s", ws.AdminDir, filepath.Join(own, "worktrees"))
+	// git names it after the worktree (with a number after, should the
+	// name be taken): <repository>/worktrees/<id>[N], nothing else.
+	if own := cmp.Or(ws.OwnGitDir, ws.GitDir); ws.AdminDir != "" && (filepath.Clean(ws.AdminDir) != ws.AdminDir ||
+		filepath.Dir(ws.AdminDir) != filepath.Join(own, "worktrees") || !strings.HasPrefix(filepath.Base(ws.AdminDir), s.ID)) {
+		return fmt.Sprintf("its worktree's git dir %q is not the one git makes for it in %s", ws.AdminDir, filepath.Join(own, "worktrees"))
 	}
 	if ws.Branch != "" && ws.Branch != workspace.BranchFor(s.ID) {
 		return fmt.Sprintf("its branch %q is not the one zwarm makes for it (%s)", ws.Branch, workspace.BranchFor(s.ID))

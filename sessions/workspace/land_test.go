@@ -207,10 +207,20 @@ func TestLeftoversAreWorktreesWhoseSessionIsGone(t *testing.T) {
 	if err := gone.Add(ctx, sh(t, repo, "git rev-parse HEAD")); err != nil {
 		t.Fatal(err)
 	}
+	write(t, OwnerFile(gone.Path), "/srv/state\n") // as zwarm writes it, before it makes one
+	os.Chmod(OwnerFile(gone.Path), 0o600)
 	write(t, filepath.Join(gone.Path, "big.bin"), strings.Repeat("x", 64<<10))
-	// A directory git forgot about.
+	// A directory git forgot about, beside the owner file zwarm wrote.
 	forgotten := filepath.Join(filepath.Dir(live.Path), "3f2a9c1d-0000-4000-8000-000000000022")
 	write(t, filepath.Join(forgotten, "f"), "x")
+	write(t, OwnerFile(forgotten), "/srv/state\n")
+	os.Chmod(OwnerFile(forgotten), 0o600)
+	// Directories of yours there: one named as a session is, without the
+	// owner file zwarm writes before it makes a worktree; one named by a
+	// date, which is hex digits and hyphens too; a repository of yours.
+	for _, name := range []string{"3f2a9c1d-0000-4000-8000-000000000097", "2024-11-30", "3f2a9c1d-0000-4000-8000-000000000096.git"} {
+		write(t, filepath.Join(filepath.Dir(live.Path), name, "notes"), "mine\n")
+	}
 	// Something else in the root that is not zwarm's.
 	os.MkdirAll(filepath.Join(filepath.Dir(live.Path), "notes"), 0o700)
 	// Checkouts of yours on branches named zwarm/...: your repository's

@@ -109,7 +109,10 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id, owner
 			continue
 		}
 		p := filepath.Join(root, name)
-		if seen[p] || known(name, Owner(p)) {
+		// zwarm writes the owner file before it makes the worktree: a
+		// directory without one (a date-named one of yours, a repository
+		// of yours) is not zwarm's to remove.
+		if seen[p] || trustedOwnerFile(p) == "" || known(name, Owner(p)) {
 			continue
 		}
 		l := Leftover{ID: name, Path: p, Bytes: DiskUsage(p)}
@@ -126,13 +129,22 @@ func Leftovers(ctx context.Context, commonDir, root string, known func(id, owner
 	return out, nil
 }
 
+// looksLikeID says s has a session id's shape: a UUID, in lower case
+// (8-4-4-4-12 hex digits), not any run of hex digits and hyphens (a date).
 func looksLikeID(s string) bool {
-	if len(s) < 8 {
+	if len(s) != 36 {
 		return false
 	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
-			return false
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
 		}
 	}
 	return true

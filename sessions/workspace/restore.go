@@ -61,6 +61,11 @@ func (w *Worktree) restoreAdmin(ctx context.Context) (bool, error) {
 // (its branch, where Known says; the worktree's own git dir), so that
 // its files are seen, diffed and committed, never taken for gone.
 func (w *Worktree) Restore(ctx context.Context) error {
+	// Its sweep removes what is no file nor directory in the git dirs:
+	// never in a worktree zwarm did not make (ownedBy).
+	if err := w.ownedBy(w.Owner); err != nil {
+		return err
+	}
 	if err := w.pinned(ctx); err != nil {
 		return err
 	}
