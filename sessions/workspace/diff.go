@@ -30,6 +30,18 @@ type DiffOptions struct {
 	// that git apply takes the whole change; for a patch piped on, not for
 	// a person or a model to read.
 	Binary bool
+	// Paths limits the diff to these paths (from the repository's top),
+	// each taken literally: none is a pathspec's magic.
+	Paths []string
+}
+
+// pathspecs are o.Paths as git takes them after "--".
+func (o DiffOptions) pathspecs() []string {
+	out := make([]string, len(o.Paths))
+	for i, p := range o.Paths {
+		out[i] = ":(top,literal)" + p
+	}
+	return out
 }
 
 func (o DiffOptions) args() []string {
@@ -60,7 +72,7 @@ func (o DiffOptions) args() []string {
 func (w *Worktree) Diff(ctx context.Context, out io.Writer, from, to string, o DiffOptions) error {
 	g := w.repo()
 	g.stdout = out
-	_, err := g.run(ctx, append(o.args(), from, to, "--")...)
+	_, err := g.run(ctx, append(append(o.args(), from, to, "--"), o.pathspecs()...)...)
 	return err
 }
 
@@ -75,7 +87,7 @@ func (w *Worktree) WorkingDiff(ctx context.Context, out io.Writer, from string, 
 	}
 	defer cleanup()
 	g.stdout = out
-	_, err = g.run(ctx, append(o.args(), args...)...)
+	_, err = g.run(ctx, append(append(o.args(), args...), o.pathspecs()...)...)
 	return err
 }
 

@@ -187,12 +187,20 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
 	if files == nil {
 		files = []fileDiff{} // "files": [], for a change of none
 	}
+	if patchOut.cut && len(files) > 0 {
+		files[len(files)-1].Cut = true // the one the bound cut short
+	}
 	if want := r.URL.Query().Get("file"); want != "" {
 		for _, f := range files {
-			if f.Path == want {
+			if f.Path == want && !f.Cut {
 				reply(w, f)
 				return
 			}
+		}
+		if patchOut.cut {
+			// Past the cut, or cut by it: that file's diff alone.
+			s.fileDiff(ctx, w, id, want)
+			return
 		}
 		fail(w, http.StatusNotFound, "the change has no file "+want)
 		return
@@ -206,6 +214,25 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ access) {
 		budget -= len(files[i].Patch)
 	}
 	reply(w, map[string]any{"stat": stat.String(), "files": files, "cut": patchOut.cut})
+}
+
+// fileDiff answers for one file of a change too large to read whole: its
+// own diff, cut at the same bound.
+func (s *Server) fileDiff(ctx context.Context, w http.ResponseWriter, id, path string) {
+	var patch bytes.Buffer
+	out := &limited{w: &patch, n: maxDiff}
+	if _, err := s.opt.Manager.Diff(ctx, id, out, sessions.DiffRequest{Options: workspace.DiffOptions{Paths: []string{path}}}); err != nil && !out.cut {
+		s.failed(w, err)
+		return
+	}
+	for _, f := range splitDiff(patch.String()) {
+		if f.Path == path {
+			f.Cut = out.cut
+			reply(w, f)
+			return
+		}
+	}
+	fail(w, http.StatusNotFound, "the change has no file "+path)
 }
 
 func (s *Server) ticket(w http.ResponseWriter, _ *http.Request, a access) {

@@ -81,4 +81,31 @@ func TestADiffPastWhatThePageReadsIsCutNotRefused(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"path":"a.txt"`) {
 		t.Fatalf("?file=a.txt: %d %.300s", code, body)
 	}
+	// The file the bound cut short says so; each file, past the cut too,
+	// is there to ask for (small.txt was "no file" of the change).
+	if last := d.Files[len(d.Files)-1]; last.Path != "b.txt" {
+		t.Fatalf("the last file read: %s", last.Path)
+	}
+	if !strings.Contains(bodyOf(t, sv, id, ""), `"path":"b.txt","bytes":`) || !strings.Contains(bodyOf(t, sv, id, ""), `"cut":true}`) {
+		t.Fatal("the file cut short is not marked cut")
+	}
+	for file, want := range map[string]string{"small.txt": "+small", "b.txt": strings.Repeat("x", 99)} {
+		var f struct {
+			Path, Patch string
+			Cut         bool
+		}
+		code, body := request(t, sv, "GET", "/api/sessions/"+id+"/diff?file="+file, sv.full, "", "")
+		if code != 200 || json.Unmarshal([]byte(body), &f) != nil || f.Path != file || f.Cut || !strings.Contains(f.Patch, want) {
+			t.Fatalf("?file=%s: %d %.300s", file, code, body)
+		}
+		if file == "b.txt" && strings.Count(f.Patch, "\n+x") != 90_000 {
+			t.Fatalf("b.txt's patch has %d added lines, want 90000", strings.Count(f.Patch, "\n+x"))
+		}
+	}
+}
+
+func bodyOf(t *testing.T, sv *serving, id, query string) string {
+	t.Helper()
+	_, body := request(t, sv, "GET", "/api/sessions/"+id+"/diff"+query, sv.full, "", "")
+	return body
 }

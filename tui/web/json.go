@@ -147,6 +147,8 @@ type fileDiff struct {
 	Bytes int    `json:"bytes"`
 	Patch string `json:"patch"`
 	More  bool   `json:"more,omitempty"`
+	// Cut: the patch is its first part (what the page reads of a diff).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // splitDiff splits git's unified diff at each line that starts a file
