@@ -192,3 +192,26 @@ func TestARecordNamingAnotherGitDirIsRefused(t *testing.T) {
 		t.Fatalf("rm removed a symlink of yours: %v", err)
 	}
 }
+
+// clean passes over a session whose worktree zwarm did not make for this
+// state dir (it leaves it, as rm does without --force), and goes on with
+// the rest: it stopped at it with an error.
+func TestCleanPassesOverAWorktreeItDidNotMake(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"README": "hi\n"})
+	s := w.wait(w.spawnIn(w.Work, "nothing to change", sessions.SpawnRequest{}).ID)
+	other := w.wait(w.spawnIn(w.Work, "nothing either", sessions.SpawnRequest{}).ID)
+	if err := os.WriteFile(s.Workspace.Path+".state", []byte(t.TempDir()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Manager.Clean(context.Background(), sessions.CleanOptions{})
+	if err != nil || len(res.Removed) != 1 || res.Removed[0] != other.ID {
+		t.Fatalf("clean: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(s.Workspace.Path); err != nil {
+		t.Fatalf("its worktree went: %v", err)
+	}
+	if _, err := w.Manager.Get(context.Background(), s.ID); err != nil {
+		t.Fatalf("the session went: %v", err)
+	}
+}
