@@ -325,15 +325,7 @@ func TestKillInAReadOnlyStateDir(t *testing.T) {
 	}})
 	s := w.spawn("hold")
 	child := readPIDFile(t, filepath.Join(dir, "child.pid"))
-	ro := filepath.Join(t.TempDir(), "ro")
-	os.Mkdir(ro, 0o700)
-	if err := unix.Mount(w.Store.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount a read-only view here: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
-	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
-	}
+	ro := sessionstest.ReadOnlyView(t, w.Store.Dir())
 	rst, _ := state.NewStore(ro)
 	m := sessions.NewManager(sessions.ManagerOptions{Store: rst, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}})
 	_, err := m.Kill(context.Background(), s.ID)

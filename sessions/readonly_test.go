@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 	"github.com/zwarm/zwarm/sessions/state"
 )
@@ -19,15 +19,7 @@ import (
 // the state dir of a user who may read it but not write it.
 func readOnlyView(t *testing.T, w *world) *sessions.Manager {
 	t.Helper()
-	ro := filepath.Join(t.TempDir(), "ro")
-	os.Mkdir(ro, 0o700)
-	if err := unix.Mount(w.Store.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount a read-only view here: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
-	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
-	}
+	ro := sessionstest.ReadOnlyView(t, w.Store.Dir())
 	rst, err := state.NewStore(ro)
 	if err != nil {
 		t.Fatal(err)

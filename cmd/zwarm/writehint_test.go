@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 )
 
 // Every command that writes a session says what to do when the state dir
@@ -21,15 +21,7 @@ func TestAStateDirThatRefusesWritesSaysWhatToDo(t *testing.T) {
 	w := newWorld(t)
 	id := w.spawn("first")
 	w.ok("wait", id)
-	ro := filepath.Join(t.TempDir(), "ro")
-	os.Mkdir(ro, 0o700)
-	if err := unix.Mount(w.State, ro, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount a read-only view here: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
-	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
-	}
+	ro := sessionstest.ReadOnlyView(t, w.State)
 	hint := "(zwarm cannot write its state dir " + ro + ": fix its permissions, or choose another with --state-dir)"
 	for _, args := range [][]string{
 		{"inject", id, "then this"},
