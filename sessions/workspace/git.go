@@ -66,6 +66,10 @@ type git struct {
 	// not stopped when ctx ends, nor when zwarm dies. For a checkout of
 	// your files, which git stopped midway would leave half written.
 	whole bool
+	// left are the lock files a write may find that a killed git left
+	// (leftlock.go): one no process holds is removed, and the write run
+	// once more.
+	left leftLocks
 }
 
 // redirecting are the variables with which a caller's environment (a git
@@ -130,6 +134,19 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 		full = append(full, "-c", c)
 	}
 	full = append(full, args...)
+	out, err := g.exec(ctx, path, full, args)
+	if err != nil && g.writes && ctx.Err() == nil {
+		var again bool
+		if again, err = g.left.clear(ctx, err); again && rewind(g.stdin) {
+			out, err = g.exec(ctx, path, full, args)
+		}
+	}
+	return out, err
+}
+
+// exec runs git once, with full its whole command line (args what an
+// error names).
+func (g git) exec(ctx context.Context, path string, full, args []string) (string, error) {
 	if g.whole {
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -150,14 +167,15 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	// A cancelled command gets SIGTERM first, and so does one whose zwarm
 	// dies (a supervisor killed during the turn's commit): git removes its
 	// lock files on SIGTERM, not on SIGKILL, and a lock left behind would
-	// fail every later commit and landing in the worktree.
+	// fail every later commit and landing in the worktree (the next write
+	// there removes one all the same, leftlock.go).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if g.whole {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	err := cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), ctx.Err())

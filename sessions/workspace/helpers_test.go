@@ -35,9 +35,11 @@ func TestMain(m *testing.M) {
 	case err != nil:
 		fmt.Fprintln(os.Stderr, err)
 	case dir != "":
-		// A process that runs zwarm's git and is killed meanwhile
-		// (TestAGitWhoseZwarmDiesLeavesNoLock).
-		_, err = git{dir: dir, writes: true, config: []string{"filter.slow.clean=sleep 2; cat"}}.run(context.Background(), "add", "-A")
+		// A process that runs zwarm's git in a worktree and is killed
+		// meanwhile (TestAGitWhoseZwarmDiesLeavesNoLock).
+		g := (&Worktree{Path: dir, OwnDir: OwnRepoFor(dir)}).tree()
+		g.writes, g.config = true, []string{"filter.slow.clean=sleep 2; cat"}
+		_, err = g.run(context.Background(), "add", "-A")
 		fmt.Fprintln(os.Stderr, err)
 	default:
 		code = m.Run()
