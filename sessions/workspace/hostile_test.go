@@ -617,7 +617,7 @@ func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
 			}
 			break
 		}
-		if !strings.Contains(err.Error(), "a git still at work there") || time.Now().After(deadline) {
+		if !strings.Contains(err.Error(), "is held open by pid") || time.Now().After(deadline) {
 			t.Fatalf("a minute after its zwarm was killed: %v", err)
 		}
 	}
@@ -697,7 +697,7 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	f.Close()
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	_, _, err = w.Commit(context.Background(), "zwarm turn")
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d, sleep 60", holder.Process.Pid)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is held open by pid %d, sleep 60)", holder.Process.Pid)) {
 		t.Fatalf("commit while sleep holds the lock: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {

@@ -47,7 +47,7 @@ func (w *Worktree) leftLocks() leftLocks {
 			filepath.Join(w.OwnDir, "packed-refs.lock"))
 	}
 	return leftLocks{paths: paths, removed: func(path string) {
-		w.Undone = append(w.Undone, fmt.Sprintf("removed %s, which a git killed while it wrote there had left (no process held it)", path))
+		w.Undone = append(w.Undone, fmt.Sprintf("removed %s, a lock file no process held (one a git killed as it wrote there leaves behind)", path))
 	}}
 }
 
@@ -97,7 +97,7 @@ func (l leftLocks) clear(ctx context.Context, err error) (bool, error) {
 	again := false
 	for _, s := range there {
 		if o := holders[s.path]; len(o) > 0 {
-			err = fmt.Errorf("%w (%s is held by pid %d, %s: a git still at work there)", err, s.path, o[0].PID, commandOf(o[0]))
+			err = fmt.Errorf("%w (%s is held open by pid %d, %s)", err, s.path, o[0].PID, commandOf(o[0]))
 			continue
 		}
 		var now syscall.Stat_t
