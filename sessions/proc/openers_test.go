@@ -1,18 +1,20 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// Openers names the process that has a file open, by the file itself
-// (reached through a symlinked directory, it is the same file), and no
+// Users names the process that has a file open, by the file itself
+// (reached through a symlinked directory, or by another hard link, it is
+// the same file), and the processes working within a directory; no
 // process for a file nobody has open or one that is not there.
-func TestOpenersFindsTheProcessThatHoldsAFile(t *testing.T) {
-	dir := t.TempDir()
-	held, free := filepath.Join(dir, "index.lock"), filepath.Join(dir, "other.lock")
+func TestUsersFindsWhoHoldsAFileAndWhoWorksInADir(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	held, free, linked := filepath.Join(dir, "index.lock"), filepath.Join(dir, "other.lock"), filepath.Join(dir, "HEAD.lock")
 	f, err := os.Create(held)
 	if err != nil {
 		t.Fatal(err)
@@ -20,8 +22,13 @@ func TestOpenersFindsTheProcessThatHoldsAFile(t *testing.T) {
 	if err := os.WriteFile(free, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Link(held, linked); err != nil {
+		t.Fatal(err)
+	}
 	holder := exec.Command("sleep", "60")
 	holder.ExtraFiles = []*os.File{f}
+	holder.Dir = filepath.Join(work, "sub")
+	os.Mkdir(holder.Dir, 0o755)
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +39,25 @@ func TestOpenersFindsTheProcessThatHoldsAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	viaLink := filepath.Join(link, "index.lock")
-	got := Openers([]string{viaLink, free, filepath.Join(dir, "missing.lock")})
-	if len(got) != 1 || len(got[viaLink]) != 1 || got[viaLink][0].PID != holder.Process.Pid || got[viaLink][0].Command != "sleep 60" {
-		t.Fatalf("openers: %+v (sleep is pid %d)", got, holder.Process.Pid)
+	use, err := Users(context.Background(), []string{viaLink, free, linked, filepath.Join(dir, "missing.lock")}, []string{work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := holder.Process.Pid
+	for _, p := range []string{viaLink, linked} {
+		if o := use.Open[p]; len(o) != 1 || o[0].PID != pid || o[0].Command != "sleep 60" || o[0].Comm != "sleep" {
+			t.Errorf("%s is open in %+v (sleep is pid %d)", p, o, pid)
+		}
+	}
+	if len(use.Open) != 2 {
+		t.Errorf("open: %+v", use.Open)
+	}
+	if len(use.Within) != 1 || use.Within[0].PID != pid {
+		t.Errorf("within %s: %+v", work, use.Within)
 	}
 	holder.Process.Kill()
 	holder.Wait()
-	if got := Openers([]string{held}); len(got) != 0 {
-		t.Fatalf("openers once the holder is gone: %+v", got)
+	if use, err := Users(context.Background(), []string{held}, []string{work}); err != nil || len(use.Open) != 0 || len(use.Within) != 0 {
+		t.Fatalf("once the holder is gone: %+v %v", use, err)
 	}
 }

@@ -164,12 +164,13 @@ func (g git) exec(ctx context.Context, path string, full, args []string) (string
 		cmd.Stdout = g.stdout
 	}
 	cmd.Stderr = &stderr
-	// A cancelled command gets SIGTERM first, and so does one whose zwarm
-	// dies (a supervisor killed during the turn's commit): git removes its
-	// lock files on SIGTERM, not on SIGKILL, and a lock left behind would
-	// fail every later commit and landing in the worktree (the next write
-	// there removes one all the same, leftlock.go).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// A cancelled command gets SIGTERM first: git removes its lock files
+	// on it. One whose zwarm dies (a supervisor killed during the turn's
+	// commit) is killed outright: nothing is left to wait for it, and a
+	// git given SIGTERM can spin in its handler forever (git 2.39, seen
+	// when the signal came as it set the handler up). A lock it leaves
+	// is removed by the next write there (leftlock.go).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if g.whole {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}

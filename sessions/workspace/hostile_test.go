@@ -579,10 +579,9 @@ func TestAFIFOAmongTheObjectsIsNeverWaitedOn(t *testing.T) {
 // A zwarm process killed outright while its git holds the worktree's
 // index lock (a supervisor killed during the turn's commit) keeps no
 // later commit from being made: every one, and the landing, would fail
-// on the lock. git removes it on the SIGTERM it gets when its zwarm dies,
-// unless that comes before git has set up its handler (a moment a
-// loaded machine can stretch): zwarm's next write then finds the lock
-// held by no process, and removes it.
+// on the lock. Its git is killed with it and leaves the lock; zwarm's
+// next write finds it held by no process, with no git at work beside
+// it, and removes it.
 func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, map[string]string{".gitattributes": "* filter=slow\n", "a.txt": "a\n"})
@@ -608,7 +607,7 @@ func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
 	helper.Wait()
 	// What is asked is that a commit is made, not how soon: a git told
 	// to stop at a load of 20 (the soak's) took over 10 s to be
-	// scheduled, and holds the lock until it is.
+	// scheduled, and keeps the lock until it is gone.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		_, made, err := w.Commit(context.Background(), "zwarm turn")
 		if err == nil {
@@ -617,7 +616,7 @@ func TestAGitWhoseZwarmDiesLeavesNoLock(t *testing.T) {
 			}
 			break
 		}
-		if !strings.Contains(err.Error(), "is held open by pid") || time.Now().After(deadline) {
+		if !strings.Contains(err.Error(), " is kept: ") || time.Now().After(deadline) {
 			t.Fatalf("a minute after its zwarm was killed: %v", err)
 		}
 	}
@@ -697,7 +696,7 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	f.Close()
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	_, _, err = w.Commit(context.Background(), "zwarm turn")
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is held open by pid %d, sleep 60)", holder.Process.Pid)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is kept: held open by pid %d (sleep 60))", holder.Process.Pid)) {
 		t.Fatalf("commit while sleep holds the lock: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
@@ -707,6 +706,54 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	holder.Wait()
 	if _, made, err := w.Commit(context.Background(), "zwarm turn"); err != nil || !made {
 		t.Fatalf("commit once the holder is gone: %v %v", made, err)
+	}
+}
+
+// A person's git commit -a in the worktree holds the index's lock
+// through the editor, with the lock file closed: the turn's commit keeps
+// it, says which git is at work, and the person's commit is made.
+func TestTheLockOfAGitAtWorkIsKeptThoughClosed(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000064")
+	write(t, filepath.Join(w.Path, "a.txt"), "person's\n")
+	dir := t.TempDir()
+	editor, goOn := filepath.Join(dir, "editor"), filepath.Join(dir, "go")
+	write(t, editor, "#!/bin/sh\nwhile [ ! -e '"+goOn+"' ]; do sleep 0.02; done\necho \"the person's commit\" > \"$1\"\n")
+	if err := os.Chmod(editor, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	person := exec.Command("git", "commit", "-a")
+	person.Dir = w.Path
+	person.Env = append(os.Environ(), "GIT_EDITOR="+editor)
+	var said strings.Builder
+	person.Stdout, person.Stderr = &said, &said
+	if err := person.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { os.WriteFile(goOn, nil, 0o644); person.Wait() }()
+	lock := filepath.Join(w.admin(), "index.lock")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(lock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the person's git never took the index lock")
+		}
+	}
+	_, _, err := w.Commit(context.Background(), "zwarm turn")
+	if want := fmt.Sprintf("is kept: pid %d (git commit -a) is at work in the worktree", person.Process.Pid); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("zwarm's commit while the person's editor is open: %v", err)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("the lock of the person's git: %v", err)
+	}
+	write(t, goOn, "")
+	if err := person.Wait(); err != nil {
+		t.Fatalf("the person's commit: %v\n%s", err, said.String())
+	}
+	if got := sh(t, w.Path, "git log -1 --format=%s"); got != "the person's commit" {
+		t.Errorf("HEAD is %q", got)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,132 +14,166 @@ import (
 	"github.com/zwarm/zwarm/sessions/proc"
 )
 
-// A git that is killed can leave a lock file behind: git removes its
-// lock files on SIGTERM, but sets up the handler that does so only once
-// it has made its first one (a zwarm killed in that moment, the SIGTERM
-// its git then gets comes too early), and on SIGKILL never. Every later
-// write then fails ("Unable to create '.../index.lock': File exists")
-// until someone removes the file. git holds a lock file open from the
-// moment it makes it until it renames it into place, so one that no
-// process has open, and that has not been written for a while, is such a
-// leftover. zwarm removes those only where no git of yours writes: the
-// worktree's own git dir, and the worker's repository, which zwarm made.
+// A git that is killed while it holds a lock file leaves it behind, and
+// every later write then fails ("Unable to create '.../index.lock': File
+// exists") until someone removes the file. zwarm's gits are killed when
+// their zwarm dies (git.go), so a supervisor killed during a turn's
+// commit leaves one. Where only zwarm's gits and the worker's write (the
+// worktree's own git dir, and the worker's repository), a write that
+// runs into a lock file removes it when it is a leftover, and runs once
+// more. A leftover is a lock file that has not changed for a second,
+// that no process has open, while no git works in the worktree or the
+// repository: git closes a lock file long before it lets it go (git
+// commit -a holds the index's through the editor and the hooks; a ref
+// transaction holds its refs' through its hook), so no process having it
+// open is not enough.
 
-// leftLocks are lock files that a write may find left by a killed git.
+// leftLocks are the lock files a write may find that a killed git left.
 type leftLocks struct {
 	paths []string
+	// dirs are where a git at work on them would run.
+	dirs []string
 	// removed is told of each lock file removed, to say so.
 	removed func(path string)
 }
 
-// lockQuiet is how long a lock file that no process holds must have gone
-// unwritten before it counts as left: git closes a lock file just before
-// it renames it into place, and a git caught in between keeps it.
+// lockQuiet is how long a lock file must have gone unchanged before it
+// can count as left.
 const lockQuiet = time.Second
 
 // leftLocks are the lock files of a write in the worktree: those of its
 // own git dir, and of its branch and the packed refs in the worker's
 // repository.
 func (w *Worktree) leftLocks() leftLocks {
-	paths := []string{filepath.Join(w.admin(), "index.lock"), filepath.Join(w.admin(), "HEAD.lock")}
-	if w.OwnDir != "" {
-		paths = append(paths, filepath.Join(w.OwnDir, "refs", "heads", filepath.FromSlash(w.Branch)+".lock"),
-			filepath.Join(w.OwnDir, "packed-refs.lock"))
+	admin := w.admin()
+	l := leftLocks{
+		paths: []string{admin + "/index.lock", admin + "/HEAD.lock"},
+		dirs:  []string{w.Path, admin},
+		removed: func(path string) {
+			w.Undone = append(w.Undone, fmt.Sprintf("removed %s, a lock file that no process held and no git worked beside (one a git killed as it wrote there leaves behind)", path))
+		},
 	}
-	return leftLocks{paths: paths, removed: func(path string) {
-		w.Undone = append(w.Undone, fmt.Sprintf("removed %s, a lock file no process held (one a git killed as it wrote there leaves behind)", path))
-	}}
+	if w.OwnDir != "" {
+		l.paths = append(l.paths, w.OwnDir+"/refs/heads/"+w.Branch+".lock", w.OwnDir+"/packed-refs.lock")
+		l.dirs = append(l.dirs, w.OwnDir)
+	}
+	return l
 }
 
-// clear is called with the error of a write that failed: it removes the
-// lock files that were left, and reports whether the write is worth
-// running again (a lock file it ran into is gone now, or was removed).
-// err comes back naming the process that holds a lock file that is not
-// left. git names the lock file it could not make, whatever the language
-// it speaks: when it names one of these, only that one is looked at.
+// clear is called with the error of a write that failed. When git says
+// it could not make one of the lock files (it names the file, in any
+// language), clear removes it if it is a leftover, and reports whether
+// the write is worth running again (the lock file is gone now). err
+// comes back saying why a lock file was kept.
 func (l leftLocks) clear(ctx context.Context, err error) (bool, error) {
-	type seen struct {
-		path string
-		st   syscall.Stat_t
-	}
-	paths, named := l.paths, false
+	lock := ""
 	for _, p := range l.paths {
 		if strings.Contains(err.Error(), p) {
-			paths, named = []string{p}, true
-			break
+			lock = p
 		}
 	}
-	var there []seen
-	var newest time.Time
-	for _, p := range paths {
-		var st syscall.Stat_t
-		if syscall.Lstat(p, &st) == nil {
-			there = append(there, seen{p, st})
-			newest = later(newest, time.Unix(st.Mtim.Unix()))
-		}
+	if lock == "" {
+		return false, err
 	}
-	if len(there) == 0 {
-		// The one git named is gone: its holder was done a moment after.
-		return named, err
+	var was syscall.Stat_t
+	if syscall.Lstat(lock, &was) != nil {
+		return true, err // its git was done a moment after
 	}
-	if wait := lockQuiet - time.Since(newest); wait > 0 {
+	// ctime, not mtime: no one can set it back, or ahead.
+	if wait := lockQuiet - time.Since(time.Unix(was.Ctim.Unix())); wait > 0 {
 		select {
 		case <-ctx.Done():
 			return false, err
-		case <-time.After(wait):
+		case <-time.After(min(wait, lockQuiet)):
 		}
 	}
-	names := make([]string, len(there))
-	for i, s := range there {
-		names[i] = s.path
+	why := l.busy(ctx, lock)
+	var now syscall.Stat_t
+	if why == "" && (syscall.Lstat(lock, &now) != nil || now.Ino != was.Ino || now.Dev != was.Dev || now.Ctim != was.Ctim) {
+		why = "it changed while zwarm looked at it"
 	}
-	holders := proc.Openers(names)
-	again := false
-	for _, s := range there {
-		if o := holders[s.path]; len(o) > 0 {
-			err = fmt.Errorf("%w (%s is held open by pid %d, %s)", err, s.path, o[0].PID, commandOf(o[0]))
-			continue
-		}
-		var now syscall.Stat_t
-		switch {
-		case syscall.Lstat(s.path, &now) != nil:
-			again = true // gone meanwhile
-		case now.Ino != s.st.Ino || now.Dev != s.st.Dev || now.Mtim != s.st.Mtim || now.Ctim != s.st.Ctim || now.Size != s.st.Size:
-			// Written, or made again, since it was first looked at: a
-			// git at work.
-		case os.Remove(s.path) == nil:
-			again = true
-			if l.removed != nil {
-				l.removed(s.path)
-			}
-		}
+	if why != "" {
+		return false, fmt.Errorf("%w (%s is kept: %s)", err, lock, why)
 	}
-	return again, err
+	gone, rerr := removeIfSame(lock, &was)
+	if rerr != nil {
+		return false, fmt.Errorf("%w (%s was left by a git that is gone, and could not be removed: %v)", err, lock, rerr)
+	}
+	if gone && l.removed != nil {
+		l.removed(lock)
+	}
+	return gone, err
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
+// busy says why lock may be in use: a process has it open, a git works
+// beside it, or what processes hold cannot all be seen. "" when none.
+func (l leftLocks) busy(ctx context.Context, lock string) string {
+	use, err := proc.Users(ctx, []string{lock}, l.dirs)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("zwarm cannot tell whether a process holds it (%v)", err)
+	case len(use.Open[lock]) > 0:
+		return "held open by " + describe(use.Open[lock][0])
 	}
-	return a
+	for _, o := range use.Within {
+		if isGit(o) {
+			return describe(o) + " is at work in the worktree"
+		}
+	}
+	for _, o := range use.Unplaced {
+		if isGit(o) {
+			return "zwarm cannot see where " + describe(o) + " is at work"
+		}
+	}
+	if use.Unseen > 0 {
+		return fmt.Sprintf("zwarm cannot see the open files of %d of your processes", use.Unseen)
+	}
+	return ""
 }
 
-// commandOf is what the holder runs, cut short, with no control
+func isGit(o proc.Opener) bool { return strings.HasPrefix(o.Comm, "git") }
+
+// removeIfSame removes lock if it is still the file that was looked at:
+// moved aside first (a rename is one step), and put back if it is not.
+// gone is false when lock had changed meanwhile, or was no longer there.
+func removeIfSame(lock string, was *syscall.Stat_t) (gone bool, err error) {
+	aside := lock + ".zwarm-left-" + strconv.Itoa(os.Getpid())
+	if err := os.Rename(lock, aside); err != nil {
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	// The inode says it is the same file (a rename changes its ctime);
+	// git makes every lock file anew.
+	var now syscall.Stat_t
+	if syscall.Lstat(aside, &now) == nil && now.Dev == was.Dev && now.Ino == was.Ino {
+		return true, os.Remove(aside)
+	}
+	// Made again, by a git at work, since it was looked at: it goes
+	// back, unless another has taken its place.
+	if err := os.Link(aside, lock); err != nil {
+		return false, fmt.Errorf("put back %s: %w", lock, err)
+	}
+	return false, os.Remove(aside)
+}
+
+// describe names a process, its command cut short, with no control
 // character (a worker names its processes as it likes).
-func commandOf(o proc.Opener) string {
+func describe(o proc.Opener) string {
 	c := strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return '?'
 		}
 		return r
 	}, o.Command)
-	switch r := []rune(c); {
-	case len(r) == 0:
-		return "its command unknown"
-	case len(r) > 100:
-		return string(r[:100]) + "…"
+	if r := []rune(c); len(r) > 100 {
+		c = string(r[:100]) + "…"
 	}
-	return c
+	if c == "" {
+		c = o.Comm
+	}
+	return fmt.Sprintf("pid %d (%s)", o.PID, c)
 }
 
 // rewind makes stdin readable from its start again, for a command run a
