@@ -76,26 +76,12 @@ func Users(ctx context.Context, files, dirs []string) (Use, error) {
 			continue
 		}
 		dir := "/proc/" + e.Name() + "/"
-		var opened []string
-		fds, err := os.ReadDir(dir + "fd")
+		opened, err := openedBy(dir, names, func(st *syscall.Stat_t) []string { return want[key{st.Dev, st.Ino}] })
 		if err != nil {
 			if unseen(dir, err, uid) {
 				use.Unseen++
 			}
 			continue
-		}
-		// Only a link that names a file of a wanted name is looked at
-		// further: a readlink costs less than a stat, and most
-		// processes hold nothing of the kind.
-		for _, fd := range fds {
-			target, err := os.Readlink(dir + "fd/" + fd.Name())
-			if err != nil || !names[filepath.Base(strings.TrimSuffix(target, " (deleted)"))] {
-				continue
-			}
-			var st syscall.Stat_t
-			if syscall.Stat(dir+"fd/"+fd.Name(), &st) == nil {
-				opened = append(opened, want[key{st.Dev, st.Ino}]...)
-			}
 		}
 		within, unplaced := false, false
 		if len(real) > 0 {
@@ -124,6 +110,28 @@ func Users(ctx context.Context, files, dirs []string) (Use, error) {
 		}
 	}
 	return use, nil
+}
+
+// openedBy lists the files of a process (its /proc dir) that are one of
+// those wanted: by name first, as a readlink costs less than a stat and
+// most processes hold nothing of the kind, then by the file itself.
+func openedBy(dir string, names map[string]bool, wanted func(*syscall.Stat_t) []string) ([]string, error) {
+	fds, err := os.ReadDir(dir + "fd")
+	if err != nil {
+		return nil, err
+	}
+	var opened []string
+	for _, fd := range fds {
+		target, err := os.Readlink(dir + "fd/" + fd.Name())
+		if err != nil || !names[filepath.Base(strings.TrimSuffix(target, " (deleted)"))] {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(dir+"fd/"+fd.Name(), &st) == nil {
+			opened = append(opened, wanted(&st)...)
+		}
+	}
+	return opened, nil
 }
 
 // unseen says whether a process's file that could not be read hides
