@@ -103,3 +103,37 @@ func dryStat(r *sessions.LandResult) any {
 		Nothing, Already bool
 	}{r.Stat.Files, r.Nothing, r.Already}
 }
+
+// A file changed by hand in a worker's worktree after its turn is not
+// the worker's: a landing leaves it there, and rm refuses to drop it.
+// What rm says to do (commit it there, land again) lands it.
+func TestAFileChangedByHandLandsOnceCommittedAsRmSays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	w.agent("echo turn > turn.txt")
+	s := w.wait(w.spawnIn(w.Work, "add turn.txt", sessions.SpawnRequest{}).ID)
+	wt := s.Workspace.Path
+	writeFile(t, filepath.Join(wt, "extra.txt"), "by hand\n")
+	if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Manager.Remove(ctx, s.ID, false)
+	var ue *sessions.UnlandedError
+	if !errors.As(err, &ue) || ue.Uncommitted != 1 || !ue.ByHand {
+		t.Fatalf("rm with a file changed by hand: %v", err)
+	}
+	msg := err.Error()
+	add, commit := "git -C "+wt+" add -A", "git -C "+wt+" commit"
+	if !strings.Contains(msg, "changed by hand") || !strings.Contains(msg, add) || !strings.Contains(msg, commit) || strings.Contains(msg, "zwarm diff") {
+		t.Fatalf("rm says %q", msg)
+	}
+	git(t, wt, "add", "-A")
+	git(t, wt, "-c", "user.name=You", "-c", "user.email=you@example.com", "commit", "-q", "-m", "extra, by hand")
+	if res, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work}); err != nil || res.Already || !res.Removed {
+		t.Fatalf("land after the commit rm asked for: %+v %v", res, err)
+	}
+	if got := readFile(t, filepath.Join(w.Work, "extra.txt")); got != "by hand\n" {
+		t.Fatalf("extra.txt in your checkout: %q", got)
+	}
+}

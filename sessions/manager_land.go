@@ -389,7 +389,7 @@ func (m *Manager) removeLanded(ctx context.Context, id string, w *workspace.Work
 	}
 	if err != nil || len(dirty) > 0 {
 		if err == nil {
-			err = fmt.Errorf("it has uncommitted changes to %s", strings.Join(dirty, ", "))
+			err = fmt.Errorf("it has uncommitted changes to %s, which did not land (commit them there, and zwarm land %s again lands them)", strings.Join(dirty, ", "), record.ShortID(id))
 		}
 		m.warn(fmt.Errorf("land %s: landed as %s; its worktree %s is kept: %w", record.ShortID(id), workspace.Abbrev(commit), w.Path, err))
 		return

@@ -26,7 +26,7 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 		return nil, nil // no turn ran: nothing in it is a worker's
 	}
 	w := m.st.Worktree(ws)
-	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes}
+	e := &UnlandedError{ID: s.ID, Branch: ws.Branch, Stat: ws.Changes, Path: ws.Path, ByHand: s.AllCommitted()}
 	// A worktree whose git dir someone deleted still holds files: they
 	// are looked at, never taken for gone with the git dir.
 	if err := w.Restore(ctx); err != nil {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zwarm/zwarm/sessions/store"
 )
@@ -18,24 +19,42 @@ type Unlanded struct {
 	Stat       *Stat
 	// Uncommitted counts files in the worktree that are not committed.
 	Uncommitted int
+	// ByHand: those files were changed after the worker's last turn was
+	// committed, by a person. A landing takes the worker's work, not
+	// theirs: committed there, they land with it.
+	ByHand bool
+	// Path is the worktree's.
+	Path string
 }
 
 func (e *Unlanded) Error() string {
-	what := ""
+	var what []string
 	if e.Commits > 0 {
-		what = fmt.Sprintf("%s has %s never landed", e.Branch, plural(e.Commits, "commit"))
+		c := fmt.Sprintf("%s has %s never landed", e.Branch, plural(e.Commits, "commit"))
 		if e.Stat != nil && !e.Stat.Empty() {
-			what += " (" + e.Stat.String() + ")"
+			c += " (" + e.Stat.String() + ")"
 		}
-	}
-	if e.Uncommitted > 0 {
-		if what != "" {
-			what += ", and "
-		}
-		what += fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file"))
+		what = append(what, c)
 	}
 	id := store.ShortID(e.ID)
-	return fmt.Sprintf("session %s: %s; land them with zwarm land %s, see them with zwarm diff %s, or pass --force to drop them", id, what, id, id)
+	how := fmt.Sprintf("land them with zwarm land %s, see them with zwarm diff %s", id, id)
+	switch {
+	case e.Uncommitted > 0 && e.ByHand:
+		what = append(what, fmt.Sprintf("its worktree has %s changed by hand since the worker's last turn, never committed", plural(e.Uncommitted, "file")))
+		q := shellQuote(e.Path)
+		how = fmt.Sprintf("a landing takes only what is committed there: git -C %s status shows them, git -C %s add -A && git -C %s commit commits them, and zwarm land %s lands that", q, q, q, id)
+	case e.Uncommitted > 0:
+		what = append(what, fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file")))
+	}
+	return fmt.Sprintf("session %s: %s; %s, or pass --force to drop them", id, strings.Join(what, ", and "), how)
+}
+
+// shellQuote quotes s for sh where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (e *Unlanded) Unwrap() error { return ErrUnlanded }
