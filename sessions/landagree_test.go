@@ -9,10 +9,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
@@ -35,6 +37,16 @@ func TestADryRunOfUncommittedWorkSaysWhatLandLands(t *testing.T) {
 	})
 	syscall.Kill(sup.PID, syscall.SIGKILL)
 	s = w.wait(s.ID)
+	// ls and show say the work is there, uncommitted, not that the
+	// turn has not ended.
+	if got := s.ChangesText(); got != "uncommitted" {
+		t.Errorf("CHANGES of a worker whose supervisor died before the turn's commit: %q", got)
+	}
+	for _, f := range render.WorkspaceFields(s, time.Now()) {
+		if f.Name == "changes" && !strings.Contains(f.Text, "not committed: the turn ended without its commit") {
+			t.Errorf("show says the changes are %q", f.Text)
+		}
+	}
 	dry, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, DryRun: true})
 	if err != nil || dry.Nothing || dry.Stat.Files != 1 || !dry.Uncommitted {
 		t.Fatalf("land --dry-run: %v %v; want half.txt counted, uncommitted", dryStat(dry), err)

@@ -184,6 +184,13 @@ func (s *Session) AllCommitted() bool {
 	return s.Workspace != nil && s.Settled() && s.Workspace.Committed == len(s.Turns) && s.Workspace.Error == ""
 }
 
+// LeftUncommitted reports whether a settled session's last turn ran and
+// was never committed (its supervisor ended first): what it changed is
+// in its worktree, for a landing (or a follow-up) to commit.
+func (s *Session) LeftUncommitted() bool {
+	return s.Workspace != nil && s.Settled() && len(s.Turns) > 0 && s.Workspace.Committed < len(s.Turns) && s.Workspace.Error == ""
+}
+
 // ChangeToLand reports whether s's work may still meet another worker's
 // in the repository: it runs, or it settled in a worktree whose change is
 // neither landed nor removed. A worker in place that settled has left its
@@ -216,6 +223,8 @@ func (s *Session) ChangesText() string {
 		return "conflict"
 	case w.LandedNow():
 		return "landed"
+	case w.Changes == nil && s.LeftUncommitted():
+		return "uncommitted"
 	case w.Changes == nil:
 		return "–"
 	case w.Changes.Empty():

@@ -48,6 +48,8 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 		change = fmt.Sprintf("landed into %s as %s (%s, %s)", SafeLine(l.Into), workspace.Short(l.Commit), l.Strategy, Ago(now.Sub(l.At)))
 	case ws.Changes == nil && ws.Error != "":
 		change = "not committed: zwarm could not commit the worker's work (below)"
+	case ws.Changes == nil && s.LeftUncommitted():
+		change = fmt.Sprintf("not committed: the turn ended without its commit (its supervisor ended first); zwarm diff %s shows what the worktree holds, zwarm land %s commits and lands it", id, id)
 	case ws.Changes == nil:
 		change = "not measured yet (the first turn has not ended)"
 	case ws.Changes.Empty():
