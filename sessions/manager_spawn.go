@@ -198,8 +198,8 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if _, err := ad.Command(agent.TurnRequest{StateDir: m.st.Dir(), SessionID: s.ID, Prompt: task,
 		Model: s.Model, WorkingDir: dir, Sandbox: s.Sandbox, Config: acfg,
 		ReasoningEffort: s.ReasoningEffort, Instructions: s.Instructions}); err != nil {
-		if errors.Is(err, config.ErrInvalidRequest) {
-			return nil, state.RoleSaid(req.Role, err)
+		if errors.Is(err, config.ErrInvalidRequest) || errors.As(err, new(*config.Error)) {
+			return nil, state.RoleSaid(req.Role, err) // a wrong option, or settings file of the agent's
 		}
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}

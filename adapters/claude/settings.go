@@ -41,14 +41,14 @@ func LoadSettings(stateDir string) (Settings, error) {
 		return Settings{}, nil
 	}
 	if err != nil {
-		return Settings{}, fmt.Errorf("read %s: %w", path, err)
+		return Settings{}, &config.Error{Path: path, Err: err}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return Settings{}, fmt.Errorf("%s: unknown key %s (known: model, full_danger, permission_mode, live_input, args)", path, strings.Join(keys, ", "))
+		return Settings{}, &config.Error{Path: path, Err: fmt.Errorf("unknown key %s (known: model, full_danger, permission_mode, live_input, args)", strings.Join(keys, ", "))}
 	}
 	return s, nil
 }

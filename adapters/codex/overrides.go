@@ -49,13 +49,13 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 		return Overrides{}, nil
 	}
 	if err != nil {
-		return Overrides{}, fmt.Errorf("read %s: %w", path, err)
+		return Overrides{}, &config.Error{Path: path, Err: err}
 	}
 	var o Overrides
 	if v, ok := doc["model"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return Overrides{}, fmt.Errorf("%s: model must be a string", path)
+			return Overrides{}, &config.Error{Path: path, Err: errors.New("model must be a string")}
 		}
 		o.Model = s
 		delete(doc, "model")
@@ -63,14 +63,14 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 	if v, ok := doc["full_danger"]; ok {
 		b, ok := v.(bool)
 		if !ok {
-			return Overrides{}, fmt.Errorf("%s: full_danger must be true or false", path)
+			return Overrides{}, &config.Error{Path: path, Err: errors.New("full_danger must be true or false")}
 		}
 		o.FullDanger = b
 		delete(doc, "full_danger")
 	}
 	flat := map[string]any{}
 	if err := flatten("", doc, flat); err != nil {
-		return Overrides{}, fmt.Errorf("%s: %w", path, err)
+		return Overrides{}, &config.Error{Path: path, Err: err}
 	}
 	if v, ok := flat[writableRootsKey]; ok {
 		list, ok := v.([]any)
@@ -83,7 +83,7 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 			o.WritableRoots = append(o.WritableRoots, s)
 		}
 		if !ok {
-			return Overrides{}, fmt.Errorf("%s: %s must be a list of paths", path, writableRootsKey)
+			return Overrides{}, &config.Error{Path: path, Err: fmt.Errorf("%s must be a list of paths", writableRootsKey)}
 		}
 		delete(flat, writableRootsKey)
 	}
@@ -95,7 +95,7 @@ func LoadOverrides(stateDir string) (Overrides, error) {
 	for _, k := range keys {
 		lit, err := literal(flat[k])
 		if err != nil {
-			return Overrides{}, fmt.Errorf("%s: %s: %w", path, k, err)
+			return Overrides{}, &config.Error{Path: path, Err: fmt.Errorf("%s: %w", k, err)}
 		}
 		o.Flags = append(o.Flags, k+"="+lit)
 	}

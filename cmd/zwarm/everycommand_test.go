@@ -62,3 +62,27 @@ func TestBulkCommandsRacingEachOtherBothSucceed(t *testing.T) {
 		t.Fatalf("%d sessions left after two rm --all", len(left))
 	}
 }
+
+// An agent's own settings file that is wrong (codex.toml, claude.toml)
+// is the config being wrong, as config.toml's is: exit 2, the file
+// named, nothing recorded. It was exit 1, as if the work had failed.
+func TestABrokenAgentSettingsFileIsAConfigError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.ok("init")
+	for _, c := range []struct{ adapter, file, body, says string }{
+		{"codex", "codex.toml", "model = [\n", "codex.toml"},
+		{"claude", "claude.toml", "bogus = 1\n", "unknown key bogus"},
+	} {
+		if err := os.WriteFile(filepath.Join(w.State, c.file), []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := w.zwarm("spawn", "--adapter", c.adapter, "a task")
+		if r.code != 2 || !strings.Contains(r.stderr, c.says) {
+			t.Errorf("spawn --adapter %s with a broken %s: exit %d, stderr %q", c.adapter, c.file, r.code, r.stderr)
+		}
+	}
+	if n := len(w.ls()); n != 0 {
+		t.Errorf("%d sessions recorded by spawns that could not run", n)
+	}
+}

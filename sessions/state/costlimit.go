@@ -105,8 +105,8 @@ func Dollars(v float64, sig int) string {
 
 // RoleSaid names the role in an error about a setting it may have given.
 func RoleSaid(role string, err error) error {
-	if role == "" {
-		return err
+	if role == "" || errors.As(err, new(*config.Error)) {
+		return err // a file's error names the file
 	}
 	return config.Invalidf("%v (with role %s, [roles.%s] in config.toml)", err, role, role)
 }
