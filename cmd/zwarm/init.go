@@ -76,8 +76,14 @@ func runInit(o *initOptions) error {
 		// O_EXCL: a file or symlink already there is an error, so nothing
 		// is written through a planted symlink.
 		if err := state.WriteFile(abs, cfg, exampleConfig, os.O_EXCL); err != nil {
-			if fi, lerr := os.Lstat(cfg); errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			fi, lerr := os.Lstat(cfg)
+			switch {
+			case errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode()&fs.ModeSymlink != 0:
 				err = symlinkConfig(cfg) // planted meanwhile
+			case errors.Is(err, fs.ErrExist) && lerr == nil && fi.Mode().IsRegular():
+				// Another init made it meanwhile: the same outcome.
+				fmt.Fprintf(io.Out, "%s already has a %s: left as it is\n", abs, config.File)
+				return nil
 			}
 			return fmt.Errorf("init: %w", err)
 		}

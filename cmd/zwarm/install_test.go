@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
@@ -150,5 +151,32 @@ func TestInitWritesNoConfigThroughASymlink(t *testing.T) {
 	}
 	if _, err := os.Lstat(target); err == nil {
 		t.Errorf("init made %s through the symlink", target)
+	}
+}
+
+// Several zwarm init at once in a new directory all succeed, as one after
+// another do: one makes config.toml, the others find it. One of two
+// failed with "open …/config.toml: file exists".
+func TestInitsAtOnceAllSucceed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	rs := make([]result, 16)
+	var wg sync.WaitGroup
+	for i := range rs {
+		wg.Add(1)
+		go func() { defer wg.Done(); rs[i] = w.zwarm("init") }()
+	}
+	wg.Wait()
+	made := 0
+	for _, r := range rs {
+		if r.code != 0 {
+			t.Errorf("init, 16 at once: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if strings.HasPrefix(r.stdout, "made ") {
+			made++
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(w.State, "config.toml")); made != 1 || err != nil || !bytes.Equal(got, exampleConfig) {
+		t.Errorf("%d inits said they made config.toml; it holds %d bytes of the example's %d (%v)", made, len(got), len(exampleConfig), err)
 	}
 }
