@@ -42,7 +42,7 @@ func (e *Unlanded) Error() string {
 	case e.Uncommitted > 0 && e.ByHand:
 		what = append(what, fmt.Sprintf("its worktree has %s changed by hand since the worker's last turn, never committed", plural(e.Uncommitted, "file")))
 		q := shellQuote(e.Path)
-		how = fmt.Sprintf("a landing takes only what is committed there: git -C %s status shows them, git -C %s add -A && git -C %s commit commits them, and zwarm land %s lands that", q, q, q, id)
+		how = fmt.Sprintf("a landing takes only what is committed there: commit them (cd %s && git add -A && git commit), and zwarm land %s lands them", q, id)
 	case e.Uncommitted > 0:
 		what = append(what, fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file")))
 	}
