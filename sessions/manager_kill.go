@@ -130,10 +130,10 @@ type killing struct {
 func (k *killing) mark(ctx context.Context, tx *state.Tx) error {
 	s := tx.Session()
 	if s.Settled() {
+		// Processes only exiting (a cgroup still populated) are none.
 		if c := k.m.containment(k.id); c.Alive() {
-			k.strays, k.sweepErr = c.Procs(), k.m.sweepOut(ctx, k.id)
-			if k.strays == nil {
-				k.strays = []proc.Stat{}
+			if procs, err := c.Procs(), k.m.sweepOut(ctx, k.id); len(procs) > 0 || err != nil {
+				k.strays, k.sweepErr = append([]proc.Stat{}, procs...), err
 			}
 		}
 		return nil

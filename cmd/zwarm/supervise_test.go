@@ -254,15 +254,18 @@ func TestSupervisorKilledIsReportedAndKillStillCleansUp(t *testing.T) {
 	}
 	sessionstest.Eventually(t, "the supervisor to die", func() bool { return !sessionstest.Alive(owner.PID) })
 	// Its agent's guard stopped everything the agent started, the escaped
-	// grandchild too; a reader that finds the supervisor dead records it.
-	// The first may find the session's lock still held: a SIGKILLed process
-	// reads as a zombie while its other threads are still exiting, and
-	// lets go of its files only with the last of them. A reader never
-	// waits for a lock; a later one records it.
+	// grandchild too; a reader that finds the supervisor dead records it,
+	// having stopped what is left. The first may find the session's lock
+	// still held: a SIGKILLed process reads as a zombie while its other
+	// threads are still exiting, and lets go of its files only with the
+	// last of them. A reader never waits for a lock: it reports the
+	// failure unrecorded, and leaves the stopping to a later one, which
+	// records it. What is asked is what holds once it is recorded.
 	var list []session
 	sessionstest.Eventually(t, "a reader to record the dead supervisor", func() bool {
 		list = w.ls()
-		return len(list) == 1 && list[0].Status() == record.StatusFailed
+		rec := w.record(id)
+		return len(list) == 1 && list[0].Status() == record.StatusFailed && rec.Status() == record.StatusFailed
 	})
 	if list[0].Status() != record.StatusFailed || !strings.Contains(list[0].Error, "supervisor") {
 		t.Fatalf("after SIGKILL of the supervisor: want failed, saying the supervisor died; got %s %q", list[0].Status(), list[0].Error)
