@@ -10,8 +10,9 @@ import (
 
 // Users names the process that has a file open, by the file itself
 // (reached through a symlinked directory, or by another hard link, it is
-// the same file), and the processes working within a directory; no
-// process for a file nobody has open or one that is not there.
+// the same file), and the processes of a name working within a
+// directory; no process for a file nobody has open or one that is not
+// there.
 func TestUsersFindsWhoHoldsAFileAndWhoWorksInADir(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	held, free, linked := filepath.Join(dir, "index.lock"), filepath.Join(dir, "other.lock"), filepath.Join(dir, "HEAD.lock")
@@ -39,7 +40,7 @@ func TestUsersFindsWhoHoldsAFileAndWhoWorksInADir(t *testing.T) {
 		t.Fatal(err)
 	}
 	viaLink := filepath.Join(link, "index.lock")
-	use, err := Users(context.Background(), []string{viaLink, free, linked, filepath.Join(dir, "missing.lock")}, []string{work})
+	use, err := Users(context.Background(), []string{viaLink, free, linked, filepath.Join(dir, "missing.lock")}, []string{work}, "sleep")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestUsersFindsWhoHoldsAFileAndWhoWorksInADir(t *testing.T) {
 	}
 	holder.Process.Kill()
 	holder.Wait()
-	if use, err := Users(context.Background(), []string{held}, []string{work}); err != nil || len(use.Open) != 0 || len(use.Within) != 0 {
+	if use, err := Users(context.Background(), []string{held}, []string{work}, "sleep"); err != nil || len(use.Open) != 0 || len(use.Within) != 0 {
 		t.Fatalf("once the holder is gone: %+v %v", use, err)
 	}
 }

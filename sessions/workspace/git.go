@@ -135,11 +135,17 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	}
 	full = append(full, args...)
 	out, err := g.exec(ctx, path, full, args)
-	if err != nil && g.writes && ctx.Err() == nil {
-		var again bool
-		if again, err = g.left.clear(ctx, err); again && rewind(g.stdin) {
-			out, err = g.exec(ctx, path, full, args)
+	// Each lock a killed git left is met in turn (HEAD's, then its
+	// branch's): one more try for each.
+	for range g.left.paths {
+		if err == nil || !g.writes || ctx.Err() != nil {
+			break
 		}
+		var again bool
+		if again, err = g.left.clear(ctx, err); !again || !rewind(g.stdin) {
+			break
+		}
+		out, err = g.exec(ctx, path, full, args)
 	}
 	return out, err
 }

@@ -637,7 +637,7 @@ func TestLockFilesNoProcessHoldsAreRemoved(t *testing.T) {
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000062")
 	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
 	locks := w.leftLocks().paths
-	if len(locks) != 4 {
+	if len(locks) != 5 {
 		t.Fatalf("lock files %v", locks)
 	}
 	old := time.Now().Add(-time.Minute)
@@ -668,7 +668,7 @@ func TestLockFilesNoProcessHoldsAreRemoved(t *testing.T) {
 		if strings.HasSuffix(l, "packed-refs.lock") {
 			continue
 		}
-		t.Errorf("%s is still there", l)
+		t.Errorf("%s is still there (%q)", l, w.Undone)
 	}
 	if said := strings.Join(w.Undone, "\n"); !strings.Contains(said, "index.lock") {
 		t.Errorf("the worktree says %q", said)
@@ -709,51 +709,65 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	}
 }
 
-// A person's git commit -a in the worktree holds the index's lock
-// through the editor, with the lock file closed: the turn's commit keeps
-// it, says which git is at work, and the person's commit is made.
+// A person's git commit -a holds the worktree's index lock through the
+// editor, with the lock file closed: the turn's commit keeps it, says
+// which git is at work, and the person's commit is made. So whether the
+// person runs git in the worktree, or from elsewhere naming it with
+// --git-dir or GIT_DIR.
 func TestTheLockOfAGitAtWorkIsKeptThoughClosed(t *testing.T) {
 	t.Parallel()
-	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
-	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000064")
-	write(t, filepath.Join(w.Path, "a.txt"), "person's\n")
-	dir := t.TempDir()
-	editor, goOn := filepath.Join(dir, "editor"), filepath.Join(dir, "go")
-	write(t, editor, "#!/bin/sh\nwhile [ ! -e '"+goOn+"' ]; do sleep 0.02; done\necho \"the person's commit\" > \"$1\"\n")
-	if err := os.Chmod(editor, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	person := exec.Command("git", "commit", "-a")
-	person.Dir = w.Path
-	person.Env = append(os.Environ(), "GIT_EDITOR="+editor)
-	var said strings.Builder
-	person.Stdout, person.Stderr = &said, &said
-	if err := person.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { os.WriteFile(goOn, nil, 0o644); person.Wait() }()
-	lock := filepath.Join(w.admin(), "index.lock")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(lock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the person's git never took the index lock")
-		}
-	}
-	_, _, err := w.Commit(context.Background(), "zwarm turn")
-	if want := fmt.Sprintf("is kept: pid %d (git commit -a) is at work in the worktree", person.Process.Pid); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("zwarm's commit while the person's editor is open: %v", err)
-	}
-	if _, err := os.Stat(lock); err != nil {
-		t.Fatalf("the lock of the person's git: %v", err)
-	}
-	write(t, goOn, "")
-	if err := person.Wait(); err != nil {
-		t.Fatalf("the person's commit: %v\n%s", err, said.String())
-	}
-	if got := sh(t, w.Path, "git log -1 --format=%s"); got != "the person's commit" {
-		t.Errorf("HEAD is %q", got)
+	for i, how := range []string{"in the worktree", "--git-dir", "GIT_DIR"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+			w := newWorktree(t, repo, fmt.Sprintf("3f2a9c1d-0000-4000-8000-00000000007%d", i))
+			write(t, filepath.Join(w.Path, "a.txt"), "person's\n")
+			dir := t.TempDir()
+			editor, goOn := filepath.Join(dir, "editor"), filepath.Join(dir, "go")
+			write(t, editor, "#!/bin/sh\nwhile [ ! -e '"+goOn+"' ]; do sleep 0.02; done\necho \"the person's commit\" > \"$1\"\n")
+			if err := os.Chmod(editor, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			person := exec.Command("git", "commit", "-a")
+			person.Dir, person.Env = w.Path, append(os.Environ(), "GIT_EDITOR="+editor)
+			switch how {
+			case "--git-dir":
+				person = exec.Command("git", "--git-dir="+filepath.Join(w.Path, ".git"), "--work-tree="+w.Path, "commit", "-a")
+				person.Dir, person.Env = dir, append(os.Environ(), "GIT_EDITOR="+editor)
+			case "GIT_DIR":
+				person.Dir = dir
+				person.Env = append(person.Env, "GIT_DIR="+filepath.Join(w.Path, ".git"), "GIT_WORK_TREE="+w.Path)
+			}
+			var said strings.Builder
+			person.Stdout, person.Stderr = &said, &said
+			if err := person.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { os.WriteFile(goOn, nil, 0o644); person.Wait() }()
+			lock := filepath.Join(w.admin(), "index.lock")
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(lock); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the person's git never took the index lock: %s", said.String())
+				}
+			}
+			_, _, err := w.Commit(context.Background(), "zwarm turn")
+			if want := fmt.Sprintf("is kept: pid %d (", person.Process.Pid); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "which started before it was made, is at work on the repository") {
+				t.Fatalf("zwarm's commit while the person's editor is open: %v", err)
+			}
+			if _, err := os.Stat(lock); err != nil {
+				t.Fatalf("the lock of the person's git: %v", err)
+			}
+			write(t, goOn, "")
+			if err := person.Wait(); err != nil {
+				t.Fatalf("the person's commit: %v\n%s", err, said.String())
+			}
+			if got := sh(t, w.Path, "git log -1 --format=%s"); got != "the person's commit" {
+				t.Errorf("HEAD is %q", got)
+			}
+		})
 	}
 }
 

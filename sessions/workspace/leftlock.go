@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,20 +43,30 @@ type leftLocks struct {
 const lockQuiet = time.Second
 
 // leftLocks are the lock files of a write in the worktree: those of its
-// own git dir, and of its branch and the packed refs in the worker's
-// repository.
+// own git dir, of its branch and the packed refs in the worker's
+// repository, and of its branch in yours (zwarm/<id>, which only zwarm
+// moves). A git at work on any of them may run in the worktree, in the
+// repositories, or in your checkout.
 func (w *Worktree) leftLocks() leftLocks {
 	admin := w.admin()
 	l := leftLocks{
 		paths: []string{admin + "/index.lock", admin + "/HEAD.lock"},
-		dirs:  []string{w.Path, admin},
+		dirs:  []string{w.Path, admin, w.CommonDir, filepath.Dir(w.CommonDir)},
 		removed: func(path string) {
-			w.Undone = append(w.Undone, fmt.Sprintf("removed %s, a lock file that no process held and no git worked beside (one a git killed as it wrote there leaves behind)", path))
+			w.Undone = append(w.Undone, fmt.Sprintf("removed %s, a lock file that no process held and no git worked on (one a git killed as it wrote there leaves behind)", path))
 		},
 	}
 	if w.OwnDir != "" {
-		l.paths = append(l.paths, w.OwnDir+"/refs/heads/"+w.Branch+".lock", w.OwnDir+"/packed-refs.lock")
+		l.paths = append(l.paths, w.OwnDir+"/refs/heads/"+w.Branch+".lock", w.OwnDir+"/packed-refs.lock",
+			w.CommonDir+"/refs/heads/"+w.Branch+".lock")
 		l.dirs = append(l.dirs, w.OwnDir)
+		// Another worktree of the worker's repository, made by hand.
+		others, _ := filepath.Glob(w.OwnDir + "/worktrees/*/gitdir")
+		for _, o := range others {
+			if b, err := os.ReadFile(o); err == nil {
+				l.dirs = append(l.dirs, filepath.Dir(strings.TrimSpace(string(b))))
+			}
+		}
 	}
 	return l
 }
@@ -67,8 +78,9 @@ func (w *Worktree) leftLocks() leftLocks {
 // comes back saying why a lock file was kept.
 func (l leftLocks) clear(ctx context.Context, err error) (bool, error) {
 	lock := ""
+	said := strings.ReplaceAll(err.Error(), "/./", "/") // git in its git dir names it ".git/./refs/…"
 	for _, p := range l.paths {
-		if strings.Contains(err.Error(), p) {
+		if strings.Contains(said, p) {
 			lock = p
 		}
 	}
@@ -87,7 +99,7 @@ func (l leftLocks) clear(ctx context.Context, err error) (bool, error) {
 		case <-time.After(min(wait, lockQuiet)):
 		}
 	}
-	why := l.busy(ctx, lock)
+	why := l.busy(ctx, lock, time.Unix(was.Ctim.Unix()))
 	var now syscall.Stat_t
 	if why == "" && (syscall.Lstat(lock, &now) != nil || now.Ino != was.Ino || now.Dev != was.Dev || now.Ctim != was.Ctim) {
 		why = "it changed while zwarm looked at it"
@@ -105,10 +117,11 @@ func (l leftLocks) clear(ctx context.Context, err error) (bool, error) {
 	return gone, err
 }
 
-// busy says why lock may be in use: a process has it open, a git works
-// beside it, or what processes hold cannot all be seen. "" when none.
-func (l leftLocks) busy(ctx context.Context, lock string) string {
-	use, err := proc.Users(ctx, []string{lock}, l.dirs)
+// busy says why lock may be in use: a process has it open, a git that
+// started before it was made works where it may be its, or what
+// processes hold cannot all be seen. "" when none.
+func (l leftLocks) busy(ctx context.Context, lock string, made time.Time) string {
+	use, err := proc.Users(ctx, []string{lock}, l.dirs, "git")
 	switch {
 	case err != nil:
 		return fmt.Sprintf("zwarm cannot tell whether a process holds it (%v)", err)
@@ -116,13 +129,10 @@ func (l leftLocks) busy(ctx context.Context, lock string) string {
 		return "held open by " + describe(use.Open[lock][0])
 	}
 	for _, o := range use.Within {
-		if isGit(o) {
-			return describe(o) + " is at work in the worktree"
-		}
-	}
-	for _, o := range use.Unplaced {
-		if isGit(o) {
-			return "zwarm cannot see where " + describe(o) + " is at work"
+		// Start times are known to the second, and a git started after
+		// the lock was made cannot be holding it.
+		if !o.Start.After(made.Add(time.Second)) && !strings.Contains(o.Command, "--daemon") {
+			return describe(o) + ", which started before it was made, is at work on the repository"
 		}
 	}
 	if use.Unseen > 0 {
@@ -130,8 +140,6 @@ func (l leftLocks) busy(ctx context.Context, lock string) string {
 	}
 	return ""
 }
-
-func isGit(o proc.Opener) bool { return strings.HasPrefix(o.Comm, "git") }
 
 // removeIfSame removes lock if it is still the file that was looked at:
 // moved aside first (a rename is one step), and put back if it is not.
