@@ -66,10 +66,10 @@ type git struct {
 	// not stopped when ctx ends, nor when zwarm dies. For a checkout of
 	// your files, which git stopped midway would leave half written.
 	whole bool
-	// left are the lock files a write may find that a killed git left
-	// (leftlock.go): one no process holds is removed, and the write run
-	// once more.
-	left leftLocks
+	// left, when set, gives the lock files a write may find that a
+	// killed git left (leftlock.go): one that is a leftover is removed,
+	// and the write run once more. Asked only when a write fails.
+	left func() leftLocks
 }
 
 // redirecting are the variables with which a caller's environment (a git
@@ -135,17 +135,20 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	}
 	full = append(full, args...)
 	out, err := g.exec(ctx, path, full, args)
+	if err == nil || !g.writes || g.left == nil || ctx.Err() != nil {
+		return out, err
+	}
 	// Each lock a killed git left is met in turn (HEAD's, then its
 	// branch's): one more try for each.
-	for range g.left.paths {
-		if err == nil || !g.writes || ctx.Err() != nil {
-			break
-		}
+	left := g.left()
+	for range left.paths {
 		var again bool
-		if again, err = g.left.clear(ctx, err); !again || !rewind(g.stdin) {
+		if again, err = left.clear(ctx, err); !again || !rewind(g.stdin) {
 			break
 		}
-		out, err = g.exec(ctx, path, full, args)
+		if out, err = g.exec(ctx, path, full, args); err == nil || ctx.Err() != nil {
+			break
+		}
 	}
 	return out, err
 }

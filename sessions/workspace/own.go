@@ -207,7 +207,7 @@ func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
 		return err
 	}
 	ref := "refs/heads/" + w.Branch
-	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks()}
+	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
 	now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
 	switch {
 	case now == head:

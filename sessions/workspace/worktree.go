@@ -78,7 +78,7 @@ func (w *Worktree) admin() string {
 // (to point zwarm's git at a repository of its making) or delete (so that
 // git would find a repository above the worktree), is never read.
 func (w *Worktree) tree() git {
-	return git{dir: w.Path, env: []string{"GIT_DIR=" + w.admin(), "GIT_COMMON_DIR=" + w.own(), "GIT_WORK_TREE=" + w.Path}, left: w.leftLocks()}
+	return git{dir: w.Path, env: []string{"GIT_DIR=" + w.admin(), "GIT_COMMON_DIR=" + w.own(), "GIT_WORK_TREE=" + w.Path}, left: w.leftLocks}
 }
 
 // Exists reports whether the worktree is there: its directory, and its
