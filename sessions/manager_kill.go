@@ -48,6 +48,29 @@ func (m *Manager) Kill(ctx context.Context, idOrPrefix string) (*record.Session,
 // ("killed by zwarm kill" when empty): an orchestrator ending a worker, a
 // watcher stopping one past its budget.
 func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error) {
+	k, err := m.KillReport(ctx, idOrPrefix, reason)
+	return k.Session, err
+}
+
+// Killed is what a kill did (KillReport): the session, and the follow-ups
+// queued when the kill was marked, which it dropped (none is queued after).
+type Killed struct {
+	Session *record.Session
+	Dropped []record.InboxEntry
+}
+
+// KillReport is KillBecause, saying which follow-ups it dropped; never nil.
+func (m *Manager) KillReport(ctx context.Context, idOrPrefix, reason string) (*Killed, error) {
+	var queued map[string]bool
+	s, err := m.kill(ctx, idOrPrefix, reason, &queued)
+	k := &Killed{Session: s}
+	if err == nil && len(queued) > 0 {
+		k.Dropped = m.st.Undelivered(s.ID, queued)
+	}
+	return k, err
+}
+
+func (m *Manager) kill(ctx context.Context, idOrPrefix, reason string, queued *map[string]bool) (*record.Session, error) {
 	if reason == "" {
 		reason = "killed by zwarm kill"
 	}
@@ -68,14 +91,14 @@ func (m *Manager) KillBecause(ctx context.Context, idOrPrefix, reason string) (*
 		grace = cfg.Grace()
 	}
 	if err == nil && state.Remote(loaded) {
-		return m.killRemote(ctx, id, reason, grace)
+		return m.killRemote(ctx, id, reason, grace, queued)
 	}
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
 	}
 	ctx = m.writing(ctx)
-	k := &killing{m: m, id: id, reason: reason, self: self, grace: grace, interrupted: ctx}
+	k := &killing{m: m, id: id, reason: reason, self: self, grace: grace, interrupted: ctx, queued: queued}
 	s, forced, err := m.lockedForKill(ctx, id, func(tx *state.Tx) error { return k.mark(ctx, tx) })
 	if forced != nil {
 		// Its supervisor is dead already: the kill goes through with what
@@ -120,6 +143,8 @@ type killing struct {
 	// lock (nil: none were looked for); sweepErr says why some are left.
 	strays   []proc.Stat
 	sweepErr error
+	// queued gets the follow-ups queued when the kill is marked.
+	queued *map[string]bool
 }
 
 // mark is the kill's update of the record, under its lock: a running
@@ -146,6 +171,7 @@ func (k *killing) mark(ctx context.Context, tx *state.Tx) error {
 	}
 	s.Killer = k.self
 	k.owner, k.answers = record.ClonePtr(s.Owner), state.OwnerAnswersSignals(s)
+	*k.queued = k.m.st.QueuedIDs(k.id)
 	return nil
 }
 
@@ -263,7 +289,7 @@ func (m *Manager) lockedForKill(ctx context.Context, id string, fn func(*state.T
 	if !errors.As(err, &te) || ctx.Err() != nil {
 		return s, nil, err
 	}
-	sups := m.liveSupervisors(id)
+	sups := m.st.LiveSupervisors(id)
 	if len(sups) == 0 {
 		return nil, nil, err
 	}
@@ -352,30 +378,6 @@ func stoppedUnrecorded(err error) error {
 // forcedLockGrace is how long a kill that killed the session's
 // supervisors waits for their lock to be let go.
 const forcedLockGrace = time.Second
-
-// liveSupervisors are the session's supervisors that run: the record's
-// owner and any process running `zwarm __supervise ... ID`. A settled
-// session has none to force.
-func (m *Manager) liveSupervisors(id string) []*proc.Ref {
-	var out []*proc.Ref
-	seen := map[int]bool{}
-	if s, err := m.st.Load(id); err == nil {
-		if s.Settled() {
-			return nil
-		}
-		if o := s.Owner; o != nil && o.Role == record.RoleSupervisor && o.Alive() {
-			out = append(out, record.ClonePtr(o))
-			seen[o.PID] = true
-		}
-	}
-	for _, pid := range proc.SupervisorsOf(id) {
-		if ref, err := proc.RefOf(pid); err == nil && !seen[pid] {
-			out = append(out, ref)
-			seen[pid] = true
-		}
-	}
-	return out
-}
 
 // forcedStop is what a kill did by force because the session's lock was
 // still held after lock_timeout.

@@ -20,7 +20,7 @@ import (
 // period and records the kill), and the job is ended by force if it has
 // not within the grace period and ten seconds. Kill returns once the
 // engine no longer runs the job.
-func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration) (*record.Session, error) {
+func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.Duration, queued *map[string]bool) (*record.Session, error) {
 	self, err := proc.RefOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("kill %s: %w", record.ShortID(id), err)
@@ -50,6 +50,7 @@ func (m *Manager) killRemote(ctx context.Context, id, reason string, grace time.
 		}
 		s.Killer = self
 		job, claimed = *s.Job, state.OwnerAnswersSignals(s)
+		*queued = m.st.QueuedIDs(id)
 		return nil
 	}
 	s, err := m.st.UpdateCtx(m.writing(ctx), id, mark)

@@ -102,14 +102,6 @@ func (m *Manager) Update(ctx context.Context, idOrPrefix, from string) (*UpdateR
 	return res, err
 }
 
-// conflictFollowUp asks the worker to resolve an update's conflicts.
-func conflictFollowUp(from, tip string, files []string) string {
-	return fmt.Sprintf("zwarm merged %s (now at %s) into your branch, and these files conflict: %s. "+
-		"Resolve the conflicts in them, keeping what both sides meant, and mark each file resolved (git add, or git rm for a deletion); "+
-		"check that the code still builds and its tests pass. zwarm commits the result, concluding the merge, when you finish.",
-		from, workspace.Abbrev(tip), strings.Join(files, ", "))
-}
-
 // handConflict records that merging res.From into the worker's branch
 // conflicts in files, and asks the worker to resolve them in a follow-up,
 // sent once the update's claim is released (the follow-up starts the
@@ -123,7 +115,7 @@ func (m *Manager) handConflict(ctx context.Context, res *UpdateResult, files []s
 	}
 	res.Session = s
 	release()
-	res.FollowUp, err = m.Inject(ctx, id, conflictFollowUp(res.From, tip, files))
+	res.FollowUp, err = m.Inject(ctx, id, workspace.ConflictFollowUp(res.From, tip, files))
 	if err != nil {
 		return res, fmt.Errorf("update %s: the merge conflicts in %s, and the follow-up asking the worker to resolve them could not be sent: %w",
 			record.ShortID(id), strings.Join(files, ", "), err)

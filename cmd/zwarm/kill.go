@@ -89,9 +89,8 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			queued := queuedFollowUps(m, id)
-			done[i], errs[i] = m.Kill(ctx, id)
-			dropped[i] = droppedOf(m, id, queued)
+			k, err := m.KillReport(ctx, id, "")
+			done[i], dropped[i], errs[i] = k.Session, len(k.Dropped), err
 		}()
 	}
 	wg.Wait()
@@ -112,34 +111,6 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// queuedFollowUps are the follow-ups of session id waiting for a turn.
-func queuedFollowUps(m *sessions.Manager, id string) map[string]bool {
-	entries, _ := m.Inbox(id)
-	queued := map[string]bool{}
-	for _, e := range entries {
-		if e.State == record.InboxQueued {
-			queued[e.ID] = true
-		}
-	}
-	return queued
-}
-
-// droppedOf counts those of queued that a kill left undelivered: the
-// person is told, not left to find them in show.
-func droppedOf(m *sessions.Manager, id string, queued map[string]bool) int {
-	if len(queued) == 0 {
-		return 0
-	}
-	entries, _ := m.Inbox(id)
-	n := 0
-	for _, e := range entries {
-		if queued[e.ID] && e.State == record.InboxUndelivered {
-			n++
-		}
-	}
-	return n
 }
 
 // settledPhrase says how and when a settled session ended: "completed 4m

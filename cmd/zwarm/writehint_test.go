@@ -1,15 +1,24 @@
 package main
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // Every command that writes a session says what to do when the state dir
@@ -74,5 +83,62 @@ func TestKillSaysWhichFollowUpsItDropped(t *testing.T) {
 	r := w.zwarm("kill", id)
 	if r.code != 0 || !strings.Contains(r.stderr, "2 queued follow-ups dropped, undelivered (zwarm show "+id[:8]+" lists them)") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A follow-up queued while a kill waits for the session's lock (an inject
+// that took the lock first) is dropped by that kill, and counted: what
+// the kill drops is what was queued when it marked the session.
+func TestKillCountsAFollowUpQueuedWhileItWaited(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	w.ok("inject", id, "then this")
+	release := holdLock(t, filepath.Join(w.State, "sessions", id, ".lock"), "zwarm inject")
+	kill := exec.Command(bins.zwarm, "kill", id)
+	kill.Dir, kill.Env = w.Work, w.env()
+	stderr, err := kill.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kill.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		for sc := bufio.NewScanner(stderr); sc.Scan(); {
+			lines <- sc.Text()
+		}
+	}()
+	for line := range lines {
+		if strings.Contains(line, "waiting for session") {
+			break
+		}
+	}
+	// What an inject does under the lock: the follow-up joins the inbox.
+	st, err := state.NewStore(w.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := record.InboxEntry{ID: store.NewID(), Seq: 2, Text: "and that", CreatedAt: time.Now().UTC(), State: record.InboxQueued}
+	if err := st.WriteInbox(id, &late); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	var said []string
+	for line := range lines {
+		said = append(said, line)
+	}
+	if err := kill.Wait(); err != nil || !slices.Contains(said, fmt.Sprintf("%s: 2 queued follow-ups dropped, undelivered (zwarm show %s lists them)", id[:8], id[:8])) {
+		t.Fatalf("kill: %v\n%s", err, strings.Join(said, "\n"))
+	}
+	entries, err := st.Inbox(id)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("inbox: %v %v", entries, err)
+	}
+	for _, e := range entries {
+		if e.State != record.InboxUndelivered {
+			t.Errorf("%q is %s, want undelivered", e.Text, e.State)
+		}
 	}
 }

@@ -74,6 +74,31 @@ func (st *Store) InterruptsQueued(id string) (int, error) {
 	return n, err
 }
 
+// QueuedIDs are the ids of the follow-ups waiting for a turn (none when
+// the inbox cannot be read). Callers hold the lock.
+func (st *Store) QueuedIDs(id string) map[string]bool {
+	entries, _ := st.Inbox(id)
+	queued := map[string]bool{}
+	for _, e := range entries {
+		if e.State == record.InboxQueued {
+			queued[e.ID] = true
+		}
+	}
+	return queued
+}
+
+// Undelivered are the entries of ids that were not delivered.
+func (st *Store) Undelivered(id string, ids map[string]bool) []record.InboxEntry {
+	entries, _ := st.Inbox(id)
+	var out []record.InboxEntry
+	for _, e := range entries {
+		if ids[e.ID] && e.State == record.InboxUndelivered {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // DropQueued marks every queued entry undelivered. Callers hold the lock.
 func (st *Store) DropQueued(s *record.Session, reason string) error {
 	entries, err := st.Inbox(s.ID)
