@@ -202,7 +202,7 @@ func writeSessions(io *cli.Streams, list []*record.Session, now time.Time, summa
 		cols = append(cols, cli.Column{Title: "CHANGES", Drop: 8})
 	}
 	cols = append(cols, cli.Column{Title: "ADAPTER", Drop: 6}, cli.Column{Title: "MODEL", Drop: 7},
-		cli.Column{Title: "TURN", Drop: 2}, cli.Column{Title: "TOKENS", Drop: 4}, cli.Column{Title: "COST", Drop: 3}, cli.Column{Title: "AGE", Drop: 1},
+		cli.Column{Title: "TURN", Drop: 2}, cli.Column{Title: "TOKENS", Drop: 4}, cli.Column{Title: "COST", Drop: 3}, cli.Column{Title: "AGE", RawTitle: "CREATED", Drop: 1},
 		cli.Column{Title: "SOURCE", Drop: 5}, cli.Column{Title: "TASK", Flex: true})
 	t := cli.NewTable(io, cols...)
 	var row []cli.Cell // piped rows are written as they are made: one will do

@@ -145,7 +145,7 @@ func TestOrchestrateRunPrintsStepsAndRunsShowsIt(t *testing.T) {
 	// Piped, the table is tab-separated.
 	table := w.ok("runs")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
-	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tSTEPS\tWORKERS\tTOKENS\tCOST\tAGE\tTASK" ||
+	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tSTEPS\tWORKERS\tTOKENS\tCOST\tCREATED\tTASK" ||
 		!strings.HasPrefix(lines[1], id+"\tcompleted\t3/7\t1\t") || !strings.HasSuffix(lines[1], "\t"+task) {
 		t.Errorf("runs table:\n%s", table)
 	}

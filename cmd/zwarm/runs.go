@@ -85,7 +85,7 @@ func runRuns(o *runsOptions) error {
 func writeRuns(io *cli.Streams, list []*runs.Record, now time.Time) error {
 	t := cli.NewTable(io,
 		cli.Column{Title: "ID"}, cli.Column{Title: "STATUS"}, cli.Column{Title: "STEPS"}, cli.Column{Title: "WORKERS", Drop: 2}, cli.Column{Title: "TOKENS", Drop: 3},
-		cli.Column{Title: "COST", Drop: 4}, cli.Column{Title: "AGE", Drop: 1}, cli.Column{Title: "TASK", Flex: true},
+		cli.Column{Title: "COST", Drop: 4}, cli.Column{Title: "AGE", RawTitle: "CREATED", Drop: 1}, cli.Column{Title: "TASK", Flex: true},
 	)
 	for _, r := range list {
 		// Piped, a plain number, or "?" when a price is missing: never a

@@ -320,7 +320,7 @@ func TestLsPiped(t *testing.T) {
 	id := strings.Fields(w.ok("spawn", "--wait", "-m", "gpt-5.1-codex", long))[0]
 	out := w.ok("ls")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tCHANGES\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tAGE\tSOURCE\tTASK" {
+	if len(lines) != 2 || lines[0] != "ID\tSTATUS\tCHANGES\tADAPTER\tMODEL\tTURN\tTOKENS\tCOST\tCREATED\tSOURCE\tTASK" {
 		t.Fatalf("ls:\n%s", out)
 	}
 	f := strings.Split(lines[1], "\t")

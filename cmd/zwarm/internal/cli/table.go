@@ -32,7 +32,11 @@ func NewTable(io *Streams, cols ...Column) *Table {
 			if i > 0 {
 				t.plain.WriteByte('\t')
 			}
-			t.plain.WriteString(c.Title)
+			if c.RawTitle != "" {
+				t.plain.WriteString(c.RawTitle)
+			} else {
+				t.plain.WriteString(c.Title)
+			}
 		}
 		t.plain.WriteByte('\n')
 	}
@@ -41,6 +45,9 @@ func NewTable(io *Streams, cols ...Column) *Table {
 
 type Column struct {
 	Title string
+	// RawTitle heads the column piped, where its cells differ in kind
+	// (an age on a terminal, a time piped); Title if empty.
+	RawTitle string
 	// Flex takes what width is left; at most one column has it.
 	Flex bool
 	// Drop orders optional columns: the lowest gives way first; 0 never.
