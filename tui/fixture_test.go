@@ -276,10 +276,10 @@ func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.Inject
 	return t.Sessions.Inject(ctx, id, msg)
 }
 
-func (t *tracking) KillBecause(ctx context.Context, id, reason string) (*record.Session, error) {
+func (t *tracking) KillReport(ctx context.Context, id, reason string) (*sessions.Killed, error) {
 	working.Add(1)
 	defer working.Add(-1)
-	return t.Sessions.KillBecause(ctx, id, reason)
+	return t.Sessions.KillReport(ctx, id, reason)
 }
 
 func (t *tracking) Remove(ctx context.Context, id string, force bool) (string, error) {

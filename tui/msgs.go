@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/render"
 	"github.com/zwarm/zwarm/sessions/watch"
 )
 
@@ -176,11 +177,16 @@ const KillReason = "killed from the dashboard (zwarm dash)"
 func (m Model) kill(id string) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
-		s, err := src.KillBecause(ctx, id, KillReason)
+		k, err := src.KillReport(ctx, id, KillReason)
 		if err != nil {
 			return actionMsg{err: err}
 		}
-		return actionMsg{text: fmt.Sprintf("%s %s", record.ShortID(id), s.Status())}
+		text := fmt.Sprintf("%s %s", record.ShortID(id), k.Session.Status())
+		if n := len(k.Dropped); n > 0 {
+			// Said here, not left for the detail pane to show.
+			text += fmt.Sprintf(" · %s dropped, undelivered", render.Plural(n, "queued follow-up"))
+		}
+		return actionMsg{text: text}
 	}
 }
 

@@ -51,7 +51,7 @@ import (
 type Sessions interface {
 	Subscribe(context.Context, watch.SubscribeOptions) (*watch.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
-	KillBecause(ctx context.Context, id, reason string) (*record.Session, error)
+	KillReport(ctx context.Context, id, reason string) (*sessions.Killed, error)
 	Remove(context.Context, string, bool) (string, error)
 	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*record.Session, error)
 	Land(context.Context, string, sessions.LandOptions) (*sessions.LandResult, error)

@@ -28,6 +28,7 @@ type recorder struct {
 	killed   []string
 	reasons  []string
 	killErr  error
+	dropped  []record.InboxEntry // what a kill that succeeds dropped
 }
 
 func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectResult, error) {
@@ -38,14 +39,14 @@ func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectR
 		Outcome: sessions.InjectQueued, Turn: 1, Session: &record.Session{ID: id}}, nil
 }
 
-func (r *recorder) KillBecause(_ context.Context, id, reason string) (*record.Session, error) {
+func (r *recorder) KillReport(_ context.Context, id, reason string) (*sessions.Killed, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.killed, r.reasons = append(r.killed, id), append(r.reasons, reason)
 	if r.killErr != nil {
-		return nil, r.killErr
+		return &sessions.Killed{}, r.killErr
 	}
-	return new(sessionstest.WithStatus(record.Session{ID: id}, record.StatusKilled)), nil
+	return &sessions.Killed{Session: new(sessionstest.WithStatus(record.Session{ID: id}, record.StatusKilled)), Dropped: r.dropped}, nil
 }
 
 func (f *fixture) recorded(w, h int) (Model, *recorder) {
@@ -162,6 +163,12 @@ func TestKillAndDeleteConfirmAndReportErrors(t *testing.T) {
 	// zwarm kill", a command no one ran).
 	if rec.reasons[0] != "killed from the dashboard (zwarm dash)" {
 		t.Fatalf("killed because %q", rec.reasons[0])
+	}
+	// A kill that dropped queued follow-ups says how many.
+	rec.killErr, rec.dropped = nil, make([]record.InboxEntry, 2)
+	m = press(t, m, "x", "y")
+	if !strings.Contains(m.View(), "3f2a0005 killed · 2 queued follow-ups dropped, undelivered") {
+		t.Fatalf("kill with follow-ups dropped:\n%s", m.View())
 	}
 	// d on a running session: refused; on a finished one: deleted for real.
 	m = press(t, m, "d")

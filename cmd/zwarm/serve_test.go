@@ -391,22 +391,23 @@ func TestServeOpensThePage(t *testing.T) {
 }
 
 // A worker killed from the page says so: it read "killed by zwarm kill",
-// a command no one ran.
+// a command no one ran. The page says what the kill dropped.
 func TestAKillFromThePageSaysWhereItCameFrom(t *testing.T) {
 	t.Parallel()
 	w, id := blockedWorld(t)
+	w.ok("inject", id, "then this")
 	link := w.startServe()
-	base, tok, _ := strings.Cut(link, "/#token=")
-	req, _ := http.NewRequest("POST", base+"/api/sessions/"+id+"/kill", nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Origin", base)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
+	ctx := webtest.Browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("kill: %d", res.StatusCode)
+	webtest.WaitFor(t, ctx, "the worker listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 30*time.Second)
+	webtest.Click(t, ctx, chromedp.CSS("#kill"))
+	webtest.WaitFor(t, ctx, "the kill", `document.getElementById("action-result").textContent !== "…" && document.getElementById("action-result").textContent !== ""`, time.Minute)
+	if got := webtest.Eval[string](t, ctx, `document.getElementById("action-result").textContent`); got != "killed; 1 queued follow-up dropped, undelivered" {
+		t.Fatalf("the page says %q", got)
 	}
 	w.zwarm("wait", id)
 	if s := w.show(id); s.Status() != record.StatusKilled || s.Error != "killed from the web page (zwarm serve)" {

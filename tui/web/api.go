@@ -260,12 +260,12 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.opt.Manager.KillBecause(r.Context(), r.PathValue("id"), "killed from the web page (zwarm serve)")
+	k, err := s.opt.Manager.KillReport(r.Context(), r.PathValue("id"), "killed from the web page (zwarm serve)")
 	if err != nil {
 		s.failed(w, err)
 		return
 	}
-	reply(w, map[string]any{"session": toJSON(sess)})
+	reply(w, map[string]any{"session": toJSON(k.Session), "dropped": len(k.Dropped)})
 }
 
 // failed answers with what went wrong, classed as the commands' exit codes

@@ -306,15 +306,23 @@ function turn(t) {
   return div;
 }
 
-async function act(path, body) {
+// act posts an action; said, if given, words its answer (else "done").
+async function act(path, body, said) {
   const out = document.getElementById("action-result");
   out.textContent = "…";
   try {
-    await api(path, { method: "POST", body: JSON.stringify(body || {}) });
-    out.textContent = "done";
+    const answer = await api(path, { method: "POST", body: JSON.stringify(body || {}) });
+    setText(out, said ? said(answer) : "done");
   } catch (e) {
     setText(out, e.message);
   }
+}
+
+// killed words a kill's answer: the follow-ups it dropped are said, not
+// left for the session's page to show.
+function killed(answer) {
+  const n = answer.dropped || 0;
+  return n === 0 ? "killed" : "killed; " + n + " queued follow-up" + (n === 1 ? "" : "s") + " dropped, undelivered";
 }
 
 // land lands the selected session, showing its verify command's output as
@@ -521,7 +529,7 @@ function init() {
     e.preventDefault();
     land().catch((err) => { setText(document.getElementById("action-result"), err.message); });
   });
-  document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill"));
+  document.getElementById("kill").addEventListener("click", () => act("/api/sessions/" + encodeURIComponent(state.selected) + "/kill", null, killed));
   document.getElementById("side-by-side").addEventListener("change", () => {
     for (const box of document.querySelectorAll("#diff-files .patch-box")) {
       if (box.dataset.patch !== undefined) fillPatch(box, box.dataset.patch);
