@@ -109,6 +109,33 @@ var writeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", 
 // runs, named by config a worker may be able to write.
 var alwaysConfig = []string{"-c", "core.fsmonitor=false"}
 
+// judgeSubmodulesByCommit has git's status and diffs judge a submodule by
+// the commit it is at, never by its files: to tell whether those changed,
+// git runs a status inside it, with that repository's own config and
+// attributes (a clean filter, an fsmonitor), as you and outside any
+// sandbox, and a worker may have made it (git init, then git add, in its
+// worktree). The option, not diff.ignoreSubmodules, whose value a
+// .gitmodules the worker writes would override.
+func judgeSubmodulesByCommit(args []string) []string {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if args[i] == "-c" {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return args
+	}
+	switch args[i] {
+	case "status", "diff", "diff-files", "diff-index":
+		out := make([]string, 0, len(args)+1)
+		out = append(append(append(out, args[:i+1]...), "--ignore-submodules=dirty"), args[i+1:]...)
+		return out
+	}
+	return args
+}
+
 // run runs git and returns its stdout (unless g.stdout takes it).
 func (g git) run(ctx context.Context, args ...string) (string, error) {
 	path, err := exec.LookPath("git")
@@ -133,7 +160,7 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 	for _, c := range g.config {
 		full = append(full, "-c", c)
 	}
-	full = append(full, args...)
+	full = append(full, judgeSubmodulesByCommit(args)...)
 	out, err := g.exec(ctx, path, full, args)
 	if err == nil || !g.writes || g.left == nil || ctx.Err() != nil {
 		return out, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -794,6 +795,45 @@ func TestHeadOnABranchWithNoCommitIsPutBack(t *testing.T) {
 		}
 		if got := sh(t, w.Path, "git show "+w.Branch+":b.txt"); got != "work" {
 			t.Errorf("%s: b.txt on the branch: %q", move, got)
+		}
+	}
+}
+
+// A repository of the worker's own, staged as a submodule in its worktree
+// (git add of a directory holding one), is never entered by zwarm's git:
+// git's status and diffs would run its status there, with that
+// repository's own config and attributes (a clean filter, an fsmonitor),
+// as you and outside the worker's sandbox.
+func TestANestedRepositoryOfTheWorkersMakingRunsNothing(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000039")
+	base := sh(t, w.Path, "git rev-parse HEAD")
+	ran := filepath.Join(t.TempDir(), "ran")
+	app := filepath.Join(w.Path, "app")
+	sh(t, w.Path, "git init -q app && cd app && echo x > x.txt && git add x.txt && git -c user.name=w -c user.email=w@example.com commit -qm x")
+	write(t, filepath.Join(app, ".git", "info", "attributes"), "* filter=evil\n")
+	sh(t, app, "git config filter.evil.clean 'sh -c \"echo ran >> "+ran+"; cat\"' && git config core.fsmonitor 'echo fsm >> "+ran+"'")
+	sh(t, w.Path, "git add app 2>/dev/null; echo b > b.txt")
+	// Each of zwarm's reads of the worktree, with app's file newer than
+	// its index, so that git would hash it again through the filter.
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"a running worker's diff", func() error { return w.WorkingDiff(ctx, io.Discard, base, DiffOptions{}) }},
+		{"its changes", func() error { _, _, err := w.WorkingChanges(ctx, base); return err }},
+		{"what rm finds uncommitted", func() error { _, err := w.Dirty(ctx); return err }},
+		{"the turn's commit", func() error { _, _, err := w.Commit(ctx, "zwarm turn"); return err }},
+		{"what a setup made", func() error { _, _, err := w.SetupMade(ctx); return err }},
+	}
+	for _, s := range steps {
+		time.Sleep(1100 * time.Millisecond)
+		os.Chtimes(filepath.Join(app, "x.txt"), time.Now(), time.Now())
+		s.do() // refused or done: either way, nothing of app's may run
+		if b, err := os.ReadFile(ran); err == nil {
+			t.Fatalf("%s ran what the worker's nested repository names: %q", s.name, b)
 		}
 	}
 }
