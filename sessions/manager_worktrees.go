@@ -50,14 +50,19 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 		}
 		e.Commits = n
 	}
-	if tip := w.Tip(ctx); diverged && tip != "" {
+	tip := w.Tip(ctx)
+	if diverged && tip != "" {
 		n, err := w.Count(ctx, ws.Head, tip)
 		if err != nil {
 			return nil, fmt.Errorf("count %s's commits: %w", record.ShortID(s.ID), err)
 		}
 		e.Commits += n
 	}
-	if e.Commits == 0 && e.Uncommitted == 0 {
+	var err error
+	if e.ResetAway, err = s.ResetAway(ctx, head, tip); err != nil {
+		return nil, fmt.Errorf("look at %s's turns: %w", record.ShortID(s.ID), err)
+	}
+	if e.Commits == 0 && e.Uncommitted == 0 && len(e.ResetAway) == 0 {
 		return nil, nil
 	}
 	return e, nil

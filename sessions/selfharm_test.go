@@ -65,3 +65,31 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 		})
 	}
 }
+
+// A worker that resets its branch off an earlier turn's work, and does
+// nothing else, leaves that work in the commit zwarm kept of the turn
+// alone: rm refuses to drop it, and says how to see it.
+func TestRmKeepsATurnTheWorkerResetAway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	w.agent("echo one > one.txt")
+	s := w.wait(w.spawnIn(w.Work, "one", sessions.SpawnRequest{}).ID)
+	first := s.Workspace.Head
+	w.agent("git reset -q --hard HEAD~1")
+	if _, err := w.Manager.Inject(ctx, s.ID, "two"); err != nil {
+		t.Fatal(err)
+	}
+	s = w.wait(s.ID)
+	_, err := w.Manager.Remove(ctx, s.ID, false)
+	if !errors.As(err, new(*sessions.UnlandedError)) || !strings.Contains(err.Error(), "no longer holds the work of turn 1") ||
+		!strings.Contains(err.Error(), "zwarm diff --turn 1 "+s.ID[:8]) {
+		t.Fatalf("rm: %v; want a refusal naming turn 1", err)
+	}
+	if kept := git(t, w.Work, "for-each-ref", "--format=%(objectname)", "refs/zwarm/"+s.ID+"/"); !strings.Contains(kept, first) {
+		t.Fatalf("turn 1's commit %s is not kept: %q", workspace.Abbrev(first), kept)
+	}
+	if _, err := w.Manager.Remove(ctx, s.ID, true); err != nil {
+		t.Fatalf("rm --force: %v", err)
+	}
+}

@@ -25,6 +25,9 @@ type Unlanded struct {
 	ByHand bool
 	// Path is the worktree's.
 	Path string
+	// ResetAway are the turns whose work the worker moved its branch off,
+	// never landed: kept only by zwarm, until the worktree goes.
+	ResetAway []int
 }
 
 func (e *Unlanded) Error() string {
@@ -45,6 +48,19 @@ func (e *Unlanded) Error() string {
 		how = fmt.Sprintf("a landing takes only what is committed there: commit them (cd %s && git add -A && git commit), and zwarm land %s lands them", q, id)
 	case e.Uncommitted > 0:
 		what = append(what, fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file")))
+	}
+	if len(e.ResetAway) > 0 {
+		turns := make([]string, len(e.ResetAway))
+		for i, n := range e.ResetAway {
+			turns[i] = fmt.Sprint(n)
+		}
+		what = append(what, fmt.Sprintf("its branch no longer holds the work of turn %s, never landed (the worker moved the branch off it)", strings.Join(turns, ", ")))
+		see := fmt.Sprintf("see it with zwarm diff --turn %d %s", e.ResetAway[0], id)
+		if e.Commits == 0 && e.Uncommitted == 0 {
+			how = see
+		} else {
+			how += "; " + see
+		}
 	}
 	return fmt.Sprintf("session %s: %s; %s, or pass --force to drop them", id, strings.Join(what, ", and "), how)
 }
