@@ -86,3 +86,33 @@ func TestABrokenAgentSettingsFileIsAConfigError(t *testing.T) {
 		t.Errorf("%d sessions recorded by spawns that could not run", n)
 	}
 }
+
+// kill and rm given several ids, one of them wrong, do nothing and exit
+// 2: the exit that says nothing ran. They acted on the others first. A
+// session given twice (by id and prefix) is acted on once.
+func TestOneWrongIdAmongSeveralLeavesAllUndone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "never")
+	w.setScript(fakeagent.Completes("done", 1), "hang", []fakeagent.Step{{"wait_file": gate}})
+	running, done := w.spawn("hang"), w.spawn("done")
+	w.ok("wait", done)
+	for _, args := range [][]string{{"kill", running, "ffffffff"}, {"rm", done, "ffffffff"}, {"rm", "--force", running, "ffffffff"}} {
+		r := w.zwarm(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `"ffffffff"`) || !strings.Contains(r.stderr, "nothing was done to the other sessions given") {
+			t.Errorf("zwarm %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if s := w.show(running); s.Settled() {
+		t.Fatalf("the running session was stopped: %s", s.Status())
+	}
+	w.show(done) // still there
+	r := w.zwarm("rm", done, done[:8])
+	if r.code != 0 || strings.Count(r.stdout, "removed") != 1 {
+		t.Fatalf("rm ID PREFIX: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = w.zwarm("kill", running, running[:8])
+	if r.code != 0 || strings.Count(r.stdout, "killed") != 1 {
+		t.Fatalf("kill ID PREFIX: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -129,10 +129,12 @@ func settledPhrase(s *record.Session, now time.Time) string {
 
 // targets is the sessions a command acts on: the ids given, or with all,
 // every session for which pick is true. Records that cannot be read are
-// left out of --all and reported.
+// left out of --all and reported. Every id given is resolved before
+// anything is done, so that one wrong among them (exit 2) leaves all
+// undone, and a session given twice is acted on once.
 func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, pick func(*record.Session) bool) ([]string, error) {
 	if !all {
-		return ids, nil
+		return resolveAll(m, ids)
 	}
 	list, err := m.List(ctx, listing.Options{})
 	var le *listing.Error
@@ -144,6 +146,31 @@ func targets(ctx context.Context, m *sessions.Manager, ids []string, all bool, p
 		if pick(s) {
 			out = append(out, s.ID)
 		}
+	}
+	return out, nil
+}
+
+// resolveAll resolves ids, each once, in order; every id that cannot be
+// is reported.
+func resolveAll(m *sessions.Manager, ids []string) ([]string, error) {
+	var out []string
+	var errs []error
+	seen := map[string]bool{}
+	for _, id := range ids {
+		full, err := m.Resolve(id)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case !seen[full]:
+			seen[full] = true
+			out = append(out, full)
+		}
+	}
+	if len(errs) > 0 {
+		if len(ids) > 1 {
+			errs = append(errs, errors.New("nothing was done to the other sessions given"))
+		}
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }
