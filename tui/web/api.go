@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -244,7 +243,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 		Text      string `json:"text"`
 		Interrupt bool   `json:"interrupt"`
 	}
-	if !decode(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	if strings.TrimSpace(body.Text) == "" {
@@ -260,6 +259,9 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
+	if !s.decode(w, r, &struct{}{}) {
+		return
+	}
 	k, err := s.opt.Manager.KillReport(r.Context(), r.PathValue("id"), "killed from the web page (zwarm serve)")
 	if err != nil {
 		s.failed(w, err)
@@ -293,37 +295,6 @@ func codeOf(err error) int {
 func reply(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
-}
-
-// decode reads an action's JSON body into v, answering for it (and
-// returning false) when it cannot be: 413 for one over maxBody, 400 for
-// one that is not one JSON object with the fields v has and no others. A
-// field the request does not take (a misspelt one, or one the CLI takes
-// and the API does not) is refused, not ignored, as the MCP tools refuse
-// it, and so is anything after the object.
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			fail(w, http.StatusBadRequest, "the request's body is more than one JSON object: send one, and nothing after it")
-			return false
-		}
-	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case err == nil:
-		return true
-	case errors.As(err, &tooBig):
-		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request is over %d bytes", tooBig.Limit))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		fail(w, http.StatusBadRequest, fmt.Sprintf("the request has a field it does not take, %s: it takes %s",
-			strings.TrimPrefix(err.Error(), "json: unknown field "), strings.Join(fieldsOf(v), ", ")))
-	default:
-		fail(w, http.StatusBadRequest, "the request's body is not JSON: "+err.Error())
-	}
-	return false
 }
 
 // fieldsOf names the JSON fields of the struct v points to.

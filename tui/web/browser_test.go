@@ -50,8 +50,15 @@ func serveStore(t testing.TB, st *state.Store) *serving {
 // serveTokens is serveStore with the tokens given (serve --token).
 func serveTokens(t testing.TB, st *state.Store, full, ro string) *serving {
 	t.Helper()
-	sv := &serving{st: st, full: full, ro: ro}
-	srv, err := web.New(web.Options{Manager: sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()}), Token: sv.full, ReadOnlyToken: sv.ro})
+	return serveOptions(t, st, web.Options{Token: full, ReadOnlyToken: ro})
+}
+
+// serveOptions is zwarm serve over st with opt (its Manager made here).
+func serveOptions(t testing.TB, st *state.Store, opt web.Options) *serving {
+	t.Helper()
+	sv := &serving{st: st, full: opt.Token, ro: opt.ReadOnlyToken}
+	opt.Manager = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: adapters.Builtin()})
+	srv, err := web.New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

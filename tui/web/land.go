@@ -20,7 +20,7 @@ func (s *Server) land(w http.ResponseWriter, r *http.Request) {
 		Strategy string `json:"strategy"`
 		Into     string `json:"into"`
 	}
-	if !decode(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	sess, err := s.opt.Manager.Get(r.Context(), r.PathValue("id"))

@@ -116,7 +116,7 @@ func (s *Server) runMessage(w http.ResponseWriter, r *http.Request) (*runs.Recor
 	var body struct {
 		Text string `json:"text"`
 	}
-	if !decode(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return nil, "", false
 	}
 	if strings.TrimSpace(body.Text) == "" {

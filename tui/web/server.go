@@ -26,6 +26,14 @@ type Options struct {
 	// Dir is where workers spawned from the page work ("": the current
 	// directory).
 	Dir string
+	// IdleTimeout closes a connection that has asked nothing for that
+	// long (0: a minute): connections that made a request, with or
+	// without a token, and then sat open would use up the server's files.
+	IdleTimeout time.Duration
+	// BodyTimeout bounds how long an action's body may take to arrive (0:
+	// 30 s): a client that sends it a byte at a time holds its handler and
+	// its connection no longer.
+	BodyTimeout time.Duration
 }
 
 // Server serves the page and its API.
@@ -49,7 +57,7 @@ func New(opt Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(files))
 	s.api(mux)
-	s.handler = secure(mux)
+	s.handler = secure(s.bounded(mux))
 	return s, nil
 }
 
@@ -68,7 +76,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tls func(net.Listen
 		defer wg.Done()
 		s.hub.run(ctx, s.opt.Manager, s.opt.Log)
 	}()
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	idle := s.opt.IdleTimeout
+	if idle <= 0 {
+		idle = time.Minute
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

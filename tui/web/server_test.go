@@ -1,15 +1,21 @@
 package web_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/tui/web"
 )
 
 func request(t testing.TB, sv *serving, method, path, token, origin, body string) (int, string) {
@@ -95,6 +101,17 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"a misspelt field", "POST", "/api/sessions/" + id + "/inject", `{"txt":"hi"}`, 400},
 		{"more after the object", "POST", "/api/sessions/" + id + "/inject", `{"text":"hi"} and more`, 400},
 		{"two objects", "POST", "/api/runs/" + id + "/say", `{"text":"a"}{"text":"b"}`, 400},
+		// Names are matched exactly, each once (a "TEXT" was taken for
+		// the text, and the last of two won), and the body is an object.
+		{"a field in capitals", "POST", "/api/sessions/" + id + "/inject", `{"text":"x","TEXT":"y"}`, 400},
+		{"a spawn in capitals", "POST", "/api/spawn", `{"Task":"t"}`, 400},
+		{"a field given twice", "POST", "/api/sessions/" + id + "/inject", `{"text":"x","text":"y"}`, 400},
+		{"a null body", "POST", "/api/sessions/" + id + "/land", `null`, 400},
+		{"an array body", "POST", "/api/sessions/" + id + "/land", `[]`, 400},
+		// A kill takes no field: its body is checked all the same.
+		{"a kill with a body that is not JSON", "POST", "/api/sessions/" + id + "/kill", `garbage{`, 400},
+		{"a kill with a field", "POST", "/api/sessions/" + id + "/kill", `{"force":true}`, 400},
+		{"a kill over 1 MiB", "POST", "/api/sessions/ffffffff/kill", `{"x":"` + strings.Repeat("x", 1<<20) + `"}`, 413},
 		{"no such path", "GET", "/api/nothing", "", 404},
 		{"an action's path looked at", "GET", "/api/sessions/" + id + "/kill", "", 405},
 		{"a list put", "PUT", "/api/sessions", "", 405},
@@ -179,4 +196,71 @@ func ticket(t *testing.T, sv *serving) string {
 		t.Fatalf("a ticket: %d %s", code, body)
 	}
 	return tk.Ticket
+}
+
+// A connection that asked once and then sat open, with a token or none,
+// is closed once idle for the idle timeout: 20,000 such used up the
+// server's files, and the page could no longer reach it.
+func TestAnIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	st, err := state.NewStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := serveOptions(t, st, web.Options{Token: web.NewToken(), IdleTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", strings.TrimPrefix(sv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /api/nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("the request: %v", err)
+	}
+	io.Copy(io.Discard, res.Body)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the idle connection: read %d, %v; want it closed", n, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("closed after %s", d)
+	}
+}
+
+// An action's body that arrives too slowly is given up on (408), and a
+// request refused before its body is read is answered all the same.
+func TestAnActionsBodyHasADeadline(t *testing.T) {
+	t.Parallel()
+	st, err := state.NewStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := serveOptions(t, st, web.Options{Token: web.NewToken(), BodyTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", strings.TrimPrefix(sv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /api/sessions/ffffffff/kill HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nOrigin: %s\r\nContent-Length: 10\r\n\r\n{",
+		strings.TrimPrefix(sv.base, "http://"), sv.full, sv.base)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || res.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a body that never came: %v %v", res, err)
+	}
+	// Refused before its body is read (no token): the server would wait
+	// to read the body out before answering, and so hold the connection.
+	c2, err := net.Dial("tcp", strings.TrimPrefix(sv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	fmt.Fprintf(c2, "POST /api/sessions/ffffffff/kill HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+	c2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err = http.ReadResponse(bufio.NewReader(c2), nil)
+	if err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without a token, its body never sent: %v %v", res, err)
+	}
 }

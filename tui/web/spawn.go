@@ -17,7 +17,7 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 		Model   string `json:"model"`
 		Role    string `json:"role"`
 	}
-	if !decode(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	if strings.TrimSpace(body.Task) == "" {
