@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/sessionstest"
+	"github.com/zwarm/zwarm/sessions/state"
+	"github.com/zwarm/zwarm/tui/web"
 	"github.com/zwarm/zwarm/tui/web/webtest"
 )
 
@@ -112,5 +116,50 @@ func TestAnAnswerToARunThatAsksNothingIsABadRequest(t *testing.T) {
 	sv.writeRun(t, id, "done run", 3, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	if code, body := request(t, sv, "POST", "/api/runs/"+id+"/answer", sv.full, sv.base, `{"text":"1"}`); code != 400 || !strings.Contains(body, "asks nothing") {
 		t.Fatalf("%d %s", code, body)
+	}
+}
+
+// A server streams only so many runs' stories at once, each holding an
+// inotify instance of the few a user has: one more is refused (503) until
+// one ends. 116 of them left none to zwarm wait or the page's events.
+func TestRunStoriesAreBounded(t *testing.T) {
+	t.Parallel()
+	st, err := state.NewStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := serveOptions(t, st, web.Options{Token: web.NewToken(), ReadOnlyToken: web.NewToken(), MaxStories: 2})
+	const id = "7c1e0000-0000-4000-8000-000000000002"
+	sv.writeRun(t, id, "a run", 1, time.Now())
+	open := func() *http.Response {
+		t.Helper()
+		res, err := http.Get(sv.base + "/api/runs/" + id + "/story?ticket=" + ticket(t, sv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := open(), open()
+	defer b.Body.Close()
+	if a.StatusCode != 200 || b.StatusCode != 200 {
+		t.Fatalf("two stories: %d %d", a.StatusCode, b.StatusCode)
+	}
+	c := open()
+	body, _ := io.ReadAll(c.Body)
+	c.Body.Close()
+	if c.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "2 runs' stories are streamed already") {
+		t.Fatalf("a third: %d %s", c.StatusCode, body)
+	}
+	a.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		d := open()
+		d.Body.Close()
+		if d.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("one ended, another still refused: %d", d.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -2,7 +2,10 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"syscall"
 
 	"github.com/zwarm/zwarm/orchestrator"
 	"github.com/zwarm/zwarm/orchestrator/runs"
@@ -48,8 +51,22 @@ func (s *Server) runStory(w http.ResponseWriter, r *http.Request) {
 		fail(w, runCode(err), err.Error()) // as GET /api/runs/ID answers
 		return
 	}
+	// Each stream watches its run's files with an inotify instance of
+	// its own, of which a user has few (128 here) for every program: a
+	// page that opened many would leave none to zwarm wait or another
+	// page's events.
+	select {
+	case s.stories <- struct{}{}:
+		defer func() { <-s.stories }()
+	default:
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("%d runs' stories are streamed already, the most at once: close one (a page's run) and ask again", cap(s.stories)))
+		return
+	}
 	sub, err := runs.Subscribe(r.Context(), s.stateDir(), runs.SubscribeOptions{Run: rec.ID, Window: storyWindow})
-	if err != nil {
+	if errors.Is(err, syscall.EMFILE) {
+		fail(w, http.StatusServiceUnavailable, "the system's file watches are used up: "+err.Error())
+		return
+	} else if err != nil {
 		s.failed(w, err)
 		return
 	}

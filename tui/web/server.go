@@ -34,6 +34,9 @@ type Options struct {
 	// 30 s): a client that sends it a byte at a time holds its handler and
 	// its connection no longer.
 	BodyTimeout time.Duration
+	// MaxStories is how many runs' stories are streamed at once (0: 16):
+	// each holds an inotify instance, of which a user has few.
+	MaxStories int
 }
 
 // Server serves the page and its API.
@@ -42,6 +45,7 @@ type Server struct {
 	handler http.Handler
 	tickets tickets
 	hub     *hub
+	stories chan struct{} // a token for each story streamed (MaxStories)
 }
 
 // New makes a server; Serve runs it.
@@ -52,7 +56,10 @@ func New(opt Options) (*Server, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, hub: newHub()}
+	if opt.MaxStories <= 0 {
+		opt.MaxStories = 16
+	}
+	s := &Server{opt: opt, hub: newHub(), stories: make(chan struct{}, opt.MaxStories)}
 	files, _ := fs.Sub(static, "static")
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(files))
