@@ -28,10 +28,14 @@ import (
 // coalesces: a session changed a hundred times while the consumer was
 // busy is one entry.
 type changeSource struct {
-	st    *state.Store
-	fw    *fsnotify.Watcher
-	exits *proc.ExitWatch
-	only  map[string]bool // nil: every session
+	st *state.Store
+	fw dirWatch
+	// events and errs are fw's; nil while polling (openWatch).
+	events  <-chan fsnotify.Event
+	errs    <-chan error
+	polling bool
+	exits   *proc.ExitWatch
+	only    map[string]bool // nil: every session
 	// gen, for every session, tells when sessions.gen's writers are done;
 	// nil when it cannot be watched: every session dir is, then.
 	gen     *genWatch
@@ -54,11 +58,12 @@ type changeSource struct {
 	polled map[string]bool
 	repoll chan struct{}
 	c      chan struct{}
+	stop   chan struct{} // closed by close
 	done   chan struct{}
 }
 
 func newChangeSource(st *state.Store, only map[string]bool) (*changeSource, error) {
-	fw, err := fsnotify.NewWatcher()
+	fw, events, errs, polling, err := openWatch()
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +72,9 @@ func newChangeSource(st *state.Store, only map[string]bool) (*changeSource, erro
 		fw.Close()
 		return nil, err
 	}
-	cs := &changeSource{st: st, fw: fw, exits: exits, only: only, dirty: map[string]bool{},
+	cs := &changeSource{st: st, fw: fw, events: events, errs: errs, polling: polling, exits: exits, only: only, dirty: map[string]bool{},
 		inbox: map[string]bool{}, deep: map[string]bool{}, dirs: map[string]bool{}, polled: map[string]bool{},
-		repoll: make(chan struct{}, 1), c: make(chan struct{}, 1), done: make(chan struct{})}
+		repoll: make(chan struct{}, 1), c: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if only == nil {
 		// A listing makes sessions.gen where there is none yet (in an
 		// existing state dir that can be written); a watch on it spares
@@ -366,8 +371,18 @@ func (cs *changeSource) loop() {
 	if cs.gen != nil {
 		genC = cs.gen.C()
 	}
+	var pollC <-chan time.Time
+	if cs.polling {
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		pollC = t.C
+	}
 	for {
 		select {
+		case <-cs.stop:
+			return
+		case <-pollC:
+			cs.markAll()
 		case <-genC:
 			cs.mu.Lock()
 			cs.genSeen = true
@@ -393,12 +408,12 @@ func (cs *changeSource) loop() {
 			}
 		case <-tick:
 			cs.markPolled()
-		case ev, ok := <-cs.fw.Events:
+		case ev, ok := <-cs.events:
 			if !ok {
 				return
 			}
 			cs.onEvent(ev)
-		case _, ok := <-cs.fw.Errors:
+		case _, ok := <-cs.errs:
 			if !ok {
 				return
 			}
@@ -457,6 +472,7 @@ func (cs *changeSource) onEvent(ev fsnotify.Event) {
 }
 
 func (cs *changeSource) close() {
+	close(cs.stop)
 	cs.fw.Close()
 	<-cs.done
 	cs.closeGen()
