@@ -197,16 +197,19 @@ func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
 // (or a person) can finish: a rebase stopped halfway, or a merge with
 // files still in conflict. Nothing was committed.
 type UnfinishedError struct {
-	What  string   // "rebase", "merge"
-	Files []string // the files still in conflict
+	What   string   // "rebase", "merge"
+	Files  []string // the files still in conflict
+	Branch string   // the worker's, zwarm/<session id>
 }
 
 func (e *UnfinishedError) Error() string {
+	id := shortID(e.Branch)
 	if len(e.Files) == 0 {
-		return fmt.Sprintf("a %s is in progress in the worktree: the worker has to finish or abort it", e.What)
+		return fmt.Sprintf("a %s is in progress in the worktree: the worker has to finish or abort it (zwarm inject %s \"finish the %s, or abort it\")", e.What, id, e.What)
 	}
-	return fmt.Sprintf("a %s is in progress in the worktree with %s still in conflict: the worker has to resolve them (and git add them)",
-		e.What, strings.Join(e.Files, ", "))
+	files := strings.Join(e.Files, ", ")
+	return fmt.Sprintf("a %s is in progress in the worktree with %s still in conflict: the worker has to resolve them (zwarm inject %s \"resolve the conflicts in %s, and git add them\")",
+		e.What, files, id, files)
 }
 
 // Commit records everything the worker left uncommitted in the worktree
@@ -230,7 +233,7 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	admin := w.admin()
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(admin, d)); err == nil {
-			return "", false, &UnfinishedError{What: "rebase"}
+			return "", false, &UnfinishedError{What: "rebase", Branch: w.Branch}
 		}
 	}
 	unmerged, err := w.Unmerged(ctx)
@@ -244,7 +247,7 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 		}
 	}
 	if len(unresolved) > 0 {
-		return "", false, &UnfinishedError{What: "merge", Files: unresolved}
+		return "", false, &UnfinishedError{What: "merge", Files: unresolved, Branch: w.Branch}
 	}
 	g := w.tree()
 	g.writes, g.zwarm = true, true

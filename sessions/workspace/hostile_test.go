@@ -115,6 +115,10 @@ func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
 	if !errors.As(err, &ue) || ue.What != "merge" || !reflect.DeepEqual(ue.Files, []string{"a.txt", "img.bin"}) {
 		t.Fatalf("a merge with conflicts: %v", err)
 	}
+	// It says how to have the worker resolve them.
+	if want := `(zwarm inject 3f2a9c1d "resolve the conflicts in a.txt, img.bin, and git add them")`; !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("a merge with conflicts says %q, want it to end %q", err, want)
+	}
 	// The text file is resolved by its content; the binary one must be
 	// marked resolved.
 	write(t, filepath.Join(w.Path, "a.txt"), "1\nboth\n3\n")
@@ -132,7 +136,7 @@ func TestUnfinishedRebasesAndMergesAreLeftToTheWorker(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.admin(), "rebase-merge")); err != nil {
 		t.Fatal("the rebase did not stop halfway: the test has no conflict to work with")
 	}
-	if _, _, err := w.Commit(ctx, "zwarm turn"); !errors.As(err, &ue) || ue.What != "rebase" {
+	if _, _, err := w.Commit(ctx, "zwarm turn"); !errors.As(err, &ue) || ue.What != "rebase" || !strings.Contains(err.Error(), `zwarm inject 3f2a9c1d "finish the rebase, or abort it"`) {
 		t.Fatalf("a rebase in progress: %v", err)
 	}
 }
