@@ -394,7 +394,9 @@ func TestAFollowUpToASessionWhoseSetupFailed(t *testing.T) {
 }
 
 // A kill while the worktree's setup runs is recorded as the kill, with its
-// reason, not as the setup's failure it caused.
+// reason, not as the setup's failure it caused: nor is the worktree said
+// to have failed, nor a follow-up queued meanwhile told to wait for a fix
+// that "zwarm show" names.
 func TestAKillDuringTheSetupIsTheKill(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a": "a\n"})
@@ -405,9 +407,17 @@ func TestAKillDuringTheSetupIsTheKill(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
 		return strings.Contains(string(b), "installing")
 	})
+	w.ok("inject", id, "then this")
 	w.ok("kill", id)
-	if s := w.record(id); s.Status() != record.StatusKilled || s.Error != "killed by zwarm kill" {
+	s := w.record(id)
+	if s.Status() != record.StatusKilled || s.Error != "killed by zwarm kill" {
 		t.Fatalf("killed during its setup: %s %q", s.Status(), s.Error)
+	}
+	if s.Workspace.Error != record.NeverMade {
+		t.Errorf("its worktree's error: %q, want %q", s.Workspace.Error, record.NeverMade)
+	}
+	if why := w.ok("show", "--json", "--jq", ".inbox[].reason", id); strings.TrimSpace(why) != "the session was killed before it was delivered" {
+		t.Errorf("the follow-up is undelivered because %q", why)
 	}
 }
 

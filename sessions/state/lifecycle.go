@@ -135,8 +135,13 @@ func prepareFailed(s *record.Session, m Made, reason string, now time.Time) erro
 	if s.Workspace == nil || s.Workspace.State != record.WorkspacePreparing {
 		return refuse(s, "record the failed worktree of", "it is not making one")
 	}
-	s.Workspace.State, s.Workspace.Error = record.WorkspaceFailed, reason
-	noteMade(s.Workspace, m)
+	ws := s.Workspace
+	ws.State, ws.Error = record.WorkspaceFailed, reason
+	if s.Stop != nil {
+		// A kill cut the making short (its git cancelled): nothing failed.
+		ws.Error = record.NeverMade
+	}
+	noteMade(ws, m)
 	return failStart(s, reason, now)
 }
 

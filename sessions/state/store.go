@@ -277,8 +277,12 @@ func (st *Store) changeLocked(id string, fn func(*Tx) error, outcome bool) (*rec
 		// It settled with follow-ups queued (its setup or job failed
 		// before they ran): nothing will deliver them, and the record
 		// counts none, so none is left looking queued.
-		if err := st.DropQueued(s, fmt.Sprintf("the session %s before it was delivered (zwarm show %s says why): send it again once that is fixed",
-			s.Status().Ended(), record.ShortID(id))); err != nil {
+		why := fmt.Sprintf("the session %s before it was delivered (zwarm show %s says why): send it again once that is fixed",
+			s.Status().Ended(), record.ShortID(id))
+		if s.Status() == record.StatusKilled {
+			why = "the session was killed before it was delivered" // as a kill's own drop says
+		}
+		if err := st.DropQueued(s, why); err != nil {
 			return nil, err
 		}
 	}
