@@ -50,7 +50,7 @@ func (s *Session) Fold(ev Event) {
 func (s *Session) foldUsage(t *Turn, ev Event) {
 	if ev.Usage != nil {
 		t.UsageSoFar = nil // the turn's own report replaces the calls'
-		u := ev.Usage.WithTotal()
+		u := ev.Usage.Counted().WithTotal()
 		switch {
 		case ev.Cumulative:
 			t.Usage = u.Sub(s.threadBase())

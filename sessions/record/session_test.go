@@ -32,6 +32,26 @@ func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
 	}
 }
 
+// A count below zero (an agent binary that lies, or overflows) counts as
+// none, and is not the base the next running total is counted from: the
+// next turn's 2,000 was counted as 7,000, from a base of -5,000.
+func TestANegativeCountIsNone(t *testing.T) {
+	s := &Session{Model: "gpt-5.1-codex"}
+	for i, total := range []int64{-5000, 2000} {
+		s.Turns = append(s.Turns, Turn{N: i + 1})
+		s.Fold(Event{Type: EventTurnCompleted, Cumulative: true, Usage: &Usage{InputTokens: total, OutputTokens: total}})
+	}
+	s.Refresh(DefaultPrices())
+	for i, want := range []int64{0, 2000} {
+		if u := s.Turns[i].Usage; u.InputTokens != want || u.OutputTokens != want {
+			t.Errorf("turn %d: %+v, want %d in and out", i+1, u, want)
+		}
+	}
+	if s.Usage.InputTokens != 2000 || s.Usage.TotalTokens != 4000 {
+		t.Errorf("the session: %+v", s.Usage)
+	}
+}
+
 func TestUnknownModelHasNoCost(t *testing.T) {
 	s := &Session{Model: "some-local-model", Turns: []Turn{{N: 1}}}
 	s.Fold(Event{Type: EventTurnCompleted, Usage: &Usage{InputTokens: 5}})

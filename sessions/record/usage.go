@@ -42,6 +42,16 @@ func (u Usage) Sub(v Usage) Usage {
 	}
 }
 
+// Counted is u with a count below zero, which no model reports (an agent
+// binary that lies, or overflows), taken as zero: a running total must
+// not become the base the next total is counted from.
+func (u Usage) Counted() Usage {
+	for _, n := range []*int64{&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteInputTokens, &u.OutputTokens, &u.ReasoningOutputTokens, &u.TotalTokens} {
+		*n = max(*n, 0)
+	}
+	return u
+}
+
 // WithTotal fills TotalTokens when the agent did not report it.
 func (u Usage) WithTotal() Usage {
 	if u.TotalTokens == 0 {
