@@ -26,6 +26,7 @@ func TestAWorkerCannotDestroyItsOwnCommittedWork(t *testing.T) {
 		{"deletes its git dir", `echo two > two.txt; rm -rf "$(git rev-parse --git-dir)"`, "one.txt\ntwo.txt\n"},
 		{"deletes its branch", `echo two > two.txt; rm "$(git rev-parse --git-common-dir)/refs/heads/$(git symbolic-ref --short HEAD)"`, "one.txt\ntwo.txt\n"},
 		{"resets below zwarm's commit", `git reset -q --hard HEAD~1; echo two > two.txt`, "two.txt\n"},
+		{"leaves a directory where its branch was", `echo two > two.txt; b="$(git rev-parse --git-common-dir)/refs/heads/$(git symbolic-ref --short HEAD)"; rm "$b"; mkdir -p "$b/x"`, "one.txt\ntwo.txt\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

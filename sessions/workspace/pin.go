@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // A worker's own git must write a few parts of the repository's git dir
@@ -74,7 +75,16 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 		return undone, err
 	}
 	ref := "refs/heads/" + w.Branch
-	b, err := os.ReadFile(filepath.Join(w.own(), filepath.FromSlash(ref)))
+	path := filepath.Join(w.own(), filepath.FromSlash(ref))
+	b, err := os.ReadFile(path)
+	if errors.Is(err, syscall.EISDIR) && emptyTree(path) {
+		// A directory in its place, holding no ref (the worker deleted
+		// the branch and made it): git could make neither.
+		if os.RemoveAll(path) == nil {
+			undone = append(undone, fmt.Sprintf("removed the empty directory %s, which the worker had made in %s's place", path, w.Branch))
+			err = fs.ErrNotExist
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) && w.Known != "" {
 		// Deleted by the worker (its dir is writable to it), unless it
 		// is packed: made again where zwarm last knew it.
@@ -175,4 +185,17 @@ func readPlainSmall(path string) (string, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	return string(b), err
+}
+
+// emptyTree says whether the directory at path holds directories alone.
+func emptyTree(path string) bool {
+	empty := true
+	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			empty = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return empty
 }
