@@ -101,9 +101,14 @@ func (s *Server) act(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 // however deep it is, and holds while sessions are made meanwhile.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, a access) {
 	q := r.URL.Query()
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	if limit <= 0 || limit > 5000 {
-		limit = 200
+	limit := 200
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 5000 {
+			fail(w, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number of sessions from 1 to 5000 (200 when not given)", l))
+			return
+		}
+		limit = n
 	}
 	opt := listing.Options{Limit: limit + 1, Text: q.Get("q")}
 	if st := q.Get("status"); st != "" {

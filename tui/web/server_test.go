@@ -67,6 +67,9 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"the event stream without a ticket", "GET", "/api/events", "", "", 401},
 		{"a cursor that is none", "GET", "/api/sessions?after=yesterday", sv.full, "", 400},
 		{"a status that is none", "GET", "/api/sessions?status=bogus", sv.full, "", 400},
+		{"a limit that is no number", "GET", "/api/sessions?limit=abc", sv.full, "", 400},
+		{"a limit below one", "GET", "/api/sessions?limit=-5", sv.full, "", 400},
+		{"a limit above the most", "GET", "/api/sessions?limit=6000", sv.full, "", 400},
 		{"a status", "GET", "/api/sessions?status=completed", sv.full, "", 200},
 		{"a run's story without a ticket", "GET", "/api/runs/" + id + "/story", sv.full, "", 401},
 		// A run is answered as a session is.
