@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,19 +34,33 @@ func (s *Server) api(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{id}/land", s.act(s.land))
 	mux.HandleFunc("POST /api/spawn", s.act(s.spawn))
 	s.runsAPI(mux)
-	// Anything else under /api/ is answered as the API answers, in JSON:
-	// 405 for a path the API has with another method, else 404.
-	none := func(w http.ResponseWriter, r *http.Request) {
-		if allow := otherMethods(mux, r); len(allow) > 0 {
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method))
+	for _, m := range apiMethods {
+		mux.HandleFunc(m+" /api/", func(w http.ResponseWriter, r *http.Request) { none(mux, w, r) })
+	}
+}
+
+// none answers anything else under /api/ as the API answers, in JSON: 405
+// for a path the API has with another method, else 404.
+func none(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	if allow := otherMethods(mux, r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method))
+		return
+	}
+	fail(w, http.StatusNotFound, fmt.Sprintf("the API has no %s %s", r.Method, r.URL.Path))
+}
+
+// apiOnly has a method no pattern names (TRACE, PROPFIND) answered under
+// /api/ as the others are: the mux's own answer is plain text, naming
+// every method of the page's patterns.
+func apiOnly(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") && r.Method != http.MethodHead && !slices.Contains(apiMethods, r.Method) {
+			none(mux, w, r)
 			return
 		}
-		fail(w, http.StatusNotFound, fmt.Sprintf("the API has no %s %s", r.Method, r.URL.Path))
-	}
-	for _, m := range apiMethods {
-		mux.HandleFunc(m+" /api/", none)
-	}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // apiMethods are those the API answers in its own words; it takes GET

@@ -64,7 +64,7 @@ func New(opt Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(files))
 	s.api(mux)
-	s.handler = secure(s.bounded(mux))
+	s.handler = secure(s.bounded(apiOnly(mux)))
 	return s, nil
 }
 

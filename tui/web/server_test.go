@@ -121,6 +121,8 @@ func TestTheAPIsDoors(t *testing.T) {
 		{"a list deleted", "DELETE", "/api/sessions", "", 405},
 		{"the event stream posted to", "POST", "/api/events", "", 405},
 		{"no such path put", "PUT", "/api/nothing", "", 404},
+		{"an action traced", "TRACE", "/api/sessions/" + id + "/kill", "", 405},
+		{"a list asked its properties", "PROPFIND", "/api/sessions", "", 405},
 		{"a story of what names no run", "GET", "/api/runs/a%20b/story?ticket=" + ticket(t, sv), "", 400},
 	} {
 		code, body := request(t, sv, tc.method, tc.path, sv.full, sv.base, tc.body)
