@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/config"
@@ -96,8 +95,8 @@ func (m *Manager) Interrupt(ctx context.Context, idOrPrefix, text string) (*Inje
 }
 
 func (m *Manager) inject(ctx context.Context, idOrPrefix, text string, opt InjectOptions) (*InjectResult, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, config.Invalidf("empty message: say what the agent should do next")
+	if err := config.CheckText("message", text, "say what the agent should do next"); err != nil {
+		return nil, err
 	}
 	if c := opt.MaxCostUSD; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return nil, config.Invalidf("max cost %v: want a number of dollars above 0", c)

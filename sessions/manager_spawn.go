@@ -77,8 +77,8 @@ type SpawnRequest struct {
 // recorded.
 func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (*record.Session, error) {
 	task := strings.TrimSpace(req.Task)
-	if task == "" {
-		return nil, config.Invalidf("empty task: say what the agent should do, e.g. zwarm spawn \"fix the failing test\"")
+	if err := config.CheckText("task", task, "say what the agent should do, e.g. zwarm spawn \"fix the failing test\""); err != nil {
+		return nil, err
 	}
 	s, err := m.newRecord(ctx, req, task)
 	if err != nil {

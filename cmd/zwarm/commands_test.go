@@ -49,6 +49,10 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"bad status", []string{"ls", "--status", "done"}, 2, "unknown status"},
 		{"bad age", []string{"clean", "--older-than", "soon"}, 2, "not an age"},
 		{"empty inject", []string{"inject", id, ""}, 2, "empty message"},
+		// Text that is not UTF-8 is refused, not changed to U+FFFD on its
+		// way to the agent and the record.
+		{"a task that is not UTF-8", []string{"spawn", "fix a\xffb"}, 2, "the task is not UTF-8 text (byte 0xff at offset 5)"},
+		{"a message that is not UTF-8", []string{"inject", id, "\xfe\xff invalid"}, 2, "the message is not UTF-8 text (byte 0xfe at offset 0)"},
 		{"missing turn", []string{"logs", "--raw", "--turn", "9", id}, 2, "no turn 9"},
 	}
 	for _, c := range cases {
