@@ -194,7 +194,7 @@ func (r *Run) end(ctx context.Context, out outcome) error {
 		kctx, cancel := context.WithTimeout(ctx, time.Minute)
 		for _, s := range r.workers {
 			if !s.Settled() {
-				if _, err := r.opt.Sessions.KillBecause(kctx, s.ID, "the run ended and --kill-workers-on-exit stops its workers"); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
+				if _, err := r.opt.Sessions.KillReport(kctx, s.ID, "the run ended and --kill-workers-on-exit stops its workers"); err != nil && !errors.Is(err, sessions.ErrNotRunning) {
 					r.emit(runs.Event{Type: runs.EventNotice, Session: s.ID, Error: err.Error(), Text: "could not stop a worker"})
 				}
 			}

@@ -233,12 +233,17 @@ func (w *workers) endTool() Tool {
 				if a.Reason != "" {
 					why += ": " + a.Reason
 				}
-				k, err := w.opt.Sessions.KillBecause(ctx, s.ID, why)
+				k, err := w.opt.Sessions.KillReport(ctx, s.ID, why)
 				if err != nil && !errors.Is(err, sessions.ErrNotRunning) {
 					return Errorf("could not stop worker %s: %v", record.ShortID(s.ID), err)
 				}
-				if k != nil {
-					s = k
+				if k.Session != nil {
+					s = k.Session
+				}
+				if n := len(k.Dropped); n > 0 {
+					// The model's follow-ups it never delivered: said, not
+					// left for it to find in the worker's inbox.
+					out["dropped_follow_ups"] = n
 				}
 				out["stopped"] = true
 			} else {

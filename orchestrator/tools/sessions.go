@@ -20,7 +20,8 @@ type Sessions interface {
 	Inject(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
 	// Interrupt is Inject that first stops the running turn.
 	Interrupt(ctx context.Context, idOrPrefix, text string) (*sessions.InjectResult, error)
-	KillBecause(ctx context.Context, idOrPrefix, reason string) (*record.Session, error)
+	// KillReport stops a worker and says which queued follow-ups it dropped.
+	KillReport(ctx context.Context, idOrPrefix, reason string) (*sessions.Killed, error)
 	Remove(ctx context.Context, idOrPrefix string, force bool) (string, error)
 	Get(ctx context.Context, idOrPrefix string) (*record.Session, error)
 	List(ctx context.Context, opt listing.Options) ([]*record.Session, error)

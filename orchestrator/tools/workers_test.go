@@ -259,20 +259,26 @@ func TestWaitTimesOutAndRefusesStrangers(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text, `no worker "0123abcd"`) {
 		t.Errorf("unknown id: %+v", res)
 	}
+	// A follow-up queued for it, which ending it drops: the answer says so.
+	if _, err := f.w.Manager.Inject(context.Background(), id, "then this"); err != nil {
+		t.Fatal(err)
+	}
 	var end struct {
 		Stopped bool   `json:"stopped"`
 		Status  string `json:"status"`
 		Deleted bool   `json:"deleted"`
+		Dropped int    `json:"dropped_follow_ups"`
 	}
 	f.mustOK("end_session", map[string]any{"session_id": id, "reason": "stuck"}, &end)
-	if !end.Stopped || end.Status != "killed" || end.Deleted {
+	if !end.Stopped || end.Status != "killed" || end.Deleted || end.Dropped != 1 {
 		t.Errorf("end %+v", end)
 	}
 	if s, err := f.w.Manager.Get(context.Background(), id); err != nil || s.Error != "ended by the orchestrator: stuck" {
 		t.Errorf("the record does not say why it was ended: %q %v", s.Error, err)
 	}
+	end.Dropped = 0
 	f.mustOK("end_session", map[string]any{"session_id": id, "delete": true}, &end)
-	if end.Stopped || !end.Deleted {
+	if end.Stopped || !end.Deleted || end.Dropped != 0 {
 		t.Errorf("end %+v", end)
 	}
 	if _, err := f.w.Manager.Get(context.Background(), id); err == nil {
