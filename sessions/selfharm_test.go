@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,5 +93,61 @@ func TestRmKeepsATurnTheWorkerResetAway(t *testing.T) {
 	}
 	if _, err := w.Manager.Remove(ctx, s.ID, true); err != nil {
 		t.Fatalf("rm --force: %v", err)
+	}
+}
+
+// Turns a landing took are not counted as reset away, though their
+// commits are on the branch no longer: a rebase landing rewrote them, or
+// the worker amended them before the landing. rm after it removes.
+func TestRmAfterALandingThatTookRewrittenTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		amend  bool
+		rebase bool
+		after  bool // a follow-up turn, landed too, after the landing
+	}{
+		{name: "a rebase landing, kept", rebase: true},
+		{name: "a rebase landing, then a follow-up landed", rebase: true, after: true},
+		{name: "a turn the worker amended, landed", amend: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+			w.agent("echo one > one.txt")
+			s := w.wait(w.spawnIn(w.Work, "one", sessions.SpawnRequest{}).ID)
+			if tc.amend {
+				w.agent("echo more >> one.txt; git add one.txt; git -c user.name=w -c user.email=w@example.com commit -q --amend -m amended")
+				if _, err := w.Manager.Inject(ctx, s.ID, "amend"); err != nil {
+					t.Fatal(err)
+				}
+				s = w.wait(s.ID)
+			}
+			// Your branch moves on, so that a rebase rewrites the turns.
+			writeFile(t, filepath.Join(w.Work, "main.txt"), "m\n")
+			git(t, w.Work, "add", "main.txt")
+			git(t, w.Work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-qm", "main moves")
+			opt := sessions.LandOptions{Dir: w.Work, Keep: true}
+			if tc.rebase {
+				opt.Strategy = workspace.Rebase
+			}
+			if _, err := w.Manager.Land(ctx, s.ID, opt); err != nil {
+				t.Fatal(err)
+			}
+			if tc.after {
+				w.agent("echo two > two.txt")
+				if _, err := w.Manager.Inject(ctx, s.ID, "two"); err != nil {
+					t.Fatal(err)
+				}
+				w.wait(s.ID)
+				if _, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, Strategy: workspace.Merge, Keep: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.Manager.Remove(ctx, s.ID, false); err != nil {
+				t.Fatalf("rm after everything was landed: %v", err)
+			}
+		})
 	}
 }
