@@ -539,7 +539,9 @@ func (w *Worktree) Count(ctx context.Context, from, to string) (int, error) {
 }
 
 // Dirty lists what is uncommitted in the worktree, brought-along paths
-// aside (git status --porcelain paths).
+// aside (git status --porcelain paths), and every submodule checked out
+// there ("path/"): zwarm never looks inside one (judgeSubmodulesByCommit),
+// so what it holds uncommitted is not known, and is not taken for none.
 func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 	spec, err := w.pathspec(ctx)
 	if err != nil {
@@ -555,7 +557,33 @@ func (w *Worktree) Dirty(ctx context.Context) ([]string, error) {
 			paths = append(paths, rec[3:])
 		}
 	}
-	return paths, nil
+	subs, err := w.checkedOutSubmodules(ctx)
+	for _, p := range subs {
+		if !slices.Contains(paths, p) && !slices.Contains(paths, strings.TrimSuffix(p, "/")) {
+			paths = append(paths, p)
+		}
+	}
+	return paths, err
+}
+
+// checkedOutSubmodules are the submodules of the worktree's index whose
+// directory holds a repository, each "path/": the index alone is read.
+func (w *Worktree) checkedOutSubmodules(ctx context.Context) ([]string, error) {
+	out, err := w.tree().run(ctx, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	for _, rec := range splitZ(out) {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(path), ".git")); err == nil {
+			subs = append(subs, path+"/")
+		}
+	}
+	return subs, nil
 }
 
 // Tip is the commit the worker's branch points at now, read without

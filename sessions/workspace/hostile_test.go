@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -839,5 +840,25 @@ func TestANestedRepositoryOfTheWorkersMakingRunsNothing(t *testing.T) {
 		if b, err := os.ReadFile(ran); err == nil {
 			t.Fatalf("%s ran what the worker's nested repository names: %q", s.name, b)
 		}
+	}
+}
+
+// A submodule of your repository that the worker checked out is not
+// looked inside (as above) and so not taken for clean: edits the worker
+// left uncommitted there are not known, and rm and a landing keep them.
+func TestACheckedOutSubmoduleIsNotTakenForClean(t *testing.T) {
+	t.Parallel()
+	lib := newRepo(t, map[string]string{"lib.txt": "lib\n"})
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	sh(t, repo, "git -c protocol.file.allow=always submodule add -q "+lib+" sub && git commit -qm sub")
+	ctx := context.Background()
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-00000000003a")
+	sh(t, w.Path, "git -c protocol.file.allow=always submodule update -q --init")
+	if dirty, err := w.Dirty(ctx); err != nil || !slices.Contains(dirty, "sub/") {
+		t.Fatalf("dirty: %q %v; want sub/ among it", dirty, err)
+	}
+	write(t, filepath.Join(w.Path, "sub", "lib.txt"), "edited, never committed\n")
+	if dirty, err := w.Dirty(ctx); err != nil || !slices.Contains(dirty, "sub/") {
+		t.Fatalf("dirty: %q %v; want sub/ among it", dirty, err)
 	}
 }
