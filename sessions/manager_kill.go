@@ -64,7 +64,7 @@ func (m *Manager) KillReport(ctx context.Context, idOrPrefix, reason string) (*K
 	var queued map[string]bool
 	s, err := m.kill(ctx, idOrPrefix, reason, &queued)
 	k := &Killed{Session: s}
-	if err == nil && len(queued) > 0 {
+	if s != nil && len(queued) > 0 {
 		k.Dropped = m.st.Undelivered(s.ID, queued)
 	}
 	return k, err

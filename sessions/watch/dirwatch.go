@@ -31,7 +31,7 @@ var newWatcher = fsnotify.NewWatcher
 
 // openWatch is a watcher of directories and its channels, or, when the
 // user's inotify instances are used up (128 for every program: a
-// dashboard, pages, other zwarms), none, and polling says so: the
+// dashboard, pages, other zwarms), or the system's files, none, and polling says so: the
 // changeSource then looks at everything every pollEvery, rather than
 // failing the command that asked (a wait, a dashboard) for want of one.
 func openWatch() (w dirWatch, events <-chan fsnotify.Event, errs <-chan error, polling bool, err error) {
@@ -39,7 +39,7 @@ func openWatch() (w dirWatch, events <-chan fsnotify.Event, errs <-chan error, p
 	switch {
 	case err == nil:
 		return fw, fw.Events, fw.Errors, false, nil
-	case errors.Is(err, syscall.EMFILE):
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		return noWatch{}, nil, nil, true, nil
 	}
 	return nil, nil, nil, false, err
