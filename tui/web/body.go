@@ -74,7 +74,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		data = []byte("{}")
 	}
 	if data[0] != '{' {
-		fail(w, http.StatusBadRequest, "the request's body is not one JSON object: send {...} with "+strings.Join(fieldsOf(v), ", "))
+		fail(w, http.StatusBadRequest, "the request's body is not one JSON object (it takes "+takes(v)+")")
 		return false
 	}
 	err := jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
@@ -96,5 +96,5 @@ func takes(v any) string {
 	if f := fieldsOf(v); len(f) > 0 {
 		return strings.Join(f, ", ")
 	}
-	return "no field"
+	return "no field: send {} or nothing"
 }
