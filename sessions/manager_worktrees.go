@@ -37,7 +37,7 @@ func (m *Manager) unlanded(ctx context.Context, s *record.Session) (*UnlandedErr
 		if err != nil {
 			return nil, fmt.Errorf("look at %s's worktree: %w", record.ShortID(s.ID), err)
 		}
-		e.Uncommitted = len(dirty)
+		e.Uncommitted, e.Nested = len(dirty), w.NestedAmong(dirty)
 	}
 	// The branch as it is now: commits made on it by hand since the
 	// last turn are work too, and one moved off the recorded head has

@@ -42,9 +42,12 @@ func TestANestedRepositoryIsRefusedNeverLandedAsALinkToNowhere(t *testing.T) {
 			if got := git(t, w.Work, "rev-parse", "main"); got != before {
 				t.Fatal("the refused landing moved main")
 			}
+			// rm's refusal says what to do, not to land or diff it, which
+			// both refuse.
 			var ue *sessions.UnlandedError
-			if _, err := w.Manager.Remove(ctx, s.ID, false); !errors.As(err, &ue) {
-				t.Fatalf("rm: %v; want a refusal, the worktree holding work never committed", err)
+			_, err := w.Manager.Remove(ctx, s.ID, false)
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), `app/ is a git repository of its own`) || !strings.Contains(err.Error(), `remove app/.git"), then land it`) || strings.Contains(err.Error(), "zwarm diff") {
+				t.Fatalf("rm: %v; want a refusal saying to remove app/.git", err)
 			}
 			// The worker removes the nested .git: its files are its work.
 			if err := os.RemoveAll(filepath.Join(s.Workspace.Path, "app", ".git")); err != nil {

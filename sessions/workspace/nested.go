@@ -241,6 +241,21 @@ func MissingGitlinks(ctx context.Context, commonDir, from, to string) ([]string,
 
 // holdsGit reports whether the directory rel of the worktree holds a
 // .git of its own (a repository of the worker's making).
+// NestedAmong are those of paths (git status's, relative to the top)
+// that are directories holding a repository of their own, each "dir/": a
+// .git directory (git init, a clone), not the .git file of a submodule
+// checked out from your repository.
+func (w *Worktree) NestedAmong(paths []string) []string {
+	var nested []string
+	for _, p := range paths {
+		p = strings.TrimSuffix(p, "/")
+		if fi, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p), ".git")); err == nil && fi.IsDir() {
+			nested = append(nested, p+"/")
+		}
+	}
+	return nested
+}
+
 func (w *Worktree) holdsGit(rel string) bool {
 	_, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(rel), ".git"))
 	return err == nil

@@ -28,6 +28,9 @@ type Unlanded struct {
 	// ResetAway are the turns whose work the worker moved its branch off,
 	// never landed: kept only by zwarm, until the worktree goes.
 	ResetAway []int
+	// Nested are those of the uncommitted files that are repositories of
+	// the worker's own ("app/"), which neither diff nor land takes.
+	Nested []string
 }
 
 func (e *Unlanded) Error() string {
@@ -48,6 +51,12 @@ func (e *Unlanded) Error() string {
 		how = fmt.Sprintf("a landing takes only what is committed there: commit them (cd %s && git add -A && git commit), and zwarm land %s lands them", q, id)
 	case e.Uncommitted > 0:
 		what = append(what, fmt.Sprintf("its worktree has %s never committed", plural(e.Uncommitted, "file")))
+		if len(e.Nested) > 0 {
+			// land and diff refuse these: they are not the way.
+			is := map[bool]string{true: "is", false: "are each"}[len(e.Nested) == 1]
+			how = fmt.Sprintf("%s %s a git repository of its own, which zwarm does not commit: remove its .git to have its files committed as the worker's (zwarm inject %s \"remove %s.git\"), then land it",
+				strings.Join(e.Nested, ", "), is, id, e.Nested[0])
+		}
 	}
 	if len(e.ResetAway) > 0 {
 		turns := make([]string, len(e.ResetAway))
