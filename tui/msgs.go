@@ -184,7 +184,7 @@ func (m Model) kill(id string) tea.Cmd {
 		text := fmt.Sprintf("%s %s", record.ShortID(id), k.Session.Status())
 		if n := len(k.Dropped); n > 0 {
 			// Said here, not left for the detail pane to show.
-			text += fmt.Sprintf(" · %s dropped, undelivered", render.Plural(n, "queued follow-up"))
+			text += " · " + render.Dropped(n)
 		}
 		return actionMsg{text: text}
 	}

@@ -99,8 +99,8 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		case errs[i] == nil:
 			fmt.Fprintf(o.f.io.Out, "%s %s\n", record.ShortID(done[i].ID), done[i].Status())
 			if dropped[i] > 0 {
-				fmt.Fprintf(o.f.io.ErrOut, "%s: %s dropped, undelivered (zwarm show %s lists them)\n",
-					record.ShortID(done[i].ID), render.Plural(dropped[i], "queued follow-up"), record.ShortID(done[i].ID))
+				fmt.Fprintf(o.f.io.ErrOut, "%s: %s (zwarm show %s lists them)\n",
+					record.ShortID(done[i].ID), render.Dropped(dropped[i]), record.ShortID(done[i].ID))
 			}
 		case o.all && (errors.Is(errs[i], sessions.ErrNotRunning) || errors.Is(errs[i], sessions.ErrNotFound)):
 			// It settled, or went, between the listing and its kill

@@ -212,6 +212,12 @@ func Plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
+// Dropped says what a kill did to follow-ups still queued, the same in the
+// CLI and the dashboard: "2 queued follow-ups dropped, undelivered".
+func Dropped(n int) string {
+	return Plural(n, "queued follow-up") + " dropped, undelivered"
+}
+
 // Source names who started a session in one word, the same everywhere (and
 // as in JSON): "user", "mcp", or "run:ID" shortened to the run's short id.
 func Source(s record.Source) string {
