@@ -16,12 +16,22 @@ import (
 type ExitWatch struct {
 	ep, wake int
 	mu       sync.Mutex
-	byFD     map[int]string
+	byFD     map[int]watched
 	byKey    map[string]int
 	exited   map[string]bool
+	next     int32 // the last registration's token
 	c        chan struct{}
 	done     chan struct{}
 	closed   bool
+}
+
+// watched is a pidfd's registration. Its token rides in the epoll event:
+// an event read for a pidfd just closed, whose number the kernel has
+// since given to another process's pidfd, names the old token, and must
+// not be taken for that process's exit.
+type watched struct {
+	key   string
+	token int32
 }
 
 // NewExitWatch starts a watch; Close ends it.
@@ -40,7 +50,7 @@ func NewExitWatch() (*ExitWatch, error) {
 		unix.Close(wake)
 		return nil, fmt.Errorf("watch processes: %w", err)
 	}
-	w := &ExitWatch{ep: ep, wake: wake, byFD: map[int]string{}, byKey: map[string]int{},
+	w := &ExitWatch{ep: ep, wake: wake, byFD: map[int]watched{}, byKey: map[string]int{},
 		exited: map[string]bool{}, c: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.loop()
 	return w, nil
@@ -71,11 +81,13 @@ func (w *ExitWatch) Add(key string, ref *Ref) {
 		unix.Close(fd)
 		return
 	}
-	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+	w.next++
+	reg := watched{key: key, token: w.next}
+	if err := unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd), Pad: reg.token}); err != nil {
 		unix.Close(fd)
 		return
 	}
-	w.byFD[fd], w.byKey[key] = key, fd
+	w.byFD[fd], w.byKey[key] = reg, fd
 }
 
 // Remove stops watching key.
@@ -90,7 +102,7 @@ func (w *ExitWatch) Remove(key string) {
 func (w *ExitWatch) dropLocked(fd int) {
 	unix.EpollCtl(w.ep, unix.EPOLL_CTL_DEL, fd, nil)
 	unix.Close(fd)
-	delete(w.byKey, w.byFD[fd])
+	delete(w.byKey, w.byFD[fd].key)
 	delete(w.byFD, fd)
 }
 
@@ -136,13 +148,14 @@ func (w *ExitWatch) loop() {
 				return
 			}
 			w.mu.Lock()
-			key, ok := w.byFD[fd]
+			reg, ok := w.byFD[fd]
+			ok = ok && reg.token == ev.Pad
 			if ok {
 				w.dropLocked(fd)
 			}
 			w.mu.Unlock()
 			if ok {
-				w.report(key)
+				w.report(reg.key)
 			}
 		}
 	}
