@@ -68,8 +68,11 @@ func (h *hub) followRuns(ctx context.Context, stateDir string) error {
 	defer sub.Close()
 	synced := false
 	for u := range sub.C() {
-		if u.Synced {
+		if u.Synced && !synced {
+			// What changed before (since a subscription failed, say)
+			// was told to no one: the pages reload.
 			synced = true
+			h.send("resync", struct{}{})
 		}
 		if !synced || u.ID == "" || (u.Record == nil && !u.Removed) {
 			continue
@@ -91,8 +94,11 @@ func (h *hub) follow(ctx context.Context, m *sessions.Manager) error {
 	defer sub.Close()
 	synced := false
 	for u := range sub.C() {
-		if u.Synced {
+		if u.Synced && !synced {
+			// What changed before (since a subscription failed, say)
+			// was told to no one: the pages reload.
 			synced = true
+			h.send("resync", struct{}{})
 		}
 		if !synced || u.ID == "" {
 			continue // the pages read the state they start from themselves
@@ -149,18 +155,25 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "the event stream needs a fresh ticket (POST /api/stream)")
 		return
 	}
-	fl, ok := startStream(w)
+	st, ok := startStream(w, r)
 	if !ok {
 		return
 	}
+	defer st.close()
 	c := s.hub.join()
 	defer s.hub.leave(c)
+	// What changed before the page joined (while it loaded its list, or
+	// while its last stream was down) was told to no one: it reloads
+	// first.
+	if st.send(sseEvent("resync", []byte("{}"))) != nil {
+		return
+	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case msg := <-c.ch:
-			if _, err := w.Write(msg); err != nil {
+			if st.send(msg) != nil {
 				return
 			}
 			if len(c.ch) == 0 {
@@ -168,11 +181,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				lagged := c.lagged
 				c.lagged = false
 				s.hub.mu.Unlock()
-				if lagged {
-					w.Write(sseEvent("resync", []byte("{}")))
+				if lagged && st.send(sseEvent("resync", []byte("{}"))) != nil {
+					return
 				}
 			}
-			fl.Flush()
 		}
 	}
 }

@@ -71,10 +71,11 @@ func (s *Server) runStory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
-	fl, ok := startStream(w)
+	st, ok := startStream(w, r)
 	if !ok {
 		return
 	}
+	defer st.close()
 	rd := orchestrator.Renderer{MaxSteps: rec.Limits.MaxSteps}
 	first := true
 	for u := range sub.C() {
@@ -94,24 +95,8 @@ func (s *Server) runStory(w http.ResponseWriter, r *http.Request) {
 		}
 		first = false
 		b, _ := json.Marshal(map[string]any{"reset": reset, "skipped": u.Skipped > 0, "lines": lines})
-		if _, err := w.Write(sseEvent("lines", b)); err != nil {
+		if st.send(sseEvent("lines", b)) != nil {
 			return
 		}
-		fl.Flush()
 	}
-}
-
-// startStream answers a request with an event stream, its first comment
-// written, or says it cannot (ok false, the answer sent).
-func startStream(w http.ResponseWriter) (http.Flusher, bool) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		fail(w, http.StatusInternalServerError, "streaming unsupported")
-		return nil, false
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	w.Write([]byte(": zwarm\n\n"))
-	fl.Flush()
-	return fl, true
 }

@@ -95,7 +95,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tls func(net.Listen
 		<-ctx.Done()
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer stop()
-		srv.Shutdown(sctx)
+		if srv.Shutdown(sctx) != nil {
+			// A request still under way after the wait (a diff git is
+			// slow to give) is cut off: Serve's caller is leaving.
+			srv.Close()
+		}
 	}()
 	if tls != nil {
 		ln = tls(ln)
