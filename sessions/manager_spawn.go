@@ -154,7 +154,7 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if err != nil {
 		return nil, err
 	}
-	name := state.FirstNonBlank(req.Adapter, cfg.DefaultAdapter, "codex")
+	name := state.FirstNonBlank(req.Adapter, cfg.SpawnAdapter())
 	ad, err := m.adapters.Lookup(name)
 	if err != nil {
 		return nil, config.Invalidf("%v", err)

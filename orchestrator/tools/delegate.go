@@ -95,7 +95,7 @@ func (w *workers) delegate(ctx context.Context, d delegation) Result {
 	if req, err = w.applyRole(req); err != nil {
 		return Errorf("%v", err)
 	}
-	if req.Adapter == "" || req.Adapter == w.opt.DefaultAdapter {
+	if req.Adapter == "" || req.Adapter == w.defaultAdapter() {
 		req.Model = firstNonEmpty(req.Model, w.opt.DefaultModel)
 	}
 	req.Adapter = firstNonEmpty(req.Adapter, w.opt.DefaultAdapter)
@@ -264,6 +264,19 @@ func (w *workers) endTool() Tool {
 			return JSON(out)
 		},
 	}
+}
+
+// defaultAdapter is the adapter of a delegation that names none: the
+// tools', else config.toml's. A delegation naming it gets the default
+// model as one naming none does.
+func (w *workers) defaultAdapter() string {
+	if w.opt.DefaultAdapter != "" {
+		return w.opt.DefaultAdapter
+	}
+	if cfg, err := w.opt.Sessions.Config(); err == nil {
+		return cfg.SpawnAdapter()
+	}
+	return ""
 }
 
 // applyRole fills what a delegation leaves empty from its role; an

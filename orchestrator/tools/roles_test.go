@@ -83,3 +83,37 @@ func TestDelegateWithARole(t *testing.T) {
 		t.Errorf("%d workers, want the 2 delegated", len(list))
 	}
 }
+
+// The default model goes with the default adapter ([mcp] model with
+// [mcp] adapter, else default_adapter, else codex), whether a delegation
+// names that adapter or none.
+func TestDelegateNamingTheDefaultAdapterGetsTheDefaultModel(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ config, adapter, named, want string }{
+		{"", "", "codex", "my-model"},
+		{"", "", "", "my-model"},
+		{`default_adapter = "claude"`, "", "claude", "my-model"},
+		{`default_adapter = "claude"`, "", "codex", ""},
+		{"", "claude", "claude", "my-model"},
+		{"", "claude", "codex", ""},
+	} {
+		// The claude workers only need to start: what the call answers
+		// is the question.
+		w := testenv.New(t, bins, c.config+"\n[adapters.claude]\nbinary = \"true\"\n")
+		reg, err := NewRegistry(Workers(WorkerOptions{Sessions: w.Manager, Source: record.RunSource("run-test"), Dir: w.Work,
+			DefaultAdapter: c.adapter, DefaultModel: "my-model"})...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{t: t, w: w, reg: reg}
+		args := map[string]any{"task": "x"}
+		if c.named != "" {
+			args["adapter"] = c.named
+		}
+		var d struct{ Model string }
+		f.mustOK("delegate", args, &d)
+		if got := d.Model == "my-model"; got != (c.want == "my-model") {
+			t.Errorf("%q, tools' default adapter %q, delegate naming %q: model %q, want the default model: %v", c.config, c.adapter, c.named, d.Model, !got)
+		}
+	}
+}

@@ -23,6 +23,18 @@ const File = store.ConfigFile
 // DefaultKillGrace is how long a killed agent gets between SIGTERM and SIGKILL.
 const DefaultKillGrace = 5 * time.Second
 
+// BuiltinAdapter is the adapter of a spawn that names none, when
+// default_adapter does not name one either.
+const BuiltinAdapter = "codex"
+
+// SpawnAdapter is the adapter of a spawn that names none.
+func (c *Config) SpawnAdapter() string {
+	if a := strings.TrimSpace(c.DefaultAdapter); a != "" {
+		return a
+	}
+	return BuiltinAdapter
+}
+
 // Config is .zwarm/config.toml. Every key is optional; unknown keys are an
 // error so that a typo never silently does nothing. Tables other packages
 // own ([orchestrator], [watchers], [mcp]) are declared as ConfigSections and
