@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zwarm/zwarm/sessions/config"
 )
 
 // The SDK answers nothing to a request whose id is null or is that of a
@@ -85,5 +86,22 @@ func TestRequestIDsTheSDKWouldNotAnswer(t *testing.T) {
 	inW.Close()
 	if err := <-ran; err != nil && err != io.EOF {
 		t.Logf("server: %v", err)
+	}
+}
+
+// A wait called with no arguments, or null, waits the cap as one with {}
+// does (and says nothing of a timeout it was not given).
+func TestAWaitWithoutArgumentsWaitsTheCap(t *testing.T) {
+	s := &Server{cfg: &Config{WaitCap: config.Duration{Duration: 50 * time.Second}}}
+	for _, args := range []string{"", "null", " null ", "{}", `{"timeout_s": null}`} {
+		var got map[string]any
+		if err := json.Unmarshal(s.defaultTimeout(json.RawMessage(args)), &got); err != nil || got["timeout_s"] != float64(50) {
+			t.Errorf("%q: %v (%v), want timeout_s 50", args, got, err)
+		}
+	}
+	for _, args := range []string{`{"timeout_s": 5}`, `[1]`, `"x"`} {
+		if got := string(s.defaultTimeout(json.RawMessage(args))); got != args {
+			t.Errorf("%q became %q: the tool says what is wrong with it, or takes it as given", args, got)
+		}
 	}
 }

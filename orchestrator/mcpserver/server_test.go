@@ -173,12 +173,16 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	const waitCap = 20 * time.Second
 	c := connect(t, &Config{MaxWorkers: 4, WaitCap: config.Duration{Duration: waitCap}, MinWait: time.Second}, 500*time.Millisecond)
 	gates := t.TempDir()
-	gateA, gateB := filepath.Join(gates, "a"), filepath.Join(gates, "b")
+	gateA, gateB, gateC := filepath.Join(gates, "a"), filepath.Join(gates, "b"), filepath.Join(gates, "c")
 	c.w.Script(map[string][]fakeagent.Step{
 		"task a": append([]fakeagent.Step{fakeagent.WaitFile(gateA)}, fakeagent.Completes("a done", 100)...),
 		"task b": append([]fakeagent.Step{fakeagent.WaitFile(gateB)}, fakeagent.Completes("b done", 100)...),
+		"task c": append([]fakeagent.Step{fakeagent.WaitFile(gateC)}, fakeagent.Completes("c done", 100)...),
 	})
-	a, b := c.spawn("task a"), c.spawn("task b")
+	// c runs too, and the wait is not for it: the heartbeat names what
+	// the wait waits for.
+	a, b, other := c.spawn("task a"), c.spawn("task b"), c.spawn("task c")
+	defer touch(t, gateC)
 
 	type answer struct {
 		res *mcp.CallToolResult
@@ -248,6 +252,9 @@ func TestMCPWaitTimesOutWithProgress(t *testing.T) {
 	}
 	if !strings.Contains(beats[0].Message, "waited") || !strings.Contains(beats[0].Message, record.ShortID(b)) {
 		t.Errorf("heartbeat %q does not say what runs", beats[0].Message)
+	}
+	if strings.Contains(beats[0].Message, record.ShortID(other)) {
+		t.Errorf("heartbeat %q names %s, which the wait is not for", beats[0].Message, record.ShortID(other))
 	}
 	all := c.awaitProgress(ctx, 0)
 	finishedNews := false

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +22,10 @@ func (s *Server) wait(ctx context.Context, args json.RawMessage) tools.Result {
 	var hook func(tools.Progress)
 	if p := progressFrom(ctx); p != nil {
 		hook = func(pr tools.Progress) { p.send(ctx, pr.Text) }
-		stop := p.heartbeat(ctx, s.opt.Heartbeat, s.stillRunning)
+		targets := waitTargets(args)
+		stop := p.heartbeat(ctx, s.opt.Heartbeat, func(ctx context.Context, waited time.Duration) string {
+			return s.stillRunning(ctx, waited, targets)
+		})
 		defer stop()
 	}
 	// The tools are built for this call, so that their progress goes to
@@ -38,8 +42,11 @@ func (s *Server) wait(ctx context.Context, args json.RawMessage) tools.Result {
 // orchestrator's default is longer than an MCP client waits.
 func (s *Server) defaultTimeout(args json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil || m == nil {
+	if len(bytes.TrimSpace(args)) > 0 && json.Unmarshal(args, &m) != nil {
 		return args // the tool reports what is wrong with it
+	}
+	if m == nil {
+		m = map[string]json.RawMessage{} // no arguments, or null: none
 	}
 	if v, ok := m["timeout_s"]; ok && strings.TrimSpace(string(v)) != "null" {
 		return args
@@ -52,9 +59,22 @@ func (s *Server) defaultTimeout(args json.RawMessage) json.RawMessage {
 	return b
 }
 
+// waitTargets are the ids (or prefixes) a wait's arguments name, as ids
+// are written; none: it waits for any worker.
+func waitTargets(args json.RawMessage) []string {
+	var a struct {
+		IDs []string `json:"session_ids"`
+	}
+	json.Unmarshal(args, &a)
+	for i, id := range a.IDs {
+		a.IDs[i] = listing.NormalPrefix(id)
+	}
+	return a.IDs
+}
+
 // stillRunning is the heartbeat's message: how long the wait has lasted
-// and which workers still run.
-func (s *Server) stillRunning(ctx context.Context, waited time.Duration) string {
+// and which of the workers it waits for (targets; none: any) still run.
+func (s *Server) stillRunning(ctx context.Context, waited time.Duration, targets []string) string {
 	msg := fmt.Sprintf("waited %s", waited.Round(time.Second))
 	list, err := s.opt.Sessions.List(ctx, listing.Options{Source: Source})
 	if err != nil && len(list) == 0 {
@@ -62,7 +82,7 @@ func (s *Server) stillRunning(ctx context.Context, waited time.Duration) string 
 	}
 	var ids []string
 	for _, w := range list {
-		if w.Source == Source && !w.Settled() {
+		if w.Source == Source && !w.Settled() && waitsFor(targets, w.ID) {
 			ids = append(ids, record.ShortID(w.ID))
 		}
 	}
@@ -73,4 +93,13 @@ func (s *Server) stillRunning(ctx context.Context, waited time.Duration) string 
 		return msg + "; running: " + ids[0]
 	}
 	return fmt.Sprintf("%s; %d running: %s", msg, len(ids), strings.Join(ids, ", "))
+}
+
+func waitsFor(targets []string, id string) bool {
+	for _, t := range targets {
+		if strings.HasPrefix(id, t) {
+			return true
+		}
+	}
+	return len(targets) == 0
 }

@@ -119,8 +119,9 @@ func (w *workers) resolveAmong(ctx context.Context, prefix string) (*record.Sess
 		return nil, fmt.Errorf("cannot list your workers: %v", err)
 	}
 	var match []*record.Session
+	p := listing.NormalPrefix(prefix)
 	for _, s := range list {
-		if strings.HasPrefix(s.ID, prefix) {
+		if strings.HasPrefix(s.ID, p) {
 			match = append(match, s)
 		}
 	}

@@ -503,9 +503,12 @@ func TestAPrefixIsResolvedAmongTheCallersWorkers(t *testing.T) {
 	if _, err := f.w.Manager.Get(t.Context(), mine[:1]); err == nil {
 		t.Fatalf("the prefix %q names one session of the state dir: the test needs two", mine[:1])
 	}
-	res := f.mustOK("check_session", map[string]any{"session_id": mine[:1]}, nil)
-	if !strings.Contains(res.Text, record.ShortID(mine)) || strings.Contains(res.Text, record.ShortID(other.ID)) {
-		t.Fatalf("check_session of the shared prefix %q: %s", mine[:1], res.Text)
+	// Spelt as a whole id may be, too: in capitals, with spaces around.
+	for _, p := range []string{mine[:1], " " + strings.ToUpper(mine[:1]) + " "} {
+		res := f.mustOK("check_session", map[string]any{"session_id": p}, nil)
+		if !strings.Contains(res.Text, record.ShortID(mine)) || strings.Contains(res.Text, record.ShortID(other.ID)) {
+			t.Fatalf("check_session of the shared prefix %q: %s", p, res.Text)
+		}
 	}
 	huge := strings.Repeat("f", 100000)
 	if res := f.call("check_session", map[string]any{"session_id": huge}, nil); !res.IsError || len(res.Text) > 500 {

@@ -17,7 +17,7 @@ import (
 // cache read it, so that a command about one session costs the same among
 // 100,000 as among 1,000; otherwise the directory's names are read.
 func Resolve(st *state.Store, prefix string) (string, error) {
-	p := strings.ToLower(strings.TrimSpace(prefix))
+	p := NormalPrefix(prefix)
 	if store.ValidID(p) == nil && len(p) < len(store.NewID()) {
 		if hits, ok := LookupPrefix(st, p); ok {
 			return store.ResolveID(p, hits)
@@ -25,6 +25,10 @@ func Resolve(st *state.Store, prefix string) (string, error) {
 	}
 	return st.Files().ResolveSession(prefix)
 }
+
+// NormalPrefix is an id or prefix as ids are written: what a person
+// types or pastes may have capitals and spaces around.
+func NormalPrefix(prefix string) string { return strings.ToLower(strings.TrimSpace(prefix)) }
 
 // LookupPrefix is the session dirs whose names start with prefix, as the
 // listing cache knows them; ok is false when it cannot say (no cache, or
