@@ -70,6 +70,11 @@ func Trajectory(s *record.Session, turns []watch.TurnLog, full bool) string {
 			if text == "" {
 				continue
 			}
+			if full {
+				// The compact form is render's, made safe; this one is
+				// the agent's text as written.
+				text = render.Safe(text)
+			}
 			n++
 			lines = append(lines, fmt.Sprintf("#%d %s", n, text))
 		}
@@ -152,7 +157,10 @@ func stepText(ev record.Event, full bool) string {
 	for _, l := range ls {
 		parts = append(parts, strings.TrimSpace(l.Text))
 	}
-	return strings.Join(parts, "\n")
+	// Bounded as every other step is: a change of 20,000 files would
+	// not fit the answer, and the newest steps are kept whole or not
+	// at all.
+	return headTail(strings.Join(parts, "\n"), fullStepBytes)
 }
 
 // headTail keeps the first and last halves of a long text.

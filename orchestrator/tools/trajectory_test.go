@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,5 +27,32 @@ func TestACompactTrajectoryKeepsItsStepsWhateverTheirLength(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the compact trajectory lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// The full trajectory is each step at length, within bounds, and safe as
+// the compact one is: a step of 20,000 changed files is shown cut, not
+// left out with the turn it was in, and an agent's escape sequences come
+// escaped.
+func TestAFullTrajectoryBoundsAndEscapesEveryStep(t *testing.T) {
+	var changes []record.FileChange
+	for i := range 20000 {
+		changes = append(changes, record.FileChange{Path: fmt.Sprintf("pkg/file%05d.go", i), Kind: "add"})
+	}
+	tl := watch.TurnLog{Turn: record.Turn{N: 1, Prompt: "the task"}, Events: []record.Event{
+		{Type: record.EventMessage, Text: "colour \x1b[31mred\x1b[0m and a bell\x07"},
+		{Type: record.EventFileChange, Changes: changes},
+	}}
+	got := Trajectory(&record.Session{ID: "3f2a9c1d-0000-4000-8000-000000000001", Turn: 1}, []watch.TurnLog{tl}, true)
+	if len(got) > fullTrajectoryBytes {
+		t.Errorf("%d bytes, over the full bound of %d", len(got), fullTrajectoryBytes)
+	}
+	for _, want := range []string{"── turn 1", "#1 » colour \\x1b[31mred", "#2 ", "pkg/file00000.go"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the full trajectory lacks %q:\n%.2000s", want, got)
+		}
+	}
+	if strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("the full trajectory carries raw control characters:\n%q", got[:min(len(got), 500)])
 	}
 }
