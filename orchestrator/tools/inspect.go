@@ -58,7 +58,13 @@ func (w *workers) checkTool() Tool {
 				"session_id": s.ID, "status": s.Status(), "task": clip(s.Task, 2000), "adapter": s.Adapter, "model": s.Model,
 				"working_dir": s.WorkingDir, "turns": s.Turn, "usage": s.Usage, "cost_usd": roundCost(s.CostUSD),
 				"runtime_s": math.Round(s.Runtime(time.Now()).Seconds()), "last_message": clip(s.LastMessage, fullMessageBound),
-				"files_changed": filesChanged(turns), "pending_follow_ups": s.PendingInjects, "changes": s.ChangesText(),
+				"pending_follow_ups": s.PendingInjects, "changes": s.ChangesText(),
+			}
+			files := filesChanged(turns)
+			out["files_changed"] = files[:min(len(files), filesShown)]
+			if len(files) > filesShown {
+				out["files_changed_total"] = len(files)
+				out["files_note"] = fmt.Sprintf("the first %d of %d files; diff shows the whole change, file by file", filesShown, len(files))
 			}
 			if ws := s.Workspace; ws != nil {
 				out["branch"] = ws.Branch
@@ -75,6 +81,18 @@ func (w *workers) checkTool() Tool {
 			return JSON(out)
 		},
 	}
+}
+
+// countByStatus says how many of each status, in the order of
+// record.Statuses: "3 completed, 1 failed".
+func countByStatus(n map[record.Status]int) string {
+	var parts []string
+	for _, st := range record.Statuses {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // filesChanged is every file the worker reported changing, once each,
@@ -170,6 +188,8 @@ func (w *workers) listTool() Tool {
 			}
 			now := time.Now()
 			out := make([]map[string]any, 0, len(list))
+			room := budget{left: listAnswerBytes}
+			left := map[record.Status]int{}
 			for _, s := range list {
 				e := map[string]any{"session_id": s.ID, "status": s.Status(), "adapter": s.Adapter, "model": s.Model,
 					"turn": s.Turn, "tokens": s.Usage.TotalTokens, "cost_usd": roundCost(s.CostUSD),
@@ -182,9 +202,18 @@ func (w *workers) listTool() Tool {
 				} else {
 					e["needs_attention"] = false
 				}
+				if !room.take(e) {
+					left[s.Status()]++
+					continue
+				}
 				out = append(out, e)
 			}
-			return JSON(map[string]any{"workers": out})
+			answer := map[string]any{"workers": out}
+			if n := len(list) - len(out); n > 0 {
+				answer["left_out"] = n
+				answer["note"] = fmt.Sprintf("%d older workers are left out (%s): list_sessions with a status shows fewer; end_session with delete removes finished ones", n, countByStatus(left))
+			}
+			return JSON(answer)
 		},
 	}
 }

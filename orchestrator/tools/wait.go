@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/zwarm/zwarm/sessions/record"
@@ -91,29 +92,56 @@ func (w *workers) wait(ctx context.Context, ids []string, timeoutS *float64, any
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	finished, running := []map[string]any{}, []map[string]any{}
+	shown := w.fitting(targets, latest)
+	finished, running, unread := []map[string]any{}, []map[string]any{}, 0
 	for _, t := range targets {
 		s := latest[t.ID]
 		switch {
 		case s == nil:
 			finished = append(finished, map[string]any{"session_id": t.ID, "status": "removed", "note": "its record was deleted"})
-		case s.Settled():
+		case s.Settled() && shown[s.ID] != nil:
 			w.seen.Mark(s)
-			e := map[string]any{"session_id": s.ID, "status": s.Status(), "turn": s.Turn, "last_message": clip(s.LastMessage, lastMessageBound)}
-			if s.Error != "" {
-				e["error"] = clip(s.Error, 1000)
-			}
-			finished = append(finished, e)
+			finished = append(finished, shown[s.ID])
+		case s.Settled():
+			unread++ // still news to the next wait
 		default:
 			running = append(running, map[string]any{"session_id": s.ID, "status": s.Status(), "turn": s.Turn})
 		}
 	}
 	out := map[string]any{"finished": finished, "running": running, "timed_out": timedOut,
 		"waited_s": math.Round(time.Since(began).Seconds()*10) / 10}
+	if unread > 0 {
+		out["finished_left_out"] = unread
+		note = strings.TrimPrefix(note+fmt.Sprintf("; %d more workers finished than this answer holds: wait again to read them (they come first)", unread), "; ")
+	}
 	if note != "" {
 		out["note"] = note
 	}
 	return JSON(out)
+}
+
+// fitting is the answers of the finished targets that fit one wait's
+// answer, by id: what the model has not read comes first, so that when not
+// all fits, the next wait, for the same workers or any, goes on from there.
+func (w *workers) fitting(targets []*record.Session, latest map[string]*record.Session) map[string]map[string]any {
+	shown := map[string]map[string]any{}
+	room := budget{left: waitAnswerBytes}
+	for _, unread := range []bool{true, false} {
+		for _, t := range targets {
+			s := latest[t.ID]
+			if s == nil || !s.Settled() || w.seen.Unread(s) != unread {
+				continue
+			}
+			e := map[string]any{"session_id": s.ID, "status": s.Status(), "turn": s.Turn, "last_message": clip(s.LastMessage, lastMessageBound)}
+			if s.Error != "" {
+				e["error"] = clip(s.Error, 1000)
+			}
+			if room.take(e) {
+				shown[s.ID] = e
+			}
+		}
+	}
+	return shown
 }
 
 // waitTargets resolves the named workers, or picks the default set: the
