@@ -10,6 +10,7 @@ import (
 	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 func (w *workers) delegateTool() Tool {
@@ -254,6 +255,13 @@ func (w *workers) endTool() Tool {
 			if a.Delete {
 				if _, err := w.opt.Sessions.Remove(ctx, s.ID, false); err != nil {
 					out["error"] = fmt.Sprintf("its record was not deleted: %v", err)
+					var un *workspace.Unlanded
+					if errors.As(err, &un) {
+						// The tools never drop a worker's work: the
+						// model lands it, or leaves it to a person.
+						out["error"] = fmt.Sprintf("its record was not deleted: %s. Land it (land_session) or look at it (diff_session) first; "+
+							"work never landed is not deleted by a tool (a person can, with zwarm rm --force)", un.What())
+					}
 					r := JSON(out)
 					r.IsError = true
 					return r

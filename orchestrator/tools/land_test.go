@@ -374,3 +374,22 @@ func TestDiffAndLandAnUnknownWorker(t *testing.T) {
 		f.mustFail(tool, map[string]any{"session_id": "0123abcd"}, `no worker "0123abcd"`)
 	}
 }
+
+// end_session with delete keeps a worker's work never landed, and says
+// what to do with the tools the model has: it has no --force, and a tool
+// never drops work.
+func TestEndSessionKeepsWorkNeverLanded(t *testing.T) {
+	t.Parallel()
+	f := newRepoFixture(t, map[string]string{"README": "hi\n"})
+	f.w.Script(map[string][]fakeagent.Step{"add alpha": edits(`printf 'alpha\n' > alpha.txt`, "alpha added")})
+	id := f.delegate("add alpha")
+	f.waitAll(id)
+	text := f.mustFail("end_session", map[string]any{"session_id": id, "delete": true},
+		"its record was not deleted", "never landed", "land_session", "diff_session")
+	if strings.Contains(text, "--force") && !strings.Contains(text, "zwarm rm --force") || strings.Contains(text, "zwarm land") {
+		t.Errorf("end_session's refusal names commands the model cannot run: %s", text)
+	}
+	if _, err := f.w.Manager.Get(context.Background(), id); err != nil {
+		t.Fatalf("the worker's record is gone: %v", err)
+	}
+}

@@ -33,8 +33,21 @@ type Unlanded struct {
 	Nested []string
 }
 
+// What says what would be dropped, and no command to run: for callers
+// (a model's tools) that run none of the commands Error names.
+func (e *Unlanded) What() string {
+	what, _ := e.parts()
+	return strings.Join(what, ", and ")
+}
+
 func (e *Unlanded) Error() string {
-	var what []string
+	what, how := e.parts()
+	return fmt.Sprintf("session %s: %s; %s, or pass --force to drop them", store.ShortID(e.ID), strings.Join(what, ", and "), how)
+}
+
+// parts are what would be dropped, and how to keep it with zwarm's
+// commands.
+func (e *Unlanded) parts() (what []string, how string) {
 	if e.Commits > 0 {
 		c := fmt.Sprintf("%s has %s never landed", e.Branch, plural(e.Commits, "commit"))
 		if e.Stat != nil && !e.Stat.Empty() {
@@ -43,7 +56,7 @@ func (e *Unlanded) Error() string {
 		what = append(what, c)
 	}
 	id := store.ShortID(e.ID)
-	how := fmt.Sprintf("land them with zwarm land %s, see them with zwarm diff %s", id, id)
+	how = fmt.Sprintf("land them with zwarm land %s, see them with zwarm diff %s", id, id)
 	switch {
 	case e.Uncommitted > 0 && e.ByHand:
 		what = append(what, fmt.Sprintf("its worktree has %s changed by hand since the worker's last turn, never committed", plural(e.Uncommitted, "file")))
@@ -71,7 +84,7 @@ func (e *Unlanded) Error() string {
 			how += "; " + see
 		}
 	}
-	return fmt.Sprintf("session %s: %s; %s, or pass --force to drop them", id, strings.Join(what, ", and "), how)
+	return what, how
 }
 
 // shellQuote quotes s for sh where it needs it.
