@@ -1,11 +1,15 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zwarm/zwarm/sessions/record"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
@@ -16,7 +20,7 @@ import (
 // parallel.
 func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 	t.Parallel()
-	c := connect(t, nil, 0)
+	c := connect(t, nil, 300*time.Millisecond)
 	c.w.Repo(map[string]string{"conf.txt": "port = 80\n"})
 	gate := filepath.Join(t.TempDir(), "gate")
 	c.w.Script(map[string][]fakeagent.Step{
@@ -70,10 +74,23 @@ func TestMCPDiffAndLandInAGitRepo(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(c.w.Work, "alpha.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("alpha.txt in the server's checkout: %q %v", got, err)
 	}
-	// An MCP client verifies before it lands, as land --verify does.
-	c.ok("land", map[string]any{"session_id": other, "verify": "test -f alpha.txt", "verify_timeout_seconds": 600}, &l)
-	if !l.Landed || !l.Verified || !strings.Contains(l.Note, "verified before it landed") {
-		t.Fatalf("land with verify: %+v", l)
+	// An MCP client verifies before it lands, as land --verify does; a
+	// client that asked for progress hears that a long one still works.
+	res, err := c.cs.CallTool(context.Background(), withToken(&mcp.CallToolParams{Name: "land",
+		Arguments: map[string]any{"session_id": other, "verify": "sleep 1.5; test -f alpha.txt", "verify_timeout_seconds": 600}}, "land-1"))
+	if err != nil || res.IsError || json.Unmarshal([]byte(text(res)), &l) != nil || !l.Landed || !l.Verified || !strings.Contains(l.Note, "verified before it landed") {
+		t.Fatalf("land with verify: %+v %v %v", l, err, res)
+	}
+	c.mu.Lock()
+	beats := 0
+	for _, p := range c.progress {
+		if p.ProgressToken == "land-1" && strings.HasPrefix(p.Message, "land: still working after") {
+			beats++
+		}
+	}
+	c.mu.Unlock()
+	if beats == 0 {
+		t.Errorf("a landing that verified for 1.5 s sent no progress, its heartbeat every 0.3 s")
 	}
 
 	// The slow worker started from the first commit too: its change now

@@ -192,6 +192,14 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			defer context.AfterFunc(*ended, cancel)()
 		}
 		p := newProgress(req, s.log)
+		if p != nil && name != "wait" {
+			// wait says what it waits for; any other call that takes
+			// long (a landing's verify) says it still works.
+			stop := p.heartbeat(ctx, s.opt.Heartbeat, func(_ context.Context, took time.Duration) string {
+				return fmt.Sprintf("%s: still working after %s", adapt(name), took.Round(time.Second))
+			})
+			defer stop()
+		}
 		res := s.reg.Call(withProgress(ctx, p), name, req.Params.Arguments)
 		s.keepSeen()
 		if res.IsError {
