@@ -336,5 +336,10 @@ func queuedNote(res *sessions.InjectResult, interrupt bool) string {
 		}
 		return fmt.Sprintf("the worker is resuming its thread with an earlier message; this one is queued (%d ahead of it) and runs after them", res.Ahead)
 	}
+	if res.Turn == 0 {
+		// Its first turn has not started: it waits in a cluster's queue,
+		// or its worktree is being made.
+		return fmt.Sprintf("the worker has not started its task yet; the message is queued (%d ahead of it) and runs once the task's turn ends", res.Ahead)
+	}
 	return fmt.Sprintf("the worker is busy with turn %d; the message is queued (%d ahead of it) and runs when that turn ends", res.Turn, res.Ahead)
 }

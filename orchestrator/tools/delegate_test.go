@@ -29,4 +29,10 @@ func TestAQueuedNoteSaysWhatTheMessageWaitsFor(t *testing.T) {
 			t.Errorf("interrupt %v: %q, want %q in it", c.interrupt, got, c.want)
 		}
 	}
+	// A worker whose first turn has not started (in a cluster's queue)
+	// is busy with no turn 0.
+	pending := &record.Session{}
+	if got := queuedNote(&sessions.InjectResult{Outcome: sessions.InjectQueued, Session: pending}, false); !strings.Contains(got, "has not started its task yet") {
+		t.Errorf("a pending worker: %q", got)
+	}
 }
