@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zwarm/zwarm/sessions"
@@ -57,6 +58,13 @@ func (w *workers) delegateTool() Tool {
 			}
 			if err := decode("delegate", args, &a, schema); err != nil {
 				return Errorf("%v", err)
+			}
+			for k := range a.Slurm {
+				// Said before whether this worker's runner asks for
+				// any: a misspelt key is the first thing to fix.
+				if !slices.Contains(config.ResourceKeys, k) {
+					return Errorf("bad arguments for delegate: slurm has no resource %q: ask for %s", k, strings.Join(config.ResourceKeys, ", "))
+				}
 			}
 			return w.delegate(ctx, delegation{task: a.Task, adapter: a.Adapter, model: a.Model, dir: a.WorkingDir, isolation: a.Isolation,
 				role: a.Role, effort: a.ReasoningEffort, sandbox: a.Sandbox, maxCost: a.MaxCostUSD, resources: stringValues(a.Slurm)})

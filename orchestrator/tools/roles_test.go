@@ -65,6 +65,8 @@ func TestDelegateWithARole(t *testing.T) {
 		{map[string]any{"max_cost_usd": 1, "model": "mystery-model"}, []string{`[prices."mystery-model"]`}},
 		{map[string]any{"max_cost_usd": -1}, []string{"max_cost_usd -1"}},
 		{map[string]any{"max_cost_usd": "a lot"}, []string{"max_cost_usd must be of type number"}},
+		// A misspelt resource is said as such, whatever the runner.
+		{map[string]any{"slurm": map[string]any{"partiton": "gpu"}}, []string{`slurm has no resource "partiton"`, "partition, time"}},
 	} {
 		c.args["task"] = "x"
 		res := f.call("delegate", c.args, nil)
