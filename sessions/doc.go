@@ -206,8 +206,11 @@
 // attached, the session is not settled: its owner is the attaching
 // command (role "attach"), a follow-up queues (Inject says Attached),
 // kill refuses it (ErrAttached), and Session.Attaches holds the open
-// span. When the CLI exits, the attaching command commits what was left
-// in the worktree (as a turn's end does), and detaches: the session
+// span. The CLI runs contained as an agent does (the session's marker,
+// and its cgroup, made and recorded as a supervisor makes it, where the
+// machine gives one). When the CLI exits, the attaching command kills
+// whatever it left running, commits what was left in the worktree (as a
+// turn's end does), and detaches: the session
 // settles as it was (its status and error before the attach; after an
 // interrupted turn, completed), the span gets its end, the CLI's exit
 // code, the commit and its files; follow-ups queued meanwhile then start

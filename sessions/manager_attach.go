@@ -226,12 +226,23 @@ func (m *Manager) interactiveCommand(s *record.Session) (agent.Command, error) {
 // stops an agent (SIGTERM, the grace period, SIGKILL): a signal to zwarm
 // alone. The CLI gets SIGTERM if this process dies.
 func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*record.Session, error) {
-	cmd := exec.Command(a.Command.Path, a.Command.Args...)
-	cmd.Dir = a.Command.Dir
-	cmd.Env = append(os.Environ(), a.Command.Env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	held := a.m.st.ContainAttach(a.id)
+	newCmd := func(inCgroup bool) *exec.Cmd {
+		cmd := exec.Command(a.Command.Path, a.Command.Args...)
+		cmd.Dir, cmd.Env = a.Command.Dir, append(os.Environ(), a.Command.Env...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		held.Command(cmd, inCgroup)
+		return cmd
+	}
+	cmd := newCmd(true)
+	err := cmd.Start()
+	if err != nil && held.InCgroup() {
+		cmd = newCmd(false) // a cgroup it cannot start in: the marker holds it
+		err = cmd.Start()
+	}
+	if err != nil {
+		held.Sweep(context.WithoutCancel(ctx))
 		err = fmt.Errorf("start %s: %w", a.Command.Path, err)
 		a.finish(ctx, nil, "its CLI could not be started: "+err.Error())
 		return nil, fmt.Errorf("attach %s: %w", record.ShortID(a.id), err)
@@ -259,6 +270,11 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 			werr = <-exited
 		}
 	}
+	// What the person started and left running (a server in the
+	// background) ends with the span, as a turn's does.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	held.Sweep(sctx)
+	cancel()
 	code := cmd.ProcessState.ExitCode()
 	if code < 0 {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -303,7 +319,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 		if err := tx.Detach(exit, note, time.Now().UTC()); err != nil {
 			return err
 		}
-		recordAttachWork(s, work)
+		state.RecordAttachWork(s, work)
 		if spent != nil && state.RecordAttachUsage(s, spent.usage, spent.cumulative) {
 			s.Refresh(a.m.prices())
 		}
@@ -337,24 +353,6 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 
 // gitTimeout bounds the commit of what a person left in the worktree.
 const gitTimeout = 30 * time.Second
-
-// recordAttachWork puts what the attached span left in the worktree, as
-// committed, in the record: the span's commit and files, and the
-// worktree's head and change, as a turn's are.
-func recordAttachWork(s *record.Session, w *state.TurnWork) {
-	if w == nil || len(s.Attaches) == 0 {
-		return
-	}
-	state.RecordWork(s, 0, w)
-	if w.Err != "" {
-		return
-	}
-	a := &s.Attaches[len(s.Attaches)-1]
-	a.Commit, a.Files = w.Commit, w.Files
-	if len(a.Files) > record.MaxTurnFiles {
-		a.Files = a.Files[:record.MaxTurnFiles]
-	}
-}
 
 // attacherDiedNote is what an attach span says of an attacher (owner)
 // that died without settling its session.

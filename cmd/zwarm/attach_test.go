@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,5 +159,34 @@ func TestAttachStoppedBySignalRestoresTheTerminal(t *testing.T) {
 	}
 	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Attached) != 1 || !strings.Contains(s.Attached[0].Note, "zwarm attach was stopped") {
 		t.Fatalf("after: %s, spans %+v", s.Status(), s.Attached)
+	}
+}
+
+// What the person starts in the CLI and leaves running (a server in the
+// background, out of its session) ends with the attached span, as a
+// turn's does: no worker's process outlives its session's work, whoever
+// started it.
+func TestWhatAnAttachedCLIStartedEndsWithIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	pidFile := filepath.Join(t.TempDir(), "daemon.pid")
+	w.setScript(fakeagent.Completes("done", 20), fakeThread, []fakeagent.Step{
+		fakeagent.Run("setsid nohup sleep 600 >/dev/null 2>&1 & echo $! > " + pidFile),
+		fakeagent.Out("the person's CLI started a server"),
+	})
+	tm := startTmux(t, w, nil, 120, 30, bins.zwarm, "attach", id)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=0") {
+		t.Fatalf("attach:\n%s", screen)
+	}
+	b, err := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid == 0 {
+		t.Fatalf("the CLI started no server: %q %v", b, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if sessionstest.Alive(pid) {
+		t.Errorf("the server the attached CLI started (pid %d) runs on after the person left", pid)
 	}
 }

@@ -58,3 +58,22 @@ func threadSoFar(s *record.Session, spans int) record.Usage {
 	}
 	return *last
 }
+
+// RecordAttachWork puts what the attached span left in the worktree, as
+// committed, in the record (held under the session's lock, the span still
+// the last): the span's commit and files, and the worktree's head and
+// change, as a turn's are.
+func RecordAttachWork(s *record.Session, w *TurnWork) {
+	if w == nil || len(s.Attaches) == 0 {
+		return
+	}
+	RecordWork(s, 0, w)
+	if w.Err != "" {
+		return
+	}
+	a := &s.Attaches[len(s.Attaches)-1]
+	a.Commit, a.Files = w.Commit, w.Files
+	if len(a.Files) > record.MaxTurnFiles {
+		a.Files = a.Files[:record.MaxTurnFiles]
+	}
+}
