@@ -136,19 +136,6 @@ func worktreeThere(s *record.Session) error {
 	return fmt.Errorf("its worktree %s is not there (landed and removed, or never made): a follow-up (zwarm inject) makes it again; attach after that", ws.Path)
 }
 
-// notInterruptible says why the session cannot take an interrupt now.
-func notInterruptible(s *record.Session) string {
-	switch {
-	case s.Stop != nil:
-		return "a kill is in progress"
-	case s.Interrupt != nil:
-		return fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
-	case s.Status() == record.StatusPending:
-		return "it is starting"
-	}
-	return "no turn is running"
-}
-
 // handedOver waits until the supervisor, having stopped the turn, hands
 // the session to this process. Given up (ctx), the request is withdrawn:
 // the turn is stopped all the same, and the session goes on (or settles)
@@ -454,7 +441,7 @@ func (m *Manager) takeForAttach(ctx context.Context, tx *state.Tx, self *proc.Re
 	case !opt.Interrupt:
 		return false, fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
 	case !s.Interruptible():
-		return false, fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, notInterruptible(s))
+		return false, fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, s.NotInterruptible())
 	}
 	return true, tx.InterruptTurn(record.InterruptRequest{At: now, Attacher: self})
 }

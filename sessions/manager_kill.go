@@ -615,7 +615,7 @@ func (m *Manager) remove(ctx context.Context, idOrPrefix string, force, dry bool
 
 // removeRecord deletes a session's directory for rm ("rm 1a2b: ...").
 func (m *Manager) removeRecord(ctx context.Context, id string) error {
-	if err := m.st.Remove(m.writing(ctx), id); err != nil {
+	if err := m.st.RemoveSettled(m.writing(ctx), id); err != nil {
 		return fmt.Errorf("rm %s: %w", record.ShortID(id), err)
 	}
 	return nil
@@ -727,7 +727,9 @@ func (m *Manager) cleanOne(ctx context.Context, s *record.Session, opt CleanOpti
 		if err := m.dropWorkspace(ctx, s, true); err != nil {
 			return false, nil, err
 		}
-		if err := m.st.Remove(m.writing(ctx), s.ID); err != nil {
+		if err := m.st.RemoveSettled(m.writing(ctx), s.ID); errors.Is(err, state.ErrStartedAgain) {
+			return false, nil, nil // a follow-up's: no longer done with
+		} else if err != nil {
 			return false, nil, fmt.Errorf("clean %s: %w", record.ShortID(s.ID), err)
 		}
 	}

@@ -1,5 +1,7 @@
 package record
 
+import "fmt"
+
 // Settled reports whether the session is at rest: no turn runs and none is
 // about to start. Only then is its status final (until a follow-up).
 func (s *Session) Settled() bool {
@@ -24,4 +26,18 @@ func (s *Session) TurnRunning() bool {
 // pending, or already being stopped) takes the follow-up as inject does.
 func (s *Session) Interruptible() bool {
 	return !s.Legacy && s.Status() == StatusRunning && s.TurnRunning() && s.Stop == nil && s.Interrupt == nil
+}
+
+// NotInterruptible says why s cannot take an interrupt now, for one that
+// is not Interruptible.
+func (s *Session) NotInterruptible() string {
+	switch {
+	case s.Stop != nil:
+		return "a kill is in progress"
+	case s.Interrupt != nil:
+		return fmt.Sprintf("turn %d is being interrupted already", s.Interrupt.Turn)
+	case s.Status() == StatusPending:
+		return "it is starting"
+	}
+	return "no turn is running"
 }

@@ -323,7 +323,24 @@ func (st *Store) Ids() ([]string, error) { return st.Files().SessionIDs() }
 // Remove deletes a session's directory: readers see it whole or gone. Its
 // errors name the session; the caller says what removed it ("rm 1a2b: ...").
 func (st *Store) Remove(ctx context.Context, id string) error {
-	return st.Files().RemoveSession(ctx, id)
+	return st.Files().RemoveSession(ctx, id, nil)
+}
+
+// ErrStartedAgain is what RemoveSettled refuses a session with that a
+// follow-up started again after its caller found it settled.
+var ErrStartedAgain = errors.New("a follow-up started it again meanwhile; nothing was removed")
+
+// RemoveSettled is Remove of a session its caller found settled (rm,
+// clean): one that is not, under its lock, is kept (ErrStartedAgain), and
+// its follow-up goes on. A record that cannot be read is removed (rm
+// --force of a broken one).
+func (st *Store) RemoveSettled(ctx context.Context, id string) error {
+	return st.Files().RemoveSession(ctx, id, func() error {
+		if s, err := st.Load(id); err == nil && !s.Settled() {
+			return fmt.Errorf("session %s is %s: %w", record.ShortID(id), s.Status(), ErrStartedAgain)
+		}
+		return nil
+	})
 }
 
 // SessionCgroup is the cgroup the session's supervisor made, or "".

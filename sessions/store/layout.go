@@ -207,15 +207,21 @@ func (l Layout) SessionIDs() ([]string, error) {
 	return out, nil
 }
 
-// RemoveSession deletes a session's directory, under its lock. It is
-// first renamed out of the sessions dir, so readers see the session
-// either whole or gone.
-func (l Layout) RemoveSession(ctx context.Context, id string) error {
+// RemoveSession deletes a session's directory, under its lock, unless
+// keep (if not nil), asked under the lock, says why not. It is first
+// renamed out of the sessions dir, so readers see the session either whole
+// or gone.
+func (l Layout) RemoveSession(ctx context.Context, id string, keep func() error) error {
 	lk, err := l.LockSession(ctx, id)
 	if err != nil {
 		return err // it names the session; the caller says what removes it
 	}
 	defer lk.Unlock()
+	if keep != nil {
+		if err := keep(); err != nil {
+			return err
+		}
+	}
 	trash := filepath.Join(l.Sessions(), ".removing-"+id)
 	if err := os.Rename(l.Session(id), trash); errors.Is(err, fs.ErrNotExist) {
 		// Another process removed it while this one waited for its lock.

@@ -213,7 +213,7 @@ func TestASessionDirectoryIsMadeAndRemovedWhole(t *testing.T) {
 	if _, err := l.ResolveSession("../x"); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("resolve ../x: %v", err)
 	}
-	if err := l.RemoveSession(context.Background(), id); err != nil {
+	if err := l.RemoveSession(context.Background(), id, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.LockSession(context.Background(), id); !errors.Is(err, ErrNotFound) {
