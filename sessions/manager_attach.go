@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/listing"
@@ -271,6 +273,9 @@ func (a *Attachment) Run(ctx context.Context, stdin, stdout, stderr *os.File) (*
 	note := ""
 	if ctx.Err() != nil {
 		note = "zwarm attach was stopped, and stopped the CLI"
+	} else if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		// Killed, not failed to start, however soon.
+		note = fmt.Sprintf("its CLI was killed by %s", unix.SignalName(ws.Signal()))
 	} else if _, ok := werr.(*exec.ExitError); werr != nil && !ok {
 		note = fmt.Sprintf("waiting for the CLI failed: %v", werr)
 	}

@@ -151,12 +151,16 @@ func detachedLine(s *record.Session, interrupted bool) string {
 			if !interrupted && failedToStart(sp) {
 				fmt.Fprintf(&b, "; the %s CLI exited %d at once: it failed to start (run it in %s yourself to see why: a login, a first-run question)",
 					s.Adapter, *sp.ExitCode, s.WorkingDir)
+			} else if sp.Note != "" && !interrupted {
+				fmt.Fprintf(&b, "; %s", render.SafeLine(sp.Note))
 			} else if sp.ExitCode != nil && *sp.ExitCode != 0 {
 				fmt.Fprintf(&b, "; the %s CLI exited %d", s.Adapter, *sp.ExitCode)
 			}
 		}
 		if sp.Commit != "" {
-			fmt.Fprintf(&b, "; committed what was left in the worktree (%s, %s)", workspace.Abbrev(sp.Commit), render.Plural(len(sp.Files), "file"))
+			// The files are the span's change, a commit the person made
+			// in it too; the commit is what zwarm made of the rest.
+			fmt.Fprintf(&b, "; its work is committed (%s; %s changed while attached)", workspace.Abbrev(sp.Commit), render.Plural(len(sp.Files), "file"))
 		}
 	}
 	if s.Settled() {

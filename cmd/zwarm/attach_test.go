@@ -190,3 +190,22 @@ func TestWhatAnAttachedCLIStartedEndsWithIt(t *testing.T) {
 		t.Errorf("the server the attached CLI started (pid %d) runs on after the person left", pid)
 	}
 }
+
+// A CLI killed by a signal is said to be killed, not to have failed to
+// start, however soon it died.
+func TestAnAttachedCLIKilledIsSaidToBeKilled(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	w.setScript(fakeagent.Completes("done", 20), fakeThread, []fakeagent.Step{
+		fakeagent.Out("the person's CLI"), fakeagent.Run("kill -9 $PPID"), {"wait_file": filepath.Join(t.TempDir(), "never")},
+	})
+	tm := startTmux(t, w, nil, 160, 30, bins.zwarm, "attach", id)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "its CLI was killed by SIGKILL") || strings.Contains(screen, "failed to start") {
+		t.Fatalf("a CLI killed by SIGKILL:\n%s", screen)
+	}
+	if s := w.show(id); s.Status() != record.StatusCompleted || lastNote(s.Attached) != "its CLI was killed by SIGKILL" {
+		t.Fatalf("after: %s, note %q", s.Status(), lastNote(s.Attached))
+	}
+}
