@@ -185,7 +185,7 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 	if err := m.jobOf(s, cfg, runnerName, req); err != nil {
 		return nil, err
 	}
-	ws, err := planWorkspace(ctx, cfg, req, dir, s.ID)
+	ws, err := state.PlanWorkspace(ctx, cfg, state.WorkspaceRequest{Isolation: req.Isolation, Base: req.Base, WithChanges: req.WithChanges}, dir, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (m *Manager) newRecord(ctx context.Context, req SpawnRequest, task string) 
 
 // ErrCannotRun marks a request this machine cannot carry out as it is set
 // up (an agent's binary is missing): nothing was recorded or started.
-var ErrCannotRun = errors.New("cannot run")
+var ErrCannotRun = state.ErrCannotRun
 
 func workingDir(dir string) (string, error) {
 	if dir == "" {

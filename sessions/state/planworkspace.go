@@ -1,4 +1,4 @@
-package sessions
+package state
 
 import (
 	"context"
@@ -8,19 +8,34 @@ import (
 
 	"github.com/zwarm/zwarm/sessions/config"
 	"github.com/zwarm/zwarm/sessions/record"
-	"github.com/zwarm/zwarm/sessions/state"
 	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
-// planWorkspace decides where a new session's agent works. In a git
+// ErrCannotRun marks a request this machine cannot carry out as it is set
+// up (an agent's binary is missing, git cannot run): nothing was recorded
+// or started.
+var ErrCannotRun = errors.New("cannot run")
+
+// WorkspaceRequest is what a spawn asks of its worker's workspace.
+type WorkspaceRequest struct {
+	// Isolation is config.IsolationWorktree or IsolationNone ("": the
+	// [worktrees] table's, else a worktree in a repository).
+	Isolation string
+	// Base is what the worktree starts from ("": HEAD); WithChanges
+	// starts it from HEAD with the uncommitted changes on it.
+	Base        string
+	WithChanges bool
+}
+
+// PlanWorkspace decides where a new session's agent works. In a git
 // repository the default is a worktree of its own, made from the caller's
 // HEAD (or req.Base) by the supervisor; everything that could make that
 // fail in a way the caller can correct (no repository where one was asked
 // for, a base that is no commit) is checked here, before anything is
 // recorded. Isolation never falls back to working in place: a repository
 // git cannot read is an error, not "no repository".
-func planWorkspace(ctx context.Context, cfg *config.Config, req SpawnRequest, dir, id string) (*record.Workspace, error) {
-	iso := state.FirstNonBlank(req.Isolation, cfg.Worktrees.Isolation, config.IsolationWorktree)
+func PlanWorkspace(ctx context.Context, cfg *config.Config, req WorkspaceRequest, dir, id string) (*record.Workspace, error) {
+	iso := FirstNonBlank(req.Isolation, cfg.Worktrees.Isolation, config.IsolationWorktree)
 	switch iso {
 	case config.IsolationWorktree, config.IsolationNone:
 	default:
