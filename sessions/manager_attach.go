@@ -32,8 +32,11 @@ type AttachOptions struct {
 	// the thread to the person once it has stopped. Without it, a session
 	// that is not settled is refused (ErrRunning).
 	Interrupt bool
-	// Waiting, if set, is told once the attach waits for turn n to stop.
-	Waiting func(n int)
+	// Waiting, if set, is told once the attach waits for turn n to stop;
+	// Starting, once it waits for a turn that has not started (a job in
+	// its cluster's queue, a worktree being made) to run, to stop it.
+	Waiting  func(n int)
+	Starting func()
 }
 
 // Attachment is a session attached to this process: a person is to work
@@ -88,10 +91,23 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	}
 	self.Role, self.Token = record.RoleAttach, store.NewID()
 	waiting := false
-	s, err := m.st.UpdateSettled(m.writing(ctx), id, func(tx *state.Tx) (err error) {
-		waiting, err = m.takeForAttach(ctx, tx, self, opt)
-		return err
-	})
+	take := func() (*record.Session, error) {
+		return m.st.UpdateSettled(m.writing(ctx), id, func(tx *state.Tx) (err error) {
+			waiting, err = m.takeForAttach(ctx, tx, self, opt)
+			return err
+		})
+	}
+	s, err := take()
+	if errors.Is(err, errStarting) && opt.Starting != nil {
+		opt.Starting()
+	}
+	for errors.Is(err, errStarting) && opt.Interrupt {
+		// A turn about to start is interrupted once it runs, as
+		// inject --interrupt's message waits for it.
+		if _, err = m.waitUntil(ctx, id, func(s *record.Session) (bool, error) { return s.Status() != record.StatusPending, nil }); err == nil {
+			s, err = take()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", record.ShortID(id), err)
 	}
@@ -114,6 +130,10 @@ func (m *Manager) Attach(ctx context.Context, idOrPrefix string, opt AttachOptio
 	}
 	return a, nil
 }
+
+// errStarting is a session whose turn is about to start: an attach
+// --interrupt waits for it to run.
+var errStarting = fmt.Errorf("%w, and its turn is starting", ErrRunning)
 
 // attachedError is ErrAttached, saying who is attached since when.
 func attachedError(s *record.Session) error {
@@ -445,6 +465,8 @@ func (m *Manager) takeForAttach(ctx context.Context, tx *state.Tx, self *proc.Re
 		return false, tx.Attach(*self, now)
 	case !opt.Interrupt:
 		return false, fmt.Errorf("%w: wait, or attach --interrupt to stop its turn first", ErrRunning)
+	case s.Status() == record.StatusPending && s.Stop == nil:
+		return false, errStarting
 	case !s.Interruptible():
 		return false, fmt.Errorf("%w, and no turn of it can be interrupted now (%s): wait, then attach", ErrRunning, s.NotInterruptible())
 	}

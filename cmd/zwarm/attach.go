@@ -41,7 +41,8 @@ thread, with what you did in it.
 
 A session still running is refused; --interrupt stops its turn first (as
 inject --interrupt does: the turn is recorded interrupted) and attaches as
-soon as it has stopped.`,
+soon as it has stopped; a turn that has not started yet (a job in its
+cluster's queue, a worktree being made) is stopped once it runs.`,
 		// Ctrl+C belongs to the CLI while it runs: once attached, the
 		// attach is always ended properly, and a nil error says it was.
 		Annotations: map[string]string{finishesAnnotation: "true"},
@@ -93,6 +94,8 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	a, err := m.Attach(c.Context(), o.id, sessions.AttachOptions{Interrupt: o.interrupt, Waiting: func(n int) {
 		interrupting = n
 		fmt.Fprintf(io.ErrOut, "zwarm: interrupting turn %d of %s; attaching once it has stopped\n", n, o.id)
+	}, Starting: func() {
+		fmt.Fprintf(io.ErrOut, "zwarm: %s has not started its turn yet; interrupting it once it runs (Ctrl+C gives up)\n", o.id)
 	}})
 	switch {
 	case err != nil && c.Context().Err() != nil && interrupting > 0:

@@ -209,3 +209,33 @@ func TestAnAttachedCLIKilledIsSaidToBeKilled(t *testing.T) {
 		t.Fatalf("after: %s, note %q", s.Status(), lastNote(s.Attached))
 	}
 }
+
+// attach --interrupt of a worker whose turn has not started (its worktree
+// being made, or its job in a cluster's queue) waits for the turn to run
+// and interrupts it then, as inject --interrupt's message waits: it is not
+// refused, for the person to try again.
+func TestAttachInterruptWaitsForATurnThatHasNotStarted(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	gate := filepath.Join(t.TempDir(), "gate")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"while [ ! -e "+gate+" ]; do sleep 0.05; done\"\n")
+	w.setScript([]fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
+		{"wait_file": filepath.Join(t.TempDir(), "never")},
+	}, fakeThread, []fakeagent.Step{fakeagent.Out("the person's CLI, in the thread")})
+	id := w.spawn("block")
+	if s := w.show(id); s.Status() != record.StatusPending {
+		t.Fatalf("before its setup ends: %s", s.Status())
+	}
+	tm := startTmux(t, w, nil, 160, 30, bins.zwarm, "attach", "--interrupt", id)
+	tm.waitFor("the notice", "has not started its turn yet", 30*time.Second)
+	touch(t, gate)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 60*time.Second)
+	if !strings.Contains(screen, "the person's CLI, in the thread") || !strings.Contains(screen, "zwarm-exit=0") {
+		t.Fatalf("attach --interrupt of a worker not started:\n%s", screen)
+	}
+	if s := w.show(id); s.Turns[0].Status() != record.StatusInterrupted || len(s.Attached) != 1 {
+		t.Fatalf("after: turns %+v, spans %d", s.Turns, len(s.Attached))
+	}
+}
