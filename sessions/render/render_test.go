@@ -156,6 +156,27 @@ func TestKilledTurnShowsItsLastCommandKilled(t *testing.T) {
 	}
 }
 
+// A turn zwarm interrupted for a follow-up is no failure, whatever the
+// agent reports of it: claude fails the command cut short and ends the
+// turn with an error result.
+func TestAnInterruptedTurnReadsInterruptedNotFailed(t *testing.T) {
+	end := time.Now()
+	turn := statusfield.With(record.Turn{N: 1, Prompt: "go", EndedAt: &end}, record.StatusInterrupted)
+	events := []record.Event{
+		{Type: record.EventCommand, Phase: record.PhaseCompleted, ItemID: "i1", Command: "sleep 600", Status: "failed"},
+		{Type: record.EventTurnFailed, Text: "[ede_diagnostic] result_type=user stop_reason=tool_use"},
+	}
+	text := Text(TurnLines(turn, events, ""))
+	if strings.Contains(text, "turn failed") || strings.Contains(text, "(failed)") ||
+		!strings.Contains(text, "$ sleep 600  (interrupted)") || !strings.Contains(text, "■ interrupted: [ede_diagnostic]") {
+		t.Fatalf("interrupted turn:\n%s", text)
+	}
+	statusfield.Set(&turn, record.StatusFailed)
+	if text := Text(TurnLines(turn, events, "")); !strings.Contains(text, "✗ turn failed") || !strings.Contains(text, "(failed)") {
+		t.Fatalf("the same events of a failed turn:\n%s", text)
+	}
+}
+
 func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 	end := time.Now()
 	one := 1

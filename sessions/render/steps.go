@@ -92,6 +92,11 @@ func appendStep(out []Line, ev *record.Event, ended *record.Turn) []Line {
 	case record.EventRetry:
 		return append(out, l(Reasoning, "↻ "+Clip(ev.Text, 300)))
 	case record.EventTurnFailed:
+		if interrupted(ended) {
+			// What the agent says of a turn zwarm stopped for a
+			// follow-up (claude: error_during_execution) is no failure.
+			return append(out, l(Reasoning, "■ interrupted: "+Clip(ErrorText(ev.Text), 300)))
+		}
 		return append(out, l(Error, "✗ turn failed: "+Clip(ErrorText(ev.Text), 1000)))
 	case record.EventRaw:
 		return append(out, l(Raw, "| "+Clip(ev.Text, 300)))
@@ -104,6 +109,8 @@ func appendCommand(out []Line, ev *record.Event, ended *record.Turn) []Line {
 	switch {
 	case ev.ExitCode != nil:
 		state = "exit " + strconv.Itoa(*ev.ExitCode)
+	case ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated && ev.Status == "failed" && interrupted(ended):
+		state = "interrupted" // the agent fails the command the interrupt cut short
 	case ev.Phase != record.PhaseStarted && ev.Phase != record.PhaseUpdated:
 		state = Clip(orElse(ev.Status, "no exit code"), 40)
 	case ended == nil:
@@ -236,4 +243,9 @@ func orElse(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// interrupted reports whether the turn, ended, was interrupted.
+func interrupted(ended *record.Turn) bool {
+	return ended != nil && ended.Status() == record.StatusInterrupted
 }
