@@ -195,6 +195,16 @@ func (s *Session) Status() Status { return s.statusField.Status }
 // lifecycle (sessions/state) changes it.
 func (t *Turn) Status() Status { return t.statusField.Status }
 
+// Spent is what the turn used: its own report, and what its calls
+// reported since (UsageSoFar), all of it for a turn stopped before its
+// report. The session's usage and the turn's cost count the same.
+func (t *Turn) Spent() Usage {
+	if t.UsageSoFar != nil {
+		return t.Usage.Add(*t.UsageSoFar)
+	}
+	return t.Usage
+}
+
 // MaxTurnFiles bounds the files a turn's record lists: the record is
 // rewritten while a turn runs, and a generator may touch thousands.
 const MaxTurnFiles = 200
@@ -319,10 +329,7 @@ func (s *Session) Refresh(prices Prices) {
 	for i := range s.Turns {
 		t := &s.Turns[i]
 		s.Denied += t.Denied
-		tu := t.Usage
-		if t.UsageSoFar != nil {
-			tu = tu.Add(*t.UsageSoFar)
-		}
+		tu := t.Spent()
 		switch {
 		case !t.CostReported:
 			t.CostUSD = prices.Cost(s.Model, tu)

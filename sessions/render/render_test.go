@@ -177,6 +177,18 @@ func TestAnInterruptedTurnReadsInterruptedNotFailed(t *testing.T) {
 	}
 }
 
+// A turn whose agent died before it reported its usage shows what its
+// calls reported, as the session's usage and the turn's cost count it:
+// not "no usage reported" beside a cost.
+func TestATurnStoppedBeforeItsReportShowsWhatItsCallsUsed(t *testing.T) {
+	end, cost := time.Now(), 0.000315
+	turn := statusfield.With(record.Turn{N: 1, EndedAt: &end, CostUSD: &cost,
+		UsageSoFar: &record.Usage{InputTokens: 100, OutputTokens: 1, TotalTokens: 101}}, record.StatusFailed)
+	if text := Text(TurnEnd(turn, "")); !strings.Contains(text, "101 tokens (100 in, 1 out)") || strings.Contains(text, "no usage reported") {
+		t.Fatalf("turn end:\n%s", text)
+	}
+}
+
 func TestFailedTurnSaysWhyOnceAndNeverCompleted(t *testing.T) {
 	end := time.Now()
 	one := 1

@@ -120,11 +120,11 @@ func turnEnd(t record.Turn, stderrTail string, shown map[string]bool) []Line {
 	if x := ExitText(t.Status(), t.ExitCode); x != "" {
 		parts = append(parts, x)
 	}
-	if t.Usage.IsZero() && t.Status() != record.StatusCompleted {
+	if u := t.Spent(); u.IsZero() && t.Status() != record.StatusCompleted {
 		parts = append(parts, "no usage reported")
 	} else {
-		parts = append(parts, fmt.Sprintf("%s tokens (%s in, %s out)", Tokens(t.Usage.TotalTokens),
-			Tokens(t.Usage.InputTokens), Tokens(t.Usage.OutputTokens)), Cost(t.CostUSD))
+		parts = append(parts, fmt.Sprintf("%s tokens (%s in, %s out)", Tokens(u.TotalTokens),
+			Tokens(u.InputTokens), Tokens(u.OutputTokens)), Cost(t.CostUSD))
 	}
 	kind := Done
 	if t.Status() != record.StatusCompleted {

@@ -254,7 +254,7 @@ func ToJSON(s *record.Session) SessionJSON {
 			files = []string{}
 		}
 		out.Turns[i] = turnJSON{N: t.N, Prompt: t.Prompt, StartedAt: t.StartedAt, EndedAt: t.EndedAt, ExitCode: t.ExitCode,
-			Status: t.Status(), Usage: t.Usage, CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
+			Status: t.Status(), Usage: t.Spent(), CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
 			LastMessage: t.LastMessage, Error: t.Error, Commit: t.Commit, Files: files, Denied: t.Denied}
 	}
 	return out
