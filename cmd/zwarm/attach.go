@@ -101,8 +101,10 @@ func runAttach(c *cobra.Command, o *attachOptions) error {
 	case err != nil && c.Context().Err() != nil && interrupting > 0:
 		// The turn was stopped for the person, who then left: nothing
 		// took over its thread.
-		return fmt.Errorf("attach %s: given up while turn %d stopped, so the session is left killed; zwarm inject %s MESSAGE continues its thread: %w",
-			o.id, interrupting, o.id, context.Canceled)
+		// Said whole: an error that is only the interruption prints as
+		// "interrupted" alone, and this one says what became of it.
+		return fmt.Errorf("attach %s: given up while turn %d stopped, so the session is left killed; zwarm inject %s MESSAGE continues its thread",
+			o.id, interrupting, o.id)
 	case err != nil && c.Context().Err() != nil:
 		return fmt.Errorf("attach %s: %w", o.id, context.Canceled)
 	case err != nil:

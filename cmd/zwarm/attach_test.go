@@ -239,3 +239,32 @@ func TestAttachInterruptWaitsForATurnThatHasNotStarted(t *testing.T) {
 		t.Fatalf("after: turns %+v, spans %d", s.Turns, len(s.Attached))
 	}
 }
+
+// Given up (Ctrl+C) while the turn it interrupts is stopping, attach says
+// what became of the session, not "interrupted" alone: the turn is stopped
+// all the same, and nothing took over its thread.
+func TestAttachGivenUpWhileTheTurnStopsSaysSo(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "kill_grace = \"5s\"\n")
+	w.setScript(fakeagent.Completes("done", 10), "block", []fakeagent.Step{
+		fakeagent.Out(`{"type":"thread.started","thread_id":"$THREAD"}`), fakeagent.Out(`{"type":"turn.started"}`),
+		{"ignore_sigterm": true}, {"wait_file": filepath.Join(t.TempDir(), "never")},
+	})
+	id := w.spawn("block")
+	sessionstest.Eventually(t, "the turn to run", func() bool { s := w.show(id); return s.Status() == record.StatusRunning && s.ThreadID != "" })
+	tm := startTmux(t, w, nil, 200, 30, bins.zwarm, "attach", "--interrupt", id)
+	tm.waitFor("the interrupt", "interrupting turn 1", 30*time.Second)
+	// Ctrl+C as the terminal sends it to zwarm (the shell that waits for
+	// it here would take the key too, and end the test's terminal).
+	attacher := childWith(tm.shellPID(), "attach")
+	if attacher == 0 {
+		t.Fatal("no zwarm attach under the terminal's shell")
+	}
+	syscall.Kill(attacher, syscall.SIGINT)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=130") || !strings.Contains(screen, "given up while turn 1 stopped") {
+		t.Fatalf("attach given up:\n%s", screen)
+	}
+}
