@@ -213,7 +213,10 @@
 // turn's end does), and detaches: the session
 // settles as it was (its status and error before the attach; after an
 // interrupted turn, completed), the span gets its end, the CLI's exit
-// code, the commit and its files; follow-ups queued meanwhile then start
+// code, the commit and its files, what the person's calls used (from the
+// agent's own logs) and, in a worktree, the new conversation they left
+// the CLI in, if any, which becomes the session's thread; follow-ups
+// queued meanwhile then start
 // as a follow-up to a settled session does. The CLI gets SIGTERM if the
 // attaching command dies; a reader that finds the attaching command gone
 // (by its pid and start time, as any owner) detaches the session with a

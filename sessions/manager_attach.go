@@ -332,7 +332,7 @@ func (a *Attachment) finish(ctx context.Context, exit *int, note string) (*recor
 			return err
 		}
 		state.RecordAttachWork(s, work)
-		if spent != nil && state.RecordAttachUsage(s, spent.usage, spent.cumulative) {
+		if spent != nil && state.RecordAttachSpent(s, spent) {
 			s.Refresh(a.m.prices())
 		}
 		if s.PendingInjects == 0 {
@@ -395,32 +395,19 @@ func (m *Manager) attacherGone(tx *state.Tx) error {
 	return m.st.DropQueued(s, "the zwarm attach it waited for died before it was delivered: send it again")
 }
 
-// attachSpent is what the agent's session log says a span used.
-type attachSpent struct {
-	usage      record.Usage
-	cumulative bool
-}
-
-// spent asks the agent's own session log what the person's calls in its
-// CLI used, from the span's start to now; nil when it cannot say.
-func (a *Attachment) spent() *attachSpent {
+// spent asks the agent's own session logs what the person's calls in its
+// CLI used, from the span's start to now, and in which thread they left
+// it; nil when they cannot say.
+func (a *Attachment) spent() *state.AttachSpent {
 	s, err := a.m.st.Load(a.id)
-	if err != nil || len(s.Attaches) == 0 || s.ThreadID == "" {
+	if err != nil {
 		return nil
 	}
 	ad, err := a.m.adapters.Lookup(s.Adapter)
 	if err != nil {
 		return nil
 	}
-	acc, ok := ad.(agent.AttachAccountant)
-	if !ok {
-		return nil
-	}
-	u, cumulative, ok := acc.AttachUsage(s.ThreadID, s.Attaches[len(s.Attaches)-1].Start, time.Now())
-	if !ok {
-		return nil
-	}
-	return &attachSpent{usage: u.WithTotal(), cumulative: cumulative}
+	return state.ReadAttachSpent(ad, s, s.Workspace != nil, time.Now())
 }
 
 // prices is the price table of the state dir's config (the defaults when

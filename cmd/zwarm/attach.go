@@ -37,7 +37,9 @@ While you are in it the session is "attached": follow-ups queue and run once
 you leave, kill refuses it. When you leave the CLI, what you left in the
 worktree is committed, the session settles again as it was, and the record
 keeps the attached span (show prints it); later follow-ups continue the same
-thread, with what you did in it.
+thread, with what you did in it. A new conversation you start in the CLI and
+leave it in (claude's /clear, codex's /new) becomes the session's thread, in
+a worktree, where no one else runs the agent meanwhile.
 
 A session still running is refused; --interrupt stops its turn first (as
 inject --interrupt does: the turn is recorded interrupted) and attaches as
@@ -161,6 +163,9 @@ func detachedLine(s *record.Session, interrupted bool) string {
 			} else if sp.ExitCode != nil && *sp.ExitCode != 0 {
 				fmt.Fprintf(&b, "; the %s CLI exited %d", s.Adapter, *sp.ExitCode)
 			}
+		}
+		if sp.Thread != "" {
+			fmt.Fprintf(&b, "; you started a new conversation (thread %s): follow-ups continue it", render.SafeLine(sp.Thread))
 		}
 		if sp.Commit != "" {
 			// The files are the span's change, a commit the person made

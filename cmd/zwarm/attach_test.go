@@ -268,3 +268,34 @@ func TestAttachGivenUpWhileTheTurnStopsSaysSo(t *testing.T) {
 		t.Fatalf("attach given up:\n%s", screen)
 	}
 }
+
+// A person who starts a new conversation in the CLI (codex's /new,
+// claude's /clear) leaves the session in it: later follow-ups continue
+// what they did, and what it used is counted in the span, as the agent's
+// own logs say. Here the CLI writes the rollout codex would.
+func TestANewConversationInTheCLIIsTheOneTheSessionContinues(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a": "a\n"})
+	home := t.TempDir()
+	const newThread = "0199a213-81c0-7800-8aa1-bbab2a0aaaaa"
+	w.setScript(fakeagent.Completes("done", 10), fakeThread, []fakeagent.Step{
+		fakeagent.Run(`d="$CODEX_HOME/sessions/$(date +%Y/%m/%d)"; mkdir -p "$d"; f="$d/rollout-now-` + newThread + `.jsonl"
+printf '{"type":"session_meta","payload":{"id":"%s","cwd":"%s"}}\n' ` + newThread + ` "$(pwd)" > "$f"
+printf '{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":500,"cached_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":0}}}}\n' >> "$f"`),
+		fakeagent.Out("the person's CLI, in a new conversation"),
+	})
+	id := strings.Fields(w.ok("spawn", "--wait", "first"))[0]
+	before := w.show(id)
+	tm := startTmux(t, w, []string{"CODEX_HOME=" + home}, 200, 30, bins.zwarm, "attach", id)
+	screen := tm.waitFor("attach to exit", "zwarm-exit=", 30*time.Second)
+	if !strings.Contains(screen, "zwarm-exit=0") || !strings.Contains(screen, "you started a new conversation (thread "+newThread+")") {
+		t.Fatalf("attach:\n%s", screen)
+	}
+	s := w.show(id)
+	if s.ThreadID != newThread || len(s.Attached) != 1 || s.Attached[0].Thread != newThread {
+		t.Fatalf("after: thread %q (was %q), spans %+v", s.ThreadID, before.ThreadID, s.Attached)
+	}
+	if u := s.Attached[0].Usage; u == nil || u.TotalTokens != 520 || s.Usage.TotalTokens != before.Usage.TotalTokens+520 {
+		t.Errorf("the new conversation's usage: span %+v, session %d (was %d)", u, s.Usage.TotalTokens, before.Usage.TotalTokens)
+	}
+}

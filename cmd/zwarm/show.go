@@ -333,6 +333,9 @@ func attachedField(a record.AttachSpan, now time.Time) string {
 	if a.Commit != "" {
 		text += fmt.Sprintf(" · commit %s (%s)", workspace.Abbrev(a.Commit), render.Plural(len(a.Files), "file"))
 	}
+	if a.Thread != "" {
+		text += " · they started a new conversation, thread " + render.Clip(a.Thread, 80) + ", which the session continues"
+	}
 	if a.Note != "" {
 		text += " · " + render.Clip(a.Note, 300)
 	}

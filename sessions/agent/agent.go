@@ -165,6 +165,15 @@ type AttachAccountant interface {
 	AttachUsage(threadID string, start, end time.Time) (u record.Usage, cumulative, ok bool)
 }
 
+// ThreadFinder is an adapter that can tell, from its agent's own session
+// logs, which threads were written in dir since a time other than not:
+// the new conversation a person started in its interactive CLI (claude's
+// /clear, codex's /new) and left it in.
+type ThreadFinder interface {
+	// ThreadsSince lists them, the last written last.
+	ThreadsSince(dir string, since time.Time, not string) []string
+}
+
 // Parser turns one raw output line of an agent (without its newline) into
 // normalized events. A parser must accept anything: blank lines, lines that
 // are not JSON, unknown event types, invalid UTF-8. It never fails; what it

@@ -263,6 +263,10 @@ type AttachSpan struct {
 	Usage       *Usage   `json:"usage,omitempty"`
 	CostUSD     *float64 `json:"cost_usd,omitempty"`
 	ThreadUsage *Usage   `json:"thread_usage,omitempty"`
+	// Thread is the new conversation the person started in the CLI
+	// (claude's /clear, codex's /new) and left it in, which the session
+	// continues from then on ("": they stayed in the session's thread).
+	Thread string `json:"thread,omitempty"`
 }
 
 // LegacyMessage is a message stored in a Python zwarm meta.json.

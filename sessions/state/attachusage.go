@@ -3,8 +3,72 @@ package state
 import (
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/agent"
 	"github.com/zwarm/zwarm/sessions/record"
 )
+
+// AttachSpent is what the agent's own logs say of a person's attached
+// span: what the session's thread used in it, and the new conversation
+// they started in the CLI and left it in, if any, with what that used.
+type AttachSpent struct {
+	Usage                         record.Usage
+	Cumulative, Known             bool
+	Thread                        string
+	ThreadUsage                   record.Usage
+	ThreadCumulative, ThreadKnown bool
+}
+
+// ReadAttachSpent asks ad's logs what the last span of s, ended at end,
+// used, and in which thread the person left the CLI; nil when ad keeps no
+// logs zwarm reads. A new thread is looked for only in a worktree, where
+// nothing but the person's CLI runs the agent while they are attached: in
+// a dir that others share, another conversation could be anyone's.
+func ReadAttachSpent(ad agent.Adapter, s *record.Session, worktree bool, end time.Time) *AttachSpent {
+	acc, ok := ad.(agent.AttachAccountant)
+	if !ok || len(s.Attaches) == 0 || s.ThreadID == "" {
+		return nil
+	}
+	start := s.Attaches[len(s.Attaches)-1].Start
+	sp := &AttachSpent{}
+	sp.Usage, sp.Cumulative, sp.Known = acc.AttachUsage(s.ThreadID, start, end)
+	if f, ok := ad.(agent.ThreadFinder); ok && worktree {
+		if ts := f.ThreadsSince(s.WorkingDir, start, s.ThreadID); len(ts) > 0 {
+			sp.Thread = ts[len(ts)-1]
+			var u record.Usage
+			u, sp.ThreadCumulative, sp.ThreadKnown = acc.AttachUsage(sp.Thread, start, end)
+			sp.ThreadUsage = u.WithTotal()
+		}
+	}
+	sp.Usage = sp.Usage.WithTotal()
+	return sp
+}
+
+// RecordAttachSpent puts sp in the record (held under the session's lock,
+// the span still the last): its usage, and the thread the session goes on
+// in. It reports whether the record changed.
+func RecordAttachSpent(s *record.Session, sp *AttachSpent) bool {
+	changed := sp.Known && RecordAttachUsage(s, sp.Usage, sp.Cumulative)
+	if sp.Thread == "" || len(s.Attaches) == 0 {
+		return changed
+	}
+	a := &s.Attaches[len(s.Attaches)-1]
+	a.Thread, s.ThreadID = sp.Thread, sp.Thread
+	if sp.ThreadKnown {
+		// A new thread's log counts it from nothing: all of it is the
+		// span's, and, for an agent that counts running totals, it is
+		// what the next turn's usage is counted from.
+		u := sp.ThreadUsage
+		if a.Usage != nil {
+			u = u.Add(*a.Usage)
+		}
+		a.Usage = &u
+		if sp.ThreadCumulative {
+			t := sp.ThreadUsage
+			a.ThreadUsage = &t
+		}
+	}
+	return true
+}
 
 // RecordAttachUsage puts what a person's attached span used, u, in its
 // record (held under the session's lock, the span still the last): a

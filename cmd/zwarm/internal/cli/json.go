@@ -168,6 +168,9 @@ type attachJSON struct {
 	// the agent's own session log says (null: it says nothing).
 	Usage   *record.Usage `json:"usage"`
 	CostUSD *float64      `json:"cost_usd"`
+	// Thread is the new conversation the person left the CLI in, which
+	// the session continues ("": its own).
+	Thread string `json:"thread"`
 }
 
 type landedJSON struct {
@@ -220,7 +223,7 @@ func ToJSON(s *record.Session) SessionJSON {
 			files = []string{}
 		}
 		out.Attached[i] = attachJSON{Start: a.Start, End: a.End, ExitCode: a.ExitCode, Note: a.Note, Commit: a.Commit, Files: files,
-			Usage: a.Usage, CostUSD: a.CostUSD}
+			Usage: a.Usage, CostUSD: a.CostUSD, Thread: a.Thread}
 	}
 	out.JobResources, out.Accounting = noResources, []record.JobAccount{}
 	if s.Job != nil {
