@@ -69,19 +69,70 @@ func (in *input) Update(k tea.KeyMsg) {
 	}
 }
 
-// insert types runes at the cursor. Control characters (a pasted newline,
-// an escape sequence) become spaces: the field is one line of text.
+// insert types runes at the cursor. A paste keeps its lines and tabs (a
+// traceback reaches the agent as it was copied, as inject sends it); its
+// other control characters, and the escape sequences they start (a
+// terminal's colours), are dropped, and CR LF is one line break.
 func (in *input) insert(r []rune) {
 	clean := make([]rune, 0, len(r))
-	for _, c := range r {
-		if unicode.IsControl(c) {
-			c = ' '
+	for i := 0; i < len(r); i++ {
+		switch c := r[i]; {
+		case c == '\r':
+			if i+1 < len(r) && r[i+1] == '\n' {
+				continue
+			}
+			clean = append(clean, '\n')
+		case c == '\n' || c == '\t':
+			clean = append(clean, c)
+		case c == 0x1b:
+			i = escapeEnd(r, i)
+		case !unicode.IsControl(c):
+			clean = append(clean, c)
 		}
-		clean = append(clean, c)
 	}
 	tail := append(clean, in.value[in.pos:]...)
 	in.value = append(in.value[:in.pos], tail...)
 	in.pos += len(clean)
+}
+
+// escapeEnd is the index of the last rune of the escape sequence that
+// starts at r[i] (ESC): a CSI's final byte, an OSC's BEL or ST (a title,
+// a link), or the one rune after ESC.
+func escapeEnd(r []rune, i int) int {
+	if i+1 >= len(r) {
+		return i
+	}
+	switch r[i+1] {
+	case '[':
+		for j := i + 2; j < len(r); j++ {
+			if r[j] >= 0x40 && r[j] <= 0x7e {
+				return j
+			}
+		}
+	case ']':
+		for j := i + 2; j < len(r); j++ {
+			if r[j] == 0x07 {
+				return j
+			}
+			if r[j] == 0x1b && j+1 < len(r) && r[j+1] == '\\' {
+				return j + 1
+			}
+		}
+	default:
+		return i + 1
+	}
+	return len(r) - 1
+}
+
+// shown is how a rune of the field shows on its one line.
+func shown(c rune) string {
+	switch c {
+	case '\n':
+		return "⏎"
+	case '\t':
+		return " "
+	}
+	return string(c)
 }
 
 // View shows the field in width cells, scrolled so the cursor is visible;
@@ -90,7 +141,7 @@ func (in *input) View(width int, cursor lipgloss.Style) string {
 	width = max(1, width)
 	// Start far enough left that the cursor cell fits.
 	start := 0
-	for start < in.pos && runewidth.StringWidth(string(in.value[start:in.pos]))+1 > width {
+	for start < in.pos && fieldWidth(in.value[start:in.pos])+1 > width {
 		start++
 	}
 	var b strings.Builder
@@ -98,7 +149,7 @@ func (in *input) View(width int, cursor lipgloss.Style) string {
 	for i := start; i <= len(in.value); i++ {
 		ch := " "
 		if i < len(in.value) {
-			ch = string(in.value[i])
+			ch = shown(in.value[i])
 		}
 		cw := runewidth.StringWidth(ch)
 		if used+cw > width {
@@ -112,4 +163,12 @@ func (in *input) View(width int, cursor lipgloss.Style) string {
 		used += cw
 	}
 	return b.String()
+}
+
+func fieldWidth(rs []rune) int {
+	w := 0
+	for _, c := range rs {
+		w += runewidth.StringWidth(shown(c))
+	}
+	return w
 }
