@@ -4,7 +4,6 @@
 package agenthome
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 )
@@ -16,13 +15,9 @@ func Find(env, dflt, id string, pattern func(id string) string) string {
 	if id == "" || filepath.Base(id) != id {
 		return ""
 	}
-	home := os.Getenv(env)
+	home := Home(env, dflt)
 	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		home = filepath.Join(h, dflt)
+		return ""
 	}
 	found, _ := filepath.Glob(filepath.Join(home, pattern(id)))
 	if len(found) == 0 {
