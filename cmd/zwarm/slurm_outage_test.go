@@ -512,3 +512,57 @@ func processWith(match func(args []string) bool) int {
 	}
 	return 0
 }
+
+// A job requeued while its worker's worktree is still being made (a setup
+// that runs for minutes, as npm ci does, on a preemptible partition) is
+// not a kill: the session waits, pending, with its job in the queue, and
+// the job's next run makes the worktree again and does the task.
+func TestSlurmAJobRequeuedWhileItsWorktreeIsMadeGoesOn(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "gate")
+	w := slurmWorld(t, "[worktrees]\nsetup = \"echo making; while [ ! -e '"+gate+"' ]; do sleep 0.1; done\"\n")
+	w.gitEnv()
+	w.git(w.Work, "init", "-q")
+	writeFile(t, filepath.Join(w.Work, "a"), "a\n")
+	w.git(w.Work, "add", "-A")
+	w.git(w.Work, "commit", "-q", "-m", "init")
+	w.setScript(fakeagent.Completes("done", 5))
+	id := w.spawn("made twice")
+	job := w.jobOf(id)
+	sessionstest.Eventually(t, "the setup to run in the job", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), "making")
+	})
+	w.slurm("scontrol", "requeue", job)
+	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
+	if s := w.show(id); s.Status() != record.StatusPending || s.Error != "" {
+		w.logSessionLogs(id)
+		t.Fatalf("with its job requeued while its worktree was made, the session is %s %q", s.Status(), s.Error)
+	}
+	writeFile(t, gate, "")
+	slurmtest.StartSoon(t, slurmtest.Cluster(t), job)
+	if r := w.zwarm("wait", "--timeout", "3m", id); r.code != 0 {
+		w.logSessionLogs(id)
+		t.Fatalf("wait for the job's next run: %+v", r)
+	}
+	if s := w.record(id); s.Status() != record.StatusCompleted || s.Workspace == nil || s.Workspace.State != record.WorkspaceReady || s.Job.ID != job {
+		t.Fatalf("after the requeue: %s %q, workspace %+v", s.Status(), s.Error, s.Workspace)
+	}
+
+	// Cancelled at that moment, it is killed, and says by whom.
+	os.Remove(gate)
+	id = w.spawn("cancelled while made")
+	job = w.jobOf(id)
+	sessionstest.Eventually(t, "the setup to run in the job", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), "making")
+	})
+	w.slurm("scancel", job)
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 1 {
+		t.Fatalf("wait on a job cancelled while its worktree was made: %+v", r)
+	}
+	if s := w.show(id); s.Status() != record.StatusKilled || !strings.Contains(s.Error, "cancelled by slurm (job "+job+")") {
+		w.logSessionLogs(id)
+		t.Fatalf("cancelled while its worktree was made: %s %q", s.Status(), s.Error)
+	}
+}

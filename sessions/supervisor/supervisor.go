@@ -251,6 +251,15 @@ func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn,
 		}
 		cancel()
 	}
+	if perr != nil && sv.leftToScheduler() {
+		// The scheduler signalled the job while the worktree was being
+		// made (a requeue, a preemption, a cancel): as for a turn, its
+		// fate is the scheduler's. A requeued job's next run claims the
+		// session, still pending, and makes the worktree again; a
+		// cancelled one the runner judges.
+		sv.log.Info("left to the scheduler while making the worktree", "err", perr)
+		return s, nil, nil
+	}
 	return sv.turns.Prepared(ctx, made, perr)
 }
 
