@@ -316,8 +316,13 @@ func TestSlurmSettingsRefused(t *testing.T) {
 		"extra_args = [\"--requeue\"]\n":      "extra_args: --requeue is zwarm's to set",
 		"extra_args = [\"--output=/x/%j\"]\n": "extra_args: --output=/x/%j is zwarm's to set",
 		"extra_args = [\"-Jname\"]\n":         "extra_args: -Jname is zwarm's to set",
-		"cpus = -1\n":                         "cpus = -1",
-		"poll = \"1ms\"\n":                    "poll = \"1ms\": at least 250ms",
+		// sbatch takes a long option's unambiguous start for it.
+		"extra_args = [\"--no-req\"]\n":    "extra_args: --no-req is zwarm's to set (--no-requeue",
+		"extra_args = [\"--out=/x/%j\"]\n": "extra_args: --out=/x/%j is zwarm's to set (--output",
+		"time = \"xyz\"\n":                 "[runner.slurm] time = \"xyz\": want a time as sbatch --time takes it",
+		"mem = \"lots\"\n":                 "[runner.slurm] mem = \"lots\": want memory",
+		"cpus = -1\n":                      "cpus = -1",
+		"poll = \"1ms\"\n":                 "poll = \"1ms\": at least 250ms",
 	} {
 		w := slurmWorld(t, "")
 		writeFile(t, filepath.Join(w.State, "config.toml"), "[runner]\nkind = \"slurm\"\n[runner.slurm]\n"+settings)
@@ -328,6 +333,20 @@ func TestSlurmSettingsRefused(t *testing.T) {
 		if ids := w.IDs(); len(ids) != 0 {
 			t.Errorf("%q: a refused spawn left sessions: %v", settings, ids)
 		}
+	}
+}
+
+// [runner.slurm] time takes what a role's and --slurm-time take: a
+// duration is asked of sbatch in minutes.
+func TestSlurmSettingsTimeIsADuration(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "time = \"2h\"\n")
+	w.holdScript(filepath.Join(t.TempDir(), "never"))
+	id := w.spawn("two hours")
+	job := w.jobOf(id)
+	defer w.zwarm("kill", id)
+	if out := w.slurm("scontrol", "show", "job", job); !strings.Contains(out, "TimeLimit=02:00:00") {
+		t.Fatalf("the job of time = \"2h\":\n%s", out)
 	}
 }
 

@@ -33,7 +33,7 @@ type Settings struct {
 
 // owned are the sbatch options zwarm sets itself: a job without them is
 // not a zwarm worker (its supervisor, its output, its time-limit warning,
-// no requeue behind zwarm's back).
+// its requeue after a preemption).
 var owned = []string{"--wrap", "--output", "-o", "--error", "-e", "--job-name", "-J", "--chdir", "-D",
 	"--signal", "--requeue", "--no-requeue", "--parsable", "--array", "-a", "--wait", "-W", "--export"}
 
@@ -47,10 +47,27 @@ func (set *Settings) check() error {
 	for _, a := range set.ExtraArgs {
 		name, _, _ := strings.Cut(a, "=")
 		for _, o := range owned {
-			if name == o || len(o) == 2 && strings.HasPrefix(a, o) {
-				return config.Invalidf("[runner.slurm] extra_args: %s is zwarm's to set (its workers need their own job name, output, directory, time-limit warning and no requeue); remove it", a)
+			// sbatch takes any unambiguous start of a long option
+			// ("--no-req" is --no-requeue, "--out" --output).
+			abbrev := len(o) > 2 && len(name) > 2 && strings.HasPrefix(name, "--") && strings.HasPrefix(o, name)
+			if name == o || abbrev || len(o) == 2 && strings.HasPrefix(a, o) {
+				return config.Invalidf("[runner.slurm] extra_args: %s is zwarm's to set (%s: its workers need their own job name, output, directory, time-limit warning and requeue); remove it", a, o)
 			}
 		}
+	}
+	// Checked as a spawn's and a role's are, so that a bad value is said
+	// here, not by every sbatch; the time is kept in sbatch's form.
+	res := map[string]string{}
+	for k, v := range map[string]string{"partition": set.Partition, "account": set.Account, "time": set.Time, "mem": set.Mem} {
+		if strings.TrimSpace(v) != "" {
+			res[k] = v
+		}
+	}
+	if _, err := resourceArgs(res); err != nil {
+		return config.Invalidf("[runner.slurm] %s", strings.TrimPrefix(err.Error(), "slurm "))
+	}
+	if set.Time != "" {
+		set.Time, _ = slurmTime(strings.TrimSpace(set.Time))
 	}
 	if set.CPUs < 0 {
 		return config.Invalidf("[runner.slurm] cpus = %d: want a number of CPUs above 0, or leave it out for the cluster's default", set.CPUs)
