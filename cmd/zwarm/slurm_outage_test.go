@@ -566,3 +566,30 @@ func TestSlurmAJobRequeuedWhileItsWorktreeIsMadeGoesOn(t *testing.T) {
 		t.Fatalf("cancelled while its worktree was made: %s %q", s.Status(), s.Error)
 	}
 }
+
+// A follow-up sent with --interrupt while the job waits in the queue
+// after a requeue takes the thread first when the job runs again, as it
+// would have from the running turn: not queued behind a turn that only
+// says the job was requeued.
+func TestSlurmAnInterruptWhileRequeuedGoesFirst(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "")
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.holdScript(gate, fakeagent.Completes("done", 5)...)
+	id, job := w.runningJob("held until requeued")
+	w.slurm("scontrol", "hold", job) // it stays in the queue once requeued
+	w.slurm("scontrol", "requeue", job)
+	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
+	w.ok("inject", "--interrupt", id, "urgent: use the other port")
+	writeFile(t, gate, "")
+	w.slurm("scontrol", "release", job)
+	slurmtest.StartSoon(t, slurmtest.Cluster(t), job)
+	if r := w.zwarm("wait", "--timeout", "3m", id); r.code != 0 {
+		w.logSessionLogs(id)
+		t.Fatalf("wait for the job's next run: %+v", r)
+	}
+	rec := w.record(id)
+	if len(rec.Turns) != 2 || rec.Turns[0].Status() != record.StatusInterrupted || rec.Turns[1].Prompt != "urgent: use the other port" || !rec.Turns[1].Resumed {
+		t.Fatalf("after the requeue and the interrupt: %d turns %+v", len(rec.Turns), rec.Turns)
+	}
+}

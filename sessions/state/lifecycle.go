@@ -315,7 +315,7 @@ const RequeuedPrompt = "Your previous run was interrupted: the cluster requeued 
 // the job's previous run left running ends interrupted, and the next one
 // continues the thread (the agent's own resume) in this run, owned by
 // sv; a session whose agent never began a thread starts its task again.
-func requeued(s *record.Session, sv proc.Ref, now time.Time) error {
+func requeued(s *record.Session, sv proc.Ref, now time.Time, startNext bool) error {
 	if s.Settled() || !s.TurnRunning() {
 		return refuse(s, "resume after its job was requeued", "no turn of it was running")
 	}
@@ -332,7 +332,11 @@ func requeued(s *record.Session, sv proc.Ref, now time.Time) error {
 	t.EndedAt = &end
 	t.Notes = append(t.Notes, fmt.Sprintf("interrupted: the cluster requeued its job; the next turn continues in the job's next run, which began %s later",
 		now.Sub(end).Round(time.Second)))
-	s.Owner, s.Agent, s.AgentLive, s.Interrupt = &sv, nil, false, nil
+	s.Owner, s.Agent, s.AgentLive = &sv, nil, false
+	if !startNext {
+		return nil // an interrupt asked meanwhile says what runs next
+	}
+	s.Interrupt = nil
 	ts := turnStart{Prompt: s.Task}
 	if s.ThreadID != "" {
 		ts = turnStart{Prompt: RequeuedPrompt, Resumed: true}

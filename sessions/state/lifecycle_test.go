@@ -129,9 +129,9 @@ func TestLifecycleTransitions(t *testing.T) {
 		{"running", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "failed/settled"},
 		{"stopping", "abandon", func(s *record.Session) error { return abandon(s, "supervisor died", now) }, "killed/settled"},
 		{"completed", "abandon", func(s *record.Session) error { return abandon(s, "x", now) }, ""},
-		{"running", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, "running/turn"},
-		{"between", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, ""},
-		{"completed", "requeued", func(s *record.Session) error { return requeued(s, sup, now) }, ""},
+		{"running", "requeued", func(s *record.Session) error { return requeued(s, sup, now, true) }, "running/turn"},
+		{"between", "requeued", func(s *record.Session) error { return requeued(s, sup, now, true) }, ""},
+		{"completed", "requeued", func(s *record.Session) error { return requeued(s, sup, now, true) }, ""},
 		{"claimed", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, "failed/settled"},
 		{"running", "failStart", func(s *record.Session) error { return failStart(s, "no binary", now) }, ""},
 
@@ -338,7 +338,7 @@ func TestARequeuedTurnEndsWhenItWasLastSeen(t *testing.T) {
 		last := began.Add(c.last)
 		s.LastEventAt = &last
 		now := began.Add(3 * time.Minute)
-		if err := requeued(s, sup, now); err != nil {
+		if err := requeued(s, sup, now, true); err != nil {
 			t.Fatal(err)
 		}
 		tr := s.Turns[0]

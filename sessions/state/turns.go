@@ -132,7 +132,16 @@ func (t *Turns) Claim(ctx context.Context) (s *record.Session, next *record.Turn
 	s, err = t.st.Update(t.ID, func(tx *Tx) error {
 		s := tx.Session()
 		if t.requeued(s) {
-			if err := requeued(s, t.Self, time.Now().UTC()); err != nil {
+			// An interrupt asked while the job waited in the queue
+			// (inject --interrupt, attach --interrupt) takes the
+			// thread first, as it would have from a running turn.
+			asked := s.Interrupt != nil
+			if err := requeued(s, t.Self, time.Now().UTC(), !asked); err != nil {
+				return err
+			}
+			if asked {
+				var err error
+				next, err = nextTurn(ctx, t, s)
 				return err
 			}
 			s.Current().Job = t.job
