@@ -257,6 +257,12 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	if st := w.jobState(rjob); st == "PENDING" || st == "RUNNING" || st == "COMPLETING" {
 		t.Fatalf("the killed job is still %s", st)
 	}
+	// Stopped as asked, its supervisor ends the job well: a kill reads
+	// as no failure in the cluster's accounting and mail.
+	sessionstest.Eventually(t, "the killed job to end", func() bool { return w.jobState(rjob) != "COMPLETING" })
+	if st := w.jobState(rjob); st != "COMPLETED" && st != "" {
+		t.Fatalf("the job of a worker zwarm kill stopped ended %s", st)
+	}
 	if left := sessionstest.MarkedProcs(running); len(left) > 0 {
 		t.Fatalf("processes of the killed job still run: %v", left)
 	}

@@ -31,6 +31,10 @@ func newSuperviseCmd(f *factory) *cobra.Command {
 		Use:    supervisorCmd + " ID",
 		Hidden: true,
 		Args:   exactArgs(1, "a session id"),
+		// A supervisor stopped by a signal records why and stops its
+		// agent: done as asked, it exits 0 (a cluster reads a job that
+		// exits non-zero after zwarm kill as failed).
+		Annotations: map[string]string{finishesAnnotation: "true"},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.id = args[0]
 			return runSupervise(c, o)
@@ -64,7 +68,7 @@ func runSupervise(c *cobra.Command, o *superviseOptions) error {
 		warn := syscall.SIGUSR1 // the scheduler's warning (slurm.WarnSignal), which the batch script ignores
 		code, err := proc.Reaped{Argv: []string{exe, supervisorCmd, "--state-dir", st.Dir(), o.id}, Env: os.Environ(),
 			Forward: []os.Signal{syscall.SIGTERM, syscall.SIGINT, warn}, Ignore: []os.Signal{warn}}.Run(context.WithoutCancel(c.Context()))
-		if err != nil {
+		if err != nil || code == 0 {
 			return err
 		}
 		return &cli.SilentError{Code: code}
