@@ -133,6 +133,11 @@ func (c *Client) runEnv(ctx context.Context, env []string, stdin string, name st
 		return out.String(), nil
 	}
 	if ctx.Err() != nil {
+		// What it said before it was stopped says why it took so long
+		// ("temporarily unable to accept job, sleeping and retrying").
+		if said := lastLine(stderr.String()); said != "" {
+			return "", fmt.Errorf("%s: %w (it had said: %s)", name, ctx.Err(), said)
+		}
 		return "", fmt.Errorf("%s: %w", name, ctx.Err())
 	}
 	var ee *exec.ExitError
@@ -165,4 +170,14 @@ func withEnv(base, env []string) []string {
 		}
 	}
 	return append(out, set...)
+}
+
+// lastLine is the last line of s that is not blank, at most 300 bytes.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = l[:300] + "…"
+	}
+	return l
 }
