@@ -239,7 +239,8 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 		t.Fatalf("the killed queued job is still %s", st)
 	}
 	// Its worktree was never made: it says so, not "being made" for ever.
-	if out := w.ok("show", queued); !strings.Contains(out, "none: the session ended before its worktree was made") {
+	if out := w.ok("show", queued); !strings.Contains(out, "none: the session ended before its worktree was made") ||
+		strings.Count(out, "before its worktree was made") != 1 {
 		t.Fatalf("show of a worker killed before its worktree was made:\n%s", out)
 	}
 	if d := w.zwarm("diff", queued); d.code != 0 || strings.Contains(d.stderr, "being made") {

@@ -72,7 +72,7 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 	if ws.State == record.WorkspaceRemoved {
 		out[0].Text += " (removed after landing; a follow-up makes it again)"
 	}
-	if ws.Error != "" {
+	if ws.Error != "" && ws.Error != record.NeverMade { // said on the changes line
 		out = append(out, Field{"", ErrorText(ws.Error)})
 	}
 	return out
