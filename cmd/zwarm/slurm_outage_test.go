@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -591,5 +592,40 @@ func TestSlurmAnInterruptWhileRequeuedGoesFirst(t *testing.T) {
 	rec := w.record(id)
 	if len(rec.Turns) != 2 || rec.Turns[0].Status() != record.StatusInterrupted || rec.Turns[1].Prompt != "urgent: use the other port" || !rec.Turns[1].Resumed {
 		t.Fatalf("after the requeue and the interrupt: %d turns %+v", len(rec.Turns), rec.Turns)
+	}
+}
+
+// A job that fails before its supervisor records anything (here its zwarm
+// binary is gone from the node by the time the job runs) says why from
+// its output file, the only place the reason is.
+func TestSlurmAJobThatFailedBeforeItsSupervisorSaysWhy(t *testing.T) {
+	t.Parallel()
+	w := slurmWorld(t, "extra_args = [\"--hold\"]\n") // it waits, held, while its zwarm goes
+	copied := filepath.Join(t.TempDir(), "zwarm")     // the test binary is zwarm by this name
+	b, err := os.ReadFile(bins.zwarm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spawn := exec.Command(copied, "spawn", "never supervised")
+	spawn.Dir, spawn.Env = w.Work, w.env()
+	var stderr strings.Builder
+	spawn.Stderr = &stderr
+	out, err := spawn.Output()
+	if err != nil {
+		t.Fatalf("spawn: %v: %s", err, stderr.String())
+	}
+	id := strings.TrimSpace(string(out))
+	job := w.jobOf(id)
+	os.Remove(copied)
+	w.slurm("scontrol", "release", job)
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 1 {
+		t.Fatalf("wait on a job whose zwarm is gone: %+v", r)
+	}
+	if s := w.show(id); s.Status() != record.StatusFailed || !strings.Contains(s.Error, "slurm-"+job+".out ends: ") || !strings.Contains(s.Error, copied) {
+		w.logSessionLogs(id)
+		t.Fatalf("a job whose zwarm is gone: %s %q", s.Status(), s.Error)
 	}
 }

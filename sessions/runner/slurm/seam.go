@@ -193,6 +193,11 @@ func jobState(st State) runner.JobState {
 				// the job there, as "JobLaunchFailure".
 				js.Why = "its node" + onNodes(st.Nodes) + " could not open the job's output file " + st.Output() +
 					": the node cannot reach the state dir, which must be on a file system the nodes share (zwarm doctor checks)"
+			} else if last := outputEnd(st.Output()); last != "" {
+				// What failed before the supervisor could record
+				// anything (a zwarm binary missing on the node, a
+				// setup's shell) is said only there.
+				js.Why += "; " + st.Output() + " ends: " + last
 			}
 		}
 		// A job the scheduler ended itself (cancelled, at its time
@@ -289,4 +294,21 @@ func localOnly(dir string) string {
 		return "on a tmpfs"
 	}
 	return ""
+}
+
+// outputEnd is the last line a job wrote to its output file, "" if none.
+func outputEnd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(0, fi.Size()-int64(len(buf)))
+	n, _ := f.ReadAt(buf, off)
+	return lastLine(string(buf[:n]))
 }
