@@ -227,6 +227,11 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	slurmtest.Drain(t, env)
 	queued := w.spawn("queued")
 	qjob := w.jobOf(queued)
+	// In the queue, its worktree is not being made: it is once the job runs.
+	if out := w.ok("show", queued); !strings.Contains(out, "none yet: the worktree is made once its job runs") || strings.Contains(out, "being made") {
+		slurmtest.Resume(t, env)
+		t.Fatalf("show of a queued worker:\n%s", out)
+	}
 	r := w.zwarm("kill", queued)
 	slurmtest.Resume(t, env)
 	if r.code != 0 {

@@ -208,6 +208,14 @@ func (w *Workspace) Preparing() bool {
 	return w.State == WorkspaceNew || w.State == WorkspacePreparing
 }
 
+// WorktreeAwaitsJob reports a worktree not being made yet because the
+// session's job has not started: under a runner, its supervisor claims
+// the session (and makes the worktree) only once the job runs, which may
+// wait in the cluster's queue for hours.
+func (s *Session) WorktreeAwaitsJob() bool {
+	return s.Workspace != nil && s.Workspace.State == WorkspaceNew && s.RunnerName() != LocalRunner
+}
+
 // ChangesText is the CHANGES cell of a listing: "+120 -8 in 5 files",
 // "landed", "conflict", "in place", and so on.
 func (s *Session) ChangesText() string {
@@ -215,6 +223,8 @@ func (s *Session) ChangesText() string {
 	switch {
 	case w == nil:
 		return "in place"
+	case s.WorktreeAwaitsJob():
+		return "–"
 	case w.Preparing():
 		return "preparing"
 	case w.State == WorkspaceFailed:

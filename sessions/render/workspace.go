@@ -34,6 +34,8 @@ func WorkspaceFields(s *record.Session, now time.Time) []Field {
 	out := []Field{{"worktree", SafeLine(ws.Path)}, {"branch", SafeLine(ws.Branch) + ", from " + base}}
 	var change string
 	switch {
+	case s.WorktreeAwaitsJob():
+		change = "none yet: the worktree is made once its job runs"
 	case ws.Preparing():
 		change = "none yet: the worktree is being made"
 	case ws.State == record.WorkspaceFailed && ws.Error == record.NeverMade:

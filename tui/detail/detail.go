@@ -272,7 +272,7 @@ func (m Model) View() string {
 		title = m.runTitle()
 	} else if s := m.session; s != nil {
 		title = fmt.Sprintf("%s %s %s · %s · %s", record.ShortID(s.ID), styles.Icon(s.Status()), s.Status(), s.Adapter, render.SafeLine(s.Task))
-		if ws := s.Workspace; ws != nil && ws.Preparing() {
+		if ws := s.Workspace; ws != nil && ws.Preparing() && !s.WorktreeAwaitsJob() {
 			title = fmt.Sprintf("%s %s %s · preparing worktree · %s", record.ShortID(s.ID), styles.Icon(s.Status()), s.Status(), render.SafeLine(s.Task))
 		}
 	} else if m.id != "" {
