@@ -67,7 +67,7 @@ func FindSubmitted(ctx context.Context, r Runner, session, previous string, star
 	defer cancel()
 	ids, err := r.Find(fctx, session)
 	if err != nil {
-		return "", fmt.Errorf("%w; nor could zwarm ask whether it was queued all the same (%v): if it was, it will find no session to run", startErr, err)
+		return "", fmt.Errorf("%w; nor could zwarm ask whether it was queued all the same (%v): if it was, its job finds nothing waiting for it and ends", startErr, err)
 	}
 	if n := len(ids); n > 0 && ids[n-1] != previous {
 		return ids[n-1], nil
