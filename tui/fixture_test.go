@@ -276,6 +276,12 @@ func (t *tracking) Inject(ctx context.Context, id, msg string) (*sessions.Inject
 	return t.Sessions.Inject(ctx, id, msg)
 }
 
+func (t *tracking) Interrupt(ctx context.Context, id, msg string) (*sessions.InjectResult, error) {
+	working.Add(1)
+	defer working.Add(-1)
+	return t.Sessions.Interrupt(ctx, id, msg)
+}
+
 func (t *tracking) KillReport(ctx context.Context, id, reason string) (*sessions.Killed, error) {
 	working.Add(1)
 	defer working.Add(-1)

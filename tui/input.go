@@ -72,6 +72,14 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		cmd := m.prompt.OpenInject(sel.ID, record.ShortID(sel.ID))
 		m.layout()
 		return cmd
+	case key.Matches(k, m.KeyMap.Steer):
+		if sel == nil {
+			m.setError(errors.New("no session selected"))
+			return nil
+		}
+		cmd := m.prompt.OpenSteer(sel.ID, record.ShortID(sel.ID))
+		m.layout()
+		return cmd
 	case key.Matches(k, m.KeyMap.Kill):
 		if sel == nil {
 			return nil
@@ -163,7 +171,7 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 	defer m.layout()
 	switch msg.Mode {
 	case prompt.Inject:
-		if msg.Action != "" {
+		if msg.Action != "" && msg.Action != prompt.SteerAction {
 			return m.sendRun(msg)
 		}
 		if msg.Value == "" {
@@ -171,7 +179,7 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 			return nil
 		}
 		m.setStatus("sending follow-up to " + record.ShortID(msg.Target) + "…")
-		return m.inject(msg.Target, msg.Value)
+		return m.inject(msg.Target, msg.Value, msg.Action == prompt.SteerAction)
 	case prompt.Filter:
 		match := m.list.SetFilter(msg.Value)
 		switch {

@@ -124,10 +124,14 @@ func closeSub(sub *watch.Subscription) tea.Cmd {
 	}
 }
 
-func (m Model) inject(id, text string) tea.Cmd {
+func (m Model) inject(id, text string, steer bool) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
+	send := src.Inject
+	if steer {
+		send = src.Interrupt
+	}
 	return func() tea.Msg {
-		res, err := src.Inject(ctx, id, text)
+		res, err := send(ctx, id, text)
 		if err != nil {
 			return actionMsg{err: err}
 		}
@@ -166,6 +170,8 @@ func injectText(r *sessions.InjectResult) string {
 		return fmt.Sprintf("follow-up queued for %s: it resumes the thread when turn %d ends", id, r.Turn)
 	case sessions.InjectRestarted:
 		return fmt.Sprintf("%s had no thread to resume: turn %d starts a new run", id, r.Turn)
+	case sessions.InjectInterrupted:
+		return fmt.Sprintf("stopping turn %d of %s: the follow-up continues its thread as the next turn", r.Turn, id)
 	}
 	return fmt.Sprintf("%s is resuming its thread as turn %d", id, r.Turn)
 }

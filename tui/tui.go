@@ -51,6 +51,8 @@ import (
 type Sessions interface {
 	Subscribe(context.Context, watch.SubscribeOptions) (*watch.Subscription, error)
 	Inject(context.Context, string, string) (*sessions.InjectResult, error)
+	// Interrupt is Inject that first stops the running turn.
+	Interrupt(context.Context, string, string) (*sessions.InjectResult, error)
 	KillReport(ctx context.Context, id, reason string) (*sessions.Killed, error)
 	Remove(context.Context, string, bool) (string, error)
 	Diff(context.Context, string, io.Writer, sessions.DiffRequest) (*record.Session, error)

@@ -39,6 +39,14 @@ func (r *recorder) Inject(_ context.Context, id, text string) (*sessions.InjectR
 		Outcome: sessions.InjectQueued, Turn: 1, Session: &record.Session{ID: id}}, nil
 }
 
+func (r *recorder) Interrupt(_ context.Context, id, text string) (*sessions.InjectResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.injected = append(r.injected, "!"+id+":"+text)
+	return &sessions.InjectResult{Entry: record.InboxEntry{Seq: len(r.injected) - 1, Text: text, Interrupt: true},
+		Outcome: sessions.InjectInterrupted, Turn: 1, Session: &record.Session{ID: id}}, nil
+}
+
 func (r *recorder) KillReport(_ context.Context, id, reason string) (*sessions.Killed, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -108,6 +116,24 @@ func TestFilterSortAndHideFinished(t *testing.T) {
 	m = press(t, m, "g")
 	if selected(m) != "3f2a0002" { // failed first
 		t.Fatalf("status order starts with %s", selected(m))
+	}
+}
+
+// I steers: the running turn stops, and the follow-up continues the thread
+// at once, as inject --interrupt does; the web page has it too.
+func TestSteerThroughThePrompt(t *testing.T) {
+	f := standard(t)
+	m, rec := f.recorded(120, 40)
+	m = press(t, m, "j", "I")
+	if !strings.Contains(m.View(), "stop the turn of 3f2a0005 and send:") {
+		t.Fatalf("no prompt:\n%s", m.View())
+	}
+	m = press(t, m, "u", "s", "e", " ", "v", "2", "enter")
+	if len(rec.injected) != 1 || !strings.HasPrefix(rec.injected[0], "!3f2a0005") || !strings.HasSuffix(rec.injected[0], ":use v2") {
+		t.Fatalf("sent %q", rec.injected)
+	}
+	if !strings.Contains(m.View(), "stopping turn 1 of 3f2a0005") {
+		t.Fatalf("status:\n%s", m.View())
 	}
 }
 

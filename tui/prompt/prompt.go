@@ -67,6 +67,18 @@ func (m *Model) OpenInject(target, label string) tea.Cmd {
 	return nil
 }
 
+// SteerAction is the Action of a follow-up that first stops the running
+// turn (inject --interrupt).
+const SteerAction = "steer"
+
+// OpenSteer asks for a follow-up to target that stops its running turn
+// first, reported as an Inject with SteerAction.
+func (m *Model) OpenSteer(target, label string) tea.Cmd {
+	m.mode, m.action, m.target, m.question = Inject, SteerAction, target, "stop the turn of "+label+" and send: "
+	m.input.SetValue("")
+	return nil
+}
+
 // OpenMessage asks for text about target with its own question: a
 // message to a run ("say"), or an answer to its question ("answer"),
 // reported as an Inject with that Action.
