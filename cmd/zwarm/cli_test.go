@@ -475,3 +475,32 @@ func TestInjectQueuedBehindAResumingFollowUp(t *testing.T) {
 		t.Fatalf("queued behind a running turn: %q", got)
 	}
 }
+
+// inject --json says what became of the message, which the session alone
+// does not: resumed as turn 2, and, with --wait, delivered as it.
+func TestInjectJSONSaysWhatBecameOfTheFollowUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := strings.Fields(w.ok("spawn", "--wait", "task one"))[0]
+	type followUp struct {
+		ID      string `json:"id"`
+		Outcome string `json:"outcome"`
+		Turn    int    `json:"turn"`
+		Ahead   int    `json:"ahead"`
+		State   string `json:"state"`
+	}
+	var doc struct {
+		ID       string    `json:"id"`
+		FollowUp *followUp `json:"follow_up"`
+	}
+	mustJSON(t, w.ok("inject", "--json", id, "go on"), &doc)
+	if f := doc.FollowUp; doc.ID != id || f == nil || f.ID == "" || f.Outcome != "resumed" || f.Turn != 2 {
+		t.Fatalf("inject --json: %+v %+v", doc, doc.FollowUp)
+	}
+	w.ok("wait", id)
+	doc.FollowUp = nil
+	mustJSON(t, w.ok("inject", "--wait", "--json", id, "and again"), &doc)
+	if f := doc.FollowUp; f == nil || f.Outcome != "resumed" || f.Turn != 3 || f.State != "delivered" {
+		t.Fatalf("inject --wait --json: %+v", doc.FollowUp)
+	}
+}

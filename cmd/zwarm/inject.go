@@ -69,7 +69,7 @@ git diff | zwarm inject ID -.`,
 	c.Flags().BoolVar(&o.wait, "wait", false, "block until the turn this message becomes has ended")
 	c.Flags().BoolVar(&o.interrupt, "interrupt", false, "stop the running turn and continue the thread with this message at once")
 	c.Flags().Float64Var(&o.maxCost, "max-cost", 0, "raise the session's cost limit to this many US dollars (above what it has spent)")
-	o.out.Add(c, "the session as JSON (with --wait, once the turn ended)")
+	o.out.Add(c, "the session as JSON, with what became of the follow-up (follow_up; with --wait, once its turn ended)")
 	return c
 }
 
@@ -98,7 +98,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 	io := o.f.io
 	if !o.wait {
 		if o.out.On() {
-			return o.out.Write(io.Out, cli.ToJSON(res.Session))
+			return o.out.Write(io.Out, injectJSONOf(res.Session, res, nil))
 		}
 		fmt.Fprintf(io.Out, "%s %s\n", record.ShortID(res.Session.ID), injectOutcome(res))
 		return nil
@@ -114,7 +114,7 @@ func runInject(c *cobra.Command, o *injectOptions) error {
 		return err
 	}
 	if o.out.On() {
-		if err := o.out.Write(io.Out, cli.ToJSON(s)); err != nil {
+		if err := o.out.Write(io.Out, injectJSONOf(s, res, e)); err != nil {
 			return err
 		}
 	}
@@ -263,4 +263,37 @@ func errorTail(err string) string {
 		return ""
 	}
 	return ": " + render.Clip(render.ErrorText(err), 300)
+}
+
+// injectJSON is the session a follow-up went to, with what became of the
+// follow-up: what inject did with it, and, with --wait, how it ended.
+type injectJSON struct {
+	cli.SessionJSON
+	FollowUp followUpJSON `json:"follow_up"`
+}
+
+type followUpJSON struct {
+	ID string `json:"id"`
+	// Outcome is what inject did: queued, resumed, restarted or
+	// interrupted (sessions.InjectOutcome).
+	Outcome string `json:"outcome"`
+	// Turn is the turn it waits behind (queued), stops (interrupted) or
+	// becomes (resumed, restarted); with --wait, the turn it became.
+	Turn  int `json:"turn"`
+	Ahead int `json:"ahead"`
+	// State is its inbox state: queued, delivered or undelivered (with
+	// Reason).
+	State  record.InboxState `json:"state"`
+	Reason string            `json:"reason"`
+}
+
+func injectJSONOf(s *record.Session, res *sessions.InjectResult, answered *record.InboxEntry) injectJSON {
+	f := followUpJSON{ID: res.Entry.ID, Outcome: string(res.Outcome), Turn: res.Turn, Ahead: res.Ahead, State: res.Entry.State}
+	if answered != nil {
+		f.State, f.Reason = answered.State, answered.Reason
+		if answered.Turn > 0 {
+			f.Turn = answered.Turn
+		}
+	}
+	return injectJSON{SessionJSON: cli.ToJSON(s), FollowUp: f}
 }
