@@ -64,20 +64,12 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		m.list.SetFocused(m.focus == focusList)
 		m.detail.SetFocused(m.focus == focusDetail)
 		return nil
-	case key.Matches(k, m.KeyMap.Inject):
+	case key.Matches(k, m.KeyMap.Inject), key.Matches(k, m.KeyMap.Steer):
 		if sel == nil {
 			m.setError(errors.New("no session selected"))
 			return nil
 		}
-		cmd := m.prompt.OpenInject(sel.ID, record.ShortID(sel.ID))
-		m.layout()
-		return cmd
-	case key.Matches(k, m.KeyMap.Steer):
-		if sel == nil {
-			m.setError(errors.New("no session selected"))
-			return nil
-		}
-		cmd := m.prompt.OpenSteer(sel.ID, record.ShortID(sel.ID))
+		cmd := m.prompt.OpenInject(sel.ID, record.ShortID(sel.ID), key.Matches(k, m.KeyMap.Steer))
 		m.layout()
 		return cmd
 	case key.Matches(k, m.KeyMap.Kill):

@@ -60,23 +60,17 @@ func (m Model) Mode() Mode { return m.mode }
 
 const hint = "  (enter to send, esc to cancel)"
 
-// OpenInject asks for a follow-up to target.
-func (m *Model) OpenInject(target, label string) tea.Cmd {
-	m.mode, m.action, m.target, m.question = Inject, "", target, "follow-up to "+label+": "
-	m.input.SetValue("")
-	return nil
-}
-
 // SteerAction is the Action of a follow-up that first stops the running
 // turn (inject --interrupt).
 const SteerAction = "steer"
 
-// OpenSteer asks for a follow-up to target that stops its running turn
-// first, reported as an Inject with SteerAction.
-func (m *Model) OpenSteer(target, label string) tea.Cmd {
-	m.mode, m.action, m.target, m.question = Inject, SteerAction, target, "stop the turn of "+label+" and send: "
-	m.input.SetValue("")
-	return nil
+// OpenInject asks for a follow-up to target; steer, one that stops its
+// running turn first, reported as an Inject with SteerAction.
+func (m *Model) OpenInject(target, label string, steer bool) tea.Cmd {
+	if steer {
+		return m.OpenMessage(SteerAction, target, "stop the turn of "+label+" and send: ")
+	}
+	return m.OpenMessage("", target, "follow-up to "+label+": ")
 }
 
 // OpenMessage asks for text about target with its own question: a
