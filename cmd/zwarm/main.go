@@ -33,7 +33,7 @@ func runMain(args []string) int {
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, io *cli.Streams) int {
 	f := &factory{io: io}
-	root := newRootCmd(f)
+	root := newRootCmdFor(f, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	f.warnBrokenConfig(cmd, err)

@@ -105,7 +105,42 @@ func runnerKinds() []runner.Kind {
 	return []runner.Kind{slurm.Kind()}
 }
 
-func newRootCmd(f *factory) *cobra.Command {
+// newRootCmd is the whole command tree.
+func newRootCmd(f *factory) *cobra.Command { return newRootCmdFor(f, nil) }
+
+// newRootCmdFor is the command tree that runs args: the root and only
+// the command args names, when they start with the name of one; the
+// whole tree otherwise (help, completion, a flag or a wrong name first,
+// where every command may be looked at). Making the other 27 commands,
+// their flags and help, is a fifth of what a one-session command does
+// after its start.
+func newRootCmdFor(f *factory, args []string) *cobra.Command {
+	root := newRoot(f)
+	if len(args) > 0 {
+		if one := commandNamed(args[0]); one != nil {
+			root.AddCommand(one(f))
+			return root
+		}
+	}
+	for _, c := range commandTable {
+		root.AddCommand(c.make(f))
+	}
+	// After the commands: the completion scripts are made for them.
+	root.InitDefaultCompletionCmd()
+	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
+		comp.Args = cobra.ArbitraryArgs // RunE says what is wrong
+		comp.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("no completion for %q: give bash, zsh, fish or powershell", args[0])
+			}
+			return c.Help()
+		}
+	}
+	return root
+}
+
+// newRoot is the root command, without the commands under it.
+func newRoot(f *factory) *cobra.Command {
 	io := f.io
 	root := &cobra.Command{
 		Use:           "zwarm",
@@ -174,26 +209,6 @@ out; 130 interrupted.`,
 			return names, cobra.ShellCompDirectiveNoFileComp
 		},
 	})
-	root.AddCommand(
-		newSpawnCmd(f), newLsCmd(f, nil), newShowCmd(f, nil), newLogsCmd(f, nil), newInjectCmd(f), newAttachCmd(f),
-		newWaitCmd(f), newKillCmd(f), newRmCmd(f, nil), newCleanCmd(f), newDashCmd(f), newDemoCmd(f),
-		newDiffCmd(f), newLandCmd(f), newUpdateCmd(f),
-		newOrchestrateCmd(f), newPilotCmd(f), newRunsCmd(f, nil),
-		newWatchCmd(f), newMCPCmd(f), newTraceCmd(f), newServeCmd(f),
-		newInitCmd(f), newDoctorCmd(f, nil), newVersionCmd(f),
-		newSuperviseCmd(f), newReplayCmd(f), newNotifyCmd(f),
-	)
-	// After the commands: the completion scripts are made for them.
-	root.InitDefaultCompletionCmd()
-	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
-		comp.Args = cobra.ArbitraryArgs // RunE says what is wrong
-		comp.RunE = func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("no completion for %q: give bash, zsh, fish or powershell", args[0])
-			}
-			return c.Help()
-		}
-	}
 	return root
 }
 
