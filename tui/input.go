@@ -72,6 +72,12 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		cmd := m.prompt.OpenInject(sel.ID, record.ShortID(sel.ID), key.Matches(k, m.KeyMap.Steer))
 		m.layout()
 		return cmd
+	case key.Matches(k, m.KeyMap.Attach):
+		if sel == nil {
+			m.setError(errors.New("no session selected"))
+			return nil
+		}
+		return m.openAttach(sel)
 	case key.Matches(k, m.KeyMap.Kill):
 		if sel == nil {
 			return nil
@@ -196,6 +202,8 @@ func (m *Model) onSubmit(msg prompt.SubmitMsg) tea.Cmd {
 			return m.remove(msg.Target)
 		case "land":
 			return m.land(msg.Target)
+		case "attach":
+			return m.attach(msg.Target, true)
 		}
 	}
 	return nil

@@ -204,6 +204,8 @@ func runRefusal(k tea.KeyMsg, km *keys.KeyMap, r *runs.Record) error {
 		return fmt.Errorf("run %s changes nothing itself: v on one of its workers shows what that worker changed", id)
 	case key.Matches(k, km.Land):
 		return fmt.Errorf("run %s changes nothing itself: L on one of its workers lands what that worker changed", id)
+	case key.Matches(k, km.Attach):
+		return fmt.Errorf("run %s is an orchestrator's: A on one of its workers attaches to that worker", id)
 	}
 	return nil
 }

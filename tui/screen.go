@@ -21,6 +21,10 @@ import (
 // then draws the lines that changed, at most once per frameDelay.
 type screen struct {
 	out io.Writer
+	// in is the terminal's input and cooked its state before the
+	// dashboard made it raw: suspend gives it back in that state.
+	in     *os.File
+	cooked *term.State
 
 	mu      sync.Mutex
 	drawn   []string // the lines on the terminal
@@ -28,6 +32,7 @@ type screen struct {
 	armed   bool     // a draw is scheduled
 	clear   bool     // the next draw repaints everything (after a resize)
 	closed  bool
+	paused  bool // another program has the terminal (suspend)
 }
 
 // frameDelay coalesces bursts of changes into one draw.
@@ -53,7 +58,7 @@ func (s *screen) draw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.armed = false
-	if s.closed {
+	if s.closed || s.paused {
 		return
 	}
 	lines := strings.Split(s.pending, "\n")
@@ -76,6 +81,34 @@ func (s *screen) draw() {
 	if b.Len() > 0 {
 		io.WriteString(s.out, b.String())
 	}
+}
+
+// The sequences that take the terminal to the dashboard's screen (the
+// alternate one, cursor hidden, bracketed paste on) and back.
+const (
+	enterScreen = "\x1b[?1049h\x1b[?25l\x1b[?2004h\x1b[2J"
+	leaveScreen = "\x1b[?2004l\x1b[?25h\x1b[?1049l"
+)
+
+// suspend gives the terminal to run, as the shell had it: the dashboard
+// leaves its screen and raw mode, draws nothing meanwhile, and comes back
+// to both, repainted whole, once run returns.
+func (s *screen) suspend(run func() error) error {
+	s.mu.Lock()
+	s.paused = true
+	s.mu.Unlock()
+	io.WriteString(s.out, leaveScreen)
+	term.Restore(s.in.Fd(), s.cooked)
+	err := run()
+	term.MakeRaw(s.in.Fd())
+	io.WriteString(s.out, enterScreen)
+	s.mu.Lock()
+	s.paused, s.clear = false, true
+	frame := s.pending
+	s.pending = ""
+	s.mu.Unlock()
+	s.show(frame)
+	return err
 }
 
 // resized makes the next draw repaint the whole screen.
@@ -129,10 +162,11 @@ func runOnTerminal(m Model, opts []tea.ProgramOption) (tea.Model, error) {
 	}
 	defer term.Restore(in.Fd(), state)
 	// Alternate screen, cursor hidden, bracketed paste; undone at the end.
-	io.WriteString(out, "\x1b[?1049h\x1b[?25l\x1b[?2004h\x1b[2J")
-	defer io.WriteString(out, "\x1b[?2004l\x1b[?25h\x1b[?1049l")
-	scr := &screen{out: out}
+	io.WriteString(out, enterScreen)
+	defer io.WriteString(out, leaveScreen)
+	scr := &screen{out: out, in: in, cooked: state}
 	defer scr.close()
+	m.terminal = scr
 	p := tea.NewProgram(onScreen{Model: m, scr: scr}, append([]tea.ProgramOption{tea.WithoutRenderer(), tea.WithOutput(out)}, opts...)...)
 
 	winch := make(chan os.Signal, 1)

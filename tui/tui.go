@@ -108,7 +108,14 @@ type Options struct {
 	Log  *slog.Logger
 	// Alerts are the worker watchers' (Run starts them); nil for none.
 	Alerts <-chan watchers.Alert
+	// Attach, if set, is the command that attaches the person to a
+	// session (A), as zwarm attach does; interrupt stops its running turn
+	// first. The dashboard gives it the terminal while it runs.
+	Attach AttachCommand
 }
+
+// AttachCommand makes the command that attaches to session id.
+type AttachCommand func(id string, interrupt bool) tea.ExecCommand
 
 type focus int
 
@@ -168,6 +175,9 @@ type Model struct {
 	trajID string
 	// landing is what the open land confirmation asks about.
 	landing landPlan
+	// terminal is the screen the program draws on, which another program
+	// can be given for a while (attach); nil off a terminal.
+	terminal suspender
 }
 
 // New returns the dashboard's model. ctx bounds the actions it runs.
@@ -215,8 +225,9 @@ var listOptions = watch.SubscribeOptions{Listing: true}
 // Run runs the dashboard on the terminal until the user quits or ctx ends,
 // with the worker watchers of cfg (nil: their defaults) on the active
 // sessions of the state dir, telling n (if not nil) what they see and
-// what the runs do.
-func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, n *notify.Notifier, progOpts ...tea.ProgramOption) error {
+// what the runs do; attach, if not nil, attaches the person to a session
+// (A).
+func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Config, log *slog.Logger, n *notify.Notifier, attach AttachCommand, progOpts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var killer watchers.Killer
@@ -237,7 +248,7 @@ func Run(ctx context.Context, mgr Sessions, stateDir string, cfg *watchers.Confi
 	watched := make(chan error, 1)
 	go func() { watched <- w.Watch(ctx, mgr, listing.Options{Active: true}) }()
 	defer func() { cancel(); <-watched }()
-	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), NotifyRun: notifyRun, StateDir: stateDir, Log: log, Alerts: w.Alerts()})
+	m := New(ctx, Options{Sessions: mgr, Runs: RunsOf(stateDir), SendRun: SendRunOf(stateDir), NotifyRun: notifyRun, StateDir: stateDir, Log: log, Alerts: w.Alerts(), Attach: attach})
 	// ctx carries the signals (the command's SIGINT and SIGTERM end it):
 	// Bubble Tea's own handler would answer the same signal too and block
 	// forever sending its quit to a program ctx already ended.

@@ -53,6 +53,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.diff.Apply(msg)
 	case landPlanMsg:
 		m.onLandPlan(msg)
+	case attachedMsg:
+		m.onAttached(msg)
 	case actionMsg:
 		if msg.err != nil {
 			m.setError(msg.err)

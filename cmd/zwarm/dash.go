@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
@@ -54,7 +56,24 @@ func runDash(c *cobra.Command, o *dashOptions) error {
 	}
 	colorProfile()
 	limitDashHeap(o.f.io)
-	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log, n)
+	return tui.Run(c.Context(), m, m.Store().Dir(), wc, log, n, attachCommand(m.Store().Dir()))
+}
+
+// attachCommand is zwarm attach run on the dashboard's terminal, in the
+// same state dir, as a job of its own: Ctrl+C there is the attach's and
+// its CLI's, never the dashboard's.
+func attachCommand(stateDir string) tui.AttachCommand {
+	return func(id string, interrupt bool) tea.ExecCommand {
+		self, err := os.Executable()
+		if err != nil {
+			self = os.Args[0]
+		}
+		args := []string{"--state-dir", stateDir, "attach"}
+		if interrupt {
+			args = append(args, "--interrupt")
+		}
+		return cli.ForegroundCmd{Cmd: exec.Command(self, append(args, id)...)}
+	}
 }
 
 // needTerminal refuses to start a full-screen program where there is no

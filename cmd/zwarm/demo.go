@@ -151,7 +151,7 @@ func runDemo(c *cobra.Command, o *demoOptions) error {
 	}
 	defer closeLog()
 	colorProfile()
-	return tui.Run(ctx, m, dir, nil, log, nil)
+	return tui.Run(ctx, m, dir, nil, log, nil, nil)
 }
 
 // stopAll kills every session still running.

@@ -14,7 +14,8 @@ type KeyMap struct {
 	// Left and Right scroll the diff view sideways: a diff's long lines
 	// are cut at the edge, not wrapped, so its +/- column stays whole.
 	Left, Right                          key.Binding
-	Focus, Inject, Steer, Kill, Delete   key.Binding
+	Focus, Inject, Steer, Attach, Kill   key.Binding
+	Delete                               key.Binding
 	Diff, Land, Close                    key.Binding
 	Filter, Sort, ToggleFinished, Reload key.Binding
 	Help, Quit, Confirm, Cancel          key.Binding
@@ -40,6 +41,7 @@ func Default() KeyMap {
 		Focus:          named("tab", "switch pane", "tab", "enter", "shift+tab"),
 		Inject:         b("send a follow-up", "i"),
 		Steer:          b("stop turn, send", "I"),
+		Attach:         b("work in its CLI", "A"),
 		Kill:           b("kill", "x"),
 		Delete:         b("delete finished", "d"),
 		Diff:           b("view the diff", "v"),
@@ -77,7 +79,7 @@ func (k KeyMap) DiffHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		append(k.Moves(), k.Left),
-		{k.Focus, k.Inject, k.Steer, k.Kill, k.Delete, k.Diff, k.Land, k.Close},
+		{k.Focus, k.Inject, k.Steer, k.Attach, k.Kill, k.Delete, k.Diff, k.Land, k.Close},
 		{k.Filter, k.Sort, k.ToggleFinished, k.Reload, k.Help, k.Quit},
 	}
 }
