@@ -25,6 +25,9 @@ type screen struct {
 	// dashboard made it raw: suspend gives it back in that state.
 	in     *os.File
 	cooked *term.State
+	// resumed is told when the terminal comes back: a resize meanwhile
+	// was signalled to the program that had it, not to this one.
+	resumed chan<- os.Signal
 
 	mu      sync.Mutex
 	drawn   []string // the lines on the terminal
@@ -108,6 +111,12 @@ func (s *screen) suspend(run func() error) error {
 	s.pending = ""
 	s.mu.Unlock()
 	s.show(frame)
+	if s.resumed != nil {
+		select {
+		case s.resumed <- syscall.SIGWINCH:
+		default: // a size is to be read already
+		}
+	}
 	return err
 }
 
@@ -164,13 +173,13 @@ func runOnTerminal(m Model, opts []tea.ProgramOption) (tea.Model, error) {
 	// Alternate screen, cursor hidden, bracketed paste; undone at the end.
 	io.WriteString(out, enterScreen)
 	defer io.WriteString(out, leaveScreen)
-	scr := &screen{out: out, in: in, cooked: state}
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	scr := &screen{out: out, in: in, cooked: state, resumed: winch}
 	defer scr.close()
 	m.terminal = scr
 	p := tea.NewProgram(onScreen{Model: m, scr: scr}, append([]tea.ProgramOption{tea.WithoutRenderer(), tea.WithOutput(out)}, opts...)...)
 
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -14,7 +14,8 @@ import (
 // runs in the session's thread, Ctrl+C typed there is the CLI's and
 // attach's alone (the dashboard, whose own Ctrl+C quits it, stays), and
 // the dashboard comes back when the CLI ends, the session settled again
-// with its attached span.
+// with its attached span, drawn to the terminal's size then (a resize
+// meanwhile was signalled to the CLI's process group alone).
 func TestDashboardAttachGivesTheTerminalAndTakesItBack(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -31,10 +32,15 @@ func TestDashboardAttachGivesTheTerminalAndTakesItBack(t *testing.T) {
 	if s := w.show(id); s.Status() != record.StatusAttached {
 		t.Fatalf("while in the CLI: %s", s.Status())
 	}
+	tm.run("resize-window", "-t", "z", "-x", "80", "-y", "24")
 	tm.typeText("", "C-c")
 	screen = tm.waitFor("the dashboard back", "back from "+record.ShortID(id), 30*time.Second)
 	if strings.Contains(screen, "zwarm-exit=") {
 		t.Fatalf("Ctrl+C in the CLI ended the dashboard:\n%s", screen)
+	}
+	// At 80 columns the table has no RUNTIME column; at 120 it had one.
+	if strings.Contains(screen, "RUNTIME") {
+		t.Fatalf("the dashboard came back drawn for its old size:\n%s", screen)
 	}
 	if s := w.show(id); s.Status() != record.StatusCompleted || len(s.Attached) != 1 || s.Attached[0].End == nil {
 		t.Fatalf("after: %s, spans %+v", s.Status(), s.Attached)
