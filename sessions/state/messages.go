@@ -18,7 +18,7 @@ func CommitMessage(s *record.Session, n int) string {
 	if n >= 1 && n <= len(s.Turns) {
 		prompt = s.Turns[n-1].Prompt
 	}
-	return fmt.Sprintf("zwarm %s turn %d: %s", store.ShortID(s.ID), n, FirstLine(prompt, 72))
+	return fmt.Sprintf("zwarm %s turn %d: %s", store.ShortID(s.ID), n, FirstLine(plainText(prompt), 72))
 }
 
 // FirstLine is the first line of s, cut to max runes.
@@ -59,17 +59,75 @@ func MergeMessage(s *record.Session, into string) string {
 	return fmt.Sprintf("Merge %s into %s: %s\n\nZwarm-Session: %s\n", s.Workspace.Branch, into, FirstLine(plainText(s.Task), 60), s.ID)
 }
 
-// plainText drops the control characters of text an agent or a user
-// wrote (newlines and tabs stay): a commit message is printed by git log
-// as it is.
+// plainText is text an agent or a user wrote without what a terminal
+// would act on rather than print, for a commit message, which git log
+// prints as it is: escape sequences whole (a title set, a screen
+// cleared), other controls (newlines and tabs stay), and the characters
+// that reorder or hide text (bidi overrides, zero-width spaces), so that
+// the message reads as what it holds.
 func plainText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == 0x1b && i+1 < len(rs):
+			i = escapeEnd(rs, i+1)
+		case r == 0x9b: // CSI
+			i = sequenceEnd(rs, i+1, false)
+		case r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f: // OSC, DCS, PM, APC
+			i = sequenceEnd(rs, i+1, true)
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError || hidden(r):
+		default:
+			b.WriteRune(r)
 		}
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
-			return -1
+	}
+	return b.String()
+}
+
+// escapeEnd is the index of the last rune of the escape sequence whose
+// introducer (the rune after ESC) is at i.
+func escapeEnd(rs []rune, i int) int {
+	switch rs[i] {
+	case '[':
+		return sequenceEnd(rs, i+1, false)
+	case ']', 'P', '^', '_':
+		return sequenceEnd(rs, i+1, true)
+	}
+	return i // a two-rune sequence
+}
+
+// sequenceEnd is the index of the last rune of a sequence whose body
+// starts at i: a control sequence ends at its final byte, a string (OSC
+// and the like) at BEL or ST (ESC \\); one cut short ends the text.
+func sequenceEnd(rs []rune, i int, str bool) int {
+	for ; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case str && (r == 0x07 || r == 0x9c):
+			return i
+		case str && r == 0x1b && i+1 < len(rs) && rs[i+1] == '\\':
+			return i + 1
+		case !str && r >= 0x40 && r <= 0x7e:
+			return i
+		case r == '\n':
+			return i - 1 // a line ends any sequence: the newline stays
 		}
-		return r
-	}, s)
+	}
+	return len(rs) - 1
+}
+
+// hidden reports the characters that change how text reads without being
+// seen: bidi formatting, zero-width and word-joining spaces, the BOM,
+// the line and paragraph separators.
+func hidden(r rune) bool {
+	switch {
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r == 0x180e, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
 }
