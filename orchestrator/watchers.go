@@ -139,7 +139,7 @@ func (g *watcherGuard) priority(watcher string) int {
 // advice is an alert as the model reads it: the worker's id, what the
 // watcher saw, what to do.
 func advice(a watchers.Alert) string {
-	msg := fmt.Sprintf("Worker %s (%s): %s.", a.SessionID, render.Clip(a.Task, 80), a.Reason)
+	msg := fmt.Sprintf("Worker %s (%s): %s.", a.SessionID, render.Clip(a.Task, 80), render.Clip(a.Reason, 700))
 	switch {
 	case a.Watcher == "stall":
 		msg += " Look at it (peek_session); if it is stuck, end it (end_session) and delegate its task again."

@@ -105,7 +105,7 @@ func readReview(text string) (verdict, reason string) {
 	if strings.TrimSpace(r.Reason) == "" {
 		r.Reason = "(no reason given)"
 	}
-	return r.Verdict, render.Clip(r.Reason, 600)
+	return r.Verdict, cut(r.Reason, 600)
 }
 
 // Trajectory is a compact account of a run for a reviewer: the task, the

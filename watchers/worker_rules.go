@@ -185,7 +185,7 @@ func (w *Workers) failure(st *worker, now time.Time) (Alert, bool) {
 		reason += fmt.Sprintf(" (exit %d)", *s.ExitCode)
 	}
 	if why != "" {
-		reason += ": " + render.Clip(render.ErrorText(why), 400)
+		reason += ": " + cut(render.ErrorText(why), 400)
 	}
 	return alertFor(s, "failure", Nudge, reason, now), true
 }

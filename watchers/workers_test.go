@@ -212,6 +212,20 @@ func TestFailureReportedWithItsError(t *testing.T) {
 	want(t, feed(t, w, at, k.settle(at, record.StatusKilled, "", "killed by zwarm kill").update(false)), "failure")
 }
 
+// The error is the agent's as it wrote it: printers make it safe, and
+// zwarm watch --json has it byte for byte.
+func TestFailureReasonIsTheErrorAsWritten(t *testing.T) {
+	w := NewWorkers(nil, WorkerOptions{})
+	r := newRec("b").startTurn(t0)
+	want(t, feed(t, w, t0, r.update(true)))
+	want(t, feed(t, w, t0, synced()))
+	at := t0.Add(time.Minute)
+	got := feed(t, w, at, r.settle(at, record.StatusFailed, "", "boom \x1b[2J\a failed").update(false))
+	if want(t, got, "failure"); got[0].Reason != "failed (exit 1): boom \x1b[2J\a failed" {
+		t.Errorf("reason %q", got[0].Reason)
+	}
+}
+
 func TestFailureQuiet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Failure.Killed = false
