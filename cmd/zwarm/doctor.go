@@ -63,6 +63,7 @@ type check struct {
 }
 
 func runDoctor(ctx context.Context, o *doctorOptions) error {
+	o.f.diagnoses = true
 	m, err := o.f.manager()
 	if err != nil {
 		return err

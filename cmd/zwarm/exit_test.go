@@ -156,3 +156,26 @@ func TestFullScreenCommandsWithoutATerminal(t *testing.T) {
 		t.Errorf("made %d sessions", len(ents))
 	}
 }
+
+// A state dir that is a file is a wrong command line (exit 2), said once
+// and plainly, whichever command meets it; doctor still reports on it.
+func TestAStateDirThatIsAFile(t *testing.T) {
+	w := newWorld(t)
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(file, []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"ls"}, {"spawn", "--in-place", "x"}, {"show", "abcdef"}, {"clean"}} {
+		r := w.zwarm(append([]string{"--state-dir", file}, args...)...)
+		want := "zwarm: state dir " + file + " is a file, not a directory: --state-dir must name a directory (zwarm makes it on first use)\n"
+		if r.code != 2 || r.stderr != want {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if r := w.zwarm("--state-dir", file, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "✗ state dir    "+file+" is not a directory") {
+		t.Errorf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mine\n" {
+		t.Errorf("the file was changed: %q", b)
+	}
+}

@@ -27,6 +27,9 @@ type factory struct {
 	// says a warning already named a broken config (warnBrokenConfig).
 	mgr        *sessions.Manager
 	toldConfig atomic.Bool
+	// diagnoses says the command reports on whatever the state dir is
+	// (doctor), a file where it should be included.
+	diagnoses bool
 }
 
 // state is the state dir this invocation uses (chooseStateDir).
@@ -44,7 +47,22 @@ func (f *factory) useStateDir(dir string) {
 }
 
 func (f *factory) store() (*state.Store, error) {
-	return state.NewStore(f.state().dir)
+	c := f.state()
+	if !f.diagnoses && isFile(c.dir) {
+		// Every command would fail on it, each in its own words, after
+		// warning that the config inside it cannot be read.
+		if c.from == "--state-dir" || c.from == StateDirEnv {
+			return nil, cli.Usagef("state dir %s is a file, not a directory: %s must name a directory (zwarm makes it on first use)", c.dir, c.from)
+		}
+		return nil, cli.Usagef("state dir %s is a file, not a directory: move it away, or name a directory with --state-dir", c.dir)
+	}
+	return state.NewStore(c.dir)
+}
+
+// isFile reports whether path is there and is not a directory.
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }
 
 func (f *factory) manager() (*sessions.Manager, error) {
@@ -77,6 +95,9 @@ func (f *factory) manager() (*sessions.Manager, error) {
 func (f *factory) warnBrokenConfig(cmd *cobra.Command, err error) {
 	if f.chosen == nil || f.toldConfig.Load() || cmd == nil || cmd.Hidden || cmd.Annotations[reportsConfigAnnotation] == "true" {
 		return // it read no state dir
+	}
+	if isFile(f.chosen.dir) {
+		return // there is no config to read, which the command said
 	}
 	_, cerr := config.Load(f.chosen.dir, configSections()...)
 	if cerr == nil || err != nil && strings.Contains(err.Error(), cerr.Error()) {
