@@ -24,8 +24,11 @@ func (r *Run) observe(step int) (string, map[string]time.Time) {
 	rec, lim := r.rec, r.set.Limits
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s Step %d of %d.", observationPrefix, step, lim.MaxSteps)
-	if left := lim.MaxSteps - step; left <= 3 {
-		fmt.Fprintf(&b, " Only %d steps left after this one: wrap up.", left)
+	switch left := lim.MaxSteps - step; {
+	case left <= 0:
+		b.WriteString(" This is the last step: wrap up.")
+	case left <= 3:
+		fmt.Fprintf(&b, " Only %s left after this one: wrap up.", render.Plural(left, "step"))
 	}
 	elapsed := time.Since(r.started)
 	fmt.Fprintf(&b, " Time: %s", render.Runtime(elapsed))

@@ -84,3 +84,18 @@ func TestObservationListsWorktreeChanges(t *testing.T) {
 		t.Error("a line for workers in place")
 	}
 }
+
+// The last steps are counted down in words a model reads right.
+func TestObservationCountsDownTheLastSteps(t *testing.T) {
+	r := &Run{rec: &runs.Record{}, set: Settings{Limits: runs.Limits{MaxSteps: 10}}, seen: tools.NewSeen(nil), started: time.Now()}
+	for step, want := range map[int]string{
+		6:  "Step 6 of 10. Time:",
+		7:  "Step 7 of 10. Only 3 steps left after this one: wrap up.",
+		9:  "Step 9 of 10. Only 1 step left after this one: wrap up.",
+		10: "Step 10 of 10. This is the last step: wrap up.",
+	} {
+		if got, _ := r.observe(step); !strings.Contains(got, want) {
+			t.Errorf("step %d: %q", step, got)
+		}
+	}
+}

@@ -32,7 +32,12 @@ func DecodeSession(path, id string, data []byte) (*record.Session, error) {
 	}
 	if err == nil && s.Version > 0 {
 		if s.ID != id {
-			return nil, bad("names id %q, not the directory's", s.ID)
+			return nil, bad("names id %q, not the directory's; zwarm rm --force %s removes the session", s.ID, store.ShortID(id))
+		}
+		if _, err := record.ParseStatus(string(s.Status())); err != nil {
+			// Taken for a live session, it would read as one whose
+			// supervisor is gone, and be settled failed.
+			return nil, bad("its status %q is not one zwarm knows; zwarm rm --force %s removes the session", s.Status(), store.ShortID(id))
 		}
 		if why := foreignWorktree(&s); why != "" {
 			return nil, bad("%s; zwarm rm --force %s removes the session and leaves what it names", why, store.ShortID(id))

@@ -56,3 +56,23 @@ func TestARecordWithoutAVersionMustBeThePythonZwarms(t *testing.T) {
 		t.Fatalf("a Python record: %+v, %v", s, err)
 	}
 }
+
+// A status zwarm does not know is a record it cannot read, not a live
+// session whose supervisor is gone (which a reader would settle failed);
+// nor is a record that names another session. Each says what removes it.
+func TestARecordWithAStatusZwarmDoesNotKnow(t *testing.T) {
+	const id = "0a1b2c3d-0000-4000-8000-000000000009"
+	for rec, want := range map[string]string{
+		`{"version":1,"id":"` + id + `","status":"bogus"}`:                               `its status "bogus" is not one zwarm knows`,
+		`{"version":1,"id":"` + id + `"}`:                                                `its status "" is not one zwarm knows`,
+		`{"version":1,"id":"0a1b2c3d-0000-4000-8000-000000000001","status":"completed"}`: `names id "0a1b2c3d-0000-4000-8000-000000000001", not the directory's`,
+	} {
+		_, err := DecodeSession("meta.json", id, []byte(rec))
+		if err == nil || !strings.Contains(err.Error(), want+"; zwarm rm --force 0a1b2c3d removes the session") {
+			t.Errorf("%s: %v", rec, err)
+		}
+	}
+	if s, err := DecodeSession("meta.json", id, []byte(`{"version":1,"id":"`+id+`","status":"running"}`)); err != nil || s.Status() != "running" {
+		t.Errorf("a running record: %v", err)
+	}
+}
