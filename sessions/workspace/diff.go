@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -81,15 +82,25 @@ func (w *Worktree) Diff(ctx context.Context, out io.Writer, from, to string, o D
 // along), to out. It reads the worktree through a copy of its index, so
 // the worker's own index and files are never touched, even while it runs.
 func (w *Worktree) WorkingDiff(ctx context.Context, out io.Writer, from string, o DiffOptions) error {
+	// A worker that runs may have made a FIFO where git opens a file by
+	// name: git would wait on it for good, and whoever asked with it.
+	ctx, cancel := context.WithTimeout(ctx, workingLimit)
+	defer cancel()
 	g, args, cleanup, err := w.working(ctx, from, time.Now())
-	if err != nil {
-		return err
+	if err == nil {
+		defer cleanup()
+		g.stdout = out
+		_, err = g.run(ctx, append(append(o.args(), args...), o.pathspecs()...)...)
 	}
-	defer cleanup()
-	g.stdout = out
-	_, err = g.run(ctx, append(append(o.args(), args...), o.pathspecs()...)...)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return w.waitedOn(err)
+	}
 	return err
 }
+
+// workingLimit bounds a read of a worktree as it is, many times what one
+// takes in a repository of a million files.
+var workingLimit = 2 * time.Minute
 
 // WorkingChanges is WorkingDiff as numbers: what changed from a commit
 // to the worktree as it is, file by file, and the sum.

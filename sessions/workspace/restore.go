@@ -59,7 +59,9 @@ func (w *Worktree) restoreAdmin(ctx context.Context) (bool, error) {
 
 // Restore makes what the worker deleted of its worktree's git again
 // (its branch, where Known says; the worktree's own git dir), so that
-// its files are seen, diffed and committed, never taken for gone.
+// its files are seen, diffed and committed, never taken for gone; and
+// removes what it left in the worktree that git would wait on
+// (sweepSpecial). The worker has stopped.
 func (w *Worktree) Restore(ctx context.Context) error {
 	// Its sweep removes what is no file nor directory in the git dirs:
 	// never in a worktree zwarm did not make (ownedBy).
@@ -69,6 +71,10 @@ func (w *Worktree) Restore(ctx context.Context) error {
 	if err := w.pinned(ctx); err != nil {
 		return err
 	}
-	_, err := w.restoreAdmin(ctx)
+	if _, err := w.restoreAdmin(ctx); err != nil {
+		return err
+	}
+	swept, err := w.sweepSpecial()
+	w.Undone = append(w.Undone, swept...)
 	return err
 }

@@ -1,0 +1,78 @@
+package workspace
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A FIFO the worker leaves where git opens a file by name (.gitattributes,
+// a .gitignore below) would hold the turn's commit until its timeout, and
+// every later command that reads the worktree for good; one in a tracked
+// file's place makes git refuse the whole turn. None can be committed:
+// the commit removes each, says so, and takes the rest of the turn's work.
+func TestSpecialFilesTheWorkerLeavesAreRemovedBeforeTheCommit(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000090")
+	w.Known = sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, "work.txt"), "the turn's work\n")
+	for _, p := range []string{".gitattributes", "sub/.gitignore", "a.txt", "sub/deep/pipe"} {
+		path := filepath.Join(w.Path, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.Remove(path)
+		if err := unix.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v (made %v, waited %v)", err, made, ctx.Err() != nil)
+	}
+	if got := sh(t, repo, "git show --name-status --format= "+head); got != "D\ta.txt\nA\twork.txt" {
+		t.Errorf("the turn's commit holds %q", got)
+	}
+	for _, p := range []string{".gitattributes", "sub/.gitignore", "a.txt", "sub/deep/pipe"} {
+		if _, err := os.Lstat(filepath.Join(w.Path, p)); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	said := strings.Join(w.Undone, "\n")
+	if !strings.Contains(said, "removed "+filepath.Join(w.Path, ".gitattributes")+" (a FIFO the worker left in its worktree") || strings.Count(said, "a FIFO the worker left") != 4 {
+		t.Errorf("undone: %q", w.Undone)
+	}
+}
+
+// A running worker's FIFO is its own until the turn ends: a diff of its
+// worktree meanwhile gives up in a bounded time, naming what git waited
+// on, and removes nothing.
+func TestADiffOfARunningWorkerNeverWaitsOnItsFIFOForGood(t *testing.T) {
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000091")
+	fifo := filepath.Join(w.Path, ".gitattributes")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(w.Path, "work.txt"), "work\n")
+	defer func(d time.Duration) { workingLimit = d }(workingLimit)
+	workingLimit = 2 * time.Second
+	start := time.Now()
+	err := w.WorkingDiff(context.Background(), io.Discard, sh(t, repo, "git rev-parse main"), DiffOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the worker made "+fifo+", which git waits on") {
+		t.Fatalf("diff: %v", err)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Fatalf("the diff took %s", took)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the running worker's FIFO was touched: %v", err)
+	}
+}
