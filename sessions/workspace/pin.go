@@ -77,11 +77,13 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 	ref := "refs/heads/" + w.Branch
 	path := filepath.Join(w.own(), filepath.FromSlash(ref))
 	b, err := os.ReadFile(path)
-	if errors.Is(err, syscall.EISDIR) && emptyTree(path) {
-		// A directory in its place, holding no ref (the worker deleted
-		// the branch and made it): git could make neither.
-		if os.RemoveAll(path) == nil {
-			undone = append(undone, fmt.Sprintf("removed the empty directory %s, which the worker had made in %s's place", path, w.Branch))
+	if errors.Is(err, syscall.EISDIR) {
+		// A directory in its place (the worker deleted the branch and
+		// made it, refs of its own in it or none): git could make
+		// neither the branch nor a commit on it.
+		moved, rerr := w.removeRefsIn(ctx, ref, path)
+		undone = append(undone, moved...)
+		if rerr == nil {
 			err = fs.ErrNotExist
 		}
 	}
@@ -111,6 +113,36 @@ func (w *Worktree) pin(ctx context.Context) ([]string, error) {
 		return undone, fmt.Errorf("undo the worker's making %s a symbolic ref to %s: %w", w.Branch, target, err)
 	}
 	return append(undone, fmt.Sprintf("put %s back at %s: the worker had made it a symbolic ref to %s", w.Branch, Abbrev(w.Known), target)), nil
+}
+
+// removeRefsIn removes the directory at path, which the worker made in
+// its branch's place (ref), with the refs it made in it: they are its
+// own repository's (each is said, with its commit), and the branch is
+// made again where zwarm last knew it.
+func (w *Worktree) removeRefsIn(ctx context.Context, ref, path string) ([]string, error) {
+	var said []string
+	if !emptyTree(path) {
+		g := w.ownRepo()
+		out, err := g.run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", ref+"/")
+		if err != nil {
+			return nil, err
+		}
+		g.writes = true
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			commit, name, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			if _, err := g.run(ctx, "update-ref", "--no-deref", "-d", name); err != nil {
+				return said, fmt.Errorf("remove %s, which the worker made where its branch %s was: %w", name, w.Branch, err)
+			}
+			said = append(said, fmt.Sprintf("removed %s (at %s), which the worker had made where its branch %s was", name, Abbrev(commit), w.Branch))
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return said, err
+	}
+	return append(said, fmt.Sprintf("removed the directory %s, which the worker had made in %s's place", path, w.Branch)), nil
 }
 
 // pinned is pin for a write: what it undid is kept in w.Undone.

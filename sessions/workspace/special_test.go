@@ -76,3 +76,35 @@ func TestADiffOfARunningWorkerNeverWaitsOnItsFIFOForGood(t *testing.T) {
 		t.Fatalf("the running worker's FIFO was touched: %v", err)
 	}
 }
+
+// A worker that makes its branch a directory of refs (zwarm/ID/x) leaves
+// git unable to commit on the branch: the turn's commit removes the refs
+// it made there, saying at which commits, makes the branch again where
+// zwarm last knew it, and takes the turn's work.
+func TestABranchMadeADirectoryOfRefsIsMadeABranchAgain(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000092")
+	base := sh(t, repo, "git rev-parse main")
+	w.Known = base
+	branch := filepath.Join(w.OwnDir, "refs", "heads", filepath.FromSlash(w.Branch))
+	if err := os.Remove(branch); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(branch, "x"), base+"\n")
+	write(t, filepath.Join(w.Path, "work.txt"), "the turn's work\n")
+	head, made, err := w.Commit(context.Background(), "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v (made %v)", err, made)
+	}
+	if got := sh(t, repo, "git show --name-only --format= "+head); got != "work.txt" {
+		t.Errorf("the turn's commit holds %q", got)
+	}
+	if got := sh(t, w.Path, "git rev-parse refs/heads/"+w.Branch); got != head {
+		t.Errorf("the worker's branch is at %s, want the turn's commit %s", got, head)
+	}
+	said := strings.Join(w.Undone, "\n")
+	if !strings.Contains(said, "removed refs/heads/"+w.Branch+"/x (at "+Abbrev(base)+"), which the worker had made where its branch") {
+		t.Errorf("undone: %q", w.Undone)
+	}
+}
