@@ -142,8 +142,77 @@ func (sp LandSpec) refuseWhatCannotLand(ctx context.Context, p *LandPlan) error 
 		} else if n > 0 {
 			return fmt.Errorf("land %s: its branch has a merge (zwarm update makes one), which a rebase would drop: land it with --squash or --merge", sp.Who)
 		}
+	case sp.Strategy == Merge:
+		yours, err := yoursBroughtIn(ctx, sp.GitDir, p.Head, sp.From, sp.Target.Commit)
+		if err != nil {
+			return fmt.Errorf("land %s: %w", sp.Who, err)
+		}
+		if len(yours) > 0 {
+			// A worker's merge of one of your branches (with -s ours,
+			// its changes dropped) would pass for that branch merged.
+			return fmt.Errorf("land %s: its branch has merged %s of your branches or tags that %s lacks (%s): a merge would mark them merged into %s, whatever of their changes the worker kept; land it with --squash, which lands only the change zwarm diff shows",
+				sp.Who, plural(len(yours), "commit"), sp.Target.Branch, describeCommits(ctx, sp.GitDir, yours), sp.Target.Branch)
+		}
 	}
 	return nil
+}
+
+// yoursBroughtIn are the commits on your branches and tags (a worker's
+// zwarm/ branch is none of yours) that merging head would bring into a
+// branch that has the commits not, newest first.
+func yoursBroughtIn(ctx context.Context, gitDir, head string, not ...string) ([]string, error) {
+	g := git{dir: gitDir}
+	args := []string{"rev-list", head}
+	for _, n := range not {
+		args = append(args, "^"+n)
+	}
+	brought, err := g.run(ctx, append(args, "--")...)
+	if err != nil || strings.TrimSpace(brought) == "" {
+		return nil, err
+	}
+	refs, err := g.run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
+	if err != nil {
+		return nil, err
+	}
+	var tips strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(refs), "\n") {
+		if commit, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(name, "refs/heads/"+BranchFor("")) {
+			tips.WriteString(commit + "\n")
+		}
+	}
+	for _, n := range not {
+		tips.WriteString("^" + n + "\n")
+	}
+	g.stdin = strings.NewReader(tips.String())
+	reachable, err := g.run(ctx, "rev-list", "--stdin", "--")
+	if err != nil {
+		return nil, err
+	}
+	theirs := map[string]bool{}
+	for _, c := range strings.Fields(reachable) {
+		theirs[c] = true
+	}
+	var yours []string
+	for _, c := range strings.Fields(brought) {
+		if theirs[c] {
+			yours = append(yours, c)
+		}
+	}
+	return yours, nil
+}
+
+// describeCommits names the first three of commits, with their subjects.
+func describeCommits(ctx context.Context, gitDir string, commits []string) string {
+	shown := commits[:min(3, len(commits))]
+	out, err := git{dir: gitDir}.run(ctx, append([]string{"show", "-s", "--format=%h %s"}, shown...)...)
+	if err != nil {
+		return strings.Join(shown, ", ")
+	}
+	desc := strings.Join(strings.Split(strings.TrimSpace(out), "\n"), "; ")
+	if len(commits) > len(shown) {
+		desc += fmt.Sprintf("; and %d more", len(commits)-len(shown))
+	}
+	return desc
 }
 
 // tree is the target's tree with the change.
