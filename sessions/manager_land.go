@@ -308,7 +308,11 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 	}
 	if opt.Verify != "" {
 		res.verify = &record.Interval{Start: time.Now().UTC()}
-		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, m.warn)
+		var writable []string
+		if cfg, err := m.Config(); err == nil {
+			writable = cfg.Worktrees.VerifyDirs()
+		}
+		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, writable, m.warn)
 		res.verify.End = time.Now().UTC()
 		if err != nil {
 			return res, fmt.Errorf("land %s: %w; nothing was landed", record.ShortID(id), err)

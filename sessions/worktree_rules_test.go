@@ -419,6 +419,7 @@ func TestCleanSkipsASessionWhileItIsLanded(t *testing.T) {
 	w.agent("true")
 	idle := w.wait(w.spawnIn(w.Work, "nothing", sessions.SpawnRequest{}).ID)
 	dir := t.TempDir()
+	w.LetVerifyWrite(dir)
 	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
 	done := make(chan error, 1)
 	go func() {
@@ -591,7 +592,9 @@ func TestVerifyNeverTakesWorkLeftInTheWorktreeByHand(t *testing.T) {
 	p := s.Workspace.Path
 	writeFile(t, filepath.Join(p, "mine.txt"), "by hand\n")
 	writeFile(t, filepath.Join(p, "a.txt"), "a, by hand\n")
-	verify := "test -f b.txt && test ! -f mine.txt && test \"$(cat a.txt)\" = a && echo junk > a.txt && pwd > " + filepath.Join(t.TempDir(), "where")
+	marks := t.TempDir()
+	w.LetVerifyWrite(marks)
+	verify := "test -f b.txt && test ! -f mine.txt && test \"$(cat a.txt)\" = a && echo junk > a.txt && pwd > " + filepath.Join(marks, "where")
 	if res, err := w.Manager.Land(ctx, s.ID, sessions.LandOptions{Dir: w.Work, DryRun: true, Verify: verify}); err != nil || res.Verified {
 		t.Fatalf("land --dry-run --verify: %+v %v", res, err)
 	}

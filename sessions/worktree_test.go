@@ -736,6 +736,7 @@ func TestALandingKeepsTheWorktreeToItself(t *testing.T) {
 	w.agent("echo b > b.txt")
 	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
 	dir := t.TempDir()
+	w.LetVerifyWrite(dir)
 	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "go")
 	done := make(chan error, 1)
 	go func() {
@@ -840,6 +841,9 @@ func TestACommitMadeWhileLandingKeepsTheWorktree(t *testing.T) {
 	w.agent("echo b > b.txt")
 	s := w.wait(w.spawnIn(w.Work, "add b", sessions.SpawnRequest{}).ID)
 	wt := s.Workspace.Path
+	// (The person's commit stands for one made in another terminal: the
+	// verify may write the worker's repository, beside its worktree.)
+	w.LetVerifyWrite(filepath.Dir(wt))
 	hand := "cd '" + wt + "' && echo fix > fix.txt && git add fix.txt && git -c user.name=p -c user.email=p@x commit -qm 'hand fix'"
 	var warned []string
 	m := sessions.NewManager(sessions.ManagerOptions{Store: w.Store, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]},

@@ -29,6 +29,7 @@ func TestLandVerifyDiesWithLandAndLeavesTheWorktreeAlone(t *testing.T) {
 			wt := w.show(id).Worktree
 			head := w.git(wt, "rev-parse", "HEAD")
 			dir := t.TempDir()
+			w.LetVerifyWrite(dir) // where it leaves its pids
 			verify := "echo junk >> a.txt; setsid sh -c 'sleep 300 & printf %s $! > " + filepath.Join(dir, "escaper") + "; wait' & sleep 300 & printf %s $! > " + filepath.Join(dir, "sleeper") + "; wait"
 			cmd := exec.Command(bins.zwarm, "land", id, "--verify", verify)
 			cmd.Dir, cmd.Env = w.Work, w.env()

@@ -112,7 +112,7 @@ func TestConfigSectionsAndTypos(t *testing.T) {
 }
 
 func TestWorktreesConfig(t *testing.T) {
-	c, err := Load(writeConfig(t, "[worktrees]\nisolation = \"none\"\ndir = \"~/wt\"\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"npm ci\"\n"))
+	c, err := Load(writeConfig(t, "[worktrees]\nisolation = \"none\"\ndir = \"~/wt\"\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\nsetup = \"npm ci\"\nverify_writable = [\"~/.cache/bazel\", \"/srv/fixtures\"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +121,14 @@ func TestWorktreesConfig(t *testing.T) {
 		c.Worktrees.Setup != "npm ci" || c.Worktrees.Copy[0] != ".env" || c.Worktrees.Symlink[0] != "node_modules" {
 		t.Fatalf("%+v %q %v", c.Worktrees, root, err)
 	}
+	if got := c.Worktrees.VerifyDirs(); len(got) != 2 || got[0] != filepath.Join(home, ".cache/bazel") || got[1] != "/srv/fixtures" {
+		t.Errorf("verify dirs %q", got)
+	}
 	for body, want := range map[string]string{
-		"[worktrees]\nisolation = \"bubble\"\n": `isolation = "bubble"`,
-		"[worktrees]\ndir = \"rel/dir\"\n":      "want an absolute path",
-		"[worktrees]\ncopie = [\"x\"]\n":        "worktrees.copie",
+		"[worktrees]\nisolation = \"bubble\"\n":        `isolation = "bubble"`,
+		"[worktrees]\ndir = \"rel/dir\"\n":             "want an absolute path",
+		"[worktrees]\nverify_writable = [\"cache\"]\n": `verify_writable = [..., "cache", ...]: want absolute paths`,
+		"[worktrees]\ncopie = [\"x\"]\n":               "worktrees.copie",
 	} {
 		if _, err := Load(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)

@@ -19,7 +19,7 @@ const (
 	IsolationNone = "none"
 )
 
-const worktreesKeys = "isolation/dir/copy/symlink/setup"
+const worktreesKeys = "isolation/dir/copy/symlink/setup/verify_writable"
 
 // WorktreesConfig is the [worktrees] table: how a session's worktree is
 // made.
@@ -38,6 +38,11 @@ type WorktreesConfig struct {
 	// Setup is a shell command run in the new worktree before the agent
 	// starts (npm ci, say); if it fails, so does the session.
 	Setup string `toml:"setup"`
+	// VerifyWritable are more directories a landing's verify command may
+	// write, besides its checkout, a temporary dir and the usual caches
+	// (absolute paths, or starting with ~/): it runs the worker's code,
+	// and may write nothing else of yours. "/" lets it write anything.
+	VerifyWritable []string `toml:"verify_writable"`
 }
 
 func (w WorktreesConfig) check() error {
@@ -49,7 +54,28 @@ func (w WorktreesConfig) check() error {
 	if w.Dir != "" && !filepath.IsAbs(w.Dir) && !strings.HasPrefix(w.Dir, "~/") {
 		return fmt.Errorf("dir = %q: want an absolute path, or one starting with ~/", w.Dir)
 	}
+	for _, d := range w.VerifyWritable {
+		if !filepath.IsAbs(d) && !strings.HasPrefix(d, "~/") {
+			return fmt.Errorf("verify_writable = [..., %q, ...]: want absolute paths, or ones starting with ~/", d)
+		}
+	}
 	return nil
+}
+
+// VerifyDirs are the VerifyWritable dirs, ~/ made the home dir.
+func (w WorktreesConfig) VerifyDirs() []string {
+	dirs := make([]string, 0, len(w.VerifyWritable))
+	for _, d := range w.VerifyWritable {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				continue
+			}
+			d = filepath.Join(home, rest)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
 }
 
 // Root is the directory worktrees go in.

@@ -3,11 +3,13 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -45,7 +47,23 @@ const DefaultVerifyTimeout = 30 * time.Minute
 // ends or timeout passes, and when this process dies, however it dies: a
 // guard outside the group, holding only a pipe from this process, sweeps
 // it as soon as that pipe closes.
-func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration) error {
+//
+// With writable set, it may write only beneath those dirs and a temporary
+// dir of its own ($TMPDIR), removed after it: the command runs the
+// worker's code (its tests), which must not reach your checkout, your
+// repository or the state dir. warn hears that the kernel cannot confine
+// it, when it runs with your rights.
+func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration, writable []string, warn func(error)) error {
+	var env []string
+	if writable != nil {
+		tmp, err := os.MkdirTemp("", "zwarm-verify-")
+		if err != nil {
+			return fmt.Errorf("verify %q could not run: %w", command, err)
+		}
+		defer os.RemoveAll(tmp)
+		writable = append(slices.Clip(writable), tmp)
+		env = append(os.Environ(), "TMPDIR="+tmp)
+	}
 	tail := &tailBuffer{max: verifyTail}
 	var w io.Writer = tail
 	if out != nil {
@@ -59,7 +77,7 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	}
 	newCmd := func() *exec.Cmd {
 		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
+		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, w, w, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if group != nil {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
@@ -80,15 +98,32 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	// starts still has its cgroup swept; it hears the process group once
 	// there is one.
 	guard := startGuard(group)
+	confined := func() {}
+	defer func() { confined() }()
+	start := func(cmd *exec.Cmd) error {
+		if writable == nil {
+			return cmd.Start()
+		}
+		done, err := proc.StartWritingBeneath(cmd, writable)
+		if err == nil {
+			confined = done
+		}
+		if errors.Is(err, proc.ErrNoLandlock) {
+			warn(fmt.Errorf("verify %q runs with your rights, able to write anything you can: %w", command, err))
+			writable = nil
+			return cmd.Start()
+		}
+		return err
+	}
 	cmd := newCmd()
-	err := cmd.Start()
+	err := start(cmd)
 	if err != nil && group != nil {
 		// A cgroup zwarm may make but not start a process in (a
 		// delegation that stops short): its process group contains it.
 		group.Close(context.WithoutCancel(ctx))
 		group = nil
 		cmd = newCmd()
-		err = cmd.Start()
+		err = start(cmd)
 	}
 	if err != nil {
 		guard.stop()
@@ -217,7 +252,7 @@ func (t *tailBuffer) String() string { return strings.ToValidUTF8(t.buf.String()
 // landing was asked from) if it has one, contained (RunVerify), for at
 // most timeout (DefaultVerifyTimeout when 0). warn hears of a checkout
 // that could not be removed.
-func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command string, out io.Writer, timeout time.Duration, warn func(error)) error {
+func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command string, out io.Writer, timeout time.Duration, writable []string, warn func(error)) error {
 	co, err := w.NewVerifyCheckout(ctx, commit)
 	if err != nil {
 		return err
@@ -234,5 +269,34 @@ func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	return RunVerify(ctx, stateDir, dir, command, out, timeout)
+	// It writes its checkout, what was linked in from the worker's
+	// worktree, the usual caches of build tools, /dev, and what the
+	// config adds; nothing else of yours.
+	may := append([]string{co.Path, w.Path, "/dev"}, VerifyCaches()...)
+	return RunVerify(ctx, stateDir, dir, command, out, timeout, append(may, writable...), warn)
+}
+
+// VerifyCaches are the caches a verify may write, those of the build
+// tools most projects use: the user's cache dir ($XDG_CACHE_HOME, where
+// Go's build cache is), Go's module cache, and those of cargo, npm,
+// Gradle and Maven.
+func VerifyCaches() []string {
+	var dirs []string
+	if d, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, d)
+	}
+	for _, env := range []string{"GOCACHE", "GOMODCACHE", "CARGO_HOME"} {
+		if d := os.Getenv(env); filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if gopath := strings.Split(os.Getenv("GOPATH"), ":")[0]; filepath.IsAbs(gopath) {
+		dirs = append(dirs, filepath.Join(gopath, "pkg", "mod"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, d := range []string{"go/pkg/mod", ".cargo", ".npm", ".gradle", ".m2"} {
+			dirs = append(dirs, filepath.Join(home, d))
+		}
+	}
+	return dirs
 }

@@ -13,9 +13,12 @@ package testworld
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,6 +137,25 @@ func (w *World) WriteConfig(body string) {
 	if err := os.WriteFile(filepath.Join(w.State, config.File), []byte(body), 0o600); err != nil {
 		w.T.Fatal(err)
 	}
+}
+
+// LetVerifyWrite adds dirs to what a landing's verify may write ([worktrees]
+// verify_writable), to the config as it is: a test's verify that leaves
+// a mark for it, or commits by hand in a worker's worktree.
+func (w *World) LetVerifyWrite(dirs ...string) {
+	w.T.Helper()
+	body, err := os.ReadFile(filepath.Join(w.State, config.File))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.T.Fatal(err)
+	}
+	if strings.Contains(string(body), "[worktrees]") {
+		w.T.Fatal("LetVerifyWrite: the config has a [worktrees] table already")
+	}
+	quoted := make([]string, len(dirs))
+	for i, d := range dirs {
+		quoted[i] = strconv.Quote(d)
+	}
+	w.WriteConfig(string(body) + "\n[worktrees]\nverify_writable = [" + strings.Join(quoted, ", ") + "]\n")
 }
 
 // SetScript replaces what the fake agent does.

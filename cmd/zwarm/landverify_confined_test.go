@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A landing's verify runs the worker's code (its tests), and must not
+// reach what the worker's sandbox kept it from: it writes its checkout,
+// $TMPDIR and the build caches, and nothing of yours, not your checkout,
+// your repository's hooks, the state dir's config.toml (which names
+// commands zwarm runs) or your home. Whatever it tried, nothing landed
+// that it wrote outside the change.
+func TestLandVerifyWritesOnlyItsCheckout(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	home := t.TempDir()
+	w.extraEnv = append(w.extraEnv, "HOME="+home)
+	victims := []string{
+		filepath.Join(w.Work, "a.txt"),
+		filepath.Join(w.Work, ".git", "hooks", "pre-commit"),
+		filepath.Join(w.State, "config.toml"),
+		filepath.Join(home, ".bashrc"),
+	}
+	var script strings.Builder
+	script.WriteString("set -u\n")
+	for _, v := range victims {
+		script.WriteString("(echo pwned >> '" + v + "') 2>/dev/null && echo \"wrote " + v + "\"\n")
+	}
+	script.WriteString("echo ok > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\" >/dev/null && echo tmp-ok\n")
+	script.WriteString("echo built > build.out && echo checkout-ok\n")
+	w.setScript(agentDoes("cat > check.sh <<'EOF'\n" + script.String() + "EOF\n"))
+	id := strings.Fields(w.ok("spawn", "--wait", "add a check"))[0]
+	before := map[string]string{}
+	for _, v := range victims {
+		b, _ := os.ReadFile(v)
+		before[v] = string(b)
+	}
+	r := w.zwarm("land", id, "--verify", "sh check.sh")
+	if r.code != 0 {
+		t.Fatalf("land --verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := r.stdout + r.stderr
+	if strings.Contains(out, "wrote ") || !strings.Contains(out, "tmp-ok") || !strings.Contains(out, "checkout-ok") {
+		t.Errorf("the verify's output:\n%s", out)
+	}
+	for _, v := range victims {
+		if b, _ := os.ReadFile(v); string(b) != before[v] && !(v == victims[0] && string(b) == "a\n") {
+			t.Errorf("%s was changed by the verify: %q", v, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.Work, "build.out")); err == nil {
+		t.Error("what the verify built in its checkout landed")
+	}
+}
