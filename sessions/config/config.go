@@ -235,6 +235,9 @@ func (c *Config) decodeKeys(md toml.MetaData, raw map[string]toml.Primitive) (un
 			continue
 		}
 		if err := md.PrimitiveDecode(prim, into); err != nil {
+			if kerr := kindError(err); kerr != err {
+				return nil, kerr // it names the key
+			}
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
 	}

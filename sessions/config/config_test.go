@@ -154,3 +154,19 @@ func TestStateLocksConfig(t *testing.T) {
 		}
 	}
 }
+
+// A value of the wrong kind is said in the file's own terms, with its
+// line and key, never in the decoder's Go types.
+func TestAValueOfTheWrongKindIsSaidInTheFilesTerms(t *testing.T) {
+	for body, want := range map[string]string{
+		"[worktrees]\ncopy = \".env\"\n":      `line 2: worktrees.copy is a string, want a list (["...", "..."])`,
+		"[adapters.codex]\nmodel = 5\n":       `line 2: adapters.codex.model is a whole number, want a string ("...")`,
+		"[worktrees]\nsetup = [\"npm ci\"]\n": `line 2: worktrees.setup is a list, want a string ("...")`,
+		"default_adapter = true\n":            `line 1: default_adapter is true or false, want a string ("...")`,
+	} {
+		_, err := Load(writeConfig(t, body))
+		if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "destination") {
+			t.Errorf("%q: %v\nwant it to end %s", body, err, want)
+		}
+	}
+}
