@@ -80,7 +80,13 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		fmt.Fprintln(o.f.io.ErrOut, "no running sessions to kill")
 		return nil
 	}
-	// Kills run side by side: each may wait out a grace period.
+	// Kills run side by side: each may wait out a grace period, shown
+	// on a terminal as it goes.
+	what := "killing " + record.ShortID(ids[0])
+	if len(ids) > 1 {
+		what = fmt.Sprintf("killing %d sessions", len(ids))
+	}
+	prog := cli.StartProgress(o.f.io, what)
 	errs := make([]error, len(ids))
 	done := make([]*record.Session, len(ids))
 	dropped := make([]int, len(ids))
@@ -94,6 +100,7 @@ func runKill(c *cobra.Command, o *killOptions) error {
 		}()
 	}
 	wg.Wait()
+	prog.Stop()
 	for i := range ids {
 		switch {
 		case errs[i] == nil:
