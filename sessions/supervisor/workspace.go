@@ -96,7 +96,7 @@ func (sv *supervisor) commitTurn(s *record.Session, n int) *state.TurnWork {
 	work := state.CommitWork(ctx, s.Workspace, state.CommitMessage(s, n), fmt.Sprintf("turn %d's work", n))
 	if work != nil {
 		for _, u := range work.Undone {
-			sv.log.Warn("undid what the worker did to the repository's git dir", "turn", n, "what", u)
+			sv.log.Warn("undid what the worker left that would steer or stop zwarm's git", "turn", n, "what", u)
 		}
 	}
 	switch {
