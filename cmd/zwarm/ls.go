@@ -371,7 +371,7 @@ func changesCell(s *record.Session) cli.Cell {
 	switch text {
 	case "landed":
 		sgr = cli.Green
-	case "conflict", "no worktree":
+	case "conflict", "no worktree", "not committed":
 		sgr = cli.Red
 	case "in place", "no changes", "preparing", "–":
 		sgr = cli.Dim

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/zwarm/zwarm/sessions/internal/statusfield"
+	"github.com/zwarm/zwarm/sessions/proc"
+	"github.com/zwarm/zwarm/sessions/workspace"
 )
 
 func TestCumulativeUsageBecomesPerTurn(t *testing.T) {
@@ -192,5 +194,29 @@ func TestStatusIsTheRecordsOwnJSONField(t *testing.T) {
 	}
 	if back.Status() != StatusRunning || len(back.Turns) != 1 || back.Turns[0].Status() != StatusFailed {
 		t.Errorf("decoded back: %s with turns %+v", back.Status(), back.Turns)
+	}
+}
+
+// CHANGES says what became of a worker's change, a commit zwarm could
+// not make included: never "–", which is a change not measured yet.
+func TestChangesText(t *testing.T) {
+	ws := func(w Workspace) *Workspace { return &w }
+	settled := func(w *Workspace, turns int, st Status) Session {
+		s := statusfield.With(Session{ID: "a1", Workspace: w}, st)
+		for i := 1; i <= turns; i++ {
+			s.Turns = append(s.Turns, Turn{N: i})
+		}
+		return s
+	}
+	for want, s := range map[string]Session{
+		"in place":         settled(nil, 1, StatusCompleted),
+		"–":                statusfield.With(Session{ID: "a1", Workspace: ws(Workspace{State: WorkspaceReady}), Owner: &proc.Ref{PID: 1}}, StatusRunning),
+		"uncommitted":      settled(ws(Workspace{State: WorkspaceReady}), 1, StatusCompleted),
+		"not committed":    settled(ws(Workspace{State: WorkspaceReady, Error: "stage the worker's changes: context deadline exceeded"}), 1, StatusCompleted),
+		"+3 -1 in 2 files": settled(ws(Workspace{State: WorkspaceReady, Committed: 1, Changes: &workspace.Stat{Files: 2, Added: 3, Deleted: 1}}), 1, StatusCompleted),
+	} {
+		if got := s.ChangesText(); got != want {
+			t.Errorf("%+v: %q, want %q", s.Workspace, got, want)
+		}
 	}
 }

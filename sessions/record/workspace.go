@@ -235,6 +235,8 @@ func (s *Session) ChangesText() string {
 		return "landed"
 	case w.Changes == nil && s.LeftUncommitted():
 		return "uncommitted"
+	case w.Changes == nil && w.Error != "" && s.Settled():
+		return "not committed" // zwarm could not: show says why
 	case w.Changes == nil:
 		return "–"
 	case w.Changes.Empty():
