@@ -125,7 +125,9 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		// checkout; the next landing lands the worker's change alone.
 		verified := worker("add the checked file", `echo checked > checked.txt && echo checked-made`)
 		head, status := w.git(verified.Worktree, "rev-parse", "HEAD"), w.git(verified.Worktree, "status", "--porcelain")
-		pidFile := filepath.Join(t.TempDir(), "verify.pid")
+		marks := t.TempDir()
+		w.LetVerifyWrite(marks) // where the verify says its pid
+		pidFile := filepath.Join(marks, "verify.pid")
 		land := exec.Command(bins.zwarm, "land", verified.ID, "--verify", "echo junk >> README.md; printf %s $$ > "+pidFile+"; sleep 300")
 		land.Dir, land.Env = w.Work, w.env()
 		if err := land.Start(); err != nil {

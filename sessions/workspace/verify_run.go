@@ -3,13 +3,11 @@ package workspace
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,16 +52,11 @@ const DefaultVerifyTimeout = 30 * time.Minute
 // repository or the state dir. warn hears that the kernel cannot confine
 // it, when it runs with your rights.
 func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration, writable []string, warn func(error)) error {
-	var env []string
-	if writable != nil {
-		tmp, err := os.MkdirTemp("", "zwarm-verify-")
-		if err != nil {
-			return fmt.Errorf("verify %q could not run: %w", command, err)
-		}
-		defer os.RemoveAll(tmp)
-		writable = append(slices.Clip(writable), tmp)
-		env = append(os.Environ(), "TMPDIR="+tmp)
+	conf, err := confine(command, writable, warn)
+	if err != nil {
+		return err
 	}
+	defer conf.close()
 	tail := &tailBuffer{max: verifyTail}
 	var w io.Writer = tail
 	if out != nil {
@@ -77,7 +70,7 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	}
 	newCmd := func() *exec.Cmd {
 		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
-		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, w, w, env
+		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, w, w, conf.env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if group != nil {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
@@ -98,32 +91,15 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	// starts still has its cgroup swept; it hears the process group once
 	// there is one.
 	guard := startGuard(group)
-	confined := func() {}
-	defer func() { confined() }()
-	start := func(cmd *exec.Cmd) error {
-		if writable == nil {
-			return cmd.Start()
-		}
-		done, err := proc.StartWritingBeneath(cmd, writable)
-		if err == nil {
-			confined = done
-		}
-		if errors.Is(err, proc.ErrNoLandlock) {
-			warn(fmt.Errorf("verify %q runs with your rights, able to write anything you can: %w", command, err))
-			writable = nil
-			return cmd.Start()
-		}
-		return err
-	}
 	cmd := newCmd()
-	err := start(cmd)
+	err = conf.start(cmd)
 	if err != nil && group != nil {
 		// A cgroup zwarm may make but not start a process in (a
 		// delegation that stops short): its process group contains it.
 		group.Close(context.WithoutCancel(ctx))
 		group = nil
 		cmd = newCmd()
-		err = start(cmd)
+		err = conf.start(cmd)
 	}
 	if err != nil {
 		guard.stop()

@@ -148,14 +148,16 @@ func (w *World) LetVerifyWrite(dirs ...string) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		w.T.Fatal(err)
 	}
-	if strings.Contains(string(body), "[worktrees]") {
-		w.T.Fatal("LetVerifyWrite: the config has a [worktrees] table already")
-	}
 	quoted := make([]string, len(dirs))
 	for i, d := range dirs {
 		quoted[i] = strconv.Quote(d)
 	}
-	w.WriteConfig(string(body) + "\n[worktrees]\nverify_writable = [" + strings.Join(quoted, ", ") + "]\n")
+	line := "verify_writable = [" + strings.Join(quoted, ", ") + "]\n"
+	if before, after, ok := strings.Cut(string(body), "[worktrees]\n"); ok {
+		w.WriteConfig(before + "[worktrees]\n" + line + after)
+		return
+	}
+	w.WriteConfig(string(body) + "\n[worktrees]\n" + line)
 }
 
 // SetScript replaces what the fake agent does.
