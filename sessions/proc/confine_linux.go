@@ -20,6 +20,7 @@ var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (n
 // that is not there is left out): it and everything it starts may read
 // and run anything, as before, but may not write, make, remove, rename
 // or truncate a file anywhere else, whatever the file's permissions say.
+// Where the kernel can, it may not signal a process outside it either.
 // Nothing it does can lift the confinement. cmd's own files (a nil
 // Stdout's /dev/null) are opened under it too.
 //
@@ -29,7 +30,8 @@ var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (n
 // that thread; call it once cmd has been waited for: a death signal
 // (Pdeathsig) is sent when the thread that started a process ends.
 func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) {
-	rights := writeRights(landlockABI())
+	abi := landlockABI()
+	rights := writeRights(abi)
 	if rights == 0 {
 		return nil, ErrNoLandlock
 	}
@@ -38,7 +40,7 @@ func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) 
 		// Never unlocked: the runtime ends the thread, and its
 		// confinement with it, when this goroutine returns.
 		runtime.LockOSThread()
-		err := startConfined(cmd, dirs, rights)
+		err := startConfined(cmd, dirs, rights, scopes(abi))
 		started <- err
 		if err == nil {
 			<-release
@@ -54,8 +56,8 @@ func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) 
 // LandlockAvailable reports whether StartWritingBeneath can confine.
 func LandlockAvailable() bool { return writeRights(landlockABI()) != 0 }
 
-func startConfined(cmd *exec.Cmd, dirs []string, rights uint64) error {
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: rights}
+func startConfined(cmd *exec.Cmd, dirs []string, rights, scoped uint64) error {
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: rights, Scoped: scoped}
 	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return fmt.Errorf("confine writes: %w", errno)
@@ -95,6 +97,16 @@ func landlockABI() int {
 		return 0
 	}
 	return int(v)
+}
+
+// scopes keep the confined processes to themselves, where the kernel's
+// Landlock version can (6 on): no signal to a process outside them (your
+// editor, zwarm), no connection to an abstract Unix socket bound outside.
+func scopes(abi int) uint64 {
+	if abi < 6 {
+		return 0
+	}
+	return unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 }
 
 // writeRights are the rights that change the file system, as far as the

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,11 @@ func TestStartWritingBeneath(t *testing.T) {
 		t.Fatal("this kernel has no Landlock: zwarm's verify runs unconfined here")
 	}
 	inside, outside := t.TempDir(), t.TempDir()
+	outsider := exec.Command("sleep", "60") // a process of yours, outside it
+	if err := outsider.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outsider.Process.Kill(); outsider.Wait() }()
 	victim := filepath.Join(outside, "yours.txt")
 	if err := os.WriteFile(victim, []byte("yours\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,6 +44,8 @@ try "rm ` + victim + `"
 try "mv ` + victim + ` ` + inside + `/taken"
 try "echo x > ` + inside + `/link"
 try "cat ` + victim + ` > /dev/null"
+try "kill -0 ` + strconv.Itoa(outsider.Process.Pid) + `"
+try "kill -0 $$"
 sh -c 'echo child >> ` + victim + `' 2>/dev/null || echo "child refused"
 `
 	cmd := exec.Command("/bin/sh", "-c", script)
@@ -54,7 +62,8 @@ sh -c 'echo child >> ` + victim + `' 2>/dev/null || echo "child refused"
 	}
 	got := out.String()
 	for _, want := range []string{"done: echo mine", "done: mkdir", "refused: echo x >> ", "refused: : > ", "refused: echo x > " + outside,
-		"refused: rm ", "refused: mv ", "refused: echo x > " + inside + "/link", "done: cat ", "child refused"} {
+		"refused: rm ", "refused: mv ", "refused: echo x > " + inside + "/link", "done: cat ", "child refused",
+		"refused: kill -0 " + strconv.Itoa(outsider.Process.Pid), "done: kill -0 "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)
 		}
