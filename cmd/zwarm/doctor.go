@@ -139,7 +139,8 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		if cfg != nil {
 			acfg = cfg.Adapter(name)
 		}
-		cmd, err := ad.Command(agent.TurnRequest{StateDir: dir, SessionID: "doctor", Prompt: "doctor", WorkingDir: wd, Config: acfg})
+		req := agent.TurnRequest{StateDir: dir, SessionID: "doctor", Prompt: "doctor", WorkingDir: wd, Config: acfg}
+		cmd, err := ad.Command(req)
 		switch {
 		case err != nil && name == defaultAdapter:
 			add(check{name: name, result: render.SafeLine(err.Error())})
@@ -147,6 +148,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 			add(check{name: name, result: render.SafeLine(err.Error()), ok: true, note: true})
 		default:
 			add(check{name: name, result: cmd.Path + " (" + agentVersion(ctx, cmd.Path) + ")", ok: true})
+			reachCheck(name, ad, req, dir, wd, add)
 		}
 	}
 

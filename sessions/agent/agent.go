@@ -174,6 +174,19 @@ type ThreadFinder interface {
 	ThreadsSince(dir string, since time.Time, not string) []string
 }
 
+// Reacher is an adapter whose sandbox lets its agent write more than its
+// working dir and its git dirs (codex's workspace-write: /tmp and
+// $TMPDIR, unless codex.toml excludes them, and its writable_roots): a
+// repository or a state dir beneath one is within a worker's reach.
+type Reacher interface {
+	// Reaches lists them for req's settings, each with how to take it
+	// out of reach.
+	Reaches(req TurnRequest) []Reach
+}
+
+// Reach is a dir an agent's sandbox lets it write, and how to stop it.
+type Reach struct{ Dir, Remedy string }
+
 // Parser turns one raw output line of an agent (without its newline) into
 // normalized events. A parser must accept anything: blank lines, lines that
 // are not JSON, unknown event types, invalid UTF-8. It never fails; what it
