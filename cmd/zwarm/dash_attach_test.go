@@ -15,7 +15,8 @@ import (
 // attach's alone (the dashboard, whose own Ctrl+C quits it, stays), and
 // the dashboard comes back when the CLI ends, the session settled again
 // with its attached span, drawn to the terminal's size then (a resize
-// meanwhile was signalled to the CLI's process group alone).
+// meanwhile was signalled to the CLI's process group alone); a Ctrl+Z
+// there never leaves it stopped.
 func TestDashboardAttachGivesTheTerminalAndTakesItBack(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -33,6 +34,10 @@ func TestDashboardAttachGivesTheTerminalAndTakesItBack(t *testing.T) {
 		t.Fatalf("while in the CLI: %s", s.Status())
 	}
 	tm.run("resize-window", "-t", "z", "-x", "80", "-y", "24")
+	// Ctrl+Z stops the CLI and the attach, which nobody could bring back
+	// to the foreground: they are continued, and Ctrl+C still ends them.
+	tm.typeText("", "C-z")
+	time.Sleep(500 * time.Millisecond)
 	tm.typeText("", "C-c")
 	screen = tm.waitFor("the dashboard back", "back from "+record.ShortID(id), 30*time.Second)
 	if strings.Contains(screen, "zwarm-exit=") {

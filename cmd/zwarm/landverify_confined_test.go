@@ -55,3 +55,29 @@ func TestLandVerifyWritesOnlyItsCheckout(t *testing.T) {
 		t.Error("what the verify built in its checkout landed")
 	}
 }
+
+// Run from a terminal, the verify still reaches none of it: not the
+// terminal (whose input it could type into for your shell to run), not
+// the worker's worktree (whose next turn would commit what it left), not
+// a device it makes; its build tools' caches are the verifies' own.
+func TestLandVerifyReachesNoTerminalNorTheWorkersWorktree(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	script := `(echo typed > /dev/tty) 2>/dev/null && echo "WROTE the terminal"
+(echo planted > "$WORKTREE/planted.txt") 2>/dev/null && echo "WROTE the worktree"
+(mknod /dev/zwarm-verify-$$ c 1 3) 2>/dev/null && rm -f /dev/zwarm-verify-$$ && echo "MADE a device"
+(echo x > /dev/shm/zwarm-verify-$$ && rm /dev/shm/zwarm-verify-$$) && echo shm-ok
+echo "gocache=$GOCACHE"
+`
+	w.setScript(agentDoes("cat > check.sh <<'EOF'\n" + script + "EOF\n"))
+	id := strings.Fields(w.ok("spawn", "--wait", "add a check"))[0]
+	wt := w.show(id).Worktree
+	out, code := w.onTerminal(100, []string{"WORKTREE=" + wt}, "", "land", id, "--verify", "sh check.sh")
+	out = visible(out)
+	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm/verify/go-build") {
+		t.Fatalf("land --verify on a terminal: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "planted.txt")); err == nil {
+		t.Error("the verify wrote the worker's worktree")
+	}
+}

@@ -38,10 +38,11 @@ type WorktreesConfig struct {
 	// Setup is a shell command run in the new worktree before the agent
 	// starts (npm ci, say); if it fails, so does the session.
 	Setup string `toml:"setup"`
-	// VerifyWritable are more directories a landing's verify command may
-	// write, besides its checkout, a temporary dir and the usual caches
-	// (absolute paths, or starting with ~/): it runs the worker's code,
-	// and may write nothing else of yours. "/" lets it write anything.
+	// VerifyWritable are more directories (or files) a landing's verify
+	// command may write, besides its checkout, a temporary dir and its
+	// build tools' caches of its own (absolute paths, or starting with
+	// ~/): it runs the worker's code, and may write nothing else of yours.
+	// "/" lets it write anything.
 	VerifyWritable []string `toml:"verify_writable"`
 }
 

@@ -16,12 +16,15 @@ import (
 // started.
 var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (no Landlock)")
 
-// StartWritingBeneath starts cmd able to write only beneath dirs (a dir
-// that is not there is left out): it and everything it starts may read
-// and run anything, as before, but may not write, make, remove, rename
-// or truncate a file anywhere else, whatever the file's permissions say.
-// Where the kernel can, it may not signal a process outside it either.
-// Nothing it does can lift the confinement. cmd's own files (a nil
+// StartWritingBeneath starts cmd able to write only beneath paths (a
+// directory: anything in it; a file: that file; one that is not there is
+// left out): it and everything it starts may read and run anything, as
+// before, but may not write, make, remove, rename or truncate a file
+// anywhere else, whatever the file's permissions say, nor (where the
+// kernel can) use a device's ioctls, which a terminal's would let it type
+// into your shell, or signal a process outside it. It can still change
+// the permissions and times of files you own, which Landlock does not
+// cover. Nothing it does can lift the confinement. cmd's own files (a nil
 // Stdout's /dev/null) are opened under it too.
 //
 // The confinement is Landlock's, put on one thread of this process that
@@ -29,7 +32,7 @@ var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (n
 // of the process, and all it starts later, are as they were. done ends
 // that thread; call it once cmd has been waited for: a death signal
 // (Pdeathsig) is sent when the thread that started a process ends.
-func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) {
+func StartWritingBeneath(cmd *exec.Cmd, paths []string) (done func(), err error) {
 	abi := landlockABI()
 	rights := writeRights(abi)
 	if rights == 0 {
@@ -40,7 +43,7 @@ func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) 
 		// Never unlocked: the runtime ends the thread, and its
 		// confinement with it, when this goroutine returns.
 		runtime.LockOSThread()
-		err := startConfined(cmd, dirs, rights, scopes(abi))
+		err := startConfined(cmd, paths, rights, scopes(abi))
 		started <- err
 		if err == nil {
 			<-release
@@ -56,26 +59,31 @@ func StartWritingBeneath(cmd *exec.Cmd, dirs []string) (done func(), err error) 
 // LandlockAvailable reports whether StartWritingBeneath can confine.
 func LandlockAvailable() bool { return writeRights(landlockABI()) != 0 }
 
-func startConfined(cmd *exec.Cmd, dirs []string, rights, scoped uint64) error {
+func startConfined(cmd *exec.Cmd, paths []string, rights, scoped uint64) error {
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: rights, Scoped: scoped}
 	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return fmt.Errorf("confine writes: %w", errno)
 	}
 	defer unix.Close(int(rfd))
-	for _, dir := range dirs {
-		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for _, path := range paths {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("confine writes to %s: %w", dir, err)
+			return fmt.Errorf("confine writes to %s: %w", path, err)
 		}
-		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
+		allowed := rights &^ unix.LANDLOCK_ACCESS_FS_IOCTL_DEV // no device's ioctls, anywhere
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			allowed &= fileRights // a file takes only the rights of a file
+		}
+		rule := unix.LandlockPathBeneathAttr{Allowed_access: allowed, Parent_fd: int32(fd)}
 		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, rfd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
 		unix.Close(fd)
 		if errno != 0 {
-			return fmt.Errorf("confine writes to %s: %w", dir, errno)
+			return fmt.Errorf("confine writes to %s: %w", path, errno)
 		}
 	}
 	// Without it only a privileged thread may confine itself; with it,
@@ -125,5 +133,11 @@ func writeRights(abi int) uint64 {
 	if abi >= 3 {
 		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	}
+	if abi >= 5 {
+		r |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV // granted nowhere
+	}
 	return r
 }
+
+// fileRights are the rights a rule on a file (not a directory) may give.
+const fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV

@@ -30,6 +30,9 @@ func TestStartWritingBeneath(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("yours\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(outside, "one.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(victim, filepath.Join(inside, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +49,15 @@ try "echo x > ` + inside + `/link"
 try "cat ` + victim + ` > /dev/null"
 try "kill -0 ` + strconv.Itoa(outsider.Process.Pid) + `"
 try "kill -0 $$"
+try "echo ok >> ` + outside + `/one.txt"
+try "echo x > ` + outside + `/two.txt"
 sh -c 'echo child >> ` + victim + `' 2>/dev/null || echo "child refused"
 `
 	cmd := exec.Command("/bin/sh", "-c", script)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	done, err := StartWritingBeneath(cmd, []string{inside, "/dev", filepath.Join(inside, "not-there")})
+	// A file alone may be written too: one.txt, not its neighbours.
+	done, err := StartWritingBeneath(cmd, []string{inside, "/dev", filepath.Join(inside, "not-there"), filepath.Join(outside, "one.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +69,8 @@ sh -c 'echo child >> ` + victim + `' 2>/dev/null || echo "child refused"
 	got := out.String()
 	for _, want := range []string{"done: echo mine", "done: mkdir", "refused: echo x >> ", "refused: : > ", "refused: echo x > " + outside,
 		"refused: rm ", "refused: mv ", "refused: echo x > " + inside + "/link", "done: cat ", "child refused",
-		"refused: kill -0 " + strconv.Itoa(outsider.Process.Pid), "done: kill -0 "} {
+		"refused: kill -0 " + strconv.Itoa(outsider.Process.Pid), "done: kill -0 ",
+		"done: echo ok >> " + outside + "/one.txt", "refused: echo x > " + outside + "/two.txt"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 
 	"github.com/zwarm/zwarm/sessions/proc"
@@ -33,9 +34,27 @@ func confine(command string, writable []string, warn func(error)) (*confinement,
 	if err != nil {
 		return nil, fmt.Errorf("verify %q could not run: %w", command, err)
 	}
-	c.tmp, c.dirs, c.env = tmp, append(slices.Clip(writable), tmp), append(os.Environ(), "TMPDIR="+tmp)
+	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp)
+	c.dirs = append(append(slices.Clip(writable), tmp), verifyDevices...)
+	// The build tools' caches are the verifies' own, kept from one to
+	// the next: a cache of yours it wrote to is one it could poison for
+	// your own builds (Go's build cache, npm's, pip's under
+	// XDG_CACHE_HOME). Go's module cache stays yours, to read.
+	if root, err := os.UserCacheDir(); err == nil {
+		caches := filepath.Join(root, "zwarm", "verify")
+		if err := os.MkdirAll(caches, 0o700); err == nil {
+			c.dirs = append(c.dirs, caches)
+			c.env = append(c.env, "GOCACHE="+filepath.Join(caches, "go-build"), "XDG_CACHE_HOME="+filepath.Join(caches, "xdg"),
+				"npm_config_cache="+filepath.Join(caches, "npm"))
+		}
+	}
 	return c, nil
 }
+
+// verifyDevices are the devices a verify may write: the ones that hold
+// nothing (no terminal, no disk), and the shared memory of POSIX
+// semaphores and the like.
+var verifyDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
 
 // start starts cmd confined. A kernel that cannot confine it is warned
 // of, and cmd runs with this process's rights.

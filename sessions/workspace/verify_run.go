@@ -71,7 +71,9 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	newCmd := func() *exec.Cmd {
 		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
 		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, w, w, conf.env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// A session of its own: no controlling terminal, whose input it
+		// could type into (TIOCSTI) for your shell to run.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 		if group != nil {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(group.File().Fd())
 		}
@@ -246,33 +248,11 @@ func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command
 		timeout = DefaultVerifyTimeout
 	}
 	// It writes its checkout, what was linked in from the worker's
-	// worktree, the usual caches of build tools, /dev, and what the
-	// config adds; nothing else of yours.
-	may := append([]string{co.Path, w.Path, "/dev"}, VerifyCaches()...)
+	// worktree (node_modules), and what the config adds; nothing else of
+	// yours, nor of the worker's, whose next turn would commit it.
+	may := []string{co.Path}
+	for _, e := range w.Exclude {
+		may = append(may, filepath.Join(w.Path, e))
+	}
 	return RunVerify(ctx, stateDir, dir, command, out, timeout, append(may, writable...), warn)
-}
-
-// VerifyCaches are the caches a verify may write, those of the build
-// tools most projects use: the user's cache dir ($XDG_CACHE_HOME, where
-// Go's build cache is), Go's module cache, and those of cargo, npm,
-// Gradle and Maven.
-func VerifyCaches() []string {
-	var dirs []string
-	if d, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, d)
-	}
-	for _, env := range []string{"GOCACHE", "GOMODCACHE", "CARGO_HOME"} {
-		if d := os.Getenv(env); filepath.IsAbs(d) {
-			dirs = append(dirs, d)
-		}
-	}
-	if gopath := strings.Split(os.Getenv("GOPATH"), ":")[0]; filepath.IsAbs(gopath) {
-		dirs = append(dirs, filepath.Join(gopath, "pkg", "mod"))
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		for _, d := range []string{"go/pkg/mod", ".cargo", ".npm", ".gradle", ".m2"} {
-			dirs = append(dirs, filepath.Join(home, d))
-		}
-	}
-	return dirs
 }
