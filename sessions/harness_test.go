@@ -54,7 +54,14 @@ var fakeAgentBin string
 // (tests of package sessions_test add to it: they share this TestMain).
 var AfterTests []func()
 
+// confineArgv makes the test binary confine a landing's verify, as
+// zwarm __confine does.
+var confineArgv = []string{os.Args[0], "__confine"}
+
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == confineArgv[1] {
+		os.Exit(proc.RunConfined(os.Args[2:]))
+	}
 	testbin.Serve(map[string]testbin.Program{"fakeagent": fakeagent.Main})
 	if path := os.Getenv(lockHolderEnv); path != "" {
 		// Holds a session's lock until killed (see
@@ -261,7 +268,7 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{}
 	w.World = testworld.New(t, testworld.Options{Config: "kill_grace = \"300ms\"\n", Adapters: testAdapters{},
-		SupervisorArgv: []string{os.Args[0]},
+		SupervisorArgv: []string{os.Args[0]}, ConfineArgv: confineArgv,
 		// What a kill would find of the session, cgroup included.
 		Leftovers: func(id string) []int { return pidsOf(w.Manager.Containment(id).Procs()) }})
 	w.SetScript(fakeagent.Script{Default: fakeagent.Completes("done", 700)})

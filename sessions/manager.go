@@ -24,6 +24,7 @@ type Manager struct {
 	// supervisorArgv is the command that runs the supervisor: the zwarm binary
 	// and its hidden subcommand. Detach and the session id are appended.
 	supervisorArgv []string
+	confineArgv    []string
 	sections       []config.Section
 	runners        runner.Registry
 	jobs           runner.Cache
@@ -42,6 +43,10 @@ type ManagerOptions struct {
 	// (supervisor.Supervise), e.g.
 	// {"/usr/bin/zwarm", "__supervise"}.
 	SupervisorArgv []string
+	// ConfineArgv is the command line of zwarm __confine
+	// (proc.RunConfined), through which a landing's verify runs
+	// confined; with none, it runs with your rights, warned of.
+	ConfineArgv []string
 	// ConfigSections are the config.toml tables other packages own.
 	ConfigSections []config.Section
 	// Runners are the runners other than the local one, in the order
@@ -67,7 +72,7 @@ func NewManager(opt ManagerOptions) *Manager {
 			sections = append(sections, sec)
 		}
 	}
-	m := &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv,
+	m := &Manager{st: opt.Store, adapters: opt.Adapters, supervisorArgv: opt.SupervisorArgv, confineArgv: opt.ConfineArgv,
 		sections: sections, runners: opt.Runners, warn: warn, lockWaiting: opt.LockWaiting}
 	m.cache = listing.NewCache(opt.Store, m.Judge)
 	m.jobs.StateDir = opt.Store.Dir()

@@ -312,7 +312,7 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 		if cfg, err := m.Config(); err == nil {
 			writable = cfg.Worktrees.VerifyDirs()
 		}
-		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, writable, m.warn)
+		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, m.confineArgv, writable, m.warn)
 		res.verify.End = time.Now().UTC()
 		if err != nil {
 			return res, fmt.Errorf("land %s: %w; nothing was landed", record.ShortID(id), err)

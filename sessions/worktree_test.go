@@ -846,7 +846,7 @@ func TestACommitMadeWhileLandingKeepsTheWorktree(t *testing.T) {
 	w.LetVerifyWrite(filepath.Dir(wt))
 	hand := "cd '" + wt + "' && echo fix > fix.txt && git add fix.txt && git -c user.name=p -c user.email=p@x commit -qm 'hand fix'"
 	var warned []string
-	m := sessions.NewManager(sessions.ManagerOptions{Store: w.Store, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]},
+	m := sessions.NewManager(sessions.ManagerOptions{Store: w.Store, Adapters: testAdapters{}, SupervisorArgv: []string{os.Args[0]}, ConfineArgv: confineArgv,
 		Warn: func(err error) { warned = append(warned, err.Error()) }})
 	res, err := m.Land(context.Background(), s.ID, sessions.LandOptions{Dir: w.Work, Verify: hand})
 	if err != nil {

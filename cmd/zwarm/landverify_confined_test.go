@@ -59,7 +59,8 @@ func TestLandVerifyWritesOnlyItsCheckout(t *testing.T) {
 // Run from a terminal, the verify still reaches none of it: not the
 // terminal (whose input it could type into for your shell to run), not
 // the worker's worktree (whose next turn would commit what it left), not
-// a device it makes; its build tools' caches are the verifies' own.
+// a device it makes, not the zwarm that started it (to signal or trace);
+// its build tools' caches are the verifies' own.
 func TestLandVerifyReachesNoTerminalNorTheWorkersWorktree(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
@@ -67,6 +68,10 @@ func TestLandVerifyReachesNoTerminalNorTheWorkersWorktree(t *testing.T) {
 (echo planted > "$WORKTREE/planted.txt") 2>/dev/null && echo "WROTE the worktree"
 (mknod /dev/zwarm-verify-$$ c 1 3) 2>/dev/null && rm -f /dev/zwarm-verify-$$ && echo "MADE a device"
 (echo x > /dev/shm/zwarm-verify-$$ && rm /dev/shm/zwarm-verify-$$) && echo shm-ok
+z=$$; while [ "$z" -gt 1 ] && [ "$(cat /proc/$z/comm)" != zwarm ]; do z=$(awk '/^PPid/ {print $2}' /proc/$z/status); done
+[ "$z" -gt 1 ] && echo "found zwarm"
+kill -0 $z 2>/dev/null && echo "SIGNALLED zwarm land"
+grep -q "NoNewPrivs:.1" /proc/$z/status && echo "WROTE: zwarm land is confined itself"
 echo "gocache=$GOCACHE"
 `
 	w.setScript(agentDoes("cat > check.sh <<'EOF'\n" + script + "EOF\n"))
@@ -74,7 +79,7 @@ echo "gocache=$GOCACHE"
 	wt := w.show(id).Worktree
 	out, code := w.onTerminal(100, []string{"WORKTREE=" + wt}, "", "land", id, "--verify", "sh check.sh")
 	out = visible(out)
-	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm/verify/go-build") {
+	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || strings.Contains(out, "SIGNALLED") || !strings.Contains(out, "found zwarm") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm/verify/go-build") {
 		t.Fatalf("land --verify on a terminal: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(wt, "planted.txt")); err == nil {

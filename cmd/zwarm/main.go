@@ -9,7 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/proc"
 )
+
+// confineCmd runs a command confined to writing where it is told (a
+// landing's verify): `zwarm __confine --write PATH... -- CMD ARGS...`, a
+// process of its own that confines itself and becomes CMD. It is no
+// command of the command line, handed over before any signal handling.
+const confineCmd = "__confine"
 
 func main() { os.Exit(runMain(os.Args[1:])) }
 
@@ -18,6 +25,9 @@ func main() { os.Exit(runMain(os.Args[1:])) }
 func runMain(args []string) int {
 	if len(args) > 0 && args[0] == guardCmd {
 		return runGuard(args[1:])
+	}
+	if len(args) > 0 && args[0] == confineCmd {
+		return proc.RunConfined(args[1:])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, args, cli.NewStreams())

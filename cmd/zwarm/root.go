@@ -75,7 +75,7 @@ func (f *factory) manager() (*sessions.Manager, error) {
 		return nil, err
 	}
 	f.mgr = sessions.NewManager(sessions.ManagerOptions{
-		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd},
+		Store: st, Adapters: adapters.Builtin(), SupervisorArgv: []string{exe, supervisorCmd}, ConfineArgv: []string{exe, confineCmd},
 		ConfigSections: configSections(), Runners: runnerKinds(),
 		Warn: func(err error) {
 			if _, cerr := f.mgr.Config(); cerr != nil && strings.Contains(err.Error(), cerr.Error()) {

@@ -3,64 +3,83 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
-	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoLandlock is a kernel that cannot confine a process's writes
-// (Landlock, Linux 5.13 on, is missing or turned off): nothing was
-// started.
-var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (no Landlock)")
+// ErrNoLandlock is a kernel that cannot confine a process's writes as
+// zwarm needs (Landlock from its third version, Linux 6.2, which covers
+// truncation and renames across directories): nothing was started.
+var ErrNoLandlock = errors.New("this kernel cannot confine a process's writes (Landlock 3, Linux 6.2, is missing or turned off)")
 
-// StartWritingBeneath starts cmd able to write only beneath paths (a
-// directory: anything in it; a file: that file; one that is not there is
-// left out): it and everything it starts may read and run anything, as
-// before, but may not write, make, remove, rename or truncate a file
-// anywhere else, whatever the file's permissions say, nor (where the
-// kernel can) use a device's ioctls, which a terminal's would let it type
-// into your shell, or signal a process outside it. It can still change
+// Confined is the command line that runs argv able to write only beneath
+// paths (a directory: anything in it; a file: that file; one that is not
+// there is left out): it and everything it starts may read and run
+// anything, as before, but may not write, make, remove, rename or
+// truncate a file anywhere else, whatever the file's permissions say,
+// nor use a device's ioctls (a terminal's would let it type into your
+// shell), nor (Landlock 6, Linux 6.12, on) signal a process outside it or
+// connect to an abstract Unix socket bound outside. It can still change
 // the permissions and times of files you own, which Landlock does not
-// cover. Nothing it does can lift the confinement. cmd's own files (a nil
-// Stdout's /dev/null) are opened under it too.
+// cover. Nothing it does can lift the confinement.
 //
-// The confinement is Landlock's, put on one thread of this process that
-// does nothing else, from which cmd is forked and inherits it: the rest
-// of the process, and all it starts later, are as they were. done ends
-// that thread; call it once cmd has been waited for: a death signal
-// (Pdeathsig) is sent when the thread that started a process ends.
-func StartWritingBeneath(cmd *exec.Cmd, paths []string) (done func(), err error) {
+// helper is this program's own command line for RunConfined (zwarm
+// __confine): a process of its own confines itself and then becomes
+// argv, so that nothing of the process that started it is in the
+// confinement (a thread of it would be, to the confined process, one it
+// may ptrace and signal).
+func Confined(helper, paths, argv []string) []string {
+	line := append([]string(nil), helper...)
+	for _, p := range paths {
+		line = append(line, "--write", p)
+	}
+	return append(append(line, "--"), argv...)
+}
+
+// CanConfine reports whether this kernel can confine (ErrNoLandlock).
+func CanConfine() bool { return writeRights(landlockABI()) != 0 }
+
+// RunConfined is the helper's process: "--write PATH"..., "--", then the
+// command, which it becomes (execve) once it has confined itself. Its
+// exit code is 127 when it could not.
+func RunConfined(args []string) int {
+	var paths []string
+	for len(args) >= 2 && args[0] == "--write" {
+		paths, args = append(paths, args[1]), args[2:]
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "zwarm: __confine: give the command after --")
+		return 127
+	}
+	bin, err := exec.LookPath(args[0])
+	if err == nil {
+		// The thread that confines itself is the one that execs: the
+		// new program has its confinement, and no other thread is left.
+		runtime.LockOSThread()
+		if err = confineSelf(paths); err == nil {
+			err = syscall.Exec(bin, args, os.Environ())
+		}
+	}
+	fmt.Fprintf(os.Stderr, "zwarm: cannot run %s confined: %v\n", args[0], err)
+	return 127
+}
+
+// confineSelf confines the calling thread to writing beneath paths.
+func confineSelf(paths []string) error {
 	abi := landlockABI()
 	rights := writeRights(abi)
 	if rights == 0 {
-		return nil, ErrNoLandlock
+		return ErrNoLandlock
 	}
-	started, release := make(chan error, 1), make(chan struct{})
-	go func() {
-		// Never unlocked: the runtime ends the thread, and its
-		// confinement with it, when this goroutine returns.
-		runtime.LockOSThread()
-		err := startConfined(cmd, paths, rights, scopes(abi))
-		started <- err
-		if err == nil {
-			<-release
-		}
-	}()
-	if err := <-started; err != nil {
-		return nil, err
-	}
-	var once sync.Once
-	return func() { once.Do(func() { close(release) }) }, nil
-}
-
-// LandlockAvailable reports whether StartWritingBeneath can confine.
-func LandlockAvailable() bool { return writeRights(landlockABI()) != 0 }
-
-func startConfined(cmd *exec.Cmd, paths []string, rights, scoped uint64) error {
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: rights, Scoped: scoped}
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: rights, Scoped: scopes(abi)}
 	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return fmt.Errorf("confine writes: %w", errno)
@@ -87,15 +106,15 @@ func startConfined(cmd *exec.Cmd, paths []string, rights, scoped uint64) error {
 		}
 	}
 	// Without it only a privileged thread may confine itself; with it,
-	// nothing cmd runs gains privileges by exec (a setuid binary), which
-	// could write where the confinement does not reach.
+	// nothing the command runs gains privileges by exec (a setuid
+	// binary), which could write where the confinement does not reach.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("confine writes: %w", err)
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rfd, 0, 0); errno != 0 {
 		return fmt.Errorf("confine writes: %w", errno)
 	}
-	return cmd.Start()
+	return nil
 }
 
 // landlockABI is the kernel's Landlock version, 0 without it.
@@ -117,22 +136,19 @@ func scopes(abi int) uint64 {
 	return unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 }
 
-// writeRights are the rights that change the file system, as far as the
-// kernel's Landlock version knows them.
+// writeRights are the rights that change the file system, 0 where the
+// kernel's Landlock version cannot confine as zwarm needs: before its
+// third, truncating a file by its path was not covered, and every rename
+// or link across directories was refused (git, cargo and most build
+// tools make files so).
 func writeRights(abi int) uint64 {
-	if abi < 1 {
+	if abi < 3 {
 		return 0
 	}
 	r := uint64(unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
 		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
 		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-		unix.LANDLOCK_ACCESS_FS_MAKE_SYM)
-	if abi >= 2 {
-		r |= unix.LANDLOCK_ACCESS_FS_REFER // a rename or link across directories
-	}
-	if abi >= 3 {
-		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
-	}
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM | unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE)
 	if abi >= 5 {
 		r |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV // granted nowhere
 	}

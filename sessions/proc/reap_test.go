@@ -22,6 +22,9 @@ const reaperEnv = "ZWARM_TEST_REAPER_SCRIPT"
 const guardEnv = "ZWARM_TEST_GUARD_SCRIPT"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(confineEnv) != "" {
+		os.Exit(RunConfined(os.Args[1:]))
+	}
 	if script := os.Getenv(guardEnv); script != "" {
 		code, err := Guard{Argv: []string{"/bin/sh", "-c", script}, Orphaned: GuardOrphaned}.Run()
 		if err != nil {

@@ -1,10 +1,8 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 
@@ -13,28 +11,37 @@ import (
 
 // confinement is where a verify command may write (RunVerify): beneath
 // its dirs and a temporary dir of its own, its $TMPDIR; with no dirs,
-// anywhere.
+// anywhere. helper is the command line that confines a command
+// (proc.Confined).
 type confinement struct {
 	command string
+	helper  []string
 	dirs    []string
 	env     []string // the command's: nil, this process's
 	tmp     string
-	warn    func(error)
-	done    func() // ends the thread the command was started from
 }
 
 // confine makes command's confinement to writable (nil: none), and its
-// temporary dir.
-func confine(command string, writable []string, warn func(error)) (*confinement, error) {
-	c := &confinement{command: command, warn: warn, done: func() {}}
+// temporary dir and caches. Without a helper, or on a kernel that cannot
+// confine, warn hears that it runs with your rights.
+func confine(command string, helper, writable []string, warn func(error)) (*confinement, error) {
+	c := &confinement{command: command, helper: helper}
 	if writable == nil {
+		return c, nil
+	}
+	switch {
+	case helper == nil:
+		warn(fmt.Errorf("verify %q runs with your rights, able to write anything you can: nothing here confines it", command))
+		return c, nil
+	case !proc.CanConfine():
+		warn(fmt.Errorf("verify %q runs with your rights, able to write anything you can: %w", command, proc.ErrNoLandlock))
 		return c, nil
 	}
 	tmp, err := os.MkdirTemp("", "zwarm-verify-")
 	if err != nil {
 		return nil, fmt.Errorf("verify %q could not run: %w", command, err)
 	}
-	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp)
+	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS=-Djava.io.tmpdir="+tmp)
 	c.dirs = append(append(slices.Clip(writable), tmp), verifyDevices...)
 	// The build tools' caches are the verifies' own, kept from one to
 	// the next: a cache of yours it wrote to is one it could poison for
@@ -56,27 +63,16 @@ func confine(command string, writable []string, warn func(error)) (*confinement,
 // semaphores and the like.
 var verifyDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
 
-// start starts cmd confined. A kernel that cannot confine it is warned
-// of, and cmd runs with this process's rights.
-func (c *confinement) start(cmd *exec.Cmd) error {
+// argv is the command line that runs argv, confined when it is.
+func (c *confinement) argv(argv []string) []string {
 	if c.dirs == nil {
-		return cmd.Start()
+		return argv
 	}
-	done, err := proc.StartWritingBeneath(cmd, c.dirs)
-	if errors.Is(err, proc.ErrNoLandlock) {
-		c.warn(fmt.Errorf("verify %q runs with your rights, able to write anything you can: %w", c.command, err))
-		c.dirs = nil
-		return cmd.Start()
-	}
-	if err == nil {
-		c.done = done
-	}
-	return err
+	return proc.Confined(c.helper, c.dirs, argv)
 }
 
-// close ends the confinement once the command has been waited for.
+// close removes the temporary dir once the command has been waited for.
 func (c *confinement) close() {
-	c.done()
 	if c.tmp != "" {
 		os.RemoveAll(c.tmp)
 	}

@@ -46,13 +46,14 @@ const DefaultVerifyTimeout = 30 * time.Minute
 // guard outside the group, holding only a pipe from this process, sweeps
 // it as soon as that pipe closes.
 //
-// With writable set, it may write only beneath those dirs and a temporary
-// dir of its own ($TMPDIR), removed after it: the command runs the
-// worker's code (its tests), which must not reach your checkout, your
-// repository or the state dir. warn hears that the kernel cannot confine
-// it, when it runs with your rights.
-func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration, writable []string, warn func(error)) error {
-	conf, err := confine(command, writable, warn)
+// With writable set, it is started through confineHelper (zwarm
+// __confine: proc.Confined) and may write only beneath those dirs, a
+// temporary dir of its own ($TMPDIR), removed after it, and caches of the
+// verifies' own: the command runs the worker's code (its tests), which
+// must not reach your checkout, your repository or the state dir. warn
+// hears that nothing here can confine it, when it runs with your rights.
+func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration, confineHelper, writable []string, warn func(error)) error {
+	conf, err := confine(command, confineHelper, writable, warn)
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,8 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 		group.Tag(stateDir)
 	}
 	newCmd := func() *exec.Cmd {
-		cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
+		argv := conf.argv([]string{"/bin/sh", "-c", command})
+		cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = dir, w, w, conf.env
 		// A session of its own: no controlling terminal, whose input it
 		// could type into (TIOCSTI) for your shell to run.
@@ -94,14 +96,14 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	// there is one.
 	guard := startGuard(group)
 	cmd := newCmd()
-	err = conf.start(cmd)
+	err = cmd.Start()
 	if err != nil && group != nil {
 		// A cgroup zwarm may make but not start a process in (a
 		// delegation that stops short): its process group contains it.
 		group.Close(context.WithoutCancel(ctx))
 		group = nil
 		cmd = newCmd()
-		err = conf.start(cmd)
+		err = cmd.Start()
 	}
 	if err != nil {
 		guard.stop()
@@ -230,7 +232,7 @@ func (t *tailBuffer) String() string { return strings.ToValidUTF8(t.buf.String()
 // landing was asked from) if it has one, contained (RunVerify), for at
 // most timeout (DefaultVerifyTimeout when 0). warn hears of a checkout
 // that could not be removed.
-func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command string, out io.Writer, timeout time.Duration, writable []string, warn func(error)) error {
+func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command string, out io.Writer, timeout time.Duration, confineHelper, writable []string, warn func(error)) error {
 	co, err := w.NewVerifyCheckout(ctx, commit)
 	if err != nil {
 		return err
@@ -254,5 +256,5 @@ func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command
 	for _, e := range w.Exclude {
 		may = append(may, filepath.Join(w.Path, e))
 	}
-	return RunVerify(ctx, stateDir, dir, command, out, timeout, append(may, writable...), warn)
+	return RunVerify(ctx, stateDir, dir, command, out, timeout, confineHelper, append(may, writable...), warn)
 }

@@ -41,6 +41,8 @@ type Options struct {
 	// Adapters, with SupervisorArgv, give the world a Manager.
 	Adapters       agent.Adapters
 	SupervisorArgv []string
+	// ConfineArgv is the Manager's (a landing's verify runs through it).
+	ConfineArgv []string
 	// Stop stops the world's sessions that have not settled when the test
 	// ends; without it, the Manager kills each.
 	Stop func(ctx context.Context, w *World)
@@ -95,7 +97,7 @@ func (w *World) open() {
 	}
 	w.Store = st
 	if w.opts.Adapters != nil {
-		w.Manager = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: w.opts.Adapters, SupervisorArgv: w.opts.SupervisorArgv})
+		w.Manager = sessions.NewManager(sessions.ManagerOptions{Store: st, Adapters: w.opts.Adapters, SupervisorArgv: w.opts.SupervisorArgv, ConfineArgv: w.opts.ConfineArgv})
 	}
 }
 
