@@ -37,6 +37,12 @@ func TestLandMergeNeverPassesOffYourBranchAsMerged(t *testing.T) {
 	if out := w.git(w.Work, "branch", "--merged", "main"); strings.Contains(out, "feature") {
 		t.Fatalf("feature reads as merged into main:\n%s", out)
 	}
+	// A branch of yours made on the worker's own commits (to try them)
+	// holds nothing the worker merged in: it does not count.
+	w.git(w.Work, "branch", "trying", "zwarm/"+id+"~1")
+	if r := w.zwarm("land", "--merge", "--dry-run", id); !strings.Contains(r.stderr, "merged 1 commit of your") {
+		t.Fatalf("with a branch on the worker's own commit: exit %d, %q", r.code, r.stderr)
+	}
 	w.ok("land", "--squash", id)
 	if got := w.git(w.Work, "show", "--name-only", "--format=", "HEAD"); got != "m.txt" {
 		t.Fatalf("the squash landed %q", got)

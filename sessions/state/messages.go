@@ -128,6 +128,8 @@ func hidden(r rune) bool {
 		return true
 	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r == 0x180e, r == 0x2028, r == 0x2029:
 		return true
+	case r >= 0xe0000 && r <= 0xe007f, r == 0xad, r == 0x3164, r == 0xffa0, r == 0x115f, r == 0x1160:
+		return true // tag characters (text a reader cannot see), the soft hyphen, the Hangul fillers
 	}
 	return false
 }

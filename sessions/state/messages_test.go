@@ -15,6 +15,7 @@ func TestCommitMessagesHoldNothingATerminalActsOn(t *testing.T) {
 		{"an OSC ended by ST \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ here", "an OSC ended by ST link here"},
 		{"C1: \u009b31mred\u009d0;t\u009c done", "C1: red done"},
 		{"\u202eexe.txt and rm\u200b -rf", "exe.txt and rm -rf"},
+		{"ok\U000E0069\U000E0067\U000E006E\U000E006F\U000E0072\U000E0065 soft\u00adhyphen\u3164", "ok softhyphen"},
 		{"bell\a, back\bspace, \rreturn", "bell, backspace, return"},
 		{"a sequence cut short \x1b[31", "a sequence cut short "},
 		{"two lines \x1b[1\nsecond", "two lines \nsecond"},

@@ -189,7 +189,14 @@ func (w *Worktree) Snapshot(ctx context.Context) (string, error) {
 	}
 	defer cleanup()
 	g.writes, g.zwarm = true, true
-	if err := w.add(ctx, g, time.Time{}); err != nil {
+	// What the worker left that git waits on is removed by the landing's
+	// commit, not here: the read is bounded instead.
+	actx, cancel := context.WithTimeout(ctx, workingLimit)
+	defer cancel()
+	if err := w.add(actx, g, time.Time{}); err != nil {
+		if errors.Is(actx.Err(), context.DeadlineExceeded) {
+			return "", w.waitedOn(err)
+		}
 		return "", fmt.Errorf("read the worktree: %w", err)
 	}
 	head, err := w.Head(ctx)

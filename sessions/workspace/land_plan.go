@@ -159,7 +159,9 @@ func (sp LandSpec) refuseWhatCannotLand(ctx context.Context, p *LandPlan) error 
 
 // yoursBroughtIn are the commits on your branches and tags (a worker's
 // zwarm/ branch is none of yours) that merging head would bring into a
-// branch that has the commits not, newest first.
+// branch that has the commits not, through a merge on head's branch
+// (newest first): the worker's own commits, on its branch's line, are not
+// yours though a branch of yours has them too (one made to try them).
 func yoursBroughtIn(ctx context.Context, gitDir, head string, not ...string) ([]string, error) {
 	g := git{dir: gitDir}
 	args := []string{"rev-list", head}
@@ -169,6 +171,14 @@ func yoursBroughtIn(ctx context.Context, gitDir, head string, not ...string) ([]
 	brought, err := g.run(ctx, append(args, "--")...)
 	if err != nil || strings.TrimSpace(brought) == "" {
 		return nil, err
+	}
+	line, err := g.run(ctx, append(append([]string{"rev-list", "--first-parent"}, args[1:]...), "--")...)
+	if err != nil {
+		return nil, err
+	}
+	own := map[string]bool{}
+	for _, c := range strings.Fields(line) {
+		own[c] = true
 	}
 	refs, err := g.run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
 	if err != nil {
@@ -194,7 +204,7 @@ func yoursBroughtIn(ctx context.Context, gitDir, head string, not ...string) ([]
 	}
 	var yours []string
 	for _, c := range strings.Fields(brought) {
-		if theirs[c] {
+		if theirs[c] && !own[c] {
 			yours = append(yours, c)
 		}
 	}

@@ -108,3 +108,38 @@ func TestABranchMadeADirectoryOfRefsIsMadeABranchAgain(t *testing.T) {
 		t.Errorf("undone: %q", w.Undone)
 	}
 }
+
+// Where the worker hid a FIFO from a plain walk, the commit finds it all
+// the same: in a directory it made unreadable, in one it made read-only,
+// in the git dir of a repository it nested in its worktree.
+func TestSpecialFilesHiddenFromAWalkAreRemovedToo(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "d/b.txt": "b\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000093")
+	w.Known = sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, "d", "b.txt"), "b, changed\n")
+	write(t, filepath.Join(w.Path, "nested", "f.txt"), "nested\n")
+	sh(t, filepath.Join(w.Path, "nested"), "git init -q")
+	fifos := []string{"d/.gitattributes", "ro/.gitignore", "nested/.git/HEAD"}
+	for _, p := range fifos {
+		path := filepath.Join(w.Path, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.Remove(path)
+		if err := unix.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(w.Path, "d"), 0o311)
+	os.Chmod(filepath.Join(w.Path, "ro"), 0o555)
+	t.Cleanup(func() { os.Chmod(filepath.Join(w.Path, "d"), 0o755); os.Chmod(filepath.Join(w.Path, "ro"), 0o755) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := w.Commit(ctx, "zwarm turn"); err != nil && ctx.Err() != nil {
+		t.Fatalf("the commit waited on a FIFO: %v", err)
+	}
+	for _, p := range fifos {
+		if fi, err := os.Lstat(filepath.Join(w.Path, p)); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+			t.Errorf("%s is still a FIFO", p)
+		}
+	}
+}

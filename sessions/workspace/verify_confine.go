@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/zwarm/zwarm/sessions/proc"
 )
@@ -41,7 +42,7 @@ func confine(command string, helper, writable []string, warn func(error)) (*conf
 	if err != nil {
 		return nil, fmt.Errorf("verify %q could not run: %w", command, err)
 	}
-	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS=-Djava.io.tmpdir="+tmp)
+	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS="+strings.TrimSpace(os.Getenv("JAVA_TOOL_OPTIONS")+" -Djava.io.tmpdir="+tmp))
 	c.dirs = append(append(slices.Clip(writable), tmp), verifyDevices...)
 	// The build tools' caches are the verifies' own, kept from one to
 	// the next: a cache of yours it wrote to is one it could poison for
