@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
 // A landing's verify runs the worker's code (its tests), and must not
@@ -60,7 +62,7 @@ func TestLandVerifyWritesOnlyItsCheckout(t *testing.T) {
 // terminal (whose input it could type into for your shell to run), not
 // the worker's worktree (whose next turn would commit what it left), not
 // a device it makes, not the zwarm that started it (to signal or trace);
-// its build tools' caches are the verifies' own.
+// its build tools' caches are its own, empty.
 func TestLandVerifyReachesNoTerminalNorTheWorkersWorktree(t *testing.T) {
 	t.Parallel()
 	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
@@ -79,10 +81,65 @@ echo "gocache=$GOCACHE"
 	wt := w.show(id).Worktree
 	out, code := w.onTerminal(100, []string{"WORKTREE=" + wt}, "", "land", id, "--verify", "sh check.sh")
 	out = visible(out)
-	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || strings.Contains(out, "SIGNALLED") || !strings.Contains(out, "found zwarm") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm/verify/go-build") {
+	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || strings.Contains(out, "SIGNALLED") || !strings.Contains(out, "found zwarm") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm-verify-") {
 		t.Fatalf("land --verify on a terminal: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(wt, "planted.txt")); err == nil {
 		t.Error("the verify wrote the worker's worktree")
+	}
+}
+
+// A path linked in from the worker's worktree is writable to the verify
+// only as the worktree's own file or directory: one the worker made a
+// symlink (to your .git, whose hooks then run as you) is not, nor is one
+// zwarm linked to your checkout ([worktrees] symlink).
+func TestLandVerifyWritesNoLinkedInSymlinksTarget(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{".gitignore": ".env\nnode_modules\n", "a.txt": "a\n"})
+	writeFile(t, filepath.Join(w.Work, ".env"), "SECRET=1\n")
+	os.MkdirAll(filepath.Join(w.Work, "node_modules"), 0o755)
+	writeFile(t, filepath.Join(w.Work, "node_modules", "x.js"), "orig\n")
+	os.MkdirAll(w.State, 0o700)
+	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\ncopy = [\".env\"]\nsymlink = [\"node_modules\"]\n")
+	gitDir := filepath.Join(w.Work, ".git")
+	script := `(echo pwned > .env/hooks/post-checkout) 2>/dev/null && echo "WROTE your hooks"
+(echo pwned >> node_modules/x.js) 2>/dev/null && echo "WROTE your node_modules"
+echo done-trying
+`
+	w.setScript(agentDoes("rm -f .env && ln -s '" + gitDir + "' .env && cat > check.sh <<'EOF'\n" + script + "EOF\n"))
+	id := strings.Fields(w.ok("spawn", "--wait", "add a check"))[0]
+	r := w.zwarm("land", id, "--verify", "sh check.sh")
+	out := r.stdout + r.stderr
+	if strings.Contains(out, "WROTE") || !strings.Contains(out, "done-trying") {
+		t.Fatalf("land --verify: exit %d\n%s", r.code, out)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "hooks", "post-checkout")); err == nil {
+		t.Error("the verify wrote a hook in your repository")
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Work, "node_modules", "x.js")); string(b) != "orig\n" {
+		t.Errorf("your node_modules/x.js holds %q", b)
+	}
+}
+
+// A verify's build caches are its own and start empty: what one worker's
+// verify leaves in them (a poisoned Go build cache entry) never reaches
+// another's, whose failing tests it could make pass.
+func TestEachVerifyHasCachesOfItsOwn(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	script := `for d in "$GOCACHE" "$XDG_CACHE_HOME" "$npm_config_cache"; do
+  [ -e "$d/planted" ] && echo "FOUND what an earlier verify planted in $d"
+  mkdir -p "$d" && echo poison > "$d/planted"
+done
+echo planted`
+	w.setScript(fakeagent.Completes("done", 700),
+		"first", agentDoes("cat > check.sh <<'EOF'\n"+script+"\nEOF\n"),
+		"second", agentDoes("cat > check.sh <<'EOF'\n"+script+"\nEOF\necho 2 > b.txt"))
+	for _, task := range []string{"first", "second"} {
+		id := strings.Fields(w.ok("spawn", "--wait", task))[0]
+		r := w.zwarm("land", id, "--verify", "sh check.sh")
+		if out := r.stdout + r.stderr; r.code != 0 || strings.Contains(out, "FOUND") || !strings.Contains(out, "planted") {
+			t.Fatalf("%s: exit %d\n%s", task, r.code, out)
+		}
 	}
 }

@@ -40,7 +40,7 @@ type WorktreesConfig struct {
 	Setup string `toml:"setup"`
 	// VerifyWritable are more directories (or files) a landing's verify
 	// command may write, besides its checkout, a temporary dir and its
-	// build tools' caches of its own (absolute paths, or starting with
+	// build tools' caches, its own and empty (absolute paths, or starting with
 	// ~/): it runs the worker's code, and may write nothing else of yours.
 	// "/" lets it write anything.
 	VerifyWritable []string `toml:"verify_writable"`

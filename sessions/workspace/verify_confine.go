@@ -44,18 +44,14 @@ func confine(command string, helper, writable []string, warn func(error)) (*conf
 	}
 	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS="+strings.TrimSpace(os.Getenv("JAVA_TOOL_OPTIONS")+" -Djava.io.tmpdir="+tmp))
 	c.dirs = append(append(slices.Clip(writable), tmp), verifyDevices...)
-	// The build tools' caches are the verifies' own, kept from one to
-	// the next: a cache of yours it wrote to is one it could poison for
-	// your own builds (Go's build cache, npm's, pip's under
-	// XDG_CACHE_HOME). Go's module cache stays yours, to read.
-	if root, err := os.UserCacheDir(); err == nil {
-		caches := filepath.Join(root, "zwarm", "verify")
-		if err := os.MkdirAll(caches, 0o700); err == nil {
-			c.dirs = append(c.dirs, caches)
-			c.env = append(c.env, "GOCACHE="+filepath.Join(caches, "go-build"), "XDG_CACHE_HOME="+filepath.Join(caches, "xdg"),
-				"npm_config_cache="+filepath.Join(caches, "npm"))
-		}
-	}
+	// The build tools' caches are the run's own, empty at its start and
+	// gone with its temporary dir: a cache it shared, with you or with
+	// another worker's verify, is one it could poison (Go does not check
+	// what it reads from its build cache), to run its code in your builds
+	// or make another worker's failing tests pass. Go's module cache
+	// stays yours, to read.
+	c.env = append(c.env, "GOCACHE="+filepath.Join(tmp, "go-build"), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
+		"npm_config_cache="+filepath.Join(tmp, "npm"))
 	return c, nil
 }
 

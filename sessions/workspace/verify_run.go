@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,11 +251,30 @@ func (w *Worktree) Verify(ctx context.Context, stateDir, commit, subdir, command
 		timeout = DefaultVerifyTimeout
 	}
 	// It writes its checkout, what was linked in from the worker's
-	// worktree (node_modules), and what the config adds; nothing else of
-	// yours, nor of the worker's, whose next turn would commit it.
-	may := []string{co.Path}
-	for _, e := range w.Exclude {
-		may = append(may, filepath.Join(w.Path, e))
-	}
+	// worktree (a copied .env, what setup made), and what the config adds;
+	// nothing else of yours, nor of the worker's, whose next turn would
+	// commit it.
+	may := append([]string{co.Path}, w.linkedIn()...)
 	return RunVerify(ctx, stateDir, dir, command, out, timeout, confineHelper, append(may, writable...), warn)
+}
+
+// linkedIn are the paths of the worker's worktree a verify checkout links
+// in that it may write: files and directories of the worktree's own. A
+// symlink is not one (the worker could point it at your .git, and one
+// zwarm made for [worktrees] symlink points at your checkout's
+// node_modules), nor is anything reached through one that leads out of
+// the worktree.
+func (w *Worktree) linkedIn() []string {
+	root, err := os.OpenRoot(w.Path)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	var out []string
+	for _, e := range w.Exclude {
+		if fi, err := root.Lstat(e); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			out = append(out, filepath.Join(w.Path, e))
+		}
+	}
+	return out
 }
