@@ -76,9 +76,11 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 		}
 	}
 	m.list.UpsertRuns(list, removed)
-	if msg.updates[len(msg.updates)-1].Synced {
-		m.runsSynced = true
-		m.checkLoaded()
+	for _, u := range msg.updates { // it may share its batch with changes
+		if u.Synced {
+			m.runsSynced = true
+			m.checkLoaded()
+		}
 	}
 	m.header.SetRuns(m.list.Runs())
 	m.refreshRunTitle()

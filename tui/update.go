@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -177,7 +178,9 @@ func (m *Model) onUpdates(msg updatesMsg) tea.Cmd {
 		}
 		m.list.Upsert(list, removed)
 		m.clearAlerts(list)
-		if msg.updates[len(msg.updates)-1].Synced {
+		// The update that ends the first load may share its batch with
+		// changes after it.
+		if slices.ContainsFunc(msg.updates, func(u watch.Update) bool { return u.Synced }) {
 			m.sessionsSynced = true
 			m.checkLoaded()
 		}
