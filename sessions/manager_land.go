@@ -40,6 +40,8 @@ type LandOptions struct {
 	// Verify is a shell command run in a checkout of exactly what would
 	// land, before anything lands; if it fails, nothing does.
 	Verify string
+	// VerifyStarts, if set, is called as the verify command starts.
+	VerifyStarts func()
 	// VerifyOut receives the verify command's output as it runs (nil:
 	// only its end is kept, for the error).
 	VerifyOut io.Writer
@@ -311,6 +313,9 @@ func (m *Manager) applyLanding(ctx context.Context, id string, ws *record.Worksp
 		var writable []string
 		if cfg, err := m.Config(); err == nil {
 			writable = cfg.Worktrees.VerifyDirs()
+		}
+		if opt.VerifyStarts != nil {
+			opt.VerifyStarts()
 		}
 		err := w.Verify(ctx, m.st.Dir(), commit, subdir, opt.Verify, opt.VerifyOut, opt.VerifyTimeout, m.confineArgv, writable, m.warn)
 		res.verify.End = time.Now().UTC()

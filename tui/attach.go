@@ -48,7 +48,7 @@ func attachRefusal(sel *record.Session) (interrupt bool, err error) {
 // openAttach attaches to sel, or asks first when that stops its turn.
 func (m *Model) openAttach(sel *record.Session) tea.Cmd {
 	if m.opt.Attach == nil {
-		m.setError(errors.New("attaching is not possible here: run zwarm attach " + record.ShortID(sel.ID) + " in a terminal"))
+		m.setError(errors.New("this dashboard attaches to no worker (a demo's are replays, with no CLI to work in)"))
 		return nil
 	}
 	interrupt, err := attachRefusal(sel)
@@ -80,7 +80,7 @@ func (m *Model) onAttached(msg attachedMsg) {
 	case msg.err != nil:
 		m.setError(fmt.Errorf("zwarm attach %s: %w", id, msg.err))
 	default:
-		m.setStatus("back from " + id + ": zwarm show " + id + " has what was done while attached")
+		m.setStatus("back from " + id + ": zwarm show " + id + " lists its attached spans, with what they committed")
 	}
 }
 

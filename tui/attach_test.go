@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/zwarm/zwarm/orchestrator/runs"
 	"github.com/zwarm/zwarm/sessions/record"
+	"github.com/zwarm/zwarm/sessions/workspace"
 	"github.com/zwarm/zwarm/tui/keys"
 )
 
@@ -62,12 +64,12 @@ func TestAttachKey(t *testing.T) {
 
 	m.opt.Attach = nil
 	m = press(t, selectRow(t, m, fixtureID(1)), "A")
-	if !m.statusErr || !strings.Contains(m.status, "run zwarm attach 3f2a0001 in a terminal") {
+	if !m.statusErr || !strings.Contains(m.status, "this dashboard attaches to no worker") {
 		t.Fatalf("A without an attach command: %q", m.status)
 	}
 
 	m = send(m, attachedMsg{id: fixtureID(1)})
-	if m.statusErr || m.status != "back from 3f2a0001: zwarm show 3f2a0001 has what was done while attached" {
+	if m.statusErr || m.status != "back from 3f2a0001: zwarm show 3f2a0001 lists its attached spans, with what they committed" {
 		t.Fatalf("after the attach: %q", m.status)
 	}
 	failed := exec.Command("sh", "-c", "exit 3").Run()
@@ -118,5 +120,22 @@ func TestAHandedOverTerminalWaitsForEnterAfterAFailure(t *testing.T) {
 		if asked != c.prompt {
 			t.Errorf("err %v: asked %v (%q)", c.err, asked, errOut.String())
 		}
+	}
+}
+
+// A delete refused for work never landed says what the dashboard can do
+// about it (v, L), not a flag it has no key for.
+func TestADeleteRefusedForUnlandedWorkSaysWhatToDoHere(t *testing.T) {
+	f, small, _, _ := worktrees(t)
+	// The fixture's worktree, as zwarm would have made it for this state dir.
+	wt := f.sessionOf(small).Workspace.Path
+	if err := os.WriteFile(workspace.OwnerFile(wt), []byte(f.dir+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := press(t, selectRow(t, f.newModel(120, 40), small), "d", "y")
+	m = settle(t, m, func(m Model) bool { return m.statusErr })
+	if !strings.HasPrefix(m.status, "3f2a0001 is not deleted: ") || !strings.Contains(m.status, "v shows it, L lands it, zwarm rm --force 3f2a0001 drops it") ||
+		strings.Contains(m.status, "pass --force") {
+		t.Fatalf("status %q", m.status)
 	}
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -200,6 +201,12 @@ func (m Model) remove(id string) tea.Cmd {
 	src, ctx := m.opt.Sessions, m.ctx
 	return func() tea.Msg {
 		if _, err := src.Remove(ctx, id, false); err != nil {
+			var u *sessions.UnlandedError
+			if errors.As(err, &u) {
+				// Its words name a --force the dashboard has no key for.
+				err = fmt.Errorf("%s is not deleted: %s; v shows it, L lands it, zwarm rm --force %s drops it",
+					record.ShortID(id), u.What(), record.ShortID(id))
+			}
 			return actionMsg{err: err}
 		}
 		return actionMsg{text: "deleted " + record.ShortID(id)}

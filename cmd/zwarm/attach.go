@@ -41,6 +41,10 @@ thread, with what you did in it. A new conversation you start in the CLI and
 leave it in (claude's /clear, codex's /new) becomes the session's thread, in
 a worktree, where no one else runs the agent meanwhile.
 
+The CLI is the agent's own: what it asks the first time it opens a dir
+(codex: whether to trust it) it keeps in its own settings, as when you run
+it yourself.
+
 A session still running is refused; --interrupt stops its turn first (as
 inject --interrupt does: the turn is recorded interrupted) and attaches as
 soon as it has stopped; a turn that has not started yet (a job in its

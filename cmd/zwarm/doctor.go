@@ -43,8 +43,10 @@ which agent binaries it finds (and their versions), and how it contains the
 processes of a session (a cgroup of its own where the machine allows it,
 else a marker variable), which session records cannot be read, which git it
 finds, and, in a repository, the worktrees whose session is gone and the
-disk they take (zwarm clean --worktrees removes them). Exit 0 when all is
-well, 1 otherwise.`,
+disk they take (zwarm clean --worktrees removes them), and where an agent's
+sandbox lets workers write the repository or the state dir. A line marked
+✗ is a problem (exit 1); one marked ! is worth knowing and changes nothing
+(exit 0 when there is no ✗).`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

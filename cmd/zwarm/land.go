@@ -157,7 +157,8 @@ func runLand(c *cobra.Command, o *landOptions) error {
 	}
 	if !o.all {
 		if o.verify != "" && !o.dryRun && !o.out.On() {
-			fmt.Fprintf(ios.ErrOut, "verifying %s: %s\n", o.id, render.SafeLine(o.verify))
+			// Said once it runs: a landing refused first runs none.
+			opt.VerifyStarts = func() { fmt.Fprintf(ios.ErrOut, "verifying %s: %s\n", o.id, render.SafeLine(o.verify)) }
 		}
 		res, err := m.Land(ctx, o.id, opt)
 		if err != nil {

@@ -51,3 +51,20 @@ func TestLandMergeNeverPassesOffYourBranchAsMerged(t *testing.T) {
 		t.Fatalf("after the squash, feature reads as merged into main:\n%s", out)
 	}
 }
+
+// A landing refused before its verify runs does not say it verifies.
+func TestARefusedLandingSaysNothingOfItsVerify(t *testing.T) {
+	t.Parallel()
+	w := repoWorld(t, map[string]string{"a.txt": "a\n"})
+	w.setScript(agentDoes("echo worker > a.txt"))
+	id := strings.Fields(w.ok("spawn", "--wait", "change a"))[0]
+	writeFile(t, w.Work+"/a.txt", "yours, uncommitted\n")
+	r := w.zwarm("land", id, "--verify", "echo the-verify-ran")
+	if r.code != 1 || !strings.Contains(r.stderr, "would overwrite") || strings.Contains(r.stderr, "verifying") || strings.Contains(r.stderr, "the-verify-ran") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	w.git(w.Work, "checkout", "a.txt")
+	if r := w.zwarm("land", id, "--verify", "echo the-verify-ran"); r.code != 0 || !strings.Contains(r.stderr, "verifying "+id[:8]) || !strings.Contains(r.stderr, "the-verify-ran") {
+		t.Fatalf("the landing: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
