@@ -3,9 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
@@ -69,7 +72,10 @@ func TestLandVerifyReachesNoTerminalNorTheWorkersWorktree(t *testing.T) {
 	script := `(echo typed > /dev/tty) 2>/dev/null && echo "WROTE the terminal"
 (echo planted > "$WORKTREE/planted.txt") 2>/dev/null && echo "WROTE the worktree"
 (mknod /dev/zwarm-verify-$$ c 1 3) 2>/dev/null && rm -f /dev/zwarm-verify-$$ && echo "MADE a device"
-(echo x > /dev/shm/zwarm-verify-$$ && rm /dev/shm/zwarm-verify-$$) && echo shm-ok
+(echo x > /dev/shm/zwarm-verify-$$) 2>/dev/null && rm /dev/shm/zwarm-verify-$$ && echo "WROTE /dev/shm"
+(echo x > /dev/null) && echo devnull-ok
+setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 &
+echo "left=$!"
 z=$$; while [ "$z" -gt 1 ] && [ "$(cat /proc/$z/comm)" != zwarm ]; do z=$(awk '/^PPid/ {print $2}' /proc/$z/status); done
 [ "$z" -gt 1 ] && echo "found zwarm"
 kill -0 $z 2>/dev/null && echo "SIGNALLED zwarm land"
@@ -81,11 +87,18 @@ echo "gocache=$GOCACHE"
 	wt := w.show(id).Worktree
 	out, code := w.onTerminal(100, []string{"WORKTREE=" + wt}, "", "land", id, "--verify", "sh check.sh")
 	out = visible(out)
-	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || strings.Contains(out, "SIGNALLED") || !strings.Contains(out, "found zwarm") || !strings.Contains(out, "shm-ok") || !strings.Contains(out, "/zwarm-verify-") {
+	if code != 0 || strings.Contains(out, "WROTE") || strings.Contains(out, "MADE") || strings.Contains(out, "SIGNALLED") || !strings.Contains(out, "found zwarm") || !strings.Contains(out, "devnull-ok") || !strings.Contains(out, "/zwarm-verify-") {
 		t.Fatalf("land --verify on a terminal: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(wt, "planted.txt")); err == nil {
 		t.Error("the verify wrote the worker's worktree")
+	}
+	// What it left running, out of its process group, is gone with it.
+	if i := strings.Index(out, "left="); i >= 0 {
+		if pid, err := strconv.Atoi(strings.Fields(out[i+len("left="):])[0]); err == nil && sessionstest.Alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("the process the verify left (pid %d) outlived it", pid)
+		}
 	}
 }
 

@@ -2,13 +2,16 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zwarm/zwarm/sessions/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -141,5 +144,29 @@ func TestSpecialFilesHiddenFromAWalkAreRemovedToo(t *testing.T) {
 		if fi, err := os.Lstat(filepath.Join(w.Path, p)); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
 			t.Errorf("%s is still a FIFO", p)
 		}
+	}
+}
+
+// Where no cgroup holds a verify's processes, what it started and sent
+// out of its process group (setsid) is found by its marker and stopped.
+func TestAVerifysDetachedProcessIsSweptByItsMarker(t *testing.T) {
+	name := fmt.Sprintf("verify-test-%d", time.Now().UnixNano())
+	cmd := exec.Command("setsid", "sh", "-c", "sleep 300")
+	cmd.Env = append(os.Environ(), proc.MarkerEnv+"="+name)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(10 * time.Second)
+	for len(proc.Scope{ID: name}.Procs()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	sweepVerify(context.Background(), name, nil)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the detached process outlived the sweep")
 	}
 }

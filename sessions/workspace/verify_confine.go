@@ -18,15 +18,17 @@ type confinement struct {
 	command string
 	helper  []string
 	dirs    []string
-	env     []string // the command's: nil, this process's
+	env     []string // the command's
 	tmp     string
 }
 
-// confine makes command's confinement to writable (nil: none), and its
-// temporary dir and caches. Without a helper, or on a kernel that cannot
+// confine makes the confinement of command, the verify run name, to
+// writable (nil: none), and its temporary dir and caches. Without a helper, or on a kernel that cannot
 // confine, warn hears that it runs with your rights.
-func confine(command string, helper, writable []string, warn func(error)) (*confinement, error) {
-	c := &confinement{command: command, helper: helper}
+func confine(command, name string, helper, writable []string, warn func(error)) (*confinement, error) {
+	// Its processes carry the run's marker: one that leaves its process
+	// group (setsid) is found by it where no cgroup holds them all.
+	c := &confinement{command: command, helper: helper, env: append(os.Environ(), proc.MarkerEnv+"="+name)}
 	if writable == nil {
 		return c, nil
 	}
@@ -42,7 +44,7 @@ func confine(command string, helper, writable []string, warn func(error)) (*conf
 	if err != nil {
 		return nil, fmt.Errorf("verify %q could not run: %w", command, err)
 	}
-	c.tmp, c.env = tmp, append(os.Environ(), "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS="+strings.TrimSpace(os.Getenv("JAVA_TOOL_OPTIONS")+" -Djava.io.tmpdir="+tmp))
+	c.tmp, c.env = tmp, append(c.env, "TMPDIR="+tmp, "JAVA_TOOL_OPTIONS="+strings.TrimSpace(os.Getenv("JAVA_TOOL_OPTIONS")+" -Djava.io.tmpdir="+tmp))
 	c.dirs = append(append(slices.Clip(writable), tmp), verifyDevices...)
 	// The build tools' caches are the run's own, empty at its start and
 	// gone with its temporary dir: a cache it shared, with you or with
@@ -56,9 +58,10 @@ func confine(command string, helper, writable []string, warn func(error)) (*conf
 }
 
 // verifyDevices are the devices a verify may write: the ones that hold
-// nothing (no terminal, no disk), and the shared memory of POSIX
-// semaphores and the like.
-var verifyDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
+// nothing (no terminal, no disk). Not /dev/shm, which your programs share
+// and nothing cleans after it (verify_writable names it for a test suite
+// that needs POSIX shared memory).
+var verifyDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // argv is the command line that runs argv, confined when it is.
 func (c *confinement) argv(argv []string) []string {

@@ -54,7 +54,8 @@ const DefaultVerifyTimeout = 30 * time.Minute
 // must not reach your checkout, your repository or the state dir. warn
 // hears that nothing here can confine it, when it runs with your rights.
 func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer, timeout time.Duration, confineHelper, writable []string, warn func(error)) error {
-	conf, err := confine(command, confineHelper, writable, warn)
+	name := fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano())
+	conf, err := confine(command, name, confineHelper, writable, warn)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	group, gerr := proc.MakeGroup(fmt.Sprintf("verify-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	group, gerr := proc.MakeGroup(name)
 	if gerr == nil {
 		group.Tag(stateDir)
 	}
@@ -95,7 +96,7 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	// The guard starts first, so that a land killed as the command
 	// starts still has its cgroup swept; it hears the process group once
 	// there is one.
-	guard := startGuard(group)
+	guard := startGuard(group, proc.MarkerEnv+"="+name)
 	cmd := newCmd()
 	err = cmd.Start()
 	if err != nil && group != nil {
@@ -113,9 +114,7 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 	guard.watch(cmd.Process.Pid)
 	err = cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left running
-	if group != nil {
-		group.Close(context.WithoutCancel(ctx))
-	}
+	sweepVerify(context.WithoutCancel(ctx), name, group)
 	guard.stop()
 	switch {
 	case ctx.Err() != nil:
@@ -131,6 +130,21 @@ func RunVerify(ctx context.Context, stateDir, dir, command string, out io.Writer
 		return &VerifyError{Command: command, Code: ee.ExitCode(), Tail: strings.TrimSpace(tail.String())}
 	}
 	return nil
+}
+
+// sweepVerify stops whatever the verify run name left running: its
+// cgroup, then what carries its marker, and closes the cgroup.
+func sweepVerify(ctx context.Context, name string, group *proc.Group) {
+	scope := proc.Scope{ID: name}
+	if group != nil {
+		scope.Cgroup = group.Dir()
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	scope.Sweep(sctx)
+	cancel()
+	if group != nil {
+		group.Close(ctx)
+	}
 }
 
 // guardScript sweeps a verify run once its stdin closes, which happens
@@ -152,6 +166,11 @@ if [ -n "$1" ] && [ -d "$1" ]; then
   done
 fi
 case "$pgid" in ''|*[!0-9]*) ;; *) kill -9 -- "-$pgid" 2>/dev/null ;; esac
+if [ -n "$2" ]; then
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qxF -- "$2" && kill -9 "${p#/proc/}" 2>/dev/null
+  done
+fi
 exit 0`
 
 // verifyGuard is the guard of one verify run; nil (no guard could start)
@@ -164,7 +183,7 @@ type verifyGuard struct {
 
 // startGuard starts the guard of a verify run in group (nil: no cgroup,
 // only its process group, told by watch, is swept).
-func startGuard(group *proc.Group) *verifyGuard {
+func startGuard(group *proc.Group, marker string) *verifyGuard {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil
@@ -173,7 +192,7 @@ func startGuard(group *proc.Group) *verifyGuard {
 	if group != nil {
 		dir = group.Dir()
 	}
-	cmd := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir)
+	cmd := exec.Command("/bin/sh", "-c", guardScript, "zwarm-verify-guard", dir, marker)
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
