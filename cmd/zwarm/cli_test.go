@@ -394,7 +394,7 @@ func TestDoctor(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("doctor: %+v", r)
 	}
-	for _, want := range []string{"state dir", w.State, "config", "containment", "codex", bins.fake, "locks        flock(2)"} {
+	for _, want := range []string{"state dir", w.State, "config", "containment", "codex", bins.fake, "locks        flock(2)", "✓ verify       land --verify runs confined (Landlock)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}

@@ -43,8 +43,9 @@ which agent binaries it finds (and their versions), and how it contains the
 processes of a session (a cgroup of its own where the machine allows it,
 else a marker variable), which session records cannot be read, which git it
 finds, and, in a repository, the worktrees whose session is gone and the
-disk they take (zwarm clean --worktrees removes them), and where an agent's
-sandbox lets workers write the repository or the state dir. A line marked
+disk they take (zwarm clean --worktrees removes them), where an agent's
+sandbox lets workers write the repository or the state dir, and whether a
+landing's verify can run confined. A line marked
 ✗ is a problem (exit 1); one marked ! is worth knowing and changes nothing
 (exit 0 when there is no ✗).`,
 		Args: exactArgs(0, "no arguments"),
@@ -107,6 +108,11 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		add(check{name: "containment", result: fmt.Sprintf("%s only: %v", how, why), ok: true, note: true})
 	} else {
 		add(check{name: "containment", result: how, ok: true})
+	}
+	if proc.CanConfine() {
+		add(check{name: "verify", result: "land --verify runs confined (Landlock): it writes only its checkout, a temp dir of its own and [worktrees] verify_writable", ok: true})
+	} else {
+		add(check{name: "verify", result: "land --verify runs with your rights: " + proc.ErrNoLandlock.Error(), ok: true, note: true})
 	}
 
 	deadRunChecks(ctx, dir, add)
