@@ -38,7 +38,7 @@ func reachCheck(name string, ad agent.Adapter, req agent.TurnRequest, stateDir, 
 	}
 }
 
-// beneath reports whether path is dir or inside it, symlinks resolved.
+// beneath is within, symlinks resolved on both sides (/tmp may be one).
 func beneath(path, dir string) bool {
 	resolve := func(p string) string {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -46,6 +46,5 @@ func beneath(path, dir string) bool {
 		}
 		return filepath.Clean(p)
 	}
-	rel, err := filepath.Rel(resolve(dir), resolve(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return within(resolve(dir), resolve(path))
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/zwarm/zwarm/sessions/record"
 )
 
 // Safe makes text that came from an agent or a user harmless on a terminal:
@@ -105,28 +107,19 @@ func hasUnsafeUnicode(s string) bool {
 	return false
 }
 
-// unsafeRune reports the runes a terminal acts on instead of printing:
-// C0 and C1 controls, DEL, and the bidirectional formatting characters that
-// make text display differently from what it is. With them go the
-// characters that show as nothing, so that two names or commands that look
-// alike are told apart (zero-width and word-joining spaces, the BOM,
-// invisible operators), and the line and paragraph separators, which some
-// terminals break a line at and others do not show.
+// unsafeRune reports the runes a terminal acts on instead of printing
+// (C0 and C1 controls, DEL), and those that change how text reads without
+// being seen (record.Invisible).
 func unsafeRune(r rune) bool {
-	switch {
-	case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
-	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r == 0x180e, r == 0x2028, r == 0x2029:
-		return true
-	}
-	return false
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || record.Invisible(r)
 }
 
 func escapeRune(r rune) string {
-	if r < 0x100 {
+	switch {
+	case r < 0x100:
 		return `\x` + leftPad(strconv.FormatInt(int64(r), 16), 2)
+	case r > 0xffff:
+		return `\U` + leftPad(strconv.FormatInt(int64(r), 16), 8)
 	}
 	return `\u` + leftPad(strconv.FormatInt(int64(r), 16), 4)
 }

@@ -54,3 +54,13 @@ func TestIsSafeReadsEightBytesAsOne(t *testing.T) {
 		check(string(w))
 	}
 }
+
+// What a commit message drops (record.Invisible), a terminal printer
+// escapes: tag characters and fillers too, a tag character as \U.
+func TestSafeEscapesWhatReadsInvisibly(t *testing.T) {
+	in := "ok\U000E0069 soft\u00adhyphen\u3164 \u202eevil"
+	want := `ok\U000e0069 soft\xadhyphen\u3164 \u202eevil`
+	if got := Safe(in); got != want {
+		t.Errorf("Safe(%q) = %q, want %q", in, got, want)
+	}
+}

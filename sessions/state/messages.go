@@ -79,7 +79,7 @@ func plainText(s string) string {
 			i = sequenceEnd(rs, i+1, true)
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError || hidden(r):
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError || record.Invisible(r):
 		default:
 			b.WriteRune(r)
 		}
@@ -117,19 +117,4 @@ func sequenceEnd(rs []rune, i int, str bool) int {
 		}
 	}
 	return len(rs) - 1
-}
-
-// hidden reports the characters that change how text reads without being
-// seen: bidi formatting, zero-width and word-joining spaces, the BOM,
-// the line and paragraph separators.
-func hidden(r rune) bool {
-	switch {
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
-	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r == 0x180e, r == 0x2028, r == 0x2029:
-		return true
-	case r >= 0xe0000 && r <= 0xe007f, r == 0xad, r == 0x3164, r == 0xffa0, r == 0x115f, r == 0x1160:
-		return true // tag characters (text a reader cannot see), the soft hyphen, the Hangul fillers
-	}
-	return false
 }

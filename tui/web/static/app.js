@@ -27,11 +27,12 @@ async function api(path, opts = {}) {
 // and isolates that reorder what follows them, and the spaces and
 // separators that show as nothing) are written escaped, \x1b or \u202e,
 // as zwarm shows them on a terminal. Newlines and tabs stay.
-const unshowable = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const unshowable = /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0\u{e0000}-\u{e007f}]/gu;
 function shown(text) {
   return String(text).replace(unshowable, (c) => {
-    const n = c.charCodeAt(0);
-    return n < 0x100 ? "\\x" + n.toString(16).padStart(2, "0") : "\\u" + n.toString(16).padStart(4, "0");
+    const n = c.codePointAt(0);
+    if (n < 0x100) return "\\x" + n.toString(16).padStart(2, "0");
+    return n > 0xffff ? "\\U" + n.toString(16).padStart(8, "0") : "\\u" + n.toString(16).padStart(4, "0");
   });
 }
 
