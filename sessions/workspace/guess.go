@@ -9,10 +9,11 @@ import (
 
 // DiffAtRecordedTip writes the diff from base to head, the tip zwarm
 // recorded for the worker's branch, if that is still the branch's tip in
-// the worker's repository. The diff is started while the tip is read, not
-// after: a settled worker's branch almost always is where zwarm left it,
-// and the two gits at once cost little more than the diff alone. Its
-// output is held until the tip is known, and thrown away if it moved.
+// the worker's repository. A settled worker's branch almost always is
+// where zwarm left it, and its ref file says so (tipfile.go): the diff is
+// then all there is to run. Otherwise the diff is started while git reads
+// the tip, not after; its output is held until the tip is known, and
+// thrown away if it moved.
 //
 // done is false when nothing was recorded, when the tip moved, or when
 // the diff failed before it wrote anything (a commit missing from your
@@ -21,6 +22,14 @@ import (
 func (w *Worktree) DiffAtRecordedTip(ctx context.Context, out io.Writer, base, head string, o DiffOptions) (done bool, err error) {
 	if head == "" {
 		return false, nil // nothing recorded to guess
+	}
+	if w.tipFileHolds(head) {
+		c := &countingWriter{w: out}
+		err := w.Diff(ctx, c, base, head, o)
+		if err != nil && c.n == 0 {
+			return false, nil
+		}
+		return true, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
