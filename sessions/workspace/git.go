@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -138,16 +139,9 @@ func judgeSubmodulesByCommit(args []string) []string {
 
 // run runs git and returns its stdout (unless g.stdout takes it).
 func (g git) run(ctx context.Context, args ...string) (string, error) {
-	path, err := exec.LookPath("git")
+	path, err := gitPath()
 	if err != nil {
 		return "", fmt.Errorf("%w: install git (zwarm runs workers in git worktrees) or spawn with --in-place", ErrNoGit)
-	}
-	if g.dir != "" {
-		// A missing directory would read as a missing git ("fork/exec
-		// /usr/bin/git: no such file or directory").
-		if _, err := os.Stat(g.dir); err != nil {
-			return "", fmt.Errorf("git %s: %s is gone: %w", strings.Join(args, " "), g.dir, errors.Unwrap(err))
-		}
 	}
 	full := make([]string, 0, len(args)+12)
 	full = append(full, alwaysConfig...)
@@ -221,6 +215,14 @@ func (g git) exec(ctx context.Context, path string, full, args []string) (string
 		if errors.As(err, &ee) {
 			return out.String(), &GitError{Args: args, Code: ee.ExitCode(), Stderr: stderr.String()}
 		}
+		if g.dir != "" {
+			// A missing directory reads as a missing git ("fork/exec
+			// /usr/bin/git: no such file or directory"). Looked at only
+			// now: a stat before each git would cost every one of them.
+			if _, serr := os.Stat(g.dir); serr != nil {
+				return "", fmt.Errorf("git %s: %s is gone: %w", strings.Join(args, " "), g.dir, errors.Unwrap(serr))
+			}
+		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return out.String(), nil
@@ -283,4 +285,26 @@ func prefix(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// gitPath is where git is, as exec.LookPath finds it: looked up once for
+// each PATH, not for each git (a lookup stats the PATH's directories in
+// turn until it meets git).
+func gitPath() (string, error) {
+	p := os.Getenv("PATH")
+	gitFound.Lock()
+	defer gitFound.Unlock()
+	if gitFound.path != "" && gitFound.in == p {
+		return gitFound.path, nil
+	}
+	path, err := exec.LookPath("git")
+	if err == nil {
+		gitFound.path, gitFound.in = path, p
+	}
+	return path, err
+}
+
+var gitFound struct {
+	sync.Mutex
+	path, in string // git's path, found in PATH in
 }

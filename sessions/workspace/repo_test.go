@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,5 +155,31 @@ func TestSnapshotTakesUncommittedWorkAndLeavesTheCheckoutAlone(t *testing.T) {
 	}
 	if sh(t, repo, "git rev-parse HEAD") != head || sh(t, repo, "git for-each-ref | wc -l") != "1" {
 		t.Error("the snapshot moved or made a ref")
+	}
+}
+
+// git run in a directory that is gone says so, not that git is missing;
+// and git is found again once PATH names another place for it.
+func TestGitInADirectoryThatIsGoneSaysSo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	_, err := git{dir: dir}.run(context.Background(), "status")
+	if err == nil || !strings.Contains(err.Error(), "git status: "+dir+" is gone: no such file or directory") {
+		t.Fatalf("git in a missing directory: %v", err)
+	}
+
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	write(t, filepath.Join(bin, "git"), "#!/bin/sh\necho other git\n")
+	os.Chmod(filepath.Join(bin, "git"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := (git{}).line(context.Background(), "version"); err != nil || out != "other git" {
+		t.Fatalf("with PATH changed, ran %q, %v (not the git PATH names first)", out, err)
+	}
+	t.Setenv("PATH", filepath.Dir(real))
+	if out, err := (git{}).line(context.Background(), "version"); err != nil || !strings.HasPrefix(out, "git version") {
+		t.Fatalf("with PATH back: %q, %v", out, err)
 	}
 }
