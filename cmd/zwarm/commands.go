@@ -54,3 +54,14 @@ func commandNamed(name string) func(*factory) *cobra.Command {
 	}
 	return nil
 }
+
+// readsRecords reports whether the command called name reads session
+// records, so that their reading is readied while its line is parsed
+// (sessions.Prepare): all but a few do.
+func readsRecords(name string) bool {
+	switch name {
+	case "version", "init", "__notify":
+		return false
+	}
+	return commandNamed(name) != nil
+}

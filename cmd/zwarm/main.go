@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions"
 	"github.com/zwarm/zwarm/sessions/proc"
 )
 
@@ -28,6 +29,9 @@ func runMain(args []string) int {
 	}
 	if len(args) > 0 && args[0] == confineCmd {
 		return proc.RunConfined(args[1:])
+	}
+	if len(args) > 0 && readsRecords(args[0]) {
+		sessions.Prepare() // while the line is parsed
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, args, cli.NewStreams())

@@ -25,6 +25,7 @@ func DecodeSession(path, id string, data []byte) (*record.Session, error) {
 	bad := func(format string, a ...any) error {
 		return &RecordError{ID: id, Err: fmt.Errorf("%s: "+format, append([]any{path}, a...)...)}
 	}
+	LearnRecords()
 	var s record.Session
 	err := json.Unmarshal(data, &s)
 	if s.Version > record.SchemaVersion {
