@@ -18,7 +18,7 @@ import (
 // 100,000 as among 1,000; otherwise the directory's names are read.
 func Resolve(st *state.Store, prefix string) (string, error) {
 	p := NormalPrefix(prefix)
-	if store.ValidID(p) == nil && len(p) < len(store.NewID()) {
+	if store.ValidID(p) == nil && len(p) < store.IDLen {
 		if hits, ok := LookupPrefix(st, p); ok {
 			return store.ResolveID(p, hits)
 		}

@@ -29,13 +29,16 @@ func (e *AmbiguousError) Error() string {
 // NewID is a new session id, a uuid4.
 func NewID() string { return uuid.NewString() }
 
+// IDLen is the length of a whole session id (a uuid's text).
+const IDLen = 36
+
 // ValidID accepts only what a session id or a prefix of one can look like,
 // so that nothing a user types ("..", "a/b") ever reaches a file path.
 func ValidID(s string) error {
 	if s == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidID)
 	}
-	if len(s) > 36 {
+	if len(s) > IDLen {
 		return fmt.Errorf("%w %q: longer than a uuid", ErrInvalidID, s)
 	}
 	for _, r := range s {

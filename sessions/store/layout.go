@@ -241,7 +241,7 @@ func (l Layout) ResolveSession(prefix string) (string, error) {
 	if err := ValidID(prefix); err != nil {
 		return "", err
 	}
-	if len(prefix) == idLen {
+	if len(prefix) == IDLen {
 		// Every id is this long: a whole one is nobody's prefix.
 		fi, err := os.Lstat(l.Session(prefix))
 		switch {
@@ -258,9 +258,6 @@ func (l Layout) ResolveSession(prefix string) (string, error) {
 	}
 	return ResolveID(prefix, hits)
 }
-
-// idLen is the length of a session id (a uuid).
-const idLen = 36
 
 // sessionsWithPrefix lists the session directories whose names start with
 // prefix, reading the directory's names in batches.
