@@ -3,10 +3,12 @@
 # processes (the fixed cost of docs/performance.md):
 #
 #   cmd/zwarm/testdata/fixedcost.sh [RUNS]
+#   BEFORE=/path/to/an/earlier/zwarm cmd/zwarm/testdata/fixedcost.sh [RUNS]
 #
 # In a small repository where a settled worker (the scripted fake agent)
 # changed one file, it runs in turn, RUNS times after a warm-up:
 #   zwarm diff --stat ID                     zwarm, built static as installed
+#   before diff --stat ID                    BEFORE, if given: another build
 #   floor diff --stat BASE zwarm/ID          a program that links every
 #                                            library zwarm links and whose
 #                                            main only runs git with its
@@ -14,8 +16,10 @@
 #                                            binary, and git's work
 #   git diff --stat BASE zwarm/ID            the work alone
 # and prints each one's median wall time and the medians of the
-# run-by-run differences from git's (bash's EPOCHREALTIME: no process is
-# started to read the clock).
+# run-by-run differences from git's. The rounds take every order of the
+# commands in turn: which process ran just before moved a command's time
+# by up to a millisecond on a small virtual machine. The clock is bash's
+# EPOCHREALTIME: no process is started to read it.
 set -euo pipefail
 runs=${1:-100}
 cd "$(dirname "$0")/../../.."
@@ -59,26 +63,46 @@ id=$("$tmp/zwarm" spawn "change a file")
 "$tmp/zwarm" wait "$id" >/dev/null
 base=$(git merge-base main "zwarm/$id")
 
-zw=("$tmp/zwarm" diff --stat "${id:0:8}")
-fl=("$tmp/floor" diff --stat "$base" "zwarm/$id")
-gt=(git diff --stat "$base" "zwarm/$id")
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-for c in zw fl gt; do : >"$tmp/$c"; done
-: >"$tmp/dzw" && : >"$tmp/dfl"
+declare -A cmd=(
+	[zwarm]="$tmp/zwarm diff --stat ${id:0:8}"
+	[floor]="$tmp/floor diff --stat $base zwarm/$id"
+	[git]="git diff --stat $base zwarm/$id"
+)
+names=(zwarm floor git)
+if [ -n "${BEFORE:-}" ]; then
+	cmd[before]="$BEFORE diff --stat ${id:0:8}"
+	names=(zwarm before floor git)
+fi
+# orders prints every order of its arguments, one to a line.
+orders() {
+	if [ $# -le 1 ]; then echo "$@"; return; fi
+	local i rest
+	for ((i = 1; i <= $#; i++)); do
+		rest=("${@:1:i-1}" "${@:i+1}")
+		orders "${rest[@]}" | sed "s/^/${!i} /"
+	done
+}
+mapfile -t order < <(orders "${names[@]}")
+for c in "${names[@]}"; do : >"$tmp/t.$c" && : >"$tmp/d.$c"; done
 for i in $(seq 0 "$runs"); do
-	t0=$(us); "${zw[@]}" >/dev/null; t1=$(us)
-	"${fl[@]}" >/dev/null; t2=$(us)
-	"${gt[@]}" >/dev/null; t3=$(us)
+	declare -A took=()
+	for c in ${order[i % ${#order[@]}]}; do
+		t0=${EPOCHREALTIME/./}
+		${cmd[$c]} >/dev/null
+		t1=${EPOCHREALTIME/./}
+		took[$c]=$((t1 - t0))
+	done
 	[ "$i" -eq 0 ] && continue # the warm-up
-	echo $((t1 - t0)) >>"$tmp/zw"
-	echo $((t2 - t1)) >>"$tmp/fl"
-	echo $((t3 - t2)) >>"$tmp/gt"
-	echo $(((t1 - t0) - (t3 - t2))) >>"$tmp/dzw"
-	echo $(((t2 - t1) - (t3 - t2))) >>"$tmp/dfl"
+	for c in "${names[@]}"; do
+		echo "${took[$c]}" >>"$tmp/t.$c"
+		echo $((took[$c] - took[git])) >>"$tmp/d.$c"
+	done
 done
-ms() { median <"$1" | awk '{printf "%.2f ms", $1/1000}'; }
-echo "$runs runs each, in turn; medians:"
-echo "  zwarm diff --stat ID           $(ms "$tmp/zw")   above git: $(ms "$tmp/dzw")"
-echo "  floor diff --stat BASE BRANCH  $(ms "$tmp/fl")   above git: $(ms "$tmp/dfl")"
-echo "  git diff --stat BASE BRANCH    $(ms "$tmp/gt")"
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+ms() { median <"$1" | awk '{printf "%5.2f ms", $1/1000}'; }
+echo "$runs runs each, in turn, in each of the ${#order[@]} orders alike; medians:"
+for c in "${names[@]}"; do
+	line=$(printf '  %-7s %s' "$c" "$(ms "$tmp/t.$c")")
+	[ "$c" != git ] && line+="   above git: $(ms "$tmp/d.$c")"
+	echo "$line"
+done
