@@ -223,10 +223,13 @@ func TestOnlySuperviseImportsTheSupervisor(t *testing.T) {
 // for clipboard programs along PATH (some fifty file lookups); the SDK's
 // root package registers the types of every OpenAI API (0.75 ms), grpc,
 // which otlptracehttp links, its codecs, logs and channelz (0.9 ms with
-// its gateway); docs/performance.md. A path ending in /... is the
+// its gateway); protobuf, which the SDK's otlptrace links, its generated
+// OTLP types and a hash of the zwarm binary (0.25 ms);
+// docs/performance.md. A path ending in /... is the
 // package and every one below it, as go list reads it (openai-go's
 // responses package, below its root, is the one zwarm calls).
-var heavyInit = []string{"github.com/atotto/clipboard", "github.com/openai/openai-go/v3", "google.golang.org/grpc/..."}
+var heavyInit = []string{"github.com/atotto/clipboard", "github.com/openai/openai-go/v3", "google.golang.org/grpc/...",
+	"google.golang.org/protobuf/...", "go.opentelemetry.io/proto/...", "go.opentelemetry.io/otel/exporters/otlp/..."}
 
 func TestNoDependencyWorksAtStartup(t *testing.T) {
 	out, err := exec.Command("go", "list", "-buildvcs=false", "-deps", ".").Output()

@@ -18,19 +18,17 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // otlpHTTP sends spans to a collector as OTLP/HTTP in protobuf, what
-// otlptracehttp sends. That exporter is not linked: its request and
-// response types live in a package that also holds the collector's gRPC
-// service, and linking grpc, its gateway and their registrations cost every
-// zwarm command 0.9 ms at start, telemetry on or off (docs/performance.md).
-// The spans are still built and encoded by the SDK (otlptrace); what is
-// here is the POST.
+// otlptracehttp sends. Neither that exporter nor the SDK's otlptrace is
+// linked: the first's request and response types live in a package that
+// also holds the collector's gRPC service, and linking grpc, its gateway
+// and their registrations cost every zwarm command 0.9 ms at start; the
+// second's, OTLP's generated types and the protobuf runtime, 0.25 ms
+// (docs/performance.md), telemetry on or off. The spans are built by
+// the SDK; what is here is their encoding (otlpenc.go) and the POST.
 type otlpHTTP struct {
 	url     string
 	shown   string // url without its password, for errors
@@ -39,7 +37,26 @@ type otlpHTTP struct {
 	client  *http.Client
 }
 
-var _ otlptrace.Client = (*otlpHTTP)(nil)
+// otlpExporter is the SDK's span exporter that sends through c.
+type otlpExporter struct{ c *otlpHTTP }
+
+var _ sdktrace.SpanExporter = otlpExporter{}
+
+func (e otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	if err := e.c.upload(ctx, exportRequest(spans)); err != nil {
+		return fmt.Errorf("traces export: %w", err)
+	}
+	return nil
+}
+
+// Shutdown closes the exporter's idle connection.
+func (e otlpExporter) Shutdown(context.Context) error {
+	e.c.client.CloseIdleConnections()
+	return nil
+}
 
 const (
 	exportTimeout   = 5 * time.Second // one export, the batcher's bound and the POST's
@@ -128,20 +145,9 @@ func tlsFromEnv(ca, cert, key otlpVar) (*tls.Config, error) {
 	return tc, nil
 }
 
-func (c *otlpHTTP) Start(context.Context) error { return nil }
-
-func (c *otlpHTTP) Stop(context.Context) error {
-	c.client.CloseIdleConnections()
-	return nil
-}
-
-// UploadTraces posts one ExportTraceServiceRequest. zwarm does not retry:
+// upload posts one ExportTraceServiceRequest, body. zwarm does not retry:
 // a batch the collector did not take is dropped, and said in the log.
-func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
-	body, err := exportRequest(spans)
-	if err != nil {
-		return err
-	}
+func (c *otlpHTTP) upload(ctx context.Context, body []byte) error {
 	if c.gzip {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -153,7 +159,7 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 	if err != nil {
 		return err
 	}
-	req.Header.Set("User-Agent", "zwarm OTLP exporter (otlptrace "+otlptrace.Version()+")")
+	req.Header.Set("User-Agent", "zwarm OTLP exporter")
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
 	}
@@ -194,8 +200,6 @@ const (
 	partialErrorMessage  = 2 // ExportTracePartialSuccess.error_message
 )
 
-var errNotOTLPAnswer = errors.New("the collector's answer is not an ExportTraceServiceResponse")
-
 // statusMessage is google.rpc.Status's message, what an OTLP/HTTP
 // collector answers a refused export with in protobuf.
 const statusMessage = 2
@@ -206,8 +210,8 @@ const statusMessage = 2
 func refusal(contentType string, body []byte) string {
 	if contentType == "application/x-protobuf" {
 		var msg []byte
-		err := eachField(body, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-			if num == statusMessage && typ == protowire.BytesType {
+		err := eachField(body, func(num, typ int, v []byte, _ uint64) error {
+			if num == statusMessage && typ == wireBytes {
 				msg = v
 			}
 			return nil
@@ -235,35 +239,20 @@ func refusal(contentType string, body []byte) string {
 // error page is not worth a screen of the log.
 const maxRefusal = 300
 
-// exportRequest is the protobuf of an ExportTraceServiceRequest: its one
-// field, repeated, is each ResourceSpans as a message.
-func exportRequest(spans []*tracepb.ResourceSpans) ([]byte, error) {
-	var b []byte
-	for _, rs := range spans {
-		m, err := proto.Marshal(rs)
-		if err != nil {
-			return nil, fmt.Errorf("encode spans: %w", err)
-		}
-		b = protowire.AppendTag(b, requestResourceSpans, protowire.BytesType)
-		b = protowire.AppendBytes(b, m)
-	}
-	return b, nil
-}
-
 // partialSuccess is the error an ExportTraceServiceResponse carries: nil
 // unless the collector says it rejected spans or warns.
 func partialSuccess(b []byte) error {
 	var rejected int64
 	var msg string
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
-		if num != responsePartial || typ != protowire.BytesType {
+	err := eachField(b, func(num, typ int, v []byte, n uint64) error {
+		if num != responsePartial || typ != wireBytes {
 			return nil
 		}
-		return eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+		return eachField(v, func(num, typ int, v []byte, n uint64) error {
 			switch {
-			case num == partialRejectedSpans && typ == protowire.VarintType:
+			case num == partialRejectedSpans && typ == wireVarint:
 				rejected = int64(n)
-			case num == partialErrorMessage && typ == protowire.BytesType:
+			case num == partialErrorMessage && typ == wireBytes:
 				msg = string(v)
 			}
 			return nil
@@ -276,34 +265,4 @@ func partialSuccess(b []byte) error {
 		return nil
 	}
 	return fmt.Errorf("the collector took the batch in part: %d spans rejected: %s", rejected, msg)
-}
-
-// eachField calls fn with each field of the message b: its bytes for a
-// length-delimited field, its value for a varint.
-func eachField(b []byte, fn func(protowire.Number, protowire.Type, []byte, uint64) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errNotOTLPAnswer
-		}
-		b = b[n:]
-		var v []byte
-		var x uint64
-		switch typ {
-		case protowire.BytesType:
-			v, n = protowire.ConsumeBytes(b)
-		case protowire.VarintType:
-			x, n = protowire.ConsumeVarint(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return errNotOTLPAnswer
-		}
-		b = b[n:]
-		if err := fn(num, typ, v, x); err != nil {
-			return err
-		}
-	}
-	return nil
 }

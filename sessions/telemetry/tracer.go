@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -64,13 +63,9 @@ func OpenURL(url string, headers map[string]string, content bool, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	// Started, so that shutting down stops the client: its idle
-	// connection closes with the tracer.
-	exp, err := otlptrace.New(context.Background(), client)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: %w", err)
-	}
-	out := &logged{SpanExporter: exp, log: log, url: client.shown}
+	// Shutting the exporter down closes its idle connection, with the
+	// tracer.
+	out := &logged{SpanExporter: otlpExporter{client}, log: log, url: client.shown}
 	t := New(out, content)
 	t.URL, t.Headers, t.out, t.reach = url, headers, out, newReach(url)
 	return t, nil
