@@ -143,14 +143,6 @@ func appendKeyValue(b []byte, num int, kv attribute.KeyValue) []byte {
 // appendAnyValue is the body of an AnyValue: one member of its oneof,
 // there even when it is zero (none for an empty value).
 func appendAnyValue(b []byte, v attribute.Value) []byte {
-	array := func(n int, each func(b []byte, i int) []byte) []byte {
-		return appendMessage(b, 5, func(b []byte) []byte {
-			for i := range n {
-				b = appendMessage(b, 1, func(b []byte) []byte { return each(b, i) })
-			}
-			return b
-		})
-	}
 	switch v.Type() {
 	case attribute.BOOL:
 		x := uint64(0)
@@ -167,20 +159,15 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 	case attribute.BYTESLICE:
 		return appendBytes(b, 7, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		s := v.AsBoolSlice()
-		return array(len(s), func(b []byte, i int) []byte { return appendAnyValue(b, attribute.BoolValue(s[i])) })
+		return appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		s := v.AsInt64Slice()
-		return array(len(s), func(b []byte, i int) []byte { return appendAnyValue(b, attribute.Int64Value(s[i])) })
+		return appendArray(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		s := v.AsFloat64Slice()
-		return array(len(s), func(b []byte, i int) []byte { return appendAnyValue(b, attribute.Float64Value(s[i])) })
+		return appendArray(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		s := v.AsStringSlice()
-		return array(len(s), func(b []byte, i int) []byte { return appendAnyValue(b, attribute.StringValue(s[i])) })
+		return appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		s := v.AsSlice()
-		return array(len(s), func(b []byte, i int) []byte { return appendAnyValue(b, s[i]) })
+		return appendArray(b, v.AsSlice(), func(v attribute.Value) attribute.Value { return v })
 	case attribute.MAP:
 		return appendMessage(b, 6, func(b []byte) []byte {
 			for _, kv := range v.AsMap() {
@@ -192,6 +179,16 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 		return b
 	}
 	return appendBytes(b, 1, []byte("INVALID"))
+}
+
+// appendArray is an AnyValue's array member: an AnyValue of each of s.
+func appendArray[T any](b []byte, s []T, value func(T) attribute.Value) []byte {
+	return appendMessage(b, 5, func(b []byte) []byte {
+		for _, x := range s {
+			b = appendMessage(b, 1, func(b []byte) []byte { return appendAnyValue(b, value(x)) })
+		}
+		return b
+	})
 }
 
 // appendOneofVarint is a varint member of a oneof: there even when 0.
