@@ -140,6 +140,9 @@ func newRootCmdFor(f *factory, args []string) *cobra.Command {
 	if len(args) > 0 {
 		if one := commandNamed(args[0]); one != nil {
 			root.AddCommand(one(f))
+			// The completion command, and the help of its four shells,
+			// are not the command asked for.
+			root.CompletionOptions.DisableDefaultCmd = true
 			return root
 		}
 	}
@@ -168,7 +171,7 @@ func newRoot(f *factory) *cobra.Command {
 		Short:         "Run coding agents as supervised background workers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(),
+		Version:       "(from the build)", // printed by the template, from versionString
 		Long: `zwarm runs coding agents (the Codex CLI, Claude Code) as supervised background
 workers, records everything they print under the state dir, and lets you
 list, read, continue and stop them.
@@ -194,7 +197,7 @@ out; 130 interrupted.`,
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
-	root.SetVersionTemplate("zwarm {{.Version}}\n")
+	root.SetVersionTemplate("zwarm {{zwarmVersion}}\n")
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
 	root.PersistentFlags().StringVar(&f.stateDir, "state-dir", "", "state directory (default: $"+StateDirEnv+", else the nearest .zwarm above here)")

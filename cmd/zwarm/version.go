@@ -9,6 +9,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// The root's --version prints versionString through its template, so that
+// reading the build's information (every dependency it lists) is done
+// only when it is asked for, not at every start.
+func init() { cobra.AddTemplateFunc("zwarmVersion", versionString) }
+
 // versionString says which zwarm this is, from what the Go toolchain
 // recorded in the binary: the module version (a tag, a pseudo-version, or
 // "(devel)"), the VCS revision and whether the tree had local changes.
