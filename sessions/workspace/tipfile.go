@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"syscall"
 )
 
 // tipFileHolds reports whether the worker's branch is at commit as its
@@ -15,7 +16,8 @@ import (
 // as files, as zwarm makes the worker's, a branch's loose ref file is the
 // branch, whatever packed-refs holds. Anything else (a packed branch, a
 // ref store of another format, a symbolic ref, a file that leads out of
-// the repository, another commit) is a no, and git is asked.
+// the repository, one that is not a file, another commit) is a no, and
+// git is asked.
 //
 // The worker may write its branch while it runs, not after: a settled
 // worker's ref file holding the tip zwarm recorded was written by git,
@@ -24,11 +26,20 @@ func (w *Worktree) tipFileHolds(commit string) bool {
 	if commit == "" || w.Branch == "" {
 		return false
 	}
-	f, err := os.OpenInRoot(w.own(), path.Join("refs", "heads", w.Branch))
+	root, err := os.OpenRoot(w.own())
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	// Not blocking: a FIFO a worker left there would hold the open.
+	f, err := root.OpenFile(path.Join("refs", "heads", w.Branch), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	var b [160]byte // a SHA-256 name and its newline, with room to see more
 	n, _ := io.ReadFull(f, b[:])
 	return string(b[:n]) == commit+"\n"

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The branch's ref file answers whether a settled worker's branch is at
@@ -55,6 +57,21 @@ func TestTheTipFileSaysYesOnlyWhereGitWould(t *testing.T) {
 	}
 	if w.tipFileHolds(head) {
 		t.Fatal("a ref file that leads out of the repository was read")
+	}
+	// A FIFO is not opened to wait for a writer.
+	os.Remove(ref)
+	if err := syscall.Mkfifo(ref, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan bool, 1)
+	go func() { answered <- w.tipFileHolds(head) }()
+	select {
+	case yes := <-answered:
+		if yes {
+			t.Fatal("a FIFO was taken for the tip")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a FIFO in the branch's place held the answer for 10 s")
 	}
 	os.Remove(ref)
 	write(t, ref, head+"\n"+strings.Repeat("x", 200))
