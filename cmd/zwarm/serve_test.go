@@ -181,7 +181,7 @@ func TestARunIsAnsweredFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
-	webtest.Click(t, ctx, chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`#runs tr[data-id="`+run.ID+`"]`), "the run selected", `document.querySelector("#runs tr.selected") !== null`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the question", `document.getElementById("run-asks").textContent === "asks: Which database?"`, 30*time.Second)
 	webtest.Type(t, ctx, "#say-text", "and keep it simple")
 	webtest.Click(t, ctx, chromedp.CSS(`#say-form button`))
@@ -246,7 +246,7 @@ func TestARunsStoryShowsEachCallAsItIsMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the run listed", `document.querySelectorAll("#runs tbody tr[data-id]").length === 1`, 30*time.Second)
-	webtest.Click(t, ctx, chromedp.CSS(`#runs tbody tr[data-id]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`#runs tbody tr[data-id]`), "the run selected", `document.querySelector("#runs tr.selected") !== null`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the call while it runs", `document.getElementById("run-lines").textContent.includes("→ exec_command")`, 30*time.Second)
 	if runs := w.runs(); len(runs) != 1 || runs[0].Steps != 0 {
 		t.Fatalf("the call showed, but the run's record is %+v; want it mid-step", runs)

@@ -135,6 +135,27 @@ func Click[S chromedp.Selectable](t testing.TB, ctx context.Context, sel S) {
 	}
 }
 
+// ClickUntil clicks the element sel selects until the JavaScript js
+// holds, for at most limit. A click is a mouse's, at where the element
+// was: one that lands as the page moves the element (a list above it
+// drawn a moment later) reaches nothing, as a person's would, and is
+// made again.
+func ClickUntil[S chromedp.Selectable](t testing.TB, ctx context.Context, sel S, what, js string, limit time.Duration) {
+	t.Helper()
+	began := time.Now()
+	for {
+		Click(t, ctx, sel)
+		for tried := time.Now(); time.Since(tried) < 2*time.Second; time.Sleep(20 * time.Millisecond) {
+			if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
+				return
+			}
+		}
+		if time.Since(began) > limit {
+			t.Fatalf("clicked %v for %s: %s never held", sel, limit, what)
+		}
+	}
+}
+
 // Type types text, key by key, into the element with the CSS selector
 // css after emptying it. The page itself focuses the element, rather
 // than chromedp through a node id that a redraw beside it can make stale.
