@@ -98,7 +98,7 @@ func TestALandFromThePageLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the worker listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`), "the session selected", `state.selected === "`+id+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 30*time.Second)
 	ws := `document.getElementById("detail-workspace").textContent`
 	if got, want := webtest.Eval[string](t, ctx, ws), "worktree"+w.show(id).Worktree; !strings.HasPrefix(got, want) || !strings.Contains(got, "not landed") {
@@ -402,7 +402,7 @@ func TestAKillFromThePageSaysWhereItCameFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	webtest.WaitFor(t, ctx, "the worker listed", `document.querySelectorAll("#sessions tbody tr").length === 1`, 30*time.Second)
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`), "the session selected", `state.selected === "`+id+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the actions", `!document.getElementById("actions").hidden`, 30*time.Second)
 	webtest.Click(t, ctx, chromedp.CSS("#kill"))
 	webtest.WaitFor(t, ctx, "the kill", `document.getElementById("action-result").textContent !== "…" && document.getElementById("action-result").textContent !== ""`, time.Minute)

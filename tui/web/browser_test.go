@@ -129,7 +129,7 @@ func TestThePageInABrowser(t *testing.T) {
 	shot := webtest.Screenshot(t, ctx, "web-list")
 
 	// The story follows the record.
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`), "the session selected", `state.selected === "`+id+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the session's story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the event stream", `document.getElementById("live").textContent === "live"`, 30*time.Second)
 	s, err := sv.st.Load(id)
@@ -175,7 +175,7 @@ func TestTextThatWouldReadOtherwiseIsShownEscaped(t *testing.T) {
 	if got, want := webtest.Eval[string](t, ctx, cell), `open invoice\u202efdp.exe\x1b[8m now\x0d`+"\tdone"; got != want {
 		t.Fatalf("the task is shown as %q, want %q", got, want)
 	}
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+s.ID+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+s.ID+`"]`), "the session selected", `state.selected === "`+s.ID+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the session's story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
 	story := webtest.Eval[string](t, ctx, `document.getElementById("detail-pane").textContent`)
 	if strings.ContainsAny(story, "\u202e\x1b\r") || !strings.Contains(story, `invoice\u202efdp.exe`) {
@@ -209,7 +209,7 @@ func TestAReadOnlyLinkCannotAct(t *testing.T) {
 	}
 	webtest.WaitFor(t, ctx, "the sessions listed", `document.querySelectorAll("#sessions tbody tr").length === 3`, 30*time.Second)
 	id := sessionstest.SessionID(1)
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+id+`"]`), "the session selected", `state.selected === "`+id+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the story", `document.getElementById("detail-title").textContent.includes("completed")`, 30*time.Second)
 	hidden := webtest.Eval[bool](t, ctx, `document.getElementById("actions").hidden`)
 	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/api/sessions/`+id+`/kill", {method: "POST", headers: {Authorization: "Bearer `+sv.ro+`"}}).then(r => r.status)`,
@@ -298,12 +298,12 @@ func TestAnUnreadableSessionChosenShowsNothingOfTheLast(t *testing.T) {
 	}
 	one, two := sessionstest.SessionID(1), sessionstest.SessionID(2)
 	webtest.WaitFor(t, ctx, "the sessions listed", `document.querySelectorAll("#sessions tbody tr").length === 3`, 30*time.Second)
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+one+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+one+`"]`), "the session selected", `state.selected === "`+one+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the first session's story", `document.getElementById("detail-title").textContent === "`+one[:8]+` · completed" && !document.getElementById("actions").hidden`, 30*time.Second)
 	if err := os.WriteFile(filepath.Join(sv.st.SessionDir(two), "meta.json"), []byte(`{"version":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	webtest.Click(t, ctx, chromedp.CSS(`tr[data-id="`+two+`"]`))
+	webtest.ClickUntil(t, ctx, chromedp.CSS(`tr[data-id="`+two+`"]`), "the session selected", `state.selected === "`+two+`"`, 30*time.Second)
 	webtest.WaitFor(t, ctx, "the second said unreadable, its buttons hidden", `document.getElementById("detail-title").textContent === "`+two[:8]+` · could not be read" && document.getElementById("actions").hidden && document.getElementById("story").children.length === 0`, 30*time.Second)
 }
 
