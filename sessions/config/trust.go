@@ -209,7 +209,12 @@ func CheckTrusted(stateDir string) error {
 			if !strings.HasSuffix(e.Name(), ".toml") {
 				continue
 			}
-			p, via := resolvePath(filepath.Join(real, e.Name()))
+			// real is resolved already: only a symlink leads elsewhere,
+			// through directories of its own.
+			p, via := filepath.Join(real, e.Name()), []string(nil)
+			if e.Type()&fs.ModeSymlink != 0 {
+				p, via = resolvePath(p)
+			}
 			if fi, err := os.Stat(p); err == nil {
 				if why := untrustedBy(fi, false); why != "" {
 					fail(p, why)
