@@ -155,7 +155,7 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 	case attribute.FLOAT64:
 		return appendDouble(b, 4, v.AsFloat64())
 	case attribute.STRING:
-		return appendBytes(b, 1, []byte(v.AsString()))
+		return appendBytes(b, 1, []byte(validUTF8(v.AsString())))
 	case attribute.BYTESLICE:
 		return appendBytes(b, 7, v.AsByteSlice())
 	case attribute.BOOLSLICE:
@@ -237,4 +237,4 @@ func spanFlags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
 
 func unixNano(ns int64) uint64 { return uint64(max(0, ns)) }
 
-func count(n int) uint64 { return uint64(min(max(n, 0), math.MaxUint32)) }
+func count(n int) uint64 { return uint64(min(max(int64(n), 0), math.MaxUint32)) }

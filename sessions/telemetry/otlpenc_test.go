@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,35 @@ func TestAnAnswerThatIsNotProtobufIsSaidToBeNone(t *testing.T) {
 		if err := partialSuccess(b); !errors.Is(err, errNotOTLPAnswer) {
 			t.Errorf("%x: %v, want it not taken for an answer", b, err)
 		}
+	}
+}
+
+// A string that is not UTF-8 (an agent's output cut in the middle of a
+// rune) is sent with U+FFFD in its place: a protobuf string must be
+// UTF-8, and a collector refuses the whole batch over one that is not.
+func TestStringsThatAreNotUTF8AreSentMended(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	_, s := tp.Tracer("zwarm").Start(context.Background(), "turn \xff1")
+	s.SetAttributes(attribute.String("output", "caf\xc3"), attribute.StringSlice("lines", []string{"ok", "\xe2\x82"}))
+	s.AddEvent("cut \xf0\x9f")
+	s.SetStatus(codes.Error, "exit \xfe")
+	s.End()
+	var spans []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		spans = append(spans, s)
+	}
+	var got coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(exportRequest(spans), &got); err != nil {
+		t.Fatalf("a span with strings that are not UTF-8 is not a valid request: %v", err)
+	}
+	sp := got.ResourceSpans[0].ScopeSpans[0].Spans[0]
+	attrs := map[string]string{}
+	for _, kv := range sp.Attributes {
+		attrs[kv.Key] = fmt.Sprint(kv.Value)
+	}
+	if sp.Name != "turn \uFFFD1" || sp.Events[0].Name != "cut \uFFFD" || sp.Status.Message != "exit \uFFFD" ||
+		!strings.Contains(attrs["output"], "caf\uFFFD") || !strings.Contains(attrs["lines"], "\uFFFD") {
+		t.Fatalf("mended as %v", sp)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // The protobuf wire format, as far as an OTLP export needs it: zwarm
@@ -62,6 +64,7 @@ func appendString(b []byte, num int, s string) []byte {
 	if s == "" {
 		return b
 	}
+	s = validUTF8(s)
 	b = binary.AppendUvarint(appendTag(b, num, wireBytes), uint64(len(s)))
 	return append(b, s...)
 }
@@ -121,3 +124,13 @@ func eachField(b []byte, fn func(num, typ int, v []byte, x uint64) error) error 
 }
 
 func appendVarint(b []byte, x uint64) []byte { return binary.AppendUvarint(b, x) }
+
+// validUTF8 is s with each run of bytes that are not UTF-8 made U+FFFD: a
+// protobuf string must be UTF-8, and a collector refuses the whole batch
+// over one that is not (an agent's output, cut in the middle of a rune).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
