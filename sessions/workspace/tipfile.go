@@ -31,8 +31,14 @@ func (w *Worktree) tipFileHolds(commit string) bool {
 		return false
 	}
 	defer root.Close()
+	name := path.Join("refs", "heads", w.Branch)
+	// A symlink there is, to git, a symbolic ref to the ref its text
+	// names, not a path to follow.
+	if fi, err := root.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	// Not blocking: a FIFO a worker left there would hold the open.
-	f, err := root.OpenFile(path.Join("refs", "heads", w.Branch), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}

@@ -49,6 +49,16 @@ func TestTheTipFileSaysYesOnlyWhereGitWould(t *testing.T) {
 	if w.tipFileHolds(head) {
 		t.Fatal("a symbolic ref was taken for the tip")
 	}
+	// A symlink whose text names a ref is a symbolic ref to git, whatever
+	// the path it names as a file holds.
+	os.Remove(ref)
+	write(t, filepath.Join(filepath.Dir(ref), "refs", "heads", "main"), head+"\n")
+	if err := os.Symlink("refs/heads/main", ref); err != nil {
+		t.Fatal(err)
+	}
+	if w.tipFileHolds(head) {
+		t.Fatal("a symlink in the branch's place was followed as a path")
+	}
 	outside := filepath.Join(t.TempDir(), "tip")
 	write(t, outside, head+"\n")
 	os.Remove(ref)
