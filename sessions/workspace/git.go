@@ -215,6 +215,7 @@ func (g git) exec(ctx context.Context, path string, full, args []string) (string
 		if errors.As(err, &ee) {
 			return out.String(), &GitError{Args: args, Code: ee.ExitCode(), Stderr: stderr.String()}
 		}
+		forgetGit(path) // gone since it was found, perhaps: looked for again next time
 		if g.dir != "" {
 			// A missing directory reads as a missing git ("fork/exec
 			// /usr/bin/git: no such file or directory"). Looked at only
@@ -302,6 +303,16 @@ func gitPath() (string, error) {
 		gitFound.path, gitFound.in = path, p
 	}
 	return path, err
+}
+
+// forgetGit drops path as git's, so that the next git is looked up in
+// PATH again.
+func forgetGit(path string) {
+	gitFound.Lock()
+	defer gitFound.Unlock()
+	if gitFound.path == path {
+		gitFound.path = ""
+	}
 }
 
 var gitFound struct {

@@ -182,4 +182,18 @@ func TestGitInADirectoryThatIsGoneSaysSo(t *testing.T) {
 	if out, err := (git{}).line(context.Background(), "version"); err != nil || !strings.HasPrefix(out, "git version") {
 		t.Fatalf("with PATH back: %q, %v", out, err)
 	}
+
+	// A git removed after it was found is looked for again, PATH the same.
+	later := t.TempDir()
+	write(t, filepath.Join(later, "git"), "#!/bin/sh\necho later git\n")
+	os.Chmod(filepath.Join(later, "git"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+later)
+	if out, err := (git{}).line(context.Background(), "version"); err != nil || out != "other git" {
+		t.Fatalf("the first git on PATH: %q, %v", out, err)
+	}
+	os.Remove(filepath.Join(bin, "git"))
+	(git{}).line(context.Background(), "version") // fails: the git it knew is gone
+	if out, err := (git{}).line(context.Background(), "version"); err != nil || out != "later git" {
+		t.Fatalf("once the git found is gone: %q, %v (want the next git on PATH)", out, err)
+	}
 }
