@@ -131,3 +131,15 @@ func (h *heldWriter) wrote() bool {
 	defer h.mu.Unlock()
 	return h.written
 }
+
+// countingWriter counts what reaches w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +177,7 @@ func (w *Worktree) scanKey() string {
 	}
 	// The git that answers, and what steers it: git's own variables
 	// (config, pathspecs), and where it finds a user's config.
-	prog, _ := exec.LookPath("git")
+	prog, _ := gitPath()
 	fmt.Fprintf(h, "git %s\x00", prog)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

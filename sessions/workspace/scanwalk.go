@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,7 +109,7 @@ func (w *Worktree) scanInputs(ctx context.Context, g git) ([]string, error) {
 	if shared, err := filepath.Glob(filepath.Join(w.admin(), "sharedindex.*")); err == nil {
 		files = append(files, shared...)
 	}
-	if p, err := exec.LookPath("git"); err == nil {
+	if p, err := gitPath(); err == nil {
 		if p, err = filepath.EvalSymlinks(p); err == nil {
 			files = append(files, p)
 		}

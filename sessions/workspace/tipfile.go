@@ -50,15 +50,3 @@ func (w *Worktree) tipFileHolds(commit string) bool {
 	n, _ := io.ReadFull(f, b[:])
 	return string(b[:n]) == commit+"\n"
 }
-
-// countingWriter counts what reaches w.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
