@@ -3,7 +3,7 @@
 // it is (shown).
 "use strict";
 
-const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), known: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, runSort: "created_at", runDesc: true, selected: "", run: "", story: null, canAct: false };
+const state = { token: "", page: 200, next: "", more: false, loading: false, sessions: new Map(), known: new Map(), runs: new Map(), order: [], sort: "updated_at", desc: true, runSort: "created_at", runDesc: true, selected: "", run: "", story: null, canAct: false, told: new Map() };
 
 function token() {
   const m = location.hash.match(/(?:^#|&)token=([^&]+)/);
@@ -58,6 +58,10 @@ async function loadList() {
 async function loadMore() {
   if (state.loading) return;
   state.loading = true;
+  // What the event stream says of a session while the page is read is
+  // newer than the page: a session removed meanwhile must not come back
+  // with it, nor one changed meanwhile as it was.
+  state.told = new Map();
   const gen = state.gen;
   try {
     const q = document.getElementById("filter").value.trim();
@@ -65,6 +69,7 @@ async function loadMore() {
     if (gen !== state.gen) return;
     document.getElementById("spawn-form").hidden = !body.can_act;
     for (const s of body.sessions) {
+      if (state.told.has(s.id)) continue;
       state.sessions.set(s.id, s);
       state.known.set(s.id, s); // whatever the filter: a run's workers show under it
     }
@@ -459,6 +464,7 @@ async function stream() {
     es.addEventListener("open", () => { live.textContent = "live"; });
     es.addEventListener("session", (e) => {
       const ev = JSON.parse(e.data);
+      if (state.loading) state.told.set(ev.id, ev);
       if (ev.removed) {
         state.sessions.delete(ev.id);
         state.known.delete(ev.id);
