@@ -5,7 +5,9 @@
 #   cmd/zwarm/testdata/fixedcost.sh [RUNS]
 #   BEFORE=/path/to/an/earlier/zwarm cmd/zwarm/testdata/fixedcost.sh [RUNS]
 #
-# In a small repository where a settled worker (the scripted fake agent)
+# In a small repository set up as a person sets one up (`zwarm init`: the
+# state dir .zwarm/ inside it, with the commented config.toml every
+# command reads), where a settled worker (the scripted fake agent)
 # changed one file, it runs in turn, RUNS times after a warm-up:
 #   zwarm diff --stat ID                     zwarm, built static as installed
 #   before diff --stat ID                    BEFORE, if given: another build
@@ -49,7 +51,8 @@ repo="$tmp/repo"
 mkdir "$repo"
 for i in $(seq 1 50); do echo "line $i" >"$repo/f$i.txt"; done
 git -C "$repo" init -q -b main && git -C "$repo" add -A && git -C "$repo" commit -q -m init
-export ZWARM_STATE_DIR="$tmp/state" ZWARM_CODEX_BIN="$tmp/codex" FAKEAGENT_SCRIPT="$tmp/script.json"
+unset ZWARM_STATE_DIR
+export ZWARM_CODEX_BIN="$tmp/codex" FAKEAGENT_SCRIPT="$tmp/script.json"
 cat >"$FAKEAGENT_SCRIPT" <<'EOF'
 {"default": [
   {"run": "echo changed >> f7.txt"},
@@ -59,6 +62,7 @@ cat >"$FAKEAGENT_SCRIPT" <<'EOF'
 ]}
 EOF
 cd "$repo"
+"$tmp/zwarm" init >/dev/null
 id=$("$tmp/zwarm" spawn "change a file")
 "$tmp/zwarm" wait "$id" >/dev/null
 base=$(git merge-base main "zwarm/$id")
