@@ -2,11 +2,15 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/zwarm/zwarm/cmd/zwarm/internal/cli"
+	"github.com/zwarm/zwarm/sessions/sessionstest"
 	"github.com/zwarm/zwarm/sessions/sessionstest/fakeagent"
 )
 
@@ -22,11 +26,41 @@ func TestEveryCommandReportsABrokenConfigOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const typo = "unknown key kill_grac"
-	for _, args := range [][]string{{"show", id}, {"logs", id}, {"ls"}, {"runs"}, {"rm", "--dry-run", "--all"}, {"clean"}, {"kill", "--all"}, {"wait", id}, {"spawn", "again"}, {"doctor"}} {
+	for _, args := range [][]string{{"show", id}, {"logs", id}, {"ls"}, {"runs"}, {"rm", "--dry-run", "--all"}, {"clean"}, {"kill", "--all"}, {"wait", id}, {"diff", id}, {"spawn", "again"}, {"doctor"}} {
 		r := w.zwarm(args...)
 		if n := strings.Count(r.stdout+r.stderr, typo); n != 1 {
 			t.Errorf("zwarm %s: the typo named %d times (exit %d)\nstdout %q\nstderr %q", strings.Join(args, " "), n, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// The config a command warns about is the one it ran with, read as it
+// began to use the state dir: a typo written while a wait waits is not
+// blamed on the wait, which read a good config (it was, when the config
+// was read after the command's end).
+func TestAConfigBrokenWhileACommandRunsIsNotItsWarning(t *testing.T) {
+	t.Parallel()
+	w, id := blockedWorld(t)
+	cmd := exec.Command(bins.zwarm, "wait", id)
+	cmd.Dir, cmd.Env = w.Work, w.env()
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sessionstest.Eventually(t, "the wait to watch the session", func() bool { return watchesFiles(cmd.Process.Pid) })
+	if err := os.WriteFile(filepath.Join(w.State, "config.toml"), []byte("kill_grac = \"2s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitOf(t, cmd, &out); code != cli.ExitInterrupted {
+		t.Fatalf("zwarm wait, interrupted: exit %d, want %d\n%s", code, cli.ExitInterrupted, out.String())
+	}
+	if strings.Contains(out.String(), "kill_grac") {
+		t.Errorf("zwarm wait warned of a config written after it read its own:\n%s", out.String())
+	}
+	if r := w.zwarm("show", id); strings.Count(r.stderr, "unknown key kill_grac") != 1 {
+		t.Errorf("the next command did not report the typo once: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
