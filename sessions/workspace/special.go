@@ -33,6 +33,11 @@ import (
 func (w *Worktree) eachSpecial(fix bool, f func(path string, mode fs.FileMode) error) error {
 	var walk func(parent int, name, path string, follow bool) error
 	walk = func(parent int, name, path string, follow bool) error {
+		if len(path) >= unix.PathMax {
+			// As a walk by whole paths ended, and as git's own does: each
+			// level below holds a descriptor and a longer path.
+			return &fs.PathError{Op: "open", Path: path, Err: syscall.ENAMETOOLONG}
+		}
 		fd, err := openDir(parent, name, follow)
 		if errors.Is(err, unix.EACCES) && fix && unix.Fchmodat(parent, name, 0o700, 0) == nil {
 			fd, err = openDir(parent, name, follow)

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -168,5 +169,35 @@ func TestAVerifysDetachedProcessIsSweptByItsMarker(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the detached process outlived the sweep")
+	}
+}
+
+// A worker that nests directories deeper than a whole path may name
+// (every git fails there) gets the walk's refusal at once, as git's: the
+// walk does not follow it down holding a descriptor and a longer path
+// for each level.
+func TestTheSweepStopsWhereAPathGrowsTooLong(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000094")
+	fd, err := unix.Open(w.Path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3000 {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	_, err = w.sweepSpecial()
+	if !errors.Is(err, unix.ENAMETOOLONG) {
+		t.Fatalf("the sweep of 3,000 nested directories returned %v, want the path too long", err)
 	}
 }
