@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,5 +201,83 @@ func TestTheSweepStopsWhereAPathGrowsTooLong(t *testing.T) {
 	_, err = w.sweepSpecial()
 	if !errors.Is(err, unix.ENAMETOOLONG) {
 		t.Fatalf("the sweep of 3,000 nested directories returned %v, want the path too long", err)
+	}
+}
+
+// A directory the worker left listable but not searchable (0600) hid what
+// is below it from the walk, and the removal of a FIFO in it made it
+// searchable: git then entered it, to wait for good on a .gitignore FIFO
+// below. The walk makes such a directory searchable before it goes on,
+// and sweeps what is below it too. Run as a user the permissions bind.
+func TestSpecialFilesBelowADirectoryThatCannotBeEnteredAreRemoved(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	wt := filepath.Join(top, "wt")
+	var fifos []string
+	for i := range 5 {
+		d := filepath.Join(wt, "nox", fmt.Sprintf("c%d", i))
+		os.MkdirAll(d, 0o700)
+		fifos = append(fifos, filepath.Join(d, ".gitignore"))
+	}
+	fifos = append(fifos, filepath.Join(wt, "nox", "f"))
+	for _, p := range fifos {
+		if err := unix.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(wt, "nox"), 0o700) })
+	said := sweepAsAUser(t, top, wt, func() { os.Chmod(filepath.Join(wt, "nox"), 0o600) })
+	for _, p := range fifos {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there (the sweep said %q)", p, said)
+		}
+	}
+}
+
+// sweepAsAUser sweeps the worktree wt, in top, as a user whom permissions
+// bind: this process's, or, for root, uid 65534 in a process of its own
+// (TestSweepHelper), top and the test binary made its. prepare runs just
+// before the sweep, once what is in top is that user's. It returns what
+// the sweep said.
+func sweepAsAUser(t *testing.T, top, wt string, prepare func()) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		prepare()
+		removed, err := (&Worktree{Path: wt}).sweepSpecial()
+		return fmt.Sprint(removed, err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(top, "workspace.test")
+	if b, err := os.ReadFile(exe); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal("copy the test binary:", err)
+	}
+	// t.TempDir's directories are 0700; those above them are the
+	// machine's, left as they are.
+	for dir := top; strings.HasPrefix(dir, os.TempDir()+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(dir); err == nil {
+			os.Chmod(dir, fi.Mode().Perm()|0o011)
+		}
+	}
+	filepath.WalkDir(top, func(p string, _ fs.DirEntry, _ error) error { return os.Lchown(p, 65534, 65534) })
+	prepare()
+	cmd := exec.Command(bin, "-test.run=^TestSweepHelper$")
+	cmd.Env = append(os.Environ(), "ZWARM_TEST_SWEEP="+wt)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the sweep as uid 65534: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestSweepHelper is the sweep in a process of its own, for sweepAsAUser;
+// run otherwise, it does nothing.
+func TestSweepHelper(t *testing.T) {
+	if wt := os.Getenv("ZWARM_TEST_SWEEP"); wt != "" {
+		removed, err := (&Worktree{Path: wt}).sweepSpecial()
+		fmt.Println(removed, err)
 	}
 }
