@@ -568,6 +568,47 @@ func TestSlurmAJobRequeuedWhileItsWorktreeIsMadeGoesOn(t *testing.T) {
 	}
 }
 
+// The requeue's SIGTERM reaches the setup command and the supervisor
+// alike, and the setup's end may be seen first: the supervisor waits for
+// its own signal, as it does when the agent dies of one, before it takes
+// a setup ended by SIGTERM for a failed one. Here the setup ends itself
+// with SIGTERM, and the job is requeued once the supervisor has logged
+// that end, so that it always comes first; the session was failed
+// ("setup ... failed with exit code 143"), as it was now and then when
+// the two came together.
+func TestSlurmASetupEndedBySIGTERMJustBeforeARequeueIsNoFailure(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "gate")
+	w := slurmWorld(t, "[worktrees]\nsetup = \"echo making; while [ ! -e '"+gate+"' ]; do sleep 0.1; done; rm -f '"+gate+"'; kill -TERM $$\"\n")
+	w.gitEnv()
+	w.git(w.Work, "init", "-q")
+	writeFile(t, filepath.Join(w.Work, "a"), "a\n")
+	w.git(w.Work, "add", "-A")
+	w.git(w.Work, "commit", "-q", "-m", "init")
+	w.setScript(fakeagent.Completes("done", 5))
+	id := w.spawn("made while requeued")
+	job := w.jobOf(id)
+	sessionstest.Eventually(t, "the setup to run in the job", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), "making")
+	})
+	writeFile(t, gate, "")
+	sessionstest.Eventually(t, "the setup's end logged", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), "exit code 143")
+	})
+	w.slurm("scontrol", "requeue", job)
+	sessionstest.Eventually(t, "the job requeued", func() bool { return w.jobState(job) == "PENDING" })
+	if s := w.show(id); s.Status() != record.StatusPending || s.Error != "" {
+		w.logSessionLogs(id)
+		t.Fatalf("with its setup ended by SIGTERM just before its job was requeued, the session is %s %q", s.Status(), s.Error)
+	}
+	w.slurm("scancel", job)
+	if r := w.zwarm("wait", "--timeout", "2m", id); r.code != 1 {
+		t.Fatalf("wait on the job cancelled after: %+v", r)
+	}
+}
+
 // A follow-up sent with --interrupt while the job waits in the queue
 // after a requeue takes the thread first when the job runs again, as it
 // would have from the running turn: not queued behind a turn that only

@@ -242,6 +242,11 @@ func (sv *supervisor) begin(ctx context.Context) (*record.Session, *record.Turn,
 		return s, turn, err
 	}
 	made, perr := sv.prepare(ctx, s.Workspace)
+	if se := (*setupError)(nil); errors.As(perr, &se) {
+		// The scheduler signals the setup command with the supervisor,
+		// as it does the agent: its end may be seen first.
+		awaitJobSignalAfter(ctx, se.code)
+	}
 	if perr != nil {
 		// What the making started and left (a git or a setup command
 		// cut short) is stopped before the failure is recorded.
@@ -288,10 +293,17 @@ const jobSignalWait = 2 * time.Second
 // the supervisor's signal has been recorded (stopOnSignal); it reports
 // whether it did.
 func awaitJobSignal(ctx context.Context, end state.TurnEnd) bool {
-	if os.Getenv("SLURM_JOB_ID") == "" || end.Killed || end.ExitCode == nil {
+	if end.Killed || end.ExitCode == nil {
 		return false
 	}
-	if c := *end.ExitCode; c != 128+int(syscall.SIGTERM) && c != 128+int(syscall.SIGINT) {
+	return awaitJobSignalAfter(ctx, *end.ExitCode)
+}
+
+// awaitJobSignalAfter is awaitJobSignal for a process of the job that
+// ended with code: the agent, or the worktree's setup command, which a
+// requeue's SIGTERM ends as it ends the supervisor.
+func awaitJobSignalAfter(ctx context.Context, code int) bool {
+	if os.Getenv("SLURM_JOB_ID") == "" || code != 128+int(syscall.SIGTERM) && code != 128+int(syscall.SIGINT) {
 		return false
 	}
 	t := time.NewTimer(jobSignalWait)

@@ -109,6 +109,14 @@ func (sv *supervisor) commitTurn(s *record.Session, n int) *state.TurnWork {
 	return work
 }
 
+// setupError is a setup command that ended with code, not 0.
+type setupError struct {
+	code int
+	err  error
+}
+
+func (e *setupError) Error() string { return e.err.Error() }
+
 // setup runs the worktree's setup command in it, logged to the setup
 // log, and returns what it made: not the worker's change, so left out of
 // its commits, as what was brought along (brought) is.
@@ -128,7 +136,7 @@ func (sv *supervisor) setup(ctx context.Context, w *workspace.Worktree, setup st
 		logLine("setup failed with exit code %d after %s", code, time.Since(start).Round(time.Millisecond))
 		logf.Sync()
 		tail := lastLines(sv.st.SetupLog(sv.id), 6)
-		return nil, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)
+		return nil, &setupError{code, fmt.Errorf("setup %q failed with exit code %d:\n%s", setup, code, tail)}
 	}
 	logLine("setup done in %s", time.Since(start).Round(time.Millisecond))
 	// What setup made is not the worker's change: left out of its
