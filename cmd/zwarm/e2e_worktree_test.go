@@ -17,11 +17,7 @@ import (
 func realRepoWorld(t *testing.T, adapter string) (*world, *fakemodel.Server) {
 	t.Helper()
 	w, srv := realWorld(t, adapter)
-	w.gitEnv()
-	writeFile(t, filepath.Join(w.Work, "README.md"), "# api\n")
-	w.git(w.Work, "init", "-q")
-	w.git(w.Work, "add", "-A")
-	w.git(w.Work, "commit", "-q", "-m", "init")
+	w.initRepo(map[string]string{"README.md": "# api\n"})
 	return w, srv
 }
 

@@ -20,11 +20,7 @@ import (
 func TestSlurmSpawnManyIsOneJobArray(t *testing.T) {
 	t.Parallel()
 	w := slurmWorld(t, "")
-	w.gitEnv()
-	w.git(w.Work, "init", "-q")
-	writeFile(t, filepath.Join(w.Work, "README"), "hello\n")
-	w.git(w.Work, "add", "-A")
-	w.git(w.Work, "commit", "-q", "-m", "init")
+	w.initRepo(map[string]string{"README": "hello\n"})
 	calls := filepath.Join(t.TempDir(), "calls")
 	w.wrapOnPath("sbatch", "echo call >> '"+calls+"'\nexec '%s' \"$@\"")
 	sbatches := func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "call") }

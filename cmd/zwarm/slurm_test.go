@@ -218,11 +218,7 @@ func TestSlurmKillOfQueuedAndRunningJobs(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "never")
 	w.holdScript(gate, fakeagent.Completes("late", 1)...)
 	// In a repository: each worker has a worktree, made once its job runs.
-	w.gitEnv()
-	w.git(w.Work, "init", "-q")
-	writeFile(t, filepath.Join(w.Work, "a"), "a\n")
-	w.git(w.Work, "add", "-A")
-	w.git(w.Work, "commit", "-q", "-m", "init")
+	w.initRepo(map[string]string{"a": "a\n"})
 
 	slurmtest.Drain(t, env)
 	queued := w.spawn("queued")

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,15 +22,31 @@ import (
 func repoWorld(t *testing.T, files map[string]string) *world {
 	t.Helper()
 	w := newWorld(t)
+	w.initRepo(files)
+	return w
+}
+
+// initRepo makes the world's working dir a git repository on main whose
+// one commit holds files.
+func (w *world) initRepo(files map[string]string) {
+	w.t.Helper()
 	w.gitEnv()
 	w.git(w.Work, "init", "-q")
 	for name, body := range files {
 		os.MkdirAll(filepath.Dir(filepath.Join(w.Work, name)), 0o755)
-		writeFile(t, filepath.Join(w.Work, name), body)
+		writeFile(w.t, filepath.Join(w.Work, name), body)
 	}
 	w.git(w.Work, "add", "-A")
 	w.git(w.Work, "commit", "-q", "-m", "init")
-	return w
+}
+
+// awaitSetupLog waits until the setup log of session id holds text.
+func (w *world) awaitSetupLog(id, text string) {
+	w.t.Helper()
+	sessionstest.Eventually(w.t, "the setup log to say "+strconv.Quote(text), func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
+		return strings.Contains(string(b), text)
+	})
 }
 
 // agentDoes makes the fake agent run cmd for a prompt, then complete.
@@ -403,10 +420,7 @@ func TestAKillDuringTheSetupIsTheKill(t *testing.T) {
 	os.MkdirAll(w.State, 0o700)
 	writeFile(t, filepath.Join(w.State, "config.toml"), "[worktrees]\nsetup = \"echo installing; sleep 60\"\n")
 	id := w.spawn("look")
-	sessionstest.Eventually(t, "the setup to run", func() bool {
-		b, _ := os.ReadFile(filepath.Join(w.State, "sessions", id, "setup.log"))
-		return strings.Contains(string(b), "installing")
-	})
+	w.awaitSetupLog(id, "installing")
 	w.ok("inject", id, "then this")
 	w.ok("kill", id)
 	s := w.record(id)
