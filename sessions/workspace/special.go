@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,51 +25,103 @@ import (
 // nested repositories' git dirs included. A directory it cannot read, it
 // makes readable first when fix says so (the worker's, which git would
 // open all the same), else skips.
-//
-// Each directory is opened from its parent's descriptor, never by its
-// whole path, and never through a symlink: a turn's commit walks every
-// directory of the worktree before git reads it, and resolving each
-// path from the root again made the walk of a 20,000-file repository
-// 20 ms where it is now 13 to 17 (BenchmarkSweepInRepo20000Files).
 func (w *Worktree) eachSpecial(fix bool, f func(path string, mode fs.FileMode) error) error {
-	var walk func(parent int, name, path string, follow bool) error
-	walk = func(parent int, name, path string, follow bool) error {
-		if len(path) >= unix.PathMax {
-			// As a walk by whole paths ended, and as git's own does: each
-			// level below holds a descriptor and a longer path.
-			return &fs.PathError{Op: "open", Path: path, Err: syscall.ENAMETOOLONG}
-		}
-		fd, err := openDir(parent, name, follow)
-		if errors.Is(err, unix.EACCES) && fix {
-			fd, err = openDirMadeReadable(parent, name, follow)
-		}
-		if err != nil {
-			return unlessUnread(err, &fs.PathError{Op: "open", Path: path, Err: err})
-		}
-		// Kept open while the walk is below it: its entries are opened
-		// from it.
-		dir := os.NewFile(uintptr(fd), path)
-		defer dir.Close()
-		ents, err := dir.ReadDir(-1)
-		if err != nil {
-			return unlessUnread(err, err)
-		}
-		for _, d := range ents {
-			switch {
-			case d.IsDir():
-				if err := walk(fd, d.Name(), filepath.Join(path, d.Name()), false); err != nil {
-					return err
-				}
-			case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
-			default:
-				if err := f(filepath.Join(path, d.Name()), d.Type()); err != nil {
-					return err
-				}
+	return (&sweeper{fix: fix, f: f}).walk(w.Path)
+}
+
+// walk walks the worktree at top.
+func (s *sweeper) walk(top string) error {
+	top = filepath.Clean(top)
+	return s.visit(unix.AT_FDCWD, top, ".", top, true)
+}
+
+// sweeper walks a worktree for special files. Each directory is opened
+// from its parent's descriptor, never by its whole path, and never
+// through a symlink: a turn's commit walks every directory of the
+// worktree before git reads it, and resolving each path from the root
+// again made the walk of a 20,000-file repository 20 ms where it is now
+// 15 to 17 (BenchmarkSweepInRepo20000Files/whole). With what the last
+// sweep found (known), a directory whose stamp still holds is not read
+// at all: 3.3 ms (/again, swept.go).
+type sweeper struct {
+	fix bool
+	f   func(path string, mode fs.FileMode) error
+
+	// Set for a sweep that records what it read (sweepSpecial).
+	began time.Time
+	root  uint64              // the top's device: stamps below a mount point are not trusted
+	known map[string]sweptDir // the last sweep's, by path below the top ("." the top)
+	seen  map[string]sweptDir // this one's
+	read  bool                // whether it read a directory
+}
+
+// visit walks the directory rel (path in full), which is name in the
+// directory at (a path of directories that have not changed since the
+// last sweep, when that was not opened); a symlink in its place is
+// followed only when follow says so.
+func (s *sweeper) visit(at int, name, rel, path string, follow bool) error {
+	if len(path) >= unix.PathMax {
+		// As a walk by whole paths ended, and as git's own does: each
+		// level below holds a descriptor and a longer path.
+		return &fs.PathError{Op: "open", Path: path, Err: syscall.ENAMETOOLONG}
+	}
+	if was, ok := s.known[rel]; ok && s.holds(at, name, was.stamp, follow) {
+		// No entry made, removed or renamed in it since it was read:
+		// only its subdirectories can hold anything new.
+		s.seen[rel] = was
+		for _, sub := range was.subdirs {
+			if err := s.visit(at, name+"/"+sub, join(rel, sub), path+"/"+sub, false); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	return walk(unix.AT_FDCWD, w.Path, w.Path, true)
+	fd, err := openDir(at, name, follow)
+	if errors.Is(err, unix.EACCES) && s.fix {
+		fd, err = openDirMadeReadable(at, name, follow)
+	}
+	if err != nil {
+		return unlessUnread(err, &fs.PathError{Op: "open", Path: path, Err: err})
+	}
+	// Kept open while the walk is below it: its entries are opened from
+	// it.
+	dir := os.NewFile(uintptr(fd), path)
+	defer dir.Close()
+	st, stamped := s.stampOpen(fd)
+	ents, err := dir.ReadDir(-1)
+	if err != nil {
+		return unlessUnread(err, err)
+	}
+	var subdirs []string
+	for _, d := range ents {
+		switch {
+		case d.IsDir():
+			subdirs = append(subdirs, d.Name())
+			if err := s.visit(fd, d.Name(), join(rel, d.Name()), path+"/"+d.Name(), false); err != nil {
+				return err
+			}
+		case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
+		default:
+			// What is removed from it changes its stamp: it is read again
+			// next time.
+			stamped = false
+			if err := s.f(path+"/"+d.Name(), d.Type()); err != nil {
+				return err
+			}
+		}
+	}
+	if stamped {
+		s.seen[rel] = sweptDir{stamp: st, subdirs: subdirs}
+	}
+	return nil
+}
+
+// join is rel/name, for paths below the top.
+func join(rel, name string) string {
+	if rel == "." {
+		return name
+	}
+	return rel + "/" + name
 }
 
 // unlessUnread is nil for err that says the directory is gone meanwhile,
@@ -80,28 +133,38 @@ func unlessUnread(err, wrapped error) error {
 	return wrapped
 }
 
-// openDirMadeReadable opens the directory name in parent after making it
+// openDirMadeReadable opens the directory name in at after making it
 // readable and searchable (0700); when even that is refused, after making
-// parent so first. The worker may leave a directory that can be listed but
-// not entered (0600): nothing below it can be opened, and git enters it
-// as soon as anything makes it searchable (the removal of a FIFO in it
-// does), to wait on what the walk could not reach.
-func openDirMadeReadable(parent int, name string, follow bool) (int, error) {
-	if unix.Fchmodat(parent, name, 0o700, 0) != nil && parent != unix.AT_FDCWD && unix.Fchmod(parent, 0o700) == nil {
-		unix.Fchmodat(parent, name, 0o700, 0)
+// its parent so first. The worker may leave a directory that can be
+// listed but not entered (0600): nothing below it can be opened, and git
+// enters it as soon as anything makes it searchable (the removal of a
+// FIFO in it does), to wait on what the walk could not reach.
+func openDirMadeReadable(at int, name string, follow bool) (int, error) {
+	if unix.Fchmodat(at, name, 0o700, 0) != nil && at != unix.AT_FDCWD {
+		// The parent is at itself, or a directory below it that has not
+		// changed since the last sweep.
+		var err error
+		if parent := filepath.Dir(name); parent == "." {
+			err = unix.Fchmod(at, 0o700)
+		} else {
+			err = unix.Fchmodat(at, parent, 0o700, 0)
+		}
+		if err == nil {
+			unix.Fchmodat(at, name, 0o700, 0)
+		}
 	}
-	return openDir(parent, name, follow)
+	return openDir(at, name, follow)
 }
 
-// openDir opens the directory name in the directory parent; a symlink in
+// openDir opens the directory name in the directory at; a symlink in
 // its place is followed only when follow says so.
-func openDir(parent int, name string, follow bool) (int, error) {
+func openDir(at int, name string, follow bool) (int, error) {
 	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
 	for {
-		fd, err := unix.Openat(parent, name, flags, 0)
+		fd, err := unix.Openat(at, name, flags, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}
@@ -123,7 +186,7 @@ func (w *Worktree) sweepSpecial() ([]string, error) {
 	}
 	defer root.Close()
 	var removed []string
-	err = w.eachSpecial(true, func(p string, mode fs.FileMode) error {
+	s := &sweeper{fix: true, f: func(p string, mode fs.FileMode) error {
 		rel, err := filepath.Rel(w.Path, p)
 		if err != nil || strings.HasPrefix(rel, "..") {
 			return nil
@@ -137,7 +200,11 @@ func (w *Worktree) sweepSpecial() ([]string, error) {
 		}
 		removed = append(removed, fmt.Sprintf("removed %s (a %s the worker left in its worktree: git would wait on it, and cannot commit it)", p, kind(mode)))
 		return nil
-	})
+	}}
+	w.remembering(s)
+	if err = s.walk(w.Path); err == nil {
+		w.keepSwept(s)
+	}
 	slices.Sort(removed) // the walk's order is the directories'
 	return removed, err
 }

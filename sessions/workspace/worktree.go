@@ -56,10 +56,11 @@ func BranchFor(id string) string { return "zwarm/" + id }
 func OwnerFile(path string) string { return path + ".state" }
 
 // RemoveSidecars removes the files zwarm keeps beside the worktree at
-// path (its owner file, its scan), for a worktree that is gone.
+// path (its owner file, its scan, its sweep), for a worktree that is gone.
 func RemoveSidecars(path string) {
 	os.Remove(OwnerFile(path))
 	forget(path)
+	os.Remove(sweptFile(path))
 }
 
 // repo runs git on your repository as a whole.
