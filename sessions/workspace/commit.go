@@ -146,16 +146,26 @@ func literally(paths []string) string {
 // what git status found untracked is remembered for a later diff
 // (scan.go).
 func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
-	spec, err := w.pathspec(ctx)
+	ch, err := w.status(ctx, g, began)
 	if err != nil {
 		return err
+	}
+	return w.stage(ctx, g, ch)
+}
+
+// status is what add stages, as git g's status lists it: a repository of
+// the worker's own among it is a *NestedRepoError.
+func (w *Worktree) status(ctx context.Context, g git, began time.Time) (statusChanges, error) {
+	spec, err := w.pathspec(ctx)
+	if err != nil {
+		return statusChanges{}, err
 	}
 	ch, nested, err := w.changed(ctx, g, spec, !began.IsZero())
 	if err != nil || nested != nil {
 		if nested != nil {
-			return nested
+			return ch, nested
 		}
-		return err
+		return ch, err
 	}
 	if !began.IsZero() {
 		if len(ch.deleted) > 0 || ch.unmerged {
@@ -166,6 +176,11 @@ func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
 			w.remember(ctx, g, began, spec, ch)
 		}
 	}
+	return ch, nil
+}
+
+// stage stages what status found, with git g.
+func (w *Worktree) stage(ctx context.Context, g git, ch statusChanges) error {
 	// What git tracks, by path: update-index takes a file changed or
 	// added (with the attributes' filters, as add does) and drops one
 	// deleted, and, unlike add, does not refuse a tracked file that an
@@ -189,7 +204,7 @@ func (w *Worktree) add(ctx context.Context, g git, began time.Time) error {
 	// What git does not track, literally: an untracked directory whole
 	// ("dir/") when nothing in it is left out (changed).
 	g.stdin = strings.NewReader(literally(ch.untracked))
-	_, err = g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	_, err := g.run(ctx, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
 
@@ -226,35 +241,20 @@ func (e *UnfinishedError) Error() string {
 // markers left; otherwise, and in the middle of a rebase, nothing is
 // committed and an *UnfinishedError says why.
 func (w *Worktree) Commit(ctx context.Context, message string) (head string, made bool, err error) {
-	if err := w.Restore(ctx); err != nil {
-		return "", false, err
-	}
-	w.repairPointer()
-	admin := w.admin()
-	for _, d := range []string{"rebase-merge", "rebase-apply"} {
-		if _, err := os.Stat(filepath.Join(admin, d)); err == nil {
-			return "", false, &UnfinishedError{What: "rebase", Branch: w.Branch}
-		}
-	}
-	unmerged, err := w.Unmerged(ctx)
+	ref, err := w.readyToRead(ctx)
 	if err != nil {
 		return "", false, err
 	}
-	var unresolved []string
-	for _, f := range unmerged {
-		if !resolvedByContent(filepath.Join(w.Path, f)) {
-			unresolved = append(unresolved, f)
-		}
-	}
-	if len(unresolved) > 0 {
-		return "", false, &UnfinishedError{What: "merge", Files: unresolved, Branch: w.Branch}
-	}
 	g := w.tree()
 	g.writes, g.zwarm = true, true
-	if err := w.ontoBranch(ctx, g); err != nil {
+	ch, err := w.toStage(ctx, g)
+	if err != nil {
 		return "", false, err
 	}
-	if err := w.add(ctx, g, time.Time{}); err != nil {
+	if err := w.ontoBranch(ctx, g, ref); err != nil {
+		return "", false, err
+	}
+	if err := w.stage(ctx, g, ch); err != nil {
 		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
 	}
 	if w.merging() {
@@ -334,13 +334,73 @@ func (w *Worktree) dropKept(ctx context.Context) error {
 	return err
 }
 
-// ontoBranch makes sure the commit to come goes on the worker's branch.
-// A worker that checked out another branch, or detached HEAD, had its
-// work there: the worker's branch is moved to that commit (no other
-// branch moves), and HEAD put back on it, the worktree and index as they
-// are.
-func (w *Worktree) ontoBranch(ctx context.Context, g git) error {
-	ref, _ := g.line(ctx, "symbolic-ref", "--quiet", "HEAD")
+// readyToRead makes the worktree safe for zwarm's git to read (Restore)
+// and returns the branch its HEAD is on ("" for a detached HEAD). The
+// sweep reads the worktree's directories, and what is asked of git until
+// it ends reads the git dirs alone: the two go side by side.
+func (w *Worktree) readyToRead(ctx context.Context) (ref string, err error) {
+	if err := w.restoreGit(ctx); err != nil {
+		return "", err
+	}
+	swept := beside(func() ([]string, error) { return w.sweepSpecial() })
+	ref, err = w.midway(ctx)
+	removed, serr := swept()
+	w.Undone = append(w.Undone, removed...)
+	if serr != nil {
+		return "", serr
+	}
+	if err != nil {
+		return "", err
+	}
+	w.repairPointer()
+	return ref, nil
+}
+
+// toStage is what a turn's commit stages, read beside the files in
+// conflict: git status writes nothing, and what it lists depends on the
+// commit HEAD is on, which ontoBranch keeps, not on its branch. A file
+// still in conflict is an *UnfinishedError.
+func (w *Worktree) toStage(ctx context.Context, g git) (statusChanges, error) {
+	unmerged := beside(func() ([]string, error) { return w.Unmerged(ctx) })
+	ch, err := w.status(ctx, g, time.Time{})
+	files, uerr := unmerged()
+	if uerr != nil {
+		return ch, uerr
+	}
+	var unresolved []string
+	for _, f := range files {
+		if !resolvedByContent(filepath.Join(w.Path, f)) {
+			unresolved = append(unresolved, f)
+		}
+	}
+	if len(unresolved) > 0 {
+		return ch, &UnfinishedError{What: "merge", Files: unresolved, Branch: w.Branch}
+	}
+	if err != nil {
+		return ch, fmt.Errorf("stage the worker's changes: %w", err)
+	}
+	return ch, nil
+}
+
+// midway is what a turn's commit asks of the worktree's git dir before
+// it reads the worktree: the branch HEAD is on ("" for a detached HEAD).
+// A rebase stopped halfway is an *UnfinishedError.
+func (w *Worktree) midway(ctx context.Context) (ref string, err error) {
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(w.admin(), d)); err == nil {
+			return "", &UnfinishedError{What: "rebase", Branch: w.Branch}
+		}
+	}
+	ref, _ = w.tree().line(ctx, "symbolic-ref", "--quiet", "HEAD")
+	return ref, nil
+}
+
+// ontoBranch makes sure the commit to come goes on the worker's branch,
+// with ref the branch HEAD is on ("" for a detached HEAD). A worker that
+// checked out another branch, or detached HEAD, had its work there: the
+// worker's branch is moved to that commit (no other branch moves), and
+// HEAD put back on it, the worktree and index as they are.
+func (w *Worktree) ontoBranch(ctx context.Context, g git, ref string) error {
 	if ref == "refs/heads/"+w.Branch {
 		return nil
 	}

@@ -203,19 +203,32 @@ func (w *Worktree) followed(ctx context.Context, head string) bool {
 // the worker's repository (parent "" when head is not one): your branch
 // at parent is behind it, with nothing to ask.
 func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
-	if err := w.bring(ctx, head, parent != ""); err != nil || w.OwnDir == "" {
-		return err
+	if w.OwnDir == "" {
+		return w.bring(ctx, head, parent != "")
 	}
 	ref := "refs/heads/" + w.Branch
 	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
-	now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+	// Where your branch is, and whether a checkout of yours has it, are
+	// read while the commit is fetched, which writes neither: the move
+	// below is made only from where the branch was read.
+	var checkedOut bool
+	read := beside(func() (string, error) {
+		now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+		checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
+		return now, nil
+	})
+	err := w.bring(ctx, head, parent != "")
+	now, _ := read()
+	if err != nil {
+		return err
+	}
 	switch {
 	case now == head:
 		return nil
 	case now != "" && now != parent && !IsAncestor(ctx, w.CommonDir, now, head):
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it holds commits the worker's branch (%s) lacks", w.Branch, Abbrev(now), Abbrev(head)))
 		return nil
-	case now != "" && w.checkedOutInYours(ctx):
+	case checkedOut:
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: a checkout of yours has it", w.Branch, Abbrev(now)))
 		return nil
 	}

@@ -199,11 +199,14 @@ func (r *Repo) Snapshot(ctx context.Context, head string) (string, error) {
 // (a commit, or HEAD), moving no ref, and returns it and its parent, the
 // commit rev names; the parent itself when the index holds its tree.
 func commitIndex(ctx context.Context, g git, rev, message string) (commit, parent string, err error) {
+	// rev is read beside the writing of the tree.
+	revs := beside(func() (string, error) { return g.run(ctx, "rev-parse", rev, rev+"^{tree}") })
 	tree, err := g.line(ctx, "write-tree")
+	out, rerr := revs()
 	if err != nil {
 		return "", "", err
 	}
-	out, err := g.run(ctx, "rev-parse", rev, rev+"^{tree}")
+	err = rerr
 	f := strings.Fields(out)
 	if err != nil || len(f) != 2 {
 		return "", "", cmp.Or(err, fmt.Errorf("git rev-parse %s printed %q", rev, out))

@@ -63,6 +63,17 @@ func (w *Worktree) restoreAdmin(ctx context.Context) (bool, error) {
 // removes what it left in the worktree that git would wait on
 // (sweepSpecial). The worker has stopped.
 func (w *Worktree) Restore(ctx context.Context) error {
+	if err := w.restoreGit(ctx); err != nil {
+		return err
+	}
+	swept, err := w.sweepSpecial()
+	w.Undone = append(w.Undone, swept...)
+	return err
+}
+
+// restoreGit is Restore but the sweep: what is made again and undone in
+// the git dirs, which zwarm's git may read once it is done.
+func (w *Worktree) restoreGit(ctx context.Context) error {
 	// Its sweep removes what is no file nor directory in the git dirs:
 	// never in a worktree zwarm did not make (ownedBy).
 	if err := w.ownedBy(w.Owner); err != nil {
@@ -71,10 +82,6 @@ func (w *Worktree) Restore(ctx context.Context) error {
 	if err := w.pinned(ctx); err != nil {
 		return err
 	}
-	if _, err := w.restoreAdmin(ctx); err != nil {
-		return err
-	}
-	swept, err := w.sweepSpecial()
-	w.Undone = append(w.Undone, swept...)
+	_, err := w.restoreAdmin(ctx)
 	return err
 }

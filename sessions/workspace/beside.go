@@ -1,0 +1,21 @@
+package workspace
+
+// beside starts f in a goroutine of its own and returns what waits for
+// its result. A read that needs a git of its own (a process, mostly
+// waited on) goes beside another this way; whoever starts it waits for
+// it, on every path.
+func beside[T any](f func() (T, error)) (wait func() (T, error)) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	return func() (T, error) {
+		r := <-done
+		return r.v, r.err
+	}
+}
