@@ -268,39 +268,38 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 		}
 		return head, true, w.follow(ctx, head)
 	}
-	head, parent, err := commitOnHead(ctx, g, message)
-	if err != nil {
-		return "", false, err
-	}
-	if parent == "" {
-		return head, false, w.follow(ctx, head)
-	}
-	return head, true, w.followMade(ctx, head, parent)
-}
-
-// commitOnHead commits g's index on HEAD's branch as it is, unless it
-// holds HEAD's tree, and returns HEAD then, and its parent when it made
-// the commit ("" when it made none). It is what git commit does
-// outside a merge, with git's plumbing: git commit would first read every
-// file's metadata again (the index's refresh), which git status has just
-// done, and in a repository of 20,000 files that is most of its time.
-func commitOnHead(ctx context.Context, g git, message string) (head, parent string, err error) {
-	commit, head, err := commitIndex(ctx, g, "HEAD", message)
+	commit, parent, err := commitIndex(ctx, g, "HEAD", message)
 	switch {
 	case err != nil:
-		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
-	case commit == head:
+		return "", false, fmt.Errorf("commit the worker's changes: %w", err)
+	case commit == parent:
 		// Nothing uncommitted; the worker's own commits, if any, are
 		// taken all the same.
-		return head, "", nil
+		return parent, false, w.follow(ctx, parent)
 	}
+	return commit, true, w.followMade(ctx, commit, parent, moveHead(ctx, g, commit, parent, message))
+}
+
+// moveHead starts moving HEAD's branch from parent to commit, which
+// commitIndex made, and returns what waits for the move. With commitIndex
+// it is what git commit does outside a merge, with git's plumbing: git
+// commit would first read every file's metadata again (the index's
+// refresh), which git status has just done, and in a repository of 20,000
+// files that is most of its time. The commit is taken into your
+// repository meanwhile (followMade).
+func moveHead(ctx context.Context, g git, commit, parent, message string) (wait func() error) {
 	// Through HEAD, as git commit moves the branch: both reflogs say so,
 	// and a branch moved meanwhile is not overwritten.
 	subject, _, _ := strings.Cut(message, "\n")
-	if _, err := g.run(ctx, "update-ref", "-m", "commit: "+subject, "HEAD", commit, head); err != nil {
-		return "", "", fmt.Errorf("commit the worker's changes: %w", err)
+	moved := beside(func() (string, error) {
+		return g.run(ctx, "update-ref", "-m", "commit: "+subject, "HEAD", commit, parent)
+	})
+	return func() error {
+		if _, err := moved(); err != nil {
+			return fmt.Errorf("commit the worker's changes: %w", err)
+		}
+		return nil
 	}
-	return commit, head, nil
 }
 
 // keepRefs is where zwarm keeps every commit it made of a worker's turn,
@@ -688,7 +687,7 @@ func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
 	case w.OwnDir == "":
 	case followed != nil && commit == likely:
 		if !already {
-			err = w.followMade(ctx, commit, "")
+			err = w.followMade(ctx, commit, "", nil)
 		}
 	default:
 		err = w.follow(ctx, commit)

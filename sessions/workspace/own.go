@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +184,7 @@ func (w *Worktree) follow(ctx context.Context, head string) error {
 	if w.OwnDir != "" && w.followed(ctx, head) {
 		return nil
 	}
-	return w.followMade(ctx, head, "")
+	return w.followMade(ctx, head, "", nil)
 }
 
 // followed says whether your repository has head kept and zwarm/<id> at
@@ -201,10 +202,16 @@ func (w *Worktree) followed(ctx context.Context, head string) bool {
 
 // followMade is follow of head, a commit zwarm has just made on parent in
 // the worker's repository (parent "" when head is not one): your branch
-// at parent is behind it, with nothing to ask.
-func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
+// at parent is behind it, with nothing to ask. moved, when not nil, waits
+// for the worker's branch to be moved to head (moveHead), which is done
+// meanwhile: your branch is moved only once it has.
+func (w *Worktree) followMade(ctx context.Context, head, parent string, moved func() error) error {
+	if moved == nil {
+		moved = func() error { return nil }
+	}
 	if w.OwnDir == "" {
-		return w.bring(ctx, head, parent != "")
+		err := w.bring(ctx, head, parent != "")
+		return cmp.Or(moved(), err)
 	}
 	ref := "refs/heads/" + w.Branch
 	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
@@ -219,6 +226,11 @@ func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
 	})
 	err := w.bring(ctx, head, parent != "")
 	now, _ := read()
+	// Your branch follows the worker's: never to a commit the worker's
+	// branch did not take.
+	if merr := moved(); merr != nil {
+		return merr
+	}
 	if err != nil {
 		return err
 	}
