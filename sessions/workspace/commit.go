@@ -286,16 +286,20 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 // commit would first read every file's metadata again (the index's
 // refresh), which git status has just done, and in a repository of 20,000
 // files that is most of its time. The commit is taken into your
-// repository meanwhile (followMade).
+// repository meanwhile (followMade), and a lock file the move runs into
+// is judged once it has been (unjudged).
 func moveHead(ctx context.Context, g git, commit, parent, message string) (wait func() error) {
 	// Through HEAD, as git commit moves the branch: both reflogs say so,
 	// and a branch moved meanwhile is not overwritten.
 	subject, _, _ := strings.Cut(message, "\n")
-	moved := beside(func() (string, error) {
-		return g.run(ctx, "update-ref", "-m", "commit: "+subject, "HEAD", commit, parent)
-	})
+	args := []string{"update-ref", "-m", "commit: " + subject, "HEAD", commit, parent}
+	moved := beside(func() (string, error) { return g.unjudged().run(ctx, args...) })
 	return func() error {
-		if _, err := moved(); err != nil {
+		_, err := moved()
+		if err != nil && g.left != nil {
+			_, err = g.run(ctx, args...)
+		}
+		if err != nil {
 			return fmt.Errorf("commit the worker's changes: %w", err)
 		}
 		return nil

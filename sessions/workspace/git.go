@@ -229,6 +229,15 @@ func (g git) exec(ctx context.Context, path string, full, args []string) (string
 	return out.String(), nil
 }
 
+// unjudged is g for a write that runs while other gits of zwarm's do: a
+// lock file it runs into is not judged then (leftlock.go), as those gits
+// would look like a git at work on it. Should the write fail, the caller
+// runs it again as g once they are done, and the lock is judged then.
+func (g git) unjudged() git {
+	g.left = nil
+	return g
+}
+
 // line runs git and returns the first line of its output.
 func (g git) line(ctx context.Context, args ...string) (string, error) {
 	out, err := g.run(ctx, args...)

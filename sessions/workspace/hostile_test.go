@@ -862,3 +862,45 @@ func TestACheckedOutSubmoduleIsNotTakenForClean(t *testing.T) {
 		t.Fatalf("dirty: %q %v; want sub/ among it", dirty, err)
 	}
 }
+
+// A write zwarm runs beside other gits of its own (the worker's branch
+// moved while the turn's commit is fetched into your repository) judges a
+// lock file it runs into only once they are done: judged meanwhile, they
+// look like gits at work on it, and a leftover lock would fail the turn.
+func TestALeftLockMetBesideZwarmsOwnGitsIsJudgedOnceTheyAreDone(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000064")
+	parent := sh(t, w.Path, "git rev-parse HEAD")
+	commit := sh(t, w.Path, "git commit-tree -p HEAD -m turn HEAD^{tree}")
+	// The other git: one of this process's, at work in your repository
+	// since before the lock was made, as the fetch is.
+	other := exec.Command("git", "cat-file", "--batch")
+	other.Dir = w.CommonDir
+	in, err := other.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); other.Wait() }()
+	lock := w.OwnDir + "/refs/heads/" + w.Branch + ".lock"
+	write(t, lock, "")
+	time.Sleep(lockQuiet + 100*time.Millisecond) // a leftover, by its age
+	g := w.tree()
+	g.writes = true
+	wait := moveHead(context.Background(), g, commit, parent, "zwarm turn")
+	time.Sleep(300 * time.Millisecond) // the move has run into the lock
+	in.Close()
+	other.Wait()
+	if err := wait(); err != nil {
+		t.Fatalf("the worker's branch was not moved: %v", err)
+	}
+	if got := sh(t, w.Path, "git rev-parse HEAD"); got != commit {
+		t.Errorf("HEAD is at %s, want %s", got, commit)
+	}
+	if !strings.Contains(strings.Join(w.Undone, "\n"), "removed "+lock+", a lock file") {
+		t.Errorf("undone: %q", w.Undone)
+	}
+}

@@ -220,7 +220,7 @@ func (w *Worktree) followMade(ctx context.Context, head, parent string, moved fu
 	// below is made only from where the branch was read.
 	var checkedOut bool
 	read := beside(func() (string, error) {
-		now, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+		now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", ref)
 		checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
 		return now, nil
 	})

@@ -201,8 +201,11 @@ func (r *Repo) Snapshot(ctx context.Context, head string) (string, error) {
 func commitIndex(ctx context.Context, g git, rev, message string) (commit, parent string, err error) {
 	// rev is read beside the writing of the tree.
 	revs := beside(func() (string, error) { return g.run(ctx, "rev-parse", rev, rev+"^{tree}") })
-	tree, err := g.line(ctx, "write-tree")
+	tree, err := g.unjudged().line(ctx, "write-tree")
 	out, rerr := revs()
+	if err != nil && g.left != nil {
+		tree, err = g.line(ctx, "write-tree")
+	}
 	if err != nil {
 		return "", "", err
 	}
