@@ -325,6 +325,14 @@ func (w *Worktree) keep(ctx context.Context, commit string) error {
 	return nil
 }
 
+// unkeep undoes keep of commit, best effort: a turn's commit its branch
+// never took.
+func (w *Worktree) unkeep(ctx context.Context, commit string) {
+	g := w.repo()
+	g.writes = true
+	g.run(ctx, "update-ref", "-d", keepRefs(w.Branch)+commit, commit)
+}
+
 // dropKept deletes the refs keep made for the worktree's branch.
 func (w *Worktree) dropKept(ctx context.Context) error {
 	g := w.repo()

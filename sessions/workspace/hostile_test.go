@@ -904,3 +904,44 @@ func TestALeftLockMetBesideZwarmsOwnGitsIsJudgedOnceTheyAreDone(t *testing.T) {
 		t.Errorf("undone: %q", w.Undone)
 	}
 }
+
+// A turn's commit the worker's branch cannot take (its lock is held by a
+// git at work) fails, and is not kept in your repository either: kept,
+// and on no branch, it would read as work the worker reset its branch
+// off. The next turn's commit takes the work.
+func TestATurnsCommitItsBranchDidNotTakeIsNotKept(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000065")
+	w.Known = sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
+	lock := w.OwnDir + "/refs/heads/" + w.Branch + ".lock"
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "60")
+	holder.ExtraFiles = []*os.File{f}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	ctx := context.Background()
+	if _, _, err := w.Commit(ctx, "zwarm turn"); err == nil || !strings.Contains(err.Error(), "held open by pid") {
+		t.Fatalf("commit while sleep holds the branch's lock: %v", err)
+	}
+	if off, err := KeptOff(ctx, w.CommonDir, w.Branch, "refs/heads/"+w.Branch); err != nil || len(off) != 0 {
+		t.Errorf("kept off the branch: %v %v", off, err)
+	}
+	holder.Process.Kill()
+	holder.Wait()
+	os.Remove(lock) // what the held lock's git would have done
+	head, made, err := w.Commit(ctx, "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit once the holder is gone: %v %v", made, err)
+	}
+	if got := sh(t, repo, "git show "+head+":b.txt"); got != "b" {
+		t.Errorf("b.txt committed as %q", got)
+	}
+}

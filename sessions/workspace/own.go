@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -209,31 +208,34 @@ func (w *Worktree) followMade(ctx context.Context, head, parent string, moved fu
 	if moved == nil {
 		moved = func() error { return nil }
 	}
-	if w.OwnDir == "" {
-		err := w.bring(ctx, head, parent != "")
-		return cmp.Or(moved(), err)
-	}
 	ref := "refs/heads/" + w.Branch
-	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
 	// Where your branch is, and whether a checkout of yours has it, are
 	// read while the commit is fetched, which writes neither: the move
 	// below is made only from where the branch was read.
 	var checkedOut bool
-	read := beside(func() (string, error) {
-		now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", ref)
-		checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
-		return now, nil
-	})
+	read := func() (string, error) { return "", nil }
+	if w.OwnDir != "" {
+		read = beside(func() (string, error) {
+			now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", ref)
+			checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
+			return now, nil
+		})
+	}
 	err := w.bring(ctx, head, parent != "")
 	now, _ := read()
 	// Your branch follows the worker's: never to a commit the worker's
-	// branch did not take.
+	// branch did not take. Nor is such a commit kept: it would read as a
+	// turn's work the worker moved its branch off (KeptOff).
 	if merr := moved(); merr != nil {
+		if err == nil {
+			w.unkeep(ctx, head)
+		}
 		return merr
 	}
-	if err != nil {
+	if err != nil || w.OwnDir == "" {
 		return err
 	}
+	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
 	switch {
 	case now == head:
 		return nil
