@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -690,29 +691,39 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000063")
 	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
 	lock := filepath.Join(w.admin(), "index.lock")
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder := exec.Command("sleep", "60")
-	holder.ExtraFiles = []*os.File{f}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	defer func() { holder.Process.Kill(); holder.Wait() }()
-	_, _, err = w.Commit(context.Background(), "zwarm turn")
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is kept: held open by pid %d (sleep 60))", holder.Process.Pid)) {
+	holder, release := holdOpen(t, lock)
+	_, _, err := w.Commit(context.Background(), "zwarm turn")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is kept: held open by pid %d (sleep 60))", holder)) {
 		t.Fatalf("commit while sleep holds the lock: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("the lock a process holds was removed: %v", err)
 	}
-	holder.Process.Kill()
-	holder.Wait()
+	release()
 	if _, made, err := w.Commit(context.Background(), "zwarm turn"); err != nil || !made {
 		t.Fatalf("commit once the holder is gone: %v %v", made, err)
 	}
+}
+
+// holdOpen makes the lock file at path and has a process (sleep 60) hold
+// it open, as a git writing it does; it returns that process's pid, and
+// what ends it (which the test's end does too).
+func holdOpen(t *testing.T, path string) (pid int, release func()) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holder := exec.Command("sleep", "60")
+	holder.ExtraFiles = []*os.File{f}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { holder.Process.Kill(); holder.Wait() }) }
+	t.Cleanup(release)
+	return holder.Process.Pid, release
 }
 
 // A person's git commit -a holds the worktree's index lock through the
@@ -916,17 +927,7 @@ func TestATurnsCommitItsBranchDidNotTakeIsNotKept(t *testing.T) {
 	w.Known = sh(t, repo, "git rev-parse main")
 	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
 	lock := w.OwnDir + "/refs/heads/" + w.Branch + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder := exec.Command("sleep", "60")
-	holder.ExtraFiles = []*os.File{f}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	defer func() { holder.Process.Kill(); holder.Wait() }()
+	_, release := holdOpen(t, lock)
 	ctx := context.Background()
 	if _, _, err := w.Commit(ctx, "zwarm turn"); err == nil || !strings.Contains(err.Error(), "held open by pid") {
 		t.Fatalf("commit while sleep holds the branch's lock: %v", err)
@@ -934,8 +935,7 @@ func TestATurnsCommitItsBranchDidNotTakeIsNotKept(t *testing.T) {
 	if off, err := KeptOff(ctx, w.CommonDir, w.Branch, "refs/heads/"+w.Branch); err != nil || len(off) != 0 {
 		t.Errorf("kept off the branch: %v %v", off, err)
 	}
-	holder.Process.Kill()
-	holder.Wait()
+	release()
 	os.Remove(lock) // what the held lock's git would have done
 	head, made, err := w.Commit(ctx, "zwarm turn")
 	if err != nil || !made {
