@@ -247,15 +247,24 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	}
 	g := w.tree()
 	g.writes, g.zwarm = true, true
-	ch, err := w.toStage(ctx, g)
-	if err != nil {
+	// What is to be staged is read beside the files in conflict: git
+	// status writes nothing, and what it lists depends on the commit HEAD
+	// is on, which ontoBranch keeps, not on its branch.
+	conflicts := beside(func() ([]string, error) { return w.Unmerged(ctx) })
+	ch, serr := w.status(ctx, g, time.Time{})
+	if err := w.unresolved(conflicts()); err != nil {
 		return "", false, err
 	}
+	// HEAD goes back on the worker's branch before anything else is
+	// refused (a repository of the worker's own among what is staged).
 	if err := w.ontoBranch(ctx, g, ref); err != nil {
 		return "", false, err
 	}
-	if err := w.stage(ctx, g, ch); err != nil {
-		return "", false, fmt.Errorf("stage the worker's changes: %w", err)
+	if serr == nil {
+		serr = w.stage(ctx, g, ch)
+	}
+	if serr != nil {
+		return "", false, fmt.Errorf("stage the worker's changes: %w", serr)
 	}
 	if w.merging() {
 		// git commit concludes the merge (its second parent, its state
@@ -277,7 +286,13 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 		// taken all the same.
 		return parent, false, w.follow(ctx, parent)
 	}
-	return commit, true, w.followMade(ctx, commit, parent, moveHead(ctx, g, commit, parent, message))
+	moved := moveHead(ctx, g, commit, parent, message)
+	var moveErr error
+	err = w.followTurn(ctx, commit, parent, func() error { moveErr = moved(); return moveErr })
+	if moveErr != nil {
+		return "", false, moveErr // nothing committed: the branch is where it was
+	}
+	return commit, true, err
 }
 
 // moveHead starts moving HEAD's branch from parent to commit, which
@@ -285,8 +300,8 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 // it is what git commit does outside a merge, with git's plumbing: git
 // commit would first read every file's metadata again (the index's
 // refresh), which git status has just done, and in a repository of 20,000
-// files that is most of its time. The commit is taken into your
-// repository meanwhile (followMade), and a lock file the move runs into
+// files that is most of its time. The commit is fetched into your
+// repository meanwhile (followTurn), and a lock file the move runs into
 // is judged once it has been (unjudged).
 func moveHead(ctx context.Context, g git, commit, parent, message string) (wait func() error) {
 	// Through HEAD, as git commit moves the branch: both reflogs say so,
@@ -325,14 +340,6 @@ func (w *Worktree) keep(ctx context.Context, commit string) error {
 	return nil
 }
 
-// unkeep undoes keep of commit, best effort: a turn's commit its branch
-// never took.
-func (w *Worktree) unkeep(ctx context.Context, commit string) {
-	g := w.repo()
-	g.writes = true
-	g.run(ctx, "update-ref", "-d", keepRefs(w.Branch)+commit, commit)
-}
-
 // dropKept deletes the refs keep made for the worktree's branch.
 func (w *Worktree) dropKept(ctx context.Context) error {
 	g := w.repo()
@@ -360,37 +367,27 @@ func (w *Worktree) readyToRead(ctx context.Context) (ref string, err error) {
 	if serr != nil {
 		return "", serr
 	}
-	if err != nil {
-		return "", err
-	}
 	w.repairPointer()
-	return ref, nil
+	return ref, err
 }
 
-// toStage is what a turn's commit stages, read beside the files in
-// conflict: git status writes nothing, and what it lists depends on the
-// commit HEAD is on, which ontoBranch keeps, not on its branch. A file
-// still in conflict is an *UnfinishedError.
-func (w *Worktree) toStage(ctx context.Context, g git) (statusChanges, error) {
-	unmerged := beside(func() ([]string, error) { return w.Unmerged(ctx) })
-	ch, err := w.status(ctx, g, time.Time{})
-	files, uerr := unmerged()
-	if uerr != nil {
-		return ch, uerr
+// unresolved is an *UnfinishedError for those of files, the files in
+// conflict in the index, not resolved by their content; err is that of
+// reading them.
+func (w *Worktree) unresolved(files []string, err error) error {
+	if err != nil {
+		return err
 	}
-	var unresolved []string
+	var left []string
 	for _, f := range files {
 		if !resolvedByContent(filepath.Join(w.Path, f)) {
-			unresolved = append(unresolved, f)
+			left = append(left, f)
 		}
 	}
-	if len(unresolved) > 0 {
-		return ch, &UnfinishedError{What: "merge", Files: unresolved, Branch: w.Branch}
+	if len(left) > 0 {
+		return &UnfinishedError{What: "merge", Files: left, Branch: w.Branch}
 	}
-	if err != nil {
-		return ch, fmt.Errorf("stage the worker's changes: %w", err)
-	}
-	return ch, nil
+	return nil
 }
 
 // midway is what a turn's commit asks of the worktree's git dir before
@@ -402,8 +399,16 @@ func (w *Worktree) midway(ctx context.Context) (ref string, err error) {
 			return "", &UnfinishedError{What: "rebase", Branch: w.Branch}
 		}
 	}
-	ref, _ = w.tree().line(ctx, "symbolic-ref", "--quiet", "HEAD")
-	return ref, nil
+	// From the git dir, not the worktree: the sweep beside it may yet
+	// have to make the worktree's top one git can enter (a worker left it
+	// 0600).
+	g := w.tree()
+	g.dir = w.admin()
+	ref, err = g.line(ctx, "symbolic-ref", "--quiet", "HEAD")
+	if exitCodeOf(err) == 1 {
+		return "", nil // a detached HEAD
+	}
+	return ref, err
 }
 
 // ontoBranch makes sure the commit to come goes on the worker's branch,
@@ -699,7 +704,7 @@ func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
 	case w.OwnDir == "":
 	case followed != nil && commit == likely:
 		if !already {
-			err = w.followMade(ctx, commit, "", nil)
+			err = w.followMade(ctx, commit, "")
 		}
 	default:
 		err = w.follow(ctx, commit)

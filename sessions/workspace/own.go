@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -159,11 +160,7 @@ func (w *Worktree) bring(ctx context.Context, commit string, fresh bool) error {
 	if w.OwnDir == "" || !fresh && CommitExists(ctx, w.CommonDir, commit) {
 		return w.keep(ctx, commit)
 	}
-	g := git{dir: w.CommonDir, writes: true}
-	_, err := g.run(ctx, "-c", "fetch.fsckObjects=true", "-c", "protocol.file.allow=always",
-		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		"--", w.OwnDir, "+"+commit+":"+keepRefs(w.Branch)+commit)
-	if err != nil {
+	if err := w.fetch(ctx, commit, keepRefs(w.Branch)+commit); err != nil {
 		// Another zwarm taking the same commit at the same moment holds
 		// the ref's lock: what counts is that it is yours now.
 		if CommitExists(ctx, w.CommonDir, commit) {
@@ -172,6 +169,20 @@ func (w *Worktree) bring(ctx context.Context, commit string, fresh bool) error {
 		return fmt.Errorf("take the worker's commit %s into your repository: %w", Abbrev(commit), err)
 	}
 	return nil
+}
+
+// fetch fetches commit from the worker's repository into yours, its
+// objects checked, to the ref into ("" for none: the objects alone).
+func (w *Worktree) fetch(ctx context.Context, commit, into string) error {
+	spec := commit
+	if into != "" {
+		spec = "+" + commit + ":" + into
+	}
+	g := git{dir: w.CommonDir, writes: true}
+	_, err := g.run(ctx, "-c", "fetch.fsckObjects=true", "-c", "protocol.file.allow=always",
+		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		"--", w.OwnDir, spec)
+	return err
 }
 
 // follow brings head, the worker's branch now, into your repository and
@@ -183,7 +194,7 @@ func (w *Worktree) follow(ctx context.Context, head string) error {
 	if w.OwnDir != "" && w.followed(ctx, head) {
 		return nil
 	}
-	return w.followMade(ctx, head, "", nil)
+	return w.followMade(ctx, head, "")
 }
 
 // followed says whether your repository has head kept and zwarm/<id> at
@@ -201,58 +212,89 @@ func (w *Worktree) followed(ctx context.Context, head string) bool {
 
 // followMade is follow of head, a commit zwarm has just made on parent in
 // the worker's repository (parent "" when head is not one): your branch
-// at parent is behind it, with nothing to ask. moved, when not nil, waits
-// for the worker's branch to be moved to head (moveHead), which is done
-// meanwhile: your branch is moved only once it has.
-func (w *Worktree) followMade(ctx context.Context, head, parent string, moved func() error) error {
-	if moved == nil {
-		moved = func() error { return nil }
-	}
-	ref := "refs/heads/" + w.Branch
-	// Where your branch is, and whether a checkout of yours has it, are
-	// read while the commit is fetched, which writes neither: the move
-	// below is made only from where the branch was read.
-	var checkedOut bool
-	read := func() (string, error) { return "", nil }
-	if w.OwnDir != "" {
-		read = beside(func() (string, error) {
-			now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", ref)
-			checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
-			return now, nil
-		})
-	}
-	err := w.bring(ctx, head, parent != "")
-	now, _ := read()
-	// Your branch follows the worker's: never to a commit the worker's
-	// branch did not take. Nor is such a commit kept: it would read as a
-	// turn's work the worker moved its branch off (KeptOff).
-	if merr := moved(); merr != nil {
-		if err == nil {
-			w.unkeep(ctx, head)
-		}
-		return merr
-	}
-	if err != nil || w.OwnDir == "" {
+// at parent is behind it, with nothing to ask.
+func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
+	if err := w.bring(ctx, head, parent != ""); err != nil || w.OwnDir == "" {
 		return err
 	}
-	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks}
+	now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch)
+	return w.moveYours(ctx, head, parent, now, func() bool { return w.checkedOutInYours(ctx) }, false)
+}
+
+// followTurn is followMade of head, the turn's commit zwarm has just made
+// on parent, while the worker's branch is moved to it (moved waits for
+// that, moveHead). Meanwhile the commit's objects are fetched into your
+// repository, and where your branch is there is read, which the move
+// writes neither of. Only once the worker's branch has the commit is it
+// kept in your repository and your branch moved to it: kept, and on no
+// branch, it would read as a turn's work the worker moved its branch off
+// (KeptOff). The error of the move itself is moved's.
+func (w *Worktree) followTurn(ctx context.Context, head, parent string, moved func() error) error {
+	if w.OwnDir == "" {
+		if err := moved(); err != nil {
+			return err
+		}
+		return w.keep(ctx, head)
+	}
+	var checkedOut bool
+	read := beside(func() (string, error) {
+		now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch)
+		checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
+		return now, nil
+	})
+	taken := w.fetch(ctx, head, "")
+	now, _ := read()
+	if err := moved(); err != nil {
+		return err
+	}
+	if taken != nil && !CommitExists(ctx, w.CommonDir, head) {
+		return fmt.Errorf("take the worker's commit %s into your repository: %w", Abbrev(head), taken)
+	}
+	return w.moveYours(ctx, head, parent, now, func() bool { return checkedOut }, true)
+}
+
+// moveYours moves zwarm/<id> in your repository from now to head, only
+// forward and only while no checkout of yours has it (follow), and, with
+// keep, keeps head there in the same transaction. What it left as it is
+// goes to w.Undone.
+func (w *Worktree) moveYours(ctx context.Context, head, parent, now string, checkedOut func() bool, keep bool) error {
+	ref := "refs/heads/" + w.Branch
+	move := false
 	switch {
 	case now == head:
-		return nil
 	case now != "" && now != parent && !IsAncestor(ctx, w.CommonDir, now, head):
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it holds commits the worker's branch (%s) lacks", w.Branch, Abbrev(now), Abbrev(head)))
-		return nil
-	case checkedOut:
+	case now != "" && checkedOut():
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: a checkout of yours has it", w.Branch, Abbrev(now)))
+	default:
+		move = true
+	}
+	var tx strings.Builder
+	if keep {
+		fmt.Fprintf(&tx, "update %s %s\n", keepRefs(w.Branch)+head, head)
+	}
+	if move {
+		// An old value of zeros: the branch must not be there yet.
+		fmt.Fprintf(&tx, "update %s %s %s\n", ref, head, cmp.Or(now, strings.Repeat("0", len(head))))
+	}
+	if tx.Len() == 0 {
 		return nil
 	}
-	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", ref, head, now); err != nil {
-		// Moved meanwhile, by another zwarm following the same branch
-		// (a diff while the turn's commit is made) or by a person: the
-		// commit is kept either way, and the branch left as it is now.
-		if again, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); again != head {
-			w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it moved while zwarm moved it to %s", w.Branch, Abbrev(again), Abbrev(head)))
+	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks, stdin: strings.NewReader(tx.String())}
+	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", "--stdin"); err == nil {
+		return nil
+	}
+	// Moved meanwhile, by another zwarm following the same branch (a diff
+	// while the turn's commit is made) or by a person: the commit is kept
+	// all the same, and the branch left as it is now.
+	if keep {
+		if err := w.keep(ctx, head); err != nil {
+			return err
 		}
+	}
+	g.stdin = nil
+	if again, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); move && again != head {
+		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it moved while zwarm moved it to %s", w.Branch, Abbrev(again), Abbrev(head)))
 	}
 	return nil
 }

@@ -14,6 +14,16 @@ import (
 // sweepOnce is sweepSpecial that says whether it read any directory.
 func sweepOnce(t *testing.T, w *Worktree) (removed []string, read bool) {
 	t.Helper()
+	return sweepAt(t, w, time.Time{})
+}
+
+// sweepAt is sweepOnce as if it began at began (unless zero): what is
+// stamped within racyWithin before it is too close to it.
+func sweepAt(t *testing.T, w *Worktree, began time.Time) (removed []string, read bool) {
+	t.Helper()
+	if !w.remembers() {
+		t.Fatalf("the tests' temporary directory is on a file system whose times zwarm does not trust; run them on ext4, xfs, btrfs, tmpfs or overlayfs")
+	}
 	root, err := os.OpenRoot(w.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +35,9 @@ func sweepOnce(t *testing.T, w *Worktree) (removed []string, read bool) {
 		return root.Remove(rel)
 	}}
 	w.remembering(s)
+	if !began.IsZero() {
+		s.began = began
+	}
 	if err := s.walk(w.Path); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +111,13 @@ func TestADirectoryJustMadeIsNotRemembered(t *testing.T) {
 	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-0000000000a1")
 	settle()
 	os.MkdirAll(filepath.Join(w.Path, "new", "below"), 0o755)
-	sweepOnce(t, w)
+	// The sweep begins, as far as the clock goes, just after: however
+	// long the machine took to get there.
+	made, err := stampDir(filepath.Join(w.Path, "new", "below"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweepAt(t, w, time.Unix(0, made.ctime).Add(racyWithin/2))
 	data, err := os.ReadFile(sweptFile(w.Path))
 	if err != nil {
 		t.Fatal(err)
@@ -184,5 +203,29 @@ func TestALaterTurnsFIFOIsRemovedThoughItsDirectoriesWereSwept(t *testing.T) {
 	}
 	if _, err := os.Stat(sweptFile(w.Path)); err == nil {
 		t.Error("the record of the sweep outlived its worktree")
+	}
+}
+
+// The branch HEAD is on is read beside the sweep, which may yet have to
+// make the worktree's top one git can enter (a worker can leave it 0600,
+// which binds all but root): it is read without entering the worktree.
+// Read from inside it, it came back "" (a detached HEAD), and a worker
+// on a branch with no commit had its turn's commit fail.
+func TestTheBranchHEADIsOnIsReadWithoutEnteringTheWorktree(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-0000000000a3")
+	away := w.Path + ".away"
+	if err := os.Rename(w.Path, away); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := w.midway(context.Background())
+	os.Rename(away, w.Path)
+	if err != nil || ref != "refs/heads/"+w.Branch {
+		t.Fatalf("HEAD is on %q (%v), want refs/heads/%s", ref, err, w.Branch)
+	}
+	sh(t, w.Path, "git checkout -q --detach")
+	if ref, err := w.midway(context.Background()); err != nil || ref != "" {
+		t.Errorf("a detached HEAD is on %q (%v)", ref, err)
 	}
 }
