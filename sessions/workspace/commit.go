@@ -249,7 +249,8 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	g.writes, g.zwarm = true, true
 	// What is to be staged is read beside the files in conflict: git
 	// status writes nothing, and what it lists depends on the commit HEAD
-	// is on, which ontoBranch keeps, not on its branch.
+	// is on, which ontoBranch keeps (but from a branch with no commit),
+	// not on its branch.
 	conflicts := beside(func() ([]string, error) { return w.Unmerged(ctx) })
 	ch, serr := w.status(ctx, g, time.Time{})
 	if err := w.unresolved(conflicts()); err != nil {
@@ -257,8 +258,12 @@ func (w *Worktree) Commit(ctx context.Context, message string) (head string, mad
 	}
 	// HEAD goes back on the worker's branch before anything else is
 	// refused (a repository of the worker's own among what is staged).
-	if err := w.ontoBranch(ctx, g, ref); err != nil {
+	newCommit, err := w.ontoBranch(ctx, g, ref)
+	if err != nil {
 		return "", false, err
+	}
+	if newCommit {
+		ch, serr = w.status(ctx, g, time.Time{}) // against that commit
 	}
 	if serr == nil {
 		serr = w.stage(ctx, g, ch)
@@ -415,10 +420,12 @@ func (w *Worktree) midway(ctx context.Context) (ref string, err error) {
 // with ref the branch HEAD is on ("" for a detached HEAD). A worker that
 // checked out another branch, or detached HEAD, had its work there: the
 // worker's branch is moved to that commit (no other branch moves), and
-// HEAD put back on it, the worktree and index as they are.
-func (w *Worktree) ontoBranch(ctx context.Context, g git, ref string) error {
+// HEAD put back on it, the worktree and index as they are. newCommit
+// says HEAD is on another commit than before (it was on a branch with no
+// commit).
+func (w *Worktree) ontoBranch(ctx context.Context, g git, ref string) (newCommit bool, err error) {
 	if ref == "refs/heads/"+w.Branch {
-		return nil
+		return false, nil
 	}
 	cur, err := g.line(ctx, "rev-parse", "--verify", "HEAD")
 	if err != nil && ref != "" {
@@ -426,19 +433,19 @@ func (w *Worktree) ontoBranch(ctx context.Context, g git, ref string) error {
 			// A branch with no commit yet (git symbolic-ref HEAD, git
 			// checkout --orphan): nothing to move the worker's branch
 			// to. HEAD goes back on it, the files as they are, which the
-			// commit to come takes.
+			// commit to come takes: HEAD is on a commit now.
 			_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)
-			return err
+			return true, err
 		}
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's work, from "+cmp.Or(ref, "a detached HEAD"), "refs/heads/"+w.Branch, cur); err != nil {
-		return err
+		return false, err
 	}
 	_, err = g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+w.Branch)
-	return err
+	return false, err
 }
 
 // resolvedByContent reports whether a file in conflict reads as resolved:
