@@ -705,6 +705,24 @@ func TestALockFileAProcessHoldsIsKept(t *testing.T) {
 	}
 }
 
+// What the worker put on a branch with no commit is read against the
+// commit HEAD goes back on, as it always was: a file it marked unchanged
+// (git update-index --assume-unchanged) and then deleted is left as the
+// index has it, not dropped as though every file were new.
+func TestAFileMarkedUnchangedOnABranchWithNoCommitIsKept(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n", "c.txt": "c\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000042")
+	sh(t, w.Path, "git update-index --assume-unchanged a.txt && rm a.txt && git symbolic-ref HEAD refs/heads/nothing && echo b > b.txt")
+	commit, _, err := w.Commit(context.Background(), "zwarm turn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, w.Path, "git ls-tree --name-only "+commit); got != "a.txt\nb.txt\nc.txt" {
+		t.Errorf("the turn's commit holds %q", got)
+	}
+}
+
 // holdOpen makes the lock file at path and has a process (sleep 60) hold
 // it open, as a git writing it does; it returns that process's pid, and
 // what ends it (which the test's end does too).
@@ -943,5 +961,33 @@ func TestATurnsCommitItsBranchDidNotTakeIsNotKept(t *testing.T) {
 	}
 	if got := sh(t, repo, "git show "+head+":b.txt"); got != "b" {
 		t.Errorf("b.txt committed as %q", got)
+	}
+}
+
+// Your branch whose lock a git at work holds is left where it is, and the
+// turn's commit says why: the commit is made, and kept in your repository
+// all the same.
+func TestYourBranchAGitHoldsIsLeftAndSaidWhy(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000066")
+	w.Known = sh(t, repo, "git rev-parse main")
+	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
+	before := sh(t, repo, "git rev-parse "+w.Branch)
+	pid, _ := holdOpen(t, filepath.Join(w.CommonDir, "refs", "heads", w.Branch+".lock"))
+	head, made, err := w.Commit(context.Background(), "zwarm turn")
+	if err != nil || !made {
+		t.Fatalf("commit: %v %v", made, err)
+	}
+	if got := sh(t, repo, "git rev-parse "+w.Branch); got != before {
+		t.Errorf("your branch moved to %s", got)
+	}
+	if got := sh(t, repo, "git rev-parse "+keepRefs(w.Branch)+head); got != head {
+		t.Errorf("the turn's commit is not kept: %q", got)
+	}
+	said := strings.Join(w.Undone, "\n")
+	if !strings.Contains(said, "left "+w.Branch+" in your repository at "+Abbrev(before)+": zwarm could not move it to "+Abbrev(head)) ||
+		!strings.Contains(said, fmt.Sprintf("held open by pid %d", pid)) {
+		t.Errorf("undone: %q", w.Undone)
 	}
 }

@@ -281,19 +281,25 @@ func (w *Worktree) moveYours(ctx context.Context, head, parent, now string, chec
 		return nil
 	}
 	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks, stdin: strings.NewReader(tx.String())}
-	if _, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", "--stdin"); err == nil {
+	_, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", "--stdin")
+	if err == nil {
 		return nil
 	}
 	// Moved meanwhile, by another zwarm following the same branch (a diff
-	// while the turn's commit is made) or by a person: the commit is kept
-	// all the same, and the branch left as it is now.
+	// while the turn's commit is made) or by a person, or its lock held by
+	// a git at work: the commit is kept all the same, and the branch left
+	// as it is now.
 	if keep {
 		if err := w.keep(ctx, head); err != nil {
 			return err
 		}
 	}
 	g.stdin = nil
-	if again, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); move && again != head {
+	switch again, _ := g.line(ctx, "rev-parse", "--verify", "--quiet", ref); {
+	case !move || again == head:
+	case again == now:
+		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: zwarm could not move it to %s: %v", w.Branch, Abbrev(now), Abbrev(head), err))
+	default:
 		w.Undone = append(w.Undone, fmt.Sprintf("left %s in your repository at %s: it moved while zwarm moved it to %s", w.Branch, Abbrev(again), Abbrev(head)))
 	}
 	return nil
