@@ -32,7 +32,9 @@ import (
 //     its files are still seen, committed and landed;
 //   - its change landed with --verify, and land hung up mid-verify: the
 //     verify's processes and edits go with it, the next land is clean;
-//   - an empty .git it made above a plain directory: spawn there works.
+//   - an empty .git it made above a plain directory: spawn there works;
+//   - FIFOs where git opens .gitattributes and .gitignore: removed before
+//     the turn's commit, which takes the rest, and shown with the turn.
 func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 	forEachAgent(t, func(t *testing.T, a realAgent) {
 		w, srv := realRepoWorld(t, a.name)
@@ -118,6 +120,32 @@ func TestRealAgentWorkerMisdeedsLoseNothing(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(w.Work, "keep.txt")); err != nil || string(b) != "keep\n" {
 			t.Fatalf("keep.txt after landing: %q %v", b, err)
+		}
+
+		// FIFOs it leaves where git opens a file by name would hold every
+		// git that reads the worktree: the turn's commit removes them, takes
+		// the rest of the turn, and the turn says what it removed.
+		piped := worker("leave pipes", `mkfifo .gitattributes && mkdir -p deep/er && mkfifo deep/er/.gitignore && echo piped > piped.txt && echo pipes-made`)
+		if d := w.ok("diff", piped.ID, "--name-only"); d != "piped.txt\n" {
+			t.Fatalf("diff of a worker that left FIFOs: %q, want piped.txt\n%s", d, w.commandOutput(srv))
+		}
+		show := w.ok("show", piped.ID)
+		for _, p := range []string{".gitattributes", "deep/er/.gitignore"} {
+			if !strings.Contains(show, "── zwarm removed "+filepath.Join(piped.Worktree, p)+" (a FIFO the worker left in its worktree") {
+				t.Fatalf("show does not say the FIFO %s was removed:\n%s", p, show)
+			}
+		}
+		var shown struct {
+			Turns []struct {
+				Undone []string `json:"undone"`
+			} `json:"turns"`
+		}
+		mustJSON(t, w.ok("show", piped.ID, "--json"), &shown)
+		if len(shown.Turns) != 1 || len(shown.Turns[0].Undone) != 2 {
+			t.Fatalf("show --json: turns %+v, want one saying what was undone, twice", shown.Turns)
+		}
+		if r := w.zwarm("land", piped.ID); r.code != 0 {
+			t.Fatalf("land of a worker that left FIFOs: %+v", r)
 		}
 
 		// A land --verify hung up (its terminal closed) mid-verify: the

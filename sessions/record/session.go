@@ -185,6 +185,12 @@ type Turn struct {
 	// turn; Denials are the first few.
 	Denied  int      `json:"denied,omitempty"`
 	Denials []Denial `json:"denials,omitempty"`
+	// Undone is what zwarm undid of the worker's doing before it committed
+	// the turn, one line each: a FIFO removed from the worktree, a symlink
+	// from the git dir, a deleted branch made again (at most MaxTurnUndone,
+	// UndoneOmitted the rest).
+	Undone        []string `json:"undone,omitempty"`
+	UndoneOmitted int      `json:"undone_omitted,omitempty"`
 }
 
 // Status is where the session is in its lifecycle. Only the lifecycle
@@ -208,6 +214,11 @@ func (t *Turn) Spent() Usage {
 // MaxTurnFiles bounds the files a turn's record lists: the record is
 // rewritten while a turn runs, and a generator may touch thousands.
 const MaxTurnFiles = 200
+
+// MaxTurnUndone bounds the lines of what zwarm undid that a turn's record
+// keeps: a worker can leave a FIFO in every directory. The supervisor's
+// log has them all.
+const MaxTurnUndone = 20
 
 const (
 	RoleSpawn      = "spawn"

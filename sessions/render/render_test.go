@@ -541,3 +541,31 @@ func TestACommandKeepsItsNewlines(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// What zwarm undid of the worker's doing before committing a turn (a FIFO
+// removed, whose path the worker named) is shown under the turn's end,
+// made safe, with a count of what the record could not keep.
+func TestWhatZwarmUndidIsShownUnderTheTurn(t *testing.T) {
+	end := time.Now()
+	zero := 0
+	turn := statusfield.With(record.Turn{N: 2, Prompt: "go", EndedAt: &end, ExitCode: &zero, Commit: strings.Repeat("a", 40), Files: []string{"f.go"},
+		Undone: []string{"removed /wt/src/.gitattributes (a FIFO the worker left in its worktree: git would wait on it, and cannot commit it)",
+			"removed /wt/" + hostile + " (a FIFO the worker left in its worktree: git would wait on it, and cannot commit it)"},
+		UndoneOmitted: 3}, record.StatusCompleted)
+	lines := TurnLines(turn, []record.Event{{Type: record.EventMessage, Text: "done"}}, "")
+	assertInert(t, lines)
+	text := Text(lines)
+	for _, want := range []string{
+		"  ── committed aaaaaaaa: f.go\n  ── zwarm removed /wt/src/.gitattributes (a FIFO the worker left in its worktree",
+		"── zwarm removed /wt/",
+		"  ── and undid 3 more: the session's supervisor.log names them\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+	turn.Undone, turn.UndoneOmitted = nil, 0
+	if text := Text(TurnLines(turn, nil, "")); strings.Contains(text, "zwarm ") || strings.Contains(text, "undid") {
+		t.Errorf("a turn zwarm undid nothing of:\n%s", text)
+	}
+}

@@ -112,8 +112,9 @@ func denial(d record.Denial) string {
 	return SafeLine(d.Tool) + " " + clipRunes(SafeLine(d.Input), 80)
 }
 
-// turnWork is what a turn changed (its commit and files) and what its
-// agent was refused, under its end line.
+// turnWork is what a turn changed (its commit and files), what zwarm
+// undid of the worker's doing before committing it, and what its agent
+// was refused, under its end line.
 func turnWork(t record.Turn) []Line {
 	var out []Line
 	if t.Commit != "" {
@@ -122,6 +123,12 @@ func turnWork(t record.Turn) []Line {
 			files += fmt.Sprintf(" and %d more", t.FilesOmitted)
 		}
 		out = append(out, Line{Kind: Done, Indent: 1, Text: "── committed " + workspace.Short(t.Commit) + ": " + clipRunes(SafeLine(files), 300)})
+	}
+	for _, u := range t.Undone {
+		out = append(out, Line{Kind: Error, Indent: 1, Text: "── zwarm " + clipRunes(SafeLine(u), 300)})
+	}
+	if t.UndoneOmitted > 0 {
+		out = append(out, Line{Kind: Error, Indent: 1, Text: fmt.Sprintf("── and undid %d more: the session's supervisor.log names them", t.UndoneOmitted)})
 	}
 	if t.Denied > 0 {
 		var what []string

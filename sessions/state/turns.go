@@ -507,8 +507,8 @@ type TurnWork struct {
 	// checked again now that the worker had its turn.
 	Conflict []string
 	Err      string
-	// Undone is what zwarm undid of the worker's doing in the git dir
-	// before committing (workspace.Worktree.Undone), for the log.
+	// Undone is what zwarm undid of the worker's doing before committing
+	// (workspace.Worktree.Undone), for the log and the turn's record.
 	Undone []string
 }
 
@@ -517,6 +517,14 @@ func RecordWork(s *record.Session, n int, w *TurnWork) {
 	ws := s.Workspace
 	if w == nil || ws == nil {
 		return
+	}
+	if n >= 1 && n <= len(s.Turns) {
+		// Said whether or not the turn's work was committed.
+		tr := &s.Turns[n-1]
+		tr.Undone, tr.UndoneOmitted = w.Undone, 0
+		if len(tr.Undone) > record.MaxTurnUndone {
+			tr.Undone, tr.UndoneOmitted = tr.Undone[:record.MaxTurnUndone], len(tr.Undone)-record.MaxTurnUndone
+		}
 	}
 	if w.Err != "" {
 		ws.Error = w.Err

@@ -202,12 +202,17 @@ type turnJSON struct {
 	Commit      string        `json:"commit"`
 	Files       []string      `json:"files"`
 	Denied      int           `json:"denied"`
+	Undone      []string      `json:"undone"`
 }
 
 // noResources is the job_resources of a session that asks nothing of a
 // cluster: {} rather than null, and one map for all, never written (a
 // listing of 100,000 made as many).
 var noResources = map[string]string{}
+
+// noUndone is the undone of a turn zwarm undid nothing of: [] rather than
+// null, one for all, never written.
+var noUndone = []string{}
 
 func ToJSON(s *record.Session) SessionJSON {
 	out := SessionJSON{ID: s.ID, Task: s.Task, Status: s.Status(), Settled: s.Settled(), Adapter: s.Adapter, Model: s.Model,
@@ -258,7 +263,10 @@ func ToJSON(s *record.Session) SessionJSON {
 		}
 		out.Turns[i] = turnJSON{N: t.N, Prompt: t.Prompt, StartedAt: t.StartedAt, EndedAt: t.EndedAt, ExitCode: t.ExitCode,
 			Status: t.Status(), Usage: t.Spent(), CostUSD: t.CostUSD, Resumed: t.Resumed, Live: t.Live,
-			LastMessage: t.LastMessage, Error: t.Error, Commit: t.Commit, Files: files, Denied: t.Denied}
+			LastMessage: t.LastMessage, Error: t.Error, Commit: t.Commit, Files: files, Denied: t.Denied, Undone: t.Undone}
+		if t.Undone == nil {
+			out.Turns[i].Undone = noUndone
+		}
 	}
 	return out
 }
