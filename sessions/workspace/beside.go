@@ -1,9 +1,9 @@
 package workspace
 
 // beside starts f in a goroutine of its own and returns what waits for
-// its result. A read that needs a git of its own (a process, mostly
-// waited on) goes beside another this way; whoever starts it waits for
-// it, on every path.
+// its result. A git that does not need another's answer (a process,
+// mostly waited on) goes beside it this way; whoever starts it waits for
+// it, on every path. A write beside another git of zwarm's is unjudged.
 func beside[T any](f func() (T, error)) (wait func() (T, error)) {
 	type result struct {
 		v   T
