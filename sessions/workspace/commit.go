@@ -338,7 +338,7 @@ func keepRefs(branch string) string {
 // keep keeps commit under keepRefs.
 func (w *Worktree) keep(ctx context.Context, commit string) error {
 	g := w.repo()
-	g.writes = true
+	g.writes, g.left = true, w.keptLocks(commit)
 	if _, err := g.run(ctx, "update-ref", "--no-deref", keepRefs(w.Branch)+commit, commit); err != nil {
 		return fmt.Errorf("keep the turn's commit %s: %w", Abbrev(commit), err)
 	}

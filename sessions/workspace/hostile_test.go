@@ -991,3 +991,29 @@ func TestYourBranchAGitHoldsIsLeftAndSaidWhy(t *testing.T) {
 		t.Errorf("undone: %q", w.Undone)
 	}
 }
+
+// A zwarm killed as it kept a worker's commit in your repository leaves
+// the keeping ref's lock: the next follow of that commit removes it, as
+// a leftover, and keeps the commit, where every one failed on it.
+func TestALeftLockOfTheRefThatKeepsACommitIsRemoved(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	w := newWorktree(t, repo, "3f2a9c1d-0000-4000-8000-000000000067")
+	write(t, filepath.Join(w.Path, "b.txt"), "b\n")
+	commit := sh(t, w.Path, "git add b.txt && git -c user.name=w -c user.email=w@x commit -qm mine && git rev-parse HEAD")
+	lock := w.CommonDir + "/" + keepRefs(w.Branch) + commit + ".lock"
+	write(t, lock, "")
+	time.Sleep(lockQuiet + 100*time.Millisecond) // a leftover, by its age
+	if err := w.Follow(context.Background()); err != nil {
+		t.Fatalf("follow of the worker's commit: %v", err)
+	}
+	if got := sh(t, repo, "git rev-parse "+keepRefs(w.Branch)+commit); got != commit {
+		t.Errorf("the commit is not kept: %q", got)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("the leftover lock is still there")
+	}
+	if !strings.Contains(strings.Join(w.Undone, "\n"), "removed "+lock+", a lock file") {
+		t.Errorf("undone: %q", w.Undone)
+	}
+}

@@ -71,6 +71,18 @@ func (w *Worktree) leftLocks() leftLocks {
 	return l
 }
 
+// keptLocks is leftLocks for a write of the ref that keeps commit in your
+// repository (keepRefs), which only zwarm writes: a zwarm killed as it
+// kept a turn's commit left its lock, and every later keep of that commit
+// failed on it.
+func (w *Worktree) keptLocks(commit string) func() leftLocks {
+	return func() leftLocks {
+		l := w.leftLocks()
+		l.paths = append(l.paths, w.CommonDir+"/"+keepRefs(w.Branch)+commit+".lock")
+		return l
+	}
+}
+
 // clear is called with the error of a write that failed. When git says
 // it could not make one of the lock files (it names the file, in any
 // language), clear removes it if it is a leftover, and reports whether

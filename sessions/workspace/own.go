@@ -281,6 +281,9 @@ func (w *Worktree) moveYours(ctx context.Context, head, parent, now string, chec
 		return nil
 	}
 	g := git{dir: w.CommonDir, writes: true, left: w.leftLocks, stdin: strings.NewReader(tx.String())}
+	if keep {
+		g.left = w.keptLocks(head)
+	}
 	_, err := g.run(ctx, "update-ref", "--no-deref", "-m", "zwarm: the worker's branch", "--stdin")
 	if err == nil {
 		return nil
