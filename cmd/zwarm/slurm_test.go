@@ -447,6 +447,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 	r := w.zwarm("wait", "--timeout", "3m", id)
 	s := w.show(id)
 	if r.code != 1 || s.Status() != record.StatusKilled || s.Error != "stopped ahead of the time limit of its slurm job "+job+", at Slurm's warning a minute before it" {
+		w.logSessionLogs(id)
 		t.Fatalf("wait exit %d; the session is %s %q", r.code, s.Status(), s.Error)
 	}
 	if left := sessionstest.MarkedProcs(id); len(left) > 0 {

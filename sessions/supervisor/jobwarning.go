@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,16 +21,27 @@ const timeLeftWait = 30 * time.Second
 // late on a busy node, or in a job shorter than the warning, may have
 // missed it (a Go program ignores SIGUSR1 until it listens for it) and
 // would otherwise run on until the scheduler kills it. It asks squeue
-// (%L, the time left) and says no when squeue cannot tell.
+// (%L, the time left), again each second while squeue fails (a controller
+// too busy to answer in time: "Socket timed out"), and says no when
+// squeue cannot tell within timeLeftWait.
 func missedWarning(ctx context.Context, job string) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeLeftWait)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "squeue", "-h", "-j", job, "-o", "%L").Output()
-	if err != nil {
-		return false
+	for {
+		out, err := exec.CommandContext(ctx, "squeue", "-h", "-j", job, "-o", "%L").Output()
+		if err == nil {
+			left, ok := parseTimeLeft(strings.TrimSpace(string(out)))
+			return ok && left <= warnBefore
+		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
 	}
-	left, ok := parseTimeLeft(strings.TrimSpace(string(out)))
-	return ok && left <= warnBefore
 }
 
 // parseTimeLeft reads squeue's %L: [days-]hours:minutes:seconds,
