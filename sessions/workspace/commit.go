@@ -691,13 +691,13 @@ func (w *Worktree) TipNear(ctx context.Context, likely string) string {
 // tip is TipNear with the error of taking the commit into your
 // repository; likely may be "".
 func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
-	var followed chan bool
-	if w.OwnDir != "" && likely != "" {
-		followed = make(chan bool, 1)
-		go func() { followed <- w.followed(ctx, likely) }()
+	asked := w.OwnDir != "" && likely != ""
+	followed := func() (bool, error) { return false, nil }
+	if asked {
+		followed = beside(func() (bool, error) { return w.followed(ctx, likely), nil })
 	}
 	commit, err := w.ownTip(ctx)
-	already := followed != nil && <-followed
+	already, _ := followed()
 	if errors.Is(err, errNoBranch) {
 		return "", err
 	}
@@ -709,7 +709,7 @@ func (w *Worktree) tip(ctx context.Context, likely string) (string, error) {
 	// and keep.
 	switch {
 	case w.OwnDir == "":
-	case followed != nil && commit == likely:
+	case asked && commit == likely:
 		if !already {
 			err = w.followMade(ctx, commit, "")
 		}

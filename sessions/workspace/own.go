@@ -217,8 +217,14 @@ func (w *Worktree) followMade(ctx context.Context, head, parent string) error {
 	if err := w.bring(ctx, head, parent != ""); err != nil || w.OwnDir == "" {
 		return err
 	}
+	return w.moveYours(ctx, head, parent, w.yourBranch(ctx), func() bool { return w.checkedOutInYours(ctx) }, false)
+}
+
+// yourBranch is the commit zwarm/<id> is at in your repository, "" when
+// it is not there.
+func (w *Worktree) yourBranch(ctx context.Context) string {
 	now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch)
-	return w.moveYours(ctx, head, parent, now, func() bool { return w.checkedOutInYours(ctx) }, false)
+	return now
 }
 
 // followTurn is followMade of head, the turn's commit zwarm has just made
@@ -238,7 +244,7 @@ func (w *Worktree) followTurn(ctx context.Context, head, parent string, moved fu
 	}
 	var checkedOut bool
 	read := beside(func() (string, error) {
-		now, _ := git{dir: w.CommonDir}.line(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch)
+		now := w.yourBranch(ctx)
 		checkedOut = now != "" && now != head && w.checkedOutInYours(ctx)
 		return now, nil
 	})

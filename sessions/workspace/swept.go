@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zwarm/zwarm/sessions/store"
 )
 
 // A sweep is remembered beside the worktree (sweptFile), where the worker
@@ -82,22 +84,13 @@ func (w *Worktree) remembering(s *sweeper) {
 }
 
 // keepSwept remembers what the sweep s found, unless it is what the last
-// one did. The record is not synced to disk: one lost costs a sweep that
-// reads everything, and a torn one does not decode.
+// one did, as the scan is kept: one that cannot be written costs the next
+// sweep a read of everything.
 func (w *Worktree) keepSwept(s *sweeper) {
 	if s.seen == nil || !s.read && len(s.seen) == len(s.known) {
 		return
 	}
-	path := sweptFile(w.Path)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return
-	}
-	_, err = f.WriteString(encodeSwept(s.seen, w.Path))
-	if cerr := f.Close(); err == nil && cerr == nil && os.Rename(f.Name(), path) == nil {
-		return
-	}
-	os.Remove(f.Name())
+	store.WriteFileAtomic("", sweptFile(w.Path), []byte(encodeSwept(s.seen, w.Path)))
 }
 
 // encodeSwept is the record of dirs for the worktree at top: NUL-ended
