@@ -25,10 +25,12 @@ type factory struct {
 	chosen   *stateDirChoice
 	// mgr is the manager the command asked for, if it did; toldConfig
 	// says a warning already named a broken config (warnBrokenConfig),
-	// and configRead is that config's load, begun with the manager.
+	// and configErr is that config's load, read with the manager
+	// (configRead says it was).
 	mgr        *sessions.Manager
 	toldConfig atomic.Bool
-	configRead chan error
+	configRead bool
+	configErr  error
 	// diagnoses says the command reports on whatever the state dir is
 	// (doctor), a file where it should be included.
 	diagnoses bool
@@ -96,18 +98,14 @@ func (f *factory) manager() (*sessions.Manager, error) {
 // or warned): every command reports a typo in any table, as the docs
 // say, and one that goes on does so with the defaults.
 func (f *factory) warnBrokenConfig(cmd *cobra.Command, err error) {
-	var read error
-	if f.configRead != nil {
-		read = <-f.configRead
-	}
 	if f.chosen == nil || f.toldConfig.Load() || cmd == nil || cmd.Hidden || cmd.Annotations[reportsConfigAnnotation] == "true" {
 		return // it read no state dir
 	}
 	if isFile(f.chosen.dir) {
 		return // there is no config to read, which the command said
 	}
-	cerr := read
-	if f.configRead == nil {
+	cerr := f.configErr
+	if !f.configRead {
 		_, cerr = config.Load(f.chosen.dir, configSections()...)
 	}
 	if cerr == nil || err != nil && strings.Contains(err.Error(), cerr.Error()) {
@@ -116,21 +114,18 @@ func (f *factory) warnBrokenConfig(cmd *cobra.Command, err error) {
 	fmt.Fprintf(f.io.ErrOut, "zwarm: warning: %s\nzwarm: what the config sets took its defaults (zwarm doctor checks the config)\n", render.Safe(cerr.Error()))
 }
 
-// readConfig loads the config of the state dir at dir beside the
-// command, for warnBrokenConfig: read as the command starts to use the
-// state dir, it is the config the command ran with, and its reading
-// (the commented config's TOML, 0.1 to 0.2 ms) is done while a short
-// command waits for its work, its git, not after it.
+// readConfig loads the config of the state dir at dir for
+// warnBrokenConfig, as the command starts to use the state dir: it is the
+// config the command ran with. It is read before the command goes on
+// (the commented config's TOML, about 0.1 ms): read beside it, on a
+// loaded machine the read could come after a typo written while a wait
+// waited, which was then blamed on the wait.
 func (f *factory) readConfig(dir string) {
-	if f.configRead != nil {
+	if f.configRead {
 		return
 	}
-	read := make(chan error, 1)
-	f.configRead = read
-	go func() {
-		_, err := config.Load(dir, configSections()...)
-		read <- err
-	}()
+	_, f.configErr = config.Load(dir, configSections()...)
+	f.configRead = true
 }
 
 // reportsConfigAnnotation marks a command that reports the config's
