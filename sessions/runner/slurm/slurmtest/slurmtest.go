@@ -318,7 +318,18 @@ func LoseNode(t testing.TB, env []string) (back func()) {
 //	scontrol update jobid=ID StartTime=now+2
 func StartSoon(t testing.TB, env []string, id string) {
 	t.Helper()
-	Run(t, env, "scontrol", "update", "jobid="+id, "StartTime=now+2")
+	out, err := untilNotBusy(env, 30*time.Second, "scontrol", "update", "jobid="+id, "StartTime=now+2")
+	switch {
+	case err == nil:
+	case strings.Contains(out, busyNow):
+		// The accounting never indexed the requeued job: the message that
+		// would have was lost when the cluster was started again just
+		// after the requeue (LoseNode's back). The job starts at its
+		// begin time all the same, within two minutes of the requeue.
+		t.Logf("job %s starts at its begin time: %s", id, out)
+	default:
+		t.Fatalf("scontrol update jobid=%s StartTime=now+2: %v: %s", id, err, out)
+	}
 }
 
 // busyNow is how slurmctld refuses a change to a job it has just queued,
@@ -332,14 +343,21 @@ const busyNow = "try again in a bit"
 // loaded machine, took over 30 s to index a job.
 func Run(t testing.TB, env []string, name string, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	out, err := untilNotBusy(env, 90*time.Second, name, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// untilNotBusy runs a Slurm command, again while slurmctld refuses it as
+// busy (busyNow), for up to within.
+func untilNotBusy(env []string, within time.Duration, name string, args ...string) (string, error) {
+	deadline := time.Now().Add(within)
 	for {
 		out, err := command(env, name, args...)
-		if err == nil {
-			return out
-		}
-		if !strings.Contains(out, busyNow) || time.Now().After(deadline) {
-			t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		if err == nil || !strings.Contains(out, busyNow) || time.Now().After(deadline) {
+			return out, err
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
